@@ -1,0 +1,251 @@
+"""Split a note's frontmatter block from its body and load it the way Obsidian reads it.
+
+A frontmatter block runs from a first line that is exactly ``---`` to the next line that is
+exactly ``---`` (or ``...``); the closing fence may be the last line without a newline. Line
+endings ``\\n``, ``\\r\\n`` and ``\\r`` are all accepted. Without a closing fence there is no
+block and the whole text is body (Obsidian shows no properties either).
+
+The YAML is parsed through python-frontmatter's handler with a PyYAML ``SafeLoader`` subclass
+whose implicit types follow YAML 1.2's core schema as Obsidian reads it (shared case 08,
+01): only ``true``/``false`` (three spellings each) are booleans, so ``yes``, ``no``, ``on``,
+``off``, ``y``, ``n``, ``NO`` stay text; integers have no leading zero, no ``_``, no
+sexagesimal form (``007`` and ``12:30`` stay text); ``YYYY-MM-DD`` is a ``date`` and a full
+timestamp a ``datetime`` keeping its UTC offset; ``2024-03-05 18:45`` (no seconds) stays text.
+Nothing here ever writes YAML: see DESIGN.md, "Never round-trip a file through PyYAML".
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+from frontmatter.default_handlers import YAMLHandler
+
+from ccb.model import Problem, PropertyValue
+
+__all__ = [
+    "FrontmatterSplit",
+    "ObsidianYAMLHandler",
+    "ObsidianYAMLLoader",
+    "load_properties",
+    "split_frontmatter",
+]
+
+_OPEN_FENCE = "---"
+_CLOSE_FENCES = frozenset({"---", "..."})
+
+# YAML 1.2 core schema, narrowed to what Obsidian shows (see module docstring).
+_BOOL_RE = re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$")
+_INT_RE = re.compile(r"^[-+]?(?:0|[1-9][0-9]*)$")
+_FLOAT_RE = re.compile(r"^[-+]?(?:(?:0|[1-9][0-9]*)(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?$")
+# PyYAML's own timestamp pattern (YAML 1.1 timestamp type): seconds are required for a time.
+_TIMESTAMP_RE = re.compile(
+    r"""^(?:[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]
+    |[0-9][0-9][0-9][0-9] -[0-9][0-9]? -[0-9][0-9]?
+    (?:[Tt]|[ \t]+)[0-9][0-9]?
+    :[0-9][0-9] :[0-9][0-9] (?:\.[0-9]*)?
+    (?:[ \t]*(?:Z|[-+][0-9][0-9]?(?::[0-9][0-9])?))?)$""",
+    re.X,
+)
+_REPLACED_TAGS = frozenset(
+    {
+        "tag:yaml.org,2002:bool",
+        "tag:yaml.org,2002:int",
+        "tag:yaml.org,2002:float",
+        "tag:yaml.org,2002:timestamp",
+        # `key: =` resolves to the YAML 1.1 "value" type, which SafeLoader cannot construct.
+        "tag:yaml.org,2002:value",
+    }
+)
+
+
+# libyaml's parser (CSafeLoader) when PyYAML was built with it: ~5x faster on the Obsidian
+# help vault (measured here, PyYAML 6.0.4); type resolution stays in Python either way.
+_SafeLoaderBase: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class ObsidianYAMLLoader(_SafeLoaderBase):  # type: ignore[valid-type,misc]
+    """PyYAML safe loader with Obsidian's (YAML 1.2 core) implicit types; see the module doc."""
+
+    def construct_yaml_timestamp(self, node: yaml.Node) -> Any:
+        """Build a ``date``/``datetime``; an impossible date (``2024-02-30``) stays text."""
+        try:
+            return super().construct_yaml_timestamp(node)
+        except (ValueError, TypeError, AttributeError, OverflowError):
+            return self.construct_scalar(node)
+
+
+def _install_resolvers() -> None:
+    resolvers: dict[str | None, list[tuple[str, re.Pattern[str]]]] = {}
+    for first, entries in yaml.SafeLoader.yaml_implicit_resolvers.items():
+        kept = [(tag, rx) for tag, rx in entries if tag not in _REPLACED_TAGS]
+        if kept:
+            resolvers[first] = kept
+    ObsidianYAMLLoader.yaml_implicit_resolvers = resolvers
+    ObsidianYAMLLoader.add_implicit_resolver("tag:yaml.org,2002:bool", _BOOL_RE, list("tTfF"))
+    ObsidianYAMLLoader.add_implicit_resolver("tag:yaml.org,2002:int", _INT_RE, list("-+0123456789"))
+    ObsidianYAMLLoader.add_implicit_resolver(
+        "tag:yaml.org,2002:float", _FLOAT_RE, list("-+.0123456789")
+    )
+    ObsidianYAMLLoader.add_implicit_resolver(
+        "tag:yaml.org,2002:timestamp", _TIMESTAMP_RE, list("0123456789")
+    )
+    ObsidianYAMLLoader.add_constructor(
+        "tag:yaml.org,2002:timestamp", ObsidianYAMLLoader.construct_yaml_timestamp
+    )
+
+
+_install_resolvers()
+
+
+class ObsidianYAMLHandler(YAMLHandler):
+    """python-frontmatter YAML handler that parses with :class:`ObsidianYAMLLoader`.
+
+    Used for loading only; dreamd never calls ``export`` (it would re-sort keys and drop
+    comments, DESIGN.md "Facts": python-frontmatter 1.3.0 + PyYAML 6).
+    """
+
+    def load(self, fm: str, **kwargs: object) -> Any:
+        """Parse the YAML text ``fm``; raises ``yaml.YAMLError`` when it does not parse."""
+        kwargs.setdefault("Loader", ObsidianYAMLLoader)
+        return super().load(fm, **kwargs)
+
+
+_HANDLER = ObsidianYAMLHandler()
+
+
+@dataclass(frozen=True, slots=True)
+class FrontmatterSplit:
+    """A text split at its frontmatter fences.
+
+    ``raw`` is the exact text between the fences (original line endings kept; ``""`` for
+    ``---``/``---``) or ``None`` when the text has no block. ``body`` is everything after the
+    closing fence line, untouched. ``body_line`` is the 0-based line of the text where the
+    body starts (0 when there is no block).
+    """
+
+    raw: str | None
+    body: str
+    body_line: int
+
+
+# str.splitlines(keepends=True) also splits on \x0b, \x1c, \u2028 ...; markdown does not.
+_LINE_RE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
+
+
+def _strip_end(line: str) -> str:
+    return line.rstrip("\r\n")
+
+
+def split_frontmatter(text: str) -> FrontmatterSplit:
+    """Split ``text`` (decoded, a leading BOM is ignored) into frontmatter and body."""
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    if not text.startswith(_OPEN_FENCE):
+        return FrontmatterSplit(raw=None, body=text, body_line=0)
+    lines = _LINE_RE.finditer(text)
+    first = next(lines)
+    if _strip_end(first.group()) != _OPEN_FENCE:
+        return FrontmatterSplit(raw=None, body=text, body_line=0)
+    start = first.end()
+    for index, match in enumerate(lines, start=1):
+        if _strip_end(match.group()) in _CLOSE_FENCES:
+            raw = text[start : match.start()]
+            return FrontmatterSplit(raw=raw, body=text[match.end() :], body_line=index + 1)
+    return FrontmatterSplit(raw=None, body=text, body_line=0)
+
+
+def _yaml_reason(exc: BaseException) -> str:
+    """One line: parser message plus the 1-based line of the file (block line + fence)."""
+    if isinstance(exc, yaml.MarkedYAMLError):
+        mark = exc.problem_mark or exc.context_mark
+        message = " ".join(part for part in (exc.context, exc.problem) if part) or str(exc)
+        if mark is not None:
+            where = f"line {mark.line + 2}, column {mark.column + 1}"
+            return f"frontmatter is not valid YAML ({where}): {message}"
+        return f"frontmatter is not valid YAML: {message}"
+    if isinstance(exc, RecursionError):
+        return "frontmatter is not valid YAML: nested too deeply"
+    first_line = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    return f"frontmatter is not valid YAML: {first_line}"
+
+
+_CYCLE = object()
+
+
+def _normalise(value: object, memo: dict[int, Any]) -> PropertyValue:
+    """Turn a loaded YAML value into a :data:`PropertyValue` (str keys, lists, no tuples).
+
+    Shared anchors stay shared (``memo``), so alias bombs stay linear; a recursive alias
+    becomes ``None`` where it closes the loop.
+    """
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    if isinstance(value, dt.datetime | dt.date):
+        return value
+    key = id(value)
+    if key in memo:
+        seen = memo[key]
+        return None if seen is _CYCLE else seen
+    memo[key] = _CYCLE
+    result: PropertyValue
+    if isinstance(value, Mapping):
+        mapping: dict[str, PropertyValue] = {}
+        for k, v in value.items():
+            mapping[_key_text(k)] = _normalise(v, memo)
+        result = mapping
+    elif isinstance(value, list | tuple | set | frozenset):
+        items = sorted(value, key=repr) if isinstance(value, set | frozenset) else value
+        result = [_normalise(item, memo) for item in items]
+    elif isinstance(value, bytes):
+        result = value.decode("utf-8", errors="replace")
+    else:
+        result = str(value)
+    memo[key] = result
+    return result
+
+
+def _key_text(key: object) -> str:
+    if isinstance(key, bool):
+        return "true" if key else "false"
+    if key is None:
+        return "null"
+    if isinstance(key, dt.date):
+        return key.isoformat()
+    if isinstance(key, str):
+        return key
+    return str(key)
+
+
+def load_properties(
+    raw: str | None, path: str
+) -> tuple[dict[str, PropertyValue], tuple[Problem, ...]]:
+    """Load the frontmatter text ``raw`` of the note at ``path`` into properties.
+
+    Returns ``(properties, problems)``. ``None``, empty, blank or comment-only blocks give
+    ``({}, ())``. A list or scalar block gives ``({}, (Problem(kind="properties"),))``; YAML
+    that does not parse gives ``({}, (Problem(kind="yaml"),))`` whose reason carries the
+    parser's message and the 1-based file line. Never raises.
+    """
+    if raw is None or not raw.strip():
+        return {}, ()
+    try:
+        loaded = _HANDLER.load(raw)
+    except Exception as exc:  # PyYAML raises more than YAMLError on hostile input.
+        return {}, (Problem(path=path, kind="yaml", reason=_yaml_reason(exc)),)
+    if loaded is None:
+        return {}, ()
+    if not isinstance(loaded, Mapping):
+        shape = "a list" if isinstance(loaded, list) else "a single value"
+        reason = f"frontmatter is {shape}, not a mapping of properties; properties ignored"
+        return {}, (Problem(path=path, kind="properties", reason=reason),)
+    try:
+        normalised = _normalise(loaded, {})
+    except RecursionError:
+        return {}, (Problem(path=path, kind="yaml", reason=_yaml_reason(RecursionError())),)
+    assert isinstance(normalised, dict)
+    return normalised, ()

@@ -1,0 +1,308 @@
+"""Parse one note's bytes into a :class:`ccb.model.Note` (pure: no I/O, no clock).
+
+This is the boundary of CONVENTIONS.md rule 9: nothing past :func:`parse_note` sees a raw
+YAML dict. Parsing never raises on any input; what goes wrong becomes a
+:class:`ccb.model.Problem` on the note, and the note is still indexed as body text.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import re
+from collections.abc import Callable, Mapping
+from pathlib import PurePosixPath
+from typing import Literal, TypeVar
+
+from ccb.frontmatter import load_properties, split_frontmatter
+from ccb.markdown import (
+    extract_aliases,
+    extract_headings,
+    extract_links,
+    extract_property_links,
+    extract_tags,
+    mask_code_and_comments,
+)
+from ccb.model import MEMORY_TYPES, MemoryMeta, MemoryType, Note, Problem, PropertyValue
+
+__all__ = [
+    "decode_note_bytes",
+    "detect_conflict_copy",
+    "memory_meta",
+    "parse_note",
+]
+
+_UTF8_BOM = b"\xef\xbb\xbf"
+_UTF16_LE_BOM = b"\xff\xfe"
+_UTF16_BE_BOM = b"\xfe\xff"
+
+Encoding = Literal["utf-8", "utf-16-le", "utf-16-be"]
+_T = TypeVar("_T")
+
+
+def decode_note_bytes(data: bytes, path: str) -> tuple[str, bool, Encoding, tuple[Problem, ...]]:
+    """Decode a note's bytes: ``(text, has_bom, encoding, problems)``.
+
+    UTF-8 (a BOM is stripped, ``has_bom=True``); UTF-16 with a BOM (LE or BE); anything else
+    that is not valid UTF-8 is decoded with U+FFFD replacements and reported as
+    ``Problem(kind="decode")`` — the note is still indexed as text.
+    """
+    encoding: Encoding
+    if data.startswith(_UTF8_BOM):
+        payload, has_bom, encoding = data[3:], True, "utf-8"
+    elif data.startswith(_UTF16_LE_BOM):
+        payload, has_bom, encoding = data[2:], True, "utf-16-le"
+    elif data.startswith(_UTF16_BE_BOM):
+        payload, has_bom, encoding = data[2:], True, "utf-16-be"
+    else:
+        payload, has_bom, encoding = data, False, "utf-8"
+    codec: str = encoding
+    try:
+        return payload.decode(codec), has_bom, encoding, ()
+    except UnicodeDecodeError as exc:
+        reason = (
+            f"not valid {codec.upper()} at byte {exc.start + (len(data) - len(payload))}: "
+            f"{exc.reason}; decoded with replacement characters"
+        )
+        text = payload.decode(codec, errors="replace")
+        return text, has_bom, encoding, (Problem(path=path, kind="decode", reason=reason),)
+
+
+def _dominant_line_ending(text: str) -> Literal["\n", "\r\n"]:
+    crlf = text.count("\r\n")
+    lone_lf = text.count("\n") - crlf
+    return "\r\n" if crlf > lone_lf else "\n"
+
+
+def _normalise_newlines(text: str) -> str:
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+# --------------------------------------------------------------------------- memory
+
+
+def _lookup(properties: Mapping[str, PropertyValue], key: str) -> PropertyValue:
+    """A memory key at top level, else under ``metadata:`` (newer Claude Code shape)."""
+    if key in properties and properties[key] is not None:
+        return properties[key]
+    nested = properties.get("metadata")
+    if isinstance(nested, dict):
+        return nested.get(key)
+    return None
+
+
+def _memory_type(properties: Mapping[str, PropertyValue]) -> MemoryType | None:
+    for value in (properties.get("type"), _nested(properties, "type")):
+        if isinstance(value, str):
+            lowered = value.strip().lower()
+            for memory_type in MEMORY_TYPES:
+                if lowered == memory_type:
+                    return memory_type
+    return None
+
+
+def _nested(properties: Mapping[str, PropertyValue], key: str) -> PropertyValue:
+    nested = properties.get("metadata")
+    return nested.get(key) if isinstance(nested, dict) else None
+
+
+def _as_date(value: PropertyValue) -> dt.datetime | dt.date | None:
+    """Lenient date: ``date``/``datetime`` as is, ISO text (``Z`` allowed, space or ``T``)."""
+    if value is None or isinstance(value, dt.datetime | dt.date):
+        return value
+    if isinstance(value, str):
+        text = value.strip().strip("\"'")
+        if not text:
+            return None
+        try:
+            if re.fullmatch(r"\d{4}-\d{2}-\d{2}", text):
+                return dt.date.fromisoformat(text)
+            return dt.datetime.fromisoformat(text)
+        except ValueError:
+            pass
+    raise ValueError(f"cannot read {value!r} as a date")
+
+
+def _as_int(value: PropertyValue) -> int | None:
+    if value is None or value == "":
+        return None
+    if isinstance(value, bool):
+        raise ValueError(f"cannot read {value!r} as a whole number")
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str) and re.fullmatch(r"\s*[+-]?\d+\s*", value):
+        return int(value)
+    raise ValueError(f"cannot read {value!r} as a whole number")
+
+
+_TRUE_WORDS = frozenset({"true", "yes", "on", "y", "1"})
+_FALSE_WORDS = frozenset({"false", "no", "off", "n", "0", ""})
+
+
+def _as_bool(value: PropertyValue) -> bool:
+    if value is None:
+        return False
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int | float):
+        return value != 0
+    if isinstance(value, str):
+        word = value.strip().lower()
+        if word in _TRUE_WORDS:
+            return True
+        if word in _FALSE_WORDS:
+            return False
+    raise ValueError(f"cannot read {value!r} as true/false")
+
+
+def _as_text(value: PropertyValue) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, list | dict):
+        raise ValueError(f"expected text, found {type(value).__name__}")
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, dt.date):
+        return value.isoformat()
+    text = str(value).strip()
+    return text or None
+
+
+_LINK_TARGET_RE = re.compile(r"^!?\[\[([^\]|#]*)(?:#[^\]|]*)?(?:\|[^\]]*)?\]\]$")
+
+
+def _link_target(text: str) -> str:
+    """``"[[X|alias]]"`` → ``"X"``; plain text is kept (stripped)."""
+    stripped = text.strip()
+    match = _LINK_TARGET_RE.match(stripped)
+    return match.group(1).strip() if match else stripped
+
+
+def _as_targets(value: PropertyValue) -> tuple[str, ...]:
+    items = value if isinstance(value, list) else [value]
+    targets: list[str] = []
+    for item in items:
+        text = _as_text(item)
+        if text:
+            target = _link_target(text)
+            if target:
+                targets.append(target)
+    return tuple(targets)
+
+
+def memory_meta(
+    properties: Mapping[str, PropertyValue], title: str, path: str
+) -> tuple[MemoryMeta | None, tuple[Problem, ...]]:
+    """The memory part of a note, or ``(None, ())`` when it is not a memory file.
+
+    A memory has ``type`` in user|feedback|project|reference at top level or under
+    ``metadata:``. Keys follow DESIGN.md's memory format and are looked up at top level, then
+    under ``metadata:``. ``name`` defaults to ``title``. A value that cannot be read is left
+    at its default and reported as ``Problem(kind="memory")``; the note still parses.
+    """
+    memory_type = _memory_type(properties)
+    if memory_type is None:
+        return None, ()
+    problems: list[Problem] = []
+
+    def read(key: str, convert: Callable[[PropertyValue], _T | None], default: _T) -> _T:
+        try:
+            result = convert(_lookup(properties, key))
+        except ValueError as exc:
+            problems.append(Problem(path=path, kind="memory", reason=f"memory key {key!r}: {exc}"))
+            return default
+        return default if result is None else result
+
+    meta = MemoryMeta(
+        type=memory_type,
+        name=read("name", _as_text, title),
+        description=read("description", _as_text, ""),
+        id=read("id", _as_text, None),
+        subject=read("subject", _as_text, None),
+        created=read("created", _as_date, None),
+        updated=read("updated", _as_date, None),
+        version=read("version", _as_int, None),
+        valid_from=read("valid_from", _as_date, None),
+        valid_to=read("valid_to", _as_date, None),
+        supersedes=read("supersedes", _as_targets, ()),
+        pinned=read("pinned", _as_bool, False),
+        expires=read("expires", _as_date, None),
+        source=read("source", _as_text, None),
+        owner=read("owner", _as_text, None),
+        status=read("status", _as_text, None),
+    )
+    return meta, tuple(problems)
+
+
+# --------------------------------------------------------------------------- conflict copies
+
+# Syncthing: ``<stem>.sync-conflict-YYYYMMDD-HHMMSS-<DEVICE><ext>`` (docs.syncthing.net,
+# "Conflicting Changes"). Obsidian Sync: ``Name (Conflicted copy DEVICE YYYYMMDDHHMM).md``
+# (Obsidian Help, "Troubleshoot Obsidian Sync"). Dropbox: ``Name (Device's conflicted copy
+# YYYY-MM-DD).ext``.
+_SYNCTHING_RE = re.compile(
+    r"^(?P<stem>.+?)\.sync-conflict-\d{8}-\d{6}-[A-Za-z0-9]+(?P<ext>\.[^.]*)?$"
+)
+_OBSIDIAN_SYNC_RE = re.compile(
+    r"^(?P<stem>.+?) \((?i:conflicted copy) .+ \d{12}\)(?P<ext>\.[^.]*)?$"
+)
+_DROPBOX_RE = re.compile(
+    r"^(?P<stem>.+?) \(.+'s (?i:conflicted copy) \d{4}-\d{2}-\d{2}(?: \(\d+\))?\)(?P<ext>\.[^.]*)?$"
+)
+
+
+def detect_conflict_copy(path: str) -> str | None:
+    """The original's vault path when ``path`` names a sync tool's conflict copy, else None.
+
+    ``"A/Reading list.sync-conflict-20240305-184500-ABCDEF1.md"`` → ``"A/Reading list.md"``;
+    ``"Meeting notes (Conflicted copy Laptop2 202403051845).md"`` → ``"Meeting notes.md"``.
+    """
+    folder, _, name = path.rpartition("/")
+    if "sync-conflict-" not in name and "onflicted copy" not in name:
+        return None
+    for pattern in (_SYNCTHING_RE, _OBSIDIAN_SYNC_RE, _DROPBOX_RE):
+        match = pattern.match(name)
+        if match:
+            original = match.group("stem") + (match.group("ext") or "")
+            return f"{folder}/{original}" if folder else original
+    return None
+
+
+# --------------------------------------------------------------------------- note
+
+
+def parse_note(path: str, data: bytes) -> Note:
+    """Parse the raw bytes of the note at vault-relative POSIX ``path`` into a :class:`Note`.
+
+    ``title`` is the file stem; ``content_hash`` the SHA-256 hex digest of ``data``;
+    ``line_ending`` the dominant one of the file; ``body`` has ``\\n`` line endings. Links
+    come from the body (0-based body lines) and from property values (line -1). Never raises.
+    """
+    content_hash = hashlib.sha256(data).hexdigest()
+    title = PurePosixPath(path).stem
+    text, has_bom, encoding, problems = decode_note_bytes(data, path)
+    split = split_frontmatter(text)
+    properties, property_problems = load_properties(split.raw, path)
+    body = _normalise_newlines(split.body)
+    memory, memory_problems = memory_meta(properties, title, path)
+    masked = mask_code_and_comments(body)
+    links = extract_property_links(properties) + extract_links(body, masked=masked)
+    return Note(
+        path=path,
+        title=title,
+        body=body,
+        content_hash=content_hash,
+        properties=properties,
+        frontmatter_raw=split.raw,
+        tags=extract_tags(properties, body, masked=masked),
+        aliases=extract_aliases(properties),
+        links=links,
+        headings=extract_headings(body, masked=masked),
+        memory=memory,
+        problems=problems + property_problems + memory_problems,
+        has_bom=has_bom,
+        line_ending=_dominant_line_ending(text),
+        encoding=encoding,
+    )

@@ -1,0 +1,427 @@
+"""Walk a vault: which files dreamd keeps, which it ignores, and reading one note safely.
+
+:meth:`VaultFilter.is_ignored` is the one pure rule set for "is this path part of the
+vault?"; the scan uses it, and the watcher reuses it on event paths. The walk itself uses
+``os.scandir`` (one ``stat`` per kept file, none per ignored one, no file contents read).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import stat
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import structlog
+
+from ccb.model import ConflictCopy, FileEntry, FileKind, Note, Problem, ScanResult
+from ccb.parse import detect_conflict_copy, parse_note
+from config.errors import NoteParseError, VaultError
+
+__all__ = [
+    "NOTE_SUFFIX",
+    "VaultFilter",
+    "is_temp_file_name",
+    "load_user_ignore_filters",
+    "read_note",
+    "scan_vault",
+]
+
+log = structlog.get_logger(__name__)
+
+#: Files with this suffix (any case) are notes; everything else is an attachment.
+NOTE_SUFFIX = ".md"
+
+# Editor and sync-tool temporary names (vim: ``4913``, ``*~``, ``*.swp``/``*.swo``/``*.swx``;
+# GNOME/GIO: ``.goutputstream-*``; browsers: ``*.part``, ``*.crdownload``; Syncthing:
+# ``.syncthing.*.tmp``; iCloud placeholders ``.X.md.icloud``; generic ``*.tmp``/``*.new``) and
+# dreamd's own atomic-write temp files (``*.dreamd-tmp``). Dot-names are ignored anyway.
+_TEMP_SUFFIXES = (
+    "~",
+    ".tmp",
+    ".new",
+    ".swp",
+    ".swo",
+    ".swx",
+    ".part",
+    ".crdownload",
+    ".dreamd-tmp",
+)
+_IGNORED_DIR_NAMES = frozenset({"node_modules", "__pycache__"})
+_IGNORED_FILE_NAMES = frozenset({"4913", "Thumbs.db", "desktop.ini"})
+
+
+def is_temp_file_name(name: str) -> bool:
+    """True when the base ``name`` is an editor/sync/dreamd temporary file (see above)."""
+    return (
+        name in _IGNORED_FILE_NAMES
+        or name.lower().endswith(_TEMP_SUFFIXES)
+        or name.startswith(".goutputstream-")
+    )
+
+
+def _glob_to_regex(pattern: str) -> re.Pattern[str]:
+    """``**`` crosses folders, ``*``/``?`` do not, ``[...]`` is a class; anchored."""
+    out: list[str] = []
+    i = 0
+    while i < len(pattern):
+        ch = pattern[i]
+        if pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif ch == "*":
+            out.append("[^/]*")
+            i += 1
+        elif ch == "?":
+            out.append("[^/]")
+            i += 1
+        elif ch == "[":
+            end = pattern.find("]", i + 2)
+            if end < 0:
+                out.append(re.escape(ch))
+                i += 1
+            else:
+                body = pattern[i + 1 : end]
+                if body.startswith("!"):
+                    body = "^" + body[1:]
+                out.append("[" + body.replace("\\", "\\\\") + "]")
+                i = end + 1
+        else:
+            out.append(re.escape(ch))
+            i += 1
+    return re.compile("".join(out) + r"\Z", re.S)
+
+
+@dataclass(frozen=True, slots=True)
+class _Glob:
+    regex: re.Pattern[str]
+    anchored: bool  # pattern has a "/": matched against the path and its leading folders
+
+    def matches(self, rel_path: str) -> bool:
+        parts = rel_path.split("/")
+        if self.anchored:
+            return any(self.regex.match("/".join(parts[: n + 1])) for n in range(len(parts)))
+        return any(self.regex.match(part) for part in parts)
+
+
+def _compile_globs(patterns: Iterable[str]) -> tuple[_Glob, ...]:
+    globs = []
+    for pattern in patterns:
+        cleaned = pattern.strip().strip("/")
+        if cleaned:
+            globs.append(_Glob(_glob_to_regex(cleaned), "/" in cleaned))
+    return tuple(globs)
+
+
+def _compile_user_filter(entry: str) -> re.Pattern[str] | str | None:
+    """Obsidian "Excluded files": ``/regex/`` or a plain path prefix; a bad regex → None."""
+    if len(entry) >= 2 and entry.startswith("/") and entry.endswith("/"):
+        try:
+            return re.compile(entry[1:-1])
+        except re.error:
+            return None
+    return entry or None
+
+
+@dataclass(frozen=True, slots=True)
+class VaultFilter:
+    """The vault's ignore rules (pure).
+
+    ``config_folder`` is Obsidian's config folder (default ``.obsidian``). ``exclude`` and
+    ``include`` are globs (``**`` crosses folders; a pattern without ``/`` matches any one path
+    component, one with ``/`` is anchored at the vault root and also matches leading folders).
+    ``ignore_filters`` are Obsidian's ``userIgnoreFilters`` (``app.json``): plain prefixes of
+    the vault path, or ``/regex/`` entries searched in the path.
+    """
+
+    config_folder: str = ".obsidian"
+    include: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+    ignore_filters: tuple[str, ...] = ()
+    _exclude_globs: tuple[_Glob, ...] = field(init=False, repr=False, compare=False)
+    _include_globs: tuple[_Glob, ...] = field(init=False, repr=False, compare=False)
+    _user_filters: tuple[re.Pattern[str] | str, ...] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_exclude_globs", _compile_globs(self.exclude))
+        object.__setattr__(self, "_include_globs", _compile_globs(self.include))
+        compiled = (_compile_user_filter(entry) for entry in self.ignore_filters)
+        object.__setattr__(self, "_user_filters", tuple(f for f in compiled if f is not None))
+
+    @classmethod
+    def for_vault(
+        cls,
+        root: Path,
+        *,
+        config_folder: str = ".obsidian",
+        include: Iterable[str] = (),
+        exclude: Iterable[str] = (),
+    ) -> VaultFilter:
+        """A filter with the vault's own excluded files from ``<root>/<config_folder>/app.json``.
+
+        A missing or unreadable ``app.json`` gives no extra filters (logged, never raised).
+        """
+        return cls(
+            config_folder=config_folder,
+            include=tuple(include),
+            exclude=tuple(exclude),
+            ignore_filters=load_user_ignore_filters(root, config_folder),
+        )
+
+    def is_ignored_by_rules(self, rel_path: str, is_dir: bool = False) -> bool:
+        """Like :meth:`is_ignored` but without the conflict-copy rule."""
+        path = rel_path.strip("/")
+        if not path:
+            return False
+        config = self.config_folder.strip("/")
+        if config and (path == config or path.startswith(config + "/")):
+            return True
+        parts = path.split("/")
+        for part in parts[:-1]:
+            if part.startswith(".") or part in _IGNORED_DIR_NAMES:
+                return True
+        return self._ignores_name(parts[-1], is_dir) or self._ignores_by_patterns(path, is_dir)
+
+    def _ignores_name(self, name: str, is_dir: bool) -> bool:
+        """Rules on the base name alone (the walk has already checked the parents)."""
+        if name.startswith("."):
+            return True
+        if is_dir:
+            return name in _IGNORED_DIR_NAMES
+        return is_temp_file_name(name)
+
+    def _ignores_by_patterns(self, path: str, is_dir: bool) -> bool:
+        """``exclude`` globs, the vault's ``userIgnoreFilters``, and ``include`` (files only)."""
+        if any(glob.matches(path) for glob in self._exclude_globs):
+            return True
+        if self._user_filters and self._matches_user_filter(path, is_dir):
+            return True
+        return (
+            not is_dir
+            and bool(self._include_globs)
+            and not any(glob.matches(path) for glob in self._include_globs)
+        )
+
+    def _walk_ignores(self, name: str, rel_path: str, is_dir: bool) -> bool:
+        """:meth:`is_ignored_by_rules` for a child of a folder that is itself kept."""
+        if self._ignores_name(name, is_dir):
+            return True
+        if rel_path == self.config_folder:
+            return True
+        return self._has_patterns and self._ignores_by_patterns(rel_path, is_dir)
+
+    @property
+    def _has_patterns(self) -> bool:
+        return bool(self._exclude_globs or self._include_globs or self._user_filters)
+
+    def _matches_user_filter(self, path: str, is_dir: bool) -> bool:
+        probe = path + "/" if is_dir else path
+        for user_filter in self._user_filters:
+            if isinstance(user_filter, str):
+                if probe.startswith(user_filter):
+                    return True
+            elif user_filter.search(path):
+                return True
+        return False
+
+    def is_ignored(self, rel_path: str, is_dir: bool = False) -> bool:
+        """True when vault-relative POSIX ``rel_path`` is not part of the vault for dreamd.
+
+        Ignored: the config folder, every dot-folder/dot-file (``.trash``, ``.git``,
+        ``.stfolder``, ``.stversions``, ``.syncthing.*.tmp``, iCloud ``.X.md.icloud``),
+        ``node_modules``, editor/sync/dreamd temp files (:func:`is_temp_file_name`), sync
+        conflict copies (:func:`ccb.parse.detect_conflict_copy`), ``exclude`` globs, the
+        vault's ``userIgnoreFilters``; when ``include`` is set, files matching none of it.
+        ``include`` never hides a folder (``is_dir=True``).
+        """
+        if self.is_ignored_by_rules(rel_path, is_dir):
+            return True
+        return not is_dir and detect_conflict_copy(rel_path.strip("/")) is not None
+
+
+def load_user_ignore_filters(root: Path, config_folder: str = ".obsidian") -> tuple[str, ...]:
+    """``userIgnoreFilters`` of ``<root>/<config_folder>/app.json`` (Obsidian "Excluded files").
+
+    Returns the entries as written; ``()`` when the file is missing, unreadable or malformed
+    (logged as ``vault.app_json_unreadable``).
+    """
+    app_json = root / config_folder / "app.json"
+    try:
+        data = json.loads(app_json.read_text(encoding="utf-8-sig"))
+    except FileNotFoundError:
+        return ()
+    except (OSError, ValueError) as exc:
+        log.warning("vault.app_json_unreadable", path=str(app_json), reason=str(exc))
+        return ()
+    filters = data.get("userIgnoreFilters") if isinstance(data, dict) else None
+    if not isinstance(filters, list):
+        return ()
+    return tuple(entry for entry in filters if isinstance(entry, str) and entry)
+
+
+# --------------------------------------------------------------------------- walk
+
+
+def _inside(real_root: str, real_path: str) -> bool:
+    return real_path == real_root or real_path.startswith(real_root.rstrip(os.sep) + os.sep)
+
+
+@dataclass(slots=True)
+class _Walk:
+    real_root: str
+    vfilter: VaultFilter
+    entries: list[FileEntry] = field(default_factory=list)
+    conflicts: list[ConflictCopy] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+
+    def run(self, root_path: str, root_id: tuple[int, int]) -> None:
+        # Stack of (absolute folder, vault-relative prefix, ancestor folder ids).
+        stack: list[tuple[str, str, frozenset[tuple[int, int]]]] = [
+            (root_path, "", frozenset({root_id}))
+        ]
+        while stack:
+            folder, prefix, ancestors = stack.pop()
+            try:
+                with os.scandir(folder) as listing:
+                    children = list(listing)
+            except OSError as exc:
+                self.problems.append(
+                    Problem(path=prefix.rstrip("/") or ".", kind="read", reason=_os_reason(exc))
+                )
+                continue
+            for child in children:
+                rel = prefix + child.name
+                try:
+                    self._visit(child, rel, ancestors, stack)
+                except OSError as exc:
+                    self.problems.append(Problem(path=rel, kind="read", reason=_os_reason(exc)))
+
+    def _visit(
+        self,
+        child: os.DirEntry[str],
+        rel: str,
+        ancestors: frozenset[tuple[int, int]],
+        stack: list[tuple[str, str, frozenset[tuple[int, int]]]],
+    ) -> None:
+        if child.is_symlink():
+            self._visit_symlink(child, rel, ancestors, stack)
+            return
+        if child.is_dir(follow_symlinks=False):
+            if not self.vfilter._walk_ignores(child.name, rel, is_dir=True):
+                st = child.stat(follow_symlinks=False)
+                stack.append((child.path, rel + "/", ancestors | {(st.st_dev, st.st_ino)}))
+            return
+        if not child.is_file(follow_symlinks=False):
+            return  # sockets, fifos, devices
+        self._keep_file(child.name, rel, None, child)
+
+    def _visit_symlink(
+        self,
+        child: os.DirEntry[str],
+        rel: str,
+        ancestors: frozenset[tuple[int, int]],
+        stack: list[tuple[str, str, frozenset[tuple[int, int]]]],
+    ) -> None:
+        # Decide on the link's own name first: an ignored name is never resolved.
+        if child.name.startswith("."):
+            return
+        target = os.path.realpath(child.path)
+        if not _inside(self.real_root, target):
+            self.problems.append(
+                Problem(path=rel, kind="symlink", reason=f"points outside the vault ({target})")
+            )
+            return
+        try:
+            st = Path(child.path).stat()
+        except OSError as exc:
+            self.problems.append(
+                Problem(path=rel, kind="symlink", reason=f"broken link: {_os_reason(exc)}")
+            )
+            return
+        if stat.S_ISDIR(st.st_mode):
+            folder_id = (st.st_dev, st.st_ino)
+            if folder_id in ancestors:
+                self.problems.append(
+                    Problem(path=rel, kind="symlink", reason="loop: points to a parent folder")
+                )
+                return
+            if not self.vfilter._walk_ignores(child.name, rel, is_dir=True):
+                stack.append((child.path, rel + "/", ancestors | {folder_id}))
+        elif stat.S_ISREG(st.st_mode):
+            self._keep_file(child.name, rel, st, None)
+
+    def _keep_file(
+        self, name: str, rel: str, st: os.stat_result | None, child: os.DirEntry[str] | None
+    ) -> None:
+        if self.vfilter._walk_ignores(name, rel, is_dir=False):
+            return
+        original = detect_conflict_copy(rel)
+        if original is not None:
+            self.conflicts.append(ConflictCopy(path=rel, conflict_of=original))
+            return
+        if st is None:
+            assert child is not None
+            st = child.stat(follow_symlinks=False)
+        kind: FileKind = "note" if rel.lower().endswith(NOTE_SUFFIX) else "attachment"
+        self.entries.append(
+            FileEntry(path=rel, size=st.st_size, mtime_ns=st.st_mtime_ns, kind=kind)
+        )
+
+
+def _os_reason(exc: OSError) -> str:
+    return exc.strerror or str(exc)
+
+
+def scan_vault(root: Path, vfilter: VaultFilter) -> ScanResult:
+    """Walk the vault at ``root`` and return the files dreamd keeps, sorted by path.
+
+    ``.md`` files are ``"note"``, others ``"attachment"``; ignored folders are pruned
+    before they are listed. Symlinks are followed only when their target stays inside the
+    vault (``Problem(kind="symlink")`` otherwise, and for loops and broken links); an
+    unreadable subfolder gives ``Problem(kind="read")`` and the walk goes on. Conflict
+    copies go to ``conflict_copies``, not ``entries``. Reads no file contents.
+
+    Raises ``VaultError`` when ``root`` is missing, unreadable or not a folder.
+    """
+    try:
+        real_root = os.path.realpath(root)
+        root_stat = Path(real_root).stat()
+    except OSError as exc:
+        raise VaultError(f"ccb: scan {root}: vault folder not found ({_os_reason(exc)})") from exc
+    if not stat.S_ISDIR(root_stat.st_mode):
+        raise VaultError(f"ccb: scan {root}: not a folder")
+    try:
+        os.scandir(real_root).close()
+    except OSError as exc:
+        raise VaultError(f"ccb: scan {root}: cannot list the vault ({_os_reason(exc)})") from exc
+    walk = _Walk(real_root=real_root, vfilter=vfilter)
+    walk.run(real_root, (root_stat.st_dev, root_stat.st_ino))
+    return ScanResult(
+        entries=tuple(sorted(walk.entries, key=lambda entry: entry.path)),
+        conflict_copies=tuple(sorted(walk.conflicts, key=lambda copy: copy.path)),
+        problems=tuple(sorted(walk.problems, key=lambda problem: problem.path)),
+    )
+
+
+def read_note(root: Path, rel_path: str) -> Note:
+    """Read and parse the note at vault-relative POSIX ``rel_path`` under ``root``.
+
+    Raises ``VaultError`` when the path (after resolving symlinks) leaves the vault, and
+    ``NoteParseError`` (with path and reason) when the file cannot be read.
+    """
+    real_root = os.path.realpath(root)
+    target = os.path.realpath(Path(real_root).joinpath(*rel_path.split("/")))
+    if Path(rel_path).is_absolute() or not _inside(real_root, target) or target == real_root:
+        raise VaultError(f"ccb: read {rel_path}: path leaves the vault {root}")
+    try:
+        with open(target, "rb") as handle:
+            data = handle.read()
+    except OSError as exc:
+        raise NoteParseError(f"ccb: read {rel_path}: {_os_reason(exc)}") from exc
+    return parse_note(rel_path, data)

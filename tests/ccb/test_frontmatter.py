@@ -1,0 +1,255 @@
+"""Frontmatter splitting and Obsidian-style YAML loading (shared cases 01, 03, 06, 08, 10)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from ccb.frontmatter import ObsidianYAMLHandler, load_properties, split_frontmatter
+from ccb.parse import parse_note
+
+# --------------------------------------------------------------------------- split
+
+SPLITS = [
+    # text, raw, body, body_line
+    ("---\na: 1\n---\nbody\n", "a: 1\n", "body\n", 3),
+    ("---\r\na: 1\r\n---\r\nbody\r\n", "a: 1\r\n", "body\r\n", 3),
+    ("---\na: 1\n...\nbody", "a: 1\n", "body", 3),
+    ("---\na: 1\n---", "a: 1\n", "", 3),  # closing fence at EOF without newline
+    ("---\n---\nbody", "", "body", 2),
+    ("\ufeff---\na: 1\n---\nx", "a: 1\n", "x", 3),
+    ("---\ntitle: a --- b\n---\n---\nmore\n", "title: a --- b\n", "---\nmore\n", 3),
+    ("---\na: 1\n", None, "---\na: 1\n", 0),  # never closed: no block
+    ("--- \na: 1\n---\n", None, "--- \na: 1\n---\n", 0),  # first line is not exactly ---
+    ("----\na: 1\n---\n", None, "----\na: 1\n---\n", 0),
+    ("text\n---\na: 1\n---\n", None, "text\n---\na: 1\n---\n", 0),
+    ("", None, "", 0),
+    ("---", None, "---", 0),
+    ("---\na: 1\n ---\n---\nz", "a: 1\n ---\n", "z", 4),
+]
+
+
+@pytest.mark.parametrize(("text", "raw", "body", "body_line"), SPLITS)
+def test_split_frontmatter(text: str, raw: str | None, body: str, body_line: int) -> None:
+    split = split_frontmatter(text)
+    assert (split.raw, split.body, split.body_line) == (raw, body, body_line)
+
+
+# --------------------------------------------------------------------------- values
+
+UTC_PLUS_1 = dt.timezone(dt.timedelta(hours=1))
+
+VALUES = [
+    ("true", True),
+    ("True", True),
+    ("FALSE", False),
+    ("yes", "yes"),
+    ("no", "no"),
+    ("NO", "NO"),
+    ("on", "on"),
+    ("off", "off"),
+    ("y", "y"),
+    ("n", "n"),
+    ("007", "007"),
+    ("0", 0),
+    ("-12", -12),
+    ("1_000", "1_000"),
+    ("0x1F", "0x1F"),
+    ("12:30", "12:30"),
+    ("1:02:03", "1:02:03"),
+    ("1.5", 1.5),
+    ("1e3", 1000.0),
+    ("1.2.3", "1.2.3"),
+    (".inf", ".inf"),
+    ("2024-03-05", dt.date(2024, 3, 5)),
+    ("2024-03-05T18:45:00+01:00", dt.datetime(2024, 3, 5, 18, 45, tzinfo=UTC_PLUS_1)),
+    ("2024-03-05T18:45:00Z", dt.datetime(2024, 3, 5, 18, 45, tzinfo=dt.UTC)),
+    ("2024-03-05 18:45", "2024-03-05 18:45"),
+    ("2024-02-30", "2024-02-30"),
+    ("=", "="),
+    ("", None),
+    ("~", None),
+    ("null", None),
+    ('"[[Note]]"', "[[Note]]"),
+    ("[SE, NO, FI]", ["SE", "NO", "FI"]),
+    ("{a: no, 1: x}", {"a": "no", "1": "x"}),
+]
+
+
+@pytest.mark.parametrize(("yaml_text", "expected"), VALUES)
+def test_values_read_as_obsidian_does(yaml_text: str, expected: object) -> None:
+    properties, problems = load_properties(f"key: {yaml_text}\n", "n.md")
+    assert problems == ()
+    assert properties["key"] == expected
+    assert type(properties["key"]) is type(expected)
+
+
+def test_datetime_keeps_its_utc_offset() -> None:
+    properties, _ = load_properties("u: 2024-03-05T18:45:00+01:00\n", "n.md")
+    value = properties["u"]
+    assert isinstance(value, dt.datetime)
+    assert value.utcoffset() == dt.timedelta(hours=1)
+
+
+def test_handler_is_a_python_frontmatter_handler() -> None:
+    import frontmatter
+
+    post = frontmatter.loads("---\nanswer: no\n---\nbody", handler=ObsidianYAMLHandler())
+    assert post.metadata == {"answer": "no"}
+
+
+def test_non_string_keys_become_text() -> None:
+    properties, _ = load_properties("true: a\n2024-01-01: b\n3: c\nnull: d\n", "n.md")
+    assert properties == {"true": "a", "2024-01-01": "b", "3": "c", "null": "d"}
+
+
+def test_alias_bomb_and_recursive_alias_do_not_hang() -> None:
+    bomb = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
+        f"{chr(98 + i)}: &{chr(98 + i)} [*{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}]\n"
+        for i in range(20)
+    )
+    properties, problems = load_properties(bomb, "n.md")
+    assert problems == ()
+    assert "u" in properties
+    recursive, _ = load_properties("x: &r [1, *r]\n", "n.md")
+    assert recursive["x"] == [1, None]
+
+
+# --------------------------------------------------------------------------- problems
+
+
+@pytest.mark.parametrize(
+    ("raw", "kind"),
+    [
+        ("- one\n- two\n", "properties"),
+        ("just a sentence\n", "properties"),
+        ("42\n", "properties"),
+        ("created: {{date}}\n", "yaml"),
+        ('name: "quoted" then more\n', "yaml"),
+        ("a: [1, 2\n", "yaml"),
+        ("a:\tb\n\tc: d\n", "yaml"),
+        ("a: !!python/object:os.system x\n", "yaml"),
+        ("a: !custom x\n", "yaml"),
+        ("<<: 3\n", "yaml"),
+        ("a: [" * 5000, "yaml"),
+    ],
+)
+def test_unusable_blocks_are_problems_not_crashes(raw: str, kind: str) -> None:
+    properties, problems = load_properties(raw, "n.md")
+    assert properties == {}
+    assert [p.kind for p in problems] == [kind]
+    assert problems[0].path == "n.md"
+    assert problems[0].reason
+
+
+def test_yaml_problem_names_the_file_line() -> None:
+    _, problems = load_properties("title: ok\ncreated: {{date}}\n", "t.md")
+    # Block line 2 is file line 3 (the opening fence is line 1).
+    assert "line 3" in problems[0].reason
+    assert "unhashable" in problems[0].reason
+
+
+@pytest.mark.parametrize("raw", [None, "", "\n", "  \n\n", "# only a comment\n", "---\n"])
+def test_empty_blocks_have_no_properties_and_no_problem(raw: str | None) -> None:
+    assert load_properties(raw, "n.md") == ({}, ())
+
+
+@given(st.text(max_size=300))
+def test_load_properties_never_raises(raw: str) -> None:
+    properties, problems = load_properties(raw, "n.md")
+    assert isinstance(properties, dict)
+    assert all(p.reason for p in problems)
+
+
+@given(st.text(alphabet=st.sampled_from(list("ab:-[]{}&*!|>'\"#\n 0127.,?%@`~\t")), max_size=200))
+def test_load_properties_never_raises_on_yaml_like_text(raw: str) -> None:
+    properties, problems = load_properties(raw, "n.md")
+    assert isinstance(properties, dict)
+    assert not (properties and problems)
+
+
+# --------------------------------------------------------------------------- shared cases
+
+
+def _read(path: Path) -> bytes:
+    return path.read_bytes()
+
+
+def test_case_01_iso_dates_and_yes(cases_dir: Path) -> None:
+    path = cases_dir / "01-yaml-iso-dates/vault/Garden log.md"
+    note = parse_note("Garden log.md", _read(path))
+    assert note.problems == ()
+    props = note.properties
+    assert props["created"] == dt.date(2024, 3, 5)
+    assert type(props["created"]) is dt.date
+    assert props["updated"] == dt.datetime(2024, 3, 5, 18, 45, tzinfo=UTC_PLUS_1)
+    updated = props["updated"]
+    assert isinstance(updated, dt.datetime)
+    assert updated.utcoffset() == dt.timedelta(hours=1)
+    assert props["reviewed"] == "2024-03-05 18:45"
+    assert props["season"] == 2024
+    assert props["draft"] == "yes"
+    assert note.frontmatter_raw is not None
+    assert "updated: 2024-03-05T18:45:00+01:00\n" in note.frontmatter_raw
+
+
+def test_case_03_properties_read_right(cases_dir: Path) -> None:
+    path = cases_dir / "03-dump-reorders-keys-drops-comments/vault/Project kiln.md"
+    note = parse_note("Project kiln.md", _read(path))
+    assert note.problems == ()
+    assert list(note.properties) == ["title", "status", "tags", "aliases", "priority", "created"]
+    assert note.properties["priority"] == "2"
+    assert note.properties["created"] == dt.date(2024, 1, 15)
+    assert note.tags == ("pottery", "studio")
+    assert note.aliases == ("Kiln build",)
+    assert note.frontmatter_raw is not None
+    assert note.frontmatter_raw.startswith("# properties edited by hand; keep this comment\n")
+
+
+def test_case_08_yaml11_booleans_stay_text(cases_dir: Path) -> None:
+    note = parse_note(
+        "Nordic trip.md", _read(cases_dir / "08-yaml11-booleans/vault/Nordic trip.md")
+    )
+    props = note.properties
+    assert props["country"] == "NO"
+    assert props["countries"] == ["SE", "NO", "FI", "IS"]
+    assert (props["answer"], props["heating"], props["lights"]) == ("no", "on", "off")
+    assert (props["confirmed"], props["visa"]) == ("y", "n")
+    assert not any(isinstance(v, bool) for v in props.values())
+
+
+@pytest.mark.parametrize(
+    ("name", "problem_kinds"),
+    [
+        ("Empty block.md", []),
+        ("Blank line block.md", []),
+        ("Comment only.md", []),
+        ("Empty values.md", []),
+        ("Scalar block.md", ["properties"]),
+        ("List block.md", ["properties"]),
+    ],
+)
+def test_case_10_empty_and_non_mapping_blocks(
+    cases_dir: Path, name: str, problem_kinds: list[str]
+) -> None:
+    note = parse_note(name, _read(cases_dir / "10-empty-frontmatter-and-values/vault" / name))
+    assert [p.kind for p in note.problems] == problem_kinds
+    assert note.body.strip()  # the note is still indexed
+    if name != "Empty values.md":
+        assert note.properties == {}
+    assert note.tags == ()
+    assert note.aliases == ()
+
+
+def test_case_10_null_tags_and_aliases_are_empty(cases_dir: Path) -> None:
+    path = cases_dir / "10-empty-frontmatter-and-values/vault/Empty values.md"
+    note = parse_note("Empty values.md", _read(path))
+    assert note.tags == ()
+    assert note.aliases == ()
+    assert note.properties["cssclasses"] == []
+    assert note.properties["related"] == ""
+    assert "None" not in note.tags
