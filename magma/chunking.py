@@ -1,0 +1,283 @@
+"""Heading-aware chunking of notes into embeddable pieces.
+
+A note body is cut at its headings (``Note.headings``, 0-based body lines) into sections;
+tiny neighbouring sections are merged under their common parent heading, long sections are
+split at paragraph boundaries (a fenced code block counts as one paragraph), then at sentence
+ends, then at whitespace, and only as a last resort mid-word. Every chunk's ``embed_text``
+starts with the note title and heading path (``"Sourdough > Feeding > Ratio"``) so a chunk is
+meaningful on its own; memory notes also carry their name and description.
+
+Guarantees (tested with hypothesis): deterministic; chunk texts in order, with whitespace
+removed, equal the body with whitespace removed (nothing lost, nothing repeated);
+``len(chunk.text) <= max_chars``; ``content_hash`` depends only on ``embed_text``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+
+from ccb.model import Note
+
+__all__ = [
+    "DEFAULT_MAX_CHARS",
+    "DEFAULT_MIN_CHARS",
+    "HEADING_SEPARATOR",
+    "Chunk",
+    "chunk_hash",
+    "chunk_note",
+]
+
+#: Largest chunk body in characters. ≈1,500 chars is ≈300–400 English tokens, inside the
+#: range where sentence encoders such as USE still produce a focused vector (our choice,
+#: matching common RAG practice of 256–512 tokens per chunk).
+DEFAULT_MAX_CHARS = 1500
+#: Sections shorter than this are merged with their neighbour (a heading with one line of
+#: text is too little context to embed alone). Our choice: ≈2–3 sentences.
+DEFAULT_MIN_CHARS = 200
+#: Joins the title and heading path in a chunk prefix and in the store's ``heading_path``.
+HEADING_SEPARATOR = " > "
+
+_FENCE_RE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
+# Split after sentence terminators (Latin and CJK); CJK ones need no following space.
+_SENTENCE_END_RE = re.compile(r"(?<=[.!?;])\s+|(?<=[。！？；])")
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    """One embeddable piece of a note.
+
+    ``text`` is the body segment (exact lines of the body, outer blank lines trimmed; empty
+    only for a note whose body is blank). ``embed_text`` is what gets embedded and full-text
+    indexed: the prefix (title and heading path, plus a memory's name/description, plus a
+    property summary for a blank body) and then ``text``. ``content_hash`` is the first 32
+    hex digits of SHA-256 over ``embed_text`` (UTF-8): equal hashes mean reusable vectors.
+    """
+
+    path: str
+    ordinal: int
+    heading_path: tuple[str, ...]
+    text: str
+    embed_text: str
+    content_hash: str
+
+
+def chunk_hash(embed_text: str) -> str:
+    """SHA-256 of ``embed_text`` (UTF-8), first 32 hex digits (128 bits: collision-safe)."""
+    return hashlib.sha256(embed_text.encode("utf-8")).hexdigest()[:32]
+
+
+@dataclass(frozen=True, slots=True)
+class _Section:
+    heading_path: tuple[str, ...]
+    lines: tuple[str, ...]
+
+    @property
+    def text(self) -> str:
+        return _trim_blank_lines(self.lines)
+
+
+def chunk_note(
+    note: Note, *, max_chars: int = DEFAULT_MAX_CHARS, min_chars: int = DEFAULT_MIN_CHARS
+) -> list[Chunk]:
+    """Cut ``note`` into chunks -> ``list[Chunk]`` with ordinals ``0..n-1`` (never empty).
+
+    ``max_chars`` bounds ``len(chunk.text)`` (the prefix is extra); ``min_chars`` is the size
+    under which a section is merged with its neighbour when both fit in ``max_chars``.
+    A blank body yields one chunk whose ``embed_text`` is the title plus a property summary
+    (name, description, aliases, tags) so the note is still findable.
+    Raises ``ValueError`` when ``max_chars < 1``.
+    """
+    if max_chars < 1:
+        raise ValueError(f"magma: chunk {note.path}: max_chars must be >= 1, got {max_chars}")
+    if not note.body.strip():
+        prefix = _prefix(note, ())
+        summary = _property_summary(note)
+        embed_text = prefix + ("\n" + summary if summary else "")
+        return [Chunk(note.path, 0, (), "", embed_text, chunk_hash(embed_text))]
+
+    pieces: list[tuple[tuple[str, ...], str]] = []
+    for section in _merge_small(_sections(note), max_chars, min_chars):
+        text = section.text
+        if not text.strip():
+            continue
+        for part in _split_text(text, max_chars):
+            pieces.append((section.heading_path, part))
+
+    chunks: list[Chunk] = []
+    for ordinal, (heading_path, text) in enumerate(pieces):
+        embed_text = _prefix(note, heading_path) + "\n" + text
+        chunks.append(
+            Chunk(note.path, ordinal, heading_path, text, embed_text, chunk_hash(embed_text))
+        )
+    return chunks
+
+
+def _prefix(note: Note, heading_path: tuple[str, ...]) -> str:
+    head = HEADING_SEPARATOR.join((note.title, *heading_path))
+    memory = note.memory
+    if memory is None:
+        return head
+    extra = [part for part in (memory.name, memory.description) if part and part != note.title]
+    return head + ("\n" + " — ".join(extra) if extra else "")
+
+
+def _property_summary(note: Note) -> str:
+    lines: list[str] = []
+    memory = note.memory
+    if memory is not None:
+        lines.append(f"type: {memory.type}")
+    description = note.properties.get("description")
+    if memory is None and isinstance(description, str) and description.strip():
+        lines.append(description.strip())
+    if note.aliases:
+        lines.append("aliases: " + ", ".join(note.aliases))
+    if note.tags:
+        lines.append("tags: " + " ".join("#" + tag for tag in note.tags))
+    return "\n".join(lines)
+
+
+def _sections(note: Note) -> list[_Section]:
+    """Cut the body at heading lines; each section starts with its heading line."""
+    lines = note.body.split("\n")
+    headings = sorted((h for h in note.headings if 0 <= h.line < len(lines)), key=lambda h: h.line)
+    sections: list[_Section] = []
+    stack: list[tuple[int, str]] = []
+    start = 0
+    path: tuple[str, ...] = ()
+    for heading in headings:
+        if stack and heading.line <= start:
+            continue  # two headings claiming one line: keep the first
+        if heading.line > start:
+            sections.append(_Section(path, tuple(lines[start : heading.line])))
+        while stack and stack[-1][0] >= heading.level:
+            stack.pop()
+        stack.append((heading.level, heading.text.strip()))
+        path = tuple(text for _, text in stack)
+        start = heading.line
+    sections.append(_Section(path, tuple(lines[start:])))
+    return sections
+
+
+def _common_prefix(a: tuple[str, ...], b: tuple[str, ...]) -> tuple[str, ...]:
+    n = 0
+    while n < min(len(a), len(b)) and a[n] == b[n]:
+        n += 1
+    return a[:n]
+
+
+def _merge_small(sections: list[_Section], max_chars: int, min_chars: int) -> list[_Section]:
+    """Merge a tiny section into its neighbour under the common parent heading.
+
+    A section is merged with the next when it is itself tiny, or when the next one is tiny and
+    nested under it (so the bigger section keeps its heading path); only if both fit, and only
+    under a shared heading (two top-level sections are never merged into a headless chunk).
+    """
+    merged: list[_Section] = []
+    for section in sections:
+        if not section.text.strip():
+            continue  # only whitespace: nothing to keep
+        if merged:
+            prev = merged[-1]
+            prev_len, next_len = len(prev.text), len(section.text)
+            nested = section.heading_path[: len(prev.heading_path)] == prev.heading_path
+            path = _common_prefix(prev.heading_path, section.heading_path)
+            small = prev_len < min_chars or (next_len < min_chars and nested)
+            if small and (nested or path) and prev_len + 1 + next_len <= max_chars:
+                merged[-1] = _Section(path, prev.lines + section.lines)
+                continue
+        merged.append(section)
+    return merged
+
+
+def _trim_blank_lines(lines: tuple[str, ...] | list[str]) -> str:
+    start, end = 0, len(lines)
+    while start < end and not lines[start].strip():
+        start += 1
+    while end > start and not lines[end - 1].strip():
+        end -= 1
+    return "\n".join(lines[start:end])
+
+
+def _blocks(text: str) -> list[str]:
+    """Paragraphs of ``text``: runs of non-blank lines; a code fence is one block."""
+    blocks: list[str] = []
+    current: list[str] = []
+    fence: str | None = None
+    for line in text.split("\n"):
+        match = _FENCE_RE.match(line)
+        if fence is None:
+            if match:
+                fence = match.group(1)[0] * len(match.group(1))
+                current.append(line)
+            elif line.strip():
+                current.append(line)
+            elif current:
+                blocks.append("\n".join(current))
+                current = []
+        else:
+            current.append(line)
+            closing = match.group(1) if match else ""
+            if closing.startswith(fence) and line.strip() == closing:
+                fence = None
+    if current:
+        blocks.append("\n".join(current))
+    return blocks
+
+
+def _split_text(text: str, max_chars: int) -> list[str]:
+    """Split ``text`` into pieces of at most ``max_chars`` at the best boundary available."""
+    if len(text) <= max_chars:
+        return [text]
+    units: list[str] = []
+    for block in _blocks(text):
+        units.extend(_split_block(block, max_chars))
+    return _pack(units, max_chars, "\n\n")
+
+
+def _split_block(block: str, max_chars: int) -> list[str]:
+    if len(block) <= max_chars:
+        return [block]
+    units: list[str] = []
+    for line in block.split("\n"):
+        if len(line) <= max_chars:
+            units.append(line)
+            continue
+        for sentence in _SENTENCE_END_RE.split(line):
+            if sentence and sentence.strip():
+                units.extend(_hard_split(sentence, max_chars))
+    return _pack(units, max_chars, "\n")
+
+
+def _hard_split(text: str, max_chars: int) -> list[str]:
+    """Cut at the last whitespace inside each window, else exactly at ``max_chars``."""
+    pieces: list[str] = []
+    rest = text.strip()
+    while len(rest) > max_chars:
+        cut = rest.rfind(" ", 1, max_chars + 1)
+        if cut <= 0:
+            cut = max_chars
+        piece, rest = rest[:cut].rstrip(), rest[cut:].lstrip()
+        if piece:
+            pieces.append(piece)
+    if rest:
+        pieces.append(rest)
+    return pieces
+
+
+def _pack(units: list[str], max_chars: int, joiner: str) -> list[str]:
+    """Greedily join consecutive ``units`` with ``joiner`` while the result fits."""
+    packed: list[str] = []
+    current = ""
+    for unit in units:
+        if not current:
+            current = unit
+        elif len(current) + len(joiner) + len(unit) <= max_chars:
+            current = current + joiner + unit
+        else:
+            packed.append(current)
+            current = unit
+    if current:
+        packed.append(current)
+    return packed

@@ -1,0 +1,216 @@
+"""Link resolution the way Obsidian does it, and the vault graph.
+
+Resolution rules (DESIGN.md "Obsidian" facts): case-insensitive; a target naming a folder or
+ending in ``.md`` is first matched as a vault path (exact, with or without ``.md``; then as a
+path suffix, ``sub/Note`` -> ``a/sub/Note.md``); otherwise by file name — note stem, note file
+name, or an attachment's full file name. When several files share a name the shortest path wins
+(ties: lexicographic). Aliases are never link targets. Markdown links (``[x](../a/b.md)``) are
+tried relative to the source folder first and may be URL-encoded (``My%20Note.md``).
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Iterable, Iterator
+from typing import Protocol
+from urllib.parse import unquote
+
+import networkx as nx
+
+from ccb.model import LinkKind
+
+__all__ = [
+    "GraphFile",
+    "GraphLink",
+    "LinkResolver",
+    "build_graph",
+    "link_key",
+    "node_id",
+    "path_key",
+]
+
+_NOTE_EXT = ".md"
+_URL_SCHEMES = ("http://", "https://", "mailto:", "file://", "obsidian://", "ftp://")
+
+
+def _strip_md(path: str) -> str:
+    return path[: -len(_NOTE_EXT)] if path.lower().endswith(_NOTE_EXT) else path
+
+
+def link_key(target: str) -> str:
+    """Lower-cased file name of a link target without ``.md`` (``"../A/My%20Note.md"`` ->
+    ``"my note"``): a target can only resolve to a path with the same :func:`path_key`."""
+    name = posixpath.basename(unquote(target.strip().replace("\\", "/")))
+    return _strip_md(name.lower())
+
+
+def path_key(path: str) -> str:
+    """Lower-cased file name of a vault path without ``.md`` (``"a/Note.md"`` -> ``"note"``)."""
+    return _strip_md(posixpath.basename(path).lower())
+
+
+def _better(candidate: str, current: str | None) -> bool:
+    """Shortest path wins; ties go to the lexicographically smaller path."""
+    return current is None or (len(candidate), candidate) < (len(current), current)
+
+
+class LinkResolver:
+    """Resolves link targets against a set of vault paths (notes end in ``.md``).
+
+    :meth:`add` and :meth:`discard` keep it current in O(1) per path, so a writer can hold
+    one across batches; :meth:`resolve` is O(1) except for folder-suffix targets, which scan
+    the files sharing the target's file name.
+    """
+
+    def __init__(self, paths: Iterable[str] = ()) -> None:
+        self._by_path: dict[str, set[str]] = {}
+        self._by_stemless_path: dict[str, set[str]] = {}
+        self._by_name: dict[str, set[str]] = {}
+        for path in paths:
+            self.add(path)
+
+    def _keys(self, path: str) -> Iterator[tuple[dict[str, set[str]], str]]:
+        lower = path.lower()
+        name = posixpath.basename(lower)
+        yield self._by_path, lower
+        yield self._by_name, name
+        if lower.endswith(_NOTE_EXT):
+            yield self._by_stemless_path, lower[: -len(_NOTE_EXT)]
+            yield self._by_name, name[: -len(_NOTE_EXT)]
+
+    def add(self, path: str) -> None:
+        """Make ``path`` a possible link target."""
+        for index, key in self._keys(path):
+            index.setdefault(key, set()).add(path)
+
+    def discard(self, path: str) -> None:
+        """Forget ``path`` (no error if unknown)."""
+        for index, key in self._keys(path):
+            bucket = index.get(key)
+            if bucket is not None:
+                bucket.discard(path)
+                if not bucket:
+                    del index[key]
+
+    @staticmethod
+    def _best(paths: Iterable[str] | None) -> str | None:
+        return min(paths, key=lambda p: (len(p), p)) if paths else None
+
+    def resolve(self, target: str, src: str, *, kind: LinkKind = "wikilink") -> str | None:
+        """Vault path that ``target`` (as written in note ``src``) points at, or ``None``.
+
+        An empty target (``[[#Heading]]``) is the source note itself; URLs are ``None``.
+        """
+        target = target.strip()
+        if not target:
+            return src
+        if target.lower().startswith(_URL_SCHEMES):
+            return None
+        found = self._resolve(target, src, relative=kind == "markdown")
+        if found is None and "%" in target:
+            found = self._resolve(unquote(target), src, relative=kind == "markdown")
+        return found
+
+    def _resolve(self, target: str, src: str, *, relative: bool) -> str | None:
+        target = target.replace("\\", "/")
+        if relative or target.startswith(("./", "../")):
+            joined = posixpath.normpath(posixpath.join(posixpath.dirname(src), target))
+            if not joined.startswith("../"):
+                hit = self._as_path(joined.lower())
+                if hit is not None:
+                    return hit
+        key = posixpath.normpath(target.lstrip("/")).lower()
+        if key in ("", "."):
+            return None
+        if "/" in key or key.endswith(_NOTE_EXT):
+            hit = self._as_path(key)
+            if hit is not None:
+                return hit
+        if "/" in key:
+            return self._by_suffix(key)
+        return self._best(self._by_name.get(key))
+
+    def _as_path(self, key: str) -> str | None:
+        return self._best(self._by_path.get(key)) or self._best(self._by_stemless_path.get(key))
+
+    def _by_suffix(self, key: str) -> str | None:
+        name = posixpath.basename(key)
+        best: str | None = None
+        for path in self._by_name.get(name, ()):
+            lower = path.lower()
+            suffix_match = lower.endswith("/" + key) or _strip_md(lower).endswith("/" + key)
+            if suffix_match and _better(path, best):
+                best = path
+        return best
+
+
+class GraphFile(Protocol):
+    """What :func:`build_graph` reads of a file record (``magma.store.FileRecord`` fits)."""
+
+    @property
+    def path(self) -> str: ...
+    @property
+    def kind(self) -> str: ...
+    @property
+    def title(self) -> str: ...
+    @property
+    def tags(self) -> tuple[str, ...]: ...
+
+
+class GraphLink(Protocol):
+    """What :func:`build_graph` reads of a link record (``magma.store.LinkRecord`` fits)."""
+
+    @property
+    def src(self) -> str: ...
+    @property
+    def target(self) -> str: ...
+    @property
+    def kind(self) -> str: ...
+    @property
+    def subpath(self) -> str | None: ...
+    @property
+    def resolved(self) -> str | None: ...
+
+
+def node_id(kind: str, name: str) -> str:
+    """Graph node id: ``"note:<path>"``, ``"attachment:<path>"``, ``"tag:<name>"``,
+    ``"unresolved:<target>"``."""
+    return f"{kind}:{name}"
+
+
+def build_graph(files: Iterable[GraphFile], links: Iterable[GraphLink]) -> nx.MultiDiGraph:
+    """Vault graph -> ``networkx.MultiDiGraph``.
+
+    Nodes: one per file (``note:``/``attachment:``, attributes ``kind``, ``path``, ``title``),
+    one per tag (``tag:``, lower-cased as Obsidian matches tags case-insensitively), one per
+    unresolved target (``unresolved:``, lower-cased). Edges go from a note to what it links,
+    embeds or tags; the ``kind`` attribute is ``wikilink``/``embed``/``markdown`` or ``tag``
+    (tag edges use the key ``"tag"``, so a note has one edge per tag), with ``subpath`` for
+    links.
+    """
+    graph = nx.MultiDiGraph()
+    kinds: dict[str, str] = {}
+    for file in files:
+        kind = "attachment" if file.kind == "attachment" else "note"
+        kinds[file.path] = kind
+        graph.add_node(node_id(kind, file.path), kind=kind, path=file.path, title=file.title)
+        for tag in file.tags:
+            tag_node = node_id("tag", tag.lower())
+            if tag_node not in graph:
+                graph.add_node(tag_node, kind="tag", name=tag.lower())
+            graph.add_edge(node_id(kind, file.path), tag_node, key="tag", kind="tag")
+    for link in links:
+        src = node_id(kinds.get(link.src, "note"), link.src)
+        if src not in graph:
+            graph.add_node(src, kind="note", path=link.src, title=link.src)
+        if link.resolved is not None:
+            kind = kinds.get(link.resolved, "note")
+            dst = node_id(kind, link.resolved)
+            if dst not in graph:
+                graph.add_node(dst, kind=kind, path=link.resolved, title=link.resolved)
+        else:
+            dst = node_id("unresolved", link.target.lower())
+            if dst not in graph:
+                graph.add_node(dst, kind="unresolved", target=link.target)
+        graph.add_edge(src, dst, kind=link.kind, subpath=link.subpath)
+    return graph

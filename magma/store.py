@@ -1,0 +1,909 @@
+"""The MAGMA store: LanceDB tables for files, chunks (vectors + full text) and links.
+
+Layout (one LanceDB database per vault, outside the vault):
+
+- ``meta``   one row: vault path, embedding model id, vector dims, schema version. Opening a
+  store built for another vault, model or schema raises :class:`StoreMismatchError`.
+- ``files``  one row per vault file (notes and attachments), keyed by ``path``. Properties are
+  kept as JSON text (``properties_json``), never one typed column per key: one key holds a
+  date in one note and a string in another (shared case 01).
+- ``chunks`` one row per chunk, keyed by ``chunk_id`` (``"<path>#<ordinal>"``), with the
+  vector (``fixed_size_list<float32>[dims]``) and a full-text index on ``text``.
+- ``links``  one row per link of a note, keyed by ``link_id`` (``"<src>#<n>"``), with the
+  target as written and the vault path it resolves to (or null).
+
+Writes are batch-oriented: :meth:`MagmaStore.apply` makes at most one commit per table per
+call, so versions grow per batch, not per note (shared case 21). Call
+:meth:`MagmaStore.maintain` after write bursts to compact, fold new rows into the full-text
+index and prune old versions.
+
+**Single writer.** LanceDB 0.40 does not stop two processes writing one table: the last writer
+wins silently and concurrent inserts of one key can duplicate rows (DESIGN.md, shared cases
+18/19). One process — the daemon's writer — owns a store; others go through it or take the
+writer lock. Do not ``fork`` after LanceDB was used (use ``spawn``). The in-memory path set
+kept for link resolution assumes that single writer too.
+
+String filters quote values with :func:`sql_str` (``'`` doubled), which keeps paths with
+quotes, Chinese and emoji safe.
+"""
+
+from __future__ import annotations
+
+import json
+import posixpath
+import warnings
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, timedelta
+from typing import Any
+
+import lancedb
+import numpy as np
+import pyarrow as pa
+from lancedb.index import FTS
+from lancedb.query import FullTextOperator, MatchQuery
+
+from ccb.model import FileEntry, FileKind, LinkKind, Note, Problem
+from config.errors import StoreError, StoreMismatchError
+from magma.chunking import HEADING_SEPARATOR, Chunk
+from magma.graph import LinkResolver, link_key, path_key
+
+__all__ = [
+    "FTS_CONFIG",
+    "SCHEMA_VERSION",
+    "ApplyStats",
+    "AttachmentRecord",
+    "ChunkCandidate",
+    "FileRecord",
+    "IndexedFile",
+    "LinkRecord",
+    "MagmaStore",
+    "NoteRecord",
+    "StoreCounts",
+    "sql_str",
+]
+
+#: Bumped whenever a table layout changes; an older store must be rebuilt from the vault.
+SCHEMA_VERSION = 1
+
+#: Full-text index configuration, measured with lancedb 0.40.0 (see tests/magma):
+#: ``icu`` segments Chinese ("睡眠" finds 睡眠质量) and English; ``/split`` also splits on
+#: punctuation (``my-file_name.md`` -> my, file, name, md). Stop-word removal is OFF because
+#: with the ICU tokenizer it applies every language's list: "dog", "cat", "die" were never
+#: found. English stemming stays on ("running" finds "run").
+FTS_CONFIG = FTS(base_tokenizer="icu/split", remove_stop_words=False)
+
+_FTS_INDEX_NAME = "text_idx"
+# SQL IN-lists are sent in slices of this many values (keeps each filter string small).
+_IN_SLICE = 500
+
+
+def sql_str(value: str) -> str:
+    """Quote ``value`` as an SQL string literal for LanceDB filters (``'`` becomes ``''``)."""
+    return "'" + value.replace("'", "''") + "'"
+
+
+def _in_list(column: str, values: Iterable[str]) -> str:
+    return f"{column} IN ({', '.join(sql_str(v) for v in values)})"
+
+
+def _slices(values: Sequence[str], size: int = _IN_SLICE) -> Iterator[Sequence[str]]:
+    for start in range(0, len(values), size):
+        yield values[start : start + size]
+
+
+# ---------------------------------------------------------------------------- records
+
+
+@dataclass(frozen=True, slots=True)
+class IndexedFile:
+    """What reconcile needs to decide whether a file changed: size (bytes), mtime (ns), hash."""
+
+    path: str
+    kind: FileKind
+    size: int
+    mtime_ns: int
+    content_hash: str
+    note_id: str
+    memory_id: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class FileRecord:
+    """One row of ``files``: a note's metadata as indexed (``properties`` decoded from JSON:
+    dates are ISO strings there)."""
+
+    path: str
+    note_id: str
+    kind: FileKind
+    size: int
+    mtime_ns: int
+    content_hash: str
+    title: str
+    tags: tuple[str, ...]
+    aliases: tuple[str, ...]
+    memory_type: str | None
+    memory_id: str | None
+    memory_name: str | None
+    memory_description: str | None
+    properties: Mapping[str, Any]
+    problems: tuple[Problem, ...]
+    indexed_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class LinkRecord:
+    """One row of ``links``: ``src`` note path, ``target`` as written, the resolved path."""
+
+    src: str
+    target: str
+    kind: str
+    subpath: str | None
+    resolved: str | None
+    line: int
+
+
+@dataclass(frozen=True, slots=True)
+class NoteRecord:
+    """A parsed note ready to store: its chunks and their vectors (``float32[len(chunks),
+    dims]``, row i belongs to ``chunks[i]``). ``note_id`` is the memory id if the note has
+    one, else an id the caller assigned (stable across renames when the caller can tell)."""
+
+    note: Note
+    note_id: str
+    size: int
+    mtime_ns: int
+    chunks: Sequence[Chunk]
+    vectors: np.ndarray
+
+
+@dataclass(frozen=True, slots=True)
+class AttachmentRecord:
+    """A non-markdown vault file: a graph node, never text. ``content_hash`` may be empty
+    when the caller does not hash attachments."""
+
+    entry: FileEntry
+    note_id: str
+    content_hash: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ApplyStats:
+    """What one :meth:`MagmaStore.apply` wrote (row counts)."""
+
+    files_written: int = 0
+    files_deleted: int = 0
+    chunks_written: int = 0
+    links_written: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class StoreCounts:
+    """Row counts for ``dreamd status``."""
+
+    files: int
+    notes: int
+    attachments: int
+    chunks: int
+    memories: int
+    links: int
+    unresolved_links: int
+    fts_unindexed_rows: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkCandidate:
+    """One chunk returned by a vector or full-text query, best first.
+
+    ``score`` is the cosine similarity (vector; 1 = same direction) or the BM25 score
+    (full text; unbounded, higher is better). ``body`` is the body segment, ``text`` the
+    embedded text (prefix + body)."""
+
+    chunk_id: str
+    path: str
+    note_id: str
+    title: str
+    heading_path: str
+    body: str
+    text: str
+    memory_type: str | None
+    score: float
+
+
+@dataclass(slots=True)
+class _Tables:
+    meta: Any
+    files: Any
+    chunks: Any
+    links: Any
+
+
+# ---------------------------------------------------------------------------- schemas
+
+
+def _files_schema() -> pa.Schema:
+    return pa.schema(
+        [
+            pa.field("path", pa.string(), nullable=False),
+            pa.field("note_id", pa.string(), nullable=False),
+            pa.field("kind", pa.string(), nullable=False),
+            pa.field("size", pa.int64(), nullable=False),
+            pa.field("mtime_ns", pa.int64(), nullable=False),
+            pa.field("content_hash", pa.string(), nullable=False),
+            pa.field("title", pa.string(), nullable=False),
+            pa.field("tags", pa.list_(pa.string())),
+            pa.field("aliases", pa.list_(pa.string())),
+            pa.field("memory_type", pa.string()),
+            pa.field("memory_id", pa.string()),
+            pa.field("memory_name", pa.string()),
+            pa.field("memory_description", pa.string()),
+            pa.field("properties_json", pa.string(), nullable=False),
+            pa.field("problems_json", pa.string(), nullable=False),
+            pa.field("indexed_at", pa.timestamp("us", tz="UTC"), nullable=False),
+        ]
+    )
+
+
+def _chunks_schema(dims: int) -> pa.Schema:
+    return pa.schema(
+        [
+            pa.field("chunk_id", pa.string(), nullable=False),
+            pa.field("path", pa.string(), nullable=False),
+            pa.field("note_id", pa.string(), nullable=False),
+            pa.field("ordinal", pa.int32(), nullable=False),
+            pa.field("title", pa.string(), nullable=False),
+            pa.field("heading_path", pa.string(), nullable=False),
+            pa.field("text", pa.string(), nullable=False),
+            pa.field("body", pa.string(), nullable=False),
+            pa.field("content_hash", pa.string(), nullable=False),
+            pa.field("memory_type", pa.string()),
+            pa.field("vector", pa.list_(pa.float32(), dims)),
+        ]
+    )
+
+
+def _links_schema() -> pa.Schema:
+    return pa.schema(
+        [
+            pa.field("link_id", pa.string(), nullable=False),
+            pa.field("src", pa.string(), nullable=False),
+            pa.field("target", pa.string(), nullable=False),
+            pa.field("target_key", pa.string(), nullable=False),
+            pa.field("kind", pa.string(), nullable=False),
+            pa.field("subpath", pa.string()),
+            pa.field("resolved", pa.string()),
+            pa.field("line", pa.int32(), nullable=False),
+        ]
+    )
+
+
+def _meta_schema() -> pa.Schema:
+    return pa.schema(
+        [
+            pa.field("vault_path", pa.string(), nullable=False),
+            pa.field("model_id", pa.string(), nullable=False),
+            pa.field("dims", pa.int32(), nullable=False),
+            pa.field("schema_version", pa.int32(), nullable=False),
+            pa.field("created_at", pa.timestamp("us", tz="UTC"), nullable=False),
+        ]
+    )
+
+
+def _json_default(value: object) -> str:
+    if isinstance(value, datetime | date):
+        return value.isoformat()
+    return str(value)
+
+
+def _to_json(value: object) -> str:
+    return json.dumps(value, ensure_ascii=False, default=_json_default, sort_keys=False)
+
+
+# ---------------------------------------------------------------------------- store
+
+
+class MagmaStore:
+    """Read and write the MAGMA tables of one vault. Construct with :meth:`open`."""
+
+    def __init__(
+        self, db: Any, tables: _Tables, *, uri: str, vault_path: str, model_id: str, dims: int
+    ) -> None:
+        self._db = db
+        self._t = tables
+        self.uri = uri
+        self.vault_path = vault_path
+        self.model_id = model_id
+        self.dims = dims
+        self._paths: set[str] | None = None
+        self._resolver: LinkResolver | None = None
+        self._has_fts: bool | None = None
+
+    # ------------------------------------------------------------------ open
+
+    @classmethod
+    def open(cls, uri: str, *, vault_path: str, model_id: str, dims: int) -> MagmaStore:
+        """Open (or create) the store at ``uri`` for ``vault_path`` and embedding ``model_id``.
+
+        Raises :class:`StoreMismatchError` when the store was built for another vault path,
+        model id, vector width or schema version (the message names both values), and
+        :class:`StoreError` when the database cannot be opened or created.
+        """
+        try:
+            db = lancedb.connect(uri)
+            existing = set(db.list_tables().tables)
+        except Exception as exc:
+            raise StoreError(f"magma: open store {uri}: {type(exc).__name__}: {exc}") from exc
+        try:
+            if "meta" in existing:
+                meta = db.open_table("meta")
+                rows = meta.to_arrow().to_pylist()
+                if rows:
+                    _check_meta(uri, rows[0], vault_path, model_id, dims)
+            else:
+                meta = db.create_table("meta", schema=_meta_schema())
+            if meta.count_rows() == 0:
+                row = {
+                    "vault_path": vault_path,
+                    "model_id": model_id,
+                    "dims": dims,
+                    "schema_version": SCHEMA_VERSION,
+                    "created_at": datetime.now(UTC),
+                }
+                meta.add(pa.Table.from_pylist([row], schema=_meta_schema()))
+
+            def table(name: str, schema: pa.Schema) -> Any:
+                if name in existing:
+                    return db.open_table(name)
+                return db.create_table(name, schema=schema)
+
+            tables = _Tables(
+                meta=meta,
+                files=table("files", _files_schema()),
+                chunks=table("chunks", _chunks_schema(dims)),
+                links=table("links", _links_schema()),
+            )
+        except StoreMismatchError:
+            raise
+        except Exception as exc:
+            raise StoreError(f"magma: open store {uri}: {type(exc).__name__}: {exc}") from exc
+        return cls(db, tables, uri=uri, vault_path=vault_path, model_id=model_id, dims=dims)
+
+    # ------------------------------------------------------------------ reads
+
+    def file_index(self) -> dict[str, IndexedFile]:
+        """``{path: IndexedFile}`` for every stored file: one columnar read of six columns."""
+        cols = ["path", "kind", "size", "mtime_ns", "content_hash", "note_id", "memory_id"]
+        data = self._read(self._t.files, cols).to_pydict()
+        index = {
+            path: IndexedFile(path, kind, size, mtime, chash, note_id, memory_id)
+            for path, kind, size, mtime, chash, note_id, memory_id in zip(
+                *(data[c] for c in cols), strict=True
+            )
+        }
+        if self._paths != set(index):
+            self._paths, self._resolver = set(index), None
+        return index
+
+    def known_vectors(self, hashes: Collection[str]) -> dict[str, np.ndarray]:
+        """``{chunk content_hash: float32[dims]}`` for the hashes already stored (any path).
+
+        Used so an unchanged chunk is never embedded twice, also across renames.
+        """
+        wanted = sorted(set(hashes))
+        found: dict[str, np.ndarray] = {}
+        for part in _slices(wanted):
+            table = self._read(
+                self._t.chunks, ["content_hash", "vector"], _in_list("content_hash", part)
+            )
+            if table.num_rows == 0:
+                continue
+            flat = table.column("vector").combine_chunks().flatten().to_numpy()
+            matrix = np.asarray(flat, dtype=np.float32).reshape(table.num_rows, self.dims)
+            for i, chash in enumerate(table.column("content_hash").to_pylist()):
+                found.setdefault(chash, matrix[i].copy())
+        return found
+
+    def chunk_hashes(self, paths: Collection[str] | None = None) -> dict[str, str]:
+        """``{chunk_id: content_hash}`` of every chunk, or of the chunks of ``paths``."""
+        if paths is None:
+            parts: list[str | None] = [None]
+        else:
+            parts = [_in_list("path", part) for part in _slices(sorted(set(paths)))]
+        found: dict[str, str] = {}
+        for where in parts:
+            data = self._read(self._t.chunks, ["chunk_id", "content_hash"], where).to_pydict()
+            found.update(zip(data["chunk_id"], data["content_hash"], strict=True))
+        return found
+
+    def get_file(self, path: str) -> FileRecord | None:
+        """The stored record of ``path``, or ``None``."""
+        rows = self._read(self._t.files, None, f"path = {sql_str(path)}").to_pylist()
+        return _file_record(rows[0]) if rows else None
+
+    def all_files(self) -> list[FileRecord]:
+        """Every stored file, sorted by path."""
+        rows = self._read(self._t.files, None).to_pylist()
+        return sorted((_file_record(r) for r in rows), key=lambda r: r.path)
+
+    def all_links(self) -> list[LinkRecord]:
+        """Every stored link, by source path then position."""
+        rows = self._read(
+            self._t.links, ["src", "target", "kind", "subpath", "resolved", "line"]
+        ).to_pylist()
+        records = [LinkRecord(**row) for row in rows]
+        return sorted(records, key=lambda r: (r.src, r.line, r.target))
+
+    def problems(self) -> list[Problem]:
+        """Every parse problem recorded for a stored file, by path."""
+        rows = self._read(
+            self._t.files, ["path", "problems_json"], "problems_json != '[]'"
+        ).to_pylist()
+        found: list[Problem] = []
+        for row in sorted(rows, key=lambda r: r["path"]):
+            found.extend(Problem(**p) for p in json.loads(row["problems_json"]))
+        return found
+
+    def counts(self) -> StoreCounts:
+        """Row counts of every table (for ``dreamd status``)."""
+        try:
+            files = self._t.files
+            unindexed = 0
+            if self._fts_ready():
+                stats = self._t.chunks.index_stats(_FTS_INDEX_NAME)
+                unindexed = stats.num_unindexed_rows if stats is not None else 0
+            return StoreCounts(
+                files=files.count_rows(),
+                notes=files.count_rows("kind = 'note'"),
+                attachments=files.count_rows("kind = 'attachment'"),
+                chunks=self._t.chunks.count_rows(),
+                memories=files.count_rows("memory_type IS NOT NULL"),
+                links=self._t.links.count_rows(),
+                unresolved_links=self._t.links.count_rows("resolved IS NULL"),
+                fts_unindexed_rows=unindexed,
+            )
+        except Exception as exc:
+            raise StoreError(f"magma: count rows in {self.uri}: {exc}") from exc
+
+    def versions(self) -> dict[str, int]:
+        """Current LanceDB version of each table (grows by one per commit)."""
+        return {
+            "files": self._t.files.version,
+            "chunks": self._t.chunks.version,
+            "links": self._t.links.version,
+        }
+
+    # ------------------------------------------------------------------ search reads
+
+    def vector_candidates(
+        self,
+        vector: np.ndarray,
+        *,
+        limit: int,
+        memory_types: Collection[str] | None = None,
+        path_prefix: str | None = None,
+    ) -> list[ChunkCandidate]:
+        """Nearest chunks by cosine similarity (flat scan, filters applied before the scan)."""
+        if self._t.chunks.count_rows() == 0:
+            return []
+        query = (
+            self._t.chunks.search(np.asarray(vector, dtype=np.float32), query_type="vector")
+            .distance_type("cosine")
+            .select(list(_CANDIDATE_COLUMNS))
+            .limit(limit)
+        )
+        where = _search_filter(memory_types, path_prefix)
+        if where:
+            query = query.where(where, prefilter=True)
+        try:
+            rows = query.to_list()
+        except Exception as exc:
+            raise StoreError(f"magma: vector search in {self.uri}: {exc}") from exc
+        return [_candidate(row, 1.0 - float(row["_distance"])) for row in rows]
+
+    def fulltext_candidates(
+        self,
+        query_text: str,
+        *,
+        limit: int,
+        memory_types: Collection[str] | None = None,
+        path_prefix: str | None = None,
+    ) -> list[ChunkCandidate]:
+        """Best chunks by BM25 on ``text`` (query words OR-ed; no query syntax is parsed, so
+        quotes, colons and operators in ``query_text`` are plain characters)."""
+        if not query_text.strip() or not self._fts_ready():
+            return []
+        query = (
+            self._t.chunks.search(
+                MatchQuery(
+                    query_text,
+                    "text",
+                    boost=1.0,
+                    fuzziness=0,
+                    max_expansions=50,
+                    operator=FullTextOperator.OR,
+                    prefix_length=0,
+                    document_granularity=None,
+                ),
+                query_type="fts",
+            )
+            .select(list(_CANDIDATE_COLUMNS))
+            .limit(limit)
+        )
+        where = _search_filter(memory_types, path_prefix)
+        if where:
+            query = query.where(where, prefilter=True)
+        try:
+            rows = query.to_list()
+        except Exception as exc:
+            raise StoreError(f"magma: full-text search in {self.uri}: {exc}") from exc
+        return [_candidate(row, float(row["_score"])) for row in rows]
+
+    # ------------------------------------------------------------------ writes
+
+    def apply(
+        self,
+        *,
+        upserts: Sequence[NoteRecord] = (),
+        attachments: Sequence[AttachmentRecord] = (),
+        deletes: Collection[str] = (),
+        touches: Sequence[FileEntry] = (),
+        now: datetime | None = None,
+    ) -> ApplyStats:
+        """Write one batch: at most one commit per table.
+
+        ``upserts`` replace every row of those notes (file row, all chunks, all links);
+        ``attachments`` upsert file rows; ``deletes`` remove files and their chunks and links;
+        ``touches`` update only ``size``/``mtime_ns`` of files whose content did not change.
+        Links of the batch are resolved against the paths stored after the batch; when the
+        set of paths changes, links of other notes are re-resolved in the same commit.
+        ``now`` stamps ``indexed_at`` (default: the current UTC time).
+        Raises :class:`StoreError` on a write failure or vectors misaligned with chunks.
+        """
+        stamp = now or datetime.now(UTC)
+        deleted = set(deletes)
+        for record in upserts:
+            if record.vectors.shape != (len(record.chunks), self.dims):
+                raise StoreError(
+                    f"magma: apply {record.note.path}: vectors shape {record.vectors.shape}, "
+                    f"expected ({len(record.chunks)}, {self.dims})"
+                )
+        try:
+            before = self._known_paths()
+            after = (before - deleted) | {r.note.path for r in upserts}
+            after |= {a.entry.path for a in attachments}
+            # Chunks and links first, the file rows last: a file row (with its content hash)
+            # is the mark that a note is fully indexed, so a crash in between is healed by
+            # the next reconcile re-indexing that note.
+            changed_paths = after ^ before
+            resolver = self._link_resolver(before)
+            for path in changed_paths:
+                if path in after:
+                    resolver.add(path)
+                else:
+                    resolver.discard(path)
+            chunks_written = self._write_chunks(upserts, deleted)
+            links_written = self._write_links(upserts, deleted, resolver, changed_paths)
+            files_written = self._write_files(upserts, attachments, deleted, touches, stamp)
+        except Exception as exc:
+            self._paths = self._resolver = None  # re-read from the tables next time
+            if isinstance(exc, StoreError):
+                raise
+            raise StoreError(
+                f"magma: apply batch ({len(upserts)} notes, {len(deleted)} deletes) to "
+                f"{self.uri}: {type(exc).__name__}: {exc}"
+            ) from exc
+        self._paths = after
+        return ApplyStats(files_written, len(deleted & before), chunks_written, links_written)
+
+    def maintain(self, cleanup_older_than: timedelta = timedelta(0)) -> None:
+        """Compact every table, fold new rows into the full-text index, prune old versions.
+
+        ``cleanup_older_than=timedelta(0)`` keeps only the latest version (DESIGN.md: plain
+        ``optimize()`` keeps 7 days and frees nothing). Only safe while no other process reads
+        an older version. Raises :class:`StoreError`.
+        """
+        try:
+            self._ensure_fts()
+            with warnings.catch_warnings():
+                # lancedb warns that cleanup_older_than=0 breaks concurrent readers; this
+                # store has a single writer by design (see the module docstring).
+                warnings.filterwarnings("ignore", message=r"optimize\(cleanup_older_than")
+                for table in (self._t.files, self._t.chunks, self._t.links):
+                    table.optimize(cleanup_older_than=cleanup_older_than)
+        except Exception as exc:
+            raise StoreError(f"magma: maintain {self.uri}: {exc}") from exc
+
+    # ------------------------------------------------------------------ internals
+
+    def _read(self, table: Any, columns: list[str] | None, where: str | None = None) -> pa.Table:
+        try:
+            query = table.search()
+            if columns is not None:
+                query = query.select(columns)
+            if where:
+                query = query.where(where)
+            return query.limit(None).to_arrow()
+        except Exception as exc:
+            raise StoreError(f"magma: read {table.name} in {self.uri}: {exc}") from exc
+
+    def _known_paths(self) -> set[str]:
+        if self._paths is None:
+            self._paths = set(self._read(self._t.files, ["path"]).column("path").to_pylist())
+        return self._paths
+
+    def _link_resolver(self, paths: set[str]) -> LinkResolver:
+        if self._resolver is None:
+            self._resolver = LinkResolver(paths)
+        return self._resolver
+
+    def _fts_ready(self) -> bool:
+        if not self._has_fts:
+            self._has_fts = any(i.name == _FTS_INDEX_NAME for i in self._t.chunks.list_indices())
+        return bool(self._has_fts)
+
+    def _ensure_fts(self) -> None:
+        """Create the full-text index once ``chunks`` has rows (shared case 20)."""
+        if not self._fts_ready() and self._t.chunks.count_rows() > 0:
+            self._t.chunks.create_index("text", config=FTS_CONFIG, name=_FTS_INDEX_NAME)
+            self._has_fts = True
+
+    def _write_files(
+        self,
+        upserts: Sequence[NoteRecord],
+        attachments: Sequence[AttachmentRecord],
+        deleted: set[str],
+        touches: Sequence[FileEntry],
+        stamp: datetime,
+    ) -> int:
+        rows = [_note_row(r, stamp) for r in upserts]
+        rows += [_attachment_row(a, stamp) for a in attachments]
+        written = {row["path"] for row in rows}
+        touched = {t.path: t for t in touches if t.path not in written and t.path not in deleted}
+        if touched:
+            # Touches are folded into the same commit: read the current rows, patch two fields.
+            for part in _slices(sorted(touched)):
+                for row in self._read(self._t.files, None, _in_list("path", part)).to_pylist():
+                    entry = touched[row["path"]]
+                    row["size"], row["mtime_ns"] = entry.size, entry.mtime_ns
+                    rows.append(row)
+        table = self._t.files
+        if rows:
+            data = pa.Table.from_pylist(rows, schema=_files_schema())
+            builder = (
+                table.merge_insert("path").when_matched_update_all().when_not_matched_insert_all()
+            )
+            if deleted:
+                builder = builder.when_not_matched_by_source_delete(
+                    _in_list("path", sorted(deleted))
+                )
+            builder.execute(data)
+        elif deleted:
+            table.delete(_in_list("path", sorted(deleted)))
+        return len(rows)
+
+    def _write_chunks(self, upserts: Sequence[NoteRecord], deleted: set[str]) -> int:
+        rows: dict[str, list[Any]] = {name: [] for name in _chunks_schema(self.dims).names}
+        vectors: list[np.ndarray] = []
+        for record in upserts:
+            note = record.note
+            memory_type = note.memory.type if note.memory else None
+            for chunk in record.chunks:
+                rows["chunk_id"].append(f"{note.path}#{chunk.ordinal}")
+                rows["path"].append(note.path)
+                rows["note_id"].append(record.note_id)
+                rows["ordinal"].append(chunk.ordinal)
+                rows["title"].append(note.title)
+                rows["heading_path"].append(HEADING_SEPARATOR.join(chunk.heading_path))
+                rows["text"].append(chunk.embed_text)
+                rows["body"].append(chunk.text)
+                rows["content_hash"].append(chunk.content_hash)
+                rows["memory_type"].append(memory_type)
+            if len(record.chunks):
+                vectors.append(np.asarray(record.vectors, dtype=np.float32))
+        replaced = sorted({r.note.path for r in upserts} | deleted)
+        n = len(rows["chunk_id"])
+        table = self._t.chunks
+        if n:
+            matrix = np.concatenate(vectors, axis=0).ravel()
+            rows["vector"] = pa.FixedSizeListArray.from_arrays(pa.array(matrix), self.dims)
+            data = pa.Table.from_pydict(rows, schema=_chunks_schema(self.dims))
+            self._replace(table, "chunk_id", "path", data, replaced)
+            self._ensure_fts()
+        elif replaced:
+            self._delete_in(table, "path", replaced)
+        return n
+
+    def _write_links(
+        self,
+        upserts: Sequence[NoteRecord],
+        deleted: set[str],
+        resolver: LinkResolver,
+        changed_paths: set[str],
+    ) -> int:
+        rows: list[dict[str, Any]] = []
+        for record in upserts:
+            src = record.note.path
+            for n, link in enumerate(record.note.links):
+                rows.append(
+                    {
+                        "link_id": f"{src}#{n}",
+                        "src": src,
+                        "target": link.target,
+                        "target_key": link_key(link.target),
+                        "kind": link.kind,
+                        "subpath": link.subpath,
+                        "resolved": resolver.resolve(link.target, src, kind=link.kind),
+                        "line": link.line,
+                    }
+                )
+        replaced = {r.note.path for r in upserts} | deleted
+        if changed_paths:
+            rows += self._reresolved_links(resolver, changed_paths, replaced)
+        table = self._t.links
+        if rows:
+            data = pa.Table.from_pylist(rows, schema=_links_schema())
+            self._replace(table, "link_id", "src", data, sorted(replaced))
+        elif replaced:
+            self._delete_in(table, "src", sorted(replaced))
+        return len(rows)
+
+    def _reresolved_links(
+        self, resolver: LinkResolver, changed_paths: set[str], skip: set[str]
+    ) -> list[dict[str, Any]]:
+        """Stored links of notes outside this batch whose resolution the batch changed.
+
+        Only links whose ``target_key`` equals the file name of an added or removed path can
+        change, so only those rows are read.
+        """
+        keys = sorted({path_key(p) for p in changed_paths})
+        changed: list[dict[str, Any]] = []
+        for part in _slices(keys):
+            for row in self._read(self._t.links, None, _in_list("target_key", part)).to_pylist():
+                if row["src"] in skip:
+                    continue
+                kind: LinkKind = row["kind"]
+                resolved = resolver.resolve(row["target"], row["src"], kind=kind)
+                if resolved != row["resolved"]:
+                    row["resolved"] = resolved
+                    changed.append(row)
+        return changed
+
+    @staticmethod
+    def _replace(table: Any, key: str, owner: str, data: pa.Table, owners: list[str]) -> None:
+        """Upsert ``data`` by ``key`` and, in the same commit, delete the other rows of
+        ``owners`` (measured faster than delete + add, and one version instead of two)."""
+        builder = table.merge_insert(key).when_matched_update_all().when_not_matched_insert_all()
+        if owners:
+            builder = builder.when_not_matched_by_source_delete(_in_list(owner, owners))
+        builder.execute(data)
+
+    @staticmethod
+    def _delete_in(table: Any, column: str, values: list[str]) -> None:
+        for part in _slices(values):
+            table.delete(_in_list(column, part))
+
+
+_CANDIDATE_COLUMNS = (
+    "chunk_id",
+    "path",
+    "note_id",
+    "title",
+    "heading_path",
+    "body",
+    "text",
+    "memory_type",
+)
+
+
+def _candidate(row: Mapping[str, Any], score: float) -> ChunkCandidate:
+    return ChunkCandidate(
+        chunk_id=row["chunk_id"],
+        path=row["path"],
+        note_id=row["note_id"],
+        title=row["title"],
+        heading_path=row["heading_path"],
+        body=row["body"],
+        text=row["text"],
+        memory_type=row["memory_type"],
+        score=score,
+    )
+
+
+def _search_filter(memory_types: Collection[str] | None, path_prefix: str | None) -> str:
+    parts: list[str] = []
+    if memory_types is not None:
+        types = sorted(set(memory_types))
+        parts.append(_in_list("memory_type", types) if types else "false")
+    if path_prefix:
+        parts.append(f"starts_with(path, {sql_str(path_prefix)})")
+    return " AND ".join(parts)
+
+
+def _check_meta(
+    uri: str, row: Mapping[str, Any], vault_path: str, model_id: str, dims: int
+) -> None:
+    def norm(p: str) -> str:
+        return posixpath.normpath(p.replace("\\", "/"))
+
+    if norm(row["vault_path"]) != norm(vault_path):
+        raise StoreMismatchError(
+            f"magma: open store {uri}: built for vault {row['vault_path']!r}, not {vault_path!r}"
+        )
+    if row["model_id"] != model_id or int(row["dims"]) != dims:
+        raise StoreMismatchError(
+            f"magma: open store {uri}: built with embedding model {row['model_id']!r} "
+            f"({row['dims']} dims), not {model_id!r} ({dims} dims); rebuild the index"
+        )
+    if int(row["schema_version"]) != SCHEMA_VERSION:
+        raise StoreMismatchError(
+            f"magma: open store {uri}: schema version {row['schema_version']}, "
+            f"this dreamd uses {SCHEMA_VERSION}; rebuild the index"
+        )
+
+
+def _note_row(record: NoteRecord, stamp: datetime) -> dict[str, Any]:
+    note = record.note
+    memory = note.memory
+    return {
+        "path": note.path,
+        "note_id": record.note_id,
+        "kind": "note",
+        "size": record.size,
+        "mtime_ns": record.mtime_ns,
+        "content_hash": note.content_hash,
+        "title": note.title,
+        "tags": list(note.tags),
+        "aliases": list(note.aliases),
+        "memory_type": memory.type if memory else None,
+        "memory_id": memory.id if memory else None,
+        "memory_name": memory.name if memory else None,
+        "memory_description": memory.description if memory else None,
+        "properties_json": _to_json(dict(note.properties)),
+        "problems_json": _to_json(
+            [{"path": p.path, "kind": p.kind, "reason": p.reason} for p in note.problems]
+        ),
+        "indexed_at": stamp,
+    }
+
+
+def _attachment_row(record: AttachmentRecord, stamp: datetime) -> dict[str, Any]:
+    entry = record.entry
+    return {
+        "path": entry.path,
+        "note_id": record.note_id,
+        "kind": entry.kind,
+        "size": entry.size,
+        "mtime_ns": entry.mtime_ns,
+        "content_hash": record.content_hash,
+        "title": posixpath.basename(entry.path),
+        "tags": [],
+        "aliases": [],
+        "memory_type": None,
+        "memory_id": None,
+        "memory_name": None,
+        "memory_description": None,
+        "properties_json": "{}",
+        "problems_json": "[]",
+        "indexed_at": stamp,
+    }
+
+
+def _file_record(row: Mapping[str, Any]) -> FileRecord:
+    return FileRecord(
+        path=row["path"],
+        note_id=row["note_id"],
+        kind=row["kind"],
+        size=row["size"],
+        mtime_ns=row["mtime_ns"],
+        content_hash=row["content_hash"],
+        title=row["title"],
+        tags=tuple(row["tags"] or ()),
+        aliases=tuple(row["aliases"] or ()),
+        memory_type=row["memory_type"],
+        memory_id=row["memory_id"],
+        memory_name=row["memory_name"],
+        memory_description=row["memory_description"],
+        properties=json.loads(row["properties_json"]),
+        problems=tuple(Problem(**p) for p in json.loads(row["problems_json"])),
+        indexed_at=row["indexed_at"],
+    )

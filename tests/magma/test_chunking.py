@@ -1,0 +1,123 @@
+"""Chunking: coverage, size bounds, determinism and heading paths (hypothesis + tables)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ccb.model import MemoryMeta, Note
+from magma.chunking import chunk_hash, chunk_note
+
+_WS = re.compile(r"\s+")
+
+
+def squash(text: str) -> str:
+    return _WS.sub("", text)
+
+
+words = st.text(
+    alphabet=st.sampled_from(list("abcdefgh xyz.!?。睡眠质量🙂'\"")), min_size=1, max_size=300
+)
+lines = st.one_of(
+    words,
+    st.builds(
+        lambda lvl, t: "#" * lvl + " " + t.strip().replace("#", "") + "H", st.integers(1, 4), words
+    ),
+    st.just(""),
+    st.just("```"),
+    st.builds(lambda n: "word " * n, st.integers(50, 700)),
+    st.builds(lambda n: "长" * n, st.integers(50, 2000)),
+)
+bodies = st.lists(lines, max_size=40).map("\n".join)
+
+
+@settings(max_examples=200, deadline=None)
+@given(body=bodies, max_chars=st.integers(min_value=40, max_value=2000))
+def test_chunks_cover_body_in_order_and_respect_max_chars(
+    body: str, max_chars: int, note_of: Callable[..., Note]
+) -> None:
+    note = note_of("Folder/Note.md", body)
+    chunks = chunk_note(note, max_chars=max_chars)
+    assert chunks, "every note gets at least one chunk"
+    assert [c.ordinal for c in chunks] == list(range(len(chunks)))
+    if body.strip():
+        # nothing lost, nothing repeated: whitespace aside, the chunks are the body
+        assert squash("".join(c.text for c in chunks)) == squash(body)
+        for line in body.split("\n"):
+            if line.strip():
+                assert any(line.strip() in c.text for c in chunks) or len(line) > max_chars
+    for chunk in chunks:
+        assert len(chunk.text) <= max_chars
+        assert chunk.embed_text.endswith(chunk.text)
+        assert chunk.embed_text.startswith(note.title)
+        assert chunk.content_hash == chunk_hash(chunk.embed_text)
+        assert chunk.path == note.path
+    assert chunk_note(note, max_chars=max_chars) == chunks  # deterministic
+
+
+def test_heading_path_and_prefix(note_of: Callable[..., Note]) -> None:
+    body = "\n".join(
+        [
+            "# Feeding",
+            "Feed the starter every day. " * 10,
+            "## Ratio",
+            "Use 1:5:5 starter, flour, water. " * 10,
+            "# Baking",
+            "Bake at 250 °C. " * 20,
+        ]
+    )
+    chunks = chunk_note(note_of("Sourdough.md", body), max_chars=1500, min_chars=50)
+    assert [c.heading_path for c in chunks] == [
+        ("Feeding",),
+        ("Feeding", "Ratio"),
+        ("Baking",),
+    ]
+    assert chunks[1].embed_text.startswith("Sourdough > Feeding > Ratio\n## Ratio\n")
+
+
+def test_tiny_sections_merge_under_parent(note_of: Callable[..., Note]) -> None:
+    body = "# Feeding\n## Ratio\n1:5:5\n## Time\nmorning\n# Baking\n" + "Bake long. " * 40
+    chunks = chunk_note(note_of("Sourdough.md", body))
+    assert chunks[0].heading_path == ("Feeding",)
+    assert "1:5:5" in chunks[0].text and "morning" in chunks[0].text
+
+
+def test_code_fence_is_not_cut_when_it_fits(note_of: Callable[..., Note]) -> None:
+    fence = "```python\n" + "\n\n".join(f"x{i} = {i}" for i in range(30)) + "\n```"
+    body = "Intro. " * 30 + "\n\n" + fence + "\n\n" + "Outro. " * 30
+    chunks = chunk_note(note_of("Code.md", body), max_chars=400)
+    assert any(fence in c.text for c in chunks)
+
+
+def test_long_chinese_line_is_split_at_sentence_ends(note_of: Callable[..., Note]) -> None:
+    body = "睡眠质量很重要。" * 100
+    chunks = chunk_note(note_of("睡眠.md", body), max_chars=100)
+    assert len(chunks) > 1
+    assert all(c.text.endswith("。") for c in chunks)
+
+
+def test_empty_body_gets_a_findable_chunk(note_of: Callable[..., Note]) -> None:
+    note = note_of("Empty.md", "  \n", tags=("project/kiln",), aliases=("Kiln log",))
+    [chunk] = chunk_note(note)
+    assert chunk.text == ""
+    assert "Kiln log" in chunk.embed_text and "#project/kiln" in chunk.embed_text
+
+
+def test_memory_chunks_carry_name_and_description(note_of: Callable[..., Note]) -> None:
+    memory = MemoryMeta(
+        type="feedback", name="Tests hit a real database", description="Never mock the DB"
+    )
+    note = note_of("Memory/tests-hit-a-real-database.md", "Why: mocks hid a bug.", memory=memory)
+    [chunk] = chunk_note(note)
+    assert "Tests hit a real database" in chunk.embed_text
+    assert "Never mock the DB" in chunk.embed_text
+
+
+def test_hash_changes_only_with_chunk_content(note_of: Callable[..., Note]) -> None:
+    a = chunk_note(note_of("N.md", "# A\n" + "one " * 100 + "\n# B\n" + "two " * 100))
+    b = chunk_note(note_of("N.md", "# A\n" + "one " * 100 + "\n# B\n" + "three " * 100))
+    assert a[0].content_hash == b[0].content_hash
+    assert a[1].content_hash != b[1].content_hash

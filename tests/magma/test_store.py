@@ -1,0 +1,197 @@
+"""MagmaStore on a real LanceDB in tmp_path: writes, versions, deletes, odd paths, mismatch."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import date, datetime, timedelta, timezone
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from ccb.model import FileEntry, Link, MemoryMeta, Note, Problem
+from config.errors import StoreError, StoreMismatchError
+from magma.store import AttachmentRecord, MagmaStore, NoteRecord
+
+NoteOf = Callable[..., Note]
+RecordOf = Callable[..., NoteRecord]
+
+ODD_PATHS = [
+    "Bob's notes/it's ''quoted''.md",
+    "日记/睡眠记录.md",
+    "Emoji 🚀/launch 🎉.md",
+    'Weird "double" %_ wildcard.md',
+]
+
+
+def test_upsert_then_counts_and_records(
+    store: MagmaStore, note_of: NoteOf, record_of: RecordOf
+) -> None:
+    memory = MemoryMeta(type="user", name="Prefers tea", description="Tea, not coffee", id="01J0")
+    notes = [
+        note_of(
+            "A.md", "# One\nalpha text\n", links=(Link("B", "wikilink"), Link("Nope", "wikilink"))
+        ),
+        note_of("B.md", "beta text", tags=("garden",), aliases=("Bee",)),
+        note_of("Memory/prefers-tea.md", "Tea always.", memory=memory),
+    ]
+    attachment = AttachmentRecord(FileEntry("img/cat.png", 10, 5, "attachment"), "att-1")
+    stats = store.apply(upserts=[record_of(n) for n in notes], attachments=[attachment])
+    assert stats.files_written == 4
+    counts = store.counts()
+    assert (counts.files, counts.notes, counts.attachments, counts.memories) == (4, 3, 1, 1)
+    assert counts.chunks == 3
+    assert (counts.links, counts.unresolved_links) == (2, 1)
+    index = store.file_index()
+    assert set(index) == {"A.md", "B.md", "Memory/prefers-tea.md", "img/cat.png"}
+    assert index["Memory/prefers-tea.md"].memory_id == "01J0"
+    assert index["img/cat.png"].kind == "attachment"
+    record = store.get_file("B.md")
+    assert record is not None
+    assert record.tags == ("garden",) and record.aliases == ("Bee",)
+    assert store.get_file("missing.md") is None
+    links = {(link.target, link.resolved) for link in store.all_links()}
+    assert links == {("B", "B.md"), ("Nope", None)}
+
+
+def test_properties_of_mixed_types_are_json(
+    store: MagmaStore, note_of: NoteOf, record_of: RecordOf
+) -> None:
+    # shared case 01: one key, different value types in different notes
+    tz = timezone(timedelta(hours=1))
+    one = note_of("one.md", "x", properties={"published": date(2024, 3, 5), "draft": "yes"})
+    two = note_of("two.md", "y", properties={"published": datetime(2024, 3, 5, 18, 45, tzinfo=tz)})
+    three = note_of("three.md", "z", properties={"published": "someday", "n": [1, "a", None]})
+    store.apply(upserts=[record_of(n) for n in (one, two, three)])
+    by_path = {f.path: f.properties for f in store.all_files()}
+    assert by_path["one.md"] == {"published": "2024-03-05", "draft": "yes"}
+    assert by_path["two.md"] == {"published": "2024-03-05T18:45:00+01:00"}
+    assert by_path["three.md"] == {"published": "someday", "n": [1, "a", None]}
+
+
+def test_changed_chunk_is_the_only_new_vector_and_versions_grow_per_batch(
+    store: MagmaStore, note_of: NoteOf, record_of: RecordOf
+) -> None:
+    bodies = {
+        f"n{i}.md": f"# Part A\n{'alpha ' * 150}\n# Part B\n{'beta ' * 150}" for i in range(50)
+    }
+    store.apply(upserts=[record_of(note_of(p, b)) for p, b in bodies.items()])
+    versions = store.versions()
+    before = store.chunk_hashes()
+    assert len(before) == 100
+
+    changed = note_of("n7.md", f"# Part A\n{'alpha ' * 150}\n# Part B\n{'gamma ' * 150}")
+    record = record_of(changed)
+    known = store.known_vectors([c.content_hash for c in record.chunks])
+    assert set(known) == {record.chunks[0].content_hash}  # only the unchanged chunk is known
+    np.testing.assert_allclose(known[record.chunks[0].content_hash], record.vectors[0], rtol=1e-6)
+
+    store.apply(upserts=[record])
+    after = store.chunk_hashes()
+    assert after.keys() == before.keys()
+    differing = {cid for cid in after if after[cid] != before[cid]}
+    assert differing == {"n7.md#1"}
+    # one commit per table per batch: 50 notes in batch 1 did not make 50 versions
+    assert all(store.versions()[t] - versions[t] <= 1 for t in versions)
+
+
+def test_fewer_chunks_replace_all_old_ones(
+    store: MagmaStore, note_of: NoteOf, record_of: RecordOf
+) -> None:
+    long = "\n\n".join(f"paragraph {i} " + "word " * 200 for i in range(6))
+    store.apply(upserts=[record_of(note_of("Long.md", long))])
+    assert store.counts().chunks > 3
+    store.apply(upserts=[record_of(note_of("Long.md", "now short"))])
+    assert store.counts().chunks == 1
+
+
+def test_delete_and_touch(store: MagmaStore, note_of: NoteOf, record_of: RecordOf) -> None:
+    a = note_of("a.md", "links to [[b]]", links=(Link("b", "wikilink"),))
+    b = note_of("b.md", "target")
+    store.apply(upserts=[record_of(a), record_of(b)])
+    assert store.counts().unresolved_links == 0
+
+    store.apply(touches=[FileEntry("a.md", 999, 12345, "note")])
+    index = store.file_index()
+    assert (index["a.md"].size, index["a.md"].mtime_ns) == (999, 12345)
+    assert index["a.md"].content_hash == a.content_hash
+
+    stats = store.apply(deletes=["b.md"])
+    assert stats.files_deleted == 1
+    assert set(store.file_index()) == {"a.md"}
+    counts = store.counts()
+    assert counts.chunks == 1
+    assert counts.unresolved_links == 1  # a's link lost its target
+    # and it resolves again when the target comes back
+    store.apply(upserts=[record_of(note_of("sub/B.md", "back"))])
+    assert [link.resolved for link in store.all_links()] == ["sub/B.md"]
+
+
+@pytest.mark.parametrize("path", ODD_PATHS)
+def test_odd_paths_survive_every_operation(
+    store: MagmaStore, note_of: NoteOf, record_of: RecordOf, path: str
+) -> None:
+    other = note_of("other.md", "other text")
+    note = note_of(path, "odd text", links=(Link("other", "wikilink"),))
+    store.apply(upserts=[record_of(note), record_of(other)])
+    assert store.get_file(path) is not None
+    store.apply(upserts=[record_of(note_of(path, "odd text changed"))])
+    assert store.counts().chunks == 2
+    store.apply(touches=[FileEntry(path, 1, 2, "note")])
+    assert store.file_index()[path].mtime_ns == 2
+    store.apply(deletes=[path])
+    assert set(store.file_index()) == {"other.md"}
+    assert store.counts().chunks == 1
+    assert store.counts().links == 0
+
+
+def test_problems_are_listed(store: MagmaStore, note_of: NoteOf, record_of: RecordOf) -> None:
+    bad = Note(
+        path="bad.md",
+        title="bad",
+        body="text",
+        content_hash="h",
+        problems=(Problem("bad.md", "yaml", "line 2: mapping values are not allowed"),),
+    )
+    store.apply(upserts=[record_of(bad), record_of(note_of("good.md", "fine"))])
+    assert store.problems() == [Problem("bad.md", "yaml", "line 2: mapping values are not allowed")]
+
+
+def test_reopen_checks_vault_and_model(tmp_path: Path) -> None:
+    uri = str(tmp_path / "db")
+    MagmaStore.open(uri, vault_path="/vault/a", model_id="m1", dims=8)
+    MagmaStore.open(uri, vault_path="/vault/a/", model_id="m1", dims=8)  # same vault
+    with pytest.raises(StoreMismatchError, match=r"'/vault/a'.*'/vault/b'"):
+        MagmaStore.open(uri, vault_path="/vault/b", model_id="m1", dims=8)
+    with pytest.raises(StoreMismatchError, match=r"'m1'.*'m2'"):
+        MagmaStore.open(uri, vault_path="/vault/a", model_id="m2", dims=8)
+    with pytest.raises(StoreMismatchError, match="8 dims"):
+        MagmaStore.open(uri, vault_path="/vault/a", model_id="m1", dims=16)
+
+
+def test_unopenable_store_is_a_store_error(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("not a database")
+    with pytest.raises(StoreError):
+        MagmaStore.open(str(blocker / "db"), vault_path="/v", model_id="m", dims=8)
+
+
+def test_misaligned_vectors_are_refused(
+    store: MagmaStore, note_of: NoteOf, record_of: RecordOf
+) -> None:
+    record = record_of(note_of("a.md", "text"))
+    bad = NoteRecord(record.note, "a", 1, 1, record.chunks, np.zeros((5, 3), np.float32))
+    with pytest.raises(StoreError, match=r"vectors shape \(5, 3\)"):
+        store.apply(upserts=[bad])
+    assert store.counts().files == 0
+
+
+def test_maintain_compacts_to_one_version_and_keeps_data(
+    store: MagmaStore, note_of: NoteOf, record_of: RecordOf
+) -> None:
+    for i in range(5):
+        store.apply(upserts=[record_of(note_of(f"n{i}.md", f"note number {i}"))])
+    store.maintain()
+    counts = store.counts()
+    assert counts.files == 5 and counts.chunks == 5
+    assert counts.fts_unindexed_rows == 0
