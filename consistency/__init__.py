@@ -1,0 +1,1 @@
+"""dreamd: consistency package."""

@@ -1,0 +1,1 @@
+"""dreamd: daemon package."""

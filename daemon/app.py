@@ -1,0 +1,208 @@
+"""The composition root: the only place that turns settings into concrete engines.
+
+The CLI (and later the daemon loop and the MCP server) call :func:`load` once, build an
+:class:`App`, and use its methods; engines receive plain constructor arguments and never read
+settings themselves.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Collection, Mapping
+from dataclasses import asdict
+from datetime import UTC, datetime
+from functools import cached_property
+from pathlib import Path
+
+from ccb.scan import VaultFilter
+from config import (
+    LoadedSettings,
+    Settings,
+    default_config_path,
+    load_settings,
+    render_config,
+    state_dir,
+    store_uri,
+)
+from config.errors import ConfigError, VaultError
+from daemon.status import (
+    LAST_SYNC_FILE,
+    VAULT_FILE,
+    StatusReport,
+    known_vaults,
+    read_json,
+    write_json_atomic,
+    write_last_sync,
+)
+from daemon.sync import Progress, Syncer, SyncReport
+from magma.embedder import Embedder, UniversalSentenceEncoder
+from magma.search import SearchHit, hybrid_search
+from magma.store import MagmaStore
+
+__all__ = ["App", "load"]
+
+
+def load(
+    config_path: Path | None, env_name: str | None, overrides: Mapping[str, object]
+) -> LoadedSettings:
+    """Load settings from every source (defaults < file < ``DREAMD_*`` < ``overrides``)."""
+    cleaned = {
+        key: str(Path(value).expanduser().resolve()) if isinstance(value, Path) else value
+        for key, value in overrides.items()
+    }
+    return load_settings(config_path=config_path, env_name=env_name, overrides=cleaned)
+
+
+def make_embedder(loaded: LoadedSettings) -> Embedder:
+    """Build the configured embedder (the model loads lazily, on first use)."""
+    cfg = loaded.settings.embedding
+    if cfg.provider == "use-m3":
+        return UniversalSentenceEncoder(threads=cfg.threads, batch_size=cfg.batch_size)
+    raise ConfigError(
+        f"embedding.provider = {cfg.provider!r} ({loaded.sources.get('embedding.provider')}): "
+        "only 'use-m3' is available in this version"
+    )
+
+
+class App:
+    """One vault, its store and its embedder, built from loaded settings."""
+
+    def __init__(self, loaded: LoadedSettings, vault_root: Path) -> None:
+        self.loaded = loaded
+        self.settings = loaded.settings
+        self.vault_root = vault_root
+        self.state_dir = state_dir(self._with_vault())
+        self.store_uri = store_uri(self._with_vault())
+
+    # ------------------------------------------------------------------ construction
+
+    @classmethod
+    def create(cls, loaded: LoadedSettings) -> App:
+        """Resolve the vault (``vault.path``, else the only vault indexed so far) and build."""
+        return cls(loaded, _resolve_vault(loaded))
+
+    def _with_vault(self) -> Settings:
+        settings = self.settings
+        if settings.vault.path != self.vault_root:
+            settings = settings.model_copy(
+                update={"vault": settings.vault.model_copy(update={"path": self.vault_root})}
+            )
+        return settings
+
+    @staticmethod
+    def config_path(explicit: Path | None) -> Path:
+        """The config file dreamd reads: ``--config``, else ``DREAMD_CONFIG``, else default."""
+        if explicit is not None:
+            return explicit
+        env = os.environ.get("DREAMD_CONFIG")
+        return Path(env) if env else default_config_path()
+
+    @classmethod
+    def init_config(cls, vault: Path, *, config_path: Path | None, force: bool) -> Path:
+        """Write a commented config for ``vault``; refuse to overwrite unless ``force``."""
+        root = vault.expanduser().resolve()
+        if not root.is_dir():
+            raise VaultError(f"init {vault}: not a folder")
+        target = cls.config_path(config_path)
+        if target.exists() and not force:
+            raise ConfigError(f"init: {target} exists; pass --force to overwrite it")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(render_config(root), encoding="utf-8")
+        return target
+
+    # ------------------------------------------------------------------ engines
+
+    @cached_property
+    def vault_filter(self) -> VaultFilter:
+        cfg = self.settings.vault
+        return VaultFilter.for_vault(
+            self.vault_root, config_folder=cfg.config_folder, include=tuple(cfg.include),
+            exclude=tuple(cfg.exclude),
+        )
+
+    @cached_property
+    def embedder(self) -> Embedder:
+        return make_embedder(self.loaded)
+
+    @cached_property
+    def store(self) -> MagmaStore:
+        return MagmaStore.open(
+            self.store_uri, vault_path=str(self.vault_root), model_id=self.embedder.model_id,
+            dims=self.embedder.dims,
+        )
+
+    def _require_vault(self, action: str) -> None:
+        if not self.vault_root.is_dir():
+            raise VaultError(f"{action} {self.vault_root}: vault folder is missing or not a folder")
+
+    def close(self) -> None:
+        """Release engines (nothing to flush today; kept for the daemon's shutdown path)."""
+
+    # ------------------------------------------------------------------ use cases
+
+    def sync(
+        self, *, progress: Progress | None = None, allow_mass_delete: bool = False
+    ) -> SyncReport:
+        """One reconcile of the vault into the store; records it for ``dreamd status``."""
+        self._require_vault("sync")
+        write_json_atomic(self.state_dir / VAULT_FILE, {"path": str(self.vault_root)})
+        cfg = self.settings.sync
+        syncer = Syncer(
+            self.vault_root, self.vault_filter, self.store, lambda: self.embedder,
+            chunk_max_chars=cfg.chunk_max_chars, batch_files=cfg.write_batch_files,
+            max_delete_share=cfg.max_delete_share,
+        )
+        report = syncer.reconcile(progress=progress, allow_mass_delete=allow_mass_delete)
+        write_last_sync(self.state_dir, report, datetime.now(UTC).isoformat(timespec="seconds"))
+        return report
+
+    def search(
+        self, query: str, *, limit: int = 10, memory_types: Collection[str] | None = None,
+        path_prefix: str | None = None,
+    ) -> list[SearchHit]:
+        """Hybrid search over the indexed vault (vector + full text, RRF)."""
+        self._require_vault("search")
+        if read_json(self.state_dir / LAST_SYNC_FILE) is None:
+            raise VaultError(
+                f"search {self.vault_root}: this vault has not been indexed yet; "
+                f"run: dreamd sync {self.vault_root}"
+            )
+        return hybrid_search(
+            self.store, self.embedder, query, limit=limit, memory_types=memory_types or None,
+            path_prefix=path_prefix, rrf_k=self.settings.retrieval.rrf_k,
+        )
+
+    def status(self) -> StatusReport:
+        """Vault, store, counts, last sync, problems; works before the first sync too."""
+        last = read_json(self.state_dir / LAST_SYNC_FILE)
+        counts: dict[str, int] = {}
+        if last is not None:
+            counts = dict(asdict(self.store.counts()))
+        return StatusReport(
+            vault=str(self.vault_root),
+            store=self.store_uri,
+            state_dir=str(self.state_dir),
+            last_sync=last.get("finished_at") if last else None,
+            last_sync_duration_s=last.get("duration_s") if last else None,
+            counts=counts,
+            problems=tuple(last.get("problems", [])) if last else (),
+            conflict_copies=tuple(last.get("conflict_copies", [])) if last else (),
+        )
+
+
+def _resolve_vault(loaded: LoadedSettings) -> Path:
+    path = loaded.settings.vault.path
+    if path is not None:
+        source = loaded.sources.get("vault.path", "")
+        if not path.is_absolute() and source.startswith("file:"):
+            path = loaded.config_path.parent / path
+        return path.expanduser().resolve()
+    vaults = known_vaults(loaded.settings.storage.data_dir)
+    if len(vaults) == 1:
+        return vaults[0]
+    known = ", ".join(str(v) for v in vaults) or "none yet"
+    raise ConfigError(
+        "no vault given: pass the vault folder (e.g. dreamd sync ~/Notes), use --vault, or set "
+        f"vault.path in {loaded.config_path} (dreamd init VAULT writes one); "
+        f"indexed vaults: {known}"
+    )

@@ -1,0 +1,226 @@
+"""The ``dreamd`` command line: a thin typer layer over :mod:`daemon.app`.
+
+Every command loads settings once (defaults < config file < ``DREAMD_*`` < flags), builds the
+application, calls one method, and renders the answer with rich. Errors of the
+``DreamdError`` tree become one readable line on stderr and the exit code of
+``config.errors.EXIT_CODES``; nothing prints a traceback at a user.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from config.errors import DreamdError, exit_code_for
+from daemon import render
+from daemon.app import App, load
+from daemon.logs import configure_logging
+
+__all__ = ["app", "main"]
+
+app = typer.Typer(
+    name="dreamd",
+    help="Long-term memory for an Obsidian vault: index notes and memories, search them.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+config_app = typer.Typer(help="Show, validate and locate the configuration.", no_args_is_help=True)
+app.add_typer(config_app, name="config")
+
+out = Console(soft_wrap=True)
+err = Console(stderr=True, soft_wrap=True)
+
+
+@dataclass
+class _Options:
+    config_path: Path | None = None
+    env_name: str | None = None
+    overrides: dict[str, object] = field(default_factory=dict)
+
+
+def _parse_set(values: list[str]) -> dict[str, object]:
+    pairs: dict[str, object] = {}
+    for item in values:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise typer.BadParameter(f"--set expects KEY=VALUE, got {item!r}")
+        pairs[key.strip()] = value
+    return pairs
+
+
+@app.callback()
+def _global(
+    ctx: typer.Context,
+    config: Annotated[
+        Path | None, typer.Option("--config", "-c", help="Config file (default: DREAMD_CONFIG "
+                                  "or the user config folder).")
+    ] = None,
+    env: Annotated[
+        str | None, typer.Option("--env", help="Profile of the config file (default: DREAMD_ENV).")
+    ] = None,
+    set_: Annotated[
+        list[str] | None,
+        typer.Option("--set", help="Override one setting, e.g. --set embedding.batch_size=32."),
+    ] = None,
+    verbose: Annotated[
+        int, typer.Option("--verbose", "-v", count=True, help="Log more (-v info, -vv debug).")
+    ] = 0,
+) -> None:
+    # Commands print their answer on stdout; logs go to stderr, warnings only unless -v.
+    configure_logging(level=("warning", "info", "debug")[min(verbose, 2)])
+    ctx.obj = _Options(config_path=config, env_name=env, overrides=_parse_set(set_ or []))
+
+
+def _options(ctx: typer.Context) -> _Options:
+    obj = ctx.find_object(_Options)
+    return obj if obj is not None else _Options()
+
+
+@contextmanager
+def _app(ctx: typer.Context, **flags: Any) -> Iterator[App]:
+    opts = _options(ctx)
+    overrides = {**opts.overrides, **{k: v for k, v in flags.items() if v is not None}}
+    application = App.create(load(opts.config_path, opts.env_name, overrides))
+    try:
+        yield application
+    finally:
+        application.close()
+
+
+# --------------------------------------------------------------------------- commands
+
+
+@app.command()
+def init(
+    ctx: typer.Context,
+    vault: Annotated[Path, typer.Argument(help="The Obsidian vault folder.")],
+    force: Annotated[bool, typer.Option(help="Overwrite an existing config file.")] = False,
+) -> None:
+    """Write a commented config file for VAULT (the config path: see `dreamd config path`)."""
+    opts = _options(ctx)
+    path = App.init_config(vault, config_path=opts.config_path, force=force)
+    out.print(f"wrote {escape(str(path))}")
+    out.print("next: [bold]dreamd sync[/] then [bold]dreamd search \"your question\"[/]")
+
+
+@app.command()
+def sync(
+    ctx: typer.Context,
+    vault: Annotated[
+        Path | None, typer.Argument(help="Vault folder (default: vault.path).")
+    ] = None,
+    allow_mass_delete: Annotated[
+        bool,
+        typer.Option(help="Apply a sync that would remove more than sync.max_delete_share of "
+                          "the index (e.g. after deleting most of a vault on purpose)."),
+    ] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+) -> None:
+    """Reconcile the index with the vault once: new, changed, deleted and renamed files."""
+    with _app(ctx, **{"vault.path": vault}) as application:
+        with render.SyncProgress(err, enabled=not as_json and err.is_terminal) as progress:
+            report = application.sync(progress=progress, allow_mass_delete=allow_mass_delete)
+        if as_json:
+            out.print_json(json.dumps(render.sync_report_json(report), ensure_ascii=False))
+        else:
+            render.print_sync_report(out, report)
+
+
+@app.command()
+def search(
+    ctx: typer.Context,
+    query: Annotated[str, typer.Argument(help="What to look for (any language).")],
+    limit: Annotated[int, typer.Option("--limit", "-n", min=1, max=200)] = 10,
+    as_json: Annotated[bool, typer.Option("--json", help="Print hits as JSON.")] = False,
+    type_: Annotated[
+        list[str] | None,
+        typer.Option("--type", help="Only memories of this type (user, feedback, project, "
+                                    "reference); repeatable."),
+    ] = None,
+    path: Annotated[
+        str | None, typer.Option("--path", help="Only notes under this vault folder.")
+    ] = None,
+    vault: Annotated[Path | None, typer.Option("--vault", help="Vault folder.")] = None,
+) -> None:
+    """Hybrid search (vector + full text, reciprocal rank fusion) over the indexed vault."""
+    with _app(ctx, **{"vault.path": vault}) as application:
+        hits = application.search(query, limit=limit, memory_types=type_, path_prefix=path)
+        if as_json:
+            out.print_json(json.dumps([render.hit_json(h) for h in hits], ensure_ascii=False))
+        else:
+            render.print_hits(out, query, hits)
+
+
+@app.command()
+def status(
+    ctx: typer.Context,
+    vault: Annotated[Path | None, typer.Option("--vault", help="Vault folder.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print status as JSON.")] = False,
+) -> None:
+    """Vault, store location, counts, last sync and problem files."""
+    with _app(ctx, **{"vault.path": vault}) as application:
+        report = application.status()
+        if as_json:
+            out.print_json(json.dumps(render.status_json(report), ensure_ascii=False))
+        else:
+            render.print_status(out, report)
+
+
+@config_app.command("show")
+def config_show(
+    ctx: typer.Context,
+    as_json: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False,
+) -> None:
+    """Every setting with its value and the source it came from."""
+    opts = _options(ctx)
+    loaded = load(opts.config_path, opts.env_name, opts.overrides)
+    rows = render.config_rows(loaded)
+    if as_json:
+        out.print_json(json.dumps([{"key": k, "value": v, "source": s} for k, v, s in rows],
+                                  ensure_ascii=False, default=str))
+        return
+    table = Table(title=f"{loaded.config_path} (profile: {loaded.profile or 'default'})")
+    for column in ("key", "value", "source"):
+        table.add_column(column)
+    for key, value, source in rows:
+        table.add_row(key, escape(repr(value)), escape(source))
+    out.print(table)
+
+
+@config_app.command("validate")
+def config_validate(ctx: typer.Context) -> None:
+    """Load and validate the configuration; exit non-zero with the key and file on error."""
+    opts = _options(ctx)
+    loaded = load(opts.config_path, opts.env_name, opts.overrides)
+    where = str(loaded.config_path) if loaded.config_exists else f"{loaded.config_path} (absent)"
+    out.print(f"ok: {escape(where)}, profile {loaded.profile or 'default'}")
+
+
+@config_app.command("path")
+def config_path(ctx: typer.Context) -> None:
+    """Print the config file dreamd reads (whether or not it exists)."""
+    opts = _options(ctx)
+    out.print(str(App.config_path(opts.config_path)), highlight=False)
+
+
+def main() -> None:
+    """Console-script entry point: run the CLI, mapping dreamd errors to exit codes."""
+    try:
+        app()  # standalone: typer prints usage errors itself and exits with code 2
+    except DreamdError as error:
+        err.print(f"dreamd: {escape(str(error))}", highlight=False)
+        sys.exit(exit_code_for(error))
+    except KeyboardInterrupt:
+        err.print("dreamd: interrupted")
+        sys.exit(130)

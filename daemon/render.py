@@ -1,0 +1,162 @@
+"""How the CLI shows answers: rich tables and progress for people, plain dicts for ``--json``."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import AbstractContextManager
+from types import TracebackType
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn
+from rich.table import Table
+
+from config import LoadedSettings, describe
+from daemon.status import StatusReport
+from daemon.sync import SyncReport
+from magma.search import SearchHit
+
+__all__ = [
+    "SyncProgress",
+    "config_rows",
+    "hit_json",
+    "print_hits",
+    "print_status",
+    "print_sync_report",
+    "status_json",
+    "sync_report_json",
+]
+
+#: How many problem files the human-readable reports list before summarising the rest.
+PROBLEMS_SHOWN = 20
+
+
+class SyncProgress(AbstractContextManager["SyncProgress"]):
+    """A rich progress bar that implements :class:`daemon.sync.Progress` (on stderr)."""
+
+    def __init__(self, console: Console, *, enabled: bool) -> None:
+        self._progress = Progress(
+            TextColumn("{task.description:>10}"), BarColumn(), MofNCompleteColumn(),
+            console=console, disable=not enabled, transient=True,
+        )
+        self._task: TaskID | None = None
+
+    def __enter__(self) -> SyncProgress:
+        self._progress.start()
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self._progress.stop()
+
+    def phase(self, name: str, total: int) -> None:
+        if self._task is not None:
+            self._progress.remove_task(self._task)
+        self._task = self._progress.add_task(name, total=total)
+
+    def advance(self, units: int = 1) -> None:
+        if self._task is not None:
+            self._progress.advance(self._task, units)
+
+
+def sync_report_json(report: SyncReport) -> dict[str, Any]:
+    return {
+        "added": report.added,
+        "modified": report.modified,
+        "deleted": report.deleted,
+        "renamed": [{"from": a, "to": b} for a, b in report.renamed],
+        "unchanged": report.unchanged,
+        "touched": report.touched,
+        "chunks_embedded": report.chunks_embedded,
+        "chunks_reused": report.chunks_reused,
+        "files_total": report.files_total,
+        "duration_s": round(report.duration_s, 3),
+        "problems": [{"path": p.path, "kind": p.kind, "reason": p.reason}
+                     for p in report.problems],
+        "conflict_copies": [{"path": c.path, "conflict_of": c.conflict_of}
+                            for c in report.conflict_copies],
+    }
+
+
+def print_sync_report(console: Console, report: SyncReport) -> None:
+    console.print(
+        f"synced {report.files_total} files in {report.duration_s:.1f} s: "
+        f"[green]{report.added} new[/], [yellow]{report.modified} changed[/], "
+        f"[red]{report.deleted} deleted[/], {len(report.renamed)} renamed, "
+        f"{report.unchanged + report.touched} unchanged; "
+        f"{report.chunks_embedded} chunks embedded, {report.chunks_reused} reused"
+    )
+    for old, new in report.renamed[:PROBLEMS_SHOWN]:
+        console.print(f"  renamed {escape(old)} → {escape(new)}", highlight=False)
+    if report.conflict_copies:
+        console.print(f"{len(report.conflict_copies)} sync-conflict copies left alone "
+                      "(not indexed):")
+        for copy in report.conflict_copies[:PROBLEMS_SHOWN]:
+            console.print(f"  {escape(copy.path)} (copy of {escape(copy.conflict_of)})",
+                          highlight=False)
+    _print_problems(console, [(p.path, p.kind, p.reason) for p in report.problems])
+
+
+def _print_problems(console: Console, problems: list[tuple[str, str, str]]) -> None:
+    if not problems:
+        return
+    console.print(f"[yellow]{len(problems)} problem files[/] (indexed as text where possible, "
+                  "never modified):")
+    for path, kind, reason in problems[:PROBLEMS_SHOWN]:
+        console.print(f"  {escape(path)}: {kind}: {escape(reason)}", highlight=False)
+    if len(problems) > PROBLEMS_SHOWN:
+        console.print(f"  … and {len(problems) - PROBLEMS_SHOWN} more (dreamd status --json)")
+
+
+def hit_json(hit: SearchHit) -> dict[str, Any]:
+    return {
+        "path": hit.path,
+        "title": hit.title,
+        "heading": hit.heading,
+        "snippet": hit.snippet,
+        "score": round(hit.score, 6),
+        "why": list(hit.why),
+        "memory_type": hit.memory_type,
+        "note_id": hit.note_id,
+    }
+
+
+def print_hits(console: Console, query: str, hits: list[SearchHit]) -> None:
+    if not hits:
+        console.print(f"no results for {escape(query)!s}")
+        return
+    for rank, hit in enumerate(hits, start=1):
+        where = hit.path + (f" › {hit.heading}" if hit.heading else "")
+        kind = f" [magenta]({hit.memory_type} memory)[/]" if hit.memory_type else ""
+        console.print(f"[bold]{rank:>2}. {escape(where)}[/]{kind}  "
+                      f"[dim]score {hit.score:.4f}[/]", highlight=False)
+        console.print(f"    {escape(hit.snippet)}", highlight=False)
+        console.print(f"    [dim]why: {escape('; '.join(hit.why))}[/]", highlight=False)
+
+
+def status_json(report: StatusReport) -> dict[str, Any]:
+    return report.as_dict()
+
+
+def print_status(console: Console, report: StatusReport) -> None:
+    data = report.as_dict()
+    table = Table(show_header=False, box=None)
+    table.add_column(style="bold")
+    table.add_column()
+    for key in ("vault", "store", "state_dir", "last_sync", "last_sync_duration_s"):
+        table.add_row(key.replace("_", " "), escape(str(data.get(key) or "never")))
+    for key, value in _flatten(data.get("counts", {})):
+        table.add_row(key, str(value))
+    console.print(table)
+    _print_problems(console, [(p["path"], p["kind"], p["reason"]) for p in data["problems"]])
+
+
+def _flatten(counts: dict[str, Any]) -> Iterator[tuple[str, Any]]:
+    yield from counts.items()
+
+
+def config_rows(loaded: LoadedSettings) -> list[tuple[str, object, str]]:
+    return [(key, value, source) for key, value, source in describe(loaded)]

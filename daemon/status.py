@@ -1,0 +1,114 @@
+"""State files in the state dir (outside the vault) and the ``dreamd status`` report.
+
+``vault.json`` records which vault a state dir belongs to (so ``dreamd search`` can find the
+only vault indexed so far); ``last_sync.json`` records the last reconcile. Both are replaced
+atomically (temp file in the same folder, fsync, ``os.replace``), so a reader never sees half
+a file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from daemon.sync import SyncReport
+
+__all__ = [
+    "LAST_SYNC_FILE",
+    "VAULT_FILE",
+    "StatusReport",
+    "known_vaults",
+    "read_json",
+    "write_json_atomic",
+    "write_last_sync",
+]
+
+VAULT_FILE = "vault.json"
+LAST_SYNC_FILE = "last_sync.json"
+
+
+def write_json_atomic(path: Path, data: dict[str, Any]) -> None:
+    """Replace ``path`` with ``data`` as JSON, atomically (readers see old or new, never half)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".dreamd-tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            json.dump(data, handle, ensure_ascii=False, indent=2, default=str)
+            handle.flush()
+            os.fsync(handle.fileno())
+        Path(tmp).replace(path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def read_json(path: Path) -> dict[str, Any] | None:
+    """Read a state file; ``None`` when it is absent or unreadable (a state file is advisory)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def write_last_sync(state_dir: Path, report: SyncReport, finished_at: str) -> None:
+    """Record the outcome of a reconcile for ``dreamd status``."""
+    write_json_atomic(
+        state_dir / LAST_SYNC_FILE,
+        {
+            "finished_at": finished_at,
+            "duration_s": round(report.duration_s, 3),
+            "added": report.added,
+            "modified": report.modified,
+            "deleted": report.deleted,
+            "renamed": len(report.renamed),
+            "chunks_embedded": report.chunks_embedded,
+            "problems": [{"path": p.path, "kind": p.kind, "reason": p.reason}
+                         for p in report.problems],
+            "conflict_copies": [{"path": c.path, "conflict_of": c.conflict_of}
+                                for c in report.conflict_copies],
+        },
+    )
+
+
+def known_vaults(data_dir: Path) -> list[Path]:
+    """Vault folders that have a state dir under ``<data_dir>/vaults/`` (any order of names)."""
+    vaults: list[Path] = []
+    root = data_dir / "vaults"
+    if not root.is_dir():
+        return vaults
+    for state in sorted(root.iterdir()):
+        data = read_json(state / VAULT_FILE)
+        if data and isinstance(data.get("path"), str):
+            vaults.append(Path(data["path"]))
+    return vaults
+
+
+@dataclass(frozen=True, slots=True)
+class StatusReport:
+    """What ``dreamd status`` shows. ``counts`` maps a name to a number of rows or files."""
+
+    vault: str
+    store: str
+    state_dir: str
+    last_sync: str | None
+    last_sync_duration_s: float | None
+    counts: dict[str, int] = field(default_factory=dict)
+    problems: tuple[dict[str, str], ...] = ()
+    conflict_copies: tuple[dict[str, str], ...] = ()
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "vault": self.vault,
+            "store": self.store,
+            "state_dir": self.state_dir,
+            "last_sync": self.last_sync,
+            "last_sync_duration_s": self.last_sync_duration_s,
+            "counts": dict(self.counts),
+            "problems": list(self.problems),
+            "conflict_copies": list(self.conflict_copies),
+        }

@@ -1,0 +1,382 @@
+"""Reconcile MAGMA with the vault: the one-shot sync behind ``dreamd sync`` and daemon start-up.
+
+The walk compares ``(path, size, mtime_ns)`` with the store's file index, so a sync with
+nothing changed costs one stat walk and one columnar read. Only files whose stat changed are
+read and hashed; a file whose bytes hash to what the store holds only has its stat refreshed.
+Changed notes are chunked, and only chunks whose content hash the store does not know are
+embedded. A delete + add of the same memory ``id`` or the same content hash is a rename: the
+note keeps its ``note_id`` (so history and statistics follow the file) and its vectors.
+
+A crash at any point is healed by the next run: each batch is committed in one store write,
+and the stat key of a note is written together with its chunks, never before.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+import structlog
+from ulid import ULID
+
+from ccb.model import ConflictCopy, FileEntry, Note, Problem, ScanResult
+from ccb.scan import VaultFilter, read_note, scan_vault
+from config.errors import DreamdError, MassDeleteError
+from magma.chunking import Chunk, chunk_note
+from magma.embedder import Embedder
+from magma.store import AttachmentRecord, IndexedFile, MagmaStore, NoteRecord
+
+__all__ = [
+    "Progress",
+    "SyncPlan",
+    "SyncReport",
+    "Syncer",
+    "plan_sync",
+]
+
+log = structlog.get_logger("dreamd.sync")
+
+#: Below this many indexed files the mass-delete guard stays quiet: deleting 3 of 4 notes in
+#: a tiny vault is an ordinary edit, not an unmounted drive.
+MASS_DELETE_MIN_FILES = 20
+
+
+class Progress(Protocol):
+    """What a sync reports while it works (a rich progress bar in the CLI)."""
+
+    def phase(self, name: str, total: int) -> None:
+        """Start phase ``name`` with ``total`` units of work."""
+
+    def advance(self, units: int = 1) -> None:
+        """Mark ``units`` of the current phase as done."""
+
+
+class _NoProgress:
+    def phase(self, name: str, total: int) -> None:
+        return None
+
+    def advance(self, units: int = 1) -> None:
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class SyncPlan:
+    """What a stat comparison says: files to read, paths gone, and how many are unchanged."""
+
+    new: tuple[FileEntry, ...]
+    changed: tuple[FileEntry, ...]
+    deleted: tuple[str, ...]
+    unchanged: int
+
+
+def plan_sync(entries: Iterable[FileEntry], index: Mapping[str, IndexedFile]) -> SyncPlan:
+    """Compare a scan with the store's file index by ``(size, mtime_ns)`` only.
+
+    Pure. Returns new paths, paths whose stat changed (they may still hash the same), paths in
+    the index but not on disk, and the count of untouched files.
+    """
+    new: list[FileEntry] = []
+    changed: list[FileEntry] = []
+    seen: set[str] = set()
+    unchanged = 0
+    for entry in entries:
+        seen.add(entry.path)
+        known = index.get(entry.path)
+        if known is None:
+            new.append(entry)
+        elif (known.size, known.mtime_ns, known.kind) != (entry.size, entry.mtime_ns, entry.kind):
+            changed.append(entry)
+        else:
+            unchanged += 1
+    deleted = tuple(sorted(p for p in index if p not in seen))
+    return SyncPlan(tuple(new), tuple(changed), deleted, unchanged)
+
+
+@dataclass(frozen=True, slots=True)
+class SyncReport:
+    """The outcome of one reconcile. Counts are files; chunk counts are chunks."""
+
+    added: int = 0
+    modified: int = 0
+    deleted: int = 0
+    renamed: tuple[tuple[str, str], ...] = ()
+    unchanged: int = 0
+    touched: int = 0
+    chunks_embedded: int = 0
+    chunks_reused: int = 0
+    problems: tuple[Problem, ...] = ()
+    conflict_copies: tuple[ConflictCopy, ...] = ()
+    duration_s: float = 0.0
+    files_total: int = 0
+    changed_paths: tuple[str, ...] = field(default=(), repr=False)
+
+
+@dataclass(slots=True)
+class _Work:
+    """Parsed notes to write, with the ids they keep."""
+
+    notes: list[tuple[FileEntry, Note, str]] = field(default_factory=list)
+    attachments: list[AttachmentRecord] = field(default_factory=list)
+    touches: list[FileEntry] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+    positions: dict[str, int] = field(default_factory=dict)
+
+    def add_note(self, entry: FileEntry, note: Note, note_id: str) -> None:
+        self.positions[entry.path] = len(self.notes)
+        self.notes.append((entry, note, note_id))
+
+
+class Syncer:
+    """Runs reconciles of one vault into one store with one embedder.
+
+    ``batch_files`` notes are embedded and committed per store write (one table version per
+    batch, DESIGN.md: never one per note). ``max_delete_share`` is the share of the index a
+    sync may remove before it stops and asks (``allow_mass_delete``).
+    """
+
+    def __init__(
+        self,
+        root: Path,
+        vfilter: VaultFilter,
+        store: MagmaStore,
+        embedder_factory: Callable[[], Embedder],
+        *,
+        chunk_max_chars: int,
+        batch_files: int,
+        max_delete_share: float,
+    ) -> None:
+        self.root = root
+        self.vfilter = vfilter
+        self.store = store
+        self._embedder_factory = embedder_factory
+        self._embedder: Embedder | None = None
+        self.chunk_max_chars = chunk_max_chars
+        self.batch_files = batch_files
+        self.max_delete_share = max_delete_share
+
+    def _embed(self, texts: Sequence[str]) -> np.ndarray:
+        if self._embedder is None:
+            self._embedder = self._embedder_factory()
+        return self._embedder.embed(texts)
+
+    # ------------------------------------------------------------------ reconcile
+
+    def reconcile(
+        self, *, progress: Progress | None = None, allow_mass_delete: bool = False
+    ) -> SyncReport:
+        """Walk the vault and bring the store in line with it.
+
+        Raises ``VaultError`` when the root is unreadable and ``MassDeleteError`` (the index is
+        kept untouched) when the walk would remove more than ``max_delete_share`` of it.
+        """
+        started = time.perf_counter()
+        bar = progress or _NoProgress()
+        scan = scan_vault(self.root, self.vfilter)
+        index = self.store.file_index()
+        plan = plan_sync(scan.entries, index)
+        self._guard_mass_delete(plan, index, scan, allow_mass_delete)
+        report = self._execute(plan, index, bar)
+        duration = time.perf_counter() - started
+        report = _replace(report, scan=scan, duration_s=duration)
+        log.info(
+            "sync.applied",
+            added=report.added, modified=report.modified, deleted=report.deleted,
+            renamed=len(report.renamed), unchanged=report.unchanged, touched=report.touched,
+            chunks_embedded=report.chunks_embedded, chunks_reused=report.chunks_reused,
+            problems=len(report.problems), duration_ms=round(duration * 1000),
+        )
+        return report
+
+    def _guard_mass_delete(
+        self, plan: SyncPlan, index: Mapping[str, IndexedFile], scan: ScanResult, allowed: bool
+    ) -> None:
+        if allowed or not plan.deleted:
+            return
+        share = len(plan.deleted) / len(index)
+        small = len(index) < MASS_DELETE_MIN_FILES
+        # An empty walk is refused whatever the size: it is what an unmounted drive looks like.
+        if not scan.entries or (not small and share > self.max_delete_share):
+            log.error("sync.mass_delete_refused", deleted=len(plan.deleted), indexed=len(index))
+            raise MassDeleteError(
+                f"sync {self.root}: {len(plan.deleted)} of {len(index)} indexed files "
+                f"({share:.0%}) are gone from the vault, more than sync.max_delete_share "
+                f"({self.max_delete_share:.0%}); the index is kept. If the vault is mounted and "
+                "the deletions are real, run again with --allow-mass-delete"
+            )
+
+    def _execute(
+        self, plan: SyncPlan, index: Mapping[str, IndexedFile], bar: Progress
+    ) -> SyncReport:
+        to_read = [*plan.new, *plan.changed]
+        bar.phase("reading", len(to_read))
+        work = _Work()
+        new_paths = {e.path for e in plan.new}
+        for entry in to_read:
+            self._read_one(entry, index, work)
+            bar.advance()
+
+        renames = _detect_renames(work, plan.deleted, index, new_paths)
+        deleted = [p for p in plan.deleted if p not in {old for old, _ in renames}]
+        renamed_from = {new: old for old, new in renames}
+        written = set(work.positions) | {a.entry.path for a in work.attachments}
+        for old, new in renames:
+            self._assign(work, new, index[old].note_id)
+
+        embedded, reused = self._write(work, deleted + [old for old, _ in renames], bar)
+        touched_paths = {e.path for e in work.touches}
+        added = sum(
+            1 for e in to_read
+            if e.path in new_paths and e.path not in renamed_from and e.path in written
+        )
+        modified = sum(
+            1 for e in to_read
+            if e.path not in new_paths and e.path not in touched_paths and e.path in written
+        )
+        return SyncReport(
+            added=added,
+            modified=modified,
+            deleted=len(deleted),
+            renamed=tuple(renames),
+            unchanged=plan.unchanged,
+            touched=len(work.touches),
+            chunks_embedded=embedded,
+            chunks_reused=reused,
+            problems=tuple(work.problems),
+            changed_paths=tuple(sorted(written)),
+        )
+
+    def _read_one(self, entry: FileEntry, index: Mapping[str, IndexedFile], work: _Work) -> None:
+        known = index.get(entry.path)
+        if entry.kind == "attachment":
+            work.attachments.append(
+                AttachmentRecord(entry, known.note_id if known else str(ULID()))
+            )
+            return
+        try:
+            note = read_note(self.root, entry.path)
+        except DreamdError as error:
+            work.problems.append(Problem(entry.path, "read", str(error)))
+            log.warning("sync.read_failed", path=entry.path, error=str(error))
+            return
+        work.problems.extend(note.problems)
+        if known is not None and known.kind == "note" and known.content_hash == note.content_hash:
+            work.touches.append(entry)
+            return
+        note_id = (note.memory.id if note.memory and note.memory.id else None) or (
+            known.note_id if known else str(ULID())
+        )
+        work.add_note(entry, note, note_id)
+
+    @staticmethod
+    def _assign(work: _Work, path: str, note_id: str) -> None:
+        """Give the note at ``path`` the id of the file it was renamed from (memory ids win)."""
+        position = work.positions.get(path)
+        if position is None:
+            return
+        entry, note, _ = work.notes[position]
+        if not (note.memory and note.memory.id):
+            work.notes[position] = (entry, note, note_id)
+
+    def _write(self, work: _Work, deletes: Sequence[str], bar: Progress) -> tuple[int, int]:
+        """Chunk, embed what is new, and commit in batches. Returns (embedded, reused)."""
+        embedded = reused = 0
+        bar.phase("embedding", sum(1 for _ in work.notes))
+        batches = list(_batched(work.notes, self.batch_files)) or [[]]
+        for number, batch in enumerate(batches):
+            chunked = [(entry, note, note_id, chunk_note(note, max_chars=self.chunk_max_chars))
+                       for entry, note, note_id in batch]
+            hashes = {c.content_hash for *_, chunks in chunked for c in chunks}
+            known = self.store.known_vectors(hashes) if hashes else {}
+            missing = sorted(hashes - known.keys())
+            fresh: dict[str, np.ndarray] = {}
+            if missing:
+                texts = _texts_by_hash(chunked)
+                vectors = self._embed([texts[h] for h in missing])
+                fresh = dict(zip(missing, vectors, strict=True))
+            embedded += len(missing)
+            reused += sum(len(c) for *_, c in chunked) - sum(
+                1 for *_, chunks in chunked for c in chunks if c.content_hash in fresh
+            )
+            records = [
+                NoteRecord(
+                    note=note, note_id=note_id, size=entry.size, mtime_ns=entry.mtime_ns,
+                    chunks=chunks,
+                    vectors=_stack([known.get(c.content_hash, fresh.get(c.content_hash))
+                                    for c in chunks]),
+                )
+                for entry, note, note_id, chunks in chunked
+            ]
+            first = number == 0
+            self.store.apply(
+                upserts=records,
+                attachments=work.attachments if first else (),
+                deletes=deletes if first else (),
+                touches=work.touches if first else (),
+            )
+            bar.advance(len(batch))
+        self.store.maintain()
+        return embedded, reused
+
+
+def _replace(report: SyncReport, *, scan: ScanResult, duration_s: float) -> SyncReport:
+    from dataclasses import replace
+
+    return replace(
+        report,
+        problems=tuple(scan.problems) + report.problems,
+        conflict_copies=scan.conflict_copies,
+        duration_s=duration_s,
+        files_total=len(scan.entries),
+    )
+
+
+def _detect_renames(
+    work: _Work, deleted: Sequence[str], index: Mapping[str, IndexedFile], new_paths: set[str]
+) -> list[tuple[str, str]]:
+    """Pair deleted paths with new paths that carry the same memory id or the same bytes."""
+    if not deleted:
+        return []
+    by_memory_id: dict[str, str] = {}
+    by_hash: dict[str, str] = {}
+    for path in deleted:
+        known = index[path]
+        if known.memory_id:
+            by_memory_id.setdefault(known.memory_id, path)
+        if known.content_hash:
+            by_hash.setdefault(known.content_hash, path)
+    renames: list[tuple[str, str]] = []
+    taken: set[str] = set()
+    for entry, note, _ in work.notes:
+        if entry.path not in new_paths:
+            continue
+        old = None
+        if note.memory and note.memory.id:
+            old = by_memory_id.get(note.memory.id)
+        if old is None:
+            old = by_hash.get(note.content_hash)
+        if old is not None and old not in taken:
+            taken.add(old)
+            renames.append((old, entry.path))
+    return renames
+
+
+def _texts_by_hash(chunked: Sequence[tuple[FileEntry, Note, str, list[Chunk]]]) -> dict[str, str]:
+    return {c.content_hash: c.embed_text for *_, chunks in chunked for c in chunks}
+
+
+def _stack(vectors: Sequence[np.ndarray | None]) -> np.ndarray:
+    assert all(v is not None for v in vectors)
+    if not vectors:
+        return np.zeros((0, 0), dtype=np.float32)
+    return np.stack([v for v in vectors if v is not None]).astype(np.float32, copy=False)
+
+
+def _batched(items: Sequence[tuple[FileEntry, Note, str]], size: int) -> Iterator[
+    list[tuple[FileEntry, Note, str]]
+]:
+    for start in range(0, len(items), size):
+        yield list(items[start:start + size])

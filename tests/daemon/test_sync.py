@@ -1,0 +1,214 @@
+"""The reconcile behind `dreamd sync`, on real files and a real LanceDB store.
+
+The embedder is the token-hash fake (see conftest): these tests are about what gets read,
+embedded, renamed and deleted, not about meaning.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from ccb.scan import read_note
+from config.errors import MassDeleteError
+from daemon.app import App
+from magma.chunking import chunk_note
+
+Builder = Callable[..., tuple[App, object]]
+
+
+def _hashes(root: Path) -> dict[str, str]:
+    return {
+        str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(root.rglob("*")) if p.is_file() and not p.is_symlink()
+    }
+
+
+def test_first_sync_indexes_every_kept_file_and_changes_none(
+    vault: Path, make_app: Builder
+) -> None:
+    before = _hashes(vault)
+    app, fake = make_app(vault)
+    report = app.sync()
+    assert report.added == report.files_total > 10
+    assert report.deleted == report.modified == 0
+    assert report.chunks_embedded == fake.embedded > 0  # type: ignore[attr-defined]
+    index = app.store.file_index()
+    assert "Welcome.md" in index
+    assert not any(p.startswith(".obsidian/") for p in index)
+    assert not any(p.startswith("Archive/Ignored/") for p in index)
+    assert any(entry.kind == "attachment" for entry in index.values())
+    assert _hashes(vault) == before
+
+
+def test_second_sync_with_nothing_changed_reads_and_embeds_nothing(
+    vault: Path, make_app: Builder
+) -> None:
+    app, _ = make_app(vault)
+    first = app.sync()
+    app2, fake2 = make_app(vault)
+    again = app2.sync()
+    assert again.unchanged == first.files_total
+    assert (again.added, again.modified, again.deleted, again.touched) == (0, 0, 0, 0)
+    assert again.chunks_embedded == 0
+    assert fake2.calls == []  # type: ignore[attr-defined]
+
+
+def test_mtime_only_change_is_a_touch_not_a_reindex(vault: Path, make_app: Builder) -> None:
+    app, fake = make_app(vault)
+    app.sync()
+    note = vault / "Welcome.md"
+    stat = note.stat()
+    os.utime(note, ns=(stat.st_atime_ns, stat.st_mtime_ns + 5_000_000_000))
+    calls = len(fake.calls)  # type: ignore[attr-defined]
+    report = app.sync()
+    assert report.touched == 1 and report.modified == 0 and report.chunks_embedded == 0
+    assert len(fake.calls) == calls  # type: ignore[attr-defined]
+    assert app.store.file_index()["Welcome.md"].mtime_ns == stat.st_mtime_ns + 5_000_000_000
+
+
+def test_editing_one_section_re_embeds_only_that_sections_chunks(
+    vault: Path, make_app: Builder
+) -> None:
+    app, _ = make_app(vault)
+    app.sync()
+    # the longest note has several heading sections, hence several chunks
+    notes = sorted(vault.rglob("*.md"), key=lambda p: p.stat().st_size)
+    target = next(p for p in reversed(notes) if not p.is_relative_to(vault / "edge-cases"))
+    rel = target.relative_to(vault).as_posix()
+    chunks = chunk_note(read_note(vault, rel))
+    assert len(chunks) >= 2
+    with target.open("a", encoding="utf-8") as handle:
+        handle.write("\nOne more line at the very end of the last section.\n")
+    report = app.sync()
+    assert report.modified == 1
+    assert report.chunks_embedded == 1
+    assert report.chunks_reused == len(chunk_note(read_note(vault, rel))) - 1
+
+
+def test_rename_keeps_note_id_and_re_embeds_only_that_note(
+    vault: Path, make_app: Builder
+) -> None:
+    app, _ = make_app(vault)
+    app.sync()
+    before = app.store.file_index()["Welcome.md"]
+    (vault / "Welcome.md").rename(vault / "Start here.md")
+    report = app.sync()
+    assert report.renamed == (("Welcome.md", "Start here.md"),)
+    assert report.added == report.deleted == 0
+    # the title heads every chunk's embedded text, so a new name means new vectors for this
+    # note's chunks, and for no other note's
+    assert report.chunks_embedded == len(chunk_note(read_note(vault, "Start here.md")))
+    index = app.store.file_index()
+    assert "Welcome.md" not in index
+    assert index["Start here.md"].note_id == before.note_id
+
+
+def test_move_to_another_folder_keeps_note_id_and_vectors(vault: Path, make_app: Builder) -> None:
+    app, _ = make_app(vault)
+    app.sync()
+    before = app.store.file_index()["Welcome.md"]
+    (vault / "Inbox").mkdir()
+    (vault / "Welcome.md").rename(vault / "Inbox" / "Welcome.md")
+    report = app.sync()
+    assert report.renamed == (("Welcome.md", "Inbox/Welcome.md"),)
+    assert report.chunks_embedded == 0
+    assert app.store.file_index()["Inbox/Welcome.md"].note_id == before.note_id
+
+
+def test_memory_moved_and_edited_is_followed_by_its_id(vault: Path, make_app: Builder) -> None:
+    app, _ = make_app(vault)
+    app.sync()
+    memory = next(p for p in (vault / "Memory").glob("*.md") if p.name != "MEMORY.md"
+                  and "type: feedback" in p.read_text(encoding="utf-8"))
+    rel = memory.relative_to(vault).as_posix()
+    old = app.store.file_index()[rel]
+    assert old.memory_id
+    moved = vault / "Memory" / "archive" / "moved.md"
+    moved.parent.mkdir()
+    memory.rename(moved)
+    with moved.open("a", encoding="utf-8") as handle:
+        handle.write("\nAlso applies to the staging environment.\n")
+    report = app.sync()
+    assert report.renamed == ((rel, "Memory/archive/moved.md"),)
+    assert app.store.file_index()["Memory/archive/moved.md"].note_id == old.note_id
+
+
+def test_deleted_note_leaves_the_index(vault: Path, make_app: Builder) -> None:
+    app, _ = make_app(vault)
+    app.sync()
+    (vault / "Welcome.md").unlink()
+    report = app.sync()
+    assert report.deleted == 1
+    assert "Welcome.md" not in app.store.file_index()
+    assert all(hit.path != "Welcome.md" for hit in app.search("welcome demo vault", limit=50))
+
+
+def test_mass_delete_is_refused_and_the_index_kept(tmp_path: Path, make_app: Builder) -> None:
+    root = tmp_path / "big"
+    root.mkdir()
+    for i in range(40):
+        (root / f"note {i}.md").write_text(f"# Note {i}\n\nbody {i}\n", encoding="utf-8")
+    app, _ = make_app(root)
+    app.sync()
+    for i in range(30):
+        (root / f"note {i}.md").unlink()
+    with pytest.raises(MassDeleteError, match="30 of 40"):
+        app.sync()
+    assert len(app.store.file_index()) == 40
+    report = app.sync(allow_mass_delete=True)
+    assert report.deleted == 30
+    assert len(app.store.file_index()) == 10
+
+
+def test_vanished_vault_root_never_wipes_the_index(tmp_path: Path, make_app: Builder) -> None:
+    root = tmp_path / "mounted"
+    shutil.copytree(Path(__file__).resolve().parents[2] / "vault_example", root)
+    app, _ = make_app(root)
+    first = app.sync()
+    for child in root.iterdir():  # an emptied mount point: the folder is there, its files not
+        shutil.rmtree(child) if child.is_dir() else child.unlink()
+    with pytest.raises(MassDeleteError):
+        app.sync()
+    assert len(app.store.file_index()) == first.files_total
+
+
+def test_unparseable_note_is_indexed_as_text_reported_and_untouched(
+    vault: Path, make_app: Builder
+) -> None:
+    bad = vault / "Broken yaml.md"
+    raw = b"---\ntitle: [unclosed\nkey: {{date}}\n---\nThe zebra-finch protocol still applies.\n"
+    bad.write_bytes(raw)
+    app, _ = make_app(vault)
+    report = app.sync()
+    assert any(
+        p.path == "Broken yaml.md" and p.kind == "yaml" and p.reason for p in report.problems
+    )
+    assert bad.read_bytes() == raw
+    hits = app.search("zebra-finch", limit=5)
+    assert hits and hits[0].path == "Broken yaml.md"
+    status = app.status()
+    assert any(p["path"] == "Broken yaml.md" for p in status.problems)
+
+
+def test_sync_conflict_copies_are_reported_not_indexed(vault: Path, make_app: Builder) -> None:
+    app, _ = make_app(vault)
+    report = app.sync()
+    index = app.store.file_index()
+    assert report.conflict_copies
+    copies = {copy.path for copy in report.conflict_copies}
+    assert len(copies) >= 2
+    assert not copies & index.keys()
+    assert {copy.conflict_of for copy in report.conflict_copies} <= index.keys()
+
+
+def test_status_before_any_sync_works(vault: Path, make_app: Builder) -> None:
+    app, _ = make_app(vault)
+    status = app.status()
+    assert status.last_sync is None
+    assert status.vault == str(vault.resolve())

@@ -1,0 +1,85 @@
+"""House rules that a clean CI run must enforce: our packages, import layering, ruff, mypy."""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import shutil
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("config", "ccb", "magma", "consistency", "daemon")
+
+# Which of our packages each package may import (DESIGN.md: daemon → consistency → magma → ccb,
+# everyone may import config, nothing imports daemon).
+ALLOWED = {
+    "config": {"config"},
+    "ccb": {"config", "ccb"},
+    "magma": {"config", "ccb", "magma"},
+    "consistency": {"config", "ccb", "magma", "consistency"},
+    "daemon": set(PACKAGES),
+}
+
+
+@pytest.mark.parametrize("name", PACKAGES)
+def test_each_package_is_imported_from_this_tree(name: str) -> None:
+    """Generic names (config, daemon) clash with other distributions: ours must win."""
+    module = importlib.import_module(name)
+    assert module.__file__ is not None
+    assert Path(module.__file__).resolve().is_relative_to(ROOT / name), module.__file__
+
+
+def test_pyproject_lists_packages_explicitly() -> None:
+    data = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    assert sorted(data["tool"]["setuptools"]["packages"]) == sorted(PACKAGES)
+    deps = " ".join(data["project"]["dependencies"]).lower()
+    assert "python-daemon" not in deps  # ships a top-level `daemon` package
+
+
+def _imports_of(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            found.add(node.module.split(".")[0])
+    return found & set(PACKAGES)
+
+
+@pytest.mark.parametrize("name", PACKAGES)
+def test_imports_flow_one_way(name: str) -> None:
+    offenders = {
+        str(path.relative_to(ROOT)): sorted(_imports_of(path) - ALLOWED[name])
+        for path in sorted((ROOT / name).rglob("*.py"))
+        if _imports_of(path) - ALLOWED[name]
+    }
+    assert offenders == {}
+
+
+def _tool(name: str) -> str:
+    exe = Path(sys.executable).with_name(name)
+    found = str(exe) if exe.exists() else shutil.which(name)
+    if found is None:
+        pytest.fail(f"{name} is not installed; install the test extra: pip install -e '.[test]'")
+    return found
+
+
+def test_ruff_is_clean() -> None:
+    result = subprocess.run(
+        [_tool("ruff"), "check", *PACKAGES, "tests", "bench"],
+        cwd=ROOT, capture_output=True, text=True, check=False,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_mypy_is_clean() -> None:
+    result = subprocess.run(
+        [_tool("mypy")], cwd=ROOT, capture_output=True, text=True, check=False,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
