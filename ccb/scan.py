@@ -11,7 +11,7 @@ import json
 import os
 import re
 import stat
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -27,6 +27,7 @@ __all__ = [
     "is_temp_file_name",
     "load_user_ignore_filters",
     "read_note",
+    "scan_paths",
     "scan_vault",
 ]
 
@@ -281,9 +282,15 @@ class _Walk:
     problems: list[Problem] = field(default_factory=list)
 
     def run(self, root_path: str, root_id: tuple[int, int]) -> None:
+        self.run_prefix(root_path, "", frozenset({root_id}))
+
+    def run_prefix(
+        self, folder_path: str, prefix: str, ancestors: frozenset[tuple[int, int]]
+    ) -> None:
+        """Walk ``folder_path`` whose vault-relative path is ``prefix`` (``""`` or ``"a/b/"``)."""
         # Stack of (absolute folder, vault-relative prefix, ancestor folder ids).
         stack: list[tuple[str, str, frozenset[tuple[int, int]]]] = [
-            (root_path, "", frozenset({root_id}))
+            (folder_path, prefix, ancestors)
         ]
         while stack:
             folder, prefix, ancestors = stack.pop()
@@ -407,6 +414,62 @@ def scan_vault(root: Path, vfilter: VaultFilter) -> ScanResult:
         conflict_copies=tuple(sorted(walk.conflicts, key=lambda copy: copy.path)),
         problems=tuple(sorted(walk.problems, key=lambda problem: problem.path)),
     )
+
+
+def scan_paths(root: Path, vfilter: VaultFilter, rel_paths: Iterable[str]) -> ScanResult:
+    """Look at some paths of the vault only, with the same rules as :func:`scan_vault`.
+
+    For the watcher: each vault-relative path that exists is kept (a file) or walked (a
+    folder, e.g. one renamed into place, whose children arrive without events); ignored and
+    missing paths yield nothing. Entries are sorted and unique. Raises ``VaultError`` when
+    ``root`` itself is missing or unreadable (never "everything was deleted").
+    """
+    try:
+        real_root = os.path.realpath(root)
+        root_stat = Path(real_root).stat()
+        os.scandir(real_root).close()
+    except OSError as exc:
+        raise VaultError(f"ccb: scan {root}: cannot list the vault ({_os_reason(exc)})") from exc
+    walk = _Walk(real_root=real_root, vfilter=vfilter)
+    root_id = (root_stat.st_dev, root_stat.st_ino)
+    for rel in sorted(set(rel_paths)):
+        rel = rel.strip("/")
+        if not rel or rel.startswith("../") or vfilter.is_ignored_by_rules(rel):
+            continue
+        if any(vfilter.is_ignored_by_rules(parent, is_dir=True) for parent in _parents(rel)):
+            continue
+        absolute = str(Path(real_root).joinpath(*rel.split("/")))
+        try:
+            st = os.lstat(absolute)
+        except OSError:
+            continue  # gone: the caller treats it as deleted
+        target = os.path.realpath(absolute)
+        if not _inside(real_root, target):  # the path or one of its folders links out
+            walk.problems.append(
+                Problem(path=rel, kind="symlink", reason=f"points outside the vault ({target})")
+            )
+            continue
+        if stat.S_ISLNK(st.st_mode):
+            try:
+                st = Path(absolute).stat()
+            except OSError:
+                continue  # broken link
+        if stat.S_ISDIR(st.st_mode):
+            walk.run_prefix(absolute, rel + "/", frozenset({root_id, (st.st_dev, st.st_ino)}))
+        elif stat.S_ISREG(st.st_mode):
+            walk._keep_file(rel.rsplit("/", 1)[-1], rel, st, None)
+    unique = {entry.path: entry for entry in walk.entries}
+    return ScanResult(
+        entries=tuple(sorted(unique.values(), key=lambda entry: entry.path)),
+        conflict_copies=tuple(sorted(walk.conflicts, key=lambda copy: copy.path)),
+        problems=tuple(sorted(walk.problems, key=lambda problem: problem.path)),
+    )
+
+
+def _parents(rel: str) -> Iterator[str]:
+    parts = rel.split("/")[:-1]
+    for i in range(1, len(parts) + 1):
+        yield "/".join(parts[:i])
 
 
 def read_note(root: Path, rel_path: str) -> Note:

@@ -81,6 +81,11 @@ class App:
         """Resolve the vault (``vault.path``, else the only vault indexed so far) and build."""
         return cls(loaded, _resolve_vault(loaded))
 
+    @property
+    def settings_with_vault(self) -> Settings:
+        """The settings with ``vault.path`` set to the resolved vault folder."""
+        return self._with_vault()
+
     def _with_vault(self) -> Settings:
         settings = self.settings
         if settings.vault.path != self.vault_root:
@@ -145,16 +150,25 @@ class App:
     ) -> SyncReport:
         """One reconcile of the vault into the store; records it for ``dreamd status``."""
         self._require_vault("sync")
-        write_json_atomic(self.state_dir / VAULT_FILE, {"path": str(self.vault_root)})
+        report = self.make_syncer().reconcile(
+            progress=progress, allow_mass_delete=allow_mass_delete
+        )
+        self.record_sync(report)
+        return report
+
+    def make_syncer(self) -> Syncer:
+        """The reconcile engine for this vault, store and embedder (built from settings)."""
         cfg = self.settings.sync
-        syncer = Syncer(
+        return Syncer(
             self.vault_root, self.vault_filter, self.store, lambda: self.embedder,
             chunk_max_chars=cfg.chunk_max_chars, batch_files=cfg.write_batch_files,
             max_delete_share=cfg.max_delete_share,
         )
-        report = syncer.reconcile(progress=progress, allow_mass_delete=allow_mass_delete)
+
+    def record_sync(self, report: SyncReport) -> None:
+        """Write the state files ``dreamd status`` and ``dreamd search`` read."""
+        write_json_atomic(self.state_dir / VAULT_FILE, {"path": str(self.vault_root)})
         write_last_sync(self.state_dir, report, datetime.now(UTC).isoformat(timespec="seconds"))
-        return report
 
     def search(
         self, query: str, *, limit: int = 10, memory_types: Collection[str] | None = None,

@@ -37,6 +37,9 @@ app = typer.Typer(
 )
 config_app = typer.Typer(help="Show, validate and locate the configuration.", no_args_is_help=True)
 app.add_typer(config_app, name="config")
+service_app = typer.Typer(help="Run dreamd as a systemd user service or launchd agent.",
+                          no_args_is_help=True)
+app.add_typer(service_app, name="service")
 
 out = Console(soft_wrap=True)
 err = Console(stderr=True, soft_wrap=True)
@@ -175,6 +178,113 @@ def status(
             out.print_json(json.dumps(render.status_json(report), ensure_ascii=False))
         else:
             render.print_status(out, report)
+
+
+@app.command()
+def run(
+    ctx: typer.Context,
+    vault: Annotated[
+        Path | None, typer.Argument(help="Vault folder (default: vault.path).")
+    ] = None,
+) -> None:
+    """Run the daemon in the foreground: reconcile, then keep the index in step with the vault.
+
+    Stop with Ctrl-C or SIGTERM (the current batch finishes first); SIGHUP reloads the config.
+    """
+    from daemon.runner import Daemon
+
+    opts = _options(ctx)
+    overrides = {**opts.overrides, **({"vault.path": vault} if vault is not None else {})}
+    loaded = load(opts.config_path, opts.env_name, overrides)
+    configure_logging(level=loaded.settings.logging.level, fmt=loaded.settings.logging.format)
+    application = App.create(loaded)
+    daemon = Daemon(application, reload=lambda: load(opts.config_path, opts.env_name, overrides))
+    raise typer.Exit(daemon.run())
+
+
+@service_app.command("install")
+def service_install(
+    ctx: typer.Context,
+    vault: Annotated[Path | None, typer.Argument(help="Vault folder (default: vault.path).")]
+    = None,
+    dry_run: Annotated[bool, typer.Option(help="Print the unit and commands only.")] = False,
+) -> None:
+    """Install and start dreamd as a systemd user service (Linux) or launchd agent (macOS)."""
+    result = _service_plan(ctx, vault)
+    from daemon import service
+
+    _print_lines(service.install(result, dry_run=dry_run).lines())
+
+
+@service_app.command("uninstall")
+def service_uninstall(
+    ctx: typer.Context,
+    vault: Annotated[Path | None, typer.Argument(help="Vault folder (default: vault.path).")]
+    = None,
+    dry_run: Annotated[bool, typer.Option(help="Print the commands only.")] = False,
+) -> None:
+    """Stop and remove the service of a vault."""
+    from daemon import service
+
+    _print_lines(service.uninstall(_service_plan(ctx, vault), dry_run=dry_run).lines())
+
+
+@service_app.command("status")
+def service_status(
+    ctx: typer.Context,
+    vault: Annotated[Path | None, typer.Argument(help="Vault folder (default: vault.path).")]
+    = None,
+) -> None:
+    """Whether the service of a vault is installed and running."""
+    from daemon import service
+
+    _print_lines(service.service_status(_service_plan(ctx, vault)).lines())
+
+
+def _service_plan(ctx: typer.Context, vault: Path | None) -> Any:
+    from daemon import service
+
+    opts = _options(ctx)
+    loaded = load(opts.config_path, opts.env_name,
+                  {**opts.overrides, **({"vault.path": vault} if vault else {})})
+    application = App.create(loaded)
+    return service.plan_service(
+        application.vault_root,
+        config_path=loaded.config_path if loaded.config_exists else None,
+        env_name=loaded.profile,
+    )
+
+
+def _print_lines(lines: list[str]) -> None:
+    for line in lines:
+        out.print(escape(line), highlight=False)
+
+
+@app.command()
+def doctor(
+    ctx: typer.Context,
+    vault: Annotated[Path | None, typer.Option("--vault", help="Vault folder.")] = None,
+) -> None:
+    """Check the vault, the watch limit, the config, the store, disk space and the service."""
+    from daemon.doctor_checks import run_checks
+
+    opts = _options(ctx)
+    overrides = {**opts.overrides, **({"vault.path": vault} if vault else {})}
+
+    def settings() -> Any:
+        loaded = load(opts.config_path, opts.env_name, overrides)
+        application = App.create(loaded)
+        return application.settings_with_vault
+
+    checks = run_checks(settings, config_path=opts.config_path, env_name=opts.env_name)
+    marks = {"ok": "[green]ok[/]", "warn": "[yellow]warn[/]", "fail": "[red]FAIL[/]"}
+    for check in checks:
+        out.print(f"{marks[check.status]:>6} {check.name}: {escape(check.detail)}",
+                  highlight=False)
+        if check.hint:
+            out.print(f"       → {escape(check.hint)}", highlight=False)
+    if any(check.status == "fail" for check in checks):
+        raise typer.Exit(1)
 
 
 @config_app.command("show")

@@ -68,6 +68,8 @@ def configure_logging(
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(_LEVELS[level])
+    # watchfiles logs every batch at info ("3 changes detected"); dreamd logs its own event.
+    logging.getLogger("watchfiles").setLevel(max(_LEVELS[level], logging.WARNING))
 
 
 def _identity(

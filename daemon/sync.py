@@ -14,7 +14,7 @@ and the stat key of a note is written together with its chunks, never before.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -24,7 +24,7 @@ import structlog
 from ulid import ULID
 
 from ccb.model import ConflictCopy, FileEntry, Note, Problem, ScanResult
-from ccb.scan import VaultFilter, read_note, scan_vault
+from ccb.scan import VaultFilter, read_note, scan_paths, scan_vault
 from config.errors import DreamdError, MassDeleteError
 from magma.chunking import Chunk, chunk_note
 from magma.embedder import Embedder
@@ -148,6 +148,7 @@ class Syncer:
         chunk_max_chars: int,
         batch_files: int,
         max_delete_share: float,
+        empty_recheck_s: float = 0.2,
     ) -> None:
         self.root = root
         self.vfilter = vfilter
@@ -157,6 +158,7 @@ class Syncer:
         self.chunk_max_chars = chunk_max_chars
         self.batch_files = batch_files
         self.max_delete_share = max_delete_share
+        self.empty_recheck_s = empty_recheck_s
 
     def _embed(self, texts: Sequence[str]) -> np.ndarray:
         if self._embedder is None:
@@ -174,16 +176,51 @@ class Syncer:
         kept untouched) when the walk would remove more than ``max_delete_share`` of it.
         """
         started = time.perf_counter()
-        bar = progress or _NoProgress()
         scan = scan_vault(self.root, self.vfilter)
         index = self.store.file_index()
         plan = plan_sync(scan.entries, index)
-        self._guard_mass_delete(plan, index, scan, allow_mass_delete)
-        report = self._execute(plan, index, bar)
+        return self._run(scan, index, plan, started, progress, allow_mass_delete, full=True)
+
+    def sync_paths(
+        self, rel_paths: Collection[str], *, allow_mass_delete: bool = False
+    ) -> SyncReport:
+        """Bring the store in line with some paths only (the watcher's batches).
+
+        Each vault-relative path is looked at as it is *now*, whatever event announced it: an
+        existing file is indexed (``added`` for a known path counts as modified), a folder is
+        walked (children of a renamed folder arrive without events), a missing path removes
+        the file, or every indexed file under it. A note that is empty now but was not is
+        looked at again after ``empty_recheck_s`` (editors truncate before they write).
+        Raises like :meth:`reconcile`.
+        """
+        started = time.perf_counter()
+        wanted = {p.strip("/") for p in rel_paths if p.strip("/")}
+        index = self.store.file_index()
+        scan = scan_paths(self.root, self.vfilter, wanted)
+        if self.empty_recheck_s and any(
+            e.size == 0 and e.path in index and index[e.path].size > 0 for e in scan.entries
+        ):
+            time.sleep(self.empty_recheck_s)
+            scan = scan_paths(self.root, self.vfilter, wanted)
+        found = {e.path for e in scan.entries}
+        folders = [p for p in wanted if p not in index and p not in found]
+        considered = {
+            path: known for path, known in index.items()
+            if path in wanted or any(path.startswith(folder + "/") for folder in folders)
+        }
+        plan = plan_sync(scan.entries, considered)
+        return self._run(scan, index, plan, started, None, allow_mass_delete, full=False)
+
+    def _run(
+        self, scan: ScanResult, index: Mapping[str, IndexedFile], plan: SyncPlan,
+        started: float, progress: Progress | None, allow_mass_delete: bool, *, full: bool,
+    ) -> SyncReport:
+        self._guard_mass_delete(plan, index, scan, allow_mass_delete, full=full)
+        report = self._execute(plan, index, progress or _NoProgress())
         duration = time.perf_counter() - started
         report = _replace(report, scan=scan, duration_s=duration)
         log.info(
-            "sync.applied",
+            "sync.applied" if full else "batch.applied",
             added=report.added, modified=report.modified, deleted=report.deleted,
             renamed=len(report.renamed), unchanged=report.unchanged, touched=report.touched,
             chunks_embedded=report.chunks_embedded, chunks_reused=report.chunks_reused,
@@ -192,14 +229,16 @@ class Syncer:
         return report
 
     def _guard_mass_delete(
-        self, plan: SyncPlan, index: Mapping[str, IndexedFile], scan: ScanResult, allowed: bool
+        self, plan: SyncPlan, index: Mapping[str, IndexedFile], scan: ScanResult, allowed: bool,
+        *, full: bool,
     ) -> None:
         if allowed or not plan.deleted:
             return
         share = len(plan.deleted) / len(index)
         small = len(index) < MASS_DELETE_MIN_FILES
-        # An empty walk is refused whatever the size: it is what an unmounted drive looks like.
-        if not scan.entries or (not small and share > self.max_delete_share):
+        # An empty full walk is refused whatever the size: it is what an unmounted drive looks
+        # like. (A watcher batch that finds none of its paths is ordinary.)
+        if (full and not scan.entries) or (not small and share > self.max_delete_share):
             log.error("sync.mass_delete_refused", deleted=len(plan.deleted), indexed=len(index))
             raise MassDeleteError(
                 f"sync {self.root}: {len(plan.deleted)} of {len(index)} indexed files "

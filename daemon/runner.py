@@ -1,0 +1,304 @@
+"""``dreamd run``: the foreground daemon that keeps MAGMA in step with the vault.
+
+Start-up: take the per-vault lock, tell systemd we are up, reconcile (a stat walk when
+nothing changed). Then watch the vault with watchfiles (short debounce, batches handled by
+:class:`daemon.watch.ChangeHandler`), rescan periodically to catch missed events, compact the
+store now and then, and keep a status file current. SIGTERM/SIGINT finish the current batch
+and exit 0; SIGHUP reloads the configuration (an invalid one is logged and the old one kept).
+
+The loop sleeps inside watchfiles' Rust core between events, so an idle daemon uses almost no
+CPU: one wake-up per ``step`` to look at the stop flag, one per second to tick timers.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+import sdnotify
+import structlog
+import watchfiles
+
+from config import LoadedSettings
+from config.errors import ConfigError, DreamdError, MassDeleteError
+from daemon.app import App
+from daemon.lock import DaemonLock
+from daemon.status import write_json_atomic
+from daemon.watch import BatchResult, ChangeHandler, WatchFilter
+
+__all__ = ["DAEMON_STATUS_FILE", "Daemon", "DaemonState"]
+
+log = structlog.get_logger("dreamd.daemon")
+
+DAEMON_STATUS_FILE = "daemon.json"
+#: How often the watch loop wakes up with no events to tick timers (rescan, maintenance,
+#: watchdog, deferred paths), in ms. One wake-up a second costs nothing measurable.
+TICK_MS = 1000
+#: watchfiles' ``step``: how long the Rust core waits for more events before yielding a
+#: batch, in ms (DESIGN.md: debounce 50 + step 10 gave ≈14 ms latency; 20 halves idle wake-ups).
+STEP_MS = 20
+#: Old table versions younger than this survive compaction, so a search running in another
+#: process never loses the version it reads (DESIGN.md: cleanup frees space only with 0).
+KEEP_VERSIONS = timedelta(minutes=5)
+#: Compact after this many applied batches, or after ``MAINTAIN_INTERVAL_S`` with writes.
+MAINTAIN_EVERY_BATCHES = 50
+MAINTAIN_INTERVAL_S = 600.0
+#: While waiting (vault unreadable, mass delete refused), look again this often, in s.
+WAITING_RETRY_S = 30.0
+
+
+@dataclass(slots=True)
+class DaemonState:
+    """What the status file says, updated as the daemon works."""
+
+    pid: int
+    vault: str
+    started_at: str
+    state: str = "starting"
+    ready_at: str | None = None
+    queue_depth: int = 0
+    batches: int = 0
+    last_batch: dict[str, Any] | None = None
+    last_rescan: str | None = None
+    last_error: str | None = None
+    watcher: str = "inotify"
+    problems: list[dict[str, str]] = field(default_factory=list)
+    counts: dict[str, int] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in self.__slots__}
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
+
+
+class Daemon:
+    """One running daemon for one vault. ``reload`` re-reads settings for SIGHUP."""
+
+    def __init__(self, app: App, *, reload: Callable[[], LoadedSettings]) -> None:
+        self.app = app
+        self._reload = reload
+        self._terminate = threading.Event()
+        self._wake = threading.Event()
+        self._reload_requested = False
+        self._notifier = sdnotify.SystemdNotifier()
+        self._polling = False
+        self.state = DaemonState(pid=os.getpid(), vault=str(app.vault_root), started_at=_now())
+        self._build()
+
+    # ------------------------------------------------------------------ wiring
+
+    def _build(self) -> None:
+        cfg = self.app.settings.sync
+        self.syncer = self.app.make_syncer()
+        self.handler = ChangeHandler(self.app.vault_root, self.syncer)
+        self._next_rescan = time.monotonic() + cfg.rescan_interval_s
+        self._next_retry = time.monotonic() + WAITING_RETRY_S
+        self._batches_since_maintain = 0
+        self._last_maintain = time.monotonic()
+
+    def _notify(self, message: str) -> None:
+        self._notifier.notify(message)
+
+    def _write_status(self) -> None:
+        self.state.queue_depth = len(self.handler.pending)
+        write_json_atomic(self.app.state_dir / DAEMON_STATUS_FILE, self.state.as_dict())
+
+    # ------------------------------------------------------------------ signals
+
+    def _on_stop(self, signum: int, frame: FrameType | None) -> None:
+        log.info("daemon.stopping", signal=signal.Signals(signum).name)
+        self._terminate.set()
+        self._wake.set()
+
+    def _on_hup(self, signum: int, frame: FrameType | None) -> None:
+        self._reload_requested = True
+        self._wake.set()
+
+    def _install_signals(self) -> None:
+        signal.signal(signal.SIGTERM, self._on_stop)
+        signal.signal(signal.SIGINT, self._on_stop)
+        signal.signal(signal.SIGHUP, self._on_hup)
+
+    # ------------------------------------------------------------------ main loop
+
+    def run(self) -> int:
+        """Run until SIGTERM/SIGINT; returns the process exit code (0 on a clean stop).
+
+        Raises ``LockError`` when another daemon holds this vault.
+        """
+        with DaemonLock(self.app.state_dir):
+            self._install_signals()
+            self._write_status()
+            self._notify("READY=1")
+            self._notify("STATUS=reconciling the vault with the index")
+            self._startup()
+            while not self._terminate.is_set():
+                self._watch()
+                if self._reload_requested:
+                    self._do_reload()
+            self._notify("STOPPING=1")
+            self.state.state = "stopped"
+            self._write_status()
+            log.info("daemon.stopped", batches=self.state.batches)
+        return 0
+
+    def _startup(self) -> None:
+        self.state.state = "reconciling"
+        self._write_status()
+        self._rescan(reason="startup")
+        self.app.store.maintain(cleanup_older_than=KEEP_VERSIONS)
+        if self.state.state != "waiting":
+            self.state.state = "watching"
+        self.state.ready_at = _now()
+        self._write_status()
+        self._notify(f"STATUS={self.state.state}")
+        log.info("daemon.ready", vault=str(self.app.vault_root), state=self.state.state)
+
+    def _rescan(self, *, reason: str) -> None:
+        """Full reconcile; a refused mass delete puts the daemon in ``waiting``, index kept."""
+        cfg = self.app.settings.sync
+        self._next_rescan = time.monotonic() + cfg.rescan_interval_s
+        try:
+            report = self.syncer.reconcile()
+        except MassDeleteError as error:
+            self.state.state = "waiting"
+            self.state.last_error = str(error)
+            log.error("daemon.waiting", reason=str(error))
+            return
+        except DreamdError as error:
+            self.state.last_error = str(error)
+            self.state.state = "waiting"
+            log.error("daemon.rescan_failed", reason=reason, error=str(error))
+            return
+        self.app.record_sync(report)
+        self.handler.pending.clear()
+        if self.state.state == "waiting":
+            self.state.state = "watching"
+            self.state.last_error = None
+        self.state.last_rescan = _now()
+        self.state.problems = [
+            {"path": p.path, "kind": p.kind, "reason": p.reason} for p in report.problems
+        ]
+        self._count()
+        self._after_write(report.changed_paths or report.deleted)
+
+    def _count(self) -> None:
+        counts = self.app.store.counts()
+        self.state.counts = {"files": counts.files, "notes": counts.notes,
+                             "chunks": counts.chunks, "memories": counts.memories}
+
+    def _watch(self) -> None:
+        cfg = self.app.settings.sync
+        self._wake.clear()
+        catch_up = True
+        try:
+            for changes in watchfiles.watch(
+                self.app.vault_root,
+                watch_filter=WatchFilter(self.app.vault_root, self.app.vault_filter),
+                debounce=cfg.debounce_ms, step=STEP_MS, stop_event=self._wake,
+                rust_timeout=TICK_MS, yield_on_timeout=True, raise_interrupt=False,
+                force_polling=self._polling or None, ignore_permission_denied=True,
+            ):
+                if catch_up:
+                    # The watcher is up now: one stat walk catches what changed between the
+                    # last reconcile and this moment (events before the watch are never seen).
+                    catch_up = False
+                    self._rescan(reason="catch-up")
+                if changes:
+                    self._apply(changes)
+                self._tick()
+                if self._wake.is_set():
+                    return
+        except OSError as error:
+            self._watch_failed(error)
+
+    def _watch_failed(self, error: OSError) -> None:
+        if self._polling:
+            log.error("watch.failed", error=str(error))
+            self._terminate.wait(5.0)
+            return
+        self._polling = True
+        self.state.watcher = "polling"
+        limit = _read_int(Path("/proc/sys/fs/inotify/max_user_watches"))
+        log.error(
+            "watch.limit_reached", error=str(error), max_user_watches=limit,
+            hint="raise it: sudo sysctl fs.inotify.max_user_watches=524288 (and add it to "
+                 "/etc/sysctl.d/ to keep it); dreamd falls back to polling meanwhile",
+        )
+
+    def _apply(self, changes: set[tuple[watchfiles.Change, str]]) -> None:
+        result: BatchResult = self.handler.apply_changes(changes)
+        self.state.batches += 1
+        report = result.report
+        self.state.last_batch = {
+            "at": _now(), "paths": len(result.paths),
+            "duration_ms": round(result.duration_s * 1000), "error": result.error,
+            **({"added": report.added, "modified": report.modified, "deleted": report.deleted,
+                "renamed": len(report.renamed), "chunks_embedded": report.chunks_embedded,
+                "problems": [p.path for p in report.problems]} if report else {}),
+        }
+        if result.error:
+            self.state.last_error = result.error
+        if report is not None:
+            self._after_write(report.changed_paths or report.deleted)
+            self._count()
+        self._write_status()
+
+    def _after_write(self, changed: object) -> None:
+        if changed:
+            self._batches_since_maintain += 1
+
+    def _tick(self) -> None:
+        now = time.monotonic()
+        self._notify("WATCHDOG=1")
+        if now >= self._next_rescan:
+            self._rescan(reason="periodic")
+            self._write_status()
+        elif self.state.state == "waiting" and now >= self._next_retry:
+            self._next_retry = now + WAITING_RETRY_S
+            self._rescan(reason="retry")
+            self._write_status()
+        elif self.handler.pending and self.handler.due(now):
+            self._apply(set())
+        due = self._batches_since_maintain >= MAINTAIN_EVERY_BATCHES or (
+            self._batches_since_maintain and now - self._last_maintain >= MAINTAIN_INTERVAL_S
+        )
+        if due:
+            self.app.store.maintain(cleanup_older_than=KEEP_VERSIONS)
+            self._batches_since_maintain = 0
+            self._last_maintain = now
+            log.info("store.maintained")
+
+    def _do_reload(self) -> None:
+        self._reload_requested = False
+        try:
+            loaded = self._reload()
+            fresh = App(loaded, self.app.vault_root)
+        except ConfigError as error:
+            log.error("config.reload_failed", error=str(error), kept="previous configuration")
+            return
+        # Engines built from unchanged settings carry over (no model reload, no store reopen).
+        if fresh.settings.embedding == self.app.settings.embedding:
+            fresh.__dict__["embedder"] = self.app.embedder
+        if fresh.store_uri == self.app.store_uri and "embedder" in fresh.__dict__:
+            fresh.__dict__["store"] = self.app.store
+        self.app = fresh
+        self._build()
+        log.info("config.reloaded", config=str(loaded.config_path), profile=loaded.profile)
+
+
+def _read_int(path: Path) -> int | None:
+    try:
+        return int(path.read_text(encoding="ascii").strip())
+    except (OSError, ValueError):
+        return None

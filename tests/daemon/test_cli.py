@@ -1,0 +1,142 @@
+"""The `dreamd` command as a user runs it: real subprocesses, the real embedding model."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+DREAMD = Path(sys.executable).with_name("dreamd")
+
+
+def run(*args: str, cwd: Path = REPO, check: bool = True) -> subprocess.CompletedProcess[str]:
+    done = subprocess.run(
+        [str(DREAMD), *args], cwd=cwd, capture_output=True, text=True, check=False,
+        env=os.environ.copy(), timeout=300,
+    )
+    if check and done.returncode != 0:
+        pytest.fail(f"dreamd {' '.join(args)} exited {done.returncode}: {done.stderr}")
+    return done
+
+
+def readme_commands() -> list[str]:
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    return re.findall(r"```sh\n(.+?)\n```", text)
+
+
+@pytest.fixture
+def demo(tmp_path: Path) -> Path:
+    target = tmp_path / "vault_example"
+    shutil.copytree(REPO / "vault_example", target, symlinks=True)
+    return target
+
+
+@pytest.mark.slow
+def test_sync_then_search_finds_english_and_chinese_notes(demo: Path) -> None:
+    report = json.loads(run("sync", str(demo), "--json").stdout)
+    assert report["added"] == report["files_total"] > 10
+    assert report["chunks_embedded"] > 0
+
+    hits = json.loads(run("search", "sourdough starter hydration", "--json",
+                          "--vault", str(demo)).stdout)
+    assert hits[0]["path"] == "Baking/Sourdough starter.md"
+    assert hits[0]["why"] and hits[0]["snippet"]
+
+    hits = json.loads(run("search", "睡眠", "--json", "--vault", str(demo)).stdout)
+    assert hits[0]["path"] == "关于睡眠的笔记.md"
+
+    hits = json.loads(run("search", "how should I sleep better", "--json", "-n", "3",
+                          "--vault", str(demo)).stdout)
+    assert "关于睡眠的笔记.md" in [h["path"] for h in hits]  # cross-lingual
+
+    # the only indexed vault is found without naming it
+    hits = json.loads(run("search", "feedback", "--type", "feedback", "--json").stdout)
+    assert hits and {h["memory_type"] for h in hits} == {"feedback"}
+
+    status = json.loads(run("status", "--json", "--vault", str(demo)).stdout)
+    assert status["counts"]["notes"] > 10 and status["last_sync"]
+
+    again = json.loads(run("sync", str(demo), "--json").stdout)
+    assert again["chunks_embedded"] == 0 and again["unchanged"] == report["files_total"]
+
+
+@pytest.mark.slow
+def test_readme_first_command_indexes_the_demo_and_answers(tmp_path: Path) -> None:
+    """Run the README's setup command, with the venv part replaced by this environment."""
+    first = readme_commands()[0]
+    steps = [s.strip() for s in first.split("&&")]
+    assert steps[0].startswith("python3 -m venv .venv")
+    assert steps[1].startswith(".venv/bin/pip install -e .")
+    dreamd_steps = steps[2:]
+    assert any("sync vault_example" in s for s in dreamd_steps)
+    outputs = []
+    for step in dreamd_steps:
+        argv = shlex.split(step)
+        assert argv[0] == ".venv/bin/dreamd"
+        outputs.append(run(*argv[1:]).stdout)
+    assert "Sourdough starter" in outputs[-1]
+
+
+def test_readme_test_command_is_what_ci_runs() -> None:
+    second = readme_commands()[1]
+    assert "pytest" in second
+    assert second in (REPO / ".ci" / "run").read_text(encoding="utf-8")
+
+
+def test_errors_are_one_line_with_an_exit_code(tmp_path: Path) -> None:
+    missing = run("search", "x", "--vault", str(tmp_path / "nope"), check=False)
+    assert missing.returncode == 4
+    assert missing.stderr.startswith("dreamd: search ") and "Traceback" not in missing.stderr
+
+    bad = run("--set", "sync.chunk_max_chars=lots", "sync", str(tmp_path), check=False)
+    assert bad.returncode == 3
+    assert "sync.chunk_max_chars" in bad.stderr and "Traceback" not in bad.stderr
+
+    no_vault = run("search", "x", check=False)
+    assert no_vault.returncode == 3 and "no vault given" in no_vault.stderr
+
+
+def test_init_writes_a_config_that_validates(tmp_path: Path, demo: Path) -> None:
+    config = tmp_path / "dreamd.toml"
+    run("--config", str(config), "init", str(demo))
+    assert config.is_file()
+    assert str(demo.resolve()) in run("--config", str(config), "config", "show").stdout
+    assert run("--config", str(config), "config", "validate").stdout.startswith("ok:")
+    again = run("--config", str(config), "init", str(demo), check=False)
+    assert again.returncode == 3 and "--force" in again.stderr
+    assert run("--config", str(config), "config", "path").stdout.strip() == str(config)
+
+
+def test_config_show_names_the_source_of_every_value(tmp_path: Path) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text(
+        "[default]\nembedding.batch_size = 16\n[production]\ncache.ttl_hours = 48\n",
+        encoding="utf-8",
+    )
+    rows = json.loads(run("--config", str(config), "--env", "production",
+                          "--set", "sync.debounce_ms=20", "config", "show", "--json").stdout)
+    by_key = {row["key"]: row for row in rows}
+    assert by_key["embedding.batch_size"]["value"] == 16
+    assert by_key["embedding.batch_size"]["source"].endswith("[default]")
+    assert by_key["cache.ttl_hours"]["source"].endswith("[production]")
+    assert by_key["sync.debounce_ms"] == {"key": "sync.debounce_ms", "value": 20, "source": "cli"}
+    assert by_key["fusion.max_tokens"]["source"] == "default"
+
+
+def test_config_validate_names_key_and_file(tmp_path: Path) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text("[default]\nfusion.max_tokens = -5\n", encoding="utf-8")
+    done = run("--config", str(config), "config", "validate", check=False)
+    assert done.returncode == 3
+    assert "fusion.max_tokens" in done.stderr and str(config) in done.stderr
+
+    missing = run("--config", str(config), "--env", "staging", "config", "validate", check=False)
+    assert missing.returncode == 3 and "staging" in missing.stderr
