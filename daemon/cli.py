@@ -300,7 +300,13 @@ def config_show(
         out.print_json(json.dumps([{"key": k, "value": v, "source": s} for k, v, s in rows],
                                   ensure_ascii=False, default=str))
         return
-    table = Table(title=f"{loaded.config_path} (profile: {loaded.profile or 'default'})")
+    title = f"{loaded.config_path} (profile: {loaded.profile or 'default'})"
+    if not out.is_terminal:  # pipes and files get whole values, one setting per line
+        out.print(f"# {title}", highlight=False)
+        for key, value, source in rows:
+            out.print(f"{key} = {value!r}  # {source}", highlight=False, markup=False)
+        return
+    table = Table(title=title)
     for column in ("key", "value", "source"):
         table.add_column(column)
     for key, value, source in rows:
