@@ -25,7 +25,9 @@ from config import (
     store_uri,
 )
 from config.errors import ConfigError, VaultError
+from daemon.lock import current_holder
 from daemon.status import (
+    DAEMON_STATUS_FILE,
     LAST_SYNC_FILE,
     VAULT_FILE,
     StatusReport,
@@ -189,6 +191,9 @@ class App:
     def status(self) -> StatusReport:
         """Vault, store, counts, last sync, problems; works before the first sync too."""
         last = read_json(self.state_dir / LAST_SYNC_FILE)
+        daemon = None
+        if current_holder(self.state_dir) is not None:
+            daemon = read_json(self.state_dir / DAEMON_STATUS_FILE) or {"state": "starting"}
         counts: dict[str, int] = {}
         if last is not None:
             counts = dict(asdict(self.store.counts()))
@@ -201,6 +206,7 @@ class App:
             counts=counts,
             problems=tuple(last.get("problems", [])) if last else (),
             conflict_copies=tuple(last.get("conflict_copies", [])) if last else (),
+            daemon=daemon,
         )
 
 

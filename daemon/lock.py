@@ -18,7 +18,6 @@ import json
 import os
 import socket
 import sys
-import tempfile
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -27,6 +26,7 @@ from typing import Any, Self
 
 import filelock
 
+from ccb.atomic import write_json_atomic
 from config.errors import LockError
 
 __all__ = [
@@ -74,21 +74,6 @@ class LockHolder:
         if self.hostname != socket.gethostname():
             text += f", on host {self.hostname}"
         return text
-
-
-def _write_json_atomic(path: Path, data: dict[str, Any]) -> None:
-    """Write ``data`` to ``path`` via a temp file in the same folder, fsync and ``os.replace``."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(data, handle, ensure_ascii=False)
-            handle.write("\n")
-            handle.flush()
-            os.fsync(handle.fileno())
-        Path(tmp).replace(path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def read_holder(state_dir: Path) -> LockHolder | None:
@@ -175,7 +160,7 @@ class DaemonLock:
             ) from None
         try:
             holder = LockHolder.of_this_process(datetime.now(UTC))
-            _write_json_atomic(self.holder_path, holder.to_json())
+            write_json_atomic(self.holder_path, holder.to_json())
         except BaseException:
             self._lock.release()
             raise

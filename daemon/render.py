@@ -150,6 +150,18 @@ def print_status(console: Console, report: StatusReport) -> None:
         table.add_row(key.replace("_", " "), escape(str(data.get(key) or "never")))
     for key, value in _flatten(data.get("counts", {})):
         table.add_row(key, str(value))
+    daemon = data.get("daemon")
+    if daemon is None:
+        table.add_row("daemon", "not running (start it with: dreamd run)")
+    else:
+        table.add_row("daemon", escape(f"pid {daemon.get('pid')}, {daemon.get('state')}, "
+                                       f"watcher {daemon.get('watcher')}, "
+                                       f"queue {daemon.get('queue_depth', 0)}"))
+        batch = daemon.get("last_batch")
+        if batch:
+            table.add_row("last batch", escape(
+                f"{batch.get('at')}: {batch.get('paths')} paths in {batch.get('duration_ms')} ms"
+                + (f", error: {batch['error']}" if batch.get("error") else "")))
     console.print(table)
     _print_problems(console, [(p["path"], p["kind"], p["reason"]) for p in data["problems"]])
 

@@ -27,18 +27,18 @@ import sdnotify
 import structlog
 import watchfiles
 
+from ccb.atomic import write_json_atomic
 from config import LoadedSettings
 from config.errors import ConfigError, DreamdError, MassDeleteError
 from daemon.app import App
 from daemon.lock import DaemonLock
-from daemon.status import write_json_atomic
+from daemon.status import DAEMON_STATUS_FILE
 from daemon.watch import BatchResult, ChangeHandler, WatchFilter
 
-__all__ = ["DAEMON_STATUS_FILE", "Daemon", "DaemonState"]
+__all__ = ["Daemon", "DaemonState"]
 
 log = structlog.get_logger("dreamd.daemon")
 
-DAEMON_STATUS_FILE = "daemon.json"
 #: How often the watch loop wakes up with no events to tick timers (rescan, maintenance,
 #: watchdog, deferred paths), in ms. One wake-up a second costs nothing measurable.
 TICK_MS = 1000

@@ -28,13 +28,13 @@ import shlex
 import shutil
 import subprocess
 import sys
-import tempfile
 import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from ccb.atomic import write_bytes_atomic
 from config.errors import ConfigError, DreamdError, LockError, exit_code_for
 from config.settings import vault_id
 
@@ -520,21 +520,6 @@ class ServiceStatus:
 # --------------------------------------------------------------------------- effects
 
 
-def _write_atomic(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        Path(tmp).chmod(0o644)
-        Path(tmp).replace(path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def _read_or_none(path: Path) -> bytes | None:
     try:
         return path.read_bytes()
@@ -588,7 +573,7 @@ def install(plan: ServicePlan, *, dry_run: bool) -> ServiceResult:
     changed: list[Path] = []
     if not dry_run:
         if before != plan.content:
-            _write_atomic(plan.path, plan.content)
+            write_bytes_atomic(plan.path, plan.content, mode=0o644)
             changed.append(plan.path)
         if plan.log_dir is not None:
             plan.log_dir.mkdir(parents=True, exist_ok=True)

@@ -9,15 +9,15 @@ a file.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ccb.atomic import write_json_atomic
 from daemon.sync import SyncReport
 
 __all__ = [
+    "DAEMON_STATUS_FILE",
     "LAST_SYNC_FILE",
     "VAULT_FILE",
     "StatusReport",
@@ -28,22 +28,8 @@ __all__ = [
 ]
 
 VAULT_FILE = "vault.json"
+DAEMON_STATUS_FILE = "daemon.json"
 LAST_SYNC_FILE = "last_sync.json"
-
-
-def write_json_atomic(path: Path, data: dict[str, Any]) -> None:
-    """Replace ``path`` with ``data`` as JSON, atomically (readers see old or new, never half)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".dreamd-tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(data, handle, ensure_ascii=False, indent=2, default=str)
-            handle.flush()
-            os.fsync(handle.fileno())
-        Path(tmp).replace(path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def read_json(path: Path) -> dict[str, Any] | None:
@@ -90,7 +76,11 @@ def known_vaults(data_dir: Path) -> list[Path]:
 
 @dataclass(frozen=True, slots=True)
 class StatusReport:
-    """What ``dreamd status`` shows. ``counts`` maps a name to a number of rows or files."""
+    """What ``dreamd status`` shows. ``counts`` maps a name to a number of rows or files.
+
+    ``daemon`` is the running daemon's status file (pid, state, last batch, queue depth,
+    problem files) or ``None`` when no daemon holds the vault's lock.
+    """
 
     vault: str
     store: str
@@ -100,9 +90,11 @@ class StatusReport:
     counts: dict[str, int] = field(default_factory=dict)
     problems: tuple[dict[str, str], ...] = ()
     conflict_copies: tuple[dict[str, str], ...] = ()
+    daemon: dict[str, Any] | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {
+            "daemon": self.daemon,
             "vault": self.vault,
             "store": self.store,
             "state_dir": self.state_dir,

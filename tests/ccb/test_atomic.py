@@ -1,0 +1,43 @@
+"""Atomic replacement: readers see old or new bytes, never half; temp names are ignored."""
+
+from __future__ import annotations
+
+import json
+import stat
+from pathlib import Path
+
+import pytest
+
+from ccb.atomic import TEMP_SUFFIX, write_bytes_atomic, write_json_atomic
+from ccb.scan import VaultFilter
+
+
+def test_replaces_content_and_keeps_the_mode(tmp_path: Path) -> None:
+    target = tmp_path / "note.md"
+    target.write_bytes(b"old")
+    target.chmod(0o600)
+    write_bytes_atomic(target, b"new\r\n")
+    assert target.read_bytes() == b"new\r\n"
+    assert stat.S_IMODE(target.stat().st_mode) == 0o600
+    assert [p.name for p in tmp_path.iterdir()] == ["note.md"]
+
+
+def test_creates_parent_folders_and_json(tmp_path: Path) -> None:
+    target = tmp_path / "a" / "b" / "state.json"
+    write_json_atomic(target, {"ü": 1})
+    assert json.loads(target.read_text(encoding="utf-8")) == {"ü": 1}
+
+
+def test_failure_leaves_the_old_file_and_no_temp(tmp_path: Path) -> None:
+    target = tmp_path / "note.md"
+    target.write_bytes(b"old")
+    with pytest.raises(TypeError):
+        write_bytes_atomic(target, "not bytes")  # type: ignore[arg-type]
+    assert target.read_bytes() == b"old"
+    assert [p.name for p in tmp_path.iterdir()] == ["note.md"]
+
+
+def test_temp_names_are_ignored_by_the_vault_scan() -> None:
+    vfilter = VaultFilter()
+    assert vfilter.is_ignored(f".note.md.x1y2{TEMP_SUFFIX}")
+    assert vfilter.is_ignored(f"Memory/note.md{TEMP_SUFFIX}")
