@@ -24,8 +24,8 @@ from config import (
     state_dir,
     store_uri,
 )
-from config.errors import ConfigError, VaultError
-from daemon.lock import current_holder
+from config.errors import ConfigError, LockError, VaultError
+from daemon.lock import DaemonLock, current_holder
 from daemon.status import (
     DAEMON_STATUS_FILE,
     LAST_SYNC_FILE,
@@ -152,10 +152,19 @@ class App:
     ) -> SyncReport:
         """One reconcile of the vault into the store; records it for ``dreamd status``."""
         self._require_vault("sync")
-        report = self.make_syncer().reconcile(
-            progress=progress, allow_mass_delete=allow_mass_delete
-        )
-        self.record_sync(report)
+        # One writer per store (DESIGN.md: two LanceDB writers lose rows): a one-shot sync
+        # takes the daemon's lock, and refuses while a daemon keeps this vault in step.
+        try:
+            with DaemonLock(self.state_dir):
+                report = self.make_syncer().reconcile(
+                    progress=progress, allow_mass_delete=allow_mass_delete
+                )
+                self.record_sync(report)
+        except LockError as error:
+            raise LockError(
+                f"sync {self.vault_root}: {error}. The running daemon already keeps the index "
+                "in step with the vault; no sync is needed"
+            ) from error
         return report
 
     def make_syncer(self) -> Syncer:

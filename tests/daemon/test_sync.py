@@ -212,3 +212,13 @@ def test_status_before_any_sync_works(vault: Path, make_app: Builder) -> None:
     status = app.status()
     assert status.last_sync is None
     assert status.vault == str(vault.resolve())
+
+
+def test_sync_refuses_while_a_daemon_holds_the_vault(vault: Path, make_app: Builder) -> None:
+    from config.errors import LockError
+    from daemon.lock import DaemonLock
+
+    app, _ = make_app(vault)
+    with DaemonLock(app.state_dir), pytest.raises(LockError, match="no sync is needed"):
+        app.sync()
+    assert app.sync().added > 0  # the lock is free again
