@@ -160,7 +160,9 @@ def main() -> None:
     queries = (QUERIES_EN + QUERIES_ZH + QUERIES_SHORT + QUERIES_EXACT) * 2
     queries = queries[: args.queries]
     app.search("warm up", limit=10)
-    table = app.store.chunks_table
+    import lancedb
+
+    table = lancedb.connect(app.store_uri).open_table("chunks")
     dreamd_ms, bare_ms = [], []
     for query in queries:
         start = time.perf_counter()

@@ -245,6 +245,8 @@ def memory_meta(
 _SYNCTHING_RE = re.compile(
     r"^(?P<stem>.+?)\.sync-conflict-\d{8}-\d{6}-[A-Za-z0-9]+(?P<ext>\.[^.]*)?$"
 )
+# dreamd's own conflict copies (ccb.writer): ``<stem>.conflict[N]-YYYYMMDD-HHMMSS<ext>``.
+_DREAMD_RE = re.compile(r"^(?P<stem>.+?)\.conflict\d*-\d{8}-\d{6}(?P<ext>\.[^.]*)?$")
 _OBSIDIAN_SYNC_RE = re.compile(
     r"^(?P<stem>.+?) \((?i:conflicted copy) .+ \d{12}\)(?P<ext>\.[^.]*)?$"
 )
@@ -257,12 +259,13 @@ def detect_conflict_copy(path: str) -> str | None:
     """The original's vault path when ``path`` names a sync tool's conflict copy, else None.
 
     ``"A/Reading list.sync-conflict-20240305-184500-ABCDEF1.md"`` → ``"A/Reading list.md"``;
-    ``"Meeting notes (Conflicted copy Laptop2 202403051845).md"`` → ``"Meeting notes.md"``.
+    ``"Meeting notes (Conflicted copy Laptop2 202403051845).md"`` → ``"Meeting notes.md"``;
+    dreamd's own ``"Memory/x.conflict-20261130-101500.md"`` → ``"Memory/x.md"``.
     """
     folder, _, name = path.rpartition("/")
-    if "sync-conflict-" not in name and "onflicted copy" not in name:
+    if "onflict" not in name:
         return None
-    for pattern in (_SYNCTHING_RE, _OBSIDIAN_SYNC_RE, _DROPBOX_RE):
+    for pattern in (_SYNCTHING_RE, _DREAMD_RE, _OBSIDIAN_SYNC_RE, _DROPBOX_RE):
         match = pattern.match(name)
         if match:
             original = match.group("stem") + (match.group("ext") or "")

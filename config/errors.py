@@ -15,6 +15,8 @@ Tree::
     ├── VaultError             the vault root is missing, unreadable or not a folder
     │   └── MassDeleteError    a sync would remove more of the index than allowed
     ├── NoteParseError         a note cannot be decoded at all (reported, never modified)
+    ├── FrontmatterEditError   a frontmatter edit was refused (unreadable block); nothing written
+    ├── StaleWriteError        a file an edit was based on changed or vanished meanwhile
     ├── StoreError             the MAGMA store cannot be opened, read or written
     │   └── StoreMismatchError the store was built for another vault or embedding model
     ├── EmbeddingError         the embedding model failed to load or to embed
@@ -28,10 +30,12 @@ __all__ = [
     "ConfigError",
     "DreamdError",
     "EmbeddingError",
+    "FrontmatterEditError",
     "LockError",
     "MassDeleteError",
     "NoteParseError",
     "ProfileNotFoundError",
+    "StaleWriteError",
     "StoreError",
     "StoreMismatchError",
     "VaultError",
@@ -63,6 +67,16 @@ class NoteParseError(DreamdError):
     """A note cannot be decoded at all; it is reported as a problem and never modified."""
 
 
+class StaleWriteError(DreamdError):
+    """A file an edit was based on was deleted (or changed beyond merging) meanwhile."""
+
+
+class FrontmatterEditError(DreamdError):
+    """A frontmatter edit was refused: the block is not a readable mapping, a key is not
+    written as ``key: value``, or the edit would not read back as intended. Nothing was
+    written; the message names the note."""
+
+
 class StoreError(DreamdError):
     """The MAGMA store cannot be opened, read or written."""
 
@@ -91,6 +105,8 @@ EXIT_CODES: tuple[tuple[type[DreamdError], int], ...] = (
     (EmbeddingError, 6),
     (LockError, 7),
     (NoteParseError, 8),
+    (FrontmatterEditError, 8),
+    (StaleWriteError, 10),
     (DreamdError, 2),
 )
 

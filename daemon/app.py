@@ -159,6 +159,8 @@ class App:
                 report = self.make_syncer().reconcile(
                     progress=progress, allow_mass_delete=allow_mass_delete
                 )
+                if report.changed_paths or report.deleted:
+                    self.store.maintain()  # fold new rows into the full-text index, compact
                 self.record_sync(report)
         except LockError as error:
             raise LockError(

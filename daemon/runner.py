@@ -161,8 +161,17 @@ class Daemon:
             self.state.state = "watching"
         self.state.ready_at = _now()
         self._write_status()
+        # Load the embedding model now, in the background, so the first edit does not wait
+        # for it (≈2 s); the loop keeps watching meanwhile.
+        threading.Thread(target=self._warm_up, name="dreamd-model-warm-up", daemon=True).start()
         self._notify(f"STATUS={self.state.state}")
         log.info("daemon.ready", vault=str(self.app.vault_root), state=self.state.state)
+
+    def _warm_up(self) -> None:
+        try:
+            self.app.embedder.embed(["warm-up"])
+        except DreamdError as error:
+            log.error("embedder.load_failed", error=str(error))
 
     def _rescan(self, *, reason: str) -> None:
         """Full reconcile; a refused mass delete puts the daemon in ``waiting``, index kept."""

@@ -357,7 +357,8 @@ class Syncer:
                 touches=work.touches if first else (),
             )
             bar.advance(len(batch))
-        self.store.maintain()
+        # Compaction is the caller's schedule (one-shot sync: after the run; daemon: every
+        # N batches), never per batch: it costs more than the write it follows.
         return embedded, reused
 
 

@@ -595,6 +595,21 @@ class MagmaStore:
         self._paths = after
         return ApplyStats(files_written, len(deleted & before), chunks_written, links_written)
 
+    def refresh(self) -> None:
+        """Let a long-lived reader see what the writer process committed since it opened.
+
+        LanceDB handles read the version they opened; a reader beside the daemon (the MCP
+        server, a benchmark) calls this before it answers. Raises :class:`StoreError`.
+        """
+        try:
+            for table in (self._t.files, self._t.chunks, self._t.links):
+                table.checkout_latest()
+        except Exception as exc:
+            raise StoreError(f"magma: refresh {self.uri}: {exc}") from exc
+        self._paths = None
+        self._resolver = None
+        self._has_fts = None
+
     def maintain(self, cleanup_older_than: timedelta = timedelta(0)) -> None:
         """Compact every table, fold new rows into the full-text index, prune old versions.
 
