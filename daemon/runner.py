@@ -93,7 +93,6 @@ class Daemon:
         self._notifier = sdnotify.SystemdNotifier()
         self._polling = False
         self.state = DaemonState(pid=os.getpid(), vault=str(app.vault_root), started_at=_now())
-        self._build()
 
     # ------------------------------------------------------------------ wiring
 
@@ -110,7 +109,8 @@ class Daemon:
         self._notifier.notify(message)
 
     def _write_status(self) -> None:
-        self.state.queue_depth = len(self.handler.pending)
+        handler = getattr(self, "handler", None)
+        self.state.queue_depth = len(handler.pending) if handler is not None else 0
         write_json_atomic(self.app.state_dir / DAEMON_STATUS_FILE, self.state.as_dict())
 
     # ------------------------------------------------------------------ signals
@@ -137,6 +137,7 @@ class Daemon:
         Raises ``LockError`` when another daemon holds this vault.
         """
         with DaemonLock(self.app.state_dir):
+            self._build()  # opens the store: only once this process is the vault's one writer
             self._install_signals()
             self._write_status()
             self._notify("READY=1")
@@ -223,6 +224,7 @@ class Daemon:
                     # last reconcile and this moment (events before the watch are never seen).
                     catch_up = False
                     self._rescan(reason="catch-up")
+                    self._write_status()
                 if changes:
                     self._apply(changes)
                 self._tick()
@@ -258,6 +260,10 @@ class Daemon:
         }
         if result.error:
             self.state.last_error = result.error
+            self.state.state = "waiting"
+        elif report is not None and self.state.state == "waiting" and not self.handler.pending:
+            self.state.state = "watching"
+            self.state.last_error = None
         if report is not None:
             self._after_write(report.changed_paths or report.deleted)
             self._count()

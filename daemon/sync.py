@@ -179,7 +179,12 @@ class Syncer:
         scan = scan_vault(self.root, self.vfilter)
         index = self.store.file_index()
         plan = plan_sync(scan.entries, index)
-        return self._run(scan, index, plan, started, progress, allow_mass_delete, full=True)
+        on_disk = {entry.path for entry in scan.entries}
+        orphans = tuple(sorted(self.store.orphaned_paths() - on_disk))
+        if orphans:
+            log.warning("sync.orphans_removed", paths=len(orphans))
+        return self._run(scan, index, plan, started, progress, allow_mass_delete, full=True,
+                         orphans=orphans)
 
     def sync_paths(
         self, rel_paths: Collection[str], *, allow_mass_delete: bool = False
@@ -214,9 +219,10 @@ class Syncer:
     def _run(
         self, scan: ScanResult, index: Mapping[str, IndexedFile], plan: SyncPlan,
         started: float, progress: Progress | None, allow_mass_delete: bool, *, full: bool,
+        orphans: Sequence[str] = (),
     ) -> SyncReport:
         self._guard_mass_delete(plan, index, scan, allow_mass_delete, full=full)
-        report = self._execute(plan, index, progress or _NoProgress())
+        report = self._execute(plan, index, progress or _NoProgress(), orphans)
         duration = time.perf_counter() - started
         report = _replace(report, scan=scan, duration_s=duration)
         log.info(
@@ -248,7 +254,8 @@ class Syncer:
             )
 
     def _execute(
-        self, plan: SyncPlan, index: Mapping[str, IndexedFile], bar: Progress
+        self, plan: SyncPlan, index: Mapping[str, IndexedFile], bar: Progress,
+        orphans: Sequence[str] = (),
     ) -> SyncReport:
         to_read = [*plan.new, *plan.changed]
         bar.phase("reading", len(to_read))
@@ -265,7 +272,9 @@ class Syncer:
         for old, new in renames:
             self._assign(work, new, index[old].note_id)
 
-        embedded, reused = self._write(work, deleted + [old for old, _ in renames], bar)
+        embedded, reused = self._write(
+            work, [*deleted, *(old for old, _ in renames), *orphans], bar
+        )
         touched_paths = {e.path for e in work.touches}
         added = sum(
             1 for e in to_read

@@ -595,6 +595,21 @@ class MagmaStore:
         self._paths = after
         return ApplyStats(files_written, len(deleted & before), chunks_written, links_written)
 
+    def orphaned_paths(self) -> set[str]:
+        """Paths that have chunk or link rows but no file row.
+
+        A crash between the chunk and file commits of a *new* note leaves such rows; if the
+        note is then deleted before the next start, no reconcile would ever name the path.
+        The full reconcile removes them. One column read per table. Raises ``StoreError``.
+        """
+        try:
+            files = set(self._read(self._t.files, ["path"]).column("path").to_pylist())
+            chunks = set(self._read(self._t.chunks, ["path"]).column("path").to_pylist())
+            links = set(self._read(self._t.links, ["src"]).column("src").to_pylist())
+        except Exception as exc:
+            raise StoreError(f"magma: read {self.uri}: {exc}") from exc
+        return (chunks | links) - files
+
     def refresh(self) -> None:
         """Let a long-lived reader see what the writer process committed since it opened.
 

@@ -222,3 +222,30 @@ def test_sync_refuses_while_a_daemon_holds_the_vault(vault: Path, make_app: Buil
     with DaemonLock(app.state_dir), pytest.raises(LockError, match="no sync is needed"):
         app.sync()
     assert app.sync().added > 0  # the lock is free again
+
+
+def test_chunks_left_by_a_crash_before_the_file_row_are_swept(
+    vault: Path, make_app: Builder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A crash between the chunk and file commits of a new note, then the note deleted."""
+    from magma.store import MagmaStore
+
+    app, _ = make_app(vault)
+    app.sync()
+    ghost = vault / "Ghost.md"
+    ghost.write_text("# Ghost\n\nthe ghost note of a crashed write\n", encoding="utf-8")
+
+    def crash(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt  # the process dies between the commits
+
+    monkeypatch.setattr(MagmaStore, "_write_files", crash)
+    with pytest.raises(KeyboardInterrupt):
+        app.make_syncer().sync_paths({"Ghost.md"})
+    monkeypatch.undo()
+    ghost.unlink()
+    assert "Ghost.md" in app.store.orphaned_paths()
+
+    fresh, _ = make_app(vault)
+    fresh.sync()
+    assert fresh.store.orphaned_paths() == set()
+    assert all(hit.path != "Ghost.md" for hit in fresh.search("ghost note crashed", limit=20))

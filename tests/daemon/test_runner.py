@@ -1,0 +1,220 @@
+"""``dreamd run`` end to end: a real daemon subprocess, real files written by this process.
+
+Every wait is bounded (``daemon_harness.wait_until`` polls a condition until a generous
+deadline, then fails saying what it last saw); nothing asserts on timings. "Index equals
+disk" means: the store's file paths equal a scan of the vault, and each note's stored
+content hash is the SHA-256 of the file's bytes (``daemon_harness.index_vs_disk``); after
+the daemon stopped, the raw tables are checked too (``daemon_harness.store_integrity``).
+
+The tests marked ``slow`` run the real ``dreamd`` console script with the real model; the
+others run the daemon through ``daemon_harness.py`` with the token-hash FAKE embedder, since
+they are about files, signals and rows, not meaning.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+SHARED = Path(__file__).resolve().parents[3] / "shared"
+DREAMD = Path(sys.executable).with_name("dreamd")
+
+
+def _harness() -> Any:
+    name = "daemon_harness"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(
+            name, Path(__file__).with_name("daemon_harness.py"))
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
+h = _harness()
+
+
+@pytest.fixture
+def daemons(tmp_path: Path) -> Iterator[list[Any]]:
+    """Daemon processes a test started; any still running at teardown are SIGKILLed."""
+    started: list[Any] = []
+    yield started
+    for process in started:
+        process.kill9()
+
+
+def start(daemons: list[Any], vault: Path, tmp_path: Path, *, fake: bool = True) -> Any:
+    process = h.DaemonProcess.start(vault, tmp_path / f"daemon-{len(daemons)}.log", fake=fake)
+    daemons.append(process)
+    return process
+
+
+def settle(vault: Path, *, fake: bool = True, timeout_s: float = 60.0) -> None:
+    h.wait_until(lambda: h.index_vs_disk(h.fresh_app(vault, fake=fake)), lambda p: not p,
+                 timeout_s=timeout_s, what="index == disk", every_s=0.3)
+
+
+def stop_and_check(process: Any, vault: Path, *, fake: bool = True) -> None:
+    assert process.stop() == 0, process.log_tail()
+    assert process.status().get("state") == "stopped", process.status()
+    app = h.fresh_app(vault, fake=fake)
+    assert h.index_vs_disk(app) == []
+    assert h.store_integrity(app) == []
+
+
+def dreamd_search(vault: Path, query: str) -> list[str]:
+    done = subprocess.run(
+        [str(DREAMD), "search", "--json", "--limit", "5", "--vault", str(vault), query],
+        capture_output=True, text=True, timeout=120, check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return [hit["path"] for hit in json.loads(done.stdout)]
+
+
+# --------------------------------------------------------------------------- real model
+
+
+@pytest.mark.slow
+def test_dreamd_run_indexes_new_and_edited_notes_and_stops_on_sigterm(
+    vault: Path, tmp_path: Path, daemons: list[Any]
+) -> None:
+    daemon = start(daemons, vault, tmp_path, fake=False)
+    daemon.wait_state("watching", timeout_s=180)
+
+    (vault / "Field notes").mkdir()
+    (vault / "Field notes" / "Quokka.md").write_text(
+        "# Quokka census\n\nThe quokka lighthouse keeper counts marmalade jars at dawn.\n",
+        encoding="utf-8")
+    with (vault / "Welcome.md").open("a", encoding="utf-8") as handle:
+        handle.write("\nThe zeppelin hangar smells of cardamom and engine grease.\n")
+    settle(vault, fake=False, timeout_s=120)
+
+    hits = h.wait_until(lambda: dreamd_search(vault, "quokka lighthouse marmalade"),
+                        lambda paths: bool(paths) and paths[0] == "Field notes/Quokka.md",
+                        timeout_s=180, what="dreamd search finds the new note", every_s=1.0)
+    assert hits[0] == "Field notes/Quokka.md"
+    assert "Welcome.md" in dreamd_search(vault, "zeppelin hangar cardamom")
+    stop_and_check(daemon, vault, fake=False)
+
+
+@pytest.mark.slow
+def test_a_second_dreamd_run_on_the_same_vault_exits_7_naming_the_first(
+    vault: Path, tmp_path: Path, daemons: list[Any]
+) -> None:
+    first = start(daemons, vault, tmp_path, fake=False)
+    first.wait_state("watching", timeout_s=180)
+    second = subprocess.run([str(DREAMD), "run", str(vault)], capture_output=True, text=True,
+                            timeout=120, check=False)
+    assert second.returncode == 7, second.stderr
+    assert re.search(rf"\bpid {first.pid}\b", second.stderr), second.stderr
+    assert first.proc.poll() is None and first.status().get("state") == "watching"
+    assert first.stop() == 0
+
+
+# --------------------------------------------------------------------------- fake embedder
+
+
+def test_sighup_with_an_invalid_config_keeps_running_then_reloads_when_fixed(
+    vault: Path, tmp_path: Path, daemons: list[Any]
+) -> None:
+    config = Path(os.environ["DREAMD_CONFIG"])
+    daemon = start(daemons, vault, tmp_path)
+    daemon.wait_state("watching")
+
+    config.write_text("[sync]\ndebounce_ms = -5\n", encoding="utf-8")
+    daemon.proc.send_signal(signal.SIGHUP)
+    failed = h.wait_until(
+        lambda: [e for e in daemon.events() if e.get("event") == "config.reload_failed"],
+        bool, timeout_s=30, what="config.reload_failed in the log")
+    assert "debounce_ms" in failed[0]["error"]
+    assert daemon.proc.poll() is None
+
+    config.write_text("[sync]\ndebounce_ms = 60\n", encoding="utf-8")
+    daemon.proc.send_signal(signal.SIGHUP)
+    h.wait_until(lambda: [e for e in daemon.events() if e.get("event") == "config.reloaded"],
+                 bool, timeout_s=30, what="config.reloaded in the log")
+    # the watch loop was rebuilt with the new settings and still indexes
+    (vault / "After reload.md").write_text("written after SIGHUP\n", encoding="utf-8")
+    settle(vault)
+    stop_and_check(daemon, vault)
+
+
+def test_mass_delete_guard_keeps_the_index_while_the_vault_is_gone(
+    vault: Path, tmp_path: Path, daemons: list[Any]
+) -> None:
+    (vault / "Bulk").mkdir()
+    for n in range(20):
+        (vault / "Bulk" / f"Bulk {n:02}.md").write_text(f"# Bulk {n}\n\nfiller {n}\n",
+                                                       encoding="utf-8")
+    daemon = start(daemons, vault, tmp_path)
+    status = daemon.wait_state("watching")
+    assert status["counts"]["notes"] >= 40, status["counts"]
+    before = set(h.fresh_app(vault).store.file_index())
+
+    away = tmp_path / "away"
+    away.mkdir()
+    children = [c for c in vault.iterdir() if c.name != ".obsidian"]
+    for child in children:  # one tight loop: the watcher sees one batch
+        child.rename(away / child.name)
+
+    def refused(s: dict[str, Any]) -> bool:
+        return s.get("state") == "waiting" or bool((s.get("last_batch") or {}).get("error"))
+
+    status = daemon.wait_state("watching", "waiting", timeout_s=5)
+    status = h.wait_until(daemon.status, refused, timeout_s=30,
+                          what="daemon.json reports the refused mass delete")
+    assert "max_delete_share" in (status.get("last_error") or ""), status
+    assert set(h.fresh_app(vault).store.file_index()) == before, "the index lost files"
+
+    for child in children:
+        (away / child.name).rename(vault / child.name)
+    h.wait_until(daemon.status,
+                 lambda s: s.get("state") == "watching"
+                 and (s.get("last_batch") or {}).get("error") is None,
+                 timeout_s=30, what="a clean batch after the vault came back")
+    settle(vault)
+    assert set(h.fresh_app(vault).store.file_index()) == before
+    stop_and_check(daemon, vault)
+
+
+def run_case(name: str, vault: Path) -> None:
+    script = SHARED / "cases" / name / "run.sh"
+    done = subprocess.run(["bash", str(script), str(vault)], capture_output=True, text=True,
+                          timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+
+
+@pytest.mark.skipif(not (SHARED / "cases").is_dir(), reason="shared cases not present")
+def test_atomic_saves_and_coalesced_batches_end_with_index_equal_to_disk(
+    vault: Path, tmp_path: Path, daemons: list[Any]
+) -> None:
+    daemon = start(daemons, vault, tmp_path)
+    daemon.wait_state("watching")
+
+    # case 11: temp + rename, vim backup/probe files, GTK temp, truncate-then-write
+    run_case("11-atomic-save-temp-rename", vault)
+    settle(vault)
+    app = h.fresh_app(vault)
+    assert "Atomic save.md" in app.store.file_index()
+    assert any("version 5" in body for body in h.chunk_bodies(app, "Atomic save.md"))
+    assert not [p for p in app.store.file_index() if "4913" in p or p.endswith(("~", ".new"))]
+
+    # case 12: bulk create/delete, create/delete/create in one window, a 40 ms rewriter
+    run_case("12-coalesced-batch-events", vault)
+    settle(vault)
+    index = h.fresh_app(vault).store.file_index()
+    assert not [p for p in index if p.startswith("Batch/")]
+    assert "Flicker.md" not in index
+    assert any("tick 30" in body for body in h.chunk_bodies(h.fresh_app(vault), "Ticker.md"))
+    stop_and_check(daemon, vault)
