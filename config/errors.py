@@ -20,7 +20,8 @@ Tree::
     ├── StoreError             the MAGMA store cannot be opened, read or written
     │   └── StoreMismatchError the store was built for another vault or embedding model
     ├── EmbeddingError         the embedding model failed to load or to embed
-    └── LockError              another process holds the lock (names the holder)
+    ├── LockError              another process holds the lock (names the holder)
+    └── SecretRefusedError     a write carried a credential (names kind and place, never the secret)
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ __all__ = [
     "MassDeleteError",
     "NoteParseError",
     "ProfileNotFoundError",
+    "SecretRefusedError",
     "StaleWriteError",
     "StoreError",
     "StoreMismatchError",
@@ -93,6 +95,11 @@ class LockError(DreamdError):
     """Another process holds the lock; the message names its pid."""
 
 
+class SecretRefusedError(DreamdError):
+    """A write was refused because its text holds a credential (API key, token, password,
+    private key); the message names the kind and where, never the secret itself."""
+
+
 #: Exit codes of the CLI, by error class (most specific first). 1 is reserved for
 #: "ran fine, found something" answers such as ``dreamd check`` finding drift.
 EXIT_CODES: tuple[tuple[type[DreamdError], int], ...] = (
@@ -105,6 +112,7 @@ EXIT_CODES: tuple[tuple[type[DreamdError], int], ...] = (
     (EmbeddingError, 6),
     (LockError, 7),
     (NoteParseError, 8),
+    (SecretRefusedError, 9),
     (FrontmatterEditError, 8),
     (StaleWriteError, 10),
     (DreamdError, 2),

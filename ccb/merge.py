@@ -1,0 +1,177 @@
+"""Three-way merge of one note, for compare-before-write (DESIGN.md, CONVENTIONS.md rule 7).
+
+dreamd edits a note starting from ``base`` (the bytes it read) and wants to write ``ours``;
+meanwhile the file on disk became ``theirs`` (the user edited it in Obsidian, or a sync tool
+delivered another device's copy). :func:`merge_note` combines both when they touched different
+properties and different sections of the body, and returns ``None`` when they touched the
+same one differently — the caller then keeps ``theirs`` and writes ``ours`` as a conflict copy.
+Never last-writer-wins.
+
+Units of change:
+
+- a frontmatter property (key), compared as parsed values;
+- a body section: the text from one ATX heading line (outside code fences) to the next,
+  keyed by ``(heading line, occurrence)``; the text before the first heading is one section.
+
+The result starts from ``theirs``' bytes: our property changes are applied with the minimal
+frontmatter edit (so their quoting, comments, BOM and line endings stay), and our changed
+sections replace theirs (converted to their dominant line ending).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Final
+
+from ccb.frontmatter import load_properties, split_frontmatter
+from ccb.frontmatter_edit import set_properties
+from ccb.model import PropertyValue
+
+__all__ = ["merge_note"]
+
+_MISSING: Final = object()
+_FENCE_RE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_HEADING_RE = re.compile(r"^ {0,3}#{1,6}(?:[ \t]|$)")
+
+Section = tuple[tuple[str, int], str]
+
+
+def merge_note(base: bytes, ours: bytes, theirs: bytes) -> bytes | None:
+    """Merge ``ours`` and ``theirs``, both edited from ``base``; ``None`` when they conflict.
+
+    Pure. Returns ``theirs`` or ``ours`` unchanged when only one side changed. Raises nothing:
+    an undecodable side, or a frontmatter block that does not parse as a mapping, is a
+    conflict (``None``) — never guessed at.
+    """
+    if ours in (theirs, base):
+        return theirs
+    if theirs == base:
+        return ours
+    try:
+        texts = [data.decode("utf-8-sig") for data in (base, ours, theirs)]
+    except UnicodeDecodeError:
+        return None
+    splits = [split_frontmatter(text) for text in texts]
+    props: list[Mapping[str, PropertyValue]] = []
+    for split in splits:
+        values, problems = load_properties(split.raw, "merge") if split.raw else ({}, ())
+        if problems:
+            return None
+        props.append(values)
+    base_p, ours_p, theirs_p = props
+    ours_keys = _changed_keys(base_p, ours_p)
+    theirs_keys = _changed_keys(base_p, theirs_p)
+    for key in ours_keys & theirs_keys:
+        if ours_p.get(key, _MISSING) != theirs_p.get(key, _MISSING):
+            return None
+
+    base_b, ours_b, theirs_b = (split.body for split in splits)
+    if ours_b in (base_b, theirs_b):
+        body = theirs_b
+    elif theirs_b == base_b:
+        body = ours_b
+    else:
+        merged = _merge_sections(_sections(base_b), _sections(ours_b), _sections(theirs_b))
+        if merged is None:
+            return None
+        body = merged
+
+    result = theirs
+    updates = {k: ours_p[k] for k in ours_keys - theirs_keys if k in ours_p}
+    removals = [k for k in ours_keys - theirs_keys if k not in ours_p]
+    if updates or removals:
+        result = set_properties(result, updates, remove=removals)
+    if body != theirs_b:
+        result = _replace_body(result, _to_line_ending(body, _dominant_ending(theirs_b)))
+    return result
+
+
+def _changed_keys(base: Mapping[str, PropertyValue], side: Mapping[str, PropertyValue]) -> set[str]:
+    return {
+        key for key in base.keys() | side.keys()
+        if base.get(key, _MISSING) != side.get(key, _MISSING)
+    }
+
+
+def _sections(body: str) -> list[Section]:
+    """Split a body at ATX headings outside code fences, keyed by (heading line, occurrence)."""
+    sections: list[Section] = []
+    seen: dict[str, int] = {}
+    key, fence = "", None
+    chunk: list[str] = []
+    for line in body.splitlines(keepends=True):
+        stripped = line.rstrip("\r\n")
+        opener = _FENCE_RE.match(stripped)
+        if opener and (fence is None or opener.group(1)[0] == fence[0]):
+            fence = None if fence is not None else opener.group(1)
+        elif fence is None and _HEADING_RE.match(stripped):
+            sections.append(((key, seen.get(key, 0)), "".join(chunk)))
+            seen[key] = seen.get(key, 0) + 1
+            key, chunk = stripped.strip(), []
+        chunk.append(line)
+    sections.append(((key, seen.get(key, 0)), "".join(chunk)))
+    return sections
+
+
+def _merge_sections(
+    base: list[Section], ours: list[Section], theirs: list[Section]
+) -> str | None:
+    base_d, ours_d = dict(base), dict(ours)
+    result = list(theirs)
+    index = {key: i for i, (key, _) in enumerate(result)}
+    for position, (key, text) in enumerate(ours):
+        old = base_d.get(key)
+        if old is not None and _same(old, text):
+            continue
+        if key in index:
+            current = result[index[key]][1]
+            if _same(current, text):
+                continue
+            if old is None or not _same(current, old):
+                return None  # both sides changed (or both added) this section differently
+            result[index[key]] = (key, text)
+            continue
+        if old is not None:
+            return None  # we changed a section they removed
+        # a section we added: after the section that precedes it in ours, else at the end
+        anchor = ours[position - 1][0] if position else None
+        at = index[anchor] + 1 if anchor in index else len(result)
+        if at and not result[at - 1][1].endswith("\n\n"):
+            ending = "\r\n" if result[at - 1][1].endswith("\r\n") else "\n"
+            result[at - 1] = (result[at - 1][0], result[at - 1][1].rstrip("\r\n") + ending * 2)
+        result.insert(at, (key, text))
+        index = {k: i for i, (k, _) in enumerate(result)}
+    for key, old in base:
+        if key not in ours_d and key in index:
+            if not _same(result[index[key]][1], old):
+                return None  # we removed a section they changed
+            del result[index[key]]
+            index = {k: i for i, (k, _) in enumerate(result)}
+    return "".join(text for _, text in result)
+
+
+def _same(a: str, b: str) -> bool:
+    """Sections equal but for blank lines and spaces at their end (where the next begins)."""
+    return a.rstrip() == b.rstrip()
+
+
+def _dominant_ending(text: str) -> str:
+    crlf = text.count("\r\n")
+    return "\r\n" if crlf and crlf >= text.count("\n") - crlf else "\n"
+
+
+def _to_line_ending(text: str, ending: str) -> str:
+    lines = text.splitlines(keepends=True)
+    return "".join(
+        line.rstrip("\r\n") + ending if line.endswith(("\n", "\r")) else line for line in lines
+    )
+
+
+def _replace_body(data: bytes, body: str) -> bytes:
+    has_bom = data.startswith(b"\xef\xbb\xbf")
+    text = data.decode("utf-8-sig")
+    split = split_frontmatter(text)
+    head = text[: len(text) - len(split.body)] if split.raw is not None else ""
+    out = (head + body).encode("utf-8")
+    return b"\xef\xbb\xbf" + out if has_bom else out

@@ -1,0 +1,147 @@
+"""Compare-before-write: replace when unchanged, merge disjoint edits, fork a conflict copy."""
+
+from __future__ import annotations
+
+import multiprocessing
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ccb.merge import merge_note
+from ccb.parse import detect_conflict_copy
+from ccb.writer import NoteWriter, conflict_copy_path, sha256_hex
+from config.errors import StaleWriteError, VaultError
+
+BASE = (
+    b"---\nname: Timeouts\ntype: feedback\nversion: 1\n---\n"
+    b"# Rule\n\nAlways set a timeout.\n\n## Why\n\nThe API hangs.\n"
+)
+
+
+def fixed() -> datetime:
+    return datetime(2026, 11, 30, 10, 15, 0, tzinfo=UTC)
+
+
+@pytest.fixture
+def writer(tmp_path: Path) -> NoteWriter:
+    (tmp_path / "vault" / "Memory").mkdir(parents=True)
+    return NoteWriter(tmp_path / "vault", tmp_path / "state", clock=fixed)
+
+
+def test_new_file_then_replace_when_unchanged(writer: NoteWriter) -> None:
+    first = writer.write("Memory/t.md", BASE, base=None)
+    assert first.status == "created" and first.content_hash == sha256_hex(BASE)
+    new = BASE.replace(b"version: 1", b"version: 2")
+    second = writer.write("Memory/t.md", new, base=BASE)
+    assert second.status == "written" and writer.read("Memory/t.md") == new
+    assert writer.write("Memory/t.md", new, base=BASE).status == "unchanged"
+
+
+def test_user_edit_of_another_section_is_merged(writer: NoteWriter) -> None:
+    writer.write("Memory/t.md", BASE, base=None)
+    theirs = BASE.replace(b"The API hangs.", b"The API hangs under load.")
+    (writer.root / "Memory/t.md").write_bytes(theirs)  # the user, in Obsidian
+    ours = BASE.replace(b"version: 1", b"version: 2").replace(
+        b"Always set a timeout.", b"Always set a 30 s timeout.")
+    outcome = writer.write("Memory/t.md", ours, base=BASE)
+    assert outcome.status == "merged"
+    merged = writer.read("Memory/t.md")
+    assert merged is not None
+    assert b"version: 2" in merged and b"30 s timeout" in merged and b"under load" in merged
+
+
+def test_same_section_edited_both_ways_forks_a_conflict_copy(writer: NoteWriter) -> None:
+    writer.write("Memory/t.md", BASE, base=None)
+    theirs = BASE.replace(b"Always set a timeout.", b"Always set a 10 s timeout.")
+    (writer.root / "Memory/t.md").write_bytes(theirs)
+    ours = BASE.replace(b"Always set a timeout.", b"Always set a 60 s timeout.")
+    outcome = writer.write("Memory/t.md", ours, base=BASE)
+    assert outcome.status == "conflict"
+    assert outcome.conflict_path == "Memory/t.conflict-20261130-101500.md"
+    assert writer.read("Memory/t.md") == theirs  # the user's file is untouched
+    assert writer.read(outcome.conflict_path) == ours  # and ours is beside it
+    assert detect_conflict_copy(outcome.conflict_path) == "Memory/t.md"
+    again = writer.write("Memory/t.md", ours.replace(b"60 s", b"90 s"), base=BASE)
+    assert again.conflict_path == "Memory/t.conflict2-20261130-101500.md"
+
+
+def test_same_property_changed_both_ways_is_a_conflict() -> None:
+    theirs = BASE.replace(b"version: 1", b"version: 5")
+    ours = BASE.replace(b"version: 1", b"version: 2")
+    assert merge_note(BASE, ours, theirs) is None
+
+
+def test_merge_keeps_their_crlf_and_bom() -> None:
+    base = BASE
+    theirs = b"\xef\xbb\xbf" + BASE.replace(b"\n", b"\r\n").replace(b"hangs", b"stalls")
+    base_crlf = b"\xef\xbb\xbf" + BASE.replace(b"\n", b"\r\n")
+    ours = base_crlf.replace(b"type: feedback", b"type: feedback\r\npinned: true")
+    merged = merge_note(base_crlf, ours, theirs)
+    assert merged is not None and merged.startswith(b"\xef\xbb\xbf---\r\n")
+    assert b"pinned: true\r\n" in merged and b"stalls" in merged
+    assert b"\n" not in merged.replace(b"\r\n", b"")
+    assert merge_note(base, base, theirs) == theirs
+
+
+def test_deleted_meanwhile_is_not_resurrected(writer: NoteWriter) -> None:
+    writer.write("Memory/t.md", BASE, base=None)
+    (writer.root / "Memory/t.md").unlink()
+    with pytest.raises(StaleWriteError, match="deleted since it was read"):
+        writer.write("Memory/t.md", BASE + b"more\n", base=BASE)
+
+
+@pytest.mark.parametrize("path", ["../outside.md", "Memory/../../outside.md", "/etc/passwd"])
+def test_paths_outside_the_vault_are_refused(writer: NoteWriter, path: str) -> None:
+    with pytest.raises(VaultError, match="leaves the vault"):
+        writer.write(path, b"x", base=None)
+
+
+def test_conflict_copy_names() -> None:
+    now = fixed()
+    assert conflict_copy_path("a/b.md", now) == "a/b.conflict-20261130-101500.md"
+    assert conflict_copy_path("a.b/c", now) == "a.b/c.conflict-20261130-101500"
+
+
+lines = st.lists(st.text("abc xyz", min_size=1, max_size=8), min_size=1, max_size=4)
+
+
+@settings(max_examples=150, deadline=None)
+@given(ours_extra=lines, theirs_extra=lines)
+def test_merge_never_loses_either_sides_new_section(
+    ours_extra: list[str], theirs_extra: list[str]
+) -> None:
+    ours = BASE + b"\n## Ours\n\n" + "\n".join(ours_extra).encode() + b"\n"
+    theirs = BASE.replace(b"The API hangs.", ("\n".join(theirs_extra)).encode())
+    merged = merge_note(BASE, ours, theirs)
+    assert merged is not None
+    for line in ours_extra + theirs_extra:
+        assert line.encode() in merged
+
+
+def _hammer(vault: str, state: str, marker: str, count: int) -> None:
+    writer = NoteWriter(Path(vault), Path(state))
+    for i in range(count):
+        current = writer.read("Memory/shared.md") or b""
+        new = current + f"- {marker}-{i}\n".encode()
+        writer.write("Memory/shared.md", new, base=current if current else None)
+
+
+def test_writer_processes_queue_behind_each_other_and_lose_nothing(tmp_path: Path) -> None:
+    vault, state = tmp_path / "vault", tmp_path / "state"
+    (vault / "Memory").mkdir(parents=True)
+    (vault / "Memory" / "shared.md").write_bytes(b"# Shared\n\n")
+    ctx = multiprocessing.get_context("spawn")
+    procs = [ctx.Process(target=_hammer, args=(str(vault), str(state), f"p{n}", 15))
+             for n in range(3)]
+    for proc in procs:
+        proc.start()
+    for proc in procs:
+        proc.join(120)
+        assert proc.exitcode == 0
+    everything = b"".join(p.read_bytes() for p in (vault / "Memory").glob("*.md"))
+    for n in range(3):
+        for i in range(15):
+            assert f"- p{n}-{i}\n".encode() in everything
