@@ -52,7 +52,9 @@ from ccb.parse import decode_note_bytes
 from config.errors import FrontmatterEditError
 
 __all__ = [
+    "dominant_line_ending",
     "render_scalar",
+    "replace_body",
     "set_properties",
 ]
 
@@ -87,7 +89,7 @@ def _content(line: str) -> str:
     return line.rstrip("\r\n")
 
 
-def _dominant_line_ending(text: str) -> str:
+def dominant_line_ending(text: str) -> str:
     crlf = text.count("\r\n")
     lone_lf = text.count("\n") - crlf
     return "\r\n" if crlf > lone_lf else "\n"
@@ -362,7 +364,7 @@ def set_properties(
     if _same(expected, dict(old_props)) and not (removed & set(old_props)):
         return data
 
-    eol = _dominant_line_ending(text) if ("\n" in text or "\r" in text) else "\n"
+    eol = dominant_line_ending(text) if ("\n" in text or "\r" in text) else "\n"
     lines = [match.group() for match in _LINE_RE.finditer(text)]
     if split.raw is None:
         new_lines = [f"{_FENCE}{eol}"]
@@ -433,3 +435,21 @@ def _edit_block(
             result.append(block[index])
             index += 1
     return result + appended
+
+
+def replace_body(data: bytes, body: str) -> bytes:
+    """The note's bytes with everything after the frontmatter block replaced by ``body``.
+
+    The BOM and the frontmatter block (fences included) stay byte for byte; ``body`` is
+    written as given (the caller picks its line endings). UTF-8 notes only: raises
+    ``FrontmatterEditError`` for any other encoding.
+    """
+    has_bom = data.startswith(b"\xef\xbb\xbf")
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise FrontmatterEditError(f"ccb: edit body: not UTF-8 ({exc.reason})") from exc
+    split = split_frontmatter(text)
+    head = text[: len(text) - len(split.body)] if split.raw is not None else ""
+    out = (head + body).encode("utf-8")
+    return b"\xef\xbb\xbf" + out if has_bom else out

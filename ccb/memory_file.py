@@ -24,8 +24,10 @@ __all__ = [
     "MAX_SLUG_BYTES",
     "RESERVED_FILE_NAMES",
     "NewMemory",
+    "clean_text",
     "content_hash_normalised",
     "memory_path",
+    "normalise_text",
     "render_memory",
     "slugify",
 ]
@@ -211,22 +213,32 @@ def render_memory(meta: NewMemory) -> bytes:
 
 
 # Emphasis and code markers: *, ~~, ` anywhere; _ only at a word's edge (snake_case survives).
-_EMPHASIS_RE = re.compile(r"[*`]+|~~|(?<!\w)_+|_+(?!\w)")
-# Sentence-final punctuation, ASCII and CJK full-width (。！？；：，、…).
-_TRAILING_PUNCTUATION = ".!?;:,…。！？；：，、 "
+_QUOTES = str.maketrans({"‘": "'", "’": "'", "ʼ": "'", "“": '"', "”": '"', "「": '"', "」": '"'})
+_EMPHASIS_RE = re.compile(r"\*+|~~|`+|(?<![0-9A-Za-z])_+|_+(?![0-9A-Za-z])")
+_WHITESPACE_RE = re.compile(r"\s+")
+_TRAILING_PUNCT_RE = re.compile(r"[\s.,;:!?。，；：！？…、]+$")
+
+
+def normalise_text(text: str) -> str:
+    """The comparison form of a memory's text, for exact-duplicate detection. Idempotent.
+
+    In order: Unicode NFKC (full-width → ASCII, ligatures split); case-fold; curly quotes made
+    straight; markdown emphasis/code markers removed (``*``, ``~~``, backticks, and ``_`` at a
+    word's edge — ``snake_case`` keeps its ``_``); every run of whitespace becomes one space;
+    trailing sentence punctuation (ASCII and CJK) stripped. So ``"Use **real** DBs."`` and
+    ``"use real   DBs"`` compare equal; ``"use real DBs"`` and ``"use mock DBs"`` do not.
+    """
+    collapsed = _WHITESPACE_RE.sub(" ", clean_text(text)).strip()
+    return _TRAILING_PUNCT_RE.sub("", collapsed)
+
+
+def clean_text(text: str) -> str:
+    """:func:`normalise_text` without the whitespace and punctuation steps (line breaks and
+    spacing kept, for aligning two texts word by word)."""
+    cleaned = unicodedata.normalize("NFKC", text).casefold().translate(_QUOTES)
+    return _EMPHASIS_RE.sub("", cleaned)
 
 
 def content_hash_normalised(text: str) -> str:
-    """SHA-256 hex digest of ``text`` normalised for exact-duplicate detection.
-
-    Normalisation, in order: Unicode NFKC (full-width → ASCII, ligatures split); case-fold;
-    line endings to ``\\n``; markdown emphasis/code markers removed (``*``, ``~~``, backticks,
-    and ``_`` at a word's edge — ``snake_case`` keeps its ``_``); every run of whitespace
-    becomes one space; leading/trailing whitespace and trailing sentence punctuation
-    (``. ! ? ; : , …`` and their full-width forms) stripped. So ``"Use **real** DBs."`` and
-    ``"use real   DBs"`` hash alike; ``"use real DBs"`` and ``"use mock DBs"`` do not.
-    """
-    normalised = unicodedata.normalize("NFKC", text).casefold()
-    normalised = _EMPHASIS_RE.sub("", normalised)
-    normalised = " ".join(normalised.split()).rstrip(_TRAILING_PUNCTUATION)
-    return hashlib.sha256(normalised.encode("utf-8")).hexdigest()
+    """SHA-256 hex digest (64 hex characters) of :func:`normalise_text` of ``text``, UTF-8."""
+    return hashlib.sha256(normalise_text(text).encode("utf-8")).hexdigest()

@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from typing import Final
 
 from ccb.frontmatter import load_properties, split_frontmatter
-from ccb.frontmatter_edit import set_properties
+from ccb.frontmatter_edit import dominant_line_ending, replace_body, set_properties
 from ccb.model import PropertyValue
 
 __all__ = ["merge_note"]
@@ -83,7 +83,11 @@ def merge_note(base: bytes, ours: bytes, theirs: bytes) -> bytes | None:
     if updates or removals:
         result = set_properties(result, updates, remove=removals)
     if body != theirs_b:
-        result = _replace_body(result, _to_line_ending(body, _dominant_ending(theirs_b)))
+        ending = dominant_line_ending(theirs_b)
+        result = replace_body(result, "".join(
+            line.rstrip("\r\n") + ending if line.endswith(("\n", "\r")) else line
+            for line in body.splitlines(keepends=True)
+        ))
     return result
 
 
@@ -154,24 +158,3 @@ def _merge_sections(
 def _same(a: str, b: str) -> bool:
     """Sections equal but for blank lines and spaces at their end (where the next begins)."""
     return a.rstrip() == b.rstrip()
-
-
-def _dominant_ending(text: str) -> str:
-    crlf = text.count("\r\n")
-    return "\r\n" if crlf and crlf >= text.count("\n") - crlf else "\n"
-
-
-def _to_line_ending(text: str, ending: str) -> str:
-    lines = text.splitlines(keepends=True)
-    return "".join(
-        line.rstrip("\r\n") + ending if line.endswith(("\n", "\r")) else line for line in lines
-    )
-
-
-def _replace_body(data: bytes, body: str) -> bytes:
-    has_bom = data.startswith(b"\xef\xbb\xbf")
-    text = data.decode("utf-8-sig")
-    split = split_frontmatter(text)
-    head = text[: len(text) - len(split.body)] if split.raw is not None else ""
-    out = (head + body).encode("utf-8")
-    return b"\xef\xbb\xbf" + out if has_bom else out

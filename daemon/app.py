@@ -10,11 +10,14 @@ from __future__ import annotations
 import os
 from collections.abc import Collection, Mapping
 from dataclasses import asdict
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from functools import cached_property
 from pathlib import Path
 
+import structlog
+
 from ccb.scan import VaultFilter
+from ccb.writer import NoteWriter
 from config import (
     LoadedSettings,
     Settings,
@@ -26,6 +29,7 @@ from config import (
 )
 from config.errors import ConfigError, LockError, VaultError
 from daemon.lock import DaemonLock, current_holder
+from daemon.memories import MemoryService
 from daemon.status import (
     DAEMON_STATUS_FILE,
     LAST_SYNC_FILE,
@@ -42,6 +46,8 @@ from magma.search import SearchHit, hybrid_search
 from magma.store import MagmaStore
 
 __all__ = ["App", "load"]
+
+log = structlog.get_logger("dreamd.app")
 
 
 def load(
@@ -182,6 +188,32 @@ class App:
         """Write the state files ``dreamd status`` and ``dreamd search`` read."""
         write_json_atomic(self.state_dir / VAULT_FILE, {"path": str(self.vault_root)})
         write_last_sync(self.state_dir, report, datetime.now(UTC).isoformat(timespec="seconds"))
+
+    def index_now(self, paths: Collection[str], *, purge: bool = False) -> bool:
+        """Index these vault paths now if this process may write the store.
+
+        While a daemon holds the vault, it is the store's one writer and its watcher indexes
+        the files (recognising our write by its hash); otherwise this process takes the lock
+        for the moment of the write. ``purge`` also drops old table versions, so removed
+        text is gone from disk (``forget``). Returns False when a daemon does the indexing.
+        """
+        try:
+            with DaemonLock(self.state_dir):
+                self.make_syncer().sync_paths(paths)
+                if purge:
+                    self.store.maintain(cleanup_older_than=timedelta(0))
+        except LockError:
+            log.info("index.deferred_to_daemon", paths=len(paths))
+            return False
+        return True
+
+    def memories(self) -> MemoryService:
+        """The memory service of this vault (remember, show, forget, MEMORY.md)."""
+        return MemoryService(
+            writer=NoteWriter(self.vault_root, self.state_dir),
+            memory_folder=self.settings.vault.memory_folder,
+            store=self.store, embedder=lambda: self.embedder, index=self.index_now,
+        )
 
     def search(
         self, query: str, *, limit: int = 10, memory_types: Collection[str] | None = None,

@@ -21,6 +21,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from ccb.model import MEMORY_TYPES
 from config.errors import DreamdError, exit_code_for
 from daemon import render
 from daemon.app import App, load
@@ -163,6 +164,70 @@ def search(
             out.print_json(json.dumps([render.hit_json(h) for h in hits], ensure_ascii=False))
         else:
             render.print_hits(out, query, hits)
+
+
+@app.command()
+def remember(
+    ctx: typer.Context,
+    text: Annotated[str, typer.Argument(help="The fact, rule or preference to keep.")],
+    type_: Annotated[
+        str, typer.Option("--type", "-t", help="user, feedback, project or reference.")
+    ] = "project",
+    name: Annotated[str | None, typer.Option(help="Short title (default: from the text).")]
+    = None,
+    description: Annotated[str | None, typer.Option(help="One line for MEMORY.md.")] = None,
+    subject: Annotated[
+        str | None, typer.Option(help="What the fact is about, e.g. testing.database.")
+    ] = None,
+    pin: Annotated[bool, typer.Option("--pin", help="Always include it in context.")] = False,
+    owner: Annotated[str | None, typer.Option(help="Owner as user/agent.")] = None,
+    vault: Annotated[Path | None, typer.Option("--vault", help="Vault folder.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
+) -> None:
+    """Keep a memory: the same fact twice is stored once, a changed fact supersedes the old."""
+    if type_ not in MEMORY_TYPES:
+        raise typer.BadParameter(f"--type must be one of {', '.join(MEMORY_TYPES)}")
+    with _app(ctx, **{"vault.path": vault}) as application:
+        result = application.memories().remember(
+            text, type=type_, name=name, description=description, subject=subject, pinned=pin,
+            owner=owner, source="user",
+        )
+    if as_json:
+        out.print_json(json.dumps(render.remember_json(result), ensure_ascii=False))
+    else:
+        render.print_remember(out, result)
+
+
+@app.command()
+def show(
+    ctx: typer.Context,
+    memory: Annotated[str, typer.Argument(help="Memory id, name or file.")],
+    vault: Annotated[Path | None, typer.Option("--vault", help="Vault folder.")] = None,
+) -> None:
+    """Print one memory file as it is on disk."""
+    with _app(ctx, **{"vault.path": vault}) as application:
+        stored = application.memories().find(memory)
+    out.print(f"[dim]{escape(stored.path)}[/]")
+    out.print(stored.data.decode("utf-8", errors="replace"), markup=False, highlight=False)
+
+
+@app.command()
+def forget(
+    ctx: typer.Context,
+    memory: Annotated[str, typer.Argument(help="Memory id, name or file.")],
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask.")] = False,
+    vault: Annotated[Path | None, typer.Option("--vault", help="Vault folder.")] = None,
+) -> None:
+    """Delete a memory for good: the file and everything the index holds of it."""
+    with _app(ctx, **{"vault.path": vault}) as application:
+        service = application.memories()
+        stored = service.find(memory)
+        if not yes and not typer.confirm(f"Forget {stored.path} for good?"):
+            raise typer.Exit(1)
+        report = service.forget(memory)
+    out.print(f"forgot {escape(report.path)} ({report.memory_id}); removed:")
+    for item in report.removed:
+        out.print(f"  - {escape(item)}", highlight=False)
 
 
 @app.command()

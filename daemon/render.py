@@ -13,6 +13,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextC
 from rich.table import Table
 
 from config import LoadedSettings, describe
+from daemon.memories import RememberResult
 from daemon.status import StatusReport
 from daemon.sync import SyncReport
 from magma.search import SearchHit
@@ -22,8 +23,10 @@ __all__ = [
     "config_rows",
     "hit_json",
     "print_hits",
+    "print_remember",
     "print_status",
     "print_sync_report",
+    "remember_json",
     "status_json",
     "sync_report_json",
 ]
@@ -135,6 +138,31 @@ def print_hits(console: Console, query: str, hits: list[SearchHit]) -> None:
                       f"[dim]score {hit.score:.4f}[/]", highlight=False)
         console.print(f"    {escape(hit.snippet)}", highlight=False)
         console.print(f"    [dim]why: {escape('; '.join(hit.why))}[/]", highlight=False)
+
+
+def remember_json(result: RememberResult) -> dict[str, Any]:
+    return {
+        "action": result.action,
+        "memory_id": result.memory_id,
+        "path": result.path,
+        "superseded": result.superseded,
+        "reason": result.reason,
+        "conflict_path": result.conflict_path,
+    }
+
+
+def print_remember(console: Console, result: RememberResult) -> None:
+    lines = {
+        "created": f"remembered as {result.path}",
+        "duplicate": f"already known: {result.path} (nothing written)",
+        "updated": f"merged into {result.path}",
+        "superseded": f"remembered as {result.path}; it supersedes {result.superseded}"
+                      + (f" ({result.reason})" if result.reason else ""),
+    }
+    console.print(escape(lines[result.action]), highlight=False)
+    if result.conflict_path:
+        console.print(escape(f"the file changed meanwhile: our version is in "
+                             f"{result.conflict_path}"), highlight=False)
 
 
 def status_json(report: StatusReport) -> dict[str, Any]:

@@ -1,0 +1,344 @@
+"""Writing memories: ``dreamd remember``, ``show``, ``forget`` and the ``MEMORY.md`` rebuild.
+
+Every write goes through one :class:`ccb.writer.NoteWriter` (compare-before-write, merge or
+conflict copy) after the secret check, and then the same files are indexed like any edit.
+Which memory a new fact is — the same, a restatement, a contradiction or new — is decided by
+the pure :func:`consistency.duplicates.decide`; this module only gathers its inputs and
+carries out its answer:
+
+- ``Duplicate``: nothing is written; the existing memory is returned.
+- ``Update``: the existing file gets the new sentences (``merge_bodies``), ``updated`` and
+  ``version`` + 1, by a minimal frontmatter edit.
+- ``Supersede``: the old memory gets ``valid_to`` (it stays on disk and in the index), and the
+  new one is written with ``supersedes: "[[old]]"``.
+- ``New``: a new file in the memory folder, named by a slug of its name.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, date, datetime
+from typing import Literal
+
+import numpy as np
+import structlog
+from ulid import ULID
+
+from ccb.frontmatter_edit import replace_body, set_properties
+from ccb.memory_file import NewMemory, content_hash_normalised, memory_path, render_memory
+from ccb.memory_index import IndexEntry, build_memory_index
+from ccb.model import MemoryType, Note
+from ccb.parse import parse_note
+from ccb.writer import NoteWriter, WriteOutcome
+from config.errors import DreamdError
+from consistency.duplicates import (
+    Duplicate,
+    MemoryDraft,
+    MemoryFacts,
+    New,
+    Supersede,
+    Update,
+    decide,
+    merge_bodies,
+)
+from consistency.secrets import refuse_secrets
+from magma.chunking import chunk_note
+from magma.embedder import Embedder
+from magma.store import MagmaStore
+
+__all__ = ["ForgetReport", "MemoryNotFoundError", "MemoryService", "RememberResult"]
+
+log = structlog.get_logger("dreamd.memories")
+
+#: Longest name derived from a memory's text when none is given, in characters.
+NAME_MAX_CHARS = 60
+#: Longest description derived from a memory's text, in characters (MEMORY.md hook length).
+DESCRIPTION_MAX_CHARS = 150
+INDEX_FILE = "MEMORY.md"
+
+
+class MemoryNotFoundError(DreamdError):
+    """No memory has that id or name."""
+
+
+@dataclass(frozen=True, slots=True)
+class RememberResult:
+    """What ``remember`` did; ``path`` is the memory the fact now lives in."""
+
+    action: Literal["created", "duplicate", "updated", "superseded"]
+    memory_id: str
+    path: str
+    superseded: str | None = None
+    reason: str | None = None
+    conflict_path: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ForgetReport:
+    """What ``forget`` removed, for the user to read."""
+
+    memory_id: str
+    path: str
+    removed: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class _Stored:
+    path: str
+    note: Note
+    data: bytes
+
+
+class MemoryService:
+    """Remember, show and forget memories of one vault (plain constructor arguments).
+
+    ``index(paths, purge=False) -> bool`` re-indexes vault-relative paths after a write (the
+    composition root decides whether this process may write the store — True — or a running
+    daemon will see the files — False); ``purge`` also drops old table versions.
+    ``store`` may be ``None`` before the first sync (no embedding candidates then).
+    """
+
+    def __init__(
+        self,
+        *,
+        writer: NoteWriter,
+        memory_folder: str,
+        store: MagmaStore | None,
+        embedder: Callable[[], Embedder],
+        index: Callable[..., bool],
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+    ) -> None:
+        self.writer = writer
+        self.memory_folder = memory_folder.strip("/")
+        self.store = store
+        self._embedder = embedder
+        self._index = index
+        self._clock = clock
+
+    # ------------------------------------------------------------------ reading
+
+    def memories(self) -> list[_Stored]:
+        """Every memory file in the memory folder, parsed (problems included)."""
+        folder = self.writer.root / self.memory_folder
+        found: list[_Stored] = []
+        if not folder.is_dir():
+            return found
+        for path in sorted(folder.rglob("*.md")):
+            rel = path.relative_to(self.writer.root).as_posix()
+            if path.name.startswith(".") or path.name in {INDEX_FILE, "DREAMS.md"}:
+                continue
+            data = path.read_bytes()
+            note = parse_note(rel, data)
+            if note.memory is not None:
+                found.append(_Stored(rel, note, data))
+        return found
+
+    def find(self, id_or_name: str) -> _Stored:
+        """The memory whose id, name, file stem or path is ``id_or_name`` (case-insensitive)."""
+        wanted = id_or_name.strip().casefold()
+        for stored in self.memories():
+            meta = stored.note.memory
+            assert meta is not None
+            keys = {meta.id or "", meta.name, stored.note.title, stored.path}
+            if wanted in {k.casefold() for k in keys if k}:
+                return stored
+        raise MemoryNotFoundError(f"memory {id_or_name!r}: no memory has that id or name")
+
+    # ------------------------------------------------------------------ writing
+
+    def remember(
+        self,
+        text: str,
+        *,
+        type: MemoryType,
+        name: str | None = None,
+        description: str | None = None,
+        subject: str | None = None,
+        pinned: bool = False,
+        owner: str | None = None,
+        source: str = "user",
+    ) -> RememberResult:
+        """Store one fact as a memory (see the module docstring for what happens).
+
+        Raises ``SecretRefusedError`` when the text carries a credential (nothing is
+        written), ``StaleWriteError`` when a file vanished mid-write.
+        """
+        body = text.strip()
+        for value, where in ((body, "text"), (name or "", "name"),
+                             (description or "", "description"), (subject or "", "subject")):
+            refuse_secrets(value, where=f"remember: memory {where}")
+        name = (name or _first_words(body, NAME_MAX_CHARS)).strip()
+        description = _one_line(description or _first_words(body, DESCRIPTION_MAX_CHARS))
+        now = self._clock()
+        draft = MemoryDraft(
+            type=type, subject=subject, name=name, description=description, body=body,
+            content_hash=content_hash_normalised(body),
+            embedding=self._draft_embedding(name, description, body),
+        )
+        stored = [s for s in self.memories() if s.note.memory and s.note.memory.type == type]
+        decision = decide(draft, self._facts(stored))
+        by_id = {s.note.memory.id: s for s in stored if s.note.memory and s.note.memory.id}
+        match decision:
+            case Duplicate(existing_id=existing):
+                hit = by_id[existing]
+                result = RememberResult("duplicate", existing, hit.path)
+                log.info("memory.duplicate", id=existing, path=hit.path)
+                return result
+            case Update(existing_id=existing):
+                result = self._update(by_id[existing], body, now)
+            case Supersede(existing_id=existing, reason=reason):
+                result = self._supersede(by_id[existing], draft, now, pinned, owner, source,
+                                         reason)
+            case New():
+                created = self._create(draft, now, pinned, owner, source, supersedes=())
+                result = RememberResult("created", created[0], created[1].path,
+                                        conflict_path=created[1].conflict_path)
+        self._after_change([result.path, *([result.superseded] if result.superseded else [])])
+        log.info("memory.remembered", action=result.action, id=result.memory_id, path=result.path)
+        return result
+
+    def _draft_embedding(self, name: str, description: str, body: str) -> np.ndarray | None:
+        if self.store is None:
+            return None
+        preview = parse_note("draft.md", f"# {name}\n\n{description}\n\n{body}\n".encode())
+        chunks = chunk_note(preview)
+        return self._embedder().embed([chunks[0].embed_text])[0] if chunks else None
+
+    def _facts(self, stored: Sequence[_Stored]) -> list[MemoryFacts]:
+        vectors: dict[str, np.ndarray] = {}
+        if self.store is not None and stored:
+            hashes = self.store.chunk_hashes([s.path for s in stored])
+            first = {cid.rpartition("#")[0]: h for cid, h in hashes.items() if cid.endswith("#0")}
+            known = self.store.known_vectors(first.values())
+            vectors = {path: known[h] for path, h in first.items() if h in known}
+        facts = []
+        for s in stored:
+            meta = s.note.memory
+            assert meta is not None
+            if not meta.id:
+                continue
+            facts.append(MemoryFacts(
+                id=meta.id, type=meta.type, subject=meta.subject, name=meta.name,
+                description=meta.description, body=s.note.body.strip(),
+                content_hash=content_hash_normalised(s.note.body.strip()),
+                embedding=vectors.get(s.path), valid_to=meta.valid_to,
+                superseded=meta.status == "superseded",
+            ))
+        return facts
+
+    def _create(
+        self, draft: MemoryDraft, now: datetime, pinned: bool, owner: str | None, source: str,
+        *, supersedes: tuple[str, ...],
+    ) -> tuple[str, WriteOutcome]:
+        memory_id = str(ULID())
+        existing = [s.path for s in self.memories()] + self._folder_files()
+        path = memory_path(existing, self.memory_folder, draft.name)
+        data = render_memory(NewMemory(
+            name=draft.name, description=draft.description, type=draft.type, id=memory_id,
+            created=now, updated=now, body=draft.body + "\n", subject=draft.subject,
+            valid_from=now.date(), supersedes=supersedes, pinned=pinned, source=source,
+            owner=owner,
+        ))
+        return memory_id, self.writer.write(path, data, base=None)
+
+    def _folder_files(self) -> list[str]:
+        folder = self.writer.root / self.memory_folder
+        if not folder.is_dir():
+            return []
+        return [p.relative_to(self.writer.root).as_posix() for p in folder.iterdir()]
+
+    def _update(self, old: _Stored, body: str, now: datetime) -> RememberResult:
+        meta = old.note.memory
+        assert meta is not None and meta.id
+        merged_body = merge_bodies(old.note.body.rstrip("\n"), body)
+        data = set_properties(old.data, {"updated": now, "version": (meta.version or 1) + 1},
+                              path=old.path)
+        data = replace_body(data, merged_body + "\n")
+        outcome = self.writer.write(old.path, data, base=old.data)
+        return RememberResult("updated", meta.id, old.path, conflict_path=outcome.conflict_path)
+
+    def _supersede(
+        self, old: _Stored, draft: MemoryDraft, now: datetime, pinned: bool, owner: str | None,
+        source: str, reason: str,
+    ) -> RememberResult:
+        meta = old.note.memory
+        assert meta is not None and meta.id
+        closed = set_properties(
+            old.data, {"valid_to": now.date(), "updated": now, "version": (meta.version or 1) + 1},
+            path=old.path,
+        )
+        self.writer.write(old.path, closed, base=old.data)
+        memory_id, outcome = self._create(draft, now, pinned, owner, source,
+                                          supersedes=(old.note.title,))
+        return RememberResult("superseded", memory_id, outcome.path, superseded=old.path,
+                              reason=reason, conflict_path=outcome.conflict_path)
+
+    # ------------------------------------------------------------------ forget
+
+    def forget(self, id_or_name: str) -> ForgetReport:
+        """Delete a memory for good: its file, then (through ``index``) its rows."""
+        stored = self.find(id_or_name)
+        meta = stored.note.memory
+        assert meta is not None
+        current = self.writer.read(stored.path)
+        if current is not None and current != stored.data:
+            raise MemoryNotFoundError(  # pragma: no cover - a race with an editor
+                f"forget {stored.path}: the file changed while it was being forgotten; "
+                "run the command again"
+            )
+        (self.writer.root / stored.path).unlink(missing_ok=True)
+        purged = self._after_change([stored.path], purge=True)
+        removed = [f"file {stored.path}", f"its line in {INDEX_FILE}"]
+        if purged:
+            removed.append("its chunks, vectors, full-text rows and links in the index, "
+                           "and the old index versions that still held its text")
+        else:
+            removed.append("its rows in the index: the running daemon removes them as it sees "
+                           "the file go; old index versions are dropped at its next compaction")
+        return ForgetReport(meta.id or "", stored.path, tuple(removed))
+
+    # ------------------------------------------------------------------ MEMORY.md
+
+    def rebuild_index(self) -> WriteOutcome:
+        """Rewrite ``MEMORY.md`` from the live memories (superseded and expired left out)."""
+        today = self._clock().date()
+        entries = []
+        for stored in self.memories():
+            meta = stored.note.memory
+            assert meta is not None
+            if meta.valid_to is not None or meta.status in {"archived", "superseded"}:
+                continue
+            if meta.expires is not None and _as_date(meta.expires) < today:
+                continue
+            entries.append(IndexEntry(
+                name=meta.name,
+                file=stored.path.removeprefix(self.memory_folder + "/"),
+                type=meta.type, description=meta.description, pinned=meta.pinned,
+                resident=meta.type in {"user", "feedback"}, updated=meta.updated,
+            ))
+        text = build_memory_index(entries, memory_folder=self.memory_folder)
+        path = f"{self.memory_folder}/{INDEX_FILE}"
+        base = self.writer.read(path)
+        return self.writer.write(path, text.encode("utf-8"), base=base)
+
+    def _after_change(self, paths: Sequence[str], *, purge: bool = False) -> bool:
+        outcome = self.rebuild_index()
+        return self._index([*paths, outcome.path], purge=purge)
+
+
+def _as_date(value: date | datetime) -> date:
+    return value.date() if isinstance(value, datetime) else value
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s")
+
+
+def _first_words(text: str, limit: int) -> str:
+    line = _one_line(_SENTENCE_END.split(text.strip(), maxsplit=1)[0])
+    return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())

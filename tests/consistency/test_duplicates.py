@@ -1,0 +1,425 @@
+"""Write-time duplicate decisions: a table of English and Chinese pairs, and properties."""
+
+from __future__ import annotations
+
+from datetime import date
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ccb.model import MEMORY_TYPES, MemoryType
+from consistency.duplicates import (
+    Decision,
+    Duplicate,
+    MemoryDraft,
+    MemoryFacts,
+    New,
+    Supersede,
+    Update,
+    bigram_similarity,
+    contradiction_reason,
+    cosine_similarity,
+    decide,
+    fact_text,
+    merge_bodies,
+    normalise_text,
+    normalised_hash,
+    split_sentences,
+)
+
+SUBJECT = "tooling.packages"
+
+
+def draft(
+    body: str,
+    *,
+    type_: MemoryType = "feedback",
+    subject: str | None = SUBJECT,
+    embedding: np.ndarray | None = None,
+) -> MemoryDraft:
+    return MemoryDraft(type_, subject, "", "", body, normalised_hash(body), embedding)
+
+
+def stored(
+    body: str,
+    *,
+    id_: str = "01OLD",
+    type_: MemoryType = "feedback",
+    subject: str | None = SUBJECT,
+    embedding: np.ndarray | None = None,
+    valid_to: date | None = None,
+    superseded: bool = False,
+) -> MemoryFacts:
+    return MemoryFacts(
+        id_, type_, subject, "", "", body, normalised_hash(body), embedding, valid_to, superseded
+    )
+
+
+# (label, stored text, draft text, expected decision kind) — same type and subject.
+SAME_SUBJECT: list[tuple[str, str, str, type]] = [
+    ("exact", "Use pnpm for package installs.", "Use pnpm for package installs.", Duplicate),
+    (
+        "exact modulo case and emphasis",
+        "Use **pnpm** for package installs.",
+        "use pnpm for package installs",
+        Duplicate,
+    ),
+    (
+        "exact modulo whitespace",
+        "Use pnpm  for\npackage installs.",
+        "Use pnpm for package installs",
+        Duplicate,
+    ),
+    ("exact zh", "安装依赖一律用 pnpm。", "安装依赖一律用 pnpm", Duplicate),
+    ("exact zh fullwidth", "安装依赖一律用ｐｎｐｍ", "安装依赖一律用pnpm", Duplicate),
+    (
+        "paraphrase verb",
+        "Integration tests must hit a real database, not mocks.",
+        "Integration tests must use a real database, not mocks.",
+        Update,
+    ),
+    (
+        "paraphrase with detail",
+        "Use pnpm for package installs.",
+        "Use pnpm for package installs; it is faster.",
+        Update,
+    ),
+    (
+        "paraphrase determiner",
+        "Run the linter before every commit.",
+        "Run the linter before each commit.",
+        Update,
+    ),
+    (
+        "paraphrase synonym verb",
+        "User likes concise answers.",
+        "User prefers concise answers.",
+        Update,
+    ),
+    ("same negation reordered", "Don't use mocks in tests.", "In tests, never use mocks.", Update),
+    (
+        "paraphrase keeps numbers",
+        "Retry failed uploads 3 times.",
+        "Retry failed uploads 3 times, then give up.",
+        Update,
+    ),
+    ("unit spelled out", "The API timeout is 30 seconds.", "The API timeout is 30s.", Update),
+    (
+        "paraphrase zh",
+        "用户在所有编辑器里偏好深色模式。",
+        "用户在所有编辑器里都偏好深色模式。",
+        Update,
+    ),
+    ("paraphrase zh negation", "不要在集成测试里用 mock。", "集成测试里禁止用 mock。", Update),
+    ("number change", "The API timeout is 30s.", "The API timeout is 60s.", Supersede),
+    ("number change zh", "接口超时设为 30 秒。", "接口超时设为 60 秒。", Supersede),
+    ("version change", "Deploy with Python 3.11.", "Deploy with Python 3.12.", Supersede),
+    (
+        "date change",
+        "The release freeze starts 2026-06-01.",
+        "The release freeze starts 2026-07-01.",
+        Supersede,
+    ),
+    ("negation flip pnpm", "Use pnpm, not npm.", "Use npm, not pnpm.", Supersede),
+    ("negation flip instead of", "Use pnpm instead of npm.", "Use npm instead of pnpm.", Supersede),
+    ("negation flip zh", "安装依赖用 pnpm 而不是 npm。", "安装依赖用 npm 而不是 pnpm。", Supersede),
+    (
+        "always never",
+        "Always squash merge pull requests.",
+        "Never squash merge pull requests.",
+        Supersede,
+    ),
+    ("do dont", "Do commit the lockfile.", "Don't commit the lockfile.", Supersede),
+    ("do not", "Commit the lockfile.", "Do not commit the lockfile.", Supersede),
+    ("enable disable", "Enable strict mode in mypy.", "Disable strict mode in mypy.", Supersede),
+    ("prefer over", "Prefer tabs over spaces.", "Prefer spaces over tabs.", Supersede),
+    (
+        "prefer x prefer y",
+        "User prefers pytest for tests.",
+        "User prefers unittest for tests.",
+        Supersede,
+    ),
+    (
+        "dark light",
+        "User prefers dark mode in every editor.",
+        "User prefers light mode in every editor.",
+        Supersede,
+    ),
+    ("dark light zh", "用户偏好深色模式。", "用户偏好浅色模式。", Supersede),
+    ("tool swap", "Use pnpm for installs.", "Use yarn for installs.", Supersede),
+    ("zh negation added", "提交前要运行测试。", "提交前不要运行测试。", Supersede),
+    ("zh always never", "总是在提交前运行测试。", "从不在提交前运行测试。", Supersede),
+    ("never added", "Release on Fridays.", "Never release on Fridays.", Supersede),
+    (
+        "unrelated same subject",
+        "Use pnpm for package installs.",
+        "The staging server reboots at midnight.",
+        New,
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "expected"),
+    [row[1:] for row in SAME_SUBJECT],
+    ids=[row[0] for row in SAME_SUBJECT],
+)
+def test_same_subject_table(old: str, new: str, expected: type) -> None:
+    decision = decide(draft(new), [stored(old)])
+    assert type(decision) is expected, decision
+    if not isinstance(decision, New):
+        assert decision.existing_id == "01OLD"
+    # The contradiction test does not depend on which side is stored.
+    if expected in (Update, Supersede):
+        back = decide(draft(old), [stored(new)])
+        assert type(back) is expected, back
+
+
+def test_table_is_big_and_bilingual() -> None:
+    assert len(SAME_SUBJECT) >= 30
+    assert sum(any("\u4e00" <= c <= "\u9fff" for c in row[2]) for row in SAME_SUBJECT) >= 8
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("User prefers dark mode in every editor.", "User prefers light mode in every editor."),
+        ("The API timeout is 30s.", "The API timeout is 60s."),
+        ("用户偏好深色模式。", "用户偏好浅色模式。"),
+    ],
+)
+def test_look_alikes_with_another_subject_are_unrelated(old: str, new: str) -> None:
+    assert decide(draft(new, subject="ui.theme"), [stored(old, subject="editor.theme")]) == New()
+
+
+def test_other_type_is_unrelated() -> None:
+    old = "Use pnpm for package installs."
+    new = "Use pnpm for package installs; it is faster."
+    assert decide(draft(new, type_="project"), [stored(old, type_="feedback")]) == New()
+
+
+def test_missing_subject_only_catches_exact_duplicates() -> None:
+    old = "Use pnpm for package installs."
+    assert decide(draft(old, subject=None), [stored(old, subject=None)]) == Duplicate("01OLD")
+    near = "Use pnpm for package installs; it is faster."
+    assert decide(draft(near, subject=None), [stored(old, subject=None)]) == New()
+
+
+def test_subject_compared_loosely() -> None:
+    old = "Use pnpm for package installs."
+    new = "Use pnpm for package installs; it is faster."
+    facts = stored(old, subject="Tooling.Packages ")
+    assert decide(draft(new, subject="tooling.packages"), [facts]) == Update("01OLD")
+
+
+@pytest.mark.parametrize("flag", ["valid_to", "superseded"])
+def test_superseded_existing_is_ignored(flag: str) -> None:
+    text = "Use pnpm for package installs."
+    old = (
+        stored(text, valid_to=date(2026, 1, 1))
+        if flag == "valid_to"
+        else stored(text, superseded=True)
+    )
+    assert not old.is_current
+    assert decide(draft(text), [old]) == New()
+    near = "Use pnpm for package installs; it is faster."
+    assert decide(draft(near), [old]) == New()
+
+
+def test_superseded_exact_copy_does_not_hide_the_current_one() -> None:
+    text = "Use pnpm for package installs."
+    old = stored(text, id_="01A", superseded=True)
+    current = stored("Use pnpm for all package installs.", id_="01B")
+    assert decide(draft(text), [old, current]) == Update("01B")
+
+
+def test_embedding_makes_a_low_overlap_paraphrase_a_candidate() -> None:
+    old, new = "Integration tests hit a real database.", "Never mock the DB in integration tests."
+    assert bigram_similarity(old, new) < 0.65
+    vec = np.array([0.6, 0.8, 0.0], dtype=np.float32)
+    near = np.array([0.62, 0.78, 0.05], dtype=np.float32)
+    far = np.array([0.0, 0.0, 1.0], dtype=np.float32)
+    assert decide(draft(new, embedding=near), [stored(old, embedding=vec)]) == Update("01OLD")
+    assert decide(draft(new, embedding=far), [stored(old, embedding=vec)]) == New()
+    assert decide(draft(new), [stored(old, embedding=vec)]) == New()
+
+
+def test_thresholds_are_parameters() -> None:
+    old, new = "Use pnpm for package installs.", "Use pnpm for package installs; it is faster."
+    assert decide(draft(new), [stored(old)], bigram_threshold=0.99) == New()
+
+
+def test_most_similar_candidate_decides_and_ties_break_by_id() -> None:
+    text = "The API timeout is 30s."
+    a = stored("The API timeout is 30s for uploads and downloads.", id_="01A")
+    b = stored("The API timeout is 30s for uploads.", id_="01C")
+    c = stored("The API timeout is 30s for uploads.", id_="01B")
+    assert decide(draft(text), [a, b, c]) == Update("01B")
+    assert decide(draft(text), [c, b, a]) == Update("01B")
+
+
+def test_exact_duplicate_wins_over_near_duplicates() -> None:
+    text = "Use pnpm for package installs."
+    near = stored("Use pnpm for all package installs.", id_="01A")
+    same = stored(text, id_="01Z", type_="user", subject="other")
+    assert decide(draft(text), [near, same]) == Duplicate("01Z")
+
+
+def test_supersede_carries_a_readable_reason() -> None:
+    decision = decide(draft("The API timeout is 60s."), [stored("The API timeout is 30s.")])
+    assert decision == Supersede("01OLD", "value changed: 30s → 60s")
+    flip = decide(draft("Use npm, not pnpm."), [stored("Use pnpm, not npm.")])
+    assert isinstance(flip, Supersede)
+    assert flip.reason.startswith("negation flipped")
+
+
+def test_fact_text_joins_name_description_body() -> None:
+    memory = MemoryDraft("user", "ui", "Dark mode", "Prefers dark mode", "  \n", "h")
+    assert fact_text(memory) == "Dark mode\nPrefers dark mode"
+
+
+def test_normalise_text() -> None:
+    assert normalise_text("  **Use**  `pnpm`,\n_not_ npm!!! ") == "use pnpm, not npm"
+    assert normalise_text("ＡＰＩ　ｋｅｙ。") == "api key"
+    assert normalise_text("Don’t mock") == "don't mock"
+    assert normalise_text("api_key stays") == "api_key stays"
+
+
+def test_cosine_similarity() -> None:
+    assert cosine_similarity(None, np.ones(3)) is None
+    assert cosine_similarity(np.zeros(3), np.ones(3)) is None
+    assert cosine_similarity(np.ones(3), np.ones(3) * 2) == pytest.approx(1.0)
+    with pytest.raises(ValueError, match="widths"):
+        cosine_similarity(np.ones(3), np.ones(4))
+
+
+def test_merge_bodies_examples() -> None:
+    old = "Use pnpm for installs.\n\nWhy: faster."
+    new = "- Use pnpm for installs. It saves disk space.\n- Why: faster!"
+    merged = merge_bodies(old, new)
+    assert merged == "Use pnpm for installs.\n\nWhy: faster.\n\nIt saves disk space.\n"
+    assert merge_bodies(old, "use PNPM for installs") == old
+    assert merge_bodies("", "一句话。两句话。") == "一句话。两句话。\n"
+
+
+# ----------------------------------------------------------------------------- properties
+
+words = st.sampled_from(
+    ["use", "pnpm", "npm", "tests", "database", "mode", "dark", "the", "always", "not",
+     "用户", "偏好", "模式", "测试", "数据库", "不要", "timeout", "30s", "60s", "."]
+)  # fmt: skip
+texts = st.lists(words, min_size=0, max_size=12).map(" ".join)
+memory_types: st.SearchStrategy[MemoryType] = st.sampled_from(MEMORY_TYPES)
+subjects = st.sampled_from(["a", "b", None])
+
+
+@st.composite
+def facts(draw: st.DrawFn, idx: int) -> MemoryFacts:
+    body = draw(texts)
+    return MemoryFacts(
+        f"01{idx:03d}", draw(memory_types), draw(subjects), "", "", body, normalised_hash(body),
+        None, None, draw(st.booleans()),
+    )  # fmt: skip
+
+
+existing_lists = st.integers(0, 5).flatmap(
+    lambda n: st.tuples(*(facts(i) for i in range(n))).map(list)
+)
+
+
+@given(texts, memory_types, subjects, existing_lists)
+def test_decide_is_deterministic(
+    body: str, type_: MemoryType, subject: str | None, existing: list[MemoryFacts]
+) -> None:
+    d = MemoryDraft(type_, subject, "", "", body, normalised_hash(body))
+    first: Decision = decide(d, existing)
+    assert decide(d, existing) == first
+    assert isinstance(first, Duplicate | Update | Supersede | New)
+
+
+@given(existing_lists, st.data())
+def test_identical_to_a_current_memory_is_duplicate(
+    existing: list[MemoryFacts], data: st.DataObject
+) -> None:
+    current = [m for m in existing if m.is_current]
+    if not current:
+        return
+    target = data.draw(st.sampled_from(current))
+    d = MemoryDraft(target.type, target.subject, "", "", target.body, target.content_hash)
+    decision = decide(d, existing)
+    assert isinstance(decision, Duplicate)
+    same = [m for m in current if m.content_hash == target.content_hash]
+    assert decision.existing_id in {m.id for m in same}
+
+
+@given(st.text(max_size=80), st.text(max_size=80))
+def test_bigram_similarity_symmetric_and_bounded(a: str, b: str) -> None:
+    s = bigram_similarity(a, b)
+    assert 0.0 <= s <= 1.0
+    assert s == bigram_similarity(b, a)
+    assert bigram_similarity(a, a) == 1.0
+
+
+@given(texts, texts)
+def test_contradiction_is_symmetric(a: str, b: str) -> None:
+    assert (contradiction_reason(a, b) is None) == (contradiction_reason(b, a) is None)
+
+
+tools = st.sampled_from(["pnpm", "npm", "yarn", "bun", "uv", "pip", "poetry"])
+numbers = st.integers(1, 999)
+
+
+@st.composite
+def contradictions(draw: st.DrawFn) -> tuple[str, str]:
+    kind = draw(st.sampled_from(["number", "flip", "negate", "swap"]))
+    if kind == "number":
+        x, y = draw(numbers), draw(numbers)
+        if x == y:
+            y = x + 1
+        unit = draw(st.sampled_from(["s", " ms", " minutes", "%", " 秒"]))
+        return f"The upload timeout is {x}{unit}.", f"The upload timeout is {y}{unit}."
+    old = draw(tools)
+    new = draw(tools.filter(lambda t: t != old))
+    if kind == "flip":
+        return f"Use {old}, not {new}.", f"Use {new}, not {old}."
+    if kind == "negate":
+        return f"Always use {old} for installs.", f"Never use {old} for installs."
+    return f"Install packages with {old}.", f"Install packages with {new}."
+
+
+@settings(max_examples=200)
+@given(contradictions())
+def test_swapping_sides_of_a_contradiction_keeps_it_a_contradiction(pair: tuple[str, str]) -> None:
+    a, b = pair
+    assert isinstance(decide(draft(b), [stored(a)]), Supersede)
+    assert isinstance(decide(draft(a), [stored(b)]), Supersede)
+
+
+sentence_words = st.text(
+    alphabet=st.characters(categories=["L", "N"], max_codepoint=0x9FFF), min_size=1, max_size=8
+)
+sentences = (
+    st.lists(sentence_words, min_size=1, max_size=5)
+    .map(" ".join)
+    .flatmap(lambda s: st.sampled_from([s + ".", s + "!", s + "。", s]))
+)
+bodies = st.lists(
+    st.lists(sentences, min_size=0, max_size=4).map(" ".join), min_size=0, max_size=4
+).map("\n".join)
+
+
+def _keys(text: str) -> set[str]:
+    return {k for k in (normalise_text(s) for s in split_sentences(text)) if k}
+
+
+@settings(max_examples=300)
+@given(bodies, bodies)
+def test_merge_bodies_keeps_every_sentence_once(old: str, new: str) -> None:
+    merged = merge_bodies(old, new)
+    assert _keys(old) | _keys(new) <= _keys(merged)
+    assert merged.startswith(old.rstrip())
+    added = [normalise_text(s) for s in split_sentences(merged[len(old.rstrip()) :])]
+    assert len(added) == len(set(added))
+    assert not set(added) & _keys(old)

@@ -1,0 +1,118 @@
+"""Credential detection: every generated fake is found with its kind, no look-alike is."""
+
+from __future__ import annotations
+
+import itertools
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from config.errors import EXIT_CODES, DreamdError, SecretRefusedError, exit_code_for
+from consistency.secrets import (
+    MIN_TOKEN_ENTROPY_BITS,
+    find_secrets,
+    refuse_secrets,
+    shannon_entropy_bits,
+)
+
+sys.path.insert(0, str(Path(__file__).parent))
+from secrets_corpus import NEGATIVES, POSITIVES, Negative, Positive
+
+sys.path.pop(0)
+
+
+def test_corpus_is_big_enough() -> None:
+    assert len(POSITIVES) >= 40
+    assert len(NEGATIVES) >= 40
+    assert len({p.label for p in POSITIVES}) == len(POSITIVES)
+    assert len({n.label for n in NEGATIVES}) == len(NEGATIVES)
+
+
+@pytest.mark.parametrize("case", POSITIVES, ids=lambda c: c.label)
+def test_positive_is_found_with_its_kind(case: Positive) -> None:
+    findings = find_secrets(case.text)
+    assert [f.kind for f in findings] == [case.kind], findings
+
+
+@pytest.mark.parametrize("case", NEGATIVES, ids=lambda c: c.label)
+def test_look_alike_is_not_found(case: Negative) -> None:
+    assert find_secrets(case.text) == []
+
+
+@pytest.mark.parametrize("case", POSITIVES, ids=lambda c: c.label)
+def test_preview_and_message_never_hold_the_secret(case: Positive) -> None:
+    (finding,) = find_secrets(case.text)
+    secret = case.text[finding.start : finding.end]
+    assert secret not in finding.preview
+    assert "…" in finding.preview
+    with pytest.raises(SecretRefusedError) as info:
+        refuse_secrets(case.text, where="remember Memory/x.md")
+    message = str(info.value)
+    assert case.kind in message
+    assert "remember Memory/x.md" in message
+    assert secret not in message
+    # Beyond the public prefix the preview shows, at most the last 4 characters appear.
+    prefix = finding.preview.split("…", 1)[0]
+    rest = secret.split(prefix, 1)[1] if prefix and prefix in secret else secret
+    if case.kind == "connection_string":  # user and host are shown, the password is not
+        rest = secret.rsplit("@", 1)[0].rsplit(":", 1)[1]
+    windows = {rest[:-4][i : i + 6] for i in range(max(0, len(rest) - 9))}
+    leaks = [w for w in windows if w in message and any(c.isdigit() for c in w)]
+    assert not leaks
+
+
+def test_offsets_cover_the_credential_in_a_longer_note() -> None:
+    key_case = next(p for p in POSITIVES if p.label == "github classic")
+    text = "# Deploy\n\nSome prose.\n" + key_case.text + "\nMore prose.\n"
+    (finding,) = find_secrets(text)
+    assert text[finding.start : finding.end].startswith("ghp_")
+    assert finding.preview.startswith("ghp_…")
+
+
+def test_all_positives_in_one_text_are_found_in_order() -> None:
+    text = "\n\n".join(p.text for p in POSITIVES)
+    kinds = [f.kind for f in find_secrets(text)]
+    assert kinds == [p.kind for p in POSITIVES]
+
+
+def test_message_names_line_and_column() -> None:
+    text = "line one\n  password: Tr0ub4dor&3x\n"
+    with pytest.raises(SecretRefusedError, match=r"password at line 2 col 3"):
+        refuse_secrets(text, where="mcp remember")
+
+
+def test_clean_text_passes() -> None:
+    refuse_secrets("Tests must hit a real database.", where="remember")
+    assert find_secrets("") == []
+
+
+def test_error_is_in_the_tree_with_its_exit_code() -> None:
+    error = SecretRefusedError("x")
+    assert isinstance(error, DreamdError)
+    assert exit_code_for(error) == 9
+    assert (SecretRefusedError, 9) in EXIT_CODES
+
+
+def test_entropy_threshold_separates_the_corpus() -> None:
+    assert shannon_entropy_bits("") == 0.0
+    assert shannon_entropy_bits("aaaa") == 0.0
+    assert shannon_entropy_bits("this-is-not-a-real-key-just-docs") < MIN_TOKEN_ENTROPY_BITS
+
+
+@given(st.text(max_size=300))
+def test_findings_are_sorted_disjoint_and_in_bounds(text: str) -> None:
+    findings = find_secrets(text)
+    for f in findings:
+        assert 0 <= f.start < f.end <= len(text)
+    for a, b in itertools.pairwise(findings):
+        assert a.end <= b.start
+
+
+@given(st.text(alphabet=st.characters(codec="ascii"), max_size=200))
+def test_embedding_a_key_in_any_prose_is_found(prose: str) -> None:
+    key = next(p for p in POSITIVES if p.label == "stripe live").text.split(": ", 1)[1]
+    text = prose + " " + key + " " + prose
+    assert "stripe_key" in {f.kind for f in find_secrets(text)}

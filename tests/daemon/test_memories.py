@@ -1,0 +1,91 @@
+"""remember / show / forget and MEMORY.md, on a copy of the demo vault and a real store.
+
+The embedder is the token-hash fake (conftest): the decisions under test are by content hash,
+character bigrams, type, subject and negation, not by meaning.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from ccb.parse import parse_note
+from config.errors import SecretRefusedError
+from daemon.app import App
+
+Builder = Callable[..., tuple[App, object]]
+
+
+@pytest.fixture
+def app(vault: Path, make_app: Builder) -> App:
+    application, _ = make_app(vault)
+    application.sync()
+    return application
+
+
+def test_same_fact_twice_is_one_memory(app: App) -> None:
+    service = app.memories()
+    first = service.remember("Always add a 30 s timeout to the billing API client.",
+                             type="feedback", subject="billing.timeout")
+    again = service.remember("always add a 30 s timeout to the billing API client",
+                             type="feedback", subject="billing.timeout")
+    assert first.action == "created" and again.action == "duplicate"
+    assert again.path == first.path and again.memory_id == first.memory_id
+    assert first.path in app.store.file_index()  # indexed right away (no daemon running)
+
+
+def test_changed_fact_supersedes_and_both_stay(app: App, vault: Path) -> None:
+    service = app.memories()
+    old = service.remember("Use pnpm, not npm, for every JavaScript project",
+                           type="feedback", subject="js.package-manager")
+    new = service.remember("Use npm, not pnpm, for every JavaScript project",
+                           type="feedback", subject="js.package-manager")
+    assert new.action == "superseded" and new.superseded == old.path
+    old_note = parse_note(old.path, (vault / old.path).read_bytes())
+    new_note = parse_note(new.path, (vault / new.path).read_bytes())
+    assert old_note.memory and old_note.memory.valid_to is not None
+    assert old_note.memory.version == 2
+    assert new_note.memory and new_note.memory.supersedes == (Path(old.path).stem,)
+    index = (vault / "Memory" / "MEMORY.md").read_text(encoding="utf-8")
+    assert Path(new.path).name in index and Path(old.path).name not in index
+
+
+def test_a_secret_is_refused_and_nothing_is_written(app: App, vault: Path) -> None:
+    before = sorted(p.name for p in (vault / "Memory").iterdir())
+    with pytest.raises(SecretRefusedError, match="credential"):
+        app.memories().remember(
+            "deploy with AWS key AKIAQWERTYUIOPASDFGH please", type="project")
+    assert sorted(p.name for p in (vault / "Memory").iterdir()) == before
+
+
+def test_only_the_memory_edit_touches_other_files(app: App, vault: Path) -> None:
+    before = {p: p.read_bytes() for p in vault.rglob("*") if p.is_file()}
+    result = app.memories().remember("The kiln shelf is 40 cm wide.", type="reference")
+    changed = {p for p, data in before.items() if not p.exists() or p.read_bytes() != data}
+    assert changed <= {vault / "Memory" / "MEMORY.md"}
+    assert (vault / result.path).is_file()
+
+
+def test_show_finds_by_id_name_and_forget_removes_file_and_rows(app: App, vault: Path) -> None:
+    service = app.memories()
+    made = service.remember("Glaze tests are fired at cone 6.", type="project",
+                            name="Glaze test cone")
+    assert service.find(made.memory_id).path == made.path
+    assert service.find("glaze test cone").path == made.path
+    report = service.forget(made.memory_id)
+    assert not (vault / made.path).exists()
+    assert made.path not in app.store.file_index()
+    assert report.path == made.path and report.removed
+    assert "glaze-test-cone" not in (vault / "Memory" / "MEMORY.md").read_text(encoding="utf-8")
+
+
+def test_forgotten_text_is_gone_from_the_store_on_disk(app: App) -> None:
+    marker = "zebracorn-quartz-7731"
+    service = app.memories()
+    made = service.remember(f"The studio wifi is named {marker}.", type="reference")
+    store = Path(app.store_uri)
+    assert any(marker.encode() in p.read_bytes() for p in store.rglob("*") if p.is_file())
+    service.forget(made.memory_id)
+    assert not any(marker.encode() in p.read_bytes() for p in store.rglob("*") if p.is_file())
