@@ -202,6 +202,12 @@ class SyncSettings(_Section):
     write_batch_files: PositiveInt = Field(
         default=256, description="Files per LanceDB write batch (fewer, larger commits)."
     )
+    max_note_chars: PositiveInt = Field(
+        default=500_000,
+        description="Characters of one note's body that are chunked and embedded; the rest of "
+        "a longer note is left out and the note is listed as a problem (a 10 MB log pasted "
+        "into a vault would otherwise take the embedder tens of minutes).",
+    )
 
 
 class CacheSettings(_Section):

@@ -181,7 +181,7 @@ class App:
         return Syncer(
             self.vault_root, self.vault_filter, self.store, lambda: self.embedder,
             chunk_max_chars=cfg.chunk_max_chars, batch_files=cfg.write_batch_files,
-            max_delete_share=cfg.max_delete_share,
+            max_delete_share=cfg.max_delete_share, max_note_chars=cfg.max_note_chars,
         )
 
     def record_sync(self, report: SyncReport) -> None:
@@ -233,6 +233,7 @@ class App:
 
     def status(self) -> StatusReport:
         """Vault, store, counts, last sync, problems; works before the first sync too."""
+        self._require_vault("status")
         last = read_json(self.state_dir / LAST_SYNC_FILE)
         daemon = None
         if current_holder(self.state_dir) is not None:

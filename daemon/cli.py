@@ -158,6 +158,14 @@ def search(
     vault: Annotated[Path | None, typer.Option("--vault", help="Vault folder.")] = None,
 ) -> None:
     """Hybrid search (vector + full text, reciprocal rank fusion) over the indexed vault."""
+    if not query.strip():
+        raise typer.BadParameter("the query is empty", param_hint="QUERY")
+    unknown = sorted(set(type_ or ()) - set(MEMORY_TYPES))
+    if unknown:
+        raise typer.BadParameter(
+            f"{', '.join(unknown)}: not a memory type (use {', '.join(MEMORY_TYPES)})",
+            param_hint="--type",
+        )
     with _app(ctx, **{"vault.path": vault}) as application:
         hits = application.search(query, limit=limit, memory_types=type_, path_prefix=path)
         if as_json:
@@ -369,13 +377,14 @@ def config_show(
     if not out.is_terminal:  # pipes and files get whole values, one setting per line
         out.print(f"# {title}", highlight=False)
         for key, value, source in rows:
-            out.print(f"{key} = {value!r}  # {source}", highlight=False, markup=False)
+            out.print(f"{key} = {render.display_value(value)}  # {source}",
+                      highlight=False, markup=False)
         return
     table = Table(title=title)
     for column in ("key", "value", "source"):
         table.add_column(column)
     for key, value, source in rows:
-        table.add_row(key, escape(repr(value)), escape(source))
+        table.add_row(key, escape(render.display_value(value)), escape(source))
     out.print(table)
 
 
@@ -384,8 +393,14 @@ def config_validate(ctx: typer.Context) -> None:
     """Load and validate the configuration; exit non-zero with the key and file on error."""
     opts = _options(ctx)
     loaded = load(opts.config_path, opts.env_name, opts.overrides)
-    where = str(loaded.config_path) if loaded.config_exists else f"{loaded.config_path} (absent)"
-    out.print(f"ok: {escape(where)}, profile {loaded.profile or 'default'}")
+    if loaded.config_exists:
+        out.print(f"ok: {escape(str(loaded.config_path))}, "
+                  f"profile {loaded.profile or 'default'}", highlight=False)
+    else:
+        out.print(f"ok: no config file at {escape(str(loaded.config_path))}; built-in "
+                  "defaults apply (dreamd init VAULT writes one there)", highlight=False)
+    for name in loaded.ignored_env_vars:
+        err.print(f"warning: {escape(name)} names no setting and is ignored", highlight=False)
 
 
 @config_app.command("path")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from contextlib import AbstractContextManager
 from types import TracebackType
@@ -21,6 +22,7 @@ from magma.search import SearchHit
 __all__ = [
     "SyncProgress",
     "config_rows",
+    "display_value",
     "hit_json",
     "print_hits",
     "print_remember",
@@ -171,9 +173,10 @@ def status_json(report: StatusReport) -> dict[str, Any]:
 
 def print_status(console: Console, report: StatusReport) -> None:
     data = report.as_dict()
+    # no_wrap: a store path cut at 80 columns when piped is no use to anyone
     table = Table(show_header=False, box=None)
-    table.add_column(style="bold")
-    table.add_column()
+    table.add_column(style="bold", no_wrap=True)
+    table.add_column(no_wrap=True, overflow="ignore")
     for key in ("vault", "store", "state_dir", "last_sync", "last_sync_duration_s"):
         table.add_row(key.replace("_", " "), escape(str(data.get(key) or "never")))
     for key, value in _flatten(data.get("counts", {})):
@@ -196,6 +199,13 @@ def print_status(console: Console, report: StatusReport) -> None:
 
 def _flatten(counts: dict[str, Any]) -> Iterator[tuple[str, Any]]:
     yield from counts.items()
+
+
+def display_value(value: object) -> str:
+    """A setting's value as it would be written in config.toml (``(unset)`` for none)."""
+    if value is None:
+        return "(unset)"
+    return json.dumps(value, ensure_ascii=False, default=str)
 
 
 def config_rows(loaded: LoadedSettings) -> list[tuple[str, object, str]]:

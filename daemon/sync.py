@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Protocol
 
@@ -149,6 +149,7 @@ class Syncer:
         batch_files: int,
         max_delete_share: float,
         empty_recheck_s: float = 0.2,
+        max_note_chars: int = 500_000,
     ) -> None:
         self.root = root
         self.vfilter = vfilter
@@ -159,6 +160,7 @@ class Syncer:
         self.batch_files = batch_files
         self.max_delete_share = max_delete_share
         self.empty_recheck_s = empty_recheck_s
+        self.max_note_chars = max_note_chars
 
     def _embed(self, texts: Sequence[str]) -> np.ndarray:
         if self._embedder is None:
@@ -245,7 +247,6 @@ class Syncer:
         # An empty full walk is refused whatever the size: it is what an unmounted drive looks
         # like. (A watcher batch that finds none of its paths is ordinary.)
         if (full and not scan.entries) or (not small and share > self.max_delete_share):
-            log.error("sync.mass_delete_refused", deleted=len(plan.deleted), indexed=len(index))
             raise MassDeleteError(
                 f"sync {self.root}: {len(plan.deleted)} of {len(index)} indexed files "
                 f"({share:.0%}) are gone from the vault, more than sync.max_delete_share "
@@ -310,6 +311,13 @@ class Syncer:
             work.problems.append(Problem(entry.path, "read", str(error)))
             log.warning("sync.read_failed", path=entry.path, error=str(error))
             return
+        if len(note.body) > self.max_note_chars:
+            note = replace(note, body=note.body[: self.max_note_chars])
+            work.problems.append(Problem(
+                entry.path, "size",
+                f"note body has more than {self.max_note_chars:,} characters "
+                "(sync.max_note_chars); only the first part is indexed",
+            ))
         work.problems.extend(note.problems)
         if known is not None and known.kind == "note" and known.content_hash == note.content_hash:
             work.touches.append(entry)
@@ -372,8 +380,6 @@ class Syncer:
 
 
 def _replace(report: SyncReport, *, scan: ScanResult, duration_s: float) -> SyncReport:
-    from dataclasses import replace
-
     return replace(
         report,
         problems=tuple(scan.problems) + report.problems,

@@ -1,4 +1,4 @@
-"""Shared fixtures of the ccb tests: where the read-only shared cases and corpora live."""
+"""Fixtures of the ccb tests (cases_dir and corpora_dir come from tests/conftest.py)."""
 
 from __future__ import annotations
 
@@ -7,25 +7,6 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-SHARED = REPO.parent / "shared"
-
-
-@pytest.fixture(scope="session")
-def cases_dir() -> Path:
-    """``../shared/cases`` (read-only); skips when this checkout has no shared folder."""
-    path = SHARED / "cases"
-    if not path.is_dir():
-        pytest.skip(f"shared cases not found at {path}")
-    return path
-
-
-@pytest.fixture(scope="session")
-def corpora_dir() -> Path:
-    """``../shared/corpora`` (read-only); skips when this checkout has no shared folder."""
-    path = SHARED / "corpora"
-    if not path.is_dir():
-        pytest.skip(f"shared corpora not found at {path}")
-    return path
 
 
 @pytest.fixture(scope="session")

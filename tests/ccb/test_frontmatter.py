@@ -112,9 +112,9 @@ def test_alias_bomb_and_recursive_alias_do_not_hang() -> None:
         f"{chr(98 + i)}: &{chr(98 + i)} [*{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}]\n"
         for i in range(20)
     )
-    properties, problems = load_properties(bomb, "n.md")
-    assert problems == ()
-    assert "u" in properties
+    properties, problems = load_properties(bomb, "n.md")  # 9 * 3**20 values once expanded
+    assert properties == {}
+    assert [p.kind for p in problems] == ["yaml"] and "aliases" in problems[0].reason
     recursive, _ = load_properties("x: &r [1, *r]\n", "n.md")
     assert recursive["x"] == [1, None]
 
@@ -253,3 +253,17 @@ def test_case_10_null_tags_and_aliases_are_empty(cases_dir: Path) -> None:
     assert note.properties["cssclasses"] == []
     assert note.properties["related"] == ""
     assert "None" not in note.tags
+
+
+def test_a_billion_laughs_block_is_a_problem_not_a_hang() -> None:
+    from ccb.parse import parse_note
+
+    levels = ["a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]"]
+    for prev, name in zip("abcdefgh", "bcdefghi", strict=True):
+        levels.append(f"{name}: &{name} [" + ", ".join([f"*{prev}"] * 9) + "]")
+    data = ("---\n" + "\n".join(levels) + "\n---\nThe body still counts.\n").encode()
+    note = parse_note("bomb.md", data)
+    assert note.properties == {}
+    assert [p.kind for p in note.problems] == ["yaml"]
+    assert "aliases" in note.problems[0].reason
+    assert note.body == "The body still counts.\n"

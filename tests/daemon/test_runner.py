@@ -26,7 +26,6 @@ from typing import Any
 
 import pytest
 
-SHARED = Path(__file__).resolve().parents[3] / "shared"
 DREAMD = Path(sys.executable).with_name("dreamd")
 
 
@@ -188,22 +187,21 @@ def test_mass_delete_guard_keeps_the_index_while_the_vault_is_gone(
     stop_and_check(daemon, vault)
 
 
-def run_case(name: str, vault: Path) -> None:
-    script = SHARED / "cases" / name / "run.sh"
+def run_case(cases: Path, name: str, vault: Path) -> None:
+    script = cases / name / "run.sh"
     done = subprocess.run(["bash", str(script), str(vault)], capture_output=True, text=True,
                           timeout=120, check=False)
     assert done.returncode == 0, done.stderr
 
 
-@pytest.mark.skipif(not (SHARED / "cases").is_dir(), reason="shared cases not present")
 def test_atomic_saves_and_coalesced_batches_end_with_index_equal_to_disk(
-    vault: Path, tmp_path: Path, daemons: list[Any]
+    vault: Path, tmp_path: Path, daemons: list[Any], cases_dir: Path
 ) -> None:
     daemon = start(daemons, vault, tmp_path)
     daemon.wait_state("watching")
 
     # case 11: temp + rename, vim backup/probe files, GTK temp, truncate-then-write
-    run_case("11-atomic-save-temp-rename", vault)
+    run_case(cases_dir, "11-atomic-save-temp-rename", vault)
     settle(vault)
     app = h.fresh_app(vault)
     assert "Atomic save.md" in app.store.file_index()
@@ -211,7 +209,7 @@ def test_atomic_saves_and_coalesced_batches_end_with_index_equal_to_disk(
     assert not [p for p in app.store.file_index() if "4913" in p or p.endswith(("~", ".new"))]
 
     # case 12: bulk create/delete, create/delete/create in one window, a 40 ms rewriter
-    run_case("12-coalesced-batch-events", vault)
+    run_case(cases_dir, "12-coalesced-batch-events", vault)
     settle(vault)
     index = h.fresh_app(vault).store.file_index()
     assert not [p for p in index if p.startswith("Batch/")]

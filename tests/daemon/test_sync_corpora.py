@@ -15,7 +15,6 @@ import pytest
 from ccb.scan import VaultFilter, scan_vault
 from daemon.app import App
 
-CORPORA = Path(__file__).resolve().parents[3] / "shared" / "corpora"
 Builder = Callable[..., tuple[App, object]]
 
 
@@ -29,11 +28,9 @@ def _hashes(root: Path) -> dict[str, str]:
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["obsidian-help", "kepano-obsidian", "memory-samples"])
 def test_every_note_is_indexed_or_reported_and_no_file_changes(
-    name: str, make_app: Builder
+    name: str, make_app: Builder, corpora_dir: Path
 ) -> None:
-    root = CORPORA / name
-    if not root.is_dir():
-        pytest.fail(f"corpus {root} is missing: the suite needs ../shared/corpora beside the repo")
+    root = corpora_dir / name
     before = _hashes(root)
     app, _ = make_app(root)
     report = app.sync()

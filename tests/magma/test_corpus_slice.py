@@ -5,23 +5,21 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from ccb.parse import parse_note
 from magma.chunking import chunk_note
 from magma.search import fulltext_only
 from magma.store import MagmaStore, NoteRecord
 
-CORPUS = Path("/work/shared/corpora/obsidian-help/en")
 
-
-@pytest.mark.skipif(not CORPUS.is_dir(), reason="obsidian-help corpus not present")
-def test_english_help_notes_round_trip(store: MagmaStore, embedder: object) -> None:
-    files = sorted(CORPUS.rglob("*.md"))
+def test_english_help_notes_round_trip(
+    store: MagmaStore, embedder: object, corpora_dir: Path
+) -> None:
+    corpus = corpora_dir / "obsidian-help" / "en"
+    files = sorted(corpus.rglob("*.md"))
     assert files
     records = []
     for file in files:
-        note = parse_note(file.relative_to(CORPUS).as_posix(), file.read_bytes())
+        note = parse_note(file.relative_to(corpus).as_posix(), file.read_bytes())
         chunks = chunk_note(note)
         assert chunks and all(len(c.text) <= 1500 for c in chunks)
         vectors = embedder.embed([c.embed_text for c in chunks])  # type: ignore[attr-defined]

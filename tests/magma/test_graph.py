@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 from hypothesis import given
@@ -154,12 +155,10 @@ def test_build_graph_nodes_and_edges(
     assert graph.get_edge_data("note:a.md", "note:b.md")[0]["subpath"] == "Intro"
 
 
-def test_case_15_links_resolve_to_originals_even_beside_conflict_copies() -> None:
-    from pathlib import Path
-
-    vault = Path("/work/shared/cases/15-sync-conflict-copies/vault")
-    if not vault.is_dir():
-        pytest.skip("shared case 15 not present")
+def test_case_15_links_resolve_to_originals_even_beside_conflict_copies(
+    cases_dir: Path,
+) -> None:
+    vault = cases_dir / "15-sync-conflict-copies" / "vault"
     paths = [p.relative_to(vault).as_posix() for p in vault.rglob("*") if p.is_file()]
     resolver = LinkResolver(paths)  # conflict copies included on purpose: worst case
     assert resolver.resolve("Reading list", "Links here.md") == "Reading list.md"
