@@ -18,7 +18,7 @@ reported), then starts ``dreamd run VAULT`` as a subprocess and measures:
    (``zq<hex>``) to a random note, half as a plain append, half the way editors save (temp file
    in the same folder + ``os.replace``); an in-process read-only :class:`daemon.app.App` on the
    same data dir polls :func:`magma.search.fulltext_only` every 5 ms (after
-   ``checkout_latest()``: a LanceDB handle never sees another process's commits otherwise,
+   ``MagmaStore.refresh()``: a LanceDB handle never sees another process's commits otherwise,
    DESIGN.md) until the token is found; latency = found - written. p50/p95/max, and the first
    edit alone (it pays the model load). Target p95 < 1 s;
 4. idle CPU over ``--idle-s`` seconds once the edits have settled: utime+stime of the daemon from
@@ -241,7 +241,7 @@ class FulltextProbe:
     def found(self, token: str, *, refresh: bool = True) -> bool:
         start = time.perf_counter()
         if refresh:
-            self._store._t.chunks.checkout_latest()  # no public refresh yet
+            self._store.refresh()
         hits = self._search(self._store, token, limit=1)
         self.polls += 1
         self.poll_s += time.perf_counter() - start
