@@ -157,7 +157,9 @@ class Daemon:
         self.state.state = "reconciling"
         self._write_status()
         self._rescan(reason="startup")
-        self.app.store.maintain(cleanup_older_than=KEEP_VERSIONS)
+        if self._batches_since_maintain:  # a restart with nothing changed costs a stat walk
+            self.app.store.maintain(cleanup_older_than=KEEP_VERSIONS)
+            self._batches_since_maintain = 0
         if self.state.state != "waiting":
             self.state.state = "watching"
         self.state.ready_at = _now()
