@@ -221,7 +221,7 @@ class App:
     ) -> list[SearchHit]:
         """Hybrid search over the indexed vault (vector + full text, RRF)."""
         self._require_vault("search")
-        if read_json(self.state_dir / LAST_SYNC_FILE) is None:
+        if read_json(self.state_dir / LAST_SYNC_FILE) is None and not self.store.counts().files:
             raise VaultError(
                 f"search {self.vault_root}: this vault has not been indexed yet; "
                 f"run: dreamd sync {self.vault_root}"

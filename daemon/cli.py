@@ -239,6 +239,18 @@ def forget(
 
 
 @app.command()
+def mcp(
+    ctx: typer.Context,
+    vault: Annotated[Path | None, typer.Option("--vault", help="Vault folder.")] = None,
+) -> None:
+    """Serve the vault's memories to AI assistants over MCP (stdio)."""
+    from daemon.mcp_server import build_server
+
+    with _app(ctx, **{"vault.path": vault}) as application:
+        build_server(application).run("stdio")
+
+
+@app.command()
 def status(
     ctx: typer.Context,
     vault: Annotated[Path | None, typer.Option("--vault", help="Vault folder.")] = None,
