@@ -48,9 +48,15 @@ STEP_MS = 20
 #: Old table versions younger than this survive compaction, so a search running in another
 #: process never loses the version it reads (DESIGN.md: cleanup frees space only with 0).
 KEEP_VERSIONS = timedelta(minutes=5)
-#: Compact after this many applied batches, or after ``MAINTAIN_INTERVAL_S`` with writes.
+#: Compact after this many applied batches, or after ``MAINTAIN_INTERVAL_S`` with writes —
+#: once the vault has been quiet for ``MAINTAIN_QUIET_S`` (compaction of a 6,000-note store
+#: takes ≈3 s of CPU and holds the loop, so it waits for a pause in the user's editing),
+#: and regardless of quiet after ``MAINTAIN_FORCE_BATCHES`` (the full-text tail and the
+#: version count must stay bounded for someone who never pauses).
 MAINTAIN_EVERY_BATCHES = 50
 MAINTAIN_INTERVAL_S = 600.0
+MAINTAIN_QUIET_S = 30.0
+MAINTAIN_FORCE_BATCHES = 500
 #: While waiting (vault unreadable, mass delete refused), look again this often, in s.
 WAITING_RETRY_S = 30.0
 
@@ -104,6 +110,7 @@ class Daemon:
         self._next_retry = time.monotonic() + WAITING_RETRY_S
         self._batches_since_maintain = 0
         self._last_maintain = time.monotonic()
+        self._last_batch_at = time.monotonic()
 
     def _notify(self, message: str) -> None:
         self._notifier.notify(message)
@@ -251,6 +258,8 @@ class Daemon:
 
     def _apply(self, changes: set[tuple[watchfiles.Change, str]]) -> None:
         result: BatchResult = self.handler.apply_changes(changes)
+        if result.paths:
+            self._last_batch_at = time.monotonic()
         self.state.batches += 1
         report = result.report
         self.state.last_batch = {
@@ -287,9 +296,11 @@ class Daemon:
             self._write_status()
         elif self.handler.pending and self.handler.due(now):
             self._apply(set())
-        due = self._batches_since_maintain >= MAINTAIN_EVERY_BATCHES or (
-            self._batches_since_maintain and now - self._last_maintain >= MAINTAIN_INTERVAL_S
-        )
+        pending = self._batches_since_maintain
+        quiet = now - self._last_batch_at >= MAINTAIN_QUIET_S
+        due = (quiet and (pending >= MAINTAIN_EVERY_BATCHES or (
+            pending and now - self._last_maintain >= MAINTAIN_INTERVAL_S
+        ))) or pending >= MAINTAIN_FORCE_BATCHES
         if due:
             self.app.store.maintain(cleanup_older_than=KEEP_VERSIONS)
             self._batches_since_maintain = 0
