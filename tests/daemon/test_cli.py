@@ -142,3 +142,14 @@ def test_config_validate_names_key_and_file(tmp_path: Path) -> None:
 
     missing = run("--config", str(config), "--env", "staging", "config", "validate", check=False)
     assert missing.returncode == 3 and "staging" in missing.stderr
+
+
+def test_bad_arguments_are_refused_before_any_work(tmp_path: Path) -> None:
+    empty = run("search", "   ", check=False)
+    assert empty.returncode == 2 and "the query is empty" in empty.stderr
+    bogus = run("search", "x", "--type", "bogus", check=False)
+    assert bogus.returncode == 2 and "not a memory type" in bogus.stderr
+    note = tmp_path / "a-file.md"
+    note.write_text("# not a vault\n", encoding="utf-8")
+    status = run("status", "--vault", str(note), check=False)
+    assert status.returncode == 4 and "not a folder" in status.stderr

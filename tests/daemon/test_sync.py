@@ -249,3 +249,15 @@ def test_chunks_left_by_a_crash_before_the_file_row_are_swept(
     fresh.sync()
     assert fresh.store.orphaned_paths() == set()
     assert all(hit.path != "Ghost.md" for hit in fresh.search("ghost note crashed", limit=20))
+
+
+def test_a_very_long_note_is_cut_reported_and_untouched(vault: Path, make_app: Builder) -> None:
+    huge = vault / "Pasted log.md"
+    raw = ("# Pasted log\n\n" + "line of a very long log\n" * 2000).encode()
+    huge.write_bytes(raw)
+    app, _ = make_app(vault, **{"sync.max_note_chars": 5000})
+    report = app.sync()
+    assert any(p.path == "Pasted log.md" and p.kind == "size" for p in report.problems)
+    chunks = app.store.chunk_hashes(["Pasted log.md"])
+    assert 1 <= len(chunks) <= 6  # 5,000 characters at 1,500 per chunk, not 48,000
+    assert huge.read_bytes() == raw
