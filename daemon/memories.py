@@ -233,7 +233,7 @@ class MemoryService:
         *, supersedes: tuple[str, ...],
     ) -> tuple[str, WriteOutcome]:
         memory_id = str(ULID())
-        existing = [s.path for s in self.memories()] + self._folder_files()
+        existing = self._folder_files()  # new files go straight into the memory folder
         path = memory_path(existing, self.memory_folder, draft.name)
         data = render_memory(NewMemory(
             name=draft.name, description=draft.description, type=draft.type, id=memory_id,
