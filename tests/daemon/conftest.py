@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import re
 import shutil
-from collections.abc import Callable, Sequence
+import sys
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from types import ModuleType
+from typing import Any
 
 import numpy as np
 import pytest
@@ -14,6 +18,32 @@ import pytest
 from daemon.app import App, load
 
 REPO = Path(__file__).resolve().parents[2]
+
+
+def _load_harness() -> ModuleType:
+    """Make ``daemon_harness.py`` importable as ``daemon_harness`` (tests/daemon is not a
+    package under ``--import-mode=importlib``); the daemon test modules import it by name."""
+    module = sys.modules.get("daemon_harness")
+    if module is None:
+        spec = importlib.util.spec_from_file_location(
+            "daemon_harness", Path(__file__).with_name("daemon_harness.py"))
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["daemon_harness"] = module
+        spec.loader.exec_module(module)
+    return module
+
+
+_load_harness()
+
+
+@pytest.fixture
+def daemons() -> Iterator[list[Any]]:
+    """Daemon processes a test started; any still running at teardown are SIGKILLed."""
+    started: list[Any] = []
+    yield started
+    for process in started:
+        process.kill9()
 
 
 class TokenHashEmbedder:

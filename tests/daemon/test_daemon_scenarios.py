@@ -8,34 +8,15 @@ to index), not meaning. Every wait is bounded; nothing asserts on timings.
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import shutil
 import socket
 import subprocess
-import sys
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import daemon_harness as h  # registered by conftest.py
 import pytest
-
-_spec = importlib.util.spec_from_file_location(
-    "daemon_harness", Path(__file__).with_name("daemon_harness.py"))
-assert _spec is not None and _spec.loader is not None
-h = sys.modules.get("daemon_harness")
-if h is None:
-    h = importlib.util.module_from_spec(_spec)
-    sys.modules["daemon_harness"] = h
-    _spec.loader.exec_module(h)
-
-
-@pytest.fixture
-def daemons() -> Iterator[list[Any]]:
-    started: list[Any] = []
-    yield started
-    for process in started:
-        process.kill9()
 
 
 def settle(vault: Path, what: str, timeout_s: float = 240.0) -> None:

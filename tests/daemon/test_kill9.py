@@ -15,30 +15,16 @@ hundred.
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
-from typing import Any
+
+import daemon_harness as h  # registered by conftest.py
 
 TRIALS = 3
 SEED = 20261130
 
 
-def _harness() -> Any:
-    name = "daemon_harness"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(
-            name, Path(__file__).with_name("daemon_harness.py"))
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
 def test_kill9_while_applying_then_restart_heals_the_index(tmp_path: Path) -> None:
-    harness = _harness()
-    results = [harness.run_trial(SEED + n, tmp_path / f"trial-{n}") for n in range(TRIALS)]
+    results = [h.run_trial(SEED + n, tmp_path / f"trial-{n}") for n in range(TRIALS)]
     failed = [r for r in results if not r.ok]
     assert not failed, (
         f"{len(failed)} of {len(results)} kill -9 trials failed:\n"

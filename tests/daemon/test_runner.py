@@ -13,44 +13,19 @@ they are about files, signals and rows, not meaning.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import re
 import signal
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import daemon_harness as h  # registered by conftest.py
 import pytest
 
 DREAMD = Path(sys.executable).with_name("dreamd")
-
-
-def _harness() -> Any:
-    name = "daemon_harness"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(
-            name, Path(__file__).with_name("daemon_harness.py"))
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-h = _harness()
-
-
-@pytest.fixture
-def daemons(tmp_path: Path) -> Iterator[list[Any]]:
-    """Daemon processes a test started; any still running at teardown are SIGKILLed."""
-    started: list[Any] = []
-    yield started
-    for process in started:
-        process.kill9()
 
 
 def start(daemons: list[Any], vault: Path, tmp_path: Path, *, fake: bool = True) -> Any:
