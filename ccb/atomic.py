@@ -8,24 +8,23 @@ never half of either; a crash leaves at most a stray temp file that nothing inde
 
 from __future__ import annotations
 
+import ctypes
+import errno
 import json
 import os
+import sys
 import tempfile
 from pathlib import Path
 from typing import Any
 
-__all__ = ["TEMP_SUFFIX", "write_bytes_atomic", "write_json_atomic"]
+__all__ = ["TEMP_SUFFIX", "swap_bytes_atomic", "write_bytes_atomic", "write_json_atomic"]
 
 #: Suffix of dreamd's temp files; ``ccb.scan`` ignores every file that ends with it.
 TEMP_SUFFIX = ".dreamd-tmp"
 
 
-def write_bytes_atomic(path: Path, data: bytes, *, mode: int | None = None) -> None:
-    """Replace ``path`` with ``data`` atomically; creates missing parent folders.
-
-    ``mode`` sets the permission bits of the new file (default: those of the file it replaces,
-    else 0o644 less the umask). Raises ``OSError`` on failure, leaving the old file intact.
-    """
+def _write_temp(path: Path, data: bytes, mode: int | None, durable: bool) -> str:
+    """Write ``data`` to a new temp file beside ``path`` (fsynced when ``durable``)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     if mode is None:
         try:
@@ -39,13 +38,110 @@ def write_bytes_atomic(path: Path, data: bytes, *, mode: int | None = None) -> N
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
-            os.fsync(handle.fileno())
+            if durable:
+                os.fsync(handle.fileno())
         os.chmod(tmp, mode)  # noqa: PTH101  (tmp is a str from mkstemp)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return tmp
+
+
+def write_bytes_atomic(
+    path: Path, data: bytes, *, mode: int | None = None, durable: bool = True
+) -> None:
+    """Replace ``path`` with ``data`` atomically; creates missing parent folders.
+
+    ``mode`` sets the permission bits of the new file (default: those of the file it replaces,
+    else 0o644 less the umask). ``durable=False`` skips both fsyncs (still atomic, but a power
+    cut may lose the write: for dreamd's own scratch state only, never a note). Raises
+    ``OSError`` on failure, leaving the old file intact.
+    """
+    tmp = _write_temp(path, data, mode, durable)
+    try:
+        os.replace(tmp, path)  # noqa: PTH105
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    if durable:
+        _fsync_folder(path.parent)
+
+
+def swap_bytes_atomic(path: Path, data: bytes) -> bytes | None:
+    """Put ``data`` at ``path`` atomically and return the bytes it displaced (``None``: there
+    was no file), so that a caller who compared the file a moment ago can tell whether someone
+    wrote in between — and still has what they wrote.
+
+    On Linux this is exact: ``renameat2`` with ``RENAME_NOREPLACE`` (no file yet) or
+    ``RENAME_EXCHANGE`` swaps the temp file and the target in one step, and the displaced file
+    is read back from the temp name (ext4, btrfs, xfs, tmpfs support both since Linux 3.15).
+    Elsewhere, or on a file system that refuses the flags, the target is re-read just before
+    ``os.replace``: a write landing in the microseconds between is not seen. Raises
+    ``OSError`` on failure, leaving the old file intact.
+    """
+    tmp = _write_temp(path, data, None, True)
+    try:
+        for _ in range(5):
+            outcome = _rename2(tmp, path, _RENAME_NOREPLACE)
+            if outcome == 0:
+                _fsync_folder(path.parent)
+                return None
+            if outcome == errno.EEXIST:
+                outcome = _rename2(tmp, path, _RENAME_EXCHANGE)
+                if outcome == 0:
+                    displaced = Path(tmp).read_bytes()
+                    Path(tmp).unlink(missing_ok=True)
+                    _fsync_folder(path.parent)
+                    return displaced
+                if outcome == errno.ENOENT:
+                    continue  # deleted between the two calls: try to create again
+            if outcome is not None:
+                raise OSError(outcome, os.strerror(outcome), str(path))
+            break  # no renameat2 here, or the file system refuses it
+        try:
+            displaced_now: bytes | None = path.read_bytes()
+        except FileNotFoundError:
+            displaced_now = None
         os.replace(tmp, path)  # noqa: PTH105
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
     _fsync_folder(path.parent)
+    return displaced_now
+
+
+_AT_FDCWD = -100
+_RENAME_NOREPLACE = 1
+_RENAME_EXCHANGE = 2
+_UNSUPPORTED = {errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EXDEV}
+
+
+def _load_renameat2() -> Any:
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        function = libc.renameat2
+    except (OSError, AttributeError):
+        return None
+    function.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p,
+                         ctypes.c_uint]
+    function.restype = ctypes.c_int
+    return function
+
+
+_RENAMEAT2 = _load_renameat2()
+
+
+def _rename2(src: str, dst: Path, flags: int) -> int | None:
+    """``renameat2(src, dst, flags)``: 0 on success, the errno on failure, ``None`` when the
+    call or the flag is not available here."""
+    if _RENAMEAT2 is None:
+        return None
+    if _RENAMEAT2(_AT_FDCWD, os.fsencode(src), _AT_FDCWD, os.fsencode(dst), flags) == 0:
+        return 0
+    error = ctypes.get_errno()
+    return None if error in _UNSUPPORTED else error
 
 
 def write_json_atomic(path: Path, data: dict[str, Any]) -> None:

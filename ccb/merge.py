@@ -9,9 +9,13 @@ Never last-writer-wins.
 
 Units of change:
 
-- a frontmatter property (key), compared as parsed values;
+- a frontmatter property (key), compared as parsed values (a memory's ``updated`` and
+  ``version`` bumped on both sides are settled: the later time, the higher version + 1);
 - a body section: the text from one ATX heading line (outside code fences) to the next,
   keyed by ``(heading line, occurrence)``; the text before the first heading is one section.
+  When both sides changed one section but only by inserting lines (the user adds a bullet in
+  Obsidian while an assistant adds another), the insertions are merged line by line, theirs
+  first; any removed or rewritten line there is a conflict.
 
 The result starts from ``theirs``' bytes: our property changes are applied with the minimal
 frontmatter edit (so their quoting, comments, BOM and line endings stay), and our changed
@@ -20,6 +24,8 @@ sections replace theirs (converted to their dominant line ending).
 
 from __future__ import annotations
 
+import datetime
+import difflib
 import re
 from collections.abc import Mapping
 from typing import Final
@@ -37,12 +43,16 @@ _HEADING_RE = re.compile(r"^ {0,3}#{1,6}(?:[ \t]|$)")
 Section = tuple[tuple[str, int], str]
 
 
-def merge_note(base: bytes, ours: bytes, theirs: bytes) -> bytes | None:
+def merge_note(
+    base: bytes, ours: bytes, theirs: bytes, *, now: datetime.datetime | None = None
+) -> bytes | None:
     """Merge ``ours`` and ``theirs``, both edited from ``base``; ``None`` when they conflict.
 
-    Pure. Returns ``theirs`` or ``ours`` unchanged when only one side changed. Raises nothing:
-    an undecodable side, or a frontmatter block that does not parse as a mapping, is a
-    conflict (``None``) — never guessed at.
+    ``now`` (aware) is the ``updated`` stamp of a merge where both sides changed ``updated``
+    (default: the later of the two) — a merge is a new edit, and a fresh stamp lets the writer
+    tell it apart from both sides later. Pure. Returns ``theirs`` or ``ours`` unchanged when
+    only one side changed. Raises nothing: an undecodable side, or a frontmatter block that
+    does not parse as a mapping, is a conflict (``None``) — never guessed at.
     """
     if ours in (theirs, base):
         return theirs
@@ -62,9 +72,13 @@ def merge_note(base: bytes, ours: bytes, theirs: bytes) -> bytes | None:
     base_p, ours_p, theirs_p = props
     ours_keys = _changed_keys(base_p, ours_p)
     theirs_keys = _changed_keys(base_p, theirs_p)
+    settled: dict[str, PropertyValue] = {}
     for key in ours_keys & theirs_keys:
-        if ours_p.get(key, _MISSING) != theirs_p.get(key, _MISSING):
-            return None
+        if ours_p.get(key, _MISSING) != theirs_p.get(key, _MISSING) or key == "version":
+            value = _bookkeeping(key, ours_p.get(key), theirs_p.get(key), now)
+            if value is None:
+                return None
+            settled[key] = value
 
     base_b, ours_b, theirs_b = (split.body for split in splits)
     if ours_b in (base_b, theirs_b):
@@ -78,7 +92,7 @@ def merge_note(base: bytes, ours: bytes, theirs: bytes) -> bytes | None:
         body = merged
 
     result = theirs
-    updates = {k: ours_p[k] for k in ours_keys - theirs_keys if k in ours_p}
+    updates = {k: ours_p[k] for k in ours_keys - theirs_keys if k in ours_p} | settled
     removals = [k for k in ours_keys - theirs_keys if k not in ours_p]
     if updates or removals:
         result = set_properties(result, updates, remove=removals)
@@ -89,6 +103,26 @@ def merge_note(base: bytes, ours: bytes, theirs: bytes) -> bytes | None:
             for line in body.splitlines(keepends=True)
         ))
     return result
+
+
+def _bookkeeping(
+    key: str, ours: PropertyValue | None, theirs: PropertyValue | None,
+    now: datetime.datetime | None,
+) -> PropertyValue | None:
+    """A memory's ``updated`` and ``version`` changed on both sides are not a conflict: the
+    merge is a new edit of both, so it gets ``now`` (else the later ``updated``) and the
+    higher ``version`` plus one. ``None`` for any other key, or values of another type."""
+    if key == "updated" and isinstance(ours, datetime.date) \
+            and isinstance(theirs, datetime.date) and type(ours) is type(theirs):
+        if now is not None and isinstance(ours, datetime.datetime):
+            return now
+        try:
+            return max(ours, theirs)
+        except TypeError:  # naive against aware
+            return None
+    if key == "version" and type(ours) is int and type(theirs) is int:
+        return max(ours, theirs) + 1
+    return None
 
 
 def _changed_keys(base: Mapping[str, PropertyValue], side: Mapping[str, PropertyValue]) -> set[str]:
@@ -132,8 +166,15 @@ def _merge_sections(
             current = result[index[key]][1]
             if _same(current, text):
                 continue
-            if old is None or not _same(current, old):
-                return None  # both sides changed (or both added) this section differently
+            if old is not None and not _same(current, old):
+                # both sides changed this section: fine when both only added lines
+                lines = _merge_insertions(old, text, current)
+                if lines is None:
+                    return None
+                result[index[key]] = (key, lines)
+                continue
+            if old is None:
+                return None  # both sides added this section, differently
             result[index[key]] = (key, text)
             continue
         if old is not None:
@@ -153,6 +194,34 @@ def _merge_sections(
             del result[index[key]]
             index = {k: i for i, (k, _) in enumerate(result)}
     return "".join(text for _, text in result)
+
+
+def _merge_insertions(base: str, ours: str, theirs: str) -> str | None:
+    """Line-level merge of one section both sides changed, when neither removed or changed a
+    line of ``base`` — only inserted lines (two people appending to the same list). At one
+    insertion point their lines come first, then ours that they do not already have. ``None``
+    when either side removed or rewrote a base line."""
+    tail = theirs[len(theirs.rstrip()):]
+    base_l, ours_l, theirs_l = (x.rstrip().splitlines() for x in (base, ours, theirs))
+    inserts: list[dict[int, list[str]]] = []
+    for side in (theirs_l, ours_l):
+        added: dict[int, list[str]] = {}
+        matcher = difflib.SequenceMatcher(a=base_l, b=side, autojunk=False)
+        for op, i1, _i2, j1, j2 in matcher.get_opcodes():
+            if op in {"delete", "replace"}:
+                return None
+            if op == "insert":
+                added.setdefault(i1, []).extend(side[j1:j2])
+        inserts.append(added)
+    theirs_add, ours_add = inserts
+    out: list[str] = []
+    for i in range(len(base_l) + 1):
+        at = theirs_add.get(i, [])
+        out.extend(at)
+        out.extend(line for line in ours_add.get(i, []) if line not in at)
+        if i < len(base_l):
+            out.append(base_l[i])
+    return "\n".join(out).rstrip() + (tail or "")
 
 
 def _same(a: str, b: str) -> bool:

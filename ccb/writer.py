@@ -13,33 +13,63 @@ One process writes at a time: :class:`NoteWriter` takes a per-vault writer lock
 processes (daemon, CLI, MCP server) queue behind each other; editors, which take no lock,
 are caught by the compare. ``on_written(path, content_hash)`` lets the daemon's watcher
 recognise its own writes (echo suppression by content hash).
+
+**Lost updates from editors.** The compare cannot stop an editor that read the file before
+our write and saves after it: the editor's save replaces ours (its check and its write are not
+one step, and it takes no lock). So every write is journaled for :data:`HEAL_WINDOW_S` — the
+bytes it was based on and the bytes it wrote, in ``recent-writes/`` of the state dir — and
+:meth:`NoteWriter.heal` checks the file against it: when our added lines are gone, our edit is
+merged back into what the editor saved (or, if both touched the same lines, written beside it
+as a conflict copy). Every write heals its own path first; the daemon heals the paths of every
+watcher batch, so an editor's late save is repaired within a batch.
 """
 
 from __future__ import annotations
 
+import difflib
 import hashlib
+import json
 import threading
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Literal
 
 import filelock
 import structlog
 
-from ccb.atomic import write_bytes_atomic
+from ccb.atomic import TEMP_SUFFIX, swap_bytes_atomic, write_bytes_atomic
+from ccb.frontmatter_edit import set_properties
 from ccb.merge import merge_note
-from config.errors import StaleWriteError, VaultError
+from config.errors import DreamdError, StaleWriteError, VaultError
 
-__all__ = ["NoteWriter", "WriteOutcome", "conflict_copy_path", "sha256_hex"]
+__all__ = ["HEAL_WINDOW_S", "NoteWriter", "WriteOutcome", "conflict_copy_path", "sha256_hex"]
 
 log = structlog.get_logger("dreamd.writer")
 
 #: How long a write waits for another dreamd process holding the writer lock, in seconds.
 WRITER_LOCK_TIMEOUT_S = 30.0
 
-WriteStatus = Literal["created", "written", "merged", "conflict", "unchanged"]
+#: How long a write is journaled for :meth:`NoteWriter.heal`, in seconds. An editor that
+#: saves a buffer it loaded before our write does so within seconds (Obsidian saves about
+#: two seconds after the last keystroke); ten minutes covers a laptop that slept in between.
+HEAL_WINDOW_S = 600.0
+
+#: Rounds of "an editor wrote between our compare and our swap" before giving up and
+#: keeping every displaced version as a conflict copy (each round needs a new editor save
+#: inside a window of microseconds; three in a row do not happen by chance).
+_MAX_RACES = 4
+
+#: Most journal entries kept per file (the newest); a memory written more often than this
+#: within :data:`HEAL_WINDOW_S` keeps only its latest writes healable.
+_JOURNAL_PER_FILE = 64
+
+_JOURNAL_DIR = "recent-writes"
+_JOURNAL_FILE = "journal.json"
+
+WriteStatus = Literal["created", "written", "merged", "conflict", "unchanged", "healed"]
 
 
 def sha256_hex(data: bytes) -> str:
@@ -85,6 +115,8 @@ class NoteWriter:
     ) -> None:
         self.root = root.resolve()
         lock_dir.mkdir(parents=True, exist_ok=True)
+        self._journal = lock_dir / _JOURNAL_DIR
+        self._last_stamp: datetime | None = None
         self._process_lock = filelock.FileLock(lock_dir / "writer.lock",
                                                timeout=WRITER_LOCK_TIMEOUT_S)
         self._thread_lock = threading.Lock()
@@ -109,6 +141,8 @@ class NoteWriter:
 
         Same bytes on disk → ``unchanged``; file still equal to ``base`` (or absent when
         ``base`` is ``None``) → atomic replace; changed meanwhile → merge, else conflict copy.
+        Before comparing, edits of ours that an editor saved over are merged back (module
+        docstring), so a write never builds on a file that lost one.
         Raises ``StaleWriteError`` when a file we based an edit on has been deleted (we do not
         resurrect what the user removed; the caller decides), ``VaultError`` for paths outside
         the vault, ``OSError`` for I/O failures (the file is left as it was).
@@ -116,39 +150,256 @@ class NoteWriter:
         target = self._absolute(rel_path)
         with self._thread_lock, self._process_lock:
             current = self.read(rel_path)
-            if current == data:
-                return WriteOutcome(rel_path, "unchanged", sha256_hex(data))
-            if current == base:
-                status: WriteStatus = "created" if current is None else "written"
-                return self._replace(target, rel_path, data, status)
-            if current is None:
+            if current is None and base is not None:
                 raise StaleWriteError(
                     f"ccb: write {rel_path}: the file was deleted since it was read "
-                    f"(expected {sha256_hex(base or b'')[:8]}…, found no file)"
+                    f"(expected {sha256_hex(base)[:8]}…, found no file)"
                 )
-            merged = merge_note(base, data, current) if base is not None else None
+            theirs = self._repaired(rel_path, current)
+            if theirs == data:
+                if theirs == current:
+                    return WriteOutcome(rel_path, "unchanged", sha256_hex(data))
+                return self._place(target, rel_path, data, "healed", expect=current)
+            if theirs == base:
+                status: WriteStatus = "created" if current is None else "written"
+                return self._place(target, rel_path, data, status, expect=current)
+            assert theirs is not None
+            merged = (merge_note(base, data, theirs, now=self._stamp())
+                      if base is not None else None)
             if merged is not None:
-                outcome = self._replace(target, rel_path, merged, "merged")
+                outcome = self._place(target, rel_path, merged, "merged", expect=current)
                 log.info("write.merged", path=rel_path)
                 return outcome
-            return self._fork(rel_path, data, current)
+            if theirs != current:
+                self._place(target, rel_path, theirs, "healed", expect=current)
+            return self._fork(rel_path, data, theirs)
 
-    def _replace(
-        self, target: Path, rel_path: str, data: bytes, status: WriteStatus
+    def _place(
+        self, target: Path, rel_path: str, data: bytes, status: WriteStatus,
+        *, expect: bytes | None,
     ) -> WriteOutcome:
-        digest = sha256_hex(data)
-        if self._on_written is not None:
-            self._on_written(rel_path, digest)  # before the event can arrive
-        write_bytes_atomic(target, data)
-        return WriteOutcome(rel_path, status, digest)
+        """Swap ``data`` in where ``expect`` was (:func:`ccb.atomic.swap_bytes_atomic`). If an
+        editor wrote in the moment between our compare and the swap, what it wrote comes
+        back from the swap: it is merged with ours, or put back with ours in a conflict copy,
+        until the file settles (:data:`_MAX_RACES` rounds; after that the last displaced
+        version goes to a conflict copy too). Nothing displaced is ever dropped. The write is
+        journaled against ``expect`` — the whole of our edit."""
+        want, conflict_path, first = data, None, expect
+        for round_ in range(_MAX_RACES):
+            digest = sha256_hex(want)
+            if self._on_written is not None:
+                self._on_written(rel_path, digest)  # before the event can arrive
+            displaced = swap_bytes_atomic(target, want)
+            log.debug("write.swapped", path=rel_path, wrote=digest[:8],
+                      expected=_short(expect), displaced=_short(displaced))
+            if displaced == expect or displaced is None:
+                # (None: deleted in that very moment; the write stands, as after a delete)
+                self._remember(rel_path, first, want)
+                return WriteOutcome(rel_path, status, digest, conflict_path)
+            log.warning("write.raced", path=rel_path,
+                        reason="the file changed between the compare and the write")
+            self._remember(rel_path, first, want)  # it was on disk: an editor may build on it
+            merged = (merge_note(expect, want, displaced, now=self._stamp())
+                      if expect is not None else None)
+            if merged is not None:
+                merged = self._restamp(merged, rel_path)
+            if round_ == _MAX_RACES - 1:
+                conflict_path = self._fork(rel_path, displaced, want).conflict_path
+                return WriteOutcome(rel_path, "conflict", digest, conflict_path)
+            if merged is not None:
+                expect, want, status = want, merged, "merged"
+            else:  # theirs goes back in place, ours beside it
+                conflict_path = self._fork(rel_path, want, displaced).conflict_path
+                expect, want, status = want, displaced, "conflict"
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    # ------------------------------------------------------------------ lost-update journal
+
+    def heal(
+        self, rel_paths: Iterable[str] | None = None, *, wait: bool = True
+    ) -> list[WriteOutcome] | None:
+        """Repair lost updates (module docstring) of ``rel_paths``, or of every journaled
+        path; forget journal entries older than :data:`HEAL_WINDOW_S`. Returns what was
+        written (``healed``: our edits merged back; ``conflict``: one went to a copy).
+        ``wait=False`` returns ``None`` at once when another process is writing: call again
+        soon. Raises ``OSError`` for I/O failures of the vault."""
+        wanted = None if rel_paths is None else list(rel_paths)
+        if wanted is not None and not any(p in self._load_journal() for p in wanted):
+            return []  # the common case, without taking the lock
+        try:
+            self._process_lock.acquire(timeout=WRITER_LOCK_TIMEOUT_S if wait else 0)
+        except filelock.Timeout:
+            return None
+        try:
+            with self._thread_lock:
+                outcomes: list[WriteOutcome] = []
+                for path in wanted if wanted is not None else list(self._load_journal()):
+                    current = self.read(path)
+                    repaired = self._repaired(path, current)
+                    if repaired is not None and repaired != current:
+                        outcomes.append(self._place(self._absolute(path), path, repaired,
+                                                    "healed", expect=current))
+                return outcomes
+        finally:
+            self._process_lock.release()
+
+    def _repaired(self, rel_path: str, current: bytes | None) -> bytes | None:
+        """``current`` with every journaled edit of ours that was saved over merged back.
+
+        Newest first, find the write ``current`` was built on (:func:`_built_on`); every
+        write after it was lost and is merged back, oldest first. An edit that clashes with
+        what the editor saved goes to a conflict copy. Call with the writer lock held."""
+        if current is None:
+            return None  # deleted on purpose: nothing to repair
+        journal = self._load_journal()
+        entries = journal.get(rel_path, [])
+        if not entries or sha256_hex(current) == entries[-1]["ours"]:
+            return current
+        missing: list[tuple[bytes, bytes]] = []
+        for entry in reversed(entries):
+            ours = self._blob(str(entry["ours"]))
+            base = self._blob(str(entry["base"])) if entry.get("base") else b""
+            if ours is None or base is None:
+                continue  # the journal lost its blobs: nothing to compare with
+            built_on = _built_on(base, ours, current)
+            log.debug("write.heal_check", path=rel_path, base=_short(base),
+                      ours=_short(ours), current=_short(current), built_on=built_on)
+            if built_on:
+                break
+            missing.append((base, ours))
+        repaired = current
+        for base, ours in reversed(missing):
+            merged = merge_note(base, ours, repaired, now=self._stamp()) if base else None
+            if merged is None:  # clashes with what the editor saved: kept beside it
+                self._fork(rel_path, ours, repaired)
+            else:
+                repaired = merged
+        if repaired != current:
+            log.warning("write.healed", path=rel_path,
+                        reason="an editor saved over our write; our edit merged back")
+        return repaired
+
+    def _remember(self, rel_path: str, based_on: bytes | None, data: bytes) -> None:
+        """Journal a write of a file with an ``updated:`` stamp (memory files), dropping
+        entries older than :data:`HEAL_WINDOW_S`. Files without a stamp (``MEMORY.md``) are
+        rebuilt from the memories on every change: never healed. Every write in the window
+        is kept (at most :data:`_JOURNAL_PER_FILE` per file): an editor's buffer may predate
+        several of them, and each must come back."""
+        journal = self._load_journal()
+        now = time.time()
+        for path in list(journal):
+            journal[path] = [e for e in journal[path]
+                             if now - float(str(e.get("at", 0))) <= HEAL_WINDOW_S]
+            if not journal[path]:
+                del journal[path]
+        if any(line.startswith("updated:") for line in _lines(data)):
+            for blob in (based_on, data):
+                if blob is not None:
+                    stored = self._journal / sha256_hex(blob)
+                    if not stored.exists():
+                        write_bytes_atomic(stored, blob, durable=False)
+            entries = journal.setdefault(rel_path, [])
+            entries.append({"base": sha256_hex(based_on) if based_on is not None else None,
+                            "ours": sha256_hex(data), "at": now})
+            del entries[:-_JOURNAL_PER_FILE]
+        self._save_journal(journal)
+
+    def _blob(self, digest: str) -> bytes | None:
+        try:
+            return (self._journal / digest).read_bytes()
+        except OSError:
+            return None
+
+    def _load_journal(self) -> dict[str, list[dict[str, object]]]:
+        try:
+            data = json.loads((self._journal / _JOURNAL_FILE).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+        if not isinstance(data, dict):
+            return {}
+        return {k: v for k, v in data.items() if isinstance(v, list)}
+
+    def _save_journal(self, journal: dict[str, list[dict[str, object]]]) -> None:
+        text = json.dumps(journal, ensure_ascii=False, indent=1) + "\n"
+        write_bytes_atomic(self._journal / _JOURNAL_FILE, text.encode("utf-8"), durable=False)
+        keep = {str(e.get(k)) for entries in journal.values() for e in entries
+                for k in ("base", "ours")}
+        for blob in self._journal.iterdir():
+            if blob.name != _JOURNAL_FILE and blob.name not in keep \
+                    and not blob.name.endswith(TEMP_SUFFIX):
+                blob.unlink(missing_ok=True)
+
+    def _restamp(self, data: bytes, rel_path: str) -> bytes:
+        """``data`` with a fresh ``updated`` stamp when it has one: content that replaces what
+        was briefly on disk must be told apart from it (:func:`_built_on`)."""
+        if not any(line.startswith("updated:") for line in _lines(data)):
+            return data
+        try:
+            return set_properties(data, {"updated": self._stamp()}, path=rel_path)
+        except DreamdError:
+            return data
+
+    def _stamp(self) -> datetime:
+        """A fresh ``updated`` stamp for a merge (to the microsecond, never twice the same
+        in one process)."""
+        now = self._clock().astimezone(UTC)
+        if self._last_stamp is not None and now <= self._last_stamp:
+            now = self._last_stamp + timedelta(microseconds=1)
+        self._last_stamp = now
+        return now
 
     def _fork(self, rel_path: str, data: bytes, current: bytes) -> WriteOutcome:
+        """Write ``data`` beside ``rel_path`` as a new conflict copy (``current`` stays)."""
         copy = conflict_copy_path(rel_path, self._clock())
         n = 1
         while self.read(copy) is not None:
             n += 1
             copy = conflict_copy_path(rel_path, self._clock()).replace(
                 ".conflict-", f".conflict{n}-", 1)
-        self._replace(self._absolute(copy), copy, data, "created")
+        if self._on_written is not None:
+            self._on_written(copy, sha256_hex(data))
+        write_bytes_atomic(self._absolute(copy), data)
         log.warning("write.conflict", path=rel_path, conflict_copy=copy)
         return WriteOutcome(rel_path, "conflict", sha256_hex(current), conflict_path=copy)
+
+
+def _built_on(base: bytes, ours: bytes, current: bytes) -> bool:
+    """True when ``current`` was built on our write of ``ours`` (over ``base``): it still has
+    the ``updated:`` stamp that write set — dreamd stamps every memory write to the
+    microsecond, an editor that saved an older buffer has an older stamp, and a user who
+    edits or deletes our new line in Obsidian keeps our stamp, so their edit is never
+    "healed" away. For a write that set no stamp: every line it added is still there."""
+    current_l = _lines(current)
+    stamps = _stamps(base, ours)
+    if stamps:
+        return any(stamp in current_l for stamp in stamps)
+    base_l, ours_l = _lines(base), _lines(ours)
+    added: list[str] = []
+    for op, _i1, _i2, j1, j2 in difflib.SequenceMatcher(
+            a=base_l, b=ours_l, autojunk=False).get_opcodes():
+        if op in {"insert", "replace"}:
+            added.extend(line for line in ours_l[j1:j2]
+                         if line.strip() and not line.startswith(_BUMPED))
+    remaining = list(current_l)
+    for line in added:
+        if line not in remaining:
+            return False
+        remaining.remove(line)
+    return True
+
+
+_BUMPED = ("updated:", "version:")
+
+
+def _lines(data: bytes) -> list[str]:
+    return [line.rstrip() for line in data.decode("utf-8", errors="replace").splitlines()]
+
+
+def _stamps(base: bytes, ours: bytes) -> list[str]:
+    """The ``updated:`` lines ``ours`` has and ``base`` has not."""
+    base_l = set(_lines(base))
+    return [line for line in _lines(ours) if line.startswith("updated:") and line not in base_l]
+
+
+def _short(data: bytes | None) -> str | None:
+    return None if data is None else sha256_hex(data)[:8]

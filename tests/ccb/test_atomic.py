@@ -41,3 +41,13 @@ def test_temp_names_are_ignored_by_the_vault_scan() -> None:
     vfilter = VaultFilter()
     assert vfilter.is_ignored(f".note.md.x1y2{TEMP_SUFFIX}")
     assert vfilter.is_ignored(f"Memory/note.md{TEMP_SUFFIX}")
+
+
+def test_swap_returns_what_it_displaced(tmp_path: Path) -> None:
+    from ccb.atomic import swap_bytes_atomic
+
+    target = tmp_path / "note.md"
+    assert swap_bytes_atomic(target, b"one") is None
+    assert swap_bytes_atomic(target, b"two") == b"one"
+    assert target.read_bytes() == b"two"
+    assert [p.name for p in tmp_path.iterdir()] == ["note.md"]  # no temp file left

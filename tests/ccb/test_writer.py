@@ -69,8 +69,8 @@ def test_same_section_edited_both_ways_forks_a_conflict_copy(writer: NoteWriter)
 
 
 def test_same_property_changed_both_ways_is_a_conflict() -> None:
-    theirs = BASE.replace(b"version: 1", b"version: 5")
-    ours = BASE.replace(b"version: 1", b"version: 2")
+    theirs = BASE.replace(b"type: feedback", b"type: project")
+    ours = BASE.replace(b"type: feedback", b"type: user")
     assert merge_note(BASE, ours, theirs) is None
 
 
@@ -145,3 +145,97 @@ def test_writer_processes_queue_behind_each_other_and_lose_nothing(tmp_path: Pat
     for n in range(3):
         for i in range(15):
             assert f"- p{n}-{i}\n".encode() in everything
+
+
+STAMPED = (
+    b"---\nname: Log\ntype: project\nupdated: 2026-11-30T10:00:00.000001Z\n---\n"
+    b"# Log\n\n- first\n"
+)
+
+
+def _ours(base: bytes, stamp: str, line: str) -> bytes:
+    return base.replace(b"updated: 2026-11-30T10:00:00.000001Z",
+                        f"updated: {stamp}".encode()) + f"- {line}\n".encode()
+
+
+def test_an_editor_saving_over_our_write_is_healed(writer: NoteWriter) -> None:
+    writer.write("Memory/log.md", STAMPED, base=None)
+    ours = _ours(STAMPED, "2026-11-30T10:00:05.123456Z", "ours")
+    assert writer.write("Memory/log.md", ours, base=STAMPED).status == "written"
+    clobber = STAMPED + b"- typed in obsidian\n"  # loaded before our write, saved after
+    (writer.root / "Memory/log.md").write_bytes(clobber)
+    healed = writer.heal()
+    assert [o.status for o in healed] == ["healed"]
+    text = writer.read("Memory/log.md")
+    assert text is not None
+    assert b"- typed in obsidian\n" in text and b"- ours\n" in text
+    assert b"10:00:05.123456Z" in text  # our properties come back too
+    assert writer.heal() == []  # healed once; the result is ours now
+
+
+def test_a_user_edit_built_on_our_write_is_left_alone(writer: NoteWriter) -> None:
+    writer.write("Memory/log.md", STAMPED, base=None)
+    ours = _ours(STAMPED, "2026-11-30T10:00:05.123456Z", "ours wrong")
+    writer.write("Memory/log.md", ours, base=STAMPED)
+    fixed_by_user = ours.replace(b"- ours wrong\n", b"- ours right\n")
+    (writer.root / "Memory/log.md").write_bytes(fixed_by_user)
+    assert writer.heal() == []
+    assert writer.read("Memory/log.md") == fixed_by_user
+
+
+def test_the_next_write_heals_first_and_a_clash_forks(writer: NoteWriter) -> None:
+    writer.write("Memory/log.md", STAMPED, base=None)
+    ours = _ours(STAMPED, "2026-11-30T10:00:05.123456Z", "ours")
+    writer.write("Memory/log.md", ours, base=STAMPED)
+    clobber = STAMPED.replace(b"- first\n", b"- FIRST rewritten\n")
+    (writer.root / "Memory/log.md").write_bytes(clobber)  # clobbered and rewrote a line
+    later = clobber.replace(b"# Log", b"# Log book")
+    outcome = writer.write("Memory/log.md", later, base=clobber)
+    everything = b"".join(p.read_bytes() for p in (writer.root / "Memory").glob("*.md"))
+    assert b"- ours\n" in everything and b"FIRST rewritten" in everything
+    assert outcome.status in {"merged", "conflict", "written"}
+    assert any(".conflict-" in p.name for p in (writer.root / "Memory").iterdir())
+
+
+def test_an_editor_save_between_compare_and_swap_is_merged_not_lost(tmp_path: Path) -> None:
+    """The editor saves at the worst moment: after our compare, just before our swap (the
+    on_written hook runs exactly there). Its save comes back from the swap and is merged."""
+    vault = tmp_path / "vault"
+    (vault / "Memory").mkdir(parents=True)
+    target = vault / "Memory" / "log.md"
+    target.write_bytes(STAMPED)
+    theirs = STAMPED + b"- typed at the worst moment\n"
+    fired: list[str] = []
+
+    def editor_saves(path: str, _digest: str) -> None:
+        if not fired:
+            fired.append(path)
+            target.write_bytes(theirs)
+
+    writer = NoteWriter(vault, tmp_path / "state", on_written=editor_saves)
+    ours = _ours(STAMPED, "2026-11-30T10:00:05.123456Z", "ours")
+    outcome = writer.write("Memory/log.md", ours, base=STAMPED)
+    text = target.read_bytes()
+    assert outcome.status == "merged"
+    assert b"- typed at the worst moment\n" in text and b"- ours\n" in text
+
+
+def test_a_clashing_save_in_that_moment_goes_back_with_ours_beside_it(tmp_path: Path) -> None:
+    vault = tmp_path / "vault"
+    (vault / "Memory").mkdir(parents=True)
+    target = vault / "Memory" / "log.md"
+    target.write_bytes(STAMPED)
+    theirs = STAMPED.replace(b"- first\n", b"- first, rewritten by the user\n")
+    fired: list[str] = []
+
+    def editor_saves(path: str, _digest: str) -> None:
+        if not fired:
+            fired.append(path)
+            target.write_bytes(theirs)
+
+    writer = NoteWriter(vault, tmp_path / "state", on_written=editor_saves)
+    ours = STAMPED.replace(b"- first\n", b"- first, rewritten by dreamd\n")
+    outcome = writer.write("Memory/log.md", ours, base=STAMPED)
+    assert outcome.status == "conflict" and outcome.conflict_path
+    assert target.read_bytes() == theirs
+    assert (vault / outcome.conflict_path).read_bytes() == ours
