@@ -118,7 +118,8 @@ class Problem:
     ``kind`` is a short machine tag: ``"yaml"`` (frontmatter does not parse; body indexed as
     text), ``"properties"`` (block is a list/scalar, not a mapping), ``"decode"`` (not UTF-8;
     not indexed), ``"read"`` (I/O error), ``"symlink"`` (points out of the vault; skipped),
-    ``"memory"`` (memory keys present but unusable).
+    ``"memory"`` (memory keys present but unusable), ``"size"`` (body cut at
+    ``sync.max_note_chars``), ``"root"`` (an extra root could not be walked; its index kept).
     """
 
     path: str

@@ -21,7 +21,9 @@ Tree::
     │   └── StoreMismatchError the store was built for another vault or embedding model
     ├── EmbeddingError         the embedding model failed to load or to embed
     ├── LockError              another process holds the lock (names the holder)
-    └── SecretRefusedError     a write carried a credential (names kind and place, never the secret)
+    ├── SecretRefusedError     a write carried a credential (names kind and place, never the secret)
+    ├── InvalidOwnerError      an owner that is not ``user`` or ``user/agent``
+    └── MemoryNotFoundError    no memory (visible to the caller) has that id or name
 """
 
 from __future__ import annotations
@@ -32,8 +34,10 @@ __all__ = [
     "DreamdError",
     "EmbeddingError",
     "FrontmatterEditError",
+    "InvalidOwnerError",
     "LockError",
     "MassDeleteError",
+    "MemoryNotFoundError",
     "NoteParseError",
     "ProfileNotFoundError",
     "SecretRefusedError",
@@ -98,6 +102,14 @@ class LockError(DreamdError):
 class SecretRefusedError(DreamdError):
     """A write was refused because its text holds a credential (API key, token, password,
     private key); the message names the kind and where, never the secret itself."""
+
+
+class InvalidOwnerError(DreamdError):
+    """An owner that is not ``user`` or ``user/agent`` of the allowed characters."""
+
+
+class MemoryNotFoundError(DreamdError):
+    """No memory visible to the caller has that id, name or file name."""
 
 
 #: Exit codes of the CLI, by error class (most specific first). 1 is reserved for

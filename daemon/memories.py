@@ -30,9 +30,10 @@ from ccb.frontmatter_edit import replace_body, set_properties
 from ccb.memory_file import NewMemory, content_hash_normalised, memory_path, render_memory
 from ccb.memory_index import IndexEntry, build_memory_index
 from ccb.model import MemoryType, Note
-from ccb.parse import parse_note
+from ccb.owner import Owner, parse_owner
+from ccb.parse import detect_conflict_copy, parse_note
 from ccb.writer import NoteWriter, WriteOutcome
-from config.errors import DreamdError
+from config.errors import InvalidOwnerError, MemoryNotFoundError, StaleWriteError
 from consistency.duplicates import (
     Duplicate,
     MemoryDraft,
@@ -48,7 +49,7 @@ from magma.chunking import chunk_note
 from magma.embedder import Embedder
 from magma.store import MagmaStore
 
-__all__ = ["ForgetReport", "MemoryNotFoundError", "MemoryService", "RememberResult"]
+__all__ = ["ForgetReport", "MemoryService", "RememberResult"]
 
 log = structlog.get_logger("dreamd.memories")
 
@@ -57,10 +58,6 @@ NAME_MAX_CHARS = 60
 #: Longest description derived from a memory's text, in characters (MEMORY.md hook length).
 DESCRIPTION_MAX_CHARS = 150
 INDEX_FILE = "MEMORY.md"
-
-
-class MemoryNotFoundError(DreamdError):
-    """No memory has that id or name."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,6 +95,9 @@ class MemoryService:
     composition root decides whether this process may write the store — True — or a running
     daemon will see the files — False); ``purge`` also drops old table versions.
     ``store`` may be ``None`` before the first sync (no embedding candidates then).
+    ``owner`` is who the service acts for: it sees shared memories and that owner's
+    (:meth:`ccb.owner.Owner.sees`), and new memories are written with it; ``None`` (the vault's
+    owner at the CLI) sees every memory and writes shared ones.
     """
 
     def __init__(
@@ -109,8 +109,10 @@ class MemoryService:
         embedder: Callable[[], Embedder],
         index: Callable[..., bool],
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+        owner: Owner | None = None,
     ) -> None:
         self.writer = writer
+        self.owner = owner
         self.memory_folder = memory_folder.strip("/")
         self.store = store
         self._embedder = embedder
@@ -120,15 +122,22 @@ class MemoryService:
     # ------------------------------------------------------------------ reading
 
     def memories(self) -> list[_Stored]:
-        """Every memory file in the memory folder, parsed (problems included)."""
+        """Every memory file in the memory folder this service's owner may see, parsed
+        (problems included)."""
+        return [s for s in self._all_memories()
+                if self.owner is None or self.owner.sees(s.note.memory.owner if s.note.memory
+                                                         else None)]
+
+    def _all_memories(self) -> list[_Stored]:
         folder = self.writer.root / self.memory_folder
         found: list[_Stored] = []
         if not folder.is_dir():
             return found
         for path in sorted(folder.rglob("*.md")):
             rel = path.relative_to(self.writer.root).as_posix()
-            if path.name.startswith(".") or path.name in {INDEX_FILE, "DREAMS.md"}:
-                continue
+            if (path.name.startswith(".") or path.name in {INDEX_FILE, "DREAMS.md"}
+                    or detect_conflict_copy(rel) is not None):
+                continue  # conflict copies carry the same id: the user settles them
             data = path.read_bytes()
             note = parse_note(rel, data)
             if note.memory is not None:
@@ -157,10 +166,11 @@ class MemoryService:
         description: str | None = None,
         subject: str | None = None,
         pinned: bool = False,
-        owner: str | None = None,
         source: str = "user",
     ) -> RememberResult:
-        """Store one fact as a memory (see the module docstring for what happens).
+        """Store one fact as a memory (see the module docstring for what happens), owned by
+        this service's owner. Duplicates and contradictions are looked for among memories of
+        the same type and the same owner only (one person's fact never closes another's).
 
         Raises ``SecretRefusedError`` when the text carries a credential (nothing is
         written), ``StaleWriteError`` when a file vanished mid-write.
@@ -177,7 +187,9 @@ class MemoryService:
             content_hash=content_hash_normalised(body),
             embedding=self._draft_embedding(name, description, body),
         )
-        stored = [s for s in self.memories() if s.note.memory and s.note.memory.type == type]
+        owner = str(self.owner) if self.owner else None
+        stored = [s for s in self.memories() if s.note.memory and s.note.memory.type == type
+                  and _same_owner(s.note.memory.owner, owner)]
         decision = decide(draft, self._facts(stored))
         by_id = {s.note.memory.id: s for s in stored if s.note.memory and s.note.memory.id}
         match decision:
@@ -284,7 +296,7 @@ class MemoryService:
         assert meta is not None
         current = self.writer.read(stored.path)
         if current is not None and current != stored.data:
-            raise MemoryNotFoundError(  # pragma: no cover - a race with an editor
+            raise StaleWriteError(  # pragma: no cover - a race with an editor
                 f"forget {stored.path}: the file changed while it was being forgotten; "
                 "run the command again"
             )
@@ -302,10 +314,11 @@ class MemoryService:
     # ------------------------------------------------------------------ MEMORY.md
 
     def rebuild_index(self) -> WriteOutcome:
-        """Rewrite ``MEMORY.md`` from the live memories (superseded and expired left out)."""
+        """Rewrite ``MEMORY.md`` from the live memories of every owner (the file is the
+        vault's; superseded and expired left out)."""
         today = self._clock().date()
         entries = []
-        for stored in self.memories():
+        for stored in self._all_memories():
             meta = stored.note.memory
             assert meta is not None
             if meta.valid_to is not None or meta.status in {"archived", "superseded"}:
@@ -326,6 +339,15 @@ class MemoryService:
     def _after_change(self, paths: Sequence[str], *, purge: bool = False) -> bool:
         outcome = self.rebuild_index()
         return self._index([*paths, outcome.path], purge=purge)
+
+
+def _same_owner(written: str | None, owner: str | None) -> bool:
+    if not written or not written.strip():
+        return owner is None
+    try:
+        return owner is not None and str(parse_owner(written)) == owner
+    except InvalidOwnerError:
+        return False
 
 
 def _as_date(value: date | datetime) -> date:

@@ -17,6 +17,7 @@ from collections.abc import Collection, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
+from ccb.owner import Owner
 from magma.embedder import Embedder
 from magma.store import ChunkCandidate, MagmaStore
 
@@ -104,13 +105,15 @@ def hybrid_search(
     limit: int = 10,
     memory_types: Collection[str] | None = None,
     path_prefix: str | None = None,
+    owner: Owner | None = None,
     rrf_k: int = RRF_K,
 ) -> list[SearchHit]:
     """Search notes by meaning and by words -> at most ``limit`` hits, best first.
 
     ``memory_types`` keeps only memories of those types (an empty collection finds nothing);
-    ``path_prefix`` keeps paths starting with it (``"Memory/"``). Both are applied inside
-    LanceDB before ranking. A blank query returns ``[]``.
+    ``path_prefix`` keeps paths starting with it (``"Memory/"``); ``owner`` keeps shared
+    notes and the memories that owner may see (:meth:`ccb.owner.Owner.sees`). All are
+    applied inside LanceDB before ranking. A blank query returns ``[]``.
     Raises :class:`config.errors.EmbeddingError` or :class:`config.errors.StoreError`.
     """
     text = query.strip()
@@ -126,11 +129,13 @@ def hybrid_search(
             limit=n,
             memory_types=memory_types,
             path_prefix=path_prefix,
+            owner=owner,
         )
         vector = embedder.embed([text])[0]
         by_vector = _collapse(
             store.vector_candidates(
-                vector, limit=n, memory_types=memory_types, path_prefix=path_prefix
+                vector, limit=n, memory_types=memory_types, path_prefix=path_prefix,
+                owner=owner,
             )
         )
         by_words = _collapse(words_future.result())
@@ -162,6 +167,7 @@ def vector_only(
     limit: int = 10,
     memory_types: Collection[str] | None = None,
     path_prefix: str | None = None,
+    owner: Owner | None = None,
 ) -> list[SearchHit]:
     """Baseline: notes ranked by their best chunk's cosine similarity (``score`` = cosine)."""
     text = query.strip()
@@ -169,7 +175,8 @@ def vector_only(
         return []
     vector = embedder.embed([text])[0]
     cands = store.vector_candidates(
-        vector, limit=limit * CANDIDATE_FACTOR, memory_types=memory_types, path_prefix=path_prefix
+        vector, limit=limit * CANDIDATE_FACTOR, memory_types=memory_types, path_prefix=path_prefix,
+        owner=owner,
     )
     return [
         _hit(c, text, c.score, (f"vector #{rank} (cos {c.score:.2f})",))
@@ -184,13 +191,15 @@ def fulltext_only(
     limit: int = 10,
     memory_types: Collection[str] | None = None,
     path_prefix: str | None = None,
+    owner: Owner | None = None,
 ) -> list[SearchHit]:
     """Baseline: notes ranked by their best chunk's BM25 score (``score`` = BM25)."""
     text = query.strip()
     if not text or limit < 1:
         return []
     cands = store.fulltext_candidates(
-        text, limit=limit * CANDIDATE_FACTOR, memory_types=memory_types, path_prefix=path_prefix
+        text, limit=limit * CANDIDATE_FACTOR, memory_types=memory_types, path_prefix=path_prefix,
+        owner=owner,
     )
     return [
         _hit(c, text, c.score, (f"full-text #{rank}",))

@@ -40,11 +40,13 @@ from typing import Any
 import lancedb
 import numpy as np
 import pyarrow as pa
+import structlog
 from lancedb.index import FTS
 from lancedb.query import FullTextOperator, MatchQuery
 
 from ccb.model import FileEntry, FileKind, LinkKind, Note, Problem
-from config.errors import StoreError, StoreMismatchError
+from ccb.owner import Owner, parse_owner
+from config.errors import InvalidOwnerError, StoreError, StoreMismatchError
 from magma.chunking import HEADING_SEPARATOR, Chunk
 from magma.graph import LinkResolver, link_key, path_key
 
@@ -63,8 +65,12 @@ __all__ = [
     "sql_str",
 ]
 
-#: Bumped whenever a table layout changes; an older store must be rebuilt from the vault.
-SCHEMA_VERSION = 1
+log = structlog.get_logger("dreamd.store")
+
+#: Bumped whenever a table layout changes. A store of an older version has its derived tables
+#: (files, chunks, links) dropped at open and rebuilt by the next sync; a newer one is refused.
+#: 2: ``owner`` on files and chunks.
+SCHEMA_VERSION = 2
 
 #: Full-text index configuration, measured with lancedb 0.40.0 (see tests/magma):
 #: ``icu`` segments Chinese ("睡眠" finds 睡眠质量) and English; ``/split`` also splits on
@@ -74,6 +80,10 @@ SCHEMA_VERSION = 1
 FTS_CONFIG = FTS(base_tokenizer="icu/split", remove_stop_words=False)
 
 _FTS_INDEX_NAME = "text_idx"
+
+#: Files that index the memory folder (Claude Code's MEMORY.md, dreamd's dream diary); they
+#: name every owner's memories, so owner-scoped searches never return them.
+INDEX_FILE_NAMES = ("MEMORY.md", "DREAMS.md")
 # SQL IN-lists are sent in slices of this many values (keeps each filter string small).
 _IN_SLICE = 500
 
@@ -207,6 +217,7 @@ class ChunkCandidate:
     body: str
     text: str
     memory_type: str | None
+    owner: str | None
     score: float
 
 
@@ -237,6 +248,7 @@ def _files_schema() -> pa.Schema:
             pa.field("memory_id", pa.string()),
             pa.field("memory_name", pa.string()),
             pa.field("memory_description", pa.string()),
+            pa.field("owner", pa.string()),
             pa.field("properties_json", pa.string(), nullable=False),
             pa.field("problems_json", pa.string(), nullable=False),
             pa.field("indexed_at", pa.timestamp("us", tz="UTC"), nullable=False),
@@ -257,6 +269,7 @@ def _chunks_schema(dims: int) -> pa.Schema:
             pa.field("body", pa.string(), nullable=False),
             pa.field("content_hash", pa.string(), nullable=False),
             pa.field("memory_type", pa.string()),
+            pa.field("owner", pa.string()),
             pa.field("vector", pa.list_(pa.float32(), dims)),
         ]
     )
@@ -339,6 +352,8 @@ class MagmaStore:
                 rows = meta.to_arrow().to_pylist()
                 if rows:
                     _check_meta(uri, rows[0], vault_path, model_id, dims)
+                    if int(rows[0]["schema_version"]) < SCHEMA_VERSION:
+                        _drop_derived(db, meta, existing, int(rows[0]["schema_version"]))
             else:
                 meta = db.create_table("meta", schema=_meta_schema())
             if meta.count_rows() == 0:
@@ -481,6 +496,7 @@ class MagmaStore:
         limit: int,
         memory_types: Collection[str] | None = None,
         path_prefix: str | None = None,
+        owner: Owner | None = None,
     ) -> list[ChunkCandidate]:
         """Nearest chunks by cosine similarity (flat scan, filters applied before the scan)."""
         if self._t.chunks.count_rows() == 0:
@@ -491,7 +507,7 @@ class MagmaStore:
             .select(list(_CANDIDATE_COLUMNS))
             .limit(limit)
         )
-        where = _search_filter(memory_types, path_prefix)
+        where = _search_filter(memory_types, path_prefix, owner)
         if where:
             query = query.where(where, prefilter=True)
         try:
@@ -507,6 +523,7 @@ class MagmaStore:
         limit: int,
         memory_types: Collection[str] | None = None,
         path_prefix: str | None = None,
+        owner: Owner | None = None,
     ) -> list[ChunkCandidate]:
         """Best chunks by BM25 on ``text`` (query words OR-ed; no query syntax is parsed, so
         quotes, colons and operators in ``query_text`` are plain characters)."""
@@ -529,7 +546,7 @@ class MagmaStore:
             .select(list(_CANDIDATE_COLUMNS))
             .limit(limit)
         )
-        where = _search_filter(memory_types, path_prefix)
+        where = _search_filter(memory_types, path_prefix, owner)
         if where:
             query = query.where(where, prefilter=True)
         try:
@@ -717,6 +734,7 @@ class MagmaStore:
         for record in upserts:
             note = record.note
             memory_type = note.memory.type if note.memory else None
+            owner = _owner_value(note)
             for chunk in record.chunks:
                 rows["chunk_id"].append(f"{note.path}#{chunk.ordinal}")
                 rows["path"].append(note.path)
@@ -728,6 +746,7 @@ class MagmaStore:
                 rows["body"].append(chunk.text)
                 rows["content_hash"].append(chunk.content_hash)
                 rows["memory_type"].append(memory_type)
+                rows["owner"].append(owner)
             if len(record.chunks):
                 vectors.append(np.asarray(record.vectors, dtype=np.float32))
         replaced = sorted({r.note.path for r in upserts} | deleted)
@@ -799,12 +818,13 @@ class MagmaStore:
         return changed
 
     @staticmethod
-    def _replace(table: Any, key: str, owner: str, data: pa.Table, owners: list[str]) -> None:
-        """Upsert ``data`` by ``key`` and, in the same commit, delete the other rows of
-        ``owners`` (measured faster than delete + add, and one version instead of two)."""
+    def _replace(table: Any, key: str, group: str, data: pa.Table, groups: list[str]) -> None:
+        """Upsert ``data`` by ``key`` and, in the same commit, delete the other rows whose
+        ``group`` column is in ``groups`` (e.g. every other chunk of those paths; measured
+        faster than delete + add, and one version instead of two)."""
         builder = table.merge_insert(key).when_matched_update_all().when_not_matched_insert_all()
-        if owners:
-            builder = builder.when_not_matched_by_source_delete(_in_list(owner, owners))
+        if groups:
+            builder = builder.when_not_matched_by_source_delete(_in_list(group, groups))
         builder.execute(data)
 
     @staticmethod
@@ -822,6 +842,7 @@ _CANDIDATE_COLUMNS = (
     "body",
     "text",
     "memory_type",
+    "owner",
 )
 
 
@@ -835,18 +856,62 @@ def _candidate(row: Mapping[str, Any], score: float) -> ChunkCandidate:
         body=row["body"],
         text=row["text"],
         memory_type=row["memory_type"],
+        owner=row["owner"],
         score=score,
     )
 
 
-def _search_filter(memory_types: Collection[str] | None, path_prefix: str | None) -> str:
+def _search_filter(
+    memory_types: Collection[str] | None, path_prefix: str | None, owner: Owner | None = None
+) -> str:
     parts: list[str] = []
     if memory_types is not None:
         types = sorted(set(memory_types))
         parts.append(_in_list("memory_type", types) if types else "false")
     if path_prefix:
         parts.append(f"starts_with(path, {sql_str(path_prefix)})")
+    if owner is not None:
+        # Index files (MEMORY.md, DREAMS.md) list every owner's memories: an owner's
+        # search reads the memories themselves instead.
+        parts.append("NOT (" + " OR ".join(
+            f"path = '{name}' OR path LIKE '%/{name}' OR path LIKE '%:{name}'"
+            for name in INDEX_FILE_NAMES) + ")")
+        values = owner.visible_values()
+        if values is not None:
+            parts.append(f"(owner IS NULL OR {_in_list('owner', values)})")
+        else:
+            parts.append(f"(owner IS NULL OR owner = {sql_str(owner.user)} "
+                         f"OR starts_with(owner, {sql_str(owner.user + '/')}))")
     return " AND ".join(parts)
+
+
+def _owner_value(note: Note) -> str | None:
+    """The ``owner`` column: a memory's owner as ``user[/agent]`` casefolded; an owner that
+    does not parse is kept as written (casefolded) so that no reader's filter matches it;
+    notes that are not memories have none (an ``owner`` property on a task note is not an
+    owner of memories)."""
+    if note.memory is None or not note.memory.owner or not note.memory.owner.strip():
+        return None
+    try:
+        return str(parse_owner(note.memory.owner))
+    except InvalidOwnerError:
+        return "!" + note.memory.owner.strip().casefold()
+
+
+#: Tables rebuilt from the vault by a sync; everything else in a store is kept.
+_DERIVED_TABLES = ("files", "chunks", "links")
+
+
+def _drop_derived(db: Any, meta: Any, existing: set[str], old_version: int) -> None:
+    """Drop the derived tables of an older-schema store and stamp the meta row with the
+    current version; the caller re-creates them empty and the next sync fills them."""
+    for name in _DERIVED_TABLES:
+        if name in existing:
+            db.drop_table(name)
+            existing.discard(name)
+    meta.update(values={"schema_version": SCHEMA_VERSION})
+    log.warning("store.schema_upgrade", old=old_version, new=SCHEMA_VERSION,
+                action="index tables dropped; the next sync rebuilds them from the vault")
 
 
 def _check_meta(
@@ -864,10 +929,10 @@ def _check_meta(
             f"magma: open store {uri}: built with embedding model {row['model_id']!r} "
             f"({row['dims']} dims), not {model_id!r} ({dims} dims); rebuild the index"
         )
-    if int(row["schema_version"]) != SCHEMA_VERSION:
+    if int(row["schema_version"]) > SCHEMA_VERSION:
         raise StoreMismatchError(
             f"magma: open store {uri}: schema version {row['schema_version']}, "
-            f"this dreamd uses {SCHEMA_VERSION}; rebuild the index"
+            f"newer than this dreamd's {SCHEMA_VERSION}; upgrade dreamd or remove the store"
         )
 
 
@@ -888,6 +953,7 @@ def _note_row(record: NoteRecord, stamp: datetime) -> dict[str, Any]:
         "memory_id": memory.id if memory else None,
         "memory_name": memory.name if memory else None,
         "memory_description": memory.description if memory else None,
+        "owner": _owner_value(note),
         "properties_json": _to_json(dict(note.properties)),
         "problems_json": _to_json(
             [{"path": p.path, "kind": p.kind, "reason": p.reason} for p in note.problems]
@@ -912,6 +978,7 @@ def _attachment_row(record: AttachmentRecord, stamp: datetime) -> dict[str, Any]
         "memory_id": None,
         "memory_name": None,
         "memory_description": None,
+        "owner": None,
         "properties_json": "{}",
         "problems_json": "[]",
         "indexed_at": stamp,

@@ -89,3 +89,38 @@ def test_forgotten_text_is_gone_from_the_store_on_disk(app: App) -> None:
     assert any(marker.encode() in p.read_bytes() for p in store.rglob("*") if p.is_file())
     service.forget(made.memory_id)
     assert not any(marker.encode() in p.read_bytes() for p in store.rglob("*") if p.is_file())
+
+
+def test_owners_never_see_each_others_memories(app: App, vault: Path) -> None:
+    from ccb.owner import Owner
+
+    alice, bob = Owner("alice", "claude-code"), Owner("bob", "claude-code")
+    mine = app.memories(alice).remember(
+        "The staging database password rotates every Monday at 09:00.", type="project",
+        subject="staging.rotation")
+    theirs = app.memories(bob).remember(
+        "The staging database password rotates every Monday at 09:00.", type="project",
+        subject="staging.rotation")
+    assert mine.action == theirs.action == "created"  # one owner's fact never dedupes another's
+    assert mine.path != theirs.path
+    text = (vault / mine.path).read_text(encoding="utf-8")
+    assert "owner: alice/claude-code" in text
+
+    def paths(owner: Owner | None) -> set[str]:
+        return {h.path for h in app.search("staging database password rotates Monday",
+                                           limit=50, owner=owner)}
+
+    assert mine.path in paths(alice) and theirs.path not in paths(alice)
+    assert theirs.path in paths(bob) and mine.path not in paths(bob)
+    assert {mine.path, theirs.path} <= paths(None)  # the vault's owner sees all
+    assert {mine.path, theirs.path} <= paths(Owner("alice")) | {theirs.path}
+    assert theirs.path not in paths(Owner("alice"))
+    assert mine.path not in paths(Owner("alice", "cursor"))
+    shared = paths(alice) & paths(bob)
+    assert any(p.startswith("Memory/") for p in shared)  # shared memories stay shared
+    listed = {s.path for s in app.memories(alice).memories()}
+    assert mine.path in listed and theirs.path not in listed
+    with pytest.raises(Exception, match="no memory has that id"):
+        app.memories(alice).find(theirs.memory_id)
+    index = (vault / "Memory" / "MEMORY.md").read_text(encoding="utf-8")
+    assert Path(mine.path).name in index and Path(theirs.path).name in index

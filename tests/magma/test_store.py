@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -195,3 +196,62 @@ def test_maintain_compacts_to_one_version_and_keeps_data(
     counts = store.counts()
     assert counts.files == 5 and counts.chunks == 5
     assert counts.fts_unindexed_rows == 0
+
+
+def test_older_schema_store_drops_its_index_tables_and_keeps_the_meta(
+    tmp_path: Path, note_of: NoteOf, record_of: RecordOf
+) -> None:
+    import lancedb
+
+    from magma import store as store_module
+
+    uri = str(tmp_path / "magma")
+    old = MagmaStore.open(uri, vault_path="/vault", model_id="fake-hash-v1", dims=64)
+    old.apply(upserts=[record_of(note_of("A.md", "alpha text"))])
+    assert old.counts().files == 1
+    lancedb.connect(uri).open_table("meta").update(values={"schema_version": 1})
+    reopened = MagmaStore.open(uri, vault_path="/vault", model_id="fake-hash-v1", dims=64)
+    assert reopened.counts().files == 0 and reopened.counts().chunks == 0
+    meta = lancedb.connect(uri).open_table("meta").to_arrow().to_pylist()
+    assert len(meta) == 1 and meta[0]["schema_version"] == store_module.SCHEMA_VERSION
+    reopened.apply(upserts=[record_of(note_of("A.md", "alpha text"))])
+    assert reopened.counts().chunks == 1
+    lancedb.connect(uri).open_table("meta").update(
+        values={"schema_version": store_module.SCHEMA_VERSION + 1})
+    with pytest.raises(StoreMismatchError, match="newer"):
+        MagmaStore.open(uri, vault_path="/vault", model_id="fake-hash-v1", dims=64)
+
+
+def test_owner_filter_runs_inside_the_vector_and_full_text_queries(
+    store: MagmaStore, note_of: NoteOf, record_of: RecordOf, embedder: Any
+) -> None:
+    from ccb.owner import Owner
+
+    def memory(path: str, owner: str | None) -> Note:
+        meta = MemoryMeta(type="project", name=path, id=path, owner=owner)
+        return note_of(path, "kiln schedule for the glaze firing", memory=meta)
+
+    notes = [memory("Memory/a.md", "alice/cc"), memory("Memory/b.md", "Bob/CC"),
+             memory("Memory/c.md", None), memory("Memory/d.md", "alice"),
+             memory("Memory/e.md", "not an owner"),
+             note_of("Task.md", "kiln schedule for the glaze firing",
+                     properties={"owner": "bob"}),
+             note_of("Memory/MEMORY.md", "- [a](a.md) — kiln schedule for the glaze firing")]
+    store.apply(upserts=[record_of(n) for n in notes])
+    vector = embedder.embed(["kiln schedule glaze firing"])[0]
+
+    def found(owner: Owner | None) -> set[str]:
+        by_words = {c.path for c in store.fulltext_candidates(
+            "kiln glaze", limit=20, owner=owner)}
+        by_vector = {c.path for c in store.vector_candidates(vector, limit=20, owner=owner)}
+        assert by_words == by_vector
+        return by_words
+
+    everything = {n.path for n in notes}
+    assert found(None) == everything
+    assert found(Owner("alice", "cc")) == {"Memory/a.md", "Memory/c.md", "Memory/d.md",
+                                           "Task.md"}
+    assert found(Owner("bob", "cc")) == {"Memory/b.md", "Memory/c.md", "Task.md"}
+    assert found(Owner("alice")) == {"Memory/a.md", "Memory/c.md", "Memory/d.md", "Task.md"}
+    assert found(Owner("carol", "x'; --")) == {"Memory/c.md", "Task.md"}
+    assert "Memory/MEMORY.md" in found(None)  # the index lists everyone's: owners skip it
