@@ -31,6 +31,7 @@ from config.errors import ConfigError
 __all__ = [
     "APP_NAME",
     "ENV_PREFIX",
+    "MCP_LOOPBACK_HOST",
     "AutoDreamSettings",
     "CacheSettings",
     "EmbeddingSettings",
@@ -38,6 +39,7 @@ __all__ = [
     "IntentAnalysisSettings",
     "LlmSettings",
     "LoggingSettings",
+    "McpSettings",
     "MetricsSettings",
     "ObsidianCliSettings",
     "ObsidianDirectSettings",
@@ -109,6 +111,35 @@ def _lower(value: Any) -> Any:
 # --------------------------------------------------------------------------- sections
 
 
+#: An extra root's name: what its files' paths start with in the index (``name:``).
+_ROOT_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$")
+
+
+class ExtraRootSettings(_Section):
+    """A folder outside the vault (or a hidden one inside it) indexed beside the vault, read
+    only: a Claude Code memory folder ``~/.claude/projects/<slug>/memory/``, an OpenClaw
+    workspace. Its files appear in search as ``<name>:<path inside the folder>``."""
+
+    path: Path = Field(description="The folder (``~`` is expanded).")
+    name: str | None = Field(
+        default=None,
+        description="Short name for its files in the index (letters, digits, . _ -); "
+        "default: from the folder (``claude-<project>`` for Claude Code memory folders).",
+    )
+
+    @field_validator("path", mode="before")
+    @classmethod
+    def _expand_path(cls, value: Any) -> Any:
+        return _expand_user(value)
+
+    @field_validator("name")
+    @classmethod
+    def _valid_name(cls, value: str | None) -> str | None:
+        if value is not None and not _ROOT_NAME.match(value):
+            raise ValueError("letters, digits, '.', '_' and '-' only (at most 64)")
+        return value
+
+
 class VaultSettings(_Section):
     """Which vault to index and which of its files count."""
 
@@ -132,11 +163,25 @@ class VaultSettings(_Section):
         min_length=1,
         description="Obsidian's config folder (Settings › Files › Override config folder).",
     )
+    extra_roots: list[ExtraRootSettings] = Field(
+        default_factory=list,
+        description="Memory folders indexed beside the vault, read only (a path, or a table "
+        "with path and name).",
+    )
 
     @field_validator("path", mode="before")
     @classmethod
     def _expand_path(cls, value: Any) -> Any:
         return _expand_user(value)
+
+    @field_validator("extra_roots", mode="before")
+    @classmethod
+    def _roots_as_tables(cls, value: Any) -> Any:
+        if isinstance(value, str | Path):
+            value = [value]
+        if isinstance(value, list):
+            return [{"path": v} if isinstance(v, str | Path) else v for v in value]
+        return value
 
     @field_validator("memory_folder", "config_folder")
     @classmethod
@@ -445,6 +490,37 @@ class MetricsSettings(_Section):
     )
 
 
+#: The one address ``dreamd mcp --http`` listens on (DESIGN.md, Safety: HTTP only on loopback).
+MCP_LOOPBACK_HOST = "127.0.0.1"
+
+
+class McpSettings(_Section):
+    """MCP over HTTP (dreamd mcp --http): 127.0.0.1 only, bearer token required.
+
+    The token is ``DREAMD_MCP_TOKEN`` when set, else the file ``<state dir>/mcp-token``
+    (created on first use, mode 0600); it is not a setting, so it never lands in a config file.
+    """
+
+    host: str = Field(
+        default=MCP_LOOPBACK_HOST,
+        description="Listen address; only 127.0.0.1 is accepted (loopback only, by design).",
+    )
+    port: Annotated[int, Field(ge=0, le=65535)] = Field(
+        default=8765,
+        description="Port of http://127.0.0.1:<port>/mcp; a fixed default keeps client configs "
+        "valid across restarts (0 picks a free port and prints it).",
+    )
+
+    @field_validator("host", mode="before")
+    @classmethod
+    def _loopback_only(cls, value: Any) -> Any:
+        if isinstance(value, str) and value.strip() == MCP_LOOPBACK_HOST:
+            return MCP_LOOPBACK_HOST
+        raise ValueError(
+            f"must be {MCP_LOOPBACK_HOST}: dreamd serves MCP over HTTP on loopback only"
+        )
+
+
 class LoggingSettings(_Section):
     """Log output (structlog)."""
 
@@ -491,6 +567,7 @@ class Settings(BaseSettings):
     fusion: FusionSettings = Field(default_factory=FusionSettings)
     llm: LlmSettings = Field(default_factory=LlmSettings)
     metrics: MetricsSettings = Field(default_factory=MetricsSettings)
+    mcp: McpSettings = Field(default_factory=McpSettings)
     logging: LoggingSettings = Field(default_factory=LoggingSettings)
 
 

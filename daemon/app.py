@@ -16,6 +16,8 @@ from pathlib import Path
 
 import structlog
 
+from ccb.owner import Owner
+from ccb.roots import ROOT_SEPARATOR, Root, derive_root_name
 from ccb.scan import VaultFilter
 from ccb.writer import NoteWriter
 from config import (
@@ -40,7 +42,7 @@ from daemon.status import (
     write_json_atomic,
     write_last_sync,
 )
-from daemon.sync import Progress, Syncer, SyncReport
+from daemon.sync import Progress, RootsSyncer, Syncer, SyncReport
 from magma.embedder import Embedder, UniversalSentenceEncoder
 from magma.search import SearchHit, hybrid_search
 from magma.store import MagmaStore
@@ -134,6 +136,36 @@ class App:
         )
 
     @cached_property
+    def roots(self) -> tuple[Root, ...]:
+        """The vault (prefix ``""``) then each configured extra root, named (see
+        :mod:`ccb.roots`). Raises ``ConfigError`` for an extra root that the vault already
+        indexes (a visible folder inside it) or that two entries name twice."""
+        roots = [Root("", self.vault_root, self.vault_filter)]
+        taken: set[str] = set()
+        for extra in self.settings.vault.extra_roots:
+            folder = extra.path.expanduser()
+            name = extra.name or derive_root_name(folder, taken)
+            if name in taken:
+                raise ConfigError(f"vault.extra_roots: the name {name!r} is used twice")
+            taken.add(name)
+            absolute = Path(os.path.abspath(folder))  # noqa: PTH100 - keep the spelling
+            real, vault_real = absolute.resolve(), self.vault_root.resolve()
+            if real.is_relative_to(vault_real):
+                inside = real.relative_to(vault_real).as_posix()
+                if inside == "." or not self.vault_filter.is_ignored(inside, is_dir=True):
+                    raise ConfigError(
+                        f"vault.extra_roots: {folder} is part of the vault and already indexed; "
+                        "only hidden or ignored folders inside the vault can be extra roots"
+                    )
+            roots.append(Root(name + ROOT_SEPARATOR, absolute, VaultFilter()))
+        return tuple(roots)
+
+    @cached_property
+    def writer(self) -> NoteWriter:
+        """The single writer of this vault's files (compare-before-write, lost-update heal)."""
+        return NoteWriter(self.vault_root, self.state_dir)
+
+    @cached_property
     def embedder(self) -> Embedder:
         return make_embedder(self.loaded)
 
@@ -175,14 +207,20 @@ class App:
             ) from error
         return report
 
-    def make_syncer(self) -> Syncer:
-        """The reconcile engine for this vault, store and embedder (built from settings)."""
+    def make_syncer(self) -> RootsSyncer:
+        """The reconcile engine for this vault and its extra roots, store and embedder (built
+        from settings)."""
         cfg = self.settings.sync
-        return Syncer(
-            self.vault_root, self.vault_filter, self.store, lambda: self.embedder,
-            chunk_max_chars=cfg.chunk_max_chars, batch_files=cfg.write_batch_files,
-            max_delete_share=cfg.max_delete_share, max_note_chars=cfg.max_note_chars,
-        )
+        prefixes = [root.prefix for root in self.roots]
+        return RootsSyncer([
+            Syncer(
+                root.path, root.vfilter, self.store, lambda: self.embedder,
+                chunk_max_chars=cfg.chunk_max_chars, batch_files=cfg.write_batch_files,
+                max_delete_share=cfg.max_delete_share, max_note_chars=cfg.max_note_chars,
+                prefix=root.prefix, claimed=prefixes,
+            )
+            for root in self.roots
+        ])
 
     def record_sync(self, report: SyncReport) -> None:
         """Write the state files ``dreamd status`` and ``dreamd search`` read."""
@@ -207,19 +245,22 @@ class App:
             return False
         return True
 
-    def memories(self) -> MemoryService:
-        """The memory service of this vault (remember, show, forget, MEMORY.md)."""
+    def memories(self, owner: Owner | None = None) -> MemoryService:
+        """The memory service of this vault (remember, show, forget, MEMORY.md) acting for
+        ``owner`` (``None``: the vault's owner, who sees every memory)."""
         return MemoryService(
-            writer=NoteWriter(self.vault_root, self.state_dir),
+            writer=self.writer,
             memory_folder=self.settings.vault.memory_folder,
             store=self.store, embedder=lambda: self.embedder, index=self.index_now,
+            owner=owner,
         )
 
     def search(
         self, query: str, *, limit: int = 10, memory_types: Collection[str] | None = None,
-        path_prefix: str | None = None,
+        path_prefix: str | None = None, owner: Owner | None = None,
     ) -> list[SearchHit]:
-        """Hybrid search over the indexed vault (vector + full text, RRF)."""
+        """Hybrid search over the indexed vault (vector + full text, RRF); with ``owner``,
+        other owners' memories are never returned."""
         self._require_vault("search")
         if read_json(self.state_dir / LAST_SYNC_FILE) is None and not self.store.counts().files:
             raise VaultError(
@@ -228,7 +269,7 @@ class App:
             )
         return hybrid_search(
             self.store, self.embedder, query, limit=limit, memory_types=memory_types or None,
-            path_prefix=path_prefix, rrf_k=self.settings.retrieval.rrf_k,
+            path_prefix=path_prefix, owner=owner, rrf_k=self.settings.retrieval.rrf_k,
         )
 
     def status(self) -> StatusReport:

@@ -33,7 +33,7 @@ from config.errors import ConfigError, DreamdError, MassDeleteError
 from daemon.app import App
 from daemon.lock import DaemonLock
 from daemon.status import DAEMON_STATUS_FILE
-from daemon.watch import BatchResult, ChangeHandler, WatchFilter
+from daemon.watch import BatchResult, ChangeHandler, WatchFilter, relative_paths
 
 __all__ = ["Daemon", "DaemonState"]
 
@@ -105,10 +105,11 @@ class Daemon:
     def _build(self) -> None:
         cfg = self.app.settings.sync
         self.syncer = self.app.make_syncer()
-        self.handler = ChangeHandler(self.app.vault_root, self.syncer)
+        self.handler = ChangeHandler(self.app.roots, self.syncer)
         self._next_rescan = time.monotonic() + cfg.rescan_interval_s
         self._next_retry = time.monotonic() + WAITING_RETRY_S
         self._batches_since_maintain = 0
+        self._heal_pending: set[str] = set()
         self._last_maintain = time.monotonic()
         self._last_batch_at = time.monotonic()
 
@@ -216,14 +217,26 @@ class Daemon:
         self.state.counts = {"files": counts.files, "notes": counts.notes,
                              "chunks": counts.chunks, "memories": counts.memories}
 
+    def _watched(self) -> list[Path]:
+        """The vault and every extra root that exists now (a missing one is picked up by a
+        rescan once it is back; watching a missing path would stop the watcher)."""
+        paths = [self.app.vault_root]
+        for root in self.app.roots[1:]:
+            if root.path.is_dir():
+                paths.append(root.path)
+            else:
+                log.warning("daemon.root_not_watched", root=str(root.path),
+                            reason="folder missing")
+        return paths
+
     def _watch(self) -> None:
         cfg = self.app.settings.sync
         self._wake.clear()
         catch_up = True
         try:
             for changes in watchfiles.watch(
-                self.app.vault_root,
-                watch_filter=WatchFilter(self.app.vault_root, self.app.vault_filter),
+                *self._watched(),
+                watch_filter=WatchFilter(self.app.roots),
                 debounce=cfg.debounce_ms, step=STEP_MS, stop_event=self._wake,
                 rust_timeout=TICK_MS, yield_on_timeout=True, raise_interrupt=False,
                 force_polling=self._polling or None, ignore_permission_denied=True,
@@ -257,6 +270,7 @@ class Daemon:
         )
 
     def _apply(self, changes: set[tuple[watchfiles.Change, str]]) -> None:
+        self._heal(relative_paths(self.app.vault_root, changes))
         result: BatchResult = self.handler.apply_changes(changes)
         if result.paths:
             self._last_batch_at = time.monotonic()
@@ -280,6 +294,19 @@ class Daemon:
             self._count()
         self._write_status()
 
+    def _heal(self, paths: set[str]) -> None:
+        """An editor's save over one of dreamd's writes: merge our edit back (ccb.writer).
+        Paths the writer lock kept us from looking at are retried on the next tick."""
+        wanted = paths | self._heal_pending
+        if not wanted:
+            return
+        try:
+            done = self.app.writer.heal(wanted, wait=False)
+        except OSError as error:
+            log.warning("daemon.heal_failed", error=str(error))
+            done = []
+        self._heal_pending = wanted if done is None else set()
+
     def _after_write(self, changed: object) -> None:
         if changed:
             self._batches_since_maintain += 1
@@ -296,6 +323,8 @@ class Daemon:
             self._write_status()
         elif self.handler.pending and self.handler.due(now):
             self._apply(set())
+        elif self._heal_pending:
+            self._heal(set())
         pending = self._batches_since_maintain
         quiet = now - self._last_batch_at >= MAINTAIN_QUIET_S
         due = (quiet and (pending >= MAINTAIN_EVERY_BATCHES or (

@@ -32,6 +32,7 @@ from magma.store import AttachmentRecord, IndexedFile, MagmaStore, NoteRecord
 
 __all__ = [
     "Progress",
+    "RootsSyncer",
     "SyncPlan",
     "SyncReport",
     "Syncer",
@@ -150,8 +151,12 @@ class Syncer:
         max_delete_share: float,
         empty_recheck_s: float = 0.2,
         max_note_chars: int = 500_000,
+        prefix: str = "",
+        claimed: Collection[str] = (),
     ) -> None:
         self.root = root
+        self.prefix = prefix
+        self.claimed = tuple(p for p in claimed if len(p) > len(prefix) and p.startswith(prefix))
         self.vfilter = vfilter
         self.store = store
         self._embedder_factory = embedder_factory
@@ -161,6 +166,28 @@ class Syncer:
         self.max_delete_share = max_delete_share
         self.empty_recheck_s = empty_recheck_s
         self.max_note_chars = max_note_chars
+
+    def owns(self, path: str) -> bool:
+        """True when index path ``path`` belongs to this syncer's root (its prefix, and no
+        longer prefix another root claims)."""
+        return path.startswith(self.prefix) and not any(path.startswith(c) for c in self.claimed)
+
+    def _index(self) -> dict[str, IndexedFile]:
+        index = self.store.file_index()
+        if not self.prefix and not self.claimed:
+            return index
+        return {path: known for path, known in index.items() if self.owns(path)}
+
+    def _scan(self, rel_paths: Collection[str] | None = None) -> ScanResult:
+        """Walk the root (or some index paths of it) and return index paths."""
+        if rel_paths is None:
+            scan = scan_vault(self.root, self.vfilter)
+        else:
+            inside = {p[len(self.prefix):] for p in rel_paths if self.owns(p)}
+            scan = scan_paths(self.root, self.vfilter, inside)
+        if not self.prefix and not self.claimed:
+            return scan
+        return _prefixed(scan, self.prefix, self.owns)
 
     def _embed(self, texts: Sequence[str]) -> np.ndarray:
         if self._embedder is None:
@@ -178,11 +205,11 @@ class Syncer:
         kept untouched) when the walk would remove more than ``max_delete_share`` of it.
         """
         started = time.perf_counter()
-        scan = scan_vault(self.root, self.vfilter)
-        index = self.store.file_index()
+        scan = self._scan()
+        index = self._index()
         plan = plan_sync(scan.entries, index)
         on_disk = {entry.path for entry in scan.entries}
-        orphans = tuple(sorted(self.store.orphaned_paths() - on_disk))
+        orphans = tuple(sorted(p for p in self.store.orphaned_paths() - on_disk if self.owns(p)))
         if orphans:
             log.warning("sync.orphans_removed", paths=len(orphans))
         return self._run(scan, index, plan, started, progress, allow_mass_delete, full=True,
@@ -201,14 +228,14 @@ class Syncer:
         Raises like :meth:`reconcile`.
         """
         started = time.perf_counter()
-        wanted = {p.strip("/") for p in rel_paths if p.strip("/")}
-        index = self.store.file_index()
-        scan = scan_paths(self.root, self.vfilter, wanted)
+        wanted = {p.strip("/") for p in rel_paths if p.strip("/") and self.owns(p.strip("/"))}
+        index = self._index()
+        scan = self._scan(wanted)
         if self.empty_recheck_s and any(
             e.size == 0 and e.path in index and index[e.path].size > 0 for e in scan.entries
         ):
             time.sleep(self.empty_recheck_s)
-            scan = scan_paths(self.root, self.vfilter, wanted)
+            scan = self._scan(wanted)
         found = {e.path for e in scan.entries}
         folders = [p for p in wanted if p not in index and p not in found]
         considered = {
@@ -306,7 +333,10 @@ class Syncer:
             )
             return
         try:
-            note = read_note(self.root, entry.path)
+            note = read_note(self.root, entry.path[len(self.prefix):])
+            if self.prefix:
+                note = replace(note, path=entry.path, problems=tuple(
+                    replace(p, path=self.prefix + p.path) for p in note.problems))
         except DreamdError as error:
             work.problems.append(Problem(entry.path, "read", str(error)))
             log.warning("sync.read_failed", path=entry.path, error=str(error))
@@ -377,6 +407,96 @@ class Syncer:
         # Compaction is the caller's schedule (one-shot sync: after the run; daemon: every
         # N batches), never per batch: it costs more than the write it follows.
         return embedded, reused
+
+
+class RootsSyncer:
+    """The vault's :class:`Syncer` and one per extra root (:mod:`ccb.roots`), used as one.
+
+    The vault comes first and its errors propagate as :meth:`Syncer.reconcile` raises them.
+    An extra root that cannot be walked (unmounted, deleted) or whose walk would empty its
+    part of the index is a problem in the report, never an error: its rows are kept and the
+    vault is synced anyway.
+    """
+
+    def __init__(self, syncers: Sequence[Syncer]) -> None:
+        if not syncers or syncers[0].prefix:
+            raise ValueError("the vault's syncer comes first")
+        self.syncers = tuple(syncers)
+
+    @property
+    def root(self) -> Path:
+        return self.syncers[0].root
+
+    def reconcile(
+        self, *, progress: Progress | None = None, allow_mass_delete: bool = False
+    ) -> SyncReport:
+        """:meth:`Syncer.reconcile` of every root, one report."""
+        return self._each(lambda s: s.reconcile(progress=progress,
+                                                allow_mass_delete=allow_mass_delete))
+
+    def sync_paths(
+        self, rel_paths: Collection[str], *, allow_mass_delete: bool = False
+    ) -> SyncReport:
+        """:meth:`Syncer.sync_paths`: each index path goes to the root that owns it."""
+        wanted = set(rel_paths)
+        return self._each(
+            lambda s: s.sync_paths({p for p in wanted if s.owns(p.strip("/"))},
+                                   allow_mass_delete=allow_mass_delete),
+            only_if=lambda s: any(s.owns(p.strip("/")) for p in wanted),
+        )
+
+    def _each(
+        self, run: Callable[[Syncer], SyncReport],
+        only_if: Callable[[Syncer], bool] = lambda _: True,
+    ) -> SyncReport:
+        vault, *extras = self.syncers
+        reports = [run(vault)] if only_if(vault) or not extras else []
+        for extra in extras:
+            if not only_if(extra):
+                continue
+            try:
+                reports.append(run(extra))
+            except DreamdError as error:
+                log.warning("sync.root_skipped", root=str(extra.root), error=str(error))
+                reports.append(SyncReport(problems=(
+                    Problem(extra.prefix, "root", f"{extra.root}: {error}; its index is kept"),
+                )))
+        return _merge(reports)
+
+
+def _merge(reports: Sequence[SyncReport]) -> SyncReport:
+    if len(reports) == 1:
+        return reports[0]
+    return SyncReport(
+        added=sum(r.added for r in reports),
+        modified=sum(r.modified for r in reports),
+        deleted=sum(r.deleted for r in reports),
+        renamed=tuple(x for r in reports for x in r.renamed),
+        unchanged=sum(r.unchanged for r in reports),
+        touched=sum(r.touched for r in reports),
+        chunks_embedded=sum(r.chunks_embedded for r in reports),
+        chunks_reused=sum(r.chunks_reused for r in reports),
+        problems=tuple(x for r in reports for x in r.problems),
+        conflict_copies=tuple(x for r in reports for x in r.conflict_copies),
+        duration_s=sum(r.duration_s for r in reports),
+        files_total=sum(r.files_total for r in reports),
+        changed_paths=tuple(x for r in reports for x in r.changed_paths),
+    )
+
+
+def _prefixed(scan: ScanResult, prefix: str, keep: Callable[[str], bool]) -> ScanResult:
+    """``scan`` with ``prefix`` before every path; entries ``keep`` refuses (a path another
+    root claims) are dropped."""
+    entries = tuple(e for e in (replace(e, path=prefix + e.path) for e in scan.entries)
+                    if keep(e.path))
+    return ScanResult(
+        entries=entries,
+        conflict_copies=tuple(
+            ConflictCopy(prefix + c.path, prefix + c.conflict_of) for c in scan.conflict_copies
+            if keep(prefix + c.path)),
+        problems=tuple(replace(p, path=prefix + p.path) for p in scan.problems
+                       if keep(prefix + p.path)),
+    )
 
 
 def _replace(report: SyncReport, *, scan: ScanResult, duration_s: float) -> SyncReport:

@@ -12,54 +12,70 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import structlog
 from watchfiles import Change
 
+from ccb.roots import Root
 from ccb.scan import VaultFilter
 from config.errors import DreamdError, MassDeleteError
-from daemon.sync import Syncer, SyncReport
+from daemon.sync import RootsSyncer, Syncer, SyncReport
 
 __all__ = ["BatchResult", "ChangeHandler", "WatchFilter", "relative_paths"]
 
 log = structlog.get_logger("dreamd.watch")
 
 
-def relative_paths(root: Path, changes: Iterable[tuple[Change, str]]) -> set[str]:
-    """Vault-relative POSIX paths of a batch; paths outside ``root`` are dropped. Pure."""
+Roots = Path | Sequence[Root]
+
+
+def _as_roots(roots: Roots) -> Sequence[Root]:
+    return [Root("", roots, VaultFilter())] if isinstance(roots, Path) else roots
+
+
+def relative_paths(roots: Roots, changes: Iterable[tuple[Change, str]]) -> set[str]:
+    """Index paths of a batch: vault-relative for the vault, ``name:rel`` for an extra root
+    (the root holding the path most closely wins, so a hidden folder of the vault that is an
+    extra root is that root's). Paths outside every root are dropped. Pure."""
+    return {path for path, _ in _located(_as_roots(roots), (raw for _, raw in changes))}
+
+
+def _located(roots: Sequence[Root], raws: Iterable[str]) -> Iterator[tuple[str, Root]]:
     # abspath, not Path.resolve: a vault reached through a symlink keeps its spelling
-    bases = {os.path.abspath(root), os.path.realpath(root)}  # noqa: PTH100
-    paths: set[str] = set()
-    for _change, raw in changes:
+    bases = [(base, root) for root in roots
+             for base in {os.path.abspath(root.path), os.path.realpath(root.path)}]  # noqa: PTH100
+    for raw in raws:
         absolute = os.path.abspath(raw)  # noqa: PTH100
-        for base in bases:
+        best: tuple[str, Root] | None = None
+        for base, root in bases:
             rel = os.path.relpath(absolute, base)
-            if rel != "." and not rel.startswith(".."):
-                paths.add(Path(rel).as_posix())
-                break
-    return paths
+            if rel == "." or rel.startswith(".."):
+                continue
+            if best is None or len(base) > len(best[0]):
+                best = (base, root)
+        if best is not None:
+            base, root = best
+            yield root.prefix + Path(os.path.relpath(absolute, base)).as_posix(), root
 
 
 class WatchFilter:
-    """A watchfiles ``watch_filter``: drops what the vault scan ignores (same rules).
+    """A watchfiles ``watch_filter``: drops what the vault scan ignores (same rules, per root).
 
     Config folder, ``.trash``, dot-folders, temp and swap files, sync-conflict copies and
     dreamd's own temp files never reach the handler.
     """
 
-    def __init__(self, root: Path, vfilter: VaultFilter) -> None:
-        self._root = root
-        self._vfilter = vfilter
+    def __init__(self, root: Path | Sequence[Root], vfilter: VaultFilter | None = None) -> None:
+        self._roots = ([Root("", root, vfilter or VaultFilter())] if isinstance(root, Path)
+                       else list(root))
 
     def __call__(self, change: Change, path: str) -> bool:
-        rel = relative_paths(self._root, [(change, path)])
-        if not rel:
-            return False
-        (only,) = rel
-        return not self._vfilter.is_ignored(only)
+        for index_path, root in _located(self._roots, [path]):
+            return not root.vfilter.is_ignored(root.relative(index_path))
+        return False
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,8 +99,8 @@ class ChangeHandler:
     by a sync client is re-indexed about twice a second, not 25 times (case 12).
     """
 
-    root: Path
-    syncer: Syncer
+    root: Roots
+    syncer: Syncer | RootsSyncer
     settle_s: float = 0.5
     pending: set[str] = field(default_factory=set)
     _applied_at: dict[str, float] = field(default_factory=dict)
