@@ -9,6 +9,7 @@ application, calls one method, and renders the answer with rich. Errors of the
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -22,7 +23,8 @@ from rich.markup import escape
 from rich.table import Table
 
 from ccb.model import MEMORY_TYPES
-from config.errors import DreamdError, exit_code_for
+from ccb.owner import Owner, parse_owner
+from config.errors import DreamdError, InvalidOwnerError, exit_code_for
 from daemon import render
 from daemon.app import App, load
 from daemon.logs import configure_logging
@@ -102,6 +104,15 @@ def _app(ctx: typer.Context, **flags: Any) -> Iterator[App]:
         application.close()
 
 
+def _owner(text: str | None) -> Owner | None:
+    if text is None:
+        return None
+    try:
+        return parse_owner(text)
+    except InvalidOwnerError as error:
+        raise typer.BadParameter(str(error), param_hint="--owner") from error
+
+
 # --------------------------------------------------------------------------- commands
 
 
@@ -155,6 +166,9 @@ def search(
     path: Annotated[
         str | None, typer.Option("--path", help="Only notes under this vault folder.")
     ] = None,
+    owner: Annotated[
+        str | None, typer.Option("--owner", help="Act for this owner (user or user/agent).")
+    ] = None,
     vault: Annotated[Path | None, typer.Option("--vault", help="Vault folder.")] = None,
 ) -> None:
     """Hybrid search (vector + full text, reciprocal rank fusion) over the indexed vault."""
@@ -167,7 +181,8 @@ def search(
             param_hint="--type",
         )
     with _app(ctx, **{"vault.path": vault}) as application:
-        hits = application.search(query, limit=limit, memory_types=type_, path_prefix=path)
+        hits = application.search(query, limit=limit, memory_types=type_, path_prefix=path,
+                                  owner=_owner(owner))
         if as_json:
             out.print_json(json.dumps([render.hit_json(h) for h in hits], ensure_ascii=False))
         else:
@@ -188,7 +203,9 @@ def remember(
         str | None, typer.Option(help="What the fact is about, e.g. testing.database.")
     ] = None,
     pin: Annotated[bool, typer.Option("--pin", help="Always include it in context.")] = False,
-    owner: Annotated[str | None, typer.Option(help="Owner as user/agent.")] = None,
+    owner: Annotated[
+        str | None, typer.Option("--owner", help="Act for this owner (user or user/agent).")
+    ] = None,
     vault: Annotated[Path | None, typer.Option("--vault", help="Vault folder.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
 ) -> None:
@@ -196,9 +213,9 @@ def remember(
     if type_ not in MEMORY_TYPES:
         raise typer.BadParameter(f"--type must be one of {', '.join(MEMORY_TYPES)}")
     with _app(ctx, **{"vault.path": vault}) as application:
-        result = application.memories().remember(
+        result = application.memories(_owner(owner)).remember(
             text, type=type_, name=name, description=description, subject=subject, pinned=pin,
-            owner=owner, source="user",
+            source="user",
         )
     if as_json:
         out.print_json(json.dumps(render.remember_json(result), ensure_ascii=False))
@@ -210,11 +227,14 @@ def remember(
 def show(
     ctx: typer.Context,
     memory: Annotated[str, typer.Argument(help="Memory id, name or file.")],
+    owner: Annotated[
+        str | None, typer.Option("--owner", help="Act for this owner (user or user/agent).")
+    ] = None,
     vault: Annotated[Path | None, typer.Option("--vault", help="Vault folder.")] = None,
 ) -> None:
     """Print one memory file as it is on disk."""
     with _app(ctx, **{"vault.path": vault}) as application:
-        stored = application.memories().find(memory)
+        stored = application.memories(_owner(owner)).find(memory)
     out.print(f"[dim]{escape(stored.path)}[/]")
     out.print(stored.data.decode("utf-8", errors="replace"), markup=False, highlight=False)
 
@@ -224,11 +244,14 @@ def forget(
     ctx: typer.Context,
     memory: Annotated[str, typer.Argument(help="Memory id, name or file.")],
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask.")] = False,
+    owner: Annotated[
+        str | None, typer.Option("--owner", help="Act for this owner (user or user/agent).")
+    ] = None,
     vault: Annotated[Path | None, typer.Option("--vault", help="Vault folder.")] = None,
 ) -> None:
     """Delete a memory for good: the file and everything the index holds of it."""
     with _app(ctx, **{"vault.path": vault}) as application:
-        service = application.memories()
+        service = application.memories(_owner(owner))
         stored = service.find(memory)
         if not yes and not typer.confirm(f"Forget {stored.path} for good?"):
             raise typer.Exit(1)
@@ -242,12 +265,57 @@ def forget(
 def mcp(
     ctx: typer.Context,
     vault: Annotated[Path | None, typer.Option("--vault", help="Vault folder.")] = None,
+    http: Annotated[
+        bool, typer.Option("--http", help="Serve streamable HTTP on 127.0.0.1 with a bearer "
+                                          "token instead of stdio.")
+    ] = False,
+    port: Annotated[
+        int | None, typer.Option("--port", min=0, max=65535,
+                                 help="HTTP port (default: mcp.port, 8765; 0 picks a free one).")
+    ] = None,
+    host: Annotated[
+        str | None, typer.Option("--host", help="HTTP listen address; only 127.0.0.1 is "
+                                                "accepted (loopback only).")
+    ] = None,
+    show_token: Annotated[
+        bool, typer.Option("--show-token", help="Also print the HTTP bearer token on stderr.")
+    ] = False,
+    owner: Annotated[
+        str | None, typer.Option("--owner", help="Serve this owner (user or user/agent): "
+                                                 "others' memories stay invisible.")
+    ] = None,
 ) -> None:
-    """Serve the vault's memories to AI assistants over MCP (stdio)."""
+    """Serve the vault's memories to AI assistants over MCP (stdio, or --http on loopback).
+
+    With --http, stderr shows the URL and where the bearer token is (see README, MCP).
+    """
     from daemon.mcp_server import build_server
 
-    with _app(ctx, **{"vault.path": vault}) as application:
-        build_server(application).run("stdio")
+    if not http:
+        given = [flag for flag, value in (("--port", port), ("--host", host)) if value is not None]
+        given += ["--show-token"] if show_token else []
+        if given:
+            raise typer.BadParameter(f"{', '.join(given)} only applies with --http")
+    with _app(ctx, **{"vault.path": vault, "mcp.port": port, "mcp.host": host}) as application:
+        server = build_server(application, _owner(owner))
+        if not http:
+            server.run("stdio")
+            return
+        from daemon.mcp_http import TOKEN_FILE_NAME, load_or_create_token, serve_http
+
+        token = load_or_create_token(os.environ, application.state_dir / TOKEN_FILE_NAME)
+
+        def ready(url: str) -> None:  # the URL line comes last: it says "listening now"
+            made = " (created just now, mode 0600)" if token.created else ""
+            err.print(f"dreamd: bearer token: {token.source}{made}; clients send "
+                      '"Authorization: Bearer <token>"', highlight=False, markup=False)
+            if show_token:
+                err.print(f"dreamd: token: {token.value}", highlight=False, markup=False)
+            err.print(f"dreamd: MCP over HTTP at {url} (loopback only; Ctrl-C stops)",
+                      highlight=False, markup=False)
+
+        cfg = application.settings.mcp
+        serve_http(server, host=cfg.host, port=cfg.port, token=token.value, on_ready=ready)
 
 
 @app.command()

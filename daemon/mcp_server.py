@@ -1,7 +1,9 @@
 """``dreamd mcp``: the vault's memories for AI assistants, over the Model Context Protocol.
 
-Stdio transport (the client starts ``dreamd mcp`` and speaks JSON-RPC on its stdin/stdout;
-logs go to stderr). Tools, snake_case as MCP clients expect:
+Stdio transport by default (the client starts ``dreamd mcp`` and speaks JSON-RPC on its
+stdin/stdout; logs go to stderr); ``dreamd mcp --http`` serves the same server over streamable
+HTTP on loopback behind a bearer token (:mod:`daemon.mcp_http`). Tools, snake_case as MCP
+clients expect:
 
 - ``memory_search(query, limit, type)`` — hybrid search over the vault (notes and memories);
 - ``memory_write(text, type, name, description, subject, pinned)`` — ``dreamd remember``;
@@ -14,17 +16,20 @@ Clients name memories, never paths to open: ``memory_read``/``memory_forget`` lo
 among the memory files, so nothing a client sends can reach a file outside the memory folder.
 Every write is refused when it carries a credential. The server reads the store beside a
 running daemon (refreshing before each answer) and leaves indexing to it; with no daemon it
-indexes its own writes.
+indexes its own writes. Tool calls run one at a time (the library runs each in a worker
+thread; over HTTP several clients may call at once, and the App is not thread-safe).
 """
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
 from ccb.model import MEMORY_TYPES, MemoryType
+from ccb.owner import Owner
 from config.errors import DreamdError
 from daemon.app import App
 from daemon.render import hit_json, remember_json
@@ -80,8 +85,12 @@ def render_context(
     return "\n".join(lines)
 
 
-def build_server(app: App) -> MCPServer:
-    """An MCP server bound to one vault's :class:`App` (tools as in the module docstring)."""
+def build_server(app: App, owner: Owner | None = None) -> MCPServer:
+    """An MCP server bound to one vault's :class:`App` (tools as in the module docstring),
+    acting for ``owner``: its searches and context never show another owner's memories, its
+    writes are that owner's, and it can read or forget only what that owner sees. ``None``
+    serves the vault's owner (every memory). Clients cannot choose the owner: it is the
+    server's, set where the server is started (``dreamd mcp --owner``)."""
     server = MCPServer(
         name="dreamd",
         instructions="Long-term memory from the user's Obsidian vault. Search before asking "
@@ -92,17 +101,20 @@ def build_server(app: App) -> MCPServer:
     def fail(error: DreamdError) -> ToolError:
         return ToolError(str(error))
 
+    one_at_a_time = threading.Lock()
+
     @server.tool()
     def memory_search(query: str, limit: int = 10, type: str | None = None) -> list[dict[str, Any]]:
         """Search the vault's notes and memories (hybrid: meaning and exact words)."""
-        kind = _memory_type(type)
-        try:
-            app.store.refresh()
-            hits = app.search(query, limit=max(1, min(limit, 50)),
-                              memory_types=[kind] if kind else None)
-        except DreamdError as error:
-            raise fail(error) from error
-        return [hit_json(hit) for hit in hits]
+        with one_at_a_time:
+            kind = _memory_type(type)
+            try:
+                app.store.refresh()
+                hits = app.search(query, limit=max(1, min(limit, 50)),
+                                  memory_types=[kind] if kind else None, owner=owner)
+            except DreamdError as error:
+                raise fail(error) from error
+            return [hit_json(hit) for hit in hits]
 
     @server.tool()
     def memory_write(
@@ -111,58 +123,63 @@ def build_server(app: App) -> MCPServer:
     ) -> dict[str, Any]:
         """Keep a memory: a fact (project), a rule (feedback), a preference (user) or a pointer
         (reference). The same fact twice is kept once; a changed fact supersedes the old."""
-        kind = _memory_type(type) or "project"
-        try:
-            result = app.memories().remember(
-                text, type=kind, name=name, description=description, subject=subject,
-                pinned=pinned, source="assistant",
-            )
-        except DreamdError as error:
-            raise fail(error) from error
-        return remember_json(result)
+        with one_at_a_time:
+            kind = _memory_type(type) or "project"
+            try:
+                result = app.memories(owner).remember(
+                    text, type=kind, name=name, description=description, subject=subject,
+                    pinned=pinned, source="assistant",
+                )
+            except DreamdError as error:
+                raise fail(error) from error
+            return remember_json(result)
 
     @server.tool()
     def memory_read(memory: str) -> dict[str, Any]:
         """One memory file as it is on disk, by id, name or file name."""
-        try:
-            stored = app.memories().find(memory)
-        except DreamdError as error:
-            raise fail(error) from error
-        return {"path": stored.path, "content": stored.data.decode("utf-8", errors="replace")}
+        with one_at_a_time:
+            try:
+                stored = app.memories(owner).find(memory)
+            except DreamdError as error:
+                raise fail(error) from error
+            return {"path": stored.path, "content": stored.data.decode("utf-8", errors="replace")}
 
     @server.tool()
     def memory_forget(memory: str) -> dict[str, Any]:
         """Delete a memory for good (the file and its index rows), by id, name or file name."""
-        try:
-            report = app.memories().forget(memory)
-        except DreamdError as error:
-            raise fail(error) from error
-        return {"memory_id": report.memory_id, "path": report.path, "removed": list(report.removed)}
+        with one_at_a_time:
+            try:
+                report = app.memories(owner).forget(memory)
+            except DreamdError as error:
+                raise fail(error) from error
+            return {"memory_id": report.memory_id, "path": report.path,
+                    "removed": list(report.removed)}
 
     @server.tool()
     def build_context(query: str = "", budget_tokens: int = 4000) -> str:
         """Background for the current task: the user's standing preferences and rules, then
         memories relevant to ``query``, with their source files."""
-        try:
-            service = app.memories()
-            stored = service.memories()
-            resident = []
-            for item in stored:
-                meta = item.note.memory
-                assert meta is not None
-                if meta.valid_to is None and (meta.type in {"user", "feedback"} or meta.pinned):
-                    resident.append((not meta.pinned, item.path, meta.name, item.note.body))
-            resident.sort(key=lambda entry: (entry[0], entry[1]))
-            retrieved: list[tuple[str, str, str]] = []
-            if query.strip():
-                app.store.refresh()
-                seen = {path for _, path, _, _ in resident}
-                for hit in app.search(query, limit=10):
-                    if hit.path not in seen:
-                        retrieved.append((hit.path, hit.title, hit.snippet))
-        except DreamdError as error:
-            raise fail(error) from error
-        return render_context([(p, n, b) for _, p, n, b in resident], retrieved,
-                              budget_tokens=max(100, budget_tokens))
+        with one_at_a_time:
+            try:
+                service = app.memories(owner)
+                stored = service.memories()
+                resident = []
+                for item in stored:
+                    meta = item.note.memory
+                    assert meta is not None
+                    if meta.valid_to is None and (meta.type in {"user", "feedback"} or meta.pinned):
+                        resident.append((not meta.pinned, item.path, meta.name, item.note.body))
+                resident.sort(key=lambda entry: (entry[0], entry[1]))
+                retrieved: list[tuple[str, str, str]] = []
+                if query.strip():
+                    app.store.refresh()
+                    seen = {path for _, path, _, _ in resident}
+                    for hit in app.search(query, limit=10, owner=owner):
+                        if hit.path not in seen:
+                            retrieved.append((hit.path, hit.title, hit.snippet))
+            except DreamdError as error:
+                raise fail(error) from error
+            return render_context([(p, n, b) for _, p, n, b in resident], retrieved,
+                                  budget_tokens=max(100, budget_tokens))
 
     return server

@@ -21,8 +21,11 @@ REPO = Path(__file__).resolve().parents[2]
 DREAMD = Path(sys.executable).with_name("dreamd")
 
 
-async def _session(vault: Path, calls: list[tuple[str, dict[str, Any]]]) -> list[Any]:
-    params = StdioServerParameters(command=str(DREAMD), args=["mcp", "--vault", str(vault)],
+async def _session(
+    vault: Path, calls: list[tuple[str, dict[str, Any]]], *extra: str
+) -> list[Any]:
+    params = StdioServerParameters(command=str(DREAMD),
+                                   args=["mcp", "--vault", str(vault), *extra],
                                    env=dict(os.environ), cwd=str(REPO))
     results = []
     with (REPO / ".pytest-mcp-stderr.log").open("w") as errlog:
@@ -90,3 +93,29 @@ def test_context_never_cuts_an_entry_and_says_what_it_left_out() -> None:
     assert all(line.endswith("x" * 300 + "") or not line.startswith("- Rule")
                for line in text.splitlines())
     assert len(text) <= 300 * 4 + 200
+
+
+@pytest.mark.slow
+def test_one_owners_assistant_never_sees_anothers_memories(tmp_path: Path) -> None:
+    vault = tmp_path / "vault"
+    shutil.copytree(REPO / "vault_example", vault)
+    subprocess.run([str(DREAMD), "sync", str(vault)], check=True, capture_output=True,
+                   timeout=300)
+    secretish = "The studio door code rotates every Monday; ask Dana for it."
+    alice = anyio.run(_session, vault, [
+        ("memory_write", {"text": secretish, "type": "project", "subject": "studio.door"}),
+    ], "--owner", "alice/claude-code")
+    written = _data(alice[1])
+    assert "owner: alice/claude-code" in (vault / written["path"]).read_text(encoding="utf-8")
+    bob = anyio.run(_session, vault, [
+        ("memory_search", {"query": "studio door code rotates Monday", "limit": 50}),
+        ("build_context", {"query": "studio door code"}),
+        ("memory_read", {"memory": written["memory_id"]}),
+    ], "--owner", "bob/claude-code")
+    assert written["path"] not in {hit["path"] for hit in _data(bob[1])}
+    assert "door code" not in bob[2].content[0].text
+    assert bob[3].is_error and "no memory has that id" in bob[3].content[0].text
+    again = anyio.run(_session, vault, [
+        ("memory_search", {"query": "studio door code rotates Monday", "limit": 5}),
+    ], "--owner", "alice/claude-code")
+    assert written["path"] in {hit["path"] for hit in _data(again[1])}
