@@ -44,6 +44,7 @@ __all__ = [
     "load_fake_embedder",
     "main",
     "run_trial",
+    "run_writers_trial",
     "store_integrity",
     "wait_until",
 ]
@@ -73,7 +74,18 @@ def load_fake_embedder() -> Any:
 
 def main(argv: Sequence[str]) -> int:
     """``daemon_harness.py VAULT``: ``dreamd run VAULT`` with the fake embedder. Exit code as
-    the CLI's (0 on SIGTERM, 7 when another daemon holds the vault)."""
+    the CLI's (0 on SIGTERM, 7 when another daemon holds the vault).
+
+    ``daemon_harness.py writer|obsidian VAULT MARKER EDITS SEED GAP GO PATH...`` runs one process
+    of the writers trial (:func:`writer_process`, :func:`obsidian_process`)."""
+    if argv and argv[0] in {"writer", "obsidian"}:
+        kind, vault_arg, marker, edits, seed, gap, go, *paths = argv
+        _start_together(Path(go), marker)
+        if kind == "writer":
+            writer_process(vault_arg, paths, marker, int(edits), int(seed))
+        else:
+            obsidian_process(vault_arg, paths, marker, int(edits), int(seed), float(gap))
+        return 0
     from config.errors import DreamdError, exit_code_for
     from daemon.app import App, load
     from daemon.logs import configure_logging
@@ -490,6 +502,204 @@ def run_trial(seed: int, workdir: Path, *, ops: int = 30, settle_timeout_s: floa
         for process in (first, second):
             if process is not None:
                 process.kill9()
+    result.duration_s = time.monotonic() - started
+    return result
+
+
+
+
+# ----------------------------------------------------------------------------- writers trial
+#
+# Several dreamd writer processes and a simulated Obsidian edit the same memories while the
+# daemon runs. The simulated Obsidian is a STAND-IN for the desktop app (which cannot run
+# here): it loads a file into its buffer, the user types for a few milliseconds, and on save
+# it re-reads the disk and, if the file changed meanwhile, re-applies its edit to what is
+# there (Obsidian merges external changes into an open editor), then replaces the file
+# atomically (temp file + rename). Its check and its write are two steps and it takes no lock,
+# like the real app: the window in between is where a writer's edit can be saved over.
+
+
+def _start_together(go: Path, name: str) -> None:
+    """Say ready (``<go>.<name>.ready``), then wait for ``go`` to exist: the trial's processes
+    start editing at the same moment, whatever their import times (bounded: 120 s)."""
+    from ccb.writer import NoteWriter  # noqa: F401 - import before the start line
+    from daemon.app import App  # noqa: F401
+
+    go.with_name(f"{go.name}.{name}.ready").touch()
+    deadline = time.monotonic() + 120
+    while not go.exists() and time.monotonic() < deadline:
+        time.sleep(0.002)
+
+
+def _stamp() -> Any:
+    from datetime import UTC, datetime
+
+    return datetime.now(UTC)
+
+
+def writer_process(vault: str, paths: list[str], marker: str, edits: int, seed: int) -> None:
+    """One dreamd writer: ``edits`` appends of ``- <marker>x<i>`` to random memories, each a
+    minimal edit (``updated`` and ``version`` bumped) based on the bytes it read."""
+    from ccb.frontmatter_edit import replace_body, set_properties
+    from ccb.parse import parse_note
+    from daemon.app import App, load
+
+    rng = random.Random(seed)
+    writer = App.create(load(None, None, {"vault.path": vault})).writer
+    for i in range(edits):
+        path = rng.choice(paths)
+        current = writer.read(path)
+        assert current is not None
+        note = parse_note(path, current)
+        version = (note.memory.version or 1) if note.memory else 1
+        new = set_properties(current, {"updated": _stamp(), "version": version + 1}, path=path)
+        new = replace_body(new, note.body.rstrip("\n") + f"\n- {marker}x{i}\n")
+        outcome = writer.write(path, new, base=current)
+        print(f"{marker}x{i} {path} {outcome.status} {outcome.content_hash[:8]} "
+              f"{outcome.conflict_path}", flush=True)
+        time.sleep(rng.uniform(0, 0.01))
+
+
+def obsidian_process(
+    vault: str, paths: list[str], marker: str, edits: int, seed: int, save_gap_s: float = 0.0
+) -> None:
+    """The simulated Obsidian (see above): ``edits`` saves of ``- <marker>x<i>``.
+    ``save_gap_s`` widens the gap between its check of the disk and its write (a slow disk,
+    a busy machine) so that saves over a writer's edit happen in a short run."""
+    import os
+
+    rng = random.Random(seed)
+    root = Path(vault)
+    for i in range(edits):
+        target = root / rng.choice(paths)
+        loaded = target.read_bytes()
+        time.sleep(rng.uniform(0.002, 0.03))  # the user types
+        line = f"- {marker}x{i}\n".encode()
+        disk = target.read_bytes()
+        buffer = (disk if disk != loaded else loaded).rstrip(b"\n") + b"\n" + line
+        time.sleep(rng.uniform(0, save_gap_s))
+        temp = target.with_name(f".{target.name}.obsidian-save")
+        temp.write_bytes(buffer)
+        os.replace(temp, target)  # noqa: PTH105 - the app's own save, as a stand-in
+        time.sleep(rng.uniform(0, 0.01))
+
+
+@dataclass
+class WritersResult:
+    """One writers trial: markers written, markers found nowhere, torn reads, copies."""
+
+    seed: int
+    markers: int = 0
+    lost: list[str] = field(default_factory=list)
+    torn_reads: int = 0
+    reads: int = 0
+    conflict_copies: int = 0
+    healed: int = 0
+    index_problems: list[str] = field(default_factory=list)
+    duration_s: float = 0.0
+    process_output: list[str] = field(default_factory=list, repr=False)
+
+    @property
+    def ok(self) -> bool:
+        return not self.lost and not self.torn_reads and not self.index_problems
+
+
+def run_writers_trial(
+    seed: int, workdir: Path, *, writers: int = 3, edits: int = 15, obsidian_edits: int = 15,
+    memories: int = 3, settle_timeout_s: float = 60.0, save_gap_s: float = 0.0,
+) -> WritersResult:
+    """Start the fake-embedder daemon on a fresh vault with ``memories`` memory files, run
+    ``writers`` writer processes and one simulated Obsidian at once (new interpreters, never
+    ``fork``: LanceDB), read the files all the while, then wait (bounded) for every marker
+    to be in a memory or a conflict copy and for the index to equal the disk."""
+    import threading
+    from datetime import UTC, datetime
+
+    from ulid import ULID
+
+    from ccb.memory_file import NewMemory, render_memory
+    from ccb.parse import parse_note
+
+    started = time.monotonic()
+    result = WritersResult(seed=seed)
+    vault = workdir / f"vault-{seed}"
+    (vault / "Memory").mkdir(parents=True)
+    (vault / ".obsidian").mkdir()
+    paths = []
+    now = datetime(2026, 11, 30, 10, 0, tzinfo=UTC)
+    for n in range(memories):
+        path = f"Memory/shared-log-{n}.md"
+        (vault / path).write_bytes(render_memory(NewMemory(
+            name=f"Shared log {n}", description="written by everyone at once",
+            type="project", id=str(ULID()), created=now, updated=now,
+            body=f"# Shared log {n}\n\n- start\n")))
+        paths.append(path)
+    daemon = DaemonProcess.start(vault, workdir / f"daemon-{seed}.log")
+    try:
+        daemon.wait_state("watching", timeout_s=60)
+        stop = threading.Event()
+
+        def read_all() -> None:
+            while not stop.is_set():
+                for path in paths:
+                    data = (vault / path).read_bytes()
+                    result.reads += 1
+                    note = parse_note(path, data)
+                    whole = (data.startswith(b"---\n") and data.endswith(b"\n")
+                             and note.memory is not None and b"- start\n" in data)
+                    if not whole:
+                        result.torn_reads += 1
+                time.sleep(0.001)
+
+        reader = threading.Thread(target=read_all, daemon=True)
+        reader.start()
+        go = workdir / f"go-{seed}"
+        procs = [subprocess.Popen(  # real processes, each with its own writer
+            [sys.executable, str(HARNESS), kind, str(vault), marker, str(count), str(pseed),
+             str(save_gap_s), str(go), *paths], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            for kind, marker, count, pseed in [
+                *(("writer", f"w{seed}p{p}", edits, seed * 31 + p) for p in range(writers)),
+                ("obsidian", f"obs{seed}", obsidian_edits, seed)]]
+        wait_until(lambda: len(list(workdir.glob(f"{go.name}.*.ready"))),
+                   lambda n: n == len(procs) or any(p.poll() is not None for p in procs),
+                   timeout_s=120, what="every writer process ready")
+        go.touch()
+        for proc in procs:
+            out, err = proc.communicate(timeout=300)
+            result.healed += (out + err).count(b"write.healed")
+            result.process_output.append((out + err).decode(errors="replace"))
+            if proc.returncode != 0:
+                result.lost.append(f"process {proc.args[2]} exited {proc.returncode}: "
+                                   f"{err.decode(errors='replace')[-500:]}")
+        stop.set()
+        reader.join(10)
+        expected = [f"- w{seed}p{p}x{i}\n" for p in range(writers) for i in range(edits)]
+        expected += [f"- obs{seed}x{i}\n" for i in range(obsidian_edits)]
+        result.markers = len(expected)
+
+        def missing() -> list[str]:
+            text = "".join(p.read_text(encoding="utf-8") for p in (vault / "Memory").glob("*.md"))
+            return [m.strip() for m in expected if m not in text]
+
+        try:
+            wait_until(missing, lambda m: not m, timeout_s=settle_timeout_s,
+                       what="every marker in a memory or a conflict copy", every_s=0.2)
+        except AssertionError:
+            result.lost.extend(missing())
+        result.conflict_copies = sum(1 for p in (vault / "Memory").iterdir()
+                                     if ".conflict" in p.name)
+        result.healed += sum(1 for e in daemon.events() if e.get("event") == "write.healed")
+
+        def differences() -> list[str]:
+            return index_vs_disk(fresh_app(vault))
+
+        try:
+            wait_until(differences, lambda d: not d, timeout_s=settle_timeout_s,
+                       what="index equals disk", every_s=0.3)
+        except AssertionError:
+            result.index_problems = differences()
+    finally:
+        daemon.stop()
     result.duration_s = time.monotonic() - started
     return result
 
