@@ -1,6 +1,6 @@
 """Writes per second through the single writer, and memory_search latency over MCP.
 
-usage: python bench/write_bench.py [--corpus ../shared/corpora/obsidian-help] [--writes 100]
+usage: python bench/write_bench.py [--corpus ../shared/corpora/obsidian-help/en] [--writes 100]
                                    [--queries 30]
 
 Copies the corpus to a temp folder and indexes it (real CLI, real embedding model), then:
@@ -59,7 +59,7 @@ def _pct(values: list[float], q: float) -> float:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--corpus", type=Path,
-                        default=ROOT.parent / "shared" / "corpora" / "obsidian-help")
+                        default=ROOT.parent / "shared" / "corpora" / "obsidian-help" / "en")
     parser.add_argument("--writes", type=int, default=100)
     parser.add_argument("--queries", type=int, default=30)
     args = parser.parse_args()

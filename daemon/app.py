@@ -31,7 +31,7 @@ from config import (
 )
 from config.errors import ConfigError, LockError, VaultError
 from daemon.lock import DaemonLock, current_holder
-from daemon.memories import MemoryService
+from daemon.memories import INDEX_FILE, MemoryService
 from daemon.status import (
     DAEMON_STATUS_FILE,
     LAST_SYNC_FILE,
@@ -129,10 +129,15 @@ class App:
 
     @cached_property
     def vault_filter(self) -> VaultFilter:
+        """The vault's ignore rules, plus dreamd's generated ``<memory folder>/MEMORY.md``:
+        it repeats every memory's name and description, so indexing it would only echo the
+        memories in search (and re-embed the whole list at every change)."""
         cfg = self.settings.vault
+        generated = "".join(f"[{ch}]" if ch in "*?[" else ch
+                            for ch in f"{cfg.memory_folder}/{INDEX_FILE}")
         return VaultFilter.for_vault(
             self.vault_root, config_folder=cfg.config_folder, include=tuple(cfg.include),
-            exclude=tuple(cfg.exclude),
+            exclude=(*cfg.exclude, generated),
         )
 
     @cached_property
@@ -239,7 +244,7 @@ class App:
             with DaemonLock(self.state_dir):
                 self.make_syncer().sync_paths(paths)
                 if purge:
-                    self.store.maintain(cleanup_older_than=timedelta(0))
+                    self.store.maintain(cleanup_older_than=timedelta(0), purge=True)
         except LockError:
             log.info("index.deferred_to_daemon", paths=len(paths))
             return False

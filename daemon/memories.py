@@ -49,7 +49,7 @@ from magma.chunking import chunk_note
 from magma.embedder import Embedder
 from magma.store import MagmaStore
 
-__all__ = ["ForgetReport", "MemoryService", "RememberResult"]
+__all__ = ["INDEX_FILE", "ForgetReport", "MemoryService", "RememberResult"]
 
 log = structlog.get_logger("dreamd.memories")
 

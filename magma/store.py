@@ -642,14 +642,22 @@ class MagmaStore:
         self._resolver = None
         self._has_fts = None
 
-    def maintain(self, cleanup_older_than: timedelta = timedelta(0)) -> None:
+    def maintain(
+        self, cleanup_older_than: timedelta = timedelta(0), *, purge: bool = False
+    ) -> None:
         """Compact every table, fold new rows into the full-text index, prune old versions.
 
         ``cleanup_older_than=timedelta(0)`` keeps only the latest version (DESIGN.md: plain
-        ``optimize()`` keeps 7 days and frees nothing). Only safe while no other process reads
-        an older version. Raises :class:`StoreError`.
+        ``optimize()`` keeps 7 days and frees nothing). ``purge`` first commits an empty
+        change to each table, so that the latest commit no longer names what was just
+        deleted (a delete's filter, with the deleted paths, is stored with its commit) and
+        the cleanup removes it too. Only safe while no other process reads an older version.
+        Raises :class:`StoreError`.
         """
         try:
+            if purge:
+                for table in (self._t.files, self._t.chunks, self._t.links):
+                    table.delete("false")
             self._ensure_fts()
             with warnings.catch_warnings():
                 # lancedb warns that cleanup_older_than=0 breaks concurrent readers; this

@@ -34,6 +34,7 @@ def test_same_fact_twice_is_one_memory(app: App) -> None:
     assert first.action == "created" and again.action == "duplicate"
     assert again.path == first.path and again.memory_id == first.memory_id
     assert first.path in app.store.file_index()  # indexed right away (no daemon running)
+    assert "Memory/MEMORY.md" not in app.store.file_index()  # generated: never indexed
 
 
 def test_changed_fact_supersedes_and_both_stay(app: App, vault: Path) -> None:
