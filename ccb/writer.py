@@ -279,6 +279,15 @@ class NoteWriter:
                         reason="an editor saved over our write; our edit merged back")
         return repaired
 
+    def forget(self, rel_path: str) -> int:
+        """Drop every journaled copy of ``rel_path`` (``dreamd forget``: the text must be gone
+        from disk, the state dir included). Returns how many journal entries went."""
+        with self._thread_lock, self._process_lock:
+            journal = self._load_journal()
+            dropped = len(journal.pop(rel_path, []))
+            self._save_journal(journal)  # also deletes blobs no entry refers to any more
+            return dropped
+
     def _remember(self, rel_path: str, based_on: bytes | None, data: bytes) -> None:
         """Journal a write of a file with an ``updated:`` stamp (memory files), dropping
         entries older than :data:`HEAL_WINDOW_S`. Files without a stamp (``MEMORY.md``) are

@@ -301,8 +301,10 @@ class MemoryService:
                 "run the command again"
             )
         (self.writer.root / stored.path).unlink(missing_ok=True)
+        self.writer.forget(stored.path)
         purged = self._after_change([stored.path], purge=True)
-        removed = [f"file {stored.path}", f"its line in {INDEX_FILE}"]
+        removed = [f"file {stored.path}", f"its line in {INDEX_FILE}",
+                   "dreamd's recent copies of it (kept to repair lost updates)"]
         if purged:
             removed.append("its chunks, vectors, full-text rows and links in the index, "
                            "and the old index versions that still held its text")

@@ -90,6 +90,8 @@ def test_forgotten_text_is_gone_from_the_store_on_disk(app: App) -> None:
     assert any(marker.encode() in p.read_bytes() for p in store.rglob("*") if p.is_file())
     service.forget(made.memory_id)
     assert not any(marker.encode() in p.read_bytes() for p in store.rglob("*") if p.is_file())
+    state = app.state_dir  # the writer's journal of recent writes included
+    assert not any(marker.encode() in p.read_bytes() for p in state.rglob("*") if p.is_file())
 
 
 def test_owners_never_see_each_others_memories(app: App, vault: Path) -> None:
