@@ -68,6 +68,7 @@ _JOURNAL_PER_FILE = 64
 
 _JOURNAL_DIR = "recent-writes"
 _JOURNAL_FILE = "journal.json"
+_GENERATED_FILE = "generated.json"
 
 WriteStatus = Literal["created", "written", "merged", "conflict", "unchanged", "healed"]
 
@@ -279,6 +280,35 @@ class NoteWriter:
                         reason="an editor saved over our write; our edit merged back")
         return repaired
 
+    def write_generated(self, rel_path: str, data: bytes) -> WriteOutcome:
+        """Write a file dreamd generates whole (``MEMORY.md``): no base to compare with, but
+        if the file on disk is not what dreamd last generated there — someone edited it by
+        hand — their version is kept beside it as a conflict copy first. The hash of each
+        generated write is kept in ``generated.json`` in the state dir.
+        Raises like :meth:`write`."""
+        target = self._absolute(rel_path)
+        record = self._journal / _GENERATED_FILE
+        with self._thread_lock, self._process_lock:
+            try:
+                known = json.loads(record.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                known = {}
+            known = known if isinstance(known, dict) else {}
+            current = self.read(rel_path)
+            if current == data:
+                return WriteOutcome(rel_path, "unchanged", sha256_hex(data))
+            conflict_path = None
+            if current is not None and known.get(rel_path) != sha256_hex(current):
+                conflict_path = self._fork(rel_path, current, data).conflict_path
+                log.warning("write.kept_hand_edit", path=rel_path, copy=conflict_path)
+            outcome = self._place(target, rel_path, data,
+                                  "created" if current is None else "written", expect=current)
+            known[rel_path] = sha256_hex(self.read(rel_path) or b"")
+            write_bytes_atomic(record, (json.dumps(known, indent=1) + "\n").encode(),
+                               durable=False)
+            return WriteOutcome(rel_path, outcome.status, outcome.content_hash,
+                                conflict_path or outcome.conflict_path)
+
     def forget(self, rel_path: str) -> int:
         """Drop every journaled copy of ``rel_path`` (``dreamd forget``: the text must be gone
         from disk, the state dir included). Returns how many journal entries went."""
@@ -334,7 +364,7 @@ class NoteWriter:
         keep = {str(e.get(k)) for entries in journal.values() for e in entries
                 for k in ("base", "ours")}
         for blob in self._journal.iterdir():
-            if blob.name != _JOURNAL_FILE and blob.name not in keep \
+            if blob.name not in {_JOURNAL_FILE, _GENERATED_FILE} and blob.name not in keep \
                     and not blob.name.endswith(TEMP_SUFFIX):
                 blob.unlink(missing_ok=True)
 

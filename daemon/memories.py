@@ -317,7 +317,8 @@ class MemoryService:
 
     def rebuild_index(self) -> WriteOutcome:
         """Rewrite ``MEMORY.md`` from the live memories of every owner (the file is the
-        vault's; superseded and expired left out)."""
+        vault's; superseded and expired left out). A hand-edited ``MEMORY.md`` is kept beside
+        it as a conflict copy (:meth:`ccb.writer.NoteWriter.write_generated`)."""
         today = self._clock().date()
         entries = []
         for stored in self._all_memories():
@@ -334,9 +335,8 @@ class MemoryService:
                 resident=meta.type in {"user", "feedback"}, updated=meta.updated,
             ))
         text = build_memory_index(entries, memory_folder=self.memory_folder)
-        path = f"{self.memory_folder}/{INDEX_FILE}"
-        base = self.writer.read(path)
-        return self.writer.write(path, text.encode("utf-8"), base=base)
+        return self.writer.write_generated(f"{self.memory_folder}/{INDEX_FILE}",
+                                           text.encode("utf-8"))
 
     def _after_change(self, paths: Sequence[str], *, purge: bool = False) -> bool:
         outcome = self.rebuild_index()

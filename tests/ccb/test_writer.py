@@ -239,3 +239,16 @@ def test_a_clashing_save_in_that_moment_goes_back_with_ours_beside_it(tmp_path: 
     assert outcome.status == "conflict" and outcome.conflict_path
     assert target.read_bytes() == theirs
     assert (vault / outcome.conflict_path).read_bytes() == ours
+
+
+def test_a_hand_edited_generated_file_is_kept_beside_it(writer: NoteWriter) -> None:
+    assert writer.write_generated("Memory/MEMORY.md", b"- [a](a.md) \xe2\x80\x94 one\n").status \
+        == "created"
+    assert writer.write_generated("Memory/MEMORY.md", b"- [a](a.md) \xe2\x80\x94 two\n") \
+        .conflict_path is None  # ours, regenerated: nothing to keep
+    hand = b"- [a](a.md) \xe2\x80\x94 two\n- my own note about the index\n"
+    (writer.root / "Memory/MEMORY.md").write_bytes(hand)
+    outcome = writer.write_generated("Memory/MEMORY.md", b"- [a](a.md) \xe2\x80\x94 three\n")
+    assert outcome.conflict_path is not None
+    assert (writer.root / outcome.conflict_path).read_bytes() == hand
+    assert writer.read("Memory/MEMORY.md") == b"- [a](a.md) \xe2\x80\x94 three\n"
