@@ -66,12 +66,14 @@ def main() -> int:
                               "args": vars(args), "gaps": []}
     failed = False
     try:
-        for gap in args.save_gap:
+        for round_, gap in enumerate(args.save_gap):
             rows = []
+            workdir = base / f"gap-{round_}"
+            workdir.mkdir()
             for n in range(args.trials):
                 seed = args.seed + n
                 result = harness.run_writers_trial(
-                    seed, base, writers=args.writers, edits=args.edits,
+                    seed, workdir, writers=args.writers, edits=args.edits,
                     obsidian_edits=args.obsidian_edits, save_gap_s=gap)
                 rows.append(result)
                 status = "ok" if result.ok else f"LOST {result.lost} torn={result.torn_reads}"

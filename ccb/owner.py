@@ -25,7 +25,7 @@ from config.errors import InvalidOwnerError
 
 __all__ = ["Owner", "parse_owner"]
 
-_PART = re.compile(r"^[\w@][\w.@-]{0,63}$")
+_PART = re.compile(r"[\w@][\w.@-]{0,63}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,7 +64,7 @@ def parse_owner(text: str) -> Owner:
     """``"alice/claude-code"`` → ``Owner("alice", "claude-code")``; ``"Alice"`` →
     ``Owner("alice")``. Raises :class:`InvalidOwnerError` for anything else."""
     parts = text.strip().casefold().split("/")
-    if len(parts) > 2 or not all(_PART.match(p) for p in parts):
+    if len(parts) > 2 or not all(_PART.fullmatch(p) for p in parts):
         raise InvalidOwnerError(
             f"owner {text!r}: expected user or user/agent (letters, digits, . _ - @; "
             "at most 64 characters each)"

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import json
 import re
 from collections.abc import Callable, Mapping
 from pathlib import PurePosixPath
@@ -157,6 +158,14 @@ def _as_bool(value: PropertyValue) -> bool:
     raise ValueError(f"cannot read {value!r} as true/false")
 
 
+def _as_owner(value: PropertyValue) -> str | None:
+    """An ``owner`` value: text as is; anything else (a list, a mapping) becomes a marker
+    no reader's owner matches (``ccb.owner``), so the memory is visible to the vault only."""
+    if isinstance(value, list | dict):
+        return "!" + json.dumps(value, default=str, ensure_ascii=False)
+    return _as_text(value)
+
+
 def _as_text(value: PropertyValue) -> str | None:
     if value is None:
         return None
@@ -230,7 +239,8 @@ def memory_meta(
         pinned=read("pinned", _as_bool, False),
         expires=read("expires", _as_date, None),
         source=read("source", _as_text, None),
-        owner=read("owner", _as_text, None),
+        # an owner that cannot be read must hide the memory, never share it: "!" marks it
+        owner=read("owner", _as_owner, None),
         status=read("status", _as_text, None),
     )
     return meta, tuple(problems)

@@ -245,36 +245,59 @@ class NoteWriter:
             self._process_lock.release()
 
     def _repaired(self, rel_path: str, current: bytes | None) -> bytes | None:
-        """``current`` with every journaled edit of ours that was saved over merged back.
+        """``current`` with every journaled edit of ours that an editor saved over merged
+        back. Call with the writer lock held.
 
-        Newest first, find the write ``current`` was built on (:func:`_built_on`); every
-        write after it was lost and is merged back, oldest first. An edit that clashes with
-        what the editor saved goes to a conflict copy. Call with the writer lock held."""
+        Newest first: a write whose ``updated:`` stamp ``current`` still has is what the
+        file was built on — any later write of ours was saved over. A write whose *base* stamp
+        ``current`` has is where an editor's older buffer came from: that write and every
+        later one were saved over, and are merged back oldest first (an edit that clashes
+        with what the editor saved goes to one conflict copy). A stamp that is neither — the
+        user or a plugin rewrote ``updated`` — is an edit, never repaired: a line the user
+        deleted is not brought back. Entries past :data:`HEAL_WINDOW_S`, and writes that
+        created the file (an editor cannot hold a buffer older than the file), are never
+        repaired; entries that were merged back or forked are dropped from the journal.
+        """
         if current is None:
             return None  # deleted on purpose: nothing to repair
         journal = self._load_journal()
-        entries = journal.get(rel_path, [])
+        now = time.time()
+        entries = [e for e in journal.get(rel_path, [])
+                   if now - float(str(e.get("at", 0))) <= HEAL_WINDOW_S]
         if not entries or sha256_hex(current) == entries[-1]["ours"]:
             return current
-        missing: list[tuple[bytes, bytes]] = []
-        for entry in reversed(entries):
+        stamp_now = _stamp_line(current)
+        missing: list[tuple[int, bytes, bytes]] = []
+        lost_from: int | None = None
+        for index in range(len(entries) - 1, -1, -1):
+            entry = entries[index]
             ours = self._blob(str(entry["ours"]))
-            base = self._blob(str(entry["base"])) if entry.get("base") else b""
+            base = self._blob(str(entry["base"])) if entry.get("base") else None
             if ours is None or base is None:
-                continue  # the journal lost its blobs: nothing to compare with
-            built_on = _built_on(base, ours, current)
-            log.debug("write.heal_check", path=rel_path, base=_short(base),
-                      ours=_short(ours), current=_short(current), built_on=built_on)
-            if built_on:
+                break  # created the file, or the journal lost its blobs: stop here
+            if _built_on(base, ours, current):
+                if missing:  # built on this write; the later ones were saved over
+                    lost_from = missing[-1][0]
                 break
-            missing.append((base, ours))
+            missing.append((index, base, ours))
+            if stamp_now is not None and stamp_now == _stamp_line(base):
+                lost_from = index
+                break
+        log.debug("write.heal_check", path=rel_path, current=_short(current),
+                  lost=lost_from is not None, candidates=len(missing))
+        if lost_from is None:
+            return current  # edited by someone who had our write: not a lost update
         repaired = current
-        for base, ours in reversed(missing):
-            merged = merge_note(base, ours, repaired, now=self._stamp()) if base else None
-            if merged is None:  # clashes with what the editor saved: kept beside it
+        for _index, base, ours in reversed(missing):
+            merged = merge_note(base, ours, repaired, now=self._stamp())
+            if merged is None:  # clashes with what the editor saved: kept beside it, once
                 self._fork(rel_path, ours, repaired)
             else:
                 repaired = merged
+        journal[rel_path] = entries[:lost_from]
+        if not journal[rel_path]:
+            del journal[rel_path]
+        self._save_journal(journal)
         if repaired != current:
             log.warning("write.healed", path=rel_path,
                         reason="an editor saved over our write; our edit merged back")
@@ -309,14 +332,33 @@ class NoteWriter:
             return WriteOutcome(rel_path, outcome.status, outcome.content_hash,
                                 conflict_path or outcome.conflict_path)
 
-    def forget(self, rel_path: str) -> int:
-        """Drop every journaled copy of ``rel_path`` (``dreamd forget``: the text must be gone
-        from disk, the state dir included). Returns how many journal entries went."""
+    def delete(self, rel_path: str, *, expect: bytes) -> int:
+        """Delete ``rel_path`` for good (``dreamd forget``) if it still holds ``expect``, under
+        the writer lock (no dreamd write can land between the check and the delete), and drop
+        every journaled copy of it, so its text is gone from the state dir too. Returns how
+        many journal entries went. Raises ``StaleWriteError`` when the file changed."""
+        target = self._absolute(rel_path)
         with self._thread_lock, self._process_lock:
-            journal = self._load_journal()
-            dropped = len(journal.pop(rel_path, []))
-            self._save_journal(journal)  # also deletes blobs no entry refers to any more
-            return dropped
+            current = self.read(rel_path)
+            if current is not None and current != expect:
+                raise StaleWriteError(
+                    f"ccb: delete {rel_path}: the file changed since it was read "
+                    f"(expected {sha256_hex(expect)[:8]}…, found {sha256_hex(current)[:8]}…); "
+                    "run the command again"
+                )
+            target.unlink(missing_ok=True)
+            return self._drop_journal(rel_path)
+
+    def forget(self, rel_path: str) -> int:
+        """Drop every journaled copy of ``rel_path``. Returns how many entries went."""
+        with self._thread_lock, self._process_lock:
+            return self._drop_journal(rel_path)
+
+    def _drop_journal(self, rel_path: str) -> int:
+        journal = self._load_journal()
+        dropped = len(journal.pop(rel_path, []))
+        self._save_journal(journal)  # also deletes blobs no entry refers to any more
+        return dropped
 
     def _remember(self, rel_path: str, based_on: bytes | None, data: bytes) -> None:
         """Journal a write of a file with an ``updated:`` stamp (memory files), dropping
@@ -432,6 +474,11 @@ _BUMPED = ("updated:", "version:")
 
 def _lines(data: bytes) -> list[str]:
     return [line.rstrip() for line in data.decode("utf-8", errors="replace").splitlines()]
+
+
+def _stamp_line(data: bytes) -> str | None:
+    """The first ``updated:`` line of ``data`` (its frontmatter stamp), if any."""
+    return next((line for line in _lines(data) if line.startswith("updated:")), None)
 
 
 def _stamps(base: bytes, ours: bytes) -> list[str]:

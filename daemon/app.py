@@ -155,6 +155,18 @@ class App:
             taken.add(name)
             absolute = Path(os.path.abspath(folder))  # noqa: PTH100 - keep the spelling
             real, vault_real = absolute.resolve(), self.vault_root.resolve()
+            if vault_real.is_relative_to(real) and real != vault_real:
+                raise ConfigError(
+                    f"vault.extra_roots: {folder} contains the vault; an extra root must be "
+                    "a folder beside the vault or a hidden folder inside it"
+                )
+            for other in roots[1:]:
+                other_real = other.path.resolve()
+                if real.is_relative_to(other_real) or other_real.is_relative_to(real):
+                    raise ConfigError(
+                        f"vault.extra_roots: {folder} and {other.path} are inside one another; "
+                        "their files would be indexed twice"
+                    )
             if real.is_relative_to(vault_real):
                 inside = real.relative_to(vault_real).as_posix()
                 if inside == "." or not self.vault_filter.is_ignored(inside, is_dir=True):

@@ -33,7 +33,7 @@ from ccb.model import MemoryType, Note
 from ccb.owner import Owner, parse_owner
 from ccb.parse import detect_conflict_copy, parse_note
 from ccb.writer import NoteWriter, WriteOutcome
-from config.errors import InvalidOwnerError, MemoryNotFoundError, StaleWriteError
+from config.errors import InvalidOwnerError, MemoryNotFoundError
 from consistency.duplicates import (
     Duplicate,
     MemoryDraft,
@@ -294,24 +294,27 @@ class MemoryService:
         stored = self.find(id_or_name)
         meta = stored.note.memory
         assert meta is not None
-        current = self.writer.read(stored.path)
-        if current is not None and current != stored.data:
-            raise StaleWriteError(  # pragma: no cover - a race with an editor
-                f"forget {stored.path}: the file changed while it was being forgotten; "
-                "run the command again"
-            )
-        (self.writer.root / stored.path).unlink(missing_ok=True)
-        self.writer.forget(stored.path)
+        self.writer.delete(stored.path, expect=stored.data)
         purged = self._after_change([stored.path], purge=True)
         removed = [f"file {stored.path}", f"its line in {INDEX_FILE}",
                    "dreamd's recent copies of it (kept to repair lost updates)"]
+        copies = self._conflict_copies(stored.path)
         if purged:
             removed.append("its chunks, vectors, full-text rows and links in the index, "
                            "and the old index versions that still held its text")
         else:
             removed.append("its rows in the index: the running daemon removes them as it sees "
                            "the file go; old index versions are dropped at its next compaction")
+        if copies:
+            removed.append("NOT removed: conflict copies that hold versions of it (delete them "
+                           "yourself if they should go too): " + ", ".join(copies))
         return ForgetReport(meta.id or "", stored.path, tuple(removed))
+
+    def _conflict_copies(self, path: str) -> list[str]:
+        folder = (self.writer.root / path).parent
+        return sorted(p.relative_to(self.writer.root).as_posix() for p in folder.iterdir()
+                      if detect_conflict_copy(p.relative_to(self.writer.root).as_posix())
+                      == path)
 
     # ------------------------------------------------------------------ MEMORY.md
 

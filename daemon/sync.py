@@ -13,6 +13,7 @@ and the stat key of a note is written together with its chunks, never before.
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -40,6 +41,9 @@ __all__ = [
 ]
 
 log = structlog.get_logger("dreamd.sync")
+
+#: An index path of an extra root (``ccb.roots``): ``name:`` then the path inside it.
+_ROOT_ROW = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}:")
 
 #: Below this many indexed files the mass-delete guard stays quiet: deleting 3 of 4 notes in
 #: a tiny vault is an ordinary edit, not an unmounted drive.
@@ -267,15 +271,18 @@ class Syncer:
         self, plan: SyncPlan, index: Mapping[str, IndexedFile], scan: ScanResult, allowed: bool,
         *, full: bool,
     ) -> None:
-        if allowed or not plan.deleted:
+        # Rows of an extra root that is no longer configured (``name:…``) leave the index
+        # with the root; they are not vault files gone missing.
+        gone = [p for p in plan.deleted if not (not self.prefix and _ROOT_ROW.match(p))]
+        if allowed or not gone:
             return
-        share = len(plan.deleted) / len(index)
+        share = len(gone) / len(index)
         small = len(index) < MASS_DELETE_MIN_FILES
         # An empty full walk is refused whatever the size: it is what an unmounted drive looks
         # like. (A watcher batch that finds none of its paths is ordinary.)
         if (full and not scan.entries) or (not small and share > self.max_delete_share):
             raise MassDeleteError(
-                f"sync {self.root}: {len(plan.deleted)} of {len(index)} indexed files "
+                f"sync {self.root}: {len(gone)} of {len(index)} indexed files "
                 f"({share:.0%}) are gone from the vault, more than sync.max_delete_share "
                 f"({self.max_delete_share:.0%}); the index is kept. If the vault is mounted and "
                 "the deletions are real, run again with --allow-mass-delete"

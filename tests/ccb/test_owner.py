@@ -45,3 +45,14 @@ def test_another_users_memory_is_never_visible(
         assert not reader.sees(written)
     if agent and reader_agent and agent != reader_agent:
         assert not reader.sees(written)
+
+
+def test_an_owner_that_is_a_list_hides_the_memory_from_every_reader() -> None:
+    from ccb.parse import parse_note
+
+    note = parse_note("Memory/m.md", b"---\nname: M\ntype: user\nowner:\n  - alice\n---\nx\n")
+    assert note.memory is not None and note.memory.owner is not None
+    assert not Owner("alice").sees(note.memory.owner)
+    assert not Owner("bob", "cc").sees(note.memory.owner)
+    with pytest.raises(InvalidOwnerError):
+        parse_owner("alice\n/cc")

@@ -252,3 +252,38 @@ def test_a_hand_edited_generated_file_is_kept_beside_it(writer: NoteWriter) -> N
     assert outcome.conflict_path is not None
     assert (writer.root / outcome.conflict_path).read_bytes() == hand
     assert writer.read("Memory/MEMORY.md") == b"- [a](a.md) \xe2\x80\x94 three\n"
+
+
+def test_a_file_deleted_and_made_anew_is_not_a_lost_update(writer: NoteWriter) -> None:
+    writer.write("Memory/plan.md", STAMPED, base=None)
+    (writer.root / "Memory/plan.md").unlink()
+    (writer.root / "Memory/plan.md").write_bytes(b"---\nname: Other\n---\nsomething else\n")
+    for _ in range(3):
+        assert not writer.heal(["Memory/plan.md"])
+    assert [p.name for p in (writer.root / "Memory").iterdir()] == ["plan.md"]
+
+
+def test_a_line_deleted_while_a_plugin_restamped_is_not_brought_back(writer: NoteWriter) -> None:
+    writer.write("Memory/log.md", STAMPED, base=None)
+    ours = _ours(STAMPED, "2026-11-30T10:00:05.123456Z", "ours")
+    writer.write("Memory/log.md", ours, base=STAMPED)
+    edited = ours.replace(b"- ours\n", b"").replace(b"10:00:05.123456Z", b"11:11:11Z")
+    (writer.root / "Memory/log.md").write_bytes(edited)
+    assert not writer.heal()
+    assert writer.read("Memory/log.md") == edited
+
+
+def test_journal_entries_past_the_window_never_heal(writer: NoteWriter) -> None:
+    import json
+
+    writer.write("Memory/log.md", STAMPED, base=None)
+    ours = _ours(STAMPED, "2026-11-30T10:00:05.123456Z", "ours")
+    writer.write("Memory/log.md", ours, base=STAMPED)
+    journal_file = next(writer._journal.glob("journal.json"))
+    journal = json.loads(journal_file.read_text())
+    for entry in journal["Memory/log.md"]:
+        entry["at"] -= 86_400
+    journal_file.write_text(json.dumps(journal))
+    (writer.root / "Memory/log.md").write_bytes(STAMPED)  # yesterday's file, restored
+    assert not writer.heal()
+    assert writer.read("Memory/log.md") == STAMPED

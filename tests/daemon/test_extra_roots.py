@@ -151,3 +151,30 @@ def test_memory_samples_of_three_tools(
     assert any(t == "feedback" for p, t in types.items() if p.startswith("ssam:"))
     assert "vhex:memory/2026-01-31.md" in index and "clawd:memory/NOW.md" in index
     assert {p: p.read_bytes() for p in copy.rglob("*") if p.is_file()} == before
+
+
+def test_detaching_a_large_root_is_not_a_mass_delete(
+    vault: Path, make_app: Builder, tmp_path: Path
+) -> None:
+    big = tmp_path / "agent" / "memory"
+    big.mkdir(parents=True)
+    for n in range(60):
+        (big / f"day-{n:02d}.md").write_text(f"# Day {n}\n\nlog {n}\n", encoding="utf-8")
+    app, _ = make_app(vault, **{"vault.extra_roots": [{"path": str(big), "name": "agent"}]})
+    app.sync()
+    detached, _ = make_app(vault)
+    report = detached.sync()  # 60 of ~100 rows go: the root's, not the vault's
+    assert report.deleted == 60
+    assert not any(p.startswith("agent:") for p in detached.store.file_index())
+
+
+def test_a_root_around_the_vault_or_another_root_is_refused(
+    vault: Path, make_app: Builder, tmp_path: Path, claude_memory: Path
+) -> None:
+    around, _ = make_app(vault, **{"vault.extra_roots": [str(vault.parent)]})
+    with pytest.raises(ConfigError, match="contains the vault"):
+        around.make_syncer()
+    nested, _ = make_app(vault, **{"vault.extra_roots": [str(claude_memory.parent),
+                                                          str(claude_memory)]})
+    with pytest.raises(ConfigError, match="inside one another"):
+        nested.make_syncer()
