@@ -20,7 +20,6 @@ marker was lost or any read was torn; never fails on timings.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import os
 import shutil
@@ -30,18 +29,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from harness_loader import load_daemon_harness
+
 ROOT = Path(__file__).resolve().parents[1]
-HARNESS = ROOT / "tests" / "daemon" / "daemon_harness.py"
 RESULTS = ROOT / "bench" / "results" / "write_reliability.json"
-
-
-def _harness() -> Any:
-    spec = importlib.util.spec_from_file_location("daemon_harness", HARNESS)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["daemon_harness"] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 def main() -> int:
@@ -55,7 +46,7 @@ def main() -> int:
     parser.add_argument("--keep", action="store_true", help="keep the temp folders")
     args = parser.parse_args()
 
-    harness = _harness()
+    harness = load_daemon_harness()
     os.environ.setdefault("LANCEDB_LOG", "error")
     for key in [k for k in os.environ if k.startswith("DREAMD_")]:
         del os.environ[key]

@@ -648,16 +648,20 @@ class MagmaStore:
         """Compact every table, fold new rows into the full-text index, prune old versions.
 
         ``cleanup_older_than=timedelta(0)`` keeps only the latest version (DESIGN.md: plain
-        ``optimize()`` keeps 7 days and frees nothing). ``purge`` first commits an empty
-        change to each table, so that the latest commit no longer names what was just
-        deleted (a delete's filter, with the deleted paths, is stored with its commit) and
-        the cleanup removes it too. Only safe while no other process reads an older version.
+        ``optimize()`` keeps 7 days and frees nothing). ``purge`` (``dreamd forget``) first
+        rewrites each table whole: a delete only marks rows deleted, and compaction rewrites a
+        data file only once enough of it is deleted, so one forgotten row would stay on disk;
+        the rewrite is also a commit after the delete (whose filter names the deleted paths),
+        so the cleanup removes that too. It costs a copy of the tables (seconds on a large
+        vault). Only safe while no other process reads an older version.
         Raises :class:`StoreError`.
         """
         try:
             if purge:
                 for table in (self._t.files, self._t.chunks, self._t.links):
-                    table.delete("false")
+                    table.add(table.to_arrow(), mode="overwrite")
+                self._has_fts = False  # the rewrite drops the index; rebuilt just below
+                self._paths = None
             self._ensure_fts()
             with warnings.catch_warnings():
                 # lancedb warns that cleanup_older_than=0 breaks concurrent readers; this

@@ -86,10 +86,13 @@ def test_forgotten_text_is_gone_from_the_store_on_disk(app: App) -> None:
     marker = "zebracorn-quartz-7731"
     service = app.memories()
     made = service.remember(f"The studio wifi is named {marker}.", type="reference")
+    other = service.remember("The kiln shelf is 40 cm wide.", type="reference")
     store = Path(app.store_uri)
     assert any(marker.encode() in p.read_bytes() for p in store.rglob("*") if p.is_file())
+    service.forget(other.memory_id)  # a second forget in a row: the first one's rows too
     service.forget(made.memory_id)
     assert not any(marker.encode() in p.read_bytes() for p in store.rglob("*") if p.is_file())
+    assert app.search("studio wifi zebracorn", limit=5)  # the index still answers
     state = app.state_dir  # the writer's journal of recent writes included
     assert not any(marker.encode() in p.read_bytes() for p in state.rglob("*") if p.is_file())
 

@@ -238,10 +238,10 @@ def test_chunks_left_by_a_crash_before_the_file_row_are_swept(
     def crash(*args: object, **kwargs: object) -> None:
         raise KeyboardInterrupt  # the process dies between the commits
 
-    monkeypatch.setattr(MagmaStore, "_write_files", crash)
-    with pytest.raises(KeyboardInterrupt):
-        app.make_syncer().sync_paths({"Ghost.md"})
-    monkeypatch.undo()
+    with monkeypatch.context() as patched:  # (not undo(): that drops the test isolation too)
+        patched.setattr(MagmaStore, "_write_files", crash)
+        with pytest.raises(KeyboardInterrupt):
+            app.make_syncer().sync_paths({"Ghost.md"})
     ghost.unlink()
     assert "Ghost.md" in app.store.orphaned_paths()
 
