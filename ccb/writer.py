@@ -349,11 +349,6 @@ class NoteWriter:
             target.unlink(missing_ok=True)
             return self._drop_journal(rel_path)
 
-    def forget(self, rel_path: str) -> int:
-        """Drop every journaled copy of ``rel_path``. Returns how many entries went."""
-        with self._thread_lock, self._process_lock:
-            return self._drop_journal(rel_path)
-
     def _drop_journal(self, rel_path: str) -> int:
         journal = self._load_journal()
         dropped = len(journal.pop(rel_path, []))
