@@ -197,14 +197,14 @@ def test_the_next_write_heals_first_and_a_clash_forks(writer: NoteWriter) -> Non
     assert any(".conflict-" in p.name for p in (writer.root / "Memory").iterdir())
 
 
-def test_an_editor_save_between_compare_and_swap_is_merged_not_lost(tmp_path: Path) -> None:
-    """The editor saves at the worst moment: after our compare, just before our swap (the
-    on_written hook runs exactly there). Its save comes back from the swap and is merged."""
+def _writer_with_editor_saving_at_swap(tmp_path: Path, theirs: bytes) -> NoteWriter:
+    """A writer over ``Memory/log.md`` (holding STAMPED) whose first write is met by an
+    editor saving ``theirs`` at the worst moment: after our compare, just before our swap
+    (the on_written hook runs exactly there)."""
     vault = tmp_path / "vault"
     (vault / "Memory").mkdir(parents=True)
     target = vault / "Memory" / "log.md"
     target.write_bytes(STAMPED)
-    theirs = STAMPED + b"- typed at the worst moment\n"
     fired: list[str] = []
 
     def editor_saves(path: str, _digest: str) -> None:
@@ -212,33 +212,27 @@ def test_an_editor_save_between_compare_and_swap_is_merged_not_lost(tmp_path: Pa
             fired.append(path)
             target.write_bytes(theirs)
 
-    writer = NoteWriter(vault, tmp_path / "state", on_written=editor_saves)
+    return NoteWriter(vault, tmp_path / "state", on_written=editor_saves)
+
+
+def test_an_editor_save_between_compare_and_swap_is_merged_not_lost(tmp_path: Path) -> None:
+    writer = _writer_with_editor_saving_at_swap(
+        tmp_path, STAMPED + b"- typed at the worst moment\n")
     ours = _ours(STAMPED, "2026-11-30T10:00:05.123456Z", "ours")
     outcome = writer.write("Memory/log.md", ours, base=STAMPED)
-    text = target.read_bytes()
-    assert outcome.status == "merged"
+    text = writer.read("Memory/log.md")
+    assert outcome.status == "merged" and text is not None
     assert b"- typed at the worst moment\n" in text and b"- ours\n" in text
 
 
 def test_a_clashing_save_in_that_moment_goes_back_with_ours_beside_it(tmp_path: Path) -> None:
-    vault = tmp_path / "vault"
-    (vault / "Memory").mkdir(parents=True)
-    target = vault / "Memory" / "log.md"
-    target.write_bytes(STAMPED)
     theirs = STAMPED.replace(b"- first\n", b"- first, rewritten by the user\n")
-    fired: list[str] = []
-
-    def editor_saves(path: str, _digest: str) -> None:
-        if not fired:
-            fired.append(path)
-            target.write_bytes(theirs)
-
-    writer = NoteWriter(vault, tmp_path / "state", on_written=editor_saves)
+    writer = _writer_with_editor_saving_at_swap(tmp_path, theirs)
     ours = STAMPED.replace(b"- first\n", b"- first, rewritten by dreamd\n")
     outcome = writer.write("Memory/log.md", ours, base=STAMPED)
     assert outcome.status == "conflict" and outcome.conflict_path
-    assert target.read_bytes() == theirs
-    assert (vault / outcome.conflict_path).read_bytes() == ours
+    assert writer.read("Memory/log.md") == theirs
+    assert writer.read(outcome.conflict_path) == ours
 
 
 def test_a_hand_edited_generated_file_is_kept_beside_it(writer: NoteWriter) -> None:
