@@ -24,13 +24,12 @@ import os
 import shutil
 import statistics
 import sys
-import tempfile
 import time
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from harness_loader import load_daemon_harness
+from harness_loader import isolated_base, load_daemon_harness
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "bench" / "results" / "daemon_reliability.json"
@@ -45,10 +44,7 @@ def main() -> int:
     args = parser.parse_args()
 
     harness = load_daemon_harness()
-    os.environ.setdefault("LANCEDB_LOG", "error")
-    for key in [k for k in os.environ if k.startswith("DREAMD_")]:
-        del os.environ[key]
-    base = Path(tempfile.mkdtemp(prefix="dreamd-reliability-"))
+    base = isolated_base("dreamd-reliability-")
     results: list[Any] = []
     started = time.monotonic()
     try:

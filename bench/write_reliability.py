@@ -24,12 +24,11 @@ import json
 import os
 import shutil
 import sys
-import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from harness_loader import load_daemon_harness
+from harness_loader import isolated_base, load_daemon_harness
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "bench" / "results" / "write_reliability.json"
@@ -47,10 +46,7 @@ def main() -> int:
     args = parser.parse_args()
 
     harness = load_daemon_harness()
-    os.environ.setdefault("LANCEDB_LOG", "error")
-    for key in [k for k in os.environ if k.startswith("DREAMD_")]:
-        del os.environ[key]
-    base = Path(tempfile.mkdtemp(prefix="dreamd-writers-"))
+    base = isolated_base("dreamd-writers-")
     os.environ["DREAMD_STORAGE__DATA_DIR"] = str(base / "data")
     os.environ["DREAMD_CONFIG"] = str(base / "config.toml")
     report: dict[str, Any] = {"at": datetime.now(UTC).isoformat(timespec="seconds"),
