@@ -27,6 +27,7 @@ __all__ = [
     "is_temp_file_name",
     "load_user_ignore_filters",
     "read_note",
+    "read_note_bytes",
     "scan_paths",
     "scan_vault",
 ]
@@ -478,6 +479,12 @@ def read_note(root: Path, rel_path: str) -> Note:
     Raises ``VaultError`` when the path (after resolving symlinks) leaves the vault, and
     ``NoteParseError`` (with path and reason) when the file cannot be read.
     """
+    return read_note_bytes(root, rel_path)[0]
+
+
+def read_note_bytes(root: Path, rel_path: str) -> tuple[Note, bytes]:
+    """:func:`read_note` and the exact bytes it parsed (the version history keeps them).
+    Raises like :func:`read_note`."""
     real_root = os.path.realpath(root)
     target = os.path.realpath(Path(real_root).joinpath(*rel_path.split("/")))
     if Path(rel_path).is_absolute() or not _inside(real_root, target) or target == real_root:
@@ -487,4 +494,4 @@ def read_note(root: Path, rel_path: str) -> Note:
             data = handle.read()
     except OSError as exc:
         raise NoteParseError(f"ccb: read {rel_path}: {_os_reason(exc)}") from exc
-    return parse_note(rel_path, data)
+    return parse_note(rel_path, data), data

@@ -45,7 +45,14 @@ from ccb.frontmatter_edit import set_properties
 from ccb.merge import merge_note
 from config.errors import DreamdError, StaleWriteError, VaultError
 
-__all__ = ["HEAL_WINDOW_S", "NoteWriter", "WriteOutcome", "conflict_copy_path", "sha256_hex"]
+__all__ = [
+    "HEAL_WINDOW_S",
+    "ORIGIN_WINDOW_S",
+    "NoteWriter",
+    "WriteOutcome",
+    "conflict_copy_path",
+    "sha256_hex",
+]
 
 log = structlog.get_logger("dreamd.writer")
 
@@ -69,6 +76,18 @@ _JOURNAL_PER_FILE = 64
 _JOURNAL_DIR = "recent-writes"
 _JOURNAL_FILE = "journal.json"
 _GENERATED_FILE = "generated.json"
+_ORIGINS_FILE = "origins.json"
+#: How long the origin of a write is remembered, in seconds: the indexer (the daemon's
+#: watcher, or the writing process itself) records the version within moments; a day covers a
+#: daemon that was down.
+ORIGIN_WINDOW_S = 86_400.0
+_ORIGINS_MAX = 4096
+_HEALED = "an editor saved over dreamd's write; both edits merged"
+
+
+def _merged(change: str) -> str:
+    return f"{change} (merged with an edit made meanwhile)" if change else \
+        "merged with an edit made meanwhile"
 
 WriteStatus = Literal["created", "written", "merged", "conflict", "unchanged", "healed"]
 
@@ -137,8 +156,15 @@ class NoteWriter:
         except FileNotFoundError:
             return None
 
-    def write(self, rel_path: str, data: bytes, *, base: bytes | None) -> WriteOutcome:
+    def write(
+        self, rel_path: str, data: bytes, *, base: bytes | None, origin: str = "api",
+        change: str = "",
+    ) -> WriteOutcome:
         """Write ``data`` at ``rel_path``, based on ``base`` (``None``: the file is new).
+
+        ``origin`` (``api``, ``dream``, ``rollback``, ``arbiter``) and ``change`` (one line)
+        are remembered for the bytes written, so the version the indexer records for them
+        names who made the change (:meth:`origin_of`).
 
         Same bytes on disk → ``unchanged``; file still equal to ``base`` (or absent when
         ``base`` is ``None``) → atomic replace; changed meanwhile → merge, else conflict copy.
@@ -149,6 +175,7 @@ class NoteWriter:
         the vault, ``OSError`` for I/O failures (the file is left as it was).
         """
         target = self._absolute(rel_path)
+        tag = (origin, change)
         with self._thread_lock, self._process_lock:
             current = self.read(rel_path)
             if current is None and base is not None:
@@ -160,15 +187,16 @@ class NoteWriter:
             if theirs == data:
                 if theirs == current:
                     return WriteOutcome(rel_path, "unchanged", sha256_hex(data))
-                return self._place(target, rel_path, data, "healed", expect=current)
+                return self._place(target, rel_path, data, "healed", expect=current, tag=tag)
             if theirs == base:
                 status: WriteStatus = "created" if current is None else "written"
-                return self._place(target, rel_path, data, status, expect=current)
+                return self._place(target, rel_path, data, status, expect=current, tag=tag)
             assert theirs is not None
             merged = (merge_note(base, data, theirs, now=self._stamp())
                       if base is not None else None)
             if merged is not None:
-                outcome = self._place(target, rel_path, merged, "merged", expect=current)
+                outcome = self._place(target, rel_path, merged, "merged", expect=current,
+                                      tag=(origin, _merged(change)))
                 log.info("write.merged", path=rel_path)
                 return outcome
             if theirs != current:
@@ -177,7 +205,7 @@ class NoteWriter:
 
     def _place(
         self, target: Path, rel_path: str, data: bytes, status: WriteStatus,
-        *, expect: bytes | None,
+        *, expect: bytes | None, tag: tuple[str, str] = ("user-edit", _HEALED),
     ) -> WriteOutcome:
         """Swap ``data`` in where ``expect`` was (:func:`ccb.atomic.swap_bytes_atomic`). If an
         editor wrote in the moment between our compare and the swap, what it wrote comes
@@ -195,11 +223,12 @@ class NoteWriter:
                       expected=_short(expect), displaced=_short(displaced))
             if displaced == expect or displaced is None:
                 # (None: deleted in that very moment; the write stands, as after a delete)
-                self._remember(rel_path, first, want)
+                self._remember(rel_path, first, want, tag if want == data else
+                               (tag[0], _merged(tag[1])))
                 return WriteOutcome(rel_path, status, digest, conflict_path)
             log.warning("write.raced", path=rel_path,
                         reason="the file changed between the compare and the write")
-            self._remember(rel_path, first, want)  # it was on disk: an editor may build on it
+            self._remember(rel_path, first, want, tag)  # on disk: an editor may build on it
             merged = (merge_note(expect, want, displaced, now=self._stamp())
                       if expect is not None else None)
             if merged is not None:
@@ -325,12 +354,39 @@ class NoteWriter:
                 conflict_path = self._fork(rel_path, current, data).conflict_path
                 log.warning("write.kept_hand_edit", path=rel_path, copy=conflict_path)
             outcome = self._place(target, rel_path, data,
-                                  "created" if current is None else "written", expect=current)
+                                  "created" if current is None else "written", expect=current,
+                                  tag=("api", "index rebuilt"))
             known[rel_path] = sha256_hex(self.read(rel_path) or b"")
             write_bytes_atomic(record, (json.dumps(known, indent=1) + "\n").encode(),
                                durable=False)
             return WriteOutcome(rel_path, outcome.status, outcome.content_hash,
                                 conflict_path or outcome.conflict_path)
+
+    def generated_hash(self, rel_path: str) -> str | None:
+        """Hash of what dreamd last generated at ``rel_path``, ``None`` when never here."""
+        try:
+            known = json.loads((self._journal / _GENERATED_FILE).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        value = known.get(rel_path) if isinstance(known, dict) else None
+        return value if isinstance(value, str) else None
+
+    def adopt_generated(self, rel_path: str, data: bytes) -> None:
+        """Record ``data`` as what dreamd generated at ``rel_path`` (a check found the file
+        equal to what dreamd would write), so the next :meth:`write_generated` does not take
+        it for a hand edit."""
+        record = self._journal / _GENERATED_FILE
+        with self._thread_lock, self._process_lock:
+            try:
+                known = json.loads(record.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                known = {}
+            known = known if isinstance(known, dict) else {}
+            if known.get(rel_path) == sha256_hex(data):
+                return
+            known[rel_path] = sha256_hex(data)
+            write_bytes_atomic(record, (json.dumps(known, indent=1) + "\n").encode(),
+                               durable=False)
 
     def delete(self, rel_path: str, *, expect: bytes) -> int:
         """Delete ``rel_path`` for good (``dreamd forget``) if it still holds ``expect``, under
@@ -355,12 +411,42 @@ class NoteWriter:
         self._save_journal(journal)  # also deletes blobs no entry refers to any more
         return dropped
 
-    def _remember(self, rel_path: str, based_on: bytes | None, data: bytes) -> None:
+    def origin_of(self, content_hash: str) -> tuple[str, str] | None:
+        """``(origin, change)`` of a recent write of these bytes by dreamd (within
+        :data:`ORIGIN_WINDOW_S`), or ``None``: then the bytes are someone else's edit."""
+        found = self._load_origins().get(content_hash)
+        if isinstance(found, list) and len(found) == 3:
+            return str(found[0]), str(found[1])
+        return None
+
+    def _load_origins(self) -> dict[str, object]:
+        try:
+            data = json.loads((self._journal / _ORIGINS_FILE).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+        return data if isinstance(data, dict) else {}
+
+    def _note_origin(self, data: bytes, tag: tuple[str, str]) -> None:
+        origins = self._load_origins()
+        now = time.time()
+        kept = {k: v for k, v in origins.items() if isinstance(v, list) and len(v) == 3
+                and now - float(v[2]) <= ORIGIN_WINDOW_S}
+        kept[sha256_hex(data)] = [tag[0], tag[1], now]
+        if len(kept) > _ORIGINS_MAX:
+            kept = dict(sorted(kept.items(), key=lambda kv: float(kv[1][2]))[-_ORIGINS_MAX:])
+        text = json.dumps(kept, ensure_ascii=False, indent=1) + "\n"
+        write_bytes_atomic(self._journal / _ORIGINS_FILE, text.encode("utf-8"), durable=False)
+
+    def _remember(
+        self, rel_path: str, based_on: bytes | None, data: bytes,
+        tag: tuple[str, str] = ("user-edit", ""),
+    ) -> None:
         """Journal a write of a file with an ``updated:`` stamp (memory files), dropping
         entries older than :data:`HEAL_WINDOW_S`. Files without a stamp (``MEMORY.md``) are
         rebuilt from the memories on every change: never healed. Every write in the window
         is kept (at most :data:`_JOURNAL_PER_FILE` per file): an editor's buffer may predate
         several of them, and each must come back."""
+        self._note_origin(data, tag)
         journal = self._load_journal()
         now = time.time()
         for path in list(journal):
@@ -401,7 +487,8 @@ class NoteWriter:
         keep = {str(e.get(k)) for entries in journal.values() for e in entries
                 for k in ("base", "ours")}
         for blob in self._journal.iterdir():
-            if blob.name not in {_JOURNAL_FILE, _GENERATED_FILE} and blob.name not in keep \
+            if blob.name not in {_JOURNAL_FILE, _GENERATED_FILE, _ORIGINS_FILE} \
+                    and blob.name not in keep \
                     and not blob.name.endswith(TEMP_SUFFIX):
                 blob.unlink(missing_ok=True)
 
@@ -423,6 +510,15 @@ class NoteWriter:
             now = self._last_stamp + timedelta(microseconds=1)
         self._last_stamp = now
         return now
+
+    def write_conflict_copy(self, rel_path: str, data: bytes) -> str:
+        """Write ``data`` beside ``rel_path`` as a new conflict copy (the arbiter's manual
+        review); returns the copy's vault path. Raises like :meth:`write`."""
+        with self._thread_lock, self._process_lock:
+            current = self.read(rel_path) or b""
+            copy = self._fork(rel_path, data, current).conflict_path
+        assert copy is not None
+        return copy
 
     def _fork(self, rel_path: str, data: bytes, current: bytes) -> WriteOutcome:
         """Write ``data`` beside ``rel_path`` as a new conflict copy (``current`` stays)."""

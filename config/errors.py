@@ -23,7 +23,9 @@ Tree::
     ├── LockError              another process holds the lock (names the holder)
     ├── SecretRefusedError     a write carried a credential (names kind and place, never the secret)
     ├── InvalidOwnerError      an owner that is not ``user`` or ``user/agent``
-    └── MemoryNotFoundError    no memory (visible to the caller) has that id or name
+    ├── MemoryNotFoundError    no memory (visible to the caller) has that id or name
+    ├── VersionNotFoundError   a memory has no version with that number
+    └── ConflictNotFoundError  no open conflict for that memory
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from __future__ import annotations
 __all__ = [
     "EXIT_CODES",
     "ConfigError",
+    "ConflictNotFoundError",
     "DreamdError",
     "EmbeddingError",
     "FrontmatterEditError",
@@ -45,6 +48,7 @@ __all__ = [
     "StoreError",
     "StoreMismatchError",
     "VaultError",
+    "VersionNotFoundError",
     "exit_code_for",
 ]
 
@@ -110,6 +114,14 @@ class InvalidOwnerError(DreamdError):
 
 class MemoryNotFoundError(DreamdError):
     """No memory visible to the caller has that id, name or file name."""
+
+
+class VersionNotFoundError(DreamdError):
+    """A memory has no version with that number (``dreamd rollback``, ``diff``)."""
+
+
+class ConflictNotFoundError(DreamdError):
+    """No open conflict for that memory (``dreamd conflicts resolve``)."""
 
 
 #: Exit codes of the CLI, by error class (most specific first). 1 is reserved for

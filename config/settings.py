@@ -192,6 +192,9 @@ class VaultSettings(_Section):
         return value.strip("/\\")
 
 
+_DEVICE_RE = re.compile(r"[a-z0-9][a-z0-9-]{0,31}")
+
+
 class StorageSettings(_Section):
     """Where the index and the per-vault state live (never inside the vault)."""
 
@@ -204,10 +207,29 @@ class StorageSettings(_Section):
         description="LanceDB URI; unset means <data_dir>/vaults/<vault-id>/lancedb.",
     )
 
+    device: str | None = Field(
+        default=None,
+        description="This device's name when several devices share one store (storage.uri on a "
+        "shared drive or s3://): each keeps its own index tables, all share the version "
+        "history. Unset: the store is this device's alone.",
+    )
+
     @field_validator("data_dir", mode="before")
     @classmethod
     def _expand_data_dir(cls, value: Any) -> Any:
         return _expand_user(value)
+
+    @field_validator("device", mode="before")
+    @classmethod
+    def _device_name(cls, value: Any) -> Any:
+        if value is None or (isinstance(value, str) and not value.strip()):
+            return None
+        if not isinstance(value, str) or not _DEVICE_RE.fullmatch(value.strip().lower()):
+            raise ValueError(
+                "must be 1-32 characters: lower-case letters, digits and '-', starting with a "
+                "letter or digit (it names this device's tables in the shared store)"
+            )
+        return value.strip().lower()
 
 
 class EmbeddingSettings(_Section):
@@ -521,6 +543,33 @@ class McpSettings(_Section):
         )
 
 
+class VersionsSettings(_Section):
+    """The version history of memories (DESIGN.md: every content change is a version)."""
+
+    keep_last: NonNegativeInt = Field(
+        default=0,
+        description="Versions kept per memory, newest first; 0 keeps all. The current version "
+        "and a deleted memory's last version are always kept.",
+    )
+    keep_days: NonNegativeFloat = Field(
+        default=0,
+        description="Drop versions older than this many days; 0 keeps them forever.",
+    )
+
+
+class CheckSettings(_Section):
+    """The consistency checker the daemon runs (dreamd check runs it by hand)."""
+
+    interval_minutes: PositiveFloat = Field(
+        default=60, description="How often the daemon checks the vault against the index."
+    )
+    orphan_grace_s: NonNegativeFloat = Field(
+        default=300,
+        description="How long a memory file must stay gone before its history gets a "
+        "tombstone (editors and sync tools delete and re-create files).",
+    )
+
+
 class LoggingSettings(_Section):
     """Log output (structlog)."""
 
@@ -568,6 +617,8 @@ class Settings(BaseSettings):
     llm: LlmSettings = Field(default_factory=LlmSettings)
     metrics: MetricsSettings = Field(default_factory=MetricsSettings)
     mcp: McpSettings = Field(default_factory=McpSettings)
+    versions: VersionsSettings = Field(default_factory=VersionsSettings)
+    check: CheckSettings = Field(default_factory=CheckSettings)
     logging: LoggingSettings = Field(default_factory=LoggingSettings)
 
 

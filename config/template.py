@@ -20,6 +20,7 @@ __all__ = ["render_config"]
 #: Example values shown for settings whose default is "unset" (TOML has no null).
 _EXAMPLES: dict[str, object] = {
     "storage.uri": "/srv/dreamd/lancedb",
+    "storage.device": "laptop",
     "embedding.base_url": "https://api.openai.com/v1",
     "llm.model": "qwen2.5:7b-instruct",
 }

@@ -8,7 +8,7 @@ settings themselves.
 from __future__ import annotations
 
 import os
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import asdict
 from datetime import UTC, datetime, timedelta
 from functools import cached_property
@@ -17,8 +17,9 @@ from pathlib import Path
 import structlog
 
 from ccb.owner import Owner
+from ccb.parse import parse_note
 from ccb.roots import ROOT_SEPARATOR, Root, derive_root_name
-from ccb.scan import VaultFilter
+from ccb.scan import VaultFilter, scan_vault
 from ccb.writer import NoteWriter
 from config import (
     LoadedSettings,
@@ -29,7 +30,9 @@ from config import (
     state_dir,
     store_uri,
 )
-from config.errors import ConfigError, LockError, VaultError
+from config.errors import ConfigError, LockError, MemoryNotFoundError, VaultError
+from daemon.check import ConsistencyService
+from daemon.history import HistoryService, VersionRecorder, memory_key
 from daemon.lock import DaemonLock, current_holder
 from daemon.memories import INDEX_FILE, MemoryService
 from daemon.status import (
@@ -46,10 +49,14 @@ from daemon.sync import Progress, RootsSyncer, Syncer, SyncReport
 from magma.embedder import Embedder, UniversalSentenceEncoder
 from magma.search import SearchHit, hybrid_search
 from magma.store import MagmaStore
+from magma.versions import Version, VersionArchive
 
 __all__ = ["App", "load"]
 
 log = structlog.get_logger("dreamd.app")
+
+#: State-dir file: what the last ``MEMORY.md`` build was made from (:func:`index_fingerprint`).
+MEMORY_INDEX_RECORD = "memory-index.json"
 
 
 def load(
@@ -190,8 +197,20 @@ class App:
     def store(self) -> MagmaStore:
         return MagmaStore.open(
             self.store_uri, vault_path=str(self.vault_root), model_id=self.embedder.model_id,
-            dims=self.embedder.dims,
+            dims=self.embedder.dims, device=self.settings.storage.device,
         )
+
+    @cached_property
+    def versions(self) -> VersionArchive:
+        """The version history of memories (shared by every device of the store), with this
+        device's plain-text copies in ``<state dir>/versions/``."""
+        return VersionArchive.open(self.store_uri, archive_dir=self.state_dir / "versions",
+                                   device=self.settings.storage.device)
+
+    @cached_property
+    def recorder(self) -> VersionRecorder:
+        """Records a version of every memory the indexer sees change."""
+        return VersionRecorder(self.versions, self.state_dir, self.writer.origin_of)
 
     def _require_vault(self, action: str) -> None:
         if not self.vault_root.is_dir():
@@ -216,6 +235,7 @@ class App:
                 )
                 if report.changed_paths or report.deleted:
                     self.store.maintain()  # fold new rows into the full-text index, compact
+                    self.versions.optimize(timedelta(0))
                 self.record_sync(report)
         except LockError as error:
             raise LockError(
@@ -235,6 +255,7 @@ class App:
                 chunk_max_chars=cfg.chunk_max_chars, batch_files=cfg.write_batch_files,
                 max_delete_share=cfg.max_delete_share, max_note_chars=cfg.max_note_chars,
                 prefix=root.prefix, claimed=prefixes,
+                recorder=self.recorder if not root.prefix else None,
             )
             for root in self.roots
         ])
@@ -269,8 +290,79 @@ class App:
             writer=self.writer,
             memory_folder=self.settings.vault.memory_folder,
             store=self.store, embedder=lambda: self.embedder, index=self.index_now,
-            owner=owner,
+            owner=owner, index_record=self.state_dir / MEMORY_INDEX_RECORD,
+            forget_history=self._forget_history,
         )
+
+    def _forget_history(self, key: str) -> int:
+        """Drop every version of a forgotten memory, then the table versions that held it."""
+        count = self.versions.forget(key)
+        self.versions.compact()
+        self.recorder.forget(key)
+        return count
+
+    def require_indexed(self, action: str) -> None:
+        """Raise ``VaultError`` (saying to run ``dreamd sync``) when the vault folder is
+        missing or has never been indexed."""
+        self._require_vault(action)
+        if read_json(self.state_dir / LAST_SYNC_FILE) is None and not self.store.counts().files:
+            raise VaultError(
+                f"{action} {self.vault_root}: this vault has not been indexed yet; "
+                f"run: dreamd sync {self.vault_root}"
+            )
+
+    def consistency(
+        self, *, index: Callable[[Collection[str]], bool] | None = None
+    ) -> ConsistencyService:
+        """The checker and arbiter of this vault (``dreamd check``, ``dreamd conflicts``);
+        ``index`` re-indexes paths (default :meth:`index_now`; the daemon passes its own)."""
+        return ConsistencyService(
+            root=self.vault_root, vfilter=self.vault_filter, store=self.store,
+            recorder=self.recorder, writer=self.writer, memories=self.memories,
+            index=index or self.index_now, state_dir=self.state_dir,
+            memory_folder=self.settings.vault.memory_folder,
+            index_record=self.state_dir / MEMORY_INDEX_RECORD,
+            orphan_grace=timedelta(seconds=self.settings.check.orphan_grace_s),
+            claimed=[root.prefix for root in self.roots[1:]],
+        )
+
+    def conflict_copies(self) -> list[tuple[str, str]]:
+        """``(copy, original)`` of every conflict copy in the vault (sync tools' and
+        dreamd's), from one walk."""
+        scan = scan_vault(self.vault_root, self.vault_filter)
+        return [(c.path, c.conflict_of) for c in scan.conflict_copies]
+
+    def history(self, owner: Owner | None = None) -> HistoryService:
+        """History, diff and rollback of memories (acting for ``owner`` when given)."""
+        service = self.memories(owner)
+
+        def resolve(id_or_name: str) -> str:
+            try:
+                return memory_key(service.find(id_or_name).note)
+            except MemoryNotFoundError:
+                pass
+            wanted = id_or_name.strip()
+            archive = self.versions
+            versions = archive.history(wanted) or archive.history(f"path:{wanted}")
+            if not versions:
+                folded = wanted.casefold()
+                for history in archive.all_versions().values():
+                    if any((v.name or "").casefold() == folded for v in history):
+                        versions = history
+                        break
+            if not versions or not _owner_sees(owner, archive, versions):
+                raise MemoryNotFoundError(
+                    f"memory {id_or_name!r}: no memory or history has that id or name")
+            return versions[0].memory_id
+
+        def locate(key: str) -> tuple[str, bytes] | None:
+            for stored in service.memories():
+                if memory_key(stored.note) == key:
+                    return stored.path, stored.data
+            return None
+
+        return HistoryService(self.versions, self.writer, self.recorder, locate, resolve,
+                              self.index_now)
 
     def search(
         self, query: str, *, limit: int = 10, memory_types: Collection[str] | None = None,
@@ -278,12 +370,7 @@ class App:
     ) -> list[SearchHit]:
         """Hybrid search over the indexed vault (vector + full text, RRF); with ``owner``,
         other owners' memories are never returned."""
-        self._require_vault("search")
-        if read_json(self.state_dir / LAST_SYNC_FILE) is None and not self.store.counts().files:
-            raise VaultError(
-                f"search {self.vault_root}: this vault has not been indexed yet; "
-                f"run: dreamd sync {self.vault_root}"
-            )
+        self.require_indexed("search")
         return hybrid_search(
             self.store, self.embedder, query, limit=limit, memory_types=memory_types or None,
             path_prefix=path_prefix, owner=owner, rrf_k=self.settings.retrieval.rrf_k,
@@ -310,6 +397,18 @@ class App:
             conflict_copies=tuple(last.get("conflict_copies", [])) if last else (),
             daemon=daemon,
         )
+
+
+def _owner_sees(owner: Owner | None, archive: VersionArchive, versions: list[Version]) -> bool:
+    """May ``owner`` see the history of a memory that has no file any more? Decided by the
+    owner its last recorded content names."""
+    if owner is None:
+        return True
+    edits = [v for v in versions if v.kind != "tombstone"]
+    if not edits:
+        return False
+    note = parse_note(edits[-1].path, archive.content(edits[-1].memory_id, edits[-1].n))
+    return note.memory is not None and owner.sees(note.memory.owner)
 
 
 def _resolve_vault(loaded: LoadedSettings) -> Path:

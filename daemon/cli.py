@@ -262,6 +262,132 @@ def forget(
 
 
 @app.command()
+def history(
+    ctx: typer.Context,
+    memory: Annotated[str, typer.Argument(help="Memory id, name or file (also a deleted one).")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print versions as JSON.")] = False,
+    owner: Annotated[
+        str | None, typer.Option("--owner", help="Act for this owner (user or user/agent).")
+    ] = None,
+    vault: Annotated[Path | None, typer.Option("--vault", help="Vault folder.")] = None,
+) -> None:
+    """List every version of a memory: number, time, origin and what changed."""
+    with _app(ctx, **{"vault.path": vault}) as application:
+        versions = application.history(_owner(owner)).history(memory)
+    if as_json:
+        out.print_json(json.dumps(render.history_json(versions), ensure_ascii=False))
+    else:
+        render.print_history(out, versions)
+
+
+@app.command()
+def diff(
+    ctx: typer.Context,
+    memory: Annotated[str, typer.Argument(help="Memory id, name or file.")],
+    a: Annotated[int, typer.Argument(help="Version to compare from.", min=1)],
+    b: Annotated[
+        int | None, typer.Argument(help="Version to compare to (default: the file now).", min=1)
+    ] = None,
+    owner: Annotated[
+        str | None, typer.Option("--owner", help="Act for this owner (user or user/agent).")
+    ] = None,
+    vault: Annotated[Path | None, typer.Option("--vault", help="Vault folder.")] = None,
+) -> None:
+    """Show what changed between two versions of a memory (unified diff)."""
+    with _app(ctx, **{"vault.path": vault}) as application:
+        text = application.history(_owner(owner)).diff(memory, a, b)
+    out.print(text or "no difference", markup=False, highlight=False, end="" if text else "\n")
+
+
+@app.command()
+def rollback(
+    ctx: typer.Context,
+    memory: Annotated[str, typer.Argument(help="Memory id, name or file (also a deleted one).")],
+    to: Annotated[int, typer.Option("--to", help="The version to restore.", min=1)],
+    owner: Annotated[
+        str | None, typer.Option("--owner", help="Act for this owner (user or user/agent).")
+    ] = None,
+    vault: Annotated[Path | None, typer.Option("--vault", help="Vault folder.")] = None,
+) -> None:
+    """Restore an old version of a memory as its newest version (reversible)."""
+    with _app(ctx, **{"vault.path": vault}) as application:
+        result = application.history(_owner(owner)).rollback(memory, to)
+    render.print_rollback(out, result)
+
+
+@app.command()
+def check(
+    ctx: typer.Context,
+    fix: Annotated[bool, typer.Option("--fix", help="Apply the arbiter's decisions.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+    vault: Annotated[Path | None, typer.Option("--vault", help="Vault folder.")] = None,
+) -> None:
+    """Compare the vault, the index and the memories' history; exit 1 when they drifted."""
+    with _app(ctx, **{"vault.path": vault}) as application:
+        application.require_indexed("check")
+        service = application.consistency()
+        report = service.check()
+        repaired = service.fix(report, automatic_only=False) if fix and not report.clean \
+            else None
+        after = service.check() if repaired is not None and not repaired.deferred else None
+    if as_json:
+        data = render.check_json(report, repaired)
+        if after is not None:
+            data["after"] = render.check_json(after)
+        out.print_json(json.dumps(data, ensure_ascii=False, default=str))
+    else:
+        render.print_check(out, report)
+        if repaired is not None:
+            render.print_fix(out, repaired)
+            if after is not None:
+                out.print("after the fix:")
+                render.print_check(out, after)
+    final = after if after is not None else report
+    if repaired is not None and repaired.deferred:
+        final = report if repaired.left else final
+    if not final.clean and (repaired is None or repaired.left or after is not None):
+        raise typer.Exit(1)
+
+
+conflicts_app = typer.Typer(help="Conflicts the arbiter left for you to settle.",
+                            invoke_without_command=True)
+app.add_typer(conflicts_app, name="conflicts")
+
+
+@conflicts_app.callback()
+def conflicts(
+    ctx: typer.Context,
+    as_json: Annotated[bool, typer.Option("--json", help="Print them as JSON.")] = False,
+    vault: Annotated[Path | None, typer.Option("--vault", help="Vault folder.")] = None,
+) -> None:
+    """List open conflicts (and other conflict copies in the vault)."""
+    if ctx.invoked_subcommand is not None:
+        return
+    with _app(ctx, **{"vault.path": vault}) as application:
+        records = application.consistency().conflicts()
+        copies = application.conflict_copies()
+    if as_json:
+        out.print_json(json.dumps(render.conflicts_json(records, copies), ensure_ascii=False))
+    else:
+        render.print_conflicts(out, records, copies)
+
+
+@conflicts_app.command("resolve")
+def conflicts_resolve(
+    ctx: typer.Context,
+    memory: Annotated[str, typer.Argument(help="Memory id (or the note's path).")],
+    keep: Annotated[str, typer.Option("--keep", help="file, magma or both.")],
+    vault: Annotated[Path | None, typer.Option("--vault", help="Vault folder.")] = None,
+) -> None:
+    """Settle a conflict: keep the file, MAGMA's version (the conflict copy), or both."""
+    if keep not in ("file", "magma", "both"):
+        raise typer.BadParameter("must be file, magma or both", param_hint="--keep")
+    with _app(ctx, **{"vault.path": vault}) as application:
+        message = application.consistency().resolve(memory, keep)  # type: ignore[arg-type]
+    out.print(escape(message), highlight=False)
+
+
+@app.command()
 def mcp(
     ctx: typer.Context,
     vault: Annotated[Path | None, typer.Option("--vault", help="Vault folder.")] = None,

@@ -9,11 +9,14 @@ clients expect:
 - ``memory_write(text, type, name, description, subject, pinned)`` — ``dreamd remember``;
 - ``memory_read(memory)`` — one memory file by id, name or file name;
 - ``memory_forget(memory)`` — ``dreamd forget``;
+- ``memory_history(memory, diff_from, diff_to)`` — ``dreamd history`` (and ``diff``);
+- ``memory_rollback(memory, version)`` — ``dreamd rollback``;
 - ``build_context(query, budget_tokens)`` — resident memories (user and feedback, pinned
   first) plus the memories retrieved for ``query``, fenced as background with source paths.
 
-Clients name memories, never paths to open: ``memory_read``/``memory_forget`` look a name up
-among the memory files, so nothing a client sends can reach a file outside the memory folder.
+Clients name memories, never paths to open: ``memory_read``/``memory_forget`` (and the history
+tools) look a name up among the memory files (or, for a deleted memory, its recorded history),
+so nothing a client sends can reach a file outside the memory folder.
 Every write is refused when it carries a credential. The server reads the store beside a
 running daemon (refreshing before each answer) and leaves indexing to it; with no daemon it
 indexes its own writes. Tool calls run one at a time (the library runs each in a worker
@@ -33,6 +36,7 @@ from ccb.owner import Owner
 from config.errors import DreamdError
 from daemon.app import App
 from daemon.render import hit_json, remember_json
+from magma.versions import Version, current
 
 __all__ = ["CHARS_PER_TOKEN", "build_server", "render_context"]
 
@@ -47,6 +51,11 @@ def _memory_type(value: str | None) -> MemoryType | None:
     if value not in MEMORY_TYPES:
         raise ToolError(f"type must be one of {', '.join(MEMORY_TYPES)}, not {value!r}")
     return value
+
+
+def _version_json(version: Version) -> dict[str, Any]:
+    return {"n": version.n, "kind": version.kind, "created_at": version.created_at.isoformat(),
+            "origin": version.origin, "change_log": version.change_log, "path": version.path}
 
 
 def render_context(
@@ -88,9 +97,10 @@ def render_context(
 def build_server(app: App, owner: Owner | None = None) -> MCPServer:
     """An MCP server bound to one vault's :class:`App` (tools as in the module docstring),
     acting for ``owner``: its searches and context never show another owner's memories, its
-    writes are that owner's, and it can read or forget only what that owner sees. ``None``
-    serves the vault's owner (every memory). Clients cannot choose the owner: it is the
-    server's, set where the server is started (``dreamd mcp --owner``)."""
+    writes are that owner's, and it can read, forget, or see and roll back the history of only
+    what that owner sees. ``None`` serves the vault's owner (every memory). Clients cannot
+    choose the owner: it is the server's, set where the server is started (``dreamd mcp
+    --owner``)."""
     server = MCPServer(
         name="dreamd",
         instructions="Long-term memory from the user's Obsidian vault. Search before asking "
@@ -154,6 +164,57 @@ def build_server(app: App, owner: Owner | None = None) -> MCPServer:
                 raise fail(error) from error
             return {"memory_id": report.memory_id, "path": report.path,
                     "removed": list(report.removed)}
+
+    @server.tool()
+    def memory_history(
+        memory: str, diff_from: int | None = None, diff_to: int | None = None,
+    ) -> dict[str, Any]:
+        """Every recorded version of one memory (by id, name or vault path), oldest first.
+
+        Each version has its number ``n`` (use these numbers with ``diff_from``/``diff_to``
+        and ``memory_rollback``), ``kind`` (``edit``; ``tombstone``: the file was deleted;
+        ``kept``: a side version kept after a conflict, never current), ``created_at`` (UTC,
+        ISO 8601), ``origin`` (``user-edit``, ``api``, ``dream``, ``rollback``, ``arbiter``),
+        ``change_log`` and ``path``; ``current`` is the number of the current version. With
+        ``diff_from``, ``diff`` is a unified diff from that version to version ``diff_to``
+        (default: the file as it is now; empty when they are the same)."""
+        if diff_to is not None and diff_from is None:
+            raise ToolError("diff_to needs diff_from (the version to diff from)")
+        with one_at_a_time:
+            try:
+                service = app.history(owner)
+                versions = service.history(memory)
+                diff = service.diff(memory, diff_from, diff_to) \
+                    if diff_from is not None else None
+            except DreamdError as error:
+                raise fail(error) from error
+            head = current(versions)
+            answer: dict[str, Any] = {
+                "memory_id": versions[0].memory_id,
+                "name": next((v.name for v in reversed(versions) if v.name), None),
+                "current": head.n if head else None,
+                "versions": [_version_json(v) for v in versions],
+            }
+            if diff is not None:
+                answer["diff"] = diff
+            return answer
+
+    @server.tool()
+    def memory_rollback(memory: str, version: int) -> dict[str, Any]:
+        """Restore version ``version`` of a memory (numbers from ``memory_history``): its
+        exact content is written back as a new version, so nothing is lost and the rollback
+        can itself be rolled back (content not yet recorded is kept as a version first).
+        Returns the ``path`` written, the ``restored`` version number and ``status``
+        (``unchanged`` when the file already held it; ``conflict_path`` when the file
+        changed meanwhile and the restored content went to a conflict copy)."""
+        with one_at_a_time:
+            try:
+                result = app.history(owner).rollback(memory, version)
+            except DreamdError as error:
+                raise fail(error) from error
+            return {"memory_id": result.memory_id, "path": result.path,
+                    "restored": result.restored, "status": result.status,
+                    "conflict_path": result.conflict_path}
 
     @server.tool()
     def build_context(query: str = "", budget_tokens: int = 4000) -> str:

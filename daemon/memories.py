@@ -16,16 +16,19 @@ carries out its answer:
 
 from __future__ import annotations
 
+import hashlib
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
+from pathlib import Path
 from typing import Literal
 
 import numpy as np
 import structlog
 from ulid import ULID
 
+from ccb.atomic import write_json_atomic
 from ccb.frontmatter_edit import replace_body, set_properties
 from ccb.memory_file import NewMemory, content_hash_normalised, memory_path, render_memory
 from ccb.memory_index import IndexEntry, build_memory_index
@@ -49,7 +52,8 @@ from magma.chunking import chunk_note
 from magma.embedder import Embedder
 from magma.store import MagmaStore
 
-__all__ = ["INDEX_FILE", "ForgetReport", "MemoryService", "RememberResult"]
+__all__ = ["INDEX_FILE", "ForgetReport", "MemoryService", "RememberResult",
+           "index_fingerprint"]
 
 log = structlog.get_logger("dreamd.memories")
 
@@ -110,8 +114,12 @@ class MemoryService:
         index: Callable[..., bool],
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
         owner: Owner | None = None,
+        index_record: Path | None = None,
+        forget_history: Callable[[str], int] | None = None,
     ) -> None:
+        self._forget_history = forget_history
         self.writer = writer
+        self.index_record = index_record
         self.owner = owner
         self.memory_folder = memory_folder.strip("/")
         self.store = store
@@ -150,7 +158,8 @@ class MemoryService:
         for stored in self.memories():
             meta = stored.note.memory
             assert meta is not None
-            keys = {meta.id or "", meta.name, stored.note.title, stored.path}
+            keys = {meta.id or "", meta.name, stored.note.title, stored.path,
+                    stored.path.rsplit("/", 1)[-1]}
             if wanted in {k.casefold() for k in keys if k}:
                 return stored
         raise MemoryNotFoundError(f"memory {id_or_name!r}: no memory has that id or name")
@@ -298,6 +307,10 @@ class MemoryService:
         purged = self._after_change([stored.path], purge=True)
         removed = [f"file {stored.path}", f"its line in {INDEX_FILE}",
                    "dreamd's recent copies of it (kept to repair lost updates)"]
+        if self._forget_history is not None:
+            count = self._forget_history(meta.id or f"path:{stored.path}")
+            removed.append(f"its version history ({count} versions, in the store and the "
+                           "state folder)")
         copies = self._conflict_copies(stored.path)
         if purged:
             removed.append("its chunks, vectors, full-text rows and links in the index, "
@@ -318,13 +331,38 @@ class MemoryService:
 
     # ------------------------------------------------------------------ MEMORY.md
 
-    def rebuild_index(self) -> WriteOutcome:
+    def rebuild_index(self, changed: Collection[str] = ()) -> WriteOutcome:
         """Rewrite ``MEMORY.md`` from the live memories of every owner (the file is the
         vault's; superseded and expired left out). A hand-edited ``MEMORY.md`` is kept beside
         it as a conflict copy (:meth:`ccb.writer.NoteWriter.write_generated`)."""
+        text, inputs = self.index_text()
+        self._adopt_index(changed)
+        outcome = self.writer.write_generated(self.index_path, text)
+        self.note_index_built(inputs, outcome.content_hash)
+        return outcome
+
+    @property
+    def index_path(self) -> str:
+        """Vault path of ``MEMORY.md``."""
+        return f"{self.memory_folder}/{INDEX_FILE}"
+
+    def _adopt_index(self, changed: Collection[str]) -> None:
+        """A ``MEMORY.md`` this state folder has no record of (a first write here) is dreamd's
+        own, not a hand edit, when it is what the memories gave before this change (those
+        not in ``changed``)."""
+        if not changed or self.writer.generated_hash(self.index_path) is not None:
+            return
+        current = self.writer.read(self.index_path)
+        if current is not None and self.index_text(exclude=changed)[0] == current:
+            self.writer.adopt_generated(self.index_path, current)
+
+    def index_text(self, *, exclude: Collection[str] = ()) -> tuple[bytes, str]:
+        """What ``MEMORY.md`` should hold now, and the :func:`index_fingerprint` of the
+        memories it was built from (reads every memory file; ``exclude`` leaves some out)."""
         today = self._clock().date()
         entries = []
-        for stored in self._all_memories():
+        stored_all = [s for s in self._all_memories() if s.path not in exclude]
+        for stored in stored_all:
             meta = stored.note.memory
             assert meta is not None
             if meta.valid_to is not None or meta.status in {"archived", "superseded"}:
@@ -338,12 +376,28 @@ class MemoryService:
                 resident=meta.type in {"user", "feedback"}, updated=meta.updated,
             ))
         text = build_memory_index(entries, memory_folder=self.memory_folder)
-        return self.writer.write_generated(f"{self.memory_folder}/{INDEX_FILE}",
-                                           text.encode("utf-8"))
+        inputs = index_fingerprint(((s.path, s.note.content_hash) for s in stored_all), today)
+        return text.encode("utf-8"), inputs
+
+    def note_index_built(self, inputs: str, output_hash: str) -> None:
+        """Record what ``MEMORY.md`` (with hash ``output_hash``) was built from, so a check
+        knows it is current without reading the memories."""
+        if self.index_record is not None:
+            write_json_atomic(self.index_record, {"inputs": inputs, "output": output_hash})
 
     def _after_change(self, paths: Sequence[str], *, purge: bool = False) -> bool:
-        outcome = self.rebuild_index()
+        outcome = self.rebuild_index(changed=paths)
         return self._index([*paths, outcome.path], purge=purge)
+
+
+def index_fingerprint(memories: Iterable[tuple[str, str]], today: date) -> str:
+    """SHA-256 hex over ``(path, content hash)`` of every memory ``MEMORY.md`` is built from,
+    and the day (expiry depends on it): when it matches the one recorded at the last build and
+    the file is what was written, ``MEMORY.md`` is current without reading any memory."""
+    digest = hashlib.sha256(today.isoformat().encode())
+    for path, content_hash in sorted(memories):
+        digest.update(f"\n{path}\0{content_hash}".encode())
+    return digest.hexdigest()
 
 
 def _same_owner(written: str | None, owner: str | None) -> bool:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from contextlib import AbstractContextManager
+from dataclasses import asdict
 from types import TracebackType
 from typing import Any
 
@@ -14,18 +15,29 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextC
 from rich.table import Table
 
 from config import LoadedSettings, describe
+from daemon.check import CheckReport, ConflictRecord, Finding, FixReport
+from daemon.history import RollbackResult
 from daemon.memories import RememberResult
 from daemon.status import StatusReport
 from daemon.sync import SyncReport
 from magma.search import SearchHit
+from magma.versions import Version
 
 __all__ = [
     "SyncProgress",
+    "check_json",
     "config_rows",
+    "conflicts_json",
     "display_value",
+    "history_json",
     "hit_json",
+    "print_check",
+    "print_conflicts",
+    "print_fix",
+    "print_history",
     "print_hits",
     "print_remember",
+    "print_rollback",
     "print_status",
     "print_sync_report",
     "remember_json",
@@ -188,6 +200,14 @@ def print_status(console: Console, report: StatusReport) -> None:
         table.add_row("daemon", escape(f"pid {daemon.get('pid')}, {daemon.get('state')}, "
                                        f"watcher {daemon.get('watcher')}, "
                                        f"queue {daemon.get('queue_depth', 0)}"))
+        checked = daemon.get("last_check")
+        if checked:
+            drift = ", ".join(f"{k.replace('_', ' ')} {v}"
+                              for k, v in (checked.get("drift") or {}).items()) or "clean"
+            table.add_row("last check", escape(
+                f"{checked.get('at')}: {drift}; {checked.get('fixed', 0)} repaired"
+                + (f", left for dreamd check --fix: {', '.join(checked['left'])}"
+                   if checked.get("left") else "")))
         batch = daemon.get("last_batch")
         if batch:
             table.add_row("last batch", escape(
@@ -210,3 +230,136 @@ def display_value(value: object) -> str:
 
 def config_rows(loaded: LoadedSettings) -> list[tuple[str, object, str]]:
     return [(key, value, source) for key, value, source in describe(loaded)]
+
+
+# --------------------------------------------------------------------------- history, check
+
+
+def history_json(versions: list[Version]) -> list[dict[str, Any]]:
+    return [{"n": v.n, "kind": v.kind, "created_at": v.created_at.isoformat(),
+             "origin": v.origin, "change_log": v.change_log, "prev": v.prev, "path": v.path,
+             "content_hash": v.content_hash, "device": v.device} for v in versions]
+
+
+def print_history(console: Console, versions: list[Version]) -> None:
+    first = versions[0]
+    console.print(escape(f"{first.name or first.memory_id} ({first.memory_id})"),
+                  highlight=False)
+    table = Table(box=None)
+    for column in ("version", "time (UTC)", "origin", "change"):
+        table.add_column(column, no_wrap=column != "change")
+    for v in versions:
+        label = {"edit": str(v.n), "tombstone": f"{v.n} (deleted)",
+                 "kept": f"{v.n} (kept)"}[v.kind]
+        change = v.change_log or ("first version" if v.prev is None else "")
+        if v.device:
+            change += f" [dim]on {escape(v.device)}[/]"
+        table.add_row(label, v.created_at.strftime("%Y-%m-%d %H:%M:%S"), escape(v.origin),
+                      change if v.device else escape(change))
+    console.print(table)
+
+
+def print_rollback(console: Console, result: RollbackResult) -> None:
+    if result.status == "unchanged":
+        console.print(escape(f"{result.path} already holds version {result.restored}; "
+                             "nothing written"), highlight=False)
+    else:
+        console.print(escape(f"{result.path}: version {result.restored} restored as a new "
+                             "version (dreamd history shows it; it can be rolled back too)"),
+                      highlight=False)
+    if result.conflict_path:
+        console.print(escape(f"the file changed meanwhile: the restored version is in "
+                             f"{result.conflict_path}"), highlight=False)
+
+
+def _finding_json(finding: Finding) -> dict[str, Any]:
+    drift = {k: (list(v) if isinstance(v, tuple) else v)
+             for k, v in asdict(finding.drift).items()}
+    decision = {k: (list(v) if isinstance(v, tuple) else v)
+                for k, v in asdict(finding.decision).items()}
+    return {"kind": finding.kind, "drift": drift,
+            "decision": {"action": type(finding.decision).__name__, **decision},
+            "automatic": finding.automatic}
+
+
+def check_json(report: CheckReport, fix: FixReport | None = None) -> dict[str, Any]:
+    data: dict[str, Any] = {
+        "clean": report.clean, "counts": report.counts(), "files": report.files,
+        "files_read": report.read, "memories": report.memories,
+        "duration_ms": round(report.duration_s * 1000),
+        "items": [_finding_json(f) for f in report.findings],
+    }
+    if fix is not None:
+        data["fixed"] = [{"kind": f.kind, "outcome": outcome} for f, outcome in fix.applied]
+        data["left"] = [_finding_json(f) for f in fix.left]
+        data["index_deferred_to_daemon"] = fix.deferred
+    return data
+
+
+def _describe_drift(finding: Finding) -> str:
+    drift = asdict(finding.drift)
+    where = drift.get("path") or ", ".join(drift.get("paths") or ()) or drift.get(
+        "memory_key") or ""
+    decision = type(finding.decision).__name__
+    hint = getattr(finding.decision, "hint", None) or getattr(finding.decision, "reason", None)
+    text = f"{where}" + (f" — {hint}" if hint else "")
+    if decision != "Report":
+        text += f" [{_ACTIONS.get(decision, decision)}{'' if finding.automatic else ', --fix'}]"
+    return text
+
+
+_ACTIONS = {
+    "Reindex": "re-index", "Tombstone": "tombstone", "RepairArchive": "repair archive",
+    "RebuildMemoryIndex": "rebuild", "KeepFile": "keep the file", "TakeMagma": "take MAGMA's",
+    "ManualReview": "conflict copy", "NewId": "new id",
+}
+
+
+def print_check(console: Console, report: CheckReport) -> None:
+    console.print(f"checked {report.files:,} files ({report.read:,} read again), "
+                  f"{report.memories:,} memory histories in "
+                  f"{report.duration_s * 1000:,.0f} ms", highlight=False)
+    if report.clean:
+        console.print("[green]clean[/]: the vault, the index and the history agree")
+        return
+    counts = ", ".join(f"{kind.replace('_', ' ')} {n}" for kind, n in report.counts().items())
+    console.print(f"[yellow]drift[/]: {counts}", highlight=False)
+    for shown, finding in enumerate(report.findings):
+        if shown == PROBLEMS_SHOWN:
+            console.print(f"  … and {len(report.findings) - shown} more (--json lists all)")
+            break
+        console.print(f"  {finding.kind.replace('_', ' ')}: {escape(_describe_drift(finding))}",
+                      highlight=False)
+    if any(f.decision.__class__.__name__ != "Report" for f in report.findings):
+        console.print("run [bold]dreamd check --fix[/] to apply the decisions in brackets")
+
+
+def print_fix(console: Console, fix: FixReport) -> None:
+    for finding, outcome in fix.applied:
+        console.print(escape(f"  fixed {finding.kind.replace('_', ' ')}: {outcome}"),
+                      highlight=False)
+    for finding in fix.left:
+        console.print(escape(f"  left {finding.kind.replace('_', ' ')}: "
+                             f"{_describe_drift(finding)}"), highlight=False)
+    if fix.deferred:
+        console.print("the running daemon re-indexes the repaired files")
+
+
+def conflicts_json(records: list[ConflictRecord], copies: list[tuple[str, str]]) -> dict[str, Any]:
+    return {"open": [asdict(r) for r in records],
+            "other_conflict_copies": [{"copy": c, "of": o} for c, o in copies]}
+
+
+def print_conflicts(console: Console, records: list[ConflictRecord],
+                    copies: list[tuple[str, str]]) -> None:
+    if not records and not copies:
+        console.print("no open conflicts")
+        return
+    for r in records:
+        console.print(escape(f"{r.memory_key}  {r.path}  ←→  {r.copy}  (version {r.head_n}, "
+                             f"since {r.opened[:19]})"), highlight=False)
+    if records:
+        console.print("settle one with: dreamd conflicts resolve ID --keep file|magma|both")
+    for copy, of in copies:
+        console.print(escape(f"conflict copy {copy} of {of}: compare, keep what you want, "
+                             "delete the copy"), highlight=False)

@@ -16,7 +16,7 @@ import os
 import signal
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -78,6 +78,7 @@ class DaemonState:
     watcher: str = "inotify"
     problems: list[dict[str, str]] = field(default_factory=list)
     counts: dict[str, int] = field(default_factory=dict)
+    last_check: dict[str, Any] | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in self.__slots__}
@@ -106,7 +107,9 @@ class Daemon:
         cfg = self.app.settings.sync
         self.syncer = self.app.make_syncer()
         self.handler = ChangeHandler(self.app.roots, self.syncer)
+        self.checker = self.app.consistency(index=self._index_paths)
         self._next_rescan = time.monotonic() + cfg.rescan_interval_s
+        self._next_check = time.monotonic() + self.app.settings.check.interval_minutes * 60
         self._next_retry = time.monotonic() + WAITING_RETRY_S
         self._batches_since_maintain = 0
         self._heal_pending: set[str] = set()
@@ -165,8 +168,10 @@ class Daemon:
         self.state.state = "reconciling"
         self._write_status()
         self._rescan(reason="startup")
+        if self.state.state != "waiting":
+            self._check(reason="startup")
         if self._batches_since_maintain:  # a restart with nothing changed costs a stat walk
-            self.app.store.maintain(cleanup_older_than=KEEP_VERSIONS)
+            self._maintain()
             self._batches_since_maintain = 0
         if self.state.state != "waiting":
             self.state.state = "watching"
@@ -211,6 +216,43 @@ class Daemon:
         ]
         self._count()
         self._after_write(report.changed_paths or report.deleted)
+
+    def _maintain(self) -> None:
+        """Compact the index tables and the version table (each write is one append)."""
+        self.app.store.maintain(cleanup_older_than=KEEP_VERSIONS)
+        self.app.versions.optimize(KEEP_VERSIONS)
+
+    def _index_paths(self, paths: Collection[str]) -> bool:
+        """The checker's re-index: this process is the store's writer."""
+        self.syncer.sync_paths(paths)
+        self._after_write(True)
+        return True
+
+    def _check(self, *, reason: str) -> None:
+        """Run the consistency checker and apply its automatic repairs (stale and missing
+        entries, confirmed orphans, the version archive, ``MEMORY.md``); prune versions by
+        policy. Drift that needs ``dreamd check --fix`` or the user is left and logged."""
+        self._next_check = time.monotonic() + self.app.settings.check.interval_minutes * 60
+        try:
+            report = self.checker.check()
+            fixed = self.checker.fix(report, automatic_only=True) if not report.clean else None
+            self.app.versions.repair()  # also copies other devices' versions here
+            policy = self.app.settings.versions
+            pruned = self.app.versions.prune(keep_last=policy.keep_last,
+                                             keep_days=policy.keep_days, now=datetime.now(UTC))
+        except DreamdError as error:
+            log.error("daemon.check_failed", reason=reason, error=str(error))
+            return
+        left = fixed.left if fixed is not None else ()
+        self.state.last_check = {
+            "at": _now(), "reason": reason, "drift": report.counts(),
+            "fixed": len(fixed.applied) if fixed is not None else 0,
+            "left": [f.kind for f in left], "versions_pruned": pruned,
+        }
+        if left:
+            log.warning("daemon.drift_left", kinds=sorted({f.kind for f in left}),
+                        hint="run dreamd check to see it, dreamd check --fix to settle it")
+        self._write_status()
 
     def _count(self) -> None:
         counts = self.app.store.counts()
@@ -317,6 +359,8 @@ class Daemon:
         if now >= self._next_rescan:
             self._rescan(reason="periodic")
             self._write_status()
+        elif now >= self._next_check and self.state.state != "waiting":
+            self._check(reason="periodic")
         elif self.state.state == "waiting" and now >= self._next_retry:
             self._next_retry = now + WAITING_RETRY_S
             self._rescan(reason="retry")
@@ -331,7 +375,7 @@ class Daemon:
             pending and now - self._last_maintain >= MAINTAIN_INTERVAL_S
         ))) or pending >= MAINTAIN_FORCE_BATCHES
         if due:
-            self.app.store.maintain(cleanup_older_than=KEEP_VERSIONS)
+            self._maintain()
             self._batches_since_maintain = 0
             self._last_maintain = now
             log.info("store.maintained")

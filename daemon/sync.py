@@ -25,8 +25,9 @@ import structlog
 from ulid import ULID
 
 from ccb.model import ConflictCopy, FileEntry, Note, Problem, ScanResult
-from ccb.scan import VaultFilter, read_note, scan_paths, scan_vault
+from ccb.scan import VaultFilter, read_note_bytes, scan_paths, scan_vault
 from config.errors import DreamdError, MassDeleteError
+from daemon.history import VersionRecorder, memory_key
 from magma.chunking import Chunk, chunk_note
 from magma.embedder import Embedder
 from magma.store import AttachmentRecord, IndexedFile, MagmaStore, NoteRecord
@@ -129,6 +130,7 @@ class _Work:
     touches: list[FileEntry] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
     positions: dict[str, int] = field(default_factory=dict)
+    memory_bytes: dict[str, bytes] = field(default_factory=dict)
 
     def add_note(self, entry: FileEntry, note: Note, note_id: str) -> None:
         self.positions[entry.path] = len(self.notes)
@@ -157,8 +159,10 @@ class Syncer:
         max_note_chars: int = 500_000,
         prefix: str = "",
         claimed: Collection[str] = (),
+        recorder: VersionRecorder | None = None,
     ) -> None:
         self.root = root
+        self.recorder = recorder
         self.prefix = prefix
         self.claimed = tuple(p for p in claimed if len(p) > len(prefix) and p.startswith(prefix))
         self.vfilter = vfilter
@@ -308,7 +312,7 @@ class Syncer:
             self._assign(work, new, index[old].note_id)
 
         embedded, reused = self._write(
-            work, [*deleted, *(old for old, _ in renames), *orphans], bar
+            work, [*deleted, *(old for old, _ in renames), *orphans], bar, index
         )
         touched_paths = {e.path for e in work.touches}
         added = sum(
@@ -340,7 +344,7 @@ class Syncer:
             )
             return
         try:
-            note = read_note(self.root, entry.path[len(self.prefix):])
+            note, data = read_note_bytes(self.root, entry.path[len(self.prefix):])
             if self.prefix:
                 note = replace(note, path=entry.path, problems=tuple(
                     replace(p, path=self.prefix + p.path) for p in note.problems))
@@ -362,7 +366,26 @@ class Syncer:
         note_id = (note.memory.id if note.memory and note.memory.id else None) or (
             known.note_id if known else str(ULID())
         )
+        if note.memory is not None and self.recorder is not None and not self.prefix:
+            work.memory_bytes[entry.path] = data
         work.add_note(entry, note, note_id)
+
+    def _gone_memories(
+        self, deletes: Sequence[str], work: _Work, index: Mapping[str, IndexedFile]
+    ) -> list[tuple[str, str]]:
+        """``(history key, path)`` of the memories among ``deletes`` (vault root only) that
+        do not live on under another path in this run (a rename)."""
+        if self.recorder is None or self.prefix or not deletes:
+            return []
+        living = {memory_key(note) for _, note, _ in work.notes if note.memory is not None}
+        gone = []
+        for path in deletes:
+            known = index.get(path)
+            if known is not None and known.memory_type is not None:
+                key = known.memory_id or f"path:{path}"
+                if key not in living:
+                    gone.append((key, path))
+        return gone
 
     @staticmethod
     def _assign(work: _Work, path: str, note_id: str) -> None:
@@ -374,9 +397,13 @@ class Syncer:
         if not (note.memory and note.memory.id):
             work.notes[position] = (entry, note, note_id)
 
-    def _write(self, work: _Work, deletes: Sequence[str], bar: Progress) -> tuple[int, int]:
+    def _write(
+        self, work: _Work, deletes: Sequence[str], bar: Progress,
+        index: Mapping[str, IndexedFile],
+    ) -> tuple[int, int]:
         """Chunk, embed what is new, and commit in batches. Returns (embedded, reused)."""
         embedded = reused = 0
+        gone_memories = self._gone_memories(deletes, work, index)
         bar.phase("embedding", sum(1 for _ in work.notes))
         batches = list(_batched(work.notes, self.batch_files)) or [[]]
         for number, batch in enumerate(batches):
@@ -404,6 +431,15 @@ class Syncer:
                 for entry, note, note_id, chunks in chunked
             ]
             first = number == 0
+            if self.recorder is not None:
+                # Versions before the index: a crash in between leaves the file newer than
+                # its index row (re-indexed next time), never the history behind the index.
+                self.recorder.offer([
+                    (note, work.memory_bytes[entry.path],
+                     index[entry.path].content_hash if entry.path in index else None)
+                    for entry, note, _ in batch if entry.path in work.memory_bytes])
+                if first:
+                    self.recorder.gone(gone_memories)
             self.store.apply(
                 upserts=records,
                 attachments=work.attachments if first else (),

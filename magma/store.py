@@ -63,6 +63,7 @@ __all__ = [
     "NoteRecord",
     "StoreCounts",
     "sql_str",
+    "table_name",
 ]
 
 log = structlog.get_logger("dreamd.store")
@@ -116,6 +117,7 @@ class IndexedFile:
     content_hash: str
     note_id: str
     memory_id: str | None
+    memory_type: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -334,9 +336,13 @@ class MagmaStore:
     # ------------------------------------------------------------------ open
 
     @classmethod
-    def open(cls, uri: str, *, vault_path: str, model_id: str, dims: int) -> MagmaStore:
+    def open(
+        cls, uri: str, *, vault_path: str, model_id: str, dims: int, device: str | None = None
+    ) -> MagmaStore:
         """Open (or create) the store at ``uri`` for ``vault_path`` and embedding ``model_id``.
 
+        ``device`` names this device's tables when several devices share one store
+        (``files-<device>`` …; :func:`table_name`); ``None`` uses the plain names.
         Raises :class:`StoreMismatchError` when the store was built for another vault path,
         model id, vector width or schema version (the message names both values), and
         :class:`StoreError` when the database cannot be opened or created.
@@ -347,15 +353,17 @@ class MagmaStore:
         except Exception as exc:
             raise StoreError(f"magma: open store {uri}: {type(exc).__name__}: {exc}") from exc
         try:
-            if "meta" in existing:
-                meta = db.open_table("meta")
+            meta_name = table_name("meta", device)
+            if meta_name in existing:
+                meta = db.open_table(meta_name)
                 rows = meta.to_arrow().to_pylist()
                 if rows:
                     _check_meta(uri, rows[0], vault_path, model_id, dims)
                     if int(rows[0]["schema_version"]) < SCHEMA_VERSION:
-                        _drop_derived(db, meta, existing, int(rows[0]["schema_version"]))
+                        _drop_derived(db, meta, existing, int(rows[0]["schema_version"]),
+                                      device)
             else:
-                meta = db.create_table("meta", schema=_meta_schema())
+                meta = db.create_table(meta_name, schema=_meta_schema())
             if meta.count_rows() == 0:
                 row = {
                     "vault_path": vault_path,
@@ -366,7 +374,8 @@ class MagmaStore:
                 }
                 meta.add(pa.Table.from_pylist([row], schema=_meta_schema()))
 
-            def table(name: str, schema: pa.Schema) -> Any:
+            def table(base: str, schema: pa.Schema) -> Any:
+                name = table_name(base, device)
                 if name in existing:
                     return db.open_table(name)
                 return db.create_table(name, schema=schema)
@@ -386,12 +395,13 @@ class MagmaStore:
     # ------------------------------------------------------------------ reads
 
     def file_index(self) -> dict[str, IndexedFile]:
-        """``{path: IndexedFile}`` for every stored file: one columnar read of six columns."""
-        cols = ["path", "kind", "size", "mtime_ns", "content_hash", "note_id", "memory_id"]
+        """``{path: IndexedFile}`` for every stored file: one columnar read of eight columns."""
+        cols = ["path", "kind", "size", "mtime_ns", "content_hash", "note_id", "memory_id",
+                "memory_type"]
         data = self._read(self._t.files, cols).to_pydict()
         index = {
-            path: IndexedFile(path, kind, size, mtime, chash, note_id, memory_id)
-            for path, kind, size, mtime, chash, note_id, memory_id in zip(
+            path: IndexedFile(path, kind, size, mtime, chash, note_id, memory_id, mtype)
+            for path, kind, size, mtime, chash, note_id, memory_id, mtype in zip(
                 *(data[c] for c in cols), strict=True
             )
         }
@@ -446,6 +456,24 @@ class MagmaStore:
             self._t.links, ["src", "target", "kind", "subpath", "resolved", "line"]
         ).to_pylist()
         records = [LinkRecord(**row) for row in rows]
+        return sorted(records, key=lambda r: (r.src, r.line, r.target))
+
+    def memory_properties(self) -> dict[str, Mapping[str, Any]]:
+        """``{path: properties}`` of every memory row (properties decoded from JSON; dates are
+        ISO strings), for checks that must not re-read unchanged files."""
+        data = self._read(self._t.files, ["path", "properties_json"],
+                          "memory_type IS NOT NULL").to_pydict()
+        return {path: json.loads(props)
+                for path, props in zip(data["path"], data["properties_json"], strict=True)}
+
+    def unresolved_links(self, sources: Collection[str]) -> list[LinkRecord]:
+        """Links from ``sources`` that resolve to no vault file, by source and position."""
+        wanted = set(sources)
+        if not wanted:
+            return []
+        rows = self._read(self._t.links, ["src", "target", "kind", "subpath", "resolved", "line"],
+                          "resolved IS NULL").to_pylist()
+        records = [LinkRecord(**row) for row in rows if row["src"] in wanted]
         return sorted(records, key=lambda r: (r.src, r.line, r.target))
 
     def problems(self) -> list[Problem]:
@@ -914,10 +942,20 @@ def _owner_value(note: Note) -> str | None:
 _DERIVED_TABLES = ("files", "chunks", "links")
 
 
-def _drop_derived(db: Any, meta: Any, existing: set[str], old_version: int) -> None:
+def table_name(base: str, device: str | None) -> str:
+    """The name of table ``base`` for ``device``: ``files`` alone, ``files-laptop`` in a store
+    shared by devices (each device indexes its own copy of the vault; the version history,
+    :mod:`magma.versions`, is one table for all)."""
+    return base if device is None else f"{base}-{device}"
+
+
+def _drop_derived(
+    db: Any, meta: Any, existing: set[str], old_version: int, device: str | None
+) -> None:
     """Drop the derived tables of an older-schema store and stamp the meta row with the
     current version; the caller re-creates them empty and the next sync fills them."""
-    for name in _DERIVED_TABLES:
+    for base in _DERIVED_TABLES:
+        name = table_name(base, device)
         if name in existing:
             db.drop_table(name)
             existing.discard(name)
@@ -934,7 +972,9 @@ def _check_meta(
 
     if norm(row["vault_path"]) != norm(vault_path):
         raise StoreMismatchError(
-            f"magma: open store {uri}: built for vault {row['vault_path']!r}, not {vault_path!r}"
+            f"magma: open store {uri}: built for vault {row['vault_path']!r}, not "
+            f"{vault_path!r}; to share one store between devices, give each its own "
+            "storage.device name"
         )
     if row["model_id"] != model_id or int(row["dims"]) != dims:
         raise StoreMismatchError(

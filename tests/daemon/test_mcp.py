@@ -1,4 +1,9 @@
-"""`dreamd mcp` as Claude Code runs it: a real stdio subprocess and the MCP client library."""
+"""`dreamd mcp` as Claude Code runs it: a real stdio subprocess and the MCP client library.
+
+The history tools are driven in process (the real server from ``build_server`` and the real
+MCP client, no subprocess) on an App with the token-hash fake embedder (conftest): they are
+about versions and owners, not meaning.
+"""
 
 from __future__ import annotations
 
@@ -7,15 +12,18 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
-from mcp import ClientSession
+from mcp import Client, ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from daemon.mcp_server import render_context
+from ccb.owner import Owner
+from daemon.app import App
+from daemon.mcp_server import build_server, render_context
 
 REPO = Path(__file__).resolve().parents[2]
 DREAMD = Path(sys.executable).with_name("dreamd")
@@ -40,6 +48,18 @@ async def _session(
                 results.append(await session.call_tool(name, arguments))
     (REPO / ".pytest-mcp-stderr.log").unlink(missing_ok=True)
     return results
+
+
+def _in_process(
+    app: App, calls: list[tuple[str, dict[str, Any]]], owner: Owner | None = None
+) -> list[Any]:
+    """Call tools of ``build_server(app, owner)`` through the MCP client, in this process."""
+
+    async def run() -> list[Any]:
+        async with Client(build_server(app, owner)) as client:
+            return [await client.call_tool(name, arguments) for name, arguments in calls]
+
+    return anyio.run(run)
 
 
 def _data(result: Any) -> Any:
@@ -70,8 +90,8 @@ def test_an_assistant_writes_searches_reads_and_forgets(tmp_path: Path) -> None:
     ]
     listed, first, again, secret, search, escape, context, forgot = anyio.run(
         _session, vault, calls)
-    assert listed == ["build_context", "memory_forget", "memory_read", "memory_search",
-                      "memory_write"]
+    assert listed == ["build_context", "memory_forget", "memory_history", "memory_read",
+                      "memory_rollback", "memory_search", "memory_write"]
     written = _data(first)
     assert written["action"] == "created"
     assert _data(again)["action"] == "duplicate"
@@ -119,3 +139,97 @@ def test_one_owners_assistant_never_sees_anothers_memories(tmp_path: Path) -> No
         ("memory_search", {"query": "studio door code rotates Monday", "limit": 5}),
     ], "--owner", "alice/claude-code")
     assert written["path"] in {hit["path"] for hit in _data(again[1])}
+
+
+Builder = Callable[..., tuple[App, object]]
+
+
+@pytest.fixture
+def app(vault: Path, make_app: Builder) -> App:
+    application, _ = make_app(vault)
+    application.sync()
+    return application
+
+
+def test_an_assistant_sees_the_history_of_a_memory_and_rolls_it_back(
+    app: App, vault: Path
+) -> None:
+    service = app.memories()
+    first = service.remember("Always add a 30 s timeout to the billing API client.",
+                             type="feedback", subject="billing.timeout")
+    update = service.remember("Always add a 30 s timeout to the billing API client. "
+                              "Log every retry with the request id.",
+                              type="feedback", subject="billing.timeout")
+    assert update.action == "updated" and update.path == first.path
+    file = vault / first.path
+    file.write_bytes(file.read_bytes().replace(b"request id", b"request id and the status"))
+    app.sync()
+    key = first.memory_id
+
+    history, diff, back, after, missing, swapped = _in_process(app, [
+        ("memory_history", {"memory": first.memory_id}),
+        ("memory_history", {"memory": first.path, "diff_from": 1}),
+        ("memory_rollback", {"memory": first.memory_id, "version": 1}),
+        ("memory_history", {"memory": first.memory_id, "diff_from": 1, "diff_to": 4}),
+        ("memory_rollback", {"memory": first.memory_id, "version": 99}),
+        ("memory_history", {"memory": first.memory_id, "diff_to": 2}),
+    ])
+
+    listed = _data(history)
+    assert listed["memory_id"] == key and listed["current"] == 3
+    versions = listed["versions"]
+    assert [(v["n"], v["kind"], v["origin"]) for v in versions] == [
+        (1, "edit", "api"), (2, "edit", "api"), (3, "edit", "user-edit")]
+    assert all(v["path"] == first.path and "T" in v["created_at"] for v in versions)
+
+    changed = _data(diff)["diff"].splitlines()
+    assert changed[:2] == ["--- version 1", f"+++ {first.path} (now)"]
+    assert "+Log every retry with the request id and the status." in changed
+
+    restored = _data(back)
+    assert restored["path"] == first.path and restored["restored"] == 1
+    assert restored["status"] == "written"
+    assert file.read_bytes() == app.versions.content(key, 1)
+
+    rolled = _data(after)
+    assert rolled["current"] == 4
+    assert rolled["versions"][-1]["origin"] == "rollback"
+    assert "rollback to version 1" in rolled["versions"][-1]["change_log"]
+    assert rolled["diff"] == ""  # version 4 holds version 1's bytes
+
+    assert missing.is_error
+    assert "no version 99" in missing.content[0].text
+    assert "versions 1-4" in missing.content[0].text
+    assert swapped.is_error and "diff_to needs diff_from" in swapped.content[0].text
+
+    file.write_bytes(file.read_bytes() + b"\nUnrecorded: the billing API is slow on Mondays.\n")
+    again, = _in_process(app, [("memory_rollback", {"memory": key, "version": 2})])
+    assert _data(again)["restored"] == 2 and file.read_bytes() == app.versions.content(key, 2)
+    kept, restored_again = app.versions.history(key)[-2:]
+    assert (kept.n, kept.origin, restored_again.origin) == (5, "user-edit", "rollback")
+    assert b"Unrecorded: the billing API" in app.versions.content(key, 5)  # nothing lost
+
+
+def test_an_owners_assistant_never_sees_anothers_history(app: App, vault: Path) -> None:
+    alice, bob = Owner("alice", "claude-code"), Owner("bob", "claude-code")
+    written = app.memories(alice).remember(
+        "The studio door code rotates every Monday; ask Dana for it.", type="project",
+        subject="studio.door")
+    app.memories(alice).remember(
+        "The studio door code rotates every Monday; ask Dana for it. Never write it down.",
+        type="project", subject="studio.door")
+    before = (vault / written.path).read_bytes()
+
+    by_bob = _in_process(app, [
+        ("memory_history", {"memory": written.memory_id}),
+        ("memory_history", {"memory": written.path, "diff_from": 1}),
+        ("memory_rollback", {"memory": written.memory_id, "version": 1}),
+    ], bob)
+    assert all(result.is_error for result in by_bob)
+    assert all("no memory or history has that id or name" in result.content[0].text
+               for result in by_bob)
+    assert not any("door code" in result.content[0].text for result in by_bob)
+    assert (vault / written.path).read_bytes() == before
+
+    by_alice, = _in_process(app, [("memory_history", {"memory": written.memory_id})], alice)
+    assert len(_data(by_alice)["versions"]) == 2

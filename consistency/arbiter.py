@@ -1,0 +1,216 @@
+"""The conflict arbiter: what to do about each drift the checker found. Pure.
+
+Rules (DESIGN.md, Consistency): when a memory diverged — its file and MAGMA both changed since
+the base — the **file wins** for ``user`` and ``feedback`` (what the user wrote about
+themselves and how they want to be treated is theirs), the **MAGMA version wins** for
+``reference`` (it is the newer knowledge), and anything else goes to **manual review**: both
+versions kept, a conflict copy beside the note, an entry in ``dreamd conflicts``. The side
+that loses is always kept in the history (:func:`kept_sides`), never dropped.
+
+Stale and missing entries are re-indexed and orphans tombstoned automatically
+(:func:`is_automatic`: the daemon applies these on its own); decisions that write a user's
+file — taking MAGMA's version, manual review, a fresh id for a copied memory — wait for
+``dreamd check --fix``. Drift that needs a person's judgement gets a :class:`Report` with
+the command that settles it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from consistency.checker import (
+    ArchiveOutOfStep,
+    Behind,
+    BrokenLink,
+    Contradiction,
+    Divergent,
+    Drift,
+    DuplicateId,
+    IndexFileOutOfDate,
+    Missing,
+    NotInVault,
+    OpenConflict,
+    Orphaned,
+    Stale,
+)
+
+__all__ = [
+    "FILE_WINS",
+    "MAGMA_WINS",
+    "Decision",
+    "KeepFile",
+    "ManualReview",
+    "NewId",
+    "RebuildMemoryIndex",
+    "Reindex",
+    "RepairArchive",
+    "Report",
+    "TakeMagma",
+    "Tombstone",
+    "decide",
+    "is_automatic",
+    "kept_sides",
+]
+
+#: Memory types whose file wins a divergence (DESIGN.md).
+FILE_WINS = frozenset({"user", "feedback"})
+#: Memory types whose newer MAGMA version wins a divergence (DESIGN.md: L5 knowledge).
+MAGMA_WINS = frozenset({"reference"})
+
+
+@dataclass(frozen=True, slots=True)
+class Reindex:
+    """Index ``path`` as it is now (a memory's content is also recorded as a version)."""
+
+    path: str
+    memory_key: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Tombstone:
+    """Record that the memory's file (last at ``path``) is gone; its history stays.
+    ``confirmed``: it stayed gone for the grace period."""
+
+    path: str
+    memory_key: str
+    confirmed: bool
+
+
+@dataclass(frozen=True, slots=True)
+class RepairArchive:
+    """Bring the version table and the plain-text copies in step."""
+
+
+@dataclass(frozen=True, slots=True)
+class RebuildMemoryIndex:
+    """Regenerate ``MEMORY.md``."""
+
+    path: str
+
+
+@dataclass(frozen=True, slots=True)
+class KeepFile:
+    """The file wins: its content becomes the current version; MAGMA's stays in history."""
+
+    path: str
+    memory_key: str
+    head_n: int
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class TakeMagma:
+    """MAGMA's version ``head_n`` is written to the file; with ``keep_file`` the file's
+    content is first kept in the history as a side version."""
+
+    path: str
+    memory_key: str
+    head_n: int
+    keep_file: bool
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class ManualReview:
+    """Both kept: the file stays, MAGMA's version ``head_n`` goes to a conflict copy beside
+    it, the file's content to the history, and the conflict is listed until resolved."""
+
+    path: str
+    memory_key: str
+    head_n: int
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class NewId:
+    """Give the copies of a memory (``paths``) fresh ids; ``keep`` keeps the old one."""
+
+    memory_key: str
+    keep: str
+    paths: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Report:
+    """Nothing dreamd should do on its own; ``hint`` says what settles it."""
+
+    hint: str
+
+
+Decision = (Reindex | Tombstone | RepairArchive | RebuildMemoryIndex | KeepFile | TakeMagma
+            | ManualReview | NewId | Report)
+
+
+def decide(drift: Drift) -> Decision:
+    """The decision for one drift (module docstring)."""
+    match drift:
+        case Missing(path=path, memory_key=key) | Stale(path=path, memory_key=key):
+            return Reindex(path, key)
+        case Orphaned(path=path, memory_key=None):
+            return Reindex(path, None)
+        case Orphaned(path=path, memory_key=str() as key, confirmed=confirmed):
+            return Tombstone(path, key, confirmed)
+        case Divergent():
+            return _divergent(drift)
+        case Behind(deleted=True, memory_key=key, head_n=n):
+            return Report(f"deleted on another device: `dreamd forget {key}` deletes it here "
+                          f"too, `dreamd rollback {key} --to {n - 1}` keeps it")
+        case Behind(path=path, memory_key=key, head_n=n):
+            return TakeMagma(path, key, n, keep_file=False,
+                             reason=f"unchanged here since the last sync; version {n} is newer")
+        case NotInVault(memory_key=key, head_n=n, head_path=path):
+            return Report(f"made on another device ({path}); your vault sync brings the file, "
+                          f"or `dreamd rollback {key} --to {n}` writes it here")
+        case DuplicateId(memory_key=key, paths=paths, keep=keep):
+            return NewId(key, keep, tuple(p for p in paths if p != keep))
+        case Contradiction():
+            return Report("the next dream supersedes the older one; or set `valid_to` on "
+                          "the one that no longer holds")
+        case BrokenLink(target=target):
+            return Report(f"create the note [[{target}]] or fix the link")
+        case IndexFileOutOfDate(path=path):
+            return RebuildMemoryIndex(path)
+        case ArchiveOutOfStep():
+            return RepairArchive()
+        case OpenConflict(memory_key=key, copy=copy):
+            return Report(f"compare it with {copy}, then `dreamd conflicts resolve {key} "
+                          "--keep file|magma|both`")
+    raise AssertionError(f"no decision for {drift!r}")  # pragma: no cover
+
+
+def _divergent(drift: Divergent) -> Decision:
+    mtype = drift.memory_type or "note"
+    if mtype in FILE_WINS:
+        return KeepFile(drift.path, drift.memory_key, drift.head_n,
+                        reason=f"the file wins for {mtype} memories")
+    if mtype in MAGMA_WINS:
+        return TakeMagma(drift.path, drift.memory_key, drift.head_n, keep_file=True,
+                         reason=f"the newer MAGMA version wins for {mtype} memories")
+    return ManualReview(drift.path, drift.memory_key, drift.head_n,
+                        reason=f"{mtype} memories are settled by hand")
+
+
+_AUTOMATIC: tuple[type, ...] = (Reindex, RepairArchive, RebuildMemoryIndex)
+
+
+def is_automatic(decision: Decision) -> bool:
+    """True for the repairs the daemon applies on its own: re-indexing stale and missing
+    entries, tombstoning confirmed orphans, the version archive and ``MEMORY.md``. Decisions
+    that write a user's file wait for ``dreamd check --fix``."""
+    if isinstance(decision, Tombstone):
+        return decision.confirmed
+    return isinstance(decision, _AUTOMATIC)
+
+
+def kept_sides(decision: Decision) -> frozenset[Literal["file", "magma"]]:
+    """Which contents of a divergent memory stay reachable after ``decision`` — in the vault
+    or the history. Every divergence decision keeps both (property-tested)."""
+    match decision:
+        case KeepFile():
+            return frozenset({"file", "magma"})  # MAGMA's version stays in history
+        case TakeMagma(keep_file=True) | ManualReview():
+            return frozenset({"file", "magma"})
+        case TakeMagma(keep_file=False):
+            return frozenset({"magma"})  # the file's content was a recorded version already
+    return frozenset()

@@ -1,0 +1,366 @@
+"""The consistency checker: where the vault (CCB) and MAGMA disagree. Pure.
+
+Three sides are compared, per note path and per memory (DESIGN.md, Consistency):
+
+- the **file** in the vault now (:class:`FileSide`: its content hash, memory id, type);
+- this device's **index** row, which is also the *base* — the content this device last
+  synced (:class:`IndexSide`);
+- MAGMA's **history** of the memory, shared by every device of the store
+  (:class:`HistorySide`: the current version and every hash it ever had).
+
+For a memory with file hash F, base B and current version H:
+
+=========================  ====================================================
+F = H                      in step (the index is :class:`Stale` when B ≠ F)
+B = H, F ≠ H               edited here since the last sync → :class:`Stale`
+B = F, F ≠ H               MAGMA moved on (another device) → :class:`Behind`
+no B, F an old version     → :class:`Behind`
+otherwise                  both changed since the base → :class:`Divergent`
+=========================  ====================================================
+
+A memory the history knows but no file holds is :class:`Orphaned` when this device saw its
+file go (confirmed after a grace period; then it is tombstoned, never dropped) and
+:class:`NotInVault` when it never had it (another device made it). Besides: a memory id claimed
+by two files (:class:`DuplicateId`), two live memories of one owner, type and subject
+(:class:`Contradiction`), a memory's link to nothing (:class:`BrokenLink`), ``MEMORY.md`` not
+what the memories give (:class:`IndexFileOutOfDate`), the version table and its plain-text copies
+out of step (:class:`ArchiveOutOfStep`), and conflicts waiting for the user
+(:class:`OpenConflict`). What to do about each is :mod:`consistency.arbiter`'s decision.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Literal
+
+__all__ = [
+    "ArchiveOutOfStep",
+    "Behind",
+    "BrokenLink",
+    "Contradiction",
+    "Divergent",
+    "Drift",
+    "DuplicateId",
+    "FileSide",
+    "HistorySide",
+    "IndexFileOutOfDate",
+    "IndexSide",
+    "Missing",
+    "NotInVault",
+    "OpenConflict",
+    "Orphaned",
+    "Snapshot",
+    "Stale",
+    "check",
+    "drift_kind",
+]
+
+
+# ---------------------------------------------------------------------------- the sides
+
+
+@dataclass(frozen=True, slots=True)
+class FileSide:
+    """A file in the vault now. ``memory_key`` is the memory's history key (its id, or
+    ``path:<path>``), ``None`` for a note that is not a memory; ``live`` is False for a
+    superseded, expired or archived memory."""
+
+    path: str
+    content_hash: str
+    memory_key: str | None = None
+    memory_type: str | None = None
+    subject: str | None = None
+    owner: str | None = None
+    live: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class IndexSide:
+    """This device's index row of a path: what it last synced (the base)."""
+
+    path: str
+    content_hash: str
+    memory_key: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class HistorySide:
+    """MAGMA's record of a memory: its current version (``head_kind`` ``tombstone`` when it
+    was deleted) and every content hash any version had."""
+
+    memory_key: str
+    head_n: int
+    head_hash: str
+    head_kind: Literal["edit", "tombstone"]
+    head_path: str
+    memory_type: str | None
+    hashes: frozenset[str]
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """Everything one check looks at (gathered by the daemon, never read here).
+
+    ``bases`` maps memory keys to the version this device last agreed with (its hash; when a
+    key has none, the index row is the base); ``pending_gone`` maps memory keys whose file this
+    device saw go to when it went (UTC);
+    ``open_conflicts`` maps keys to their conflict copy; ``broken_links`` lists
+    ``(memory path, link target)``; ``archive_out_of_step`` counts version rows and files that
+    disagree; ``orphan_grace`` is how long a file must stay gone before its tombstone."""
+
+    files: Mapping[str, FileSide]
+    index: Mapping[str, IndexSide]
+    history: Mapping[str, HistorySide]
+    now: datetime
+    bases: Mapping[str, str] = field(default_factory=dict)
+    pending_gone: Mapping[str, datetime] = field(default_factory=dict)
+    open_conflicts: Mapping[str, str] = field(default_factory=dict)
+    broken_links: Sequence[tuple[str, str]] = ()
+    memory_index_path: str | None = None
+    memory_index_current: bool = True
+    archive_out_of_step: bool = False
+    orphan_grace: timedelta = timedelta(minutes=5)
+
+
+# ---------------------------------------------------------------------------- drift kinds
+
+
+@dataclass(frozen=True, slots=True)
+class Missing:
+    """A file with no index row (``what="index"``), or a memory with no version
+    (``what="history"``)."""
+
+    path: str
+    memory_key: str | None
+    what: Literal["index", "history"]
+
+
+@dataclass(frozen=True, slots=True)
+class Stale:
+    """The index (and for a memory, its history) is behind the file: edited here since the
+    last sync, or the index row is older than the version recorded."""
+
+    path: str
+    memory_key: str | None
+    file_hash: str
+    index_hash: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Orphaned:
+    """An index row or a live memory history whose file is gone from the vault. ``confirmed``
+    once it has stayed gone for the grace period (or the index row says nothing else holds
+    it)."""
+
+    path: str
+    memory_key: str | None
+    confirmed: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Behind:
+    """The file is unchanged since this device synced it (or is an old version) and MAGMA
+    has a newer version ``head_n`` — from another device; ``deleted`` when that version is a
+    tombstone."""
+
+    path: str
+    memory_key: str
+    memory_type: str | None
+    head_n: int
+    deleted: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Divergent:
+    """The file and MAGMA both changed since the base (``base_hash``, ``None`` when this
+    device never synced the memory)."""
+
+    path: str
+    memory_key: str
+    memory_type: str | None
+    file_hash: str
+    head_n: int
+    base_hash: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class NotInVault:
+    """MAGMA has a live memory this vault never had (another device's); ``head_path`` is
+    where that device keeps it."""
+
+    memory_key: str
+    head_path: str
+    head_n: int
+
+
+@dataclass(frozen=True, slots=True)
+class DuplicateId:
+    """Two or more files claim one memory id (a copied memory file)."""
+
+    memory_key: str
+    paths: tuple[str, ...]
+    keep: str
+
+
+@dataclass(frozen=True, slots=True)
+class Contradiction:
+    """Live memories of one owner, type and subject: one should supersede the others."""
+
+    memory_type: str
+    subject: str
+    paths: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class BrokenLink:
+    """A memory links to nothing in the vault."""
+
+    path: str
+    target: str
+
+
+@dataclass(frozen=True, slots=True)
+class IndexFileOutOfDate:
+    """``MEMORY.md`` is not what the memories give."""
+
+    path: str
+
+
+@dataclass(frozen=True, slots=True)
+class ArchiveOutOfStep:
+    """The version table and this device's plain-text copies disagree (a crash between the
+    two writes, another device's versions, a number given twice)."""
+
+
+@dataclass(frozen=True, slots=True)
+class OpenConflict:
+    """A conflict waiting for ``dreamd conflicts resolve``; ``copy`` holds the other side."""
+
+    path: str
+    memory_key: str
+    copy: str
+
+
+Drift = (Missing | Stale | Orphaned | Behind | Divergent | NotInVault | DuplicateId
+         | Contradiction | BrokenLink | IndexFileOutOfDate | ArchiveOutOfStep | OpenConflict)
+
+_KINDS: dict[type, str] = {
+    Missing: "missing", Stale: "stale", Orphaned: "orphaned", Behind: "behind",
+    Divergent: "divergent", NotInVault: "not_in_vault", DuplicateId: "duplicate_id",
+    Contradiction: "contradiction", BrokenLink: "broken_link",
+    IndexFileOutOfDate: "memory_index_out_of_date", ArchiveOutOfStep: "archive_out_of_step",
+    OpenConflict: "open_conflict",
+}
+
+
+def drift_kind(drift: Drift) -> str:
+    """The report name of a drift kind (``"stale"``, ``"divergent"`` …)."""
+    return _KINDS[type(drift)]
+
+
+# ---------------------------------------------------------------------------- the check
+
+
+def check(snapshot: Snapshot) -> list[Drift]:
+    """Every drift in ``snapshot``, in a stable order (by kind, then path)."""
+    found: list[Drift] = []
+    files, index, history = snapshot.files, snapshot.index, snapshot.history
+    by_key: dict[str, list[FileSide]] = defaultdict(list)
+    for file in files.values():
+        if file.memory_key is not None:
+            by_key[file.memory_key].append(file)
+        row = index.get(file.path)
+        if row is None:
+            found.append(Missing(file.path, file.memory_key, "index"))
+        elif file.memory_key is None and row.content_hash != file.content_hash:
+            found.append(Stale(file.path, None, file.content_hash, row.content_hash))
+    rows_by_key: dict[str, list[IndexSide]] = defaultdict(list)
+    for row in index.values():
+        if row.path in files:
+            continue
+        if row.memory_key is not None and row.memory_key not in by_key:
+            rows_by_key[row.memory_key].append(row)
+            found.append(Orphaned(row.path, row.memory_key, confirmed=False))
+        else:  # a note, or a memory that lives on under another path: only the row goes
+            found.append(Orphaned(row.path, None, confirmed=True))
+
+    for key, claimants in by_key.items():
+        if len(claimants) > 1:
+            paths = tuple(sorted(f.path for f in claimants))
+            head = history.get(key)
+            keep = head.head_path if head is not None and head.head_path in paths else paths[0]
+            found.append(DuplicateId(key, paths, keep))
+            continue
+        found.extend(_memory_drift(claimants[0], index.get(claimants[0].path),
+                                   history.get(key), snapshot))
+
+    for key, head in history.items():
+        if key in by_key or head.head_kind == "tombstone" or key in rows_by_key:
+            continue
+        since = snapshot.pending_gone.get(key)
+        if since is not None:
+            confirmed = snapshot.now - since >= snapshot.orphan_grace
+            found.append(Orphaned(head.head_path, key, confirmed=confirmed))
+        else:
+            found.append(NotInVault(key, head.head_path, head.head_n))
+
+    found.extend(_contradictions(files.values()))
+    found.extend(BrokenLink(path, target) for path, target in snapshot.broken_links)
+    if not snapshot.memory_index_current and snapshot.memory_index_path is not None:
+        found.append(IndexFileOutOfDate(snapshot.memory_index_path))
+    if snapshot.archive_out_of_step:
+        found.append(ArchiveOutOfStep())
+    return sorted(found, key=_order)
+
+
+def _memory_drift(
+    file: FileSide, row: IndexSide | None, head: HistorySide | None, snapshot: Snapshot
+) -> list[Drift]:
+    key = file.memory_key
+    assert key is not None
+    copy = snapshot.open_conflicts.get(key)
+    if copy is not None:
+        return [OpenConflict(file.path, key, copy)]
+    f = file.content_hash
+    row_hash = row.content_hash if row is not None else None
+    base = snapshot.bases.get(key, row_hash)
+    index_behind = row is not None and row_hash != f
+    if head is None:
+        drifts: list[Drift] = [Missing(file.path, key, "history")]
+        if index_behind:
+            drifts.append(Stale(file.path, key, f, row_hash))
+        return drifts
+    if head.head_kind == "tombstone":
+        if base == f:  # unchanged here, deleted on another device
+            return [Behind(file.path, key, file.memory_type, head.head_n, deleted=True)]
+        return [Stale(file.path, key, f, row_hash)]  # alive here again: a new version
+    if f == head.head_hash:
+        return [Stale(file.path, key, f, row_hash)] if index_behind else []
+    if base == head.head_hash:
+        return [Stale(file.path, key, f, row_hash)]
+    if base == f or (base is None and f in head.hashes):
+        return [Behind(file.path, key, file.memory_type, head.head_n, deleted=False)]
+    return [Divergent(file.path, key, file.memory_type or head.memory_type, f, head.head_n,
+                      base)]
+
+
+def _contradictions(files: Iterable[FileSide]) -> list[Drift]:
+    groups: dict[tuple[str, str, str], list[str]] = defaultdict(list)
+    for file in files:
+        if file.memory_key is None or not file.live or not file.subject or not file.memory_type:
+            continue
+        subject = " ".join(file.subject.casefold().split())
+        groups[(file.owner or "", file.memory_type, subject)].append(file.path)
+    return [Contradiction(mtype, subject, tuple(sorted(paths)))
+            for (_owner, mtype, subject), paths in sorted(groups.items()) if len(paths) > 1]
+
+
+def _order(drift: Drift) -> tuple[int, str]:
+    kinds = list(_KINDS.values())
+    where = getattr(drift, "path", None) or getattr(drift, "memory_key", None) or ""
+    if isinstance(drift, Contradiction):
+        where = drift.paths[0]
+    return kinds.index(drift_kind(drift)), str(where)

@@ -1,0 +1,601 @@
+"""``dreamd check`` and ``dreamd conflicts``: gather the sides, check, apply the decisions.
+
+The checker and the arbiter are pure (:mod:`consistency.checker`, :mod:`consistency.arbiter`);
+this module is their edge. :meth:`ConsistencyService.snapshot` costs one stat walk of the vault,
+one columnar read of the index, one of the version table (without contents) and a listing of
+the version archive: a file whose size and mtime match its index row is not read again (its
+hash and memory facts come from the row). :meth:`ConsistencyService.fix` carries out the
+decisions — all of them for ``dreamd check --fix``, only the automatic ones
+(:func:`consistency.arbiter.is_automatic`) for the daemon — through the single writer and the
+indexer, so every change is itself versioned.
+
+Open conflicts (manual review) are kept in ``conflicts.json`` in the state dir until
+``dreamd conflicts resolve ID --keep file|magma|both`` settles them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections import Counter
+from collections.abc import Callable, Collection, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
+from typing import Any, Literal
+
+import structlog
+from ulid import ULID
+
+from ccb.atomic import write_json_atomic
+from ccb.frontmatter_edit import set_properties
+from ccb.merge import merge_note
+from ccb.model import Note
+from ccb.parse import parse_note
+from ccb.scan import VaultFilter, read_note_bytes, scan_vault
+from ccb.writer import NoteWriter
+from config.errors import ConflictNotFoundError, DreamdError, MemoryNotFoundError
+from consistency.arbiter import (
+    Decision,
+    KeepFile,
+    ManualReview,
+    NewId,
+    RebuildMemoryIndex,
+    Reindex,
+    RepairArchive,
+    Report,
+    TakeMagma,
+    Tombstone,
+    decide,
+    is_automatic,
+)
+from consistency.checker import (
+    Drift,
+    FileSide,
+    HistorySide,
+    IndexSide,
+    Snapshot,
+    check,
+    drift_kind,
+)
+from daemon.history import VersionRecorder, memory_key
+from daemon.memories import INDEX_FILE, MemoryService, index_fingerprint
+from magma.store import IndexedFile, MagmaStore
+from magma.versions import NewVersion, current
+
+__all__ = [
+    "CONFLICTS_FILE",
+    "CheckReport",
+    "ConflictRecord",
+    "ConsistencyService",
+    "Finding",
+    "FixReport",
+    "Keep",
+]
+
+log = structlog.get_logger("dreamd.check")
+
+#: State-dir file of conflicts waiting for the user, ``{memory key: ConflictRecord}``.
+CONFLICTS_FILE = "conflicts.json"
+
+Keep = Literal["file", "magma", "both"]
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One drift and the arbiter's decision about it."""
+
+    drift: Drift
+    decision: Decision
+
+    @property
+    def kind(self) -> str:
+        return drift_kind(self.drift)
+
+    @property
+    def automatic(self) -> bool:
+        return is_automatic(self.decision)
+
+
+@dataclass(frozen=True, slots=True)
+class CheckReport:
+    """What one check found. ``files`` were compared, ``read`` files were read again (their
+    stat changed, or the memories were read to verify ``MEMORY.md`` after one changed),
+    ``memories`` have a history; ``duration_s`` is wall time."""
+
+    findings: tuple[Finding, ...]
+    files: int
+    read: int
+    memories: int
+    duration_s: float
+
+    @property
+    def clean(self) -> bool:
+        return not self.findings
+
+    def counts(self) -> dict[str, int]:
+        """``{drift kind: count}``, in report order."""
+        return dict(Counter(f.kind for f in self.findings))
+
+
+@dataclass(frozen=True, slots=True)
+class FixReport:
+    """What ``fix`` did: ``applied`` as ``(finding, what happened)``, ``left`` untouched
+    (not automatic, or a report for the user), ``deferred`` when a running daemon indexes."""
+
+    applied: tuple[tuple[Finding, str], ...]
+    left: tuple[Finding, ...]
+    deferred: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ConflictRecord:
+    """A conflict waiting for the user: ``path`` kept the file's version, ``copy`` holds
+    MAGMA's version ``head_n``; ``opened`` is ISO UTC."""
+
+    memory_key: str
+    path: str
+    copy: str
+    head_n: int
+    opened: str
+
+
+@dataclass(slots=True)
+class _Gathered:
+    files: dict[str, FileSide] = field(default_factory=dict)
+    read: int = 0
+    memory_folder_files: list[tuple[str, str]] = field(default_factory=list)
+
+
+class ConsistencyService:
+    """Checks one vault against its index and the memories' history, and repairs drift.
+
+    Plain constructor arguments (the composition root builds it): ``index(paths) -> bool``
+    re-indexes vault paths (False: a running daemon does it), ``memories()`` gives the
+    memory service (``MEMORY.md``), ``claimed`` are index path prefixes of extra roots (not
+    part of the vault, not checked here).
+    """
+
+    def __init__(
+        self, *, root: Path, vfilter: VaultFilter, store: MagmaStore,
+        recorder: VersionRecorder, writer: NoteWriter, memories: Callable[[], MemoryService],
+        index: Callable[[Collection[str]], bool], state_dir: Path, memory_folder: str,
+        index_record: Path, orphan_grace: timedelta, claimed: Collection[str] = (),
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+    ) -> None:
+        self.root = root
+        self.vfilter = vfilter
+        self.store = store
+        self.recorder = recorder
+        self.archive = recorder.archive
+        self.writer = writer
+        self._memories = memories
+        self._index = index
+        self.state_dir = state_dir
+        self.memory_folder = memory_folder.strip("/")
+        self.index_record = index_record
+        self.orphan_grace = orphan_grace
+        self.claimed = tuple(claimed)
+        self._clock = clock
+
+    # ------------------------------------------------------------------ check
+
+    def check(self) -> CheckReport:
+        """Gather the sides and check them (nothing is changed). Raises ``VaultError`` when
+        the vault cannot be walked, ``StoreError`` when the store cannot be read."""
+        started = time.perf_counter()
+        snapshot, gathered = self._snapshot()
+        findings = tuple(Finding(d, decide(d)) for d in check(snapshot))
+        report = CheckReport(findings, len(snapshot.files), gathered.read,
+                             len(snapshot.history), time.perf_counter() - started)
+        log.info("check.done", files=report.files, read=report.read, memories=report.memories,
+                 drift=len(findings), duration_ms=round(report.duration_s * 1000),
+                 **report.counts())
+        return report
+
+    def _snapshot(self) -> tuple[Snapshot, _Gathered]:
+        now = self._clock()
+        scan = scan_vault(self.root, self.vfilter)
+        rows = {path: row for path, row in self.store.file_index().items()
+                if not any(path.startswith(prefix) for prefix in self.claimed)}
+        props = self.store.memory_properties()
+        gathered = _Gathered()
+        today = now.date()
+        for entry in scan.entries:
+            row = rows.get(entry.path)
+            if row is not None and row.size == entry.size and row.mtime_ns == entry.mtime_ns:
+                side = _side_from_row(row, props.get(entry.path, {}), today)
+            elif entry.kind != "note":
+                side = FileSide(entry.path, f"stat:{entry.size}:{entry.mtime_ns}")
+            else:
+                gathered.read += 1
+                try:
+                    note, _ = read_note_bytes(self.root, entry.path)
+                except DreamdError:
+                    continue  # unreadable now: the sync reports it
+                side = _side_from_note(note, today)
+            gathered.files[entry.path] = side
+            if side.memory_key is not None and self._in_memory_folder(entry.path):
+                gathered.memory_folder_files.append((entry.path, side.content_hash))
+        index = {path: IndexSide(path, row.content_hash if row.kind == "note" else
+                                 f"stat:{row.size}:{row.mtime_ns}", _row_key(row))
+                 for path, row in rows.items()}
+        history: dict[str, HistorySide] = {}
+        all_versions, archive_out_of_step = self.archive.survey()
+        for key, versions in all_versions.items():
+            head = current(versions)
+            if head is None:
+                continue
+            history[key] = HistorySide(
+                key, head.n, head.content_hash, "tombstone" if head.kind == "tombstone"
+                else "edit", head.path, head.memory_type,
+                frozenset(v.content_hash for v in versions if v.kind != "tombstone"))
+        memory_paths = [p for p, s in gathered.files.items() if s.memory_key is not None]
+        broken = [(link.src, link.target) for link in self.store.unresolved_links(memory_paths)
+                  if link.kind != "embed" or not link.target.startswith(("http:", "https:"))]
+        pending = {key: _utc(info.get("since")) for key, info in self.recorder.pending().items()}
+        snapshot = Snapshot(
+            files=gathered.files, index=index, history=history, now=now,
+            bases=self.recorder.bases(), pending_gone=pending,
+            open_conflicts={k: c.copy for k, c in self._open_conflicts().items()},
+            broken_links=broken,
+            memory_index_path=f"{self.memory_folder}/{INDEX_FILE}",
+            memory_index_current=self._memory_index_current(gathered, today),
+            archive_out_of_step=archive_out_of_step,
+            orphan_grace=self.orphan_grace,
+        )
+        return snapshot, gathered
+
+    def _in_memory_folder(self, path: str) -> bool:
+        return path.startswith(self.memory_folder + "/") and path.rsplit("/", 1)[-1] not in {
+            INDEX_FILE, "DREAMS.md"}
+
+    def _memory_index_current(self, gathered: _Gathered, today: date) -> bool:
+        target = self.root / self.memory_folder / INDEX_FILE
+        try:
+            data = target.read_bytes()
+        except OSError:
+            return not gathered.memory_folder_files  # no memories, no index: in step
+        output = hashlib.sha256(data).hexdigest()
+        inputs = index_fingerprint(gathered.memory_folder_files, today)
+        try:
+            record = json.loads(self.index_record.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            record = None
+        if isinstance(record, dict) and record.get("output") == output \
+                and record.get("inputs") == inputs:
+            return True
+        # No record, or the memories changed since the last build: build the text to know.
+        # This reads every memory once; the record written below spares the next checks.
+        service = self._memories()
+        text, built_from = service.index_text()
+        gathered.read += len(gathered.memory_folder_files)
+        if text != data:
+            return False
+        service.note_index_built(built_from, output)
+        self.writer.adopt_generated(service.index_path, data)
+        return True
+
+    # ------------------------------------------------------------------ fix
+
+    def fix(self, report: CheckReport | None = None, *, automatic_only: bool) -> FixReport:
+        """Apply the decisions of ``report`` (default: a fresh check): every one, or only the
+        automatic repairs. Each change goes through the writer and the indexer, so it is
+        recorded as a version. Raises what the writer and the store raise."""
+        report = report or self.check()
+        applied: list[tuple[Finding, str]] = []
+        left: list[Finding] = []
+        reindex: set[str] = set()
+        ordered = sorted(report.findings, key=lambda f: _APPLY_ORDER.index(type(f.decision)))
+        offers: list[str] = []
+        for finding in ordered:
+            decision = finding.decision
+            if isinstance(decision, Report) or (automatic_only and not finding.automatic):
+                left.append(finding)
+                continue
+            try:
+                outcome = self._apply(decision, reindex, offers, force=not automatic_only)
+            except DreamdError as error:
+                log.warning("check.fix_failed", kind=finding.kind, error=str(error))
+                left.append(finding)
+                continue
+            if outcome is None:
+                left.append(finding)
+            else:
+                applied.append((finding, outcome))
+        self._offer(offers)  # one read, one commit for every memory re-indexed
+        deferred = False
+        if reindex:
+            deferred = not self._index(sorted(reindex))
+        if applied:
+            self._rebuild_index_if_needed(applied)
+        for finding, outcome in applied:
+            log.info("check.fixed", kind=finding.kind, outcome=outcome)
+        return FixReport(tuple(applied), tuple(left), deferred)
+
+    def _apply(
+        self, decision: Decision, reindex: set[str], offers: list[str], *, force: bool
+    ) -> str | None:
+        match decision:
+            case RepairArchive():
+                repaired = self.archive.repair()
+                return (f"version archive: {repaired.rows_added} rows added, "
+                        f"{repaired.files_mirrored} files mirrored, "
+                        f"{repaired.duplicates_dropped} duplicates dropped, "
+                        f"{repaired.renumbered} renumbered")
+            case Reindex(path=path, memory_key=key):
+                if key is not None:
+                    offers.append(path)
+                reindex.add(path)
+                return "re-indexed" + (" and versioned" if key else "")
+            case Tombstone(path=path, memory_key=key, confirmed=confirmed):
+                if key not in self.recorder.pending():
+                    self.recorder.gone([(key, path)])  # the index still had its row
+                    reindex.add(path)
+                if not confirmed and not force:
+                    return "marked gone; tombstoned once it stays gone" if path in reindex \
+                        else None
+                made = self.recorder.tombstone([key])
+                return f"tombstone recorded (version {made[0].n})" if made else None
+            case RebuildMemoryIndex():
+                outcome = self._memories().rebuild_index()
+                return f"{outcome.path} {outcome.status}"
+            case KeepFile(path=path, memory_key=key, reason=reason):
+                data = self._read(path)
+                note = parse_note(path, data)
+                number = self._record_head(note, data, f"divergence settled: {reason}")
+                reindex.add(path)
+                return f"the file's content is version {number}"
+            case TakeMagma(path=path, memory_key=key, head_n=n, keep_file=keep, reason=reason):
+                return self._take_magma(path, key, n, keep, reason, reindex)
+            case ManualReview(path=path, memory_key=key, head_n=n, reason=reason):
+                return self._manual_review(path, key, n, reason, reindex)
+            case NewId(memory_key=key, paths=paths):
+                for path in paths:
+                    data = self._read(path)
+                    fresh = set_properties(data, {"id": str(ULID())}, path=path)
+                    self.writer.write(path, fresh, base=data, origin="arbiter",
+                                      change=f"a copy of memory {key}: given its own id")
+                    reindex.add(path)
+                return f"new id for {', '.join(paths)}"
+        return None
+
+    def _rebuild_index_if_needed(self, applied: list[tuple[Finding, str]]) -> None:
+        if any(not isinstance(f.decision, (RepairArchive, RebuildMemoryIndex))
+               for f, _ in applied):
+            try:
+                self._memories().rebuild_index()
+            except DreamdError as error:
+                log.warning("check.memory_index_failed", error=str(error))
+
+    def _read(self, path: str) -> bytes:
+        data = self.writer.read(path)
+        if data is None:
+            raise MemoryNotFoundError(f"check: {path}: the file is gone")
+        return data
+
+    def _offer(self, paths: list[str]) -> None:
+        """Record the memories at ``paths`` as versions (the index may be up to date already:
+        then the indexer would not offer them)."""
+        if not paths:
+            return
+        rows = self.store.file_index()
+        notes = []
+        for path in paths:
+            try:
+                note, data = read_note_bytes(self.root, path)
+            except DreamdError:
+                continue
+            row = rows.get(path)
+            notes.append((note, data, row.content_hash if row else None))
+        self.recorder.offer(notes)
+
+    def _record_head(self, note: Note, data: bytes, change: str) -> int:
+        assert note.memory is not None
+        key = memory_key(note)
+        recorded = self.archive.record([NewVersion(
+            memory_id=key, path=note.path, content=data, origin="arbiter", change_log=change,
+            memory_type=note.memory.type, name=note.memory.name)], now=self._clock())
+        self.recorder.set_bases({key: note.content_hash})
+        head = current(self.archive.history(key))
+        return recorded[0].n if recorded else (head.n if head else 0)
+
+    def _keep_side(self, note: Note, data: bytes, change: str) -> None:
+        assert note.memory is not None
+        self.archive.record([NewVersion(
+            memory_id=memory_key(note), path=note.path, content=data, origin="arbiter",
+            change_log=change, kind="kept", memory_type=note.memory.type,
+            name=note.memory.name)], now=self._clock())
+
+    def _take_magma(
+        self, path: str, key: str, n: int, keep: bool, reason: str, reindex: set[str]
+    ) -> str:
+        data = self._read(path)
+        note = parse_note(path, data)
+        if note.memory is not None:  # even when it "was recorded": nothing lost by asking
+            self._keep_side(note, data, f"this device's version, replaced: {reason}")
+        head = self.archive.get(key, n)
+        content = self.archive.content(key, n)
+        self.recorder.set_bases({key: head.content_hash})
+        outcome = self.writer.write(path, content, base=data, origin="arbiter",
+                                    change=f"took version {n}: {reason}")
+        reindex.add(path)
+        return f"version {n} written to the file ({outcome.status})" + (
+            "; the file's own version kept in the history" if keep else "")
+
+    def _manual_review(
+        self, path: str, key: str, n: int, reason: str, reindex: set[str]
+    ) -> str:
+        data = self._read(path)
+        note = parse_note(path, data)
+        if note.memory is not None:
+            self._keep_side(note, data, f"this device's version, in conflict with {n}: {reason}")
+        copy = self.writer.write_conflict_copy(path, self.archive.content(key, n))
+        conflicts = self._load_conflicts()
+        conflicts[key] = ConflictRecord(key, path, copy, n, self._clock().isoformat())
+        self._save_conflicts(conflicts)
+        reindex.add(path)
+        return f"conflict: version {n} written to {copy} for review"
+
+    # ------------------------------------------------------------------ conflicts
+
+    def conflicts(self) -> list[ConflictRecord]:
+        """Open conflicts, oldest first (a conflict whose copy the user deleted is over)."""
+        return sorted(self._open_conflicts().values(), key=lambda c: c.opened)
+
+    def resolve(self, key: str, keep: Keep) -> str:
+        """Settle the open conflict of ``key``: keep the ``file``, MAGMA's version (the
+        conflict copy, as the user may have edited it), or ``both`` (merged, or the copy's
+        body appended). Every side stays in the history; the copy is removed.
+        Raises ``ConflictNotFoundError``."""
+        conflicts = self._load_conflicts()
+        record = conflicts.get(key) or next(
+            (c for c in conflicts.values() if key in {c.path, Path(c.path).stem}), None)
+        if record is None:
+            raise ConflictNotFoundError(
+                f"conflicts resolve {key}: no open conflict for it (see dreamd conflicts)")
+        key = record.memory_key
+        base_hash = self.recorder.bases().get(key)  # before this resolve moves it
+        data = self._read(record.path)
+        note = parse_note(record.path, data)
+        copy_bytes = self.writer.read(record.copy)
+        if copy_bytes is None:
+            copy_bytes = self.archive.content(key, record.head_n)
+        copy_note = parse_note(record.path, copy_bytes)
+        if copy_note.memory is not None:
+            self._keep_side(copy_note, copy_bytes, "the conflict copy, as resolved")
+        if note.memory is not None:
+            self._keep_side(note, data, "the file, as resolved")
+        head = current(self.archive.history(key))
+        if head is not None:
+            self.recorder.set_bases({key: head.content_hash})
+        if keep == "file":
+            result = data
+        elif keep == "magma":
+            result = copy_bytes
+        else:
+            result = self._both(key, base_hash, data, copy_bytes, record.path)
+        outcome = self.writer.write(record.path, result, base=data, origin="arbiter",
+                                    change=f"conflict resolved: kept {keep}")
+        final = self.writer.read(record.path) or result
+        final_note = parse_note(record.path, final)
+        if final_note.memory is not None:
+            self._record_head(final_note, final, f"conflict resolved: kept {keep}")
+        if self.writer.read(record.copy) is not None:
+            self.writer.delete(record.copy, expect=self.writer.read(record.copy) or b"")
+        del conflicts[key]
+        self._save_conflicts(conflicts)
+        self._index([record.path, record.copy])
+        self._memories().rebuild_index()
+        log.info("conflict.resolved", memory_key=key, keep=keep, status=outcome.status)
+        return f"{record.path}: kept {keep}; {record.copy} removed (both versions in history)"
+
+    def _both(
+        self, key: str, base_hash: str | None, ours: bytes, theirs: bytes, path: str
+    ) -> bytes:
+        """Both sides in one file: merged on their common base when they touched different
+        lines, else the copy's body appended to the file."""
+        base = None
+        for version in self.archive.history(key):
+            if version.content_hash == base_hash:
+                base = self.archive.content(key, version.n)
+        merged = merge_note(base, ours, theirs) if base is not None else None
+        if merged is not None:
+            return merged
+        body = parse_note(path, theirs).body.strip("\n")
+        return ours.rstrip(b"\n") + b"\n\n" + body.encode("utf-8") + b"\n"
+
+    def _open_conflicts(self) -> dict[str, ConflictRecord]:
+        return {k: c for k, c in self._load_conflicts().items()
+                if self.writer.read(c.copy) is not None}
+
+    def _load_conflicts(self) -> dict[str, ConflictRecord]:
+        try:
+            data = json.loads((self.state_dir / CONFLICTS_FILE).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+        found = {}
+        for key, value in (data.items() if isinstance(data, dict) else ()):
+            try:
+                found[key] = ConflictRecord(**value)
+            except TypeError:
+                continue
+        return found
+
+    def _save_conflicts(self, conflicts: Mapping[str, ConflictRecord]) -> None:
+        write_json_atomic(self.state_dir / CONFLICTS_FILE,
+                          {k: _record_json(c) for k, c in conflicts.items()})
+
+
+_APPLY_ORDER: tuple[type, ...] = (RepairArchive, Reindex, Tombstone, KeepFile, TakeMagma,
+                                  ManualReview, NewId, RebuildMemoryIndex, Report)
+
+
+def _record_json(record: ConflictRecord) -> dict[str, Any]:
+    return {"memory_key": record.memory_key, "path": record.path, "copy": record.copy,
+            "head_n": record.head_n, "opened": record.opened}
+
+
+def _row_key(row: IndexedFile) -> str | None:
+    if row.memory_type is None:
+        return None
+    return row.memory_id or f"path:{row.path}"
+
+
+def _side_from_row(row: IndexedFile, props: Mapping[str, Any], today: date) -> FileSide:
+    key = _row_key(row)
+    if key is None:
+        return FileSide(row.path, row.content_hash if row.kind == "note"
+                        else f"stat:{row.size}:{row.mtime_ns}")
+    return FileSide(
+        row.path, row.content_hash, key, row.memory_type, _text(props.get("subject")),
+        _owner(props.get("owner")),
+        _live(props.get("valid_to"), props.get("status"), props.get("expires"), today))
+
+
+def _side_from_note(note: Note, today: date) -> FileSide:
+    memory = note.memory
+    if memory is None:
+        return FileSide(note.path, note.content_hash)
+    return FileSide(note.path, note.content_hash, memory_key(note), memory.type,
+                    memory.subject, _owner(memory.owner),
+                    _live(memory.valid_to, memory.status, memory.expires, today))
+
+
+def _text(value: object) -> str | None:
+    return value.strip() if isinstance(value, str) and value.strip() else None
+
+
+def _owner(value: object) -> str | None:
+    return value.strip().casefold() if isinstance(value, str) and value.strip() else None
+
+
+def _live(valid_to: object, status: object, expires: object, today: date) -> bool:
+    if valid_to not in (None, ""):
+        return False
+    if isinstance(status, str) and status.strip().casefold() in {"archived", "superseded"}:
+        return False
+    day = _day(expires)
+    return day is None or day >= today
+
+
+def _day(value: object) -> date | None:
+    if isinstance(value, datetime):
+        return value.date()
+    if isinstance(value, date):
+        return value
+    if isinstance(value, str):
+        try:
+            return date.fromisoformat(value.strip()[:10])
+        except ValueError:
+            return None
+    return None
+
+
+def _utc(value: object) -> datetime:
+    try:
+        stamp = datetime.fromisoformat(str(value))
+    except ValueError:
+        return datetime.now(UTC)
+    return stamp if stamp.tzinfo else stamp.replace(tzinfo=UTC)

@@ -1,0 +1,293 @@
+"""Versions of memories as they change: recording, history, diff and rollback.
+
+:class:`VersionRecorder` is what the indexer calls: every memory note it is about to index is
+offered as a version (:class:`magma.versions.VersionArchive` skips unchanged content), and
+every memory file it is about to drop from the index is marked *gone*. A gone memory gets a
+tombstone version only once the checker sees it still gone after ``check.orphan_grace_s``
+(editors and sync tools delete and re-create files); the mark is written before the index
+forgets the file, so a crash cannot lose it. The origin of a version comes from the writer
+(:meth:`ccb.writer.NoteWriter.origin_of`): bytes dreamd wrote are ``api``, ``dream``,
+``rollback`` or ``arbiter``; anything else is a ``user-edit``.
+
+:class:`HistoryService` answers ``dreamd history``, ``diff`` and ``rollback`` (and the MCP
+tools ``memory_history`` and ``memory_rollback``). Rollback writes the old version's exact
+bytes through the single writer, as a new version, after archiving unrecorded current content
+(CONVENTIONS.md rule 8), so a rollback can itself be rolled back.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+import structlog
+
+from ccb.atomic import write_bytes_atomic
+from ccb.model import Note
+from ccb.parse import parse_note
+from ccb.writer import NoteWriter, WriteOutcome
+from config.errors import MemoryNotFoundError, VersionNotFoundError
+from consistency.arbiter import KeepFile, ManualReview, TakeMagma, decide
+from consistency.checker import Divergent
+from magma.versions import NewVersion, Version, VersionArchive, VersionKind, current
+
+__all__ = [
+    "BASES_FILE",
+    "PENDING_TOMBSTONES_FILE",
+    "HistoryService",
+    "RollbackResult",
+    "VersionRecorder",
+    "memory_key",
+]
+
+log = structlog.get_logger("dreamd.history")
+
+#: State-dir file of memories whose file went away, ``{key: {"path", "since"}}`` (ISO UTC).
+PENDING_TOMBSTONES_FILE = "tombstones-pending.json"
+#: State-dir file of the version each memory was last in step with here, ``{key: hash}``.
+BASES_FILE = "history-bases.json"
+
+
+def memory_key(note: Note) -> str:
+    """The key of a memory's history: its ``id``, or ``path:<vault path>`` for a memory file
+    written without one (its history then follows the path, not renames)."""
+    assert note.memory is not None
+    return note.memory.id or f"path:{note.path}"
+
+
+class VersionRecorder:
+    """Offers memory notes to the version archive as the indexer writes them (module doc).
+
+    ``origin_of(content_hash) -> (origin, change) | None`` names dreamd's own writes;
+    ``state_dir`` holds the pending tombstones. Raises what the archive raises."""
+
+    def __init__(
+        self, archive: VersionArchive, state_dir: Path,
+        origin_of: Callable[[str], tuple[str, str] | None],
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+    ) -> None:
+        self.archive = archive
+        self._pending_file = state_dir / PENDING_TOMBSTONES_FILE
+        self._bases_file = state_dir / BASES_FILE
+        self._origin_of = origin_of
+        self._clock = clock
+
+    def offer(self, notes: Sequence[tuple[Note, bytes, str | None]]) -> list[Version]:
+        """Record each memory note's bytes (with the hash its index row had before, or
+        ``None``) as a version when they differ from its current one; returns the versions
+        made. Memories offered are no longer pending deletion.
+
+        The current version moves only when this device's base is the current version (an
+        edit here) or the arbiter lets the file win a divergence (``user``/``feedback``); a
+        file that diverged otherwise is kept as a side version for ``dreamd check``, and a
+        file unchanged since its base (another device moved on) is left alone.
+        """
+        wanted = [(n, d, h) for n, d, h in notes if n.memory is not None]
+        if not wanted:
+            return []
+        heads = self.archive.heads({memory_key(n) for n, _, _ in wanted})
+        bases = self.bases()
+        items: list[NewVersion] = []
+        moved: dict[str, str] = {}
+        for note, data, row_hash in wanted:
+            assert note.memory is not None
+            key, f = memory_key(note), note.content_hash
+            head, base = heads.get(key), bases.get(key, row_hash)
+            origin, change = self._origin_of(f) or ("user-edit", "")
+            kind: VersionKind = "edit"
+            if head is None or (head.kind == "edit" and head.content_hash in {f, base}):
+                pass
+            elif head.kind == "tombstone" or base == f:
+                if base == f:
+                    continue  # unchanged here; the newer version is another device's
+            else:
+                decision = decide(Divergent(note.path, key, note.memory.type, f, head.n, base))
+                if isinstance(decision, KeepFile):
+                    change = f"{change or 'edited here'}; won over version {head.n}: " \
+                             f"{decision.reason}"
+                else:
+                    assert isinstance(decision, TakeMagma | ManualReview)
+                    kind = "kept"
+                    change = (f"{change or 'edited here'} while version {head.n} was made "
+                              f"elsewhere; kept for dreamd check ({decision.reason})")
+            if kind == "edit":
+                moved[key] = f
+            items.append(NewVersion(
+                memory_id=key, path=note.path, content=data, origin=origin, change_log=change,
+                kind=kind, memory_type=note.memory.type, name=note.memory.name,
+            ))
+        made = self.archive.record(items, now=self._clock())
+        self.set_bases(moved)
+        self._clear_pending({i.memory_id for i in items})
+        return made
+
+    def bases(self) -> dict[str, str]:
+        """``{key: content hash}`` of the version this device last agreed with, per memory
+        (the base of :mod:`consistency.checker`)."""
+        try:
+            data = json.loads(self._bases_file.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+        return {k: v for k, v in data.items() if isinstance(v, str)} \
+            if isinstance(data, dict) else {}
+
+    def set_bases(self, changes: Mapping[str, str | None]) -> None:
+        """Set (or, with ``None``, drop) the base of some memories."""
+        if not changes:
+            return
+        bases = self.bases()
+        for key, value in changes.items():
+            if value is None:
+                bases.pop(key, None)
+            else:
+                bases[key] = value
+        text = json.dumps(bases, ensure_ascii=False, indent=0, sort_keys=True) + "\n"
+        write_bytes_atomic(self._bases_file, text.encode("utf-8"))
+
+    def gone(self, memories: Sequence[tuple[str, str]]) -> None:
+        """Mark ``(key, path)`` memories whose file left the vault (before the index drops
+        them): the checker tombstones them once they stay gone."""
+        if not memories:
+            return
+        heads = self.archive.heads({key for key, _ in memories})
+        live = [(k, p) for k, p in memories if k in heads and heads[k].kind != "tombstone"]
+        if not live:
+            return  # no history (or forgotten): nothing to tombstone
+        pending = self.pending()
+        stamp = self._clock().isoformat()
+        for key, path in live:
+            pending.setdefault(key, {"path": path, "since": stamp})
+        self._save_pending(pending)
+
+    def pending(self) -> dict[str, dict[str, str]]:
+        """``{key: {"path", "since"}}`` of memories marked gone and not yet tombstoned."""
+        try:
+            data = json.loads(self._pending_file.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+        return {k: v for k, v in data.items() if isinstance(v, dict)} \
+            if isinstance(data, dict) else {}
+
+    def tombstone(self, keys: Collection[str]) -> list[Version]:
+        """Record tombstones for pending ``keys`` and clear their marks."""
+        pending = self.pending()
+        items = [NewVersion(memory_id=k, path=pending[k]["path"], content=b"",
+                            origin="user-edit", change_log="the file was deleted",
+                            kind="tombstone") for k in sorted(keys) if k in pending]
+        made = self.archive.record(items, now=self._clock())
+        self.set_bases({v.memory_id: None for v in made})
+        self._clear_pending(set(keys))
+        return made
+
+    def forget(self, key: str) -> None:
+        """Drop what this device keeps about a forgotten memory (its base, a gone mark: the
+        mark names its old path)."""
+        self.set_bases({key: None})
+        self._clear_pending({key})
+
+    def _clear_pending(self, keys: set[str]) -> None:
+        pending = self.pending()
+        if keys & pending.keys():
+            self._save_pending({k: v for k, v in pending.items() if k not in keys})
+
+    def _save_pending(self, pending: dict[str, dict[str, str]]) -> None:
+        text = json.dumps(pending, ensure_ascii=False, indent=1) + "\n"
+        write_bytes_atomic(self._pending_file, text.encode("utf-8"))
+
+
+@dataclass(frozen=True, slots=True)
+class RollbackResult:
+    """What ``rollback`` did: the file written and the version it restored."""
+
+    memory_id: str
+    path: str
+    restored: int
+    status: str
+    conflict_path: str | None = None
+
+
+class HistoryService:
+    """History, diff and rollback of one vault's memories.
+
+    ``locate(key) -> (path, bytes) | None`` finds a memory's file now (``None`` when it has
+    none in the vault); ``index(paths) -> bool`` re-indexes after a write (as in
+    :class:`daemon.memories.MemoryService`), which records the rollback as a version.
+    """
+
+    def __init__(
+        self, archive: VersionArchive, writer: NoteWriter, recorder: VersionRecorder,
+        locate: Callable[[str], tuple[str, bytes] | None],
+        resolve: Callable[[str], str],
+        index: Callable[[Collection[str]], bool],
+    ) -> None:
+        self.archive = archive
+        self.writer = writer
+        self.recorder = recorder
+        self._locate = locate
+        self._resolve = resolve
+        self._index = index
+
+    def key(self, id_or_name: str) -> str:
+        """The history key of a memory named by id, name, file name or path (a deleted
+        memory by its id). Raises :class:`MemoryNotFoundError`."""
+        return self._resolve(id_or_name)
+
+    def history(self, id_or_name: str) -> list[Version]:
+        """Every version of the memory, oldest first. Raises ``MemoryNotFoundError`` when it
+        has none."""
+        key = self.key(id_or_name)
+        versions = self.archive.history(key)
+        if not versions:
+            raise MemoryNotFoundError(
+                f"history: {id_or_name}: no versions recorded yet (the indexer records one "
+                "when it first sees the memory; run dreamd sync)"
+            )
+        return versions
+
+    def diff(self, id_or_name: str, a: int, b: int | None = None) -> str:
+        """Unified diff of version ``a`` to ``b`` (default: the file as it is now).
+        Raises ``VersionNotFoundError``."""
+        key = self.key(id_or_name)
+        old = self.archive.content(key, a)
+        if b is None:
+            found = self._locate(key)
+            new, label = (found[1], f"{found[0]} (now)") if found else (b"", "(no file)")
+        else:
+            new, label = self.archive.content(key, b), f"version {b}"
+        lines = difflib.unified_diff(
+            old.decode("utf-8", "replace").splitlines(keepends=True),
+            new.decode("utf-8", "replace").splitlines(keepends=True),
+            fromfile=f"version {a}", tofile=label)
+        return "".join(lines)
+
+    def rollback(self, id_or_name: str, n: int) -> RollbackResult:
+        """Write version ``n``'s exact bytes back as the memory's file, recorded as a new
+        version (origin ``rollback``). Unrecorded current content is archived first.
+        Raises ``VersionNotFoundError`` (also for a tombstone or a number it never had)."""
+        key = self.key(id_or_name)
+        version = self.archive.get(key, n)
+        if version.kind == "tombstone":
+            raise VersionNotFoundError(
+                f"rollback {key}: version {n} records the deletion; roll back to "
+                f"{version.prev or n - 1} to restore what it said before")
+        data = self.archive.content(key, n)
+        found = self._locate(key)
+        if found is not None:
+            path, now_bytes = found
+            note = parse_note(path, now_bytes)
+            if note.memory is not None:
+                self.recorder.offer([(note, now_bytes, None)])  # CONVENTIONS.md rule 8
+        else:
+            path, now_bytes = version.path, None
+        head = current(self.archive.history(key))
+        outcome: WriteOutcome = self.writer.write(
+            path, data, base=now_bytes, origin="rollback",
+            change=f"rollback to version {n}" + (f" (from {head.n})" if head else ""))
+        self._index([path])
+        log.info("memory.rolled_back", memory_id=key, to=n, path=path, status=outcome.status)
+        return RollbackResult(key, path, n, outcome.status, outcome.conflict_path)
+

@@ -1,0 +1,646 @@
+"""The version history of memories: every content change kept, in MAGMA and as plain files.
+
+DESIGN.md: every content change of a memory creates a version (id, number, content, hash,
+time, origin, change log, previous version); rollback writes an old version's content as a new
+one, so history is never destroyed. Each version is kept twice:
+
+- a row of the ``versions`` LanceDB table in the store — one table for every device sharing
+  the store (the index tables are per device, :func:`magma.store.table_name`);
+- two plain files in this device's state dir, never inside the vault:
+  ``versions/<memory>/<n>.md`` holds the exact bytes (``cat`` it) and ``<n>.json`` the rest.
+
+Recording writes the files first (durably), then the row: a crash in between leaves a file
+without a row, which :meth:`VersionArchive.repair` adds back; rows written by another device
+are mirrored into the files by the same call. Nothing is recorded twice for one content: a
+version whose hash equals the current one is skipped, so every path (the watcher seeing a user
+edit, a CLI write indexed by the daemon, a repair re-indexing a file) may simply offer it.
+
+Kinds (:data:`VersionKind`): ``edit`` — the memory's content at that time; ``tombstone`` —
+the memory's file was deleted (no content; its history stays until ``dreamd forget``);
+``kept`` — a side version the arbiter kept when another version won a conflict (in the
+history, never the current version).
+
+**Several writers.** Numbers are given under a lease: a file lock beside the table when the
+store is a local path or a mounted shared drive. Object storage (``s3://``…) has no file lock;
+two devices recording the same memory in the same moment can then give one number twice,
+which :meth:`VersionArchive.repair` settles by renumbering the later row (DESIGN.md: LanceDB
+does not stop two writers from inserting one key twice).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import difflib
+import hashlib
+import json
+import os
+import re
+import warnings
+from collections.abc import Collection, Iterator, Mapping, Sequence
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any, Literal
+from urllib.parse import urlparse
+
+import filelock
+import lancedb
+import pyarrow as pa
+import structlog
+
+from ccb.atomic import write_bytes_atomic
+from config.errors import StoreError, VersionNotFoundError
+
+__all__ = [
+    "LEASE_TIMEOUT_S",
+    "NewVersion",
+    "RepairReport",
+    "Version",
+    "VersionArchive",
+    "VersionKind",
+    "current",
+    "is_local_uri",
+    "prunable",
+]
+
+log = structlog.get_logger("dreamd.versions")
+
+VersionKind = Literal["edit", "tombstone", "kept"]
+
+#: How long a writer waits for another device's lease on the shared version table, seconds.
+LEASE_TIMEOUT_S = 30.0
+
+_TABLE = "versions"
+_LEASE_FILE = "versions.lease"
+_SAFE_ID = re.compile(r"[A-Za-z0-9_-]{1,80}")
+_COLUMNS = ["memory_id", "n", "kind", "path", "content_hash", "created_at", "origin",
+            "change_log", "prev", "device", "memory_type", "name"]
+
+
+@dataclass(frozen=True, slots=True)
+class Version:
+    """One recorded version (without its content: :meth:`VersionArchive.content`).
+
+    ``n`` counts from 1 per memory; ``prev`` is the number of the version this one follows
+    (``None`` for the first); ``created_at`` is UTC; ``origin`` is who made the change
+    (``user-edit``, ``api``, ``dream``, ``rollback``, ``arbiter``); ``device`` which device
+    recorded it (``None``: a store of one device)."""
+
+    memory_id: str
+    n: int
+    kind: VersionKind
+    path: str
+    content_hash: str
+    created_at: datetime
+    origin: str
+    change_log: str
+    prev: int | None
+    device: str | None
+    memory_type: str | None
+    name: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class NewVersion:
+    """A version to record: ``content`` is the file's exact bytes (empty for a tombstone)."""
+
+    memory_id: str
+    path: str
+    content: bytes
+    origin: str
+    change_log: str = ""
+    kind: VersionKind = "edit"
+    memory_type: str | None = None
+    name: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RepairReport:
+    """What :meth:`VersionArchive.repair` did (counts of versions)."""
+
+    rows_added: int = 0
+    files_mirrored: int = 0
+    duplicates_dropped: int = 0
+    renumbered: int = 0
+
+    @property
+    def total(self) -> int:
+        return self.rows_added + self.files_mirrored + self.duplicates_dropped + self.renumbered
+
+
+def _schema() -> pa.Schema:
+    return pa.schema([
+        pa.field("memory_id", pa.string(), nullable=False),
+        pa.field("n", pa.int64(), nullable=False),
+        pa.field("kind", pa.string(), nullable=False),
+        pa.field("path", pa.string(), nullable=False),
+        pa.field("content", pa.large_binary(), nullable=False),
+        pa.field("content_hash", pa.string(), nullable=False),
+        pa.field("created_at", pa.timestamp("us", tz="UTC"), nullable=False),
+        pa.field("origin", pa.string(), nullable=False),
+        pa.field("change_log", pa.string(), nullable=False),
+        pa.field("prev", pa.int64()),
+        pa.field("device", pa.string()),
+        pa.field("memory_type", pa.string()),
+        pa.field("name", pa.string()),
+    ])
+
+
+def is_local_uri(uri: str) -> bool:
+    """True for a LanceDB URI that is a folder on this machine (a path or ``file://``),
+    False for object storage (``s3://``, ``gs://``, ``az://`` …)."""
+    scheme = urlparse(uri).scheme
+    return scheme in {"", "file"} or len(scheme) == 1  # one letter: a Windows drive
+
+
+def _sql(value: str) -> str:
+    return "'" + value.replace("'", "''") + "'"
+
+
+def _folder_name(memory_id: str) -> str:
+    """A memory's folder in the archive: its id when that is a safe file name (ULIDs are),
+    else ``h-`` and 24 hex of its SHA-256."""
+    if _SAFE_ID.fullmatch(memory_id):
+        return memory_id
+    return "h-" + hashlib.sha256(memory_id.encode("utf-8")).hexdigest()[:24]
+
+
+class VersionArchive:
+    """The version history of one store's memories (module docstring). Construct with
+    :meth:`open`. Every method raises :class:`StoreError` when the table cannot be read or
+    written and ``OSError`` when the archive folder cannot."""
+
+    def __init__(self, table: Any, *, archive_dir: Path, lease: Any, device: str | None) -> None:
+        self._table = table
+        self.archive_dir = archive_dir
+        self._lease = lease
+        self.device = device
+
+    @classmethod
+    def open(cls, uri: str, *, archive_dir: Path, device: str | None = None) -> VersionArchive:
+        """Open (or create) the ``versions`` table of the store at ``uri``; this device's
+        plain-text copies live in ``archive_dir``."""
+        try:
+            db = lancedb.connect(uri)
+            if _TABLE in set(db.list_tables().tables):
+                table = db.open_table(_TABLE)
+            else:
+                table = db.create_table(_TABLE, schema=_schema(), exist_ok=True)
+        except Exception as exc:
+            raise StoreError(f"magma: open versions in {uri}: {type(exc).__name__}: {exc}") \
+                from exc
+        lease: Any = contextlib.nullcontext()
+        if is_local_uri(uri):
+            folder = Path(urlparse(uri).path if uri.startswith("file:") else uri)
+            lease = filelock.FileLock(folder / _LEASE_FILE, timeout=LEASE_TIMEOUT_S)
+        return cls(table, archive_dir=archive_dir, lease=lease, device=device)
+
+    # ------------------------------------------------------------------ reads
+
+    def _rows(self, where: str | None = None, *, content: bool = False) -> list[dict[str, Any]]:
+        try:
+            self._table.checkout_latest()  # see what other processes committed
+            query = self._table.search().select(_COLUMNS + (["content"] if content else []))
+            if where:
+                query = query.where(where)
+            return query.limit(None).to_arrow().to_pylist()
+        except Exception as exc:
+            raise StoreError(f"magma: read versions: {type(exc).__name__}: {exc}") from exc
+
+    def _where_ids(self, ids: Collection[str] | None) -> str | None:
+        if ids is None:
+            return None
+        return "memory_id IN (" + ", ".join(_sql(i) for i in sorted(set(ids))) + ")" \
+            if ids else "false"
+
+    def all_versions(self, ids: Collection[str] | None = None) -> dict[str, list[Version]]:
+        """``{memory id: [Version, …] by number}`` for ``ids`` (default: every memory).
+        One columnar read without the contents."""
+        found: dict[str, list[Version]] = {}
+        for row in self._rows(self._where_ids(ids)):
+            found.setdefault(row["memory_id"], []).append(_version(row))
+        for versions in found.values():
+            versions.sort(key=lambda v: (v.n, v.created_at))
+        return found
+
+    def heads(self, ids: Collection[str] | None = None) -> dict[str, Version]:
+        """``{memory id: current version}``: the highest-numbered ``edit`` or ``tombstone``
+        (a ``kept`` side version is never current)."""
+        return {mid: head for mid, versions in self.all_versions(ids).items()
+                if (head := current(versions)) is not None}
+
+    def history(self, memory_id: str) -> list[Version]:
+        """Every version of ``memory_id``, oldest first (empty when it has none)."""
+        return self.all_versions([memory_id]).get(memory_id, [])
+
+    def get(self, memory_id: str, n: int) -> Version:
+        """Version ``n`` of ``memory_id``. Raises :class:`VersionNotFoundError`."""
+        versions = self.history(memory_id)
+        for version in versions:
+            if version.n == n:
+                return version
+        numbers = [v.n for v in versions]
+        if not numbers:
+            known = "no versions yet"
+        elif numbers == list(range(numbers[0], numbers[-1] + 1)):
+            known = f"versions {numbers[0]}-{numbers[-1]}"
+        else:
+            known = "versions " + ", ".join(str(x) for x in numbers)
+        raise VersionNotFoundError(
+            f"versions: {memory_id} has no version {n} ({known}; see its history)"
+        )
+
+    def content(self, memory_id: str, n: int) -> bytes:
+        """The exact bytes of version ``n`` (from this device's file when it holds them, else
+        the table). Raises :class:`VersionNotFoundError`."""
+        version = self.get(memory_id, n)
+        local = self._folder(memory_id) / f"{n}.md"
+        try:
+            data = local.read_bytes()
+            if hashlib.sha256(data).hexdigest() == version.content_hash:
+                return data
+        except OSError:
+            pass
+        rows = self._rows(f"memory_id = {_sql(memory_id)} AND n = {n}", content=True)
+        for row in rows:
+            if row["content_hash"] == version.content_hash:
+                return bytes(row["content"])
+        raise VersionNotFoundError(f"versions: {memory_id} version {n}: content is missing")
+
+    # ------------------------------------------------------------------ writes
+
+    def record(
+        self, items: Sequence[NewVersion], *, now: datetime | None = None
+    ) -> list[Version]:
+        """Record ``items`` as new versions, under the lease; returns those recorded.
+
+        An ``edit`` equal to the memory's current version (same hash), and a ``tombstone`` of
+        a memory that is already deleted or has no history, are skipped. Files first, then one
+        table commit for the whole batch (module docstring).
+        """
+        if not items:
+            return []
+        stamp = (now or datetime.now(UTC)).astimezone(UTC)
+        with self._leased():
+            known = self.all_versions({i.memory_id for i in items})
+            made: list[Version] = []
+            rows: list[dict[str, Any]] = []
+            for item in items:
+                versions = known.setdefault(item.memory_id, [])
+                head = current(versions)
+                digest = hashlib.sha256(item.content).hexdigest()
+                if item.kind == "tombstone":
+                    if head is None or head.kind == "tombstone":
+                        continue
+                elif item.kind == "edit" and head is not None and head.kind == "edit" \
+                        and head.content_hash == digest:
+                    continue
+                elif item.kind == "kept" and digest in {v.content_hash for v in versions}:
+                    continue  # already in the history
+                n = max([v.n for v in versions] + [self._local_max(item.memory_id)]) + 1
+                change = item.change_log
+                if not change and item.kind == "edit" and head is not None \
+                        and head.kind == "edit":
+                    change = _line_changes(self._local_content(head), item.content)
+                version = Version(
+                    memory_id=item.memory_id, n=n, kind=item.kind, path=item.path,
+                    content_hash=digest, created_at=stamp, origin=item.origin,
+                    change_log=change, prev=head.n if head else None,
+                    device=self.device, memory_type=item.memory_type, name=item.name,
+                )
+                self._write_files(version, item.content)
+                versions.append(version)
+                made.append(version)
+                rows.append({**_row(version), "content": item.content})
+            self._add(rows)
+        for version in made:
+            log.info("version.recorded", memory_id=version.memory_id, n=version.n,
+                     kind=version.kind, origin=version.origin)
+        return made
+
+    def forget(self, memory_id: str) -> int:
+        """Delete every version of ``memory_id`` (rows and files); returns how many rows went.
+        The caller compacts the table so no old table version keeps the text."""
+        with self._leased():
+            count = len(self.history(memory_id))
+            try:
+                self._table.delete(f"memory_id = {_sql(memory_id)}")
+            except Exception as exc:
+                raise StoreError(f"magma: forget versions of {memory_id}: {exc}") from exc
+        folder = self._folder(memory_id)
+        if folder.is_dir():
+            for child in folder.iterdir():
+                child.unlink(missing_ok=True)
+            folder.rmdir()
+        return count
+
+    def compact(self) -> None:
+        """Rewrite the table and drop old table versions, so deleted rows leave the disk
+        (``forget``, pruning). Raises :class:`StoreError`."""
+        with self._leased():
+            try:
+                self._table.checkout_latest()
+                self._table.add(self._table.to_arrow(), mode="overwrite")
+                with warnings.catch_warnings():
+                    # a reader on an older table version re-reads at its next query
+                    # (every read here starts with checkout_latest)
+                    warnings.filterwarnings("ignore", message=r"optimize\(cleanup_older_than")
+                    self._table.optimize(cleanup_older_than=timedelta(0))
+            except Exception as exc:
+                raise StoreError(f"magma: compact versions: {exc}") from exc
+
+    def prune(self, *, keep_last: int, keep_days: float, now: datetime) -> int:
+        """Drop old versions by policy; returns how many went. ``keep_last`` (0: all) keeps the
+        newest N per memory, ``keep_days`` (0: forever) drops versions older than that. The
+        current version (and so a deleted memory's tombstone and the version before it) is
+        always kept. Pure selection in :func:`prunable`."""
+        if not keep_last and not keep_days:
+            return 0
+        with self._leased():
+            doomed = prunable(self.all_versions(), keep_last=keep_last, keep_days=keep_days,
+                              now=now)
+            for memory_id, numbers in doomed.items():
+                listed = ", ".join(str(n) for n in sorted(numbers))
+                try:
+                    self._table.delete(f"memory_id = {_sql(memory_id)} AND n IN ({listed})")
+                except Exception as exc:
+                    raise StoreError(f"magma: prune versions of {memory_id}: {exc}") from exc
+                folder = self._folder(memory_id)
+                for n in numbers:
+                    for suffix in (".md", ".json"):
+                        (folder / f"{n}{suffix}").unlink(missing_ok=True)
+        return sum(len(n) for n in doomed.values())
+
+    def repair(self) -> RepairReport:
+        """Bring the table and this device's files in step (module docstring): files without
+        a row are added (a crash between the two writes), rows without files are mirrored,
+        rows recorded twice are dropped, and one number given to two contents is split by
+        renumbering the later one. Returns the counts."""
+        added = mirrored = dropped = renumbered = 0
+        with self._leased():
+            rows = self._rows()
+            by_key: dict[tuple[str, int], list[dict[str, Any]]] = {}
+            for row in rows:
+                by_key.setdefault((row["memory_id"], row["n"]), []).append(row)
+            top: dict[str, int] = {}
+            for mid, n in by_key:
+                top[mid] = max(top.get(mid, 0), n)
+            for (mid, n), group in sorted(by_key.items()):
+                if len(group) == 1:
+                    continue
+                group.sort(key=lambda r: (r["created_at"], r["device"] or ""))
+                keep, seen = group[0], {group[0]["content_hash"]}
+                rest = group[1:]
+                with_content = {(r["content_hash"]): r for r in
+                                self._rows(f"memory_id = {_sql(mid)} AND n = {n}", content=True)}
+                self._delete_key(mid, n)
+                fresh = [{**keep, "content": with_content[keep["content_hash"]]["content"]}]
+                for row in rest:
+                    if row["content_hash"] in seen:
+                        dropped += 1
+                        continue
+                    seen.add(row["content_hash"])
+                    top[mid] += 1
+                    moved = {**row, "n": top[mid],
+                             "content": with_content[row["content_hash"]]["content"]}
+                    fresh.append(moved)
+                    renumbered += 1
+                    self._forget_file(mid, n, row["content_hash"])
+                self._add(fresh)
+                log.warning("versions.duplicates_repaired", memory_id=mid, n=n,
+                            dropped=len(rest) - (len(fresh) - 1), renumbered=len(fresh) - 1)
+            if dropped or renumbered:
+                rows = self._rows()
+            in_table = {(r["memory_id"], r["n"]): r for r in rows}
+            local = self._local_versions()
+            missing_rows: list[dict[str, Any]] = []
+            for key, (version, path) in sorted(local.items()):
+                if key not in in_table:
+                    try:
+                        data = path.read_bytes()
+                    except OSError:
+                        continue
+                    if hashlib.sha256(data).hexdigest() != version.content_hash:
+                        continue  # a torn file: the row was never written either
+                    missing_rows.append({**_row(version), "content": data})
+            self._add(missing_rows)
+            added = len(missing_rows)
+            for key, row in sorted(in_table.items()):
+                if key in local:
+                    continue
+                content = self._rows(
+                    f"memory_id = {_sql(key[0])} AND n = {key[1]}", content=True)
+                if content:
+                    self._write_files(_version(row), bytes(content[0]["content"]))
+                    mirrored += 1
+        report = RepairReport(added, mirrored, dropped, renumbered)
+        if report.total:
+            log.info("versions.repaired", **asdict(report))
+        return report
+
+    def needs_repair(self) -> bool:
+        """Cheap test for :meth:`repair`: is a version this device recorded missing from the
+        table or from its files, or is a number recorded twice? (A column read and a folder
+        listing; no contents read.) Another device's versions not yet copied here are not
+        drift: :meth:`repair` copies them when it runs."""
+        return self._needs_repair(self._rows())
+
+    def survey(self) -> tuple[dict[str, list[Version]], bool]:
+        """:meth:`all_versions` and :meth:`needs_repair` from one read of the table."""
+        rows = self._rows()
+        found: dict[str, list[Version]] = {}
+        for row in rows:
+            found.setdefault(row["memory_id"], []).append(_version(row))
+        for versions in found.values():
+            versions.sort(key=lambda v: (v.n, v.created_at))
+        return found, self._needs_repair(rows)
+
+    def optimize(self, cleanup_older_than: timedelta) -> None:
+        """Compact the table (every record is one append) and drop table versions older than
+        ``cleanup_older_than``; the daemon does this with its other maintenance.
+        Raises :class:`StoreError`."""
+        with self._leased():
+            try:
+                self._table.checkout_latest()
+                with warnings.catch_warnings():
+                    warnings.filterwarnings("ignore", message=r"optimize\(cleanup_older_than")
+                    self._table.optimize(cleanup_older_than=cleanup_older_than)
+            except Exception as exc:
+                raise StoreError(f"magma: optimize versions: {exc}") from exc
+
+    def _needs_repair(self, rows: list[dict[str, Any]]) -> bool:
+        keys = [(_folder_name(r["memory_id"]), r["n"]) for r in rows]
+        ours = {(_folder_name(r["memory_id"]), r["n"]) for r in rows
+                if r["device"] == self.device}
+        local = self._local_keys()
+        return len(keys) != len(set(keys)) or not local <= set(keys) or not ours <= local
+
+    # ------------------------------------------------------------------ internals
+
+    @contextlib.contextmanager
+    def _leased(self) -> Iterator[None]:
+        try:
+            with self._lease:
+                yield
+        except filelock.Timeout as exc:
+            raise StoreError(
+                f"magma: versions: another device or process held the store lease for "
+                f"{LEASE_TIMEOUT_S:.0f} s ({exc.lock_file}); try again"
+            ) from exc
+
+    def _add(self, rows: list[dict[str, Any]]) -> None:
+        if not rows:
+            return
+        try:
+            self._table.add(pa.Table.from_pylist(rows, schema=_schema()))
+        except Exception as exc:
+            raise StoreError(f"magma: record versions: {type(exc).__name__}: {exc}") from exc
+
+    def _delete_key(self, memory_id: str, n: int) -> None:
+        try:
+            self._table.delete(f"memory_id = {_sql(memory_id)} AND n = {n}")
+        except Exception as exc:
+            raise StoreError(f"magma: repair versions of {memory_id}: {exc}") from exc
+
+    def _folder(self, memory_id: str) -> Path:
+        return self.archive_dir / _folder_name(memory_id)
+
+    def _write_files(self, version: Version, content: bytes) -> None:
+        folder = self._folder(version.memory_id)
+        folder.mkdir(parents=True, exist_ok=True)
+        write_bytes_atomic(folder / f"{version.n}.md", content)
+        meta = {**_row(version), "created_at": version.created_at.isoformat()}
+        write_bytes_atomic(folder / f"{version.n}.json",
+                           (json.dumps(meta, ensure_ascii=False, indent=1) + "\n").encode())
+
+    def _forget_file(self, memory_id: str, n: int, content_hash: str) -> None:
+        """Drop this device's files of version ``n`` when they hold ``content_hash`` (a row
+        renumbered away from ``n``; the mirror writes it under its new number)."""
+        folder = self._folder(memory_id)
+        try:
+            meta = json.loads((folder / f"{n}.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return
+        if meta.get("content_hash") == content_hash:
+            (folder / f"{n}.json").unlink(missing_ok=True)
+            (folder / f"{n}.md").unlink(missing_ok=True)
+
+    def _local_content(self, version: Version) -> bytes | None:
+        """This device's copy of ``version``'s bytes, when it has a good one."""
+        try:
+            data = (self._folder(version.memory_id) / f"{version.n}.md").read_bytes()
+        except OSError:
+            return None
+        return data if hashlib.sha256(data).hexdigest() == version.content_hash else None
+
+    def _local_max(self, memory_id: str) -> int:
+        folder = self._folder(memory_id)
+        try:
+            names = [p.stem for p in folder.iterdir() if p.suffix == ".json"]
+        except OSError:
+            return 0
+        return max((int(n) for n in names if n.isdigit()), default=0)
+
+    def _local_keys(self) -> set[tuple[str, int]]:
+        """``{(folder name, n)}`` of this device's archived versions, from names alone."""
+        found: set[tuple[str, int]] = set()
+        try:
+            folders = [e for e in os.scandir(self.archive_dir) if e.is_dir()]
+        except OSError:
+            return found
+        for folder in folders:
+            with os.scandir(folder.path) as entries:
+                for entry in entries:
+                    stem, _, suffix = entry.name.partition(".")
+                    if suffix == "json" and stem.isdigit():
+                        found.add((folder.name, int(stem)))
+        return found
+
+    def _local_versions(self) -> dict[tuple[str, int], tuple[Version, Path]]:
+        """This device's archived versions (a version counts once its ``.json`` exists)."""
+        found: dict[tuple[str, int], tuple[Version, Path]] = {}
+        if not self.archive_dir.is_dir():
+            return found
+        for folder in self.archive_dir.iterdir():
+            if not folder.is_dir():
+                continue
+            for meta_path in folder.glob("*.json"):
+                try:
+                    meta = json.loads(meta_path.read_text(encoding="utf-8"))
+                    version = _version({**meta, "created_at": datetime.fromisoformat(
+                        meta["created_at"])})
+                except (OSError, ValueError, KeyError, TypeError):
+                    log.warning("versions.unreadable_file", path=str(meta_path))
+                    continue
+                found[(version.memory_id, version.n)] = (version,
+                                                          meta_path.with_suffix(".md"))
+        return found
+
+
+def _line_changes(old: bytes | None, new: bytes) -> str:
+    """``"+2 -1 lines"`` from ``old`` to ``new`` (empty when ``old`` is unknown)."""
+    if old is None:
+        return ""
+    added = removed = 0
+    for line in difflib.unified_diff(old.decode("utf-8", "replace").splitlines(),
+                                     new.decode("utf-8", "replace").splitlines(),
+                                     lineterm="", n=0):
+        if line.startswith("+") and not line.startswith("+++"):
+            added += 1
+        elif line.startswith("-") and not line.startswith("---"):
+            removed += 1
+    return f"+{added} -{removed} lines"
+
+
+def current(versions: Sequence[Version]) -> Version | None:
+    """The current version among one memory's ``versions``: the highest-numbered ``edit`` or
+    ``tombstone``; ``None`` when there is none."""
+    heads = [v for v in versions if v.kind != "kept"]
+    return max(heads, key=lambda v: v.n) if heads else None
+
+
+def prunable(
+    history: Mapping[str, Sequence[Version]], *, keep_last: int, keep_days: float, now: datetime
+) -> dict[str, set[int]]:
+    """``{memory id: version numbers to drop}`` under the policy of :meth:`VersionArchive.prune`
+    (pure; ``now`` is UTC)."""
+    doomed: dict[str, set[int]] = {}
+    cutoff = now - timedelta(days=keep_days) if keep_days else None
+    for memory_id, versions in history.items():
+        ordered = sorted(versions, key=lambda v: v.n, reverse=True)
+        head = current(ordered)
+        protected = {head.n} if head else set()
+        if head is not None and head.kind == "tombstone" and head.prev is not None:
+            protected.add(head.prev)  # a deleted memory keeps what it said last
+        drop = set()
+        for position, version in enumerate(ordered):
+            if version.n in protected:
+                continue
+            if (keep_last and position >= keep_last) or (
+                    cutoff is not None and version.created_at < cutoff):
+                drop.add(version.n)
+        if drop:
+            doomed[memory_id] = drop
+    return doomed
+
+
+def _row(version: Version) -> dict[str, Any]:
+    return {
+        "memory_id": version.memory_id, "n": version.n, "kind": version.kind,
+        "path": version.path, "content_hash": version.content_hash,
+        "created_at": version.created_at, "origin": version.origin,
+        "change_log": version.change_log, "prev": version.prev, "device": version.device,
+        "memory_type": version.memory_type, "name": version.name,
+    }
+
+
+def _version(row: Mapping[str, Any]) -> Version:
+    created = row["created_at"]
+    if created.tzinfo is None:
+        created = created.replace(tzinfo=UTC)
+    return Version(
+        memory_id=row["memory_id"], n=int(row["n"]), kind=row["kind"], path=row["path"],
+        content_hash=row["content_hash"], created_at=created, origin=row["origin"],
+        change_log=row["change_log"], prev=row["prev"], device=row["device"],
+        memory_type=row["memory_type"], name=row["name"],
+    )

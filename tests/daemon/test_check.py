@@ -1,0 +1,244 @@
+"""Versions, rollback, ``dreamd check`` and conflicts on a copy of the demo vault.
+
+Real LanceDB store and version archive in tmp_path, real files; the embedder is the token-hash
+fake (conftest): nothing here is about meaning.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ccb.parse import parse_note
+from config.errors import VersionNotFoundError
+from consistency.checker import Divergent, DuplicateId, Orphaned, Stale
+from daemon.app import App
+from magma.versions import NewVersion
+
+Builder = Callable[..., tuple[App, object]]
+MEMORY = "Memory/tests-hit-a-real-database.md"
+DREAMD = Path(sys.executable).with_name("dreamd")
+
+
+@pytest.fixture
+def app(vault: Path, make_app: Builder) -> App:
+    application, _ = make_app(vault)
+    application.sync()
+    return application
+
+
+def _key(vault: Path, path: str = MEMORY) -> str:
+    note = parse_note(path, (vault / path).read_bytes())
+    assert note.memory is not None and note.memory.id
+    return note.memory.id
+
+
+def _append(vault: Path, path: str, line: str) -> bytes:
+    target = vault / path
+    target.write_bytes(target.read_bytes() + line.encode() + b"\n")
+    return target.read_bytes()
+
+
+def test_first_sync_versions_every_memory_and_the_vault_checks_clean(app: App,
+                                                                     vault: Path) -> None:
+    report = app.consistency().check()
+    assert report.clean, report.findings
+    assert report.read == 4  # the first check reads the 4 memories to verify MEMORY.md ...
+    assert app.consistency().check().read == 0  # ... after that, stat and index rows agree
+    versions = app.versions.history(_key(vault))
+    assert [(v.n, v.origin) for v in versions] == [(1, "user-edit")]
+    assert app.versions.content(_key(vault), 1) == (vault / MEMORY).read_bytes()
+
+
+def test_an_edit_while_nobody_watched_is_stale_and_fixed(app: App, vault: Path) -> None:
+    edited = _append(vault, MEMORY, "- and the Redis cache too")
+    service = app.consistency()
+    report = service.check()
+    assert [type(f.drift) for f in report.findings] == [Stale]
+    fixed = service.fix(report, automatic_only=True)
+    assert len(fixed.applied) == 1 and not fixed.left
+    assert service.check().clean
+    key = _key(vault)
+    assert app.versions.content(key, 2) == edited
+    assert app.store.get_file(MEMORY).content_hash == hashlib.sha256(edited).hexdigest()
+
+
+def test_rollback_writes_the_old_bytes_as_a_new_version_and_can_be_undone(
+    app: App, vault: Path
+) -> None:
+    original = (vault / MEMORY).read_bytes()
+    _append(vault, MEMORY, "- a second line")
+    app.sync()
+    changed = (vault / MEMORY).read_bytes()
+    history = app.history()
+    result = history.rollback(_key(vault), 1)
+    assert result.status == "written" and (vault / MEMORY).read_bytes() == original
+    versions = history.history(_key(vault))
+    assert [(v.n, v.origin) for v in versions] == [(1, "user-edit"), (2, "user-edit"),
+                                                   (3, "rollback")]
+    assert "rollback to version 1" in versions[-1].change_log
+    history.rollback(_key(vault), 2)  # the rollback of the rollback
+    assert (vault / MEMORY).read_bytes() == changed
+    assert "+- a second line" in history.diff(_key(vault), 1, 2)
+    assert app.consistency().check().clean
+    with pytest.raises(VersionNotFoundError, match="no version 9"):
+        history.rollback(_key(vault), 9)
+
+
+def test_rollback_keeps_unrecorded_current_content_first(app: App, vault: Path) -> None:
+    edited = _append(vault, MEMORY, "- typed while the daemon was off")  # not synced
+    app.history().rollback(_key(vault), 1)
+    contents = [app.versions.content(_key(vault), v.n)
+                for v in app.versions.history(_key(vault))]
+    assert edited in contents  # CONVENTIONS.md rule 8: archived before it was replaced
+
+
+@settings(max_examples=6, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)),
+                        min_size=1, max_size=40), min_size=1, max_size=3))
+def test_rollback_then_rollback_of_rollback_restores_the_bytes(
+    app: App, vault: Path, lines: list[str]
+) -> None:
+    key = _key(vault)
+    for line in lines:
+        _append(vault, MEMORY, line.replace("\r", " ").replace("\n", " "))
+    app.sync()
+    before = (vault / MEMORY).read_bytes()
+    head = app.versions.heads()[key].n
+    history = app.history()
+    history.rollback(key, 1)
+    history.rollback(key, head)
+    assert (vault / MEMORY).read_bytes() == before
+
+
+def test_a_deleted_memory_is_tombstoned_after_the_grace_and_can_come_back(
+    vault: Path, make_app: Builder
+) -> None:
+    app, _ = make_app(vault, **{"check.orphan_grace_s": "0"})
+    app.sync()
+    key, original = _key(vault), (vault / MEMORY).read_bytes()
+    (vault / MEMORY).unlink()
+    app.sync()
+    assert key in app.recorder.pending()
+    report = app.consistency().check()
+    assert [f.drift for f in report.findings][:1] == [Orphaned(MEMORY, key, confirmed=True)]
+    app.consistency().fix(report, automatic_only=True)
+    versions = app.versions.history(key)
+    assert [v.kind for v in versions] == ["edit", "tombstone"]
+    assert app.consistency().check().clean
+    app.history().rollback(key, 1)  # a deleted memory is restored from its history
+    assert (vault / MEMORY).read_bytes() == original
+    assert app.versions.heads()[key].kind == "edit"
+
+
+def test_an_orphan_waits_for_the_grace_period(app: App, vault: Path) -> None:
+    key = _key(vault)
+    (vault / MEMORY).unlink()
+    app.sync()
+    report = app.consistency().check()
+    assert [f.kind for f in report.findings] == ["orphaned", "memory_index_out_of_date"]
+    fixed = app.consistency().fix(report, automatic_only=True)
+    assert [f.kind for f, _ in fixed.applied] == ["memory_index_out_of_date"]
+    # the daemon waits for the tombstone: editors delete and re-create files
+    assert app.versions.heads()[key].kind == "edit"
+
+
+def test_a_copied_memory_file_gets_its_own_id(app: App, vault: Path) -> None:
+    copy = "Memory/tests-hit-a-real-database copy.md"
+    shutil.copyfile(vault / MEMORY, vault / copy)
+    app.sync()
+    service = app.consistency()
+    report = service.check()
+    assert any(isinstance(f.drift, DuplicateId) for f in report.findings)
+    service.fix(report, automatic_only=False)
+    assert _key(vault, copy) != _key(vault)
+    # two live memories saying the same thing now: the next dream supersedes one
+    assert [f.kind for f in service.check().findings] == ["contradiction"]
+
+
+def test_a_crash_between_version_and_index_is_repaired(app: App, vault: Path) -> None:
+    edited = _append(vault, MEMORY, "- written just before the crash")
+    note = parse_note(MEMORY, edited)
+    app.recorder.offer([(note, edited, None)])  # the version landed, the index row did not
+    # and another crash lost a row the plain-text archive still holds
+    app.versions._table.delete(f"memory_id = '{_key(vault)}' AND n = 1")
+    service = app.consistency()
+    kinds = sorted(f.kind for f in service.check().findings)
+    assert kinds == ["archive_out_of_step", "stale"]
+    service.fix(automatic_only=True)
+    assert service.check().clean
+    assert [v.n for v in app.versions.history(_key(vault))] == [1, 2]
+
+
+def test_memory_index_out_of_date_is_rebuilt(app: App, vault: Path) -> None:
+    (vault / "Memory" / "MEMORY.md").unlink()
+    service = app.consistency()
+    assert [f.kind for f in service.check().findings] == ["memory_index_out_of_date"]
+    service.fix(automatic_only=True)
+    assert (vault / "Memory" / "MEMORY.md").is_file() and service.check().clean
+
+
+def test_divergence_of_a_project_memory_goes_to_review_and_resolves(
+    app: App, vault: Path
+) -> None:
+    path = "Memory/kiln-first-firing-in-january.md"
+    key = _key(vault, path)
+    base = (vault / path).read_bytes()
+    # another device recorded version 2 (simulated by recording it from here) ...
+    theirs = base.replace(b"January", b"February")
+    app.versions.record([NewVersion(key, path, theirs, "api", memory_type="project")])
+    # ... while this vault's copy was edited differently
+    ours = _append(vault, path, "- glaze firing a week later")
+    service = app.consistency()
+    report = service.check()
+    assert [type(f.drift) for f in report.findings] == [Divergent]
+    fixed = service.fix(report, automatic_only=False)
+    assert "conflict" in fixed.applied[0][1]
+    assert (vault / path).read_bytes() == ours  # the file stays as the user left it
+    (record,) = service.conflicts()
+    assert (vault / record.copy).read_bytes() == theirs
+    assert [f.kind for f in service.check().findings] == ["open_conflict"]
+    message = service.resolve(key, "magma")
+    assert "kept magma" in message and not (vault / record.copy).exists()
+    assert (vault / path).read_bytes() == theirs
+    contents = {app.versions.content(key, v.n) for v in app.versions.history(key)
+                if v.kind != "tombstone"}
+    assert {base, theirs, ours} <= contents  # every side is in the history
+    assert service.check().clean
+
+
+def test_check_cli_exit_codes_and_json(vault: Path) -> None:
+    """The CLI as a user runs it (real subprocesses, the real embedding model)."""
+    env = {**os.environ, "DREAMD_VAULT__PATH": str(vault)}
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([str(DREAMD), *args], capture_output=True, text=True, env=env,
+                              timeout=300, check=False)
+
+    assert run("sync").returncode == 0
+    clean = run("check")
+    assert clean.returncode == 0, clean.stdout + clean.stderr
+    assert "clean" in clean.stdout
+    _append(vault, MEMORY, "- edited")
+    drift = run("check", "--json")
+    assert drift.returncode == 1
+    assert '"stale": 1' in drift.stdout
+    fixed = run("check", "--fix")
+    assert fixed.returncode == 0, fixed.stdout + fixed.stderr
+    history = run("history", _key(vault))
+    assert history.returncode == 0 and "user-edit" in history.stdout
+    assert run("rollback", _key(vault), "--to", "1").returncode == 0
+    assert "rollback" in run("history", _key(vault)).stdout
+    missing = run("rollback", _key(vault), "--to", "7")
+    assert missing.returncode != 0 and "no version 7" in missing.stderr
+    assert "Traceback" not in missing.stderr
