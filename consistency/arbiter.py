@@ -84,9 +84,11 @@ class RepairArchive:
 
 @dataclass(frozen=True, slots=True)
 class RebuildMemoryIndex:
-    """Regenerate ``MEMORY.md``."""
+    """Regenerate ``MEMORY.md``; one dreamd did not write is kept beside it as a conflict
+    copy first (``hand_edited``: then only on ``--fix``)."""
 
     path: str
+    hand_edited: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,12 +155,16 @@ def decide(drift: Drift) -> Decision:
             return Tombstone(path, key, confirmed)
         case Divergent():
             return _divergent(drift)
-        case Behind(deleted=True, memory_key=key, head_n=n):
-            return Report(f"deleted on another device: `dreamd forget {key}` deletes it here "
-                          f"too, `dreamd rollback {key} --to {n - 1}` keeps it")
+        case Behind(deleted=True, memory_key=key, restore_n=restore):
+            keep = (f"`dreamd rollback {key} --to {restore}` keeps it" if restore
+                    else "`dreamd check --fix` after an edit keeps it")
+            return Report(f"deleted on another device: delete the file here too, or {keep}")
         case Behind(path=path, memory_key=key, head_n=n):
             return TakeMagma(path, key, n, keep_file=False,
                              reason=f"unchanged here since the last sync; version {n} is newer")
+        case NotInVault(memory_key=key, head_path=path, note_exists=True):
+            return Report(f"{path} is no longer a memory (its memory properties were "
+                          f"removed); its history stays under {key}")
         case NotInVault(memory_key=key, head_n=n, head_path=path):
             return Report(f"made on another device ({path}); your vault sync brings the file, "
                           f"or `dreamd rollback {key} --to {n}` writes it here")
@@ -169,10 +175,13 @@ def decide(drift: Drift) -> Decision:
                           "the one that no longer holds")
         case BrokenLink(target=target):
             return Report(f"create the note [[{target}]] or fix the link")
-        case IndexFileOutOfDate(path=path):
-            return RebuildMemoryIndex(path)
+        case IndexFileOutOfDate(path=path, hand_edited=hand_edited):
+            return RebuildMemoryIndex(path, hand_edited)
         case ArchiveOutOfStep():
             return RepairArchive()
+        case OpenConflict(path=path, memory_key=key, copy_exists=False):
+            return KeepFile(path, key, 0, reason="its conflict copy was deleted: the file "
+                                                 "is kept")
         case OpenConflict(memory_key=key, copy=copy):
             return Report(f"compare it with {copy}, then `dreamd conflicts resolve {key} "
                           "--keep file|magma|both`")
@@ -191,7 +200,7 @@ def _divergent(drift: Divergent) -> Decision:
                         reason=f"{mtype} memories are settled by hand")
 
 
-_AUTOMATIC: tuple[type, ...] = (Reindex, RepairArchive, RebuildMemoryIndex)
+_AUTOMATIC: tuple[type, ...] = (Reindex, RepairArchive)
 
 
 def is_automatic(decision: Decision) -> bool:
@@ -200,6 +209,8 @@ def is_automatic(decision: Decision) -> bool:
     that write a user's file wait for ``dreamd check --fix``."""
     if isinstance(decision, Tombstone):
         return decision.confirmed
+    if isinstance(decision, RebuildMemoryIndex):
+        return not decision.hand_edited
     return isinstance(decision, _AUTOMATIC)
 
 

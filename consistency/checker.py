@@ -89,7 +89,8 @@ class IndexSide:
 @dataclass(frozen=True, slots=True)
 class HistorySide:
     """MAGMA's record of a memory: its current version (``head_kind`` ``tombstone`` when it
-    was deleted) and every content hash any version had."""
+    was deleted) and every content hash any version had; ``restore_n`` is the version a
+    deleted memory had before its tombstone."""
 
     memory_key: str
     head_n: int
@@ -98,6 +99,7 @@ class HistorySide:
     head_path: str
     memory_type: str | None
     hashes: frozenset[str]
+    restore_n: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,7 +109,8 @@ class Snapshot:
     ``bases`` maps memory keys to the version this device last agreed with (its hash; when a
     key has none, the index row is the base); ``pending_gone`` maps memory keys whose file this
     device saw go to when it went (UTC);
-    ``open_conflicts`` maps keys to their conflict copy; ``broken_links`` lists
+    ``open_conflicts`` maps keys to their conflict copy (``deleted_copies``: keys whose copy
+    the user deleted, which settles the conflict for the file); ``broken_links`` lists
     ``(memory path, link target)``; ``archive_out_of_step`` counts version rows and files that
     disagree; ``orphan_grace`` is how long a file must stay gone before its tombstone."""
 
@@ -118,9 +121,11 @@ class Snapshot:
     bases: Mapping[str, str] = field(default_factory=dict)
     pending_gone: Mapping[str, datetime] = field(default_factory=dict)
     open_conflicts: Mapping[str, str] = field(default_factory=dict)
+    deleted_copies: frozenset[str] = frozenset()
     broken_links: Sequence[tuple[str, str]] = ()
     memory_index_path: str | None = None
     memory_index_current: bool = True
+    memory_index_hand_edited: bool = False
     archive_out_of_step: bool = False
     orphan_grace: timedelta = timedelta(minutes=5)
 
@@ -171,6 +176,7 @@ class Behind:
     memory_type: str | None
     head_n: int
     deleted: bool
+    restore_n: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,6 +200,7 @@ class NotInVault:
     memory_key: str
     head_path: str
     head_n: int
+    note_exists: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -224,9 +231,11 @@ class BrokenLink:
 
 @dataclass(frozen=True, slots=True)
 class IndexFileOutOfDate:
-    """``MEMORY.md`` is not what the memories give."""
+    """``MEMORY.md`` is not what the memories give (``hand_edited``: and dreamd did not
+    write what is there)."""
 
     path: str
+    hand_edited: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -242,6 +251,7 @@ class OpenConflict:
     path: str
     memory_key: str
     copy: str
+    copy_exists: bool = True
 
 
 Drift = (Missing | Stale | Orphaned | Behind | Divergent | NotInVault | DuplicateId
@@ -305,12 +315,14 @@ def check(snapshot: Snapshot) -> list[Drift]:
             confirmed = snapshot.now - since >= snapshot.orphan_grace
             found.append(Orphaned(head.head_path, key, confirmed=confirmed))
         else:
-            found.append(NotInVault(key, head.head_path, head.head_n))
+            found.append(NotInVault(key, head.head_path, head.head_n,
+                                    note_exists=head.head_path in files))
 
     found.extend(_contradictions(files.values()))
     found.extend(BrokenLink(path, target) for path, target in snapshot.broken_links)
     if not snapshot.memory_index_current and snapshot.memory_index_path is not None:
-        found.append(IndexFileOutOfDate(snapshot.memory_index_path))
+        found.append(IndexFileOutOfDate(snapshot.memory_index_path,
+                                        snapshot.memory_index_hand_edited))
     if snapshot.archive_out_of_step:
         found.append(ArchiveOutOfStep())
     return sorted(found, key=_order)
@@ -323,7 +335,7 @@ def _memory_drift(
     assert key is not None
     copy = snapshot.open_conflicts.get(key)
     if copy is not None:
-        return [OpenConflict(file.path, key, copy)]
+        return [OpenConflict(file.path, key, copy, key not in snapshot.deleted_copies)]
     f = file.content_hash
     row_hash = row.content_hash if row is not None else None
     base = snapshot.bases.get(key, row_hash)
@@ -335,7 +347,8 @@ def _memory_drift(
         return drifts
     if head.head_kind == "tombstone":
         if base == f:  # unchanged here, deleted on another device
-            return [Behind(file.path, key, file.memory_type, head.head_n, deleted=True)]
+            return [Behind(file.path, key, file.memory_type, head.head_n, deleted=True,
+                           restore_n=head.restore_n)]
         return [Stale(file.path, key, f, row_hash)]  # alive here again: a new version
     if f == head.head_hash:
         return [Stale(file.path, key, f, row_hash)] if index_behind else []

@@ -19,8 +19,8 @@ import structlog
 from ccb.owner import Owner
 from ccb.parse import parse_note
 from ccb.roots import ROOT_SEPARATOR, Root, derive_root_name
-from ccb.scan import VaultFilter, scan_vault
-from ccb.writer import NoteWriter
+from ccb.scan import VaultFilter, read_note_bytes, scan_vault
+from ccb.writer import NoteWriter, sha256_hex
 from config import (
     LoadedSettings,
     Settings,
@@ -30,7 +30,7 @@ from config import (
     state_dir,
     store_uri,
 )
-from config.errors import ConfigError, LockError, MemoryNotFoundError, VaultError
+from config.errors import ConfigError, DreamdError, LockError, MemoryNotFoundError, VaultError
 from daemon.check import ConsistencyService
 from daemon.history import HistoryService, VersionRecorder, memory_key
 from daemon.lock import DaemonLock, current_holder
@@ -236,6 +236,7 @@ class App:
                 if report.changed_paths or report.deleted:
                     self.store.maintain()  # fold new rows into the full-text index, compact
                     self.versions.optimize(timedelta(0))
+                self._adopt_memory_index()
                 self.record_sync(report)
         except LockError as error:
             raise LockError(
@@ -243,6 +244,22 @@ class App:
                 "in step with the vault; no sync is needed"
             ) from error
         return report
+
+    def _adopt_memory_index(self) -> None:
+        """A ``MEMORY.md`` this state folder has no record of, equal to what the memories
+        give, is dreamd's (e.g. the vault was synced before from another data folder): record
+        it, so a later rebuild does not keep it aside as a hand edit. Reads the memories once
+        per state folder."""
+        service = self.memories()
+        if self.writer.generated_hash(service.index_path) is not None:
+            return
+        current = self.writer.read(service.index_path)
+        if current is None:
+            return
+        text, inputs = service.index_text()
+        if text == current:
+            self.writer.adopt_generated(service.index_path, current)
+            service.note_index_built(inputs, sha256_hex(current))
 
     def make_syncer(self) -> RootsSyncer:
         """The reconcile engine for this vault and its extra roots, store and embedder (built
@@ -324,6 +341,7 @@ class App:
             index_record=self.state_dir / MEMORY_INDEX_RECORD,
             orphan_grace=timedelta(seconds=self.settings.check.orphan_grace_s),
             claimed=[root.prefix for root in self.roots[1:]],
+            max_delete_share=self.settings.sync.max_delete_share,
         )
 
     def conflict_copies(self) -> list[tuple[str, str]]:
@@ -334,6 +352,7 @@ class App:
 
     def history(self, owner: Owner | None = None) -> HistoryService:
         """History, diff and rollback of memories (acting for ``owner`` when given)."""
+        self._require_vault("history")
         service = self.memories(owner)
 
         def resolve(id_or_name: str) -> str:
@@ -359,10 +378,27 @@ class App:
             for stored in service.memories():
                 if memory_key(stored.note) == key:
                     return stored.path, stored.data
+            # a memory outside the memory folder: the index knows where its id lives
+            for path, row in self.store.file_index().items():
+                if row.memory_type is None or (row.memory_id or f"path:{path}") != key:
+                    continue
+                try:
+                    note, data = read_note_bytes(self.vault_root, path)
+                except DreamdError:
+                    continue
+                if note.memory is not None and memory_key(note) == key and (
+                        owner is None or owner.sees(note.memory.owner)):
+                    return path, data
             return None
 
+        def visible(data: bytes) -> bool:
+            if owner is None:
+                return True
+            note = parse_note("memory.md", data)
+            return note.memory is not None and owner.sees(note.memory.owner)
+
         return HistoryService(self.versions, self.writer, self.recorder, locate, resolve,
-                              self.index_now)
+                              lambda paths: service.after_change(list(paths)), visible)
 
     def search(
         self, query: str, *, limit: int = 10, memory_types: Collection[str] | None = None,

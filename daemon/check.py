@@ -35,7 +35,12 @@ from ccb.model import Note
 from ccb.parse import parse_note
 from ccb.scan import VaultFilter, read_note_bytes, scan_vault
 from ccb.writer import NoteWriter
-from config.errors import ConflictNotFoundError, DreamdError, MemoryNotFoundError
+from config.errors import (
+    ConflictNotFoundError,
+    DreamdError,
+    MemoryNotFoundError,
+    VaultError,
+)
 from consistency.arbiter import (
     Decision,
     KeepFile,
@@ -61,6 +66,7 @@ from consistency.checker import (
 )
 from daemon.history import VersionRecorder, memory_key
 from daemon.memories import INDEX_FILE, MemoryService, index_fingerprint
+from daemon.sync import MASS_DELETE_MIN_FILES
 from magma.store import IndexedFile, MagmaStore
 from magma.versions import NewVersion, current
 
@@ -162,8 +168,10 @@ class ConsistencyService:
         recorder: VersionRecorder, writer: NoteWriter, memories: Callable[[], MemoryService],
         index: Callable[[Collection[str]], bool], state_dir: Path, memory_folder: str,
         index_record: Path, orphan_grace: timedelta, claimed: Collection[str] = (),
+        max_delete_share: float = 0.5,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
     ) -> None:
+        self.max_delete_share = max_delete_share
         self.root = root
         self.vfilter = vfilter
         self.store = store
@@ -199,6 +207,12 @@ class ConsistencyService:
         scan = scan_vault(self.root, self.vfilter)
         rows = {path: row for path, row in self.store.file_index().items()
                 if not any(path.startswith(prefix) for prefix in self.claimed)}
+        if not scan.entries and rows:
+            # What an unmounted drive or an evicted iCloud folder looks like: checking it
+            # would tombstone every memory (sync refuses the same, MassDeleteError).
+            raise VaultError(
+                f"check {self.root}: the vault has no files but the index has {len(rows)}; "
+                "is the drive mounted? Nothing was checked")
         props = self.store.memory_properties()
         gathered = _Gathered()
         today = now.date()
@@ -213,8 +227,12 @@ class ConsistencyService:
                 try:
                     note, _ = read_note_bytes(self.root, entry.path)
                 except DreamdError:
-                    continue  # unreadable now: the sync reports it
-                side = _side_from_note(note, today)
+                    # unreadable now (the sync reports it): it exists, so it is not gone
+                    if row is None:
+                        continue
+                    side = _side_from_row(row, props.get(entry.path, {}), today)
+                else:
+                    side = _side_from_note(note, today)
             gathered.files[entry.path] = side
             if side.memory_key is not None and self._in_memory_folder(entry.path):
                 gathered.memory_folder_files.append((entry.path, side.content_hash))
@@ -230,18 +248,25 @@ class ConsistencyService:
             history[key] = HistorySide(
                 key, head.n, head.content_hash, "tombstone" if head.kind == "tombstone"
                 else "edit", head.path, head.memory_type,
-                frozenset(v.content_hash for v in versions if v.kind != "tombstone"))
+                frozenset(v.content_hash for v in versions if v.kind != "tombstone"),
+                restore_n=head.prev if head.kind == "tombstone" else None)
         memory_paths = [p for p, s in gathered.files.items() if s.memory_key is not None]
         broken = [(link.src, link.target) for link in self.store.unresolved_links(memory_paths)
-                  if link.kind != "embed" or not link.target.startswith(("http:", "https:"))]
+                  if not link.target.startswith(("http:", "https:"))
+                  and link.target.rsplit("/", 1)[-1].removesuffix(".md").casefold()
+                  not in _GENERATED_STEMS]  # MEMORY.md exists, it is only left out of the index
         pending = {key: _utc(info.get("since")) for key, info in self.recorder.pending().items()}
+        conflicts = self._load_conflicts()
+        index_current, hand_edited = self._memory_index_current(gathered, today)
         snapshot = Snapshot(
             files=gathered.files, index=index, history=history, now=now,
             bases=self.recorder.bases(), pending_gone=pending,
-            open_conflicts={k: c.copy for k, c in self._open_conflicts().items()},
+            open_conflicts={k: c.copy for k, c in conflicts.items()},
+            deleted_copies=frozenset(k for k, c in conflicts.items()
+                                     if self.writer.read(c.copy) is None),
             broken_links=broken,
             memory_index_path=f"{self.memory_folder}/{INDEX_FILE}",
-            memory_index_current=self._memory_index_current(gathered, today),
+            memory_index_current=index_current, memory_index_hand_edited=hand_edited,
             archive_out_of_step=archive_out_of_step,
             orphan_grace=self.orphan_grace,
         )
@@ -251,13 +276,15 @@ class ConsistencyService:
         return path.startswith(self.memory_folder + "/") and path.rsplit("/", 1)[-1] not in {
             INDEX_FILE, "DREAMS.md"}
 
-    def _memory_index_current(self, gathered: _Gathered, today: date) -> bool:
+    def _memory_index_current(self, gathered: _Gathered, today: date) -> tuple[bool, bool]:
+        """(is ``MEMORY.md`` what the memories give, is what is there someone else's)."""
         target = self.root / self.memory_folder / INDEX_FILE
         try:
             data = target.read_bytes()
         except OSError:
-            return not gathered.memory_folder_files  # no memories, no index: in step
+            return not gathered.memory_folder_files, False  # no memories, no index: in step
         output = hashlib.sha256(data).hexdigest()
+        hand_edited = self.writer.generated_hash(f"{self.memory_folder}/{INDEX_FILE}") != output
         inputs = index_fingerprint(gathered.memory_folder_files, today)
         try:
             record = json.loads(self.index_record.read_text(encoding="utf-8"))
@@ -265,17 +292,17 @@ class ConsistencyService:
             record = None
         if isinstance(record, dict) and record.get("output") == output \
                 and record.get("inputs") == inputs:
-            return True
+            return True, False
         # No record, or the memories changed since the last build: build the text to know.
         # This reads every memory once; the record written below spares the next checks.
         service = self._memories()
         text, built_from = service.index_text()
         gathered.read += len(gathered.memory_folder_files)
         if text != data:
-            return False
+            return False, hand_edited
         service.note_index_built(built_from, output)
         self.writer.adopt_generated(service.index_path, data)
-        return True
+        return True, False
 
     # ------------------------------------------------------------------ fix
 
@@ -289,9 +316,17 @@ class ConsistencyService:
         reindex: set[str] = set()
         ordered = sorted(report.findings, key=lambda f: _APPLY_ORDER.index(type(f.decision)))
         offers: list[str] = []
+        tombstones = sum(isinstance(f.decision, Tombstone) for f in ordered)
+        mass = tombstones >= MASS_DELETE_MIN_FILES and \
+            tombstones > self.max_delete_share * max(report.memories, 1)
+        if mass:
+            log.error("check.mass_delete_refused", memories=tombstones,
+                      share=round(tombstones / max(report.memories, 1), 2),
+                      hint="is part of the vault missing? no tombstone was recorded")
         for finding in ordered:
             decision = finding.decision
-            if isinstance(decision, Report) or (automatic_only and not finding.automatic):
+            if isinstance(decision, Report) or (automatic_only and not finding.automatic) \
+                    or (mass and isinstance(decision, Tombstone)):
                 left.append(finding)
                 continue
             try:
@@ -343,8 +378,8 @@ class ConsistencyService:
                 return f"{outcome.path} {outcome.status}"
             case KeepFile(path=path, memory_key=key, reason=reason):
                 data = self._read(path)
-                note = parse_note(path, data)
-                number = self._record_head(note, data, f"divergence settled: {reason}")
+                number = self._record_head(key, path, data, f"settled: {reason}")
+                self._close_conflict(key)
                 reindex.add(path)
                 return f"the file's content is version {number}"
             case TakeMagma(path=path, memory_key=key, head_n=n, keep_file=keep, reason=reason):
@@ -391,30 +426,33 @@ class ConsistencyService:
             notes.append((note, data, row.content_hash if row else None))
         self.recorder.offer(notes)
 
-    def _record_head(self, note: Note, data: bytes, change: str) -> int:
-        assert note.memory is not None
-        key = memory_key(note)
+    def _record_head(self, key: str, path: str, data: bytes, change: str) -> int:
+        """Record ``data`` as ``key``'s current version (origin ``arbiter``)."""
+        memory = parse_note(path, data).memory
         recorded = self.archive.record([NewVersion(
-            memory_id=key, path=note.path, content=data, origin="arbiter", change_log=change,
-            memory_type=note.memory.type, name=note.memory.name)], now=self._clock())
-        self.recorder.set_bases({key: note.content_hash})
+            memory_id=key, path=path, content=data, origin="arbiter", change_log=change,
+            memory_type=memory.type if memory else None,
+            name=memory.name if memory else None)], now=self._clock())
+        self.recorder.set_bases({key: hashlib.sha256(data).hexdigest()})
         head = current(self.archive.history(key))
         return recorded[0].n if recorded else (head.n if head else 0)
 
-    def _keep_side(self, note: Note, data: bytes, change: str) -> None:
-        assert note.memory is not None
+    def _keep_side(self, key: str, path: str, data: bytes, change: str) -> None:
+        """Keep ``data`` in ``key``'s history as a side version — its raw bytes, whether or
+        not they still parse as a memory (nothing the user wrote may be lost)."""
+        note = parse_note(path, data)
+        memory = note.memory
         self.archive.record([NewVersion(
-            memory_id=memory_key(note), path=note.path, content=data, origin="arbiter",
-            change_log=change, kind="kept", memory_type=note.memory.type,
-            name=note.memory.name)], now=self._clock())
+            memory_id=key, path=path, content=data, origin="arbiter", change_log=change,
+            kind="kept", memory_type=memory.type if memory else None,
+            name=memory.name if memory else None)], now=self._clock())
 
     def _take_magma(
         self, path: str, key: str, n: int, keep: bool, reason: str, reindex: set[str]
     ) -> str:
         data = self._read(path)
-        note = parse_note(path, data)
-        if note.memory is not None:  # even when it "was recorded": nothing lost by asking
-            self._keep_side(note, data, f"this device's version, replaced: {reason}")
+        # even when the file's content "was recorded": nothing is lost by keeping it again
+        self._keep_side(key, path, data, f"this device's version, replaced: {reason}")
         head = self.archive.get(key, n)
         content = self.archive.content(key, n)
         self.recorder.set_bases({key: head.content_hash})
@@ -428,9 +466,7 @@ class ConsistencyService:
         self, path: str, key: str, n: int, reason: str, reindex: set[str]
     ) -> str:
         data = self._read(path)
-        note = parse_note(path, data)
-        if note.memory is not None:
-            self._keep_side(note, data, f"this device's version, in conflict with {n}: {reason}")
+        self._keep_side(key, path, data, f"this device's version, in conflict with {n}: {reason}")
         copy = self.writer.write_conflict_copy(path, self.archive.content(key, n))
         conflicts = self._load_conflicts()
         conflicts[key] = ConflictRecord(key, path, copy, n, self._clock().isoformat())
@@ -438,17 +474,26 @@ class ConsistencyService:
         reindex.add(path)
         return f"conflict: version {n} written to {copy} for review"
 
+    def _close_conflict(self, key: str) -> None:
+        conflicts = self._load_conflicts()
+        if conflicts.pop(key, None) is not None:
+            self._save_conflicts(conflicts)
+
     # ------------------------------------------------------------------ conflicts
 
     def conflicts(self) -> list[ConflictRecord]:
-        """Open conflicts, oldest first (a conflict whose copy the user deleted is over)."""
+        """Open conflicts, oldest first. A conflict whose copy the user deleted is settled
+        as "keep the file" by the next ``check --fix``."""
         return sorted(self._open_conflicts().values(), key=lambda c: c.opened)
 
     def resolve(self, key: str, keep: Keep) -> str:
         """Settle the open conflict of ``key``: keep the ``file``, MAGMA's version (the
         conflict copy, as the user may have edited it), or ``both`` (merged, or the copy's
-        body appended). Every side stays in the history; the copy is removed.
-        Raises ``ConflictNotFoundError``."""
+        body appended). Both sides' bytes go to the history first, parsed or not; the copy is
+        removed only if it still holds what was kept. When the memory changed again elsewhere
+        since the conflict was opened, the copy is refreshed with that version and nothing
+        else is done: the user looks again. Raises ``ConflictNotFoundError``,
+        ``StaleWriteError`` (the conflict copy changed during the resolve; it is left)."""
         conflicts = self._load_conflicts()
         record = conflicts.get(key) or next(
             (c for c in conflicts.values() if key in {c.path, Path(c.path).stem}), None)
@@ -458,16 +503,24 @@ class ConsistencyService:
         key = record.memory_key
         base_hash = self.recorder.bases().get(key)  # before this resolve moves it
         data = self._read(record.path)
-        note = parse_note(record.path, data)
         copy_bytes = self.writer.read(record.copy)
         if copy_bytes is None:
             copy_bytes = self.archive.content(key, record.head_n)
-        copy_note = parse_note(record.path, copy_bytes)
-        if copy_note.memory is not None:
-            self._keep_side(copy_note, copy_bytes, "the conflict copy, as resolved")
-        if note.memory is not None:
-            self._keep_side(note, data, "the file, as resolved")
         head = current(self.archive.history(key))
+        self._keep_side(key, record.copy, copy_bytes, "the conflict copy, as resolved")
+        self._keep_side(key, record.path, data, "the file, as resolved")
+        if head is not None and head.kind == "edit" and head.n > record.head_n \
+                and head.content_hash != hashlib.sha256(copy_bytes).hexdigest():
+            newer = self.archive.content(key, head.n)
+            self.writer.write(record.copy, newer, base=self.writer.read(record.copy),
+                              origin="arbiter", change=f"version {head.n} for review")
+            conflicts[key] = ConflictRecord(key, record.path, record.copy, head.n,
+                                            record.opened)
+            self._save_conflicts(conflicts)
+            raise ConflictNotFoundError(
+                f"conflicts resolve {key}: the memory changed again elsewhere (version "
+                f"{head.n}) since this conflict was opened; {record.copy} now holds that "
+                "version (what it held is in the history): compare again, then resolve")
         if head is not None:
             self.recorder.set_bases({key: head.content_hash})
         if keep == "file":
@@ -479,13 +532,10 @@ class ConsistencyService:
         outcome = self.writer.write(record.path, result, base=data, origin="arbiter",
                                     change=f"conflict resolved: kept {keep}")
         final = self.writer.read(record.path) or result
-        final_note = parse_note(record.path, final)
-        if final_note.memory is not None:
-            self._record_head(final_note, final, f"conflict resolved: kept {keep}")
+        self._record_head(key, record.path, final, f"conflict resolved: kept {keep}")
         if self.writer.read(record.copy) is not None:
-            self.writer.delete(record.copy, expect=self.writer.read(record.copy) or b"")
-        del conflicts[key]
-        self._save_conflicts(conflicts)
+            self.writer.delete(record.copy, expect=copy_bytes)  # only what was kept
+        self._close_conflict(key)
         self._index([record.path, record.copy])
         self._memories().rebuild_index()
         log.info("conflict.resolved", memory_key=key, keep=keep, status=outcome.status)
@@ -495,16 +545,27 @@ class ConsistencyService:
         self, key: str, base_hash: str | None, ours: bytes, theirs: bytes, path: str
     ) -> bytes:
         """Both sides in one file: merged on their common base when they touched different
-        lines, else the copy's body appended to the file."""
+        sections (or both only added lines), else the copy's body appended to the file, in
+        the file's own encoding and line endings."""
         base = None
         for version in self.archive.history(key):
-            if version.content_hash == base_hash:
+            if version.content_hash == base_hash and version.kind != "tombstone":
                 base = self.archive.content(key, version.n)
         merged = merge_note(base, ours, theirs) if base is not None else None
         if merged is not None:
             return merged
+        note = parse_note(path, ours)
         body = parse_note(path, theirs).body.strip("\n")
-        return ours.rstrip(b"\n") + b"\n\n" + body.encode("utf-8") + b"\n"
+        codec = {"utf-8": "utf-8", "utf-16-le": "utf-16-le", "utf-16-be": "utf-16-be"}[
+            note.encoding]
+        bom = {"utf-8": b"\xef\xbb\xbf", "utf-16-le": b"\xff\xfe", "utf-16-be": b"\xfe\xff"}[
+            note.encoding]
+        raw = ours[len(bom):] if ours.startswith(bom) else ours
+        text = raw.decode(codec, errors="surrogateescape").rstrip("\r\n")
+        eol = note.line_ending
+        text += eol + eol + body.replace("\n", eol) + eol
+        encoded = text.encode(codec, errors="surrogateescape")
+        return (bom if ours.startswith(bom) else b"") + encoded
 
     def _open_conflicts(self) -> dict[str, ConflictRecord]:
         return {k: c for k, c in self._load_conflicts().items()
@@ -518,15 +579,27 @@ class ConsistencyService:
         found = {}
         for key, value in (data.items() if isinstance(data, dict) else ()):
             try:
-                found[key] = ConflictRecord(**value)
-            except TypeError:
+                record = ConflictRecord(**value)
+                if not all(isinstance(getattr(record, f), str)
+                           for f in ("memory_key", "path", "copy", "opened")) \
+                        or not isinstance(record.head_n, int):
+                    raise TypeError("wrong field types")
+                self.writer.read(record.path)  # VaultError: a path that leaves the vault
+                self.writer.read(record.copy)
+            except (TypeError, DreamdError, OSError) as error:
+                log.warning("conflicts.entry_ignored", key=str(key), reason=str(error),
+                            file=str(self.state_dir / CONFLICTS_FILE))
                 continue
+            found[key] = record
         return found
 
     def _save_conflicts(self, conflicts: Mapping[str, ConflictRecord]) -> None:
         write_json_atomic(self.state_dir / CONFLICTS_FILE,
                           {k: _record_json(c) for k, c in conflicts.items()})
 
+
+#: File stems of the index files dreamd generates (not indexed, but real link targets).
+_GENERATED_STEMS = frozenset({"memory", "dreams"})
 
 _APPLY_ORDER: tuple[type, ...] = (RepairArchive, Reindex, Tombstone, KeepFile, TakeMagma,
                                   ManualReview, NewId, RebuildMemoryIndex, Report)

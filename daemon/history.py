@@ -169,8 +169,10 @@ class VersionRecorder:
             data = json.loads(self._pending_file.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return {}
-        return {k: v for k, v in data.items() if isinstance(v, dict)} \
-            if isinstance(data, dict) else {}
+        if not isinstance(data, dict):
+            return {}
+        return {k: v for k, v in data.items() if isinstance(v, dict)
+                and isinstance(v.get("path"), str) and isinstance(v.get("since"), str)}
 
     def tombstone(self, keys: Collection[str]) -> list[Version]:
         """Record tombstones for pending ``keys`` and clear their marks."""
@@ -214,8 +216,10 @@ class HistoryService:
     """History, diff and rollback of one vault's memories.
 
     ``locate(key) -> (path, bytes) | None`` finds a memory's file now (``None`` when it has
-    none in the vault); ``index(paths) -> bool`` re-indexes after a write (as in
-    :class:`daemon.memories.MemoryService`), which records the rollback as a version.
+    none in the vault); ``index(paths) -> bool`` rebuilds ``MEMORY.md`` and re-indexes after a
+    write (:meth:`daemon.memories.MemoryService.after_change`), which records the rollback
+    as a version; ``visible(content) -> bool`` says whether the caller may see a version
+    (its owner then), so an owner never reads what another owner's version said.
     """
 
     def __init__(
@@ -223,7 +227,9 @@ class HistoryService:
         locate: Callable[[str], tuple[str, bytes] | None],
         resolve: Callable[[str], str],
         index: Callable[[Collection[str]], bool],
+        visible: Callable[[bytes], bool] = lambda data: True,
     ) -> None:
+        self._visible = visible
         self.archive = archive
         self.writer = writer
         self.recorder = recorder
@@ -240,7 +246,7 @@ class HistoryService:
         """Every version of the memory, oldest first. Raises ``MemoryNotFoundError`` when it
         has none."""
         key = self.key(id_or_name)
-        versions = self.archive.history(key)
+        versions = self._visible_versions(key)
         if not versions:
             raise MemoryNotFoundError(
                 f"history: {id_or_name}: no versions recorded yet (the indexer records one "
@@ -252,15 +258,14 @@ class HistoryService:
         """Unified diff of version ``a`` to ``b`` (default: the file as it is now).
         Raises ``VersionNotFoundError``."""
         key = self.key(id_or_name)
-        old = self.archive.content(key, a)
+        old = self._content(key, a)
         if b is None:
             found = self._locate(key)
             new, label = (found[1], f"{found[0]} (now)") if found else (b"", "(no file)")
         else:
-            new, label = self.archive.content(key, b), f"version {b}"
+            new, label = self._content(key, b), f"version {b}"
         lines = difflib.unified_diff(
-            old.decode("utf-8", "replace").splitlines(keepends=True),
-            new.decode("utf-8", "replace").splitlines(keepends=True),
+            _text(old).splitlines(keepends=True), _text(new).splitlines(keepends=True),
             fromfile=f"version {a}", tofile=label)
         return "".join(lines)
 
@@ -269,6 +274,7 @@ class HistoryService:
         version (origin ``rollback``). Unrecorded current content is archived first.
         Raises ``VersionNotFoundError`` (also for a tombstone or a number it never had)."""
         key = self.key(id_or_name)
+        self._content(key, n)  # VersionNotFoundError for one the caller may not see
         version = self.archive.get(key, n)
         if version.kind == "tombstone":
             raise VersionNotFoundError(
@@ -291,3 +297,32 @@ class HistoryService:
         log.info("memory.rolled_back", memory_id=key, to=n, path=path, status=outcome.status)
         return RollbackResult(key, path, n, outcome.status, outcome.conflict_path)
 
+    def _visible_versions(self, key: str) -> list[Version]:
+        versions = self.archive.history(key)
+        shown, last_visible = [], False
+        for version in versions:
+            if version.kind == "tombstone":
+                ok = last_visible
+            else:
+                ok = last_visible = self._visible(self.archive.content(key, version.n))
+            if ok:
+                shown.append(version)
+        return shown
+
+    def _content(self, key: str, n: int) -> bytes:
+        """Version ``n``'s bytes if the caller may see them; else, like a number that does
+        not exist, ``VersionNotFoundError``."""
+        version = self.archive.get(key, n)
+        data = self.archive.content(key, n) if version.kind != "tombstone" else b""
+        if version.kind != "tombstone" and not self._visible(data):
+            numbers = ", ".join(str(v.n) for v in self._visible_versions(key)) or "none"
+            raise VersionNotFoundError(
+                f"versions: {key} has no version {n} (versions {numbers}; see its history)")
+        return data
+
+
+def _text(data: bytes) -> str:
+    """A version's bytes as text for a diff (UTF-16 files have a BOM)."""
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return data.decode("utf-16", "replace")
+    return data.decode("utf-8-sig", "replace")

@@ -35,8 +35,9 @@ from ccb.memory_index import IndexEntry, build_memory_index
 from ccb.model import MemoryType, Note
 from ccb.owner import Owner, parse_owner
 from ccb.parse import detect_conflict_copy, parse_note
+from ccb.scan import read_note_bytes
 from ccb.writer import NoteWriter, WriteOutcome
-from config.errors import InvalidOwnerError, MemoryNotFoundError
+from config.errors import DreamdError, InvalidOwnerError, MemoryNotFoundError
 from consistency.duplicates import (
     Duplicate,
     MemoryDraft,
@@ -144,10 +145,14 @@ class MemoryService:
         for path in sorted(folder.rglob("*.md")):
             rel = path.relative_to(self.writer.root).as_posix()
             if (path.name.startswith(".") or path.name in {INDEX_FILE, "DREAMS.md"}
-                    or detect_conflict_copy(rel) is not None):
+                    or detect_conflict_copy(rel) is not None or not path.is_file()):
                 continue  # conflict copies carry the same id: the user settles them
-            data = path.read_bytes()
-            note = parse_note(rel, data)
+            try:
+                # refuses a symlink out of the vault (never followed), reads the bytes once
+                note, data = read_note_bytes(self.writer.root, rel)
+            except DreamdError as error:
+                log.warning("memories.unreadable", path=rel, error=str(error))
+                continue
             if note.memory is not None:
                 found.append(_Stored(rel, note, data))
         return found
@@ -216,7 +221,7 @@ class MemoryService:
                 created = self._create(draft, now, pinned, owner, source, supersedes=())
                 result = RememberResult("created", created[0], created[1].path,
                                         conflict_path=created[1].conflict_path)
-        self._after_change([result.path, *([result.superseded] if result.superseded else [])])
+        self.after_change([result.path, *([result.superseded] if result.superseded else [])])
         log.info("memory.remembered", action=result.action, id=result.memory_id, path=result.path)
         return result
 
@@ -304,7 +309,7 @@ class MemoryService:
         meta = stored.note.memory
         assert meta is not None
         self.writer.delete(stored.path, expect=stored.data)
-        purged = self._after_change([stored.path], purge=True)
+        purged = self.after_change([stored.path], purge=True)
         removed = [f"file {stored.path}", f"its line in {INDEX_FILE}",
                    "dreamd's recent copies of it (kept to repair lost updates)"]
         if self._forget_history is not None:
@@ -385,7 +390,9 @@ class MemoryService:
         if self.index_record is not None:
             write_json_atomic(self.index_record, {"inputs": inputs, "output": output_hash})
 
-    def _after_change(self, paths: Sequence[str], *, purge: bool = False) -> bool:
+    def after_change(self, paths: Sequence[str], *, purge: bool = False) -> bool:
+        """Rebuild ``MEMORY.md`` and index ``paths`` after memory files changed; returns
+        what the indexer returned (False: a running daemon indexes)."""
         outcome = self.rebuild_index(changed=paths)
         return self._index([*paths, outcome.path], purge=purge)
 

@@ -251,11 +251,11 @@ def print_history(console: Console, versions: list[Version]) -> None:
     for v in versions:
         label = {"edit": str(v.n), "tombstone": f"{v.n} (deleted)",
                  "kept": f"{v.n} (kept)"}[v.kind]
-        change = v.change_log or ("first version" if v.prev is None else "")
+        change = escape(v.change_log or ("first version" if v.prev is None else ""))
         if v.device:
             change += f" [dim]on {escape(v.device)}[/]"
         table.add_row(label, v.created_at.strftime("%Y-%m-%d %H:%M:%S"), escape(v.origin),
-                      change if v.device else escape(change))
+                      change)
     console.print(table)
 
 

@@ -71,6 +71,9 @@ VersionKind = Literal["edit", "tombstone", "kept"]
 LEASE_TIMEOUT_S = 30.0
 
 _TABLE = "versions"
+#: Versions deleted on purpose (``forget``, pruning), so a device that still holds a copy in
+#: its plain-text archive drops it instead of adding it back as a crash left-over.
+_ERASED_TABLE = "versions_erased"
 _LEASE_FILE = "versions.lease"
 _SAFE_ID = re.compile(r"[A-Za-z0-9_-]{1,80}")
 _COLUMNS = ["memory_id", "n", "kind", "path", "content_hash", "created_at", "origin",
@@ -122,10 +125,12 @@ class RepairReport:
     files_mirrored: int = 0
     duplicates_dropped: int = 0
     renumbered: int = 0
+    erased_copies_dropped: int = 0
 
     @property
     def total(self) -> int:
-        return self.rows_added + self.files_mirrored + self.duplicates_dropped + self.renumbered
+        return (self.rows_added + self.files_mirrored + self.duplicates_dropped
+                + self.renumbered + self.erased_copies_dropped)
 
 
 def _schema() -> pa.Schema:
@@ -170,8 +175,12 @@ class VersionArchive:
     :meth:`open`. Every method raises :class:`StoreError` when the table cannot be read or
     written and ``OSError`` when the archive folder cannot."""
 
-    def __init__(self, table: Any, *, archive_dir: Path, lease: Any, device: str | None) -> None:
+    def __init__(
+        self, table: Any, *, archive_dir: Path, lease: Any, device: str | None,
+        erased: Any = None,
+    ) -> None:
         self._table = table
+        self._erased = erased
         self.archive_dir = archive_dir
         self._lease = lease
         self.device = device
@@ -182,10 +191,12 @@ class VersionArchive:
         plain-text copies live in ``archive_dir``."""
         try:
             db = lancedb.connect(uri)
-            if _TABLE in set(db.list_tables().tables):
-                table = db.open_table(_TABLE)
-            else:
-                table = db.create_table(_TABLE, schema=_schema(), exist_ok=True)
+            names = set(db.list_tables().tables)
+            table = (db.open_table(_TABLE) if _TABLE in names
+                     else db.create_table(_TABLE, schema=_schema(), exist_ok=True))
+            erased = (db.open_table(_ERASED_TABLE) if _ERASED_TABLE in names
+                      else db.create_table(_ERASED_TABLE, schema=_erased_schema(),
+                                           exist_ok=True))
         except Exception as exc:
             raise StoreError(f"magma: open versions in {uri}: {type(exc).__name__}: {exc}") \
                 from exc
@@ -193,7 +204,7 @@ class VersionArchive:
         if is_local_uri(uri):
             folder = Path(urlparse(uri).path if uri.startswith("file:") else uri)
             lease = filelock.FileLock(folder / _LEASE_FILE, timeout=LEASE_TIMEOUT_S)
-        return cls(table, archive_dir=archive_dir, lease=lease, device=device)
+        return cls(table, archive_dir=archive_dir, lease=lease, device=device, erased=erased)
 
     # ------------------------------------------------------------------ reads
 
@@ -323,6 +334,7 @@ class VersionArchive:
         The caller compacts the table so no old table version keeps the text."""
         with self._leased():
             count = len(self.history(memory_id))
+            self._note_erased([(memory_id, None)])
             try:
                 self._table.delete(f"memory_id = {_sql(memory_id)}")
             except Exception as exc:
@@ -359,6 +371,7 @@ class VersionArchive:
         with self._leased():
             doomed = prunable(self.all_versions(), keep_last=keep_last, keep_days=keep_days,
                               now=now)
+            self._note_erased([(m, n) for m, numbers in doomed.items() for n in numbers])
             for memory_id, numbers in doomed.items():
                 listed = ", ".join(str(n) for n in sorted(numbers))
                 try:
@@ -376,7 +389,7 @@ class VersionArchive:
         a row are added (a crash between the two writes), rows without files are mirrored,
         rows recorded twice are dropped, and one number given to two contents is split by
         renumbering the later one. Returns the counts."""
-        added = mirrored = dropped = renumbered = 0
+        added = mirrored = dropped = renumbered = gone = 0
         with self._leased():
             rows = self._rows()
             by_key: dict[tuple[str, int], list[dict[str, Any]]] = {}
@@ -412,9 +425,14 @@ class VersionArchive:
             if dropped or renumbered:
                 rows = self._rows()
             in_table = {(r["memory_id"], r["n"]): r for r in rows}
-            local = self._local_versions()
+            local = self._local_versions(quarantine=True)
+            erased = self._erased_marks()
             missing_rows: list[dict[str, Any]] = []
             for key, (version, path) in sorted(local.items()):
+                if key not in in_table and _is_erased(version, erased):
+                    self._forget_file(version.memory_id, version.n, version.content_hash)
+                    gone += 1  # forgotten or pruned on purpose (maybe on another device)
+                    continue
                 if key not in in_table:
                     try:
                         data = path.read_bytes()
@@ -433,7 +451,7 @@ class VersionArchive:
                 if content:
                     self._write_files(_version(row), bytes(content[0]["content"]))
                     mirrored += 1
-        report = RepairReport(added, mirrored, dropped, renumbered)
+        report = RepairReport(added, mirrored, dropped, renumbered, gone)
         if report.total:
             log.info("versions.repaired", **asdict(report))
         return report
@@ -488,6 +506,31 @@ class VersionArchive:
                 f"{LEASE_TIMEOUT_S:.0f} s ({exc.lock_file}); try again"
             ) from exc
 
+    def _note_erased(self, keys: list[tuple[str, int | None]]) -> None:
+        if not keys or self._erased is None:
+            return
+        stamp = datetime.now(UTC)
+        try:
+            self._erased.add(pa.Table.from_pylist(
+                [{"memory_id": m, "n": n, "at": stamp} for m, n in keys],
+                schema=_erased_schema()))
+        except Exception as exc:
+            raise StoreError(f"magma: record erased versions: {exc}") from exc
+
+    def _erased_marks(self) -> dict[str, list[tuple[int | None, datetime]]]:
+        if self._erased is None:
+            return {}
+        try:
+            self._erased.checkout_latest()
+            rows = self._erased.search().limit(None).to_arrow().to_pylist()
+        except Exception as exc:
+            raise StoreError(f"magma: read erased versions: {exc}") from exc
+        marks: dict[str, list[tuple[int | None, datetime]]] = {}
+        for row in rows:
+            at = row["at"] if row["at"].tzinfo else row["at"].replace(tzinfo=UTC)
+            marks.setdefault(row["memory_id"], []).append((row["n"], at))
+        return marks
+
     def _add(self, rows: list[dict[str, Any]]) -> None:
         if not rows:
             return
@@ -507,7 +550,12 @@ class VersionArchive:
 
     def _write_files(self, version: Version, content: bytes) -> None:
         folder = self._folder(version.memory_id)
-        folder.mkdir(parents=True, exist_ok=True)
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except (FileExistsError, NotADirectoryError) as exc:
+            raise StoreError(
+                f"versions: {folder} should be a folder of versions but is a file; move it "
+                "away and run dreamd check --fix") from exc
         write_bytes_atomic(folder / f"{version.n}.md", content)
         meta = {**_row(version), "created_at": version.created_at.isoformat()}
         write_bytes_atomic(folder / f"{version.n}.json",
@@ -552,12 +600,16 @@ class VersionArchive:
             with os.scandir(folder.path) as entries:
                 for entry in entries:
                     stem, _, suffix = entry.name.partition(".")
-                    if suffix == "json" and stem.isdigit():
+                    if suffix == "json" and stem.isdigit() and entry.is_file():
                         found.add((folder.name, int(stem)))
         return found
 
-    def _local_versions(self) -> dict[tuple[str, int], tuple[Version, Path]]:
-        """This device's archived versions (a version counts once its ``.json`` exists)."""
+    def _local_versions(
+        self, *, quarantine: bool = False
+    ) -> dict[tuple[str, int], tuple[Version, Path]]:
+        """This device's archived versions (a version counts once its ``.json`` exists).
+        With ``quarantine``, a ``.json`` that does not read as a version is renamed
+        ``<n>.json.unreadable`` (kept for a person to look at, no longer counted)."""
         found: dict[tuple[str, int], tuple[Version, Path]] = {}
         if not self.archive_dir.is_dir():
             return found
@@ -569,12 +621,33 @@ class VersionArchive:
                     meta = json.loads(meta_path.read_text(encoding="utf-8"))
                     version = _version({**meta, "created_at": datetime.fromisoformat(
                         meta["created_at"])})
-                except (OSError, ValueError, KeyError, TypeError):
+                    if not meta_path.is_file() or meta_path.stem != str(version.n):
+                        raise ValueError("not the version its name says")
+                except (OSError, ValueError, KeyError, TypeError, AttributeError):
                     log.warning("versions.unreadable_file", path=str(meta_path))
+                    if quarantine and meta_path.is_file():
+                        meta_path.rename(meta_path.with_name(meta_path.name + ".unreadable"))
                     continue
                 found[(version.memory_id, version.n)] = (version,
                                                           meta_path.with_suffix(".md"))
         return found
+
+
+def _erased_schema() -> pa.Schema:
+    return pa.schema([
+        pa.field("memory_id", pa.string(), nullable=False),
+        pa.field("n", pa.int64()),  # null: every version up to ``at``
+        pa.field("at", pa.timestamp("us", tz="UTC"), nullable=False),
+    ])
+
+
+def _is_erased(version: Version, marks: Mapping[str, list[tuple[int | None, datetime]]]) -> bool:
+    """Was ``version`` deleted on purpose: its memory forgotten after it was made, or this
+    very version pruned?"""
+    for n, at in marks.get(version.memory_id, ()):
+        if (n is None and version.created_at <= at) or n == version.n:
+            return True
+    return False
 
 
 def _line_changes(old: bytes | None, new: bytes) -> str:
@@ -614,8 +687,8 @@ def prunable(
             protected.add(head.prev)  # a deleted memory keeps what it said last
         drop = set()
         for position, version in enumerate(ordered):
-            if version.n in protected:
-                continue
+            if version.n in protected or version.kind == "kept":
+                continue  # a conflict's losing side is in no current file: never pruned
             if (keep_last and position >= keep_last) or (
                     cutoff is not None and version.created_at < cutoff):
                 drop.add(version.n)

@@ -18,8 +18,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from ccb.owner import parse_owner
 from ccb.parse import parse_note
-from config.errors import VersionNotFoundError
+from config.errors import ConflictNotFoundError, VaultError, VersionNotFoundError
 from consistency.checker import Divergent, DuplicateId, Orphaned, Stale
 from daemon.app import App
 from magma.versions import NewVersion
@@ -52,8 +53,8 @@ def test_first_sync_versions_every_memory_and_the_vault_checks_clean(app: App,
                                                                      vault: Path) -> None:
     report = app.consistency().check()
     assert report.clean, report.findings
-    assert report.read == 4  # the first check reads the 4 memories to verify MEMORY.md ...
-    assert app.consistency().check().read == 0  # ... after that, stat and index rows agree
+    assert report.read == 0  # nothing read again: stat and index rows agree, and the sync
+    # recorded that MEMORY.md is what the memories give
     versions = app.versions.history(_key(vault))
     assert [(v.n, v.origin) for v in versions] == [(1, "user-edit")]
     assert app.versions.content(_key(vault), 1) == (vault / MEMORY).read_bytes()
@@ -242,3 +243,117 @@ def test_check_cli_exit_codes_and_json(vault: Path) -> None:
     missing = run("rollback", _key(vault), "--to", "7")
     assert missing.returncode != 0 and "no version 7" in missing.stderr
     assert "Traceback" not in missing.stderr
+
+
+# ---------------------------------------------------------------- found by review
+
+
+def _conflict(app: App, vault: Path) -> tuple[str, str, bytes, bytes]:
+    """A project memory whose file and history diverged, sent to review by check --fix."""
+    path = "Memory/kiln-first-firing-in-january.md"
+    key = _key(vault, path)
+    theirs = (vault / path).read_bytes().replace(b"January", b"February")
+    app.versions.record([NewVersion(key, path, theirs, "api", memory_type="project")])
+    ours = _append(vault, path, "- glaze firing a week later")
+    app.consistency().fix(automatic_only=False)
+    return path, key, ours, theirs
+
+
+def test_resolve_keeps_both_sides_even_when_they_no_longer_parse(app: App, vault: Path) -> None:
+    path, key, _, _ = _conflict(app, vault)
+    (record,) = app.consistency().conflicts()
+    broken_copy = b"---\nname: [unclosed\n---\nmy notes on the copy\n"
+    (vault / record.copy).write_bytes(broken_copy)
+    broken_file = (vault / path).read_bytes().replace(b"type: project", b"type: projects")
+    (vault / path).write_bytes(broken_file)
+    app.consistency().resolve(key, "magma")
+    contents = {app.versions.content(key, v.n) for v in app.versions.history(key)}
+    assert broken_copy in contents and broken_file in contents
+
+
+def test_a_deleted_conflict_copy_settles_for_the_file(app: App, vault: Path) -> None:
+    path, key, ours, _ = _conflict(app, vault)
+    (record,) = app.consistency().conflicts()
+    (vault / record.copy).unlink()
+    service = app.consistency()
+    assert [f.kind for f in service.check().findings] == ["open_conflict"]
+    service.fix(automatic_only=False)
+    assert service.check().clean and not service.conflicts()
+    assert (vault / path).read_bytes() == ours
+    assert app.versions.content(key, app.versions.heads()[key].n) == ours
+
+
+def test_resolve_after_the_memory_moved_on_refreshes_the_copy(app: App, vault: Path) -> None:
+    path, key, ours, _ = _conflict(app, vault)
+    newer = ours.replace(b"glaze firing", b"bisque firing")
+    app.versions.record([NewVersion(key, path, newer, "api", memory_type="project")])
+    with pytest.raises(ConflictNotFoundError, match="changed again elsewhere"):
+        app.consistency().resolve(key, "magma")
+    (record,) = app.consistency().conflicts()
+    assert (vault / record.copy).read_bytes() == newer  # look again at the newest one
+    app.consistency().resolve(key, "magma")
+    assert (vault / path).read_bytes() == newer
+
+
+def test_check_refuses_an_empty_vault_instead_of_tombstoning_everything(
+    app: App, vault: Path, tmp_path: Path
+) -> None:
+    aside = tmp_path / "aside"
+    shutil.move(vault, aside)
+    vault.mkdir()
+    with pytest.raises(VaultError, match="is the drive mounted"):
+        app.consistency().check()
+    assert all(h.kind == "edit" for h in app.versions.heads().values())
+
+
+def test_an_owner_never_reads_another_owners_older_versions(app: App, vault: Path) -> None:
+    service = app.memories(parse_owner("alice"))
+    made = service.remember("My locker code is left of the kiln room door", type="user")
+    path = vault / made.path
+    path.write_bytes(path.read_bytes().replace(b"owner: alice\n", b""))  # now shared
+    app.sync()
+    bob = app.history(parse_owner("bob"))
+    versions = bob.history(made.memory_id)
+    assert [v.n for v in versions] == [2]  # version 1 was alice's alone
+    with pytest.raises(VersionNotFoundError):
+        bob.diff(made.memory_id, 1)
+    with pytest.raises(VersionNotFoundError):
+        bob.rollback(made.memory_id, 1)
+    assert len(app.history(parse_owner("alice")).history(made.memory_id)) == 2
+
+
+def test_odd_entries_in_the_memory_folder_are_skipped(app: App, vault: Path,
+                                                      tmp_path: Path) -> None:
+    (vault / "Memory" / "Ideas.md").mkdir()
+    (vault / "Memory" / "Ideas.md" / "n.md").write_text("x\n", encoding="utf-8")
+    (vault / "Memory" / "dangling.md").symlink_to(tmp_path / "nowhere.md")
+    outside = tmp_path / "outside.md"
+    outside.write_bytes((vault / MEMORY).read_bytes() + b"SECRET OUTSIDE\n")
+    linked = vault / "Memory" / "linked.md"
+    linked.symlink_to(outside)
+    _append(vault, MEMORY, "- edited")
+    app.consistency().fix(automatic_only=False)
+    assert b"SECRET OUTSIDE" not in (vault / "Memory" / "MEMORY.md").read_bytes()
+    assert "SECRET OUTSIDE" not in app.history().diff(_key(vault), 1)
+
+
+def test_corrupt_state_files_give_no_traceback(app: App, vault: Path) -> None:
+    state = app.state_dir
+    (state / "tombstones-pending.json").write_text('{"X": {"since": "2000-01-01"}}')
+    (state / "conflicts.json").write_text(
+        '{"A": {"memory_key": 5, "path": 7, "copy": 9, "head_n": "a", "opened": null},'
+        ' "B": {"memory_key": "B", "path": "../../etc/passwd", "copy": "../../x",'
+        ' "head_n": 1, "opened": "2026-01-01"}}')
+    service = app.consistency()
+    assert service.check().clean and service.conflicts() == []
+
+
+def test_rollback_of_a_deleted_memory_rebuilds_memory_md(vault: Path, make_app: Builder) -> None:
+    app, _ = make_app(vault, **{"check.orphan_grace_s": "0"})
+    app.sync()
+    key = _key(vault)
+    (vault / MEMORY).unlink()
+    app.sync()
+    app.consistency().fix(automatic_only=False)
+    app.history().rollback(key, 1)
+    assert app.consistency().check().clean

@@ -158,3 +158,20 @@ def test_a_sync_lets_the_file_win_only_where_the_rules_say(devices: tuple[App, A
         assert ours_b[kind] in _contents(b, key)
     assert sorted(f.kind for f in b.consistency().check().findings) == [
         "divergent", "divergent"]
+
+
+def test_a_memory_forgotten_on_one_device_stays_forgotten(devices: tuple[App, App]) -> None:
+    a, b = devices
+    path = MEMORIES["project"]
+    key = _key(b, path)
+    _append(b, path, "- a private note about the kiln loan")
+    b.sync()
+    a.versions.repair()  # A's daemon copies B's versions into A's state folder
+    assert (a.state_dir / "versions" / key).is_dir()
+    b.memories().forget(key)
+    assert b.versions.history(key) == []
+    report = a.versions.repair()  # must drop A's copies, not add them back
+    assert report.erased_copies_dropped >= 2 and report.rows_added == 0
+    assert a.versions.history(key) == [] and b.versions.history(key) == []
+    leftovers = list((a.state_dir / "versions").rglob("*"))
+    assert not any(b"private note" in p.read_bytes() for p in leftovers if p.is_file())

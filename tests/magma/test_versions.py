@@ -156,3 +156,8 @@ def test_pruning_never_drops_the_current_version(
 def test_uri_kinds() -> None:
     assert is_local_uri("/data/lancedb") and is_local_uri("file:///data/lancedb")
     assert not is_local_uri("s3://bucket/dreamd") and not is_local_uri("gs://b/x")
+
+
+def test_pruning_never_drops_the_losing_side_of_a_conflict() -> None:
+    history = {"a": [_v(1, 0), _v(2, 1, "kept"), _v(3, 2), _v(4, 3)]}
+    assert prunable(history, keep_last=1, keep_days=0, now=T0) == {"a": {1, 3}}
