@@ -158,13 +158,16 @@ class NoteWriter:
 
     def write(
         self, rel_path: str, data: bytes, *, base: bytes | None, origin: str = "api",
-        change: str = "",
+        change: str = "", restores: bool = False,
     ) -> WriteOutcome:
         """Write ``data`` at ``rel_path``, based on ``base`` (``None``: the file is new).
 
         ``origin`` (``api``, ``dream``, ``rollback``, ``arbiter``) and ``change`` (one line)
         are remembered for the bytes written, so the version the indexer records for them
-        names who made the change (:meth:`origin_of`).
+        names who made the change (:meth:`origin_of`). ``restores``: ``data`` is an earlier
+        version restored byte for byte (a rollback), so its ``updated:`` stamp is an old one
+        and the lost-update repair, which reads stamps, would take the user's next edit of it
+        for an editor's stale buffer: the path's journal is cleared instead of extended.
 
         Same bytes on disk → ``unchanged``; file still equal to ``base`` (or absent when
         ``base`` is ``None``) → atomic replace; changed meanwhile → merge, else conflict copy.
@@ -174,34 +177,43 @@ class NoteWriter:
         resurrect what the user removed; the caller decides), ``VaultError`` for paths outside
         the vault, ``OSError`` for I/O failures (the file is left as it was).
         """
-        target = self._absolute(rel_path)
-        tag = (origin, change)
         with self._thread_lock, self._process_lock:
-            current = self.read(rel_path)
-            if current is None and base is not None:
-                raise StaleWriteError(
-                    f"ccb: write {rel_path}: the file was deleted since it was read "
-                    f"(expected {sha256_hex(base)[:8]}…, found no file)"
-                )
-            theirs = self._repaired(rel_path, current)
-            if theirs == data:
-                if theirs == current:
-                    return WriteOutcome(rel_path, "unchanged", sha256_hex(data))
-                return self._place(target, rel_path, data, "healed", expect=current, tag=tag)
-            if theirs == base:
-                status: WriteStatus = "created" if current is None else "written"
-                return self._place(target, rel_path, data, status, expect=current, tag=tag)
-            assert theirs is not None
-            merged = (merge_note(base, data, theirs, now=self._stamp())
-                      if base is not None else None)
-            if merged is not None:
-                outcome = self._place(target, rel_path, merged, "merged", expect=current,
-                                      tag=(origin, _merged(change)))
-                log.info("write.merged", path=rel_path)
-                return outcome
-            if theirs != current:
-                self._place(target, rel_path, theirs, "healed", expect=current)
-            return self._fork(rel_path, data, theirs)
+            outcome = self._write_locked(rel_path, data, base=base, tag=(origin, change))
+            if restores:
+                self._drop_journal(rel_path)
+            return outcome
+
+    def _write_locked(
+        self, rel_path: str, data: bytes, *, base: bytes | None, tag: tuple[str, str]
+    ) -> WriteOutcome:
+        """:meth:`write` with the writer lock held."""
+        target = self._absolute(rel_path)
+        origin, change = tag
+        current = self.read(rel_path)
+        if current is None and base is not None:
+            raise StaleWriteError(
+                f"ccb: write {rel_path}: the file was deleted since it was read "
+                f"(expected {sha256_hex(base)[:8]}…, found no file)"
+            )
+        theirs = self._repaired(rel_path, current)
+        if theirs == data:
+            if theirs == current:
+                return WriteOutcome(rel_path, "unchanged", sha256_hex(data))
+            return self._place(target, rel_path, data, "healed", expect=current, tag=tag)
+        if theirs == base:
+            status: WriteStatus = "created" if current is None else "written"
+            return self._place(target, rel_path, data, status, expect=current, tag=tag)
+        assert theirs is not None
+        merged = (merge_note(base, data, theirs, now=self._stamp())
+                  if base is not None else None)
+        if merged is not None:
+            outcome = self._place(target, rel_path, merged, "merged", expect=current,
+                                  tag=(origin, _merged(change)))
+            log.info("write.merged", path=rel_path)
+            return outcome
+        if theirs != current:
+            self._place(target, rel_path, theirs, "healed", expect=current)
+        return self._fork(rel_path, data, theirs)
 
     def _place(
         self, target: Path, rel_path: str, data: bytes, status: WriteStatus,

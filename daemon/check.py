@@ -457,7 +457,7 @@ class ConsistencyService:
         content = self.archive.content(key, n)
         self.recorder.set_bases({key: head.content_hash})
         outcome = self.writer.write(path, content, base=data, origin="arbiter",
-                                    change=f"took version {n}: {reason}")
+                                    change=f"took version {n}: {reason}", restores=True)
         reindex.add(path)
         return f"version {n} written to the file ({outcome.status})" + (
             "; the file's own version kept in the history" if keep else "")
@@ -530,7 +530,8 @@ class ConsistencyService:
         else:
             result = self._both(key, base_hash, data, copy_bytes, record.path)
         outcome = self.writer.write(record.path, result, base=data, origin="arbiter",
-                                    change=f"conflict resolved: kept {keep}")
+                                    change=f"conflict resolved: kept {keep}",
+                                    restores=keep != "both")
         final = self.writer.read(record.path) or result
         self._record_head(key, record.path, final, f"conflict resolved: kept {keep}")
         if self.writer.read(record.copy) is not None:

@@ -291,7 +291,7 @@ class HistoryService:
             path, now_bytes = version.path, None
         head = current(self.archive.history(key))
         outcome: WriteOutcome = self.writer.write(
-            path, data, base=now_bytes, origin="rollback",
+            path, data, base=now_bytes, origin="rollback", restores=True,
             change=f"rollback to version {n}" + (f" (from {head.n})" if head else ""))
         self._index([path])
         log.info("memory.rolled_back", memory_id=key, to=n, path=path, status=outcome.status)

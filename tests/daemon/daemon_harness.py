@@ -706,3 +706,750 @@ def run_writers_trial(
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))
+
+
+# ----------------------------------------------------------------------------- versions trial
+#
+# Fault injection for the version history (``tests/daemon/test_check_faults.py``,
+# ``bench/check_faults.py``). The functions below come after the ``__main__`` block on
+# purpose: the launcher above never needs them, and they are added without touching it.
+#
+# One trial: copy the demo vault, index it once, start the fake-embedder daemon (its periodic
+# check every ``VERSIONS_CHECK_INTERVAL_MIN`` minutes, so a kill can land in a repair), then
+# apply seeded operations on the memories — user edits (append or replace a body line, saved
+# atomically or written in place), ``remember``, ``rollback`` to a version that exists and
+# ``check --fix`` — each API operation either through the real ``dreamd`` CLI in a child
+# process (fake embedder; see :func:`cli_worker`) that may itself be SIGKILLed, or in this
+# process. The daemon is SIGKILLed at a random moment (during a CLI operation or just after
+# any operation), a few operations run while it is down (the CLI indexes by itself then),
+# and it is restarted — sometimes killed again during its start-up reconcile and check.
+# Whenever the daemon has settled (watching, queue empty, index == disk) the trial records
+# the content hash of every memory file and every version in the history. At the end the
+# daemon is stopped and the vault is checked (module functions below).
+
+#: The daemon's ``check.interval_minutes`` in a versions trial (1.2 s).
+VERSIONS_CHECK_INTERVAL_MIN = 0.02
+
+_WORKER_BOOT = (
+    "import importlib.util, sys\n"
+    "spec = importlib.util.spec_from_file_location('daemon_harness', sys.argv[1])\n"
+    "module = importlib.util.module_from_spec(spec)\n"
+    "sys.modules['daemon_harness'] = module\n"
+    "spec.loader.exec_module(module)\n"
+    "sys.exit(module.cli_worker())\n"
+)
+
+
+def cli_worker() -> int:
+    """A ``dreamd`` CLI process with the fake embedder, started before its command is known
+    (the imports take seconds; the trial wants to kill the command, not the imports): it
+    imports the CLI, prints ``ready`` on stdout, reads one JSON list of arguments from stdin
+    and runs ``dreamd ARGS`` (same code, output and exit codes as the console script)."""
+    import daemon.app as app_module
+    from daemon import cli
+
+    app_module.make_embedder = lambda loaded: load_fake_embedder()  # FAKE: module docstring
+    print("ready", flush=True)
+    line = sys.stdin.readline()
+    if not line.strip():
+        return 0
+    sys.argv = ["dreamd", *json.loads(line)]
+    cli.main()
+    return 0
+
+
+@dataclass
+class CliRun:
+    """One CLI command of a trial: exit code (``None`` when this trial killed it)."""
+
+    argv: list[str]
+    code: int | None
+    out: str
+    err: str
+    duration_s: float
+    daemon_killed_at: float | None = None
+
+
+class _CliWorker:
+    """One pre-started :func:`cli_worker` process; its output goes to files in ``workdir``."""
+
+    def __init__(self, workdir: Path, number: int) -> None:
+        self.out_path = workdir / f"cli-{number}.out"
+        self.err_path = workdir / f"cli-{number}.log"
+        with self.out_path.open("wb") as out, self.err_path.open("wb") as err:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-c", _WORKER_BOOT, str(HARNESS)], stdin=subprocess.PIPE,
+                stdout=out, stderr=err, cwd=REPO)
+
+    def wait_ready(self, timeout_s: float = 180.0) -> None:
+        def probe() -> bytes:
+            if self.proc.poll() is not None:
+                raise AssertionError(f"CLI worker exited {self.proc.returncode} before its "
+                                     f"command: {self.err_path.read_text(errors='replace')[-800:]}")
+            return self.out_path.read_bytes()
+
+        wait_until(probe, lambda out: out.startswith(b"ready\n"), timeout_s=timeout_s,
+                   what="CLI worker ready", every_s=0.02)
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait(timeout=30)
+        if self.proc.stdin is not None:
+            self.proc.stdin.close()
+
+
+class _CliPool:
+    """Runs CLI commands in pre-started workers: the next worker imports while the current
+    one works. ``planned`` bounds how many are started."""
+
+    def __init__(self, workdir: Path, planned: int) -> None:
+        self.workdir = workdir
+        self.left = planned
+        self.started = 0
+        self.spare: _CliWorker | None = None
+        self._spawn()
+
+    def _spawn(self) -> None:
+        if self.left > 0 and self.spare is None:
+            self.started += 1
+            self.left -= 1
+            self.spare = _CliWorker(self.workdir, self.started)
+
+    def skip(self) -> None:
+        """A planned command that will not run after all."""
+        if self.left > 0:
+            self.left -= 1
+        elif self.spare is not None:
+            self.spare.kill()
+            self.spare = None
+
+    def run(
+        self, argv: list[str], *, kill_cli_at: float | None = None,
+        daemon: DaemonProcess | None = None, kill_daemon_at: float | None = None,
+        timeout_s: float = 120.0,
+    ) -> CliRun:
+        """Run ``dreamd ARGV``; SIGKILL it ``kill_cli_at`` s after the command was sent, and
+        the ``daemon`` ``kill_daemon_at`` s after (even when the command is done by then)."""
+        if self.spare is None:
+            self.left += 1
+            self._spawn()
+        worker = self.spare
+        assert worker is not None
+        self.spare = None
+        worker.wait_ready()
+        self._spawn()
+        assert worker.proc.stdin is not None
+        started = time.monotonic()
+        worker.proc.stdin.write((json.dumps(argv) + "\n").encode())
+        worker.proc.stdin.close()
+        killed_daemon: float | None = None
+        code: int | None = None
+        while True:
+            elapsed = time.monotonic() - started
+            if daemon is not None and kill_daemon_at is not None and killed_daemon is None \
+                    and elapsed >= kill_daemon_at:
+                daemon.kill9()
+                killed_daemon = elapsed
+            if kill_cli_at is not None and elapsed >= kill_cli_at and worker.proc.poll() is None:
+                worker.kill()
+                break
+            status = worker.proc.poll()
+            if status is not None and (killed_daemon is not None or kill_daemon_at is None
+                                       or daemon is None):
+                code = status
+                break
+            if elapsed > timeout_s:
+                worker.kill()
+                raise AssertionError(f"dreamd {' '.join(argv)} still running after {timeout_s} s")
+            time.sleep(0.005)
+        if code is None and daemon is not None and kill_daemon_at is not None \
+                and killed_daemon is None:  # the CLI was killed first: the daemon goes later
+            time.sleep(max(0.0, kill_daemon_at - (time.monotonic() - started)))
+            daemon.kill9()
+            killed_daemon = time.monotonic() - started
+        out = worker.out_path.read_text(encoding="utf-8", errors="replace")
+        return CliRun(argv, code, out.removeprefix("ready\n"),
+                      worker.err_path.read_text(encoding="utf-8", errors="replace"),
+                      time.monotonic() - started, killed_daemon)
+
+    def close(self) -> None:
+        if self.spare is not None:
+            self.spare.kill()
+            self.spare = None
+
+
+@dataclass
+class VersionsTrialResult:
+    """One versions fault-injection trial: its seed, what was done, where the daemon was
+    killed, what the check found after the restart, and every failed expectation (empty:
+    ok). ``workdir`` holds the vault, the data dir and every log."""
+
+    seed: int
+    workdir: str = ""
+    ops: list[str] = field(default_factory=list)
+    kill_after_op: int = -1
+    kill_point: str = ""
+    restart_kill: str = ""
+    failures: list[str] = field(default_factory=list)
+    drift_after_restart: dict[str, int] = field(default_factory=dict)
+    fixed: list[str] = field(default_factory=list)
+    versions_seen: int = 0
+    versions_final: int = 0
+    settled_contents: int = 0
+    cli_runs: int = 0
+    cli_killed: int = 0
+    log_events: dict[str, int] = field(default_factory=dict)
+    notable: list[str] = field(default_factory=list)
+    conflict_copies: list[str] = field(default_factory=list)
+    duration_s: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return not self.failures
+
+    def summary(self) -> str:
+        head = (f"seed {self.seed}: killed after op {self.kill_after_op} of {len(self.ops)} "
+                f"({self.kill_point})" + (f", restart: {self.restart_kill}"
+                                          if self.restart_kill else ""))
+        drift = (f"; drift after restart {self.drift_after_restart}"
+                 if self.drift_after_restart else "")
+        if self.ok:
+            return head + drift + ": ok"
+        return (head + drift + ": " + "; ".join(self.failures[:8])
+                + f" | ops: {self.ops} | workdir: {self.workdir}")
+
+    def as_json(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in (
+            "seed", "workdir", "ops", "kill_after_op", "kill_point", "restart_kill", "failures",
+            "drift_after_restart", "fixed", "versions_seen", "versions_final",
+            "settled_contents", "cli_runs", "cli_killed", "log_events", "notable",
+            "conflict_copies", "duration_s")}
+
+
+@dataclass
+class _PlannedOp:
+    kind: str  # edit | remember | rollback | fix
+    via: str  # user | cli | api
+    kill_cli_at: float | None = None  # s after the CLI got its command
+
+
+@dataclass
+class _Plan:
+    """Everything a seed decides before the trial starts (the details of each operation —
+    which file, which version — come from a second generator, as the vault is then)."""
+
+    ops: list[_PlannedOp]
+    kill_after: int  # the daemon dies during or just after this operation
+    kill_daemon_at: float  # s into that operation when it is a CLI one
+    kill_pause: float  # else s after it
+    down: int  # operations while it is down
+    restart_kill: float | None  # kill the restarted daemon this long into its start-up
+    settle: list[bool]  # wait for the daemon to settle after this operation
+
+
+def _plan(rng: random.Random, ops: int, cli_share: float) -> _Plan:
+    kinds = rng.choices(("edit", "remember", "rollback", "fix"), weights=(4, 1.5, 2.5, 1.5),
+                        k=ops)
+    kill_after = rng.randrange(max(1, ops // 3), ops - 2)
+    kinds[kill_after] = rng.choices(("edit", "remember", "rollback", "fix"),
+                                    weights=(1, 1, 2, 2))[0]
+    planned = []
+    for number, kind in enumerate(kinds):
+        if kind == "edit":
+            planned.append(_PlannedOp(kind, "user"))
+            continue
+        cli = rng.random() < (max(0.7, cli_share) if number == kill_after else cli_share)
+        kill_cli = cli and rng.random() < 0.3
+        planned.append(_PlannedOp(kind, "cli" if cli else "api",
+                                  rng.uniform(0.02, 1.2) if kill_cli else None))
+    return _Plan(
+        ops=planned, kill_after=kill_after, kill_daemon_at=rng.uniform(0.0, 1.0),
+        kill_pause=rng.choice((0.0, 0.02, 0.05, 0.1, 0.2, 0.4)),
+        down=rng.randint(1, min(3, ops - kill_after - 1)),
+        restart_kill=rng.uniform(0.0, 0.6) if rng.random() < 0.3 else None,
+        settle=[rng.random() < 0.5 for _ in range(ops)],
+    )
+
+
+def describe_plan(seed: int, *, ops: int = 12, cli_share: float = 0.5) -> str:
+    """What ``run_versions_trial(seed, ops=ops, cli_share=cli_share)`` will do, in one line
+    (to pick seeds)."""
+    plan = _plan(random.Random(seed), max(ops, 5), cli_share)
+    steps = [f"{op.kind}/{op.via}" + ("!" if op.kill_cli_at is not None else "")
+             for op in plan.ops]
+    steps[plan.kill_after] += " KILL"
+    steps[plan.kill_after + plan.down] += " RESTART" + (
+        f"(killed at {plan.restart_kill:.2f} s)" if plan.restart_kill is not None else "")
+    return f"seed {seed}: " + ", ".join(steps)
+
+
+def _memory_files(vault: Path) -> list[str]:
+    """Vault paths of the memory files (not ``MEMORY.md``, hidden files or conflict copies)."""
+    from ccb.parse import detect_conflict_copy
+
+    folder = vault / "Memory"
+    return sorted(f"Memory/{p.name}" for p in folder.glob("*.md")
+                  if not p.name.startswith(".") and p.name not in {"MEMORY.md", "DREAMS.md"}
+                  and detect_conflict_copy(f"Memory/{p.name}") is None)
+
+
+def _memory_keys(vault: Path) -> dict[str, tuple[str, str]]:
+    """``{path: (history key, sha256 of the bytes)}`` of the memory files now."""
+    from ccb.parse import parse_note
+    from daemon.history import memory_key
+
+    found = {}
+    for path in _memory_files(vault):
+        try:
+            data = (vault / path).read_bytes()
+        except OSError:
+            continue
+        note = parse_note(path, data)
+        if note.memory is not None:
+            found[path] = (memory_key(note), hashlib.sha256(data).hexdigest())
+    return found
+
+
+def _user_edit(vault: Path, rng: random.Random) -> str:
+    """Append a line to, or replace a body line of, a random memory; saved atomically
+    (temp file + rename, like Obsidian) or written in place."""
+    import os
+
+    path = rng.choice(_memory_files(vault))
+    target = vault / path
+    lines = target.read_text(encoding="utf-8").splitlines(keepends=True)
+    fences = [i for i, line in enumerate(lines) if line.rstrip("\n") == "---"]
+    start = fences[1] + 1 if len(fences) > 1 and fences[0] == 0 else 0
+    body = [i for i in range(start, len(lines)) if lines[i].strip()
+            and not lines[i].startswith("#") and "[[" not in lines[i]]
+    words = " ".join(rng.choices(WORDS, k=rng.randint(3, 12)))
+    if body and rng.random() < 0.5:
+        at = rng.choice(body)
+        lines[at] = words + ".\n"
+        how = f"replace line {at}"
+    else:
+        if lines and not lines[-1].endswith("\n"):
+            lines[-1] += "\n"
+        lines.append(f"- {words}\n")
+        how = "append"
+    data = "".join(lines).encode("utf-8")
+    if rng.random() < 0.5:
+        temp = target.with_name(f".{target.name}.tmp-{rng.randint(1000, 9999)}")
+        temp.write_bytes(data)
+        os.replace(temp, target)  # noqa: PTH105 - an editor's atomic save
+        return f"edit {path} {how} (atomic)"
+    target.write_bytes(data)
+    return f"edit {path} {how} (in place)"
+
+
+def _rollback_target(vault: Path, rng: random.Random) -> tuple[str, int] | None:
+    """A memory (its key) and a version of it that exists and is not a tombstone; one whose
+    content differs from the file now when there is such a version."""
+    now = {key: digest for key, digest in _memory_keys(vault).values()}
+    history = fresh_app(vault).versions.all_versions(now.keys())
+    any_version = [(key, v.n, v.content_hash != now[key]) for key in sorted(history)
+                   for v in history[key] if v.kind != "tombstone"]
+    changing = [(key, n) for key, n, differs in any_version if differs]
+    if changing:
+        return rng.choice(changing)
+    return rng.choice([(key, n) for key, n, _ in any_version]) if any_version else None
+
+
+def _remember_text(rng: random.Random) -> tuple[str, str]:
+    kind = rng.choice(("user", "feedback", "project", "reference"))
+    words = rng.choices(WORDS, k=rng.randint(6, 16))
+    return " ".join(words).capitalize() + ".", kind
+
+
+class _Observed:
+    """What a trial saw: versions by ``(key, n)`` and settled file contents by key."""
+
+    def __init__(self) -> None:
+        self.versions: dict[tuple[str, int], tuple[str, str, str]] = {}  # hash, kind, when
+        self.settled: dict[str, dict[str, str]] = {}  # key -> {hash: when}
+        self.failures: list[str] = []
+
+    def snapshot_versions(self, vault: Path, when: str) -> None:
+        rows = [v for vs in fresh_app(vault).versions.all_versions().values() for v in vs]
+        counts = Counter((v.memory_id, v.n) for v in rows)
+        for (key, n), count in counts.items():
+            if count > 1:
+                self.failures.append(f"{when}: version {key}/{n} is in the table {count} times")
+        for version in rows:
+            item = (version.memory_id, version.n)
+            known = self.versions.get(item)
+            if known is None:
+                self.versions[item] = (version.content_hash, version.kind, when)
+            elif known[0] != version.content_hash:
+                self.failures.append(
+                    f"{when}: version {item[0]}/{item[1]} was {known[0][:8]} ({known[2]}), "
+                    f"now {version.content_hash[:8]}")
+
+    def record_settled(self, vault: Path, when: str) -> None:
+        history = fresh_app(vault).versions.all_versions()
+        for path, (key, digest) in sorted(_memory_keys(vault).items()):
+            self.settled.setdefault(key, {}).setdefault(digest, when)
+            hashes = {v.content_hash for v in history.get(key, [])}
+            if digest not in hashes:
+                self.failures.append(f"{when}: settled content {digest[:8]} of {path} ({key}) "
+                                     "is not in its history")
+
+
+def _wait_settled(daemon: DaemonProcess, vault: Path, timeout_s: float) -> None:
+    """Wait until the daemon watches with an empty queue and the index equals the disk."""
+
+    def probe() -> list[str]:
+        if daemon.proc.poll() is not None:
+            raise AssertionError(f"daemon exited with {daemon.proc.returncode} while settling; "
+                                 f"log tail:\n{daemon.log_tail()}")
+        status = daemon.status()
+        if status.get("state") != "watching" or status.get("queue_depth"):
+            return [f"daemon state {status.get('state')}, queue {status.get('queue_depth')}"]
+        return index_vs_disk(fresh_app(vault))
+
+    wait_until(probe, lambda problems: not problems, timeout_s=timeout_s,
+               what="daemon settled (watching, queue empty, index == disk)", every_s=0.15)
+
+
+_DAEMON_BOOT = _WORKER_BOOT.replace("module.cli_worker()",
+                                    "module.warm_daemon(sys.argv[2], sys.argv[3])")
+
+
+def warm_daemon(vault: str, go: str) -> int:
+    """The launcher's daemon (:func:`main` with the fake embedder), started ahead: it
+    imports, then waits for the file ``go`` and runs ``main([vault])``. A restart then costs
+    what the daemon does, not what Python imports. Gives up (exit 0) after 10 minutes or
+    when the trial that started it is gone."""
+    import os
+
+    import daemon.runner  # noqa: F401 - the imports are the point
+    from daemon.app import App  # noqa: F401
+
+    parent = os.getppid()
+    load_fake_embedder()
+    deadline = time.monotonic() + 600
+    while not Path(go).exists():
+        if time.monotonic() > deadline or os.getppid() != parent:
+            return 0
+        time.sleep(0.005)
+    return main([vault])
+
+
+class _WarmDaemons:
+    """Pre-started daemon processes for one vault (:func:`warm_daemon`), with the short
+    periodic check of a versions trial (``VERSIONS_CHECK_INTERVAL_MIN``)."""
+
+    def __init__(self, vault: Path, workdir: Path) -> None:
+        from daemon.app import App, load
+
+        self.vault = vault
+        self.workdir = workdir
+        self.state_dir = App(load(None, None, {}), vault.resolve()).state_dir
+        self.started: list[DaemonProcess] = []
+        self.spare: tuple[subprocess.Popen[bytes], Path, Path] | None = None
+        self.warm()
+
+    def warm(self) -> None:
+        """Start the next daemon process (it imports, then waits for its go file)."""
+        import os
+
+        if self.spare is not None:
+            return
+        number = len(self.started) + 1
+        log_path = self.workdir / f"daemon-{number}.log"
+        go = self.workdir / f"daemon-{number}.go"
+        env = {**os.environ, "DREAMD_CHECK__INTERVAL_MINUTES": str(VERSIONS_CHECK_INTERVAL_MIN)}
+        with log_path.open("ab") as err:
+            proc = subprocess.Popen(
+                [sys.executable, "-c", _DAEMON_BOOT, str(HARNESS), str(self.vault), str(go)],
+                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err, cwd=REPO,
+                env=env)
+        self.spare = (proc, log_path, go)
+
+    def start(self) -> DaemonProcess:
+        """Let the warm daemon run (``dreamd run``); warms none in its place."""
+        self.warm()
+        assert self.spare is not None
+        proc, log_path, go = self.spare
+        self.spare = None
+        go.touch()
+        daemon = DaemonProcess(proc, self.state_dir, log_path)
+        self.started.append(daemon)
+        return daemon
+
+    def close(self) -> None:
+        for daemon in self.started:
+            daemon.kill9()
+        if self.spare is not None:
+            self.spare[0].kill()
+            self.spare[0].wait(timeout=30)
+            self.spare = None
+
+
+def _api_op(op: _PlannedOp, vault: Path, rng: random.Random, pool: _CliPool,
+            daemon: DaemonProcess | None, kill_daemon_at: float | None,
+            result: VersionsTrialResult) -> str:
+    """Run one remember / rollback / fix, through the CLI or in this process."""
+    argv: list[str]
+    if op.kind == "remember":
+        text, kind = _remember_text(rng)
+        argv = ["remember", text, "--type", kind, "--json"]
+        what = f"remember {kind} {text[:24]!r}"
+    elif op.kind == "rollback":
+        target = _rollback_target(vault, rng)
+        if target is None:
+            if op.via == "cli":
+                pool.skip()
+            return "rollback skipped (no version yet)"
+        key, n = target
+        argv = ["rollback", key, "--to", str(n)]
+        what = f"rollback {key} --to {n}"
+    else:
+        argv = ["check", "--fix", "--json"]
+        what = "check --fix"
+    if op.via == "cli":
+        run = pool.run(["-v", *argv, "--vault", str(vault)], kill_cli_at=op.kill_cli_at,
+                       daemon=daemon, kill_daemon_at=kill_daemon_at)
+        result.cli_runs += 1
+        if run.code is None:
+            result.cli_killed += 1
+            outcome = f"CLI killed at {run.duration_s:.2f} s"
+        else:
+            outcome = f"exit {run.code}"
+            allowed = {0, 1} if op.kind == "fix" else {0}
+            if run.code not in allowed:
+                result.failures.append(f"dreamd {what} exited {run.code}: "
+                                       f"{(run.out + run.err)[-600:]}")
+        if run.daemon_killed_at is not None:
+            result.kill_point = f"daemon killed {run.daemon_killed_at:.2f} s into {what} (cli)"
+        return f"{what} (cli, {outcome})"
+    app = fresh_app(vault)
+    try:
+        if op.kind == "remember":
+            done = app.memories().remember(argv[1], type=argv[3], source="user")
+            outcome = f"{done.action} {done.path}"
+        elif op.kind == "rollback":
+            rolled = app.history().rollback(argv[1], int(argv[3]))
+            outcome = rolled.status
+        else:
+            fixed = app.consistency().fix(automatic_only=False)
+            outcome = f"{len(fixed.applied)} applied, {len(fixed.left)} left"
+    except Exception as error:  # a product error: say so, keep going
+        result.failures.append(f"{what} (api) raised {type(error).__name__}: {error}")
+        outcome = f"raised {type(error).__name__}"
+    return f"{what} (api, {outcome})"
+
+
+def _finding_text(finding: Any) -> str:
+    from dataclasses import asdict
+
+    return f"{finding.kind} {type(finding.decision).__name__} {asdict(finding.drift)}"[:300]
+
+
+def _verify_versions(vault: Path, observed: _Observed, result: VersionsTrialResult) -> None:
+    """With the daemon stopped: check, fix what ``--fix`` fixes, check again; then the history
+    against everything the trial saw, and the plain-text archive against the table."""
+    from consistency.arbiter import Report
+
+    app = fresh_app(vault)
+    service = app.consistency()
+    report = service.check()
+    result.drift_after_restart = report.counts()
+    if not report.clean:
+        for finding in report.findings:
+            if isinstance(finding.decision, Report):
+                result.failures.append(f"drift --fix cannot repair: {_finding_text(finding)}")
+        fixed = service.fix(report, automatic_only=False)
+        result.fixed = [f"{finding.kind}: {outcome}"[:200] for finding, outcome in fixed.applied]
+        if fixed.deferred:
+            result.failures.append("check --fix deferred indexing with no daemon running")
+        after = fresh_app(vault).consistency().check()
+        if not after.clean:
+            result.failures.append("drift after check --fix: " + "; ".join(
+                _finding_text(f) for f in after.findings))
+    archive = fresh_app(vault).versions
+    if archive.needs_repair():
+        result.failures.append("version archive needs repair after the fix (files and table "
+                               "disagree)")
+    rows = archive._rows(content=True)
+    counts = Counter((r["memory_id"], r["n"]) for r in rows)
+    result.versions_final = len(rows)
+    dupes = sorted(f"{k}/{n} x{c}" for (k, n), c in counts.items() if c > 1)
+    if dupes:
+        result.failures.append(f"duplicate (key, n) version rows: {dupes[:10]}")
+    final = {(r["memory_id"], r["n"]): r["content_hash"] for r in rows}
+    hashes_by_key: dict[str, set[str]] = {}
+    for row in rows:
+        hashes_by_key.setdefault(row["memory_id"], set()).add(row["content_hash"])
+        if hashlib.sha256(bytes(row["content"])).hexdigest() != row["content_hash"]:
+            result.failures.append(f"version {row['memory_id']}/{row['n']}: table content does "
+                                   "not match its hash")
+        local = archive._folder(row["memory_id"]) / f"{row['n']}.md"
+        try:
+            data = local.read_bytes()
+        except OSError:
+            result.failures.append(f"version {row['memory_id']}/{row['n']}: no plain file")
+            continue
+        if hashlib.sha256(data).hexdigest() != row["content_hash"]:
+            result.failures.append(f"version {row['memory_id']}/{row['n']}: plain file does "
+                                   "not match its hash")
+    result.versions_seen = len(observed.versions)
+    for (key, n), (digest, kind, when) in sorted(observed.versions.items()):
+        now = final.get((key, n))
+        if now is None:
+            result.failures.append(f"version lost: {key}/{n} ({kind} {digest[:8]}, seen {when})")
+        elif now != digest:
+            result.failures.append(f"version changed: {key}/{n} was {digest[:8]} (seen {when}), "
+                                   f"now {now[:8]}")
+    result.settled_contents = sum(len(v) for v in observed.settled.values())
+    for key, contents in sorted(observed.settled.items()):
+        for digest, when in contents.items():
+            if digest not in hashes_by_key.get(key, set()):
+                result.failures.append(f"settled content lost: {key} {digest[:8]} "
+                                       f"(settled {when}) is in no version")
+    app = fresh_app(vault)
+    result.conflict_copies = sorted(copy for copy, _ in app.conflict_copies()
+                                    if copy.startswith("Memory/"))
+    result.failures += [f"after the fix: {p}" for p in index_vs_disk(app)]
+    result.failures += [f"after the fix: {p}" for p in store_integrity(app)]
+
+
+_REPAIR_EVENTS = frozenset({"check.fixed", "versions.repaired"})
+
+
+def _log_events(logs: Sequence[Path]) -> tuple[dict[str, int], list[str]]:
+    """``{event: count}`` of the warning and error log records in ``logs`` (JSON lines; the
+    drift a daemon left is counted by kind) and of the repairs made (``check.fixed[kind]``,
+    ``versions.repaired``), and the first 20 warnings and errors in short."""
+    found: Counter[str] = Counter()
+    notable: list[str] = []
+    for path in logs:
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        for line in text.splitlines():
+            try:
+                record = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(record, dict) and record.get("event") in _REPAIR_EVENTS:
+                found[f"{record['event']}[{record.get('kind', '')}]"] += 1
+            if not isinstance(record, dict) or record.get("level") not in {
+                    "warning", "error", "critical"}:
+                continue
+            event = str(record.get("event"))
+            kinds = record.get("kinds")
+            found[event + (f"[{','.join(map(str, kinds))}]" if isinstance(kinds, list)
+                           else "")] += 1
+            if len(notable) < 20:
+                fields = {k: v for k, v in record.items()
+                          if k not in {"event", "level", "timestamp", "logger", "hint"}}
+                notable.append(f"{path.name}: {event} {json.dumps(fields, default=str)}"[:300])
+    return dict(sorted(found.items())), notable
+
+
+def run_versions_trial(
+    seed: int, workdir: Path, *, ops: int = 12, cli_share: float = 0.5,
+    settle_timeout_s: float = 60.0,
+) -> VersionsTrialResult:
+    """One fault-injection trial of the version history in ``workdir`` (needs the DREAMD_*
+    env pointing into temp dirs; see the section comment above). ``ops`` operations, each
+    remember / rollback / fix through the CLI with probability ``cli_share`` (else in this
+    process). Returns the result; every expectation that failed is in ``failures``:
+
+    after the restart, ``check`` is clean or every finding is one ``check --fix`` repairs,
+    and after the fix it is clean; every version seen during the trial is still there with
+    its content (nothing lost or renumbered), every content a memory file had while the
+    daemon was settled is in that memory's history, no ``(key, n)`` is in the table twice,
+    the plain files match the table (each ``<n>.md`` has its row's hash; no repair needed),
+    and the index equals the disk."""
+    started = time.monotonic()
+    result = VersionsTrialResult(seed, workdir=str(workdir))
+    ops = max(ops, 5)
+    plan = _plan(random.Random(seed), ops, cli_share)
+    rng = random.Random(seed * 7919 + 1)  # the details: which file, which version, what text
+    result.kill_after_op = plan.kill_after
+    vault = workdir / "vault"
+    shutil.copytree(VAULT_EXAMPLE, vault, symlinks=True)
+    observed = _Observed()
+    daemons = _WarmDaemons(vault, workdir)
+    pool = _CliPool(workdir, sum(1 for op in plan.ops if op.via == "cli"))
+    try:
+        fresh_app(vault).sync()
+        daemon: DaemonProcess | None = daemons.start()
+        daemon.wait_state("watching", timeout_s=settle_timeout_s)
+        _wait_settled(daemon, vault, settle_timeout_s)
+        observed.snapshot_versions(vault, "start")
+        observed.record_settled(vault, "start")
+        for number, op in enumerate(plan.ops):
+            kill_now = number == plan.kill_after
+            kill_daemon_at = plan.kill_daemon_at if kill_now and op.via == "cli" else None
+            if kill_now:
+                observed.snapshot_versions(vault, f"before the kill (op {number})")
+            op_started = time.monotonic()
+            if op.kind == "edit":
+                text = _user_edit(vault, rng)
+            else:
+                text = _api_op(op, vault, rng, pool, daemon if kill_daemon_at is not None
+                               else None, kill_daemon_at, result)
+            result.ops.append(f"{text} [{time.monotonic() - op_started:.1f} s]")
+            if kill_now and daemon is not None and daemon.proc.poll() is None:
+                time.sleep(plan.kill_pause)
+                daemon.kill9()
+                result.kill_point = f"daemon killed {plan.kill_pause:.2f} s after {text}"
+            if kill_now:
+                daemon = None
+                daemons.warm()  # imports while the operations go on without a daemon
+            elif number == plan.kill_after + plan.down:  # the last op while it was down
+                daemon = _restart_versions_daemon(daemons, plan.restart_kill, result,
+                                                  settle_timeout_s)
+                _wait_settled(daemon, vault, settle_timeout_s)
+                observed.snapshot_versions(vault, f"after the restart (op {number})")
+                observed.record_settled(vault, f"after the restart (op {number})")
+            elif daemon is not None and plan.settle[number]:
+                _wait_settled(daemon, vault, settle_timeout_s)
+                observed.snapshot_versions(vault, f"settled after op {number}")
+                observed.record_settled(vault, f"settled after op {number}")
+            else:
+                time.sleep(rng.choice((0.0, 0.01, 0.05, 0.15)))
+        assert daemon is not None
+        _wait_settled(daemon, vault, settle_timeout_s)
+        observed.snapshot_versions(vault, "end")
+        observed.record_settled(vault, "end")
+        code = daemon.stop()
+        if code != 0:
+            result.failures.append(f"exit code {code} after SIGTERM")
+        result.failures += observed.failures
+        _verify_versions(vault, observed, result)
+    except Exception as error:  # a timeout (AssertionError) or a product error: a failure
+        result.failures += observed.failures
+        result.failures.append(str(error) if isinstance(error, AssertionError)
+                               else f"{type(error).__name__}: {error}")
+    finally:
+        pool.close()
+        daemons.close()
+    result.log_events, result.notable = _log_events(sorted(workdir.glob("*.log")))
+    result.duration_s = time.monotonic() - started
+    return result
+
+
+def _restart_versions_daemon(
+    daemons: _WarmDaemons, kill_at: float | None, result: VersionsTrialResult,
+    settle_timeout_s: float,
+) -> DaemonProcess:
+    """Start the daemon again; with ``kill_at``, SIGKILL it that long after it starts its
+    start-up (reconcile, check, automatic repairs) and start it once more. Returns the one
+    left running (watching)."""
+    daemon = daemons.start()
+    if kill_at is not None:
+        daemons.warm()
+        daemon.wait_state("reconciling", "watching", timeout_s=settle_timeout_s)
+        time.sleep(kill_at)
+        state = daemon.status().get("state")
+        daemon.kill9()
+        result.restart_kill = f"killed {kill_at:.2f} s into start-up (state {state})"
+        daemon = daemons.start()
+    daemon.wait_state("watching", timeout_s=settle_timeout_s)
+    return daemon

@@ -357,3 +357,25 @@ def test_rollback_of_a_deleted_memory_rebuilds_memory_md(vault: Path, make_app: 
     app.consistency().fix(automatic_only=False)
     app.history().rollback(key, 1)
     assert app.consistency().check().clean
+
+
+def test_an_edit_after_a_rollback_is_not_taken_for_an_editors_old_buffer(
+    app: App, vault: Path
+) -> None:
+    """A rollback restores an old ``updated:`` stamp; the lost-update repair reads stamps, so
+    it must not then 'repair' the user's next edit back to what was rolled back."""
+    path = "Memory/kiln-first-firing-in-january.md"
+    key = _key(vault, path)
+    service = app.memories()
+    service.remember("Kiln: first firing moved to January; circuit is 32 A",
+                     type="project", subject="kiln.circuit")  # a dreamd write, journaled
+    target = vault / path
+    target.write_bytes(target.read_bytes().replace(b"32 A", b"16 A", 1))
+    app.sync()
+    app.history().rollback(key, 1)
+    rolled = target.read_bytes()
+    target.write_bytes(rolled.replace(b"32 A", b"25 A", 1))
+    edited = target.read_bytes()
+    assert app.writer.heal([path]) == []
+    assert target.read_bytes() == edited
+    assert not list((vault / "Memory").glob("*.conflict-*"))
