@@ -167,8 +167,8 @@ def _merge_sections(
             if _same(current, text):
                 continue
             if old is not None and not _same(current, old):
-                # both sides changed this section: fine when both only added lines
-                lines = _merge_insertions(old, text, current)
+                # both sides changed this section: fine when they changed different lines
+                lines = _merge_lines(old, text, current)
                 if lines is None:
                     return None
                 result[index[key]] = (key, lines)
@@ -196,31 +196,49 @@ def _merge_sections(
     return "".join(text for _, text in result)
 
 
-def _merge_insertions(base: str, ours: str, theirs: str) -> str | None:
-    """Line-level merge of one section both sides changed, when neither removed or changed a
-    line of ``base`` — only inserted lines (two people appending to the same list). At one
-    insertion point their lines come first, then ours that they do not already have. ``None``
-    when either side removed or rewrote a base line."""
+def _merge_lines(base: str, ours: str, theirs: str) -> str | None:
+    """Line-level three-way merge of one section both sides changed: each side's changes
+    (lines inserted, removed or rewritten) are applied when no line of ``base`` was changed by
+    both (two people appending to the same list, or one fixing a line while the other adds
+    one). Where both inserted at one point, their lines come first, then ours that they do
+    not already have; the same change made on both sides counts once. ``None`` when both
+    sides changed the same lines of ``base``."""
     tail = theirs[len(theirs.rstrip()):]
     base_l, ours_l, theirs_l = (x.rstrip().splitlines() for x in (base, ours, theirs))
-    inserts: list[dict[int, list[str]]] = []
-    for side in (theirs_l, ours_l):
-        added: dict[int, list[str]] = {}
+    hunks: list[tuple[int, int, tuple[str, ...], int]] = []
+    for tag, side in ((0, theirs_l), (1, ours_l)):
         matcher = difflib.SequenceMatcher(a=base_l, b=side, autojunk=False)
-        for op, i1, _i2, j1, j2 in matcher.get_opcodes():
-            if op in {"delete", "replace"}:
-                return None
-            if op == "insert":
-                added.setdefault(i1, []).extend(side[j1:j2])
-        inserts.append(added)
-    theirs_add, ours_add = inserts
+        hunks.extend((i1, i2, tuple(side[j1:j2]), tag)
+                     for op, i1, i2, j1, j2 in matcher.get_opcodes() if op != "equal")
+    unique: list[tuple[int, int, tuple[str, ...], int]] = []
+    for hunk in hunks:
+        if not any(h[:3] == hunk[:3] for h in unique):
+            unique.append(hunk)
+    for a in unique:
+        for b in unique:
+            if a[3] == b[3]:
+                continue
+            if a[0] < a[1] and b[0] < b[1] and max(a[0], b[0]) < min(a[1], b[1]):
+                return None  # both sides changed these lines
+            if a[0] == a[1] and b[0] < a[0] < b[1]:
+                return None  # one side inserted inside lines the other changed
+    unique.sort(key=lambda h: (h[0], h[0] != h[1], h[3]))
     out: list[str] = []
-    for i in range(len(base_l) + 1):
-        at = theirs_add.get(i, [])
-        out.extend(at)
-        out.extend(line for line in ours_add.get(i, []) if line not in at)
-        if i < len(base_l):
-            out.append(base_l[i])
+    pos = 0
+    inserted_here: dict[int, list[str]] = {}
+    for i1, i2, lines, tag in unique:
+        if i1 > pos:
+            out.extend(base_l[pos:i1])
+            pos = i1
+        if i1 == i2:
+            already = inserted_here.setdefault(i1, [])
+            fresh = [line for line in lines if tag == 0 or line not in already]
+            already.extend(fresh)
+            out.extend(fresh)
+        else:
+            out.extend(lines)
+            pos = max(pos, i2)
+    out.extend(base_l[pos:])
     return "\n".join(out).rstrip() + (tail or "")
 
 

@@ -104,8 +104,11 @@ def _glob_to_regex(pattern: str) -> re.Pattern[str]:
 class _Glob:
     regex: re.Pattern[str]
     anchored: bool  # pattern has a "/": matched against the path and its leading folders
+    literal: str | None = None  # an anchored pattern without wildcards, e.g. Memory/MEMORY.md
 
     def matches(self, rel_path: str) -> bool:
+        if self.literal is not None:  # the same answer as the regex, without splitting
+            return rel_path == self.literal or rel_path.startswith(self.literal + "/")
         parts = rel_path.split("/")
         if self.anchored:
             return any(self.regex.match("/".join(parts[: n + 1])) for n in range(len(parts)))
@@ -117,7 +120,9 @@ def _compile_globs(patterns: Iterable[str]) -> tuple[_Glob, ...]:
     for pattern in patterns:
         cleaned = pattern.strip().strip("/")
         if cleaned:
-            globs.append(_Glob(_glob_to_regex(cleaned), "/" in cleaned))
+            anchored = "/" in cleaned
+            plain = anchored and not any(ch in cleaned for ch in "*?[]\\")
+            globs.append(_Glob(_glob_to_regex(cleaned), anchored, cleaned if plain else None))
     return tuple(globs)
 
 

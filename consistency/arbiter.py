@@ -161,7 +161,9 @@ def decide(drift: Drift) -> Decision:
             return Report(f"deleted on another device: delete the file here too, or {keep}")
         case Behind(path=path, memory_key=key, head_n=n):
             return TakeMagma(path, key, n, keep_file=False,
-                             reason=f"unchanged here since the last sync; version {n} is newer")
+                             reason=f"unchanged here since this device last synced it; version "
+                                    f"{n} (another device's) is newer — what the file says now "
+                                    "stays in the history")
         case NotInVault(memory_key=key, head_path=path, note_exists=True):
             return Report(f"{path} is no longer a memory (its memory properties were "
                           f"removed); its history stays under {key}")
@@ -171,8 +173,8 @@ def decide(drift: Drift) -> Decision:
         case DuplicateId(memory_key=key, paths=paths, keep=keep):
             return NewId(key, keep, tuple(p for p in paths if p != keep))
         case Contradiction():
-            return Report("the next dream supersedes the older one; or set `valid_to` on "
-                          "the one that no longer holds")
+            return Report("set `valid_to` on the one that no longer holds (or `dreamd forget` "
+                          "a copy); dreaming will supersede it for you once it ships")
         case BrokenLink(target=target):
             return Report(f"create the note [[{target}]] or fix the link")
         case IndexFileOutOfDate(path=path, hand_edited=hand_edited):
@@ -195,7 +197,7 @@ def _divergent(drift: Divergent) -> Decision:
                         reason=f"the file wins for {mtype} memories")
     if mtype in MAGMA_WINS:
         return TakeMagma(drift.path, drift.memory_key, drift.head_n, keep_file=True,
-                         reason=f"the newer MAGMA version wins for {mtype} memories")
+                         reason=f"the newer version in the store wins for {mtype} memories")
     return ManualReview(drift.path, drift.memory_key, drift.head_n,
                         reason=f"{mtype} memories are settled by hand")
 

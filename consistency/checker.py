@@ -106,6 +106,10 @@ class HistorySide:
 class Snapshot:
     """Everything one check looks at (gathered by the daemon, never read here).
 
+    ``unchanged`` are notes (not memories) whose size and mtime equal their index row: in
+    step by construction, so the gatherer leaves them out of ``files`` and ``index`` (on a
+    large vault that is nearly every file) and the check only needs to know they exist.
+
     ``bases`` maps memory keys to the version this device last agreed with (its hash; when a
     key has none, the index row is the base); ``pending_gone`` maps memory keys whose file this
     device saw go to when it went (UTC);
@@ -118,6 +122,7 @@ class Snapshot:
     index: Mapping[str, IndexSide]
     history: Mapping[str, HistorySide]
     now: datetime
+    unchanged: frozenset[str] = frozenset()
     bases: Mapping[str, str] = field(default_factory=dict)
     pending_gone: Mapping[str, datetime] = field(default_factory=dict)
     open_conflicts: Mapping[str, str] = field(default_factory=dict)
@@ -289,7 +294,7 @@ def check(snapshot: Snapshot) -> list[Drift]:
             found.append(Stale(file.path, None, file.content_hash, row.content_hash))
     rows_by_key: dict[str, list[IndexSide]] = defaultdict(list)
     for row in index.values():
-        if row.path in files:
+        if row.path in files or row.path in snapshot.unchanged:
             continue
         if row.memory_key is not None and row.memory_key not in by_key:
             rows_by_key[row.memory_key].append(row)
@@ -316,7 +321,8 @@ def check(snapshot: Snapshot) -> list[Drift]:
             found.append(Orphaned(head.head_path, key, confirmed=confirmed))
         else:
             found.append(NotInVault(key, head.head_path, head.head_n,
-                                    note_exists=head.head_path in files))
+                                    note_exists=head.head_path in files
+                                    or head.head_path in snapshot.unchanged))
 
     found.extend(_contradictions(files.values()))
     found.extend(BrokenLink(path, target) for path, target in snapshot.broken_links)

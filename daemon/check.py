@@ -67,8 +67,8 @@ from consistency.checker import (
 from daemon.history import VersionRecorder, memory_key
 from daemon.memories import INDEX_FILE, MemoryService, index_fingerprint
 from daemon.sync import MASS_DELETE_MIN_FILES
-from magma.store import IndexedFile, MagmaStore
-from magma.versions import NewVersion, current
+from magma.store import IndexedFile, LinkRecord, MagmaStore
+from magma.versions import NewVersion, Version, current
 
 __all__ = [
     "CONFLICTS_FILE",
@@ -195,7 +195,8 @@ class ConsistencyService:
         started = time.perf_counter()
         snapshot, gathered = self._snapshot()
         findings = tuple(Finding(d, decide(d)) for d in check(snapshot))
-        report = CheckReport(findings, len(snapshot.files), gathered.read,
+        report = CheckReport(findings, len(snapshot.files) + len(snapshot.unchanged),
+                             gathered.read,
                              len(snapshot.history), time.perf_counter() - started)
         log.info("check.done", files=report.files, read=report.read, memories=report.memories,
                  drift=len(findings), duration_ms=round(report.duration_s * 1000),
@@ -205,7 +206,8 @@ class ConsistencyService:
     def _snapshot(self) -> tuple[Snapshot, _Gathered]:
         now = self._clock()
         scan = scan_vault(self.root, self.vfilter)
-        rows = {path: row for path, row in self.store.file_index().items()
+        file_index, props, (all_versions, archive_out_of_step), links = self._store_reads()
+        rows = {path: row for path, row in file_index.items()
                 if not any(path.startswith(prefix) for prefix in self.claimed)}
         if not scan.entries and rows:
             # What an unmounted drive or an evicted iCloud folder looks like: checking it
@@ -213,12 +215,15 @@ class ConsistencyService:
             raise VaultError(
                 f"check {self.root}: the vault has no files but the index has {len(rows)}; "
                 "is the drive mounted? Nothing was checked")
-        props = self.store.memory_properties()
         gathered = _Gathered()
         today = now.date()
+        unchanged: set[str] = set()
         for entry in scan.entries:
             row = rows.get(entry.path)
             if row is not None and row.size == entry.size and row.mtime_ns == entry.mtime_ns:
+                if row.memory_type is None:
+                    unchanged.add(entry.path)  # a note in step with its row: nothing to compare
+                    continue
                 side = _side_from_row(row, props.get(entry.path, {}), today)
             elif entry.kind != "note":
                 side = FileSide(entry.path, f"stat:{entry.size}:{entry.mtime_ns}")
@@ -238,9 +243,8 @@ class ConsistencyService:
                 gathered.memory_folder_files.append((entry.path, side.content_hash))
         index = {path: IndexSide(path, row.content_hash if row.kind == "note" else
                                  f"stat:{row.size}:{row.mtime_ns}", _row_key(row))
-                 for path, row in rows.items()}
+                 for path, row in rows.items() if path not in unchanged}
         history: dict[str, HistorySide] = {}
-        all_versions, archive_out_of_step = self.archive.survey()
         for key, versions in all_versions.items():
             head = current(versions)
             if head is None:
@@ -250,9 +254,9 @@ class ConsistencyService:
                 else "edit", head.path, head.memory_type,
                 frozenset(v.content_hash for v in versions if v.kind != "tombstone"),
                 restore_n=head.prev if head.kind == "tombstone" else None)
-        memory_paths = [p for p, s in gathered.files.items() if s.memory_key is not None]
-        broken = [(link.src, link.target) for link in self.store.unresolved_links(memory_paths)
-                  if not link.target.startswith(("http:", "https:"))
+        memory_paths = {p for p, s in gathered.files.items() if s.memory_key is not None}
+        broken = [(link.src, link.target) for link in links if link.src in memory_paths
+                  and not link.target.startswith(("http:", "https:"))
                   and link.target.rsplit("/", 1)[-1].removesuffix(".md").casefold()
                   not in _GENERATED_STEMS]  # MEMORY.md exists, it is only left out of the index
         pending = {key: _utc(info.get("since")) for key, info in self.recorder.pending().items()}
@@ -260,6 +264,7 @@ class ConsistencyService:
         index_current, hand_edited = self._memory_index_current(gathered, today)
         snapshot = Snapshot(
             files=gathered.files, index=index, history=history, now=now,
+            unchanged=frozenset(unchanged),
             bases=self.recorder.bases(), pending_gone=pending,
             open_conflicts={k: c.copy for k, c in conflicts.items()},
             deleted_copies=frozenset(k for k, c in conflicts.items()
@@ -271,6 +276,15 @@ class ConsistencyService:
             orphan_grace=self.orphan_grace,
         )
         return snapshot, gathered
+
+    def _store_reads(self) -> tuple[
+        dict[str, IndexedFile], dict[str, Mapping[str, Any]],
+        tuple[dict[str, list[Version]], bool], list[LinkRecord],
+    ]:
+        """Every store read of a check: index rows, memory properties, the version table
+        (with the archive's state) and the unresolved links."""
+        return (self.store.file_index(), self.store.memory_properties(),
+                self.archive.survey(), self.store.unresolved_links())
 
     def _in_memory_folder(self, path: str) -> bool:
         return path.startswith(self.memory_folder + "/") and path.rsplit("/", 1)[-1] not in {
@@ -376,8 +390,11 @@ class ConsistencyService:
             case RebuildMemoryIndex():
                 outcome = self._memories().rebuild_index()
                 return f"{outcome.path} {outcome.status}"
-            case KeepFile(path=path, memory_key=key, reason=reason):
+            case KeepFile(path=path, memory_key=key, head_n=n, reason=reason):
                 data = self._read(path)
+                merged = self._merge_with(path, key, n, data, reindex) if n else None
+                if merged is not None:
+                    return merged
                 number = self._record_head(key, path, data, f"settled: {reason}")
                 self._close_conflict(key)
                 reindex.add(path)
@@ -447,10 +464,37 @@ class ConsistencyService:
             kind="kept", memory_type=memory.type if memory else None,
             name=memory.name if memory else None)], now=self._clock())
 
+    def _merge_with(
+        self, path: str, key: str, n: int, data: bytes, reindex: set[str]
+    ) -> str | None:
+        """When the file and version ``n`` changed different lines since the base this
+        device last agreed with, write the merge (both edits survive; it becomes the current
+        version). ``None`` when there is no base or the two edits touch the same lines."""
+        base_hash = self.recorder.bases().get(key)
+        base = next((self.archive.content(key, v.n) for v in self.archive.history(key)
+                     if v.content_hash == base_hash and v.kind != "tombstone"), None)
+        if base is None:
+            return None
+        merged = merge_note(base, data, self.archive.content(key, n))
+        if merged is None or merged == data:
+            return None
+        self._keep_side(key, path, data, f"this device's version, merged with {n}")
+        outcome = self.writer.write(path, merged, base=data, origin="arbiter",
+                                    change=f"merged with version {n}")
+        final = self.writer.read(path) or merged
+        number = self._record_head(key, path, final, f"this device's edit merged with {n}")
+        self._close_conflict(key)
+        reindex.add(path)
+        return f"{path}: both edits merged as version {number} ({outcome.status})"
+
     def _take_magma(
         self, path: str, key: str, n: int, keep: bool, reason: str, reindex: set[str]
     ) -> str:
         data = self._read(path)
+        if keep:  # a divergence: when the two edits touched different lines, keep both
+            merged = self._merge_with(path, key, n, data, reindex)
+            if merged is not None:
+                return merged
         # even when the file's content "was recorded": nothing is lost by keeping it again
         self._keep_side(key, path, data, f"this device's version, replaced: {reason}")
         head = self.archive.get(key, n)

@@ -376,10 +376,12 @@ def conflicts(
 def conflicts_resolve(
     ctx: typer.Context,
     memory: Annotated[str, typer.Argument(help="Memory id (or the note's path).")],
-    keep: Annotated[str, typer.Option("--keep", help="file, magma or both.")],
+    keep: Annotated[str, typer.Option(
+        "--keep", help="file, magma (the store's version, as in the conflict copy) or both.")],
     vault: Annotated[Path | None, typer.Option("--vault", help="Vault folder.")] = None,
 ) -> None:
-    """Settle a conflict: keep the file, MAGMA's version (the conflict copy), or both."""
+    """Settle a conflict: keep the file, the store's version (magma: what the conflict copy
+    holds), or both."""
     if keep not in ("file", "magma", "both"):
         raise typer.BadParameter("must be file, magma or both", param_hint="--keep")
     with _app(ctx, **{"vault.path": vault}) as application:

@@ -160,13 +160,25 @@ class MemoryService:
     def find(self, id_or_name: str) -> _Stored:
         """The memory whose id, name, file stem or path is ``id_or_name`` (case-insensitive)."""
         wanted = id_or_name.strip().casefold()
+        found = []
         for stored in self.memories():
             meta = stored.note.memory
             assert meta is not None
-            keys = {meta.id or "", meta.name, stored.note.title, stored.path,
-                    stored.path.rsplit("/", 1)[-1]}
+            if meta.id and meta.id.casefold() == wanted:
+                return stored  # an id names one memory
+            keys = {meta.name, stored.note.title, stored.path, stored.path.rsplit("/", 1)[-1]}
             if wanted in {k.casefold() for k in keys if k}:
-                return stored
+                found.append(stored)
+        live = [s for s in found if s.note.memory and s.note.memory.valid_to is None
+                and s.note.memory.status not in {"archived", "superseded"}]
+        candidates = live or found
+        if len(candidates) == 1:
+            return candidates[0]
+        if candidates:
+            raise MemoryNotFoundError(
+                f"memory {id_or_name!r}: {len(candidates)} memories have that name ("
+                + ", ".join(f"{s.path} id {s.note.memory.id}" for s in candidates
+                            if s.note.memory) + "); name one by its id or file")
         raise MemoryNotFoundError(f"memory {id_or_name!r}: no memory has that id or name")
 
     # ------------------------------------------------------------------ writing
@@ -314,8 +326,8 @@ class MemoryService:
                    "dreamd's recent copies of it (kept to repair lost updates)"]
         if self._forget_history is not None:
             count = self._forget_history(meta.id or f"path:{stored.path}")
-            removed.append(f"its version history ({count} versions, in the store and the "
-                           "state folder)")
+            removed.append(f"its version history ({count} version{'' if count == 1 else 's'}"
+                           ", in the store and the state folder)")
         copies = self._conflict_copies(stored.path)
         if purged:
             removed.append("its chunks, vectors, full-text rows and links in the index, "

@@ -248,9 +248,12 @@ def print_history(console: Console, versions: list[Version]) -> None:
     table = Table(box=None)
     for column in ("version", "time (UTC)", "origin", "change"):
         table.add_column(column, no_wrap=column != "change")
+    head = max((v.n for v in versions if v.kind != "kept"), default=None)
     for v in versions:
         label = {"edit": str(v.n), "tombstone": f"{v.n} (deleted)",
-                 "kept": f"{v.n} (kept)"}[v.kind]
+                 "kept": f"{v.n} (kept aside)"}[v.kind]
+        if v.n == head and v.kind == "edit":
+            label += " (current)"
         change = escape(v.change_log or ("first version" if v.prev is None else ""))
         if v.device:
             change += f" [dim]on {escape(v.device)}[/]"
@@ -296,10 +299,16 @@ def check_json(report: CheckReport, fix: FixReport | None = None) -> dict[str, A
     return data
 
 
-def _describe_drift(finding: Finding) -> str:
+def _where(finding: Finding) -> str:
     drift = asdict(finding.drift)
-    where = drift.get("path") or ", ".join(drift.get("paths") or ()) or drift.get(
-        "memory_key") or ""
+    if finding.kind == "archive_out_of_step":
+        return "the version table and the state folder's copies"
+    return str(drift.get("path") or ", ".join(drift.get("paths") or ())
+               or drift.get("memory_key") or "")
+
+
+def _describe_drift(finding: Finding) -> str:
+    where = _where(finding)
     decision = type(finding.decision).__name__
     hint = getattr(finding.decision, "hint", None) or getattr(finding.decision, "reason", None)
     text = f"{where}" + (f" — {hint}" if hint else "")
@@ -310,7 +319,8 @@ def _describe_drift(finding: Finding) -> str:
 
 _ACTIONS = {
     "Reindex": "re-index", "Tombstone": "tombstone", "RepairArchive": "repair archive",
-    "RebuildMemoryIndex": "rebuild", "KeepFile": "keep the file", "TakeMagma": "take MAGMA's",
+    "RebuildMemoryIndex": "rebuild", "KeepFile": "keep the file",
+    "TakeMagma": "take the store's version",
     "ManualReview": "conflict copy", "NewId": "new id",
 }
 
@@ -336,8 +346,10 @@ def print_check(console: Console, report: CheckReport) -> None:
 
 def print_fix(console: Console, fix: FixReport) -> None:
     for finding, outcome in fix.applied:
-        console.print(escape(f"  fixed {finding.kind.replace('_', ' ')}: {outcome}"),
-                      highlight=False)
+        where = _where(finding)
+        console.print(escape(f"  fixed {finding.kind.replace('_', ' ')}: "
+                             + (f"{where}: " if where and where not in outcome else "")
+                             + outcome), highlight=False)
     for finding in fix.left:
         console.print(escape(f"  left {finding.kind.replace('_', ' ')}: "
                              f"{_describe_drift(finding)}"), highlight=False)
@@ -345,13 +357,21 @@ def print_fix(console: Console, fix: FixReport) -> None:
         console.print("the running daemon re-indexes the repaired files")
 
 
+def _other_copies(records: list[ConflictRecord],
+                  copies: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    listed = {r.copy for r in records}
+    return [(c, o) for c, o in copies if c not in listed]
+
+
 def conflicts_json(records: list[ConflictRecord], copies: list[tuple[str, str]]) -> dict[str, Any]:
+    copies = _other_copies(records, copies)
     return {"open": [asdict(r) for r in records],
             "other_conflict_copies": [{"copy": c, "of": o} for c, o in copies]}
 
 
 def print_conflicts(console: Console, records: list[ConflictRecord],
                     copies: list[tuple[str, str]]) -> None:
+    copies = _other_copies(records, copies)
     if not records and not copies:
         console.print("no open conflicts")
         return

@@ -240,7 +240,7 @@ class Daemon:
             policy = self.app.settings.versions
             pruned = self.app.versions.prune(keep_last=policy.keep_last,
                                              keep_days=policy.keep_days, now=datetime.now(UTC))
-        except DreamdError as error:
+        except (DreamdError, OSError) as error:  # the daemon keeps watching either way
             log.error("daemon.check_failed", reason=reason, error=str(error))
             return
         left = fixed.left if fixed is not None else ()

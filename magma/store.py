@@ -466,14 +466,15 @@ class MagmaStore:
         return {path: json.loads(props)
                 for path, props in zip(data["path"], data["properties_json"], strict=True)}
 
-    def unresolved_links(self, sources: Collection[str]) -> list[LinkRecord]:
-        """Links from ``sources`` that resolve to no vault file, by source and position."""
-        wanted = set(sources)
-        if not wanted:
+    def unresolved_links(self, sources: Collection[str] | None = None) -> list[LinkRecord]:
+        """Links (from ``sources``, default every note) that resolve to no vault file, by
+        source and position."""
+        wanted = None if sources is None else set(sources)
+        if wanted is not None and not wanted:
             return []
         rows = self._read(self._t.links, ["src", "target", "kind", "subpath", "resolved", "line"],
                           "resolved IS NULL").to_pylist()
-        records = [LinkRecord(**row) for row in rows if row["src"] in wanted]
+        records = [LinkRecord(**row) for row in rows if wanted is None or row["src"] in wanted]
         return sorted(records, key=lambda r: (r.src, r.line, r.target))
 
     def problems(self) -> list[Problem]:

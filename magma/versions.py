@@ -204,7 +204,12 @@ class VersionArchive:
         if is_local_uri(uri):
             folder = Path(urlparse(uri).path if uri.startswith("file:") else uri)
             lease = filelock.FileLock(folder / _LEASE_FILE, timeout=LEASE_TIMEOUT_S)
-        return cls(table, archive_dir=archive_dir, lease=lease, device=device, erased=erased)
+        archive = cls(table, archive_dir=archive_dir, lease=lease, device=device, erased=erased)
+        if archive_dir.is_dir() and table.count_rows() == 0 and any(archive_dir.iterdir()):
+            # A new store (e.g. a shared one, just configured) for a device that kept
+            # versions before: its history comes along before anything is numbered.
+            archive.repair()
+        return archive
 
     # ------------------------------------------------------------------ reads
 
@@ -574,12 +579,18 @@ class VersionArchive:
             (folder / f"{n}.md").unlink(missing_ok=True)
 
     def _local_content(self, version: Version) -> bytes | None:
-        """This device's copy of ``version``'s bytes, when it has a good one."""
+        """``version``'s bytes: this device's copy, else (another device's version) the
+        table's."""
         try:
             data = (self._folder(version.memory_id) / f"{version.n}.md").read_bytes()
+            if hashlib.sha256(data).hexdigest() == version.content_hash:
+                return data
         except OSError:
-            return None
-        return data if hashlib.sha256(data).hexdigest() == version.content_hash else None
+            pass
+        rows = self._rows(f"memory_id = {_sql(version.memory_id)} AND n = {version.n}",
+                          content=True)
+        return next((bytes(r["content"]) for r in rows
+                     if r["content_hash"] == version.content_hash), None)
 
     def _local_max(self, memory_id: str) -> int:
         folder = self._folder(memory_id)

@@ -28,7 +28,16 @@ def test_a_rewritten_line_on_both_sides_is_a_conflict() -> None:
     theirs = BASE.replace(b"- one\n", b"- ONE\n")
     assert merge_note(BASE, ours, theirs) is None
     removed = BASE.replace(b"- one\n", b"")
-    assert merge_note(BASE, BASE.replace(b"- two\n", b"- two\n- x\n"), removed) is None
+    assert merge_note(BASE, removed, ours) is None  # one removed the line the other rewrote
+
+
+def test_changes_to_different_lines_of_one_section_merge() -> None:
+    removed = BASE.replace(b"- one\n", b"")
+    added = BASE.replace(b"- two\n", b"- two\n- x\n")
+    assert merge_note(BASE, added, removed) == BASE.replace(b"- one\n- two\n", b"- two\n- x\n")
+    fixed = BASE.replace(b"- one\n", b"- one, fixed\n")
+    assert merge_note(BASE, added, fixed) == BASE.replace(
+        b"- one\n- two\n", b"- one, fixed\n- two\n- x\n")
 
 
 def test_crlf_file_keeps_crlf() -> None:

@@ -163,7 +163,7 @@ def test_a_copied_memory_file_gets_its_own_id(app: App, vault: Path) -> None:
     assert any(isinstance(f.drift, DuplicateId) for f in report.findings)
     service.fix(report, automatic_only=False)
     assert _key(vault, copy) != _key(vault)
-    # two live memories saying the same thing now: the next dream supersedes one
+    # two live memories saying the same thing now: a contradiction for the user (or a dream)
     assert [f.kind for f in service.check().findings] == ["contradiction"]
 
 

@@ -4,7 +4,7 @@ Device A and device B each have their own copy of the demo vault (as git or Sync
 leave them), their own state folder, and one shared LanceDB store (``storage.uri``), each with
 its ``storage.device`` name: their index tables are their own, the version history is one.
 Both change every kind of memory while their vault sync is off; then ``check --fix`` on each
-must give what the arbiter's rules say — the file wins for ``user`` and ``feedback``, MAGMA's
+must give what the arbiter's rules say — the file wins for ``user`` and ``feedback``, the store's
 newer version for ``reference``, a conflict for the user otherwise — with every version still
 in the history. Real files, a real shared store; the token-hash FAKE embedder (conftest),
 as nothing here is about meaning.
@@ -107,22 +107,23 @@ def test_divergent_edits_settle_by_the_rules_and_every_version_stays(
     service_b.fix(report, automatic_only=False)
 
     read_b = {kind: (b.vault_root / path).read_bytes() for kind, path in MEMORIES.items()}
-    assert read_b["user"] == ours_b["user"] and read_b["feedback"] == ours_b["feedback"]
-    assert read_b["reference"] == ours_a["reference"]  # MAGMA's newer version won
+    # The two edits added different lines: where the rules pick a winner, both edits survive.
+    for kind in ("user", "feedback", "reference"):
+        assert b"device A's note" in read_b[kind] and b"device B's note" in read_b[kind]
     assert read_b["project"] == ours_b["project"]  # left as the user wrote it ...
     (conflict,) = service_b.conflicts()  # ... with A's version beside it for review
     assert conflict.memory_key == keys["project"]
     assert (b.vault_root / conflict.copy).read_bytes() == ours_a["project"]
     assert [f.kind for f in service_b.check().findings] == ["open_conflict"]
 
-    # Device A: its files are unchanged since its sync; MAGMA moved on for user/feedback.
+    # Device A: its files are unchanged since its sync; the history moved on.
     service_a = a.consistency()
     report_a = service_a.check()
-    assert sorted(f.kind for f in report_a.findings) == ["behind", "behind"]
+    assert sorted(f.kind for f in report_a.findings) == ["behind"] * 3
     service_a.fix(report_a, automatic_only=False)
     assert service_a.check().clean
-    for kind in ("user", "feedback"):
-        assert (a.vault_root / MEMORIES[kind]).read_bytes() == ours_b[kind]
+    for kind in ("user", "feedback", "reference"):
+        assert (a.vault_root / MEMORIES[kind]).read_bytes() == read_b[kind]
 
     # The user settles the project conflict on B keeping both edits; A follows.
     service_b.resolve(keys["project"], "both")
@@ -175,3 +176,24 @@ def test_a_memory_forgotten_on_one_device_stays_forgotten(devices: tuple[App, Ap
     assert a.versions.history(key) == [] and b.versions.history(key) == []
     leftovers = list((a.state_dir / "versions").rglob("*"))
     assert not any(b"private note" in p.read_bytes() for p in leftovers if p.is_file())
+
+
+def test_when_both_rewrote_the_same_line_the_rules_pick_the_winner(
+    devices: tuple[App, App]
+) -> None:
+    a, b = devices
+    edits = {kind: (a.vault_root / path).read_bytes().splitlines()[-1]
+             for kind, path in MEMORIES.items()}
+    ours_a = {kind: _edit(a, path, edits[kind], edits[kind] + b" (A)")
+              for kind, path in MEMORIES.items()}
+    a.sync()
+    ours_b = {kind: _edit(b, path, edits[kind], edits[kind] + b" (B)")
+              for kind, path in MEMORIES.items()}
+    b.consistency().fix(automatic_only=False)
+    read_b = {kind: (b.vault_root / path).read_bytes() for kind, path in MEMORIES.items()}
+    assert read_b["user"] == ours_b["user"] and read_b["feedback"] == ours_b["feedback"]
+    assert read_b["reference"] == ours_a["reference"]  # the store's newer version won
+    assert read_b["project"] == ours_b["project"] and len(b.consistency().conflicts()) == 1
+    for kind, path in MEMORIES.items():
+        contents = _contents(b, _key(b, path))
+        assert ours_a[kind] in contents and ours_b[kind] in contents
