@@ -351,13 +351,8 @@ class NoteWriter:
         generated write is kept in ``generated.json`` in the state dir.
         Raises like :meth:`write`."""
         target = self._absolute(rel_path)
-        record = self._journal / _GENERATED_FILE
         with self._thread_lock, self._process_lock:
-            try:
-                known = json.loads(record.read_text(encoding="utf-8"))
-            except (OSError, ValueError):
-                known = {}
-            known = known if isinstance(known, dict) else {}
+            known = self._load_generated()
             current = self.read(rel_path)
             if current == data:
                 return WriteOutcome(rel_path, "unchanged", sha256_hex(data))
@@ -369,36 +364,36 @@ class NoteWriter:
                                   "created" if current is None else "written", expect=current,
                                   tag=("api", "index rebuilt"))
             known[rel_path] = sha256_hex(self.read(rel_path) or b"")
-            write_bytes_atomic(record, (json.dumps(known, indent=1) + "\n").encode(),
-                               durable=False)
+            self._save_generated(known)
             return WriteOutcome(rel_path, outcome.status, outcome.content_hash,
                                 conflict_path or outcome.conflict_path)
 
     def generated_hash(self, rel_path: str) -> str | None:
         """Hash of what dreamd last generated at ``rel_path``, ``None`` when never here."""
-        try:
-            known = json.loads((self._journal / _GENERATED_FILE).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return None
-        value = known.get(rel_path) if isinstance(known, dict) else None
+        value = self._load_generated().get(rel_path)
         return value if isinstance(value, str) else None
 
     def adopt_generated(self, rel_path: str, data: bytes) -> None:
         """Record ``data`` as what dreamd generated at ``rel_path`` (a check found the file
         equal to what dreamd would write), so the next :meth:`write_generated` does not take
         it for a hand edit."""
-        record = self._journal / _GENERATED_FILE
         with self._thread_lock, self._process_lock:
-            try:
-                known = json.loads(record.read_text(encoding="utf-8"))
-            except (OSError, ValueError):
-                known = {}
-            known = known if isinstance(known, dict) else {}
-            if known.get(rel_path) == sha256_hex(data):
-                return
-            known[rel_path] = sha256_hex(data)
-            write_bytes_atomic(record, (json.dumps(known, indent=1) + "\n").encode(),
-                               durable=False)
+            known = self._load_generated()
+            if known.get(rel_path) != sha256_hex(data):
+                known[rel_path] = sha256_hex(data)
+                self._save_generated(known)
+
+    def _load_generated(self) -> dict[str, object]:
+        """``generated.json``: ``{vault path: hash of what dreamd last generated there}``."""
+        try:
+            known = json.loads((self._journal / _GENERATED_FILE).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+        return known if isinstance(known, dict) else {}
+
+    def _save_generated(self, known: dict[str, object]) -> None:
+        write_bytes_atomic(self._journal / _GENERATED_FILE,
+                           (json.dumps(known, indent=1) + "\n").encode(), durable=False)
 
     def delete(self, rel_path: str, *, expect: bytes) -> int:
         """Delete ``rel_path`` for good (``dreamd forget``) if it still holds ``expect``, under

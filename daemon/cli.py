@@ -44,6 +44,12 @@ service_app = typer.Typer(help="Run dreamd as a systemd user service or launchd 
                           no_args_is_help=True)
 app.add_typer(service_app, name="service")
 
+#: Options many commands share.
+VaultOption = Annotated[Path | None, typer.Option("--vault", help="Vault folder.")]
+OwnerOption = Annotated[
+    str | None, typer.Option("--owner", help="Act for this owner (user or user/agent).")
+]
+
 out = Console(soft_wrap=True)
 err = Console(stderr=True, soft_wrap=True)
 
@@ -166,10 +172,8 @@ def search(
     path: Annotated[
         str | None, typer.Option("--path", help="Only notes under this vault folder.")
     ] = None,
-    owner: Annotated[
-        str | None, typer.Option("--owner", help="Act for this owner (user or user/agent).")
-    ] = None,
-    vault: Annotated[Path | None, typer.Option("--vault", help="Vault folder.")] = None,
+    owner: OwnerOption = None,
+    vault: VaultOption = None,
 ) -> None:
     """Hybrid search (vector + full text, reciprocal rank fusion) over the indexed vault."""
     if not query.strip():
@@ -203,10 +207,8 @@ def remember(
         str | None, typer.Option(help="What the fact is about, e.g. testing.database.")
     ] = None,
     pin: Annotated[bool, typer.Option("--pin", help="Always include it in context.")] = False,
-    owner: Annotated[
-        str | None, typer.Option("--owner", help="Act for this owner (user or user/agent).")
-    ] = None,
-    vault: Annotated[Path | None, typer.Option("--vault", help="Vault folder.")] = None,
+    owner: OwnerOption = None,
+    vault: VaultOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
 ) -> None:
     """Keep a memory: the same fact twice is stored once, a changed fact supersedes the old."""
@@ -227,10 +229,8 @@ def remember(
 def show(
     ctx: typer.Context,
     memory: Annotated[str, typer.Argument(help="Memory id, name or file.")],
-    owner: Annotated[
-        str | None, typer.Option("--owner", help="Act for this owner (user or user/agent).")
-    ] = None,
-    vault: Annotated[Path | None, typer.Option("--vault", help="Vault folder.")] = None,
+    owner: OwnerOption = None,
+    vault: VaultOption = None,
 ) -> None:
     """Print one memory file as it is on disk."""
     with _app(ctx, **{"vault.path": vault}) as application:
@@ -244,10 +244,8 @@ def forget(
     ctx: typer.Context,
     memory: Annotated[str, typer.Argument(help="Memory id, name or file.")],
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask.")] = False,
-    owner: Annotated[
-        str | None, typer.Option("--owner", help="Act for this owner (user or user/agent).")
-    ] = None,
-    vault: Annotated[Path | None, typer.Option("--vault", help="Vault folder.")] = None,
+    owner: OwnerOption = None,
+    vault: VaultOption = None,
 ) -> None:
     """Delete a memory for good: the file and everything the index holds of it."""
     with _app(ctx, **{"vault.path": vault}) as application:
@@ -266,10 +264,8 @@ def history(
     ctx: typer.Context,
     memory: Annotated[str, typer.Argument(help="Memory id, name or file (also a deleted one).")],
     as_json: Annotated[bool, typer.Option("--json", help="Print versions as JSON.")] = False,
-    owner: Annotated[
-        str | None, typer.Option("--owner", help="Act for this owner (user or user/agent).")
-    ] = None,
-    vault: Annotated[Path | None, typer.Option("--vault", help="Vault folder.")] = None,
+    owner: OwnerOption = None,
+    vault: VaultOption = None,
 ) -> None:
     """List every version of a memory: number, time, origin and what changed."""
     with _app(ctx, **{"vault.path": vault}) as application:
@@ -288,10 +284,8 @@ def diff(
     b: Annotated[
         int | None, typer.Argument(help="Version to compare to (default: the file now).", min=1)
     ] = None,
-    owner: Annotated[
-        str | None, typer.Option("--owner", help="Act for this owner (user or user/agent).")
-    ] = None,
-    vault: Annotated[Path | None, typer.Option("--vault", help="Vault folder.")] = None,
+    owner: OwnerOption = None,
+    vault: VaultOption = None,
 ) -> None:
     """Show what changed between two versions of a memory (unified diff)."""
     with _app(ctx, **{"vault.path": vault}) as application:
@@ -304,10 +298,8 @@ def rollback(
     ctx: typer.Context,
     memory: Annotated[str, typer.Argument(help="Memory id, name or file (also a deleted one).")],
     to: Annotated[int, typer.Option("--to", help="The version to restore.", min=1)],
-    owner: Annotated[
-        str | None, typer.Option("--owner", help="Act for this owner (user or user/agent).")
-    ] = None,
-    vault: Annotated[Path | None, typer.Option("--vault", help="Vault folder.")] = None,
+    owner: OwnerOption = None,
+    vault: VaultOption = None,
 ) -> None:
     """Restore an old version of a memory as its newest version (reversible)."""
     with _app(ctx, **{"vault.path": vault}) as application:
@@ -320,7 +312,7 @@ def check(
     ctx: typer.Context,
     fix: Annotated[bool, typer.Option("--fix", help="Apply the arbiter's decisions.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
-    vault: Annotated[Path | None, typer.Option("--vault", help="Vault folder.")] = None,
+    vault: VaultOption = None,
 ) -> None:
     """Compare the vault, the index and the memories' history; exit 1 when they drifted."""
     with _app(ctx, **{"vault.path": vault}) as application:
@@ -358,7 +350,7 @@ app.add_typer(conflicts_app, name="conflicts")
 def conflicts(
     ctx: typer.Context,
     as_json: Annotated[bool, typer.Option("--json", help="Print them as JSON.")] = False,
-    vault: Annotated[Path | None, typer.Option("--vault", help="Vault folder.")] = None,
+    vault: VaultOption = None,
 ) -> None:
     """List open conflicts (and other conflict copies in the vault)."""
     if ctx.invoked_subcommand is not None:
@@ -378,7 +370,7 @@ def conflicts_resolve(
     memory: Annotated[str, typer.Argument(help="Memory id (or the note's path).")],
     keep: Annotated[str, typer.Option(
         "--keep", help="file, magma (the store's version, as in the conflict copy) or both.")],
-    vault: Annotated[Path | None, typer.Option("--vault", help="Vault folder.")] = None,
+    vault: VaultOption = None,
 ) -> None:
     """Settle a conflict: keep the file, the store's version (magma: what the conflict copy
     holds), or both."""
@@ -392,7 +384,7 @@ def conflicts_resolve(
 @app.command()
 def mcp(
     ctx: typer.Context,
-    vault: Annotated[Path | None, typer.Option("--vault", help="Vault folder.")] = None,
+    vault: VaultOption = None,
     http: Annotated[
         bool, typer.Option("--http", help="Serve streamable HTTP on 127.0.0.1 with a bearer "
                                           "token instead of stdio.")
@@ -449,7 +441,7 @@ def mcp(
 @app.command()
 def status(
     ctx: typer.Context,
-    vault: Annotated[Path | None, typer.Option("--vault", help="Vault folder.")] = None,
+    vault: VaultOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print status as JSON.")] = False,
 ) -> None:
     """Vault, store location, counts, last sync and problem files."""
@@ -544,7 +536,7 @@ def _print_lines(lines: list[str]) -> None:
 @app.command()
 def doctor(
     ctx: typer.Context,
-    vault: Annotated[Path | None, typer.Option("--vault", help="Vault folder.")] = None,
+    vault: VaultOption = None,
 ) -> None:
     """Check the vault, the watch limit, the config, the store, disk space and the service."""
     from daemon.doctor_checks import run_checks
