@@ -17,20 +17,22 @@ bytes through the single writer, as a new version, after archiving unrecorded cu
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import json
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+import filelock
 import structlog
 
 from ccb.atomic import write_bytes_atomic
 from ccb.model import Note
 from ccb.parse import parse_note
 from ccb.writer import NoteWriter, WriteOutcome
-from config.errors import MemoryNotFoundError, VersionNotFoundError
+from config.errors import LockError, MemoryNotFoundError, VersionNotFoundError
 from consistency.arbiter import KeepFile, ManualReview, TakeMagma, decide
 from consistency.checker import Divergent
 from magma.versions import NewVersion, Version, VersionArchive, VersionKind, current
@@ -50,6 +52,8 @@ log = structlog.get_logger("dreamd.history")
 PENDING_TOMBSTONES_FILE = "tombstones-pending.json"
 #: State-dir file of the version each memory was last in step with here, ``{key: hash}``.
 BASES_FILE = "history-bases.json"
+#: How long a process waits for another's update of those files, in seconds.
+LOCK_TIMEOUT_S = 60.0
 
 
 def memory_key(note: Note) -> str:
@@ -75,8 +79,15 @@ class VersionRecorder:
         self._bases_file = state_dir / BASES_FILE
         self._origin_of = origin_of
         self._clock = clock
+        # The daemon and CLI processes read-modify-write the bases and the gone marks, and
+        # decide a version on the bases they read: one at a time (reentrant in a process).
+        self._lock = filelock.FileLock(state_dir / "history.lock", timeout=LOCK_TIMEOUT_S)
 
     def offer(self, notes: Sequence[tuple[Note, bytes, str | None]]) -> list[Version]:
+        with self._locked():
+            return self._offer(notes)
+
+    def _offer(self, notes: Sequence[tuple[Note, bytes, str | None]]) -> list[Version]:
         """Record each memory note's bytes (with the hash its index row had before, or
         ``None``) as a version when they differ from its current one; returns the versions
         made. Memories offered are no longer pending deletion.
@@ -139,6 +150,10 @@ class VersionRecorder:
         """Set (or, with ``None``, drop) the base of some memories."""
         if not changes:
             return
+        with self._locked():
+            self._set_bases(changes)
+
+    def _set_bases(self, changes: Mapping[str, str | None]) -> None:
         bases = self.bases()
         for key, value in changes.items():
             if value is None:
@@ -153,6 +168,10 @@ class VersionRecorder:
         them): the checker tombstones them once they stay gone."""
         if not memories:
             return
+        with self._locked():
+            self._gone(memories)
+
+    def _gone(self, memories: Sequence[tuple[str, str]]) -> None:
         heads = self.archive.heads({key for key, _ in memories})
         live = [(k, p) for k, p in memories if k in heads and heads[k].kind != "tombstone"]
         if not live:
@@ -176,6 +195,10 @@ class VersionRecorder:
 
     def tombstone(self, keys: Collection[str]) -> list[Version]:
         """Record tombstones for pending ``keys`` and clear their marks."""
+        with self._locked():
+            return self._tombstone(keys)
+
+    def _tombstone(self, keys: Collection[str]) -> list[Version]:
         pending = self.pending()
         items = [NewVersion(memory_id=k, path=pending[k]["path"], content=b"",
                             origin="user-edit", change_log="the file was deleted",
@@ -185,6 +208,15 @@ class VersionRecorder:
         self._clear_pending(set(keys))
         return made
 
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
+        try:
+            with self._lock:
+                yield
+        except filelock.Timeout as exc:
+            raise LockError(f"history: {exc.lock_file} held by another dreamd process for "
+                            f"{LOCK_TIMEOUT_S:.0f} s") from exc
+
     def forget(self, key: str) -> None:
         """Drop what this device keeps about a forgotten memory (its base, a gone mark: the
         mark names its old path)."""
@@ -192,6 +224,10 @@ class VersionRecorder:
         self._clear_pending({key})
 
     def _clear_pending(self, keys: set[str]) -> None:
+        with self._locked():
+            self._clear_pending_locked(keys)
+
+    def _clear_pending_locked(self, keys: set[str]) -> None:
         pending = self.pending()
         if keys & pending.keys():
             self._save_pending({k: v for k, v in pending.items() if k not in keys})
