@@ -232,12 +232,7 @@ class VersionArchive:
     def all_versions(self, ids: Collection[str] | None = None) -> dict[str, list[Version]]:
         """``{memory id: [Version, …] by number}`` for ``ids`` (default: every memory).
         One columnar read without the contents."""
-        found: dict[str, list[Version]] = {}
-        for row in self._rows(self._where_ids(ids)):
-            found.setdefault(row["memory_id"], []).append(_version(row))
-        for versions in found.values():
-            versions.sort(key=lambda v: (v.n, v.created_at))
-        return found
+        return _grouped(self._rows(self._where_ids(ids)))
 
     def heads(self, ids: Collection[str] | None = None) -> dict[str, Version]:
         """``{memory id: current version}``: the highest-numbered ``edit`` or ``tombstone``
@@ -471,12 +466,7 @@ class VersionArchive:
     def survey(self) -> tuple[dict[str, list[Version]], bool]:
         """:meth:`all_versions` and :meth:`needs_repair` from one read of the table."""
         rows = self._rows()
-        found: dict[str, list[Version]] = {}
-        for row in rows:
-            found.setdefault(row["memory_id"], []).append(_version(row))
-        for versions in found.values():
-            versions.sort(key=lambda v: (v.n, v.created_at))
-        return found, self._needs_repair(rows)
+        return _grouped(rows), self._needs_repair(rows)
 
     def optimize(self, cleanup_older_than: timedelta) -> None:
         """Compact the table (every record is one append) and drop table versions older than
@@ -706,6 +696,16 @@ def prunable(
         if drop:
             doomed[memory_id] = drop
     return doomed
+
+
+def _grouped(rows: list[dict[str, Any]]) -> dict[str, list[Version]]:
+    """``{memory id: [Version, …] by number}`` from table rows."""
+    found: dict[str, list[Version]] = {}
+    for row in rows:
+        found.setdefault(row["memory_id"], []).append(_version(row))
+    for versions in found.values():
+        versions.sort(key=lambda v: (v.n, v.created_at))
+    return found
 
 
 def _row(version: Version) -> dict[str, Any]:
