@@ -25,7 +25,8 @@ Tree::
     ├── InvalidOwnerError      an owner that is not ``user`` or ``user/agent``
     ├── MemoryNotFoundError    no memory (visible to the caller) has that id or name
     ├── VersionNotFoundError   a memory has no version with that number
-    └── ConflictNotFoundError  no open conflict for that memory
+    ├── ConflictNotFoundError  no open conflict for that memory
+    └── DreamGuardError        a dream would change too many memories; nothing changed
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ __all__ = [
     "EXIT_CODES",
     "ConfigError",
     "ConflictNotFoundError",
+    "DreamGuardError",
     "DreamdError",
     "EmbeddingError",
     "FrontmatterEditError",
@@ -124,6 +126,11 @@ class ConflictNotFoundError(DreamdError):
     """No open conflict for that memory (``dreamd conflicts resolve``)."""
 
 
+class DreamGuardError(DreamdError):
+    """A dream would change more than ``dream.max_change_share`` of the memories; nothing
+    was changed (``dreamd dream --force`` proceeds)."""
+
+
 #: Exit codes of the CLI, by error class (most specific first). 1 is reserved for
 #: "ran fine, found something" answers such as ``dreamd check`` finding drift.
 EXIT_CODES: tuple[tuple[type[DreamdError], int], ...] = (
@@ -139,6 +146,7 @@ EXIT_CODES: tuple[tuple[type[DreamdError], int], ...] = (
     (SecretRefusedError, 9),
     (FrontmatterEditError, 8),
     (StaleWriteError, 10),
+    (DreamGuardError, 11),
     (DreamdError, 2),
 )
 

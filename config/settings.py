@@ -34,9 +34,11 @@ __all__ = [
     "MCP_LOOPBACK_HOST",
     "AutoDreamSettings",
     "CacheSettings",
+    "DreamSettings",
     "EmbeddingSettings",
     "FusionSettings",
     "IntentAnalysisSettings",
+    "LifecycleSettings",
     "LlmSettings",
     "LoggingSettings",
     "McpSettings",
@@ -367,6 +369,68 @@ class AutoDreamSettings(_Section):
     session_gate: SessionGateSettings = Field(default_factory=SessionGateSettings)
 
 
+class DreamSettings(_Section):
+    """How a dream runs (the gates are in ``auto_dream``)."""
+
+    max_change_share: Fraction = Field(
+        default=0.25,
+        description="A dream that would change more than this share of the memories stops "
+        "and asks (dreamd dream --force proceeds).",
+    )
+    max_change_free: NonNegativeInt = Field(
+        default=10,
+        description="Changes a dream may always make, whatever the share (a small vault's "
+        "first dream).",
+    )
+    lock_ttl_minutes: PositiveFloat = Field(
+        default=60, description="A dream lock older than this is stale and taken over."
+    )
+    transcripts: str = Field(
+        default="~/.claude/projects/*/*.jsonl",
+        description="Glob of assistant transcript files; each one written since the last "
+        "dream counts as a session (empty: not counted).",
+    )
+    edit_idle_gap_minutes: PositiveFloat = Field(
+        default=30,
+        description="Vault edits separated by at least this much quiet are two editing "
+        "sessions.",
+    )
+
+
+class LifecycleSettings(_Section):
+    """Expiration and lifecycle of memories (applied by dreams and dreamd expire)."""
+
+    project_inactive_days: PositiveFloat = Field(
+        default=90, description="A project memory neither edited nor recalled this long is "
+        "archived.",
+    )
+    reference_unused_days: PositiveFloat = Field(
+        default=365, description="A reference memory never recalled and not edited this long "
+        "is archived.",
+    )
+    decay_factor: Annotated[float, Field(gt=0, le=1)] = Field(
+        default=0.95, description="A feedback memory's priority is multiplied by this per "
+        "period without edit or recall.",
+    )
+    decay_period_days: PositiveFloat = Field(
+        default=30, description="The period of the feedback priority decay."
+    )
+    promote_min_distinct_queries: PositiveInt = Field(
+        default=3, description="Recalled in this many distinct queries: promoted to the "
+        "resident set.",
+    )
+    demote_after_days: PositiveFloat = Field(
+        default=60, description="A promoted memory not recalled this long is demoted.",
+    )
+    check_urls: bool = Field(
+        default=False, description="Check the URLs of reference memories with an HTTP HEAD "
+        "request (network).",
+    )
+    url_timeout_s: PositiveFloat = Field(
+        default=5, description="Longest wait for one URL check."
+    )
+
+
 class IntentAnalysisSettings(_Section):
     """Query routing (seed: retrieval.intentAnalysis)."""
 
@@ -612,6 +676,8 @@ class Settings(BaseSettings):
     cache: CacheSettings = Field(default_factory=CacheSettings)
     obsidian: ObsidianSettings = Field(default_factory=ObsidianSettings)
     auto_dream: AutoDreamSettings = Field(default_factory=AutoDreamSettings)
+    dream: DreamSettings = Field(default_factory=DreamSettings)
+    lifecycle: LifecycleSettings = Field(default_factory=LifecycleSettings)
     retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings)
     fusion: FusionSettings = Field(default_factory=FusionSettings)
     llm: LlmSettings = Field(default_factory=LlmSettings)

@@ -8,9 +8,9 @@ settings themselves.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import asdict
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from functools import cached_property
 from pathlib import Path
 
@@ -31,10 +31,12 @@ from config import (
     store_uri,
 )
 from config.errors import ConfigError, DreamdError, LockError, MemoryNotFoundError, VaultError
+from consistency.lifecycle import LifecyclePolicy, RecallStats, is_hidden
 from daemon.check import ConsistencyService
+from daemon.dream import DreamRunner, SessionCount, SessionLog
 from daemon.history import HistoryService, VersionRecorder, memory_key
 from daemon.lock import DaemonLock, current_holder
-from daemon.memories import INDEX_FILE, MemoryService
+from daemon.memories import INDEX_FILE, MemoryService, index_fingerprint
 from daemon.status import (
     DAEMON_STATUS_FILE,
     LAST_SYNC_FILE,
@@ -47,6 +49,7 @@ from daemon.status import (
 )
 from daemon.sync import Progress, RootsSyncer, Syncer, SyncReport
 from magma.embedder import Embedder, UniversalSentenceEncoder
+from magma.recalls import RecallLog
 from magma.search import SearchHit, hybrid_search
 from magma.store import MagmaStore
 from magma.versions import Version, VersionArchive
@@ -211,6 +214,58 @@ class App:
     def recorder(self) -> VersionRecorder:
         """Records a version of every memory the indexer sees change."""
         return VersionRecorder(self.versions, self.state_dir, self.writer.origin_of)
+
+    @cached_property
+    def recalls(self) -> RecallLog:
+        """Recall statistics of memories (shared by every device of the store)."""
+        return RecallLog.open(self.store_uri, device=self.settings.storage.device)
+
+    @cached_property
+    def sessions(self) -> SessionLog:
+        """Sessions counted for the dream gate (MCP clients, edit bursts, transcripts)."""
+        return SessionLog(self.state_dir)
+
+    def session_count(self) -> SessionCount:
+        """Sessions since the last dream."""
+        cfg = self.settings.dream
+        return self.sessions.count(self.dreamer().last_dream(), transcripts=cfg.transcripts,
+                                   idle_gap=timedelta(minutes=cfg.edit_idle_gap_minutes))
+
+    def dreamer(self, index: Callable[[Collection[str]], bool] | None = None,
+                clock: Callable[[], datetime] | None = None) -> DreamRunner:
+        """Dreams, ``expire`` and ``restore`` for this vault; ``index`` re-indexes written
+        files (default: :meth:`index_now`); ``clock`` gives "now" (default: the system's)."""
+        cfg, life = self.settings.dream, self.settings.lifecycle
+        service = self.memories()
+        indexed = LAST_SYNC_FILE
+
+        def recall_stats() -> Mapping[str, RecallStats]:
+            if read_json(self.state_dir / indexed) is None:
+                return {}
+            return self.recalls.stats()
+
+        def unresolved(paths: Sequence[str]) -> Mapping[str, Sequence[str]]:
+            found: dict[str, list[str]] = {path: [] for path in paths}
+            for link in self.store.unresolved_links(sources=paths):
+                found.setdefault(link.src, []).append(link.target)
+            return found
+
+        return DreamRunner(
+            writer=self.writer, memory_folder=self.settings.vault.memory_folder,
+            state_dir=self.state_dir, recall_stats=recall_stats,
+            unresolved_links=unresolved if read_json(self.state_dir / indexed) else None,
+            index=index or self.index_now, note_index_built=service.note_index_built,
+            index_fingerprint=index_fingerprint,
+            policy=LifecyclePolicy(
+                project_inactive_days=life.project_inactive_days,
+                reference_unused_days=life.reference_unused_days,
+                decay_factor=life.decay_factor, decay_period_days=life.decay_period_days,
+                promote_min_distinct_queries=life.promote_min_distinct_queries,
+                demote_after_days=life.demote_after_days),
+            max_change_share=cfg.max_change_share, max_change_free=cfg.max_change_free,
+            lock_ttl=timedelta(minutes=cfg.lock_ttl_minutes), check_urls=life.check_urls,
+            url_timeout_s=life.url_timeout_s, clock=clock or (lambda: datetime.now(UTC)),
+        )
 
     def _require_vault(self, action: str) -> None:
         if not self.vault_root.is_dir():
@@ -403,14 +458,37 @@ class App:
     def search(
         self, query: str, *, limit: int = 10, memory_types: Collection[str] | None = None,
         path_prefix: str | None = None, owner: Owner | None = None,
+        include_hidden: bool = False, count_recall: bool = True,
     ) -> list[SearchHit]:
         """Hybrid search over the indexed vault (vector + full text, RRF); with ``owner``,
-        other owners' memories are never returned."""
+        other owners' memories are never returned. Archived, superseded and expired memories
+        are left out unless ``include_hidden``. Each memory returned counts as a recall
+        (``count_recall``; statistics in MAGMA, never in the file)."""
         self.require_indexed("search")
-        return hybrid_search(
-            self.store, self.embedder, query, limit=limit, memory_types=memory_types or None,
-            path_prefix=path_prefix, owner=owner, rrf_k=self.settings.retrieval.rrf_k,
-        )
+        today = datetime.now(UTC).date()
+        wanted = limit
+        for _ in range(3):  # ask for more only when hidden memories took places
+            found = hybrid_search(
+                self.store, self.embedder, query, limit=wanted,
+                memory_types=memory_types or None, path_prefix=path_prefix, owner=owner,
+                rrf_k=self.settings.retrieval.rrf_k,
+            )
+            if include_hidden:
+                hits = found
+                break
+            props = self.store.memory_properties([h.path for h in found if h.memory_type])
+            hits = [h for h in found if h.path not in props or not _hidden(props[h.path], today)]
+            if len(hits) >= limit or len(found) < wanted:
+                break
+            wanted *= 3
+        hits = hits[:limit]
+        recalled = [h.note_id for h in hits if h.memory_type and h.note_id]
+        if count_recall and recalled:
+            try:
+                self.recalls.record(recalled, query)
+            except DreamdError as error:  # a recall not counted never fails a search
+                log.warning("recall.not_counted", error=str(error))
+        return hits
 
     def status(self) -> StatusReport:
         """Vault, store, counts, last sync, problems; works before the first sync too."""
@@ -433,6 +511,19 @@ class App:
             conflict_copies=tuple(last.get("conflict_copies", [])) if last else (),
             daemon=daemon,
         )
+
+
+def _hidden(properties: Mapping[str, object], today: date) -> bool:
+    """Is the memory with these indexed properties (dates as ISO text) hidden on ``today``?"""
+    def day(value: object) -> date | None:
+        try:
+            return date.fromisoformat(str(value)[:10]) if value else None
+        except ValueError:
+            return None
+    status = properties.get("status")
+    return is_hidden(status=status if isinstance(status, str) else None,
+                     valid_to=day(properties.get("valid_to")),
+                     expires=day(properties.get("expires")), today=today)
 
 
 def _owner_sees(owner: Owner | None, archive: VersionArchive, versions: list[Version]) -> bool:

@@ -174,6 +174,8 @@ def search(
     ] = None,
     owner: OwnerOption = None,
     vault: VaultOption = None,
+    all_: Annotated[bool, typer.Option("--all", help="Also archived, superseded and expired "
+                                       "memories.")] = False,
 ) -> None:
     """Hybrid search (vector + full text, reciprocal rank fusion) over the indexed vault."""
     if not query.strip():
@@ -186,7 +188,7 @@ def search(
         )
     with _app(ctx, **{"vault.path": vault}) as application:
         hits = application.search(query, limit=limit, memory_types=type_, path_prefix=path,
-                                  owner=_owner(owner))
+                                  owner=_owner(owner), include_hidden=all_)
         if as_json:
             out.print_json(json.dumps([render.hit_json(h) for h in hits], ensure_ascii=False))
         else:
@@ -341,6 +343,66 @@ def check(
         raise typer.Exit(1)
 
 
+@app.command()
+def dream(
+    ctx: typer.Context,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Show the plan as a diff; change "
+                                          "nothing.")] = False,
+    force: Annotated[bool, typer.Option("--force", help="Go ahead even when the plan changes "
+                                        "more than dream.max_change_share of the memories.")]
+    = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
+    vault: VaultOption = None,
+) -> None:
+    """Consolidate memories now: merge duplicates, supersede contradictions, archive and
+    promote, rebuild MEMORY.md, write the diary. Nothing is ever deleted."""
+    with _app(ctx, **{"vault.path": vault}) as application:
+        application.require_indexed("dream")
+        report = application.dreamer().dream(dry_run=dry_run, force=force)
+    if as_json:
+        out.print_json(json.dumps(render.dream_json(report), ensure_ascii=False))
+    else:
+        render.print_dream(out, report, what="dream")
+
+
+@app.command()
+def expire(
+    ctx: typer.Context,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Show the plan as a diff; change "
+                                          "nothing.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
+    vault: VaultOption = None,
+) -> None:
+    """Apply expiration and lifecycle rules only (archive, broken links, priority decay,
+    promotion): what a dream does after merging."""
+    with _app(ctx, **{"vault.path": vault}) as application:
+        application.require_indexed("expire")
+        report = application.dreamer().dream(dry_run=dry_run, force=True, consolidate=False)
+    if as_json:
+        out.print_json(json.dumps(render.dream_json(report), ensure_ascii=False))
+    else:
+        render.print_dream(out, report, what="expire")
+
+
+@app.command()
+def restore(
+    ctx: typer.Context,
+    memory: Annotated[str, typer.Argument(help="Memory id, name or file.")],
+    owner: OwnerOption = None,
+    vault: VaultOption = None,
+) -> None:
+    """Bring an archived memory back (undo a dream's merge, supersession or archive)."""
+    with _app(ctx, **{"vault.path": vault}) as application:
+        service = application.memories(_owner(owner))
+        stored = service.find(memory)
+        if not application.dreamer().restore(stored.path):
+            out.print(f"{escape(stored.path)} is not archived; nothing to restore")
+            return
+        service.after_change([stored.path])
+    out.print(f"restored {escape(stored.path)}: it is live again "
+              f"(dreamd history {escape(stored.path)} shows every version)")
+
+
 conflicts_app = typer.Typer(help="Conflicts the arbiter left for you to settle.",
                             invoke_without_command=True)
 app.add_typer(conflicts_app, name="conflicts")
@@ -418,7 +480,16 @@ def mcp(
             raise typer.BadParameter(f"{', '.join(given)} only applies with --http")
     with _app(ctx, **{"vault.path": vault, "mcp.port": port, "mcp.host": host}) as application:
         server = build_server(application, _owner(owner))
+        sessions = application.sessions
+
+        def session_started() -> None:  # the dream gate counts client sessions
+            try:
+                sessions.record("mcp")
+            except OSError as error:
+                err.print(f"dreamd: could not count the MCP session: {error}", markup=False)
+
         if not http:
+            session_started()  # over stdio, one process serves one client session
             server.run("stdio")
             return
         from daemon.mcp_http import TOKEN_FILE_NAME, load_or_create_token, serve_http
@@ -435,7 +506,8 @@ def mcp(
                       highlight=False, markup=False)
 
         cfg = application.settings.mcp
-        serve_http(server, host=cfg.host, port=cfg.port, token=token.value, on_ready=ready)
+        serve_http(server, host=cfg.host, port=cfg.port, token=token.value, on_ready=ready,
+                   on_session=session_started)
 
 
 @app.command()

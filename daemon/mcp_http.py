@@ -158,11 +158,13 @@ class BearerTokenMiddleware:
     ``invalid_token`` when a wrong one was). The presented token is never logged.
     """
 
-    def __init__(self, app: ASGIApp, token: str) -> None:
+    def __init__(self, app: ASGIApp, token: str,
+                 on_session: Callable[[], None] | None = None) -> None:
         if not token:
             raise ValueError("BearerTokenMiddleware needs a non-empty token")
         self.app = app
         self._token = token.encode("ascii")
+        self._on_session = on_session
 
     def authorized(self, scope: Scope) -> bool | None:
         """True: the right token. False: a wrong one. None: no ``Authorization`` header."""
@@ -182,6 +184,8 @@ class BearerTokenMiddleware:
             return
         verdict = self.authorized(scope)
         if verdict:
+            if self._on_session is not None and _starts_session(scope):
+                self._on_session()
             await self.app(scope, receive, send)
             return
         client = scope.get("client")
@@ -212,15 +216,24 @@ class BearerTokenMiddleware:
         await send({"type": "http.response.body", "body": payload})
 
 
-def build_http_app(server: MCPServer, *, port: int, token: str) -> ASGIApp:
+def _starts_session(scope: Scope) -> bool:
+    """A POST without ``Mcp-Session-Id``: a client's ``initialize``, the start of a session
+    (MCP streamable HTTP transport)."""
+    return scope["type"] == "http" and scope.get("method") == "POST" and not any(
+        name == b"mcp-session-id" for name, _ in scope.get("headers", ()))
+
+
+def build_http_app(server: MCPServer, *, port: int, token: str,
+                   on_session: Callable[[], None] | None = None) -> ASGIApp:
     """The ASGI app of ``server`` at :data:`MCP_PATH`: bearer check outside, then the library's
-    streamable HTTP transport with Host/Origin checks for ``port`` (see the module docstring)."""
+    streamable HTTP transport with Host/Origin checks for ``port`` (see the module docstring).
+    ``on_session()`` is called when a client starts a session (the dream gate counts them)."""
     inner = server.streamable_http_app(
         streamable_http_path=MCP_PATH,
         transport_security=transport_security(port),
         host=MCP_LOOPBACK_HOST,
     )
-    return BearerTokenMiddleware(inner, token)
+    return BearerTokenMiddleware(inner, token, on_session)
 
 
 def bind_loopback(port: int) -> socket.socket:
@@ -247,6 +260,7 @@ def bind_loopback(port: int) -> socket.socket:
 def serve_http(
     server: MCPServer, *, host: str, port: int, token: str,
     on_ready: Callable[[str], None] | None = None,
+    on_session: Callable[[], None] | None = None,
 ) -> None:
     """Serve ``server`` over streamable HTTP at ``http://127.0.0.1:<port>/mcp`` until SIGINT or
     SIGTERM.
@@ -261,7 +275,7 @@ def serve_http(
         )
     sock = bind_loopback(port)
     bound_port = int(sock.getsockname()[1])
-    app = build_http_app(server, port=bound_port, token=token)
+    app = build_http_app(server, port=bound_port, token=token, on_session=on_session)
     config = uvicorn.Config(
         app, host=MCP_LOOPBACK_HOST, port=bound_port, log_config=None, access_log=False,
         lifespan="on", timeout_graceful_shutdown=_GRACEFUL_SHUTDOWN_S,

@@ -31,7 +31,7 @@ from ulid import ULID
 from ccb.atomic import write_json_atomic
 from ccb.frontmatter_edit import replace_body, set_properties
 from ccb.memory_file import NewMemory, content_hash_normalised, memory_path, render_memory
-from ccb.memory_index import IndexEntry, build_memory_index
+from ccb.memory_index import build_memory_index
 from ccb.model import MemoryType, Note
 from ccb.owner import Owner, parse_owner
 from ccb.parse import detect_conflict_copy, parse_note
@@ -49,6 +49,7 @@ from consistency.duplicates import (
     merge_bodies,
 )
 from consistency.secrets import refuse_secrets
+from daemon.dream import index_entries
 from magma.chunking import chunk_note
 from magma.embedder import Embedder
 from magma.store import MagmaStore
@@ -377,21 +378,9 @@ class MemoryService:
         """What ``MEMORY.md`` should hold now, and the :func:`index_fingerprint` of the
         memories it was built from (reads every memory file; ``exclude`` leaves some out)."""
         today = self._clock().date()
-        entries = []
         stored_all = [s for s in self._all_memories() if s.path not in exclude]
-        for stored in stored_all:
-            meta = stored.note.memory
-            assert meta is not None
-            if meta.valid_to is not None or meta.status in {"archived", "superseded"}:
-                continue
-            if meta.expires is not None and _as_date(meta.expires) < today:
-                continue
-            entries.append(IndexEntry(
-                name=meta.name,
-                file=stored.path.removeprefix(self.memory_folder + "/"),
-                type=meta.type, description=meta.description, pinned=meta.pinned,
-                resident=meta.type in {"user", "feedback"}, updated=meta.updated,
-            ))
+        entries = index_entries(self.memory_folder, (
+            (s.path, _index_fields(s.note)) for s in stored_all if s.note.memory), today)
         text = build_memory_index(entries, memory_folder=self.memory_folder)
         inputs = index_fingerprint(((s.path, s.note.content_hash) for s in stored_all), today)
         return text.encode("utf-8"), inputs
@@ -419,6 +408,16 @@ def index_fingerprint(memories: Iterable[tuple[str, str]], today: date) -> str:
     return digest.hexdigest()
 
 
+def _index_fields(note: Note) -> dict[str, object]:
+    """The fields :func:`daemon.dream.index_entries` reads, from a parsed memory."""
+    meta = note.memory
+    assert meta is not None
+    return {"type": meta.type, "name": meta.name, "description": meta.description,
+            "pinned": meta.pinned, "resident": note.properties.get("resident"),
+            "priority": note.properties.get("priority"), "status": meta.status,
+            "valid_to": meta.valid_to, "expires": meta.expires, "updated": meta.updated}
+
+
 def _same_owner(written: str | None, owner: str | None) -> bool:
     if not written or not written.strip():
         return owner is None
@@ -426,10 +425,6 @@ def _same_owner(written: str | None, owner: str | None) -> bool:
         return owner is not None and str(parse_owner(written)) == owner
     except InvalidOwnerError:
         return False
-
-
-def _as_date(value: date | datetime) -> date:
-    return value.date() if isinstance(value, datetime) else value
 
 
 _SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s")

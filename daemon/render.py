@@ -383,3 +383,47 @@ def print_conflicts(console: Console, records: list[ConflictRecord],
     for copy, of in copies:
         console.print(escape(f"conflict copy {copy} of {of}: compare, keep what you want, "
                              "delete the copy"), highlight=False)
+
+
+def dream_json(report: Any) -> dict[str, Any]:
+    """``dreamd dream --json`` / ``expire --json``: counts, changes, diff, what was written."""
+    plan = report.plan
+    return {
+        "applied": report.applied, "counts": dict(plan.counts), "share": round(plan.share, 4),
+        "changes": list(plan.changes), "diff": plan.diff if not report.applied else None,
+        "written": list(report.written), "diary": report.diary,
+        "memory_index": report.memory_index, "resumed": report.resumed,
+        "timings_ms": dict(report.timings_ms),
+    }
+
+
+def print_dream(console: Console, report: Any, *, what: str) -> None:
+    """The plan (a dry run: with its diff) or what a dream or expiry did."""
+    plan = report.plan
+    c = plan.counts
+    console.print(
+        f"{what}: read {c.get('memories', 0):,} memories — {c.get('skipped', 0):,} unchanged "
+        f"since the last dream, {c.get('updated', 0):,} updated, {c.get('added', 0):,} added",
+        highlight=False)
+    kinds = ", ".join(f"{c[k]} {k.replace('_', ' ')}" for k in (
+        "merged", "superseded", "archived", "broken_links", "priority", "promoted", "demoted")
+        if c.get(k))
+    if plan.empty and not report.resumed:
+        console.print("nothing to change")
+    elif not report.applied:
+        console.print(f"plan: {kinds} — {c.get('changed_memories', 0)} memory files "
+                      f"({plan.share:.0%}) would change:", highlight=False)
+    else:
+        console.print(f"done: {kinds or 'finished an interrupted dream'} — "
+                      f"{len(report.written)} files written", highlight=False)
+    for line in plan.changes:
+        console.print(f"  - {line}", markup=False, highlight=False)
+    if report.resumed:
+        console.print(f"  (finished {report.resumed} writes of an interrupted dream first)")
+    if report.memory_index:
+        console.print(f"  - {report.memory_index}", markup=False, highlight=False)
+    if report.diary:
+        console.print("  diary entry appended to DREAMS.md", highlight=False)
+    if not report.applied and plan.diff:
+        console.print()
+        console.print(plan.diff, markup=False, highlight=False, end="")

@@ -28,8 +28,9 @@ import structlog
 import watchfiles
 
 from ccb.atomic import write_json_atomic
+from ccb.writer import sha256_hex
 from config import LoadedSettings
-from config.errors import ConfigError, DreamdError, MassDeleteError
+from config.errors import ConfigError, DreamdError, DreamGuardError, LockError, MassDeleteError
 from daemon.app import App
 from daemon.lock import DaemonLock
 from daemon.status import DAEMON_STATUS_FILE
@@ -79,6 +80,7 @@ class DaemonState:
     problems: list[dict[str, str]] = field(default_factory=list)
     counts: dict[str, int] = field(default_factory=dict)
     last_check: dict[str, Any] | None = None
+    dream: dict[str, Any] | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in self.__slots__}
@@ -115,6 +117,11 @@ class Daemon:
         self._heal_pending: set[str] = set()
         self._last_maintain = time.monotonic()
         self._last_batch_at = time.monotonic()
+        self._next_dream_scan = time.monotonic() + self._dream_scan_s
+
+    @property
+    def _dream_scan_s(self) -> float:
+        return self.app.settings.auto_dream.session_gate.scan_interval_ms / 1000
 
     def _notify(self, message: str) -> None:
         self._notifier.notify(message)
@@ -170,6 +177,7 @@ class Daemon:
         self._rescan(reason="startup")
         if self.state.state != "waiting":
             self._check(reason="startup")
+            self._maybe_dream(reason="startup")  # catch up on a dream missed while off
         if self._batches_since_maintain:  # a restart with nothing changed costs a stat walk
             self._maintain()
             self._batches_since_maintain = 0
@@ -334,6 +342,59 @@ class Daemon:
         if report is not None:
             self._after_write(report.changed_paths or report.deleted)
             self._count()
+            self._note_edits(report.changed_paths)
+        self._write_status()
+
+    def _note_edits(self, paths: Collection[str]) -> None:
+        """Count a batch with a user's edit for the dream gate's editing sessions (dreamd's
+        own writes, recognised by their hash, are not the user's)."""
+        writer = self.app.writer
+        for path in paths:
+            data = writer.read(path) if not path.startswith(".") else None
+            if data is not None and writer.origin_of(sha256_hex(data)) is None:
+                try:
+                    self.app.sessions.record("edit")
+                except OSError as error:
+                    log.warning("daemon.session_not_counted", error=str(error))
+                return
+
+    def _maybe_dream(self, *, reason: str) -> None:
+        """Dream when the gates are open (``auto_dream``); a dream that would change too
+        much waits for ``dreamd dream --force`` and is asked about again after the time gate."""
+        cfg = self.app.settings.auto_dream
+        self._next_dream_scan = time.monotonic() + self._dream_scan_s
+        if not cfg.enabled:
+            return
+        try:
+            dreamer = self.app.dreamer(index=self._index_paths)
+            sessions = self.app.session_count()
+            gate = dreamer.gate(sessions=sessions,
+                                min_hours=cfg.time_gate.min_hours_between_dream,
+                                max_hours=cfg.time_gate.max_hours_between_dream,
+                                min_sessions=cfg.session_gate.min_sessions_for_dream)
+            self.state.dream = {"checked_at": _now(), "due": gate.due, "reason": gate.reason,
+                                "sessions": sessions.total,
+                                **({"last": self.state.dream.get("last")}
+                                   if self.state.dream and self.state.dream.get("last") else {})}
+            if not gate.due:
+                return
+            log.info("dream.starting", reason=reason, gate=gate.reason)
+            report = dreamer.dream()
+            self.state.dream["last"] = {"at": _now(), "outcome": "done",
+                                        "changed": report.plan.counts.get("changed_memories", 0),
+                                        "duration_ms": report.timings_ms.get("total")}
+        except DreamGuardError as error:
+            log.warning("dream.refused", reason=str(error))
+            self._next_dream_scan = time.monotonic() + max(
+                self._dream_scan_s, cfg.time_gate.min_hours_between_dream * 3600)
+            if self.state.dream is not None:
+                self.state.dream["last"] = {"at": _now(), "outcome": "asks", "error": str(error)}
+        except LockError as error:
+            log.info("dream.skipped", reason=str(error))
+        except (DreamdError, OSError) as error:
+            log.error("dream.failed", reason=reason, error=str(error))
+            if self.state.dream is not None:
+                self.state.dream["last"] = {"at": _now(), "outcome": "failed", "error": str(error)}
         self._write_status()
 
     def _heal(self, paths: set[str]) -> None:
@@ -361,6 +422,8 @@ class Daemon:
             self._write_status()
         elif now >= self._next_check and self.state.state != "waiting":
             self._check(reason="periodic")
+        elif now >= self._next_dream_scan and self.state.state != "waiting":
+            self._maybe_dream(reason="scan")
         elif self.state.state == "waiting" and now >= self._next_retry:
             self._next_retry = now + WAITING_RETRY_S
             self._rescan(reason="retry")

@@ -458,11 +458,17 @@ class MagmaStore:
         records = [LinkRecord(**row) for row in rows]
         return sorted(records, key=lambda r: (r.src, r.line, r.target))
 
-    def memory_properties(self) -> dict[str, Mapping[str, Any]]:
-        """``{path: properties}`` of every memory row (properties decoded from JSON; dates are
-        ISO strings), for checks that must not re-read unchanged files."""
-        data = self._read(self._t.files, ["path", "properties_json"],
-                          "memory_type IS NOT NULL").to_pydict()
+    def memory_properties(self, paths: Collection[str] | None = None
+                          ) -> dict[str, Mapping[str, Any]]:
+        """``{path: properties}`` of every memory row (or of those at ``paths``; properties
+        decoded from JSON, dates are ISO strings), for checks that must not re-read unchanged
+        files."""
+        where = "memory_type IS NOT NULL"
+        if paths is not None:
+            if not paths:
+                return {}
+            where += " AND " + _in_list("path", sorted(set(paths)))
+        data = self._read(self._t.files, ["path", "properties_json"], where).to_pydict()
         return {path: json.loads(props)
                 for path, props in zip(data["path"], data["properties_json"], strict=True)}
 

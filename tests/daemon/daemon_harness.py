@@ -30,6 +30,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -1453,3 +1454,29 @@ def _restart_versions_daemon(
         daemon = daemons.start()
     daemon.wait_state("watching", timeout_s=settle_timeout_s)
     return daemon
+
+
+# --------------------------------------------------------------------------- dream helpers
+
+
+def write_memory(vault: Path, stem: str, body: str, *, type: str = "user",
+                 subject: str | None = None, days_old: float = 1, **extra: object) -> str:
+    """Write ``Memory/<stem>.md`` as dreamd would (every key), created ``days_old`` days ago,
+    with an id derived from ``stem``; returns the vault path."""
+    from ccb.memory_file import NewMemory, render_memory
+
+    created = datetime.now(UTC) - timedelta(days=days_old)
+    data = render_memory(NewMemory(
+        name=stem.replace("-", " "), description=body[:60], type=type,  # type: ignore[arg-type]
+        id=hashlib.sha1(stem.encode()).hexdigest()[:26].upper(), created=created,
+        updated=created, body=body + "\n", subject=subject, valid_from=created.date(),
+        source="user", **extra))  # type: ignore[arg-type]
+    (vault / "Memory").mkdir(exist_ok=True)
+    (vault / "Memory" / f"{stem}.md").write_bytes(data)
+    return f"Memory/{stem}.md"
+
+
+def snapshot(vault: Path) -> dict[str, bytes]:
+    """``{vault path: bytes}`` of every file under ``vault``."""
+    return {p.relative_to(vault).as_posix(): p.read_bytes()
+            for p in sorted(vault.rglob("*")) if p.is_file()}

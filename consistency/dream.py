@@ -1,0 +1,271 @@
+"""Dream rules: when a dream is due, and which memories it merges or supersedes.
+
+Pure functions over typed values; no clock, no files. The daemon's dream runner gathers the
+inputs and carries out the answers (``daemon/dream.py``).
+
+**Gate** (:func:`dream_due`, DESIGN.md "Dreaming"): due when at least ``min_hours`` have passed
+since the last dream *and* at least ``min_sessions`` sessions happened since; forced once
+``max_hours`` have passed, sessions or not. A vault that never dreamed counts as "long ago".
+
+**Consolidation** (:func:`plan_consolidation`), over the *current* memories (not archived,
+superseded or expired), grouped by owner and type — one person's fact never closes another's:
+
+1. *Exact duplicates*: the same normalised content hash. The oldest (``created``, then id)
+   is kept; each other one is archived with ``merged_into`` the keeper. Nothing of it is lost:
+   its text equals the keeper's up to case, spacing and emphasis.
+2. *Near-duplicates*: within the same type and subject, each memory is decided against the
+   older current ones by the write path's rules (:func:`consistency.duplicates.decide`:
+   bigram Dice ≥ 0.65 or cosine ≥ 0.9, confirmed by type and subject). ``Update`` → merged:
+   the keeper (the older) gets the sentences only the newer has
+   (:func:`consistency.duplicates.merge_bodies`), the newer is archived with ``merged_into``.
+   ``Supersede`` (a changed value or a negation) → the newer supersedes the older; both are
+   kept.
+3. *Incremental*: a group is looked at only when one of its members changed since the last
+   dream (``changed``); two unchanged memories are never compared again — the last dream
+   already did.
+
+Every action is idempotent when the runner applies it as a set of frontmatter values and a
+merged body: re-planning after a crash part-way finds the applied ones gone (archived or
+superseded memories are no longer current) and plans only the rest.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import date, datetime, timedelta
+from typing import Literal, TypeAlias
+
+import numpy as np
+
+from ccb.model import MemoryType
+from consistency.duplicates import (
+    Duplicate,
+    MemoryDraft,
+    MemoryFacts,
+    Supersede,
+    Update,
+    decide,
+    merge_bodies,
+    normalise_text,
+)
+
+__all__ = [
+    "Consolidation",
+    "DreamMemory",
+    "Gate",
+    "MergeDuplicate",
+    "SupersedeOld",
+    "dream_due",
+    "groups_to_compare",
+    "plan_consolidation",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Gate:
+    """Whether a dream is due, and why (one line for the log and ``dreamd status``)."""
+
+    due: bool
+    reason: str
+    forced: bool = False
+
+
+def dream_due(
+    *, last_dream: datetime | None, sessions: int, now: datetime, min_hours: float,
+    max_hours: float, min_sessions: int,
+) -> Gate:
+    """Is a dream due at ``now`` (aware)? ``sessions`` counts sessions since ``last_dream``.
+
+    Due when ``hours since ≥ min_hours`` and ``sessions ≥ min_sessions``; forced when
+    ``hours since ≥ max_hours``. The numbers come from ``auto_dream`` in the config (seed:
+    24 h, 5 sessions, 168 h).
+    """
+    if last_dream is None:
+        hours = float("inf")
+    else:
+        hours = max(0.0, (now - last_dream) / timedelta(hours=1))
+    if hours >= max_hours:
+        since = "never dreamed" if last_dream is None else f"{hours:.1f} h since the last dream"
+        return Gate(True, f"forced: {since} (at most {max_hours:g} h)", forced=True)
+    if hours < min_hours:
+        return Gate(False, f"{hours:.1f} h since the last dream (needs {min_hours:g} h)")
+    if sessions < min_sessions:
+        return Gate(False, f"{sessions} session{'' if sessions == 1 else 's'} since the last "
+                           f"dream (needs {min_sessions})")
+    return Gate(True, f"{hours:.1f} h and {sessions} sessions since the last dream")
+
+
+@dataclass(frozen=True, slots=True)
+class DreamMemory:
+    """A current memory as the consolidation sees it.
+
+    ``content_hash`` is the normalised-text hash of the body
+    (:func:`consistency.duplicates.normalised_hash`); ``body`` may be ``None`` for a memory
+    outside every group of :func:`groups_to_compare` (it is not read then). ``changed``: new or
+    edited since the last dream. ``owner`` as written in the frontmatter (``None``: shared).
+    """
+
+    id: str
+    path: str
+    type: MemoryType
+    name: str
+    description: str
+    subject: str | None
+    owner: str | None
+    content_hash: str
+    created: datetime | date | None
+    changed: bool
+    body: str | None = None
+    embedding: np.ndarray | None = field(default=None, compare=False, repr=False)
+
+
+@dataclass(frozen=True, slots=True)
+class MergeDuplicate:
+    """Archive ``duplicate`` with ``merged_into`` the keeper; the keeper's body becomes
+    ``keeper_body`` when that is not ``None`` (the sentences only the duplicate had)."""
+
+    keeper_id: str
+    keeper_path: str
+    duplicate_id: str
+    duplicate_path: str
+    kind: Literal["exact", "near"]
+    keeper_body: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SupersedeOld:
+    """``new`` supersedes ``old`` (``old`` gets ``valid_to``, ``new`` a ``supersedes`` link);
+    both stay. ``reason`` names the changed value or the negation."""
+
+    old_id: str
+    old_path: str
+    new_id: str
+    new_path: str
+    reason: str
+
+
+#: The closed set of consolidation actions.
+Consolidation: TypeAlias = MergeDuplicate | SupersedeOld
+
+
+def _created_key(memory: DreamMemory) -> tuple[float, str]:
+    created = memory.created
+    if created is None:
+        return (float("inf"), memory.id)
+    if not isinstance(created, datetime):
+        created = datetime(created.year, created.month, created.day)
+    if created.tzinfo is None:
+        return (created.timestamp(), memory.id)  # naive: taken as UTC by the reader
+    return (created.timestamp(), memory.id)
+
+
+def _owner_key(owner: str | None) -> str:
+    return (owner or "").strip().casefold()
+
+
+def _subject_key(subject: str | None) -> str | None:
+    key = normalise_text(subject) if subject else ""
+    return key or None
+
+
+def _groups(memories: Iterable[DreamMemory]) -> tuple[
+    dict[tuple[str, str, str], list[DreamMemory]], dict[tuple[str, str, str], list[DreamMemory]],
+]:
+    by_hash: dict[tuple[str, str, str], list[DreamMemory]] = defaultdict(list)
+    by_subject: dict[tuple[str, str, str], list[DreamMemory]] = defaultdict(list)
+    for memory in memories:
+        by_hash[(_owner_key(memory.owner), memory.type, memory.content_hash)].append(memory)
+        subject = _subject_key(memory.subject)
+        if subject is not None:
+            by_subject[(_owner_key(memory.owner), memory.type, subject)].append(memory)
+    return by_hash, by_subject
+
+
+def groups_to_compare(memories: Sequence[DreamMemory]) -> set[str]:
+    """Ids of the memories whose bodies :func:`plan_consolidation` needs: members of a group
+    (same owner, type and subject) of at least two where at least one changed."""
+    _, by_subject = _groups(memories)
+    return {m.id for group in by_subject.values()
+            if len(group) > 1 and any(g.changed for g in group) for m in group}
+
+
+def _facts(memory: DreamMemory, body: str) -> MemoryFacts:
+    return MemoryFacts(
+        id=memory.id, type=memory.type, subject=memory.subject, name=memory.name,
+        description=memory.description, body=body, content_hash=memory.content_hash,
+        embedding=memory.embedding,
+    )
+
+
+def plan_consolidation(memories: Sequence[DreamMemory]) -> list[Consolidation]:
+    """The merges and supersessions for the current ``memories`` (see the module docstring).
+
+    Deterministic (groups and members in a fixed order). Every id in the answer is an id of
+    the input; a memory is archived by at most one action and never both kept and archived.
+    Raises ``ValueError`` when a member of a group to compare has no ``body``.
+    """
+    actions: list[Consolidation] = []
+    by_hash, _ = _groups(memories)
+    archived: set[str] = set()
+    for key in sorted(by_hash):
+        group = sorted(by_hash[key], key=_created_key)
+        if len(group) < 2 or not any(m.changed for m in group):
+            continue
+        keeper = group[0]
+        for duplicate in group[1:]:
+            actions.append(MergeDuplicate(keeper.id, keeper.path, duplicate.id, duplicate.path,
+                                          "exact"))
+            archived.add(duplicate.id)
+    remaining = [m for m in memories if m.id not in archived]
+    _, by_subject = _groups(remaining)
+    for key in sorted(by_subject):
+        group = sorted(by_subject[key], key=_created_key)
+        if len(group) < 2 or not any(m.changed for m in group):
+            continue
+        actions.extend(_plan_group(group))
+    return actions
+
+
+def _plan_group(group: Sequence[DreamMemory]) -> list[Consolidation]:
+    """Decide each member against the older current ones of its subject group."""
+    actions: list[Consolidation] = []
+    bodies: dict[str, str] = {}
+    for memory in group:
+        if memory.body is None:
+            raise ValueError(f"dream: memory {memory.id} ({memory.path}) needs its body")
+        bodies[memory.id] = memory.body
+    alive: list[DreamMemory] = []
+    for memory in group:
+        # Two unchanged memories were compared by an earlier dream already.
+        others = alive if memory.changed else [m for m in alive if m.changed]
+        if not others:
+            alive.append(memory)
+            continue
+        draft = MemoryDraft(
+            type=memory.type, subject=memory.subject, name=memory.name,
+            description=memory.description, body=bodies[memory.id],
+            content_hash=memory.content_hash, embedding=memory.embedding,
+        )
+        decision = decide(draft, [_facts(m, bodies[m.id]) for m in others])
+        match decision:
+            case Duplicate(existing_id=existing) | Update(existing_id=existing):
+                keeper = next(m for m in others if m.id == existing)
+                merged = merge_bodies(bodies[keeper.id].rstrip("\n"), bodies[memory.id])
+                changed_body = None
+                if merged.rstrip("\n") != bodies[keeper.id].rstrip("\n"):
+                    bodies[keeper.id] = merged
+                    changed_body = merged
+                actions.append(MergeDuplicate(keeper.id, keeper.path, memory.id, memory.path,
+                                              "near", changed_body))
+                # the keeper's body grew: it is "changed" for the rest of this group
+                alive[alive.index(keeper)] = replace(keeper, changed=True)
+            case Supersede(existing_id=existing, reason=reason):
+                old = next(m for m in others if m.id == existing)
+                actions.append(SupersedeOld(old.id, old.path, memory.id, memory.path, reason))
+                alive.remove(old)
+                alive.append(memory)
+            case _:
+                alive.append(memory)
+    return actions

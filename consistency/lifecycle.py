@@ -1,0 +1,306 @@
+"""Expiration and lifecycle of memories: pure policies over typed memories, ``now`` a parameter.
+
+:func:`plan_lifecycle` answers, for each memory, which transitions are due; the daemon (the
+dream's lifecycle step, ``dreamd expire``) carries them out as minimal frontmatter edits through
+the one writer. Nothing here deletes: archive is a status (``status: archived``), undone by
+``dreamd restore``. The rules (DESIGN.md "Expiration and lifecycle", the dreaming issue):
+
+- ``user`` memories, pinned memories and L2 rules (feedback with rule force,
+  :func:`has_rule_force`) are never touched.
+- A superseded memory (``valid_to`` on or before today) is archived.
+- ``project``: archived when ``status: done``, or when neither edited nor recalled for
+  :attr:`LifecyclePolicy.project_inactive_days`.
+- ``reference``: its links are checked by the caller (vault paths and wikilinks always, URLs
+  only when enabled); the unreachable ones are recorded in ``broken_links`` — the memory is
+  not archived for that. Old and unimportant (never recalled, neither edited nor recalled for
+  :attr:`LifecyclePolicy.reference_unused_days`) → archived.
+- ``feedback``: never expires; its ``priority`` decays ×``decay_factor`` per whole
+  ``decay_period_days`` since it was last edited or recalled (1.0 right after).
+- Recalled in at least :attr:`LifecyclePolicy.promote_min_distinct_queries` distinct queries
+  → promoted to the resident set (``resident: true``); a memory the dream promoted that has not
+  been recalled for :attr:`LifecyclePolicy.demote_after_days` → demoted.
+- An ``expires`` date in the past hides a memory from search and from ``MEMORY.md``
+  (:func:`is_hidden`); the file stays on disk as it is.
+
+Properties (tested with hypothesis): every transition names a memory of the input; a type
+without a policy (``user``) never gets one; the set of archived memories only grows with
+``now``.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, timedelta
+from typing import TypeAlias
+
+from ccb.model import MemoryType
+
+__all__ = [
+    "ARCHIVED",
+    "Archive",
+    "Demote",
+    "LifecycleMemory",
+    "LifecyclePolicy",
+    "MarkBroken",
+    "Promote",
+    "RecallStats",
+    "SetPriority",
+    "Transition",
+    "has_rule_force",
+    "is_archived",
+    "is_hidden",
+    "is_live",
+    "plan_lifecycle",
+]
+
+#: The frontmatter ``status`` of an archived memory.
+ARCHIVED = "archived"
+#: Statuses that take a memory out of the live set (``superseded`` is what older dreamd
+#: versions and hand edits write; both mean "kept, not current").
+_NOT_LIVE = frozenset({ARCHIVED, "superseded"})
+
+# Words that give a feedback memory the force of a rule (L2). English modal and absolute
+# words, and Chinese 务必 (must), 必须 (must), 千万 (by all means), 禁止 (forbidden),
+# 不要 (do not), 一定 (certainly), 切勿 (never), 严禁 (strictly forbidden), 永远 (always),
+# 总是 (always), 绝不 (never). The list follows the salience words of the retrieval issue.
+_RULE_WORDS = re.compile(
+    r"\b(?:must|never|always|do not|don't|mustn't|shall not|required|forbidden|mandatory)\b"
+    r"|务必|必须|千万|禁止|不要|一定|切勿|严禁|永远|总是|绝不",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class RecallStats:
+    """How often a memory was handed to a caller (kept in MAGMA, never in the file).
+
+    ``count``: recalls; ``distinct_queries``: different query texts among them;
+    ``last``: the latest recall (aware datetime) or ``None``.
+    """
+
+    count: int = 0
+    distinct_queries: int = 0
+    last: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class LifecycleMemory:
+    """One memory as the lifecycle policy sees it.
+
+    ``status`` is the frontmatter ``status`` (``None`` when absent); ``resident`` is
+    ``resident: true`` in the frontmatter (set by a promotion); ``rule`` is the caller's
+    :func:`has_rule_force` of a feedback memory's text. Dates may be dates or aware
+    datetimes. ``priority`` is the frontmatter value (``None``: never decayed, i.e. 1.0).
+    ``broken_links`` is what the file records; ``unreachable`` is what the caller's link
+    check found now (``None``: not checked this time, keep the record).
+    """
+
+    id: str
+    path: str
+    type: MemoryType
+    status: str | None = None
+    pinned: bool = False
+    resident: bool = False
+    rule: bool = False
+    created: datetime | date | None = None
+    updated: datetime | date | None = None
+    valid_to: datetime | date | None = None
+    expires: datetime | date | None = None
+    priority: float | None = None
+    broken_links: tuple[str, ...] = ()
+    unreachable: tuple[str, ...] | None = None
+    recall: RecallStats = RecallStats()
+
+
+@dataclass(frozen=True, slots=True)
+class LifecyclePolicy:
+    """The numbers of the policy; defaults are the ``lifecycle`` section of the config.
+
+    ``decay_factor`` 0.95 per period is DESIGN.md's; the day counts are dreamd's defaults
+    (a quarter for a project, a year for an unused reference, two months for a promotion).
+    """
+
+    project_inactive_days: float = 90
+    reference_unused_days: float = 365
+    decay_factor: float = 0.95
+    decay_period_days: float = 30
+    promote_min_distinct_queries: int = 3
+    demote_after_days: float = 60
+
+
+@dataclass(frozen=True, slots=True)
+class Archive:
+    """Set ``status: archived`` (with the date and ``reason``); undone by ``dreamd restore``."""
+
+    id: str
+    path: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class MarkBroken:
+    """Record ``links`` (the unreachable ones, possibly none) as the memory's ``broken_links``."""
+
+    id: str
+    path: str
+    links: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class SetPriority:
+    """Set a feedback memory's ``priority`` (in ``(0, 1]``, three decimals)."""
+
+    id: str
+    path: str
+    priority: float
+
+
+@dataclass(frozen=True, slots=True)
+class Promote:
+    """Add the memory to the resident set (``resident: true``)."""
+
+    id: str
+    path: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Demote:
+    """Take a promoted memory out of the resident set (``resident`` removed)."""
+
+    id: str
+    path: str
+    reason: str
+
+
+#: The closed set of lifecycle transitions.
+Transition: TypeAlias = Archive | MarkBroken | SetPriority | Promote | Demote
+
+
+def has_rule_force(text: str) -> bool:
+    """True when ``text`` reads as a rule (must, never, always, 务必, 禁止 …): an L2 memory."""
+    return _RULE_WORDS.search(text) is not None
+
+
+def _moment(value: datetime | date | None) -> datetime | None:
+    if value is None:
+        return None
+    if isinstance(value, datetime):
+        return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
+    return datetime(value.year, value.month, value.day, tzinfo=UTC)
+
+
+def _day(value: datetime | date) -> date:
+    return value.astimezone(UTC).date() if isinstance(value, datetime) else value
+
+
+def is_archived(status: str | None) -> bool:
+    """True for a status that takes a memory out of the live set (archived, superseded)."""
+    return (status or "").strip().casefold() in _NOT_LIVE
+
+
+def is_hidden(
+    *, status: str | None, valid_to: datetime | date | None, expires: datetime | date | None,
+    today: date,
+) -> bool:
+    """True when a memory is not current on ``today``: archived, superseded (``valid_to`` on
+    or before today) or expired (``expires`` before today). Hidden memories stay on disk."""
+    if is_archived(status):
+        return True
+    if valid_to is not None and _day(valid_to) <= today:
+        return True
+    return expires is not None and _day(expires) < today
+
+
+def is_live(memory: LifecycleMemory, today: date) -> bool:
+    """Not hidden (:func:`is_hidden`) on ``today``."""
+    return not is_hidden(status=memory.status, valid_to=memory.valid_to,
+                         expires=memory.expires, today=today)
+
+
+def _last_activity(memory: LifecycleMemory) -> datetime | None:
+    moments = [m for m in (_moment(memory.updated), _moment(memory.created), memory.recall.last
+                           and _moment(memory.recall.last)) if m is not None]
+    return max(moments) if moments else None
+
+
+def _idle_days(memory: LifecycleMemory, now: datetime) -> float | None:
+    last = _last_activity(memory)
+    if last is None:
+        return None
+    return max(0.0, (now - last) / timedelta(days=1))
+
+
+def decayed_priority(idle_days: float, policy: LifecyclePolicy) -> float:
+    """``decay_factor ** floor(idle_days / decay_period_days)``, to three decimals, at least
+    0.001 (a priority never reaches zero: feedback never expires)."""
+    periods = math.floor(max(0.0, idle_days) / policy.decay_period_days)
+    return max(0.001, round(policy.decay_factor ** periods, 3))
+
+
+def _untouchable(memory: LifecycleMemory) -> bool:
+    return memory.type == "user" or memory.pinned or (memory.type == "feedback" and memory.rule)
+
+
+def _transitions(memory: LifecycleMemory, now: datetime, policy: LifecyclePolicy
+                 ) -> Iterable[Transition]:
+    if _untouchable(memory) or is_archived(memory.status):
+        return
+    today = now.astimezone(UTC).date()
+    idle = _idle_days(memory, now)
+    if memory.valid_to is not None and _day(memory.valid_to) <= today:
+        yield Archive(memory.id, memory.path, f"superseded on {_day(memory.valid_to)}")
+        return
+    if memory.type == "project":
+        if (memory.status or "").strip().casefold() == "done":
+            yield Archive(memory.id, memory.path, "project done")
+            return
+        if idle is not None and idle >= policy.project_inactive_days:
+            yield Archive(memory.id, memory.path,
+                          f"project inactive for {int(idle)} days (no edit or recall)")
+            return
+    if memory.type == "reference":
+        if memory.unreachable is not None and (
+                tuple(sorted(memory.unreachable)) != tuple(sorted(memory.broken_links))):
+            yield MarkBroken(memory.id, memory.path, tuple(sorted(memory.unreachable)))
+        if (memory.recall.count == 0 and not memory.resident and idle is not None
+                and idle >= policy.reference_unused_days):
+            yield Archive(memory.id, memory.path,
+                          f"reference unused for {int(idle)} days and never recalled")
+            return
+    if memory.type == "feedback" and idle is not None:
+        priority = decayed_priority(idle, policy)
+        if priority != (memory.priority if memory.priority is not None else 1.0):
+            yield SetPriority(memory.id, memory.path, priority)
+    last_recall = _moment(memory.recall.last)
+    if not memory.resident:
+        if memory.recall.distinct_queries >= policy.promote_min_distinct_queries and (
+                last_recall is None
+                or (now - last_recall) / timedelta(days=1) < policy.demote_after_days):
+            yield Promote(memory.id, memory.path,
+                          f"recalled in {memory.recall.distinct_queries} distinct queries")
+    else:
+        since = last_recall or _moment(memory.updated) or _moment(memory.created)
+        if since is not None and (now - since) / timedelta(days=1) >= policy.demote_after_days:
+            yield Demote(memory.id, memory.path,
+                         f"not recalled for {int((now - since) / timedelta(days=1))} days")
+
+
+def plan_lifecycle(
+    memories: Sequence[LifecycleMemory], now: datetime, policy: LifecyclePolicy | None = None
+) -> list[Transition]:
+    """The transitions due at ``now`` (aware datetime) for ``memories``, in input order.
+
+    At most one :class:`Archive` per memory, and an archived memory gets nothing else.
+    Deterministic; raises ``ValueError`` for a naive ``now``.
+    """
+    if now.tzinfo is None:
+        raise ValueError("lifecycle: now must be timezone-aware")
+    policy = policy or LifecyclePolicy()
+    planned: list[Transition] = []
+    for memory in memories:
+        planned.extend(_transitions(memory, now, policy))
+    return planned

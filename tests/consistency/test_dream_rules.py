@@ -1,0 +1,102 @@
+"""Dream rules: the gate, and which memories a dream merges or supersedes (pure)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from consistency.dream import (
+    DreamMemory,
+    MergeDuplicate,
+    SupersedeOld,
+    dream_due,
+    groups_to_compare,
+    plan_consolidation,
+)
+from consistency.duplicates import normalised_hash
+
+NOW = datetime(2026, 11, 30, 3, 0, tzinfo=UTC)
+GATE = {"min_hours": 24, "max_hours": 168, "min_sessions": 5}
+
+
+def test_gate_needs_time_and_sessions_and_forces_after_a_week() -> None:
+    yesterday = NOW - timedelta(hours=25)
+    assert dream_due(last_dream=yesterday, sessions=5, now=NOW, **GATE).due
+    assert not dream_due(last_dream=yesterday, sessions=4, now=NOW, **GATE).due
+    assert "4 sessions" in dream_due(last_dream=yesterday, sessions=4, now=NOW, **GATE).reason
+    assert not dream_due(last_dream=NOW - timedelta(hours=3), sessions=50, now=NOW, **GATE).due
+    forced = dream_due(last_dream=NOW - timedelta(hours=169), sessions=0, now=NOW, **GATE)
+    assert forced.due and forced.forced
+    assert dream_due(last_dream=None, sessions=0, now=NOW, **GATE).forced  # never dreamed
+
+
+def mem(id: str, body: str, *, subject: str | None = "s", type: str = "user",
+        day: int = 1, changed: bool = True, owner: str | None = None) -> DreamMemory:
+    return DreamMemory(
+        id=id, path=f"Memory/{id}.md", type=type, name="note", description="",  # type: ignore[arg-type]
+        subject=subject, owner=owner, content_hash=normalised_hash(body),
+        created=datetime(2026, 1, day, tzinfo=UTC), changed=changed, body=body)
+
+
+def test_exact_near_contradiction_and_lookalike() -> None:
+    plan = plan_consolidation([
+        mem("a1", "Use pnpm for installs.", subject="tools.pm", day=1),
+        mem("a2", "use **pnpm** for installs", subject="tools.pm", day=2),
+        mem("b1", "Run the linter before every commit.", subject="lint", day=1),
+        mem("b2", "Run the linter before every commit. It catches typos.", subject="lint",
+            day=3),
+        mem("c1", "The API timeout is 30s.", subject="api.timeout", day=1),
+        mem("c2", "The API timeout is 60s.", subject="api.timeout", day=4),
+        mem("d1", "Prefers dark mode in the editor.", subject="editor.theme", day=1),
+        mem("d2", "Prefers dark mode in the terminal.", subject="terminal.theme", day=2),
+    ])
+    merges = {(a.keeper_id, a.duplicate_id, a.kind) for a in plan
+              if isinstance(a, MergeDuplicate)}
+    assert merges == {("a1", "a2", "exact"), ("b1", "b2", "near")}
+    near = next(a for a in plan if isinstance(a, MergeDuplicate) and a.kind == "near")
+    assert near.keeper_body is not None and "It catches typos." in near.keeper_body
+    supersede = [a for a in plan if isinstance(a, SupersedeOld)]
+    assert [(a.old_id, a.new_id) for a in supersede] == [("c1", "c2")]
+    assert "30" in supersede[0].reason and "60" in supersede[0].reason
+
+
+def test_unchanged_memories_are_not_compared_again_and_owners_stay_apart() -> None:
+    unchanged = [mem("x1", "Use tabs.", subject="indent", changed=False),
+                 mem("x2", "use tabs", subject="indent", day=2, changed=False)]
+    assert plan_consolidation(unchanged) == []
+    assert groups_to_compare(unchanged) == set()
+    owners = [mem("o1", "Use tabs.", owner="alice"), mem("o2", "Use tabs.", owner="bob")]
+    assert plan_consolidation(owners) == []
+
+
+bodies = st.sampled_from([
+    "Use pnpm for installs.", "use pnpm for installs", "Use npm for installs.",
+    "Never use mocks in tests.", "Use mocks in tests.", "Timeout is 30s.", "Timeout is 60s.",
+    "Prefers dark mode.", "Prefers light mode.", "Prefers dark mode. Really.",
+])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(bodies, st.sampled_from(["a", "b", None]), st.booleans(),
+                          st.sampled_from(["user", "feedback"])), max_size=8))
+def test_plan_names_only_inputs_and_never_archives_twice(
+    rows: list[tuple[str, str | None, bool, str]],
+) -> None:
+    memories = [mem(f"m{i}", body, subject=subject, day=i + 1, changed=changed, type=kind)
+                for i, (body, subject, changed, kind) in enumerate(rows)]
+    plan = plan_consolidation(memories)
+    ids = {m.id for m in memories}
+    closed: list[str] = []
+    for action in plan:
+        if isinstance(action, MergeDuplicate):
+            assert {action.keeper_id, action.duplicate_id} <= ids
+            closed.append(action.duplicate_id)
+        else:
+            assert {action.old_id, action.new_id} <= ids
+            closed.append(action.old_id)
+    assert len(closed) == len(set(closed))  # each memory closed at most once
+    keepers = {a.keeper_id for a in plan if isinstance(a, MergeDuplicate)}
+    assert not keepers & {a.duplicate_id for a in plan if isinstance(a, MergeDuplicate)}
+    assert plan_consolidation(memories) == plan  # deterministic

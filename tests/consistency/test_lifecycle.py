@@ -1,0 +1,153 @@
+"""Expiration and lifecycle policies: examples, and hypothesis properties over random memories."""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime, timedelta
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from consistency.lifecycle import (
+    Archive,
+    Demote,
+    LifecycleMemory,
+    LifecyclePolicy,
+    MarkBroken,
+    Promote,
+    RecallStats,
+    SetPriority,
+    has_rule_force,
+    is_hidden,
+    plan_lifecycle,
+)
+
+NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
+
+
+def days_ago(n: float) -> datetime:
+    return NOW - timedelta(days=n)
+
+
+def memory(id: str = "m1", type: str = "project", **fields: object) -> LifecycleMemory:
+    return LifecycleMemory(id=id, path=f"Memory/{id}.md", type=type, **fields)  # type: ignore[arg-type]
+
+
+def test_project_done_or_inactive_is_archived_and_an_active_one_is_not() -> None:
+    done = memory("done", status="done", updated=days_ago(1))
+    idle = memory("idle", updated=days_ago(91))
+    recalled = memory("recalled", updated=days_ago(200),
+                      recall=RecallStats(1, 1, days_ago(10)))
+    active = memory("active", updated=days_ago(10))
+    plan = plan_lifecycle([done, idle, recalled, active], NOW)
+    assert {(t.id, type(t)) for t in plan} == {("done", Archive), ("idle", Archive)}
+    assert "inactive for 91 days" in next(t.reason for t in plan if t.id == "idle")
+
+
+def test_user_pinned_and_rules_are_never_touched() -> None:
+    ancient = days_ago(5000)
+    untouchable = [
+        memory("u", "user", updated=ancient, valid_to=date(2020, 1, 1)),
+        memory("p", "project", pinned=True, status="done", updated=ancient),
+        memory("r", "feedback", rule=True, updated=ancient),
+    ]
+    assert plan_lifecycle(untouchable, NOW) == []
+
+
+def test_feedback_priority_decays_per_period_and_never_expires() -> None:
+    fresh = memory("fresh", "feedback", updated=days_ago(10))
+    old = memory("old", "feedback", updated=days_ago(65))
+    very_old = memory("very", "feedback", updated=days_ago(30 * 400))
+    plan = plan_lifecycle([fresh, old, very_old], NOW)
+    assert SetPriority("old", "Memory/old.md", 0.902) in plan  # 0.95 ** 2
+    assert not any(isinstance(t, Archive) for t in plan)
+    assert next(t for t in plan if t.id == "very").priority == 0.001  # floor, never zero
+    # Already at the right value: nothing to write (idempotent).
+    assert plan_lifecycle([memory("old", "feedback", updated=days_ago(65), priority=0.902)],
+                          NOW) == []
+
+
+def test_reference_broken_links_are_marked_and_cleared_never_archived_for_it() -> None:
+    broken = memory("ref", "reference", updated=days_ago(1), unreachable=("[[Gone]]",))
+    assert plan_lifecycle([broken], NOW) == [MarkBroken("ref", "Memory/ref.md", ("[[Gone]]",))]
+    fixed = memory("ref", "reference", updated=days_ago(1), broken_links=("[[Gone]]",),
+                   unreachable=())
+    assert plan_lifecycle([fixed], NOW) == [MarkBroken("ref", "Memory/ref.md", ())]
+    unchecked = memory("ref", "reference", updated=days_ago(1), broken_links=("[[Gone]]",))
+    assert plan_lifecycle([unchecked], NOW) == []
+
+
+def test_superseded_is_archived_and_expires_only_hides() -> None:
+    superseded = memory("s", "feedback", updated=days_ago(1), valid_to=date(2026, 11, 29))
+    assert plan_lifecycle([superseded], NOW) == [
+        Archive("s", "Memory/s.md", "superseded on 2026-11-29")]
+    expired = memory("e", "reference", updated=days_ago(1), expires=date(2026, 11, 1))
+    assert plan_lifecycle([expired], NOW) == []
+    assert is_hidden(status=None, valid_to=None, expires=date(2026, 11, 1), today=NOW.date())
+    assert not is_hidden(status=None, valid_to=None, expires=NOW.date(), today=NOW.date())
+
+
+def test_recall_promotes_and_silence_demotes() -> None:
+    popular = memory("pop", updated=days_ago(5), recall=RecallStats(4, 3, days_ago(1)))
+    twice = memory("two", updated=days_ago(5), recall=RecallStats(9, 2, days_ago(1)))
+    forgotten = memory("old", updated=days_ago(5), resident=True,
+                       recall=RecallStats(5, 3, days_ago(61)))
+    plan = plan_lifecycle([popular, twice, forgotten], NOW)
+    assert [type(t) for t in plan] == [Promote, Demote]
+    assert [t.id for t in plan] == ["pop", "old"]
+
+
+def test_rule_force_in_english_and_chinese() -> None:
+    assert has_rule_force("Never commit secrets to the repo")
+    assert has_rule_force("提交前务必运行测试")
+    assert not has_rule_force("Prefers tea in the afternoon")
+
+
+# --------------------------------------------------------------------------- properties
+
+moments = st.integers(min_value=0, max_value=3000).map(days_ago)
+maybe_moment = st.none() | moments
+memories = st.builds(
+    LifecycleMemory,
+    id=st.uuids().map(str),
+    path=st.just("Memory/x.md"),
+    type=st.sampled_from(["user", "feedback", "project", "reference"]),
+    status=st.sampled_from([None, "done", "active", "archived"]),
+    pinned=st.booleans(),
+    resident=st.booleans(),
+    rule=st.booleans(),
+    created=maybe_moment,
+    updated=maybe_moment,
+    valid_to=st.none() | moments.map(lambda m: m.date()),
+    expires=st.none() | moments.map(lambda m: m.date()),
+    priority=st.none() | st.floats(min_value=0.001, max_value=1.0),
+    unreachable=st.none() | st.just(("[[Gone]]",)),
+    recall=st.builds(RecallStats, count=st.integers(0, 9), distinct_queries=st.integers(0, 9),
+                     last=maybe_moment),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(memories, max_size=12), st.integers(0, 4000), st.integers(0, 4000))
+def test_properties_subset_user_untouched_archive_monotonic(
+    batch: list[LifecycleMemory], earlier: int, later: int
+) -> None:
+    first, second = sorted((earlier, later))
+    now1, now2 = NOW + timedelta(days=first), NOW + timedelta(days=second)
+    plan1 = plan_lifecycle(batch, now1)
+    plan2 = plan_lifecycle(batch, now2)
+    ids = {m.id for m in batch}
+    assert {t.id for t in plan1} <= ids  # result ⊆ input
+    untouchable = {m.id for m in batch if m.type == "user" or m.pinned
+                   or (m.type == "feedback" and m.rule)}
+    assert not untouchable & {t.id for t in plan1 + plan2}  # no policy, no transition
+    archived1 = {t.id for t in plan1 if isinstance(t, Archive)}
+    archived2 = {t.id for t in plan2 if isinstance(t, Archive)}
+    assert archived1 <= archived2  # monotonic in now
+    for plan in (plan1, plan2):
+        per_memory = [t.id for t in plan if isinstance(t, Archive)]
+        assert len(per_memory) == len(set(per_memory))  # at most one archive each
+    policy = LifecyclePolicy()
+    for t in plan1:
+        if isinstance(t, SetPriority):
+            assert 0 < t.priority <= 1
+    assert policy.decay_factor == 0.95

@@ -1,0 +1,264 @@
+"""Dreams, expiration and restore on real files and a real store (LanceDB in a temp folder).
+
+The embedder is the token-hash fake (conftest): consolidation decides by content hash,
+character bigrams, type, subject and negation, not by meaning.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import threading
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime, timedelta
+from http.server import BaseHTTPRequestHandler, HTTPServer
+from pathlib import Path
+
+import pytest
+from daemon_harness import snapshot, write_memory
+
+from ccb.parse import parse_note
+from config.errors import DreamGuardError, LockError
+from daemon.app import App
+from daemon.dream import DreamLock, SessionLog
+
+Builder = Callable[..., tuple[App, object]]
+NOW = datetime.now(UTC)
+
+
+@pytest.fixture
+def planted(vault: Path, make_app: Builder) -> tuple[App, dict[str, str]]:
+    paths = {
+        "exact_old": write_memory(vault, "uses-pnpm", "Use pnpm for installs.",
+                                  subject="tools.pm", days_old=10),
+        "exact_new": write_memory(vault, "pnpm-again", "use **pnpm** for installs",
+                                  subject="tools.pm", days_old=2),
+        "near_old": write_memory(vault, "linter", "Run the linter before every commit.",
+                                 type="project", subject="lint", days_old=9),
+        "near_new": write_memory(vault, "linter-why",
+                                 "Run the linter before every commit. It catches typos.",
+                                 type="project", subject="lint", days_old=3),
+        "old_value": write_memory(vault, "api-timeout", "The payments API timeout is 30s.",
+                                  type="project", subject="api.timeout", days_old=8),
+        "new_value": write_memory(vault, "api-timeout-now", "The payments API timeout is 60s.",
+                                  type="project", subject="api.timeout", days_old=1),
+        "look_editor": write_memory(vault, "dark-editor", "Prefers dark mode in the editor.",
+                                    subject="editor.theme"),
+        "look_term": write_memory(vault, "dark-terminal", "Prefers dark mode in the terminal.",
+                                  subject="terminal.theme"),
+        "stale_project": write_memory(vault, "old-launch", "The spring launch plan.",
+                                      type="project", subject="launch", days_old=200),
+        "reference": write_memory(vault, "design-doc", "The design lives in [[Nowhere Note]].",
+                                  type="reference", subject="design.doc"),
+    }
+    application, _ = make_app(vault)
+    application.sync()
+    return application, paths
+
+
+def test_dry_run_shows_the_plan_as_a_diff_and_changes_nothing(
+    planted: tuple[App, dict[str, str]], vault: Path,
+) -> None:
+    app, paths = planted
+    before = snapshot(vault)
+    report = app.dreamer().dream(dry_run=True)
+    assert snapshot(vault) == before
+    assert not report.applied
+    text = "\n".join(report.plan.changes)
+    assert "Archived [[pnpm-again]]: exact duplicate of [[uses-pnpm]]" in text
+    assert "[[api-timeout]] superseded by [[api-timeout-now]]" in text
+    assert "Archived [[old-launch]]: project inactive" in text
+    assert "Marked links of [[design-doc]] broken: `Nowhere Note`" in text
+    assert "+status: archived" in report.plan.diff
+    assert f"--- a/{paths['exact_new']}" in report.plan.diff
+
+
+def test_dream_consolidates_loses_nothing_and_writes_the_diary_once(
+    planted: tuple[App, dict[str, str]], vault: Path,
+) -> None:
+    app, paths = planted
+    before = snapshot(vault)
+    report = app.dreamer().dream()
+    after = snapshot(vault)
+    assert set(before) <= set(after)  # a dream never deletes a file
+
+    def status(key: str) -> str | None:
+        return parse_note(paths[key], after[paths[key]]).memory.status  # type: ignore[union-attr]
+
+    assert status("exact_new") == "archived" and status("exact_old") is None
+    assert status("near_new") == "archived"
+    keeper = parse_note(paths["near_old"], after[paths["near_old"]])
+    assert "It catches typos." in keeper.body  # the newer sentence is kept in the keeper
+    assert keeper.memory.version == 2  # type: ignore[union-attr]
+    assert status("old_value") == "archived" and status("new_value") is None
+    new_value = parse_note(paths["new_value"], after[paths["new_value"]])
+    assert new_value.memory.supersedes == ("api-timeout",)  # type: ignore[union-attr]
+    assert status("look_editor") is None and status("look_term") is None
+    assert status("stale_project") == "archived"
+    reference = parse_note(paths["reference"], after[paths["reference"]])
+    assert reference.properties["broken_links"] == ["Nowhere Note"]
+    # Outside the keys it changes, a file is byte for byte what it was.
+    assert after[paths["exact_new"]].startswith(before[paths["exact_new"]][:30])
+    assert before[paths["exact_new"]].split(b"---\n", 2)[2] == \
+        after[paths["exact_new"]].split(b"---\n", 2)[2]
+
+    diary = after["Memory/DREAMS.md"].decode()
+    assert diary.startswith("# Dream diary")
+    assert "[[pnpm-again]]" in diary and "[[uses-pnpm]]" in diary
+    index = after["Memory/MEMORY.md"].decode()
+    assert "pnpm-again.md" not in index and "uses-pnpm.md" in index
+    assert index.count("\n") <= 200 and len(index.encode()) <= 25_000
+    assert report.plan.counts["added"] == report.plan.counts["memories"]
+
+    # Every change is a version with origin "dream".
+    history = app.history().history(paths["exact_new"])
+    assert history[-1].origin == "dream"
+
+    # A second dream with nothing changed: nothing written, no new diary entry.
+    again = app.dreamer().dream()
+    assert again.plan.empty and again.written == () and not again.diary
+    assert again.plan.counts["skipped"] == again.plan.counts["memories"]
+    assert snapshot(vault) == after
+
+
+def test_restore_brings_an_archived_memory_back(
+    planted: tuple[App, dict[str, str]], vault: Path,
+) -> None:
+    app, paths = planted
+    app.dreamer().dream()
+    rel = paths["exact_new"]
+    assert app.dreamer().restore(rel)
+    note = parse_note(rel, (vault / rel).read_bytes())
+    assert note.memory.status is None  # type: ignore[union-attr]
+    assert not {"archived", "archived_reason", "merged_into"} & set(note.properties)
+    assert not app.dreamer().restore(rel)  # not archived any more
+
+
+def test_a_dream_that_changes_too_much_asks_first(
+    planted: tuple[App, dict[str, str]], vault: Path, make_app: Builder,
+) -> None:
+    app, _ = make_app(vault, **{"dream.max_change_share": 0.05, "dream.max_change_free": 2})
+    before = snapshot(vault)
+    with pytest.raises(DreamGuardError, match="--force"):
+        app.dreamer().dream()
+    assert snapshot(vault) == before
+    assert app.dreamer().dream(force=True).written
+
+
+def test_expire_applies_the_lifecycle_only(
+    planted: tuple[App, dict[str, str]], vault: Path,
+) -> None:
+    app, paths = planted
+    report = app.dreamer().dream(consolidate=False)
+    assert not report.plan.consolidation
+    after = snapshot(vault)
+    assert b"status: archived" in after[paths["stale_project"]]
+    assert b"status: archived" not in after[paths["exact_new"]]
+    # The next dream still sees the duplicates as new (an expiry is not a dream).
+    assert app.dreamer().plan().consolidation
+
+
+def test_search_hides_archived_and_expired_memories_and_counts_recalls(
+    planted: tuple[App, dict[str, str]], vault: Path,
+) -> None:
+    app, paths = planted
+    write_memory(vault, "old-promo", "The winter promo code banner.", type="project",
+                 subject="promo", expires=(NOW - timedelta(days=3)).date())
+    app.sync()
+    app.dreamer().dream()
+    hits = {h.path for h in app.search("pnpm installs", limit=10)}
+    assert paths["exact_old"] in hits and paths["exact_new"] not in hits
+    assert paths["exact_new"] in {h.path for h in app.search("pnpm installs", limit=10,
+                                                               include_hidden=True)}
+    assert "Memory/old-promo.md" not in {h.path for h in app.search("winter promo banner")}
+    assert (vault / "Memory/old-promo.md").exists()  # expired: hidden, kept on disk
+    keeper_id = parse_note(paths["near_old"], (vault / paths["near_old"]).read_bytes()
+                           ).memory.id  # type: ignore[union-attr]
+    for query in ("linter before commit", "run the linter", "typos before a commit"):
+        app.search(query, limit=10)
+    first = app.recalls.stats()[keeper_id]
+    app.search("Run the  LINTER", limit=10)  # the same query again (case, spacing)
+    second = app.recalls.stats()[keeper_id]
+    assert second.count == first.count + 1
+    assert second.distinct_queries == first.distinct_queries >= 3
+    plan = app.dreamer().plan()
+    assert any(type(t).__name__ == "Promote" and t.id == keeper_id for t in plan.lifecycle)
+
+
+# --------------------------------------------------------------------------- lock, sessions
+
+
+def test_dream_lock_refuses_a_live_holder_and_takes_over_a_stale_one(tmp_path: Path) -> None:
+    held = DreamLock(tmp_path, timedelta(hours=1))
+    held.acquire()
+    with pytest.raises(LockError, match=f"pid {os.getpid()}"):
+        DreamLock(tmp_path, timedelta(hours=1)).acquire()
+    held.release()
+    # A dead holder's lock: taken over.
+    (tmp_path / "dream.lock").write_text(
+        json.dumps({"pid": 999999999, "host": socket.gethostname(), "token": "x",
+                    "started": "2026-11-30T00:00:00+00:00",
+                    "expires": "2999-01-01T00:00:00+00:00"}))
+    DreamLock(tmp_path, timedelta(hours=1)).acquire()
+    # An expired lock from another host: taken over.
+    (tmp_path / "dream.lock").write_text(
+        '{"pid": 1, "host": "elsewhere", "token": "x", "started": "2020-01-01T00:00:00+00:00",'
+        ' "expires": "2020-01-01T01:00:00+00:00"}')
+    DreamLock(tmp_path, timedelta(hours=1)).acquire()
+
+
+def test_sessions_come_from_mcp_edit_bursts_and_transcripts(tmp_path: Path) -> None:
+    log = SessionLog(tmp_path)
+    start = datetime(2026, 11, 30, 8, 0, tzinfo=UTC)
+    log.record("mcp", start)
+    log.record("mcp", start + timedelta(hours=1))
+    for minutes in (0, 5, 10, 120, 125, 400):  # three bursts with a 30-minute idle gap
+        log.record("edit", start + timedelta(minutes=minutes))
+    transcripts = tmp_path / "claude" / "projects" / "p1"
+    transcripts.mkdir(parents=True)
+    (transcripts / "old.jsonl").write_text("{}\n")
+    os.utime(transcripts / "old.jsonl", (0, start.timestamp() - 3600))
+    (transcripts / "new.jsonl").write_text("{}\n")
+    count = log.count(start - timedelta(minutes=1),
+                      transcripts=str(tmp_path / "claude/projects/*/*.jsonl"),
+                      idle_gap=timedelta(minutes=30))
+    assert (count.mcp, count.edit_bursts, count.transcripts, count.total) == (2, 3, 1, 6)
+    later = log.count(start + timedelta(minutes=200), transcripts="", idle_gap=timedelta(30))
+    assert later.total == 1
+
+
+# --------------------------------------------------------------------------- URL checks
+
+
+@pytest.fixture
+def link_server() -> Iterator[str]:
+    """A loopback HTTP server: 200 for /ok, 404 for anything else (stands in for the web)."""
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_HEAD(self) -> None:
+            self.send_response(200 if self.path == "/ok" else 404)
+            self.end_headers()
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = HTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+
+
+def test_reference_urls_are_checked_with_head_only_when_enabled(
+    vault: Path, make_app: Builder, link_server: str,
+) -> None:
+    rel = write_memory(vault, "api-docs", f"Docs: {link_server}/ok and {link_server}/gone",
+                       type="reference", subject="api.docs")
+    off, _ = make_app(vault)
+    off.sync()
+    assert not off.dreamer().plan(consolidate=False).lifecycle  # URLs not checked by default
+    on, _ = make_app(vault, **{"lifecycle.check_urls": True})
+    on.dreamer().dream(consolidate=False)
+    note = parse_note(rel, (vault / rel).read_bytes())
+    assert note.properties["broken_links"] == [f"{link_server}/gone"]
