@@ -32,11 +32,12 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from typing import TypeAlias
 
 from ccb.model import MemoryType
+from magma.recalls import RecallStats
 
 __all__ = [
     "ARCHIVED",
@@ -74,19 +75,6 @@ _RULE_WORDS = re.compile(
 
 
 @dataclass(frozen=True, slots=True)
-class RecallStats:
-    """How often a memory was handed to a caller (kept in MAGMA, never in the file).
-
-    ``count``: recalls; ``distinct_queries``: different query texts among them;
-    ``last``: the latest recall (aware datetime) or ``None``.
-    """
-
-    count: int = 0
-    distinct_queries: int = 0
-    last: datetime | None = None
-
-
-@dataclass(frozen=True, slots=True)
 class LifecycleMemory:
     """One memory as the lifecycle policy sees it.
 
@@ -112,7 +100,7 @@ class LifecycleMemory:
     priority: float | None = None
     broken_links: tuple[str, ...] = ()
     unreachable: tuple[str, ...] | None = None
-    recall: RecallStats = RecallStats()
+    recall: RecallStats = field(default_factory=RecallStats)
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,7 +5,7 @@ user's file. One LanceDB table ``recalls`` in the store (shared by every device,
 version history), one row per memory per answer: ``memory_id``, ``query_hash`` (SHA-256 hex of
 the case-folded, whitespace-collapsed query: the query text itself is not kept), ``at``
 (UTC, microseconds), ``device``. :meth:`RecallLog.stats` folds the rows into
-:class:`consistency.lifecycle.RecallStats` (count, distinct queries, last recall), which the
+:class:`RecallStats` (count, distinct queries, last recall), which the
 lifecycle policy reads for promotion and decay.
 """
 
@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Collection
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -20,11 +21,23 @@ import lancedb
 import pyarrow as pa
 
 from config.errors import StoreError
-from consistency.lifecycle import RecallStats
 
-__all__ = ["RecallLog", "query_hash"]
+__all__ = ["RecallLog", "RecallStats", "query_hash"]
 
 _TABLE = "recalls"
+
+
+@dataclass(frozen=True, slots=True)
+class RecallStats:
+    """How often a memory was handed to a caller.
+
+    ``count``: recalls; ``distinct_queries``: different query texts among them;
+    ``last``: the latest recall (aware datetime) or ``None``.
+    """
+
+    count: int = 0
+    distinct_queries: int = 0
+    last: datetime | None = None
 
 
 def _schema() -> pa.Schema:
