@@ -31,7 +31,8 @@ import hashlib
 import json
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -81,8 +82,20 @@ _ORIGINS_FILE = "origins.json"
 #: watcher, or the writing process itself) records the version within moments; a day covers a
 #: daemon that was down.
 ORIGIN_WINDOW_S = 86_400.0
-_ORIGINS_MAX = 4096
+_ORIGINS_MAX = 16_384
+#: In :meth:`NoteWriter.batch`, the origins are saved after this many writes (and at the end):
+#: another process learns of a batch write's origin at most this many writes late.
+BATCH_SAVE_EVERY = 100
 _HEALED = "an editor saved over dreamd's write; both edits merged"
+
+
+def _prune_journal(journal: dict[str, list[dict[str, object]]], now: float) -> None:
+    """Drop journal entries older than :data:`HEAL_WINDOW_S` (in place)."""
+    for path in list(journal):
+        journal[path] = [e for e in journal[path]
+                         if now - float(str(e.get("at", 0))) <= HEAL_WINDOW_S]
+        if not journal[path]:
+            del journal[path]
 
 
 def _merged(change: str) -> str:
@@ -139,7 +152,10 @@ class NoteWriter:
         self._last_stamp: datetime | None = None
         self._process_lock = filelock.FileLock(lock_dir / "writer.lock",
                                                timeout=WRITER_LOCK_TIMEOUT_S)
-        self._thread_lock = threading.Lock()
+        self._thread_lock = threading.RLock()
+        self._held: dict[str, object] | None = None  # journal and origins during batch()
+        self._held_writes = 0
+        self._journal_writes = True
         self._on_written = on_written
         self._clock = clock
 
@@ -158,7 +174,7 @@ class NoteWriter:
 
     def write(
         self, rel_path: str, data: bytes, *, base: bytes | None, origin: str = "api",
-        change: str = "", restores: bool = False,
+        change: str = "", restores: bool = False, heal: bool = True,
     ) -> WriteOutcome:
         """Write ``data`` at ``rel_path``, based on ``base`` (``None``: the file is new).
 
@@ -168,6 +184,9 @@ class NoteWriter:
         version restored byte for byte (a rollback), so its ``updated:`` stamp is an old one
         and the lost-update repair, which reads stamps, would take the user's next edit of it
         for an editor's stale buffer: the path's journal is cleared instead of extended.
+        ``heal=False``: the write is not journaled for the lost-update repair (a dream's
+        status-only edits, thousands at a time: an editor's stale save over one undoes it, the
+        next dream does it again, and nothing anyone wrote is lost).
 
         Same bytes on disk → ``unchanged``; file still equal to ``base`` (or absent when
         ``base`` is ``None``) → atomic replace; changed meanwhile → merge, else conflict copy.
@@ -178,7 +197,11 @@ class NoteWriter:
         the vault, ``OSError`` for I/O failures (the file is left as it was).
         """
         with self._thread_lock, self._process_lock:
-            outcome = self._write_locked(rel_path, data, base=base, tag=(origin, change))
+            self._journal_writes = heal
+            try:
+                outcome = self._write_locked(rel_path, data, base=base, tag=(origin, change))
+            finally:
+                self._journal_writes = True
             if restores:
                 self._drop_journal(rel_path)
             return outcome
@@ -426,7 +449,53 @@ class NoteWriter:
             return str(found[0]), str(found[1])
         return None
 
+    @contextmanager
+    def batch(self) -> Iterator[None]:
+        """Many writes (a dream's) under one hold of the writer lock. The recent-writes
+        journal and the origins are kept in memory and saved every :data:`BATCH_SAVE_EVERY`
+        writes and at the end, instead of being read and rewritten whole by each write (which
+        made n writes cost O(n²)). Other processes wait for the writer lock meanwhile, as they
+        wait for one write."""
+        with self._thread_lock, self._process_lock:
+            if self._held is not None:
+                yield  # already in a batch
+                return
+            self._held = {"journal": self._load_journal(), "origins": self._load_origins()}
+            self._held_writes = 0
+            try:
+                yield
+            finally:
+                held, self._held = self._held, None
+                self._flush(held)
+
+    def _flush(self, held: dict[str, object]) -> None:
+        origins, journal = held["origins"], held["journal"]
+        assert isinstance(origins, dict) and isinstance(journal, dict)
+        _prune_journal(journal, time.time())
+        self._save_origins(origins)
+        held_now, self._held = self._held, None  # save for real
+        try:
+            self._save_journal(journal)
+        finally:
+            self._held = held_now
+
+    def _count_held_write(self) -> None:
+        """In a batch, save the origins now and then (the daemon's indexer reads them to
+        name who wrote a file); the journal is read only under the writer lock, which the
+        batch holds, so it is saved once at the end."""
+        if self._held is None:
+            return
+        self._held_writes += 1
+        if self._held_writes % BATCH_SAVE_EVERY == 0:
+            origins = self._held["origins"]
+            assert isinstance(origins, dict)
+            self._save_origins(origins)
+
     def _load_origins(self) -> dict[str, object]:
+        if self._held is not None:
+            held = self._held["origins"]
+            assert isinstance(held, dict)
+            return held
         try:
             data = json.loads((self._journal / _ORIGINS_FILE).read_text(encoding="utf-8"))
         except (OSError, ValueError):
@@ -435,10 +504,16 @@ class NoteWriter:
 
     def _note_origin(self, data: bytes, tag: tuple[str, str]) -> None:
         origins = self._load_origins()
+        origins[sha256_hex(data)] = [tag[0], tag[1], time.time()]
+        if self._held is None:
+            self._save_origins(origins)
+
+    def _save_origins(self, origins: dict[str, object]) -> None:
+        """Write the origins of the last :data:`ORIGIN_WINDOW_S` (at most
+        :data:`_ORIGINS_MAX`, newest kept)."""
         now = time.time()
         kept = {k: v for k, v in origins.items() if isinstance(v, list) and len(v) == 3
                 and now - float(v[2]) <= ORIGIN_WINDOW_S}
-        kept[sha256_hex(data)] = [tag[0], tag[1], now]
         if len(kept) > _ORIGINS_MAX:
             kept = dict(sorted(kept.items(), key=lambda kv: float(kv[1][2]))[-_ORIGINS_MAX:])
         text = json.dumps(kept, ensure_ascii=False, indent=1) + "\n"
@@ -454,24 +529,25 @@ class NoteWriter:
         is kept (at most :data:`_JOURNAL_PER_FILE` per file): an editor's buffer may predate
         several of them, and each must come back."""
         self._note_origin(data, tag)
+        if not self._journal_writes:
+            self._count_held_write()
+            return
         journal = self._load_journal()
         now = time.time()
-        for path in list(journal):
-            journal[path] = [e for e in journal[path]
-                             if now - float(str(e.get("at", 0))) <= HEAL_WINDOW_S]
-            if not journal[path]:
-                del journal[path]
+        if self._held is None:  # a batch prunes once, when it saves
+            _prune_journal(journal, now)
         if any(line.startswith("updated:") for line in _lines(data)):
             for blob in (based_on, data):
                 if blob is not None:
                     stored = self._journal / sha256_hex(blob)
                     if not stored.exists():
-                        write_bytes_atomic(stored, blob, durable=False)
+                        write_bytes_atomic(stored, blob, mode=0o600, durable=False)
             entries = journal.setdefault(rel_path, [])
             entries.append({"base": sha256_hex(based_on) if based_on is not None else None,
                             "ours": sha256_hex(data), "at": now})
             del entries[:-_JOURNAL_PER_FILE]
         self._save_journal(journal)
+        self._count_held_write()
 
     def _blob(self, digest: str) -> bytes | None:
         try:
@@ -480,6 +556,10 @@ class NoteWriter:
             return None
 
     def _load_journal(self) -> dict[str, list[dict[str, object]]]:
+        if self._held is not None:
+            held = self._held["journal"]
+            assert isinstance(held, dict)
+            return held
         try:
             data = json.loads((self._journal / _JOURNAL_FILE).read_text(encoding="utf-8"))
         except (OSError, ValueError):
@@ -489,6 +569,10 @@ class NoteWriter:
         return {k: v for k, v in data.items() if isinstance(v, list)}
 
     def _save_journal(self, journal: dict[str, list[dict[str, object]]]) -> None:
+        if self._held is not None and self._held["journal"] is not journal:
+            self._held["journal"] = journal
+        if self._held is not None:
+            return  # saved by _flush
         text = json.dumps(journal, ensure_ascii=False, indent=1) + "\n"
         write_bytes_atomic(self._journal / _JOURNAL_FILE, text.encode("utf-8"), durable=False)
         keep = {str(e.get(k)) for entries in journal.values() for e in entries

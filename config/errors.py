@@ -26,6 +26,7 @@ Tree::
     ├── MemoryNotFoundError    no memory (visible to the caller) has that id or name
     ├── VersionNotFoundError   a memory has no version with that number
     ├── ConflictNotFoundError  no open conflict for that memory
+    ├── LlmError               the LLM endpoint failed; the caller falls back
     └── DreamGuardError        a dream would change too many memories; nothing changed
 """
 
@@ -40,6 +41,7 @@ __all__ = [
     "EmbeddingError",
     "FrontmatterEditError",
     "InvalidOwnerError",
+    "LlmError",
     "LockError",
     "MassDeleteError",
     "MemoryNotFoundError",
@@ -126,6 +128,11 @@ class ConflictNotFoundError(DreamdError):
     """No open conflict for that memory (``dreamd conflicts resolve``)."""
 
 
+class LlmError(DreamdError):
+    """The configured LLM endpoint failed (unreachable, timeout, HTTP error, malformed
+    reply); callers fall back to the path without an LLM."""
+
+
 class DreamGuardError(DreamdError):
     """A dream would change more than ``dream.max_change_share`` of the memories; nothing
     was changed (``dreamd dream --force`` proceeds)."""
@@ -147,6 +154,7 @@ EXIT_CODES: tuple[tuple[type[DreamdError], int], ...] = (
     (FrontmatterEditError, 8),
     (StaleWriteError, 10),
     (DreamGuardError, 11),
+    (LlmError, 12),
     (DreamdError, 2),
 )
 

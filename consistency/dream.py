@@ -10,7 +10,9 @@ since the last dream *and* at least ``min_sessions`` sessions happened since; fo
 **Consolidation** (:func:`plan_consolidation`), over the *current* memories (not archived,
 superseded or expired), grouped by owner and type — one person's fact never closes another's:
 
-1. *Exact duplicates*: the same normalised content hash. The oldest (``created``, then id)
+1. *Exact duplicates*: the same normalised content hash, type and subject (the same words
+   about two subjects — "dark mode" for the editor and for the terminal — are two facts).
+   The oldest (``created``, then id)
    is kept; each other one is archived with ``merged_into`` the keeper. Nothing of it is lost:
    its text equals the keeper's up to case, spacing and emphasis.
 2. *Near-duplicates*: within the same type and subject, each memory is decided against the
@@ -176,8 +178,9 @@ def _groups(memories: Iterable[DreamMemory]) -> tuple[
     by_hash: dict[tuple[str, str, str], list[DreamMemory]] = defaultdict(list)
     by_subject: dict[tuple[str, str, str], list[DreamMemory]] = defaultdict(list)
     for memory in memories:
-        by_hash[(_owner_key(memory.owner), memory.type, memory.content_hash)].append(memory)
         subject = _subject_key(memory.subject)
+        by_hash[(_owner_key(memory.owner), f"{memory.type}/{subject or ''}",
+                 memory.content_hash)].append(memory)
         if subject is not None:
             by_subject[(_owner_key(memory.owner), memory.type, subject)].append(memory)
     return by_hash, by_subject
@@ -225,7 +228,26 @@ def plan_consolidation(memories: Sequence[DreamMemory]) -> list[Consolidation]:
         if len(group) < 2 or not any(m.changed for m in group):
             continue
         actions.extend(_plan_group(group))
-    return actions
+    return _final_keepers(actions)
+
+
+def _final_keepers(actions: list[Consolidation]) -> list[Consolidation]:
+    """An exact duplicate's keeper that the near-duplicate step then merged into an older
+    memory: point the exact duplicate at that final keeper (no chain of merges)."""
+    into = {a.duplicate_id: a for a in actions if isinstance(a, MergeDuplicate)}
+    out: list[Consolidation] = []
+    for action in actions:
+        if isinstance(action, MergeDuplicate) and action.kind == "exact":
+            final = action
+            seen = {action.duplicate_id}
+            while final.keeper_id in into and final.keeper_id not in seen:
+                seen.add(final.keeper_id)
+                final = into[final.keeper_id]
+            if final is not action:
+                action = replace(action, keeper_id=final.keeper_id,
+                                 keeper_path=final.keeper_path)
+        out.append(action)
+    return out
 
 
 def _plan_group(group: Sequence[DreamMemory]) -> list[Consolidation]:

@@ -14,8 +14,11 @@ the one writer. Nothing here deletes: archive is a status (``status: archived``)
   only when enabled); the unreachable ones are recorded in ``broken_links`` — the memory is
   not archived for that. Old and unimportant (never recalled, neither edited nor recalled for
   :attr:`LifecyclePolicy.reference_unused_days`) → archived.
-- ``feedback``: never expires; its ``priority`` decays ×``decay_factor`` per whole
-  ``decay_period_days`` since it was last edited or recalled (1.0 right after).
+- ``feedback``: never expires; its priority decays ×``decay_factor`` per whole
+  ``decay_period_days`` since it was last edited or recalled (1.0 right after):
+  :func:`feedback_priority`. The priority is computed where it is used (ranking), never
+  written: a decay that rewrote every feedback file each period would flood the user's vault,
+  its sync and the version history with edits nobody made.
 - Recalled in at least :attr:`LifecyclePolicy.promote_min_distinct_queries` distinct queries
   → promoted to the resident set (``resident: true``); a memory the dream promoted that has not
   been recalled for :attr:`LifecyclePolicy.demote_after_days` → demoted.
@@ -48,8 +51,9 @@ __all__ = [
     "MarkBroken",
     "Promote",
     "RecallStats",
-    "SetPriority",
     "Transition",
+    "decayed_priority",
+    "feedback_priority",
     "has_rule_force",
     "is_archived",
     "is_hidden",
@@ -81,7 +85,7 @@ class LifecycleMemory:
     ``status`` is the frontmatter ``status`` (``None`` when absent); ``resident`` is
     ``resident: true`` in the frontmatter (set by a promotion); ``rule`` is the caller's
     :func:`has_rule_force` of a feedback memory's text. Dates may be dates or aware
-    datetimes. ``priority`` is the frontmatter value (``None``: never decayed, i.e. 1.0).
+    datetimes.
     ``broken_links`` is what the file records; ``unreachable`` is what the caller's link
     check found now (``None``: not checked this time, keep the record).
     """
@@ -97,7 +101,6 @@ class LifecycleMemory:
     updated: datetime | date | None = None
     valid_to: datetime | date | None = None
     expires: datetime | date | None = None
-    priority: float | None = None
     broken_links: tuple[str, ...] = ()
     unreachable: tuple[str, ...] | None = None
     recall: RecallStats = field(default_factory=RecallStats)
@@ -121,11 +124,14 @@ class LifecyclePolicy:
 
 @dataclass(frozen=True, slots=True)
 class Archive:
-    """Set ``status: archived`` (with the date and ``reason``); undone by ``dreamd restore``."""
+    """Set ``status: archived`` (with the date and ``code``); undone by ``dreamd restore``.
+    ``reason`` is the sentence for the diary; ``code`` the short one written in the file
+    (``superseded``, ``project done``, ``project inactive``, ``reference unused``)."""
 
     id: str
     path: str
     reason: str
+    code: str = "archived"
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,15 +141,6 @@ class MarkBroken:
     id: str
     path: str
     links: tuple[str, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class SetPriority:
-    """Set a feedback memory's ``priority`` (in ``(0, 1]``, three decimals)."""
-
-    id: str
-    path: str
-    priority: float
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,7 +162,7 @@ class Demote:
 
 
 #: The closed set of lifecycle transitions.
-Transition: TypeAlias = Archive | MarkBroken | SetPriority | Promote | Demote
+Transition: TypeAlias = Archive | MarkBroken | Promote | Demote
 
 
 def has_rule_force(text: str) -> bool:
@@ -229,6 +226,16 @@ def decayed_priority(idle_days: float, policy: LifecyclePolicy) -> float:
     return max(0.001, round(policy.decay_factor ** periods, 3))
 
 
+def feedback_priority(memory: LifecycleMemory, now: datetime,
+                      policy: LifecyclePolicy | None = None) -> float:
+    """A feedback memory's priority at ``now``: :func:`decayed_priority` of the days since it
+    was last edited or recalled; 1.0 for an L2 rule, a pinned memory and any other type."""
+    if memory.type != "feedback" or memory.rule or memory.pinned:
+        return 1.0
+    idle = _idle_days(memory, now)
+    return 1.0 if idle is None else decayed_priority(idle, policy or LifecyclePolicy())
+
+
 def _untouchable(memory: LifecycleMemory) -> bool:
     return memory.type == "user" or memory.pinned or (memory.type == "feedback" and memory.rule)
 
@@ -240,15 +247,17 @@ def _transitions(memory: LifecycleMemory, now: datetime, policy: LifecyclePolicy
     today = now.astimezone(UTC).date()
     idle = _idle_days(memory, now)
     if memory.valid_to is not None and _day(memory.valid_to) <= today:
-        yield Archive(memory.id, memory.path, f"superseded on {_day(memory.valid_to)}")
+        yield Archive(memory.id, memory.path, f"superseded on {_day(memory.valid_to)}",
+                      "superseded")
         return
     if memory.type == "project":
         if (memory.status or "").strip().casefold() == "done":
-            yield Archive(memory.id, memory.path, "project done")
+            yield Archive(memory.id, memory.path, "project done", "project done")
             return
         if idle is not None and idle >= policy.project_inactive_days:
             yield Archive(memory.id, memory.path,
-                          f"project inactive for {int(idle)} days (no edit or recall)")
+                          f"project inactive for {int(idle)} days (no edit or recall)",
+                          "project inactive")
             return
     if memory.type == "reference":
         if memory.unreachable is not None and (
@@ -257,12 +266,9 @@ def _transitions(memory: LifecycleMemory, now: datetime, policy: LifecyclePolicy
         if (memory.recall.count == 0 and not memory.resident and idle is not None
                 and idle >= policy.reference_unused_days):
             yield Archive(memory.id, memory.path,
-                          f"reference unused for {int(idle)} days and never recalled")
+                          f"reference unused for {int(idle)} days and never recalled",
+                          "reference unused")
             return
-    if memory.type == "feedback" and idle is not None:
-        priority = decayed_priority(idle, policy)
-        if priority != (memory.priority if memory.priority is not None else 1.0):
-            yield SetPriority(memory.id, memory.path, priority)
     last_recall = _moment(memory.recall.last)
     if not memory.resident:
         if memory.recall.distinct_queries >= policy.promote_min_distinct_queries and (

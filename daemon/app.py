@@ -31,10 +31,13 @@ from config import (
     store_uri,
 )
 from config.errors import ConfigError, DreamdError, LockError, MemoryNotFoundError, VaultError
+from consistency.dream import dream_due
 from consistency.lifecycle import LifecyclePolicy, RecallStats, is_hidden
+from consistency.synthesis import ExtractedFact
 from daemon.check import ConsistencyService
-from daemon.dream import DreamRunner, SessionCount, SessionLog
+from daemon.dream import DreamRunner, SessionCount, SessionLog, last_dream, read_state
 from daemon.history import HistoryService, VersionRecorder, memory_key
+from daemon.llm import ChatClient
 from daemon.lock import DaemonLock, current_holder
 from daemon.memories import INDEX_FILE, MemoryService, index_fingerprint
 from daemon.status import (
@@ -228,7 +231,7 @@ class App:
     def session_count(self) -> SessionCount:
         """Sessions since the last dream."""
         cfg = self.settings.dream
-        return self.sessions.count(self.dreamer().last_dream(), transcripts=cfg.transcripts,
+        return self.sessions.count(last_dream(self.state_dir), transcripts=cfg.transcripts,
                                    idle_gap=timedelta(minutes=cfg.edit_idle_gap_minutes))
 
     def dreamer(self, index: Callable[[Collection[str]], bool] | None = None,
@@ -265,7 +268,25 @@ class App:
             max_change_share=cfg.max_change_share, max_change_free=cfg.max_change_free,
             lock_ttl=timedelta(minutes=cfg.lock_ttl_minutes), check_urls=life.check_urls,
             url_timeout_s=life.url_timeout_s, clock=clock or (lambda: datetime.now(UTC)),
+            llm=self.chat_client(), remember=self._remember_extracted,
+            transcripts=cfg.transcripts,
         )
+
+    def chat_client(self) -> ChatClient | None:
+        """The configured LLM endpoint, or ``None`` while ``llm.enabled`` is off."""
+        cfg = self.settings.llm
+        if not cfg.enabled or not cfg.model:
+            return None
+        return ChatClient(cfg.base_url, cfg.model, timeout_s=cfg.timeout_s)
+
+    def _remember_extracted(self, fact: ExtractedFact) -> tuple[str, str]:
+        """Keep a fact a dream extracted from a transcript, through the write path."""
+        service = self.memories()
+        service.origin = "dream"
+        result = service.remember(fact.body, type=fact.type, name=fact.name or None,
+                                  description=fact.description or None, subject=fact.subject,
+                                  source="dream")
+        return result.path, result.action
 
     def _require_vault(self, action: str) -> None:
         if not self.vault_root.is_dir():
@@ -509,8 +530,23 @@ class App:
             counts=counts,
             problems=tuple(last.get("problems", [])) if last else (),
             conflict_copies=tuple(last.get("conflict_copies", [])) if last else (),
-            daemon=daemon,
+            daemon=daemon, dream=self._dream_status(),
         )
+
+    def _dream_status(self) -> dict[str, object]:
+        """The last dream and whether the next is due (for ``dreamd status``)."""
+        cfg = self.settings.auto_dream
+        sessions = self.session_count()
+        gate = dream_due(last_dream=last_dream(self.state_dir), sessions=sessions.total,
+                         now=datetime.now(UTC),
+                         min_hours=cfg.time_gate.min_hours_between_dream,
+                         max_hours=cfg.time_gate.max_hours_between_dream,
+                         min_sessions=cfg.session_gate.min_sessions_for_dream)
+        state = read_state(self.state_dir)
+        return {"last": state.get("last_dream"), "counts": state.get("counts"),
+                "auto": cfg.enabled, "due": gate.due, "reason": gate.reason,
+                "sessions": {"mcp": sessions.mcp, "transcripts": sessions.transcripts,
+                             "edit_bursts": sessions.edit_bursts}}
 
 
 def _hidden(properties: Mapping[str, object], today: date) -> bool:

@@ -39,13 +39,14 @@ import re
 import socket
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields, replace
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeAlias
 
 import filelock
 import structlog
@@ -53,13 +54,21 @@ from ulid import ULID
 
 from ccb.atomic import write_json_atomic
 from ccb.frontmatter_edit import replace_body, set_properties
-from ccb.memory_file import content_hash_normalised
+from ccb.memory_file import NewMemory, content_hash_normalised, memory_path, render_memory
 from ccb.memory_index import IndexEntry, build_memory_index
 from ccb.model import MemoryType, Note, PropertyValue
 from ccb.parse import detect_conflict_copy, parse_note
 from ccb.scan import read_note_bytes
 from ccb.writer import NoteWriter, sha256_hex
-from config.errors import DreamdError, DreamGuardError, LockError, MemoryNotFoundError
+from config.errors import (
+    DreamdError,
+    DreamGuardError,
+    FrontmatterEditError,
+    LlmError,
+    LockError,
+    MemoryNotFoundError,
+    StaleWriteError,
+)
 from consistency.dream import (
     Consolidation,
     DreamMemory,
@@ -80,13 +89,24 @@ from consistency.lifecycle import (
     MarkBroken,
     Promote,
     RecallStats,
-    SetPriority,
     Transition,
     has_rule_force,
     is_archived,
     is_hidden,
     plan_lifecycle,
 )
+from consistency.synthesis import (
+    Candidate,
+    ExtractedFact,
+    dropped_facts,
+    extraction_prompt,
+    parse_extraction,
+    parse_synthesis,
+    pick_clusters,
+    refine_prompt,
+    synthesis_prompt,
+)
+from daemon.llm import ChatClient
 
 __all__ = [
     "DIARY_FILE",
@@ -97,6 +117,8 @@ __all__ = [
     "SessionCount",
     "SessionLog",
     "index_entries",
+    "last_dream",
+    "read_state",
 ]
 
 log = structlog.get_logger("dreamd.dream")
@@ -119,8 +141,16 @@ SESSIONS_KEPT = 10_000
 #: Most URL checks run at once when ``lifecycle.check_urls`` is on.
 URL_CHECK_WORKERS = 8
 #: Properties a dream writes to archive a memory; ``dreamd restore`` removes them.
-ARCHIVE_KEYS = ("archived", "archived_reason", "merged_into", "status_before")
+ARCHIVE_KEYS = ("archived", "archived_reason", "merged_into", "superseded_by", "status_before")
 
+#: Most memories the Refiner restates per dream (dreamd's choice: one LLM call each).
+REFINE_MAX = 8
+#: Most transcripts the Extractor reads per dream, and the characters read from the end of
+#: each (dreamd's choice: a long session's tail fits a small local model's context).
+EXTRACT_MAX_FILES = 5
+EXTRACT_MAX_CHARS = 20_000
+_WHY_RE = re.compile(r"^\W*\**\s*why\b", re.IGNORECASE | re.MULTILINE)
+_INDEX_LINK_RE = re.compile(r"^- \[.*\]\(([^)\s]+)\)", re.MULTILINE)
 _URL_RE = re.compile(r"https?://[^\s<>()\[\]\"'`]+")
 _INDEX_NAMES = frozenset({"MEMORY.md", DIARY_FILE})
 
@@ -200,6 +230,24 @@ class DreamLock:
             holder = self.holder()
             if holder is not None and holder.get("token") == self._token:
                 self.path.unlink(missing_ok=True)
+
+
+def read_state(state_dir: Path) -> dict[str, Any]:
+    """``<state dir>/dream-state.json`` (``{}`` when there is none or it is unreadable)."""
+    try:
+        data = json.loads((state_dir / STATE_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def last_dream(state_dir: Path) -> datetime | None:
+    """When the last dream of this state folder finished (aware), or ``None``."""
+    stamp = read_state(state_dir).get("last_dream")
+    try:
+        return datetime.fromisoformat(stamp) if isinstance(stamp, str) else None
+    except ValueError:
+        return None
 
 
 def _pid_alive(pid: object) -> bool:
@@ -331,7 +379,6 @@ class _Record:
     updated: str | None
     valid_to: str | None
     expires: str | None
-    priority: float | None
     broken_links: list[str]
     urls: list[str]
     norm_hash: str
@@ -341,9 +388,17 @@ class _Record:
     def changed(self) -> bool:
         return self.seen != self.hash
 
+    def as_json(self) -> dict[str, Any]:
+        """The record as the JSON object kept in ``dream-state.json`` (a shallow copy:
+        ``dataclasses.asdict`` deep-copies and cost a second per 10,000 memories)."""
+        return {name: getattr(self, name) for name in _RECORD_FIELDS}
+
     def hidden(self, today: date) -> bool:
         return is_hidden(status=self.status, valid_to=_when(self.valid_to),
                          expires=_when(self.expires), today=today)
+
+
+_RECORD_FIELDS = tuple(f.name for f in fields(_Record))
 
 
 def _iso(value: object) -> str | None:
@@ -367,7 +422,6 @@ def _record(path: str, note: Note, data: bytes, stat: os.stat_result, seen: str 
     if meta is None:
         return None
     props = note.properties
-    priority = props.get("priority")
     broken = props.get("broken_links")
     body = note.body.strip()
     return _Record(
@@ -378,8 +432,6 @@ def _record(path: str, note: Note, data: bytes, stat: os.stat_result, seen: str 
         rule=meta.type == "feedback" and has_rule_force(f"{meta.description}\n{body}"),
         created=_iso(meta.created), updated=_iso(meta.updated), valid_to=_iso(meta.valid_to),
         expires=_iso(meta.expires),
-        priority=float(priority) if isinstance(priority, int | float)
-        and not isinstance(priority, bool) else None,
         broken_links=[str(x) for x in broken] if isinstance(broken, list) else [],
         urls=sorted(set(_URL_RE.findall(note.body))) if meta.type == "reference" else [],
         norm_hash=content_hash_normalised(body), seen=seen,
@@ -389,7 +441,7 @@ def _record(path: str, note: Note, data: bytes, stat: os.stat_result, seen: str 
 def index_entries(memory_folder: str, memories: Iterable[tuple[str, Mapping[str, Any]]],
                   today: date) -> list[IndexEntry]:
     """``MEMORY.md`` entries of the live memories among ``(path, fields)`` pairs; ``fields``
-    holds ``type name description pinned resident priority status valid_to expires updated``
+    holds ``type name description pinned resident status valid_to expires updated``
     (dates as date/datetime or ISO text). Shared by the dream and ``rebuild_index`` so both
     build the same file."""
     entries = []
@@ -406,12 +458,10 @@ def index_entries(memory_folder: str, memories: Iterable[tuple[str, Mapping[str,
         updated = f.get("updated")
         if isinstance(updated, str):
             updated = _when(updated)
-        priority = f.get("priority")
         entries.append(IndexEntry(
             name=f["name"], file=path.removeprefix(prefix), type=f["type"],
             description=f.get("description") or "", pinned=bool(f.get("pinned")),
             resident=f["type"] in {"user", "feedback"} or f.get("resident") is True,
-            importance=float(priority) if isinstance(priority, int | float) else 1.0,
             updated=updated,
         ))
     return entries
@@ -424,18 +474,29 @@ def index_entries(memory_folder: str, memories: Iterable[tuple[str, Mapping[str,
 class DreamPlan:
     """What a dream (or ``expire``) would do, before it does it.
 
-    ``changes`` are the diary lines (markdown, with wikilinks); ``diff`` is a unified diff of
-    every file the plan writes; ``counts`` holds ``memories`` (read), ``skipped`` (unchanged
-    since the last dream), ``updated``, ``added`` (new since), ``changed_memories`` (files the
-    plan writes) and one count per kind of change.
+    ``changes`` are the diary lines (markdown, with wikilinks); ``edits`` maps each file the
+    plan writes to ``(bytes before, bytes after, change)`` (:attr:`diff` shows them);
+    ``counts`` holds ``memories`` (read), ``skipped`` (unchanged since the last dream),
+    ``updated``, ``added`` (new since), ``changed_memories`` (files the plan writes) and one
+    count per kind of change.
     """
 
     consolidation: tuple[Consolidation, ...]
     lifecycle: tuple[Transition, ...]
     changes: tuple[str, ...]
-    diff: str
     counts: Mapping[str, int]
     share: float
+    edits: Mapping[str, tuple[bytes, bytes, str]] = field(default_factory=dict, repr=False)
+
+    @property
+    def diff(self) -> str:
+        """A unified diff of every file the plan writes (``a/<path>`` → ``b/<path>``)."""
+        return "".join(
+            "".join(difflib.unified_diff(
+                before.decode("utf-8", "replace").splitlines(keepends=True),
+                after.decode("utf-8", "replace").splitlines(keepends=True),
+                fromfile=f"a/{path}", tofile=f"b/{path}"))
+            for path, (before, after, _) in self.edits.items())
 
     @property
     def empty(self) -> bool:
@@ -454,6 +515,21 @@ class DreamReport:
     resumed: int = 0
     indexed: bool | None = None
     timings_ms: Mapping[str, float] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Synthesise:
+    """The deep phase's accepted synthesis: write ``data`` (a whole memory file) as the new
+    memory ``new_path`` and archive ``sources`` into it. Kept in the journal, so a dream killed
+    between the two writes finishes it without asking the model again."""
+
+    new_path: str
+    data: str
+    sources: tuple[str, ...]
+
+
+#: Everything a dream carries out.
+Step: TypeAlias = Consolidation | Transition | Synthesise
 
 
 # --------------------------------------------------------------------------- runner
@@ -479,7 +555,14 @@ class DreamRunner:
         max_change_free: int = 10,
         lock_ttl: timedelta = timedelta(hours=1), check_urls: bool = False,
         url_timeout_s: float = 5.0, clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+        llm: ChatClient | None = None,
+        remember: Callable[[ExtractedFact], tuple[str, str]] | None = None,
+        transcripts: str = "",
     ) -> None:
+        self.llm = llm
+        self._known: Mapping[str, _Record] = {}
+        self._remember = remember
+        self.transcripts = transcripts
         self.writer = writer
         self.root = writer.root
         self.memory_folder = memory_folder.strip("/")
@@ -509,19 +592,11 @@ class DreamRunner:
 
     def state(self) -> dict[str, Any]:
         """``dream-state.json``: ``last_dream`` (ISO), ``last_id``, ``memories`` records."""
-        try:
-            data = json.loads((self.state_dir / STATE_FILE).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return {}
-        return data if isinstance(data, dict) else {}
+        return read_state(self.state_dir)
 
     def last_dream(self) -> datetime | None:
         """When the last dream finished (aware), or ``None``."""
-        stamp = self.state().get("last_dream")
-        try:
-            return datetime.fromisoformat(stamp) if isinstance(stamp, str) else None
-        except ValueError:
-            return None
+        return last_dream(self.state_dir)
 
     def gate(self, *, sessions: SessionCount, min_hours: float, max_hours: float,
              min_sessions: int) -> Gate:
@@ -573,6 +648,25 @@ class DreamRunner:
                     bodies[rel] = note.body.strip()
         return records, bodies
 
+    def _refresh(self, records: Mapping[str, _Record], written: Sequence[str]
+                 ) -> dict[str, _Record]:
+        """``records`` with the files in ``written`` read again (the others are as read)."""
+        fresh = dict(records)
+        for path in written:
+            try:
+                note, data = read_note_bytes(self.root, path)
+                stat = (self.root / path).lstat()
+            except (DreamdError, OSError):
+                fresh.pop(path, None)
+                continue
+            old = records.get(path)
+            record = _record(path, note, data, stat, old.seen if old else None)
+            if record is None:
+                fresh.pop(path, None)
+            else:
+                fresh[path] = record
+        return fresh
+
     def _body(self, path: str, bodies: dict[str, str]) -> str:
         if path not in bodies:
             note, _ = read_note_bytes(self.root, path)
@@ -588,8 +682,8 @@ class DreamRunner:
         current = [r for r in records.values() if not r.hidden(today)]
         actions: list[Consolidation] = []
         if consolidate:
-            memories = [DreamMemory(
-                id=r.id, path=r.path, type=r.type, name=r.name, description=r.description,
+            memories = [DreamMemory(  # identity by path: two files may carry one id
+                id=r.path, path=r.path, type=r.type, name=r.name, description=r.description,
                 subject=r.subject, owner=r.owner, content_hash=r.norm_hash,
                 created=_when(r.created), changed=r.changed,
             ) for r in sorted(current, key=lambda r: r.path)]
@@ -613,17 +707,15 @@ class DreamRunner:
             resident=r.resident, rule=r.rule, created=_when(r.created),
             updated=_when(r.updated) or _mtime(r), valid_to=_when(r.valid_to),
             expires=_when(r.expires),
-            priority=r.priority, broken_links=tuple(r.broken_links),
+            broken_links=tuple(r.broken_links),
             unreachable=unreachable.get(r.path), recall=stats.get(r.id, RecallStats()),
         ) for r in sorted(records.values(), key=lambda r: r.path) if r.path not in closed]
         transitions = plan_lifecycle(lifecycle_input, now, self.policy)
-        lines, edits = self._edits(actions, transitions, records, overlay, now)
-        diff = "".join(
-            "".join(difflib.unified_diff(
-                before.decode("utf-8", "replace").splitlines(keepends=True),
-                after.decode("utf-8", "replace").splitlines(keepends=True),
-                fromfile=f"a/{path}", tofile=f"b/{path}"))
-            for path, (before, after) in edits.items())
+        self._known = records
+        try:
+            lines, edits = self._edits(actions, transitions, records, overlay, now)
+        finally:
+            self._known = {}
         added = sum(1 for r in records.values() if r.seen is None)
         updated = sum(1 for r in records.values() if r.seen is not None and r.changed)
         counts = {
@@ -633,12 +725,11 @@ class DreamRunner:
             "superseded": sum(1 for a in actions if isinstance(a, SupersedeOld)),
             "archived": sum(1 for t in transitions if isinstance(t, Archive)),
             "broken_links": sum(1 for t in transitions if isinstance(t, MarkBroken)),
-            "priority": sum(1 for t in transitions if isinstance(t, SetPriority)),
             "promoted": sum(1 for t in transitions if isinstance(t, Promote)),
             "demoted": sum(1 for t in transitions if isinstance(t, Demote)),
         }
         share = len(edits) / len(records) if records else 0.0
-        return DreamPlan(tuple(actions), tuple(transitions), tuple(lines), diff, counts, share)
+        return DreamPlan(tuple(actions), tuple(transitions), tuple(lines), counts, share, edits)
 
     def _check_links(self, references: Sequence[_Record]) -> dict[str, tuple[str, ...]]:
         """Unreachable link targets per reference memory path; a memory is left out (not
@@ -684,24 +775,29 @@ class DreamRunner:
     def _edits(
         self, actions: Sequence[Consolidation], transitions: Sequence[Transition],
         records: Mapping[str, _Record], overlay: dict[str, bytes], now: datetime,
-    ) -> tuple[list[str], dict[str, tuple[bytes, bytes]]]:
-        """Diary lines and ``{path: (before, after)}`` of the plan, computed from the files
-        as they are (``overlay`` holds the bytes of edits planned earlier in this run)."""
+    ) -> tuple[list[str], dict[str, tuple[bytes, bytes, str]]]:
+        """Diary lines and ``{path: (before, after, change)}`` of the plan, computed from the
+        files as they are (``overlay`` holds the bytes of edits planned earlier in this run)."""
         lines: list[str] = []
-        edits: dict[str, tuple[bytes, bytes]] = {}
+        edits: dict[str, tuple[bytes, bytes, str]] = {}
         for step in (*actions, *transitions):
-            for path, after, line in self._step_edits(step, overlay, now):
+            try:
+                step_edits = self._step_edits(step, overlay, now)
+            except FrontmatterEditError as error:  # reported and left alone, never forced
+                lines.append(f"Left {_step_paths(step)} as they are: {error}")
+                continue
+            for path, after, line in step_edits:
                 before = self._read(path, overlay)
                 if before is None or after == before:
                     continue
-                first = edits.get(path, (before, before))[0]
-                edits[path] = (first, after)
+                first, _, change = edits.get(path, (before, before, _change_kind(step)))
+                edits[path] = (first, after, change)
                 overlay[path] = after
                 if line:
                     lines.append(line)
         return lines, edits
 
-    def _step_edits(self, step: Consolidation | Transition, overlay: dict[str, bytes],
+    def _step_edits(self, step: Step, overlay: dict[str, bytes],
                     now: datetime) -> list[tuple[str, bytes, str]]:
         """``(path, new bytes, diary line)`` for one action, from the current bytes."""
         today = now.astimezone(UTC).date()
@@ -722,11 +818,10 @@ class DreamRunner:
                         out.append((keeper, replace_body(edited, merged.rstrip("\n") + "\n"),
                                     f"Merged the sentences of {_link(dup)} into {_link(keeper)}"
                                     " (near-duplicate)"))
-                reason = ("exact duplicate" if kind == "exact" else "near-duplicate") + \
-                    f" of {_link(keeper)}"
-                out.append((dup, self._archived(dup, dup_data, reason, today,
-                                                merged_into=_link(keeper)),
-                            f"Archived {_link(dup)}: {reason}"))
+                code = "exact duplicate" if kind == "exact" else "near-duplicate"
+                out.append((dup, self._archived(dup, dup_data, code, today,
+                                                {"merged_into": _link(keeper)}),
+                            f"Archived {_link(dup)}: {code} of {_link(keeper)}"))
             case SupersedeOld(old_path=old, new_path=new, reason=reason):
                 new_data, old_data = self._read(new, overlay), self._read(old, overlay)
                 if new_data is None or old_data is None:
@@ -739,15 +834,21 @@ class DreamRunner:
                     out.append((new, set_properties(
                         new_data, {"supersedes": values[0] if len(values) == 1 else values},
                         path=new), ""))
-                closed = set_properties(old_data, {"valid_to": today}, path=old) \
-                    if not parse_note(old, old_data).properties.get("valid_to") else old_data
-                out.append((old, self._archived(old, closed, f"superseded by {_link(new)} "
-                                                f"({reason})", today),
+                out.append((old, self._archived(old, old_data, "superseded", today,
+                                                {"superseded_by": _link(new)}, close=True),
                             f"{_link(old)} superseded by {_link(new)}: {reason}; archived"))
-            case Archive(path=path, reason=reason):
+            case Synthesise(new_path=new_path, data=text, sources=sources):
+                out.append((new_path, text.encode("utf-8"), ""))
+                for source in sources:
+                    data = self._read(source, overlay)
+                    if data is not None:
+                        out.append((source, self._archived(
+                            source, data, "synthesised", today,
+                            {"merged_into": _link(new_path)}, close=True), ""))
+            case Archive(path=path, reason=reason, code=code):
                 data = self._read(path, overlay)
                 if data is not None:
-                    out.append((path, self._archived(path, data, reason, today),
+                    out.append((path, self._archived(path, data, code, today),
                                 f"Archived {_link(path)}: {reason}"))
             case MarkBroken(path=path, links=links):
                 data = self._read(path, overlay)
@@ -760,11 +861,6 @@ class DreamRunner:
                         new_data = set_properties(data, {}, remove=("broken_links",), path=path)
                         line = f"The links of {_link(path)} work again"
                     out.append((path, new_data, line))
-            case SetPriority(path=path, priority=priority):
-                data = self._read(path, overlay)
-                if data is not None:
-                    out.append((path, set_properties(data, {"priority": priority}, path=path),
-                                f"Priority of {_link(path)} is now {priority:g}"))
             case Promote(path=path, reason=reason):
                 data = self._read(path, overlay)
                 if data is not None:
@@ -777,19 +873,26 @@ class DreamRunner:
                                 f"Demoted {_link(path)} from the resident set: {reason}"))
         return out
 
-    @staticmethod
-    def _archived(path: str, data: bytes, reason: str, today: date,
-                  merged_into: str | None = None) -> bytes:
+    def _archived(self, path: str, data: bytes, code: str, today: date,
+                  links: Mapping[str, str] | None = None, *, close: bool = False) -> bytes:
         """``data`` with ``status: archived`` (the previous status kept in ``status_before``),
-        the date and the reason; unchanged when already archived."""
-        note = parse_note(path, data)
-        status = note.memory.status if note.memory else None
+        the date, a short ``archived_reason`` (``code``) and ``links`` (``merged_into``,
+        ``superseded_by``); ``close`` also sets ``valid_to`` when unset. Unchanged when
+        already archived. One frontmatter edit (``ccb.frontmatter_edit.set_properties``).
+        The status comes from the file's record when ``data`` is the file as read."""
+        known = self._known.get(path)
+        if known is not None and known.hash == sha256_hex(data):
+            status, has_valid_to = known.status, known.valid_to is not None
+        else:
+            note = parse_note(path, data)
+            status = note.memory.status if note.memory else None
+            has_valid_to = bool(note.properties.get("valid_to"))
         if is_archived(status):
             return data
         updates: dict[str, PropertyValue] = {"status": ARCHIVED, "archived": today,
-                                             "archived_reason": reason}
-        if merged_into:
-            updates["merged_into"] = merged_into
+                                             "archived_reason": code, **(links or {})}
+        if close and not has_valid_to:
+            updates["valid_to"] = today
         if status:
             updates["status_before"] = status
         return set_properties(data, updates, path=path)
@@ -839,10 +942,17 @@ class DreamRunner:
             all_lines = [*resumed_lines, *(x for x in plan.changes if x not in resumed_lines)]
             self._write_journal(dream_id, plan, all_lines)
             t0 = time.perf_counter()
-            written = self._apply(plan)
+            written = self._write_edits(plan)
             timings["apply"] = _ms(t0)
+            records = self._refresh(records, written)
+            if consolidate and self.llm is not None:
+                t0 = time.perf_counter()
+                deep = self._deep(records, dream_id, plan, all_lines)
+                written += deep
+                timings["deep"] = _ms(t0)
+                records, _ = self._gather({p: r.as_json() for p, r in records.items()}) \
+                    if deep else (records, {})
             t0 = time.perf_counter()
-            records, _ = self._gather({p: asdict(r) for p, r in records.items()})
             index_summary, index_changed = self._rebuild_index(records)
             index_outcome = index_summary if index_changed else None
             timings["memory_index"] = _ms(t0)
@@ -876,7 +986,7 @@ class DreamRunner:
         write_json_atomic(self.state_dir / STATE_FILE, {
             "last_dream": self._clock().isoformat(timespec="seconds"), "last_id": dream_id,
             "counts": dict(plan.counts),
-            "memories": {p: asdict(r) for p, r in sorted(records.items())},
+            "memories": {p: r.as_json() for p, r in sorted(records.items())},
         })
 
     def _keep_state(self, state: Mapping[str, Any], records: Mapping[str, _Record]) -> None:
@@ -888,17 +998,43 @@ class DreamRunner:
             record.seen = old.get("seen") if isinstance(old, dict) else None
         write_json_atomic(self.state_dir / STATE_FILE, {
             **{k: v for k, v in state.items() if k != "memories"},
-            "memories": {p: asdict(r) for p, r in sorted(records.items())},
+            "memories": {p: r.as_json() for p, r in sorted(records.items())},
         })
 
-    def _apply(self, plan: DreamPlan) -> list[str]:
-        """Carry out ``plan`` from the files as they are now; returns the paths written.
+    def _write_edits(self, plan: DreamPlan) -> list[str]:
+        """Write the plan's edits, each based on the bytes it was planned from (a file the
+        user changed meanwhile is merged or kept as a conflict copy by the writer)."""
+        written: list[str] = []
+        with self.writer.batch():
+            for path, (before, after, change) in plan.edits.items():
+                try:
+                    self.writer.write(path, after, base=before, origin="dream", change=change,
+                                      heal=_body(before) != _body(after))
+                except StaleWriteError:
+                    log.warning("dream.file_gone", path=path)  # deleted meanwhile: left so
+                    continue
+                written.append(path)
+        return written
+
+    def _apply(self, steps: Sequence[Step]) -> list[str]:
+        """Carry out ``steps`` from the files as they are now; returns the paths written.
         Keepers and superseding memories are written before the memories they close."""
         written: list[str] = []
         now = self._clock()
-        for step in (*plan.consolidation, *plan.lifecycle):
-            for path, after, _ in self._step_edits(step, {}, now):
+        for step in steps:
+            try:
+                step_edits = self._step_edits(step, {}, now)
+            except FrontmatterEditError as error:
+                log.warning("dream.left_alone", step=type(step).__name__, error=str(error))
+                continue
+            for path, after, _ in step_edits:
                 before = self.writer.read(path)
+                if isinstance(step, Synthesise) and path == step.new_path:
+                    if before is None:  # a synthesis is a new file; never over another one
+                        self.writer.write(path, after, base=None, origin="dream",
+                                          change="dream: synthesised")
+                        written.append(path)
+                    continue
                 if before is None or before == after:
                     continue
                 self.writer.write(path, after, base=before, origin="dream",
@@ -906,6 +1042,152 @@ class DreamRunner:
                 if path not in written:
                     written.append(path)
         return written
+
+    # ------------------------------------------------------------------ deep phase
+
+    def _deep(self, records: Mapping[str, _Record], dream_id: str, plan: DreamPlan,
+              lines: list[str]) -> list[str]:
+        """The LLM phase: synthesise clusters, refine assistant-written memories, extract
+        facts from transcripts. Each answer is checked; any failure of the endpoint ends the
+        phase with a diary line and the dream goes on without it. Returns paths written."""
+        assert self.llm is not None
+        written: list[str] = []
+        try:
+            written += self._synthesise(records, dream_id, plan, lines)
+            written += self._refine(records, lines)
+            written += self._extract(lines)
+        except LlmError as error:
+            log.warning("dream.llm_failed", error=str(error))
+            lines.append(f"Deep phase stopped: {error}")
+        return written
+
+    def _candidates(self, records: Mapping[str, _Record], today: date) -> list[Candidate]:
+        stats = self._recall_stats()
+        out = []
+        for r in sorted(records.values(), key=lambda r: r.path):
+            if r.hidden(today) or r.type == "user" or r.rule:
+                continue
+            out.append(Candidate(
+                id=r.id, path=r.path, type=r.type, name=r.name, subject=r.subject,
+                owner=r.owner, body="", updated=_when(r.updated) or _mtime(r),
+                recalls=stats.get(r.id, RecallStats()).count, resident=r.resident,
+                pinned=r.pinned))
+        return out
+
+    def _synthesise(self, records: Mapping[str, _Record], dream_id: str, plan: DreamPlan,
+                    lines: list[str]) -> list[str]:
+        assert self.llm is not None
+        now = self._clock()
+        clusters = pick_clusters(self._candidates(records, now.date()), now)
+        written: list[str] = []
+        for cluster in clusters:
+            bodies: dict[str, str] = {}
+            members = tuple(replace(m, body=self._body(m.path, bodies)) for m in cluster.members)
+            cluster = replace(cluster, members=members)
+            links = ", ".join(_link(m.path) for m in members)
+            try:
+                synthesis = parse_synthesis(self.llm.chat(synthesis_prompt(cluster)))
+            except ValueError as error:
+                lines.append(f"Rejected a synthesis of {links}: {error}")
+                continue
+            dropped = dropped_facts([f"{m.name}\n{m.body}" for m in members],
+                                    f"{synthesis.name}\n{synthesis.description}\n"
+                                    f"{synthesis.body}")
+            if dropped:
+                lines.append(f"Rejected a synthesis of {links}: it dropped "
+                             + ", ".join(f"`{d}`" for d in dropped[:8]))
+                continue
+            folder = self.root / self.memory_folder
+            existing = [p.relative_to(self.root).as_posix() for p in folder.iterdir()]
+            new_path = memory_path(existing, self.memory_folder, synthesis.name)
+            subjects = {m.subject for m in members if m.subject}
+            data = render_memory(NewMemory(
+                name=synthesis.name, description=synthesis.description, type=cluster.type,
+                id=str(ULID()), created=now, updated=now, body=synthesis.body + "\n",
+                subject=subjects.pop() if len(subjects) == 1 else None,
+                valid_from=now.date(), supersedes=tuple(Path(m.path).stem for m in members),
+                source="dream", owner=members[0].owner))
+            step = Synthesise(new_path, data.decode("utf-8"), tuple(m.path for m in members))
+            lines.append(f"Synthesised {links} into {_link(new_path)}")
+            self._journal_add(dream_id, plan, lines, step)
+            written += self._apply([step])
+        return written
+
+    def _refine(self, records: Mapping[str, _Record], lines: list[str]) -> list[str]:
+        """Restate new or changed memories an assistant or a dream wrote as What / Why / How
+        to apply (a user's own words are left as they are)."""
+        assert self.llm is not None
+        written: list[str] = []
+        today = self._clock().date()
+        picked = [r for r in sorted(records.values(), key=lambda r: r.path)
+                  if r.changed and not r.hidden(today) and r.type in {"feedback", "project"}]
+        for record in picked[:REFINE_MAX]:
+            data = self.writer.read(record.path)
+            if data is None:
+                continue
+            note = parse_note(record.path, data)
+            source = str(note.properties.get("source") or "").casefold()
+            if source not in {"assistant", "dream"} or _WHY_RE.search(note.body):
+                continue
+            created = _when(record.created)
+            try:
+                refined = parse_synthesis(self.llm.chat(refine_prompt(
+                    record.name, note.body,
+                    created.date() if isinstance(created, datetime) else created)))
+            except ValueError as error:
+                lines.append(f"Kept {_link(record.path)} as it was: the refinement was "
+                             f"unreadable ({error})")
+                continue
+            dropped = dropped_facts([note.body], refined.body)
+            if dropped:
+                lines.append(f"Kept {_link(record.path)} as it was: the refinement dropped "
+                             + ", ".join(f"`{d}`" for d in dropped[:8]))
+                continue
+            version = note.memory.version if note.memory else None
+            edited = set_properties(data, {"updated": self._clock(),
+                                           "version": (version or 1) + 1}, path=record.path)
+            self.writer.write(record.path, replace_body(edited, refined.body.rstrip() + "\n"),
+                              base=data, origin="dream", change="dream: refined")
+            written.append(record.path)
+            lines.append(f"Refined {_link(record.path)} into What / Why / How to apply")
+        return written
+
+    def _extract(self, lines: list[str]) -> list[str]:
+        """Facts from assistant transcripts written since the last dream, kept through the
+        write path (secrets refused, duplicates and contradictions decided there)."""
+        assert self.llm is not None
+        if self._remember is None or not self.transcripts.strip():
+            return []
+        since = self.last_dream()
+        written: list[str] = []
+        for transcript in _transcripts_since(self.transcripts, since)[:EXTRACT_MAX_FILES]:
+            text = _transcript_text(transcript)
+            if not text:
+                continue
+            try:
+                facts = parse_extraction(self.llm.chat(extraction_prompt(text)))
+            except ValueError as error:
+                lines.append(f"Read nothing from transcript {transcript.name}: {error}")
+                continue
+            for fact in facts:
+                try:
+                    path, action = self._remember(fact)
+                except DreamdError as error:  # a secret, an unwritable file: say so, go on
+                    lines.append(f"Did not keep a fact from {transcript.name}: {error}")
+                    continue
+                if action != "duplicate":
+                    written.append(path)
+                    lines.append(f"Extracted {_link(path)} from transcript {transcript.name}"
+                                 f" ({action})")
+        return written
+
+    def _journal_add(self, dream_id: str, plan: DreamPlan, lines: Sequence[str],
+                     step: Step) -> None:
+        journal = self._read_journal() or {"id": dream_id, "actions": []}
+        write_json_atomic(self.state_dir / JOURNAL_FILE, {
+            **journal, "lines": list(lines), "counts": journal.get("counts", dict(plan.counts)),
+            "actions": [*journal.get("actions", []), _action_json(step)],
+        })
 
     # ------------------------------------------------------------------ journal
 
@@ -928,10 +1210,7 @@ class DreamRunner:
         lines and how many files it still had to write."""
         steps = [s for s in (_action_from_json(a) for a in journal.get("actions", []))
                  if s is not None]
-        written = self._apply(DreamPlan(
-            tuple(s for s in steps if isinstance(s, MergeDuplicate | SupersedeOld)),
-            tuple(s for s in steps if not isinstance(s, MergeDuplicate | SupersedeOld)),
-            (), "", {}, 0.0))
+        written = self._apply(steps)
         log.warning("dream.resumed", id=journal.get("id"), finished=len(written))
         return [str(x) for x in journal.get("lines", [])], len(written)
 
@@ -942,8 +1221,9 @@ class DreamRunner:
         file changed."""
         today = self._clock().astimezone(UTC).date()
         entries = index_entries(self.memory_folder, (
-            (r.path, asdict(r)) for r in records.values()), today)
+            (r.path, r.as_json()) for r in records.values()), today)
         text = build_memory_index(entries, memory_folder=self.memory_folder).encode("utf-8")
+        self._adopt_index(entries)
         outcome = self.writer.write_generated(self.index_path, text)
         self._note_index_built(
             self._fingerprint(((r.path, r.hash) for r in records.values()), today),
@@ -952,6 +1232,22 @@ class DreamRunner:
         summary = (f"{self.index_path} lists {len(entries)} live memories in {lines} lines, "
                    f"{len(text):,} bytes")
         return summary, outcome.status != "unchanged"
+
+    def _adopt_index(self, entries: Sequence[IndexEntry]) -> None:
+        """A ``MEMORY.md`` this state folder has no record of is dreamd's own (not a hand
+        edit to keep aside) when it is exactly what dreamd builds from the memories it lists:
+        an index written before memories were added by hand, or by another data folder."""
+        if self.writer.generated_hash(self.index_path) is not None:
+            return
+        current = self.writer.read(self.index_path)
+        if current is None:
+            return
+        listed = {urllib.parse.unquote(target) for target in
+                  _INDEX_LINK_RE.findall(current.decode("utf-8", "replace"))}
+        subset = [e for e in entries if e.file in listed]
+        if len(subset) == len(listed) and build_memory_index(
+                subset, memory_folder=self.memory_folder).encode("utf-8") == current:
+            self.writer.adopt_generated(self.index_path, current)
 
     def _write_diary(self, dream_id: str, counts: Mapping[str, int], lines: Sequence[str],
                      index_summary: str | None) -> bool:
@@ -1009,8 +1305,70 @@ def _mtime(record: _Record) -> datetime:
     return datetime.fromtimestamp(record.mtime_ns / 1e9, UTC)
 
 
+def _transcripts_since(pattern: str, since: datetime | None) -> list[Path]:
+    """Transcript files matching ``pattern`` written after ``since``, oldest first."""
+    full = Path(pattern).expanduser()
+    base = Path(full.anchor) if full.is_absolute() else Path()
+    cutoff = since.timestamp() if since is not None else float("-inf")
+    found = []
+    for path in base.glob(str(full.relative_to(base) if full.is_absolute() else full)):
+        try:
+            mtime = path.stat().st_mtime
+        except OSError:
+            continue
+        if mtime > cutoff:
+            found.append((mtime, path))
+    return [path for _, path in sorted(found)]
+
+
+def _transcript_text(path: Path) -> str:
+    """The user's and the assistant's words in a Claude Code transcript (JSON lines with
+    ``message: {role, content}``), the last :data:`EXTRACT_MAX_CHARS` characters."""
+    parts: list[str] = []
+    try:
+        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return ""
+    for line in lines:
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue
+        message = entry.get("message") if isinstance(entry, dict) else None
+        if not isinstance(message, dict) or message.get("role") not in {"user", "assistant"}:
+            continue
+        content = message.get("content")
+        if isinstance(content, list):
+            content = "\n".join(c.get("text", "") for c in content
+                                if isinstance(c, dict) and c.get("type") == "text")
+        if isinstance(content, str) and content.strip():
+            parts.append(f"{message['role']}: {content.strip()}")
+    return "\n\n".join(parts)[-EXTRACT_MAX_CHARS:]
+
+
+def _body(data: bytes) -> bytes:
+    """The bytes after the frontmatter block (all of ``data`` when it has none)."""
+    if not data.lstrip(b"\xef\xbb\xbf").startswith(b"---"):
+        return data
+    parts = re.split(rb"^---[ \t]*\r?$", data, maxsplit=2, flags=re.MULTILINE)
+    return parts[2] if len(parts) == 3 else data
+
+
 def _ms(since: float) -> float:
     return round((time.perf_counter() - since) * 1000, 1)
+
+
+def _step_paths(step: Step) -> str:
+    """The memories a step names, as links."""
+    match step:
+        case MergeDuplicate(keeper_path=keeper, duplicate_path=dup):
+            return f"{_link(keeper)} and {_link(dup)}"
+        case SupersedeOld(old_path=old, new_path=new):
+            return f"{_link(old)} and {_link(new)}"
+        case Synthesise(sources=sources):
+            return ", ".join(_link(p) for p in sources)
+        case _:
+            return _link(step.path)
 
 
 def _link(path: str) -> str:
@@ -1018,23 +1376,24 @@ def _link(path: str) -> str:
     return f"[[{Path(path).stem}]]"
 
 
-def _change_kind(step: Consolidation | Transition) -> str:
+def _change_kind(step: Step) -> str:
     return {MergeDuplicate: "dream: merged a duplicate", SupersedeOld: "dream: superseded",
             Archive: "dream: archived", MarkBroken: "dream: link check",
-            SetPriority: "dream: priority decay", Promote: "dream: promoted",
-            Demote: "dream: demoted"}[type(step)]
+            Promote: "dream: promoted",
+            Demote: "dream: demoted", Synthesise: "dream: synthesised"}[type(step)]
 
 
 _ACTION_TYPES: dict[str, type] = {cls.__name__: cls for cls in (
-    MergeDuplicate, SupersedeOld, Archive, MarkBroken, SetPriority, Promote, Demote)}
+    MergeDuplicate, SupersedeOld, Archive, MarkBroken, Promote, Demote,
+    Synthesise)}
 
 
-def _action_json(step: Consolidation | Transition) -> dict[str, Any]:
+def _action_json(step: Step) -> dict[str, Any]:
     fields = {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(step).items()}
     return {"kind": type(step).__name__, **fields}
 
 
-def _action_from_json(data: object) -> Consolidation | Transition | None:
+def _action_from_json(data: object) -> Step | None:
     if not isinstance(data, dict):
         return None
     cls = _ACTION_TYPES.get(str(data.get("kind")))

@@ -103,7 +103,8 @@ class MemoryService:
     ``store`` may be ``None`` before the first sync (no embedding candidates then).
     ``owner`` is who the service acts for: it sees shared memories and that owner's
     (:meth:`ccb.owner.Owner.sees`), and new memories are written with it; ``None`` (the vault's
-    owner at the CLI) sees every memory and writes shared ones.
+    owner at the CLI) sees every memory and writes shared ones. ``origin`` names the writer in
+    the version history (``api``; ``dream`` for facts a dream extracted).
     """
 
     def __init__(
@@ -118,7 +119,9 @@ class MemoryService:
         owner: Owner | None = None,
         index_record: Path | None = None,
         forget_history: Callable[[str], int] | None = None,
+        origin: str = "api",
     ) -> None:
+        self.origin = origin
         self._forget_history = forget_history
         self.writer = writer
         self.index_record = index_record
@@ -280,7 +283,7 @@ class MemoryService:
             valid_from=now.date(), supersedes=supersedes, pinned=pinned, source=source,
             owner=owner,
         ))
-        return memory_id, self.writer.write(path, data, base=None)
+        return memory_id, self.writer.write(path, data, base=None, origin=self.origin)
 
     def _folder_files(self) -> list[str]:
         folder = self.writer.root / self.memory_folder
@@ -295,7 +298,7 @@ class MemoryService:
         data = set_properties(old.data, {"updated": now, "version": (meta.version or 1) + 1},
                               path=old.path)
         data = replace_body(data, merged_body + "\n")
-        outcome = self.writer.write(old.path, data, base=old.data)
+        outcome = self.writer.write(old.path, data, base=old.data, origin=self.origin)
         return RememberResult("updated", meta.id, old.path, conflict_path=outcome.conflict_path)
 
     def _supersede(
@@ -308,7 +311,7 @@ class MemoryService:
             old.data, {"valid_to": now.date(), "updated": now, "version": (meta.version or 1) + 1},
             path=old.path,
         )
-        self.writer.write(old.path, closed, base=old.data)
+        self.writer.write(old.path, closed, base=old.data, origin=self.origin)
         memory_id, outcome = self._create(draft, now, pinned, owner, source,
                                           supersedes=(old.note.title,))
         return RememberResult("superseded", memory_id, outcome.path, superseded=old.path,
@@ -414,7 +417,7 @@ def _index_fields(note: Note) -> dict[str, object]:
     assert meta is not None
     return {"type": meta.type, "name": meta.name, "description": meta.description,
             "pinned": meta.pinned, "resident": note.properties.get("resident"),
-            "priority": note.properties.get("priority"), "status": meta.status,
+            "status": meta.status,
             "valid_to": meta.valid_to, "expires": meta.expires, "updated": meta.updated}
 
 

@@ -213,6 +213,16 @@ def print_status(console: Console, report: StatusReport) -> None:
             table.add_row("last batch", escape(
                 f"{batch.get('at')}: {batch.get('paths')} paths in {batch.get('duration_ms')} ms"
                 + (f", error: {batch['error']}" if batch.get("error") else "")))
+    dream = data.get("dream")
+    if dream:
+        sessions = dream.get("sessions") or {}
+        table.add_row("last dream", escape(str(dream.get("last") or "never")))
+        table.add_row("next dream", escape(
+            ("due" if dream.get("due") else "not due") + f": {dream.get('reason')}"
+            + ("" if dream.get("auto") else " (auto_dream.enabled is off: dreamd dream)")
+            + f" — sessions since: {sessions.get('mcp', 0)} MCP, "
+            f"{sessions.get('transcripts', 0)} transcripts, "
+            f"{sessions.get('edit_bursts', 0)} editing bursts"))
     console.print(table)
     _print_problems(console, [(p["path"], p["kind"], p["reason"]) for p in data["problems"]])
 
@@ -406,7 +416,7 @@ def print_dream(console: Console, report: Any, *, what: str) -> None:
         f"since the last dream, {c.get('updated', 0):,} updated, {c.get('added', 0):,} added",
         highlight=False)
     kinds = ", ".join(f"{c[k]} {k.replace('_', ' ')}" for k in (
-        "merged", "superseded", "archived", "broken_links", "priority", "promoted", "demoted")
+        "merged", "superseded", "archived", "broken_links", "promoted", "demoted")
         if c.get(k))
     if plan.empty and not report.resumed:
         console.print("nothing to change")

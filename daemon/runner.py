@@ -377,6 +377,7 @@ class Daemon:
                                 **({"last": self.state.dream.get("last")}
                                    if self.state.dream and self.state.dream.get("last") else {})}
             if not gate.due:
+                self._write_status()
                 return
             log.info("dream.starting", reason=reason, gate=gate.reason)
             report = dreamer.dream()

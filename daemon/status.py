@@ -79,7 +79,9 @@ class StatusReport:
     """What ``dreamd status`` shows. ``counts`` maps a name to a number of rows or files.
 
     ``daemon`` is the running daemon's status file (pid, state, last batch, queue depth,
-    problem files) or ``None`` when no daemon holds the vault's lock.
+    problem files) or ``None`` when no daemon holds the vault's lock. ``dream`` holds the last
+    dream (``last``, ``counts``) and whether the next one is due (``due``, ``reason``,
+    ``sessions``).
     """
 
     vault: str
@@ -91,10 +93,12 @@ class StatusReport:
     problems: tuple[dict[str, str], ...] = ()
     conflict_copies: tuple[dict[str, str], ...] = ()
     daemon: dict[str, Any] | None = None
+    dream: dict[str, Any] | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "daemon": self.daemon,
+            "dream": self.dream,
             "vault": self.vault,
             "store": self.store,
             "state_dir": self.state_dir,

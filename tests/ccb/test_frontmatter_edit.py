@@ -8,9 +8,11 @@ import shutil
 from pathlib import Path
 
 import pytest
+import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from ccb import frontmatter_edit as fe
 from ccb.frontmatter import load_properties, split_frontmatter
 from ccb.frontmatter_edit import render_scalar, set_properties
 from ccb.parse import decode_note_bytes, parse_note
@@ -271,3 +273,36 @@ def test_every_obsidian_help_note_changes_by_one_line(corpora_dir: Path, tmp_pat
             assert new.endswith(old) and new.startswith(b"---")
         assert parse_note("n.md", new).properties["dreamd_test"] == 1
     assert with_block > 5000
+
+
+def _spans(compose: object, block: list[str]) -> list[tuple[str, int, int, object, str]]:
+    original = fe._compose
+    fe._compose = compose  # type: ignore[assignment]
+    try:
+        spans, _ = fe._locate_keys("x", block)
+    finally:
+        fe._compose = original
+    return [(s.key, s.start, s.end, s.prefix, s.tail) for s in spans]
+
+
+def test_libyaml_and_ruamel_locate_the_same_keys(corpora_dir: Path, cases_dir: Path) -> None:
+    """The fast composer (libyaml) and ruamel.yaml give the same key spans on every
+    frontmatter block of the corpora and the cases that both can read."""
+    compared = 0
+    for path in sorted([*corpora_dir.rglob("*.md"), *cases_dir.rglob("*.md")]):
+        text, _, _, problems = decode_note_bytes(path.read_bytes(), path.name)
+        split = split_frontmatter(text) if not problems else None
+        if split is None or not split.raw:
+            continue
+        block = split.raw.splitlines(keepends=True)
+        try:
+            fast = _spans(lambda raw: yaml.compose(raw, Loader=yaml.CSafeLoader), block)
+        except Exception:
+            continue  # libyaml refuses it: ruamel.yaml is used, nothing to compare
+        try:
+            slow = _spans(fe._RUAMEL.compose, block)
+        except Exception:
+            continue
+        assert fast == slow, path
+        compared += 1
+    assert compared > 1000

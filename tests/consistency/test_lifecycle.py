@@ -11,11 +11,10 @@ from consistency.lifecycle import (
     Archive,
     Demote,
     LifecycleMemory,
-    LifecyclePolicy,
     MarkBroken,
     Promote,
     RecallStats,
-    SetPriority,
+    feedback_priority,
     has_rule_force,
     is_hidden,
     plan_lifecycle,
@@ -53,17 +52,20 @@ def test_user_pinned_and_rules_are_never_touched() -> None:
     assert plan_lifecycle(untouchable, NOW) == []
 
 
-def test_feedback_priority_decays_per_period_and_never_expires() -> None:
+def test_feedback_priority_decays_per_period_and_feedback_never_expires() -> None:
     fresh = memory("fresh", "feedback", updated=days_ago(10))
     old = memory("old", "feedback", updated=days_ago(65))
     very_old = memory("very", "feedback", updated=days_ago(30 * 400))
-    plan = plan_lifecycle([fresh, old, very_old], NOW)
-    assert SetPriority("old", "Memory/old.md", 0.902) in plan  # 0.95 ** 2
-    assert not any(isinstance(t, Archive) for t in plan)
-    assert next(t for t in plan if t.id == "very").priority == 0.001  # floor, never zero
-    # Already at the right value: nothing to write (idempotent).
-    assert plan_lifecycle([memory("old", "feedback", updated=days_ago(65), priority=0.902)],
-                          NOW) == []
+    recalled = memory("recalled", "feedback", updated=days_ago(65),
+                      recall=RecallStats(1, 1, days_ago(2)))
+    assert feedback_priority(fresh, NOW) == 1.0
+    assert feedback_priority(old, NOW) == 0.902  # 0.95 ** 2
+    assert feedback_priority(very_old, NOW) == 0.001  # a floor: never zero
+    assert feedback_priority(recalled, NOW) == 1.0  # a recall refreshes it
+    assert feedback_priority(memory("rule", "feedback", rule=True, updated=days_ago(65)),
+                             NOW) == 1.0
+    # Feedback is never archived, and its decay writes nothing.
+    assert plan_lifecycle([fresh, old, very_old], NOW) == []
 
 
 def test_reference_broken_links_are_marked_and_cleared_never_archived_for_it() -> None:
@@ -79,7 +81,7 @@ def test_reference_broken_links_are_marked_and_cleared_never_archived_for_it() -
 def test_superseded_is_archived_and_expires_only_hides() -> None:
     superseded = memory("s", "feedback", updated=days_ago(1), valid_to=date(2026, 11, 29))
     assert plan_lifecycle([superseded], NOW) == [
-        Archive("s", "Memory/s.md", "superseded on 2026-11-29")]
+        Archive("s", "Memory/s.md", "superseded on 2026-11-29", "superseded")]
     expired = memory("e", "reference", updated=days_ago(1), expires=date(2026, 11, 1))
     assert plan_lifecycle([expired], NOW) == []
     assert is_hidden(status=None, valid_to=None, expires=date(2026, 11, 1), today=NOW.date())
@@ -119,7 +121,6 @@ memories = st.builds(
     updated=maybe_moment,
     valid_to=st.none() | moments.map(lambda m: m.date()),
     expires=st.none() | moments.map(lambda m: m.date()),
-    priority=st.none() | st.floats(min_value=0.001, max_value=1.0),
     unreachable=st.none() | st.just(("[[Gone]]",)),
     recall=st.builds(RecallStats, count=st.integers(0, 9), distinct_queries=st.integers(0, 9),
                      last=maybe_moment),
@@ -146,8 +147,5 @@ def test_properties_subset_user_untouched_archive_monotonic(
     for plan in (plan1, plan2):
         per_memory = [t.id for t in plan if isinstance(t, Archive)]
         assert len(per_memory) == len(set(per_memory))  # at most one archive each
-    policy = LifecyclePolicy()
-    for t in plan1:
-        if isinstance(t, SetPriority):
-            assert 0 < t.priority <= 1
-    assert policy.decay_factor == 0.95
+    for m in batch:  # the decay stays in (0, 1] and never grows with time
+        assert 0 < feedback_priority(m, now2) <= feedback_priority(m, now1) <= 1

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
+from typing import Any
 
 import pytest
 from daemon_harness import snapshot, write_memory
@@ -262,3 +263,53 @@ def test_reference_urls_are_checked_with_head_only_when_enabled(
     on.dreamer().dream(consolidate=False)
     note = parse_note(rel, (vault / rel).read_bytes())
     assert note.properties["broken_links"] == [f"{link_server}/gone"]
+
+
+# --------------------------------------------------------------------------- the daemon
+
+
+def test_the_daemon_catches_up_on_a_missed_dream_at_start_up(
+    vault: Path, daemons: list[Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """No dream ever ran: the time gate is past its maximum, so ``dreamd run`` dreams right
+    after its start-up reconcile; the next scan finds the gate closed again."""
+    import daemon_harness as h
+
+    monkeypatch.setenv("DREAMD_AUTO_DREAM__SESSION_GATE__SCAN_INTERVAL_MS", "500")
+    keeper = write_memory(vault, "pnpm-a", "Use pnpm for installs.", subject="pm", days_old=3)
+    dup = write_memory(vault, "pnpm-b", "use pnpm for installs", subject="pm", days_old=2)
+    process = h.DaemonProcess.start(vault, tmp_path / "daemon.log")
+    daemons.append(process)
+    h.wait_until(lambda: (vault / "Memory/DREAMS.md").exists(), bool, timeout_s=90,
+                 what="a dream diary")
+    assert b"status: archived" in (vault / dup).read_bytes()
+    assert b"status: archived" not in (vault / keeper).read_bytes()
+    # The demo's MEMORY.md is dreamd's own output for the memories it lists: rebuilt in
+    # place, not kept aside as a hand edit.
+    assert not list((vault / "Memory").glob("MEMORY.conflict-*"))
+    assert "pnpm-a.md" in (vault / "Memory/MEMORY.md").read_text()
+    status = h.wait_until(process.status, lambda s: (s.get("dream") or {}).get("last"),
+                          timeout_s=30, what="the dream in daemon.json")
+    assert status["dream"]["last"]["outcome"] == "done"
+    h.wait_until(process.status, lambda s: "since the last dream" in
+                 str((s.get("dream") or {}).get("reason")), timeout_s=30,
+                 what="a later scan with the gate closed")
+    assert process.stop() == 0, process.log_tail()
+    events = [e.get("event") for e in process.events()]
+    assert events.count("dream.done") == 1
+
+
+def test_a_memory_whose_frontmatter_cannot_be_edited_is_left_alone(
+    vault: Path, make_app: Builder,
+) -> None:
+    write_memory(vault, "tabs", "Indent with tabs.", subject="indent", days_old=5)
+    flow = vault / "Memory/tabs-again.md"
+    flow.write_bytes(b'---\n{name: tabs again, type: user, subject: indent, id: FLOW1}\n---\n'
+                     b"Indent with tabs.\n")
+    before = flow.read_bytes()
+    app, _ = make_app(vault)
+    app.sync()
+    report = app.dreamer().dream()
+    assert flow.read_bytes() == before
+    assert any("as they are" in line and "flow mapping" in line
+               for line in report.plan.changes), report.plan.changes

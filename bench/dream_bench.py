@@ -1,0 +1,187 @@
+"""Dream figures on a generated set of memories with planted duplicates and contradictions.
+
+    .venv/bin/python bench/dream_bench.py [--count 10000] [--workdir DIR] [--json OUT]
+
+1. Generate ``--count`` memories (``bench/memory_set.py``: exact duplicates, near-duplicates,
+   contradictions, look-alikes that are not duplicates, the right answer known for each) in
+   ``<workdir>/run/vault`` and index them with the default embedding model (kept in
+   ``<workdir>/pristine`` and copied back for each run, so a rerun skips this step).
+2. Baseline, measured in the same run: read and parse every memory file once (``parse_note``)
+   — the least any dream that looks at every memory must do.
+3. One dream (``dreamd dream``): its time, split into reading, planning, writing, ``MEMORY.md``
+   and re-indexing the files it wrote; then the outcome against the planted answers:
+   duplicates left, false merges, contradictions left open, files deleted.
+4. A second dream with nothing changed (incremental: should cost a stat walk).
+
+Timings are medians over ``--repeat`` runs, each from the pristine copy.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "bench"))
+
+from memory_set import check_outcome, generate, load_truth, write_truth  # noqa: E402
+
+from ccb.parse import parse_note  # noqa: E402
+from daemon.app import App, load  # noqa: E402
+from daemon.logs import configure_logging  # noqa: E402
+
+
+def read_all(folder: Path) -> float:
+    """Seconds to read and parse every ``.md`` file under ``folder``."""
+    start = time.perf_counter()
+    for path in folder.rglob("*.md"):
+        parse_note(path.name, path.read_bytes())
+    return time.perf_counter() - start
+
+
+#: ``archived_reason`` values a consolidation writes (lifecycle archives write others).
+CONSOLIDATION_REASONS = {"exact duplicate", "near-duplicate", "superseded", "synthesised"}
+
+
+def score(memory_set: Any, vault: Path) -> dict[str, int]:
+    """The planted answers against the vault, with archives by the lifecycle step told apart
+    from consolidation: a look-alike or background memory archived as *inactive* is the
+    lifecycle policy at work (the set's dates span 200 days), not a false merge."""
+    def reason(path: str) -> str | None:
+        try:
+            note = parse_note(path, (vault / path).read_bytes())
+        except OSError:
+            return "missing"
+        value = note.properties.get("archived_reason")
+        return str(value) if value else None
+
+    planted = {p for item in memory_set.planted for p in item.paths}
+    innocent = [p for p in memory_set.paths if p not in planted]
+    innocent += [p for item in memory_set.planted if item.kind == "lookalike" for p in item.paths]
+    reasons = [reason(p) for p in innocent]
+    return {
+        "false_merges": sum(1 for r in reasons if r in CONSOLIDATION_REASONS or r == "missing"),
+        "archived_by_lifecycle": sum(1 for r in reasons
+                                     if r is not None and r not in CONSOLIDATION_REASONS),
+        "innocent": len(innocent),
+    }
+
+
+def app_for(vault: Path) -> App:
+    return App.create(load(None, None, {"vault.path": str(vault)}))
+
+
+def prepare(workdir: Path, count: int, seed: int) -> None:
+    """Generate and index the set once (``<workdir>/pristine``)."""
+    pristine = workdir / "pristine"
+    marker = pristine / "done.json"
+    if marker.exists() and json.loads(marker.read_text()).get("count") == count:
+        return
+    run = workdir / "run"
+    shutil.rmtree(run, ignore_errors=True)
+    shutil.rmtree(pristine, ignore_errors=True)
+    started = time.perf_counter()
+    memory_set = generate(run / "vault", count=count, seed=seed)
+    write_truth(memory_set, run / "truth.json")
+    generated = time.perf_counter() - started
+    started = time.perf_counter()
+    report = app_for(run / "vault").sync()
+    indexed = time.perf_counter() - started
+    shutil.copytree(run, pristine)
+    marker.write_text(json.dumps({"count": count, "seed": seed, "generate_s": generated,
+                                  "index_s": indexed, "chunks": report.chunks_embedded}))
+    print(f"prepared {count} memories: generated in {generated:.1f} s, indexed "
+          f"({report.chunks_embedded} chunks) in {indexed:.1f} s", flush=True)
+
+
+def one_run(workdir: Path) -> dict[str, Any]:
+    run = workdir / "run"
+    shutil.rmtree(run, ignore_errors=True)
+    shutil.copytree(workdir / "pristine", run)
+    vault = run / "vault"
+    memory_set = load_truth(vault, run / "truth.json")
+    baseline = read_all(vault / "Memory")
+    before = {p.relative_to(vault).as_posix() for p in vault.rglob("*") if p.is_file()}
+    app = app_for(vault)
+    started = time.perf_counter()
+    first = app.dreamer().dream(force=True)
+    first_s = time.perf_counter() - started
+    outcome = {**check_outcome(memory_set), **score(memory_set, vault)}
+    after = {p.relative_to(vault).as_posix() for p in vault.rglob("*") if p.is_file()}
+    started = time.perf_counter()
+    second = app.dreamer().dream()
+    second_s = time.perf_counter() - started
+    return {
+        "baseline_read_all_s": baseline,
+        "first_dream_s": first_s,
+        "first_dream_without_index_s": (first.timings_ms["total"]
+                                        - first.timings_ms.get("index", 0)) / 1000,
+        "first_timings_ms": dict(first.timings_ms),
+        "first_counts": dict(first.plan.counts),
+        "second_dream_s": second_s,
+        "second_timings_ms": dict(second.timings_ms),
+        "second_changed": second.plan.counts.get("changed_memories", 0),
+        "files_deleted": len(before - after),
+        "outcome": outcome,
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--count", type=int, default=10_000)
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--workdir", type=Path, default=None)
+    parser.add_argument("--consolidation-only", action="store_true",
+                        help="Lifecycle thresholds out of reach (nothing archived for age): "
+                        "time the merging and superseding alone.")
+    parser.add_argument("--json", type=Path, default=REPO / "bench/results/dream_bench.json")
+    args = parser.parse_args()
+    workdir = args.workdir or Path(tempfile.mkdtemp(prefix="dreamd-dream-bench-"))
+    workdir.mkdir(parents=True, exist_ok=True)
+    os.environ["DREAMD_STORAGE__DATA_DIR"] = str(workdir / "run" / "data")
+    os.environ.setdefault("DREAMD_CONFIG", str(workdir / "no-config.toml"))
+    if args.consolidation_only:
+        os.environ["DREAMD_LIFECYCLE__PROJECT_INACTIVE_DAYS"] = "100000"
+        os.environ["DREAMD_LIFECYCLE__REFERENCE_UNUSED_DAYS"] = "100000"
+    configure_logging("warning", "console")
+    prepare(workdir, args.count, args.seed)
+    runs = [one_run(workdir) for _ in range(args.repeat)]
+
+    def median(key: str) -> float:
+        return statistics.median(r[key] for r in runs)
+
+    last = runs[-1]
+    outcome = last["outcome"]
+    result = {
+        "count": args.count, "repeat": args.repeat, "cpus": os.cpu_count(),
+        "consolidation_only": args.consolidation_only,
+        "baseline_read_all_s": median("baseline_read_all_s"),
+        "first_dream_s": median("first_dream_s"),
+        "first_dream_without_index_s": median("first_dream_without_index_s"),
+        "second_dream_s": median("second_dream_s"),
+        "second_over_first": median("second_dream_s") / median("first_dream_s"),
+        "first_over_baseline": median("first_dream_without_index_s")
+        / median("baseline_read_all_s"),
+        "files_deleted": max(r["files_deleted"] for r in runs),
+        "second_changed": max(r["second_changed"] for r in runs),
+        "first_timings_ms": last["first_timings_ms"], "first_counts": last["first_counts"],
+        "second_timings_ms": last["second_timings_ms"], "outcome": outcome,
+    }
+    args.json.parent.mkdir(parents=True, exist_ok=True)
+    args.json.write_text(json.dumps(result, indent=2, default=str) + "\n")
+    print(json.dumps(result, indent=2, default=str))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

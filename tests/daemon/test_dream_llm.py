@@ -1,0 +1,203 @@
+"""The dream's deep phase against an LLM endpoint.
+
+The endpoint is a FAKE: a loopback HTTP server that speaks the OpenAI chat-completions protocol
+and answers with canned replies (an LLM is external and non-deterministic). Everything else is
+real: files, the store, the writer, the dream.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+from daemon_harness import snapshot, write_memory
+
+from ccb.parse import parse_note
+from config.errors import LlmError
+from daemon.app import App
+from daemon.llm import ChatClient
+
+Builder = Callable[..., tuple[App, object]]
+
+
+@dataclass
+class FakeChat:
+    """Replies by what the system prompt asks for: ``synthesis``, ``refine``, ``extract``.
+    ``status`` other than 200 answers that HTTP status; ``delay_s`` waits before answering."""
+
+    replies: dict[str, str] = field(default_factory=dict)
+    status: int = 200
+    delay_s: float = 0.0
+    requests: list[dict[str, object]] = field(default_factory=list)
+    url: str = ""
+
+
+@pytest.fixture
+def fake_chat() -> Iterator[FakeChat]:
+    state = FakeChat()
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            state.requests.append(body)
+            time.sleep(state.delay_s)
+            system = body["messages"][0]["content"]
+            kind = ("synthesis" if "consolidate" in system else
+                    "refine" if "tidy" in system else "extract")
+            if state.status != 200:
+                self.send_response(state.status)
+                self.end_headers()
+                return
+            content = state.replies.get(kind, "not json at all")
+            payload = json.dumps({"id": "x", "object": "chat.completion", "choices": [
+                {"index": 0, "message": {"role": "assistant", "content": content},
+                 "finish_reason": "stop"}]}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(payload)))
+            self.end_headers()
+            self.wfile.write(payload)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    state.url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+    yield state
+    server.shutdown()
+
+
+def test_client_reports_every_failure_as_one_error(fake_chat: FakeChat) -> None:
+    client = ChatClient(fake_chat.url, "test-model", timeout_s=0.5)
+    fake_chat.replies["extract"] = "hello"
+    assert client.chat([{"role": "system", "content": "x"}]) == "hello"
+    assert fake_chat.requests[-1]["model"] == "test-model"
+    fake_chat.status = 429
+    with pytest.raises(LlmError, match="HTTP 429"):
+        client.chat([{"role": "system", "content": "x"}])
+    fake_chat.status, fake_chat.delay_s = 200, 1.5
+    with pytest.raises(LlmError, match="did not answer within"):
+        client.chat([{"role": "system", "content": "x"}])
+    with pytest.raises(LlmError, match="cannot reach"):
+        ChatClient("http://127.0.0.1:9/v1", "m", timeout_s=1).chat([])
+
+
+@pytest.fixture
+def cluster_vault(vault: Path) -> dict[str, str]:
+    return {
+        "a": write_memory(vault, "billing-retries", "Billing retries failed charges 3 times.",
+                          type="project", subject="billing.retries", days_old=20),
+        "b": write_memory(vault, "billing-owner", "Dana Reyes owns the billing service.",
+                          type="project", subject="billing.owner", days_old=15),
+        "c": write_memory(vault, "billing-cutoff", "Invoices close on 2026-12-01.",
+                          type="project", subject="billing.cutoff", days_old=10),
+    }
+
+
+def llm_app(vault: Path, make_app: Builder, url: str, **more: object) -> App:
+    app, _ = make_app(vault, **{"llm.enabled": True, "llm.model": "test-model",
+                                "llm.base_url": url, "llm.timeout_s": 2,
+                                "dream.transcripts": "", **more})
+    app.sync()
+    return app
+
+
+def test_a_faithful_synthesis_supersedes_its_sources(
+    vault: Path, make_app: Builder, fake_chat: FakeChat, cluster_vault: dict[str, str],
+) -> None:
+    fake_chat.replies["synthesis"] = "```json\n" + json.dumps({
+        "name": "Billing service facts",
+        "description": "Who owns billing, retries, invoice cutoff",
+        "body": "## What\nDana Reyes owns the billing service. Failed charges are retried 3 "
+                "times. Invoices close on 2026-12-01.\n"}) + "\n```"
+    app = llm_app(vault, make_app, fake_chat.url)
+    report = app.dreamer().dream()
+    new = vault / "Memory/billing-service-facts.md"
+    note = parse_note("Memory/billing-service-facts.md", new.read_bytes())
+    assert note.memory is not None and note.memory.source == "dream"
+    assert set(note.memory.supersedes) == {"billing-retries", "billing-owner", "billing-cutoff"}
+    for rel in cluster_vault.values():
+        source = parse_note(rel, (vault / rel).read_bytes())
+        assert source.memory.status == "archived"  # type: ignore[union-attr]
+        assert source.properties["merged_into"] == "[[billing-service-facts]]"
+    diary = (vault / "Memory/DREAMS.md").read_text()
+    assert "into [[billing-service-facts]]" in diary
+    assert "Memory/billing-service-facts.md" in report.written
+
+
+def test_a_synthesis_that_drops_a_fact_is_rejected(
+    vault: Path, make_app: Builder, fake_chat: FakeChat, cluster_vault: dict[str, str],
+) -> None:
+    fake_chat.replies["synthesis"] = json.dumps({
+        "name": "Billing", "description": "Billing facts",
+        "body": "Dana Reyes owns billing; charges are retried."})  # lost 3 and 2026-12-01
+    app = llm_app(vault, make_app, fake_chat.url)
+    before = snapshot(vault)
+    app.dreamer().dream()
+    after = snapshot(vault)
+    for rel in cluster_vault.values():
+        assert after[rel] == before[rel]
+    diary = after["Memory/DREAMS.md"].decode()
+    assert "Rejected a synthesis" in diary and "`2026-12-01`" in diary and "`3`" in diary
+
+
+@pytest.mark.parametrize("failure", ["down", "429", "slow", "garbage"])
+def test_a_misbehaving_endpoint_never_breaks_a_dream(
+    vault: Path, make_app: Builder, fake_chat: FakeChat, cluster_vault: dict[str, str],
+    failure: str,
+) -> None:
+    write_memory(vault, "pnpm-a", "Use pnpm for installs.", subject="pm", days_old=3)
+    write_memory(vault, "pnpm-b", "use pnpm for installs", subject="pm", days_old=2)
+    url = "http://127.0.0.1:9/v1" if failure == "down" else fake_chat.url
+    fake_chat.status = 429 if failure == "429" else 200
+    fake_chat.delay_s = 3 if failure == "slow" else 0
+    app = llm_app(vault, make_app, url)
+    report = app.dreamer().dream()
+    assert "Archived [[pnpm-b]]: exact duplicate of [[pnpm-a]]" in report.plan.changes
+    diary = (vault / "Memory/DREAMS.md").read_text()
+    assert ("Deep phase stopped" in diary) if failure != "garbage" else \
+        ("Rejected a synthesis" in diary)
+    for rel in cluster_vault.values():
+        assert b"status: archived" not in (vault / rel).read_bytes()
+
+
+def test_extractor_keeps_transcript_facts_through_the_write_path(
+    vault: Path, make_app: Builder, fake_chat: FakeChat, tmp_path: Path,
+) -> None:
+    transcripts = tmp_path / "claude" / "projects" / "p"
+    transcripts.mkdir(parents=True)
+    (transcripts / "s1.jsonl").write_text("\n".join(json.dumps(line) for line in [
+        {"type": "user", "message": {"role": "user", "content": "Please always run ruff "
+                                     "before you commit, the CI rejects lint errors."}},
+        {"type": "assistant", "message": {"role": "assistant",
+                                          "content": [{"type": "text", "text": "Will do."}]}},
+        {"type": "summary", "summary": "ignored"},
+    ]) + "\n")
+    fake_chat.replies["extract"] = json.dumps({"facts": [
+        {"type": "feedback", "name": "Run ruff before committing",
+         "description": "CI rejects lint errors", "subject": "lint.ruff",
+         "body": "Always run ruff before committing: the CI rejects lint errors."},
+        {"type": "reference", "name": "Deploy key", "description": "the key",
+         "subject": "deploy.key",
+         "body": "The deploy key is sk-live-4f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c"},
+        {"type": "nonsense", "name": "x", "body": "y"},
+    ]})
+    app = llm_app(vault, make_app, fake_chat.url,
+                  **{"dream.transcripts": str(tmp_path / "claude/projects/*/*.jsonl")})
+    app.dreamer().dream()
+    kept = vault / "Memory/run-ruff-before-committing.md"
+    note = parse_note("Memory/run-ruff-before-committing.md", kept.read_bytes())
+    assert note.memory is not None and note.memory.type == "feedback"
+    assert note.memory.source == "dream"
+    assert "ruff before you commit" in json.dumps(fake_chat.requests[-1]["messages"])
+    diary = (vault / "Memory/DREAMS.md").read_text()
+    assert "Extracted [[run-ruff-before-committing]] from transcript s1.jsonl" in diary
+    assert "Did not keep a fact from s1.jsonl" in diary  # the credential was refused
+    assert not any(b"sk-live" in data for data in snapshot(vault).values())
