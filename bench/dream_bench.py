@@ -169,7 +169,9 @@ def main() -> int:
         "first_dream_s": median("first_dream_s"),
         "first_dream_without_index_s": median("first_dream_without_index_s"),
         "second_dream_s": median("second_dream_s"),
-        "second_over_first": median("second_dream_s") / median("first_dream_s"),
+        # Against the first dream without its re-indexing (the second re-indexes nothing):
+        # the stricter ratio.
+        "second_over_first": median("second_dream_s") / median("first_dream_without_index_s"),
         "first_over_baseline": median("first_dream_without_index_s")
         / median("baseline_read_all_s"),
         "files_deleted": max(r["files_deleted"] for r in runs),

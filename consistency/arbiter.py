@@ -173,8 +173,8 @@ def decide(drift: Drift) -> Decision:
         case DuplicateId(memory_key=key, paths=paths, keep=keep):
             return NewId(key, keep, tuple(p for p in paths if p != keep))
         case Contradiction():
-            return Report("set `valid_to` on the one that no longer holds (or `dreamd forget` "
-                          "a copy); dreaming will supersede it for you once it ships")
+            return Report("the next dream merges them if they say the same and supersedes "
+                          "the older one if they disagree (`dreamd dream --dry-run` shows it)")
         case BrokenLink(target=target):
             return Report(f"create the note [[{target}]] or fix the link")
         case IndexFileOutOfDate(path=path, hand_edited=hand_edited):

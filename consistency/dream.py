@@ -36,7 +36,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import date, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from typing import Literal, TypeAlias
 
 import numpy as np
@@ -104,7 +104,9 @@ class DreamMemory:
     """A current memory as the consolidation sees it.
 
     ``content_hash`` is the normalised-text hash of the body
-    (:func:`consistency.duplicates.normalised_hash`); ``body`` may be ``None`` for a memory
+    (:func:`consistency.duplicates.normalised_hash`); ``created`` orders a group (the caller
+    gives the file's modification time when the frontmatter has no date); ``body`` may be
+    ``None`` for a memory
     outside every group of :func:`groups_to_compare` (it is not read then). ``changed``: new or
     edited since the last dream. ``owner`` as written in the frontmatter (``None``: shared).
     """
@@ -152,15 +154,17 @@ class SupersedeOld:
 Consolidation: TypeAlias = MergeDuplicate | SupersedeOld
 
 
-def _created_key(memory: DreamMemory) -> tuple[float, str]:
+def _created_key(memory: DreamMemory) -> tuple[float, int, str]:
+    """Oldest first: by ``created``; ties (and copies made the same second) by the shorter
+    path, so ``lint.md`` is older than ``lint-2.md``, then by path."""
     created = memory.created
     if created is None:
-        return (float("inf"), memory.id)
+        return (float("inf"), len(memory.path), memory.path)
     if not isinstance(created, datetime):
-        created = datetime(created.year, created.month, created.day)
-    if created.tzinfo is None:
-        return (created.timestamp(), memory.id)  # naive: taken as UTC by the reader
-    return (created.timestamp(), memory.id)
+        created = datetime(created.year, created.month, created.day, tzinfo=UTC)
+    elif created.tzinfo is None:
+        created = created.replace(tzinfo=UTC)  # naive: taken as UTC, as the reader does
+    return (created.timestamp(), len(memory.path), memory.path)
 
 
 def _owner_key(owner: str | None) -> str:

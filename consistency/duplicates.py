@@ -26,6 +26,7 @@ Method (DESIGN.md "Dreaming", the issue "memories that write themselves safely")
    is the same fact restated → :class:`Update` (merge with :func:`merge_bodies`). Checked, in
    both directions (so the test is symmetric), by :func:`contradiction_reason`:
 
+   - *named values*: weekdays and months (``every Friday`` → ``every Thursday``);
    - *numbers*: numbers, quantities, dates and versions (units ``s/ms/min/h/d/%`` and their
      Chinese forms normalised) where each side has a value the other lacks (``30s`` → ``60s``;
      adding a number to a restatement is not a change);
@@ -81,6 +82,7 @@ __all__ = [
     "Supersede",
     "Update",
     "bigram_similarity",
+    "claim_text",
     "contradiction_reason",
     "cosine_similarity",
     "decide",
@@ -187,6 +189,13 @@ _WHITESPACE = re.compile(r"\s+")
 def normalised_hash(text: str) -> str:
     """SHA-256 hex digest of :func:`normalise_text` of ``text`` (the one used by memory files)."""
     return content_hash_normalised(text)
+
+
+def claim_text(memory: MemoryDraft | MemoryFacts) -> str:
+    """What a memory claims: its description and body, one per line. The name is a title
+    (``Build notes 2``), so a changed value is never read from it."""
+    parts = (memory.description, memory.body)
+    return "\n".join(p.strip() for p in parts if p.strip())
 
 
 def fact_text(memory: MemoryDraft | MemoryFacts) -> str:
@@ -336,6 +345,24 @@ def _number_reason(a: str, b: str) -> str | None:
     return None
 
 
+# Days and months are values with names: "every Friday" → "every Thursday" is a changed value
+# wherever it stands (no value slot needed).
+_NAMED_VALUES = re.compile(
+    r"\b(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|january|february|march"
+    r"|april|june|july|august|september|october|november|december)s?\b"
+    r"|(?:星期|周|礼拜)[一二三四五六日天]|(?:十[一二]|[一二三四五六七八九十])月"
+)
+
+
+def _named_value_reason(a: str, b: str) -> str | None:
+    va = {m.group().rstrip("s") for m in _NAMED_VALUES.finditer(a)}
+    vb = {m.group().rstrip("s") for m in _NAMED_VALUES.finditer(b)}
+    only_a, only_b = va - vb, vb - va
+    if only_a and only_b:
+        return f"value changed: {', '.join(sorted(only_a))} → {', '.join(sorted(only_b))}"
+    return None
+
+
 def _units_of(clause: str) -> list[str]:
     """Words of a clause: ``¬`` markers, Latin words, and whole Han runs as one unit each."""
     return re.findall(rf"¬|[a-z0-9]+(?:['.][a-z0-9]+)*|[{_HAN}]+", clause)
@@ -429,7 +456,7 @@ def contradiction_reason(a: str, b: str) -> str | None:
     are tried. The reason names the old (``a``) side first when that order finds it.
     """
     ca, cb = _clean(a), _clean(b)
-    for check in (_number_reason, _polarity_reason, _substitution_reason):
+    for check in (_number_reason, _named_value_reason, _polarity_reason, _substitution_reason):
         reason = check(ca, cb) or check(cb, ca)
         if reason:
             return reason
@@ -483,7 +510,7 @@ def decide(
     if not scored:
         return New()
     _, _, best = min(scored, key=lambda item: (item[0], item[1]))
-    reason = contradiction_reason(fact_text(best), text)
+    reason = contradiction_reason(claim_text(best), claim_text(draft))
     if reason is not None:
         return Supersede(best.id, reason)
     return Update(best.id)

@@ -35,7 +35,14 @@ from consistency.dream import dream_due
 from consistency.lifecycle import LifecyclePolicy, RecallStats, is_hidden
 from consistency.synthesis import ExtractedFact
 from daemon.check import ConsistencyService
-from daemon.dream import DreamRunner, SessionCount, SessionLog, last_dream, read_state
+from daemon.dream import (
+    DIARY_FILE,
+    DreamRunner,
+    SessionCount,
+    SessionLog,
+    last_dream,
+    read_state,
+)
 from daemon.history import HistoryService, VersionRecorder, memory_key
 from daemon.llm import ChatClient
 from daemon.lock import DaemonLock, current_holder
@@ -482,9 +489,9 @@ class App:
         include_hidden: bool = False, count_recall: bool = True,
     ) -> list[SearchHit]:
         """Hybrid search over the indexed vault (vector + full text, RRF); with ``owner``,
-        other owners' memories are never returned. Archived, superseded and expired memories
-        are left out unless ``include_hidden``. Each memory returned counts as a recall
-        (``count_recall``; statistics in MAGMA, never in the file)."""
+        other owners' memories are never returned. Archived, superseded and expired memories,
+        and the dream diary, are left out unless ``include_hidden``. Each memory returned
+        counts as a recall (``count_recall``; statistics in MAGMA, never in the file)."""
         self.require_indexed("search")
         today = datetime.now(UTC).date()
         wanted = limit
@@ -498,7 +505,8 @@ class App:
                 hits = found
                 break
             props = self.store.memory_properties([h.path for h in found if h.memory_type])
-            hits = [h for h in found if h.path not in props or not _hidden(props[h.path], today)]
+            hits = [h for h in found if not h.path.endswith(f"/{DIARY_FILE}")
+                    and (h.path not in props or not _hidden(props[h.path], today))]
             if len(hits) >= limit or len(found) < wanted:
                 break
             wanted *= 3

@@ -396,7 +396,12 @@ def restore(
         service = application.memories(_owner(owner))
         stored = service.find(memory)
         if not application.dreamer().restore(stored.path):
-            out.print(f"{escape(stored.path)} is not archived; nothing to restore")
+            meta = stored.note.memory
+            why = ""
+            if meta is not None and meta.expires is not None:
+                why = (f" (it is hidden because its expires date, {meta.expires}, has passed: "
+                       "edit or remove `expires` to bring it back)")
+            out.print(f"{escape(stored.path)} is not archived; nothing to restore{escape(why)}")
             return
         service.after_change([stored.path])
     out.print(f"restored {escape(stored.path)}: it is live again "

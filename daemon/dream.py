@@ -128,6 +128,7 @@ STATE_FILE = "dream-state.json"
 JOURNAL_FILE = "dream-journal.json"
 LOCK_FILE = "dream.lock"
 SESSIONS_FILE = "sessions.json"
+RESTORED_FILE = "restored.json"
 #: First lines of a new ``DREAMS.md``.
 DIARY_HEADER = (
     "# Dream diary\n"
@@ -487,16 +488,26 @@ class DreamPlan:
     counts: Mapping[str, int]
     share: float
     edits: Mapping[str, tuple[bytes, bytes, str]] = field(default_factory=dict, repr=False)
+    #: What the plan does to ``MEMORY.md`` (dry runs): (path, summary, bytes before, after);
+    #: the bytes are ``None`` when it stays as it is.
+    memory_index: tuple[str, str, bytes | None, bytes | None] | None = field(
+        default=None, repr=False)
 
     @property
     def diff(self) -> str:
-        """A unified diff of every file the plan writes (``a/<path>`` → ``b/<path>``)."""
+        """A unified diff of every file the plan writes (``a/<path>`` → ``b/<path>``),
+        ``MEMORY.md`` included when a dry run computed it."""
+        files = {path: (before, after) for path, (before, after, _) in self.edits.items()}
+        if self.memory_index is not None:
+            path, _, before, after = self.memory_index
+            if after is not None:
+                files[path] = (before or b"", after)
         return "".join(
             "".join(difflib.unified_diff(
                 before.decode("utf-8", "replace").splitlines(keepends=True),
                 after.decode("utf-8", "replace").splitlines(keepends=True),
                 fromfile=f"a/{path}", tofile=f"b/{path}"))
-            for path, (before, after, _) in self.edits.items())
+            for path, (before, after) in files.items())
 
     @property
     def empty(self) -> bool:
@@ -679,13 +690,15 @@ class DreamRunner:
               consolidate: bool, overlay: dict[str, bytes]) -> DreamPlan:
         now = self._clock()
         today = now.astimezone(UTC).date()
-        current = [r for r in records.values() if not r.hidden(today)]
+        restored = {p for p, h in self._restored().items()
+                    if p in records and records[p].hash == h}
+        current = [r for r in records.values() if not r.hidden(today) and r.path not in restored]
         actions: list[Consolidation] = []
         if consolidate:
             memories = [DreamMemory(  # identity by path: two files may carry one id
                 id=r.path, path=r.path, type=r.type, name=r.name, description=r.description,
                 subject=r.subject, owner=r.owner, content_hash=r.norm_hash,
-                created=_when(r.created), changed=r.changed,
+                created=_when(r.created) or _when(r.updated) or _mtime(r), changed=r.changed,
             ) for r in sorted(current, key=lambda r: r.path)]
             wanted = groups_to_compare(memories)
             memories = [DreamMemory(
@@ -710,7 +723,8 @@ class DreamRunner:
             broken_links=tuple(r.broken_links),
             unreachable=unreachable.get(r.path), recall=stats.get(r.id, RecallStats()),
         ) for r in sorted(records.values(), key=lambda r: r.path) if r.path not in closed]
-        transitions = plan_lifecycle(lifecycle_input, now, self.policy)
+        transitions = [t for t in plan_lifecycle(lifecycle_input, now, self.policy)
+                       if not (isinstance(t, Archive) and t.path in restored)]
         self._known = records
         try:
             lines, edits = self._edits(actions, transitions, records, overlay, now)
@@ -903,7 +917,36 @@ class DreamRunner:
         """What a dream (``consolidate=False``: ``dreamd expire``) would do now; writes
         nothing."""
         records, bodies = self._gather(self.state().get("memories") or {})
-        return self._plan(records, bodies, consolidate=consolidate, overlay={})
+        overlay: dict[str, bytes] = {}
+        plan = self._plan(records, bodies, consolidate=consolidate, overlay=overlay)
+        return replace(plan, memory_index=self._index_preview(records, plan))
+
+    def _index_preview(self, records: Mapping[str, _Record], plan: DreamPlan
+                       ) -> tuple[str, str, bytes | None, bytes | None]:
+        """What the plan does to ``MEMORY.md``: a summary line, and its bytes before and after
+        (``None``, ``None`` when it stays as it is)."""
+        after = dict(records)
+        for path, (_, data, _) in plan.edits.items():
+            old = records.get(path)
+            record = _record(path, parse_note(path, data), data, (self.root / path).lstat(),
+                             old.seen if old else None)
+            if record is not None:
+                after[path] = record
+        text, entries = self._index_text(after)
+        current = self.writer.read(self.index_path)
+        path = self.index_path
+        if current == text:
+            return path, f"{path} stays as it is", None, None
+        if current is not None and self._hand_written_preview(current, entries):
+            return path, (f"{path} is not dreamd's (written or edited by hand): the dream "
+                          "leaves it as it is; `dreamd check --fix` rebuilds it"), None, None
+        return path, f"{path} would be rebuilt: {len(entries)} live memories", current, text
+
+    def _hand_written_preview(self, current: bytes, entries: Sequence[IndexEntry]) -> bool:
+        recorded = self.writer.generated_hash(self.index_path)
+        if recorded is not None:
+            return recorded != sha256_hex(current)
+        return not self._adoptable(current, entries)
 
     def dream(self, *, dry_run: bool = False, force: bool = False,
               consolidate: bool = True) -> DreamReport:
@@ -954,10 +997,9 @@ class DreamRunner:
                     if deep else (records, {})
             t0 = time.perf_counter()
             index_summary, index_changed = self._rebuild_index(records)
-            index_outcome = index_summary if index_changed else None
             timings["memory_index"] = _ms(t0)
             diary = False
-            if all_lines or resumed:
+            if all_lines or resumed or index_changed:
                 counts = journal.get("counts") if journal else None
                 diary = self._write_diary(dream_id, counts if isinstance(counts, dict)
                                           else plan.counts, all_lines, index_summary)
@@ -966,7 +1008,7 @@ class DreamRunner:
             else:
                 self._keep_state(state, records)
             (self.state_dir / JOURNAL_FILE).unlink(missing_ok=True)
-        paths = sorted({*written, *([self.index_path] if index_outcome else []),
+        paths = sorted({*written, *([self.index_path] if index_changed else []),
                         *([self.diary_path] if diary else [])})
         t0 = time.perf_counter()
         indexed = self._index(paths) if paths else None
@@ -975,7 +1017,7 @@ class DreamRunner:
         log.info("dream.done", id=dream_id, written=len(written), diary=diary,
                  resumed=resumed, **{k: v for k, v in plan.counts.items() if v})
         return DreamReport(plan, applied=True, written=tuple(sorted(written)), diary=diary,
-                           memory_index=index_outcome, resumed=resumed, indexed=indexed,
+                           memory_index=index_summary, resumed=resumed, indexed=indexed,
                            timings_ms=timings)
 
     def _record_dream(self, dream_id: str, plan: DreamPlan,
@@ -1216,14 +1258,30 @@ class DreamRunner:
 
     # ------------------------------------------------------------------ MEMORY.md, diary
 
-    def _rebuild_index(self, records: Mapping[str, _Record]) -> tuple[str, bool]:
-        """Write ``MEMORY.md`` from ``records``; returns a one-line summary and whether the
-        file changed."""
+    def _index_text(self, records: Mapping[str, _Record]) -> tuple[bytes, list[IndexEntry]]:
         today = self._clock().astimezone(UTC).date()
         entries = index_entries(self.memory_folder, (
             (r.path, r.as_json()) for r in records.values()), today)
-        text = build_memory_index(entries, memory_folder=self.memory_folder).encode("utf-8")
+        return build_memory_index(entries, memory_folder=self.memory_folder).encode("utf-8"), \
+            entries
+
+    def _hand_written_index(self, entries: Sequence[IndexEntry]) -> bool:
+        """Is ``MEMORY.md`` someone's own (not what dreamd last wrote, nor adoptable)? Such a
+        file is left as it is; ``dreamd check --fix`` rebuilds it and keeps it as a copy."""
+        current = self.writer.read(self.index_path)
+        if current is None:
+            return False
         self._adopt_index(entries)
+        return self.writer.generated_hash(self.index_path) != sha256_hex(current)
+
+    def _rebuild_index(self, records: Mapping[str, _Record]) -> tuple[str, bool]:
+        """Write ``MEMORY.md`` from ``records`` unless it is hand-written; returns a one-line
+        summary and whether the file changed."""
+        today = self._clock().astimezone(UTC).date()
+        text, entries = self._index_text(records)
+        if self._hand_written_index(entries):
+            return (f"{self.index_path} is not dreamd's (written or edited by hand): left as "
+                    "it is; `dreamd check --fix` rebuilds it and keeps yours as a copy"), False
         outcome = self.writer.write_generated(self.index_path, text)
         self._note_index_built(
             self._fingerprint(((r.path, r.hash) for r in records.values()), today),
@@ -1240,14 +1298,15 @@ class DreamRunner:
         if self.writer.generated_hash(self.index_path) is not None:
             return
         current = self.writer.read(self.index_path)
-        if current is None:
-            return
+        if current is not None and self._adoptable(current, entries):
+            self.writer.adopt_generated(self.index_path, current)
+
+    def _adoptable(self, current: bytes, entries: Sequence[IndexEntry]) -> bool:
         listed = {urllib.parse.unquote(target) for target in
                   _INDEX_LINK_RE.findall(current.decode("utf-8", "replace"))}
         subset = [e for e in entries if e.file in listed]
-        if len(subset) == len(listed) and build_memory_index(
-                subset, memory_folder=self.memory_folder).encode("utf-8") == current:
-            self.writer.adopt_generated(self.index_path, current)
+        return len(subset) == len(listed) and build_memory_index(
+            subset, memory_folder=self.memory_folder).encode("utf-8") == current
 
     def _write_diary(self, dream_id: str, counts: Mapping[str, int], lines: Sequence[str],
                      index_summary: str | None) -> bool:
@@ -1294,9 +1353,45 @@ class DreamRunner:
         if note.memory.valid_to is not None:
             remove.append("valid_to")
         restored = set_properties(data, updates, remove=remove, path=stored_path)
-        self.writer.write(stored_path, restored, base=data, origin="api",
-                          change="restored from the archive")
+        outcome = self.writer.write(stored_path, restored, base=data, origin="api",
+                                    change="restored from the archive")
+        successor = note.properties.get("superseded_by")
+        if isinstance(successor, str):
+            self._unlink_supersedes(successor, Path(stored_path).stem)
+        kept = self._restored()
+        kept[stored_path] = outcome.content_hash
+        write_json_atomic(self.state_dir / RESTORED_FILE, kept)
         return True
+
+    def _unlink_supersedes(self, link: str, stem: str) -> None:
+        """Take ``[[stem]]`` out of the ``supersedes`` of the memory ``link`` names (the one
+        that superseded a memory being restored), so the two do not both claim the fact."""
+        target = link.strip().removeprefix("[[").removesuffix("]]").split("|")[0].strip()
+        path = f"{self.memory_folder}/{target}.md"
+        data = self.writer.read(path)
+        if not target or data is None:
+            return
+        note = parse_note(path, data)
+        if note.memory is None:
+            return
+        kept = [t for t in note.memory.supersedes if t.removesuffix(".md") != stem]
+        if len(kept) == len(note.memory.supersedes):
+            return
+        values: list[PropertyValue] = [f"[[{t}]]" for t in kept]
+        edited = set_properties(data, {"supersedes": values[0] if len(values) == 1 else values}
+                                if values else {}, remove=() if values else ("supersedes",),
+                                path=path)
+        self.writer.write(path, edited, base=data, origin="api",
+                          change=f"no longer supersedes {stem} (restored)")
+
+    def _restored(self) -> dict[str, str]:
+        """``{path: hash}`` of memories restored by hand: left out of consolidation and the
+        lifecycle while they stay as restored (an edit makes them ordinary again)."""
+        try:
+            data = json.loads((self.state_dir / RESTORED_FILE).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+        return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
 
 
 def _mtime(record: _Record) -> datetime:

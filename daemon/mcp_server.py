@@ -26,6 +26,7 @@ thread; over HTTP several clients may call at once, and the App is not thread-sa
 from __future__ import annotations
 
 import threading
+from datetime import UTC, datetime
 from typing import Any
 
 from mcp.server.mcpserver import MCPServer
@@ -34,6 +35,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from ccb.model import MEMORY_TYPES, MemoryType
 from ccb.owner import Owner
 from config.errors import DreamdError
+from consistency.lifecycle import is_hidden
 from daemon.app import App
 from daemon.render import hit_json, remember_json
 from magma.versions import Version, current
@@ -225,10 +227,15 @@ def build_server(app: App, owner: Owner | None = None) -> MCPServer:
                 service = app.memories(owner)
                 stored = service.memories()
                 resident = []
+                today = datetime.now(UTC).date()
                 for item in stored:
                     meta = item.note.memory
                     assert meta is not None
-                    if meta.valid_to is None and (meta.type in {"user", "feedback"} or meta.pinned):
+                    if is_hidden(status=meta.status, valid_to=meta.valid_to,
+                                 expires=meta.expires, today=today):
+                        continue  # archived, superseded or expired: not current
+                    if (meta.type in {"user", "feedback"} or meta.pinned
+                            or item.note.properties.get("resident") is True):
                         resident.append((not meta.pinned, item.path, meta.name, item.note.body))
                 resident.sort(key=lambda entry: (entry[0], entry[1]))
                 retrieved: list[tuple[str, str, str]] = []

@@ -418,8 +418,10 @@ def print_dream(console: Console, report: Any, *, what: str) -> None:
     kinds = ", ".join(f"{c[k]} {k.replace('_', ' ')}" for k in (
         "merged", "superseded", "archived", "broken_links", "promoted", "demoted")
         if c.get(k))
+    index_note = plan.memory_index[1] if plan.memory_index else None
     if plan.empty and not report.resumed:
-        console.print("nothing to change")
+        console.print("no memory to change" if index_note and "rebuilt" in index_note
+                      else "nothing to change")
     elif not report.applied:
         console.print(f"plan: {kinds} — {c.get('changed_memories', 0)} memory files "
                       f"({plan.share:.0%}) would change:", highlight=False)
@@ -430,8 +432,10 @@ def print_dream(console: Console, report: Any, *, what: str) -> None:
         console.print(f"  - {line}", markup=False, highlight=False)
     if report.resumed:
         console.print(f"  (finished {report.resumed} writes of an interrupted dream first)")
-    if report.memory_index:
+    if report.applied and report.memory_index:
         console.print(f"  - {report.memory_index}", markup=False, highlight=False)
+    elif index_note:
+        console.print(f"  - {index_note}", markup=False, highlight=False)
     if report.diary:
         console.print("  diary entry appended to DREAMS.md", highlight=False)
     if not report.applied and plan.diff:

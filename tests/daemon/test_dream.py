@@ -73,6 +73,7 @@ def test_dry_run_shows_the_plan_as_a_diff_and_changes_nothing(
     assert "Marked links of [[design-doc]] broken: `Nowhere Note`" in text
     assert "+status: archived" in report.plan.diff
     assert f"--- a/{paths['exact_new']}" in report.plan.diff
+    assert "+++ b/Memory/MEMORY.md" in report.plan.diff  # the index it would rebuild too
 
 
 def test_dream_consolidates_loses_nothing_and_writes_the_diary_once(
@@ -134,6 +135,16 @@ def test_restore_brings_an_archived_memory_back(
     assert note.memory.status is None  # type: ignore[union-attr]
     assert not {"archived", "archived_reason", "merged_into"} & set(note.properties)
     assert not app.dreamer().restore(rel)  # not archived any more
+    # The user's choice holds: the next dream does not merge it again (until it is edited).
+    assert not [a for a in app.dreamer().plan().consolidation
+                if rel in (getattr(a, "duplicate_path", None), getattr(a, "old_path", None))]
+    # Restoring a superseded memory takes it out of its successor's `supersedes`.
+    assert app.dreamer().restore(paths["old_value"])
+    successor = parse_note(paths["new_value"], (vault / paths["new_value"]).read_bytes())
+    assert successor.memory.supersedes == ()  # type: ignore[union-attr]
+    old = parse_note(paths["old_value"], (vault / paths["old_value"]).read_bytes())
+    assert old.memory.valid_to is None and "superseded_by" not in old.properties  # type: ignore[union-attr]
+    assert not app.dreamer().plan().consolidation
 
 
 def test_a_dream_that_changes_too_much_asks_first(
@@ -313,3 +324,22 @@ def test_a_memory_whose_frontmatter_cannot_be_edited_is_left_alone(
     assert flow.read_bytes() == before
     assert any("as they are" in line and "flow mapping" in line
                for line in report.plan.changes), report.plan.changes
+
+
+def test_a_hand_written_memory_index_is_left_alone_and_the_dry_run_says_so(
+    vault: Path, make_app: Builder,
+) -> None:
+    index = vault / "Memory/MEMORY.md"
+    index.write_text("# My memory notes\n\n- [Tests](tests-hit-a-real-database.md) — mine\n")
+    before = index.read_bytes()
+    write_memory(vault, "tabs", "Indent with tabs.", subject="indent", days_old=5)
+    write_memory(vault, "tabs-again", "indent with TABS", subject="indent", days_old=2)
+    app, _ = make_app(vault)
+    app.sync()
+    plan = app.dreamer().plan()
+    assert plan.memory_index is not None and "not dreamd's" in plan.memory_index[1]
+    report = app.dreamer().dream()
+    assert index.read_bytes() == before
+    assert not list((vault / "Memory").glob("MEMORY.conflict-*"))
+    assert "not dreamd's" in (report.memory_index or "")
+    assert "not dreamd's" in (vault / "Memory/DREAMS.md").read_text()

@@ -233,3 +233,23 @@ def test_an_owners_assistant_never_sees_anothers_history(app: App, vault: Path) 
 
     by_alice, = _in_process(app, [("memory_history", {"memory": written.memory_id})], alice)
     assert len(_data(by_alice)["versions"]) == 2
+
+
+def test_context_leaves_out_archived_memories_and_keeps_promoted_ones(
+    app: App, vault: Path
+) -> None:
+    import daemon_harness as h
+
+    h.write_memory(vault, "tabs", "Indent with tabs.", subject="indent", days_old=5)
+    h.write_memory(vault, "tabs-again", "indent with TABS", subject="indent", days_old=2)
+    h.write_memory(vault, "deploy-window", "Deploys happen on Tuesdays.", type="project",
+                   subject="deploy", days_old=2, expires=None)
+    promoted = vault / "Memory/deploy-window.md"
+    promoted.write_bytes(promoted.read_bytes().replace(b"pinned: false", b"pinned: false\n"
+                                                       b"resident: true"))
+    app.sync()
+    app.dreamer().dream()
+    (context,) = _in_process(app, [("build_context", {})])
+    text = _data(context)
+    assert "Memory/tabs.md" in text and "Memory/tabs-again.md" not in text
+    assert "Memory/deploy-window.md" in text
