@@ -251,7 +251,8 @@ class Daemon:
         except (DreamdError, OSError) as error:  # the daemon keeps watching either way
             log.error("daemon.check_failed", reason=reason, error=str(error))
             return
-        left = fixed.left if fixed is not None else ()
+        # Contradictions are the dream's to settle (merge or supersede), not check --fix's.
+        left = [f for f in (fixed.left if fixed is not None else ()) if f.kind != "contradiction"]
         self.state.last_check = {
             "at": _now(), "reason": reason, "drift": report.counts(),
             "fixed": len(fixed.applied) if fixed is not None else 0,
