@@ -67,6 +67,11 @@ def write_bytes_atomic(
         _fsync_folder(path.parent)
 
 
+class FileBeingWrittenError(OSError):
+    """:func:`swap_bytes_atomic` found the target empty — the moment between an editor's
+    truncate and its write — and put it back untouched."""
+
+
 def swap_bytes_atomic(path: Path, data: bytes) -> bytes | None:
     """Put ``data`` at ``path`` atomically and return the bytes it displaced (``None``: there
     was no file), so that a caller who compared the file a moment ago can tell whether someone
@@ -77,7 +82,8 @@ def swap_bytes_atomic(path: Path, data: bytes) -> bytes | None:
     is read back from the temp name (ext4, btrfs, xfs, tmpfs support both since Linux 3.15).
     Elsewhere, or on a file system that refuses the flags, the target is re-read just before
     ``os.replace``: a write landing in the microseconds between is not seen. Raises
-    ``OSError`` on failure, leaving the old file intact.
+    :class:`FileBeingWrittenError` (the target is left as it was) when the displaced file is
+    empty and ``data`` is not, ``OSError`` on failure, leaving the old file intact.
     """
     tmp = _write_temp(path, data, None, True)
     try:
@@ -90,6 +96,14 @@ def swap_bytes_atomic(path: Path, data: bytes) -> bytes | None:
                 outcome = _rename2(tmp, path, _RENAME_EXCHANGE)
                 if outcome == 0:
                     displaced = Path(tmp).read_bytes()
+                    if not displaced and data:
+                        # An empty file is an editor's save caught between truncate and
+                        # write: put its inode back, so the write it is about to make lands
+                        # in the visible file, not in one we are about to delete.
+                        _rename2(tmp, path, _RENAME_EXCHANGE)
+                        Path(tmp).unlink(missing_ok=True)
+                        raise FileBeingWrittenError(errno.EBUSY, "the file is being written "
+                                                    "(found empty)", str(path))
                     Path(tmp).unlink(missing_ok=True)
                     _fsync_folder(path.parent)
                     return displaced

@@ -41,7 +41,12 @@ from typing import Literal
 import filelock
 import structlog
 
-from ccb.atomic import TEMP_SUFFIX, swap_bytes_atomic, write_bytes_atomic
+from ccb.atomic import (
+    TEMP_SUFFIX,
+    FileBeingWrittenError,
+    swap_bytes_atomic,
+    write_bytes_atomic,
+)
 from ccb.frontmatter_edit import set_properties
 from ccb.merge import merge_note
 from config.errors import DreamdError, StaleWriteError, VaultError
@@ -83,6 +88,10 @@ _ORIGINS_FILE = "origins.json"
 #: daemon that was down.
 ORIGIN_WINDOW_S = 86_400.0
 _ORIGINS_MAX = 16_384
+#: How long a write waits for a file found empty to be written by its editor, and how often it
+#: looks, in seconds (an in-place save's truncate-to-write gap is milliseconds).
+SETTLE_WAIT_S = 0.5
+SETTLE_STEP_S = 0.05
 #: In :meth:`NoteWriter.batch`, the origins are saved after this many writes (and at the end):
 #: another process learns of a batch write's origin at most this many writes late.
 BATCH_SAVE_EVERY = 100
@@ -218,6 +227,8 @@ class NoteWriter:
                 f"ccb: write {rel_path}: the file was deleted since it was read "
                 f"(expected {sha256_hex(base)[:8]}…, found no file)"
             )
+        if current == b"" and base:  # an editor's in-place save, caught mid-way?
+            current = self._settled(rel_path)
         theirs = self._repaired(rel_path, current)
         if theirs == data:
             if theirs == current:
@@ -238,6 +249,23 @@ class NoteWriter:
             self._place(target, rel_path, theirs, "healed", expect=current)
         return self._fork(rel_path, data, theirs)
 
+    def _settled(self, rel_path: str) -> bytes:
+        """The file's bytes once it is no longer empty. An editor that saves in place truncates
+        the file and then writes it; merging that empty moment as "the user deleted it all"
+        would drop the memory's text. Waits up to :data:`SETTLE_WAIT_S`; raises
+        ``StaleWriteError`` when the file stays empty (nothing is written then)."""
+        deadline = time.monotonic() + SETTLE_WAIT_S
+        while time.monotonic() < deadline:
+            time.sleep(SETTLE_STEP_S)
+            current = self.read(rel_path)
+            if current is None:
+                raise StaleWriteError(f"ccb: write {rel_path}: the file was deleted meanwhile")
+            if current:
+                return current
+        raise StaleWriteError(
+            f"ccb: write {rel_path}: the file is empty (an editor may be saving it); "
+            "not written — try again")
+
     def _place(
         self, target: Path, rel_path: str, data: bytes, status: WriteStatus,
         *, expect: bytes | None, tag: tuple[str, str] = ("user-edit", _HEALED),
@@ -253,7 +281,12 @@ class NoteWriter:
             digest = sha256_hex(want)
             if self._on_written is not None:
                 self._on_written(rel_path, digest)  # before the event can arrive
-            displaced = swap_bytes_atomic(target, want)
+            try:
+                displaced = swap_bytes_atomic(target, want)
+            except FileBeingWrittenError:
+                raise StaleWriteError(
+                    f"ccb: write {rel_path}: an editor was saving the file in that very moment "
+                    "(found empty); left to it, not written — try again") from None
             log.debug("write.swapped", path=rel_path, wrote=digest[:8],
                       expected=_short(expect), displaced=_short(displaced))
             if displaced == expect or displaced is None:

@@ -12,7 +12,8 @@ superseded or expired), grouped by owner and type — one person's fact never cl
 
 1. *Exact duplicates*: the same normalised content hash, type and subject (the same words
    about two subjects — "dark mode" for the editor and for the terminal — are two facts).
-   The oldest (``created``, then id)
+   A pinned memory is kept (and never archived by any merge or supersession); else the
+   oldest (``created``, then id)
    is kept; each other one is archived with ``merged_into`` the keeper. Nothing of it is lost:
    its text equals the keeper's up to case, spacing and emphasis.
 2. *Near-duplicates*: within the same type and subject, each memory is decided against the
@@ -123,6 +124,7 @@ class DreamMemory:
     changed: bool
     body: str | None = None
     embedding: np.ndarray | None = field(default=None, compare=False, repr=False)
+    pinned: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -220,8 +222,10 @@ def plan_consolidation(memories: Sequence[DreamMemory]) -> list[Consolidation]:
         group = sorted(by_hash[key], key=_created_key)
         if len(group) < 2 or not any(m.changed for m in group):
             continue
-        keeper = group[0]
-        for duplicate in group[1:]:
+        keeper = next((m for m in group if m.pinned), group[0])  # a pin is the user's word
+        for duplicate in group:
+            if duplicate is keeper or duplicate.pinned:
+                continue  # a pinned memory is never archived by a merge
             actions.append(MergeDuplicate(keeper.id, keeper.path, duplicate.id, duplicate.path,
                                           "exact"))
             archived.add(duplicate.id)
@@ -276,6 +280,11 @@ def _plan_group(group: Sequence[DreamMemory]) -> list[Consolidation]:
         )
         decision = decide(draft, [_facts(m, bodies[m.id]) for m in others])
         match decision:
+            case Duplicate() | Update() if memory.pinned:
+                alive.append(memory)  # a pinned memory is never archived by a merge
+            case Supersede(existing_id=existing) if next(
+                    m for m in others if m.id == existing).pinned:
+                alive.append(memory)  # nor superseded: the user pinned that value
             case Duplicate(existing_id=existing) | Update(existing_id=existing):
                 keeper = next(m for m in others if m.id == existing)
                 merged = merge_bodies(bodies[keeper.id].rstrip("\n"), bodies[memory.id])

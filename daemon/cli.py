@@ -370,14 +370,17 @@ def expire(
     ctx: typer.Context,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Show the plan as a diff; change "
                                           "nothing.")] = False,
+    force: Annotated[bool, typer.Option("--force", help="Go ahead even when it changes more "
+                                        "than dream.max_change_share of the memories.")]
+    = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
     vault: VaultOption = None,
 ) -> None:
-    """Apply expiration and lifecycle rules only (archive, broken links, priority decay,
-    promotion): what a dream does after merging."""
+    """Apply expiration and lifecycle rules only (archive, broken links, promotion): what a
+    dream does after merging."""
     with _app(ctx, **{"vault.path": vault}) as application:
         application.require_indexed("expire")
-        report = application.dreamer().dream(dry_run=dry_run, force=True, consolidate=False)
+        report = application.dreamer().dream(dry_run=dry_run, force=force, consolidate=False)
     if as_json:
         out.print_json(json.dumps(render.dream_json(report), ensure_ascii=False))
     else:

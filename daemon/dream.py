@@ -46,6 +46,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field, fields, replace
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
+from stat import S_ISREG
 from typing import Any, Literal, TypeAlias
 
 import filelock
@@ -68,6 +69,7 @@ from config.errors import (
     LockError,
     MemoryNotFoundError,
     StaleWriteError,
+    VaultError,
 )
 from consistency.dream import (
     Consolidation,
@@ -572,6 +574,7 @@ class DreamRunner:
     ) -> None:
         self.llm = llm
         self._known: Mapping[str, _Record] = {}
+        self._vetoed: list[str] = []
         self._remember = remember
         self.transcripts = transcripts
         self.writer = writer
@@ -639,6 +642,9 @@ class DreamRunner:
                     stat = full.lstat()
                 except OSError:
                     continue
+                if not S_ISREG(stat.st_mode):  # a symlink, a FIFO, a device: never opened
+                    log.warning("dream.not_a_file", path=rel)
+                    continue
                 old = cached.get(rel)
                 if (isinstance(old, dict) and old.get("size") == stat.st_size
                         and old.get("mtime_ns") == stat.st_mtime_ns):
@@ -651,6 +657,9 @@ class DreamRunner:
                     note, data = read_note_bytes(self.root, rel)
                 except DreamdError as error:
                     log.warning("dream.unreadable", path=rel, error=str(error))
+                    continue
+                if note.problems:  # reported by sync; a file that does not read is left
+                    log.warning("dream.left_alone", path=rel, reason=note.problems[0].reason)
                     continue
                 seen = old.get("seen") if isinstance(old, dict) else None
                 record = _record(rel, note, data, stat, seen)
@@ -706,6 +715,7 @@ class DreamRunner:
                 subject=m.subject, owner=m.owner, content_hash=m.content_hash,
                 created=m.created, changed=m.changed,
                 body=self._body(m.path, bodies) if m.id in wanted else None,
+                pinned=records[m.path].pinned,
             ) for m in memories]
             actions = plan_consolidation(memories)
         # Lifecycle runs on the state after the consolidation.
@@ -732,8 +742,9 @@ class DreamRunner:
             self._known = {}
         added = sum(1 for r in records.values() if r.seen is None)
         updated = sum(1 for r in records.values() if r.seen is not None and r.changed)
+        live = sum(1 for r in records.values() if not r.hidden(today))
         counts = {
-            "memories": len(records), "skipped": len(records) - added - updated,
+            "memories": len(records), "live": live, "skipped": len(records) - added - updated,
             "updated": updated, "added": added, "changed_memories": len(edits),
             "merged": sum(1 for a in actions if isinstance(a, MergeDuplicate)),
             "superseded": sum(1 for a in actions if isinstance(a, SupersedeOld)),
@@ -742,7 +753,7 @@ class DreamRunner:
             "promoted": sum(1 for t in transitions if isinstance(t, Promote)),
             "demoted": sum(1 for t in transitions if isinstance(t, Demote)),
         }
-        share = len(edits) / len(records) if records else 0.0
+        share = len(edits) / live if live else (1.0 if edits else 0.0)
         return DreamPlan(tuple(actions), tuple(transitions), tuple(lines), counts, share, edits)
 
     def _check_links(self, references: Sequence[_Record]) -> dict[str, tuple[str, ...]]:
@@ -825,11 +836,18 @@ class DreamRunner:
                     keeper_note = parse_note(keeper, keeper_data)
                     dup_note = parse_note(dup, dup_data)
                     merged = merge_bodies(keeper_note.body.rstrip("\n"), dup_note.body.strip())
-                    if merged.rstrip("\n") != keeper_note.body.rstrip("\n"):
+                    if "```" in dup_note.body or "~~~" in dup_note.body:
+                        merged = keeper_note.body  # code is not spliced by sentence: the
+                        # duplicate keeps it, archived beside the keeper (merged_into)
+                    if b"\r\n" in keeper_data:
+                        merged = merged.replace("\r\n", "\n").replace("\n", "\r\n")
+                    if merged.rstrip("\r\n") != keeper_note.body.rstrip("\n").replace(
+                            "\n", "\r\n" if b"\r\n" in keeper_data else "\n"):
                         version = keeper_note.memory.version if keeper_note.memory else None
                         edited = set_properties(keeper_data, {
                             "updated": now, "version": (version or 1) + 1}, path=keeper)
-                        out.append((keeper, replace_body(edited, merged.rstrip("\n") + "\n"),
+                        eol = "\r\n" if b"\r\n" in keeper_data else "\n"
+                        out.append((keeper, replace_body(edited, merged.rstrip("\r\n") + eol),
                                     f"Merged the sentences of {_link(dup)} into {_link(keeper)}"
                                     " (near-duplicate)"))
                 code = "exact duplicate" if kind == "exact" else "near-duplicate"
@@ -973,11 +991,11 @@ class DreamRunner:
             timings["read"] = _ms(started)
             plan = self._plan(records, bodies, consolidate=consolidate, overlay={})
             timings["plan"] = _ms(started) - timings["read"]
-            if (plan.share > self.max_change_share and not force and not journal
+            if (plan.share > self.max_change_share and not force
                     and plan.counts["changed_memories"] > self.max_change_free):
                 raise DreamGuardError(
-                    f"dream: the plan changes {plan.counts['changed_memories']} of "
-                    f"{plan.counts['memories']} memories ({plan.share:.0%}), more than "
+                    f"dream: the plan changes {plan.counts['changed_memories']} memory files, "
+                    f"{plan.share:.0%} of the {plan.counts['live']} live memories, more than "
                     f"dream.max_change_share ({self.max_change_share:.0%}); nothing was "
                     "changed. Look at it with: dreamd dream --dry-run; go ahead with: "
                     "dreamd dream --force")
@@ -985,9 +1003,10 @@ class DreamRunner:
             all_lines = [*resumed_lines, *(x for x in plan.changes if x not in resumed_lines)]
             self._write_journal(dream_id, plan, all_lines)
             t0 = time.perf_counter()
-            written = self._write_edits(plan)
+            written = self._write_edits(plan, all_lines)
             timings["apply"] = _ms(t0)
             records = self._refresh(records, written)
+            self._carry_restored(records, written)
             if consolidate and self.llm is not None:
                 t0 = time.perf_counter()
                 deep = self._deep(records, dream_id, plan, all_lines)
@@ -1043,18 +1062,25 @@ class DreamRunner:
             "memories": {p: r.as_json() for p, r in sorted(records.items())},
         })
 
-    def _write_edits(self, plan: DreamPlan) -> list[str]:
+    def _write_edits(self, plan: DreamPlan, lines: list[str]) -> list[str]:
         """Write the plan's edits, each based on the bytes it was planned from (a file the
-        user changed meanwhile is merged or kept as a conflict copy by the writer)."""
+        user changed meanwhile is merged or kept as a conflict copy by the writer). A file
+        deleted or being saved meanwhile is left as it is, and ``lines`` says so."""
         written: list[str] = []
         with self.writer.batch():
             for path, (before, after, change) in plan.edits.items():
                 try:
-                    self.writer.write(path, after, base=before, origin="dream", change=change,
-                                      heal=_body(before) != _body(after))
-                except StaleWriteError:
-                    log.warning("dream.file_gone", path=path)  # deleted meanwhile: left so
+                    outcome = self.writer.write(path, after, base=before, origin="dream",
+                                                change=change,
+                                                heal=_body(before) != _body(after))
+                except (StaleWriteError, VaultError) as error:
+                    log.warning("dream.not_written", path=path, error=str(error))
+                    lines.append(f"Left {_link(path)} as it is: {error}; the next dream "
+                                 "looks again")
                     continue
+                if outcome.conflict_path:
+                    lines.append(f"{_link(path)} changed meanwhile: the dream's version is "
+                                 f"beside it as {_link(outcome.conflict_path)}")
                 written.append(path)
         return written
 
@@ -1079,11 +1105,40 @@ class DreamRunner:
                     continue
                 if before is None or before == after:
                     continue
-                self.writer.write(path, after, base=before, origin="dream",
-                                  change=_change_kind(step))
+                if not self._still_allowed(step, path, before):
+                    log.info("dream.replay_skipped", path=path, step=type(step).__name__)
+                    self._vetoed.append(path)
+                    continue
+                try:
+                    self.writer.write(path, after, base=before, origin="dream",
+                                      change=_change_kind(step))
+                except DreamdError as error:  # gone, busy, out of the vault: left as it is
+                    log.warning("dream.not_written", path=path, error=str(error))
+                    continue
                 if path not in written:
                     written.append(path)
         return written
+
+    @staticmethod
+    def _still_allowed(step: Step, path: str, current: bytes) -> bool:
+        """May a journaled step still archive the file at ``path``? Not when the memory was
+        pinned, made a ``user`` memory or a rule since the plan (a replay after a crash)."""
+        closes = ((isinstance(step, MergeDuplicate) and path == step.duplicate_path)
+                  or (isinstance(step, SupersedeOld) and path == step.old_path)
+                  or (isinstance(step, Archive | Synthesise) and path != getattr(
+                      step, "new_path", None)))
+        if not closes:
+            return True
+        note = parse_note(path, current)
+        meta = note.memory
+        if meta is None:
+            return False
+        if meta.pinned:
+            return False
+        if isinstance(step, Archive):
+            rule = meta.type == "feedback" and has_rule_force(f"{meta.description}\n{note.body}")
+            return meta.type != "user" and not rule
+        return True
 
     # ------------------------------------------------------------------ deep phase
 
@@ -1252,9 +1307,16 @@ class DreamRunner:
         lines and how many files it still had to write."""
         steps = [s for s in (_action_from_json(a) for a in journal.get("actions", []))
                  if s is not None]
+        self._vetoed = []
         written = self._apply(steps)
         log.warning("dream.resumed", id=journal.get("id"), finished=len(written))
-        return [str(x) for x in journal.get("lines", [])], len(written)
+        vetoed = {_link(p) for p in self._vetoed}
+        lines = [str(x) for x in journal.get("lines", [])
+                 if not any(str(x).startswith(f"Archived {v}") or f"{v} superseded" in str(x)
+                            for v in vetoed)]
+        lines += [f"Left {v} as it is: it was pinned or changed after the interrupted dream "
+                  "planned to archive it" for v in sorted(vetoed)]
+        return lines, len(written)
 
     # ------------------------------------------------------------------ MEMORY.md, diary
 
@@ -1279,6 +1341,11 @@ class DreamRunner:
         summary and whether the file changed."""
         today = self._clock().astimezone(UTC).date()
         text, entries = self._index_text(records)
+        target = self.root / self.index_path
+        if not records and not target.exists():
+            return f"no memories, so no {self.index_path}", False
+        if target.is_symlink():
+            return f"{self.index_path} is a link to another file: left as it is", False
         if self._hand_written_index(entries):
             return (f"{self.index_path} is not dreamd's (written or edited by hand): left as "
                     "it is; `dreamd check --fix` rebuilds it and keeps yours as a copy"), False
@@ -1313,6 +1380,9 @@ class DreamRunner:
         """Append one entry to ``DREAMS.md`` (once per dream id); ``counts`` are those of
         the dream's first plan (an interrupted dream's, when this one finishes it)."""
         marker = f"<!-- dream {dream_id} -->"
+        if (self.root / self.diary_path).is_symlink():
+            log.warning("dream.diary_is_a_link", path=self.diary_path)
+            return False  # never written through: it would land in another note
         current = self.writer.read(self.diary_path)
         if current is not None and marker.encode() in current:
             return False
@@ -1341,8 +1411,12 @@ class DreamRunner:
         if data is None:
             raise MemoryNotFoundError(f"restore: {stored_path} is gone")
         note = parse_note(stored_path, data)
-        if note.memory is None or not is_archived(note.memory.status):
+        if note.memory is None:
             return False
+        if not is_archived(note.memory.status):
+            if note.memory.valid_to is None:
+                return False
+            return self._restore_superseded(stored_path, data)  # closed by `remember`
         before = note.properties.get("status_before")
         remove = [k for k in ARCHIVE_KEYS if k in note.properties]
         updates: dict[str, PropertyValue] = {}
@@ -1358,6 +1432,27 @@ class DreamRunner:
         successor = note.properties.get("superseded_by")
         if isinstance(successor, str):
             self._unlink_supersedes(successor, Path(stored_path).stem)
+        kept = self._restored()
+        kept[stored_path] = outcome.content_hash
+        write_json_atomic(self.state_dir / RESTORED_FILE, kept)
+        return True
+
+    def _restore_superseded(self, stored_path: str, data: bytes) -> bool:
+        """Undo a supersession made when a contradicting memory was remembered: clear
+        ``valid_to`` and take this memory out of the successor's ``supersedes``."""
+        restored = set_properties(data, {}, remove=("valid_to",), path=stored_path)
+        outcome = self.writer.write(stored_path, restored, base=data, origin="api",
+                                    change="restored: no longer superseded")
+        stem = Path(stored_path).stem
+        folder = self.root / self.memory_folder
+        for candidate in sorted(folder.glob("*.md")):
+            if candidate.is_symlink() or not candidate.is_file():
+                continue
+            text = candidate.read_bytes()
+            if f"[[{stem}".encode() in text:
+                rel = candidate.relative_to(self.root).as_posix()
+                self._unlink_supersedes(f"[[{candidate.stem}]]", stem)
+                log.info("dream.restore_unlinked", path=rel, restored=stored_path)
         kept = self._restored()
         kept[stored_path] = outcome.content_hash
         write_json_atomic(self.state_dir / RESTORED_FILE, kept)
@@ -1383,6 +1478,14 @@ class DreamRunner:
                                 path=path)
         self.writer.write(path, edited, base=data, origin="api",
                           change=f"no longer supersedes {stem} (restored)")
+
+    def _carry_restored(self, records: Mapping[str, _Record], written: Sequence[str]) -> None:
+        """A restored memory the dream itself edited (a link check, a promotion) stays
+        restored: its record follows the dream's write."""
+        kept = self._restored()
+        moved = {p: records[p].hash for p in written if p in kept and p in records}
+        if moved:
+            write_json_atomic(self.state_dir / RESTORED_FILE, {**kept, **moved})
 
     def _restored(self) -> dict[str, str]:
         """``{path: hash}`` of memories restored by hand: left out of consolidation and the

@@ -281,3 +281,29 @@ def test_journal_entries_past_the_window_never_heal(writer: NoteWriter) -> None:
     (writer.root / "Memory/log.md").write_bytes(STAMPED)  # yesterday's file, restored
     assert not writer.heal()
     assert writer.read("Memory/log.md") == STAMPED
+
+
+def test_a_file_caught_empty_mid_save_is_never_merged_as_a_deletion(writer: NoteWriter) -> None:
+    """An editor saving in place truncates, then writes. A write of ours that finds the file
+    empty waits for the editor's bytes instead of merging "everything deleted"."""
+    import threading
+    import time
+
+    base = b"---\nname: launch\n---\nThe spring launch plan.\n"
+    ours = b"---\nname: launch\nstatus: archived\n---\nThe spring launch plan.\n"
+    target = writer.root / "Memory/launch.md"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_bytes(b"")  # truncated: the editor has not written yet
+
+    saved = base + b"A line the user just typed.\n"
+    threading.Timer(0.1, lambda: target.write_bytes(saved)).start()
+    outcome = writer.write("Memory/launch.md", ours, base=base)
+    assert outcome.status == "merged"
+    assert target.read_bytes() == saved.replace(b"name: launch\n",
+                                                b"name: launch\nstatus: archived\n")
+
+    target.write_bytes(b"")  # and an editor that never finishes: nothing is written
+    started = time.monotonic()
+    with pytest.raises(StaleWriteError, match="empty"):
+        writer.write("Memory/launch.md", ours, base=base)
+    assert target.read_bytes() == b"" and time.monotonic() - started < 2

@@ -343,3 +343,100 @@ def test_a_hand_written_memory_index_is_left_alone_and_the_dry_run_says_so(
     assert not list((vault / "Memory").glob("MEMORY.conflict-*"))
     assert "not dreamd's" in (report.memory_index or "")
     assert "not dreamd's" in (vault / "Memory/DREAMS.md").read_text()
+
+
+def test_links_fifos_pins_and_an_empty_vault_are_respected(
+    vault: Path, make_app: Builder, tmp_path: Path,
+) -> None:
+    import os as _os
+
+    note = vault / "Notes" / "Plan.md"
+    note.parent.mkdir(exist_ok=True)
+    note.write_text("---\nname: plan\ntype: project\nsubject: garden\n---\nGarden plan.\n")
+    write_memory(vault, "garden-old", "Garden plan.", type="project", subject="garden",
+                 days_old=9)
+    (vault / "Memory/garden.md").symlink_to("../Notes/Plan.md")  # a link: never written
+    _os.mkfifo(vault / "Memory/pipe.md")  # never opened (it would block)
+    write_memory(vault, "lang", "Write commit messages in English.", subject="commits",
+                 days_old=10)
+    pinned = write_memory(vault, "lang-pinned", "Write commit messages in English.",
+                          subject="commits", days_old=3, pinned=True)
+    app, _ = make_app(vault)
+    app.sync()
+    before_note = note.read_bytes()
+    report = app.dreamer().dream()
+    assert note.read_bytes() == before_note
+    assert b"status: archived" not in (vault / pinned).read_bytes()  # the pin is kept
+    assert b"status: archived" in (vault / "Memory/lang.md").read_bytes()
+    assert "Memory/garden.md" not in report.written
+
+    empty = tmp_path / "empty-vault"
+    empty.mkdir()
+    (empty / "note.md").write_text("just a note\n")
+    app2, _ = make_app(empty)
+    app2.sync()
+    app2.dreamer().dream()
+    assert sorted(p.name for p in empty.rglob("*")) == ["note.md"]  # nothing created
+
+
+def test_guard_counts_live_memories_and_holds_after_an_interrupted_dream(
+    vault: Path, make_app: Builder,
+) -> None:
+    for i in range(30):
+        rel = write_memory(vault, f"old-{i}", f"An old archived fact number {i}.",
+                           type="project", subject=f"old.{i}")
+        (vault / rel).write_bytes((vault / rel).read_bytes().replace(
+            b"pinned: false", b"pinned: false\nstatus: archived"))
+    for i in range(12):
+        write_memory(vault, f"stale-{i}", f"A stale project fact {i}.", type="project",
+                     subject=f"stale.{i}", days_old=200)
+    app, _ = make_app(vault)
+    app.sync()
+    with pytest.raises(DreamGuardError, match="live memories"):
+        app.dreamer().dream()
+    with pytest.raises(DreamGuardError):
+        app.dreamer().dream(consolidate=False)  # `dreamd expire` asks too
+    # A journal left by a killed dream does not switch the guard off for a new plan.
+    (Path(app.state_dir) / "dream-journal.json").write_text(
+        json.dumps({"id": "01JOURNALLEFTBYAKILLEDDREAM", "lines": [], "actions": []}))
+    with pytest.raises(DreamGuardError):
+        app.dreamer().dream()
+    assert app.dreamer().dream(force=True).written
+
+
+def test_restore_undoes_a_supersession_made_by_remember(app_vault: tuple[App, Path]) -> None:
+    app, vault = app_vault
+    service = app.memories()
+    old = service.remember("Deploys go out on Tuesday.", type="project", subject="deploy.day")
+    new = service.remember("Deploys go out on Thursday.", type="project", subject="deploy.day")
+    assert new.action == "superseded"
+    assert app.dreamer().restore(old.path)
+    restored = parse_note(old.path, (vault / old.path).read_bytes())
+    assert restored.memory.valid_to is None  # type: ignore[union-attr]
+    successor = parse_note(new.path, (vault / new.path).read_bytes())
+    assert successor.memory.supersedes == ()  # type: ignore[union-attr]
+
+
+@pytest.fixture
+def app_vault(vault: Path, make_app: Builder) -> tuple[App, Path]:
+    app, _ = make_app(vault)
+    app.sync()
+    return app, vault
+
+
+def test_a_replayed_journal_never_archives_what_was_pinned_since(
+    app_vault: tuple[App, Path],
+) -> None:
+    app, vault = app_vault
+    rel = write_memory(vault, "launch", "The spring launch plan.", type="project",
+                       subject="launch", days_old=1, pinned=True)
+    app.sync()
+    (Path(app.state_dir) / "dream-journal.json").write_text(json.dumps({
+        "id": "01JOURNALLEFTBYAKILLEDDREAM", "lines": ["Archived [[launch]]: stale"],
+        "actions": [{"kind": "Archive", "id": "x", "path": rel, "reason": "stale",
+                     "code": "project inactive"}]}))
+    app.dreamer().dream()
+    assert b"status: archived" not in (vault / rel).read_bytes()
+    assert not (Path(app.state_dir) / "dream-journal.json").exists()
+    diary = (vault / "Memory/DREAMS.md").read_text()
+    assert "Archived [[launch]]" not in diary and "Left [[launch]] as it is" in diary
