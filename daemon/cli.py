@@ -343,48 +343,44 @@ def check(
         raise typer.Exit(1)
 
 
-@app.command()
-def dream(
-    ctx: typer.Context,
-    dry_run: Annotated[bool, typer.Option("--dry-run", help="Show the plan as a diff; change "
-                                          "nothing.")] = False,
-    force: Annotated[bool, typer.Option("--force", help="Go ahead even when the plan changes "
-                                        "more than dream.max_change_share of the memories.")]
-    = False,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
-    vault: VaultOption = None,
-) -> None:
-    """Consolidate memories now: merge duplicates, supersede contradictions, archive and
-    promote, rebuild MEMORY.md, write the diary. Nothing is ever deleted."""
+DryRunOption = Annotated[bool, typer.Option("--dry-run", help="Show the plan as a diff; "
+                                            "change nothing.")]
+ForceOption = Annotated[bool, typer.Option("--force", help="Go ahead even when the plan changes "
+                                           "more than dream.max_change_share of the memories.")]
+JsonOption = Annotated[bool, typer.Option("--json", help="Print the result as JSON.")]
+
+
+def _dream(ctx: typer.Context, vault: Path | None, *, dry_run: bool, force: bool,
+           as_json: bool, consolidate: bool) -> None:
+    what = "dream" if consolidate else "expire"
     with _app(ctx, **{"vault.path": vault}) as application:
-        application.require_indexed("dream")
-        report = application.dreamer().dream(dry_run=dry_run, force=force)
+        application.require_indexed(what)
+        report = application.dreamer().dream(dry_run=dry_run, force=force,
+                                             consolidate=consolidate)
     if as_json:
         out.print_json(json.dumps(render.dream_json(report), ensure_ascii=False))
     else:
-        render.print_dream(out, report, what="dream")
+        render.print_dream(out, report, what=what)
+
+
+@app.command()
+def dream(
+    ctx: typer.Context, dry_run: DryRunOption = False, force: ForceOption = False,
+    as_json: JsonOption = False, vault: VaultOption = None,
+) -> None:
+    """Consolidate memories now: merge duplicates, supersede contradictions, archive and
+    promote, rebuild MEMORY.md, write the diary. Nothing is ever deleted."""
+    _dream(ctx, vault, dry_run=dry_run, force=force, as_json=as_json, consolidate=True)
 
 
 @app.command()
 def expire(
-    ctx: typer.Context,
-    dry_run: Annotated[bool, typer.Option("--dry-run", help="Show the plan as a diff; change "
-                                          "nothing.")] = False,
-    force: Annotated[bool, typer.Option("--force", help="Go ahead even when it changes more "
-                                        "than dream.max_change_share of the memories.")]
-    = False,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
-    vault: VaultOption = None,
+    ctx: typer.Context, dry_run: DryRunOption = False, force: ForceOption = False,
+    as_json: JsonOption = False, vault: VaultOption = None,
 ) -> None:
     """Apply expiration and lifecycle rules only (archive, broken links, promotion): what a
     dream does after merging."""
-    with _app(ctx, **{"vault.path": vault}) as application:
-        application.require_indexed("expire")
-        report = application.dreamer().dream(dry_run=dry_run, force=force, consolidate=False)
-    if as_json:
-        out.print_json(json.dumps(render.dream_json(report), ensure_ascii=False))
-    else:
-        render.print_dream(out, report, what="expire")
+    _dream(ctx, vault, dry_run=dry_run, force=force, as_json=as_json, consolidate=False)
 
 
 @app.command()
