@@ -127,6 +127,7 @@ log = structlog.get_logger("dreamd.dream")
 
 DIARY_FILE = "DREAMS.md"
 STATE_FILE = "dream-state.json"
+LAST_FILE = "dream-last.json"
 JOURNAL_FILE = "dream-journal.json"
 LOCK_FILE = "dream.lock"
 SESSIONS_FILE = "sessions.json"
@@ -235,22 +236,31 @@ class DreamLock:
                 self.path.unlink(missing_ok=True)
 
 
-def read_state(state_dir: Path) -> dict[str, Any]:
-    """``<state dir>/dream-state.json`` (``{}`` when there is none or it is unreadable)."""
+def _read_json(path: Path) -> dict[str, Any]:
     try:
-        data = json.loads((state_dir / STATE_FILE).read_text(encoding="utf-8"))
+        data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}
 
 
+def read_state(state_dir: Path) -> dict[str, Any]:
+    """The dream state of a vault: ``last_dream`` (ISO), ``last_id`` and ``counts`` from
+    ``dream-last.json``, the ``memories`` records from ``dream-state.json`` (``{}`` when there
+    is none or it is unreadable). Two files: the records are rewritten only when they change."""
+    return {**_read_json(state_dir / STATE_FILE), **_read_json(state_dir / LAST_FILE)}
+
+
 def last_dream(state_dir: Path) -> datetime | None:
     """When the last dream of this state folder finished (aware), or ``None``."""
-    stamp = read_state(state_dir).get("last_dream")
+    stamp = _read_json(state_dir / LAST_FILE).get("last_dream") \
+        or _read_json(state_dir / STATE_FILE).get("last_dream")
     try:
         return datetime.fromisoformat(stamp) if isinstance(stamp, str) else None
     except ValueError:
         return None
+
+
 
 
 def _pid_alive(pid: object) -> bool:
@@ -575,6 +585,7 @@ class DreamRunner:
         self.llm = llm
         self._known: Mapping[str, _Record] = {}
         self._vetoed: list[str] = []
+        self._loaded_memories: Mapping[str, Any] = {}
         self._remember = remember
         self.transcripts = transcripts
         self.writer = writer
@@ -605,7 +616,7 @@ class DreamRunner:
         return f"{self.memory_folder}/MEMORY.md"
 
     def state(self) -> dict[str, Any]:
-        """``dream-state.json``: ``last_dream`` (ISO), ``last_id``, ``memories`` records."""
+        """:func:`read_state` of this vault's state folder."""
         return read_state(self.state_dir)
 
     def last_dream(self) -> datetime | None:
@@ -982,6 +993,7 @@ class DreamRunner:
             return DreamReport(plan, applied=False, timings_ms=timings)
         with DreamLock(self.state_dir, self.lock_ttl, self._clock):
             state = self.state()
+            self._loaded_memories = state.get("memories") or {}
             journal = self._read_journal()
             resumed_lines: list[str] = []
             resumed = 0
@@ -1044,10 +1056,12 @@ class DreamRunner:
         """Record the finished dream: its time and id, and every memory as seen now."""
         for record in records.values():
             record.seen = record.hash
-        write_json_atomic(self.state_dir / STATE_FILE, {
+        memories = {p: r.as_json() for p, r in sorted(records.items())}
+        if memories != self._loaded_memories:
+            write_json_atomic(self.state_dir / STATE_FILE, {"memories": memories})
+        write_json_atomic(self.state_dir / LAST_FILE, {
             "last_dream": self._clock().isoformat(timespec="seconds"), "last_id": dream_id,
             "counts": dict(plan.counts),
-            "memories": {p: r.as_json() for p, r in sorted(records.items())},
         })
 
     def _keep_state(self, state: Mapping[str, Any], records: Mapping[str, _Record]) -> None:
@@ -1058,9 +1072,7 @@ class DreamRunner:
             old = previous.get(path)
             record.seen = old.get("seen") if isinstance(old, dict) else None
         write_json_atomic(self.state_dir / STATE_FILE, {
-            **{k: v for k, v in state.items() if k != "memories"},
-            "memories": {p: r.as_json() for p, r in sorted(records.items())},
-        })
+            "memories": {p: r.as_json() for p, r in sorted(records.items())}})
 
     def _write_edits(self, plan: DreamPlan, lines: list[str]) -> list[str]:
         """Write the plan's edits, each based on the bytes it was planned from (a file the
