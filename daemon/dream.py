@@ -586,6 +586,7 @@ class DreamRunner:
         self._known: Mapping[str, _Record] = {}
         self._vetoed: list[str] = []
         self._loaded_memories: Mapping[str, Any] = {}
+        self._index_built: dict[str, str] | None = None  # this dream's MEMORY.md build
         self._remember = remember
         self.transcripts = transcripts
         self.writer = writer
@@ -714,7 +715,7 @@ class DreamRunner:
                     if p in records and records[p].hash == h}
         current = [r for r in records.values() if not r.hidden(today) and r.path not in restored]
         actions: list[Consolidation] = []
-        if consolidate:
+        if consolidate and any(r.changed for r in current):  # else every pair was compared
             memories = [DreamMemory(  # identity by path: two files may carry one id
                 id=r.path, path=r.path, type=r.type, name=r.name, description=r.description,
                 subject=r.subject, owner=r.owner, content_hash=r.norm_hash,
@@ -1059,9 +1060,10 @@ class DreamRunner:
         memories = {p: r.as_json() for p, r in sorted(records.items())}
         if memories != self._loaded_memories:
             write_json_atomic(self.state_dir / STATE_FILE, {"memories": memories})
+        previous = _read_json(self.state_dir / LAST_FILE).get("memory_index")
         write_json_atomic(self.state_dir / LAST_FILE, {
             "last_dream": self._clock().isoformat(timespec="seconds"), "last_id": dream_id,
-            "counts": dict(plan.counts),
+            "counts": dict(plan.counts), "memory_index": self._index_built or previous,
         })
 
     def _keep_state(self, state: Mapping[str, Any], records: Mapping[str, _Record]) -> None:
@@ -1352,6 +1354,12 @@ class DreamRunner:
         """Write ``MEMORY.md`` from ``records`` unless it is hand-written; returns a one-line
         summary and whether the file changed."""
         today = self._clock().astimezone(UTC).date()
+        inputs = self._fingerprint(((r.path, r.hash) for r in records.values()), today)
+        last = _read_json(self.state_dir / LAST_FILE).get("memory_index")
+        current_hash = sha256_hex(self.writer.read(self.index_path) or b"")
+        if isinstance(last, dict) and last.get("inputs") == inputs \
+                and last.get("output") == current_hash:
+            return str(last.get("summary") or f"{self.index_path} is current"), False
         text, entries = self._index_text(records)
         target = self.root / self.index_path
         if not records and not target.exists():
@@ -1362,12 +1370,12 @@ class DreamRunner:
             return (f"{self.index_path} is not dreamd's (written or edited by hand): left as "
                     "it is; `dreamd check --fix` rebuilds it and keeps yours as a copy"), False
         outcome = self.writer.write_generated(self.index_path, text)
-        self._note_index_built(
-            self._fingerprint(((r.path, r.hash) for r in records.values()), today),
-            outcome.content_hash)
+        self._note_index_built(inputs, outcome.content_hash)
         lines = text.count(b"\n")
         summary = (f"{self.index_path} lists {len(entries)} live memories in {lines} lines, "
                    f"{len(text):,} bytes")
+        self._index_built = {"inputs": inputs, "output": outcome.content_hash,
+                             "summary": summary}
         return summary, outcome.status != "unchanged"
 
     def _adopt_index(self, entries: Sequence[IndexEntry]) -> None:
