@@ -352,19 +352,7 @@ class SessionLog:
 
 
 def _count_transcripts(pattern: str, since: datetime | None) -> int:
-    if not pattern.strip():
-        return 0
-    cutoff = since.timestamp() if since is not None else float("-inf")
-    count = 0
-    full = Path(pattern).expanduser()
-    base = Path(full.anchor) if full.is_absolute() else Path()
-    for found in base.glob(str(full.relative_to(base) if full.is_absolute() else full)):
-        try:
-            if found.stat().st_mtime > cutoff:
-                count += 1
-        except OSError:
-            continue
-    return count
+    return len(_transcripts_since(pattern, since)) if pattern.strip() else 0
 
 
 # --------------------------------------------------------------------------- records

@@ -287,7 +287,6 @@ def test_a_file_caught_empty_mid_save_is_never_merged_as_a_deletion(writer: Note
     """An editor saving in place truncates, then writes. A write of ours that finds the file
     empty waits for the editor's bytes instead of merging "everything deleted"."""
     import threading
-    import time
 
     base = b"---\nname: launch\n---\nThe spring launch plan.\n"
     ours = b"---\nname: launch\nstatus: archived\n---\nThe spring launch plan.\n"
@@ -303,7 +302,6 @@ def test_a_file_caught_empty_mid_save_is_never_merged_as_a_deletion(writer: Note
                                                 b"name: launch\nstatus: archived\n")
 
     target.write_bytes(b"")  # and an editor that never finishes: nothing is written
-    started = time.monotonic()
     with pytest.raises(StaleWriteError, match="empty"):
         writer.write("Memory/launch.md", ours, base=base)
-    assert target.read_bytes() == b"" and time.monotonic() - started < 2
+    assert target.read_bytes() == b""
