@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from datetime import UTC, date, datetime, timedelta
 from functools import cached_property
 from pathlib import Path
@@ -501,8 +501,11 @@ class App:
                 memory_types=memory_types or None, path_prefix=path_prefix, owner=owner,
                 rrf_k=self.settings.retrieval.rrf_k,
             )
-            if include_hidden:
-                hits = found
+            if include_hidden:  # shown, and marked as not current
+                props = self.store.memory_properties([h.path for h in found if h.memory_type])
+                hits = [replace(h, why=(*h.why, _hidden_reason(props[h.path], today)))
+                        if h.path in props and _hidden(props[h.path], today) else h
+                        for h in found]
                 break
             props = self.store.memory_properties([h.path for h in found if h.memory_type])
             hits = [h for h in found if not h.path.endswith(f"/{DIARY_FILE}")
@@ -555,6 +558,14 @@ class App:
                 "auto": cfg.enabled, "due": gate.due, "reason": gate.reason,
                 "sessions": {"mcp": sessions.mcp, "transcripts": sessions.transcripts,
                              "edit_bursts": sessions.edit_bursts}}
+
+
+def _hidden_reason(properties: Mapping[str, object], today: date) -> str:
+    """``archived``, ``superseded`` or ``expired``: why a hidden memory is not current."""
+    status = str(properties.get("status") or "").strip().casefold()
+    if status in {"archived", "superseded"}:
+        return status
+    return "superseded" if properties.get("valid_to") else "expired"
 
 
 def _hidden(properties: Mapping[str, object], today: date) -> bool:

@@ -852,7 +852,7 @@ class DreamRunner:
                                     " (near-duplicate)"))
                 code = "exact duplicate" if kind == "exact" else "near-duplicate"
                 out.append((dup, self._archived(dup, dup_data, code, today,
-                                                {"merged_into": _link(keeper)}),
+                                                {"merged_into": _wikilink(keeper)}),
                             f"Archived {_link(dup)}: {code} of {_link(keeper)}"))
             case SupersedeOld(old_path=old, new_path=new, reason=reason):
                 new_data, old_data = self._read(new, overlay), self._read(old, overlay)
@@ -862,12 +862,12 @@ class DreamRunner:
                 targets = list(new_note.memory.supersedes) if new_note.memory else []
                 if Path(old).stem not in {t.removesuffix(".md") for t in targets}:
                     values: list[PropertyValue] = [f"[[{t}]]" for t in targets]
-                    values.append(_link(old))
+                    values.append(_wikilink(old))
                     out.append((new, set_properties(
                         new_data, {"supersedes": values[0] if len(values) == 1 else values},
                         path=new), ""))
                 out.append((old, self._archived(old, old_data, "superseded", today,
-                                                {"superseded_by": _link(new)}, close=True),
+                                                {"superseded_by": _wikilink(new)}, close=True),
                             f"{_link(old)} superseded by {_link(new)}: {reason}; archived"))
             case Synthesise(new_path=new_path, data=text, sources=sources):
                 out.append((new_path, text.encode("utf-8"), ""))
@@ -876,7 +876,7 @@ class DreamRunner:
                     if data is not None:
                         out.append((source, self._archived(
                             source, data, "synthesised", today,
-                            {"merged_into": _link(new_path)}, close=True), ""))
+                            {"merged_into": _wikilink(new_path)}, close=True), ""))
             case Archive(path=path, reason=reason, code=code):
                 data = self._read(path, overlay)
                 if data is not None:
@@ -1578,7 +1578,20 @@ def _step_paths(step: Step) -> str:
 
 
 def _link(path: str) -> str:
-    """``[[stem]]``: Obsidian resolves a link by file name."""
+    """``[[stem]]``: Obsidian resolves a link by file name. A name Obsidian cannot put in a
+    wikilink (``| # ^ [ ]``) gets a markdown link to the file instead."""
+    stem = Path(path).stem
+    if _UNLINKABLE.search(stem):
+        return f"[{stem}](<{Path(path).name}>)"
+    return f"[[{stem}]]"
+
+
+_UNLINKABLE = re.compile(r"[|#^\[\]]")
+
+
+def _wikilink(path: str) -> str:
+    """``[[stem]]`` for a frontmatter property (``merged_into``, ``supersedes`` …), where
+    links are read back by file stem."""
     return f"[[{Path(path).stem}]]"
 
 

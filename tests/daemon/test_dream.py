@@ -181,8 +181,9 @@ def test_search_hides_archived_and_expired_memories_and_counts_recalls(
     app.dreamer().dream()
     hits = {h.path for h in app.search("pnpm installs", limit=10)}
     assert paths["exact_old"] in hits and paths["exact_new"] not in hits
-    assert paths["exact_new"] in {h.path for h in app.search("pnpm installs", limit=10,
-                                                               include_hidden=True)}
+    shown = {h.path: h for h in app.search("pnpm installs", limit=10, include_hidden=True)}
+    assert "archived" in shown[paths["exact_new"]].why  # shown, and marked
+    assert "archived" not in shown[paths["exact_old"]].why
     assert "Memory/old-promo.md" not in {h.path for h in app.search("winter promo banner")}
     assert (vault / "Memory/old-promo.md").exists()  # expired: hidden, kept on disk
     keeper_id = parse_note(paths["near_old"], (vault / paths["near_old"]).read_bytes()
