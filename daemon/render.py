@@ -223,7 +223,12 @@ def print_status(console: Console, report: StatusReport) -> None:
             + f" — sessions since: {sessions.get('mcp', 0)} MCP, "
             f"{sessions.get('transcripts', 0)} transcripts, "
             f"{sessions.get('edit_bursts', 0)} editing bursts"))
-    console.print(table)
+    if console.is_terminal:
+        console.print(table)
+    else:  # piped: one "key: value" line per row, never cut at 80 columns
+        for row in zip(*(column.cells for column in table.columns), strict=True):
+            key, value = (str(cell) for cell in row)
+            console.print(f"{key}: {value}", soft_wrap=True, highlight=False)
     _print_problems(console, [(p["path"], p["kind"], p["reason"]) for p in data["problems"]])
 
 

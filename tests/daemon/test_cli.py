@@ -153,3 +153,24 @@ def test_bad_arguments_are_refused_before_any_work(tmp_path: Path) -> None:
     note.write_text("# not a vault\n", encoding="utf-8")
     status = run("status", "--vault", str(note), check=False)
     assert status.returncode == 4 and "not a folder" in status.stderr
+
+
+def test_piped_status_is_one_whole_line_per_row() -> None:
+    import io
+
+    from rich.console import Console
+
+    from daemon import render
+    from daemon.status import StatusReport
+
+    buffer = io.StringIO()
+    long_store = "/very/long/path/" + "x" * 120 + "/lancedb"
+    render.print_status(Console(file=buffer, width=80), StatusReport(
+        vault="/v", store=long_store, state_dir="/s", last_sync=None,
+        last_sync_duration_s=None, counts={"unresolved_links": 3},
+        dream={"last": None, "due": True, "reason": "forced: never dreamed", "auto": True,
+               "sessions": {"mcp": 1, "transcripts": 0, "edit_bursts": 2}}))
+    lines = buffer.getvalue().splitlines()
+    assert f"store: {long_store}" in lines
+    assert "unresolved_links: 3" in lines
+    assert any(line.startswith("next dream: due: forced: never dreamed") for line in lines)
