@@ -116,9 +116,14 @@ def _mask_inline(text: str) -> str:
 
 
 def _find_backtick_run(text: str, start: int, run: int) -> int | None:
-    """Start of the next run of exactly ``run`` backticks, within the same paragraph."""
+    """Start of the next run of exactly ``run`` backticks, within the same paragraph: before a
+    blank line, and before a line that starts another block (a list item, a heading, a quote)
+    — CommonMark code spans never cross blocks."""
     paragraph_end = text.find("\n\n", start)
     limit = len(text) if paragraph_end < 0 else paragraph_end
+    block = _SPAN_STOP_RE.search(text, start, limit)
+    if block is not None:
+        limit = block.start()
     for match in _BACKTICKS_RE.finditer(text, start, limit):
         if len(match.group()) == run:
             return match.start()
@@ -126,6 +131,8 @@ def _find_backtick_run(text: str, start: int, run: int) -> int | None:
 
 
 _BACKTICKS_RE = re.compile(r"`+")
+_SPAN_STOP_RE = re.compile(r"\n[ \t]{0,3}(?:[-*+]|\d{1,9}[.)])[ \t]|\n[ \t]{0,3}#{1,6}[ \t]"
+                           r"|\n[ \t]{0,3}>")
 
 
 def mask_code_and_comments(body: str) -> str:

@@ -270,3 +270,11 @@ def test_case_06_body_headings() -> None:
         "Setext heading\n---\n\n```yaml\n---\nkey: value\n---\n```\n\nClosing paragraph.\n"
     )
     assert extract_headings(body) == (Heading(level=2, text="Setext heading", line=6),)
+
+
+def test_a_code_span_never_crosses_into_the_next_list_item() -> None:
+    """CommonMark: a code span stays within its block. A lone backtick in one list item (a
+    MEMORY.md description) must not hide the links of the items after it."""
+    body = "- [a](m-0.md) — `\n- [b](m-1.md)\n- [`](m-2.md)\n"
+    assert [link.target for link in extract_links(body)] == ["m-0.md", "m-1.md", "m-2.md"]
+    assert [link.target for link in extract_links("a `span\nsame span` [[x]]\n")] == ["x"]
