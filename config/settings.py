@@ -49,6 +49,7 @@ __all__ = [
     "ObsidianSettings",
     "ProgressiveSearchSettings",
     "RetrievalSettings",
+    "RetrievalWeightsSettings",
     "SessionGateSettings",
     "Settings",
     "Stage",
@@ -497,6 +498,16 @@ class ProgressiveSearchSettings(_Section):
         return stages
 
 
+class RetrievalWeightsSettings(_Section):
+    """The Generative Agents score of a hit (Park et al. 2023 weigh all three 1.0; a search
+    answers a question first, so relevance leads here: an important or recent note wins a
+    near tie, never against a clearly better match)."""
+
+    relevance: NonNegativeFloat = Field(default=1.0, description="Weight of relevance.")
+    recency: NonNegativeFloat = Field(default=0.2, description="Weight of recency.")
+    importance: NonNegativeFloat = Field(default=0.3, description="Weight of importance.")
+
+
 class RetrievalSettings(_Section):
     """Search (seed: retrieval)."""
 
@@ -512,6 +523,7 @@ class RetrievalSettings(_Section):
         default=60,
         description="Reciprocal rank fusion constant (Cormack, Clarke & Büttcher 2009: k=60).",
     )
+    weights: RetrievalWeightsSettings = Field(default_factory=RetrievalWeightsSettings)
 
 
 class TokenBudgetSettings(_Section):

@@ -33,13 +33,13 @@ without a policy (``user``) never gets one; the set of archived memories only gr
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from typing import TypeAlias
 
 from ccb.model import MemoryType
+from magma.layers import has_rule_force
 from magma.recalls import RecallStats
 
 __all__ = [
@@ -66,17 +66,6 @@ ARCHIVED = "archived"
 #: Statuses that take a memory out of the live set (``superseded`` is what older dreamd
 #: versions and hand edits write; both mean "kept, not current").
 _NOT_LIVE = frozenset({ARCHIVED, "superseded"})
-
-# Words that give a feedback memory the force of a rule (L2). English modal and absolute
-# words, and Chinese 务必 (must), 必须 (must), 千万 (by all means), 禁止 (forbidden),
-# 不要 (do not), 一定 (certainly), 切勿 (never), 严禁 (strictly forbidden), 永远 (always),
-# 总是 (always), 绝不 (never). The list follows the salience words of the retrieval issue.
-_RULE_WORDS = re.compile(
-    r"\b(?:must|never|always|do not|don't|mustn't|shall not|required|forbidden|mandatory)\b"
-    r"|务必|必须|千万|禁止|不要|一定|切勿|严禁|永远|总是|绝不",
-    re.IGNORECASE,
-)
-
 
 @dataclass(frozen=True, slots=True)
 class LifecycleMemory:
@@ -163,11 +152,6 @@ class Demote:
 
 #: The closed set of lifecycle transitions.
 Transition: TypeAlias = Archive | MarkBroken | Promote | Demote
-
-
-def has_rule_force(text: str) -> bool:
-    """True when ``text`` reads as a rule (must, never, always, 务必, 禁止 …): an L2 memory."""
-    return _RULE_WORDS.search(text) is not None
 
 
 def _moment(value: datetime | date | None) -> datetime | None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import asdict, replace
+from dataclasses import asdict
 from datetime import UTC, date, datetime, timedelta
 from functools import cached_property
 from pathlib import Path
@@ -32,11 +32,10 @@ from config import (
 )
 from config.errors import ConfigError, DreamdError, LockError, MemoryNotFoundError, VaultError
 from consistency.dream import dream_due
-from consistency.lifecycle import LifecyclePolicy, RecallStats, is_hidden
+from consistency.lifecycle import LifecyclePolicy, RecallStats
 from consistency.synthesis import ExtractedFact
 from daemon.check import ConsistencyService
 from daemon.dream import (
-    DIARY_FILE,
     DreamRunner,
     SessionCount,
     SessionLog,
@@ -47,6 +46,7 @@ from daemon.history import HistoryService, VersionRecorder, memory_key
 from daemon.llm import ChatClient
 from daemon.lock import DaemonLock, current_holder
 from daemon.memories import INDEX_FILE, MemoryService, index_fingerprint
+from daemon.retrieval import Retriever, SearchTrace
 from daemon.status import (
     DAEMON_STATUS_FILE,
     LAST_SYNC_FILE,
@@ -60,7 +60,7 @@ from daemon.status import (
 from daemon.sync import Progress, RootsSyncer, Syncer, SyncReport
 from magma.embedder import Embedder, UniversalSentenceEncoder
 from magma.recalls import RecallLog
-from magma.search import SearchHit, hybrid_search
+from magma.search import SearchHit
 from magma.store import MagmaStore
 from magma.versions import Version, VersionArchive
 
@@ -98,6 +98,7 @@ class App:
     """One vault, its store and its embedder, built from loaded settings."""
 
     def __init__(self, loaded: LoadedSettings, vault_root: Path) -> None:
+        self.last_search_trace: SearchTrace | None = None
         self.loaded = loaded
         self.settings = loaded.settings
         self.vault_root = vault_root
@@ -300,7 +301,9 @@ class App:
             raise VaultError(f"{action} {self.vault_root}: vault folder is missing or not a folder")
 
     def close(self) -> None:
-        """Release engines (nothing to flush today; kept for the daemon's shutdown path)."""
+        """Release engines: the search pipeline's stage threads."""
+        if "retriever" in self.__dict__:
+            self.retriever.close()
 
     # ------------------------------------------------------------------ use cases
 
@@ -401,6 +404,12 @@ class App:
         self.recorder.forget(key)
         return count
 
+    def is_indexed(self) -> bool:
+        """Has this vault been indexed at least once (and is its folder there)?"""
+        return self.vault_root.is_dir() and (
+            read_json(self.state_dir / LAST_SYNC_FILE) is not None
+            or bool(self.store.counts().files))
+
     def require_indexed(self, action: str) -> None:
         """Raise ``VaultError`` (saying to run ``dreamd sync``) when the vault folder is
         missing or has never been indexed."""
@@ -483,41 +492,45 @@ class App:
         return HistoryService(self.versions, self.writer, self.recorder, locate, resolve,
                               lambda paths: service.after_change(list(paths)), visible)
 
+    @cached_property
+    def retriever(self) -> Retriever:
+        """The retrieval pipeline over this vault's store (:mod:`daemon.retrieval`)."""
+        chat = (self.chat_client() if self.settings.retrieval.intent_analysis.enable_llm
+                else None)
+
+        def recall_stats() -> Mapping[str, RecallStats]:
+            if read_json(self.state_dir / LAST_SYNC_FILE) is None:
+                return {}
+            return self.recalls.stats()
+
+        return Retriever(store=self.store, embedder=self.embedder, settings=self.settings,
+                         recall_stats=recall_stats, chat=chat)
+
     def search(
         self, query: str, *, limit: int = 10, memory_types: Collection[str] | None = None,
         path_prefix: str | None = None, owner: Owner | None = None,
-        include_hidden: bool = False, count_recall: bool = True,
+        include_hidden: bool = False, count_recall: bool = True, as_of: date | None = None,
+        now: datetime | None = None,
     ) -> list[SearchHit]:
-        """Hybrid search over the indexed vault (vector + full text, RRF); with ``owner``,
-        other owners' memories are never returned. Archived, superseded and expired memories,
-        and the dream diary, are left out unless ``include_hidden``. Each memory returned
-        counts as a recall (``count_recall``; statistics in MAGMA, never in the file)."""
+        """The retrieval pipeline over the indexed vault (:mod:`daemon.retrieval`: intent,
+        progressive stages with deadlines, fusion, MMR); with ``owner``, other owners'
+        memories are never returned. Archived, superseded and expired memories, and the dream
+        diary, are left out unless ``include_hidden`` (then marked) or ``as_of`` (what was
+        current on that day). Each memory returned counts as a recall (``count_recall``;
+        statistics in MAGMA, never in the file). The trace is kept in
+        :attr:`last_search_trace`."""
         self.require_indexed("search")
-        today = datetime.now(UTC).date()
-        wanted = limit
-        for _ in range(3):  # ask for more only when hidden memories took places
-            found = hybrid_search(
-                self.store, self.embedder, query, limit=wanted,
-                memory_types=memory_types or None, path_prefix=path_prefix, owner=owner,
-                rrf_k=self.settings.retrieval.rrf_k,
-            )
-            if include_hidden:  # shown, and marked as not current
-                props = self.store.memory_properties([h.path for h in found if h.memory_type])
-                hits = [replace(h, why=(*h.why, _hidden_reason(props[h.path], today)))
-                        if h.path in props and _hidden(props[h.path], today) else h
-                        for h in found]
-                break
-            props = self.store.memory_properties([h.path for h in found if h.memory_type])
-            hits = [h for h in found if not h.path.endswith(f"/{DIARY_FILE}")
-                    and (h.path not in props or not _hidden(props[h.path], today))]
-            if len(hits) >= limit or len(found) < wanted:
-                break
-            wanted *= 3
-        hits = hits[:limit]
+        result = self.retriever.search(
+            query, limit=limit, memory_types=memory_types, path_prefix=path_prefix,
+            owner=owner, include_hidden=include_hidden, as_of=as_of, now=now)
+        self.last_search_trace = result.trace
+        hits = result.hits
         recalled = [h.note_id for h in hits if h.memory_type and h.note_id]
         if count_recall and recalled:
+            at = datetime.now(UTC)
             try:
-                self.recalls.record(recalled, query)
+                self.recalls.record(recalled, query, at=at)
+                self.retriever.note_recalls(recalled, at)
             except DreamdError as error:  # a recall not counted never fails a search
                 log.warning("recall.not_counted", error=str(error))
         return hits
@@ -558,27 +571,6 @@ class App:
                 "auto": cfg.enabled, "due": gate.due, "reason": gate.reason,
                 "sessions": {"mcp": sessions.mcp, "transcripts": sessions.transcripts,
                              "edit_bursts": sessions.edit_bursts}}
-
-
-def _hidden_reason(properties: Mapping[str, object], today: date) -> str:
-    """``archived``, ``superseded`` or ``expired``: why a hidden memory is not current."""
-    status = str(properties.get("status") or "").strip().casefold()
-    if status in {"archived", "superseded"}:
-        return status
-    return "superseded" if properties.get("valid_to") else "expired"
-
-
-def _hidden(properties: Mapping[str, object], today: date) -> bool:
-    """Is the memory with these indexed properties (dates as ISO text) hidden on ``today``?"""
-    def day(value: object) -> date | None:
-        try:
-            return date.fromisoformat(str(value)[:10]) if value else None
-        except ValueError:
-            return None
-    status = properties.get("status")
-    return is_hidden(status=status if isinstance(status, str) else None,
-                     valid_to=day(properties.get("valid_to")),
-                     expires=day(properties.get("expires")), today=today)
 
 
 def _owner_sees(owner: Owner | None, archive: VersionArchive, versions: list[Version]) -> bool:

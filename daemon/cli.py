@@ -14,6 +14,7 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from datetime import date
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -176,8 +177,14 @@ def search(
     vault: VaultOption = None,
     all_: Annotated[bool, typer.Option("--all", help="Also archived, superseded and expired "
                                        "memories.")] = False,
+    as_of: Annotated[
+        str | None, typer.Option("--as-of", help="What was current on this day (YYYY-MM-DD).")
+    ] = None,
+    explain: Annotated[bool, typer.Option("--explain", help="Also print the query's intent "
+                                          "and each search stage's time.")] = False,
 ) -> None:
-    """Hybrid search (vector + full text, reciprocal rank fusion) over the indexed vault."""
+    """Search the indexed vault: intent routing, name match, hybrid search (vector + full
+    text), graph neighbours, ranked by relevance, importance and recency."""
     if not query.strip():
         raise typer.BadParameter("the query is empty", param_hint="QUERY")
     unknown = sorted(set(type_ or ()) - set(MEMORY_TYPES))
@@ -186,13 +193,86 @@ def search(
             f"{', '.join(unknown)}: not a memory type (use {', '.join(MEMORY_TYPES)})",
             param_hint="--type",
         )
+    day = _day(as_of, "--as-of")
     with _app(ctx, **{"vault.path": vault}) as application:
         hits = application.search(query, limit=limit, memory_types=type_, path_prefix=path,
-                                  owner=_owner(owner), include_hidden=all_)
+                                  owner=_owner(owner), include_hidden=all_, as_of=day)
+        trace = application.last_search_trace
         if as_json:
-            out.print_json(json.dumps([render.hit_json(h) for h in hits], ensure_ascii=False))
+            payload: Any = [render.hit_json(h) for h in hits]
+            if explain and trace is not None:
+                payload = {"hits": payload, "trace": render.trace_json(trace)}
+            out.print_json(json.dumps(payload, ensure_ascii=False))
         else:
             render.print_hits(out, query, hits)
+            if explain and trace is not None:
+                render.print_trace(out, trace)
+
+
+def _day(text: str | None, hint: str) -> date | None:
+    if text is None:
+        return None
+    try:
+        return date.fromisoformat(text.strip())
+    except ValueError as error:
+        raise typer.BadParameter(f"{text!r} is not a date (YYYY-MM-DD)", param_hint=hint) \
+            from error
+
+
+@app.command()
+def context(
+    ctx: typer.Context,
+    query: Annotated[
+        str | None, typer.Option("--query", "-q", help="What the assistant is working on.")
+    ] = None,
+    budget: Annotated[
+        int | None, typer.Option("--budget", min=100, help="Token budget (default: "
+                                 "fusion.max_tokens).")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the context and its entries "
+                                          "as JSON.")] = False,
+    hook: Annotated[bool, typer.Option("--hook", help="Run as a Claude Code hook: read the "
+                                       "hook's JSON on stdin (the prompt is the query), print "
+                                       "the context, and never fail the prompt.")] = False,
+    owner: OwnerOption = None,
+    vault: VaultOption = None,
+) -> None:
+    """Background for an assistant: the user's identity, preferences and rules (always),
+    then what the query finds, then a catalogue of how-to notes, within a token budget."""
+    from daemon.context import build_context
+
+    if hook:
+        _context_hook(ctx, budget, owner, vault)
+        return
+    with _app(ctx, **{"vault.path": vault}) as application:
+        application._require_vault("context")
+        result = build_context(application, query or "", budget_tokens=budget,
+                               owner=_owner(owner))
+        if as_json:
+            out.print_json(json.dumps(render.context_json(result), ensure_ascii=False))
+        else:
+            sys.stdout.write(result.text + "\n")
+
+
+def _context_hook(ctx: typer.Context, budget: int | None, owner: str | None,
+                  vault: Path | None) -> None:
+    """``dreamd context --hook``: Claude Code adds a SessionStart or UserPromptSubmit hook's
+    stdout to the conversation; a non-zero exit would show an error (exit 2 even blocks the
+    prompt), so every failure is one line on stderr and exit 0."""
+    from daemon.context import build_context
+
+    try:
+        raw = sys.stdin.read() if not sys.stdin.isatty() else ""
+        event = json.loads(raw) if raw.strip() else {}
+        prompt = event.get("prompt") if isinstance(event, dict) else None
+        query = prompt if isinstance(prompt, str) else ""
+        with _app(ctx, **{"vault.path": vault}) as application:
+            application._require_vault("context")
+            result = build_context(application, query, budget_tokens=budget,
+                                   owner=_owner(owner))
+        sys.stdout.write(result.text + "\n")
+    except (DreamdError, ValueError, OSError, typer.BadParameter) as error:
+        err.print(f"dreamd context: {escape(str(error))}", highlight=False)
 
 
 @app.command()

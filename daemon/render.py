@@ -16,8 +16,10 @@ from rich.table import Table
 
 from config import LoadedSettings, describe
 from daemon.check import CheckReport, ConflictRecord, Finding, FixReport
+from daemon.context import Context
 from daemon.history import RollbackResult
 from daemon.memories import RememberResult
+from daemon.retrieval import SearchTrace
 from daemon.status import StatusReport
 from daemon.sync import SyncReport
 from magma.search import SearchHit
@@ -28,6 +30,7 @@ __all__ = [
     "check_json",
     "config_rows",
     "conflicts_json",
+    "context_json",
     "display_value",
     "history_json",
     "hit_json",
@@ -40,9 +43,11 @@ __all__ = [
     "print_rollback",
     "print_status",
     "print_sync_report",
+    "print_trace",
     "remember_json",
     "status_json",
     "sync_report_json",
+    "trace_json",
 ]
 
 #: How many problem files the human-readable reports list before summarising the rest.
@@ -152,6 +157,52 @@ def print_hits(console: Console, query: str, hits: list[SearchHit]) -> None:
                       f"[dim]score {hit.score:.4f}[/]", highlight=False)
         console.print(f"    {escape(hit.snippet)}", highlight=False)
         console.print(f"    [dim]why: {escape('; '.join(hit.why))}[/]", highlight=False)
+
+
+def trace_json(trace: SearchTrace) -> dict[str, Any]:
+    """A search's trace: intent, stages (status, milliseconds), candidates."""
+    intent = trace.intent
+    return {
+        "intent": {"types": sorted(intent.types), "layers": sorted(intent.layers),
+                   "time_range": ([intent.time_range.start.isoformat(),
+                                   intent.time_range.end.isoformat()]
+                                  if intent.time_range else None),
+                   "confidence": intent.confidence, "source": intent.source,
+                   "reasons": list(intent.reasons)},
+        "stages": [{"name": t.name, "status": t.status, "elapsed_ms": round(t.elapsed_ms, 1),
+                    "found": t.found} for t in trace.stages],
+        "total_ms": round(trace.total_ms, 1),
+        "candidates": trace.candidates,
+        "duplicates_dropped": trace.duplicates_dropped,
+    }
+
+
+def print_trace(console: Console, trace: SearchTrace) -> None:
+    intent = trace.intent
+    routed = ", ".join([*sorted(intent.types), *(f"L{n}" for n in sorted(intent.layers))])
+    when = (f"; days {intent.time_range.start}..{intent.time_range.end}"
+            if intent.time_range else "")
+    console.print(f"[dim]intent: {escape(routed or 'none')}{escape(when)} "
+                  f"({intent.source}, confidence {intent.confidence:.2f})[/]", highlight=False)
+    for stage in trace.stages:
+        console.print(f"[dim]stage {stage.name}: {escape(stage.status)}, "
+                      f"{stage.elapsed_ms:.0f} ms, {stage.found} found[/]", highlight=False)
+    console.print(f"[dim]{trace.candidates} candidates, {trace.duplicates_dropped} near-"
+                  f"duplicates dropped, {trace.total_ms:.0f} ms in all[/]", highlight=False)
+
+
+def context_json(context: Context) -> dict[str, Any]:
+    """An assembled context: its text, entries, what was left out, tokens."""
+    return {
+        "text": context.text,
+        "tokens": context.tokens,
+        "budget_tokens": context.budget_tokens,
+        "over_budget": context.over_budget,
+        "entries": [{"section": e.section, "path": e.path, "title": e.title,
+                     "layer": e.layer, "tokens": e.tokens, "shortened": e.shortened,
+                     "pinned": e.pinned} for e in context.entries],
+        "left_out": list(context.left_out),
+    }
 
 
 def remember_json(result: RememberResult) -> dict[str, Any]:

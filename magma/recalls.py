@@ -5,7 +5,7 @@ user's file. One LanceDB table ``recalls`` in the store (shared by every device,
 version history), one row per memory per answer: ``memory_id``, ``query_hash`` (SHA-256 hex of
 the case-folded, whitespace-collapsed query: the query text itself is not kept), ``at``
 (UTC, microseconds), ``device``. :meth:`RecallLog.stats` folds the rows into
-:class:`RecallStats` (count, distinct queries, last recall), which the
+:class:`RecallStats` (count, distinct queries, last recall, recall days), which the
 lifecycle policy reads for promotion and decay.
 """
 
@@ -19,6 +19,7 @@ from typing import Any
 
 import lancedb
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from config.errors import StoreError
 
@@ -32,12 +33,14 @@ class RecallStats:
     """How often a memory was handed to a caller.
 
     ``count``: recalls; ``distinct_queries``: different query texts among them;
-    ``last``: the latest recall (aware datetime) or ``None``.
+    ``last``: the latest recall (aware datetime) or ``None``; ``days``: distinct UTC days
+    with a recall.
     """
 
     count: int = 0
     distinct_queries: int = 0
     last: datetime | None = None
+    days: int = 0
 
 
 def _schema() -> pa.Schema:
@@ -100,15 +103,18 @@ class RecallLog:
             data = self._table.to_arrow().select(["memory_id", "query_hash", "at"])
             if data.num_rows == 0:
                 return {}
+            data = data.append_column("day", pc.cast(data.column("at"), pa.date32()))
             grouped = data.group_by("memory_id").aggregate([
                 ("query_hash", "count"), ("query_hash", "count_distinct"), ("at", "max"),
+                ("day", "count_distinct"),
             ]).to_pylist()
         except Exception as exc:
             raise StoreError(f"magma: read recalls: {type(exc).__name__}: {exc}") from exc
         return {
             row["memory_id"]: RecallStats(count=row["query_hash_count"],
                                           distinct_queries=row["query_hash_count_distinct"],
-                                          last=row["at_max"])
+                                          last=row["at_max"],
+                                          days=row["day_count_distinct"])
             for row in grouped
         }
 

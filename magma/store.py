@@ -221,6 +221,7 @@ class ChunkCandidate:
     memory_type: str | None
     owner: str | None
     score: float
+    vector: np.ndarray | None = None
 
 
 @dataclass(slots=True)
@@ -532,6 +533,7 @@ class MagmaStore:
         memory_types: Collection[str] | None = None,
         path_prefix: str | None = None,
         owner: Owner | None = None,
+        with_vectors: bool = False,
     ) -> list[ChunkCandidate]:
         """Nearest chunks by cosine similarity (flat scan, filters applied before the scan)."""
         if self._t.chunks.count_rows() == 0:
@@ -539,7 +541,7 @@ class MagmaStore:
         query = (
             self._t.chunks.search(np.asarray(vector, dtype=np.float32), query_type="vector")
             .distance_type("cosine")
-            .select(list(_CANDIDATE_COLUMNS))
+            .select([*_CANDIDATE_COLUMNS, *(["vector"] if with_vectors else [])])
             .limit(limit)
         )
         where = _search_filter(memory_types, path_prefix, owner)
@@ -559,6 +561,7 @@ class MagmaStore:
         memory_types: Collection[str] | None = None,
         path_prefix: str | None = None,
         owner: Owner | None = None,
+        with_vectors: bool = False,
     ) -> list[ChunkCandidate]:
         """Best chunks by BM25 on ``text`` (query words OR-ed; no query syntax is parsed, so
         quotes, colons and operators in ``query_text`` are plain characters)."""
@@ -578,7 +581,7 @@ class MagmaStore:
                 ),
                 query_type="fts",
             )
-            .select(list(_CANDIDATE_COLUMNS))
+            .select([*_CANDIDATE_COLUMNS, *(["vector"] if with_vectors else [])])
             .limit(limit)
         )
         where = _search_filter(memory_types, path_prefix, owner)
@@ -589,6 +592,32 @@ class MagmaStore:
         except Exception as exc:
             raise StoreError(f"magma: full-text search in {self.uri}: {exc}") from exc
         return [_candidate(row, float(row["_score"])) for row in rows]
+
+    def catalogue_rows(self) -> pa.Table:
+        """Every note's (not attachment's) searchable metadata, one row per note: ``path``,
+        ``note_id``, ``title``, ``tags``, ``aliases``, ``memory_type``, ``memory_id``,
+        ``memory_name``, ``memory_description``, ``owner``, ``properties_json``, ``mtime_ns``
+        (the in-memory catalogue of the ccb-fast search stage). Raises :class:`StoreError`."""
+        return self._read(self._t.files, [
+            "path", "note_id", "title", "tags", "aliases", "memory_type", "memory_id",
+            "memory_name", "memory_description", "owner", "properties_json", "mtime_ns",
+        ], "kind = 'note'")
+
+    def memory_chunks(self) -> pa.Table:
+        """Every chunk of a memory: ``path``, ``body``, ``vector`` (``float32[dims]``), in
+        note order. Raises :class:`StoreError`."""
+        return self._read(self._t.chunks, ["path", "ordinal", "body", "vector"],
+                          "memory_type IS NOT NULL")
+
+    def chunks_of(self, paths: Collection[str]) -> list[ChunkCandidate]:
+        """Every chunk of the notes at ``paths`` as candidates with their ``vector`` (``score``
+        0). Raises :class:`StoreError`."""
+        found: list[ChunkCandidate] = []
+        for part in _slices(sorted(set(paths))):
+            rows = self._read(self._t.chunks, [*_CANDIDATE_COLUMNS, "vector"],
+                              _in_list("path", part)).to_pylist()
+            found.extend(_candidate(row, 0.0) for row in rows)
+        return found
 
     # ------------------------------------------------------------------ writes
 
@@ -905,6 +934,8 @@ def _candidate(row: Mapping[str, Any], score: float) -> ChunkCandidate:
         memory_type=row["memory_type"],
         owner=row["owner"],
         score=score,
+        vector=(np.asarray(row["vector"], dtype=np.float32)
+                if row.get("vector") is not None else None),
     )
 
 

@@ -23,7 +23,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from ccb.owner import Owner
 from daemon.app import App
-from daemon.mcp_server import build_server, render_context
+from daemon.mcp_server import build_server
 
 REPO = Path(__file__).resolve().parents[2]
 DREAMD = Path(sys.executable).with_name("dreamd")
@@ -104,15 +104,6 @@ def test_an_assistant_writes_searches_reads_and_forgets(tmp_path: Path) -> None:
     assert "Memory/prefers-metric-units.md" in text  # a resident user memory
     assert "Sourdough" in text  # retrieved for the query
     assert not (vault / written["path"]).exists() and _data(forgot)["path"] == written["path"]
-
-
-def test_context_never_cuts_an_entry_and_says_what_it_left_out() -> None:
-    resident = [(f"Memory/r{i}.md", f"Rule {i}", "x" * 300) for i in range(10)]
-    text = render_context(resident, [], budget_tokens=300)
-    assert text.count("- Rule") < 10 and "more entries left out" in text
-    assert all(line.endswith("x" * 300 + "") or not line.startswith("- Rule")
-               for line in text.splitlines())
-    assert len(text) <= 300 * 4 + 200
 
 
 @pytest.mark.slow

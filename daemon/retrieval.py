@@ -1,0 +1,828 @@
+"""The retrieval pipeline behind ``dreamd search``, ``dreamd context`` and the MCP tools.
+
+DESIGN.md § Retrieval. One search runs:
+
+1. **Intent** (:mod:`magma.intent`): rules in English and Chinese say which memory types and
+   layers a query targets and which days it is about; the answer is cached (``cache``:
+   TTL and size). When the rules are unsure and an LLM is configured
+   (``retrieval.intent_analysis.enable_llm``), the LLM is asked *beside* the stages: its answer
+   is used when it arrives before they end and clears ``llm_confidence_threshold``, and is
+   cached for the next time; a search never waits for it.
+2. **Progressive stages with deadlines** (``retrieval.progressive_search``), each run in a
+   worker thread; a stage that misses its deadline is skipped (its late result is dropped),
+   never waited for:
+
+   - *ccb-fast* (in memory): note titles, aliases, memory names and descriptions, tags — the
+     query's words and whole names; plus, for a time expression, the notes dated in that
+     range. It stops the search when the query *is* a note's name, title or alias.
+   - *magma-extend*: LanceDB vector and full-text search, plus the memories of the types the
+     intent targets and the L2 rules, ranked by cosine over an in-memory matrix of memory
+     embeddings. It stops the search when both retrievers put the same note first with a
+     cosine of at least :data:`CONFIDENT_COSINE`.
+   - *full-fusion*: the graph neighbours (wikilinks either way) of the best notes so far.
+
+3. **Fusion** (:mod:`magma.fusion`, always, in memory): weighted reciprocal rank fusion of
+   every list (:data:`LIST_WEIGHTS`), the Generative Agents score (relevance, recency by the
+   later of the note's date and its last recall, importance from :mod:`magma.layers`), a
+   bonus for notes inside the query's time range, then MMR with semantic de-duplication.
+   Archived, superseded and expired memories and the dream diary are left out unless the
+   caller asks for them (``include_hidden``) or for a past day (``as_of``: what was current
+   then).
+
+The catalogue, the memory matrix and the link graph are read from the store once and kept
+until the store's table versions change.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+from collections.abc import Callable, Collection, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime
+from typing import Any
+
+import numpy as np
+import structlog
+
+from ccb.owner import Owner
+from config.errors import DreamdError
+from config.settings import Settings, Stage
+from consistency.lifecycle import LifecycleMemory, LifecyclePolicy, feedback_priority, is_archived
+from daemon.llm import ChatClient
+from magma.embedder import Embedder
+from magma.fusion import Weights, mmr, recency, weighted_rrf
+from magma.graph import build_graph
+from magma.intent import (
+    NO_INTENT,
+    Intent,
+    IntentCache,
+    analyze_intent,
+    llm_messages,
+    parse_llm_intent,
+)
+from magma.layers import L2_RULES, importance, is_salient, note_date, note_layer, type_prior
+from magma.recalls import RecallStats
+from magma.search import CANDIDATE_FACTOR, SearchHit, make_snippet
+from magma.store import INDEX_FILE_NAMES, ChunkCandidate, MagmaStore
+
+__all__ = [
+    "CONFIDENT_COSINE",
+    "LIST_WEIGHTS",
+    "CatalogueEntry",
+    "Retriever",
+    "SearchResult",
+    "SearchTrace",
+    "StageTrace",
+    "visible_on",
+]
+
+log = structlog.get_logger("dreamd.retrieval")
+
+#: Weights of the ranked lists in the fusion (our choice): the two retrievers, the name
+#: match, the time range and the memories the intent targets count fully; the L2 rules
+#: ranked by meaning and the graph neighbours count half (they are context, not matches).
+LIST_WEIGHTS: Mapping[str, float] = {
+    "vector": 1.0, "full-text": 1.0, "names": 1.0, "time": 1.0, "routed": 1.0,
+    "rules": 0.5, "graph": 0.5,
+}
+#: Cosine at which the two retrievers agreeing on the first note ends the search after
+#: magma-extend (our choice: the multilingual USE model puts paraphrases at 0.6 and above).
+CONFIDENT_COSINE = 0.6
+#: Least cosine for an L2 rule or a routed memory to join the candidates by meaning alone
+#: (our choice: unrelated texts sit below 0.2 with the default model, loosely related ones
+#: from about 0.3).
+RULE_MIN_COSINE = 0.3
+ROUTED_MIN_COSINE = 0.2
+#: Bonus added to the score of a note dated inside the query's time range.
+TIME_BONUS = 0.5
+#: Bonus, times the note's relevance, for a note in a layer the query's intent targets (our
+#: choice: about what importance adds to a rule; scaled by relevance so a wrongly routed
+#: query never lifts an unrelated note).
+LAYER_BONUS = 0.25
+#: How many of the best notes so far full-fusion expands, and how many neighbours it adds.
+GRAPH_SEEDS = 3
+GRAPH_MAX = 10
+#: Recall statistics are re-read at most this often (seconds); the pipeline's own recalls
+#: are added as they happen.
+RECALL_REFRESH_S = 60.0
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
+_STOPWORDS = frozenset({
+    "a", "an", "and", "are", "as", "at", "be", "by", "can", "do", "does", "did", "for",
+    "from", "how", "i", "in", "is", "it", "me", "my", "of", "on", "or", "so", "that", "the",
+    "this", "to", "was", "what", "when", "where", "which", "who", "why", "will", "with",
+    "you", "your", "about", "into", "have", "has", "had", "should", "would", "could", "we",
+    "our", "us",
+})
+
+
+def _tokens(text: str) -> list[str]:
+    """Lower-cased words; CJK runs also as their 2-character pieces."""
+    out: list[str] = []
+    for word in _WORD.findall(text.casefold()):
+        if _CJK.search(word):
+            out.append(word)
+            out.extend(word[i : i + 2] for i in range(len(word) - 1))
+        else:
+            out.append(word)
+    return out
+
+
+def _norm(text: str) -> str:
+    return " ".join(_WORD.findall(text.casefold().replace("_", " ")))
+
+
+@dataclass(frozen=True, slots=True)
+class CatalogueEntry:
+    """One indexed note as the pipeline sees it (from the store's ``files`` table).
+
+    ``day`` is when the note happened or last changed (:func:`magma.layers.note_date`, else
+    its modification day); ``layer`` 1–5; ``prior`` its importance prior; ``salient``
+    whether its name or description carries a salience word.
+    """
+
+    path: str
+    note_id: str
+    title: str
+    aliases: tuple[str, ...]
+    tags: tuple[str, ...]
+    memory_type: str | None
+    memory_id: str | None
+    name: str | None
+    description: str | None
+    owner: str | None
+    properties: Mapping[str, Any]
+    day: date | None
+    layer: int
+    prior: float
+    salient: bool
+
+
+def _day(value: object) -> date | None:
+    if isinstance(value, str) and len(value) >= 10:
+        try:
+            return date.fromisoformat(value[:10])
+        except ValueError:
+            return None
+    return None
+
+
+def visible_on(properties: Mapping[str, Any], day: date, *, past: bool) -> bool:
+    """Is a memory with these indexed properties current on ``day``?
+
+    Today (``past`` false): not archived or superseded, no ``valid_to`` on or before ``day``,
+    not expired (``expires`` before ``day``). For a past day (``past``, ``as_of``): it existed
+    (``created``/``valid_from`` on or before ``day``), was not yet archived (its ``archived``
+    day after ``day``), superseded (``valid_to``) or expired then."""
+    status = properties.get("status")
+    archived = is_archived(status if isinstance(status, str) else None)
+    if archived:  # archived or superseded: current until the day it was set aside
+        when = _day(properties.get("archived")) or _day(properties.get("valid_to"))
+        if not past or when is None or when <= day:
+            return False
+    valid_to = _day(properties.get("valid_to"))
+    if valid_to is not None and valid_to <= day:
+        return False
+    expires = _day(properties.get("expires"))
+    if expires is not None and expires < day:
+        return False
+    if past:
+        born = _day(properties.get("valid_from")) or _day(properties.get("created"))
+        if born is not None and born > day:
+            return False
+    return True
+
+
+@dataclass(frozen=True, slots=True)
+class StageTrace:
+    """One stage of one search: ``status`` is ``ran``, ``skipped: deadline``,
+    ``skipped: confident`` (an earlier stage answered), ``skipped: no query vector`` or
+    ``off``; ``elapsed_ms`` wall time until it answered or was given up; ``found`` notes it
+    proposed."""
+
+    name: str
+    status: str
+    elapsed_ms: float
+    found: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class SearchTrace:
+    """How one search went, for ``dreamd search --explain``, status and the benchmarks."""
+
+    intent: Intent
+    stages: tuple[StageTrace, ...]
+    total_ms: float
+    candidates: int
+    duplicates_dropped: int
+
+
+@dataclass(frozen=True, slots=True)
+class SearchResult:
+    """Hits (best first) and how they were found."""
+
+    hits: list[SearchHit]
+    trace: SearchTrace
+
+
+@dataclass(slots=True)
+class _Snapshot:
+    versions: dict[str, int]
+    entries: dict[str, CatalogueEntry]
+    postings: dict[str, set[str]]
+    names: dict[str, set[str]]  # normalised name/title/alias -> paths
+    memory_paths: list[str]
+    memory_matrix: np.ndarray  # float32[n, dims], unit rows
+    memory_text: dict[str, str]
+    neighbours: dict[str, set[str]] | None = None
+
+
+@dataclass(slots=True)
+class _Found:
+    lists: dict[str, list[str]] = field(default_factory=dict)
+    chunks: dict[str, ChunkCandidate] = field(default_factory=dict)
+    why: dict[str, list[str]] = field(default_factory=dict)
+    cosine: dict[str, float] = field(default_factory=dict)
+    confident: bool = False
+    vector: np.ndarray | None = None
+
+
+class Retriever:
+    """The pipeline over one store (module docstring). Thread use: one search at a time
+    (the App is not thread-safe); the stages' own threads only read."""
+
+    def __init__(
+        self, *, store: MagmaStore, embedder: Embedder, settings: Settings,
+        recall_stats: Callable[[], Mapping[str, RecallStats]],
+        chat: ChatClient | None = None, clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._store = store
+        self._embedder = embedder
+        self._settings = settings
+        self._recall_source = recall_stats
+        self._chat = chat
+        self._clock = clock
+        cache = settings.cache
+        self._intents = IntentCache(ttl_s=cache.ttl_hours * 3600, max_size=cache.max_size,
+                                    clock=clock) if cache.enabled else None
+        self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="dreamd-search")
+        self._llm_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dreamd-intent")
+        self._llm_call: Future[Intent | None] | None = None
+        self._snapshot: _Snapshot | None = None
+        self._snapshot_lock = threading.Lock()
+        self._recalls: dict[str, RecallStats] = {}
+        self._recalls_at: float | None = None
+        self._warm = False
+        weights = settings.retrieval.weights
+        self._weights = Weights(relevance=weights.relevance, recency=weights.recency,
+                                importance=weights.importance)
+        self._policy = LifecyclePolicy(decay_factor=settings.lifecycle.decay_factor,
+                                       decay_period_days=settings.lifecycle.decay_period_days)
+
+    # ------------------------------------------------------------------ public
+
+    @property
+    def intent_cache(self) -> IntentCache | None:
+        """The intent cache (``None`` when ``cache.enabled`` is off)."""
+        return self._intents
+
+    def close(self) -> None:
+        """Stop the stage threads (a stage still running finishes in the background)."""
+        self._pool.shutdown(wait=False, cancel_futures=True)
+        self._llm_pool.shutdown(wait=False, cancel_futures=True)
+
+    def warm(self) -> None:
+        """Load what the first search would otherwise load inside its deadlines: the
+        catalogue, the memory matrix, the link graph, the embedding model and the full-text
+        index. The first :meth:`search` calls it; deadlines time searching, not loading.
+        Raises :class:`DreamdError` subclasses from the store or the model."""
+        snap = self.snapshot()
+        self._neighbours(snap)
+        self._embedder.embed(["warm up"])
+        self._store.fulltext_candidates("warm up", limit=1)
+        self._recall_stats()
+        self._warm = True
+
+    def snapshot(self) -> _Snapshot:
+        """The catalogue and memory matrix for the store's current table versions."""
+        versions = self._store.versions()
+        with self._snapshot_lock:
+            if self._snapshot is None or self._snapshot.versions != versions:
+                self._snapshot = self._read_snapshot(versions)
+            return self._snapshot
+
+    def entries(self) -> Mapping[str, CatalogueEntry]:
+        """Every indexed note by path (the current snapshot)."""
+        return self.snapshot().entries
+
+    def note_recalls(self, memory_ids: Collection[str], at: datetime) -> None:
+        """Count recalls the caller just recorded in the store, without re-reading it."""
+        for memory_id in memory_ids:
+            old = self._recalls.get(memory_id, RecallStats())
+            self._recalls[memory_id] = RecallStats(
+                count=old.count + 1, distinct_queries=old.distinct_queries,
+                last=at if old.last is None or at > old.last else old.last, days=old.days)
+
+    def search(
+        self, query: str, *, limit: int = 10, memory_types: Collection[str] | None = None,
+        path_prefix: str | None = None, owner: Owner | None = None,
+        include_hidden: bool = False, as_of: date | None = None, now: datetime | None = None,
+    ) -> SearchResult:
+        """The pipeline -> at most ``limit`` hits, best first, with a trace.
+
+        ``memory_types`` (an empty collection finds nothing), ``path_prefix`` and ``owner``
+        filter as in :func:`magma.search.hybrid_search`. ``now`` (aware; default the clock)
+        dates recency and time expressions; ``as_of`` shows what was current on that day.
+        Raises :class:`config.errors.StoreError` or :class:`config.errors.EmbeddingError`
+        when the store or the model fails outside a stage's deadline.
+        """
+        text = query.strip()
+        moment = (now or datetime.now(UTC)).astimezone(UTC)
+        today = as_of or moment.date()
+        if not text or limit < 1 or (memory_types is not None and not memory_types):
+            trace = SearchTrace(NO_INTENT, (), 0.0, 0, 0)
+            return SearchResult([], trace)
+        if not self._warm:
+            self.warm()
+        started = time.perf_counter()
+        snap = self.snapshot()
+        intent, llm_future = self._intent(text, moment.date())
+        cfg = self._settings.retrieval.progressive_search
+        stages: dict[str, Stage] = {s.name: s for s in cfg.stages}
+        progressive = cfg.enabled
+        found = _Found()
+        traces: list[StageTrace] = []
+        types = set(memory_types) if memory_types is not None else None
+
+        def keep(path: str) -> bool:
+            entry = snap.entries.get(path)
+            if entry is None:
+                return False
+            return self._allowed(entry, types, path_prefix, owner, include_hidden, today,
+                                 as_of is not None)
+
+        order = ("ccb-fast", "magma-extend", "full-fusion")
+        for name in order:
+            stage = stages.get(name)
+            if stage is None:
+                traces.append(StageTrace(name, "off", 0.0))
+                continue
+            if progressive and found.confident:
+                traces.append(StageTrace(name, "skipped: confident", 0.0))
+                continue
+            if name == "full-fusion" and found.vector is None:
+                traces.append(StageTrace(name, "skipped: no query vector", 0.0))
+                continue
+            want = max(stage.limit or limit, limit)
+            run = self._stage_fn(name, snap, text, intent, want, found, memory_types,
+                                 path_prefix, owner, keep)
+            t0 = time.perf_counter()
+            future = self._pool.submit(run)
+            try:
+                part = future.result(timeout=stage.timeout_ms / 1000 if progressive else None)
+            except FutureTimeout:
+                traces.append(StageTrace(name, "skipped: deadline",
+                                         (time.perf_counter() - t0) * 1000))
+                log.info("search.stage_skipped", stage=name, deadline_ms=stage.timeout_ms)
+                continue
+            elapsed = (time.perf_counter() - t0) * 1000
+            added = _merge(found, part)
+            traces.append(StageTrace(name, "ran", elapsed, added))
+        if llm_future is not None and llm_future.done():
+            better = llm_future.result()
+            if better is not None:
+                intent = better
+        hits, candidates, dropped = self._fuse(snap, text, intent, found, keep, limit,
+                                               moment, today, include_hidden)
+        trace = SearchTrace(intent, tuple(traces), (time.perf_counter() - started) * 1000,
+                            candidates, dropped)
+        log.debug("search.done", stages=[f"{t.name}:{t.status}" for t in traces],
+                  total_ms=round(trace.total_ms, 1), hits=len(hits))
+        return SearchResult(hits, trace)
+
+    # ------------------------------------------------------------------ intent
+
+    def _intent(self, text: str, today: date) -> tuple[Intent, Future[Intent | None] | None]:
+        cfg = self._settings.retrieval.intent_analysis
+        cached = self._intents.get(text, today) if self._intents is not None else None
+        if cached is not None:
+            return cached, None
+        intent = analyze_intent(text, today) if cfg.enable_rules else NO_INTENT
+        if intent.confidence < cfg.rule_confidence_threshold:
+            intent = NO_INTENT
+        future: Future[Intent | None] | None = None
+        asking = self._llm_call is not None and not self._llm_call.done()
+        if (cfg.enable_llm and self._chat is not None and not asking
+                and intent.confidence < cfg.rule_confidence_threshold):
+            # one question at a time, in its own thread: a slow or dead endpoint never
+            # takes a worker the stages need
+            future = self._llm_call = self._llm_pool.submit(self._ask_llm, text, today)
+        elif self._intents is not None:
+            self._intents.put(text, today, intent)
+        return intent, future
+
+    def _ask_llm(self, text: str, today: date) -> Intent | None:
+        assert self._chat is not None
+        threshold = self._settings.retrieval.intent_analysis.llm_confidence_threshold
+        try:
+            reply = self._chat.chat(llm_messages(text, today))
+        except DreamdError as error:
+            log.info("search.llm_intent_failed", error=str(error))
+            return None
+        intent = parse_llm_intent(reply, today)
+        if intent is None or intent.confidence < threshold:
+            intent = None
+        if self._intents is not None:
+            self._intents.put(text, today, intent or NO_INTENT)
+        return intent
+
+    # ------------------------------------------------------------------ stages
+
+    def _stage_fn(
+        self, name: str, snap: _Snapshot, text: str, intent: Intent, want: int, found: _Found,
+        memory_types: Collection[str] | None, path_prefix: str | None, owner: Owner | None,
+        keep: Callable[[str], bool],
+    ) -> Callable[[], _Found]:
+        if name == "ccb-fast":
+            return lambda: self._ccb_fast(snap, text, intent, want, keep)
+        if name == "magma-extend":
+            return lambda: self._magma_extend(snap, text, intent, want, memory_types,
+                                              path_prefix, owner, keep)
+        best = [p for p, _ in sorted(weighted_rrf(found.lists, LIST_WEIGHTS).items(),
+                                     key=lambda kv: -kv[1]) if keep(p)][:GRAPH_SEEDS]
+        vector = found.vector
+        known = {p for ranked in found.lists.values() for p in ranked}
+        return lambda: self._full_fusion(snap, best, vector,
+                                         lambda p: p not in known and keep(p))
+
+    def _ccb_fast(self, snap: _Snapshot, text: str, intent: Intent, want: int,
+                  keep: Callable[[str], bool]) -> _Found:
+        part = _Found()
+        words = [t for t in _tokens(text) if t not in _STOPWORDS]
+        normalised = _norm(text)
+        scores: dict[str, float] = {}
+        exact = {p for p in snap.names.get(normalised, set()) if keep(p)}
+        for path in exact:
+            scores[path] = 3.0
+        if words:
+            counts: dict[str, int] = {}
+            for word in set(words):
+                for path in snap.postings.get(word, ()):
+                    counts[path] = counts.get(path, 0) + 1
+            distinct = len(set(words))
+            for path, n in counts.items():
+                share = n / distinct
+                if share >= 0.5 and path not in exact and keep(path):
+                    scores[path] = share
+        ranked = sorted(scores, key=lambda p: (-scores[p], p))[:want]
+        if ranked:
+            part.lists["names"] = ranked
+            for path in ranked:
+                part.why[path] = ["name" if path in exact else "title/description words"]
+        if intent.time_range is not None:
+            start, end = intent.time_range.start, intent.time_range.end
+            dated = [e for e in snap.entries.values()
+                     if e.day is not None and start <= e.day <= end and keep(e.path)]
+            dated.sort(key=lambda e: (-(e.layer == 4), -e.day.toordinal() if e.day else 0,
+                                      e.path))
+            part.lists["time"] = [e.path for e in dated[: max(want, 20)]]
+            for e in dated[: max(want, 20)]:
+                part.why.setdefault(e.path, []).append(f"dated {e.day}")
+        part.confident = bool(exact)
+        return part
+
+    def _magma_extend(
+        self, snap: _Snapshot, text: str, intent: Intent, want: int,
+        memory_types: Collection[str] | None, path_prefix: str | None, owner: Owner | None,
+        keep: Callable[[str], bool],
+    ) -> _Found:
+        part = _Found()
+        n = want * CANDIDATE_FACTOR
+        words_future = self._pool.submit(
+            self._store.fulltext_candidates, text, limit=n, memory_types=memory_types,
+            path_prefix=path_prefix, owner=owner, with_vectors=True)
+        vector = self._embedder.embed([text])[0]
+        part.vector = vector
+        by_vector = _collapse(self._store.vector_candidates(
+            vector, limit=n, memory_types=memory_types, path_prefix=path_prefix, owner=owner,
+            with_vectors=True))
+        by_words = _collapse(words_future.result())
+        part.lists["vector"] = [c.path for c in by_vector]
+        part.lists["full-text"] = [c.path for c in by_words]
+        for rank, cand in enumerate(by_vector, start=1):
+            part.chunks[cand.path] = cand
+            part.cosine[cand.path] = cand.score
+            part.why.setdefault(cand.path, []).append(f"vector #{rank} (cos {cand.score:.2f})")
+        for rank, cand in enumerate(by_words, start=1):
+            part.chunks.setdefault(cand.path, cand)
+            part.why.setdefault(cand.path, []).append(f"full-text #{rank}")
+        # Memories by meaning, from the in-memory matrix: those the intent targets, and the
+        # L2 rules (a rule must surface even for a loosely related question).
+        if snap.memory_paths:
+            sims = snap.memory_matrix @ np.asarray(vector, dtype=np.float32)
+            best: dict[str, float] = {}
+            for path, sim in zip(snap.memory_paths, sims.tolist(), strict=True):
+                if sim > best.get(path, -1.0):
+                    best[path] = sim
+            ranked = sorted(best, key=lambda p: -best[p])
+            routed = [p for p in ranked if intent.types and best[p] >= ROUTED_MIN_COSINE
+                      and snap.entries[p].memory_type in intent.types and keep(p)][:want]
+            rules = [p for p in ranked if best[p] >= RULE_MIN_COSINE
+                     and snap.entries[p].layer == L2_RULES and keep(p)][:want]
+            for name, paths in (("routed", routed), ("rules", rules)):
+                if paths:
+                    part.lists[name] = paths
+                    for p in paths:
+                        part.cosine.setdefault(p, best[p])
+                        label = "intent" if name == "routed" else "rule"
+                        part.why.setdefault(p, []).append(f"{label} (cos {best[p]:.2f})")
+        if by_vector and by_words and by_vector[0].path == by_words[0].path \
+                and by_vector[0].score >= CONFIDENT_COSINE:
+            part.confident = True
+        return part
+
+    def _full_fusion(self, snap: _Snapshot, seeds: Sequence[str], vector: np.ndarray | None,
+                     keep: Callable[[str], bool]) -> _Found:
+        """Neighbours of ``seeds`` that no earlier list found (``keep``), best cosine first:
+        a linked note joins the candidates; it does not add weight to one already there."""
+        part = _Found()
+        neighbours = self._neighbours(snap)
+        near: list[str] = []
+        parent: dict[str, str] = {}
+        for seed in seeds:
+            for other in sorted(neighbours.get(seed, ())):
+                if other not in parent and other not in seeds and keep(other):
+                    parent[other] = seed
+                    near.append(other)
+        if not near:
+            return part
+        chunks = self._store.chunks_of(near[: GRAPH_MAX * 3])
+        best: dict[str, ChunkCandidate] = {}
+        cos: dict[str, float] = {}
+        for chunk in chunks:
+            sim = float(chunk.vector @ vector) if (vector is not None
+                                                   and chunk.vector is not None) else 0.0
+            if chunk.path not in cos or sim > cos[chunk.path]:
+                best[chunk.path], cos[chunk.path] = chunk, sim
+        ranked = sorted(best, key=lambda p: -cos[p])[:GRAPH_MAX]
+        part.lists["graph"] = ranked
+        for path in ranked:
+            part.chunks[path] = best[path]
+            part.cosine[path] = cos[path]
+            seed_title = snap.entries[parent[path]].title if parent[path] in snap.entries \
+                else parent[path]
+            part.why.setdefault(path, []).append(f"linked with {seed_title}")
+        return part
+
+    # ------------------------------------------------------------------ fusion
+
+    def _fuse(
+        self, snap: _Snapshot, text: str, intent: Intent, found: _Found,
+        keep: Callable[[str], bool], limit: int, moment: datetime, today: date,
+        include_hidden: bool,
+    ) -> tuple[list[SearchHit], int, int]:
+        fused = weighted_rrf(found.lists, LIST_WEIGHTS, k=self._settings.retrieval.rrf_k)
+        paths = [p for p in sorted(fused, key=lambda p: (-fused[p], p)) if keep(p)]
+        paths = paths[: max(limit * 3, 30)]
+        if not paths:
+            return [], 0, 0
+        missing = [p for p in paths if p not in found.chunks]
+        if missing:
+            for chunk in self._store.chunks_of(missing):
+                sim = (float(chunk.vector @ found.vector)
+                       if found.vector is not None and chunk.vector is not None else 0.0)
+                old = found.chunks.get(chunk.path)
+                if old is None or sim > found.cosine.get(chunk.path, -1.0):
+                    found.chunks[chunk.path] = chunk
+                    found.cosine[chunk.path] = sim
+        paths = [p for p in paths if p in found.chunks]
+        if not paths:
+            return [], 0, 0
+        # Relevance is min-max scaled over the candidates, as Park et al. scale each of
+        # their three scores: the best candidate 1, the weakest 0.
+        top, low = max(fused[p] for p in paths), min(fused[p] for p in paths)
+        span = top - low
+        # Relevance also weighs meaning directly (the cosine of the note's best chunk, as
+        # Park et al. score relevance): reciprocal rank fusion sees ranks only, so a note
+        # ranked 6th at cosine 0.07 would otherwise tie one ranked 1st at 0.40.
+        cosine: dict[str, float] = {}
+        for path in paths:
+            vec = found.chunks[path].vector
+            if found.vector is not None and vec is not None:
+                cosine[path] = float(np.asarray(vec, dtype=np.float32) @ found.vector)
+        c_top = max(cosine.values(), default=0.0)
+        c_low = min(cosine.values(), default=0.0)
+        c_span = c_top - c_low
+        stats = self._recall_stats()
+        half_life = self._settings.retrieval.recency_half_life_days
+        scores: dict[str, float] = {}
+        notes: dict[str, list[str]] = {}
+        for path in paths:
+            entry = snap.entries[path]
+            relevance = (fused[path] - low) / span if span > 0 else 1.0
+            if path in cosine and c_span > 0:
+                relevance = (relevance + (cosine[path] - c_low) / c_span) / 2
+            recall = stats.get(entry.memory_id or "", RecallStats())
+            last = entry.day
+            if recall.last is not None:
+                recalled = recall.last.astimezone(UTC).date()
+                last = recalled if last is None or recalled > last else last
+            age = (today - last).days if last is not None else None
+            fresh = recency(age, half_life)
+            priority = self._priority(entry, recall, moment)
+            weight = importance(entry.prior, salient=entry.salient, recalls=recall.count,
+                                priority=priority)
+            score = (self._weights.relevance * relevance + self._weights.recency * fresh
+                     + self._weights.importance * weight)
+            extra: list[str] = []
+            if intent.time_range is not None and entry.day is not None \
+                    and intent.time_range.start <= entry.day <= intent.time_range.end:
+                score += TIME_BONUS
+                extra.append(f"in {intent.time_range.label}")
+            if entry.layer in intent.layers:
+                score += LAYER_BONUS * relevance
+                extra.append(f"layer L{entry.layer} asked for")
+            scores[path] = score
+            notes[path] = [*extra, f"importance {weight:.2f}", f"recency {fresh:.2f}"]
+        fusion = self._settings.fusion
+        vectors = {p: found.chunks[p].vector for p in paths
+                   if found.chunks[p].vector is not None}
+        picked, dropped = mmr(
+            paths, scores, vectors, limit=limit,  # type: ignore[arg-type]
+            duplicate_at=(fusion.semantic_similarity_threshold
+                          if fusion.enable_semantic_deduplication and not include_hidden
+                          else None))  # --all shows every copy, archived duplicates too
+        hits: list[SearchHit] = []
+        for path in picked:
+            chunk = found.chunks[path]
+            why = [*found.why.get(path, []), *notes[path]]
+            if include_hidden:
+                reason = _hidden_reason(snap.entries[path], today)
+                if reason:
+                    why.append(reason)
+            hits.append(SearchHit(
+                path=path, title=chunk.title, heading=chunk.heading_path or None,
+                snippet=make_snippet(chunk.body or chunk.text, text), score=scores[path],
+                why=tuple(why), memory_type=chunk.memory_type, note_id=chunk.note_id))
+        return hits, len(paths), len(dropped)
+
+    def _priority(self, entry: CatalogueEntry, recall: RecallStats, moment: datetime) -> float:
+        if entry.memory_type != "feedback" or entry.layer == L2_RULES:
+            return 1.0
+        props = entry.properties
+        memory = LifecycleMemory(
+            id=entry.memory_id or entry.path, path=entry.path, type="feedback",
+            created=_day(props.get("created")), updated=_day(props.get("updated")),
+            recall=recall)
+        return feedback_priority(memory, moment, self._policy)
+
+    # ------------------------------------------------------------------ helpers
+
+    def _allowed(
+        self, entry: CatalogueEntry, types: set[str] | None, path_prefix: str | None,
+        owner: Owner | None, include_hidden: bool, day: date, past: bool,
+    ) -> bool:
+        if types is not None and entry.memory_type not in types:
+            return False
+        if path_prefix and not entry.path.startswith(path_prefix):
+            return False
+        base = entry.path.rsplit("/", 1)[-1].rsplit(":", 1)[-1]
+        if owner is not None:
+            if base in INDEX_FILE_NAMES:
+                return False
+            if entry.memory_type is not None and not owner.sees(entry.owner):
+                return False
+        if include_hidden:
+            return True
+        if base == "DREAMS.md":
+            return False
+        return entry.memory_type is None or visible_on(entry.properties, day, past=past)
+
+    def _recall_stats(self) -> Mapping[str, RecallStats]:
+        now = self._clock()
+        if self._recalls_at is None or now - self._recalls_at > RECALL_REFRESH_S:
+            try:
+                self._recalls = dict(self._recall_source())
+            except DreamdError as error:
+                log.warning("search.recalls_unread", error=str(error))
+            self._recalls_at = now
+        return self._recalls
+
+    def _neighbours(self, snap: _Snapshot) -> dict[str, set[str]]:
+        if snap.neighbours is None:
+            graph = build_graph(self._store.all_files(), self._store.all_links())
+            near: dict[str, set[str]] = {}
+            for src, dst, data in graph.edges(data=True):
+                if data.get("kind") == "tag":
+                    continue
+                a, b = graph.nodes[src], graph.nodes[dst]
+                if a.get("kind") != "note" or b.get("kind") != "note":
+                    continue
+                pa_, pb = a["path"], b["path"]
+                if pa_ == pb or pa_ not in snap.entries or pb not in snap.entries:
+                    continue
+                near.setdefault(pa_, set()).add(pb)
+                near.setdefault(pb, set()).add(pa_)
+            for index in [p for p in near if p.rsplit("/", 1)[-1] in INDEX_FILE_NAMES]:
+                for other in near.pop(index):
+                    near.get(other, set()).discard(index)
+            snap.neighbours = near
+        return snap.neighbours
+
+    def _read_snapshot(self, versions: dict[str, int]) -> _Snapshot:
+        rows = self._store.catalogue_rows().to_pylist()
+        chunks = self._store.memory_chunks()
+        memory_paths: list[str] = chunks.column("path").to_pylist()
+        bodies: list[str] = chunks.column("body").to_pylist()
+        memory_text: dict[str, str] = {}
+        for path, body in zip(memory_paths, bodies, strict=True):
+            memory_text[path] = memory_text.get(path, "") + "\n" + body
+        if memory_paths:
+            column = chunks.column("vector").combine_chunks()
+            matrix = np.asarray(column.flatten().to_numpy(zero_copy_only=False),
+                                dtype=np.float32).reshape(len(memory_paths), -1)
+        else:
+            matrix = np.zeros((0, 1), dtype=np.float32)
+        entries: dict[str, CatalogueEntry] = {}
+        postings: dict[str, set[str]] = {}
+        names: dict[str, set[str]] = {}
+        for row in rows:
+            props = json.loads(row["properties_json"] or "{}")
+            path = row["path"]
+            memory_type = row["memory_type"]
+            text = " ".join(filter(None, [row["memory_name"], row["memory_description"],
+                                          memory_text.get(path, "")]))
+            layer = note_layer(path=path, title=row["title"], memory_type=memory_type,
+                               properties=props, tags=row["tags"] or (), text=text)
+            day = note_date(props, path) if memory_type is None else (
+                _day(props.get("updated")) or _day(props.get("created")))
+            if day is None and row["mtime_ns"]:
+                day = datetime.fromtimestamp(row["mtime_ns"] / 1e9, UTC).date()
+            entry = CatalogueEntry(
+                path=path, note_id=row["note_id"], title=row["title"],
+                aliases=tuple(row["aliases"] or ()), tags=tuple(row["tags"] or ()),
+                memory_type=memory_type, memory_id=row["memory_id"], name=row["memory_name"],
+                description=row["memory_description"], owner=row["owner"], properties=props,
+                day=day, layer=layer, prior=type_prior(layer, memory_type, text),
+                salient=is_salient(text))
+            entries[path] = entry
+            labels = [entry.title, *entry.aliases, *(filter(None, [entry.name]))]
+            for label in labels:
+                key = _norm(label)
+                if key:
+                    names.setdefault(key, set()).add(path)
+            searchable = " ".join([*labels, entry.description or "", *entry.tags,
+                                   (entry.name or "").replace("-", " ")])
+            for token in set(_tokens(searchable)):
+                if token not in _STOPWORDS:
+                    postings.setdefault(token, set()).add(path)
+        keep_rows = [i for i, p in enumerate(memory_paths) if p in entries]
+        if len(keep_rows) != len(memory_paths):
+            memory_paths = [memory_paths[i] for i in keep_rows]
+            matrix = matrix[keep_rows] if len(keep_rows) else np.zeros((0, 1), np.float32)
+        return _Snapshot(versions=versions, entries=entries, postings=postings, names=names,
+                         memory_paths=memory_paths, memory_matrix=matrix,
+                         memory_text=memory_text)
+
+
+def _collapse(candidates: Sequence[ChunkCandidate]) -> list[ChunkCandidate]:
+    seen: set[str] = set()
+    notes: list[ChunkCandidate] = []
+    for cand in candidates:
+        if cand.path not in seen:
+            seen.add(cand.path)
+            notes.append(cand)
+    return notes
+
+
+def _merge(into: _Found, part: _Found) -> int:
+    before = {p for ranked in into.lists.values() for p in ranked}
+    for name, ranked in part.lists.items():
+        into.lists[name] = ranked
+    for path, chunk in part.chunks.items():
+        into.chunks.setdefault(path, chunk)
+    for path, sim in part.cosine.items():
+        into.cosine.setdefault(path, sim)
+    for path, why in part.why.items():
+        into.why.setdefault(path, []).extend(why)
+    if part.vector is not None:
+        into.vector = part.vector
+    into.confident = into.confident or part.confident
+    after = {p for ranked in into.lists.values() for p in ranked}
+    return len(after - before)
+
+
+def _hidden_reason(entry: CatalogueEntry, today: date) -> str | None:
+    if entry.memory_type is None or visible_on(entry.properties, today, past=False):
+        return None
+    status = str(entry.properties.get("status") or "").strip().casefold()
+    if status in {"archived", "superseded"}:
+        return status
+    return "superseded" if entry.properties.get("valid_to") else "expired"
+
