@@ -510,19 +510,19 @@ class App:
         self, query: str, *, limit: int = 10, memory_types: Collection[str] | None = None,
         path_prefix: str | None = None, owner: Owner | None = None,
         include_hidden: bool = False, count_recall: bool = True, as_of: date | None = None,
-        now: datetime | None = None,
+        now: datetime | None = None, layers: Collection[int] | None = None,
     ) -> list[SearchHit]:
         """The retrieval pipeline over the indexed vault (:mod:`daemon.retrieval`: intent,
-        progressive stages with deadlines, fusion, MMR); with ``owner``, other owners'
-        memories are never returned. Archived, superseded and expired memories, and the dream
-        diary, are left out unless ``include_hidden`` (then marked) or ``as_of`` (what was
-        current on that day). Each memory returned counts as a recall (``count_recall``;
-        statistics in MAGMA, never in the file). The trace is kept in
-        :attr:`last_search_trace`."""
+        progressive stages with deadlines, fusion, MMR); ``layers`` keeps notes of those
+        layers (1–5); with ``owner``, other owners' memories are never returned. Archived,
+        superseded and expired memories, and the dream diary, are left out unless
+        ``include_hidden`` (then marked) or ``as_of`` (what was current on that day). Each
+        memory returned counts as a recall (``count_recall``; statistics in MAGMA, never in
+        the file). The trace is kept in :attr:`last_search_trace`."""
         self.require_indexed("search")
         result = self.retriever.search(
             query, limit=limit, memory_types=memory_types, path_prefix=path_prefix,
-            owner=owner, include_hidden=include_hidden, as_of=as_of, now=now)
+            owner=owner, include_hidden=include_hidden, as_of=as_of, now=now, layers=layers)
         self.last_search_trace = result.trace
         hits = result.hits
         recalled = [h.note_id for h in hits if h.memory_type and h.note_id]

@@ -180,6 +180,11 @@ def search(
     as_of: Annotated[
         str | None, typer.Option("--as-of", help="What was current on this day (YYYY-MM-DD).")
     ] = None,
+    layer: Annotated[
+        list[int] | None,
+        typer.Option("--layer", min=1, max=5, help="Only this layer: 1 identity and "
+                     "preferences, 2 rules, 3 facts, 4 events, 5 procedures; repeatable."),
+    ] = None,
     explain: Annotated[bool, typer.Option("--explain", help="Also print the query's intent "
                                           "and each search stage's time.")] = False,
 ) -> None:
@@ -196,7 +201,8 @@ def search(
     day = _day(as_of, "--as-of")
     with _app(ctx, **{"vault.path": vault}) as application:
         hits = application.search(query, limit=limit, memory_types=type_, path_prefix=path,
-                                  owner=_owner(owner), include_hidden=all_, as_of=day)
+                                  owner=_owner(owner), include_hidden=all_, as_of=day,
+                                  layers=layer or None)
         trace = application.last_search_trace
         if as_json:
             payload: Any = [render.hit_json(h) for h in hits]

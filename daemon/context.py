@@ -176,7 +176,10 @@ def build_context(
                 if hit.path in seen:
                     continue
                 seen.add(hit.path)
-                heading = f" › {hit.heading}" if hit.heading else ""
+                section = hit.heading or ""
+                if section.startswith(hit.title):  # heading paths start at the note's H1
+                    section = section[len(hit.title):].lstrip(" >")
+                heading = f" › {section}" if section else ""
                 entry = app.retriever.entries().get(hit.path)
                 layer = entry.layer if entry is not None else 3
                 body = _hit_text(app, hit.path, hit.heading, hit.snippet)

@@ -21,6 +21,10 @@ DESIGN.md § Retrieval. One search runs:
      cosine of at least :data:`CONFIDENT_COSINE`.
    - *full-fusion*: the graph neighbours (wikilinks either way) of the best notes so far.
 
+   One exception to skipping: a stage that misses its deadline while the stages before it
+   found fewer notes than asked for may finish within the search's whole budget (the sum of
+   the deadlines, 1.2 s by default): on a busy machine a late answer beats a short one.
+
 3. **Fusion** (:mod:`magma.fusion`, always, in memory): weighted reciprocal rank fusion of
    every list (:data:`LIST_WEIGHTS`), the Generative Agents score (relevance, recency by the
    later of the note's date and its last recall, importance from :mod:`magma.layers`), a
@@ -56,7 +60,6 @@ from consistency.lifecycle import LifecycleMemory, LifecyclePolicy, feedback_pri
 from daemon.llm import ChatClient
 from magma.embedder import Embedder
 from magma.fusion import Weights, mmr, recency, weighted_rrf
-from magma.graph import build_graph
 from magma.intent import (
     NO_INTENT,
     Intent,
@@ -98,7 +101,14 @@ CONFIDENT_COSINE = 0.6
 #: from about 0.3).
 RULE_MIN_COSINE = 0.3
 ROUTED_MIN_COSINE = 0.2
-#: Bonus added to the score of a note dated inside the query's time range.
+#: Share of the cosine in relevance (the rest is the fused rank), both min-max scaled. Our
+#: choice, measured: 0.1 is enough for a match only the vector can see (an English question,
+#: a Chinese note) to lead over full-text noise; a larger share lowered LongMemEval recall@10
+#: (0.5: 0.742; 0.15: 0.750; 0: 0.757 but the cross-lingual match fell to fifth).
+COSINE_SHARE = 0.15
+#: Bonus for a note dated inside the query's time range, times ``0.5 + relevance / 2`` (our
+#: choice: a time expression filters strongly, yet "cook something tonight" must not put
+#: every note of today first).
 TIME_BONUS = 0.5
 #: Bonus, times the note's relevance, for a note in a layer the query's intent targets (our
 #: choice: about what importance adds to a rule; scaled by relevance so a wrongly routed
@@ -201,7 +211,8 @@ def visible_on(properties: Mapping[str, Any], day: date, *, past: bool) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class StageTrace:
-    """One stage of one search: ``status`` is ``ran``, ``skipped: deadline``,
+    """One stage of one search: ``status`` is ``ran``, ``ran late: too little found
+    before it``, ``skipped: deadline``,
     ``skipped: confident`` (an earlier stage answered), ``skipped: no query vector`` or
     ``off``; ``elapsed_ms`` wall time until it answered or was given up; ``found`` notes it
     proposed."""
@@ -240,6 +251,10 @@ class _Snapshot:
     memory_paths: list[str]
     memory_matrix: np.ndarray  # float32[n, dims], unit rows
     memory_text: dict[str, str]
+    chunk_ids: list[str]
+    chunk_paths: list[str]
+    chunk_matrix: np.ndarray  # float32[chunks, dims], unit rows: the in-memory vector index
+    rows_by_path: dict[str, list[int]]
     neighbours: dict[str, set[str]] | None = None
 
 
@@ -249,6 +264,7 @@ class _Found:
     chunks: dict[str, ChunkCandidate] = field(default_factory=dict)
     why: dict[str, list[str]] = field(default_factory=dict)
     cosine: dict[str, float] = field(default_factory=dict)
+    rows: dict[str, int] = field(default_factory=dict)  # best chunk row, when no text yet
     confident: bool = False
     vector: np.ndarray | None = None
 
@@ -333,11 +349,13 @@ class Retriever:
         self, query: str, *, limit: int = 10, memory_types: Collection[str] | None = None,
         path_prefix: str | None = None, owner: Owner | None = None,
         include_hidden: bool = False, as_of: date | None = None, now: datetime | None = None,
+        layers: Collection[int] | None = None,
     ) -> SearchResult:
         """The pipeline -> at most ``limit`` hits, best first, with a trace.
 
         ``memory_types`` (an empty collection finds nothing), ``path_prefix`` and ``owner``
-        filter as in :func:`magma.search.hybrid_search`. ``now`` (aware; default the clock)
+        filter as in :func:`magma.search.hybrid_search`; ``layers`` keeps notes of those
+        layers (1–5, :mod:`magma.layers`). ``now`` (aware; default the clock)
         dates recency and time expressions; ``as_of`` shows what was current on that day.
         Raises :class:`config.errors.StoreError` or :class:`config.errors.EmbeddingError`
         when the store or the model fails outside a stage's deadline.
@@ -345,7 +363,8 @@ class Retriever:
         text = query.strip()
         moment = (now or datetime.now(UTC)).astimezone(UTC)
         today = as_of or moment.date()
-        if not text or limit < 1 or (memory_types is not None and not memory_types):
+        if not text or limit < 1 or (memory_types is not None and not memory_types) \
+                or (layers is not None and not layers):
             trace = SearchTrace(NO_INTENT, (), 0.0, 0, 0)
             return SearchResult([], trace)
         if not self._warm:
@@ -364,9 +383,12 @@ class Retriever:
             entry = snap.entries.get(path)
             if entry is None:
                 return False
+            if layers is not None and entry.layer not in layers:
+                return False
             return self._allowed(entry, types, path_prefix, owner, include_hidden, today,
                                  as_of is not None)
 
+        total_budget_s = sum(s.timeout_ms for s in cfg.stages) / 1000
         order = ("ccb-fast", "magma-extend", "full-fusion")
         for name in order:
             stage = stages.get(name)
@@ -384,16 +406,31 @@ class Retriever:
                                  path_prefix, owner, keep)
             t0 = time.perf_counter()
             future = self._pool.submit(run)
+            status = "ran"
             try:
                 part = future.result(timeout=stage.timeout_ms / 1000 if progressive else None)
             except FutureTimeout:
-                traces.append(StageTrace(name, "skipped: deadline",
-                                         (time.perf_counter() - t0) * 1000))
-                log.info("search.stage_skipped", stage=name, deadline_ms=stage.timeout_ms)
-                continue
+                # Skipped, unless the earlier stages found fewer notes than asked for: then
+                # a short answer is worse than a late one, and the stage may run on until
+                # the whole search's budget (the sum of every stage's deadline) is spent.
+                left = total_budget_s - (time.perf_counter() - started)
+                part = None
+                so_far = {p for ranked in found.lists.values() for p in ranked if keep(p)}
+                if len(so_far) < limit and left > 0:
+                    try:
+                        part = future.result(timeout=left)
+                        status = "ran late: too little found before it"
+                    except FutureTimeout:
+                        part = None
+                if part is None:
+                    traces.append(StageTrace(name, "skipped: deadline",
+                                             (time.perf_counter() - t0) * 1000))
+                    log.info("search.stage_skipped", stage=name, deadline_ms=stage.timeout_ms)
+                    continue
             elapsed = (time.perf_counter() - t0) * 1000
+            assert part is not None
             added = _merge(found, part)
-            traces.append(StageTrace(name, "ran", elapsed, added))
+            traces.append(StageTrace(name, status, elapsed, added))
         if llm_future is not None and llm_future.done():
             better = llm_future.result()
             if better is not None:
@@ -507,18 +544,17 @@ class Retriever:
         words_future = self._pool.submit(
             self._store.fulltext_candidates, text, limit=n, memory_types=memory_types,
             path_prefix=path_prefix, owner=owner, with_vectors=True)
-        vector = self._embedder.embed([text])[0]
+        vector = np.asarray(self._embedder.embed([text])[0], dtype=np.float32)
         part.vector = vector
-        by_vector = _collapse(self._store.vector_candidates(
-            vector, limit=n, memory_types=memory_types, path_prefix=path_prefix, owner=owner,
-            with_vectors=True))
+        filtered = memory_types is not None or bool(path_prefix) or owner is not None
+        by_vector = _nearest(snap, vector, n, keep, filtered)
         by_words = _collapse(words_future.result())
-        part.lists["vector"] = [c.path for c in by_vector]
+        part.lists["vector"] = [path for path, _, _ in by_vector]
         part.lists["full-text"] = [c.path for c in by_words]
-        for rank, cand in enumerate(by_vector, start=1):
-            part.chunks[cand.path] = cand
-            part.cosine[cand.path] = cand.score
-            part.why.setdefault(cand.path, []).append(f"vector #{rank} (cos {cand.score:.2f})")
+        for rank, (path, row, sim) in enumerate(by_vector, start=1):
+            part.rows[path] = row
+            part.cosine[path] = sim
+            part.why.setdefault(path, []).append(f"vector #{rank} (cos {sim:.2f})")
         for rank, cand in enumerate(by_words, start=1):
             part.chunks.setdefault(cand.path, cand)
             part.why.setdefault(cand.path, []).append(f"full-text #{rank}")
@@ -542,8 +578,8 @@ class Retriever:
                         part.cosine.setdefault(p, best[p])
                         label = "intent" if name == "routed" else "rule"
                         part.why.setdefault(p, []).append(f"{label} (cos {best[p]:.2f})")
-        if by_vector and by_words and by_vector[0].path == by_words[0].path \
-                and by_vector[0].score >= CONFIDENT_COSINE:
+        if by_vector and by_words and by_vector[0][0] == by_words[0].path \
+                and by_vector[0][2] >= CONFIDENT_COSINE:
             part.confident = True
         return part
 
@@ -562,18 +598,16 @@ class Retriever:
                     near.append(other)
         if not near:
             return part
-        chunks = self._store.chunks_of(near[: GRAPH_MAX * 3])
-        best: dict[str, ChunkCandidate] = {}
+        best: dict[str, int] = {}
         cos: dict[str, float] = {}
-        for chunk in chunks:
-            sim = float(chunk.vector @ vector) if (vector is not None
-                                                   and chunk.vector is not None) else 0.0
-            if chunk.path not in cos or sim > cos[chunk.path]:
-                best[chunk.path], cos[chunk.path] = chunk, sim
+        for path in near:
+            row, sim = _best_row(snap, path, vector)
+            if row is not None:
+                best[path], cos[path] = row, sim
         ranked = sorted(best, key=lambda p: -cos[p])[:GRAPH_MAX]
         part.lists["graph"] = ranked
         for path in ranked:
-            part.chunks[path] = best[path]
+            part.rows[path] = best[path]
             part.cosine[path] = cos[path]
             seed_title = snap.entries[parent[path]].title if parent[path] in snap.entries \
                 else parent[path]
@@ -592,16 +626,21 @@ class Retriever:
         paths = paths[: max(limit * 3, 30)]
         if not paths:
             return [], 0, 0
-        missing = [p for p in paths if p not in found.chunks]
-        if missing:
-            for chunk in self._store.chunks_of(missing):
-                sim = (float(chunk.vector @ found.vector)
-                       if found.vector is not None and chunk.vector is not None else 0.0)
-                old = found.chunks.get(chunk.path)
-                if old is None or sim > found.cosine.get(chunk.path, -1.0):
-                    found.chunks[chunk.path] = chunk
-                    found.cosine[chunk.path] = sim
-        paths = [p for p in paths if p in found.chunks]
+        # Every candidate's vector: its chunk's (full text gave one) or, from the in-memory
+        # index, its best chunk's by cosine (the text is read for the hits only, below).
+        vectors: dict[str, np.ndarray] = {}
+        for path in paths:
+            chunk = found.chunks.get(path)
+            if path in found.rows:
+                vectors[path] = snap.chunk_matrix[found.rows[path]]
+            elif chunk is not None and chunk.vector is not None:
+                vectors[path] = np.asarray(chunk.vector, dtype=np.float32)
+            else:
+                row, _ = _best_row(snap, path, found.vector)
+                if row is not None:
+                    found.rows[path] = row
+                    vectors[path] = snap.chunk_matrix[row]
+        paths = [p for p in paths if p in vectors or p in found.chunks]
         if not paths:
             return [], 0, 0
         # Relevance is min-max scaled over the candidates, as Park et al. scale each of
@@ -609,13 +648,14 @@ class Retriever:
         top, low = max(fused[p] for p in paths), min(fused[p] for p in paths)
         span = top - low
         # Relevance also weighs meaning directly (the cosine of the note's best chunk, as
-        # Park et al. score relevance): reciprocal rank fusion sees ranks only, so a note
-        # ranked 6th at cosine 0.07 would otherwise tie one ranked 1st at 0.40.
+        # Park et al. score relevance): reciprocal rank fusion sees ranks only, so a note the
+        # vector ranks first at cosine 0.40 would otherwise lose to one that full-text noise
+        # and the vector both rank sixth.
         cosine: dict[str, float] = {}
-        for path in paths:
-            vec = found.chunks[path].vector
-            if found.vector is not None and vec is not None:
-                cosine[path] = float(np.asarray(vec, dtype=np.float32) @ found.vector)
+        if found.vector is not None:
+            for path in paths:
+                if path in vectors:
+                    cosine[path] = float(vectors[path] @ found.vector)
         c_top = max(cosine.values(), default=0.0)
         c_low = min(cosine.values(), default=0.0)
         c_span = c_top - c_low
@@ -627,7 +667,8 @@ class Retriever:
             entry = snap.entries[path]
             relevance = (fused[path] - low) / span if span > 0 else 1.0
             if path in cosine and c_span > 0:
-                relevance = (relevance + (cosine[path] - c_low) / c_span) / 2
+                share = COSINE_SHARE
+                relevance = (1 - share) * relevance + share * (cosine[path] - c_low) / c_span
             recall = stats.get(entry.memory_id or "", RecallStats())
             last = entry.day
             if recall.last is not None:
@@ -643,7 +684,7 @@ class Retriever:
             extra: list[str] = []
             if intent.time_range is not None and entry.day is not None \
                     and intent.time_range.start <= entry.day <= intent.time_range.end:
-                score += TIME_BONUS
+                score += TIME_BONUS * (0.5 + relevance / 2)
                 extra.append(f"in {intent.time_range.label}")
             if entry.layer in intent.layers:
                 score += LAYER_BONUS * relevance
@@ -651,16 +692,21 @@ class Retriever:
             scores[path] = score
             notes[path] = [*extra, f"importance {weight:.2f}", f"recency {fresh:.2f}"]
         fusion = self._settings.fusion
-        vectors = {p: found.chunks[p].vector for p in paths
-                   if found.chunks[p].vector is not None}
         picked, dropped = mmr(
-            paths, scores, vectors, limit=limit,  # type: ignore[arg-type]
+            paths, scores, vectors, limit=limit,
             duplicate_at=(fusion.semantic_similarity_threshold
                           if fusion.enable_semantic_deduplication and not include_hidden
-                          else None))  # --all shows every copy, archived duplicates too
+                          else None),  # --all shows every copy, archived duplicates too
+            groups={p: snap.entries[p].owner or "" for p in paths})  # owners' facts stay apart
+        wanted = {snap.chunk_ids[found.rows[p]]: p for p in picked if p in found.rows}
+        if wanted:
+            for chunk in self._store.chunks_by_id(wanted):
+                found.chunks[wanted[chunk.chunk_id]] = chunk
         hits: list[SearchHit] = []
         for path in picked:
-            chunk = found.chunks[path]
+            chunk = found.chunks.get(path)
+            if chunk is None:  # the chunk went away since the snapshot: skip the note
+                continue
             why = [*found.why.get(path, []), *notes[path]]
             if include_hidden:
                 reason = _hidden_reason(snap.entries[path], today)
@@ -715,20 +761,17 @@ class Retriever:
         return self._recalls
 
     def _neighbours(self, snap: _Snapshot) -> dict[str, set[str]]:
+        """Notes linked either way (wikilinks, embeds, markdown links that resolve; not
+        through tags: a tag joins too many notes to mean "related"), index files left out."""
         if snap.neighbours is None:
-            graph = build_graph(self._store.all_files(), self._store.all_links())
+            pairs = self._store.link_pairs()
             near: dict[str, set[str]] = {}
-            for src, dst, data in graph.edges(data=True):
-                if data.get("kind") == "tag":
-                    continue
-                a, b = graph.nodes[src], graph.nodes[dst]
-                if a.get("kind") != "note" or b.get("kind") != "note":
-                    continue
-                pa_, pb = a["path"], b["path"]
-                if pa_ == pb or pa_ not in snap.entries or pb not in snap.entries:
-                    continue
-                near.setdefault(pa_, set()).add(pb)
-                near.setdefault(pb, set()).add(pa_)
+            for src, dst in zip(pairs.column("src").to_pylist(),
+                                pairs.column("resolved").to_pylist(), strict=True):
+                if src == dst or src not in snap.entries or dst not in snap.entries:
+                    continue  # attachments and unindexed files are not notes to return
+                near.setdefault(src, set()).add(dst)
+                near.setdefault(dst, set()).add(src)
             for index in [p for p in near if p.rsplit("/", 1)[-1] in INDEX_FILE_NAMES]:
                 for other in near.pop(index):
                     near.get(other, set()).discard(index)
@@ -786,9 +829,67 @@ class Retriever:
         if len(keep_rows) != len(memory_paths):
             memory_paths = [memory_paths[i] for i in keep_rows]
             matrix = matrix[keep_rows] if len(keep_rows) else np.zeros((0, 1), np.float32)
+        every = self._store.chunk_vectors()
+        chunk_paths: list[str] = every.column("path").to_pylist()
+        rows_by_path: dict[str, list[int]] = {}
+        for row, path in enumerate(chunk_paths):
+            rows_by_path.setdefault(path, []).append(row)
+        if chunk_paths:
+            column = every.column("vector").combine_chunks()
+            chunk_matrix = np.asarray(column.flatten().to_numpy(zero_copy_only=False),
+                                      dtype=np.float32).reshape(len(chunk_paths), -1)
+        else:
+            chunk_matrix = np.zeros((0, 1), dtype=np.float32)
         return _Snapshot(versions=versions, entries=entries, postings=postings, names=names,
                          memory_paths=memory_paths, memory_matrix=matrix,
-                         memory_text=memory_text)
+                         memory_text=memory_text, chunk_ids=every.column("chunk_id").to_pylist(),
+                         chunk_paths=chunk_paths, chunk_matrix=chunk_matrix,
+                         rows_by_path=rows_by_path)
+
+
+def _nearest(snap: _Snapshot, vector: np.ndarray, n: int, keep: Callable[[str], bool],
+             filtered: bool) -> list[tuple[str, int, float]]:
+    """The ``n`` notes nearest to ``vector`` by their best chunk -> ``(path, row, cosine)``,
+    best first, from the in-memory index (an exact scan: one matrix product). With
+    ``filtered`` (types, folder or owner asked for) every allowed note is considered; else
+    the best rows are taken first and hidden notes dropped after."""
+    if not snap.chunk_paths:
+        return []
+    sims = snap.chunk_matrix @ vector
+    if filtered:
+        allowed = [r for p, rows in snap.rows_by_path.items() if keep(p) for r in rows]
+        if not allowed:
+            return []
+        order = np.asarray(allowed)[np.argsort(-sims[allowed], kind="stable")]
+    else:
+        take = min(len(sims), max(n * 8, 64))
+        top = np.argpartition(-sims, take - 1)[:take]
+        order = top[np.argsort(-sims[top], kind="stable")]
+    found: list[tuple[str, int, float]] = []
+    seen: set[str] = set()
+    for row in order.tolist():
+        path = snap.chunk_paths[row]
+        if path in seen:
+            continue
+        seen.add(path)
+        if filtered or keep(path):
+            found.append((path, row, float(sims[row])))
+            if len(found) >= n:
+                break
+    return found
+
+
+def _best_row(snap: _Snapshot, path: str, vector: np.ndarray | None
+              ) -> tuple[int | None, float]:
+    """The note's chunk row nearest ``vector`` (its first chunk without one) and the cosine."""
+    rows = snap.rows_by_path.get(path)
+    if not rows:
+        return None, 0.0
+    if vector is None:
+        return rows[0], 0.0
+    sims = snap.chunk_matrix[rows] @ vector
+    best = int(np.argmax(sims))
+    return rows[best], float(sims[best])
 
 
 def _collapse(candidates: Sequence[ChunkCandidate]) -> list[ChunkCandidate]:
@@ -809,6 +910,8 @@ def _merge(into: _Found, part: _Found) -> int:
         into.chunks.setdefault(path, chunk)
     for path, sim in part.cosine.items():
         into.cosine.setdefault(path, sim)
+    for path, row in part.rows.items():
+        into.rows.setdefault(path, row)
     for path, why in part.why.items():
         into.why.setdefault(path, []).extend(why)
     if part.vector is not None:

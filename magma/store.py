@@ -609,6 +609,26 @@ class MagmaStore:
         return self._read(self._t.chunks, ["path", "ordinal", "body", "vector"],
                           "memory_type IS NOT NULL")
 
+    def link_pairs(self) -> pa.Table:
+        """``src`` and ``resolved`` of every link that resolves to a vault file (the edges
+        between notes, for graph neighbours). Raises :class:`StoreError`."""
+        return self._read(self._t.links, ["src", "resolved"], "resolved IS NOT NULL")
+
+    def chunk_vectors(self) -> pa.Table:
+        """Every chunk's ``chunk_id``, ``path`` and ``vector`` (``float32[dims]``): what an
+        in-memory vector search needs. Raises :class:`StoreError`."""
+        return self._read(self._t.chunks, ["chunk_id", "path", "vector"])
+
+    def chunks_by_id(self, chunk_ids: Collection[str]) -> list[ChunkCandidate]:
+        """The chunks with ``chunk_ids`` as candidates with their ``vector`` (``score`` 0).
+        Raises :class:`StoreError`."""
+        found: list[ChunkCandidate] = []
+        for part in _slices(sorted(set(chunk_ids))):
+            rows = self._read(self._t.chunks, [*_CANDIDATE_COLUMNS, "vector"],
+                              _in_list("chunk_id", part)).to_pylist()
+            found.extend(_candidate(row, 0.0) for row in rows)
+        return found
+
     def chunks_of(self, paths: Collection[str]) -> list[ChunkCandidate]:
         """Every chunk of the notes at ``paths`` as candidates with their ``vector`` (``score``
         0). Raises :class:`StoreError`."""

@@ -196,6 +196,16 @@ def test_the_intent_cache_answers_a_repeated_query(indexed: tuple[App, dict[str,
     assert app.last_search_trace is not None and 5 in app.last_search_trace.intent.layers
 
 
+def test_layers_filter_the_hits(indexed: tuple[App, dict[str, str]]) -> None:
+    app, paths = indexed
+    found = search(app, "kiln", layers=[5])
+    assert found and all(app.retriever.entries()[p].layer == 5 for p in found)
+    assert "Projects/How to clean the kiln shelves.md" in found
+    rules = search(app, "pushing code", layers=[2])
+    assert paths["no-force-push"] in rules
+    assert all(app.retriever.entries()[p].layer == 2 for p in rules)
+
+
 class SlowEmbedder:
     """The real model behind a half-second pause on queries: a stand-in for a machine too
     busy to embed a query within magma-extend's deadline (the point is the deadline)."""
@@ -227,7 +237,8 @@ def test_a_stage_past_its_deadline_is_skipped_and_the_search_still_answers(
     try:
         quick.retriever.warm()
         slow.slow = True
-        hits = quick.search("sourdough starter feeding", count_recall=False, now=NOW)
+        hits = quick.search("sourdough starter feeding", limit=1, count_recall=False,
+                            now=NOW)
         trace = quick.last_search_trace
         assert trace is not None
         assert [(s.name, s.status) for s in trace.stages] == [
@@ -235,6 +246,13 @@ def test_a_stage_past_its_deadline_is_skipped_and_the_search_still_answers(
             ("full-fusion", "skipped: no query vector")]
         assert hits and hits[0].path == "Baking/Sourdough starter.md"  # from ccb-fast
         assert trace.total_ms < 450  # it did not wait for the half-second embedding
+        # with too little found before it, a late stage may still answer within the budget
+        late = quick.search("what happens to the crumb as it cools", count_recall=False,
+                            now=NOW)
+        trace = quick.last_search_trace
+        assert trace is not None and late
+        assert trace.stages[0].found == 0
+        assert trace.stages[1].status == "ran late: too little found before it"
     finally:
         quick.close()
 
