@@ -152,8 +152,11 @@ def _norm(text: str) -> str:
 class CatalogueEntry:
     """One indexed note as the pipeline sees it (from the store's ``files`` table).
 
-    ``day`` is when the note happened or last changed (:func:`magma.layers.note_date`, else
-    its modification day); ``layer`` 1–5; ``prior`` its importance prior; ``salient``
+    ``dated`` is the day the note itself names (a date property or file name,
+    :func:`magma.layers.note_date`; a memory's ``updated``/``created``), what time
+    expressions match; ``day`` is that, else the file's modification day (for recency: a
+    copied or synced vault resets modification times, so they never place a note in a time
+    range); ``layer`` 1–5; ``prior`` its importance prior; ``salient``
     whether its name or description carries a salience word.
     """
 
@@ -168,6 +171,7 @@ class CatalogueEntry:
     description: str | None
     owner: str | None
     properties: Mapping[str, Any]
+    dated: date | None
     day: date | None
     layer: int
     prior: float
@@ -525,12 +529,12 @@ class Retriever:
         if intent.time_range is not None:
             start, end = intent.time_range.start, intent.time_range.end
             dated = [e for e in snap.entries.values()
-                     if e.day is not None and start <= e.day <= end and keep(e.path)]
-            dated.sort(key=lambda e: (-(e.layer == 4), -e.day.toordinal() if e.day else 0,
+                     if e.dated is not None and start <= e.dated <= end and keep(e.path)]
+            dated.sort(key=lambda e: (-(e.layer == 4), -e.dated.toordinal() if e.dated else 0,
                                       e.path))
             part.lists["time"] = [e.path for e in dated[: max(want, 20)]]
             for e in dated[: max(want, 20)]:
-                part.why.setdefault(e.path, []).append(f"dated {e.day}")
+                part.why.setdefault(e.path, []).append(f"dated {e.dated}")
         part.confident = bool(exact)
         return part
 
@@ -682,8 +686,8 @@ class Retriever:
             score = (self._weights.relevance * relevance + self._weights.recency * fresh
                      + self._weights.importance * weight)
             extra: list[str] = []
-            if intent.time_range is not None and entry.day is not None \
-                    and intent.time_range.start <= entry.day <= intent.time_range.end:
+            if intent.time_range is not None and entry.dated is not None \
+                    and intent.time_range.start <= entry.dated <= intent.time_range.end:
                 score += TIME_BONUS * (0.5 + relevance / 2)
                 extra.append(f"in {intent.time_range.label}")
             if entry.layer in intent.layers:
@@ -803,8 +807,9 @@ class Retriever:
                                           memory_text.get(path, "")]))
             layer = note_layer(path=path, title=row["title"], memory_type=memory_type,
                                properties=props, tags=row["tags"] or (), text=text)
-            day = note_date(props, path) if memory_type is None else (
+            dated = note_date(props, path) if memory_type is None else (
                 _day(props.get("updated")) or _day(props.get("created")))
+            day = dated
             if day is None and row["mtime_ns"]:
                 day = datetime.fromtimestamp(row["mtime_ns"] / 1e9, UTC).date()
             entry = CatalogueEntry(
@@ -812,7 +817,7 @@ class Retriever:
                 aliases=tuple(row["aliases"] or ()), tags=tuple(row["tags"] or ()),
                 memory_type=memory_type, memory_id=row["memory_id"], name=row["memory_name"],
                 description=row["memory_description"], owner=row["owner"], properties=props,
-                day=day, layer=layer, prior=type_prior(layer, memory_type, text),
+                dated=dated, day=day, layer=layer, prior=type_prior(layer, memory_type, text),
                 salient=is_salient(text))
             entries[path] = entry
             labels = [entry.title, *entry.aliases, *(filter(None, [entry.name]))]

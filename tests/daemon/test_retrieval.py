@@ -153,6 +153,15 @@ def test_a_time_expression_brings_the_days_notes(indexed: tuple[App, dict[str, s
                     "Daily/2026-11-27.md"}
 
 
+def test_a_files_modification_time_never_places_it_in_a_time_range(
+        indexed: tuple[App, dict[str, str]]) -> None:
+    app, _ = indexed
+    # every file of the copied vault was written today; only dates the notes name count
+    now = datetime.now(UTC)
+    hits = app.search("what did I note down today", count_recall=False, now=now)
+    assert hits and not any("in today" in h.why for h in hits)
+
+
 def test_an_exact_name_ends_the_search_early(indexed: tuple[App, dict[str, str]]) -> None:
     app, _ = indexed
     found = search(app, "Rye loaf")
