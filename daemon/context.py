@@ -176,11 +176,12 @@ def build_context(
                 if hit.path in seen:
                     continue
                 seen.add(hit.path)
-                section = hit.heading or ""
-                if section.startswith(hit.title):  # heading paths start at the note's H1
-                    section = section[len(hit.title):].lstrip(" >")
-                heading = f" › {section}" if section else ""
                 entry = app.retriever.entries().get(hit.path)
+                section = hit.heading or ""
+                note_title = entry.title if entry is not None else hit.title
+                if section.startswith(note_title):  # heading paths start at the note's H1
+                    section = section[len(note_title):].lstrip(" >")
+                heading = f" › {section}" if section else ""
                 layer = entry.layer if entry is not None else 3
                 body = _hit_text(app, hit.path, hit.heading, hit.snippet)
                 retrieved.append(_Item("retrieved", hit.path, hit.title + heading, layer,
@@ -270,8 +271,11 @@ def _pack(query: str, resident: list[_Item], retrieved: list[_Item],
 
     for item in resident:  # 2. resident memories in full, in their order
         offer(item)
-    for item in retrieved:  # 3. what the query found
-        offer(item)
+    for item in retrieved:  # 3. what the query found, best first: a hit that cannot fit
+        offer(item)         # even shortened ends the list (a small weak hit never takes
+        if item.path not in chosen:  # the place of a better one)
+            left_out.extend(i.path for i in retrieved[retrieved.index(item) + 1:])
+            break
     for item in procedures:  # 4. the catalogue of procedures
         offer(item)
 

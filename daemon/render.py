@@ -182,8 +182,10 @@ def print_trace(console: Console, trace: SearchTrace) -> None:
     routed = ", ".join([*sorted(intent.types), *(f"L{n}" for n in sorted(intent.layers))])
     when = (f"; days {intent.time_range.start}..{intent.time_range.end}"
             if intent.time_range else "")
+    how = {"rules": "by keyword rules", "llm": "by the LLM", "none": "nothing matched"}
     console.print(f"[dim]intent: {escape(routed or 'none')}{escape(when)} "
-                  f"({intent.source}, confidence {intent.confidence:.2f})[/]", highlight=False)
+                  f"({how.get(intent.source, intent.source)}, confidence "
+                  f"{intent.confidence:.2f})[/]", highlight=False)
     for stage in trace.stages:
         console.print(f"[dim]stage {stage.name}: {escape(stage.status)}, "
                       f"{stage.elapsed_ms:.0f} ms, {stage.found} found[/]", highlight=False)

@@ -59,7 +59,7 @@ from config.settings import Settings, Stage
 from consistency.lifecycle import LifecycleMemory, LifecyclePolicy, feedback_priority, is_archived
 from daemon.llm import ChatClient
 from magma.embedder import Embedder
-from magma.fusion import Weights, mmr, recency, weighted_rrf
+from magma.fusion import MMR_LAMBDA, Weights, mmr, recency, weighted_rrf
 from magma.intent import (
     NO_INTENT,
     Intent,
@@ -101,6 +101,9 @@ CONFIDENT_COSINE = 0.6
 #: from about 0.3).
 RULE_MIN_COSINE = 0.3
 ROUTED_MIN_COSINE = 0.2
+#: Share of importance that counts at zero relevance; the rest grows with relevance (our
+#: choice: without it a pinned rule filled a top-5 slot of every unrelated search).
+IMPORTANCE_FLOOR = 0.25
 #: Share of the cosine in relevance (the rest is the fused rank), both min-max scaled. Our
 #: choice, measured: 0.1 is enough for a match only the vector can see (an English question,
 #: a Chinese note) to lead over full-text noise; a larger share lowered LongMemEval recall@10
@@ -681,10 +684,15 @@ class Retriever:
             age = (today - last).days if last is not None else None
             fresh = recency(age, half_life)
             priority = self._priority(entry, recall, moment)
-            weight = importance(entry.prior, salient=entry.salient, recalls=recall.count,
-                                priority=priority)
+            # Votes are distinct queries: the same question asked again is not a new vote.
+            weight = importance(entry.prior, salient=entry.salient,
+                                recalls=recall.distinct_queries, priority=priority)
+            # Importance lifts what is related to the query: a stressed rule wins a loosely
+            # related question, and does not crowd every unrelated answer (it is in every
+            # assembled context anyway).
             score = (self._weights.relevance * relevance + self._weights.recency * fresh
-                     + self._weights.importance * weight)
+                     + self._weights.importance * weight * (IMPORTANCE_FLOOR
+                                                            + (1 - IMPORTANCE_FLOOR) * relevance))
             extra: list[str] = []
             if intent.time_range is not None and entry.dated is not None \
                     and intent.time_range.start <= entry.dated <= intent.time_range.end:
@@ -702,23 +710,31 @@ class Retriever:
                           if fusion.enable_semantic_deduplication and not include_hidden
                           else None),  # --all shows every copy, archived duplicates too
             groups={p: snap.entries[p].owner or "" for p in paths})  # owners' facts stay apart
-        wanted = {snap.chunk_ids[found.rows[p]]: p for p in picked if p in found.rows}
+        chosen = dict(picked)
+        low_score, high_score = min(scores.values()), max(scores.values())
+        spread = high_score - low_score
+        wanted = {snap.chunk_ids[found.rows[p]]: p for p in chosen if p in found.rows}
         if wanted:
             for chunk in self._store.chunks_by_id(wanted):
                 found.chunks[wanted[chunk.chunk_id]] = chunk
         hits: list[SearchHit] = []
-        for path in picked:
+        for path, value in chosen.items():
             chunk = found.chunks.get(path)
             if chunk is None:  # the chunk went away since the snapshot: skip the note
                 continue
             why = [*found.why.get(path, []), *notes[path]]
+            undiversified = MMR_LAMBDA * ((scores[path] - low_score) / spread if spread else 1.0)
+            if undiversified - value > 0.005:
+                why.append(f"diversity -{undiversified - value:.2f}")
             if include_hidden:
                 reason = _hidden_reason(snap.entries[path], today)
                 if reason:
                     why.append(reason)
             hits.append(SearchHit(
-                path=path, title=chunk.title, heading=chunk.heading_path or None,
-                snippet=make_snippet(chunk.body or chunk.text, text), score=scores[path],
+                path=path, title=(snap.entries[path].name or chunk.title
+                                  if snap.entries[path].memory_type else chunk.title),
+                heading=chunk.heading_path or None,
+                snippet=make_snippet(chunk.body or chunk.text, text), score=value,
                 why=tuple(why), memory_type=chunk.memory_type, note_id=chunk.note_id))
         return hits, len(paths), len(dropped)
 

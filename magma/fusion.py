@@ -98,9 +98,11 @@ def mmr(
     ids: Sequence[str], scores: Mapping[str, float], vectors: Mapping[str, np.ndarray], *,
     limit: int, lambda_: float = MMR_LAMBDA, duplicate_at: float | None = 0.85,
     groups: Mapping[str, str] | None = None,
-) -> tuple[list[str], dict[str, str]]:
-    """Maximal marginal relevance over ``ids`` -> (picked ids in order, ``{dropped id: the
-    picked id it duplicates}``).
+) -> tuple[list[tuple[str, float]], dict[str, str]]:
+    """Maximal marginal relevance over ``ids`` -> (``[(picked id, its MMR value)]`` in order,
+    ``{dropped id: the picked id it duplicates}``). The MMR values never increase down the
+    list (a candidate's value only falls as its neighbours are picked), so they are a score
+    that agrees with the order.
 
     ``scores`` are the candidates' scores (any scale; min-max scaled to [0, 1] here);
     ``vectors`` their embeddings (any length; an id without one is never a duplicate and
@@ -115,15 +117,18 @@ def mmr(
     span = high - low
     scaled = {i: (scores[i] - low) / span if span > 0 else 1.0 for i in ids}
     units = {i: _unit(np.asarray(vectors[i], dtype=np.float32)) for i in ids if i in vectors}
-    picked: list[str] = []
+    picked: list[tuple[str, float]] = []
     dropped: dict[str, str] = {}
     left = sorted(ids, key=lambda i: -scores[i])
     max_sim: dict[str, float] = dict.fromkeys(left, 0.0)
     closest: dict[str, str] = {}
     while left and len(picked) < limit:
-        best = max(left, key=lambda i: lambda_ * scaled[i] - (1 - lambda_) * max_sim[i])
+        def value(i: str) -> float:
+            return lambda_ * scaled[i] - (1 - lambda_) * max_sim[i]
+
+        best = max(left, key=value)
         left.remove(best)
-        picked.append(best)
+        picked.append((best, value(best)))
         if best not in units:
             continue
         for other in list(left):

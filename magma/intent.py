@@ -24,10 +24,11 @@ Categories and what they route to (types, layers):
 - identity (``user``, L1): *who am I*, *my name*, *about me*, *my role*, *my job*,
   *where do I live*, *what do I do for a living*; 我是谁, 我的名字, 我叫, 我的工作, 关于我
   (all strong).
-- rule (``feedback``, L2): *should I / we*, *am I / are we allowed*, *is it ok(ay) to*,
-  *is it allowed* (strong); *must*, *never*, *always*, *rule(s)*, *policy*, *guideline*,
-  *convention*, *forbidden*, *don't*, *do not* (weak). 我应该, 应不应该, 该不该, 是否允许
-  (strong); 规则, 规定, 必须, 禁止, 不要, 务必, 千万, 原则, 约定, 应该 (weak).
+- rule (``feedback``, L2): *should I / we*, *may I / we*, *am I / are we allowed*, *is it
+  ok(ay) to / if*, *is it allowed*, *can I / we (still) use* (strong); *must*, *never*, *always*,
+  *rule(s)*, *policy*, *guideline*, *convention*, *forbidden*, *don't*, *do not* (weak). 我应该,
+  应不应该, 该不该, 是否允许 (strong); 规则, 规定, 必须, 禁止, 不要, 务必, 千万, 原则, 约定,
+  应该 (weak).
 - time (L4 and a :class:`TimeRange`; see below).
 - procedure (L5): *how do I / we*, *how to*, *how can I*, *how should I*, *what's the process*,
   *step by step* (strong); *steps*, *procedure*, *recipe*, *guide*, *tutorial*, *instructions*,
@@ -234,7 +235,8 @@ _KEYWORD_RULES: tuple[_Rule, ...] = tuple([
     ),
     *_rules(
         "rule", _STRONG,
-        _en(r"should (?:i|we)|am i allowed|are we allowed|is it ok(?:ay)? to|is it allowed"),
+        _en(r"should (?:i|we)|may (?:i|we)|am i allowed|are we allowed|is it ok(?:ay)? to"
+            r"|is it ok(?:ay)? if|is it allowed|can (?:i|we) (?:still )?use"),
         _zh(r"我应该|应不应该|该不该|是否允许"),
     ),
     *_rules(

@@ -51,7 +51,8 @@ class SearchHit:
     ``heading`` is the best chunk's heading path (``"Feeding > Ratio"``) or ``None`` at the
     top of the note; ``snippet`` is one line of at most 200 characters around the first query
     term in that chunk; ``score`` is the fused RRF score (vector-only: cosine; full-text only:
-    BM25); ``why`` says which retriever ranked it where, e.g.
+    BM25; the retrieval pipeline: its MMR value, falling down the list); ``why`` says which
+    retriever ranked it where, e.g.
     ``("vector #1 (cos 0.62)", "full-text #3")``.
     """
 

@@ -46,18 +46,21 @@ def test_mmr_drops_semantic_duplicates_and_prefers_diversity() -> None:
     half = np.array([0.8, 0.6, 0.0])  # cosine 0.8 with base: similar, not a duplicate
     scores = {"a": 1.0, "a2": 0.99, "b": 0.5, "c": 0.9}
     vectors = {"a": base, "a2": near, "b": other, "c": half}
-    picked, dropped = mmr(["a", "a2", "b", "c"], scores, vectors, limit=3, duplicate_at=0.85)
+    chosen, dropped = mmr(["a", "a2", "b", "c"], scores, vectors, limit=3, duplicate_at=0.85)
+    picked = [i for i, _ in chosen]
+    values = [v for _, v in chosen]
+    assert values == sorted(values, reverse=True)  # a score that agrees with the order
     assert picked[0] == "a" and "a2" not in picked and dropped == {"a2": "a"}
     assert set(picked) == {"a", "b", "c"}
     kept, none = mmr(["a", "a2"], scores, vectors, limit=2, duplicate_at=None)
-    assert kept == ["a", "a2"] and none == {}
+    assert [i for i, _ in kept] == ["a", "a2"] and none == {}
     apart, none = mmr(["a", "a2"], scores, vectors, limit=2, groups={"a": "x", "a2": "y"})
-    assert apart == ["a", "a2"] and none == {}  # different owners: never duplicates
+    assert [i for i, _ in apart] == ["a", "a2"] and none == {}  # different owners: never duplicates
 
 
 def test_mmr_without_vectors_keeps_score_order() -> None:
     picked, dropped = mmr(["a", "b", "c"], {"a": 0.1, "b": 0.3, "c": 0.2}, {}, limit=2)
-    assert picked == ["b", "c"] and dropped == {}
+    assert [i for i, _ in picked] == ["b", "c"] and dropped == {}
 
 
 def test_tokens_count_cjk_characters_one_each() -> None:
