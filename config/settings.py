@@ -480,7 +480,9 @@ class ProgressiveSearchSettings(_Section):
     """Stages with deadlines (seed: retrieval.progressiveSearch)."""
 
     enabled: bool = Field(
-        default=True, description="Run the stages in turn; off runs full fusion only."
+        default=True,
+        description="Run the stages in turn, with deadlines and early stops; off runs every "
+        "stage to the end.",
     )
     stages: list[Stage] = Field(
         default_factory=_default_stages,

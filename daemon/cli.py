@@ -271,14 +271,15 @@ def _context_hook(ctx: typer.Context, budget: int | None, owner: str | None,
         raw = sys.stdin.read() if not sys.stdin.isatty() else ""
         event = json.loads(raw) if raw.strip() else {}
         prompt = event.get("prompt") if isinstance(event, dict) else None
-        query = prompt if isinstance(prompt, str) else ""
+        query = (prompt.encode("utf-8", "replace").decode("utf-8")
+                 if isinstance(prompt, str) else "")  # a lone surrogate cannot be embedded
         with _app(ctx, **{"vault.path": vault}) as application:
             application._require_vault("context")
             result = build_context(application, query, budget_tokens=budget,
                                    owner=_owner(owner))
         sys.stdout.write(result.text + "\n")
-    except (DreamdError, ValueError, OSError, typer.BadParameter) as error:
-        err.print(f"dreamd context: {escape(str(error))}", highlight=False)
+    except (DreamdError, ValueError, OSError, RecursionError, typer.BadParameter) as error:
+        err.print(f"dreamd context: {escape(str(error)[:500])}", highlight=False)
 
 
 @app.command()
@@ -774,6 +775,9 @@ def config_path(ctx: typer.Context) -> None:
 
 def main() -> None:
     """Console-script entry point: run the CLI, mapping dreamd errors to exit codes."""
+    if "context" in sys.argv[1:] and "--hook" in sys.argv[1:]:
+        _run_hook()
+        return
     try:
         app()  # standalone: typer prints usage errors itself and exits with code 2
     except DreamdError as error:
@@ -782,3 +786,18 @@ def main() -> None:
     except KeyboardInterrupt:
         err.print("dreamd: interrupted")
         sys.exit(130)
+
+
+def _run_hook() -> None:
+    """``dreamd context --hook`` as a Claude Code hook: whatever happens — a bad option, a
+    broken store, input that is not JSON — the exit code is 0 (Claude Code blocks the prompt
+    on exit 2 and shows an error on others) and a failure is one line on stderr."""
+    try:
+        app(standalone_mode=False)
+    except SystemExit:
+        pass
+    except Exception as error:
+        text = str(error) if isinstance(error, DreamdError | typer.BadParameter) \
+            else f"{type(error).__name__}: {error}"
+        err.print(f"dreamd context: {escape(text[:500])}", highlight=False)
+    sys.exit(0)

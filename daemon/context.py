@@ -23,9 +23,12 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Literal
 
+import structlog
+
 from ccb.owner import Owner
 from config.errors import DreamdError
 from consistency.lifecycle import is_hidden
+from daemon.retrieval import visible_on
 from magma.fusion import clip_to_tokens, estimate_tokens
 from magma.layers import (
     L1_IDENTITY,
@@ -41,6 +44,8 @@ if TYPE_CHECKING:
     from daemon.app import App
 
 __all__ = ["MIN_ENTRY_TOKENS", "Context", "ContextEntry", "build_context"]
+
+log = structlog.get_logger("dreamd.context")
 
 #: Shortest useful entry when shortening to fit (our choice: about a sentence).
 MIN_ENTRY_TOKENS = 40
@@ -132,9 +137,11 @@ def _resident(app: App, owner: Owner | None, now: datetime) -> list[_Item]:
         stamp = (moment.timestamp() if isinstance(moment, datetime)
                  else datetime(moment.year, moment.month, moment.day, tzinfo=UTC).timestamp()
                  if moment is not None else 0.0)
+        short = _short_form(meta.description, body)
+        # the full form leads with the short one: cut to fit, a long rule keeps its rule
+        full = body if not body or body.startswith(short) else f"{short} — {body}"
         item = _Item("resident", stored.path, meta.name or stored.note.title, layer,
-                     full=body or meta.description, short=_short_form(meta.description, body),
-                     pinned=meta.pinned)
+                     full=full or meta.description, short=short, pinned=meta.pinned)
         ranked.append(((0 if meta.pinned else 1, -weight, -stamp), item))
     ranked.sort(key=lambda pair: (pair[0], pair[1].path))
     return [item for _, item in ranked]
@@ -167,38 +174,82 @@ def build_context(
     resident = _resident(app, owner, moment)
     retrieved: list[_Item] = []
     procedures: list[_Item] = []
-    if app.is_indexed():
-        seen = {item.path for item in resident}
-        if query.strip():
-            hits = app.search(query, limit=10, owner=owner, count_recall=count_recall,
-                              now=moment)
-            for hit in hits:
-                if hit.path in seen:
-                    continue
-                seen.add(hit.path)
-                entry = app.retriever.entries().get(hit.path)
-                section = hit.heading or ""
-                note_title = entry.title if entry is not None else hit.title
-                if section.startswith(note_title):  # heading paths start at the note's H1
-                    section = section[len(note_title):].lstrip(" >")
-                heading = f" › {section}" if section else ""
-                layer = entry.layer if entry is not None else 3
-                body = _hit_text(app, hit.path, hit.heading, hit.snippet)
-                retrieved.append(_Item("retrieved", hit.path, hit.title + heading, layer,
-                                       full=body, short=hit.snippet))
-        for entry in sorted(app.retriever.entries().values(), key=lambda e: e.title.casefold()):
-            if entry.layer != L5_PROCEDURES or entry.path in seen:
-                continue
-            if owner is not None and entry.memory_type is not None \
-                    and not owner.sees(entry.owner):
-                continue
-            line = entry.description or ""
-            procedures.append(_Item("procedures", entry.path, entry.title, L5_PROCEDURES,
-                                    full=line, short=line))
-            if len(procedures) >= MAX_PROCEDURES:
-                break
+    try:
+        indexed = app.is_indexed()
+    except DreamdError as error:
+        log.warning("context.index_unreadable", error=str(error))
+        indexed = False
+    if indexed:
+        try:
+            resident.extend(_resident_elsewhere(app, owner, moment, resident))
+            retrieved, procedures = _retrieve(app, query, resident, owner, moment,
+                                              count_recall)
+        except DreamdError as error:  # the rules still go out, whatever the index does
+            log.warning("context.retrieval_failed", error=str(error))
+            retrieved, procedures = [], []
     return _pack(query, resident, retrieved, procedures, budget=budget,
                  per_memory=per_memory, dynamic=dynamic)
+
+
+def _resident_elsewhere(app: App, owner: Owner | None, now: datetime,
+                        known: list[_Item]) -> list[_Item]:
+    """L1/L2 memories of extra roots (a Claude Code memory folder indexed beside the vault):
+    from the index, as those folders are read only and outside the vault."""
+    have = {item.path for item in known}
+    found: list[_Item] = []
+    snap = app.retriever.snapshot()
+    for entry in snap.entries.values():
+        if entry.path in have or entry.memory_type is None or ":" not in entry.path:
+            continue
+        if entry.layer not in (L1_IDENTITY, L2_RULES) or not visible_on(
+                entry.properties, now.date(), past=False):
+            continue
+        if owner is not None and not owner.sees(entry.owner):
+            continue
+        body = snap.memory_text.get(entry.path, "").strip()
+        short = _short_form(entry.description or "", body)
+        full = body if not body or body.startswith(short) else f"{short} — {body}"
+        found.append(_Item("resident", entry.path, entry.name or entry.title, entry.layer,
+                           full=full, short=short))
+    found.sort(key=lambda item: (item.layer != L2_RULES, item.path))
+    return found
+
+
+def _retrieve(app: App, query: str, resident: list[_Item], owner: Owner | None,
+              now: datetime, count_recall: bool) -> tuple[list[_Item], list[_Item]]:
+    """The hits for ``query`` (resident memories left out) and the procedures catalogue."""
+    retrieved: list[_Item] = []
+    procedures: list[_Item] = []
+    seen = {item.path for item in resident}
+    if query.strip():
+        hits = app.search(query, limit=10, owner=owner, count_recall=count_recall,
+                          now=now)
+        for hit in hits:
+            if hit.path in seen:
+                continue
+            seen.add(hit.path)
+            entry = app.retriever.entries().get(hit.path)
+            section = hit.heading or ""
+            note_title = entry.title if entry is not None else hit.title
+            if section.startswith(note_title):  # heading paths start at the note's H1
+                section = section[len(note_title):].lstrip(" >")
+            heading = f" › {section}" if section else ""
+            layer = entry.layer if entry is not None else 3
+            body = _hit_text(app, hit.path, hit.heading, hit.snippet)
+            retrieved.append(_Item("retrieved", hit.path, hit.title + heading, layer,
+                                   full=body, short=hit.snippet))
+    for entry in sorted(app.retriever.entries().values(), key=lambda e: e.title.casefold()):
+        if entry.layer != L5_PROCEDURES or entry.path in seen:
+            continue
+        if owner is not None and entry.memory_type is not None \
+                and not owner.sees(entry.owner):
+            continue
+        line = entry.description or ""
+        procedures.append(_Item("procedures", entry.path, entry.title, L5_PROCEDURES,
+                                full=line, short=line))
+        if len(procedures) >= MAX_PROCEDURES:
+            break
+    return retrieved, procedures
 
 
 def _hit_text(app: App, path: str, heading: str | None, snippet: str) -> str:
@@ -219,7 +270,8 @@ def _entry_line(item: _Item) -> str:
             marks.append("pinned")
     prefix = f"[{', '.join(marks)}] " if marks else ""
     text = _one_line(item.text)
-    return f"- {prefix}{_one_line(item.title)} ({item.path})" + (f": {text}" if text else "")
+    return (f"- {prefix}{_one_line(item.title)} ({_one_line(item.path)})"
+            + (f": {text}" if text else ""))
 
 
 def _pack(query: str, resident: list[_Item], retrieved: list[_Item],

@@ -10,6 +10,7 @@ dream skips its deep phase), they never crash.
 
 from __future__ import annotations
 
+import http.client
 import json
 import socket
 import urllib.error
@@ -48,6 +49,9 @@ class ChatClient:
             raise LlmError(f"llm: {url} answered HTTP {error.code} {error.reason}") from error
         except TimeoutError as error:
             raise LlmError(f"llm: {url} did not answer within {self.timeout_s:g} s") from error
+        except http.client.HTTPException as error:  # a broken reply
+            raise LlmError(f"llm: {url} sent a broken HTTP reply: "
+                           f"{type(error).__name__}") from error
         except (urllib.error.URLError, OSError) as error:
             reason = getattr(error, "reason", error)
             if isinstance(reason, TimeoutError | socket.timeout):
@@ -57,7 +61,7 @@ class ChatClient:
         try:
             data = json.loads(raw)
             content = data["choices"][0]["message"]["content"]
-        except (ValueError, KeyError, IndexError, TypeError) as error:
+        except (ValueError, KeyError, IndexError, TypeError, RecursionError) as error:
             raise LlmError(f"llm: {url} sent a reply that is not an OpenAI chat completion") \
                 from error
         if not isinstance(content, str):

@@ -70,7 +70,7 @@ from magma.intent import (
 )
 from magma.layers import L2_RULES, importance, is_salient, note_date, note_layer, type_prior
 from magma.recalls import RecallStats
-from magma.search import CANDIDATE_FACTOR, SearchHit, make_snippet
+from magma.search import CANDIDATE_FACTOR, SearchHit, collapse_to_notes, make_snippet
 from magma.store import INDEX_FILE_NAMES, ChunkCandidate, MagmaStore
 
 __all__ = [
@@ -101,6 +101,9 @@ CONFIDENT_COSINE = 0.6
 #: from about 0.3).
 RULE_MIN_COSINE = 0.3
 ROUTED_MIN_COSINE = 0.2
+#: Longest query searched, in characters (our choice: a question is far shorter; a pasted
+#: page would take seconds to embed: 0.3 s per 10,000 characters here).
+MAX_QUERY_CHARS = 2000
 #: Share of importance that counts at zero relevance; the rest grows with relevance (our
 #: choice: without it a pinned rule filled a top-5 slot of every unrelated search).
 IMPORTANCE_FLOOR = 0.25
@@ -219,7 +222,7 @@ def visible_on(properties: Mapping[str, Any], day: date, *, past: bool) -> bool:
 @dataclass(frozen=True, slots=True)
 class StageTrace:
     """One stage of one search: ``status`` is ``ran``, ``ran late: too little found
-    before it``, ``skipped: deadline``,
+    before it``, ``skipped: deadline``, ``skipped: error`` (logged),
     ``skipped: confident`` (an earlier stage answered), ``skipped: no query vector`` or
     ``off``; ``elapsed_ms`` wall time until it answered or was given up; ``found`` notes it
     proposed."""
@@ -367,7 +370,8 @@ class Retriever:
         Raises :class:`config.errors.StoreError` or :class:`config.errors.EmbeddingError`
         when the store or the model fails outside a stage's deadline.
         """
-        text = query.strip()
+        # Lone surrogates cannot be encoded for the model; a pasted page is cut to its start.
+        text = query.encode("utf-8", "replace").decode("utf-8").strip()[:MAX_QUERY_CHARS]
         moment = (now or datetime.now(UTC)).astimezone(UTC)
         today = as_of or moment.date()
         if not text or limit < 1 or (memory_types is not None and not memory_types) \
@@ -410,12 +414,18 @@ class Retriever:
                 continue
             want = max(stage.limit or limit, limit)
             run = self._stage_fn(name, snap, text, intent, want, found, memory_types,
-                                 path_prefix, owner, keep)
+                                 path_prefix, owner, keep, layers is not None)
             t0 = time.perf_counter()
             future = self._pool.submit(run)
             status = "ran"
             try:
                 part = future.result(timeout=stage.timeout_ms / 1000 if progressive else None)
+            except DreamdError as error:  # a failing stage (the store mid-compaction, the
+                # model) is skipped like a late one: the other stages still answer
+                traces.append(StageTrace(name, "skipped: error",
+                                         (time.perf_counter() - t0) * 1000))
+                log.warning("search.stage_failed", stage=name, error=str(error))
+                continue
             except FutureTimeout:
                 # Skipped, unless the earlier stages found fewer notes than asked for: then
                 # a short answer is worse than a late one, and the stage may run on until
@@ -427,7 +437,7 @@ class Retriever:
                     try:
                         part = future.result(timeout=left)
                         status = "ran late: too little found before it"
-                    except FutureTimeout:
+                    except (FutureTimeout, DreamdError):
                         part = None
                 if part is None:
                     traces.append(StageTrace(name, "skipped: deadline",
@@ -438,7 +448,7 @@ class Retriever:
             assert part is not None
             added = _merge(found, part)
             traces.append(StageTrace(name, status, elapsed, added))
-        if llm_future is not None and llm_future.done():
+        if llm_future is not None and llm_future.done() and llm_future.exception() is None:
             better = llm_future.result()
             if better is not None:
                 intent = better
@@ -476,10 +486,11 @@ class Retriever:
         threshold = self._settings.retrieval.intent_analysis.llm_confidence_threshold
         try:
             reply = self._chat.chat(llm_messages(text, today))
-        except DreamdError as error:
-            log.info("search.llm_intent_failed", error=str(error))
+            intent = parse_llm_intent(reply, today)
+        except Exception as error:
+            # whatever it does, search goes on with the rules
+            log.info("search.llm_intent_failed", error=f"{type(error).__name__}: {error}")
             return None
-        intent = parse_llm_intent(reply, today)
         if intent is None or intent.confidence < threshold:
             intent = None
         if self._intents is not None:
@@ -491,13 +502,13 @@ class Retriever:
     def _stage_fn(
         self, name: str, snap: _Snapshot, text: str, intent: Intent, want: int, found: _Found,
         memory_types: Collection[str] | None, path_prefix: str | None, owner: Owner | None,
-        keep: Callable[[str], bool],
+        keep: Callable[[str], bool], layered: bool = False,
     ) -> Callable[[], _Found]:
         if name == "ccb-fast":
             return lambda: self._ccb_fast(snap, text, intent, want, keep)
         if name == "magma-extend":
             return lambda: self._magma_extend(snap, text, intent, want, memory_types,
-                                              path_prefix, owner, keep)
+                                              path_prefix, owner, keep, layered)
         best = [p for p, _ in sorted(weighted_rrf(found.lists, LIST_WEIGHTS).items(),
                                      key=lambda kv: -kv[1]) if keep(p)][:GRAPH_SEEDS]
         vector = found.vector
@@ -538,13 +549,14 @@ class Retriever:
             part.lists["time"] = [e.path for e in dated[: max(want, 20)]]
             for e in dated[: max(want, 20)]:
                 part.why.setdefault(e.path, []).append(f"dated {e.dated}")
-        part.confident = bool(exact)
+        # one note of that exact name answers; several (translations, namesakes) do not
+        part.confident = len(exact) == 1
         return part
 
     def _magma_extend(
         self, snap: _Snapshot, text: str, intent: Intent, want: int,
         memory_types: Collection[str] | None, path_prefix: str | None, owner: Owner | None,
-        keep: Callable[[str], bool],
+        keep: Callable[[str], bool], layered: bool = False,
     ) -> _Found:
         part = _Found()
         n = want * CANDIDATE_FACTOR
@@ -553,9 +565,10 @@ class Retriever:
             path_prefix=path_prefix, owner=owner, with_vectors=True)
         vector = np.asarray(self._embedder.embed([text])[0], dtype=np.float32)
         part.vector = vector
-        filtered = memory_types is not None or bool(path_prefix) or owner is not None
+        filtered = (memory_types is not None or bool(path_prefix) or owner is not None
+                    or layered)
         by_vector = _nearest(snap, vector, n, keep, filtered)
-        by_words = _collapse(words_future.result())
+        by_words = collapse_to_notes(words_future.result())
         part.lists["vector"] = [path for path, _, _ in by_vector]
         part.lists["full-text"] = [c.path for c in by_words]
         for rank, (path, row, sim) in enumerate(by_vector, start=1):
@@ -676,7 +689,7 @@ class Retriever:
             if path in cosine and c_span > 0:
                 share = COSINE_SHARE
                 relevance = (1 - share) * relevance + share * (cosine[path] - c_low) / c_span
-            recall = stats.get(entry.memory_id or "", RecallStats())
+            recall = stats.get(entry.memory_id or entry.note_id, RecallStats())
             last = entry.day
             if recall.last is not None:
                 recalled = recall.last.astimezone(UTC).date()
@@ -806,12 +819,7 @@ class Retriever:
         memory_text: dict[str, str] = {}
         for path, body in zip(memory_paths, bodies, strict=True):
             memory_text[path] = memory_text.get(path, "") + "\n" + body
-        if memory_paths:
-            column = chunks.column("vector").combine_chunks()
-            matrix = np.asarray(column.flatten().to_numpy(zero_copy_only=False),
-                                dtype=np.float32).reshape(len(memory_paths), -1)
-        else:
-            matrix = np.zeros((0, 1), dtype=np.float32)
+        matrix = _matrix(chunks)
         entries: dict[str, CatalogueEntry] = {}
         postings: dict[str, set[str]] = {}
         names: dict[str, set[str]] = {}
@@ -855,12 +863,7 @@ class Retriever:
         rows_by_path: dict[str, list[int]] = {}
         for row, path in enumerate(chunk_paths):
             rows_by_path.setdefault(path, []).append(row)
-        if chunk_paths:
-            column = every.column("vector").combine_chunks()
-            chunk_matrix = np.asarray(column.flatten().to_numpy(zero_copy_only=False),
-                                      dtype=np.float32).reshape(len(chunk_paths), -1)
-        else:
-            chunk_matrix = np.zeros((0, 1), dtype=np.float32)
+        chunk_matrix = _matrix(every)
         return _Snapshot(versions=versions, entries=entries, postings=postings, names=names,
                          memory_paths=memory_paths, memory_matrix=matrix,
                          memory_text=memory_text, chunk_ids=every.column("chunk_id").to_pylist(),
@@ -913,14 +916,13 @@ def _best_row(snap: _Snapshot, path: str, vector: np.ndarray | None
     return rows[best], float(sims[best])
 
 
-def _collapse(candidates: Sequence[ChunkCandidate]) -> list[ChunkCandidate]:
-    seen: set[str] = set()
-    notes: list[ChunkCandidate] = []
-    for cand in candidates:
-        if cand.path not in seen:
-            seen.add(cand.path)
-            notes.append(cand)
-    return notes
+def _matrix(table: Any) -> np.ndarray:
+    """The ``vector`` column of ``table`` as ``float32[rows, dims]`` (``(0, 1)`` when empty)."""
+    if table.num_rows == 0:
+        return np.zeros((0, 1), dtype=np.float32)
+    column = table.column("vector").combine_chunks()
+    return np.asarray(column.flatten().to_numpy(zero_copy_only=False),
+                      dtype=np.float32).reshape(table.num_rows, -1)
 
 
 def _merge(into: _Found, part: _Found) -> int:

@@ -55,7 +55,8 @@ def _schema() -> pa.Schema:
 def query_hash(query: str) -> str:
     """SHA-256 hex (64 characters) of ``query`` case-folded with whitespace collapsed, so
     ``"Dark mode?"`` and ``"dark  mode?"`` are one query."""
-    return hashlib.sha256(" ".join(query.casefold().split()).encode("utf-8")).hexdigest()
+    text = " ".join(query.casefold().split())
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 class RecallLog:

@@ -26,6 +26,7 @@ __all__ = [
     "RRF_K",
     "SNIPPET_MAX_CHARS",
     "SearchHit",
+    "collapse_to_notes",
     "fulltext_only",
     "hybrid_search",
     "make_snippet",
@@ -74,7 +75,7 @@ class _Fused:
     why: list[str]
 
 
-def _collapse(candidates: Sequence[ChunkCandidate]) -> list[ChunkCandidate]:
+def collapse_to_notes(candidates: Sequence[ChunkCandidate]) -> list[ChunkCandidate]:
     """Best chunk per note, keeping the order of first appearance (ranked lists stay ranked)."""
     seen: set[str] = set()
     notes: list[ChunkCandidate] = []
@@ -133,13 +134,13 @@ def hybrid_search(
             owner=owner,
         )
         vector = embedder.embed([text])[0]
-        by_vector = _collapse(
+        by_vector = collapse_to_notes(
             store.vector_candidates(
                 vector, limit=n, memory_types=memory_types, path_prefix=path_prefix,
                 owner=owner,
             )
         )
-        by_words = _collapse(words_future.result())
+        by_words = collapse_to_notes(words_future.result())
     fused: dict[str, _Fused] = {}
     for rank, cand in enumerate(by_vector, start=1):
         contribution = 1.0 / (rrf_k + rank)
@@ -181,7 +182,7 @@ def vector_only(
     )
     return [
         _hit(c, text, c.score, (f"vector #{rank} (cos {c.score:.2f})",))
-        for rank, c in enumerate(_collapse(cands)[:limit], start=1)
+        for rank, c in enumerate(collapse_to_notes(cands)[:limit], start=1)
     ]
 
 
@@ -204,7 +205,7 @@ def fulltext_only(
     )
     return [
         _hit(c, text, c.score, (f"full-text #{rank}",))
-        for rank, c in enumerate(_collapse(cands)[:limit], start=1)
+        for rank, c in enumerate(collapse_to_notes(cands)[:limit], start=1)
     ]
 
 
