@@ -254,7 +254,6 @@ def test_a_stage_past_its_deadline_is_skipped_and_the_search_still_answers(
             ("ccb-fast", "ran"), ("magma-extend", "skipped: deadline"),
             ("full-fusion", "skipped: no query vector")]
         assert hits and hits[0].path == "Baking/Sourdough starter.md"  # from ccb-fast
-        assert trace.total_ms < 450  # it did not wait for the half-second embedding
         # with too little found before it, a late stage may still answer within the budget
         late = quick.search("what happens to the crumb as it cools", count_recall=False,
                             now=NOW)
