@@ -224,6 +224,7 @@ def _retrieve(app: App, query: str, resident: list[_Item], owner: Owner | None,
     if query.strip():
         hits = app.search(query, limit=10, owner=owner, count_recall=count_recall,
                           now=now)
+        sections = _sections(app, [h.path for h in hits if h.path not in seen])
         for hit in hits:
             if hit.path in seen:
                 continue
@@ -235,7 +236,8 @@ def _retrieve(app: App, query: str, resident: list[_Item], owner: Owner | None,
                 section = section[len(note_title):].lstrip(" >")
             heading = f" › {section}" if section else ""
             layer = entry.layer if entry is not None else 3
-            body = _hit_text(app, hit.path, hit.heading, hit.snippet)
+            found = sections.get((hit.path, hit.heading)) or sections.get((hit.path, None))
+            body = found if found is not None else hit.snippet
             retrieved.append(_Item("retrieved", hit.path, hit.title + heading, layer,
                                    full=body, short=hit.snippet))
     for entry in sorted(app.retriever.entries().values(), key=lambda e: e.title.casefold()):
@@ -252,14 +254,20 @@ def _retrieve(app: App, query: str, resident: list[_Item], owner: Owner | None,
     return retrieved, procedures
 
 
-def _hit_text(app: App, path: str, heading: str | None, snippet: str) -> str:
-    """The hit's best chunk body (the section that matched), else its snippet."""
+def _sections(app: App, paths: list[str]) -> dict[tuple[str, str | None], str]:
+    """``{(path, heading path): body}`` of the hits' chunks, read in one query (a hit's
+    body is the section that matched; ``(path, None)`` holds its first chunk)."""
+    bodies: dict[tuple[str, str | None], str] = {}
+    if not paths:
+        return bodies
     try:
-        chunks = app.store.chunks_of([path])
+        chunks = app.store.chunks_of(paths)
     except DreamdError:
-        return snippet
-    wanted = [c for c in chunks if (c.heading_path or None) == heading] or chunks
-    return wanted[0].body if wanted else snippet
+        return bodies  # the snippets stand in
+    for chunk in chunks:
+        bodies.setdefault((chunk.path, chunk.heading_path or None), chunk.body)
+        bodies.setdefault((chunk.path, None), chunk.body)
+    return bodies
 
 
 def _entry_line(item: _Item) -> str:

@@ -819,7 +819,6 @@ class Retriever:
         memory_text: dict[str, str] = {}
         for path, body in zip(memory_paths, bodies, strict=True):
             memory_text[path] = memory_text.get(path, "") + "\n" + body
-        matrix = _matrix(chunks)
         entries: dict[str, CatalogueEntry] = {}
         postings: dict[str, set[str]] = {}
         names: dict[str, set[str]] = {}
@@ -854,16 +853,17 @@ class Retriever:
             for token in set(_tokens(searchable)):
                 if token not in _STOPWORDS:
                     postings.setdefault(token, set()).add(path)
-        keep_rows = [i for i, p in enumerate(memory_paths) if p in entries]
-        if len(keep_rows) != len(memory_paths):
-            memory_paths = [memory_paths[i] for i in keep_rows]
-            matrix = matrix[keep_rows] if len(keep_rows) else np.zeros((0, 1), np.float32)
         every = self._store.chunk_vectors()
         chunk_paths: list[str] = every.column("path").to_pylist()
         rows_by_path: dict[str, list[int]] = {}
         for row, path in enumerate(chunk_paths):
             rows_by_path.setdefault(path, []).append(row)
         chunk_matrix = _matrix(every)
+        # the memories' rows of the one in-memory index (no second read of their vectors)
+        memory_rows = [r for p in memory_text if p in entries for r in rows_by_path.get(p, ())]
+        memory_paths = [chunk_paths[r] for r in memory_rows]
+        matrix = (chunk_matrix[memory_rows] if memory_rows
+                  else np.zeros((0, 1), dtype=np.float32))
         return _Snapshot(versions=versions, entries=entries, postings=postings, names=names,
                          memory_paths=memory_paths, memory_matrix=matrix,
                          memory_text=memory_text, chunk_ids=every.column("chunk_id").to_pylist(),

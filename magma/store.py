@@ -604,9 +604,9 @@ class MagmaStore:
         ], "kind = 'note'")
 
     def memory_chunks(self) -> pa.Table:
-        """Every chunk of a memory: ``path``, ``body``, ``vector`` (``float32[dims]``), in
-        note order. Raises :class:`StoreError`."""
-        return self._read(self._t.chunks, ["path", "ordinal", "body", "vector"],
+        """Every chunk of a memory: ``path``, ``ordinal``, ``body``, in note order. Raises
+        :class:`StoreError`."""
+        return self._read(self._t.chunks, ["path", "ordinal", "body"],
                           "memory_type IS NOT NULL")
 
     def link_pairs(self) -> pa.Table:
