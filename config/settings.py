@@ -32,6 +32,7 @@ __all__ = [
     "APP_NAME",
     "ENV_PREFIX",
     "MCP_LOOPBACK_HOST",
+    "OLLAMA_BASE_URL",
     "AutoDreamSettings",
     "CacheSettings",
     "DreamSettings",
@@ -39,7 +40,10 @@ __all__ = [
     "FusionSettings",
     "IntentAnalysisSettings",
     "LifecycleSettings",
+    "LlmIntentSettings",
+    "LlmRoleSettings",
     "LlmSettings",
+    "LlmVerifierSettings",
     "LoggingSettings",
     "McpSettings",
     "MetricsSettings",
@@ -292,13 +296,18 @@ class CacheSettings(_Section):
 
 
 class ObsidianCliSettings(_Section):
-    """Writing through the Obsidian CLI."""
+    """Writing dreamd's memory files through the Obsidian CLI (Obsidian 1.12+)."""
 
     enabled: bool = Field(default=True, description="Use the Obsidian CLI when it is available.")
     timeout_ms: PositiveInt = Field(
         default=5000,
         validation_alias=_aliases("timeout_ms", "timeout"),
         description="Longest wait for one CLI call (seed key: timeout).",
+    )
+    command: str = Field(
+        default="obsidian",
+        min_length=1,
+        description="The Obsidian CLI executable: a name looked up on PATH, or a full path.",
     )
 
 
@@ -559,19 +568,79 @@ class FusionSettings(_Section):
         return self
 
 
+#: Ollama's OpenAI-compatible endpoint on this machine: the default of every LLM role.
+OLLAMA_BASE_URL = "http://127.0.0.1:11434/v1"
+
+
+class LlmRoleSettings(_Section):
+    """One LLM role: an OpenAI-compatible endpoint and model, off until configured."""
+
+    enabled: bool = Field(default=False, description="Use this role (needs model).")
+    base_url: str = Field(
+        default=OLLAMA_BASE_URL,
+        min_length=1,
+        description="OpenAI-compatible endpoint (default: a local Ollama).",
+    )
+    model: str | None = Field(default=None, description="Model name; required when enabled.")
+    timeout_s: PositiveFloat = Field(default=10, description="Longest wait for one call.")
+    concurrency: NonNegativeInt = Field(
+        default=0, description="Most calls in flight at once; 0: no limit."
+    )
+
+    @model_validator(mode="after")
+    def _model_when_enabled(self) -> Self:
+        if self.enabled and not self.model:
+            raise ValueError("enabled needs model (the model name to call)")
+        return self
+
+
+class LlmIntentSettings(LlmRoleSettings):
+    """The intent role: a stronger model, asked one question at a time beside the search
+    (which never waits for it)."""
+
+    timeout_s: PositiveFloat = Field(default=10, description="Longest wait for one call.")
+    concurrency: NonNegativeInt = Field(
+        default=1, description="Most calls in flight at once; 0: no limit."
+    )
+
+
+class LlmVerifierSettings(LlmRoleSettings):
+    """The verifier role: a faster model, one call per checked hit, all at once."""
+
+    timeout_s: PositiveFloat = Field(
+        default=2, description="Longest wait for the verdicts; a hit not judged by then stays."
+    )
+
+
 class LlmSettings(_Section):
-    """Optional LLM (OpenAI-compatible HTTP); off until configured."""
+    """Optional LLMs (OpenAI-compatible HTTP); every role is off until configured.
+
+    ``enabled``/``base_url``/``model``/``timeout_s`` are the dream's deep phase (synthesis and
+    transcript extraction); ``intent`` classifies queries the rules are unsure of;
+    ``verifier`` checks fused search hits and drops the irrelevant ones.
+    """
 
     enabled: bool = Field(
-        default=False, description="Use an LLM for synthesis and intent analysis."
+        default=False, description="Use an LLM in dreams (synthesis, transcript extraction)."
     )
     base_url: str = Field(
-        default="http://127.0.0.1:11434/v1",
+        default=OLLAMA_BASE_URL,
         min_length=1,
         description="OpenAI-compatible endpoint (default: a local Ollama).",
     )
     model: str | None = Field(default=None, description="Model name; required when enabled.")
     timeout_s: PositiveFloat = Field(default=30, description="Longest wait for one LLM call.")
+    intent: LlmIntentSettings = Field(
+        default_factory=LlmIntentSettings,
+        description="Query intent classifier (retrieval.intent_analysis.enable_llm).",
+    )
+    verifier: LlmVerifierSettings = Field(
+        default_factory=LlmVerifierSettings,
+        description="FusionVerifier: drops fused search hits it judges irrelevant.",
+    )
+    verify_top: PositiveInt = Field(
+        default=10, description="How many of the best fused hits the verifier checks."
+    )
 
     @model_validator(mode="after")
     def _model_when_enabled(self) -> Self:
@@ -581,13 +650,27 @@ class LlmSettings(_Section):
 
 
 class MetricsSettings(_Section):
-    """Prometheus metrics endpoint (loopback)."""
+    """Prometheus metrics of the daemon: HTTP on 127.0.0.1, or a textfile for node_exporter."""
 
-    enabled: bool = Field(default=False, description="Serve metrics over HTTP on 127.0.0.1.")
-    port: Annotated[int, Field(ge=1, le=65535)] = Field(
+    enabled: bool = Field(default=False, description="Export metrics while the daemon runs.")
+    port: Annotated[int, Field(ge=0, le=65535)] = Field(
         default=9464,
-        description="Port of the metrics endpoint (9464: OpenTelemetry Prometheus default).",
+        description="Port of http://127.0.0.1:<port>/metrics (9464: the OpenTelemetry "
+        "Prometheus exporter's default; 0: no HTTP endpoint).",
     )
+    textfile: Path | None = Field(
+        default=None,
+        description="Also write the metrics to this .prom file (node_exporter's textfile "
+        "collector), rewritten atomically every interval_s.",
+    )
+    interval_s: PositiveFloat = Field(
+        default=15, description="How often the textfile and the gauges are refreshed."
+    )
+
+    @field_validator("textfile", mode="before")
+    @classmethod
+    def _expand_textfile(cls, value: Any) -> Any:
+        return _expand_user(value)
 
 
 #: The one address ``dreamd mcp --http`` listens on (DESIGN.md, Safety: HTTP only on loopback).

@@ -23,6 +23,9 @@ _EXAMPLES: dict[str, object] = {
     "storage.device": "laptop",
     "embedding.base_url": "https://api.openai.com/v1",
     "llm.model": "qwen2.5:7b-instruct",
+    "llm.intent.model": "qwen2.5:7b-instruct",
+    "llm.verifier.model": "qwen2.5:1.5b-instruct",
+    "metrics.textfile": "/var/lib/node_exporter/textfile_collector/dreamd.prom",
 }
 
 _HEADER = """\
