@@ -17,7 +17,13 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-__all__ = ["TEMP_SUFFIX", "swap_bytes_atomic", "write_bytes_atomic", "write_json_atomic"]
+__all__ = [
+    "TEMP_SUFFIX",
+    "replace_bytes_in_place",
+    "swap_bytes_atomic",
+    "write_bytes_atomic",
+    "write_json_atomic",
+]
 
 #: Suffix of dreamd's temp files; ``ccb.scan`` ignores every file that ends with it.
 TEMP_SUFFIX = ".dreamd-tmp"
@@ -122,6 +128,47 @@ def swap_bytes_atomic(path: Path, data: bytes) -> bytes | None:
         raise
     _fsync_folder(path.parent)
     return displaced_now
+
+
+def replace_bytes_in_place(path: Path, data: bytes) -> bytes | None:
+    """Write ``data`` into ``path`` itself — no temp file, no rename — and return the bytes it
+    displaced (``None``: there was no file). For file systems where a rename over a file is a
+    problem (``obsidian.direct.atomic_writes = false``).
+
+    The file is opened (created if missing, with 0o666 less the umask), read, overwritten
+    from the start, truncated to the new length and fsynced; a new file's folder is fsynced
+    too. Writing before truncating means a reader never finds the file empty, though one may
+    see the new start with the old tail for a moment, and a crash mid-write can leave that
+    mix: this is not atomic. Raises :class:`FileBeingWrittenError` (nothing written) when the
+    file is empty and ``data`` is not — an editor's own in-place save caught between its
+    truncate and its write — and ``OSError`` on failure.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    binary = getattr(os, "O_BINARY", 0)
+    for _ in range(5):
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | binary, 0o666)
+            created = True
+        except FileExistsError:
+            try:
+                fd = os.open(path, os.O_RDWR | binary)
+            except FileNotFoundError:
+                continue  # deleted between the two calls: try to create it again
+            created = False
+        with os.fdopen(fd, "r+b") as handle:
+            displaced = None if created else handle.read()
+            if displaced == b"" and data:
+                raise FileBeingWrittenError(errno.EBUSY, "the file is being written "
+                                            "(found empty)", str(path))
+            handle.seek(0)
+            handle.write(data)
+            handle.truncate()
+            handle.flush()
+            os.fsync(handle.fileno())
+        if created:
+            _fsync_folder(path.parent)
+        return displaced
+    raise OSError(errno.EAGAIN, "the file kept appearing and vanishing", str(path))
 
 
 _AT_FDCWD = -100

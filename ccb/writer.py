@@ -22,11 +22,20 @@ bytes it was based on and the bytes it wrote, in ``recent-writes/`` of the state
 merged back into what the editor saved (or, if both touched the same lines, written beside it
 as a conflict copy). Every write heals its own path first; the daemon heals the paths of every
 watcher batch, so an editor's late save is repaired within a batch.
+
+**Write paths** (``obsidian.mode``, decided by :class:`ccb.obsidian_cli.WriteRouter`). A file
+is written directly — an atomic swap, or in place when ``obsidian.direct.atomic_writes`` is
+off (:func:`ccb.atomic.replace_bytes_in_place`) — or, for dreamd's own files in the memory
+folder only, through the Obsidian CLI (``create … overwrite`` with the whole content, read back
+to the byte; retried, then written directly unless the fallback is off). Every path keeps the
+compare (a CLI write re-reads the file right before each call), ``on_written`` before each
+attempt, and the journal; a user's notes and conflict copies are always written directly.
 """
 
 from __future__ import annotations
 
 import difflib
+import errno
 import hashlib
 import json
 import threading
@@ -44,11 +53,13 @@ import structlog
 from ccb.atomic import (
     TEMP_SUFFIX,
     FileBeingWrittenError,
+    replace_bytes_in_place,
     swap_bytes_atomic,
     write_bytes_atomic,
 )
 from ccb.frontmatter_edit import set_properties
 from ccb.merge import merge_note
+from ccb.obsidian_cli import ObsidianCliError, WriteMode, WriteRouter, content_problem
 from config.errors import DreamdError, StaleWriteError, VaultError
 
 __all__ = [
@@ -129,6 +140,18 @@ def conflict_copy_path(rel_path: str, now: datetime) -> str:
 
 
 @dataclass(frozen=True, slots=True)
+class _Put:
+    """What one physical write did: ``written`` (our bytes are on disk) with ``found`` the
+    bytes they displaced (``None``: no file); or not written (a CLI write found the file
+    changed right before it) with ``found`` the bytes on disk. ``via``: ``cli`` or
+    ``direct``."""
+
+    written: bool
+    found: bytes | None
+    via: str
+
+
+@dataclass(frozen=True, slots=True)
 class WriteOutcome:
     """What a write did. ``content_hash`` is the hash of the file at ``path`` afterwards;
     ``conflict_path`` is set when our version went to a conflict copy instead."""
@@ -144,7 +167,9 @@ class NoteWriter:
 
     ``root`` is the vault, ``lock_dir`` the state dir (outside the vault) for ``writer.lock``.
     Paths are vault-relative POSIX strings; a path that resolves outside the vault raises
-    ``VaultError``.
+    ``VaultError``. ``router`` decides when dreamd's own files go through the Obsidian CLI
+    (``None``: always direct); ``atomic_writes=False`` writes files in place instead of
+    temp file + rename (``obsidian.direct.atomic_writes``).
     """
 
     def __init__(
@@ -154,6 +179,8 @@ class NoteWriter:
         *,
         on_written: Callable[[str, str], None] | None = None,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+        router: WriteRouter | None = None,
+        atomic_writes: bool = True,
     ) -> None:
         self.root = root.resolve()
         lock_dir.mkdir(parents=True, exist_ok=True)
@@ -167,6 +194,8 @@ class NoteWriter:
         self._journal_writes = True
         self._on_written = on_written
         self._clock = clock
+        self._router = router
+        self._atomic_writes = atomic_writes
 
     def _absolute(self, rel_path: str) -> Path:
         target = (self.root / rel_path).resolve()
@@ -203,7 +232,9 @@ class NoteWriter:
         docstring), so a write never builds on a file that lost one.
         Raises ``StaleWriteError`` when a file we based an edit on has been deleted (we do not
         resurrect what the user removed; the caller decides), ``VaultError`` for paths outside
-        the vault, ``OSError`` for I/O failures (the file is left as it was).
+        the vault, ``ObsidianCliError`` (a ``VaultError``) when a CLI write failed and
+        ``obsidian.fallback.enabled`` is off, ``OSError`` for I/O failures (in both cases the
+        file is left as it was).
         """
         with self._thread_lock, self._process_lock:
             self._journal_writes = heal
@@ -270,29 +301,47 @@ class NoteWriter:
         self, target: Path, rel_path: str, data: bytes, status: WriteStatus,
         *, expect: bytes | None, tag: tuple[str, str] = ("user-edit", _HEALED),
     ) -> WriteOutcome:
-        """Swap ``data`` in where ``expect`` was (:func:`ccb.atomic.swap_bytes_atomic`). If an
-        editor wrote in the moment between our compare and the swap, what it wrote comes
-        back from the swap: it is merged with ours, or put back with ours in a conflict copy,
-        until the file settles (:data:`_MAX_RACES` rounds; after that the last displaced
-        version goes to a conflict copy too). Nothing displaced is ever dropped. The write is
-        journaled against ``expect`` — the whole of our edit."""
+        """Put ``data`` where ``expect`` was (:meth:`_put`: an atomic swap, an in-place write,
+        or the Obsidian CLI). If an editor wrote in the moment between our compare and the
+        write, what it wrote comes back from the put: it is merged with ours, or kept with ours
+        in a conflict copy, until the file settles (:data:`_MAX_RACES` rounds; after that the
+        last displaced version goes to a conflict copy too). Nothing displaced is ever dropped.
+        The write is journaled against ``expect`` — the whole of our edit."""
         want, conflict_path, first = data, None, expect
         for round_ in range(_MAX_RACES):
             digest = sha256_hex(want)
-            if self._on_written is not None:
-                self._on_written(rel_path, digest)  # before the event can arrive
+            want_tag = tag if want == data else (tag[0], _merged(tag[1]))
             try:
-                displaced = swap_bytes_atomic(target, want)
+                put = self._put(target, rel_path, want, expect=expect, tag=want_tag)
             except FileBeingWrittenError:
                 raise StaleWriteError(
                     f"ccb: write {rel_path}: an editor was saving the file in that very moment "
                     "(found empty); left to it, not written — try again") from None
-            log.debug("write.swapped", path=rel_path, wrote=digest[:8],
+            displaced = put.found
+            if not put.written:
+                # Found changed right before a CLI write: nothing of ours is on disk; what is
+                # there is handled as a displaced version (merged, or ours to a copy).
+                log.warning("write.raced", path=rel_path, via="cli",
+                            reason="the file changed between the compare and the write")
+                if displaced is None:
+                    if round_ == _MAX_RACES - 1:
+                        raise StaleWriteError(f"ccb: write {rel_path}: the file kept being "
+                                              "deleted and created meanwhile; not written")
+                    expect = None  # deleted meanwhile: the write stands, as after a delete
+                    continue
+                merged = (merge_note(expect, want, displaced, now=self._stamp())
+                          if expect is not None else None)
+                if merged is None or round_ == _MAX_RACES - 1:
+                    conflict_path = self._fork(rel_path, want, displaced).conflict_path
+                    return WriteOutcome(rel_path, "conflict", sha256_hex(displaced),
+                                        conflict_path)
+                expect, want, status = displaced, self._restamp(merged, rel_path), "merged"
+                continue
+            log.debug("write.swapped", path=rel_path, wrote=digest[:8], via=put.via,
                       expected=_short(expect), displaced=_short(displaced))
             if displaced == expect or displaced is None:
                 # (None: deleted in that very moment; the write stands, as after a delete)
-                self._remember(rel_path, first, want, tag if want == data else
-                               (tag[0], _merged(tag[1])))
+                self._remember(rel_path, first, want, want_tag)
                 return WriteOutcome(rel_path, status, digest, conflict_path)
             log.warning("write.raced", path=rel_path,
                         reason="the file changed between the compare and the write")
@@ -310,6 +359,137 @@ class NoteWriter:
                 conflict_path = self._fork(rel_path, want, displaced).conflict_path
                 expect, want, status = want, displaced, "conflict"
         raise AssertionError("unreachable")  # pragma: no cover
+
+    # ------------------------------------------------------------------ the physical write
+
+    def write_mode(self) -> WriteMode:
+        """How memory files are written now, and why (``dreamd doctor``, status): the
+        router's :meth:`~ccb.obsidian_cli.WriteRouter.write_mode`, or ``direct`` when this
+        writer has none."""
+        if self._router is None:
+            return WriteMode("direct", "no Obsidian CLI configured for this writer")
+        return self._router.write_mode()
+
+    def _put(
+        self, target: Path, rel_path: str, want: bytes, *, expect: bytes | None,
+        tag: tuple[str, str],
+    ) -> _Put:
+        """Write ``want`` at ``rel_path`` by the way in effect: through the Obsidian CLI for
+        dreamd's own files when the mode says so and the content can travel byte for byte
+        (:func:`ccb.obsidian_cli.content_problem`), else directly. Raises
+        ``FileBeingWrittenError`` (nothing written), ``ObsidianCliError`` (CLI failed and
+        ``obsidian.fallback.enabled`` is off; the file is as it was), ``OSError``."""
+        router = self._router
+        if router is not None and router.is_memory_path(rel_path) \
+                and router.write_mode().uses_cli:
+            problem = content_problem(want)
+            if problem is None:
+                return self._put_cli(router, target, rel_path, want, expect=expect, tag=tag)
+            log.info("write.direct", path=rel_path,
+                     reason=f"the Obsidian CLI cannot carry this content: {problem}")
+        return self._put_direct(target, rel_path, want)
+
+    def _put_direct(self, target: Path, rel_path: str, want: bytes) -> _Put:
+        """Swap ``want`` in atomically (or write it in place when ``atomic_writes`` is off)."""
+        if self._on_written is not None:
+            self._on_written(rel_path, sha256_hex(want))  # before the event can arrive
+        if self._atomic_writes:
+            return _Put(True, swap_bytes_atomic(target, want), "direct")
+        return _Put(True, replace_bytes_in_place(target, want), "direct")
+
+    def _put_cli(
+        self, router: WriteRouter, target: Path, rel_path: str, want: bytes,
+        *, expect: bytes | None, tag: tuple[str, str],
+    ) -> _Put:
+        """Write ``want`` through ``obsidian create … overwrite``, compare-before-write on
+        every attempt: the file is read right before each call, and when it is no longer what
+        we expect nothing is written and what is there comes back (``written=False``). After
+        each call the file is read back and must be exactly ``want``. A failed attempt is tried
+        again up to ``router.max_retries`` times (not after a timeout in ``auto``, which
+        starts the cool-down, nor when the CLI is missing or acts on another vault); then the
+        file is written directly if ``router.fallback``, else ``ObsidianCliError`` is raised
+        with the file put back as it was.
+
+        The CLI cannot tell what it replaced: an editor's save landing during the call itself
+        (after our read) is overwritten unseen, as with a rename where ``renameat2`` is
+        missing; the lost-update journal repairs the converse (an editor saving over us)."""
+        digest = sha256_hex(want)
+        # Known before the bytes can appear: the indexer of another process (the daemon's
+        # watcher) names the version of these bytes by their origin.
+        self._note_origin(want, tag)
+        known = expect  # what we may replace: expect, or what a failed attempt of ours left
+        attempts = 1 + router.max_retries
+        last: ObsidianCliError | None = None
+        for attempt in range(1, attempts + 1):
+            if self._on_written is not None:
+                self._on_written(rel_path, digest)  # before the event can arrive
+            current = self.read(rel_path)
+            if current == want:  # a failed attempt of ours landed after all
+                return _Put(True, expect, "cli")
+            if current != known:
+                return _Put(False, current, "cli")
+            if current == b"" and want:
+                raise FileBeingWrittenError(errno.EBUSY, "the file is being written "
+                                            "(found empty)", str(target))
+            try:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                router.ensure_vault()
+                router.cli.create(rel_path, want.decode("utf-8"))
+                error: ObsidianCliError | None = None
+            except ObsidianCliError as failed:
+                error = failed
+            after = self.read(rel_path)
+            if after == want:
+                if error is not None:
+                    log.warning("write.cli_error_but_written", path=rel_path, error=str(error))
+                log.info("write.cli", path=rel_path, attempt=attempt, hash=digest[:8])
+                return _Put(True, expect, "cli")
+            if error is None:
+                error = ObsidianCliError(
+                    f"obsidian CLI: create path={rel_path}: the file read back differs from "
+                    f"what was sent (sent {digest[:8]}…, found {_short(after) or 'no file'})")
+            if after != known:
+                log.warning("write.cli_left", path=rel_path, found=_short(after),
+                            reason="a failed CLI write left other bytes; they are replaced")
+                known = after
+            last = error
+            log.warning("write.cli_failed", path=rel_path, attempt=attempt, attempts=attempts,
+                        kind=error.kind, error=str(error))
+            if error.kind == "timeout":
+                router.note_timeout()
+                if router.configured == "auto":
+                    break
+            else:
+                router.note_failure()
+            if error.kind in {"missing", "vault", "refused"}:
+                break
+        assert last is not None
+        if not router.fallback:
+            if known != expect:
+                self._put_back(target, rel_path, expect, known)
+            raise ObsidianCliError(
+                f"ccb: write {rel_path}: the Obsidian CLI failed ({last}) and "
+                "obsidian.fallback.enabled = false, so it was not written directly; the file "
+                "is as it was", kind=last.kind)
+        log.warning("write.fallback", path=rel_path, to="direct", error=str(last))
+        put = self._put_direct(target, rel_path, want)
+        if put.found == known:
+            return _Put(True, expect, "direct")
+        return put
+
+    def _put_back(self, target: Path, rel_path: str, expect: bytes | None,
+                  left: bytes | None) -> None:
+        """Undo what a failed CLI write left (``left``) at ``rel_path``: ``expect`` goes back
+        (or the file goes, when there was none). Bytes found there that are not ``left`` — an
+        editor's, just now — stay, and ``expect`` is not lost: it is on disk or in a copy."""
+        if expect is None:
+            if self.read(rel_path) == left:
+                target.unlink(missing_ok=True)
+            return
+        displaced = self._put_direct(target, rel_path, expect).found
+        if displaced not in (left, None):
+            self._put_direct(target, rel_path, displaced)
+            self._fork(rel_path, expect, displaced)
 
     # ------------------------------------------------------------------ lost-update journal
 
@@ -654,7 +834,10 @@ class NoteWriter:
                 ".conflict-", f".conflict{n}-", 1)
         if self._on_written is not None:
             self._on_written(copy, sha256_hex(data))
-        write_bytes_atomic(self._absolute(copy), data)
+        if self._atomic_writes:
+            write_bytes_atomic(self._absolute(copy), data)
+        else:
+            replace_bytes_in_place(self._absolute(copy), data)
         log.warning("write.conflict", path=rel_path, conflict_copy=copy)
         return WriteOutcome(rel_path, "conflict", sha256_hex(current), conflict_path=copy)
 

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import structlog
 
+from ccb.obsidian_cli import ObsidianCli, WriteMode, WriteRouter
 from ccb.owner import Owner
 from ccb.parse import parse_note
 from ccb.roots import ROOT_SEPARATOR, Root, derive_root_name
@@ -31,6 +32,7 @@ from config import (
     store_uri,
 )
 from config.errors import ConfigError, DreamdError, LockError, MemoryNotFoundError, VaultError
+from config.settings import LlmRoleSettings
 from consistency.dream import dream_due
 from consistency.lifecycle import LifecyclePolicy, RecallStats
 from consistency.synthesis import ExtractedFact
@@ -46,6 +48,14 @@ from daemon.history import HistoryService, VersionRecorder, memory_key
 from daemon.llm import ChatClient
 from daemon.lock import DaemonLock, current_holder
 from daemon.memories import INDEX_FILE, MemoryService, index_fingerprint
+from daemon.metrics import (
+    SearchRecord,
+    append_search,
+    metrics_status,
+    read_searches,
+    search_record,
+    search_summary,
+)
 from daemon.retrieval import Retriever, SearchTrace
 from daemon.status import (
     DAEMON_STATUS_FILE,
@@ -58,13 +68,14 @@ from daemon.status import (
     write_last_sync,
 )
 from daemon.sync import Progress, RootsSyncer, Syncer, SyncReport
+from daemon.verifier import FusionVerifier
 from magma.embedder import Embedder, UniversalSentenceEncoder
 from magma.recalls import RecallLog
 from magma.search import SearchHit
 from magma.store import MagmaStore
 from magma.versions import Version, VersionArchive
 
-__all__ = ["App", "load"]
+__all__ = ["App", "load", "make_write_router"]
 
 log = structlog.get_logger("dreamd.app")
 
@@ -81,6 +92,18 @@ def load(
         for key, value in overrides.items()
     }
     return load_settings(config_path=config_path, env_name=env_name, overrides=cleaned)
+
+
+def make_write_router(settings: Settings, vault_root: Path) -> WriteRouter:
+    """The Obsidian write-mode router of ``vault_root`` from ``settings.obsidian`` (mode, CLI
+    command and timeout, retries, fallback) and the memory folder."""
+    cfg = settings.obsidian
+    return WriteRouter(
+        ObsidianCli(vault_root, command=cfg.cli.command, timeout_ms=cfg.cli.timeout_ms),
+        mode=cfg.mode, memory_folder=settings.vault.memory_folder,
+        cli_enabled=cfg.cli.enabled, max_retries=cfg.fallback.max_retries,
+        fallback=cfg.fallback.enabled,
+    )
 
 
 def make_embedder(loaded: LoadedSettings) -> Embedder:
@@ -134,14 +157,21 @@ class App:
         return Path(env) if env else default_config_path()
 
     @classmethod
+    def init_target(cls, config_path: Path | None, *, force: bool) -> Path:
+        """The config file ``init`` would write; raises ``ConfigError`` when it exists and
+        ``force`` is false (so a caller can refuse before asking the user anything)."""
+        target = cls.config_path(config_path)
+        if target.exists() and not force:
+            raise ConfigError(f"init: {target} exists; pass --force to overwrite it")
+        return target
+
+    @classmethod
     def init_config(cls, vault: Path, *, config_path: Path | None, force: bool) -> Path:
         """Write a commented config for ``vault``; refuse to overwrite unless ``force``."""
         root = vault.expanduser().resolve()
         if not root.is_dir():
             raise VaultError(f"init {vault}: not a folder")
-        target = cls.config_path(config_path)
-        if target.exists() and not force:
-            raise ConfigError(f"init: {target} exists; pass --force to overwrite it")
+        target = cls.init_target(config_path, force=force)
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(render_config(root), encoding="utf-8")
         return target
@@ -200,8 +230,17 @@ class App:
 
     @cached_property
     def writer(self) -> NoteWriter:
-        """The single writer of this vault's files (compare-before-write, lost-update heal)."""
-        return NoteWriter(self.vault_root, self.state_dir)
+        """The single writer of this vault's files (compare-before-write, lost-update heal),
+        writing dreamd's memory files through the Obsidian CLI when ``obsidian.mode`` says so."""
+        return NoteWriter(
+            self.vault_root, self.state_dir,
+            router=make_write_router(self.settings, self.vault_root),
+            atomic_writes=self.settings.obsidian.direct.atomic_writes,
+        )
+
+    def write_mode(self) -> WriteMode:
+        """How memory files are written now (``cli`` or ``direct``) and why."""
+        return self.writer.write_mode()
 
     @cached_property
     def embedder(self) -> Embedder:
@@ -286,6 +325,14 @@ class App:
         if not cfg.enabled or not cfg.model:
             return None
         return ChatClient(cfg.base_url, cfg.model, timeout_s=cfg.timeout_s)
+
+    @staticmethod
+    def role_client(role: LlmRoleSettings) -> ChatClient | None:
+        """The endpoint of one LLM role (``llm.intent``, ``llm.verifier``), or ``None`` while
+        the role is off."""
+        if not role.enabled or not role.model:
+            return None
+        return ChatClient(role.base_url, role.model, timeout_s=role.timeout_s)
 
     def _remember_extracted(self, fact: ExtractedFact) -> tuple[str, str]:
         """Keep a fact a dream extracted from a transcript, through the write path."""
@@ -495,8 +542,14 @@ class App:
     @cached_property
     def retriever(self) -> Retriever:
         """The retrieval pipeline over this vault's store (:mod:`daemon.retrieval`)."""
-        chat = (self.chat_client() if self.settings.retrieval.intent_analysis.enable_llm
-                else None)
+        llm = self.settings.llm
+        chat = (self.role_client(llm.intent)
+                if self.settings.retrieval.intent_analysis.enable_llm else None)
+        verifier_chat = self.role_client(llm.verifier)
+        verifier = (FusionVerifier(verifier_chat, top=llm.verify_top,
+                                   timeout_s=llm.verifier.timeout_s,
+                                   concurrency=llm.verifier.concurrency)
+                    if verifier_chat is not None else None)
 
         def recall_stats() -> Mapping[str, RecallStats]:
             if read_json(self.state_dir / LAST_SYNC_FILE) is None:
@@ -504,7 +557,7 @@ class App:
             return self.recalls.stats()
 
         return Retriever(store=self.store, embedder=self.embedder, settings=self.settings,
-                         recall_stats=recall_stats, chat=chat)
+                         recall_stats=recall_stats, chat=chat, verifier=verifier)
 
     def search(
         self, query: str, *, limit: int = 10, memory_types: Collection[str] | None = None,
@@ -520,11 +573,21 @@ class App:
         memory returned counts as a recall (``count_recall``; statistics in MAGMA, never in
         the file). The trace is kept in :attr:`last_search_trace`."""
         self.require_indexed("search")
-        result = self.retriever.search(
-            query, limit=limit, memory_types=memory_types, path_prefix=path_prefix,
-            owner=owner, include_hidden=include_hidden, as_of=as_of, now=now, layers=layers)
+        try:
+            result = self.retriever.search(
+                query, limit=limit, memory_types=memory_types, path_prefix=path_prefix,
+                owner=owner, include_hidden=include_hidden, as_of=as_of, now=now, layers=layers)
+        except DreamdError as error:
+            append_search(self.state_dir, SearchRecord(
+                at=datetime.now(UTC).isoformat(timespec="milliseconds"), total_ms=0.0,
+                error=type(error).__name__))
+            raise
         self.last_search_trace = result.trace
         hits = result.hits
+        if result.trace.stages:  # a search that ran no stage (empty query) is not one
+            # for the daemon's metrics and dreamd status; never fails the search
+            append_search(self.state_dir,
+                          search_record(result.trace, hits=len(hits), at=datetime.now(UTC)))
         recalled = [h.note_id for h in hits if h.memory_type and h.note_id]
         if count_recall and recalled:
             at = datetime.now(UTC)
@@ -555,6 +618,9 @@ class App:
             problems=tuple(last.get("problems", [])) if last else (),
             conflict_copies=tuple(last.get("conflict_copies", [])) if last else (),
             daemon=daemon, dream=self._dream_status(),
+            searches=search_summary(read_searches(self.state_dir),
+                                    cache_enabled=self.settings.cache.enabled),
+            metrics=metrics_status(self.settings.metrics, daemon),
         )
 
     def _dream_status(self) -> dict[str, object]:

@@ -126,11 +126,105 @@ def _owner(text: str | None) -> Owner | None:
 @app.command()
 def init(
     ctx: typer.Context,
-    vault: Annotated[Path, typer.Argument(help="The Obsidian vault folder.")],
+    vault: Annotated[
+        Path | None,
+        typer.Argument(help="The Obsidian vault folder (default: pick one of the vaults "
+                            "Obsidian knows)."),
+    ] = None,
     force: Annotated[bool, typer.Option(help="Overwrite an existing config file.")] = False,
+    yes: Annotated[
+        bool, typer.Option("--yes", "-y", help="Without VAULT: take the only vault Obsidian "
+                           "knows without asking.")
+    ] = False,
 ) -> None:
-    """Write a commented config file for VAULT (the config path: see `dreamd config path`)."""
+    """Write a commented config file for VAULT (the config path: see `dreamd config path`).
+
+    Without VAULT, list the vaults Obsidian knows (from its obsidian.json) and ask which one.
+    """
+    from rich.cells import cell_len
+    from rich.prompt import Confirm, IntPrompt
+
+    from ccb.obsidian_vaults import (
+        ObsidianJsonMissing,
+        ObsidianJsonRead,
+        ObsidianVault,
+        discover_vaults,
+    )
+    from config.errors import VaultError
+
     opts = _options(ctx)
+    if vault is None:
+        App.init_target(opts.config_path, force=force)  # refuse before asking anything
+        found = discover_vaults()
+        for bad in found.unreadable:
+            err.print(f"dreamd: init: skipped {escape(str(bad.file))}: {escape(bad.reason)}",
+                      highlight=False)
+        if not found.vaults:
+            looked = "".join(
+                f"\n  {escape(str(f.file))} (" + (
+                    "not found" if isinstance(f, ObsidianJsonMissing)
+                    else "lists no vaults" if isinstance(f, ObsidianJsonRead)
+                    else escape(f.reason)
+                ) + ")"
+                for f in found.files
+            )
+            err.print(f"dreamd: init: found no Obsidian vaults. Looked in:{looked}\n"
+                      "Run `dreamd init <path>` with your vault's folder.", highlight=False)
+            raise typer.Exit(2)
+
+        out.print("Vaults Obsidian knows:")
+        width = max(cell_len(known.name) for known in found.vaults)
+        for number, known in enumerate(found.vaults, 1):
+            when = ("open" if known.is_open
+                    else f"last opened {known.last_opened.astimezone():%Y-%m-%d %H:%M}"
+                    if known.last_opened else "last opened: unknown")
+            missing = "" if known.exists else "  [red]folder missing[/]"
+            pad = " " * (width - cell_len(known.name))
+            out.print(f"{number:>3}. [bold]{escape(known.name)}[/]{pad}  {escape(str(known.path))}"
+                      f"  ({when}){missing}", highlight=False)
+        existing = [known for known in found.vaults if known.exists]
+        if not existing:
+            err.print("dreamd: init: none of these folders exists any more; run "
+                      "`dreamd init <path>` with your vault's folder.", highlight=False)
+            raise typer.Exit(2)
+
+        picked: ObsidianVault
+        only = len(existing) == 1
+        if only and yes:
+            picked = existing[0]
+        elif not sys.stdin.isatty():
+            err.print("dreamd: init: no VAULT given and no terminal to ask on; run "
+                      "`dreamd init <path>` with one of these"
+                      + (", or `dreamd init --yes` to take the only one." if only else "."),
+                      highlight=False)
+            raise typer.Exit(2)
+        else:
+            try:
+                if only:
+                    picked = existing[0]
+                    if not Confirm.ask(f"Use [bold]{escape(picked.name)}[/] "
+                                       f"({escape(str(picked.path))})?",
+                                       default=True, console=out):
+                        err.print("dreamd: init: nothing written; run `dreamd init <path>` "
+                                  "with your vault's folder.", highlight=False)
+                        raise typer.Exit(1)
+                else:
+                    number = IntPrompt.ask(
+                        f"Vault number (1-{len(found.vaults)})", console=out,
+                        choices=[str(n) for n in range(1, len(found.vaults) + 1)],
+                        show_choices=False,
+                    )
+                    picked = found.vaults[number - 1]
+            except EOFError:
+                err.print("\ndreamd: init: no answer; nothing written.", highlight=False)
+                raise typer.Exit(1) from None
+        if not picked.exists:
+            raise VaultError(
+                f"init: vault {picked.name!r} at {picked.path} no longer exists (Obsidian "
+                "still lists it); pick another one or run `dreamd init <path>`"
+            )
+        vault = picked.path
+
     path = App.init_config(vault, config_path=opts.config_path, force=force)
     out.print(f"wrote {escape(str(path))}")
     out.print("next: [bold]dreamd sync[/] then [bold]dreamd search \"your question\"[/]")
@@ -701,7 +795,11 @@ def doctor(
     ctx: typer.Context,
     vault: VaultOption = None,
 ) -> None:
-    """Check the vault, the watch limit, the config, the store, disk space and the service."""
+    """Check the vault, the watch limit, the config, the store, disk space, the write mode
+    (Obsidian CLI or direct, and why) and the service."""
+    from ccb.obsidian_cli import WriteRouter
+    from config.settings import Settings
+    from daemon.app import make_write_router
     from daemon.doctor_checks import run_checks
 
     opts = _options(ctx)
@@ -712,7 +810,12 @@ def doctor(
         application = App.create(loaded)
         return application.settings_with_vault
 
-    checks = run_checks(settings, config_path=opts.config_path, env_name=opts.env_name)
+    def write_router(resolved: Settings) -> WriteRouter:
+        assert resolved.vault.path is not None  # run_checks asks only with a vault
+        return make_write_router(resolved, resolved.vault.path)
+
+    checks = run_checks(settings, config_path=opts.config_path, env_name=opts.env_name,
+                        write_router=write_router)
     marks = {"ok": "[green]ok[/]", "warn": "[yellow]warn[/]", "fail": "[red]FAIL[/]"}
     for check in checks:
         out.print(f"{marks[check.status]:>6} {check.name}: {escape(check.detail)}",

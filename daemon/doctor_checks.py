@@ -1,9 +1,11 @@
 """The checks behind ``dreamd doctor``: each returns one :class:`Check`, none raises for what it
 finds (only programming errors propagate).
 
-Every check reads the file system at most; none writes, starts or stops anything.
+Every check reads the file system at most; none writes, starts or stops anything. (The write
+mode check also reads the process list and, only while the Obsidian app already runs, asks its
+CLI ``version`` and ``vault info=path``, which launch nothing.)
 :func:`run_checks` composes them from a settings loader, in the order a user would fix things:
-configuration, vault, watch limit, disk, store, daemon, service.
+configuration, vault, watch limit, disk, store, daemon, write mode, service.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from pathlib import Path
 from typing import Literal
 from urllib.parse import unquote, urlparse
 
+from ccb.obsidian_cli import WriteRouter
 from config.errors import ConfigError, DreamdError
 from config.settings import Settings, state_dir, store_uri
 from daemon.lock import current_holder
@@ -38,6 +41,7 @@ __all__ = [
     "check_service",
     "check_store",
     "check_vault_readable",
+    "check_write_mode",
     "count_watched_folders",
     "run_checks",
 ]
@@ -278,6 +282,18 @@ def check_store(uri: str, expected_vault: str) -> Check:
     return Check(name, "ok", f"{path} (index of {expected_vault})")
 
 
+# --------------------------------------------------------------------------- write mode
+
+
+def check_write_mode(router: WriteRouter) -> Check:
+    """Which way dreamd writes its memory files (``obsidian.mode``) and why, looked up afresh
+    (:meth:`ccb.obsidian_cli.WriteRouter.probe`: never launches Obsidian). ``warn`` when the
+    CLI was asked for (``cli``, or ``auto`` with the app running) but cannot be used, with
+    what to do; ``ok`` otherwise — writing directly is a valid choice."""
+    mode = router.probe()
+    return Check("write mode", "warn" if mode.hint else "ok", str(mode), mode.hint)
+
+
 # --------------------------------------------------------------------------- daemon, service
 
 
@@ -323,10 +339,13 @@ def run_checks(
     platform: str | None = None,
     max_user_watches_path: Path = MAX_USER_WATCHES_PATH,
     include_skipped_folders: bool = False,
+    write_router: Callable[[Settings], WriteRouter] | None = None,
 ) -> list[Check]:
     """Every check, in fixing order. ``config_path``/``env_name`` are the ones the service
     would be installed with (to tell whether an installed unit is current); ``platform``
-    defaults to ``sys.platform``; ``include_skipped_folders``: see :func:`check_inotify_limit`.
+    defaults to ``sys.platform``; ``include_skipped_folders``: see :func:`check_inotify_limit`;
+    ``write_router`` builds the vault's write router from the settings (the composition
+    root's), for the write mode check (:func:`check_write_mode`; left out without it).
     When the config or the vault path fails, the checks that
     need them are left out (the failing check says why)."""
     platform = platform or sys.platform
@@ -350,6 +369,8 @@ def run_checks(
     checks.append(check_disk_space(state))
     checks.append(check_store(store_uri(settings), str(vault)))
     checks.append(check_daemon(state))
+    if write_router is not None and vault_check.status != "fail":
+        checks.append(check_write_mode(write_router(settings)))
     try:
         plan = plan_service(vault, config_path=config_path, env_name=env_name,
                             platform=platform)

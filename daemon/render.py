@@ -174,6 +174,9 @@ def trace_json(trace: SearchTrace) -> dict[str, Any]:
         "total_ms": round(trace.total_ms, 1),
         "candidates": trace.candidates,
         "duplicates_dropped": trace.duplicates_dropped,
+        "strategy": trace.strategy,
+        "intent_cache": trace.intent_cache,
+        "verifier_dropped": list(trace.verifier_paths),
     }
 
 
@@ -186,7 +189,16 @@ def print_trace(console: Console, trace: SearchTrace) -> None:
     console.print(f"[dim]intent: {escape(routed or 'none')}{escape(when)} "
                   f"({how.get(intent.source, intent.source)}, confidence "
                   f"{intent.confidence:.2f})[/]", highlight=False)
+    console.print(f"[dim]engines: {escape(trace.strategy)}; intent cache: "
+                  f"{escape(trace.intent_cache)}[/]", highlight=False)
     for stage in trace.stages:
+        if stage.name == "verifier":
+            console.print(f"[dim]verifier: {escape(stage.status)}, {stage.elapsed_ms:.0f} ms, "
+                          f"{-stage.found} dropped[/]", highlight=False)
+            for path in trace.verifier_paths:
+                console.print(f"[dim]  dropped as irrelevant: {escape(path)}[/]",
+                              highlight=False)
+            continue
         console.print(f"[dim]stage {stage.name}: {escape(stage.status)}, "
                       f"{stage.elapsed_ms:.0f} ms, {stage.found} found[/]", highlight=False)
     console.print(f"[dim]{trace.candidates} candidates, {trace.duplicates_dropped} near-"
@@ -276,6 +288,12 @@ def print_status(console: Console, report: StatusReport) -> None:
             + f" — sessions since: {sessions.get('mcp', 0)} MCP, "
             f"{sessions.get('transcripts', 0)} transcripts, "
             f"{sessions.get('edit_bursts', 0)} editing bursts"))
+    searches = data.get("searches")
+    if searches:
+        table.add_row("intent cache", escape(cache_line(searches)))
+    metrics = data.get("metrics")
+    if metrics:
+        table.add_row("metrics", escape(metrics_line(metrics)))
     if console.is_terminal:
         console.print(table)
     else:  # piped: one "key: value" line per row, never cut at 80 columns
@@ -283,6 +301,41 @@ def print_status(console: Console, report: StatusReport) -> None:
             key, value = (str(cell) for cell in row)
             console.print(f"{key}: {value}", soft_wrap=True, highlight=False)
     _print_problems(console, [(p["path"], p["kind"], p["reason"]) for p in data["problems"]])
+
+
+def cache_line(searches: dict[str, Any]) -> str:
+    """``63% hits (semantic 12%) over the last 240 searches`` (``dreamd status``), from
+    :func:`daemon.metrics.search_summary`."""
+    if not searches.get("cache_enabled"):
+        return "off (cache.enabled = false)"
+    count = searches.get("searches") or 0
+    if not count:
+        return "no searches yet"
+    noun = "search" if count == 1 else "searches"
+    median = searches.get("median_total_ms")
+    timing = f"; median search {median:g} ms" if median is not None else ""
+    ratio = searches.get("hit_ratio")
+    if ratio is None:
+        return f"no lookups in the last {count} {noun} (the cache was off for them){timing}"
+    return (f"{ratio:.0%} hits (semantic {searches.get('semantic_ratio') or 0:.0%}) over the "
+            f"last {count} {noun}{timing}")
+
+
+def metrics_line(metrics: dict[str, Any]) -> str:
+    """Where the Prometheus metrics go (``dreamd status``), from
+    :func:`daemon.metrics.metrics_status`."""
+    if not metrics.get("enabled"):
+        return "off (metrics.enabled = false)"
+    if not metrics.get("active"):
+        targets = ", ".join(t for t in (metrics.get("url"), metrics.get("textfile")) if t)
+        return ("enabled; exported while the daemon runs (dreamd run), which it does not now"
+                + (f": {targets}" if targets else ""))
+    where = [f"served at {metrics['url']}" if metrics.get("url") else "",
+             f"written to {metrics['textfile']}" if metrics.get("textfile") else ""]
+    said = "; ".join(w for w in where if w) or "exported nowhere"
+    if metrics.get("error"):
+        said += f"; not working: {metrics['error']}"
+    return said
 
 
 def _flatten(counts: dict[str, Any]) -> Iterator[tuple[str, Any]]:

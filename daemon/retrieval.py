@@ -39,6 +39,7 @@ until the store's table versions change.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import threading
@@ -58,6 +59,7 @@ from config.errors import DreamdError
 from config.settings import Settings, Stage
 from consistency.lifecycle import LifecycleMemory, LifecyclePolicy, feedback_priority, is_archived
 from daemon.llm import ChatClient
+from daemon.verifier import FusionVerifier
 from magma.embedder import Embedder
 from magma.fusion import MMR_LAMBDA, Weights, mmr, recency, weighted_rrf
 from magma.intent import (
@@ -123,6 +125,23 @@ LAYER_BONUS = 0.25
 #: How many of the best notes so far full-fusion expands, and how many neighbours it adds.
 GRAPH_SEEDS = 3
 GRAPH_MAX = 10
+#: The engine behind each ranked list: CCB is the files themselves (names, titles, aliases,
+#: descriptions, tags and dates, read into memory), MAGMA the index (vectors, full text, the
+#: memory embeddings and the link graph).
+CCB_LISTS = frozenset({"names", "time"})
+MAGMA_LISTS = frozenset({"vector", "full-text", "routed", "rules", "graph"})
+#: Stages of each engine (``retrieval.default_strategy`` turns the other engine's off).
+CCB_STAGES = frozenset({"ccb-fast"})
+MAGMA_STAGES = frozenset({"magma-extend", "full-fusion"})
+#: Score added to a note the leading engine found, under ``both-priority-ccb`` and
+#: ``both-priority-magma`` (our choice: enough to settle a near tie, about a tenth of what a
+#: rank or two in the fused list is worth; never enough to lift a clearly weaker match).
+PRIORITY_BONUS = 0.02
+#: Intent questions in flight when ``llm.intent.concurrency`` is 0 (no limit): one thread each.
+LLM_POOL_UNLIMITED = 8
+#: How long the LLM's thread waits for the query's embedding to cache its answer with it, in
+#: seconds (our choice: a query embeds in milliseconds; a stuck model must not hold it).
+EMBED_WAIT_S = 5.0
 #: Recall statistics are re-read at most this often (seconds); the pipeline's own recalls
 #: are added as they happen.
 RECALL_REFRESH_S = 60.0
@@ -235,13 +254,21 @@ class StageTrace:
 
 @dataclass(frozen=True, slots=True)
 class SearchTrace:
-    """How one search went, for ``dreamd search --explain``, status and the benchmarks."""
+    """How one search went, for ``dreamd search --explain``, status, metrics and the
+    benchmarks. ``intent_cache``: ``hit``, ``semantic-hit``, ``miss`` or ``off``;
+    ``verifier_dropped``: hits the FusionVerifier judged irrelevant (their paths in
+    ``verifier_paths``); ``strategy``: ``retrieval.default_strategy``. The verifier, when
+    configured, is the last entry of ``stages`` (``verifier``)."""
 
     intent: Intent
     stages: tuple[StageTrace, ...]
     total_ms: float
     candidates: int
     duplicates_dropped: int
+    intent_cache: str = "off"
+    verifier_dropped: int = 0
+    verifier_paths: tuple[str, ...] = ()
+    strategy: str = "both-priority-ccb"
 
 
 @dataclass(frozen=True, slots=True)
@@ -286,20 +313,28 @@ class Retriever:
     def __init__(
         self, *, store: MagmaStore, embedder: Embedder, settings: Settings,
         recall_stats: Callable[[], Mapping[str, RecallStats]],
-        chat: ChatClient | None = None, clock: Callable[[], float] = time.monotonic,
+        chat: ChatClient | None = None, verifier: FusionVerifier | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._store = store
         self._embedder = embedder
         self._settings = settings
         self._recall_source = recall_stats
         self._chat = chat
+        self._verifier = verifier
         self._clock = clock
         cache = settings.cache
-        self._intents = IntentCache(ttl_s=cache.ttl_hours * 3600, max_size=cache.max_size,
-                                    clock=clock) if cache.enabled else None
+        self._intents = IntentCache(
+            ttl_s=cache.ttl_hours * 3600, max_size=cache.max_size,
+            semantic_threshold=cache.semantic_threshold, clock=clock) if cache.enabled else None
         self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="dreamd-search")
-        self._llm_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dreamd-intent")
-        self._llm_call: Future[Intent | None] | None = None
+        # llm.intent.concurrency calls in flight at most (0: no limit); a query whose
+        # question would exceed it goes on with the rules alone
+        self._llm_limit = settings.llm.intent.concurrency
+        self._llm_pool = ThreadPoolExecutor(max_workers=self._llm_limit or LLM_POOL_UNLIMITED,
+                                            thread_name_prefix="dreamd-intent")
+        self._llm_calls: list[Future[Intent | None]] = []
+        self._llm_asked: dict[str, Future[Intent | None]] = {}
         self._snapshot: _Snapshot | None = None
         self._snapshot_lock = threading.Lock()
         self._recalls: dict[str, RecallStats] = {}
@@ -322,6 +357,8 @@ class Retriever:
         """Stop the stage threads (a stage still running finishes in the background)."""
         self._pool.shutdown(wait=False, cancel_futures=True)
         self._llm_pool.shutdown(wait=False, cancel_futures=True)
+        if self._verifier is not None:
+            self._verifier.close()
 
     def warm(self) -> None:
         """Load what the first search would otherwise load inside its deadlines: the
@@ -382,11 +419,20 @@ class Retriever:
             self.warm()
         started = time.perf_counter()
         snap = self.snapshot()
-        intent, llm_future = self._intent(text, moment.date())
+        strategy = self._settings.retrieval.default_strategy
+        found = _Found()
         cfg = self._settings.retrieval.progressive_search
         stages: dict[str, Stage] = {s.name: s for s in cfg.stages}
         progressive = cfg.enabled
-        found = _Found()
+        # The query's embedding, started at once in a worker: magma-extend searches with it
+        # (within its own deadline), and the intent cache matches queries by meaning with it.
+        embedding: Future[np.ndarray] | None = None
+        if strategy != "ccb-only":
+            embedding = self._pool.submit(self._embed, text)
+        magma = stages.get("magma-extend")
+        wait_s = magma.timeout_ms / 1000 if magma is not None and progressive else None
+        intent, llm_future, cached, cache_it = self._intent(text, moment.date(), embedding,
+                                                            wait_s)
         traces: list[StageTrace] = []
         types = set(memory_types) if memory_types is not None else None
 
@@ -406,6 +452,10 @@ class Retriever:
             if stage is None:
                 traces.append(StageTrace(name, "off", 0.0))
                 continue
+            if (strategy == "ccb-only" and name in MAGMA_STAGES) or \
+                    (strategy == "magma-only" and name in CCB_STAGES):
+                traces.append(StageTrace(name, f"off: {strategy}", 0.0))
+                continue
             if progressive and found.confident:
                 traces.append(StageTrace(name, "skipped: confident", 0.0))
                 continue
@@ -414,7 +464,7 @@ class Retriever:
                 continue
             want = max(stage.limit or limit, limit)
             run = self._stage_fn(name, snap, text, intent, want, found, memory_types,
-                                 path_prefix, owner, keep, layers is not None)
+                                 path_prefix, owner, keep, layers is not None, embedding)
             t0 = time.perf_counter()
             future = self._pool.submit(run)
             status = "ran"
@@ -446,55 +496,112 @@ class Retriever:
                     continue
             elapsed = (time.perf_counter() - t0) * 1000
             assert part is not None
+            if name in CCB_STAGES and strategy == "both-priority-magma":
+                part.confident = False  # MAGMA leads: an exact name does not end the search
             added = _merge(found, part)
             traces.append(StageTrace(name, status, elapsed, added))
         if llm_future is not None and llm_future.done() and llm_future.exception() is None:
             better = llm_future.result()
             if better is not None:
                 intent = better
+        if self._intents is not None and cache_it:
+            self._intents.put(text, moment.date(), intent, found.vector)
         hits, candidates, dropped = self._fuse(snap, text, intent, found, keep, limit,
-                                               moment, today, include_hidden)
+                                               moment, today, include_hidden, strategy)
+        judged: tuple[str, ...] = ()
+        if self._verifier is not None and hits:
+            verdicts = self._verifier.verify(text, hits)
+            hits, judged = verdicts.kept, verdicts.dropped
+            status = "ran" if not (verdicts.failed or verdicts.late) else \
+                f"ran: {verdicts.failed} failed, {verdicts.late} late (kept unjudged)"
+            traces.append(StageTrace("verifier", status, verdicts.elapsed_ms, -len(judged)))
         trace = SearchTrace(intent, tuple(traces), (time.perf_counter() - started) * 1000,
-                            candidates, dropped)
+                            candidates, dropped, intent_cache=cached,
+                            verifier_dropped=len(judged), verifier_paths=judged,
+                            strategy=strategy)
         log.debug("search.done", stages=[f"{t.name}:{t.status}" for t in traces],
                   total_ms=round(trace.total_ms, 1), hits=len(hits))
         return SearchResult(hits, trace)
 
     # ------------------------------------------------------------------ intent
 
-    def _intent(self, text: str, today: date) -> tuple[Intent, Future[Intent | None] | None]:
-        cfg = self._settings.retrieval.intent_analysis
-        cached = self._intents.get(text, today) if self._intents is not None else None
-        if cached is not None:
-            return cached, None
-        intent = analyze_intent(text, today) if cfg.enable_rules else NO_INTENT
-        if intent.confidence < cfg.rule_confidence_threshold:
-            intent = NO_INTENT
-        future: Future[Intent | None] | None = None
-        asking = self._llm_call is not None and not self._llm_call.done()
-        if (cfg.enable_llm and self._chat is not None and not asking
-                and intent.confidence < cfg.rule_confidence_threshold):
-            # one question at a time, in its own thread: a slow or dead endpoint never
-            # takes a worker the stages need
-            future = self._llm_call = self._llm_pool.submit(self._ask_llm, text, today)
-        elif self._intents is not None:
-            self._intents.put(text, today, intent)
-        return intent, future
+    def _embed(self, text: str) -> np.ndarray:
+        return np.asarray(self._embedder.embed([text])[0], dtype=np.float32)
 
-    def _ask_llm(self, text: str, today: date) -> Intent | None:
+    def _intent(
+        self, text: str, today: date, embedding: Future[np.ndarray] | None,
+        wait_s: float | None,
+    ) -> tuple[Intent, Future[Intent | None] | None, str, bool]:
+        """The query's intent, a pending LLM question (or ``None``), how the intent cache
+        answered (``hit``, ``semantic-hit``, ``miss``, ``off``) and whether the search should
+        cache the intent (not when the LLM answers it later, or could not be asked). The
+        cache is searched by meaning only when the rules are unsure (a sure rule answer costs
+        microseconds); the embedding is waited for at most ``wait_s`` (magma-extend's
+        deadline)."""
+        cfg = self._settings.retrieval.intent_analysis
+        rules = analyze_intent(text, today) if cfg.enable_rules else NO_INTENT
+        sure = rules.confidence >= cfg.rule_confidence_threshold
+        cached_as = "off"
+        if self._intents is not None:
+
+            def vector() -> np.ndarray | None:
+                if sure or embedding is None:
+                    return None
+                try:
+                    return embedding.result(timeout=wait_s)
+                except (FutureTimeout, DreamdError):
+                    return None
+
+            # A query close in meaning answers only with the same days: "what did I do
+            # yesterday" and "... last week" embed close together.
+            cached, cached_as = self._intents.lookup(
+                text, today, vector, accept=lambda i: i.time_range == rules.time_range)
+            if cached is not None:
+                return cached, None, cached_as, False
+        intent = rules if sure else NO_INTENT
+        if cfg.enable_llm and self._chat is not None and not sure:
+            return intent, self._ask(text, today, embedding), cached_as, False
+        return intent, None, cached_as, cached_as == "miss"
+
+    def llm_pending(self) -> int:
+        """Intent questions to the LLM still in flight."""
+        with self._snapshot_lock:
+            self._llm_calls = [f for f in self._llm_calls if not f.done()]
+            return len(self._llm_calls)
+
+    def _ask(self, text: str, today: date, embedding: Future[np.ndarray] | None
+             ) -> Future[Intent | None] | None:
+        """Ask the LLM beside the stages, within ``llm.intent.concurrency``; ``None`` when
+        the limit is reached (the search goes on with the rules; the question is not
+        cached, so a later search may ask it)."""
+        pending = self.llm_pending()
+        if self._llm_limit and pending >= self._llm_limit:
+            return None
+        future = self._llm_pool.submit(self._ask_llm, text, today, embedding)
+        with self._snapshot_lock:
+            self._llm_calls.append(future)
+        return future
+
+    def _ask_llm(self, text: str, today: date, embedding: Future[np.ndarray] | None
+                 ) -> Intent | None:
         assert self._chat is not None
         threshold = self._settings.retrieval.intent_analysis.llm_confidence_threshold
         try:
             reply = self._chat.chat(llm_messages(text, today))
             intent = parse_llm_intent(reply, today)
         except Exception as error:
-            # whatever it does, search goes on with the rules
+            # whatever it does, search goes on with the rules; nothing is cached, so a later
+            # search asks again (a timeout or a 429 passes)
             log.info("search.llm_intent_failed", error=f"{type(error).__name__}: {error}")
             return None
         if intent is None or intent.confidence < threshold:
             intent = None
         if self._intents is not None:
-            self._intents.put(text, today, intent or NO_INTENT)
+            vector = None
+            if embedding is not None:  # else cached for this query's words alone
+                with contextlib.suppress(FutureTimeout, DreamdError):
+                    vector = embedding.result(timeout=EMBED_WAIT_S)
+            self._intents.put(text, today, intent or NO_INTENT, vector)
         return intent
 
     # ------------------------------------------------------------------ stages
@@ -503,12 +610,13 @@ class Retriever:
         self, name: str, snap: _Snapshot, text: str, intent: Intent, want: int, found: _Found,
         memory_types: Collection[str] | None, path_prefix: str | None, owner: Owner | None,
         keep: Callable[[str], bool], layered: bool = False,
+        embedding: Future[np.ndarray] | None = None,
     ) -> Callable[[], _Found]:
         if name == "ccb-fast":
             return lambda: self._ccb_fast(snap, text, intent, want, keep)
         if name == "magma-extend":
             return lambda: self._magma_extend(snap, text, intent, want, memory_types,
-                                              path_prefix, owner, keep, layered)
+                                              path_prefix, owner, keep, layered, embedding)
         best = [p for p, _ in sorted(weighted_rrf(found.lists, LIST_WEIGHTS).items(),
                                      key=lambda kv: -kv[1]) if keep(p)][:GRAPH_SEEDS]
         vector = found.vector
@@ -557,13 +665,14 @@ class Retriever:
         self, snap: _Snapshot, text: str, intent: Intent, want: int,
         memory_types: Collection[str] | None, path_prefix: str | None, owner: Owner | None,
         keep: Callable[[str], bool], layered: bool = False,
+        embedding: Future[np.ndarray] | None = None,
     ) -> _Found:
         part = _Found()
         n = want * CANDIDATE_FACTOR
         words_future = self._pool.submit(
             self._store.fulltext_candidates, text, limit=n, memory_types=memory_types,
             path_prefix=path_prefix, owner=owner, with_vectors=True)
-        vector = np.asarray(self._embedder.embed([text])[0], dtype=np.float32)
+        vector = embedding.result() if embedding is not None else self._embed(text)
         part.vector = vector
         filtered = (memory_types is not None or bool(path_prefix) or owner is not None
                     or layered)
@@ -639,7 +748,7 @@ class Retriever:
     def _fuse(
         self, snap: _Snapshot, text: str, intent: Intent, found: _Found,
         keep: Callable[[str], bool], limit: int, moment: datetime, today: date,
-        include_hidden: bool,
+        include_hidden: bool, strategy: str = "both-priority-ccb",
     ) -> tuple[list[SearchHit], int, int]:
         fused = weighted_rrf(found.lists, LIST_WEIGHTS, k=self._settings.retrieval.rrf_k)
         paths = [p for p in sorted(fused, key=lambda p: (-fused[p], p)) if keep(p)]
@@ -681,6 +790,9 @@ class Retriever:
         c_span = c_top - c_low
         stats = self._recall_stats()
         half_life = self._settings.retrieval.recency_half_life_days
+        lead = {"both-priority-ccb": CCB_LISTS, "both-priority-magma": MAGMA_LISTS}.get(
+            strategy, frozenset())
+        led = {p for name in lead for p in found.lists.get(name, ())}
         scores: dict[str, float] = {}
         notes: dict[str, list[str]] = {}
         for path in paths:
@@ -714,6 +826,9 @@ class Retriever:
             if entry.layer in intent.layers:
                 score += LAYER_BONUS * relevance
                 extra.append(f"layer L{entry.layer} asked for")
+            if path in led:
+                score += PRIORITY_BONUS
+                extra.append(f"{strategy.removeprefix('both-priority-')} first")
             scores[path] = score
             notes[path] = [*extra, f"importance {weight:.2f}", f"recency {fresh:.2f}"]
         fusion = self._settings.fusion

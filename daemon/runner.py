@@ -33,7 +33,9 @@ from config import LoadedSettings
 from config.errors import ConfigError, DreamdError, DreamGuardError, LockError, MassDeleteError
 from daemon.app import App
 from daemon.lock import DaemonLock
+from daemon.metrics import DaemonMetrics
 from daemon.status import DAEMON_STATUS_FILE
+from daemon.sync import RootsSyncer, SyncReport
 from daemon.watch import BatchResult, ChangeHandler, WatchFilter, relative_paths
 
 __all__ = ["Daemon", "DaemonState"]
@@ -81,6 +83,7 @@ class DaemonState:
     counts: dict[str, int] = field(default_factory=dict)
     last_check: dict[str, Any] | None = None
     dream: dict[str, Any] | None = None
+    metrics: dict[str, Any] | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in self.__slots__}
@@ -102,12 +105,13 @@ class Daemon:
         self._notifier = sdnotify.SystemdNotifier()
         self._polling = False
         self.state = DaemonState(pid=os.getpid(), vault=str(app.vault_root), started_at=_now())
+        self.metrics = DaemonMetrics(app.state_dir, conflicts=self._open_conflicts)
 
     # ------------------------------------------------------------------ wiring
 
     def _build(self) -> None:
         cfg = self.app.settings.sync
-        self.syncer = self.app.make_syncer()
+        self.syncer = _ErrorClassSyncer(self.app.make_syncer())
         self.handler = ChangeHandler(self.app.roots, self.syncer)
         self.checker = self.app.consistency(index=self._index_paths)
         self._next_rescan = time.monotonic() + cfg.rescan_interval_s
@@ -129,6 +133,9 @@ class Daemon:
     def _write_status(self) -> None:
         handler = getattr(self, "handler", None)
         self.state.queue_depth = len(handler.pending) if handler is not None else 0
+        self.metrics.set_state(self.state.state)
+        self.metrics.set_queue_depth(self.state.queue_depth)
+        self.state.metrics = self.metrics.describe()
         write_json_atomic(self.app.state_dir / DAEMON_STATUS_FILE, self.state.as_dict())
 
     # ------------------------------------------------------------------ signals
@@ -157,17 +164,23 @@ class Daemon:
         with DaemonLock(self.app.state_dir):
             self._build()  # opens the store: only once this process is the vault's one writer
             self._install_signals()
-            self._write_status()
-            self._notify("READY=1")
-            self._notify("STATUS=reconciling the vault with the index")
-            self._startup()
-            while not self._terminate.is_set():
-                self._watch()
-                if self._reload_requested:
-                    self._do_reload()
-            self._notify("STOPPING=1")
-            self.state.state = "stopped"
-            self._write_status()
+            # after the lock: a second daemon refused for this vault never takes the port
+            self.metrics.configure(self.app.settings.metrics)
+            try:
+                self._write_status()
+                self._notify("READY=1")
+                self._notify("STATUS=reconciling the vault with the index")
+                self._startup()
+                while not self._terminate.is_set():
+                    self._watch()
+                    if self._reload_requested:
+                        self._do_reload()
+                self._notify("STOPPING=1")
+                self.state.state = "stopped"
+                self._write_status()
+            finally:
+                self.metrics.set_state("stopped")
+                self.metrics.stop()
             log.info("daemon.stopped", batches=self.state.batches)
         return 0
 
@@ -195,6 +208,7 @@ class Daemon:
         try:
             self.app.embedder.embed(["warm-up"])
         except DreamdError as error:
+            self.metrics.error("embedder", error)
             log.error("embedder.load_failed", error=str(error))
 
     def _rescan(self, *, reason: str) -> None:
@@ -204,15 +218,19 @@ class Daemon:
         try:
             report = self.syncer.reconcile()
         except MassDeleteError as error:
+            self.metrics.error("sync", error)
             self.state.state = "waiting"
             self.state.last_error = str(error)
             log.error("daemon.waiting", reason=str(error))
             return
         except DreamdError as error:
+            self.metrics.error("sync", error)
             self.state.last_error = str(error)
             self.state.state = "waiting"
             log.error("daemon.rescan_failed", reason=reason, error=str(error))
             return
+        self.metrics.changes_indexed(None, time.monotonic())  # the walk indexed them all
+        self._sync_metrics("reconcile", report.duration_s, report)
         self.app.record_sync(report)
         self.handler.pending.clear()
         if self.state.state == "waiting":
@@ -249,6 +267,7 @@ class Daemon:
             pruned = self.app.versions.prune(keep_last=policy.keep_last,
                                              keep_days=policy.keep_days, now=datetime.now(UTC))
         except (DreamdError, OSError) as error:  # the daemon keeps watching either way
+            self.metrics.error("check", error)
             log.error("daemon.check_failed", reason=reason, error=str(error))
             return
         # Contradictions are the dream's to settle (merge or supersede), not check --fix's.
@@ -267,6 +286,17 @@ class Daemon:
         counts = self.app.store.counts()
         self.state.counts = {"files": counts.files, "notes": counts.notes,
                              "chunks": counts.chunks, "memories": counts.memories}
+        self.metrics.set_index(self.state.counts)
+
+    def _sync_metrics(self, kind: str, duration_s: float, report: SyncReport) -> None:
+        self.metrics.sync_done(kind, duration_s, added=report.added, modified=report.modified,
+                               deleted=report.deleted, renamed=len(report.renamed),
+                               chunks_embedded=report.chunks_embedded)
+
+    def _open_conflicts(self) -> int:
+        """Open conflicts (``dreamd conflicts``), for the metrics (0 before the first build)."""
+        checker = getattr(self, "checker", None)
+        return len(checker.conflicts()) if checker is not None else 0
 
     def _watched(self) -> list[Path]:
         """The vault and every extra root that exists now (a missing one is picked up by a
@@ -307,6 +337,7 @@ class Daemon:
             self._watch_failed(error)
 
     def _watch_failed(self, error: OSError) -> None:
+        self.metrics.error("watch", error)
         if self._polling:
             log.error("watch.failed", error=str(error))
             self._terminate.wait(5.0)
@@ -321,7 +352,9 @@ class Daemon:
         )
 
     def _apply(self, changes: set[tuple[watchfiles.Change, str]]) -> None:
+        self.metrics.changes_seen(relative_paths(self.app.roots, changes), time.monotonic())
         self._heal(relative_paths(self.app.vault_root, changes))
+        self.syncer.last_error_class = None
         result: BatchResult = self.handler.apply_changes(changes)
         if result.paths:
             self._last_batch_at = time.monotonic()
@@ -335,12 +368,15 @@ class Daemon:
                 "problems": [p.path for p in report.problems]} if report else {}),
         }
         if result.error:
+            self.metrics.error("sync", self.syncer.last_error_class or "Exception")
             self.state.last_error = result.error
             self.state.state = "waiting"
         elif report is not None and self.state.state == "waiting" and not self.handler.pending:
             self.state.state = "watching"
             self.state.last_error = None
         if report is not None:
+            self.metrics.changes_indexed(result.paths, time.monotonic())
+            self._sync_metrics("batch", result.duration_s, report)
             self._after_write(report.changed_paths or report.deleted)
             self._count()
             self._note_edits(report.changed_paths)
@@ -356,6 +392,7 @@ class Daemon:
                 try:
                     self.app.sessions.record("edit")
                 except OSError as error:
+                    self.metrics.error("sessions", error)
                     log.warning("daemon.session_not_counted", error=str(error))
                 return
 
@@ -385,15 +422,20 @@ class Daemon:
             self.state.dream["last"] = {"at": _now(), "outcome": "done",
                                         "changed": report.plan.counts.get("changed_memories", 0),
                                         "duration_ms": report.timings_ms.get("total")}
+            self.metrics.refresh()  # counts the finished dream (dream-last.json)
         except DreamGuardError as error:
+            self.metrics.dream_outcome("refused")
             log.warning("dream.refused", reason=str(error))
             self._next_dream_scan = time.monotonic() + max(
                 self._dream_scan_s, cfg.time_gate.min_hours_between_dream * 3600)
             if self.state.dream is not None:
                 self.state.dream["last"] = {"at": _now(), "outcome": "asks", "error": str(error)}
         except LockError as error:
+            self.metrics.dream_outcome("locked")
             log.info("dream.skipped", reason=str(error))
         except (DreamdError, OSError) as error:
+            self.metrics.dream_outcome("failed")
+            self.metrics.error("dream", error)
             log.error("dream.failed", reason=reason, error=str(error))
             if self.state.dream is not None:
                 self.state.dream["last"] = {"at": _now(), "outcome": "failed", "error": str(error)}
@@ -408,6 +450,7 @@ class Daemon:
         try:
             done = self.app.writer.heal(wanted, wait=False)
         except OSError as error:
+            self.metrics.error("heal", error)
             log.warning("daemon.heal_failed", error=str(error))
             done = []
         self._heal_pending = wanted if done is None else set()
@@ -460,7 +503,26 @@ class Daemon:
             fresh.__dict__["store"] = self.app.store
         self.app = fresh
         self._build()
+        self.metrics.configure(fresh.settings.metrics)
         log.info("config.reloaded", config=str(loaded.config_path), profile=loaded.profile)
+
+
+class _ErrorClassSyncer(RootsSyncer):
+    """The app's syncer, remembering the class of the error a batch raised (the watcher's
+    :class:`BatchResult` keeps only the message; the metrics count errors by class)."""
+
+    def __init__(self, inner: RootsSyncer) -> None:
+        super().__init__(inner.syncers)
+        self.last_error_class: str | None = None
+
+    def sync_paths(
+        self, rel_paths: Collection[str], *, allow_mass_delete: bool = False
+    ) -> SyncReport:
+        try:
+            return super().sync_paths(rel_paths, allow_mass_delete=allow_mass_delete)
+        except Exception as error:
+            self.last_error_class = type(error).__name__
+            raise
 
 
 def _read_int(path: Path) -> int | None:

@@ -81,7 +81,9 @@ class StatusReport:
     ``daemon`` is the running daemon's status file (pid, state, last batch, queue depth,
     problem files) or ``None`` when no daemon holds the vault's lock. ``dream`` holds the last
     dream (``last``, ``counts``) and whether the next one is due (``due``, ``reason``,
-    ``sessions``).
+    ``sessions``). ``searches`` sums up the recent searches of every process and the intent
+    cache's hits (:func:`daemon.metrics.search_summary`); ``metrics`` says whether Prometheus
+    metrics are served or written (:func:`daemon.metrics.metrics_status`).
     """
 
     vault: str
@@ -94,11 +96,15 @@ class StatusReport:
     conflict_copies: tuple[dict[str, str], ...] = ()
     daemon: dict[str, Any] | None = None
     dream: dict[str, Any] | None = None
+    searches: dict[str, Any] | None = None
+    metrics: dict[str, Any] | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "daemon": self.daemon,
             "dream": self.dream,
+            "searches": self.searches,
+            "metrics": self.metrics,
             "vault": self.vault,
             "store": self.store,
             "state_dir": self.state_dir,

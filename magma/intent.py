@@ -93,11 +93,14 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 from typing import Any, Literal, TypeAlias
 
+import numpy as np
+
 from ccb.model import MEMORY_TYPES
 
 __all__ = [
     "INTENT_PROMPT",
     "NO_INTENT",
+    "CacheResult",
     "Intent",
     "IntentCache",
     "IntentSource",
@@ -625,62 +628,130 @@ def analyze_intent(query: str, today: date) -> Intent:
 
 # --------------------------------------------------------------------------- cache
 
+#: How a cache lookup ended: the same query, a query close in meaning, or nothing.
+CacheResult: TypeAlias = Literal["hit", "semantic-hit", "miss"]
+
+
 class IntentCache:
-    """A small TTL + LRU cache of intents, keyed by the normalised query (case-folded,
-    whitespace collapsed, NFKC) and the day it is asked on (time words depend on the day).
+    """A TTL + LRU cache of intents, keyed by the normalised query (case-folded, whitespace
+    collapsed, NFKC) and the day it is asked on (time words depend on the day).
+
+    A query not cached as such is also answered by a cached query of the same day whose
+    embedding has a cosine of at least ``semantic_threshold`` with its own (``vector`` given
+    to :meth:`lookup` and :meth:`put`: unit-length float vectors of one model); ``None`` turns
+    that off. The caller guards what meaning cannot see (a time word: "yesterday" and
+    "last week" embed close together).
 
     ``ttl_s``: seconds an entry lives, measured with ``clock`` (seconds, monotonic); an entry
     whose age is ``>= ttl_s`` is a miss and is dropped. ``max_size``: entries kept; the least
     recently used goes first. ``ttl_s=0`` or ``max_size=0`` keeps nothing. Raises ValueError for
-    a negative or NaN ``ttl_s`` or a negative ``max_size``. Safe to share between threads.
+    a negative or NaN ``ttl_s``, a negative ``max_size`` or a threshold outside 0..1. Safe to
+    share between threads. A semantic lookup scans the day's vectors: 10,000 × 512 floats is
+    about 5 ms.
     """
 
     def __init__(
-        self, *, ttl_s: float, max_size: int, clock: Callable[[], float] = time.monotonic
+        self, *, ttl_s: float, max_size: int, semantic_threshold: float | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         if not ttl_s >= 0:
             raise ValueError(f"intent cache: ttl_s must be >= 0 seconds, got {ttl_s}")
         if max_size < 0:
             raise ValueError(f"intent cache: max_size must be >= 0, got {max_size}")
+        if semantic_threshold is not None and not 0 <= semantic_threshold <= 1:
+            raise ValueError(f"intent cache: semantic_threshold must be in 0..1, "
+                             f"got {semantic_threshold}")
         self.ttl_s = ttl_s
         self.max_size = max_size
+        self.semantic_threshold = semantic_threshold
         self._clock = clock
-        self._entries: OrderedDict[tuple[str, date], tuple[float, Intent]] = OrderedDict()
+        self._entries: OrderedDict[tuple[str, date], tuple[float, Intent, Any]] = OrderedDict()
         self._lock = threading.Lock()
         self._hits = 0
+        self._semantic_hits = 0
         self._misses = 0
 
     @property
     def hits(self) -> int:
-        """Calls to :meth:`get` that found a live entry."""
+        """Lookups answered by a live entry (same query or close in meaning)."""
         return self._hits
 
     @property
+    def semantic_hits(self) -> int:
+        """Of :attr:`hits`, those answered by a different query close in meaning."""
+        return self._semantic_hits
+
+    @property
     def misses(self) -> int:
-        """Calls to :meth:`get` that found nothing or an expired entry."""
+        """Lookups that found nothing or an expired entry."""
         return self._misses
 
     def get(self, query: str, today: date) -> Intent | None:
         """The cached intent of ``query`` on ``today``, or None (a miss)."""
+        return self.lookup(query, today)[0]
+
+    def lookup(
+        self, query: str, today: date, vector: Any = None,
+        accept: Callable[[Intent], bool] | None = None,
+    ) -> tuple[Intent | None, CacheResult]:
+        """``(intent, "hit")`` for the same query, ``(intent, "semantic-hit")`` for the
+        closest cached query of the day at or above the threshold whose intent ``accept``
+        allows, else ``(None, "miss")``. ``vector``: the query's unit embedding (any 1-D float
+        sequence), or a function returning it or ``None``, called (without the cache's lock)
+        only when the query itself is not cached."""
         key = (_normalize(query), today)
         with self._lock:
             entry = self._entries.get(key)
             if entry is not None and self._clock() - entry[0] >= self.ttl_s:
                 del self._entries[key]
                 entry = None
-            if entry is None:
-                self._misses += 1
-                return None
-            self._entries.move_to_end(key)
-            self._hits += 1
-            return entry[1]
-
-    def put(self, query: str, today: date, intent: Intent) -> None:
-        """Keep ``intent`` for ``query`` on ``today``, evicting the least recently used entries
-        beyond ``max_size``."""
-        key = (_normalize(query), today)
+            if entry is not None:
+                self._entries.move_to_end(key)
+                self._hits += 1
+                return entry[1], "hit"
+        if callable(vector):
+            vector = vector()
         with self._lock:
-            self._entries[key] = (self._clock(), intent)
+            found = self._closest(today, vector, self._clock(), accept)
+            if found is not None:
+                self._entries.move_to_end(found)
+                self._hits += 1
+                self._semantic_hits += 1
+                return self._entries[found][1], "semantic-hit"
+            self._misses += 1
+            return None, "miss"
+
+    def _closest(
+        self, today: date, vector: Any, now: float, accept: Callable[[Intent], bool] | None,
+    ) -> tuple[str, date] | None:
+        if vector is None or self.semantic_threshold is None:
+            return None
+        keys = [k for k, (at, _, v) in self._entries.items()
+                if k[1] == today and v is not None and now - at < self.ttl_s]
+        if not keys:
+            return None
+        matrix = np.stack([self._entries[k][2] for k in keys])
+        query = np.asarray(vector, dtype=np.float32)
+        if matrix.shape[1] != query.shape[0]:
+            return None  # another model's vectors
+        sims = matrix @ query
+        for index in np.argsort(-sims):
+            if float(sims[index]) < self.semantic_threshold:
+                return None
+            intent = self._entries[keys[int(index)]][1]
+            if accept is None or accept(intent):
+                return keys[int(index)]
+        return None
+
+    def put(self, query: str, today: date, intent: Intent, vector: Any = None) -> None:
+        """Keep ``intent`` for ``query`` on ``today`` (with its unit embedding ``vector`` for
+        semantic lookups), evicting the least recently used entries beyond ``max_size``."""
+        key = (_normalize(query), today)
+        stored = None
+        if vector is not None and self.semantic_threshold is not None:
+            stored = np.asarray(vector, dtype=np.float32).copy()
+        with self._lock:
+            self._entries[key] = (self._clock(), intent, stored)
             self._entries.move_to_end(key)
             while len(self._entries) > self.max_size:
                 self._entries.popitem(last=False)
@@ -689,7 +760,8 @@ class IntentCache:
         """Live (not expired) entries."""
         with self._lock:
             now = self._clock()
-            return sum(1 for stored_at, _ in self._entries.values() if now - stored_at < self.ttl_s)
+            return sum(1 for stored_at, _, _ in self._entries.values()
+                       if now - stored_at < self.ttl_s)
 
 
 # --------------------------------------------------------------------------- LLM classifier

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 
@@ -34,56 +35,9 @@ def write_config(tmp_path: Path) -> Callable[[str, str], Path]:
     return write
 
 
-#: The seed framework's config.json, in its own camelCase layout (values as in the seed).
-SEED_CONFIG: dict[str, object] = {
-    "cache": {"enabled": True, "ttlHours": 24, "maxSize": 10000, "semanticThreshold": 0.9},
-    "obsidian": {
-        "mode": "auto",
-        "cli": {"enabled": True, "timeout": 5000},
-        "direct": {"atomicWrites": True},
-        "fallback": {"enabled": True, "maxRetries": 2},
-    },
-    "autoDream": {
-        "enabled": True,
-        "timeGate": {"minHoursBetweenDream": 24, "maxHoursBetweenDream": 168},
-        "sessionGate": {"minSessionsForDream": 5, "scanIntervalMs": 600000},
-    },
-    "retrieval": {
-        "defaultStrategy": "both-priority-ccb",
-        "intentAnalysis": {
-            "enableLLM": False,
-            "enableRules": True,
-            "llmConfidenceThreshold": 0.7,
-            "ruleConfidenceThreshold": 0.5,
-        },
-        "progressiveSearch": {
-            "enabled": True,
-            "stages": [
-                {"name": "ccb-fast", "limit": 5, "timeout": 100},
-                {"name": "magma-extend", "limit": 10, "timeout": 300},
-                {"name": "full-fusion", "limit": None, "timeout": 800},
-            ],
-        },
-    },
-    "fusion": {
-        "maxTokens": 4000,
-        "enableSemanticDeduplication": True,
-        "semanticSimilarityThreshold": 0.85,
-        "tokenBudget": {"dynamic": True, "maxTokensPerMemory": 500},
-    },
-    "environments": {
-        "development": {
-            "autoDream.timeGate.minHoursBetweenDream": 1,
-            "cache.enabled": False,
-            "retrieval.progressiveSearch.enabled": False,
-        },
-        "production": {
-            "autoDream.timeGate.minHoursBetweenDream": 48,
-            "cache.enabled": True,
-            "retrieval.progressiveSearch.enabled": True,
-        },
-    },
-}
+#: The seed framework's config.json (camelCase layout), as a file: tests/seed-config.json.
+SEED_CONFIG_FILE = Path(__file__).resolve().parents[1] / "seed-config.json"
+SEED_CONFIG: dict[str, object] = json.loads(SEED_CONFIG_FILE.read_text(encoding="utf-8"))
 
 
 @pytest.fixture
@@ -95,5 +49,5 @@ def seed_config() -> dict[str, object]:
 @pytest.fixture
 def seed_json(tmp_path: Path) -> Path:
     path = tmp_path / "config.json"
-    path.write_text(json.dumps(SEED_CONFIG, indent=2), encoding="utf-8")
+    shutil.copyfile(SEED_CONFIG_FILE, path)  # byte for byte: the file loads unchanged
     return path

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -91,6 +92,7 @@ def test_seed_profiles_take_effect_under_dreamd_env(
     assert s.auto_dream.time_gate.min_hours_between_dream == min_hours
     assert s.cache.enabled is cache_on
     assert s.retrieval.progressive_search.enabled is progressive_on
+    assert s.metrics.enabled is (profile == "production")
     label = f"file:{seed_json} [{profile}]"
     assert loaded.sources["auto_dream.time_gate.min_hours_between_dream"] == label
     assert loaded.sources["cache.enabled"] == label
@@ -281,3 +283,20 @@ def test_several_errors_are_reported_together(write_config: WriteConfig) -> None
         load_settings(config_path=path, environ={})
     assert "cache.max_size = -1" in str(info.value)
     assert "metrics.port = 70000" in str(info.value)
+
+
+def test_the_readme_llm_roles_config_is_valid(write_config: WriteConfig) -> None:
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Search options", 1)[1].split("\n## ", 1)[0]
+    (snippet,) = re.findall(r"```toml\n(.+?)\n```", section, flags=re.S)
+    llm = load_settings(config_path=write_config(snippet), environ={}).settings.llm
+    assert (llm.intent.enabled, llm.intent.concurrency, llm.intent.timeout_s) == (True, 1, 10)
+    assert (llm.verifier.enabled, llm.verifier.concurrency, llm.verifier.timeout_s) == \
+        (True, 0, 2)
+    assert llm.enabled is False  # the dream's own model stays off
+
+
+def test_an_enabled_llm_role_needs_a_model(write_config: WriteConfig) -> None:
+    path = write_config("[default.llm.verifier]\nenabled = true\n")
+    with pytest.raises(ConfigError, match=r"llm\.verifier.*model"):
+        load_settings(config_path=path, environ={})

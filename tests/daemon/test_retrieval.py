@@ -13,10 +13,12 @@ import json
 import shutil
 import subprocess
 import sys
+import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -429,24 +431,48 @@ class IntentEndpoint:
     ``status``."""
 
     def __init__(self) -> None:
-        import threading
         from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
         self.reply = ""
         self.status = 200
         self.calls = 0
+        self.in_flight = 0
+        self.most_in_flight = 0
+        self.delay_s = 0.0
+        #: optional per-request answer: the request's JSON -> (status, reply text)
+        self.respond: Callable[[dict[str, Any]], tuple[int, str]] | None = None
         state = self
+        lock = threading.Lock()
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:
-                self.rfile.read(int(self.headers["Content-Length"]))
-                state.calls += 1
-                if state.status != 200:
-                    self.send_response(state.status)
+                request = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                with lock:
+                    state.calls += 1
+                    state.in_flight += 1
+                    state.most_in_flight = max(state.most_in_flight, state.in_flight)
+                try:
+                    self._answer(request)
+                except OSError:
+                    pass  # the client gave up (its timeout)
+                finally:
+                    with lock:
+                        state.in_flight -= 1
+
+            def _answer(self, request: dict[str, Any]) -> None:
+                if state.delay_s:
+                    time.sleep(state.delay_s)
+                status, reply = (state.respond(request) if state.respond is not None
+                                 else (state.status, state.reply))
+                if status == -1:  # a reply that is not HTTP at all
+                    self.wfile.write(b"garbage\r\n\r\n")
+                    return
+                if status != 200:
+                    self.send_response(status)
                     self.end_headers()
                     return
                 payload = json.dumps({"choices": [{"index": 0, "message": {
-                    "role": "assistant", "content": state.reply}}]}).encode()
+                    "role": "assistant", "content": reply}}]}).encode()
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(payload)))
@@ -456,6 +482,7 @@ class IntentEndpoint:
             def log_message(self, *args: object) -> None:
                 pass
 
+        ThreadingHTTPServer.request_queue_size = 64  # many calls at once (the verifier)
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
@@ -468,8 +495,9 @@ def test_an_llm_intent_is_used_when_rules_are_unsure_and_never_breaks_search(
     llm = App.create(load(app.loaded.config_path, None, {
         "vault.path": str(app.vault_root),
         "storage.data_dir": str(app.settings.storage.data_dir),
-        "llm.enabled": True, "llm.model": "intent-test", "llm.base_url": endpoint.url,
-        "llm.timeout_s": 2, "retrieval.intent_analysis.enable_llm": True}))
+        "llm.intent.enabled": True, "llm.intent.model": "intent-test",
+        "llm.intent.base_url": endpoint.url, "llm.intent.timeout_s": 2,
+        "retrieval.intent_analysis.enable_llm": True}))
     try:
         endpoint.reply = '{"types": ["user"], "layers": [1], "time": null, "confidence": 0.95}'
         query = "code editor"  # no rule says what this is about
@@ -485,19 +513,24 @@ def test_an_llm_intent_is_used_when_rules_are_unsure_and_never_breaks_search(
         assert trace is not None and trace.intent.source == "llm"
         assert trace.intent.types == {"user"}
         # unsure (below llm_confidence_threshold 0.7), garbage, or failing: rules only
-        for reply, status in (('{"types": ["user"], "layers": [1], "confidence": 0.4}', 200),
-                              ("I think it is about preferences", 200), ("", 429),
-                              ("", 500)):
+        for other, reply, status in (
+                ("kiln shelves", '{"types": ["user"], "layers": [1], "confidence": 0.4}', 200),
+                ("bicycle pumps", "I think it is about preferences", 200),
+                ("tax forms", "", 429), ("pension paperwork", "", 500)):
             endpoint.reply, endpoint.status = reply, status
-            other = f"kiln shelves {status} {len(reply)}"
             calls = endpoint.calls
             assert llm.search(other, count_recall=False, now=NOW)
-            while endpoint.calls == calls or (llm.retriever._llm_call is not None
-                                              and not llm.retriever._llm_call.done()):
-                time.sleep(0.02)  # the question was asked and answered
+            for _ in range(500):  # the question was asked and answered
+                if endpoint.calls > calls and not llm.retriever.llm_pending():
+                    break
+                time.sleep(0.02)
+            else:
+                raise AssertionError(f"the model was not asked about {other!r}")
             assert llm.search(other, count_recall=False, now=NOW)
             assert llm.last_search_trace is not None
             assert llm.last_search_trace.intent.source in {"none", "rules"}
+            while llm.retriever.llm_pending():  # a failure is not cached: asked again
+                time.sleep(0.02)
         # a rule the rules are sure of never asks the model
         calls = endpoint.calls
         llm.search("what do I prefer for units?", count_recall=False, now=NOW)
@@ -505,3 +538,266 @@ def test_an_llm_intent_is_used_when_rules_are_unsure_and_never_breaks_search(
     finally:
         llm.close()
         endpoint.server.shutdown()
+
+
+# --------------------------------------------------------------------------- LLM roles
+
+
+def variant(app: App, **overrides: object) -> App:
+    """Another App over the same vault and store, with ``overrides`` (dotted keys)."""
+    return App.create(load(app.loaded.config_path, None, {
+        "vault.path": str(app.vault_root),
+        "storage.data_dir": str(app.settings.storage.data_dir),
+        "retrieval.progressive_search.stages": [
+            {"name": "ccb-fast", "limit": 5, "timeout_ms": 20000},
+            {"name": "magma-extend", "limit": 10, "timeout_ms": 20000},
+            {"name": "full-fusion", "timeout_ms": 20000}],
+        **overrides}))
+
+
+def verifier_app(app: App, endpoint: IntentEndpoint, **more: object) -> App:
+    return variant(app, **{"llm.verifier.enabled": True, "llm.verifier.model": "verify-test",
+                           "llm.verifier.base_url": endpoint.url,
+                           "llm.verifier.timeout_s": 3, **more})
+
+
+def _note_text(request: dict[str, Any]) -> str:
+    return str(request["messages"][-1]["content"])
+
+
+def test_the_verifier_drops_the_hits_it_judges_irrelevant_and_never_adds(
+        indexed: tuple[App, dict[str, str]]) -> None:
+    app, _ = indexed
+    query = "kiln shelves and glaze"
+    plain = [(h.path, h.title) for h in app.search(query, count_recall=False, now=NOW)]
+    endpoint = IntentEndpoint()
+    # the model judges the second and the fourth hit irrelevant, the rest relevant
+    bad = {plain[1][1], plain[3][1]}
+    endpoint.respond = lambda request: (200, json.dumps(
+        {"relevant": not any(f"Title: {title}\n" in _note_text(request) for title in bad)}))
+    checked = verifier_app(app, endpoint)
+    try:
+        hits = checked.search(query, count_recall=False, now=NOW)
+        trace = checked.last_search_trace
+    finally:
+        checked.close()
+        endpoint.server.shutdown()
+    assert trace is not None
+    kept = [(h.path, h.title) for h in hits]
+    dropped = [path for path, title in plain if title in bad]
+    assert kept == [pair for pair in plain if pair[0] not in dropped]  # same order, none added
+    assert set(trace.verifier_paths) >= set(dropped)
+    assert trace.verifier_dropped == len(trace.verifier_paths)
+    assert trace.stages[-1].name == "verifier" and trace.stages[-1].status == "ran"
+    assert endpoint.calls == len(plain)  # one question per hit
+
+
+@pytest.mark.parametrize("fault", ["timeout", "429", "500", "prose", "wrong shape",
+                                   "not http"])
+def test_a_misbehaving_verifier_never_breaks_search(
+        indexed: tuple[App, dict[str, str]], fault: str) -> None:
+    app, _ = indexed
+    query = "rye bread baking"
+    plain = [h.path for h in app.search(query, count_recall=False, now=NOW)]
+    endpoint = IntentEndpoint()
+    endpoint.status, endpoint.reply = {
+        "timeout": (200, '{"relevant": false}'), "429": (429, ""), "500": (500, ""),
+        "prose": (200, "No, this is not relevant."),
+        "wrong shape": (200, '{"relevant": "no", "score": 0}'),
+        "not http": (-1, ""),
+    }[fault]
+    if fault == "timeout":
+        endpoint.delay_s = 2.0  # beyond the verifier's deadline below
+    checked = verifier_app(app, endpoint, **{"llm.verifier.timeout_s": 0.3})
+    try:
+        hits = checked.search(query, count_recall=False, now=NOW)
+        trace = checked.last_search_trace
+    finally:
+        checked.close()
+        endpoint.server.shutdown()
+    assert [h.path for h in hits] == plain  # as if no verifier were configured
+    assert trace is not None and trace.verifier_dropped == 0
+    assert trace.stages[-1].name == "verifier"
+    assert "late" in trace.stages[-1].status or "failed" in trace.stages[-1].status
+
+
+def test_the_verifier_runs_its_calls_at_once_up_to_its_concurrency(
+        indexed: tuple[App, dict[str, str]]) -> None:
+    app, _ = indexed
+    endpoint = IntentEndpoint()
+    endpoint.reply, endpoint.delay_s = '{"relevant": true}', 0.3
+    for concurrency, most in ((0, None), (2, 2)):
+        endpoint.most_in_flight = 0
+        checked = verifier_app(app, endpoint, **{"llm.verifier.concurrency": concurrency,
+                                                 "llm.verifier.timeout_s": 10})
+        try:
+            hits = checked.search("bread", count_recall=False, now=NOW)
+        finally:
+            checked.close()
+        assert len(hits) > 2
+        if most is None:
+            assert endpoint.most_in_flight > 2  # no limit: all the hits at once
+        else:
+            assert endpoint.most_in_flight == most
+    endpoint.server.shutdown()
+
+
+def test_the_intent_role_asks_one_question_at_a_time_and_a_hung_model_never_blocks(
+        indexed: tuple[App, dict[str, str]]) -> None:
+    app, _ = indexed
+    endpoint = IntentEndpoint()
+    endpoint.reply = '{"types": ["user"], "layers": [1], "time": null, "confidence": 0.95}'
+    endpoint.delay_s = 3.0  # longer than llm.intent.timeout_s
+    asking = variant(app, **{"llm.intent.enabled": True, "llm.intent.model": "intent-test",
+                             "llm.intent.base_url": endpoint.url, "llm.intent.timeout_s": 1,
+                             "retrieval.intent_analysis.enable_llm": True})
+    try:
+        for query in ("code editor", "sourdough hydration", "kiln wash"):
+            assert asking.search(query, count_recall=False, now=NOW)
+            trace = asking.last_search_trace
+            assert trace is not None and trace.intent.source in {"rules", "none"}
+        assert asking.retriever.llm_pending() <= 1  # concurrency 1: the others were not asked
+        while asking.retriever.llm_pending():
+            time.sleep(0.05)
+        assert endpoint.most_in_flight == 1
+        # the timed-out question was not cached as an answer: asked again later
+        calls = endpoint.calls
+        asking.search("kiln wash", count_recall=False, now=NOW)
+        assert endpoint.calls == calls + 1
+    finally:
+        asking.close()
+        endpoint.server.shutdown()
+
+
+def test_the_intent_cache_answers_a_query_close_in_meaning(
+        indexed: tuple[App, dict[str, str]]) -> None:
+    app, _ = indexed
+    first, close, far = "code editor", "the code editor", "sourdough hydration"
+    vectors = app.embedder.embed([first, close, far])
+    assert float(np.dot(vectors[0], vectors[1])) >= 0.9 > float(np.dot(vectors[0], vectors[2]))
+    endpoint = IntentEndpoint()
+    endpoint.reply = '{"types": ["user"], "layers": [1], "time": null, "confidence": 0.95}'
+    cached = variant(app, **{"llm.intent.enabled": True, "llm.intent.model": "intent-test",
+                             "llm.intent.base_url": endpoint.url,
+                             "retrieval.intent_analysis.enable_llm": True})
+    try:
+        cached.search(first, count_recall=False, now=NOW)
+        assert cached.last_search_trace is not None
+        assert cached.last_search_trace.intent_cache == "miss"
+        while cached.retriever.llm_pending():
+            time.sleep(0.05)
+        calls = endpoint.calls
+        cached.search(close, count_recall=False, now=NOW)
+        trace = cached.last_search_trace
+        assert trace is not None and trace.intent_cache == "semantic-hit"
+        assert trace.intent.source == "llm" and endpoint.calls == calls  # not asked again
+        cached.search(far, count_recall=False, now=NOW)
+        assert cached.last_search_trace is not None
+        assert cached.last_search_trace.intent_cache == "miss"
+        cache = cached.retriever.intent_cache
+        assert cache is not None and (cache.hits, cache.semantic_hits) == (1, 1)
+    finally:
+        cached.close()
+        endpoint.server.shutdown()
+    off = variant(app, **{"cache.enabled": False})
+    try:
+        off.search(first, count_recall=False, now=NOW)
+        assert off.retriever.intent_cache is None
+        assert off.last_search_trace is not None and off.last_search_trace.intent_cache == "off"
+    finally:
+        off.close()
+
+
+# --------------------------------------------------------------------------- strategy
+
+
+def test_the_default_strategy_chooses_the_engines(indexed: tuple[App, dict[str, str]]) -> None:
+    app, _ = indexed
+    # No note names these words: only meaning (MAGMA's vectors) finds anything for them.
+    meaning_only = "养面包酵头"
+    by_strategy: dict[str, tuple[list[str], list[tuple[str, str]]]] = {}
+    for strategy in ("both-priority-ccb", "ccb-only", "magma-only", "both-priority-magma"):
+        engine = variant(app, **{"retrieval.default_strategy": strategy})
+        try:
+            found = search(engine, meaning_only)
+            named = search(engine, "Sourdough starter")
+            trace = engine.last_search_trace
+            assert trace is not None and trace.strategy == strategy
+            by_strategy[strategy] = (found, [(s.name, s.status) for s in trace.stages])
+            if strategy != "magma-only":
+                assert named[0] == "Baking/Sourdough starter.md"
+            # the leading engine's finds carry their (small) tie-breaking bonus
+            whys = [w for h in engine.search("Sourdough starter", count_recall=False, now=NOW)
+                    for w in h.why]
+            lead = {"both-priority-ccb": "ccb first", "both-priority-magma": "magma first"}
+            assert (lead.get(strategy) in whys) if strategy in lead else \
+                not any(w.endswith(" first") for w in whys)
+        finally:
+            engine.close()
+    assert by_strategy["ccb-only"][0] == []  # the files alone cannot see meaning
+    assert by_strategy["magma-only"][0] and by_strategy["both-priority-ccb"][0]
+    assert by_strategy["ccb-only"][1][1:] == [("magma-extend", "off: ccb-only"),
+                                              ("full-fusion", "off: ccb-only")]
+    assert by_strategy["magma-only"][1][0] == ("ccb-fast", "off: magma-only")
+    assert all(not status.startswith("off") for _, status in by_strategy["both-priority-ccb"][1])
+
+
+# --------------------------------------------------------------------------- profiles
+
+
+def test_each_seed_profile_override_takes_effect(
+        indexed: tuple[App, dict[str, str]]) -> None:
+    """The seed's JSON config file, as is, under each profile (DREAMD_ENV or --env): every override
+    its ``environments`` lists changes what dreamd does, not just a value."""
+    import socket
+    import urllib.request
+
+    from daemon.dream import LAST_FILE
+    from daemon.metrics import DaemonMetrics
+
+    app, _ = indexed
+    (app.state_dir / LAST_FILE).write_text(json.dumps(
+        {"last_dream": (datetime.now(UTC) - timedelta(hours=2)).isoformat()}))
+    seed = REPO / "tests" / "seed-config.json"  # the seed's file, unchanged
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    try:
+        for profile in ("development", "production"):
+            # only what the seed cannot know: where this vault and its index are
+            engine = App.create(load(seed, profile, {
+                "vault.path": str(app.vault_root),
+                "storage.data_dir": str(app.settings.storage.data_dir), "metrics.port": port}))
+            try:
+                # autoDream.timeGate.minHoursBetweenDream: 1 h vs 48 h, two hours after a dream
+                reason = str(engine.status().dream["reason"])
+                assert ("needs 48 h" in reason) == (profile == "production"), reason
+                # cache.enabled
+                engine.search("Sourdough starter", count_recall=False, now=NOW)
+                trace = engine.last_search_trace
+                assert trace is not None
+                assert (trace.intent_cache == "off") == (profile == "development")
+                # retrieval.progressiveSearch.enabled: with it, an exact name ends the search
+                # after ccb-fast; without, every stage runs to the end
+                statuses = [s.status for s in trace.stages]
+                if profile == "development":
+                    assert statuses == ["ran", "ran", "ran"]
+                else:
+                    assert statuses[0] == "ran" and "skipped: confident" in statuses
+                # metrics.enabled (production): the daemon's exporter serves on loopback
+                metrics = DaemonMetrics(engine.state_dir, conflicts=lambda: 0)
+                metrics.configure(engine.settings.metrics)
+                try:
+                    url = f"http://127.0.0.1:{port}/metrics"
+                    if profile == "production":
+                        with urllib.request.urlopen(url, timeout=10) as response:
+                            assert b"dreamd_" in response.read()
+                    else:
+                        with pytest.raises(OSError):
+                            urllib.request.urlopen(url, timeout=2)
+                finally:
+                    metrics.stop()
+            finally:
+                engine.close()
+    finally:
+        (app.state_dir / LAST_FILE).unlink()

@@ -5,6 +5,7 @@ beyond the clock."""
 from __future__ import annotations
 
 import json
+import math
 from datetime import date
 
 import pytest
@@ -35,8 +36,8 @@ def test_public_surface_is_sorted_and_complete() -> None:
     assert intent_module.__all__ == sorted(intent_module.__all__, key=lambda n: (
         0 if n.isupper() else 1 if n[0].isupper() else 2, n))
     assert set(intent_module.__all__) == {
-        "INTENT_PROMPT", "NO_INTENT", "Intent", "IntentCache", "IntentSource", "TimeRange",
-        "analyze_intent", "llm_messages", "parse_llm_intent",
+        "INTENT_PROMPT", "NO_INTENT", "CacheResult", "Intent", "IntentCache", "IntentSource",
+        "TimeRange", "analyze_intent", "llm_messages", "parse_llm_intent",
     }
     for name in intent_module.__all__:
         assert hasattr(intent_module, name)
@@ -416,6 +417,45 @@ def test_cache_defaults_to_the_monotonic_clock() -> None:
     cache = IntentCache(ttl_s=3600, max_size=1)
     cache.put("a", TODAY, NO_INTENT)
     assert cache.get("a", TODAY) is NO_INTENT
+
+
+def _unit(*values: float) -> list[float]:
+    norm = math.sqrt(sum(v * v for v in values))
+    return [v / norm for v in values]
+
+
+def test_cache_answers_a_query_close_in_meaning_at_the_threshold_only() -> None:
+    clock = FakeClock()
+    cache = IntentCache(ttl_s=60, max_size=8, semantic_threshold=0.9, clock=clock)
+    cache.put("what units do I prefer", TODAY, _intent("units"), vector=_unit(1, 0, 0))
+    cache.put("how do I deploy", TODAY, _intent("deploy"), vector=_unit(0, 1, 0))
+    # cos 0.95 with the first: answered by it, counted as a semantic hit
+    near = _unit(0.95, math.sqrt(1 - 0.95**2), 0)
+    assert cache.lookup("which units do I like", TODAY, near) == (_intent("units"), "semantic-hit")
+    # cos 0.85: below the threshold, a miss
+    far = _unit(0.85, 0, math.sqrt(1 - 0.85**2))
+    assert cache.lookup("units in the lab", TODAY, far) == (None, "miss")
+    # no vector: exact keys only; the exact key wins over meaning
+    assert cache.lookup("which units do I like", TODAY) == (None, "miss")
+    assert cache.lookup("how do I deploy", TODAY, near) == (_intent("deploy"), "hit")
+    # another day, or a refused intent: a miss
+    assert cache.lookup("x", date(2026, 12, 2), near) == (None, "miss")
+    assert cache.lookup("x", TODAY, near, accept=lambda i: False) == (None, "miss")
+    assert (cache.hits, cache.semantic_hits, cache.misses) == (2, 1, 4)
+    # expired entries answer nothing, by meaning either
+    clock.now += 60
+    assert cache.lookup("which units do I like", TODAY, near) == (None, "miss")
+
+
+def test_cache_without_a_threshold_never_matches_by_meaning() -> None:
+    cache = IntentCache(ttl_s=60, max_size=8, clock=FakeClock())
+    cache.put("a", TODAY, _intent("a"), vector=_unit(1, 0))
+    assert cache.lookup("b", TODAY, _unit(1, 0)) == (None, "miss")
+    with pytest.raises(ValueError, match="semantic_threshold"):
+        IntentCache(ttl_s=1, max_size=1, semantic_threshold=1.5)
+    other_model = IntentCache(ttl_s=60, max_size=8, semantic_threshold=0.5, clock=FakeClock())
+    other_model.put("a", TODAY, _intent("a"), vector=_unit(1, 0, 0))
+    assert other_model.lookup("b", TODAY, _unit(1, 0)) == (None, "miss")  # other dimensions
 
 
 # --------------------------------------------------------------------------- LLM
