@@ -447,6 +447,31 @@ def test_cache_answers_a_query_close_in_meaning_at_the_threshold_only() -> None:
     assert cache.lookup("which units do I like", TODAY, near) == (None, "miss")
 
 
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 5), st.integers(0, 3)), max_size=40),
+       st.integers(0, 4))
+def test_cache_by_meaning_agrees_with_a_plain_scan(
+        puts: list[tuple[int, int]], max_size: int) -> None:
+    """Whatever the puts, overwrites and evictions, a lookup by meaning finds the entry a
+    plain scan of the live entries would (the matrix rows never go stale)."""
+    axes = [_unit(*(1.0 if i == j else 0.0 for j in range(6))) for i in range(6)]
+    clock = FakeClock()
+    cache = IntentCache(ttl_s=60, max_size=max_size, semantic_threshold=0.99, clock=clock)
+    live: dict[str, int] = {}
+    for name, axis in puts:
+        cache.put(f"q{name}", TODAY, _intent(f"{name}/{axis}"), vector=axes[axis])
+        live.pop(f"q{name}", None)
+        live[f"q{name}"] = axis
+        while len(live) > max_size:
+            live.pop(next(iter(live)))
+    for axis in range(6):
+        found, how = cache.lookup("a new query", TODAY, axes[axis])
+        owners = [q for q, a in live.items() if a == axis]
+        assert (how == "semantic-hit") == bool(owners)
+        if found is not None:
+            assert found.reasons[0].endswith(f"/{axis}")
+
+
 def test_cache_without_a_threshold_never_matches_by_meaning() -> None:
     cache = IntentCache(ttl_s=60, max_size=8, clock=FakeClock())
     cache.put("a", TODAY, _intent("a"), vector=_unit(1, 0))
