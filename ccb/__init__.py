@@ -7,6 +7,13 @@ Reading side (pure unless noted):
 - :mod:`ccb.markdown` — links, embeds, tags, headings and aliases of a note.
 - :mod:`ccb.parse` — ``parse_note(path, data) -> Note``; conflict-copy names.
 - :mod:`ccb.scan` — the vault's ignore rules, the vault walk and ``read_note`` (I/O).
+- :mod:`ccb.obsidian_vaults` — the vaults Obsidian knows (its ``obsidian.json``), for
+  ``dreamd init`` without a path.
+
+Writing side: :mod:`ccb.writer` (the single writer: compare-before-write, conflict copies,
+lost-update repair), :mod:`ccb.atomic` (atomic and in-place file writes),
+:mod:`ccb.obsidian_cli` (dreamd's own memory files through the Obsidian CLI: ``obsidian.mode``),
+:mod:`ccb.frontmatter_edit` (minimal frontmatter edits), :mod:`ccb.memory_file`.
 """
 
 __all__: list[str] = []

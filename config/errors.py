@@ -13,7 +13,8 @@ Tree::
     ├── ConfigError            invalid or unreadable configuration (names key and file)
     │   └── ProfileNotFoundError   DREAMD_ENV names a profile the file does not define
     ├── VaultError             the vault root is missing, unreadable or not a folder
-    │   └── MassDeleteError    a sync would remove more of the index than allowed
+    │   ├── MassDeleteError    a sync would remove more of the index than allowed
+    │   └── ObsidianCliError   the Obsidian CLI failed, timed out or is missing (ccb.obsidian_cli)
     ├── NoteParseError         a note cannot be decoded at all (reported, never modified)
     ├── FrontmatterEditError   a frontmatter edit was refused (unreadable block); nothing written
     ├── StaleWriteError        a file an edit was based on changed or vanished meanwhile

@@ -393,6 +393,9 @@ def _validation_error(error: ValidationError, labels: Mapping[str, str]) -> Conf
     for item in error.errors(include_url=False):
         key = ".".join(str(part) for part in item["loc"])
         reason = str(item["msg"]).removeprefix("Value error, ")
+        if not key:  # a rule across sections: its message names the keys and their sources
+            parts.append(reason)
+            continue
         under = sorted({label for k, label in labels.items() if k.startswith(f"{key}.")})
         label = _source_of(key, labels)
         if label == DEFAULT_LABEL and under:

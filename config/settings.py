@@ -123,8 +123,9 @@ _ROOT_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$")
 
 
 class ExtraRootSettings(_Section):
-    """A folder outside the vault (or a hidden one inside it) indexed beside the vault, read
-    only: a Claude Code memory folder ``~/.claude/projects/<slug>/memory/``, an OpenClaw
+    """A folder indexed beside the vault, read only (outside it, or hidden inside it).
+
+    For example a Claude Code memory folder ``~/.claude/projects/<slug>/memory/``, an OpenClaw
     workspace. Its files appear in search as ``<name>:<path inside the folder>``."""
 
     path: Path = Field(description="The folder (``~`` is expanded).")
@@ -285,13 +286,15 @@ class SyncSettings(_Section):
 
 
 class CacheSettings(_Section):
-    """Query cache (seed: cache)."""
+    """The intent cache: what each query is about, kept per process (seed: cache)."""
 
-    enabled: bool = Field(default=True, description="Cache search answers.")
-    ttl_hours: PositiveFloat = Field(default=24, description="How long a cached answer lives.")
-    max_size: PositiveInt = Field(default=10000, description="Most cached answers kept.")
+    enabled: bool = Field(default=True, description="Cache the intent of queries.")
+    ttl_hours: PositiveFloat = Field(default=24, description="How long a cached intent lives.")
+    max_size: PositiveInt = Field(default=10000, description="Most cached intents kept.")
     semantic_threshold: Fraction = Field(
-        default=0.9, description="Cosine similarity above which two queries share a cached answer."
+        default=0.9,
+        description="Cosine similarity from which a query the rules are unsure of takes the "
+        "cached intent of another query of the same day naming the same days.",
     )
 
 
@@ -447,7 +450,8 @@ class IntentAnalysisSettings(_Section):
     enable_llm: bool = Field(
         default=False,
         validation_alias=_aliases("enable_llm", "enableLLM"),
-        description="Ask the LLM to classify queries (needs llm.enabled).",
+        description="Ask the intent LLM about queries the rules are unsure of (needs "
+        "llm.intent.enabled and llm.intent.model).",
     )
     enable_rules: bool = Field(default=True, description="Rule-based intent analysis.")
     llm_confidence_threshold: Fraction = Field(
@@ -510,9 +514,11 @@ class ProgressiveSearchSettings(_Section):
 
 
 class RetrievalWeightsSettings(_Section):
-    """The Generative Agents score of a hit (Park et al. 2023 weigh all three 1.0; a search
-    answers a question first, so relevance leads here: an important or recent note wins a
-    near tie, never against a clearly better match)."""
+    """The weights of a hit's score: relevance, recency and importance (Generative Agents).
+
+    Park et al. 2023 weigh all three 1.0; a search answers a question first, so relevance
+    leads here: an important or recent note wins a near tie, never against a clearly better
+    match."""
 
     relevance: NonNegativeFloat = Field(default=1.0, description="Weight of relevance.")
     recency: NonNegativeFloat = Field(default=0.2, description="Weight of recency.")
@@ -595,8 +601,9 @@ class LlmRoleSettings(_Section):
 
 
 class LlmIntentSettings(LlmRoleSettings):
-    """The intent role: a stronger model, asked one question at a time beside the search
-    (which never waits for it)."""
+    """The intent role: a stronger model that classifies queries the rules are unsure of.
+
+    Asked one question at a time, beside the search, which never waits for it."""
 
     timeout_s: PositiveFloat = Field(default=10, description="Longest wait for one call.")
     concurrency: NonNegativeInt = Field(
@@ -605,7 +612,9 @@ class LlmIntentSettings(LlmRoleSettings):
 
 
 class LlmVerifierSettings(LlmRoleSettings):
-    """The verifier role: a faster model, one call per checked hit, all at once."""
+    """The verifier role: a faster model that drops fused hits it judges irrelevant.
+
+    One call per checked hit, all at once, under one deadline."""
 
     timeout_s: PositiveFloat = Field(
         default=2, description="Longest wait for the verdicts; a hit not judged by then stays."
@@ -783,6 +792,15 @@ class Settings(BaseSettings):
     versions: VersionsSettings = Field(default_factory=VersionsSettings)
     check: CheckSettings = Field(default_factory=CheckSettings)
     logging: LoggingSettings = Field(default_factory=LoggingSettings)
+
+    @model_validator(mode="after")
+    def _intent_llm_configured(self) -> Self:
+        if self.retrieval.intent_analysis.enable_llm and not self.llm.intent.enabled:
+            raise ValueError(
+                "retrieval.intent_analysis.enable_llm = true needs the intent LLM: set "
+                "llm.intent.enabled = true and llm.intent.model (llm.enabled is the dream's "
+                "model, not this one)")
+        return self
 
 
 # --------------------------------------------------------------------------- per-vault paths

@@ -47,9 +47,6 @@ _PROFILES = """\
 #
 # [development]
 # auto_dream.time_gate.min_hours_between_dream = 1
-# auto_dream.time_gate.max_hours_between_dream = 24
-# auto_dream.session_gate.min_sessions_for_dream = 1
-# auto_dream.session_gate.scan_interval_ms = 60000
 # cache.enabled = false
 # retrieval.progressive_search.enabled = false
 #

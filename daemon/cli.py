@@ -307,6 +307,9 @@ def search(
             render.print_hits(out, query, hits)
             if explain and trace is not None:
                 render.print_trace(out, trace)
+            elif trace is not None and trace.verifier_dropped:
+                out.print(f"[dim]{trace.verifier_dropped} more judged irrelevant by the "
+                          "verifier (llm.verifier); --explain lists them[/]", highlight=False)
 
 
 def _day(text: str | None, hint: str) -> date | None:

@@ -176,6 +176,7 @@ def trace_json(trace: SearchTrace) -> dict[str, Any]:
         "duplicates_dropped": trace.duplicates_dropped,
         "strategy": trace.strategy,
         "intent_cache": trace.intent_cache,
+        "intent_llm": trace.intent_llm,
         "verifier_dropped": list(trace.verifier_paths),
     }
 
@@ -190,11 +191,12 @@ def print_trace(console: Console, trace: SearchTrace) -> None:
                   f"({how.get(intent.source, intent.source)}, confidence "
                   f"{intent.confidence:.2f})[/]", highlight=False)
     console.print(f"[dim]engines: {escape(trace.strategy)}; intent cache: "
-                  f"{escape(trace.intent_cache)}[/]", highlight=False)
+                  f"{escape(trace.intent_cache)}; intent LLM: {escape(trace.intent_llm)}[/]",
+                  highlight=False)
     for stage in trace.stages:
         if stage.name == "verifier":
             console.print(f"[dim]verifier: {escape(stage.status)}, {stage.elapsed_ms:.0f} ms, "
-                          f"{-stage.found} dropped[/]", highlight=False)
+                          f"{trace.verifier_dropped} dropped[/]", highlight=False)
             for path in trace.verifier_paths:
                 console.print(f"[dim]  dropped as irrelevant: {escape(path)}[/]",
                               highlight=False)

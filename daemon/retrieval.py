@@ -40,6 +40,7 @@ until the store's table versions change.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import re
 import threading
@@ -59,7 +60,7 @@ from config.errors import DreamdError
 from config.settings import Settings, Stage
 from consistency.lifecycle import LifecycleMemory, LifecyclePolicy, feedback_priority, is_archived
 from daemon.llm import ChatClient
-from daemon.verifier import FusionVerifier
+from daemon.verifier import FusionVerifier, in_background
 from magma.embedder import Embedder
 from magma.fusion import MMR_LAMBDA, Weights, mmr, recency, weighted_rrf
 from magma.intent import (
@@ -137,8 +138,6 @@ MAGMA_STAGES = frozenset({"magma-extend", "full-fusion"})
 #: ``both-priority-magma`` (our choice: enough to settle a near tie, about a tenth of what a
 #: rank or two in the fused list is worth; never enough to lift a clearly weaker match).
 PRIORITY_BONUS = 0.02
-#: Intent questions in flight when ``llm.intent.concurrency`` is 0 (no limit): one thread each.
-LLM_POOL_UNLIMITED = 8
 #: How long the LLM's thread waits for the query's embedding to cache its answer with it, in
 #: seconds (our choice: a query embeds in milliseconds; a stuck model must not hold it).
 EMBED_WAIT_S = 5.0
@@ -257,7 +256,8 @@ class SearchTrace:
     """How one search went, for ``dreamd search --explain``, status, metrics and the
     benchmarks. ``intent_cache``: ``hit``, ``semantic-hit``, ``miss`` or ``off``;
     ``verifier_dropped``: hits the FusionVerifier judged irrelevant (their paths in
-    ``verifier_paths``); ``strategy``: ``retrieval.default_strategy``. The verifier, when
+    ``verifier_paths``); ``strategy``: ``retrieval.default_strategy``; ``intent_llm``: what
+    the intent LLM did (``off``, ``asked: …``, ``answered in time``, failures). The verifier, when
     configured, is the last entry of ``stages`` (``verifier``)."""
 
     intent: Intent
@@ -269,6 +269,7 @@ class SearchTrace:
     verifier_dropped: int = 0
     verifier_paths: tuple[str, ...] = ()
     strategy: str = "both-priority-ccb"
+    intent_llm: str = "off"
 
 
 @dataclass(frozen=True, slots=True)
@@ -331,10 +332,8 @@ class Retriever:
         # llm.intent.concurrency calls in flight at most (0: no limit); a query whose
         # question would exceed it goes on with the rules alone
         self._llm_limit = settings.llm.intent.concurrency
-        self._llm_pool = ThreadPoolExecutor(max_workers=self._llm_limit or LLM_POOL_UNLIMITED,
-                                            thread_name_prefix="dreamd-intent")
         self._llm_calls: list[Future[Intent | None]] = []
-        self._llm_asked: dict[str, Future[Intent | None]] = {}
+        self._llm_error: str | None = None  # the last question's failure, for --explain
         self._snapshot: _Snapshot | None = None
         self._snapshot_lock = threading.Lock()
         self._recalls: dict[str, RecallStats] = {}
@@ -356,7 +355,6 @@ class Retriever:
     def close(self) -> None:
         """Stop the stage threads (a stage still running finishes in the background)."""
         self._pool.shutdown(wait=False, cancel_futures=True)
-        self._llm_pool.shutdown(wait=False, cancel_futures=True)
         if self._verifier is not None:
             self._verifier.close()
 
@@ -512,13 +510,11 @@ class Retriever:
         if self._verifier is not None and hits:
             verdicts = self._verifier.verify(text, hits)
             hits, judged = verdicts.kept, verdicts.dropped
-            status = "ran" if not (verdicts.failed or verdicts.late) else \
-                f"ran: {verdicts.failed} failed, {verdicts.late} late (kept unjudged)"
-            traces.append(StageTrace("verifier", status, verdicts.elapsed_ms, -len(judged)))
+            traces.append(StageTrace("verifier", verdicts.status(), verdicts.elapsed_ms))
         trace = SearchTrace(intent, tuple(traces), (time.perf_counter() - started) * 1000,
                             candidates, dropped, intent_cache=cached,
                             verifier_dropped=len(judged), verifier_paths=judged,
-                            strategy=strategy)
+                            strategy=strategy, intent_llm=self._llm_state(llm_future))
         log.debug("search.done", stages=[f"{t.name}:{t.status}" for t in traces],
                   total_ms=round(trace.total_ms, 1), hits=len(hits))
         return SearchResult(hits, trace)
@@ -563,6 +559,22 @@ class Retriever:
             return intent, self._ask(text, today, embedding), cached_as, False
         return intent, None, cached_as, cached_as == "miss"
 
+    def _llm_state(self, asked: Future[Intent | None] | None) -> str:
+        """What the intent LLM did for this search, for ``--explain``."""
+        cfg = self._settings.retrieval.intent_analysis
+        if not cfg.enable_llm:
+            return "off"
+        if self._chat is None:
+            return "off: llm.intent is not enabled"
+        last = f"; the last question failed: {self._llm_error}" if self._llm_error else ""
+        if asked is None:
+            return f"not asked (the rules or the cache answered, or one is in flight){last}"
+        if asked.done() and asked.exception() is None:
+            answer = asked.result()
+            return "answered in time" if answer is not None else \
+                f"answered, unsure or unusable: rules used{last}"
+        return f"asked: the answer is cached for the next search{last}"
+
     def llm_pending(self) -> int:
         """Intent questions to the LLM still in flight."""
         with self._snapshot_lock:
@@ -577,7 +589,8 @@ class Retriever:
         pending = self.llm_pending()
         if self._llm_limit and pending >= self._llm_limit:
             return None
-        future = self._llm_pool.submit(self._ask_llm, text, today, embedding)
+        # a daemon thread: a slow endpoint never keeps a finished search's process alive
+        future = in_background(functools.partial(self._ask_llm, text, today, embedding))
         with self._snapshot_lock:
             self._llm_calls.append(future)
         return future
@@ -593,7 +606,9 @@ class Retriever:
             # whatever it does, search goes on with the rules; nothing is cached, so a later
             # search asks again (a timeout or a 429 passes)
             log.info("search.llm_intent_failed", error=f"{type(error).__name__}: {error}")
+            self._llm_error = str(error)
             return None
+        self._llm_error = None
         if intent is None or intent.confidence < threshold:
             intent = None
         if self._intents is not None:

@@ -11,20 +11,48 @@ kept: with a misbehaving endpoint, search answers as if no verifier were configu
 
 from __future__ import annotations
 
+import functools
 import json
 import re
+import threading
 import time
-from collections.abc import Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
+from typing import TypeVar
 
 import structlog
 
 from daemon.llm import ChatClient
 from magma.search import SearchHit
 
-__all__ = ["VERIFIER_PROMPT", "FusionVerifier", "Verdicts", "parse_verdict"]
+__all__ = ["VERIFIER_PROMPT", "FusionVerifier", "Verdicts", "in_background", "parse_verdict"]
+
+T = TypeVar("T")
+
+
+def in_background(fn: Callable[[], T], limit: threading.BoundedSemaphore | None = None
+                  ) -> Future[T]:
+    """Run ``fn`` in a new *daemon* thread and return its future. A call to a slow endpoint
+    then never keeps a finished ``dreamd search`` from exiting (a thread pool's workers are
+    joined when the interpreter exits). ``limit``: held for the duration of the call."""
+    future: Future[T] = Future()
+
+    def run() -> None:
+        if not future.set_running_or_notify_cancel():
+            return
+        try:
+            if limit is None:
+                future.set_result(fn())
+            else:
+                with limit:
+                    future.set_result(fn())
+        except BaseException as error:  # handed to whoever waits on the future
+            future.set_exception(error)
+
+    threading.Thread(target=run, name="dreamd-llm", daemon=True).start()
+    return future
 
 log = structlog.get_logger("dreamd.verifier")
 
@@ -82,6 +110,15 @@ class Verdicts:
     failed: int
     late: int
     elapsed_ms: float
+    errors: tuple[str, ...] = ()
+
+    def status(self) -> str:
+        """``ran``, or ``ran: N failed, M late (kept unjudged)`` with the first distinct
+        reasons of the failures."""
+        if not (self.failed or self.late):
+            return "ran"
+        why = f": {'; '.join(self.errors)}" if self.errors else ""
+        return f"ran: {self.failed} failed, {self.late} late (kept unjudged){why}"
 
 
 class FusionVerifier:
@@ -94,20 +131,20 @@ class FusionVerifier:
         self._chat = chat
         self._top = max(1, top)
         self._timeout_s = timeout_s
-        workers = concurrency if concurrency > 0 else self._top
-        self._pool = ThreadPoolExecutor(max_workers=workers,
-                                        thread_name_prefix="dreamd-verifier")
+        self._limit = threading.BoundedSemaphore(concurrency) if concurrency > 0 else None
 
     def close(self) -> None:
-        """Stop the worker threads (a call in flight ends at its own timeout)."""
-        self._pool.shutdown(wait=False, cancel_futures=True)
+        """Nothing to release: each call runs in its own daemon thread and ends at its own
+        timeout."""
 
     def verify(self, query: str, hits: Sequence[SearchHit]) -> Verdicts:
         """Drop the hits among the first ``top`` that the model judges irrelevant."""
         started = time.perf_counter()
         checked = list(hits[: self._top])
+        errors: list[str] = []
         futures: list[Future[bool | None]] = [
-            self._pool.submit(self._judge, query, hit) for hit in checked]
+            in_background(functools.partial(self._judge, query, hit, errors), self._limit)
+            for hit in checked]
         deadline = started + self._timeout_s
         verdicts: list[bool | None] = []
         answered = failed = late = 0
@@ -130,12 +167,17 @@ class FusionVerifier:
         elapsed = (time.perf_counter() - started) * 1000
         if failed or late:
             log.info("verifier.degraded", failed=failed, late=late, checked=len(checked))
-        return Verdicts(kept, dropped, answered, failed, late, elapsed)
+        distinct = tuple(dict.fromkeys(errors))[:2]
+        return Verdicts(kept, dropped, answered, failed, late, elapsed, distinct)
 
-    def _judge(self, query: str, hit: SearchHit) -> bool | None:
+    def _judge(self, query: str, hit: SearchHit, errors: list[str]) -> bool | None:
         try:
-            return parse_verdict(self._chat.chat(_messages(query, hit)))
+            verdict = parse_verdict(self._chat.chat(_messages(query, hit)))
         except Exception as error:  # whatever the endpoint does, the hit stays
             log.info("verifier.call_failed", path=hit.path,
                      error=f"{type(error).__name__}: {error}")
+            errors.append(str(error))
             return None
+        if verdict is None:
+            errors.append("a reply that is not {\"relevant\": true|false}")
+        return verdict

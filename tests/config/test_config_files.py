@@ -300,3 +300,14 @@ def test_an_enabled_llm_role_needs_a_model(write_config: WriteConfig) -> None:
     path = write_config("[default.llm.verifier]\nenabled = true\n")
     with pytest.raises(ConfigError, match=r"llm\.verifier.*model"):
         load_settings(config_path=path, environ={})
+
+
+def test_the_intent_llm_switch_without_the_intent_role_is_a_clear_error(
+        write_config: WriteConfig) -> None:
+    path = write_config('[default.retrieval.intent_analysis]\nenable_llm = true\n'
+                        '[default.llm]\nenabled = true\nmodel = "dream-model"\n')
+    with pytest.raises(ConfigError, match=r"needs the intent LLM: set llm\.intent\.enabled"):
+        load_settings(config_path=path, environ={})
+    path = write_config('[default.retrieval.intent_analysis]\nenable_llm = true\n'
+                        '[default.llm.intent]\nenabled = true\nmodel = "m"\n')
+    assert load_settings(config_path=path, environ={}).settings.llm.intent.enabled

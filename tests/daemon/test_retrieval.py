@@ -801,3 +801,26 @@ def test_each_seed_profile_override_takes_effect(
                 engine.close()
     finally:
         (app.state_dir / LAST_FILE).unlink()
+
+
+def test_a_hung_intent_model_never_keeps_a_finished_search_alive(
+        indexed: tuple[App, dict[str, str]]) -> None:
+    """``dreamd search`` prints its answer and exits while the intent question is still out:
+    the question runs in a daemon thread (a thread pool's workers would be joined at exit)."""
+    app, _ = indexed
+    endpoint = IntentEndpoint()
+    endpoint.delay_s = 600.0  # far beyond the subprocess timeout below
+    try:
+        done = subprocess.run(
+            [str(DREAMD), "--set", f"storage.data_dir={app.settings.storage.data_dir}",
+             "--set", "llm.intent.enabled=true", "--set", "llm.intent.model=intent-test",
+             "--set", f"llm.intent.base_url={endpoint.url}", "--set", "llm.intent.timeout_s=600",
+             "--set", "retrieval.intent_analysis.enable_llm=true",
+             "search", "kiln shelves", "--vault", str(app.vault_root), "--json", "--explain"],
+            capture_output=True, text=True, timeout=240)
+    finally:
+        endpoint.server.shutdown()
+    assert done.returncode == 0, done.stderr
+    payload = json.loads(done.stdout)
+    assert payload["hits"] and payload["trace"]["intent_llm"].startswith("asked")
+    assert endpoint.calls == 1
