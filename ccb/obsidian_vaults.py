@@ -184,6 +184,10 @@ def parse_obsidian_json(
         if not isinstance(path_text, str) or not path_text.strip():
             skipped += 1
             continue
+        if not (PurePosixPath(path_text).is_absolute()
+                or PureWindowsPath(path_text).is_absolute()):
+            skipped += 1  # Obsidian writes absolute paths; a relative one would be read
+            continue  # against wherever dreamd runs
         path = Path(path_text)
         is_open = entry.get("open")
         vaults.append(ObsidianVault(
@@ -275,11 +279,11 @@ def _time_from_ms(value: object) -> datetime | None:
     """``ts`` (milliseconds since the epoch) as a UTC time; ``None`` for anything else."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
-    if not math.isfinite(value) or value < 0:
-        return None
     try:
+        if not math.isfinite(value) or value < 0:
+            return None
         return datetime.fromtimestamp(value / 1000, tz=UTC)
-    except (OverflowError, OSError, ValueError):
+    except (OverflowError, OSError, ValueError):  # an integer too large for a float, too
         return None
 
 

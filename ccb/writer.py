@@ -449,8 +449,13 @@ class NoteWriter:
                     f"obsidian CLI: create path={rel_path}: the file read back differs from "
                     f"what was sent (sent {digest[:8]}…, found {_short(after) or 'no file'})")
             if after != known:
-                log.warning("write.cli_left", path=rel_path, found=_short(after),
-                            reason="a failed CLI write left other bytes; they are replaced")
+                # Bytes that are neither what we expected nor what we sent: a broken CLI
+                # write, or an editor's save in that very moment; nobody can tell which. They
+                # are kept in a conflict copy before anything replaces them.
+                kept = self._fork(rel_path, after, b"").conflict_path if after else None
+                log.warning("write.cli_left", path=rel_path, found=_short(after), kept=kept,
+                            reason="a failed CLI write left other bytes; kept in a conflict "
+                                   "copy, then replaced")
                 known = after
             last = error
             log.warning("write.cli_failed", path=rel_path, attempt=attempt, attempts=attempts,

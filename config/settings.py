@@ -73,10 +73,16 @@ APP_NAME = "dreamd"
 #: Prefix of every environment variable that sets a value (``DREAMD_EMBEDDING__BATCH_SIZE``).
 ENV_PREFIX = "DREAMD_"
 
-PositiveInt = Annotated[int, Field(gt=0)]
-NonNegativeInt = Annotated[int, Field(ge=0)]
-PositiveFloat = Annotated[float, Field(gt=0)]
-NonNegativeFloat = Annotated[float, Field(ge=0)]
+#: Upper bounds of every number (our choice: far beyond any sensible value, and below what
+#: Python's clocks and timedelta can hold: a timeout of 1e20 ms or ``inf`` would pass
+#: validation and then overflow on the first wait).
+MAX_INT = 10**12
+MAX_FLOAT = 1e9
+
+PositiveInt = Annotated[int, Field(gt=0, le=MAX_INT)]
+NonNegativeInt = Annotated[int, Field(ge=0, le=MAX_INT)]
+PositiveFloat = Annotated[float, Field(gt=0, le=MAX_FLOAT, allow_inf_nan=False)]
+NonNegativeFloat = Annotated[float, Field(ge=0, le=MAX_FLOAT, allow_inf_nan=False)]
 Fraction = Annotated[float, Field(ge=0, le=1)]
 
 _SECTION_CONFIG = ConfigDict(
@@ -312,6 +318,21 @@ class ObsidianCliSettings(_Section):
         min_length=1,
         description="The Obsidian CLI executable: a name looked up on PATH, or a full path.",
     )
+
+    @field_validator("command", mode="before")
+    @classmethod
+    def _name_or_absolute(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            value = value.strip()
+            expanded = str(Path(value).expanduser())
+            if ("/" in value or "\\" in value) and not (
+                    PurePosixPath(expanded).is_absolute()
+                    or PureWindowsPath(expanded).is_absolute()):
+                raise ValueError(
+                    "must be a name looked up on PATH or an absolute path (a relative path "
+                    "would run a file inside the vault: the CLI runs in the vault folder)")
+            return expanded if value.startswith("~") else value
+        return value
 
 
 class ObsidianDirectSettings(_Section):

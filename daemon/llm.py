@@ -2,7 +2,9 @@
 only.
 
 ``POST {base_url}/chat/completions`` with ``{"model", "messages", "temperature": 0}`` and an
-optional bearer key; the answer is ``choices[0].message.content``. Every failure — refused
+optional bearer key; the answer is ``choices[0].message.content``. ``timeout_s`` bounds the
+whole call (a reply dripped a byte at a time too); a reply beyond :data:`MAX_REPLY_BYTES` is
+refused. Every failure — refused
 connection, timeout, HTTP error (429 included), a reply that is not that JSON shape — is one
 :class:`config.errors.LlmError` naming the endpoint and what happened; callers degrade (the
 dream skips its deep phase), they never crash.
@@ -13,6 +15,7 @@ from __future__ import annotations
 import http.client
 import json
 import socket
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Sequence
@@ -20,7 +23,12 @@ from dataclasses import dataclass
 
 from config.errors import LlmError
 
-__all__ = ["ChatClient"]
+__all__ = ["MAX_REPLY_BYTES", "ChatClient"]
+
+#: Largest reply read, in bytes (our choice: a chat completion is a few kilobytes; an endpoint
+#: streaming without end must not fill the memory).
+MAX_REPLY_BYTES = 4_000_000
+READ_CHUNK_BYTES = 65_536
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,9 +50,22 @@ class ChatClient:
         if self.api_key:
             headers["Authorization"] = f"Bearer {self.api_key}"
         request = urllib.request.Request(url, data=body, headers=headers, method="POST")
+        deadline = time.monotonic() + self.timeout_s
         try:
             with urllib.request.urlopen(request, timeout=self.timeout_s) as response:
-                raw = response.read()
+                # urllib's timeout bounds each read, not the call: a reply dripped a byte at a
+                # time would never end, so the whole body must arrive by the deadline
+                parts: list[bytes] = []
+                size = 0
+                while chunk := response.read1(READ_CHUNK_BYTES):
+                    size += len(chunk)
+                    if size > MAX_REPLY_BYTES:
+                        raise LlmError(f"llm: {url} sent a reply larger than "
+                                       f"{MAX_REPLY_BYTES // 1_000_000} MB")
+                    if time.monotonic() > deadline:
+                        raise TimeoutError
+                    parts.append(chunk)
+                raw = b"".join(parts)
         except urllib.error.HTTPError as error:
             raise LlmError(f"llm: {url} answered HTTP {error.code} {error.reason}") from error
         except TimeoutError as error:

@@ -159,7 +159,10 @@ class SearchRecord:
     @classmethod
     def from_line(cls, line: bytes | str) -> SearchRecord:
         """Parse one log line. Raises ``ValueError`` for anything that is not a record."""
-        data = json.loads(line)
+        try:
+            data = json.loads(line)
+        except RecursionError as error:  # deeply nested garbage is garbage too
+            raise ValueError("search log line: nested too deeply") from error
         if not isinstance(data, dict):
             raise ValueError("search log line: not a JSON object")
         stages = data.get("stages", [])
@@ -788,7 +791,7 @@ def _last_dream_record(state_dir: Path) -> dict[str, Any]:
 
     try:
         data = json.loads((state_dir / LAST_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return {}
     return data if isinstance(data, dict) else {}
 

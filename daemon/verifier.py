@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import structlog
 
@@ -72,14 +72,27 @@ MAX_HIT_CHARS = 1200
 _OBJECT = re.compile(r"\{.*\}", re.DOTALL)
 
 
+#: Longest reply read as a verdict, in characters (our choice: ``{"relevant": false}`` with
+#: a code fence or a sentence around it is under 200; a model repeating itself is not a
+#: verdict, and the object search below is quadratic in the braces of a long reply).
+MAX_REPLY_CHARS = 2000
+
+
+def _no_constants(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
 def parse_verdict(reply: str) -> bool | None:
     """``True``/``False`` from a reply holding one JSON object with a boolean ``relevant``
-    (code fences and text around it are tolerated); ``None`` for anything else."""
-    match = _OBJECT.search(reply or "")
+    (code fences and text around it are tolerated); ``None`` for anything else, a reply longer
+    than :data:`MAX_REPLY_CHARS` or one with ``NaN``/``Infinity`` (not JSON) included."""
+    if not reply or len(reply) > MAX_REPLY_CHARS:
+        return None
+    match = _OBJECT.search(reply)
     if match is None:
         return None
     try:
-        data = json.loads(match.group(0))
+        data = json.loads(match.group(0), parse_constant=_no_constants)
     except (ValueError, RecursionError):
         return None
     if not isinstance(data, dict):

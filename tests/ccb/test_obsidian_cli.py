@@ -456,3 +456,48 @@ def test_in_place_write_leaves_a_file_found_empty_to_its_editor(tmp_path: Path) 
     target.write_bytes(b"a much longer old text")
     assert replace_bytes_in_place(target, b"short") == b"a much longer old text"
     assert target.read_bytes() == b"short"
+
+
+EDITOR_DURING_CREATE = '''#!{python}
+"""A CLI that answers version and vault, and on create lets an "editor" save the file in that
+very moment, then fails (exit 1) or hangs: the edit must survive."""
+import os, sys, time
+args = sys.argv[1:]
+if args[:1] == ["version"]:
+    print("1.12.7"); sys.exit(0)
+if args[:1] == ["vault"]:
+    print(os.getcwd()); sys.exit(0)
+if args[:1] == ["create"]:
+    path = next(a.split("=", 1)[1] for a in args if a.startswith("path="))
+    with open(path, "ab") as f:
+        f.write(b"USER EDIT: the kiln is 60 cm wide\\n")
+    if "{how}" == "hang":
+        time.sleep(600)
+    print("Error: something went wrong", file=sys.stderr); sys.exit(1)
+'''
+
+
+@pytest.mark.parametrize(("how", "fallback"), [("fail", True), ("hang", True),
+                                               ("fail", False)])
+def test_an_edit_saved_while_a_cli_write_fails_is_never_lost(
+        vault: Path, tmp_path: Path, how: str, fallback: bool) -> None:
+    cli = tmp_path / "editor-cli"
+    cli.write_text(EDITOR_DURING_CREATE.format(python=sys.executable, how=how),
+                   encoding="utf-8")
+    cli.chmod(0o755)
+    target = vault / "Memory" / "kiln.md"
+    base = _memory("The kiln is 40 cm wide.\n")
+    target.write_bytes(base)
+    router = WriteRouter(ObsidianCli(vault, command=str(cli), timeout_ms=1500), mode="cli",
+                         memory_folder="Memory", max_retries=0, fallback=fallback)
+    writer = NoteWriter(vault, tmp_path / "state", router=router)
+    ours = _memory("The kiln is 40 cm wide. It fires to cone 6.\n")
+    if fallback:
+        writer.write("Memory/kiln.md", ours, base=base)
+    else:
+        with pytest.raises(ObsidianCliError):
+            writer.write("Memory/kiln.md", ours, base=base)
+    texts = [p.read_bytes() for p in (vault / "Memory").glob("*.md")]
+    assert any(b"USER EDIT: the kiln is 60 cm wide" in t for t in texts), texts
+    if fallback:
+        assert target.read_bytes() == ours

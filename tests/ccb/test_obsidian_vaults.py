@@ -341,3 +341,13 @@ def test_exists_is_false_for_a_file_or_an_impossible_path(tmp_path: Path) -> Non
     }})
     found = discover_vaults(home=tmp_path, env={}, platform="linux")
     assert [v.exists for v in found.vaults] == [False, False, False]
+
+
+def test_a_relative_path_or_a_huge_timestamp_never_misleads(tmp_path: Path) -> None:
+    (tmp_path / "Notes").mkdir()
+    write_json(tmp_path / ".config" / "obsidian", {"vaults": {
+        "1": {"path": "Notes", "ts": 5},  # relative: would be read against the cwd
+        "2": {"path": str(tmp_path / "Notes"), "ts": 10 ** 400},  # too large for a float
+    }})
+    found = discover_vaults(home=tmp_path, env={}, platform="linux")
+    assert [(v.path, v.last_opened) for v in found.vaults] == [(tmp_path / "Notes", None)]

@@ -311,3 +311,23 @@ def test_the_intent_llm_switch_without_the_intent_role_is_a_clear_error(
     path = write_config('[default.retrieval.intent_analysis]\nenable_llm = true\n'
                         '[default.llm.intent]\nenabled = true\nmodel = "m"\n')
     assert load_settings(config_path=path, environ={}).settings.llm.intent.enabled
+
+
+@pytest.mark.parametrize(("key", "value", "reason"), [
+    ("llm.verifier.timeout_s", "inf", "finite number"),
+    ("metrics.interval_s", "nan", "finite number"),
+    ("metrics.interval_s", "1e300", "less than or equal"),
+    ("obsidian.cli.timeout_ms", "100000000000000000000", "less than or equal"),
+    ("obsidian.cli.command", "./bin/obsidian", "absolute path"),
+    ("obsidian.cli.command", "bin/obsidian", "absolute path"),
+])
+def test_values_that_would_overflow_or_run_a_vault_file_are_refused(
+        key: str, value: str, reason: str) -> None:
+    with pytest.raises(ConfigError, match=reason):
+        load_settings(environ={}, overrides={key: value})
+
+
+def test_the_cli_command_may_be_a_name_or_an_absolute_path() -> None:
+    for value in ("obsidian", "/opt/Obsidian/obsidian", "Obsidian.com"):
+        assert load_settings(environ={}, overrides={"obsidian.cli.command": value}) \
+            .settings.obsidian.cli.command == value
