@@ -209,12 +209,17 @@ def init(
                                   "with your vault's folder.", highlight=False)
                         raise typer.Exit(1)
                 else:
-                    number = IntPrompt.ask(
-                        f"Vault number (1-{len(found.vaults)})", console=out,
-                        choices=[str(n) for n in range(1, len(found.vaults) + 1)],
-                        show_choices=False,
-                    )
-                    picked = found.vaults[number - 1]
+                    while True:
+                        number = IntPrompt.ask(
+                            f"Vault number (1-{len(found.vaults)})", console=out,
+                            choices=[str(n) for n in range(1, len(found.vaults) + 1)],
+                            show_choices=False,
+                        )
+                        picked = found.vaults[number - 1]
+                        if picked.exists:
+                            break
+                        err.print(f"{escape(str(picked.path))} no longer exists (Obsidian "
+                                  "still lists it); pick another one.", highlight=False)
             except EOFError:
                 err.print("\ndreamd: init: no answer; nothing written.", highlight=False)
                 raise typer.Exit(1) from None

@@ -138,17 +138,17 @@ def test_one_vault_is_confirmed_with_enter(tmp_path: Path) -> None:
 
 
 @needs_pty
-def test_picking_a_vault_whose_folder_is_gone_is_a_clear_error(tmp_path: Path) -> None:
+def test_picking_a_vault_whose_folder_is_gone_asks_again(tmp_path: Path) -> None:
     home = obsidian_home(tmp_path, {"Notes": 2_000, "Gone": 1_000, "Work": 500},
                          missing=("Gone",))
     config = tmp_path / "dreamd.toml"
 
     code, shown = run_in_terminal(["--config", str(config), "init"], terminal_env(home),
-                                  "2\n", "Vault number")
+                                  "2\n3\n", "Vault number")
 
-    assert code == 4, shown
-    assert f"vault 'Gone' at {home / 'Gone'} no longer exists" in shown
-    assert "Traceback" not in shown and not config.exists()
+    assert code == 0, shown
+    assert f"{home / 'Gone'} no longer exists (Obsidian still lists it); pick another" in shown
+    assert "Traceback" not in shown and config_vault(config) == str(home / "Work")
 
 
 # --------------------------------------------------------------------------- without a terminal
