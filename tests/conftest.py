@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import subprocess
+import sys
+from collections.abc import Iterator
 from pathlib import Path
+from types import ModuleType
+from typing import Any
 
 import pytest
 
@@ -50,3 +56,48 @@ def isolated_dreamd(
     monkeypatch.setenv("XDG_DATA_HOME", str(home / "xdg-data"))
     monkeypatch.setenv("LANCEDB_LOG", "error")
     return home
+
+
+# --------------------------------------------------------------------------- Obsidian stand-in
+
+
+def _load_standin() -> ModuleType:
+    """``tests/ccb/obsidian_standin.py`` by path (the test folders are not packages)."""
+    name = "obsidian_standin"
+    module = sys.modules.get(name)
+    if module is None:
+        spec = importlib.util.spec_from_file_location(
+            name, Path(__file__).resolve().parent / "ccb" / "obsidian_standin.py")
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="session")
+def standin() -> ModuleType:
+    """The stand-in for the Obsidian desktop app's CLI (``tests/ccb/obsidian_standin.py``)."""
+    return _load_standin()
+
+
+@pytest.fixture
+def knobs(standin: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """The stand-in installed as ``obsidian`` first on PATH, with its knobs folder."""
+    bin_dir = tmp_path / "bin"
+    standin.install(bin_dir)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}")
+    folder = tmp_path / "standin"
+    folder.mkdir()
+    monkeypatch.setenv("OBSIDIAN_STANDIN_DIR", str(folder))
+    monkeypatch.delenv("OBSIDIAN_STANDIN_ACTIVE_VAULT", raising=False)
+    return standin.Knobs(folder)
+
+
+@pytest.fixture
+def obsidian_app(standin: ModuleType, tmp_path: Path) -> Iterator[subprocess.Popen[bytes]]:
+    """A running process named ``obsidian``: to the process list, the app is running."""
+    proc = standin.start_fake_app(tmp_path / "app")
+    yield proc
+    proc.kill()
+    proc.wait()

@@ -6,16 +6,13 @@ the Obsidian desktop app's CLI, installed as ``obsidian`` first on PATH — on r
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import psutil  # type: ignore[import-untyped]
@@ -38,51 +35,12 @@ from ccb.obsidian_cli import (
 from ccb.writer import NoteWriter
 
 
-def _load_standin() -> ModuleType:
-    """``obsidian_standin.py`` by path (tests/ccb is not a package under importlib mode)."""
-    name = "obsidian_standin"
-    module = sys.modules.get(name)
-    if module is None:
-        spec = importlib.util.spec_from_file_location(
-            name, Path(__file__).with_name("obsidian_standin.py"))
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return module
-
-
-standin_module = _load_standin()
-
-
-@pytest.fixture
-def knobs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
-    """The stand-in installed as ``obsidian`` first on PATH, with its knobs folder."""
-    bin_dir = tmp_path / "bin"
-    standin_module.install(bin_dir)
-    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}")
-    folder = tmp_path / "standin"
-    folder.mkdir()
-    monkeypatch.setenv("OBSIDIAN_STANDIN_DIR", str(folder))
-    monkeypatch.delenv("OBSIDIAN_STANDIN_ACTIVE_VAULT", raising=False)
-    return standin_module.Knobs(folder)
-
-
 @pytest.fixture
 def vault(tmp_path: Path) -> Path:
     root = tmp_path / "vault"
     (root / ".obsidian").mkdir(parents=True)
     (root / "Memory").mkdir()
     return root
-
-
-@pytest.fixture
-def obsidian_app(tmp_path: Path) -> Iterator[subprocess.Popen[bytes]]:
-    """A running process named ``obsidian``: to the process list, the app is running."""
-    proc = standin_module.start_fake_app(tmp_path / "app")
-    yield proc
-    proc.kill()
-    proc.wait()
 
 
 def _gone(pid: int) -> bool:
@@ -118,18 +76,18 @@ def test_content_problem_names_what_the_cli_cannot_carry(data: bytes,
 
 @given(st.text(alphabet=st.characters(blacklist_characters="\\\r\ufeff",
                                       blacklist_categories=["Cs"]), max_size=300))
-def test_encoded_content_decodes_back_exactly(text: str) -> None:
+def test_encoded_content_decodes_back_exactly(standin: Any, text: str) -> None:
     """What content_problem lets through comes back byte for byte from the documented
     escapes (the stand-in decodes as the help page says)."""
     if content_problem(text.encode("utf-8")) is None:
-        assert standin_module.decode_content(encode_content(text)) == text
+        assert standin.decode_content(encode_content(text)) == text
         assert "\n" not in encode_content(text) and "\t" not in encode_content(text)
 
 
 # --------------------------------------------------------------------------- transport
 
 
-def test_create_writes_the_file_in_the_vault_through_the_cli(knobs: Any,
+def test_create_writes_the_file_in_the_vault_through_the_cli(standin: Any, knobs: Any,
                                                               vault: Path) -> None:
     cli = ObsidianCli(vault)
     text = "---\nname: Tabs\n---\nline one\n\tindented\n\nlast line\n"
@@ -139,7 +97,7 @@ def test_create_writes_the_file_in_the_vault_through_the_cli(knobs: Any,
     assert argv == ["create", "path=Memory/tabs.md",
                     "content=---\\nname: Tabs\\n---\\nline one\\n\\tindented\\n\\nlast line\\n",
                     "overwrite"]
-    assert cli.version() == standin_module.VERSION
+    assert cli.version() == standin.VERSION
     assert cli.vault_path() == vault.resolve()
 
 
@@ -159,14 +117,15 @@ def test_missing_cli_is_named(vault: Path) -> None:
     assert caught.value.kind == "missing"
 
 
-def test_exit_code_and_first_stderr_line_are_reported(knobs: Any, vault: Path) -> None:
+def test_exit_code_and_first_stderr_line_are_reported(standin: Any, knobs: Any,
+                                                      vault: Path) -> None:
     knobs.fail(1, "version")
     with pytest.raises(ObsidianCliError) as caught:
         ObsidianCli(vault).version()
     assert caught.value.kind == "failed"
     assert str(caught.value) == ("obsidian CLI: `obsidian version` exited with 1: Error: Unable "
                                  "to connect to Obsidian (stand-in: told to fail).")
-    assert ObsidianCli(vault).version() == standin_module.VERSION  # only the first failed
+    assert ObsidianCli(vault).version() == standin.VERSION  # only the first failed
 
 
 def test_a_hanging_cli_is_stopped_with_its_whole_process_group(knobs: Any,
@@ -185,7 +144,7 @@ def test_a_hanging_cli_is_stopped_with_its_whole_process_group(knobs: Any,
     assert not (vault / "Memory" / "slow.md").exists()
 
 
-def test_app_detection_sees_the_app_not_a_cli_call(knobs: Any, vault: Path,
+def test_app_detection_sees_the_app_not_a_cli_call(standin: Any, knobs: Any, vault: Path,
                                                    tmp_path: Path) -> None:
     cli = ObsidianCli(vault)
     executable = cli.executable()
@@ -202,7 +161,7 @@ def test_app_detection_sees_the_app_not_a_cli_call(knobs: Any, vault: Path,
     finally:
         os.killpg(call.pid, signal.SIGKILL)  # the call and the child it started
         call.wait()
-    app = standin_module.start_fake_app(tmp_path / "app")
+    app = standin.start_fake_app(tmp_path / "app")
     try:
         assert obsidian_app_running(executable)
     finally:
@@ -226,9 +185,10 @@ def test_app_detection_sees_the_app_not_a_cli_call(knobs: Any, vault: Path,
     (["delete", "path=A/b.md", "permanent"], (None, "delete", {"path": "A/b.md"},
                                               {"permanent"})),
 ])
-def test_standin_parses_the_documented_syntax(argv: list[str], parsed: tuple[object, ...]
+def test_standin_parses_the_documented_syntax(standin: Any, argv: list[str],
+                                                parsed: tuple[object, ...]
                                               ) -> None:
-    assert standin_module.parse_args(argv) == parsed
+    assert standin.parse_args(argv) == parsed
 
 
 def _obsidian(vault: Path, *args: str) -> subprocess.CompletedProcess[str]:

@@ -9,15 +9,11 @@ token-hash fake (conftest): these tests are about files and origins, not meaning
 
 from __future__ import annotations
 
-import importlib.util
-import os
 import re
 import subprocess
-import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import daemon_harness as h  # registered by conftest.py
@@ -38,44 +34,6 @@ from daemon.doctor_checks import check_write_mode
 Builder = Callable[..., tuple[App, object]]
 MEMORY_INDEX = "Memory/MEMORY.md"
 USER_MEMORY = "Memory/prefers-metric-units.md"
-
-
-def _load_standin() -> ModuleType:
-    name = "obsidian_standin"
-    module = sys.modules.get(name)
-    if module is None:
-        spec = importlib.util.spec_from_file_location(
-            name, Path(__file__).resolve().parents[1] / "ccb" / "obsidian_standin.py")
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return module
-
-
-standin = _load_standin()
-
-
-@pytest.fixture
-def knobs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
-    """The stand-in installed as ``obsidian`` first on PATH, with its knobs folder."""
-    bin_dir = tmp_path / "bin"
-    standin.install(bin_dir)
-    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}")
-    folder = tmp_path / "standin"
-    folder.mkdir()
-    monkeypatch.setenv("OBSIDIAN_STANDIN_DIR", str(folder))
-    monkeypatch.delenv("OBSIDIAN_STANDIN_ACTIVE_VAULT", raising=False)
-    return standin.Knobs(folder)
-
-
-@pytest.fixture
-def obsidian_app(tmp_path: Path) -> Iterator[subprocess.Popen[bytes]]:
-    """A running process named ``obsidian``: to the process list, the app is running."""
-    proc = standin.start_fake_app(tmp_path / "app")
-    yield proc
-    proc.kill()
-    proc.wait()
 
 
 def _app(make_app: Builder, vault: Path, **settings: object) -> App:
@@ -301,8 +259,8 @@ def test_auto_does_not_write_into_another_vault(
 # --------------------------------------------------------------------------- doctor
 
 
-def test_doctor_names_the_write_mode_and_why(knobs: Any, vault: Path, make_app: Builder,
-                                            tmp_path: Path) -> None:
+def test_doctor_names_the_write_mode_and_why(standin: Any, knobs: Any, vault: Path,
+                                             make_app: Builder, tmp_path: Path) -> None:
     runner = CliRunner()
     done = runner.invoke(cli_app, ["doctor", "--vault", str(vault)])
     assert "write mode: direct: obsidian.mode = auto and Obsidian is not running" \
