@@ -561,6 +561,16 @@ def verifier_app(app: App, endpoint: IntentEndpoint, **more: object) -> App:
                            "llm.verifier.timeout_s": 3, **more})
 
 
+def plain_search(app: App, query: str) -> list[Any]:
+    """The same search without a verifier, from an App built as the verifier's is (the same
+    recall statistics read from the store, not the module app's counts held in memory)."""
+    plain = variant(app)
+    try:
+        return plain.search(query, count_recall=False, now=NOW)
+    finally:
+        plain.close()
+
+
 def _note_text(request: dict[str, Any]) -> str:
     return str(request["messages"][-1]["content"])
 
@@ -569,7 +579,7 @@ def test_the_verifier_drops_the_hits_it_judges_irrelevant_and_never_adds(
         indexed: tuple[App, dict[str, str]]) -> None:
     app, _ = indexed
     query = "kiln shelves and glaze"
-    plain = [(h.path, h.title) for h in app.search(query, count_recall=False, now=NOW)]
+    plain = [(h.path, h.title) for h in plain_search(app, query)]
     endpoint = IntentEndpoint()
     # the model judges the second and the fourth hit irrelevant, the rest relevant
     bad = {plain[1][1], plain[3][1]}
@@ -598,7 +608,7 @@ def test_a_misbehaving_verifier_never_breaks_search(
         indexed: tuple[App, dict[str, str]], fault: str) -> None:
     app, _ = indexed
     query = "rye bread baking"
-    plain = [h.path for h in app.search(query, count_recall=False, now=NOW)]
+    plain = [h.path for h in plain_search(app, query)]
     endpoint = IntentEndpoint()
     endpoint.status, endpoint.reply = {
         "timeout": (200, '{"relevant": false}'), "429": (429, ""), "500": (500, ""),
