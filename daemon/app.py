@@ -32,7 +32,7 @@ from config import (
     store_uri,
 )
 from config.errors import ConfigError, DreamdError, LockError, MemoryNotFoundError, VaultError
-from config.settings import LlmRoleSettings
+from config.settings import LlmRoleSettings, LlmSettings
 from consistency.dream import dream_due
 from consistency.lifecycle import LifecyclePolicy, RecallStats
 from consistency.synthesis import ExtractedFact
@@ -320,16 +320,13 @@ class App:
         )
 
     def chat_client(self) -> ChatClient | None:
-        """The configured LLM endpoint, or ``None`` while ``llm.enabled`` is off."""
-        cfg = self.settings.llm
-        if not cfg.enabled or not cfg.model:
-            return None
-        return ChatClient(cfg.base_url, cfg.model, timeout_s=cfg.timeout_s)
+        """The dream's LLM endpoint, or ``None`` while ``llm.enabled`` is off."""
+        return self.role_client(self.settings.llm)
 
     @staticmethod
-    def role_client(role: LlmRoleSettings) -> ChatClient | None:
-        """The endpoint of one LLM role (``llm.intent``, ``llm.verifier``), or ``None`` while
-        the role is off."""
+    def role_client(role: LlmSettings | LlmRoleSettings) -> ChatClient | None:
+        """The endpoint of one LLM role (the dream's ``llm``, ``llm.intent``,
+        ``llm.verifier``), or ``None`` while the role is off."""
         if not role.enabled or not role.model:
             return None
         return ChatClient(role.base_url, role.model, timeout_s=role.timeout_s)
