@@ -49,10 +49,9 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
 
 import numpy as np  # noqa: E402
-from search_bench import DEFAULT_CORPUS, build_queries, pct, prepare  # noqa: E402
+from search_bench import DEFAULT_CORPUS, build_queries, isolate, pct, prepare  # noqa: E402
 
 from daemon.app import App, load  # noqa: E402
-from daemon.logs import configure_logging  # noqa: E402
 from magma.intent import NO_INTENT, IntentCache  # noqa: E402
 
 STRATEGIES = ("both-priority-ccb", "both-priority-magma", "ccb-only", "magma-only")
@@ -265,14 +264,7 @@ def main() -> int:
     parser.add_argument("--json", type=Path,
                         default=REPO / "bench/results/integration_bench.json")
     args = parser.parse_args()
-    workdir = args.workdir.resolve()
-    workdir.mkdir(parents=True, exist_ok=True)
-    for key in [k for k in os.environ if k.startswith("DREAMD_")]:
-        del os.environ[key]  # nothing of the user's dreamd is read or touched
-    os.environ["LANCEDB_LOG"] = "error"
-    os.environ["DREAMD_STORAGE__DATA_DIR"] = str(workdir / "data")
-    os.environ["DREAMD_CONFIG"] = str(workdir / "no-config.toml")
-    configure_logging("warning", "console")
+    workdir = isolate(args.workdir)
     prepared = prepare(workdir, DEFAULT_CORPUS, 1000, 7)
     vault = workdir / "vault"
     app = App.create(load(None, None, {"vault.path": str(vault)}))

@@ -335,6 +335,20 @@ def render(result: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def isolate(workdir: Path) -> Path:
+    """Make ``workdir`` (resolved) and point this process's dreamd at it alone: no
+    ``DREAMD_*`` of the user's, the index in ``<workdir>/data``, no config file; quiet logs."""
+    workdir = workdir.resolve()
+    workdir.mkdir(parents=True, exist_ok=True)
+    for key in [k for k in os.environ if k.startswith("DREAMD_")]:
+        del os.environ[key]  # nothing of the user's dreamd is read or touched
+    os.environ["LANCEDB_LOG"] = "error"
+    os.environ["DREAMD_STORAGE__DATA_DIR"] = str(workdir / "data")
+    os.environ["DREAMD_CONFIG"] = str(workdir / "no-config.toml")
+    configure_logging("warning", "console")
+    return workdir
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--workdir", type=Path,
@@ -347,14 +361,7 @@ def main() -> int:
     parser.add_argument("--json", type=Path, default=REPO / "bench/results/search_bench.json")
     args = parser.parse_args()
 
-    workdir = args.workdir.resolve()
-    workdir.mkdir(parents=True, exist_ok=True)
-    for key in [k for k in os.environ if k.startswith("DREAMD_")]:
-        del os.environ[key]  # nothing of the user's dreamd is read or touched
-    os.environ["LANCEDB_LOG"] = "error"
-    os.environ["DREAMD_STORAGE__DATA_DIR"] = str(workdir / "data")
-    os.environ["DREAMD_CONFIG"] = str(workdir / "no-config.toml")
-    configure_logging("warning", "console")
+    workdir = isolate(args.workdir)
 
     prepared = prepare(workdir, args.corpus, args.memories, args.seed)
     app = App.create(load(None, None, {"vault.path": str(workdir / "vault")}))
