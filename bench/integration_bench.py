@@ -115,6 +115,13 @@ def engines(vault: Path, queries: list[str]) -> dict[str, Any]:
     return out
 
 
+class _ManyCallsServer(ThreadingHTTPServer):
+    """A loopback server that queues many connections at once (the verifier opens one per
+    hit; the default backlog of 5 makes the rest wait for a TCP retry)."""
+
+    request_queue_size = 64
+
+
 class FakeVerifier:
     """A FAKE OpenAI chat endpoint on loopback: ``{"relevant": true}`` after ``delay_s``."""
 
@@ -134,8 +141,7 @@ class FakeVerifier:
             def log_message(self, *args: object) -> None:
                 pass
 
-        ThreadingHTTPServer.request_queue_size = 64
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server = _ManyCallsServer(("127.0.0.1", 0), Handler)
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
 

@@ -17,6 +17,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, date, datetime, timedelta
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -425,13 +426,20 @@ def test_the_readme_hook_recipe_works_as_written(indexed: tuple[App, dict[str, s
         assert len(done.stdout) < 10_000
 
 
+class _ManyCallsServer(ThreadingHTTPServer):
+    """A loopback server that queues many connections at once (the verifier opens one per
+    hit; the default backlog of 5 makes the rest wait for a TCP retry)."""
+
+    request_queue_size = 64
+
+
 class IntentEndpoint:
     """A FAKE LLM endpoint on loopback that speaks the OpenAI chat protocol (the one part of
     the pipeline that is external and non-deterministic): it answers ``reply`` with HTTP
     ``status``."""
 
     def __init__(self) -> None:
-        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+        from http.server import BaseHTTPRequestHandler
 
         self.reply = ""
         self.status = 200
@@ -482,8 +490,7 @@ class IntentEndpoint:
             def log_message(self, *args: object) -> None:
                 pass
 
-        ThreadingHTTPServer.request_queue_size = 64  # many calls at once (the verifier)
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server = _ManyCallsServer(("127.0.0.1", 0), Handler)
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
 
