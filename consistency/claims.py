@@ -1,0 +1,938 @@
+"""What a memory claims, read once into typed parts: values, polarity, its day, its frame.
+
+Pure functions of text (and of the day a memory was written, for "yesterday"); no clock, no
+model. :func:`read_claim` turns a memory's text into a :class:`Claim` that
+:mod:`consistency.duplicates` compares pair by pair:
+
+- **values** (:class:`Value`), by kind: URLs, e-mail addresses, IP addresses and host names
+  (with their ports), cloud regions, file paths, code spans, versions, dates, times of day,
+  weekdays and months, numbers with their units (seconds, bytes, money, percent, kilograms,
+  Chinese units and numerals), proper names (capitalised words inside a sentence) and
+  identifiers (``snake_case``, ``CamelCase``, ``@scope/pkg``);
+- **polarity**: concepts with a sign (``like``: love, enjoy, prefer / hate, can't stand, 讨厌;
+  ``allow``, ``enable``, ``always``, ``require``) and the content words a negation covers
+  (``not``, ``never``, ``don't``, ``不``, ``别``, ``禁止`` …);
+- **the frame**: the text's content words in order with every value replaced by its kind, so
+  "timeout is 30 s" and "timeout is 60 s" have one frame;
+- **the day it happened** (:attr:`Claim.event_day`): a date the text names as the time of an
+  event ("2026-03-14: weighed 72.4 kg", "Released v2.3 on May 1", "3月5日跑了10公里"), not a
+  date that is the fact's value ("the deadline is June 1");
+- **the relation** it states, when a cue says so: ``exclusive`` (one value at a time: *is*,
+  *prefers*, *lives in*, *switched to*, 是, 改成 …) or ``multi`` (several can hold at once:
+  *allergic to*, *speaks*, *has a*, *likes* without *most* …).
+
+Tokens for lexical overlap are case-folded, NFKC-normalised, free of markdown markers and
+contractions ("don't" → "do not"), stemmed lightly (English) or cut into character bigrams
+(Chinese, spacing ignored), and order-free: :func:`dice` compares them as multisets.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import unicodedata
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import date, timedelta
+from typing import Literal
+
+__all__ = [
+    "Claim",
+    "Language",
+    "Value",
+    "dice",
+    "language_of",
+    "read_claim",
+]
+
+Language = Literal["en", "zh"]
+
+_HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_HAN_RE = re.compile(f"[{_HAN}]")
+_HAN_RUN = re.compile(f"[{_HAN}]+")
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class Value:
+    """One value a memory states: ``kind`` (``number``, ``port``, ``version``, ``host``,
+    ``ip``, ``url``, ``email``, ``region``, ``path``, ``code``, ``date``, ``time``,
+    ``weekday``, ``month``, ``name``, ``id``), its normalised ``text`` (``"30"``,
+    ``"db1.internal"``, ``"2026-03-14"``) and ``unit`` for numbers (``s``, ``byte``, ``%``,
+    ``kg``, ``usd`` …; ``""`` when none)."""
+
+    kind: str
+    text: str
+    unit: str = ""
+
+    def label(self) -> str:
+        """Readable form for explanations: ``30 s``, ``db1.internal``."""
+        return f"{self.text} {self.unit}" if self.unit else self.text
+
+
+@dataclass(frozen=True, slots=True)
+class Claim:
+    """A memory's text read once (see the module docstring).
+
+    ``key`` is the order-free comparison form (sorted tokens plus values): two claims with one
+    key say the same words. ``tokens`` are the lexical tokens (a multiset, order kept);
+    ``frame`` the content words in order with values as ``⟨kind⟩``; ``units`` the frame as
+    comparison units (English stems, single Han characters) for alignment.
+    ``concepts`` maps a polarity concept to its signs in the text (True: asserted).
+    ``negated``/``asserted``: content tokens under a negation / outside one.
+    """
+
+    text: str
+    language: Language
+    tokens: tuple[str, ...]
+    frame: tuple[str, ...]
+    units: tuple[str, ...]
+    values: frozenset[Value]
+    concepts: dict[str, frozenset[bool]]
+    negated: frozenset[str]
+    asserted: frozenset[str]
+    event_day: date | None
+    relation: Literal["exclusive", "multi"] | None
+    key: str
+    slot: str | None
+    says_changed: bool = False
+    retracted: frozenset[Value] = frozenset()
+    negations: int = 0
+
+
+# --------------------------------------------------------------------------- cleaning
+
+_QUOTES = str.maketrans({"‘": "'", "’": "'", "ʼ": "'", "“": '"', "”": '"', "「": '"',
+                         "」": '"', "『": '"', "』": '"'})
+_BLOCK_MARKERS = re.compile(r"(?m)^\s*(?:[-*+]\s+\[[ xX]\]\s+|[-*+]\s+|\d+[.)]\s+|#{1,6}\s+|>\s*)+")
+_EMPHASIS = re.compile(r"\*\*|__|~~|(?<![\w*])\*(?!\s)|(?<!\s)\*(?![\w*])|==")
+_WIKILINK = re.compile(r"!?\[\[([^\]|#^]*)(?:[#^][^\]|]*)?(?:\|([^\]]*))?\]\]")
+_MDLINK = re.compile(r"!?\[([^\]]*)\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
+_LABEL_LINE = re.compile(r"(?im)^\s*(?:why|how to apply|原因|为什么|如何应用|怎么用)\s*[:：]\s*")
+_SPACE_IN_HAN = re.compile(f"(?<=[{_HAN}])[ \t]+(?=[{_HAN}A-Za-z0-9])|(?<=[A-Za-z0-9%])[ \t]+(?=[{_HAN}])")
+_FULLWIDTH_PUNCT = str.maketrans({"，": ",", "。": ".", "；": ";", "：": ":", "！": "!", "？": "?",
+                                  "（": "(", "）": ")", "、": ","})
+
+
+def _clean(text: str) -> str:
+    text = unicodedata.normalize("NFKC", text).translate(_QUOTES)
+    text = _WIKILINK.sub(lambda m: m.group(2) or m.group(1), text)
+    text = _MDLINK.sub(lambda m: f"{m.group(1)} {m.group(2)}", text)
+    text = _BLOCK_MARKERS.sub("", text)
+    text = _LABEL_LINE.sub("", text)
+    text = _EMPHASIS.sub("", text)
+    return _SPACE_IN_HAN.sub("", text)
+
+
+def language_of(text: str) -> Language:
+    """``zh`` when Han characters make up at least a third of the letters, else ``en``."""
+    han = len(_HAN_RE.findall(text))
+    latin = sum(1 for ch in text if ch.isascii() and ch.isalpha())
+    return "zh" if han and han * 3 >= han + latin // 4 else "en"
+
+
+# --------------------------------------------------------------------------- numbers
+
+_ZH_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6,
+              "七": 7, "八": 8, "九": 9}
+_ZH_UNITS = {"十": 10, "百": 100, "千": 1000}
+_ZH_NUMBER = re.compile("[零〇一二两三四五六七八九十百千万]+")
+
+
+def _zh_number(text: str) -> int | None:
+    """``三十`` → 30, ``两百五十`` → 250, ``一万二`` → 12000; ``None`` when it is not one."""
+    total, section, digit = 0, 0, None
+    for ch in text:
+        if ch in _ZH_DIGITS:
+            digit = _ZH_DIGITS[ch]
+        elif ch in _ZH_UNITS:
+            section += (1 if digit is None else digit) * _ZH_UNITS[ch]
+            digit = None
+        elif ch == "万":
+            total += (section + (digit or 0)) * 10000
+            section, digit = 0, None
+        else:
+            return None
+    return total + section + (digit or 0)
+
+
+#: Unit spellings -> (canonical unit, factor to it). Time in seconds, sizes in bytes.
+_UNITS: dict[str, tuple[str, float]] = {
+    **dict.fromkeys(("ms", "msec", "millisecond", "milliseconds", "毫秒"), ("s", 0.001)),
+    **dict.fromkeys(("s", "sec", "secs", "second", "seconds", "秒", "秒钟"), ("s", 1.0)),
+    **dict.fromkeys(("min", "mins", "minute", "minutes", "分钟"), ("s", 60.0)),
+    **dict.fromkeys(("h", "hr", "hrs", "hour", "hours", "小时", "个小时"), ("s", 3600.0)),
+    **dict.fromkeys(("d", "day", "days", "天"), ("s", 86400.0)),
+    **dict.fromkeys(("week", "weeks", "周", "星期", "个星期"), ("s", 604800.0)),
+    **dict.fromkeys(("month", "months", "个月"), ("month", 1.0)),
+    **dict.fromkeys(("year", "years", "yr", "yrs", "年"), ("year", 1.0)),
+    **dict.fromkeys(("b", "byte", "bytes", "字节"), ("byte", 1.0)),
+    **dict.fromkeys(("kb", "k", "kib"), ("byte", 1024.0)),
+    **dict.fromkeys(("mb", "mib", "m", "兆"), ("byte", 1024.0**2)),
+    **dict.fromkeys(("gb", "gib", "g"), ("byte", 1024.0**3)),
+    **dict.fromkeys(("tb", "tib", "t"), ("byte", 1024.0**4)),
+    **dict.fromkeys(("%", "percent", "pct", "百分之"), ("%", 1.0)),
+    **dict.fromkeys(("kg", "kgs", "kilo", "kilos", "kilogram", "kilograms", "公斤", "千克"),
+                    ("kg", 1.0)),
+    **dict.fromkeys(("斤",), ("kg", 0.5)),
+    **dict.fromkeys(("lb", "lbs", "pound", "pounds"), ("lb", 1.0)),
+    **dict.fromkeys(("km", "kilometre", "kilometres", "kilometer", "kilometers", "公里",
+                     "千米"), ("m", 1000.0)),
+    **dict.fromkeys(("metre", "metres", "meter", "meters", "米"), ("m", 1.0)),
+    **dict.fromkeys(("cm", "厘米"), ("m", 0.01)),
+    **dict.fromkeys(("mile", "miles"), ("mile", 1.0)),
+    **dict.fromkeys(("usd", "dollar", "dollars", "$", "美元", "刀"), ("usd", 1.0)),
+    **dict.fromkeys(("eur", "euro", "euros", "€", "欧元"), ("eur", 1.0)),
+    **dict.fromkeys(("gbp", "£", "英镑"), ("gbp", 1.0)),
+    **dict.fromkeys(("cny", "rmb", "yuan", "¥", "元", "块", "块钱", "人民币"), ("cny", 1.0)),
+    **dict.fromkeys(("°c", "℃", "c", "celsius", "度"), ("°c", 1.0)),
+    **dict.fromkeys(("°f", "℉", "f", "fahrenheit"), ("°f", 1.0)),
+    **dict.fromkeys(("x", "times", "次", "遍"), ("x", 1.0)),
+    **dict.fromkeys(("mmhg",), ("mmhg", 1.0)),
+    **dict.fromkeys(("bpm",), ("bpm", 1.0)),
+    **dict.fromkeys(("px", "pt", "em", "rem", "dpi", "fps", "rpm", "qps", "rps", "ghz", "mhz",
+                     "kbps", "mbps", "gbps", "ms", "w", "kw", "v", "ml", "l", "mg", "g"),
+                    ("", 1.0)),
+}
+# (the "" unit entries above only keep the spelling as the unit name; see _unit)
+
+_UNIT_WORDS = sorted((u for u in _UNITS if u not in {"$", "€", "£", "¥"}), key=len, reverse=True)
+_CURRENCY_PREFIX = {"$": "usd", "€": "eur", "£": "gbp", "¥": "cny", "￥": "cny"}
+
+
+def _unit(spelling: str) -> tuple[str, float]:
+    unit, factor = _UNITS.get(spelling, ("", 1.0))
+    return (unit or spelling, factor)
+
+
+def _number_text(value: float) -> str:
+    if value == int(value) and abs(value) < 1e15:
+        return str(int(value))
+    return f"{value:.6g}"
+
+
+# --------------------------------------------------------------------------- value patterns
+
+_EN_NUMBERS = {
+    "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
+    "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14,
+    "fifteen": 15, "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19,
+    "twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70,
+    "eighty": 80, "ninety": 90, "a hundred": 100, "a thousand": 1000,
+}  # fmt: skip
+_MONTHS = {
+    "january": 1, "jan": 1, "february": 2, "feb": 2, "march": 3, "mar": 3, "april": 4, "apr": 4,
+    "may": 5, "june": 6, "jun": 6, "july": 7, "jul": 7, "august": 8, "aug": 8,
+    "september": 9, "sep": 9, "sept": 9, "october": 10, "oct": 10, "november": 11, "nov": 11,
+    "december": 12, "dec": 12,
+}  # fmt: skip
+_WEEKDAYS = {
+    "monday": 1, "mon": 1, "tuesday": 2, "tue": 2, "tues": 2, "wednesday": 3, "wed": 3,
+    "thursday": 4, "thu": 4, "thurs": 4, "friday": 5, "fri": 5, "saturday": 6, "sat": 6,
+    "sunday": 7, "sun": 7,
+}  # fmt: skip
+_ZH_WEEKDAYS = {"一": 1, "二": 2, "三": 3, "四": 4, "五": 5, "六": 6, "日": 7, "天": 7, "末": 8}
+#: Weekday numbers of the weekend (8) and of working days (9), which match their members.
+WEEKEND, WORKDAYS = "8", "9"
+_MONTH_WORDS = "|".join(sorted(_MONTHS, key=len, reverse=True))
+_WEEKDAY_WORDS = "|".join(sorted((w for w in _WEEKDAYS if len(w) > 3), key=len, reverse=True))
+
+#: Unit words standing alone ("show distances in miles"), by their first five letters.
+_UNIT_NAMES = {
+    "kilom": "km", "公里": "km", "mile": "mile", "miles": "mile", "英里": "mile", "metre": "m",
+    "meter": "m", "feet": "ft", "foot": "ft", "英尺": "ft", "inch": "in", "inche": "in",
+    "英寸": "in", "celsi": "°c", "摄氏": "°c", "摄氏度": "°c", "fahre": "°f", "华氏": "°f",
+    "华氏度": "°f", "milli": "ms", "毫秒": "ms", "secon": "s", "minut": "min", "hours": "h",
+    "kilog": "kg", "kg": "kg", "kgs": "kg", "公斤": "kg", "pound": "lb", "lbs": "lb", "磅": "lb",
+    "litre": "l", "liter": "l", "gallo": "gal", "metri": "metric", "公制": "metric",
+    "imper": "imperial", "英制": "imperial",
+}  # fmt: skip
+
+#: Major cities and regions named in Chinese, kept as names (a home city, an office).
+_ZH_PLACES = ["北京", "上海", "广州", "深圳", "杭州", "南京", "苏州", "成都", "重庆", "武汉", "西安", "天津", "长沙", "郑州", "青岛", "厦门", "宁波", "合肥", "福州", "济南", "大连", "沈阳", "哈尔滨", "长春", "昆明", "贵阳", "南宁", "海口", "三亚", "兰州", "乌鲁木齐", "拉萨", "呼和浩特", "太原", "石家庄", "南昌", "无锡", "东莞", "佛山", "珠海", "香港", "澳门", "台北", "新加坡", "东京", "首尔", "纽约", "伦敦", "巴黎", "柏林", "旧金山", "洛杉矶", "西雅图", "悉尼", "温哥华", "多伦多", "海淀", "朝阳", "浦东", "徐汇", "静安", "黄浦", "南山", "福田", "西湖", "余杭", "滨江", "天河"]
+_ZH_PLACE_RE = re.compile("|".join(sorted(_ZH_PLACES, key=len, reverse=True)))
+
+
+_A = re.ASCII  # \b and \w over ASCII only: a Han character beside a value is a boundary
+_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
+    ("url", re.compile(r"\b(?:https?|ftp|ssh|git|s3|postgres(?:ql)?|mysql|redis|mongodb)://[^\s<>\"'`，。）)\u3400-\u9fff]+", re.I | _A)),
+    ("email", re.compile(r"\b[\w.+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+\b", _A)),
+    ("ip", re.compile(r"\b(?:\d{1,3}\.){3}\d{1,3}(?::(?P<port>\d{1,5}))?\b", _A)),
+    ("region", re.compile(
+        r"\b(?:(?:us|eu|ap|sa|ca|me|af|il|cn|mx)-(?:gov-)?(?:north|south|east|west|central|"
+        r"northeast|southeast|northwest|southwest)-\d|(?:us|europe|asia|australia|"
+        r"northamerica|southamerica|me|africa)-(?:north|south|east|west|central|northeast|"
+        r"southeast|northwest|southwest)\d|cn-(?:hangzhou|shanghai|beijing|shenzhen|qingdao|"
+        r"zhangjiakou|huhehaote|wulanchabu|chengdu|hongkong|guangzhou|heyuan|nanjing|fuzhou)"
+        r"|ap-(?:guangzhou|shanghai|beijing|chengdu|chongqing|nanjing|hongkong|singapore|"
+        r"tokyo|seoul|mumbai|bangkok|jakarta))\b", re.I | _A)),
+    ("date", re.compile(r"\b(?P<y>(?:19|20)\d\d)[-/.](?P<m>\d{1,2})[-/.](?P<d>\d{1,2})\b", _A)),
+    ("date", re.compile(r"(?:(?P<y>(?:19|20)\d\d)\s*年\s*)?(?P<m>\d{1,2})\s*月\s*(?P<d>\d{1,2})\s*[日号]")),
+    ("date", re.compile(
+        rf"\b(?P<mon>{_MONTH_WORDS})\.?\s+(?P<d>\d{{1,2}})(?:st|nd|rd|th)?\b(?:,?\s+(?P<y>(?:19|20)\d\d)\b)?",
+        re.I | _A)),
+    ("date", re.compile(
+        rf"\b(?P<d>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<mon>{_MONTH_WORDS})\b\.?(?:,?\s+(?P<y>(?:19|20)\d\d)\b)?",
+        re.I | _A)),
+    ("time", re.compile(r"\b(?P<h>[01]?\d|2[0-3]):(?P<mi>[0-5]\d)(?:\s*(?P<ap>[ap])\.?m\.?)?\b", re.I | _A)),
+    ("time", re.compile(r"\b(?P<h>1[0-2]|0?[1-9])\s*(?P<ap>[ap])\.?m\b\.?", re.I | _A)),
+    ("time", re.compile(r"(?P<zap>上午|下午|晚上|早上|凌晨|中午|清晨|傍晚)?(?P<h>\d{1,2}|[一二两三四五六七八九十]+)\s*[点點](?P<half>半)?")),
+    ("host", re.compile(
+        r"\b(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.)+(?:[a-z]{2,}|internal|local|lan|corp|intra)"
+        r"(?::(?P<port>\d{1,5}))?(?=[^\w.]|\.(?:\s|$)|$)", re.I | _A)),
+    ("port", re.compile(r"(?:\bports?\s*(?:number\s*)?(?:is\s*|to\s*|=\s*|:\s*)?|端口(?:号)?\s*(?:是|为|改为|改成|设为|换成|改到)?了?\s*|(?<=\s):)(?P<port>\d{2,5})\b", re.I | _A)),
+    ("path", re.compile(r"(?<![\w/])(?:~|\.{1,2})?(?:/[\w.@-]+){2,}/?|\b[A-Za-z]:\\[\w\\. -]+", _A)),
+    ("version", re.compile(r"\bv(?P<v>\d+(?:\.\d+){0,3}(?:[-+][\w.]+)?)\b|\b(?P<v2>\d+\.\d+(?:\.\d+){1,2}(?:-[\w.]+)?)\b", re.I | _A)),
+    ("weekday", re.compile(rf"\b(?P<wd>{_WEEKDAY_WORDS}|weekend|weekday)s?\b|工作日(?P<zwork>)|(?:星期|周|礼拜)(?P<zwd>[一二三四五六日天末])", re.I | _A)),
+    ("month", re.compile(r"\b(?P<mon>january|february|march|april|june|july|august|september|october|november|december)\b|(?P<zm>十[一二]|[一二三四五六七八九十]|1[0-2]|[1-9])月(?!份?[\d一二三四五六七八九十]+[日号])", re.I)),
+    ("money", re.compile(r"(?P<cur>[$€£¥￥])\s?(?P<n>\d+(?:[,.]\d+)*)(?P<k>[kKmM万])?")),
+    ("number", re.compile(
+        r"(?<![A-Za-z0-9_.])(?P<n>\d+(?:,\d{3})*(?:\.\d+)?)(?P<k>[kKmM](?![a-zA-Z])|万|千)?\s*(?P<u>"
+        + "|".join(re.escape(u) for u in _UNIT_WORDS)
+        + r")?(?![A-Za-z0-9_])", re.I)),
+    ("number", re.compile(r"(?P<zn>[零〇一二两三四五六七八九十百千万]+)(?P<u>个小时|小时|分钟|毫秒|秒钟|秒|公斤|千克|公里|千米|块钱|块|元|人|次|遍|个月|周|天|年|岁|斤|米|度|倍|%)")),
+    ("number", re.compile(r"百分之(?P<zp>[零〇一二两三四五六七八九十百]+)")),
+    ("number", re.compile(rf"\b(?P<en>{'|'.join(sorted(_EN_NUMBERS, key=len, reverse=True))})(?:\s+(?P<en_scale>hundred|thousand|million))?\b(?:\s+(?P<u>{'|'.join(re.escape(u) for u in _UNIT_WORDS if len(u) > 2)}))?\b", re.I | _A)),
+    ("unit", re.compile(r"\b(?P<unit>kilomet(?:re|er)s?|miles?|met(?:re|er)s?|feet|foot|inch(?:es)?|celsius|fahrenheit|milliseconds?|seconds|minutes|hours|kilograms?|pounds|lbs|kgs?|litres?|liters?|gallons?|metric|imperial)\b|(?P<zunit>公里|英里|摄氏度?|华氏度?|毫秒|公斤|磅|英尺|英寸|公制|英制)", re.I | _A)),
+    ("code", re.compile(r"`([^`\n]+)`")),
+    ("place", _ZH_PLACE_RE),
+    ("id", re.compile(
+        r"(?<![\w@/.-])(?:@[a-z0-9][\w.-]*/[\w.-]+|[A-Za-z]+(?:_[A-Za-z0-9]+)+|"
+        r"[a-z]+[A-Z][A-Za-z0-9]*|[A-Z][a-z]+[A-Z][A-Za-z0-9]*|[A-Za-z]+\d+[A-Za-z\d]*|"
+        r"[A-Za-z][\w]*(?:-[\w]+)*-\d[\w-]*|[\w-]+\.(?:md|py|js|ts|json|toml|yaml|yml|txt|"
+        r"sh|go|rs|sql|csv|lock|cfg|ini|env))(?![\w@/])", _A)),
+]
+
+
+def _date_value(match: re.Match[str], written: date | None) -> str | None:
+    groups = match.groupdict()
+    try:
+        month = int(groups["m"]) if groups.get("m") else _MONTHS[groups["mon"].lower().rstrip(".")]
+        day = int(groups["d"])
+        year = int(groups["y"]) if groups.get("y") else (written.year if written else None)
+        if year is None:
+            date(2000, month, day)  # validity only
+            return f"{month:02d}-{day:02d}"
+        return date(year, month, day).isoformat()
+    except (KeyError, ValueError, TypeError):
+        return None
+
+
+def _time_value(match: re.Match[str]) -> str | None:
+    groups = match.groupdict()
+    raw = groups["h"]
+    hour = int(raw) if raw.isdigit() else _zh_number(raw)
+    if hour is None:
+        return None
+    minute = int(groups.get("mi") or 0) + (30 if groups.get("half") else 0)
+    ap = (groups.get("ap") or "").lower()
+    zap = groups.get("zap") or ""
+    if (ap == "p" or zap in {"下午", "晚上"}) and hour < 12:
+        hour += 12
+    if (ap == "a" or zap == "凌晨") and hour == 12:
+        hour = 0
+    if hour > 24 or minute >= 60:
+        return None
+    return f"{hour:02d}:{minute:02d}"
+
+
+def _number_value(match: re.Match[str]) -> Value | None:
+    groups = match.groupdict()
+    if groups.get("en"):
+        words = float(_EN_NUMBERS[groups["en"].lower()])
+        words *= {"hundred": 100, "thousand": 1000, "million": 1e6}.get(
+            (groups.get("en_scale") or "").lower(), 1)
+        unit, factor = _unit((groups.get("u") or "").lower())
+        return Value("number", _number_text(words * factor), unit)
+    if groups.get("zp"):
+        percent = _zh_number(groups["zp"])
+        return None if percent is None else Value("number", str(percent), "%")
+    if groups.get("zn"):
+        han = _zh_number(groups["zn"])
+        if han is None:
+            return None
+        unit, factor = _unit((groups.get("u") or "").lower())
+        return Value("number", _number_text(han * factor), unit)
+    raw = groups["n"].replace(",", "")
+    try:
+        number = float(raw)
+    except ValueError:
+        return None
+    scale = {"k": 1e3, "m": 1e6, "万": 1e4, "千": 1e3}.get((groups.get("k") or "").lower(), 1.0)
+    spelling = (groups.get("u") or "").lower()
+    if groups.get("k") and groups["k"].lower() in "km" and not spelling and match.group(0)[-1:].isalpha():
+        pass
+    unit, factor = _unit(spelling) if spelling else ("", 1.0)
+    return Value("number", _number_text(number * scale * factor), unit)
+
+
+def _money_value(match: re.Match[str]) -> Value:
+    raw = match.group("n").replace(",", "")
+    scale = {"k": 1e3, "m": 1e6, "万": 1e4}.get((match.group("k") or "").lower(), 1.0)
+    return Value("number", _number_text(float(raw) * scale), _CURRENCY_PREFIX[match.group("cur")])
+
+
+def _extract(text: str, written: date | None) -> tuple[str, list[tuple[int, Value]]]:
+    """``text`` with every value replaced by ``⟨kind⟩``, and the values with their offsets."""
+    found: list[tuple[int, int, Value]] = []
+    taken = [False] * len(text)
+
+    def free(start: int, end: int) -> bool:
+        return not any(taken[start:end])
+
+    for kind, pattern in _PATTERNS:
+        for match in pattern.finditer(text):
+            start, end = match.span()
+            if start == end or not free(start, end):
+                continue
+            values: list[Value] = []
+            whole = match.group(0)
+            if kind == "url":
+                values.append(Value("url", whole.rstrip(".,;:!?)/").lower()))
+            elif kind == "email":
+                values.append(Value("email", whole.lower()))
+            elif kind in {"ip", "host"}:
+                port = match.group("port")
+                name = whole[: -len(port) - 1] if port else whole
+                if kind == "host" and not _looks_like_host(name):
+                    continue
+                values.append(Value(kind, name.lower()))
+                if port:
+                    values.append(Value("port", port))
+            elif kind == "region":
+                values.append(Value("region", whole.lower()))
+            elif kind == "date":
+                day = _date_value(match, written)
+                if day is None:
+                    continue
+                values.append(Value("date", day))
+            elif kind == "time":
+                when = _time_value(match)
+                if when is None:
+                    continue
+                values.append(Value("time", when))
+            elif kind == "port":
+                values.append(Value("port", match.group("port")))
+            elif kind == "path":
+                values.append(Value("path", whole.rstrip("/").lower()))
+            elif kind == "version":
+                version = (match.group("v") or match.group("v2") or "").lower()
+                values.append(Value("version", version))
+            elif kind == "weekday":
+                if match.group("zwork") is not None:
+                    number = 9
+                elif match.group("wd"):
+                    number = {**_WEEKDAYS, "weekend": 8, "weekday": 9}[match.group("wd").lower()]
+                else:
+                    number = _ZH_WEEKDAYS[match.group("zwd")]
+                values.append(Value("weekday", str(number)))
+            elif kind == "month":
+                if match.group("mon"):
+                    month = _MONTHS[match.group("mon").lower()]
+                else:
+                    zm = match.group("zm")
+                    month = int(zm) if zm.isdigit() else (_zh_number(zm) or 0)
+                if not 1 <= month <= 12:
+                    continue
+                values.append(Value("month", str(month)))
+            elif kind == "money":
+                values.append(_money_value(match))
+            elif kind == "number":
+                value = _number_value(match)
+                if value is None:
+                    continue
+                values.append(value)
+            elif kind == "place":
+                values.append(Value("name", whole))
+            elif kind == "unit":
+                spelling = (match.group("unit") or match.group("zunit") or "").lower()
+                values.append(Value("unit", _UNIT_NAMES.get(spelling[:5], spelling)))
+            elif kind == "code":
+                values.append(Value("code", match.group(1).strip().lower()))
+            elif kind == "id":
+                values.append(Value("id", _name_key(whole)))
+            for i in range(start, end):
+                taken[i] = True
+            found.extend((start, end, v) for v in values)
+    found.sort(key=lambda item: (item[0], item[2]))
+    out: list[str] = []
+    last = 0
+    placed: set[int] = set()
+    for start, end, value in found:
+        if start in placed:
+            continue
+        placed.add(start)
+        out.append(text[last:start])
+        out.append(f" ⟨{_frame_kind(value.kind)}_{_tag(value)}⟩ ")
+        last = end
+    out.append(text[last:])
+    return "".join(out), [(start, value) for start, _end, value in found]
+
+
+def _tag(value: Value) -> str:
+    """A word-safe tag of a value, so two placeholders align only when their values agree."""
+    return hashlib.sha1(f"{value.kind}:{value.text}{value.unit}".encode()).hexdigest()[:8]
+
+
+def _frame_kind(kind: str) -> str:
+    return {"ip": "host", "money": "number"}.get(kind, kind)
+
+
+_TLDS = frozenset(
+    ["com", "net", "org", "io", "dev", "app", "ai", "co", "uk", "de", "cn", "jp", "fr", "eu", "us", "ca", "au", "in", "ru", "br", "internal", "local", "lan", "corp", "intra", "cloud", "tech", "site", "xyz", "info", "biz", "me", "tv", "gov", "edu", "sh", "so", "gg", "ly", "to", "cc", "nl", "se", "ch", "it", "es", "pl", "kr", "tw", "hk", "sg", "nz", "ie", "at", "be", "dk", "fi", "no", "pt", "cz", "hu", "gr", "tr", "il", "za", "mx", "ar", "cl", "top", "wiki", "page", "run"])  # fmt: skip
+
+
+def _looks_like_host(name: str) -> bool:
+    labels = name.lower().split(".")
+    if len(labels) < 2 or not all(labels):
+        return False
+    if labels[-1] in {"md", "py", "js", "ts", "json", "toml", "yaml", "yml", "txt", "sh", "go",
+                      "rs", "sql", "csv", "lock", "cfg", "ini", "env", "log", "html", "css"}:
+        return False
+    if labels in (["e", "g"], ["i", "e"]):
+        return False
+    return labels[-1] in _TLDS or len(labels) >= 3
+
+
+# --------------------------------------------------------------------------- names
+
+# Words that start a sentence or stand capitalised without being a name.
+_NOT_NAMES = frozenset(
+    ["i", "i'm", "i've", "i'd", "i'll", "a", "an", "the", "my", "our", "your", "his", "her", "their", "its", "this", "that", "these", "those", "it", "we", "you", "he", "she", "they", "always", "never", "don't", "do", "not", "no", "yes", "use", "uses", "prefer", "prefers", "please", "when", "if", "on", "in", "at", "for", "to", "of", "and", "or", "but", "so", "all", "every", "each", "any", "some", "most", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december", "why", "how", "what", "note", "tip", "rule", "fact", "todo", "done", "ok", "okay", "mr", "mrs", "ms", "dr", "also", "then", "there", "here", "now", "today", "tomorrow", "yesterday", "utc", "gmt"]
+)
+
+
+_NAME_RUN = re.compile(r"[A-Z][A-Za-z0-9'&+-]*(?:\s+(?:[A-Z][A-Za-z0-9'&+-]*|of|de|van|von|da)\b)*")
+
+
+_NAME_SYNONYMS = {"k8s": "kubernetes", "postgresql": "postgres", "js": "javascript",
+                  "ts": "typescript", "mc": "minecraft", "gh": "github"}
+
+
+def _name_key(name: str) -> str:
+    return " ".join(_NAME_SYNONYMS.get(w, w) for w in name.lower().split())
+
+
+def _names(text: str) -> list[tuple[int, str]]:
+    """Proper names: runs of capitalised or mixed-case words that do not open a sentence
+    (one that does counts when it is mixed-case, like ``MySQL``), and all-caps words."""
+    out: list[tuple[int, str]] = []
+    for match in _NAME_RUN.finditer(text):
+        words = [w for w in match.group(0).split() if w.lower() not in _NOT_NAMES]
+        if not words:
+            continue
+        start = match.start()
+        before = text[:start].rstrip()
+        opens = not before or before[-1] in ".!?:;\n-–—•*>(\"'" or before.endswith(("。", "！", "？"))
+        mixed = any(any(c.isupper() for c in w[1:]) for w in words)
+        if opens and words[0] == match.group(0).split()[0] and not any(
+                c.isupper() for c in words[0][1:]):
+            words = words[1:]  # the word that opens a sentence is capitalised anyway
+            start = match.start() + len(match.group(0).split()[0]) + 1
+            if not words:
+                continue
+        run = " ".join(words)
+        del mixed
+        out.append((start, run.lower()))
+    return out
+
+
+# --------------------------------------------------------------------------- words
+
+_CONTRACTIONS = [
+    (re.compile(r"\bcan'?t\b"), "can not"), (re.compile(r"\bcannot\b"), "can not"),
+    (re.compile(r"\bwon'?t\b"), "will not"), (re.compile(r"\bshan'?t\b"), "shall not"),
+    (re.compile(r"\b(\w+)n't\b"), r"\1 not"), (re.compile(r"\b(i)'m\b"), r"\1 am"),
+    (re.compile(r"\b(\w+)'re\b"), r"\1 are"), (re.compile(r"\b(\w+)'ve\b"), r"\1 have"),
+    (re.compile(r"\b(\w+)'ll\b"), r"\1 will"), (re.compile(r"\b(\w+)'d\b"), r"\1 would"),
+    (re.compile(r"\b(it|that|there|what|he|she|who)'s\b"), r"\1 is"),
+    (re.compile(r"\b(\w+)'s\b"), r"\1"),
+    (re.compile(r"\b(do|does|is|are|was|were|has|have|had|should|would|could|must|need)nt\b"),
+     r"\1 not"),
+    (re.compile(r"\bdont\b"), "do not"), (re.compile(r"\bcant\b"), "can not"),
+]
+
+_STOPWORDS = frozenset(
+    ["a", "an", "the", "to", "of", "in", "on", "at", "for", "with", "by", "and", "or", "is", "are", "be", "been", "being", "was", "were", "am", "it", "its", "this", "that", "these", "those", "do", "does", "did", "done", "i", "we", "you", "they", "he", "she", "me", "us", "him", "them", "my", "our", "your", "their", "his", "her", "as", "from", "into", "than", "then", "so", "also", "just", "very", "really", "please", "all", "every", "any", "some", "each", "will", "would", "shall", "can", "could", "may", "might", "should", "must", "have", "has", "had", "there", "here", "about", "over", "up", "out", "if", "when", "while", "which", "who", "whom", "what", "where", "how", "why", "because", "since", "via", "per", "only", "too", "more", "most", "much", "many", "one", "ones"]
+)
+# Kept apart from the stopwords: they carry polarity, even though they say little else.
+_NEGATIONS = frozenset(
+    ["not", "no", "never", "without", "nor", "neither", "none", "nothing", "nobody", "nowhere"])
+_ZH_NEGATIONS = ("不要", "不用", "不能", "不再", "不会", "不必", "不许", "不准", "不得", "不可",
+                 "没有", "别", "勿", "莫", "无需", "无须", "不", "没", "非", "未")  # fmt: skip
+_ZH_STOP = frozenset("的了着过吧呢吗啊呀嘛就也都还又很太挺最我你他她它们这那个是在和与及或把被给让对")
+
+# Polarity concepts: words and phrases with their sign (True: positive).
+_CONCEPT_WORDS: dict[str, tuple[str, bool]] = {}
+for _concept, _pos, _neg in (
+    ("like",
+     "like likes liked love loves loved enjoy enjoys enjoyed adore adores fond fan favourite "
+     "favorite prefer prefers preferred 喜欢 喜爱 爱 热爱 偏好 偏爱 爱吃 爱喝 钟爱",
+     "hate hates hated dislike dislikes disliked detest detests loathe loathes avoid avoids "
+     "avoided 讨厌 反感 厌恶 受不了 讨厌吃 不喜欢 嫌弃 排斥"),
+    ("allow",
+     "allow allows allowed permit permits permitted ok okay fine acceptable 允许 可以 准许 能",
+     "forbid forbids forbidden prohibit prohibits prohibited ban bans banned disallow "
+     "disallowed 禁止 不许 不准 不允许 严禁 不得"),
+    ("enable",
+     "enable enables enabled 开启 启用 打开",
+     "disable disables disabled 关闭 禁用 关掉"),
+    ("always",
+     "always 总是 一律 始终 每次 永远 一直 都要",
+     "never 从不 绝不 从来不 永远不 决不 绝对不"),
+    ("require",
+     "must required require requires mandatory need needs 必须 务必 一定要 需要 得",
+     "optional 不必 无需 无须 不需要 不用"),
+    ("keep",
+     "keep keeps include includes add adds 保留 包含 加上",
+     "remove removes drop drops exclude excludes skip skips omit 去掉 删除 删掉 跳过 去除"),
+):  # fmt: skip
+    for _w in _pos.split():
+        _CONCEPT_WORDS[_w] = (_concept, True)
+    for _w in _neg.split():
+        _CONCEPT_WORDS[_w] = (_concept, False)
+_PHRASES = [
+    (re.compile(r"\bcan not stand\b|\bcan not bear\b|\bnot a fan of\b|\bsick of\b|\btired of\b"),
+     " hate "),
+    (re.compile(r"\bturn(?:ed|s)? on\b|\bswitch(?:ed|es)? on\b"), " enable "),
+    (re.compile(r"\bturn(?:ed|s)? off\b|\bswitch(?:ed|es)? off\b"), " disable "),
+    (re.compile(r"\bno longer\b|\bnot any more\b|\bnot anymore\b|\bstop(?:ped|s)?\b"), " not "),
+    (re.compile(r"\binstead of\b|\brather than\b"), " ¬ "),
+    (re.compile(r"\bfree of\b|\bfree from\b|\boff-limits\b|\boff limits\b"), " without "),
+    (re.compile(r"\bbegin(?:s|ning)?\b|\bbegan\b|\bcommences?\b"), " start "),
+    (re.compile(r"\bevery time\b|\bat all times\b"), " always "),
+    (re.compile(r"\bhave to\b|\bhas to\b|\bneed to\b|\bneeds to\b"), " must "),
+    (re.compile(r"\bis ok to\b|\bit is fine to\b|\bfeel free to\b"), " allow "),
+]
+
+_SYNONYMS = {
+    "utilise": "use", "utilize": "use", "employ": "use", "using": "use", "uses": "use",
+    "used": "use", "js": "javascript", "ts": "typescript", "py": "python", "db": "database",
+    "dbs": "database", "k8s": "kubernetes", "repo": "repository", "repos": "repository",
+    "config": "configuration", "cfg": "configuration", "env": "environment", "docs": "doc",
+    "documentation": "doc", "prod": "production", "dev": "development", "msg": "message",
+    "pr": "pull request", "prs": "pull request", "mins": "minute", "secs": "second",
+    "colour": "color", "favourite": "favorite", "dark-mode": "dark mode",
+}  # fmt: skip
+
+
+def _stem(word: str) -> str:
+    word = _SYNONYMS.get(word, word)
+    if len(word) > 4 and word.endswith("ies"):
+        return word[:-3] + "y"
+    for suffix in ("ing", "ed", "es", "s"):
+        if len(word) > len(suffix) + 3 and word.endswith(suffix) and not word.endswith("ss"):
+            return word[: -len(suffix)]
+    return word
+
+
+_WORD = re.compile(rf"⟨\w+⟩|¬|[a-z0-9]+(?:['][a-z]+)?|[{_HAN}]+")
+
+
+def _prepare_words(text: str) -> str:
+    lowered = text.lower()
+    for pattern, replacement in _CONTRACTIONS:
+        lowered = pattern.sub(replacement, lowered)
+    for pattern, replacement in _PHRASES:
+        lowered = pattern.sub(replacement, lowered)
+    return lowered
+
+
+#: Chinese words that hold a negation character without negating anything.
+_ZH_NOT_NEGATIONS = ("非常", "不错", "不同", "不断", "不少", "不久", "不仅", "不但", "未来", "没事",
+                     "并非", "无论", "不管", "不妨", "别人", "别的", "特别", "区别", "分别",
+                     "类别", "级别", "性别", "告别", "莫名")
+
+
+def _han_units(run: str) -> list[str]:
+    """A Han run cut at negation markers and known polarity words: ``['我', '¬', '喜欢', …]``."""
+    out: list[str] = []
+    i = 0
+    while i < len(run):
+        matched = None
+        neutral = next((w for w in _ZH_NOT_NEGATIONS if run.startswith(w, i)), None)
+        if neutral:
+            out.extend(neutral)
+            i += len(neutral)
+            continue
+        for marker in _ZH_LEXICON:
+            if run.startswith(marker, i):
+                matched = marker
+                break
+        if matched:
+            out.append("¬" if matched in _ZH_NEGATION_SET and matched not in _CONCEPT_WORDS
+                       else matched)
+            i += len(matched)
+        else:
+            out.append(run[i])
+            i += 1
+    return out
+
+
+_ZH_NEGATION_SET = frozenset(_ZH_NEGATIONS)
+_ZH_LEXICON = sorted(
+    {w for w in _CONCEPT_WORDS if _HAN_RE.search(w)} | _ZH_NEGATION_SET, key=len, reverse=True)
+
+#: Grammar words kept as markers in :attr:`Claim.units` (not in tokens or the frame): a
+#: copula ``⟦=⟧`` and a preposition ``⟦p⟧`` tell where a slot ends and its value starts.
+_MARKERS = {
+    **dict.fromkeys(["is", "are", "was", "were", "am", "be", "been", "="], "⟦=⟧"),
+    **dict.fromkeys(["是", "为"], "⟦=⟧"),
+    **dict.fromkeys(["in", "on", "at", "for", "with", "by", "from", "to", "into", "via", "over", "under", "of", "as"], "⟦p⟧"),
+    **dict.fromkeys(["在", "于", "到", "对", "给", "把", "被", "和", "与"], "⟦p⟧"),
+}
+
+#: Content units after a negation that it covers (the clause ends it sooner).
+NEGATION_WINDOW = 3
+_CLAUSE = re.compile(r"[,;:!?()\[\]\n]|\.(?!\d)|\bbut\b|\bthough\b|\bhowever\b|但是|但|不过|而是|可是")
+
+
+# Relations: cues that say whether a slot holds one value or several.
+_EXCLUSIVE_CUES = re.compile(
+    r"\b(?:is|are|was|=|equals?|set to|defaults? to|default|prefers?|preferred|favou?rite|"
+    r"main|primary|only|lives? in|living in|based in|located (?:in|at)|moved to|switched to|"
+    r"switch to|changed to|now uses?|migrated to|replaced by|works? (?:at|for)|timezone|"
+    r"stays? at|home|address|deadline|due|called|named|uses? .{0,20} for|should use|must use|"
+    r"always use|goes? to|runs? on|hosted (?:on|at)|points? to)\b"
+    r"|是|为|改成|改为|换成|改到|搬到|住在|位于|设为|设置为|默认|首选|主要|只用|一律用|统一用|最喜欢|截止|定在|定于|放在|在.{0,6}工作",
+    re.I)
+_MULTI_CUES = re.compile(
+    r"\b(?:allergic|allergy|allergies|intolerant|speaks?|fluent|knows?|familiar with|"
+    r"has an? |have an? |owns?|plays?|collects?|visited|been to|likes?|loves?|enjoys?|"
+    r"reads?|watches|follows?|interested in|hobby|hobbies|also|another|too|as well|"
+    r"can|subscribed to|member of|certified|comfortable|proficient|experienced|skilled|"
+    r"good at|fluent in|worked with)\b"
+    r"|过敏|会说|会讲|养了|养着|有一[只条个]|喜欢|爱好|兴趣|也|还|另外|会用|收藏|关注|订阅",
+    re.I)
+_MOST = re.compile(r"\b(?:most|best|favou?rite|only|prefer\w*|main|primary)\b|最|首选|只", re.I)
+
+_PAST = re.compile(
+    r"\b(?:was|were|had|did|went|ran|met|paid|took|got|made|gave|came|saw|hit|held|won|lost|"
+    r"wrote|read|spent|shipped|released|launched|deployed|measured|weighed|recorded|"
+    r"happened|occurred|finished|completed|started|visited|fixed|merged|rolled back|broke|"
+    r"failed|passed|scored|logged|bought|sold|booked|attended|signed|joined|left|moved|done|"
+    r"renewed|upgraded|migrated|published|presented|cut|tagged|closed|opened|filed|"
+    r"reported|resolved|ate|drank|slept|woke|swam|cycled|hiked|walked|jogged|\w+ed)\b"
+    r"|了|过|完成|发布|上线|称重|体重|血压|测了|跑了|去了|见了|开了|付了|交了|买了|发生", re.I)
+_FUTURE_OR_VALUE = re.compile(
+    r"\b(?:deadline|due|by|until|before|starts?|begins?|ends?|expires?|will|shall|going to|"
+    r"planned|scheduled|plan|target|launch date|release date|is on|are on|happens on|"
+    r"every|each|birthday|anniversary|due date|cutoff|cut-off|freeze|postponed|delayed|"
+    r"rescheduled|pushed back|moved to|date)\b"
+    r"|截止|之前|以前|计划|预计|将|会在|定于|定在|每|生日|纪念日|到期|前完成|开始于|日期|推迟|延期|"
+    r"提前|改到|改期", re.I)
+_RELATIVE_DAYS = {"today": 0, "yesterday": -1, "今天": 0, "今日": 0, "昨天": -1, "昨日": -1,
+                  "前天": -2}
+
+
+def _date_end(clean: str, offset: int) -> int:
+    match = re.compile(r"[\d年月日号/.\- ]+").match(clean, offset)
+    return match.end() if match else offset
+
+
+def _event_day(clean: str, values: list[tuple[int, Value]], written: date | None
+               ) -> date | None:
+    """The day the text names as when its event happened, or ``None`` (see the module
+    docstring). A date is taken when the text reads as a past event (a past-tense verb or
+    了/过) and nothing marks the date as a plan or a deadline; a date that opens the text
+    (``2026-03-14:``) is taken always."""
+    dates = [(offset, v) for offset, v in values if v.kind == "date"]
+    lowered = clean.lower()
+    if not dates and written is not None:
+        for word, delta in _RELATIVE_DAYS.items():
+            if re.search(rf"\b{word}\b" if word.isascii() else word, lowered) and _PAST.search(
+                    lowered):
+                return written + timedelta(days=delta)
+        return None
+    if len(dates) != 1:
+        return None  # "moved from June 1 to June 15": a changed date, not a day of an event
+    offset, value = dates[0]
+    try:
+        day = date.fromisoformat(value.text) if len(value.text) == 10 else None
+    except ValueError:
+        day = None
+    if day is None:
+        return None
+    leads = offset <= 2 or re.match(r"\s*[:：]", clean[offset + 10 : offset + 12] if False else
+                                    clean[_date_end(clean, offset):])
+    if leads:
+        return day
+    if _FUTURE_OR_VALUE.search(lowered):
+        return None
+    return day if _PAST.search(lowered) else None
+
+
+# A memory that says it replaces something: "moved to", "switched from X to Y", "改成".
+_CHANGE_CUES = re.compile(
+    r"\b(?:moved|moving|switched|switching|changed|migrated|migrating|upgraded|downgraded|"
+    r"bumped|bump|raised|lowered|increased|decreased|reduced|extended|shortened|renamed|"
+    r"replaced|now|no longer|instead|anymore|any more|from now on|as of|going forward|"
+    r"from .{1,60}? to)\b"
+    r"|改成|改为|换成|换了|换到|搬到|搬去|迁到|迁移到|迁至|升级到|升到|降到|调整为|调整到|调到|调成|"
+    r"改到|现在|如今|不再|改用|变成|变为|更新为|以后|今后|已经改", re.I | re.A)
+# Spans whose values the memory no longer holds: "from X to", "instead of X", "不再 X".
+_RETRACTING = re.compile(
+    r"\bfrom\s+(.{1,60}?)\s+(?:to|→|->)\s|\binstead of\s+(.{1,40}?)(?:[,.;]|$)|"
+    r"\brather than\s+(.{1,40}?)(?:[,.;]|$)|\bno longer\s+(.{1,40}?)(?:[,.;]|$)|"
+    r"\breplaced\s+(.{1,40}?)\s+with\b|从(.{1,40}?)(?:改|换|迁|搬|升|降|调)|不再(?:用|使用)?(.{1,20}?)(?:[,，。;；]|$)",
+    re.I | re.A)
+
+
+def _retracted(clean: str, values: list[tuple[int, Value]]) -> frozenset[Value]:
+    spans = []
+    for match in _RETRACTING.finditer(clean):
+        group = next(i for i in range(1, (match.lastindex or 0) + 1) if match.group(i))
+        spans.append((match.start(group), match.end(group), match.group(group).lower()))
+    if not spans:
+        return frozenset()
+    out = set()
+    for offset, value in values:
+        for start, end, text in spans:
+            if (value.kind != "name" and start <= offset < end) or (
+                    value.kind == "name" and value.text in text):
+                out.add(value)
+    return frozenset(out)
+
+
+# --------------------------------------------------------------------------- reading
+
+
+def read_claim(text: str, *, written: date | None = None) -> Claim:
+    """Read ``text`` (a memory's description and body) into a :class:`Claim`.
+
+    ``written`` is the day the memory was written: it fills in the year of a date that names
+    none and places "yesterday"/"昨天". Never raises; empty text gives an empty claim.
+    """
+    clean = _clean(text)
+    language = language_of(clean)
+    framed, values = _extract(clean, written)
+    names = _names(framed)
+    name_values = [(offset, Value("name", _name_key(name))) for offset, name in names]
+    for _offset, name in names:
+        tag = _tag(Value("name", _name_key(name)))
+        framed = re.sub(rf"\b{re.escape(name)}\b", f" ⟨name_{tag}⟩ ", framed, count=1,
+                        flags=re.I | re.A)
+    all_values = values + name_values
+    framed = re.sub(r"(?<=[^\s:]):(?=\s|[^\x00-\x7f])|(?<=\s):(?=\s)", " is ", framed)
+    prepared = _prepare_words(framed)
+    frame: list[str] = []
+    units: list[str] = []
+    tokens: list[str] = []
+    concepts: dict[str, set[bool]] = {}
+    negated: set[str] = set()
+    asserted: set[str] = set()
+    negations = 0
+    for clause in _CLAUSE.split(prepared):
+        pending = 0
+        liked = False
+        for word in _WORD.findall(clause):
+            pieces = _han_units(word) if _HAN_RE.match(word) else [word]
+            for piece in pieces:
+                if piece == "¬" or piece in _NEGATIONS or (piece == "over" and liked):
+                    pending = NEGATION_WINDOW
+                    negations += 1
+                    continue
+                concept = _CONCEPT_WORDS.get(piece)
+                if concept is not None:
+                    name, sign = concept
+                    concepts.setdefault(name, set()).add(sign if pending == 0 else not sign)
+                    liked = liked or name == "like"
+                    frame.append(f"⟪{name}⟫")
+                    units.append(f"⟪{name}⟫")
+                    pending = 0
+                    continue
+                if piece.startswith("⟨"):
+                    frame.append(piece.split("_", 1)[0] + "⟩")
+                    units.append(piece)
+                    pending = max(0, pending - 1)
+                    continue
+                if _HAN_RE.match(piece):
+                    if piece in _ZH_STOP:
+                        if piece in _MARKERS:
+                            units.append(_MARKERS[piece])
+                        continue
+                    frame.append(piece)
+                    units.append(piece)
+                    (negated if pending else asserted).add(piece)
+                    pending = max(0, pending - 1)
+                    continue
+                stem = _stem(piece)
+                if piece in _STOPWORDS or stem in _STOPWORDS:
+                    marker = _MARKERS.get(piece)
+                    if marker:
+                        units.append(marker)
+                    continue
+                for part in stem.split():
+                    frame.append(part)
+                    units.append(part)
+                    (negated if pending else asserted).add(part)
+                pending = max(0, pending - 1)
+    for unit in frame:
+        if _HAN_RE.match(unit):
+            continue
+        if not unit.startswith(("⟨", "⟪")):
+            tokens.append(unit)
+    tokens.extend(_han_bigrams(frame))
+    tokens.extend(f"{v.kind}:{v.text}{v.unit}" for _o, v in all_values)
+    value_set = frozenset(v for _o, v in all_values)
+    relation: Literal["exclusive", "multi"] | None = None
+    lowered = clean.lower()
+    multi = _MULTI_CUES.search(lowered) is not None
+    exclusive = _EXCLUSIVE_CUES.search(lowered) is not None
+    if multi and not _MOST.search(lowered):
+        relation = "multi"
+    elif exclusive:
+        relation = "exclusive"
+    key_parts = sorted(tokens) + sorted(f"{n}{sorted(s)}" for n, s in concepts.items())
+    key_parts += sorted(f"¬{w}" for w in negated)
+    return Claim(
+        text=clean, language=language, tokens=tuple(tokens), frame=tuple(frame),
+        units=tuple(units), values=value_set,
+        concepts={k: frozenset(v) for k, v in concepts.items()},
+        negated=frozenset(negated - asserted), asserted=frozenset(asserted - negated),
+        event_day=_event_day(clean, values, written), relation=relation,
+        key=" ".join(key_parts), slot=_slot(frame),
+        says_changed=_CHANGE_CUES.search(clean) is not None,
+        retracted=_retracted(clean, all_values), negations=negations,
+    )
+
+
+def _han_bigrams(frame: Iterable[str]) -> list[str]:
+    """Character bigrams of the Han runs of a frame (a run of one character counts as one)."""
+    out: list[str] = []
+    run: list[str] = []
+    for unit in [*frame, "⟨end⟩"]:
+        if _HAN_RE.match(unit) and len(unit) == 1:
+            run.append(unit)
+            continue
+        if run:
+            joined = "".join(run)
+            out.extend([joined] if len(joined) == 1 else
+                       [joined[i : i + 2] for i in range(len(joined) - 1)])
+            run = []
+    return out
+
+
+def _slot(frame: Sequence[str]) -> str | None:
+    """What the claim is about, when its frame says so plainly: the content words before the
+    first value (at most four), e.g. ``request timeout`` for "The request timeout is 30 s"."""
+    head: list[str] = []
+    for unit in frame:
+        if unit.startswith(("⟨", "⟪")):
+            break
+        head.append(unit)
+    if not head or len(head) == len(frame):
+        return None
+    words = head[-4:]
+    joined = "".join(words) if all(_HAN_RE.match(w) for w in words) else " ".join(words)
+    return joined if len(joined) >= 2 else None
+
+
+def dice(a: Iterable[str], b: Iterable[str]) -> float:
+    """Sørensen–Dice coefficient of two token multisets, in ``[0, 1]`` (1.0 for two empty
+    ones). Order-free: word order never changes it."""
+    ca, cb = Counter(a), Counter(b)
+    total = sum(ca.values()) + sum(cb.values())
+    if total == 0:
+        return 1.0
+    return 2.0 * sum((ca & cb).values()) / total

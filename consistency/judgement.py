@@ -1,0 +1,537 @@
+"""Is a new memory the same as an old one, does it change it, or is it another fact?
+
+Pure: a function of two read claims (:mod:`consistency.claims`), their types and subjects,
+and the cosine of their embeddings. :func:`judge_pair` answers with a :class:`PairJudgement`
+that names its verdict, the rule that decided and the evidence, for ``remember --explain``,
+the dream diary and ``dreamd check``.
+
+The rules, in order (the first that applies decides):
+
+1. **Other type** or **two explicit subjects that differ** → ``distinct``: "Prefers dark mode"
+   for ``editor.theme`` and for ``terminal.theme`` are two facts, whatever the words.
+2. **Same words** (the order-free :attr:`~consistency.claims.Claim.key`: case, punctuation,
+   markdown, list markers, contractions, CJK spacing and word order do not count, polarity
+   does) → ``duplicate``.
+3. **Unrelated** — neither the embeddings (cosine below :data:`RELATED_COSINE`) nor the words
+   (Dice below :data:`RELATED_LEXICAL`) nor an explicit shared subject tie them → ``distinct``.
+4. **Two events on two days** (each names the day it happened) → ``series``: both stay live.
+5. **Polarity**: a concept asserted on one side and denied on the other (love / can't stand,
+   allow / forbid, always / never, 喜欢 / 讨厌), or a content word used on one side and negated
+   on the other ("use mocks" / "never use mocks", "use pnpm, not npm" / "use npm, not pnpm")
+   → ``contradiction``.
+6. **Changed values**: a value of one kind (a number of one unit, a port, a version, a host, a
+   region, a URL, a date, a weekday, a name …) that each side states and the other does not
+   → ``contradiction``, unless the relation holds several values at once ("allergic to",
+   "speaks", "likes" …) and the values are names → ``distinct``. A new memory that says it
+   changed ("moved to", "switched from X to Y", "改成") and names a value the old one lacks
+   is a change too.
+7. **Substituted words** where the two frames align (same words around them): a short span
+   replaced on each side. Antonym values (dark / light, tabs / spaces, 深 / 浅) or a span in
+   the value position (right after "is", "prefers", "uses", "lives in", 是, 用, 住在)
+   → ``contradiction`` (``distinct`` for a relation that holds several values); a span in the
+   slot ("my *lead* is Alice" / "my *buddy* is Alice") or in its context ("dark mode in the
+   *editor*" / "in the *terminal*") → ``distinct``.
+8. **No difference found**: strong similarity (same subject, aligned frames, cosine at least
+   :data:`SAME_COSINE`, or across languages :data:`CROSS_LINGUAL_COSINE`) → ``duplicate``;
+   some similarity → ``possible_duplicate`` (kept apart, linked, listed by ``dreamd check``);
+   else ``distinct``.
+
+A contradiction found only on weak evidence (low similarity and no shared subject) is
+``possible_contradiction``: both kept, never superseded on a guess.
+
+The thresholds were set on the labelled pairs of ``bench/write_pairs/dev.jsonl`` (USE
+multilingual v3 cosines of the memories' first chunks) and checked on the held-out
+``bench/write_pairs/holdout.jsonl`` (``bench/write_decisions.py``).
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Literal
+
+from ccb.memory_file import normalise_text
+from ccb.model import MemoryType
+from consistency.claims import WEEKEND, WORKDAYS, Claim, Value, dice
+
+__all__ = [
+    "CROSS_LINGUAL_COSINE",
+    "POSSIBLE_COSINE",
+    "RELATED_COSINE",
+    "RELATED_LEXICAL",
+    "SAME_COSINE",
+    "MemorySide",
+    "PairJudgement",
+    "Verdict",
+    "judge_pair",
+    "subject_key",
+]
+
+Verdict = Literal["duplicate", "contradiction", "distinct", "series", "possible_duplicate",
+                  "possible_contradiction"]
+
+#: Below this cosine (and :data:`RELATED_LEXICAL`) two memories are about different things.
+RELATED_COSINE = 0.55
+#: Dice of the lexical tokens at or above which two memories are related.
+RELATED_LEXICAL = 0.4
+#: Cosine at or above which a pair with no difference is the same fact (same language).
+SAME_COSINE = 0.7
+#: The same across languages (one side Chinese, the other English): cross-lingual cosines of
+#: USE multilingual v3 run lower (DESIGN.md: paraphrase gap 0.62 zh→en against 0.66 en).
+CROSS_LINGUAL_COSINE = 0.58
+#: Across languages, the cosine from which a pair with no difference is a possible duplicate.
+POSSIBLE_CROSS_LINGUAL_COSINE = 0.5
+#: Cosine at or above which a pair with no difference is a *possible* duplicate.
+POSSIBLE_COSINE = 0.6
+#: Lexical Dice at or above which aligned frames make the same fact.
+SAME_LEXICAL = 0.6
+#: Cosine at or above which a pair that states the same values (and no other) is one fact.
+SHARED_VALUE_COSINE = 0.58
+#: A changed value is a contradiction when the frames share this much (Dice of the words
+#: around the values) or the cosine reaches :data:`CHANGED_VALUE_COSINE`; else a possible one.
+FRAME_SHARE = 0.5
+CHANGED_VALUE_COSINE = 0.5
+#: Below this cosine, words that do not align never make a contradiction or a duplicate on
+#: their own (a shared subject included): "has a cat" / "also has a corgi" at 0.39.
+FLOOR_COSINE = 0.45
+#: Share of frame units two claims must have in common for a word-level alignment to mean
+#: anything (below it, a paraphrase aligns by chance).
+ALIGNED_SHARE = 0.5
+
+
+@dataclass(frozen=True, slots=True)
+class MemorySide:
+    """One memory of a pair: its type, its subject (``subject_inferred`` when dreamd wrote
+    it, so it is only a hint), and its read claim."""
+
+    type: MemoryType
+    subject: str | None
+    claim: Claim
+    subject_inferred: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class PairJudgement:
+    """What a pair is and why.
+
+    ``rule`` names the rule that decided (``other type``, ``two subjects``, ``same words``,
+    ``unrelated``, ``series``, ``polarity``, ``changed value``, ``changed word``,
+    ``other slot``, ``several values``, ``same fact``, ``similar``); ``changes`` lists what
+    differed (``"30 s → 60 s"``, ``"like: yes → no"``); ``slot`` what the pair is about when
+    known (the shared subject, or the inferred topic).
+    """
+
+    verdict: Verdict
+    rule: str
+    cosine: float | None
+    lexical: float
+    slot: str | None = None
+    changes: tuple[str, ...] = ()
+
+    @property
+    def similarity(self) -> float:
+        """The larger of cosine and lexical Dice, in ``[0, 1]``."""
+        return max(self.cosine or 0.0, self.lexical)
+
+    def explain(self) -> str:
+        """One line: ``contradiction (changed value: 30 s → 60 s; slot request timeout;
+        cosine 0.86, words 0.71)``."""
+        parts = [self.rule + (": " + ", ".join(self.changes) if self.changes else "")]
+        if self.slot:
+            parts.append(f"slot {self.slot}")
+        similarity = f"words {self.lexical:.2f}"
+        if self.cosine is not None:
+            similarity = f"cosine {self.cosine:.2f}, " + similarity
+        parts.append(similarity)
+        return f"{self.verdict.replace('_', ' ')} ({'; '.join(parts)})"
+
+
+def subject_key(subject: str | None) -> str | None:
+    """The comparison form of a subject: case, spacing and the separators ``. _ - / :`` do
+    not count (``JS.Package_Manager`` = ``js package manager``); ``None`` when blank."""
+    if not subject:
+        return None
+    key = normalise_text(subject)
+    for sep in "._-/:":
+        key = key.replace(sep, " ")
+    key = " ".join(key.split())
+    return key or None
+
+
+# --------------------------------------------------------------------------- values
+
+#: Value kinds compared with one another (an IP and a host name are both "where").
+_KIND_GROUP = {"ip": "host", "code": "id", "money": "number", "name": "id"}
+
+
+def _group(value: Value) -> str:
+    kind = _KIND_GROUP.get(value.kind, value.kind)
+    return f"number:{value.unit}" if kind == "number" else kind
+
+
+def _same_value(a: Value, b: Value) -> bool:
+    if a == b:
+        return True
+    if a.kind == b.kind == "weekday" and {a.text, b.text} & {WEEKEND, WORKDAYS}:
+        days = {WEEKEND: {"6", "7"}, WORKDAYS: {"1", "2", "3", "4", "5"}}
+        return bool(days.get(a.text, {a.text}) & days.get(b.text, {b.text}))
+    if a.kind in _WORDLIKE and b.kind in _WORDLIKE:
+        wa, wb = a.text.split(), b.text.split()
+        return any(x == y or (min(len(x), len(y)) >= 4 and (x.startswith(y) or y.startswith(x)))
+                   for x in wa for y in wb)
+    return False
+
+
+#: Value kinds written as words: one side may write them as a name, the other in plain text.
+_WORDLIKE = frozenset({"name", "id", "code"})
+
+
+def _mentioned(value: Value, claim: Claim) -> bool:
+    """Is a word-like value written in the other claim's text (``VS Code`` / ``vs code``)?"""
+    if value.kind not in _WORDLIKE:
+        return False
+    text = " ".join(claim.text.lower().split())
+    return value.text in text or value.text.replace(" ", "") in text.replace(" ", "")
+
+
+def _value_changes(old: Claim, new: Claim) -> list[tuple[str, list[Value], list[Value]]]:
+    """Per kind, the values each side states that the other lacks, where both sides lack
+    one: ``[(kind, only_old, only_new)]``. A value the new memory retracts ("from X to Y")
+    counts as not stated by it; a number written without a unit takes the unit of the other
+    side's numbers when they have one."""
+    new_values = _without_bare_echoes(new.values - new.retracted, old.values)
+    old_values = _without_bare_echoes(old.values - old.retracted, new.values)
+    only_old = [v for v in old_values if not any(_same_value(v, w) for w in new_values)
+                and not (v not in new.retracted and _mentioned(v, new))]
+    only_new = [v for v in new_values if not any(_same_value(v, w) for w in old_values)
+                and not _mentioned(v, old)]
+    by_old: dict[str, list[Value]] = defaultdict(list)
+    by_new: dict[str, list[Value]] = defaultdict(list)
+    for v in only_old:
+        by_old[_group(v)].append(v)
+    for v in only_new:
+        by_new[_group(v)].append(v)
+    _adopt_units(by_old, by_new, old_values)
+    _adopt_units(by_new, by_old, new_values)
+    return [(group, sorted(by_old[group]), sorted(by_new[group]))
+            for group in sorted(by_old.keys() & by_new.keys())]
+
+
+def _without_bare_echoes(values: frozenset[Value], other: frozenset[Value]) -> frozenset[Value]:
+    """``values`` less the unit-less numbers the other side states with a unit ("2019" /
+    "2019年")."""
+    numbers = {v.text for v in other if v.kind == "number"}
+    return frozenset(v for v in values if not (v.kind == "number" and not v.unit
+                                               and v.text in numbers))
+
+
+def shared_values(old: Claim, new: Claim) -> int:
+    """How many values of ``new`` ``old`` states too (or writes in its text)."""
+    return sum(1 for v in new.values - new.retracted
+               if any(_same_value(v, w) for w in old.values) or _mentioned(v, old))
+
+
+def _adopt_units(mine: dict[str, list[Value]], theirs: dict[str, list[Value]],
+                 stated: frozenset[Value]) -> None:
+    """Move ``mine``'s unit-less numbers into the one unit group ``theirs`` has, unless the
+    same number is stated with that unit already."""
+    bare = mine.get("number:")
+    if not bare:
+        return
+    groups = [g for g in theirs if g.startswith(("number:", "port")) and g != "number:"]
+    if len(groups) != 1:
+        return
+    target = groups[0]
+    mine.pop("number:")
+    mine.setdefault(target, []).extend(bare)
+
+
+# --------------------------------------------------------------------------- polarity
+
+
+def _polarity_flips(old: Claim, new: Claim) -> list[str]:
+    flips: list[str] = []
+    for concept in sorted(old.concepts.keys() & new.concepts.keys()):
+        a, b = old.concepts[concept], new.concepts[concept]
+        if len(a) == 1 and len(b) == 1 and a != b:
+            flips.append(f"{concept}: {_sign(a)} → {_sign(b)}")
+    # "use X" against "never use X": a negation more on one side, over a shared word; with
+    # as many negations on each side, only a swap of Latin words ("use pnpm, not npm" /
+    # "use npm, not pnpm") — Chinese word order moves a negation around freely
+    if any(len(old.concepts[c]) == 1 and old.concepts[c] == new.concepts[c]
+           for c in old.concepts.keys() & new.concepts.keys()):
+        return flips  # both say it with one concept ("dislikes" / "别用 … 反感")
+    lost = sorted(old.asserted & new.negated)
+    gained = sorted(old.negated & new.asserted)
+    if old.negations % 2 != new.negations % 2:
+        flips.extend(f"{w} → not {w}" for w in lost)
+        flips.extend(f"not {w} → {w}" for w in gained)
+    else:
+        latin_lost = [w for w in lost if w.isascii()]
+        latin_gained = [w for w in gained if w.isascii()]
+        if latin_lost and latin_gained:
+            flips.extend(f"{w} → not {w}" for w in latin_lost)
+            flips.extend(f"not {w} → {w}" for w in latin_gained)
+    return flips
+
+
+def _sign(signs: frozenset[bool]) -> str:
+    return "yes" if True in signs else "no"
+
+
+# --------------------------------------------------------------------------- alignment
+
+_ANTONYM_WORDS = (
+    ("dark", "light"), ("tab", "space"), ("tabs", "spaces"), ("before", "after"),
+    ("min", "max"), ("minimum", "maximum"), ("local", "remote"), ("public", "private"),
+    ("sync", "async"), ("synchronous", "asynchronous"), ("hot", "cold"), ("early", "late"),
+    ("morning", "evening"), ("morning", "night"), ("day", "night"), ("up", "down"),
+    ("open", "closed"), ("open", "close"), ("include", "exclude"), ("accept", "reject"),
+    ("manual", "automatic"), ("monthly", "weekly"), ("daily", "weekly"), ("daily", "monthly"),
+    ("weekly", "biweekly"), ("yearly", "monthly"), ("annual", "monthly"), ("celsius",
+    "fahrenheit"), ("metric", "imperial"), ("vertical", "horizontal"), ("left", "right"),
+    ("top", "bottom"), ("first", "last"), ("big", "small"), ("large", "small"),
+    ("high", "low"), ("more", "less"), ("increase", "decrease"), ("on", "off"),
+    ("yes", "no"), ("true", "false"), ("online", "offline"), ("remote", "onsite"),
+    ("remote", "office"), ("sweet", "savory"), ("tea", "coffee"), ("spicy", "mild"),
+    ("深", "浅"), ("明", "暗"), ("早", "晚"), ("冷", "热"), ("大", "小"), ("多", "少"),
+    ("前", "后"), ("上", "下"), ("左", "右"), ("开", "关"), ("甜", "咸"), ("胖", "瘦"),
+    ("日", "周"), ("周", "月"), ("日", "月"), ("茶", "咖"), ("线上", "线下"),
+)
+_ANTONYMS = frozenset(frozenset(pair) for pair in _ANTONYM_WORDS)
+
+#: Units after which a span is the slot's value: copulas, polarity concepts and the verbs
+#: that state what something is set to.
+_RELATION_UNITS = frozenset(
+    ["⟦=⟧", "use", "prefer", "set", "default", "live", "move", "switch", "chang", "change", "replac", "run", "host", "deploy", "point", "call", "name", "keep", "store", "stay", "work", "allergic", "speak", "own", "have", "play", "go", "locat", "base", "migrat", "upgrad", "downgrad", "bump", "pick", "choose", "chose", "want", "need", "eat", "drink", "wear", "sleep", "wake", "start", "end", "meet", "hold", "prefer", "favorite", "favourite", "main", "primary", "only", "用", "住", "搬", "改", "换", "设", "定", "选", "叫", "吃", "喝", "穿", "睡", "起", "开", "去", "调", "升", "迁", "放", "存", "跑", "配", "装", "走"])
+
+
+def _is_marker(unit: str) -> bool:
+    return unit.startswith(("⟦", "⟪", "⟨"))
+
+
+def _relation_before(units: tuple[str, ...], start: int) -> bool:
+    """Does a relation unit stand right before ``start`` (over prepositions and stop
+    characters)?"""
+    i = start - 1
+    while i >= 0 and units[i] == "⟦p⟧":
+        i -= 1
+    if i < 0:
+        return False
+    unit = units[i]
+    return unit in _RELATION_UNITS or unit.startswith("⟪") or unit == "⟦=⟧" or (
+        len(unit) > 3 and unit[:4] in {"use", "pref", "chan", "swit", "move", "migr"})
+
+
+@dataclass(frozen=True, slots=True)
+class _Substitution:
+    old: tuple[str, ...]
+    new: tuple[str, ...]
+    where: Literal["value", "slot", "context", "other"]
+    antonym: bool
+
+    def label(self) -> str:
+        joiner = "" if all(len(u) == 1 and not u.isascii() for u in self.old + self.new) else " "
+        return f"{joiner.join(self.old)} → {joiner.join(self.new)}"
+
+
+def _content(units: tuple[str, ...]) -> list[str]:
+    """Content units, a value placeholder reduced to its kind (``⟨email⟩``)."""
+    return [u.split("_", 1)[0] + "⟩" if u.startswith("⟨") else u
+            for u in units if not u.startswith("⟦")]
+
+
+def _aligned_share(old: Claim, new: Claim) -> float:
+    """Share of content units the two claims have in the same order (Dice over the longest
+    matching blocks), in ``[0, 1]``."""
+    a, b = _content(old.units), _content(new.units)
+    if not a or not b:
+        return 0.0
+    matcher = difflib.SequenceMatcher(a=a, b=b, autojunk=False)
+    same = sum(block.size for block in matcher.get_matching_blocks())
+    return 2.0 * same / (len(a) + len(b))
+
+
+def _is_relation(unit: str) -> bool:
+    return unit in _RELATION_UNITS or unit.startswith("⟪") or (
+        len(unit) > 3 and unit[:4] in {"use", "pref", "chan", "swit", "move", "migr"})
+
+
+def _relation_after(units: tuple[str, ...], end: int) -> bool:
+    return any(u == "⟦=⟧" or _is_relation(u) for u in units[end:])
+
+
+def _substitutions(old: Claim, new: Claim) -> tuple[list[_Substitution], bool]:
+    """Short spans replaced between two aligned claims, each placed in the value, the slot
+    or the context, and whether the alignment means anything (a single edit, or at least
+    :data:`ALIGNED_SHARE` of the units in order)."""
+    a, b = old.units, new.units
+    set_a, set_b = set(a), set(b)
+    matcher = difflib.SequenceMatcher(a=a, b=b, autojunk=False)
+    ops = [op for op in matcher.get_opcodes() if op[0] != "equal"]
+    edits = [op for op in ops if not (all(u.startswith("⟨") for u in a[op[1]:op[2]])
+                                      and all(u.startswith("⟨") for u in b[op[3]:op[4]]))]
+    meaningful = len(edits) <= 1 or _aligned_share(old, new) >= ALIGNED_SHARE
+    found: list[_Substitution] = []
+    if not meaningful:
+        return found, False
+    for op, i1, i2, j1, j2 in ops:
+        if op != "replace":
+            continue
+        left = tuple(u for u in a[i1:i2] if not u.startswith("⟦") and u not in set_b)
+        right = tuple(u for u in b[j1:j2] if not u.startswith("⟦") and u not in set_a)
+        if not left or not right or len(left) > 4 or len(right) > 4:
+            continue
+        if all(u.startswith(("⟪", "⟨")) for u in left + right):
+            continue  # polarity concepts and typed values have rules of their own
+        if _spells_value(left, right, old, new) or _spells_value(right, left, new, old):
+            continue  # "VS Code" read as a name on one side, "vs code" as words on the other
+        antonym = any(frozenset((x, y)) in _ANTONYMS for x in left for y in right) or \
+            frozenset(("".join(left), "".join(right))) in _ANTONYMS
+        where: Literal["value", "slot", "context", "other"]
+        if _relation_before(a, i1) or _relation_before(b, j1):
+            where = "value"
+        elif _relation_after(a, i2) and _relation_after(b, j2):
+            where = "slot"
+        elif ((i1 > 0 and a[i1 - 1] == "⟦p⟧") or (j1 > 0 and b[j1 - 1] == "⟦p⟧")) and \
+                any(u == "⟦=⟧" or _is_relation(u) for u in a[:i1]) and \
+                any(u == "⟦=⟧" or _is_relation(u) for u in b[:j1]):
+            where = "context"
+        else:
+            where = "other"
+        found.append(_Substitution(left, right, where, antonym))
+    return found, True
+
+
+def _placeholders(units: tuple[str, ...]) -> bool:
+    return any(u.startswith("⟨") for u in units)
+
+
+def _plain(frame: tuple[str, ...]) -> list[str]:
+    return [u for u in frame if not u.startswith(("⟨", "⟪"))]
+
+
+def _spells_value(marked: tuple[str, ...], words: tuple[str, ...], claim: Claim,
+                  other: Claim) -> bool:
+    """Is ``words`` the spelling of a word-like value that ``marked`` holds as a
+    placeholder (``⟨name⟩`` on one side, ``vs code`` on the other)?"""
+    if not any(u in {"⟨name⟩", "⟨id⟩", "⟨code⟩"} for u in marked):
+        return False
+    joined = "".join(u for u in words if not u.startswith("⟨"))
+    return any(v.kind in _WORDLIKE and v.text.replace(" ", "").startswith(joined[:4])
+               for v in claim.values) or not joined
+
+
+def _new_words_after_cue(old: Claim, new: Claim) -> tuple[str, ...]:
+    """Content units of ``new`` that ``old`` lacks (what a "moved to …" memory brings)."""
+    have = set(old.units)
+    return tuple(u for u in _content(new.units) if u not in have and not u.startswith("⟪"))
+
+
+# --------------------------------------------------------------------------- judging
+
+
+def _slot_of(old: MemorySide, new: MemorySide) -> str | None:
+    if old.subject and subject_key(old.subject) == subject_key(new.subject):
+        return old.subject
+    for claim in (old.claim, new.claim):
+        if claim.slot:
+            return claim.slot
+    return None
+
+
+def judge_pair(old: MemorySide, new: MemorySide, *, cosine: float | None) -> PairJudgement:
+    """Judge ``new`` against ``old`` (see the module docstring for the rules).
+
+    ``cosine`` is the cosine of the two memories' embeddings (``None``: no model ran; the
+    words alone decide then). Symmetric in its verdict except for ``series`` order and the
+    wording of ``changes``; never raises.
+    """
+    co, cn = old.claim, new.claim
+    lexical = dice(co.tokens, cn.tokens)
+    slot = _slot_of(old, new)
+
+    def verdict(kind: Verdict, rule: str, changes: tuple[str, ...] = ()) -> PairJudgement:
+        return PairJudgement(kind, rule, cosine, lexical, slot, changes)
+
+    if old.type != new.type:
+        return verdict("distinct", "other type", (f"{old.type} / {new.type}",))
+    ko, kn = subject_key(old.subject), subject_key(new.subject)
+    explicit = not old.subject_inferred and not new.subject_inferred
+    if ko and kn and ko != kn and explicit:
+        return verdict("distinct", "two subjects", (f"{old.subject} / {new.subject}",))
+    same_subject = bool(ko and ko == kn)
+    if co.key == cn.key and co.key:
+        return verdict("duplicate", "same words")
+    cos = cosine if cosine is not None else 0.0
+    cross = co.language != cn.language
+    aligned = _aligned_share(co, cn)
+    related = same_subject or lexical >= RELATED_LEXICAL or cos >= RELATED_COSINE
+    if not related:
+        return verdict("distinct", "unrelated")
+    strong = (same_subject and (cos >= FLOOR_COSINE or lexical >= RELATED_LEXICAL)) or \
+        aligned >= 0.6 or cos >= SAME_COSINE or (
+        cross and cos >= CROSS_LINGUAL_COSINE)
+    if cross and not strong and cos >= POSSIBLE_CROSS_LINGUAL_COSINE:
+        related = True
+    if co.event_day and cn.event_day and co.event_day != cn.event_day:
+        return verdict("series", "series",
+                       (f"{co.event_day.isoformat()} / {cn.event_day.isoformat()}",))
+
+    subs, aligned_ok = _substitutions(co, cn) if not cross else ([], False)
+    slot_subs = [x for x in subs if x.where == "slot" and not x.antonym
+                 and all(u.startswith("⟨") for u in x.old + x.new) in (
+                     all(u.startswith("⟨") for u in x.old), True)
+                 and _placeholders(x.old) == _placeholders(x.new)]
+    if slot_subs:
+        return verdict("distinct", "other slot", tuple(x.label() for x in slot_subs[:3]))
+
+    flips = _polarity_flips(co, cn)
+    if flips:
+        kind: Verdict = "contradiction" if strong or aligned_ok else "possible_contradiction"
+        return verdict(kind, "polarity", tuple(flips[:3]))
+
+    multi = co.relation == "multi" or cn.relation == "multi"
+    changes = _value_changes(co, cn)
+    if changes:
+        labels = tuple(
+            f"{', '.join(v.label() for v in olds)} → {', '.join(v.label() for v in news)}"
+            for _group_name, olds, news in changes)
+        words_only = all(group == "id" for group, _o, _n in changes)
+        if words_only and multi and not cn.says_changed:
+            return verdict("distinct", "several values", labels)
+        frames = dice(_plain(co.frame), _plain(cn.frame))
+        if (cos < FLOOR_COSINE and not aligned_ok) or not (
+                aligned_ok or frames >= FRAME_SHARE or cos >= CHANGED_VALUE_COSINE):
+            return verdict("possible_contradiction", "changed value", labels)
+        return verdict("contradiction", "changed value", labels)
+
+    if subs:
+        values = [x for x in subs if x.antonym or x.where == "value"]
+        if any(x.antonym for x in values):
+            return verdict("contradiction", "changed word",
+                           tuple(x.label() for x in values if x.antonym)[:3])
+        if multi and not cn.says_changed:
+            return verdict("distinct", "several values", tuple(x.label() for x in subs[:3]))
+        if values:
+            return verdict("contradiction", "changed word", tuple(x.label() for x in values[:3]))
+
+    if cn.says_changed and (strong or aligned_ok):
+        brought = _new_words_after_cue(co, cn)
+        if brought:
+            return verdict("contradiction", "says it changed", (" ".join(brought[:4]),))
+
+    context = [x for x in subs if x.where == "context"]
+    if context:
+        return verdict("distinct", "other context", tuple(x.label() for x in context[:3]))
+
+    if strong or lexical >= SAME_LEXICAL:
+        return verdict("duplicate", "same fact")
+    if shared_values(co, cn) and cos >= (POSSIBLE_CROSS_LINGUAL_COSINE if cross
+                                         else SHARED_VALUE_COSINE):
+        return verdict("duplicate", "same values")
+    if cos >= (POSSIBLE_CROSS_LINGUAL_COSINE if cross else POSSIBLE_COSINE) or \
+            lexical >= RELATED_LEXICAL:
+        return verdict("possible_duplicate", "similar")
+    return verdict("distinct", "unrelated")
