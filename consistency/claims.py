@@ -44,6 +44,7 @@ __all__ = [
     "dice",
     "language_of",
     "read_claim",
+    "stem",
 ]
 
 Language = Literal["en", "zh"]
@@ -557,7 +558,7 @@ _STOPWORDS = frozenset(
 )
 # Kept apart from the stopwords: they carry polarity, even though they say little else.
 _NEGATIONS = frozenset(
-    ["not", "no", "never", "without", "nor", "neither", "none", "nothing", "nobody", "nowhere"])
+    ["not", "no", "without", "nor", "neither", "none", "nothing", "nobody", "nowhere"])
 _ZH_NEGATIONS = ("不要", "不用", "不能", "不再", "不会", "不必", "不许", "不准", "不得", "不可",
                  "没有", "别", "勿", "莫", "无需", "无须", "不", "没", "非", "未")  # fmt: skip
 _ZH_STOP = frozenset("的了着过吧呢吗啊呀嘛就也都还又很太挺最我你他她它们这那个是在和与及或把被给让对")
@@ -591,6 +592,10 @@ for _concept, _pos, _neg in (
         _CONCEPT_WORDS[_w] = (_concept, True)
     for _w in _neg.split():
         _CONCEPT_WORDS[_w] = (_concept, False)
+#: Concept words that also deny the words after them.
+_DENYING = frozenset({"never", "avoid", "avoids", "avoided", "forbid", "forbids", "prohibit",
+                      "prohibits", "ban", "bans", "从不", "绝不", "从来不", "永远不", "决不",
+                      "绝对不", "禁止", "不许", "不准", "不允许", "严禁", "不得", "避免"})
 _PHRASES = [
     (re.compile(r"\bcan not stand\b|\bcan not bear\b|\bnot a fan of\b|\bsick of\b|\btired of\b"),
      " hate "),
@@ -614,6 +619,12 @@ _SYNONYMS = {
     "pr": "pull request", "prs": "pull request", "mins": "minute", "secs": "second",
     "colour": "color", "favourite": "favorite", "dark-mode": "dark mode",
 }  # fmt: skip
+
+
+def stem(word: str) -> str:
+    """The light English stem used in tokens: ``settings`` → ``setting``, ``prefers`` →
+    ``prefer``, ``uses`` → ``use`` (a few synonyms folded: ``js`` → ``javascript``)."""
+    return _stem(word)
 
 
 def _stem(word: str) -> str:
@@ -678,7 +689,9 @@ _ZH_LEXICON = sorted(
 _MARKERS = {
     **dict.fromkeys(["is", "are", "was", "were", "am", "be", "been", "="], "⟦=⟧"),
     **dict.fromkeys(["是", "为"], "⟦=⟧"),
-    **dict.fromkeys(["in", "on", "at", "for", "with", "by", "from", "to", "into", "via", "over", "under", "of", "as"], "⟦p⟧"),
+    **dict.fromkeys(["in", "on", "at", "for", "from", "to", "into", "over", "under", "of", "as"],
+                    "⟦p⟧"),
+    **dict.fromkeys(["with", "via", "through", "by", "using"], "⟦w⟧"),
     **dict.fromkeys(["在", "于", "到", "对", "给", "把", "被", "和", "与"], "⟦p⟧"),
 }
 
@@ -839,7 +852,8 @@ def read_claim(text: str, *, written: date | None = None) -> Claim:
                     liked = liked or name == "like"
                     frame.append(f"⟪{name}⟫")
                     units.append(f"⟪{name}⟫")
-                    pending = 0
+                    # "never X" denies X as "not X" does (counted once, as the concept)
+                    pending = NEGATION_WINDOW if piece in _DENYING else 0
                     continue
                 if piece.startswith("⟨"):
                     frame.append(piece.split("_", 1)[0] + "⟩")
@@ -861,6 +875,8 @@ def read_claim(text: str, *, written: date | None = None) -> Claim:
                     marker = _MARKERS.get(piece)
                     if marker:
                         units.append(marker)
+                        if marker == "⟦p⟧":
+                            pending = 0  # "never mock the DB in tests": the adjunct is not denied
                     continue
                 for part in stem.split():
                     frame.append(part)

@@ -61,15 +61,17 @@ import math
 import re
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date, datetime
-from typing import TypeAlias
+from typing import Literal, TypeAlias
 
 import numpy as np
 
 from ccb.memory_file import clean_text as _clean
 from ccb.memory_file import content_hash_normalised, normalise_text
 from ccb.model import MemoryType
+from consistency.claims import Claim, dice, read_claim
+from consistency.judgement import MemorySide, PairJudgement, judge_pair, subject_key
 
 __all__ = [
     "DEFAULT_BIGRAM_THRESHOLD",
@@ -79,14 +81,18 @@ __all__ = [
     "MemoryDraft",
     "MemoryFacts",
     "New",
+    "Possible",
+    "Series",
     "Supersede",
     "Update",
     "bigram_similarity",
+    "claim_of",
     "claim_text",
     "contradiction_reason",
     "cosine_similarity",
     "decide",
     "fact_text",
+    "judge",
     "merge_bodies",
     "normalise_text",
     "normalised_hash",
@@ -109,7 +115,9 @@ class MemoryDraft:
 
     ``content_hash`` is the caller's hash of the *normalised* memory text (see
     :func:`normalised_hash`); ``embedding`` is a 1-D float vector of the memory text (any
-    width, need not be normalised) or ``None`` when no model ran.
+    width, need not be normalised) or ``None`` when no model ran; ``written`` the day it is
+    written (dates without a year, "yesterday"); ``claim`` the read claim when the caller has
+    it (else it is read from the text).
     """
 
     type: MemoryType
@@ -119,6 +127,8 @@ class MemoryDraft:
     body: str
     content_hash: str
     embedding: np.ndarray | None = field(default=None, compare=False, repr=False)
+    written: date | None = None
+    claim: Claim | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,7 +136,8 @@ class MemoryFacts:
     """A stored memory as the duplicate test sees it: a draft's fields plus ``id`` and validity.
 
     A memory is *current* when ``valid_to`` is unset and ``superseded`` is false; only current
-    memories take part in :func:`decide`.
+    memories take part in :func:`decide`. ``subject_inferred``: dreamd wrote the subject from
+    the text (a hint, not the writer's word).
     """
 
     id: str
@@ -139,6 +150,9 @@ class MemoryFacts:
     embedding: np.ndarray | None = field(default=None, compare=False, repr=False)
     valid_to: date | datetime | None = None
     superseded: bool = False
+    written: date | None = None
+    subject_inferred: bool = False
+    claim: Claim | None = field(default=None, compare=False, repr=False)
 
     @property
     def is_current(self) -> bool:
@@ -151,34 +165,60 @@ class Duplicate:
     """The draft is already stored (same normalised content hash): write nothing."""
 
     existing_id: str
+    why: PairJudgement | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
 class Update:
-    """The draft restates a stored fact (confirmed near-duplicate): merge into ``existing_id``."""
+    """The draft restates a stored fact: merge into ``existing_id`` (the sentences only the
+    draft has are added)."""
 
     existing_id: str
+    why: PairJudgement | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
 class Supersede:
-    """The draft contradicts ``existing_id`` (same type and subject, changed value or negation).
+    """The draft contradicts ``existing_id`` (same slot, changed value or polarity).
 
     Write the draft as a new memory that supersedes the old one; keep both. ``reason`` is a
-    human-readable line for the dream diary, e.g. ``"value changed: 30s → 60s"``.
+    human-readable line for the dream diary, e.g. ``"changed value: 30 s → 60 s"``.
     """
 
     existing_id: str
     reason: str
+    why: PairJudgement | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class Series:
+    """The draft and ``existing_id`` are two events of one kind on two days: both stay live,
+    each current for its own day."""
+
+    existing_id: str
+    why: PairJudgement | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class Possible:
+    """Unsure: the draft may be a duplicate of, or contradict, ``existing_id``. Both are kept
+    and linked both ways; ``dreamd check`` lists the pair until the user settles it."""
+
+    existing_id: str
+    kind: Literal["duplicate", "contradiction"]
+    why: PairJudgement | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
 class New:
-    """Nothing stored is the same fact: write the draft as a new memory."""
+    """Nothing stored is the same fact: write the draft as a new memory. ``why`` is the
+    judgement of the closest candidate, when there was one."""
+
+    why: PairJudgement | None = field(default=None, compare=False)
 
 
 #: The closed set of answers of :func:`decide`.
-Decision: TypeAlias = Duplicate | Update | Supersede | New
+Decision: TypeAlias = Duplicate | Update | Supersede | Series | Possible | New
 
 
 # --------------------------------------------------------------------------- normalisation
@@ -194,8 +234,10 @@ def normalised_hash(text: str) -> str:
 def claim_text(memory: MemoryDraft | MemoryFacts) -> str:
     """What a memory claims: its description and body, one per line. The name is a title
     (``Build notes 2``), so a changed value is never read from it."""
-    parts = (memory.description, memory.body)
-    return "\n".join(p.strip() for p in parts if p.strip())
+    description, body = memory.description.strip(), memory.body.strip()
+    if not description or normalise_text(description).rstrip("…") in normalise_text(body):
+        return body or description  # the description repeats the body's first sentence
+    return "\n".join(p for p in (description, body) if p)
 
 
 def fact_text(memory: MemoryDraft | MemoryFacts) -> str:
@@ -466,54 +508,89 @@ def contradiction_reason(a: str, b: str) -> str | None:
 # --------------------------------------------------------------------------- decision
 
 
-def _subject_key(subject: str | None) -> str | None:
-    if subject is None:
-        return None
-    key = normalise_text(subject)
-    return key or None
+#: How many of the nearest memories by cosine are judged, beside every memory that shares
+#: the draft's words (Dice ≥ :data:`CANDIDATE_LEXICAL`) or its subject.
+CANDIDATES_BY_COSINE = 8
+CANDIDATE_LEXICAL = 0.3
+
+_RANK = {"duplicate": 0, "contradiction": 1, "series": 2, "possible_contradiction": 3,
+         "possible_duplicate": 4, "distinct": 5}
+
+
+def claim_of(memory: MemoryDraft | MemoryFacts) -> Claim:
+    """The read claim of a memory (its :func:`claim_text`), from the memory when it has one."""
+    return memory.claim or read_claim(claim_text(memory), written=memory.written)
+
+
+def _cosines(draft: MemoryDraft, memories: Sequence[MemoryFacts]) -> list[float | None]:
+    if draft.embedding is None:
+        return [None] * len(memories)
+    return [cosine_similarity(draft.embedding, m.embedding) for m in memories]
+
+
+def judge(draft: MemoryDraft, memory: MemoryFacts, cosine: float | None = None) -> PairJudgement:
+    """:func:`consistency.judgement.judge_pair` of ``memory`` (old) and ``draft`` (new)."""
+    if cosine is None:
+        cosine = cosine_similarity(draft.embedding, memory.embedding)
+    return judge_pair(
+        MemorySide(memory.type, memory.subject, claim_of(memory), memory.subject_inferred),
+        MemorySide(draft.type, draft.subject, claim_of(draft)), cosine=cosine)
 
 
 def decide(
     draft: MemoryDraft,
     existing: Sequence[MemoryFacts],
-    *,
-    bigram_threshold: float = DEFAULT_BIGRAM_THRESHOLD,
-    cosine_threshold: float = DEFAULT_COSINE_THRESHOLD,
 ) -> Decision:
     """Decide what writing ``draft`` means given the ``existing`` memories.
 
-    Only current memories (:attr:`MemoryFacts.is_current`) are considered. In order:
-    equal ``content_hash`` → :class:`Duplicate` (smallest id if several); otherwise the most
-    similar candidate (bigram Dice ``≥ bigram_threshold`` or cosine ``≥ cosine_threshold``;
-    score = the larger of the two, ties broken by id) among those with the same ``type`` and
-    subject decides: :func:`contradiction_reason` → :class:`Supersede`, else :class:`Update`;
-    no such candidate → :class:`New`. Deterministic; raises ``ValueError`` only when two
-    embeddings have different widths.
+    Only current memories (:attr:`MemoryFacts.is_current`) are considered. Equal
+    ``content_hash`` → :class:`Duplicate`. Otherwise the candidates — the
+    :data:`CANDIDATES_BY_COSINE` nearest by cosine, every memory whose tokens share Dice
+    ≥ :data:`CANDIDATE_LEXICAL` with the draft, every memory of the same subject — are judged
+    (:func:`consistency.judgement.judge_pair`), and the best verdict decides, in the order
+    duplicate (:class:`Update`), contradiction (:class:`Supersede`), series
+    (:class:`Series`), possible contradiction or duplicate (:class:`Possible`); else
+    :class:`New`. Ties go to the most similar candidate, then the smallest id. Neither a
+    subject nor identical wording is needed.
+    Deterministic; raises ``ValueError`` only when two embeddings have different widths.
     """
     current = [m for m in existing if m.is_current]
-    same_hash = sorted(m.id for m in current if m.content_hash == draft.content_hash)
+    subject = subject_key(draft.subject)
+    same_hash = sorted(
+        m.id for m in current
+        if m.content_hash == draft.content_hash and m.type == draft.type
+        and not (subject and subject_key(m.subject) not in {None, subject}
+                 and not m.subject_inferred))
     if same_hash:
         return Duplicate(same_hash[0])
-    subject = _subject_key(draft.subject)
-    if subject is None:
+    if not current:
         return New()
-    text = fact_text(draft)
-    scored: list[tuple[float, str, MemoryFacts]] = []
-    for memory in current:
-        if memory.type != draft.type or _subject_key(memory.subject) != subject:
+    new_claim = claim_of(draft)
+    draft = replace(draft, claim=new_claim)
+    cosines = _cosines(draft, current)
+    order = sorted(range(len(current)), key=lambda i: (-(cosines[i] or 0.0), current[i].id))
+    chosen = set(order[:CANDIDATES_BY_COSINE])
+    for i, memory in enumerate(current):
+        if i in chosen:
             continue
-        other = fact_text(memory)
-        dice = bigram_similarity(text, other)
-        cosine = cosine_similarity(draft.embedding, memory.embedding)
-        if dice >= bigram_threshold or (cosine is not None and cosine >= cosine_threshold):
-            scored.append((-max(dice, cosine or 0.0), memory.id, memory))
-    if not scored:
-        return New()
-    _, _, best = min(scored, key=lambda item: (item[0], item[1]))
-    reason = contradiction_reason(claim_text(best), claim_text(draft))
-    if reason is not None:
-        return Supersede(best.id, reason)
-    return Update(best.id)
+        same_subject = bool(subject) and subject_key(memory.subject) == subject
+        if same_subject or dice(new_claim.tokens, claim_of(memory).tokens) >= CANDIDATE_LEXICAL:
+            chosen.add(i)
+    judged = [(judge(draft, current[i], cosines[i]), current[i]) for i in sorted(chosen)]
+    judged.sort(key=lambda item: (_RANK[item[0].verdict], -item[0].similarity, item[1].id))
+    best, memory = judged[0]
+    match best.verdict:
+        case "duplicate":
+            return Update(memory.id, best)
+        case "contradiction":
+            return Supersede(memory.id, best.reason(), best)
+        case "series":
+            return Series(memory.id, best)
+        case "possible_contradiction":
+            return Possible(memory.id, "contradiction", best)
+        case "possible_duplicate":
+            return Possible(memory.id, "duplicate", best)
+    return New(best)
 
 
 # --------------------------------------------------------------------------- merging

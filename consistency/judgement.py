@@ -53,7 +53,7 @@ from typing import Literal
 
 from ccb.memory_file import normalise_text
 from ccb.model import MemoryType
-from consistency.claims import WEEKEND, WORKDAYS, Claim, Value, dice
+from consistency.claims import WEEKEND, WORKDAYS, Claim, Value, dice, stem
 
 __all__ = [
     "CROSS_LINGUAL_COSINE",
@@ -133,6 +133,10 @@ class PairJudgement:
     def similarity(self) -> float:
         """The larger of cosine and lexical Dice, in ``[0, 1]``."""
         return max(self.cosine or 0.0, self.lexical)
+
+    def reason(self) -> str:
+        """The rule and what differed: ``changed value: 30 s → 60 s``."""
+        return self.rule + (": " + ", ".join(self.changes) if self.changes else "")
 
     def explain(self) -> str:
         """One line: ``contradiction (changed value: 30 s → 60 s; slot request timeout;
@@ -259,12 +263,12 @@ def _polarity_flips(old: Claim, new: Claim) -> list[str]:
     # "use X" against "never use X": a negation more on one side, over a shared word; with
     # as many negations on each side, only a swap of Latin words ("use pnpm, not npm" /
     # "use npm, not pnpm") — Chinese word order moves a negation around freely
-    if any(len(old.concepts[c]) == 1 and old.concepts[c] == new.concepts[c]
+    if any(old.concepts[c] == new.concepts[c] == frozenset({False})
            for c in old.concepts.keys() & new.concepts.keys()):
         return flips  # both say it with one concept ("dislikes" / "别用 … 反感")
     lost = sorted(old.asserted & new.negated)
     gained = sorted(old.negated & new.asserted)
-    if old.negations % 2 != new.negations % 2:
+    if _negative(old) % 2 != _negative(new) % 2:
         flips.extend(f"{w} → not {w}" for w in lost)
         flips.extend(f"not {w} → {w}" for w in gained)
     else:
@@ -274,6 +278,11 @@ def _polarity_flips(old: Claim, new: Claim) -> list[str]:
             flips.extend(f"{w} → not {w}" for w in latin_lost)
             flips.extend(f"not {w} → {w}" for w in latin_gained)
     return flips
+
+
+def _negative(claim: Claim) -> int:
+    """Negations of a claim, a concept said in its negative form ("forbid", "禁止") included."""
+    return claim.negations + sum(1 for signs in claim.concepts.values() if signs == {False})
 
 
 def _sign(signs: frozenset[bool]) -> str:
@@ -299,12 +308,14 @@ _ANTONYM_WORDS = (
     ("前", "后"), ("上", "下"), ("左", "右"), ("开", "关"), ("甜", "咸"), ("胖", "瘦"),
     ("日", "周"), ("周", "月"), ("日", "月"), ("茶", "咖"), ("线上", "线下"),
 )
-_ANTONYMS = frozenset(frozenset(pair) for pair in _ANTONYM_WORDS)
+_ANTONYMS = frozenset(
+    frozenset(pair) for words in _ANTONYM_WORDS
+    for pair in (words, (stem(words[0]), stem(words[1]))))
 
 #: Units after which a span is the slot's value: copulas, polarity concepts and the verbs
 #: that state what something is set to.
 _RELATION_UNITS = frozenset(
-    ["⟦=⟧", "use", "prefer", "set", "default", "live", "move", "switch", "chang", "change", "replac", "run", "host", "deploy", "point", "call", "name", "keep", "store", "stay", "work", "allergic", "speak", "own", "have", "play", "go", "locat", "base", "migrat", "upgrad", "downgrad", "bump", "pick", "choose", "chose", "want", "need", "eat", "drink", "wear", "sleep", "wake", "start", "end", "meet", "hold", "prefer", "favorite", "favourite", "main", "primary", "only", "用", "住", "搬", "改", "换", "设", "定", "选", "叫", "吃", "喝", "穿", "睡", "起", "开", "去", "调", "升", "迁", "放", "存", "跑", "配", "装", "走"])
+    ["⟦=⟧", "⟦w⟧", "hit", "install", "use", "prefer", "set", "default", "live", "move", "switch", "chang", "change", "replac", "run", "host", "deploy", "point", "call", "name", "keep", "store", "stay", "work", "allergic", "speak", "own", "have", "play", "go", "locat", "base", "migrat", "upgrad", "downgrad", "bump", "pick", "choose", "chose", "want", "need", "eat", "drink", "wear", "sleep", "wake", "start", "end", "meet", "hold", "prefer", "favorite", "favourite", "main", "primary", "only", "用", "住", "搬", "改", "换", "设", "定", "选", "叫", "吃", "喝", "穿", "睡", "起", "开", "去", "调", "升", "迁", "放", "存", "跑", "配", "装", "走"])
 
 
 def _is_marker(unit: str) -> bool:
@@ -320,6 +331,8 @@ def _relation_before(units: tuple[str, ...], start: int) -> bool:
     if i < 0:
         return False
     unit = units[i]
+    if unit == "⟦w⟧":
+        return True  # "install packages with pnpm": the instrument is the value
     return unit in _RELATION_UNITS or unit.startswith("⟪") or unit == "⟦=⟧" or (
         len(unit) > 3 and unit[:4] in {"use", "pref", "chan", "swit", "move", "migr"})
 
@@ -389,6 +402,8 @@ def _substitutions(old: Claim, new: Claim) -> tuple[list[_Substitution], bool]:
             continue  # "VS Code" read as a name on one side, "vs code" as words on the other
         antonym = any(frozenset((x, y)) in _ANTONYMS for x in left for y in right) or \
             frozenset(("".join(left), "".join(right))) in _ANTONYMS
+        if not antonym and all(_is_relation(u) for u in left + right if not u.startswith("⟨")):
+            continue  # one verb for another ("tests hit a real database" / "use"): wording
         where: Literal["value", "slot", "context", "other"]
         if _relation_before(a, i1) or _relation_before(b, j1):
             where = "value"
@@ -470,7 +485,8 @@ def judge_pair(old: MemorySide, new: MemorySide, *, cosine: float | None) -> Pai
     related = same_subject or lexical >= RELATED_LEXICAL or cos >= RELATED_COSINE
     if not related:
         return verdict("distinct", "unrelated")
-    strong = (same_subject and (cos >= FLOOR_COSINE or lexical >= RELATED_LEXICAL)) or \
+    strong = (same_subject and (cos >= FLOOR_COSINE or (
+        cosine is None and lexical >= RELATED_LEXICAL))) or \
         aligned >= 0.6 or cos >= SAME_COSINE or (
         cross and cos >= CROSS_LINGUAL_COSINE)
     if cross and not strong and cos >= POSSIBLE_CROSS_LINGUAL_COSINE:

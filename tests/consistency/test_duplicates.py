@@ -16,6 +16,8 @@ from consistency.duplicates import (
     MemoryDraft,
     MemoryFacts,
     New,
+    Possible,
+    Series,
     Supersede,
     Update,
     bigram_similarity,
@@ -200,11 +202,14 @@ def test_other_type_is_unrelated() -> None:
     assert decide(draft(new, type_="project"), [stored(old, type_="feedback")]) == New()
 
 
-def test_missing_subject_only_catches_exact_duplicates() -> None:
+def test_a_restatement_needs_no_subject() -> None:
     old = "Use pnpm for package installs."
     assert decide(draft(old, subject=None), [stored(old, subject=None)]) == Duplicate("01OLD")
     near = "Use pnpm for package installs; it is faster."
-    assert decide(draft(near, subject=None), [stored(old, subject=None)]) == New()
+    assert decide(draft(near, subject=None), [stored(old, subject=None)]) == Update("01OLD")
+    changed = "Use yarn for package installs."
+    assert isinstance(decide(draft(changed, subject=None), [stored(old, subject=None)]),
+                      Supersede)
 
 
 def test_subject_compared_loosely() -> None:
@@ -242,13 +247,11 @@ def test_embedding_makes_a_low_overlap_paraphrase_a_candidate() -> None:
     near = np.array([0.62, 0.78, 0.05], dtype=np.float32)
     far = np.array([0.0, 0.0, 1.0], dtype=np.float32)
     assert decide(draft(new, embedding=near), [stored(old, embedding=vec)]) == Update("01OLD")
-    assert decide(draft(new, embedding=far), [stored(old, embedding=vec)]) == New()
-    assert decide(draft(new), [stored(old, embedding=vec)]) == New()
-
-
-def test_thresholds_are_parameters() -> None:
-    old, new = "Use pnpm for package installs.", "Use pnpm for package installs; it is faster."
-    assert decide(draft(new), [stored(old)], bigram_threshold=0.99) == New()
+    # far apart in meaning: never merged (kept apart, at most listed as a possible duplicate)
+    assert isinstance(decide(draft(new, embedding=far), [stored(old, embedding=vec)]),
+                      New | Possible)
+    # no model: the shared subject and shared words decide
+    assert decide(draft(new), [stored(old, embedding=vec)]) == Update("01OLD")
 
 
 def test_most_similar_candidate_decides_and_ties_break_by_id() -> None:
@@ -263,16 +266,19 @@ def test_most_similar_candidate_decides_and_ties_break_by_id() -> None:
 def test_exact_duplicate_wins_over_near_duplicates() -> None:
     text = "Use pnpm for package installs."
     near = stored("Use pnpm for all package installs.", id_="01A")
-    same = stored(text, id_="01Z", type_="user", subject="other")
+    same = stored(text, id_="01Z")
     assert decide(draft(text), [near, same]) == Duplicate("01Z")
+    # the same words as a memory of another type or subject are another fact
+    other = stored(text, id_="01Y", type_="user", subject="other")
+    assert decide(draft(text), [near, other]) == Update("01A")
 
 
 def test_supersede_carries_a_readable_reason() -> None:
     decision = decide(draft("The API timeout is 60s."), [stored("The API timeout is 30s.")])
-    assert decision == Supersede("01OLD", "value changed: 30s → 60s")
+    assert decision == Supersede("01OLD", "changed value: 30 s → 60 s")
     flip = decide(draft("Use npm, not pnpm."), [stored("Use pnpm, not npm.")])
     assert isinstance(flip, Supersede)
-    assert flip.reason.startswith("negation flipped")
+    assert flip.reason.startswith("polarity")
 
 
 def test_fact_text_joins_name_description_body() -> None:
@@ -336,7 +342,7 @@ def test_decide_is_deterministic(
     d = MemoryDraft(type_, subject, "", "", body, normalised_hash(body))
     first: Decision = decide(d, existing)
     assert decide(d, existing) == first
-    assert isinstance(first, Duplicate | Update | Supersede | New)
+    assert isinstance(first, Duplicate | Update | Supersede | Series | Possible | New)
 
 
 @given(existing_lists, st.data())
