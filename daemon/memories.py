@@ -43,6 +43,8 @@ from consistency.duplicates import (
     MemoryDraft,
     MemoryFacts,
     New,
+    Possible,
+    Series,
     Supersede,
     Update,
     decide,
@@ -233,7 +235,9 @@ class MemoryService:
             case Supersede(existing_id=existing, reason=reason):
                 result = self._supersede(by_id[existing], draft, now, pinned, owner, source,
                                          reason)
-            case New():
+            case New() | Series() | Possible():
+                # a series member and an unsure pair are written as memories of their own:
+                # both stay live, nothing is merged on a guess
                 created = self._create(draft, now, pinned, owner, source, supersedes=())
                 result = RememberResult("created", created[0], created[1].path,
                                         conflict_path=created[1].conflict_path)
