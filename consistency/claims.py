@@ -361,8 +361,6 @@ def _number_value(match: re.Match[str]) -> Value | None:
         return None
     scale = {"k": 1e3, "m": 1e6, "万": 1e4, "千": 1e3}.get((groups.get("k") or "").lower(), 1.0)
     spelling = (groups.get("u") or "").lower()
-    if groups.get("k") and groups["k"].lower() in "km" and not spelling and match.group(0)[-1:].isalpha():
-        pass
     unit, factor = _unit(spelling) if spelling else ("", 1.0)
     return Value("number", _number_text(number * scale * factor), unit)
 
@@ -525,7 +523,6 @@ def _names(text: str) -> list[tuple[int, str]]:
         start = match.start()
         before = text[:start].rstrip()
         opens = not before or before[-1] in ".!?:;\n-–—•*>(\"'" or before.endswith(("。", "！", "？"))
-        mixed = any(any(c.isupper() for c in w[1:]) for w in words)
         if opens and words[0] == match.group(0).split()[0] and not any(
                 c.isupper() for c in words[0][1:]):
             words = words[1:]  # the word that opens a sentence is capitalised anyway
@@ -533,7 +530,6 @@ def _names(text: str) -> list[tuple[int, str]]:
             if not words:
                 continue
         run = " ".join(words)
-        del mixed
         out.append((start, run.lower()))
     return out
 
@@ -766,8 +762,8 @@ def _event_day(clean: str, values: list[tuple[int, Value]], written: date | None
         day = None
     if day is None:
         return None
-    leads = offset <= 2 or re.match(r"\s*[:：]", clean[offset + 10 : offset + 12] if False else
-                                    clean[_date_end(clean, offset):])
+    # a date that opens the text, or heads it ("BP reading 2026-01-12: 138/88")
+    leads = offset <= 2 or re.match(r"\s*[:：]", clean[_date_end(clean, offset):]) is not None
     if leads:
         return day
     if _FUTURE_OR_VALUE.search(lowered):
