@@ -636,6 +636,13 @@ def _stem(word: str) -> str:
 _WORD = re.compile(rf"⟨\w+⟩|¬|[a-z0-9]+(?:['][a-z]+)?|[{_HAN}]+")
 
 
+def _letter_name(piece: str, clause: str) -> bool:
+    """Is a one-letter word written against Chinese characters ("A项目", "方案B") — a name,
+    not the English article?"""
+    return len(piece) == 1 and re.search(
+        rf"(?<![a-z0-9]){piece}(?=[{_HAN}])|(?<=[{_HAN}]){piece}(?![a-z0-9])", clause) is not None
+
+
 def _prepare_words(text: str) -> str:
     lowered = text.lower()
     for pattern, replacement in _CONTRACTIONS:
@@ -867,7 +874,7 @@ def read_claim(text: str, *, written: date | None = None) -> Claim:
                     pending = max(0, pending - 1)
                     continue
                 stem = _stem(piece)
-                if piece in _STOPWORDS or stem in _STOPWORDS:
+                if (piece in _STOPWORDS or stem in _STOPWORDS) and not _letter_name(piece, clause):
                     marker = _MARKERS.get(piece)
                     if marker:
                         units.append(marker)

@@ -212,9 +212,10 @@ class Possible:
 @dataclass(frozen=True, slots=True)
 class New:
     """Nothing stored is the same fact: write the draft as a new memory. ``why`` is the
-    judgement of the closest candidate, when there was one."""
+    judgement of the closest candidate, ``nearest_id`` that candidate, when there was one."""
 
     why: PairJudgement | None = field(default=None, compare=False)
+    nearest_id: str | None = field(default=None, compare=False)
 
 
 #: The closed set of answers of :func:`decide`.
@@ -590,7 +591,7 @@ def decide(
             return Possible(memory.id, "contradiction", best)
         case "possible_duplicate":
             return Possible(memory.id, "duplicate", best)
-    return New(best)
+    return New(best, memory.id)
 
 
 # --------------------------------------------------------------------------- merging

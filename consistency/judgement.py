@@ -427,6 +427,13 @@ def _plain(frame: tuple[str, ...]) -> list[str]:
     return [u for u in frame if not u.startswith(("⟨", "⟪"))]
 
 
+def _label_swap(sub: _Substitution) -> bool:
+    """Is a substitution one short label for another ("A项目" / "B项目", "plan a" / "plan
+    b"): a variant's name, not wording?"""
+    return len(sub.old) == len(sub.new) == 1 and all(
+        len(u) <= 2 and u.isascii() and u.isalnum() for u in sub.old + sub.new)
+
+
 def _spells_value(marked: tuple[str, ...], words: tuple[str, ...], claim: Claim,
                   other: Claim) -> bool:
     """Is ``words`` the spelling of a word-like value that ``marked`` holds as a
@@ -496,10 +503,13 @@ def judge_pair(old: MemorySide, new: MemorySide, *, cosine: float | None) -> Pai
                        (f"{co.event_day.isoformat()} / {cn.event_day.isoformat()}",))
 
     subs, aligned_ok = _substitutions(co, cn) if not cross else ([], False)
-    slot_subs = [x for x in subs if x.where == "slot" and not x.antonym
-                 and all(u.startswith("⟨") for u in x.old + x.new) in (
-                     all(u.startswith("⟨") for u in x.old), True)
-                 and _placeholders(x.old) == _placeholders(x.new)]
+    multi = co.relation == "multi" or cn.relation == "multi"
+    changes = _value_changes(co, cn)
+    # a word of the slot replaced ("my *lead* is Alice" / "my *buddy* is Alice"; "*Skyrim*
+    # modlist" / "*Fallout 4* modlist"); an antonym there ("*早*班7点" / "*晚*班19点") only
+    # when a value changed too — alone it is the change ("dark mode is on" / "light mode")
+    slot_subs = [x for x in subs if x.where == "slot" and (not x.antonym or changes)
+                 and _plain(x.old) and _plain(x.new)]
     if slot_subs:
         return verdict("distinct", "other slot", tuple(x.label() for x in slot_subs[:3]))
 
@@ -508,8 +518,6 @@ def judge_pair(old: MemorySide, new: MemorySide, *, cosine: float | None) -> Pai
         kind: Verdict = "contradiction" if strong or aligned_ok else "possible_contradiction"
         return verdict(kind, "polarity", tuple(flips[:3]))
 
-    multi = co.relation == "multi" or cn.relation == "multi"
-    changes = _value_changes(co, cn)
     if changes:
         labels = tuple(
             f"{', '.join(v.label() for v in olds)} → {', '.join(v.label() for v in news)}"
@@ -518,7 +526,14 @@ def judge_pair(old: MemorySide, new: MemorySide, *, cosine: float | None) -> Pai
         if words_only and multi and not cn.says_changed:
             return verdict("distinct", "several values", labels)
         frames = dice(_plain(co.frame), _plain(cn.frame))
-        if (cos < FLOOR_COSINE and not aligned_ok) or not (
+        # another word beside the value ("Datadog for *APM*" / "Sentry for *error
+        # tracking*"; "*A*项目周五" / "*B*项目下周二"): perhaps another slot, never superseded
+        # on that evidence
+        qualified = any((x.where == "context" and not x.antonym and (
+            _plain(x.old) or _plain(x.new))) or _label_swap(x) for x in subs)
+        weak = cos < FLOOR_COSINE and (not aligned_ok or (
+            cosine is not None and not same_subject))
+        if qualified or weak or not (
                 aligned_ok or frames >= FRAME_SHARE or cos >= CHANGED_VALUE_COSINE):
             return verdict("possible_contradiction", "changed value", labels)
         return verdict("contradiction", "changed value", labels)
@@ -542,6 +557,11 @@ def judge_pair(old: MemorySide, new: MemorySide, *, cosine: float | None) -> Pai
     if context:
         return verdict("distinct", "other context", tuple(x.label() for x in context[:3]))
 
+    if cross and (_negative(co) > 0) != (_negative(cn) > 0):
+        # across languages the words cannot be lined up: a negation on one side only is a
+        # possible change ("run the tests before every push" / "push 之前不用跑测试")
+        return verdict("possible_contradiction", "polarity",
+                       ("negated on one side, across languages",))
     if strong or lexical >= SAME_LEXICAL:
         return verdict("duplicate", "same fact")
     if shared_values(co, cn) and cos >= (POSSIBLE_CROSS_LINGUAL_COSINE if cross

@@ -48,6 +48,7 @@ from daemon.history import HistoryService, VersionRecorder, memory_key
 from daemon.llm import ChatClient
 from daemon.lock import DaemonLock, current_holder
 from daemon.memories import INDEX_FILE, MemoryService, index_fingerprint
+from daemon.memory_pool import MemoryPool
 from daemon.metrics import (
     SearchRecord,
     append_search,
@@ -438,8 +439,15 @@ class App:
             memory_folder=self.settings.vault.memory_folder,
             store=self.store, embedder=lambda: self.embedder, index=self.index_now,
             owner=owner, index_record=self.state_dir / MEMORY_INDEX_RECORD,
-            forget_history=self._forget_history,
+            forget_history=self._forget_history, pool=self.memory_pool,
+            chunk_max_chars=self.settings.sync.chunk_max_chars,
         )
+
+    @cached_property
+    def memory_pool(self) -> MemoryPool:
+        """The vault's memory files, parsed once per change, shared by every memory service
+        of this App (``remember`` judges against all of them on each call)."""
+        return MemoryPool(self.vault_root, self.settings.vault.memory_folder)
 
     def _forget_history(self, key: str) -> int:
         """Drop every version of a forgotten memory, then the table versions that held it."""

@@ -401,6 +401,8 @@ def remember(
     owner: OwnerOption = None,
     vault: VaultOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
+    explain: Annotated[bool, typer.Option(
+        "--explain", help="Say which stored memory it was judged against, and why.")] = False,
 ) -> None:
     """Keep a memory: the same fact twice is stored once, a changed fact supersedes the old."""
     if type_ not in MEMORY_TYPES:
@@ -413,7 +415,7 @@ def remember(
     if as_json:
         out.print_json(json.dumps(render.remember_json(result), ensure_ascii=False))
     else:
-        render.print_remember(out, result)
+        render.print_remember(out, result, explain=explain)
 
 
 @app.command()

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Callable, Collection, Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Literal
@@ -30,14 +30,19 @@ from ulid import ULID
 
 from ccb.atomic import write_json_atomic
 from ccb.frontmatter_edit import replace_body, set_properties
-from ccb.memory_file import NewMemory, content_hash_normalised, memory_path, render_memory
+from ccb.memory_file import (
+    NewMemory,
+    content_hash_normalised,
+    memory_path,
+    render_memory,
+    slugify,
+)
 from ccb.memory_index import build_memory_index
 from ccb.model import MemoryType, Note
 from ccb.owner import Owner, parse_owner
 from ccb.parse import detect_conflict_copy, parse_note
-from ccb.scan import read_note_bytes
 from ccb.writer import NoteWriter, WriteOutcome
-from config.errors import DreamdError, InvalidOwnerError, MemoryNotFoundError
+from config.errors import InvalidOwnerError, MemoryNotFoundError
 from consistency.duplicates import (
     Duplicate,
     MemoryDraft,
@@ -47,12 +52,14 @@ from consistency.duplicates import (
     Series,
     Supersede,
     Update,
+    claim_of,
     decide,
     merge_bodies,
 )
 from consistency.secrets import refuse_secrets
 from daemon.dream import index_entries
-from magma.chunking import chunk_note
+from daemon.memory_pool import MemoryPool, StoredMemory
+from magma.chunking import DEFAULT_MAX_CHARS, chunk_note
 from magma.embedder import Embedder
 from magma.store import MagmaStore
 
@@ -78,6 +85,16 @@ class RememberResult:
     superseded: str | None = None
     reason: str | None = None
     conflict_path: str | None = None
+    #: The stored memory the decision was about (the closest judged one), and how it was
+    #: judged: ``verdict`` (``duplicate``, ``contradiction``, ``series``,
+    #: ``possible_duplicate``, ``possible_contradiction``, ``distinct``) and ``judgement``,
+    #: one line naming the rule, the slot, what differed and the similarity.
+    candidate: str | None = None
+    verdict: str | None = None
+    judgement: str | None = None
+    #: A possible duplicate or contradiction: both memories are kept and link each other
+    #: under this frontmatter property (``dreamd check`` lists the pair).
+    linked_as: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,11 +106,7 @@ class ForgetReport:
     removed: tuple[str, ...]
 
 
-@dataclass(frozen=True, slots=True)
-class _Stored:
-    path: str
-    note: Note
-    data: bytes
+_Stored = StoredMemory
 
 
 class MemoryService:
@@ -122,8 +135,11 @@ class MemoryService:
         index_record: Path | None = None,
         forget_history: Callable[[str], int] | None = None,
         origin: str = "api",
+        pool: MemoryPool | None = None,
+        chunk_max_chars: int = DEFAULT_MAX_CHARS,
     ) -> None:
         self.origin = origin
+        self.chunk_max_chars = chunk_max_chars
         self._forget_history = forget_history
         self.writer = writer
         self.index_record = index_record
@@ -133,6 +149,7 @@ class MemoryService:
         self._embedder = embedder
         self._index = index
         self._clock = clock
+        self._pool = pool if pool is not None else MemoryPool(writer.root, self.memory_folder)
 
     # ------------------------------------------------------------------ reading
 
@@ -144,24 +161,7 @@ class MemoryService:
                                                          else None)]
 
     def _all_memories(self) -> list[_Stored]:
-        folder = self.writer.root / self.memory_folder
-        found: list[_Stored] = []
-        if not folder.is_dir():
-            return found
-        for path in sorted(folder.rglob("*.md")):
-            rel = path.relative_to(self.writer.root).as_posix()
-            if (path.name.startswith(".") or path.name in {INDEX_FILE, "DREAMS.md"}
-                    or detect_conflict_copy(rel) is not None or not path.is_file()):
-                continue  # conflict copies carry the same id: the user settles them
-            try:
-                # refuses a symlink out of the vault (never followed), reads the bytes once
-                note, data = read_note_bytes(self.writer.root, rel)
-            except DreamdError as error:
-                log.warning("memories.unreadable", path=rel, error=str(error))
-                continue
-            if note.memory is not None:
-                found.append(_Stored(rel, note, data))
-        return found
+        return self._pool.memories()
 
     def find(self, id_or_name: str) -> _Stored:
         """The memory whose id, name, file stem or path is ``id_or_name`` (case-insensitive)."""
@@ -216,78 +216,103 @@ class MemoryService:
         now = self._clock()
         draft = MemoryDraft(
             type=type, subject=subject, name=name, description=description, body=body,
-            content_hash=content_hash_normalised(body),
-            embedding=self._draft_embedding(name, description, body),
+            content_hash=content_hash_normalised(body), written=now.date(),
         )
+        draft = replace(draft, embedding=self._draft_embedding(draft))
         owner = str(self.owner) if self.owner else None
         stored = [s for s in self.memories() if s.note.memory and s.note.memory.type == type
                   and _same_owner(s.note.memory.owner, owner)]
         decision = decide(draft, self._facts(stored))
         by_id = {s.note.memory.id: s for s in stored if s.note.memory and s.note.memory.id}
+        draft = replace(draft, claim=claim_of(draft))
+        why = decision.why
+        target = getattr(decision, "existing_id", None) or getattr(decision, "nearest_id", None)
+        same_text = isinstance(decision, Duplicate) and why is None
+        judged = {"candidate": by_id[target].path if target in by_id else None,
+                  "verdict": "duplicate" if same_text else (why.verdict if why else None),
+                  "judgement": "duplicate (same text)" if same_text else (
+                      why.explain() if why else None)}
+        changed: list[str] = []
         match decision:
             case Duplicate(existing_id=existing):
                 hit = by_id[existing]
-                result = RememberResult("duplicate", existing, hit.path)
                 log.info("memory.duplicate", id=existing, path=hit.path)
-                return result
+                return RememberResult("duplicate", existing, hit.path, **judged)
             case Update(existing_id=existing):
                 result = self._update(by_id[existing], body, now)
             case Supersede(existing_id=existing, reason=reason):
                 result = self._supersede(by_id[existing], draft, now, pinned, owner, source,
                                          reason)
-            case New() | Series() | Possible():
-                # a series member and an unsure pair are written as memories of their own:
-                # both stay live, nothing is merged on a guess
-                created = self._create(draft, now, pinned, owner, source, supersedes=())
-                result = RememberResult("created", created[0], created[1].path,
-                                        conflict_path=created[1].conflict_path)
-        self.after_change([result.path, *([result.superseded] if result.superseded else [])])
-        log.info("memory.remembered", action=result.action, id=result.memory_id, path=result.path)
+            case Possible(existing_id=existing, kind=kind):
+                # an unsure pair: both stay live, linked both ways, listed by dreamd check —
+                # nothing is merged or superseded on a guess
+                link = f"possible_{kind}"
+                memory_id, outcome = self._create(draft, now, pinned, owner, source,
+                                                  supersedes=(), links={link: by_id[existing]})
+                changed.append(self._link(by_id[existing], link, outcome.path, now))
+                result = RememberResult("created", memory_id, outcome.path,
+                                        conflict_path=outcome.conflict_path, linked_as=link)
+            case New() | Series():
+                # a series member is a memory of its own: both stay live
+                memory_id, outcome = self._create(draft, now, pinned, owner, source,
+                                                  supersedes=())
+                result = RememberResult("created", memory_id, outcome.path,
+                                        conflict_path=outcome.conflict_path)
+        result = replace(result, **judged)
+        self.after_change([result.path, *([result.superseded] if result.superseded else []),
+                           *changed])
+        log.info("memory.remembered", action=result.action, id=result.memory_id,
+                 path=result.path, judgement=result.judgement)
         return result
 
-    def _draft_embedding(self, name: str, description: str, body: str) -> np.ndarray | None:
+    def _draft_embedding(self, draft: MemoryDraft) -> np.ndarray | None:
+        """The embedding of the draft's first chunk as the memory file will be indexed (the
+        same text as the stored memories' vectors), ``None`` before the first sync."""
         if self.store is None:
             return None
-        preview = parse_note("draft.md", f"# {name}\n\n{description}\n\n{body}\n".encode())
-        chunks = chunk_note(preview)
+        at = datetime(2000, 1, 1, tzinfo=UTC)
+        data = render_memory(NewMemory(
+            name=draft.name, description=draft.description, type=draft.type, id="draft",
+            created=at, updated=at, body=draft.body + "\n", subject=draft.subject))
+        preview = parse_note(f"{self.memory_folder}/{slugify(draft.name)}.md", data)
+        chunks = chunk_note(preview, max_chars=self.chunk_max_chars)
         return self._embedder().embed([chunks[0].embed_text])[0] if chunks else None
 
     def _facts(self, stored: Sequence[_Stored]) -> list[MemoryFacts]:
-        vectors: dict[str, np.ndarray] = {}
-        if self.store is not None and stored:
-            hashes = self.store.chunk_hashes([s.path for s in stored])
-            first = {cid.rpartition("#")[0]: h for cid, h in hashes.items() if cid.endswith("#0")}
-            known = self.store.known_vectors(first.values())
-            vectors = {path: known[h] for path, h in first.items() if h in known}
-        facts = []
-        for s in stored:
-            meta = s.note.memory
-            assert meta is not None
-            if not meta.id:
-                continue
-            facts.append(MemoryFacts(
-                id=meta.id, type=meta.type, subject=meta.subject, name=meta.name,
-                description=meta.description, body=s.note.body.strip(),
-                content_hash=content_hash_normalised(s.note.body.strip()),
-                embedding=vectors.get(s.path), valid_to=meta.valid_to,
-                superseded=meta.status == "superseded",
-            ))
-        return facts
+        return self._pool.facts(stored, self.store, chunk_max_chars=self.chunk_max_chars)
 
     def _create(
         self, draft: MemoryDraft, now: datetime, pinned: bool, owner: str | None, source: str,
-        *, supersedes: tuple[str, ...],
+        *, supersedes: tuple[str, ...], links: Mapping[str, _Stored] | None = None,
     ) -> tuple[str, WriteOutcome]:
+        """Write ``draft`` as a new memory file. A memory that names the day it happened
+        ("deployed on 2026-03-02", "昨天") is valid from that day, else from today."""
         memory_id = str(ULID())
         existing = self._folder_files()  # new files go straight into the memory folder
         path = memory_path(existing, self.memory_folder, draft.name)
+        event_day = draft.claim.event_day if draft.claim is not None else None
         data = render_memory(NewMemory(
             name=draft.name, description=draft.description, type=draft.type, id=memory_id,
             created=now, updated=now, body=draft.body + "\n", subject=draft.subject,
-            valid_from=now.date(), supersedes=supersedes, pinned=pinned, source=source,
-            owner=owner,
+            valid_from=event_day if event_day and event_day <= now.date() else now.date(),
+            supersedes=supersedes, pinned=pinned, source=source, owner=owner,
         ))
+        if links:
+            data = set_properties(data, {key: [f"[[{Path(other.path).stem}]]"]
+                                         for key, other in links.items()}, path=path)
         return memory_id, self.writer.write(path, data, base=None, origin=self.origin)
+
+    def _link(self, stored: _Stored, key: str, other: str, now: datetime) -> str:
+        """Add ``[[other]]`` to ``stored``'s list property ``key`` (a minimal frontmatter
+        edit; the rest of the file is kept byte for byte); returns its path."""
+        current = stored.note.properties.get(key)
+        links = [str(v) for v in current] if isinstance(current, list) else (
+            [str(current)] if current else [])
+        link = f"[[{Path(other).stem}]]"
+        if link not in links:
+            data = set_properties(stored.data, {key: [*links, link]}, path=stored.path)
+            self.writer.write(stored.path, data, base=stored.data, origin=self.origin)
+        return stored.path
 
     def _folder_files(self) -> list[str]:
         folder = self.writer.root / self.memory_folder

@@ -229,10 +229,14 @@ def remember_json(result: RememberResult) -> dict[str, Any]:
         "superseded": result.superseded,
         "reason": result.reason,
         "conflict_path": result.conflict_path,
+        "candidate": result.candidate,
+        "verdict": result.verdict,
+        "judgement": result.judgement,
+        "linked_as": result.linked_as,
     }
 
 
-def print_remember(console: Console, result: RememberResult) -> None:
+def print_remember(console: Console, result: RememberResult, *, explain: bool = False) -> None:
     lines = {
         "created": f"remembered as {result.path}",
         "duplicate": f"already known: {result.path} (nothing written)",
@@ -241,6 +245,17 @@ def print_remember(console: Console, result: RememberResult) -> None:
                       + (f" ({result.reason})" if result.reason else ""),
     }
     console.print(escape(lines[result.action]), highlight=False)
+    if result.linked_as and result.candidate:
+        kind = result.linked_as.removeprefix("possible_")
+        console.print(escape(f"kept beside {result.candidate}: perhaps a {kind} (both linked "
+                             f"as {result.linked_as}; dreamd check lists the pair)"),
+                      highlight=False)
+    if explain:
+        if result.judgement:
+            console.print(escape(f"judged against {result.candidate or 'the same text'}: "
+                                 f"{result.judgement}"), highlight=False)
+        else:
+            console.print("no stored memory of this type and owner was close", highlight=False)
     if result.conflict_path:
         console.print(escape(f"the file changed meanwhile: our version is in "
                              f"{result.conflict_path}"), highlight=False)

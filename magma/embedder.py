@@ -10,6 +10,7 @@ two, load ≈2.4 s, and a usable cross-lingual (zh↔en) signal.
 from __future__ import annotations
 
 import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any, Protocol, runtime_checkable
 
@@ -29,6 +30,12 @@ __all__ = [
 USE_MODEL_ID = "use-multilingual-v3"
 #: Output width of USE multilingual v3 (the model's fixed embedding size).
 USE_DIMS = 512
+#: Small calls (a query, a memory being written) keep their vectors for the next call with
+#: the same text: ``remember`` embeds a draft and then indexes the same chunk; an assistant
+#: asks the same question twice. Vectors of at most RECENT_BATCH texts per call are kept,
+#: RECENT_TEXTS in all (512 × 4 bytes each: 0.5 MB).
+RECENT_BATCH = 16
+RECENT_TEXTS = 256
 
 
 @runtime_checkable
@@ -82,6 +89,7 @@ class UniversalSentenceEncoder:
         self._batch_size = batch_size
         self._model: Any = None
         self._lock = threading.Lock()
+        self._recent: OrderedDict[str, np.ndarray] = OrderedDict()
 
     @property
     def model_id(self) -> str:
@@ -123,6 +131,21 @@ class UniversalSentenceEncoder:
         items = list(texts)
         if not items:
             return np.zeros((0, USE_DIMS), dtype=np.float32)
+        with self._lock:
+            recent = [self._recent.get(text) for text in items]
+        if all(row is not None for row in recent):
+            return np.stack([row for row in recent if row is not None])
+        out = self._embed_new(items)
+        if len(items) <= RECENT_BATCH:
+            with self._lock:
+                for text, row in zip(items, out, strict=True):
+                    self._recent[text] = row.copy()
+                    self._recent.move_to_end(text)
+                while len(self._recent) > RECENT_TEXTS:
+                    self._recent.popitem(last=False)
+        return out
+
+    def _embed_new(self, items: list[str]) -> np.ndarray:
         with self._lock:
             model = self._load_locked()
             parts: list[np.ndarray] = []

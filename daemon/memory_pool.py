@@ -1,0 +1,183 @@
+"""The vault's memory files, read once and kept while they do not change.
+
+``remember`` judges a new memory against every live memory of its owner; reading and parsing
+a thousand files for each call costs about a second. :class:`MemoryPool` keeps each memory
+file parsed, with its read claim and its embedding, and a call costs one stat walk of the
+memory folder: a file is read again only when its size, modification time, change time or
+inode differ from the last read (an atomic replace gives a new inode; an edit in place moves
+the times). One pool serves every :class:`daemon.memories.MemoryService` of an App, from any
+thread.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import threading
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+from datetime import date, datetime
+from pathlib import Path
+
+import structlog
+
+from ccb.memory_file import content_hash_normalised
+from ccb.model import Note
+from ccb.parse import detect_conflict_copy
+from ccb.scan import read_note_bytes
+from config.errors import DreamdError
+from consistency.claims import read_claim
+from consistency.duplicates import MemoryFacts, claim_text
+from magma.chunking import DEFAULT_MAX_CHARS, chunk_note
+from magma.store import MagmaStore
+
+__all__ = ["GENERATED_FILES", "MemoryPool", "StoredMemory", "first_chunk_hash"]
+
+log = structlog.get_logger("dreamd.memories")
+
+#: Files of the memory folder that dreamd writes itself and that are never memories.
+GENERATED_FILES = frozenset({"MEMORY.md", "DREAMS.md"})
+
+_Signature = tuple[int, int, int, int]
+
+
+@dataclass(frozen=True, slots=True)
+class StoredMemory:
+    """A memory file as read: vault-relative ``path``, the parsed ``note`` and its bytes."""
+
+    path: str
+    note: Note
+    data: bytes
+
+
+@dataclass(slots=True)
+class _Entry:
+    signature: _Signature
+    stored: StoredMemory | None  # None: not a memory, or unreadable (reported once)
+    facts: MemoryFacts | None = None
+    first_chunk: str | None = None
+
+
+class MemoryPool:
+    """Memory files under ``root / memory_folder``, parsed once per change.
+
+    Conflict copies, dot files and :data:`GENERATED_FILES` are left out; a symlink out of
+    the vault is refused by :func:`ccb.scan.read_note_bytes` (reported, never followed);
+    symlinked folders are not entered. Thread-safe.
+    """
+
+    def __init__(self, root: Path, memory_folder: str) -> None:
+        self.root = root
+        self.memory_folder = memory_folder.strip("/")
+        self._entries: dict[str, _Entry] = {}
+        self._lock = threading.Lock()
+
+    def memories(self) -> list[StoredMemory]:
+        """Every memory file now, by path; only files changed since the last call are read."""
+        with self._lock:
+            seen = dict(self._walk())
+            for rel in self._entries.keys() - seen.keys():
+                del self._entries[rel]
+            for rel, signature in seen.items():
+                entry = self._entries.get(rel)
+                if entry is None or entry.signature != signature:
+                    self._entries[rel] = _Entry(signature, self._read(rel))
+            return [e.stored for _rel, e in sorted(self._entries.items())
+                    if e.stored is not None]
+
+    def facts(self, stored: Sequence[StoredMemory], store: MagmaStore | None,
+              *, chunk_max_chars: int = DEFAULT_MAX_CHARS) -> list[MemoryFacts]:
+        """What :func:`consistency.duplicates.decide` needs of each of ``stored`` that has
+        an id: its fields, read claim and the embedding of its first chunk (the vector the
+        index holds for that chunk's hash, ``chunk_max_chars`` as the index cuts; ``None``
+        while the file is not indexed). Claims are read once per file version; the store is
+        asked only for vectors not found before."""
+        with self._lock:
+            entries: list[_Entry] = []
+            for s in stored:
+                if s.note.memory is None or not s.note.memory.id:
+                    continue
+                entry = self._entries.get(s.path)
+                if entry is None or entry.stored is not s:
+                    entry = _Entry((0, 0, 0, 0), s)  # not read by this pool: judged, not kept
+                if entry.facts is None:
+                    entry.facts = _facts(s)
+                entries.append(entry)
+            waiting: dict[str, list[_Entry]] = {}
+            for entry in entries:
+                assert entry.facts is not None and entry.stored is not None
+                if entry.facts.embedding is None and store is not None:
+                    if entry.first_chunk is None:
+                        entry.first_chunk = first_chunk_hash(entry.stored.note, chunk_max_chars)
+                    waiting.setdefault(entry.first_chunk, []).append(entry)
+            if waiting and store is not None:
+                for chunk_hash, vector in store.known_vectors(waiting.keys()).items():
+                    for entry in waiting[chunk_hash]:
+                        assert entry.facts is not None
+                        entry.facts = replace(entry.facts, embedding=vector)
+            return [e.facts for e in entries if e.facts is not None]
+
+    def _walk(self) -> Iterable[tuple[str, _Signature]]:
+        folder = self.root / self.memory_folder
+        if not folder.is_dir():
+            return
+        pending = [(str(folder), self.memory_folder + "/" if self.memory_folder else "")]
+        while pending:
+            top, prefix = pending.pop()
+            try:
+                entries = list(os.scandir(top))
+            except OSError:
+                continue
+            for entry in entries:
+                name = entry.name
+                if name.startswith("."):
+                    continue
+                if entry.is_dir(follow_symlinks=False):
+                    pending.append((entry.path, f"{prefix}{name}/"))
+                    continue
+                if not name.endswith(".md") or name in GENERATED_FILES:
+                    continue
+                rel = prefix + name
+                if detect_conflict_copy(rel) is not None:
+                    continue  # conflict copies carry the same id: the user settles them
+                try:
+                    st = entry.stat()  # a symlink is judged by what it names
+                except OSError:
+                    continue
+                if stat.S_ISREG(st.st_mode):
+                    yield rel, (st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino)
+
+    def _read(self, rel: str) -> StoredMemory | None:
+        try:
+            # refuses a symlink out of the vault (never followed), reads the bytes once
+            note, data = read_note_bytes(self.root, rel)
+        except DreamdError as error:
+            log.warning("memories.unreadable", path=rel, error=str(error))
+            return None
+        return StoredMemory(rel, note, data) if note.memory is not None else None
+
+
+def first_chunk_hash(note: Note, chunk_max_chars: int = DEFAULT_MAX_CHARS) -> str:
+    """The content hash of ``note``'s first chunk as the index cuts it: the key of its
+    vector in the store (:meth:`magma.store.MagmaStore.known_vectors`)."""
+    return chunk_note(note, max_chars=chunk_max_chars)[0].content_hash
+
+
+def _facts(stored: StoredMemory) -> MemoryFacts:
+    meta = stored.note.memory
+    assert meta is not None and meta.id
+    body = stored.note.body.strip()
+    facts = MemoryFacts(
+        id=meta.id, type=meta.type, subject=meta.subject, name=meta.name,
+        description=meta.description, body=body, content_hash=content_hash_normalised(body),
+        valid_to=meta.valid_to, superseded=meta.status == "superseded",
+        written=_day(meta.valid_from) or _day(meta.created),
+        subject_inferred=stored.note.properties.get("subject_inferred") is True,
+    )
+    return replace(facts, claim=read_claim(claim_text(facts), written=facts.written))
+
+
+def _day(value: date | datetime | None) -> date | None:
+    if isinstance(value, datetime):
+        return value.date()
+    return value
