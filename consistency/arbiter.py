@@ -32,6 +32,7 @@ from consistency.checker import (
     NotInVault,
     OpenConflict,
     Orphaned,
+    PossiblePair,
     Stale,
 )
 
@@ -172,9 +173,15 @@ def decide(drift: Drift) -> Decision:
                           f"or `dreamd rollback {key} --to {n}` writes it here")
         case DuplicateId(memory_key=key, paths=paths, keep=keep):
             return NewId(key, keep, tuple(p for p in paths if p != keep))
-        case Contradiction():
-            return Report("the next dream merges them if they say the same and supersedes "
+        case Contradiction(evidence=evidence):
+            return Report(("judged " + evidence + "; " if evidence else "")
+                          + "the next dream merges them if they say the same and supersedes "
                           "the older one if they disagree (`dreamd dream --dry-run` shows it)")
+        case PossiblePair(kind=kind, evidence=evidence):
+            what = "say the same" if kind == "possible_duplicate" else "disagree"
+            return Report(("judged " + evidence + "; " if evidence else "")
+                          + f"both are kept: they may {what}. Edit or forget one, or "
+                          f"remove the {kind} link from both to keep them as two facts")
         case BrokenLink(target=target):
             return Report(f"create the note [[{target}]] or fix the link")
         case IndexFileOutOfDate(path=path, hand_edited=hand_edited):

@@ -22,10 +22,12 @@ A memory the history knows but no file holds is :class:`Orphaned` when this devi
 file go (confirmed after a grace period; then it is tombstoned, never dropped) and
 :class:`NotInVault` when it never had it (another device made it). Besides: a memory id claimed
 by two files (:class:`DuplicateId`), two live memories of one owner, type and subject
-(:class:`Contradiction`), a memory's link to nothing (:class:`BrokenLink`), ``MEMORY.md`` not
-what the memories give (:class:`IndexFileOutOfDate`), the version table and its plain-text copies
-out of step (:class:`ArchiveOutOfStep`), and conflicts waiting for the user
-(:class:`OpenConflict`). What to do about each is :mod:`consistency.arbiter`'s decision.
+(:class:`Contradiction`, unless the write-time judgement calls them a series or two facts), a
+pair kept apart on a guess (:class:`PossiblePair`), a memory's link to nothing
+(:class:`BrokenLink`), ``MEMORY.md`` not what the memories give (:class:`IndexFileOutOfDate`),
+the version table and its plain-text copies out of step (:class:`ArchiveOutOfStep`), and
+conflicts waiting for the user (:class:`OpenConflict`). What to do about each is
+:mod:`consistency.arbiter`'s decision.
 """
 
 from __future__ import annotations
@@ -52,6 +54,7 @@ __all__ = [
     "NotInVault",
     "OpenConflict",
     "Orphaned",
+    "PossiblePair",
     "Snapshot",
     "Stale",
     "check",
@@ -75,6 +78,9 @@ class FileSide:
     subject: str | None = None
     owner: str | None = None
     live: bool = True
+    #: Pairs this memory was kept apart from on a guess: ``(kind, other path)``, kind
+    #: ``possible_duplicate`` or ``possible_contradiction`` (its frontmatter links).
+    possible: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,6 +139,11 @@ class Snapshot:
     memory_index_hand_edited: bool = False
     archive_out_of_step: bool = False
     orphan_grace: timedelta = timedelta(minutes=5)
+    #: The write-time judgement of live memories that share owner, type and subject:
+    #: ``{(path_a, path_b): (verdict, explanation)}`` with ``path_a < path_b``
+    #: (:func:`consistency.judgement.judge_pair`); ``None`` when not judged (every such pair
+    #: is then a :class:`Contradiction`).
+    judged: Mapping[tuple[str, str], tuple[str, str]] | None = None
 
 
 # ---------------------------------------------------------------------------- drift kinds
@@ -219,11 +230,24 @@ class DuplicateId:
 
 @dataclass(frozen=True, slots=True)
 class Contradiction:
-    """Live memories of one owner, type and subject: one should supersede the others."""
+    """Live memories of one owner, type and subject: one should supersede the others (or,
+    saying the same, be merged). ``evidence``: the judgement of the pair, when judged."""
 
     memory_type: str
     subject: str
     paths: tuple[str, ...]
+    evidence: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PossiblePair:
+    """Two live memories kept apart because the write-time judgement was unsure whether
+    they say the same (``possible_duplicate``) or disagree (``possible_contradiction``):
+    both stay until the user settles it."""
+
+    kind: Literal["possible_duplicate", "possible_contradiction"]
+    paths: tuple[str, str]
+    evidence: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -265,7 +289,7 @@ Drift = (Missing | Stale | Orphaned | Behind | Divergent | NotInVault | Duplicat
 _KINDS: dict[type, str] = {
     Missing: "missing", Stale: "stale", Orphaned: "orphaned", Behind: "behind",
     Divergent: "divergent", NotInVault: "not_in_vault", DuplicateId: "duplicate_id",
-    Contradiction: "contradiction", BrokenLink: "broken_link",
+    Contradiction: "contradiction", PossiblePair: "possible_pair", BrokenLink: "broken_link",
     IndexFileOutOfDate: "memory_index_out_of_date", ArchiveOutOfStep: "archive_out_of_step",
     OpenConflict: "open_conflict",
 }
@@ -324,7 +348,8 @@ def check(snapshot: Snapshot) -> list[Drift]:
                                     note_exists=head.head_path in files
                                     or head.head_path in snapshot.unchanged))
 
-    found.extend(_contradictions(files.values()))
+    found.extend(_contradictions(files.values(), snapshot.judged))
+    found.extend(_possible_pairs(files, snapshot.judged))
     found.extend(BrokenLink(path, target) for path, target in snapshot.broken_links)
     if not snapshot.memory_index_current and snapshot.memory_index_path is not None:
         found.append(IndexFileOutOfDate(snapshot.memory_index_path,
@@ -366,20 +391,56 @@ def _memory_drift(
                       base)]
 
 
-def _contradictions(files: Iterable[FileSide]) -> list[Drift]:
+def subject_groups(files: Iterable[FileSide]) -> dict[tuple[str, str, str], list[str]]:
+    """Live memories by ``(owner, type, subject)`` (subject case and spacing do not count),
+    only the groups of two or more, paths sorted."""
     groups: dict[tuple[str, str, str], list[str]] = defaultdict(list)
     for file in files:
         if file.memory_key is None or not file.live or not file.subject or not file.memory_type:
             continue
         subject = " ".join(file.subject.casefold().split())
         groups[(file.owner or "", file.memory_type, subject)].append(file.path)
-    return [Contradiction(mtype, subject, tuple(sorted(paths)))
-            for (_owner, mtype, subject), paths in sorted(groups.items()) if len(paths) > 1]
+    return {key: sorted(paths) for key, paths in sorted(groups.items()) if len(paths) > 1}
+
+
+def _contradictions(files: Iterable[FileSide],
+                    judged: Mapping[tuple[str, str], tuple[str, str]] | None) -> list[Drift]:
+    found: list[Drift] = []
+    for (_owner, mtype, subject), paths in subject_groups(files).items():
+        if judged is None:
+            found.append(Contradiction(mtype, subject, tuple(paths)))
+            continue
+        for i, a in enumerate(paths):
+            for b in paths[i + 1:]:
+                verdict, evidence = judged.get((a, b), ("contradiction", ""))
+                if verdict in {"contradiction", "duplicate"}:
+                    found.append(Contradiction(mtype, subject, (a, b), evidence or None))
+    return found
+
+
+def _possible_pairs(files: Mapping[str, FileSide],
+                    judged: Mapping[tuple[str, str], tuple[str, str]] | None) -> list[Drift]:
+    pairs: dict[tuple[str, str], PossiblePair] = {}
+    for file in files.values():
+        if not file.live:
+            continue
+        for kind, other in file.possible:
+            twin = files.get(other)
+            if twin is None or not twin.live or other == file.path:
+                continue  # settled: one of them was superseded, archived or forgotten
+            a, b = sorted((file.path, other))
+            if (a, b) not in pairs and kind in {"possible_duplicate", "possible_contradiction"}:
+                pairs[(a, b)] = PossiblePair(kind, (a, b), None)  # type: ignore[arg-type]
+    if judged:
+        for (a, b), (verdict, evidence) in judged.items():
+            if verdict in {"possible_duplicate", "possible_contradiction"} and (a, b) not in pairs:
+                pairs[(a, b)] = PossiblePair(verdict, (a, b), evidence or None)  # type: ignore[arg-type]
+    return [pairs[key] for key in sorted(pairs)]
 
 
 def _order(drift: Drift) -> tuple[int, str]:
     kinds = list(_KINDS.values())
     where = getattr(drift, "path", None) or getattr(drift, "memory_key", None) or ""
-    if isinstance(drift, Contradiction):
+    if isinstance(drift, Contradiction | PossiblePair):
         where = drift.paths[0]
     return kinds.index(drift_kind(drift)), str(where)

@@ -44,6 +44,7 @@ import numpy as np
 
 from ccb.model import MemoryType
 from consistency.duplicates import (
+    CANDIDATES_BY_COSINE,
     Duplicate,
     MemoryDraft,
     MemoryFacts,
@@ -53,6 +54,7 @@ from consistency.duplicates import (
     merge_bodies,
     normalise_text,
 )
+from consistency.judgement import RELATED_COSINE
 
 __all__ = [
     "Consolidation",
@@ -192,19 +194,74 @@ def _groups(memories: Iterable[DreamMemory]) -> tuple[
     return by_hash, by_subject
 
 
+#: A changed memory is compared with this many nearest memories of its owner and type by
+#: cosine (as ``remember`` judges, :data:`consistency.duplicates.CANDIDATES_BY_COSINE`) …
+NEIGHBOURS_BY_COSINE = CANDIDATES_BY_COSINE
+#: … those at least this similar (below it a pair is unrelated,
+#: :data:`consistency.judgement.RELATED_COSINE`).
+NEIGHBOUR_COSINE = RELATED_COSINE
+
+
+def _comparison_groups(memories: Sequence[DreamMemory]) -> list[list[DreamMemory]]:
+    """Groups of memories to judge against one another, where at least one changed: those of
+    one owner, type and subject, joined with each changed memory's nearest neighbours by
+    meaning of the same owner and type (no subject needed; embeddings where known). Groups
+    that share a memory are one group."""
+    parent = {m.id: m.id for m in memories}
+
+    def find(x: str) -> str:
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    def union(a: str, b: str) -> None:
+        ra, rb = find(a), find(b)
+        if ra != rb:
+            parent[max(ra, rb)] = min(ra, rb)
+
+    _, by_subject = _groups(memories)
+    for group in by_subject.values():
+        if len(group) > 1 and any(g.changed for g in group):
+            for member in group[1:]:
+                union(group[0].id, member.id)
+    by_kind: dict[tuple[str, str], list[DreamMemory]] = defaultdict(list)
+    for memory in memories:
+        if memory.embedding is not None:
+            by_kind[(_owner_key(memory.owner), memory.type)].append(memory)
+    for members in by_kind.values():
+        changed = [i for i, m in enumerate(members) if m.changed]
+        if len(members) < 2 or not changed:
+            continue
+        matrix = np.stack([m.embedding for m in members])  # type: ignore[misc]
+        scores = matrix[changed] @ matrix.T
+        for row, i in enumerate(changed):
+            scores[row, i] = -1.0
+            near = np.argsort(-scores[row], kind="stable")[:NEIGHBOURS_BY_COSINE]
+            for j in near:
+                if scores[row, j] >= NEIGHBOUR_COSINE:
+                    union(members[i].id, members[int(j)].id)
+    components: dict[str, list[DreamMemory]] = defaultdict(list)
+    for memory in memories:
+        components[find(memory.id)].append(memory)
+    return [group for _root, group in sorted(components.items())
+            if len(group) > 1 and any(m.changed for m in group)]
+
+
 def groups_to_compare(memories: Sequence[DreamMemory]) -> set[str]:
     """Ids of the memories whose bodies :func:`plan_consolidation` needs: members of a group
-    (same owner, type and subject) of at least two where at least one changed."""
-    _, by_subject = _groups(memories)
-    return {m.id for group in by_subject.values()
-            if len(group) > 1 and any(g.changed for g in group) for m in group}
+    to judge (same owner, type and subject, or near in meaning to a changed memory of the
+    same owner and type) of at least two where at least one changed."""
+    return {m.id for group in _comparison_groups(memories) for m in group}
 
 
 def _facts(memory: DreamMemory, body: str) -> MemoryFacts:
+    created = memory.created
     return MemoryFacts(
         id=memory.id, type=memory.type, subject=memory.subject, name=memory.name,
         description=memory.description, body=body, content_hash=memory.content_hash,
         embedding=memory.embedding,
+        written=created.date() if isinstance(created, datetime) else created,
     )
 
 
@@ -230,12 +287,8 @@ def plan_consolidation(memories: Sequence[DreamMemory]) -> list[Consolidation]:
                                           "exact"))
             archived.add(duplicate.id)
     remaining = [m for m in memories if m.id not in archived]
-    _, by_subject = _groups(remaining)
-    for key in sorted(by_subject):
-        group = sorted(by_subject[key], key=_created_key)
-        if len(group) < 2 or not any(m.changed for m in group):
-            continue
-        actions.extend(_plan_group(group))
+    for group in _comparison_groups(remaining):
+        actions.extend(_plan_group(sorted(group, key=_created_key)))
     return _final_keepers(actions)
 
 
@@ -273,10 +326,12 @@ def _plan_group(group: Sequence[DreamMemory]) -> list[Consolidation]:
         if not others:
             alive.append(memory)
             continue
+        created = memory.created
         draft = MemoryDraft(
             type=memory.type, subject=memory.subject, name=memory.name,
             description=memory.description, body=bodies[memory.id],
             content_hash=memory.content_hash, embedding=memory.embedding,
+            written=created.date() if isinstance(created, datetime) else created,
         )
         decision = decide(draft, [_facts(m, bodies[m.id]) for m in others])
         match decision:

@@ -14,6 +14,7 @@ from datetime import UTC, date, datetime, timedelta
 from functools import cached_property
 from pathlib import Path
 
+import numpy as np
 import structlog
 
 from ccb.obsidian_cli import ObsidianCli, WriteMode, WriteRouter
@@ -317,8 +318,16 @@ class App:
             lock_ttl=timedelta(minutes=cfg.lock_ttl_minutes), check_urls=life.check_urls,
             url_timeout_s=life.url_timeout_s, clock=clock or (lambda: datetime.now(UTC)),
             llm=self.chat_client(), remember=self._remember_extracted,
-            transcripts=cfg.transcripts,
+            transcripts=cfg.transcripts, embeddings=self.first_chunk_vectors,
         )
+
+    def first_chunk_vectors(self, paths: Sequence[str]) -> dict[str, np.ndarray]:
+        """``{path: float32[512]}``: the vector of each path's first chunk as indexed (paths
+        not indexed yet are left out)."""
+        hashes = self.store.chunk_hashes(paths)
+        first = {cid.rpartition("#")[0]: h for cid, h in hashes.items() if cid.endswith("#0")}
+        known = self.store.known_vectors(first.values())
+        return {path: known[h] for path, h in first.items() if h in known}
 
     def chat_client(self) -> ChatClient | None:
         """The dream's LLM endpoint, or ``None`` while ``llm.enabled`` is off."""

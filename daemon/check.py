@@ -20,7 +20,7 @@ import json
 import time
 from collections import Counter
 from collections.abc import Callable, Collection, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any, Literal
@@ -63,9 +63,13 @@ from consistency.checker import (
     Snapshot,
     check,
     drift_kind,
+    subject_groups,
 )
+from consistency.duplicates import claim_of, cosine_similarity
+from consistency.judgement import MemorySide, judge_pair
 from daemon.history import VersionRecorder, memory_key
 from daemon.memories import INDEX_FILE, MemoryService, index_fingerprint
+from daemon.memory_pool import MemoryPool, StoredMemory
 from daemon.sync import MASS_DELETE_MIN_FILES
 from magma.store import IndexedFile, LinkRecord, MagmaStore
 from magma.versions import NewVersion, Version, current
@@ -151,6 +155,8 @@ class ConflictRecord:
 class _Gathered:
     files: dict[str, FileSide] = field(default_factory=dict)
     read: int = 0
+    #: Properties of the memory files read again (the store's are older for them).
+    properties: dict[str, Mapping[str, Any]] = field(default_factory=dict)
     memory_folder_files: list[tuple[str, str]] = field(default_factory=list)
 
 
@@ -238,6 +244,8 @@ class ConsistencyService:
                     side = _side_from_row(row, props.get(entry.path, {}), today)
                 else:
                     side = _side_from_note(note, today)
+                    if note.memory is not None:
+                        gathered.properties[entry.path] = note.properties
             gathered.files[entry.path] = side
             if side.memory_key is not None and self._in_memory_folder(entry.path):
                 gathered.memory_folder_files.append((entry.path, side.content_hash))
@@ -262,6 +270,7 @@ class ConsistencyService:
         pending = {key: _utc(info.get("since")) for key, info in self.recorder.pending().items()}
         conflicts = self._load_conflicts()
         index_current, hand_edited = self._memory_index_current(gathered, today)
+        _link_possible_pairs(gathered.files, {**props, **gathered.properties})
         snapshot = Snapshot(
             files=gathered.files, index=index, history=history, now=now,
             unchanged=frozenset(unchanged),
@@ -274,8 +283,46 @@ class ConsistencyService:
             memory_index_current=index_current, memory_index_hand_edited=hand_edited,
             archive_out_of_step=archive_out_of_step,
             orphan_grace=self.orphan_grace,
+            judged=self._judge_subject_groups(gathered.files),
         )
         return snapshot, gathered
+
+    def _judge_subject_groups(
+        self, files: Mapping[str, FileSide]
+    ) -> dict[tuple[str, str], tuple[str, str]]:
+        """The write-time judgement of every pair of live memories that share owner, type
+        and subject (few: only those files are read), with their first chunks' vectors from
+        the store when indexed."""
+        judged: dict[tuple[str, str], tuple[str, str]] = {}
+        groups = subject_groups(files.values())
+        paths = sorted({p for members in groups.values() for p in members})
+        if not paths:
+            return judged
+        pool = MemoryPool(self.root, self.memory_folder)
+        stored = {}
+        for path in paths:
+            try:
+                note, data = read_note_bytes(self.root, path)
+            except DreamdError:
+                continue
+            if note.memory is not None and note.memory.id:
+                stored[path] = StoredMemory(path, note, data)
+        facts = {f.id: f for f in pool.facts(list(stored.values()), self.store)}
+        for members in groups.values():
+            known = [p for p in members if p in stored]
+            for i, a in enumerate(known):
+                for b in known[i + 1:]:
+                    fa = facts.get(stored[a].note.memory.id)  # type: ignore[union-attr]
+                    fb = facts.get(stored[b].note.memory.id)  # type: ignore[union-attr]
+                    if fa is None or fb is None:
+                        continue
+                    old, new = sorted((fa, fb), key=lambda f: (f.written or date.min, f.id))
+                    why = judge_pair(
+                        MemorySide(old.type, old.subject, claim_of(old), old.subject_inferred),
+                        MemorySide(new.type, new.subject, claim_of(new), new.subject_inferred),
+                        cosine=cosine_similarity(old.embedding, new.embedding))
+                    judged[(a, b)] = (why.verdict, why.explain())
+        return judged
 
     def _store_reads(self) -> tuple[
         dict[str, IndexedFile], dict[str, Mapping[str, Any]],
@@ -679,6 +726,28 @@ def _side_from_note(note: Note, today: date) -> FileSide:
     return FileSide(note.path, note.content_hash, memory_key(note), memory.type,
                     memory.subject, _owner(memory.owner),
                     _live(memory.valid_to, memory.status, memory.expires, today))
+
+
+def _link_possible_pairs(files: dict[str, FileSide], props: Mapping[str, Mapping[str, Any]]
+                         ) -> None:
+    """Fill :attr:`FileSide.possible` from the memories' ``possible_duplicate`` and
+    ``possible_contradiction`` links (wikilinks by file name, resolved among the memories)."""
+    by_stem = {p.rsplit("/", 1)[-1].removesuffix(".md").casefold(): p
+               for p, side in files.items() if side.memory_key is not None}
+    for path, side in list(files.items()):
+        if side.memory_key is None:
+            continue
+        found: list[tuple[str, str]] = []
+        for kind in ("possible_duplicate", "possible_contradiction"):
+            value = props.get(path, {}).get(kind)
+            for link in value if isinstance(value, list) else [value] if value else []:
+                target = str(link).strip().removeprefix("[[").removesuffix("]]")
+                target = target.split("|", 1)[0].split("#", 1)[0].rsplit("/", 1)[-1]
+                other = by_stem.get(target.removesuffix(".md").casefold())
+                if other is not None:
+                    found.append((kind, other))
+        if found:
+            files[path] = replace(side, possible=tuple(found))
 
 
 def _text(value: object) -> str | None:

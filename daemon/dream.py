@@ -50,6 +50,7 @@ from stat import S_ISREG
 from typing import Any, Literal, TypeAlias
 
 import filelock
+import numpy as np
 import structlog
 from ulid import ULID
 
@@ -552,7 +553,10 @@ class DreamRunner:
     ``recall_stats()`` gives MAGMA's recall statistics by memory id; ``unresolved_links(paths)``
     gives, per vault path, the link targets the index could not resolve (``None``: no index
     yet, links not checked); ``index(paths)`` indexes written files (False: a running daemon
-    will); ``rebuild_index_record(inputs, output_hash)`` records a ``MEMORY.md`` build.
+    will); ``rebuild_index_record(inputs, output_hash)`` records a ``MEMORY.md`` build;
+    ``embeddings(paths)`` gives the first-chunk vector the index holds for each memory path
+    (the dream compares memories by meaning with them; without it, only those that share a
+    subject).
     """
 
     def __init__(
@@ -569,6 +573,7 @@ class DreamRunner:
         llm: ChatClient | None = None,
         remember: Callable[[ExtractedFact], tuple[str, str]] | None = None,
         transcripts: str = "",
+        embeddings: Callable[[Sequence[str]], Mapping[str, np.ndarray]] | None = None,
     ) -> None:
         self.llm = llm
         self._known: Mapping[str, _Record] = {}
@@ -576,6 +581,7 @@ class DreamRunner:
         self._loaded_memories: Mapping[str, Any] = {}
         self._index_built: dict[str, str] | None = None  # this dream's MEMORY.md build
         self._remember = remember
+        self._embeddings = embeddings
         self.transcripts = transcripts
         self.writer = writer
         self.root = writer.root
@@ -709,14 +715,12 @@ class DreamRunner:
                 subject=r.subject, owner=r.owner, content_hash=r.norm_hash,
                 created=_when(r.created) or _when(r.updated) or _mtime(r), changed=r.changed,
             ) for r in sorted(current, key=lambda r: r.path)]
+            vectors = self._embeddings([m.path for m in memories]) if self._embeddings else {}
+            memories = [replace(m, embedding=vectors.get(m.path)) for m in memories]
             wanted = groups_to_compare(memories)
-            memories = [DreamMemory(
-                id=m.id, path=m.path, type=m.type, name=m.name, description=m.description,
-                subject=m.subject, owner=m.owner, content_hash=m.content_hash,
-                created=m.created, changed=m.changed,
-                body=self._body(m.path, bodies) if m.id in wanted else None,
-                pinned=records[m.path].pinned,
-            ) for m in memories]
+            memories = [replace(
+                m, body=self._body(m.path, bodies) if m.id in wanted else None,
+                pinned=records[m.path].pinned) for m in memories]
             actions = plan_consolidation(memories)
         # Lifecycle runs on the state after the consolidation.
         closed = {a.duplicate_path for a in actions if isinstance(a, MergeDuplicate)}
