@@ -12,8 +12,18 @@ or a series kept apart), and the two errors that cost most: merges of two differ
 supersessions of a fact that still holds. ``dev.jsonl`` is what the rules were set on;
 ``holdout.jsonl`` was written apart and only measured.
 
-This bench runs the decision function in process; it does not yet drive ``dreamd remember``
-or a dream over files (see the closing note of the issue that added it).
+``--remember`` drives the product instead: one vault, each pair under an owner of its own
+(so pairs never meet), ``MemoryService.remember`` of the old memory on its day and then of
+the new one on its day, through the real store and model; the outcome is what the files say
+(merged, superseded, linked as a possible pair, or two memories). ``--dream`` writes both
+memories of every pair as files (no subject unless the pair has one), indexes the vault and
+runs one dream over it, and reads the outcome from the files the same way.
+
+``--latency N`` measures ``remember`` in process with N live memories (user statements of
+LongMemEval, ``../shared/corpora``), p50 / p95 of 40 new facts, against baselines measured
+in the same run: the embedder alone on one memory, a bare stat walk of the memory folder,
+the string rule that decided before the pair judgement (``contradiction_reason`` and a
+bigram overlap over every memory), and ``python -c pass``.
 """
 
 from __future__ import annotations
@@ -88,7 +98,23 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("files", nargs="*", type=Path, default=PAIRS)
     parser.add_argument("--show", action="store_true", help="print every pair decided wrong")
+    parser.add_argument("--remember", action="store_true",
+                        help="drive MemoryService.remember over the pairs (real store)")
+    parser.add_argument("--dream", action="store_true",
+                        help="write the pairs as files and run one dream over them")
+    parser.add_argument("--latency", type=int, metavar="N", default=0,
+                        help="remember p50/p95 with N live memories, with baselines")
     args = parser.parse_args()
+    if args.latency:
+        return _latency(args.latency)
+    if args.remember or args.dream:
+        for path in args.files:
+            rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()
+                    if line.strip()]
+            outcomes = _through_product(rows, dream=args.dream)
+            _report(f"{path.name} ({'dream' if args.dream else 'remember'})", rows,
+                    outcomes, args.show)
+        return 0
     embedder = UniversalSentenceEncoder(threads=2)
     for path in args.files:
         rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()
@@ -142,6 +168,219 @@ def main() -> int:
               f"p95 {times[int(len(times) * 0.95)]:.2f} ms (claims read in the call)")
         if args.show:
             print("\n".join("  " + m for m in misses))
+    return 0
+
+
+def _report(title: str, rows: list[dict], outcomes: list[str], show: bool) -> None:
+    stats: dict[str, list[int]] = collections.defaultdict(lambda: [0, 0])
+    wrong_merges = wrong_supersessions = 0
+    misses = []
+    for row, outcome in zip(rows, outcomes, strict=True):
+        ok = _right(row["label"], outcome)
+        subject = "subject" if row["old"].get("subject") else "no subject"
+        for key in ("all", row["label"], f"{row['label']} / {row['kind']}",
+                    f"{row['label']} / {row['lang']}", f"{row['label']} / {subject}"):
+            stats[key][0] += ok
+            stats[key][1] += 1
+        wrong_merges += outcome == "duplicate" and row["label"] != "duplicate"
+        wrong_supersessions += outcome == "contradiction" and row["label"] in {"distinct",
+                                                                              "series"}
+        if not ok:
+            misses.append(f"{row['id']} {row['label']}/{row['kind']}: {outcome} | "
+                          f"{row['old']['text']!r} | {row['new']['text']!r}")
+    print(f"== {title}: {len(rows)} pairs")
+    for key in sorted(stats, key=lambda k: (k != "all", k)):
+        right, total = stats[key]
+        print(f"  {key:40s} {right:4d}/{total:<4d} {right / total:.2f}")
+    print(f"  merges of two different facts: {wrong_merges}; supersessions of a fact that "
+          f"still holds: {wrong_supersessions}")
+    if show:
+        print("\n".join("  " + m for m in misses))
+
+
+def _isolated(prefix: str) -> Path:
+    """A temp folder with dreamd's state and config inside it (nothing of the user's)."""
+    import os
+    import tempfile
+
+    base = Path(tempfile.mkdtemp(prefix=prefix))
+    for key in [k for k in os.environ if k.startswith("DREAMD_")]:
+        del os.environ[key]
+    os.environ.update({"DREAMD_STORAGE__DATA_DIR": str(base / "data"),
+                       "DREAMD_CONFIG": str(base / "config.toml"), "LANCEDB_LOG": "error"})
+    import logging
+
+    import structlog
+
+    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
+    return base
+
+
+def _through_product(rows: list[dict], *, dream: bool) -> list[str]:
+    """Each pair through ``remember`` (or one dream over files); the outcome per pair as the
+    files tell it."""
+    import shutil
+
+    from ccb.owner import parse_owner
+    from daemon.app import App, load
+
+    base = _isolated("dreamd-write-decisions-")
+    vault = base / "vault"
+    (vault / "Memory").mkdir(parents=True)
+    (vault / "Welcome.md").write_text("# Welcome\n", encoding="utf-8")
+    app = App.create(load(None, None, {"vault.path": str(vault)}))
+    app.sync()
+    paths: list[tuple[str, str]] = []
+    if dream:
+        for i, row in enumerate(rows):
+            pair = []
+            for side in ("old", "new"):
+                data = _memory_file(row[side], f"p{i:03d}")
+                rel = f"Memory/p{i:03d}-{side}.md"
+                (vault / rel).write_bytes(data)
+                pair.append(rel)
+            paths.append((pair[0], pair[1]))
+        app.sync()
+        app.dream(force=True)
+    else:
+        for i, row in enumerate(rows):
+            owner = parse_owner(f"p{i:03d}")
+            got = []
+            for side in ("old", "new"):
+                memory = row[side]
+                day = datetime.combine(date.fromisoformat(memory["created"]),
+                                       datetime.min.time(), tzinfo=UTC)
+                result = app.memories(owner, clock=lambda day=day: day).remember(
+                    memory["text"], type=memory["type"], subject=memory.get("subject"),
+                    name=memory.get("name"))
+                got.append(result)
+            first, second = got
+            if second.action in {"duplicate", "updated"}:
+                paths.append(("=", "="))
+            else:
+                paths.append((first.path, second.path))
+    outcomes = [_outcome_of_files(vault, old, new) for old, new in paths]
+    shutil.rmtree(base, ignore_errors=True)
+    return outcomes
+
+
+def _memory_file(side: dict, owner: str) -> bytes:
+    body = str(side["text"]).strip()
+    name = str(side.get("name") or _first_words(body, NAME_MAX_CHARS))
+    at = datetime.combine(date.fromisoformat(side["created"]), datetime.min.time(), tzinfo=UTC)
+    from ulid import ULID
+
+    return render_memory(NewMemory(
+        name=name, description=_one_line(_first_words(body, DESCRIPTION_MAX_CHARS)),
+        type=side["type"], id=str(ULID()), created=at, updated=at, body=body + "\n",
+        subject=side.get("subject"), owner=owner))
+
+
+def _outcome_of_files(vault: Path, old: str, new: str) -> str:
+    if old == "=":
+        return "duplicate"
+    notes = []
+    for rel in (old, new):
+        note = parse_note(rel, (vault / rel).read_bytes())
+        notes.append(note)
+    a, b = (n.memory for n in notes)
+    assert a is not None and b is not None
+    if a.status in {"archived", "merged"} or b.status in {"archived", "merged"} or \
+            notes[0].properties.get("merged_into") or notes[1].properties.get("merged_into"):
+        return "duplicate"
+    if a.valid_to is not None or b.valid_to is not None or a.status == "superseded":
+        return "contradiction"
+    for key in ("possible_duplicate", "possible_contradiction"):
+        if notes[1].properties.get(key) or notes[0].properties.get(key):
+            return key.replace("_", " ")
+    return "distinct"
+
+
+def _latency(count: int) -> int:
+    """remember p50/p95 with ``count`` live memories, and the baselines of the same run."""
+    import gzip
+    import os
+    import random
+    import shutil
+    import statistics
+    import subprocess
+
+    from consistency.duplicates import contradiction_reason
+    from daemon.app import App, load
+
+    base = _isolated("dreamd-remember-latency-")
+    corpus = ROOT.parent / "shared" / "corpora" / "longmemeval" / "longmemeval_oracle.json"
+    opener = gzip.open if corpus.suffix == ".gz" else open
+    with opener(corpus, "rt", encoding="utf-8") as handle:
+        questions = json.load(handle)
+    sentences: list[str] = []
+    for question in questions:
+        for session in question["haystack_sessions"]:
+            for turn in session:
+                if turn["role"] == "user":
+                    first = turn["content"].split(". ")[0].strip()
+                    if 20 < len(first) < 200 and first not in sentences:
+                        sentences.append(first)
+    random.Random(7).shuffle(sentences)
+    vault = base / "vault"
+    (vault / "Memory").mkdir(parents=True)
+    at = datetime(2026, 11, 1, tzinfo=UTC)
+    from ulid import ULID
+
+    types = ("user", "feedback", "project", "reference")
+    for i, text in enumerate(sentences[:count]):
+        data = render_memory(NewMemory(
+            name=_first_words(text, NAME_MAX_CHARS), description=_one_line(text[:150]),
+            type=types[i % 4], id=str(ULID()), created=at, updated=at, body=text + "\n"))  # type: ignore[arg-type]
+        (vault / "Memory" / f"m{i:05d}-{slugify(text[:40])}.md").write_bytes(data)
+    app = App.create(load(None, None, {"vault.path": str(vault)}))
+    app.sync()
+    facts = sentences[count:count + 41]
+    app.memories().remember(facts[0], type="user")  # warm: the pool reads every file once
+    times = []
+    for text in facts[1:]:
+        started = time.perf_counter()
+        app.memories().remember(text, type="user")
+        times.append((time.perf_counter() - started) * 1000)
+    times.sort()
+
+    def pct(values: list[float], q: float) -> float:
+        return values[min(len(values) - 1, int(q * len(values)))]
+
+    embed_ms = []
+    for text in facts[1:]:
+        started = time.perf_counter()
+        app.embedder.embed([text + " (baseline)"])
+        embed_ms.append((time.perf_counter() - started) * 1000)
+    walk_ms = []
+    for _ in range(20):
+        started = time.perf_counter()
+        sum(1 for _ in os.scandir(vault / "Memory"))
+        for entry in os.scandir(vault / "Memory"):
+            entry.stat()
+        walk_ms.append((time.perf_counter() - started) * 1000)
+    bodies = [s for s in sentences[:count]]
+    string_ms = []
+    for text in facts[1:11]:
+        started = time.perf_counter()
+        grams = {text[i:i + 2] for i in range(len(text) - 1)}
+        for body in bodies:
+            other = {body[i:i + 2] for i in range(len(body) - 1)}
+            if 2 * len(grams & other) / (len(grams) + len(other) or 1) >= 0.5:
+                contradiction_reason(body, text)
+        string_ms.append((time.perf_counter() - started) * 1000)
+    started = time.perf_counter()
+    subprocess.run([sys.executable, "-c", "pass"], check=True)
+    python_ms = (time.perf_counter() - started) * 1000
+    print(f"== remember in process, {count} live memories ({len(times)} new facts)")
+    print(f"  remember                       p50 {statistics.median(times):7.1f} ms   "
+          f"p95 {pct(times, 0.95):7.1f} ms")
+    print(f"  baseline: embed one memory     p50 {statistics.median(embed_ms):7.1f} ms")
+    print(f"  baseline: stat walk of Memory/ p50 {statistics.median(walk_ms):7.1f} ms")
+    print(f"  baseline: string rule, all     p50 {statistics.median(string_ms):7.1f} ms "
+          "(bigram overlap + contradiction_reason over every memory, no write)")
+    print(f"  baseline: python -c pass           {python_ms:7.1f} ms")
+    shutil.rmtree(base, ignore_errors=True)
     return 0
 
 

@@ -609,8 +609,14 @@ def split_sentences(text: str) -> list[str]:
     return out
 
 
+_CJK_SPACE = re.compile(rf"(?<=[{_HAN}])\s+|\s+(?=[{_HAN}])")
+
+
 def _sentence_key(sentence: str) -> str:
-    return normalise_text(_BLOCK_MARKER.sub("", sentence))
+    """A sentence as compared when merging: markers, case and spacing (also between Chinese
+    and Latin text, "用 pnpm" / "用pnpm") and its closing punctuation do not count."""
+    key = normalise_text(_BLOCK_MARKER.sub("", sentence))
+    return _CJK_SPACE.sub("", key).rstrip(".。!！?？;；")
 
 
 def _join_sentences(sentences: list[str]) -> str:

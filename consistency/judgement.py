@@ -504,6 +504,7 @@ def judge_pair(old: MemorySide, new: MemorySide, *, cosine: float | None) -> Pai
 
     subs, aligned_ok = _substitutions(co, cn) if not cross else ([], False)
     multi = co.relation == "multi" or cn.relation == "multi"
+    changed_cue = co.says_changed or cn.says_changed
     changes = _value_changes(co, cn)
     # a word of the slot replaced ("my *lead* is Alice" / "my *buddy* is Alice"; "*Skyrim*
     # modlist" / "*Fallout 4* modlist"); an antonym there ("*早*班7点" / "*晚*班19点") only
@@ -523,7 +524,7 @@ def judge_pair(old: MemorySide, new: MemorySide, *, cosine: float | None) -> Pai
             f"{', '.join(v.label() for v in olds)} → {', '.join(v.label() for v in news)}"
             for _group_name, olds, news in changes)
         words_only = all(group == "id" for group, _o, _n in changes)
-        if words_only and multi and not cn.says_changed:
+        if words_only and multi and not changed_cue:
             return verdict("distinct", "several values", labels)
         frames = dice(_plain(co.frame), _plain(cn.frame))
         # another word beside the value ("Datadog for *APM*" / "Sentry for *error
@@ -543,13 +544,16 @@ def judge_pair(old: MemorySide, new: MemorySide, *, cosine: float | None) -> Pai
         if any(x.antonym for x in values):
             return verdict("contradiction", "changed word",
                            tuple(x.label() for x in values if x.antonym)[:3])
-        if multi and not cn.says_changed:
+        if multi and not changed_cue:
             return verdict("distinct", "several values", tuple(x.label() for x in subs[:3]))
         if values:
             return verdict("contradiction", "changed word", tuple(x.label() for x in values[:3]))
 
-    if cn.says_changed and (strong or aligned_ok):
-        brought = _new_words_after_cue(co, cn)
+    if changed_cue and (strong or aligned_ok):
+        # whichever side says it changed ("moved to …", "换成"): the order two memories
+        # arrive in does not change what the pair is
+        teller, other = (cn, co) if cn.says_changed else (co, cn)
+        brought = _new_words_after_cue(other, teller)
         if brought:
             return verdict("contradiction", "says it changed", (" ".join(brought[:4]),))
 
@@ -564,7 +568,7 @@ def judge_pair(old: MemorySide, new: MemorySide, *, cosine: float | None) -> Pai
                        ("negated on one side, across languages",))
     if strong or lexical >= SAME_LEXICAL:
         return verdict("duplicate", "same fact")
-    if shared_values(co, cn) and cos >= (POSSIBLE_CROSS_LINGUAL_COSINE if cross
+    if (shared_values(co, cn) or shared_values(cn, co)) and cos >= (POSSIBLE_CROSS_LINGUAL_COSINE if cross
                                          else SHARED_VALUE_COSINE):
         return verdict("duplicate", "same values")
     if cos >= (POSSIBLE_CROSS_LINGUAL_COSINE if cross else POSSIBLE_COSINE) or \

