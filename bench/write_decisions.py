@@ -241,7 +241,7 @@ def _through_product(rows: list[dict], *, dream: bool) -> list[str]:
                 pair.append(rel)
             paths.append((pair[0], pair[1]))
         app.sync()
-        app.dream(force=True)
+        app.dreamer().dream(force=True)
     else:
         for i, row in enumerate(rows):
             owner = parse_owner(f"p{i:03d}")
@@ -285,10 +285,11 @@ def _outcome_of_files(vault: Path, old: str, new: str) -> str:
         notes.append(note)
     a, b = (n.memory for n in notes)
     assert a is not None and b is not None
-    if a.status in {"archived", "merged"} or b.status in {"archived", "merged"} or \
-            notes[0].properties.get("merged_into") or notes[1].properties.get("merged_into"):
+    # a merge archives one with merged_into; a supersession closes one (valid_to) and links
+    # it from the other (the lifecycle may archive an old memory: that is neither)
+    if notes[0].properties.get("merged_into") or notes[1].properties.get("merged_into"):
         return "duplicate"
-    if a.valid_to is not None or b.valid_to is not None or a.status == "superseded":
+    if a.supersedes or b.supersedes:
         return "contradiction"
     for key in ("possible_duplicate", "possible_contradiction"):
         if notes[1].properties.get(key) or notes[0].properties.get(key):
