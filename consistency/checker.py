@@ -284,7 +284,8 @@ class OpenConflict:
 
 
 Drift = (Missing | Stale | Orphaned | Behind | Divergent | NotInVault | DuplicateId
-         | Contradiction | BrokenLink | IndexFileOutOfDate | ArchiveOutOfStep | OpenConflict)
+         | Contradiction | PossiblePair | BrokenLink | IndexFileOutOfDate | ArchiveOutOfStep
+         | OpenConflict)
 
 _KINDS: dict[type, str] = {
     Missing: "missing", Stale: "stale", Orphaned: "orphaned", Behind: "behind",

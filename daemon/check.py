@@ -308,12 +308,12 @@ class ConsistencyService:
             if note.memory is not None and note.memory.id:
                 stored[path] = StoredMemory(path, note, data)
         facts = {f.id: f for f in pool.facts(list(stored.values()), self.store)}
+        ids = {path: s.note.memory.id for path, s in stored.items() if s.note.memory}
         for members in groups.values():
             known = [p for p in members if p in stored]
             for i, a in enumerate(known):
                 for b in known[i + 1:]:
-                    fa = facts.get(stored[a].note.memory.id)  # type: ignore[union-attr]
-                    fb = facts.get(stored[b].note.memory.id)  # type: ignore[union-attr]
+                    fa, fb = facts.get(ids.get(a) or ""), facts.get(ids.get(b) or "")
                     if fa is None or fb is None:
                         continue
                     old, new = sorted((fa, fb), key=lambda f: (f.written or date.min, f.id))

@@ -22,7 +22,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import structlog
@@ -228,10 +228,11 @@ class MemoryService:
         why = decision.why
         target = getattr(decision, "existing_id", None) or getattr(decision, "nearest_id", None)
         same_text = isinstance(decision, Duplicate) and why is None
-        judged = {"candidate": by_id[target].path if target in by_id else None,
-                  "verdict": "duplicate" if same_text else (why.verdict if why else None),
-                  "judgement": "duplicate (same text)" if same_text else (
-                      why.explain() if why else None)}
+        judged: dict[str, Any] = {
+            "candidate": by_id[target].path if target in by_id else None,
+            "verdict": "duplicate" if same_text else (why.verdict if why else None),
+            "judgement": "duplicate (same text)" if same_text else (
+                why.explain() if why else None)}
         changed: list[str] = []
         match decision:
             case Duplicate(existing_id=existing):
