@@ -117,6 +117,8 @@ _FULLWIDTH_PUNCT = str.maketrans({"，": ",", "。": ".", "；": ";", "：": ":"
 
 def _clean(text: str) -> str:
     text = unicodedata.normalize("NFKC", text).translate(_QUOTES)
+    # invisible format characters (zero-width space and joiner, BOM) are not text
+    text = "".join(ch for ch in text if unicodedata.category(ch) != "Cf")
     text = _WIKILINK.sub(lambda m: m.group(2) or m.group(1), text)
     text = _MDLINK.sub(lambda m: f"{m.group(1)} {m.group(2)}", text)
     text = _BLOCK_MARKERS.sub("", text)
@@ -288,7 +290,7 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("month", re.compile(r"\b(?P<mon>january|february|march|april|june|july|august|september|october|november|december)\b|(?P<zm>十[一二]|[一二三四五六七八九十]|1[0-2]|[1-9])月(?!份?[\d一二三四五六七八九十]+[日号])", re.I)),
     ("money", re.compile(r"(?P<cur>[$€£¥￥])\s?(?P<n>\d+(?:[,.]\d+)*)(?P<k>[kKmM万])?")),
     ("number", re.compile(
-        r"(?<![A-Za-z0-9_.])(?P<n>\d+(?:,\d{3})*(?:\.\d+)?)(?P<k>[kKmM](?![a-zA-Z])|万|千)?\s*(?P<u>"
+        r"(?<![A-Za-z0-9_.])(?P<sign>(?<![\w-])[-−](?=\d))?(?P<n>\d+(?:,\d{3})*(?:\.\d+)?)(?P<k>[kKmM](?![a-zA-Z])|万|千)?\s*(?P<u>"
         + "|".join(re.escape(u) for u in _UNIT_WORDS)
         + r")?(?![A-Za-z0-9_])", re.I)),
     ("number", re.compile(r"(?P<zn>[零〇一二两三四五六七八九十百千万]+)(?P<u>个小时|小时|分钟|毫秒|秒钟|秒|公斤|千克|公里|千米|块钱|块|元|人|次|遍|个月|周|天|年|岁|斤|米|度|倍|%)")),
@@ -360,6 +362,8 @@ def _number_value(match: re.Match[str]) -> Value | None:
     except ValueError:
         return None
     scale = {"k": 1e3, "m": 1e6, "万": 1e4, "千": 1e3}.get((groups.get("k") or "").lower(), 1.0)
+    if groups.get("sign"):
+        scale = -scale  # "-18 °C" is not "18 °C"
     spelling = (groups.get("u") or "").lower()
     unit, factor = _unit(spelling) if spelling else ("", 1.0)
     return Value("number", _number_text(number * scale * factor), unit)
@@ -416,6 +420,8 @@ def _extract(text: str, written: date | None) -> tuple[str, list[tuple[int, Valu
                 values.append(Value("path", whole.rstrip("/").lower()))
             elif kind == "version":
                 version = (match.group("v") or match.group("v2") or "").lower()
+                while version.endswith(".0"):
+                    version = version[:-2]  # "20.0.0" is "v20.0" is "v20"
                 values.append(Value("version", version))
             elif kind == "weekday":
                 if match.group("zwork") is not None:
@@ -462,7 +468,7 @@ def _extract(text: str, written: date | None) -> tuple[str, list[tuple[int, Valu
             continue
         placed.add(start)
         out.append(text[last:start])
-        out.append(f" ⟨{_frame_kind(value.kind)}_{_tag(value)}⟩ ")
+        out.append(f" {placeholder(value)} ")
         last = end
     out.append(text[last:])
     return "".join(out), [(start, value) for start, _end, value in found]
@@ -471,6 +477,11 @@ def _extract(text: str, written: date | None) -> tuple[str, list[tuple[int, Valu
 def _tag(value: Value) -> str:
     """A word-safe tag of a value, so two placeholders align only when their values agree."""
     return hashlib.sha1(f"{value.kind}:{value.text}{value.unit}".encode()).hexdigest()[:8]
+
+
+def placeholder(value: Value) -> str:
+    """The unit that stands for ``value`` in :attr:`Claim.units` (``⟨number_1a2b3c4d⟩``)."""
+    return f"⟨{_frame_kind(value.kind)}_{_tag(value)}⟩"
 
 
 def _frame_kind(kind: str) -> str:
@@ -517,7 +528,9 @@ def _names(text: str) -> list[tuple[int, str]]:
     (one that does counts when it is mixed-case, like ``MySQL``), and all-caps words."""
     out: list[tuple[int, str]] = []
     for match in _NAME_RUN.finditer(text):
-        words = [w for w in match.group(0).split() if w.lower() not in _NOT_NAMES]
+        # a lone capital after a word names a variant ("Server A", "Plan B"), not an article
+        words = [w for i, w in enumerate(match.group(0).split()) if w.lower() not in _NOT_NAMES
+                 or (i > 0 and len(w) == 1 and w.isupper() and w != "I")]
         if not words:
             continue
         start = match.start()
@@ -564,9 +577,9 @@ _CONCEPT_WORDS: dict[str, tuple[str, bool]] = {}
 for _concept, _pos, _neg in (
     ("like",
      "like likes liked love loves loved enjoy enjoys enjoyed adore adores fond fan favourite "
-     "favorite prefer prefers preferred 喜欢 喜爱 爱 热爱 偏好 偏爱 爱吃 爱喝 钟爱",
+     "favorite prefer prefers preferred 喜欢 喜爱 爱 热爱 偏好 偏爱 爱吃 爱喝 钟爱 ❤ 😍 🥰 💕 👍",
      "hate hates hated dislike dislikes disliked detest detests loathe loathes avoid avoids "
-     "avoided 讨厌 反感 厌恶 受不了 讨厌吃 不喜欢 嫌弃 排斥"),
+     "avoided 讨厌 反感 厌恶 受不了 讨厌吃 不喜欢 嫌弃 排斥 💔 👎 🤮 😡"),
     ("allow",
      "allow allows allowed permit permits permitted ok okay fine acceptable 允许 可以 准许 能",
      "forbid forbids forbidden prohibit prohibits prohibited ban bans banned disallow "
@@ -597,7 +610,8 @@ _PHRASES = [
      " hate "),
     (re.compile(r"\bturn(?:ed|s)? on\b|\bswitch(?:ed|es)? on\b"), " enable "),
     (re.compile(r"\bturn(?:ed|s)? off\b|\bswitch(?:ed|es)? off\b"), " disable "),
-    (re.compile(r"\bno longer\b|\bnot any more\b|\bnot anymore\b|\bstop(?:ped|s)?\b"), " not "),
+    (re.compile(r"\bno longer\b|\bnot any more\b|\bnot anymore\b|\bstop(?:ped|s)?\b"
+                r"|\bused to\b(?= \w)"), " not "),
     (re.compile(r"\binstead of\b|\brather than\b"), " ¬ "),
     (re.compile(r"\bfree of\b|\bfree from\b|\boff-limits\b|\boff limits\b"), " without "),
     (re.compile(r"\bbegin(?:s|ning)?\b|\bbegan\b|\bcommences?\b"), " start "),
@@ -633,7 +647,10 @@ def _stem(word: str) -> str:
     return word
 
 
-_WORD = re.compile(rf"⟨\w+⟩|¬|[a-z0-9]+(?:['][a-z]+)?|[{_HAN}]+")
+#: Symbols read as words of their own (emoji and pictographs: "I ❤️ pizza" / "I 💔 pizza").
+_SYMBOLS = "\u2600-\u27bf\U0001f000-\U0001faff"
+_WORD = re.compile(
+    rf"⟨\w+⟩|¬|[a-z0-9]+(?:['][a-z]+)?|[{_HAN}]+|[{_SYMBOLS}]|[^\W_{_HAN}]+")
 
 
 def _letter_name(piece: str, clause: str) -> bool:
@@ -783,9 +800,10 @@ _CHANGE_CUES = re.compile(
     r"\b(?:moved|moving|switched|switching|changed|migrated|migrating|upgraded|downgraded|"
     r"bumped|bump|raised|lowered|increased|decreased|reduced|extended|shortened|renamed|"
     r"replaced|now|no longer|instead|anymore|any more|from now on|as of|going forward|"
+    r"correction|corrected|actually|"
     r"from .{1,60}? to)\b"
     r"|改成|改为|换成|换了|换到|搬到|搬去|迁到|迁移到|迁至|升级到|升到|降到|调整为|调整到|调到|调成|"
-    r"改到|现在|如今|不再|改用|变成|变为|更新为|以后|今后|已经改", re.I | re.A)
+    r"改到|现在|如今|不再|改用|变成|变为|更新为|以后|今后|已经改|更正|纠正|其实", re.I | re.A)
 # Spans whose values the memory no longer holds: "from X to", "instead of X", "不再 X".
 _RETRACTING = re.compile(
     r"\bfrom\s+(.{1,60}?)\s+(?:to|→|->)\s|\binstead of\s+(.{1,40}?)(?:[,.;]|$)|"
@@ -948,10 +966,11 @@ def _slot(frame: Sequence[str]) -> str | None:
 
 
 def dice(a: Iterable[str], b: Iterable[str]) -> float:
-    """Sørensen–Dice coefficient of two token multisets, in ``[0, 1]`` (1.0 for two empty
-    ones). Order-free: word order never changes it."""
+    """Sørensen–Dice coefficient of two token multisets, in ``[0, 1]`` (0.0 when either is
+    empty: two texts with no words read say nothing alike). Order-free: word order never
+    changes it."""
     ca, cb = Counter(a), Counter(b)
     total = sum(ca.values()) + sum(cb.values())
-    if total == 0:
-        return 1.0
+    if not ca or not cb:
+        return 0.0
     return 2.0 * sum((ca & cb).values()) / total

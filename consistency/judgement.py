@@ -53,7 +53,7 @@ from typing import Literal
 
 from ccb.memory_file import normalise_text
 from ccb.model import MemoryType
-from consistency.claims import WEEKEND, WORKDAYS, Claim, Value, dice, stem
+from consistency.claims import WEEKEND, WORKDAYS, Claim, Value, dice, placeholder, stem
 
 __all__ = [
     "CROSS_LINGUAL_COSINE",
@@ -315,7 +315,7 @@ _ANTONYMS = frozenset(
 #: Units after which a span is the slot's value: copulas, polarity concepts and the verbs
 #: that state what something is set to.
 _RELATION_UNITS = frozenset(
-    ["⟦=⟧", "⟦w⟧", "hit", "install", "use", "prefer", "set", "default", "live", "move", "switch", "chang", "change", "replac", "run", "host", "deploy", "point", "call", "name", "keep", "store", "stay", "work", "allergic", "speak", "own", "have", "play", "go", "locat", "base", "migrat", "upgrad", "downgrad", "bump", "pick", "choose", "chose", "want", "need", "eat", "drink", "wear", "sleep", "wake", "start", "end", "meet", "hold", "prefer", "favorite", "favourite", "main", "primary", "only", "用", "住", "搬", "改", "换", "设", "定", "选", "叫", "吃", "喝", "穿", "睡", "起", "开", "去", "调", "升", "迁", "放", "存", "跑", "配", "装", "走"])
+    ["⟦=⟧", "⟦w⟧", "hit", "install", "use", "runs", "prefer", "set", "default", "live", "move", "switch", "chang", "change", "replac", "run", "host", "deploy", "point", "call", "name", "keep", "store", "stay", "work", "allergic", "speak", "own", "have", "play", "go", "locat", "base", "migrat", "upgrad", "downgrad", "bump", "pick", "choose", "chose", "want", "need", "eat", "drink", "wear", "sleep", "wake", "start", "end", "meet", "hold", "prefer", "favorite", "favourite", "main", "primary", "only", "用", "住", "搬", "改", "换", "设", "定", "选", "叫", "吃", "喝", "穿", "睡", "起", "开", "去", "调", "升", "迁", "放", "存", "跑", "配", "装", "走"])
 
 
 def _is_marker(unit: str) -> bool:
@@ -427,6 +427,82 @@ def _plain(frame: tuple[str, ...]) -> list[str]:
     return [u for u in frame if not u.startswith(("⟨", "⟪"))]
 
 
+#: Words that say a value changed, not what the fact is about ("now uses", "已经迁到").
+_CHANGE_WORDS = frozenset(
+    ["now", "currently", "today", "anymore", "lower", "rais", "rais", "increas", "decreas",
+     "bump", "correct", "correction", "actually", "instead", "updat", "new", "latest",
+     "已", "经", "现", "在", "改", "成", "为", "到", "了", "换", "升", "级", "降", "迁", "推",
+     "迟", "提", "前", "延", "期", "统", "一", "新"])
+
+
+def _other_words_both_sides(subs: list[_Substitution]) -> bool:
+    """Is a word of what the fact is about replaced, outside the value ("the *staging*
+    database" / "the *production* database", "*backend* team" / "*frontend* team")?
+    Relation verbs, words that say it changed, abbreviations ("req" / "request") and single
+    Chinese characters (网址 / 地址) do not count."""
+    for sub in subs:
+        if sub.where == "value" or sub.antonym:
+            continue
+        old = [u for u in sub.old if not u.startswith(("⟨", "⟪", "⟦")) and not _is_relation(u)
+               and u not in _CHANGE_WORDS]
+        new = [u for u in sub.new if not u.startswith(("⟨", "⟪", "⟦")) and not _is_relation(u)
+               and u not in _CHANGE_WORDS]
+        latin_old = [u for u in old if u.isascii() and len(u) >= 3]
+        latin_new = [u for u in new if u.isascii() and len(u) >= 3]
+        if latin_old and latin_new and not any(
+                x.startswith(y[:3]) or y.startswith(x[:3]) for x in latin_old for y in latin_new):
+            return True
+        han_old = [u for u in old if not u.isascii()]
+        han_new = [u for u in new if not u.isascii()]
+        if len(han_old) >= 2 and len(han_new) >= 2 and not latin_old and not latin_new:
+            return True
+    return False
+
+
+def _in_value_position(units: tuple[str, ...], index: int) -> bool:
+    """Does the unit at ``index`` stand where a slot's value does: after a copula or a
+    relation verb (over prepositions and other values: "address: 12 *Oak Lane*")?"""
+    i = index - 1
+    # over prepositions, other values and single Chinese characters (a value written as
+    # several: "上海市*徐汇*区", "华东1（*杭州*）")
+    while i >= 0 and (units[i] == "⟦p⟧" or units[i].startswith("⟨") or (
+            len(units[i]) == 1 and not units[i].isascii() and not _is_relation(units[i]))):
+        i -= 1
+    return i >= 0 and (units[i] == "⟦=⟧" or units[i].startswith("⟪") or _is_relation(units[i]))
+
+
+def _names_the_thing(changes: list[tuple[str, list[Value], list[Value]]], old: Claim,
+                     new: Claim) -> bool:
+    """Did the pair change *what* it is about as well as a value: a name or place changed
+    outside the value position beside another changed value ("Project *Kiln* deadline is
+    March 1" / "Project *Glaze* … April 1", "*北京*办公室在3楼" / "*上海*办公室在5楼"), or a
+    changed value stands as the subject, before the verb, on both sides ("my colleague
+    *person2* prefers tea" / "*person7* prefers tea")?"""
+    groups = {group for group, _o, _n in changes}
+    if len(groups) >= 3:
+        return True  # three things changed at once: another fact more likely than an update
+
+    def where(claim: Claim, values: list[Value]) -> list[int]:
+        marks = {placeholder(v) for v in values}
+        return [i for i, u in enumerate(claim.units) if u in marks]
+
+    olds = [v for _g, o, _n in changes for v in o]
+    news = [v for _g, _o, n in changes for v in n]
+    if len(groups) >= 2:
+        named_old = [v for g, o, _n in changes if g in {"id", "place"} for v in o]
+        named_new = [v for g, _o, n in changes if g in {"id", "place"} for v in n]
+        if any(not _in_value_position(old.units, i) for i in where(old, named_old)) and any(
+                not _in_value_position(new.units, i) for i in where(new, named_new)):
+            return True
+    for claim, values in ((old, olds), (new, news)):
+        verb = next((i for i, u in enumerate(claim.units)
+                     if u.startswith("⟪") or (_is_relation(u) and u != "⟦=⟧")), None)
+        if verb is None or not any(i < verb and (i == 0 or claim.units[i - 1] != "⟦p⟧")
+                                   for i in where(claim, values)):
+            return False
+    return True
+
+
 def _label_swap(sub: _Substitution) -> bool:
     """Is a substitution one short label for another ("A项目" / "B项目", "plan a" / "plan
     b"): a variant's name, not wording?"""
@@ -471,6 +547,8 @@ def judge_pair(old: MemorySide, new: MemorySide, *, cosine: float | None) -> Pai
     wording of ``changes``; never raises.
     """
     co, cn = old.claim, new.claim
+    if not any(ch.isalpha() for ch in co.text) or not any(ch.isalpha() for ch in cn.text):
+        cosine = None  # symbols only ("🎉🚀"): the model reads nothing there; words decide
     lexical = dice(co.tokens, cn.tokens)
     slot = _slot_of(old, new)
 
@@ -515,6 +593,11 @@ def judge_pair(old: MemorySide, new: MemorySide, *, cosine: float | None) -> Pai
         return verdict("distinct", "other slot", tuple(x.label() for x in slot_subs[:3]))
 
     flips = _polarity_flips(co, cn)
+    if flips and any(x.antonym for x in subs):
+        # both the polarity and the value turned ("never use tabs" / "always use spaces"):
+        # two negatives that may say the same
+        return verdict("possible_duplicate", "polarity and antonym",
+                       tuple(flips[:2]) + tuple(x.label() for x in subs if x.antonym)[:1])
     if flips:
         kind: Verdict = "contradiction" if strong or aligned_ok else "possible_contradiction"
         return verdict(kind, "polarity", tuple(flips[:3]))
@@ -524,6 +607,9 @@ def judge_pair(old: MemorySide, new: MemorySide, *, cosine: float | None) -> Pai
             f"{', '.join(v.label() for v in olds)} → {', '.join(v.label() for v in news)}"
             for _group_name, olds, news in changes)
         words_only = all(group == "id" for group, _o, _n in changes)
+        if cross and all(group in {"id", "place"} for group, _o, _n in changes):
+            # a name in two scripts ("Beijing" / "北京") cannot be compared by its letters
+            return verdict("possible_contradiction", "names in two scripts", labels)
         if words_only and multi and not changed_cue:
             return verdict("distinct", "several values", labels)
         frames = dice(_plain(co.frame), _plain(cn.frame))
@@ -531,7 +617,8 @@ def judge_pair(old: MemorySide, new: MemorySide, *, cosine: float | None) -> Pai
         # tracking*"; "*A*项目周五" / "*B*项目下周二"): perhaps another slot, never superseded
         # on that evidence
         qualified = any((x.where == "context" and not x.antonym and (
-            _plain(x.old) or _plain(x.new))) or _label_swap(x) for x in subs)
+            _plain(x.old) or _plain(x.new))) or _label_swap(x) for x in subs) or \
+            _names_the_thing(changes, co, cn) or _other_words_both_sides(subs)
         weak = cos < FLOOR_COSINE and (not aligned_ok or (
             cosine is not None and not same_subject))
         if qualified or weak or not (
