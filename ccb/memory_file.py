@@ -72,15 +72,23 @@ def slugify(name: str, *, max_bytes: int = MAX_SLUG_BYTES) -> str:
     """A file stem for a memory named ``name``: ``"Tests hit a DB!"`` → ``tests-hit-a-db``.
 
     NFKC, lower-case; letters, digits and combining marks of every script are kept (``测试``
-    stays), ``_`` too; apostrophes are dropped; every other character (spaces, punctuation,
-    the characters Windows/macOS/Linux forbid ``\\/:*?"<>|``, Obsidian's link characters
-    ``#^[]|``, control characters, dots) becomes ``-``; runs of ``-`` collapse and none is
-    left at either end, so there is never a leading dot or a trailing dot/space. At most
+    stays; a mark is kept only on a letter or digit), ``_`` too; apostrophes are dropped;
+    every other character (spaces, punctuation, the characters Windows/macOS/Linux forbid
+    ``\\/:*?"<>|``, Obsidian's link characters ``#^[]|``, control characters, dots)
+    becomes ``-``; runs of ``-`` collapse and none is left at either end, so there is never
+    a leading dot or a trailing dot/space. At most
     ``max_bytes`` UTF-8 bytes (cut at a character boundary). A Windows device name (``con``,
     ``nul``, ``com1`` ...) gets ``-memory`` appended; an empty result is ``memory``.
     """
     text = unicodedata.normalize("NFKC", name).lower()
-    slug = re.sub(r"-{2,}", "-", "".join(_slug_char(c) for c in text)).strip("-_")
+    chars: list[str] = []
+    for c in text:
+        piece = _slug_char(c)
+        if piece and unicodedata.category(c)[0] == "M" and (
+                not chars or not chars[-1] or unicodedata.category(chars[-1][-1])[0] not in "LNM"):
+            piece = ""  # a mark with nothing to mark ("❤️": the emoji's variation selector)
+        chars.append(piece)
+    slug = re.sub(r"-{2,}", "-", "".join(chars)).strip("-_")
     slug = _truncate_utf8(slug, max_bytes).rstrip("-_")
     if not slug:
         return _FALLBACK_SLUG

@@ -24,6 +24,7 @@ Tree::
     ├── LockError              another process holds the lock (names the holder)
     ├── SecretRefusedError     a write carried a credential (names kind and place, never the secret)
     ├── InvalidOwnerError      an owner that is not ``user`` or ``user/agent``
+    ├── EmptyMemoryError       a memory to write has no text (nothing written)
     ├── MemoryNotFoundError    no memory (visible to the caller) has that id or name
     ├── VersionNotFoundError   a memory has no version with that number
     ├── ConflictNotFoundError  no open conflict for that memory
@@ -40,6 +41,7 @@ __all__ = [
     "DreamGuardError",
     "DreamdError",
     "EmbeddingError",
+    "EmptyMemoryError",
     "FrontmatterEditError",
     "InvalidOwnerError",
     "LlmError",
@@ -115,6 +117,11 @@ class SecretRefusedError(DreamdError):
 
 class InvalidOwnerError(DreamdError):
     """An owner that is not ``user`` or ``user/agent`` of the allowed characters."""
+
+
+class EmptyMemoryError(DreamdError):
+    """A memory to write has no text after trimming (blank, or only invisible characters);
+    nothing is written."""
 
 
 class MemoryNotFoundError(DreamdError):

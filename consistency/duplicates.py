@@ -580,6 +580,11 @@ def decide(
     judged = [(judge(draft, current[i], cosines[i]), current[i]) for i in sorted(chosen)]
     judged.sort(key=lambda item: (_RANK[item[0].verdict], -item[0].similarity, item[1].id))
     best, memory = judged[0]
+    if best.verdict == "duplicate" and best.rule != "same words":
+        edited = edited_sentence(memory.body, draft.body)
+        if edited is not None:
+            # the same memory with one sentence changed: merging would state both versions
+            return Possible(memory.id, "contradiction", edited)
     match best.verdict:
         case "duplicate":
             return Update(memory.id, best)
@@ -592,6 +597,48 @@ def decide(
         case "possible_duplicate":
             return Possible(memory.id, "duplicate", best)
     return New(best, memory.id)
+
+
+#: A new sentence this close (Dice of its words) to a stored one is an edit of it.
+EDITED_SENTENCE_LEXICAL = 0.5
+
+
+def edited_sentence(old_body: str, new_body: str) -> PairJudgement | None:
+    """In a memory written again with some sentences kept word for word, a sentence that
+    replaces words or values of a stored one ("step 150 runs lint" / "step 150 skips lint",
+    a changed flag in a code line): what a merge must not append, since the memory would
+    then state both. ``None`` when every new sentence is new information, or when no
+    sentence was kept (a restatement, judged as a whole)."""
+    seen = {_sentence_key(x) for x in split_sentences(old_body)}
+    new_sentences = split_sentences(new_body)
+    added = [x for x in new_sentences if _sentence_key(x) not in seen]
+    if not added or len(added) == len(new_sentences):
+        return None  # nothing kept word for word: a restatement, judged as a whole
+    olds = [(x, read_claim(x)) for x in split_sentences(old_body) if _sentence_key(x)]
+    for sentence in added:
+        claim = read_claim(sentence)
+        near = [(dice(claim.tokens, c.tokens), x, c) for x, c in olds]
+        near = [n for n in near if n[0] >= EDITED_SENTENCE_LEXICAL]
+        if not near:
+            continue
+        _score, text, closest = max(near, key=lambda n: n[0])
+        replaced = _replaced_words(closest, claim)
+        if replaced:
+            why = judge_pair(MemorySide("user", None, closest),
+                             MemorySide("user", None, claim), cosine=None)
+            return PairJudgement("possible_contradiction", "edited sentence", None, why.lexical,
+                                 why.slot, (f"{text} → {sentence}"[:160],))
+    return None
+
+
+def _replaced_words(old: Claim, new: Claim) -> bool:
+    """Does ``new`` replace words or values of ``old`` in place (not only add some)?"""
+    matcher = difflib.SequenceMatcher(a=old.units, b=new.units, autojunk=False)
+    for op, i1, i2, j1, j2 in matcher.get_opcodes():
+        if op == "replace" and [u for u in old.units[i1:i2] if not u.startswith("⟦")] and \
+                [u for u in new.units[j1:j2] if not u.startswith("⟦")]:
+            return True
+    return False
 
 
 # --------------------------------------------------------------------------- merging

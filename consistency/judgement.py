@@ -658,7 +658,8 @@ def judge_pair(old: MemorySide, new: MemorySide, *, cosine: float | None) -> Pai
     if (shared_values(co, cn) or shared_values(cn, co)) and cos >= (POSSIBLE_CROSS_LINGUAL_COSINE if cross
                                          else SHARED_VALUE_COSINE):
         return verdict("duplicate", "same values")
-    if cos >= (POSSIBLE_CROSS_LINGUAL_COSINE if cross else POSSIBLE_COSINE) or \
-            lexical >= RELATED_LEXICAL:
+    if cos >= (POSSIBLE_CROSS_LINGUAL_COSINE if cross else POSSIBLE_COSINE) or (
+            lexical >= RELATED_LEXICAL and (cosine is None or cos >= FLOOR_COSINE)):
+        # a shared word or two with no kinship in meaning is not worth the user's review
         return verdict("possible_duplicate", "similar")
     return verdict("distinct", "unrelated")

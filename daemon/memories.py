@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import unicodedata
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime
@@ -42,7 +43,7 @@ from ccb.model import MemoryType, Note
 from ccb.owner import Owner, parse_owner
 from ccb.parse import detect_conflict_copy, parse_note
 from ccb.writer import NoteWriter, WriteOutcome
-from config.errors import InvalidOwnerError, MemoryNotFoundError
+from config.errors import EmptyMemoryError, InvalidOwnerError, MemoryNotFoundError
 from consistency.duplicates import (
     Duplicate,
     MemoryDraft,
@@ -208,6 +209,8 @@ class MemoryService:
         written), ``StaleWriteError`` when a file vanished mid-write.
         """
         body = text.strip()
+        if not "".join(ch for ch in body if unicodedata.category(ch) not in {"Cf", "Zs"}):
+            raise EmptyMemoryError("remember: the memory text is empty; nothing was written")
         for value, where in ((body, "text"), (name or "", "name"),
                              (description or "", "description"), (subject or "", "subject")):
             refuse_secrets(value, where=f"remember: memory {where}")
@@ -284,7 +287,9 @@ class MemoryService:
         return self._embedder().embed([chunks[0].embed_text])[0] if chunks else None
 
     def _facts(self, stored: Sequence[_Stored]) -> list[MemoryFacts]:
-        return self._pool.facts(stored, self.store, chunk_max_chars=self.chunk_max_chars)
+        embed = (lambda texts: self._embedder().embed(texts)) if self.store is not None else None
+        return self._pool.facts(stored, self.store, chunk_max_chars=self.chunk_max_chars,
+                                embed=embed)
 
     def _create(
         self, draft: MemoryDraft, now: datetime, pinned: bool, owner: str | None, source: str,

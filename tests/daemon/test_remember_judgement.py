@@ -17,6 +17,7 @@ import pytest
 
 from ccb.owner import parse_owner
 from ccb.parse import parse_note
+from config.errors import EmptyMemoryError
 from daemon.app import App, load
 
 CASES = [
@@ -132,3 +133,46 @@ def test_remember_explain_names_the_candidate_and_the_rule(tmp_path: Path) -> No
                              text=True, env=env)
     result = json.loads(as_json.stdout)
     assert result["action"] == "duplicate" and result["verdict"] == "duplicate"
+
+
+def test_empty_text_is_a_clear_error_and_nothing_is_written(real_app: tuple[App, Path]) -> None:
+    app, vault = real_app
+    before = sorted(p.name for p in (vault / "Memory").iterdir())
+    for text in ("", "   ", "\u200b"):
+        with pytest.raises(EmptyMemoryError, match="empty"):
+            app.memories(parse_owner("case-empty")).remember(text, type="user")
+    assert sorted(p.name for p in (vault / "Memory").iterdir()) == before
+
+
+def test_texts_in_other_scripts_are_not_merged(real_app: tuple[App, Path]) -> None:
+    app, _vault = real_app
+    service = app.memories(parse_owner("case-scripts"))
+    paths = {service.remember(text, type="user").path
+             for text in ("أنا أعيش في القاهرة", "سيارتي لونها أحمر", "Я люблю кофе",
+                          "Мой начальник Иван", "나는 서울에 산다")}
+    assert len(paths) == 5
+
+
+def test_one_edited_sentence_in_a_long_memory_is_never_merged(
+        real_app: tuple[App, Path]) -> None:
+    app, vault = real_app
+    service = app.memories(parse_owner("case-long"))
+    steps = "\n".join(f"Step {i} runs the build for module {i}." for i in range(1, 120))
+    first = service.remember(steps, type="project", name="Build steps")
+    second = service.remember(steps.replace("Step 60 runs", "Step 60 skips"), type="project",
+                              name="Build steps")
+    assert second.path != first.path and second.verdict == "possible_contradiction"
+    old_body = parse_note(first.path, (vault / first.path).read_bytes()).body
+    assert "Step 60 skips" not in old_body  # the old memory does not state both
+
+
+def test_a_hand_edit_the_index_has_not_seen_is_judged_by_meaning(
+        real_app: tuple[App, Path]) -> None:
+    app, vault = real_app
+    service = app.memories(parse_owner("case-handedit"))
+    first = service.remember("My team lead is Alice.", type="user")
+    path = vault / first.path
+    path.write_bytes(path.read_bytes().replace(b"Alice", b"Carol"))  # no sync after it
+    second = service.remember("My team lead is Bob.", type="user")
+    assert second.action == "superseded" and second.superseded == first.path, second.judgement
+    assert second.judgement and "cosine" in second.judgement
