@@ -41,6 +41,7 @@ __all__ = [
     "IntentAnalysisSettings",
     "LifecycleSettings",
     "LlmIntentSettings",
+    "LlmJudgeSettings",
     "LlmRoleSettings",
     "LlmSettings",
     "LlmVerifierSettings",
@@ -642,12 +643,24 @@ class LlmVerifierSettings(LlmRoleSettings):
     )
 
 
+class LlmJudgeSettings(LlmRoleSettings):
+    """The judge role: the dream asks it about the memory pairs the rules were unsure of
+    (possible duplicates and possible contradictions), one question per pair.
+
+    Its answers are kept by the pair's content hashes, so a pair is asked once."""
+
+    timeout_s: PositiveFloat = Field(default=10, description="Longest wait for one call.")
+    max_pairs: PositiveInt = Field(
+        default=20, description="Most pairs asked about in one dream (the rest wait).")
+
+
 class LlmSettings(_Section):
     """Optional LLMs (OpenAI-compatible HTTP); every role is off until configured.
 
     ``enabled``/``base_url``/``model``/``timeout_s`` are the dream's deep phase (synthesis and
     transcript extraction); ``intent`` classifies queries the rules are unsure of;
-    ``verifier`` checks fused search hits and drops the irrelevant ones.
+    ``verifier`` checks fused search hits and drops the irrelevant ones; ``judge`` settles
+    the memory pairs the write-time rules were unsure of, in the dream.
     """
 
     enabled: bool = Field(
@@ -670,6 +683,10 @@ class LlmSettings(_Section):
     )
     verify_top: PositiveInt = Field(
         default=10, description="How many of the best fused hits the verifier checks."
+    )
+    judge: LlmJudgeSettings = Field(
+        default_factory=LlmJudgeSettings,
+        description="Settles the memory pairs the write-time rules were unsure of (dream).",
     )
 
     @model_validator(mode="after")

@@ -35,7 +35,7 @@ superseded memories are no longer current) and plans only the rest.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime, timedelta
 from typing import Literal, TypeAlias
@@ -48,19 +48,21 @@ from consistency.duplicates import (
     Duplicate,
     MemoryDraft,
     MemoryFacts,
+    Possible,
     Supersede,
     Update,
     decide,
     merge_bodies,
     normalise_text,
 )
-from consistency.judgement import RELATED_COSINE
+from consistency.judgement import RELATED_COSINE, PairJudgement
 
 __all__ = [
     "Consolidation",
     "DreamMemory",
     "Gate",
     "MergeDuplicate",
+    "Settle",
     "SupersedeOld",
     "dream_due",
     "groups_to_compare",
@@ -265,8 +267,18 @@ def _facts(memory: DreamMemory, body: str) -> MemoryFacts:
     )
 
 
-def plan_consolidation(memories: Sequence[DreamMemory]) -> list[Consolidation]:
+#: Settles a pair the rules were unsure of (``old`` written first): ``"duplicate"``,
+#: ``"contradiction"``, ``"distinct"`` or ``None`` (no answer: the pair stays as it is).
+Settle: TypeAlias = Callable[[DreamMemory, DreamMemory, PairJudgement | None], str | None]
+
+
+def plan_consolidation(memories: Sequence[DreamMemory], *,
+                       settle: Settle | None = None) -> list[Consolidation]:
     """The merges and supersessions for the current ``memories`` (see the module docstring).
+
+    ``settle`` is asked about each pair :func:`consistency.duplicates.decide` was unsure of
+    (the ``llm.judge`` role); its ``"duplicate"`` merges, its ``"contradiction"`` supersedes
+    (both files stay), anything else leaves the pair apart.
 
     Deterministic (groups and members in a fixed order). Every id in the answer is an id of
     the input; a memory is archived by at most one action and never both kept and archived.
@@ -288,7 +300,7 @@ def plan_consolidation(memories: Sequence[DreamMemory]) -> list[Consolidation]:
             archived.add(duplicate.id)
     remaining = [m for m in memories if m.id not in archived]
     for group in _comparison_groups(remaining):
-        actions.extend(_plan_group(sorted(group, key=_created_key)))
+        actions.extend(_plan_group(sorted(group, key=_created_key), settle))
     return _final_keepers(actions)
 
 
@@ -311,7 +323,8 @@ def _final_keepers(actions: list[Consolidation]) -> list[Consolidation]:
     return out
 
 
-def _plan_group(group: Sequence[DreamMemory]) -> list[Consolidation]:
+def _plan_group(group: Sequence[DreamMemory], settle: Settle | None = None
+                ) -> list[Consolidation]:
     """Decide each member against the older current ones of its subject group."""
     actions: list[Consolidation] = []
     bodies: dict[str, str] = {}
@@ -334,6 +347,16 @@ def _plan_group(group: Sequence[DreamMemory]) -> list[Consolidation]:
             written=created.date() if isinstance(created, datetime) else created,
         )
         decision = decide(draft, [_facts(m, bodies[m.id]) for m in others])
+        if isinstance(decision, Possible) and settle is not None:
+            old = next(m for m in others if m.id == decision.existing_id)
+            answer = settle(replace(old, body=bodies[old.id]),
+                            replace(memory, body=bodies[memory.id]), decision.why)
+            if answer == "duplicate":
+                decision = Update(old.id, decision.why)
+            elif answer == "contradiction":
+                reason = "judged changed by llm.judge" + (
+                    f" ({decision.why.reason()})" if decision.why else "")
+                decision = Supersede(old.id, reason, decision.why)
         match decision:
             case Duplicate() | Update() if memory.pinned:
                 alive.append(memory)  # a pinned memory is never archived by a merge

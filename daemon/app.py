@@ -58,6 +58,7 @@ from daemon.metrics import (
     search_record,
     search_summary,
 )
+from daemon.pair_judge import PairJudge
 from daemon.retrieval import Retriever, SearchTrace
 from daemon.status import (
     DAEMON_STATUS_FILE,
@@ -319,7 +320,16 @@ class App:
             url_timeout_s=life.url_timeout_s, clock=clock or (lambda: datetime.now(UTC)),
             llm=self.chat_client(), remember=self._remember_extracted,
             transcripts=cfg.transcripts, embeddings=self.first_chunk_vectors,
+            judge=self.pair_judge(),
         )
+
+    def pair_judge(self) -> PairJudge | None:
+        """The ``llm.judge`` role for the dream, or ``None`` while it is off."""
+        role = self.settings.llm.judge
+        client = self.role_client(role)
+        if client is None:
+            return None
+        return PairJudge(client, self.state_dir, max_pairs=role.max_pairs)
 
     def first_chunk_vectors(self, paths: Sequence[str]) -> dict[str, np.ndarray]:
         """``{path: float32[512]}``: the vector of each path's first chunk as indexed (paths

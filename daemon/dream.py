@@ -83,6 +83,7 @@ from consistency.dream import (
     plan_consolidation,
 )
 from consistency.duplicates import merge_bodies
+from consistency.judgement import PairJudgement
 from consistency.lifecycle import (
     ARCHIVED,
     Archive,
@@ -110,6 +111,7 @@ from consistency.synthesis import (
     synthesis_prompt,
 )
 from daemon.llm import ChatClient
+from daemon.pair_judge import PairJudge
 
 __all__ = [
     "DIARY_FILE",
@@ -556,7 +558,7 @@ class DreamRunner:
     will); ``rebuild_index_record(inputs, output_hash)`` records a ``MEMORY.md`` build;
     ``embeddings(paths)`` gives the first-chunk vector the index holds for each memory path
     (the dream compares memories by meaning with them; without it, only those that share a
-    subject).
+    subject); ``judge`` (the ``llm.judge`` role) settles the pairs the rules were unsure of.
     """
 
     def __init__(
@@ -574,6 +576,7 @@ class DreamRunner:
         remember: Callable[[ExtractedFact], tuple[str, str]] | None = None,
         transcripts: str = "",
         embeddings: Callable[[Sequence[str]], Mapping[str, np.ndarray]] | None = None,
+        judge: PairJudge | None = None,
     ) -> None:
         self.llm = llm
         self._known: Mapping[str, _Record] = {}
@@ -582,6 +585,7 @@ class DreamRunner:
         self._index_built: dict[str, str] | None = None  # this dream's MEMORY.md build
         self._remember = remember
         self._embeddings = embeddings
+        self._judge = judge
         self.transcripts = transcripts
         self.writer = writer
         self.root = writer.root
@@ -721,7 +725,10 @@ class DreamRunner:
             memories = [replace(
                 m, body=self._body(m.path, bodies) if m.id in wanted else None,
                 pinned=records[m.path].pinned) for m in memories]
-            actions = plan_consolidation(memories)
+            if self._judge is not None:
+                self._judge.start()
+            actions = plan_consolidation(
+                memories, settle=self._settle if self._judge is not None else None)
         # Lifecycle runs on the state after the consolidation.
         closed = {a.duplicate_path for a in actions if isinstance(a, MergeDuplicate)}
         closed |= {a.old_path for a in actions if isinstance(a, SupersedeOld)}
@@ -759,6 +766,13 @@ class DreamRunner:
         }
         share = len(edits) / live if live else (1.0 if edits else 0.0)
         return DreamPlan(tuple(actions), tuple(transitions), tuple(lines), counts, share, edits)
+
+    def _settle(self, old: DreamMemory, new: DreamMemory, why: PairJudgement | None
+                ) -> str | None:
+        """The ``llm.judge`` answer for a pair the rules were unsure of."""
+        assert self._judge is not None
+        return self._judge.settle(old.body or "", old.content_hash, new.body or "",
+                                  new.content_hash, why)
 
     def _check_links(self, references: Sequence[_Record]) -> dict[str, tuple[str, ...]]:
         """Unreachable link targets per reference memory path; a memory is left out (not

@@ -1,0 +1,165 @@
+"""The ``llm.judge`` role in a dream: the pairs the rules were unsure of, settled by an LLM.
+
+The LLM is a fake: a loopback HTTP server speaking the OpenAI chat protocol, started and
+stopped by the test (an LLM is external and not deterministic). Everything else is real: the
+product's embedding model, a real store, real files.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+from daemon_harness import write_memory
+
+from ccb.parse import parse_note
+from daemon.app import App, load
+from daemon.pair_judge import JUDGEMENTS_FILE, parse_judgement
+
+
+@dataclass
+class FakeJudge:
+    """Answers every question with ``reply`` (HTTP ``status`` when not 200)."""
+
+    reply: str = '{"verdict": "same"}'
+    status: int = 200
+    questions: list[str] = field(default_factory=list)
+    url: str = ""
+
+
+@pytest.fixture
+def fake_judge() -> Iterator[FakeJudge]:
+    state = FakeJudge()
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            state.questions.append(body["messages"][-1]["content"])
+            if state.status != 200:
+                self.send_response(state.status)
+                self.end_headers()
+                return
+            payload = json.dumps({"choices": [{"index": 0, "message": {
+                "role": "assistant", "content": state.reply}}]}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(payload)))
+            self.end_headers()
+            self.wfile.write(payload)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    state.url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+    yield state
+    server.shutdown()
+
+
+def _vault(tmp_path: Path) -> Path:
+    vault = tmp_path / "vault"
+    (vault / "Memory").mkdir(parents=True)
+    (vault / "Welcome.md").write_text("# Welcome\n", encoding="utf-8")
+    return vault
+
+
+def _app(vault: Path, url: str, **more: object) -> App:
+    app = App.create(load(None, None, {
+        "vault.path": str(vault), "llm.judge.enabled": True, "llm.judge.model": "judge",
+        "llm.judge.base_url": url, "llm.judge.timeout_s": 5, "dream.transcripts": "",
+        **more}))
+    app.sync()
+    return app
+
+
+def _unsure_pair(vault: Path) -> tuple[str, str]:
+    old = write_memory(vault, "obvious-comments", "Don't add comments explaining obvious code.",
+                       type="feedback", days_old=10)
+    new = write_memory(vault, "trivial-comments", "Skip trivial comments — only comment code "
+                       "whose intent isn't clear from reading it.", type="feedback", days_old=2)
+    return old, new
+
+
+def test_without_the_role_an_unsure_pair_stays_apart(tmp_path: Path) -> None:
+    vault = _vault(tmp_path)
+    old, new = _unsure_pair(vault)
+    app = App.create(load(None, None, {"vault.path": str(vault), "dream.transcripts": ""}))
+    app.sync()
+    app.dreamer().dream(force=True)
+    for path in (old, new):
+        note = parse_note(path, (vault / path).read_bytes())
+        assert "merged_into" not in note.properties and note.memory
+        assert note.memory.valid_to is None
+
+
+def test_a_judged_duplicate_is_merged_and_the_answer_is_kept(
+        tmp_path: Path, fake_judge: FakeJudge) -> None:
+    vault = _vault(tmp_path)
+    old, new = _unsure_pair(vault)
+    app = _app(vault, fake_judge.url)
+    app.dreamer().dream(force=True)
+    assert len(fake_judge.questions) == 1 and "obvious code" in fake_judge.questions[0]
+    merged = parse_note(new, (vault / new).read_bytes())
+    keeper = parse_note(old, (vault / old).read_bytes())
+    assert merged.properties.get("merged_into")  # archived into the keeper, not deleted
+    assert "only comment code" in keeper.body and "obvious code" in keeper.body
+    cache = json.loads((app.state_dir / JUDGEMENTS_FILE).read_text(encoding="utf-8"))
+    assert list(cache.values()) == ["duplicate"]
+    assert "comment" not in json.dumps(cache)  # hashes only, never the memories' text
+
+
+def test_a_judged_change_supersedes_and_both_files_stay(
+        tmp_path: Path, fake_judge: FakeJudge) -> None:
+    vault = _vault(tmp_path)
+    old, new = _unsure_pair(vault)
+    fake_judge.reply = 'Sure! ```json\n{"verdict": "changed"}\n```'
+    _app(vault, fake_judge.url).dreamer().dream(force=True)
+    old_note = parse_note(old, (vault / old).read_bytes())
+    new_note = parse_note(new, (vault / new).read_bytes())
+    assert old_note.memory and old_note.memory.valid_to is not None
+    assert new_note.memory and new_note.memory.supersedes == ("obvious-comments",)
+
+
+@pytest.mark.parametrize(("reply", "status"), [("I think they are the same.", 200),
+                                               ('{"verdict": "maybe"}', 200), ("", 429),
+                                               ("", 500)])
+def test_no_answer_leaves_the_pair_and_asks_again_next_time(
+        tmp_path: Path, fake_judge: FakeJudge, reply: str, status: int) -> None:
+    vault = _vault(tmp_path)
+    old, new = _unsure_pair(vault)
+    fake_judge.reply, fake_judge.status = reply, status
+    app = _app(vault, fake_judge.url)
+    before = {p: (vault / p).read_bytes() for p in (old, new)}
+    app.dreamer().dream(force=True)
+    assert {p: (vault / p).read_bytes() for p in (old, new)} == before
+    assert not (app.state_dir / JUDGEMENTS_FILE).exists()
+    (vault / new).write_bytes((vault / new).read_bytes() + b"\n")  # a change: dream again
+    app.sync()
+    app.dreamer().dream(force=True)
+    assert len(fake_judge.questions) == 2
+
+
+def test_the_questions_per_dream_are_bounded(tmp_path: Path, fake_judge: FakeJudge) -> None:
+    vault = _vault(tmp_path)
+    _unsure_pair(vault)
+    write_memory(vault, "short-answers", "Wants short answers, bullet points over prose.",
+                 type="user", days_old=9)
+    write_memory(vault, "concise-replies", "Prefers concise replies; lists rather than "
+                 "long paragraphs.", type="user", days_old=1)
+    fake_judge.reply = '{"verdict": "different"}'
+    _app(vault, fake_judge.url, **{"llm.judge.max_pairs": 1}).dreamer().dream(force=True)
+    assert len(fake_judge.questions) == 1
+
+
+def test_parse_judgement() -> None:
+    assert parse_judgement('{"verdict": "same"}') == "duplicate"
+    assert parse_judgement('noise {"x": 1} then {"verdict": " Changed "}') == "contradiction"
+    assert parse_judgement('{"verdict": "different"}') == "distinct"
+    assert parse_judgement("same") is None
+    assert parse_judgement('{"verdict": ["same"]}') is None
