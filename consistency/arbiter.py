@@ -180,8 +180,8 @@ def decide(drift: Drift) -> Decision:
         case PossiblePair(kind=kind, evidence=evidence):
             what = "say the same" if kind == "possible_duplicate" else "disagree"
             return Report(("judged " + evidence + "; " if evidence else "")
-                          + f"both are kept: they may {what}. Edit or forget one, or "
-                          f"remove the {kind} link from both to keep them as two facts")
+                          + f"both are kept: they may {what}. Settle it with `dreamd conflicts "
+                          "resolve MEMORY --as same|changed|different`")
         case BrokenLink(target=target):
             return Report(f"create the note [[{target}]] or fix the link")
         case IndexFileOutOfDate(path=path, hand_edited=hand_edited):

@@ -625,16 +625,32 @@ def conflicts(
 def conflicts_resolve(
     ctx: typer.Context,
     memory: Annotated[str, typer.Argument(help="Memory id (or the note's path).")],
-    keep: Annotated[str, typer.Option(
-        "--keep", help="file, magma (the store's version, as in the conflict copy) or both.")],
+    keep: Annotated[str | None, typer.Option(
+        "--keep", help="A conflict copy: file, magma (the store's version, as in the "
+        "conflict copy) or both.")] = None,
+    as_: Annotated[str | None, typer.Option(
+        "--as", help="A possible pair (dreamd check): same (merge them), changed (the newer "
+        "supersedes the older) or different (two facts).")] = None,
+    other: Annotated[str | None, typer.Option(
+        "--with", help="The other memory of the pair, when it has several.")] = None,
+    owner: OwnerOption = None,
     vault: VaultOption = None,
 ) -> None:
-    """Settle a conflict: keep the file, the store's version (magma: what the conflict copy
-    holds), or both."""
-    if keep not in ("file", "magma", "both"):
+    """Settle a conflict (keep the file, the store's version, or both) or a possible pair
+    that remember kept apart (same, changed or different)."""
+    if (keep is None) == (as_ is None):
+        raise typer.BadParameter("give --keep for a conflict copy or --as for a possible pair",
+                                 param_hint="--keep/--as")
+    if keep is not None and keep not in ("file", "magma", "both"):
         raise typer.BadParameter("must be file, magma or both", param_hint="--keep")
+    if as_ is not None and as_ not in ("same", "changed", "different"):
+        raise typer.BadParameter("must be same, changed or different", param_hint="--as")
     with _app(ctx, **{"vault.path": vault}) as application:
-        message = application.consistency().resolve(memory, keep)  # type: ignore[arg-type]
+        if as_ is not None:
+            message = application.memories(_owner(owner)).settle_pair(
+                memory, as_, other=other)  # type: ignore[arg-type]
+        else:
+            message = application.consistency().resolve(memory, keep)  # type: ignore[arg-type]
     out.print(escape(message), highlight=False)
 
 

@@ -39,7 +39,7 @@ from ccb.memory_file import (
     slugify,
 )
 from ccb.memory_index import build_memory_index
-from ccb.model import MemoryType, Note
+from ccb.model import MemoryType, Note, PropertyValue
 from ccb.owner import Owner, parse_owner
 from ccb.parse import detect_conflict_copy, parse_note
 from ccb.writer import NoteWriter, WriteOutcome
@@ -356,6 +356,107 @@ class MemoryService:
         return RememberResult("superseded", memory_id, outcome.path, superseded=old.path,
                               reason=reason, conflict_path=outcome.conflict_path)
 
+    # ------------------------------------------------------------------ possible pairs
+
+    def settle_pair(self, id_or_name: str, answer: Literal["same", "changed", "different"],
+                    *, other: str | None = None) -> str:
+        """Settle a pair ``remember`` kept apart on a guess (``possible_duplicate`` /
+        ``possible_contradiction`` links): ``same`` merges the newer into the older (every
+        sentence kept; the newer archived with ``merged_into``), ``changed`` lets the newer
+        supersede the older (both stay; the older gets ``valid_to``), ``different`` keeps
+        both as two facts. The links go either way. Minimal frontmatter edits through the
+        one writer; returns a line for the user. Raises ``MemoryNotFoundError`` when the
+        memory has no such pair (or several and ``other`` names none of them)."""
+        first = self.find(id_or_name)
+        partners = {path: kind for kind, path in self._pair_links(first)}
+        if other is not None:
+            wanted = self.find(other)
+            partners = {p: k for p, k in partners.items() if p == wanted.path}
+        if len(partners) != 1:
+            listed = ", ".join(sorted(partners)) or "none"
+            raise MemoryNotFoundError(
+                f"conflicts resolve {id_or_name}: {len(partners)} possible pairs ({listed}); "
+                + ("name the other memory with --with" if partners else
+                   "this memory was not kept apart from another one"))
+        second = next(s for s in self.memories() if s.path == next(iter(partners)))
+        older, newer = sorted((first, second), key=_written_order)
+        now = self._clock()
+        edits = {s.path: self._unlinked(s, {older.path, newer.path}) for s in (older, newer)}
+        if answer == "changed":
+            meta = older.note.memory
+            assert meta is not None
+            edits[older.path] = set_properties(edits[older.path], {
+                "valid_to": now.date(), "updated": now, "version": (meta.version or 1) + 1},
+                path=older.path)
+            targets = list(newer.note.memory.supersedes) if newer.note.memory else []
+            links: list[PropertyValue] = [f"[[{t}]]" for t in targets]
+            links.append(f"[[{Path(older.path).stem}]]")
+            edits[newer.path] = set_properties(
+                edits[newer.path], {"supersedes": links[0] if len(links) == 1 else links},
+                path=newer.path)
+        elif answer == "same":
+            meta = older.note.memory
+            assert meta is not None
+            if "```" not in newer.note.body and "~~~" not in newer.note.body:
+                merged = merge_bodies(older.note.body.rstrip("\n"), newer.note.body.strip())
+                if merged.rstrip("\n") != older.note.body.rstrip("\n"):
+                    edited = set_properties(edits[older.path], {
+                        "updated": now, "version": (meta.version or 1) + 1}, path=older.path)
+                    edits[older.path] = replace_body(edited, merged.rstrip("\n") + "\n")
+            status = newer.note.memory.status if newer.note.memory else None
+            updates: dict[str, PropertyValue] = {
+                "status": "archived", "archived": now.date(),
+                "archived_reason": "duplicate (settled by you)",
+                "merged_into": f"[[{Path(older.path).stem}]]"}
+            if status:
+                updates["status_before"] = status
+            edits[newer.path] = set_properties(edits[newer.path], updates, path=newer.path)
+        for stored in (older, newer):
+            if edits[stored.path] != stored.data:
+                self.writer.write(stored.path, edits[stored.path], base=stored.data,
+                                  origin=self.origin)
+        self.after_change([older.path, newer.path])
+        return {
+            "same": f"merged {newer.path} into {older.path} (archived with merged_into)",
+            "changed": f"{newer.path} supersedes {older.path} (both stay; the older has "
+                       "valid_to)",
+            "different": f"kept {older.path} and {newer.path} as two facts",
+        }[answer]
+
+    def _pair_links(self, stored: _Stored) -> list[tuple[str, str]]:
+        """``(kind, path)`` of the memories ``stored`` links as a possible pair."""
+        by_stem = {Path(s.path).stem.casefold(): s.path for s in self.memories()}
+        found = []
+        for kind in ("possible_duplicate", "possible_contradiction"):
+            value = stored.note.properties.get(kind)
+            for link in value if isinstance(value, list) else [value] if value else []:
+                stem = str(link).strip().removeprefix("[[").removesuffix("]]").split("|")[0]
+                path = by_stem.get(stem.rsplit("/", 1)[-1].removesuffix(".md").casefold())
+                if path is not None and path != stored.path:
+                    found.append((kind, path))
+        return found
+
+    def _unlinked(self, stored: _Stored, pair: set[str]) -> bytes:
+        """``stored``'s bytes without its possible-pair links to the other of ``pair``."""
+        stems = {Path(p).stem.casefold() for p in pair if p != stored.path}
+        updates: dict[str, PropertyValue] = {}
+        remove: list[str] = []
+        for kind in ("possible_duplicate", "possible_contradiction"):
+            value = stored.note.properties.get(kind)
+            if value is None:
+                continue
+            links = [str(v) for v in (value if isinstance(value, list) else [value])]
+            kept = [v for v in links if v.strip().removeprefix("[[").removesuffix("]]")
+                    .split("|")[0].rsplit("/", 1)[-1].removesuffix(".md").casefold()
+                    not in stems]
+            if not kept:
+                remove.append(kind)
+            elif kept != links:
+                updates[kind] = list[PropertyValue](kept)
+        if not updates and not remove:
+            return stored.data
+        return set_properties(stored.data, updates, remove=remove, path=stored.path)
+
     # ------------------------------------------------------------------ forget
 
     def forget(self, id_or_name: str) -> ForgetReport:
@@ -458,6 +559,13 @@ def _index_fields(note: Note) -> dict[str, object]:
             "pinned": meta.pinned, "resident": note.properties.get("resident"),
             "status": meta.status,
             "valid_to": meta.valid_to, "expires": meta.expires, "updated": meta.updated}
+
+
+def _written_order(stored: _Stored) -> tuple[str, str]:
+    """Older first: by ``created`` (ISO text), then path."""
+    meta = stored.note.memory
+    created = meta.created if meta is not None else None
+    return (str(created) if created is not None else "", stored.path)
 
 
 def _same_owner(written: str | None, owner: str | None) -> bool:

@@ -176,3 +176,32 @@ def test_a_hand_edit_the_index_has_not_seen_is_judged_by_meaning(
     second = service.remember("My team lead is Bob.", type="user")
     assert second.action == "superseded" and second.superseded == first.path, second.judgement
     assert second.judgement and "cosine" in second.judgement
+
+
+@pytest.mark.parametrize("answer", ["same", "changed", "different"])
+def test_a_possible_pair_is_settled_by_the_user(real_app: tuple[App, Path], answer: str) -> None:
+    app, vault = real_app
+    service = app.memories(parse_owner(f"case-settle-{answer}"))
+    first = service.remember("Don't add comments explaining obvious code.", type="feedback")
+    second = service.remember("Skip trivial comments — only comment code whose intent isn't "
+                              "clear from reading it.", type="feedback")
+    assert second.linked_as == "possible_duplicate", second.judgement
+    message = service.settle_pair(second.memory_id, answer)  # type: ignore[arg-type]
+    old = parse_note(first.path, (vault / first.path).read_bytes())
+    new = parse_note(second.path, (vault / second.path).read_bytes())
+    assert "possible_duplicate" not in old.properties
+    assert "possible_duplicate" not in new.properties
+    assert old.memory and new.memory
+    if answer == "same":
+        assert new.properties["merged_into"] == f"[[{Path(first.path).stem}]]"
+        assert "only comment code" in old.body and "obvious code" in old.body
+    elif answer == "changed":
+        assert old.memory.valid_to is not None
+        assert new.memory.supersedes == (Path(first.path).stem,)
+    else:
+        assert old.memory.valid_to is None and new.memory.valid_to is None
+        assert "merged_into" not in new.properties
+    assert first.path in message or second.path in message
+    report = app.consistency().check()
+    assert not [f for f in report.findings if f.kind == "possible_pair"
+                and first.path in f.drift.paths]
