@@ -533,7 +533,7 @@ def _new_words_after_cue(old: Claim, new: Claim) -> tuple[str, ...]:
 def _slot_of(old: MemorySide, new: MemorySide) -> str | None:
     if old.subject and subject_key(old.subject) == subject_key(new.subject):
         return old.subject
-    for claim in (old.claim, new.claim):
+    for claim in (new.claim, old.claim):  # what the new memory is about, shown first
         if claim.slot:
             return claim.slot
     return None
@@ -567,15 +567,15 @@ def judge_pair(old: MemorySide, new: MemorySide, *, cosine: float | None) -> Pai
     cos = cosine if cosine is not None else 0.0
     cross = co.language != cn.language
     aligned = _aligned_share(co, cn)
-    related = same_subject or lexical >= RELATED_LEXICAL or cos >= RELATED_COSINE
+    # across languages no word is shared and cosines run lower (a translation at 0.5–0.6)
+    related = same_subject or lexical >= RELATED_LEXICAL or cos >= RELATED_COSINE or (
+        cross and cos >= POSSIBLE_CROSS_LINGUAL_COSINE)
     if not related:
         return verdict("distinct", "unrelated")
     strong = (same_subject and (cos >= FLOOR_COSINE or (
         cosine is None and lexical >= RELATED_LEXICAL))) or \
         aligned >= 0.6 or cos >= SAME_COSINE or (
         cross and cos >= CROSS_LINGUAL_COSINE)
-    if cross and not strong and cos >= POSSIBLE_CROSS_LINGUAL_COSINE:
-        related = True
     if co.event_day and cn.event_day and co.event_day != cn.event_day:
         return verdict("series", "series",
                        (f"{co.event_day.isoformat()} / {cn.event_day.isoformat()}",))

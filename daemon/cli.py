@@ -609,16 +609,19 @@ def conflicts(
     as_json: Annotated[bool, typer.Option("--json", help="Print them as JSON.")] = False,
     vault: VaultOption = None,
 ) -> None:
-    """List open conflicts (and other conflict copies in the vault)."""
+    """List open conflicts, other conflict copies in the vault, and the memory pairs
+    remember kept apart on a guess (possible duplicates and contradictions)."""
     if ctx.invoked_subcommand is not None:
         return
     with _app(ctx, **{"vault.path": vault}) as application:
         records = application.consistency().conflicts()
         copies = application.conflict_copies()
+        pairs = application.memories().possible_pairs()
     if as_json:
-        out.print_json(json.dumps(render.conflicts_json(records, copies), ensure_ascii=False))
+        out.print_json(json.dumps(render.conflicts_json(records, copies, pairs),
+                                  ensure_ascii=False))
     else:
-        render.print_conflicts(out, records, copies)
+        render.print_conflicts(out, records, copies, pairs)
 
 
 @conflicts_app.command("resolve")

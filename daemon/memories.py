@@ -423,6 +423,19 @@ class MemoryService:
             "different": f"kept {older.path} and {newer.path} as two facts",
         }[answer]
 
+    def possible_pairs(self) -> list[tuple[str, str, str]]:
+        """``(kind, older path, newer path)`` of every live pair kept apart on a guess."""
+        live = {s.path: s for s in self.memories() if s.note.memory
+                and s.note.memory.valid_to is None
+                and s.note.memory.status not in {"archived", "superseded"}}
+        found: set[tuple[str, str, str]] = set()
+        for stored in live.values():
+            for kind, other in self._pair_links(stored):
+                if other in live:
+                    a, b = sorted((stored, live[other]), key=_written_order)
+                    found.add((kind, a.path, b.path))
+        return sorted(found)
+
     def _pair_links(self, stored: _Stored) -> list[tuple[str, str]]:
         """``(kind, path)`` of the memories ``stored`` links as a possible pair."""
         by_stem = {Path(s.path).stem.casefold(): s.path for s in self.memories()}

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import asdict
 from types import TracebackType
@@ -501,17 +501,26 @@ def _other_copies(records: list[ConflictRecord],
     return [(c, o) for c, o in copies if c not in listed]
 
 
-def conflicts_json(records: list[ConflictRecord], copies: list[tuple[str, str]]) -> dict[str, Any]:
+def conflicts_json(records: list[ConflictRecord], copies: list[tuple[str, str]],
+                   pairs: Sequence[tuple[str, str, str]] = ()) -> dict[str, Any]:
     copies = _other_copies(records, copies)
     return {"open": [asdict(r) for r in records],
-            "other_conflict_copies": [{"copy": c, "of": o} for c, o in copies]}
+            "other_conflict_copies": [{"copy": c, "of": o} for c, o in copies],
+            "possible_pairs": [{"kind": k, "paths": [a, b]} for k, a, b in pairs]}
 
 
 def print_conflicts(console: Console, records: list[ConflictRecord],
-                    copies: list[tuple[str, str]]) -> None:
+                    copies: list[tuple[str, str]],
+                    pairs: Sequence[tuple[str, str, str]] = ()) -> None:
     copies = _other_copies(records, copies)
+    for kind, a, b in pairs:
+        console.print(escape(f"{kind.replace('_', ' ')}: {a}  ←→  {b}"), highlight=False)
+    if pairs:
+        console.print("settle one with: dreamd conflicts resolve FILE-OR-ID --as "
+                      "same|changed|different (either memory of the pair)")
     if not records and not copies:
-        console.print("no open conflicts")
+        if not pairs:
+            console.print("no open conflicts")
         return
     for r in records:
         console.print(escape(f"{r.memory_key}  {r.path}  ←→  {r.copy}  (version {r.head_n}, "

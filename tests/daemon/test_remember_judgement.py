@@ -186,6 +186,7 @@ def test_a_possible_pair_is_settled_by_the_user(real_app: tuple[App, Path], answ
     second = service.remember("Skip trivial comments — only comment code whose intent isn't "
                               "clear from reading it.", type="feedback")
     assert second.linked_as == "possible_duplicate", second.judgement
+    assert ("possible_duplicate", first.path, second.path) in service.possible_pairs()
     message = service.settle_pair(second.memory_id, answer)  # type: ignore[arg-type]
     old = parse_note(first.path, (vault / first.path).read_bytes())
     new = parse_note(second.path, (vault / second.path).read_bytes())
@@ -205,3 +206,4 @@ def test_a_possible_pair_is_settled_by_the_user(real_app: tuple[App, Path], answ
     report = app.consistency().check()
     assert not [f for f in report.findings if f.kind == "possible_pair"
                 and first.path in f.drift.paths]
+    assert not [p for p in service.possible_pairs() if first.path in p]
