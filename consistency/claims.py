@@ -293,7 +293,7 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
         r"(?<![A-Za-z0-9_.])(?P<sign>(?<![\w-])[-−](?=\d))?(?P<n>\d+(?:,\d{3})*(?:\.\d+)?)(?P<k>[kKmM](?![a-zA-Z])|万|千)?\s*(?P<u>"
         + "|".join(re.escape(u) for u in _UNIT_WORDS)
         + r")?(?![A-Za-z0-9_])", re.I)),
-    ("number", re.compile(r"(?P<zn>[零〇一二两三四五六七八九十百千万]+)(?P<u>个小时|小时|分钟|毫秒|秒钟|秒|公斤|千克|公里|千米|块钱|块|元|人|次|遍|个月|周|天|年|岁|斤|米|度|倍|%)")),
+    ("number", re.compile(r"(?P<zn>[零〇一二两三四五六七八九十百千万]+)(?P<u>个小时|小时|分钟|毫秒|秒钟|秒|公斤|千克|公里|千米|块钱|块|元|人|次|遍|个月|周|天|年|岁|斤|米|度|倍|%|个|位|名|只|条|辆|台|套|件|张|本)")),
     ("number", re.compile(r"百分之(?P<zp>[零〇一二两三四五六七八九十百]+)")),
     ("number", re.compile(rf"\b(?P<en>{'|'.join(sorted(_EN_NUMBERS, key=len, reverse=True))})(?:\s+(?P<en_scale>hundred|thousand|million))?\b(?:\s+(?P<u>{'|'.join(re.escape(u) for u in _UNIT_WORDS if len(u) > 2)}))?\b", re.I | _A)),
     ("unit", re.compile(r"\b(?P<unit>kilomet(?:re|er)s?|miles?|met(?:re|er)s?|feet|foot|inch(?:es)?|celsius|fahrenheit|milliseconds?|seconds|minutes|hours|kilograms?|pounds|lbs|kgs?|litres?|liters?|gallons?|metric|imperial)\b|(?P<zunit>公里|英里|摄氏度?|华氏度?|毫秒|公斤|磅|英尺|英寸|公制|英制)", re.I | _A)),
@@ -512,7 +512,7 @@ _NOT_NAMES = frozenset(
 )
 
 
-_NAME_RUN = re.compile(r"[A-Z][A-Za-z0-9'&+-]*(?:\s+(?:[A-Z][A-Za-z0-9'&+-]*|of|de|van|von|da)\b)*")
+_NAME_RUN = re.compile(r"[A-ZÀ-ÖØ-Þ][A-Za-zÀ-ÖØ-öø-ÿ0-9'&+-]*(?:\s+(?:[A-ZÀ-ÖØ-Þ][A-Za-zÀ-ÖØ-öø-ÿ0-9'&+-]*|of|de|van|von|da)\b)*")
 
 
 _NAME_SYNONYMS = {"k8s": "kubernetes", "postgresql": "postgres", "js": "javascript",
@@ -534,8 +534,9 @@ def _names(text: str) -> list[tuple[int, str]]:
         if not words:
             continue
         start = match.start()
-        before = text[:start].rstrip()
-        opens = not before or before[-1] in ".!?:;\n-–—•*>(\"'" or before.endswith(("。", "！", "？"))
+        raw = text[:start]
+        before = raw.rstrip()
+        opens = not before or "\n" in raw[len(before):] or before[-1] in ".!?:;\n-–—•*>(\"'" or before.endswith(("。", "！", "？"))
         if opens and words[0] == match.group(0).split()[0] and not any(
                 c.isupper() for c in words[0][1:]):
             words = words[1:]  # the word that opens a sentence is capitalised anyway
@@ -643,6 +644,8 @@ def _stem(word: str) -> str:
         return word[:-3] + "y"
     for suffix in ("ing", "ed", "es", "s"):
         if len(word) > len(suffix) + 3 and word.endswith(suffix) and not word.endswith("ss"):
+            if suffix == "es" and not word[:-2].endswith(("s", "x", "z", "ch", "sh")):
+                continue  # "smokes" is "smoke" + s, "boxes" is "box" + es
             return word[: -len(suffix)]
     return word
 
@@ -650,7 +653,7 @@ def _stem(word: str) -> str:
 #: Symbols read as words of their own (emoji and pictographs: "I ❤️ pizza" / "I 💔 pizza").
 _SYMBOLS = "\u2600-\u27bf\U0001f000-\U0001faff"
 _WORD = re.compile(
-    rf"⟨\w+⟩|¬|[a-z0-9]+(?:['][a-z]+)?|[{_HAN}]+|[{_SYMBOLS}]|[^\W_{_HAN}]+")
+    rf"⟨\w+⟩|¬|[a-z0-9]+(?:['][a-z]+)?(?![^\W_{_HAN}])|[{_HAN}]+|[{_SYMBOLS}]|[^\W_{_HAN}]+")
 
 
 def _letter_name(piece: str, clause: str) -> bool:
@@ -734,7 +737,7 @@ _MULTI_CUES = re.compile(
     r"has an? |have an? |owns?|plays?|collects?|visited|been to|likes?|loves?|enjoys?|"
     r"reads?|watches|follows?|interested in|hobby|hobbies|also|another|too|as well|"
     r"can|subscribed to|member of|certified|comfortable|proficient|experienced|skilled|"
-    r"good at|fluent in|worked with)\b"
+    r"good at|fluent in|worked with|auch|aussi|también|además|anche)\b"
     r"|过敏|会说|会讲|养了|养着|有一[只条个]|喜欢|爱好|兴趣|也|还|另外|会用|收藏|关注|订阅",
     re.I)
 _MOST = re.compile(r"\b(?:most|best|favou?rite|only|prefer\w*|main|primary)\b|最|首选|只", re.I)
@@ -799,7 +802,7 @@ def _event_day(clean: str, values: list[tuple[int, Value]], written: date | None
 _CHANGE_CUES = re.compile(
     r"\b(?:moved|moving|switched|switching|changed|migrated|migrating|upgraded|downgraded|"
     r"bumped|bump|raised|lowered|increased|decreased|reduced|extended|shortened|renamed|"
-    r"replaced|now|no longer|instead|anymore|any more|from now on|as of|going forward|"
+    r"replaced|(?<!right )now|no longer|instead|anymore|any more|from now on|as of|going forward|"
     r"correction|corrected|actually|"
     r"from .{1,60}? to)\b"
     r"|改成|改为|换成|换了|换到|搬到|搬去|迁到|迁移到|迁至|升级到|升到|降到|调整为|调整到|调到|调成|"

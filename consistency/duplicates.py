@@ -632,13 +632,10 @@ def edited_sentence(old_body: str, new_body: str) -> PairJudgement | None:
 
 
 def _replaced_words(old: Claim, new: Claim) -> bool:
-    """Does ``new`` replace words or values of ``old`` in place (not only add some)?"""
-    matcher = difflib.SequenceMatcher(a=old.units, b=new.units, autojunk=False)
-    for op, i1, i2, j1, j2 in matcher.get_opcodes():
-        if op == "replace" and [u for u in old.units[i1:i2] if not u.startswith("⟦")] and \
-                [u for u in new.units[j1:j2] if not u.startswith("⟦")]:
-            return True
-    return False
+    """Does ``new`` replace words or values of ``old`` (each has words or values the other
+    lacks), not only reorder or add some?"""
+    a, b = set(old.tokens), set(new.tokens)
+    return bool(a - b) and bool(b - a)
 
 
 # --------------------------------------------------------------------------- merging

@@ -47,6 +47,7 @@ multilingual v3 cosines of the memories' first chunks) and checked on the held-o
 from __future__ import annotations
 
 import difflib
+import re
 from collections import defaultdict
 from dataclasses import dataclass
 from typing import Literal
@@ -84,6 +85,9 @@ CROSS_LINGUAL_COSINE = 0.58
 POSSIBLE_CROSS_LINGUAL_COSINE = 0.5
 #: Cosine at or above which a pair with no difference is a *possible* duplicate.
 POSSIBLE_COSINE = 0.6
+#: Cosine from which a pair with words replaced in one frame is a paraphrase ("prefers a dark
+#: theme" / "prefers dark colour schemes"), not the same frame about another thing.
+PARAPHRASE_COSINE = 0.85
 #: Lexical Dice at or above which aligned frames make the same fact.
 SAME_LEXICAL = 0.6
 #: Cosine at or above which a pair that states the same values (and no other) is one fact.
@@ -95,6 +99,10 @@ CHANGED_VALUE_COSINE = 0.5
 #: Below this cosine, words that do not align never make a contradiction or a duplicate on
 #: their own (a shared subject included): "has a cat" / "also has a corgi" at 0.39.
 FLOOR_COSINE = 0.45
+#: A pair where one side tells of a change ("moved to", "搬到", "now") and a value of one kind
+#: is replaced is related from this cosine (short Chinese sentences about two cities sit at
+#: 0.4: "用户住在上海" / "用户已经搬到深圳住了").
+TOLD_CHANGE_COSINE = 0.36
 #: Share of frame units two claims must have in common for a word-level alignment to mean
 #: anything (below it, a paraphrase aligns by chance).
 ALIGNED_SHARE = 0.5
@@ -218,6 +226,8 @@ def _value_changes(old: Claim, new: Claim) -> list[tuple[str, list[Value], list[
         by_new[_group(v)].append(v)
     _adopt_units(by_old, by_new, old_values)
     _adopt_units(by_new, by_old, new_values)
+    _adopt_versions(by_old, by_new)
+    _adopt_versions(by_new, by_old)
     return [(group, sorted(by_old[group]), sorted(by_new[group]))
             for group in sorted(by_old.keys() & by_new.keys())]
 
@@ -234,6 +244,18 @@ def shared_values(old: Claim, new: Claim) -> int:
     """How many values of ``new`` ``old`` states too (or writes in its text)."""
     return sum(1 for v in new.values - new.retracted
                if any(_same_value(v, w) for w in old.values) or _mentioned(v, old))
+
+
+def _adopt_versions(mine: dict[str, list[Value]], theirs: dict[str, list[Value]]) -> None:
+    """A bare decimal ("18.3") against a version on the other side ("2.0.1") is a version."""
+    if "version" not in theirs or "version" in mine:
+        return
+    decimals = [v for v in mine.get("number:", []) if "." in v.text or v.text.isdigit()]
+    if decimals:
+        mine["number:"] = [v for v in mine["number:"] if v not in decimals]
+        if not mine["number:"]:
+            del mine["number:"]
+        mine["version"] = decimals
 
 
 def _adopt_units(mine: dict[str, list[Value]], theirs: dict[str, list[Value]],
@@ -268,7 +290,7 @@ def _polarity_flips(old: Claim, new: Claim) -> list[str]:
         return flips  # both say it with one concept ("dislikes" / "别用 … 反感")
     lost = sorted(old.asserted & new.negated)
     gained = sorted(old.negated & new.asserted)
-    if _negative(old) % 2 != _negative(new) % 2:
+    if (_negative(old) > 0) != (_negative(new) > 0):  # "don't add X" / "no X": both deny
         flips.extend(f"{w} → not {w}" for w in lost)
         flips.extend(f"not {w} → {w}" for w in gained)
     else:
@@ -304,6 +326,7 @@ _ANTONYM_WORDS = (
     ("high", "low"), ("more", "less"), ("increase", "decrease"), ("on", "off"),
     ("yes", "no"), ("true", "false"), ("online", "offline"), ("remote", "onsite"),
     ("remote", "office"), ("sweet", "savory"), ("tea", "coffee"), ("spicy", "mild"),
+    ("quiet", "noisy"), ("quiet", "loud"), ("安静", "热闹"), ("安静", "吵"),
     ("深", "浅"), ("明", "暗"), ("早", "晚"), ("冷", "热"), ("大", "小"), ("多", "少"),
     ("前", "后"), ("上", "下"), ("左", "右"), ("开", "关"), ("甜", "咸"), ("胖", "瘦"),
     ("日", "周"), ("周", "月"), ("日", "月"), ("茶", "咖"), ("线上", "线下"),
@@ -427,12 +450,18 @@ def _plain(frame: tuple[str, ...]) -> list[str]:
     return [u for u in frame if not u.startswith(("⟨", "⟪"))]
 
 
+#: Verbs that tell a change by themselves (the older memory of a pair may say one: the pair
+#: arrived out of order); "now" and "from … to" tell one only in the newer memory.
+_CHANGE_VERBS = re.compile(
+    r"\b(?:moved|switched|changed|migrated|replaced|renamed|upgraded|downgraded|no longer|"
+    r"correction|corrected)\b|改成|改为|换成|搬到|迁到|迁移到|升级到|不再|更正|纠正", re.I)
+
 #: Words that say a value changed, not what the fact is about ("now uses", "已经迁到").
 _CHANGE_WORDS = frozenset(
     ["now", "currently", "today", "anymore", "lower", "rais", "rais", "increas", "decreas",
      "bump", "correct", "correction", "actually", "instead", "updat", "new", "latest",
      "已", "经", "现", "在", "改", "成", "为", "到", "了", "换", "升", "级", "降", "迁", "推",
-     "迟", "提", "前", "延", "期", "统", "一", "新"])
+     "迟", "提", "前", "延", "期", "统", "一", "新", "user", "users", "用", "户", "我"])
 
 
 def _other_words_both_sides(subs: list[_Substitution]) -> bool:
@@ -457,6 +486,37 @@ def _other_words_both_sides(subs: list[_Substitution]) -> bool:
         if len(han_old) >= 2 and len(han_new) >= 2 and not latin_old and not latin_new:
             return True
     return False
+
+
+def _replaced_spans(old: Claim, new: Claim) -> list[str]:
+    """Spans of words one claim has where the other has others, in the same frame, each side
+    naming something (not relation verbs, words that say it changed, abbreviations, one
+    Chinese character against one): ``["water plant → take out recycl"]``."""
+    a, b = old.units, new.units
+    matcher = difflib.SequenceMatcher(a=a, b=b, autojunk=False)
+    ops = [op for op in matcher.get_opcodes() if op[0] != "equal" and any(
+        not u.startswith("⟦") for u in a[op[1]:op[2]] + b[op[3]:op[4]])]
+    if len(ops) != 1:
+        return []  # reworded in several places: a paraphrase, judged by meaning
+    found = []
+    for op, i1, i2, j1, j2 in ops:
+        if op != "replace":
+            continue
+        left = [u for u in a[i1:i2] if not u.startswith(("⟨", "⟪", "⟦"))
+                and not _is_relation(u) and u not in _CHANGE_WORDS]
+        right = [u for u in b[j1:j2] if not u.startswith(("⟨", "⟪", "⟦"))
+                 and not _is_relation(u) and u not in _CHANGE_WORDS]
+        latin_l = [u for u in left if u.isascii() and len(u) >= 3]
+        latin_r = [u for u in right if u.isascii() and len(u) >= 3]
+        if latin_l and latin_r and not any(
+                x.startswith(y[:3]) or y.startswith(x[:3]) for x in latin_l for y in latin_r):
+            found.append(f"{' '.join(left)} → {' '.join(right)}")
+            continue
+        han_l = [u for u in left if not u.isascii()]
+        han_r = [u for u in right if not u.isascii()]
+        if han_l and han_r and max(len(han_l), len(han_r)) >= 2 and not set(han_l) & set(han_r):
+            found.append(f"{''.join(han_l)} → {''.join(han_r)}")
+    return found
 
 
 def _in_value_position(units: tuple[str, ...], index: int) -> bool:
@@ -514,7 +574,7 @@ def _spells_value(marked: tuple[str, ...], words: tuple[str, ...], claim: Claim,
                   other: Claim) -> bool:
     """Is ``words`` the spelling of a word-like value that ``marked`` holds as a
     placeholder (``⟨name⟩`` on one side, ``vs code`` on the other)?"""
-    if not any(u in {"⟨name⟩", "⟨id⟩", "⟨code⟩"} for u in marked):
+    if not any(u.startswith(("⟨name", "⟨id", "⟨code")) for u in marked):
         return False
     joined = "".join(u for u in words if not u.startswith("⟨"))
     return any(v.kind in _WORDLIKE and v.text.replace(" ", "").startswith(joined[:4])
@@ -569,20 +629,29 @@ def judge_pair(old: MemorySide, new: MemorySide, *, cosine: float | None) -> Pai
     aligned = _aligned_share(co, cn)
     # across languages no word is shared and cosines run lower (a translation at 0.5–0.6)
     related = same_subject or lexical >= RELATED_LEXICAL or cos >= RELATED_COSINE or (
-        cross and cos >= POSSIBLE_CROSS_LINGUAL_COSINE)
+        cross and cos >= POSSIBLE_CROSS_LINGUAL_COSINE) or (
+        # "住在上海" / "已经搬到深圳住了": a change told, a value of the same kind replaced
+        (co.says_changed or cn.says_changed) and cos >= TOLD_CHANGE_COSINE
+        and bool(_value_changes(co, cn)))
     if not related:
         return verdict("distinct", "unrelated")
     strong = (same_subject and (cos >= FLOOR_COSINE or (
         cosine is None and lexical >= RELATED_LEXICAL))) or \
         aligned >= 0.6 or cos >= SAME_COSINE or (
         cross and cos >= CROSS_LINGUAL_COSINE)
+    changed_cue = co.says_changed or cn.says_changed
     if co.event_day and cn.event_day and co.event_day != cn.event_day:
         return verdict("series", "series",
                        (f"{co.event_day.isoformat()} / {cn.event_day.isoformat()}",))
+    if co.event_day and co.event_day == cn.event_day and not changed_cue and (
+            _value_changes(co, cn) or _replaced_spans(co, cn)):
+        # two things that happened on one day ("fixed bug #123" / "fixed bug #456")
+        return verdict("series", "series", (f"both {co.event_day.isoformat()}",))
 
     subs, aligned_ok = _substitutions(co, cn) if not cross else ([], False)
     multi = co.relation == "multi" or cn.relation == "multi"
-    changed_cue = co.says_changed or cn.says_changed
+    # what one never does is a list: "doesn't eat beef" and "doesn't eat pork" both hold
+    both_deny = _negative(co) > 0 and _negative(cn) > 0
     changes = _value_changes(co, cn)
     # a word of the slot replaced ("my *lead* is Alice" / "my *buddy* is Alice"; "*Skyrim*
     # modlist" / "*Fallout 4* modlist"); an antonym there ("*早*班7点" / "*晚*班19点") only
@@ -610,7 +679,7 @@ def judge_pair(old: MemorySide, new: MemorySide, *, cosine: float | None) -> Pai
         if cross and all(group in {"id", "place"} for group, _o, _n in changes):
             # a name in two scripts ("Beijing" / "北京") cannot be compared by its letters
             return verdict("possible_contradiction", "names in two scripts", labels)
-        if words_only and multi and not changed_cue:
+        if words_only and (multi or both_deny) and not changed_cue:
             return verdict("distinct", "several values", labels)
         frames = dice(_plain(co.frame), _plain(cn.frame))
         # another word beside the value ("Datadog for *APM*" / "Sentry for *error
@@ -631,7 +700,7 @@ def judge_pair(old: MemorySide, new: MemorySide, *, cosine: float | None) -> Pai
         if any(x.antonym for x in values):
             return verdict("contradiction", "changed word",
                            tuple(x.label() for x in values if x.antonym)[:3])
-        if multi and not changed_cue:
+        if (multi or both_deny) and not changed_cue:
             return verdict("distinct", "several values", tuple(x.label() for x in subs[:3]))
         if values:
             return verdict("contradiction", "changed word", tuple(x.label() for x in values[:3]))
@@ -641,8 +710,12 @@ def judge_pair(old: MemorySide, new: MemorySide, *, cosine: float | None) -> Pai
         # arrive in does not change what the pair is
         teller, other = (cn, co) if cn.says_changed else (co, cn)
         brought = _new_words_after_cue(other, teller)
-        if brought:
+        if brought and (teller is cn or _CHANGE_VERBS.search(co.text)):
             return verdict("contradiction", "says it changed", (" ".join(brought[:4]),))
+        if brought:
+            # the older memory says "now …": they arrived out of order, or it is emphasis
+            return verdict("possible_contradiction", "says it changed",
+                           (" ".join(brought[:4]),))
 
     context = [x for x in subs if x.where == "context"]
     if context:
@@ -653,6 +726,14 @@ def judge_pair(old: MemorySide, new: MemorySide, *, cosine: float | None) -> Pai
         # possible change ("run the tests before every push" / "push 之前不用跑测试")
         return verdict("possible_contradiction", "polarity",
                        ("negated on one side, across languages",))
+    replaced = _replaced_spans(co, cn) if not cross else []
+    if replaced and cos < PARAPHRASE_COSINE:
+        # the same frame about another thing ("water the plants" / "take out the recycling
+        # every Sunday"; "back up the laptop" / "the phone"): never merged on the frame
+        return verdict("possible_duplicate", "other words", tuple(replaced[:2]))
+    if cross and both_deny and cos < SAME_COSINE:
+        # across languages the denied things cannot be compared word by word
+        return verdict("possible_duplicate", "similar", ("denied on both sides",))
     if strong or lexical >= SAME_LEXICAL:
         return verdict("duplicate", "same fact")
     if (shared_values(co, cn) or shared_values(cn, co)) and cos >= (POSSIBLE_CROSS_LINGUAL_COSINE if cross

@@ -884,8 +884,12 @@ class DreamRunner:
                     out.append((new, set_properties(
                         new_data, {"supersedes": values[0] if len(values) == 1 else values},
                         path=new), ""))
+                # the old fact held until the new one began, not until this dream
+                began = _day(new_note.memory.valid_from or new_note.memory.created) \
+                    if new_note.memory else None
                 out.append((old, self._archived(old, old_data, "superseded", today,
-                                                {"superseded_by": _wikilink(new)}, close=True),
+                                                {"superseded_by": _wikilink(new)}, close=True,
+                                                closed=min(began, today) if began else None),
                             f"{_link(old)} superseded by {_link(new)}: {reason}; archived"))
             case Synthesise(new_path=new_path, data=text, sources=sources):
                 out.append((new_path, text.encode("utf-8"), ""))
@@ -924,10 +928,12 @@ class DreamRunner:
         return out
 
     def _archived(self, path: str, data: bytes, code: str, today: date,
-                  links: Mapping[str, str] | None = None, *, close: bool = False) -> bytes:
+                  links: Mapping[str, str] | None = None, *, close: bool = False,
+                  closed: date | None = None) -> bytes:
         """``data`` with ``status: archived`` (the previous status kept in ``status_before``),
         the date, a short ``archived_reason`` (``code``) and ``links`` (``merged_into``,
-        ``superseded_by``); ``close`` also sets ``valid_to`` when unset. Unchanged when
+        ``superseded_by``); ``close`` also sets ``valid_to`` when unset (to ``closed``, else
+        ``today``). Unchanged when
         already archived. One frontmatter edit (``ccb.frontmatter_edit.set_properties``).
         The status comes from the file's record when ``data`` is the file as read."""
         known = self._known.get(path)
@@ -942,7 +948,7 @@ class DreamRunner:
         updates: dict[str, PropertyValue] = {"status": ARCHIVED, "archived": today,
                                              "archived_reason": code, **(links or {})}
         if close and not has_valid_to:
-            updates["valid_to"] = today
+            updates["valid_to"] = closed or today
         if status:
             updates["status_before"] = status
         return set_properties(data, updates, path=path)
@@ -1642,3 +1648,7 @@ def _action_from_json(data: object) -> Step | None:
     except TypeError:
         return None
 
+
+def _day(value: date | datetime | None) -> date | None:
+    """The day of a frontmatter date or timestamp."""
+    return value.date() if isinstance(value, datetime) else value

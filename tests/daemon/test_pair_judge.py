@@ -163,3 +163,19 @@ def test_parse_judgement() -> None:
     assert parse_judgement('{"verdict": "different"}') == "distinct"
     assert parse_judgement("same") is None
     assert parse_judgement('{"verdict": ["same"]}') is None
+
+
+def test_the_dream_supersedes_without_a_subject_until_the_new_fact_began(tmp_path: Path) -> None:
+    vault = _vault(tmp_path)
+    old = write_memory(vault, "timeout-30", "The billing API request timeout is 30 s.",
+                       type="project", days_old=20)
+    new = write_memory(vault, "timeout-60", "The billing API request timeout is now 60 s.",
+                       type="project", days_old=5)
+    app = App.create(load(None, None, {"vault.path": str(vault), "dream.transcripts": ""}))
+    app.sync()
+    app.dreamer().dream(force=True)
+    old_note = parse_note(old, (vault / old).read_bytes())
+    new_note = parse_note(new, (vault / new).read_bytes())
+    assert old_note.memory and new_note.memory
+    assert new_note.memory.supersedes == ("timeout-30",)
+    assert str(old_note.memory.valid_to) == str(new_note.memory.valid_from)  # not the dream's day
