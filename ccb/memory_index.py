@@ -8,6 +8,7 @@ first 200 lines / 25 KB loaded), grouped by type.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -95,9 +96,16 @@ def _link_target(file: str) -> str:
 
 
 def _entry_line(entry: IndexEntry) -> str:
-    name = _escape_text(entry.name) or _escape_text(entry.file)
-    line = f"- [{name}]({_link_target(entry.file)})"
-    description = " ".join(entry.description.split())
+    return _line(entry.name, entry.file, entry.description)
+
+
+@functools.lru_cache(maxsize=16_384)
+def _line(name_text: str, file: str, description_text: str) -> str:
+    """One entry's line; kept per (name, file, description): ``MEMORY.md`` is rebuilt after
+    every write from mostly the same memories."""
+    name = _escape_text(name_text) or _escape_text(file)
+    line = f"- [{name}]({_link_target(file)})"
+    description = " ".join(description_text.split())
     if len(description) > DESCRIPTION_MAX_CHARS:
         description = description[: DESCRIPTION_MAX_CHARS - 1].rstrip() + "…"
     if description:

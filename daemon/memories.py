@@ -17,6 +17,7 @@ carries out its answer:
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import unicodedata
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
@@ -326,9 +327,12 @@ class MemoryService:
 
     def _folder_files(self) -> list[str]:
         folder = self.writer.root / self.memory_folder
-        if not folder.is_dir():
+        try:
+            names = [entry.name for entry in os.scandir(folder)]  # names only: no Path per file
+        except OSError:
             return []
-        return [p.relative_to(self.writer.root).as_posix() for p in folder.iterdir()]
+        return [f"{self.memory_folder}/{name}" if self.memory_folder else name
+                for name in names]
 
     def _update(self, old: _Stored, body: str, now: datetime) -> RememberResult:
         meta = old.note.memory
