@@ -634,8 +634,14 @@ def edited_sentence(old_body: str, new_body: str) -> PairJudgement | None:
 def _replaced_words(old: Claim, new: Claim) -> bool:
     """Does ``new`` replace words or values of ``old`` (each has words or values the other
     lacks), not only reorder or add some?"""
-    a, b = set(old.tokens), set(new.tokens)
+    a, b = _said(old), _said(new)
     return bool(a - b) and bool(b - a)
+
+
+def _said(claim: Claim) -> set[str]:
+    """A claim's words, values, polarity concepts with their signs, and denied words."""
+    return (set(claim.tokens) | {f"{c}{sorted(s)}" for c, s in claim.concepts.items()}
+            | {f"¬{w}" for w in claim.negated})
 
 
 # --------------------------------------------------------------------------- merging

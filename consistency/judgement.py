@@ -99,8 +99,8 @@ CHANGED_VALUE_COSINE = 0.5
 #: Below this cosine, words that do not align never make a contradiction or a duplicate on
 #: their own (a shared subject included): "has a cat" / "also has a corgi" at 0.39.
 FLOOR_COSINE = 0.45
-#: A pair where one side tells of a change ("moved to", "搬到", "now") and a value of one kind
-#: is replaced is related from this cosine (short Chinese sentences about two cities sit at
+#: A pair where the newer memory tells of a change ("moved to", "搬到", "now") and a value of
+#: one kind (not a bare number) is replaced is related from this cosine (short Chinese sentences about two cities sit at
 #: 0.4: "用户住在上海" / "用户已经搬到深圳住了").
 TOLD_CHANGE_COSINE = 0.36
 #: Share of frame units two claims must have in common for a word-level alignment to mean
@@ -631,8 +631,8 @@ def judge_pair(old: MemorySide, new: MemorySide, *, cosine: float | None) -> Pai
     related = same_subject or lexical >= RELATED_LEXICAL or cos >= RELATED_COSINE or (
         cross and cos >= POSSIBLE_CROSS_LINGUAL_COSINE) or (
         # "住在上海" / "已经搬到深圳住了": a change told, a value of the same kind replaced
-        (co.says_changed or cn.says_changed) and cos >= TOLD_CHANGE_COSINE
-        and bool(_value_changes(co, cn)))
+        cn.says_changed and cos >= TOLD_CHANGE_COSINE
+        and any(group != "number:" for group, _o, _n in _value_changes(co, cn)))
     if not related:
         return verdict("distinct", "unrelated")
     strong = (same_subject and (cos >= FLOOR_COSINE or (

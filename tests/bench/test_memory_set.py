@@ -146,10 +146,6 @@ def test_exact_pairs_hash_alike_and_lookalikes_differ(memory_set: MemorySet) -> 
     assert len(by_subject) == PAIRS - 1  # index 3 is the by-type one
 
 
-@pytest.mark.xfail(reason="the generator's word lists were chosen so the earlier string rule "
-                   "gave the planted answers; the pair judgement (consistency.judgement) reads "
-                   "'Never wants X turned on' / 'Wants X turned on' by its words differently. "
-                   "Re-plant with bench/write_pairs as the reference", strict=False)
 def test_planted_answers_agree_with_the_write_time_rules(memory_set: MemorySet) -> None:
     """The generator's truth is what ``consistency.duplicates.decide`` says for each pair (no
     embeddings): a near pair has no changed value, a contradiction has one it can see."""
