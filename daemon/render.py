@@ -560,8 +560,10 @@ def print_dream(console: Console, report: Any, *, what: str) -> None:
         console.print("no memory to change" if index_note and "rebuilt" in index_note
                       else "nothing to change")
     elif not report.applied:
-        console.print(f"plan: {kinds} — {c.get('changed_memories', 0)} memory files "
-                      f"({plan.share:.0%}) would change:", highlight=False)
+        changed = c.get("changed_memories", 0)
+        console.print(f"plan: {kinds} — {changed} memory file{'' if changed == 1 else 's'} "
+                      f"({plan.share:.0%} of the live memories) would change:",
+                      highlight=False)
     else:
         console.print(f"done: {kinds or 'finished an interrupted dream'} — "
                       f"{len(report.written)} files written", highlight=False)
