@@ -26,11 +26,13 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -1480,3 +1482,78 @@ def snapshot(vault: Path) -> dict[str, bytes]:
     """``{vault path: bytes}`` of every file under ``vault``."""
     return {p.relative_to(vault).as_posix(): p.read_bytes()
             for p in sorted(vault.rglob("*")) if p.is_file()}
+
+
+# --------------------------------------------------------------------------- fake LLM
+
+
+class _ManyCallsServer(ThreadingHTTPServer):
+    """A loopback server that queues many connections at once (the verifier opens one per
+    hit; the default backlog of 5 makes the rest wait for a TCP retry)."""
+
+    request_queue_size = 64
+
+
+class ChatEndpoint:
+    """A FAKE LLM endpoint on loopback that speaks the OpenAI chat protocol (the one part of
+    the pipeline that is external and non-deterministic): it answers ``reply`` with HTTP
+    ``status``."""
+
+    def __init__(self) -> None:
+        self.reply = ""
+        self.status = 200
+        self.calls = 0
+        self.in_flight = 0
+        self.most_in_flight = 0
+        self.delay_s = 0.0
+        #: optional per-request answer: the request's JSON -> (status, reply text)
+        self.respond: Callable[[dict[str, Any]], tuple[int, str]] | None = None
+        state = self
+        lock = threading.Lock()
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                request = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                with lock:
+                    state.calls += 1
+                    state.in_flight += 1
+                    state.most_in_flight = max(state.most_in_flight, state.in_flight)
+                try:
+                    self._answer(request)
+                except OSError:
+                    pass  # the client gave up (its timeout)
+                finally:
+                    with lock:
+                        state.in_flight -= 1
+
+            def _answer(self, request: dict[str, Any]) -> None:
+                if state.delay_s:
+                    time.sleep(state.delay_s)
+                status, reply = (state.respond(request) if state.respond is not None
+                                 else (state.status, state.reply))
+                if status == -1:  # a reply that is not HTTP at all
+                    self.wfile.write(b"garbage\r\n\r\n")
+                    return
+                if status != 200:
+                    self.send_response(status)
+                    self.end_headers()
+                    return
+                payload = json.dumps({"choices": [{"index": 0, "message": {
+                    "role": "assistant", "content": reply}}]}).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.server = _ManyCallsServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+
+    def close(self) -> None:
+        """Stop serving."""
+        self.server.shutdown()
+        self.server.server_close()

@@ -8,14 +8,13 @@ product's embedding model, a real store, real files.
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 
 import pytest
-from daemon_harness import write_memory
+from daemon_harness import ChatEndpoint, write_memory
 
 from ccb.parse import parse_note
 from daemon.app import App, load
@@ -24,42 +23,45 @@ from daemon.pair_judge import JUDGEMENTS_FILE, parse_judgement
 
 @dataclass
 class FakeJudge:
-    """Answers every question with ``reply`` (HTTP ``status`` when not 200)."""
+    """The shared fake endpoint (:class:`daemon_harness.ChatEndpoint`) answering every
+    question with ``reply`` (HTTP ``status`` when not 200), and the questions it was asked."""
 
-    reply: str = '{"verdict": "same"}'
-    status: int = 200
+    endpoint: ChatEndpoint
     questions: list[str] = field(default_factory=list)
-    url: str = ""
+
+    @property
+    def url(self) -> str:
+        return self.endpoint.url
+
+    @property
+    def reply(self) -> str:
+        return self.endpoint.reply
+
+    @reply.setter
+    def reply(self, text: str) -> None:
+        self.endpoint.reply = text
+
+    @property
+    def status(self) -> int:
+        return self.endpoint.status
+
+    @status.setter
+    def status(self, code: int) -> None:
+        self.endpoint.status = code
 
 
 @pytest.fixture
 def fake_judge() -> Iterator[FakeJudge]:
-    state = FakeJudge()
+    judge = FakeJudge(ChatEndpoint())
+    judge.reply = '{"verdict": "same"}'
 
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            state.questions.append(body["messages"][-1]["content"])
-            if state.status != 200:
-                self.send_response(state.status)
-                self.end_headers()
-                return
-            payload = json.dumps({"choices": [{"index": 0, "message": {
-                "role": "assistant", "content": state.reply}}]}).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(payload)))
-            self.end_headers()
-            self.wfile.write(payload)
+    def respond(request: dict[str, Any]) -> tuple[int, str]:
+        judge.questions.append(request["messages"][-1]["content"])
+        return judge.status, judge.reply
 
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    state.url = f"http://127.0.0.1:{server.server_address[1]}/v1"
-    yield state
-    server.shutdown()
+    judge.endpoint.respond = respond
+    yield judge
+    judge.endpoint.close()
 
 
 def _vault(tmp_path: Path) -> Path:

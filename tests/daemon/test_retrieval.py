@@ -13,16 +13,15 @@ import json
 import shutil
 import subprocess
 import sys
-import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from datetime import UTC, date, datetime, timedelta
-from http.server import ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+from daemon_harness import ChatEndpoint
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -426,79 +425,10 @@ def test_the_readme_hook_recipe_works_as_written(indexed: tuple[App, dict[str, s
         assert len(done.stdout) < 10_000
 
 
-class _ManyCallsServer(ThreadingHTTPServer):
-    """A loopback server that queues many connections at once (the verifier opens one per
-    hit; the default backlog of 5 makes the rest wait for a TCP retry)."""
-
-    request_queue_size = 64
-
-
-class IntentEndpoint:
-    """A FAKE LLM endpoint on loopback that speaks the OpenAI chat protocol (the one part of
-    the pipeline that is external and non-deterministic): it answers ``reply`` with HTTP
-    ``status``."""
-
-    def __init__(self) -> None:
-        from http.server import BaseHTTPRequestHandler
-
-        self.reply = ""
-        self.status = 200
-        self.calls = 0
-        self.in_flight = 0
-        self.most_in_flight = 0
-        self.delay_s = 0.0
-        #: optional per-request answer: the request's JSON -> (status, reply text)
-        self.respond: Callable[[dict[str, Any]], tuple[int, str]] | None = None
-        state = self
-        lock = threading.Lock()
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                request = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                with lock:
-                    state.calls += 1
-                    state.in_flight += 1
-                    state.most_in_flight = max(state.most_in_flight, state.in_flight)
-                try:
-                    self._answer(request)
-                except OSError:
-                    pass  # the client gave up (its timeout)
-                finally:
-                    with lock:
-                        state.in_flight -= 1
-
-            def _answer(self, request: dict[str, Any]) -> None:
-                if state.delay_s:
-                    time.sleep(state.delay_s)
-                status, reply = (state.respond(request) if state.respond is not None
-                                 else (state.status, state.reply))
-                if status == -1:  # a reply that is not HTTP at all
-                    self.wfile.write(b"garbage\r\n\r\n")
-                    return
-                if status != 200:
-                    self.send_response(status)
-                    self.end_headers()
-                    return
-                payload = json.dumps({"choices": [{"index": 0, "message": {
-                    "role": "assistant", "content": reply}}]}).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(payload)))
-                self.end_headers()
-                self.wfile.write(payload)
-
-            def log_message(self, *args: object) -> None:
-                pass
-
-        self.server = _ManyCallsServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
-
-
 def test_an_llm_intent_is_used_when_rules_are_unsure_and_never_breaks_search(
         indexed: tuple[App, dict[str, str]]) -> None:
     app, _ = indexed
-    endpoint = IntentEndpoint()
+    endpoint = ChatEndpoint()
     llm = App.create(load(app.loaded.config_path, None, {
         "vault.path": str(app.vault_root),
         "storage.data_dir": str(app.settings.storage.data_dir),
@@ -562,7 +492,7 @@ def variant(app: App, **overrides: object) -> App:
         **overrides}))
 
 
-def verifier_app(app: App, endpoint: IntentEndpoint, **more: object) -> App:
+def verifier_app(app: App, endpoint: ChatEndpoint, **more: object) -> App:
     return variant(app, **{"llm.verifier.enabled": True, "llm.verifier.model": "verify-test",
                            "llm.verifier.base_url": endpoint.url,
                            "llm.verifier.timeout_s": 3, **more})
@@ -587,7 +517,7 @@ def test_the_verifier_drops_the_hits_it_judges_irrelevant_and_never_adds(
     app, _ = indexed
     query = "kiln shelves and glaze"
     plain = [(h.path, h.title) for h in plain_search(app, query)]
-    endpoint = IntentEndpoint()
+    endpoint = ChatEndpoint()
     # the model judges the second and the fourth hit irrelevant, the rest relevant
     bad = {plain[1][1], plain[3][1]}
     endpoint.respond = lambda request: (200, json.dumps(
@@ -616,7 +546,7 @@ def test_a_misbehaving_verifier_never_breaks_search(
     app, _ = indexed
     query = "rye bread baking"
     plain = [h.path for h in plain_search(app, query)]
-    endpoint = IntentEndpoint()
+    endpoint = ChatEndpoint()
     endpoint.status, endpoint.reply = {
         "timeout": (200, '{"relevant": false}'), "429": (429, ""), "500": (500, ""),
         "prose": (200, "No, this is not relevant."),
@@ -641,7 +571,7 @@ def test_a_misbehaving_verifier_never_breaks_search(
 def test_the_verifier_runs_its_calls_at_once_up_to_its_concurrency(
         indexed: tuple[App, dict[str, str]]) -> None:
     app, _ = indexed
-    endpoint = IntentEndpoint()
+    endpoint = ChatEndpoint()
     endpoint.reply, endpoint.delay_s = '{"relevant": true}', 0.3
     for concurrency, most in ((0, None), (2, 2)):
         endpoint.most_in_flight = 0
@@ -662,7 +592,7 @@ def test_the_verifier_runs_its_calls_at_once_up_to_its_concurrency(
 def test_the_intent_role_asks_one_question_at_a_time_and_a_hung_model_never_blocks(
         indexed: tuple[App, dict[str, str]]) -> None:
     app, _ = indexed
-    endpoint = IntentEndpoint()
+    endpoint = ChatEndpoint()
     endpoint.reply = '{"types": ["user"], "layers": [1], "time": null, "confidence": 0.95}'
     endpoint.delay_s = 3.0  # longer than llm.intent.timeout_s
     asking = variant(app, **{"llm.intent.enabled": True, "llm.intent.model": "intent-test",
@@ -692,7 +622,7 @@ def test_the_intent_cache_answers_a_query_close_in_meaning(
     first, close, far = "code editor", "the code editor", "sourdough hydration"
     vectors = app.embedder.embed([first, close, far])
     assert float(np.dot(vectors[0], vectors[1])) >= 0.9 > float(np.dot(vectors[0], vectors[2]))
-    endpoint = IntentEndpoint()
+    endpoint = ChatEndpoint()
     endpoint.reply = '{"types": ["user"], "layers": [1], "time": null, "confidence": 0.95}'
     cached = variant(app, **{"llm.intent.enabled": True, "llm.intent.model": "intent-test",
                              "llm.intent.base_url": endpoint.url,
@@ -825,7 +755,7 @@ def test_a_hung_intent_model_never_keeps_a_finished_search_alive(
     """``dreamd search`` prints its answer and exits while the intent question is still out:
     the question runs in a daemon thread (a thread pool's workers would be joined at exit)."""
     app, _ = indexed
-    endpoint = IntentEndpoint()
+    endpoint = ChatEndpoint()
     endpoint.delay_s = 600.0  # far beyond the subprocess timeout below
     try:
         done = subprocess.run(
