@@ -40,9 +40,12 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+import numpy as np  # noqa: E402
+
 from ccb.memory_file import NewMemory, content_hash_normalised, render_memory, slugify  # noqa: E402
 from ccb.parse import parse_note  # noqa: E402
 from consistency.duplicates import (  # noqa: E402
+    Decision,
     Duplicate,
     MemoryDraft,
     MemoryFacts,
@@ -76,7 +79,7 @@ def _fields(side: dict[str, object]) -> tuple[str, str, str, str]:
     return chunk_note(note)[0].embed_text, name, description, body
 
 
-def _outcome(decision: object) -> str:
+def outcome_of(decision: object) -> str:
     if isinstance(decision, Duplicate | Update):
         return "duplicate"
     if isinstance(decision, Supersede):
@@ -88,7 +91,7 @@ def _outcome(decision: object) -> str:
     return "distinct"
 
 
-def _right(label: str, outcome: str) -> bool:
+def right_outcome(label: str, outcome: str) -> bool:
     if label in {"distinct", "series"}:
         return outcome in {"distinct", "series", "possible duplicate", "possible contradiction"}
     return outcome == label
@@ -117,66 +120,57 @@ def main() -> int:
         return 0
     embedder = UniversalSentenceEncoder(threads=2)
     for path in args.files:
-        rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()
-                if line.strip()]
-        texts = [_fields(r[s])[0] for r in rows for s in ("old", "new")]
-        vectors = embedder.embed(texts)
-        stats: dict[str, list[int]] = collections.defaultdict(lambda: [0, 0])
-        wrong_merges = wrong_supersessions = 0
-        times: list[float] = []
-        misses = []
+        rows = read_pairs(path)
+        vectors = embed_pairs(embedder, rows)
+        outcomes, whys, times = [], [], []
         for i, row in enumerate(rows):
-            old, new = row["old"], row["new"]
-            _, oname, odesc, obody = _fields(old)
-            _, nname, ndesc, nbody = _fields(new)
-            facts = MemoryFacts(
-                id="old", type=old["type"], subject=old.get("subject"), name=oname,
-                description=odesc, body=obody, content_hash=content_hash_normalised(obody),
-                embedding=vectors[2 * i], written=date.fromisoformat(old["created"]))
-            draft = MemoryDraft(
-                type=new["type"], subject=new.get("subject"), name=nname, description=ndesc,
-                body=nbody, content_hash=content_hash_normalised(nbody),
-                embedding=vectors[2 * i + 1], written=date.fromisoformat(new["created"]))
             started = time.perf_counter()
-            decision = decide(draft, [facts])
+            decision = decide_pair(row, vectors[2 * i], vectors[2 * i + 1])
             times.append((time.perf_counter() - started) * 1000)
-            outcome = _outcome(decision)
-            ok = _right(row["label"], outcome)
-            subject = "subject" if old.get("subject") else "no subject"
-            for key in ("all", row["label"], f"{row['label']} / {row['kind']}",
-                        f"{row['label']} / {row['lang']}", f"{row['label']} / {subject}"):
-                stats[key][0] += ok
-                stats[key][1] += 1
-            if outcome == "duplicate" and row["label"] != "duplicate":
-                wrong_merges += 1
-            if outcome == "contradiction" and row["label"] in {"distinct", "series"}:
-                wrong_supersessions += 1
-            if not ok:
-                why = getattr(decision, "why", None)
-                misses.append(f"{row['id']} {row['label']}/{row['kind']}: {outcome}"
-                              f" ({why.explain() if why else ''}) | {old['text']!r} | "
-                              f"{new['text']!r}")
-        print(f"== {path.name}: {len(rows)} pairs")
-        for key in sorted(stats, key=lambda k: (k != "all", k)):
-            right, total = stats[key]
-            print(f"  {key:40s} {right:4d}/{total:<4d} {right / total:.2f}")
-        merges = sum(1 for r in rows if r["label"] == "duplicate")
-        print(f"  merges of two different facts: {wrong_merges}; supersessions of a fact that "
-              f"still holds: {wrong_supersessions}; duplicates: {merges}")
+            outcomes.append(outcome_of(decision))
+            whys.append(decision.why.explain() if decision.why else "")
+        _report(path.name, rows, outcomes, args.show, whys)
         times.sort()
         print(f"  decide() per pair: p50 {times[len(times) // 2]:.2f} ms, "
               f"p95 {times[int(len(times) * 0.95)]:.2f} ms (claims read in the call)")
-        if args.show:
-            print("\n".join("  " + m for m in misses))
     return 0
 
 
-def _report(title: str, rows: list[dict], outcomes: list[str], show: bool) -> None:
+def read_pairs(path: Path) -> list[dict]:
+    """The labelled pairs of one ``write_pairs/*.jsonl`` file."""
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()
+            if line.strip()]
+
+
+def embed_pairs(embedder: UniversalSentenceEncoder, rows: list[dict]) -> np.ndarray:
+    """``float32[2 * len(rows), 512]``: old then new memory of each pair, first chunks."""
+    return embedder.embed([_fields(r[s])[0] for r in rows for s in ("old", "new")])
+
+
+def decide_pair(row: dict, old_vector: np.ndarray, new_vector: np.ndarray) -> Decision:
+    """:func:`consistency.duplicates.decide` of a pair's new memory against its old one, as
+    ``remember`` calls it (fields derived as ``remember`` derives them)."""
+    old, new = row["old"], row["new"]
+    _, oname, odesc, obody = _fields(old)
+    _, nname, ndesc, nbody = _fields(new)
+    facts = MemoryFacts(
+        id="old", type=old["type"], subject=old.get("subject"), name=oname,
+        description=odesc, body=obody, content_hash=content_hash_normalised(obody),
+        embedding=old_vector, written=date.fromisoformat(old["created"]))
+    draft = MemoryDraft(
+        type=new["type"], subject=new.get("subject"), name=nname, description=ndesc,
+        body=nbody, content_hash=content_hash_normalised(nbody),
+        embedding=new_vector, written=date.fromisoformat(new["created"]))
+    return decide(draft, [facts])
+
+
+def _report(title: str, rows: list[dict], outcomes: list[str], show: bool,
+            whys: list[str] | None = None) -> None:
     stats: dict[str, list[int]] = collections.defaultdict(lambda: [0, 0])
     wrong_merges = wrong_supersessions = 0
     misses = []
-    for row, outcome in zip(rows, outcomes, strict=True):
-        ok = _right(row["label"], outcome)
+    for n, (row, outcome) in enumerate(zip(rows, outcomes, strict=True)):
+        ok = right_outcome(row["label"], outcome)
         subject = "subject" if row["old"].get("subject") else "no subject"
         for key in ("all", row["label"], f"{row['label']} / {row['kind']}",
                     f"{row['label']} / {row['lang']}", f"{row['label']} / {subject}"):
@@ -186,7 +180,8 @@ def _report(title: str, rows: list[dict], outcomes: list[str], show: bool) -> No
         wrong_supersessions += outcome == "contradiction" and row["label"] in {"distinct",
                                                                               "series"}
         if not ok:
-            misses.append(f"{row['id']} {row['label']}/{row['kind']}: {outcome} | "
+            why = f" ({whys[n]})" if whys and whys[n] else ""
+            misses.append(f"{row['id']} {row['label']}/{row['kind']}: {outcome}{why} | "
                           f"{row['old']['text']!r} | {row['new']['text']!r}")
     print(f"== {title}: {len(rows)} pairs")
     for key in sorted(stats, key=lambda k: (k != "all", k)):

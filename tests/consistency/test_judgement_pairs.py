@@ -9,7 +9,6 @@ are the issue's targets where the deterministic path reaches them, and today's f
 from __future__ import annotations
 
 import collections
-import json
 import sys
 from datetime import date
 from pathlib import Path
@@ -19,28 +18,20 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "bench"))
 
-from write_decisions import _fields  # noqa: E402
-
-from ccb.memory_file import content_hash_normalised  # noqa: E402
-from consistency.claims import read_claim  # noqa: E402
-from consistency.duplicates import (  # noqa: E402
-    MemoryDraft,
-    MemoryFacts,
-    Possible,
-    Series,
-    Supersede,
-    Update,
-    decide,
+from write_decisions import (  # noqa: E402
+    _fields,
+    decide_pair,
+    embed_pairs,
+    outcome_of,
+    read_pairs,
+    right_outcome,
 )
+
+from consistency.claims import read_claim  # noqa: E402
 from consistency.judgement import MemorySide, judge_pair  # noqa: E402
 from magma.embedder import UniversalSentenceEncoder  # noqa: E402
 
 PAIRS = REPO / "bench" / "write_pairs"
-
-
-def _rows(name: str) -> list[dict]:
-    return [json.loads(line) for line in (PAIRS / name).read_text(encoding="utf-8").splitlines()
-            if line.strip()]
 
 
 @pytest.fixture(scope="module")
@@ -54,28 +45,11 @@ def judged(real_embedder: UniversalSentenceEncoder) -> dict[str, list[tuple[dict
     """Per file: ``(pair, outcome, cosine)`` with ``decide`` as ``remember`` calls it."""
     out: dict[str, list[tuple[dict, str, float]]] = {}
     for name in ("dev.jsonl", "holdout.jsonl", "adversarial.jsonl", "breakit2.jsonl"):
-        rows = _rows(name)
-        vectors = real_embedder.embed([_fields(r[s])[0] for r in rows for s in ("old", "new")])
-        found = []
-        for i, row in enumerate(rows):
-            old, new = row["old"], row["new"]
-            _, oname, odesc, obody = _fields(old)
-            _, nname, ndesc, nbody = _fields(new)
-            facts = MemoryFacts(
-                id="old", type=old["type"], subject=old.get("subject"), name=oname,
-                description=odesc, body=obody, content_hash=content_hash_normalised(obody),
-                embedding=vectors[2 * i], written=date.fromisoformat(old["created"]))
-            draft = MemoryDraft(
-                type=new["type"], subject=new.get("subject"), name=nname, description=ndesc,
-                body=nbody, content_hash=content_hash_normalised(nbody),
-                embedding=vectors[2 * i + 1], written=date.fromisoformat(new["created"]))
-            decision = decide(draft, [facts])
-            outcome = ("duplicate" if isinstance(decision, Update) or type(decision).__name__
-                       == "Duplicate" else "contradiction" if isinstance(decision, Supersede)
-                       else "series" if isinstance(decision, Series)
-                       else "possible" if isinstance(decision, Possible) else "distinct")
-            found.append((row, outcome, float(vectors[2 * i] @ vectors[2 * i + 1])))
-        out[name] = found
+        rows = read_pairs(PAIRS / name)
+        vectors = embed_pairs(real_embedder, rows)
+        out[name] = [(row, outcome_of(decide_pair(row, vectors[2 * i], vectors[2 * i + 1])),
+                      float(vectors[2 * i] @ vectors[2 * i + 1]))
+                     for i, row in enumerate(rows)]
     return out
 
 
@@ -84,10 +58,7 @@ def _recall(rows: list[tuple[dict, str, float]], label: str, kind: str | None = 
     chosen = [(r, o) for r, o, _ in rows if r["label"] == label
               and (kind is None or r["kind"] == kind)
               and (subject is None or bool(r["old"].get("subject")) == subject)]
-    keep = {"distinct", "series", "possible"}
-    right = sum(1 for r, o in chosen
-                if (o in keep if label in {"distinct", "series"} else o == label))
-    return right / len(chosen)
+    return sum(1 for r, o in chosen if right_outcome(label, o)) / len(chosen)
 
 
 @pytest.mark.parametrize("name", ["dev.jsonl", "holdout.jsonl"])
@@ -106,8 +77,8 @@ def test_the_break_it_pairs_are_never_merged_and_rarely_superseded(judged) -> No
     rows = judged["adversarial.jsonl"]
     merges = [r["id"] for r, o, _ in rows if o == "duplicate" and r["label"] != "duplicate"]
     assert merges == []
-    scripts = [r["id"] for r, o, _ in rows if r["kind"] == "other_script" and o != "distinct"
-               and o != "possible"]
+    scripts = [r["id"] for r, o, _ in rows if r["kind"] == "other_script"
+               and not right_outcome("distinct", o)]
     assert scripts == []
     superseded = [r["id"] for r, o, _ in rows if r["kind"] == "other_entity"
                   and o == "contradiction"]
