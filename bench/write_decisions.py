@@ -56,10 +56,8 @@ from consistency.duplicates import (  # noqa: E402
     decide,
 )
 from daemon.memories import (  # noqa: E402
-    DESCRIPTION_MAX_CHARS,
-    NAME_MAX_CHARS,
-    _first_words,
-    _one_line,
+    derived_description,
+    derived_name,
 )
 from magma.chunking import chunk_note  # noqa: E402
 from magma.embedder import UniversalSentenceEncoder  # noqa: E402
@@ -69,8 +67,8 @@ PAIRS = sorted((ROOT / "bench" / "write_pairs").glob("*.jsonl"))
 
 def _fields(side: dict[str, object]) -> tuple[str, str, str, str]:
     body = str(side["text"]).strip()
-    name = str(side.get("name") or _first_words(body, NAME_MAX_CHARS))
-    description = _one_line(_first_words(body, DESCRIPTION_MAX_CHARS))
+    name = str(side.get("name") or derived_name(body))
+    description = derived_description(body)
     at = datetime(2026, 1, 1, tzinfo=UTC)
     data = render_memory(NewMemory(name=name, description=description, type=side["type"],  # type: ignore[arg-type]
                                    id="X", created=at, updated=at, body=body + "\n",
@@ -261,12 +259,12 @@ def _through_product(rows: list[dict], *, dream: bool) -> list[str]:
 
 def _memory_file(side: dict, owner: str) -> bytes:
     body = str(side["text"]).strip()
-    name = str(side.get("name") or _first_words(body, NAME_MAX_CHARS))
+    name = str(side.get("name") or derived_name(body))
     at = datetime.combine(date.fromisoformat(side["created"]), datetime.min.time(), tzinfo=UTC)
     from ulid import ULID
 
     return render_memory(NewMemory(
-        name=name, description=_one_line(_first_words(body, DESCRIPTION_MAX_CHARS)),
+        name=name, description=derived_description(body),
         type=side["type"], id=str(ULID()), created=at, updated=at, body=body + "\n",
         subject=side.get("subject"), owner=owner))
 
@@ -326,7 +324,7 @@ def _latency(count: int) -> int:
     types = ("user", "feedback", "project", "reference")
     for i, text in enumerate(sentences[:count]):
         data = render_memory(NewMemory(
-            name=_first_words(text, NAME_MAX_CHARS), description=_one_line(text[:150]),
+            name=derived_name(text), description=derived_description(text),
             type=types[i % 4], id=str(ULID()), created=at, updated=at, body=text + "\n"))  # type: ignore[arg-type]
         (vault / "Memory" / f"m{i:05d}-{slugify(text[:40])}.md").write_bytes(data)
     app = App.create(load(None, None, {"vault.path": str(vault)}))

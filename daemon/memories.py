@@ -66,7 +66,7 @@ from magma.embedder import Embedder
 from magma.store import MagmaStore
 
 __all__ = ["INDEX_FILE", "ForgetReport", "MemoryService", "RememberResult",
-           "index_fingerprint"]
+           "derived_description", "derived_name", "index_fingerprint"]
 
 log = structlog.get_logger("dreamd.memories")
 
@@ -215,8 +215,8 @@ class MemoryService:
         for value, where in ((body, "text"), (name or "", "name"),
                              (description or "", "description"), (subject or "", "subject")):
             refuse_secrets(value, where=f"remember: memory {where}")
-        name = (name or _first_words(body, NAME_MAX_CHARS)).strip()
-        description = _one_line(description or _first_words(body, DESCRIPTION_MAX_CHARS))
+        name = (name or derived_name(body)).strip()
+        description = _one_line(description or derived_description(body))
         now = self._clock()
         draft = MemoryDraft(
             type=type, subject=subject, name=name, description=description, body=body,
@@ -595,6 +595,18 @@ def _same_owner(written: str | None, owner: str | None) -> bool:
 
 
 _SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s")
+
+
+def derived_name(body: str) -> str:
+    """The name ``remember`` gives a memory written without one: its first sentence, cut
+    to :data:`NAME_MAX_CHARS` characters (``…`` marks a cut)."""
+    return _first_words(body, NAME_MAX_CHARS)
+
+
+def derived_description(body: str) -> str:
+    """The ``MEMORY.md`` description ``remember`` gives a memory written without one: its
+    first sentence on one line, cut to :data:`DESCRIPTION_MAX_CHARS` characters."""
+    return _one_line(_first_words(body, DESCRIPTION_MAX_CHARS))
 
 
 def _first_words(text: str, limit: int) -> str:
