@@ -299,7 +299,8 @@ def _latency(count: int) -> int:
     import statistics
     import subprocess
 
-    from consistency.duplicates import contradiction_reason
+    from string_rule import bigram_similarity, contradiction_reason
+
     from daemon.app import App, load
 
     base = _isolated("dreamd-remember-latency-")
@@ -353,14 +354,11 @@ def _latency(count: int) -> int:
         for entry in os.scandir(vault / "Memory"):
             entry.stat()
         walk_ms.append((time.perf_counter() - started) * 1000)
-    bodies = [s for s in sentences[:count]]
     string_ms = []
     for text in facts[1:11]:
         started = time.perf_counter()
-        grams = {text[i:i + 2] for i in range(len(text) - 1)}
-        for body in bodies:
-            other = {body[i:i + 2] for i in range(len(body) - 1)}
-            if 2 * len(grams & other) / (len(grams) + len(other) or 1) >= 0.5:
+        for body in sentences[:count]:  # the earlier rule: bigram Dice ≥ 0.65, then reasons
+            if bigram_similarity(body, text) >= 0.65:
                 contradiction_reason(body, text)
         string_ms.append((time.perf_counter() - started) * 1000)
     started = time.perf_counter()

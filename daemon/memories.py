@@ -108,9 +108,6 @@ class ForgetReport:
     removed: tuple[str, ...]
 
 
-_Stored = StoredMemory
-
-
 class MemoryService:
     """Remember, show and forget memories of one vault (plain constructor arguments).
 
@@ -155,17 +152,17 @@ class MemoryService:
 
     # ------------------------------------------------------------------ reading
 
-    def memories(self) -> list[_Stored]:
+    def memories(self) -> list[StoredMemory]:
         """Every memory file in the memory folder this service's owner may see, parsed
         (problems included)."""
         return [s for s in self._all_memories()
                 if self.owner is None or self.owner.sees(s.note.memory.owner if s.note.memory
                                                          else None)]
 
-    def _all_memories(self) -> list[_Stored]:
+    def _all_memories(self) -> list[StoredMemory]:
         return self._pool.memories()
 
-    def find(self, id_or_name: str) -> _Stored:
+    def find(self, id_or_name: str) -> StoredMemory:
         """The memory whose id, name, file stem or path is ``id_or_name`` (case-insensitive)."""
         wanted = id_or_name.strip().casefold()
         found = []
@@ -287,14 +284,14 @@ class MemoryService:
         chunks = chunk_note(preview, max_chars=self.chunk_max_chars)
         return self._embedder().embed([chunks[0].embed_text])[0] if chunks else None
 
-    def _facts(self, stored: Sequence[_Stored]) -> list[MemoryFacts]:
+    def _facts(self, stored: Sequence[StoredMemory]) -> list[MemoryFacts]:
         embed = (lambda texts: self._embedder().embed(texts)) if self.store is not None else None
         return self._pool.facts(stored, self.store, chunk_max_chars=self.chunk_max_chars,
                                 embed=embed)
 
     def _create(
         self, draft: MemoryDraft, now: datetime, pinned: bool, owner: str | None, source: str,
-        *, supersedes: tuple[str, ...], links: Mapping[str, _Stored] | None = None,
+        *, supersedes: tuple[str, ...], links: Mapping[str, StoredMemory] | None = None,
     ) -> tuple[str, WriteOutcome]:
         """Write ``draft`` as a new memory file. A memory that names the day it happened
         ("deployed on 2026-03-02", "昨天") is valid from that day, else from today."""
@@ -313,7 +310,7 @@ class MemoryService:
                                          for key, other in links.items()}, path=path)
         return memory_id, self.writer.write(path, data, base=None, origin=self.origin)
 
-    def _link(self, stored: _Stored, key: str, other: str, now: datetime) -> str:
+    def _link(self, stored: StoredMemory, key: str, other: str, now: datetime) -> str:
         """Add ``[[other]]`` to ``stored``'s list property ``key`` (a minimal frontmatter
         edit; the rest of the file is kept byte for byte); returns its path."""
         current = stored.note.properties.get(key)
@@ -334,7 +331,7 @@ class MemoryService:
         return [f"{self.memory_folder}/{name}" if self.memory_folder else name
                 for name in names]
 
-    def _update(self, old: _Stored, body: str, now: datetime) -> RememberResult:
+    def _update(self, old: StoredMemory, body: str, now: datetime) -> RememberResult:
         meta = old.note.memory
         assert meta is not None and meta.id
         merged_body = merge_bodies(old.note.body.rstrip("\n"), body)
@@ -345,7 +342,7 @@ class MemoryService:
         return RememberResult("updated", meta.id, old.path, conflict_path=outcome.conflict_path)
 
     def _supersede(
-        self, old: _Stored, draft: MemoryDraft, now: datetime, pinned: bool, owner: str | None,
+        self, old: StoredMemory, draft: MemoryDraft, now: datetime, pinned: bool, owner: str | None,
         source: str, reason: str,
     ) -> RememberResult:
         meta = old.note.memory
@@ -440,7 +437,7 @@ class MemoryService:
                     found.add((kind, a.path, b.path))
         return sorted(found)
 
-    def _pair_links(self, stored: _Stored) -> list[tuple[str, str]]:
+    def _pair_links(self, stored: StoredMemory) -> list[tuple[str, str]]:
         """``(kind, path)`` of the memories ``stored`` links as a possible pair."""
         by_stem = {Path(s.path).stem.casefold(): s.path for s in self.memories()}
         found = []
@@ -453,7 +450,7 @@ class MemoryService:
                     found.append((kind, path))
         return found
 
-    def _unlinked(self, stored: _Stored, pair: set[str]) -> bytes:
+    def _unlinked(self, stored: StoredMemory, pair: set[str]) -> bytes:
         """``stored``'s bytes without its possible-pair links to the other of ``pair``."""
         stems = {Path(p).stem.casefold() for p in pair if p != stored.path}
         updates: dict[str, PropertyValue] = {}
@@ -578,7 +575,7 @@ def _index_fields(note: Note) -> dict[str, object]:
             "valid_to": meta.valid_to, "expires": meta.expires, "updated": meta.updated}
 
 
-def _written_order(stored: _Stored) -> tuple[str, str]:
+def _written_order(stored: StoredMemory) -> tuple[str, str]:
     """Older first: by ``created`` (ISO text), then path."""
     meta = stored.note.memory
     created = meta.created if meta is not None else None
