@@ -10,7 +10,9 @@ memory files, their first chunks embedded with the product's model (USE multilin
 how many were decided right (a duplicate merged, a contradiction superseded, a distinct pair
 or a series kept apart), and the two errors that cost most: merges of two different facts and
 supersessions of a fact that still holds. ``dev.jsonl`` is what the rules were set on;
-``holdout.jsonl`` was written apart and only measured.
+``holdout.jsonl`` was written apart and only measured. Each file is also decided, in the same
+run, by the string rule that decided before the pair judgement (``bench/string_rule.py``:
+bigram overlap, a shared subject, ``contradiction_reason``) as the baseline.
 
 ``--remember`` drives the product instead: one vault, each pair under an owner of its own
 (so pairs never meet), ``MemoryService.remember`` of the old memory on its day and then of
@@ -128,10 +130,37 @@ def main() -> int:
             outcomes.append(outcome_of(decision))
             whys.append(decision.why.explain() if decision.why else "")
         _report(path.name, rows, outcomes, args.show, whys)
+        baseline = [string_rule_outcome(row, float(vectors[2 * i] @ vectors[2 * i + 1]))
+                    for i, row in enumerate(rows)]
+        _report(f"{path.name}, baseline: the string rule before the judgement", rows,
+                baseline, False)
         times.sort()
         print(f"  decide() per pair: p50 {times[len(times) // 2]:.2f} ms, "
               f"p95 {times[int(len(times) * 0.95)]:.2f} ms (claims read in the call)")
     return 0
+
+
+def string_rule_outcome(row: dict, cosine: float) -> str:
+    """What the earlier rule did with a pair: a candidate when the bigram Dice is ≥ 0.65 or
+    the cosine ≥ 0.9, confirmed only by the same type and subject (none: only an identical
+    text is a duplicate), then superseded when :func:`string_rule.contradiction_reason`
+    finds a changed value, else merged."""
+    from string_rule import bigram_similarity, contradiction_reason
+
+    old, new = row["old"], row["new"]
+    if old["type"] != new["type"]:
+        return "distinct"
+    a, b = str(old["text"]).strip(), str(new["text"]).strip()
+    if content_hash_normalised(a) == content_hash_normalised(b) and (
+            old.get("subject") == new.get("subject") or not new.get("subject")):
+        return "duplicate"
+    subject_a = " ".join(str(old.get("subject") or "").casefold().split())
+    subject_b = " ".join(str(new.get("subject") or "").casefold().split())
+    if not subject_a or subject_a != subject_b:
+        return "distinct"
+    if bigram_similarity(a, b) < 0.65 and cosine < 0.9:
+        return "distinct"
+    return "contradiction" if contradiction_reason(a, b) else "duplicate"
 
 
 def read_pairs(path: Path) -> list[dict]:
