@@ -475,8 +475,12 @@ def _extract(text: str, written: date | None) -> tuple[str, list[tuple[int, Valu
 
 
 def _tag(value: Value) -> str:
-    """A word-safe tag of a value, so two placeholders align only when their values agree."""
-    return hashlib.sha1(f"{value.kind}:{value.text}{value.unit}".encode()).hexdigest()[:8]
+    """A word-safe tag of a value, so two placeholders align only when their values agree.
+
+    A number's unit is left out: "is 7" and "is seven years old" align, and a number stated
+    in two units is a changed value, which the values themselves show."""
+    unit = "" if _frame_kind(value.kind) == "number" else value.unit
+    return hashlib.sha1(f"{value.kind}:{value.text}{unit}".encode()).hexdigest()[:8]
 
 
 def placeholder(value: Value) -> str:

@@ -113,6 +113,10 @@ SAME_SUBJECT: list[tuple[str, str, str, type]] = [
         Update,
     ),
     ("paraphrase zh negation", "不要在集成测试里用 mock。", "集成测试里禁止用 mock。", Update),
+    ("number spelled out with its unit", "Her daughter Mia is 7.",
+     "Her daughter Mia is seven years old.", Update),
+    ("number spelled out, changed", "Her daughter Mia is 7.",
+     "Her daughter Mia is eight years old.", Supersede),
     ("number change", "The API timeout is 30s.", "The API timeout is 60s.", Supersede),
     ("number change zh", "接口超时设为 30 秒。", "接口超时设为 60 秒。", Supersede),
     ("version change", "Deploy with Python 3.11.", "Deploy with Python 3.12.", Supersede),
@@ -192,6 +196,19 @@ def test_table_is_big_and_bilingual() -> None:
 )
 def test_look_alikes_with_another_subject_are_unrelated(old: str, new: str) -> None:
     assert decide(draft(new, subject="ui.theme"), [stored(old, subject="editor.theme")]) == New()
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("I drink 2 cups of coffee a day.", "I drink 3 cups of tea a day."),
+        ("我每天喝两杯咖啡。", "我每天喝三杯茶。"),
+    ],
+)
+def test_a_count_of_another_thing_is_never_superseded(old: str, new: str) -> None:
+    # tea is not the opposite of coffee: the count is of another drink
+    decision = decide(draft(new, subject=None), [stored(old, subject=None)])
+    assert not isinstance(decision, Supersede | Update), decision
 
 
 def test_other_type_is_unrelated() -> None:
