@@ -6,7 +6,7 @@ folder off ``sys.path`` so a stray ``daemon/`` or ``config/`` folder there canno
 
 from __future__ import annotations
 
-from daemon.cli import main
+from daemon.entry import main
 
 __all__: list[str] = []
 

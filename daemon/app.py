@@ -7,6 +7,8 @@ settings themselves.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import asdict
@@ -82,6 +84,9 @@ __all__ = ["App", "load", "make_write_router"]
 
 log = structlog.get_logger("dreamd.app")
 
+#: Settings sections that change how dreamd runs, never what it answers: a client with other
+#: values there is still served by the daemon.
+UNANSWERED_SECTIONS = ("logging", "metrics", "mcp")
 #: State-dir file: what the last ``MEMORY.md`` build was made from (:func:`index_fingerprint`).
 MEMORY_INDEX_RECORD = "memory-index.json"
 
@@ -130,6 +135,9 @@ class App:
         self.vault_root = vault_root
         self.state_dir = state_dir(self._with_vault())
         self.store_uri = store_uri(self._with_vault())
+        #: Set by the running daemon: it indexes through its own syncer, at once, instead of
+        #: taking the vault's lock (which it holds) — ``(paths, purge) -> None``.
+        self.resident_index: Callable[[Collection[str], bool], None] | None = None
 
     # ------------------------------------------------------------------ construction
 
@@ -137,6 +145,14 @@ class App:
     def create(cls, loaded: LoadedSettings) -> App:
         """Resolve the vault (``vault.path``, else the only vault indexed so far) and build."""
         return cls(loaded, _resolve_vault(loaded))
+
+    @property
+    def settings_fingerprint(self) -> str:
+        """Hex digest of the settings that decide answers (every section but
+        :data:`UNANSWERED_SECTIONS`, the vault resolved): a client and the daemon agree on
+        it or the client answers in-process (:mod:`daemon.client`)."""
+        dump = self._with_vault().model_dump(mode="json", exclude=set(UNANSWERED_SECTIONS))
+        return hashlib.sha256(json.dumps(dump, sort_keys=True, default=str).encode()).hexdigest()
 
     @property
     def settings_with_vault(self) -> Settings:
@@ -440,6 +456,9 @@ class App:
         for the moment of the write. ``purge`` also drops old table versions, so removed
         text is gone from disk (``forget``). Returns False when a daemon does the indexing.
         """
+        if self.resident_index is not None:
+            self.resident_index(paths, purge)
+            return True
         try:
             with DaemonLock(self.state_dir):
                 self.make_syncer().sync_paths(paths)

@@ -8,15 +8,19 @@ application, calls one method, and renders the answer with rich. Errors of the
 
 from __future__ import annotations
 
+import functools
+import importlib
+import io
 import json
 import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, TextIO
 
 import typer
 from rich.console import Console
@@ -26,11 +30,41 @@ from rich.table import Table
 from ccb.model import MEMORY_TYPES
 from ccb.owner import Owner, parse_owner
 from config.errors import DreamdError, InvalidOwnerError, exit_code_for
-from daemon import render
-from daemon.app import App, load
-from daemon.logs import configure_logging
+from daemon import client
 
-__all__ = ["app", "main"]
+if TYPE_CHECKING:
+    from daemon import render
+    from daemon.app import App, load
+    from daemon.logs import configure_logging
+else:
+    class _Deferred:
+        """A module, or one of its names, imported on first use: ``dreamd --help`` and the
+        commands that never open the store do not import LanceDB, numpy or the model."""
+
+        def __init__(self, module: str, name: str | None = None) -> None:
+            self._where = (module, name)
+
+        def _target(self) -> Any:
+            module, name = self._where
+            found = importlib.import_module(module)
+            return getattr(found, name) if name else found
+
+        def __getattr__(self, attr: str) -> Any:
+            return getattr(self._target(), attr)
+
+        def __call__(self, *args: Any, **kwargs: Any) -> Any:
+            return self._target()(*args, **kwargs)
+
+    render = _Deferred("daemon.render")
+    App = _Deferred("daemon.app", "App")
+    load = _Deferred("daemon.app", "load")
+
+    def configure_logging(**kwargs: Any) -> None:
+        from daemon.logs import configure_logging as configure
+
+        configure(**kwargs)
+
+__all__ = ["app", "main", "run_here", "serve_command"]
 
 app = typer.Typer(
     name="dreamd",
@@ -51,8 +85,59 @@ OwnerOption = Annotated[
     str | None, typer.Option("--owner", help="Act for this owner (user or user/agent).")
 ]
 
-out = Console(soft_wrap=True)
-err = Console(stderr=True, soft_wrap=True)
+@dataclass(slots=True)
+class _Served:
+    """A command the daemon runs for a client (:func:`serve_command`): its application, the
+    client's stdin, and consoles writing into the answer."""
+
+    app: App
+    stdin: str | None
+    out: Console
+    err: Console
+    stdout: TextIO
+
+
+_served: ContextVar[_Served | None] = ContextVar("dreamd_served", default=None)
+
+
+class _ConsoleSlot:
+    """``out`` / ``err``: this process's console, or the client's while the daemon serves
+    one (:func:`serve_command`)."""
+
+    def __init__(self, *, stderr: bool) -> None:
+        self._stderr = stderr
+        self._own: Console | None = None
+
+    def _console(self) -> Console:
+        served = _served.get()
+        if served is not None:
+            return served.err if self._stderr else served.out
+        if self._own is None:
+            self._own = Console(stderr=self._stderr, soft_wrap=True)
+        return self._own
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._console(), name)
+
+
+out: Console = _ConsoleSlot(stderr=False)  # type: ignore[assignment]
+err: Console = _ConsoleSlot(stderr=True)  # type: ignore[assignment]
+
+
+def _stdout() -> TextIO:
+    served = _served.get()
+    return served.stdout if served is not None else sys.stdout
+
+
+def _stdin_text() -> str:
+    """What the command reads on stdin: the client's (served, or read before it fell back
+    to this process), else this process's when it is not a terminal."""
+    served = _served.get()
+    if served is not None:
+        return served.stdin or ""
+    if client.served_stdin is not None:
+        return client.served_stdin
+    return sys.stdin.read() if sys.stdin is not None and not sys.stdin.isatty() else ""
 
 
 @dataclass
@@ -91,7 +176,8 @@ def _global(
     ] = 0,
 ) -> None:
     # Commands print their answer on stdout; logs go to stderr, warnings only unless -v.
-    configure_logging(level=("warning", "info", "debug")[min(verbose, 2)])
+    if _served.get() is None:  # the daemon keeps its own logging
+        configure_logging(level=("warning", "info", "debug")[min(verbose, 2)])
     ctx.obj = _Options(config_path=config, env_name=env, overrides=_parse_set(set_ or []))
 
 
@@ -102,13 +188,34 @@ def _options(ctx: typer.Context) -> _Options:
 
 @contextmanager
 def _app(ctx: typer.Context, **flags: Any) -> Iterator[App]:
+    served = _served.get()
+    if served is not None:  # the daemon's own application, warm and shared
+        yield served.app
+        return
     opts = _options(ctx)
     overrides = {**opts.overrides, **{k: v for k, v in flags.items() if v is not None}}
-    application = App.create(load(opts.config_path, opts.env_name, overrides))
+    loaded = load(opts.config_path, opts.env_name, overrides)
+    application = App.create(loaded)
+    _note_resolution(application, loaded.config_path)
     try:
         yield application
     finally:
         application.close()
+
+
+#: The resolution-cache key of this process's command line (:mod:`daemon.client`).
+_resolution_key: str | None = None
+
+
+def _note_resolution(application: App, config_file: Path) -> None:
+    """Record where this command line's settings led, so its next run can ask the daemon."""
+    if _resolution_key is None:
+        return
+    try:
+        resolution = client.Resolution(application.state_dir, application.settings_fingerprint)
+    except DreamdError:
+        return  # no vault: nothing a daemon could serve
+    client.write_resolution(_resolution_key, resolution, config_file)
 
 
 def _owner(text: str | None) -> Owner | None:
@@ -359,7 +466,7 @@ def context(
         if as_json:
             out.print_json(json.dumps(render.context_json(result), ensure_ascii=False))
         else:
-            sys.stdout.write(result.text + "\n")
+            _stdout().write(result.text + "\n")
 
 
 def _context_hook(ctx: typer.Context, budget: int | None, owner: str | None,
@@ -370,7 +477,7 @@ def _context_hook(ctx: typer.Context, budget: int | None, owner: str | None,
     from daemon.context import build_context
 
     try:
-        raw = sys.stdin.read() if not sys.stdin.isatty() else ""
+        raw = _stdin_text()
         event = json.loads(raw) if raw.strip() else {}
         prompt = event.get("prompt") if isinstance(event, dict) else None
         query = (prompt.encode("utf-8", "replace").decode("utf-8")
@@ -379,7 +486,7 @@ def _context_hook(ctx: typer.Context, budget: int | None, owner: str | None,
             application._require_vault("context")
             result = build_context(application, query, budget_tokens=budget,
                                    owner=_owner(owner))
-        sys.stdout.write(result.text + "\n")
+        _stdout().write(result.text + "\n")
     except (DreamdError, ValueError, OSError, RecursionError, typer.BadParameter) as error:
         err.print(f"dreamd context: {escape(str(error)[:500])}", highlight=False)
 
@@ -906,8 +1013,24 @@ def config_path(ctx: typer.Context) -> None:
 
 
 def main() -> None:
-    """Console-script entry point: run the CLI, mapping dreamd errors to exit codes."""
-    if "context" in sys.argv[1:] and "--hook" in sys.argv[1:]:
+    """Console-script entry point: the daemon answers when it serves this vault
+    (:mod:`daemon.entry`), else :func:`run_here`."""
+    from daemon.entry import main as entry
+
+    entry()
+
+
+def run_here(why: str | None = None) -> None:
+    """Run the command line in this process, mapping dreamd errors to exit codes; ``why``
+    (the daemon did not answer) is said first on stderr, except by a hook."""
+    global _resolution_key
+    invocation = client.parse_invocation(sys.argv[1:])
+    if invocation is not None:
+        _resolution_key = client.resolution_key(invocation, os.environ, str(Path.cwd()))
+    hook = invocation is not None and invocation.hook
+    if why and not hook:
+        err.print(f"dreamd: {escape(why)}; answering in-process", highlight=False)
+    if hook:
         _run_hook()
         return
     try:
@@ -933,3 +1056,87 @@ def _run_hook() -> None:
             else f"{type(error).__name__}: {error}"
         err.print(f"dreamd context: {escape(text[:500])}", highlight=False)
     sys.exit(0)
+
+
+#: The click exceptions of the click typer runs on (typer ships its own copy; these are its
+#: public ``BadParameter``'s bases).
+_USAGE_ERROR: type[Any] = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "UsageError")
+_CLICK_EXCEPTION: type[Any] = next(c for c in typer.BadParameter.__mro__
+                                   if c.__name__ == "ClickException")
+
+
+@functools.cache
+def _click_command() -> Any:
+    """The click command typer builds from :data:`app` (tens of ms each time typer does),
+    built once per daemon."""
+    return typer.main.get_command(app)
+
+
+@dataclass(frozen=True, slots=True)
+class ServedAnswer:
+    """What a command run for a client printed, and its exit code."""
+
+    exit_code: int
+    stdout: str
+    stderr: str
+
+
+def _client_console(buffer: io.StringIO, terminal: dict[str, Any]) -> Console:
+    """A console writing into ``buffer`` the way the client's own would write to its
+    terminal (or pipe): width, colour and ``NO_COLOR`` as the client reported them."""
+    tty = terminal.get("tty") is True
+    columns = terminal.get("columns")
+    given = terminal.get("vars")
+    env: dict[str, Any] = given if isinstance(given, dict) else {}
+    no_color = "NO_COLOR" in env
+    color: Any = None
+    if tty and not no_color:
+        color = "truecolor" if env.get("COLORTERM") in ("truecolor", "24bit") else \
+            "256" if "256" in str(env.get("TERM", "")) else "standard"
+    if not (isinstance(columns, int) and columns > 0):
+        given_columns = str(env.get("COLUMNS", ""))
+        columns = int(given_columns) if given_columns.isdigit() and int(given_columns) else None
+    return Console(file=buffer, force_terminal=tty, color_system=color, no_color=no_color,
+                   width=columns,
+                   soft_wrap=True, force_interactive=False)
+
+
+def serve_command(application: App, argv: list[str], stdin: str | None,
+                  terminal: dict[str, Any]) -> ServedAnswer | None:
+    """Run one command line (``argv`` from the command name on) for a client of the
+    daemon, against the daemon's ``application``, capturing what it prints.
+
+    Returns ``None`` for a usage error (the client's own CLI prints typer's message, which
+    costs it nothing to produce). Never raises: an unexpected error is one line on stderr and
+    exit code 1 (0 for ``context --hook``, as in-process). Not re-entrant across threads
+    with one ``application``: the daemon serialises calls."""
+    out_buffer, err_buffer = io.StringIO(), io.StringIO()
+    served = _Served(application, stdin, _client_console(out_buffer, terminal),
+                     _client_console(err_buffer, terminal), out_buffer)
+    hook = bool(argv) and argv[0] == "context" and "--hook" in argv
+    token = _served.set(served)
+    try:
+        code = _click_command().main(args=argv, prog_name="dreamd", standalone_mode=False)
+        code = code if isinstance(code, int) else 0
+    except _USAGE_ERROR:
+        if not hook:
+            return None
+        code = 0
+    except _CLICK_EXCEPTION as error:
+        served.err.print(escape(f"Error: {error.format_message()}"), highlight=False)
+        code = error.exit_code
+    except typer.Abort:
+        served.err.print("Aborted!", highlight=False)
+        code = 1
+    except DreamdError as error:
+        served.err.print(f"dreamd: {escape(str(error))}", highlight=False)
+        code = exit_code_for(error)
+    except SystemExit as error:
+        code = error.code if isinstance(error.code, int) else 1
+    except Exception as error:  # a bug must not take the daemon down with it
+        served.err.print(f"dreamd: {escape(f'{type(error).__name__}: {error}'[:500])}",
+                         highlight=False)
+        code = 1
+    finally:
+        _served.reset(token)
+    return ServedAnswer(0 if hook else code, out_buffer.getvalue(), err_buffer.getvalue())

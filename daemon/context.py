@@ -221,6 +221,7 @@ def _retrieve(app: App, query: str, resident: list[_Item], owner: Owner | None,
     retrieved: list[_Item] = []
     procedures: list[_Item] = []
     seen = {item.path for item in resident}
+    entries = app.retriever.entries()  # one snapshot (each call reads the table versions)
     if query.strip():
         hits = app.search(query, limit=10, owner=owner, count_recall=count_recall,
                           now=now)
@@ -229,7 +230,7 @@ def _retrieve(app: App, query: str, resident: list[_Item], owner: Owner | None,
             if hit.path in seen:
                 continue
             seen.add(hit.path)
-            entry = app.retriever.entries().get(hit.path)
+            entry = entries.get(hit.path)
             section = hit.heading or ""
             note_title = entry.title if entry is not None else hit.title
             if section.startswith(note_title):  # heading paths start at the note's H1
@@ -240,7 +241,7 @@ def _retrieve(app: App, query: str, resident: list[_Item], owner: Owner | None,
             body = found if found is not None else hit.snippet
             retrieved.append(_Item("retrieved", hit.path, hit.title + heading, layer,
                                    full=body, short=hit.snippet))
-    for entry in sorted(app.retriever.entries().values(), key=lambda e: e.title.casefold()):
+    for entry in sorted(entries.values(), key=lambda e: e.title.casefold()):
         if entry.layer != L5_PROCEDURES or entry.path in seen:
             continue
         if owner is not None and entry.memory_type is not None \

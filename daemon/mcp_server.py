@@ -22,15 +22,21 @@ Every write is refused when it carries a credential. The server reads the store 
 running daemon (refreshing before each answer) and leaves indexing to it; with no daemon it
 indexes its own writes. Tool calls run one at a time (the library runs each in a worker
 thread; over HTTP several clients may call at once, and the App is not thread-safe).
+
+Inside the daemon, :func:`serve_stream` serves one session of a ``dreamd mcp`` proxy over
+its connection to the local API, with the daemon's engine lock as the one-at-a-time lock.
 """
 
 from __future__ import annotations
 
+import io
 import threading
 from typing import Any
 
+import anyio
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.stdio import stdio_server
 
 from ccb.model import MEMORY_TYPES, MemoryType
 from ccb.owner import Owner
@@ -40,7 +46,7 @@ from daemon.context import build_context as assemble_context
 from daemon.render import hit_json, remember_json
 from magma.versions import Version, current
 
-__all__ = ["build_server"]
+__all__ = ["build_server", "serve_stream"]
 
 def _memory_type(value: str | None) -> MemoryType | None:
     if value is None or value == "":
@@ -55,13 +61,15 @@ def _version_json(version: Version) -> dict[str, Any]:
             "origin": version.origin, "change_log": version.change_log, "path": version.path}
 
 
-def build_server(app: App, owner: Owner | None = None) -> MCPServer:
+def build_server(app: App, owner: Owner | None = None, *,
+                 lock: threading.Lock | threading.RLock | None = None) -> MCPServer:
     """An MCP server bound to one vault's :class:`App` (tools as in the module docstring),
     acting for ``owner``: its searches and context never show another owner's memories, its
     writes are that owner's, and it can read, forget, or see and roll back the history of only
     what that owner sees. ``None`` serves the vault's owner (every memory). Clients cannot
     choose the owner: it is the server's, set where the server is started (``dreamd mcp
-    --owner``)."""
+    --owner``). ``lock`` serialises the tool calls (default: a lock of this server's own;
+    the daemon passes the lock its watch loop holds)."""
     server = MCPServer(
         name="dreamd",
         instructions="Long-term memory from the user's Obsidian vault. Search before asking "
@@ -72,7 +80,7 @@ def build_server(app: App, owner: Owner | None = None) -> MCPServer:
     def fail(error: DreamdError) -> ToolError:
         return ToolError(str(error))
 
-    one_at_a_time = threading.Lock()
+    one_at_a_time = lock if lock is not None else threading.Lock()
 
     @server.tool()
     def memory_search(query: str, limit: int = 10, type: str | None = None) -> list[dict[str, Any]]:
@@ -192,3 +200,29 @@ def build_server(app: App, owner: Owner | None = None) -> MCPServer:
                 raise fail(error) from error
 
     return server
+
+
+def serve_stream(server: MCPServer, reader: io.BufferedIOBase,
+                 writer: io.BufferedIOBase) -> None:
+    """Serve one MCP session on a byte stream pair (one JSON-RPC message per line, MCP's
+    stdio transport) until the client closes its side; blocks the calling thread.
+
+    The SDK's stdio transport takes explicit streams; the low-level server it hands them to
+    is what ``MCPServer.run_stdio_async`` runs (there is no public way to give that method
+    streams other than the process's stdin and stdout). Raises RuntimeError when the
+    installed SDK has no such server."""
+    lowlevel = getattr(server, "_lowlevel_server", None)
+    if lowlevel is None:
+        raise RuntimeError("this mcp SDK has no low-level server to run on a stream")
+
+    async def session() -> None:
+        # the socket's files are buffered byte streams, which TextIOWrapper takes
+        stdin = anyio.wrap_file(io.TextIOWrapper(
+            reader, encoding="utf-8", errors="replace"))  # type: ignore[type-var]
+        stdout = anyio.wrap_file(io.TextIOWrapper(
+            writer, encoding="utf-8", write_through=True))  # type: ignore[type-var]
+        async with stdio_server(stdin, stdout) as (read_stream, write_stream):
+            await lowlevel.run(read_stream, write_stream,
+                               lowlevel.create_initialization_options())
+
+    anyio.run(session)

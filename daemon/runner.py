@@ -12,6 +12,7 @@ CPU: one wake-up per ``step`` to look at the stop flag, one per second to tick t
 
 from __future__ import annotations
 
+import io
 import os
 import signal
 import threading
@@ -28,10 +29,12 @@ import structlog
 import watchfiles
 
 from ccb.atomic import write_json_atomic
+from ccb.owner import parse_owner
 from ccb.writer import sha256_hex
 from config import LoadedSettings
 from config.errors import ConfigError, DreamdError, DreamGuardError, LockError, MassDeleteError
 from daemon.app import App
+from daemon.local_api import LocalApi, Service
 from daemon.lock import DaemonLock
 from daemon.metrics import DaemonMetrics
 from daemon.status import DAEMON_STATUS_FILE
@@ -84,6 +87,8 @@ class DaemonState:
     last_check: dict[str, Any] | None = None
     dream: dict[str, Any] | None = None
     metrics: dict[str, Any] | None = None
+    #: The local API's socket once clients can connect (:mod:`daemon.local_api`).
+    api: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in self.__slots__}
@@ -106,11 +111,16 @@ class Daemon:
         self._polling = False
         self.state = DaemonState(pid=os.getpid(), vault=str(app.vault_root), started_at=_now())
         self.metrics = DaemonMetrics(app.state_dir, conflicts=self._open_conflicts)
+        #: The engines' lock: the watch loop holds it while it applies a batch, rescans,
+        #: checks, dreams or reloads; the local API while it answers a client.
+        self.lock = threading.RLock()
+        self.api: LocalApi | None = None
 
     # ------------------------------------------------------------------ wiring
 
     def _build(self) -> None:
         cfg = self.app.settings.sync
+        self.app.resident_index = self._resident_index
         self.syncer = _ErrorClassSyncer(self.app.make_syncer())
         self.handler = ChangeHandler(self.app.roots, self.syncer)
         self.checker = self.app.consistency(index=self._index_paths)
@@ -170,15 +180,19 @@ class Daemon:
                 self._write_status()
                 self._notify("READY=1")
                 self._notify("STATUS=reconciling the vault with the index")
-                self._startup()
+                with self.lock:
+                    self._startup()
                 while not self._terminate.is_set():
                     self._watch()
                     if self._reload_requested:
-                        self._do_reload()
+                        with self.lock:
+                            self._do_reload()
                 self._notify("STOPPING=1")
                 self.state.state = "stopped"
                 self._write_status()
             finally:
+                if self.api is not None:
+                    self.api.stop()
                 self.metrics.set_state("stopped")
                 self.metrics.stop()
             log.info("daemon.stopped", batches=self.state.batches)
@@ -198,8 +212,9 @@ class Daemon:
             self.state.state = "watching"
         self.state.ready_at = _now()
         self._write_status()
-        # Load the embedding model now, in the background, so the first edit does not wait
-        # for it (≈2 s); the loop keeps watching meanwhile.
+        # Load the embedding model and the search index now, in the background, so the first
+        # edit and the first client do not wait for them (≈2 s); the loop keeps watching
+        # meanwhile, and the local API opens once they are warm.
         threading.Thread(target=self._warm_up, name="dreamd-model-warm-up", daemon=True).start()
         self._notify(f"STATUS={self.state.state}")
         log.info("daemon.ready", vault=str(self.app.vault_root), state=self.state.state)
@@ -210,6 +225,53 @@ class Daemon:
         except DreamdError as error:
             self.metrics.error("embedder", error)
             log.error("embedder.load_failed", error=str(error))
+        try:
+            with self.lock:
+                if self.app.is_indexed():
+                    self.app.retriever.warm()
+        except DreamdError as error:
+            log.error("search.warm_up_failed", error=str(error))
+        if not self._terminate.is_set():
+            self._serve_clients()
+
+    def _serve_clients(self) -> None:
+        """Open the local API (:mod:`daemon.local_api`); without it clients answer
+        in-process, so a failure here is logged and the daemon goes on."""
+        from daemon.cli import serve_command
+        from daemon.mcp_server import build_server, serve_stream
+
+        def run_mcp(reader: io.BufferedIOBase, writer: io.BufferedIOBase,
+                    owner: str | None) -> None:
+            self.app.sessions.record("mcp")  # the dream gate counts client sessions
+            server = build_server(self.app, parse_owner(owner) if owner else None,
+                                  lock=self.lock)
+            serve_stream(server, reader, writer)
+
+        service = Service(
+            fingerprint=lambda: self.app.settings_fingerprint, lock=self.lock,
+            vault=str(self.app.vault_root),
+            run_command=lambda argv, stdin, terminal: serve_command(self.app, argv, stdin,
+                                                                    terminal),
+            run_mcp=run_mcp)
+        api = LocalApi(self.app.state_dir, service)
+        try:
+            api.start()
+        except OSError as error:
+            self.metrics.error("api", error)
+            log.error("api.failed", error=str(error),
+                      hint="clients answer in-process meanwhile")
+            return
+        self.api = api
+        self.state.api = str(api.path)
+        self._write_status()
+
+    def _resident_index(self, paths: Collection[str], purge: bool) -> None:
+        """A client's write, indexed at once by this process (the store's one writer)."""
+        with self.lock:
+            self.syncer.sync_paths(paths)
+            if purge:
+                self.app.store.maintain(cleanup_older_than=timedelta(0), purge=True)
+            self._after_write(True)
 
     def _rescan(self, *, reason: str) -> None:
         """Full reconcile; a refused mass delete puts the daemon in ``waiting``, index kept."""
@@ -322,15 +384,17 @@ class Daemon:
                 rust_timeout=TICK_MS, yield_on_timeout=True, raise_interrupt=False,
                 force_polling=self._polling or None, ignore_permission_denied=True,
             ):
-                if catch_up:
-                    # The watcher is up now: one stat walk catches what changed between the
-                    # last reconcile and this moment (events before the watch are never seen).
-                    catch_up = False
-                    self._rescan(reason="catch-up")
-                    self._write_status()
-                if changes:
-                    self._apply(changes)
-                self._tick()
+                with self.lock:
+                    if catch_up:
+                        # The watcher is up now: one stat walk catches what changed between
+                        # the last reconcile and this moment (events before the watch are
+                        # never seen).
+                        catch_up = False
+                        self._rescan(reason="catch-up")
+                        self._write_status()
+                    if changes:
+                        self._apply(changes)
+                    self._tick()
                 if self._wake.is_set():
                     return
         except OSError as error:

@@ -54,6 +54,7 @@ def isolated_dreamd(
     monkeypatch.setenv("DREAMD_CONFIG", str(home / "config.toml"))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / "xdg-config"))
     monkeypatch.setenv("XDG_DATA_HOME", str(home / "xdg-data"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(home / "xdg-cache"))  # the CLI's resolution cache
     monkeypatch.setenv("LANCEDB_LOG", "error")
     return home
 

@@ -1,0 +1,485 @@
+"""The thin client of the running daemon: a CLI command answered by the warm process.
+
+``dreamd run`` serves its local API (:mod:`daemon.local_api`) on a Unix domain socket. A
+command the daemon can answer (:data:`SERVED_COMMANDS`) is sent there before anything heavy is
+imported: this module uses the standard library and ``platformdirs`` only, so a hook's
+process starts, asks and exits in tens of milliseconds instead of loading LanceDB and the
+embedding model (seconds).
+
+Finding the daemon without loading the settings (pydantic, the config file's profiles and
+the ``DREAMD_*`` layers take a few hundred ms): every in-process run of a command records
+where its settings led — the state folder and a fingerprint of the settings that decide
+answers — in the *resolution cache* (``<user cache dir>/dreamd/resolved/``), keyed by what
+decides them: the global options, ``--vault``, the working folder and every ``DREAMD_*``
+variable. The record is valid while the config file it was read from keeps its size and
+modification time. A miss costs one in-process run, which writes the record; the next call is
+a client call.
+
+In the state folder, the daemon's ``api.json`` names its socket, its pid, the protocol and
+its settings fingerprint. The client sends its fingerprint with every request; a daemon with
+other settings (another profile, a ``--set``) answers 409 and the command runs in-process, so
+an answer never depends on which process gave it.
+
+Protocol version 1: JSON-RPC 2.0 on the socket, one message per line (``json`` parses
+it; no HTTP, whose client in the standard library costs a hook 30 ms of imports). Methods:
+
+- ``health`` → ``{"protocol", "pid", "vault", "settings"}``
+- ``cli`` with ``{"protocol", "settings", "argv", "stdin", "terminal"}`` → ``{"exit_code",
+  "stdout", "stderr"}``: the command run by the daemon exactly as the CLI runs it, its output
+  captured.
+- ``mcp`` with ``{"protocol", "settings", "owner"}`` → ``{"session": "open"}``, after which
+  the connection carries MCP's stdio transport (one JSON-RPC message per line) both ways.
+
+Errors (JSON-RPC ``error.code``): :data:`BUSY` (the engines stayed busy for
+:data:`BUSY_WAIT_S`), :data:`OTHER_SETTINGS`, :data:`USAGE` (the client's own CLI prints
+typer's message), :data:`FORBIDDEN` (another user), :data:`OTHER_PROTOCOL`, and the
+standard -32700 / -32600 / -32601 / -32602. On any of them the command runs in-process.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import re
+import socket
+import sys
+import threading
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, NamedTuple
+
+__all__ = [
+    "API_RECORD",
+    "PROTOCOL",
+    "SERVED_COMMANDS",
+    "ApiError",
+    "DaemonUnavailable",
+    "Invocation",
+    "NoDaemon",
+    "Resolution",
+    "call",
+    "connect",
+    "parse_invocation",
+    "proxy_mcp",
+    "read_resolution",
+    "request",
+    "resolution_key",
+    "run_served",
+    "write_resolution",
+]
+
+#: Version of the local API; a daemon speaking another answers 400 and the CLI runs in-process.
+PROTOCOL = 1
+#: The daemon's record in the state folder: socket path, pid, protocol, settings fingerprint.
+API_RECORD = "api.json"
+#: Commands the daemon runs for a client. Others (``run``, ``init``, ``sync``, ``dream``,
+#: ``mcp --http``, ``service``, ``config``, ``doctor``) stay in the caller's process: they
+#: are the writer themselves, ask the user something, or inspect the caller's environment.
+SERVED_COMMANDS = frozenset({
+    "search", "context", "remember", "show", "forget", "history", "diff", "rollback", "check",
+    "conflicts", "status",
+})
+#: Seconds to wait for the connection to the socket (a live daemon accepts at once).
+CONNECT_TIMEOUT_S = 2.0
+#: Seconds to wait for an answer. The daemon answers 503 itself after waiting
+#: :data:`BUSY_WAIT_S` for its engines; a ``check`` of a large vault takes seconds.
+ANSWER_TIMEOUT_S = 300.0
+#: Seconds the daemon waits for its engines (held by an indexing batch) before answering
+#: :data:`BUSY`.
+BUSY_WAIT_S = 3.0
+#: Longest message line read, in bytes (a remembered text, a hook's JSON; 8 MiB).
+MAX_MESSAGE = 8 * 1024 * 1024
+#: JSON-RPC error codes of the API (the implementation-defined range -32000 to -32099).
+BUSY, OTHER_SETTINGS, USAGE, FORBIDDEN, OTHER_PROTOCOL = -32000, -32001, -32002, -32003, -32004
+#: Environment variables that shape the answer's text, forwarded to the daemon.
+TERMINAL_VARS = ("COLUMNS", "NO_COLOR", "FORCE_COLOR", "TERM", "COLORTERM")
+
+#: :func:`proxy_mcp`'s answer when this command line has not run in-process yet (nothing to
+#: say: the first run records where its settings lead).
+NO_RECORD = "no record of this command line's settings yet"
+#: Marker in the state folder: "no daemon, answering in-process" was said since the daemon
+#: last stopped (it is said once, not on every command); the daemon removes it on start.
+FALLBACK_NOTED = "client-fallback-noted"
+
+_GLOBAL_VALUE = ("--config", "-c", "--env", "--set")
+_VERBOSE = re.compile(r"-v+")
+
+
+class DaemonUnavailable(Exception):
+    """No daemon answers for this vault (no record, a stale record, a refused connection),
+    or it stopped mid-answer; the message says which, for one line on stderr."""
+
+
+class NoDaemon(DaemonUnavailable):
+    """No daemon runs for this vault (no record, a stale record, nothing listening)."""
+
+
+def _once(state_dir: Path, why: str) -> str | None:
+    """``why`` the first time since the daemon last ran, ``None`` after (the marker file)."""
+    marker = state_dir / FALLBACK_NOTED
+    if marker.exists():
+        return None
+    with contextlib.suppress(OSError):
+        marker.touch()
+    return why
+
+
+class Invocation(NamedTuple):
+    """A command line split the way ``daemon.cli`` reads it: global options, the command,
+    its arguments, and the ``--vault`` among them."""
+
+    config: str | None
+    env: str | None
+    sets: tuple[str, ...]
+    command: str
+    args: tuple[str, ...]
+    vault: str | None
+
+    @property
+    def hook(self) -> bool:
+        """``dreamd context --hook``: silent on every failure, exit 0."""
+        return self.command == "context" and "--hook" in self.args
+
+
+def parse_invocation(argv: Sequence[str]) -> Invocation | None:
+    """``argv`` (without the program name) as an :class:`Invocation`, or ``None`` when the
+    command line is not one to send (no command, ``--help``, an option this reader does not
+    know before the command: typer decides those)."""
+    config = env = None
+    sets: list[str] = []
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        name, eq, value = arg.partition("=")
+        if name in _GLOBAL_VALUE and name.startswith("--") and eq:
+            i += 1
+        elif arg in _GLOBAL_VALUE:
+            if i + 1 >= len(argv):
+                return None
+            name, value = arg, argv[i + 1]
+            i += 2
+        elif arg == "--verbose" or _VERBOSE.fullmatch(arg):
+            i += 1
+            continue
+        elif arg.startswith("-"):
+            return None
+        else:
+            break
+        if name in ("--config", "-c"):
+            config = value
+        elif name == "--env":
+            env = value
+        else:
+            sets.append(value)
+    if i >= len(argv):
+        return None
+    command, args = argv[i], tuple(argv[i + 1:])
+    if any(a in ("--help", "-h") for a in args):
+        return None
+    vault = None
+    for j, arg in enumerate(args):
+        if arg == "--vault" and j + 1 < len(args):
+            vault = args[j + 1]
+        elif arg.startswith("--vault="):
+            vault = arg.partition("=")[2]
+    return Invocation(config, env, tuple(sets), command, args, vault)
+
+
+# --------------------------------------------------------------------------- resolution cache
+
+class Resolution(NamedTuple):
+    """Where one set of inputs led the last in-process run: the state folder and the
+    fingerprint of the settings that decide answers."""
+
+    state_dir: Path
+    settings: str
+
+
+def resolution_key(invocation: Invocation, environ: Mapping[str, str], cwd: str) -> str:
+    """Hex digest of everything that decides the settings of ``invocation``."""
+    inputs = {
+        "config": invocation.config, "env": invocation.env, "sets": list(invocation.sets),
+        "vault": invocation.vault, "cwd": cwd, "home": environ.get("HOME", ""),
+        "vars": sorted((k, v) for k, v in environ.items() if k.startswith("DREAMD_")),
+    }
+    return hashlib.sha256(json.dumps(inputs, ensure_ascii=False).encode()).hexdigest()[:32]
+
+
+def _cache_dir(environ: Mapping[str, str]) -> Path:
+    import platformdirs  # small and pure Python; here only to agree with its folders
+
+    del environ  # platformdirs reads XDG_CACHE_HOME and friends itself
+    return Path(platformdirs.user_cache_dir("dreamd")) / "resolved"
+
+
+def _file_mark(path: str | None) -> list[int] | None:
+    if path is None:
+        return None
+    try:
+        st = Path(path).stat()
+    except OSError:
+        return None
+    return [st.st_mtime_ns, st.st_size]
+
+
+def read_resolution(key: str, environ: Mapping[str, str] = os.environ) -> Resolution | None:
+    """The record for ``key`` if its config file is as it was then; ``None`` otherwise."""
+    try:
+        record = json.loads((_cache_dir(environ) / f"{key}.json").read_text("utf-8"))
+        if _file_mark(record["config_file"]) != record["config_mark"]:
+            return None
+        return Resolution(Path(record["state_dir"]), str(record["settings"]))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def write_resolution(key: str, resolution: Resolution, config_file: Path,
+                     environ: Mapping[str, str] = os.environ) -> None:
+    """Record where ``key`` led (never raises: the cache only saves time)."""
+    folder = _cache_dir(environ)
+    record = {"state_dir": str(resolution.state_dir), "settings": resolution.settings,
+              "config_file": str(config_file), "config_mark": _file_mark(str(config_file))}
+    try:
+        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        tmp = folder / f".{key}.{os.getpid()}.tmp"
+        tmp.write_text(json.dumps(record, ensure_ascii=False), "utf-8")
+        tmp.replace(folder / f"{key}.json")
+    except OSError:
+        pass
+
+
+# --------------------------------------------------------------------------- the connection
+
+def _pid_alive(pid: object) -> bool:
+    if not isinstance(pid, int) or pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def api_socket(state_dir: Path) -> str:
+    """The socket of the daemon serving ``state_dir``; raises DaemonUnavailable."""
+    try:
+        record = json.loads((state_dir / API_RECORD).read_text("utf-8"))
+    except FileNotFoundError:
+        raise NoDaemon("no daemon is running for this vault (start one: dreamd run)") from None
+    except (OSError, ValueError) as error:
+        raise DaemonUnavailable(f"the daemon's record {state_dir / API_RECORD} is "
+                                f"unreadable ({error})") from None
+    if not isinstance(record, dict) or not _pid_alive(record.get("pid")):
+        raise NoDaemon("no daemon is running for this vault (it stopped without cleaning up)")
+    if record.get("protocol") != PROTOCOL:
+        raise DaemonUnavailable(f"the running daemon speaks protocol {record.get('protocol')}, "
+                                f"this dreamd {PROTOCOL} (restart the daemon)")
+    path = record.get("socket")
+    if not isinstance(path, str):
+        raise DaemonUnavailable(f"the daemon's record {state_dir / API_RECORD} names no socket")
+    return path
+
+
+class ApiError(Exception):
+    """The daemon answered with a JSON-RPC error: ``code`` and its message."""
+
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def connect(state_dir: Path) -> socket.socket:
+    """A connection to the daemon of ``state_dir``; raises NoDaemon / DaemonUnavailable."""
+    path = api_socket(state_dir)
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.settimeout(CONNECT_TIMEOUT_S)
+    try:
+        sock.connect(path)
+    except (ConnectionRefusedError, FileNotFoundError):
+        sock.close()
+        raise NoDaemon("no daemon is running for this vault (nothing listens on its "
+                       "socket)") from None
+    except OSError as error:
+        sock.close()
+        raise DaemonUnavailable(f"cannot reach the daemon at {path} ({error})") from None
+    return sock
+
+
+def request(sock: socket.socket, reader: Any, method: str, params: dict[str, Any], *,
+            timeout: float = ANSWER_TIMEOUT_S) -> dict[str, Any]:
+    """Send one JSON-RPC request on ``sock`` and read its answer from ``reader`` (the
+    socket's buffered reader). Returns the result object.
+
+    Raises ApiError for an error answer, DaemonUnavailable when the daemon closes or
+    stops answering mid-request."""
+    message = {"jsonrpc": "2.0", "id": 1, "method": method,
+               "params": {"protocol": PROTOCOL, **params}}
+    try:
+        sock.settimeout(timeout)
+        sock.sendall(json.dumps(message, ensure_ascii=False).encode("utf-8") + b"\n")
+        line = reader.readline(MAX_MESSAGE + 1)
+    except OSError as error:
+        raise DaemonUnavailable(f"the daemon stopped answering ({type(error).__name__}: "
+                                f"{error})") from None
+    if not line.endswith(b"\n"):
+        raise DaemonUnavailable("the daemon closed the connection before it answered")
+    try:
+        answer = json.loads(line)
+    except ValueError:
+        raise DaemonUnavailable("the daemon's answer is not JSON") from None
+    if not isinstance(answer, dict):
+        raise DaemonUnavailable("the daemon's answer is not a JSON-RPC response")
+    failure = answer.get("error")
+    if isinstance(failure, dict):
+        code = failure.get("code")
+        raise ApiError(code if isinstance(code, int) else -32603, str(failure.get("message")))
+    result = answer.get("result")
+    if not isinstance(result, dict):
+        raise DaemonUnavailable("the daemon's answer carries no result")
+    return result
+
+
+def call(state_dir: Path, method: str, params: dict[str, Any], *,
+         timeout: float = ANSWER_TIMEOUT_S) -> dict[str, Any]:
+    """One request to the daemon of ``state_dir`` on a connection of its own (see
+    :func:`request` for what it raises)."""
+    sock = connect(state_dir)
+    try:
+        with sock.makefile("rb") as reader:
+            return request(sock, reader, method, params, timeout=timeout)
+    finally:
+        sock.close()
+
+
+# --------------------------------------------------------------------------- commands
+
+def _terminal() -> dict[str, Any]:
+    try:
+        columns: int | None = os.get_terminal_size(sys.stdout.fileno()).columns
+    except (OSError, ValueError, AttributeError):
+        columns = None
+    try:
+        tty = sys.stdout.isatty()
+    except (ValueError, AttributeError):
+        tty = False
+    return {"tty": tty, "columns": columns,
+            "vars": {k: os.environ[k] for k in TERMINAL_VARS if k in os.environ}}
+
+
+def _stdin_text() -> str | None:
+    try:
+        if sys.stdin is None or sys.stdin.isatty():
+            return None
+        return sys.stdin.read()
+    except (OSError, ValueError, UnicodeDecodeError):
+        return None
+
+
+def run_served(argv: Sequence[str]) -> tuple[int | None, str | None]:
+    """Run ``argv`` on the daemon when one serves its vault with the same settings.
+
+    Returns ``(exit_code, None)`` when the daemon answered (its output is written to this
+    process's stdout and stderr), or ``(None, why)`` when the command must run in-process:
+    ``why`` is one line for stderr, or ``None`` when there is nothing to say (the command is
+    not one the daemon serves, or this is the first run with these inputs). ``stdin`` is read
+    here for ``context --hook`` and handed on in ``served_stdin``."""
+    invocation = parse_invocation(argv)
+    if invocation is None or invocation.command not in SERVED_COMMANDS:
+        return None, None
+    resolution = read_resolution(resolution_key(invocation, os.environ, str(Path.cwd())))
+    if resolution is None:
+        return None, None
+    stdin = _stdin_text() if invocation.hook else None
+    global served_stdin
+    served_stdin = stdin
+    params = {"argv": [invocation.command, *invocation.args], "settings": resolution.settings,
+              "stdin": stdin, "terminal": _terminal()}
+    try:
+        answer = call(resolution.state_dir, "cli", params)
+    except NoDaemon as error:
+        return None, _once(resolution.state_dir, str(error))
+    except DaemonUnavailable as error:
+        return None, str(error)
+    except ApiError as error:
+        if error.code == USAGE:
+            return None, None  # typer prints the usage error in this process
+        return None, f"the running daemon did not answer: {error}"
+    code = answer.get("exit_code")
+    if not isinstance(code, int):
+        return None, "the running daemon's answer has no exit code"
+    _write(sys.stdout, answer.get("stdout"))
+    _write(sys.stderr, answer.get("stderr"))
+    return code, None
+
+
+#: What :func:`run_served` read from stdin for the command (a hook's JSON), so a command
+#: run in-process after all reads the same input.
+served_stdin: str | None = None
+
+
+def _write(stream: Any, text: object) -> None:
+    if isinstance(text, str) and text:
+        stream.write(text)
+        stream.flush()
+
+
+def proxy_mcp(argv: Sequence[str]) -> str | None:
+    """``dreamd mcp`` (stdio) as a pipe to the daemon's MCP service: returns ``None`` after
+    the session ended, or why it could not start (the caller serves in-process then)."""
+    invocation = parse_invocation(argv)
+    if invocation is None or invocation.command != "mcp" or "--http" in invocation.args:
+        return NO_RECORD
+    owner = None
+    for j, arg in enumerate(invocation.args):
+        if arg == "--owner" and j + 1 < len(invocation.args):
+            owner = invocation.args[j + 1]
+        elif arg.startswith("--owner="):
+            owner = arg.partition("=")[2]
+    resolution = read_resolution(resolution_key(invocation, os.environ, str(Path.cwd())))
+    if resolution is None:
+        return NO_RECORD
+    try:
+        sock = connect(resolution.state_dir)
+    except DaemonUnavailable as error:
+        return str(error)
+    reader = sock.makefile("rb")
+    try:
+        request(sock, reader, "mcp", {"owner": owner, "settings": resolution.settings},
+                timeout=CONNECT_TIMEOUT_S * 5)
+    except (DaemonUnavailable, ApiError) as error:
+        reader.close()
+        sock.close()
+        return f"the running daemon did not start the MCP session ({error})"
+    sock.settimeout(None)
+    # from here the connection is the session; the reader may hold its first bytes
+    _pipe(sock, reader)
+    return None
+
+
+def _pipe(sock: socket.socket, reader: Any) -> None:
+    """Copy stdin to the socket (a helper thread) and the socket to stdout (this thread)
+    until the daemon ends the session; stdin's end ends the session from this side."""
+    def pump_in() -> None:
+        stdin = sys.stdin.buffer.fileno()
+        try:
+            while data := os.read(stdin, 65536):
+                sock.sendall(data)
+            sock.shutdown(socket.SHUT_WR)  # the daemon ends the session and closes
+        except OSError:
+            pass
+
+    threading.Thread(target=pump_in, name="dreamd-mcp-stdin", daemon=True).start()
+    stdout = sys.stdout.buffer.fileno()
+    try:
+        while data := reader.read1(65536):
+            view = memoryview(data)
+            while view:
+                view = view[os.write(stdout, view):]
+    except (OSError, KeyboardInterrupt):
+        pass
+    finally:
+        sock.close()

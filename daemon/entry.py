@@ -1,0 +1,45 @@
+"""The ``dreamd`` console script: ask the running daemon first, import the CLI only if not.
+
+A command the daemon serves (:data:`daemon.client.SERVED_COMMANDS`, and ``mcp`` over stdio)
+goes to its local API before typer, rich, pydantic, LanceDB or the model is imported; the
+process that answers a hook is then the interpreter, the standard library and
+:mod:`daemon.client`. Anything else, or no daemon, runs :func:`daemon.cli.run_here`.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+
+from daemon import client
+
+__all__ = ["ask_daemon", "main"]
+
+
+def ask_daemon(argv: Sequence[str]) -> tuple[int | None, str | None]:
+    """``(exit_code, None)`` when the daemon answered ``argv``; ``(None, why)`` when the
+    command runs in this process (``why``: one line for stderr, or ``None``)."""
+    invocation = client.parse_invocation(argv)
+    if invocation is None:
+        return None, None
+    if invocation.command in client.SERVED_COMMANDS:
+        code, why = client.run_served(argv)
+        if code is not None:
+            return (0 if invocation.hook else code), None
+        return None, why
+    if invocation.command == "mcp" and "--http" not in invocation.args:
+        why = client.proxy_mcp(argv)
+        if why is None:
+            return 0, None  # the daemon served the session
+        return None, None if why == client.NO_RECORD else why
+    return None, None
+
+
+def main() -> None:
+    """Console-script entry point (``dreamd``)."""
+    code, why = ask_daemon(sys.argv[1:])
+    if code is not None:
+        sys.exit(code)
+    from daemon.cli import run_here
+
+    run_here(why)

@@ -1,0 +1,280 @@
+"""The daemon's local API: the CLI, the hooks and the MCP sessions of this user, answered by
+the one warm process (protocol in :mod:`daemon.client`).
+
+Served over a Unix domain socket, ``dreamd.sock`` in the vault's state folder (or, when that
+path is longer than the OS takes, in a private folder of the runtime directory; ``api.json``
+names it). Who may connect:
+
+1. The socket file is created mode 0600 (umask during ``bind``, then ``chmod``), and a
+   fallback folder is 0700 and ours, so the file system admits this user only.
+2. Where the OS reports the peer (``SO_PEERCRED`` on Linux), a connection from another uid
+   is answered 403 and closed, whatever the file's mode became.
+
+One JSON-RPC 2.0 message per line (``json`` parses it), one thread per connection.
+Every answer that touches the vault runs under the daemon's engine lock, the lock the watch
+loop holds while it applies a batch: clients and the watcher never use the store, the
+retriever or the writer at once, and every write goes through the daemon's one writer.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import socket
+import socketserver
+import stat
+import struct
+import sys
+import tempfile
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import structlog
+
+from ccb.atomic import write_json_atomic
+from daemon.client import (
+    API_RECORD,
+    BUSY,
+    BUSY_WAIT_S,
+    FALLBACK_NOTED,
+    FORBIDDEN,
+    MAX_MESSAGE,
+    OTHER_PROTOCOL,
+    OTHER_SETTINGS,
+    PROTOCOL,
+    SERVED_COMMANDS,
+    USAGE,
+)
+
+__all__ = ["SOCKET_NAME", "LocalApi", "Service", "socket_path"]
+
+log = structlog.get_logger("dreamd.api")
+
+#: The socket's file name in the state folder.
+SOCKET_NAME = "dreamd.sock"
+#: Longest socket path used as is, in bytes: ``sun_path`` holds 108 on Linux and 104 on
+#: macOS and the BSDs, with the terminating NUL.
+MAX_SOCKET_PATH = 100
+
+
+@dataclass(slots=True)
+class Service:
+    """What the API serves, from the daemon: the settings fingerprint clients must match
+    (read per request: a reload changes it), the lock of the engines, and the two ways of
+    answering — a command line (``daemon.cli.serve_command``) and an MCP session over a
+    stream (``daemon.mcp_server.serve_stream``)."""
+
+    fingerprint: Callable[[], str]
+    lock: threading.RLock
+    vault: str
+    run_command: Callable[[list[str], str | None, dict[str, Any]], Any]
+    run_mcp: Callable[[io.BufferedIOBase, io.BufferedIOBase, str | None], None]
+
+
+def socket_path(state_dir: Path) -> Path:
+    """Where the socket of ``state_dir``'s daemon lives: ``<state_dir>/dreamd.sock``, or
+    ``<runtime dir>/dreamd-<uid>/<digest>.sock`` when that path is too long for the OS
+    (``$XDG_RUNTIME_DIR``, else the temporary folder). Raises OSError when the fallback
+    folder exists but is not a private folder of this user."""
+    candidate = state_dir / SOCKET_NAME
+    if len(os.fsencode(candidate)) <= MAX_SOCKET_PATH:
+        return candidate
+    runtime = os.environ.get("XDG_RUNTIME_DIR")
+    base = Path(runtime) if runtime and Path(runtime).is_dir() else Path(tempfile.gettempdir())
+    folder = base / f"dreamd-{os.getuid()}"
+    folder.mkdir(mode=0o700, exist_ok=True)
+    info = folder.lstat()
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o077:
+        raise OSError(f"{folder} is not a private folder of this user; not putting the "
+                      "daemon's socket there")
+    digest = hashlib.sha256(str(state_dir).encode("utf-8")).hexdigest()[:16]
+    return folder / f"{digest}.sock"
+
+
+def _peer_uid(sock: socket.socket) -> int | None:
+    """The uid of the process at the other end, where the OS says (Linux); else ``None``."""
+    option = getattr(socket, "SO_PEERCRED", None)
+    if option is None:
+        return None
+    try:
+        raw = sock.getsockopt(socket.SOL_SOCKET, option, struct.calcsize("3i"))
+    except OSError:
+        return None
+    _pid, uid, _gid = struct.unpack("3i", raw)
+    return uid
+
+
+class _Refused(Exception):
+    """A request answered with a JSON-RPC error."""
+
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+class _Handler(socketserver.StreamRequestHandler):
+    """One connection: requests, one per line, until the client closes it or opens an MCP
+    session on it."""
+
+    server: _Server
+
+    def _send(self, message: dict[str, Any]) -> None:
+        self.wfile.write(json.dumps(message, ensure_ascii=False).encode("utf-8") + b"\n")
+        self.wfile.flush()
+
+    def handle(self) -> None:
+        uid = _peer_uid(self.connection)
+        while True:
+            line = self.rfile.readline(MAX_MESSAGE + 1)
+            if not line:
+                return
+            ident: Any = None
+            try:
+                if uid is not None and uid != os.getuid():
+                    log.warning("api.refused", peer_uid=uid)
+                    raise _Refused(FORBIDDEN, "this daemon serves its own user only")
+                if not line.endswith(b"\n"):
+                    raise _Refused(-32600, f"a request is one line of at most {MAX_MESSAGE} "
+                                           "bytes")
+                try:
+                    message = json.loads(line)
+                except ValueError as error:
+                    raise _Refused(-32700, f"the request is not JSON: {error}") from None
+                if not isinstance(message, dict) or not isinstance(message.get("method"), str):
+                    raise _Refused(-32600, "the request is not a JSON-RPC request")
+                ident = message.get("id")
+                params = message.get("params")
+                method = message["method"]
+                if not isinstance(params, dict):
+                    raise _Refused(-32602, "params must be an object")
+                if method == "mcp":
+                    self._check(params)
+                    self._send({"jsonrpc": "2.0", "id": ident, "result": {"session": "open"}})
+                    self._mcp(params)
+                    return  # the session owned the connection to its end
+                self._send({"jsonrpc": "2.0", "id": ident, "result": self._answer(method,
+                                                                                  params)})
+            except _Refused as refused:
+                self._send({"jsonrpc": "2.0", "id": ident,
+                            "error": {"code": refused.code, "message": str(refused)}})
+                if refused.code in (FORBIDDEN, -32600):
+                    return
+
+    def _check(self, params: dict[str, Any]) -> None:
+        if params.get("protocol") != PROTOCOL:
+            raise _Refused(OTHER_PROTOCOL, f"protocol {params.get('protocol')} is not served; "
+                                           f"this daemon speaks {PROTOCOL}")
+        if params.get("settings") != self.server.service.fingerprint():
+            raise _Refused(OTHER_SETTINGS, "the running daemon has other settings (another "
+                                           "config, profile or --set)")
+
+    def _answer(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        service = self.server.service
+        if method == "health":
+            return {"protocol": PROTOCOL, "pid": os.getpid(), "vault": service.vault,
+                    "settings": service.fingerprint()}
+        if method != "cli":
+            raise _Refused(-32601, f"no such method: {method}")
+        self._check(params)
+        argv, stdin, terminal = params.get("argv"), params.get("stdin"), params.get("terminal")
+        if not isinstance(argv, list) or not argv or not all(isinstance(a, str) for a in argv):
+            raise _Refused(-32602, "argv must be a non-empty list of strings")
+        if argv[0] not in SERVED_COMMANDS:
+            raise _Refused(-32602, f"{argv[0]!r} is not a command the daemon serves")
+        if not service.lock.acquire(timeout=BUSY_WAIT_S):
+            raise _Refused(BUSY, f"busy indexing for over {BUSY_WAIT_S:g} s")
+        try:
+            answer = service.run_command(
+                argv, stdin if isinstance(stdin, str) else None,
+                terminal if isinstance(terminal, dict) else {})
+        finally:
+            service.lock.release()
+        if answer is None:
+            raise _Refused(USAGE, "usage error")
+        return {"exit_code": answer.exit_code, "stdout": answer.stdout,
+                "stderr": answer.stderr}
+
+    def _mcp(self, params: dict[str, Any]) -> None:
+        owner = params.get("owner")
+        try:
+            self.server.service.run_mcp(self.rfile, self.wfile,
+                                        owner if isinstance(owner, str) else None)
+        except Exception as error:  # the session ends; the daemon serves on
+            log.error("api.mcp_session_failed", error=f"{type(error).__name__}: {error}")
+
+
+class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
+    daemon_threads = True
+    block_on_close = False
+
+    def __init__(self, path: str, service: Service) -> None:
+        self.service = service
+        super().__init__(path, _Handler, bind_and_activate=False)
+
+    def server_bind(self) -> None:
+        old = os.umask(0o177)  # the socket file is born 0600, never briefly open to others
+        try:
+            self.socket.bind(self.server_address)
+        finally:
+            os.umask(old)
+        Path(str(self.server_address)).chmod(0o600)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        log.warning("api.connection_failed", error=str(sys.exc_info()[1]))
+
+
+class LocalApi:
+    """The API of one daemon: :meth:`start` binds the socket and serves in a thread, then
+    writes ``api.json``; :meth:`stop` removes both. Raises OSError from :meth:`start` when
+    the socket cannot be made."""
+
+    def __init__(self, state_dir: Path, service: Service) -> None:
+        self.state_dir = state_dir
+        self.service = service
+        self.path: Path | None = None
+        self._server: _Server | None = None
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> Path:
+        path = socket_path(self.state_dir)
+        # the vault's lock is ours: a socket file left here is a dead daemon's
+        path.unlink(missing_ok=True)
+        server = _Server(str(path), self.service)
+        try:
+            server.server_bind()
+            server.server_activate()
+        except OSError:
+            server.server_close()
+            raise
+        self._server, self.path = server, path
+        self._thread = threading.Thread(target=server.serve_forever, name="dreamd-local-api",
+                                        kwargs={"poll_interval": 0.5}, daemon=True)
+        self._thread.start()
+        write_json_atomic(self.state_dir / API_RECORD, {
+            "protocol": PROTOCOL, "pid": os.getpid(), "socket": str(path),
+            "settings": self.service.fingerprint()})
+        (self.state_dir / FALLBACK_NOTED).unlink(missing_ok=True)
+        log.info("api.listening", socket=str(path))
+        return path
+
+    def refresh(self) -> None:
+        """Rewrite ``api.json`` (after a reload changed the settings fingerprint)."""
+        if self.path is not None:
+            write_json_atomic(self.state_dir / API_RECORD, {
+                "protocol": PROTOCOL, "pid": os.getpid(), "socket": str(self.path),
+                "settings": self.service.fingerprint()})
+
+    def stop(self) -> None:
+        (self.state_dir / API_RECORD).unlink(missing_ok=True)
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+        if self.path is not None:
+            self.path.unlink(missing_ok=True)
+            self.path = None

@@ -1,0 +1,317 @@
+"""The daemon's local API: real ``dreamd run`` subprocesses with the real model on a copy of
+``vault_example``, a real Unix socket, and real ``python -m daemon`` client processes.
+
+A command line is answered in-process the first time (that run records where its settings
+lead); from then on the running daemon answers it. Each test checks who answered by what
+the client process imported (``-X importtime``): a served command never imports LanceDB.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from daemon import client
+
+_spec = importlib.util.spec_from_file_location(
+    "daemon_harness", Path(__file__).with_name("daemon_harness.py"))
+assert _spec is not None and _spec.loader is not None
+harness = importlib.util.module_from_spec(_spec)
+sys.modules.setdefault("daemon_harness", harness)
+_spec.loader.exec_module(harness)
+
+REPO = Path(__file__).resolve().parents[2]
+MEMORY = "Tests hit a real database"  # a memory of vault_example
+
+
+def _dreamd(args: list[str], cwd: Path, *, stdin: str | None = None,
+            timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    """``python -X importtime -m daemon ARGS`` (the console script's code)."""
+    return subprocess.run([sys.executable, "-X", "importtime", "-m", "daemon", *args],
+                          cwd=cwd, input=stdin if stdin is not None else "", text=True,
+                          capture_output=True, timeout=timeout, check=False)
+
+
+def _imported(run: subprocess.CompletedProcess[str], module: str) -> bool:
+    return any(line.startswith("import time:") and line.rsplit("|", 1)[-1].strip() == module
+               for line in run.stderr.splitlines())
+
+
+def _said(run: subprocess.CompletedProcess[str]) -> str:
+    """stderr without the import-time lines."""
+    return "\n".join(line for line in run.stderr.splitlines()
+                     if not line.startswith("import time:"))
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Any:
+    """A copy of vault_example with a running daemon whose API is open."""
+    vault = tmp_path / "vault"
+    shutil.copytree(REPO / "vault_example", vault)
+    daemon = harness.DaemonProcess.start(vault, tmp_path / "daemon.log", fake=False)
+    try:
+        daemon.wait_state("watching")
+        harness.wait_until(lambda: (daemon.state_dir / client.API_RECORD).exists(), bool,
+                           timeout_s=60, what="api.json")
+        yield vault, daemon
+    finally:
+        daemon.stop()
+
+
+def test_the_daemon_answers_with_the_output_the_cli_gives(served: Any, tmp_path: Path) -> None:
+    vault, _daemon = served
+    here = tmp_path / "work"
+    here.mkdir()
+    args = ["show", MEMORY, "--vault", str(vault)]
+    first = _dreamd(args, here)
+    assert first.returncode == 0, _said(first)
+    assert _imported(first, "lancedb")  # no record of these settings yet: in-process
+    second = _dreamd(args, here)
+    assert second.returncode == 0, _said(second)
+    assert not _imported(second, "lancedb") and not _imported(second, "numpy")
+    assert not _imported(second, "typer") and not _imported(second, "pydantic")
+    assert second.stdout == first.stdout
+    assert _said(second) == ""
+
+    # the same errors and exit codes as the CLI
+    missing = _dreamd(["show", "no such memory", "--vault", str(vault)], here)
+    assert missing.returncode == 2 and not _imported(missing, "lancedb")
+    assert "no memory has that id or name" in _said(missing)
+    # a usage error is typer's own message, printed by the client
+    usage = _dreamd(["search", "", "--vault", str(vault)], here)
+    assert usage.returncode == 2 and "the query is empty" in _said(usage)
+
+
+def test_the_socket_is_private_and_gone_after_a_stop(served: Any) -> None:
+    _vault, daemon = served
+    record = json.loads((daemon.state_dir / client.API_RECORD).read_text("utf-8"))
+    assert record["pid"] == daemon.pid and record["protocol"] == client.PROTOCOL
+    path = Path(record["socket"])
+    info = path.lstat()
+    assert stat.S_ISSOCK(info.st_mode)
+    assert stat.S_IMODE(info.st_mode) == 0o600 and info.st_uid == os.getuid()
+    assert daemon.stop() == 0
+    assert not path.exists() and not (daemon.state_dir / client.API_RECORD).exists()
+
+
+def _health_as(uid: int, path: str) -> dict[str, Any]:
+    """The answer to ``health`` asked by a child process running as ``uid``."""
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: only socket calls, then _exit
+        try:
+            os.setgid(uid)
+            os.setuid(uid)
+            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+                sock.settimeout(10)
+                sock.connect(path)
+                sock.sendall(b'{"jsonrpc":"2.0","id":1,"method":"health","params":{}}\n')
+                answer = sock.makefile("rb").readline()
+            os.write(write, answer)
+        except OSError as error:
+            os.write(write, json.dumps({"oserror": str(error)}).encode())
+        finally:
+            os._exit(0)
+    os.close(write)
+    with os.fdopen(read, "rb") as pipe:
+        data = pipe.read()
+    os.waitpid(pid, 0)
+    return json.loads(data)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork") or os.geteuid() != 0,
+                    reason="needs root to act as another user")
+def test_another_user_is_refused(served: Any) -> None:
+    _vault, daemon = served
+    path = json.loads((daemon.state_dir / client.API_RECORD).read_text("utf-8"))["socket"]
+    nobody = 65534
+    # the file's mode keeps another user out ...
+    assert "oserror" in _health_as(nobody, path)
+    # ... and with the mode opened up, the daemon itself refuses by the peer's uid
+    parent = Path(path).parent
+    parent_mode = stat.S_IMODE(parent.stat().st_mode)
+    Path(path).chmod(0o666)
+    for folder in [parent, *parent.parents]:
+        folder.chmod(stat.S_IMODE(folder.stat().st_mode) | 0o001)
+    try:
+        answer = _health_as(nobody, path)
+    finally:
+        parent.chmod(parent_mode)
+    assert answer.get("error", {}).get("code") == client.FORBIDDEN, answer
+    assert _health_as(os.getuid(), path)["result"]["pid"] == daemon.pid
+
+
+def test_clients_writing_at_once_through_the_daemon_lose_nothing(
+        served: Any, tmp_path: Path) -> None:
+    vault, daemon = served
+    here = tmp_path / "work"
+    here.mkdir()
+    assert _dreamd(["status", "--vault", str(vault)], here).returncode == 0  # the record
+    facts = [f"The build server number {n} is called kiln-{n}.local." for n in range(8)]
+    procs = [subprocess.Popen(
+        [sys.executable, "-X", "importtime", "-m", "daemon", "remember", fact,
+         "--type", "reference", "--vault", str(vault)],
+        cwd=here, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True) for fact in facts]
+    results = [p.communicate(timeout=120) for p in procs]
+    assert [p.returncode for p in procs] == [0] * len(facts), results
+    assert not any("import time:" in err and "| lancedb\n" in err for _out, err in results)
+    texts = "\n".join(p.read_text("utf-8") for p in (vault / "Memory").glob("*.md"))
+    assert all(fact in texts for fact in facts)
+    # the daemon indexed each write as it made it: every memory file is in its store
+    app = harness.fresh_app(vault, fake=False)
+    indexed = set(app.store.file_index())
+    on_disk = {f"Memory/{p.name}" for p in (vault / "Memory").glob("*.md")
+               if p.name != "MEMORY.md"}  # the generated index is not indexed itself
+    assert on_disk <= indexed, on_disk - indexed
+    assert harness.index_vs_disk(app) == []
+    assert daemon.proc.poll() is None
+
+
+def test_a_daemon_killed_mid_answer_leaves_a_clear_error_and_an_answer(
+        served: Any, tmp_path: Path) -> None:
+    vault, daemon = served
+    here = tmp_path / "work"
+    here.mkdir()
+    args = ["show", MEMORY, "--vault", str(vault)]
+    expected = _dreamd(args, here)  # in-process, writes the record
+    assert expected.returncode == 0
+    daemon.proc.send_signal(signal.SIGSTOP)  # it accepts the connection but never answers
+    try:
+        proc = subprocess.Popen([sys.executable, "-m", "daemon", *args], cwd=here,
+                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+        time.sleep(1.5)  # the request is sent and waits for its answer
+    finally:
+        daemon.kill9()
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
+    assert out == expected.stdout
+    assert "answering in-process" in err and ("stopped answering" in err
+                                             or "closed the connection" in err), err
+
+
+def test_other_settings_are_answered_in_process(served: Any, tmp_path: Path) -> None:
+    vault, _daemon = served
+    here = tmp_path / "work"
+    here.mkdir()
+    args = ["--set", "fusion.max_tokens=1234", "show", MEMORY, "--vault", str(vault)]
+    assert _dreamd(args, here).returncode == 0  # records where these settings lead
+    again = _dreamd(args, here)
+    assert again.returncode == 0 and _imported(again, "lancedb")
+    assert "other settings" in _said(again)
+    # settings that only change how dreamd runs (its log level) are still served
+    quiet = ["--set", "logging.level=error", "show", MEMORY, "--vault", str(vault)]
+    assert _dreamd(quiet, here).returncode == 0
+    served_run = _dreamd(quiet, here)
+    assert served_run.returncode == 0 and not _imported(served_run, "lancedb")
+
+
+def test_the_readme_hook_recipe_against_a_running_daemon(served: Any, tmp_path: Path) -> None:
+    vault, _daemon = served
+    readme = (REPO / "README.md").read_text("utf-8")
+    found = re.search(r"```json\n(\{\n  \"hooks\".*?)```", readme, re.S)
+    assert found is not None, "the README's hook recipe"
+    recipe = json.loads(found.group(1))
+    command = recipe["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"]
+    dreamd = f"{sys.executable} -X importtime -m daemon"
+    line = command.replace("/path/to/dreamd/.venv/bin/dreamd", dreamd).replace(
+        "~/Notes", str(vault))
+    here = tmp_path / "project"
+    here.mkdir()
+    event = json.dumps({"hook_event_name": "UserPromptSubmit", "session_id": "s1",
+                        "prompt": "how should the integration tests treat the database?"})
+    runs = [subprocess.run(["bash", "-c", line], cwd=here, input=event, text=True,
+                           capture_output=True, timeout=120, check=False) for _ in range(2)]
+    for run in runs:
+        assert run.returncode == 0 and "<background" in run.stdout, _said(run)
+        assert MEMORY in run.stdout
+    assert _imported(runs[0], "lancedb") and not _imported(runs[1], "lancedb")
+    assert runs[1].stdout == runs[0].stdout
+    assert _said(runs[1]) == ""
+
+
+def _mcp_exchange(proc: subprocess.Popen[str], message: dict[str, Any]) -> dict[str, Any]:
+    assert proc.stdin is not None and proc.stdout is not None
+    proc.stdin.write(json.dumps(message) + "\n")
+    proc.stdin.flush()
+    while True:
+        line = proc.stdout.readline()
+        assert line, "the MCP server closed its output"
+        answer = json.loads(line)
+        if answer.get("id") == message.get("id"):
+            return answer
+
+
+def test_an_mcp_session_is_proxied_to_the_daemon(served: Any, tmp_path: Path) -> None:
+    vault, _daemon = served
+    here = tmp_path / "work"
+    here.mkdir()
+    args = [sys.executable, "-X", "importtime", "-m", "daemon", "mcp", "--vault", str(vault)]
+    # the first MCP server of these settings serves in-process and records them
+    for proxied in (False, True):
+        # stderr to a file: the import-time lines would fill a pipe nobody reads meanwhile
+        log = tmp_path / f"mcp-{proxied}.err"
+        with log.open("w") as stderr_file:
+            proc = subprocess.Popen(args, cwd=here, stdin=subprocess.PIPE,
+                                    stdout=subprocess.PIPE, stderr=stderr_file, text=True)
+        try:
+            init = _mcp_exchange(proc, {
+                "jsonrpc": "2.0", "id": 1, "method": "initialize",
+                "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                           "clientInfo": {"name": "test", "version": "1"}}})
+            assert init["result"]["serverInfo"]["name"] == "dreamd"
+            assert proc.stdin is not None
+            proc.stdin.write(json.dumps({"jsonrpc": "2.0",
+                                         "method": "notifications/initialized"}) + "\n")
+            proc.stdin.flush()
+            read = _mcp_exchange(proc, {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                                        "params": {"name": "memory_read",
+                                                   "arguments": {"memory": MEMORY}}})
+            assert "real database" in json.dumps(read["result"]), read
+        finally:
+            assert proc.stdin is not None
+            proc.stdin.close()
+            proc.wait(timeout=60)
+        stderr = log.read_text("utf-8")
+        imported_lancedb = any(line.rsplit("|", 1)[-1].strip() == "lancedb"
+                               for line in stderr.splitlines() if line.startswith("import"))
+        assert imported_lancedb is not proxied, stderr[-2000:]
+        assert proc.returncode == 0
+
+
+def test_invocations_are_read_like_the_cli_reads_them() -> None:
+    parsed = client.parse_invocation(["-v", "--config", "c.toml", "--set=a.b=1", "search",
+                                      "pnpm", "--vault=/v", "-n", "3"])
+    assert parsed is not None
+    assert (parsed.config, parsed.sets, parsed.command, parsed.vault) == \
+        ("c.toml", ("a.b=1",), "search", "/v")
+    assert parsed.args == ("pnpm", "--vault=/v", "-n", "3")
+    assert client.parse_invocation(["context", "--hook"]).hook  # type: ignore[union-attr]
+    for argv in ([], ["--help"], ["search", "--help"], ["--unknown", "search"], ["--config"]):
+        assert client.parse_invocation(argv) is None, argv
+
+
+def test_a_changed_config_file_invalidates_the_record(tmp_path: Path) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text("[default]\n", "utf-8")
+    record = client.Resolution(tmp_path / "state", "f" * 64)
+    client.write_resolution("k1", record, config)
+    assert client.read_resolution("k1") == record
+    time.sleep(0.01)
+    config.write_text("[default]\n# edited\n", "utf-8")
+    assert client.read_resolution("k1") is None
+    assert client.read_resolution("never-written") is None
