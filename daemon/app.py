@@ -39,6 +39,7 @@ from config.settings import LlmRoleSettings, LlmSettings
 from consistency.dream import dream_due
 from consistency.lifecycle import LifecyclePolicy, RecallStats
 from consistency.synthesis import ExtractedFact
+from daemon import session_snapshot
 from daemon.check import ConsistencyService
 from daemon.dream import (
     DreamRunner,
@@ -491,11 +492,25 @@ class App:
         return MemoryPool(self.vault_root, self.settings.vault.memory_folder)
 
     def _forget_history(self, key: str) -> int:
-        """Drop every version of a forgotten memory, then the table versions that held it."""
+        """Drop every version of a forgotten memory, then the table versions that held it,
+        and the session-start snapshots, which may quote it."""
         count = self.versions.forget(key)
         self.versions.compact()
         self.recorder.forget(key)
+        session_snapshot.clear(self.state_dir)
         return count
+
+    def session_start_folders(self) -> list[str]:
+        """The folders a session-start context is read from: the memory folder and every
+        extra root (:mod:`daemon.session_snapshot` marks them)."""
+        folders = [str(self.vault_root / self.settings.vault.memory_folder)]
+        return folders + [str(root.path) for root in self.roots[1:]]
+
+    def keep_session_start(self, text: str, *, budget: int | None, owner: str | None) -> None:
+        """Keep a session start's context for the next one (read with no daemon running)."""
+        session_snapshot.write(self.state_dir, session_snapshot.snapshot_key(budget, owner),
+                               text, self.session_start_folders(),
+                               asked={"budget": budget, "owner": owner})
 
     def is_indexed(self) -> bool:
         """Has this vault been indexed at least once (and is its folder there)?"""

@@ -174,7 +174,15 @@ def _global(
     verbose: Annotated[
         int, typer.Option("--verbose", "-v", count=True, help="Log more (-v info, -vv debug).")
     ] = 0,
+    version: Annotated[
+        bool, typer.Option("--version", is_eager=True, help="Print the version and exit.")
+    ] = False,
 ) -> None:
+    if version:
+        from daemon.entry import version_line
+
+        _stdout().write(version_line() + "\n")
+        raise typer.Exit(0)
     # Commands print their answer on stdout; logs go to stderr, warnings only unless -v.
     if _served.get() is None:  # the daemon keeps its own logging
         configure_logging(level=("warning", "info", "debug")[min(verbose, 2)])
@@ -486,6 +494,8 @@ def _context_hook(ctx: typer.Context, budget: int | None, owner: str | None,
             application._require_vault("context")
             result = build_context(application, query, budget_tokens=budget,
                                    owner=_owner(owner))
+            if not query.strip():  # a session start: kept for the next one (no daemon)
+                application.keep_session_start(result.text, budget=budget, owner=owner)
         _stdout().write(result.text + "\n")
     except (DreamdError, ValueError, OSError, RecursionError, typer.BadParameter) as error:
         err.print(f"dreamd context: {escape(str(error)[:500])}", highlight=False)

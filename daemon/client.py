@@ -61,12 +61,15 @@ __all__ = [
     "Resolution",
     "call",
     "connect",
+    "hook_prompt",
+    "option",
     "parse_invocation",
     "proxy_mcp",
     "read_resolution",
     "request",
     "resolution_key",
     "run_served",
+    "session_key",
     "write_resolution",
 ]
 
@@ -178,13 +181,19 @@ def parse_invocation(argv: Sequence[str]) -> Invocation | None:
     command, args = argv[i], tuple(argv[i + 1:])
     if any(a in ("--help", "-h") for a in args):
         return None
-    vault = None
+    return Invocation(config, env, tuple(sets), command, args, option(args, "--vault"))
+
+
+def option(args: Sequence[str], name: str) -> str | None:
+    """The last value of ``name`` among a command's arguments (``--name V`` or
+    ``--name=V``), as click reads a repeated option."""
+    found = None
     for j, arg in enumerate(args):
-        if arg == "--vault" and j + 1 < len(args):
-            vault = args[j + 1]
-        elif arg.startswith("--vault="):
-            vault = arg.partition("=")[2]
-    return Invocation(config, env, tuple(sets), command, args, vault)
+        if arg == name and j + 1 < len(args):
+            found = args[j + 1]
+        elif arg.startswith(f"{name}="):
+            found = arg.partition("=")[2]
+    return found
 
 
 # --------------------------------------------------------------------------- resolution cache
@@ -390,6 +399,8 @@ def run_served(argv: Sequence[str]) -> tuple[int | None, str | None]:
     invocation = parse_invocation(argv)
     if invocation is None or invocation.command not in SERVED_COMMANDS:
         return None, None
+    if invocation.command == "forget" and not {"--yes", "-y"} & set(invocation.args):
+        return None, None  # it asks the user first, on this process's terminal
     resolution = read_resolution(resolution_key(invocation, os.environ, str(Path.cwd())))
     if resolution is None:
         return None, None
@@ -400,9 +411,11 @@ def run_served(argv: Sequence[str]) -> tuple[int | None, str | None]:
               "stdin": stdin, "terminal": _terminal()}
     try:
         answer = call(resolution.state_dir, "cli", params)
-    except NoDaemon as error:
-        return None, _once(resolution.state_dir, str(error))
     except DaemonUnavailable as error:
+        if invocation.hook and _session_start(invocation, resolution.state_dir, stdin):
+            return 0, None
+        if isinstance(error, NoDaemon):
+            return None, _once(resolution.state_dir, str(error))
         return None, str(error)
     except ApiError as error:
         if error.code == USAGE:
@@ -414,6 +427,46 @@ def run_served(argv: Sequence[str]) -> tuple[int | None, str | None]:
     _write(sys.stdout, answer.get("stdout"))
     _write(sys.stderr, answer.get("stderr"))
     return code, None
+
+
+def session_key(args: Sequence[str]) -> str | None:
+    """The session-start snapshot key of a ``context --hook`` command's ``--budget`` and
+    ``--owner`` (:mod:`daemon.session_snapshot`); ``None`` for a budget that is not a
+    number (the CLI reports it)."""
+    from daemon.session_snapshot import snapshot_key
+
+    budget = option(args, "--budget")
+    if budget is not None and not budget.isdigit():
+        return None
+    return snapshot_key(int(budget) if budget is not None else None, option(args, "--owner"))
+
+
+def hook_prompt(stdin: str | None) -> str:
+    """The prompt of a hook event on stdin ("" for a session start, or input that is not a
+    hook's JSON)."""
+    try:
+        event = json.loads(stdin) if stdin and stdin.strip() else {}
+    except ValueError:
+        return ""
+    prompt = event.get("prompt") if isinstance(event, dict) else None
+    return prompt if isinstance(prompt, str) else ""
+
+
+def _session_start(invocation: Invocation, state_dir: Path, stdin: str | None) -> bool:
+    """Answer a session start (a hook event with no prompt) from the snapshot the daemon or
+    an earlier hook kept, when it is still current; True when it did."""
+    if hook_prompt(stdin).strip():
+        return False
+    key = session_key(invocation.args)
+    if key is None:
+        return False
+    from daemon.session_snapshot import read
+
+    text = read(state_dir, key)
+    if text is None:
+        return False
+    _write(sys.stdout, text + "\n")
+    return True
 
 
 #: What :func:`run_served` read from stdin for the command (a hook's JSON), so a command
@@ -433,12 +486,7 @@ def proxy_mcp(argv: Sequence[str]) -> str | None:
     invocation = parse_invocation(argv)
     if invocation is None or invocation.command != "mcp" or "--http" in invocation.args:
         return NO_RECORD
-    owner = None
-    for j, arg in enumerate(invocation.args):
-        if arg == "--owner" and j + 1 < len(invocation.args):
-            owner = invocation.args[j + 1]
-        elif arg.startswith("--owner="):
-            owner = arg.partition("=")[2]
+    owner = option(invocation.args, "--owner")
     resolution = read_resolution(resolution_key(invocation, os.environ, str(Path.cwd())))
     if resolution is None:
         return NO_RECORD

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 from daemon import client
 
-__all__ = ["ask_daemon", "main"]
+__all__ = ["ask_daemon", "main", "version_line"]
 
 
 def ask_daemon(argv: Sequence[str]) -> tuple[int | None, str | None]:
@@ -35,8 +35,21 @@ def ask_daemon(argv: Sequence[str]) -> tuple[int | None, str | None]:
     return None, None
 
 
+def version_line() -> str:
+    """``dreamd <version>`` of the installed distribution."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return f"dreamd {version('dreamd')}"
+    except PackageNotFoundError:
+        return "dreamd (not installed as a distribution)"
+
+
 def main() -> None:
     """Console-script entry point (``dreamd``)."""
+    if sys.argv[1:] == ["--version"]:  # answered before typer loads
+        sys.stdout.write(version_line() + "\n")
+        return
     code, why = ask_daemon(sys.argv[1:])
     if code is not None:
         sys.exit(code)

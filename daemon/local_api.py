@@ -96,17 +96,25 @@ def socket_path(state_dir: Path) -> Path:
     return folder / f"{digest}.sock"
 
 
+#: macOS and the BSDs: ``getsockopt(SOL_LOCAL, LOCAL_PEERCRED)`` gives a ``struct xucred``
+#: (``cr_version``, ``cr_uid``, ...; <sys/un.h>, <sys/ucred.h>); Python names neither.
+_SOL_LOCAL, _LOCAL_PEERCRED, _XUCRED_SIZE = 0, 1, 76
+
+
 def _peer_uid(sock: socket.socket) -> int | None:
-    """The uid of the process at the other end, where the OS says (Linux); else ``None``."""
-    option = getattr(socket, "SO_PEERCRED", None)
-    if option is None:
-        return None
+    """The uid of the process at the other end, where the OS says (``SO_PEERCRED`` on
+    Linux, ``LOCAL_PEERCRED`` on macOS); else ``None``."""
     try:
-        raw = sock.getsockopt(socket.SOL_SOCKET, option, struct.calcsize("3i"))
-    except OSError:
+        option = getattr(socket, "SO_PEERCRED", None)
+        if option is not None:
+            raw = sock.getsockopt(socket.SOL_SOCKET, option, struct.calcsize("3i"))
+            return int(struct.unpack("3i", raw)[1])
+        if sys.platform == "darwin":
+            raw = sock.getsockopt(_SOL_LOCAL, _LOCAL_PEERCRED, _XUCRED_SIZE)
+            return int(struct.unpack_from("=II", raw)[1])
+    except (OSError, struct.error):
         return None
-    _pid, uid, _gid = struct.unpack("3i", raw)
-    return uid
+    return None
 
 
 class _Refused(Exception):

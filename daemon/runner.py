@@ -33,6 +33,7 @@ from ccb.owner import parse_owner
 from ccb.writer import sha256_hex
 from config import LoadedSettings
 from config.errors import ConfigError, DreamdError, DreamGuardError, LockError, MassDeleteError
+from daemon import session_snapshot
 from daemon.app import App
 from daemon.local_api import LocalApi, Service
 from daemon.lock import DaemonLock
@@ -210,6 +211,7 @@ class Daemon:
             self._batches_since_maintain = 0
         if self.state.state != "waiting":
             self.state.state = "watching"
+        self._refresh_session_starts()  # memories edited while no daemon ran
         self.state.ready_at = _now()
         self._write_status()
         # Load the embedding model and the search index now, in the background, so the first
@@ -522,6 +524,24 @@ class Daemon:
     def _after_write(self, changed: object) -> None:
         if changed:
             self._batches_since_maintain += 1
+            self._refresh_session_starts()
+
+    def _refresh_session_starts(self) -> None:
+        """Rebuild the session-start snapshots a change made stale (the memory folder or an
+        extra root changed), so a hook with no daemon running still gets current rules."""
+        from daemon.context import build_context
+
+        for asked in session_snapshot.stale(self.app.state_dir):
+            budget, owner = asked.get("budget"), asked.get("owner")
+            budget = budget if isinstance(budget, int) else None
+            owner = owner if isinstance(owner, str) else None
+            try:
+                result = build_context(self.app, "", budget_tokens=budget, count_recall=False,
+                                       owner=parse_owner(owner) if owner else None)
+            except DreamdError as error:
+                log.warning("session_start.not_rebuilt", error=str(error))
+                continue
+            self.app.keep_session_start(result.text, budget=budget, owner=owner)
 
     def _tick(self) -> None:
         now = time.monotonic()

@@ -315,3 +315,58 @@ def test_a_changed_config_file_invalidates_the_record(tmp_path: Path) -> None:
     config.write_text("[default]\n# edited\n", "utf-8")
     assert client.read_resolution("k1") is None
     assert client.read_resolution("never-written") is None
+
+
+def _session_start(vault: Path, here: Path) -> subprocess.CompletedProcess[str]:
+    event = json.dumps({"hook_event_name": "SessionStart", "session_id": "s",
+                        "source": "startup"})
+    return _dreamd(["context", "--hook", "--budget", "2000", "--vault", str(vault)], here,
+                   stdin=event)
+
+
+def test_a_session_start_with_no_daemon_reads_the_kept_context(tmp_path: Path) -> None:
+    vault = tmp_path / "vault"
+    shutil.copytree(REPO / "vault_example", vault)
+    here = tmp_path / "project"
+    here.mkdir()
+    first = _session_start(vault, here)
+    assert first.returncode == 0 and MEMORY in first.stdout, _said(first)
+    assert _imported(first, "lancedb")
+    kept = _session_start(vault, here)
+    assert kept.returncode == 0 and not _imported(kept, "lancedb") and not _imported(
+        kept, "typer")
+    assert kept.stdout == first.stdout and _said(kept) == ""
+    # an edited memory makes the kept context stale: the next one is built anew
+    memory = vault / "Memory" / "tests-hit-a-real-database.md"
+    memory.write_text(memory.read_text("utf-8") + "\nAlso for the search index.\n", "utf-8")
+    fresh = _session_start(vault, here)
+    assert _imported(fresh, "lancedb") and "Also for the search index." in fresh.stdout
+    # a forgotten memory leaves no copy in the kept contexts
+    forget = _dreamd(["forget", MEMORY, "--vault", str(vault)], here, stdin="y\n")
+    assert forget.returncode == 0, _said(forget)
+    state = next((Path(os.environ["DREAMD_STORAGE__DATA_DIR"]) / "vaults").iterdir())
+    leftovers = "".join(p.read_text("utf-8") for p in (state / "session-start").glob("*"))
+    assert "real database" not in leftovers
+    after = _session_start(vault, here)
+    assert after.returncode == 0 and MEMORY not in after.stdout
+
+
+def test_the_daemon_keeps_the_session_start_current(served: Any, tmp_path: Path) -> None:
+    vault, daemon = served
+    here = tmp_path / "project"
+    here.mkdir()
+    assert _session_start(vault, here).returncode == 0  # in-process: the record
+    assert not _imported(_session_start(vault, here), "lancedb")  # served
+    rule = "Always answer with the shortest working example first."
+    added = _dreamd(["remember", rule, "--type", "feedback", "--vault", str(vault)], here)
+    assert added.returncode == 0 and not _imported(added, "lancedb"), _said(added)
+    assert daemon.stop() == 0
+    later = _session_start(vault, here)  # no daemon now: the kept context, rebuilt by it
+    assert later.returncode == 0 and not _imported(later, "lancedb"), _said(later)
+    assert rule in later.stdout
+
+
+def test_version_is_printed_before_anything_loads(tmp_path: Path) -> None:
+    run = _dreamd(["--version"], tmp_path)
+    assert run.returncode == 0 and run.stdout.startswith("dreamd ")
+    assert not _imported(run, "typer") and not _imported(run, "pydantic")

@@ -1,0 +1,128 @@
+"""The session-start context as a plain file: the user's rules reach the assistant even when
+no daemon runs, without loading LanceDB or the model.
+
+A ``SessionStart`` hook has no prompt: its context is the resident memories (identity,
+preferences, rules; pinned first) and the catalogue of how-to notes, the same for every
+session until a memory changes. Whoever builds it (the daemon after each change, or a hook
+answered in-process) keeps it in ``<state_dir>/session-start/<key>.json`` with the *mark*
+of the folders it was read from: the names, sizes and modification times of every markdown
+file in the memory folder and the extra roots. :func:`read` hands the text back only while
+the mark is unchanged — an edited, added or deleted memory file makes it stale, and the hook
+builds the context anew. Forgetting a memory removes every snapshot (:func:`clear`): no
+copy of a forgotten memory stays in the state folder.
+
+Standard library only: :mod:`daemon.client` reads snapshots before anything heavy loads.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+__all__ = ["FOLDER", "clear", "folders_mark", "read", "snapshot_key", "stale", "write"]
+
+#: Folder of the snapshots in the state folder.
+FOLDER = "session-start"
+#: Most markdown files a mark reads per folder (a memory folder holds hundreds to a few
+#: thousand); past it the snapshot is not used (the hook builds the context itself).
+MAX_FILES = 20_000
+
+
+def snapshot_key(budget: int | None, owner: str | None) -> str:
+    """File stem of the snapshot for a hook's ``--budget`` and ``--owner``."""
+    text = json.dumps([budget, owner])
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def folders_mark(folders: Iterable[str]) -> str | None:
+    """Digest of every ``*.md`` file's relative path, size and mtime under ``folders``
+    (missing folders count as empty); ``None`` past :data:`MAX_FILES` or on a read error."""
+    digest = hashlib.sha256()
+    for folder in sorted(set(folders)):
+        digest.update(f"\0{folder}\0".encode("utf-8", "surrogateescape"))
+        rows: list[str] = []
+        stack = [folder]
+        try:
+            while stack:
+                with os.scandir(stack.pop()) as entries:
+                    for entry in entries:
+                        if entry.name.startswith("."):
+                            continue
+                        if entry.is_dir(follow_symlinks=False):
+                            stack.append(entry.path)
+                        elif entry.name.endswith(".md"):
+                            st = entry.stat(follow_symlinks=False)
+                            rows.append(f"{os.path.relpath(entry.path, folder)}\0{st.st_size}"
+                                        f"\0{st.st_mtime_ns}")
+                            if len(rows) > MAX_FILES:
+                                return None
+        except FileNotFoundError:
+            if Path(folder).exists():
+                return None  # a file went while we looked: no mark this time
+            rows = []  # a missing folder holds no memories
+        except OSError:
+            return None
+        for row in sorted(rows):
+            digest.update(row.encode("utf-8", "surrogateescape") + b"\n")
+    return digest.hexdigest()
+
+
+def write(state_dir: Path, key: str, text: str, folders: list[str], *,
+          asked: dict[str, Any]) -> None:
+    """Keep ``text`` as the snapshot ``key``, marked with ``folders`` as they are now;
+    ``asked`` is what the hook asked for (its budget and owner), so the daemon can build it
+    again (:func:`stale`).
+
+    Never raises: without a snapshot the hook only takes longer."""
+    mark = folders_mark(folders)
+    if mark is None:
+        return
+    target = state_dir / FOLDER
+    with contextlib.suppress(OSError):
+        target.mkdir(mode=0o700, exist_ok=True)
+        tmp = target / f".{key}.{os.getpid()}.tmp"
+        tmp.write_text(json.dumps({"folders": folders, "mark": mark, "text": text,
+                                   "asked": asked}, ensure_ascii=False), "utf-8")
+        tmp.replace(target / f"{key}.json")
+
+
+def stale(state_dir: Path) -> list[dict[str, Any]]:
+    """What each snapshot that no longer matches its folders was asked for (the daemon
+    rebuilds those after a change)."""
+    found: list[dict[str, Any]] = []
+    with contextlib.suppress(OSError):
+        for path in sorted((state_dir / FOLDER).glob("*.json")):
+            try:
+                record = json.loads(path.read_text("utf-8"))
+                current = folders_mark(str(f) for f in record["folders"])
+                if current != record["mark"] and isinstance(record.get("asked"), dict):
+                    found.append(record["asked"])
+            except (OSError, ValueError, KeyError, TypeError):
+                continue
+    return found
+
+
+def read(state_dir: Path, key: str) -> str | None:
+    """The snapshot ``key`` if its folders are as they were when it was written."""
+    try:
+        record = json.loads((state_dir / FOLDER / f"{key}.json").read_text("utf-8"))
+        folders, text = record["folders"], record["text"]
+        if not isinstance(text, str) or not isinstance(folders, list):
+            return None
+        mark = folders_mark(str(f) for f in folders)
+        return text if mark is not None and mark == record["mark"] else None
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def clear(state_dir: Path) -> None:
+    """Remove every snapshot (a memory was forgotten)."""
+    folder = state_dir / FOLDER
+    with contextlib.suppress(OSError):
+        for path in folder.iterdir():
+            path.unlink(missing_ok=True)
