@@ -751,6 +751,17 @@ class McpSettings(_Section):
         )
 
 
+class DaemonSettings(_Section):
+    """The running daemon as the server of its user's CLI, hooks and MCP sessions."""
+
+    autostart: bool = Field(
+        default=False,
+        description="A command that finds no daemon for its vault starts one in the "
+        "background (dreamd run) and answers in-process this once; off by default, since a "
+        "daemon keeps running until stopped (dreamd service install is the managed way).",
+    )
+
+
 class VersionsSettings(_Section):
     """The version history of memories (DESIGN.md: every content change is a version)."""
 
@@ -828,6 +839,7 @@ class Settings(BaseSettings):
     metrics: MetricsSettings = Field(default_factory=MetricsSettings)
     mcp: McpSettings = Field(default_factory=McpSettings)
     versions: VersionsSettings = Field(default_factory=VersionsSettings)
+    daemon: DaemonSettings = Field(default_factory=DaemonSettings)
     check: CheckSettings = Field(default_factory=CheckSettings)
     logging: LoggingSettings = Field(default_factory=LoggingSettings)
 

@@ -87,7 +87,7 @@ log = structlog.get_logger("dreamd.app")
 
 #: Settings sections that change how dreamd runs, never what it answers: a client with other
 #: values there is still served by the daemon.
-UNANSWERED_SECTIONS = ("logging", "metrics", "mcp")
+UNANSWERED_SECTIONS = ("logging", "metrics", "mcp", "daemon")
 #: State-dir file: what the last ``MEMORY.md`` build was made from (:func:`index_fingerprint`).
 MEMORY_INDEX_RECORD = "memory-index.json"
 

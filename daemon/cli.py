@@ -217,10 +217,12 @@ _resolution_key: str | None = None
 
 def _note_resolution(application: App, config_file: Path) -> None:
     """Record where this command line's settings led, so its next run can ask the daemon."""
-    if _resolution_key is None:
-        return
+    if _resolution_key is None or application.settings.vault.path is None:
+        return  # an implicit vault ("the only one indexed") depends on more than the inputs
     try:
-        resolution = client.Resolution(application.state_dir, application.settings_fingerprint)
+        resolution = client.Resolution(
+            application.state_dir, application.settings_fingerprint,
+            str(application.vault_root), application.settings.daemon.autostart)
     except DreamdError:
         return  # no vault: nothing a daemon could serve
     client.write_resolution(_resolution_key, resolution, config_file)
@@ -348,6 +350,33 @@ def init(
     path = App.init_config(vault, config_path=opts.config_path, force=force)
     out.print(f"wrote {escape(str(path))}")
     out.print("next: [bold]dreamd sync[/] then [bold]dreamd search \"your question\"[/]")
+    _offer_service(ctx, vault)
+
+
+def _offer_service(ctx: typer.Context, vault: Path) -> None:
+    """After ``init`` at a terminal: offer to keep the vault in step as a service (the
+    daemon that also answers hooks and MCP sessions in a tenth of a second)."""
+    from rich.prompt import Confirm
+
+    from daemon import service
+
+    managed = sys.platform.startswith("linux") or sys.platform == "darwin"
+    if not managed or not sys.stdin.isatty():
+        return
+    try:
+        wanted = Confirm.ask("Run dreamd in the background as a service (it keeps the index "
+                             "in step and answers hooks and MCP at once)?", console=out,
+                             default=False)
+    except EOFError:
+        return
+    if wanted:
+        try:
+            _print_lines(service.install(_service_plan(ctx, vault), dry_run=False).lines())
+        except DreamdError as error:
+            err.print(f"dreamd: {escape(str(error))}", highlight=False)
+    else:
+        out.print("later: [bold]dreamd service install[/], or [bold]dreamd run[/] in a "
+                  "terminal")
 
 
 @app.command()

@@ -199,11 +199,14 @@ def option(args: Sequence[str], name: str) -> str | None:
 # --------------------------------------------------------------------------- resolution cache
 
 class Resolution(NamedTuple):
-    """Where one set of inputs led the last in-process run: the state folder and the
-    fingerprint of the settings that decide answers."""
+    """Where one set of inputs led the last in-process run: the state folder, the
+    fingerprint of the settings that decide answers, the vault folder, and whether a
+    missing daemon is started (``daemon.autostart``)."""
 
     state_dir: Path
     settings: str
+    vault: str = ""
+    autostart: bool = False
 
 
 def resolution_key(invocation: Invocation, environ: Mapping[str, str], cwd: str) -> str:
@@ -239,7 +242,8 @@ def read_resolution(key: str, environ: Mapping[str, str] = os.environ) -> Resolu
         record = json.loads((_cache_dir(environ) / f"{key}.json").read_text("utf-8"))
         if _file_mark(record["config_file"]) != record["config_mark"]:
             return None
-        return Resolution(Path(record["state_dir"]), str(record["settings"]))
+        return Resolution(Path(record["state_dir"]), str(record["settings"]),
+                          str(record.get("vault", "")), record.get("autostart") is True)
     except (OSError, ValueError, KeyError, TypeError):
         return None
 
@@ -249,6 +253,7 @@ def write_resolution(key: str, resolution: Resolution, config_file: Path,
     """Record where ``key`` led (never raises: the cache only saves time)."""
     folder = _cache_dir(environ)
     record = {"state_dir": str(resolution.state_dir), "settings": resolution.settings,
+              "vault": resolution.vault, "autostart": resolution.autostart,
               "config_file": str(config_file), "config_mark": _file_mark(str(config_file))}
     try:
         folder.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -415,6 +420,8 @@ def run_served(argv: Sequence[str]) -> tuple[int | None, str | None]:
         if invocation.hook and _session_start(invocation, resolution.state_dir, stdin):
             return 0, None
         if isinstance(error, NoDaemon):
+            if resolution.autostart and resolution.vault:
+                return None, _autostart(invocation, resolution)
             return None, _once(resolution.state_dir, str(error))
         return None, str(error)
     except ApiError as error:
@@ -427,6 +434,43 @@ def run_served(argv: Sequence[str]) -> tuple[int | None, str | None]:
     _write(sys.stdout, answer.get("stdout"))
     _write(sys.stderr, answer.get("stderr"))
     return code, None
+
+
+#: State-folder file: when a client last started a daemon (``daemon.autostart``).
+AUTOSTARTED = "autostarted.json"
+#: Seconds after a start during which no other client starts one (it is still loading;
+#: a second one would only find the vault's lock taken).
+AUTOSTART_GRACE_S = 60.0
+
+
+def _autostart(invocation: Invocation, resolution: Resolution) -> str | None:
+    """Start ``dreamd run`` for the vault in the background, detached from this process
+    (its own session; stderr in ``<state dir>/autostart.log``), unless one was started in
+    the last :data:`AUTOSTART_GRACE_S`. Returns the line to say (``None``: nothing new)."""
+    import subprocess
+    import time
+
+    marker = resolution.state_dir / AUTOSTARTED
+    with contextlib.suppress(OSError, ValueError, TypeError):
+        if time.time() - float(json.loads(marker.read_text("utf-8"))["at"]) < AUTOSTART_GRACE_S:
+            return None
+    command = [sys.executable, "-P", "-m", "daemon"]
+    if invocation.config is not None:
+        command += ["--config", invocation.config]
+    if invocation.env is not None:
+        command += ["--env", invocation.env]
+    for item in invocation.sets:
+        command += ["--set", item]
+    command += ["run", resolution.vault]
+    try:
+        marker.write_text(json.dumps({"at": time.time(), "by": os.getpid()}), "utf-8")
+        with (resolution.state_dir / "autostart.log").open("ab") as log:
+            subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                             stderr=log, start_new_session=True, close_fds=True)
+    except OSError as error:
+        return f"no daemon is running and starting one failed ({error})"
+    return ("no daemon was running; started one in the background (daemon.autostart), "
+            "which answers from the next command on")
 
 
 def session_key(args: Sequence[str]) -> str | None:

@@ -587,6 +587,8 @@ class Daemon:
             fresh.__dict__["store"] = self.app.store
         self.app = fresh
         self._build()
+        if self.api is not None:
+            self.api.refresh()  # api.json names the settings clients must match
         self.metrics.configure(fresh.settings.metrics)
         log.info("config.reloaded", config=str(loaded.config_path), profile=loaded.profile)
 

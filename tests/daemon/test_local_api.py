@@ -370,3 +370,32 @@ def test_version_is_printed_before_anything_loads(tmp_path: Path) -> None:
     run = _dreamd(["--version"], tmp_path)
     assert run.returncode == 0 and run.stdout.startswith("dreamd ")
     assert not _imported(run, "typer") and not _imported(run, "pydantic")
+
+
+def test_autostart_starts_a_daemon_that_answers_the_next_command(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    vault = tmp_path / "vault"
+    shutil.copytree(REPO / "vault_example", vault)
+    here = tmp_path / "project"
+    here.mkdir()
+    monkeypatch.setenv("DREAMD_DAEMON__AUTOSTART", "true")
+    args = ["show", MEMORY, "--vault", str(vault)]
+    assert _dreamd(args, here).returncode == 0  # in-process: records the settings
+    starting = _dreamd(args, here)
+    assert starting.returncode == 0 and "started one in the background" in _said(starting)
+    state = next((Path(os.environ["DREAMD_STORAGE__DATA_DIR"]) / "vaults").iterdir())
+    record = harness.wait_until(
+        lambda: json.loads((state / client.API_RECORD).read_text("utf-8"))
+        if (state / client.API_RECORD).exists() else {},
+        bool, timeout_s=120, what="the started daemon's api.json")
+    try:
+        quiet = _dreamd(args, here)  # no second start within the grace period
+        assert "started one" not in _said(quiet)
+        served_run = harness.wait_until(lambda: _dreamd(args, here),
+                                        lambda r: not _imported(r, "lancedb"),
+                                        timeout_s=120, what="a served answer", every_s=1)
+        assert served_run.returncode == 0 and served_run.stdout == quiet.stdout
+    finally:
+        os.kill(record["pid"], signal.SIGTERM)
+        harness.wait_until(lambda: (state / client.API_RECORD).exists(), lambda e: not e,
+                           timeout_s=60, what="the daemon's exit")
