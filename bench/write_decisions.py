@@ -37,6 +37,7 @@ import sys
 import time
 from datetime import UTC, date, datetime
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
@@ -393,6 +394,7 @@ def _latency(count: int) -> int:
     started = time.perf_counter()
     subprocess.run([sys.executable, "-c", "pass"], check=True)
     python_ms = (time.perf_counter() - started) * 1000
+    served = _served_remember(app, vault, sentences[count + 41:count + 82])
     print(f"== remember in process, {count} live memories ({len(times)} new facts)")
     print(f"  remember                       p50 {statistics.median(times):7.1f} ms   "
           f"p95 {pct(times, 0.95):7.1f} ms")
@@ -401,8 +403,42 @@ def _latency(count: int) -> int:
     print(f"  baseline: string rule, all     p50 {statistics.median(string_ms):7.1f} ms "
           "(bigram overlap + contradiction_reason over every memory, no write)")
     print(f"  baseline: python -c pass           {python_ms:7.1f} ms")
+    if served:
+        print(f"  through the running daemon     p50 {statistics.median(served):7.1f} ms   "
+              f"p95 {pct(served, 0.95):7.1f} ms (the local API's round trip; the index "
+              "write follows the answer)")
     shutil.rmtree(base, ignore_errors=True)
     return 0
+
+
+def _served_remember(app: Any, vault: Path, facts: list[str]) -> list[float]:
+    """``remember`` round trips to a ``dreamd run`` of ``vault`` (ms; the first one, which
+    reads every memory file into the pool, left out)."""
+    import subprocess
+
+    from daemon import client
+
+    daemon = subprocess.Popen([str(Path(sys.executable).with_name("dreamd")), "run",
+                               str(vault)], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 300
+        while not (app.state_dir / client.API_RECORD).exists():
+            if time.monotonic() > deadline or daemon.poll() is not None:
+                return []
+            time.sleep(0.05)
+        times = []
+        for n, text in enumerate(facts):
+            started = time.perf_counter()
+            client.call(app.state_dir, "cli", {
+                "argv": ["remember", text, "--type", "user", "--vault", str(vault)],
+                "settings": app.settings_fingerprint, "stdin": None, "terminal": {}})
+            if n:
+                times.append((time.perf_counter() - started) * 1000)
+        return sorted(times)
+    finally:
+        daemon.terminate()
+        daemon.wait(timeout=60)
 
 
 if __name__ == "__main__":

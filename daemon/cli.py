@@ -211,13 +211,16 @@ def _app(ctx: typer.Context, **flags: Any) -> Iterator[App]:
         application.close()
 
 
-#: The resolution-cache key of this process's command line (:mod:`daemon.client`).
-_resolution_key: str | None = None
+#: The command line of this process, as :mod:`daemon.client` reads it (its settings are
+#: recorded for the next run to find the daemon).
+_invocation: client.Invocation | None = None
 
 
 def _note_resolution(application: App, config_file: Path) -> None:
-    """Record where this command line's settings led, so its next run can ask the daemon."""
-    if _resolution_key is None or application.settings.vault.path is None:
+    """Record where this command line's settings led, so its next run can ask the daemon:
+    for every working folder when no path among the settings is relative, else for this
+    folder only."""
+    if _invocation is None or application.settings.vault.path is None:
         return  # an implicit vault ("the only one indexed") depends on more than the inputs
     try:
         resolution = client.Resolution(
@@ -225,7 +228,16 @@ def _note_resolution(application: App, config_file: Path) -> None:
             str(application.vault_root), application.settings.daemon.autostart)
     except DreamdError:
         return  # no vault: nothing a daemon could serve
-    client.write_resolution(_resolution_key, resolution, config_file)
+    settings = application.settings
+    paths = [settings.vault.path, settings.storage.data_dir, config_file,
+             *(root.path for root in settings.vault.extra_roots)]
+    given = [_invocation.vault, _invocation.config]  # as typed: --vault . is made absolute
+    relative = any(not Path(p).expanduser().is_absolute()
+                   for p in [*paths, *given] if p is not None) \
+        or (settings.storage.uri is not None and "://" not in settings.storage.uri
+            and not Path(settings.storage.uri).expanduser().is_absolute())
+    key = client.resolution_key(_invocation, os.environ, str(Path.cwd()) if relative else None)
+    client.write_resolution(key, resolution, config_file)
 
 
 def _owner(text: str | None) -> Owner | None:
@@ -903,8 +915,24 @@ def run(
     loaded = load(opts.config_path, opts.env_name, overrides)
     configure_logging(level=loaded.settings.logging.level, fmt=loaded.settings.logging.format)
     application = App.create(loaded)
+    _note_daemon_resolution(application, loaded.config_path, given_vault=vault is not None)
     daemon = Daemon(application, reload=lambda: load(opts.config_path, opts.env_name, overrides))
     raise typer.Exit(daemon.run())
+
+
+def _note_daemon_resolution(application: App, config_file: Path, *, given_vault: bool) -> None:
+    """Record the daemon's own settings for the command lines that name its vault the way
+    it was started (``--vault <its folder>``, or no vault when it came from the settings),
+    so their first run already asks it."""
+    global _invocation
+    started = _invocation
+    if started is None:
+        return
+    shapes = [str(application.vault_root)] + ([] if given_vault else [None])
+    for vault in shapes:
+        _invocation = started._replace(command="", args=(), vault=vault)
+        _note_resolution(application, config_file)
+    _invocation = started
 
 
 @service_app.command("install")
@@ -1062,10 +1090,8 @@ def main() -> None:
 def run_here(why: str | None = None) -> None:
     """Run the command line in this process, mapping dreamd errors to exit codes; ``why``
     (the daemon did not answer) is said first on stderr, except by a hook."""
-    global _resolution_key
-    invocation = client.parse_invocation(sys.argv[1:])
-    if invocation is not None:
-        _resolution_key = client.resolution_key(invocation, os.environ, str(Path.cwd()))
+    global _invocation
+    invocation = _invocation = client.parse_invocation(sys.argv[1:])
     hook = invocation is not None and invocation.hook
     if why and not hook:
         err.print(f"dreamd: {escape(why)}; answering in-process", highlight=False)

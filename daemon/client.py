@@ -61,6 +61,7 @@ __all__ = [
     "Resolution",
     "call",
     "connect",
+    "find_resolution",
     "hook_prompt",
     "option",
     "parse_invocation",
@@ -86,9 +87,13 @@ SERVED_COMMANDS = frozenset({
 })
 #: Seconds to wait for the connection to the socket (a live daemon accepts at once).
 CONNECT_TIMEOUT_S = 2.0
-#: Seconds to wait for an answer. The daemon answers 503 itself after waiting
-#: :data:`BUSY_WAIT_S` for its engines; a ``check`` of a large vault takes seconds.
-ANSWER_TIMEOUT_S = 300.0
+#: Seconds to wait for an answer, by command: a hook must never keep a prompt waiting
+#: (Claude Code kills it at its ``timeout``, 30 s in the README's recipe), a read answers in
+#: tens of ms when the daemon is well, a ``check`` or a write of a large vault takes seconds.
+#: Past it the command runs in-process (a stopped daemon accepts connections and never
+#: answers). The daemon answers :data:`BUSY` itself after :data:`BUSY_WAIT_S`.
+HOOK_TIMEOUT_S, READ_TIMEOUT_S, ANSWER_TIMEOUT_S = 5.0, 30.0, 300.0
+_READS = frozenset({"search", "context", "show", "history", "diff", "status"})
 #: Seconds the daemon waits for its engines (held by an indexing batch) before answering
 #: :data:`BUSY`.
 BUSY_WAIT_S = 3.0
@@ -209,14 +214,22 @@ class Resolution(NamedTuple):
     autostart: bool = False
 
 
-def resolution_key(invocation: Invocation, environ: Mapping[str, str], cwd: str) -> str:
-    """Hex digest of everything that decides the settings of ``invocation``."""
+def resolution_key(invocation: Invocation, environ: Mapping[str, str], cwd: str | None) -> str:
+    """Hex digest of everything that decides the settings of ``invocation``; ``cwd`` only
+    when a path among them is relative (:func:`find_resolution`)."""
     inputs = {
         "config": invocation.config, "env": invocation.env, "sets": list(invocation.sets),
         "vault": invocation.vault, "cwd": cwd, "home": environ.get("HOME", ""),
         "vars": sorted((k, v) for k, v in environ.items() if k.startswith("DREAMD_")),
     }
     return hashlib.sha256(json.dumps(inputs, ensure_ascii=False).encode()).hexdigest()[:32]
+
+
+def find_resolution(invocation: Invocation) -> Resolution | None:
+    """The record of ``invocation``'s inputs: the one any working folder shares (every path
+    among the settings was absolute), else this folder's own."""
+    return read_resolution(resolution_key(invocation, os.environ, None)) or read_resolution(
+        resolution_key(invocation, os.environ, str(Path.cwd())))
 
 
 def _cache_dir(environ: Mapping[str, str]) -> Path:
@@ -336,6 +349,8 @@ def request(sock: socket.socket, reader: Any, method: str, params: dict[str, Any
         sock.settimeout(timeout)
         sock.sendall(json.dumps(message, ensure_ascii=False).encode("utf-8") + b"\n")
         line = reader.readline(MAX_MESSAGE + 1)
+    except TimeoutError:
+        raise DaemonUnavailable(f"the daemon did not answer within {timeout:g} s") from None
     except OSError as error:
         raise DaemonUnavailable(f"the daemon stopped answering ({type(error).__name__}: "
                                 f"{error})") from None
@@ -406,7 +421,7 @@ def run_served(argv: Sequence[str]) -> tuple[int | None, str | None]:
         return None, None
     if invocation.command == "forget" and not {"--yes", "-y"} & set(invocation.args):
         return None, None  # it asks the user first, on this process's terminal
-    resolution = read_resolution(resolution_key(invocation, os.environ, str(Path.cwd())))
+    resolution = find_resolution(invocation)
     if resolution is None:
         return None, None
     stdin = _stdin_text() if invocation.hook else None
@@ -414,8 +429,10 @@ def run_served(argv: Sequence[str]) -> tuple[int | None, str | None]:
     served_stdin = stdin
     params = {"argv": [invocation.command, *invocation.args], "settings": resolution.settings,
               "stdin": stdin, "terminal": _terminal()}
+    timeout = HOOK_TIMEOUT_S if invocation.hook else READ_TIMEOUT_S \
+        if invocation.command in _READS else ANSWER_TIMEOUT_S
     try:
-        answer = call(resolution.state_dir, "cli", params)
+        answer = call(resolution.state_dir, "cli", params, timeout=timeout)
     except DaemonUnavailable as error:
         if invocation.hook and _session_start(invocation, resolution.state_dir, stdin):
             return 0, None
@@ -531,7 +548,7 @@ def proxy_mcp(argv: Sequence[str]) -> str | None:
     if invocation is None or invocation.command != "mcp" or "--http" in invocation.args:
         return NO_RECORD
     owner = option(invocation.args, "--owner")
-    resolution = read_resolution(resolution_key(invocation, os.environ, str(Path.cwd())))
+    resolution = find_resolution(invocation)
     if resolution is None:
         return NO_RECORD
     try:

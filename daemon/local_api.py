@@ -74,6 +74,7 @@ class Service:
     vault: str
     run_command: Callable[[list[str], str | None, dict[str, Any]], Any]
     run_mcp: Callable[[io.BufferedIOBase, io.BufferedIOBase, str | None], None]
+    after_answer: Callable[[], None] = lambda: None
 
 
 def socket_path(state_dir: Path) -> Path:
@@ -165,8 +166,10 @@ class _Handler(socketserver.StreamRequestHandler):
                     self._send({"jsonrpc": "2.0", "id": ident, "result": {"session": "open"}})
                     self._mcp(params)
                     return  # the session owned the connection to its end
-                self._send({"jsonrpc": "2.0", "id": ident, "result": self._answer(method,
-                                                                                  params)})
+                if method == "cli":
+                    self._cli(ident, params)
+                    continue
+                self._send({"jsonrpc": "2.0", "id": ident, "result": self._answer(method)})
             except _Refused as refused:
                 self._send({"jsonrpc": "2.0", "id": ident,
                             "error": {"code": refused.code, "message": str(refused)}})
@@ -181,13 +184,18 @@ class _Handler(socketserver.StreamRequestHandler):
             raise _Refused(OTHER_SETTINGS, "the running daemon has other settings (another "
                                            "config, profile or --set)")
 
-    def _answer(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+    def _answer(self, method: str) -> dict[str, Any]:
         service = self.server.service
         if method == "health":
             return {"protocol": PROTOCOL, "pid": os.getpid(), "vault": service.vault,
                     "settings": service.fingerprint()}
-        if method != "cli":
-            raise _Refused(-32601, f"no such method: {method}")
+        raise _Refused(-32601, f"no such method: {method}")
+
+    def _cli(self, ident: Any, params: dict[str, Any]) -> None:
+        """Run a command line and send its answer; the index work its writes leave
+        (:attr:`Service.after_answer`) runs once the answer is out, still under the lock, so
+        the next request sees it and the client does not wait for it."""
+        service = self.server.service
         self._check(params)
         argv, stdin, terminal = params.get("argv"), params.get("stdin"), params.get("terminal")
         if not isinstance(argv, list) or not argv or not all(isinstance(a, str) for a in argv):
@@ -200,12 +208,16 @@ class _Handler(socketserver.StreamRequestHandler):
             answer = service.run_command(
                 argv, stdin if isinstance(stdin, str) else None,
                 terminal if isinstance(terminal, dict) else {})
+            if answer is None:
+                raise _Refused(USAGE, "usage error")
+            self._send({"jsonrpc": "2.0", "id": ident, "result": {
+                "exit_code": answer.exit_code, "stdout": answer.stdout,
+                "stderr": answer.stderr}})
         finally:
-            service.lock.release()
-        if answer is None:
-            raise _Refused(USAGE, "usage error")
-        return {"exit_code": answer.exit_code, "stdout": answer.stdout,
-                "stderr": answer.stderr}
+            try:
+                service.after_answer()
+            finally:
+                service.lock.release()
 
     def _mcp(self, params: dict[str, Any]) -> None:
         owner = params.get("owner")

@@ -116,6 +116,8 @@ class Daemon:
         #: checks, dreams or reloads; the local API while it answers a client.
         self.lock = threading.RLock()
         self.api: LocalApi | None = None
+        self._answering = False
+        self._deferred: list[tuple[list[str], bool]] = []
 
     # ------------------------------------------------------------------ wiring
 
@@ -239,7 +241,6 @@ class Daemon:
     def _serve_clients(self) -> None:
         """Open the local API (:mod:`daemon.local_api`); without it clients answer
         in-process, so a failure here is logged and the daemon goes on."""
-        from daemon.cli import serve_command
         from daemon.mcp_server import build_server, serve_stream
 
         def run_mcp(reader: io.BufferedIOBase, writer: io.BufferedIOBase,
@@ -252,9 +253,7 @@ class Daemon:
         service = Service(
             fingerprint=lambda: self.app.settings_fingerprint, lock=self.lock,
             vault=str(self.app.vault_root),
-            run_command=lambda argv, stdin, terminal: serve_command(self.app, argv, stdin,
-                                                                    terminal),
-            run_mcp=run_mcp)
+            run_command=self._serve_command, run_mcp=run_mcp, after_answer=self._index_deferred)
         api = LocalApi(self.app.state_dir, service)
         try:
             api.start()
@@ -267,8 +266,33 @@ class Daemon:
         self.state.api = str(api.path)
         self._write_status()
 
+    def _serve_command(self, argv: list[str], stdin: str | None,
+                       terminal: dict[str, Any]) -> Any:
+        """A client's command line (the API holds :attr:`lock`); the index work its writes
+        leave waits for :meth:`_index_deferred`, after the answer went out."""
+        from daemon.cli import serve_command
+
+        self._answering = True
+        try:
+            return serve_command(self.app, argv, stdin, terminal)
+        finally:
+            self._answering = False
+
+    def _index_deferred(self) -> None:
+        """Index what the last client's command wrote (the API still holds the lock)."""
+        while self._deferred:
+            paths, purge = self._deferred.pop(0)
+            try:
+                self._resident_index(paths, purge)
+            except DreamdError as error:  # the watcher retries the paths on its next look
+                log.error("api.index_failed", error=str(error))
+
     def _resident_index(self, paths: Collection[str], purge: bool) -> None:
-        """A client's write, indexed at once by this process (the store's one writer)."""
+        """A client's write, indexed by this process (the store's one writer): at once, or
+        right after the answer when a served command wrote it (a forget purges at once)."""
+        if self._answering and not purge:  # a forget's purge is done before it answers
+            self._deferred.append((list(paths), purge))
+            return
         with self.lock:
             self.syncer.sync_paths(paths)
             if purge:

@@ -75,16 +75,26 @@ def test_the_daemon_answers_with_the_output_the_cli_gives(served: Any, tmp_path:
     vault, _daemon = served
     here = tmp_path / "work"
     here.mkdir()
-    args = ["show", MEMORY, "--vault", str(vault)]
-    first = _dreamd(args, here)
+    # a relative --vault: no record of it yet, so the first run answers in-process
+    args = ["show", MEMORY, "--vault", "vault"]
+    first = _dreamd(args, tmp_path)
     assert first.returncode == 0, _said(first)
-    assert _imported(first, "lancedb")  # no record of these settings yet: in-process
-    second = _dreamd(args, here)
+    assert _imported(first, "lancedb")
+    second = _dreamd(args, tmp_path)
     assert second.returncode == 0, _said(second)
     assert not _imported(second, "lancedb") and not _imported(second, "numpy")
     assert not _imported(second, "typer") and not _imported(second, "pydantic")
     assert second.stdout == first.stdout
     assert _said(second) == ""
+    # the daemon recorded its own settings: its vault named by its folder is served from
+    # any working folder at once
+    elsewhere = _dreamd(["show", MEMORY, "--vault", str(vault)], here)
+    assert elsewhere.returncode == 0 and not _imported(elsewhere, "lancedb")
+    assert elsewhere.stdout == first.stdout
+    # a relative --vault recorded in one folder never answers for another folder
+    (here / "vault").mkdir()
+    other = _dreamd(args, here)
+    assert other.returncode != 0 and _imported(other, "lancedb")
 
     # the same errors and exit codes as the CLI
     missing = _dreamd(["show", "no such memory", "--vault", str(vault)], here)
@@ -171,12 +181,17 @@ def test_clients_writing_at_once_through_the_daemon_lose_nothing(
     assert not any("import time:" in err and "| lancedb\n" in err for _out, err in results)
     texts = "\n".join(p.read_text("utf-8") for p in (vault / "Memory").glob("*.md"))
     assert all(fact in texts for fact in facts)
-    # the daemon indexed each write as it made it: every memory file is in its store
+    # the daemon indexed each write right after answering it: a search through it finds
+    # every one at once (the next request waits for that index work)
+    for n in range(8):
+        found = _dreamd(["search", f"kiln-{n}.local", "--json", "-n", "3", "--vault",
+                         str(vault)], here)
+        assert found.returncode == 0 and not _imported(found, "lancedb")
+        assert any(f"kiln-{n}.local" in hit["snippet"] for hit in json.loads(found.stdout))
     app = harness.fresh_app(vault, fake=False)
-    indexed = set(app.store.file_index())
     on_disk = {f"Memory/{p.name}" for p in (vault / "Memory").glob("*.md")
                if p.name != "MEMORY.md"}  # the generated index is not indexed itself
-    assert on_disk <= indexed, on_disk - indexed
+    assert on_disk <= set(app.store.file_index()), on_disk - set(app.store.file_index())
     assert harness.index_vs_disk(app) == []
     assert daemon.proc.poll() is None
 
@@ -236,12 +251,11 @@ def test_the_readme_hook_recipe_against_a_running_daemon(served: Any, tmp_path: 
                         "prompt": "how should the integration tests treat the database?"})
     runs = [subprocess.run(["bash", "-c", line], cwd=here, input=event, text=True,
                            capture_output=True, timeout=120, check=False) for _ in range(2)]
-    for run in runs:
+    for run in runs:  # the vault as the daemon was started: served from the first prompt on
         assert run.returncode == 0 and "<background" in run.stdout, _said(run)
         assert MEMORY in run.stdout
-    assert _imported(runs[0], "lancedb") and not _imported(runs[1], "lancedb")
-    assert runs[1].stdout == runs[0].stdout
-    assert _said(runs[1]) == ""
+        assert not _imported(run, "lancedb") and _said(run) == ""
+    # (the retrieved part may reorder: each context counts its memories' recalls)
 
 
 def _mcp_exchange(proc: subprocess.Popen[str], message: dict[str, Any]) -> dict[str, Any]:
@@ -260,13 +274,16 @@ def test_an_mcp_session_is_proxied_to_the_daemon(served: Any, tmp_path: Path) ->
     vault, _daemon = served
     here = tmp_path / "work"
     here.mkdir()
-    args = [sys.executable, "-X", "importtime", "-m", "daemon", "mcp", "--vault", str(vault)]
-    # the first MCP server of these settings serves in-process and records them
-    for proxied in (False, True):
+    relative = [sys.executable, "-X", "importtime", "-m", "daemon", "mcp", "--vault", "vault"]
+    named = [*relative[:-1], str(vault)]
+    # a relative vault not seen before: in-process (and recorded); then proxied; the vault
+    # named by the folder the daemon was started with: proxied from the first session
+    for args, cwd, proxied in ((relative, tmp_path, False), (relative, tmp_path, True),
+                               (named, here, True)):
         # stderr to a file: the import-time lines would fill a pipe nobody reads meanwhile
-        log = tmp_path / f"mcp-{proxied}.err"
+        log = tmp_path / f"mcp-{len(list(tmp_path.glob('mcp-*.err')))}.err"
         with log.open("w") as stderr_file:
-            proc = subprocess.Popen(args, cwd=here, stdin=subprocess.PIPE,
+            proc = subprocess.Popen(args, cwd=cwd, stdin=subprocess.PIPE,
                                     stdout=subprocess.PIPE, stderr=stderr_file, text=True)
         try:
             init = _mcp_exchange(proc, {
