@@ -310,6 +310,13 @@ class _Walk:
                 continue
             for child in children:
                 rel = prefix + child.name
+                if not _utf8_name(child.name):
+                    # a name in another encoding ("caf\xe9.md" from an old archive): no link
+                    # can name it and no index row can hold it; reported, left alone
+                    self.problems.append(Problem(
+                        path=os.fsencode(rel).decode("utf-8", "backslashreplace"),
+                        kind="decode", reason="file name is not valid UTF-8; not indexed"))
+                    continue
                 try:
                     self._visit(child, rel, ancestors, stack)
                 except OSError as exc:
@@ -387,6 +394,16 @@ class _Walk:
         )
 
 
+def _utf8_name(name: str) -> bool:
+    """Can ``name`` (as ``os.scandir`` decoded it, undecodable bytes as surrogates) be
+    written as UTF-8?"""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def _os_reason(exc: OSError) -> str:
     return exc.strerror or str(exc)
 
@@ -441,6 +458,11 @@ def scan_paths(root: Path, vfilter: VaultFilter, rel_paths: Iterable[str]) -> Sc
     for rel in sorted(set(rel_paths)):
         rel = rel.strip("/")
         if not rel or rel.startswith("../") or vfilter.is_ignored_by_rules(rel):
+            continue
+        if not _utf8_name(rel):
+            walk.problems.append(Problem(
+                path=os.fsencode(rel).decode("utf-8", "backslashreplace"), kind="decode",
+                reason="file name is not valid UTF-8; not indexed"))
             continue
         if any(vfilter.is_ignored_by_rules(parent, is_dir=True) for parent in _parents(rel)):
             continue

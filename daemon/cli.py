@@ -602,6 +602,9 @@ def forget(
     with _app(ctx, **{"vault.path": vault}) as application:
         service = application.memories(_owner(owner))
         stored = service.find(memory)
+        if not yes and _served.get() is not None:
+            # the question is the client's to ask, on its terminal: it runs in-process
+            raise typer.BadParameter("forget asks first; the client's own CLI asks it")
         if not yes and not typer.confirm(f"Forget {stored.path} for good?"):
             raise typer.Exit(1)
         report = service.forget(memory)

@@ -46,6 +46,7 @@ import re
 import socket
 import sys
 import threading
+import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -107,9 +108,15 @@ TERMINAL_VARS = ("COLUMNS", "NO_COLOR", "FORCE_COLOR", "TERM", "COLORTERM")
 #: :func:`proxy_mcp`'s answer when this command line has not run in-process yet (nothing to
 #: say: the first run records where its settings lead).
 NO_RECORD = "no record of this command line's settings yet"
+#: :func:`proxy_mcp`'s answer when the daemon ended a session that had started.
+SESSION_LOST = "the daemon ended the session"
 #: Marker in the state folder: "no daemon, answering in-process" was said since the daemon
 #: last stopped (it is said once, not on every command); the daemon removes it on start.
 FALLBACK_NOTED = "client-fallback-noted"
+
+#: Variables platformdirs reads for the default config file and data folder.
+_LOCATION_VARS = frozenset({"XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CONFIG_DIRS",
+                            "XDG_DATA_DIRS", "APPDATA", "LOCALAPPDATA"})
 
 _GLOBAL_VALUE = ("--config", "-c", "--env", "--set")
 _VERBOSE = re.compile(r"-v+")
@@ -124,9 +131,10 @@ class NoDaemon(DaemonUnavailable):
     """No daemon runs for this vault (no record, a stale record, nothing listening)."""
 
 
-def _once(state_dir: Path, why: str) -> str | None:
-    """``why`` the first time since the daemon last ran, ``None`` after (the marker file)."""
-    marker = state_dir / FALLBACK_NOTED
+def _once(state_dir: Path, why: str, marker_name: str = FALLBACK_NOTED) -> str | None:
+    """``why`` the first time since the daemon last started, ``None`` after (a marker file
+    in the state folder, which the daemon removes when it starts)."""
+    marker = state_dir / marker_name
     if marker.exists():
         return None
     with contextlib.suppress(OSError):
@@ -220,7 +228,8 @@ def resolution_key(invocation: Invocation, environ: Mapping[str, str], cwd: str 
     inputs = {
         "config": invocation.config, "env": invocation.env, "sets": list(invocation.sets),
         "vault": invocation.vault, "cwd": cwd, "home": environ.get("HOME", ""),
-        "vars": sorted((k, v) for k, v in environ.items() if k.startswith("DREAMD_")),
+        "vars": sorted((k, v) for k, v in environ.items()
+                       if k.startswith("DREAMD_") or k in _LOCATION_VARS),
     }
     return hashlib.sha256(json.dumps(inputs, ensure_ascii=False).encode()).hexdigest()[:32]
 
@@ -324,15 +333,23 @@ def connect(state_dir: Path) -> socket.socket:
     path = api_socket(state_dir)
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     sock.settimeout(CONNECT_TIMEOUT_S)
+    deadline = time.monotonic() + CONNECT_TIMEOUT_S
     try:
-        sock.connect(path)
+        while True:
+            try:
+                sock.connect(path)
+                break
+            except BlockingIOError:  # the daemon's backlog is full: it is busy, not gone
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.02)
     except (ConnectionRefusedError, FileNotFoundError):
         sock.close()
         raise NoDaemon("no daemon is running for this vault (nothing listens on its "
                        "socket)") from None
-    except OSError as error:
+    except (OSError, ValueError) as error:  # ValueError: a path the OS cannot take
         sock.close()
-        raise DaemonUnavailable(f"cannot reach the daemon at {path} ({error})") from None
+        raise DaemonUnavailable(f"cannot reach the daemon at {path!r} ({error})") from None
     return sock
 
 
@@ -344,10 +361,12 @@ def request(sock: socket.socket, reader: Any, method: str, params: dict[str, Any
     Raises ApiError for an error answer, DaemonUnavailable when the daemon closes or
     stops answering mid-request."""
     message = {"jsonrpc": "2.0", "id": 1, "method": method,
-               "params": {"protocol": PROTOCOL, **params}}
+               "params": {"protocol": PROTOCOL, "deadline": time.time() + timeout, **params}}
     try:
         sock.settimeout(timeout)
-        sock.sendall(json.dumps(message, ensure_ascii=False).encode("utf-8") + b"\n")
+        # ASCII escapes: an argument or hook input that is not UTF-8 (its bytes kept as
+        # surrogates) travels as it is and the daemon reads what this process read
+        sock.sendall(json.dumps(message, ensure_ascii=True).encode("ascii") + b"\n")
         line = reader.readline(MAX_MESSAGE + 1)
     except TimeoutError:
         raise DaemonUnavailable(f"the daemon did not answer within {timeout:g} s") from None
@@ -444,6 +463,9 @@ def run_served(argv: Sequence[str]) -> tuple[int | None, str | None]:
     except ApiError as error:
         if error.code == USAGE:
             return None, None  # typer prints the usage error in this process
+        if error.code == OTHER_SETTINGS:
+            return None, _once(resolution.state_dir, str(error),
+                               f"{FALLBACK_NOTED}-{resolution.settings[:16]}")
         return None, f"the running daemon did not answer: {error}"
     code = answer.get("exit_code")
     if not isinstance(code, int):
@@ -497,7 +519,7 @@ def session_key(args: Sequence[str]) -> str | None:
     from daemon.session_snapshot import snapshot_key
 
     budget = option(args, "--budget")
-    if budget is not None and not budget.isdigit():
+    if budget is not None and not (budget.isascii() and budget.isdigit()):
         return None
     return snapshot_key(int(budget) if budget is not None else None, option(args, "--owner"))
 
@@ -536,8 +558,15 @@ served_stdin: str | None = None
 
 
 def _write(stream: Any, text: object) -> None:
+    """Write the daemon's text as this process would have: bytes it could not decode
+    (kept as surrogates) go out as they came in."""
     if isinstance(text, str) and text:
-        stream.write(text)
+        stream.flush()
+        buffer = getattr(stream, "buffer", None)
+        if buffer is None:
+            stream.write(text)
+        else:
+            buffer.write(text.encode(stream.encoding or "utf-8", "surrogateescape"))
         stream.flush()
 
 
@@ -565,18 +594,25 @@ def proxy_mcp(argv: Sequence[str]) -> str | None:
         return f"the running daemon did not start the MCP session ({error})"
     sock.settimeout(None)
     # from here the connection is the session; the reader may hold its first bytes
-    _pipe(sock, reader)
-    return None
+    if _pipe(sock, reader):
+        return None
+    sys.stderr.write("dreamd mcp: the daemon ended the session (it stopped or restarted); "
+                     "the assistant starts a new one\n")
+    return SESSION_LOST
 
 
-def _pipe(sock: socket.socket, reader: Any) -> None:
+def _pipe(sock: socket.socket, reader: Any) -> bool:
     """Copy stdin to the socket (a helper thread) and the socket to stdout (this thread)
-    until the daemon ends the session; stdin's end ends the session from this side."""
+    until the daemon ends the session; stdin's end ends the session from this side.
+    Returns whether it ended from this side (the client closed stdin)."""
+    closed = threading.Event()
+
     def pump_in() -> None:
         stdin = sys.stdin.buffer.fileno()
         try:
             while data := os.read(stdin, 65536):
                 sock.sendall(data)
+            closed.set()
             sock.shutdown(socket.SHUT_WR)  # the daemon ends the session and closes
         except OSError:
             pass
@@ -592,3 +628,4 @@ def _pipe(sock: socket.socket, reader: Any) -> None:
         pass
     finally:
         sock.close()
+    return closed.is_set()

@@ -31,6 +31,8 @@ def ask_daemon(argv: Sequence[str]) -> tuple[int | None, str | None]:
         why = client.proxy_mcp(argv)
         if why is None:
             return 0, None  # the daemon served the session
+        if why == client.SESSION_LOST:
+            return 1, None  # said on stderr; the session's state is the daemon's, gone
         return None, None if why == client.NO_RECORD else why
     return None, None
 
@@ -50,7 +52,10 @@ def main() -> None:
     if sys.argv[1:] == ["--version"]:  # answered before typer loads
         sys.stdout.write(version_line() + "\n")
         return
-    code, why = ask_daemon(sys.argv[1:])
+    try:
+        code, why = ask_daemon(sys.argv[1:])
+    except (OSError, ValueError) as error:  # a deleted working folder, an odd record
+        code, why = None, f"could not ask the daemon ({error})"
     if code is not None:
         sys.exit(code)
     from daemon.cli import run_here

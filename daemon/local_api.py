@@ -29,6 +29,7 @@ import struct
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -50,6 +51,9 @@ from daemon.client import (
     SERVED_COMMANDS,
     USAGE,
 )
+
+#: JSON-RPC error: the request's deadline passed before the daemon could start on it.
+EXPIRED = -32005
 
 __all__ = ["SOCKET_NAME", "LocalApi", "Service", "socket_path"]
 
@@ -126,15 +130,31 @@ class _Refused(Exception):
         self.code = code
 
 
+#: Seconds a connection may stay silent between requests, and a client may take to read an
+#: answer, before the daemon closes it (a stalled client never holds the engines; an MCP
+#: session has no such limit).
+IDLE_TIMEOUT_S = 60.0
+SEND_TIMEOUT_S = 2.0  # below BUSY_WAIT_S: the next client is served, not told "busy"
+
+
 class _Handler(socketserver.StreamRequestHandler):
     """One connection: requests, one per line, until the client closes it or opens an MCP
     session on it."""
 
     server: _Server
+    timeout = IDLE_TIMEOUT_S  # socketserver sets it on the connection
 
     def _send(self, message: dict[str, Any]) -> None:
-        self.wfile.write(json.dumps(message, ensure_ascii=False).encode("utf-8") + b"\n")
-        self.wfile.flush()
+        ident = message.get("id")
+        if not (ident is None or isinstance(ident, str) or type(ident) is int):
+            message = {**message, "id": None}  # NaN, floats, objects: not echoed back
+        data = json.dumps(message, ensure_ascii=True).encode("ascii") + b"\n"
+        self.connection.settimeout(SEND_TIMEOUT_S)
+        try:
+            self.wfile.write(data)
+            self.wfile.flush()
+        finally:
+            self.connection.settimeout(IDLE_TIMEOUT_S)
 
     def handle(self) -> None:
         uid = _peer_uid(self.connection)
@@ -152,7 +172,7 @@ class _Handler(socketserver.StreamRequestHandler):
                                            "bytes")
                 try:
                     message = json.loads(line)
-                except ValueError as error:
+                except (ValueError, RecursionError) as error:
                     raise _Refused(-32700, f"the request is not JSON: {error}") from None
                 if not isinstance(message, dict) or not isinstance(message.get("method"), str):
                     raise _Refused(-32600, "the request is not a JSON-RPC request")
@@ -175,9 +195,11 @@ class _Handler(socketserver.StreamRequestHandler):
                             "error": {"code": refused.code, "message": str(refused)}})
                 if refused.code in (FORBIDDEN, -32600):
                     return
+            except TimeoutError:
+                return  # the client stopped reading its answer: the connection ends
 
     def _check(self, params: dict[str, Any]) -> None:
-        if params.get("protocol") != PROTOCOL:
+        if type(params.get("protocol")) is not int or params.get("protocol") != PROTOCOL:
             raise _Refused(OTHER_PROTOCOL, f"protocol {params.get('protocol')} is not served; "
                                            f"this daemon speaks {PROTOCOL}")
         if params.get("settings") != self.server.service.fingerprint():
@@ -202,9 +224,15 @@ class _Handler(socketserver.StreamRequestHandler):
             raise _Refused(-32602, "argv must be a non-empty list of strings")
         if argv[0] not in SERVED_COMMANDS:
             raise _Refused(-32602, f"{argv[0]!r} is not a command the daemon serves")
+        if any(a in ("--help", "-h") for a in argv):
+            raise _Refused(USAGE, "help is printed by the client's own CLI")
+        deadline = params.get("deadline")
         if not service.lock.acquire(timeout=BUSY_WAIT_S):
             raise _Refused(BUSY, f"busy indexing for over {BUSY_WAIT_S:g} s")
         try:
+            if isinstance(deadline, int | float) and time.time() > deadline:
+                # the client gave up and answered in-process: never run it a second time
+                raise _Refused(EXPIRED, "the client stopped waiting for this answer")
             answer = service.run_command(
                 argv, stdin if isinstance(stdin, str) else None,
                 terminal if isinstance(terminal, dict) else {})
@@ -221,6 +249,7 @@ class _Handler(socketserver.StreamRequestHandler):
 
     def _mcp(self, params: dict[str, Any]) -> None:
         owner = params.get("owner")
+        self.connection.settimeout(None)  # a session may be quiet for hours
         try:
             self.server.service.run_mcp(self.rfile, self.wfile,
                                         owner if isinstance(owner, str) else None)
@@ -231,6 +260,7 @@ class _Handler(socketserver.StreamRequestHandler):
 class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
     daemon_threads = True
     block_on_close = False
+    request_queue_size = 128  # listen backlog: a burst of hooks and commands waits, not fails
 
     def __init__(self, path: str, service: Service) -> None:
         self.service = service
@@ -278,7 +308,8 @@ class LocalApi:
         write_json_atomic(self.state_dir / API_RECORD, {
             "protocol": PROTOCOL, "pid": os.getpid(), "socket": str(path),
             "settings": self.service.fingerprint()})
-        (self.state_dir / FALLBACK_NOTED).unlink(missing_ok=True)
+        for marker in self.state_dir.glob(f"{FALLBACK_NOTED}*"):  # say it again next time
+            marker.unlink(missing_ok=True)
         log.info("api.listening", socket=str(path))
         return path
 

@@ -61,6 +61,15 @@ def _version_json(version: Version) -> dict[str, Any]:
             "origin": version.origin, "change_log": version.change_log, "path": version.path}
 
 
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("dreamd")
+    except PackageNotFoundError:
+        return ""
+
+
 def build_server(app: App, owner: Owner | None = None, *,
                  lock: threading.Lock | threading.RLock | None = None) -> MCPServer:
     """An MCP server bound to one vault's :class:`App` (tools as in the module docstring),
@@ -71,7 +80,7 @@ def build_server(app: App, owner: Owner | None = None, *,
     --owner``). ``lock`` serialises the tool calls (default: a lock of this server's own;
     the daemon passes the lock its watch loop holds)."""
     server = MCPServer(
-        name="dreamd",
+        name="dreamd", version=_version(),
         instructions="Long-term memory from the user's Obsidian vault. Search before asking "
         "the user something they may have written down; write durable facts, rules and "
         "preferences with memory_write; treat build_context output as background.",

@@ -425,6 +425,17 @@ class Daemon:
                     return
         except OSError as error:
             self._watch_failed(error)
+        except RuntimeError as error:
+            # watchfiles' own error for an event it cannot hand over ("Unable to decode
+            # path": a file name that is not UTF-8): a stat walk reports the file, and
+            # watching starts again
+            self.metrics.error("watch", error)
+            log.error("watch.event_failed", error=str(error)[:300],
+                      hint="the file is reported by dreamd status and left alone")
+            self._terminate.wait(1.0)
+            with self.lock:
+                self._rescan(reason="watch error")
+                self._write_status()
 
     def _watch_failed(self, error: OSError) -> None:
         self.metrics.error("watch", error)
@@ -548,14 +559,15 @@ class Daemon:
     def _after_write(self, changed: object) -> None:
         if changed:
             self._batches_since_maintain += 1
-            self._refresh_session_starts()
+            self._refresh_session_starts(every=True)
 
-    def _refresh_session_starts(self) -> None:
+    def _refresh_session_starts(self, *, every: bool = False) -> None:
         """Rebuild the session-start snapshots a change made stale (the memory folder or an
-        extra root changed), so a hook with no daemon running still gets current rules."""
+        extra root changed; ``every``: the index changed, and with it perhaps the how-to
+        catalogue), so a hook with no daemon running still gets current rules."""
         from daemon.context import build_context
 
-        for asked in session_snapshot.stale(self.app.state_dir):
+        for asked in session_snapshot.stale(self.app.state_dir, every=every):
             budget, owner = asked.get("budget"), asked.get("owner")
             budget = budget if isinstance(budget, int) else None
             owner = owner if isinstance(owner, str) else None

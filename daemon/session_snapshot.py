@@ -57,8 +57,10 @@ def folders_mark(folders: Iterable[str]) -> str | None:
                             stack.append(entry.path)
                         elif entry.name.endswith(".md"):
                             st = entry.stat(follow_symlinks=False)
+                            # ctime and inode too: a restore that keeps size and mtime
+                            # (cp -p, rsync -t) still changes them
                             rows.append(f"{os.path.relpath(entry.path, folder)}\0{st.st_size}"
-                                        f"\0{st.st_mtime_ns}")
+                                        f"\0{st.st_mtime_ns}\0{st.st_ctime_ns}\0{st.st_ino}")
                             if len(rows) > MAX_FILES:
                                 return None
         except FileNotFoundError:
@@ -91,16 +93,18 @@ def write(state_dir: Path, key: str, text: str, folders: list[str], *,
         tmp.replace(target / f"{key}.json")
 
 
-def stale(state_dir: Path) -> list[dict[str, Any]]:
-    """What each snapshot that no longer matches its folders was asked for (the daemon
-    rebuilds those after a change)."""
+def stale(state_dir: Path, *, every: bool = False) -> list[dict[str, Any]]:
+    """What each snapshot that no longer matches its folders was asked for (``every``: each
+    snapshot; after the index changed, its how-to catalogue may have too). The daemon
+    rebuilds those."""
     found: list[dict[str, Any]] = []
     with contextlib.suppress(OSError):
         for path in sorted((state_dir / FOLDER).glob("*.json")):
             try:
                 record = json.loads(path.read_text("utf-8"))
                 current = folders_mark(str(f) for f in record["folders"])
-                if current != record["mark"] and isinstance(record.get("asked"), dict):
+                if (every or current != record["mark"]) and isinstance(record.get("asked"),
+                                                                        dict):
                     found.append(record["asked"])
             except (OSError, ValueError, KeyError, TypeError):
                 continue

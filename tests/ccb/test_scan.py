@@ -333,3 +333,16 @@ def test_read_note_os_error_is_note_parse_error(tmp_path: Path) -> None:
     (tmp_path / "dir.md").mkdir()
     with pytest.raises(NoteParseError, match=r"dir\.md"):
         read_note(tmp_path, "dir.md")
+
+
+def test_a_file_name_that_is_not_utf8_is_reported_and_left_alone(tmp_path: Path) -> None:
+    # names in another encoding come from old archives and other systems' copies
+    (tmp_path / "ok.md").write_text("# ok\n", "utf-8")
+    raw = os.fsencode(tmp_path) + b"/caf\xe9 latin1.md"
+    with open(raw, "wb") as handle:
+        handle.write(b"# x\n")
+    result = scan_vault(tmp_path, VaultFilter())
+    assert [e.path for e in result.entries] == ["ok.md"]
+    assert [(p.path, p.kind) for p in result.problems] == [("caf\\xe9 latin1.md", "decode")]
+    with open(raw, "rb") as handle:
+        assert handle.read() == b"# x\n"

@@ -291,6 +291,7 @@ def test_an_mcp_session_is_proxied_to_the_daemon(served: Any, tmp_path: Path) ->
                 "params": {"protocolVersion": "2025-06-18", "capabilities": {},
                            "clientInfo": {"name": "test", "version": "1"}}})
             assert init["result"]["serverInfo"]["name"] == "dreamd"
+            assert init["result"]["serverInfo"]["version"]  # the installed version
             assert proc.stdin is not None
             proc.stdin.write(json.dumps({"jsonrpc": "2.0",
                                          "method": "notifications/initialized"}) + "\n")
@@ -416,3 +417,44 @@ def test_autostart_starts_a_daemon_that_answers_the_next_command(
         os.kill(record["pid"], signal.SIGTERM)
         harness.wait_until(lambda: (state / client.API_RECORD).exists(), lambda e: not e,
                            timeout_s=60, what="the daemon's exit")
+
+
+def test_arguments_that_are_not_utf8_and_stalled_clients(served: Any, tmp_path: Path) -> None:
+    vault, daemon = served
+    here = tmp_path / "work"
+    here.mkdir()
+    odd = os.fsdecode(b"caf\xe9 glaze")  # an argument in another encoding
+    run = _dreamd(["search", odd, "--vault", str(vault)], here)
+    assert run.returncode == 0 and not _imported(run, "lancedb"), _said(run)
+    hook = _dreamd(["context", "--hook", "--vault", str(vault)], here,
+                   stdin='{"prompt": "caf\\udce9 glaze"}')
+    assert hook.returncode == 0 and "<background" in hook.stdout
+    # a client that asks for a long answer and never reads it does not hold the daemon
+    big = "A long glaze log line. " * 150_000
+    memory = vault / "Memory" / "glaze-log.md"
+    memory.write_text("---\nname: Glaze log\ndescription: every firing\ntype: reference\n"
+                      f"---\n{big}\n", "utf-8")
+    harness.wait_until(lambda: _dreamd(["show", "Glaze log", "--vault", str(vault)], here),
+                       lambda r: r.returncode == 0, timeout_s=60, what="the log indexed")
+    record = json.loads((daemon.state_dir / client.API_RECORD).read_text("utf-8"))
+    resolution = client.find_resolution(client.parse_invocation(  # type: ignore[arg-type]
+        ["show", "Glaze log", "--vault", str(vault)]))
+    assert resolution is not None
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as staller:
+        staller.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        staller.connect(record["socket"])
+        staller.sendall(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "cli", "params": {
+            "protocol": client.PROTOCOL, "settings": resolution.settings, "stdin": None,
+            "argv": ["show", "Glaze log", "--vault", str(vault)], "terminal": {}}}).encode()
+            + b"\n")
+        time.sleep(0.5)  # the daemon is writing the answer nobody reads
+        other = _dreamd(["status", "--vault", str(vault)], here)
+        assert other.returncode == 0 and not _imported(other, "lancedb"), _said(other)
+
+
+def test_the_record_key_follows_where_the_config_is_looked_up() -> None:
+    invocation = client.parse_invocation(["status"])
+    assert invocation is not None
+    keys = {client.resolution_key(invocation, {"HOME": "/h", "XDG_CONFIG_HOME": xdg}, None)
+            for xdg in ("/a", "/b")}
+    assert len(keys) == 2
