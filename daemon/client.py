@@ -524,21 +524,26 @@ def session_key(args: Sequence[str]) -> str | None:
     return snapshot_key(int(budget) if budget is not None else None, option(args, "--owner"))
 
 
-def hook_prompt(stdin: str | None) -> str:
-    """The prompt of a hook event on stdin ("" for a session start, or input that is not a
-    hook's JSON)."""
-    try:
-        event = json.loads(stdin) if stdin and stdin.strip() else {}
-    except ValueError:
+def hook_prompt(stdin: str | None) -> str | None:
+    """The prompt of a hook event on stdin ("" for a session start or no input); ``None``
+    for input that is not a hook's JSON object (the CLI reports it)."""
+    if not stdin or not stdin.strip():
         return ""
-    prompt = event.get("prompt") if isinstance(event, dict) else None
+    try:
+        event = json.loads(stdin)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(event, dict):
+        return None
+    prompt = event.get("prompt")
     return prompt if isinstance(prompt, str) else ""
 
 
 def _session_start(invocation: Invocation, state_dir: Path, stdin: str | None) -> bool:
     """Answer a session start (a hook event with no prompt) from the snapshot the daemon or
     an earlier hook kept, when it is still current; True when it did."""
-    if hook_prompt(stdin).strip():
+    prompt = hook_prompt(stdin)
+    if prompt is None or prompt.strip():
         return False
     key = session_key(invocation.args)
     if key is None:

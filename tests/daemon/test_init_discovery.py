@@ -108,9 +108,10 @@ def test_picking_a_number_writes_that_vault(tmp_path: Path) -> None:
     config = tmp_path / "dreamd.toml"
 
     code, shown = run_in_terminal(["--config", str(config), "init"], terminal_env(home),
-                                  "2\n", "Vault number")
+                                  "2\n\n", "Vault number")  # then Enter: no service
 
     assert code == 0, shown
+    assert "as a service" in shown and "later: dreamd service install" in shown
     listing = shown[shown.index("Vaults Obsidian knows:"):]
     assert [line.split()[:3] for line in listing.splitlines()[1:4]] == [
         ["1.", "Notes", str(home / "Notes")],
@@ -130,7 +131,7 @@ def test_one_vault_is_confirmed_with_enter(tmp_path: Path) -> None:
     config = tmp_path / "dreamd.toml"
 
     code, shown = run_in_terminal(["--config", str(config), "init"],
-                                  terminal_env(home, config_home), "\n", "Use Notes")
+                                  terminal_env(home, config_home), "\n\n", "Use Notes")
 
     assert code == 0, shown
     assert re.search(r"1\. Gone .*folder missing", shown)
@@ -144,7 +145,7 @@ def test_picking_a_vault_whose_folder_is_gone_asks_again(tmp_path: Path) -> None
     config = tmp_path / "dreamd.toml"
 
     code, shown = run_in_terminal(["--config", str(config), "init"], terminal_env(home),
-                                  "2\n3\n", "Vault number")
+                                  "2\n3\n\n", "Vault number")
 
     assert code == 0, shown
     assert f"{home / 'Gone'} no longer exists (Obsidian still lists it); pick another" in shown

@@ -56,31 +56,72 @@ def _said(run: subprocess.CompletedProcess[str]) -> str:
                      if not line.startswith("import time:"))
 
 
+def _start(folder: Path) -> Any:
+    vault = folder / "vault"
+    shutil.copytree(REPO / "vault_example", vault)
+    daemon = harness.DaemonProcess.start(vault, folder / "daemon.log", fake=False)
+    daemon.wait_state("watching")
+    harness.wait_until(lambda: (daemon.state_dir / client.API_RECORD).exists(), bool,
+                       timeout_s=60, what="api.json")
+    return vault, daemon
+
+
 @pytest.fixture
 def served(tmp_path: Path) -> Any:
-    """A copy of vault_example with a running daemon whose API is open."""
-    vault = tmp_path / "vault"
-    shutil.copytree(REPO / "vault_example", vault)
-    daemon = harness.DaemonProcess.start(vault, tmp_path / "daemon.log", fake=False)
+    """A copy of vault_example with a running daemon whose API is open, for one test."""
+    vault, daemon = _start(tmp_path)
     try:
-        daemon.wait_state("watching")
-        harness.wait_until(lambda: (daemon.state_dir / client.API_RECORD).exists(), bool,
-                           timeout_s=60, what="api.json")
         yield vault, daemon
     finally:
         daemon.stop()
 
 
-def test_the_daemon_answers_with_the_output_the_cli_gives(served: Any, tmp_path: Path) -> None:
-    vault, _daemon = served
+@pytest.fixture(scope="module")
+def shared(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """One daemon for the tests that only read through it (and the environment it started
+    in: the records it writes are keyed by it), started once for the module."""
+    folder = tmp_path_factory.mktemp("shared-daemon")
+    saved = dict(os.environ)
+    for key in [k for k in os.environ if k.startswith("DREAMD_")]:
+        del os.environ[key]
+    os.environ.update({"DREAMD_STORAGE__DATA_DIR": str(folder / "data"),
+                       "DREAMD_CONFIG": str(folder / "config.toml"),
+                       "XDG_CACHE_HOME": str(folder / "cache"),
+                       "XDG_CONFIG_HOME": str(folder / "xdg-config"),
+                       "XDG_DATA_HOME": str(folder / "xdg-data")})
+    try:
+        vault, daemon = _start(folder)
+        try:
+            yield vault, daemon, dict(os.environ)
+        finally:
+            daemon.stop()
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+
+
+@pytest.fixture
+def reading(shared: Any, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """The shared daemon, with this test's environment set to the one it started in."""
+    vault, daemon, env = shared
+    for key in [k for k in os.environ if k.startswith(("DREAMD_", "XDG_"))]:
+        monkeypatch.delenv(key)
+    for key, value in env.items():
+        if key.startswith(("DREAMD_", "XDG_")):
+            monkeypatch.setenv(key, value)
+    return vault, daemon
+
+
+def test_the_daemon_answers_with_the_output_the_cli_gives(reading: Any, tmp_path: Path) -> None:
+    vault, _daemon = reading
     here = tmp_path / "work"
     here.mkdir()
     # a relative --vault: no record of it yet, so the first run answers in-process
     args = ["show", MEMORY, "--vault", "vault"]
-    first = _dreamd(args, tmp_path)
+    first = _dreamd(args, vault.parent)
     assert first.returncode == 0, _said(first)
     assert _imported(first, "lancedb")
-    second = _dreamd(args, tmp_path)
+    second = _dreamd(args, vault.parent)
     assert second.returncode == 0, _said(second)
     assert not _imported(second, "lancedb") and not _imported(second, "numpy")
     assert not _imported(second, "typer") and not _imported(second, "pydantic")
@@ -144,8 +185,8 @@ def _health_as(uid: int, path: str) -> dict[str, Any]:
 
 @pytest.mark.skipif(not hasattr(os, "fork") or os.geteuid() != 0,
                     reason="needs root to act as another user")
-def test_another_user_is_refused(served: Any) -> None:
-    _vault, daemon = served
+def test_another_user_is_refused(reading: Any) -> None:
+    _vault, daemon = reading
     path = json.loads((daemon.state_dir / client.API_RECORD).read_text("utf-8"))["socket"]
     nobody = 65534
     # the file's mode keeps another user out ...
@@ -219,8 +260,8 @@ def test_a_daemon_killed_mid_answer_leaves_a_clear_error_and_an_answer(
                                              or "closed the connection" in err), err
 
 
-def test_other_settings_are_answered_in_process(served: Any, tmp_path: Path) -> None:
-    vault, _daemon = served
+def test_other_settings_are_answered_in_process(reading: Any, tmp_path: Path) -> None:
+    vault, _daemon = reading
     here = tmp_path / "work"
     here.mkdir()
     args = ["--set", "fusion.max_tokens=1234", "show", MEMORY, "--vault", str(vault)]
@@ -235,8 +276,8 @@ def test_other_settings_are_answered_in_process(served: Any, tmp_path: Path) -> 
     assert served_run.returncode == 0 and not _imported(served_run, "lancedb")
 
 
-def test_the_readme_hook_recipe_against_a_running_daemon(served: Any, tmp_path: Path) -> None:
-    vault, _daemon = served
+def test_the_readme_hook_recipe_against_a_running_daemon(reading: Any, tmp_path: Path) -> None:
+    vault, _daemon = reading
     readme = (REPO / "README.md").read_text("utf-8")
     found = re.search(r"```json\n(\{\n  \"hooks\".*?)```", readme, re.S)
     assert found is not None, "the README's hook recipe"
@@ -270,15 +311,15 @@ def _mcp_exchange(proc: subprocess.Popen[str], message: dict[str, Any]) -> dict[
             return answer
 
 
-def test_an_mcp_session_is_proxied_to_the_daemon(served: Any, tmp_path: Path) -> None:
-    vault, _daemon = served
+def test_an_mcp_session_is_proxied_to_the_daemon(reading: Any, tmp_path: Path) -> None:
+    vault, _daemon = reading
     here = tmp_path / "work"
     here.mkdir()
-    relative = [sys.executable, "-X", "importtime", "-m", "daemon", "mcp", "--vault", "vault"]
+    relative = [sys.executable, "-X", "importtime", "-m", "daemon", "mcp", "--vault", "./vault"]
     named = [*relative[:-1], str(vault)]
     # a relative vault not seen before: in-process (and recorded); then proxied; the vault
     # named by the folder the daemon was started with: proxied from the first session
-    for args, cwd, proxied in ((relative, tmp_path, False), (relative, tmp_path, True),
+    for args, cwd, proxied in ((relative, vault.parent, False), (relative, vault.parent, True),
                                (named, here, True)):
         # stderr to a file: the import-time lines would fill a pipe nobody reads meanwhile
         log = tmp_path / f"mcp-{len(list(tmp_path.glob('mcp-*.err')))}.err"
