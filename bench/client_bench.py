@@ -138,8 +138,18 @@ def _search_paths(env: dict[str, str], cwd: Path, vault: Path, query: str) -> li
         return [f"error: {run.stderr.strip()[-200:]}"]
 
 
-def _busy(n: int) -> list[subprocess.Popen[bytes]]:
-    return [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(n)]
+def _same_under_load(env: dict[str, str], cwd: Path, vault: Path, queries: list[str]) -> str:
+    """How many of ``queries`` get the same top 10 with the machine idle and with both
+    cores busy (two spinning processes): ``"n/total"``."""
+    idle = [_search_paths(env, cwd, vault, q) for q in queries]
+    spinners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2)]
+    try:
+        loaded = [_search_paths(env, cwd, vault, q) for q in queries]
+    finally:
+        for spinner in spinners:
+            spinner.kill()
+    same = sum(a == b for a, b in zip(idle, loaded, strict=True))
+    return f"{same}/{len(queries)}"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -248,8 +258,9 @@ def main(argv: list[str] | None = None) -> int:
                                     env=env, cwd=here, stdout=subprocess.DEVNULL,
                                     stderr=subprocess.DEVNULL) for n in range(4)]
         mapping: set[int] = set()
+        watched: list[subprocess.Popen[Any]] = [daemon, *writers, *(s.proc for s in sessions)]
         while any(w.poll() is None for w in writers):
-            for proc in [daemon, *writers, *(s.proc for s in sessions)]:
+            for proc in watched:
                 if proc.poll() is None and _maps_lancedb(proc.pid):
                     mapping.add(proc.pid)
             time.sleep(0.01)
@@ -259,29 +270,13 @@ def main(argv: list[str] | None = None) -> int:
         result["mcp"] = mcp
 
         queries = _queries(vault, args.queries)
-        idle = [_search_paths(env, here, vault, q) for q in queries]
-        spinners = _busy(2)
-        try:
-            loaded = [_search_paths(env, here, vault, q) for q in queries]
-        finally:
-            for spinner in spinners:
-                spinner.kill()
-        same = sum(a == b for a, b in zip(idle, loaded, strict=True))
-        result["identical answers idle vs busy, daemon"] = f"{same}/{len(queries)}"
+        result["identical answers idle vs busy, daemon"] = _same_under_load(
+            env, here, vault, queries)
         daemon.terminate()
         daemon.wait(timeout=60)
         daemon = None
-        sample = queries[:10]
-        idle_cold = [_search_paths(env, here, vault, q) for q in sample]
-        spinners = _busy(2)
-        try:
-            loaded_cold = [_search_paths(env, here, vault, q) for q in sample]
-        finally:
-            for spinner in spinners:
-                spinner.kill()
-        same = sum(a == b for a, b in zip(idle_cold, loaded_cold, strict=True))
         result["identical answers idle vs busy, cold process (baseline)"] = \
-            f"{same}/{len(sample)}"
+            _same_under_load(env, here, vault, queries[:10])
     finally:
         if daemon is not None:
             daemon.terminate()

@@ -66,6 +66,7 @@ __all__ = [
     "hook_prompt",
     "option",
     "parse_invocation",
+    "pid_alive",
     "proxy_mcp",
     "read_resolution",
     "request",
@@ -277,18 +278,19 @@ def write_resolution(key: str, resolution: Resolution, config_file: Path,
     record = {"state_dir": str(resolution.state_dir), "settings": resolution.settings,
               "vault": resolution.vault, "autostart": resolution.autostart,
               "config_file": str(config_file), "config_mark": _file_mark(str(config_file))}
+    from ccb.atomic import write_json_atomic  # here: a client that only reads never loads it
+
     try:
         folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-        tmp = folder / f".{key}.{os.getpid()}.tmp"
-        tmp.write_text(json.dumps(record, ensure_ascii=False), "utf-8")
-        tmp.replace(folder / f"{key}.json")
-    except OSError:
+        write_json_atomic(folder / f"{key}.json", record)
+    except (OSError, ValueError):  # ValueError: a path that is not UTF-8
         pass
 
 
 # --------------------------------------------------------------------------- the connection
 
-def _pid_alive(pid: object) -> bool:
+def pid_alive(pid: object) -> bool:
+    """Is ``pid`` (a value read from a state file) a running process on this machine?"""
     if not isinstance(pid, int) or pid <= 0:
         return False
     try:
@@ -309,7 +311,7 @@ def api_socket(state_dir: Path) -> str:
     except (OSError, ValueError) as error:
         raise DaemonUnavailable(f"the daemon's record {state_dir / API_RECORD} is "
                                 f"unreadable ({error})") from None
-    if not isinstance(record, dict) or not _pid_alive(record.get("pid")):
+    if not isinstance(record, dict) or not pid_alive(record.get("pid")):
         raise NoDaemon("no daemon is running for this vault (it stopped without cleaning up)")
     if record.get("protocol") != PROTOCOL:
         raise DaemonUnavailable(f"the running daemon speaks protocol {record.get('protocol')}, "

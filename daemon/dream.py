@@ -110,6 +110,7 @@ from consistency.synthesis import (
     refine_prompt,
     synthesis_prompt,
 )
+from daemon.client import pid_alive
 from daemon.llm import ChatClient
 from daemon.pair_judge import PairJudge
 
@@ -205,7 +206,7 @@ class DreamLock:
             return "unreadable lock"
         if now >= expires:
             return f"expired at {holder.get('expires')}"
-        if holder.get("host") == socket.gethostname() and not _pid_alive(holder.get("pid")):
+        if holder.get("host") == socket.gethostname() and not pid_alive(holder.get("pid")):
             return f"process {holder.get('pid')} is gone"
         return None
 
@@ -264,18 +265,6 @@ def last_dream(state_dir: Path) -> datetime | None:
         return None
 
 
-
-
-def _pid_alive(pid: object) -> bool:
-    if not isinstance(pid, int) or pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 # --------------------------------------------------------------------------- sessions

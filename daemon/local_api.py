@@ -305,16 +305,15 @@ class LocalApi:
         self._thread = threading.Thread(target=server.serve_forever, name="dreamd-local-api",
                                         kwargs={"poll_interval": 0.5}, daemon=True)
         self._thread.start()
-        write_json_atomic(self.state_dir / API_RECORD, {
-            "protocol": PROTOCOL, "pid": os.getpid(), "socket": str(path),
-            "settings": self.service.fingerprint()})
+        self.refresh()
         for marker in self.state_dir.glob(f"{FALLBACK_NOTED}*"):  # say it again next time
             marker.unlink(missing_ok=True)
         log.info("api.listening", socket=str(path))
         return path
 
     def refresh(self) -> None:
-        """Rewrite ``api.json`` (after a reload changed the settings fingerprint)."""
+        """Write ``api.json`` (at start, and after a reload changed the settings
+        fingerprint)."""
         if self.path is not None:
             write_json_atomic(self.state_dir / API_RECORD, {
                 "protocol": PROTOCOL, "pid": os.getpid(), "socket": str(self.path),

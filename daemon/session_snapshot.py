@@ -84,13 +84,13 @@ def write(state_dir: Path, key: str, text: str, folders: list[str], *,
     mark = folders_mark(folders)
     if mark is None:
         return
+    from ccb.atomic import write_json_atomic  # here: reading stays standard library only
+
     target = state_dir / FOLDER
-    with contextlib.suppress(OSError):
+    with contextlib.suppress(OSError, ValueError):  # ValueError: text that is not UTF-8
         target.mkdir(mode=0o700, exist_ok=True)
-        tmp = target / f".{key}.{os.getpid()}.tmp"
-        tmp.write_text(json.dumps({"folders": folders, "mark": mark, "text": text,
-                                   "asked": asked}, ensure_ascii=False), "utf-8")
-        tmp.replace(target / f"{key}.json")
+        write_json_atomic(target / f"{key}.json",
+                          {"folders": folders, "mark": mark, "text": text, "asked": asked})
 
 
 def stale(state_dir: Path, *, every: bool = False) -> list[dict[str, Any]]:
@@ -102,9 +102,9 @@ def stale(state_dir: Path, *, every: bool = False) -> list[dict[str, Any]]:
         for path in sorted((state_dir / FOLDER).glob("*.json")):
             try:
                 record = json.loads(path.read_text("utf-8"))
-                current = folders_mark(str(f) for f in record["folders"])
-                if (every or current != record["mark"]) and isinstance(record.get("asked"),
-                                                                        dict):
+                if not isinstance(record.get("asked"), dict):
+                    continue
+                if every or folders_mark(str(f) for f in record["folders"]) != record["mark"]:
                     found.append(record["asked"])
             except (OSError, ValueError, KeyError, TypeError):
                 continue

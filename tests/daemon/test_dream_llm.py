@@ -8,15 +8,14 @@ real: files, the store, the writer, the dream.
 from __future__ import annotations
 
 import json
-import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 
 import pytest
-from daemon_harness import snapshot, write_memory
+from daemon_harness import ChatEndpoint, snapshot, write_memory
 
 from ccb.parse import parse_note
 from config.errors import LlmError
@@ -42,36 +41,21 @@ class FakeChat:
 def fake_chat() -> Iterator[FakeChat]:
     state = FakeChat()
 
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            state.requests.append(body)
-            time.sleep(state.delay_s)
-            system = body["messages"][0]["content"]
-            kind = ("synthesis" if "consolidate" in system else
-                    "refine" if "tidy" in system else "extract")
-            if state.status != 200:
-                self.send_response(state.status)
-                self.end_headers()
-                return
-            content = state.replies.get(kind, "not json at all")
-            payload = json.dumps({"id": "x", "object": "chat.completion", "choices": [
-                {"index": 0, "message": {"role": "assistant", "content": content},
-                 "finish_reason": "stop"}]}).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(payload)))
-            self.end_headers()
-            self.wfile.write(payload)
+    def respond(body: dict[str, Any]) -> tuple[int, str]:
+        state.requests.append(body)
+        time.sleep(state.delay_s)
+        system = body["messages"][0]["content"]
+        kind = ("synthesis" if "consolidate" in system else
+                "refine" if "tidy" in system else "extract")
+        if state.status != 200:
+            return state.status, ""
+        return 200, state.replies.get(kind, "not json at all")
 
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    state.url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+    endpoint = ChatEndpoint()  # the shared FAKE endpoint of daemon_harness
+    endpoint.respond = respond
+    state.url = endpoint.url
     yield state
-    server.shutdown()
+    endpoint.close()
 
 
 def test_client_reports_every_failure_as_one_error(fake_chat: FakeChat) -> None:

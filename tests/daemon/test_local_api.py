@@ -8,7 +8,6 @@ the client process imported (``-X importtime``): a served command never imports 
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import re
@@ -22,16 +21,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+import daemon_harness as harness
 import pytest
 
 from daemon import client
-
-_spec = importlib.util.spec_from_file_location(
-    "daemon_harness", Path(__file__).with_name("daemon_harness.py"))
-assert _spec is not None and _spec.loader is not None
-harness = importlib.util.module_from_spec(_spec)
-sys.modules.setdefault("daemon_harness", harness)
-_spec.loader.exec_module(harness)
 
 REPO = Path(__file__).resolve().parents[2]
 MEMORY = "Tests hit a real database"  # a memory of vault_example
