@@ -64,6 +64,8 @@ MAINTAIN_EVERY_BATCHES = 50
 MAINTAIN_INTERVAL_S = 600.0
 MAINTAIN_QUIET_S = 30.0
 MAINTAIN_FORCE_BATCHES = 500
+#: At exit, how long to wait for the warm-up and a client's command in flight, in s.
+EXIT_WAIT_S = 30.0
 #: While waiting (vault unreadable, mass delete refused), look again this often, in s.
 WAITING_RETRY_S = 30.0
 
@@ -118,6 +120,7 @@ class Daemon:
         self.api: LocalApi | None = None
         self._answering = False
         self._deferred: list[tuple[list[str], bool]] = []
+        self._warm_thread: threading.Thread | None = None
 
     # ------------------------------------------------------------------ wiring
 
@@ -196,6 +199,13 @@ class Daemon:
             finally:
                 if self.api is not None:
                     self.api.stop()
+                # no thread may be inside LanceDB or the model while the interpreter exits
+                # (a native library aborts the process then): the warm-up ends, and a client's
+                # command in flight finishes; later ones find the engines taken and go
+                # in-process
+                if self._warm_thread is not None:
+                    self._warm_thread.join(timeout=EXIT_WAIT_S)
+                self.lock.acquire(timeout=EXIT_WAIT_S)
                 self.metrics.set_state("stopped")
                 self.metrics.stop()
             log.info("daemon.stopped", batches=self.state.batches)
@@ -219,7 +229,9 @@ class Daemon:
         # Load the embedding model and the search index now, in the background, so the first
         # edit and the first client do not wait for them (≈2 s); the loop keeps watching
         # meanwhile, and the local API opens once they are warm.
-        threading.Thread(target=self._warm_up, name="dreamd-model-warm-up", daemon=True).start()
+        self._warm_thread = threading.Thread(target=self._warm_up, name="dreamd-model-warm-up",
+                                             daemon=True)
+        self._warm_thread.start()
         self._notify(f"STATUS={self.state.state}")
         log.info("daemon.ready", vault=str(self.app.vault_root), state=self.state.state)
 
