@@ -22,8 +22,12 @@ the one writer. Nothing here deletes: archive is a status (``status: archived``)
 - Recalled in at least :attr:`LifecyclePolicy.promote_min_distinct_queries` distinct queries
   → promoted to the resident set (``resident: true``); a memory the dream promoted that has not
   been recalled for :attr:`LifecyclePolicy.demote_after_days` → demoted.
-- An ``expires`` date in the past hides a memory from search and from ``MEMORY.md``
-  (:func:`is_hidden`); the file stays on disk as it is.
+- An ``expires`` date in the past hides a memory from search and from ``MEMORY.md``; the file
+  stays on disk as it is.
+
+Whether a memory is *current* on a day is decided here once, by :func:`is_current` over a
+:class:`MemoryState`, for search, ``MEMORY.md``, the session-start context, the checker and the
+dream alike: a memory with a ``valid_to`` still ahead is current everywhere until that day.
 
 Properties (tested with hypothesis): every transition names a memory of the input; a type
 without a policy (``user``) never gets one; the set of archived memories only grows with
@@ -33,11 +37,12 @@ without a policy (``user``) never gets one; the set of archived memories only gr
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
-from typing import TypeAlias
+from typing import Any, TypeAlias
 
+from ccb.dates import as_date
 from ccb.model import MemoryType
 from magma.layers import has_rule_force
 from magma.recalls import RecallStats
@@ -49,6 +54,7 @@ __all__ = [
     "LifecycleMemory",
     "LifecyclePolicy",
     "MarkBroken",
+    "MemoryState",
     "Promote",
     "RecallStats",
     "Transition",
@@ -56,8 +62,7 @@ __all__ = [
     "feedback_priority",
     "has_rule_force",
     "is_archived",
-    "is_hidden",
-    "is_live",
+    "is_current",
     "plan_lifecycle",
 ]
 
@@ -171,23 +176,63 @@ def is_archived(status: str | None) -> bool:
     return (status or "").strip().casefold() in _NOT_LIVE
 
 
-def is_hidden(
-    *, status: str | None, valid_to: datetime | date | None, expires: datetime | date | None,
-    today: date,
-) -> bool:
-    """True when a memory is not current on ``today``: archived, superseded (``valid_to`` on
-    or before today) or expired (``expires`` before today). Hidden memories stay on disk."""
-    if is_archived(status):
-        return True
-    if valid_to is not None and _day(valid_to) <= today:
-        return True
-    return expires is not None and _day(expires) < today
+@dataclass(frozen=True, slots=True)
+class MemoryState:
+    """What decides whether a memory is current: its ``status`` and its days.
+
+    ``valid_to`` is the first day it no longer holds (a supersession writes its successor's
+    ``valid_from`` there); ``expires`` is the last day it holds; ``archived`` the day the dream
+    or ``expire`` set it aside; ``valid_from`` / ``created`` the day it began.
+    """
+
+    status: str | None = None
+    valid_from: date | None = None
+    valid_to: date | None = None
+    expires: date | None = None
+    created: date | None = None
+    archived: date | None = None
+
+    @classmethod
+    def of(cls, fields: Mapping[str, Any] | object) -> MemoryState:
+        """From frontmatter, indexed properties or any object with those attributes (a parsed
+        :class:`~ccb.model.MemoryMeta`, a dream record); dates as ``date``/``datetime`` or ISO
+        text (:func:`ccb.dates.as_date`), anything unreadable as absent."""
+        def get(name: str) -> object:
+            if isinstance(fields, Mapping):
+                return fields.get(name)
+            return getattr(fields, name, None)
+
+        status = get("status")
+        return cls(
+            status=status.strip() if isinstance(status, str) and status.strip() else None,
+            valid_from=as_date(get("valid_from")), valid_to=as_date(get("valid_to")),
+            expires=as_date(get("expires")), created=as_date(get("created")),
+            archived=as_date(get("archived")),
+        )
 
 
-def is_live(memory: LifecycleMemory, today: date) -> bool:
-    """Not hidden (:func:`is_hidden`) on ``today``."""
-    return not is_hidden(status=memory.status, valid_to=memory.valid_to,
-                         expires=memory.expires, today=today)
+def is_current(state: MemoryState, day: date, *, past: bool = False) -> bool:
+    """Is a memory current on ``day``? The one rule (module docstring).
+
+    On today (``past`` false): not archived or superseded by status, no ``valid_to`` on or
+    before ``day``, not expired (``expires`` before ``day``). On a past day (``past``,
+    ``search --as-of``): it had begun (``valid_from``, else ``created``, on or before ``day``)
+    and was not yet set aside: an archived memory counts until its ``archived`` day (else its
+    ``valid_to``), and one with neither date is not current on any day.
+    """
+    if is_archived(state.status):
+        set_aside = state.archived or state.valid_to
+        if not past or set_aside is None or set_aside <= day:
+            return False
+    if state.valid_to is not None and state.valid_to <= day:
+        return False
+    if state.expires is not None and state.expires < day:
+        return False
+    if past:
+        began = state.valid_from or state.created
+        if began is not None and began > day:
+            return False
+    return True
 
 
 def _last_activity(memory: LifecycleMemory) -> datetime | None:

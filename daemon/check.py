@@ -29,6 +29,7 @@ import structlog
 from ulid import ULID
 
 from ccb.atomic import write_json_atomic
+from ccb.dates import as_aware
 from ccb.frontmatter_edit import set_properties
 from ccb.merge import merge_note
 from ccb.model import Note
@@ -67,6 +68,7 @@ from consistency.checker import (
 )
 from consistency.duplicates import claim_of, cosine_similarity
 from consistency.judgement import MemorySide, judge_pair
+from consistency.lifecycle import MemoryState, is_current
 from daemon.history import VersionRecorder, memory_key
 from daemon.memories import INDEX_FILE, MemoryService, index_fingerprint
 from daemon.memory_pool import MemoryPool, StoredMemory
@@ -313,6 +315,9 @@ class ConsistencyService:
             known = [p for p in members if p in stored]
             for i, a in enumerate(known):
                 for b in known[i + 1:]:
+                    if _one_supersedes(stored[a], stored[b]):
+                        judged[(a, b)] = ("superseded", "one supersedes the other")
+                        continue  # settled: the older is current until the newer's day
                     fa, fb = facts.get(ids.get(a) or ""), facts.get(ids.get(b) or "")
                     if fa is None or fb is None:
                         continue
@@ -716,7 +721,7 @@ def _side_from_row(row: IndexedFile, props: Mapping[str, Any], today: date) -> F
     return FileSide(
         row.path, row.content_hash, key, row.memory_type, _text(props.get("subject")),
         _owner(props.get("owner")),
-        _live(props.get("valid_to"), props.get("status"), props.get("expires"), today))
+        is_current(MemoryState.of(props), today))
 
 
 def _side_from_note(note: Note, today: date) -> FileSide:
@@ -725,7 +730,7 @@ def _side_from_note(note: Note, today: date) -> FileSide:
         return FileSide(note.path, note.content_hash)
     return FileSide(note.path, note.content_hash, memory_key(note), memory.type,
                     memory.subject, _owner(memory.owner),
-                    _live(memory.valid_to, memory.status, memory.expires, today))
+                    is_current(MemoryState.of(memory), today))
 
 
 def _link_possible_pairs(files: dict[str, FileSide], props: Mapping[str, Mapping[str, Any]]
@@ -754,35 +759,21 @@ def _text(value: object) -> str | None:
     return value.strip() if isinstance(value, str) and value.strip() else None
 
 
+def _one_supersedes(a: StoredMemory, b: StoredMemory) -> bool:
+    """Does either memory name the other in its ``supersedes`` (link targets: file stems)?"""
+    def stem(path: str) -> str:
+        return path.rsplit("/", 1)[-1].removesuffix(".md").casefold()
+
+    def targets(side: StoredMemory) -> set[str]:
+        meta = side.note.memory
+        return {t.rsplit("/", 1)[-1].removesuffix(".md").casefold()
+                for t in (meta.supersedes if meta else ())}
+    return stem(a.path) in targets(b) or stem(b.path) in targets(a)
+
+
 def _owner(value: object) -> str | None:
     return value.strip().casefold() if isinstance(value, str) and value.strip() else None
 
 
-def _live(valid_to: object, status: object, expires: object, today: date) -> bool:
-    if valid_to not in (None, ""):
-        return False
-    if isinstance(status, str) and status.strip().casefold() in {"archived", "superseded"}:
-        return False
-    day = _day(expires)
-    return day is None or day >= today
-
-
-def _day(value: object) -> date | None:
-    if isinstance(value, datetime):
-        return value.date()
-    if isinstance(value, date):
-        return value
-    if isinstance(value, str):
-        try:
-            return date.fromisoformat(value.strip()[:10])
-        except ValueError:
-            return None
-    return None
-
-
 def _utc(value: object) -> datetime:
-    try:
-        stamp = datetime.fromisoformat(str(value))
-    except ValueError:
-        return datetime.now(UTC)
-    return stamp if stamp.tzinfo else stamp.replace(tzinfo=UTC)
+    return as_aware(value) or datetime.now(UTC)

@@ -27,8 +27,7 @@ import structlog
 
 from ccb.owner import Owner
 from config.errors import DreamdError
-from consistency.lifecycle import is_hidden
-from daemon.retrieval import visible_on
+from consistency.lifecycle import MemoryState, is_current
 from magma.fusion import clip_to_tokens, estimate_tokens
 from magma.layers import (
     L1_IDENTITY,
@@ -120,8 +119,7 @@ def _resident(app: App, owner: Owner | None, now: datetime) -> list[_Item]:
     ranked: list[tuple[tuple[float, ...], _Item]] = []
     for stored in app.memories(owner).memories():
         meta = stored.note.memory
-        if meta is None or is_hidden(status=meta.status, valid_to=meta.valid_to,
-                                     expires=meta.expires, today=today):
+        if meta is None or not is_current(MemoryState.of(meta), today):
             continue
         body = stored.note.body.strip()
         text = f"{meta.name}\n{meta.description}\n{body}"
@@ -201,8 +199,8 @@ def _resident_elsewhere(app: App, owner: Owner | None, now: datetime,
     for entry in snap.entries.values():
         if entry.path in have or entry.memory_type is None or ":" not in entry.path:
             continue
-        if entry.layer not in (L1_IDENTITY, L2_RULES) or not visible_on(
-                entry.properties, now.date(), past=False):
+        if entry.layer not in (L1_IDENTITY, L2_RULES) or not is_current(
+                MemoryState.of(entry.properties), now.date()):
             continue
         if owner is not None and not owner.sees(entry.owner):
             continue

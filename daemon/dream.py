@@ -55,6 +55,7 @@ import structlog
 from ulid import ULID
 
 from ccb.atomic import write_json_atomic
+from ccb.dates import as_aware, as_date, iso
 from ccb.frontmatter_edit import replace_body, set_properties
 from ccb.memory_file import NewMemory, content_hash_normalised, memory_path, render_memory
 from ccb.memory_index import IndexEntry, build_memory_index
@@ -91,12 +92,13 @@ from consistency.lifecycle import (
     LifecycleMemory,
     LifecyclePolicy,
     MarkBroken,
+    MemoryState,
     Promote,
     RecallStats,
     Transition,
     has_rule_force,
     is_archived,
-    is_hidden,
+    is_current,
     plan_lifecycle,
 )
 from consistency.synthesis import (
@@ -387,26 +389,17 @@ class _Record:
         return {name: getattr(self, name) for name in _RECORD_FIELDS}
 
     def hidden(self, today: date) -> bool:
-        return is_hidden(status=self.status, valid_to=_when(self.valid_to),
-                         expires=_when(self.expires), today=today)
+        return not is_current(MemoryState.of(self), today)
 
 
 _RECORD_FIELDS = tuple(f.name for f in fields(_Record))
 
 
-def _iso(value: object) -> str | None:
-    if isinstance(value, datetime | date):
-        return value.isoformat()
-    return None
-
-
 def _when(value: str | None) -> datetime | date | None:
+    """A record's ISO text as it was written: a ``date`` for a bare day, else a datetime."""
     if not value:
         return None
-    try:
-        return date.fromisoformat(value) if len(value) == 10 else datetime.fromisoformat(value)
-    except ValueError:
-        return None
+    return as_date(value) if len(value.strip()) == 10 else as_aware(value)
 
 
 def _record(path: str, note: Note, data: bytes, stat: os.stat_result, seen: str | None
@@ -423,8 +416,8 @@ def _record(path: str, note: Note, data: bytes, stat: os.stat_result, seen: str 
         subject=meta.subject, owner=meta.owner, status=meta.status, pinned=meta.pinned,
         resident=props.get("resident") is True,
         rule=meta.type == "feedback" and has_rule_force(f"{meta.description}\n{body}"),
-        created=_iso(meta.created), updated=_iso(meta.updated), valid_to=_iso(meta.valid_to),
-        expires=_iso(meta.expires),
+        created=iso(meta.created), updated=iso(meta.updated), valid_to=iso(meta.valid_to),
+        expires=iso(meta.expires),
         broken_links=[str(x) for x in broken] if isinstance(broken, list) else [],
         urls=sorted(set(_URL_RE.findall(note.body))) if meta.type == "reference" else [],
         norm_hash=content_hash_normalised(body), seen=seen,
@@ -440,13 +433,7 @@ def index_entries(memory_folder: str, memories: Iterable[tuple[str, Mapping[str,
     entries = []
     prefix = memory_folder.strip("/") + "/"
     for path, f in memories:
-        valid_to, expires = f.get("valid_to"), f.get("expires")
-        if isinstance(valid_to, str):
-            valid_to = _when(valid_to)
-        if isinstance(expires, str):
-            expires = _when(expires)
-        if f.get("valid_to") or is_hidden(status=f.get("status"), valid_to=valid_to,
-                                          expires=expires, today=today):
+        if not is_current(MemoryState.of(f), today):
             continue
         updated = f.get("updated")
         if isinstance(updated, str):

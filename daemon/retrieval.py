@@ -55,10 +55,17 @@ from typing import Any
 import numpy as np
 import structlog
 
+from ccb.dates import as_date
 from ccb.owner import Owner
 from config.errors import DreamdError
 from config.settings import Settings, Stage
-from consistency.lifecycle import LifecycleMemory, LifecyclePolicy, feedback_priority, is_archived
+from consistency.lifecycle import (
+    LifecycleMemory,
+    LifecyclePolicy,
+    MemoryState,
+    feedback_priority,
+    is_current,
+)
 from daemon.llm import ChatClient
 from daemon.verifier import FusionVerifier, in_background
 from magma.embedder import Embedder
@@ -84,7 +91,6 @@ __all__ = [
     "SearchResult",
     "SearchTrace",
     "StageTrace",
-    "visible_on",
 ]
 
 log = structlog.get_logger("dreamd.retrieval")
@@ -200,41 +206,6 @@ class CatalogueEntry:
     layer: int
     prior: float
     salient: bool
-
-
-def _day(value: object) -> date | None:
-    if isinstance(value, str) and len(value) >= 10:
-        try:
-            return date.fromisoformat(value[:10])
-        except ValueError:
-            return None
-    return None
-
-
-def visible_on(properties: Mapping[str, Any], day: date, *, past: bool) -> bool:
-    """Is a memory with these indexed properties current on ``day``?
-
-    Today (``past`` false): not archived or superseded, no ``valid_to`` on or before ``day``,
-    not expired (``expires`` before ``day``). For a past day (``past``, ``as_of``): it existed
-    (``created``/``valid_from`` on or before ``day``), was not yet archived (its ``archived``
-    day after ``day``), superseded (``valid_to``) or expired then."""
-    status = properties.get("status")
-    archived = is_archived(status if isinstance(status, str) else None)
-    if archived:  # archived or superseded: current until the day it was set aside
-        when = _day(properties.get("archived")) or _day(properties.get("valid_to"))
-        if not past or when is None or when <= day:
-            return False
-    valid_to = _day(properties.get("valid_to"))
-    if valid_to is not None and valid_to <= day:
-        return False
-    expires = _day(properties.get("expires"))
-    if expires is not None and expires < day:
-        return False
-    if past:
-        born = _day(properties.get("valid_from")) or _day(properties.get("created"))
-        if born is not None and born > day:
-            return False
-    return True
 
 
 @dataclass(frozen=True, slots=True)
@@ -887,7 +858,7 @@ class Retriever:
         props = entry.properties
         memory = LifecycleMemory(
             id=entry.memory_id or entry.path, path=entry.path, type="feedback",
-            created=_day(props.get("created")), updated=_day(props.get("updated")),
+            created=as_date(props.get("created")), updated=as_date(props.get("updated")),
             recall=recall)
         return feedback_priority(memory, moment, self._policy)
 
@@ -911,7 +882,8 @@ class Retriever:
             return True
         if base == "DREAMS.md":
             return False
-        return entry.memory_type is None or visible_on(entry.properties, day, past=past)
+        return entry.memory_type is None or is_current(
+            MemoryState.of(entry.properties), day, past=past)
 
     def _recall_stats(self) -> Mapping[str, RecallStats]:
         now = self._clock()
@@ -961,7 +933,7 @@ class Retriever:
             layer = note_layer(path=path, title=row["title"], memory_type=memory_type,
                                properties=props, tags=row["tags"] or (), text=text)
             dated = note_date(props, path) if memory_type is None else (
-                _day(props.get("updated")) or _day(props.get("created")))
+                as_date(props.get("updated")) or as_date(props.get("created")))
             day = dated
             if day is None and row["mtime_ns"]:
                 day = datetime.fromtimestamp(row["mtime_ns"] / 1e9, UTC).date()
@@ -1075,7 +1047,7 @@ def _merge(into: _Found, part: _Found) -> int:
 
 
 def _hidden_reason(entry: CatalogueEntry, today: date) -> str | None:
-    if entry.memory_type is None or visible_on(entry.properties, today, past=False):
+    if entry.memory_type is None or is_current(MemoryState.of(entry.properties), today):
         return None
     status = str(entry.properties.get("status") or "").strip().casefold()
     if status in {"archived", "superseded"}:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, date, datetime, timedelta
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -12,11 +13,12 @@ from consistency.lifecycle import (
     Demote,
     LifecycleMemory,
     MarkBroken,
+    MemoryState,
     Promote,
     RecallStats,
     feedback_priority,
     has_rule_force,
-    is_hidden,
+    is_current,
     plan_lifecycle,
 )
 
@@ -84,8 +86,48 @@ def test_superseded_is_archived_and_expires_only_hides() -> None:
         Archive("s", "Memory/s.md", "superseded on 2026-11-29", "superseded")]
     expired = memory("e", "reference", updated=days_ago(1), expires=date(2026, 11, 1))
     assert plan_lifecycle([expired], NOW) == []
-    assert is_hidden(status=None, valid_to=None, expires=date(2026, 11, 1), today=NOW.date())
-    assert not is_hidden(status=None, valid_to=None, expires=NOW.date(), today=NOW.date())
+    assert not is_current(MemoryState(expires=date(2026, 11, 1)), NOW.date())
+    assert is_current(MemoryState(expires=NOW.date()), NOW.date())
+
+
+D = date(2026, 12, 1)
+
+
+@pytest.mark.parametrize(("fields", "day", "past", "current"), [
+    ({}, D, False, True),
+    ({"valid_to": "2026-12-02"}, D, False, True),  # ends tomorrow: current until then
+    ({"valid_to": "2026-12-01"}, D, False, False),  # the first day it no longer holds
+    ({"valid_to": date(2026, 11, 1)}, D, False, False),
+    ({"valid_to": datetime(2026, 12, 1, 23, 0, tzinfo=UTC)}, D, False, False),
+    ({"valid_to": ""}, D, False, True),  # an empty key is no date
+    ({"valid_to": "soon"}, D, False, True),  # unreadable text is no date either
+    ({"expires": "2026-12-01"}, D, False, True),  # the last day it holds
+    ({"expires": "2026-11-30"}, D, False, False),
+    ({"status": "archived"}, D, False, False),
+    ({"status": " Superseded "}, D, False, False),
+    ({"status": "done"}, D, False, True),  # a project's own status, not the lifecycle's
+    ({"status": "archived", "archived": "2026-11-20"}, date(2026, 11, 10), True, True),
+    ({"status": "archived", "archived": "2026-11-20"}, date(2026, 11, 20), True, False),
+    ({"status": "archived"}, date(2026, 11, 10), True, False),  # set aside when, unknown
+    ({"status": "superseded", "valid_to": "2026-11-20"}, date(2026, 11, 19), True, True),
+    ({"valid_from": "2026-11-15"}, date(2026, 11, 10), True, False),  # not yet begun then
+    ({"created": "2026-11-15T08:00:00Z"}, date(2026, 11, 15), True, True),
+    ({"valid_from": "2026-11-15"}, date(2026, 11, 10), False, True),  # today: found
+])
+def test_is_current_is_the_one_rule(fields: dict[str, object], day: date, past: bool,
+                                    current: bool) -> None:
+    assert is_current(MemoryState.of(fields), day, past=past) is current
+
+
+def test_memory_state_reads_parsed_frontmatter_and_indexed_text_alike() -> None:
+    from ccb.parse import parse_note
+
+    note = parse_note("Memory/m.md", (
+        b"---\nname: m\ndescription: d\ntype: user\nvalid_to: 2026-12-05\n"
+        b"expires: '2027-01-01'\nstatus: archived\n---\nbody\n"))
+    assert note.memory is not None
+    assert MemoryState.of(note.memory) == MemoryState.of(
+        {"valid_to": "2026-12-05", "expires": "2027-01-01", "status": "archived"})
 
 
 def test_recall_promotes_and_silence_demotes() -> None:

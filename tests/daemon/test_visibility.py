@@ -1,0 +1,74 @@
+"""One rule for "is this memory current?", seen from every place that asks it.
+
+A memory whose ``valid_to`` is still ahead (a change announced for later, a supersession that
+starts next month) is current until that day: search finds it, ``MEMORY.md`` lists it, the
+session-start context carries it, and the checker treats it as live. One whose ``valid_to``
+has passed is none of these, and stays on disk. The rule itself is tested as a table in
+``tests/consistency/test_lifecycle.py``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from daemon.app import App
+from daemon.context import build_context
+
+Builder = Callable[..., tuple[App, object]]
+
+_MEMORY = """---
+name: {name}
+description: {description}
+type: feedback
+id: {id}
+created: 2026-11-01T09:00:00Z
+updated: 2026-11-01T09:00:00Z
+version: 1
+valid_from: 2026-11-01
+valid_to: {valid_to}
+{extra}---
+{body}
+"""
+
+
+def _write(vault: Path, stem: str, **fields: str) -> str:
+    fields.setdefault("extra", "")
+    (vault / "Memory" / f"{stem}.md").write_text(_MEMORY.format(**fields), encoding="utf-8")
+    return f"Memory/{stem}.md"
+
+
+def test_a_memory_that_ends_later_is_current_everywhere_until_that_day(
+        vault: Path, make_app: Builder) -> None:
+    ending = _write(
+        vault, "staging-deploys-via-jenkins", name="Staging deploys via Jenkins",
+        description="Staging is deployed from the Jenkins job until the move to Actions",
+        id="01JZ0000000000000000000001", valid_to="2099-01-01",
+        body="Always deploy staging from the Jenkins job `staging-deploy` (marigold).",
+        extra="possible_duplicate: \"[[staging-deploys-from-jenkins]]\"\n")
+    twin = _write(
+        vault, "staging-deploys-from-jenkins", name="Staging deploys from Jenkins",
+        description="Staging goes out through Jenkins", id="01JZ0000000000000000000002",
+        valid_to="", body="Staging is deployed with the Jenkins job (marigold pipeline).")
+    ended = _write(
+        vault, "staging-deploys-via-capistrano", name="Staging deploys via Capistrano",
+        description="Staging was deployed with Capistrano", id="01JZ0000000000000000000003",
+        valid_to="2020-01-01", body="Always deploy staging with `cap staging deploy` (marigold).")
+    app, _ = make_app(vault)
+    app.sync()
+
+    found = {hit.path for hit in app.search("how is staging deployed marigold", limit=20)}
+    assert ending in found and ended not in found
+
+    index, _ = app.memories().index_text()
+    assert b"staging-deploys-via-jenkins.md" in index
+    assert b"staging-deploys-via-capistrano.md" not in index
+
+    context = build_context(app, "", count_recall=False).text
+    assert "until the move to Actions" in context
+    assert "Capistrano" not in context
+
+    pairs = [f.drift for f in app.consistency().check().findings
+             if f.kind == "possible_pair"]
+    assert [getattr(d, "paths", None) for d in pairs] == [tuple(sorted((ending, twin)))]
+    assert (vault / ended).is_file()  # not current is not gone
