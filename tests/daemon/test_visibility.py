@@ -72,3 +72,25 @@ def test_a_memory_that_ends_later_is_current_everywhere_until_that_day(
              if f.kind == "possible_pair"]
     assert [getattr(d, "paths", None) for d in pairs] == [tuple(sorted((ending, twin)))]
     assert (vault / ended).is_file()  # not current is not gone
+
+
+def test_a_supersession_that_starts_later_is_no_contradiction(
+        vault: Path, make_app: Builder) -> None:
+    """Both memories are current until the day the newer begins; they are one settled change,
+    so the checker reports nothing, and the older leaves ``MEMORY.md`` only on that day."""
+    old = _write(
+        vault, "office-is-on-elm-street", name="Office is on Elm Street",
+        description="The office is at 12 Elm Street", id="01JZ0000000000000000000011",
+        valid_to="2099-01-01", body="The office is at 12 Elm Street.",
+        extra="subject: office.address\n")
+    new = _write(
+        vault, "office-moves-to-oak-avenue", name="Office moves to Oak Avenue",
+        description="From 2099 the office is at 40 Oak Avenue", id="01JZ0000000000000000000012",
+        valid_to="", body="The office is at 40 Oak Avenue.",
+        extra="subject: office.address\nsupersedes: \"[[office-is-on-elm-street]]\"\n")
+    app, _ = make_app(vault)
+    app.sync()
+    assert [f.kind for f in app.consistency().check().findings
+            if f.kind in {"contradiction", "possible_pair"}] == []
+    index, _ = app.memories().index_text()
+    assert Path(old).name.encode() in index and Path(new).name.encode() in index
