@@ -6,11 +6,15 @@ Only the composition root (``daemon``) calls :func:`load_settings`. It returns t
 
 What pydantic-settings (2.16) does here, and what this module adds:
 
-- The files are read by ``TomlConfigSettingsSource`` / ``JsonConfigSettingsSource``; the
-  environment by ``EnvSettingsSource`` (prefix ``DREAMD_``, ``__`` for nesting, JSON for lists),
-  fed from the ``environ`` mapping given instead of ``os.environ``. The layers are merged (deeply,
-  higher over lower) and validated by ``BaseSettings`` itself through its ``_build_sources``
-  argument, highest source first.
+- The files are read by ``TomlConfigSettingsSource`` / ``JsonConfigSettingsSource``. The layers
+  are merged (deeply, higher over lower) and validated by ``BaseSettings`` itself: the library's
+  public hook ``Settings.settings_customise_sources`` hands it the prepared layers, highest
+  first (:data:`config.settings.PREPARED_SOURCES`).
+- The environment is read here, not by the library's ``EnvSettingsSource``: only ``DREAMD_*``
+  variables (``__`` for nesting, JSON for lists and tables), from the ``environ`` mapping given.
+  With an ``alias_generator`` the library's env source reads every field's alias *without* the
+  prefix (its documentation: "env_prefix does not apply to fields with alias"), so a shell's
+  ``VAULT``, ``SYNC`` or ``LOGGING`` would have been taken as configuration.
 - Added as small pure functions: choosing the profile table (:func:`split_profiles`; the library's
   ``toml_table_header`` raises a bare ``KeyError`` for a missing table and reads one table only),
   expanding the seed's dotted keys (:func:`expand_dotted`), normalising camelCase and seed aliases
@@ -38,16 +42,13 @@ from pydantic import BaseModel, ValidationError
 from pydantic.fields import FieldInfo
 from pydantic_settings import (
     BaseSettings,
-    EnvSettingsSource,
     JsonConfigSettingsSource,
     PydanticBaseSettingsSource,
-    SettingsError,
     TomlConfigSettingsSource,
 )
-from pydantic_settings.sources.utils import parse_env_vars
 
 from config.errors import ConfigError, ProfileNotFoundError
-from config.settings import APP_NAME, ENV_PREFIX, Settings
+from config.settings import APP_NAME, ENV_PREFIX, PREPARED_SOURCES, Settings
 
 __all__ = [
     "CLI_LABEL",
@@ -137,19 +138,6 @@ class _LayerSource(PydanticBaseSettingsSource):
 
     def __call__(self) -> dict[str, Any]:
         return self._data
-
-
-class _MappingEnvSource(EnvSettingsSource):
-    """pydantic-settings' env source reading a given mapping instead of ``os.environ``."""
-
-    def __init__(self, settings_cls: type[BaseSettings], environ: Mapping[str, str]) -> None:
-        self._environ = environ
-        super().__init__(settings_cls)
-
-    def _load_env_vars(self) -> Mapping[str, str | None]:
-        return parse_env_vars(
-            self._environ, self.case_sensitive, self.env_ignore_empty, self.env_parse_none_str
-        )
 
 
 # --------------------------------------------------------------------------- pure helpers
@@ -494,19 +482,55 @@ def _env_var_paths(environ: Mapping[str, str]) -> tuple[dict[str, tuple[str, ...
     return paths, ignored
 
 
+def _env_tree(environ: Mapping[str, str], paths: Mapping[str, tuple[str, ...]],
+              ignored: Sequence[str]) -> Tree:
+    """The ``DREAMD_*`` variables naming a setting, nested by ``__`` (raw, lower-cased
+    segments; :func:`normalise_keys` resolves them). A value given for a list or a table is
+    JSON, as pydantic-settings reads it. Raises ConfigError naming the variable for JSON that
+    does not parse."""
+    tree: Tree = {}
+    for name in paths:
+        if name in ignored:
+            continue
+        segments = [segment.lower() for segment in name[len(ENV_PREFIX):].split("__")]
+        value: Any = environ[name]
+        if _takes_json(segments) and value.lstrip()[:1] in ("[", "{"):
+            try:
+                value = json.loads(value)
+            except json.JSONDecodeError as exc:
+                raise ConfigError(
+                    f"config: environment variable {name}: invalid JSON ({exc})") from exc
+        for segment in reversed(segments):
+            value = {segment: value}
+        tree = _deep_merge(tree, value)
+    return tree
+
+
+def _takes_json(segments: Sequence[str]) -> bool:
+    """Does the setting these ``DREAMD_`` segments name hold a list or a table?"""
+    model: type[BaseModel] | None = Settings
+    info: FieldInfo | None = None
+    for segment in segments:
+        resolved = _resolve_field(model, segment, False) if model is not None else None
+        if resolved is None:
+            return False
+        info = resolved[1]
+        sub_model, is_list = _model_of(info.annotation)
+        model = None if is_list else sub_model
+    if info is None:
+        return False
+    sub_model, _ = _model_of(info.annotation)
+    origin = get_origin(info.annotation)
+    return sub_model is not None or _is_list_field(info) or origin is dict or (
+        origin in (Union, types.UnionType)
+        and any(get_origin(arg) is dict for arg in get_args(info.annotation)))
+
+
 def _env_layer(environ: Mapping[str, str]) -> tuple[_Layer, list[str]]:
-    """The ``DREAMD_*`` layer, read by pydantic-settings' env source. Raises ConfigError."""
+    """The ``DREAMD_*`` layer (module docstring). Raises ConfigError."""
     paths, ignored = _env_var_paths(environ)
-    try:
-        raw = _MappingEnvSource(Settings, environ)()
-    except SettingsError as exc:
-        suspects = [
-            name for name, value in environ.items()
-            if name in paths and value.lstrip()[:1] in ("[", "{") and not _is_json(value)
-        ]
-        named = ", ".join(suspects) or "a DREAMD_* variable"
-        raise ConfigError(f"config: environment variable {named}: invalid JSON ({exc})") from exc
-    data, unknown = normalise_keys(Settings, raw, case_sensitive=False)
+    data, unknown = normalise_keys(Settings, _env_tree(environ, paths, ignored),
+                                   case_sensitive=False)
 
     def label(key: str) -> str:
         parts = tuple(key.split("."))
@@ -520,6 +544,12 @@ def _env_layer(environ: Mapping[str, str]) -> tuple[_Layer, list[str]]:
     if unknown:
         raise _unknown_error(unknown, {item.key: label(item.key) for item in unknown})
     return _Layer(data, {key: label(key) for key in flatten(data)}), ignored
+
+
+def environment_source(environ: Mapping[str, str]) -> PydanticBaseSettingsSource:
+    """The ``DREAMD_*`` variables of ``environ`` as a settings source (what a bare
+    ``Settings()`` reads). Raises ConfigError."""
+    return _LayerSource(Settings, _env_layer(environ)[0].data)
 
 
 def _is_json(text: str) -> bool:
@@ -597,10 +627,13 @@ def load_settings(
     for layer in layers:  # lowest first, so higher layers overwrite
         labels.update(layer.labels)
     sources = tuple(_LayerSource(Settings, layer.data) for layer in reversed(layers))
+    prepared = PREPARED_SOURCES.set(sources)
     try:
-        settings = Settings(_build_sources=(sources, {}))  # type: ignore[call-arg]
+        settings = Settings()
     except ValidationError as exc:
         raise _validation_error(exc, labels) from exc
+    finally:
+        PREPARED_SOURCES.reset(prepared)
 
     all_sources = {key: _source_of(key, labels) for key in leaf_keys(Settings)}
     return LoadedSettings(

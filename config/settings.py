@@ -16,15 +16,17 @@ they are defined.
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import unicodedata
+from contextvars import ContextVar
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Annotated, Any, Literal, Self
 
 import platformdirs
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic.alias_generators import to_camel
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from config.errors import ConfigError
 
@@ -808,9 +810,16 @@ class LoggingSettings(_Section):
 # --------------------------------------------------------------------------- root
 
 
+#: The layers :func:`config.loading.load_settings` prepared for the ``Settings()`` it builds
+#: (file, ``DREAMD_*`` and CLI, highest first); unset outside that call.
+PREPARED_SOURCES: ContextVar[tuple[PydanticBaseSettingsSource, ...] | None] = ContextVar(
+    "dreamd_prepared_settings_sources", default=None)
+
+
 class Settings(BaseSettings):
-    """The whole configuration. ``Settings()`` reads defaults and ``DREAMD_*`` from os.environ;
-    the daemon uses :func:`config.loading.load_settings`, which adds the file and CLI layers.
+    """The whole configuration. ``Settings()`` reads defaults and ``DREAMD_*`` from os.environ
+    (nothing else: no unprefixed variable is ever configuration); the daemon uses
+    :func:`config.loading.load_settings`, which adds the file and CLI layers.
     """
 
     model_config = SettingsConfigDict(
@@ -823,6 +832,25 @@ class Settings(BaseSettings):
         extra="forbid",
         frozen=True,
     )
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        """pydantic-settings' public hook: the prepared layers of ``load_settings``, else the
+        constructor's values over ``DREAMD_*`` of ``os.environ``. The library's own env source
+        is never used (it reads every alias without the prefix; ``config/loading.py``)."""
+        prepared = PREPARED_SOURCES.get()
+        if prepared is not None:
+            return prepared
+        from config.loading import environment_source  # the loader imports this module
+
+        return init_settings, environment_source(os.environ)
 
     vault: VaultSettings = Field(default_factory=VaultSettings)
     storage: StorageSettings = Field(default_factory=StorageSettings)

@@ -196,3 +196,51 @@ def test_environ_none_reads_the_process_environment(monkeypatch: pytest.MonkeyPa
     loaded = load_settings()
     assert loaded.settings.embedding.batch_size == 12
     assert loaded.sources[KEY] == ENV_LABEL
+
+
+def _every_setting_name() -> set[str]:
+    """Every field name and alias at every level of Settings (``vault``, ``autoDream``,
+    ``batch_size``, ``batchSize``, ``timeout`` …)."""
+    from pydantic import BaseModel
+
+    from config.settings import Settings
+
+    names: set[str] = set()
+    todo: list[type[BaseModel]] = [Settings]
+    while todo:
+        model = todo.pop()
+        for name, info in model.model_fields.items():
+            names.update(n for n in (name, info.alias) if n)
+            choices = getattr(info.validation_alias, "choices", None) or ()
+            names.update(c for c in choices if isinstance(c, str))
+            for inner in getattr(info.annotation, "__args__", ()) + (info.annotation,):
+                if isinstance(inner, type) and issubclass(inner, BaseModel):
+                    todo.append(inner)
+    return names
+
+
+def test_a_shell_full_of_unprefixed_names_changes_nothing(tmp_path: Path) -> None:
+    """Only DREAMD_* is configuration: a shell's VAULT, SYNC, LOGGING, PATH-like names, in
+    any case, with junk, JSON or nested values, neither fail nor change a setting."""
+    clean = load_settings(environ={}, config_path=None)
+    shell: dict[str, str] = {}
+    for name in sorted(_every_setting_name()):
+        for spelled in (name, name.upper(), name.capitalize()):
+            shell[spelled] = "{not json"
+            shell[f"{spelled}__path"] = str(tmp_path / "elsewhere")
+            shell[f"{spelled}__enabled"] = "maybe"
+    shell["VAULT"] = '{"path": "' + str(tmp_path / "hijacked") + '"}'
+    shell["vault__path"] = str(tmp_path / "hijacked")
+    loaded = load_settings(environ=shell)
+    assert loaded.settings == clean.settings
+    assert set(loaded.sources.values()) == {"default"}
+    assert loaded.ignored_env_vars == ()
+
+
+def test_a_bare_settings_reads_only_prefixed_variables(monkeypatch: pytest.MonkeyPatch) -> None:
+    from config.settings import Settings
+
+    monkeypatch.setenv("VAULT", "x")
+    monkeypatch.setenv("EMBEDDING__BATCH_SIZE", "9")
+    monkeypatch.setenv("DREAMD_EMBEDDING__BATCH_SIZE", "7")
+    assert Settings().embedding.batch_size == 7
