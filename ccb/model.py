@@ -14,6 +14,7 @@ from typing import Literal, TypeAlias
 
 __all__ = [
     "MEMORY_TYPES",
+    "PATH_KEY_PREFIX",
     "ConflictCopy",
     "FileEntry",
     "FileKind",
@@ -26,6 +27,7 @@ __all__ = [
     "Problem",
     "PropertyValue",
     "ScanResult",
+    "memory_key",
 ]
 
 #: A normalised frontmatter value: what the user typed, as Obsidian reads it (YAML 1.2-ish:
@@ -45,6 +47,16 @@ PropertyValue: TypeAlias = (
 
 MemoryType = Literal["user", "feedback", "project", "reference"]
 MEMORY_TYPES: tuple[MemoryType, ...] = ("user", "feedback", "project", "reference")
+
+#: The key prefix of a memory file written without an ``id``: its history follows the path.
+PATH_KEY_PREFIX = "path:"
+
+
+def memory_key(memory_id: str | None, path: str) -> str:
+    """The key a memory's versions, conflicts and dream records are kept under: its ``id``,
+    else ``path:<vault path>`` (a memory file without one; its history then follows the path,
+    not renames)."""
+    return memory_id or f"{PATH_KEY_PREFIX}{path}"
 
 LinkKind = Literal["wikilink", "embed", "markdown"]
 FileKind = Literal["note", "attachment"]

@@ -37,6 +37,8 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 from typing import Literal
 
+from magma.text import HAN_RANGES
+
 __all__ = [
     "Claim",
     "Language",
@@ -49,7 +51,7 @@ __all__ = [
 
 Language = Literal["en", "zh"]
 
-_HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_HAN = HAN_RANGES
 _HAN_RE = re.compile(f"[{_HAN}]")
 _HAN_RUN = re.compile(f"[{_HAN}]+")
 
@@ -258,7 +260,7 @@ _ZH_PLACE_RE = re.compile("|".join(sorted(_ZH_PLACES, key=len, reverse=True)))
 
 _A = re.ASCII  # \b and \w over ASCII only: a Han character beside a value is a boundary
 _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
-    ("url", re.compile(r"\b(?:https?|ftp|ssh|git|s3|postgres(?:ql)?|mysql|redis|mongodb)://[^\s<>\"'`，。）)\u3400-\u9fff]+", re.I | _A)),
+    ("url", re.compile(rf"\b(?:https?|ftp|ssh|git|s3|postgres(?:ql)?|mysql|redis|mongodb)://[^\s<>\"'`，。）){HAN_RANGES}]+", re.I | _A)),
     ("email", re.compile(r"\b[\w.+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+\b", _A)),
     ("ip", re.compile(r"\b(?:\d{1,3}\.){3}\d{1,3}(?::(?P<port>\d{1,5}))?\b", _A)),
     ("region", re.compile(

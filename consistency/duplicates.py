@@ -39,6 +39,7 @@ from ccb.memory_file import content_hash_normalised, normalise_text
 from ccb.model import MemoryType
 from consistency.claims import Claim, dice, read_claim
 from consistency.judgement import MemorySide, PairJudgement, judge_pair, subject_key
+from magma.text import HAN_RANGES
 
 __all__ = [
     "Decision",
@@ -218,7 +219,7 @@ def cosine_similarity(a: np.ndarray | None, b: np.ndarray | None) -> float | Non
     return max(-1.0, min(1.0, float(np.dot(va, vb)) / norm))
 
 
-_HAN = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_HAN = HAN_RANGES
 
 
 # --------------------------------------------------------------------------- decision

@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 import structlog
 
+from ccb.model import memory_key
 from ccb.obsidian_cli import ObsidianCli, WriteMode, WriteRouter
 from ccb.owner import Owner
 from ccb.parse import parse_note
@@ -48,7 +49,7 @@ from daemon.dream import (
     last_dream,
     read_state,
 )
-from daemon.history import HistoryService, VersionRecorder, memory_key
+from daemon.history import HistoryService, VersionRecorder, note_memory_key
 from daemon.llm import ChatClient
 from daemon.lock import DaemonLock, current_holder
 from daemon.memories import INDEX_FILE, MemoryService, index_fingerprint
@@ -557,12 +558,12 @@ class App:
 
         def resolve(id_or_name: str) -> str:
             try:
-                return memory_key(service.find(id_or_name).note)
+                return note_memory_key(service.find(id_or_name).note)
             except MemoryNotFoundError:
                 pass
             wanted = id_or_name.strip()
             archive = self.versions
-            versions = archive.history(wanted) or archive.history(f"path:{wanted}")
+            versions = archive.history(wanted) or archive.history(memory_key(None, wanted))
             if not versions:
                 folded = wanted.casefold()
                 for history in archive.all_versions().values():
@@ -576,17 +577,17 @@ class App:
 
         def locate(key: str) -> tuple[str, bytes] | None:
             for stored in service.memories():
-                if memory_key(stored.note) == key:
+                if note_memory_key(stored.note) == key:
                     return stored.path, stored.data
             # a memory outside the memory folder: the index knows where its id lives
             for path, row in self.store.file_index().items():
-                if row.memory_type is None or (row.memory_id or f"path:{path}") != key:
+                if row.memory_type is None or memory_key(row.memory_id, path) != key:
                     continue
                 try:
                     note, data = read_note_bytes(self.vault_root, path)
                 except DreamdError:
                     continue
-                if note.memory is not None and memory_key(note) == key and (
+                if note.memory is not None and note_memory_key(note) == key and (
                         owner is None or owner.sees(note.memory.owner)):
                     return path, data
             return None

@@ -32,7 +32,7 @@ from ccb.atomic import write_json_atomic
 from ccb.dates import as_aware
 from ccb.frontmatter_edit import set_properties
 from ccb.merge import merge_note
-from ccb.model import Note
+from ccb.model import Note, memory_key
 from ccb.parse import parse_note
 from ccb.scan import VaultFilter, read_note_bytes, scan_vault
 from ccb.writer import NoteWriter
@@ -69,7 +69,7 @@ from consistency.checker import (
 from consistency.duplicates import claim_of, cosine_similarity
 from consistency.judgement import MemorySide, judge_pair
 from consistency.lifecycle import MemoryState, is_current
-from daemon.history import VersionRecorder, memory_key
+from daemon.history import VersionRecorder, note_memory_key
 from daemon.memories import INDEX_FILE, MemoryService, index_fingerprint
 from daemon.memory_pool import MemoryPool, StoredMemory
 from daemon.sync import MASS_DELETE_MIN_FILES
@@ -710,7 +710,7 @@ def _record_json(record: ConflictRecord) -> dict[str, Any]:
 def _row_key(row: IndexedFile) -> str | None:
     if row.memory_type is None:
         return None
-    return row.memory_id or f"path:{row.path}"
+    return memory_key(row.memory_id, row.path)
 
 
 def _side_from_row(row: IndexedFile, props: Mapping[str, Any], today: date) -> FileSide:
@@ -728,7 +728,7 @@ def _side_from_note(note: Note, today: date) -> FileSide:
     memory = note.memory
     if memory is None:
         return FileSide(note.path, note.content_hash)
-    return FileSide(note.path, note.content_hash, memory_key(note), memory.type,
+    return FileSide(note.path, note.content_hash, note_memory_key(note), memory.type,
                     memory.subject, _owner(memory.owner),
                     is_current(MemoryState.of(memory), today))
 

@@ -59,7 +59,7 @@ from ccb.dates import as_aware, as_date, iso
 from ccb.frontmatter_edit import replace_body, set_properties
 from ccb.memory_file import NewMemory, content_hash_normalised, memory_path, render_memory
 from ccb.memory_index import IndexEntry, build_memory_index
-from ccb.model import MemoryType, Note, PropertyValue
+from ccb.model import MemoryType, Note, PropertyValue, memory_key
 from ccb.parse import detect_conflict_copy, parse_note
 from ccb.scan import read_note_bytes
 from ccb.writer import NoteWriter, sha256_hex
@@ -412,7 +412,7 @@ def _record(path: str, note: Note, data: bytes, stat: os.stat_result, seen: str 
     body = note.body.strip()
     return _Record(
         path=path, size=stat.st_size, mtime_ns=stat.st_mtime_ns, hash=sha256_hex(data),
-        id=meta.id or f"path:{path}", type=meta.type, name=meta.name, description=meta.description,
+        id=memory_key(meta.id, path), type=meta.type, name=meta.name, description=meta.description,
         subject=meta.subject, owner=meta.owner, status=meta.status, pinned=meta.pinned,
         resident=props.get("resident") is True,
         rule=meta.type == "feedback" and has_rule_force(f"{meta.description}\n{body}"),

@@ -29,7 +29,7 @@ import filelock
 import structlog
 
 from ccb.atomic import write_bytes_atomic
-from ccb.model import Note
+from ccb.model import Note, memory_key
 from ccb.parse import parse_note
 from ccb.writer import NoteWriter, WriteOutcome
 from config.errors import LockError, MemoryNotFoundError, VersionNotFoundError
@@ -43,7 +43,7 @@ __all__ = [
     "HistoryService",
     "RollbackResult",
     "VersionRecorder",
-    "memory_key",
+    "note_memory_key",
 ]
 
 log = structlog.get_logger("dreamd.history")
@@ -56,11 +56,10 @@ BASES_FILE = "history-bases.json"
 LOCK_TIMEOUT_S = 60.0
 
 
-def memory_key(note: Note) -> str:
-    """The key of a memory's history: its ``id``, or ``path:<vault path>`` for a memory file
-    written without one (its history then follows the path, not renames)."""
+def note_memory_key(note: Note) -> str:
+    """:func:`ccb.model.memory_key` of a parsed memory file."""
     assert note.memory is not None
-    return note.memory.id or f"path:{note.path}"
+    return memory_key(note.memory.id, note.path)
 
 
 class VersionRecorder:
@@ -100,13 +99,13 @@ class VersionRecorder:
         wanted = [(n, d, h) for n, d, h in notes if n.memory is not None]
         if not wanted:
             return []
-        heads = self.archive.heads({memory_key(n) for n, _, _ in wanted})
+        heads = self.archive.heads({note_memory_key(n) for n, _, _ in wanted})
         bases = self.bases()
         items: list[NewVersion] = []
         moved: dict[str, str] = {}
         for note, data, row_hash in wanted:
             assert note.memory is not None
-            key, f = memory_key(note), note.content_hash
+            key, f = note_memory_key(note), note.content_hash
             head, base = heads.get(key), bases.get(key, row_hash)
             origin, change = self._origin_of(f) or ("user-edit", "")
             kind: VersionKind = "edit"

@@ -40,7 +40,7 @@ from ccb.memory_file import (
     slugify,
 )
 from ccb.memory_index import build_memory_index
-from ccb.model import MemoryType, Note, PropertyValue
+from ccb.model import MemoryType, Note, PropertyValue, memory_key
 from ccb.owner import Owner, parse_owner
 from ccb.parse import detect_conflict_copy, parse_note
 from ccb.writer import NoteWriter, WriteOutcome
@@ -483,7 +483,7 @@ class MemoryService:
         removed = [f"file {stored.path}", f"its line in {INDEX_FILE}",
                    "dreamd's recent copies of it (kept to repair lost updates)"]
         if self._forget_history is not None:
-            count = self._forget_history(meta.id or f"path:{stored.path}")
+            count = self._forget_history(memory_key(meta.id, stored.path))
             removed.append(f"its version history ({count} version{'' if count == 1 else 's'}"
                            ", in the store and the state folder)")
         copies = self._conflict_copies(stored.path)

@@ -82,6 +82,7 @@ from magma.layers import L2_RULES, importance, is_salient, note_date, note_layer
 from magma.recalls import RecallStats
 from magma.search import CANDIDATE_FACTOR, SearchHit, collapse_to_notes, make_snippet
 from magma.store import INDEX_FILE_NAMES, ChunkCandidate, MagmaStore
+from magma.text import CJK_CHAR
 
 __all__ = [
     "CONFIDENT_COSINE",
@@ -152,7 +153,7 @@ EMBED_WAIT_S = 5.0
 RECALL_REFRESH_S = 60.0
 
 _WORD = re.compile(r"\w+", re.UNICODE)
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
+_CJK = CJK_CHAR
 _STOPWORDS = frozenset({
     "a", "an", "and", "are", "as", "at", "be", "by", "can", "do", "does", "did", "for",
     "from", "how", "i", "in", "is", "it", "me", "my", "of", "on", "or", "so", "that", "the",

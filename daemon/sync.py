@@ -24,10 +24,10 @@ import numpy as np
 import structlog
 from ulid import ULID
 
-from ccb.model import ConflictCopy, FileEntry, Note, Problem, ScanResult
+from ccb.model import ConflictCopy, FileEntry, Note, Problem, ScanResult, memory_key
 from ccb.scan import VaultFilter, read_note_bytes, scan_paths, scan_vault
 from config.errors import DreamdError, MassDeleteError
-from daemon.history import VersionRecorder, memory_key
+from daemon.history import VersionRecorder, note_memory_key
 from magma.chunking import Chunk, chunk_note
 from magma.embedder import Embedder
 from magma.store import AttachmentRecord, IndexedFile, MagmaStore, NoteRecord
@@ -377,12 +377,12 @@ class Syncer:
         do not live on under another path in this run (a rename)."""
         if self.recorder is None or self.prefix or not deletes:
             return []
-        living = {memory_key(note) for _, note, _ in work.notes if note.memory is not None}
+        living = {note_memory_key(note) for _, note, _ in work.notes if note.memory is not None}
         gone = []
         for path in deletes:
             known = index.get(path)
             if known is not None and known.memory_type is not None:
-                key = known.memory_id or f"path:{path}"
+                key = memory_key(known.memory_id, path)
                 if key not in living:
                     gone.append((key, path))
         return gone

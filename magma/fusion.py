@@ -33,6 +33,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from magma.text import CJK_CHAR
+
 __all__ = [
     "CHARS_PER_TOKEN",
     "MMR_LAMBDA",
@@ -50,7 +52,7 @@ CHARS_PER_TOKEN = 4
 #: choice of value).
 MMR_LAMBDA = 0.85
 
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+_CJK = CJK_CHAR
 _SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+|(?<=[。！？])|\n")
 
 

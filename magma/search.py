@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from ccb.owner import Owner
 from magma.embedder import Embedder
 from magma.store import ChunkCandidate, MagmaStore
+from magma.text import CJK_CHAR
 
 __all__ = [
     "CANDIDATE_FACTOR",
@@ -42,7 +43,7 @@ CANDIDATE_FACTOR = 4
 SNIPPET_MAX_CHARS = 200
 
 _WORD_RE = re.compile(r"\w+", re.UNICODE)
-_CJK_RE = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
+_CJK_RE = CJK_CHAR
 
 
 @dataclass(frozen=True, slots=True)

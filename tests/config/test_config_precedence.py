@@ -213,7 +213,7 @@ def _every_setting_name() -> set[str]:
             names.update(n for n in (name, info.alias) if n)
             choices = getattr(info.validation_alias, "choices", None) or ()
             names.update(c for c in choices if isinstance(c, str))
-            for inner in getattr(info.annotation, "__args__", ()) + (info.annotation,):
+            for inner in (*getattr(info.annotation, "__args__", ()), info.annotation):
                 if isinstance(inner, type) and issubclass(inner, BaseModel):
                     todo.append(inner)
     return names

@@ -1000,7 +1000,7 @@ def _memory_files(vault: Path) -> list[str]:
 def _memory_keys(vault: Path) -> dict[str, tuple[str, str]]:
     """``{path: (history key, sha256 of the bytes)}`` of the memory files now."""
     from ccb.parse import parse_note
-    from daemon.history import memory_key
+    from daemon.history import note_memory_key
 
     found = {}
     for path in _memory_files(vault):
@@ -1010,7 +1010,7 @@ def _memory_keys(vault: Path) -> dict[str, tuple[str, str]]:
             continue
         note = parse_note(path, data)
         if note.memory is not None:
-            found[path] = (memory_key(note), hashlib.sha256(data).hexdigest())
+            found[path] = (note_memory_key(note), hashlib.sha256(data).hexdigest())
     return found
 
 
