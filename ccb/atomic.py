@@ -19,6 +19,7 @@ from typing import Any
 
 __all__ = [
     "TEMP_SUFFIX",
+    "read_json_object",
     "replace_bytes_in_place",
     "swap_bytes_atomic",
     "write_bytes_atomic",
@@ -203,6 +204,17 @@ def _rename2(src: str, dst: Path, flags: int) -> int | None:
         return 0
     error = ctypes.get_errno()
     return None if error in _UNSUPPORTED else error
+
+
+def read_json_object(path: Path) -> dict[str, Any]:
+    """The JSON object a state file holds; ``{}`` when it is absent, unreadable, not UTF-8,
+    not JSON, nested too deep to parse, or not an object. State files are derived and
+    advisory: a damaged one reads as empty and is rewritten by its owner, never a crash."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError):
+        return {}
+    return data if isinstance(data, dict) else {}
 
 
 def write_json_atomic(path: Path, data: dict[str, Any]) -> None:

@@ -53,6 +53,7 @@ import structlog
 from ccb.atomic import (
     TEMP_SUFFIX,
     FileBeingWrittenError,
+    read_json_object,
     replace_bytes_in_place,
     swap_bytes_atomic,
     write_bytes_atomic,
@@ -626,11 +627,7 @@ class NoteWriter:
 
     def _load_generated(self) -> dict[str, object]:
         """``generated.json``: ``{vault path: hash of what dreamd last generated there}``."""
-        try:
-            known = json.loads((self._journal / _GENERATED_FILE).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return {}
-        return known if isinstance(known, dict) else {}
+        return read_json_object(self._journal / _GENERATED_FILE)
 
     def _save_generated(self, known: dict[str, object]) -> None:
         write_bytes_atomic(self._journal / _GENERATED_FILE,
@@ -714,11 +711,7 @@ class NoteWriter:
             held = self._held["origins"]
             assert isinstance(held, dict)
             return held
-        try:
-            data = json.loads((self._journal / _ORIGINS_FILE).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return {}
-        return data if isinstance(data, dict) else {}
+        return read_json_object(self._journal / _ORIGINS_FILE)
 
     def _note_origin(self, data: bytes, tag: tuple[str, str]) -> None:
         origins = self._load_origins()
@@ -778,12 +771,7 @@ class NoteWriter:
             held = self._held["journal"]
             assert isinstance(held, dict)
             return held
-        try:
-            data = json.loads((self._journal / _JOURNAL_FILE).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return {}
-        if not isinstance(data, dict):
-            return {}
+        data = read_json_object(self._journal / _JOURNAL_FILE)
         return {k: v for k, v in data.items() if isinstance(v, list)}
 
     def _save_journal(self, journal: dict[str, list[dict[str, object]]]) -> None:

@@ -16,7 +16,6 @@ Open conflicts (manual review) are kept in ``conflicts.json`` in the state dir u
 from __future__ import annotations
 
 import hashlib
-import json
 import time
 from collections import Counter
 from collections.abc import Callable, Collection, Mapping
@@ -28,7 +27,7 @@ from typing import Any, Literal
 import structlog
 from ulid import ULID
 
-from ccb.atomic import write_json_atomic
+from ccb.atomic import read_json_object, write_json_atomic
 from ccb.dates import as_aware
 from ccb.frontmatter_edit import set_properties
 from ccb.merge import merge_note
@@ -352,11 +351,8 @@ class ConsistencyService:
         output = hashlib.sha256(data).hexdigest()
         hand_edited = self.writer.generated_hash(f"{self.memory_folder}/{INDEX_FILE}") != output
         inputs = index_fingerprint(gathered.memory_folder_files, today)
-        try:
-            record = json.loads(self.index_record.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            record = None
-        if isinstance(record, dict) and record.get("output") == output \
+        record = read_json_object(self.index_record)
+        if record.get("output") == output \
                 and record.get("inputs") == inputs:
             return True, False
         # No record, or the memories changed since the last build: build the text to know.
@@ -669,12 +665,9 @@ class ConsistencyService:
                 if self.writer.read(c.copy) is not None}
 
     def _load_conflicts(self) -> dict[str, ConflictRecord]:
-        try:
-            data = json.loads((self.state_dir / CONFLICTS_FILE).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return {}
+        data = read_json_object(self.state_dir / CONFLICTS_FILE)
         found = {}
-        for key, value in (data.items() if isinstance(data, dict) else ()):
+        for key, value in data.items():
             try:
                 record = ConflictRecord(**value)
                 if not all(isinstance(getattr(record, f), str)

@@ -54,7 +54,7 @@ import numpy as np
 import structlog
 from ulid import ULID
 
-from ccb.atomic import write_json_atomic
+from ccb.atomic import read_json_object, write_json_atomic
 from ccb.dates import as_aware, as_date, iso
 from ccb.frontmatter_edit import replace_body, set_properties
 from ccb.memory_file import NewMemory, content_hash_normalised, memory_path, render_memory
@@ -195,11 +195,7 @@ class DreamLock:
 
     def holder(self) -> dict[str, Any] | None:
         """The JSON the lock file holds, or ``None`` (no lock, or unreadable)."""
-        try:
-            found = json.loads(self.path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return None
-        return found if isinstance(found, dict) else None
+        return read_json_object(self.path) or None
 
     def _stale(self, holder: Mapping[str, Any], now: datetime) -> str | None:
         try:
@@ -242,25 +238,17 @@ class DreamLock:
                 self.path.unlink(missing_ok=True)
 
 
-def _read_json(path: Path) -> dict[str, Any]:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
-
-
 def read_state(state_dir: Path) -> dict[str, Any]:
     """The dream state of a vault: ``last_dream`` (ISO), ``last_id`` and ``counts`` from
     ``dream-last.json``, the ``memories`` records from ``dream-state.json`` (``{}`` when there
     is none or it is unreadable). Two files: the records are rewritten only when they change."""
-    return {**_read_json(state_dir / STATE_FILE), **_read_json(state_dir / LAST_FILE)}
+    return {**read_json_object(state_dir / STATE_FILE), **read_json_object(state_dir / LAST_FILE)}
 
 
 def last_dream(state_dir: Path) -> datetime | None:
     """When the last dream of this state folder finished (aware), or ``None``."""
-    stamp = _read_json(state_dir / LAST_FILE).get("last_dream") \
-        or _read_json(state_dir / STATE_FILE).get("last_dream")
+    stamp = read_json_object(state_dir / LAST_FILE).get("last_dream") \
+        or read_json_object(state_dir / STATE_FILE).get("last_dream")
     try:
         return datetime.fromisoformat(stamp) if isinstance(stamp, str) else None
     except ValueError:
@@ -304,12 +292,8 @@ class SessionLog:
         self._lock = filelock.FileLock(state_dir / (SESSIONS_FILE + ".lock"), timeout=10)
 
     def _read(self) -> dict[str, list[str]]:
-        try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return {}
-        return {k: [str(x) for x in v] for k, v in data.items() if isinstance(v, list)} \
-            if isinstance(data, dict) else {}
+        data = read_json_object(self.path)
+        return {k: [str(x) for x in v] for k, v in data.items() if isinstance(v, list)}
 
     def record(self, kind: Literal["mcp", "edit"], at: datetime | None = None) -> None:
         """Note one session start (``mcp``) or one batch of vault edits (``edit``)."""
@@ -1048,7 +1032,7 @@ class DreamRunner:
         memories = {p: r.as_json() for p, r in sorted(records.items())}
         if memories != self._loaded_memories:
             write_json_atomic(self.state_dir / STATE_FILE, {"memories": memories})
-        previous = _read_json(self.state_dir / LAST_FILE).get("memory_index")
+        previous = read_json_object(self.state_dir / LAST_FILE).get("memory_index")
         write_json_atomic(self.state_dir / LAST_FILE, {
             "last_dream": self._clock().isoformat(timespec="seconds"), "last_id": dream_id,
             "counts": dict(plan.counts), "memory_index": self._index_built or previous,
@@ -1291,11 +1275,8 @@ class DreamRunner:
     # ------------------------------------------------------------------ journal
 
     def _read_journal(self) -> dict[str, Any] | None:
-        try:
-            data = json.loads((self.state_dir / JOURNAL_FILE).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return None
-        return data if isinstance(data, dict) and isinstance(data.get("id"), str) else None
+        data = read_json_object(self.state_dir / JOURNAL_FILE)
+        return data if isinstance(data.get("id"), str) else None
 
     def _write_journal(self, dream_id: str, plan: DreamPlan, lines: Sequence[str]) -> None:
         write_json_atomic(self.state_dir / JOURNAL_FILE, {
@@ -1343,7 +1324,7 @@ class DreamRunner:
         summary and whether the file changed."""
         today = self._clock().astimezone(UTC).date()
         inputs = self._fingerprint(((r.path, r.hash) for r in records.values()), today)
-        last = _read_json(self.state_dir / LAST_FILE).get("memory_index")
+        last = read_json_object(self.state_dir / LAST_FILE).get("memory_index")
         current_hash = sha256_hex(self.writer.read(self.index_path) or b"")
         if isinstance(last, dict) and last.get("inputs") == inputs \
                 and last.get("output") == current_hash:
@@ -1498,11 +1479,8 @@ class DreamRunner:
     def _restored(self) -> dict[str, str]:
         """``{path: hash}`` of memories restored by hand: left out of consolidation and the
         lifecycle while they stay as restored (an edit makes them ordinary again)."""
-        try:
-            data = json.loads((self.state_dir / RESTORED_FILE).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return {}
-        return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
+        data = read_json_object(self.state_dir / RESTORED_FILE)
+        return {str(k): str(v) for k, v in data.items()}
 
 
 def _mtime(record: _Record) -> datetime:

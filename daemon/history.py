@@ -28,7 +28,7 @@ from pathlib import Path
 import filelock
 import structlog
 
-from ccb.atomic import write_bytes_atomic
+from ccb.atomic import read_json_object, write_bytes_atomic
 from ccb.model import Note, memory_key
 from ccb.parse import parse_note
 from ccb.writer import NoteWriter, WriteOutcome
@@ -138,12 +138,8 @@ class VersionRecorder:
     def bases(self) -> dict[str, str]:
         """``{key: content hash}`` of the version this device last agreed with, per memory
         (the base of :mod:`consistency.checker`)."""
-        try:
-            data = json.loads(self._bases_file.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return {}
-        return {k: v for k, v in data.items() if isinstance(v, str)} \
-            if isinstance(data, dict) else {}
+        data = read_json_object(self._bases_file)
+        return {k: v for k, v in data.items() if isinstance(v, str)}
 
     def set_bases(self, changes: Mapping[str, str | None]) -> None:
         """Set (or, with ``None``, drop) the base of some memories."""
@@ -183,12 +179,7 @@ class VersionRecorder:
 
     def pending(self) -> dict[str, dict[str, str]]:
         """``{key: {"path", "since"}}`` of memories marked gone and not yet tombstoned."""
-        try:
-            data = json.loads(self._pending_file.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return {}
-        if not isinstance(data, dict):
-            return {}
+        data = read_json_object(self._pending_file)
         return {k: v for k, v in data.items() if isinstance(v, dict)
                 and isinstance(v.get("path"), str) and isinstance(v.get("since"), str)}
 

@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING, Any
 import filelock
 import structlog
 
+from ccb.atomic import read_json_object
 from config.settings import MetricsSettings
 
 if TYPE_CHECKING:
@@ -789,10 +790,6 @@ def _last_dream_record(state_dir: Path) -> dict[str, Any]:
     from daemon.dream import LAST_FILE  # here: daemon.dream loads LanceDB (≈2 s), and the
     # search log alone is wanted by processes that have no use for it
 
-    try:
-        data = json.loads((state_dir / LAST_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError, RecursionError):
-        return {}
-    return data if isinstance(data, dict) else {}
+    return read_json_object(state_dir / LAST_FILE)
 
 

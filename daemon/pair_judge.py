@@ -24,7 +24,7 @@ from typing import Literal
 
 import structlog
 
-from ccb.atomic import write_json_atomic
+from ccb.atomic import read_json_object, write_json_atomic
 from config.errors import LlmError
 from consistency.judgement import PairJudgement
 from daemon.llm import ChatClient
@@ -118,11 +118,6 @@ class PairJudge:
 
     def _load(self) -> dict[str, Settled]:
         if self._answers is None:
-            try:
-                data = json.loads(self.path.read_text(encoding="utf-8"))
-            except (OSError, ValueError):
-                data = {}
-            self._answers = {k: v for k, v in data.items()
-                             if isinstance(k, str) and v in _ANSWERS.values()} \
-                if isinstance(data, dict) else {}
+            self._answers = {k: v for k, v in read_json_object(self.path).items()
+                             if isinstance(k, str) and v in _ANSWERS.values()}
         return self._answers

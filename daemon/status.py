@@ -8,12 +8,11 @@ a file.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ccb.atomic import write_json_atomic
+from ccb.atomic import read_json_object, write_json_atomic
 from daemon.sync import SyncReport
 
 __all__ = [
@@ -34,11 +33,7 @@ LAST_SYNC_FILE = "last_sync.json"
 
 def read_json(path: Path) -> dict[str, Any] | None:
     """Read a state file; ``None`` when it is absent or unreadable (a state file is advisory)."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
+    return read_json_object(path) or None
 
 
 def write_last_sync(state_dir: Path, report: SyncReport, finished_at: str) -> None:

@@ -48,7 +48,7 @@ import lancedb
 import pyarrow as pa
 import structlog
 
-from ccb.atomic import write_bytes_atomic
+from ccb.atomic import read_json_object, write_bytes_atomic
 from config.errors import StoreError, VersionNotFoundError
 
 __all__ = [
@@ -560,11 +560,8 @@ class VersionArchive:
         """Drop this device's files of version ``n`` when they hold ``content_hash`` (a row
         renumbered away from ``n``; the mirror writes it under its new number)."""
         folder = self._folder(memory_id)
-        try:
-            meta = json.loads((folder / f"{n}.json").read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return
-        if meta.get("content_hash") == content_hash:
+        meta = read_json_object(folder / f"{n}.json")
+        if meta and meta.get("content_hash") == content_hash:
             (folder / f"{n}.json").unlink(missing_ok=True)
             (folder / f"{n}.md").unlink(missing_ok=True)
 

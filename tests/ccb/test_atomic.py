@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ccb.atomic import TEMP_SUFFIX, write_bytes_atomic, write_json_atomic
+from ccb.atomic import TEMP_SUFFIX, read_json_object, write_bytes_atomic, write_json_atomic
 from ccb.scan import VaultFilter
 
 
@@ -51,3 +51,19 @@ def test_swap_returns_what_it_displaced(tmp_path: Path) -> None:
     assert swap_bytes_atomic(target, b"two") == b"one"
     assert target.read_bytes() == b"two"
     assert [p.name for p in tmp_path.iterdir()] == ["note.md"]  # no temp file left
+
+
+@pytest.mark.parametrize("content", [
+    None, b"", b"not json", b"[1, 2]", b'"text"', b"\xff\xfe{}", b"[" * 100_000 + b"]" * 100_000,
+])
+def test_a_damaged_state_file_reads_as_empty(tmp_path: Path, content: bytes | None) -> None:
+    path = tmp_path / "state.json"
+    if content is not None:
+        path.write_bytes(content)
+    assert read_json_object(path) == {}
+
+
+def test_a_state_file_round_trips(tmp_path: Path) -> None:
+    path = tmp_path / "state.json"
+    write_json_atomic(path, {"a": [1, "二"], "b": {"c": None}})
+    assert read_json_object(path) == {"a": [1, "二"], "b": {"c": None}}
