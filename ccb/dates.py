@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from datetime import UTC, date, datetime
 
-__all__ = ["as_aware", "as_date", "iso"]
+__all__ = ["as_aware", "as_date", "as_written", "iso"]
 
 #: ``YYYY-MM-DD``: the length of an ISO calendar date, the prefix of every ISO stamp.
 _ISO_DAY_LEN = 10
@@ -56,6 +56,18 @@ def as_date(value: object) -> date | None:
         return date.fromisoformat(text[:_ISO_DAY_LEN])
     except ValueError:
         return None
+
+
+def as_written(value: object) -> date | datetime | None:
+    """ISO text read as it was written: a ``date`` for a bare ``YYYY-MM-DD``, else an aware
+    datetime (:func:`as_aware`); a ``date``/``datetime`` as it is; ``None`` otherwise."""
+    if isinstance(value, datetime):
+        return as_aware(value)
+    if isinstance(value, date):
+        return value
+    if not isinstance(value, str) or not value.strip():
+        return None
+    return as_date(value) if len(value.strip()) == _ISO_DAY_LEN else as_aware(value)
 
 
 def iso(value: object) -> str | None:

@@ -13,6 +13,9 @@ from datetime import date, datetime
 from typing import Literal, TypeAlias
 
 __all__ = [
+    "DIARY_FILE",
+    "GENERATED_FILES",
+    "MEMORY_INDEX_FILE",
     "MEMORY_TYPES",
     "PATH_KEY_PREFIX",
     "ConflictCopy",
@@ -47,6 +50,13 @@ PropertyValue: TypeAlias = (
 
 MemoryType = Literal["user", "feedback", "project", "reference"]
 MEMORY_TYPES: tuple[MemoryType, ...] = ("user", "feedback", "project", "reference")
+
+#: The memory index dreamd generates in the memory folder (Claude Code's name for it).
+MEMORY_INDEX_FILE = "MEMORY.md"
+#: The dream diary dreamd appends to in the memory folder.
+DIARY_FILE = "DREAMS.md"
+#: Files of the memory folder dreamd writes itself: never memories, never deduplicated.
+GENERATED_FILES = frozenset({MEMORY_INDEX_FILE, DIARY_FILE})
 
 #: The key prefix of a memory file written without an ``id``: its history follows the path.
 PATH_KEY_PREFIX = "path:"

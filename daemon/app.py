@@ -25,7 +25,7 @@ from ccb.owner import Owner
 from ccb.parse import parse_note
 from ccb.roots import ROOT_SEPARATOR, Root, derive_root_name
 from ccb.scan import VaultFilter, read_note_bytes, scan_vault
-from ccb.writer import NoteWriter, sha256_hex
+from ccb.writer import NoteWriter
 from config import (
     LoadedSettings,
     Settings,
@@ -52,7 +52,8 @@ from daemon.dream import (
 from daemon.history import HistoryService, VersionRecorder, note_memory_key
 from daemon.llm import ChatClient
 from daemon.lock import DaemonLock, current_holder
-from daemon.memories import INDEX_FILE, MemoryService, index_fingerprint
+from daemon.memories import MemoryService
+from daemon.memory_index_keeper import INDEX_FILE, MemoryIndexKeeper
 from daemon.memory_pool import MemoryPool
 from daemon.metrics import (
     SearchRecord,
@@ -307,7 +308,6 @@ class App:
         """Dreams, ``expire`` and ``restore`` for this vault; ``index`` re-indexes written
         files (default: :meth:`index_now`); ``clock`` gives "now" (default: the system's)."""
         cfg, life = self.settings.dream, self.settings.lifecycle
-        service = self.memories()
         indexed = LAST_SYNC_FILE
 
         def recall_stats() -> Mapping[str, RecallStats]:
@@ -325,8 +325,7 @@ class App:
             writer=self.writer, memory_folder=self.settings.vault.memory_folder,
             state_dir=self.state_dir, recall_stats=recall_stats,
             unresolved_links=unresolved if read_json(self.state_dir / indexed) else None,
-            index=index or self.index_now, note_index_built=service.note_index_built,
-            index_fingerprint=index_fingerprint,
+            index=index or self.index_now, memory_index=self.memory_index,
             policy=LifecyclePolicy(
                 project_inactive_days=life.project_inactive_days,
                 reference_unused_days=life.reference_unused_days,
@@ -418,16 +417,15 @@ class App:
         give, is dreamd's (e.g. the vault was synced before from another data folder): record
         it, so a later rebuild does not keep it aside as a hand edit. Reads the memories once
         per state folder."""
-        service = self.memories()
-        if self.writer.generated_hash(service.index_path) is not None:
+        keeper = self.memory_index
+        if keeper.has_record():
             return
-        current = self.writer.read(service.index_path)
+        current = keeper.current_bytes()
         if current is None:
             return
-        text, inputs = service.index_text()
+        text, inputs = self.memories().index_text()
         if text == current:
-            self.writer.adopt_generated(service.index_path, current)
-            service.note_index_built(inputs, sha256_hex(current))
+            keeper.adopt(current, inputs)
 
     def make_syncer(self) -> RootsSyncer:
         """The reconcile engine for this vault and its extra roots, store and embedder (built
@@ -481,10 +479,17 @@ class App:
             writer=self.writer,
             memory_folder=self.settings.vault.memory_folder,
             store=self.store, embedder=lambda: self.embedder, index=self.index_now,
-            owner=owner, index_record=self.state_dir / MEMORY_INDEX_RECORD,
+            owner=owner, memory_index=self.memory_index,
             forget_history=self._forget_history, pool=self.memory_pool,
             chunk_max_chars=self.settings.sync.chunk_max_chars,
         )
+
+    @cached_property
+    def memory_index(self) -> MemoryIndexKeeper:
+        """The one owner of this vault's ``MEMORY.md``."""
+        return MemoryIndexKeeper(writer=self.writer,
+                                 memory_folder=self.settings.vault.memory_folder,
+                                 record=self.state_dir / MEMORY_INDEX_RECORD)
 
     @cached_property
     def memory_pool(self) -> MemoryPool:
@@ -539,7 +544,7 @@ class App:
             recorder=self.recorder, writer=self.writer, memories=self.memories,
             index=index or self.index_now, state_dir=self.state_dir,
             memory_folder=self.settings.vault.memory_folder,
-            index_record=self.state_dir / MEMORY_INDEX_RECORD,
+            memory_index=self.memory_index,
             orphan_grace=timedelta(seconds=self.settings.check.orphan_grace_s),
             claimed=[root.prefix for root in self.roots[1:]],
             max_delete_share=self.settings.sync.max_delete_share,

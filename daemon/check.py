@@ -31,7 +31,7 @@ from ccb.atomic import read_json_object, write_json_atomic
 from ccb.dates import as_aware
 from ccb.frontmatter_edit import set_properties
 from ccb.merge import merge_note
-from ccb.model import Note, memory_key
+from ccb.model import DIARY_FILE, Note, memory_key
 from ccb.parse import parse_note
 from ccb.scan import VaultFilter, read_note_bytes, scan_vault
 from ccb.writer import NoteWriter
@@ -69,7 +69,8 @@ from consistency.duplicates import claim_of, cosine_similarity
 from consistency.judgement import MemorySide, judge_pair
 from consistency.lifecycle import MemoryState, is_current
 from daemon.history import VersionRecorder, note_memory_key
-from daemon.memories import INDEX_FILE, MemoryService, index_fingerprint
+from daemon.memories import MemoryService
+from daemon.memory_index_keeper import INDEX_FILE, MemoryIndexKeeper, index_fingerprint
 from daemon.memory_pool import MemoryPool, StoredMemory
 from daemon.sync import MASS_DELETE_MIN_FILES
 from magma.store import IndexedFile, LinkRecord, MagmaStore
@@ -174,7 +175,7 @@ class ConsistencyService:
         self, *, root: Path, vfilter: VaultFilter, store: MagmaStore,
         recorder: VersionRecorder, writer: NoteWriter, memories: Callable[[], MemoryService],
         index: Callable[[Collection[str]], bool], state_dir: Path, memory_folder: str,
-        index_record: Path, orphan_grace: timedelta, claimed: Collection[str] = (),
+        memory_index: MemoryIndexKeeper, orphan_grace: timedelta, claimed: Collection[str] = (),
         max_delete_share: float = 0.5,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
     ) -> None:
@@ -189,7 +190,7 @@ class ConsistencyService:
         self._index = index
         self.state_dir = state_dir
         self.memory_folder = memory_folder.strip("/")
-        self.index_record = index_record
+        self.memory_index = memory_index
         self.orphan_grace = orphan_grace
         self.claimed = tuple(claimed)
         self._clock = clock
@@ -280,7 +281,7 @@ class ConsistencyService:
             deleted_copies=frozenset(k for k, c in conflicts.items()
                                      if self.writer.read(c.copy) is None),
             broken_links=broken,
-            memory_index_path=f"{self.memory_folder}/{INDEX_FILE}",
+            memory_index_path=self.memory_index.path,
             memory_index_current=index_current, memory_index_hand_edited=hand_edited,
             archive_out_of_step=archive_out_of_step,
             orphan_grace=self.orphan_grace,
@@ -339,21 +340,19 @@ class ConsistencyService:
 
     def _in_memory_folder(self, path: str) -> bool:
         return path.startswith(self.memory_folder + "/") and path.rsplit("/", 1)[-1] not in {
-            INDEX_FILE, "DREAMS.md"}
+            INDEX_FILE, DIARY_FILE}
 
     def _memory_index_current(self, gathered: _Gathered, today: date) -> tuple[bool, bool]:
         """(is ``MEMORY.md`` what the memories give, is what is there someone else's)."""
-        target = self.root / self.memory_folder / INDEX_FILE
+        target = self.root / self.memory_index.path
         try:
             data = target.read_bytes()
         except OSError:
             return not gathered.memory_folder_files, False  # no memories, no index: in step
         output = hashlib.sha256(data).hexdigest()
-        hand_edited = self.writer.generated_hash(f"{self.memory_folder}/{INDEX_FILE}") != output
+        hand_edited = not self.memory_index.is_dreamds(data)
         inputs = index_fingerprint(gathered.memory_folder_files, today)
-        record = read_json_object(self.index_record)
-        if record.get("output") == output \
-                and record.get("inputs") == inputs:
+        if self.memory_index.recorded(inputs, output):
             return True, False
         # No record, or the memories changed since the last build: build the text to know.
         # This reads every memory once; the record written below spares the next checks.
@@ -362,8 +361,7 @@ class ConsistencyService:
         gathered.read += len(gathered.memory_folder_files)
         if text != data:
             return False, hand_edited
-        service.note_index_built(built_from, output)
-        self.writer.adopt_generated(service.index_path, data)
+        self.memory_index.adopt(data, built_from)
         return True, False
 
     # ------------------------------------------------------------------ fix

@@ -41,7 +41,7 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field, fields, replace
 from datetime import UTC, date, datetime, timedelta
@@ -55,11 +55,11 @@ import structlog
 from ulid import ULID
 
 from ccb.atomic import read_json_object, write_json_atomic
-from ccb.dates import as_aware, as_date, iso
+from ccb.dates import as_written, iso
 from ccb.frontmatter_edit import replace_body, set_properties
 from ccb.memory_file import NewMemory, content_hash_normalised, memory_path, render_memory
-from ccb.memory_index import IndexEntry, build_memory_index
-from ccb.model import MemoryType, Note, PropertyValue, memory_key
+from ccb.memory_index import IndexEntry
+from ccb.model import DIARY_FILE, GENERATED_FILES, MemoryType, Note, PropertyValue, memory_key
 from ccb.parse import detect_conflict_copy, parse_note
 from ccb.scan import read_note_bytes
 from ccb.writer import NoteWriter, sha256_hex
@@ -114,6 +114,7 @@ from consistency.synthesis import (
 )
 from daemon.client import pid_alive
 from daemon.llm import ChatClient
+from daemon.memory_index_keeper import MemoryIndexKeeper, index_entries, index_fingerprint
 from daemon.pair_judge import PairJudge
 
 __all__ = [
@@ -124,14 +125,12 @@ __all__ = [
     "DreamRunner",
     "SessionCount",
     "SessionLog",
-    "index_entries",
     "last_dream",
     "read_state",
 ]
 
 log = structlog.get_logger("dreamd.dream")
 
-DIARY_FILE = "DREAMS.md"
 STATE_FILE = "dream-state.json"
 LAST_FILE = "dream-last.json"
 JOURNAL_FILE = "dream-journal.json"
@@ -160,9 +159,7 @@ REFINE_MAX = 8
 EXTRACT_MAX_FILES = 5
 EXTRACT_MAX_CHARS = 20_000
 _WHY_RE = re.compile(r"^\W*\**\s*why\b", re.IGNORECASE | re.MULTILINE)
-_INDEX_LINK_RE = re.compile(r"^- \[.*\]\(([^)\s]+)\)", re.MULTILINE)
 _URL_RE = re.compile(r"https?://[^\s<>()\[\]\"'`]+")
-_INDEX_NAMES = frozenset({"MEMORY.md", DIARY_FILE})
 
 
 # --------------------------------------------------------------------------- lock
@@ -379,11 +376,6 @@ class _Record:
 _RECORD_FIELDS = tuple(f.name for f in fields(_Record))
 
 
-def _when(value: str | None) -> datetime | date | None:
-    """A record's ISO text as it was written: a ``date`` for a bare day, else a datetime."""
-    if not value:
-        return None
-    return as_date(value) if len(value.strip()) == 10 else as_aware(value)
 
 
 def _record(path: str, note: Note, data: bytes, stat: os.stat_result, seen: str | None
@@ -406,29 +398,6 @@ def _record(path: str, note: Note, data: bytes, stat: os.stat_result, seen: str 
         urls=sorted(set(_URL_RE.findall(note.body))) if meta.type == "reference" else [],
         norm_hash=content_hash_normalised(body), seen=seen,
     )
-
-
-def index_entries(memory_folder: str, memories: Iterable[tuple[str, Mapping[str, Any]]],
-                  today: date) -> list[IndexEntry]:
-    """``MEMORY.md`` entries of the live memories among ``(path, fields)`` pairs; ``fields``
-    holds ``type name description pinned resident status valid_to expires updated``
-    (dates as date/datetime or ISO text). Shared by the dream and ``rebuild_index`` so both
-    build the same file."""
-    entries = []
-    prefix = memory_folder.strip("/") + "/"
-    for path, f in memories:
-        if not is_current(MemoryState.of(f), today):
-            continue
-        updated = f.get("updated")
-        if isinstance(updated, str):
-            updated = _when(updated)
-        entries.append(IndexEntry(
-            name=f["name"], file=path.removeprefix(prefix), type=f["type"],
-            description=f.get("description") or "", pinned=bool(f.get("pinned")),
-            resident=f["type"] in {"user", "feedback"} or f.get("resident") is True,
-            updated=updated,
-        ))
-    return entries
 
 
 # --------------------------------------------------------------------------- plan and report
@@ -515,7 +484,7 @@ class DreamRunner:
     ``recall_stats()`` gives MAGMA's recall statistics by memory id; ``unresolved_links(paths)``
     gives, per vault path, the link targets the index could not resolve (``None``: no index
     yet, links not checked); ``index(paths)`` indexes written files (False: a running daemon
-    will); ``rebuild_index_record(inputs, output_hash)`` records a ``MEMORY.md`` build;
+    will); ``memory_index`` writes and records ``MEMORY.md``;
     ``embeddings(paths)`` gives the first-chunk vector the index holds for each memory path
     (the dream compares memories by meaning with them; without it, only those that share a
     subject); ``judge`` (the ``llm.judge`` role) settles the pairs the rules were unsure of.
@@ -526,8 +495,7 @@ class DreamRunner:
         recall_stats: Callable[[], Mapping[str, RecallStats]],
         unresolved_links: Callable[[Sequence[str]], Mapping[str, Sequence[str]]] | None,
         index: Callable[[Sequence[str]], bool],
-        note_index_built: Callable[[str, str], None],
-        index_fingerprint: Callable[[Iterable[tuple[str, str]], date], str],
+        memory_index: MemoryIndexKeeper,
         policy: LifecyclePolicy | None = None, max_change_share: float = 0.25,
         max_change_free: int = 10,
         lock_ttl: timedelta = timedelta(hours=1), check_urls: bool = False,
@@ -554,8 +522,7 @@ class DreamRunner:
         self._recall_stats = recall_stats
         self._unresolved = unresolved_links
         self._index = index
-        self._note_index_built = note_index_built
-        self._fingerprint = index_fingerprint
+        self.memory_index = memory_index
         self.policy = policy or LifecyclePolicy()
         self.max_change_share = max_change_share
         self.max_change_free = max_change_free
@@ -572,7 +539,7 @@ class DreamRunner:
 
     @property
     def index_path(self) -> str:
-        return f"{self.memory_folder}/MEMORY.md"
+        return self.memory_index.path
 
     def state(self) -> dict[str, Any]:
         """:func:`read_state` of this vault's state folder."""
@@ -602,7 +569,7 @@ class DreamRunner:
         for current, dirs, files in os.walk(folder):
             dirs[:] = sorted(d for d in dirs if not d.startswith("."))
             for name in sorted(files):
-                if not name.endswith(".md") or name.startswith(".") or name in _INDEX_NAMES:
+                if not name.endswith(".md") or name.startswith(".") or name in GENERATED_FILES:
                     continue
                 full = Path(current) / name
                 rel = full.relative_to(self.root).as_posix()
@@ -677,7 +644,8 @@ class DreamRunner:
             memories = [DreamMemory(  # identity by path: two files may carry one id
                 id=r.path, path=r.path, type=r.type, name=r.name, description=r.description,
                 subject=r.subject, owner=r.owner, content_hash=r.norm_hash,
-                created=_when(r.created) or _when(r.updated) or _mtime(r), changed=r.changed,
+                created=as_written(r.created) or as_written(r.updated) or _mtime(r),
+                changed=r.changed,
             ) for r in sorted(current, key=lambda r: r.path)]
             vectors = self._embeddings([m.path for m in memories]) if self._embeddings else {}
             memories = [replace(m, embedding=vectors.get(m.path)) for m in memories]
@@ -698,9 +666,9 @@ class DreamRunner:
                                          and not is_archived(r.status)])
         lifecycle_input = [LifecycleMemory(
             id=r.id, path=r.path, type=r.type, status=r.status, pinned=r.pinned,
-            resident=r.resident, rule=r.rule, created=_when(r.created),
-            updated=_when(r.updated) or _mtime(r), valid_to=_when(r.valid_to),
-            expires=_when(r.expires),
+            resident=r.resident, rule=r.rule, created=as_written(r.created),
+            updated=as_written(r.updated) or _mtime(r), valid_to=as_written(r.valid_to),
+            expires=as_written(r.expires),
             broken_links=tuple(r.broken_links),
             unreachable=unreachable.get(r.path), recall=stats.get(r.id, RecallStats()),
         ) for r in sorted(records.values(), key=lambda r: r.path) if r.path not in closed]
@@ -945,10 +913,9 @@ class DreamRunner:
         return path, f"{path} would be rebuilt: {len(entries)} live memories", current, text
 
     def _hand_written_preview(self, current: bytes, entries: Sequence[IndexEntry]) -> bool:
-        recorded = self.writer.generated_hash(self.index_path)
-        if recorded is not None:
-            return recorded != sha256_hex(current)
-        return not self._adoptable(current, entries)
+        if self.memory_index.has_record():
+            return not self.memory_index.is_dreamds(current)
+        return not self.memory_index.would_adopt(current, entries)
 
     def dream(self, *, dry_run: bool = False, force: bool = False,
               consolidate: bool = True) -> DreamReport:
@@ -1152,7 +1119,7 @@ class DreamRunner:
                 continue
             out.append(Candidate(
                 id=r.id, path=r.path, type=r.type, name=r.name, subject=r.subject,
-                owner=r.owner, body="", updated=_when(r.updated) or _mtime(r),
+                owner=r.owner, body="", updated=as_written(r.updated) or _mtime(r),
                 recalls=stats.get(r.id, RecallStats()).count, resident=r.resident,
                 pinned=r.pinned))
         return out
@@ -1212,7 +1179,7 @@ class DreamRunner:
             source = str(note.properties.get("source") or "").casefold()
             if source not in {"assistant", "dream"} or _WHY_RE.search(note.body):
                 continue
-            created = _when(record.created)
+            created = as_written(record.created)
             try:
                 refined = parse_synthesis(self.llm.chat(refine_prompt(
                     record.name, note.body,
@@ -1307,23 +1274,22 @@ class DreamRunner:
         today = self._clock().astimezone(UTC).date()
         entries = index_entries(self.memory_folder, (
             (r.path, r.as_json()) for r in records.values()), today)
-        return build_memory_index(entries, memory_folder=self.memory_folder).encode("utf-8"), \
-            entries
+        return self.memory_index.render(entries), entries
 
     def _hand_written_index(self, entries: Sequence[IndexEntry]) -> bool:
         """Is ``MEMORY.md`` someone's own (not what dreamd last wrote, nor adoptable)? Such a
         file is left as it is; ``dreamd check --fix`` rebuilds it and keeps it as a copy."""
-        current = self.writer.read(self.index_path)
+        current = self.memory_index.current_bytes()
         if current is None:
             return False
-        self._adopt_index(entries)
-        return self.writer.generated_hash(self.index_path) != sha256_hex(current)
+        self.memory_index.adopt_if_listed(entries)
+        return not self.memory_index.is_dreamds(current)
 
     def _rebuild_index(self, records: Mapping[str, _Record]) -> tuple[str, bool]:
         """Write ``MEMORY.md`` from ``records`` unless it is hand-written; returns a one-line
         summary and whether the file changed."""
         today = self._clock().astimezone(UTC).date()
-        inputs = self._fingerprint(((r.path, r.hash) for r in records.values()), today)
+        inputs = index_fingerprint(((r.path, r.hash) for r in records.values()), today)
         last = read_json_object(self.state_dir / LAST_FILE).get("memory_index")
         current_hash = sha256_hex(self.writer.read(self.index_path) or b"")
         if isinstance(last, dict) and last.get("inputs") == inputs \
@@ -1338,31 +1304,13 @@ class DreamRunner:
         if self._hand_written_index(entries):
             return (f"{self.index_path} is not dreamd's (written or edited by hand): left as "
                     "it is; `dreamd check --fix` rebuilds it and keeps yours as a copy"), False
-        outcome = self.writer.write_generated(self.index_path, text)
-        self._note_index_built(inputs, outcome.content_hash)
+        outcome = self.memory_index.write(text, inputs)
         lines = text.count(b"\n")
         summary = (f"{self.index_path} lists {len(entries)} live memories in {lines} lines, "
                    f"{len(text):,} bytes")
         self._index_built = {"inputs": inputs, "output": outcome.content_hash,
                              "summary": summary}
         return summary, outcome.status != "unchanged"
-
-    def _adopt_index(self, entries: Sequence[IndexEntry]) -> None:
-        """A ``MEMORY.md`` this state folder has no record of is dreamd's own (not a hand
-        edit to keep aside) when it is exactly what dreamd builds from the memories it lists:
-        an index written before memories were added by hand, or by another data folder."""
-        if self.writer.generated_hash(self.index_path) is not None:
-            return
-        current = self.writer.read(self.index_path)
-        if current is not None and self._adoptable(current, entries):
-            self.writer.adopt_generated(self.index_path, current)
-
-    def _adoptable(self, current: bytes, entries: Sequence[IndexEntry]) -> bool:
-        listed = {urllib.parse.unquote(target) for target in
-                  _INDEX_LINK_RE.findall(current.decode("utf-8", "replace"))}
-        subset = [e for e in entries if e.file in listed]
-        return len(subset) == len(listed) and build_memory_index(
-            subset, memory_folder=self.memory_folder).encode("utf-8") == current
 
     def _write_diary(self, dream_id: str, counts: Mapping[str, int], lines: Sequence[str],
                      index_summary: str | None) -> bool:

@@ -16,13 +16,12 @@ carries out its answer:
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 import unicodedata
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
-from datetime import UTC, date, datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
@@ -30,7 +29,6 @@ import numpy as np
 import structlog
 from ulid import ULID
 
-from ccb.atomic import write_json_atomic
 from ccb.frontmatter_edit import replace_body, set_properties
 from ccb.memory_file import (
     NewMemory,
@@ -39,8 +37,7 @@ from ccb.memory_file import (
     render_memory,
     slugify,
 )
-from ccb.memory_index import build_memory_index
-from ccb.model import MemoryType, Note, PropertyValue, memory_key
+from ccb.model import MemoryType, PropertyValue, memory_key
 from ccb.owner import Owner, parse_owner
 from ccb.parse import detect_conflict_copy, parse_note
 from ccb.writer import NoteWriter, WriteOutcome
@@ -59,14 +56,14 @@ from consistency.duplicates import (
     merge_bodies,
 )
 from consistency.secrets import refuse_secrets
-from daemon.dream import index_entries
+from daemon.memory_index_keeper import INDEX_FILE, MemoryIndexKeeper
 from daemon.memory_pool import MemoryPool, StoredMemory
 from magma.chunking import DEFAULT_MAX_CHARS, chunk_note
 from magma.embedder import Embedder
 from magma.store import MagmaStore
 
-__all__ = ["INDEX_FILE", "ForgetReport", "MemoryService", "RememberResult",
-           "derived_description", "derived_name", "index_fingerprint"]
+__all__ = ["ForgetReport", "MemoryService", "RememberResult", "derived_description",
+           "derived_name"]
 
 log = structlog.get_logger("dreamd.memories")
 
@@ -74,7 +71,6 @@ log = structlog.get_logger("dreamd.memories")
 NAME_MAX_CHARS = 60
 #: Longest description derived from a memory's text, in characters (MEMORY.md hook length).
 DESCRIPTION_MAX_CHARS = 150
-INDEX_FILE = "MEMORY.md"
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,7 +127,7 @@ class MemoryService:
         index: Callable[..., bool],
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
         owner: Owner | None = None,
-        index_record: Path | None = None,
+        memory_index: MemoryIndexKeeper | None = None,
         forget_history: Callable[[str], int] | None = None,
         origin: str = "api",
         pool: MemoryPool | None = None,
@@ -141,7 +137,8 @@ class MemoryService:
         self.chunk_max_chars = chunk_max_chars
         self._forget_history = forget_history
         self.writer = writer
-        self.index_record = index_record
+        self.memory_index = memory_index or MemoryIndexKeeper(
+            writer=writer, memory_folder=memory_folder, record=None)
         self.owner = owner
         self.memory_folder = memory_folder.strip("/")
         self.store = store
@@ -512,67 +509,36 @@ class MemoryService:
         it as a conflict copy (:meth:`ccb.writer.NoteWriter.write_generated`)."""
         text, inputs = self.index_text()
         self._adopt_index(changed)
-        outcome = self.writer.write_generated(self.index_path, text)
-        self.note_index_built(inputs, outcome.content_hash)
-        return outcome
+        return self.memory_index.write(text, inputs)
 
     @property
     def index_path(self) -> str:
         """Vault path of ``MEMORY.md``."""
-        return f"{self.memory_folder}/{INDEX_FILE}"
+        return self.memory_index.path
 
     def _adopt_index(self, changed: Collection[str]) -> None:
         """A ``MEMORY.md`` this state folder has no record of (a first write here) is dreamd's
         own, not a hand edit, when it is what the memories gave before this change (those
         not in ``changed``)."""
-        if not changed or self.writer.generated_hash(self.index_path) is not None:
+        if not changed or self.memory_index.has_record():
             return
-        current = self.writer.read(self.index_path)
+        current = self.memory_index.current_bytes()
         if current is not None and self.index_text(exclude=changed)[0] == current:
-            self.writer.adopt_generated(self.index_path, current)
+            self.memory_index.adopt(current)
 
     def index_text(self, *, exclude: Collection[str] = ()) -> tuple[bytes, str]:
-        """What ``MEMORY.md`` should hold now, and the :func:`index_fingerprint` of the
-        memories it was built from (reads every memory file; ``exclude`` leaves some out)."""
-        today = self._clock().date()
-        stored_all = [s for s in self._all_memories() if s.path not in exclude]
-        entries = index_entries(self.memory_folder, (
-            (s.path, _index_fields(s.note)) for s in stored_all if s.note.memory), today)
-        text = build_memory_index(entries, memory_folder=self.memory_folder)
-        inputs = index_fingerprint(((s.path, s.note.content_hash) for s in stored_all), today)
-        return text.encode("utf-8"), inputs
-
-    def note_index_built(self, inputs: str, output_hash: str) -> None:
-        """Record what ``MEMORY.md`` (with hash ``output_hash``) was built from, so a check
-        knows it is current without reading the memories."""
-        if self.index_record is not None:
-            write_json_atomic(self.index_record, {"inputs": inputs, "output": output_hash})
+        """What ``MEMORY.md`` should hold now, and the fingerprint of the memories it was
+        built from (:meth:`MemoryIndexKeeper.text_of`; reads every memory file; ``exclude``
+        leaves some out)."""
+        return self.memory_index.text_of(
+            ((s.path, s.note) for s in self._all_memories() if s.path not in exclude),
+            self._clock().date())
 
     def after_change(self, paths: Sequence[str], *, purge: bool = False) -> bool:
         """Rebuild ``MEMORY.md`` and index ``paths`` after memory files changed; returns
         what the indexer returned (False: a running daemon indexes)."""
         outcome = self.rebuild_index(changed=paths)
         return self._index([*paths, outcome.path], purge=purge)
-
-
-def index_fingerprint(memories: Iterable[tuple[str, str]], today: date) -> str:
-    """SHA-256 hex over ``(path, content hash)`` of every memory ``MEMORY.md`` is built from,
-    and the day (expiry depends on it): when it matches the one recorded at the last build and
-    the file is what was written, ``MEMORY.md`` is current without reading any memory."""
-    digest = hashlib.sha256(today.isoformat().encode())
-    for path, content_hash in sorted(memories):
-        digest.update(f"\n{path}\0{content_hash}".encode())
-    return digest.hexdigest()
-
-
-def _index_fields(note: Note) -> dict[str, object]:
-    """The fields :func:`daemon.dream.index_entries` reads, from a parsed memory."""
-    meta = note.memory
-    assert meta is not None
-    return {"type": meta.type, "name": meta.name, "description": meta.description,
-            "pinned": meta.pinned, "resident": note.properties.get("resident"),
-            "status": meta.status,
-            "valid_to": meta.valid_to, "expires": meta.expires, "updated": meta.updated}
 
 
 def _written_order(stored: StoredMemory) -> tuple[str, str]:

@@ -23,7 +23,7 @@ import numpy as np
 import structlog
 
 from ccb.memory_file import content_hash_normalised
-from ccb.model import Note
+from ccb.model import GENERATED_FILES, Note
 from ccb.parse import detect_conflict_copy
 from ccb.scan import read_note_bytes
 from config.errors import DreamdError
@@ -37,7 +37,6 @@ __all__ = ["GENERATED_FILES", "MemoryPool", "StoredMemory", "first_chunk_hash"]
 log = structlog.get_logger("dreamd.memories")
 
 #: Files of the memory folder that dreamd writes itself and that are never memories.
-GENERATED_FILES = frozenset({"MEMORY.md", "DREAMS.md"})
 
 _Signature = tuple[int, int, int, int]
 

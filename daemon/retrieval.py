@@ -56,6 +56,7 @@ import numpy as np
 import structlog
 
 from ccb.dates import as_date
+from ccb.model import DIARY_FILE
 from ccb.owner import Owner
 from config.errors import DreamdError
 from config.settings import Settings, Stage
@@ -881,7 +882,7 @@ class Retriever:
                 return False
         if include_hidden:
             return True
-        if base == "DREAMS.md":
+        if base == DIARY_FILE:
             return False
         return entry.memory_type is None or is_current(
             MemoryState.of(entry.properties), day, past=past)

@@ -44,7 +44,7 @@ import structlog
 from lancedb.index import FTS
 from lancedb.query import FullTextOperator, MatchQuery
 
-from ccb.model import FileEntry, FileKind, LinkKind, Note, Problem
+from ccb.model import DIARY_FILE, MEMORY_INDEX_FILE, FileEntry, FileKind, LinkKind, Note, Problem
 from ccb.owner import Owner, parse_owner
 from config.errors import InvalidOwnerError, StoreError, StoreMismatchError
 from magma.chunking import HEADING_SEPARATOR, Chunk
@@ -84,7 +84,7 @@ _FTS_INDEX_NAME = "text_idx"
 
 #: Files that index the memory folder (Claude Code's MEMORY.md, dreamd's dream diary); they
 #: name every owner's memories, so owner-scoped searches never return them.
-INDEX_FILE_NAMES = ("MEMORY.md", "DREAMS.md")
+INDEX_FILE_NAMES = (MEMORY_INDEX_FILE, DIARY_FILE)
 # SQL IN-lists are sent in slices of this many values (keeps each filter string small).
 _IN_SLICE = 500
 

@@ -1518,17 +1518,26 @@ class ChatEndpoint:
                     state.calls += 1
                     state.in_flight += 1
                     state.most_in_flight = max(state.most_in_flight, state.in_flight)
+                self._counted = True
                 try:
                     self._answer(request)
                 except OSError:
                     pass  # the client gave up (its timeout)
                 finally:
+                    self._uncount()
+
+            def _uncount(self) -> None:
+                """A call stops counting as in flight before its first byte of answer goes:
+                the client may send its next call as soon as it reads the answer."""
+                if self._counted:
+                    self._counted = False
                     with lock:
                         state.in_flight -= 1
 
             def _answer(self, request: dict[str, Any]) -> None:
                 if state.delay_s:
                     time.sleep(state.delay_s)
+                self._uncount()
                 status, reply = (state.respond(request) if state.respond is not None
                                  else (state.status, state.reply))
                 if status == -1:  # a reply that is not HTTP at all

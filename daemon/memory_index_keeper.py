@@ -1,0 +1,171 @@
+"""``MEMORY.md``: the one owner of the memory index file.
+
+``MEMORY.md`` is a file dreamd generates in the memory folder (the format Claude Code reads at
+session start): one line per current memory, grouped by type. It is the user's file too, so
+every writer of it goes through here:
+
+- what it should hold: :func:`index_entries` (which memories, by the one visibility rule
+  :func:`consistency.lifecycle.is_current`) and :meth:`MemoryIndexKeeper.render`;
+- when it is current without reading any memory: :func:`index_fingerprint` of the memories it
+  was built from, recorded beside the hash of what was written (``memory-index.json`` in the
+  state folder);
+- whose it is: a ``MEMORY.md`` that is not what dreamd last wrote is someone's own and is never
+  overwritten silently (the writer keeps it as a conflict copy); one this state folder has no
+  record of is *adopted* as dreamd's when it is exactly what the memories give.
+
+Callers (``remember``/``forget``, the dream, ``check``/``--fix``, the first sync of a state
+folder) hand it the memories; it never walks the vault itself.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import urllib.parse
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+from ccb.atomic import read_json_object, write_json_atomic
+from ccb.dates import as_written
+from ccb.memory_index import IndexEntry, build_memory_index
+from ccb.model import MEMORY_INDEX_FILE, Note
+from ccb.writer import NoteWriter, WriteOutcome, sha256_hex
+from consistency.lifecycle import MemoryState, is_current
+
+__all__ = ["INDEX_FILE", "MemoryIndexKeeper", "index_entries", "index_fields",
+           "index_fingerprint"]
+
+#: File name of the memory index in the memory folder.
+INDEX_FILE = MEMORY_INDEX_FILE
+#: A line of the index: ``- [name](file.md) — description`` (``ccb.memory_index``).
+_INDEX_LINK_RE = re.compile(r"^- \[.*\]\(([^)\s]+)\)", re.MULTILINE)
+
+
+def index_entries(memory_folder: str, memories: Iterable[tuple[str, Mapping[str, Any]]],
+                  today: date) -> list[IndexEntry]:
+    """``MEMORY.md`` entries of the memories among ``(path, fields)`` pairs that are current on
+    ``today``; ``fields`` holds ``type name description pinned resident status valid_to
+    expires updated`` (dates as date/datetime or ISO text)."""
+    entries = []
+    prefix = memory_folder.strip("/") + "/"
+    for path, f in memories:
+        if not is_current(MemoryState.of(f), today):
+            continue
+        updated = f.get("updated")
+        if isinstance(updated, str):
+            updated = as_written(updated)
+        entries.append(IndexEntry(
+            name=f["name"], file=path.removeprefix(prefix), type=f["type"],
+            description=f.get("description") or "", pinned=bool(f.get("pinned")),
+            resident=f["type"] in {"user", "feedback"} or f.get("resident") is True,
+            updated=updated,
+        ))
+    return entries
+
+
+def index_fields(note: Note) -> dict[str, object]:
+    """The fields :func:`index_entries` reads, from a parsed memory file."""
+    meta = note.memory
+    assert meta is not None
+    return {"type": meta.type, "name": meta.name, "description": meta.description,
+            "pinned": meta.pinned, "resident": note.properties.get("resident"),
+            "status": meta.status,
+            "valid_to": meta.valid_to, "expires": meta.expires, "updated": meta.updated}
+
+
+def index_fingerprint(memories: Iterable[tuple[str, str]], today: date) -> str:
+    """SHA-256 hex over ``(path, content hash)`` of every memory ``MEMORY.md`` is built from,
+    and the day (what is current depends on it): when it matches the one recorded at the last
+    build and the file is what was written, ``MEMORY.md`` is current without reading any
+    memory."""
+    digest = hashlib.sha256(today.isoformat().encode())
+    for path, content_hash in sorted(memories):
+        digest.update(f"\n{path}\0{content_hash}".encode())
+    return digest.hexdigest()
+
+
+class MemoryIndexKeeper:
+    """Writes, records and adopts one vault's ``MEMORY.md`` (module docstring).
+
+    ``record`` is the state file of the last build (``None``: nothing is recorded, as for a
+    vault opened read-only); ``writer`` is the vault's one writer.
+    """
+
+    def __init__(self, *, writer: NoteWriter, memory_folder: str, record: Path | None) -> None:
+        self.writer = writer
+        self.memory_folder = memory_folder.strip("/")
+        self.record = record
+
+    @property
+    def path(self) -> str:
+        """Vault path of ``MEMORY.md``."""
+        return f"{self.memory_folder}/{INDEX_FILE}"
+
+    def render(self, entries: Sequence[IndexEntry]) -> bytes:
+        """The file's bytes for ``entries``."""
+        return build_memory_index(entries, memory_folder=self.memory_folder).encode("utf-8")
+
+    def text_of(self, memories: Iterable[tuple[str, Note]], today: date) -> tuple[bytes, str]:
+        """What ``MEMORY.md`` holds for these parsed memory files, and their fingerprint."""
+        listed = list(memories)
+        entries = index_entries(self.memory_folder, (
+            (path, index_fields(note)) for path, note in listed if note.memory), today)
+        inputs = index_fingerprint(((path, note.content_hash) for path, note in listed), today)
+        return self.render(entries), inputs
+
+    def current_bytes(self) -> bytes | None:
+        """What the file holds now (``None``: there is none)."""
+        return self.writer.read(self.path)
+
+    def is_dreamds(self, data: bytes) -> bool:
+        """Is ``data`` what dreamd last wrote (or adopted) there?"""
+        return self.writer.generated_hash(self.path) == sha256_hex(data)
+
+    def has_record(self) -> bool:
+        """Has this state folder written or adopted the file before?"""
+        return self.writer.generated_hash(self.path) is not None
+
+    def recorded(self, inputs: str, output_hash: str) -> bool:
+        """Was the file with hash ``output_hash`` built from memories with fingerprint
+        ``inputs``? (Then it is current without reading any memory.)"""
+        record = read_json_object(self.record) if self.record is not None else {}
+        return record.get("output") == output_hash and record.get("inputs") == inputs
+
+    def record_built(self, inputs: str, output_hash: str) -> None:
+        """Record what the file (with hash ``output_hash``) was built from."""
+        if self.record is not None:
+            write_json_atomic(self.record, {"inputs": inputs, "output": output_hash})
+
+    def write(self, text: bytes, inputs: str) -> WriteOutcome:
+        """Write the file through the one writer (a hand-edited one is kept beside it as a
+        conflict copy, :meth:`ccb.writer.NoteWriter.write_generated`) and record the build."""
+        outcome = self.writer.write_generated(self.path, text)
+        self.record_built(inputs, outcome.content_hash)
+        return outcome
+
+    def adopt(self, data: bytes, inputs: str | None = None) -> None:
+        """Take ``data`` (what the file holds, equal to what the memories give) as dreamd's
+        own; with ``inputs``, record the build too."""
+        self.writer.adopt_generated(self.path, data)
+        if inputs is not None:
+            self.record_built(inputs, sha256_hex(data))
+
+    def adopt_if_listed(self, entries: Sequence[IndexEntry]) -> None:
+        """A file this state folder has no record of is dreamd's own when it is exactly what
+        dreamd builds from the memories it lists: an index written before memories were added
+        by hand, or by another data folder."""
+        if self.has_record():
+            return
+        current = self.current_bytes()
+        if current is not None and self.would_adopt(current, entries):
+            self.adopt(current)
+
+    def would_adopt(self, current: bytes, entries: Sequence[IndexEntry]) -> bool:
+        """Is ``current`` exactly what dreamd builds from the memories of ``entries`` it
+        lists (the test :meth:`adopt_if_listed` applies)?"""
+        listed = {urllib.parse.unquote(target) for target in
+                  _INDEX_LINK_RE.findall(current.decode("utf-8", "replace"))}
+        subset = [e for e in entries if e.file in listed]
+        return len(subset) == len(listed) and self.render(subset) == current
