@@ -129,9 +129,16 @@ def make_embedder(loaded: LoadedSettings) -> Embedder:
 
 
 class App:
-    """One vault, its store and its embedder, built from loaded settings."""
+    """One vault, its store and its embedder, built from loaded settings.
 
-    def __init__(self, loaded: LoadedSettings, vault_root: Path) -> None:
+    ``embedder`` and ``store`` are built on first use from the settings unless given: a
+    reload hands over the engines its settings did not change, and tests hand in a fake
+    embedder (``tests/support``)."""
+
+    def __init__(self, loaded: LoadedSettings, vault_root: Path, *,
+                 embedder: Embedder | None = None, store: MagmaStore | None = None) -> None:
+        self._given_embedder = embedder
+        self._given_store = store
         self.last_search_trace: SearchTrace | None = None
         self.loaded = loaded
         self.settings = loaded.settings
@@ -145,9 +152,19 @@ class App:
     # ------------------------------------------------------------------ construction
 
     @classmethod
-    def create(cls, loaded: LoadedSettings) -> App:
+    def create(cls, loaded: LoadedSettings, *, embedder: Embedder | None = None) -> App:
         """Resolve the vault (``vault.path``, else the only vault indexed so far) and build."""
-        return cls(loaded, _resolve_vault(loaded))
+        return cls(loaded, _resolve_vault(loaded), embedder=embedder)
+
+    def reloaded(self, loaded: LoadedSettings) -> App:
+        """An App for new settings of the same vault that keeps the engines those settings did
+        not change: the embedder (no model reload) and, with it, the store (no reopen)."""
+        keep_embedder = loaded.settings.embedding == self.settings.embedding
+        fresh = App(loaded, self.vault_root,
+                    embedder=self.embedder if keep_embedder else None)
+        if keep_embedder and fresh.store_uri == self.store_uri:
+            fresh._given_store = self.store
+        return fresh
 
     @property
     def settings_fingerprint(self) -> str:
@@ -266,10 +283,12 @@ class App:
 
     @cached_property
     def embedder(self) -> Embedder:
-        return make_embedder(self.loaded)
+        return self._given_embedder or make_embedder(self.loaded)
 
     @cached_property
     def store(self) -> MagmaStore:
+        if self._given_store is not None:
+            return self._given_store
         return MagmaStore.open(
             self.store_uri, vault_path=str(self.vault_root), model_id=self.embedder.model_id,
             dims=self.embedder.dims, device=self.settings.storage.device,

@@ -624,15 +624,10 @@ class Daemon:
         self._reload_requested = False
         try:
             loaded = self._reload()
-            fresh = App(loaded, self.app.vault_root)
+            fresh = self.app.reloaded(loaded)
         except ConfigError as error:
             log.error("config.reload_failed", error=str(error), kept="previous configuration")
             return
-        # Engines built from unchanged settings carry over (no model reload, no store reopen).
-        if fresh.settings.embedding == self.app.settings.embedding:
-            fresh.__dict__["embedder"] = self.app.embedder
-        if fresh.store_uri == self.app.store_uri and "embedder" in fresh.__dict__:
-            fresh.__dict__["store"] = self.app.store
         self.app = fresh
         self._build()
         if self.api is not None:

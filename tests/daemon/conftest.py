@@ -90,9 +90,9 @@ def make_app() -> Callable[[Path], tuple[App, TokenHashEmbedder]]:
     """Build an App on a vault with the fake embedder injected (composition-root seam)."""
 
     def build(root: Path, **overrides: object) -> tuple[App, TokenHashEmbedder]:
-        application = App.create(load(None, None, {"vault.path": str(root), **overrides}))
         fake = TokenHashEmbedder()
-        application.__dict__["embedder"] = fake  # cached_property seam
+        application = App.create(load(None, None, {"vault.path": str(root), **overrides}),
+                                 embedder=fake)
         return application, fake
 
     return build

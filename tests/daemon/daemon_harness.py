@@ -99,8 +99,7 @@ def main(argv: Sequence[str]) -> int:
     try:
         loaded = load(None, None, overrides)
         configure_logging(level=loaded.settings.logging.level, fmt=loaded.settings.logging.format)
-        app = App.create(loaded)
-        app.__dict__["embedder"] = load_fake_embedder()  # FAKE: see the module docstring
+        app = App.create(loaded, embedder=load_fake_embedder())  # FAKE: the module docstring
         return Daemon(app, reload=lambda: load(None, None, overrides)).run()
     except DreamdError as error:
         print(f"dreamd: {error}", file=sys.stderr)
@@ -222,10 +221,8 @@ def fresh_app(vault: Path, *, fake: bool = True) -> Any:
     """A new ``App`` on ``vault`` whose store is opened anew (sees the latest commits)."""
     from daemon.app import App, load
 
-    app = App.create(load(None, None, {"vault.path": str(vault)}))
-    if fake:
-        app.__dict__["embedder"] = load_fake_embedder()
-    return app
+    return App.create(load(None, None, {"vault.path": str(vault)}),
+                      embedder=load_fake_embedder() if fake else None)
 
 
 def _expected_notes(app: Any) -> tuple[dict[str, str], set[str]]:

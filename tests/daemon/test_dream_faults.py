@@ -51,8 +51,7 @@ CHILD = textwrap.dedent('''
         def embed(self, texts):
             raise RuntimeError("this process never embeds")
 
-    app = App.create(load(None, None, {"vault.path": vault}))
-    app.__dict__["embedder"] = SameModelAsTheIndex()
+    app = App.create(load(None, None, {"vault.path": vault}), embedder=SameModelAsTheIndex())
     clock = lambda: datetime.fromisoformat(now)
     report = app.dreamer(index=lambda paths: False, clock=clock).dream()
     print('RESULT', writes, report.resumed)

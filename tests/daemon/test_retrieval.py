@@ -236,15 +236,14 @@ class SlowEmbedder:
 def test_a_stage_past_its_deadline_is_skipped_and_the_search_still_answers(
         indexed: tuple[App, dict[str, str]]) -> None:
     app, _ = indexed
+    slow = SlowEmbedder(app.embedder)
     quick = App.create(load(app.loaded.config_path, None, {
         "vault.path": str(app.vault_root),
         "storage.data_dir": str(app.settings.storage.data_dir),
         "retrieval.progressive_search.stages": [
             {"name": "ccb-fast", "limit": 5, "timeout_ms": 5000},
             {"name": "magma-extend", "limit": 10, "timeout_ms": 100},
-            {"name": "full-fusion", "timeout_ms": 800}]}))
-    slow = SlowEmbedder(quick.embedder)
-    quick.__dict__["embedder"] = slow
+            {"name": "full-fusion", "timeout_ms": 800}]}), embedder=slow)
     try:
         quick.retriever.warm()
         slow.slow = True
