@@ -2,7 +2,7 @@
 
 usage: python bench/daemon_reliability.py [--trials 100] [--seed 1] [--ops 30] [--keep]
 
-Runs ``--trials`` trials of ``tests/daemon/daemon_harness.run_trial`` (the same trial as
+Runs ``--trials`` trials of ``tests/support/daemon_harness.run_trial`` (the same trial as
 ``tests/daemon/test_kill9.py``), trial ``n`` with seed ``seed + n``: copy the demo vault,
 start the daemon subprocess (token-hash FAKE embedder: this measures rows and files, not
 meaning), apply ``--ops`` seeded random file operations, ``kill -9`` it at a random moment,

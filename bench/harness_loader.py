@@ -1,9 +1,8 @@
-"""Load ``tests/daemon/daemon_harness.py`` for the reliability benches (by path: the tests are
-not a package under pytest's ``--import-mode=importlib``)."""
+"""Import ``tests/support/daemon_harness.py`` for the reliability benches (``tests/support`` is
+test support, importable by name: pytest's ``pythonpath``, and here)."""
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import sys
 import tempfile
@@ -11,17 +10,16 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-HARNESS = ROOT / "tests" / "daemon" / "daemon_harness.py"
+SUPPORT = ROOT / "tests" / "support"
 
 
 def load_daemon_harness() -> Any:
-    """The harness module, registered as ``daemon_harness`` (its subprocesses use that name)."""
-    spec = importlib.util.spec_from_file_location("daemon_harness", HARNESS)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["daemon_harness"] = module
-    spec.loader.exec_module(module)
-    return module
+    """The harness module, ``daemon_harness`` (its subprocesses import it by that name)."""
+    if str(SUPPORT) not in sys.path:
+        sys.path.insert(0, str(SUPPORT))
+    import daemon_harness
+
+    return daemon_harness
 
 
 def isolated_base(prefix: str) -> Path:

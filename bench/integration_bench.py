@@ -22,7 +22,7 @@ Measured in one warm process, each against a baseline measured in the same run:
    ``cache.semantic_threshold`` (0.9), and how many pairs that name different days it would
    have joined without the day guard.
 4. **Write modes**: ``dreamd remember`` through the Python API, ``obsidian.mode = direct``
-   against ``cli`` with the test suite's stand-in CLI (``tests/ccb/obsidian_standin.py``, a
+   against ``cli`` with the test suite's stand-in CLI (``tests/support/obsidian_standin.py``, a
    Python script: its own start-up, about 40 ms, dominates; the real Obsidian CLI's cost is
    its own), in a small temp vault.
 
@@ -203,7 +203,7 @@ def write_modes(writes: int) -> dict[str, Any]:
     bin_dir = base / "bin"
     bin_dir.mkdir()
     standin = bin_dir / "obsidian"
-    standin.write_text(f"#!{sys.executable}\n" + (REPO / "tests/ccb/obsidian_standin.py")
+    standin.write_text(f"#!{sys.executable}\n" + (REPO / "tests/support/obsidian_standin.py")
                        .read_text(encoding="utf-8"), encoding="utf-8")
     standin.chmod(0o755)
     os.environ["OBSIDIAN_STANDIN_DIR"] = str(base / "standin")

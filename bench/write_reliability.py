@@ -3,7 +3,7 @@
 usage: python bench/write_reliability.py [--trials 30] [--seed 1] [--writers 3] [--edits 20]
                                          [--obsidian-edits 20] [--save-gap 0 0.02]
 
-Runs ``tests/daemon/daemon_harness.run_writers_trial`` (the trial of
+Runs ``tests/support/daemon_harness.run_writers_trial`` (the trial of
 ``tests/daemon/test_concurrent_writers.py``) ``--trials`` times for each ``--save-gap``:
 a daemon (token-hash FAKE embedder: this is about files), ``--writers`` dreamd writer
 processes and one simulated Obsidian (a STAND-IN for the desktop app, see the harness) append

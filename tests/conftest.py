@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
@@ -62,24 +60,12 @@ def isolated_dreamd(
 # --------------------------------------------------------------------------- Obsidian stand-in
 
 
-def _load_standin() -> ModuleType:
-    """``tests/ccb/obsidian_standin.py`` by path (the test folders are not packages)."""
-    name = "obsidian_standin"
-    module = sys.modules.get(name)
-    if module is None:
-        spec = importlib.util.spec_from_file_location(
-            name, Path(__file__).resolve().parent / "ccb" / "obsidian_standin.py")
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return module
-
-
 @pytest.fixture(scope="session")
 def standin() -> ModuleType:
-    """The stand-in for the Obsidian desktop app's CLI (``tests/ccb/obsidian_standin.py``)."""
-    return _load_standin()
+    """The stand-in for the Obsidian desktop app's CLI (``tests/support/obsidian_standin.py``)."""
+    import obsidian_standin
+
+    return obsidian_standin
 
 
 @pytest.fixture

@@ -83,3 +83,14 @@ def test_mypy_is_clean() -> None:
         [_tool("mypy")], cwd=ROOT, capture_output=True, text=True, check=False,
     )
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_nothing_is_loaded_by_path() -> None:
+    """Test support and benches are imported by name (``tests/support`` and ``bench`` are on
+    pytest's ``pythonpath``); a module executed by path is a second copy with its own state."""
+    offenders = sorted(
+        str(path.relative_to(ROOT)) for folder in ("tests", "bench", *PACKAGES)
+        for path in (ROOT / folder).rglob("*.py")
+        if path != Path(__file__).resolve()
+        and "spec_from_file_location" in path.read_text(encoding="utf-8"))
+    assert offenders == []

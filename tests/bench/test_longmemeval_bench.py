@@ -8,30 +8,13 @@ with the real model.
 from __future__ import annotations
 
 import datetime as dt
-import importlib.util
-import sys
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
+import longmemeval_bench as lme
 import pytest
 
 from ccb.parse import parse_note
-
-BENCH = Path(__file__).resolve().parents[2] / "bench" / "longmemeval_bench.py"
-
-
-def _load() -> ModuleType:
-    # by path: bench/ is not a package (pytest runs with --import-mode=importlib)
-    spec = importlib.util.spec_from_file_location("longmemeval_bench", BENCH)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["longmemeval_bench"] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
-
-
-lme = _load()
 
 
 def _turn(role: str, content: str) -> dict[str, Any]:

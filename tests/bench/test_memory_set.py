@@ -6,11 +6,8 @@ Real files in a temp folder: 200 memories (6 pairs of each kind), generated once
 from __future__ import annotations
 
 import datetime as dt
-import importlib.util
-import sys
 from collections import Counter
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
@@ -30,22 +27,12 @@ from consistency.duplicates import (
     normalised_hash,
 )
 
-BENCH = Path(__file__).resolve().parents[2] / "bench" / "memory_set.py"
 COUNT = 200
 PAIRS = 6  # round(200 * 3%) per kind
 
 
-def _load() -> ModuleType:
-    # by path: bench/ is not a package (pytest runs with --import-mode=importlib)
-    spec = importlib.util.spec_from_file_location("memory_set", BENCH)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["memory_set"] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
+import memory_set as ms_mod  # noqa: E402  (bench/ is on pytest's pythonpath)
 
-
-ms_mod = _load()
 MemorySet = Any  # ms_mod.MemorySet (a module loaded by path has no static type)
 
 

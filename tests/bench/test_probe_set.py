@@ -6,12 +6,9 @@ Real files in a temp folder, no embedding model: fast.
 from __future__ import annotations
 
 import datetime as dt
-import importlib.util
 import re
-import sys
 from collections import Counter
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
@@ -19,21 +16,10 @@ from ulid import ULID
 
 from ccb.parse import parse_note
 
-BENCH = Path(__file__).resolve().parents[2] / "bench" / "probe_set.py"
 TODAY = dt.date(2026, 12, 1)  # a Tuesday; vault_example's daily notes fall inside the window
 
 
-def _load() -> ModuleType:
-    # by path: bench/ is not a package (pytest runs with --import-mode=importlib)
-    spec = importlib.util.spec_from_file_location("probe_set", BENCH)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["probe_set"] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
-
-
-ps = _load()
+import probe_set as ps  # noqa: E402  (bench/ is on pytest's pythonpath)
 
 
 @pytest.fixture(scope="module")

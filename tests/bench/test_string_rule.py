@@ -3,30 +3,12 @@ as it did in the product: bounded and symmetric."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-from types import ModuleType
-
+import string_rule as rule
 from hypothesis import given
 from hypothesis import strategies as st
 
 from consistency.duplicates import MemoryDraft
 
-BENCH = Path(__file__).resolve().parents[2] / "bench" / "string_rule.py"
-
-
-def _load() -> ModuleType:
-    # by path: bench/ is not a package (pytest runs with --import-mode=importlib)
-    spec = importlib.util.spec_from_file_location("string_rule", BENCH)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["string_rule"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-rule = _load()
 words = st.sampled_from(["use", "pnpm", "npm", "not", "never", "always", "30s", "60s",
                          "用", "不要", "偏好", "timeout", "the", "is", "dark", "light"])
 texts = st.lists(words, min_size=0, max_size=12).map(" ".join)

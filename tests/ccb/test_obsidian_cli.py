@@ -1,6 +1,6 @@
 """The Obsidian CLI transport, its content encoding, and the stand-in's parameter parsing.
 
-Every CLI call here is a real subprocess of ``tests/ccb/obsidian_standin.py`` — a stand-in for
+Every CLI call here is a real subprocess of ``tests/support/obsidian_standin.py`` — a stand-in for
 the Obsidian desktop app's CLI, installed as ``obsidian`` first on PATH — on real files.
 """
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import daemon_harness as h  # registered by conftest.py
+import daemon_harness as h  # tests/support (pytest pythonpath)
 
 # Seeds whose plans (``daemon_harness.describe_plan(seed, ops=10, cli_share=0.3)``) cover the
 # kinds of kill: 20261217 SIGKILLs the daemon and the CLI during a CLI rollback, then the

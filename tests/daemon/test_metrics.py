@@ -26,7 +26,7 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
-import daemon_harness as h  # registered by conftest.py
+import daemon_harness as h  # tests/support (pytest pythonpath)
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 from rich.console import Console

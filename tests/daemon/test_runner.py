@@ -22,7 +22,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import daemon_harness as h  # registered by conftest.py
+import daemon_harness as h  # tests/support (pytest pythonpath)
 import pytest
 
 DREAMD = Path(sys.executable).with_name("dreamd")

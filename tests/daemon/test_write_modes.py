@@ -1,6 +1,6 @@
 """Obsidian write modes (``obsidian.mode`` = auto | cli | direct) through the real App.
 
-The Obsidian CLI here is ``tests/ccb/obsidian_standin.py``, a STAND-IN for the Obsidian
+The Obsidian CLI here is ``tests/support/obsidian_standin.py``, a STAND-IN for the Obsidian
 desktop app's CLI (real subprocesses, the documented parameter syntax, real files), installed
 as ``obsidian`` first on PATH; its call log tells which writes went through it. "Obsidian is
 running" is a real process named ``obsidian`` (a copy of ``sleep``). The embedder is the
@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import daemon_harness as h  # registered by conftest.py
+import daemon_harness as h  # tests/support (pytest pythonpath)
 import psutil  # type: ignore[import-untyped]
 import pytest
 from structlog.testing import capture_logs
@@ -296,7 +296,7 @@ def test_the_readme_obsidian_config_is_valid(tmp_path: Path) -> None:
     loaded = load_settings(config_path=config, env_name=None, overrides={})
     assert loaded.settings.obsidian == ObsidianSettings()  # the README shows the defaults
     assert loaded.sources["obsidian.fallback.max_retries"].startswith("file:")
-    assert "stand-in" in section and "tests/ccb/obsidian_standin.py" in section
+    assert "stand-in" in section and "tests/support/obsidian_standin.py" in section
 
 
 # --------------------------------------------------------------------------- the daemon

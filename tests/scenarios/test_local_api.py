@@ -26,6 +26,8 @@ import pytest
 
 from daemon import client
 
+pytestmark = pytest.mark.scenario
+
 REPO = Path(__file__).resolve().parents[2]
 MEMORY = "Tests hit a real database"  # a memory of vault_example
 

@@ -21,6 +21,8 @@ import pytest
 from ccb.parse import parse_note
 from daemon.app import App
 
+pytestmark = pytest.mark.scenario
+
 REPO = Path(__file__).resolve().parents[2]
 Builder = Callable[..., tuple[App, object]]
 

@@ -15,8 +15,10 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-import daemon_harness as h  # registered by conftest.py
+import daemon_harness as h  # tests/support (pytest pythonpath)
 import pytest
+
+pytestmark = pytest.mark.scenario
 
 
 def settle(vault: Path, what: str, timeout_s: float = 240.0) -> None:

@@ -16,6 +16,8 @@ from pathlib import Path
 import daemon_harness as harness  # type: ignore[import-not-found]
 import pytest
 
+pytestmark = pytest.mark.scenario
+
 
 @pytest.mark.slow
 @pytest.mark.parametrize(("seed", "save_gap_s"), [(1, 0.0), (2, 0.005)])

@@ -17,7 +17,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import daemon_harness as h  # registered by conftest.py
+import daemon_harness as h  # tests/support (pytest pythonpath)
+import pytest
+
+pytestmark = pytest.mark.scenario
 
 TRIALS = 3
 SEED = 20261130

@@ -19,7 +19,6 @@ raises ``AssertionError`` with what it last saw. Nothing asserts on timings.
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import json
 import random
 import shutil
@@ -53,6 +52,8 @@ __all__ = [
 ]
 
 HARNESS = Path(__file__).resolve()
+#: ``tests/support``: test support, importable by name (pytest's ``pythonpath``).
+SUPPORT = HARNESS.parent
 REPO = HARNESS.parents[2]
 VAULT_EXAMPLE = REPO / "vault_example"
 
@@ -63,16 +64,10 @@ T = TypeVar("T")
 
 
 def load_fake_embedder() -> Any:
-    """A new ``TokenHashEmbedder`` from ``tests/daemon/conftest.py`` (loaded by path)."""
-    name = "dreamd_daemon_tests_conftest"
-    module = sys.modules.get(name)
-    if module is None:
-        spec = importlib.util.spec_from_file_location(name, HARNESS.with_name("conftest.py"))
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return module.TokenHashEmbedder()
+    """A new FAKE ``TokenHashEmbedder`` (``tests/support/fakes.py``)."""
+    from fakes import TokenHashEmbedder
+
+    return TokenHashEmbedder()
 
 
 def main(argv: Sequence[str]) -> int:
@@ -731,11 +726,9 @@ if __name__ == "__main__":
 VERSIONS_CHECK_INTERVAL_MIN = 0.02
 
 _WORKER_BOOT = (
-    "import importlib.util, sys\n"
-    "spec = importlib.util.spec_from_file_location('daemon_harness', sys.argv[1])\n"
-    "module = importlib.util.module_from_spec(spec)\n"
-    "sys.modules['daemon_harness'] = module\n"
-    "spec.loader.exec_module(module)\n"
+    "import sys\n"
+    "sys.path.insert(0, sys.argv[1])\n"  # tests/support, as on pytest's pythonpath
+    "import daemon_harness as module\n"
     "sys.exit(module.cli_worker())\n"
 )
 
@@ -778,7 +771,7 @@ class _CliWorker:
         self.err_path = workdir / f"cli-{number}.log"
         with self.out_path.open("wb") as out, self.err_path.open("wb") as err:
             self.proc = subprocess.Popen(
-                [sys.executable, "-c", _WORKER_BOOT, str(HARNESS)], stdin=subprocess.PIPE,
+                [sys.executable, "-c", _WORKER_BOOT, str(SUPPORT)], stdin=subprocess.PIPE,
                 stdout=out, stderr=err, cwd=REPO)
 
     def wait_ready(self, timeout_s: float = 180.0) -> None:
@@ -1162,7 +1155,7 @@ class _WarmDaemons:
         env = {**os.environ, "DREAMD_CHECK__INTERVAL_MINUTES": str(VERSIONS_CHECK_INTERVAL_MIN)}
         with log_path.open("ab") as err:
             proc = subprocess.Popen(
-                [sys.executable, "-c", _DAEMON_BOOT, str(HARNESS), str(self.vault), str(go)],
+                [sys.executable, "-c", _DAEMON_BOOT, str(SUPPORT), str(self.vault), str(go)],
                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err, cwd=REPO,
                 env=env)
         self.spare = (proc, log_path, go)
