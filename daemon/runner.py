@@ -20,6 +20,7 @@ import time
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from enum import StrEnum
 from pathlib import Path
 from types import FrameType
 from typing import Any
@@ -39,7 +40,7 @@ from daemon.local_api import LocalApi, Service
 from daemon.lock import DaemonLock
 from daemon.metrics import DaemonMetrics
 from daemon.status import DAEMON_STATUS_FILE
-from daemon.sync import RootsSyncer, SyncReport
+from daemon.sync import SyncReport
 from daemon.watch import BatchResult, ChangeHandler, WatchFilter, relative_paths
 
 __all__ = ["Daemon", "DaemonState"]
@@ -70,6 +71,17 @@ EXIT_WAIT_S = 30.0
 WAITING_RETRY_S = 30.0
 
 
+class DaemonPhase(StrEnum):
+    """What the daemon is doing (the status file's ``state``, the metrics' state set)."""
+
+    STARTING = "starting"
+    RECONCILING = "reconciling"
+    WATCHING = "watching"
+    #: A reconcile or batch failed; it retries every :data:`WAITING_RETRY_S` seconds.
+    WAITING = "waiting"
+    STOPPED = "stopped"
+
+
 @dataclass(slots=True)
 class DaemonState:
     """What the status file says, updated as the daemon works."""
@@ -77,7 +89,7 @@ class DaemonState:
     pid: int
     vault: str
     started_at: str
-    state: str = "starting"
+    state: DaemonPhase = DaemonPhase.STARTING
     ready_at: str | None = None
     queue_depth: int = 0
     batches: int = 0
@@ -127,7 +139,7 @@ class Daemon:
     def _build(self) -> None:
         cfg = self.app.settings.sync
         self.app.resident_index = self._resident_index
-        self.syncer = _ErrorClassSyncer(self.app.make_syncer())
+        self.syncer = self.app.make_syncer()
         self.handler = ChangeHandler(self.app.roots, self.syncer)
         self.checker = self.app.consistency(index=self._index_paths)
         self._next_rescan = time.monotonic() + cfg.rescan_interval_s
@@ -194,7 +206,7 @@ class Daemon:
                         with self.lock:
                             self._do_reload()
                 self._notify("STOPPING=1")
-                self.state.state = "stopped"
+                self.state.state = DaemonPhase.STOPPED
                 self._write_status()
             finally:
                 if self.api is not None:
@@ -206,23 +218,23 @@ class Daemon:
                 if self._warm_thread is not None:
                     self._warm_thread.join(timeout=EXIT_WAIT_S)
                 self.lock.acquire(timeout=EXIT_WAIT_S)
-                self.metrics.set_state("stopped")
+                self.metrics.set_state(DaemonPhase.STOPPED)
                 self.metrics.stop()
             log.info("daemon.stopped", batches=self.state.batches)
         return 0
 
     def _startup(self) -> None:
-        self.state.state = "reconciling"
+        self.state.state = DaemonPhase.RECONCILING
         self._write_status()
         self._rescan(reason="startup")
-        if self.state.state != "waiting":
+        if self.state.state != DaemonPhase.WAITING:
             self._check(reason="startup")
             self._maybe_dream(reason="startup")  # catch up on a dream missed while off
         if self._batches_since_maintain:  # a restart with nothing changed costs a stat walk
             self._maintain()
             self._batches_since_maintain = 0
-        if self.state.state != "waiting":
-            self.state.state = "watching"
+        if self.state.state != DaemonPhase.WAITING:
+            self.state.state = DaemonPhase.WATCHING
         self._refresh_session_starts()  # memories edited while no daemon ran
         self.state.ready_at = _now()
         self._write_status()
@@ -319,22 +331,22 @@ class Daemon:
             report = self.syncer.reconcile()
         except MassDeleteError as error:
             self.metrics.error("sync", error)
-            self.state.state = "waiting"
+            self.state.state = DaemonPhase.WAITING
             self.state.last_error = str(error)
             log.error("daemon.waiting", reason=str(error))
             return
         except DreamdError as error:
             self.metrics.error("sync", error)
             self.state.last_error = str(error)
-            self.state.state = "waiting"
+            self.state.state = DaemonPhase.WAITING
             log.error("daemon.rescan_failed", reason=reason, error=str(error))
             return
         self.metrics.changes_indexed(None, time.monotonic())  # the walk indexed them all
         self._sync_metrics("reconcile", report.duration_s, report)
         self.app.record_sync(report)
         self.handler.pending.clear()
-        if self.state.state == "waiting":
-            self.state.state = "watching"
+        if self.state.state == DaemonPhase.WAITING:
+            self.state.state = DaemonPhase.WATCHING
             self.state.last_error = None
         self.state.last_rescan = _now()
         self.state.problems = [
@@ -467,7 +479,6 @@ class Daemon:
     def _apply(self, changes: set[tuple[watchfiles.Change, str]]) -> None:
         self.metrics.changes_seen(relative_paths(self.app.roots, changes), time.monotonic())
         self._heal(relative_paths(self.app.vault_root, changes))
-        self.syncer.last_error_class = None
         result: BatchResult = self.handler.apply_changes(changes)
         if result.paths:
             self._last_batch_at = time.monotonic()
@@ -480,12 +491,13 @@ class Daemon:
                 "renamed": len(report.renamed), "chunks_embedded": report.chunks_embedded,
                 "problems": [p.path for p in report.problems]} if report else {}),
         }
-        if result.error:
-            self.metrics.error("sync", self.syncer.last_error_class or "Exception")
+        if result.failure is not None:
+            self.metrics.error("sync", result.failure)
             self.state.last_error = result.error
-            self.state.state = "waiting"
-        elif report is not None and self.state.state == "waiting" and not self.handler.pending:
-            self.state.state = "watching"
+            self.state.state = DaemonPhase.WAITING
+        elif (report is not None and self.state.state == DaemonPhase.WAITING
+              and not self.handler.pending):
+            self.state.state = DaemonPhase.WATCHING
             self.state.last_error = None
         if report is not None:
             self.metrics.changes_indexed(result.paths, time.monotonic())
@@ -597,11 +609,11 @@ class Daemon:
         if now >= self._next_rescan:
             self._rescan(reason="periodic")
             self._write_status()
-        elif now >= self._next_check and self.state.state != "waiting":
+        elif now >= self._next_check and self.state.state != DaemonPhase.WAITING:
             self._check(reason="periodic")
-        elif now >= self._next_dream_scan and self.state.state != "waiting":
+        elif now >= self._next_dream_scan and self.state.state != DaemonPhase.WAITING:
             self._maybe_dream(reason="scan")
-        elif self.state.state == "waiting" and now >= self._next_retry:
+        elif self.state.state == DaemonPhase.WAITING and now >= self._next_retry:
             self._next_retry = now + WAITING_RETRY_S
             self._rescan(reason="retry")
             self._write_status()
@@ -634,24 +646,6 @@ class Daemon:
             self.api.refresh()  # api.json names the settings clients must match
         self.metrics.configure(fresh.settings.metrics)
         log.info("config.reloaded", config=str(loaded.config_path), profile=loaded.profile)
-
-
-class _ErrorClassSyncer(RootsSyncer):
-    """The app's syncer, remembering the class of the error a batch raised (the watcher's
-    :class:`BatchResult` keeps only the message; the metrics count errors by class)."""
-
-    def __init__(self, inner: RootsSyncer) -> None:
-        super().__init__(inner.syncers)
-        self.last_error_class: str | None = None
-
-    def sync_paths(
-        self, rel_paths: Collection[str], *, allow_mass_delete: bool = False
-    ) -> SyncReport:
-        try:
-            return super().sync_paths(rel_paths, allow_mass_delete=allow_mass_delete)
-        except Exception as error:
-            self.last_error_class = type(error).__name__
-            raise
 
 
 def _read_int(path: Path) -> int | None:

@@ -80,12 +80,23 @@ class WatchFilter:
 
 @dataclass(frozen=True, slots=True)
 class BatchResult:
-    """What one batch did: the sync report, or why it failed (the paths are kept for retry)."""
+    """What one batch did: the sync report, or the exception it failed with (the paths are
+    kept for retry)."""
 
     paths: frozenset[str]
     report: SyncReport | None = None
-    error: str | None = None
+    failure: Exception | None = None
     duration_s: float = 0.0
+
+    @property
+    def error(self) -> str | None:
+        """The failure as the status and the log show it: a dreamd error's own message, any
+        other exception with its class name first."""
+        if self.failure is None:
+            return None
+        if isinstance(self.failure, DreamdError):
+            return str(self.failure)
+        return f"{type(self.failure).__name__}: {self.failure}"
 
 
 @dataclass(slots=True)
@@ -129,12 +140,12 @@ class ChangeHandler:
             self.pending |= ready
             event = "batch.refused" if isinstance(error, MassDeleteError) else "batch.failed"
             log.error(event, error=str(error), paths=len(ready))
-            return BatchResult(frozenset(ready), error=str(error),
+            return BatchResult(frozenset(ready), failure=error,
                                duration_s=time.perf_counter() - started)
         except Exception as error:  # a store or library failure must not stop the daemon
             self.pending |= ready
             log.exception("batch.crashed", paths=len(ready))
-            return BatchResult(frozenset(ready), error=f"{type(error).__name__}: {error}",
+            return BatchResult(frozenset(ready), failure=error,
                                duration_s=time.perf_counter() - started)
         for path in ready:
             self._applied_at[path] = clock
