@@ -43,7 +43,9 @@ from consistency.synthesis import ExtractedFact
 from daemon import session_snapshot
 from daemon.check import ConsistencyService
 from daemon.dream import (
+    DreamPolicy,
     DreamRunner,
+    IndexReads,
     SessionCount,
     SessionLog,
     last_dream,
@@ -341,21 +343,24 @@ class App:
             return found
 
         return DreamRunner(
-            writer=self.writer, memory_folder=self.settings.vault.memory_folder,
-            state_dir=self.state_dir, recall_stats=recall_stats,
-            unresolved_links=unresolved if read_json(self.state_dir / indexed) else None,
-            index=index or self.index_now, memory_index=self.memory_index,
-            policy=LifecyclePolicy(
-                project_inactive_days=life.project_inactive_days,
-                reference_unused_days=life.reference_unused_days,
-                decay_factor=life.decay_factor, decay_period_days=life.decay_period_days,
-                promote_min_distinct_queries=life.promote_min_distinct_queries,
-                demote_after_days=life.demote_after_days),
-            max_change_share=cfg.max_change_share, max_change_free=cfg.max_change_free,
-            lock_ttl=timedelta(minutes=cfg.lock_ttl_minutes), check_urls=life.check_urls,
-            url_timeout_s=life.url_timeout_s, clock=clock or (lambda: datetime.now(UTC)),
+            writer=self.writer, state_dir=self.state_dir, memory_index=self.memory_index,
+            reads=IndexReads(
+                recall_stats=recall_stats,
+                unresolved_links=unresolved if read_json(self.state_dir / indexed) else None,
+                embeddings=self.first_chunk_vectors),
+            index=index or self.index_now,
+            policy=DreamPolicy(
+                lifecycle=LifecyclePolicy(
+                    project_inactive_days=life.project_inactive_days,
+                    reference_unused_days=life.reference_unused_days,
+                    decay_factor=life.decay_factor, decay_period_days=life.decay_period_days,
+                    promote_min_distinct_queries=life.promote_min_distinct_queries,
+                    demote_after_days=life.demote_after_days),
+                max_change_share=cfg.max_change_share, max_change_free=cfg.max_change_free,
+                lock_ttl=timedelta(minutes=cfg.lock_ttl_minutes), check_urls=life.check_urls,
+                url_timeout_s=life.url_timeout_s, transcripts=cfg.transcripts),
+            clock=clock or (lambda: datetime.now(UTC)),
             llm=self.chat_client(), remember=self._remember_extracted,
-            transcripts=cfg.transcripts, embeddings=self.first_chunk_vectors,
             judge=self.pair_judge(),
         )
 

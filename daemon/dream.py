@@ -33,7 +33,6 @@ uninterrupted dream reaches, and the diary entry lists the interrupted dream's c
 from __future__ import annotations
 
 import difflib
-import json
 import os
 import re
 import socket
@@ -57,7 +56,7 @@ from ulid import ULID
 from ccb.atomic import read_json_object, write_json_atomic
 from ccb.dates import as_written, iso
 from ccb.frontmatter_edit import replace_body, set_properties
-from ccb.memory_file import NewMemory, content_hash_normalised, memory_path, render_memory
+from ccb.memory_file import content_hash_normalised
 from ccb.memory_index import IndexEntry
 from ccb.model import DIARY_FILE, GENERATED_FILES, MemoryType, Note, PropertyValue, memory_key
 from ccb.parse import detect_conflict_copy, parse_note
@@ -67,9 +66,7 @@ from config.errors import (
     DreamdError,
     DreamGuardError,
     FrontmatterEditError,
-    LlmError,
     LockError,
-    MemoryNotFoundError,
     StaleWriteError,
     VaultError,
 )
@@ -102,17 +99,11 @@ from consistency.lifecycle import (
     plan_lifecycle,
 )
 from consistency.synthesis import (
-    Candidate,
     ExtractedFact,
-    dropped_facts,
-    extraction_prompt,
-    parse_extraction,
-    parse_synthesis,
-    pick_clusters,
-    refine_prompt,
-    synthesis_prompt,
 )
 from daemon.client import pid_alive
+from daemon.dream_deep import DeepPhase, Synthesise, diary_link, transcripts_since
+from daemon.dream_restore import Restorer
 from daemon.llm import ChatClient
 from daemon.memory_index_keeper import MemoryIndexKeeper, index_entries, index_fingerprint
 from daemon.pair_judge import PairJudge
@@ -121,8 +112,10 @@ __all__ = [
     "DIARY_FILE",
     "DreamLock",
     "DreamPlan",
+    "DreamPolicy",
     "DreamReport",
     "DreamRunner",
+    "IndexReads",
     "SessionCount",
     "SessionLog",
     "last_dream",
@@ -136,7 +129,6 @@ LAST_FILE = "dream-last.json"
 JOURNAL_FILE = "dream-journal.json"
 LOCK_FILE = "dream.lock"
 SESSIONS_FILE = "sessions.json"
-RESTORED_FILE = "restored.json"
 #: First lines of a new ``DREAMS.md``.
 DIARY_HEADER = (
     "# Dream diary\n"
@@ -149,16 +141,7 @@ DIARY_HEADER = (
 SESSIONS_KEPT = 10_000
 #: Most URL checks run at once when ``lifecycle.check_urls`` is on.
 URL_CHECK_WORKERS = 8
-#: Properties a dream writes to archive a memory; ``dreamd restore`` removes them.
-ARCHIVE_KEYS = ("archived", "archived_reason", "merged_into", "superseded_by", "status_before")
 
-#: Most memories the Refiner restates per dream (dreamd's choice: one LLM call each).
-REFINE_MAX = 8
-#: Most transcripts the Extractor reads per dream, and the characters read from the end of
-#: each (dreamd's choice: a long session's tail fits a small local model's context).
-EXTRACT_MAX_FILES = 5
-EXTRACT_MAX_CHARS = 20_000
-_WHY_RE = re.compile(r"^\W*\**\s*why\b", re.IGNORECASE | re.MULTILINE)
 _URL_RE = re.compile(r"https?://[^\s<>()\[\]\"'`]+")
 
 
@@ -327,7 +310,7 @@ class SessionLog:
 
 
 def _count_transcripts(pattern: str, since: datetime | None) -> int:
-    return len(_transcripts_since(pattern, since)) if pattern.strip() else 0
+    return len(transcripts_since(pattern, since)) if pattern.strip() else 0
 
 
 # --------------------------------------------------------------------------- records
@@ -460,17 +443,6 @@ class DreamReport:
     timings_ms: Mapping[str, float] = field(default_factory=dict)
 
 
-@dataclass(frozen=True, slots=True)
-class Synthesise:
-    """The deep phase's accepted synthesis: write ``data`` (a whole memory file) as the new
-    memory ``new_path`` and archive ``sources`` into it. Kept in the journal, so a dream killed
-    between the two writes finishes it without asking the model again."""
-
-    new_path: str
-    data: str
-    sources: tuple[str, ...]
-
-
 #: Everything a dream carries out.
 Step: TypeAlias = Consolidation | Transition | Synthesise
 
@@ -478,58 +450,80 @@ Step: TypeAlias = Consolidation | Transition | Synthesise
 # --------------------------------------------------------------------------- runner
 
 
-class DreamRunner:
-    """Dreams, expiration and restore for one vault (plain constructor arguments).
+@dataclass(frozen=True, slots=True)
+class DreamPolicy:
+    """The knobs of a dream (``[dream]`` and ``[lifecycle]`` settings; defaults as theirs):
+    the lifecycle rules, the change guard (a plan that changes more than ``max_change_share``
+    of the memories and more than ``max_change_free`` files needs ``--force``), the lock's
+    time to live, the reference URL checks, and the transcripts the Extractor reads."""
 
-    ``recall_stats()`` gives MAGMA's recall statistics by memory id; ``unresolved_links(paths)``
-    gives, per vault path, the link targets the index could not resolve (``None``: no index
-    yet, links not checked); ``index(paths)`` indexes written files (False: a running daemon
-    will); ``memory_index`` writes and records ``MEMORY.md``;
-    ``embeddings(paths)`` gives the first-chunk vector the index holds for each memory path
-    (the dream compares memories by meaning with them; without it, only those that share a
-    subject); ``judge`` (the ``llm.judge`` role) settles the pairs the rules were unsure of.
+    lifecycle: LifecyclePolicy = field(default_factory=LifecyclePolicy)
+    max_change_share: float = 0.25
+    max_change_free: int = 10
+    lock_ttl: timedelta = timedelta(hours=1)
+    check_urls: bool = False
+    url_timeout_s: float = 5.0
+    transcripts: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class IndexReads:
+    """What the index tells a dream: MAGMA's recall statistics by memory id; per vault path,
+    the link targets it could not resolve (``None``: no index yet, links not checked); the
+    first-chunk vector of each memory path (the dream compares memories by meaning with them;
+    ``None``: only those that share a subject)."""
+
+    recall_stats: Callable[[], Mapping[str, RecallStats]]
+    unresolved_links: Callable[[Sequence[str]], Mapping[str, Sequence[str]]] | None = None
+    embeddings: Callable[[Sequence[str]], Mapping[str, np.ndarray]] | None = None
+
+
+@dataclass(slots=True)
+class _DreamRun:
+    """What one dream (or plan) learns as it goes: the records it planned from, the archives
+    the still-allowed check vetoed, the state it loaded, and its ``MEMORY.md`` build."""
+
+    known: Mapping[str, _Record] = field(default_factory=dict)
+    vetoed: list[str] = field(default_factory=list)
+    loaded_memories: Mapping[str, Any] = field(default_factory=dict)
+    index_built: dict[str, str] | None = None
+
+
+class DreamRunner:
+    """Dreams, expiration and restore for one vault.
+
+    ``reads`` is what the index tells a dream (:class:`IndexReads`); ``index(paths)`` indexes
+    written files (False: a running daemon will); ``memory_index`` writes and records
+    ``MEMORY.md``; ``policy`` holds the knobs (:class:`DreamPolicy`); ``llm`` runs the deep
+    phase (:mod:`daemon.dream_deep`) and ``remember`` keeps the facts it extracts; ``judge``
+    (the ``llm.judge`` role) settles the pairs the rules were unsure of. What one dream learns
+    as it goes lives in a per-run object, never on the runner.
     """
 
     def __init__(
-        self, *, writer: NoteWriter, memory_folder: str, state_dir: Path,
-        recall_stats: Callable[[], Mapping[str, RecallStats]],
-        unresolved_links: Callable[[Sequence[str]], Mapping[str, Sequence[str]]] | None,
-        index: Callable[[Sequence[str]], bool],
-        memory_index: MemoryIndexKeeper,
-        policy: LifecyclePolicy | None = None, max_change_share: float = 0.25,
-        max_change_free: int = 10,
-        lock_ttl: timedelta = timedelta(hours=1), check_urls: bool = False,
-        url_timeout_s: float = 5.0, clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+        self, *, writer: NoteWriter, state_dir: Path, memory_index: MemoryIndexKeeper,
+        reads: IndexReads, index: Callable[[Sequence[str]], bool],
+        policy: DreamPolicy | None = None,
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
         llm: ChatClient | None = None,
         remember: Callable[[ExtractedFact], tuple[str, str]] | None = None,
-        transcripts: str = "",
-        embeddings: Callable[[Sequence[str]], Mapping[str, np.ndarray]] | None = None,
         judge: PairJudge | None = None,
     ) -> None:
-        self.llm = llm
-        self._known: Mapping[str, _Record] = {}
-        self._vetoed: list[str] = []
-        self._loaded_memories: Mapping[str, Any] = {}
-        self._index_built: dict[str, str] | None = None  # this dream's MEMORY.md build
-        self._remember = remember
-        self._embeddings = embeddings
-        self._judge = judge
-        self.transcripts = transcripts
         self.writer = writer
         self.root = writer.root
-        self.memory_folder = memory_folder.strip("/")
         self.state_dir = state_dir
-        self._recall_stats = recall_stats
-        self._unresolved = unresolved_links
-        self._index = index
         self.memory_index = memory_index
-        self.policy = policy or LifecyclePolicy()
-        self.max_change_share = max_change_share
-        self.max_change_free = max_change_free
-        self.lock_ttl = lock_ttl
-        self.check_urls = check_urls
-        self.url_timeout_s = url_timeout_s
+        self.memory_folder = memory_index.memory_folder
+        self.reads = reads
+        self._index = index
+        self.policy = policy or DreamPolicy()
         self._clock = clock
+        self.llm = llm
+        self._remember = remember
+        self._judge = judge
+        self.restorer = Restorer(writer=writer, memory_folder=self.memory_folder,
+                                 state_dir=state_dir)
+        self._run = _DreamRun()  # what the dream under way has learnt; new for each
 
     # ------------------------------------------------------------------ state
 
@@ -636,7 +630,7 @@ class DreamRunner:
               consolidate: bool, overlay: dict[str, bytes]) -> DreamPlan:
         now = self._clock()
         today = now.astimezone(UTC).date()
-        restored = {p for p, h in self._restored().items()
+        restored = {p for p, h in self.restorer.restored().items()
                     if p in records and records[p].hash == h}
         current = [r for r in records.values() if not r.hidden(today) and r.path not in restored]
         actions: list[Consolidation] = []
@@ -647,7 +641,8 @@ class DreamRunner:
                 created=as_written(r.created) or as_written(r.updated) or _mtime(r),
                 changed=r.changed,
             ) for r in sorted(current, key=lambda r: r.path)]
-            vectors = self._embeddings([m.path for m in memories]) if self._embeddings else {}
+            embeddings = self.reads.embeddings
+            vectors = embeddings([m.path for m in memories]) if embeddings else {}
             memories = [replace(m, embedding=vectors.get(m.path)) for m in memories]
             wanted = groups_to_compare(memories)
             memories = [replace(
@@ -660,7 +655,7 @@ class DreamRunner:
         # Lifecycle runs on the state after the consolidation.
         closed = {a.duplicate_path for a in actions if isinstance(a, MergeDuplicate)}
         closed |= {a.old_path for a in actions if isinstance(a, SupersedeOld)}
-        stats = self._recall_stats()
+        stats = self.reads.recall_stats()
         unreachable = self._check_links([r for r in records.values()
                                          if r.type == "reference" and r.path not in closed
                                          and not is_archived(r.status)])
@@ -672,13 +667,13 @@ class DreamRunner:
             broken_links=tuple(r.broken_links),
             unreachable=unreachable.get(r.path), recall=stats.get(r.id, RecallStats()),
         ) for r in sorted(records.values(), key=lambda r: r.path) if r.path not in closed]
-        transitions = [t for t in plan_lifecycle(lifecycle_input, now, self.policy)
+        transitions = [t for t in plan_lifecycle(lifecycle_input, now, self.policy.lifecycle)
                        if not (isinstance(t, Archive) and t.path in restored)]
-        self._known = records
+        self._run.known = records
         try:
             lines, edits = self._edits(actions, transitions, records, overlay, now)
         finally:
-            self._known = {}
+            self._run.known = {}
         added = sum(1 for r in records.values() if r.seen is None)
         updated = sum(1 for r in records.values() if r.seen is not None and r.changed)
         live = sum(1 for r in records.values() if not r.hidden(today))
@@ -705,15 +700,15 @@ class DreamRunner:
     def _check_links(self, references: Sequence[_Record]) -> dict[str, tuple[str, ...]]:
         """Unreachable link targets per reference memory path; a memory is left out (not
         checked) when there is no index to resolve its wikilinks."""
-        if not references or self._unresolved is None:
+        if not references or self.reads.unresolved_links is None:
             return {}
         try:
-            unresolved = self._unresolved([r.path for r in references])
+            unresolved = self.reads.unresolved_links([r.path for r in references])
         except DreamdError as error:
             log.warning("dream.links_unchecked", error=str(error))
             return {}
         broken_urls: set[str] = set()
-        if self.check_urls:
+        if self.policy.check_urls:
             urls = sorted({u for r in references for u in r.urls})
             with ThreadPoolExecutor(max_workers=URL_CHECK_WORKERS) as pool:
                 for url, ok in zip(urls, pool.map(self._url_ok, urls), strict=True):
@@ -729,7 +724,7 @@ class DreamRunner:
         request = urllib.request.Request(url, method="HEAD",
                                          headers={"User-Agent": "dreamd link check"})
         try:
-            with urllib.request.urlopen(request, timeout=self.url_timeout_s):
+            with urllib.request.urlopen(request, timeout=self.policy.url_timeout_s):
                 return True
         except urllib.error.HTTPError as error:
             return error.code not in {404, 410}
@@ -794,12 +789,12 @@ class DreamRunner:
                             "updated": now, "version": (version or 1) + 1}, path=keeper)
                         eol = "\r\n" if b"\r\n" in keeper_data else "\n"
                         out.append((keeper, replace_body(edited, merged.rstrip("\r\n") + eol),
-                                    f"Merged the sentences of {_link(dup)} into {_link(keeper)}"
-                                    " (near-duplicate)"))
+                                    f"Merged the sentences of {diary_link(dup)} into "
+                                    f"{diary_link(keeper)} (near-duplicate)"))
                 code = "exact duplicate" if kind == "exact" else "near-duplicate"
                 out.append((dup, self._archived(dup, dup_data, code, today,
                                                 {"merged_into": _wikilink(keeper)}),
-                            f"Archived {_link(dup)}: {code} of {_link(keeper)}"))
+                            f"Archived {diary_link(dup)}: {code} of {diary_link(keeper)}"))
             case SupersedeOld(old_path=old, new_path=new, reason=reason):
                 new_data, old_data = self._read(new, overlay), self._read(old, overlay)
                 if new_data is None or old_data is None:
@@ -818,7 +813,8 @@ class DreamRunner:
                 out.append((old, self._archived(old, old_data, "superseded", today,
                                                 {"superseded_by": _wikilink(new)}, close=True,
                                                 closed=min(began, today) if began else None),
-                            f"{_link(old)} superseded by {_link(new)}: {reason}; archived"))
+                            f"{diary_link(old)} superseded by {diary_link(new)}: {reason}; "
+                            "archived"))
             case Synthesise(new_path=new_path, data=text, sources=sources):
                 out.append((new_path, text.encode("utf-8"), ""))
                 for source in sources:
@@ -831,28 +827,28 @@ class DreamRunner:
                 data = self._read(path, overlay)
                 if data is not None:
                     out.append((path, self._archived(path, data, code, today),
-                                f"Archived {_link(path)}: {reason}"))
+                                f"Archived {diary_link(path)}: {reason}"))
             case MarkBroken(path=path, links=links):
                 data = self._read(path, overlay)
                 if data is not None:
                     if links:
                         new_data = set_properties(data, {"broken_links": list(links)}, path=path)
-                        line = f"Marked links of {_link(path)} broken: " + ", ".join(
+                        line = f"Marked links of {diary_link(path)} broken: " + ", ".join(
                             f"`{link}`" for link in links)
                     else:
                         new_data = set_properties(data, {}, remove=("broken_links",), path=path)
-                        line = f"The links of {_link(path)} work again"
+                        line = f"The links of {diary_link(path)} work again"
                     out.append((path, new_data, line))
             case Promote(path=path, reason=reason):
                 data = self._read(path, overlay)
                 if data is not None:
                     out.append((path, set_properties(data, {"resident": True}, path=path),
-                                f"Promoted {_link(path)} to the resident set: {reason}"))
+                                f"Promoted {diary_link(path)} to the resident set: {reason}"))
             case Demote(path=path, reason=reason):
                 data = self._read(path, overlay)
                 if data is not None:
                     out.append((path, set_properties(data, {}, remove=("resident",), path=path),
-                                f"Demoted {_link(path)} from the resident set: {reason}"))
+                                f"Demoted {diary_link(path)} from the resident set: {reason}"))
         return out
 
     def _archived(self, path: str, data: bytes, code: str, today: date,
@@ -864,7 +860,7 @@ class DreamRunner:
         ``today``). Unchanged when
         already archived. One frontmatter edit (``ccb.frontmatter_edit.set_properties``).
         The status comes from the file's record when ``data`` is the file as read."""
-        known = self._known.get(path)
+        known = self._run.known.get(path)
         if known is not None and known.hash == sha256_hex(data):
             status, has_valid_to = known.status, known.valid_to is not None
         else:
@@ -886,6 +882,7 @@ class DreamRunner:
     def plan(self, *, consolidate: bool = True) -> DreamPlan:
         """What a dream (``consolidate=False``: ``dreamd expire``) would do now; writes
         nothing."""
+        self._run = _DreamRun()
         records, bodies = self._gather(self.state().get("memories") or {})
         overlay: dict[str, bytes] = {}
         plan = self._plan(records, bodies, consolidate=consolidate, overlay=overlay)
@@ -931,9 +928,10 @@ class DreamRunner:
             plan = self.plan(consolidate=consolidate)
             timings["plan"] = _ms(started)
             return DreamReport(plan, applied=False, timings_ms=timings)
-        with DreamLock(self.state_dir, self.lock_ttl, self._clock):
+        with DreamLock(self.state_dir, self.policy.lock_ttl, self._clock):
+            self._run = _DreamRun()
             state = self.state()
-            self._loaded_memories = state.get("memories") or {}
+            self._run.loaded_memories = state.get("memories") or {}
             journal = self._read_journal()
             resumed_lines: list[str] = []
             resumed = 0
@@ -943,12 +941,12 @@ class DreamRunner:
             timings["read"] = _ms(started)
             plan = self._plan(records, bodies, consolidate=consolidate, overlay={})
             timings["plan"] = _ms(started) - timings["read"]
-            if (plan.share > self.max_change_share and not force
-                    and plan.counts["changed_memories"] > self.max_change_free):
+            if (plan.share > self.policy.max_change_share and not force
+                    and plan.counts["changed_memories"] > self.policy.max_change_free):
                 raise DreamGuardError(
                     f"dream: the plan changes {plan.counts['changed_memories']} memory files, "
                     f"{plan.share:.0%} of the {plan.counts['live']} live memories, more than "
-                    f"dream.max_change_share ({self.max_change_share:.0%}); nothing was "
+                    f"dream.max_change_share ({self.policy.max_change_share:.0%}); nothing was "
                     "changed. Look at it with: dreamd dream --dry-run; go ahead with: "
                     "dreamd dream --force")
             dream_id = journal["id"] if journal else str(ULID())
@@ -958,10 +956,10 @@ class DreamRunner:
             written = self._write_edits(plan, all_lines)
             timings["apply"] = _ms(t0)
             records = self._refresh(records, written)
-            self._carry_restored(records, written)
+            self.restorer.carry({p: r.hash for p, r in records.items()}, written)
             if consolidate and self.llm is not None:
                 t0 = time.perf_counter()
-                deep = self._deep(records, dream_id, plan, all_lines)
+                deep = self._deep_phase().run(records, dream_id, plan, all_lines)
                 written += deep
                 timings["deep"] = _ms(t0)
                 records, _ = self._gather({p: r.as_json() for p, r in records.items()}) \
@@ -997,12 +995,12 @@ class DreamRunner:
         for record in records.values():
             record.seen = record.hash
         memories = {p: r.as_json() for p, r in sorted(records.items())}
-        if memories != self._loaded_memories:
+        if memories != self._run.loaded_memories:
             write_json_atomic(self.state_dir / STATE_FILE, {"memories": memories})
         previous = read_json_object(self.state_dir / LAST_FILE).get("memory_index")
         write_json_atomic(self.state_dir / LAST_FILE, {
             "last_dream": self._clock().isoformat(timespec="seconds"), "last_id": dream_id,
-            "counts": dict(plan.counts), "memory_index": self._index_built or previous,
+            "counts": dict(plan.counts), "memory_index": self._run.index_built or previous,
         })
 
     def _keep_state(self, state: Mapping[str, Any], records: Mapping[str, _Record]) -> None:
@@ -1028,12 +1026,12 @@ class DreamRunner:
                                                 heal=_body(before) != _body(after))
                 except (StaleWriteError, VaultError) as error:
                     log.warning("dream.not_written", path=path, error=str(error))
-                    lines.append(f"Left {_link(path)} as it is: {error}; the next dream "
+                    lines.append(f"Left {diary_link(path)} as it is: {error}; the next dream "
                                  "looks again")
                     continue
                 if outcome.conflict_path:
-                    lines.append(f"{_link(path)} changed meanwhile: the dream's version is "
-                                 f"beside it as {_link(outcome.conflict_path)}")
+                    lines.append(f"{diary_link(path)} changed meanwhile: the dream's version is "
+                                 f"beside it as {diary_link(outcome.conflict_path)}")
                 written.append(path)
         return written
 
@@ -1060,7 +1058,7 @@ class DreamRunner:
                     continue
                 if not self._still_allowed(step, path, before):
                     log.info("dream.replay_skipped", path=path, step=type(step).__name__)
-                    self._vetoed.append(path)
+                    self._run.vetoed.append(path)
                     continue
                 try:
                     self.writer.write(path, after, base=before, origin="dream",
@@ -1093,143 +1091,18 @@ class DreamRunner:
             return meta.type != "user" and not rule
         return True
 
-    # ------------------------------------------------------------------ deep phase
-
-    def _deep(self, records: Mapping[str, _Record], dream_id: str, plan: DreamPlan,
-              lines: list[str]) -> list[str]:
-        """The LLM phase: synthesise clusters, refine assistant-written memories, extract
-        facts from transcripts. Each answer is checked; any failure of the endpoint ends the
-        phase with a diary line and the dream goes on without it. Returns paths written."""
+    def _deep_phase(self) -> DeepPhase:
         assert self.llm is not None
-        written: list[str] = []
-        try:
-            written += self._synthesise(records, dream_id, plan, lines)
-            written += self._refine(records, lines)
-            written += self._extract(lines)
-        except LlmError as error:
-            log.warning("dream.llm_failed", error=str(error))
-            lines.append(f"Deep phase stopped: {error}")
-        return written
+        return DeepPhase(
+            llm=self.llm, writer=self.writer, memory_folder=self.memory_folder,
+            clock=self._clock, recall_stats=self.reads.recall_stats, remember=self._remember,
+            transcripts=self.policy.transcripts, last_dream=self.last_dream,
+            apply_step=self._journal_and_apply)
 
-    def _candidates(self, records: Mapping[str, _Record], today: date) -> list[Candidate]:
-        stats = self._recall_stats()
-        out = []
-        for r in sorted(records.values(), key=lambda r: r.path):
-            if r.hidden(today) or r.type == "user" or r.rule:
-                continue
-            out.append(Candidate(
-                id=r.id, path=r.path, type=r.type, name=r.name, subject=r.subject,
-                owner=r.owner, body="", updated=as_written(r.updated) or _mtime(r),
-                recalls=stats.get(r.id, RecallStats()).count, resident=r.resident,
-                pinned=r.pinned))
-        return out
-
-    def _synthesise(self, records: Mapping[str, _Record], dream_id: str, plan: DreamPlan,
-                    lines: list[str]) -> list[str]:
-        assert self.llm is not None
-        now = self._clock()
-        clusters = pick_clusters(self._candidates(records, now.date()), now)
-        written: list[str] = []
-        for cluster in clusters:
-            bodies: dict[str, str] = {}
-            members = tuple(replace(m, body=self._body(m.path, bodies)) for m in cluster.members)
-            cluster = replace(cluster, members=members)
-            links = ", ".join(_link(m.path) for m in members)
-            try:
-                synthesis = parse_synthesis(self.llm.chat(synthesis_prompt(cluster)))
-            except ValueError as error:
-                lines.append(f"Rejected a synthesis of {links}: {error}")
-                continue
-            dropped = dropped_facts([f"{m.name}\n{m.body}" for m in members],
-                                    f"{synthesis.name}\n{synthesis.description}\n"
-                                    f"{synthesis.body}")
-            if dropped:
-                lines.append(f"Rejected a synthesis of {links}: it dropped "
-                             + ", ".join(f"`{d}`" for d in dropped[:8]))
-                continue
-            folder = self.root / self.memory_folder
-            existing = [p.relative_to(self.root).as_posix() for p in folder.iterdir()]
-            new_path = memory_path(existing, self.memory_folder, synthesis.name)
-            subjects = {m.subject for m in members if m.subject}
-            data = render_memory(NewMemory(
-                name=synthesis.name, description=synthesis.description, type=cluster.type,
-                id=str(ULID()), created=now, updated=now, body=synthesis.body + "\n",
-                subject=subjects.pop() if len(subjects) == 1 else None,
-                valid_from=now.date(), supersedes=tuple(Path(m.path).stem for m in members),
-                source="dream", owner=members[0].owner))
-            step = Synthesise(new_path, data.decode("utf-8"), tuple(m.path for m in members))
-            lines.append(f"Synthesised {links} into {_link(new_path)}")
-            self._journal_add(dream_id, plan, lines, step)
-            written += self._apply([step])
-        return written
-
-    def _refine(self, records: Mapping[str, _Record], lines: list[str]) -> list[str]:
-        """Restate new or changed memories an assistant or a dream wrote as What / Why / How
-        to apply (a user's own words are left as they are)."""
-        assert self.llm is not None
-        written: list[str] = []
-        today = self._clock().date()
-        picked = [r for r in sorted(records.values(), key=lambda r: r.path)
-                  if r.changed and not r.hidden(today) and r.type in {"feedback", "project"}]
-        for record in picked[:REFINE_MAX]:
-            data = self.writer.read(record.path)
-            if data is None:
-                continue
-            note = parse_note(record.path, data)
-            source = str(note.properties.get("source") or "").casefold()
-            if source not in {"assistant", "dream"} or _WHY_RE.search(note.body):
-                continue
-            created = as_written(record.created)
-            try:
-                refined = parse_synthesis(self.llm.chat(refine_prompt(
-                    record.name, note.body,
-                    created.date() if isinstance(created, datetime) else created)))
-            except ValueError as error:
-                lines.append(f"Kept {_link(record.path)} as it was: the refinement was "
-                             f"unreadable ({error})")
-                continue
-            dropped = dropped_facts([note.body], refined.body)
-            if dropped:
-                lines.append(f"Kept {_link(record.path)} as it was: the refinement dropped "
-                             + ", ".join(f"`{d}`" for d in dropped[:8]))
-                continue
-            version = note.memory.version if note.memory else None
-            edited = set_properties(data, {"updated": self._clock(),
-                                           "version": (version or 1) + 1}, path=record.path)
-            self.writer.write(record.path, replace_body(edited, refined.body.rstrip() + "\n"),
-                              base=data, origin="dream", change="dream: refined")
-            written.append(record.path)
-            lines.append(f"Refined {_link(record.path)} into What / Why / How to apply")
-        return written
-
-    def _extract(self, lines: list[str]) -> list[str]:
-        """Facts from assistant transcripts written since the last dream, kept through the
-        write path (secrets refused, duplicates and contradictions decided there)."""
-        assert self.llm is not None
-        if self._remember is None or not self.transcripts.strip():
-            return []
-        since = self.last_dream()
-        written: list[str] = []
-        for transcript in _transcripts_since(self.transcripts, since)[:EXTRACT_MAX_FILES]:
-            text = _transcript_text(transcript)
-            if not text:
-                continue
-            try:
-                facts = parse_extraction(self.llm.chat(extraction_prompt(text)))
-            except ValueError as error:
-                lines.append(f"Read nothing from transcript {transcript.name}: {error}")
-                continue
-            for fact in facts:
-                try:
-                    path, action = self._remember(fact)
-                except DreamdError as error:  # a secret, an unwritable file: say so, go on
-                    lines.append(f"Did not keep a fact from {transcript.name}: {error}")
-                    continue
-                if action != "duplicate":
-                    written.append(path)
-                    lines.append(f"Extracted {_link(path)} from transcript {transcript.name}"
-                                 f" ({action})")
-        return written
+    def _journal_and_apply(self, dream_id: str, plan: DreamPlan, lines: list[str],
+                           step: Synthesise) -> list[str]:
+        self._journal_add(dream_id, plan, lines, step)
+        return self._apply([step])
 
     def _journal_add(self, dream_id: str, plan: DreamPlan, lines: Sequence[str],
                      step: Step) -> None:
@@ -1257,10 +1130,10 @@ class DreamRunner:
         lines and how many files it still had to write."""
         steps = [s for s in (_action_from_json(a) for a in journal.get("actions", []))
                  if s is not None]
-        self._vetoed = []
+        self._run.vetoed = []
         written = self._apply(steps)
         log.warning("dream.resumed", id=journal.get("id"), finished=len(written))
-        vetoed = {_link(p) for p in self._vetoed}
+        vetoed = {diary_link(p) for p in self._run.vetoed}
         lines = [str(x) for x in journal.get("lines", [])
                  if not any(str(x).startswith(f"Archived {v}") or f"{v} superseded" in str(x)
                             for v in vetoed)]
@@ -1308,7 +1181,7 @@ class DreamRunner:
         lines = text.count(b"\n")
         summary = (f"{self.index_path} lists {len(entries)} live memories in {lines} lines, "
                    f"{len(text):,} bytes")
-        self._index_built = {"inputs": inputs, "output": outcome.content_hash,
+        self._run.index_built = {"inputs": inputs, "output": outcome.content_hash,
                              "summary": summary}
         return summary, outcome.status != "unchanged"
 
@@ -1342,140 +1215,13 @@ class DreamRunner:
     # ------------------------------------------------------------------ restore
 
     def restore(self, stored_path: str) -> bool:
-        """Bring the archived memory at ``stored_path`` back: remove the archive keys, put
-        back the previous status. Returns False when it was not archived."""
-        data = self.writer.read(stored_path)
-        if data is None:
-            raise MemoryNotFoundError(f"restore: {stored_path} is gone")
-        note = parse_note(stored_path, data)
-        if note.memory is None:
-            return False
-        if not is_archived(note.memory.status):
-            if note.memory.valid_to is None:
-                return False
-            return self._restore_superseded(stored_path, data)  # closed by `remember`
-        before = note.properties.get("status_before")
-        remove = [k for k in ARCHIVE_KEYS if k in note.properties]
-        updates: dict[str, PropertyValue] = {}
-        if isinstance(before, str) and before.strip() and not is_archived(before):
-            updates["status"] = before
-        else:
-            remove.append("status")
-        if note.memory.valid_to is not None:
-            remove.append("valid_to")
-        restored = set_properties(data, updates, remove=remove, path=stored_path)
-        outcome = self.writer.write(stored_path, restored, base=data, origin="api",
-                                    change="restored from the archive")
-        successor = note.properties.get("superseded_by")
-        if isinstance(successor, str):
-            self._unlink_supersedes(successor, Path(stored_path).stem)
-        kept = self._restored()
-        kept[stored_path] = outcome.content_hash
-        write_json_atomic(self.state_dir / RESTORED_FILE, kept)
-        return True
-
-    def _restore_superseded(self, stored_path: str, data: bytes) -> bool:
-        """Undo a supersession made when a contradicting memory was remembered: clear
-        ``valid_to`` and take this memory out of the successor's ``supersedes``."""
-        restored = set_properties(data, {}, remove=("valid_to",), path=stored_path)
-        outcome = self.writer.write(stored_path, restored, base=data, origin="api",
-                                    change="restored: no longer superseded")
-        stem = Path(stored_path).stem
-        folder = self.root / self.memory_folder
-        for candidate in sorted(folder.glob("*.md")):
-            if candidate.is_symlink() or not candidate.is_file():
-                continue
-            text = candidate.read_bytes()
-            if f"[[{stem}".encode() in text:
-                rel = candidate.relative_to(self.root).as_posix()
-                self._unlink_supersedes(f"[[{candidate.stem}]]", stem)
-                log.info("dream.restore_unlinked", path=rel, restored=stored_path)
-        kept = self._restored()
-        kept[stored_path] = outcome.content_hash
-        write_json_atomic(self.state_dir / RESTORED_FILE, kept)
-        return True
-
-    def _unlink_supersedes(self, link: str, stem: str) -> None:
-        """Take ``[[stem]]`` out of the ``supersedes`` of the memory ``link`` names (the one
-        that superseded a memory being restored), so the two do not both claim the fact."""
-        target = link.strip().removeprefix("[[").removesuffix("]]").split("|")[0].strip()
-        path = f"{self.memory_folder}/{target}.md"
-        data = self.writer.read(path)
-        if not target or data is None:
-            return
-        note = parse_note(path, data)
-        if note.memory is None:
-            return
-        kept = [t for t in note.memory.supersedes if t.removesuffix(".md") != stem]
-        if len(kept) == len(note.memory.supersedes):
-            return
-        values: list[PropertyValue] = [f"[[{t}]]" for t in kept]
-        edited = set_properties(data, {"supersedes": values[0] if len(values) == 1 else values}
-                                if values else {}, remove=() if values else ("supersedes",),
-                                path=path)
-        self.writer.write(path, edited, base=data, origin="api",
-                          change=f"no longer supersedes {stem} (restored)")
-
-    def _carry_restored(self, records: Mapping[str, _Record], written: Sequence[str]) -> None:
-        """A restored memory the dream itself edited (a link check, a promotion) stays
-        restored: its record follows the dream's write."""
-        kept = self._restored()
-        moved = {p: records[p].hash for p in written if p in kept and p in records}
-        if moved:
-            write_json_atomic(self.state_dir / RESTORED_FILE, {**kept, **moved})
-
-    def _restored(self) -> dict[str, str]:
-        """``{path: hash}`` of memories restored by hand: left out of consolidation and the
-        lifecycle while they stay as restored (an edit makes them ordinary again)."""
-        data = read_json_object(self.state_dir / RESTORED_FILE)
-        return {str(k): str(v) for k, v in data.items()}
-
+        """:meth:`daemon.dream_restore.Restorer.restore`."""
+        return self.restorer.restore(stored_path)
 
 def _mtime(record: _Record) -> datetime:
     """The file's modification time: the last edit of a memory without ``updated`` (Claude
     Code's memory files carry no dates)."""
     return datetime.fromtimestamp(record.mtime_ns / 1e9, UTC)
-
-
-def _transcripts_since(pattern: str, since: datetime | None) -> list[Path]:
-    """Transcript files matching ``pattern`` written after ``since``, oldest first."""
-    full = Path(pattern).expanduser()
-    base = Path(full.anchor) if full.is_absolute() else Path()
-    cutoff = since.timestamp() if since is not None else float("-inf")
-    found = []
-    for path in base.glob(str(full.relative_to(base) if full.is_absolute() else full)):
-        try:
-            mtime = path.stat().st_mtime
-        except OSError:
-            continue
-        if mtime > cutoff:
-            found.append((mtime, path))
-    return [path for _, path in sorted(found)]
-
-
-def _transcript_text(path: Path) -> str:
-    """The user's and the assistant's words in a Claude Code transcript (JSON lines with
-    ``message: {role, content}``), the last :data:`EXTRACT_MAX_CHARS` characters."""
-    parts: list[str] = []
-    try:
-        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
-    except OSError:
-        return ""
-    for line in lines:
-        try:
-            entry = json.loads(line)
-        except ValueError:
-            continue
-        message = entry.get("message") if isinstance(entry, dict) else None
-        if not isinstance(message, dict) or message.get("role") not in {"user", "assistant"}:
-            continue
-        content = message.get("content")
-        if isinstance(content, list):
-            content = "\n".join(c.get("text", "") for c in content
-                                if isinstance(c, dict) and c.get("type") == "text")
-        if isinstance(content, str) and content.strip():
-            parts.append(f"{message['role']}: {content.strip()}")
-    return "\n\n".join(parts)[-EXTRACT_MAX_CHARS:]
 
 
 def _body(data: bytes) -> bytes:
@@ -1494,25 +1240,13 @@ def _step_paths(step: Step) -> str:
     """The memories a step names, as links."""
     match step:
         case MergeDuplicate(keeper_path=keeper, duplicate_path=dup):
-            return f"{_link(keeper)} and {_link(dup)}"
+            return f"{diary_link(keeper)} and {diary_link(dup)}"
         case SupersedeOld(old_path=old, new_path=new):
-            return f"{_link(old)} and {_link(new)}"
+            return f"{diary_link(old)} and {diary_link(new)}"
         case Synthesise(sources=sources):
-            return ", ".join(_link(p) for p in sources)
+            return ", ".join(diary_link(p) for p in sources)
         case _:
-            return _link(step.path)
-
-
-def _link(path: str) -> str:
-    """``[[stem]]``: Obsidian resolves a link by file name. A name Obsidian cannot put in a
-    wikilink (``| # ^ [ ]``) gets a markdown link to the file instead."""
-    stem = Path(path).stem
-    if _UNLINKABLE.search(stem):
-        return f"[{stem}](<{Path(path).name}>)"
-    return f"[[{stem}]]"
-
-
-_UNLINKABLE = re.compile(r"[|#^\[\]]")
+            return diary_link(step.path)
 
 
 def _wikilink(path: str) -> str:
