@@ -42,11 +42,11 @@ import urllib.parse
 import urllib.request
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass, field, fields, replace
+from dataclasses import dataclass, field, fields, replace
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from stat import S_ISREG
-from typing import Any, Literal, TypeAlias
+from typing import Any, Literal
 
 import filelock
 import numpy as np
@@ -55,10 +55,9 @@ from ulid import ULID
 
 from ccb.atomic import read_json_object, write_json_atomic
 from ccb.dates import as_written, iso
-from ccb.frontmatter_edit import replace_body, set_properties
 from ccb.memory_file import content_hash_normalised
 from ccb.memory_index import IndexEntry
-from ccb.model import DIARY_FILE, GENERATED_FILES, MemoryType, Note, PropertyValue, memory_key
+from ccb.model import DIARY_FILE, GENERATED_FILES, MemoryType, Note, memory_key
 from ccb.parse import detect_conflict_copy, parse_note
 from ccb.scan import read_note_bytes
 from ccb.writer import NoteWriter, sha256_hex
@@ -80,10 +79,8 @@ from consistency.dream import (
     groups_to_compare,
     plan_consolidation,
 )
-from consistency.duplicates import merge_bodies
 from consistency.judgement import PairJudgement
 from consistency.lifecycle import (
-    ARCHIVED,
     Archive,
     Demote,
     LifecycleMemory,
@@ -103,6 +100,8 @@ from consistency.synthesis import (
 )
 from daemon.client import pid_alive
 from daemon.dream_deep import DeepPhase, Synthesise, diary_link, transcripts_since
+from daemon.dream_edits import Step, step_edits
+from daemon.dream_journal import DreamJournal, steps_of
 from daemon.dream_restore import Restorer
 from daemon.llm import ChatClient
 from daemon.memory_index_keeper import MemoryIndexKeeper, index_entries, index_fingerprint
@@ -126,7 +125,6 @@ log = structlog.get_logger("dreamd.dream")
 
 STATE_FILE = "dream-state.json"
 LAST_FILE = "dream-last.json"
-JOURNAL_FILE = "dream-journal.json"
 LOCK_FILE = "dream.lock"
 SESSIONS_FILE = "sessions.json"
 #: First lines of a new ``DREAMS.md``.
@@ -443,8 +441,6 @@ class DreamReport:
     timings_ms: Mapping[str, float] = field(default_factory=dict)
 
 
-#: Everything a dream carries out.
-Step: TypeAlias = Consolidation | Transition | Synthesise
 
 
 # --------------------------------------------------------------------------- runner
@@ -523,6 +519,7 @@ class DreamRunner:
         self._judge = judge
         self.restorer = Restorer(writer=writer, memory_folder=self.memory_folder,
                                  state_dir=state_dir)
+        self.journal = DreamJournal(state_dir)
         self._run = _DreamRun()  # what the dream under way has learnt; new for each
 
     # ------------------------------------------------------------------ state
@@ -765,117 +762,8 @@ class DreamRunner:
 
     def _step_edits(self, step: Step, overlay: dict[str, bytes],
                     now: datetime) -> list[tuple[str, bytes, str]]:
-        """``(path, new bytes, diary line)`` for one action, from the current bytes."""
-        today = now.astimezone(UTC).date()
-        out: list[tuple[str, bytes, str]] = []
-        match step:
-            case MergeDuplicate(keeper_path=keeper, duplicate_path=dup, kind=kind):
-                keeper_data, dup_data = self._read(keeper, overlay), self._read(dup, overlay)
-                if keeper_data is None or dup_data is None:
-                    return out
-                if kind == "near":
-                    keeper_note = parse_note(keeper, keeper_data)
-                    dup_note = parse_note(dup, dup_data)
-                    merged = merge_bodies(keeper_note.body.rstrip("\n"), dup_note.body.strip())
-                    if "```" in dup_note.body or "~~~" in dup_note.body:
-                        merged = keeper_note.body  # code is not spliced by sentence: the
-                        # duplicate keeps it, archived beside the keeper (merged_into)
-                    if b"\r\n" in keeper_data:
-                        merged = merged.replace("\r\n", "\n").replace("\n", "\r\n")
-                    if merged.rstrip("\r\n") != keeper_note.body.rstrip("\n").replace(
-                            "\n", "\r\n" if b"\r\n" in keeper_data else "\n"):
-                        version = keeper_note.memory.version if keeper_note.memory else None
-                        edited = set_properties(keeper_data, {
-                            "updated": now, "version": (version or 1) + 1}, path=keeper)
-                        eol = "\r\n" if b"\r\n" in keeper_data else "\n"
-                        out.append((keeper, replace_body(edited, merged.rstrip("\r\n") + eol),
-                                    f"Merged the sentences of {diary_link(dup)} into "
-                                    f"{diary_link(keeper)} (near-duplicate)"))
-                code = "exact duplicate" if kind == "exact" else "near-duplicate"
-                out.append((dup, self._archived(dup, dup_data, code, today,
-                                                {"merged_into": _wikilink(keeper)}),
-                            f"Archived {diary_link(dup)}: {code} of {diary_link(keeper)}"))
-            case SupersedeOld(old_path=old, new_path=new, reason=reason):
-                new_data, old_data = self._read(new, overlay), self._read(old, overlay)
-                if new_data is None or old_data is None:
-                    return out
-                new_note = parse_note(new, new_data)
-                targets = list(new_note.memory.supersedes) if new_note.memory else []
-                if Path(old).stem not in {t.removesuffix(".md") for t in targets}:
-                    values: list[PropertyValue] = [f"[[{t}]]" for t in targets]
-                    values.append(_wikilink(old))
-                    out.append((new, set_properties(
-                        new_data, {"supersedes": values[0] if len(values) == 1 else values},
-                        path=new), ""))
-                # the old fact held until the new one began, not until this dream
-                began = _day(new_note.memory.valid_from or new_note.memory.created) \
-                    if new_note.memory else None
-                out.append((old, self._archived(old, old_data, "superseded", today,
-                                                {"superseded_by": _wikilink(new)}, close=True,
-                                                closed=min(began, today) if began else None),
-                            f"{diary_link(old)} superseded by {diary_link(new)}: {reason}; "
-                            "archived"))
-            case Synthesise(new_path=new_path, data=text, sources=sources):
-                out.append((new_path, text.encode("utf-8"), ""))
-                for source in sources:
-                    data = self._read(source, overlay)
-                    if data is not None:
-                        out.append((source, self._archived(
-                            source, data, "synthesised", today,
-                            {"merged_into": _wikilink(new_path)}, close=True), ""))
-            case Archive(path=path, reason=reason, code=code):
-                data = self._read(path, overlay)
-                if data is not None:
-                    out.append((path, self._archived(path, data, code, today),
-                                f"Archived {diary_link(path)}: {reason}"))
-            case MarkBroken(path=path, links=links):
-                data = self._read(path, overlay)
-                if data is not None:
-                    if links:
-                        new_data = set_properties(data, {"broken_links": list(links)}, path=path)
-                        line = f"Marked links of {diary_link(path)} broken: " + ", ".join(
-                            f"`{link}`" for link in links)
-                    else:
-                        new_data = set_properties(data, {}, remove=("broken_links",), path=path)
-                        line = f"The links of {diary_link(path)} work again"
-                    out.append((path, new_data, line))
-            case Promote(path=path, reason=reason):
-                data = self._read(path, overlay)
-                if data is not None:
-                    out.append((path, set_properties(data, {"resident": True}, path=path),
-                                f"Promoted {diary_link(path)} to the resident set: {reason}"))
-            case Demote(path=path, reason=reason):
-                data = self._read(path, overlay)
-                if data is not None:
-                    out.append((path, set_properties(data, {}, remove=("resident",), path=path),
-                                f"Demoted {diary_link(path)} from the resident set: {reason}"))
-        return out
-
-    def _archived(self, path: str, data: bytes, code: str, today: date,
-                  links: Mapping[str, str] | None = None, *, close: bool = False,
-                  closed: date | None = None) -> bytes:
-        """``data`` with ``status: archived`` (the previous status kept in ``status_before``),
-        the date, a short ``archived_reason`` (``code``) and ``links`` (``merged_into``,
-        ``superseded_by``); ``close`` also sets ``valid_to`` when unset (to ``closed``, else
-        ``today``). Unchanged when
-        already archived. One frontmatter edit (``ccb.frontmatter_edit.set_properties``).
-        The status comes from the file's record when ``data`` is the file as read."""
-        known = self._run.known.get(path)
-        if known is not None and known.hash == sha256_hex(data):
-            status, has_valid_to = known.status, known.valid_to is not None
-        else:
-            note = parse_note(path, data)
-            status = note.memory.status if note.memory else None
-            has_valid_to = bool(note.properties.get("valid_to"))
-        if is_archived(status):
-            return data
-        updates: dict[str, PropertyValue] = {"status": ARCHIVED, "archived": today,
-                                             "archived_reason": code, **(links or {})}
-        if close and not has_valid_to:
-            updates["valid_to"] = closed or today
-        if status:
-            updates["status_before"] = status
-        return set_properties(data, updates, path=path)
+        """:func:`daemon.dream_edits.step_edits` from the current bytes (``overlay`` first)."""
+        return step_edits(step, lambda path: self._read(path, overlay), self._run.known, now)
 
     # ------------------------------------------------------------------ running
 
@@ -900,19 +788,7 @@ class DreamRunner:
             if record is not None:
                 after[path] = record
         text, entries = self._index_text(after)
-        current = self.writer.read(self.index_path)
-        path = self.index_path
-        if current == text:
-            return path, f"{path} stays as it is", None, None
-        if current is not None and self._hand_written_preview(current, entries):
-            return path, (f"{path} is not dreamd's (written or edited by hand): the dream "
-                          "leaves it as it is; `dreamd check --fix` rebuilds it"), None, None
-        return path, f"{path} would be rebuilt: {len(entries)} live memories", current, text
-
-    def _hand_written_preview(self, current: bytes, entries: Sequence[IndexEntry]) -> bool:
-        if self.memory_index.has_record():
-            return not self.memory_index.is_dreamds(current)
-        return not self.memory_index.would_adopt(current, entries)
+        return self.memory_index.preview(entries, text)
 
     def dream(self, *, dry_run: bool = False, force: bool = False,
               consolidate: bool = True) -> DreamReport:
@@ -932,7 +808,7 @@ class DreamRunner:
             self._run = _DreamRun()
             state = self.state()
             self._run.loaded_memories = state.get("memories") or {}
-            journal = self._read_journal()
+            journal = self.journal.read()
             resumed_lines: list[str] = []
             resumed = 0
             if journal is not None:
@@ -951,7 +827,8 @@ class DreamRunner:
                     "dreamd dream --force")
             dream_id = journal["id"] if journal else str(ULID())
             all_lines = [*resumed_lines, *(x for x in plan.changes if x not in resumed_lines)]
-            self._write_journal(dream_id, plan, all_lines)
+            self.journal.write(dream_id, self._clock(), all_lines, plan.counts,
+                               (*plan.consolidation, *plan.lifecycle))
             t0 = time.perf_counter()
             written = self._write_edits(plan, all_lines)
             timings["apply"] = _ms(t0)
@@ -976,7 +853,7 @@ class DreamRunner:
                 self._record_dream(dream_id, plan, records)
             else:
                 self._keep_state(state, records)
-            (self.state_dir / JOURNAL_FILE).unlink(missing_ok=True)
+            self.journal.clear()
         paths = sorted({*written, *([self.index_path] if index_changed else []),
                         *([self.diary_path] if diary else [])})
         t0 = time.perf_counter()
@@ -1101,35 +978,15 @@ class DreamRunner:
 
     def _journal_and_apply(self, dream_id: str, plan: DreamPlan, lines: list[str],
                            step: Synthesise) -> list[str]:
-        self._journal_add(dream_id, plan, lines, step)
+        self.journal.add(dream_id, plan.counts, lines, step)
         return self._apply([step])
 
-    def _journal_add(self, dream_id: str, plan: DreamPlan, lines: Sequence[str],
-                     step: Step) -> None:
-        journal = self._read_journal() or {"id": dream_id, "actions": []}
-        write_json_atomic(self.state_dir / JOURNAL_FILE, {
-            **journal, "lines": list(lines), "counts": journal.get("counts", dict(plan.counts)),
-            "actions": [*journal.get("actions", []), _action_json(step)],
-        })
-
     # ------------------------------------------------------------------ journal
-
-    def _read_journal(self) -> dict[str, Any] | None:
-        data = read_json_object(self.state_dir / JOURNAL_FILE)
-        return data if isinstance(data.get("id"), str) else None
-
-    def _write_journal(self, dream_id: str, plan: DreamPlan, lines: Sequence[str]) -> None:
-        write_json_atomic(self.state_dir / JOURNAL_FILE, {
-            "id": dream_id, "started": self._clock().isoformat(timespec="seconds"),
-            "lines": list(lines), "counts": dict(plan.counts),
-            "actions": [_action_json(a) for a in (*plan.consolidation, *plan.lifecycle)],
-        })
 
     def _replay(self, journal: Mapping[str, Any]) -> tuple[list[str], int]:
         """Finish an interrupted dream's actions (each is idempotent); returns its diary
         lines and how many files it still had to write."""
-        steps = [s for s in (_action_from_json(a) for a in journal.get("actions", []))
-                 if s is not None]
+        steps = steps_of(journal)
         self._run.vetoed = []
         written = self._apply(steps)
         log.warning("dream.resumed", id=journal.get("id"), finished=len(written))
@@ -1149,41 +1006,18 @@ class DreamRunner:
             (r.path, r.as_json()) for r in records.values()), today)
         return self.memory_index.render(entries), entries
 
-    def _hand_written_index(self, entries: Sequence[IndexEntry]) -> bool:
-        """Is ``MEMORY.md`` someone's own (not what dreamd last wrote, nor adoptable)? Such a
-        file is left as it is; ``dreamd check --fix`` rebuilds it and keeps it as a copy."""
-        current = self.memory_index.current_bytes()
-        if current is None:
-            return False
-        self.memory_index.adopt_if_listed(entries)
-        return not self.memory_index.is_dreamds(current)
-
     def _rebuild_index(self, records: Mapping[str, _Record]) -> tuple[str, bool]:
-        """Write ``MEMORY.md`` from ``records`` unless it is hand-written; returns a one-line
-        summary and whether the file changed."""
+        """:meth:`MemoryIndexKeeper.rebuild` from ``records``: a one-line summary and whether
+        the file changed; the build is kept for this dream's record."""
         today = self._clock().astimezone(UTC).date()
         inputs = index_fingerprint(((r.path, r.hash) for r in records.values()), today)
         last = read_json_object(self.state_dir / LAST_FILE).get("memory_index")
-        current_hash = sha256_hex(self.writer.read(self.index_path) or b"")
-        if isinstance(last, dict) and last.get("inputs") == inputs \
-                and last.get("output") == current_hash:
-            return str(last.get("summary") or f"{self.index_path} is current"), False
-        text, entries = self._index_text(records)
-        target = self.root / self.index_path
-        if not records and not target.exists():
-            return f"no memories, so no {self.index_path}", False
-        if target.is_symlink():
-            return f"{self.index_path} is a link to another file: left as it is", False
-        if self._hand_written_index(entries):
-            return (f"{self.index_path} is not dreamd's (written or edited by hand): left as "
-                    "it is; `dreamd check --fix` rebuilds it and keeps yours as a copy"), False
-        outcome = self.memory_index.write(text, inputs)
-        lines = text.count(b"\n")
-        summary = (f"{self.index_path} lists {len(entries)} live memories in {lines} lines, "
-                   f"{len(text):,} bytes")
-        self._run.index_built = {"inputs": inputs, "output": outcome.content_hash,
-                             "summary": summary}
-        return summary, outcome.status != "unchanged"
+        summary, changed, built = self.memory_index.rebuild(
+            lambda: self._index_text(records)[1], inputs, any_memories=bool(records),
+            last=last if isinstance(last, dict) else None)
+        if built is not None:
+            self._run.index_built = built
+        return summary, changed
 
     def _write_diary(self, dream_id: str, counts: Mapping[str, int], lines: Sequence[str],
                      index_summary: str | None) -> bool:
@@ -1249,12 +1083,6 @@ def _step_paths(step: Step) -> str:
             return diary_link(step.path)
 
 
-def _wikilink(path: str) -> str:
-    """``[[stem]]`` for a frontmatter property (``merged_into``, ``supersedes`` …), where
-    links are read back by file stem."""
-    return f"[[{Path(path).stem}]]"
-
-
 def _change_kind(step: Step) -> str:
     return {MergeDuplicate: "dream: merged a duplicate", SupersedeOld: "dream: superseded",
             Archive: "dream: archived", MarkBroken: "dream: link check",
@@ -1262,29 +1090,5 @@ def _change_kind(step: Step) -> str:
             Demote: "dream: demoted", Synthesise: "dream: synthesised"}[type(step)]
 
 
-_ACTION_TYPES: dict[str, type] = {cls.__name__: cls for cls in (
-    MergeDuplicate, SupersedeOld, Archive, MarkBroken, Promote, Demote,
-    Synthesise)}
 
 
-def _action_json(step: Step) -> dict[str, Any]:
-    fields = {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(step).items()}
-    return {"kind": type(step).__name__, **fields}
-
-
-def _action_from_json(data: object) -> Step | None:
-    if not isinstance(data, dict):
-        return None
-    cls = _ACTION_TYPES.get(str(data.get("kind")))
-    if cls is None:
-        return None
-    fields = {k: tuple(v) if isinstance(v, list) else v for k, v in data.items() if k != "kind"}
-    try:
-        return cls(**fields)
-    except TypeError:
-        return None
-
-
-def _day(value: date | datetime | None) -> date | None:
-    """The day of a frontmatter date or timestamp."""
-    return value.date() if isinstance(value, datetime) else value

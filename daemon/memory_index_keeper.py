@@ -22,7 +22,7 @@ from __future__ import annotations
 import hashlib
 import re
 import urllib.parse
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -169,3 +169,55 @@ class MemoryIndexKeeper:
                   _INDEX_LINK_RE.findall(current.decode("utf-8", "replace"))}
         subset = [e for e in entries if e.file in listed]
         return len(subset) == len(listed) and self.render(subset) == current
+
+    # ------------------------------------------------------------------ the dream's build
+
+    def preview(self, entries: Sequence[IndexEntry], text: bytes
+                ) -> tuple[str, str, bytes | None, bytes | None]:
+        """What a planned dream does to the file: its path, a summary line, and its bytes
+        before and after (``None``, ``None`` when it stays as it is)."""
+        current, path = self.current_bytes(), self.path
+        if current == text:
+            return path, f"{path} stays as it is", None, None
+        if current is not None and not self._would_be_dreamds(current, entries):
+            return path, (f"{path} is not dreamd's (written or edited by hand): the dream "
+                          "leaves it as it is; `dreamd check --fix` rebuilds it"), None, None
+        return path, f"{path} would be rebuilt: {len(entries)} live memories", current, text
+
+    def rebuild(self, entries: Callable[[], Sequence[IndexEntry]], inputs: str, *,
+                any_memories: bool, last: Mapping[str, Any] | None
+                ) -> tuple[str, bool, dict[str, str] | None]:
+        """A dream's rebuild: ``(summary, changed, build record)``. Nothing is read or
+        written when ``last`` (the last dream's build record) says the file is what these
+        memories (fingerprint ``inputs``) give. A link to another file and a hand-written
+        file are left as they are (``dreamd check --fix`` rebuilds one and keeps it as a
+        copy). ``entries`` is called only when the file is built."""
+        current_hash = sha256_hex(self.current_bytes() or b"")
+        if last is not None and last.get("inputs") == inputs \
+                and last.get("output") == current_hash:
+            return str(last.get("summary") or f"{self.path} is current"), False, None
+        listed = entries()
+        target = self.writer.root / self.path
+        if not any_memories and not target.exists():
+            return f"no memories, so no {self.path}", False, None
+        if target.is_symlink():
+            return f"{self.path} is a link to another file: left as it is", False, None
+        current = self.current_bytes()
+        if current is not None:
+            self.adopt_if_listed(listed)
+            if not self.is_dreamds(current):
+                return (f"{self.path} is not dreamd's (written or edited by hand): left as it "
+                        "is; `dreamd check --fix` rebuilds it and keeps yours as a copy"), \
+                    False, None
+        text = self.render(listed)
+        outcome = self.write(text, inputs)
+        lines = text.count(b"\n")
+        summary = (f"{self.path} lists {len(listed)} live memories in {lines} lines, "
+                   f"{len(text):,} bytes")
+        return summary, outcome.status != "unchanged", {
+            "inputs": inputs, "output": outcome.content_hash, "summary": summary}
+
+    def _would_be_dreamds(self, current: bytes, entries: Sequence[IndexEntry]) -> bool:
+        if self.has_record():
+            return self.is_dreamds(current)
+        return self.would_adopt(current, entries)

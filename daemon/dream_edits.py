@@ -1,0 +1,167 @@
+"""What a dream's actions do to the files: new bytes for each, and the diary line.
+
+Every action is "make it so" from the bytes as they are now (``dreamd dream`` replays an
+interrupted journal through the same functions): a merge adds only the sentences the keeper
+lacks, an archive sets values already set. Nothing is deleted: a merged or superseded memory
+gets ``status: archived`` (its previous status in ``status_before``) and stays on disk.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from datetime import UTC, date, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, TypeAlias
+
+from ccb.frontmatter_edit import replace_body, set_properties
+from ccb.model import PropertyValue
+from ccb.parse import parse_note
+from ccb.writer import sha256_hex
+from consistency.dream import Consolidation, MergeDuplicate, SupersedeOld
+from consistency.duplicates import merge_bodies
+from consistency.lifecycle import (
+    ARCHIVED,
+    Archive,
+    Demote,
+    MarkBroken,
+    Promote,
+    Transition,
+    is_archived,
+)
+from daemon.dream_deep import Synthesise, diary_link
+
+if TYPE_CHECKING:
+    from daemon.dream import _Record
+
+__all__ = ["Step", "archived", "step_edits", "wikilink"]
+
+#: Everything a dream carries out.
+Step: TypeAlias = Consolidation | Transition | Synthesise
+
+
+def wikilink(path: str) -> str:
+    """``[[stem]]`` for a frontmatter property (``merged_into``, ``supersedes`` …), where
+    links are read back by file stem."""
+    return f"[[{Path(path).stem}]]"
+
+
+def _day(value: date | datetime | None) -> date | None:
+    """The day of a frontmatter date or timestamp."""
+    return value.date() if isinstance(value, datetime) else value
+
+
+def step_edits(step: Step, read: Callable[[str], bytes | None],
+               known: Mapping[str, _Record], now: datetime) -> list[tuple[str, bytes, str]]:
+    """``(path, new bytes, diary line)`` for one action, from the bytes ``read`` gives
+    (``None``: the file is gone, the action is skipped); ``known`` are the records the
+    plan was made from (a file's status is read from its record while its hash holds)."""
+    today = now.astimezone(UTC).date()
+    out: list[tuple[str, bytes, str]] = []
+    match step:
+        case MergeDuplicate(keeper_path=keeper, duplicate_path=dup, kind=kind):
+            keeper_data, dup_data = read(keeper), read(dup)
+            if keeper_data is None or dup_data is None:
+                return out
+            if kind == "near":
+                keeper_note = parse_note(keeper, keeper_data)
+                dup_note = parse_note(dup, dup_data)
+                merged = merge_bodies(keeper_note.body.rstrip("\n"), dup_note.body.strip())
+                if "```" in dup_note.body or "~~~" in dup_note.body:
+                    merged = keeper_note.body  # code is not spliced by sentence: the
+                    # duplicate keeps it, archived beside the keeper (merged_into)
+                if b"\r\n" in keeper_data:
+                    merged = merged.replace("\r\n", "\n").replace("\n", "\r\n")
+                if merged.rstrip("\r\n") != keeper_note.body.rstrip("\n").replace(
+                        "\n", "\r\n" if b"\r\n" in keeper_data else "\n"):
+                    version = keeper_note.memory.version if keeper_note.memory else None
+                    edited = set_properties(keeper_data, {
+                        "updated": now, "version": (version or 1) + 1}, path=keeper)
+                    eol = "\r\n" if b"\r\n" in keeper_data else "\n"
+                    out.append((keeper, replace_body(edited, merged.rstrip("\r\n") + eol),
+                                f"Merged the sentences of {diary_link(dup)} into "
+                                f"{diary_link(keeper)} (near-duplicate)"))
+            code = "exact duplicate" if kind == "exact" else "near-duplicate"
+            out.append((dup, archived(known, dup, dup_data, code, today,
+                                            {"merged_into": wikilink(keeper)}),
+                        f"Archived {diary_link(dup)}: {code} of {diary_link(keeper)}"))
+        case SupersedeOld(old_path=old, new_path=new, reason=reason):
+            new_data, old_data = read(new), read(old)
+            if new_data is None or old_data is None:
+                return out
+            new_note = parse_note(new, new_data)
+            targets = list(new_note.memory.supersedes) if new_note.memory else []
+            if Path(old).stem not in {t.removesuffix(".md") for t in targets}:
+                values: list[PropertyValue] = [f"[[{t}]]" for t in targets]
+                values.append(wikilink(old))
+                out.append((new, set_properties(
+                    new_data, {"supersedes": values[0] if len(values) == 1 else values},
+                    path=new), ""))
+            # the old fact held until the new one began, not until this dream
+            began = _day(new_note.memory.valid_from or new_note.memory.created) \
+                if new_note.memory else None
+            out.append((old, archived(known, old, old_data, "superseded", today,
+                                            {"superseded_by": wikilink(new)}, close=True,
+                                            closed=min(began, today) if began else None),
+                        f"{diary_link(old)} superseded by {diary_link(new)}: {reason}; "
+                        "archived"))
+        case Synthesise(new_path=new_path, data=text, sources=sources):
+            out.append((new_path, text.encode("utf-8"), ""))
+            for source in sources:
+                data = read(source)
+                if data is not None:
+                    out.append((source, archived(known,
+                        source, data, "synthesised", today,
+                        {"merged_into": wikilink(new_path)}, close=True), ""))
+        case Archive(path=path, reason=reason, code=code):
+            data = read(path)
+            if data is not None:
+                out.append((path, archived(known, path, data, code, today),
+                            f"Archived {diary_link(path)}: {reason}"))
+        case MarkBroken(path=path, links=links):
+            data = read(path)
+            if data is not None:
+                if links:
+                    new_data = set_properties(data, {"broken_links": list(links)}, path=path)
+                    line = f"Marked links of {diary_link(path)} broken: " + ", ".join(
+                        f"`{link}`" for link in links)
+                else:
+                    new_data = set_properties(data, {}, remove=("broken_links",), path=path)
+                    line = f"The links of {diary_link(path)} work again"
+                out.append((path, new_data, line))
+        case Promote(path=path, reason=reason):
+            data = read(path)
+            if data is not None:
+                out.append((path, set_properties(data, {"resident": True}, path=path),
+                            f"Promoted {diary_link(path)} to the resident set: {reason}"))
+        case Demote(path=path, reason=reason):
+            data = read(path)
+            if data is not None:
+                out.append((path, set_properties(data, {}, remove=("resident",), path=path),
+                            f"Demoted {diary_link(path)} from the resident set: {reason}"))
+    return out
+
+def archived(known: Mapping[str, _Record], path: str, data: bytes, code: str, today: date,
+              links: Mapping[str, str] | None = None, *, close: bool = False,
+              closed: date | None = None) -> bytes:
+    """``data`` with ``status: archived`` (the previous status kept in ``status_before``),
+    the date, a short ``archived_reason`` (``code``) and ``links`` (``merged_into``,
+    ``superseded_by``); ``close`` also sets ``valid_to`` when unset (to ``closed``, else
+    ``today``). Unchanged when already archived. One frontmatter edit
+    (``ccb.frontmatter_edit.set_properties``). The status comes from the file's record in
+    ``known`` when ``data`` is the file as read."""
+    record = known.get(path)
+    if record is not None and record.hash == sha256_hex(data):
+        status, has_valid_to = record.status, record.valid_to is not None
+    else:
+        note = parse_note(path, data)
+        status = note.memory.status if note.memory else None
+        has_valid_to = bool(note.properties.get("valid_to"))
+    if is_archived(status):
+        return data
+    updates: dict[str, PropertyValue] = {"status": ARCHIVED, "archived": today,
+                                         "archived_reason": code, **(links or {})}
+    if close and not has_valid_to:
+        updates["valid_to"] = closed or today
+    if status:
+        updates["status_before"] = status
+    return set_properties(data, updates, path=path)
