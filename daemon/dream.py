@@ -37,15 +37,10 @@ import os
 import re
 import socket
 import time
-import urllib.error
-import urllib.parse
-import urllib.request
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field, fields, replace
-from datetime import UTC, date, datetime, timedelta
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from stat import S_ISREG
 from typing import Any, Literal
 
 import filelock
@@ -54,13 +49,12 @@ import structlog
 from ulid import ULID
 
 from ccb.atomic import read_json_object, write_json_atomic
-from ccb.dates import as_written, iso
-from ccb.memory_file import content_hash_normalised
+from ccb.dates import as_written
 from ccb.memory_index import IndexEntry
-from ccb.model import DIARY_FILE, GENERATED_FILES, MemoryType, Note, memory_key
-from ccb.parse import detect_conflict_copy, parse_note
+from ccb.model import DIARY_FILE
+from ccb.parse import parse_note
 from ccb.scan import read_note_bytes
-from ccb.writer import NoteWriter, sha256_hex
+from ccb.writer import NoteWriter
 from config.errors import (
     DreamdError,
     DreamGuardError,
@@ -86,13 +80,10 @@ from consistency.lifecycle import (
     LifecycleMemory,
     LifecyclePolicy,
     MarkBroken,
-    MemoryState,
     Promote,
     RecallStats,
     Transition,
-    has_rule_force,
     is_archived,
-    is_current,
     plan_lifecycle,
 )
 from consistency.synthesis import (
@@ -100,9 +91,11 @@ from consistency.synthesis import (
 )
 from daemon.client import pid_alive
 from daemon.dream_deep import DeepPhase, Synthesise, diary_link, transcripts_since
-from daemon.dream_edits import Step, step_edits
+from daemon.dream_edits import Step, diary_entry, step_edits, still_allowed
 from daemon.dream_journal import DreamJournal, steps_of
+from daemon.dream_records import MemoryRecord, gather, read_record, refresh
 from daemon.dream_restore import Restorer
+from daemon.link_check import check_links
 from daemon.llm import ChatClient
 from daemon.memory_index_keeper import MemoryIndexKeeper, index_entries, index_fingerprint
 from daemon.pair_judge import PairJudge
@@ -127,20 +120,9 @@ STATE_FILE = "dream-state.json"
 LAST_FILE = "dream-last.json"
 LOCK_FILE = "dream.lock"
 SESSIONS_FILE = "sessions.json"
-#: First lines of a new ``DREAMS.md``.
-DIARY_HEADER = (
-    "# Dream diary\n"
-    "\n"
-    "Written by dreamd after each dream that changed something: what it merged, superseded,\n"
-    "archived or promoted, with links. Nothing is ever deleted; `dreamd restore NAME` brings\n"
-    "an archived memory back, `dreamd history NAME` shows every version.\n"
-)
 #: Most session timestamps kept per kind (older ones are dropped first).
 SESSIONS_KEPT = 10_000
-#: Most URL checks run at once when ``lifecycle.check_urls`` is on.
-URL_CHECK_WORKERS = 8
 
-_URL_RE = re.compile(r"https?://[^\s<>()\[\]\"'`]+")
 
 
 # --------------------------------------------------------------------------- lock
@@ -311,76 +293,6 @@ def _count_transcripts(pattern: str, since: datetime | None) -> int:
     return len(transcripts_since(pattern, since)) if pattern.strip() else 0
 
 
-# --------------------------------------------------------------------------- records
-
-
-@dataclass(slots=True)
-class _Record:
-    """What a dream knows of one memory file; kept in ``dream-state.json`` between dreams."""
-
-    path: str
-    size: int
-    mtime_ns: int
-    hash: str
-    id: str
-    type: MemoryType
-    name: str
-    description: str
-    subject: str | None
-    owner: str | None
-    status: str | None
-    pinned: bool
-    resident: bool
-    rule: bool
-    created: str | None
-    updated: str | None
-    valid_to: str | None
-    expires: str | None
-    broken_links: list[str]
-    urls: list[str]
-    norm_hash: str
-    seen: str | None = None  # the file's hash when the last dream finished
-
-    @property
-    def changed(self) -> bool:
-        return self.seen != self.hash
-
-    def as_json(self) -> dict[str, Any]:
-        """The record as the JSON object kept in ``dream-state.json`` (a shallow copy:
-        ``dataclasses.asdict`` deep-copies and cost a second per 10,000 memories)."""
-        return {name: getattr(self, name) for name in _RECORD_FIELDS}
-
-    def hidden(self, today: date) -> bool:
-        return not is_current(MemoryState.of(self), today)
-
-
-_RECORD_FIELDS = tuple(f.name for f in fields(_Record))
-
-
-
-
-def _record(path: str, note: Note, data: bytes, stat: os.stat_result, seen: str | None
-            ) -> _Record | None:
-    meta = note.memory
-    if meta is None:
-        return None
-    props = note.properties
-    broken = props.get("broken_links")
-    body = note.body.strip()
-    return _Record(
-        path=path, size=stat.st_size, mtime_ns=stat.st_mtime_ns, hash=sha256_hex(data),
-        id=memory_key(meta.id, path), type=meta.type, name=meta.name, description=meta.description,
-        subject=meta.subject, owner=meta.owner, status=meta.status, pinned=meta.pinned,
-        resident=props.get("resident") is True,
-        rule=meta.type == "feedback" and has_rule_force(f"{meta.description}\n{body}"),
-        created=iso(meta.created), updated=iso(meta.updated), valid_to=iso(meta.valid_to),
-        expires=iso(meta.expires),
-        broken_links=[str(x) for x in broken] if isinstance(broken, list) else [],
-        urls=sorted(set(_URL_RE.findall(note.body))) if meta.type == "reference" else [],
-        norm_hash=content_hash_normalised(body), seen=seen,
-    )
-
-
 # --------------------------------------------------------------------------- plan and report
 
 
@@ -479,7 +391,7 @@ class _DreamRun:
     """What one dream (or plan) learns as it goes: the records it planned from, the archives
     the still-allowed check vetoed, the state it loaded, and its ``MEMORY.md`` build."""
 
-    known: Mapping[str, _Record] = field(default_factory=dict)
+    known: Mapping[str, MemoryRecord] = field(default_factory=dict)
     vetoed: list[str] = field(default_factory=list)
     loaded_memories: Mapping[str, Any] = field(default_factory=dict)
     index_built: dict[str, str] | None = None
@@ -549,71 +461,14 @@ class DreamRunner:
 
     # ------------------------------------------------------------------ reading
 
-    def _gather(self, cached: Mapping[str, Any]) -> tuple[dict[str, _Record], dict[str, str]]:
-        """Records of every memory file (unchanged ones from ``cached``) and the bodies of
-        the files read now."""
-        folder = self.root / self.memory_folder
-        records: dict[str, _Record] = {}
-        bodies: dict[str, str] = {}
-        if not folder.is_dir():
-            return records, bodies
-        for current, dirs, files in os.walk(folder):
-            dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-            for name in sorted(files):
-                if not name.endswith(".md") or name.startswith(".") or name in GENERATED_FILES:
-                    continue
-                full = Path(current) / name
-                rel = full.relative_to(self.root).as_posix()
-                if detect_conflict_copy(rel) is not None:
-                    continue
-                try:
-                    stat = full.lstat()
-                except OSError:
-                    continue
-                if not S_ISREG(stat.st_mode):  # a symlink, a FIFO, a device: never opened
-                    log.warning("dream.not_a_file", path=rel)
-                    continue
-                old = cached.get(rel)
-                if (isinstance(old, dict) and old.get("size") == stat.st_size
-                        and old.get("mtime_ns") == stat.st_mtime_ns):
-                    try:
-                        records[rel] = _Record(**old)
-                        continue
-                    except TypeError:
-                        pass  # a record of another layout: read the file
-                try:
-                    note, data = read_note_bytes(self.root, rel)
-                except DreamdError as error:
-                    log.warning("dream.unreadable", path=rel, error=str(error))
-                    continue
-                if note.problems:  # reported by sync; a file that does not read is left
-                    log.warning("dream.left_alone", path=rel, reason=note.problems[0].reason)
-                    continue
-                seen = old.get("seen") if isinstance(old, dict) else None
-                record = _record(rel, note, data, stat, seen)
-                if record is not None:
-                    records[rel] = record
-                    bodies[rel] = note.body.strip()
-        return records, bodies
+    def _gather(self, cached: Mapping[str, Any]) -> tuple[dict[str, MemoryRecord], dict[str, str]]:
+        """:func:`daemon.dream_records.gather` of this vault's memory folder."""
+        return gather(self.root, self.memory_folder, cached)
 
-    def _refresh(self, records: Mapping[str, _Record], written: Sequence[str]
-                 ) -> dict[str, _Record]:
-        """``records`` with the files in ``written`` read again (the others are as read)."""
-        fresh = dict(records)
-        for path in written:
-            try:
-                note, data = read_note_bytes(self.root, path)
-                stat = (self.root / path).lstat()
-            except (DreamdError, OSError):
-                fresh.pop(path, None)
-                continue
-            old = records.get(path)
-            record = _record(path, note, data, stat, old.seen if old else None)
-            if record is None:
-                fresh.pop(path, None)
-            else:
-                fresh[path] = record
-        return fresh
+    def _refresh(self, records: Mapping[str, MemoryRecord], written: Sequence[str]
+                 ) -> dict[str, MemoryRecord]:
+        """:func:`daemon.dream_records.refresh`."""
+        return refresh(self.root, records, written)
 
     def _body(self, path: str, bodies: dict[str, str]) -> str:
         if path not in bodies:
@@ -623,7 +478,7 @@ class DreamRunner:
 
     # ------------------------------------------------------------------ planning
 
-    def _plan(self, records: Mapping[str, _Record], bodies: dict[str, str], *,
+    def _plan(self, records: Mapping[str, MemoryRecord], bodies: dict[str, str], *,
               consolidate: bool, overlay: dict[str, bytes]) -> DreamPlan:
         now = self._clock()
         today = now.astimezone(UTC).date()
@@ -694,39 +549,11 @@ class DreamRunner:
         return self._judge.settle(old.body or "", old.content_hash, new.body or "",
                                   new.content_hash, why)
 
-    def _check_links(self, references: Sequence[_Record]) -> dict[str, tuple[str, ...]]:
-        """Unreachable link targets per reference memory path; a memory is left out (not
-        checked) when there is no index to resolve its wikilinks."""
-        if not references or self.reads.unresolved_links is None:
-            return {}
-        try:
-            unresolved = self.reads.unresolved_links([r.path for r in references])
-        except DreamdError as error:
-            log.warning("dream.links_unchecked", error=str(error))
-            return {}
-        broken_urls: set[str] = set()
-        if self.policy.check_urls:
-            urls = sorted({u for r in references for u in r.urls})
-            with ThreadPoolExecutor(max_workers=URL_CHECK_WORKERS) as pool:
-                for url, ok in zip(urls, pool.map(self._url_ok, urls), strict=True):
-                    if not ok:
-                        broken_urls.add(url)
-        return {r.path: tuple(sorted({*unresolved.get(r.path, ()),
-                                      *(u for u in r.urls if u in broken_urls)}))
-                for r in references}
-
-    def _url_ok(self, url: str) -> bool:
-        """HTTP HEAD: reachable unless the server answers 404/410 or cannot be reached.
-        Other errors (401, 403, 405, 5xx) say the server is there: not broken."""
-        request = urllib.request.Request(url, method="HEAD",
-                                         headers={"User-Agent": "dreamd link check"})
-        try:
-            with urllib.request.urlopen(request, timeout=self.policy.url_timeout_s):
-                return True
-        except urllib.error.HTTPError as error:
-            return error.code not in {404, 410}
-        except (urllib.error.URLError, OSError, ValueError):
-            return False
+    def _check_links(self, references: Sequence[MemoryRecord]) -> dict[str, tuple[str, ...]]:
+        """:func:`daemon.link_check.check_links` with the index's unresolved links."""
+        return check_links(references, self.reads.unresolved_links,
+                           check_urls=self.policy.check_urls,
+                           url_timeout_s=self.policy.url_timeout_s)
 
     # ------------------------------------------------------------------ edits
 
@@ -737,7 +564,7 @@ class DreamRunner:
 
     def _edits(
         self, actions: Sequence[Consolidation], transitions: Sequence[Transition],
-        records: Mapping[str, _Record], overlay: dict[str, bytes], now: datetime,
+        records: Mapping[str, MemoryRecord], overlay: dict[str, bytes], now: datetime,
     ) -> tuple[list[str], dict[str, tuple[bytes, bytes, str]]]:
         """Diary lines and ``{path: (before, after, change)}`` of the plan, computed from the
         files as they are (``overlay`` holds the bytes of edits planned earlier in this run)."""
@@ -776,14 +603,14 @@ class DreamRunner:
         plan = self._plan(records, bodies, consolidate=consolidate, overlay=overlay)
         return replace(plan, memory_index=self._index_preview(records, plan))
 
-    def _index_preview(self, records: Mapping[str, _Record], plan: DreamPlan
+    def _index_preview(self, records: Mapping[str, MemoryRecord], plan: DreamPlan
                        ) -> tuple[str, str, bytes | None, bytes | None]:
         """What the plan does to ``MEMORY.md``: a summary line, and its bytes before and after
         (``None``, ``None`` when it stays as it is)."""
         after = dict(records)
         for path, (_, data, _) in plan.edits.items():
             old = records.get(path)
-            record = _record(path, parse_note(path, data), data, (self.root / path).lstat(),
+            record = read_record(path, parse_note(path, data), data, (self.root / path).lstat(),
                              old.seen if old else None)
             if record is not None:
                 after[path] = record
@@ -867,7 +694,7 @@ class DreamRunner:
                            timings_ms=timings)
 
     def _record_dream(self, dream_id: str, plan: DreamPlan,
-                      records: Mapping[str, _Record]) -> None:
+                      records: Mapping[str, MemoryRecord]) -> None:
         """Record the finished dream: its time and id, and every memory as seen now."""
         for record in records.values():
             record.seen = record.hash
@@ -880,7 +707,7 @@ class DreamRunner:
             "counts": dict(plan.counts), "memory_index": self._run.index_built or previous,
         })
 
-    def _keep_state(self, state: Mapping[str, Any], records: Mapping[str, _Record]) -> None:
+    def _keep_state(self, state: Mapping[str, Any], records: Mapping[str, MemoryRecord]) -> None:
         """After ``expire``: refresh the records (sizes and hashes), keep the dream's marks:
         an expiry is not a dream, so what changed since the last dream stays "changed"."""
         previous = state.get("memories") or {}
@@ -933,7 +760,7 @@ class DreamRunner:
                     continue
                 if before is None or before == after:
                     continue
-                if not self._still_allowed(step, path, before):
+                if not still_allowed(step, path, before):
                     log.info("dream.replay_skipped", path=path, step=type(step).__name__)
                     self._run.vetoed.append(path)
                     continue
@@ -946,27 +773,6 @@ class DreamRunner:
                 if path not in written:
                     written.append(path)
         return written
-
-    @staticmethod
-    def _still_allowed(step: Step, path: str, current: bytes) -> bool:
-        """May a journaled step still archive the file at ``path``? Not when the memory was
-        pinned, made a ``user`` memory or a rule since the plan (a replay after a crash)."""
-        closes = ((isinstance(step, MergeDuplicate) and path == step.duplicate_path)
-                  or (isinstance(step, SupersedeOld) and path == step.old_path)
-                  or (isinstance(step, Archive | Synthesise) and path != getattr(
-                      step, "new_path", None)))
-        if not closes:
-            return True
-        note = parse_note(path, current)
-        meta = note.memory
-        if meta is None:
-            return False
-        if meta.pinned:
-            return False
-        if isinstance(step, Archive):
-            rule = meta.type == "feedback" and has_rule_force(f"{meta.description}\n{note.body}")
-            return meta.type != "user" and not rule
-        return True
 
     def _deep_phase(self) -> DeepPhase:
         assert self.llm is not None
@@ -1000,13 +806,13 @@ class DreamRunner:
 
     # ------------------------------------------------------------------ MEMORY.md, diary
 
-    def _index_text(self, records: Mapping[str, _Record]) -> tuple[bytes, list[IndexEntry]]:
+    def _index_text(self, records: Mapping[str, MemoryRecord]) -> tuple[bytes, list[IndexEntry]]:
         today = self._clock().astimezone(UTC).date()
         entries = index_entries(self.memory_folder, (
             (r.path, r.as_json()) for r in records.values()), today)
         return self.memory_index.render(entries), entries
 
-    def _rebuild_index(self, records: Mapping[str, _Record]) -> tuple[str, bool]:
+    def _rebuild_index(self, records: Mapping[str, MemoryRecord]) -> tuple[str, bool]:
         """:meth:`MemoryIndexKeeper.rebuild` from ``records``: a one-line summary and whether
         the file changed; the build is kept for this dream's record."""
         today = self._clock().astimezone(UTC).date()
@@ -1021,28 +827,17 @@ class DreamRunner:
 
     def _write_diary(self, dream_id: str, counts: Mapping[str, int], lines: Sequence[str],
                      index_summary: str | None) -> bool:
-        """Append one entry to ``DREAMS.md`` (once per dream id); ``counts`` are those of
-        the dream's first plan (an interrupted dream's, when this one finishes it)."""
-        marker = f"<!-- dream {dream_id} -->"
+        """Append one entry to ``DREAMS.md`` (:func:`daemon.dream_edits.diary_entry`); never
+        through a link (it would land in another note)."""
         if (self.root / self.diary_path).is_symlink():
             log.warning("dream.diary_is_a_link", path=self.diary_path)
-            return False  # never written through: it would land in another note
-        current = self.writer.read(self.diary_path)
-        if current is not None and marker.encode() in current:
             return False
-        now = self._clock().astimezone(UTC)
-        c = counts
-        entry = [f"\n## {now:%Y-%m-%d %H:%M} UTC\n\n{marker}\n",
-                 f"Read {c.get('memories', 0):,} memories: {c.get('skipped', 0):,} unchanged "
-                 f"since the last dream (skipped), {c.get('updated', 0):,} updated, "
-                 f"{c.get('added', 0):,} added.\n\n"]
-        entry.extend(f"- {line}\n" for line in lines)
-        if index_summary:
-            entry.append(f"- {index_summary}\n")
-        text = "".join(entry)
-        base = current if current is not None else None
-        data = (current if current is not None else DIARY_HEADER.encode()) + text.encode()
-        self.writer.write(self.diary_path, data, base=base, origin="dream",
+        current = self.writer.read(self.diary_path)
+        data = diary_entry(current, dream_id, counts, lines, index_summary,
+                           self._clock().astimezone(UTC))
+        if data is None:
+            return False
+        self.writer.write(self.diary_path, data, base=current, origin="dream",
                           change="dream diary entry")
         return True
 
@@ -1052,7 +847,7 @@ class DreamRunner:
         """:meth:`daemon.dream_restore.Restorer.restore`."""
         return self.restorer.restore(stored_path)
 
-def _mtime(record: _Record) -> datetime:
+def _mtime(record: MemoryRecord) -> datetime:
     """The file's modification time: the last edit of a memory without ``updated`` (Claude
     Code's memory files carry no dates)."""
     return datetime.fromtimestamp(record.mtime_ns / 1e9, UTC)

@@ -47,7 +47,8 @@ from consistency.synthesis import (
 from daemon.llm import ChatClient
 
 if TYPE_CHECKING:
-    from daemon.dream import DreamPlan, _Record
+    from daemon.dream import DreamPlan
+    from daemon.dream_records import MemoryRecord
 
 __all__ = ["EXTRACT_MAX_CHARS", "EXTRACT_MAX_FILES", "REFINE_MAX", "DeepPhase", "Synthesise",
            "diary_link", "transcripts_since"]
@@ -120,7 +121,7 @@ class DeepPhase:
             bodies[path] = note.body.strip()
         return bodies[path]
 
-    def run(self, records: Mapping[str, _Record], dream_id: str, plan: DreamPlan,
+    def run(self, records: Mapping[str, MemoryRecord], dream_id: str, plan: DreamPlan,
               lines: list[str]) -> list[str]:
         """The LLM phase: synthesise clusters, refine assistant-written memories, extract
         facts from transcripts. Each answer is checked; any failure of the endpoint ends the
@@ -136,7 +137,7 @@ class DeepPhase:
             lines.append(f"Deep phase stopped: {error}")
         return written
 
-    def _candidates(self, records: Mapping[str, _Record], today: date) -> list[Candidate]:
+    def _candidates(self, records: Mapping[str, MemoryRecord], today: date) -> list[Candidate]:
         stats = self._recall_stats()
         out = []
         for r in sorted(records.values(), key=lambda r: r.path):
@@ -149,7 +150,7 @@ class DeepPhase:
                 pinned=r.pinned))
         return out
 
-    def _synthesise(self, records: Mapping[str, _Record], dream_id: str, plan: DreamPlan,
+    def _synthesise(self, records: Mapping[str, MemoryRecord], dream_id: str, plan: DreamPlan,
                     lines: list[str]) -> list[str]:
         assert self.llm is not None
         now = self._clock()
@@ -187,7 +188,7 @@ class DeepPhase:
             written += self._apply_step(dream_id, plan, lines, step)
         return written
 
-    def _refine(self, records: Mapping[str, _Record], lines: list[str]) -> list[str]:
+    def _refine(self, records: Mapping[str, MemoryRecord], lines: list[str]) -> list[str]:
         """Restate new or changed memories an assistant or a dream wrote as What / Why / How
         to apply (a user's own words are left as they are)."""
         assert self.llm is not None
@@ -256,7 +257,7 @@ class DeepPhase:
         return written
 
 
-def _mtime(record: _Record) -> datetime:
+def _mtime(record: MemoryRecord) -> datetime:
     """The file's modification time: the last edit of a memory without ``updated``."""
     return datetime.fromtimestamp(record.mtime_ns / 1e9, UTC)
 

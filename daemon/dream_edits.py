@@ -8,7 +8,7 @@ gets ``status: archived`` (its previous status in ``status_before``) and stays o
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeAlias
@@ -26,14 +26,25 @@ from consistency.lifecycle import (
     MarkBroken,
     Promote,
     Transition,
+    has_rule_force,
     is_archived,
 )
 from daemon.dream_deep import Synthesise, diary_link
 
 if TYPE_CHECKING:
-    from daemon.dream import _Record
+    from daemon.dream_records import MemoryRecord
 
-__all__ = ["Step", "archived", "step_edits", "wikilink"]
+__all__ = ["DIARY_HEADER", "Step", "archived", "diary_entry", "step_edits", "still_allowed",
+           "wikilink"]
+
+#: First lines of a new ``DREAMS.md``.
+DIARY_HEADER = (
+    "# Dream diary\n"
+    "\n"
+    "Written by dreamd after each dream that changed something: what it merged, superseded,\n"
+    "archived or promoted, with links. Nothing is ever deleted; `dreamd restore NAME` brings\n"
+    "an archived memory back, `dreamd history NAME` shows every version.\n"
+)
 
 #: Everything a dream carries out.
 Step: TypeAlias = Consolidation | Transition | Synthesise
@@ -51,7 +62,7 @@ def _day(value: date | datetime | None) -> date | None:
 
 
 def step_edits(step: Step, read: Callable[[str], bytes | None],
-               known: Mapping[str, _Record], now: datetime) -> list[tuple[str, bytes, str]]:
+               known: Mapping[str, MemoryRecord], now: datetime) -> list[tuple[str, bytes, str]]:
     """``(path, new bytes, diary line)`` for one action, from the bytes ``read`` gives
     (``None``: the file is gone, the action is skipped); ``known`` are the records the
     plan was made from (a file's status is read from its record while its hash holds)."""
@@ -140,7 +151,7 @@ def step_edits(step: Step, read: Callable[[str], bytes | None],
                             f"Demoted {diary_link(path)} from the resident set: {reason}"))
     return out
 
-def archived(known: Mapping[str, _Record], path: str, data: bytes, code: str, today: date,
+def archived(known: Mapping[str, MemoryRecord], path: str, data: bytes, code: str, today: date,
               links: Mapping[str, str] | None = None, *, close: bool = False,
               closed: date | None = None) -> bytes:
     """``data`` with ``status: archived`` (the previous status kept in ``status_before``),
@@ -165,3 +176,43 @@ def archived(known: Mapping[str, _Record], path: str, data: bytes, code: str, to
     if status:
         updates["status_before"] = status
     return set_properties(data, updates, path=path)
+
+
+def still_allowed(step: Step, path: str, current: bytes) -> bool:
+    """May a journaled step still archive the file at ``path``? Not when the memory was
+    pinned, made a ``user`` memory or a rule since the plan (a replay after a crash)."""
+    closes = ((isinstance(step, MergeDuplicate) and path == step.duplicate_path)
+              or (isinstance(step, SupersedeOld) and path == step.old_path)
+              or (isinstance(step, Archive | Synthesise) and path != getattr(
+                  step, "new_path", None)))
+    if not closes:
+        return True
+    note = parse_note(path, current)
+    meta = note.memory
+    if meta is None:
+        return False
+    if meta.pinned:
+        return False
+    if isinstance(step, Archive):
+        rule = meta.type == "feedback" and has_rule_force(f"{meta.description}\n{note.body}")
+        return meta.type != "user" and not rule
+    return True
+
+
+def diary_entry(current: bytes | None, dream_id: str, counts: Mapping[str, int],
+                lines: Sequence[str], index_summary: str | None, now: datetime) -> bytes | None:
+    """``DREAMS.md`` with one entry appended for the dream ``dream_id`` (its date, the counts
+    of its first plan, every change); ``None`` when ``current`` has that entry already (once
+    per dream id: an interrupted dream's entry is written by the dream that finishes it)."""
+    marker = f"<!-- dream {dream_id} -->"
+    if current is not None and marker.encode() in current:
+        return None
+    c = counts
+    entry = [f"\n## {now:%Y-%m-%d %H:%M} UTC\n\n{marker}\n",
+             f"Read {c.get('memories', 0):,} memories: {c.get('skipped', 0):,} unchanged "
+             f"since the last dream (skipped), {c.get('updated', 0):,} updated, "
+             f"{c.get('added', 0):,} added.\n\n"]
+    entry.extend(f"- {line}\n" for line in lines)
+    if index_summary:
+        entry.append(f"- {index_summary}\n")
+    return (current if current is not None else DIARY_HEADER.encode()) + "".join(entry).encode()

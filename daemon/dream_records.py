@@ -1,0 +1,169 @@
+"""What a dream knows of each memory file, kept in ``dream-state.json`` between dreams.
+
+A dream reads every memory file of the memory folder, except those whose size and mtime match
+the record of the last dream: their facts come from the record, so a dream over 10,000 memories
+reads only what changed.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, fields
+from datetime import date
+from pathlib import Path
+from stat import S_ISREG
+from typing import Any
+
+import structlog
+
+from ccb.dates import iso
+from ccb.memory_file import content_hash_normalised
+from ccb.model import GENERATED_FILES, MemoryType, Note, memory_key
+from ccb.parse import detect_conflict_copy
+from ccb.scan import read_note_bytes
+from ccb.writer import sha256_hex
+from config.errors import DreamdError
+from consistency.lifecycle import MemoryState, has_rule_force, is_current
+
+__all__ = ["MemoryRecord", "gather", "read_record", "refresh"]
+
+log = structlog.get_logger("dreamd.dream")
+
+_URL_RE = re.compile(r"https?://[^\s<>()\[\]\"'`]+")
+
+
+@dataclass(slots=True)
+class MemoryRecord:
+    """What a dream knows of one memory file; kept in ``dream-state.json`` between dreams."""
+
+    path: str
+    size: int
+    mtime_ns: int
+    hash: str
+    id: str
+    type: MemoryType
+    name: str
+    description: str
+    subject: str | None
+    owner: str | None
+    status: str | None
+    pinned: bool
+    resident: bool
+    rule: bool
+    created: str | None
+    updated: str | None
+    valid_to: str | None
+    expires: str | None
+    broken_links: list[str]
+    urls: list[str]
+    norm_hash: str
+    seen: str | None = None  # the file's hash when the last dream finished
+
+    @property
+    def changed(self) -> bool:
+        return self.seen != self.hash
+
+    def as_json(self) -> dict[str, Any]:
+        """The record as the JSON object kept in ``dream-state.json`` (a shallow copy:
+        ``dataclasses.asdict`` deep-copies and cost a second per 10,000 memories)."""
+        return {name: getattr(self, name) for name in _RECORD_FIELDS}
+
+    def hidden(self, today: date) -> bool:
+        return not is_current(MemoryState.of(self), today)
+
+
+_RECORD_FIELDS = tuple(f.name for f in fields(MemoryRecord))
+
+
+def read_record(path: str, note: Note, data: bytes, stat: os.stat_result, seen: str | None
+            ) -> MemoryRecord | None:
+    meta = note.memory
+    if meta is None:
+        return None
+    props = note.properties
+    broken = props.get("broken_links")
+    body = note.body.strip()
+    return MemoryRecord(
+        path=path, size=stat.st_size, mtime_ns=stat.st_mtime_ns, hash=sha256_hex(data),
+        id=memory_key(meta.id, path), type=meta.type, name=meta.name, description=meta.description,
+        subject=meta.subject, owner=meta.owner, status=meta.status, pinned=meta.pinned,
+        resident=props.get("resident") is True,
+        rule=meta.type == "feedback" and has_rule_force(f"{meta.description}\n{body}"),
+        created=iso(meta.created), updated=iso(meta.updated), valid_to=iso(meta.valid_to),
+        expires=iso(meta.expires),
+        broken_links=[str(x) for x in broken] if isinstance(broken, list) else [],
+        urls=sorted(set(_URL_RE.findall(note.body))) if meta.type == "reference" else [],
+        norm_hash=content_hash_normalised(body), seen=seen,
+    )
+
+
+def gather(root: Path, memory_folder: str, cached: Mapping[str, Any]
+           ) -> tuple[dict[str, MemoryRecord], dict[str, str]]:
+    """Records of every memory file under ``memory_folder`` (unchanged ones, by size and
+    mtime, from ``cached``: the last dream's records) and the bodies of the files read
+    now. Generated files, conflict copies, dot files and anything that is not a regular
+    file are never memories; a file that does not read is left alone (sync reports it)."""
+    folder = root / memory_folder.strip("/")
+    records: dict[str, MemoryRecord] = {}
+    bodies: dict[str, str] = {}
+    if not folder.is_dir():
+        return records, bodies
+    for current, dirs, files in os.walk(folder):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        for name in sorted(files):
+            if not name.endswith(".md") or name.startswith(".") or name in GENERATED_FILES:
+                continue
+            full = Path(current) / name
+            rel = full.relative_to(root).as_posix()
+            if detect_conflict_copy(rel) is not None:
+                continue
+            try:
+                stat = full.lstat()
+            except OSError:
+                continue
+            if not S_ISREG(stat.st_mode):  # a symlink, a FIFO, a device: never opened
+                log.warning("dream.not_a_file", path=rel)
+                continue
+            old = cached.get(rel)
+            if (isinstance(old, dict) and old.get("size") == stat.st_size
+                    and old.get("mtime_ns") == stat.st_mtime_ns):
+                try:
+                    records[rel] = MemoryRecord(**old)
+                    continue
+                except TypeError:
+                    pass  # a record of another layout: read the file
+            try:
+                note, data = read_note_bytes(root, rel)
+            except DreamdError as error:
+                log.warning("dream.unreadable", path=rel, error=str(error))
+                continue
+            if note.problems:  # reported by sync; a file that does not read is left
+                log.warning("dream.left_alone", path=rel, reason=note.problems[0].reason)
+                continue
+            seen = old.get("seen") if isinstance(old, dict) else None
+            record = read_record(rel, note, data, stat, seen)
+            if record is not None:
+                records[rel] = record
+                bodies[rel] = note.body.strip()
+    return records, bodies
+
+def refresh(root: Path, records: Mapping[str, MemoryRecord], written: Sequence[str]
+            ) -> dict[str, MemoryRecord]:
+    """``records`` with the files in ``written`` read again (the others are as read)."""
+    fresh = dict(records)
+    for path in written:
+        try:
+            note, data = read_note_bytes(root, path)
+            stat = (root / path).lstat()
+        except (DreamdError, OSError):
+            fresh.pop(path, None)
+            continue
+        old = records.get(path)
+        record = read_record(path, note, data, stat, old.seen if old else None)
+        if record is None:
+            fresh.pop(path, None)
+        else:
+            fresh[path] = record
+    return fresh
