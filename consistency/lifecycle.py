@@ -197,18 +197,22 @@ class MemoryState:
         """From frontmatter, indexed properties or any object with those attributes (a parsed
         :class:`~ccb.model.MemoryMeta`, a dream record); dates as ``date``/``datetime`` or ISO
         text (:func:`ccb.dates.as_date`), anything unreadable as absent."""
-        def get(name: str) -> object:
-            if isinstance(fields, Mapping):
-                return fields.get(name)
-            return getattr(fields, name, None)
-
-        status = get("status")
+        if isinstance(fields, Mapping):
+            found = {name: fields.get(name) for name in _STATE_FIELDS}
+        else:
+            found = {name: getattr(fields, name, None) for name in _STATE_FIELDS}
+        status = found.pop("status")
+        if not status and not any(found.values()):
+            return _NO_STATE  # most memories: nothing to read
         return cls(
             status=status.strip() if isinstance(status, str) and status.strip() else None,
-            valid_from=as_date(get("valid_from")), valid_to=as_date(get("valid_to")),
-            expires=as_date(get("expires")), created=as_date(get("created")),
-            archived=as_date(get("archived")),
+            **{name: as_date(value) if value else None for name, value in found.items()},
         )
+
+
+#: The fields of :class:`MemoryState`, as frontmatter and indexed properties name them.
+_STATE_FIELDS = ("status", "valid_from", "valid_to", "expires", "created", "archived")
+_NO_STATE = MemoryState()
 
 
 def is_current(state: MemoryState, day: date, *, past: bool = False) -> bool:
