@@ -263,7 +263,7 @@ def load_user_ignore_filters(root: Path, config_folder: str = ".obsidian") -> tu
         data = json.loads(app_json.read_text(encoding="utf-8-sig"))
     except FileNotFoundError:
         return ()
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, RecursionError) as exc:
         log.warning("vault.app_json_unreadable", path=str(app_json), reason=str(exc))
         return ()
     filters = data.get("userIgnoreFilters") if isinstance(data, dict) else None

@@ -590,8 +590,9 @@ class NoteWriter:
         """Write a file dreamd generates whole (``MEMORY.md``): no base to compare with, but
         if the file on disk is not what dreamd last generated there — someone edited it by
         hand — their version is kept beside it as a conflict copy first. The hash of each
-        generated write is kept in ``generated.json`` in the state dir.
-        Raises like :meth:`write`."""
+        generated write is kept in ``generated.json``. Raises as :meth:`write` and
+        :func:`_refuse_link`."""
+        _refuse_link(self.root, rel_path)
         target = self._absolute(rel_path)
         with self._thread_lock, self._process_lock:
             known = self._load_generated()
@@ -612,8 +613,7 @@ class NoteWriter:
 
     def generated_hash(self, rel_path: str) -> str | None:
         """Hash of what dreamd last generated at ``rel_path``, ``None`` when never here."""
-        value = self._load_generated().get(rel_path)
-        return value if isinstance(value, str) else None
+        return value if isinstance(value := self._load_generated().get(rel_path), str) else None
 
     def adopt_generated(self, rel_path: str, data: bytes) -> None:
         """Record ``data`` as what dreamd generated at ``rel_path`` (a check found the file
@@ -880,3 +880,11 @@ def _stamps(base: bytes, ours: bytes) -> list[str]:
 
 def _short(data: bytes | None) -> str | None:
     return None if data is None else sha256_hex(data)[:8]
+
+
+def _refuse_link(root: Path, rel_path: str) -> None:
+    """Raise VaultError when a file dreamd generates is a link: writing through it would
+    overwrite the note it points to; the link is the user's, left as it is."""
+    if (root / rel_path).is_symlink():
+        raise VaultError(f"ccb: write {rel_path}: it is a link to another file; dreamd leaves "
+                         "it as it is (remove the link to let dreamd write it)")

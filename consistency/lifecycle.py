@@ -168,7 +168,8 @@ def _moment(value: datetime | date | None) -> datetime | None:
 
 
 def _day(value: datetime | date) -> date:
-    return value.astimezone(UTC).date() if isinstance(value, datetime) else value
+    """The day as written (:func:`ccb.dates.as_date`), as :func:`is_current` reads it."""
+    return value.date() if isinstance(value, datetime) else value
 
 
 def is_archived(status: str | None) -> bool:

@@ -295,39 +295,22 @@ class ConsistencyService:
         """The write-time judgement of every pair of live memories that share owner, type
         and subject (few: only those files are read), with their first chunks' vectors from
         the store when indexed."""
-        judged: dict[tuple[str, str], tuple[str, str]] = {}
         groups = subject_groups(files.values())
         paths = sorted({p for members in groups.values() for p in members})
         if not paths:
-            return judged
+            return {}
         pool = MemoryPool(self.root, self.memory_folder)
-        stored = {}
+        stored, read = {}, {}
         for path in paths:
             try:
                 note, data = read_note_bytes(self.root, path)
             except DreamdError:
                 continue
+            read[path] = StoredMemory(path, note, data)
             if note.memory is not None and note.memory.id:
-                stored[path] = StoredMemory(path, note, data)
+                stored[path] = read[path]
         facts = {f.id: f for f in pool.facts(list(stored.values()), self.store)}
-        ids = {path: s.note.memory.id for path, s in stored.items() if s.note.memory}
-        for members in groups.values():
-            known = [p for p in members if p in stored]
-            for i, a in enumerate(known):
-                for b in known[i + 1:]:
-                    if _one_supersedes(stored[a], stored[b]):
-                        judged[(a, b)] = ("superseded", "one supersedes the other")
-                        continue  # settled: the older is current until the newer's day
-                    fa, fb = facts.get(ids.get(a) or ""), facts.get(ids.get(b) or "")
-                    if fa is None or fb is None:
-                        continue
-                    old, new = sorted((fa, fb), key=lambda f: (f.written or date.min, f.id))
-                    why = judge_pair(
-                        MemorySide(old.type, old.subject, claim_of(old), old.subject_inferred),
-                        MemorySide(new.type, new.subject, claim_of(new), new.subject_inferred),
-                        cosine=cosine_similarity(old.embedding, new.embedding))
-                    judged[(a, b)] = (why.verdict, why.explain())
-        return judged
+        return _judge_groups(groups, read, stored, facts)
 
     def _store_reads(self) -> tuple[
         dict[str, IndexedFile], dict[str, Mapping[str, Any]],
@@ -748,6 +731,35 @@ def _link_possible_pairs(files: dict[str, FileSide], props: Mapping[str, Mapping
 
 def _text(value: object) -> str | None:
     return value.strip() if isinstance(value, str) and value.strip() else None
+
+
+def _judge_groups(groups: Mapping[Any, list[str]], read: Mapping[str, StoredMemory],
+                  stored: Mapping[str, StoredMemory], facts: Mapping[str, Any]
+                  ) -> dict[tuple[str, str], tuple[str, str]]:
+    """``{(a, b): (verdict, evidence)}`` for the pairs of each subject group: a pair where one
+    memory names the other in ``supersedes`` is settled (the older is current until the
+    newer's day), the others are judged as ``remember`` judges (memories with an ``id``)."""
+    judged: dict[tuple[str, str], tuple[str, str]] = {}
+    ids = {path: s.note.memory.id for path, s in stored.items() if s.note.memory}
+    for members in groups.values():
+        both = [p for p in members if p in read]
+        for i, a in enumerate(both):
+            for b in both[i + 1:]:
+                if _one_supersedes(read[a], read[b]):
+                    judged[(a, b)] = ("superseded", "one supersedes the other")
+        known = [p for p in members if p in stored]
+        for i, a in enumerate(known):
+            for b in known[i + 1:]:
+                fa, fb = facts.get(ids.get(a) or ""), facts.get(ids.get(b) or "")
+                if (a, b) in judged or fa is None or fb is None:
+                    continue
+                old, new = sorted((fa, fb), key=lambda f: (f.written or date.min, f.id))
+                why = judge_pair(
+                    MemorySide(old.type, old.subject, claim_of(old), old.subject_inferred),
+                    MemorySide(new.type, new.subject, claim_of(new), new.subject_inferred),
+                    cosine=cosine_similarity(old.embedding, new.embedding))
+                judged[(a, b)] = (why.verdict, why.explain())
+    return judged
 
 
 def _one_supersedes(a: StoredMemory, b: StoredMemory) -> bool:

@@ -267,7 +267,7 @@ def read_resolution(key: str, environ: Mapping[str, str] = os.environ) -> Resolu
             return None
         return Resolution(Path(record["state_dir"]), str(record["settings"]),
                           str(record.get("vault", "")), record.get("autostart") is True)
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError):
         return None
 
 
@@ -308,7 +308,7 @@ def api_socket(state_dir: Path) -> str:
         record = json.loads((state_dir / API_RECORD).read_text("utf-8"))
     except FileNotFoundError:
         raise NoDaemon("no daemon is running for this vault (start one: dreamd run)") from None
-    except (OSError, ValueError) as error:
+    except (OSError, ValueError, RecursionError) as error:
         raise DaemonUnavailable(f"the daemon's record {state_dir / API_RECORD} is "
                                 f"unreadable ({error})") from None
     if not isinstance(record, dict) or not pid_alive(record.get("pid")):
@@ -349,7 +349,7 @@ def connect(state_dir: Path) -> socket.socket:
         sock.close()
         raise NoDaemon("no daemon is running for this vault (nothing listens on its "
                        "socket)") from None
-    except (OSError, ValueError) as error:  # ValueError: a path the OS cannot take
+    except (OSError, ValueError, RecursionError) as error:  # ValueError: a path the OS cannot take
         sock.close()
         raise DaemonUnavailable(f"cannot reach the daemon at {path!r} ({error})") from None
     return sock
@@ -492,7 +492,7 @@ def _autostart(invocation: Invocation, resolution: Resolution) -> str | None:
     import time
 
     marker = resolution.state_dir / AUTOSTARTED
-    with contextlib.suppress(OSError, ValueError, TypeError):
+    with contextlib.suppress(OSError, ValueError, TypeError, KeyError, RecursionError):
         if time.time() - float(json.loads(marker.read_text("utf-8"))["at"]) < AUTOSTART_GRACE_S:
             return None
     command = [sys.executable, "-P", "-m", "daemon"]

@@ -89,7 +89,7 @@ def read_holder(state_dir: Path) -> LockHolder | None:
             started_at=str(raw["started_at"]),
             argv=tuple(str(arg) for arg in raw.get("argv", ())),
         )
-    except (OSError, ValueError, TypeError, KeyError):
+    except (OSError, ValueError, TypeError, KeyError, AttributeError, RecursionError):
         return None
 
 

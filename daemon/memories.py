@@ -41,7 +41,7 @@ from ccb.model import MemoryType, PropertyValue, memory_key
 from ccb.owner import Owner, parse_owner
 from ccb.parse import detect_conflict_copy, parse_note
 from ccb.writer import NoteWriter, WriteOutcome
-from config.errors import EmptyMemoryError, InvalidOwnerError, MemoryNotFoundError
+from config.errors import DreamdError, EmptyMemoryError, InvalidOwnerError, MemoryNotFoundError
 from consistency.duplicates import (
     Duplicate,
     MemoryDraft,
@@ -537,8 +537,12 @@ class MemoryService:
     def after_change(self, paths: Sequence[str], *, purge: bool = False) -> bool:
         """Rebuild ``MEMORY.md`` and index ``paths`` after memory files changed; returns
         what the indexer returned (False: a running daemon indexes)."""
-        outcome = self.rebuild_index(changed=paths)
-        return self._index([*paths, outcome.path], purge=purge)
+        try:
+            rebuilt = [self.rebuild_index(changed=paths).path]
+        except (DreamdError, OSError) as error:  # the memory is written: index it all the same
+            log.warning("memory_index.not_rebuilt", path=self.index_path, error=str(error))
+            rebuilt = []
+        return self._index([*paths, *rebuilt], purge=purge)
 
 
 def _written_order(stored: StoredMemory) -> tuple[str, str]:

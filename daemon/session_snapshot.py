@@ -106,7 +106,7 @@ def stale(state_dir: Path, *, every: bool = False) -> list[dict[str, Any]]:
                     continue
                 if every or folders_mark(str(f) for f in record["folders"]) != record["mark"]:
                     found.append(record["asked"])
-            except (OSError, ValueError, KeyError, TypeError):
+            except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError):
                 continue
     return found
 
@@ -120,7 +120,7 @@ def read(state_dir: Path, key: str) -> str | None:
             return None
         mark = folders_mark(str(f) for f in folders)
         return text if mark is not None and mark == record["mark"] else None
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError):
         return None
 
 

@@ -130,3 +130,19 @@ def test_owners_never_see_each_others_memories(app: App, vault: Path) -> None:
         app.memories(alice).find(theirs.memory_id)
     index = (vault / "Memory" / "MEMORY.md").read_text(encoding="utf-8")
     assert Path(mine.path).name in index and Path(theirs.path).name in index
+
+
+def test_a_memory_index_that_is_a_link_is_never_written_through(app: App, vault: Path) -> None:
+    """A ``MEMORY.md`` symlink to a note: ``remember`` writes and indexes the memory, leaves
+    the link and the note it points to as they are, and says why in the log."""
+    target = vault / "Memory" / "prefers-metric-units.md"
+    before = target.read_bytes()
+    index = vault / "Memory" / "MEMORY.md"
+    index.unlink()
+    index.symlink_to("prefers-metric-units.md")
+    made = app.memories().remember("The bakery opens at 7am on Saturdays.", type="reference")
+    assert target.read_bytes() == before and index.is_symlink()
+    assert made.path in app.store.file_index()  # indexed although MEMORY.md was not rebuilt
+    assert app.search("bakery opens Saturdays", limit=5)[0].path == made.path
+    app.consistency().fix(automatic_only=False)  # `dreamd check --fix`
+    assert target.read_bytes() == before and index.is_symlink()

@@ -94,3 +94,34 @@ def test_a_supersession_that_starts_later_is_no_contradiction(
             if f.kind in {"contradiction", "possible_pair"}] == []
     index, _ = app.memories().index_text()
     assert Path(old).name.encode() in index and Path(new).name.encode() in index
+
+
+def test_a_supersession_of_memories_without_ids_is_no_contradiction(
+        vault: Path, make_app: Builder) -> None:
+    """Hand-written memories carry no ``id``: the supersedes link settles them all the same."""
+    for stem, body, extra in (
+            ("coffee-old", "The user drinks black coffee every morning.", ""),
+            ("coffee-new", "The user drinks green tea every morning instead of coffee.",
+             'supersedes: "[[coffee-old]]"\n')):
+        text = (f"---\nname: {stem}\ndescription: morning drink\ntype: user\n"
+                f"subject: drinks.morning\n{'valid_to: 2099-12-20' if stem == 'coffee-old' else ''}"
+                f"\n{extra}---\n{body}\n")
+        (vault / "Memory" / f"{stem}.md").write_text(text, encoding="utf-8")
+    app, _ = make_app(vault)
+    app.sync()
+    assert [f.kind for f in app.consistency().check().findings if f.kind == "contradiction"] == []
+
+
+def test_the_dream_and_search_agree_on_the_day_of_a_stamp_with_an_offset() -> None:
+    """``valid_to: 2026-12-03T00:30:00+14:00`` is the 3rd as written: current on the 2nd for
+    search and MEMORY.md, and not archived by the dream's lifecycle that day."""
+    from datetime import UTC, datetime, timedelta, timezone
+
+    from consistency.lifecycle import LifecycleMemory, MemoryState, is_current, plan_lifecycle
+
+    ends = datetime(2026, 12, 3, 0, 30, tzinfo=timezone(timedelta(hours=14)))
+    now = datetime(2026, 12, 2, 12, 0, tzinfo=UTC)
+    assert is_current(MemoryState(valid_to=ends.date()), now.date())
+    memory = LifecycleMemory("k", "Memory/k.md", "project", valid_to=ends,
+                             updated=now - timedelta(days=1))
+    assert plan_lifecycle([memory], now) == []
