@@ -53,7 +53,6 @@ from ccb.dates import as_written
 from ccb.memory_index import IndexEntry
 from ccb.model import DIARY_FILE
 from ccb.parse import parse_note
-from ccb.scan import read_note_bytes
 from ccb.writer import NoteWriter
 from config.errors import (
     DreamdError,
@@ -93,7 +92,7 @@ from daemon.client import pid_alive
 from daemon.dream_deep import DeepPhase, Synthesise, diary_link, transcripts_since
 from daemon.dream_edits import Step, diary_entry, step_edits, still_allowed
 from daemon.dream_journal import DreamJournal, steps_of
-from daemon.dream_records import MemoryRecord, gather, read_record, refresh
+from daemon.dream_records import MemoryRecord, gather, read_body, read_record, refresh
 from daemon.dream_restore import Restorer
 from daemon.link_check import check_links
 from daemon.llm import ChatClient
@@ -470,12 +469,6 @@ class DreamRunner:
         """:func:`daemon.dream_records.refresh`."""
         return refresh(self.root, records, written)
 
-    def _body(self, path: str, bodies: dict[str, str]) -> str:
-        if path not in bodies:
-            note, _ = read_note_bytes(self.root, path)
-            bodies[path] = note.body.strip()
-        return bodies[path]
-
     # ------------------------------------------------------------------ planning
 
     def _plan(self, records: Mapping[str, MemoryRecord], bodies: dict[str, str], *,
@@ -498,7 +491,7 @@ class DreamRunner:
             memories = [replace(m, embedding=vectors.get(m.path)) for m in memories]
             wanted = groups_to_compare(memories)
             memories = [replace(
-                m, body=self._body(m.path, bodies) if m.id in wanted else None,
+                m, body=read_body(self.root, m.path, bodies) if m.id in wanted else None,
                 pinned=records[m.path].pinned) for m in memories]
             if self._judge is not None:
                 self._judge.start()

@@ -29,7 +29,6 @@ from ccb.dates import as_written
 from ccb.frontmatter_edit import replace_body, set_properties
 from ccb.memory_file import NewMemory, memory_path, render_memory
 from ccb.parse import parse_note
-from ccb.scan import read_note_bytes
 from ccb.writer import NoteWriter
 from config.errors import DreamdError, LlmError
 from consistency.lifecycle import RecallStats
@@ -44,6 +43,7 @@ from consistency.synthesis import (
     refine_prompt,
     synthesis_prompt,
 )
+from daemon.dream_records import read_body
 from daemon.llm import ChatClient
 
 if TYPE_CHECKING:
@@ -115,12 +115,6 @@ class DeepPhase:
         self._last_dream = last_dream
         self._apply_step = apply_step
 
-    def _body(self, path: str, bodies: dict[str, str]) -> str:
-        if path not in bodies:
-            note, _ = read_note_bytes(self.root, path)
-            bodies[path] = note.body.strip()
-        return bodies[path]
-
     def run(self, records: Mapping[str, MemoryRecord], dream_id: str, plan: DreamPlan,
               lines: list[str]) -> list[str]:
         """The LLM phase: synthesise clusters, refine assistant-written memories, extract
@@ -158,7 +152,8 @@ class DeepPhase:
         written: list[str] = []
         for cluster in clusters:
             bodies: dict[str, str] = {}
-            members = tuple(replace(m, body=self._body(m.path, bodies)) for m in cluster.members)
+            members = tuple(replace(m, body=read_body(self.root, m.path, bodies))
+                            for m in cluster.members)
             cluster = replace(cluster, members=members)
             links = ", ".join(diary_link(m.path) for m in members)
             try:

@@ -27,7 +27,7 @@ from ccb.writer import sha256_hex
 from config.errors import DreamdError
 from consistency.lifecycle import MemoryState, has_rule_force, is_current
 
-__all__ = ["MemoryRecord", "gather", "read_record", "refresh"]
+__all__ = ["MemoryRecord", "gather", "read_body", "read_record", "refresh"]
 
 log = structlog.get_logger("dreamd.dream")
 
@@ -167,3 +167,12 @@ def refresh(root: Path, records: Mapping[str, MemoryRecord], written: Sequence[s
         else:
             fresh[path] = record
     return fresh
+
+
+def read_body(root: Path, path: str, bodies: dict[str, str]) -> str:
+    """The stripped body of the memory at ``path``, read once per dream (``bodies`` keeps
+    what was read). Raises DreamdError for a file that does not read."""
+    if path not in bodies:
+        note, _ = read_note_bytes(root, path)
+        bodies[path] = note.body.strip()
+    return bodies[path]
