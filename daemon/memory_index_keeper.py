@@ -152,19 +152,10 @@ class MemoryIndexKeeper:
         if inputs is not None:
             self.record_built(inputs, sha256_hex(data))
 
-    def adopt_if_listed(self, entries: Sequence[IndexEntry]) -> None:
-        """A file this state folder has no record of is dreamd's own when it is exactly what
-        dreamd builds from the memories it lists: an index written before memories were added
-        by hand, or by another data folder."""
-        if self.has_record():
-            return
-        current = self.current_bytes()
-        if current is not None and self.would_adopt(current, entries):
-            self.adopt(current)
-
     def would_adopt(self, current: bytes, entries: Sequence[IndexEntry]) -> bool:
-        """Is ``current`` exactly what dreamd builds from the memories of ``entries`` it
-        lists (the test :meth:`adopt_if_listed` applies)?"""
+        """Is ``current`` (a file this state folder has no record of) exactly what dreamd
+        builds from the memories of ``entries`` it lists? Then it is dreamd's own: an index
+        written before memories were added by hand, or by another data folder."""
         listed = {urllib.parse.unquote(target) for target in
                   _INDEX_LINK_RE.findall(current.decode("utf-8", "replace"))}
         subset = [e for e in entries if e.file in listed]
@@ -192,9 +183,9 @@ class MemoryIndexKeeper:
         memories (fingerprint ``inputs``) give. A link to another file and a hand-written
         file are left as they are (``dreamd check --fix`` rebuilds one and keeps it as a
         copy). ``entries`` is called only when the file is built."""
-        current_hash = sha256_hex(self.current_bytes() or b"")
+        current = self.current_bytes()
         if last is not None and last.get("inputs") == inputs \
-                and last.get("output") == current_hash:
+                and last.get("output") == sha256_hex(current or b""):
             return str(last.get("summary") or f"{self.path} is current"), False, None
         listed = entries()
         target = self.writer.root / self.path
@@ -202,9 +193,9 @@ class MemoryIndexKeeper:
             return f"no memories, so no {self.path}", False, None
         if target.is_symlink():
             return f"{self.path} is a link to another file: left as it is", False, None
-        current = self.current_bytes()
         if current is not None:
-            self.adopt_if_listed(listed)
+            if not self.has_record() and self.would_adopt(current, listed):
+                self.adopt(current)
             if not self.is_dreamds(current):
                 return (f"{self.path} is not dreamd's (written or edited by hand): left as it "
                         "is; `dreamd check --fix` rebuilds it and keeps yours as a copy"), \
