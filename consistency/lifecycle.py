@@ -194,14 +194,17 @@ class MemoryState:
     archived: date | None = None
 
     @classmethod
-    def of(cls, fields: Mapping[str, Any] | object) -> MemoryState:
+    def of(cls, fields: Mapping[str, Any] | object, *, past: bool = True) -> MemoryState:
         """From frontmatter, indexed properties or any object with those attributes (a parsed
         :class:`~ccb.model.MemoryMeta`, a dream record); dates as ``date``/``datetime`` or ISO
-        text (:func:`ccb.dates.as_date`), anything unreadable as absent."""
+        text (:func:`ccb.dates.as_date`), anything unreadable as absent. ``past=False`` reads
+        only what :func:`is_current` needs for today (status, ``valid_to``, ``expires``): the
+        search path asks it of every candidate."""
+        names = _STATE_FIELDS if past else _TODAY_FIELDS
         if isinstance(fields, Mapping):
-            found = {name: fields.get(name) for name in _STATE_FIELDS}
+            found = {name: fields.get(name) for name in names}
         else:
-            found = {name: getattr(fields, name, None) for name in _STATE_FIELDS}
+            found = {name: getattr(fields, name, None) for name in names}
         status = found.pop("status")
         if not status and not any(found.values()):
             return _NO_STATE  # most memories: nothing to read
@@ -211,8 +214,10 @@ class MemoryState:
         )
 
 
-#: The fields of :class:`MemoryState`, as frontmatter and indexed properties name them.
+#: The fields of :class:`MemoryState`, as frontmatter and indexed properties name them, and
+#: those that decide whether a memory is current today.
 _STATE_FIELDS = ("status", "valid_from", "valid_to", "expires", "created", "archived")
+_TODAY_FIELDS = ("status", "valid_to", "expires")
 _NO_STATE = MemoryState()
 
 

@@ -695,7 +695,7 @@ def _side_from_row(row: IndexedFile, props: Mapping[str, Any], today: date) -> F
     return FileSide(
         row.path, row.content_hash, key, row.memory_type, _text(props.get("subject")),
         _owner(props.get("owner")),
-        is_current(MemoryState.of(props), today))
+        is_current(MemoryState.of(props, past=False), today))
 
 
 def _side_from_note(note: Note, today: date) -> FileSide:
@@ -704,7 +704,7 @@ def _side_from_note(note: Note, today: date) -> FileSide:
         return FileSide(note.path, note.content_hash)
     return FileSide(note.path, note.content_hash, note_memory_key(note), memory.type,
                     memory.subject, _owner(memory.owner),
-                    is_current(MemoryState.of(memory), today))
+                    is_current(MemoryState.of(memory, past=False), today))
 
 
 def _link_possible_pairs(files: dict[str, FileSide], props: Mapping[str, Mapping[str, Any]]

@@ -119,7 +119,7 @@ def _resident(app: App, owner: Owner | None, now: datetime) -> list[_Item]:
     ranked: list[tuple[tuple[float, ...], _Item]] = []
     for stored in app.memories(owner).memories():
         meta = stored.note.memory
-        if meta is None or not is_current(MemoryState.of(meta), today):
+        if meta is None or not is_current(MemoryState.of(meta, past=False), today):
             continue
         body = stored.note.body.strip()
         text = f"{meta.name}\n{meta.description}\n{body}"
@@ -200,7 +200,7 @@ def _resident_elsewhere(app: App, owner: Owner | None, now: datetime,
         if entry.path in have or entry.memory_type is None or ":" not in entry.path:
             continue
         if entry.layer not in (L1_IDENTITY, L2_RULES) or not is_current(
-                MemoryState.of(entry.properties), now.date()):
+                MemoryState.of(entry.properties, past=False), now.date()):
             continue
         if owner is not None and not owner.sees(entry.owner):
             continue

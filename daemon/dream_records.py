@@ -71,7 +71,7 @@ class MemoryRecord:
         return {name: getattr(self, name) for name in _RECORD_FIELDS}
 
     def hidden(self, today: date) -> bool:
-        return not is_current(MemoryState.of(self), today)
+        return not is_current(MemoryState.of(self, past=False), today)
 
 
 _RECORD_FIELDS = tuple(f.name for f in fields(MemoryRecord))

@@ -51,7 +51,7 @@ def index_entries(memory_folder: str, memories: Iterable[tuple[str, Mapping[str,
     entries = []
     prefix = memory_folder.strip("/") + "/"
     for path, f in memories:
-        if not is_current(MemoryState.of(f), today):
+        if not is_current(MemoryState.of(f, past=False), today):
             continue
         updated = f.get("updated")
         if isinstance(updated, str):

@@ -885,7 +885,7 @@ class Retriever:
         if base == DIARY_FILE:
             return False
         return entry.memory_type is None or is_current(
-            MemoryState.of(entry.properties), day, past=past)
+            MemoryState.of(entry.properties, past=past), day, past=past)
 
     def _recall_stats(self) -> Mapping[str, RecallStats]:
         now = self._clock()
@@ -1049,7 +1049,7 @@ def _merge(into: _Found, part: _Found) -> int:
 
 
 def _hidden_reason(entry: CatalogueEntry, today: date) -> str | None:
-    if entry.memory_type is None or is_current(MemoryState.of(entry.properties), today):
+    if entry.memory_type is None or is_current(MemoryState.of(entry.properties, past=False), today):
         return None
     status = str(entry.properties.get("status") or "").strip().casefold()
     if status in {"archived", "superseded"}:
