@@ -53,6 +53,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import gzip
 import hashlib
 import inspect
 import json
@@ -77,6 +78,7 @@ from magma.search import SearchHit, hybrid_search, vector_only  # noqa: E402
 
 DATA = REPO.parent / "shared" / "corpora" / "longmemeval"
 ORACLE_FILE = "longmemeval_oracle.json"
+S_DEV_FILE = "longmemeval_s_dev.json.gz"
 S_FOLDER = "s_sample"
 SESSIONS_FOLDER = "Sessions"
 
@@ -156,6 +158,14 @@ def sessions_of(instances: Iterable[Mapping[str, Any]]) -> dict[str, Session]:
 def load_oracle(data: Path) -> list[dict[str, Any]]:
     """The 500 oracle instances (``longmemeval_oracle.json``), in file order."""
     instances: list[dict[str, Any]] = json.loads((data / ORACLE_FILE).read_text("utf-8"))
+    return instances
+
+
+def load_s_dev(data: Path) -> list[dict[str, Any]]:
+    """The 264 LongMemEval_S instances of the development half (``longmemeval_s_dev.json.gz``,
+    its full haystacks; the other half is kept back to measure with)."""
+    with gzip.open(data / S_DEV_FILE, "rt", encoding="utf-8") as handle:
+        instances: list[dict[str, Any]] = json.load(handle)
     return instances
 
 
@@ -312,7 +322,9 @@ class Bm25Index:
 def make_app(vault: Path, data_dir: Path, deadline_x: float = 1.0) -> App:
     """An App on ``vault`` with its index under ``data_dir`` (nothing of the user's dreamd);
     ``deadline_x`` multiplies the deadline of every progressive-search stage."""
-    overrides: dict[str, object] = {"vault.path": vault, "storage.data_dir": data_dir}
+    # LongMemEval's stamps carry no zone: they are read as UTC, and so is the user's day
+    overrides: dict[str, object] = {"vault.path": vault, "storage.data_dir": data_dir,
+                                    "time.zone": "UTC"}
     loaded = load(None, None, overrides)
     if deadline_x != 1.0:
         stages = loaded.settings.retrieval.progressive_search.stages
@@ -375,14 +387,16 @@ class Timings:
 
 
 def build_index(
-    folder: Path, sessions: Sequence[Session], timings: Timings, deadline_x: float = 1.0
+    folder: Path, sessions: Sequence[Session], timings: Timings, data_dir: Path,
+    deadline_x: float = 1.0,
 ) -> tuple[App, dict[str, str]]:
-    """Notes of ``sessions`` in ``<folder>/vault``, indexed into ``<folder>/data``; reused as
-    they are when ``<folder>/indexed.json`` records the same fingerprint."""
+    """Notes of ``sessions`` in ``<folder>/vault``, indexed under ``data_dir`` (one for every
+    vault of a run, so the user's embedding cache serves them all); reused as they are when
+    ``<folder>/indexed.json`` records the same fingerprint."""
     vault, marker = folder / "vault", folder / INDEX_MARKER
     wanted = fingerprint(sessions)
     vault.mkdir(parents=True, exist_ok=True)
-    app = make_app(vault, folder / "data", deadline_x)
+    app = make_app(vault, data_dir, deadline_x)
     paths = {note_path(s): s.session_id for s in sessions}
     if marker.is_file() and json.loads(marker.read_text()).get("fingerprint") == wanted:
         timings.index_reused += 1
@@ -427,23 +441,35 @@ def warm_up(app: App) -> None:
 
 
 def select(
-    instances: Sequence[Mapping[str, Any]], limit: int | None
+    instances: Sequence[Mapping[str, Any]], limit: int | None, per_type: int | None = None
 ) -> tuple[list[Mapping[str, Any]], int]:
-    """First ``limit`` instances without the abstention ones -> (kept, skipped count)."""
+    """First ``limit`` instances (or the first ``per_type`` of each question type) without
+    the abstention ones -> (kept, skipped count)."""
     chosen = list(instances[:limit] if limit is not None else instances)
+    if per_type is not None:
+        seen: dict[str, int] = {}
+        picked = []
+        for instance in chosen:
+            kind = str(instance["question_type"])
+            if str(instance["question_id"]).endswith(ABSTENTION_SUFFIX):
+                continue
+            if seen.get(kind, 0) < per_type:
+                seen[kind] = seen.get(kind, 0) + 1
+                picked.append(instance)
+        return picked, 0
     kept = [i for i in chosen if not str(i["question_id"]).endswith(ABSTENTION_SUFFIX)]
     return kept, len(chosen) - len(kept)
 
 
 def run_pooled(instances: Sequence[Mapping[str, Any]], folder: Path, limit: int | None,
-               deadline_x: float = 1.0) -> dict[str, Any]:
+               deadline_x: float = 1.0, *, data_dir: Path) -> dict[str, Any]:
     """All sessions of ``instances`` in one vault; the selected questions asked against it."""
     timings = Timings()
     pool = list(sessions_of(instances).values())
     kept, skipped = select(instances, limit)
     print(f"oracle: {len(pool)} sessions pooled in one vault, {len(kept)} questions "
           f"({skipped} abstention skipped)", flush=True)
-    app, paths = build_index(folder, pool, timings, deadline_x)
+    app, paths = build_index(folder, pool, timings, data_dir, deadline_x)
     started = time.perf_counter()
     bm25 = Bm25Index({s.session_id: session_body(s) for s in pool})
     timings.bm25_index_s = time.perf_counter() - started
@@ -455,10 +481,11 @@ def run_pooled(instances: Sequence[Mapping[str, Any]], folder: Path, limit: int 
 
 
 def run_separate(instances: Sequence[Mapping[str, Any]], folder: Path, limit: int | None,
-                 deadline_x: float = 1.0) -> dict[str, Any]:
+                 deadline_x: float = 1.0, *, data_dir: Path,
+                 per_type: int | None = None) -> dict[str, Any]:
     """One vault and index per instance, its own question asked there."""
     timings = Timings()
-    kept, skipped = select(instances, limit)
+    kept, skipped = select(instances, limit, per_type)
     print(f"s: {len(kept)} instances, one vault each ({skipped} abstention skipped)",
           flush=True)
     rows: list[dict[str, Any]] = []
@@ -469,7 +496,7 @@ def run_separate(instances: Sequence[Mapping[str, Any]], folder: Path, limit: in
         haystack = list(sessions_of([instance]).values())
         sessions += len(haystack)
         safe = _UNSAFE_RE.sub("_", question.question_id)
-        app, paths = build_index(folder / safe, haystack, timings, deadline_x)
+        app, paths = build_index(folder / safe, haystack, timings, data_dir, deadline_x)
         started = time.perf_counter()
         bm25 = Bm25Index({s.session_id: session_body(s) for s in haystack})
         timings.bm25_index_s += time.perf_counter() - started
@@ -519,7 +546,12 @@ def report(name: str, result: Mapping[str, Any]) -> str:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    parser.add_argument("--set", choices=("oracle", "s", "both"), default="both")
+    parser.add_argument("--set", choices=("oracle", "s", "dev", "both"), default="both",
+                        help="oracle (pooled), s (s_sample/, 20 files), dev (the 264 "
+                        "LongMemEval_S questions of longmemeval_s_dev.json.gz), both "
+                        "(oracle and s).")
+    parser.add_argument("--per-type", type=int, default=None,
+                        help="dev/s: the first N questions of each question type.")
     parser.add_argument("--questions", type=int, default=None,
                         help="First N instances of each set (default: all).")
     parser.add_argument("--data", type=Path, default=DATA)
@@ -535,7 +567,8 @@ def main() -> int:
     os.environ.setdefault("LANCEDB_LOG", "error")
     for key in [k for k in os.environ if k.startswith("DREAMD_")]:
         del os.environ[key]
-    os.environ["DREAMD_STORAGE__DATA_DIR"] = str(workdir / "data")
+    data_dir = workdir / "data"
+    os.environ["DREAMD_STORAGE__DATA_DIR"] = str(data_dir)
     os.environ["DREAMD_CONFIG"] = str(workdir / "no-config.toml")
     configure_logging("warning", "console")
     import bm25s
@@ -544,10 +577,15 @@ def main() -> int:
     results: dict[str, Any] = {}
     if args.set in ("oracle", "both"):
         results["oracle"] = run_pooled(load_oracle(args.data), workdir / "oracle",
-                                       args.questions, args.deadline_x)
+                                       args.questions, args.deadline_x, data_dir=data_dir)
     if args.set in ("s", "both"):
         results["s"] = run_separate(load_s_sample(args.data), workdir / "s", args.questions,
-                                    args.deadline_x)
+                                    args.deadline_x, data_dir=data_dir,
+                                    per_type=args.per_type)
+    if args.set == "dev":
+        results["dev"] = run_separate(load_s_dev(args.data), workdir / "dev", args.questions,
+                                      args.deadline_x, data_dir=data_dir,
+                                      per_type=args.per_type)
     total = time.perf_counter() - started
     for name, result in results.items():
         print(report(name, result))

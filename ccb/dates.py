@@ -14,9 +14,9 @@ raise.
 
 from __future__ import annotations
 
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, tzinfo
 
-__all__ = ["as_aware", "as_date", "as_written", "iso"]
+__all__ = ["as_aware", "as_date", "as_written", "day_in", "iso"]
 
 #: ``YYYY-MM-DD``: the length of an ISO calendar date, the prefix of every ISO stamp.
 _ISO_DAY_LEN = 10
@@ -56,6 +56,18 @@ def as_date(value: object) -> date | None:
         return date.fromisoformat(text[:_ISO_DAY_LEN])
     except ValueError:
         return None
+
+
+def day_in(value: object, zone: tzinfo) -> date | None:
+    """The user's day of ``value``: a bare date (``2026-05-02``) as written, a stamp with a
+    time (dreamd writes them in UTC) as the day it was in ``zone`` — ``2026-12-01T20:41:00Z``
+    is the 2nd in Asia/Tokyo; ``None`` for anything else."""
+    if isinstance(value, str) and len(value.strip()) == _ISO_DAY_LEN:
+        return as_date(value)
+    if isinstance(value, date) and not isinstance(value, datetime):
+        return value
+    stamp = as_aware(value)
+    return stamp.astimezone(zone).date() if stamp is not None else None
 
 
 def as_written(value: object) -> date | datetime | None:

@@ -15,13 +15,16 @@ they are defined.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import re
 import unicodedata
 from contextvars import ContextVar
+from datetime import UTC, datetime, tzinfo
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Annotated, Any, Literal, Self
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import platformdirs
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -63,11 +66,14 @@ __all__ = [
     "StorageSettings",
     "SyncSettings",
     "TimeGateSettings",
+    "TimeSettings",
     "TokenBudgetSettings",
     "VaultSettings",
     "default_data_dir",
     "state_dir",
     "store_uri",
+    "system_zone",
+    "user_zone",
     "vault_id",
 ]
 
@@ -265,6 +271,12 @@ class EmbeddingSettings(_Section):
     )
     base_url: str | None = Field(
         default=None, description="HTTP endpoint for the openai provider (any compatible server)."
+    )
+    cache_mb: NonNegativeInt = Field(
+        default=1024,
+        description="Bound of the user's embedding cache (<data_dir>/embedding-cache/), in MB: "
+        "vectors of chunks embedded before, reused by every vault (≈2.1 KB per chunk, so "
+        "1024 MB holds ≈480,000 chunks); 0 turns it off.",
     )
 
 
@@ -816,6 +828,53 @@ PREPARED_SOURCES: ContextVar[tuple[PydanticBaseSettingsSource, ...] | None] = Co
     "dreamd_prepared_settings_sources", default=None)
 
 
+class TimeSettings(_Section):
+    """The user's calendar: which day "today", "yesterday", ``--as-of`` and new memories'
+    dates mean."""
+
+    zone: str | None = Field(
+        default=None,
+        description="IANA time zone (Asia/Tokyo, Europe/Berlin, UTC) every day is counted in: "
+        "time expressions, valid_from / valid_to, recency. Unset: the system's zone (TZ, "
+        "else the OS setting). Stamps in files stay UTC.",
+    )
+
+    @field_validator("zone", mode="before")
+    @classmethod
+    def _known_zone(cls, value: Any) -> Any:
+        if value is None or (isinstance(value, str) and not value.strip()):
+            return None
+        if not isinstance(value, str):
+            raise ValueError("must be an IANA time zone name such as 'Asia/Tokyo' or 'UTC'")
+        name = value.strip()
+        try:
+            ZoneInfo(name)
+        except (ZoneInfoNotFoundError, ValueError) as exc:
+            raise ValueError(f"unknown time zone {name!r} (an IANA name such as "
+                             "'Asia/Tokyo', 'America/New_York' or 'UTC')") from exc
+        return name
+
+
+def system_zone() -> tzinfo:
+    """The system's time zone: ``TZ`` or the OS setting (tzlocal), else the offset the C
+    library reports now (a fixed offset: no daylight-saving changes)."""
+    named = os.environ.get("TZ", "").strip().removeprefix(":")
+    if named:
+        with contextlib.suppress(ZoneInfoNotFoundError, ValueError):
+            return ZoneInfo(named)
+    try:
+        import tzlocal  # the OS setting (/etc/localtime, timedatectl, the registry)
+
+        return tzlocal.get_localzone()
+    except Exception:  # an unknown TZ value or an unreadable /etc/localtime
+        return datetime.now().astimezone().tzinfo or UTC
+
+
+def user_zone(settings: Settings) -> tzinfo:
+    """``time.zone`` (validated when loaded), else :func:`system_zone`."""
+    return ZoneInfo(settings.time.zone) if settings.time.zone else system_zone()
+
+
 class Settings(BaseSettings):
     """The whole configuration. ``Settings()`` reads defaults and ``DREAMD_*`` from os.environ
     (nothing else: no unprefixed variable is ever configuration); the daemon uses
@@ -870,6 +929,7 @@ class Settings(BaseSettings):
     daemon: DaemonSettings = Field(default_factory=DaemonSettings)
     check: CheckSettings = Field(default_factory=CheckSettings)
     logging: LoggingSettings = Field(default_factory=LoggingSettings)
+    time: TimeSettings = Field(default_factory=TimeSettings)
 
     @model_validator(mode="after")
     def _intent_llm_configured(self) -> Self:

@@ -283,7 +283,7 @@ def _transitions(memory: LifecycleMemory, now: datetime, policy: LifecyclePolicy
                  ) -> Iterable[Transition]:
     if _untouchable(memory) or is_archived(memory.status):
         return
-    today = now.astimezone(UTC).date()
+    today = now.date()  # the day in the zone ``now`` carries: the user's (App.clock)
     idle = _idle_days(memory, now)
     if memory.valid_to is not None and _day(memory.valid_to) <= today:
         yield Archive(memory.id, memory.path, f"superseded on {_day(memory.valid_to)}",

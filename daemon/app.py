@@ -12,19 +12,17 @@ import json
 import os
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import asdict
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta, tzinfo
 from functools import cached_property
 from pathlib import Path
 
 import numpy as np
 import structlog
 
-from ccb.model import memory_key
 from ccb.obsidian_cli import ObsidianCli, WriteMode, WriteRouter
 from ccb.owner import Owner
-from ccb.parse import parse_note
 from ccb.roots import ROOT_SEPARATOR, Root, derive_root_name
-from ccb.scan import VaultFilter, read_note_bytes, scan_vault
+from ccb.scan import VaultFilter, scan_vault
 from ccb.writer import NoteWriter
 from config import (
     LoadedSettings,
@@ -35,8 +33,8 @@ from config import (
     state_dir,
     store_uri,
 )
-from config.errors import ConfigError, DreamdError, LockError, MemoryNotFoundError, VaultError
-from config.settings import LlmRoleSettings, LlmSettings
+from config.errors import ConfigError, DreamdError, LockError, VaultError
+from config.settings import LlmRoleSettings, LlmSettings, user_zone
 from consistency.dream import dream_due
 from consistency.lifecycle import LifecyclePolicy, RecallStats
 from consistency.synthesis import ExtractedFact
@@ -51,7 +49,7 @@ from daemon.dream import (
     last_dream,
     read_state,
 )
-from daemon.history import HistoryService, VersionRecorder, note_memory_key
+from daemon.history import HistoryService, MemoryLocator, VersionRecorder
 from daemon.llm import ChatClient
 from daemon.lock import DaemonLock, current_holder
 from daemon.memories import MemoryService
@@ -80,10 +78,11 @@ from daemon.status import (
 from daemon.sync import Progress, RootsSyncer, Syncer, SyncReport
 from daemon.verifier import FusionVerifier
 from magma.embedder import Embedder, UniversalSentenceEncoder
+from magma.embedding_cache import CachingEmbedder, EmbeddingCache
 from magma.recalls import RecallLog
 from magma.search import SearchHit
 from magma.store import MagmaStore
-from magma.versions import Version, VersionArchive
+from magma.versions import VersionArchive
 
 __all__ = ["App", "load", "make_write_router"]
 
@@ -288,6 +287,28 @@ class App:
         return self._given_embedder or make_embedder(self.loaded)
 
     @cached_property
+    def zone(self) -> tzinfo:
+        """The user's time zone (``time.zone``, else the system's): every day is counted in it."""
+        return user_zone(self.settings)
+
+    def clock(self) -> datetime:
+        """Now, in the user's time zone: ``clock().date()`` is the user's today."""
+        return datetime.now(self.zone)
+
+    @cached_property
+    def embedding_cache(self) -> EmbeddingCache:
+        """The user's vectors of chunks embedded before (``<data_dir>/embedding-cache/``),
+        shared by every vault; ``embedding.cache_mb = 0`` turns it off."""
+        return EmbeddingCache.for_model(
+            self.settings.storage.data_dir, self.embedder.model_id, self.embedder.dims,
+            self.settings.embedding.cache_mb * 2**20)
+
+    @cached_property
+    def indexing_embedder(self) -> Embedder:
+        """The embedder of chunks being indexed: the model behind the user's cache."""
+        return CachingEmbedder(self.embedder, self.embedding_cache)
+
+    @cached_property
     def store(self) -> MagmaStore:
         if self._given_store is not None:
             return self._given_store
@@ -359,7 +380,7 @@ class App:
                 max_change_share=cfg.max_change_share, max_change_free=cfg.max_change_free,
                 lock_ttl=timedelta(minutes=cfg.lock_ttl_minutes), check_urls=life.check_urls,
                 url_timeout_s=life.url_timeout_s, transcripts=cfg.transcripts),
-            clock=clock or (lambda: datetime.now(UTC)),
+            clock=clock or self.clock,
             llm=self.chat_client(), remember=self._remember_extracted,
             judge=self.pair_judge(),
         )
@@ -458,7 +479,7 @@ class App:
         prefixes = [root.prefix for root in self.roots]
         return RootsSyncer([
             Syncer(
-                root.path, root.vfilter, self.store, lambda: self.embedder,
+                root.path, root.vfilter, self.store, lambda: self.indexing_embedder,
                 chunk_max_chars=cfg.chunk_max_chars, batch_files=cfg.write_batch_files,
                 max_delete_share=cfg.max_delete_share, max_note_chars=cfg.max_note_chars,
                 prefix=root.prefix, claimed=prefixes,
@@ -471,6 +492,18 @@ class App:
         """Write the state files ``dreamd status`` and ``dreamd search`` read."""
         write_json_atomic(self.state_dir / VAULT_FILE, {"path": str(self.vault_root)})
         write_last_sync(self.state_dir, report, datetime.now(UTC).isoformat(timespec="seconds"))
+
+    def sync_now(self, syncer: RootsSyncer, paths: Collection[str], *, purge: bool) -> None:
+        """Index ``paths`` with ``syncer`` (the caller holds the store). ``purge`` (a forget)
+        also drops old table versions and takes the vectors of chunks no note holds any
+        more out of the user's embedding cache."""
+        before = set(self.store.chunk_hashes(paths).values()) if purge else set()
+        syncer.sync_paths(paths)
+        if purge:
+            self.store.maintain(cleanup_older_than=timedelta(0), purge=True)
+            gone = before - self.store.known_vectors(before).keys()
+            if gone:
+                self.embedding_cache.evict(gone)
 
     def index_now(self, paths: Collection[str], *, purge: bool = False) -> bool:
         """Index these vault paths now if this process may write the store.
@@ -485,9 +518,7 @@ class App:
             return True
         try:
             with DaemonLock(self.state_dir):
-                self.make_syncer().sync_paths(paths)
-                if purge:
-                    self.store.maintain(cleanup_older_than=timedelta(0), purge=True)
+                self.sync_now(self.make_syncer(), paths, purge=purge)
         except LockError:
             log.info("index.deferred_to_daemon", paths=len(paths))
             return False
@@ -499,7 +530,7 @@ class App:
         ``owner`` (``None``: the vault's owner, who sees every memory); ``clock`` gives "now"
         (default: the system's)."""
         return MemoryService(
-            clock=clock or (lambda: datetime.now(UTC)),
+            clock=clock or self.clock,
             writer=self.writer,
             memory_folder=self.settings.vault.memory_folder,
             store=self.store, embedder=lambda: self.embedder, index=self.index_now,
@@ -571,7 +602,7 @@ class App:
             memory_index=self.memory_index,
             orphan_grace=timedelta(seconds=self.settings.check.orphan_grace_s),
             claimed=[root.prefix for root in self.roots[1:]],
-            max_delete_share=self.settings.sync.max_delete_share,
+            max_delete_share=self.settings.sync.max_delete_share, clock=self.clock,
         )
 
     def conflict_copies(self) -> list[tuple[str, str]]:
@@ -584,51 +615,10 @@ class App:
         """History, diff and rollback of memories (acting for ``owner`` when given)."""
         self._require_vault("history")
         service = self.memories(owner)
-
-        def resolve(id_or_name: str) -> str:
-            try:
-                return note_memory_key(service.find(id_or_name).note)
-            except MemoryNotFoundError:
-                pass
-            wanted = id_or_name.strip()
-            archive = self.versions
-            versions = archive.history(wanted) or archive.history(memory_key(None, wanted))
-            if not versions:
-                folded = wanted.casefold()
-                for history in archive.all_versions().values():
-                    if any((v.name or "").casefold() == folded for v in history):
-                        versions = history
-                        break
-            if not versions or not _owner_sees(owner, archive, versions):
-                raise MemoryNotFoundError(
-                    f"memory {id_or_name!r}: no memory or history has that id or name")
-            return versions[0].memory_id
-
-        def locate(key: str) -> tuple[str, bytes] | None:
-            for stored in service.memories():
-                if note_memory_key(stored.note) == key:
-                    return stored.path, stored.data
-            # a memory outside the memory folder: the index knows where its id lives
-            for path, row in self.store.file_index().items():
-                if row.memory_type is None or memory_key(row.memory_id, path) != key:
-                    continue
-                try:
-                    note, data = read_note_bytes(self.vault_root, path)
-                except DreamdError:
-                    continue
-                if note.memory is not None and note_memory_key(note) == key and (
-                        owner is None or owner.sees(note.memory.owner)):
-                    return path, data
-            return None
-
-        def visible(data: bytes) -> bool:
-            if owner is None:
-                return True
-            note = parse_note("memory.md", data)
-            return note.memory is not None and owner.sees(note.memory.owner)
-
-        return HistoryService(self.versions, self.writer, self.recorder, locate, resolve,
-                              lambda paths: service.after_change(list(paths)), visible)
+        where = MemoryLocator(service, self.versions, self.store, self.vault_root, owner)
+        return HistoryService(self.versions, self.writer, self.recorder, where.locate,
+                              where.resolve, lambda paths: service.after_change(list(paths)),
+                              where.visible)
 
     @cached_property
     def retriever(self) -> Retriever:
@@ -728,18 +718,6 @@ class App:
                 "auto": cfg.enabled, "due": gate.due, "reason": gate.reason,
                 "sessions": {"mcp": sessions.mcp, "transcripts": sessions.transcripts,
                              "edit_bursts": sessions.edit_bursts}}
-
-
-def _owner_sees(owner: Owner | None, archive: VersionArchive, versions: list[Version]) -> bool:
-    """May ``owner`` see the history of a memory that has no file any more? Decided by the
-    owner its last recorded content names."""
-    if owner is None:
-        return True
-    edits = [v for v in versions if v.kind != "tombstone"]
-    if not edits:
-        return False
-    note = parse_note(edits[-1].path, archive.content(edits[-1].memory_id, edits[-1].n))
-    return note.memory is not None and owner.sees(note.memory.owner)
 
 
 def _resolve_vault(loaded: LoadedSettings) -> Path:

@@ -164,7 +164,7 @@ def build_context(
     not (they are in every context). Raises :class:`config.errors.DreamdError` subclasses
     only for an unreadable vault.
     """
-    moment = (now or datetime.now(UTC)).astimezone(UTC)
+    moment = (now or app.clock()).astimezone(app.zone)
     fusion = app.settings.fusion
     budget = max(100, budget_tokens if budget_tokens is not None else fusion.max_tokens)
     per_memory = min(fusion.token_budget.max_tokens_per_memory, budget)

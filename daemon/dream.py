@@ -474,7 +474,7 @@ class DreamRunner:
     def _plan(self, records: Mapping[str, MemoryRecord], bodies: dict[str, str], *,
               consolidate: bool, overlay: dict[str, bytes]) -> DreamPlan:
         now = self._clock()
-        today = now.astimezone(UTC).date()
+        today = now.date()  # the user's day: the clock carries time.zone
         restored = {p for p, h in self.restorer.restored().items()
                     if p in records and records[p].hash == h}
         current = [r for r in records.values() if not r.hidden(today) and r.path not in restored]
@@ -800,7 +800,7 @@ class DreamRunner:
     # ------------------------------------------------------------------ MEMORY.md, diary
 
     def _index_text(self, records: Mapping[str, MemoryRecord]) -> tuple[bytes, list[IndexEntry]]:
-        today = self._clock().astimezone(UTC).date()
+        today = self._clock().date()
         entries = index_entries(self.memory_folder, (
             (r.path, r.as_json()) for r in records.values()), today)
         return self.memory_index.render(entries), entries
@@ -808,7 +808,7 @@ class DreamRunner:
     def _rebuild_index(self, records: Mapping[str, MemoryRecord]) -> tuple[str, bool]:
         """:meth:`MemoryIndexKeeper.rebuild` from ``records``: a one-line summary and whether
         the file changed; the build is kept for this dream's record."""
-        today = self._clock().astimezone(UTC).date()
+        today = self._clock().date()
         inputs = index_fingerprint(((r.path, r.hash) for r in records.values()), today)
         last = read_json_object(self.state_dir / LAST_FILE).get("memory_index")
         summary, changed, built = self.memory_index.rebuild(

@@ -9,7 +9,7 @@ gets ``status: archived`` (its previous status in ``status_before``) and stays o
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from datetime import UTC, date, datetime
+from datetime import date, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeAlias
 
@@ -66,7 +66,7 @@ def step_edits(step: Step, read: Callable[[str], bytes | None],
     """``(path, new bytes, diary line)`` for one action, from the bytes ``read`` gives
     (``None``: the file is gone, the action is skipped); ``known`` are the records the
     plan was made from (a file's status is read from its record while its hash holds)."""
-    today = now.astimezone(UTC).date()
+    today = now.date()  # the user's day: the clock carries time.zone
     out: list[tuple[str, bytes, str]] = []
     match step:
         case MergeDuplicate(keeper_path=keeper, duplicate_path=dup, kind=kind):

@@ -24,23 +24,31 @@ from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import filelock
 import structlog
 
 from ccb.atomic import read_json_object, write_bytes_atomic
 from ccb.model import Note, memory_key
+from ccb.owner import Owner
 from ccb.parse import parse_note
+from ccb.scan import read_note_bytes
 from ccb.writer import NoteWriter, WriteOutcome
-from config.errors import LockError, MemoryNotFoundError, VersionNotFoundError
+from config.errors import DreamdError, LockError, MemoryNotFoundError, VersionNotFoundError
 from consistency.arbiter import KeepFile, ManualReview, TakeMagma, decide
 from consistency.checker import Divergent
+from magma.store import MagmaStore
 from magma.versions import NewVersion, Version, VersionArchive, VersionKind, current
+
+if TYPE_CHECKING:
+    from daemon.memories import MemoryService
 
 __all__ = [
     "BASES_FILE",
     "PENDING_TOMBSTONES_FILE",
     "HistoryService",
+    "MemoryLocator",
     "RollbackResult",
     "VersionRecorder",
     "note_memory_key",
@@ -352,3 +360,73 @@ def _text(data: bytes) -> str:
     if data.startswith((b"\xff\xfe", b"\xfe\xff")):
         return data.decode("utf-16", "replace")
     return data.decode("utf-8-sig", "replace")
+
+
+class MemoryLocator:
+    """Where a memory of the vault is, for :class:`HistoryService`: by id, name, file name or
+    path (a deleted memory by the id or name its history recorded), acting for ``owner``
+    (``None``: the vault's owner, who sees every memory)."""
+
+    def __init__(self, memories: MemoryService, archive: VersionArchive, store: MagmaStore,
+                 vault_root: Path, owner: Owner | None) -> None:
+        self.memories = memories
+        self.archive = archive
+        self.store = store
+        self.vault_root = vault_root
+        self.owner = owner
+
+    def resolve(self, id_or_name: str) -> str:
+        """The history key of a memory. Raises :class:`MemoryNotFoundError`."""
+        try:
+            return note_memory_key(self.memories.find(id_or_name).note)
+        except MemoryNotFoundError:
+            pass
+        wanted = id_or_name.strip()
+        versions = self.archive.history(wanted) or self.archive.history(memory_key(None, wanted))
+        if not versions:
+            folded = wanted.casefold()
+            for history in self.archive.all_versions().values():
+                if any((v.name or "").casefold() == folded for v in history):
+                    versions = history
+                    break
+        if not versions or not self._sees_history(versions):
+            raise MemoryNotFoundError(
+                f"memory {id_or_name!r}: no memory or history has that id or name")
+        return versions[0].memory_id
+
+    def locate(self, key: str) -> tuple[str, bytes] | None:
+        """``(path, bytes)`` of the memory's file now, or ``None`` when it has none."""
+        for stored in self.memories.memories():
+            if note_memory_key(stored.note) == key:
+                return stored.path, stored.data
+        # a memory outside the memory folder: the index knows where its id lives
+        for path, row in self.store.file_index().items():
+            if row.memory_type is None or memory_key(row.memory_id, path) != key:
+                continue
+            try:
+                note, data = read_note_bytes(self.vault_root, path)
+            except DreamdError:
+                continue
+            if note.memory is not None and note_memory_key(note) == key and (
+                    self.owner is None or self.owner.sees(note.memory.owner)):
+                return path, data
+        return None
+
+    def visible(self, data: bytes) -> bool:
+        """May the owner see a version with this content (its owner then)?"""
+        if self.owner is None:
+            return True
+        note = parse_note("memory.md", data)
+        return note.memory is not None and self.owner.sees(note.memory.owner)
+
+    def _sees_history(self, versions: list[Version]) -> bool:
+        """May the owner see the history of a memory that has no file any more? Decided by
+        the owner its last recorded content names."""
+        if self.owner is None:
+            return True
+        edits = [v for v in versions if v.kind != "tombstone"]
+        if not edits:
+            return False
+        last = edits[-1]
+        note = parse_note(last.path, self.archive.content(last.memory_id, last.n))
+        return note.memory is not None and self.owner.sees(note.memory.owner)

@@ -49,17 +49,17 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime
+from datetime import date, datetime
 from typing import Any
 
 import numpy as np
 import structlog
 
-from ccb.dates import as_date
+from ccb.dates import as_date, day_in
 from ccb.model import DIARY_FILE
 from ccb.owner import Owner
 from config.errors import DreamdError
-from config.settings import Settings, Stage
+from config.settings import Settings, Stage, user_zone
 from consistency.lifecycle import (
     LifecycleMemory,
     LifecyclePolicy,
@@ -293,6 +293,7 @@ class Retriever:
         self._store = store
         self._embedder = embedder
         self._settings = settings
+        self._zone = user_zone(settings)
         self._recall_source = recall_stats
         self._chat = chat
         self._verifier = verifier
@@ -380,8 +381,8 @@ class Retriever:
         """
         # Lone surrogates cannot be encoded for the model; a pasted page is cut to its start.
         text = query.encode("utf-8", "replace").decode("utf-8").strip()[:MAX_QUERY_CHARS]
-        moment = (now or datetime.now(UTC)).astimezone(UTC)
-        today = as_of or moment.date()
+        moment = (now or datetime.now(self._zone)).astimezone(self._zone)
+        today = as_of or moment.date()  # the user's day (time.zone)
         if not text or limit < 1 or (memory_types is not None and not memory_types) \
                 or (layers is not None and not layers):
             trace = SearchTrace(NO_INTENT, (), 0.0, 0, 0)
@@ -792,7 +793,7 @@ class Retriever:
             recall = stats.get(entry.memory_id or entry.note_id, RecallStats())
             last = entry.day
             if recall.last is not None:
-                recalled = recall.last.astimezone(UTC).date()
+                recalled = recall.last.astimezone(moment.tzinfo).date()
                 last = recalled if last is None or recalled > last else last
             age = (today - last).days if last is not None else None
             fresh = recency(age, half_life)
@@ -902,17 +903,8 @@ class Retriever:
         through tags: a tag joins too many notes to mean "related"), index files left out."""
         if snap.neighbours is None:
             pairs = self._store.link_pairs()
-            near: dict[str, set[str]] = {}
-            for src, dst in zip(pairs.column("src").to_pylist(),
-                                pairs.column("resolved").to_pylist(), strict=True):
-                if src == dst or src not in snap.entries or dst not in snap.entries:
-                    continue  # attachments and unindexed files are not notes to return
-                near.setdefault(src, set()).add(dst)
-                near.setdefault(dst, set()).add(src)
-            for index in [p for p in near if p.rsplit("/", 1)[-1] in INDEX_FILE_NAMES]:
-                for other in near.pop(index):
-                    near.get(other, set()).discard(index)
-            snap.neighbours = near
+            snap.neighbours = _linked(pairs.column("src").to_pylist(),
+                                      pairs.column("resolved").to_pylist(), snap.entries)
         return snap.neighbours
 
     def _read_snapshot(self, versions: dict[str, int]) -> _Snapshot:
@@ -935,10 +927,11 @@ class Retriever:
             layer = note_layer(path=path, title=row["title"], memory_type=memory_type,
                                properties=props, tags=row["tags"] or (), text=text)
             dated = note_date(props, path) if memory_type is None else (
-                as_date(props.get("updated")) or as_date(props.get("created")))
+                day_in(props.get("updated"), self._zone)
+                or day_in(props.get("created"), self._zone))
             day = dated
             if day is None and row["mtime_ns"]:
-                day = datetime.fromtimestamp(row["mtime_ns"] / 1e9, UTC).date()
+                day = datetime.fromtimestamp(row["mtime_ns"] / 1e9, self._zone).date()
             entry = CatalogueEntry(
                 path=path, note_id=row["note_id"], title=row["title"],
                 aliases=tuple(row["aliases"] or ()), tags=tuple(row["tags"] or ()),
@@ -1046,6 +1039,24 @@ def _merge(into: _Found, part: _Found) -> int:
     into.confident = into.confident or part.confident
     after = {p for ranked in into.lists.values() for p in ranked}
     return len(after - before)
+
+
+
+def _linked(sources: Sequence[str], targets: Sequence[str | None],
+            entries: Mapping[str, CatalogueEntry]) -> dict[str, set[str]]:
+    """Notes linked either way from the store's ``(src, resolved)`` link pairs: both ends
+    indexed notes (attachments and unindexed files are not notes to return), index files
+    left out."""
+    near: dict[str, set[str]] = {}
+    for src, dst in zip(sources, targets, strict=True):
+        if dst is None or src == dst or src not in entries or dst not in entries:
+            continue
+        near.setdefault(src, set()).add(dst)
+        near.setdefault(dst, set()).add(src)
+    for index in [p for p in near if p.rsplit("/", 1)[-1] in INDEX_FILE_NAMES]:
+        for other in near.pop(index):
+            near.get(other, set()).discard(index)
+    return near
 
 
 def _hidden_reason(entry: CatalogueEntry, today: date) -> str | None:

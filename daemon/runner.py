@@ -318,9 +318,7 @@ class Daemon:
             self._deferred.append((list(paths), purge))
             return
         with self.lock:
-            self.syncer.sync_paths(paths)
-            if purge:
-                self.app.store.maintain(cleanup_older_than=timedelta(0), purge=True)
+            self.app.sync_now(self.syncer, paths, purge=purge)
             self._after_write(True)
 
     def _rescan(self, *, reason: str) -> None:

@@ -361,6 +361,48 @@ def _past_weekday(today: date, weekday: int) -> _Days | None:
     return _one_day(_ago(today, (today.weekday() - weekday - 1) % 7 + 1))
 
 
+def _next_week(today: date, weekday: int | None = None) -> _Days | None:
+    """Monday..Sunday of the ISO week after today's, or its ``weekday`` (Monday = 0): a
+    request about what is planned ("on Wednesday next week", "下周三")."""
+    try:
+        monday = today + timedelta(days=7 - today.weekday())
+    except OverflowError:
+        return None
+    if weekday is None:
+        return (monday, monday + timedelta(days=6))
+    return _one_day(monday + timedelta(days=weekday))
+
+
+def _next_weekday(today: date, weekday: int) -> _Days | None:
+    """The first ``weekday`` (Monday = 0) strictly after today ("next Monday")."""
+    try:
+        return _one_day(today + timedelta(days=(weekday - today.weekday() - 1) % 7 + 1))
+    except OverflowError:
+        return None
+
+
+def _weekend(today: date, weeks_back: int) -> _Days | None:
+    """Saturday and Sunday of the ISO week ``weeks_back`` before today's (1: "last weekend"
+    whatever today's weekday; 0: this weekend, still ahead on a weekday)."""
+    monday = _ago(today, today.weekday() + 7 * weeks_back)
+    if monday is None:
+        return None
+    saturday = monday + timedelta(days=5)
+    return (saturday, saturday + timedelta(days=1))
+
+
+def _months_ago(today: date, months: int) -> _Days | None:
+    """The calendar month ``months`` before today's ("two months ago", "三个月前")."""
+    index = today.year * 12 + today.month - 1 - months
+    return _month(index // 12, index % 12 + 1, today) if index >= 12 else None
+
+
+def _around(today: date, days: int, spread: int) -> _Days | None:
+    """The days from ``days + spread`` to ``days - spread`` ago ("半个月前": about 15)."""
+    end = _ago(today, days - spread)
+    return None if end is None else (_ago(today, days + spread) or date.min, end)
+
+
 def _iso(text: str) -> date | None:
     try:
         return date.fromisoformat(text)
@@ -443,7 +485,10 @@ def _zh_month(m: re.Match[str], today: date) -> _Days | None:
 
 
 def _zh_week(m: re.Match[str], today: date) -> _Days | None:
-    weeks_back = 1 if m["which"].startswith("上") else 0
+    which = m["which"]
+    if which.startswith("下"):
+        return _next_week(today, None if m["wd"] is None else _ZH_WEEKDAYS[m["wd"]])
+    weeks_back = 2 if which.startswith("上上") else 1 if which.startswith("上") else 0
     week = _week_of(today, weeks_back)
     if week is None or m["wd"] is None:
         return week
@@ -491,6 +536,20 @@ _TIME_RULES: tuple[_TimeRule, ...] = (
               lambda m, t: _few_days_ago(t)),
     _TimeRule(_en(r"this week"), _STRONG, lambda m, t: _week_of(t, 0)),
     _TimeRule(_en(r"(?:last|previous) week"), _STRONG, lambda m, t: _week_of(t, 1)),
+    _TimeRule(_en(r"(?:the )?week before last"), _STRONG, lambda m, t: _week_of(t, 2)),
+    _TimeRule(_en(rf"(?P<n>{_EN_NUM}) weeks? ago"), _STRONG,
+              lambda m, t: _week_of(t, _number(m["n"]))),
+    _TimeRule(_en(rf"(?P<n>{_EN_NUM}) months? ago"), _STRONG,
+              lambda m, t: _months_ago(t, _number(m["n"]))),
+    _TimeRule(_en(r"(?:last|previous) weekend"), _STRONG, lambda m, t: _weekend(t, 1)),
+    _TimeRule(_en(r"this weekend"), _STRONG, lambda m, t: _weekend(t, 0)),
+    _TimeRule(_en(r"next week"), _STRONG, lambda m, t: _next_week(t)),
+    _TimeRule(_en(rf"(?:on )?(?P<wd>{'|'.join(_EN_WEEKDAYS)}),? next week"), _STRONG,
+              lambda m, t: _next_week(t, _EN_WEEKDAYS.index(m["wd"]))),
+    _TimeRule(_en(rf"next week(?:'s|,)? (?:on )?(?P<wd>{'|'.join(_EN_WEEKDAYS)})"), _STRONG,
+              lambda m, t: _next_week(t, _EN_WEEKDAYS.index(m["wd"]))),
+    _TimeRule(_en(rf"next (?P<wd>{'|'.join(_EN_WEEKDAYS)})"), _STRONG,
+              lambda m, t: _next_weekday(t, _EN_WEEKDAYS.index(m["wd"]))),
     _TimeRule(_en(r"this month"), _STRONG, lambda m, t: _month(t.year, t.month, t)),
     _TimeRule(_en(r"(?:last|previous) month"), _STRONG, lambda m, t: _last_month(t)),
     _TimeRule(_en(r"this year"), _STRONG, lambda m, t: _year(t.year, t)),
@@ -516,12 +575,19 @@ _TIME_RULES: tuple[_TimeRule, ...] = (
               lambda m, t: _one_day(_ago(t, _number(m["n"])))),
     _TimeRule(_zh(r"几天(?:之|以)?前|前几天"), _WEAK, lambda m, t: _few_days_ago(t)),
     _TimeRule(
-        _zh(rf"(?P<which>上个?{_WEEK_ZH}|(?:这|本)个?{_WEEK_ZH})"
+        _zh(rf"(?P<which>上上个?{_WEEK_ZH}|[上下]个?{_WEEK_ZH}|(?:这|本)个?{_WEEK_ZH})"
             r"(?P<wd>[一二三四五六日天])?(?![期年记志])"),
         _STRONG, _zh_week,
     ),
     _TimeRule(_zh(rf"(?<!每){_WEEK_ZH}(?P<wd>[一二三四五六日天])(?![次遍回记志期年])"), _STRONG,
               lambda m, t: _past_weekday(t, _ZH_WEEKDAYS[m["wd"]])),
+    _TimeRule(_zh(rf"(?P<n>{_ZH_NUM}) ?个?(?:星期|礼拜|周)(?:之|以)?前"), _STRONG,
+              lambda m, t: _week_of(t, _number(m["n"]))),
+    _TimeRule(_zh(rf"(?P<n>{_ZH_NUM}) ?个月(?:之|以)?前"), _STRONG,
+              lambda m, t: _months_ago(t, _number(m["n"]))),
+    _TimeRule(_zh(r"半个?月(?:之|以)?前"), _WEAK, lambda m, t: _around(t, 15, 4)),
+    _TimeRule(_zh(rf"上个?{_WEEK_ZH}末"), _STRONG, lambda m, t: _weekend(t, 1)),
+    _TimeRule(_zh(rf"(?:这|本)个?{_WEEK_ZH}末"), _STRONG, lambda m, t: _weekend(t, 0)),
     _TimeRule(_zh(r"本月|这个?月"), _STRONG, lambda m, t: _month(t.year, t.month, t)),
     _TimeRule(_zh(r"上个?月"), _STRONG, lambda m, t: _last_month(t)),
     _TimeRule(_zh(r"今年"), _STRONG, lambda m, t: _year(t.year, t)),

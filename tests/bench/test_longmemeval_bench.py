@@ -15,6 +15,8 @@ import longmemeval_bench as lme
 import pytest
 
 from ccb.parse import parse_note
+from magma.embedder import USE_DIMS, USE_MODEL_ID
+from magma.embedding_cache import EmbeddingCache
 
 
 def _turn(role: str, content: str) -> dict[str, Any]:
@@ -140,7 +142,8 @@ def test_deadline_multiplier_scales_every_stage(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_pooled_run_end_to_end(tmp_path: Path) -> None:
     # generous deadlines: a loaded test machine must not skip the pipeline's stages
-    result = lme.run_pooled(INSTANCES, tmp_path / "oracle", None, deadline_x=20)
+    result = lme.run_pooled(INSTANCES, tmp_path / "oracle", None, deadline_x=20,
+                            data_dir=tmp_path / "data")
     assert result["questions"] == 2
     assert result["skipped_abstention"] == 1
     assert result["sessions"] == 5
@@ -155,6 +158,36 @@ def test_pooled_run_end_to_end(tmp_path: Path) -> None:
     assert result["summary"]["overall"]["n"] == 2
     assert all(r["dreamd_stages"] for r in result["rows"])  # the pipeline's stage statuses
     assert result["dreamd_empty"] <= result["dreamd_deadline_skips"]
-    again = lme.run_pooled(INSTANCES, tmp_path / "oracle", None)  # the index is reused
+    again = lme.run_pooled(INSTANCES, tmp_path / "oracle", None,  # the index is reused
+                           data_dir=tmp_path / "data")
     assert again["timings"]["indexes_reused"] == 1
     assert again["timings"]["indexes_built"] == 0
+
+
+@pytest.mark.slow
+def test_dev_questions_end_to_end(tmp_path: Path) -> None:
+    """Three questions of the development half, each in its own ~48-session vault, the real
+    model; the second run of the same questions in a new workdir embeds nothing (the user's
+    embedding cache is in the shared data folder)."""
+    instances = lme.load_s_dev(lme.DATA)
+    assert len(instances) == 264
+    kinds = ("multi-session", "knowledge-update", "temporal-reasoning")
+    chosen = [next(i for i in instances if i["question_type"] == kind
+                   and not i["question_id"].endswith("_abs")) for kind in kinds]
+    result = lme.run_separate(chosen, tmp_path / "dev", None, deadline_x=20,
+                              data_dir=tmp_path / "data")
+    assert result["questions"] == 3 and result["timings"]["indexes_built"] == 3
+    for row in result["rows"]:
+        for system in lme.SYSTEMS:
+            assert row["ranked"][system], (row["question_id"], system)
+            assert set(row["ranked"][system]) <= set(chosen[0]["haystack_session_ids"]) | {
+                s for i in chosen for s in i["haystack_session_ids"]}
+    assert result["summary"]["overall"]["dreamd"]["recall@10"] > 0.5
+    cache = EmbeddingCache.for_model(tmp_path / "data", USE_MODEL_ID, USE_DIMS, 2**30)
+    cached = cache.stats()["rows"]
+    assert cached > 100
+    again = lme.run_separate(chosen, tmp_path / "dev-again", None, deadline_x=20,
+                             data_dir=tmp_path / "data")
+    assert again["timings"]["indexes_built"] == 3
+    assert [r["ranked"] for r in again["rows"]] == [r["ranked"] for r in result["rows"]]
+    assert cache.stats()["rows"] == cached  # nothing new was embedded

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import math
-from datetime import date
+from datetime import date, timedelta
 
 import pytest
 from hypothesis import given, settings
@@ -149,8 +149,9 @@ def test_reasons_name_each_match_in_query_order() -> None:
         "这周期",  # "this cycle"
         "以前天气",  # "the weather before", not 前天
         "in December 2099",  # entirely in the future
-        "这周五",  # this Friday: still to come on a Tuesday
-        "next week",
+        "这周五",  # this Friday: still to come on a Tuesday ("下周五" is asked for)
+        "every weekend",
+        "two weeks",  # a length, not a time
     ],
 )
 def test_no_match_is_no_intent(query: str) -> None:
@@ -235,6 +236,25 @@ def test_no_intent_shape() -> None:
         ("12月25号", D(2025, 12, 25), D(2025, 12, 25), "12月25号"),
         ("2025年", D(2025, 1, 1), D(2025, 12, 31), "2025年"),
         ("自2026-11-01以来", D(2026, 11, 1), D(2026, 12, 1), "自2026-11-01以来"),
+        ("what did I cook two weeks ago", D(2026, 11, 16), D(2026, 11, 22), "two weeks ago"),
+        ("a week ago", D(2026, 11, 23), D(2026, 11, 29), "a week ago"),
+        ("the week before last", D(2026, 11, 16), D(2026, 11, 22), "the week before last"),
+        ("2 months ago", D(2026, 10, 1), D(2026, 10, 31), "2 months ago"),
+        ("last weekend's hike", D(2026, 11, 28), D(2026, 11, 29), "last weekend"),
+        ("plans for this weekend", D(2026, 12, 5), D(2026, 12, 6), "this weekend"),
+        ("what is due next week", D(2026, 12, 7), D(2026, 12, 13), "next week"),
+        ("the review on Wednesday next week", D(2026, 12, 9), D(2026, 12, 9),
+         "on wednesday next week"),
+        ("next Monday", D(2026, 12, 7), D(2026, 12, 7), "next monday"),
+        ("三周前", D(2026, 11, 9), D(2026, 11, 15), "三周前"),
+        ("两个星期前的会", D(2026, 11, 16), D(2026, 11, 22), "两个星期前"),
+        ("上上周", D(2026, 11, 16), D(2026, 11, 22), "上上周"),
+        ("上上周三", D(2026, 11, 18), D(2026, 11, 18), "上上周三"),
+        ("上周末去了哪里", D(2026, 11, 28), D(2026, 11, 29), "上周末"),
+        ("下周三开会", D(2026, 12, 9), D(2026, 12, 9), "下周三"),
+        ("下周的安排", D(2026, 12, 7), D(2026, 12, 13), "下周"),
+        ("三个月前", D(2026, 9, 1), D(2026, 9, 30), "三个月前"),
+        ("半个月前", D(2026, 11, 12), D(2026, 11, 20), "半个月前"),
     ],
 )
 def test_time_expressions_resolve_to_exact_ranges(
@@ -597,8 +617,10 @@ def test_analyze_intent_is_total_and_well_formed(parts: list[str], today: date) 
     assert 0.0 <= got.confidence <= 1.0
     assert got.types <= {"user", "feedback", "project", "reference"}
     assert got.layers <= {1, 2, 3, 4, 5}
-    if got.time_range is not None:
-        assert got.time_range.start <= got.time_range.end <= today
+    if got.time_range is not None:  # the future only as far as "next week" reaches
+        assert got.time_range.start <= got.time_range.end
+        assert got.time_range.end <= today + timedelta(days=13) or today > date.max - \
+            timedelta(days=13)
         assert 4 in got.layers
     assert (got.confidence == 0.0) == (got is NO_INTENT)
 
