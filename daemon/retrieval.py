@@ -25,10 +25,11 @@ DESIGN.md § Retrieval. One search runs:
    found fewer notes than asked for may finish within the search's whole budget (the sum of
    the deadlines, 1.2 s by default): on a busy machine a late answer beats a short one.
 
-3. **Fusion** (:mod:`magma.fusion`, always, in memory): weighted reciprocal rank fusion of
+3. **Fusion** (:mod:`daemon.rerank`, always, in memory): weighted reciprocal rank fusion of
    every list (:data:`LIST_WEIGHTS`), the Generative Agents score (relevance, recency by the
    later of the note's date and its last recall, importance from :mod:`magma.layers`), a
-   bonus for notes inside the query's time range, then MMR with semantic de-duplication.
+   bonus for notes inside the query's time range; the hits in score order with copies
+   dropped, and never without a note plain hybrid search ranks in its top five.
    Archived, superseded and expired memories and the dream diary are left out unless the
    caller asks for them (``include_hidden``) or for a past day (``as_of``: what was current
    then).
@@ -55,22 +56,21 @@ from typing import Any
 import numpy as np
 import structlog
 
-from ccb.dates import as_date, day_in
+from ccb.dates import day_in
 from ccb.model import DIARY_FILE
 from ccb.owner import Owner
 from config.errors import DreamdError
 from config.settings import Settings, Stage, user_zone
 from consistency.lifecycle import (
-    LifecycleMemory,
     LifecyclePolicy,
     MemoryState,
-    feedback_priority,
     is_current,
 )
 from daemon.llm import ChatClient
+from daemon.rerank import LIST_WEIGHTS, Reranker, best_row
 from daemon.verifier import FusionVerifier, in_background
 from magma.embedder import Embedder
-from magma.fusion import MMR_LAMBDA, Weights, mmr, recency, weighted_rrf
+from magma.fusion import Weights, weighted_rrf
 from magma.intent import (
     NO_INTENT,
     Intent,
@@ -79,9 +79,9 @@ from magma.intent import (
     llm_messages,
     parse_llm_intent,
 )
-from magma.layers import L2_RULES, importance, is_salient, note_date, note_layer, type_prior
+from magma.layers import L2_RULES, is_salient, note_date, note_layer, type_prior
 from magma.recalls import RecallStats
-from magma.search import CANDIDATE_FACTOR, SearchHit, collapse_to_notes, make_snippet
+from magma.search import CANDIDATE_FACTOR, SearchHit, collapse_to_notes
 from magma.store import INDEX_FILE_NAMES, ChunkCandidate, MagmaStore
 from magma.text import CJK_CHAR
 
@@ -97,13 +97,6 @@ __all__ = [
 
 log = structlog.get_logger("dreamd.retrieval")
 
-#: Weights of the ranked lists in the fusion (our choice): the two retrievers, the name
-#: match, the time range and the memories the intent targets count fully; the L2 rules
-#: ranked by meaning and the graph neighbours count half (they are context, not matches).
-LIST_WEIGHTS: Mapping[str, float] = {
-    "vector": 1.0, "full-text": 1.0, "names": 1.0, "time": 1.0, "routed": 1.0,
-    "rules": 0.5, "graph": 0.5,
-}
 #: Cosine at which the two retrievers agreeing on the first note ends the search after
 #: magma-extend (our choice: the multilingual USE model puts paraphrases at 0.6 and above).
 CONFIDENT_COSINE = 0.6
@@ -115,37 +108,12 @@ ROUTED_MIN_COSINE = 0.2
 #: Longest query searched, in characters (our choice: a question is far shorter; a pasted
 #: page would take seconds to embed: 0.3 s per 10,000 characters here).
 MAX_QUERY_CHARS = 2000
-#: Share of importance that counts at zero relevance; the rest grows with relevance (our
-#: choice: without it a pinned rule filled a top-5 slot of every unrelated search).
-IMPORTANCE_FLOOR = 0.25
-#: Share of the cosine in relevance (the rest is the fused rank), both min-max scaled. Our
-#: choice, measured: 0.1 is enough for a match only the vector can see (an English question,
-#: a Chinese note) to lead over full-text noise; a larger share lowered LongMemEval recall@10
-#: (0.5: 0.742; 0.15: 0.750; 0: 0.757 but the cross-lingual match fell to fifth).
-COSINE_SHARE = 0.15
-#: Bonus for a note dated inside the query's time range, times ``0.5 + relevance / 2`` (our
-#: choice: a time expression filters strongly, yet "cook something tonight" must not put
-#: every note of today first).
-TIME_BONUS = 0.5
-#: Bonus, times the note's relevance, for a note in a layer the query's intent targets (our
-#: choice: about what importance adds to a rule; scaled by relevance so a wrongly routed
-#: query never lifts an unrelated note).
-LAYER_BONUS = 0.25
 #: How many of the best notes so far full-fusion expands, and how many neighbours it adds.
 GRAPH_SEEDS = 3
 GRAPH_MAX = 10
-#: The engine behind each ranked list: CCB is the files themselves (names, titles, aliases,
-#: descriptions, tags and dates, read into memory), MAGMA the index (vectors, full text, the
-#: memory embeddings and the link graph).
-CCB_LISTS = frozenset({"names", "time"})
-MAGMA_LISTS = frozenset({"vector", "full-text", "routed", "rules", "graph"})
 #: Stages of each engine (``retrieval.default_strategy`` turns the other engine's off).
 CCB_STAGES = frozenset({"ccb-fast"})
 MAGMA_STAGES = frozenset({"magma-extend", "full-fusion"})
-#: Score added to a note the leading engine found, under ``both-priority-ccb`` and
-#: ``both-priority-magma`` (our choice: enough to settle a near tie, about a tenth of what a
-#: rank or two in the fused list is worth; never enough to lift a clearly weaker match).
-PRIORITY_BONUS = 0.02
 #: How long the LLM's thread waits for the query's embedding to cache its answer with it, in
 #: seconds (our choice: a query embeds in milliseconds; a stuck model must not hold it).
 EMBED_WAIT_S = 5.0
@@ -276,6 +244,8 @@ class _Found:
     why: dict[str, list[str]] = field(default_factory=dict)
     cosine: dict[str, float] = field(default_factory=dict)
     rows: dict[str, int] = field(default_factory=dict)  # best chunk row, when no text yet
+    texts: set[str] = field(default_factory=set)  # paths whose row's chunk text is read
+    kept: dict[str, int] = field(default_factory=dict)  # put back: plain hybrid's rank
     confident: bool = False
     vector: np.ndarray | None = None
 
@@ -314,10 +284,13 @@ class Retriever:
         self._recalls_at: float | None = None
         self._warm = False
         weights = settings.retrieval.weights
-        self._weights = Weights(relevance=weights.relevance, recency=weights.recency,
-                                importance=weights.importance)
-        self._policy = LifecyclePolicy(decay_factor=settings.lifecycle.decay_factor,
-                                       decay_period_days=settings.lifecycle.decay_period_days)
+        self._reranker = Reranker(
+            store=store, settings=settings, weights=Weights(
+                relevance=weights.relevance, recency=weights.recency,
+                importance=weights.importance),
+            policy=LifecyclePolicy(decay_factor=settings.lifecycle.decay_factor,
+                                   decay_period_days=settings.lifecycle.decay_period_days),
+            recall_stats=self._recall_stats)
 
     # ------------------------------------------------------------------ public
 
@@ -478,8 +451,8 @@ class Retriever:
                 intent = better
         if self._intents is not None and cache_it:
             self._intents.put(text, moment.date(), intent, found.vector)
-        hits, candidates, dropped = self._fuse(snap, text, intent, found, keep, limit,
-                                               moment, today, include_hidden, strategy)
+        hits, candidates, dropped = self._reranker.fuse(
+            snap, text, intent, found, keep, limit, moment, today, include_hidden, strategy)
         judged: tuple[str, ...] = ()
         if self._verifier is not None and hits:
             verdicts = self._verifier.verify(text, hits)
@@ -719,7 +692,7 @@ class Retriever:
         best: dict[str, int] = {}
         cos: dict[str, float] = {}
         for path in near:
-            row, sim = _best_row(snap, path, vector)
+            row, sim = best_row(snap, path, vector)
             if row is not None:
                 best[path], cos[path] = row, sim
         ranked = sorted(best, key=lambda p: -cos[p])[:GRAPH_MAX]
@@ -731,139 +704,6 @@ class Retriever:
                 else parent[path]
             part.why.setdefault(path, []).append(f"linked with {seed_title}")
         return part
-
-    # ------------------------------------------------------------------ fusion
-
-    def _fuse(
-        self, snap: _Snapshot, text: str, intent: Intent, found: _Found,
-        keep: Callable[[str], bool], limit: int, moment: datetime, today: date,
-        include_hidden: bool, strategy: str = "both-priority-ccb",
-    ) -> tuple[list[SearchHit], int, int]:
-        fused = weighted_rrf(found.lists, LIST_WEIGHTS, k=self._settings.retrieval.rrf_k)
-        paths = [p for p in sorted(fused, key=lambda p: (-fused[p], p)) if keep(p)]
-        paths = paths[: max(limit * 3, 30)]
-        if not paths:
-            return [], 0, 0
-        # Every candidate's vector: its chunk's (full text gave one) or, from the in-memory
-        # index, its best chunk's by cosine (the text is read for the hits only, below).
-        vectors: dict[str, np.ndarray] = {}
-        for path in paths:
-            chunk = found.chunks.get(path)
-            if path in found.rows:
-                vectors[path] = snap.chunk_matrix[found.rows[path]]
-            elif chunk is not None and chunk.vector is not None:
-                vectors[path] = np.asarray(chunk.vector, dtype=np.float32)
-            else:
-                row, _ = _best_row(snap, path, found.vector)
-                if row is not None:
-                    found.rows[path] = row
-                    vectors[path] = snap.chunk_matrix[row]
-        paths = [p for p in paths if p in vectors or p in found.chunks]
-        if not paths:
-            return [], 0, 0
-        # Relevance is min-max scaled over the candidates, as Park et al. scale each of
-        # their three scores: the best candidate 1, the weakest 0.
-        top, low = max(fused[p] for p in paths), min(fused[p] for p in paths)
-        span = top - low
-        # Relevance also weighs meaning directly (the cosine of the note's best chunk, as
-        # Park et al. score relevance): reciprocal rank fusion sees ranks only, so a note the
-        # vector ranks first at cosine 0.40 would otherwise lose to one that full-text noise
-        # and the vector both rank sixth.
-        cosine: dict[str, float] = {}
-        if found.vector is not None:
-            for path in paths:
-                if path in vectors:
-                    cosine[path] = float(vectors[path] @ found.vector)
-        c_top = max(cosine.values(), default=0.0)
-        c_low = min(cosine.values(), default=0.0)
-        c_span = c_top - c_low
-        stats = self._recall_stats()
-        half_life = self._settings.retrieval.recency_half_life_days
-        lead = {"both-priority-ccb": CCB_LISTS, "both-priority-magma": MAGMA_LISTS}.get(
-            strategy, frozenset())
-        led = {p for name in lead for p in found.lists.get(name, ())}
-        scores: dict[str, float] = {}
-        notes: dict[str, list[str]] = {}
-        for path in paths:
-            entry = snap.entries[path]
-            relevance = (fused[path] - low) / span if span > 0 else 1.0
-            if path in cosine and c_span > 0:
-                share = COSINE_SHARE
-                relevance = (1 - share) * relevance + share * (cosine[path] - c_low) / c_span
-            recall = stats.get(entry.memory_id or entry.note_id, RecallStats())
-            last = entry.day
-            if recall.last is not None:
-                recalled = recall.last.astimezone(moment.tzinfo).date()
-                last = recalled if last is None or recalled > last else last
-            age = (today - last).days if last is not None else None
-            fresh = recency(age, half_life)
-            priority = self._priority(entry, recall, moment)
-            # Votes are distinct queries: the same question asked again is not a new vote.
-            weight = importance(entry.prior, salient=entry.salient,
-                                recalls=recall.distinct_queries, priority=priority)
-            # Importance lifts what is related to the query: a stressed rule wins a loosely
-            # related question, and does not crowd every unrelated answer (it is in every
-            # assembled context anyway).
-            score = (self._weights.relevance * relevance + self._weights.recency * fresh
-                     + self._weights.importance * weight * (IMPORTANCE_FLOOR
-                                                            + (1 - IMPORTANCE_FLOOR) * relevance))
-            extra: list[str] = []
-            if intent.time_range is not None and entry.dated is not None \
-                    and intent.time_range.start <= entry.dated <= intent.time_range.end:
-                score += TIME_BONUS * (0.5 + relevance / 2)
-                extra.append(f"in {intent.time_range.label}")
-            if entry.layer in intent.layers:
-                score += LAYER_BONUS * relevance
-                extra.append(f"layer L{entry.layer} asked for")
-            if path in led:
-                score += PRIORITY_BONUS
-                extra.append(f"{strategy.removeprefix('both-priority-')} first")
-            scores[path] = score
-            notes[path] = [*extra, f"importance {weight:.2f}", f"recency {fresh:.2f}"]
-        fusion = self._settings.fusion
-        picked, dropped = mmr(
-            paths, scores, vectors, limit=limit,
-            duplicate_at=(fusion.semantic_similarity_threshold
-                          if fusion.enable_semantic_deduplication and not include_hidden
-                          else None),  # --all shows every copy, archived duplicates too
-            groups={p: snap.entries[p].owner or "" for p in paths})  # owners' facts stay apart
-        chosen = dict(picked)
-        low_score, high_score = min(scores.values()), max(scores.values())
-        spread = high_score - low_score
-        wanted = {snap.chunk_ids[found.rows[p]]: p for p in chosen if p in found.rows}
-        if wanted:
-            for chunk in self._store.chunks_by_id(wanted):
-                found.chunks[wanted[chunk.chunk_id]] = chunk
-        hits: list[SearchHit] = []
-        for path, value in chosen.items():
-            chunk = found.chunks.get(path)
-            if chunk is None:  # the chunk went away since the snapshot: skip the note
-                continue
-            why = [*found.why.get(path, []), *notes[path]]
-            undiversified = MMR_LAMBDA * ((scores[path] - low_score) / spread if spread else 1.0)
-            if undiversified - value > 0.005:
-                why.append(f"diversity -{undiversified - value:.2f}")
-            if include_hidden:
-                reason = _hidden_reason(snap.entries[path], today)
-                if reason:
-                    why.append(reason)
-            hits.append(SearchHit(
-                path=path, title=(snap.entries[path].name or chunk.title
-                                  if snap.entries[path].memory_type else chunk.title),
-                heading=chunk.heading_path or None,
-                snippet=make_snippet(chunk.body or chunk.text, text), score=value,
-                why=tuple(why), memory_type=chunk.memory_type, note_id=chunk.note_id))
-        return hits, len(paths), len(dropped)
-
-    def _priority(self, entry: CatalogueEntry, recall: RecallStats, moment: datetime) -> float:
-        if entry.memory_type != "feedback" or entry.layer == L2_RULES:
-            return 1.0
-        props = entry.properties
-        memory = LifecycleMemory(
-            id=entry.memory_id or entry.path, path=entry.path, type="feedback",
-            created=as_date(props.get("created")), updated=as_date(props.get("updated")),
-            recall=recall)
-        return feedback_priority(memory, moment, self._policy)
 
     # ------------------------------------------------------------------ helpers
 
@@ -1000,18 +840,6 @@ def _nearest(snap: _Snapshot, vector: np.ndarray, n: int, keep: Callable[[str], 
     return found
 
 
-def _best_row(snap: _Snapshot, path: str, vector: np.ndarray | None
-              ) -> tuple[int | None, float]:
-    """The note's chunk row nearest ``vector`` (its first chunk without one) and the cosine."""
-    rows = snap.rows_by_path.get(path)
-    if not rows:
-        return None, 0.0
-    if vector is None:
-        return rows[0], 0.0
-    sims = snap.chunk_matrix[rows] @ vector
-    best = int(np.argmax(sims))
-    return rows[best], float(sims[best])
-
 
 def _matrix(table: Any) -> np.ndarray:
     """The ``vector`` column of ``table`` as ``float32[rows, dims]`` (``(0, 1)`` when empty)."""
@@ -1042,6 +870,8 @@ def _merge(into: _Found, part: _Found) -> int:
 
 
 
+
+
 def _linked(sources: Sequence[str], targets: Sequence[str | None],
             entries: Mapping[str, CatalogueEntry]) -> dict[str, set[str]]:
     """Notes linked either way from the store's ``(src, resolved)`` link pairs: both ends
@@ -1057,13 +887,3 @@ def _linked(sources: Sequence[str], targets: Sequence[str | None],
         for other in near.pop(index):
             near.get(other, set()).discard(index)
     return near
-
-
-def _hidden_reason(entry: CatalogueEntry, today: date) -> str | None:
-    if entry.memory_type is None or is_current(MemoryState.of(entry.properties, past=False), today):
-        return None
-    status = str(entry.properties.get("status") or "").strip().casefold()
-    if status in {"archived", "superseded"}:
-        return status
-    return "superseded" if entry.properties.get("valid_to") else "expired"
-

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -100,6 +100,7 @@ def mmr(
     ids: Sequence[str], scores: Mapping[str, float], vectors: Mapping[str, np.ndarray], *,
     limit: int, lambda_: float = MMR_LAMBDA, duplicate_at: float | None = 0.85,
     groups: Mapping[str, str] | None = None,
+    is_copy: Callable[[str, str], bool] | None = None,
 ) -> tuple[list[tuple[str, float]], dict[str, str]]:
     """Maximal marginal relevance over ``ids`` -> (``[(picked id, its MMR value)]`` in order,
     ``{dropped id: the picked id it duplicates}``). The MMR values never increase down the
@@ -110,7 +111,9 @@ def mmr(
     ``vectors`` their embeddings (any length; an id without one is never a duplicate and
     adds no diversity penalty). ``duplicate_at``: cosine from which a candidate is dropped as
     a duplicate of a picked one (``None``: never). ``groups``: only candidates of the same
-    group (e.g. the same owner) can be duplicates of each other.
+    group (e.g. the same owner) can be duplicates of each other. ``is_copy(picked, other)``,
+    asked only of pairs past ``duplicate_at``, must also agree (the texts are copies: two
+    notes that say one thing with another value are both kept).
     """
     if limit < 1 or not ids:
         return [], {}
@@ -140,7 +143,8 @@ def mmr(
             if sim > max_sim[other]:
                 max_sim[other], closest[other] = sim, best
             same = groups is None or groups.get(other) == groups.get(best)
-            if duplicate_at is not None and sim >= duplicate_at and same:
+            if duplicate_at is not None and sim >= duplicate_at and same and (
+                    is_copy is None or is_copy(best, other)):
                 left.remove(other)
                 dropped[other] = best
     return picked, dropped

@@ -61,7 +61,8 @@ Time expressions, for a query asked on ``today`` (ranges are inclusive and never
 - *on <weekday>* / *last <weekday>*, 周一..周日, 星期一..星期日/星期天, 礼拜一..礼拜天: the most
   recent such day strictly before today (a week ago when it is that day today).
 - *since YYYY-MM-DD*, 自/从YYYY-MM-DD(以来/起): that day to today. A bare ISO date: that day.
-- recently, lately, 最近, 近来, 近期: the last 14 days, today included (weak).
+- recently, lately, 最近, 近来, 近期: the last 14 days, today included (weak); "most
+  recently", "more recent", 最近一次 ask for the latest of several facts: no range.
 
 When several time expressions overlap, the longest wins (上个星期一 is last week's Monday, not
 "last week"); when several remain, the first in the query sets the range, the others are listed
@@ -566,6 +567,9 @@ _TIME_RULES: tuple[_TimeRule, ...] = (
     _TimeRule(_en(rf"since (?P<iso>{_ISO_DATE})"), _STRONG, _since),
     _TimeRule(_en(rf"(?P<iso>{_ISO_DATE})"), _STRONG, _on_iso),
     _TimeRule(_en(r"recently|lately"), _WEAK, lambda m, t: _last_days(t, _RECENT_DAYS)),
+    # "most recently", "the last time": a question about the latest of several facts, which
+    # must find the older ones too; no range (a match hides the "recently" inside it)
+    _TimeRule(_en(r"(?:most|more|mostly) recent(?:ly)?"), _WEAK, lambda m, t: None),
     # Chinese
     _TimeRule(_zh(r"今天|今日|今早|今晚"), _STRONG, lambda m, t: (t, t)),
     _TimeRule(_zh(r"昨天|昨日|昨晚|昨夜"), _STRONG, lambda m, t: _one_day(_ago(t, 1))),
@@ -605,6 +609,7 @@ _TIME_RULES: tuple[_TimeRule, ...] = (
     ),
     _TimeRule(_zh(rf"(?:自|从) ?(?P<iso>{_ISO_DATE}) ?(?:以来|起|开始)?"), _STRONG, _since),
     _TimeRule(_zh(r"最近|近来|近期"), _WEAK, lambda m, t: _last_days(t, _RECENT_DAYS)),
+    _TimeRule(_zh(r"最近(?:的)?一次|最近那次"), _WEAK, lambda m, t: None),
 )
 
 

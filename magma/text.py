@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["CJK_CHAR", "CJK_RANGES", "HAN_RANGES"]
+__all__ = ["CJK_CHAR", "CJK_RANGES", "HAN_RANGES", "NEAR_IDENTICAL_OVERLAP", "near_identical",
+           "text_tokens"]
 
 #: Han ideographs: CJK Unified Ideographs Extension A (U+3400–4DBF), CJK Unified Ideographs
 #: (U+4E00–9FFF) and CJK Compatibility Ideographs (U+F900–FAFF), as a regex class body.
@@ -19,3 +20,34 @@ HAN_RANGES = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 CJK_RANGES = "\u3040-\u30ff" + HAN_RANGES + "\uac00-\ud7af"
 #: One character of :data:`CJK_RANGES`.
 CJK_CHAR = re.compile(f"[{CJK_RANGES}]")
+
+#: Words (letters, digits, underscore) outside the CJK scripts, and single CJK characters.
+_TOKEN = re.compile(f"[{CJK_RANGES}]|[^\\W{CJK_RANGES}]+")
+#: Share of distinct tokens two texts must share to be copies of one another (our choice:
+#: a copy that lost or gained a line or a word stays above it; two chat sessions on one
+#: subject share far less).
+NEAR_IDENTICAL_OVERLAP = 0.8
+
+
+def text_tokens(text: str) -> list[str]:
+    """Case-folded words, each CJK character one token: ``"Use pnpm 用 pnpm"`` ->
+    ``["use", "pnpm", "用", "pnpm"]``."""
+    return _TOKEN.findall(text.casefold())
+
+
+def near_identical(a: str, b: str, *, overlap: float = NEAR_IDENTICAL_OVERLAP) -> bool:
+    """Are ``a`` and ``b`` copies of one text: the same numbers (a changed value is a
+    changed fact, not a copy) and at least ``overlap`` of their distinct tokens shared
+    (Jaccard)? Two empty texts are copies."""
+    first, second = text_tokens(a), text_tokens(b)
+    if _values(first) != _values(second):
+        return False
+    left, right = set(first), set(second)
+    if not left and not right:
+        return True
+    return len(left & right) / len(left | right) >= overlap
+
+
+def _values(tokens: list[str]) -> list[str]:
+    """The tokens that carry a digit (``125``, ``v3``, ``8080``), sorted."""
+    return sorted(t for t in tokens if any(c.isdigit() for c in t))

@@ -106,7 +106,7 @@ OVER_TODAY_CLASSES = {  # (module, class): (lines, constructor parameters)
     ("daemon/runner.py", "Daemon"): (533, 2),
     ("daemon/memories.py", "MemoryService"): (435, 12),
     ("daemon/app.py", "App"): (589, 4),
-    ("daemon/retrieval.py", "Retriever"): (686, 7),
+    ("daemon/retrieval.py", "Retriever"): (556, 7),
     ("magma/versions.py", "VersionArchive"): (459, 5),
     ("magma/store.py", "MagmaStore"): (609, 6),
     ("ccb/writer.py", "NoteWriter"): (670, 6),
@@ -119,7 +119,7 @@ OVER_TODAY_FUNCTIONS = {  # (module, function): complexity
     ("consistency/judgement.py", "judge_pair"): 30, ("daemon/app.py", "history"): 16,
     ("daemon/context.py", "_pack"): 19, ("daemon/dream_edits.py", "step_edits"): 22,
     ("daemon/mcp_server.py", "build_server"): 19, ("daemon/retrieval.py", "search"): 22,
-    ("daemon/retrieval.py", "_fuse"): 23, ("magma/versions.py", "repair"): 17,
+    ("magma/versions.py", "repair"): 17,
 }
 
 

@@ -1,0 +1,336 @@
+"""Fusion and the final pick of a search: one score per candidate note, then the hits.
+
+The third step of :mod:`daemon.retrieval`. Every ranked list the stages found is fused by
+weighted reciprocal rank fusion (:data:`daemon.retrieval.LIST_WEIGHTS`); each candidate then
+gets the Generative Agents score (Park et al., 2023: relevance, recency by the later of the
+note's date and its last recall, importance from :mod:`magma.layers`), a bonus inside the
+query's time range and in the layers it targets. The hits are the best scores, copies
+dropped (near-identical text, :func:`magma.text.near_identical`), and the re-ranking only
+adds: every note plain hybrid search ranks in its top :data:`HYBRID_FLOOR` is among them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from datetime import date, datetime
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ccb.dates import as_date
+from config.settings import Settings
+from consistency.lifecycle import (
+    LifecycleMemory,
+    LifecyclePolicy,
+    MemoryState,
+    RecallStats,
+    feedback_priority,
+    is_current,
+)
+from magma.fusion import Weights, mmr, recency, weighted_rrf
+from magma.intent import Intent
+from magma.layers import L2_RULES, importance
+from magma.search import SearchHit, make_snippet
+from magma.store import MagmaStore
+from magma.text import near_identical
+
+if TYPE_CHECKING:
+    from daemon.retrieval import CatalogueEntry, _Found, _Snapshot
+
+__all__ = ["CCB_LISTS", "DIVERSITY_LAMBDA", "HYBRID_FLOOR", "LEADING_LISTS", "LIST_WEIGHTS",
+           "MAGMA_LISTS", "Reranker", "best_row"]
+
+#: The engine behind each ranked list: CCB is the files themselves (names, titles, aliases,
+#: descriptions, tags and dates, read into memory), MAGMA the index (vectors, full text, the
+#: memory embeddings and the link graph).
+CCB_LISTS = frozenset({"names", "time"})
+MAGMA_LISTS = frozenset({"vector", "full-text", "routed", "rules", "graph"})
+#: Weights of the ranked lists in the fusion (our choice): the two retrievers, the name
+#: match and the memories the intent targets count fully; the notes dated in the query's
+#: time range (ranked by date, not by meaning), the L2 rules ranked by meaning and the
+#: graph neighbours count half (they are context, not matches). Measured on 60
+#: LongMemEval_S dev questions: the time list at 1.0 and leading with the name list
+#: ("ccb first") put 20 of a month's sessions above the two that answered "how much have
+#: I made from selling eggs this month?"; at 0.5, not leading: recall@10 0.950 -> 0.967.
+LIST_WEIGHTS: Mapping[str, float] = {
+    "vector": 1.0, "full-text": 1.0, "names": 1.0, "time": 0.5, "routed": 1.0,
+    "rules": 0.5, "graph": 0.5,
+}
+
+#: Share of importance that counts at zero relevance; the rest grows with relevance (our
+#: choice: without it a pinned rule filled a top-5 slot of every unrelated search).
+IMPORTANCE_FLOOR = 0.25
+
+#: Share of the cosine in relevance (the rest is the fused rank), both min-max scaled. Our
+#: choice, measured: 0.1 is enough for a match only the vector can see (an English question,
+#: a Chinese note) to lead over full-text noise; a larger share lowered LongMemEval recall@10
+#: (0.5: 0.742; 0.15: 0.750; 0: 0.757 but the cross-lingual match fell to fifth).
+COSINE_SHARE = 0.15
+
+#: Bonus for a note dated inside the query's time range, times ``0.5 + relevance / 2`` (our
+#: choice: a time expression filters strongly, yet "cook something tonight" must not put
+#: every note of today first).
+TIME_BONUS = 0.5
+
+#: Bonus, times the note's relevance, for a note in a layer the query's intent targets (our
+#: choice: about what importance adds to a rule; scaled by relevance so a wrongly routed
+#: query never lifts an unrelated note).
+LAYER_BONUS = 0.25
+
+#: MMR's λ in the final pick: 1 keeps the score order, so distinct notes are never pushed
+#: down for being alike (two sessions that each hold part of an answer are alike); copies
+#: are still dropped (``fusion.semantic_similarity_threshold`` and near-identical text).
+#: Measured on 60 LongMemEval_S dev questions, with the other changes of this rule:
+#: λ 0.85 recall@5 0.933, 1.0: 0.947 (multi-session 0.897 -> 0.930).
+DIVERSITY_LAMBDA = 1.0
+
+#: Plain hybrid's top this many notes are always among the hits (the re-ranking adds, it
+#: never removes): recall@10 never falls below plain hybrid's recall@5.
+HYBRID_FLOOR = 5
+
+#: Score added to a note the leading engine found, under ``both-priority-ccb`` and
+#: ``both-priority-magma`` (our choice: enough to settle a near tie, about a tenth of what a
+#: rank or two in the fused list is worth; never enough to lift a clearly weaker match).
+PRIORITY_BONUS = 0.02
+
+#: The lists whose notes get :data:`PRIORITY_BONUS` under each strategy: CCB leads with its
+#: name matches, not with the time range's notes (ranked by date, they are no match).
+LEADING_LISTS = {"both-priority-ccb": CCB_LISTS - {"time"}, "both-priority-magma": MAGMA_LISTS}
+
+
+
+class Reranker:
+    """Scores the candidates of one search and picks the hits (the module docstring).
+
+    ``recall_stats()`` gives each note's recall statistics; ``store`` reads the text of the
+    chunks shown. Thread use: like :class:`daemon.retrieval.Retriever`, one search at a time.
+    """
+
+    def __init__(self, *, store: MagmaStore, settings: Settings, weights: Weights,
+                 policy: LifecyclePolicy,
+                 recall_stats: Callable[[], Mapping[str, RecallStats]]) -> None:
+        self._store = store
+        self._settings = settings
+        self._weights = weights
+        self._policy = policy
+        self._recall_stats = recall_stats
+
+
+    def fuse(
+        self, snap: _Snapshot, text: str, intent: Intent, found: _Found,
+        keep: Callable[[str], bool], limit: int, moment: datetime, today: date,
+        include_hidden: bool, strategy: str = "both-priority-ccb",
+    ) -> tuple[list[SearchHit], int, int]:
+        """The hits of one search -> ``(hits, candidates scored, copies dropped)``."""
+        fused = weighted_rrf(found.lists, LIST_WEIGHTS, k=self._settings.retrieval.rrf_k)
+        paths = [p for p in sorted(fused, key=lambda p: (-fused[p], p)) if keep(p)]
+        vectors = _candidate_vectors(snap, found, paths[: max(limit * 3, 30)])
+        paths = [p for p in paths[: max(limit * 3, 30)] if p in vectors or p in found.chunks]
+        if not paths:
+            return [], 0, 0
+        relevance = _relevance(paths, fused, vectors, found.vector)
+        scores, notes = self._scores(snap, paths, relevance, intent, found, moment, today,
+                                     strategy)
+        fusion = self._settings.fusion
+
+        def is_copy(a: str, b: str) -> bool:
+            self._read_texts(snap, found, (a, b))
+            first, second = found.chunks.get(a), found.chunks.get(b)
+            return first is not None and second is not None and near_identical(
+                first.body or first.text, second.body or second.text)
+
+        picked, dropped = mmr(
+            paths, scores, vectors, limit=limit, lambda_=DIVERSITY_LAMBDA,
+            duplicate_at=(fusion.semantic_similarity_threshold
+                          if fusion.enable_semantic_deduplication and not include_hidden
+                          else None),  # --all shows every copy, archived duplicates too
+            groups={p: snap.entries[p].owner or "" for p in paths},  # owners' facts apart
+            is_copy=is_copy)
+        picked = _with_hybrid_top(picked, found, scores, dropped, limit,
+                                  self._settings.retrieval.rrf_k)
+        self._read_texts(snap, found, dict(picked))
+        hits = [self._hit(snap, text, found, path, value, notes[path], today, include_hidden)
+                for path, value in picked if path in found.chunks]
+        # a chunk gone since the snapshot was read leaves its note out
+        return hits, len(paths), len(dropped)
+
+    def _scores(self, snap: _Snapshot, paths: Sequence[str], relevance: Mapping[str, float],
+                intent: Intent, found: _Found, moment: datetime, today: date, strategy: str,
+                ) -> tuple[dict[str, float], dict[str, list[str]]]:
+        """Each candidate's score (relevance, recency, importance, the bonuses) and the
+        reasons ``--explain`` shows for it."""
+        stats = self._recall_stats()
+        half_life = self._settings.retrieval.recency_half_life_days
+        led = {p for name in LEADING_LISTS.get(strategy, frozenset())
+               for p in found.lists.get(name, ())}
+        scores: dict[str, float] = {}
+        notes: dict[str, list[str]] = {}
+        for path in paths:
+            entry = snap.entries[path]
+            rel = relevance[path]
+            recall = stats.get(entry.memory_id or entry.note_id, RecallStats())
+            last = entry.day
+            if recall.last is not None:
+                recalled = recall.last.astimezone(moment.tzinfo).date()
+                last = recalled if last is None or recalled > last else last
+            fresh = recency((today - last).days if last is not None else None, half_life)
+            # Votes are distinct queries: the same question asked again is not a new vote.
+            weight = importance(entry.prior, salient=entry.salient,
+                                recalls=recall.distinct_queries,
+                                priority=self._priority(entry, recall, moment))
+            # Importance lifts what is related to the query: a stressed rule wins a loosely
+            # related question, and does not crowd every unrelated answer (it is in every
+            # assembled context anyway).
+            score = (self._weights.relevance * rel + self._weights.recency * fresh
+                     + self._weights.importance * weight * (IMPORTANCE_FLOOR
+                                                            + (1 - IMPORTANCE_FLOOR) * rel))
+            extra: list[str] = []
+            if intent.time_range is not None and entry.dated is not None \
+                    and intent.time_range.start <= entry.dated <= intent.time_range.end:
+                score += TIME_BONUS * (0.5 + rel / 2)
+                extra.append(f"in {intent.time_range.label}")
+            if entry.layer in intent.layers:
+                score += LAYER_BONUS * rel
+                extra.append(f"layer L{entry.layer} asked for")
+            if path in led:
+                score += PRIORITY_BONUS
+                extra.append(f"{strategy.removeprefix('both-priority-')} first")
+            scores[path] = score
+            notes[path] = [*extra, f"importance {weight:.2f}", f"recency {fresh:.2f}"]
+        return scores, notes
+
+    def _hit(self, snap: _Snapshot, text: str, found: _Found, path: str, value: float,
+             notes: list[str], today: date, include_hidden: bool) -> SearchHit:
+        chunk = found.chunks[path]
+        why = [*found.why.get(path, []), *notes]
+        if path in found.kept:
+            why.append(f"kept: plain hybrid #{found.kept[path]}")
+        if include_hidden:
+            reason = _hidden_reason(snap.entries[path], today)
+            if reason:
+                why.append(reason)
+        entry = snap.entries[path]
+        return SearchHit(
+            path=path, title=(entry.name or chunk.title if entry.memory_type else chunk.title),
+            heading=chunk.heading_path or None,
+            snippet=make_snippet(chunk.body or chunk.text, text), score=value,
+            why=tuple(why), memory_type=chunk.memory_type, note_id=chunk.note_id)
+
+    def _read_texts(self, snap: _Snapshot, found: _Found, paths: Iterable[str]) -> None:
+        """Read the chunk text of each of ``paths`` found by its best chunk's row only."""
+        wanted = {snap.chunk_ids[found.rows[p]]: p for p in paths
+                  if p in found.rows and p not in found.texts}
+        if wanted:
+            found.texts.update(wanted.values())
+            for chunk in self._store.chunks_by_id(wanted):
+                found.chunks[wanted[chunk.chunk_id]] = chunk
+
+
+    def _priority(self, entry: CatalogueEntry, recall: RecallStats, moment: datetime) -> float:
+        if entry.memory_type != "feedback" or entry.layer == L2_RULES:
+            return 1.0
+        props = entry.properties
+        memory = LifecycleMemory(
+            id=entry.memory_id or entry.path, path=entry.path, type="feedback",
+            created=as_date(props.get("created")), updated=as_date(props.get("updated")),
+            recall=recall)
+        return feedback_priority(memory, moment, self._policy)
+
+
+
+
+def _candidate_vectors(snap: _Snapshot, found: _Found, paths: Sequence[str]
+                       ) -> dict[str, np.ndarray]:
+    """Every candidate's vector: its chunk's (full text gave one) or, from the in-memory
+    index, its best chunk's by cosine (the text is read for the hits only)."""
+    vectors: dict[str, np.ndarray] = {}
+    for path in paths:
+        chunk = found.chunks.get(path)
+        if path in found.rows:
+            vectors[path] = snap.chunk_matrix[found.rows[path]]
+        elif chunk is not None and chunk.vector is not None:
+            vectors[path] = np.asarray(chunk.vector, dtype=np.float32)
+        else:
+            row, _ = best_row(snap, path, found.vector)
+            if row is not None:
+                found.rows[path] = row
+                vectors[path] = snap.chunk_matrix[row]
+    return vectors
+
+
+def _relevance(paths: Sequence[str], fused: Mapping[str, float],
+               vectors: Mapping[str, np.ndarray], query: np.ndarray | None) -> dict[str, float]:
+    """Relevance in [0, 1]: the fused rank score, min-max scaled over the candidates as Park
+    et al. scale each of their three scores, blended with the cosine of the note's best
+    chunk (:data:`COSINE_SHARE`): reciprocal rank fusion sees ranks only, so a note the
+    vector ranks first at cosine 0.40 would otherwise lose to one that full-text noise and
+    the vector both rank sixth."""
+    top, low = max(fused[p] for p in paths), min(fused[p] for p in paths)
+    span = top - low
+    cosine = {p: float(vectors[p] @ query) for p in paths
+              if query is not None and p in vectors}
+    c_top, c_low = max(cosine.values(), default=0.0), min(cosine.values(), default=0.0)
+    c_span = c_top - c_low
+    out: dict[str, float] = {}
+    for path in paths:
+        rel = (fused[path] - low) / span if span > 0 else 1.0
+        if path in cosine and c_span > 0:
+            rel = (1 - COSINE_SHARE) * rel + COSINE_SHARE * (cosine[path] - c_low) / c_span
+        out[path] = rel
+    return out
+
+
+def _with_hybrid_top(picked: list[tuple[str, float]], found: _Found, scores: Mapping[str, float],
+                     dropped: Mapping[str, str], limit: int, rrf_k: int
+                     ) -> list[tuple[str, float]]:
+    """``picked`` with every note plain hybrid search (the vector and full-text lists fused
+    alone) ranks in its top :data:`HYBRID_FLOOR`, and the first of each of the two lists (a
+    Chinese note only the vector can match, at cosine 0.40 against 0.14), among the hits:
+    one the re-ranking pushed out takes the place of the last hit not so protected. A copy of a hit
+    (``dropped``) stays out. Records the notes put back in ``found.kept``."""
+    plain = weighted_rrf({name: found.lists.get(name, []) for name in ("vector", "full-text")},
+                         {}, k=rrf_k)
+    firsts = [next((p for p in found.lists.get(name, ()) if p in scores), None)
+              for name in ("vector", "full-text")]  # what each retriever ranks first
+    ranked = [p for p in sorted(plain, key=lambda p: (-plain[p], p)) if p in scores]
+    top = list(dict.fromkeys([p for p in firsts if p is not None]
+                             + ranked[:HYBRID_FLOOR]))[:max(limit, 1)]
+    chosen = {p for p, _ in picked}
+    missing = [p for p in top if p not in chosen and p not in dropped]
+    if not missing:
+        return picked
+    low, high = min(scores.values()), max(scores.values())
+    out = list(picked)
+    for path in missing:
+        if len(out) >= limit:
+            last = next((i for i in range(len(out) - 1, -1, -1) if out[i][0] not in top), None)
+            if last is None:
+                break
+            del out[last]
+        value = DIVERSITY_LAMBDA * ((scores[path] - low) / (high - low) if high > low else 1.0)
+        out.append((path, value))
+        found.kept[path] = top.index(path) + 1
+    return sorted(out, key=lambda item: -item[1])
+
+
+def _hidden_reason(entry: CatalogueEntry, today: date) -> str | None:
+    if entry.memory_type is None or is_current(MemoryState.of(entry.properties, past=False), today):
+        return None
+    status = str(entry.properties.get("status") or "").strip().casefold()
+    if status in {"archived", "superseded"}:
+        return status
+    return "superseded" if entry.properties.get("valid_to") else "expired"
+
+
+def best_row(snap: _Snapshot, path: str, vector: np.ndarray | None
+              ) -> tuple[int | None, float]:
+    """The note's chunk row nearest ``vector`` (its first chunk without one) and the cosine."""
+    rows = snap.rows_by_path.get(path)
+    if not rows:
+        return None, 0.0
+    if vector is None:
+        return rows[0], 0.0
+    sims = snap.chunk_matrix[rows] @ vector
+    best = int(np.argmax(sims))
+    return rows[best], float(sims[best])
+
