@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import re
 
+from ccb.memory_file import normalise_text
+
 __all__ = ["CJK_CHAR", "CJK_RANGES", "HAN_RANGES", "NEAR_IDENTICAL_OVERLAP", "near_identical",
            "text_tokens"]
 
@@ -36,10 +38,11 @@ def text_tokens(text: str) -> list[str]:
 
 
 def near_identical(a: str, b: str, *, overlap: float = NEAR_IDENTICAL_OVERLAP) -> bool:
-    """Are ``a`` and ``b`` copies of one text: the same numbers (a changed value is a
-    changed fact, not a copy) and at least ``overlap`` of their distinct tokens shared
-    (Jaccard)? Two empty texts are copies."""
-    first, second = text_tokens(a), text_tokens(b)
+    """Are ``a`` and ``b`` copies of one text, compared in memory files' comparison form
+    (:func:`ccb.memory_file.normalise_text`: NFKC, case, quotes, emphasis): the same numbers
+    (a changed value is a changed fact, not a copy) and at least ``overlap`` of their
+    distinct tokens shared (Jaccard)? Two empty texts are copies."""
+    first, second = text_tokens(normalise_text(a)), text_tokens(normalise_text(b))
     if _values(first) != _values(second):
         return False
     left, right = set(first), set(second)

@@ -65,6 +65,7 @@ def test_plain_hybrids_top_five_is_always_among_the_hits(
     ("The API listens on port 8080", "The API listens on port 8081", False),
     ("我每天早上喝两杯咖啡，中午不喝", "我每天早上喝两杯咖啡，中午不喝。", True),
     ("用 pnpm 管理依赖", "用pnpm管理依赖", True),
+    ("The API listens on port ８０８０", "The API listens on port 8080", True),  # NFKC
     ("Use pnpm for every project", "Use npm for every project, never pnpm", False),
     ("", "", True),
 ])
