@@ -44,7 +44,7 @@ __all__ = ["CCB_LISTS", "DIVERSITY_LAMBDA", "HYBRID_FLOOR", "LEADING_LISTS", "LI
 #: descriptions, tags and dates, read into memory), MAGMA the index (vectors, full text, the
 #: memory embeddings and the link graph).
 CCB_LISTS = frozenset({"names", "time"})
-MAGMA_LISTS = frozenset({"vector", "full-text", "routed", "rules", "graph"})
+MAGMA_LISTS = frozenset({"vector", "full-text", "note-bm25", "routed", "rules", "graph"})
 #: Weights of the ranked lists in the fusion (our choice): the two retrievers, the name
 #: match and the memories the intent targets count fully; the notes dated in the query's
 #: time range (ranked by date, not by meaning), the L2 rules ranked by meaning and the
@@ -53,7 +53,7 @@ MAGMA_LISTS = frozenset({"vector", "full-text", "routed", "rules", "graph"})
 #: ("ccb first") put 20 of a month's sessions above the two that answered "how much have
 #: I made from selling eggs this month?"; at 0.5, not leading: recall@10 0.950 -> 0.967.
 LIST_WEIGHTS: Mapping[str, float] = {
-    "vector": 1.0, "full-text": 1.0, "names": 1.0, "time": 0.5, "routed": 1.0,
+    "vector": 1.0, "full-text": 1.0, "note-bm25": 1.0, "names": 1.0, "time": 0.5, "routed": 1.0,
     "rules": 0.5, "graph": 0.5,
 }
 

@@ -80,6 +80,7 @@ from magma.intent import (
     parse_llm_intent,
 )
 from magma.layers import L2_RULES, is_salient, note_date, note_layer, type_prior
+from magma.note_bm25 import BM25_WAIT_S, NoteBm25, NoteBm25Builder, NoteSpec
 from magma.recalls import RecallStats
 from magma.search import CANDIDATE_FACTOR, SearchHit, collapse_to_notes
 from magma.store import INDEX_FILE_NAMES, ChunkCandidate, MagmaStore
@@ -233,8 +234,10 @@ class _Snapshot:
     chunk_ids: list[str]
     chunk_paths: list[str]
     chunk_matrix: np.ndarray  # float32[chunks, dims], unit rows: the in-memory vector index
+    chunk_hashes: list[str]  # content hash of each row
     rows_by_path: dict[str, list[int]]
     neighbours: dict[str, set[str]] | None = None
+    note_bm25: Future[NoteBm25 | None] | None = None  # built in the background
 
 
 @dataclass(slots=True)
@@ -280,6 +283,7 @@ class Retriever:
         self._llm_error: str | None = None  # the last question's failure, for --explain
         self._snapshot: _Snapshot | None = None
         self._snapshot_lock = threading.Lock()
+        self._bm25 = NoteBm25Builder(store.chunk_bodies)
         self._recalls: dict[str, RecallStats] = {}
         self._recalls_at: float | None = None
         self._warm = False
@@ -302,16 +306,20 @@ class Retriever:
     def close(self) -> None:
         """Stop the stage threads (a stage still running finishes in the background)."""
         self._pool.shutdown(wait=False, cancel_futures=True)
+        self._bm25.close()
         if self._verifier is not None:
             self._verifier.close()
 
-    def warm(self) -> None:
+    def warm(self, bm25_wait_s: float = BM25_WAIT_S) -> None:
         """Load what the first search would otherwise load inside its deadlines: the
         catalogue, the memory matrix, the link graph, the embedding model and the full-text
-        index. The first :meth:`search` calls it; deadlines time searching, not loading.
-        Raises :class:`DreamdError` subclasses from the store or the model."""
+        index; wait up to ``bm25_wait_s`` seconds for the note-level BM25 index (it goes on
+        being built in the background). The first :meth:`search` calls it; deadlines time
+        searching, not loading. Raises :class:`DreamdError` subclasses from the store or
+        the model."""
         snap = self.snapshot()
         self._neighbours(snap)
+        self._bm25.index(snap.note_bm25, bm25_wait_s)
         self._embedder.embed(["warm up"])
         self._store.fulltext_candidates("warm up", limit=1)
         self._recall_stats()
@@ -323,6 +331,8 @@ class Retriever:
         with self._snapshot_lock:
             if self._snapshot is None or self._snapshot.versions != versions:
                 self._snapshot = self._read_snapshot(versions)
+                self._snapshot.note_bm25 = self._bm25.submit(
+                    functools.partial(_note_spec, self._snapshot))
             return self._snapshot
 
     def entries(self) -> Mapping[str, CatalogueEntry]:
@@ -575,7 +585,7 @@ class Retriever:
         embedding: Future[np.ndarray] | None = None,
     ) -> Callable[[], _Found]:
         if name == "ccb-fast":
-            return lambda: self._ccb_fast(snap, text, intent, want, keep)
+            return lambda: _ccb_fast(snap, text, intent, want, keep)
         if name == "magma-extend":
             return lambda: self._magma_extend(snap, text, intent, want, memory_types,
                                               path_prefix, owner, keep, layered, embedding)
@@ -585,43 +595,6 @@ class Retriever:
         known = {p for ranked in found.lists.values() for p in ranked}
         return lambda: self._full_fusion(snap, best, vector,
                                          lambda p: p not in known and keep(p))
-
-    def _ccb_fast(self, snap: _Snapshot, text: str, intent: Intent, want: int,
-                  keep: Callable[[str], bool]) -> _Found:
-        part = _Found()
-        words = [t for t in _tokens(text) if t not in _STOPWORDS]
-        normalised = _norm(text)
-        scores: dict[str, float] = {}
-        exact = {p for p in snap.names.get(normalised, set()) if keep(p)}
-        for path in exact:
-            scores[path] = 3.0
-        if words:
-            counts: dict[str, int] = {}
-            for word in set(words):
-                for path in snap.postings.get(word, ()):
-                    counts[path] = counts.get(path, 0) + 1
-            distinct = len(set(words))
-            for path, n in counts.items():
-                share = n / distinct
-                if share >= 0.5 and path not in exact and keep(path):
-                    scores[path] = share
-        ranked = sorted(scores, key=lambda p: (-scores[p], p))[:want]
-        if ranked:
-            part.lists["names"] = ranked
-            for path in ranked:
-                part.why[path] = ["name" if path in exact else "title/description words"]
-        if intent.time_range is not None:
-            start, end = intent.time_range.start, intent.time_range.end
-            dated = [e for e in snap.entries.values()
-                     if e.dated is not None and start <= e.dated <= end and keep(e.path)]
-            dated.sort(key=lambda e: (-(e.layer == 4), -e.dated.toordinal() if e.dated else 0,
-                                      e.path))
-            part.lists["time"] = [e.path for e in dated[: max(want, 20)]]
-            for e in dated[: max(want, 20)]:
-                part.why.setdefault(e.path, []).append(f"dated {e.dated}")
-        # one note of that exact name answers; several (translations, namesakes) do not
-        part.confident = len(exact) == 1
-        return part
 
     def _magma_extend(
         self, snap: _Snapshot, text: str, intent: Intent, want: int,
@@ -640,8 +613,13 @@ class Retriever:
                     or layered)
         by_vector = _nearest(snap, vector, n, keep, filtered)
         by_words = collapse_to_notes(words_future.result())
+        by_notes = self._bm25.index(snap.note_bm25).top(text, n, keep)
         part.lists["vector"] = [path for path, _, _ in by_vector]
         part.lists["full-text"] = [c.path for c in by_words]
+        if by_notes:
+            part.lists["note-bm25"] = [path for path, _ in by_notes]
+        for rank, (path, score) in enumerate(by_notes, start=1):
+            part.why.setdefault(path, []).append(f"note BM25 #{rank} ({score:.1f})")
         for rank, (path, row, sim) in enumerate(by_vector, start=1):
             part.rows[path] = row
             part.cosine[path] = sim
@@ -805,6 +783,7 @@ class Retriever:
                          memory_paths=memory_paths, memory_matrix=matrix,
                          memory_text=memory_text, chunk_ids=every.column("chunk_id").to_pylist(),
                          chunk_paths=chunk_paths, chunk_matrix=chunk_matrix,
+                         chunk_hashes=every.column("content_hash").to_pylist(),
                          rows_by_path=rows_by_path)
 
 
@@ -839,6 +818,56 @@ def _nearest(snap: _Snapshot, vector: np.ndarray, n: int, keep: Callable[[str], 
                 break
     return found
 
+
+
+def _ccb_fast(snap: _Snapshot, text: str, intent: Intent, want: int,
+              keep: Callable[[str], bool]) -> _Found:
+    """The ccb-fast stage: names, titles, aliases and descriptions by their words, and the
+    notes dated in the query's time range, from the in-memory catalogue."""
+    part = _Found()
+    words = [t for t in _tokens(text) if t not in _STOPWORDS]
+    normalised = _norm(text)
+    scores: dict[str, float] = {}
+    exact = {p for p in snap.names.get(normalised, set()) if keep(p)}
+    for path in exact:
+        scores[path] = 3.0
+    if words:
+        counts: dict[str, int] = {}
+        for word in set(words):
+            for path in snap.postings.get(word, ()):
+                counts[path] = counts.get(path, 0) + 1
+        distinct = len(set(words))
+        for path, n in counts.items():
+            share = n / distinct
+            if share >= 0.5 and path not in exact and keep(path):
+                scores[path] = share
+    ranked = sorted(scores, key=lambda p: (-scores[p], p))[:want]
+    if ranked:
+        part.lists["names"] = ranked
+        for path in ranked:
+            part.why[path] = ["name" if path in exact else "title/description words"]
+    if intent.time_range is not None:
+        start, end = intent.time_range.start, intent.time_range.end
+        dated = [e for e in snap.entries.values()
+                 if e.dated is not None and start <= e.dated <= end and keep(e.path)]
+        dated.sort(key=lambda e: (-(e.layer == 4), -e.dated.toordinal() if e.dated else 0,
+                                  e.path))
+        part.lists["time"] = [e.path for e in dated[: max(want, 20)]]
+        for e in dated[: max(want, 20)]:
+            part.why.setdefault(e.path, []).append(f"dated {e.dated}")
+    # one note of that exact name answers; several (translations, namesakes) do not
+    part.confident = len(exact) == 1
+    return part
+
+
+def _note_spec(snap: _Snapshot) -> NoteSpec:
+    """What the note-level BM25 index of ``snap`` holds: each note's labels (title, aliases,
+    a memory's name and description) and its chunks' content hashes."""
+    hashes: dict[str, list[str]] = {}
+    for path, content_hash in zip(snap.chunk_paths, snap.chunk_hashes, strict=True):
+        hashes.setdefault(path, []).append(content_hash)
+    return {path: (" ".join(filter(None, [e.title, *e.aliases, e.name, e.description])),
+                   hashes.get(path, [])) for path, e in snap.entries.items()}
 
 
 def _matrix(table: Any) -> np.ndarray:

@@ -32,7 +32,7 @@ from __future__ import annotations
 import json
 import posixpath
 import warnings
-from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
@@ -101,6 +101,21 @@ def _in_list(column: str, values: Iterable[str]) -> str:
 def _slices(values: Sequence[str], size: int = _IN_SLICE) -> Iterator[Sequence[str]]:
     for start in range(0, len(values), size):
         yield values[start : start + size]
+
+
+def _column_map(read: Callable[[Any, list[str], str | None], pa.Table], table: Any,
+                pair: tuple[str, str], column: str, values: Collection[str] | None
+                ) -> dict[str, str]:
+    """``{key: value}`` (``pair``) of the rows of ``table`` whose ``column`` is in ``values``
+    (every row: ``None``), read with ``read(table, columns, where)``."""
+    key, value = pair
+    parts: list[str | None] = [None] if values is None else [
+        _in_list(column, part) for part in _slices(sorted(set(values)))]
+    found: dict[str, str] = {}
+    for where in parts:
+        data = read(table, [key, value], where).to_pydict()
+        found.update(zip(data[key], data[value], strict=True))
+    return found
 
 
 # ---------------------------------------------------------------------------- records
@@ -431,15 +446,14 @@ class MagmaStore:
 
     def chunk_hashes(self, paths: Collection[str] | None = None) -> dict[str, str]:
         """``{chunk_id: content_hash}`` of every chunk, or of the chunks of ``paths``."""
-        if paths is None:
-            parts: list[str | None] = [None]
-        else:
-            parts = [_in_list("path", part) for part in _slices(sorted(set(paths)))]
-        found: dict[str, str] = {}
-        for where in parts:
-            data = self._read(self._t.chunks, ["chunk_id", "content_hash"], where).to_pydict()
-            found.update(zip(data["chunk_id"], data["content_hash"], strict=True))
-        return found
+        return _column_map(self._read, self._t.chunks, ("chunk_id", "content_hash"), "path",
+                           paths)
+
+    def chunk_bodies(self, hashes: Collection[str] | None = None) -> dict[str, str]:
+        """``{content_hash: body}`` of every chunk, or of those with ``hashes`` (the hash is
+        taken over text that ends with the body). Raises :class:`StoreError`."""
+        return _column_map(self._read, self._t.chunks, ("content_hash", "body"),
+                           "content_hash", hashes)
 
     def get_file(self, path: str) -> FileRecord | None:
         """The stored record of ``path``, or ``None``."""
@@ -615,9 +629,10 @@ class MagmaStore:
         return self._read(self._t.links, ["src", "resolved"], "resolved IS NOT NULL")
 
     def chunk_vectors(self) -> pa.Table:
-        """Every chunk's ``chunk_id``, ``path`` and ``vector`` (``float32[dims]``): what an
-        in-memory vector search needs. Raises :class:`StoreError`."""
-        return self._read(self._t.chunks, ["chunk_id", "path", "vector"])
+        """Every chunk's ``chunk_id``, ``path``, ``content_hash`` and ``vector``
+        (``float32[dims]``): what an in-memory vector search needs. Raises
+        :class:`StoreError`."""
+        return self._read(self._t.chunks, ["chunk_id", "path", "content_hash", "vector"])
 
     def chunks_by_id(self, chunk_ids: Collection[str]) -> list[ChunkCandidate]:
         """The chunks with ``chunk_ids`` as candidates with their ``vector`` (``score`` 0).

@@ -165,11 +165,11 @@ def test_pooled_run_end_to_end(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_dev_questions_end_to_end(tmp_path: Path) -> None:
+def test_dev_questions_end_to_end(tmp_path: Path, corpora_dir: Path) -> None:
     """Three questions of the development half, each in its own ~48-session vault, the real
     model; the second run of the same questions in a new workdir embeds nothing (the user's
     embedding cache is in the shared data folder)."""
-    instances = lme.load_s_dev(lme.DATA)
+    instances = lme.load_s_dev(corpora_dir / "longmemeval")
     assert len(instances) == 264
     kinds = ("multi-session", "knowledge-update", "temporal-reasoning")
     chosen = [next(i for i in instances if i["question_type"] == kind

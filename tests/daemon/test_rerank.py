@@ -27,8 +27,8 @@ QUESTIONS = {
 
 
 @pytest.fixture(scope="module")
-def instances() -> dict[str, dict[str, object]]:
-    return {str(i["question_id"]): i for i in lme.load_s_dev(lme.DATA)
+def instances(corpora_dir: Path) -> dict[str, dict[str, object]]:
+    return {str(i["question_id"]): i for i in lme.load_s_dev(corpora_dir / "longmemeval")
             if i["question_id"] in QUESTIONS}
 
 

@@ -1,0 +1,197 @@
+"""BM25 over whole notes: the lexical list that sees a question's words spread over a note.
+
+LanceDB's full-text index scores one chunk at a time, so a chat session whose answer is
+spread over several turns ("the bike I bought" in one, "the repair" in another) never scores
+for both words at once. :class:`NoteBm25` scores each note as one document (title, aliases
+and every chunk body) with the ``bm25s`` library (Xing Han Lù, "BM25S: Orders of magnitude
+faster lexical search via eager sparse scoring", 2024; Lucene's BM25, k1 1.5, b 0.75, the
+library's defaults).
+
+Tokens (:func:`bm25_tokens`): case-folded words outside the CJK scripts, English stop words
+left out; runs of CJK characters as overlapping character pairs (the usual unit of Chinese
+and Japanese retrieval without a word segmenter), a lone character as itself.
+
+:class:`NoteLexicon` keeps the tokens of every chunk by its content hash, so a new snapshot
+of the index re-reads and re-tokenizes only the chunks that changed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import re
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
+from dataclasses import dataclass
+
+import bm25s
+import numpy as np
+import structlog
+from bm25s.stopwords import STOPWORDS_EN
+
+from config.errors import DreamdError
+from magma.text import CJK_RANGES
+
+# bm25s sets its logger to debug on import and logs each index it builds; only its
+# warnings are news to a user.
+logging.getLogger("bm25s").setLevel(logging.WARNING)
+
+__all__ = ["BM25_WAIT_S", "NoteBm25", "NoteBm25Builder", "NoteLexicon", "bm25_tokens"]
+
+log = structlog.get_logger("dreamd.note_bm25")
+
+#: How long a search waits for the index of a new snapshot before it uses the last one built
+#: (seconds; our choice: a vault of a few hundred notes builds within it; 6,000 notes, 24 MB,
+#: take ~9 s on one core, which no search should wait for).
+BM25_WAIT_S = 0.25
+
+#: What a build indexes: note path -> (its title, aliases and memory name and description,
+#: the content hashes of its chunks).
+NoteSpec = Mapping[str, tuple[str, Sequence[str]]]
+
+_RUN = re.compile(f"[{CJK_RANGES}]+|[^\\W{CJK_RANGES}]+")
+_CJK_RUN = re.compile(f"[{CJK_RANGES}]")
+#: English stop words: the ``bm25s`` library's list (33 words, from scikit-learn's).
+_STOP = frozenset(STOPWORDS_EN)
+
+
+def bm25_tokens(text: str) -> list[str]:
+    """Tokens of ``text`` for BM25: ``"Renew the passport 续签护照"`` ->
+    ``["renew", "passport", "续签", "签护", "护照"]``."""
+    out: list[str] = []
+    for run in _RUN.findall(text.casefold()):
+        if _CJK_RUN.match(run):
+            if len(run) == 1:
+                out.append(run)
+            else:
+                out.extend(run[i : i + 2] for i in range(len(run) - 1))
+        elif run not in _STOP:
+            out.append(run)
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class NoteBm25:
+    """A BM25 index over ``paths`` (one document per note)."""
+
+    paths: tuple[str, ...]
+    _index: bm25s.BM25 | None
+
+    @classmethod
+    def build(cls, documents: Mapping[str, Sequence[str]]) -> NoteBm25:
+        """Index ``documents`` (note path -> its tokens, :func:`bm25_tokens`)."""
+        paths = tuple(p for p, tokens in documents.items() if tokens)
+        if not paths:
+            return cls((), None)
+        index = bm25s.BM25()
+        index.index([list(documents[p]) for p in paths], show_progress=False)
+        return cls(paths, index)
+
+    def top(self, query: str, n: int, keep: Callable[[str], bool]) -> list[tuple[str, float]]:
+        """The ``n`` best notes for ``query`` that ``keep`` allows -> ``(path, score)``,
+        best first; notes that share no token with the query are not returned."""
+        if self._index is None or n <= 0:
+            return []
+        ids = self._index.get_tokens_ids(bm25_tokens(query))
+        if not ids:
+            return []
+        scores = self._index.get_scores_from_ids(ids)
+        order = np.argsort(-scores, kind="stable")
+        found: list[tuple[str, float]] = []
+        for row in order.tolist():
+            score = float(scores[row])
+            if score <= 0.0:
+                break
+            if keep(self.paths[row]):
+                found.append((self.paths[row], score))
+                if len(found) >= n:
+                    break
+        return found
+
+
+class NoteLexicon:
+    """The tokens of every chunk seen, by content hash, to build :class:`NoteBm25` indexes.
+
+    Thread use: one build at a time (the retriever builds under its snapshot lock).
+    """
+
+    def __init__(self) -> None:
+        self._by_hash: dict[str, tuple[str, ...]] = {}
+
+    def missing(self, hashes: Iterable[str]) -> set[str]:
+        """The content hashes among ``hashes`` whose tokens are not known yet."""
+        return {h for h in hashes if h not in self._by_hash}
+
+    def learn(self, bodies: Mapping[str, str]) -> None:
+        """Tokenize chunk ``bodies`` (content hash -> body text)."""
+        for content_hash, body in bodies.items():
+            self._by_hash[content_hash] = tuple(bm25_tokens(body))
+
+    def build(self, notes: Mapping[str, tuple[str, Sequence[str]]]) -> NoteBm25:
+        """Index ``notes`` (path -> (its title and aliases, its chunks' content hashes));
+        tokens of chunks no longer in any note are forgotten. Raises :class:`KeyError` for
+        a content hash that was never learnt."""
+        documents: dict[str, list[str]] = {}
+        live: set[str] = set()
+        for path, (label, hashes) in notes.items():
+            tokens = bm25_tokens(label)
+            for content_hash in hashes:
+                tokens.extend(self._by_hash[content_hash])
+                live.add(content_hash)
+            documents[path] = tokens
+        for stale in set(self._by_hash) - live:
+            del self._by_hash[stale]
+        return NoteBm25.build(documents)
+
+
+class NoteBm25Builder:
+    """Builds :class:`NoteBm25` indexes off the search path, one at a time, in its own
+    thread, from a :class:`NoteLexicon` kept across builds; the last index built serves
+    while the next is built.
+
+    ``read_bodies(hashes)`` gives ``{content_hash: body}`` of those chunks (``None``: every
+    chunk), e.g. :meth:`magma.store.MagmaStore.chunk_bodies`.
+    """
+
+    def __init__(self, read_bodies: Callable[[Collection[str] | None], Mapping[str, str]]
+                 ) -> None:
+        self._read_bodies = read_bodies
+        self._lexicon = NoteLexicon()
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dreamd-bm25")
+        self._last = NoteBm25((), None)
+
+    def submit(self, spec: Callable[[], NoteSpec]) -> Future[NoteBm25 | None]:
+        """Start a build of the notes ``spec()`` names -> its future (``None`` when the
+        bodies could not be read; the failure is logged)."""
+        return self._pool.submit(self._build, spec)
+
+    def index(self, pending: Future[NoteBm25 | None] | None,
+              wait_s: float = BM25_WAIT_S) -> NoteBm25:
+        """The index ``pending`` builds, waiting up to ``wait_s`` seconds for it, else the
+        last one built (empty before the first)."""
+        if pending is not None:
+            with contextlib.suppress(FutureTimeout):
+                built = pending.result(timeout=wait_s)
+                if built is not None:
+                    return built
+        return self._last
+
+    def close(self) -> None:
+        """Stop the build thread (a build under way finishes in the background)."""
+        self._pool.shutdown(wait=False, cancel_futures=True)
+
+    def _build(self, spec: Callable[[], NoteSpec]) -> NoteBm25 | None:
+        try:
+            notes = spec()
+            hashes = [h for _, chunk_hashes in notes.values() for h in chunk_hashes]
+            missing = self._lexicon.missing(hashes)
+            if missing:
+                every = len(missing) * 2 > len(hashes)  # one scan beats many IN lists
+                self._lexicon.learn(self._read_bodies(None if every else missing))
+            built = self._lexicon.build(notes)
+        except (DreamdError, KeyError) as error:
+            log.warning("search.note_bm25_failed", error=str(error))
+            return None
+        self._last = built
+        return built

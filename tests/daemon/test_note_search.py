@@ -1,0 +1,40 @@
+"""Search with note-level BM25: words spread over a note's chunks find it, and the index
+follows the vault's edits."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from daemon.app import App
+
+_SECTION = "Filler about the weather and the roads, nothing else of note here. " * 5
+
+
+def test_search_finds_a_note_by_words_in_two_of_its_chunks(
+    vault: Path, make_app: Callable[..., tuple[App, object]],
+) -> None:
+    (vault / "Trip log.md").write_text(
+        f"# Trip log\n\n## Monday\n\n{_SECTION}\nWe rented a tandem kayak.\n\n"
+        f"## Thursday\n\n{_SECTION}\nThe night train reached Porto at dawn.\n",
+        encoding="utf-8")
+    # notes of the same length that hold one of the words each
+    (vault / "Boats.md").write_text(f"# Boats\n\n{_SECTION * 2}\nA kayak is a small boat.\n",
+                                    encoding="utf-8")
+    (vault / "Cities.md").write_text(f"# Cities\n\n{_SECTION * 2}\nPorto sits on the Douro.\n",
+                                     encoding="utf-8")
+    app, _ = make_app(vault)
+    try:
+        app.sync()
+        assert len(app.store.chunks_of(["Trip log.md"])) >= 2  # the words are in two chunks
+        hits = app.search("kayak Porto", limit=10, count_recall=False)
+        trip = next(h for h in hits if h.path == "Trip log.md")
+        assert "note BM25 #1" in "; ".join(trip.why)
+        # the index follows an edit
+        (vault / "Ferry.md").write_text("# Ferry\n\nThe quayside ferry to Vigo.\n",
+                                        encoding="utf-8")
+        app.sync()
+        hits = app.search("quayside Vigo", limit=10, count_recall=False)
+        assert any(h.path == "Ferry.md" and "note BM25" in "; ".join(h.why) for h in hits)
+    finally:
+        app.close()

@@ -1,0 +1,71 @@
+"""Note-level BM25: a note is one document, so words spread over its chunks score together."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+from magma.note_bm25 import NoteBm25, NoteLexicon, bm25_tokens
+
+
+@pytest.mark.parametrize(("text", "tokens"), [
+    ("Renew the passport", ["renew", "passport"]),
+    ("The API listens on PORT 8080.", ["api", "listens", "port", "8080"]),
+    ("续签护照", ["续签", "签护", "护照"]),
+    ("用 pnpm 管理依赖", ["用", "pnpm", "管理", "理依", "依赖"]),
+    ("東京の天気", ["東京", "京の", "の天", "天気"]),  # kana and Han: one run
+    ("Café déjà-vu", ["café", "déjà", "vu"]),
+    ("", []),
+    ("the and of", []),  # stop words only
+])
+def test_tokens(text: str, tokens: list[str]) -> None:
+    assert bm25_tokens(text) == tokens
+
+
+def _index(notes: dict[str, str]) -> NoteBm25:
+    return NoteBm25.build({path: bm25_tokens(text) for path, text in notes.items()})
+
+
+def test_words_spread_over_a_note_score_together() -> None:
+    index = _index({
+        "trip.md": "We rented a kayak on Monday. " * 3 + "Then the train to Lisbon.",
+        "kayak.md": "A kayak is a small boat. Kayak paddles are double bladed.",
+        "lisbon.md": "Lisbon is the capital of Portugal.",
+        "bread.md": "Feed the starter at 1:1:1.",
+    })
+    ranked = index.top("kayak trip to Lisbon", 10, lambda _: True)
+    assert ranked[0][0] == "trip.md"
+    assert {p for p, _ in ranked} == {"trip.md", "kayak.md", "lisbon.md"}  # no zero scores
+    assert all(a[1] >= b[1] for a, b in itertools.pairwise(ranked))
+
+
+def test_chinese_words_are_found_by_their_character_pairs() -> None:
+    index = _index({"a.md": "下个月要续签护照，记得带照片。", "b.md": "护士说明天复查。",
+                    "c.md": "Renew the passport next month."})
+    assert [p for p, _ in index.top("护照什么时候续签", 10, lambda _: True)] == ["a.md"]
+
+
+def test_keep_filters_and_limits() -> None:
+    index = _index({f"n{i}.md": f"kiln firing log {i}" for i in range(30)})
+    ranked = index.top("kiln", 5, lambda p: p != "n0.md")
+    assert len(ranked) == 5 and "n0.md" not in {p for p, _ in ranked}
+    assert index.top("kiln", 0, lambda _: True) == []
+    assert index.top("glaze", 5, lambda _: True) == []  # no shared token
+    assert index.top("the", 5, lambda _: True) == []  # stop words only
+    assert NoteBm25.build({}).top("kiln", 5, lambda _: True) == []
+    assert NoteBm25.build({"blank.md": []}).top("kiln", 5, lambda _: True) == []
+
+
+def test_the_lexicon_tokenizes_each_chunk_once_and_forgets_what_left() -> None:
+    lexicon = NoteLexicon()
+    assert lexicon.missing(["h1", "h2"]) == {"h1", "h2"}
+    lexicon.learn({"h1": "sourdough starter feeding", "h2": "rye loaf"})
+    assert lexicon.missing(["h1", "h2", "h3"]) == {"h3"}
+    index = lexicon.build({"a.md": ("Sourdough", ["h1"]), "b.md": ("Rye", ["h2"])})
+    assert index.top("rye", 5, lambda _: True)[0][0] == "b.md"
+    # b.md is gone: its chunk's tokens go too
+    lexicon.build({"a.md": ("Sourdough", ["h1"])})
+    assert lexicon.missing(["h1", "h2"]) == {"h2"}
+    with pytest.raises(KeyError):
+        lexicon.build({"c.md": ("C", ["never-learnt"])})
