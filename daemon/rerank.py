@@ -72,6 +72,12 @@ COSINE_SHARE = 0.15
 #: every note of today first).
 TIME_BONUS = 0.5
 
+#: Added to a note inside the time range of a query that asks for nothing but that time
+#: (``Intent.time_only``: "what did I get done yesterday"): the time's notes come first,
+#: ordered among themselves by the rest of their score. Our choice: more than the rest of a
+#: score can hold with every weight at its default (1 + 0.2 + 0.3, plus the bonuses).
+TIME_ONLY_LEAD = 2.5
+
 #: Bonus, times the note's relevance, for a note in a layer the query's intent targets (our
 #: choice: about what importance adds to a rule; scaled by relevance so a wrongly routed
 #: query never lifts an unrelated note).
@@ -83,6 +89,14 @@ LAYER_BONUS = 0.25
 #: Measured on 60 LongMemEval_S dev questions, with the other changes of this rule:
 #: λ 0.85 recall@5 0.933, 1.0: 0.947 (multi-session 0.897 -> 0.930).
 DIVERSITY_LAMBDA = 1.0
+
+#: Candidates scored per hit asked for, and at least (our choice: enough for the bonuses to
+#: lift a note from the third page of the fused list).
+CANDIDATES_PER_HIT = 3
+MIN_CANDIDATES = 30
+#: Notes dated in the query's time range that are always scored (our choice: the ccb-fast
+#: stage lists 20 at least; 0 turns it off).
+TIME_CANDIDATES = 20
 
 #: Plain hybrid's top this many notes are always among the hits (the re-ranking adds, it
 #: never removes): recall@10 never falls below plain hybrid's recall@5.
@@ -123,9 +137,9 @@ class Reranker:
     ) -> tuple[list[SearchHit], int, int]:
         """The hits of one search -> ``(hits, candidates scored, copies dropped)``."""
         fused = weighted_rrf(found.lists, LIST_WEIGHTS, k=self._settings.retrieval.rrf_k)
-        paths = [p for p in sorted(fused, key=lambda p: (-fused[p], p)) if keep(p)]
-        vectors = _candidate_vectors(snap, found, paths[: max(limit * 3, 30)])
-        paths = [p for p in paths[: max(limit * 3, 30)] if p in vectors or p in found.chunks]
+        paths = _candidates(fused, found, keep, limit)
+        vectors = _candidate_vectors(snap, found, paths)
+        paths = [p for p in paths if p in vectors or p in found.chunks]
         if not paths:
             return [], 0, 0
         relevance = _relevance(paths, fused, vectors, found.vector)
@@ -189,6 +203,9 @@ class Reranker:
                     and intent.time_range.start <= entry.dated <= intent.time_range.end:
                 score += TIME_BONUS * (0.5 + rel / 2)
                 extra.append(f"in {intent.time_range.label}")
+                if intent.time_only:
+                    score += TIME_ONLY_LEAD
+                    extra.append("only a time asked")
             if entry.layer in intent.layers:
                 score += LAYER_BONUS * rel
                 extra.append(f"layer L{entry.layer} asked for")
@@ -256,6 +273,22 @@ def _candidate_vectors(snap: _Snapshot, found: _Found, paths: Sequence[str]
                 found.rows[path] = row
                 vectors[path] = snap.chunk_matrix[row]
     return vectors
+
+
+def _candidates(fused: Mapping[str, float], found: _Found, keep: Callable[[str], bool],
+                limit: int) -> list[str]:
+    """The notes scored: the best :data:`CANDIDATES_PER_HIT` per hit asked for (at least
+    :data:`MIN_CANDIDATES`) by fused rank, and, up to :data:`TIME_CANDIDATES` of them, the
+    notes dated in the query's time range (ranked by date, a time list's first note sits
+    low in the fusion, yet its time bonus may make it a hit)."""
+    ranked = [p for p in sorted(fused, key=lambda p: (-fused[p], p)) if keep(p)]
+    pool = ranked[: max(limit * CANDIDATES_PER_HIT, MIN_CANDIDATES)]
+    chosen = set(pool)
+    for path in found.lists.get("time", [])[:TIME_CANDIDATES]:
+        if path not in chosen and keep(path):
+            pool.append(path)
+            chosen.add(path)
+    return pool
 
 
 def _relevance(paths: Sequence[str], fused: Mapping[str, float],

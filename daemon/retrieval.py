@@ -111,6 +111,9 @@ ROUTED_MIN_COSINE = 0.2
 MAX_QUERY_CHARS = 2000
 #: How many of the best notes so far full-fusion expands, and how many neighbours it adds.
 GRAPH_SEEDS = 3
+#: Chunks a note needs to be in the note-level BM25 list (our choice, measured: see the
+#: list's weight in :data:`daemon.rerank.LIST_WEIGHTS`).
+NOTE_BM25_MIN_CHUNKS = 2
 GRAPH_MAX = 10
 #: Stages of each engine (``retrieval.default_strategy`` turns the other engine's off).
 CCB_STAGES = frozenset({"ccb-fast"})
@@ -613,7 +616,7 @@ class Retriever:
                     or layered)
         by_vector = _nearest(snap, vector, n, keep, filtered)
         by_words = collapse_to_notes(words_future.result())
-        by_notes = self._bm25.index(snap.note_bm25).top(text, n, keep)
+        by_notes = self._bm25.index(snap.note_bm25).top(text, n, _of_chunks(snap, keep))
         part.lists["vector"] = [path for path, _, _ in by_vector]
         part.lists["full-text"] = [c.path for c in by_words]
         if by_notes:
@@ -858,6 +861,12 @@ def _ccb_fast(snap: _Snapshot, text: str, intent: Intent, want: int,
     # one note of that exact name answers; several (translations, namesakes) do not
     part.confident = len(exact) == 1
     return part
+
+
+def _of_chunks(snap: _Snapshot, keep: Callable[[str], bool]) -> Callable[[str], bool]:
+    """``keep``, for the notes of at least :data:`NOTE_BM25_MIN_CHUNKS` chunks: the full text
+    scores a note of one chunk as a whole already; one of several can hold the words apart."""
+    return lambda p: len(snap.rows_by_path.get(p, ())) >= NOTE_BM25_MIN_CHUNKS and keep(p)
 
 
 def _note_spec(snap: _Snapshot) -> NoteSpec:

@@ -3,7 +3,11 @@
 A note body is cut at its headings (``Note.headings``, 0-based body lines) into sections;
 tiny neighbouring sections are merged under their common parent heading, long sections are
 split at paragraph boundaries (a fenced code block counts as one paragraph), then at sentence
-ends, then at whitespace, and only as a last resort mid-word. Every chunk's ``embed_text``
+ends, then at whitespace, and only as a last resort mid-word. A chat-like section (a session
+log or transcript: paragraphs that open with a speaker's label, ``**User:** …``,
+``Assistant: …``, ``用户：…``) is cut by round: a new chunk starts where the speaker who opens
+the conversation speaks again, so one question and its answer are not diluted by the turns
+around them. Every chunk's ``embed_text``
 starts with the note title and heading path (``"Sourdough > Feeding > Ratio"``) so a chunk is
 meaningful on its own; memory notes also carry their name and description.
 
@@ -16,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Collection
 from dataclasses import dataclass
 
 from ccb.model import Note
@@ -40,6 +45,17 @@ DEFAULT_MIN_CHARS = 200
 HEADING_SEPARATOR = " > "
 
 _FENCE_RE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
+#: A speaker's label opening a paragraph: ``**User:**``, ``**Assistant**:``, ``> Alice:``,
+#: ``- Q:``, ``用户：`` (one to four words of letters, or up to six Han characters, then a
+#: colon; emphasis around either).
+_SPEAKER_RE = re.compile(
+    r"^[ \t]{0,3}(?:[>*+-][ \t]+)?(?:\*\*|__)?"
+    r"(?P<who>[^\W\d_][\w.'-]*(?: [^\W\d_][\w.'-]*){0,3}?|[\u4e00-\u9fff]{1,6})"
+    r"(?:\*\*|__)?[ \t]*(?::(?:\*\*|__)?(?:[ \t]|$)|：)")
+#: Labelled paragraphs a section needs to be read as a conversation, and distinct speakers
+#: (our choice: two exchanges; a note with a "Note:" paragraph or two is no conversation).
+CHAT_MIN_TURNS = 4
+CHAT_MIN_SPEAKERS = 2
 # Split after sentence terminators (Latin and CJK); CJK ones need no following space.
 _SENTENCE_END_RE = re.compile(r"(?<=[.!?;])\s+|(?<=[。！？；])")
 
@@ -102,7 +118,7 @@ def chunk_note(
         text = section.text
         if not text.strip():
             continue
-        for part in _split_text(text, max_chars):
+        for part in _split_text(text, max_chars, min_chars):
             pieces.append((section.heading_path, part))
 
     chunks: list[Chunk] = []
@@ -226,14 +242,42 @@ def _blocks(text: str) -> list[str]:
     return blocks
 
 
-def _split_text(text: str, max_chars: int) -> list[str]:
-    """Split ``text`` into pieces of at most ``max_chars`` at the best boundary available."""
+def _split_text(text: str, max_chars: int, min_chars: int = DEFAULT_MIN_CHARS) -> list[str]:
+    """Split ``text`` into pieces of at most ``max_chars`` at the best boundary available;
+    a longer conversation (:func:`_rounds`) also at the start of each round once the piece
+    so far holds ``min_chars``."""
     if len(text) <= max_chars:
         return [text]
+    blocks = _blocks(text)
+    opens = _rounds(blocks)
     units: list[str] = []
-    for block in _blocks(text):
+    starts: set[int] = set()
+    for n, block in enumerate(blocks):
+        if n in opens:
+            starts.add(len(units))
         units.extend(_split_block(block, max_chars))
-    return _pack(units, max_chars, "\n\n")
+    return _pack(units, max_chars, "\n\n", starts, min_chars)
+
+
+def _rounds(blocks: list[str]) -> set[int]:
+    """Indexes of the blocks that open a round of a conversation: labelled by the speaker
+    who spoke first, after another speaker. Empty unless the blocks hold at least
+    :data:`CHAT_MIN_TURNS` labelled paragraphs of :data:`CHAT_MIN_SPEAKERS` speakers."""
+    speakers: list[str | None] = []
+    for block in blocks:
+        match = _SPEAKER_RE.match(block)
+        speakers.append(match.group("who").casefold() if match else None)
+    labelled = [who for who in speakers if who is not None]
+    if len(labelled) < CHAT_MIN_TURNS or len(set(labelled)) < CHAT_MIN_SPEAKERS:
+        return set()
+    first, opens, last = labelled[0], set(), None
+    for n, who in enumerate(speakers):
+        if who is None:
+            continue
+        if who == first and last is not None and last != first:
+            opens.add(n)
+        last = who
+    return opens
 
 
 def _split_block(block: str, max_chars: int) -> list[str]:
@@ -266,12 +310,17 @@ def _hard_split(text: str, max_chars: int) -> list[str]:
     return pieces
 
 
-def _pack(units: list[str], max_chars: int, joiner: str) -> list[str]:
-    """Greedily join consecutive ``units`` with ``joiner`` while the result fits."""
+def _pack(units: list[str], max_chars: int, joiner: str, starts: Collection[int] = (),
+          min_chars: int = 0) -> list[str]:
+    """Greedily join consecutive ``units`` with ``joiner`` while the result fits; a unit in
+    ``starts`` begins a new piece once the current one holds ``min_chars``."""
     packed: list[str] = []
     current = ""
-    for unit in units:
+    for n, unit in enumerate(units):
         if not current:
+            current = unit
+        elif n in starts and len(current) >= min_chars:
+            packed.append(current)
             current = unit
         elif len(current) + len(joiner) + len(unit) <= max_chars:
             current = current + joiner + unit

@@ -89,7 +89,7 @@ import threading
 import time
 import unicodedata
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import date, timedelta
 from typing import Any, Literal, TypeAlias
@@ -97,6 +97,7 @@ from typing import Any, Literal, TypeAlias
 import numpy as np
 
 from ccb.model import MEMORY_TYPES
+from magma.text import CJK_CHAR, CJK_RANGES
 
 __all__ = [
     "INTENT_PROMPT",
@@ -142,7 +143,9 @@ class Intent:
     ``types``: memory types among ``user``, ``feedback``, ``project``, ``reference`` (empty: no
     routing by type); ``layers``: layers 1..5 (empty: any); ``time_range``: the days asked about
     or ``None``; ``confidence``: 0..1; ``reasons``: one readable line per match, in query order;
-    ``source``: ``"rules"``, ``"llm"`` or ``"none"`` (:data:`NO_INTENT`).
+    ``source``: ``"rules"``, ``"llm"`` or ``"none"`` (:data:`NO_INTENT`); ``time_only``: the
+    query names a time and nothing else to look for ("what did I get done yesterday",
+    "上周做了什么"): the notes of that time are the answer.
 
     Raises ValueError for an unknown type, a layer outside 1..5 or a confidence outside [0, 1].
     """
@@ -153,6 +156,7 @@ class Intent:
     confidence: float
     reasons: tuple[str, ...]
     source: IntentSource = "rules"
+    time_only: bool = False
 
     def __post_init__(self) -> None:
         unknown = sorted(t for t in self.types if t not in MEMORY_TYPES)
@@ -645,6 +649,39 @@ def _keyword_hits(text: str) -> list[_Hit]:
     return _longest_first(found)
 
 
+#: Words that ask what happened without naming anything to look for (our choice; with the
+#: time expression and the routing phrases taken out, a query of these alone is a recap of
+#: that time): English function words and "do / get / note / write / happen".
+_RECAP_WORDS = frozenset({
+    "a", "about", "all", "an", "and", "any", "anything", "are", "at", "be", "been",
+    "did", "do", "does", "doing", "done", "down", "everything", "far", "for", "from",
+    "get", "go", "going", "got", "had", "happen", "happened", "happening", "has",
+    "have", "how", "i", "i've", "in", "is", "it", "me", "my", "note", "noted", "notes",
+    "of", "on", "our", "so", "something", "that", "the", "there", "this", "to", "up",
+    "us", "was", "we", "went", "were", "what", "which", "work", "worked", "write",
+    "written", "wrote", "you",
+})
+#: The same in Chinese: pronouns, particles and "do / note / write / happen / busy with".
+_RECAP_ZH = re.compile(
+    r"我们|我|都|做|干|记|写|忙|发生|有|了|什么|啥|哪些|些|事情|事|的|吗|呢|下来|过|一下")
+_CONTENT = re.compile(f"[{CJK_RANGES}]+|[{_LATIN}'’]+")
+
+
+def _content_left(text: str, hits: Sequence[_Hit]) -> bool:
+    """Is there a word to look for in ``text`` (normalised) once the ``hits`` (time
+    expressions, routing phrases) and :data:`_RECAP_WORDS` are taken out?"""
+    rest = list(text)
+    for hit in hits:
+        rest[hit.start : hit.end] = " " * (hit.end - hit.start)
+    for word in _CONTENT.findall("".join(rest)):
+        if CJK_CHAR.match(word):
+            if _RECAP_ZH.sub("", word):
+                return True
+        elif word not in _RECAP_WORDS:
+            return True
+    return False
+
+
 def _time_hits(text: str, today: date) -> list[_Hit]:
     """Resolved time expressions; an unresolvable one still hides the shorter ones inside it."""
     hits = [
@@ -694,6 +731,8 @@ def analyze_intent(query: str, today: date) -> Intent:
         confidence=max(hit.strength for hit in (*keyword_hits, *time_hits)),
         reasons=tuple(reason for _, reason in sorted(reasons, key=lambda r: r[0])),
         source="rules",
+        time_only=time_range is not None and not _content_left(
+            text, [*keyword_hits, *time_hits]),
     )
 
 

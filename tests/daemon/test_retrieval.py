@@ -155,6 +155,18 @@ def test_a_time_expression_brings_the_days_notes(indexed: tuple[App, dict[str, s
                     "Daily/2026-11-27.md"}
 
 
+@pytest.mark.parametrize("query", ["What did I get done last Tuesday?", "上周二做了什么"])
+def test_a_query_that_names_only_a_time_brings_that_days_note_first(
+        indexed: tuple[App, dict[str, str]], query: str) -> None:
+    app, _ = indexed
+    hits = app.search(query, limit=10, count_recall=False, now=NOW)
+    assert hits[0].path == "Daily/2026-11-24.md"
+    assert "only a time asked" in hits[0].why
+    # a thing to look for on that day ranks by meaning and words, the day only helps
+    hits = app.search("what did I bake last Tuesday", limit=10, count_recall=False, now=NOW)
+    assert all("only a time asked" not in h.why for h in hits)
+
+
 def test_a_files_modification_time_never_places_it_in_a_time_range(
         indexed: tuple[App, dict[str, str]]) -> None:
     app, _ = indexed

@@ -30,6 +30,9 @@ lines = st.one_of(
     st.just("```"),
     st.builds(lambda n: "word " * n, st.integers(50, 700)),
     st.builds(lambda n: "长" * n, st.integers(50, 2000)),
+    st.builds(lambda who, t: who + t,  # turns of a conversation
+              st.sampled_from(["**User:** ", "**Assistant:** ", "用户：", "> Bob: ", "Q: "]),
+              words),
 )
 bodies = st.lists(lines, max_size=40).map("\n".join)
 
@@ -121,3 +124,65 @@ def test_hash_changes_only_with_chunk_content(note_of: Callable[..., Note]) -> N
     b = chunk_note(note_of("N.md", "# A\n" + "one " * 100 + "\n# B\n" + "three " * 100))
     assert a[0].content_hash == b[0].content_hash
     assert a[1].content_hash != b[1].content_hash
+
+
+def _session(turns: list[tuple[str, str]], title: str = "# Chat session 2026-05-02") -> str:
+    return "\n\n".join([title, *(f"**{who}:** {text}" for who, text in turns)]) + "\n"
+
+
+_REPLY = "Here is a long and careful answer with several steps. " * 20  # ≈1,100 chars
+
+
+def test_a_long_conversation_is_cut_where_each_round_begins(
+    note_of: Callable[..., Note],
+) -> None:
+    asks = ["I bought a used road bike last week, a 2019 Trek Domane.",
+            "The rear derailleur skips when I shift under load. What should I check?",
+            "I also need lights: my commute home is after dark from November."]
+    turns = [t for ask in asks for t in (("User", ask), ("Assistant", _REPLY))]
+    chunks = chunk_note(note_of("Sessions/2026-05-02-a.md", _session(turns)))
+    starts = [c.text for c in chunks if "**User:**" in c.text]
+    assert len(starts) == 3
+    for n, ask in enumerate(asks):  # each question opens its chunk, with its answer's start
+        chunk = next(c.text for c in chunks if ask in c.text)
+        opening = "# Chat session 2026-05-02\n\n" if n == 0 else ""
+        assert chunk.startswith(f"{opening}**User:** {ask}")
+        assert "careful answer" in chunk
+    assert squash("".join(c.text for c in chunks)) == squash(_session(turns))
+
+
+def test_chinese_and_quoted_speakers_are_conversations_too(
+    note_of: Callable[..., Note],
+) -> None:
+    reply = "这是一个很长的回答，包含很多步骤和细节。" * 40
+    body = "\n\n".join(f"{who}{text}" for who, text in [
+        ("用户：", "我下个月要去东京出差，护照快过期了。"), ("助手：", reply),
+        ("用户：", "续签护照需要多长时间？"), ("助手：", reply)])
+    chunks = chunk_note(note_of("对话.md", body))
+    assert sum(c.text.startswith("用户：") for c in chunks) == 2
+    quoted = "\n\n".join(f"> {who}: {text}" for who, text in [
+        ("Alice", "Can we move the kiln firing to Saturday?"), ("Bob", _REPLY),
+        ("Alice", "Then Sunday for the glaze tests."), ("Bob", _REPLY)])
+    chunks = chunk_note(note_of("Call.md", quoted))
+    assert sum(c.text.startswith("> Alice:") for c in chunks) == 2
+
+
+def test_notes_that_are_not_conversations_are_cut_as_before(
+    note_of: Callable[..., Note],
+) -> None:
+    # labelled paragraphs of one speaker, or too few of them, are no conversation: they are
+    # cut where the same paragraphs without labels are
+    para = "a paragraph of plain prose about the kiln and its firing schedule " * 4
+
+    def cuts(body: str) -> list[int]:
+        return [len(c.text) for c in chunk_note(note_of("Memo.md", body))]
+
+    one_speaker = "\n\n".join(f"Note: {para}" for _ in range(8))
+    assert cuts(one_speaker) == cuts(one_speaker.replace("Note: ", "Noted "))
+    few = "\n\n".join([f"Why: {para}", para, f"How: {para}", para, f"Why: {para}", *[para] * 3])
+    assert cuts(few) == cuts(few.replace("Why: ", "Why? ").replace("How: ", "How? "))
+    assert len(cuts(few)) == 2
+    # a short conversation stays one chunk
+    short = _session([("User", "Hi"), ("Assistant", "Hello"), ("User", "Thanks"),
+                      ("Assistant", "Any time")])
+    assert len(chunk_note(note_of("Sessions/short.md", short))) == 1

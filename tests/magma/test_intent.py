@@ -266,6 +266,26 @@ def test_time_expressions_resolve_to_exact_ranges(
     assert got.reasons[0] == f"time: {label} {start.isoformat()}..{end.isoformat()}"
 
 
+@pytest.mark.parametrize(("query", "time_only"), [
+    ("what did I get done yesterday", True),
+    ("What have I noted down so far today?", True),
+    ("what happened last week", True),
+    ("What did I do last weekend?", True),
+    ("昨天做了什么", True),
+    ("上周都干了些啥", True),
+    ("今天记了什么", True),
+    ("what did I buy yesterday", False),  # a thing to look for
+    ("cook something tonight", False),
+    ("what did we settle last week on how list endpoints page", False),
+    ("昨天吃了什么", False),
+    ("上周和房东谈了什么", False),
+    ("what did I do", False),  # no time at all
+    ("how many days ago did I go hiking", False),
+])
+def test_a_query_that_names_only_a_time(query: str, time_only: bool) -> None:
+    assert analyze_intent(query, TODAY).time_only is time_only
+
+
 def test_strong_and_weak_time_words() -> None:
     assert analyze_intent("last week", TODAY).confidence == 0.9
     assert analyze_intent("上周", TODAY).confidence == 0.9
