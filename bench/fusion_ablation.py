@@ -128,6 +128,8 @@ def main() -> int:
     parser.add_argument("--data", type=Path, default=lme.DATA)
     parser.add_argument("--per-type", type=int, default=None)
     parser.add_argument("--questions", type=int, default=None)
+    parser.add_argument("--ids", default=None,
+                        help="only these question ids: a comma list, or @FILE, one per line")
     parser.add_argument("--variant", action="append", type=parse_variant, default=None)
     parser.add_argument("--json", type=Path,
                         default=REPO / "bench" / "results" / "fusion_ablation.json")
@@ -140,7 +142,12 @@ def main() -> int:
     os.environ["DREAMD_CONFIG"] = str(args.workdir / "no-config.toml")
     configure_logging("warning", "console")
     variants = args.variant or default_variants()
-    kept, _ = lme.select(lme.load_s_dev(args.data), args.questions, args.per_type)
+    instances = lme.load_s_dev(args.data)
+    if args.ids:
+        text = Path(args.ids[1:]).read_text() if args.ids.startswith("@") else args.ids
+        wanted = set(text.replace(",", "\n").split())
+        instances = [i for i in instances if i["question_id"] in wanted]
+    kept, _ = lme.select(instances, args.questions, args.per_type)
     rows = run(kept, args.workdir / "dev", data_dir, variants)
     summary = lme.summarise(rows)
     names = [name for name, _ in variants]

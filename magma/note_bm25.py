@@ -21,7 +21,7 @@ import contextlib
 import logging
 import re
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import CancelledError, Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 
@@ -178,18 +178,23 @@ class NoteBm25Builder:
         self._lexicon = NoteLexicon()
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dreamd-bm25")
         self._last = NoteBm25((), None)
+        self._queued: Future[NoteBm25 | None] | None = None
 
     def submit(self, spec: Callable[[], NoteSpec]) -> Future[NoteBm25 | None]:
         """Start a build of the notes ``spec()`` names -> its future (``None`` when the
-        bodies could not be read; the failure is logged)."""
-        return self._pool.submit(self._build, spec)
+        bodies could not be read; the failure is logged). A build still waiting for the
+        thread is cancelled: only the newest snapshot is worth indexing."""
+        if self._queued is not None:
+            self._queued.cancel()
+        self._queued = self._pool.submit(self._build, spec)
+        return self._queued
 
     def index(self, pending: Future[NoteBm25 | None] | None,
               wait_s: float = BM25_WAIT_S) -> NoteBm25:
         """The index ``pending`` builds, waiting up to ``wait_s`` seconds for it, else the
         last one built (empty before the first)."""
         if pending is not None:
-            with contextlib.suppress(FutureTimeout):
+            with contextlib.suppress(FutureTimeout, CancelledError):
                 built = pending.result(timeout=wait_s)
                 if built is not None:
                     return built

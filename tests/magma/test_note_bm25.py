@@ -69,3 +69,56 @@ def test_the_lexicon_tokenizes_each_chunk_once_and_forgets_what_left() -> None:
     assert lexicon.missing(["h1", "h2"]) == {"h2"}
     with pytest.raises(KeyError):
         lexicon.build({"c.md": ("C", ["never-learnt"])})
+
+
+def test_the_builder_indexes_the_newest_snapshot_and_serves_the_last_one_meanwhile() -> None:
+    import threading
+
+    from magma.note_bm25 import NoteBm25Builder
+
+    bodies = {"h1": "sourdough starter", "h2": "rye loaf", "h3": "kiln firing"}
+    gate = threading.Event()
+
+    def read(hashes: object) -> dict[str, str]:
+        gate.wait(10)
+        return bodies
+
+    builder = NoteBm25Builder(read)
+    try:
+        assert builder.index(None).top("rye", 5, lambda _: True) == []  # nothing built yet
+        first = builder.submit(lambda: {"a.md": ("A", ["h1"])})
+        second = builder.submit(lambda: {"b.md": ("B", ["h2"])})  # waits behind the first
+        third = builder.submit(lambda: {"c.md": ("C", ["h3"])})
+        assert second.cancelled()  # never built: a newer snapshot came
+        assert builder.index(second, wait_s=0.01).top("rye", 5, lambda _: True) == []
+        gate.set()
+        assert first.result(10) is not None
+        assert [p for p, _ in builder.index(third, 10).top("kiln", 5, lambda _: True)] \
+            == ["c.md"]
+        assert [p for p, _ in builder.index(second).top("kiln", 5, lambda _: True)] \
+            == ["c.md"]  # a cancelled build is answered by the last one built
+    finally:
+        builder.close()
+
+
+def test_a_store_that_cannot_be_read_leaves_the_last_index_serving() -> None:
+    from magma.note_bm25 import NoteBm25Builder
+    from magma.store import StoreError
+
+    calls: list[object] = []
+
+    def read(hashes: object) -> dict[str, str]:
+        calls.append(hashes)
+        if len(calls) > 1:
+            raise StoreError("magma: read chunks: disk gone")
+        return {"h1": "sourdough starter"}
+
+    builder = NoteBm25Builder(read)
+    try:
+        assert builder.submit(lambda: {"a.md": ("A", ["h1"])}).result(10) is not None
+        failed = builder.submit(lambda: {"a.md": ("A", ["h1"]), "b.md": ("B", ["h2"])})
+        assert failed.result(10) is None
+        assert [p for p, _ in builder.index(failed).top("starter", 5, lambda _: True)] \
+            == ["a.md"]
+    finally:
+        builder.close()
