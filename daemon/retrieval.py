@@ -111,10 +111,10 @@ ROUTED_MIN_COSINE = 0.2
 MAX_QUERY_CHARS = 2000
 #: How many of the best notes so far full-fusion expands, and how many neighbours it adds.
 GRAPH_SEEDS = 3
+GRAPH_MAX = 10
 #: Chunks a note needs to be in the note-level BM25 list (our choice, measured: see the
 #: list's weight in :data:`daemon.rerank.LIST_WEIGHTS`).
 NOTE_BM25_MIN_CHUNKS = 2
-GRAPH_MAX = 10
 #: Stages of each engine (``retrieval.default_strategy`` turns the other engine's off).
 CCB_STAGES = frozenset({"ccb-fast"})
 MAGMA_STAGES = frozenset({"magma-extend", "full-fusion"})
@@ -322,7 +322,7 @@ class Retriever:
         the model."""
         snap = self.snapshot()
         self._neighbours(snap)
-        self._bm25.index(snap.note_bm25, bm25_wait_s)
+        self._bm25.index(snap.note_bm25, bm25_wait_s, fresh=True)
         self._embedder.embed(["warm up"])
         self._store.fulltext_candidates("warm up", limit=1)
         self._recall_stats()

@@ -41,10 +41,13 @@ __all__ = ["BM25_WAIT_S", "NoteBm25", "NoteBm25Builder", "NoteLexicon", "bm25_to
 
 log = structlog.get_logger("dreamd.note_bm25")
 
-#: How long a search waits for the index of a new snapshot before it uses the last one built
-#: (seconds; our choice: a vault of a few hundred notes builds within it; 6,000 notes, 24 MB,
-#: take ~9 s on one core, which no search should wait for).
+#: How long a search waits for the first index of a store (seconds; our choice: a vault of
+#: a few hundred notes builds within it; 6,000 notes, 24 MB, take ~8 s on one core, which no
+#: search should wait for).
 BM25_WAIT_S = 0.25
+#: How long it waits for the index of a new snapshot when an older one can answer (seconds;
+#: our choice: the index of a small vault after an edit, and a tenth of a search's budget).
+BM25_STALE_WAIT_S = 0.05
 
 #: What a build indexes: note path -> (its title, aliases and memory name and description,
 #: the content hashes of its chunks).
@@ -190,10 +193,13 @@ class NoteBm25Builder:
         return self._queued
 
     def index(self, pending: Future[NoteBm25 | None] | None,
-              wait_s: float = BM25_WAIT_S) -> NoteBm25:
-        """The index ``pending`` builds, waiting up to ``wait_s`` seconds for it, else the
-        last one built (empty before the first)."""
+              wait_s: float = BM25_WAIT_S, *, fresh: bool = False) -> NoteBm25:
+        """The index ``pending`` builds, waiting for it up to ``wait_s`` seconds (at most
+        :data:`BM25_STALE_WAIT_S` once an index was built, unless ``fresh``), else the last
+        one built (empty before the first)."""
         if pending is not None:
+            if self._last.paths and not fresh:
+                wait_s = min(wait_s, BM25_STALE_WAIT_S)
             with contextlib.suppress(FutureTimeout, CancelledError):
                 built = pending.result(timeout=wait_s)
                 if built is not None:

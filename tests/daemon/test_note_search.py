@@ -3,6 +3,7 @@ follows the vault's edits."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -38,8 +39,12 @@ def test_search_finds_a_note_by_words_in_two_of_its_chunks(
             f"# Ferry\n\n## Out\n\n{_SECTION}\nThe quayside at dawn.\n\n"
             f"## Back\n\n{_SECTION}\nThe last boat from Vigo.\n", encoding="utf-8")
         app.sync()
-        hits = app.search("quayside Vigo", limit=10, count_recall=False)
-        ferry = next(h for h in hits if h.path == "Ferry.md")
+        for _ in range(100):  # built in the background: found within moments, not at once
+            hits = app.search("quayside Vigo", limit=10, count_recall=False)
+            ferry = next(h for h in hits if h.path == "Ferry.md")
+            if "note BM25" in "; ".join(ferry.why):
+                break
+            time.sleep(0.1)
         assert "note BM25 #1" in "; ".join(ferry.why)
 
     finally:

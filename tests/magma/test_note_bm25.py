@@ -93,8 +93,8 @@ def test_the_builder_indexes_the_newest_snapshot_and_serves_the_last_one_meanwhi
         assert builder.index(second, wait_s=0.01).top("rye", 5, lambda _: True) == []
         gate.set()
         assert first.result(10) is not None
-        assert [p for p, _ in builder.index(third, 10).top("kiln", 5, lambda _: True)] \
-            == ["c.md"]
+        newest = builder.index(third, 10, fresh=True)
+        assert [p for p, _ in newest.top("kiln", 5, lambda _: True)] == ["c.md"]
         assert [p for p, _ in builder.index(second).top("kiln", 5, lambda _: True)] \
             == ["c.md"]  # a cancelled build is answered by the last one built
     finally:
