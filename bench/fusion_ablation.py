@@ -8,14 +8,15 @@ whose index is missing is indexed first, as that bench does) and asks every ques
 *variant*: dreamd's full pipeline (``App.search``, deadlines ×20 so quality is read apart from
 latency) with some of its constants changed in this process only. A variant is
 ``NAME:SETTING=VALUE,...``; a SETTING is ``w.<list>`` (that list's weight in
-``daemon.rerank.LIST_WEIGHTS``; 0 leaves the list out) or the name of a constant of
-``daemon.rerank`` (``TIME_BONUS``, ``HYBRID_FLOOR``, ``COSINE_SHARE``, …) or, as
-``retrieval.NAME``, of ``daemon.retrieval`` (``retrieval.NOTE_BM25_MIN_CHUNKS``). Without
-``--variant``: ``as-is`` and one variant per list weight at 0 and at half.
+``daemon.rerank.LIST_WEIGHTS``; at 0 the list adds nothing to a note's fused score), the name
+of a constant of ``daemon.rerank`` (``TIME_BONUS``, ``HYBRID_FLOOR``, ``COSINE_SHARE``, …)
+or, as ``retrieval.NAME``, of ``daemon.retrieval`` (``retrieval.NOTE_BM25_MIN_CHUNKS``).
+Without ``--variant``: ``as-is`` and one variant per list weight at 0 and at half.
 
 Output: recall@5, recall@10 and recall_all@10 per question type and overall, one column per
-variant (metrics as in ``bench/longmemeval_bench.py``), and the JSON of every ranking
-(``--json``, default ``bench/results/fusion_ablation.json``). Never fails on a figure.
+baseline of that bench (BM25, vector, plain hybrid, on the same index) and per variant
+(metrics as in ``bench/longmemeval_bench.py``), and the JSON of every ranking (``--json``,
+default ``bench/results/fusion_ablation.json``). Never fails on a figure.
 """
 
 from __future__ import annotations
@@ -83,8 +84,6 @@ def applied(settings: Mapping[str, float]) -> Iterator[None]:
                 target = MODULES[module or "rerank"]
                 saved[key] = getattr(target, constant)
                 setattr(target, constant, type(saved[key])(value))
-        for key in [k for k, v in weights.items() if v == 0.0]:
-            del weights[key]
         yield
     finally:
         weights.clear()
@@ -108,6 +107,11 @@ def run(instances: Sequence[Mapping[str, Any]], folder: Path, data_dir: Path,
                                "question_type": question.question_type,
                                "evidence": list(question.evidence), "ranked": {},
                                "scores": {}}
+        bm25 = lme.Bm25Index({s.session_id: lme.session_body(s) for s in haystack})
+        for name, ranker in lme.rankers(app, paths, bm25, {}).items():
+            if name != "dreamd":  # the baselines, on the same index
+                row["ranked"][name] = ranker(question)
+                row["scores"][name] = lme.scores_of(row["ranked"][name], question.evidence)
         for name, settings in variants:
             with applied(settings):
                 hits = app.search(question.question, limit=max(lme.KS), count_recall=False,
@@ -150,7 +154,7 @@ def main() -> int:
     kept, _ = lme.select(instances, args.questions, args.per_type)
     rows = run(kept, args.workdir / "dev", data_dir, variants)
     summary = lme.summarise(rows)
-    names = [name for name, _ in variants]
+    names = [*(s for s in lme.SYSTEMS if s != "dreamd"), *(name for name, _ in variants)]
     for metric in ("recall@5", "recall@10", "recall_all@10"):
         print(f"\n{metric}\n\n| type | n | " + " | ".join(names) + " |")
         print("|---|---|" + "---|" * len(names))

@@ -6,7 +6,8 @@ gets the Generative Agents score (Park et al., 2023: relevance, recency by the l
 note's date and its last recall, importance from :mod:`magma.layers`), a bonus inside the
 query's time range and in the layers it targets. The hits are the best scores, copies
 dropped (near-identical text, :func:`magma.text.near_identical`), and the re-ranking only
-adds: every note plain hybrid search ranks in its top :data:`HYBRID_FLOOR` is among them.
+adds: every note plain hybrid search ranks in its top :data:`HYBRID_FLOOR`, and the vector
+its top :data:`VECTOR_FLOOR`, is among them (unless the query names only a time).
 """
 
 from __future__ import annotations
@@ -52,8 +53,13 @@ MAGMA_LISTS = frozenset({"vector", "full-text", "note-bm25", "routed", "rules", 
 #: LongMemEval_S dev questions: the time list at 1.0 and leading with the name list
 #: ("ccb first") put 20 of a month's sessions above the two that answered "how much have
 #: I made from selling eggs this month?"; at 0.5, not leading: recall@10 0.950 -> 0.967.
+#: The note-level BM25 list (:mod:`magma.note_bm25`) is off: on 111 LongMemEval_S dev
+#: questions (``bench/fusion_ablation.py``) it lowered every figure, at 1.0 recall@5 /
+#: @10 / all@10 0.961 / 0.984 / 0.964 -> 0.942 / 0.974 / 0.937 (0.5: 0.947 / 0.978 /
+#: 0.946), and on the layer probes L1 hit@5 8 -> 7; lexical evidence then outweighs the
+#: vector two to one. At 0 its index is never built.
 LIST_WEIGHTS: Mapping[str, float] = {
-    "vector": 1.0, "full-text": 1.0, "note-bm25": 1.0, "names": 1.0, "time": 0.5, "routed": 1.0,
+    "vector": 1.0, "full-text": 1.0, "note-bm25": 0.0, "names": 1.0, "time": 0.5, "routed": 1.0,
     "rules": 0.5, "graph": 0.5,
 }
 
@@ -99,8 +105,15 @@ MIN_CANDIDATES = 30
 TIME_CANDIDATES = 20
 
 #: Plain hybrid's top this many notes are always among the hits (the re-ranking adds, it
-#: never removes): recall@10 never falls below plain hybrid's recall@5.
+#: never removes): recall@10 never falls below plain hybrid's recall@5. Not for a query that
+#: names only a time (``Intent.time_only``): its words match nothing, the time's notes lead.
 HYBRID_FLOOR = 5
+#: The vector list's top this many are kept the same way: the strongest single list at
+#: ten hits (an evidence session the vector ranks second was pushed out by word matches).
+#: Measured on 111 LongMemEval_S dev questions, vector alone 0.993 / 0.982 (recall@10 /
+#: all@10): floor 0: 0.984 / 0.964, 3: 0.989 / 0.973, 5: 0.993 / 0.982, 6: same; recall@5
+#: 0.961 at each (vector 0.946).
+VECTOR_FLOOR = 5
 
 #: Score added to a note the leading engine found, under ``both-priority-ccb`` and
 #: ``both-priority-magma`` (our choice: enough to settle a near tie, about a tenth of what a
@@ -160,8 +173,9 @@ class Reranker:
                           else None),  # --all shows every copy, archived duplicates too
             groups={p: snap.entries[p].owner or "" for p in paths},  # owners' facts apart
             is_copy=is_copy)
-        picked = _with_hybrid_top(picked, found, scores, dropped, limit,
-                                  self._settings.retrieval.rrf_k)
+        if not intent.time_only:  # a query of a time alone has no words to match
+            picked = _with_hybrid_top(picked, found, scores, dropped, limit,
+                                      self._settings.retrieval.rrf_k)
         self._read_texts(snap, found, dict(picked))
         hits = [self._hit(snap, text, found, path, value, notes[path], today, include_hidden)
                 for path, value in picked if path in found.chunks]
@@ -317,7 +331,8 @@ def _with_hybrid_top(picked: list[tuple[str, float]], found: _Found, scores: Map
                      dropped: Mapping[str, str], limit: int, rrf_k: int
                      ) -> list[tuple[str, float]]:
     """``picked`` with every note plain hybrid search (the vector and full-text lists fused
-    alone) ranks in its top :data:`HYBRID_FLOOR`, and the first of each of the two lists (a
+    alone) ranks in its top :data:`HYBRID_FLOOR`, the vector's top :data:`VECTOR_FLOOR`,
+    and the first of each of the two lists (a
     Chinese note only the vector can match, at cosine 0.40 against 0.14), among the hits:
     one the re-ranking pushed out takes the place of the last hit not so protected. A copy of a hit
     (``dropped``) stays out. Records the notes put back in ``found.kept``."""
@@ -326,8 +341,9 @@ def _with_hybrid_top(picked: list[tuple[str, float]], found: _Found, scores: Map
     firsts = [next((p for p in found.lists.get(name, ()) if p in scores), None)
               for name in ("vector", "full-text")]  # what each retriever ranks first
     ranked = [p for p in sorted(plain, key=lambda p: (-plain[p], p)) if p in scores]
-    top = list(dict.fromkeys([p for p in firsts if p is not None]
-                             + ranked[:HYBRID_FLOOR]))[:max(limit, 1)]
+    by_vector = [p for p in found.lists.get("vector", ()) if p in scores]
+    top = list(dict.fromkeys([p for p in firsts if p is not None] + ranked[:HYBRID_FLOOR]
+                             + by_vector[:VECTOR_FLOOR]))[:max(limit, 1)]
     chosen = {p for p, _ in picked}
     missing = [p for p in top if p not in chosen and p not in dropped]
     if not missing:

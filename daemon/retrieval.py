@@ -240,7 +240,6 @@ class _Snapshot:
     chunk_hashes: list[str]  # content hash of each row
     rows_by_path: dict[str, list[int]]
     neighbours: dict[str, set[str]] | None = None
-    note_bm25: Future[NoteBm25 | None] | None = None  # built in the background
 
 
 @dataclass(slots=True)
@@ -322,7 +321,7 @@ class Retriever:
         the model."""
         snap = self.snapshot()
         self._neighbours(snap)
-        self._bm25.index(snap.note_bm25, bm25_wait_s, fresh=True)
+        _note_index(self._bm25, snap, bm25_wait_s, fresh=True)
         self._embedder.embed(["warm up"])
         self._store.fulltext_candidates("warm up", limit=1)
         self._recall_stats()
@@ -334,8 +333,6 @@ class Retriever:
         with self._snapshot_lock:
             if self._snapshot is None or self._snapshot.versions != versions:
                 self._snapshot = self._read_snapshot(versions)
-                self._snapshot.note_bm25 = self._bm25.submit(
-                    functools.partial(_note_spec, self._snapshot))
             return self._snapshot
 
     def entries(self) -> Mapping[str, CatalogueEntry]:
@@ -616,7 +613,7 @@ class Retriever:
                     or layered)
         by_vector = _nearest(snap, vector, n, keep, filtered)
         by_words = collapse_to_notes(words_future.result())
-        by_notes = self._bm25.index(snap.note_bm25).top(text, n, _of_chunks(snap, keep))
+        by_notes = _note_index(self._bm25, snap).top(text, n, _of_chunks(snap, keep))
         part.lists["vector"] = [path for path, _, _ in by_vector]
         part.lists["full-text"] = [c.path for c in by_words]
         if by_notes:
@@ -861,6 +858,15 @@ def _ccb_fast(snap: _Snapshot, text: str, intent: Intent, want: int,
     # one note of that exact name answers; several (translations, namesakes) do not
     part.confident = len(exact) == 1
     return part
+
+
+def _note_index(builder: NoteBm25Builder, snap: _Snapshot, wait_s: float = BM25_WAIT_S, *,
+                fresh: bool = False) -> NoteBm25:
+    """The note-level BM25 index of ``snap`` (built only while its list has a weight)."""
+    if LIST_WEIGHTS.get("note-bm25", 0.0) <= 0:
+        return NoteBm25((), None)
+    return builder.index_for(snap.versions, functools.partial(_note_spec, snap), wait_s,
+                             fresh=fresh)
 
 
 def _of_chunks(snap: _Snapshot, keep: Callable[[str], bool]) -> Callable[[str], bool]:

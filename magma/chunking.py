@@ -52,10 +52,26 @@ _SPEAKER_RE = re.compile(
     r"^[ \t]{0,3}(?:[>*+-][ \t]+)?(?:\*\*|__)?"
     r"(?P<who>[^\W\d_][\w.'-]*(?: [^\W\d_][\w.'-]*){0,3}?|[\u4e00-\u9fff]{1,6})"
     r"(?:\*\*|__)?[ \t]*(?::(?:\*\*|__)?(?:[ \t]|$)|：)")
+_HAN_RE = re.compile("[\u4e00-\u9fff]")
 #: Labelled paragraphs a section needs to be read as a conversation, and distinct speakers
 #: (our choice: two exchanges; a note with a "Note:" paragraph or two is no conversation).
 CHAT_MIN_TURNS = 4
 CHAT_MIN_SPEAKERS = 2
+#: Longest label of Han characters that names a speaker ("用户", "张老师"; our choice).
+CHAT_MAX_HAN_SPEAKER = 6
+#: Labels that name the person asking: a round opens where they speak, even when the
+#: other side spoke first ("**Assistant:** Hello! How can I help?").
+ASKING_SPEAKERS = frozenset({"user", "human", "me", "i", "you", "q", "question", "用户", "我",
+                             "问"})
+#: Labels that head a part of a note rather than name a speaker (our choice: the common
+#: ones of notes, logs and templates, English and Chinese).
+NOT_SPEAKERS = frozenset({
+    "action item", "action items", "afternoon", "answer", "attendees", "cons", "date",
+    "debug", "decision", "error", "evening", "example", "how", "how to apply", "info",
+    "input", "linux", "macos", "morning", "note", "notes", "output", "participants",
+    "problem", "pros", "result", "results", "solution", "status", "summary", "tip", "todo",
+    "warning", "why", "windows", "优点", "缺点", "注意", "说明", "结论", "总结", "步骤", "备注",
+})
 # Split after sentence terminators (Latin and CJK); CJK ones need no following space.
 _SENTENCE_END_RE = re.compile(r"(?<=[.!?;])\s+|(?<=[。！？；])")
 
@@ -259,18 +275,29 @@ def _split_text(text: str, max_chars: int, min_chars: int = DEFAULT_MIN_CHARS) -
     return _pack(units, max_chars, "\n\n", starts, min_chars)
 
 
+def _speaker(block: str) -> str | None:
+    """The speaker whose label opens ``block`` (case-folded), or ``None``."""
+    match = _SPEAKER_RE.match(block)
+    if match is None:
+        return None
+    who = match.group("who").casefold()
+    if who in NOT_SPEAKERS or (_HAN_RE.search(who) and len(who) > CHAT_MAX_HAN_SPEAKER):
+        return None
+    return who
+
+
 def _rounds(blocks: list[str]) -> set[int]:
-    """Indexes of the blocks that open a round of a conversation: labelled by the speaker
-    who spoke first, after another speaker. Empty unless the blocks hold at least
-    :data:`CHAT_MIN_TURNS` labelled paragraphs of :data:`CHAT_MIN_SPEAKERS` speakers."""
-    speakers: list[str | None] = []
-    for block in blocks:
-        match = _SPEAKER_RE.match(block)
-        speakers.append(match.group("who").casefold() if match else None)
+    """Indexes of the blocks that open a round of a conversation: labelled by the asking
+    speaker (:data:`ASKING_SPEAKERS`, else whoever spoke first), after another speaker.
+    Empty unless the blocks hold at least :data:`CHAT_MIN_TURNS` labelled paragraphs of
+    :data:`CHAT_MIN_SPEAKERS` speakers."""
+    speakers = [_speaker(block) for block in blocks]
     labelled = [who for who in speakers if who is not None]
     if len(labelled) < CHAT_MIN_TURNS or len(set(labelled)) < CHAT_MIN_SPEAKERS:
         return set()
-    first, opens, last = labelled[0], set(), None
+    first = next((who for who in labelled if who in ASKING_SPEAKERS), labelled[0])
+    opens: set[int] = set()
+    last: str | None = None
     for n, who in enumerate(speakers):
         if who is None:
             continue

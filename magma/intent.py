@@ -97,7 +97,7 @@ from typing import Any, Literal, TypeAlias
 import numpy as np
 
 from ccb.model import MEMORY_TYPES
-from magma.text import CJK_CHAR, CJK_RANGES
+from magma.text import CJK_CHAR
 
 __all__ = [
     "INTENT_PROMPT",
@@ -650,34 +650,38 @@ def _keyword_hits(text: str) -> list[_Hit]:
 
 
 #: Words that ask what happened without naming anything to look for (our choice; with the
-#: time expression and the routing phrases taken out, a query of these alone is a recap of
-#: that time): English function words and "do / get / note / write / happen".
+#: time expression taken out, a query of these alone is a recap of that time): English
+#: function words and "do / get / note / write / happen".
 _RECAP_WORDS = frozenset({
-    "a", "about", "all", "an", "and", "any", "anything", "are", "at", "be", "been",
-    "did", "do", "does", "doing", "done", "down", "everything", "far", "for", "from",
-    "get", "go", "going", "got", "had", "happen", "happened", "happening", "has",
-    "have", "how", "i", "i've", "in", "is", "it", "me", "my", "note", "noted", "notes",
-    "of", "on", "our", "so", "something", "that", "the", "there", "this", "to", "up",
-    "us", "was", "we", "went", "were", "what", "which", "work", "worked", "write",
-    "written", "wrote", "you",
+    "a", "about", "all", "an", "and", "any", "anything", "are", "at", "be", "been", "did",
+    "do", "does", "doing", "done", "down", "everything", "exactly", "far", "for", "from",
+    "get", "go", "going", "got", "had", "happen", "happened", "happening", "has", "have",
+    "how", "i", "in", "is", "it", "me", "my", "note", "noted", "notes", "of", "on", "or",
+    "our", "s", "so", "something", "that", "the", "there", "this", "to", "up", "us", "was", "we",
+    "went", "were", "what", "which", "with", "work", "worked", "write", "written", "wrote",
+    "you",
 })
 #: The same in Chinese: pronouns, particles and "do / note / write / happen / busy with".
 _RECAP_ZH = re.compile(
-    r"我们|我|都|做|干|记|写|忙|发生|有|了|什么|啥|哪些|些|事情|事|的|吗|呢|下来|过|一下")
-_CONTENT = re.compile(f"[{CJK_RANGES}]+|[{_LATIN}'’]+")
+    r"我们|我|都|做|干嘛|干|记录|记|写|忙|发生|有没有|没有|有|了|什么|啥子|啥|哪些|些|事情|事"
+    r"|的|吗|呢|嘛|下来|过|一下|在|笔记")
+#: A tag, a pictograph, or a word of any script (apostrophes inside: "what's").
+_WORD = re.compile(r"#[^\s#]+|[\u2600-\u27bf\U0001f000-\U0001faff]|[^\W_]+(?:['’][^\W_]+)*")
+_CLITIC = re.compile(r"['’](?:s|re|ve|m|ll|d)$")
 
 
 def _content_left(text: str, hits: Sequence[_Hit]) -> bool:
-    """Is there a word to look for in ``text`` (normalised) once the ``hits`` (time
-    expressions, routing phrases) and :data:`_RECAP_WORDS` are taken out?"""
+    """Is there a word to look for in ``text`` (normalised) once the ``hits`` (its time
+    expressions) and :data:`_RECAP_WORDS` are taken out? A tag, a pictograph and a word of
+    any other script count."""
     rest = list(text)
     for hit in hits:
         rest[hit.start : hit.end] = " " * (hit.end - hit.start)
-    for word in _CONTENT.findall("".join(rest)):
-        if CJK_CHAR.match(word):
+    for word in _WORD.findall("".join(rest)):
+        if CJK_CHAR.search(word):
             if _RECAP_ZH.sub("", word):
                 return True
-        elif word not in _RECAP_WORDS:
+        elif _CLITIC.sub("", word) not in _RECAP_WORDS:
             return True
     return False
 
@@ -731,8 +735,7 @@ def analyze_intent(query: str, today: date) -> Intent:
         confidence=max(hit.strength for hit in (*keyword_hits, *time_hits)),
         reasons=tuple(reason for _, reason in sorted(reasons, key=lambda r: r[0])),
         source="rules",
-        time_only=time_range is not None and not _content_left(
-            text, [*keyword_hits, *time_hits]),
+        time_only=time_range is not None and not _content_left(text, time_hits),
     )
 
 

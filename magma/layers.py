@@ -22,6 +22,7 @@ LLM from three signals (:func:`importance`): a type prior (rules and identity 1.
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Collection, Mapping
 from datetime import date, datetime
@@ -106,7 +107,9 @@ _PROCEDURE_FOLDERS = frozenset({
     "how-to", "howto", "how to", "procedures", "runbooks", "playbooks", "recipes", "guides",
     "教程", "流程",
 })
-_DATE_KEYS = ("date", "day", "created", "updated", "modified")
+#: Properties that say what day a note is about, and those that only say when it was edited.
+_DATE_KEYS = ("date", "day", "created")
+_EDIT_KEYS = ("updated", "modified")
 
 
 def _folders(path: str) -> list[str]:
@@ -115,27 +118,35 @@ def _folders(path: str) -> list[str]:
 
 
 def note_date(properties: Mapping[str, Any], path: str) -> date | None:
-    """When a note happened: its ``date``/``day``/``created``/``updated``/``modified``
-    property (ISO text, first that parses), else a date at the start of its file name
-    (``2026-11-30.md``, ``2026-11-30 standup.md``), else ``None``."""
+    """When a note happened: its ``date``/``day``/``created`` property (ISO text, first that
+    parses), else a date at the start of its file name (``2026-11-30.md``, ``2026-11-30
+    standup.md``), else its ``updated``/``modified`` property, else ``None``. An edit stamp
+    says when the note was last touched, not what day it is about: a daily note edited two
+    days later is still that day's note."""
     for key in _DATE_KEYS:
-        value = properties.get(key)
-        if isinstance(value, datetime):
-            return value.date()
-        if isinstance(value, date):
-            return value
-        if isinstance(value, str) and len(value) >= 10:
-            try:
-                return date.fromisoformat(value[:10])
-            except ValueError:
-                continue
+        day = _property_day(properties.get(key))
+        if day is not None:
+            return day
     name = path.rsplit("/", 1)[-1].rsplit(":", 1)[-1]
     found = _DATE_PREFIX.match(name)
     if found:
-        try:
+        with contextlib.suppress(ValueError):
             return date(int(found[1]), int(found[2]), int(found[3]))
-        except ValueError:
-            return None
+    for key in _EDIT_KEYS:
+        day = _property_day(properties.get(key))
+        if day is not None:
+            return day
+    return None
+
+
+def _property_day(value: Any) -> date | None:
+    if isinstance(value, datetime):
+        return value.date()
+    if isinstance(value, date):
+        return value
+    if isinstance(value, str) and len(value) >= 10:
+        with contextlib.suppress(ValueError):
+            return date.fromisoformat(value[:10])
     return None
 
 

@@ -20,6 +20,8 @@ from __future__ import annotations
 import contextlib
 import logging
 import re
+import threading
+import unicodedata
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from concurrent.futures import CancelledError, Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
@@ -49,11 +51,18 @@ BM25_WAIT_S = 0.25
 #: our choice: the index of a small vault after an edit, and a tenth of a search's budget).
 BM25_STALE_WAIT_S = 0.05
 
+#: The vocabulary is renumbered when it holds this many times the tokens in use (our
+#: choice: a note edited a thousand times with new words must not keep them all).
+VOCABULARY_SLACK = 2
+
 #: What a build indexes: note path -> (its title, aliases and memory name and description,
 #: the content hashes of its chunks).
 NoteSpec = Mapping[str, tuple[str, Sequence[str]]]
 
-_RUN = re.compile(f"[{CJK_RANGES}]+|[^\\W{CJK_RANGES}]+")
+#: Combining marks that belong inside a word (``\\w`` leaves them out): the combining
+#: diacritics and the Indic, Thai, Lao and Myanmar blocks (Unicode 15.1 ``Blocks.txt``).
+_MARKS = "\u0300-\u036f\u0900-\u0dff\u0e00-\u0eff\u1000-\u109f"
+_RUN = re.compile(f"[{CJK_RANGES}]+|(?:[^\\W{CJK_RANGES}]|[{_MARKS}])+")
 _CJK_RUN = re.compile(f"[{CJK_RANGES}]")
 #: English stop words: the ``bm25s`` library's list (33 words, from scikit-learn's).
 _STOP = frozenset(STOPWORDS_EN)
@@ -63,7 +72,7 @@ def bm25_tokens(text: str) -> list[str]:
     """Tokens of ``text`` for BM25: ``"Renew the passport 续签护照"`` ->
     ``["renew", "passport", "续签", "签护", "护照"]``."""
     out: list[str] = []
-    for run in _RUN.findall(text.casefold()):
+    for run in _RUN.findall(unicodedata.normalize("NFKC", text).casefold()):
         if _CJK_RUN.match(run):
             if len(run) == 1:
                 out.append(run)
@@ -135,6 +144,12 @@ class NoteLexicon:
     def __init__(self) -> None:
         self._vocabulary: dict[str, int] = {}
         self._by_hash: dict[str, np.ndarray] = {}
+        self._checked = 0  # vocabulary size at the last look for unused tokens
+
+    @property
+    def vocabulary_size(self) -> int:
+        """Distinct tokens known (those of removed chunks too, until renumbered)."""
+        return len(self._vocabulary)
 
     def missing(self, hashes: Iterable[str]) -> set[str]:
         """The content hashes among ``hashes`` whose tokens are not known yet."""
@@ -157,13 +172,38 @@ class NoteLexicon:
                 [self._ids(label), *(self._by_hash[h] for h in hashes)])
         for stale in set(self._by_hash) - live:
             del self._by_hash[stale]
+        if len(self._vocabulary) > 1.5 * self._checked:  # counting the used ones costs
+            self._checked = len(self._vocabulary)
+            if self._checked > VOCABULARY_SLACK * max(self._used(), 1):
+                self._compact()
+                self._checked = len(self._vocabulary)
+                return self.build(notes)
         return NoteBm25.from_ids({p: ids.tolist() for p, ids in documents.items()},
                                  self._vocabulary)
+
+    def _used(self) -> int:
+        arrays = list(self._by_hash.values())
+        return int(np.unique(np.concatenate(arrays)).size) if arrays else 0
+
+    def _compact(self) -> None:
+        """Drop the tokens no chunk holds any more and renumber the rest."""
+        arrays = list(self._by_hash.values())
+        used = np.unique(np.concatenate(arrays)) if arrays else np.zeros(0, np.int32)
+        remap = np.full(len(self._vocabulary), -1, dtype=np.int32)
+        remap[used] = np.arange(used.size, dtype=np.int32)
+        self._vocabulary = {t: int(remap[i]) for t, i in self._vocabulary.items()
+                            if remap[i] >= 0}
+        self._by_hash = {h: remap[ids] for h, ids in self._by_hash.items()}
 
     def _ids(self, text: str) -> np.ndarray:
         vocabulary = self._vocabulary
         return np.fromiter((vocabulary.setdefault(t, len(vocabulary))
                             for t in bm25_tokens(text)), dtype=np.int32)
+
+
+def _failed(build: Future[NoteBm25 | None]) -> bool:
+    """Did ``build`` end without an index (a failed read: the next search tries again)?"""
+    return build.done() and not build.cancelled() and build.result() is None
 
 
 class NoteBm25Builder:
@@ -182,6 +222,20 @@ class NoteBm25Builder:
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dreamd-bm25")
         self._last = NoteBm25((), None)
         self._queued: Future[NoteBm25 | None] | None = None
+        self._lock = threading.Lock()
+        self._key: object = None
+        self._pending: Future[NoteBm25 | None] | None = None
+
+    def index_for(self, key: object, spec: Callable[[], NoteSpec],
+                  wait_s: float = BM25_WAIT_S, *, fresh: bool = False) -> NoteBm25:
+        """The index of the snapshot ``key`` names (a store's table versions, say): its
+        build of the notes ``spec()`` names starts the first time the key is asked for;
+        then as :meth:`index`."""
+        with self._lock:
+            if self._pending is None or key != self._key or _failed(self._pending):
+                self._key, self._pending = key, self.submit(spec)
+            pending = self._pending
+        return self.index(pending, wait_s, fresh=fresh)
 
     def submit(self, spec: Callable[[], NoteSpec]) -> Future[NoteBm25 | None]:
         """Start a build of the notes ``spec()`` names -> its future (``None`` when the
@@ -219,8 +273,11 @@ class NoteBm25Builder:
                 every = len(missing) * 2 > len(hashes)  # one scan beats many IN lists
                 self._lexicon.learn(self._read_bodies(None if every else missing))
             built = self._lexicon.build(notes)
-        except (DreamdError, KeyError) as error:
+        except (DreamdError, KeyError) as error:  # a store gone, a chunk changed meanwhile
             log.warning("search.note_bm25_failed", error=str(error))
+            return None
+        except Exception as error:  # an optional list must never fail a search
+            log.exception("search.note_bm25_failed", error=repr(error))
             return None
         self._last = built
         return built

@@ -3,18 +3,23 @@ follows the vault's edits."""
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
+from daemon import rerank
 from daemon.app import App
 
 _SECTION = "Filler about the weather and the roads, nothing else of note here. " * 5
 
 
 def test_search_finds_a_note_by_words_in_two_of_its_chunks(
-    vault: Path, make_app: Callable[..., tuple[App, object]],
+    vault: Path, make_app: Callable[..., tuple[App, object]], monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    monkeypatch.setitem(rerank.LIST_WEIGHTS, "note-bm25", 1.0)  # off by default (measured)
     (vault / "Trip log.md").write_text(
         f"# Trip log\n\n## Monday\n\n{_SECTION}\nWe rented a tandem kayak.\n\n"
         f"## Thursday\n\n{_SECTION}\nThe night train reached Porto at dawn.\n",
@@ -47,5 +52,22 @@ def test_search_finds_a_note_by_words_in_two_of_its_chunks(
             time.sleep(0.1)
         assert "note BM25 #1" in "; ".join(ferry.why)
 
+    finally:
+        app.close()
+
+
+def test_the_note_index_is_not_built_while_its_list_is_off(
+    vault: Path, make_app: Callable[..., tuple[App, object]],
+) -> None:
+    assert rerank.LIST_WEIGHTS.get("note-bm25", 0.0) == 0.0
+    before = set(threading.enumerate())
+    app, _ = make_app(vault)
+    try:
+        app.sync()
+        hits = app.search("sourdough starter", limit=10, count_recall=False)
+        assert hits and all("note BM25" not in "; ".join(h.why) for h in hits)
+        # nothing was built: the build thread never started
+        assert not [t for t in set(threading.enumerate()) - before
+                    if t.name.startswith("dreamd-bm25")]
     finally:
         app.close()

@@ -186,3 +186,27 @@ def test_notes_that_are_not_conversations_are_cut_as_before(
     short = _session([("User", "Hi"), ("Assistant", "Hello"), ("User", "Thanks"),
                       ("Assistant", "Any time")])
     assert len(chunk_note(note_of("Sessions/short.md", short))) == 1
+
+
+def test_a_round_opens_where_the_asking_side_speaks_even_after_a_greeting(
+    note_of: Callable[..., Note],
+) -> None:
+    asks = ["I bought a used road bike last week.", "The rear derailleur skips. What now?"]
+    turns = [("Assistant", "Hello! How can I help you today?"),
+             *[t for ask in asks for t in (("User", ask), ("Assistant", _REPLY))]]
+    chunks = chunk_note(note_of("Sessions/greeted.md", _session(turns)))
+    second = next(c.text for c in chunks if asks[1] in c.text)
+    assert second.startswith(f"**User:** {asks[1]}")  # with its answer, not the one before
+    assert "careful answer" in second
+
+
+def test_section_labels_are_no_speakers(note_of: Callable[..., Note]) -> None:
+    para = "a paragraph of plain prose about the kiln and its firing schedule " * 4
+    pros = "\n\n".join(f"{label}: {para}" for label in ["Pros", "Cons"] * 3)
+    zh = "\n\n".join(f"{label}：{para}" for label in ["优点", "缺点"] * 3)
+    long_han = "\n\n".join(f"会议讨论了以下几个重要的问题：{para}" if i % 2 else f"Bob: {para}"
+                           for i in range(6))
+    for body in (pros, zh, long_han):
+        cut = [len(c.text) for c in chunk_note(note_of("Notes.md", body))]
+        plain = body.replace(":", ";").replace("：", "；")
+        assert cut == [len(c.text) for c in chunk_note(note_of("Notes.md", plain))]

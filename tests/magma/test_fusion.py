@@ -110,6 +110,11 @@ def test_note_dates_come_from_properties_then_the_file_name() -> None:
     assert note_date({}, "Daily/2026-11-30 standup.md") == date(2026, 11, 30)
     assert note_date({"date": "soon"}, "Daily/2026-02-30.md") is None
     assert note_date({}, "Baking/Rye loaf.md") is None
+    # an edit stamp is a fallback: the file name's day wins over it
+    assert note_date({"updated": "2026-12-02"}, "Daily/2026-11-30.md") == date(2026, 11, 30)
+    assert note_date({"modified": "2026-12-02T08:00"}, "Notes/Plan.md") == date(2026, 12, 2)
+    assert note_date({"created": "2026-11-01", "updated": "2026-12-02"}, "x.md") \
+        == date(2026, 11, 1)
 
 
 def test_importance_orders_rules_over_instructions_over_preferences_over_facts() -> None:

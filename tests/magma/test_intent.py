@@ -281,6 +281,21 @@ def test_time_expressions_resolve_to_exact_ranges(
     ("上周和房东谈了什么", False),
     ("what did I do", False),  # no time at all
     ("how many days ago did I go hiking", False),
+    ("yesterday's notes", True),
+    ("what's happening today", True),
+    ("昨天的笔记", True),
+    ("昨天在干嘛", True),
+    ("昨天有没有做什么", True),
+    # a word of any script, a tag or a pictograph is a thing to look for
+    ("yesterday паспорт", False),
+    ("what did I write about ΑΘΗΝΑ last week", False),
+    ("yesterday محمد", False),
+    ("yesterday 🚲", False),
+    ("what did I do yesterday #work", False),
+    # so is what a routing phrase names
+    ("what rules did I write yesterday", False),
+    ("昨天的项目进度", False),
+    ("昨天写了什么文档", False),
 ])
 def test_a_query_that_names_only_a_time(query: str, time_only: bool) -> None:
     assert analyze_intent(query, TODAY).time_only is time_only

@@ -122,3 +122,19 @@ def test_a_store_that_cannot_be_read_leaves_the_last_index_serving() -> None:
             == ["a.md"]
     finally:
         builder.close()
+
+
+def test_tokens_keep_combining_marks_and_compare_in_nfkc() -> None:
+    assert bm25_tokens("नमस्ते दुनिया") == ["नमस्ते", "दुनिया"]
+    assert bm25_tokens("cafe\u0301") == bm25_tokens("café") == ["café"]
+
+
+def test_a_note_edited_many_times_does_not_keep_every_word_it_ever_had() -> None:
+    lexicon = NoteLexicon()
+    for n in range(300):
+        body = f"edit {n} " + " ".join(f"token{n}x{i}" for i in range(20))
+        lexicon.learn({f"h{n}": body})
+        index = lexicon.build({"a.md": ("A", [f"h{n}"])})
+    assert [p for p, _ in index.top("token299x3", 5, lambda _: True)] == ["a.md"]
+    assert index.top("token0x3", 5, lambda _: True) == []
+    assert lexicon.vocabulary_size < 200  # ≈ 22 in use; at most twice that and a margin
