@@ -106,7 +106,7 @@ OVER_TODAY_CLASSES = {  # (module, class): (lines, constructor parameters)
     ("daemon/runner.py", "Daemon"): (533, 2),
     ("daemon/memories.py", "MemoryService"): (435, 12),
     ("daemon/app.py", "App"): (589, 4),
-    ("daemon/retrieval.py", "Retriever"): (532, 7),
+    ("daemon/retrieval.py", "Retriever"): (530, 7),
     ("magma/versions.py", "VersionArchive"): (459, 5),
     ("magma/store.py", "MagmaStore"): (609, 6),
     ("ccb/writer.py", "NoteWriter"): (670, 6),
