@@ -161,7 +161,9 @@ class Reranker:
         fusion = self._settings.fusion
 
         def is_copy(a: str, b: str) -> bool:
-            self._read_texts(snap, found, (a, b))
+            # one read of every candidate's text at the first pair to compare, not one a
+            # pair (translations of one note sit close: dozens of pairs a search)
+            self._read_texts(snap, found, paths)
             first, second = found.chunks.get(a), found.chunks.get(b)
             return first is not None and second is not None and near_identical(
                 first.body or first.text, second.body or second.text)
