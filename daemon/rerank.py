@@ -3,8 +3,9 @@
 The third step of :mod:`daemon.retrieval`. Every ranked list the stages found is fused by
 weighted reciprocal rank fusion (:data:`daemon.retrieval.LIST_WEIGHTS`); each candidate then
 gets the Generative Agents score (Park et al., 2023: relevance, recency by the later of the
-note's date and its last recall, importance from :mod:`magma.layers`), a bonus inside the
-query's time range and in the layers it targets. The hits are the best scores, copies
+note's date and its last recall, importance from :mod:`magma.layers`), a bonus in the
+layers the query targets, and the lead of the notes of a time when the query names nothing
+else. The hits are the best scores, copies
 dropped (near-identical text, :func:`magma.text.near_identical`), and the re-ranking only
 adds: every note plain hybrid search ranks in its top :data:`HYBRID_FLOOR`, and the vector
 its top :data:`VECTOR_FLOOR`, is among them (unless the query names only a time).
@@ -301,8 +302,8 @@ def _candidates(fused: Mapping[str, float], found: _Found, keep: Callable[[str],
                 limit: int) -> list[str]:
     """The notes scored: the best :data:`CANDIDATES_PER_HIT` per hit asked for (at least
     :data:`MIN_CANDIDATES`) by fused rank, and, up to :data:`TIME_CANDIDATES` of them, the
-    notes dated in the query's time range (ranked by date, a time list's first note sits
-    low in the fusion, yet its time bonus may make it a hit)."""
+    notes dated in the query's time range (they add nothing to the fusion, yet lead a query
+    that names only a time)."""
     ranked = [p for p in sorted(fused, key=lambda p: (-fused[p], p)) if keep(p)]
     pool = ranked[: max(limit * CANDIDATES_PER_HIT, MIN_CANDIDATES)]
     chosen = set(pool)
@@ -340,10 +341,10 @@ def _with_hybrid_top(picked: list[tuple[str, float]], found: _Found, scores: Map
                      ) -> list[tuple[str, float]]:
     """``picked`` with every note plain hybrid search (the vector and full-text lists fused
     alone) ranks in its top :data:`HYBRID_FLOOR`, the vector's top :data:`VECTOR_FLOOR`,
-    and the first of each of the two lists (a
-    Chinese note only the vector can match, at cosine 0.40 against 0.14), among the hits:
-    one the re-ranking pushed out takes the place of the last hit not so protected. A copy of a hit
-    (``dropped``) stays out. Records the notes put back in ``found.kept``."""
+    and the first of each of the two lists (a Chinese note only the vector can match, at
+    cosine 0.40 against 0.14), among the hits: one the re-ranking pushed out takes the
+    place of the last hit not so protected. A copy of a hit (``dropped``) stays out.
+    Records the notes put back in ``found.kept``."""
     plain = weighted_rrf({name: found.lists.get(name, []) for name in ("vector", "full-text")},
                          {}, k=rrf_k)
     firsts = [next((p for p in found.lists.get(name, ()) if p in scores), None)
