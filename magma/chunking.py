@@ -5,10 +5,10 @@ tiny neighbouring sections are merged under their common parent heading, long se
 split at paragraph boundaries (a fenced code block counts as one paragraph), then at sentence
 ends, then at whitespace, and only as a last resort mid-word. A chat-like section (a session
 log or transcript: paragraphs that open with a speaker's label, ``**User:** …``,
-``Assistant: …``, ``用户：…``) is cut by round: a new chunk starts where the speaker who opens
-the conversation speaks again, so one question and its answer are not diluted by the turns
-around them. Every chunk's ``embed_text``
-starts with the note title and heading path (``"Sourdough > Feeding > Ratio"``) so a chunk is
+``Assistant: …``, ``用户：…``) longer than ``max_chars`` is cut by round: a new chunk starts
+where the asking side (the user, else whoever spoke first) speaks again, so one question and
+its answer are not diluted by the turns around them. Every chunk's ``embed_text`` starts
+with the note title and heading path (``"Sourdough > Feeding > Ratio"``) so a chunk is
 meaningful on its own; memory notes also carry their name and description.
 
 Guarantees (tested with hypothesis): deterministic; chunk texts in order, with whitespace

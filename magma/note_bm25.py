@@ -7,9 +7,10 @@ and every chunk body) with the ``bm25s`` library (Xing Han Lù, "BM25S: Orders o
 faster lexical search via eager sparse scoring", 2024; Lucene's BM25, k1 1.5, b 0.75, the
 library's defaults).
 
-Tokens (:func:`bm25_tokens`): case-folded words outside the CJK scripts, English stop words
-left out; runs of CJK characters as overlapping character pairs (the usual unit of Chinese
-and Japanese retrieval without a word segmenter), a lone character as itself.
+Tokens (:func:`bm25_tokens`): NFKC, case-folded words outside the CJK scripts (combining
+marks kept inside a word), English stop words left out; runs of CJK characters as
+overlapping character pairs (the usual unit of Chinese and Japanese retrieval without a
+word segmenter), a lone character as itself.
 
 :class:`NoteLexicon` keeps the tokens of every chunk by its content hash, so a new snapshot
 of the index re-reads and re-tokenizes only the chunks that changed.
@@ -136,7 +137,8 @@ class NoteBm25:
 class NoteLexicon:
     """The tokens of every chunk seen, by content hash, to build :class:`NoteBm25` indexes:
     token ids (``int32``, 4 bytes a token: ~16 MB for the 4 million tokens of a 6,000-note
-    vault) of one vocabulary that only grows.
+    vault) of one vocabulary, renumbered when it holds :data:`VOCABULARY_SLACK` times the
+    tokens in use.
 
     Thread use: one build at a time (:class:`NoteBm25Builder` has one thread).
     """
@@ -164,20 +166,19 @@ class NoteLexicon:
         """Index ``notes`` (path -> (its title and aliases, its chunks' content hashes));
         tokens of chunks no longer in any note are forgotten. Raises :class:`KeyError` for
         a content hash that was never learnt."""
-        documents: dict[str, np.ndarray] = {}
-        live: set[str] = set()
-        for path, (label, hashes) in notes.items():
-            live.update(hashes)
-            documents[path] = np.concatenate(
-                [self._ids(label), *(self._by_hash[h] for h in hashes)])
+        live = {h for _, hashes in notes.values() for h in hashes}
+        missing = live - set(self._by_hash)
+        if missing:
+            raise KeyError(f"note bm25: chunk {sorted(missing)[0]} never learnt")
         for stale in set(self._by_hash) - live:
             del self._by_hash[stale]
         if len(self._vocabulary) > 1.5 * self._checked:  # counting the used ones costs
-            self._checked = len(self._vocabulary)
-            if self._checked > VOCABULARY_SLACK * max(self._used(), 1):
+            if len(self._vocabulary) > VOCABULARY_SLACK * max(self._used(), 1):
                 self._compact()
-                self._checked = len(self._vocabulary)
-                return self.build(notes)
+            self._checked = len(self._vocabulary)
+        documents = {path: np.concatenate([self._ids(label),
+                                           *(self._by_hash[h] for h in hashes)])
+                     for path, (label, hashes) in notes.items()}
         return NoteBm25.from_ids({p: ids.tolist() for p, ids in documents.items()},
                                  self._vocabulary)
 
@@ -221,10 +222,9 @@ class NoteBm25Builder:
         self._lexicon = NoteLexicon()
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dreamd-bm25")
         self._last = NoteBm25((), None)
-        self._queued: Future[NoteBm25 | None] | None = None
         self._lock = threading.Lock()
-        self._key: object = None
-        self._pending: Future[NoteBm25 | None] | None = None
+        self._key: object = None  # the snapshot the newest build is of
+        self._pending: Future[NoteBm25 | None] | None = None  # the newest build
 
     def index_for(self, key: object, spec: Callable[[], NoteSpec],
                   wait_s: float = BM25_WAIT_S, *, fresh: bool = False) -> NoteBm25:
@@ -233,7 +233,8 @@ class NoteBm25Builder:
         then as :meth:`index`."""
         with self._lock:
             if self._pending is None or key != self._key or _failed(self._pending):
-                self._key, self._pending = key, self.submit(spec)
+                self._key = key
+                self.submit(spec)
             pending = self._pending
         return self.index(pending, wait_s, fresh=fresh)
 
@@ -241,10 +242,10 @@ class NoteBm25Builder:
         """Start a build of the notes ``spec()`` names -> its future (``None`` when the
         bodies could not be read; the failure is logged). A build still waiting for the
         thread is cancelled: only the newest snapshot is worth indexing."""
-        if self._queued is not None:
-            self._queued.cancel()
-        self._queued = self._pool.submit(self._build, spec)
-        return self._queued
+        if self._pending is not None:
+            self._pending.cancel()  # no-op once it runs or ran
+        self._pending = self._pool.submit(self._build, spec)
+        return self._pending
 
     def index(self, pending: Future[NoteBm25 | None] | None,
               wait_s: float = BM25_WAIT_S, *, fresh: bool = False) -> NoteBm25:
