@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 from typing import Literal
 
+from consistency.lexicon import EN_PHRASES, EN_WORDS, PLACES_EN, ZH_WORDS
 from magma.text import HAN_RANGES
 
 __all__ = [
@@ -83,6 +84,8 @@ class Claim:
     comparison units (English stems, single Han characters) for alignment.
     ``concepts`` maps a polarity concept to its signs in the text (True: asserted).
     ``negated``/``asserted``: content tokens under a negation / outside one.
+    ``translated``: tokens read from Chinese words through :mod:`consistency.lexicon`
+    (Chinese word order, not English: a negation's reach over them is loose).
     """
 
     text: str
@@ -100,6 +103,7 @@ class Claim:
     slot: str | None
     says_changed: bool = False
     retracted: frozenset[Value] = frozenset()
+    translated: frozenset[str] = frozenset()
     negations: int = 0
 
 
@@ -193,6 +197,7 @@ _UNITS: dict[str, tuple[str, float]] = {
     **dict.fromkeys(("°c", "℃", "c", "celsius", "度"), ("°c", 1.0)),
     **dict.fromkeys(("°f", "℉", "f", "fahrenheit"), ("°f", 1.0)),
     **dict.fromkeys(("x", "times", "次", "遍"), ("x", 1.0)),
+    **dict.fromkeys(("st", "nd", "rd", "th", "号"), ("th", 1.0)),  # day of the month: "the 20th"
     **dict.fromkeys(("mmhg",), ("mmhg", 1.0)),
     **dict.fromkeys(("bpm",), ("bpm", 1.0)),
     **dict.fromkeys(("px", "pt", "em", "rem", "dpi", "fps", "rpm", "qps", "rps", "ghz", "mhz",
@@ -288,6 +293,11 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("port", re.compile(r"(?:\bports?\s*(?:number\s*)?(?:is\s*|to\s*|=\s*|:\s*)?|端口(?:号)?\s*(?:是|为|改为|改成|设为|换成|改到)?了?\s*|(?<=\s):)(?P<port>\d{2,5})\b", re.I | _A)),
     ("path", re.compile(r"(?<![\w/])(?:~|\.{1,2})?(?:/[\w.@-]+){2,}/?|\b[A-Za-z]:\\[\w\\. -]+", _A)),
     ("version", re.compile(r"\bv(?P<v>\d+(?:\.\d+){0,3}(?:[-+][\w.]+)?)\b|\b(?P<v2>\d+\.\d+(?:\.\d+){1,2}(?:-[\w.]+)?)\b", re.I | _A)),
+    # a bare number right after a product's name is its version ("Postgres 15", "Kubernetes
+    # 1.30", "Node 20"), never a count with a unit ("Bob 3 times")
+    ("version", re.compile(r"\b[A-Z][A-Za-z+#]*[A-Za-z+#]\s+(?P<v3>\d{1,3}(?:\.\d{1,3}){0,2})(?![\w%-]|\.\d)(?!\s*(?:"
+                           + "|".join(re.escape(u) for u in _UNIT_WORDS if u.isascii() and len(u) > 1)
+                           + r")\b)", _A)),
     ("weekday", re.compile(rf"\b(?P<wd>{_WEEKDAY_WORDS}|weekend|weekday)s?\b|工作日(?P<zwork>)|(?:星期|周|礼拜)(?P<zwd>[一二三四五六日天末])", re.I | _A)),
     ("month", re.compile(r"\b(?P<mon>january|february|march|april|june|july|august|september|october|november|december)\b|(?P<zm>十[一二]|[一二三四五六七八九十]|1[0-2]|[1-9])月(?!份?[\d一二三四五六七八九十]+[日号])", re.I)),
     ("money", re.compile(r"(?P<cur>[$€£¥￥])\s?(?P<n>\d+(?:[,.]\d+)*)(?P<k>[kKmM万])?")),
@@ -295,7 +305,7 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
         r"(?<![A-Za-z0-9_.])(?P<sign>(?<![\w-])[-−](?=\d))?(?P<n>\d+(?:,\d{3})*(?:\.\d+)?)(?P<k>[kKmM](?![a-zA-Z])|万|千)?\s*(?P<u>"
         + "|".join(re.escape(u) for u in _UNIT_WORDS)
         + r")?(?![A-Za-z0-9_])", re.I)),
-    ("number", re.compile(r"(?P<zn>[零〇一二两三四五六七八九十百千万]+)(?P<u>个小时|小时|分钟|毫秒|秒钟|秒|公斤|千克|公里|千米|块钱|块|元|人|次|遍|个月|周|天|年|岁|斤|米|度|倍|%|个|位|名|只|条|辆|台|套|件|张|本)")),
+    ("number", re.compile(r"(?P<zn>[零〇一二两三四五六七八九十百千万]+)(?P<u>个小时|小时|分钟|毫秒|秒钟|秒|公斤|千克|公里|千米|块钱|块|元|人|次|遍|个月|周|天|年|岁|斤|米|度|倍|%|个|位|名|只|条|辆|台|套|件|张|本|杯|瓶|碗|份|顿|趟|圈|页|篇|首|部|节|双|片|颗|粒|根|支)")),
     ("number", re.compile(r"百分之(?P<zp>[零〇一二两三四五六七八九十百]+)")),
     ("number", re.compile(rf"\b(?P<en>{'|'.join(sorted(_EN_NUMBERS, key=len, reverse=True))})(?:\s+(?P<en_scale>hundred|thousand|million))?\b(?:\s+(?P<u>{'|'.join(re.escape(u) for u in _UNIT_WORDS if len(u) > 2)}))?\b", re.I | _A)),
     ("unit", re.compile(r"\b(?P<unit>kilomet(?:re|er)s?|miles?|met(?:re|er)s?|feet|foot|inch(?:es)?|celsius|fahrenheit|milliseconds?|seconds|minutes|hours|kilograms?|pounds|lbs|kgs?|litres?|liters?|gallons?|metric|imperial)\b|(?P<zunit>公里|英里|摄氏度?|华氏度?|毫秒|公斤|磅|英尺|英寸|公制|英制)", re.I | _A)),
@@ -377,6 +387,24 @@ def _money_value(match: re.Match[str]) -> Value:
     return Value("number", _number_text(float(raw) * scale), _CURRENCY_PREFIX[match.group("cur")])
 
 
+def _value_span(kind: str, match: re.Match[str], text: str) -> tuple[int, int]:
+    """Where a matched value sits; an empty span when the match is no value."""
+    start, end = match.span()
+    if kind == "version" and match.groupdict().get("v3"):
+        if not text[:start].strip() or text[:start].rstrip()[-1] in ".!?;:\n":
+            return start, start  # a capitalised word that opens a sentence: "Works 12 hours"
+        return match.start("v3"), end  # the name before it stays a name
+    return start, end
+
+
+def _version_value(match: re.Match[str]) -> Value:
+    groups = match.groupdict()
+    version = (groups.get("v") or groups.get("v2") or groups.get("v3") or "").lower()
+    while version.endswith(".0"):
+        version = version[:-2]  # "20.0.0" is "v20.0" is "v20"
+    return Value("version", version)
+
+
 def _extract(text: str, written: date | None) -> tuple[str, list[tuple[int, Value]]]:
     """``text`` with every value replaced by ``⟨kind⟩``, and the values with their offsets."""
     found: list[tuple[int, int, Value]] = []
@@ -387,7 +415,7 @@ def _extract(text: str, written: date | None) -> tuple[str, list[tuple[int, Valu
 
     for kind, pattern in _PATTERNS:
         for match in pattern.finditer(text):
-            start, end = match.span()
+            start, end = _value_span(kind, match, text)
             if start == end or not free(start, end):
                 continue
             values: list[Value] = []
@@ -421,10 +449,7 @@ def _extract(text: str, written: date | None) -> tuple[str, list[tuple[int, Valu
             elif kind == "path":
                 values.append(Value("path", whole.rstrip("/").lower()))
             elif kind == "version":
-                version = (match.group("v") or match.group("v2") or "").lower()
-                while version.endswith(".0"):
-                    version = version[:-2]  # "20.0.0" is "v20.0" is "v20"
-                values.append(Value("version", version))
+                values.append(_version_value(match))
             elif kind == "weekday":
                 if match.group("zwork") is not None:
                     number = 9
@@ -450,7 +475,7 @@ def _extract(text: str, written: date | None) -> tuple[str, list[tuple[int, Valu
                     continue
                 values.append(value)
             elif kind == "place":
-                values.append(Value("name", whole))
+                values.append(Value("name", PLACES_EN.get(whole, whole)))
             elif kind == "unit":
                 spelling = (match.group("unit") or match.group("zunit") or "").lower()
                 values.append(Value("unit", _UNIT_NAMES.get(spelling[:5], spelling)))
@@ -570,14 +595,14 @@ _CONTRACTIONS = [
 ]
 
 _STOPWORDS = frozenset(
-    ["a", "an", "the", "to", "of", "in", "on", "at", "for", "with", "by", "and", "or", "is", "are", "be", "been", "being", "was", "were", "am", "it", "its", "this", "that", "these", "those", "do", "does", "did", "done", "i", "we", "you", "they", "he", "she", "me", "us", "him", "them", "my", "our", "your", "their", "his", "her", "as", "from", "into", "than", "then", "so", "also", "just", "very", "really", "please", "all", "every", "any", "some", "each", "will", "would", "shall", "can", "could", "may", "might", "should", "must", "have", "has", "had", "there", "here", "about", "over", "up", "out", "if", "when", "while", "which", "who", "whom", "what", "where", "how", "why", "because", "since", "via", "per", "only", "too", "more", "most", "much", "many", "one", "ones"]
+    ["a", "an", "the", "to", "of", "in", "on", "at", "for", "with", "by", "and", "or", "is", "are", "be", "been", "being", "was", "were", "am", "it", "its", "this", "that", "these", "those", "do", "does", "did", "done", "i", "we", "you", "they", "he", "she", "me", "us", "him", "them", "my", "our", "your", "their", "his", "her", "as", "from", "into", "than", "then", "so", "also", "just", "very", "really", "please", "all", "every", "any", "some", "each", "will", "would", "shall", "can", "could", "may", "might", "should", "must", "have", "has", "had", "there", "here", "about", "over", "up", "out", "if", "when", "while", "which", "who", "whom", "what", "where", "how", "why", "because", "since", "via", "per", "only", "too", "more", "most", "much", "many", "one", "ones", "user"]
 )
 # Kept apart from the stopwords: they carry polarity, even though they say little else.
 _NEGATIONS = frozenset(
     ["not", "no", "without", "nor", "neither", "none", "nothing", "nobody", "nowhere"])
 _ZH_NEGATIONS = ("不要", "不用", "不能", "不再", "不会", "不必", "不许", "不准", "不得", "不可",
                  "没有", "别", "勿", "莫", "无需", "无须", "不", "没", "非", "未")  # fmt: skip
-_ZH_STOP = frozenset("的了着过吧呢吗啊呀嘛就也都还又很太挺最我你他她它们这那个是在和与及或把被给让对")
+_ZH_STOP = frozenset("的了着过吧呢吗啊呀嘛就也都还又很太挺最我你他她它们这那个是在和与及或把被给让对中请里到")
 
 # Polarity concepts: words and phrases with their sign (True: positive).
 _CONCEPT_WORDS: dict[str, tuple[str, bool]] = {}
@@ -645,7 +670,15 @@ def stem(word: str) -> str:
 
 
 def _stem(word: str) -> str:
+    canonical = EN_WORDS.get(word)
+    if canonical is not None:
+        return canonical
     word = _SYNONYMS.get(word, word)
+    stemmed = _light_stem(word)
+    return _EN_STEMS.get(stemmed, stemmed)
+
+
+def _light_stem(word: str) -> str:
     if len(word) > 4 and word.endswith("ies"):
         return word[:-3] + "y"
     for suffix in ("ing", "ed", "es", "s"):
@@ -654,6 +687,16 @@ def _stem(word: str) -> str:
                 continue  # "smokes" is "smoke" + s, "boxes" is "box" + es
             return word[: -len(suffix)]
     return word
+
+
+#: A stem of a lexicon spelling the table does not list ("answering" → "answer" → "reply").
+_EN_STEMS = {_light_stem(w): c for w, c in EN_WORDS.items() if _light_stem(w) not in EN_WORDS
+             or EN_WORDS[_light_stem(w)] == c}
+#: Lexicon phrases ("bullet points", "dark mode", "teetotal"), longest first, read as their
+#: canonical tokens before the words are cut.
+_LEXICON_PHRASES = re.compile(
+    r"(?<![\w-])(?:" + "|".join(re.escape(p) for p in sorted(EN_PHRASES, key=len, reverse=True))
+    + r")(?![\w-])")
 
 
 #: Symbols read as words of their own (emoji and pictographs: "I ❤️ pizza" / "I 💔 pizza").
@@ -675,7 +718,7 @@ def _prepare_words(text: str) -> str:
         lowered = pattern.sub(replacement, lowered)
     for pattern, replacement in _PHRASES:
         lowered = pattern.sub(replacement, lowered)
-    return lowered
+    return _LEXICON_PHRASES.sub(lambda m: f" {EN_PHRASES[m.group(0)]} ", lowered)
 
 
 #: Chinese words that hold a negation character without negating anything.
@@ -699,7 +742,11 @@ def _han_units(run: str) -> list[str]:
             if run.startswith(marker, i):
                 matched = marker
                 break
-        if matched:
+        if matched and matched in ZH_WORDS and matched not in _CONCEPT_WORDS:
+            # a word of the lexicon reads as its concept ("吃素" → "vegetarian")
+            out.extend("¬" if part == "not" else part for part in ZH_WORDS[matched].split())
+            i += len(matched)
+        elif matched:
             out.append("¬" if matched in _ZH_NEGATION_SET and matched not in _CONCEPT_WORDS
                        else matched)
             i += len(matched)
@@ -711,7 +758,8 @@ def _han_units(run: str) -> list[str]:
 
 _ZH_NEGATION_SET = frozenset(_ZH_NEGATIONS)
 _ZH_LEXICON = sorted(
-    {w for w in _CONCEPT_WORDS if _HAN_RE.search(w)} | _ZH_NEGATION_SET, key=len, reverse=True)
+    {w for w in _CONCEPT_WORDS if _HAN_RE.search(w)} | _ZH_NEGATION_SET | set(ZH_WORDS),
+    key=len, reverse=True)
 
 #: Grammar words kept as markers in :attr:`Claim.units` (not in tokens or the frame): a
 #: copula ``⟦=⟧`` and a preposition ``⟦p⟧`` tell where a slot ends and its value starts.
@@ -723,6 +771,14 @@ _MARKERS = {
     **dict.fromkeys(["with", "via", "through", "by", "using"], "⟦w⟧"),
     **dict.fromkeys(["在", "于", "到", "对", "给", "把", "被", "和", "与"], "⟦p⟧"),
 }
+
+#: A move to a place: the new place is where one lives ("moved to ⟨name⟩", "搬到了⟨name⟩").
+_MOVED_TO = re.compile(
+    r"\b(?:moved|moves|relocated|relocates)\s+(?:back\s+)?to\s+(?=⟨name_)|搬到了?\s*(?=⟨name_)"
+    r"|搬去了?\s*(?=⟨name_)", re.I)
+
+#: Value kinds a negation covers as it covers a word ("not Black", "不用 Jenkins").
+_NAMED = frozenset({"name", "id", "code"})
 
 #: Content units after a negation that it covers (the clause ends it sooner).
 NEGATION_WINDOW = 3
@@ -743,7 +799,7 @@ _MULTI_CUES = re.compile(
     r"has an? |have an? |owns?|plays?|collects?|visited|been to|likes?|loves?|enjoys?|"
     r"reads?|watches|follows?|interested in|hobby|hobbies|also|another|too|as well|"
     r"can|subscribed to|member of|certified|comfortable|proficient|experienced|skilled|"
-    r"good at|fluent in|worked with|auch|aussi|también|además|anche)\b"
+    r"good at|fluent in|worked with|supports?|compatible with|auch|aussi|también|además|anche)\b"
     r"|过敏|会说|会讲|养了|养着|有一[只条个]|喜欢|爱好|兴趣|也|还|另外|会用|收藏|关注|订阅",
     re.I)
 _MOST = re.compile(r"\b(?:most|best|favou?rite|only|prefer\w*|main|primary)\b|最|首选|只", re.I)
@@ -763,13 +819,66 @@ _FUTURE_OR_VALUE = re.compile(
     r"rescheduled|pushed back|moved to|date)\b"
     r"|截止|之前|以前|计划|预计|将|会在|定于|定在|每|生日|纪念日|到期|前完成|开始于|日期|推迟|延期|"
     r"提前|改到|改期", re.I)
-_RELATIVE_DAYS = {"today": 0, "yesterday": -1, "今天": 0, "今日": 0, "昨天": -1, "昨日": -1,
-                  "前天": -2}
+_RELATIVE_DAYS = {"today": 0, "yesterday": -1, "this morning": 0, "this afternoon": 0,
+                  "this evening": 0, "tonight": 0, "last night": -1, "今天": 0, "今日": 0,
+                  "今早": 0, "今晚": 0, "昨天": -1, "昨日": -1, "昨晚": -1, "前天": -2}
+#: A month that opens a record ("10月服务器费用 3200 元", "October: 3 releases").
+_OPENING_MONTH = re.compile(
+    rf"\s*(?:(?P<mon>{'|'.join(sorted((m for m in _MONTHS if len(m) > 3), key=len, reverse=True))})"
+    r"\s*[:：]|(?P<zm>1[0-2]|0?[1-9])\s*月(?![\d底初中]|份?[之以]?[前后内]))", re.I)
+#: A month with its year ("August 2025", "2025年7月"): the period a record is about.
+_MONTH_OF_YEAR = re.compile(
+    rf"\b(?P<mon>{'|'.join(sorted(_MONTHS, key=len, reverse=True))})\.?,?\s+(?P<y>(?:19|20)\d\d)\b"
+    r"|(?P<zy>(?:19|20)\d\d)\s*年\s*(?P<zm>1[0-2]|0?[1-9])\s*月(?!\s*\d)"
+    r"|\b[qQ](?P<q>[1-4])\s+(?P<qy>(?:19|20)\d\d)\b|\b(?P<qy2>(?:19|20)\d\d)\s*[qQ](?P<q2>[1-4])\b"
+    r"|(?P<zqy>(?:19|20)\d\d)\s*年\s*第?(?P<zq>[一二三四1-4])\s*季度", re.I)
 
 
 def _date_end(clean: str, offset: int) -> int:
     match = re.compile(r"[\d年月日号/.\- ]+").match(clean, offset)
     return match.end() if match else offset
+
+
+def _relative_day(lowered: str, values: list[tuple[int, Value]], written: date) -> date | None:
+    """"yesterday" / "今天" in a text that reads as a past event, or as a reading taken that
+    day ("Blood pressure this morning: 132/85", "今天空腹血糖 6.8"): a number and no plan."""
+    reading = any(v.kind == "number" for _o, v in values) and not _FUTURE_OR_VALUE.search(lowered)
+    for word, delta in _RELATIVE_DAYS.items():
+        if re.search(rf"\b{word}\b" if word.isascii() else word, lowered) and (
+                reading or _PAST.search(lowered)):
+            return written + timedelta(days=delta)
+    return None
+
+
+def _month_of_record(clean: str, lowered: str, written: date | None) -> date | None:
+    """The first day of the month a record is about ("AWS bill for August 2025: $12,480",
+    "v1.8 于 2025年7月发布", "10月服务器费用 3200 元"): a month with its year that heads the
+    text's value (a colon follows) or dates a past event, or a month that opens the text (its
+    year the last one in which that month began by ``written``); never a month that is a plan
+    or a changed value."""
+    months = list(_MONTH_OF_YEAR.finditer(clean))
+    if not months and written is not None:
+        opening = _OPENING_MONTH.match(clean)
+        if opening is None:
+            return None
+        month = _MONTHS[opening.group("mon").lower()] if opening.group("mon") else int(
+            opening.group("zm"))
+        return date(written.year - (month > written.month), month, 1)
+    if len(months) != 1:
+        return None
+    match = months[0]
+    heads = match.start() <= 2 or re.match(r"\s*[:：]", clean[match.end():]) is not None
+    if not heads and (_FUTURE_OR_VALUE.search(lowered) or not _PAST.search(lowered)):
+        return None
+    quarter = match.group("q") or match.group("q2") or match.group("zq")
+    if quarter:
+        month = 3 * "一二三四1234".index(quarter) % 12 + 1
+    else:
+        month = _MONTHS[match.group("mon").lower()] if match.group("mon") else int(
+            match.group("zm"))
+    year = match.group("y") or match.group("zy") or match.group("qy") or match.group(
+        "qy2") or match.group("zqy")
+    return date(int(year), month, 1)
 
 
 def _event_day(clean: str, values: list[tuple[int, Value]], written: date | None
@@ -780,12 +889,9 @@ def _event_day(clean: str, values: list[tuple[int, Value]], written: date | None
     (``2026-03-14:``) is taken always."""
     dates = [(offset, v) for offset, v in values if v.kind == "date"]
     lowered = clean.lower()
-    if not dates and written is not None:
-        for word, delta in _RELATIVE_DAYS.items():
-            if re.search(rf"\b{word}\b" if word.isascii() else word, lowered) and _PAST.search(
-                    lowered):
-                return written + timedelta(days=delta)
-        return None
+    if not dates:
+        return _month_of_record(clean, lowered, written) or (
+            _relative_day(lowered, values, written) if written is not None else None)
     if len(dates) != 1:
         return None  # "moved from June 1 to June 15": a changed date, not a day of an event
     offset, value = dates[0]
@@ -857,6 +963,9 @@ def read_claim(text: str, *, written: date | None = None) -> Claim:
                         flags=re.I | re.A)
     all_values = values + name_values
     framed = re.sub(r"(?<=[^\s:]):(?=\s|[^\x00-\x7f])|(?<=\s):(?=\s)", " is ", framed)
+    # "moved to Munich" / "搬到深圳": where one lives now, told as a change
+    framed = _MOVED_TO.sub(" live in ", framed)
+    deniable = {placeholder(v): (v.text,) for _o, v in all_values if v.kind in _NAMED}
     prepared = _prepare_words(framed)
     frame: list[str] = []
     units: list[str] = []
@@ -865,11 +974,14 @@ def read_claim(text: str, *, written: date | None = None) -> Claim:
     negated: set[str] = set()
     asserted: set[str] = set()
     negations = 0
+    translated: set[str] = set()
+    frame_only: set[str] = set()  # tokens read from English words
     for clause in _CLAUSE.split(prepared):
         pending = 0
         liked = False
         for word in _WORD.findall(clause):
-            pieces = _han_units(word) if _HAN_RE.match(word) else [word]
+            han_word = _HAN_RE.match(word) is not None
+            pieces = _han_units(word) if han_word else [word]
             for piece in pieces:
                 if piece == "¬" or piece in _NEGATIONS or (piece == "over" and liked):
                     pending = NEGATION_WINDOW
@@ -888,6 +1000,8 @@ def read_claim(text: str, *, written: date | None = None) -> Claim:
                 if piece.startswith("⟨"):
                     frame.append(piece.split("_", 1)[0] + "⟩")
                     units.append(piece)
+                    # "format with Ruff, not Black": a name can be denied like a word
+                    (negated if pending else asserted).update(deniable.get(piece, ()))
                     pending = max(0, pending - 1)
                     continue
                 if _HAN_RE.match(piece):
@@ -912,6 +1026,7 @@ def read_claim(text: str, *, written: date | None = None) -> Claim:
                     frame.append(part)
                     units.append(part)
                     (negated if pending else asserted).add(part)
+                    (translated if han_word else frame_only).add(part)
                 pending = max(0, pending - 1)
     for unit in frame:
         if _HAN_RE.match(unit):
@@ -940,6 +1055,7 @@ def read_claim(text: str, *, written: date | None = None) -> Claim:
         key=" ".join(key_parts), slot=_slot(frame),
         says_changed=_CHANGE_CUES.search(clean) is not None,
         retracted=_retracted(clean, all_values), negations=negations,
+        translated=frozenset(translated),
     )
 
 

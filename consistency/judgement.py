@@ -55,6 +55,7 @@ from typing import Literal
 from ccb.memory_file import normalise_text
 from ccb.model import MemoryType
 from consistency.claims import WEEKEND, WORKDAYS, Claim, Value, dice, placeholder, stem
+from magma.text import HAN_RANGES
 
 __all__ = [
     "CROSS_LINGUAL_COSINE",
@@ -185,6 +186,8 @@ def _group(value: Value) -> str:
 def _same_value(a: Value, b: Value) -> bool:
     if a == b:
         return True
+    if {a.kind, b.kind} == {"number", "version"} and not a.unit and not b.unit:
+        return a.text == b.text  # "Python version is 3.11" / "uses Python 3.11"
     if a.kind == b.kind == "weekday" and {a.text, b.text} & {WEEKEND, WORKDAYS}:
         days = {WEEKEND: {"6", "7"}, WORKDAYS: {"1", "2", "3", "4", "5"}}
         return bool(days.get(a.text, {a.text}) & days.get(b.text, {b.text}))
@@ -294,12 +297,20 @@ def _polarity_flips(old: Claim, new: Claim) -> list[str]:
         flips.extend(f"{w} → not {w}" for w in lost)
         flips.extend(f"not {w} → {w}" for w in gained)
     else:
-        latin_lost = [w for w in lost if w.isascii()]
-        latin_gained = [w for w in gained if w.isascii()]
+        loose = old.translated | new.translated
+        latin_lost = [w for w in lost if w.isascii() and w not in loose]
+        latin_gained = [w for w in gained if w.isascii() and w not in loose]
         if latin_lost and latin_gained:
             flips.extend(f"{w} → not {w}" for w in latin_lost)
             flips.extend(f"not {w} → {w}" for w in latin_gained)
     return flips
+
+
+def _turned(old: Claim, new: Claim) -> bool:
+    """Is a thing itself asserted on one side and denied on the other ("喜欢长回答" /
+    "不要太长"), not only the verb that carries it ("never use tabs" / "always use spaces")?"""
+    return any(not _is_relation(w)
+               for w in (old.asserted & new.negated) | (old.negated & new.asserted))
 
 
 def _negative(claim: Claim) -> int:
@@ -313,6 +324,10 @@ def _sign(signs: frozenset[bool]) -> str:
 
 # --------------------------------------------------------------------------- alignment
 
+#: How often, as the lexicon spells it: one frequency excludes another ("every month" /
+#: "every quarter").
+_FREQUENCIES = ("hourly", "daily", "nightly", "weekly", "biweekly", "monthly", "quarterly",
+                "yearly")
 _ANTONYM_WORDS = (
     ("dark", "light"), ("tab", "space"), ("tabs", "spaces"), ("before", "after"),
     ("min", "max"), ("minimum", "maximum"), ("local", "remote"), ("public", "private"),
@@ -320,7 +335,9 @@ _ANTONYM_WORDS = (
     ("morning", "evening"), ("morning", "night"), ("day", "night"), ("up", "down"),
     ("open", "closed"), ("open", "close"), ("include", "exclude"), ("accept", "reject"),
     ("manual", "automatic"), ("monthly", "weekly"), ("daily", "weekly"), ("daily", "monthly"),
-    ("weekly", "biweekly"), ("yearly", "monthly"), ("annual", "monthly"), ("celsius",
+    ("weekly", "biweekly"), ("yearly", "monthly"), ("annual", "monthly"),
+    *((a, b) for i, a in enumerate(_FREQUENCIES) for b in _FREQUENCIES[i + 1:]),
+    ("short", "long"), ("short", "detailed"), ("celsius",
     "fahrenheit"), ("metric", "imperial"), ("vertical", "horizontal"), ("left", "right"),
     ("top", "bottom"), ("first", "last"), ("big", "small"), ("large", "small"),
     ("high", "low"), ("more", "less"), ("increase", "decrease"), ("on", "off"),
@@ -461,7 +478,9 @@ _CHANGE_WORDS = frozenset(
     ["now", "currently", "today", "anymore", "lower", "rais", "rais", "increas", "decreas",
      "bump", "correct", "correction", "actually", "instead", "updat", "new", "latest",
      "已", "经", "现", "在", "改", "成", "为", "到", "了", "换", "升", "级", "降", "迁", "推",
-     "迟", "提", "前", "延", "期", "统", "一", "新", "user", "users", "用", "户", "我"])
+     "迟", "提", "前", "延", "期", "统", "一", "新", "user", "users", "用", "户", "我",
+     "upgrade", "downgrade", "migrate", "move", "switch", "chang", "change", "replac",
+     "still", "jetzt", "maintenant", "ahora", "ora", "ya"])
 
 
 def _other_words_both_sides(subs: list[_Substitution]) -> bool:
@@ -470,8 +489,9 @@ def _other_words_both_sides(subs: list[_Substitution]) -> bool:
     Relation verbs, words that say it changed, abbreviations ("req" / "request") and single
     Chinese characters (网址 / 地址) do not count."""
     for sub in subs:
-        if sub.where == "value" or sub.antonym:
-            continue
+        if sub.antonym or (sub.where == "value" and not (
+                _placeholders(sub.old) and _placeholders(sub.new))):
+            continue  # a value with words around it ("两杯咖啡" / "三杯茶") names its thing
         old = [u for u in sub.old if not u.startswith(("⟨", "⟪", "⟦")) and not _is_relation(u)
                and u not in _CHANGE_WORDS]
         new = [u for u in sub.new if not u.startswith(("⟨", "⟪", "⟦")) and not _is_relation(u)
@@ -486,6 +506,43 @@ def _other_words_both_sides(subs: list[_Substitution]) -> bool:
         if len(han_old) >= 2 and len(han_new) >= 2 and not latin_old and not latin_new:
             return True
     return False
+
+
+def _narrowed_slot(old: Claim, new: Claim) -> bool:
+    """Does one side name its slot with a word the other lacks, before the first value they
+    do not share ("*return* flight from Boston departs at 6:15pm" / "flight to Boston departs at 7:40am";
+    "the *API* request timeout" / "the request timeout")? Then the two may be about two
+    things. Relation verbs, words that say it changed and single Chinese characters do not
+    count."""
+    def head(claim: Claim, other: Claim) -> tuple[str, ...]:
+        out = []
+        for unit in claim.units:
+            if unit.startswith("⟨") and unit not in other.units:
+                break  # the first value the two do not share
+            out.append(unit)
+        return tuple(out)
+
+    a, b = head(old, new), head(new, old)
+    matcher = difflib.SequenceMatcher(a=a, b=b, autojunk=False)
+    for op, i1, i2, j1, j2 in matcher.get_opcodes():
+        if op not in {"insert", "delete"}:
+            continue
+        extra = [u for u in a[i1:i2] + b[j1:j2] if not u.startswith(("⟦", "⟪"))
+                 and not _is_relation(u) and u not in _CHANGE_WORDS and not u.endswith("ly")]
+        if any((u.isascii() and len(u) >= 3) for u in extra) or sum(
+                not u.isascii() for u in extra) >= 2:
+            return True
+    return False
+
+
+def _other_things(old: Claim, new: Claim, subs: list[_Substitution]) -> list[str]:
+    """What the two say of another thing each, in one frame: a replaced span ("water the
+    plants" / "take out the recycling every Sunday"), or words of the slot replaced where
+    the frames line up ("老家在湖南长沙" / "大学是在湖南长沙读的")."""
+    spans = _replaced_spans(old, new)
+    if not spans and _other_words_both_sides(subs):
+        spans = [x.label() for x in subs if x.where != "value"]
+    return spans
 
 
 def _replaced_spans(old: Claim, new: Claim) -> list[str]:
@@ -599,6 +656,37 @@ def _slot_of(old: MemorySide, new: MemorySide) -> str | None:
     return None
 
 
+def _han_left(claim: Claim) -> bool:
+    """Does the claim still hold Chinese words the lexicon did not read?"""
+    return any(_HAN_UNIT.match(unit) for unit in claim.frame)
+
+
+_HAN_UNIT = re.compile(f"[{HAN_RANGES}]")
+
+
+def _sure_change(co: Claim, cn: Claim, subs: list[_Substitution],
+                 changes: list[tuple[str, list[Value], list[Value]]], *, cos: float,
+                 measured: bool, aligned_ok: bool, same_subject: bool, changed_cue: bool,
+                 two_languages: bool) -> bool:
+    """Is a changed value a change of the same thing (supersede), rather than perhaps a
+    value of another thing (both kept, listed as a possible contradiction)?"""
+    frames = dice(_plain(co.frame), _plain(cn.frame))
+    # another word beside the value ("Datadog for *APM*" / "Sentry for *error
+    # tracking*"; "*A*项目周五" / "*B*项目下周二"): perhaps another slot, never superseded
+    # on that evidence
+    qualified = any((x.where == "context" and not x.antonym and (
+        _plain(x.old) or _plain(x.new))) or _label_swap(x) for x in subs) or \
+        _names_the_thing(changes, co, cn) or _other_words_both_sides(subs) or (
+            not changed_cue and not two_languages and _narrowed_slot(co, cn))
+    # the newer memory tells the change in the old one's frame ("住在成都" / "已经搬到
+    # 重庆住了"): short sentences about two places sit at low cosines
+    told = cn.says_changed and aligned_ok and frames >= FRAME_SHARE
+    weak = cos < FLOOR_COSINE and not told and (not aligned_ok or (
+        measured and not same_subject))
+    return not (qualified or weak) and (
+        aligned_ok or frames >= FRAME_SHARE or cos >= CHANGED_VALUE_COSINE)
+
+
 def judge_pair(old: MemorySide, new: MemorySide, *, cosine: float | None) -> PairJudgement:
     """Judge ``new`` against ``old`` (see the module docstring for the rules).
 
@@ -625,7 +713,10 @@ def judge_pair(old: MemorySide, new: MemorySide, *, cosine: float | None) -> Pai
     if co.key == cn.key and co.key:
         return verdict("duplicate", "same words")
     cos = cosine if cosine is not None else 0.0
-    cross = co.language != cn.language
+    # across languages the words cannot be lined up, unless the lexicon read both sides into
+    # the same words ("Vegetarian" / "用户吃素")
+    two_languages = co.language != cn.language
+    cross = two_languages and (_han_left(co) or _han_left(cn))
     aligned = _aligned_share(co, cn)
     # across languages no word is shared and cosines run lower (a translation at 0.5–0.6)
     related = same_subject or lexical >= RELATED_LEXICAL or cos >= RELATED_COSINE or (
@@ -648,7 +739,11 @@ def judge_pair(old: MemorySide, new: MemorySide, *, cosine: float | None) -> Pai
         # two things that happened on one day ("fixed bug #123" / "fixed bug #456")
         return verdict("series", "series", (f"both {co.event_day.isoformat()}",))
 
-    subs, aligned_ok = _substitutions(co, cn) if not cross else ([], False)
+    # a word read through the lexicon is never evidence of another slot: translations do
+    # not line up word for word ("VPN 配置说明" / "VPN setup guide")
+    subs, aligned_ok = _substitutions(co, cn)
+    if two_languages:
+        subs, aligned_ok = [], aligned_ok and not cross
     multi = co.relation == "multi" or cn.relation == "multi"
     # what one never does is a list: "doesn't eat beef" and "doesn't eat pork" both hold
     both_deny = _negative(co) > 0 and _negative(cn) > 0
@@ -662,7 +757,7 @@ def judge_pair(old: MemorySide, new: MemorySide, *, cosine: float | None) -> Pai
         return verdict("distinct", "other slot", tuple(x.label() for x in slot_subs[:3]))
 
     flips = _polarity_flips(co, cn)
-    if flips and any(x.antonym for x in subs):
+    if flips and any(x.antonym for x in subs) and not _turned(co, cn):
         # both the polarity and the value turned ("never use tabs" / "always use spaces"):
         # two negatives that may say the same
         return verdict("possible_duplicate", "polarity and antonym",
@@ -681,19 +776,11 @@ def judge_pair(old: MemorySide, new: MemorySide, *, cosine: float | None) -> Pai
             return verdict("possible_contradiction", "names in two scripts", labels)
         if words_only and (multi or both_deny) and not changed_cue:
             return verdict("distinct", "several values", labels)
-        frames = dice(_plain(co.frame), _plain(cn.frame))
-        # another word beside the value ("Datadog for *APM*" / "Sentry for *error
-        # tracking*"; "*A*项目周五" / "*B*项目下周二"): perhaps another slot, never superseded
-        # on that evidence
-        qualified = any((x.where == "context" and not x.antonym and (
-            _plain(x.old) or _plain(x.new))) or _label_swap(x) for x in subs) or \
-            _names_the_thing(changes, co, cn) or _other_words_both_sides(subs)
-        weak = cos < FLOOR_COSINE and (not aligned_ok or (
-            cosine is not None and not same_subject))
-        if qualified or weak or not (
-                aligned_ok or frames >= FRAME_SHARE or cos >= CHANGED_VALUE_COSINE):
-            return verdict("possible_contradiction", "changed value", labels)
-        return verdict("contradiction", "changed value", labels)
+        sure = _sure_change(co, cn, subs, changes, cos=cos, measured=cosine is not None,
+                            aligned_ok=aligned_ok, same_subject=same_subject,
+                            changed_cue=changed_cue, two_languages=two_languages)
+        return verdict("contradiction" if sure else "possible_contradiction", "changed value",
+                       labels)
 
     if subs:
         values = [x for x in subs if x.antonym or x.where == "value"]
@@ -726,7 +813,7 @@ def judge_pair(old: MemorySide, new: MemorySide, *, cosine: float | None) -> Pai
         # possible change ("run the tests before every push" / "push 之前不用跑测试")
         return verdict("possible_contradiction", "polarity",
                        ("negated on one side, across languages",))
-    replaced = _replaced_spans(co, cn) if not cross else []
+    replaced = _other_things(co, cn, subs) if not two_languages else []
     if replaced and cos < PARAPHRASE_COSINE:
         # the same frame about another thing ("water the plants" / "take out the recycling
         # every Sunday"; "back up the laptop" / "the phone"): never merged on the frame

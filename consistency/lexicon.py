@@ -1,0 +1,333 @@
+"""The words memories use, folded to one spelling per concept, in English and Chinese.
+
+Pure data and two lookups; no model. :mod:`consistency.claims` reads a memory's words
+through it, so that the pair judgement compares *what* is said, not how: "kids" and
+"children", "concise replies" and "short answers", "Vegetarian" and "用户吃素", "Lives in
+Hangzhou" and "住在杭州" meet on one token each.
+
+Each concept has a canonical English token (a light stem, see :func:`consistency.claims.stem`)
+and its spellings: English words and phrases (any inflection the light stem folds), and
+Chinese words, matched longest first inside a run of Han characters. A spelling that carries
+a negation ("teetotal" = "not drink alcohol") is written out with it, so polarity still reads.
+
+Source: written by hand for the vocabulary of assistant memories — how a user wants to be
+answered, diet and health, family, home and work, tools, code style, schedules — the
+categories of the labelled pairs in ``bench/write_pairs/`` and of the Claude Code and
+OpenClaw memory samples in ``../shared/corpora/memory-samples``. Only words with one clear
+sense in a memory are folded: a word with two senses ("call", "run a test" / "go for a run")
+keeps its own spelling, so two facts never meet on a guess. Place names: the Chinese names
+of the cities and districts :mod:`consistency.claims` reads as places, with their English
+(pinyin or customary) spelling.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["EN_PHRASES", "EN_WORDS", "PLACES_EN", "ZH_WORDS"]
+
+# canonical | English spellings (words or phrases) | Chinese spellings
+_TABLE = """
+reply | reply replies replied answer answers answered response responses respond |
+reply | responds |
+reply | | 回复 回答 答复 回应 作答
+short | short shorter concise brief briefly terse succinct compact | 简短 简洁 简明
+short | | 精简 简练 简单明了
+long | lengthy verbose wordy long-winded | 冗长 啰嗦 长篇大论
+detailed | detailed thorough in-depth | 详细 详尽
+list | list lists bullet bullets bullet-point bullet-points | 列表 清单 要点 分点
+table | table tables | 表格
+emoji | emoji emojis emoticon emoticons | 表情符号 表情包 表情 颜文字
+chinese | chinese mandarin | 中文 汉语 普通话 华语
+china | china | 中国
+english | english | 英文 英语
+japanese | japanese | 日语 日文
+korean | korean | 韩语 韩文
+french | french | 法语 法文
+german | german | 德语 德文
+spanish | spanish | 西班牙语
+comment | comment comments commented | 注释 评论
+code | code | 代码
+example | example examples | 例子 示例 实例 举例
+conclusion | conclusion conclusions bottom-line tl;dr tldr | 结论
+explanation | explanation explanations reasoning rationale | 解释 说明 理由
+formal | formal | 正式 书面
+casual | casual informal | 随意 口语化 口语
+translate | translate translation translated | 翻译
+vegetarian | vegetarian vegetarians veggie | 吃素 素食者 素食主义者 素食
+vegan | vegan vegans plant-based | 纯素 严格素食
+allergic | allergic allergy allergies | 过敏
+peanut | peanut peanuts | 花生
+shellfish | shellfish | 贝类 贝壳类 甲壳类
+seafood | seafood | 海鲜
+dairy | dairy | 乳制品 奶制品
+milk | milk | 牛奶
+lactose | lactose | 乳糖
+gluten | gluten | 麸质 面筋
+egg | egg eggs | 鸡蛋 蛋
+beef | beef | 牛肉
+pork | pork | 猪肉
+chicken | chicken | 鸡肉
+fish | fish | 鱼
+meat | meat | 肉
+coffee | coffee | 咖啡
+tea | tea | 茶
+alcohol | alcohol booze liquor | 酒精 酒
+spicy | spicy | 辣
+cilantro | cilantro coriander | 香菜
+sugar | sugar | 糖
+diabetes | diabetes diabetic | 糖尿病
+glucose | glucose blood-sugar | 血糖
+eat | eat eats ate eaten eating | 吃
+drink | drink drinks drank drinking | 喝
+smoke | smoke smokes smoked smoking | 抽烟 吸烟
+sleep | sleep sleeps slept sleeping | 睡觉 睡眠
+wake | wake wakes woke get-up gets-up | 起床
+run | jog jogs jogging jogged running | 跑步
+exercise | exercise exercises workout workouts | 锻炼 运动
+gym | gym | 健身房
+swim | swim swims swimming | 游泳
+lefthanded | left-handed lefty southpaw left-hand | 左撇子 用左手 左手
+child | kid kids child children | 孩子 小孩 子女 儿女
+daughter | daughter daughters | 女儿
+son | son sons | 儿子
+wife | wife | 妻子 老婆 太太 爱人
+husband | husband | 丈夫 老公
+mother | mother mom mum | 妈妈 母亲
+father | father dad | 爸爸 父亲
+parent | parent parents | 父母 爸妈
+fatherinlaw | father-in-law | 岳父 公公
+motherinlaw | mother-in-law | 岳母 婆婆
+brotherinlaw | brother-in-law | 姐夫 妹夫 小舅子
+sisterinlaw | sister-in-law | 嫂子 弟媳 小姨子
+soninlaw | son-in-law | 女婿
+daughterinlaw | daughter-in-law | 儿媳
+dog | dog dogs | 狗
+cat | cat cats | 猫
+pet | pet pets | 宠物
+friend | friend friends | 朋友
+manager | manager boss supervisor | 经理 老板 上司 领导
+colleague | colleague colleagues coworker coworkers co-worker co-workers | 同事
+team | team | 团队 小组
+birthday | birthday | 生日
+live | live lives lived living reside resides | 住在 居住
+move | move moves moved relocate relocated | 搬到 搬家 搬
+home | home | 家里 在家 回家
+office | office | 办公室
+company | company employer | 公司
+remote | remote remotely | 远程
+city | city | 城市
+test | test tests tested testing | 测试
+unittest | unit-test unit-tests | 单元测试
+commit | commit commits committed | 提交
+push | push pushes pushed pushing | 推送
+branch | branch branches | 分支
+merge | merge merges merged | 合并
+review | review reviews reviewed | 审查 评审 审核
+deploy | deploy deploys deployed deployment deployments | 部署 上线
+release | release releases released | 发布 发版
+database | database databases | 数据库
+server | server servers | 服务器
+production | production prod | 生产环境 生产 线上环境
+environment | environment environments env | 环境
+staging | staging | 预发环境 预发布 预发
+log | log logs logging | 日志
+backup | backup backups back-up | 备份
+password | password passwords | 密码
+meeting | meeting meetings | 会议 开会
+standup | standup standups stand-up stand-ups | 站会 晨会
+deadline | deadline deadlines due-date | 截止日期 截止时间 截止
+morning | morning mornings | 早上 上午 清晨 早晨
+evening | evening evenings | 傍晚
+night | night nights | 夜里 夜间 晚上
+noon | noon midday | 中午
+afternoon | afternoon afternoons | 下午
+hourly | hourly every-hour per-hour an-hour | 每小时
+daily | daily every-day everyday per-day a-day | 每天 每日 天天
+nightly | nightly every-night | 每晚 每天晚上
+weekly | weekly every-week per-week a-week | 每周 每星期 每个星期 一周
+biweekly | biweekly fortnightly every-other-week every-two-weeks | 每两周 隔周
+monthly | monthly every-month per-month a-month | 每月 每个月
+quarterly | quarterly every-quarter per-quarter a-quarter | 每季度 每个季度
+yearly | yearly annually annual every-year per-year a-year | 每年
+usually | usually generally typically normally | 一般 通常 平时 平常
+use | use uses used using utilise utilize employ | 使用 用
+editor | editor editors | 编辑器
+dark | dark | 深色 暗色 暗黑
+light | light | 浅色 亮色
+mode | mode | 模式
+theme | theme themes color-scheme colour-scheme | 主题 配色
+font | font fonts | 字体
+indentation | indentation indent indents | 缩进
+add | add adds added adding | 添加 加
+directly | directly direct | 直接
+space | space spaces | 空格
+doc | doc docs documentation document documents | 文档
+note | note notes | 笔记
+learn | learn learns learned learnt learning study studies studying | 学习 在学 学
+travel | travel travels travelled traveled traveling travelling trip | 旅行 旅游 出差
+flight | flight flights | 航班
+hotel | hotel hotels | 酒店
+budget | budget budgets | 预算
+salary | salary | 工资 薪水 薪资
+rent | rent | 房租 租金
+book | book books | 书
+music | music | 音乐
+movie | movie movies film films | 电影
+game | game games | 游戏
+user | user | 用户
+hike | hike hikes hiked hiking | 爬山 登山 徒步
+cello | cello | 大提琴
+violin | violin | 小提琴
+piano | piano | 钢琴
+guitar | guitar | 吉他
+orchestra | orchestra | 管弦乐团 乐团
+band | band | 乐队
+choir | choir | 合唱团
+horror | horror | 恐怖
+semver | semver semantic-versioning | 语义化版本号 语义化版本
+version | version versions | 版本号 版本
+write | write writes wrote written writing | 写 编写 撰写
+message | message messages | 消息 信息
+journal | journal journals journaled diary | 日记
+cluster | cluster clusters | 集群
+node | node nodes | 节点
+container | container containers | 容器
+image | image images | 镜像 图片
+upgrade | upgrade upgrades upgraded | 升级
+downgrade | downgrade downgrades downgraded | 降级
+rollback | rollback rollbacks roll-back | 回滚
+migrate | migrate migrates migrated migration | 迁移
+dependency | dependency dependencies | 依赖
+package | package packages | 包
+framework | framework frameworks | 框架
+frontend | frontend front-end | 前端
+backend | backend back-end | 后端
+address | address | 地址
+payment | payment payments | 支付 付款
+api | api apis | 接口
+file | file files | 文件
+folder | folder folders directory directories | 目录 文件夹
+configuration | configuration settings | 配置
+domain | domain domains | 域名
+certificate | certificate certificates cert certs | 证书
+monitoring | monitoring | 监控
+alert | alert alerts alerting | 告警 报警
+error | error errors | 错误 报错
+cache | cache caches caching | 缓存
+queue | queue queues | 队列
+project | project projects | 项目
+task | task tasks todo todos | 任务 待办
+report | report reports | 报告
+customer | customer customers | 客户
+account | account accounts | 账号 账户
+email | email emails e-mail | 邮件 邮箱
+phone | phone phones | 手机 电话
+notification | notification notifications | 通知
+reminder | reminder reminders | 提醒
+calendar | calendar calendars | 日历
+doctor | doctor doctors | 医生
+dentist | dentist | 牙医
+hospital | hospital | 医院
+medication | medication medications medicine | 药物 药
+retire | retired retire retires retiring decommission decommissions decommissioned |
+retire | sunset sunsetted shut-down |
+retire | | 退休 停用 下线 停运
+engineer | engineer engineers | 工程师
+teacher | teacher teachers | 老师 教师
+student | student students | 学生
+university | university college | 大学
+school | school | 学校
+hometown | hometown | 老家 家乡
+born | born | 出生
+car | car cars | 汽车 车
+bike | bike bikes bicycle cycling | 自行车 骑车
+drive | drive drives drove driving | 开车
+house | house | 房子
+apartment | apartment | 公寓
+buy | buy buys bought | 买
+money | money | 钱
+savings | savings | 存款
+invest | invest invests invested investing investment | 投资
+stock | stock stocks | 股票
+insurance | insurance | 保险
+tax | tax taxes | 税
+bank | bank | 银行
+creditcard | credit-card credit-cards | 信用卡
+app | app apps application applications | 应用 应用程序
+useful | useful | 有用
+cost | cost costs spend spending expense expenses | 费用 成本 开销 花费
+destroy | destroy destroys destroyed tear-down torn-down teardown | 销毁
+old | old older legacy | 旧版 老的 旧的 旧
+digest | digest tolerate tolerates | 消化
+"""
+
+# spellings that carry a negation, written out with it
+_NEGATED = {"quit": "not", "quits": "not", "gave up": "not", "given up": "not",
+            "戒了": "not", "戒掉": "not", "teetotal": "not drink alcohol",
+            "teetotaler": "not drink alcohol",
+            "teetotaller": "not drink alcohol", "nondrinker": "not drink alcohol",
+            "non-drinker": "not drink alcohol", "戒酒": "not drink alcohol",
+            "lactose intolerant": "not digest lactose", "lactose intolerance": "not digest lactose",
+            "乳糖不耐受": "not digest lactose", "乳糖不耐": "not digest lactose",
+            "夜间模式": "dark mode"}
+
+# Chinese words that only mark aspect or politeness ("正在学", "已经搬到", "请用"): no content
+_FILLERS = ("正在", "已经", "请")
+
+#: Chinese city and district names read as places, with their English spelling.
+PLACES_EN: dict[str, str] = {
+    "北京": "beijing", "上海": "shanghai", "广州": "guangzhou", "深圳": "shenzhen",
+    "杭州": "hangzhou", "南京": "nanjing", "苏州": "suzhou", "成都": "chengdu",
+    "重庆": "chongqing", "武汉": "wuhan", "西安": "xian", "天津": "tianjin", "长沙": "changsha",
+    "郑州": "zhengzhou", "青岛": "qingdao", "厦门": "xiamen", "宁波": "ningbo", "合肥": "hefei",
+    "福州": "fuzhou", "济南": "jinan", "大连": "dalian", "沈阳": "shenyang", "哈尔滨": "harbin",
+    "长春": "changchun", "昆明": "kunming", "贵阳": "guiyang", "南宁": "nanning",
+    "海口": "haikou", "三亚": "sanya", "兰州": "lanzhou", "乌鲁木齐": "urumqi", "拉萨": "lhasa",
+    "呼和浩特": "hohhot", "太原": "taiyuan", "石家庄": "shijiazhuang", "南昌": "nanchang",
+    "无锡": "wuxi", "东莞": "dongguan", "佛山": "foshan", "珠海": "zhuhai",
+    "香港": "hong kong", "澳门": "macau", "台北": "taipei", "新加坡": "singapore",
+    "东京": "tokyo", "首尔": "seoul", "纽约": "new york", "伦敦": "london", "巴黎": "paris",
+    "柏林": "berlin", "旧金山": "san francisco", "洛杉矶": "los angeles", "西雅图": "seattle",
+    "悉尼": "sydney", "温哥华": "vancouver", "多伦多": "toronto", "海淀": "haidian",
+    "朝阳": "chaoyang", "浦东": "pudong", "徐汇": "xuhui", "静安": "jingan", "黄浦": "huangpu",
+    "南山": "nanshan", "福田": "futian", "西湖": "xihu", "余杭": "yuhang", "滨江": "binjiang",
+    "天河": "tianhe", "慕尼黑": "munich", "里斯本": "lisbon", "阿姆斯特丹": "amsterdam",
+    "马德里": "madrid", "罗马": "rome", "米兰": "milan", "维也纳": "vienna", "苏黎世": "zurich",
+    "都柏林": "dublin", "波士顿": "boston", "芝加哥": "chicago", "大阪": "osaka",
+    "京都": "kyoto", "曼谷": "bangkok", "墨尔本": "melbourne", "蒙特利尔": "montreal",
+}  # fmt: skip
+
+
+def _parse() -> tuple[dict[str, str], dict[str, str], dict[str, str]]:
+    words: dict[str, str] = {}
+    phrases: dict[str, str] = {}
+    zh: dict[str, str] = {}
+    for line in _TABLE.strip().splitlines():
+        canonical, english, chinese = (part.strip() for part in line.split("|"))
+        # a concept may take several lines: its spellings add up
+        for spelling in english.split():
+            if "-" in spelling or ";" in spelling:
+                phrases[spelling.replace("-", " ")] = canonical
+                phrases[spelling] = canonical
+            else:
+                words[spelling] = canonical
+        for spelling in chinese.split():
+            zh[spelling] = canonical
+    for spelling in _FILLERS:
+        zh[spelling] = ""
+    for spelling, meaning in _NEGATED.items():
+        if re.search(r"[\u4e00-\u9fff]", spelling):
+            zh[spelling] = meaning
+        else:
+            phrases[spelling] = meaning
+    return words, phrases, zh
+
+
+#: English word → canonical token(s) (``"kids"`` → ``"child"``).
+EN_WORDS: dict[str, str]
+#: English phrase (spaces or hyphens) → canonical token (``"bullet points"`` → ``"list"``).
+EN_PHRASES: dict[str, str]
+#: Chinese word → canonical token(s) (``"吃素"`` → ``"vegetarian"``).
+ZH_WORDS: dict[str, str]
+EN_WORDS, EN_PHRASES, ZH_WORDS = _parse()
