@@ -685,7 +685,11 @@ def _light_stem(word: str) -> str:
         if len(word) > len(suffix) + 3 and word.endswith(suffix) and not word.endswith("ss"):
             if suffix == "es" and not word[:-2].endswith(("s", "x", "z", "ch", "sh")):
                 continue  # "smokes" is "smoke" + s, "boxes" is "box" + es
-            return word[: -len(suffix)]
+            stemmed = word[: -len(suffix)]
+            if suffix in {"ing", "ed"} and len(stemmed) >= 4 and stemmed[-1] == stemmed[-2] \
+                    and stemmed[-1] in "bdgmnprt":
+                return stemmed[:-1]  # "tagged" is "tag", "planned" is "plan"
+            return stemmed
     return word
 
 
