@@ -547,7 +547,7 @@ _NAME_RUN = re.compile(r"[A-ZÀ-ÖØ-Þ][A-Za-zÀ-ÖØ-öø-ÿ0-9'&+-]*(?:\s+(?:
 
 
 _NAME_SYNONYMS = {"k8s": "kubernetes", "postgresql": "postgres", "js": "javascript",
-                  "ts": "typescript", "mc": "minecraft", "gh": "github"}
+                  "ts": "typescript", "mc": "minecraft", "gh": "github", "db": "database"}
 
 
 def _name_key(name: str) -> str:
@@ -786,7 +786,8 @@ _NAMED = frozenset({"name", "id", "code"})
 
 #: Content units after a negation that it covers (the clause ends it sooner).
 NEGATION_WINDOW = 3
-_CLAUSE = re.compile(r"[,;:!?()\[\]\n]|\.(?!\d)|\bbut\b|\bthough\b|\bhowever\b|但是|但|不过|而是|可是")
+_CLAUSE = re.compile(
+    r"[,;:!?()\[\]\n]|\.(?!\d)|\bbut\b|\bthough\b|\bhowever\b|但是|但|不过(?![敏期])|而是|可是")
 
 
 # Relations: cues that say whether a slot holds one value or several.
@@ -922,7 +923,8 @@ _CHANGE_CUES = re.compile(
     r"correction|corrected|actually|"
     r"from .{1,60}? to)\b"
     r"|改成|改为|换成|换了|换到|搬到|搬去|迁到|迁移到|迁至|升级到|升到|降到|调整为|调整到|调到|调成|"
-    r"改到|现在|如今|不再|改用|变成|变为|更新为|以后|今后|已经改|更正|纠正|其实", re.I | re.A)
+    r"改到|现在|如今|不再|改用|变成|变为|更新为|以后|今后|已经改|更正|纠正|其实|涨到|涨了|降了|"
+    r"提高到|增加到|减少到|缩短到|延长到", re.I | re.A)
 # Spans whose values the memory no longer holds: "from X to", "instead of X", "不再 X".
 _RETRACTING = re.compile(
     r"\bfrom\s+(.{1,60}?)\s+(?:to|→|->)\s|\binstead of\s+(.{1,40}?)(?:[,.;]|$)|"
@@ -1004,8 +1006,10 @@ def read_claim(text: str, *, written: date | None = None) -> Claim:
                 if piece.startswith("⟨"):
                     frame.append(piece.split("_", 1)[0] + "⟩")
                     units.append(piece)
-                    # "format with Ruff, not Black": a name can be denied like a word
-                    (negated if pending else asserted).update(deniable.get(piece, ()))
+                    # "format with Ruff, not Black": a name right after a negation is denied
+                    # ("never mock the DB": the action is)
+                    (negated if pending == NEGATION_WINDOW else asserted).update(
+                        deniable.get(piece, ()))
                     pending = max(0, pending - 1)
                     continue
                 if _HAN_RE.match(piece):

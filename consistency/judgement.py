@@ -282,12 +282,30 @@ def _adopt_units(mine: dict[str, list[Value]], theirs: dict[str, list[Value]],
 # --------------------------------------------------------------------------- polarity
 
 
+#: Concepts that say whether to do a thing: "may" / "must" / "always" / "keep" on one side
+#: and "don't" on the other over the same thing is a change ("可以适当用表情" / "不要加表情").
+_PERMISSION = frozenset({"allow", "require", "always", "keep", "enable"})
+
+
+def _permission(claim: Claim) -> bool | None:
+    signs = {sign for concept, found in claim.concepts.items() if concept in _PERMISSION
+             for sign in found}
+    if claim.negations and claim.concepts.keys() & _PERMISSION:
+        signs.add(False)
+    return next(iter(signs)) if len(signs) == 1 else None
+
+
 def _polarity_flips(old: Claim, new: Claim) -> list[str]:
     flips: list[str] = []
     for concept in sorted(old.concepts.keys() & new.concepts.keys()):
         a, b = old.concepts[concept], new.concepts[concept]
         if len(a) == 1 and len(b) == 1 and a != b:
             flips.append(f"{concept}: {_sign(a)} → {_sign(b)}")
+    was, now = _permission(old), _permission(new)
+    if not flips and was is not None and now is not None and was != now and (
+            set(old.tokens) & set(new.tokens)):
+        flips.append(f"{'allowed' if was else 'not allowed'} → "
+                     f"{'allowed' if now else 'not allowed'}")
     # "use X" against "never use X": a negation more on one side, over a shared word; with
     # as many negations on each side, only a swap of Latin words ("use pnpm, not npm" /
     # "use npm, not pnpm") — Chinese word order moves a negation around freely
@@ -307,6 +325,15 @@ def _polarity_flips(old: Claim, new: Claim) -> list[str]:
             flips.extend(f"{w} → not {w}" for w in latin_lost)
             flips.extend(f"not {w} → {w}" for w in latin_gained)
     return flips
+
+
+def _antonym_swaps(old: Claim, new: Claim) -> list[_Substitution]:
+    """Where the frames do not line up: a word stated on one side whose antonym the other
+    states ("Prefers *long*, detailed explanations" / "Prefers *short* explanations; skip the
+    detail unless asked"), each side stating only its own."""
+    a, b = old.asserted - new.asserted, new.asserted - old.asserted
+    return [_Substitution((x,), (y,), "value", True) for x in sorted(a) for y in sorted(b)
+            if frozenset((x, y)) in _ANTONYMS]
 
 
 def _translated_in_full(old: Claim, new: Claim) -> bool:
@@ -763,6 +790,7 @@ def judge_pair(old: MemorySide, new: MemorySide, *, cosine: float | None) -> Pai
     # a word read through the lexicon is never evidence of another slot: translations do
     # not line up word for word ("VPN 配置说明" / "VPN setup guide")
     subs, aligned_ok = _substitutions(co, cn)
+    subs = subs or _antonym_swaps(co, cn)
     if two_languages:
         subs, aligned_ok = [], aligned_ok and not cross
     multi = co.relation == "multi" or cn.relation == "multi"

@@ -50,7 +50,8 @@ comment | comment comments commented | 注释 评论
 code | code | 代码
 example | example examples | 例子 示例 实例 举例
 conclusion | conclusion conclusions bottom-line tl;dr tldr | 结论
-explanation | explanation explanations reasoning rationale | 解释 说明 理由
+explanation | explanation explanations reasoning rationale explain explains explained | 解释 说明
+explanation | | 理由 讲解
 formal | formal | 正式 书面
 casual | casual informal | 随意 口语化 口语
 translate | translate translation translated | 翻译
@@ -88,7 +89,7 @@ exercise | exercise exercises workout workouts | 锻炼 运动
 gym | gym | 健身房
 swim | swim swims swimming | 游泳
 lefthanded | left-handed lefty southpaw left-hand | 左撇子 用左手 左手
-child | kid kids child children | 孩子 小孩 子女 儿女
+child | kid kids child children | 孩子 小孩 子女 儿女 娃娃 娃
 daughter | daughter daughters | 女儿
 son | son sons | 儿子
 wife | wife | 妻子 老婆 太太 爱人
@@ -122,6 +123,7 @@ unittest | unit-test unit-tests | 单元测试
 commit | commit commits committed | 提交
 push | push pushes pushed pushing | 推送
 branch | branch branches | 分支
+main | | 主分支 主干
 merge | merge merges merged | 合并
 review | review reviews reviewed | 审查 评审 审核
 deploy | deploy deploys deployed deployment deployments | 部署 上线
@@ -176,6 +178,12 @@ music | music | 音乐
 movie | movie movies film films | 电影
 game | game games | 游戏
 user | user | 用户
+summary | summary summaries summarize summarizes summarise summarises recap | 总结 摘要 小结
+name | named called nicknamed | 名叫 名字叫 叫做
+afraid | afraid scared fearful anxious | 害怕 怕 恐惧
+married | married wed | 结婚 已婚
+about | around roughly approximately circa | 大约 大概 左右
+manager | reports-to report-to reporting-to | 汇报给
 hike | hike hikes hiked hiking | 爬山 登山 徒步
 cello | cello | 大提琴
 violin | violin | 小提琴
@@ -273,7 +281,7 @@ _NEGATED = {"quit": "not", "quits": "not", "gave up": "not", "given up": "not",
             "夜间模式": "dark mode"}
 
 # Chinese words that only mark aspect or politeness ("正在学", "已经搬到", "请用"): no content
-_FILLERS = ("正在", "已经", "请")
+_FILLERS = ("正在", "已经", "请", "任何", "一些", "适当")
 
 #: Chinese city and district names read as places, with their English spelling.
 PLACES_EN: dict[str, str] = {
