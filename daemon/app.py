@@ -501,7 +501,7 @@ class App:
         syncer.sync_paths(paths)
         if purge:
             self.store.maintain(cleanup_older_than=timedelta(0), purge=True)
-            gone = before - self.store.known_vectors(before).keys()
+            gone = before - self.store.stored_hashes(before)
             if gone:
                 self.embedding_cache.evict(gone)
 

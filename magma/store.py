@@ -49,6 +49,7 @@ from ccb.owner import Owner, parse_owner
 from config.errors import InvalidOwnerError, StoreError, StoreMismatchError
 from magma.chunking import HEADING_SEPARATOR, Chunk
 from magma.graph import LinkResolver, link_key, path_key
+from magma.store_memo import RECENT_VECTORS, FileIndexMemo, RecentVectors
 
 __all__ = [
     "FTS_CONFIG",
@@ -87,6 +88,9 @@ _FTS_INDEX_NAME = "text_idx"
 INDEX_FILE_NAMES = (MEMORY_INDEX_FILE, DIARY_FILE)
 # SQL IN-lists are sent in slices of this many values (keeps each filter string small).
 _IN_SLICE = 500
+#: The columns of the files table an :class:`IndexedFile` holds, in its field order.
+_INDEX_COLUMNS = ("path", "kind", "size", "mtime_ns", "content_hash", "note_id", "memory_id",
+                  "memory_type")
 
 
 def sql_str(value: str) -> str:
@@ -346,6 +350,8 @@ class MagmaStore:
         self.model_id = model_id
         self.dims = dims
         self._paths: set[str] | None = None
+        self._file_index = FileIndexMemo()
+        self._recent_vectors = RecentVectors()
         self._resolver: LinkResolver | None = None
         self._has_fts: bool | None = None
 
@@ -410,10 +416,21 @@ class MagmaStore:
 
     # ------------------------------------------------------------------ reads
 
+    def stored_hashes(self, hashes: Collection[str]) -> set[str]:
+        """Which of ``hashes`` some stored chunk holds now (a read of the chunks table's
+        ``content_hash`` column). Raises :class:`StoreError`."""
+        return {h for part in _slices(sorted(set(hashes))) for h in self._read(
+            self._t.chunks, ["content_hash"], _in_list("content_hash", part)
+        ).column("content_hash").to_pylist()}
+
     def file_index(self) -> dict[str, IndexedFile]:
-        """``{path: IndexedFile}`` for every stored file: one columnar read of eight columns."""
-        cols = ["path", "kind", "size", "mtime_ns", "content_hash", "note_id", "memory_id",
-                "memory_type"]
+        """``{path: IndexedFile}`` for every stored file (a new dict): one columnar read,
+        kept while the files table stays at its version (:class:`FileIndexMemo`)."""
+        version = self._files_version()
+        kept = self._file_index.get(version)
+        if kept is not None:
+            return kept
+        cols = list(_INDEX_COLUMNS)
         data = self._read(self._t.files, cols).to_pydict()
         index = {
             path: IndexedFile(path, kind, size, mtime, chash, note_id, memory_id, mtype)
@@ -423,15 +440,24 @@ class MagmaStore:
         }
         if self._paths != set(index):
             self._paths, self._resolver = set(index), None
+        self._file_index.keep(version, index)
         return index
 
-    def known_vectors(self, hashes: Collection[str]) -> dict[str, np.ndarray]:
-        """``{chunk content_hash: float32[dims]}`` for the hashes already stored (any path).
+    def _files_version(self) -> int | None:
+        try:
+            return int(self._t.files.version)
+        except Exception:  # a table that cannot say: read it every time
+            return None
 
-        Used so an unchanged chunk is never embedded twice, also across renames.
+    def known_vectors(self, hashes: Collection[str]) -> dict[str, np.ndarray]:
+        """``{chunk content_hash: float32[dims]}`` for the hashes already stored (any path),
+        or written by this process a moment ago (the last :data:`RECENT_VECTORS` chunks:
+        the text's vector all the same, whether or not a later batch replaced its note).
+
+        Used so an unchanged chunk is never embedded twice, also across renames. To ask what
+        is stored *now* (a forget), use :meth:`stored_hashes`.
         """
-        wanted = sorted(set(hashes))
-        found: dict[str, np.ndarray] = {}
+        found, wanted = self._recent_vectors.split(hashes)
         for part in _slices(wanted):
             table = self._read(
                 self._t.chunks, ["content_hash", "vector"], _in_list("content_hash", part)
@@ -454,24 +480,6 @@ class MagmaStore:
         taken over text that ends with the body). Raises :class:`StoreError`."""
         return _column_map(self._read, self._t.chunks, ("content_hash", "body"),
                            "content_hash", hashes)
-
-    def get_file(self, path: str) -> FileRecord | None:
-        """The stored record of ``path``, or ``None``."""
-        rows = self._read(self._t.files, None, f"path = {sql_str(path)}").to_pylist()
-        return _file_record(rows[0]) if rows else None
-
-    def all_files(self) -> list[FileRecord]:
-        """Every stored file, sorted by path."""
-        rows = self._read(self._t.files, None).to_pylist()
-        return sorted((_file_record(r) for r in rows), key=lambda r: r.path)
-
-    def all_links(self) -> list[LinkRecord]:
-        """Every stored link, by source path then position."""
-        rows = self._read(
-            self._t.links, ["src", "target", "kind", "subpath", "resolved", "line"]
-        ).to_pylist()
-        records = [LinkRecord(**row) for row in rows]
-        return sorted(records, key=lambda r: (r.src, r.line, r.target))
 
     def memory_properties(self, paths: Collection[str] | None = None
                           ) -> dict[str, Mapping[str, Any]]:
@@ -497,16 +505,6 @@ class MagmaStore:
                           "resolved IS NULL").to_pylist()
         records = [LinkRecord(**row) for row in rows if wanted is None or row["src"] in wanted]
         return sorted(records, key=lambda r: (r.src, r.line, r.target))
-
-    def problems(self) -> list[Problem]:
-        """Every parse problem recorded for a stored file, by path."""
-        rows = self._read(
-            self._t.files, ["path", "problems_json"], "problems_json != '[]'"
-        ).to_pylist()
-        found: list[Problem] = []
-        for row in sorted(rows, key=lambda r: r["path"]):
-            found.extend(Problem(**p) for p in json.loads(row["problems_json"]))
-        return found
 
     def counts(self) -> StoreCounts:
         """Row counts of every table (for ``dreamd status``)."""
@@ -825,6 +823,7 @@ class MagmaStore:
                     row["size"], row["mtime_ns"] = entry.size, entry.mtime_ns
                     rows.append(row)
         table = self._t.files
+        kept, version = self._file_index.writing(), self._files_version()
         if rows:
             data = pa.Table.from_pylist(rows, schema=_files_schema())
             builder = (
@@ -837,6 +836,8 @@ class MagmaStore:
             builder.execute(data)
         elif deleted:
             table.delete(_in_list("path", sorted(deleted)))
+        self._file_index.follow(kept, version, self._files_version(), {
+            row["path"]: IndexedFile(*(row[c] for c in _INDEX_COLUMNS)) for row in rows}, deleted)
         return len(rows)
 
     def _write_chunks(self, upserts: Sequence[NoteRecord], deleted: set[str]) -> int:
@@ -864,11 +865,14 @@ class MagmaStore:
         n = len(rows["chunk_id"])
         table = self._t.chunks
         if n:
-            matrix = np.concatenate(vectors, axis=0).ravel()
+            stacked = np.concatenate(vectors, axis=0)
+            matrix = stacked.ravel()
             rows["vector"] = pa.FixedSizeListArray.from_arrays(pa.array(matrix), self.dims)
             data = pa.Table.from_pydict(rows, schema=_chunks_schema(self.dims))
             self._replace(table, "chunk_id", "path", data, replaced)
             self._ensure_fts()
+            self._recent_vectors.add(rows["content_hash"][-RECENT_VECTORS:],
+                                     stacked[-RECENT_VECTORS:])
         elif replaced:
             self._delete_in(table, "path", replaced)
         return n

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+import store_reads
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -70,7 +71,8 @@ def test_an_edit_while_nobody_watched_is_stale_and_fixed(app: App, vault: Path) 
     assert service.check().clean
     key = _key(vault)
     assert app.versions.content(key, 2) == edited
-    assert app.store.get_file(MEMORY).content_hash == hashlib.sha256(edited).hexdigest()
+    stored = store_reads.get_file(app.store, MEMORY)
+    assert stored is not None and stored.content_hash == hashlib.sha256(edited).hexdigest()
 
 
 def test_rollback_writes_the_old_bytes_as_a_new_version_and_can_be_undone(

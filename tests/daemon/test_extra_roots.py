@@ -11,6 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+import store_reads
 from watchfiles import Change
 
 from ccb.roots import Root, derive_root_name, owning_root
@@ -148,7 +149,7 @@ def test_memory_samples_of_three_tools(
     assert rejected in index
     assert any(p.path == rejected and p.kind == "yaml" for p in report.problems)
     # nested metadata: type is a memory type; top-level type too
-    types = {p: app.store.get_file(p).memory_type for p in index if ":" in p}  # type: ignore[union-attr]
+    types = {p: store_reads.get_file(app.store, p).memory_type for p in index if ":" in p}  # type: ignore[union-attr]
     assert types["deathwatch:feedback_code_quality.md"] == "feedback"
     assert any(t == "feedback" for p, t in types.items() if p.startswith("ssam:"))
     assert "vhex:memory/2026-01-31.md" in index and "clawd:memory/NOW.md" in index

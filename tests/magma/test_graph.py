@@ -6,6 +6,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+import store_reads
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -141,7 +142,7 @@ def test_build_graph_nodes_and_edges(
         upserts=[record_of(n) for n in notes],
         attachments=[AttachmentRecord(FileEntry("img/cat.png", 1, 1, "attachment"), "att")],
     )
-    graph = build_graph(store.all_files(), store.all_links())
+    graph = build_graph(store_reads.all_files(store), store_reads.all_links(store))
     assert graph.nodes["attachment:img/cat.png"]["kind"] == "attachment"
     edges = {(u, v, d["kind"]) for u, v, d in graph.edges(data=True)}
     assert edges == {

@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+import store_reads
 
 from ccb.model import FileEntry, Link, MemoryMeta, Note, Problem
 from config.errors import StoreError, StoreMismatchError
@@ -47,11 +48,11 @@ def test_upsert_then_counts_and_records(
     assert set(index) == {"A.md", "B.md", "Memory/prefers-tea.md", "img/cat.png"}
     assert index["Memory/prefers-tea.md"].memory_id == "01J0"
     assert index["img/cat.png"].kind == "attachment"
-    record = store.get_file("B.md")
+    record = store_reads.get_file(store, "B.md")
     assert record is not None
     assert record.tags == ("garden",) and record.aliases == ("Bee",)
-    assert store.get_file("missing.md") is None
-    links = {(link.target, link.resolved) for link in store.all_links()}
+    assert store_reads.get_file(store, "missing.md") is None
+    links = {(link.target, link.resolved) for link in store_reads.all_links(store)}
     assert links == {("B", "B.md"), ("Nope", None)}
 
 
@@ -64,7 +65,7 @@ def test_properties_of_mixed_types_are_json(
     two = note_of("two.md", "y", properties={"published": datetime(2024, 3, 5, 18, 45, tzinfo=tz)})
     three = note_of("three.md", "z", properties={"published": "someday", "n": [1, "a", None]})
     store.apply(upserts=[record_of(n) for n in (one, two, three)])
-    by_path = {f.path: f.properties for f in store.all_files()}
+    by_path = {f.path: f.properties for f in store_reads.all_files(store)}
     assert by_path["one.md"] == {"published": "2024-03-05", "draft": "yes"}
     assert by_path["two.md"] == {"published": "2024-03-05T18:45:00+01:00"}
     assert by_path["three.md"] == {"published": "someday", "n": [1, "a", None]}
@@ -125,7 +126,7 @@ def test_delete_and_touch(store: MagmaStore, note_of: NoteOf, record_of: RecordO
     assert counts.unresolved_links == 1  # a's link lost its target
     # and it resolves again when the target comes back
     store.apply(upserts=[record_of(note_of("sub/B.md", "back"))])
-    assert [link.resolved for link in store.all_links()] == ["sub/B.md"]
+    assert [link.resolved for link in store_reads.all_links(store)] == ["sub/B.md"]
 
 
 @pytest.mark.parametrize("path", ODD_PATHS)
@@ -135,7 +136,7 @@ def test_odd_paths_survive_every_operation(
     other = note_of("other.md", "other text")
     note = note_of(path, "odd text", links=(Link("other", "wikilink"),))
     store.apply(upserts=[record_of(note), record_of(other)])
-    assert store.get_file(path) is not None
+    assert store_reads.get_file(store, path) is not None
     store.apply(upserts=[record_of(note_of(path, "odd text changed"))])
     assert store.counts().chunks == 2
     store.apply(touches=[FileEntry(path, 1, 2, "note")])
@@ -155,7 +156,8 @@ def test_problems_are_listed(store: MagmaStore, note_of: NoteOf, record_of: Reco
         problems=(Problem("bad.md", "yaml", "line 2: mapping values are not allowed"),),
     )
     store.apply(upserts=[record_of(bad), record_of(note_of("good.md", "fine"))])
-    assert store.problems() == [Problem("bad.md", "yaml", "line 2: mapping values are not allowed")]
+    assert store_reads.problems(store) == [
+        Problem("bad.md", "yaml", "line 2: mapping values are not allowed")]
 
 
 def test_reopen_checks_vault_and_model(tmp_path: Path) -> None:
@@ -255,3 +257,61 @@ def test_owner_filter_runs_inside_the_vector_and_full_text_queries(
     assert found(Owner("alice")) == {"Memory/a.md", "Memory/c.md", "Memory/d.md", "Task.md"}
     assert found(Owner("carol", "x'; --")) == {"Memory/c.md", "Task.md"}
     assert "Memory/MEMORY.md" in found(None)  # the index lists everyone's: owners skip it
+
+
+def _fresh_index(store: MagmaStore, tmp_path: Path) -> dict[str, Any]:
+    """The file index as a new handle of the same store reads it from the table."""
+    other = MagmaStore.open(str(tmp_path / "magma"), vault_path="/vault", model_id=store.model_id,
+                            dims=store.dims)
+    return other.file_index()
+
+
+def test_the_kept_file_index_follows_every_batch_as_the_table_reads(
+    store: MagmaStore, note_of: NoteOf, record_of: RecordOf, tmp_path: Path
+) -> None:
+    store.apply(upserts=[record_of(note_of(f"n{i}.md", f"text {i}")) for i in range(4)])
+    assert store.file_index() == _fresh_index(store, tmp_path)  # read once, then kept
+    batches: list[dict[str, Any]] = [
+        {"upserts": [record_of(note_of("n1.md", "changed"))]},
+        {"deletes": ["n2.md"]},
+        {"touches": [FileEntry("n3.md", 77, 88, "note")]},
+        {"upserts": [record_of(note_of("new.md", "fresh"))], "deletes": ["n0.md"]},
+        {"attachments": [AttachmentRecord(FileEntry("a.png", 1, 2, "attachment"), "att")]},
+        {},
+    ]
+    for batch in batches:
+        store.apply(**batch)
+        assert store.file_index() == _fresh_index(store, tmp_path), batch
+    kept = store.file_index()
+    kept.clear()  # a caller's copy: the store's own stays whole
+    assert set(store.file_index()) == {"n1.md", "n3.md", "new.md", "a.png"}
+
+
+def test_another_handles_commit_is_read_after_a_refresh(
+    store: MagmaStore, note_of: NoteOf, record_of: RecordOf, tmp_path: Path
+) -> None:
+    store.apply(upserts=[record_of(note_of("mine.md", "one"))])
+    assert set(store.file_index()) == {"mine.md"}
+    other = MagmaStore.open(str(tmp_path / "magma"), vault_path="/vault", model_id=store.model_id,
+                            dims=store.dims)
+    other.apply(upserts=[record_of(note_of("theirs.md", "two"))])
+    store.refresh()
+    assert set(store.file_index()) == {"mine.md", "theirs.md"}
+    store.apply(upserts=[record_of(note_of("third.md", "three"))])
+    assert store.file_index() == _fresh_index(store, tmp_path)
+
+
+def test_recent_vectors_answer_without_a_read_and_forget_asks_the_table(
+    store: MagmaStore, note_of: NoteOf, record_of: RecordOf
+) -> None:
+    note = note_of("gone.md", "a memory to forget")
+    record = record_of(note)
+    store.apply(upserts=[record])
+    hashes = [c.content_hash for c in record.chunks]
+    known = store.known_vectors(hashes)
+    assert set(known) == set(hashes)
+    assert np.allclose(known[hashes[0]], record.vectors[0])
+    assert store.stored_hashes(hashes) == set(hashes)
+    store.apply(deletes=["gone.md"])
+    assert store.stored_hashes(hashes) == set()  # what forget asks: stored now, not known
+    assert set(store.known_vectors(hashes)) == set(hashes)  # the text's vector all the same

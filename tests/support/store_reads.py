@@ -1,0 +1,44 @@
+"""Whole-table reads of a :class:`magma.store.MagmaStore` that only tests make.
+
+The product asks the store for what it needs (a file index, vectors by hash, the memory
+properties); these read every row of a table, to check what a sync or a batch wrote.
+"""
+
+from __future__ import annotations
+
+import json
+
+from ccb.model import Problem
+from magma.store import FileRecord, LinkRecord, MagmaStore, _file_record, sql_str
+
+__all__ = ["all_files", "all_links", "get_file", "problems"]
+
+
+def get_file(store: MagmaStore, path: str) -> FileRecord | None:
+    """The stored record of ``path``, or ``None``."""
+    rows = store._read(store._t.files, None, f"path = {sql_str(path)}").to_pylist()
+    return _file_record(rows[0]) if rows else None
+
+
+def all_files(store: MagmaStore) -> list[FileRecord]:
+    """Every stored file, sorted by path."""
+    rows = store._read(store._t.files, None).to_pylist()
+    return sorted((_file_record(r) for r in rows), key=lambda r: r.path)
+
+
+def all_links(store: MagmaStore) -> list[LinkRecord]:
+    """Every stored link, by source path then position."""
+    rows = store._read(
+        store._t.links, ["src", "target", "kind", "subpath", "resolved", "line"]).to_pylist()
+    records = [LinkRecord(**row) for row in rows]
+    return sorted(records, key=lambda r: (r.src, r.line, r.target))
+
+
+def problems(store: MagmaStore) -> list[Problem]:
+    """Every parse problem recorded for a stored file, by path."""
+    rows = store._read(store._t.files, ["path", "problems_json"],
+                       "problems_json != '[]'").to_pylist()
+    found: list[Problem] = []
+    for row in sorted(rows, key=lambda r: r["path"]):
+        found.extend(Problem(**p) for p in json.loads(row["problems_json"]))
+    return found
