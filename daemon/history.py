@@ -107,7 +107,14 @@ class VersionRecorder:
         wanted = [(n, d, h) for n, d, h in notes if n.memory is not None]
         if not wanted:
             return []
-        heads = self.archive.heads({note_memory_key(n) for n, _, _ in wanted})
+        with self.archive.lease():  # read once; the record under the same lease
+            known = self.archive.all_versions({note_memory_key(n) for n, _, _ in wanted})
+            return self._offer_known(wanted, known)
+
+    def _offer_known(self, wanted: Sequence[tuple[Note, bytes, str | None]],
+                     known: dict[str, list[Version]]) -> list[Version]:
+        heads = {key: head for key, versions in known.items()
+                 if (head := current(versions)) is not None}
         bases = self.bases()
         items: list[NewVersion] = []
         moved: dict[str, str] = {}
@@ -138,7 +145,7 @@ class VersionRecorder:
                 memory_id=key, path=note.path, content=data, origin=origin, change_log=change,
                 kind=kind, memory_type=note.memory.type, name=note.memory.name,
             ))
-        made = self.archive.record(items, now=self._clock())
+        made = self.archive.record(items, now=self._clock(), known=known)
         self.set_bases(moved)
         self._clear_pending({i.memory_id for i in items})
         return made

@@ -97,6 +97,8 @@ class MemoryIndexKeeper:
         self.writer = writer
         self.memory_folder = memory_folder.strip("/")
         self.record = record
+        # each memory's entry (None: not current) by (path, content hash), for one day
+        self._entries: tuple[date, dict[tuple[str, str], IndexEntry | None]] | None = None
 
     @property
     def path(self) -> str:
@@ -109,9 +111,18 @@ class MemoryIndexKeeper:
 
     def text_of(self, memories: Iterable[tuple[str, Note]], today: date) -> tuple[bytes, str]:
         """What ``MEMORY.md`` holds for these parsed memory files, and their fingerprint."""
-        listed = list(memories)
-        entries = index_entries(self.memory_folder, (
-            (path, index_fields(note)) for path, note in listed if note.memory), today)
+        listed = [(path, note) for path, note in memories]
+        known = self._entries[1] if self._entries and self._entries[0] == today else {}
+        kept: dict[tuple[str, str], IndexEntry | None] = {}
+        for path, note in listed:
+            key = (path, note.content_hash)
+            if key not in known and note.memory:
+                found = index_entries(self.memory_folder, [(path, index_fields(note))], today)
+                kept[key] = found[0] if found else None
+            elif note.memory:
+                kept[key] = known[key]
+        self._entries = (today, kept)  # an unchanged file is not judged again
+        entries = [entry for entry in kept.values() if entry is not None]
         inputs = index_fingerprint(((path, note.content_hash) for path, note in listed), today)
         return self.render(entries), inputs
 

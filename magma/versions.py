@@ -223,16 +223,10 @@ class VersionArchive:
         except Exception as exc:
             raise StoreError(f"magma: read versions: {type(exc).__name__}: {exc}") from exc
 
-    def _where_ids(self, ids: Collection[str] | None) -> str | None:
-        if ids is None:
-            return None
-        return "memory_id IN (" + ", ".join(_sql(i) for i in sorted(set(ids))) + ")" \
-            if ids else "false"
-
     def all_versions(self, ids: Collection[str] | None = None) -> dict[str, list[Version]]:
         """``{memory id: [Version, …] by number}`` for ``ids`` (default: every memory).
         One columnar read without the contents."""
-        return _grouped(self._rows(self._where_ids(ids)))
+        return _grouped(self._rows(_where_ids(ids)))
 
     def heads(self, ids: Collection[str] | None = None) -> dict[str, Version]:
         """``{memory id: current version}``: the highest-numbered ``edit`` or ``tombstone``
@@ -281,19 +275,23 @@ class VersionArchive:
     # ------------------------------------------------------------------ writes
 
     def record(
-        self, items: Sequence[NewVersion], *, now: datetime | None = None
+        self, items: Sequence[NewVersion], *, now: datetime | None = None,
+        known: dict[str, list[Version]] | None = None,
     ) -> list[Version]:
         """Record ``items`` as new versions, under the lease; returns those recorded.
 
         An ``edit`` equal to the memory's current version (same hash), and a ``tombstone`` of
         a memory that is already deleted or has no history, are skipped. Files first, then one
-        table commit for the whole batch (module docstring).
+        table commit for the whole batch (module docstring). ``known``: the items' versions
+        as read under the :meth:`lease` the caller still holds.
         """
         if not items:
             return []
         stamp = (now or datetime.now(UTC)).astimezone(UTC)
-        with self._leased():
-            known = self.all_versions({i.memory_id for i in items})
+        with self.lease():
+            known = {key: list(versions) for key, versions in (
+                known if known is not None else self.all_versions({i.memory_id for i in items})
+            ).items()}
             made: list[Version] = []
             rows: list[dict[str, Any]] = []
             for item in items:
@@ -332,7 +330,7 @@ class VersionArchive:
     def forget(self, memory_id: str) -> int:
         """Delete every version of ``memory_id`` (rows and files); returns how many rows went.
         The caller compacts the table so no old table version keeps the text."""
-        with self._leased():
+        with self.lease():
             count = len(self.history(memory_id))
             self._note_erased([(memory_id, None)])
             try:
@@ -349,7 +347,7 @@ class VersionArchive:
     def compact(self) -> None:
         """Rewrite the table and drop old table versions, so deleted rows leave the disk
         (``forget``, pruning). Raises :class:`StoreError`."""
-        with self._leased():
+        with self.lease():
             try:
                 self._table.checkout_latest()
                 self._table.add(self._table.to_arrow(), mode="overwrite")
@@ -368,7 +366,7 @@ class VersionArchive:
         always kept. Pure selection in :func:`prunable`."""
         if not keep_last and not keep_days:
             return 0
-        with self._leased():
+        with self.lease():
             doomed = prunable(self.all_versions(), keep_last=keep_last, keep_days=keep_days,
                               now=now)
             self._note_erased([(m, n) for m, numbers in doomed.items() for n in numbers])
@@ -390,7 +388,7 @@ class VersionArchive:
         rows recorded twice are dropped, and one number given to two contents is split by
         renumbering the later one. Returns the counts."""
         added = mirrored = dropped = renumbered = gone = 0
-        with self._leased():
+        with self.lease():
             rows = self._rows()
             by_key: dict[tuple[str, int], list[dict[str, Any]]] = {}
             for row in rows:
@@ -472,7 +470,7 @@ class VersionArchive:
         """Compact the table (every record is one append) and drop table versions older than
         ``cleanup_older_than``; the daemon does this with its other maintenance.
         Raises :class:`StoreError`."""
-        with self._leased():
+        with self.lease():
             try:
                 self._table.checkout_latest()
                 with warnings.catch_warnings():
@@ -491,7 +489,9 @@ class VersionArchive:
     # ------------------------------------------------------------------ internals
 
     @contextlib.contextmanager
-    def _leased(self) -> Iterator[None]:
+    def lease(self) -> Iterator[None]:
+        """Hold the store lease (reentrant: a read and a :meth:`record` under one). Raises
+        :class:`StoreError` when another device or process holds it too long."""
         try:
             with self._lease:
                 yield
@@ -694,6 +694,13 @@ def prunable(
             doomed[memory_id] = drop
     return doomed
 
+
+
+def _where_ids(ids: Collection[str] | None) -> str | None:
+    if ids is None:
+        return None
+    return "memory_id IN (" + ", ".join(_sql(i) for i in sorted(set(ids))) + ")" \
+        if ids else "false"
 
 def _grouped(rows: list[dict[str, Any]]) -> dict[str, list[Version]]:
     """``{memory id: [Version, …] by number}`` from table rows."""
