@@ -223,7 +223,7 @@ def _value_changes(old: Claim, new: Claim) -> list[tuple[str, list[Value], list[
     only_old = [v for v in old_values if not any(_same_value(v, w) for w in new_values)
                 and not (v not in new.retracted and _mentioned(v, new))]
     only_new = [v for v in new_values if not any(_same_value(v, w) for w in old_values)
-                and not _mentioned(v, old)]
+                and not (v not in old.retracted and _mentioned(v, old))]
     by_old: dict[str, list[Value]] = defaultdict(list)
     by_new: dict[str, list[Value]] = defaultdict(list)
     for v in only_old:
@@ -723,9 +723,9 @@ def _sure_change(co: Claim, cn: Claim, subs: list[_Substitution],
         _plain(x.old) or _plain(x.new))) or _label_swap(x) for x in subs) or \
         _names_the_thing(changes, co, cn) or _other_words_both_sides(subs) or (
             not changed_cue and not two_languages and _narrowed_slot(co, cn))
-    # the newer memory tells the change in the old one's frame ("住在成都" / "已经搬到
-    # 重庆住了"): short sentences about two places sit at low cosines
-    told = cn.says_changed and aligned_ok and frames >= FRAME_SHARE
+    # one memory tells the change in the other's frame ("住在成都" / "已经搬到重庆住了"):
+    # short sentences about two places sit at low cosines (either order: the same pair)
+    told = (cn.says_changed or co.says_changed) and aligned_ok and frames >= FRAME_SHARE
     weak = cos < FLOOR_COSINE and not told and (not aligned_ok or (
         measured and not same_subject))
     return not (qualified or weak) and (
