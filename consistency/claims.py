@@ -920,11 +920,11 @@ _CHANGE_CUES = re.compile(
     r"\b(?:moved|moving|switched|switching|changed|migrated|migrating|upgraded|downgraded|"
     r"bumped|bump|raised|lowered|increased|decreased|reduced|extended|shortened|renamed|"
     r"replaced|(?<!right )now|no longer|instead|anymore|any more|from now on|as of|going forward|"
-    r"correction|corrected|actually|"
+    r"correction|corrected|actually|rescheduled|postponed|delayed|pushed back|brought forward|"
     r"from .{1,60}? to)\b"
     r"|改成|改为|换成|换了|换到|搬到|搬去|迁到|迁移到|迁至|升级到|升到|降到|调整为|调整到|调到|调成|"
     r"改到|现在|如今|不再|改用|变成|变为|更新为|以后|今后|已经改|更正|纠正|其实|涨到|涨了|降了|"
-    r"提高到|增加到|减少到|缩短到|延长到", re.I | re.A)
+    r"提高到|增加到|减少到|缩短到|延长到|改期|推迟到|延期到|提前到", re.I | re.A)
 # Spans whose values the memory no longer holds: "from X to", "instead of X", "不再 X".
 _RETRACTING = re.compile(
     r"\bfrom\s+(.{1,60}?)\s+(?:to|→|->)\s|\binstead of\s+(.{1,40}?)(?:[,.;]|$)|"
@@ -1027,8 +1027,10 @@ def read_claim(text: str, *, written: date | None = None) -> Claim:
                     marker = _MARKERS.get(piece)
                     if marker:
                         units.append(marker)
-                        if marker == "⟦p⟧":
-                            pending = 0  # "never mock the DB in tests": the adjunct is not denied
+                        if marker == "⟦p⟧" and piece != "of":
+                            # "never mock the DB in tests": the adjunct is not denied ("no end
+                            # of response summaries": "of" binds its noun)
+                            pending = 0
                     continue
                 for part in stem.split():
                     frame.append(part)

@@ -39,9 +39,14 @@ The rules, in order (the first that applies decides):
 A contradiction found only on weak evidence (low similarity and no shared subject) is
 ``possible_contradiction``: both kept, never superseded on a guess.
 
+Words are compared as :mod:`consistency.claims` reads them, through the lexicon of
+:mod:`consistency.lexicon` (one spelling per concept, English and Chinese): across the two
+languages, a pair whose English words are all found on the Chinese side is the same fact
+from :data:`TRANSLATED_COSINE`, and is compared by its values and polarity like any other.
+
 The thresholds were set on the labelled pairs of ``bench/write_pairs/dev.jsonl`` (USE
 multilingual v3 cosines of the memories' first chunks) and checked on the held-out
-``bench/write_pairs/holdout.jsonl`` (``bench/write_decisions.py``).
+``bench/write_pairs/holdout.jsonl`` and the blind sets (``bench/write_decisions.py``).
 """
 
 from __future__ import annotations
@@ -55,6 +60,7 @@ from typing import Literal
 from ccb.memory_file import normalise_text
 from ccb.model import MemoryType
 from consistency.claims import WEEKEND, WORKDAYS, Claim, Value, dice, placeholder, stem
+from consistency.lexicon import CONCEPTS
 from magma.text import HAN_RANGES
 
 __all__ = [
@@ -63,6 +69,7 @@ __all__ = [
     "RELATED_COSINE",
     "RELATED_LEXICAL",
     "SAME_COSINE",
+    "TRANSLATED_COSINE",
     "MemorySide",
     "PairJudgement",
     "Verdict",
@@ -525,7 +532,7 @@ _CHANGE_WORDS = frozenset(
      "已", "经", "现", "在", "改", "成", "为", "到", "了", "换", "升", "级", "降", "迁", "推",
      "迟", "提", "前", "延", "期", "统", "一", "新", "user", "users", "用", "户", "我",
      "upgrade", "downgrade", "migrate", "move", "switch", "chang", "change", "replac",
-     "still", "jetzt", "maintenant", "ahora", "ora", "ya"])
+     "still", "jetzt", "maintenant", "ahora", "ora", "ya", "reschedul", "postpon", "delay"])
 
 
 def _other_words_both_sides(subs: list[_Substitution]) -> bool:
@@ -554,30 +561,41 @@ def _other_words_both_sides(subs: list[_Substitution]) -> bool:
 
 
 def _narrowed_slot(old: Claim, new: Claim) -> bool:
-    """Does one side name its slot with a word the other lacks, before the first value they
-    do not share ("*return* flight from Boston departs at 6:15pm" / "flight to Boston departs at 7:40am";
-    "the *API* request timeout" / "the request timeout")? Then the two may be about two
-    things. Relation verbs, words that say it changed and single Chinese characters do not
-    count."""
-    def head(claim: Claim, other: Claim) -> tuple[str, ...]:
-        out = []
+    """Does one side name its slot with a word the other lacks, where both name it ("*return*
+    flight from Boston departs at 6:15pm" / "flight to Boston departs at 7:40am"; "the *API*
+    request timeout" / "the request timeout")? Then the two may be about two things. Only the
+    words before the first relation, marker or value they do not share count, a word found
+    anywhere on the other side is only moved ("budget for groceries" / "grocery budget"), and
+    relation verbs, words that say it changed and words naming a value's kind ("link") do
+    not."""
+    def head(claim: Claim, other: Claim) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        units: list[str] = []
+        subject: list[str] | None = None
         for unit in claim.units:
             if unit.startswith("⟨") and unit not in other.units:
                 break  # the first value the two do not share
-            out.append(unit)
-        return tuple(out)
+            if subject is None and (unit.startswith(("⟦", "⟪", "⟨")) or _is_relation(unit)):
+                subject = list(units)
+            units.append(unit)
+        return tuple(units), tuple(units if subject is None else subject)
 
-    a, b = head(old, new), head(new, old)
-    matcher = difflib.SequenceMatcher(a=a, b=b, autojunk=False)
-    for op, i1, i2, j1, j2 in matcher.get_opcodes():
-        if op not in {"insert", "delete"}:
-            continue
-        extra = [u for u in a[i1:i2] + b[j1:j2] if not u.startswith(("⟦", "⟪"))
-                 and not _is_relation(u) and u not in _CHANGE_WORDS and not u.endswith("ly")]
-        if any((u.isascii() and len(u) >= 3) for u in extra) or sum(
-                not u.isascii() for u in extra) >= 2:
-            return True
-    return False
+    def extra(mine: tuple[str, ...], theirs: tuple[str, ...]) -> list[str]:
+        return [u for u in set(mine) - set(theirs) if not u.startswith(("⟦", "⟪", "⟨"))
+                and not _is_relation(u) and u not in _CHANGE_WORDS and not u.endswith("ly")
+                and u not in _VALUE_KIND_WORDS]
+
+    def names(words: list[str]) -> bool:
+        return any(u.isascii() and len(u) >= 3 for u in words) or sum(
+            not u.isascii() for u in words) >= 2
+
+    (a, slot_a), (b, slot_b) = head(old, new), head(new, old)
+    if not set(slot_a) & set(slot_b):
+        return False  # one names no slot ("Uses Node 18" / "Project is on Node 20")
+    return names(extra(slot_a, b)) or names(extra(slot_b, a))
+
+
+#: Words that name the kind of a value, not the thing it belongs to ("设计稿链接：…").
+_VALUE_KIND_WORDS = frozenset({"link", "url", "website", "site", "page", "address", "number"})
 
 
 def _other_things(old: Claim, new: Claim, subs: list[_Substitution]) -> list[str]:
@@ -585,7 +603,10 @@ def _other_things(old: Claim, new: Claim, subs: list[_Substitution]) -> list[str
     plants" / "take out the recycling every Sunday"), or words of the slot replaced where
     the frames line up ("老家在湖南长沙" / "大学是在湖南长沙读的")."""
     spans = _replaced_spans(old, new)
-    if not spans and _other_words_both_sides(subs):
+    if not spans and _other_words_both_sides(subs) and any(
+            set(x.old) & CONCEPTS and set(x.new) & CONCEPTS for x in subs):
+        # things the lexicon knows by name on both sides ("hometown" / "university"), not
+        # two wordings ("are managed in" / "toggle through")
         spans = [x.label() for x in subs if x.where != "value"]
     return spans
 

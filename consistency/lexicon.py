@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["EN_PHRASES", "EN_WORDS", "PLACES_EN", "ZH_WORDS"]
+__all__ = ["CONCEPTS", "EN_PHRASES", "EN_WORDS", "PLACES_EN", "ZH_WORDS"]
 
 # canonical | English spellings (words or phrases) | Chinese spellings
 _TABLE = """
@@ -212,6 +212,7 @@ framework | framework frameworks | 框架
 frontend | frontend front-end | 前端
 backend | backend back-end | 后端
 address | address | 地址
+link | link links url urls | 链接 网址
 payment | payment payments | 支付 付款
 api | api apis | 接口
 file | file files | 文件
@@ -339,3 +340,7 @@ EN_PHRASES: dict[str, str]
 #: Chinese word → canonical token(s) (``"吃素"`` → ``"vegetarian"``).
 ZH_WORDS: dict[str, str]
 EN_WORDS, EN_PHRASES, ZH_WORDS = _parse()
+#: Every canonical token: a thing the lexicon knows by name.
+CONCEPTS: frozenset[str] = frozenset(
+    word for table in (EN_WORDS, EN_PHRASES, ZH_WORDS) for meaning in table.values()
+    for word in meaning.split() if word != "not")
