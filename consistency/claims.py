@@ -32,9 +32,10 @@ import hashlib
 import re
 import unicodedata
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date, timedelta
+from fractions import Fraction
 from typing import Literal
 
 from consistency.lexicon import EN_PHRASES, EN_WORDS, PLACES_EN, ZH_WORDS
@@ -264,6 +265,33 @@ _ZH_PLACE_RE = re.compile("|".join(sorted(_ZH_PLACES, key=len, reverse=True)))
 
 
 _A = re.ASCII  # \b and \w over ASCII only: a Han character beside a value is a boundary
+
+#: How often, in days per time: a frequency is ``count/days`` ("twice a week" → ``2/7``,
+#: "every two weeks" → ``1/14``, "每月" → ``1/30``).
+_PERIOD_DAYS = {"hour": Fraction(1, 24), "day": Fraction(1), "night": Fraction(1),
+                "week": Fraction(7), "fortnight": Fraction(14), "month": Fraction(30),
+                "quarter": Fraction(91), "year": Fraction(365),
+                "小时": Fraction(1, 24), "天": Fraction(1), "日": Fraction(1), "晚": Fraction(1),
+                "周": Fraction(7), "星期": Fraction(7), "礼拜": Fraction(7), "月": Fraction(30),
+                "季度": Fraction(91), "年": Fraction(365)}
+_FREQUENCY_WORDS = {"hourly": ("1", "hour"), "daily": ("1", "day"), "nightly": ("1", "night"),
+                    "weekly": ("1", "week"), "biweekly": ("1", "fortnight"),
+                    "fortnightly": ("1", "fortnight"), "monthly": ("1", "month"),
+                    "quarterly": ("1", "quarter"), "yearly": ("1", "year"),
+                    "annually": ("1", "year"), "天天": ("1", "天")}
+_COUNT_WORDS = "once|twice|thrice|one|two|three|four|five|six|seven|eight|nine|ten"
+_FREQUENCY = re.compile(
+    rf"\b(?:(?P<c>once|twice|thrice|(?:{_COUNT_WORDS}|\d{{1,2}})\s*(?:x|times?))\s+)?"
+    r"(?:a|an|per|each)\s+"
+    r"(?P<p>hour|day|night|week|fortnight|month|quarter|year)\b"
+    rf"|\bevery\s+(?:(?P<n>other|{_COUNT_WORDS}|\d{{1,2}})\s+)?"
+    r"(?P<p2>hour|day|night|week|fortnight|month|quarter|year)s?\b"
+    r"|\b(?P<w>hourly|daily|nightly|weekly|biweekly|fortnightly|monthly|quarterly|yearly"
+    r"|annually)\b|(?P<zw>天天)"
+    r"|每(?P<zn>[两二三四五六七八九十]|\d{1,2})?个?(?P<zp>小时|天|日|晚|周|星期|礼拜|月|季度|年)"
+    r"(?:(?P<zc>[一两二三四五六七八九十]|\d{1,2})次)?"
+    r"|(?P<zc1>[一两二三四五六七八九十]|\d{1,2})?个?(?P<zp1>周|星期|月|年|天)(?P<zc2>[一两二三四五六七八九十]|\d{1,2})次",
+    re.I)
 _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("url", re.compile(rf"\b(?:https?|ftp|ssh|git|s3|postgres(?:ql)?|mysql|redis|mongodb)://[^\s<>\"'`，。）){HAN_RANGES}]+", re.I | _A)),
     ("email", re.compile(r"\b[\w.+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+\b", _A)),
@@ -300,6 +328,9 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
                            + r")\b)", _A)),
     ("weekday", re.compile(rf"\b(?P<wd>{_WEEKDAY_WORDS}|weekend|weekday)s?\b|工作日(?P<zwork>)|(?:星期|周|礼拜)(?P<zwd>[一二三四五六日天末])", re.I | _A)),
     ("month", re.compile(r"\b(?P<mon>january|february|march|april|june|july|august|september|october|november|december)\b|(?P<zm>十[一二]|[一二三四五六七八九十]|1[0-2]|[1-9])月(?!份?[\d一二三四五六七八九十]+[日号])", re.I)),
+    ("frequency", _FREQUENCY),
+    # a chat channel ("#pay-alerts"): an identifier
+    ("id", re.compile(r"(?<![\w#&/])#[a-z][a-z0-9_-]*-[a-z0-9_-]+", re.I | _A)),
     ("money", re.compile(r"(?P<cur>[$€£¥￥])\s?(?P<n>\d+(?:[,.]\d+)*)(?P<k>[kKmM万])?")),
     ("number", re.compile(
         r"(?<![A-Za-z0-9_.])(?P<sign>(?<![\w-])[-−](?=\d))?(?P<n>\d+(?:,\d{3})*(?:\.\d+)?)(?P<k>[kKmM](?![a-zA-Z])|万|千)?\s*(?P<u>"
@@ -387,6 +418,31 @@ def _money_value(match: re.Match[str]) -> Value:
     return Value("number", _number_text(float(raw) * scale), _CURRENCY_PREFIX[match.group("cur")])
 
 
+def _count(spelling: str | None) -> int:
+    if not spelling:
+        return 1
+    word = re.sub(r"\s*(?:x|times?)$", "", spelling.lower())
+    return {"once": 1, "twice": 2, "thrice": 3, "other": 2}.get(word) or _EN_NUMBERS.get(
+        word) or _zh_number(word) or (int(word) if word.isdigit() else 1)
+
+
+def _frequency_value(match: re.Match[str]) -> Value:
+    """``Value("frequency", "count/days")``: how many times in how many days."""
+    g = match.groupdict()
+    if g["w"] or g["zw"]:
+        count, period = _FREQUENCY_WORDS[(g["w"] or g["zw"]).lower()]
+        rate = Fraction(int(count)) / _PERIOD_DAYS[period]
+    elif g["p"]:
+        rate = Fraction(_count(g["c"])) / _PERIOD_DAYS[g["p"].lower()]
+    elif g["p2"]:
+        rate = Fraction(1) / (_count(g["n"]) * _PERIOD_DAYS[g["p2"].lower()])
+    elif g["zp"]:
+        rate = Fraction(_count(g["zc"])) / (_count(g["zn"]) * _PERIOD_DAYS[g["zp"]])
+    else:
+        rate = Fraction(_count(g["zc2"])) / (_count(g["zc1"]) * _PERIOD_DAYS[g["zp1"]])
+    return Value("frequency", f"{rate.numerator}/{rate.denominator}")
+
+
 def _value_span(kind: str, match: re.Match[str], text: str) -> tuple[int, int]:
     """Where a matched value sits; an empty span when the match is no value."""
     start, end = match.span()
@@ -403,6 +459,13 @@ def _version_value(match: re.Match[str]) -> Value:
     while version.endswith(".0"):
         version = version[:-2]  # "20.0.0" is "v20.0" is "v20"
     return Value("version", version)
+
+
+#: Value kinds read by one function of the match.
+_READERS: dict[str, Callable[[re.Match[str]], Value]] = {
+    "money": lambda match: _money_value(match),
+    "frequency": lambda match: _frequency_value(match),
+}
 
 
 def _extract(text: str, written: date | None) -> tuple[str, list[tuple[int, Value]]]:
@@ -467,8 +530,8 @@ def _extract(text: str, written: date | None) -> tuple[str, list[tuple[int, Valu
                 if not 1 <= month <= 12:
                     continue
                 values.append(Value("month", str(month)))
-            elif kind == "money":
-                values.append(_money_value(match))
+            elif kind in _READERS:
+                values.append(_READERS[kind](match))
             elif kind == "number":
                 value = _number_value(match)
                 if value is None:
@@ -912,7 +975,9 @@ def _event_day(clean: str, values: list[tuple[int, Value]], written: date | None
         return day
     if _FUTURE_OR_VALUE.search(lowered):
         return None
-    return day if _PAST.search(lowered) else None
+    # "Haircut on 2025-10-04" written that day or later: it happened (a plan names a day
+    # still to come)
+    return day if _PAST.search(lowered) or (written is not None and day <= written) else None
 
 
 # A memory that says it replaces something: "moved to", "switched from X to Y", "改成".

@@ -278,7 +278,8 @@ def _adopt_units(mine: dict[str, list[Value]], theirs: dict[str, list[Value]],
     bare = mine.get("number:")
     if not bare:
         return
-    groups = [g for g in theirs if g.startswith(("number:", "port")) and g != "number:"]
+    groups = [g for g in theirs if g.startswith(("number:", "port")) and g not in {
+        "number:", "number:th"}]  # "6500" is no day of the month ("15 号")
     if len(groups) != 1:
         return
     target = groups[0]
@@ -376,10 +377,6 @@ def _sign(signs: frozenset[bool]) -> str:
 
 # --------------------------------------------------------------------------- alignment
 
-#: How often, as the lexicon spells it: one frequency excludes another ("every month" /
-#: "every quarter").
-_FREQUENCIES = ("hourly", "daily", "nightly", "weekly", "biweekly", "monthly", "quarterly",
-                "yearly")
 _ANTONYM_WORDS = (
     ("dark", "light"), ("tab", "space"), ("tabs", "spaces"), ("before", "after"),
     ("min", "max"), ("minimum", "maximum"), ("local", "remote"), ("public", "private"),
@@ -388,7 +385,6 @@ _ANTONYM_WORDS = (
     ("open", "closed"), ("open", "close"), ("include", "exclude"), ("accept", "reject"),
     ("manual", "automatic"), ("monthly", "weekly"), ("daily", "weekly"), ("daily", "monthly"),
     ("weekly", "biweekly"), ("yearly", "monthly"), ("annual", "monthly"),
-    *((a, b) for i, a in enumerate(_FREQUENCIES) for b in _FREQUENCIES[i + 1:]),
     ("short", "long"), ("short", "detailed"), ("celsius",
     "fahrenheit"), ("metric", "imperial"), ("vertical", "horizontal"), ("left", "right"),
     ("top", "bottom"), ("first", "last"), ("big", "small"), ("large", "small"),
@@ -494,7 +490,8 @@ def _substitutions(old: Claim, new: Claim) -> tuple[list[_Substitution], bool]:
             continue  # "VS Code" read as a name on one side, "vs code" as words on the other
         antonym = any(frozenset((x, y)) in _ANTONYMS for x in left for y in right) or \
             frozenset(("".join(left), "".join(right))) in _ANTONYMS
-        if not antonym and all(_is_relation(u) for u in left + right if not u.startswith("⟨")):
+        if not antonym and all(_is_relation(u) for u in left + right if not u.startswith("⟨")) \
+                and not any(u.startswith(("⟨name_", "⟨id_")) for u in left + right):
             continue  # one verb for another ("tests hit a real database" / "use"): wording
         where: Literal["value", "slot", "context", "other"]
         if _relation_before(a, i1) or _relation_before(b, j1):
@@ -513,6 +510,42 @@ def _substitutions(old: Claim, new: Claim) -> tuple[list[_Substitution], bool]:
 
 def _placeholders(units: tuple[str, ...]) -> bool:
     return any(u.startswith("⟨") for u in units)
+
+
+_PLACEHOLDER = re.compile(r"⟨\w+?_[0-9a-f]{8}⟩")
+
+
+def _readable(changes: tuple[str, ...], old: Claim, new: Claim) -> tuple[str, ...]:
+    """``changes`` with each value placeholder written as its value ("⟨name_66311ca7⟩" →
+    "ci")."""
+    if not any("⟨" in change for change in changes):
+        return changes
+    labels = {placeholder(v): v.label() for v in old.values | new.values}
+    return tuple(_PLACEHOLDER.sub(lambda m: labels.get(m.group(0), m.group(0)), change)
+                 for change in changes)
+
+
+def _naming(units: tuple[str, ...]) -> bool:
+    """Do ``units`` name a thing: a content word, or a name read as a value ("the *CI*
+    timeout" / "the *deploy* timeout")?"""
+    return any(u not in _VALUE_KIND_WORDS for u in _plain(units)) or any(
+        u.startswith(("⟨name_", "⟨id_")) for u in units)
+
+
+def _beside_antonym(sub: _Substitution) -> bool:
+    """Does an antonym substitution also replace a thing named beside the antonym, on both
+    sides ("coffee morning" / "tea evening")?"""
+    if not sub.antonym or frozenset(("".join(sub.old), "".join(sub.new))) in _ANTONYMS:
+        return False
+    pair = {u for x in sub.old for y in sub.new for u in (x, y)
+            if frozenset((x, y)) in _ANTONYMS}
+
+    def naming(units: tuple[str, ...]) -> bool:
+        rest = [u for u in _plain(units) if u not in pair and not _is_relation(u)]
+        return any(u.isascii() and len(u) >= 3 for u in rest) or sum(
+            not u.isascii() for u in rest) >= 2
+
+    return naming(sub.old) and naming(sub.new)
 
 
 def _plain(frame: tuple[str, ...]) -> list[str]:
@@ -574,7 +607,10 @@ def _narrowed_slot(old: Claim, new: Claim) -> bool:
         for unit in claim.units:
             if unit.startswith("⟨") and unit not in other.units:
                 break  # the first value the two do not share
-            if subject is None and (unit.startswith(("⟦", "⟪", "⟨")) or _is_relation(unit)):
+            if unit.startswith("⟨"):
+                units.append(unit)  # a value both state ("每月", "Monthly") names no slot
+                continue
+            if subject is None and (unit.startswith(("⟦", "⟪")) or _is_relation(unit)):
                 subject = list(units)
             units.append(unit)
         return tuple(units), tuple(units if subject is None else subject)
@@ -604,11 +640,46 @@ def _other_things(old: Claim, new: Claim, subs: list[_Substitution]) -> list[str
     the frames line up ("老家在湖南长沙" / "大学是在湖南长沙读的")."""
     spans = _replaced_spans(old, new)
     if not spans and _other_words_both_sides(subs) and any(
-            set(x.old) & CONCEPTS and set(x.new) & CONCEPTS for x in subs):
-        # things the lexicon knows by name on both sides ("hometown" / "university"), not
-        # two wordings ("are managed in" / "toggle through")
+            set(x.old) & CONCEPTS or set(x.new) & CONCEPTS for x in subs):
+        # a thing the lexicon knows by name ("hometown" / "university"), not two wordings
+        # ("are managed in" / "toggle through")
         spans = [x.label() for x in subs if x.where != "value"]
+    if not spans and _values_apart(old, new):
+        # each states a value the other lacks ("Staging DB host: db-stg-01" / "Staging DB
+        # port: 5434"): two facts of one thing, never one merged memory
+        spans = [" / ".join(", ".join(sorted(v.label() for v in side)) for side in (
+            old.values - new.values, new.values - old.values))]
     return spans
+
+
+def _values_apart(old: Claim, new: Claim) -> bool:
+    """Does each side state a value of a kind read one way only (a host, a port, a date …)
+    that the other neither states nor writes; or does one side say how it feels about a
+    thing ("likes tea") and the other when it happens ("drinks tea at 3 pm every day")?"""
+    if bool(old.concepts) != bool(new.concepts):
+        feeling, other = (old, new) if old.concepts else (new, old)
+        if _unmatched(other, feeling, kinds=None) and not _unmatched(feeling, other, kinds=None):
+            return True
+    return bool(_unmatched(old, new) and _unmatched(new, old))
+
+
+#: Value kinds read one way only: a number, a time or a frequency may be written as another
+#: kind on the other side ("10am" / "10 in the morning"; "每周" / "一周").
+_FIRM_KINDS = frozenset({"host", "ip", "port", "url", "email", "region", "path", "date",
+                         "version", "weekday", "month"})
+
+
+def _unmatched(claim: Claim, other: Claim, *, kinds: frozenset[str] | None = _FIRM_KINDS
+               ) -> list[Value]:
+    return [v for v in claim.values - claim.retracted if (kinds is None or v.kind in kinds)
+            and not any(_same_value(v, w) for w in other.values) and not _mentioned(v, other)]
+
+
+def _concepts_apart(old: Claim, new: Claim) -> bool:
+    """Does each side name a thing the lexicon knows that the other does not ("Flight to
+    Tokyo on March 3" / "东京的酒店订在新宿，3 月 3 日到 3 月 8 日")?"""
+    a, b = set(old.tokens) & CONCEPTS, set(new.tokens) & CONCEPTS
+    return bool(a - set(new.tokens) and b - set(old.tokens))
 
 
 def _replaced_spans(old: Claim, new: Claim) -> list[str]:
@@ -767,7 +838,7 @@ def judge_pair(old: MemorySide, new: MemorySide, *, cosine: float | None) -> Pai
     slot = _slot_of(old, new)
 
     def verdict(kind: Verdict, rule: str, changes: tuple[str, ...] = ()) -> PairJudgement:
-        return PairJudgement(kind, rule, cosine, lexical, slot, changes)
+        return PairJudgement(kind, rule, cosine, lexical, slot, _readable(changes, co, cn))
 
     if old.type != new.type:
         return verdict("distinct", "other type", (f"{old.type} / {new.type}",))
@@ -785,10 +856,12 @@ def judge_pair(old: MemorySide, new: MemorySide, *, cosine: float | None) -> Pai
     cross = two_languages and (_han_left(co) or _han_left(cn))
     aligned = _aligned_share(co, cn)
     # across languages no word is shared and cosines run lower (a translation at 0.5–0.6)
-    related = same_subject or lexical >= RELATED_LEXICAL or cos >= RELATED_COSINE or (
+    # a merged memory says its fact twice (in two languages): its words count once
+    related = same_subject or max(lexical, dice(set(co.tokens), set(cn.tokens))) >= \
+        RELATED_LEXICAL or cos >= RELATED_COSINE or (
         cross and cos >= POSSIBLE_CROSS_LINGUAL_COSINE) or (
         # "住在上海" / "已经搬到深圳住了": a change told, a value of the same kind replaced
-        cn.says_changed and cos >= TOLD_CHANGE_COSINE
+        (cn.says_changed or co.says_changed) and cos >= TOLD_CHANGE_COSINE
         and any(group != "number:" for group, _o, _n in _value_changes(co, cn)))
     if not related:
         return verdict("distinct", "unrelated")
@@ -822,7 +895,7 @@ def judge_pair(old: MemorySide, new: MemorySide, *, cosine: float | None) -> Pai
     # modlist" / "*Fallout 4* modlist"); an antonym there ("*早*班7点" / "*晚*班19点") only
     # when a value changed too — alone it is the change ("dark mode is on" / "light mode")
     slot_subs = [x for x in subs if x.where == "slot" and (not x.antonym or changes)
-                 and _plain(x.old) and _plain(x.new)]
+                 and _naming(x.old) and _naming(x.new)]
     if slot_subs:
         return verdict("distinct", "other slot", tuple(x.label() for x in slot_subs[:3]))
 
@@ -855,7 +928,10 @@ def judge_pair(old: MemorySide, new: MemorySide, *, cosine: float | None) -> Pai
     if subs:
         values = [x for x in subs if x.antonym or x.where == "value"]
         if any(x.antonym for x in values):
-            return verdict("contradiction", "changed word",
+            # "coffee every *morning*" / "tea every *evening*": another thing too, perhaps
+            # two habits
+            return verdict("possible_contradiction" if any(map(_beside_antonym, values))
+                           else "contradiction", "changed word",
                            tuple(x.label() for x in values if x.antonym)[:3])
         if (multi or both_deny) and not changed_cue:
             return verdict("distinct", "several values", tuple(x.label() for x in subs[:3]))
@@ -893,8 +969,9 @@ def judge_pair(old: MemorySide, new: MemorySide, *, cosine: float | None) -> Pai
         return verdict("possible_duplicate", "similar", ("denied on both sides",))
     if strong or lexical >= SAME_LEXICAL:
         return verdict("duplicate", "same fact")
-    if (shared_values(co, cn) or shared_values(cn, co)) and cos >= (POSSIBLE_CROSS_LINGUAL_COSINE if cross
-                                         else SHARED_VALUE_COSINE):
+    if (shared_values(co, cn) or shared_values(cn, co)) and cos >= (
+            POSSIBLE_CROSS_LINGUAL_COSINE if cross else SHARED_VALUE_COSINE) and not (
+            (two_languages and _concepts_apart(co, cn)) or _values_apart(co, cn)):
         return verdict("duplicate", "same values")
     if cos >= (POSSIBLE_CROSS_LINGUAL_COSINE if cross else POSSIBLE_COSINE) or (
             lexical >= RELATED_LEXICAL and (cosine is None or cos >= FLOOR_COSINE)):

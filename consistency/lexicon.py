@@ -144,14 +144,6 @@ evening | evening evenings | 傍晚
 night | night nights | 夜里 夜间 晚上
 noon | noon midday | 中午
 afternoon | afternoon afternoons | 下午
-hourly | hourly every-hour per-hour an-hour | 每小时
-daily | daily every-day everyday per-day a-day | 每天 每日 天天
-nightly | nightly every-night | 每晚 每天晚上
-weekly | weekly every-week per-week a-week | 每周 每星期 每个星期 一周
-biweekly | biweekly fortnightly every-other-week every-two-weeks | 每两周 隔周
-monthly | monthly every-month per-month a-month | 每月 每个月
-quarterly | quarterly every-quarter per-quarter a-quarter | 每季度 每个季度
-yearly | yearly annually annual every-year per-year a-year | 每年
 usually | usually generally typically normally | 一般 通常 平时 平常
 use | use uses used using utilise utilize employ | 使用 用
 editor | editor editors | 编辑器
