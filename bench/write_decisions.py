@@ -168,9 +168,26 @@ def string_rule_outcome(row: dict, cosine: float) -> str:
 
 
 def read_pairs(path: Path) -> list[dict]:
-    """The labelled pairs of one ``write_pairs/*.jsonl`` file."""
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()
-            if line.strip()]
+    """The labelled pairs of one ``write_pairs/*.jsonl`` file that can be written as memory
+    files; a pair the product refuses to write (a lone surrogate in a break-it input) is
+    left out and counted on stderr."""
+    from config.errors import DreamdError
+
+    rows, refused = [], []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if not line.strip():
+            continue
+        row = json.loads(line)
+        try:
+            _fields(row["old"]), _fields(row["new"])
+        except DreamdError:
+            refused.append(row["id"])
+            continue
+        rows.append(row)
+    if refused:
+        print(f"{path.name}: {len(refused)} pairs refused as memories (not judged): "
+              f"{', '.join(refused)}", file=sys.stderr)
+    return rows
 
 
 def embed_pairs(embedder: UniversalSentenceEncoder, rows: list[dict]) -> np.ndarray:

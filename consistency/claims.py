@@ -42,6 +42,7 @@ from consistency.lexicon import EN_PHRASES, EN_WORDS, PLACES_EN, ZH_WORDS
 from magma.text import HAN_RANGES
 
 __all__ = [
+    "CLAIM_MAX_CHARS",
     "Claim",
     "Language",
     "Value",
@@ -86,7 +87,8 @@ class Claim:
     ``concepts`` maps a polarity concept to its signs in the text (True: asserted).
     ``negated``/``asserted``: content tokens under a negation / outside one.
     ``translated``: tokens read from Chinese words through :mod:`consistency.lexicon`
-    (Chinese word order, not English: a negation's reach over them is loose).
+    (Chinese word order, not English: a negation's reach over them is loose). ``tail``: a
+    digest of the text past :data:`CLAIM_MAX_CHARS` (``""``: the whole text was read).
     """
 
     text: str
@@ -105,6 +107,7 @@ class Claim:
     says_changed: bool = False
     retracted: frozenset[Value] = frozenset()
     translated: frozenset[str] = frozenset()
+    tail: str = ""
     negations: int = 0
 
 
@@ -114,12 +117,29 @@ _QUOTES = str.maketrans({"‘": "'", "’": "'", "ʼ": "'", "“": '"', "”": '
                          "」": '"', "『": '"', "』": '"'})
 _BLOCK_MARKERS = re.compile(r"(?m)^\s*(?:[-*+]\s+\[[ xX]\]\s+|[-*+]\s+|\d+[.)]\s+|#{1,6}\s+|>\s*)+")
 _EMPHASIS = re.compile(r"\*\*|__|~~|(?<![\w*])\*(?!\s)|(?<!\s)\*(?![\w*])|==")
-_WIKILINK = re.compile(r"!?\[\[([^\]|#^]*)(?:[#^][^\]|]*)?(?:\|([^\]]*))?\]\]")
+_WIKILINK = re.compile(r"!?\[\[([^\]\[|#^]*)(?:[#^][^\]\[|]*)?(?:\|([^\]\[]*))?\]\]")
 _MDLINK = re.compile(r"!?\[([^\]]*)\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
 _LABEL_LINE = re.compile(r"(?im)^\s*(?:why|how to apply|原因|为什么|如何应用|怎么用)\s*[:：]\s*")
 _SPACE_IN_HAN = re.compile(f"(?<=[{_HAN}])[ \t]+(?=[{_HAN}A-Za-z0-9])|(?<=[A-Za-z0-9%])[ \t]+(?=[{_HAN}])")
 _FULLWIDTH_PUNCT = str.maketrans({"，": ",", "。": ".", "；": ";", "：": ":", "！": "!", "？": "?",
                                   "（": "(", "）": ")", "、": ","})
+
+
+#: The length of a memory's text read into a claim (characters; a memory is a few lines,
+#: and the regular expressions and alignments cost more than linearly past this: ``"[[" ×
+#: 10,000`` took 27 s whole, 0.05 s cut).
+CLAIM_MAX_CHARS = 2000
+
+
+def _cut(text: str) -> tuple[str, str]:
+    """``text`` cut to :data:`CLAIM_MAX_CHARS` (at a line end when one is near), and a digest
+    of the words past the cut (``""`` when nothing is cut)."""
+    if len(text) <= CLAIM_MAX_CHARS:
+        return text, ""
+    end = text.rfind("\n", 0, CLAIM_MAX_CHARS)
+    end = end if end > CLAIM_MAX_CHARS // 2 else CLAIM_MAX_CHARS
+    rest = " ".join(unicodedata.normalize("NFKC", text[end:]).lower().split())
+    return text[:end], hashlib.sha1(rest.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
 def _clean(text: str) -> str:
@@ -217,6 +237,8 @@ def _unit(spelling: str) -> tuple[str, float]:
 
 
 def _number_text(value: float) -> str:
+    if value != value or value in (float("inf"), float("-inf")):
+        return "∞"  # a number past a float's range ("1" and 400 zeros): one value all the same
     if value == int(value) and abs(value) < 1e15:
         return str(int(value))
     return f"{value:.6g}"
@@ -282,8 +304,9 @@ _FREQUENCY_WORDS = {"hourly": ("1", "hour"), "daily": ("1", "day"), "nightly": (
 _COUNT_WORDS = "once|twice|thrice|one|two|three|four|five|six|seven|eight|nine|ten"
 _FREQUENCY = re.compile(
     rf"\b(?:(?P<c>once|twice|thrice|(?:{_COUNT_WORDS}|\d{{1,2}})\s*(?:x|times?))\s+)?"
-    r"(?:a|an|per|each)\s+"
+    r"(?<!\bfor )(?<!\bin )(?<!\bwithin )(?<!\bafter )(?<!\bover )(?:a|an|per|each)\s+"
     r"(?P<p>hour|day|night|week|fortnight|month|quarter|year)\b"
+    r"(?!\s+(?:ago|later|earlier|old|before|after|from|or\b))"
     rf"|\bevery\s+(?:(?P<n>other|{_COUNT_WORDS}|\d{{1,2}})\s+)?"
     r"(?P<p2>hour|day|night|week|fortnight|month|quarter|year)s?\b"
     r"|\b(?P<w>hourly|daily|nightly|weekly|biweekly|fortnightly|monthly|quarterly|yearly"
@@ -314,7 +337,7 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
         re.I | _A)),
     ("time", re.compile(r"\b(?P<h>[01]?\d|2[0-3]):(?P<mi>[0-5]\d)(?:\s*(?P<ap>[ap])\.?m\.?)?\b", re.I | _A)),
     ("time", re.compile(r"\b(?P<h>1[0-2]|0?[1-9])\s*(?P<ap>[ap])\.?m\b\.?", re.I | _A)),
-    ("time", re.compile(r"(?P<zap>上午|下午|晚上|早上|凌晨|中午|清晨|傍晚)?(?P<h>\d{1,2}|[一二两三四五六七八九十]+)\s*[点點](?P<half>半)?")),
+    ("time", re.compile(r"(?P<zap>上午|下午|晚上|早上|凌晨|中午|清晨|傍晚)?(?<![早晚快慢多少大小好高低长短有])(?P<h>\d{1,2}|[一二两三四五六七八九十]+)\s*[点點](?P<half>半)?")),
     ("host", re.compile(
         r"\b(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.)+(?:[a-z]{2,}|internal|local|lan|corp|intra)"
         r"(?::(?P<port>\d{1,5}))?(?=[^\w.]|\.(?:\s|$)|$)", re.I | _A)),
@@ -841,8 +864,11 @@ _MARKERS = {
 
 #: A move to a place: the new place is where one lives ("moved to ⟨name⟩", "搬到了⟨name⟩").
 _MOVED_TO = re.compile(
-    r"\b(?:moved|moves|relocated|relocates)\s+(?:back\s+)?to\s+(?=⟨name_)|搬到了?\s*(?=⟨name_)"
-    r"|搬去了?\s*(?=⟨name_)", re.I)
+    r"(?:^|(?<=[.;!?。；！？]\s)|(?<=\bi )|(?<=\bwe )|(?<=\buser )|(?<=\bthe user )|(?<=\bhas )"
+    r"|(?<=\bjust ))(?:moved|moves|relocated|relocates)\s+(?:back\s+)?to\s+"
+    r"(?=⟨name_[0-9a-f]+⟩\s*(?:$|[.;,!?]|last\b|this\b|in\b|on\b|now\b|recently\b))"
+    r"|(?:^|(?<=[。；，,]))(?:用户|我)?(?:已经)?搬(?:到|去)了?\s*(?=⟨name_[0-9a-f]+⟩\s*(?:$|[。，,；;]|了|住))",
+    re.I)
 
 #: Value kinds a negation covers as it covers a word ("not Black", "不用 Jenkins").
 _NAMED = frozenset({"name", "id", "code"})
@@ -927,7 +953,7 @@ def _month_of_record(clean: str, lowered: str, written: date | None) -> date | N
     months = list(_MONTH_OF_YEAR.finditer(clean))
     if not months and written is not None:
         opening = _OPENING_MONTH.match(clean)
-        if opening is None:
+        if opening is None or _FUTURE_OR_VALUE.search(lowered):
             return None
         month = _MONTHS[opening.group("mon").lower()] if opening.group("mon") else int(
             opening.group("zm"))
@@ -936,8 +962,8 @@ def _month_of_record(clean: str, lowered: str, written: date | None) -> date | N
         return None
     match = months[0]
     heads = match.start() <= 2 or re.match(r"\s*[:：]", clean[match.end():]) is not None
-    if not heads and (_FUTURE_OR_VALUE.search(lowered) or not _PAST.search(lowered)):
-        return None
+    if _FUTURE_OR_VALUE.search(lowered) or not (heads or _PAST.search(lowered)):
+        return None  # "Q1 2026 revenue target: $2M" is a plan
     quarter = match.group("q") or match.group("q2") or match.group("zq")
     if quarter:
         month = 3 * "一二三四1234".index(quarter) % 12 + 1
@@ -1023,7 +1049,8 @@ def read_claim(text: str, *, written: date | None = None) -> Claim:
     ``written`` is the day the memory was written: it fills in the year of a date that names
     none and places "yesterday"/"昨天". Never raises; empty text gives an empty claim.
     """
-    clean = _clean(text)
+    read, tail = _cut(text)
+    clean = _clean(read)
     language = language_of(clean)
     framed, values = _extract(clean, written)
     names = _names(framed)
@@ -1130,7 +1157,7 @@ def read_claim(text: str, *, written: date | None = None) -> Claim:
         key=" ".join(key_parts), slot=_slot(frame),
         says_changed=_CHANGE_CUES.search(clean) is not None,
         retracted=_retracted(clean, all_values), negations=negations,
-        translated=frozenset(translated),
+        translated=frozenset(translated), tail=tail,
     )
 
 

@@ -60,7 +60,7 @@ from typing import Literal
 from ccb.memory_file import normalise_text
 from ccb.model import MemoryType
 from consistency.claims import WEEKEND, WORKDAYS, Claim, Value, dice, placeholder, stem
-from consistency.lexicon import CONCEPTS
+from consistency.lexicon import CONCEPTS, PEOPLE
 from magma.text import HAN_RANGES
 
 __all__ = [
@@ -341,7 +341,9 @@ def _antonym_swaps(old: Claim, new: Claim) -> list[_Substitution]:
     detail unless asked"), each side stating only its own."""
     a, b = old.asserted - new.asserted, new.asserted - old.asserted
     return [_Substitution((x,), (y,), "value", True) for x in sorted(a) for y in sorted(b)
-            if frozenset((x, y)) in _ANTONYMS]
+            if frozenset((x, y)) in _ANTONYMS
+            # the rest said alike: the antonym is what changed, not a word of another thing
+            and dice(set(old.tokens) - {x}, set(new.tokens) - {y}) >= 0.6]
 
 
 def _translated_in_full(old: Claim, new: Claim) -> bool:
@@ -356,7 +358,8 @@ def _translated_in_full(old: Claim, new: Claim) -> bool:
                 if not _is_relation(t)}
 
     words = bare(english.tokens)
-    return bool(words) and words <= bare(chinese.tokens) and english.language == "en"
+    return bool(words) and words <= bare(chinese.tokens) and english.language == "en" and (
+        not _said_more(old, new))
 
 
 def _turned(old: Claim, new: Claim) -> bool:
@@ -675,11 +678,20 @@ def _unmatched(claim: Claim, other: Claim, *, kinds: frozenset[str] | None = _FI
             and not any(_same_value(v, w) for w in other.values) and not _mentioned(v, other)]
 
 
-def _concepts_apart(old: Claim, new: Claim) -> bool:
-    """Does each side name a thing the lexicon knows that the other does not ("Flight to
-    Tokyo on March 3" / "东京的酒店订在新宿，3 月 3 日到 3 月 8 日")?"""
-    a, b = set(old.tokens) & CONCEPTS, set(new.tokens) & CONCEPTS
-    return bool(a - set(new.tokens) and b - set(old.tokens))
+def _said_more(old: Claim, new: Claim, *, of: frozenset[str] = CONCEPTS) -> bool:
+    """Across English and Chinese: does the Chinese side name a thing the lexicon knows
+    (``of``: of those things), a name or (any thing) a value, that the English side does not
+    ("Lives
+    in Beijing" / "*父母*住在北京"; "Flight to Tokyo on March 3" / "东京的*酒店*…")? Then a
+    likeness in meaning is not the same fact."""
+    english, chinese = (old, new) if old.language == "en" else (new, old)
+
+    def bare(tokens: tuple[str, ...]) -> set[str]:
+        return {t.split(":", 1)[1] if t.startswith(("name:", "id:")) else t for t in tokens}
+
+    words, said = bare(english.tokens), bare(chinese.tokens)
+    return any(t in of or t.startswith("name:") or (of is CONCEPTS and ":" in t)
+               for t in said - words)
 
 
 def _replaced_spans(old: Claim, new: Claim) -> list[str]:
@@ -824,6 +836,14 @@ def _sure_change(co: Claim, cn: Claim, subs: list[_Substitution],
         aligned_ok or frames >= FRAME_SHARE or cos >= CHANGED_VALUE_COSINE)
 
 
+def _judgement(kind: Verdict, rule: str, changes: tuple[str, ...], co: Claim, cn: Claim, *,
+               cosine: float | None, lexical: float, slot: str | None) -> PairJudgement:
+    if kind == "duplicate" and co.tail != cn.tail:
+        # long texts alike as far as they were read, other past it: never merged
+        kind, changes = "possible_duplicate", ("the text differs further on",)
+    return PairJudgement(kind, rule, cosine, lexical, slot, _readable(changes, co, cn))
+
+
 def judge_pair(old: MemorySide, new: MemorySide, *, cosine: float | None) -> PairJudgement:
     """Judge ``new`` against ``old`` (see the module docstring for the rules).
 
@@ -838,7 +858,8 @@ def judge_pair(old: MemorySide, new: MemorySide, *, cosine: float | None) -> Pai
     slot = _slot_of(old, new)
 
     def verdict(kind: Verdict, rule: str, changes: tuple[str, ...] = ()) -> PairJudgement:
-        return PairJudgement(kind, rule, cosine, lexical, slot, _readable(changes, co, cn))
+        return _judgement(kind, rule, changes, co, cn, cosine=cosine, lexical=lexical,
+                          slot=slot)
 
     if old.type != new.type:
         return verdict("distinct", "other type", (f"{old.type} / {new.type}",))
@@ -930,8 +951,10 @@ def judge_pair(old: MemorySide, new: MemorySide, *, cosine: float | None) -> Pai
         if any(x.antonym for x in values):
             # "coffee every *morning*" / "tea every *evening*": another thing too, perhaps
             # two habits
-            return verdict("possible_contradiction" if any(map(_beside_antonym, values))
-                           else "contradiction", "changed word",
+            beside = any(map(_beside_antonym, values)) or _other_words_both_sides(
+                [x for x in subs if not x.antonym])
+            return verdict("possible_contradiction" if beside else "contradiction",
+                           "changed word",
                            tuple(x.label() for x in values if x.antonym)[:3])
         if (multi or both_deny) and not changed_cue:
             return verdict("distinct", "several values", tuple(x.label() for x in subs[:3]))
@@ -967,11 +990,12 @@ def judge_pair(old: MemorySide, new: MemorySide, *, cosine: float | None) -> Pai
     if cross and both_deny and cos < SAME_COSINE and not covered:
         # across languages the denied things cannot be compared word by word
         return verdict("possible_duplicate", "similar", ("denied on both sides",))
-    if strong or lexical >= SAME_LEXICAL:
+    if (strong or (lexical >= SAME_LEXICAL and (cosine is None or cos >= FLOOR_COSINE))) and \
+            not (two_languages and _said_more(co, cn, of=PEOPLE)):
         return verdict("duplicate", "same fact")
     if (shared_values(co, cn) or shared_values(cn, co)) and cos >= (
             POSSIBLE_CROSS_LINGUAL_COSINE if cross else SHARED_VALUE_COSINE) and not (
-            (two_languages and _concepts_apart(co, cn)) or _values_apart(co, cn)):
+            (two_languages and _said_more(co, cn)) or _values_apart(co, cn)):
         return verdict("duplicate", "same values")
     if cos >= (POSSIBLE_CROSS_LINGUAL_COSINE if cross else POSSIBLE_COSINE) or (
             lexical >= RELATED_LEXICAL and (cosine is None or cos >= FLOOR_COSINE)):

@@ -24,15 +24,14 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["CONCEPTS", "EN_PHRASES", "EN_WORDS", "PLACES_EN", "ZH_WORDS"]
+__all__ = ["CONCEPTS", "EN_PHRASES", "EN_WORDS", "PEOPLE", "PLACES_EN", "ZH_WORDS"]
 
 # canonical | English spellings (words or phrases) | Chinese spellings
 _TABLE = """
-reply | reply replies replied answer answers answered response responses respond |
-reply | responds |
-reply | | 回复 回答 答复 回应 作答
+reply | reply replies replied answer answers answered |
+reply |  | 回复 回答 答复 回应 作答
 short | short shorter concise brief briefly terse succinct compact | 简短 简洁 简明
-short | | 精简 简练 简单明了
+short |  | 精简 简练 简单明了
 long | lengthy verbose wordy long-winded | 冗长 啰嗦 长篇大论
 detailed | detailed thorough in-depth | 详细 详尽
 list | list lists bullet bullets bullet-point bullet-points | 列表 清单 要点 分点
@@ -51,11 +50,11 @@ code | code | 代码
 example | example examples | 例子 示例 实例 举例
 conclusion | conclusion conclusions bottom-line tl;dr tldr | 结论
 explanation | explanation explanations reasoning rationale explain explains explained | 解释 说明
-explanation | | 理由 讲解
+explanation |  | 理由 讲解
 formal | formal | 正式 书面
 casual | casual informal | 随意 口语化 口语
 translate | translate translation translated | 翻译
-vegetarian | vegetarian vegetarians veggie | 吃素 素食者 素食主义者 素食
+vegetarian | vegetarian vegetarians | 吃素 素食者 素食主义者 素食
 vegan | vegan vegans plant-based | 纯素 严格素食
 allergic | allergic allergy allergies | 过敏
 peanut | peanut peanuts | 花生
@@ -88,7 +87,7 @@ run | jog jogs jogging jogged running | 跑步
 exercise | exercise exercises workout workouts | 锻炼 运动
 gym | gym | 健身房
 swim | swim swims swimming | 游泳
-lefthanded | left-handed lefty southpaw left-hand | 左撇子 用左手 左手
+lefthanded | left-handed lefty southpaw | 左撇子 用左手
 child | kid kids child children | 孩子 小孩 子女 儿女 娃娃 娃
 daughter | daughter daughters | 女儿
 son | son sons | 儿子
@@ -107,12 +106,18 @@ dog | dog dogs | 狗
 cat | cat cats | 猫
 pet | pet pets | 宠物
 friend | friend friends | 朋友
+boyfriend | boyfriend | 男朋友 男友
+girlfriend | girlfriend | 女朋友 女友
+classmate | classmate classmates | 同学
+neighbour | neighbour neighbor neighbours neighbors | 邻居
+roommate | roommate roommates flatmate | 室友
+godmother | godmother | 干妈
 manager | manager boss supervisor | 经理 老板 上司 领导
 colleague | colleague colleagues coworker coworkers co-worker co-workers | 同事
 team | team | 团队 小组
 birthday | birthday | 生日
 live | live lives lived living reside resides | 住在 居住
-move | move moves moved relocate relocated | 搬到 搬家 搬
+move | move moves moved relocate relocated | 搬到 搬家
 home | home | 家里 在家 回家
 office | office | 办公室
 company | company employer | 公司
@@ -123,7 +128,7 @@ unittest | unit-test unit-tests | 单元测试
 commit | commit commits committed | 提交
 push | push pushes pushed pushing | 推送
 branch | branch branches | 分支
-main | | 主分支 主干
+main |  | 主分支 主干
 merge | merge merges merged | 合并
 review | review reviews reviewed | 审查 评审 审核
 deploy | deploy deploys deployed deployment deployments | 部署 上线
@@ -165,16 +170,40 @@ hotel | hotel hotels | 酒店
 budget | budget budgets | 预算
 salary | salary | 工资 薪水 薪资
 rent | rent | 房租 租金
-book | book books | 书
 music | music | 音乐
 movie | movie movies film films | 电影
 game | game games | 游戏
 user | user | 用户
+milktea | milk-tea bubble-tea | 奶茶
+hotdog | hot-dog hot-dogs | 热狗
+panda | panda pandas | 熊猫
+squid | squid | 鱿鱼
+whale | whale whales | 鲸鱼
+cake | cake cakes | 蛋糕
+protein | protein | 蛋白粉 蛋白质 蛋白
+bar | bar bars pub | 酒吧
+overtime | overtime | 加班
+canada | canada | 加拿大
+attend | attend attends attended | 参加
+increase | increase increases increased | 增加
+spare | spare standby | 备用
+effect | effect effects | 作用
+credit | credit | 信用
+math | math maths mathematics | 数学
+science | science | 科学
+train | train trains | 火车
+station | station | 车站
+parking | parking | 停车
+pharmacy | pharmacy | 药店
+bread | bread | 面包
+wallet | wallet | 钱包
+backpack | backpack | 背包
+muscle | muscle muscles | 肌肉
 summary | summary summaries summarize summarizes summarise summarises recap | 总结 摘要 小结
-name | named called nicknamed | 名叫 名字叫 叫做
-afraid | afraid scared fearful anxious | 害怕 怕 恐惧
+name | named nicknamed | 名叫 名字叫 叫做
+afraid | afraid scared fearful anxious | 害怕 恐惧 怕
 married | married wed | 结婚 已婚
-about | around roughly approximately circa | 大约 大概 左右
+about | around roughly approximately circa | 大约 大概
 manager | reports-to report-to reporting-to | 汇报给
 hike | hike hikes hiked hiking | 爬山 登山 徒步
 cello | cello | 大提琴
@@ -187,7 +216,7 @@ choir | choir | 合唱团
 horror | horror | 恐怖
 semver | semver semantic-versioning | 语义化版本号 语义化版本
 version | version versions | 版本号 版本
-write | write writes wrote written writing | 写 编写 撰写
+write | write writes wrote written writing | 编写 撰写 写
 message | message messages | 消息 信息
 journal | journal journals journaled diary | 日记
 cluster | cluster clusters | 集群
@@ -233,7 +262,7 @@ hospital | hospital | 医院
 medication | medication medications medicine | 药物 药
 retire | retired retire retires retiring decommission decommissions decommissioned |
 retire | sunset sunsetted shut-down |
-retire | | 退休 停用 下线 停运
+retire |  | 退休 停用 下线 停运
 engineer | engineer engineers | 工程师
 teacher | teacher teachers | 老师 教师
 student | student students | 学生
@@ -274,7 +303,7 @@ _NEGATED = {"quit": "not", "quits": "not", "gave up": "not", "given up": "not",
             "夜间模式": "dark mode"}
 
 # Chinese words that only mark aspect or politeness ("正在学", "已经搬到", "请用"): no content
-_FILLERS = ("正在", "已经", "请", "任何", "一些", "适当")
+_FILLERS = ("正在", "已经", "请", "任何", "一些", "适当", "恐怕")
 
 #: Chinese city and district names read as places, with their English spelling.
 PLACES_EN: dict[str, str] = {
@@ -332,6 +361,13 @@ EN_PHRASES: dict[str, str]
 #: Chinese word → canonical token(s) (``"吃素"`` → ``"vegetarian"``).
 ZH_WORDS: dict[str, str]
 EN_WORDS, EN_PHRASES, ZH_WORDS = _parse()
+#: Canonical tokens that name a person other than the user: a fact about one of them is not
+#: a fact about the user ("Vegetarian" / "妻子吃素").
+PEOPLE: frozenset[str] = frozenset({
+    "child", "daughter", "son", "wife", "husband", "mother", "father", "parent", "friend",
+    "boyfriend", "girlfriend", "classmate", "neighbour", "roommate", "godmother", "manager",
+    "colleague", "team", "fatherinlaw", "motherinlaw", "brotherinlaw", "sisterinlaw", "soninlaw",
+    "daughterinlaw", "doctor", "dentist", "teacher", "student", "customer"})
 #: Every canonical token: a thing the lexicon knows by name.
 CONCEPTS: frozenset[str] = frozenset(
     word for table in (EN_WORDS, EN_PHRASES, ZH_WORDS) for meaning in table.values()

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ccb.model import MEMORY_TYPES, MemoryType
-from consistency.claims import dice, read_claim
+from consistency.claims import CLAIM_MAX_CHARS, dice, read_claim
 from consistency.duplicates import (
     Decision,
     Duplicate,
@@ -426,3 +426,16 @@ def test_merge_bodies_keeps_every_sentence_once(old: str, new: str) -> None:
     added = [normalise_text(s) for s in split_sentences(merged[len(old.rstrip()) :])]
     assert len(added) == len(set(added))
     assert not set(added) & _keys(old)
+
+
+@pytest.mark.parametrize("text", [
+    "Quota is 1" + "0" * 400 + " TB",  # past a float's range
+    "[[" * 10_000,  # a wikilink opener repeated: read in linear time
+    "a-" * 10_000, "1." * 10_000, "一" * 20_000 + "元",
+    "\n".join(f"Step {i} runs the build." for i in range(2_000)),
+    "🎉🚀", "\u200b\u200d", "",
+])
+def test_any_text_reads_into_a_claim(text: str) -> None:
+    claim = read_claim(text)
+    assert claim.key == read_claim(text).key  # and the same text reads the same
+    assert bool(claim.tail) == (len(text) > CLAIM_MAX_CHARS)
