@@ -374,6 +374,9 @@ def _plan_group(group: Sequence[DreamMemory], settle: Settle | None = None
                                               "near", changed_body))
                 # the keeper's body grew: it is "changed" for the rest of this group
                 alive[alive.index(keeper)] = replace(keeper, changed=True)
+            case Supersede(existing_id=existing) if _created_key(next(
+                    m for m in others if m.id == existing))[0] == _created_key(memory)[0]:
+                alive.append(memory)  # written at one moment: which one is newer is unknown
             case Supersede(existing_id=existing, reason=reason):
                 old = next(m for m in others if m.id == existing)
                 actions.append(SupersedeOld(old.id, old.path, memory.id, memory.path, reason))

@@ -100,3 +100,23 @@ def test_plan_names_only_inputs_and_never_archives_twice(
     keepers = {a.keeper_id for a in plan if isinstance(a, MergeDuplicate)}
     assert not keepers & {a.duplicate_id for a in plan if isinstance(a, MergeDuplicate)}
     assert plan_consolidation(memories) == plan  # deterministic
+
+
+def test_a_change_between_memories_written_at_one_moment_supersedes_neither() -> None:
+    # which of the two is newer cannot be told: both stay current (a shorter file name is
+    # no evidence of age)
+    plan = plan_consolidation([
+        mem("deploys-on-fridays", "Deploys to production happen on Fridays.",
+            subject="deploy.day", day=5),
+        mem("deploys-on-tuesdays", "Deploys to production happen on Tuesdays.",
+            subject="deploy.day", day=5),
+    ])
+    assert not [a for a in plan if isinstance(a, SupersedeOld)]
+    later = plan_consolidation([
+        mem("deploys-on-fridays", "Deploys to production happen on Fridays.",
+            subject="deploy.day", day=5),
+        mem("deploys-on-tuesdays", "Deploys to production happen on Tuesdays.",
+            subject="deploy.day", day=6),
+    ])
+    assert [(a.old_id, a.new_id) for a in later if isinstance(a, SupersedeOld)] == [
+        ("deploys-on-fridays", "deploys-on-tuesdays")]
