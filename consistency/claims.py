@@ -6,9 +6,11 @@ model. :func:`read_claim` turns a memory's text into a :class:`Claim` that
 
 - **values** (:class:`Value`), by kind: URLs, e-mail addresses, IP addresses and host names
   (with their ports), cloud regions, file paths, code spans, versions, dates, times of day,
-  weekdays and months, numbers with their units (seconds, bytes, money, percent, kilograms,
-  Chinese units and numerals), proper names (capitalised words inside a sentence) and
-  identifiers (``snake_case``, ``CamelCase``, ``@scope/pkg``);
+  weekdays and months, frequencies (times per days: "twice a week" ``2/7``, 每月 ``1/30``),
+  numbers with their units (seconds, bytes, money, percent, kilograms, days of the month,
+  Chinese units and numerals), a product's version ("Postgres 15"), proper names
+  (capitalised words inside a sentence) and identifiers (``snake_case``, ``CamelCase``,
+  ``@scope/pkg``, ``#channel-name``);
 - **polarity**: concepts with a sign (``like``: love, enjoy, prefer / hate, can't stand, 讨厌;
   ``allow``, ``enable``, ``always``, ``require``) and the content words a negation covers
   (``not``, ``never``, ``don't``, ``不``, ``别``, ``禁止`` …);
@@ -22,8 +24,10 @@ model. :func:`read_claim` turns a memory's text into a :class:`Claim` that
   *allergic to*, *speaks*, *has a*, *likes* without *most* …).
 
 Tokens for lexical overlap are case-folded, NFKC-normalised, free of markdown markers and
-contractions ("don't" → "do not"), stemmed lightly (English) or cut into character bigrams
-(Chinese, spacing ignored), and order-free: :func:`dice` compares them as multisets.
+contractions ("don't" → "do not"), read through :mod:`consistency.lexicon` (one spelling
+per concept, English and Chinese: "kids" / "孩子" → ``child``), stemmed lightly (English) or
+cut into character bigrams (other Chinese, spacing ignored), and order-free: :func:`dice`
+compares them as multisets. A text is read to :data:`CLAIM_MAX_CHARS`.
 """
 
 from __future__ import annotations

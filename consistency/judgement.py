@@ -296,6 +296,7 @@ _PERMISSION = frozenset({"allow", "require", "always", "keep", "enable"})
 
 
 def _permission(claim: Claim) -> bool | None:
+    """Whether the claim says to do its thing (True), not to (False), or neither / both."""
     signs = {sign for concept, found in claim.concepts.items() if concept in _PERMISSION
              for sign in found}
     if claim.negations and claim.concepts.keys() & _PERMISSION:
@@ -346,19 +347,19 @@ def _antonym_swaps(old: Claim, new: Claim) -> list[_Substitution]:
             and dice(set(old.tokens) - {x}, set(new.tokens) - {y}) >= 0.6]
 
 
+def _bare(tokens: tuple[str, ...]) -> set[str]:
+    """Tokens with a name's kind taken off: a capitalised word read as a name ("Chinese") is
+    the word ("中文" → "chinese")."""
+    return {t.split(":", 1)[1] if t.startswith(("name:", "id:")) else t for t in tokens}
+
+
 def _translated_in_full(old: Claim, new: Claim) -> bool:
     """Across English and Chinese: is every content word and value of the English side
-    among the Chinese side's tokens, read through :mod:`consistency.lexicon`? (The Chinese
-    side may say more: a merge keeps it.)"""
+    among the Chinese side's tokens, read through :mod:`consistency.lexicon`, and does the
+    Chinese side name nothing more (:func:`_said_more`)?"""
     english, chinese = (old, new) if old.language == "en" else (new, old)
-
-    def bare(tokens: tuple[str, ...]) -> set[str]:
-        # a capitalised word read as a name ("Chinese") is the word ("中文" → "chinese")
-        return {t.split(":", 1)[1] if t.startswith(("name:", "id:")) else t for t in tokens
-                if not _is_relation(t)}
-
-    words = bare(english.tokens)
-    return bool(words) and words <= bare(chinese.tokens) and english.language == "en" and (
+    words = {t for t in _bare(english.tokens) if not _is_relation(t)}
+    return bool(words) and words <= _bare(chinese.tokens) and english.language == "en" and (
         not _said_more(old, new))
 
 
@@ -685,11 +686,7 @@ def _said_more(old: Claim, new: Claim, *, of: frozenset[str] = CONCEPTS) -> bool
     in Beijing" / "*父母*住在北京"; "Flight to Tokyo on March 3" / "东京的*酒店*…")? Then a
     likeness in meaning is not the same fact."""
     english, chinese = (old, new) if old.language == "en" else (new, old)
-
-    def bare(tokens: tuple[str, ...]) -> set[str]:
-        return {t.split(":", 1)[1] if t.startswith(("name:", "id:")) else t for t in tokens}
-
-    words, said = bare(english.tokens), bare(chinese.tokens)
+    words, said = _bare(english.tokens), _bare(chinese.tokens)
     return any(t in of or t.startswith("name:") or (of is CONCEPTS and ":" in t)
                for t in said - words)
 
