@@ -418,10 +418,13 @@ class MagmaStore:
 
     def stored_hashes(self, hashes: Collection[str]) -> set[str]:
         """Which of ``hashes`` some stored chunk holds now (a read of the chunks table's
-        ``content_hash`` column). Raises :class:`StoreError`."""
-        return {h for part in _slices(sorted(set(hashes))) for h in self._read(
+        ``content_hash`` column); the vectors this process kept of the others are dropped,
+        so a forgotten text leaves none behind. Raises :class:`StoreError`."""
+        stored = {h for part in _slices(sorted(set(hashes))) for h in self._read(
             self._t.chunks, ["content_hash"], _in_list("content_hash", part)
         ).column("content_hash").to_pylist()}
+        self._recent_vectors.drop(set(hashes) - stored)
+        return stored
 
     def file_index(self) -> dict[str, IndexedFile]:
         """``{path: IndexedFile}`` for every stored file (a new dict): one columnar read,
@@ -450,12 +453,9 @@ class MagmaStore:
             return None
 
     def known_vectors(self, hashes: Collection[str]) -> dict[str, np.ndarray]:
-        """``{chunk content_hash: float32[dims]}`` for the hashes already stored (any path),
-        or written by this process a moment ago (the last :data:`RECENT_VECTORS` chunks:
-        the text's vector all the same, whether or not a later batch replaced its note).
-
-        Used so an unchanged chunk is never embedded twice, also across renames. To ask what
-        is stored *now* (a forget), use :meth:`stored_hashes`.
+        """``{chunk content_hash: float32[dims]}`` for the hashes stored (any path) or written
+        by this process a moment ago (:data:`RECENT_VECTORS`), so that an unchanged chunk is
+        never embedded twice, also across renames. What is stored *now*: :meth:`stored_hashes`.
         """
         found, wanted = self._recent_vectors.split(hashes)
         for part in _slices(wanted):

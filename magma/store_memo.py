@@ -74,6 +74,11 @@ class RecentVectors:
         while len(self._vectors) > self._size:
             self._vectors.popitem(last=False)
 
+    def drop(self, hashes: Collection[str]) -> None:
+        """Forget the vectors of ``hashes`` (their text was forgotten)."""
+        for chash in hashes:
+            self._vectors.pop(chash, None)
+
     def split(self, hashes: Collection[str]) -> tuple[dict[str, np.ndarray], list[str]]:
         """``(found, missing)``: copies of the kept vectors, and the sorted hashes to read."""
         found: dict[str, np.ndarray] = {}

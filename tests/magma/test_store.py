@@ -313,5 +313,6 @@ def test_recent_vectors_answer_without_a_read_and_forget_asks_the_table(
     assert np.allclose(known[hashes[0]], record.vectors[0])
     assert store.stored_hashes(hashes) == set(hashes)
     store.apply(deletes=["gone.md"])
-    assert store.stored_hashes(hashes) == set()  # what forget asks: stored now, not known
     assert set(store.known_vectors(hashes)) == set(hashes)  # the text's vector all the same
+    assert store.stored_hashes(hashes) == set()  # what forget asks: stored now, not known
+    assert store.known_vectors(hashes) == {}  # and once asked, no vector of it is kept
