@@ -76,7 +76,10 @@ class Value:
     unit: str = ""
 
     def label(self) -> str:
-        """Readable form for explanations: ``30 s``, ``db1.internal``."""
+        """Readable form for explanations: ``30 s``, ``db1.internal``, ``2× per 7 days``."""
+        if self.kind == "frequency" and "/" in self.text:
+            count, days = self.text.split("/", 1)
+            return f"{count}× per {days} day{'s' if days != '1' else ''}"
         return f"{self.text} {self.unit}" if self.unit else self.text
 
 
