@@ -729,7 +729,9 @@ for _concept, _pos, _neg in (
 #: Concept words that also deny the words after them.
 _DENYING = frozenset({"never", "avoid", "avoids", "avoided", "forbid", "forbids", "prohibit",
                       "prohibits", "ban", "bans", "从不", "绝不", "从来不", "永远不", "决不",
-                      "绝对不", "禁止", "不许", "不准", "不允许", "严禁", "不得", "避免"})
+                      "绝对不", "禁止", "不许", "不准", "不允许", "严禁", "不得", "避免",
+                      # "no need to" denies the action it names: "不用再通知测试同学"
+                      "不用", "不必", "无需", "无须", "不需要"})
 _PHRASES = [
     (re.compile(r"\bcan not stand\b|\bcan not bear\b|\bnot a fan of\b|\bsick of\b|\btired of\b"),
      " hate "),
@@ -1027,7 +1029,9 @@ _CHANGE_CUES = re.compile(
 _RETRACTING = re.compile(
     r"\bfrom\s+(.{1,60}?)\s+(?:to|→|->)\s|\binstead of\s+(.{1,40}?)(?:[,.;]|$)|"
     r"\brather than\s+(.{1,40}?)(?:[,.;]|$)|\bno longer\s+(.{1,40}?)(?:[,.;]|$)|"
-    r"\breplaced\s+(.{1,40}?)\s+with\b|从(.{1,40}?)(?:改|换|迁|搬|升|降|调)|不再(?:用|使用)?(.{1,20}?)(?:[,，。;；]|$)",
+    r"\breplaced\s+(.{1,40}?)\s+with\b|从(.{1,40}?)(?:改|换|迁|搬|升|降|调)|不再(?:用|使用)?(.{1,20}?)(?:[,，。;；]|$)"
+    # a correction that names what it is not: "September, not August", "二月做，不是四月"
+    r"|[,，;；]\s*(?:not|and not)\s+(.{1,30}?)(?:[,.;!?]|$)|[,，;；]\s*(?:不是|而不是|并非)(.{1,20}?)(?:[,，。;；!?！？]|$)",
     re.I | re.A)
 
 

@@ -40,7 +40,7 @@ BLIND = {
     "blind3.jsonl": (0.85, 0.87, 1, 1),
     "blind4.jsonl": (0.84, 0.92, 0, 3),
     "blind5.jsonl": (0.78, 0.94, 1, 2),
-    "blind6.jsonl": (0.80, 0.88, 3, 2),
+    "blind6.jsonl": (0.80, 0.94, 0, 2),
     "blind7.jsonl": (0.77, 0.80, 2, 3),
 }
 
@@ -157,8 +157,8 @@ def test_a_third_break_it_round_stays_where_it_is(judged) -> None:
     merges = [r["id"] for r, o, _ in rows if o == "duplicate" and r["label"] != "duplicate"]
     supersessions = [r["id"] for r, o, _ in rows
                      if o == "contradiction" and r["label"] in {"distinct", "series"}]
-    assert len(merges) <= 21, merges
-    assert len(supersessions) <= 43, supersessions
+    assert len(merges) <= 20, merges
+    assert len(supersessions) <= 44, supersessions
 
 
 def test_the_order_two_memories_arrive_in_does_not_change_the_pair(judged) -> None:
