@@ -493,9 +493,7 @@ def _version_value(match: re.Match[str]) -> Value:
 
 #: Value kinds read by one function of the match.
 _READERS: dict[str, Callable[[re.Match[str]], Value]] = {
-    "money": lambda match: _money_value(match),
-    "frequency": lambda match: _frequency_value(match),
-}
+    "money": _money_value, "frequency": _frequency_value}
 
 
 def _extract(text: str, written: date | None) -> tuple[str, list[tuple[int, Value]]]:
@@ -747,20 +745,12 @@ _PHRASES = [
     (re.compile(r"\bis ok to\b|\bit is fine to\b|\bfeel free to\b"), " allow "),
 ]
 
-_SYNONYMS = {
-    "utilise": "use", "utilize": "use", "employ": "use", "using": "use", "uses": "use",
-    "used": "use", "js": "javascript", "ts": "typescript", "py": "python", "db": "database",
-    "dbs": "database", "k8s": "kubernetes", "repo": "repository", "repos": "repository",
-    "config": "configuration", "cfg": "configuration", "env": "environment", "docs": "doc",
-    "documentation": "doc", "prod": "production", "dev": "development", "msg": "message",
-    "pr": "pull request", "prs": "pull request", "mins": "minute", "secs": "second",
-    "colour": "color", "favourite": "favorite", "dark-mode": "dark mode",
-}  # fmt: skip
 
 
 def stem(word: str) -> str:
     """The light English stem used in tokens: ``settings`` → ``setting``, ``prefers`` →
-    ``prefer``, ``uses`` → ``use`` (a few synonyms folded: ``js`` → ``javascript``)."""
+    ``prefer``, ``uses`` → ``use`` (words of :mod:`consistency.lexicon` folded: ``js`` →
+    ``javascript``, ``kids`` → ``child``)."""
     return _stem(word)
 
 
@@ -768,7 +758,6 @@ def _stem(word: str) -> str:
     canonical = EN_WORDS.get(word)
     if canonical is not None:
         return canonical
-    word = _SYNONYMS.get(word, word)
     stemmed = _light_stem(word)
     return _EN_STEMS.get(stemmed, stemmed)
 

@@ -307,6 +307,13 @@ _NEGATED = {"quit": "not", "quits": "not", "gave up": "not", "given up": "not",
 # Chinese words that only mark aspect or politeness ("正在学", "已经搬到", "请用"): no content
 _FILLERS = ("正在", "已经", "请", "任何", "一些", "适当", "恐怕")
 
+# abbreviations and spelling variants, folded as they are written
+_ABBREVIATIONS = {
+    "js": "javascript", "ts": "typescript", "py": "python", "db": "database", "dbs": "database",
+    "k8s": "kubernetes", "repo": "repository", "repos": "repository", "config": "configuration",
+    "cfg": "configuration", "pr": "pull request", "prs": "pull request", "mins": "minute",
+    "secs": "second", "colour": "color", "favourite": "favorite"}
+
 #: Chinese city and district names read as places, with their English spelling.
 PLACES_EN: dict[str, str] = {
     "北京": "beijing", "上海": "shanghai", "广州": "guangzhou", "深圳": "shenzhen",
@@ -346,6 +353,8 @@ def _parse() -> tuple[dict[str, str], dict[str, str], dict[str, str]]:
                 words[spelling] = canonical
         for spelling in chinese.split():
             zh[spelling] = canonical
+    for spelling, meaning in _ABBREVIATIONS.items():
+        words.setdefault(spelling, meaning)
     for spelling in _FILLERS:
         zh[spelling] = ""
     for spelling, meaning in _NEGATED.items():

@@ -111,7 +111,7 @@ class MemoryIndexKeeper:
 
     def text_of(self, memories: Iterable[tuple[str, Note]], today: date) -> tuple[bytes, str]:
         """What ``MEMORY.md`` holds for these parsed memory files, and their fingerprint."""
-        listed = [(path, note) for path, note in memories]
+        listed = list(memories)
         known = self._entries[1] if self._entries and self._entries[0] == today else {}
         kept: dict[tuple[str, str], IndexEntry | None] = {}
         for path, note in listed:

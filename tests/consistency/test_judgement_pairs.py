@@ -66,6 +66,14 @@ def judged(real_embedder: UniversalSentenceEncoder) -> dict[str, list[tuple[dict
     return out
 
 
+def _wrong(rows: list[tuple[dict, str, float]]) -> tuple[list[str], list[str]]:
+    """Ids of the merges of two facts, and of the supersessions of a fact that still holds."""
+    merges = [r["id"] for r, o, _ in rows if o == "duplicate" and r["label"] != "duplicate"]
+    supersessions = [r["id"] for r, o, _ in rows
+                     if o == "contradiction" and r["label"] in {"distinct", "series"}]
+    return merges, supersessions
+
+
 def _recall(rows: list[tuple[dict, str, float]], label: str, kind: str | None = None,
             subject: bool | None = None) -> float:
     chosen = [(r, o) for r, o, _ in rows if r["label"] == label
@@ -77,9 +85,7 @@ def _recall(rows: list[tuple[dict, str, float]], label: str, kind: str | None = 
 @pytest.mark.parametrize("name", ["dev.jsonl", "holdout.jsonl"])
 def test_never_merges_two_facts_nor_supersedes_one_that_holds(judged, name) -> None:
     rows = judged[name]
-    merges = [r["id"] for r, o, _ in rows if o == "duplicate" and r["label"] != "duplicate"]
-    supersessions = [r["id"] for r, o, _ in rows
-                     if o == "contradiction" and r["label"] in {"distinct", "series"}]
+    merges, supersessions = _wrong(rows)
     assert merges == [] and supersessions == []
 
 
@@ -88,8 +94,7 @@ def test_the_break_it_pairs_are_never_merged_and_rarely_superseded(judged) -> No
     one frame, other scripts, emoji, signs, corrections). No merge of two facts; of the 15
     "another thing in the same frame" pairs at most 4 are still superseded today."""
     rows = judged["adversarial.jsonl"]
-    merges = [r["id"] for r, o, _ in rows if o == "duplicate" and r["label"] != "duplicate"]
-    assert merges == []
+    assert _wrong(rows)[0] == []
     scripts = [r["id"] for r, o, _ in rows if r["kind"] == "other_script"
                and not right_outcome("distinct", o)]
     assert scripts == []
@@ -127,9 +132,7 @@ def test_a_second_break_it_round_stays_where_it_is(judged) -> None:
     one merge of two facts (a Spanish weekday the reader does not know), three supersessions
     of a fact that still holds; any loss fails."""
     rows = judged["breakit2.jsonl"]
-    merges = [r["id"] for r, o, _ in rows if o == "duplicate" and r["label"] != "duplicate"]
-    supersessions = [r["id"] for r, o, _ in rows
-                     if o == "contradiction" and r["label"] in {"distinct", "series"}]
+    merges, supersessions = _wrong(rows)
     assert len(merges) <= 1, merges
     assert len(supersessions) <= 3, supersessions
     assert _recall(rows, "contradiction") >= 0.9
@@ -140,9 +143,7 @@ def test_a_second_break_it_round_stays_where_it_is(judged) -> None:
 def test_the_blind_pair_sets_stay_where_they_are(judged, name) -> None:
     duplicates, contradictions, most_merges, most_supersessions = BLIND[name]
     rows = judged[name]
-    merges = [r["id"] for r, o, _ in rows if o == "duplicate" and r["label"] != "duplicate"]
-    supersessions = [r["id"] for r, o, _ in rows
-                     if o == "contradiction" and r["label"] in {"distinct", "series"}]
+    merges, supersessions = _wrong(rows)
     assert len(merges) <= most_merges, merges
     assert len(supersessions) <= most_supersessions, supersessions
     assert _recall(rows, "duplicate") >= duplicates
@@ -155,9 +156,7 @@ def test_a_third_break_it_round_stays_where_it_is(judged) -> None:
     durations read as frequencies, inputs of 20,000 characters); kept byte for byte, the one
     pair the product refuses to write left out. Today's figures; any loss fails."""
     rows = judged["breakit3.jsonl"]
-    merges = [r["id"] for r, o, _ in rows if o == "duplicate" and r["label"] != "duplicate"]
-    supersessions = [r["id"] for r, o, _ in rows
-                     if o == "contradiction" and r["label"] in {"distinct", "series"}]
+    merges, supersessions = _wrong(rows)
     assert len(merges) <= 20, merges
     assert len(supersessions) <= 44, supersessions
 
