@@ -350,6 +350,10 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
         r"(?::(?P<port>\d{1,5}))?(?=[^\w.]|\.(?:\s|$)|$)", re.I | _A)),
     ("port", re.compile(r"(?:\bports?\s*(?:number\s*)?(?:is\s*|to\s*|=\s*|:\s*)?|端口(?:号)?\s*(?:是|为|改为|改成|设为|换成|改到)?了?\s*|(?<=\s):)(?P<port>\d{2,5})\b", re.I | _A)),
     ("path", re.compile(r"(?<![\w/])(?:~|\.{1,2})?(?:/[\w.@-]+){2,}/?|\b[A-Za-z]:\\[\w\\. -]+", _A)),
+    # a flat, suite or room number ("Apt 3B", "Unit 7", "Suite 400"): an identifier, never a
+    # size or a count
+    ("premises", re.compile(r"\b(?:apt|apartment|unit|suite|ste|room|rm|flat)\.?\s*#?\s*\d+[a-z]?"
+                      r"(?![\w%.,]\d|[\w%])", re.I | _A)),
     ("version", re.compile(r"\bv(?P<v>\d+(?:\.\d+){0,3}(?:[-+][\w.]+)?)\b|\b(?P<v2>\d+\.\d+(?:\.\d+){1,2}(?:-[\w.]+)?)\b", re.I | _A)),
     # a bare number right after a product's name is its version ("Postgres 15", "Kubernetes
     # 1.30", "Node 20"), never a count with a unit ("Bob 3 times")
@@ -492,8 +496,14 @@ def _version_value(match: re.Match[str]) -> Value:
 
 
 #: Value kinds read by one function of the match.
+def _premises_value(match: re.Match[str]) -> Value:
+    """"Apt. 3B" → ``Value("id", "apt3b")``: one token, so that "Room 204" and "Room 305"
+    share no word."""
+    return Value("id", re.sub(r"[\s.#]+", "", match.group(0).lower()).replace("apartment", "apt"))
+
+
 _READERS: dict[str, Callable[[re.Match[str]], Value]] = {
-    "money": _money_value, "frequency": _frequency_value}
+    "money": _money_value, "frequency": _frequency_value, "premises": _premises_value}
 
 
 def _extract(text: str, written: date | None) -> tuple[str, list[tuple[int, Value]]]:

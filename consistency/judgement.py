@@ -449,8 +449,8 @@ def _content(units: tuple[str, ...]) -> list[str]:
 
 def _aligned_share(old: Claim, new: Claim) -> float:
     """Share of content units the two claims have in the same order (Dice over the longest
-    matching blocks), in ``[0, 1]``."""
-    a, b = _content(old.units), _content(new.units)
+    matching blocks), in ``[0, 1]``; symmetric (``difflib`` aligns in one order of the two)."""
+    a, b = sorted((_content(old.units), _content(new.units)))
     if not a or not b:
         return 0.0
     matcher = difflib.SequenceMatcher(a=a, b=b, autojunk=False)
@@ -470,7 +470,15 @@ def _relation_after(units: tuple[str, ...], end: int) -> bool:
 def _substitutions(old: Claim, new: Claim) -> tuple[list[_Substitution], bool]:
     """Short spans replaced between two aligned claims, each placed in the value, the slot
     or the context, and whether the alignment means anything (a single edit, or at least
-    :data:`ALIGNED_SHARE` of the units in order)."""
+    :data:`ALIGNED_SHARE` of the units in order). The same spans whichever claim comes
+    first: the alignment (``difflib``'s longest blocks) is made in one order of the two."""
+    if old.units > new.units:
+        found, meaningful = _aligned_substitutions(new, old)
+        return [_Substitution(x.new, x.old, x.where, x.antonym) for x in found], meaningful
+    return _aligned_substitutions(old, new)
+
+
+def _aligned_substitutions(old: Claim, new: Claim) -> tuple[list[_Substitution], bool]:
     a, b = old.units, new.units
     set_a, set_b = set(a), set(b)
     matcher = difflib.SequenceMatcher(a=a, b=b, autojunk=False)
@@ -694,7 +702,10 @@ def _said_more(old: Claim, new: Claim, *, of: frozenset[str] = CONCEPTS) -> bool
 def _replaced_spans(old: Claim, new: Claim) -> list[str]:
     """Spans of words one claim has where the other has others, in the same frame, each side
     naming something (not relation verbs, words that say it changed, abbreviations, one
-    Chinese character against one): ``["water plant → take out recycl"]``."""
+    Chinese character against one): ``["water plant → take out recycl"]``. The same spans
+    whichever claim comes first (the alignment is made in one order of the two)."""
+    if old.units > new.units:
+        return [" → ".join(reversed(span.split(" → "))) for span in _replaced_spans(new, old)]
     a, b = old.units, new.units
     matcher = difflib.SequenceMatcher(a=a, b=b, autojunk=False)
     ops = [op for op in matcher.get_opcodes() if op[0] != "equal" and any(

@@ -28,6 +28,7 @@ from consistency.duplicates import (
     normalised_hash,
     split_sentences,
 )
+from consistency.judgement import MemorySide, judge_pair
 
 SUBJECT = "tooling.packages"
 
@@ -439,3 +440,49 @@ def test_any_text_reads_into_a_claim(text: str) -> None:
     claim = read_claim(text)
     assert claim.key == read_claim(text).key  # and the same text reads the same
     assert bool(claim.tail) == (len(text) > CLAIM_MAX_CHARS)
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    ("Lives at 14 Elm Street, Apt 3B.", "Moved — now lives at 220 Harbor Road, Unit 7."),
+    ("Meeting room is Room 204.", "Meeting room is Room 305."),
+    ("Office: Suite 400, 9 Main St.", "Office: Suite 410, 9 Main St."),
+])
+def test_a_flat_or_room_number_is_an_identifier_that_changes(old: str, new: str) -> None:
+    """"Apt 3B" is no size in bytes, and "Room 204" / "Room 305" share no value."""
+    values = read_claim(old).values | read_claim(new).values
+    assert all(v.unit != "byte" for v in values)
+    assert isinstance(decide(draft(new), [stored(old)]), Supersede)
+    assert isinstance(decide(draft(old), [stored(new)]), Supersede)
+
+
+clause_words = st.sampled_from(
+    ["the", "client", "contract", "renews", "automatically", "every", "January", "agreement",
+     "rolls", "over", "on", "its", "own", "team", "uses", "Slack", "for", "chat", "is", "in",
+     "Berlin", "prefers", "short", "answers", "周会", "在", "周二", "用", "飞书", "沟通"])
+
+
+@settings(max_examples=300)
+@given(st.lists(clause_words, min_size=2, max_size=9).map(" ".join),
+       st.lists(clause_words, min_size=2, max_size=9).map(" ".join),
+       st.floats(min_value=0.0, max_value=1.0))
+def test_words_replaced_between_two_memories_are_found_in_either_order(
+        a: str, b: str, cosine: float) -> None:
+    """The spans one memory replaces in the other do not depend on which came first (the
+    alignment is made in one order): what differs may only be which side says it changed."""
+    ca, cb = read_claim(a), read_claim(b)
+    forward = judge_pair(MemorySide("user", None, ca), MemorySide("user", None, cb), cosine=cosine)
+    backward = judge_pair(MemorySide("user", None, cb), MemorySide("user", None, ca),
+                          cosine=cosine)
+    if not (ca.says_changed or cb.says_changed or ca.event_day or cb.event_day):
+        assert forward.verdict == backward.verdict, (forward.explain(), backward.explain())
+
+
+def test_a_paraphrase_reads_the_same_in_either_order() -> None:
+    """blind9's b9-038, byte for byte: the alignment found a replaced span one way only."""
+    old = read_claim("The client contract renews automatically every January.")
+    new = read_claim("Each January the client agreement rolls over on its own.")
+    one = judge_pair(MemorySide("project", None, old), MemorySide("project", None, new),
+                     cosine=0.74)
+    other = judge_pair(MemorySide("project", None, new), MemorySide("project", None, old),
+                       cosine=0.74)
+    assert one.verdict == other.verdict
