@@ -24,7 +24,9 @@ The rules, in order (the first that applies decides):
    → ``contradiction``, unless the relation holds several values at once ("allergic to",
    "speaks", "likes" …) and the values are names → ``distinct``. A new memory that says it
    changed ("moved to", "switched from X to Y", "改成") and names a value the old one lacks
-   is a change too.
+   is a change too. A changed value beside another thing named in its place ("Gym on
+   *Monday*: *legs*" / "on *Thursday*: *upper body*") is only a possible one: two entries of
+   a schedule or a list, unless the new memory says it changed.
 7. **Substituted words** where the two frames align (same words around them): a short span
    replaced on each side. Antonym values (dark / light, tabs / spaces, 深 / 浅) or a span in
    the value position (right after "is", "prefers", "uses", "lives in", 是, 用, 住在)
@@ -605,6 +607,30 @@ def _other_words_both_sides(subs: list[_Substitution]) -> bool:
     return False
 
 
+def _words_replaced_beside(subs: list[_Substitution]) -> bool:
+    """Beside a changed value, is a thing named in words replaced too, in the value's place
+    ("Gym on *Monday*: *legs*" / "Gym on *Thursday*: *upper body*"; "*周六*上午带女儿上*游泳*课"
+    / "*周日*…上*美术*课")? Then each may be an entry of its own (a schedule, a list), and
+    the pair is no sure change."""
+    for sub in subs:
+        if sub.antonym or sub.where not in {"value", "other"}:
+            continue
+        old = [u for u in _plain(sub.old) if not u.startswith("⟦") and not _is_relation(u)
+               and u not in _CHANGE_WORDS]
+        new = [u for u in _plain(sub.new) if not u.startswith("⟦") and not _is_relation(u)
+               and u not in _CHANGE_WORDS]
+        if _names(old) and _names(new):
+            return True
+    return False
+
+
+def _names(units: list[str]) -> bool:
+    """Do ``units`` name something: an English word of three letters or more, or two
+    Chinese characters?"""
+    return any(u.isascii() and len(u) >= 3 for u in units) or sum(
+        not u.isascii() for u in units) >= 2
+
+
 def _narrowed_slot(old: Claim, new: Claim) -> bool:
     """Does one side name its slot with a word the other lacks, where both name it ("*return*
     flight from Boston departs at 6:15pm" / "flight to Boston departs at 7:40am"; "the *API*
@@ -834,6 +860,7 @@ def _sure_change(co: Claim, cn: Claim, subs: list[_Substitution],
     qualified = any((x.where == "context" and not x.antonym and (
         _plain(x.old) or _plain(x.new))) or _label_swap(x) for x in subs) or \
         _names_the_thing(changes, co, cn) or _other_words_both_sides(subs) or (
+            not changed_cue and _words_replaced_beside(subs)) or (
             not changed_cue and not two_languages and _narrowed_slot(co, cn))
     # one memory tells the change in the other's frame ("住在成都" / "已经搬到重庆住了"):
     # short sentences about two places sit at low cosines (either order: the same pair)

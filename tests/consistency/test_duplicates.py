@@ -486,3 +486,23 @@ def test_a_paraphrase_reads_the_same_in_either_order() -> None:
     other = judge_pair(MemorySide("project", None, new), MemorySide("project", None, old),
                        cosine=0.74)
     assert one.verdict == other.verdict
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    ("Gym on Monday: legs.", "Gym on Thursday: upper body."),  # blind7 b7-150
+    ("周六上午带女儿上游泳课", "周日上午带女儿上美术课"),  # blind7 b7-173
+])
+def test_a_changed_day_beside_another_thing_supersedes_nothing(old: str, new: str) -> None:
+    """Two entries of a schedule: the day changed and so did what happens on it. Both stay
+    (linked as a possible pair at most), in either order."""
+    for first, second in ((old, new), (new, old)):
+        assert not isinstance(decide(draft(second), [stored(first)]), Supersede | Update)
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    ("Standup is on Monday at 9am.", "Standup is on Tuesday at 10am."),
+    ("周会在周二上午十点", "周会在周三下午三点"),
+    ("Gym on Monday: legs.", "Gym is now on Thursday: upper body."),
+])
+def test_a_changed_day_of_one_thing_still_supersedes(old: str, new: str) -> None:
+    assert isinstance(decide(draft(new), [stored(old)]), Supersede)

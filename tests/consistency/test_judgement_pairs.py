@@ -41,7 +41,7 @@ BLIND = {
     "blind4.jsonl": (0.84, 0.92, 0, 3),
     "blind5.jsonl": (0.78, 0.94, 1, 2),
     "blind6.jsonl": (0.80, 0.94, 0, 2),
-    "blind7.jsonl": (0.77, 0.80, 2, 3),
+    "blind7.jsonl": (0.77, 0.80, 2, 1),
     "blind8.jsonl": (0.67, 0.88, 1, 5),  # measured once, never read
     "blind9.jsonl": (0.65, 0.82, 3, 4),  # measured once, never read
 }
