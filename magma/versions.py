@@ -170,6 +170,95 @@ def _folder_name(memory_id: str) -> str:
     return "h-" + hashlib.sha256(memory_id.encode("utf-8")).hexdigest()[:24]
 
 
+class VersionFiles:
+    """This device's plain copies of versions: ``<archive_dir>/<memory folder>/<n>.md`` (the
+    bytes) beside ``<n>.json`` (the row), readable without the store. A version counts once
+    its ``.json`` exists."""
+
+    def __init__(self, archive_dir: Path) -> None:
+        self.archive_dir = archive_dir
+
+    def folder(self, memory_id: str) -> Path:
+        """The folder of one memory's versions."""
+        return self.archive_dir / _folder_name(memory_id)
+
+    def write(self, version: Version, content: bytes) -> None:
+        """Write ``version`` as ``<n>.md`` (its bytes) and ``<n>.json`` (its row), atomically;
+        raises :class:`StoreError` when the memory's folder is a file."""
+        folder = self.folder(version.memory_id)
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except (FileExistsError, NotADirectoryError) as exc:
+            raise StoreError(
+                f"versions: {folder} should be a folder of versions but is a file; move it "
+                "away and run dreamd check --fix") from exc
+        write_bytes_atomic(folder / f"{version.n}.md", content)
+        meta = {**_row(version), "created_at": version.created_at.isoformat()}
+        write_bytes_atomic(folder / f"{version.n}.json",
+                           (json.dumps(meta, ensure_ascii=False, indent=1) + "\n").encode())
+
+    def forget(self, memory_id: str, n: int, content_hash: str) -> None:
+        """Drop this device's files of version ``n`` when they hold ``content_hash`` (a row
+        renumbered away from ``n``; the mirror writes it under its new number)."""
+        folder = self.folder(memory_id)
+        meta = read_json_object(folder / f"{n}.json")
+        if meta and meta.get("content_hash") == content_hash:
+            (folder / f"{n}.json").unlink(missing_ok=True)
+            (folder / f"{n}.md").unlink(missing_ok=True)
+
+    def max_n(self, memory_id: str) -> int:
+        """The highest version number this device holds for ``memory_id`` (0: none)."""
+        folder = self.folder(memory_id)
+        try:
+            names = [p.stem for p in folder.iterdir() if p.suffix == ".json"]
+        except OSError:
+            return 0
+        return max((int(n) for n in names if n.isdigit()), default=0)
+
+    def keys(self) -> set[tuple[str, int]]:
+        """``{(folder name, n)}`` of this device's archived versions, from names alone."""
+        found: set[tuple[str, int]] = set()
+        try:
+            folders = [e for e in os.scandir(self.archive_dir) if e.is_dir()]
+        except OSError:
+            return found
+        for folder in folders:
+            with os.scandir(folder.path) as entries:
+                for entry in entries:
+                    stem, _, suffix = entry.name.partition(".")
+                    if suffix == "json" and stem.isdigit() and entry.is_file():
+                        found.add((folder.name, int(stem)))
+        return found
+
+    def versions(
+        self, *, quarantine: bool = False
+    ) -> dict[tuple[str, int], tuple[Version, Path]]:
+        """This device's archived versions (a version counts once its ``.json`` exists).
+        With ``quarantine``, a ``.json`` that does not read as a version is renamed
+        ``<n>.json.unreadable`` (kept for a person to look at, no longer counted)."""
+        found: dict[tuple[str, int], tuple[Version, Path]] = {}
+        if not self.archive_dir.is_dir():
+            return found
+        for folder in self.archive_dir.iterdir():
+            if not folder.is_dir():
+                continue
+            for meta_path in folder.glob("*.json"):
+                try:
+                    meta = json.loads(meta_path.read_text(encoding="utf-8"))
+                    version = _version({**meta, "created_at": datetime.fromisoformat(
+                        meta["created_at"])})
+                    if not meta_path.is_file() or meta_path.stem != str(version.n):
+                        raise ValueError("not the version its name says")
+                except (OSError, ValueError, KeyError, TypeError, AttributeError):
+                    log.warning("versions.unreadable_file", path=str(meta_path))
+                    if quarantine and meta_path.is_file():
+                        meta_path.rename(meta_path.with_name(meta_path.name + ".unreadable"))
+                    continue
+                found[(version.memory_id, version.n)] = (version,
+                                                          meta_path.with_suffix(".md"))
+        return found
+
+
 class VersionArchive:
     """The version history of one store's memories (module docstring). Construct with
     :meth:`open`. Every method raises :class:`StoreError` when the table cannot be read or
@@ -182,6 +271,7 @@ class VersionArchive:
         self._table = table
         self._erased = erased
         self.archive_dir = archive_dir
+        self._files = VersionFiles(archive_dir)
         self._lease = lease
         self.device = device
 
@@ -259,7 +349,7 @@ class VersionArchive:
         """The exact bytes of version ``n`` (from this device's file when it holds them, else
         the table). Raises :class:`VersionNotFoundError`."""
         version = self.get(memory_id, n)
-        local = self._folder(memory_id) / f"{n}.md"
+        local = self._files.folder(memory_id) / f"{n}.md"
         try:
             data = local.read_bytes()
             if hashlib.sha256(data).hexdigest() == version.content_hash:
@@ -306,7 +396,7 @@ class VersionArchive:
                     continue
                 elif item.kind == "kept" and digest in {v.content_hash for v in versions}:
                     continue  # already in the history
-                n = max([v.n for v in versions] + [self._local_max(item.memory_id)]) + 1
+                n = max([v.n for v in versions] + [self._files.max_n(item.memory_id)]) + 1
                 change = item.change_log
                 if not change and item.kind == "edit" and head is not None \
                         and head.kind == "edit":
@@ -317,7 +407,7 @@ class VersionArchive:
                     change_log=change, prev=head.n if head else None,
                     device=self.device, memory_type=item.memory_type, name=item.name,
                 )
-                self._write_files(version, item.content)
+                self._files.write(version, item.content)
                 versions.append(version)
                 made.append(version)
                 rows.append({**_row(version), "content": item.content})
@@ -337,7 +427,7 @@ class VersionArchive:
                 self._table.delete(f"memory_id = {_sql(memory_id)}")
             except Exception as exc:
                 raise StoreError(f"magma: forget versions of {memory_id}: {exc}") from exc
-        folder = self._folder(memory_id)
+        folder = self._files.folder(memory_id)
         if folder.is_dir():
             for child in folder.iterdir():
                 child.unlink(missing_ok=True)
@@ -376,7 +466,7 @@ class VersionArchive:
                     self._table.delete(f"memory_id = {_sql(memory_id)} AND n IN ({listed})")
                 except Exception as exc:
                     raise StoreError(f"magma: prune versions of {memory_id}: {exc}") from exc
-                folder = self._folder(memory_id)
+                folder = self._files.folder(memory_id)
                 for n in numbers:
                     for suffix in (".md", ".json"):
                         (folder / f"{n}{suffix}").unlink(missing_ok=True)
@@ -416,19 +506,19 @@ class VersionArchive:
                              "content": with_content[row["content_hash"]]["content"]}
                     fresh.append(moved)
                     renumbered += 1
-                    self._forget_file(mid, n, row["content_hash"])
+                    self._files.forget(mid, n, row["content_hash"])
                 self._add(fresh)
                 log.warning("versions.duplicates_repaired", memory_id=mid, n=n,
                             dropped=len(rest) - (len(fresh) - 1), renumbered=len(fresh) - 1)
             if dropped or renumbered:
                 rows = self._rows()
             in_table = {(r["memory_id"], r["n"]): r for r in rows}
-            local = self._local_versions(quarantine=True)
+            local = self._files.versions(quarantine=True)
             erased = self._erased_marks()
             missing_rows: list[dict[str, Any]] = []
             for key, (version, path) in sorted(local.items()):
                 if key not in in_table and _is_erased(version, erased):
-                    self._forget_file(version.memory_id, version.n, version.content_hash)
+                    self._files.forget(version.memory_id, version.n, version.content_hash)
                     gone += 1  # forgotten or pruned on purpose (maybe on another device)
                     continue
                 if key not in in_table:
@@ -447,7 +537,7 @@ class VersionArchive:
                 content = self._rows(
                     f"memory_id = {_sql(key[0])} AND n = {key[1]}", content=True)
                 if content:
-                    self._write_files(_version(row), bytes(content[0]["content"]))
+                    self._files.write(_version(row), bytes(content[0]["content"]))
                     mirrored += 1
         report = RepairReport(added, mirrored, dropped, renumbered, gone)
         if report.total:
@@ -483,7 +573,7 @@ class VersionArchive:
         keys = [(_folder_name(r["memory_id"]), r["n"]) for r in rows]
         ours = {(_folder_name(r["memory_id"]), r["n"]) for r in rows
                 if r["device"] == self.device}
-        local = self._local_keys()
+        local = self._files.keys()
         return len(keys) != len(set(keys)) or not local <= set(keys) or not ours <= local
 
     # ------------------------------------------------------------------ internals
@@ -540,36 +630,11 @@ class VersionArchive:
         except Exception as exc:
             raise StoreError(f"magma: repair versions of {memory_id}: {exc}") from exc
 
-    def _folder(self, memory_id: str) -> Path:
-        return self.archive_dir / _folder_name(memory_id)
-
-    def _write_files(self, version: Version, content: bytes) -> None:
-        folder = self._folder(version.memory_id)
-        try:
-            folder.mkdir(parents=True, exist_ok=True)
-        except (FileExistsError, NotADirectoryError) as exc:
-            raise StoreError(
-                f"versions: {folder} should be a folder of versions but is a file; move it "
-                "away and run dreamd check --fix") from exc
-        write_bytes_atomic(folder / f"{version.n}.md", content)
-        meta = {**_row(version), "created_at": version.created_at.isoformat()}
-        write_bytes_atomic(folder / f"{version.n}.json",
-                           (json.dumps(meta, ensure_ascii=False, indent=1) + "\n").encode())
-
-    def _forget_file(self, memory_id: str, n: int, content_hash: str) -> None:
-        """Drop this device's files of version ``n`` when they hold ``content_hash`` (a row
-        renumbered away from ``n``; the mirror writes it under its new number)."""
-        folder = self._folder(memory_id)
-        meta = read_json_object(folder / f"{n}.json")
-        if meta and meta.get("content_hash") == content_hash:
-            (folder / f"{n}.json").unlink(missing_ok=True)
-            (folder / f"{n}.md").unlink(missing_ok=True)
-
     def _local_content(self, version: Version) -> bytes | None:
         """``version``'s bytes: this device's copy, else (another device's version) the
         table's."""
         try:
-            data = (self._folder(version.memory_id) / f"{version.n}.md").read_bytes()
+            data = (self._files.folder(version.memory_id) / f"{version.n}.md").read_bytes()
             if hashlib.sha256(data).hexdigest() == version.content_hash:
                 return data
         except OSError:
@@ -578,57 +643,6 @@ class VersionArchive:
                           content=True)
         return next((bytes(r["content"]) for r in rows
                      if r["content_hash"] == version.content_hash), None)
-
-    def _local_max(self, memory_id: str) -> int:
-        folder = self._folder(memory_id)
-        try:
-            names = [p.stem for p in folder.iterdir() if p.suffix == ".json"]
-        except OSError:
-            return 0
-        return max((int(n) for n in names if n.isdigit()), default=0)
-
-    def _local_keys(self) -> set[tuple[str, int]]:
-        """``{(folder name, n)}`` of this device's archived versions, from names alone."""
-        found: set[tuple[str, int]] = set()
-        try:
-            folders = [e for e in os.scandir(self.archive_dir) if e.is_dir()]
-        except OSError:
-            return found
-        for folder in folders:
-            with os.scandir(folder.path) as entries:
-                for entry in entries:
-                    stem, _, suffix = entry.name.partition(".")
-                    if suffix == "json" and stem.isdigit() and entry.is_file():
-                        found.add((folder.name, int(stem)))
-        return found
-
-    def _local_versions(
-        self, *, quarantine: bool = False
-    ) -> dict[tuple[str, int], tuple[Version, Path]]:
-        """This device's archived versions (a version counts once its ``.json`` exists).
-        With ``quarantine``, a ``.json`` that does not read as a version is renamed
-        ``<n>.json.unreadable`` (kept for a person to look at, no longer counted)."""
-        found: dict[tuple[str, int], tuple[Version, Path]] = {}
-        if not self.archive_dir.is_dir():
-            return found
-        for folder in self.archive_dir.iterdir():
-            if not folder.is_dir():
-                continue
-            for meta_path in folder.glob("*.json"):
-                try:
-                    meta = json.loads(meta_path.read_text(encoding="utf-8"))
-                    version = _version({**meta, "created_at": datetime.fromisoformat(
-                        meta["created_at"])})
-                    if not meta_path.is_file() or meta_path.stem != str(version.n):
-                        raise ValueError("not the version its name says")
-                except (OSError, ValueError, KeyError, TypeError, AttributeError):
-                    log.warning("versions.unreadable_file", path=str(meta_path))
-                    if quarantine and meta_path.is_file():
-                        meta_path.rename(meta_path.with_name(meta_path.name + ".unreadable"))
-                    continue
-                found[(version.memory_id, version.n)] = (version,
-                                                          meta_path.with_suffix(".md"))
-        return found
 
 
 def _erased_schema() -> pa.Schema:

@@ -107,7 +107,6 @@ OVER_TODAY_CLASSES = {  # (module, class): (lines, constructor parameters)
     ("daemon/memories.py", "MemoryService"): (435, 12),
     ("daemon/app.py", "App"): (589, 4),
     ("daemon/retrieval.py", "Retriever"): (530, 7),
-    ("magma/versions.py", "VersionArchive"): (459, 5),
     ("magma/store.py", "MagmaStore"): (609, 6),
     ("ccb/writer.py", "NoteWriter"): (670, 6),
 }
@@ -116,7 +115,7 @@ OVER_TODAY_FUNCTIONS = {  # (module, function): complexity
     ("consistency/arbiter.py", "decide"): 17, ("consistency/checker.py", "check"): 15,
     ("consistency/claims.py", "_extract"): 34, ("consistency/claims.py", "read_claim"): 20,
     ("consistency/dream.py", "_comparison_groups"): 16,
-    ("consistency/judgement.py", "judge_pair"): 30, ("daemon/app.py", "history"): 16,
+    ("consistency/judgement.py", "judge_pair"): 30,
     ("daemon/context.py", "_pack"): 19, ("daemon/dream_edits.py", "step_edits"): 22,
     ("daemon/mcp_server.py", "build_server"): 19, ("daemon/retrieval.py", "search"): 22,
     ("magma/versions.py", "repair"): 17,
@@ -141,6 +140,8 @@ def test_no_class_grows_past_the_limits() -> None:
              or size[0] > max(OVER_TODAY_CLASSES[key][0], MAX_CLASS_LINES)
              or size[1] > max(OVER_TODAY_CLASSES[key][1], MAX_INIT_PARAMS)}
     assert grown == {}
+    # a class brought within the limits leaves the list, so that it cannot grow back
+    assert sorted(set(OVER_TODAY_CLASSES) - set(found)) == []
 
 
 def test_no_function_grows_past_the_complexity_limit() -> None:
@@ -159,3 +160,4 @@ def test_no_function_grows_past_the_complexity_limit() -> None:
     grown = {key: value for key, value in found.items()
              if value > OVER_TODAY_FUNCTIONS.get(key, MAX_COMPLEXITY)}
     assert grown == {}
+    assert sorted(set(OVER_TODAY_FUNCTIONS) - set(found)) == []

@@ -1278,7 +1278,7 @@ def _verify_versions(vault: Path, observed: _Observed, result: VersionsTrialResu
         if hashlib.sha256(bytes(row["content"])).hexdigest() != row["content_hash"]:
             result.failures.append(f"version {row['memory_id']}/{row['n']}: table content does "
                                    "not match its hash")
-        local = archive._folder(row["memory_id"]) / f"{row['n']}.md"
+        local = archive._files.folder(row["memory_id"]) / f"{row['n']}.md"
         try:
             data = local.read_bytes()
         except OSError:
