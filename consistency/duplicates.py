@@ -30,7 +30,7 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from datetime import date, datetime
+from datetime import date
 from typing import Literal, TypeAlias
 
 import numpy as np
@@ -39,6 +39,7 @@ from ccb.memory_file import content_hash_normalised, normalise_text
 from ccb.model import MemoryType
 from consistency.claims import Claim, dice, read_claim
 from consistency.judgement import MemorySide, PairJudgement, judge_pair, subject_key
+from consistency.lifecycle import MemoryState, is_current
 from magma.text import HAN_RANGES
 
 __all__ = [
@@ -93,9 +94,10 @@ class MemoryDraft:
 class MemoryFacts:
     """A stored memory as the duplicate test sees it: a draft's fields plus ``id`` and validity.
 
-    A memory is *current* when ``valid_to`` is unset and ``superseded`` is false; only current
-    memories take part in :func:`decide`. ``subject_inferred``: dreamd wrote the subject from
-    the text (a hint, not the writer's word).
+    ``state`` is what decides whether it is current (status, ``valid_to``, ``expires``): only
+    memories current on the day the draft is written (:meth:`current_on`, the one rule of
+    :func:`consistency.lifecycle.is_current`) take part in :func:`decide`. ``subject_inferred``:
+    dreamd wrote the subject from the text (a hint, not the writer's word).
     """
 
     id: str
@@ -106,16 +108,16 @@ class MemoryFacts:
     body: str
     content_hash: str
     embedding: np.ndarray | None = field(default=None, compare=False, repr=False)
-    valid_to: date | datetime | None = None
-    superseded: bool = False
+    state: MemoryState = field(default_factory=MemoryState)
     written: date | None = None
     subject_inferred: bool = False
     claim: Claim | None = field(default=None, compare=False, repr=False)
 
-    @property
-    def is_current(self) -> bool:
-        """True when neither ``valid_to`` nor ``superseded`` is set."""
-        return self.valid_to is None and not self.superseded
+    def current_on(self, day: date | None) -> bool:
+        """Is the memory current on ``day`` (:func:`consistency.lifecycle.is_current`)? An
+        unknown day is read as after every date: a ``valid_to`` or ``expires`` set at all
+        makes it not current then."""
+        return is_current(self.state, day or date.max)
 
 
 @dataclass(frozen=True, slots=True)
@@ -260,7 +262,8 @@ def decide(
 ) -> Decision:
     """Decide what writing ``draft`` means given the ``existing`` memories.
 
-    Only current memories (:attr:`MemoryFacts.is_current`) are considered. Equal
+    Only memories current on the day the draft is written (:meth:`MemoryFacts.current_on`
+    of ``draft.written``) are considered. Equal
     ``content_hash`` → :class:`Duplicate`. Otherwise the candidates — the
     :data:`CANDIDATES_BY_COSINE` nearest by cosine, every memory whose tokens share Dice
     ≥ :data:`CANDIDATE_LEXICAL` with the draft, every memory of the same subject — are judged
@@ -271,7 +274,7 @@ def decide(
     subject nor identical wording is needed.
     Deterministic; raises ``ValueError`` only when two embeddings have different widths.
     """
-    current = [m for m in existing if m.is_current]
+    current = [m for m in existing if m.current_on(draft.written)]
     subject = subject_key(draft.subject)
     same_hash = sorted(
         m.id for m in current

@@ -21,7 +21,7 @@ import re
 import unicodedata
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any, Literal
 
@@ -55,6 +55,7 @@ from consistency.duplicates import (
     decide,
     merge_bodies,
 )
+from consistency.lifecycle import MemoryState, is_current
 from consistency.secrets import refuse_secrets
 from daemon.memory_index_keeper import INDEX_FILE, MemoryIndexKeeper
 from daemon.memory_pool import MemoryPool, StoredMemory
@@ -171,8 +172,8 @@ class MemoryService:
             keys = {meta.name, stored.note.title, stored.path, stored.path.rsplit("/", 1)[-1]}
             if wanted in {k.casefold() for k in keys if k}:
                 found.append(stored)
-        live = [s for s in found if s.note.memory and s.note.memory.valid_to is None
-                and s.note.memory.status not in {"archived", "superseded"}]
+        today = self._clock().date()
+        live = [s for s in found if _current(s, today)]
         candidates = live or found
         if len(candidates) == 1:
             return candidates[0]
@@ -423,9 +424,8 @@ class MemoryService:
 
     def possible_pairs(self) -> list[tuple[str, str, str]]:
         """``(kind, older path, newer path)`` of every live pair kept apart on a guess."""
-        live = {s.path: s for s in self.memories() if s.note.memory
-                and s.note.memory.valid_to is None
-                and s.note.memory.status not in {"archived", "superseded"}}
+        today = self._clock().date()
+        live = {s.path: s for s in self.memories() if _current(s, today)}
         found: set[tuple[str, str, str]] = set()
         for stored in live.values():
             for kind, other in self._pair_links(stored):
@@ -583,3 +583,10 @@ def _first_words(text: str, limit: int) -> str:
 
 def _one_line(text: str) -> str:
     return " ".join(text.split())
+
+
+def _current(stored: StoredMemory, today: date) -> bool:
+    """Is ``stored`` a memory current on ``today`` (the one rule,
+    :func:`consistency.lifecycle.is_current`)?"""
+    meta = stored.note.memory
+    return meta is not None and is_current(MemoryState.of(meta, past=False), today)

@@ -29,6 +29,7 @@ from ccb.scan import read_note_bytes
 from config.errors import DreamdError
 from consistency.claims import read_claim
 from consistency.duplicates import MemoryFacts, claim_text
+from consistency.lifecycle import MemoryState
 from magma.chunking import DEFAULT_MAX_CHARS, Chunk, chunk_note
 from magma.store import MagmaStore
 
@@ -190,7 +191,7 @@ def _facts(stored: StoredMemory) -> MemoryFacts:
     facts = MemoryFacts(
         id=meta.id, type=meta.type, subject=meta.subject, name=meta.name,
         description=meta.description, body=body, content_hash=content_hash_normalised(body),
-        valid_to=meta.valid_to, superseded=meta.status == "superseded",
+        state=MemoryState.of(meta, past=False),
         written=_day(meta.valid_from) or _day(meta.created),
         subject_inferred=stored.note.properties.get("subject_inferred") is True,
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import date
 
 import numpy as np
@@ -29,6 +30,7 @@ from consistency.duplicates import (
     split_sentences,
 )
 from consistency.judgement import MemorySide, judge_pair
+from consistency.lifecycle import MemoryState
 
 SUBJECT = "tooling.packages"
 
@@ -53,9 +55,9 @@ def stored(
     valid_to: date | None = None,
     superseded: bool = False,
 ) -> MemoryFacts:
-    return MemoryFacts(
-        id_, type_, subject, "", "", body, normalised_hash(body), embedding, valid_to, superseded
-    )
+    state = MemoryState(status="superseded" if superseded else None, valid_to=valid_to)
+    return MemoryFacts(id_, type_, subject, "", "", body, normalised_hash(body), embedding,
+                       state=state)
 
 
 # (label, stored text, draft text, expected decision kind) — same type and subject.
@@ -243,10 +245,24 @@ def test_superseded_existing_is_ignored(flag: str) -> None:
         if flag == "valid_to"
         else stored(text, superseded=True)
     )
-    assert not old.is_current
+    assert not old.current_on(date(2026, 1, 1)) and not old.current_on(None)
     assert decide(draft(text), [old]) == New()
     near = "Use pnpm for package installs; it is faster."
     assert decide(draft(near), [old]) == New()
+
+
+def test_a_memory_valid_until_a_later_day_is_current_until_then() -> None:
+    """The one rule (consistency.lifecycle.is_current): a ``valid_to`` still ahead leaves a
+    memory current, so writing it again on an earlier day is a duplicate."""
+    text = "Use pnpm for package installs."
+    old = stored(text, valid_to=date(2026, 1, 1))
+    assert old.current_on(date(2025, 12, 31))
+    assert isinstance(decide(replace(draft(text), written=date(2025, 12, 31)), [old]),
+                      Duplicate)
+    assert decide(replace(draft(text), written=date(2026, 1, 1)), [old]) == New()
+    archived = MemoryFacts("01ARC", "feedback", SUBJECT, "", "", text, normalised_hash(text),
+                           state=MemoryState(status="archived"))
+    assert decide(replace(draft(text), written=date(2025, 12, 31)), [archived]) == New()
 
 
 def test_superseded_exact_copy_does_not_hide_the_current_one() -> None:
@@ -337,7 +353,7 @@ def facts(draw: st.DrawFn, idx: int) -> MemoryFacts:
     body = draw(texts)
     return MemoryFacts(
         f"01{idx:03d}", draw(memory_types), draw(subjects), "", "", body, normalised_hash(body),
-        None, None, draw(st.booleans()),
+        None, state=MemoryState(status="superseded" if draw(st.booleans()) else None),
     )  # fmt: skip
 
 
@@ -360,7 +376,7 @@ def test_decide_is_deterministic(
 def test_identical_to_a_current_memory_is_duplicate(
     existing: list[MemoryFacts], data: st.DataObject
 ) -> None:
-    current = [m for m in existing if m.is_current]
+    current = [m for m in existing if m.current_on(None)]
     if not current:
         return
     target = data.draw(st.sampled_from(current))

@@ -146,3 +146,22 @@ def test_a_memory_index_that_is_a_link_is_never_written_through(app: App, vault:
     assert app.search("bakery opens Saturdays", limit=5)[0].path == made.path
     app.consistency().fix(automatic_only=False)  # `dreamd check --fix`
     assert target.read_bytes() == before and index.is_symlink()
+
+
+@pytest.mark.parametrize(("valid_to", "current"), [("2999-01-01", True), ("2020-01-01", False)])
+def test_a_memory_is_current_until_its_valid_to_day(app: App, vault: Path, valid_to: str,
+                                                    current: bool) -> None:
+    """One rule everywhere (consistency.lifecycle.is_current): a ``valid_to`` still ahead
+    leaves a memory current for remember's duplicate test and for ``show``/``forget`` by
+    name; one behind it does not."""
+    text = "Quarterly invoices go out on the first Monday of the quarter."
+    (vault / "Memory" / "invoices.md").write_text(
+        "---\nname: Invoice day\ndescription: when invoices go out\ntype: project\n"
+        f"id: 01JINVOICEDAY00000000000000\nvalid_to: {valid_to}\n---\n\n{text}\n",
+        encoding="utf-8")
+    app.sync()
+    service = app.memories()
+    again = service.remember(text, type="project")
+    assert (again.action == "duplicate") is current, again
+    if current:
+        assert service.find("Invoice day").path == "Memory/invoices.md"
