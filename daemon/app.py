@@ -75,7 +75,7 @@ from daemon.status import (
     write_json_atomic,
     write_last_sync,
 )
-from daemon.sync import Progress, RootsSyncer, Syncer, SyncReport
+from daemon.sync import Progress, RootsSyncer, Syncer, SyncLimits, SyncReport
 from daemon.verifier import FusionVerifier
 from magma.embedder import Embedder, UniversalSentenceEncoder
 from magma.embedding_cache import CachingEmbedder, EmbeddingCache
@@ -480,8 +480,10 @@ class App:
         return RootsSyncer([
             Syncer(
                 root.path, root.vfilter, self.store, lambda: self.indexing_embedder,
-                chunk_max_chars=cfg.chunk_max_chars, batch_files=cfg.write_batch_files,
-                max_delete_share=cfg.max_delete_share, max_note_chars=cfg.max_note_chars,
+                limits=SyncLimits(chunk_max_chars=cfg.chunk_max_chars,
+                                  batch_files=cfg.write_batch_files,
+                                  max_delete_share=cfg.max_delete_share,
+                                  max_note_chars=cfg.max_note_chars),
                 prefix=root.prefix, claimed=prefixes,
                 recorder=self.recorder if not root.prefix else None,
             )
@@ -531,12 +533,9 @@ class App:
         (default: the system's)."""
         return MemoryService(
             clock=clock or self.clock,
-            writer=self.writer,
-            memory_folder=self.settings.vault.memory_folder,
+            writer=self.writer, pool=self.memory_pool, memory_index=self.memory_index,
             store=self.store, embedder=lambda: self.embedder, index=self.index_now,
-            owner=owner, memory_index=self.memory_index,
-            forget_history=self._forget_history, pool=self.memory_pool,
-            chunk_max_chars=self.settings.sync.chunk_max_chars,
+            owner=owner, forget_history=self._forget_history,
         )
 
     @cached_property
@@ -550,7 +549,8 @@ class App:
     def memory_pool(self) -> MemoryPool:
         """The vault's memory files, parsed once per change, shared by every memory service
         of this App (``remember`` judges against all of them on each call)."""
-        return MemoryPool(self.vault_root, self.settings.vault.memory_folder)
+        return MemoryPool(self.vault_root, self.settings.vault.memory_folder,
+                          chunk_max_chars=self.settings.sync.chunk_max_chars)
 
     def _forget_history(self, key: str) -> int:
         """Drop every version of a forgotten memory, then the table versions that held it,

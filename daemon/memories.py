@@ -59,7 +59,7 @@ from consistency.lifecycle import MemoryState, is_current
 from consistency.secrets import refuse_secrets
 from daemon.memory_index_keeper import INDEX_FILE, MemoryIndexKeeper
 from daemon.memory_pool import MemoryPool, StoredMemory
-from magma.chunking import DEFAULT_MAX_CHARS, chunk_note
+from magma.chunking import chunk_note
 from magma.embedder import Embedder
 from magma.store import MagmaStore
 
@@ -108,6 +108,9 @@ class ForgetReport:
 class MemoryService:
     """Remember, show and forget memories of one vault (plain constructor arguments).
 
+    ``pool`` holds the memory files (their folder, and how the index cuts them into chunks);
+    ``memory_index`` is the one owner of that folder's ``MEMORY.md``.
+
     ``index(paths, purge=False) -> bool`` re-indexes vault-relative paths after a write (the
     composition root decides whether this process may write the store — True — or a running
     daemon will see the files — False); ``purge`` also drops old table versions.
@@ -122,31 +125,28 @@ class MemoryService:
         self,
         *,
         writer: NoteWriter,
-        memory_folder: str,
+        pool: MemoryPool,
+        memory_index: MemoryIndexKeeper,
         store: MagmaStore | None,
         embedder: Callable[[], Embedder],
         index: Callable[..., bool],
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
         owner: Owner | None = None,
-        memory_index: MemoryIndexKeeper | None = None,
         forget_history: Callable[[str], int] | None = None,
         origin: str = "api",
-        pool: MemoryPool | None = None,
-        chunk_max_chars: int = DEFAULT_MAX_CHARS,
     ) -> None:
         self.origin = origin
-        self.chunk_max_chars = chunk_max_chars
         self._forget_history = forget_history
         self.writer = writer
-        self.memory_index = memory_index or MemoryIndexKeeper(
-            writer=writer, memory_folder=memory_folder, record=None)
+        self.memory_index = memory_index
         self.owner = owner
-        self.memory_folder = memory_folder.strip("/")
+        self.memory_folder = pool.memory_folder
+        self.chunk_max_chars = pool.chunk_max_chars
         self.store = store
         self._embedder = embedder
         self._index = index
         self._clock = clock
-        self._pool = pool if pool is not None else MemoryPool(writer.root, self.memory_folder)
+        self._pool = pool
 
     # ------------------------------------------------------------------ reading
 
@@ -284,7 +284,7 @@ class MemoryService:
 
     def _facts(self, stored: Sequence[StoredMemory]) -> list[MemoryFacts]:
         embed = (lambda texts: self._embedder().embed(texts)) if self.store is not None else None
-        return self._pool.facts(stored, self.store, chunk_max_chars=self.chunk_max_chars,
+        return self._pool.facts(stored, self.store,
                                 embed=embed)
 
     def _create(

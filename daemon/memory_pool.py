@@ -72,9 +72,13 @@ class MemoryPool:
     symlinked folders are not entered. Thread-safe.
     """
 
-    def __init__(self, root: Path, memory_folder: str) -> None:
+    def __init__(self, root: Path, memory_folder: str, *,
+                 chunk_max_chars: int = DEFAULT_MAX_CHARS) -> None:
         self.root = root
         self.memory_folder = memory_folder.strip("/")
+        #: How the index cuts notes into chunks (``sync.chunk_max_chars``): a memory's first
+        #: chunk, and so the key of its stored vector, depends on it.
+        self.chunk_max_chars = chunk_max_chars
         self._entries: dict[str, _Entry] = {}
         self._lock = threading.Lock()
 
@@ -92,11 +96,10 @@ class MemoryPool:
                     if e.stored is not None]
 
     def facts(self, stored: Sequence[StoredMemory], store: MagmaStore | None,
-              *, chunk_max_chars: int = DEFAULT_MAX_CHARS,
-              embed: Callable[[list[str]], np.ndarray] | None = None) -> list[MemoryFacts]:
+              *, embed: Callable[[list[str]], np.ndarray] | None = None) -> list[MemoryFacts]:
         """What :func:`consistency.duplicates.decide` needs of each of ``stored`` that has
         an id: its fields, read claim and the embedding of its first chunk — the vector the
-        index holds for that chunk's hash (``chunk_max_chars`` as the index cuts), else, for
+        index holds for that chunk's hash (cut as :attr:`chunk_max_chars` says), else, for
         at most :data:`EMBED_UNINDEXED` files not indexed yet (a hand edit the index has not
         seen), one ``embed`` call; ``None`` beyond that. Claims are read once per file
         version; vectors are kept with them."""
@@ -116,7 +119,8 @@ class MemoryPool:
                 assert entry.facts is not None and entry.stored is not None
                 if entry.facts.embedding is None and store is not None:
                     if entry.first_chunk is None:
-                        entry.first_chunk = first_chunk_hash(entry.stored.note, chunk_max_chars)
+                        entry.first_chunk = first_chunk_hash(entry.stored.note,
+                                                             self.chunk_max_chars)
                     waiting.setdefault(entry.first_chunk, []).append(entry)
             if waiting and store is not None:
                 for chunk_hash, vector in store.known_vectors(waiting.keys()).items():
@@ -126,7 +130,8 @@ class MemoryPool:
             if waiting and embed is not None and len(waiting) <= EMBED_UNINDEXED:
                 hashes = sorted(waiting)
                 notes = [waiting[h][0].stored for h in hashes]
-                texts = [first_chunk(n.note, chunk_max_chars).embed_text for n in notes if n]
+                texts = [first_chunk(n.note, self.chunk_max_chars).embed_text
+                         for n in notes if n]
                 for chunk_hash, vector in zip(hashes, embed(texts), strict=True):
                     for entry in waiting[chunk_hash]:
                         assert entry.facts is not None

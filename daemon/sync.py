@@ -35,6 +35,7 @@ from magma.store import AttachmentRecord, IndexedFile, MagmaStore, NoteRecord
 __all__ = [
     "Progress",
     "RootsSyncer",
+    "SyncLimits",
     "SyncPlan",
     "SyncReport",
     "Syncer",
@@ -137,13 +138,28 @@ class _Work:
         self.notes.append((entry, note, note_id))
 
 
-class Syncer:
-    """Runs reconciles of one vault into one store with one embedder.
+@dataclass(frozen=True, slots=True)
+class SyncLimits:
+    """How a sync cuts and batches notes, and when it stops (the ``sync`` config section).
 
-    ``batch_files`` notes are embedded and committed per store write (one table version per
-    batch, DESIGN.md: never one per note). ``max_delete_share`` is the share of the index a
-    sync may remove before it stops and asks (``allow_mass_delete``).
+    ``chunk_max_chars``: the longest chunk, in characters. ``batch_files``: notes embedded and
+    committed per store write (one table version per batch, DESIGN.md: never one per note).
+    ``max_delete_share``: the share of the index a sync may remove before it stops and asks
+    (``allow_mass_delete``). ``max_note_chars``: a note body is cut there (reported).
+    ``empty_recheck_s``: seconds to wait before believing a file read empty (an editor's
+    atomic save caught between truncate and write).
     """
+
+    chunk_max_chars: int
+    batch_files: int
+    max_delete_share: float
+    max_note_chars: int = 500_000
+    empty_recheck_s: float = 0.2
+
+
+class Syncer:
+    """Runs reconciles of one vault into one store with one embedder, within ``limits``
+    (:class:`SyncLimits`)."""
 
     def __init__(
         self,
@@ -152,11 +168,7 @@ class Syncer:
         store: MagmaStore,
         embedder_factory: Callable[[], Embedder],
         *,
-        chunk_max_chars: int,
-        batch_files: int,
-        max_delete_share: float,
-        empty_recheck_s: float = 0.2,
-        max_note_chars: int = 500_000,
+        limits: SyncLimits,
         prefix: str = "",
         claimed: Collection[str] = (),
         recorder: VersionRecorder | None = None,
@@ -169,11 +181,11 @@ class Syncer:
         self.store = store
         self._embedder_factory = embedder_factory
         self._embedder: Embedder | None = None
-        self.chunk_max_chars = chunk_max_chars
-        self.batch_files = batch_files
-        self.max_delete_share = max_delete_share
-        self.empty_recheck_s = empty_recheck_s
-        self.max_note_chars = max_note_chars
+        self.chunk_max_chars = limits.chunk_max_chars
+        self.batch_files = limits.batch_files
+        self.max_delete_share = limits.max_delete_share
+        self.empty_recheck_s = limits.empty_recheck_s
+        self.max_note_chars = limits.max_note_chars
 
     def owns(self, path: str) -> bool:
         """True when index path ``path`` belongs to this syncer's root (its prefix, and no
