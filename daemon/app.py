@@ -39,7 +39,8 @@ from consistency.dream import dream_due
 from consistency.lifecycle import LifecyclePolicy, RecallStats
 from consistency.synthesis import ExtractedFact
 from daemon import session_snapshot
-from daemon.check import ConsistencyService
+from daemon.check import CheckLimits, ConsistencyService
+from daemon.conflicts import ConflictDesk
 from daemon.dream import (
     DreamPolicy,
     DreamRunner,
@@ -480,10 +481,8 @@ class App:
         return RootsSyncer([
             Syncer(
                 root.path, root.vfilter, self.store, lambda: self.indexing_embedder,
-                limits=SyncLimits(chunk_max_chars=cfg.chunk_max_chars,
-                                  batch_files=cfg.write_batch_files,
-                                  max_delete_share=cfg.max_delete_share,
-                                  max_note_chars=cfg.max_note_chars),
+                limits=SyncLimits(cfg.chunk_max_chars, cfg.write_batch_files,
+                                  cfg.max_delete_share, cfg.max_note_chars),
                 prefix=root.prefix, claimed=prefixes,
                 recorder=self.recorder if not root.prefix else None,
             )
@@ -594,15 +593,15 @@ class App:
     ) -> ConsistencyService:
         """The checker and arbiter of this vault (``dreamd check``, ``dreamd conflicts``);
         ``index`` re-indexes paths (default :meth:`index_now`; the daemon passes its own)."""
+        reindex = index or self.index_now
+        desk = ConflictDesk(writer=self.writer, recorder=self.recorder, state_dir=self.state_dir,
+                            index=reindex, memories=self.memories, clock=self.clock)
+        limits = CheckLimits(timedelta(seconds=self.settings.check.orphan_grace_s),
+                             self.settings.sync.max_delete_share)
         return ConsistencyService(
-            root=self.vault_root, vfilter=self.vault_filter, store=self.store,
-            recorder=self.recorder, writer=self.writer, memories=self.memories,
-            index=index or self.index_now, state_dir=self.state_dir,
-            memory_folder=self.settings.vault.memory_folder,
-            memory_index=self.memory_index,
-            orphan_grace=timedelta(seconds=self.settings.check.orphan_grace_s),
-            claimed=[root.prefix for root in self.roots[1:]],
-            max_delete_share=self.settings.sync.max_delete_share, clock=self.clock,
+            root=self.vault_root, vfilter=self.vault_filter, store=self.store, desk=desk,
+            memories=self.memories, index=reindex, memory_index=self.memory_index,
+            limits=limits, claimed=[root.prefix for root in self.roots[1:]], clock=self.clock,
         )
 
     def conflict_copies(self) -> list[tuple[str, str]]:

@@ -22,23 +22,17 @@ from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import structlog
 from ulid import ULID
 
-from ccb.atomic import read_json_object, write_json_atomic
 from ccb.dates import as_aware
 from ccb.frontmatter_edit import set_properties
-from ccb.merge import merge_note
 from ccb.model import DIARY_FILE, Note, memory_key
-from ccb.parse import parse_note
 from ccb.scan import VaultFilter, read_note_bytes, scan_vault
-from ccb.writer import NoteWriter
 from config.errors import (
-    ConflictNotFoundError,
     DreamdError,
-    MemoryNotFoundError,
     VaultError,
 )
 from consistency.arbiter import (
@@ -68,16 +62,18 @@ from consistency.checker import (
 from consistency.duplicates import claim_of, cosine_similarity
 from consistency.judgement import MemorySide, judge_pair
 from consistency.lifecycle import MemoryState, is_current
-from daemon.history import VersionRecorder, note_memory_key
+from daemon.conflicts import CONFLICTS_FILE, ConflictDesk, ConflictRecord, Keep
+from daemon.history import note_memory_key
 from daemon.memories import MemoryService
 from daemon.memory_index_keeper import INDEX_FILE, MemoryIndexKeeper, index_fingerprint
 from daemon.memory_pool import MemoryPool, StoredMemory
 from daemon.sync import MASS_DELETE_MIN_FILES
 from magma.store import IndexedFile, LinkRecord, MagmaStore
-from magma.versions import NewVersion, Version, current
+from magma.versions import Version, current
 
 __all__ = [
     "CONFLICTS_FILE",
+    "CheckLimits",
     "CheckReport",
     "ConflictRecord",
     "ConsistencyService",
@@ -87,12 +83,6 @@ __all__ = [
 ]
 
 log = structlog.get_logger("dreamd.check")
-
-#: State-dir file of conflicts waiting for the user, ``{memory key: ConflictRecord}``.
-CONFLICTS_FILE = "conflicts.json"
-
-Keep = Literal["file", "magma", "both"]
-
 
 @dataclass(frozen=True, slots=True)
 class Finding:
@@ -141,18 +131,6 @@ class FixReport:
     deferred: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class ConflictRecord:
-    """A conflict waiting for the user: ``path`` kept the file's version, ``copy`` holds
-    MAGMA's version ``head_n``; ``opened`` is ISO UTC."""
-
-    memory_key: str
-    path: str
-    copy: str
-    head_n: int
-    opened: str
-
-
 @dataclass(slots=True)
 class _Gathered:
     files: dict[str, FileSide] = field(default_factory=dict)
@@ -162,36 +140,45 @@ class _Gathered:
     memory_folder_files: list[tuple[str, str]] = field(default_factory=list)
 
 
+@dataclass(frozen=True, slots=True)
+class CheckLimits:
+    """``orphan_grace``: how long a memory may be gone from the vault before it is reported
+    (``check.orphan_grace_s``); ``max_delete_share``: the share of the memories a fix may
+    tombstone at once before it stops and asks (``sync.max_delete_share``)."""
+
+    orphan_grace: timedelta
+    max_delete_share: float = 0.5
+
+
 class ConsistencyService:
     """Checks one vault against its index and the memories' history, and repairs drift.
 
-    Plain constructor arguments (the composition root builds it): ``index(paths) -> bool``
-    re-indexes vault paths (False: a running daemon does it), ``memories()`` gives the
-    memory service (``MEMORY.md``), ``claimed`` are index path prefixes of extra roots (not
-    part of the vault, not checked here).
+    Plain constructor arguments (the composition root builds it): ``desk`` settles what a
+    file and its history disagree on (its writer and version recorder are this service's),
+    ``index(paths) -> bool`` re-indexes vault paths (False: a running daemon does it),
+    ``memories()`` gives the memory service (``MEMORY.md``), ``claimed`` are index path
+    prefixes of extra roots (not part of the vault, not checked here).
     """
 
     def __init__(
-        self, *, root: Path, vfilter: VaultFilter, store: MagmaStore,
-        recorder: VersionRecorder, writer: NoteWriter, memories: Callable[[], MemoryService],
-        index: Callable[[Collection[str]], bool], state_dir: Path, memory_folder: str,
-        memory_index: MemoryIndexKeeper, orphan_grace: timedelta, claimed: Collection[str] = (),
-        max_delete_share: float = 0.5,
+        self, *, root: Path, vfilter: VaultFilter, store: MagmaStore, desk: ConflictDesk,
+        memories: Callable[[], MemoryService], index: Callable[[Collection[str]], bool],
+        memory_index: MemoryIndexKeeper, limits: CheckLimits, claimed: Collection[str] = (),
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
     ) -> None:
-        self.max_delete_share = max_delete_share
+        self.max_delete_share = limits.max_delete_share
         self.root = root
         self.vfilter = vfilter
         self.store = store
-        self.recorder = recorder
-        self.archive = recorder.archive
-        self.writer = writer
+        self.desk = desk
+        self.recorder = desk.recorder
+        self.archive = desk.archive
+        self.writer = desk.writer
         self._memories = memories
         self._index = index
-        self.state_dir = state_dir
-        self.memory_folder = memory_folder.strip("/")
+        self.memory_folder = memory_index.memory_folder
         self.memory_index = memory_index
-        self.orphan_grace = orphan_grace
+        self.orphan_grace = limits.orphan_grace
         self.claimed = tuple(claimed)
         self._clock = clock
 
@@ -270,7 +257,7 @@ class ConsistencyService:
                   and link.target.rsplit("/", 1)[-1].removesuffix(".md").casefold()
                   not in _GENERATED_STEMS]  # MEMORY.md exists, it is only left out of the index
         pending = {key: _utc(info.get("since")) for key, info in self.recorder.pending().items()}
-        conflicts = self._load_conflicts()
+        conflicts = self.desk.load()
         index_current, hand_edited = self._memory_index_current(gathered, today)
         _link_possible_pairs(gathered.files, {**props, **gathered.properties})
         snapshot = Snapshot(
@@ -420,21 +407,21 @@ class ConsistencyService:
                 outcome = self._memories().rebuild_index()
                 return f"{outcome.path} {outcome.status}"
             case KeepFile(path=path, memory_key=key, head_n=n, reason=reason):
-                data = self._read(path)
-                merged = self._merge_with(path, key, n, data, reindex) if n else None
+                data = self.desk.read(path)
+                merged = self.desk.merge_with(path, key, n, data, reindex) if n else None
                 if merged is not None:
                     return merged
-                number = self._record_head(key, path, data, f"settled: {reason}")
-                self._close_conflict(key)
+                number = self.desk.record_head(key, path, data, f"settled: {reason}")
+                self.desk.close(key)
                 reindex.add(path)
                 return f"the file's content is version {number}"
             case TakeMagma(path=path, memory_key=key, head_n=n, keep_file=keep, reason=reason):
-                return self._take_magma(path, key, n, keep, reason, reindex)
+                return self.desk.take_magma(path, key, n, keep, reason, reindex)
             case ManualReview(path=path, memory_key=key, head_n=n, reason=reason):
-                return self._manual_review(path, key, n, reason, reindex)
+                return self.desk.manual_review(path, key, n, reason, reindex)
             case NewId(memory_key=key, paths=paths):
                 for path in paths:
-                    data = self._read(path)
+                    data = self.desk.read(path)
                     fresh = set_properties(data, {"id": str(ULID())}, path=path)
                     self.writer.write(path, fresh, base=data, origin="arbiter",
                                       change=f"a copy of memory {key}: given its own id")
@@ -449,12 +436,6 @@ class ConsistencyService:
                 self._memories().rebuild_index()
             except DreamdError as error:
                 log.warning("check.memory_index_failed", error=str(error))
-
-    def _read(self, path: str) -> bytes:
-        data = self.writer.read(path)
-        if data is None:
-            raise MemoryNotFoundError(f"check: {path}: the file is gone")
-        return data
 
     def _offer(self, paths: list[str]) -> None:
         """Record the memories at ``paths`` as versions (the index may be up to date already:
@@ -472,201 +453,15 @@ class ConsistencyService:
             notes.append((note, data, row.content_hash if row else None))
         self.recorder.offer(notes)
 
-    def _record_head(self, key: str, path: str, data: bytes, change: str) -> int:
-        """Record ``data`` as ``key``'s current version (origin ``arbiter``)."""
-        memory = parse_note(path, data).memory
-        recorded = self.archive.record([NewVersion(
-            memory_id=key, path=path, content=data, origin="arbiter", change_log=change,
-            memory_type=memory.type if memory else None,
-            name=memory.name if memory else None)], now=self._clock())
-        self.recorder.set_bases({key: hashlib.sha256(data).hexdigest()})
-        head = current(self.archive.history(key))
-        return recorded[0].n if recorded else (head.n if head else 0)
-
-    def _keep_side(self, key: str, path: str, data: bytes, change: str) -> None:
-        """Keep ``data`` in ``key``'s history as a side version — its raw bytes, whether or
-        not they still parse as a memory (nothing the user wrote may be lost)."""
-        note = parse_note(path, data)
-        memory = note.memory
-        self.archive.record([NewVersion(
-            memory_id=key, path=path, content=data, origin="arbiter", change_log=change,
-            kind="kept", memory_type=memory.type if memory else None,
-            name=memory.name if memory else None)], now=self._clock())
-
-    def _merge_with(
-        self, path: str, key: str, n: int, data: bytes, reindex: set[str]
-    ) -> str | None:
-        """When the file and version ``n`` changed different lines since the base this
-        device last agreed with, write the merge (both edits survive; it becomes the current
-        version). ``None`` when there is no base or the two edits touch the same lines."""
-        base_hash = self.recorder.bases().get(key)
-        base = next((self.archive.content(key, v.n) for v in self.archive.history(key)
-                     if v.content_hash == base_hash and v.kind != "tombstone"), None)
-        if base is None:
-            return None
-        merged = merge_note(base, data, self.archive.content(key, n))
-        if merged is None or merged == data:
-            return None
-        self._keep_side(key, path, data, f"this device's version, merged with {n}")
-        outcome = self.writer.write(path, merged, base=data, origin="arbiter",
-                                    change=f"merged with version {n}")
-        final = self.writer.read(path) or merged
-        number = self._record_head(key, path, final, f"this device's edit merged with {n}")
-        self._close_conflict(key)
-        reindex.add(path)
-        return f"{path}: both edits merged as version {number} ({outcome.status})"
-
-    def _take_magma(
-        self, path: str, key: str, n: int, keep: bool, reason: str, reindex: set[str]
-    ) -> str:
-        data = self._read(path)
-        if keep:  # a divergence: when the two edits touched different lines, keep both
-            merged = self._merge_with(path, key, n, data, reindex)
-            if merged is not None:
-                return merged
-        # even when the file's content "was recorded": nothing is lost by keeping it again
-        self._keep_side(key, path, data, f"this device's version, replaced: {reason}")
-        head = self.archive.get(key, n)
-        content = self.archive.content(key, n)
-        self.recorder.set_bases({key: head.content_hash})
-        outcome = self.writer.write(path, content, base=data, origin="arbiter",
-                                    change=f"took version {n}: {reason}", restores=True)
-        reindex.add(path)
-        return f"version {n} written to the file ({outcome.status})" + (
-            "; the file's own version kept in the history" if keep else "")
-
-    def _manual_review(
-        self, path: str, key: str, n: int, reason: str, reindex: set[str]
-    ) -> str:
-        data = self._read(path)
-        self._keep_side(key, path, data, f"this device's version, in conflict with {n}: {reason}")
-        copy = self.writer.write_conflict_copy(path, self.archive.content(key, n))
-        conflicts = self._load_conflicts()
-        conflicts[key] = ConflictRecord(key, path, copy, n, self._clock().isoformat())
-        self._save_conflicts(conflicts)
-        reindex.add(path)
-        return f"conflict: version {n} written to {copy} for review"
-
-    def _close_conflict(self, key: str) -> None:
-        conflicts = self._load_conflicts()
-        if conflicts.pop(key, None) is not None:
-            self._save_conflicts(conflicts)
-
     # ------------------------------------------------------------------ conflicts
 
     def conflicts(self) -> list[ConflictRecord]:
-        """Open conflicts, oldest first. A conflict whose copy the user deleted is settled
-        as "keep the file" by the next ``check --fix``."""
-        return sorted(self._open_conflicts().values(), key=lambda c: c.opened)
+        """Open conflicts, oldest first (:meth:`daemon.conflicts.ConflictDesk.conflicts`)."""
+        return self.desk.conflicts()
 
     def resolve(self, key: str, keep: Keep) -> str:
-        """Settle the open conflict of ``key``: keep the ``file``, MAGMA's version (the
-        conflict copy, as the user may have edited it), or ``both`` (merged, or the copy's
-        body appended). Both sides' bytes go to the history first, parsed or not; the copy is
-        removed only if it still holds what was kept. When the memory changed again elsewhere
-        since the conflict was opened, the copy is refreshed with that version and nothing
-        else is done: the user looks again. Raises ``ConflictNotFoundError``,
-        ``StaleWriteError`` (the conflict copy changed during the resolve; it is left)."""
-        conflicts = self._load_conflicts()
-        record = conflicts.get(key) or next(
-            (c for c in conflicts.values() if key in {c.path, Path(c.path).stem}), None)
-        if record is None:
-            raise ConflictNotFoundError(
-                f"conflicts resolve {key}: no open conflict for it (see dreamd conflicts)")
-        key = record.memory_key
-        base_hash = self.recorder.bases().get(key)  # before this resolve moves it
-        data = self._read(record.path)
-        copy_bytes = self.writer.read(record.copy)
-        if copy_bytes is None:
-            copy_bytes = self.archive.content(key, record.head_n)
-        head = current(self.archive.history(key))
-        self._keep_side(key, record.copy, copy_bytes, "the conflict copy, as resolved")
-        self._keep_side(key, record.path, data, "the file, as resolved")
-        if head is not None and head.kind == "edit" and head.n > record.head_n \
-                and head.content_hash != hashlib.sha256(copy_bytes).hexdigest():
-            newer = self.archive.content(key, head.n)
-            self.writer.write(record.copy, newer, base=self.writer.read(record.copy),
-                              origin="arbiter", change=f"version {head.n} for review")
-            conflicts[key] = ConflictRecord(key, record.path, record.copy, head.n,
-                                            record.opened)
-            self._save_conflicts(conflicts)
-            raise ConflictNotFoundError(
-                f"conflicts resolve {key}: the memory changed again elsewhere (version "
-                f"{head.n}) since this conflict was opened; {record.copy} now holds that "
-                "version (what it held is in the history): compare again, then resolve")
-        if head is not None:
-            self.recorder.set_bases({key: head.content_hash})
-        if keep == "file":
-            result = data
-        elif keep == "magma":
-            result = copy_bytes
-        else:
-            result = self._both(key, base_hash, data, copy_bytes, record.path)
-        outcome = self.writer.write(record.path, result, base=data, origin="arbiter",
-                                    change=f"conflict resolved: kept {keep}",
-                                    restores=keep != "both")
-        final = self.writer.read(record.path) or result
-        self._record_head(key, record.path, final, f"conflict resolved: kept {keep}")
-        if self.writer.read(record.copy) is not None:
-            self.writer.delete(record.copy, expect=copy_bytes)  # only what was kept
-        self._close_conflict(key)
-        self._index([record.path, record.copy])
-        self._memories().rebuild_index()
-        log.info("conflict.resolved", memory_key=key, keep=keep, status=outcome.status)
-        return f"{record.path}: kept {keep}; {record.copy} removed (both versions in history)"
-
-    def _both(
-        self, key: str, base_hash: str | None, ours: bytes, theirs: bytes, path: str
-    ) -> bytes:
-        """Both sides in one file: merged on their common base when they touched different
-        sections (or both only added lines), else the copy's body appended to the file, in
-        the file's own encoding and line endings."""
-        base = None
-        for version in self.archive.history(key):
-            if version.content_hash == base_hash and version.kind != "tombstone":
-                base = self.archive.content(key, version.n)
-        merged = merge_note(base, ours, theirs) if base is not None else None
-        if merged is not None:
-            return merged
-        note = parse_note(path, ours)
-        body = parse_note(path, theirs).body.strip("\n")
-        codec = {"utf-8": "utf-8", "utf-16-le": "utf-16-le", "utf-16-be": "utf-16-be"}[
-            note.encoding]
-        bom = {"utf-8": b"\xef\xbb\xbf", "utf-16-le": b"\xff\xfe", "utf-16-be": b"\xfe\xff"}[
-            note.encoding]
-        raw = ours[len(bom):] if ours.startswith(bom) else ours
-        text = raw.decode(codec, errors="surrogateescape").rstrip("\r\n")
-        eol = note.line_ending
-        text += eol + eol + body.replace("\n", eol) + eol
-        encoded = text.encode(codec, errors="surrogateescape")
-        return (bom if ours.startswith(bom) else b"") + encoded
-
-    def _open_conflicts(self) -> dict[str, ConflictRecord]:
-        return {k: c for k, c in self._load_conflicts().items()
-                if self.writer.read(c.copy) is not None}
-
-    def _load_conflicts(self) -> dict[str, ConflictRecord]:
-        data = read_json_object(self.state_dir / CONFLICTS_FILE)
-        found = {}
-        for key, value in data.items():
-            try:
-                record = ConflictRecord(**value)
-                if not all(isinstance(getattr(record, f), str)
-                           for f in ("memory_key", "path", "copy", "opened")) \
-                        or not isinstance(record.head_n, int):
-                    raise TypeError("wrong field types")
-                self.writer.read(record.path)  # VaultError: a path that leaves the vault
-                self.writer.read(record.copy)
-            except (TypeError, DreamdError, OSError) as error:
-                log.warning("conflicts.entry_ignored", key=str(key), reason=str(error),
-                            file=str(self.state_dir / CONFLICTS_FILE))
-                continue
-            found[key] = record
-        return found
-
-    def _save_conflicts(self, conflicts: Mapping[str, ConflictRecord]) -> None:
-        write_json_atomic(self.state_dir / CONFLICTS_FILE,
-                          {k: _record_json(c) for k, c in conflicts.items()})
+        """Settle the open conflict of ``key`` (:meth:`daemon.conflicts.ConflictDesk.resolve`)."""
+        return self.desk.resolve(key, keep)
 
 
 #: File stems of the index files dreamd generates (not indexed, but real link targets).
@@ -674,11 +469,6 @@ _GENERATED_STEMS = frozenset({"memory", "dreams"})
 
 _APPLY_ORDER: tuple[type, ...] = (RepairArchive, Reindex, Tombstone, KeepFile, TakeMagma,
                                   ManualReview, NewId, RebuildMemoryIndex, Report)
-
-
-def _record_json(record: ConflictRecord) -> dict[str, Any]:
-    return {"memory_key": record.memory_key, "path": record.path, "copy": record.copy,
-            "head_n": record.head_n, "opened": record.opened}
 
 
 def _row_key(row: IndexedFile) -> str | None:

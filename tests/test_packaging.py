@@ -101,9 +101,8 @@ def test_nothing_is_loaded_by_path() -> None:
 # its size now: the list may only shrink (a listed class that grows fails, a new one fails).
 MAX_CLASS_LINES, MAX_INIT_PARAMS, MAX_COMPLEXITY = 450, 10, 14
 OVER_TODAY_CLASSES = {  # (module, class): (lines, constructor parameters)
-    ("daemon/check.py", "ConsistencyService"): (505, 14),
-    ("daemon/runner.py", "Daemon"): (533, 2),
-    ("daemon/app.py", "App"): (589, 4),
+    ("daemon/runner.py", "Daemon"): (531, 2),
+    ("daemon/app.py", "App"): (587, 4),
     ("daemon/retrieval.py", "Retriever"): (530, 7),
     ("magma/store.py", "MagmaStore"): (609, 6),
     ("ccb/writer.py", "NoteWriter"): (670, 6),
