@@ -35,9 +35,6 @@ attempt, and the journal; a user's notes and conflict copies are always written 
 from __future__ import annotations
 
 import difflib
-import errno
-import hashlib
-import json
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -51,16 +48,20 @@ import filelock
 import structlog
 
 from ccb.atomic import (
-    TEMP_SUFFIX,
     FileBeingWrittenError,
-    read_json_object,
-    replace_bytes_in_place,
-    swap_bytes_atomic,
-    write_bytes_atomic,
 )
 from ccb.frontmatter_edit import set_properties
 from ccb.merge import merge_note
-from ccb.obsidian_cli import ObsidianCliError, WriteMode, WriteRouter, content_problem
+from ccb.obsidian_cli import WriteMode, WriteRouter
+from ccb.write_records import (
+    HEAL_WINDOW_S,
+    ORIGIN_WINDOW_S,
+    GeneratedFiles,
+    OriginLog,
+    WriteJournal,
+    prune_journal,
+)
+from ccb.write_transport import WriteTransport, sha256_hex, short_hash
 from config.errors import DreamdError, StaleWriteError, VaultError
 
 __all__ = [
@@ -77,11 +78,6 @@ log = structlog.get_logger("dreamd.writer")
 #: How long a write waits for another dreamd process holding the writer lock, in seconds.
 WRITER_LOCK_TIMEOUT_S = 30.0
 
-#: How long a write is journaled for :meth:`NoteWriter.heal`, in seconds. An editor that
-#: saves a buffer it loaded before our write does so within seconds (Obsidian saves about
-#: two seconds after the last keystroke); ten minutes covers a laptop that slept in between.
-HEAL_WINDOW_S = 600.0
-
 #: Rounds of "an editor wrote between our compare and our swap" before giving up and
 #: keeping every displaced version as a conflict copy (each round needs a new editor save
 #: inside a window of microseconds; three in a row do not happen by chance).
@@ -92,31 +88,11 @@ _MAX_RACES = 4
 _JOURNAL_PER_FILE = 64
 
 _JOURNAL_DIR = "recent-writes"
-_JOURNAL_FILE = "journal.json"
-_GENERATED_FILE = "generated.json"
-_ORIGINS_FILE = "origins.json"
-#: How long the origin of a write is remembered, in seconds: the indexer (the daemon's
-#: watcher, or the writing process itself) records the version within moments; a day covers a
-#: daemon that was down.
-ORIGIN_WINDOW_S = 86_400.0
-_ORIGINS_MAX = 16_384
 #: How long a write waits for a file found empty to be written by its editor, and how often it
 #: looks, in seconds (an in-place save's truncate-to-write gap is milliseconds).
 SETTLE_WAIT_S = 0.5
 SETTLE_STEP_S = 0.05
-#: In :meth:`NoteWriter.batch`, the origins are saved after this many writes (and at the end):
-#: another process learns of a batch write's origin at most this many writes late.
-BATCH_SAVE_EVERY = 100
 _HEALED = "an editor saved over dreamd's write; both edits merged"
-
-
-def _prune_journal(journal: dict[str, list[dict[str, object]]], now: float) -> None:
-    """Drop journal entries older than :data:`HEAL_WINDOW_S` (in place)."""
-    for path in list(journal):
-        journal[path] = [e for e in journal[path]
-                         if now - float(str(e.get("at", 0))) <= HEAL_WINDOW_S]
-        if not journal[path]:
-            del journal[path]
 
 
 def _merged(change: str) -> str:
@@ -126,11 +102,6 @@ def _merged(change: str) -> str:
 WriteStatus = Literal["created", "written", "merged", "conflict", "unchanged", "healed"]
 
 
-def sha256_hex(data: bytes) -> str:
-    """SHA-256 hex digest of ``data`` (the content hash used everywhere in dreamd)."""
-    return hashlib.sha256(data).hexdigest()
-
-
 def conflict_copy_path(rel_path: str, now: datetime) -> str:
     """``Memory/x.md`` → ``Memory/x.conflict-20261130-101500.md`` (UTC stamp)."""
     stem, dot, suffix = rel_path.rpartition(".")
@@ -138,18 +109,6 @@ def conflict_copy_path(rel_path: str, now: datetime) -> str:
         stem, suffix = rel_path, ""
     stamp = now.astimezone(UTC).strftime("%Y%m%d-%H%M%S")
     return f"{stem}.conflict-{stamp}" + (f".{suffix}" if suffix else "")
-
-
-@dataclass(frozen=True, slots=True)
-class _Put:
-    """What one physical write did: ``written`` (our bytes are on disk) with ``found`` the
-    bytes they displaced (``None``: no file); or not written (a CLI write found the file
-    changed right before it) with ``found`` the bytes on disk. ``via``: ``cli`` or
-    ``direct``."""
-
-    written: bool
-    found: bytes | None
-    via: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,13 +149,15 @@ class NoteWriter:
         self._process_lock = filelock.FileLock(lock_dir / "writer.lock",
                                                timeout=WRITER_LOCK_TIMEOUT_S)
         self._thread_lock = threading.RLock()
-        self._held: dict[str, object] | None = None  # journal and origins during batch()
-        self._held_writes = 0
+        self._recent = WriteJournal(self._journal)
+        self._origins = OriginLog(self._journal)
+        self._generated = GeneratedFiles(self._journal)
         self._journal_writes = True
-        self._on_written = on_written
         self._clock = clock
-        self._router = router
-        self._atomic_writes = atomic_writes
+        self._transport = WriteTransport(
+            router=router, on_written=on_written, atomic_writes=atomic_writes, read=self.read,
+            note_origin=self._origins.note,
+            keep_copy=lambda path, data, current: self._fork(path, data, current).conflict_path)
 
     def _absolute(self, rel_path: str) -> Path:
         target = (self.root / rel_path).resolve()
@@ -313,7 +274,7 @@ class NoteWriter:
             digest = sha256_hex(want)
             want_tag = tag if want == data else (tag[0], _merged(tag[1]))
             try:
-                put = self._put(target, rel_path, want, expect=expect, tag=want_tag)
+                put = self._transport.put(target, rel_path, want, expect=expect, tag=want_tag)
             except FileBeingWrittenError:
                 raise StaleWriteError(
                     f"ccb: write {rel_path}: an editor was saving the file in that very moment "
@@ -339,7 +300,7 @@ class NoteWriter:
                 expect, want, status = displaced, self._restamp(merged, rel_path), "merged"
                 continue
             log.debug("write.swapped", path=rel_path, wrote=digest[:8], via=put.via,
-                      expected=_short(expect), displaced=_short(displaced))
+                      expected=short_hash(expect), displaced=short_hash(displaced))
             if displaced == expect or displaced is None:
                 # (None: deleted in that very moment; the write stands, as after a delete)
                 self._remember(rel_path, first, want, want_tag)
@@ -361,141 +322,10 @@ class NoteWriter:
                 expect, want, status = want, displaced, "conflict"
         raise AssertionError("unreachable")  # pragma: no cover
 
-    # ------------------------------------------------------------------ the physical write
-
     def write_mode(self) -> WriteMode:
-        """How memory files are written now, and why (``dreamd doctor``, status): the
-        router's :meth:`~ccb.obsidian_cli.WriteRouter.write_mode`, or ``direct`` when this
-        writer has none."""
-        if self._router is None:
-            return WriteMode("direct", "no Obsidian CLI configured for this writer")
-        return self._router.write_mode()
-
-    def _put(
-        self, target: Path, rel_path: str, want: bytes, *, expect: bytes | None,
-        tag: tuple[str, str],
-    ) -> _Put:
-        """Write ``want`` at ``rel_path`` by the way in effect: through the Obsidian CLI for
-        dreamd's own files when the mode says so and the content can travel byte for byte
-        (:func:`ccb.obsidian_cli.content_problem`), else directly. Raises
-        ``FileBeingWrittenError`` (nothing written), ``ObsidianCliError`` (CLI failed and
-        ``obsidian.fallback.enabled`` is off; the file is as it was), ``OSError``."""
-        router = self._router
-        if router is not None and router.is_memory_path(rel_path) \
-                and router.write_mode().uses_cli:
-            problem = content_problem(want)
-            if problem is None:
-                return self._put_cli(router, target, rel_path, want, expect=expect, tag=tag)
-            log.info("write.direct", path=rel_path,
-                     reason=f"the Obsidian CLI cannot carry this content: {problem}")
-        return self._put_direct(target, rel_path, want)
-
-    def _put_direct(self, target: Path, rel_path: str, want: bytes) -> _Put:
-        """Swap ``want`` in atomically (or write it in place when ``atomic_writes`` is off)."""
-        if self._on_written is not None:
-            self._on_written(rel_path, sha256_hex(want))  # before the event can arrive
-        if self._atomic_writes:
-            return _Put(True, swap_bytes_atomic(target, want), "direct")
-        return _Put(True, replace_bytes_in_place(target, want), "direct")
-
-    def _put_cli(
-        self, router: WriteRouter, target: Path, rel_path: str, want: bytes,
-        *, expect: bytes | None, tag: tuple[str, str],
-    ) -> _Put:
-        """Write ``want`` through ``obsidian create … overwrite``, compare-before-write on
-        every attempt: the file is read right before each call, and when it is no longer what
-        we expect nothing is written and what is there comes back (``written=False``). After
-        each call the file is read back and must be exactly ``want``. A failed attempt is tried
-        again up to ``router.max_retries`` times (not after a timeout in ``auto``, which
-        starts the cool-down, nor when the CLI is missing or acts on another vault); then the
-        file is written directly if ``router.fallback``, else ``ObsidianCliError`` is raised
-        with the file put back as it was.
-
-        The CLI cannot tell what it replaced: an editor's save landing during the call itself
-        (after our read) is overwritten unseen, as with a rename where ``renameat2`` is
-        missing; the lost-update journal repairs the converse (an editor saving over us)."""
-        digest = sha256_hex(want)
-        # Known before the bytes can appear: the indexer of another process (the daemon's
-        # watcher) names the version of these bytes by their origin.
-        self._note_origin(want, tag)
-        known = expect  # what we may replace: expect, or what a failed attempt of ours left
-        attempts = 1 + router.max_retries
-        last: ObsidianCliError | None = None
-        for attempt in range(1, attempts + 1):
-            if self._on_written is not None:
-                self._on_written(rel_path, digest)  # before the event can arrive
-            current = self.read(rel_path)
-            if current == want:  # a failed attempt of ours landed after all
-                return _Put(True, expect, "cli")
-            if current != known:
-                return _Put(False, current, "cli")
-            if current == b"" and want:
-                raise FileBeingWrittenError(errno.EBUSY, "the file is being written "
-                                            "(found empty)", str(target))
-            try:
-                target.parent.mkdir(parents=True, exist_ok=True)
-                router.ensure_vault()
-                router.cli.create(rel_path, want.decode("utf-8"))
-                error: ObsidianCliError | None = None
-            except ObsidianCliError as failed:
-                error = failed
-            after = self.read(rel_path)
-            if after == want:
-                if error is not None:
-                    log.warning("write.cli_error_but_written", path=rel_path, error=str(error))
-                log.info("write.cli", path=rel_path, attempt=attempt, hash=digest[:8])
-                return _Put(True, expect, "cli")
-            if error is None:
-                error = ObsidianCliError(
-                    f"obsidian CLI: create path={rel_path}: the file read back differs from "
-                    f"what was sent (sent {digest[:8]}…, found {_short(after) or 'no file'})")
-            if after != known:
-                # Bytes that are neither what we expected nor what we sent: a broken CLI
-                # write, or an editor's save in that very moment; nobody can tell which. They
-                # are kept in a conflict copy before anything replaces them.
-                kept = self._fork(rel_path, after, b"").conflict_path if after else None
-                log.warning("write.cli_left", path=rel_path, found=_short(after), kept=kept,
-                            reason="a failed CLI write left other bytes; kept in a conflict "
-                                   "copy, then replaced")
-                known = after
-            last = error
-            log.warning("write.cli_failed", path=rel_path, attempt=attempt, attempts=attempts,
-                        kind=error.kind, error=str(error))
-            if error.kind == "timeout":
-                router.note_timeout()
-                if router.configured == "auto":
-                    break
-            else:
-                router.note_failure()
-            if error.kind in {"missing", "vault", "refused"}:
-                break
-        assert last is not None
-        if not router.fallback:
-            if known != expect:
-                self._put_back(target, rel_path, expect, known)
-            raise ObsidianCliError(
-                f"ccb: write {rel_path}: the Obsidian CLI failed ({last}) and "
-                "obsidian.fallback.enabled = false, so it was not written directly; the file "
-                "is as it was", kind=last.kind)
-        log.warning("write.fallback", path=rel_path, to="direct", error=str(last))
-        put = self._put_direct(target, rel_path, want)
-        if put.found == known:
-            return _Put(True, expect, "direct")
-        return put
-
-    def _put_back(self, target: Path, rel_path: str, expect: bytes | None,
-                  left: bytes | None) -> None:
-        """Undo what a failed CLI write left (``left``) at ``rel_path``: ``expect`` goes back
-        (or the file goes, when there was none). Bytes found there that are not ``left`` — an
-        editor's, just now — stay, and ``expect`` is not lost: it is on disk or in a copy."""
-        if expect is None:
-            if self.read(rel_path) == left:
-                target.unlink(missing_ok=True)
-            return
-        displaced = self._put_direct(target, rel_path, expect).found
-        if displaced not in (left, None):
-            self._put_direct(target, rel_path, displaced)
-            self._fork(rel_path, expect, displaced)
+        """How memory files are written now, and why (``dreamd doctor``, status):
+        :meth:`ccb.write_transport.WriteTransport.mode`."""
+        return self._transport.mode()
 
     # ------------------------------------------------------------------ lost-update journal
 
@@ -508,7 +338,7 @@ class NoteWriter:
         ``wait=False`` returns ``None`` at once when another process is writing: call again
         soon. Raises ``OSError`` for I/O failures of the vault."""
         wanted = None if rel_paths is None else list(rel_paths)
-        if wanted is not None and not any(p in self._load_journal() for p in wanted):
+        if wanted is not None and not any(p in self._recent.load() for p in wanted):
             return []  # the common case, without taking the lock
         try:
             self._process_lock.acquire(timeout=WRITER_LOCK_TIMEOUT_S if wait else 0)
@@ -517,7 +347,7 @@ class NoteWriter:
         try:
             with self._thread_lock:
                 outcomes: list[WriteOutcome] = []
-                for path in wanted if wanted is not None else list(self._load_journal()):
+                for path in wanted if wanted is not None else list(self._recent.load()):
                     current = self.read(path)
                     repaired = self._repaired(path, current)
                     if repaired is not None and repaired != current:
@@ -543,7 +373,7 @@ class NoteWriter:
         """
         if current is None:
             return None  # deleted on purpose: nothing to repair
-        journal = self._load_journal()
+        journal = self._recent.load()
         now = time.time()
         entries = [e for e in journal.get(rel_path, [])
                    if now - float(str(e.get("at", 0))) <= HEAL_WINDOW_S]
@@ -554,8 +384,8 @@ class NoteWriter:
         lost_from: int | None = None
         for index in range(len(entries) - 1, -1, -1):
             entry = entries[index]
-            ours = self._blob(str(entry["ours"]))
-            base = self._blob(str(entry["base"])) if entry.get("base") else None
+            ours = self._recent.blob(str(entry["ours"]))
+            base = self._recent.blob(str(entry["base"])) if entry.get("base") else None
             if ours is None or base is None:
                 break  # created the file, or the journal lost its blobs: stop here
             if _built_on(base, ours, current):
@@ -566,7 +396,7 @@ class NoteWriter:
             if stamp_now is not None and stamp_now == _stamp_line(base):
                 lost_from = index
                 break
-        log.debug("write.heal_check", path=rel_path, current=_short(current),
+        log.debug("write.heal_check", path=rel_path, current=short_hash(current),
                   lost=lost_from is not None, candidates=len(missing))
         if lost_from is None:
             return current  # edited by someone who had our write: not a lost update
@@ -580,7 +410,7 @@ class NoteWriter:
         journal[rel_path] = entries[:lost_from]
         if not journal[rel_path]:
             del journal[rel_path]
-        self._save_journal(journal)
+        self._recent.save(journal)
         if repaired != current:
             log.warning("write.healed", path=rel_path,
                         reason="an editor saved over our write; our edit merged back")
@@ -595,43 +425,30 @@ class NoteWriter:
         _refuse_link(self.root, rel_path)
         target = self._absolute(rel_path)
         with self._thread_lock, self._process_lock:
-            known = self._load_generated()
             current = self.read(rel_path)
             if current == data:
                 return WriteOutcome(rel_path, "unchanged", sha256_hex(data))
             conflict_path = None
-            if current is not None and known.get(rel_path) != sha256_hex(current):
+            if current is not None and self._generated.hash_of(rel_path) != sha256_hex(current):
                 conflict_path = self._fork(rel_path, current, data).conflict_path
                 log.warning("write.kept_hand_edit", path=rel_path, copy=conflict_path)
             outcome = self._place(target, rel_path, data,
                                   "created" if current is None else "written", expect=current,
                                   tag=("api", "index rebuilt"))
-            known[rel_path] = sha256_hex(self.read(rel_path) or b"")
-            self._save_generated(known)
+            self._generated.record(rel_path, sha256_hex(self.read(rel_path) or b""))
             return WriteOutcome(rel_path, outcome.status, outcome.content_hash,
                                 conflict_path or outcome.conflict_path)
 
     def generated_hash(self, rel_path: str) -> str | None:
         """Hash of what dreamd last generated at ``rel_path``, ``None`` when never here."""
-        return value if isinstance(value := self._load_generated().get(rel_path), str) else None
+        return self._generated.hash_of(rel_path)
 
     def adopt_generated(self, rel_path: str, data: bytes) -> None:
         """Record ``data`` as what dreamd generated at ``rel_path`` (a check found the file
         equal to what dreamd would write), so the next :meth:`write_generated` does not take
         it for a hand edit."""
         with self._thread_lock, self._process_lock:
-            known = self._load_generated()
-            if known.get(rel_path) != sha256_hex(data):
-                known[rel_path] = sha256_hex(data)
-                self._save_generated(known)
-
-    def _load_generated(self) -> dict[str, object]:
-        """``generated.json``: ``{vault path: hash of what dreamd last generated there}``."""
-        return read_json_object(self._journal / _GENERATED_FILE)
-
-    def _save_generated(self, known: dict[str, object]) -> None:
-        write_bytes_atomic(self._journal / _GENERATED_FILE,
-                           (json.dumps(known, indent=1) + "\n").encode(), durable=False)
+            self._generated.record(rel_path, sha256_hex(data))
 
     def delete(self, rel_path: str, *, expect: bytes) -> int:
         """Delete ``rel_path`` for good (``dreamd forget``) if it still holds ``expect``, under
@@ -651,84 +468,32 @@ class NoteWriter:
             return self._drop_journal(rel_path)
 
     def _drop_journal(self, rel_path: str) -> int:
-        journal = self._load_journal()
-        dropped = len(journal.pop(rel_path, []))
-        self._save_journal(journal)  # also deletes blobs no entry refers to any more
-        return dropped
+        return self._recent.drop(rel_path)
 
     def origin_of(self, content_hash: str) -> tuple[str, str] | None:
         """``(origin, change)`` of a recent write of these bytes by dreamd (within
         :data:`ORIGIN_WINDOW_S`), or ``None``: then the bytes are someone else's edit."""
-        found = self._load_origins().get(content_hash)
-        if isinstance(found, list) and len(found) == 3:
-            return str(found[0]), str(found[1])
-        return None
+        return self._origins.of(content_hash)
 
     @contextmanager
     def batch(self) -> Iterator[None]:
         """Many writes (a dream's) under one hold of the writer lock. The recent-writes
-        journal and the origins are kept in memory and saved every :data:`BATCH_SAVE_EVERY`
+        journal and the origins are kept in memory and saved every
+        :data:`~ccb.write_records.BATCH_SAVE_EVERY`
         writes and at the end, instead of being read and rewritten whole by each write (which
         made n writes cost O(n²)). Other processes wait for the writer lock meanwhile, as they
         wait for one write."""
         with self._thread_lock, self._process_lock:
-            if self._held is not None:
+            if self._recent.held:
                 yield  # already in a batch
                 return
-            self._held = {"journal": self._load_journal(), "origins": self._load_origins()}
-            self._held_writes = 0
+            self._recent.hold()
+            self._origins.hold()
             try:
                 yield
             finally:
-                held, self._held = self._held, None
-                self._flush(held)
-
-    def _flush(self, held: dict[str, object]) -> None:
-        origins, journal = held["origins"], held["journal"]
-        assert isinstance(origins, dict) and isinstance(journal, dict)
-        _prune_journal(journal, time.time())
-        self._save_origins(origins)
-        held_now, self._held = self._held, None  # save for real
-        try:
-            self._save_journal(journal)
-        finally:
-            self._held = held_now
-
-    def _count_held_write(self) -> None:
-        """In a batch, save the origins now and then (the daemon's indexer reads them to
-        name who wrote a file); the journal is read only under the writer lock, which the
-        batch holds, so it is saved once at the end."""
-        if self._held is None:
-            return
-        self._held_writes += 1
-        if self._held_writes % BATCH_SAVE_EVERY == 0:
-            origins = self._held["origins"]
-            assert isinstance(origins, dict)
-            self._save_origins(origins)
-
-    def _load_origins(self) -> dict[str, object]:
-        if self._held is not None:
-            held = self._held["origins"]
-            assert isinstance(held, dict)
-            return held
-        return read_json_object(self._journal / _ORIGINS_FILE)
-
-    def _note_origin(self, data: bytes, tag: tuple[str, str]) -> None:
-        origins = self._load_origins()
-        origins[sha256_hex(data)] = [tag[0], tag[1], time.time()]
-        if self._held is None:
-            self._save_origins(origins)
-
-    def _save_origins(self, origins: dict[str, object]) -> None:
-        """Write the origins of the last :data:`ORIGIN_WINDOW_S` (at most
-        :data:`_ORIGINS_MAX`, newest kept)."""
-        now = time.time()
-        kept = {k: v for k, v in origins.items() if isinstance(v, list) and len(v) == 3
-                and now - float(v[2]) <= ORIGIN_WINDOW_S}
-        if len(kept) > _ORIGINS_MAX:
-            kept = dict(sorted(kept.items(), key=lambda kv: float(kv[1][2]))[-_ORIGINS_MAX:])
-        text = json.dumps(kept, ensure_ascii=False, indent=1) + "\n"
-        write_bytes_atomic(self._journal / _ORIGINS_FILE, text.encode("utf-8"), durable=False)
+                self._origins.release()
+                self._recent.release()
 
     def _remember(
         self, rel_path: str, based_on: bytes | None, data: bytes,
@@ -739,55 +504,24 @@ class NoteWriter:
         rebuilt from the memories on every change: never healed. Every write in the window
         is kept (at most :data:`_JOURNAL_PER_FILE` per file): an editor's buffer may predate
         several of them, and each must come back."""
-        self._note_origin(data, tag)
+        self._origins.note(data, tag)
         if not self._journal_writes:
-            self._count_held_write()
+            self._origins.count_write()
             return
-        journal = self._load_journal()
+        journal = self._recent.load()
         now = time.time()
-        if self._held is None:  # a batch prunes once, when it saves
-            _prune_journal(journal, now)
+        if not self._recent.held:  # a batch prunes once, when it saves
+            prune_journal(journal, now)
         if any(line.startswith("updated:") for line in _lines(data)):
             for blob in (based_on, data):
                 if blob is not None:
-                    stored = self._journal / sha256_hex(blob)
-                    if not stored.exists():
-                        write_bytes_atomic(stored, blob, mode=0o600, durable=False)
+                    self._recent.keep_blob(blob)
             entries = journal.setdefault(rel_path, [])
             entries.append({"base": sha256_hex(based_on) if based_on is not None else None,
                             "ours": sha256_hex(data), "at": now})
             del entries[:-_JOURNAL_PER_FILE]
-        self._save_journal(journal)
-        self._count_held_write()
-
-    def _blob(self, digest: str) -> bytes | None:
-        try:
-            return (self._journal / digest).read_bytes()
-        except OSError:
-            return None
-
-    def _load_journal(self) -> dict[str, list[dict[str, object]]]:
-        if self._held is not None:
-            held = self._held["journal"]
-            assert isinstance(held, dict)
-            return held
-        data = read_json_object(self._journal / _JOURNAL_FILE)
-        return {k: v for k, v in data.items() if isinstance(v, list)}
-
-    def _save_journal(self, journal: dict[str, list[dict[str, object]]]) -> None:
-        if self._held is not None and self._held["journal"] is not journal:
-            self._held["journal"] = journal
-        if self._held is not None:
-            return  # saved by _flush
-        text = json.dumps(journal, ensure_ascii=False, indent=1) + "\n"
-        write_bytes_atomic(self._journal / _JOURNAL_FILE, text.encode("utf-8"), durable=False)
-        keep = {str(e.get(k)) for entries in journal.values() for e in entries
-                for k in ("base", "ours")}
-        for blob in self._journal.iterdir():
-            if blob.name not in {_JOURNAL_FILE, _GENERATED_FILE, _ORIGINS_FILE} \
-                    and blob.name not in keep \
-                    and not blob.name.endswith(TEMP_SUFFIX):
-                blob.unlink(missing_ok=True)
+        self._recent.save(journal)
+        self._origins.count_write()
 
     def _restamp(self, data: bytes, rel_path: str) -> bytes:
         """``data`` with a fresh ``updated`` stamp when it has one: content that replaces what
@@ -825,12 +559,7 @@ class NoteWriter:
             n += 1
             copy = conflict_copy_path(rel_path, self._clock()).replace(
                 ".conflict-", f".conflict{n}-", 1)
-        if self._on_written is not None:
-            self._on_written(copy, sha256_hex(data))
-        if self._atomic_writes:
-            write_bytes_atomic(self._absolute(copy), data)
-        else:
-            replace_bytes_in_place(self._absolute(copy), data)
+        self._transport.create(self._absolute(copy), copy, data)
         log.warning("write.conflict", path=rel_path, conflict_copy=copy)
         return WriteOutcome(rel_path, "conflict", sha256_hex(current), conflict_path=copy)
 
@@ -876,10 +605,6 @@ def _stamps(base: bytes, ours: bytes) -> list[str]:
     """The ``updated:`` lines ``ours`` has and ``base`` has not."""
     base_l = set(_lines(base))
     return [line for line in _lines(ours) if line.startswith("updated:") and line not in base_l]
-
-
-def _short(data: bytes | None) -> str | None:
-    return None if data is None else sha256_hex(data)[:8]
 
 
 def _refuse_link(root: Path, rel_path: str) -> None:

@@ -105,10 +105,9 @@ OVER_TODAY_CLASSES = {  # (module, class): (lines, constructor parameters)
     ("daemon/app.py", "App"): (587, 4),
     ("daemon/retrieval.py", "Retriever"): (530, 7),
     ("magma/store.py", "MagmaStore"): (609, 6),
-    ("ccb/writer.py", "NoteWriter"): (670, 6),
 }
 OVER_TODAY_FUNCTIONS = {  # (module, function): complexity
-    ("ccb/frontmatter_edit.py", "_locate_keys"): 15, ("ccb/writer.py", "_put_cli"): 17,
+    ("ccb/frontmatter_edit.py", "_locate_keys"): 15, ("ccb/write_transport.py", "_put_cli"): 17,
     ("consistency/arbiter.py", "decide"): 17, ("consistency/checker.py", "check"): 15,
     ("consistency/claims.py", "_extract"): 34, ("consistency/claims.py", "read_claim"): 20,
     ("consistency/dream.py", "_comparison_groups"): 16,
