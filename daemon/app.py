@@ -33,9 +33,8 @@ from config import (
     state_dir,
     store_uri,
 )
-from config.errors import ConfigError, DreamdError, LockError, VaultError
+from config.errors import ConfigError, LockError, VaultError
 from config.settings import LlmRoleSettings, LlmSettings, user_zone
-from consistency.dream import dream_due
 from consistency.lifecycle import LifecyclePolicy, RecallStats
 from consistency.synthesis import ExtractedFact
 from daemon import session_snapshot
@@ -48,26 +47,17 @@ from daemon.dream import (
     SessionCount,
     SessionLog,
     last_dream,
-    read_state,
 )
 from daemon.history import HistoryService, MemoryLocator, VersionRecorder
 from daemon.llm import ChatClient
-from daemon.lock import DaemonLock, current_holder
+from daemon.lock import DaemonLock
 from daemon.memories import MemoryService
 from daemon.memory_index_keeper import INDEX_FILE, MemoryIndexKeeper
 from daemon.memory_pool import MemoryPool
-from daemon.metrics import (
-    SearchRecord,
-    append_search,
-    metrics_status,
-    read_searches,
-    search_record,
-    search_summary,
-)
 from daemon.pair_judge import PairJudge
 from daemon.retrieval import Retriever, SearchTrace
+from daemon.search_service import SearchService
 from daemon.status import (
-    DAEMON_STATUS_FILE,
     LAST_SYNC_FILE,
     VAULT_FILE,
     StatusReport,
@@ -77,6 +67,7 @@ from daemon.status import (
     write_last_sync,
 )
 from daemon.sync import Progress, RootsSyncer, Syncer, SyncLimits, SyncReport
+from daemon.vault_status import vault_status
 from daemon.verifier import FusionVerifier
 from magma.embedder import Embedder, UniversalSentenceEncoder
 from magma.embedding_cache import CachingEmbedder, EmbeddingCache
@@ -141,7 +132,6 @@ class App:
                  embedder: Embedder | None = None, store: MagmaStore | None = None) -> None:
         self._given_embedder = embedder
         self._given_store = store
-        self.last_search_trace: SearchTrace | None = None
         self.loaded = loaded
         self.settings = loaded.settings
         self.vault_root = vault_root
@@ -639,85 +629,37 @@ class App:
         return Retriever(store=self.store, embedder=self.embedder, settings=self.settings,
                          recall_stats=recall_stats, chat=chat, verifier=verifier)
 
+    @cached_property
+    def searcher(self) -> SearchService:
+        """Search as the user's use case (:class:`daemon.search_service.SearchService`)."""
+        return SearchService(retriever=lambda: self.retriever, recalls=lambda: self.recalls,
+                             state_dir=self.state_dir, require_indexed=self.require_indexed)
+
     def search(
         self, query: str, *, limit: int = 10, memory_types: Collection[str] | None = None,
         path_prefix: str | None = None, owner: Owner | None = None,
         include_hidden: bool = False, count_recall: bool = True, as_of: date | None = None,
         now: datetime | None = None, layers: Collection[int] | None = None,
     ) -> list[SearchHit]:
-        """The retrieval pipeline over the indexed vault (:mod:`daemon.retrieval`: intent,
-        progressive stages with deadlines, fusion, MMR); ``layers`` keeps notes of those
-        layers (1–5); with ``owner``, other owners' memories are never returned. Archived,
-        superseded and expired memories, and the dream diary, are left out unless
-        ``include_hidden`` (then marked) or ``as_of`` (what was current on that day). Each
-        memory returned counts as a recall (``count_recall``; statistics in MAGMA, never in
-        the file). The trace is kept in :attr:`last_search_trace`."""
-        self.require_indexed("search")
-        try:
-            result = self.retriever.search(
-                query, limit=limit, memory_types=memory_types, path_prefix=path_prefix,
-                owner=owner, include_hidden=include_hidden, as_of=as_of, now=now, layers=layers)
-        except DreamdError as error:
-            append_search(self.state_dir, SearchRecord(
-                at=datetime.now(UTC).isoformat(timespec="milliseconds"), total_ms=0.0,
-                error=type(error).__name__))
-            raise
-        self.last_search_trace = result.trace
-        hits = result.hits
-        if result.trace.stages:  # a search that ran no stage (empty query) is not one
-            # for the daemon's metrics and dreamd status; never fails the search
-            append_search(self.state_dir,
-                          search_record(result.trace, hits=len(hits), at=datetime.now(UTC)))
-        recalled = [h.note_id for h in hits if h.memory_type and h.note_id]
-        if count_recall and recalled:
-            at = datetime.now(UTC)
-            try:
-                self.recalls.record(recalled, query, at=at)
-                self.retriever.note_recalls(recalled, at)
-            except DreamdError as error:  # a recall not counted never fails a search
-                log.warning("recall.not_counted", error=str(error))
-        return hits
+        """:meth:`daemon.search_service.SearchService.search` of this vault."""
+        return self.searcher.search(
+            query, limit=limit, memory_types=memory_types, path_prefix=path_prefix,
+            owner=owner, include_hidden=include_hidden, count_recall=count_recall, as_of=as_of,
+            now=now, layers=layers)
+
+    @property
+    def last_search_trace(self) -> SearchTrace | None:
+        """The trace of this App's last search (``dreamd search --explain``)."""
+        return self.searcher.last_trace
 
     def status(self) -> StatusReport:
-        """Vault, store, counts, last sync, problems; works before the first sync too."""
+        """Vault, store, counts, last sync, problems, the dream and the searches
+        (:func:`daemon.vault_status.vault_status`); works before the first sync too."""
         self._require_vault("status")
-        last = read_json(self.state_dir / LAST_SYNC_FILE)
-        daemon = None
-        if current_holder(self.state_dir) is not None:
-            daemon = read_json(self.state_dir / DAEMON_STATUS_FILE) or {"state": "starting"}
-        counts: dict[str, int] = {}
-        if last is not None:
-            counts = dict(asdict(self.store.counts()))
-        return StatusReport(
-            vault=str(self.vault_root),
-            store=self.store_uri,
-            state_dir=str(self.state_dir),
-            last_sync=last.get("finished_at") if last else None,
-            last_sync_duration_s=last.get("duration_s") if last else None,
-            counts=counts,
-            problems=tuple(last.get("problems", [])) if last else (),
-            conflict_copies=tuple(last.get("conflict_copies", [])) if last else (),
-            daemon=daemon, dream=self._dream_status(),
-            searches=search_summary(read_searches(self.state_dir),
-                                    cache_enabled=self.settings.cache.enabled),
-            metrics=metrics_status(self.settings.metrics, daemon),
-        )
-
-    def _dream_status(self) -> dict[str, object]:
-        """The last dream and whether the next is due (for ``dreamd status``)."""
-        cfg = self.settings.auto_dream
-        sessions = self.session_count()
-        gate = dream_due(last_dream=last_dream(self.state_dir), sessions=sessions.total,
-                         now=datetime.now(UTC),
-                         min_hours=cfg.time_gate.min_hours_between_dream,
-                         max_hours=cfg.time_gate.max_hours_between_dream,
-                         min_sessions=cfg.session_gate.min_sessions_for_dream)
-        state = read_state(self.state_dir)
-        return {"last": state.get("last_dream"), "counts": state.get("counts"),
-                "auto": cfg.enabled, "due": gate.due, "reason": gate.reason,
-                "sessions": {"mcp": sessions.mcp, "transcripts": sessions.transcripts,
-                             "edit_bursts": sessions.edit_bursts}}
-
+        return vault_status(
+            vault=self.vault_root, store_uri=self.store_uri, state_dir=self.state_dir,
+            settings=self.settings, counts=lambda: dict(asdict(self.store.counts())),
+            sessions=self.session_count)
 
 def _resolve_vault(loaded: LoadedSettings) -> Path:
     path = loaded.settings.vault.path

@@ -102,7 +102,7 @@ def test_nothing_is_loaded_by_path() -> None:
 MAX_CLASS_LINES, MAX_INIT_PARAMS, MAX_COMPLEXITY = 450, 10, 14
 OVER_TODAY_CLASSES = {  # (module, class): (lines, constructor parameters)
     ("daemon/runner.py", "Daemon"): (531, 2),
-    ("daemon/app.py", "App"): (587, 4),
+    ("daemon/app.py", "App"): (539, 4),
     ("daemon/retrieval.py", "Retriever"): (530, 7),
     ("magma/store.py", "MagmaStore"): (609, 6),
 }

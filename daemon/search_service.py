@@ -1,0 +1,82 @@
+"""Search as the user's use case: the retrieval pipeline, the search log, and recalls.
+
+:class:`SearchService` runs :class:`daemon.retrieval.Retriever` over an indexed vault, appends
+each search to the state folder's search log (``dreamd status`` and the daemon's metrics read
+it; a failed search is logged by its error's kind) and counts every memory it returns as a
+recall (statistics in MAGMA, never in the file). Neither the log nor a recall that cannot be
+counted ever fails a search.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection
+from datetime import UTC, date, datetime
+from pathlib import Path
+
+import structlog
+
+from ccb.owner import Owner
+from config.errors import DreamdError
+from daemon.metrics import SearchRecord, append_search, search_record
+from daemon.retrieval import Retriever, SearchTrace
+from magma.recalls import RecallLog
+from magma.search import SearchHit
+
+__all__ = ["SearchService"]
+
+log = structlog.get_logger("dreamd.app")
+
+
+class SearchService:
+    """Searches one vault. ``retriever()`` and ``recalls()`` give the pipeline and the
+    recall log (built on first use by the composition root); ``require_indexed(action)``
+    raises when the vault has not been indexed yet."""
+
+    def __init__(self, *, retriever: Callable[[], Retriever], recalls: Callable[[], RecallLog],
+                 state_dir: Path, require_indexed: Callable[[str], None]) -> None:
+        self._retriever = retriever
+        self._recalls = recalls
+        self._state_dir = state_dir
+        self._require_indexed = require_indexed
+        #: The trace of the last search (``dreamd search --explain``).
+        self.last_trace: SearchTrace | None = None
+
+    def search(
+        self, query: str, *, limit: int = 10, memory_types: Collection[str] | None = None,
+        path_prefix: str | None = None, owner: Owner | None = None,
+        include_hidden: bool = False, count_recall: bool = True, as_of: date | None = None,
+        now: datetime | None = None, layers: Collection[int] | None = None,
+    ) -> list[SearchHit]:
+        """The retrieval pipeline over the indexed vault (:mod:`daemon.retrieval`: intent,
+        progressive stages with deadlines, fusion, MMR); ``layers`` keeps notes of those
+        layers (1–5); with ``owner``, other owners' memories are never returned. Archived,
+        superseded and expired memories, and the dream diary, are left out unless
+        ``include_hidden`` (then marked) or ``as_of`` (what was current on that day). Each
+        memory returned counts as a recall (``count_recall``; statistics in MAGMA, never in
+        the file). The trace is kept in :attr:`last_trace`."""
+        self._require_indexed("search")
+        retriever = self._retriever()
+        try:
+            result = retriever.search(
+                query, limit=limit, memory_types=memory_types, path_prefix=path_prefix,
+                owner=owner, include_hidden=include_hidden, as_of=as_of, now=now, layers=layers)
+        except DreamdError as error:
+            append_search(self._state_dir, SearchRecord(
+                at=datetime.now(UTC).isoformat(timespec="milliseconds"), total_ms=0.0,
+                error=type(error).__name__))
+            raise
+        self.last_trace = result.trace
+        hits = result.hits
+        if result.trace.stages:  # a search that ran no stage (empty query) is not one
+            # for the daemon's metrics and dreamd status; never fails the search
+            append_search(self._state_dir,
+                          search_record(result.trace, hits=len(hits), at=datetime.now(UTC)))
+        recalled = [h.note_id for h in hits if h.memory_type and h.note_id]
+        if count_recall and recalled:
+            at = datetime.now(UTC)
+            try:
+                self._recalls().record(recalled, query, at=at)
+                retriever.note_recalls(recalled, at)
+            except DreamdError as error:  # a recall not counted never fails a search
+                log.warning("recall.not_counted", error=str(error))
+        return hits

@@ -1,0 +1,63 @@
+"""``dreamd status``: what the user sees of one vault, read from the state folder and store.
+
+:func:`vault_status` answers before the first sync too (no counts then): the vault and its
+store, the last sync and its problems, the daemon's own status file while one holds the vault,
+the last dream and whether the next is due, and a summary of recent searches and metrics.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+
+from config.settings import Settings
+from consistency.dream import dream_due
+from daemon.dream import SessionCount, last_dream, read_state
+from daemon.lock import current_holder
+from daemon.metrics import metrics_status, read_searches, search_summary
+from daemon.status import DAEMON_STATUS_FILE, LAST_SYNC_FILE, StatusReport, read_json
+
+__all__ = ["vault_status"]
+
+
+def vault_status(*, vault: Path, store_uri: str, state_dir: Path, settings: Settings,
+                 counts: Callable[[], dict[str, int]],
+                 sessions: Callable[[], SessionCount]) -> StatusReport:
+    """The status of the vault at ``vault``. ``counts()`` reads the store's counts (only
+    once the vault was synced); ``sessions()`` counts the sessions since the last dream."""
+    last = read_json(state_dir / LAST_SYNC_FILE)
+    daemon = None
+    if current_holder(state_dir) is not None:
+        daemon = read_json(state_dir / DAEMON_STATUS_FILE) or {"state": "starting"}
+    counted: dict[str, int] = counts() if last is not None else {}
+    return StatusReport(
+        vault=str(vault),
+        store=store_uri,
+        state_dir=str(state_dir),
+        last_sync=last.get("finished_at") if last else None,
+        last_sync_duration_s=last.get("duration_s") if last else None,
+        counts=counted,
+        problems=tuple(last.get("problems", [])) if last else (),
+        conflict_copies=tuple(last.get("conflict_copies", [])) if last else (),
+        daemon=daemon, dream=_dream_status(state_dir, settings, sessions()),
+        searches=search_summary(read_searches(state_dir),
+                                cache_enabled=settings.cache.enabled),
+        metrics=metrics_status(settings.metrics, daemon),
+    )
+
+
+def _dream_status(state_dir: Path, settings: Settings, sessions: SessionCount
+                  ) -> dict[str, object]:
+    """The last dream and whether the next is due (for ``dreamd status``)."""
+    cfg = settings.auto_dream
+    gate = dream_due(last_dream=last_dream(state_dir), sessions=sessions.total,
+                     now=datetime.now(UTC),
+                     min_hours=cfg.time_gate.min_hours_between_dream,
+                     max_hours=cfg.time_gate.max_hours_between_dream,
+                     min_sessions=cfg.session_gate.min_sessions_for_dream)
+    state = read_state(state_dir)
+    return {"last": state.get("last_dream"), "counts": state.get("counts"),
+            "auto": cfg.enabled, "due": gate.due, "reason": gate.reason,
+            "sessions": {"mcp": sessions.mcp, "transcripts": sessions.transcripts,
+                         "edit_bursts": sessions.edit_bursts}}
