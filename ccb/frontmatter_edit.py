@@ -262,9 +262,10 @@ def _compose(raw: str) -> Any:
 _C_LOADER: Any = getattr(yaml, "CSafeLoader", None)
 
 
-def _locate_keys(path: str, block_lines: Sequence[str]) -> tuple[list[_KeySpan], int]:
-    """Spans of the block's top-level keys and the column of the keys (0 for an empty block)."""
-    raw = "".join(block_lines)
+def _mapping_root(path: str, raw: str) -> Any:
+    """The composed top-level mapping node of a frontmatter block (``None``: empty). Raises
+    :class:`FrontmatterEditError` when it does not parse, is no mapping, or is a flow
+    mapping (``{...}``): such frontmatter is never rewritten."""
     try:
         root = _compose(raw)
     except Exception as exc:
@@ -273,13 +274,21 @@ def _locate_keys(path: str, block_lines: Sequence[str]) -> tuple[list[_KeySpan],
             f"ccb: edit {path}: frontmatter does not parse: {first}"
         ) from exc
     if root is None:
-        return [], 0
+        return None
     if not isinstance(root, MappingNode | yaml.nodes.MappingNode):
         raise FrontmatterEditError(f"ccb: edit {path}: frontmatter is not a mapping; not rewritten")
     if root.flow_style:
         raise FrontmatterEditError(
             f"ccb: edit {path}: frontmatter is a flow mapping ({{...}}); not rewritten"
         )
+    return root
+
+
+def _locate_keys(path: str, block_lines: Sequence[str]) -> tuple[list[_KeySpan], int]:
+    """Spans of the block's top-level keys and the column of the keys (0 for an empty block)."""
+    root = _mapping_root(path, "".join(block_lines))
+    if root is None:
+        return [], 0
     pairs = list(root.value)
     starts = [key.start_mark.line for key, _ in pairs]
     key_col = pairs[0][0].start_mark.column if pairs else 0
@@ -300,24 +309,32 @@ def _locate_keys(path: str, block_lines: Sequence[str]) -> tuple[list[_KeySpan],
             else None
         if key is None:
             continue
-        line = _content(block_lines[start])
-        prefix: str | None = None
-        tail = ""
-        same_line_as_previous = index > 0 and starts[index - 1] == start
-        if key_node.end_mark.line == start and not same_line_as_previous:
-            colon = line.find(":", key_node.end_mark.column)
-            if colon >= 0 and not line[key_node.end_mark.column : colon].strip():
-                prefix = line[: colon + 1]
-                if value_node.end_mark.line == start and value_node.start_mark.line == start:
-                    rest = line[value_node.end_mark.column :]
-                    if rest.strip().startswith("#"):
-                        tail = rest
-                elif value_node.start_mark.line > start and end == start + 1:
-                    rest = line[colon + 1 :]
-                    if rest.strip().startswith("#"):
-                        tail = rest
+        prefix, tail = None, ""
+        if key_node.end_mark.line == start and not (index > 0 and starts[index - 1] == start):
+            prefix, tail = _key_prefix(_content(block_lines[start]), key_node, value_node,
+                                       start, one_line=end == start + 1)
         spans.append(_KeySpan(key=str(key), start=start, end=end, prefix=prefix, tail=tail))
     return spans, key_col
+
+
+def _key_prefix(line: str, key_node: Any, value_node: Any, start: int, *, one_line: bool
+                ) -> tuple[str | None, str]:
+    """The text of a key's line up to its colon, and a comment after its value on that line
+    (``""``: none), kept byte for byte when the value is replaced. ``None``: no plain
+    ``key:`` on the line."""
+    colon = line.find(":", key_node.end_mark.column)
+    if colon < 0 or line[key_node.end_mark.column : colon].strip():
+        return None, ""
+    tail = ""
+    if value_node.end_mark.line == start and value_node.start_mark.line == start:
+        rest = line[value_node.end_mark.column :]
+        if rest.strip().startswith("#"):
+            tail = rest
+    elif value_node.start_mark.line > start and one_line:
+        rest = line[colon + 1 :]
+        if rest.strip().startswith("#"):
+            tail = rest
+    return line[: colon + 1], tail
 
 
 # --------------------------------------------------------------------------- the edit

@@ -107,7 +107,7 @@ OVER_TODAY_CLASSES = {  # (module, class): (lines, constructor parameters)
     ("magma/store.py", "MagmaStore"): (609, 6),
 }
 OVER_TODAY_FUNCTIONS = {  # (module, function): complexity
-    ("ccb/frontmatter_edit.py", "_locate_keys"): 15, ("ccb/write_transport.py", "_put_cli"): 17,
+    ("ccb/write_transport.py", "_put_cli"): 17,
     ("consistency/arbiter.py", "decide"): 17, ("consistency/checker.py", "check"): 15,
     ("consistency/claims.py", "_extract"): 34, ("consistency/claims.py", "read_claim"): 20,
     ("consistency/dream.py", "_comparison_groups"): 16,
