@@ -337,18 +337,7 @@ def check(snapshot: Snapshot) -> list[Drift]:
         found.extend(_memory_drift(claimants[0], index.get(claimants[0].path),
                                    history.get(key), snapshot))
 
-    for key, head in history.items():
-        if key in by_key or head.head_kind == "tombstone" or key in rows_by_key:
-            continue
-        since = snapshot.pending_gone.get(key)
-        if since is not None:
-            confirmed = snapshot.now - since >= snapshot.orphan_grace
-            found.append(Orphaned(head.head_path, key, confirmed=confirmed))
-        else:
-            found.append(NotInVault(key, head.head_path, head.head_n,
-                                    note_exists=head.head_path in files
-                                    or head.head_path in snapshot.unchanged))
-
+    found.extend(_gone_from_vault(snapshot, set(by_key) | set(rows_by_key)))
     found.extend(_contradictions(files.values(), snapshot.judged))
     found.extend(_possible_pairs(files, snapshot.judged))
     found.extend(BrokenLink(path, target) for path, target in snapshot.broken_links)
@@ -358,6 +347,24 @@ def check(snapshot: Snapshot) -> list[Drift]:
     if snapshot.archive_out_of_step:
         found.append(ArchiveOutOfStep())
     return sorted(found, key=_order)
+
+
+def _gone_from_vault(snapshot: Snapshot, seen: set[str]) -> list[Drift]:
+    """Memories the history knows (not tombstoned) that no file or index row of ``seen``
+    holds: gone for a while (orphaned, confirmed after the grace), or not in the vault."""
+    found: list[Drift] = []
+    for key, head in snapshot.history.items():
+        if key in seen or head.head_kind == "tombstone":
+            continue
+        since = snapshot.pending_gone.get(key)
+        if since is not None:
+            confirmed = snapshot.now - since >= snapshot.orphan_grace
+            found.append(Orphaned(head.head_path, key, confirmed=confirmed))
+        else:
+            found.append(NotInVault(key, head.head_path, head.head_n,
+                                    note_exists=head.head_path in snapshot.files
+                                    or head.head_path in snapshot.unchanged))
+    return found
 
 
 def _memory_drift(

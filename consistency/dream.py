@@ -40,6 +40,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime, timedelta
 from typing import Literal, TypeAlias
 
+import networkx as nx
 import numpy as np
 
 from ccb.model import MemoryType
@@ -208,29 +209,32 @@ def _comparison_groups(memories: Sequence[DreamMemory]) -> list[list[DreamMemory
     """Groups of memories to judge against one another, where at least one changed: those of
     one owner, type and subject, joined with each changed memory's nearest neighbours by
     meaning of the same owner and type (no subject needed; embeddings where known). Groups
-    that share a memory are one group."""
-    parent = {m.id: m.id for m in memories}
-
-    def find(x: str) -> str:
-        while parent[x] != x:
-            parent[x] = parent[parent[x]]
-            x = parent[x]
-        return x
-
-    def union(a: str, b: str) -> None:
-        ra, rb = find(a), find(b)
-        if ra != rb:
-            parent[max(ra, rb)] = min(ra, rb)
-
+    that share a memory are one group (connected components), ordered by their smallest id,
+    members in the order given."""
+    graph = nx.Graph()
+    graph.add_nodes_from(m.id for m in memories)
     _, by_subject = _groups(memories)
     for group in by_subject.values():
         if len(group) > 1 and any(g.changed for g in group):
-            for member in group[1:]:
-                union(group[0].id, member.id)
+            graph.add_edges_from((group[0].id, member.id) for member in group[1:])
+    graph.add_edges_from(_neighbour_pairs(memories))
+    component = {mid: min(ids) for ids in nx.connected_components(graph) for mid in ids}
+    components: dict[str, list[DreamMemory]] = defaultdict(list)
+    for memory in memories:
+        components[component[memory.id]].append(memory)
+    return [group for _root, group in sorted(components.items())
+            if len(group) > 1 and any(m.changed for m in group)]
+
+
+def _neighbour_pairs(memories: Sequence[DreamMemory]) -> list[tuple[str, str]]:
+    """``(id, id)`` of each changed memory and its :data:`NEIGHBOURS_BY_COSINE` nearest of
+    the same owner and type at :data:`NEIGHBOUR_COSINE` or more (one matrix product per
+    owner and type)."""
     by_kind: dict[tuple[str, str], list[DreamMemory]] = defaultdict(list)
     for memory in memories:
         if memory.embedding is not None:
             by_kind[(_owner_key(memory.owner), memory.type)].append(memory)
+    pairs: list[tuple[str, str]] = []
     for members in by_kind.values():
         changed = [i for i, m in enumerate(members) if m.changed]
         if len(members) < 2 or not changed:
@@ -240,14 +244,9 @@ def _comparison_groups(memories: Sequence[DreamMemory]) -> list[list[DreamMemory
         for row, i in enumerate(changed):
             scores[row, i] = -1.0
             near = np.argsort(-scores[row], kind="stable")[:NEIGHBOURS_BY_COSINE]
-            for j in near:
-                if scores[row, j] >= NEIGHBOUR_COSINE:
-                    union(members[i].id, members[int(j)].id)
-    components: dict[str, list[DreamMemory]] = defaultdict(list)
-    for memory in memories:
-        components[find(memory.id)].append(memory)
-    return [group for _root, group in sorted(components.items())
-            if len(group) > 1 and any(m.changed for m in group)]
+            pairs.extend((members[i].id, members[int(j)].id) for j in near
+                         if scores[row, j] >= NEIGHBOUR_COSINE)
+    return pairs
 
 
 def groups_to_compare(memories: Sequence[DreamMemory]) -> set[str]:
