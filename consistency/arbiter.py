@@ -156,6 +156,18 @@ def decide(drift: Drift) -> Decision:
             return Tombstone(path, key, confirmed)
         case Divergent():
             return _divergent(drift)
+        case DuplicateId(memory_key=key, paths=paths, keep=keep):
+            return NewId(key, keep, tuple(p for p in paths if p != keep))
+        case IndexFileOutOfDate(path=path, hand_edited=hand_edited):
+            return RebuildMemoryIndex(path, hand_edited)
+        case ArchiveOutOfStep():
+            return RepairArchive()
+    return _elsewhere_or_asked(drift)
+
+
+def _elsewhere_or_asked(drift: Drift) -> Decision:
+    """The decisions for what another device did and for what only the user can settle."""
+    match drift:
         case Behind(deleted=True, memory_key=key, restore_n=restore):
             keep = (f"`dreamd rollback {key} --to {restore}` keeps it" if restore
                     else "`dreamd check --fix` after an edit keeps it")
@@ -171,8 +183,6 @@ def decide(drift: Drift) -> Decision:
         case NotInVault(memory_key=key, head_n=n, head_path=path):
             return Report(f"made on another device ({path}); your vault sync brings the file, "
                           f"or `dreamd rollback {key} --to {n}` writes it here")
-        case DuplicateId(memory_key=key, paths=paths, keep=keep):
-            return NewId(key, keep, tuple(p for p in paths if p != keep))
         case Contradiction(evidence=evidence):
             return Report(("judged " + evidence + "; " if evidence else "")
                           + "the next dream merges them if they say the same and supersedes "
@@ -184,10 +194,6 @@ def decide(drift: Drift) -> Decision:
                           "resolve MEMORY --as same|changed|different`")
         case BrokenLink(target=target):
             return Report(f"create the note [[{target}]] or fix the link")
-        case IndexFileOutOfDate(path=path, hand_edited=hand_edited):
-            return RebuildMemoryIndex(path, hand_edited)
-        case ArchiveOutOfStep():
-            return RepairArchive()
         case OpenConflict(path=path, memory_key=key, copy_exists=False):
             return KeepFile(path, key, 0, reason="its conflict copy was deleted: the file "
                                                  "is kept")
