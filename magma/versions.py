@@ -477,60 +477,15 @@ class VersionArchive:
         a row are added (a crash between the two writes), rows without files are mirrored,
         rows recorded twice are dropped, and one number given to two contents is split by
         renumbering the later one. Returns the counts."""
-        added = mirrored = dropped = renumbered = gone = 0
         with self.lease():
             rows = self._rows()
-            by_key: dict[tuple[str, int], list[dict[str, Any]]] = {}
-            for row in rows:
-                by_key.setdefault((row["memory_id"], row["n"]), []).append(row)
-            top: dict[str, int] = {}
-            for mid, n in by_key:
-                top[mid] = max(top.get(mid, 0), n)
-            for (mid, n), group in sorted(by_key.items()):
-                if len(group) == 1:
-                    continue
-                group.sort(key=lambda r: (r["created_at"], r["device"] or ""))
-                keep, seen = group[0], {group[0]["content_hash"]}
-                rest = group[1:]
-                with_content = {(r["content_hash"]): r for r in
-                                self._rows(f"memory_id = {_sql(mid)} AND n = {n}", content=True)}
-                self._delete_key(mid, n)
-                fresh = [{**keep, "content": with_content[keep["content_hash"]]["content"]}]
-                for row in rest:
-                    if row["content_hash"] in seen:
-                        dropped += 1
-                        continue
-                    seen.add(row["content_hash"])
-                    top[mid] += 1
-                    moved = {**row, "n": top[mid],
-                             "content": with_content[row["content_hash"]]["content"]}
-                    fresh.append(moved)
-                    renumbered += 1
-                    self._files.forget(mid, n, row["content_hash"])
-                self._add(fresh)
-                log.warning("versions.duplicates_repaired", memory_id=mid, n=n,
-                            dropped=len(rest) - (len(fresh) - 1), renumbered=len(fresh) - 1)
+            dropped, renumbered = self._split_twice_numbered(rows)
             if dropped or renumbered:
                 rows = self._rows()
             in_table = {(r["memory_id"], r["n"]): r for r in rows}
             local = self._files.versions(quarantine=True)
-            erased = self._erased_marks()
-            missing_rows: list[dict[str, Any]] = []
-            for key, (version, path) in sorted(local.items()):
-                if key not in in_table and _is_erased(version, erased):
-                    self._files.forget(version.memory_id, version.n, version.content_hash)
-                    gone += 1  # forgotten or pruned on purpose (maybe on another device)
-                    continue
-                if key not in in_table:
-                    try:
-                        data = path.read_bytes()
-                    except OSError:
-                        continue
-                    if hashlib.sha256(data).hexdigest() != version.content_hash:
-                        continue  # a torn file: the row was never written either
-                    missing_rows.append({**_row(version), "content": data})
-            self._add(missing_rows)
-            added = len(missing_rows)
+            added, gone = self._add_unrecorded(in_table, local)
+            mirrored = 0
             for key, row in sorted(in_table.items()):
                 if key in local:
                     continue
@@ -543,6 +498,65 @@ class VersionArchive:
         if report.total:
             log.info("versions.repaired", **asdict(report))
         return report
+
+    def _split_twice_numbered(self, rows: list[dict[str, Any]]) -> tuple[int, int]:
+        """Rows recorded twice under one ``(memory, n)``: the same content is dropped, another
+        content renumbered after the memory's last version. Returns (dropped, renumbered)."""
+        dropped = renumbered = 0
+        by_key: dict[tuple[str, int], list[dict[str, Any]]] = {}
+        for row in rows:
+            by_key.setdefault((row["memory_id"], row["n"]), []).append(row)
+        top: dict[str, int] = {}
+        for mid, n in by_key:
+            top[mid] = max(top.get(mid, 0), n)
+        for (mid, n), group in sorted(by_key.items()):
+            if len(group) == 1:
+                continue
+            group.sort(key=lambda r: (r["created_at"], r["device"] or ""))
+            keep, seen = group[0], {group[0]["content_hash"]}
+            rest = group[1:]
+            with_content = {(r["content_hash"]): r for r in
+                            self._rows(f"memory_id = {_sql(mid)} AND n = {n}", content=True)}
+            self._delete_key(mid, n)
+            fresh = [{**keep, "content": with_content[keep["content_hash"]]["content"]}]
+            for row in rest:
+                if row["content_hash"] in seen:
+                    dropped += 1
+                    continue
+                seen.add(row["content_hash"])
+                top[mid] += 1
+                fresh.append({**row, "n": top[mid],
+                              "content": with_content[row["content_hash"]]["content"]})
+                renumbered += 1
+                self._files.forget(mid, n, row["content_hash"])
+            self._add(fresh)
+            log.warning("versions.duplicates_repaired", memory_id=mid, n=n,
+                        dropped=len(rest) - (len(fresh) - 1), renumbered=len(fresh) - 1)
+        return dropped, renumbered
+
+    def _add_unrecorded(self, in_table: dict[tuple[str, int], dict[str, Any]],
+                        local: dict[tuple[str, int], tuple[Version, Path]]) -> tuple[int, int]:
+        """This device's version files the table lacks: added as rows (a crash between the
+        two writes), unless erased on purpose (then the files go). Returns (added, gone)."""
+        erased = self._erased_marks()
+        missing_rows: list[dict[str, Any]] = []
+        gone = 0
+        for key, (version, path) in sorted(local.items()):
+            if key in in_table:
+                continue
+            if _is_erased(version, erased):
+                self._files.forget(version.memory_id, version.n, version.content_hash)
+                gone += 1  # forgotten or pruned on purpose (maybe on another device)
+                continue
+            try:
+                data = path.read_bytes()
+            except OSError:
+                continue
+            if hashlib.sha256(data).hexdigest() != version.content_hash:
+                continue  # a torn file: the row was never written either
+            missing_rows.append({**_row(version), "content": data})
+        self._add(missing_rows)
+        return len(missing_rows), gone
 
     def needs_repair(self) -> bool:
         """Cheap test for :meth:`repair`: is a version this device recorded missing from the

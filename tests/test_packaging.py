@@ -112,7 +112,6 @@ OVER_TODAY_FUNCTIONS = {  # (module, function): complexity
     ("consistency/judgement.py", "judge_pair"): 30,
     ("daemon/context.py", "_pack"): 19, ("daemon/dream_edits.py", "step_edits"): 22,
     ("daemon/mcp_server.py", "build_server"): 19, ("daemon/retrieval.py", "search"): 22,
-    ("magma/versions.py", "repair"): 17,
 }
 
 
