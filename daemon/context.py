@@ -19,7 +19,7 @@ before it is indexed.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Literal
 
@@ -281,71 +281,90 @@ def _entry_line(item: _Item) -> str:
             + (f": {text}" if text else ""))
 
 
+def _cost(item: _Item) -> int:
+    return estimate_tokens(_entry_line(item)) + 1
+
+
+@dataclass
+class _Packing:
+    """What a context holds so far, within ``budget`` tokens: ``chosen`` by path, and the
+    paths ``left_out``."""
+
+    budget: int
+    per_memory: int
+    dynamic: bool
+    used: int = 0
+    chosen: dict[str, _Item] = field(default_factory=dict)
+    left_out: list[str] = field(default_factory=list)
+
+    def take(self, item: _Item) -> None:
+        """Hold ``item`` as it reads now, whatever the budget (a rule's short form)."""
+        self.chosen[item.path] = item
+        self.used += _cost(item)
+
+    def offer(self, item: _Item) -> None:
+        """Hold ``item`` in full (cut at ``per_memory``) if it fits; else, when ``dynamic``,
+        cut to the room left (at least :data:`MIN_ENTRY_TOKENS`); else it keeps what it had
+        and, if it was not held, is left out."""
+        before = _cost(item) if item.path in self.chosen else 0
+        kept = item.text, item.shortened
+        item.text, item.shortened = clip_to_tokens(item.full, self.per_memory)
+        if self._fits(item, before):
+            return
+        if self.dynamic:
+            room = self.budget - (self.used - before) - _cost(
+                _Item(item.section, item.path, item.title, item.layer, "", ""))
+            if room >= MIN_ENTRY_TOKENS:
+                item.text, _ = clip_to_tokens(item.full, room)
+                item.shortened = True
+                if self._fits(item, before):
+                    return
+        item.text, item.shortened = kept  # keep what it had (a rule's short form)
+        if item.path not in self.chosen:
+            self.left_out.append(item.path)
+
+    def _fits(self, item: _Item, before: int) -> bool:
+        if self.used - before + _cost(item) > self.budget:
+            return False
+        self.used += _cost(item) - before
+        self.chosen[item.path] = item
+        return True
+
+
+_HEADINGS = {"resident": "## Resident: who the user is and the rules they set",
+             "retrieved": "## Retrieved",
+             "procedures": "## Procedures (open the file when needed)"}
+
+
 def _pack(query: str, resident: list[_Item], retrieved: list[_Item],
           procedures: list[_Item], *, budget: int, per_memory: int, dynamic: bool) -> Context:
     header = _header()
-    headings = {"resident": "## Resident: who the user is and the rules they set",
-                "retrieved": "## Retrieved",
-                "procedures": "## Procedures (open the file when needed)"}
-    used = sum(estimate_tokens(line) + 1 for line in header) + 8 + 3 * 10
-    chosen: dict[str, _Item] = {}
-    left_out: list[str] = []
-
-    def cost(item: _Item) -> int:
-        return estimate_tokens(_entry_line(item)) + 1
-
+    packing = _Packing(budget, per_memory, dynamic,
+                       used=sum(estimate_tokens(line) + 1 for line in header) + 8 + 3 * 10)
     # 1. Every rule, in its short form: never left out.
     for item in resident:
         if item.layer == L2_RULES:
             item.text, item.shortened = clip_to_tokens(item.short, RULE_SHORT_TOKENS)
             item.shortened = item.shortened or item.text != item.full
-            chosen[item.path] = item
-            used += cost(item)
-    over_budget = used > budget
-
-    def offer(item: _Item) -> None:
-        nonlocal used
-        before = cost(item) if item.path in chosen else 0
-        full, cut = clip_to_tokens(item.full, per_memory)
-        trial_text, trial_cut = full, cut
-        item_text, item_cut = item.text, item.shortened
-        item.text, item.shortened = trial_text, trial_cut
-        if used - before + cost(item) <= budget:
-            used += cost(item) - before
-            chosen[item.path] = item
-            return
-        if dynamic:
-            room = budget - (used - before) - cost(_Item(item.section, item.path, item.title,
-                                                         item.layer, "", ""))
-            if room >= MIN_ENTRY_TOKENS:
-                item.text, _ = clip_to_tokens(item.full, room)
-                item.shortened = True
-                if used - before + cost(item) <= budget:
-                    used += cost(item) - before
-                    chosen[item.path] = item
-                    return
-        item.text, item.shortened = item_text, item_cut  # keep what it had (a rule's short form)
-        if item.path not in chosen:
-            left_out.append(item.path)
-
+            packing.take(item)
+    over_budget = packing.used > budget
     for item in resident:  # 2. resident memories in full, in their order
-        offer(item)
-    for item in retrieved:  # 3. what the query found, best first: a hit that cannot fit
-        offer(item)         # even shortened ends the list (a small weak hit never takes
-        if item.path not in chosen:  # the place of a better one)
-            left_out.extend(i.path for i in retrieved[retrieved.index(item) + 1:])
+        packing.offer(item)
+    for index, item in enumerate(retrieved):  # 3. what the query found, best first: a hit
+        packing.offer(item)  # that cannot fit even shortened ends the list (a small weak
+        if item.path not in packing.chosen:  # hit never takes the place of a better one)
+            packing.left_out.extend(i.path for i in retrieved[index + 1:])
             break
     for item in procedures:  # 4. the catalogue of procedures
-        offer(item)
-
+        packing.offer(item)
+    chosen, left_out = packing.chosen, packing.left_out
     lines = list(header)
     entries: list[ContextEntry] = []
     for section, items in (("resident", resident), ("retrieved", retrieved),
                            ("procedures", procedures)):
         picked = [i for i in items if i.path in chosen and chosen[i.path] is i]
-        if not picked:
-            continue
-        lines.append(headings[section])
+        if picked:
+            lines.append(_HEADINGS[section])
         for item in picked:
             line = _entry_line(item)
             lines.append(line)
