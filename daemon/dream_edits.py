@@ -67,62 +67,92 @@ def step_edits(step: Step, read: Callable[[str], bytes | None],
     (``None``: the file is gone, the action is skipped); ``known`` are the records the
     plan was made from (a file's status is read from its record while its hash holds)."""
     today = now.date()  # the user's day: the clock carries time.zone
-    out: list[tuple[str, bytes, str]] = []
     match step:
-        case MergeDuplicate(keeper_path=keeper, duplicate_path=dup, kind=kind):
-            keeper_data, dup_data = read(keeper), read(dup)
-            if keeper_data is None or dup_data is None:
-                return out
-            if kind == "near":
-                keeper_note = parse_note(keeper, keeper_data)
-                dup_note = parse_note(dup, dup_data)
-                merged = merge_bodies(keeper_note.body.rstrip("\n"), dup_note.body.strip())
-                if "```" in dup_note.body or "~~~" in dup_note.body:
-                    merged = keeper_note.body  # code is not spliced by sentence: the
-                    # duplicate keeps it, archived beside the keeper (merged_into)
-                if b"\r\n" in keeper_data:
-                    merged = merged.replace("\r\n", "\n").replace("\n", "\r\n")
-                if merged.rstrip("\r\n") != keeper_note.body.rstrip("\n").replace(
-                        "\n", "\r\n" if b"\r\n" in keeper_data else "\n"):
-                    version = keeper_note.memory.version if keeper_note.memory else None
-                    edited = set_properties(keeper_data, {
-                        "updated": now, "version": (version or 1) + 1}, path=keeper)
-                    eol = "\r\n" if b"\r\n" in keeper_data else "\n"
-                    out.append((keeper, replace_body(edited, merged.rstrip("\r\n") + eol),
-                                f"Merged the sentences of {diary_link(dup)} into "
-                                f"{diary_link(keeper)} (near-duplicate)"))
-            code = "exact duplicate" if kind == "exact" else "near-duplicate"
-            out.append((dup, archived(known, dup, dup_data, code, today,
-                                            {"merged_into": wikilink(keeper)}),
-                        f"Archived {diary_link(dup)}: {code} of {diary_link(keeper)}"))
-        case SupersedeOld(old_path=old, new_path=new, reason=reason):
-            new_data, old_data = read(new), read(old)
-            if new_data is None or old_data is None:
-                return out
-            new_note = parse_note(new, new_data)
-            targets = list(new_note.memory.supersedes) if new_note.memory else []
-            if Path(old).stem not in {t.removesuffix(".md") for t in targets}:
-                values: list[PropertyValue] = [f"[[{t}]]" for t in targets]
-                values.append(wikilink(old))
-                out.append((new, set_properties(
-                    new_data, {"supersedes": values[0] if len(values) == 1 else values},
-                    path=new), ""))
-            # the old fact held until the new one began, not until this dream
-            began = _day(new_note.memory.valid_from or new_note.memory.created) \
-                if new_note.memory else None
-            out.append((old, archived(known, old, old_data, "superseded", today,
-                                            {"superseded_by": wikilink(new)}, close=True,
-                                            closed=min(began, today) if began else None),
-                        f"{diary_link(old)} superseded by {diary_link(new)}: {reason}; "
-                        "archived"))
+        case MergeDuplicate():
+            return _merge_edits(step, read, known, now)
+        case SupersedeOld():
+            return _supersede_edits(step, read, known, today)
         case Synthesise(new_path=new_path, data=text, sources=sources):
-            out.append((new_path, text.encode("utf-8"), ""))
+            out: list[tuple[str, bytes, str]] = [(new_path, text.encode("utf-8"), "")]
             for source in sources:
                 data = read(source)
                 if data is not None:
                     out.append((source, archived(known,
                         source, data, "synthesised", today,
                         {"merged_into": wikilink(new_path)}, close=True), ""))
+            return out
+    return _property_edits(step, read, known, today)
+
+
+def _merge_edits(step: MergeDuplicate, read: Callable[[str], bytes | None],
+                 known: Mapping[str, MemoryRecord], now: datetime
+                 ) -> list[tuple[str, bytes, str]]:
+    """A duplicate merged: a near duplicate's sentences join the keeper (unless it holds
+    code), and the duplicate is archived with ``merged_into``."""
+    keeper, dup, kind = step.keeper_path, step.duplicate_path, step.kind
+    keeper_data, dup_data = read(keeper), read(dup)
+    if keeper_data is None or dup_data is None:
+        return []
+    out: list[tuple[str, bytes, str]] = []
+    if kind == "near":
+        keeper_note = parse_note(keeper, keeper_data)
+        dup_note = parse_note(dup, dup_data)
+        merged = merge_bodies(keeper_note.body.rstrip("\n"), dup_note.body.strip())
+        if "```" in dup_note.body or "~~~" in dup_note.body:
+            merged = keeper_note.body  # code is not spliced by sentence: the
+            # duplicate keeps it, archived beside the keeper (merged_into)
+        eol = "\r\n" if b"\r\n" in keeper_data else "\n"
+        if eol == "\r\n":
+            merged = merged.replace("\r\n", "\n").replace("\n", "\r\n")
+        if merged.rstrip("\r\n") != keeper_note.body.rstrip("\n").replace("\n", eol):
+            version = keeper_note.memory.version if keeper_note.memory else None
+            edited = set_properties(keeper_data, {
+                "updated": now, "version": (version or 1) + 1}, path=keeper)
+            out.append((keeper, replace_body(edited, merged.rstrip("\r\n") + eol),
+                        f"Merged the sentences of {diary_link(dup)} into "
+                        f"{diary_link(keeper)} (near-duplicate)"))
+    code = "exact duplicate" if kind == "exact" else "near-duplicate"
+    out.append((dup, archived(known, dup, dup_data, code, now.date(),
+                              {"merged_into": wikilink(keeper)}),
+                f"Archived {diary_link(dup)}: {code} of {diary_link(keeper)}"))
+    return out
+
+
+def _supersede_edits(step: SupersedeOld, read: Callable[[str], bytes | None],
+                     known: Mapping[str, MemoryRecord], today: date
+                     ) -> list[tuple[str, bytes, str]]:
+    """A memory superseded: the newer one names it in ``supersedes``, the older is archived
+    with ``superseded_by`` and ``valid_to`` the day the newer began."""
+    old, new, reason = step.old_path, step.new_path, step.reason
+    new_data, old_data = read(new), read(old)
+    if new_data is None or old_data is None:
+        return []
+    out: list[tuple[str, bytes, str]] = []
+    new_note = parse_note(new, new_data)
+    targets = list(new_note.memory.supersedes) if new_note.memory else []
+    if Path(old).stem not in {t.removesuffix(".md") for t in targets}:
+        values: list[PropertyValue] = [f"[[{t}]]" for t in targets]
+        values.append(wikilink(old))
+        out.append((new, set_properties(
+            new_data, {"supersedes": values[0] if len(values) == 1 else values},
+            path=new), ""))
+    # the old fact held until the new one began, not until this dream
+    began = _day(new_note.memory.valid_from or new_note.memory.created) \
+        if new_note.memory else None
+    out.append((old, archived(known, old, old_data, "superseded", today,
+                              {"superseded_by": wikilink(new)}, close=True,
+                              closed=min(began, today) if began else None),
+                f"{diary_link(old)} superseded by {diary_link(new)}: {reason}; "
+                "archived"))
+    return out
+
+
+def _property_edits(step: Step, read: Callable[[str], bytes | None],
+                    known: Mapping[str, MemoryRecord], today: date
+                    ) -> list[tuple[str, bytes, str]]:
+    """Archive, mark broken links, promote, demote: one property edit of one file."""
+    out: list[tuple[str, bytes, str]] = []
+    match step:
         case Archive(path=path, reason=reason, code=code):
             data = read(path)
             if data is not None:
@@ -150,6 +180,7 @@ def step_edits(step: Step, read: Callable[[str], bytes | None],
                 out.append((path, set_properties(data, {}, remove=("resident",), path=path),
                             f"Demoted {diary_link(path)} from the resident set: {reason}"))
     return out
+
 
 def archived(known: Mapping[str, MemoryRecord], path: str, data: bytes, code: str, today: date,
               links: Mapping[str, str] | None = None, *, close: bool = False,
