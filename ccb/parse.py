@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping
 from pathlib import PurePosixPath
 from typing import Literal, TypeVar
 
+from ccb.dates import as_date
 from ccb.frontmatter import load_properties, split_frontmatter
 from ccb.markdown import (
     extract_aliases,
@@ -108,7 +109,9 @@ def _nested(properties: Mapping[str, PropertyValue], key: str) -> PropertyValue:
 
 
 def _as_date(value: PropertyValue) -> dt.datetime | dt.date | None:
-    """Lenient date: ``date``/``datetime`` as is, ISO text (``Z`` allowed, space or ``T``)."""
+    """Lenient date: ``date``/``datetime`` as is, ISO text (``Z`` allowed, space or ``T``),
+    else the leading ``YYYY-MM-DD`` of the text as :func:`ccb.dates.as_date` reads it
+    (``2026-06-01 (moved)`` is the 1st): every reader of a memory's days agrees on them."""
     if value is None or isinstance(value, dt.datetime | dt.date):
         return value
     if isinstance(value, str):
@@ -120,7 +123,9 @@ def _as_date(value: PropertyValue) -> dt.datetime | dt.date | None:
                 return dt.date.fromisoformat(text)
             return dt.datetime.fromisoformat(text)
         except ValueError:
-            pass
+            day = as_date(text)
+            if day is not None:
+                return day
     raise ValueError(f"cannot read {value!r} as a date")
 
 

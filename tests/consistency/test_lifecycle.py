@@ -191,3 +191,21 @@ def test_properties_subset_user_untouched_archive_monotonic(
         assert len(per_memory) == len(set(per_memory))  # at most one archive each
     for m in batch:  # the decay stays in (0, 1] and never grows with time
         assert 0 < feedback_priority(m, now2) <= feedback_priority(m, now1) <= 1
+
+
+@pytest.mark.parametrize("written", [
+    "2020-01-01 (moved)", "2020-01-01T25:00:00Z", "2020-01-01x", "2026-06-01 (moved studios)",
+    "soon", "2026-13-45", "[a, b]", "2020-02-30", "20200101", "2020-01-01", "2999-01-01",
+])
+@pytest.mark.parametrize("key", ["valid_to", "expires"])
+def test_a_memory_file_and_its_index_row_agree_on_whether_it_is_current(
+        written: str, key: str) -> None:
+    """The parsed memory (remember, show, MEMORY.md) and the indexed properties (search,
+    context) read one day from one text, so one rule gives one answer."""
+    from ccb.parse import parse_note
+    note = parse_note("Memory/a.md",
+                      f"---\ntype: user\nname: a\n{key}: {written}\n---\nx\n".encode())
+    assert note.memory is not None
+    for day in (date(2019, 12, 31), date(2020, 1, 2), date(2026, 12, 3)):
+        assert is_current(MemoryState.of(note.memory, past=False), day) == is_current(
+            MemoryState.of(note.properties, past=False), day), (written, day)
