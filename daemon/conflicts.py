@@ -21,7 +21,7 @@ import structlog
 
 from ccb.atomic import read_json_object, write_json_atomic
 from ccb.merge import merge_note
-from ccb.parse import parse_note
+from ccb.parse import detect_conflict_copy, parse_note
 from ccb.writer import NoteWriter
 from config.errors import ConflictNotFoundError, DreamdError, MemoryNotFoundError
 from daemon.history import VersionRecorder
@@ -255,8 +255,11 @@ class ConflictDesk:
                 record = ConflictRecord(**value)
                 if not all(isinstance(getattr(record, f), str)
                            for f in ("memory_key", "path", "copy", "opened")) \
-                        or not isinstance(record.head_n, int):
+                        or not isinstance(record.head_n, int) or isinstance(record.head_n, bool):
                     raise TypeError("wrong field types")
+                if record.memory_key != key or detect_conflict_copy(record.copy) != record.path:
+                    # a resolve deletes the copy: it must be a conflict copy of that very file
+                    raise TypeError("the copy is not a conflict copy of the memory's file")
                 self.writer.read(record.path)  # VaultError: a path that leaves the vault
                 self.writer.read(record.copy)
             except (TypeError, DreamdError, OSError) as error:

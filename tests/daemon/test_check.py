@@ -7,6 +7,7 @@ fake (conftest): nothing here is about meaning.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 import subprocess
@@ -381,3 +382,28 @@ def test_an_edit_after_a_rollback_is_not_taken_for_an_editors_old_buffer(
     assert app.writer.heal([path]) == []
     assert target.read_bytes() == edited
     assert not list((vault / "Memory").glob("*.conflict-*"))
+
+
+@pytest.mark.parametrize("tamper", ["copy is the file", "copy is another memory", "bool head"])
+def test_a_tampered_conflict_record_never_deletes_a_file(app: App, vault: Path,
+                                                         tamper: str) -> None:
+    """A resolve deletes the conflict copy: a record in conflicts.json whose copy is not a
+    conflict copy of its memory's file (or whose fields have the wrong types) is ignored, and
+    every file stays."""
+    path, key, _, _ = _conflict(app, vault)
+    state = app.state_dir / "conflicts.json"
+    records = json.loads(state.read_text(encoding="utf-8"))
+    other = "Memory/prefers-metric-units.md"
+    if tamper == "copy is the file":
+        records[key]["copy"] = path
+    elif tamper == "copy is another memory":
+        records[key]["copy"] = other
+    else:
+        records = {"x": {"memory_key": "x", "path": other, "copy": other, "head_n": True,
+                         "opened": "2026-12-01T00:00:00+00:00"}}
+    state.write_text(json.dumps(records), encoding="utf-8")
+    before = {p: (vault / p).read_bytes() for p in (path, other)}
+    for wanted in (key, "x"):
+        with pytest.raises(ConflictNotFoundError):
+            app.consistency().resolve(wanted, "magma")
+    assert {p: (vault / p).read_bytes() for p in (path, other)} == before
