@@ -337,7 +337,7 @@ class NoteWriter:
         written (``healed``: our edits merged back; ``conflict``: one went to a copy).
         ``wait=False`` returns ``None`` at once when another process is writing: call again
         soon. Raises ``OSError`` for I/O failures of the vault."""
-        wanted = None if rel_paths is None else list(rel_paths)
+        wanted = None if rel_paths is None else self._journal_keys(rel_paths)
         if wanted is not None and not any(p in self._recent.load() for p in wanted):
             return []  # the common case, without taking the lock
         try:
@@ -375,7 +375,8 @@ class NoteWriter:
             return None  # deleted on purpose: nothing to repair
         journal = self._recent.load()
         now = time.time()
-        entries = [e for e in journal.get(rel_path, [])
+        key = self._journal_key(rel_path)
+        entries = [e for e in journal.get(key, [])
                    if now - float(str(e.get("at", 0))) <= HEAL_WINDOW_S]
         if not entries or sha256_hex(current) == entries[-1]["ours"]:
             return current
@@ -407,9 +408,9 @@ class NoteWriter:
                 self._fork(rel_path, ours, repaired)
             else:
                 repaired = merged
-        journal[rel_path] = entries[:lost_from]
-        if not journal[rel_path]:
-            del journal[rel_path]
+        journal[key] = entries[:lost_from]
+        if not journal[key]:
+            del journal[key]
         self._recent.save(journal)
         if repaired != current:
             log.warning("write.healed", path=rel_path,
@@ -453,7 +454,8 @@ class NoteWriter:
     def delete(self, rel_path: str, *, expect: bytes) -> int:
         """Delete ``rel_path`` for good (``dreamd forget``) if it still holds ``expect``, under
         the writer lock (no dreamd write can land between the check and the delete), and drop
-        every journaled copy of it, so its text is gone from the state dir too. Returns how
+        every journaled copy of it, so its text is gone from the state dir too. A link in the
+        vault names the file it points to: that file goes, and the link with it. Returns how
         many journal entries went. Raises ``StaleWriteError`` when the file changed."""
         target = self._absolute(rel_path)
         with self._thread_lock, self._process_lock:
@@ -464,11 +466,32 @@ class NoteWriter:
                     f"(expected {sha256_hex(expect)[:8]}…, found {sha256_hex(current)[:8]}…); "
                     "run the command again"
                 )
+            key = self._journal_key(rel_path)
             target.unlink(missing_ok=True)
-            return self._drop_journal(rel_path)
+            named = self.root / rel_path
+            if named.is_symlink() and named.resolve() == target:
+                named.unlink()  # a link in the vault to the forgotten file: its name goes too
+            return self._recent.drop(key) + (
+                self._recent.drop(rel_path) if key != rel_path else 0)
 
     def _drop_journal(self, rel_path: str) -> int:
-        return self._recent.drop(rel_path)
+        key = self._journal_key(rel_path)
+        return self._recent.drop(key) + (self._recent.drop(rel_path) if key != rel_path else 0)
+
+    def _journal_key(self, rel_path: str) -> str:
+        """The vault path a file's journal entries are kept under: the file itself, whatever
+        link or spelling named it (``Memory/./a.md``, a link to ``Memory/a.md``), so a forget
+        by any of its names leaves none of its text behind."""
+        return self._absolute(rel_path).relative_to(self.root).as_posix()
+
+    def _journal_keys(self, rel_paths: Iterable[str]) -> list[str]:
+        keys = []
+        for path in rel_paths:
+            try:
+                keys.append(self._journal_key(path))
+            except VaultError:
+                continue  # a path that leaves the vault has no journal
+        return keys
 
     def origin_of(self, content_hash: str) -> tuple[str, str] | None:
         """``(origin, change)`` of a recent write of these bytes by dreamd (within
@@ -516,7 +539,7 @@ class NoteWriter:
             for blob in (based_on, data):
                 if blob is not None:
                     self._recent.keep_blob(blob)
-            entries = journal.setdefault(rel_path, [])
+            entries = journal.setdefault(self._journal_key(rel_path), [])
             entries.append({"base": sha256_hex(based_on) if based_on is not None else None,
                             "ours": sha256_hex(data), "at": now})
             del entries[:-_JOURNAL_PER_FILE]

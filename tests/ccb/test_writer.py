@@ -305,3 +305,20 @@ def test_a_file_caught_empty_mid_save_is_never_merged_as_a_deletion(writer: Note
     with pytest.raises(StaleWriteError, match="empty"):
         writer.write("Memory/launch.md", ours, base=base)
     assert target.read_bytes() == b""
+
+
+@pytest.mark.parametrize("named", ["Memory/alias.md", "Memory/./log.md"])
+def test_a_delete_by_another_name_leaves_no_text_behind(writer: NoteWriter, tmp_path: Path,
+                                                         named: str) -> None:
+    """A forget through a link in the vault, or another spelling of the path, deletes the
+    file and every journaled copy of its text (and the link: its name is the memory's)."""
+    writer.write("Memory/log.md", STAMPED, base=None)
+    ours = _ours(STAMPED, "2026-11-30T10:00:05.123456Z", "the door code is 4471")
+    writer.write("Memory/log.md", ours, base=STAMPED)
+    (writer.root / "Memory" / "alias.md").symlink_to("log.md")
+    assert writer.delete(named, expect=ours) > 0
+    assert not (writer.root / "Memory" / "log.md").exists()
+    if named == "Memory/alias.md":
+        assert not (writer.root / "Memory" / "alias.md").is_symlink()
+    kept = b"".join(p.read_bytes() for p in (tmp_path / "state").rglob("*") if p.is_file())
+    assert b"4471" not in kept and b"# Log" not in kept
