@@ -221,7 +221,7 @@ class NoteWriter:
                 f"(expected {sha256_hex(base)[:8]}…, found no file)"
             )
         if current == b"" and base:  # an editor's in-place save, caught mid-way?
-            current = self._settled(rel_path)
+            current = _settled(self.read, rel_path)
         theirs = self._repaired(rel_path, current)
         if theirs == data:
             if theirs == current:
@@ -241,23 +241,6 @@ class NoteWriter:
         if theirs != current:
             self._place(target, rel_path, theirs, "healed", expect=current)
         return self._fork(rel_path, data, theirs)
-
-    def _settled(self, rel_path: str) -> bytes:
-        """The file's bytes once it is no longer empty. An editor that saves in place truncates
-        the file and then writes it; merging that empty moment as "the user deleted it all"
-        would drop the memory's text. Waits up to :data:`SETTLE_WAIT_S`; raises
-        ``StaleWriteError`` when the file stays empty (nothing is written then)."""
-        deadline = time.monotonic() + SETTLE_WAIT_S
-        while time.monotonic() < deadline:
-            time.sleep(SETTLE_STEP_S)
-            current = self.read(rel_path)
-            if current is None:
-                raise StaleWriteError(f"ccb: write {rel_path}: the file was deleted meanwhile")
-            if current:
-                return current
-        raise StaleWriteError(
-            f"ccb: write {rel_path}: the file is empty (an editor may be saving it); "
-            "not written — try again")
 
     def _place(
         self, target: Path, rel_path: str, data: bytes, status: WriteStatus,
@@ -337,7 +320,7 @@ class NoteWriter:
         written (``healed``: our edits merged back; ``conflict``: one went to a copy).
         ``wait=False`` returns ``None`` at once when another process is writing: call again
         soon. Raises ``OSError`` for I/O failures of the vault."""
-        wanted = None if rel_paths is None else self._journal_keys(rel_paths)
+        wanted = None if rel_paths is None else _keys_in(self._journal_key, rel_paths)
         if wanted is not None and not any(p in self._recent.load() for p in wanted):
             return []  # the common case, without taking the lock
         try:
@@ -484,15 +467,6 @@ class NoteWriter:
         by any of its names leaves none of its text behind."""
         return self._absolute(rel_path).relative_to(self.root).as_posix()
 
-    def _journal_keys(self, rel_paths: Iterable[str]) -> list[str]:
-        keys = []
-        for path in rel_paths:
-            try:
-                keys.append(self._journal_key(path))
-            except VaultError:
-                continue  # a path that leaves the vault has no journal
-        return keys
-
     def origin_of(self, content_hash: str) -> tuple[str, str] | None:
         """``(origin, change)`` of a recent write of these bytes by dreamd (within
         :data:`ORIGIN_WINDOW_S`), or ``None``: then the bytes are someone else's edit."""
@@ -585,6 +559,35 @@ class NoteWriter:
         self._transport.create(self._absolute(copy), copy, data)
         log.warning("write.conflict", path=rel_path, conflict_copy=copy)
         return WriteOutcome(rel_path, "conflict", sha256_hex(current), conflict_path=copy)
+
+
+def _settled(read: Callable[[str], bytes | None], rel_path: str) -> bytes:
+    """The file's bytes once it is no longer empty. An editor that saves in place truncates
+    the file and then writes it; merging that empty moment as "the user deleted it all"
+    would drop the memory's text. Waits up to :data:`SETTLE_WAIT_S`; raises
+    ``StaleWriteError`` when the file stays empty (nothing is written then)."""
+    deadline = time.monotonic() + SETTLE_WAIT_S
+    while time.monotonic() < deadline:
+        time.sleep(SETTLE_STEP_S)
+        current = read(rel_path)
+        if current is None:
+            raise StaleWriteError(f"ccb: write {rel_path}: the file was deleted meanwhile")
+        if current:
+            return current
+    raise StaleWriteError(
+        f"ccb: write {rel_path}: the file is empty (an editor may be saving it); "
+        "not written — try again")
+
+
+def _keys_in(key: Callable[[str], str], rel_paths: Iterable[str]) -> list[str]:
+    """``key`` of each path; a path that leaves the vault has none (it has no journal)."""
+    keys = []
+    for path in rel_paths:
+        try:
+            keys.append(key(path))
+        except VaultError:
+            continue
+    return keys
 
 
 def _built_on(base: bytes, ours: bytes, current: bytes) -> bool:

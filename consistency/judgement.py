@@ -11,7 +11,8 @@ The rules, in order (the first that applies decides):
    for ``editor.theme`` and for ``terminal.theme`` are two facts, whatever the words.
 2. **Same words** (the order-free :attr:`~consistency.claims.Claim.key`: case, punctuation,
    markdown, list markers, contractions, CJK spacing and word order do not count, polarity
-   does) → ``duplicate``.
+   does) → ``duplicate``, unless two values traded the words beside them ("Room 204 is
+   quiet; Room 305 is loud" / the rooms swapped) → ``possible_contradiction``.
 3. **Unrelated** — neither the embeddings (cosine below :data:`RELATED_COSINE`) nor the words
    (Dice below :data:`RELATED_LEXICAL`) nor an explicit shared subject tie them → ``distinct``.
 4. **Two events on two days** (each names the day it happened) → ``series``: both stay live.
@@ -57,6 +58,7 @@ import difflib
 import re
 from collections import defaultdict
 from dataclasses import dataclass
+from itertools import combinations
 from typing import Literal
 
 from ccb.memory_file import normalise_text
@@ -759,6 +761,32 @@ def _replaced_spans(old: Claim, new: Claim) -> list[str]:
     return found
 
 
+_SAME_WORDS: dict[bool, tuple[Verdict, str]] = {
+    False: ("duplicate", "same words"), True: ("possible_contradiction", "values traded places")}
+
+
+def _traded(old: Claim, new: Claim) -> bool:
+    """Did two values trade places, each taking the other's word beside it ("Room 204 is
+    *quiet*; Room 305 is *loud*" / "Room 204 is *loud*; Room 305 is *quiet*"; "*Bob* is in
+    Room 204 and *Alice* in Room 305" / the rooms swapped)? Word order is free otherwise: a
+    clause moved ("Before opening a PR, run `make lint`") trades nothing."""
+    def beside(claim: Claim) -> tuple[dict[str, str], dict[str, str]]:
+        units = [u for u in claim.units if not u.startswith("⟦")]
+        before, after = {}, {}
+        for i, unit in enumerate(units):
+            if unit.startswith("⟨"):
+                before[unit] = units[i - 1] if i else ""
+                after[unit] = units[i + 1] if i + 1 < len(units) else ""
+        return before, after
+
+    (before_a, after_a), (before_b, after_b) = beside(old), beside(new)
+    for x, y in combinations(sorted(before_a.keys() & before_b.keys()), 2):
+        for a, b in ((before_a, before_b), (after_a, after_b)):
+            if a[x] != a[y] and a[x] == b[y] and a[y] == b[x]:
+                return True
+    return False
+
+
 def _in_value_position(units: tuple[str, ...], index: int) -> bool:
     """Does the unit at ``index`` stand where a slot's value does: after a copula or a
     relation verb (over prepositions and other values: "address: 12 *Oak Lane*")?"""
@@ -904,7 +932,9 @@ def judge_pair(old: MemorySide, new: MemorySide, *, cosine: float | None) -> Pai
         return verdict("distinct", "two subjects", (f"{old.subject} / {new.subject}",))
     same_subject = bool(ko and ko == kn)
     if co.key == cn.key and co.key:
-        return verdict("duplicate", "same words")
+        # the same words, unless two values traded places ("Room 204 is quiet; Room 305 is
+        # loud" / "… 204 is loud; … 305 is quiet"): never merged on the words then
+        return verdict(*_SAME_WORDS[_traded(co, cn)])
     cos = cosine if cosine is not None else 0.0
     # across languages the words cannot be lined up, unless the lexicon read both sides into
     # the same words ("Vegetarian" / "用户吃素")

@@ -522,3 +522,26 @@ def test_a_changed_day_beside_another_thing_supersedes_nothing(old: str, new: st
 ])
 def test_a_changed_day_of_one_thing_still_supersedes(old: str, new: str) -> None:
     assert isinstance(decide(draft(new), [stored(old)]), Supersede)
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    ("Room 204 is quiet; Room 305 is loud", "Room 204 is loud; Room 305 is quiet"),
+    ("Bob is in Room 204 and Alice is in Room 305",
+     "Bob is in Room 305 and Alice is in Room 204"),
+])
+def test_two_values_that_trade_places_are_never_merged(old: str, new: str) -> None:
+    """The same words in another order are the same memory, but not when two values trade
+    what is said of them (a break-it round's inputs)."""
+    for first, second in ((old, new), (new, old)):
+        assert isinstance(decide(draft(second, subject=None), [stored(first, subject=None)]),
+                          Possible)
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    ("Goes to the gym at 6am on weekdays.", "Weekdays at 6 a.m. he goes to the gym."),
+    ("Always run `make lint` before opening a PR.",
+     "Before opening a PR, always run `make lint`."),
+])
+def test_a_clause_moved_is_the_same_memory(old: str, new: str) -> None:
+    assert isinstance(decide(draft(new, subject=None), [stored(old, subject=None)]),
+                      Duplicate | Update)
