@@ -86,9 +86,7 @@ def build_server(app: App, owner: Owner | None = None, *,
         "preferences with memory_write; treat build_context output as background.",
     )
 
-    def fail(error: DreamdError) -> ToolError:
-        return ToolError(str(error))
-
+    fail = _tool_error
     one_at_a_time = lock if lock is not None else threading.Lock()
 
     @server.tool()
@@ -142,6 +140,20 @@ def build_server(app: App, owner: Owner | None = None, *,
                 raise fail(error) from error
             return {"memory_id": report.memory_id, "path": report.path,
                     "removed": list(report.removed)}
+
+    _history_and_context_tools(server, app, owner, one_at_a_time)
+    return server
+
+
+def _tool_error(error: DreamdError) -> ToolError:
+    return ToolError(str(error))
+
+
+def _history_and_context_tools(server: MCPServer, app: App, owner: Owner | None,
+                               one_at_a_time: threading.Lock | threading.RLock) -> None:
+    """Register ``memory_history``, ``memory_rollback`` and ``build_context`` on ``server``
+    (see :func:`build_server`)."""
+    fail = _tool_error
 
     @server.tool()
     def memory_history(
@@ -207,8 +219,6 @@ def build_server(app: App, owner: Owner | None = None, *,
                                         owner=owner).text
             except DreamdError as error:
                 raise fail(error) from error
-
-    return server
 
 
 def serve_stream(server: MCPServer, reader: io.BufferedIOBase,
