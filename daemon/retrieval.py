@@ -51,6 +51,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
 from datetime import date, datetime
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -391,66 +392,29 @@ class Retriever:
         traces: list[StageTrace] = []
         types = set(memory_types) if memory_types is not None else None
 
-        def keep(path: str) -> bool:
-            entry = snap.entries.get(path)
-            if entry is None:
-                return False
-            if layers is not None and entry.layer not in layers:
-                return False
-            return self._allowed(entry, types, path_prefix, owner, include_hidden, today,
-                                 as_of is not None)
+        keep = partial(self._keep, snap, layers, types, path_prefix, owner, include_hidden,
+                       today, as_of is not None)
 
         total_budget_s = sum(s.timeout_ms for s in cfg.stages) / 1000
         order = ("ccb-fast", "magma-extend", "full-fusion")
         for name in order:
             stage = stages.get(name)
-            if stage is None:
-                traces.append(StageTrace(name, "off", 0.0))
-                continue
-            if (strategy == "ccb-only" and name in MAGMA_STAGES) or \
-                    (strategy == "magma-only" and name in CCB_STAGES):
-                traces.append(StageTrace(name, f"off: {strategy}", 0.0))
-                continue
-            if progressive and found.confident:
-                traces.append(StageTrace(name, "skipped: confident", 0.0))
-                continue
-            if name == "full-fusion" and found.vector is None:
-                traces.append(StageTrace(name, "skipped: no query vector", 0.0))
+            skip = _skip_reason(name, stage is not None, strategy, progressive, found)
+            if skip is not None or stage is None:
+                traces.append(StageTrace(name, skip or "off", 0.0))
                 continue
             want = max(stage.limit or limit, limit)
             run = self._stage_fn(name, snap, text, intent, want, found, memory_types,
                                  path_prefix, owner, keep, layers is not None, embedding)
             t0 = time.perf_counter()
             future = self._pool.submit(run)
-            status = "ran"
-            try:
-                part = future.result(timeout=stage.timeout_ms / 1000 if progressive else None)
-            except DreamdError as error:  # a failing stage (the store mid-compaction, the
-                # model) is skipped like a late one: the other stages still answer
-                traces.append(StageTrace(name, "skipped: error",
-                                         (time.perf_counter() - t0) * 1000))
-                log.warning("search.stage_failed", stage=name, error=str(error))
-                continue
-            except FutureTimeout:
-                # Skipped, unless the earlier stages found fewer notes than asked for: then
-                # a short answer is worse than a late one, and the stage may run on until
-                # the whole search's budget (the sum of every stage's deadline) is spent.
-                left = total_budget_s - (time.perf_counter() - started)
-                part = None
-                so_far = {p for ranked in found.lists.values() for p in ranked if keep(p)}
-                if len(so_far) < limit and left > 0:
-                    try:
-                        part = future.result(timeout=left)
-                        status = "ran late: too little found before it"
-                    except (FutureTimeout, DreamdError):
-                        part = None
-                if part is None:
-                    traces.append(StageTrace(name, "skipped: deadline",
-                                             (time.perf_counter() - t0) * 1000))
-                    log.info("search.stage_skipped", stage=name, deadline_ms=stage.timeout_ms)
-                    continue
+            part, status = _await_stage(
+                future, name, stage.timeout_ms / 1000 if progressive else None,
+                total_budget_s + started, lambda: _found_fewer(found, keep, limit))
             elapsed = (time.perf_counter() - t0) * 1000
-            assert part is not None
+            if part is None:
+                traces.append(StageTrace(name, status, elapsed))
+                continue
             if name in CCB_STAGES and strategy == "both-priority-magma":
                 part.confident = False  # MAGMA leads: an exact name does not end the search
             added = _merge(found, part)
@@ -684,6 +648,16 @@ class Retriever:
         return part
 
     # ------------------------------------------------------------------ helpers
+
+    def _keep(self, snap: _Snapshot, layers: Collection[int] | None,
+              types: set[str] | None, path_prefix: str | None, owner: Owner | None,
+              include_hidden: bool, today: date, past: bool, path: str) -> bool:
+        """May the note at ``path`` be shown for this search (its layer, type, folder,
+        owner and visibility on ``today``)?"""
+        entry = snap.entries.get(path)
+        if entry is None or (layers is not None and entry.layer not in layers):
+            return False
+        return self._allowed(entry, types, path_prefix, owner, include_hidden, today, past)
 
     def _allowed(
         self, entry: CatalogueEntry, types: set[str] | None, path_prefix: str | None,
@@ -931,3 +905,48 @@ def _linked(sources: Sequence[str], targets: Sequence[str | None],
         for other in near.pop(index):
             near.get(other, set()).discard(index)
     return near
+
+
+def _skip_reason(name: str, configured: bool, strategy: str, progressive: bool,
+                 found: _Found) -> str | None:
+    """Why stage ``name`` does not run (its trace status), or ``None``: it runs."""
+    if not configured:
+        return "off"
+    if (strategy == "ccb-only" and name in MAGMA_STAGES) or \
+            (strategy == "magma-only" and name in CCB_STAGES):
+        return f"off: {strategy}"
+    if progressive and found.confident:
+        return "skipped: confident"
+    if name == "full-fusion" and found.vector is None:
+        return "skipped: no query vector"
+    return None
+
+
+def _found_fewer(found: _Found, keep: Callable[[str], bool], limit: int) -> bool:
+    """Have the stages so far found fewer than ``limit`` notes that may be shown?"""
+    return len({p for ranked in found.lists.values() for p in ranked if keep(p)}) < limit
+
+
+def _await_stage(future: Future[_Found], name: str, deadline_s: float | None, until: float,
+                 short: Callable[[], bool]) -> tuple[_Found | None, str]:
+    """A stage's part and its trace status. A failing stage (the store mid-compaction, the
+    model) is skipped like a late one: the other stages still answer. A late stage is
+    skipped, unless the earlier stages found fewer notes than asked for (``short()``): then
+    a short answer is worse than a late one, and the stage may run on until the whole
+    search's budget (the sum of every stage's deadline: ``until``, on the
+    ``time.perf_counter`` clock) is spent."""
+    try:
+        return future.result(timeout=deadline_s), "ran"
+    except DreamdError as error:
+        log.warning("search.stage_failed", stage=name, error=str(error))
+        return None, "skipped: error"
+    except FutureTimeout:
+        left_s = until - time.perf_counter()
+        if short() and left_s > 0:
+            try:
+                return future.result(timeout=left_s), "ran late: too little found before it"
+            except (FutureTimeout, DreamdError):
+                pass
+        log.info("search.stage_skipped", stage=name,
+                 deadline_ms=round((deadline_s or 0) * 1000))
+        return None, "skipped: deadline"

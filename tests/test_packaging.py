@@ -103,14 +103,13 @@ MAX_CLASS_LINES, MAX_INIT_PARAMS, MAX_COMPLEXITY = 450, 10, 14
 OVER_TODAY_CLASSES = {  # (module, class): (lines, constructor parameters)
     ("daemon/runner.py", "Daemon"): (531, 2),
     ("daemon/app.py", "App"): (539, 4),
-    ("daemon/retrieval.py", "Retriever"): (530, 7),
+    ("daemon/retrieval.py", "Retriever"): (503, 7),
     ("magma/store.py", "MagmaStore"): (609, 6),
 }
 OVER_TODAY_FUNCTIONS = {  # (module, function): complexity
     ("ccb/write_transport.py", "_put_cli"): 17,
     ("consistency/claims.py", "_extract"): 34, ("consistency/claims.py", "read_claim"): 20,
     ("consistency/judgement.py", "judge_pair"): 30,
-    ("daemon/retrieval.py", "search"): 22,
 }
 
 
