@@ -144,13 +144,7 @@ class WriteTransport:
             if current == b"" and want:
                 raise FileBeingWrittenError(errno.EBUSY, "the file is being written "
                                             "(found empty)", str(target))
-            try:
-                target.parent.mkdir(parents=True, exist_ok=True)
-                router.ensure_vault()
-                router.cli.create(rel_path, want.decode("utf-8"))
-                error: ObsidianCliError | None = None
-            except ObsidianCliError as failed:
-                error = failed
+            error = _create(router, target, rel_path, want)
             after = self._read(rel_path)
             if after == want:
                 if error is not None:
@@ -173,13 +167,7 @@ class WriteTransport:
             last = error
             log.warning("write.cli_failed", path=rel_path, attempt=attempt, attempts=attempts,
                         kind=error.kind, error=str(error))
-            if error.kind == "timeout":
-                router.note_timeout()
-                if router.configured == "auto":
-                    break
-            else:
-                router.note_failure()
-            if error.kind in {"missing", "vault", "refused"}:
+            if _gives_up(router, error):
                 break
         assert last is not None
         if not router.fallback:
@@ -208,6 +196,31 @@ class WriteTransport:
         if displaced not in (left, None):
             self.put_direct(target, rel_path, displaced)
             self._keep_copy(rel_path, expect, displaced)
+
+
+def _create(router: WriteRouter, target: Path, rel_path: str, want: bytes
+            ) -> ObsidianCliError | None:
+    """One ``obsidian create … overwrite`` of ``want``; the error, or ``None``."""
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        router.ensure_vault()
+        router.cli.create(rel_path, want.decode("utf-8"))
+    except ObsidianCliError as failed:
+        return failed
+    return None
+
+
+def _gives_up(router: WriteRouter, error: ObsidianCliError) -> bool:
+    """Tell ``router`` of a failed attempt; is another attempt pointless (a timeout in
+    ``auto``, which starts the cool-down; the CLI missing, acting on another vault, or
+    refusing)?"""
+    if error.kind == "timeout":
+        router.note_timeout()
+        if router.configured == "auto":
+            return True
+    else:
+        router.note_failure()
+    return error.kind in {"missing", "vault", "refused"}
 
 
 def sha256_hex(data: bytes) -> str:
