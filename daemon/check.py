@@ -294,7 +294,7 @@ class ConsistencyService:
             except DreamdError:
                 continue
             read[path] = StoredMemory(path, note, data)
-            if note.memory is not None and note.memory.id:
+            if note.memory is not None:
                 stored[path] = read[path]
         facts = {f.id: f for f in pool.facts(list(stored.values()), self.store)}
         return _judge_groups(groups, read, stored, facts)
@@ -530,7 +530,8 @@ def _judge_groups(groups: Mapping[Any, list[str]], read: Mapping[str, StoredMemo
     memory names the other in ``supersedes`` is settled (the older is current until the
     newer's day), the others are judged as ``remember`` judges (memories with an ``id``)."""
     judged: dict[tuple[str, str], tuple[str, str]] = {}
-    ids = {path: s.note.memory.id for path, s in stored.items() if s.note.memory}
+    ids = {path: memory_key(s.note.memory.id, path) for path, s in stored.items()
+           if s.note.memory}
     for members in groups.values():
         both = [p for p in members if p in read]
         for i, a in enumerate(both):

@@ -222,7 +222,7 @@ class MemoryService:
         stored = [s for s in self.memories() if s.note.memory and s.note.memory.type == type
                   and _same_owner(s.note.memory.owner, owner)]
         decision = decide(draft, self._facts(stored))
-        by_id = {s.note.memory.id: s for s in stored if s.note.memory and s.note.memory.id}
+        by_id = {memory_key(s.note.memory.id, s.path): s for s in stored if s.note.memory}
         draft = replace(draft, claim=claim_of(draft))
         why = decision.why
         target = getattr(decision, "existing_id", None) or getattr(decision, "nearest_id", None)
@@ -331,20 +331,21 @@ class MemoryService:
 
     def _update(self, old: StoredMemory, body: str, now: datetime) -> RememberResult:
         meta = old.note.memory
-        assert meta is not None and meta.id
+        assert meta is not None
         merged_body = merge_bodies(old.note.body.rstrip("\n"), body)
         data = set_properties(old.data, {"updated": now, "version": (meta.version or 1) + 1},
                               path=old.path)
         data = replace_body(data, merged_body + "\n")
         outcome = self.writer.write(old.path, data, base=old.data, origin=self.origin)
-        return RememberResult("updated", meta.id, old.path, conflict_path=outcome.conflict_path)
+        return RememberResult("updated", memory_key(meta.id, old.path), old.path,
+                              conflict_path=outcome.conflict_path)
 
     def _supersede(
         self, old: StoredMemory, draft: MemoryDraft, now: datetime, pinned: bool, owner: str | None,
         source: str, reason: str,
     ) -> RememberResult:
         meta = old.note.memory
-        assert meta is not None and meta.id
+        assert meta is not None
         closed = set_properties(
             old.data, {"valid_to": now.date(), "updated": now, "version": (meta.version or 1) + 1},
             path=old.path,

@@ -23,7 +23,7 @@ import numpy as np
 import structlog
 
 from ccb.memory_file import content_hash_normalised
-from ccb.model import GENERATED_FILES, Note
+from ccb.model import GENERATED_FILES, Note, memory_key
 from ccb.parse import detect_conflict_copy
 from ccb.scan import read_note_bytes
 from config.errors import DreamdError
@@ -97,16 +97,17 @@ class MemoryPool:
 
     def facts(self, stored: Sequence[StoredMemory], store: MagmaStore | None,
               *, embed: Callable[[list[str]], np.ndarray] | None = None) -> list[MemoryFacts]:
-        """What :func:`consistency.duplicates.decide` needs of each of ``stored`` that has
-        an id: its fields, read claim and the embedding of its first chunk — the vector the
-        index holds for that chunk's hash (cut as :attr:`chunk_max_chars` says), else, for
-        at most :data:`EMBED_UNINDEXED` files not indexed yet (a hand edit the index has not
-        seen), one ``embed`` call; ``None`` beyond that. Claims are read once per file
-        version; vectors are kept with them."""
+        """What :func:`consistency.duplicates.decide` needs of each memory of ``stored``
+        (keyed by :func:`ccb.model.memory_key`: its id, else its path — a memory written by
+        hand or by Claude Code has none): its fields, read claim and the embedding of its
+        first chunk — the vector the index holds for that chunk's hash (cut as
+        :attr:`chunk_max_chars` says), else, for at most :data:`EMBED_UNINDEXED` files not
+        indexed yet (a hand edit the index has not seen), one ``embed`` call; ``None``
+        beyond that. Claims are read once per file version; vectors are kept with them."""
         with self._lock:
             entries: list[_Entry] = []
             for s in stored:
-                if s.note.memory is None or not s.note.memory.id:
+                if s.note.memory is None:
                     continue
                 entry = self._entries.get(s.path)
                 if entry is None or entry.stored is not s:
@@ -191,10 +192,10 @@ def first_chunk_hash(note: Note, chunk_max_chars: int = DEFAULT_MAX_CHARS) -> st
 
 def _facts(stored: StoredMemory) -> MemoryFacts:
     meta = stored.note.memory
-    assert meta is not None and meta.id
+    assert meta is not None
     body = stored.note.body.strip()
     facts = MemoryFacts(
-        id=meta.id, type=meta.type, subject=meta.subject, name=meta.name,
+        id=memory_key(meta.id, stored.path), type=meta.type, subject=meta.subject, name=meta.name,
         description=meta.description, body=body, content_hash=content_hash_normalised(body),
         state=MemoryState.of(meta, past=False),
         written=_day(meta.valid_from) or _day(meta.created),

@@ -165,3 +165,33 @@ def test_a_memory_is_current_until_its_valid_to_day(app: App, vault: Path, valid
     assert (again.action == "duplicate") is current, again
     if current:
         assert service.find("Invoice day").path == "Memory/invoices.md"
+
+
+def test_a_memory_written_without_an_id_is_known_to_remember(app: App, vault: Path,
+                                                              corpora_dir: Path) -> None:
+    """Claude Code writes memory files without an ``id``: remembering the same fact again
+    finds that file (it is judged by its path), and nothing is written twice. The file is a
+    public memory sample, byte for byte."""
+    sample = (corpora_dir / "memory-samples" / "claude-code" / "Aleslammer__deathwatch_foundryvtt"
+              / ".claude" / "memory" / "user_ui_preferences.md")
+    data = sample.read_bytes()
+    (vault / "Memory" / "user_ui_preferences.md").write_bytes(data)
+    app.sync()
+    body = parse_note("Memory/user_ui_preferences.md", data).body
+    again = app.memories().remember(body, type="user")
+    assert again.action == "duplicate", again
+    assert again.path == "Memory/user_ui_preferences.md"
+    assert (vault / "Memory" / "user_ui_preferences.md").read_bytes() == data
+
+
+def test_a_changed_fact_supersedes_a_memory_written_without_an_id(app: App,
+                                                                   vault: Path) -> None:
+    hand = (b"---\nname: Staging port\ndescription: where staging listens\ntype: project\n---\n"
+            b"The staging database listens on port 5432.\n")
+    (vault / "Memory" / "staging-port.md").write_bytes(hand)
+    app.sync()
+    new = app.memories().remember("The staging database listens on port 5433.",
+                                  type="project")
+    assert new.action == "superseded" and new.superseded == "Memory/staging-port.md", new
+    old = (vault / "Memory" / "staging-port.md").read_bytes()
+    assert b"valid_to:" in old and old.endswith(b"listens on port 5432.\n")
