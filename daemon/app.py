@@ -519,7 +519,9 @@ class App:
                  clock: Callable[[], datetime] | None = None) -> MemoryService:
         """The memory service of this vault (remember, show, forget, MEMORY.md) acting for
         ``owner`` (``None``: the vault's owner, who sees every memory); ``clock`` gives "now"
-        (default: the system's)."""
+        (default: the system's). Raises ``VaultError`` when the vault folder is missing: a
+        mistyped path never becomes a new vault."""
+        self._require_vault("memories of")
         return MemoryService(
             clock=clock or self.clock,
             writer=self.writer, pool=self.memory_pool, memory_index=self.memory_index,

@@ -346,13 +346,15 @@ class MemoryService:
     ) -> RememberResult:
         meta = old.note.memory
         assert meta is not None
+        memory_id, outcome = self._create(draft, now, pinned, owner, source,
+                                          supersedes=(old.note.title,))
+        # the older memory names its successor, as a dream's supersession does
         closed = set_properties(
-            old.data, {"valid_to": now.date(), "updated": now, "version": (meta.version or 1) + 1},
+            old.data, {"valid_to": now.date(), "superseded_by": f"[[{Path(outcome.path).stem}]]",
+                       "updated": now, "version": (meta.version or 1) + 1},
             path=old.path,
         )
         self.writer.write(old.path, closed, base=old.data, origin=self.origin)
-        memory_id, outcome = self._create(draft, now, pinned, owner, source,
-                                          supersedes=(old.note.title,))
         return RememberResult("superseded", memory_id, outcome.path, superseded=old.path,
                               reason=reason, conflict_path=outcome.conflict_path)
 

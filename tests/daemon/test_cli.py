@@ -174,3 +174,13 @@ def test_piped_status_is_one_whole_line_per_row() -> None:
     assert f"store: {long_store}" in lines
     assert "unresolved_links: 3" in lines
     assert any(line.startswith("next dream: due: forced: never dreamed") for line in lines)
+
+
+def test_remember_into_a_mistyped_vault_path_creates_nothing(tmp_path: Path) -> None:
+    """A typo in --vault is an error (exit 4, one line), never a new vault (found by a
+    new-user trial: the folder, its memory and its MEMORY.md were created)."""
+    missing = tmp_path / "Notse"
+    done = run("remember", "--vault", str(missing), "hello", check=False)
+    assert done.returncode == 4, done.stderr
+    assert "vault folder is missing" in done.stderr and "Traceback" not in done.stderr
+    assert not missing.exists()

@@ -48,6 +48,7 @@ def test_changed_fact_supersedes_and_both_stay(app: App, vault: Path) -> None:
     new_note = parse_note(new.path, (vault / new.path).read_bytes())
     assert old_note.memory and old_note.memory.valid_to is not None
     assert old_note.memory.version == 2
+    assert old_note.properties["superseded_by"] == f"[[{Path(new.path).stem}]]"
     assert new_note.memory and new_note.memory.supersedes == (Path(old.path).stem,)
     index = (vault / "Memory" / "MEMORY.md").read_text(encoding="utf-8")
     assert Path(new.path).name in index and Path(old.path).name not in index
