@@ -80,7 +80,20 @@ class Value:
         if self.kind == "frequency" and "/" in self.text:
             count, days = self.text.split("/", 1)
             return f"{count}× per {days} day{'s' if days != '1' else ''}"
+        if self.kind in _NAMED_NUMBERS:  # "周二" / "Tuesday" is 2: shown as a day, not a count
+            return _NAMED_NUMBERS[self.kind].get(self.text, self.text)
         return f"{self.text} {self.unit}" if self.unit else self.text
+
+
+#: How explanations name a weekday (1–7, 8: the weekend, 9: workdays) and a month (1–12).
+_NAMED_NUMBERS = {
+    "weekday": dict(zip([str(n) for n in range(1, 10)],
+                        ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday",
+                         "Sunday", "the weekend", "workdays"], strict=True)),
+    "month": dict(zip([str(n) for n in range(1, 13)],
+                      ["January", "February", "March", "April", "May", "June", "July", "August",
+                       "September", "October", "November", "December"], strict=True)),
+}
 
 
 @dataclass(frozen=True, slots=True)

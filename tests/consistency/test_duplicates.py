@@ -545,3 +545,13 @@ def test_two_values_that_trade_places_are_never_merged(old: str, new: str) -> No
 def test_a_clause_moved_is_the_same_memory(old: str, new: str) -> None:
     assert isinstance(decide(draft(new, subject=None), [stored(old, subject=None)]),
                       Duplicate | Update)
+
+
+def test_explanations_name_weekdays_and_months() -> None:
+    """``remember --explain`` shows 周二 → 周三 as days, not as the counts 2 → 3."""
+    for old, new, shown in (
+            ("我每周二上午十点开周会", "周会改到周三下午三点了", "Tuesday → Wednesday"),
+            ("Payroll runs in March", "Payroll runs in April", "March → April")):
+        why = judge_pair(MemorySide("project", None, read_claim(old)),
+                         MemorySide("project", None, read_claim(new)), cosine=0.7).explain()
+        assert shown in why, why
