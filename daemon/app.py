@@ -518,9 +518,8 @@ class App:
     def memories(self, owner: Owner | None = None, *,
                  clock: Callable[[], datetime] | None = None) -> MemoryService:
         """The memory service of this vault (remember, show, forget, MEMORY.md) acting for
-        ``owner`` (``None``: the vault's owner, who sees every memory); ``clock`` gives "now"
-        (default: the system's). Raises ``VaultError`` when the vault folder is missing: a
-        mistyped path never becomes a new vault."""
+        ``owner`` (``None``: the vault's owner); ``clock`` gives "now" (default: the system's).
+        ``VaultError`` when the vault folder is missing: a typo never makes a new vault."""
         self._require_vault("memories of")
         return MemoryService(
             clock=clock or self.clock,
@@ -593,8 +592,7 @@ class App:
         return ConsistencyService(
             root=self.vault_root, vfilter=self.vault_filter, store=self.store, desk=desk,
             memories=self.memories, index=reindex, memory_index=self.memory_index,
-            limits=limits, claimed=[root.prefix for root in self.roots[1:]], clock=self.clock,
-        )
+            limits=limits, claimed=[root.prefix for root in self.roots[1:]], clock=self.clock)
 
     def conflict_copies(self) -> list[tuple[str, str]]:
         """``(copy, original)`` of every conflict copy in the vault (sync tools' and
