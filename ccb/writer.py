@@ -449,13 +449,12 @@ class NoteWriter:
                     f"(expected {sha256_hex(expect)[:8]}…, found {sha256_hex(current)[:8]}…); "
                     "run the command again"
                 )
-            key = self._journal_key(rel_path)
+            dropped = self._drop_journal(rel_path)  # while the name still leads to the file
             target.unlink(missing_ok=True)
             named = self.root / rel_path
             if named.is_symlink() and named.resolve() == target:
                 named.unlink()  # a link in the vault to the forgotten file: its name goes too
-            return self._recent.drop(key) + (
-                self._recent.drop(rel_path) if key != rel_path else 0)
+            return dropped
 
     def _drop_journal(self, rel_path: str) -> int:
         key = self._journal_key(rel_path)
