@@ -32,12 +32,13 @@ compares them as multisets. A text is read to :data:`CLAIM_MAX_CHARS`.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 import unicodedata
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date, timedelta
 from fractions import Fraction
 from typing import Literal
@@ -519,87 +520,94 @@ _READERS: dict[str, Callable[[re.Match[str]], Value]] = {
     "money": _money_value, "frequency": _frequency_value, "premises": _premises_value}
 
 
+def _host_values(kind: str, match: re.Match[str]) -> list[Value] | None:
+    """An IP or host name and its port; ``None`` for a dotted word that names no host."""
+    whole, port = match.group(0), match.group("port")
+    name = whole[: -len(port) - 1] if port else whole
+    if kind == "host" and not _looks_like_host(name):
+        return None
+    return [Value(kind, name.lower())] + ([Value("port", port)] if port else [])
+
+
+def _weekday_value(match: re.Match[str]) -> Value:
+    if match.group("zwork") is not None:
+        number = 9
+    elif match.group("wd"):
+        number = {**_WEEKDAYS, "weekend": 8, "weekday": 9}[match.group("wd").lower()]
+    else:
+        number = _ZH_WEEKDAYS[match.group("zwd")]
+    return Value("weekday", str(number))
+
+
+def _month_value(match: re.Match[str]) -> Value | None:
+    if match.group("mon"):
+        month = _MONTHS[match.group("mon").lower()]
+    else:
+        zm = match.group("zm")
+        month = int(zm) if zm.isdigit() else (_zh_number(zm) or 0)
+    return Value("month", str(month)) if 1 <= month <= 12 else None
+
+
+def _unit_value(match: re.Match[str]) -> Value:
+    spelling = (match.group("unit") or match.group("zunit") or "").lower()
+    return Value("unit", _UNIT_NAMES.get(spelling[:5], spelling))
+
+
+def _date_or_none(match: re.Match[str], written: date | None) -> Value | None:
+    day = _date_value(match, written)
+    return None if day is None else Value("date", day)
+
+
+def _time_or_none(match: re.Match[str]) -> Value | None:
+    when = _time_value(match)
+    return None if when is None else Value("time", when)
+
+
+def _read_alone(read: Callable[[re.Match[str]], Value], match: re.Match[str],
+                _written: date | None) -> Value:
+    return read(match)
+
+
+#: What each value kind reads from its match (``written``: the memory's day); ``None`` when
+#: the match is no value of that kind, and the text stays free for the kinds after it.
+_KIND_READERS: dict[str, Callable[[re.Match[str], date | None], Value | list[Value] | None]] = {
+    "url": lambda m, _w: Value("url", m.group(0).rstrip(".,;:!?)/").lower()),
+    "email": lambda m, _w: Value("email", m.group(0).lower()),
+    "ip": lambda m, _w: _host_values("ip", m),
+    "host": lambda m, _w: _host_values("host", m),
+    "region": lambda m, _w: Value("region", m.group(0).lower()),
+    "date": _date_or_none,
+    "time": lambda m, _w: _time_or_none(m),
+    "port": lambda m, _w: Value("port", m.group("port")),
+    "path": lambda m, _w: Value("path", m.group(0).rstrip("/").lower()),
+    "version": lambda m, _w: _version_value(m),
+    "weekday": lambda m, _w: _weekday_value(m),
+    "month": lambda m, _w: _month_value(m),
+    **{kind: functools.partial(_read_alone, read) for kind, read in _READERS.items()},
+    "number": lambda m, _w: _number_value(m),
+    "place": lambda m, _w: Value("name", PLACES_EN.get(m.group(0), m.group(0))),
+    "unit": lambda m, _w: _unit_value(m),
+    "code": lambda m, _w: Value("code", m.group(1).strip().lower()),
+    "id": lambda m, _w: Value("id", _name_key(m.group(0))),
+}
+
+
 def _extract(text: str, written: date | None) -> tuple[str, list[tuple[int, Value]]]:
     """``text`` with every value replaced by ``⟨kind⟩``, and the values with their offsets."""
     found: list[tuple[int, int, Value]] = []
     taken = [False] * len(text)
-
-    def free(start: int, end: int) -> bool:
-        return not any(taken[start:end])
-
     for kind, pattern in _PATTERNS:
+        reader = _KIND_READERS.get(kind)
         for match in pattern.finditer(text):
             start, end = _value_span(kind, match, text)
-            if start == end or not free(start, end):
+            if start == end or any(taken[start:end]):
                 continue
-            values: list[Value] = []
-            whole = match.group(0)
-            if kind == "url":
-                values.append(Value("url", whole.rstrip(".,;:!?)/").lower()))
-            elif kind == "email":
-                values.append(Value("email", whole.lower()))
-            elif kind in {"ip", "host"}:
-                port = match.group("port")
-                name = whole[: -len(port) - 1] if port else whole
-                if kind == "host" and not _looks_like_host(name):
-                    continue
-                values.append(Value(kind, name.lower()))
-                if port:
-                    values.append(Value("port", port))
-            elif kind == "region":
-                values.append(Value("region", whole.lower()))
-            elif kind == "date":
-                day = _date_value(match, written)
-                if day is None:
-                    continue
-                values.append(Value("date", day))
-            elif kind == "time":
-                when = _time_value(match)
-                if when is None:
-                    continue
-                values.append(Value("time", when))
-            elif kind == "port":
-                values.append(Value("port", match.group("port")))
-            elif kind == "path":
-                values.append(Value("path", whole.rstrip("/").lower()))
-            elif kind == "version":
-                values.append(_version_value(match))
-            elif kind == "weekday":
-                if match.group("zwork") is not None:
-                    number = 9
-                elif match.group("wd"):
-                    number = {**_WEEKDAYS, "weekend": 8, "weekday": 9}[match.group("wd").lower()]
-                else:
-                    number = _ZH_WEEKDAYS[match.group("zwd")]
-                values.append(Value("weekday", str(number)))
-            elif kind == "month":
-                if match.group("mon"):
-                    month = _MONTHS[match.group("mon").lower()]
-                else:
-                    zm = match.group("zm")
-                    month = int(zm) if zm.isdigit() else (_zh_number(zm) or 0)
-                if not 1 <= month <= 12:
-                    continue
-                values.append(Value("month", str(month)))
-            elif kind in _READERS:
-                values.append(_READERS[kind](match))
-            elif kind == "number":
-                value = _number_value(match)
-                if value is None:
-                    continue
-                values.append(value)
-            elif kind == "place":
-                values.append(Value("name", PLACES_EN.get(whole, whole)))
-            elif kind == "unit":
-                spelling = (match.group("unit") or match.group("zunit") or "").lower()
-                values.append(Value("unit", _UNIT_NAMES.get(spelling[:5], spelling)))
-            elif kind == "code":
-                values.append(Value("code", match.group(1).strip().lower()))
-            elif kind == "id":
-                values.append(Value("id", _name_key(whole)))
+            read = reader(match, written) if reader is not None else []
+            if read is None:
+                continue
             for i in range(start, end):
                 taken[i] = True
-            found.extend((start, end, v) for v in values)
+            found.extend((start, end, v) for v in (read if isinstance(read, list) else [read]))
     found.sort(key=lambda item: (item[0], item[2]))
     out: list[str] = []
     last = 0
@@ -1066,6 +1074,108 @@ def _retracted(clean: str, values: list[tuple[int, Value]]) -> frozenset[Value]:
 # --------------------------------------------------------------------------- reading
 
 
+@dataclass
+class _WordReader:
+    """The word-by-word reading of one claim's framed text: its frame and units, the
+    concepts with their signs, and which words a negation denies (``pending``: how many
+    words the last negation still reaches, :data:`NEGATION_WINDOW`)."""
+
+    deniable: dict[str, tuple[str, ...]]
+    frame: list[str] = field(default_factory=list)
+    units: list[str] = field(default_factory=list)
+    concepts: dict[str, set[bool]] = field(default_factory=dict)
+    negated: set[str] = field(default_factory=set)
+    asserted: set[str] = field(default_factory=set)
+    translated: set[str] = field(default_factory=set)
+    negations: int = 0
+    pending: int = 0
+    liked: bool = False
+
+    def clause(self, clause: str) -> None:
+        self.pending, self.liked = 0, False
+        for word in _WORD.findall(clause):
+            han_word = _HAN_RE.match(word) is not None
+            for piece in _han_units(word) if han_word else [word]:
+                self.piece(piece, clause, han_word)
+
+    def piece(self, piece: str, clause: str, han_word: bool) -> None:
+        if piece == "¬" or piece in _NEGATIONS or (piece == "over" and self.liked):
+            self.pending = NEGATION_WINDOW
+            self.negations += 1
+        elif piece in _CONCEPT_WORDS:
+            self._concept(piece)
+        elif piece.startswith("⟨"):
+            self.frame.append(piece.split("_", 1)[0] + "⟩")
+            self.units.append(piece)
+            # "format with Ruff, not Black": a name right after a negation is denied
+            # ("never mock the DB": the action is)
+            (self.negated if self.pending == NEGATION_WINDOW else self.asserted).update(
+                self.deniable.get(piece, ()))
+            self.pending = max(0, self.pending - 1)
+        elif _HAN_RE.match(piece):
+            self._han(piece)
+        else:
+            self._word(piece, clause, han_word)
+
+    def _concept(self, piece: str) -> None:
+        name, sign = _CONCEPT_WORDS[piece]
+        self.concepts.setdefault(name, set()).add(sign if self.pending == 0 else not sign)
+        self.liked = self.liked or name == "like"
+        self.frame.append(f"⟪{name}⟫")
+        self.units.append(f"⟪{name}⟫")
+        # "never X" denies X as "not X" does (counted once, as the concept)
+        self.pending = NEGATION_WINDOW if piece in _DENYING else 0
+
+    def _han(self, piece: str) -> None:
+        if piece in _ZH_STOP:
+            if piece in _MARKERS:
+                self.units.append(_MARKERS[piece])
+            return
+        self.frame.append(piece)
+        self.units.append(piece)
+        (self.negated if self.pending else self.asserted).add(piece)
+        self.pending = max(0, self.pending - 1)
+
+    def _word(self, piece: str, clause: str, han_word: bool) -> None:
+        stem = _stem(piece)
+        if (piece in _STOPWORDS or stem in _STOPWORDS) and not _letter_name(piece, clause):
+            marker = _MARKERS.get(piece)
+            if marker:
+                self.units.append(marker)
+                if marker == "⟦p⟧" and piece != "of":
+                    # "never mock the DB in tests": the adjunct is not denied ("no end of
+                    # response summaries": "of" binds its noun)
+                    self.pending = 0
+            return
+        for part in stem.split():
+            self.frame.append(part)
+            self.units.append(part)
+            (self.negated if self.pending else self.asserted).add(part)
+            if han_word:
+                self.translated.add(part)
+        self.pending = max(0, self.pending - 1)
+
+
+def _frame_names(framed: str) -> tuple[str, list[tuple[int, Value]]]:
+    """``framed`` with each proper name replaced by its placeholder, and the names read."""
+    names = _names(framed)
+    for _offset, name in names:
+        tag = _tag(Value("name", _name_key(name)))
+        framed = re.sub(rf"\b{re.escape(name)}\b", f" ⟨name_{tag}⟩ ", framed, count=1,
+                        flags=re.I | re.A)
+    return framed, [(offset, Value("name", _name_key(name))) for offset, name in names]
+
+
+def _relation(clean: str) -> Literal["exclusive", "multi"] | None:
+    """Whether the claim says its value is one of several, or the only one."""
+    lowered = clean.lower()
+    if _MULTI_CUES.search(lowered) is not None and not _MOST.search(lowered):
+        return "multi"
+    if _EXCLUSIVE_CUES.search(lowered) is not None:
+        return "exclusive"
+    return None
+
+
 def read_claim(text: str, *, written: date | None = None) -> Claim:
     """Read ``text`` (a memory's description and body) into a :class:`Claim`.
 
@@ -1074,113 +1184,32 @@ def read_claim(text: str, *, written: date | None = None) -> Claim:
     """
     read, tail = _cut(text)
     clean = _clean(read)
-    language = language_of(clean)
     framed, values = _extract(clean, written)
-    names = _names(framed)
-    name_values = [(offset, Value("name", _name_key(name))) for offset, name in names]
-    for _offset, name in names:
-        tag = _tag(Value("name", _name_key(name)))
-        framed = re.sub(rf"\b{re.escape(name)}\b", f" ⟨name_{tag}⟩ ", framed, count=1,
-                        flags=re.I | re.A)
+    framed, name_values = _frame_names(framed)
     all_values = values + name_values
     framed = re.sub(r"(?<=[^\s:]):(?=\s|[^\x00-\x7f])|(?<=\s):(?=\s)", " is ", framed)
     # "moved to Munich" / "搬到深圳": where one lives now, told as a change
     framed = _MOVED_TO.sub(" live in ", framed)
-    deniable = {placeholder(v): (v.text,) for _o, v in all_values if v.kind in _NAMED}
-    prepared = _prepare_words(framed)
-    frame: list[str] = []
-    units: list[str] = []
-    tokens: list[str] = []
-    concepts: dict[str, set[bool]] = {}
-    negated: set[str] = set()
-    asserted: set[str] = set()
-    negations = 0
-    translated: set[str] = set()
-    frame_only: set[str] = set()  # tokens read from English words
-    for clause in _CLAUSE.split(prepared):
-        pending = 0
-        liked = False
-        for word in _WORD.findall(clause):
-            han_word = _HAN_RE.match(word) is not None
-            pieces = _han_units(word) if han_word else [word]
-            for piece in pieces:
-                if piece == "¬" or piece in _NEGATIONS or (piece == "over" and liked):
-                    pending = NEGATION_WINDOW
-                    negations += 1
-                    continue
-                concept = _CONCEPT_WORDS.get(piece)
-                if concept is not None:
-                    name, sign = concept
-                    concepts.setdefault(name, set()).add(sign if pending == 0 else not sign)
-                    liked = liked or name == "like"
-                    frame.append(f"⟪{name}⟫")
-                    units.append(f"⟪{name}⟫")
-                    # "never X" denies X as "not X" does (counted once, as the concept)
-                    pending = NEGATION_WINDOW if piece in _DENYING else 0
-                    continue
-                if piece.startswith("⟨"):
-                    frame.append(piece.split("_", 1)[0] + "⟩")
-                    units.append(piece)
-                    # "format with Ruff, not Black": a name right after a negation is denied
-                    # ("never mock the DB": the action is)
-                    (negated if pending == NEGATION_WINDOW else asserted).update(
-                        deniable.get(piece, ()))
-                    pending = max(0, pending - 1)
-                    continue
-                if _HAN_RE.match(piece):
-                    if piece in _ZH_STOP:
-                        if piece in _MARKERS:
-                            units.append(_MARKERS[piece])
-                        continue
-                    frame.append(piece)
-                    units.append(piece)
-                    (negated if pending else asserted).add(piece)
-                    pending = max(0, pending - 1)
-                    continue
-                stem = _stem(piece)
-                if (piece in _STOPWORDS or stem in _STOPWORDS) and not _letter_name(piece, clause):
-                    marker = _MARKERS.get(piece)
-                    if marker:
-                        units.append(marker)
-                        if marker == "⟦p⟧" and piece != "of":
-                            # "never mock the DB in tests": the adjunct is not denied ("no end
-                            # of response summaries": "of" binds its noun)
-                            pending = 0
-                    continue
-                for part in stem.split():
-                    frame.append(part)
-                    units.append(part)
-                    (negated if pending else asserted).add(part)
-                    (translated if han_word else frame_only).add(part)
-                pending = max(0, pending - 1)
-    for unit in frame:
-        if _HAN_RE.match(unit):
-            continue
-        if not unit.startswith(("⟨", "⟪")):
-            tokens.append(unit)
+    reader = _WordReader({placeholder(v): (v.text,) for _o, v in all_values if v.kind in _NAMED})
+    for clause in _CLAUSE.split(_prepare_words(framed)):
+        reader.clause(clause)
+    frame, negated, concepts = reader.frame, reader.negated, reader.concepts
+    tokens = [u for u in frame if not _HAN_RE.match(u) and not u.startswith(("⟨", "⟪"))]
     tokens.extend(_han_bigrams(frame))
     tokens.extend(f"{v.kind}:{v.text}{v.unit}" for _o, v in all_values)
-    value_set = frozenset(v for _o, v in all_values)
-    relation: Literal["exclusive", "multi"] | None = None
-    lowered = clean.lower()
-    multi = _MULTI_CUES.search(lowered) is not None
-    exclusive = _EXCLUSIVE_CUES.search(lowered) is not None
-    if multi and not _MOST.search(lowered):
-        relation = "multi"
-    elif exclusive:
-        relation = "exclusive"
     key_parts = sorted(tokens) + sorted(f"{n}{sorted(s)}" for n, s in concepts.items())
     key_parts += sorted(f"¬{w}" for w in negated)
     return Claim(
-        text=clean, language=language, tokens=tuple(tokens), frame=tuple(frame),
-        units=tuple(units), values=value_set,
+        text=clean, language=language_of(clean), tokens=tuple(tokens), frame=tuple(frame),
+        units=tuple(reader.units), values=frozenset(v for _o, v in all_values),
         concepts={k: frozenset(v) for k, v in concepts.items()},
-        negated=frozenset(negated - asserted), asserted=frozenset(asserted - negated),
-        event_day=_event_day(clean, values, written), relation=relation,
+        negated=frozenset(negated - reader.asserted),
+        asserted=frozenset(reader.asserted - negated),
+        event_day=_event_day(clean, values, written), relation=_relation(clean),
         key=" ".join(key_parts), slot=_slot(frame),
         says_changed=_CHANGE_CUES.search(clean) is not None,
-        retracted=_retracted(clean, all_values), negations=negations,
-        translated=frozenset(translated), tail=tail,
+        retracted=_retracted(clean, all_values), negations=reader.negations,
+        translated=frozenset(reader.translated), tail=tail,
     )
 
 

@@ -907,6 +907,220 @@ def _judgement(kind: Verdict, rule: str, changes: tuple[str, ...], co: Claim, cn
     return PairJudgement(kind, rule, cosine, lexical, slot, _readable(changes, co, cn))
 
 
+#: A rule's finding: the verdict, the rule's name and what differed.
+_Finding = tuple["Verdict", str, tuple[str, ...]]
+
+
+@dataclass(frozen=True)
+class _Pair:
+    """What the rules read of one pair, computed once (see :func:`judge_pair`)."""
+
+    co: Claim
+    cn: Claim
+    cosine: float | None
+    cos: float
+    lexical: float
+    same_subject: bool
+    two_languages: bool
+    cross: bool
+    aligned: float
+    covered: bool
+    strong: bool
+    changed_cue: bool
+    subs: list[_Substitution]
+    aligned_ok: bool
+    changes: list[tuple[str, list[Value], list[Value]]]
+    multi: bool
+    both_deny: bool
+
+
+def _pair(co: Claim, cn: Claim, cosine: float | None, lexical: float,
+          same_subject: bool) -> _Pair:
+    cos = cosine if cosine is not None else 0.0
+    # across languages the words cannot be lined up, unless the lexicon read both sides into
+    # the same words ("Vegetarian" / "用户吃素")
+    two_languages = co.language != cn.language
+    cross = two_languages and (_han_left(co) or _han_left(cn))
+    aligned = _aligned_share(co, cn)
+    # every word of the English side found, read through the lexicon, on the Chinese side
+    # ("Never push to main" / "永远不要直接推送到 main 分支")
+    covered = two_languages and cos >= TRANSLATED_COSINE and _translated_in_full(co, cn)
+    strong = (same_subject and (cos >= FLOOR_COSINE or (
+        cosine is None and lexical >= RELATED_LEXICAL))) or \
+        aligned >= 0.6 or cos >= SAME_COSINE or (
+        cross and cos >= CROSS_LINGUAL_COSINE) or covered
+    # a word read through the lexicon is never evidence of another slot: translations do
+    # not line up word for word ("VPN 配置说明" / "VPN setup guide")
+    subs, aligned_ok = _substitutions(co, cn)
+    subs = subs or _antonym_swaps(co, cn)
+    if two_languages:
+        subs, aligned_ok = [], aligned_ok and not cross
+    return _Pair(
+        co, cn, cosine, cos, lexical, same_subject, two_languages, cross, aligned, covered,
+        strong, co.says_changed or cn.says_changed, subs, aligned_ok, _value_changes(co, cn),
+        co.relation == "multi" or cn.relation == "multi",
+        # what one never does is a list: "doesn't eat beef" and "doesn't eat pork" both hold
+        _negative(co) > 0 and _negative(cn) > 0)
+
+
+def _related(p: _Pair) -> bool:
+    """Whether the pair is worth the rules at all."""
+    co, cn, cos = p.co, p.cn, p.cos
+    # across languages no word is shared and cosines run lower (a translation at 0.5–0.6)
+    # a merged memory says its fact twice (in two languages): its words count once
+    return p.same_subject or max(p.lexical, dice(set(co.tokens), set(cn.tokens))) >= \
+        RELATED_LEXICAL or cos >= RELATED_COSINE or (
+        p.cross and cos >= POSSIBLE_CROSS_LINGUAL_COSINE) or (
+        # "住在上海" / "已经搬到深圳住了": a change told, a value of the same kind replaced
+        p.changed_cue and cos >= TOLD_CHANGE_COSINE
+        and any(group != "number:" for group, _o, _n in p.changes))
+
+
+def _series(p: _Pair) -> _Finding | None:
+    co, cn = p.co, p.cn
+    if co.event_day and cn.event_day and co.event_day != cn.event_day:
+        return "series", "series", (f"{co.event_day.isoformat()} / {cn.event_day.isoformat()}",)
+    if co.event_day and co.event_day == cn.event_day and not p.changed_cue and (
+            p.changes or _replaced_spans(co, cn)):
+        # two things that happened on one day ("fixed bug #123" / "fixed bug #456")
+        return "series", "series", (f"both {co.event_day.isoformat()}",)
+    return None
+
+
+def _other_slot(p: _Pair) -> _Finding | None:
+    # a word of the slot replaced ("my *lead* is Alice" / "my *buddy* is Alice"; "*Skyrim*
+    # modlist" / "*Fallout 4* modlist"); an antonym there ("*早*班7点" / "*晚*班19点") only
+    # when a value changed too — alone it is the change ("dark mode is on" / "light mode")
+    slot_subs = [x for x in p.subs if x.where == "slot" and (not x.antonym or p.changes)
+                 and _naming(x.old) and _naming(x.new)]
+    if slot_subs:
+        return "distinct", "other slot", tuple(x.label() for x in slot_subs[:3])
+    return None
+
+
+def _polarity(p: _Pair) -> _Finding | None:
+    flips = _polarity_flips(p.co, p.cn)
+    if flips and any(x.antonym for x in p.subs) and not _turned(p.co, p.cn):
+        # both the polarity and the value turned ("never use tabs" / "always use spaces"):
+        # two negatives that may say the same
+        return ("possible_duplicate", "polarity and antonym",
+                tuple(flips[:2]) + tuple(x.label() for x in p.subs if x.antonym)[:1])
+    if flips:
+        kind: Verdict = "contradiction" if p.strong or p.aligned_ok else \
+            "possible_contradiction"
+        return kind, "polarity", tuple(flips[:3])
+    return None
+
+
+def _changed_value(p: _Pair) -> _Finding | None:
+    if not p.changes:
+        return None
+    labels = tuple(
+        f"{', '.join(v.label() for v in olds)} → {', '.join(v.label() for v in news)}"
+        for _group_name, olds, news in p.changes)
+    words_only = all(group == "id" for group, _o, _n in p.changes)
+    if p.cross and all(group in {"id", "place"} for group, _o, _n in p.changes):
+        # a name in two scripts ("Beijing" / "北京") cannot be compared by its letters
+        return "possible_contradiction", "names in two scripts", labels
+    if words_only and (p.multi or p.both_deny) and not p.changed_cue:
+        return "distinct", "several values", labels
+    sure = _sure_change(p.co, p.cn, p.subs, p.changes, cos=p.cos,
+                        measured=p.cosine is not None, aligned_ok=p.aligned_ok,
+                        same_subject=p.same_subject, changed_cue=p.changed_cue,
+                        two_languages=p.two_languages)
+    return ("contradiction" if sure else "possible_contradiction"), "changed value", labels
+
+
+def _changed_word(p: _Pair) -> _Finding | None:
+    subs = p.subs
+    values = [x for x in subs if x.antonym or x.where == "value"]
+    if any(x.antonym for x in values):
+        # "coffee every *morning*" / "tea every *evening*": another thing too, perhaps
+        # two habits
+        beside = any(map(_beside_antonym, values)) or _other_words_both_sides(
+            [x for x in subs if not x.antonym])
+        return (("possible_contradiction" if beside else "contradiction"), "changed word",
+                tuple(x.label() for x in values if x.antonym)[:3])
+    if subs and (p.multi or p.both_deny) and not p.changed_cue:
+        return "distinct", "several values", tuple(x.label() for x in subs[:3])
+    if values:
+        return "contradiction", "changed word", tuple(x.label() for x in values[:3])
+    return None
+
+
+def _told_change(p: _Pair) -> _Finding | None:
+    if not (p.changed_cue and (p.strong or p.aligned_ok)):
+        return None
+    co, cn = p.co, p.cn
+    # whichever side says it changed ("moved to …", "换成"): the order two memories
+    # arrive in does not change what the pair is
+    teller, other = (cn, co) if cn.says_changed else (co, cn)
+    brought = _new_words_after_cue(other, teller)
+    if brought and (teller is cn or _CHANGE_VERBS.search(co.text)):
+        return "contradiction", "says it changed", (" ".join(brought[:4]),)
+    if brought:
+        # the older memory says "now …": they arrived out of order, or it is emphasis
+        return "possible_contradiction", "says it changed", (" ".join(brought[:4]),)
+    return None
+
+
+def _other_context(p: _Pair) -> _Finding | None:
+    context = [x for x in p.subs if x.where == "context"]
+    if context:
+        return "distinct", "other context", tuple(x.label() for x in context[:3])
+    if p.cross and (_negative(p.co) > 0) != (_negative(p.cn) > 0):
+        # across languages the words cannot be lined up: a negation on one side only is a
+        # possible change ("run the tests before every push" / "push 之前不用跑测试")
+        return ("possible_contradiction", "polarity",
+                ("negated on one side, across languages",))
+    replaced = _other_things(p.co, p.cn, p.subs) if not p.two_languages else []
+    if replaced and p.cos < PARAPHRASE_COSINE:
+        # the same frame about another thing ("water the plants" / "take out the recycling
+        # every Sunday"; "back up the laptop" / "the phone"): never merged on the frame
+        return "possible_duplicate", "other words", tuple(replaced[:2])
+    if p.cross and p.both_deny and p.cos < SAME_COSINE and not p.covered:
+        # across languages the denied things cannot be compared word by word
+        return "possible_duplicate", "similar", ("denied on both sides",)
+    return None
+
+
+def _alike(p: _Pair) -> _Finding | None:
+    co, cn, cos, measured = p.co, p.cn, p.cos, p.cosine is not None
+    if (p.strong or (p.lexical >= SAME_LEXICAL and (not measured or cos >= FLOOR_COSINE))) \
+            and not (p.two_languages and _said_more(co, cn, of=PEOPLE)):
+        return "duplicate", "same fact", ()
+    if (shared_values(co, cn) or shared_values(cn, co)) and cos >= (
+            POSSIBLE_CROSS_LINGUAL_COSINE if p.cross else SHARED_VALUE_COSINE) and not (
+            (p.two_languages and _said_more(co, cn)) or _values_apart(co, cn)):
+        return "duplicate", "same values", ()
+    if cos >= (POSSIBLE_CROSS_LINGUAL_COSINE if p.cross else POSSIBLE_COSINE) or (
+            p.lexical >= RELATED_LEXICAL and (not measured or cos >= FLOOR_COSINE)):
+        # a shared word or two with no kinship in meaning is not worth the user's review
+        return "possible_duplicate", "similar", ()
+    return None
+
+
+#: The rules of a related pair, in the order they are asked; the first finding decides.
+_RULES = (_series, _other_slot, _polarity, _changed_value, _changed_word, _told_change,
+          _other_context, _alike)
+
+
+def _gate(old: MemorySide, new: MemorySide) -> _Finding | None:
+    """Pairs the words need not be read for: two types, two explicit subjects, the same
+    words."""
+    if old.type != new.type:
+        return "distinct", "other type", (f"{old.type} / {new.type}",)
+    ko, kn = subject_key(old.subject), subject_key(new.subject)
+    if ko and kn and ko != kn and not old.subject_inferred and not new.subject_inferred:
+        return "distinct", "two subjects", (f"{old.subject} / {new.subject}",)
+    co, cn = old.claim, new.claim
+    if co.key == cn.key and co.key:
+        # the same words, unless two values traded places ("Room 204 is quiet; Room 305 is
+        # loud" / "… 204 is loud; … 305 is quiet"): never merged on the words then
+        return (*_SAME_WORDS[_traded(co, cn)], ())
+    return None
+
+
 def judge_pair(old: MemorySide, new: MemorySide, *, cosine: float | None) -> PairJudgement:
     """Judge ``new`` against ``old`` (see the module docstring for the rules).
 
@@ -918,152 +1132,12 @@ def judge_pair(old: MemorySide, new: MemorySide, *, cosine: float | None) -> Pai
     if not any(ch.isalpha() for ch in co.text) or not any(ch.isalpha() for ch in cn.text):
         cosine = None  # symbols only ("🎉🚀"): the model reads nothing there; words decide
     lexical = dice(co.tokens, cn.tokens)
-    slot = _slot_of(old, new)
-
-    def verdict(kind: Verdict, rule: str, changes: tuple[str, ...] = ()) -> PairJudgement:
-        return _judgement(kind, rule, changes, co, cn, cosine=cosine, lexical=lexical,
-                          slot=slot)
-
-    if old.type != new.type:
-        return verdict("distinct", "other type", (f"{old.type} / {new.type}",))
-    ko, kn = subject_key(old.subject), subject_key(new.subject)
-    explicit = not old.subject_inferred and not new.subject_inferred
-    if ko and kn and ko != kn and explicit:
-        return verdict("distinct", "two subjects", (f"{old.subject} / {new.subject}",))
-    same_subject = bool(ko and ko == kn)
-    if co.key == cn.key and co.key:
-        # the same words, unless two values traded places ("Room 204 is quiet; Room 305 is
-        # loud" / "… 204 is loud; … 305 is quiet"): never merged on the words then
-        return verdict(*_SAME_WORDS[_traded(co, cn)])
-    cos = cosine if cosine is not None else 0.0
-    # across languages the words cannot be lined up, unless the lexicon read both sides into
-    # the same words ("Vegetarian" / "用户吃素")
-    two_languages = co.language != cn.language
-    cross = two_languages and (_han_left(co) or _han_left(cn))
-    aligned = _aligned_share(co, cn)
-    # across languages no word is shared and cosines run lower (a translation at 0.5–0.6)
-    # a merged memory says its fact twice (in two languages): its words count once
-    related = same_subject or max(lexical, dice(set(co.tokens), set(cn.tokens))) >= \
-        RELATED_LEXICAL or cos >= RELATED_COSINE or (
-        cross and cos >= POSSIBLE_CROSS_LINGUAL_COSINE) or (
-        # "住在上海" / "已经搬到深圳住了": a change told, a value of the same kind replaced
-        (cn.says_changed or co.says_changed) and cos >= TOLD_CHANGE_COSINE
-        and any(group != "number:" for group, _o, _n in _value_changes(co, cn)))
-    if not related:
-        return verdict("distinct", "unrelated")
-    # every word of the English side found, read through the lexicon, on the Chinese side
-    # ("Never push to main" / "永远不要直接推送到 main 分支")
-    covered = two_languages and cos >= TRANSLATED_COSINE and _translated_in_full(co, cn)
-    strong = (same_subject and (cos >= FLOOR_COSINE or (
-        cosine is None and lexical >= RELATED_LEXICAL))) or \
-        aligned >= 0.6 or cos >= SAME_COSINE or (
-        cross and cos >= CROSS_LINGUAL_COSINE) or covered
-    changed_cue = co.says_changed or cn.says_changed
-    if co.event_day and cn.event_day and co.event_day != cn.event_day:
-        return verdict("series", "series",
-                       (f"{co.event_day.isoformat()} / {cn.event_day.isoformat()}",))
-    if co.event_day and co.event_day == cn.event_day and not changed_cue and (
-            _value_changes(co, cn) or _replaced_spans(co, cn)):
-        # two things that happened on one day ("fixed bug #123" / "fixed bug #456")
-        return verdict("series", "series", (f"both {co.event_day.isoformat()}",))
-
-    # a word read through the lexicon is never evidence of another slot: translations do
-    # not line up word for word ("VPN 配置说明" / "VPN setup guide")
-    subs, aligned_ok = _substitutions(co, cn)
-    subs = subs or _antonym_swaps(co, cn)
-    if two_languages:
-        subs, aligned_ok = [], aligned_ok and not cross
-    multi = co.relation == "multi" or cn.relation == "multi"
-    # what one never does is a list: "doesn't eat beef" and "doesn't eat pork" both hold
-    both_deny = _negative(co) > 0 and _negative(cn) > 0
-    changes = _value_changes(co, cn)
-    # a word of the slot replaced ("my *lead* is Alice" / "my *buddy* is Alice"; "*Skyrim*
-    # modlist" / "*Fallout 4* modlist"); an antonym there ("*早*班7点" / "*晚*班19点") only
-    # when a value changed too — alone it is the change ("dark mode is on" / "light mode")
-    slot_subs = [x for x in subs if x.where == "slot" and (not x.antonym or changes)
-                 and _naming(x.old) and _naming(x.new)]
-    if slot_subs:
-        return verdict("distinct", "other slot", tuple(x.label() for x in slot_subs[:3]))
-
-    flips = _polarity_flips(co, cn)
-    if flips and any(x.antonym for x in subs) and not _turned(co, cn):
-        # both the polarity and the value turned ("never use tabs" / "always use spaces"):
-        # two negatives that may say the same
-        return verdict("possible_duplicate", "polarity and antonym",
-                       tuple(flips[:2]) + tuple(x.label() for x in subs if x.antonym)[:1])
-    if flips:
-        kind: Verdict = "contradiction" if strong or aligned_ok else "possible_contradiction"
-        return verdict(kind, "polarity", tuple(flips[:3]))
-
-    if changes:
-        labels = tuple(
-            f"{', '.join(v.label() for v in olds)} → {', '.join(v.label() for v in news)}"
-            for _group_name, olds, news in changes)
-        words_only = all(group == "id" for group, _o, _n in changes)
-        if cross and all(group in {"id", "place"} for group, _o, _n in changes):
-            # a name in two scripts ("Beijing" / "北京") cannot be compared by its letters
-            return verdict("possible_contradiction", "names in two scripts", labels)
-        if words_only and (multi or both_deny) and not changed_cue:
-            return verdict("distinct", "several values", labels)
-        sure = _sure_change(co, cn, subs, changes, cos=cos, measured=cosine is not None,
-                            aligned_ok=aligned_ok, same_subject=same_subject,
-                            changed_cue=changed_cue, two_languages=two_languages)
-        return verdict("contradiction" if sure else "possible_contradiction", "changed value",
-                       labels)
-
-    if subs:
-        values = [x for x in subs if x.antonym or x.where == "value"]
-        if any(x.antonym for x in values):
-            # "coffee every *morning*" / "tea every *evening*": another thing too, perhaps
-            # two habits
-            beside = any(map(_beside_antonym, values)) or _other_words_both_sides(
-                [x for x in subs if not x.antonym])
-            return verdict("possible_contradiction" if beside else "contradiction",
-                           "changed word",
-                           tuple(x.label() for x in values if x.antonym)[:3])
-        if (multi or both_deny) and not changed_cue:
-            return verdict("distinct", "several values", tuple(x.label() for x in subs[:3]))
-        if values:
-            return verdict("contradiction", "changed word", tuple(x.label() for x in values[:3]))
-
-    if changed_cue and (strong or aligned_ok):
-        # whichever side says it changed ("moved to …", "换成"): the order two memories
-        # arrive in does not change what the pair is
-        teller, other = (cn, co) if cn.says_changed else (co, cn)
-        brought = _new_words_after_cue(other, teller)
-        if brought and (teller is cn or _CHANGE_VERBS.search(co.text)):
-            return verdict("contradiction", "says it changed", (" ".join(brought[:4]),))
-        if brought:
-            # the older memory says "now …": they arrived out of order, or it is emphasis
-            return verdict("possible_contradiction", "says it changed",
-                           (" ".join(brought[:4]),))
-
-    context = [x for x in subs if x.where == "context"]
-    if context:
-        return verdict("distinct", "other context", tuple(x.label() for x in context[:3]))
-
-    if cross and (_negative(co) > 0) != (_negative(cn) > 0):
-        # across languages the words cannot be lined up: a negation on one side only is a
-        # possible change ("run the tests before every push" / "push 之前不用跑测试")
-        return verdict("possible_contradiction", "polarity",
-                       ("negated on one side, across languages",))
-    replaced = _other_things(co, cn, subs) if not two_languages else []
-    if replaced and cos < PARAPHRASE_COSINE:
-        # the same frame about another thing ("water the plants" / "take out the recycling
-        # every Sunday"; "back up the laptop" / "the phone"): never merged on the frame
-        return verdict("possible_duplicate", "other words", tuple(replaced[:2]))
-    if cross and both_deny and cos < SAME_COSINE and not covered:
-        # across languages the denied things cannot be compared word by word
-        return verdict("possible_duplicate", "similar", ("denied on both sides",))
-    if (strong or (lexical >= SAME_LEXICAL and (cosine is None or cos >= FLOOR_COSINE))) and \
-            not (two_languages and _said_more(co, cn, of=PEOPLE)):
-        return verdict("duplicate", "same fact")
-    if (shared_values(co, cn) or shared_values(cn, co)) and cos >= (
-            POSSIBLE_CROSS_LINGUAL_COSINE if cross else SHARED_VALUE_COSINE) and not (
-            (two_languages and _said_more(co, cn)) or _values_apart(co, cn)):
-        return verdict("duplicate", "same values")
-    if cos >= (POSSIBLE_CROSS_LINGUAL_COSINE if cross else POSSIBLE_COSINE) or (
-            lexical >= RELATED_LEXICAL and (cosine is None or cos >= FLOOR_COSINE)):
-        # a shared word or two with no kinship in meaning is not worth the user's review
-        return verdict("possible_duplicate", "similar")
-    return verdict("distinct", "unrelated")
+    found = _gate(old, new)
+    if found is None:
+        ko = subject_key(old.subject)
+        pair = _pair(co, cn, cosine, lexical, bool(ko and ko == subject_key(new.subject)))
+        found = next((f for rule in _RULES if (f := rule(pair)) is not None),
+                     None) if _related(pair) else None
+    kind, rule, changes = found or ("distinct", "unrelated", ())
+    return _judgement(kind, rule, changes, co, cn, cosine=cosine, lexical=lexical,
+                      slot=_slot_of(old, new))

@@ -106,10 +106,7 @@ OVER_TODAY_CLASSES = {  # (module, class): (lines, constructor parameters)
     ("daemon/retrieval.py", "Retriever"): (503, 7),
     ("magma/store.py", "MagmaStore"): (609, 6),
 }
-OVER_TODAY_FUNCTIONS = {  # (module, function): complexity
-    ("consistency/claims.py", "_extract"): 34, ("consistency/claims.py", "read_claim"): 20,
-    ("consistency/judgement.py", "judge_pair"): 30,
-}
+OVER_TODAY_FUNCTIONS: dict[tuple[str, str], int] = {}  # (module, function): complexity
 
 
 def test_no_class_grows_past_the_limits() -> None:
