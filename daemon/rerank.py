@@ -37,7 +37,8 @@ from magma.store import MagmaStore
 from magma.text import near_identical
 
 if TYPE_CHECKING:
-    from daemon.retrieval import CatalogueEntry, _Found, _Snapshot
+    from daemon.retrieval import _Found
+    from daemon.search_catalogue import CatalogueEntry, Snapshot
 
 __all__ = ["CCB_LISTS", "DIVERSITY_LAMBDA", "HYBRID_FLOOR", "LEADING_LISTS", "LIST_WEIGHTS",
            "MAGMA_LISTS", "Reranker", "best_row"]
@@ -151,7 +152,7 @@ class Reranker:
 
 
     def fuse(
-        self, snap: _Snapshot, text: str, intent: Intent, found: _Found,
+        self, snap: Snapshot, text: str, intent: Intent, found: _Found,
         keep: Callable[[str], bool], limit: int, moment: datetime, today: date,
         include_hidden: bool, strategy: str = "both-priority-ccb",
     ) -> tuple[list[SearchHit], int, int]:
@@ -191,7 +192,7 @@ class Reranker:
         # a chunk gone since the snapshot was read leaves its note out
         return hits, len(paths), len(dropped)
 
-    def _scores(self, snap: _Snapshot, paths: Sequence[str], relevance: Mapping[str, float],
+    def _scores(self, snap: Snapshot, paths: Sequence[str], relevance: Mapping[str, float],
                 intent: Intent, found: _Found, moment: datetime, today: date, strategy: str,
                 ) -> tuple[dict[str, float], dict[str, list[str]]]:
         """Each candidate's score (relevance, recency, importance, the bonuses) and the
@@ -239,7 +240,7 @@ class Reranker:
             notes[path] = [*extra, f"importance {weight:.2f}", f"recency {fresh:.2f}"]
         return scores, notes
 
-    def _hit(self, snap: _Snapshot, text: str, found: _Found, path: str, value: float,
+    def _hit(self, snap: Snapshot, text: str, found: _Found, path: str, value: float,
              notes: list[str], today: date, include_hidden: bool) -> SearchHit:
         chunk = found.chunks[path]
         why = [*found.why.get(path, []), *notes]
@@ -256,7 +257,7 @@ class Reranker:
             snippet=make_snippet(chunk.body or chunk.text, text), score=value,
             why=tuple(why), memory_type=chunk.memory_type, note_id=chunk.note_id)
 
-    def _read_texts(self, snap: _Snapshot, found: _Found, paths: Iterable[str]) -> None:
+    def _read_texts(self, snap: Snapshot, found: _Found, paths: Iterable[str]) -> None:
         """Read the chunk text of each of ``paths`` found by its best chunk's row only."""
         wanted = {snap.chunk_ids[found.rows[p]]: p for p in paths
                   if p in found.rows and p not in found.texts}
@@ -279,7 +280,7 @@ class Reranker:
 
 
 
-def _candidate_vectors(snap: _Snapshot, found: _Found, paths: Sequence[str]
+def _candidate_vectors(snap: Snapshot, found: _Found, paths: Sequence[str]
                        ) -> dict[str, np.ndarray]:
     """Every candidate's vector: its chunk's (full text gave one) or, from the in-memory
     index, its best chunk's by cosine (the text is read for the hits only)."""
@@ -380,7 +381,7 @@ def _hidden_reason(entry: CatalogueEntry, today: date) -> str | None:
     return "superseded" if entry.properties.get("valid_to") else "expired"
 
 
-def best_row(snap: _Snapshot, path: str, vector: np.ndarray | None
+def best_row(snap: Snapshot, path: str, vector: np.ndarray | None
               ) -> tuple[int | None, float]:
     """The note's chunk row nearest ``vector`` (its first chunk without one) and the cosine."""
     rows = snap.rows_by_path.get(path)

@@ -42,8 +42,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import json
-import re
 import threading
 import time
 from collections.abc import Callable, Collection, Mapping, Sequence
@@ -52,12 +50,10 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from functools import partial
-from typing import Any
 
 import numpy as np
 import structlog
 
-from ccb.dates import day_in
 from ccb.model import DIARY_FILE
 from ccb.owner import Owner
 from config.errors import DreamdError
@@ -69,6 +65,15 @@ from consistency.lifecycle import (
 )
 from daemon.llm import ChatClient
 from daemon.rerank import LIST_WEIGHTS, Reranker, best_row
+from daemon.search_catalogue import (
+    STOPWORDS,
+    CatalogueEntry,
+    Snapshot,
+    linked,
+    norm,
+    read_snapshot,
+    tokens,
+)
 from daemon.verifier import FusionVerifier, in_background
 from magma.embedder import Embedder
 from magma.fusion import Weights, weighted_rrf
@@ -80,12 +85,11 @@ from magma.intent import (
     llm_messages,
     parse_llm_intent,
 )
-from magma.layers import L2_RULES, is_salient, note_date, note_layer, type_prior
+from magma.layers import L2_RULES
 from magma.note_bm25 import BM25_WAIT_S, NoteBm25, NoteBm25Builder, NoteSpec
 from magma.recalls import RecallStats
 from magma.search import CANDIDATE_FACTOR, SearchHit, collapse_to_notes
 from magma.store import INDEX_FILE_NAMES, ChunkCandidate, MagmaStore
-from magma.text import CJK_CHAR
 
 __all__ = [
     "CONFIDENT_COSINE",
@@ -125,63 +129,6 @@ EMBED_WAIT_S = 5.0
 #: Recall statistics are re-read at most this often (seconds); the pipeline's own recalls
 #: are added as they happen.
 RECALL_REFRESH_S = 60.0
-
-_WORD = re.compile(r"\w+", re.UNICODE)
-_CJK = CJK_CHAR
-_STOPWORDS = frozenset({
-    "a", "an", "and", "are", "as", "at", "be", "by", "can", "do", "does", "did", "for",
-    "from", "how", "i", "in", "is", "it", "me", "my", "of", "on", "or", "so", "that", "the",
-    "this", "to", "was", "what", "when", "where", "which", "who", "why", "will", "with",
-    "you", "your", "about", "into", "have", "has", "had", "should", "would", "could", "we",
-    "our", "us",
-})
-
-
-def _tokens(text: str) -> list[str]:
-    """Lower-cased words; CJK runs also as their 2-character pieces."""
-    out: list[str] = []
-    for word in _WORD.findall(text.casefold()):
-        if _CJK.search(word):
-            out.append(word)
-            out.extend(word[i : i + 2] for i in range(len(word) - 1))
-        else:
-            out.append(word)
-    return out
-
-
-def _norm(text: str) -> str:
-    return " ".join(_WORD.findall(text.casefold().replace("_", " ")))
-
-
-@dataclass(frozen=True, slots=True)
-class CatalogueEntry:
-    """One indexed note as the pipeline sees it (from the store's ``files`` table).
-
-    ``dated`` is the day the note itself names (a date property or file name,
-    :func:`magma.layers.note_date`; a memory's ``updated``/``created``), what time
-    expressions match; ``day`` is that, else the file's modification day (for recency: a
-    copied or synced vault resets modification times, so they never place a note in a time
-    range); ``layer`` 1–5; ``prior`` its importance prior; ``salient``
-    whether its name or description carries a salience word.
-    """
-
-    path: str
-    note_id: str
-    title: str
-    aliases: tuple[str, ...]
-    tags: tuple[str, ...]
-    memory_type: str | None
-    memory_id: str | None
-    name: str | None
-    description: str | None
-    owner: str | None
-    properties: Mapping[str, Any]
-    dated: date | None
-    day: date | None
-    layer: int
-    prior: float
-    salient: bool
-
 
 @dataclass(frozen=True, slots=True)
 class StageTrace:
@@ -227,23 +174,6 @@ class SearchResult:
 
 
 @dataclass(slots=True)
-class _Snapshot:
-    versions: dict[str, int]
-    entries: dict[str, CatalogueEntry]
-    postings: dict[str, set[str]]
-    names: dict[str, set[str]]  # normalised name/title/alias -> paths
-    memory_paths: list[str]
-    memory_matrix: np.ndarray  # float32[n, dims], unit rows
-    memory_text: dict[str, str]
-    chunk_ids: list[str]
-    chunk_paths: list[str]
-    chunk_matrix: np.ndarray  # float32[chunks, dims], unit rows: the in-memory vector index
-    chunk_hashes: list[str]  # content hash of each row
-    rows_by_path: dict[str, list[int]]
-    neighbours: dict[str, set[str]] | None = None
-
-
-@dataclass(slots=True)
 class _Found:
     lists: dict[str, list[str]] = field(default_factory=dict)
     chunks: dict[str, ChunkCandidate] = field(default_factory=dict)
@@ -284,7 +214,7 @@ class Retriever:
         self._llm_limit = settings.llm.intent.concurrency
         self._llm_calls: list[Future[Intent | None]] = []
         self._llm_error: str | None = None  # the last question's failure, for --explain
-        self._snapshot: _Snapshot | None = None
+        self._snapshot: Snapshot | None = None
         self._snapshot_lock = threading.Lock()
         self._bm25 = NoteBm25Builder(store.chunk_bodies)
         self._recalls: dict[str, RecallStats] = {}
@@ -328,12 +258,12 @@ class Retriever:
         self._recall_stats()
         self._warm = True
 
-    def snapshot(self) -> _Snapshot:
+    def snapshot(self) -> Snapshot:
         """The catalogue and memory matrix for the store's current table versions."""
         versions = self._store.versions()
         with self._snapshot_lock:
             if self._snapshot is None or self._snapshot.versions != versions:
-                self._snapshot = self._read_snapshot(versions)
+                self._snapshot = read_snapshot(self._store, versions, self._zone)
             return self._snapshot
 
     def entries(self) -> Mapping[str, CatalogueEntry]:
@@ -543,7 +473,7 @@ class Retriever:
     # ------------------------------------------------------------------ stages
 
     def _stage_fn(
-        self, name: str, snap: _Snapshot, text: str, intent: Intent, want: int, found: _Found,
+        self, name: str, snap: Snapshot, text: str, intent: Intent, want: int, found: _Found,
         memory_types: Collection[str] | None, path_prefix: str | None, owner: Owner | None,
         keep: Callable[[str], bool], layered: bool = False,
         embedding: Future[np.ndarray] | None = None,
@@ -561,7 +491,7 @@ class Retriever:
                                          lambda p: p not in known and keep(p))
 
     def _magma_extend(
-        self, snap: _Snapshot, text: str, intent: Intent, want: int,
+        self, snap: Snapshot, text: str, intent: Intent, want: int,
         memory_types: Collection[str] | None, path_prefix: str | None, owner: Owner | None,
         keep: Callable[[str], bool], layered: bool = False,
         embedding: Future[np.ndarray] | None = None,
@@ -616,7 +546,7 @@ class Retriever:
             part.confident = True
         return part
 
-    def _full_fusion(self, snap: _Snapshot, seeds: Sequence[str], vector: np.ndarray | None,
+    def _full_fusion(self, snap: Snapshot, seeds: Sequence[str], vector: np.ndarray | None,
                      keep: Callable[[str], bool]) -> _Found:
         """Neighbours of ``seeds`` that no earlier list found (``keep``), best cosine first:
         a linked note joins the candidates; it does not add weight to one already there."""
@@ -649,7 +579,7 @@ class Retriever:
 
     # ------------------------------------------------------------------ helpers
 
-    def _keep(self, snap: _Snapshot, layers: Collection[int] | None,
+    def _keep(self, snap: Snapshot, layers: Collection[int] | None,
               types: set[str] | None, path_prefix: str | None, owner: Owner | None,
               include_hidden: bool, today: date, past: bool, path: str) -> bool:
         """May the note at ``path`` be shown for this search (its layer, type, folder,
@@ -690,78 +620,18 @@ class Retriever:
             self._recalls_at = now
         return self._recalls
 
-    def _neighbours(self, snap: _Snapshot) -> dict[str, set[str]]:
+    def _neighbours(self, snap: Snapshot) -> dict[str, set[str]]:
         """Notes linked either way (wikilinks, embeds, markdown links that resolve; not
         through tags: a tag joins too many notes to mean "related"), index files left out."""
         if snap.neighbours is None:
             pairs = self._store.link_pairs()
-            snap.neighbours = _linked(pairs.column("src").to_pylist(),
+            snap.neighbours = linked(pairs.column("src").to_pylist(),
                                       pairs.column("resolved").to_pylist(), snap.entries)
         return snap.neighbours
 
-    def _read_snapshot(self, versions: dict[str, int]) -> _Snapshot:
-        rows = self._store.catalogue_rows().to_pylist()
-        chunks = self._store.memory_chunks()
-        memory_paths: list[str] = chunks.column("path").to_pylist()
-        bodies: list[str] = chunks.column("body").to_pylist()
-        memory_text: dict[str, str] = {}
-        for path, body in zip(memory_paths, bodies, strict=True):
-            memory_text[path] = memory_text.get(path, "") + "\n" + body
-        entries: dict[str, CatalogueEntry] = {}
-        postings: dict[str, set[str]] = {}
-        names: dict[str, set[str]] = {}
-        for row in rows:
-            props = json.loads(row["properties_json"] or "{}")
-            path = row["path"]
-            memory_type = row["memory_type"]
-            text = " ".join(filter(None, [row["memory_name"], row["memory_description"],
-                                          memory_text.get(path, "")]))
-            layer = note_layer(path=path, title=row["title"], memory_type=memory_type,
-                               properties=props, tags=row["tags"] or (), text=text)
-            dated = note_date(props, path) if memory_type is None else (
-                day_in(props.get("updated"), self._zone)
-                or day_in(props.get("created"), self._zone))
-            day = dated
-            if day is None and row["mtime_ns"]:
-                day = datetime.fromtimestamp(row["mtime_ns"] / 1e9, self._zone).date()
-            entry = CatalogueEntry(
-                path=path, note_id=row["note_id"], title=row["title"],
-                aliases=tuple(row["aliases"] or ()), tags=tuple(row["tags"] or ()),
-                memory_type=memory_type, memory_id=row["memory_id"], name=row["memory_name"],
-                description=row["memory_description"], owner=row["owner"], properties=props,
-                dated=dated, day=day, layer=layer, prior=type_prior(layer, memory_type, text),
-                salient=is_salient(text))
-            entries[path] = entry
-            labels = [entry.title, *entry.aliases, *(filter(None, [entry.name]))]
-            for label in labels:
-                key = _norm(label)
-                if key:
-                    names.setdefault(key, set()).add(path)
-            searchable = " ".join([*labels, entry.description or "", *entry.tags,
-                                   (entry.name or "").replace("-", " ")])
-            for token in set(_tokens(searchable)):
-                if token not in _STOPWORDS:
-                    postings.setdefault(token, set()).add(path)
-        every = self._store.chunk_vectors()
-        chunk_paths: list[str] = every.column("path").to_pylist()
-        rows_by_path: dict[str, list[int]] = {}
-        for row, path in enumerate(chunk_paths):
-            rows_by_path.setdefault(path, []).append(row)
-        chunk_matrix = _matrix(every)
-        # the memories' rows of the one in-memory index (no second read of their vectors)
-        memory_rows = [r for p in memory_text if p in entries for r in rows_by_path.get(p, ())]
-        memory_paths = [chunk_paths[r] for r in memory_rows]
-        matrix = (chunk_matrix[memory_rows] if memory_rows
-                  else np.zeros((0, 1), dtype=np.float32))
-        return _Snapshot(versions=versions, entries=entries, postings=postings, names=names,
-                         memory_paths=memory_paths, memory_matrix=matrix,
-                         memory_text=memory_text, chunk_ids=every.column("chunk_id").to_pylist(),
-                         chunk_paths=chunk_paths, chunk_matrix=chunk_matrix,
-                         chunk_hashes=every.column("content_hash").to_pylist(),
-                         rows_by_path=rows_by_path)
 
 
-def _nearest(snap: _Snapshot, vector: np.ndarray, n: int, keep: Callable[[str], bool],
+def _nearest(snap: Snapshot, vector: np.ndarray, n: int, keep: Callable[[str], bool],
              filtered: bool) -> list[tuple[str, int, float]]:
     """The ``n`` notes nearest to ``vector`` by their best chunk -> ``(path, row, cosine)``,
     best first, from the in-memory index (an exact scan: one matrix product). With
@@ -794,13 +664,13 @@ def _nearest(snap: _Snapshot, vector: np.ndarray, n: int, keep: Callable[[str], 
 
 
 
-def _ccb_fast(snap: _Snapshot, text: str, intent: Intent, want: int,
+def _ccb_fast(snap: Snapshot, text: str, intent: Intent, want: int,
               keep: Callable[[str], bool]) -> _Found:
     """The ccb-fast stage: names, titles, aliases and descriptions by their words, and the
     notes dated in the query's time range, from the in-memory catalogue."""
     part = _Found()
-    words = [t for t in _tokens(text) if t not in _STOPWORDS]
-    normalised = _norm(text)
+    words = [t for t in tokens(text) if t not in STOPWORDS]
+    normalised = norm(text)
     scores: dict[str, float] = {}
     exact = {p for p in snap.names.get(normalised, set()) if keep(p)}
     for path in exact:
@@ -834,7 +704,7 @@ def _ccb_fast(snap: _Snapshot, text: str, intent: Intent, want: int,
     return part
 
 
-def _note_index(builder: NoteBm25Builder, snap: _Snapshot, wait_s: float = BM25_WAIT_S, *,
+def _note_index(builder: NoteBm25Builder, snap: Snapshot, wait_s: float = BM25_WAIT_S, *,
                 fresh: bool = False) -> NoteBm25:
     """The note-level BM25 index of ``snap`` (built only while its list has a weight)."""
     if LIST_WEIGHTS.get("note-bm25", 0.0) <= 0:
@@ -843,13 +713,13 @@ def _note_index(builder: NoteBm25Builder, snap: _Snapshot, wait_s: float = BM25_
                              fresh=fresh)
 
 
-def _of_chunks(snap: _Snapshot, keep: Callable[[str], bool]) -> Callable[[str], bool]:
+def _of_chunks(snap: Snapshot, keep: Callable[[str], bool]) -> Callable[[str], bool]:
     """``keep``, for the notes of at least :data:`NOTE_BM25_MIN_CHUNKS` chunks: the full text
     scores a note of one chunk as a whole already; one of several can hold the words apart."""
     return lambda p: len(snap.rows_by_path.get(p, ())) >= NOTE_BM25_MIN_CHUNKS and keep(p)
 
 
-def _note_spec(snap: _Snapshot) -> NoteSpec:
+def _note_spec(snap: Snapshot) -> NoteSpec:
     """What the note-level BM25 index of ``snap`` holds: each note's labels (title, aliases,
     a memory's name and description) and its chunks' content hashes."""
     hashes: dict[str, list[str]] = {}
@@ -857,15 +727,6 @@ def _note_spec(snap: _Snapshot) -> NoteSpec:
         hashes.setdefault(path, []).append(content_hash)
     return {path: (" ".join(filter(None, [e.title, *e.aliases, e.name, e.description])),
                    hashes.get(path, [])) for path, e in snap.entries.items()}
-
-
-def _matrix(table: Any) -> np.ndarray:
-    """The ``vector`` column of ``table`` as ``float32[rows, dims]`` (``(0, 1)`` when empty)."""
-    if table.num_rows == 0:
-        return np.zeros((0, 1), dtype=np.float32)
-    column = table.column("vector").combine_chunks()
-    return np.asarray(column.flatten().to_numpy(zero_copy_only=False),
-                      dtype=np.float32).reshape(table.num_rows, -1)
 
 
 def _merge(into: _Found, part: _Found) -> int:
@@ -888,23 +749,6 @@ def _merge(into: _Found, part: _Found) -> int:
 
 
 
-
-
-def _linked(sources: Sequence[str], targets: Sequence[str | None],
-            entries: Mapping[str, CatalogueEntry]) -> dict[str, set[str]]:
-    """Notes linked either way from the store's ``(src, resolved)`` link pairs: both ends
-    indexed notes (attachments and unindexed files are not notes to return), index files
-    left out."""
-    near: dict[str, set[str]] = {}
-    for src, dst in zip(sources, targets, strict=True):
-        if dst is None or src == dst or src not in entries or dst not in entries:
-            continue
-        near.setdefault(src, set()).add(dst)
-        near.setdefault(dst, set()).add(src)
-    for index in [p for p in near if p.rsplit("/", 1)[-1] in INDEX_FILE_NAMES]:
-        for other in near.pop(index):
-            near.get(other, set()).discard(index)
-    return near
 
 
 def _skip_reason(name: str, configured: bool, strategy: str, progressive: bool,
