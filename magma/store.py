@@ -31,25 +31,35 @@ from __future__ import annotations
 
 import json
 import posixpath
-import warnings
-from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
-import lancedb
 import numpy as np
 import pyarrow as pa
 import structlog
-from lancedb.index import FTS
 from lancedb.query import FullTextOperator, MatchQuery
 
 from ccb.model import DIARY_FILE, MEMORY_INDEX_FILE, FileEntry, FileKind, LinkKind, Note, Problem
 from ccb.owner import Owner, parse_owner
-from config.errors import InvalidOwnerError, StoreError, StoreMismatchError
+from config.errors import InvalidOwnerError, StoreError
 from magma.chunking import HEADING_SEPARATOR, Chunk
 from magma.graph import LinkResolver, link_key, path_key
 from magma.store_memo import RECENT_VECTORS, FileIndexMemo, RecentVectors
+from magma.store_tables import (
+    FTS_CONFIG,
+    FTS_INDEX_NAME,
+    SCHEMA_VERSION,
+    StoreTables,
+    _chunks_schema,
+    _files_schema,
+    _in_list,
+    _links_schema,
+    _slices,
+    sql_str,
+    table_name,
+)
 
 __all__ = [
     "FTS_CONFIG",
@@ -69,20 +79,6 @@ __all__ = [
 
 log = structlog.get_logger("dreamd.store")
 
-#: Bumped whenever a table layout changes. A store of an older version has its derived tables
-#: (files, chunks, links) dropped at open and rebuilt by the next sync; a newer one is refused.
-#: 2: ``owner`` on files and chunks.
-SCHEMA_VERSION = 2
-
-#: Full-text index configuration, measured with lancedb 0.40.0 (see tests/magma):
-#: ``icu`` segments Chinese ("睡眠" finds 睡眠质量) and English; ``/split`` also splits on
-#: punctuation (``my-file_name.md`` -> my, file, name, md). Stop-word removal is OFF because
-#: with the ICU tokenizer it applies every language's list: "dog", "cat", "die" were never
-#: found. English stemming stays on ("running" finds "run").
-FTS_CONFIG = FTS(base_tokenizer="icu/split", remove_stop_words=False)
-
-_FTS_INDEX_NAME = "text_idx"
-
 #: Files that index the memory folder (Claude Code's MEMORY.md, dreamd's dream diary); they
 #: name every owner's memories, so owner-scoped searches never return them.
 INDEX_FILE_NAMES = (MEMORY_INDEX_FILE, DIARY_FILE)
@@ -91,20 +87,6 @@ _IN_SLICE = 500
 #: The columns of the files table an :class:`IndexedFile` holds, in its field order.
 _INDEX_COLUMNS = ("path", "kind", "size", "mtime_ns", "content_hash", "note_id", "memory_id",
                   "memory_type")
-
-
-def sql_str(value: str) -> str:
-    """Quote ``value`` as an SQL string literal for LanceDB filters (``'`` becomes ``''``)."""
-    return "'" + value.replace("'", "''") + "'"
-
-
-def _in_list(column: str, values: Iterable[str]) -> str:
-    return f"{column} IN ({', '.join(sql_str(v) for v in values)})"
-
-
-def _slices(values: Sequence[str], size: int = _IN_SLICE) -> Iterator[Sequence[str]]:
-    for start in range(0, len(values), size):
-        yield values[start : start + size]
 
 
 def _column_map(read: Callable[[Any, list[str], str | None], pa.Table], table: Any,
@@ -243,85 +225,7 @@ class ChunkCandidate:
     vector: np.ndarray | None = None
 
 
-@dataclass(slots=True)
-class _Tables:
-    meta: Any
-    files: Any
-    chunks: Any
-    links: Any
-
-
 # ---------------------------------------------------------------------------- schemas
-
-
-def _files_schema() -> pa.Schema:
-    return pa.schema(
-        [
-            pa.field("path", pa.string(), nullable=False),
-            pa.field("note_id", pa.string(), nullable=False),
-            pa.field("kind", pa.string(), nullable=False),
-            pa.field("size", pa.int64(), nullable=False),
-            pa.field("mtime_ns", pa.int64(), nullable=False),
-            pa.field("content_hash", pa.string(), nullable=False),
-            pa.field("title", pa.string(), nullable=False),
-            pa.field("tags", pa.list_(pa.string())),
-            pa.field("aliases", pa.list_(pa.string())),
-            pa.field("memory_type", pa.string()),
-            pa.field("memory_id", pa.string()),
-            pa.field("memory_name", pa.string()),
-            pa.field("memory_description", pa.string()),
-            pa.field("owner", pa.string()),
-            pa.field("properties_json", pa.string(), nullable=False),
-            pa.field("problems_json", pa.string(), nullable=False),
-            pa.field("indexed_at", pa.timestamp("us", tz="UTC"), nullable=False),
-        ]
-    )
-
-
-def _chunks_schema(dims: int) -> pa.Schema:
-    return pa.schema(
-        [
-            pa.field("chunk_id", pa.string(), nullable=False),
-            pa.field("path", pa.string(), nullable=False),
-            pa.field("note_id", pa.string(), nullable=False),
-            pa.field("ordinal", pa.int32(), nullable=False),
-            pa.field("title", pa.string(), nullable=False),
-            pa.field("heading_path", pa.string(), nullable=False),
-            pa.field("text", pa.string(), nullable=False),
-            pa.field("body", pa.string(), nullable=False),
-            pa.field("content_hash", pa.string(), nullable=False),
-            pa.field("memory_type", pa.string()),
-            pa.field("owner", pa.string()),
-            pa.field("vector", pa.list_(pa.float32(), dims)),
-        ]
-    )
-
-
-def _links_schema() -> pa.Schema:
-    return pa.schema(
-        [
-            pa.field("link_id", pa.string(), nullable=False),
-            pa.field("src", pa.string(), nullable=False),
-            pa.field("target", pa.string(), nullable=False),
-            pa.field("target_key", pa.string(), nullable=False),
-            pa.field("kind", pa.string(), nullable=False),
-            pa.field("subpath", pa.string()),
-            pa.field("resolved", pa.string()),
-            pa.field("line", pa.int32(), nullable=False),
-        ]
-    )
-
-
-def _meta_schema() -> pa.Schema:
-    return pa.schema(
-        [
-            pa.field("vault_path", pa.string(), nullable=False),
-            pa.field("model_id", pa.string(), nullable=False),
-            pa.field("dims", pa.int32(), nullable=False),
-            pa.field("schema_version", pa.int32(), nullable=False),
-            pa.field("created_at", pa.timestamp("us", tz="UTC"), nullable=False),
-        ]
-    )
 
 
 def _json_default(value: object) -> str:
@@ -340,12 +244,10 @@ def _to_json(value: object) -> str:
 class MagmaStore:
     """Read and write the MAGMA tables of one vault. Construct with :meth:`open`."""
 
-    def __init__(
-        self, db: Any, tables: _Tables, *, uri: str, vault_path: str, model_id: str, dims: int
-    ) -> None:
-        self._db = db
+    def __init__(self, tables: StoreTables, *, vault_path: str, model_id: str, dims: int
+                 ) -> None:
         self._t = tables
-        self.uri = uri
+        self.uri = tables.uri
         self.vault_path = vault_path
         self.model_id = model_id
         self.dims = dims
@@ -353,7 +255,6 @@ class MagmaStore:
         self._file_index = FileIndexMemo()
         self._recent_vectors = RecentVectors()
         self._resolver: LinkResolver | None = None
-        self._has_fts: bool | None = None
 
     # ------------------------------------------------------------------ open
 
@@ -369,50 +270,9 @@ class MagmaStore:
         model id, vector width or schema version (the message names both values), and
         :class:`StoreError` when the database cannot be opened or created.
         """
-        try:
-            db = lancedb.connect(uri)
-            existing = set(db.list_tables().tables)
-        except Exception as exc:
-            raise StoreError(f"magma: open store {uri}: {type(exc).__name__}: {exc}") from exc
-        try:
-            meta_name = table_name("meta", device)
-            if meta_name in existing:
-                meta = db.open_table(meta_name)
-                rows = meta.to_arrow().to_pylist()
-                if rows:
-                    _check_meta(uri, rows[0], vault_path, model_id, dims)
-                    if int(rows[0]["schema_version"]) < SCHEMA_VERSION:
-                        _drop_derived(db, meta, existing, int(rows[0]["schema_version"]),
-                                      device)
-            else:
-                meta = db.create_table(meta_name, schema=_meta_schema())
-            if meta.count_rows() == 0:
-                row = {
-                    "vault_path": vault_path,
-                    "model_id": model_id,
-                    "dims": dims,
-                    "schema_version": SCHEMA_VERSION,
-                    "created_at": datetime.now(UTC),
-                }
-                meta.add(pa.Table.from_pylist([row], schema=_meta_schema()))
-
-            def table(base: str, schema: pa.Schema) -> Any:
-                name = table_name(base, device)
-                if name in existing:
-                    return db.open_table(name)
-                return db.create_table(name, schema=schema)
-
-            tables = _Tables(
-                meta=meta,
-                files=table("files", _files_schema()),
-                chunks=table("chunks", _chunks_schema(dims)),
-                links=table("links", _links_schema()),
-            )
-        except StoreMismatchError:
-            raise
-        except Exception as exc:
-            raise StoreError(f"magma: open store {uri}: {type(exc).__name__}: {exc}") from exc
-        return cls(db, tables, uri=uri, vault_path=vault_path, model_id=model_id, dims=dims)
+        tables = StoreTables.open(uri, vault_path=vault_path, model_id=model_id, dims=dims,
+                                  device=device)
+        return cls(tables, vault_path=vault_path, model_id=model_id, dims=dims)
 
     # ------------------------------------------------------------------ reads
 
@@ -420,7 +280,7 @@ class MagmaStore:
         """Which of ``hashes`` some stored chunk holds now (a read of the chunks table's
         ``content_hash`` column); the vectors this process kept of the others are dropped,
         so a forgotten text leaves none behind. Raises :class:`StoreError`."""
-        stored = {h for part in _slices(sorted(set(hashes))) for h in self._read(
+        stored = {h for part in _slices(sorted(set(hashes))) for h in self._t.read(
             self._t.chunks, ["content_hash"], _in_list("content_hash", part)
         ).column("content_hash").to_pylist()}
         self._recent_vectors.drop(set(hashes) - stored)
@@ -434,7 +294,7 @@ class MagmaStore:
         if kept is not None:
             return kept
         cols = list(_INDEX_COLUMNS)
-        data = self._read(self._t.files, cols).to_pydict()
+        data = self._t.read(self._t.files, cols).to_pydict()
         index = {
             path: IndexedFile(path, kind, size, mtime, chash, note_id, memory_id, mtype)
             for path, kind, size, mtime, chash, note_id, memory_id, mtype in zip(
@@ -459,7 +319,7 @@ class MagmaStore:
         """
         found, wanted = self._recent_vectors.split(hashes)
         for part in _slices(wanted):
-            table = self._read(
+            table = self._t.read(
                 self._t.chunks, ["content_hash", "vector"], _in_list("content_hash", part)
             )
             if table.num_rows == 0:
@@ -472,13 +332,13 @@ class MagmaStore:
 
     def chunk_hashes(self, paths: Collection[str] | None = None) -> dict[str, str]:
         """``{chunk_id: content_hash}`` of every chunk, or of the chunks of ``paths``."""
-        return _column_map(self._read, self._t.chunks, ("chunk_id", "content_hash"), "path",
+        return _column_map(self._t.read, self._t.chunks, ("chunk_id", "content_hash"), "path",
                            paths)
 
     def chunk_bodies(self, hashes: Collection[str] | None = None) -> dict[str, str]:
         """``{content_hash: body}`` of every chunk, or of those with ``hashes`` (the hash is
         taken over text that ends with the body). Raises :class:`StoreError`."""
-        return _column_map(self._read, self._t.chunks, ("content_hash", "body"),
+        return _column_map(self._t.read, self._t.chunks, ("content_hash", "body"),
                            "content_hash", hashes)
 
     def memory_properties(self, paths: Collection[str] | None = None
@@ -491,7 +351,7 @@ class MagmaStore:
             if not paths:
                 return {}
             where += " AND " + _in_list("path", sorted(set(paths)))
-        data = self._read(self._t.files, ["path", "properties_json"], where).to_pydict()
+        data = self._t.read(self._t.files, ["path", "properties_json"], where).to_pydict()
         return {path: json.loads(props)
                 for path, props in zip(data["path"], data["properties_json"], strict=True)}
 
@@ -501,7 +361,7 @@ class MagmaStore:
         wanted = None if sources is None else set(sources)
         if wanted is not None and not wanted:
             return []
-        rows = self._read(self._t.links, ["src", "target", "kind", "subpath", "resolved", "line"],
+        rows = self._t.read(self._t.links, ["src", "target", "kind", "subpath", "resolved", "line"],
                           "resolved IS NULL").to_pylist()
         records = [LinkRecord(**row) for row in rows if wanted is None or row["src"] in wanted]
         return sorted(records, key=lambda r: (r.src, r.line, r.target))
@@ -511,8 +371,8 @@ class MagmaStore:
         try:
             files = self._t.files
             unindexed = 0
-            if self._fts_ready():
-                stats = self._t.chunks.index_stats(_FTS_INDEX_NAME)
+            if self._t.fts_ready():
+                stats = self._t.chunks.index_stats(FTS_INDEX_NAME)
                 unindexed = stats.num_unindexed_rows if stats is not None else 0
             return StoreCounts(
                 files=files.count_rows(),
@@ -553,17 +413,10 @@ class MagmaStore:
         query = (
             self._t.chunks.search(np.asarray(vector, dtype=np.float32), query_type="vector")
             .distance_type("cosine")
-            .select([*_CANDIDATE_COLUMNS, *(["vector"] if with_vectors else [])])
-            .limit(limit)
         )
-        where = _search_filter(memory_types, path_prefix, owner)
-        if where:
-            query = query.where(where, prefilter=True)
-        try:
-            rows = query.to_list()
-        except Exception as exc:
-            raise StoreError(f"magma: vector search in {self.uri}: {exc}") from exc
-        return [_candidate(row, 1.0 - float(row["_distance"])) for row in rows]
+        return [_candidate(row, 1.0 - float(row["_distance"])) for row in self._candidate_rows(
+            query, "vector search", limit, with_vectors,
+            _search_filter(memory_types, path_prefix, owner))]
 
     def fulltext_candidates(
         self,
@@ -577,7 +430,7 @@ class MagmaStore:
     ) -> list[ChunkCandidate]:
         """Best chunks by BM25 on ``text`` (query words OR-ed; no query syntax is parsed, so
         quotes, colons and operators in ``query_text`` are plain characters)."""
-        if not query_text.strip() or not self._fts_ready():
+        if not query_text.strip() or not self._t.fts_ready():
             return []
         query = (
             self._t.chunks.search(
@@ -593,24 +446,28 @@ class MagmaStore:
                 ),
                 query_type="fts",
             )
-            .select([*_CANDIDATE_COLUMNS, *(["vector"] if with_vectors else [])])
-            .limit(limit)
         )
-        where = _search_filter(memory_types, path_prefix, owner)
+        return [_candidate(row, float(row["_score"])) for row in self._candidate_rows(
+            query, "full-text search", limit, with_vectors,
+            _search_filter(memory_types, path_prefix, owner))]
+
+    def _candidate_rows(self, query: Any, what: str, limit: int, with_vectors: bool,
+                        where: str | None) -> list[dict[str, Any]]:
+        query = query.select([*_CANDIDATE_COLUMNS, *(["vector"] if with_vectors else [])])
+        query = query.limit(limit)
         if where:
             query = query.where(where, prefilter=True)
         try:
-            rows = query.to_list()
+            return list(query.to_list())
         except Exception as exc:
-            raise StoreError(f"magma: full-text search in {self.uri}: {exc}") from exc
-        return [_candidate(row, float(row["_score"])) for row in rows]
+            raise StoreError(f"magma: {what} in {self.uri}: {exc}") from exc
 
     def catalogue_rows(self) -> pa.Table:
         """Every note's (not attachment's) searchable metadata, one row per note: ``path``,
         ``note_id``, ``title``, ``tags``, ``aliases``, ``memory_type``, ``memory_id``,
         ``memory_name``, ``memory_description``, ``owner``, ``properties_json``, ``mtime_ns``
         (the in-memory catalogue of the ccb-fast search stage). Raises :class:`StoreError`."""
-        return self._read(self._t.files, [
+        return self._t.read(self._t.files, [
             "path", "note_id", "title", "tags", "aliases", "memory_type", "memory_id",
             "memory_name", "memory_description", "owner", "properties_json", "mtime_ns",
         ], "kind = 'note'")
@@ -618,26 +475,26 @@ class MagmaStore:
     def memory_chunks(self) -> pa.Table:
         """Every chunk of a memory: ``path``, ``ordinal``, ``body``, in note order. Raises
         :class:`StoreError`."""
-        return self._read(self._t.chunks, ["path", "ordinal", "body"],
+        return self._t.read(self._t.chunks, ["path", "ordinal", "body"],
                           "memory_type IS NOT NULL")
 
     def link_pairs(self) -> pa.Table:
         """``src`` and ``resolved`` of every link that resolves to a vault file (the edges
         between notes, for graph neighbours). Raises :class:`StoreError`."""
-        return self._read(self._t.links, ["src", "resolved"], "resolved IS NOT NULL")
+        return self._t.read(self._t.links, ["src", "resolved"], "resolved IS NOT NULL")
 
     def chunk_vectors(self) -> pa.Table:
         """Every chunk's ``chunk_id``, ``path``, ``content_hash`` and ``vector``
         (``float32[dims]``): what an in-memory vector search needs. Raises
         :class:`StoreError`."""
-        return self._read(self._t.chunks, ["chunk_id", "path", "content_hash", "vector"])
+        return self._t.read(self._t.chunks, ["chunk_id", "path", "content_hash", "vector"])
 
     def chunks_by_id(self, chunk_ids: Collection[str]) -> list[ChunkCandidate]:
         """The chunks with ``chunk_ids`` as candidates with their ``vector`` (``score`` 0).
         Raises :class:`StoreError`."""
         found: list[ChunkCandidate] = []
         for part in _slices(sorted(set(chunk_ids))):
-            rows = self._read(self._t.chunks, [*_CANDIDATE_COLUMNS, "vector"],
+            rows = self._t.read(self._t.chunks, [*_CANDIDATE_COLUMNS, "vector"],
                               _in_list("chunk_id", part)).to_pylist()
             found.extend(_candidate(row, 0.0) for row in rows)
         return found
@@ -647,7 +504,7 @@ class MagmaStore:
         0). Raises :class:`StoreError`."""
         found: list[ChunkCandidate] = []
         for part in _slices(sorted(set(paths))):
-            rows = self._read(self._t.chunks, [*_CANDIDATE_COLUMNS, "vector"],
+            rows = self._t.read(self._t.chunks, [*_CANDIDATE_COLUMNS, "vector"],
                               _in_list("path", part)).to_pylist()
             found.extend(_candidate(row, 0.0) for row in rows)
         return found
@@ -717,91 +574,41 @@ class MagmaStore:
         The full reconcile removes them. One column read per table. Raises ``StoreError``.
         """
         try:
-            files = set(self._read(self._t.files, ["path"]).column("path").to_pylist())
-            chunks = set(self._read(self._t.chunks, ["path"]).column("path").to_pylist())
-            links = set(self._read(self._t.links, ["src"]).column("src").to_pylist())
+            files = set(self._t.read(self._t.files, ["path"]).column("path").to_pylist())
+            chunks = set(self._t.read(self._t.chunks, ["path"]).column("path").to_pylist())
+            links = set(self._t.read(self._t.links, ["src"]).column("src").to_pylist())
         except Exception as exc:
             raise StoreError(f"magma: read {self.uri}: {exc}") from exc
         return (chunks | links) - files
 
     def refresh(self) -> None:
-        """Let a long-lived reader see what the writer process committed since it opened.
-
-        LanceDB handles read the version they opened; a reader beside the daemon (the MCP
-        server, a benchmark) calls this before it answers. Raises :class:`StoreError`.
-        """
-        try:
-            for table in (self._t.files, self._t.chunks, self._t.links):
-                table.checkout_latest()
-        except Exception as exc:
-            raise StoreError(f"magma: refresh {self.uri}: {exc}") from exc
+        """Let a long-lived reader see what the writer process committed since it opened
+        (:meth:`StoreTables.refresh`). Raises :class:`StoreError`."""
+        self._t.refresh()
         self._paths = None
         self._resolver = None
-        self._has_fts = None
 
     def maintain(
         self, cleanup_older_than: timedelta = timedelta(0), *, purge: bool = False
     ) -> None:
-        """Compact every table, fold new rows into the full-text index, prune old versions.
-
-        ``cleanup_older_than=timedelta(0)`` keeps only the latest version (DESIGN.md: plain
-        ``optimize()`` keeps 7 days and frees nothing). ``purge`` (``dreamd forget``) first
-        rewrites each table whole: a delete only marks rows deleted, and compaction rewrites a
-        data file only once enough of it is deleted, so one forgotten row would stay on disk;
-        the rewrite is also a commit after the delete (whose filter names the deleted paths),
-        so the cleanup removes that too. It costs a copy of the tables (seconds on a large
-        vault). Only safe while no other process reads an older version.
-        Raises :class:`StoreError`.
-        """
-        try:
-            if purge:
-                for table in (self._t.files, self._t.chunks, self._t.links):
-                    table.add(table.to_arrow(), mode="overwrite")
-                self._has_fts = False  # the rewrite drops the index; rebuilt just below
-                self._paths = None
-            self._ensure_fts()
-            with warnings.catch_warnings():
-                # lancedb warns that cleanup_older_than=0 breaks concurrent readers; this
-                # store has a single writer by design (see the module docstring).
-                warnings.filterwarnings("ignore", message=r"optimize\(cleanup_older_than")
-                for table in (self._t.files, self._t.chunks, self._t.links):
-                    table.optimize(cleanup_older_than=cleanup_older_than)
-        except Exception as exc:
-            raise StoreError(f"magma: maintain {self.uri}: {exc}") from exc
+        """Compact every table, fold new rows into the full-text index, prune old versions
+        (:meth:`StoreTables.maintain`, which says what ``cleanup_older_than`` and ``purge``
+        do). Raises :class:`StoreError`."""
+        if purge:
+            self._paths = None
+        self._t.maintain(cleanup_older_than, purge=purge)
 
     # ------------------------------------------------------------------ internals
 
-    def _read(self, table: Any, columns: list[str] | None, where: str | None = None) -> pa.Table:
-        try:
-            query = table.search()
-            if columns is not None:
-                query = query.select(columns)
-            if where:
-                query = query.where(where)
-            return query.limit(None).to_arrow()
-        except Exception as exc:
-            raise StoreError(f"magma: read {table.name} in {self.uri}: {exc}") from exc
-
     def _known_paths(self) -> set[str]:
         if self._paths is None:
-            self._paths = set(self._read(self._t.files, ["path"]).column("path").to_pylist())
+            self._paths = set(self._t.read(self._t.files, ["path"]).column("path").to_pylist())
         return self._paths
 
     def _link_resolver(self, paths: set[str]) -> LinkResolver:
         if self._resolver is None:
             self._resolver = LinkResolver(paths)
         return self._resolver
-
-    def _fts_ready(self) -> bool:
-        if not self._has_fts:
-            self._has_fts = any(i.name == _FTS_INDEX_NAME for i in self._t.chunks.list_indices())
-        return bool(self._has_fts)
-
-    def _ensure_fts(self) -> None:
-        """Create the full-text index once ``chunks`` has rows (shared case 20)."""
-        if not self._fts_ready() and self._t.chunks.count_rows() > 0:
-            self._t.chunks.create_index("text", config=FTS_CONFIG, name=_FTS_INDEX_NAME)
-            self._has_fts = True
 
     def _write_files(
         self,
@@ -818,7 +625,7 @@ class MagmaStore:
         if touched:
             # Touches are folded into the same commit: read the current rows, patch two fields.
             for part in _slices(sorted(touched)):
-                for row in self._read(self._t.files, None, _in_list("path", part)).to_pylist():
+                for row in self._t.read(self._t.files, None, _in_list("path", part)).to_pylist():
                     entry = touched[row["path"]]
                     row["size"], row["mtime_ns"] = entry.size, entry.mtime_ns
                     rows.append(row)
@@ -841,26 +648,7 @@ class MagmaStore:
         return len(rows)
 
     def _write_chunks(self, upserts: Sequence[NoteRecord], deleted: set[str]) -> int:
-        rows: dict[str, list[Any]] = {name: [] for name in _chunks_schema(self.dims).names}
-        vectors: list[np.ndarray] = []
-        for record in upserts:
-            note = record.note
-            memory_type = note.memory.type if note.memory else None
-            owner = _owner_value(note)
-            for chunk in record.chunks:
-                rows["chunk_id"].append(f"{note.path}#{chunk.ordinal}")
-                rows["path"].append(note.path)
-                rows["note_id"].append(record.note_id)
-                rows["ordinal"].append(chunk.ordinal)
-                rows["title"].append(note.title)
-                rows["heading_path"].append(HEADING_SEPARATOR.join(chunk.heading_path))
-                rows["text"].append(chunk.embed_text)
-                rows["body"].append(chunk.text)
-                rows["content_hash"].append(chunk.content_hash)
-                rows["memory_type"].append(memory_type)
-                rows["owner"].append(owner)
-            if len(record.chunks):
-                vectors.append(np.asarray(record.vectors, dtype=np.float32))
+        rows, vectors = _chunk_rows(upserts, self.dims)
         replaced = sorted({r.note.path for r in upserts} | deleted)
         n = len(rows["chunk_id"])
         table = self._t.chunks
@@ -869,12 +657,12 @@ class MagmaStore:
             matrix = stacked.ravel()
             rows["vector"] = pa.FixedSizeListArray.from_arrays(pa.array(matrix), self.dims)
             data = pa.Table.from_pydict(rows, schema=_chunks_schema(self.dims))
-            self._replace(table, "chunk_id", "path", data, replaced)
-            self._ensure_fts()
+            self._t.replace(table, "chunk_id", "path", data, replaced)
+            self._t.ensure_fts()
             self._recent_vectors.add(rows["content_hash"][-RECENT_VECTORS:],
                                      stacked[-RECENT_VECTORS:])
         elif replaced:
-            self._delete_in(table, "path", replaced)
+            self._t.delete_in(table, "path", replaced)
         return n
 
     def _write_links(
@@ -884,68 +672,17 @@ class MagmaStore:
         resolver: LinkResolver,
         changed_paths: set[str],
     ) -> int:
-        rows: list[dict[str, Any]] = []
-        for record in upserts:
-            src = record.note.path
-            for n, link in enumerate(record.note.links):
-                rows.append(
-                    {
-                        "link_id": f"{src}#{n}",
-                        "src": src,
-                        "target": link.target,
-                        "target_key": link_key(link.target),
-                        "kind": link.kind,
-                        "subpath": link.subpath,
-                        "resolved": resolver.resolve(link.target, src, kind=link.kind),
-                        "line": link.line,
-                    }
-                )
+        rows = _link_rows(upserts, resolver)
         replaced = {r.note.path for r in upserts} | deleted
         if changed_paths:
-            rows += self._reresolved_links(resolver, changed_paths, replaced)
+            rows += _reresolved_links(self._t, resolver, changed_paths, replaced)
         table = self._t.links
         if rows:
             data = pa.Table.from_pylist(rows, schema=_links_schema())
-            self._replace(table, "link_id", "src", data, sorted(replaced))
+            self._t.replace(table, "link_id", "src", data, sorted(replaced))
         elif replaced:
-            self._delete_in(table, "src", sorted(replaced))
+            self._t.delete_in(table, "src", sorted(replaced))
         return len(rows)
-
-    def _reresolved_links(
-        self, resolver: LinkResolver, changed_paths: set[str], skip: set[str]
-    ) -> list[dict[str, Any]]:
-        """Stored links of notes outside this batch whose resolution the batch changed.
-
-        Only links whose ``target_key`` equals the file name of an added or removed path can
-        change, so only those rows are read.
-        """
-        keys = sorted({path_key(p) for p in changed_paths})
-        changed: list[dict[str, Any]] = []
-        for part in _slices(keys):
-            for row in self._read(self._t.links, None, _in_list("target_key", part)).to_pylist():
-                if row["src"] in skip:
-                    continue
-                kind: LinkKind = row["kind"]
-                resolved = resolver.resolve(row["target"], row["src"], kind=kind)
-                if resolved != row["resolved"]:
-                    row["resolved"] = resolved
-                    changed.append(row)
-        return changed
-
-    @staticmethod
-    def _replace(table: Any, key: str, group: str, data: pa.Table, groups: list[str]) -> None:
-        """Upsert ``data`` by ``key`` and, in the same commit, delete the other rows whose
-        ``group`` column is in ``groups`` (e.g. every other chunk of those paths; measured
-        faster than delete + add, and one version instead of two)."""
-        builder = table.merge_insert(key).when_matched_update_all().when_not_matched_insert_all()
-        if groups:
-            builder = builder.when_not_matched_by_source_delete(_in_list(group, groups))
-        builder.execute(data)
-
-    @staticmethod
-    def _delete_in(table: Any, column: str, values: list[str]) -> None:
-        for part in _slices(values):
-            table.delete(_in_list(column, part))
 
 
 _CANDIDATE_COLUMNS = (
@@ -1015,54 +752,74 @@ def _owner_value(note: Note) -> str | None:
         return "!" + note.memory.owner.strip().casefold()
 
 
-#: Tables rebuilt from the vault by a sync; everything else in a store is kept.
-_DERIVED_TABLES = ("files", "chunks", "links")
+def _chunk_rows(upserts: Sequence[NoteRecord], dims: int
+                ) -> tuple[dict[str, list[Any]], list[np.ndarray]]:
+    """The chunks table's columns (without ``vector``) for the notes of a batch, and each
+    note's ``float32[chunks, dims]`` vectors (notes without chunks left out)."""
+    rows: dict[str, list[Any]] = {name: [] for name in _chunks_schema(dims).names}
+    vectors: list[np.ndarray] = []
+    for record in upserts:
+        note = record.note
+        memory_type = note.memory.type if note.memory else None
+        owner = _owner_value(note)
+        for chunk in record.chunks:
+            rows["chunk_id"].append(f"{note.path}#{chunk.ordinal}")
+            rows["path"].append(note.path)
+            rows["note_id"].append(record.note_id)
+            rows["ordinal"].append(chunk.ordinal)
+            rows["title"].append(note.title)
+            rows["heading_path"].append(HEADING_SEPARATOR.join(chunk.heading_path))
+            rows["text"].append(chunk.embed_text)
+            rows["body"].append(chunk.text)
+            rows["content_hash"].append(chunk.content_hash)
+            rows["memory_type"].append(memory_type)
+            rows["owner"].append(owner)
+        if len(record.chunks):
+            vectors.append(np.asarray(record.vectors, dtype=np.float32))
+    return rows, vectors
 
 
-def table_name(base: str, device: str | None) -> str:
-    """The name of table ``base`` for ``device``: ``files`` alone, ``files-laptop`` in a store
-    shared by devices (each device indexes its own copy of the vault; the version history,
-    :mod:`magma.versions`, is one table for all)."""
-    return base if device is None else f"{base}-{device}"
+def _link_rows(upserts: Sequence[NoteRecord], resolver: LinkResolver) -> list[dict[str, Any]]:
+    """The links table's rows for the notes of a batch, resolved with ``resolver``."""
+    rows: list[dict[str, Any]] = []
+    for record in upserts:
+        src = record.note.path
+        for n, link in enumerate(record.note.links):
+            rows.append(
+                {
+                    "link_id": f"{src}#{n}",
+                    "src": src,
+                    "target": link.target,
+                    "target_key": link_key(link.target),
+                    "kind": link.kind,
+                    "subpath": link.subpath,
+                    "resolved": resolver.resolve(link.target, src, kind=link.kind),
+                    "line": link.line,
+                }
+            )
+    return rows
 
 
-def _drop_derived(
-    db: Any, meta: Any, existing: set[str], old_version: int, device: str | None
-) -> None:
-    """Drop the derived tables of an older-schema store and stamp the meta row with the
-    current version; the caller re-creates them empty and the next sync fills them."""
-    for base in _DERIVED_TABLES:
-        name = table_name(base, device)
-        if name in existing:
-            db.drop_table(name)
-            existing.discard(name)
-    meta.update(values={"schema_version": SCHEMA_VERSION})
-    log.warning("store.schema_upgrade", old=old_version, new=SCHEMA_VERSION,
-                action="index tables dropped; the next sync rebuilds them from the vault")
+def _reresolved_links(
+    tables: StoreTables, resolver: LinkResolver, changed_paths: set[str], skip: set[str]
+) -> list[dict[str, Any]]:
+    """Stored links of notes outside this batch whose resolution the batch changed.
 
-
-def _check_meta(
-    uri: str, row: Mapping[str, Any], vault_path: str, model_id: str, dims: int
-) -> None:
-    def norm(p: str) -> str:
-        return posixpath.normpath(p.replace("\\", "/"))
-
-    if norm(row["vault_path"]) != norm(vault_path):
-        raise StoreMismatchError(
-            f"magma: open store {uri}: built for vault {row['vault_path']!r}, not "
-            f"{vault_path!r}; to share one store between devices, give each its own "
-            "storage.device name"
-        )
-    if row["model_id"] != model_id or int(row["dims"]) != dims:
-        raise StoreMismatchError(
-            f"magma: open store {uri}: built with embedding model {row['model_id']!r} "
-            f"({row['dims']} dims), not {model_id!r} ({dims} dims); rebuild the index"
-        )
-    if int(row["schema_version"]) > SCHEMA_VERSION:
-        raise StoreMismatchError(
-            f"magma: open store {uri}: schema version {row['schema_version']}, "
-            f"newer than this dreamd's {SCHEMA_VERSION}; upgrade dreamd or remove the store"
-        )
+    Only links whose ``target_key`` equals the file name of an added or removed path can
+    change, so only those rows are read.
+    """
+    keys = sorted({path_key(p) for p in changed_paths})
+    changed: list[dict[str, Any]] = []
+    for part in _slices(keys):
+        for row in tables.read(tables.links, None, _in_list("target_key", part)).to_pylist():
+            if row["src"] in skip:
+                continue
+            kind: LinkKind = row["kind"]
+            resolved = resolver.resolve(row["target"], row["src"], kind=kind)
+            if resolved != row["resolved"]:
+                row["resolved"] = resolved
+                changed.append(row)
+    return changed
 
 
 def _note_row(record: NoteRecord, stamp: datetime) -> dict[str, Any]:

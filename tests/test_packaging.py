@@ -103,7 +103,6 @@ MAX_CLASS_LINES, MAX_INIT_PARAMS, MAX_COMPLEXITY = 450, 10, 14
 OVER_TODAY_CLASSES = {  # (module, class): (lines, constructor parameters)
     ("daemon/runner.py", "Daemon"): (531, 2),
     ("daemon/app.py", "App"): (539, 4),
-    ("magma/store.py", "MagmaStore"): (609, 6),
 }
 OVER_TODAY_FUNCTIONS: dict[tuple[str, str], int] = {}  # (module, function): complexity
 

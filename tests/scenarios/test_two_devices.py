@@ -77,7 +77,7 @@ def test_each_device_keeps_its_own_index_and_shares_the_history(
 ) -> None:
     a, b = devices
     assert a.store.counts().files == b.store.counts().files > 0
-    names = set(a.store._db.list_tables().tables)
+    names = set(a.store._t.db.list_tables().tables)
     assert {"files-a", "files-b", "chunks-a", "chunks-b", "versions"} <= names
     key = _key(a, MEMORIES["feedback"])
     assert len(a.versions.history(key)) == 1  # B's identical copy added no version

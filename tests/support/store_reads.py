@@ -16,19 +16,19 @@ __all__ = ["all_files", "all_links", "get_file", "problems"]
 
 def get_file(store: MagmaStore, path: str) -> FileRecord | None:
     """The stored record of ``path``, or ``None``."""
-    rows = store._read(store._t.files, None, f"path = {sql_str(path)}").to_pylist()
+    rows = store._t.read(store._t.files, None, f"path = {sql_str(path)}").to_pylist()
     return _file_record(rows[0]) if rows else None
 
 
 def all_files(store: MagmaStore) -> list[FileRecord]:
     """Every stored file, sorted by path."""
-    rows = store._read(store._t.files, None).to_pylist()
+    rows = store._t.read(store._t.files, None).to_pylist()
     return sorted((_file_record(r) for r in rows), key=lambda r: r.path)
 
 
 def all_links(store: MagmaStore) -> list[LinkRecord]:
     """Every stored link, by source path then position."""
-    rows = store._read(
+    rows = store._t.read(
         store._t.links, ["src", "target", "kind", "subpath", "resolved", "line"]).to_pylist()
     records = [LinkRecord(**row) for row in rows]
     return sorted(records, key=lambda r: (r.src, r.line, r.target))
@@ -36,7 +36,7 @@ def all_links(store: MagmaStore) -> list[LinkRecord]:
 
 def problems(store: MagmaStore) -> list[Problem]:
     """Every parse problem recorded for a stored file, by path."""
-    rows = store._read(store._t.files, ["path", "problems_json"],
+    rows = store._t.read(store._t.files, ["path", "problems_json"],
                        "problems_json != '[]'").to_pylist()
     found: list[Problem] = []
     for row in sorted(rows, key=lambda r: r["path"]):

@@ -1,0 +1,320 @@
+"""The LanceDB side of the MAGMA store: the tables of one store (one device's), their
+layouts, the check that a store belongs to this vault and model, and the low-level reads and
+writes every table shares (:mod:`magma.store` gives them their meaning)."""
+
+from __future__ import annotations
+
+import posixpath
+import warnings
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import lancedb
+import pyarrow as pa
+import structlog
+from lancedb.index import FTS
+
+from config.errors import StoreError, StoreMismatchError
+
+__all__ = ["FTS_CONFIG", "SCHEMA_VERSION", "StoreTables", "sql_str", "table_name"]
+
+log = structlog.get_logger("dreamd.store")
+
+# SQL IN-lists are sent in slices of this many values (keeps each filter string small).
+_IN_SLICE = 500
+
+#: Bumped whenever a table layout changes. A store of an older version has its derived tables
+#: (files, chunks, links) dropped at open and rebuilt by the next sync; a newer one is refused.
+#: 2: ``owner`` on files and chunks.
+SCHEMA_VERSION = 2
+
+#: Full-text index configuration, measured with lancedb 0.40.0 (see tests/magma):
+#: ``icu`` segments Chinese ("睡眠" finds 睡眠质量) and English; ``/split`` also splits on
+#: punctuation (``my-file_name.md`` -> my, file, name, md). Stop-word removal is OFF because
+#: with the ICU tokenizer it applies every language's list: "dog", "cat", "die" were never
+#: found. English stemming stays on ("running" finds "run").
+FTS_CONFIG = FTS(base_tokenizer="icu/split", remove_stop_words=False)
+
+FTS_INDEX_NAME = "text_idx"
+
+
+def sql_str(value: str) -> str:
+    """Quote ``value`` as an SQL string literal for LanceDB filters (``'`` becomes ``''``)."""
+    return "'" + value.replace("'", "''") + "'"
+
+
+def _in_list(column: str, values: Iterable[str]) -> str:
+    return f"{column} IN ({', '.join(sql_str(v) for v in values)})"
+
+
+def _slices(values: Sequence[str], size: int = _IN_SLICE) -> Iterator[Sequence[str]]:
+    for start in range(0, len(values), size):
+        yield values[start : start + size]
+
+
+def _files_schema() -> pa.Schema:
+    return pa.schema(
+        [
+            pa.field("path", pa.string(), nullable=False),
+            pa.field("note_id", pa.string(), nullable=False),
+            pa.field("kind", pa.string(), nullable=False),
+            pa.field("size", pa.int64(), nullable=False),
+            pa.field("mtime_ns", pa.int64(), nullable=False),
+            pa.field("content_hash", pa.string(), nullable=False),
+            pa.field("title", pa.string(), nullable=False),
+            pa.field("tags", pa.list_(pa.string())),
+            pa.field("aliases", pa.list_(pa.string())),
+            pa.field("memory_type", pa.string()),
+            pa.field("memory_id", pa.string()),
+            pa.field("memory_name", pa.string()),
+            pa.field("memory_description", pa.string()),
+            pa.field("owner", pa.string()),
+            pa.field("properties_json", pa.string(), nullable=False),
+            pa.field("problems_json", pa.string(), nullable=False),
+            pa.field("indexed_at", pa.timestamp("us", tz="UTC"), nullable=False),
+        ]
+    )
+
+
+def _chunks_schema(dims: int) -> pa.Schema:
+    return pa.schema(
+        [
+            pa.field("chunk_id", pa.string(), nullable=False),
+            pa.field("path", pa.string(), nullable=False),
+            pa.field("note_id", pa.string(), nullable=False),
+            pa.field("ordinal", pa.int32(), nullable=False),
+            pa.field("title", pa.string(), nullable=False),
+            pa.field("heading_path", pa.string(), nullable=False),
+            pa.field("text", pa.string(), nullable=False),
+            pa.field("body", pa.string(), nullable=False),
+            pa.field("content_hash", pa.string(), nullable=False),
+            pa.field("memory_type", pa.string()),
+            pa.field("owner", pa.string()),
+            pa.field("vector", pa.list_(pa.float32(), dims)),
+        ]
+    )
+
+
+def _links_schema() -> pa.Schema:
+    return pa.schema(
+        [
+            pa.field("link_id", pa.string(), nullable=False),
+            pa.field("src", pa.string(), nullable=False),
+            pa.field("target", pa.string(), nullable=False),
+            pa.field("target_key", pa.string(), nullable=False),
+            pa.field("kind", pa.string(), nullable=False),
+            pa.field("subpath", pa.string()),
+            pa.field("resolved", pa.string()),
+            pa.field("line", pa.int32(), nullable=False),
+        ]
+    )
+
+
+def _meta_schema() -> pa.Schema:
+    return pa.schema(
+        [
+            pa.field("vault_path", pa.string(), nullable=False),
+            pa.field("model_id", pa.string(), nullable=False),
+            pa.field("dims", pa.int32(), nullable=False),
+            pa.field("schema_version", pa.int32(), nullable=False),
+            pa.field("created_at", pa.timestamp("us", tz="UTC"), nullable=False),
+        ]
+    )
+
+
+#: Tables rebuilt from the vault by a sync; everything else in a store is kept.
+_DERIVED_TABLES = ("files", "chunks", "links")
+
+
+def table_name(base: str, device: str | None) -> str:
+    """The name of table ``base`` for ``device``: ``files`` alone, ``files-laptop`` in a store
+    shared by devices (each device indexes its own copy of the vault; the version history,
+    :mod:`magma.versions`, is one table for all)."""
+    return base if device is None else f"{base}-{device}"
+
+
+def _drop_derived(
+    db: Any, meta: Any, existing: set[str], old_version: int, device: str | None
+) -> None:
+    """Drop the derived tables of an older-schema store and stamp the meta row with the
+    current version; the caller re-creates them empty and the next sync fills them."""
+    for base in _DERIVED_TABLES:
+        name = table_name(base, device)
+        if name in existing:
+            db.drop_table(name)
+            existing.discard(name)
+    meta.update(values={"schema_version": SCHEMA_VERSION})
+    log.warning("store.schema_upgrade", old=old_version, new=SCHEMA_VERSION,
+                action="index tables dropped; the next sync rebuilds them from the vault")
+
+
+def _check_meta(
+    uri: str, row: Mapping[str, Any], vault_path: str, model_id: str, dims: int
+) -> None:
+    def norm(p: str) -> str:
+        return posixpath.normpath(p.replace("\\", "/"))
+
+    if norm(row["vault_path"]) != norm(vault_path):
+        raise StoreMismatchError(
+            f"magma: open store {uri}: built for vault {row['vault_path']!r}, not "
+            f"{vault_path!r}; to share one store between devices, give each its own "
+            "storage.device name"
+        )
+    if row["model_id"] != model_id or int(row["dims"]) != dims:
+        raise StoreMismatchError(
+            f"magma: open store {uri}: built with embedding model {row['model_id']!r} "
+            f"({row['dims']} dims), not {model_id!r} ({dims} dims); rebuild the index"
+        )
+    if int(row["schema_version"]) > SCHEMA_VERSION:
+        raise StoreMismatchError(
+            f"magma: open store {uri}: schema version {row['schema_version']}, "
+            f"newer than this dreamd's {SCHEMA_VERSION}; upgrade dreamd or remove the store"
+        )
+
+
+class StoreTables:
+    """The ``meta``, ``files``, ``chunks`` and ``links`` tables of one store. Construct with
+    :meth:`open`. ``has_fts``: whether the full-text index exists (``None``: ask LanceDB)."""
+
+    def __init__(self, db: Any, *, uri: str, meta: Any, files: Any, chunks: Any,
+                 links: Any) -> None:
+        self.db = db
+        self.uri = uri
+        self.meta, self.files, self.chunks, self.links = meta, files, chunks, links
+        self.has_fts: bool | None = None
+
+    @classmethod
+    def open(cls, uri: str, *, vault_path: str, model_id: str, dims: int,
+             device: str | None) -> StoreTables:
+        """Open (or create) the tables at ``uri``; see :meth:`magma.store.MagmaStore.open`
+        for the errors raised."""
+        try:
+            db = lancedb.connect(uri)
+            existing = set(db.list_tables().tables)
+        except Exception as exc:
+            raise StoreError(f"magma: open store {uri}: {type(exc).__name__}: {exc}") from exc
+        try:
+            meta_name = table_name("meta", device)
+            if meta_name in existing:
+                meta = db.open_table(meta_name)
+                rows = meta.to_arrow().to_pylist()
+                if rows:
+                    _check_meta(uri, rows[0], vault_path, model_id, dims)
+                    if int(rows[0]["schema_version"]) < SCHEMA_VERSION:
+                        _drop_derived(db, meta, existing, int(rows[0]["schema_version"]),
+                                      device)
+            else:
+                meta = db.create_table(meta_name, schema=_meta_schema())
+            if meta.count_rows() == 0:
+                row = {
+                    "vault_path": vault_path,
+                    "model_id": model_id,
+                    "dims": dims,
+                    "schema_version": SCHEMA_VERSION,
+                    "created_at": datetime.now(UTC),
+                }
+                meta.add(pa.Table.from_pylist([row], schema=_meta_schema()))
+
+            def table(base: str, schema: pa.Schema) -> Any:
+                name = table_name(base, device)
+                if name in existing:
+                    return db.open_table(name)
+                return db.create_table(name, schema=schema)
+
+            tables = cls(
+                db, uri=uri, meta=meta,
+                files=table("files", _files_schema()),
+                chunks=table("chunks", _chunks_schema(dims)),
+                links=table("links", _links_schema()),
+            )
+        except StoreMismatchError:
+            raise
+        except Exception as exc:
+            raise StoreError(f"magma: open store {uri}: {type(exc).__name__}: {exc}") from exc
+        return tables
+
+    @property
+    def derived(self) -> tuple[Any, Any, Any]:
+        """The tables a sync rebuilds from the vault: ``files``, ``chunks``, ``links``."""
+        return self.files, self.chunks, self.links
+
+    def read(self, table: Any, columns: list[str] | None, where: str | None = None) -> pa.Table:
+        """Every row of ``table`` (matching ``where``) with ``columns`` (``None``: all).
+        Raises :class:`StoreError`."""
+        try:
+            query = table.search()
+            if columns is not None:
+                query = query.select(columns)
+            if where:
+                query = query.where(where)
+            return query.limit(None).to_arrow()
+        except Exception as exc:
+            raise StoreError(f"magma: read {table.name} in {self.uri}: {exc}") from exc
+
+    def fts_ready(self) -> bool:
+        """Whether ``chunks`` has its full-text index."""
+        if not self.has_fts:
+            self.has_fts = any(i.name == FTS_INDEX_NAME for i in self.chunks.list_indices())
+        return bool(self.has_fts)
+
+    def ensure_fts(self) -> None:
+        """Create the full-text index once ``chunks`` has rows (shared case 20)."""
+        if not self.fts_ready() and self.chunks.count_rows() > 0:
+            self.chunks.create_index("text", config=FTS_CONFIG, name=FTS_INDEX_NAME)
+            self.has_fts = True
+
+    @staticmethod
+    def replace(table: Any, key: str, group: str, data: pa.Table, groups: list[str]) -> None:
+        """Upsert ``data`` by ``key`` and, in the same commit, delete the other rows whose
+        ``group`` column is in ``groups`` (e.g. every other chunk of those paths; measured
+        faster than delete + add, and one version instead of two)."""
+        builder = table.merge_insert(key).when_matched_update_all().when_not_matched_insert_all()
+        if groups:
+            builder = builder.when_not_matched_by_source_delete(_in_list(group, groups))
+        builder.execute(data)
+
+    @staticmethod
+    def delete_in(table: Any, column: str, values: list[str]) -> None:
+        for part in _slices(values):
+            table.delete(_in_list(column, part))
+
+    def refresh(self) -> None:
+        """Let a long-lived reader see what the writer process committed since it opened.
+
+        LanceDB handles read the version they opened; a reader beside the daemon (the MCP
+        server, a benchmark) calls this before it answers. Raises :class:`StoreError`.
+        """
+        try:
+            for table in self.derived:
+                table.checkout_latest()
+        except Exception as exc:
+            raise StoreError(f"magma: refresh {self.uri}: {exc}") from exc
+        self.has_fts = None
+
+    def maintain(self, cleanup_older_than: timedelta, *, purge: bool) -> None:
+        """Compact every table, fold new rows into the full-text index, prune old versions.
+
+        ``cleanup_older_than=timedelta(0)`` keeps only the latest version (DESIGN.md: plain
+        ``optimize()`` keeps 7 days and frees nothing). ``purge`` (``dreamd forget``) first
+        rewrites each table whole: a delete only marks rows deleted, and compaction rewrites a
+        data file only once enough of it is deleted, so one forgotten row would stay on disk;
+        the rewrite is also a commit after the delete (whose filter names the deleted paths),
+        so the cleanup removes that too. It costs a copy of the tables (seconds on a large
+        vault). Only safe while no other process reads an older version.
+        Raises :class:`StoreError`.
+        """
+        try:
+            if purge:
+                for table in self.derived:
+                    table.add(table.to_arrow(), mode="overwrite")
+                self.has_fts = False  # the rewrite drops the index; rebuilt just below
+            self.ensure_fts()
+            with warnings.catch_warnings():
+                # lancedb warns that cleanup_older_than=0 breaks concurrent readers; this
+                # store has a single writer by design (see the module docstring).
+                warnings.filterwarnings("ignore", message=r"optimize\(cleanup_older_than")
+                for table in self.derived:
+                    table.optimize(cleanup_older_than=cleanup_older_than)
+        except Exception as exc:
+            raise StoreError(f"magma: maintain {self.uri}: {exc}") from exc
