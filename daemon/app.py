@@ -12,11 +12,10 @@ import json
 import os
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import asdict
-from datetime import UTC, date, datetime, timedelta, tzinfo
+from datetime import date, datetime, timedelta, tzinfo
 from functools import cached_property
 from pathlib import Path
 
-import numpy as np
 import structlog
 
 from ccb.obsidian_cli import ObsidianCli, WriteMode, WriteRouter
@@ -33,7 +32,7 @@ from config import (
     state_dir,
     store_uri,
 )
-from config.errors import ConfigError, LockError, VaultError
+from config.errors import ConfigError, VaultError
 from config.settings import LlmRoleSettings, LlmSettings, user_zone
 from consistency.lifecycle import LifecyclePolicy, RecallStats
 from consistency.synthesis import ExtractedFact
@@ -49,8 +48,8 @@ from daemon.dream import (
     last_dream,
 )
 from daemon.history import HistoryService, MemoryLocator, VersionRecorder
+from daemon.indexing import Indexing
 from daemon.llm import ChatClient
-from daemon.lock import DaemonLock
 from daemon.memories import MemoryService
 from daemon.memory_index_keeper import INDEX_FILE, MemoryIndexKeeper
 from daemon.memory_pool import MemoryPool
@@ -59,14 +58,11 @@ from daemon.retrieval import Retriever, SearchTrace
 from daemon.search_service import SearchService
 from daemon.status import (
     LAST_SYNC_FILE,
-    VAULT_FILE,
     StatusReport,
     known_vaults,
     read_json,
-    write_json_atomic,
-    write_last_sync,
 )
-from daemon.sync import Progress, RootsSyncer, Syncer, SyncLimits, SyncReport
+from daemon.sync import Progress, RootsSyncer, SyncReport
 from daemon.vault_status import vault_status
 from daemon.verifier import FusionVerifier
 from magma.embedder import Embedder, UniversalSentenceEncoder
@@ -137,9 +133,6 @@ class App:
         self.vault_root = vault_root
         self.state_dir = state_dir(self._with_vault())
         self.store_uri = store_uri(self._with_vault())
-        #: Set by the running daemon: it indexes through its own syncer, at once, instead of
-        #: taking the vault's lock (which it holds) — ``(paths, purge) -> None``.
-        self.resident_index: Callable[[Collection[str], bool], None] | None = None
 
     # ------------------------------------------------------------------ construction
 
@@ -339,7 +332,8 @@ class App:
     def dreamer(self, index: Callable[[Collection[str]], bool] | None = None,
                 clock: Callable[[], datetime] | None = None) -> DreamRunner:
         """Dreams, ``expire`` and ``restore`` for this vault; ``index`` re-indexes written
-        files (default: :meth:`index_now`); ``clock`` gives "now" (default: the system's)."""
+        files (default: :meth:`daemon.indexing.Indexing.index_now`); ``clock`` gives "now"
+        (default: the system's)."""
         cfg, life = self.settings.dream, self.settings.lifecycle
         indexed = LAST_SYNC_FILE
 
@@ -359,8 +353,8 @@ class App:
             reads=IndexReads(
                 recall_stats=recall_stats,
                 unresolved_links=unresolved if read_json(self.state_dir / indexed) else None,
-                embeddings=self.first_chunk_vectors),
-            index=index or self.index_now,
+                embeddings=self.indexing.first_chunk_vectors),
+            index=index or self.indexing.index_now,
             policy=DreamPolicy(
                 lifecycle=LifecyclePolicy(
                     project_inactive_days=life.project_inactive_days,
@@ -384,14 +378,6 @@ class App:
             return None
         return PairJudge(client, self.state_dir, max_pairs=role.max_pairs)
 
-    def first_chunk_vectors(self, paths: Sequence[str]) -> dict[str, np.ndarray]:
-        """``{path: float32[512]}``: the vector of each path's first chunk as indexed (paths
-        not indexed yet are left out)."""
-        hashes = self.store.chunk_hashes(paths)
-        first = {cid.rpartition("#")[0]: h for cid, h in hashes.items() if cid.endswith("#0")}
-        known = self.store.known_vectors(first.values())
-        return {path: known[h] for path, h in first.items() if h in known}
-
     def chat_client(self) -> ChatClient | None:
         """The dream's LLM endpoint, or ``None`` while ``llm.enabled`` is off."""
         return self.role_client(self.settings.llm)
@@ -413,7 +399,9 @@ class App:
                                   source="dream")
         return result.path, result.action
 
-    def _require_vault(self, action: str) -> None:
+    def require_vault(self, action: str) -> None:
+        """Raise ``VaultError`` when the vault folder is missing (a typo never makes a new
+        vault)."""
         if not self.vault_root.is_dir():
             raise VaultError(f"{action} {self.vault_root}: vault folder is missing or not a folder")
 
@@ -424,107 +412,31 @@ class App:
 
     # ------------------------------------------------------------------ use cases
 
+    @cached_property
+    def indexing(self) -> Indexing:
+        """Keeping the store in step with the vault (:class:`daemon.indexing.Indexing`)."""
+        return Indexing(self)
+
     def sync(
         self, *, progress: Progress | None = None, allow_mass_delete: bool = False
     ) -> SyncReport:
-        """One reconcile of the vault into the store; records it for ``dreamd status``."""
-        self._require_vault("sync")
-        # One writer per store (DESIGN.md: two LanceDB writers lose rows): a one-shot sync
-        # takes the daemon's lock, and refuses while a daemon keeps this vault in step.
-        try:
-            with DaemonLock(self.state_dir):
-                report = self.make_syncer().reconcile(
-                    progress=progress, allow_mass_delete=allow_mass_delete
-                )
-                if report.changed_paths or report.deleted:
-                    self.store.maintain()  # fold new rows into the full-text index, compact
-                    self.versions.optimize(timedelta(0))
-                self._adopt_memory_index()
-                self.record_sync(report)
-        except LockError as error:
-            raise LockError(
-                f"sync {self.vault_root}: {error}. The running daemon already keeps the index "
-                "in step with the vault; no sync is needed"
-            ) from error
-        return report
-
-    def _adopt_memory_index(self) -> None:
-        """A ``MEMORY.md`` this state folder has no record of, equal to what the memories
-        give, is dreamd's (e.g. the vault was synced before from another data folder): record
-        it, so a later rebuild does not keep it aside as a hand edit. Reads the memories once
-        per state folder."""
-        keeper = self.memory_index
-        if keeper.has_record():
-            return
-        current = keeper.current_bytes()
-        if current is None:
-            return
-        text, inputs = self.memories().index_text()
-        if text == current:
-            keeper.adopt(current, inputs)
+        """:meth:`daemon.indexing.Indexing.sync` of this vault."""
+        return self.indexing.sync(progress=progress, allow_mass_delete=allow_mass_delete)
 
     def make_syncer(self) -> RootsSyncer:
-        """The reconcile engine for this vault and its extra roots, store and embedder (built
-        from settings)."""
-        cfg = self.settings.sync
-        prefixes = [root.prefix for root in self.roots]
-        return RootsSyncer([
-            Syncer(
-                root.path, root.vfilter, self.store, lambda: self.indexing_embedder,
-                limits=SyncLimits(cfg.chunk_max_chars, cfg.write_batch_files,
-                                  cfg.max_delete_share, cfg.max_note_chars),
-                prefix=root.prefix, claimed=prefixes,
-                recorder=self.recorder if not root.prefix else None,
-            )
-            for root in self.roots
-        ])
-
-    def record_sync(self, report: SyncReport) -> None:
-        """Write the state files ``dreamd status`` and ``dreamd search`` read."""
-        write_json_atomic(self.state_dir / VAULT_FILE, {"path": str(self.vault_root)})
-        write_last_sync(self.state_dir, report, datetime.now(UTC).isoformat(timespec="seconds"))
-
-    def sync_now(self, syncer: RootsSyncer, paths: Collection[str], *, purge: bool) -> None:
-        """Index ``paths`` with ``syncer`` (the caller holds the store). ``purge`` (a forget)
-        also drops old table versions and takes the vectors of chunks no note holds any
-        more out of the user's embedding cache."""
-        before = set(self.store.chunk_hashes(paths).values()) if purge else set()
-        syncer.sync_paths(paths)
-        if purge:
-            self.store.maintain(cleanup_older_than=timedelta(0), purge=True)
-            gone = before - self.store.stored_hashes(before)
-            if gone:
-                self.embedding_cache.evict(gone)
-
-    def index_now(self, paths: Collection[str], *, purge: bool = False) -> bool:
-        """Index these vault paths now if this process may write the store.
-
-        While a daemon holds the vault, it is the store's one writer and its watcher indexes
-        the files (recognising our write by its hash); otherwise this process takes the lock
-        for the moment of the write. ``purge`` also drops old table versions, so removed
-        text is gone from disk (``forget``). Returns False when a daemon does the indexing.
-        """
-        if self.resident_index is not None:
-            self.resident_index(paths, purge)
-            return True
-        try:
-            with DaemonLock(self.state_dir):
-                self.sync_now(self.make_syncer(), paths, purge=purge)
-        except LockError:
-            log.info("index.deferred_to_daemon", paths=len(paths))
-            return False
-        return True
+        """:meth:`daemon.indexing.Indexing.make_syncer` of this vault."""
+        return self.indexing.make_syncer()
 
     def memories(self, owner: Owner | None = None, *,
                  clock: Callable[[], datetime] | None = None) -> MemoryService:
         """The memory service of this vault (remember, show, forget, MEMORY.md) acting for
         ``owner`` (``None``: the vault's owner); ``clock`` gives "now" (default: the system's).
         ``VaultError`` when the vault folder is missing: a typo never makes a new vault."""
-        self._require_vault("memories of")
+        self.require_vault("memories of")
         return MemoryService(
             clock=clock or self.clock,
             writer=self.writer, pool=self.memory_pool, memory_index=self.memory_index,
-            store=self.store, embedder=lambda: self.embedder, index=self.index_now,
+            store=self.store, embedder=lambda: self.embedder, index=self.indexing.index_now,
             owner=owner, forget_history=self._forget_history,
         )
 
@@ -563,28 +475,13 @@ class App:
                                text, self.session_start_folders(),
                                asked={"budget": budget, "owner": owner})
 
-    def is_indexed(self) -> bool:
-        """Has this vault been indexed at least once (and is its folder there)?"""
-        return self.vault_root.is_dir() and (
-            read_json(self.state_dir / LAST_SYNC_FILE) is not None
-            or bool(self.store.counts().files))
-
-    def require_indexed(self, action: str) -> None:
-        """Raise ``VaultError`` (saying to run ``dreamd sync``) when the vault folder is
-        missing or has never been indexed."""
-        self._require_vault(action)
-        if read_json(self.state_dir / LAST_SYNC_FILE) is None and not self.store.counts().files:
-            raise VaultError(
-                f"{action} {self.vault_root}: this vault has not been indexed yet; "
-                f"run: dreamd sync {self.vault_root}"
-            )
-
     def consistency(
         self, *, index: Callable[[Collection[str]], bool] | None = None
     ) -> ConsistencyService:
         """The checker and arbiter of this vault (``dreamd check``, ``dreamd conflicts``);
-        ``index`` re-indexes paths (default :meth:`index_now`; the daemon passes its own)."""
-        reindex = index or self.index_now
+        ``index`` re-indexes paths (default :meth:`daemon.indexing.Indexing.index_now`; the
+        daemon passes its own)."""
+        reindex = index or self.indexing.index_now
         desk = ConflictDesk(writer=self.writer, recorder=self.recorder, state_dir=self.state_dir,
                             index=reindex, memories=self.memories, clock=self.clock)
         limits = CheckLimits(timedelta(seconds=self.settings.check.orphan_grace_s),
@@ -602,7 +499,7 @@ class App:
 
     def history(self, owner: Owner | None = None) -> HistoryService:
         """History, diff and rollback of memories (acting for ``owner`` when given)."""
-        self._require_vault("history")
+        self.require_vault("history")
         service = self.memories(owner)
         where = MemoryLocator(service, self.versions, self.store, self.vault_root, owner)
         return HistoryService(self.versions, self.writer, self.recorder, where.locate,
@@ -633,7 +530,8 @@ class App:
     def searcher(self) -> SearchService:
         """Search as the user's use case (:class:`daemon.search_service.SearchService`)."""
         return SearchService(retriever=lambda: self.retriever, recalls=lambda: self.recalls,
-                             state_dir=self.state_dir, require_indexed=self.require_indexed)
+                             state_dir=self.state_dir,
+                             require_indexed=self.indexing.require_indexed)
 
     def search(
         self, query: str, *, limit: int = 10, memory_types: Collection[str] | None = None,
@@ -655,7 +553,7 @@ class App:
     def status(self) -> StatusReport:
         """Vault, store, counts, last sync, problems, the dream and the searches
         (:func:`daemon.vault_status.vault_status`); works before the first sync too."""
-        self._require_vault("status")
+        self.require_vault("status")
         return vault_status(
             vault=self.vault_root, store_uri=self.store_uri, state_dir=self.state_dir,
             settings=self.settings, counts=lambda: dict(asdict(self.store.counts())),

@@ -286,7 +286,7 @@ class ConsistencyService:
         paths = sorted({p for members in groups.values() for p in members})
         if not paths:
             return {}
-        pool = MemoryPool(self.root, self.memory_folder)
+        pool = self.subject_pool()
         stored, read = {}, {}
         for path in paths:
             try:
@@ -298,6 +298,12 @@ class ConsistencyService:
                 stored[path] = read[path]
         facts = {f.id: f for f in pool.facts(list(stored.values()), self.store)}
         return _judge_groups(groups, read, stored, facts)
+
+    def subject_pool(self) -> MemoryPool:
+        """The memory files of the subject groups, cut into chunks as the index cuts them
+        (``sync.chunk_max_chars``), so a memory's first-chunk vector is the stored one."""
+        return MemoryPool(self.root, self.memory_folder,
+                          chunk_max_chars=self._memories().chunk_max_chars)
 
     def _store_reads(self) -> tuple[
         dict[str, IndexedFile], dict[str, Mapping[str, Any]],

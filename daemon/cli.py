@@ -509,7 +509,7 @@ def context(
         _context_hook(ctx, budget, owner, vault)
         return
     with _app(ctx, **{"vault.path": vault}) as application:
-        application._require_vault("context")
+        application.require_vault("context")
         result = build_context(application, query or "", budget_tokens=budget,
                                owner=_owner(owner))
         if as_json:
@@ -532,7 +532,7 @@ def _context_hook(ctx: typer.Context, budget: int | None, owner: str | None,
         query = (prompt.encode("utf-8", "replace").decode("utf-8")
                  if isinstance(prompt, str) else "")  # a lone surrogate cannot be embedded
         with _app(ctx, **{"vault.path": vault}) as application:
-            application._require_vault("context")
+            application.require_vault("context")
             result = build_context(application, query, budget_tokens=budget,
                                    owner=_owner(owner))
             if not query.strip():  # a session start: kept for the next one (no daemon)
@@ -670,7 +670,7 @@ def check(
 ) -> None:
     """Compare the vault, the index and the memories' history; exit 1 when they drifted."""
     with _app(ctx, **{"vault.path": vault}) as application:
-        application.require_indexed("check")
+        application.indexing.require_indexed("check")
         service = application.consistency()
         report = service.check()
         repaired = service.fix(report, automatic_only=False) if fix and not report.clean \
@@ -706,7 +706,7 @@ def _dream(ctx: typer.Context, vault: Path | None, *, dry_run: bool, force: bool
            as_json: bool, consolidate: bool) -> None:
     what = "dream" if consolidate else "expire"
     with _app(ctx, **{"vault.path": vault}) as application:
-        application.require_indexed(what)
+        application.indexing.require_indexed(what)
         report = application.dreamer().dream(dry_run=dry_run, force=force,
                                              consolidate=consolidate)
     if as_json:

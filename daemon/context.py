@@ -25,9 +25,10 @@ from typing import TYPE_CHECKING, Literal
 
 import structlog
 
-from ccb.owner import Owner
+from ccb.owner import Owner, parse_owner
 from config.errors import DreamdError
 from consistency.lifecycle import MemoryState, is_current
+from daemon import session_snapshot
 from magma.fusion import clip_to_tokens, estimate_tokens
 from magma.layers import (
     L1_IDENTITY,
@@ -42,7 +43,7 @@ from magma.layers import (
 if TYPE_CHECKING:
     from daemon.app import App
 
-__all__ = ["MIN_ENTRY_TOKENS", "Context", "ContextEntry", "build_context"]
+__all__ = ["MIN_ENTRY_TOKENS", "Context", "ContextEntry", "build_context", "refresh_session_starts"]
 
 log = structlog.get_logger("dreamd.context")
 
@@ -173,7 +174,7 @@ def build_context(
     retrieved: list[_Item] = []
     procedures: list[_Item] = []
     try:
-        indexed = app.is_indexed()
+        indexed = app.indexing.is_indexed()
     except DreamdError as error:
         log.warning("context.index_unreadable", error=str(error))
         indexed = False
@@ -378,3 +379,21 @@ def _pack(query: str, resident: list[_Item], retrieved: list[_Item],
     text = "\n".join(lines)
     return Context(text=text, entries=tuple(entries), left_out=tuple(left_out),
                    tokens=estimate_tokens(text), budget_tokens=budget, over_budget=over_budget)
+
+
+def refresh_session_starts(app: App, *, every: bool = False) -> None:
+    """Rebuild the session-start snapshots a change made stale (the memory folder or an
+    extra root changed; ``every``: the index changed, and with it perhaps the how-to
+    catalogue), so a hook with no daemon running still gets current rules. A snapshot that
+    cannot be built is logged and left."""
+    for asked in session_snapshot.stale(app.state_dir, every=every):
+        budget, owner = asked.get("budget"), asked.get("owner")
+        budget = budget if isinstance(budget, int) else None
+        owner = owner if isinstance(owner, str) else None
+        try:
+            result = build_context(app, "", budget_tokens=budget, count_recall=False,
+                                   owner=parse_owner(owner) if owner else None)
+        except DreamdError as error:
+            log.warning("session_start.not_rebuilt", error=str(error))
+            continue
+        app.keep_session_start(result.text, budget=budget, owner=owner)

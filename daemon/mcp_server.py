@@ -213,7 +213,7 @@ def _history_and_context_tools(server: MCPServer, app: App, owner: Owner | None,
         source file, within ``budget_tokens`` (estimated)."""
         with one_at_a_time:
             try:
-                if app.is_indexed():
+                if app.indexing.is_indexed():
                     app.store.refresh()
                 return assemble_context(app, query, budget_tokens=max(100, budget_tokens),
                                         owner=owner).text

@@ -12,7 +12,6 @@ CPU: one wake-up per ``step`` to look at the stop flag, one per second to tick t
 
 from __future__ import annotations
 
-import io
 import os
 import signal
 import threading
@@ -30,13 +29,11 @@ import structlog
 import watchfiles
 
 from ccb.atomic import write_json_atomic
-from ccb.owner import parse_owner
 from ccb.writer import sha256_hex
 from config import LoadedSettings
 from config.errors import ConfigError, DreamdError, DreamGuardError, LockError, MassDeleteError
-from daemon import session_snapshot
 from daemon.app import App
-from daemon.local_api import LocalApi, Service
+from daemon.client_desk import ClientDesk
 from daemon.lock import DaemonLock
 from daemon.metrics import DaemonMetrics
 from daemon.status import DAEMON_STATUS_FILE
@@ -129,16 +126,14 @@ class Daemon:
         #: The engines' lock: the watch loop holds it while it applies a batch, rescans,
         #: checks, dreams or reloads; the local API while it answers a client.
         self.lock = threading.RLock()
-        self.api: LocalApi | None = None
-        self._answering = False
-        self._deferred: list[tuple[list[str], bool]] = []
-        self._warm_thread: threading.Thread | None = None
+        #: Clients: the engines' warm-up, the local API and the index work of their writes.
+        self.clients = ClientDesk(self)
 
     # ------------------------------------------------------------------ wiring
 
     def _build(self) -> None:
         cfg = self.app.settings.sync
-        self.app.resident_index = self._resident_index
+        self.app.indexing.resident_index = self.clients.resident_index
         self.syncer = self.app.make_syncer()
         self.handler = ChangeHandler(self.app.roots, self.syncer)
         self.checker = self.app.consistency(index=self._index_paths)
@@ -158,7 +153,7 @@ class Daemon:
     def _notify(self, message: str) -> None:
         self._notifier.notify(message)
 
-    def _write_status(self) -> None:
+    def write_status(self) -> None:
         handler = getattr(self, "handler", None)
         self.state.queue_depth = len(handler.pending) if handler is not None else 0
         self.metrics.set_state(self.state.state)
@@ -195,7 +190,7 @@ class Daemon:
             # after the lock: a second daemon refused for this vault never takes the port
             self.metrics.configure(self.app.settings.metrics)
             try:
-                self._write_status()
+                self.write_status()
                 self._notify("READY=1")
                 self._notify("STATUS=reconciling the vault with the index")
                 with self.lock:
@@ -207,16 +202,13 @@ class Daemon:
                             self._do_reload()
                 self._notify("STOPPING=1")
                 self.state.state = DaemonPhase.STOPPED
-                self._write_status()
+                self.write_status()
             finally:
-                if self.api is not None:
-                    self.api.stop()
                 # no thread may be inside LanceDB or the model while the interpreter exits
                 # (a native library aborts the process then): the warm-up ends, and a client's
                 # command in flight finishes; later ones find the engines taken and go
                 # in-process
-                if self._warm_thread is not None:
-                    self._warm_thread.join(timeout=EXIT_WAIT_S)
+                self.clients.stop(wait_s=EXIT_WAIT_S)
                 self.lock.acquire(timeout=EXIT_WAIT_S)
                 self.metrics.set_state(DaemonPhase.STOPPED)
                 self.metrics.stop()
@@ -225,7 +217,7 @@ class Daemon:
 
     def _startup(self) -> None:
         self.state.state = DaemonPhase.RECONCILING
-        self._write_status()
+        self.write_status()
         self._rescan(reason="startup")
         if self.state.state != DaemonPhase.WAITING:
             self._check(reason="startup")
@@ -237,88 +229,23 @@ class Daemon:
             self.state.state = DaemonPhase.WATCHING
         self._refresh_session_starts()  # memories edited while no daemon ran
         self.state.ready_at = _now()
-        self._write_status()
+        self.write_status()
         # Load the embedding model and the search index now, in the background, so the first
         # edit and the first client do not wait for them (≈2 s); the loop keeps watching
         # meanwhile, and the local API opens once they are warm.
-        self._warm_thread = threading.Thread(target=self._warm_up, name="dreamd-model-warm-up",
-                                             daemon=True)
-        self._warm_thread.start()
+        self.clients.start()
         self._notify(f"STATUS={self.state.state}")
         log.info("daemon.ready", vault=str(self.app.vault_root), state=self.state.state)
 
-    def _warm_up(self) -> None:
-        try:
-            self.app.embedder.embed(["warm-up"])
-        except DreamdError as error:
-            self.metrics.error("embedder", error)
-            log.error("embedder.load_failed", error=str(error))
-        try:
-            with self.lock:
-                if self.app.is_indexed():
-                    self.app.retriever.warm()
-        except DreamdError as error:
-            log.error("search.warm_up_failed", error=str(error))
-        if not self._terminate.is_set():
-            self._serve_clients()
+    @property
+    def stopping(self) -> bool:
+        """Whether SIGTERM/SIGINT asked the daemon to stop."""
+        return self._terminate.is_set()
 
-    def _serve_clients(self) -> None:
-        """Open the local API (:mod:`daemon.local_api`); without it clients answer
-        in-process, so a failure here is logged and the daemon goes on."""
-        from daemon.mcp_server import build_server, serve_stream
-
-        def run_mcp(reader: io.BufferedIOBase, writer: io.BufferedIOBase,
-                    owner: str | None) -> None:
-            self.app.sessions.record("mcp")  # the dream gate counts client sessions
-            server = build_server(self.app, parse_owner(owner) if owner else None,
-                                  lock=self.lock)
-            serve_stream(server, reader, writer)
-
-        service = Service(
-            fingerprint=lambda: self.app.settings_fingerprint, lock=self.lock,
-            vault=str(self.app.vault_root),
-            run_command=self._serve_command, run_mcp=run_mcp, after_answer=self._index_deferred)
-        api = LocalApi(self.app.state_dir, service)
-        try:
-            api.start()
-        except OSError as error:
-            self.metrics.error("api", error)
-            log.error("api.failed", error=str(error),
-                      hint="clients answer in-process meanwhile")
-            return
-        self.api = api
-        self.state.api = str(api.path)
-        self._write_status()
-
-    def _serve_command(self, argv: list[str], stdin: str | None,
-                       terminal: dict[str, Any]) -> Any:
-        """A client's command line (the API holds :attr:`lock`); the index work its writes
-        leave waits for :meth:`_index_deferred`, after the answer went out."""
-        from daemon.cli import serve_command
-
-        self._answering = True
-        try:
-            return serve_command(self.app, argv, stdin, terminal)
-        finally:
-            self._answering = False
-
-    def _index_deferred(self) -> None:
-        """Index what the last client's command wrote (the API still holds the lock)."""
-        while self._deferred:
-            paths, purge = self._deferred.pop(0)
-            try:
-                self._resident_index(paths, purge)
-            except DreamdError as error:  # the watcher retries the paths on its next look
-                log.error("api.index_failed", error=str(error))
-
-    def _resident_index(self, paths: Collection[str], purge: bool) -> None:
-        """A client's write, indexed by this process (the store's one writer): at once, or
-        right after the answer when a served command wrote it (a forget purges at once)."""
-        if self._answering and not purge:  # a forget's purge is done before it answers
-            self._deferred.append((list(paths), purge))
-            return
+    def index_write(self, paths: Collection[str], *, purge: bool) -> None:
+        """Index a client's write now: this process is the store's one writer."""
         with self.lock:
-            self.app.sync_now(self.syncer, paths, purge=purge)
+            self.app.indexing.sync_now(self.syncer, paths, purge=purge)
             self._after_write(True)
 
     def _rescan(self, *, reason: str) -> None:
@@ -341,7 +268,7 @@ class Daemon:
             return
         self.metrics.changes_indexed(None, time.monotonic())  # the walk indexed them all
         self._sync_metrics("reconcile", report.duration_s, report)
-        self.app.record_sync(report)
+        self.app.indexing.record_sync(report)
         self.handler.pending.clear()
         if self.state.state == DaemonPhase.WAITING:
             self.state.state = DaemonPhase.WATCHING
@@ -390,7 +317,7 @@ class Daemon:
         if left:
             log.warning("daemon.drift_left", kinds=sorted({f.kind for f in left}),
                         hint="run dreamd check to see it, dreamd check --fix to settle it")
-        self._write_status()
+        self.write_status()
 
     def _count(self) -> None:
         counts = self.app.store.counts()
@@ -439,7 +366,7 @@ class Daemon:
                         # never seen).
                         catch_up = False
                         self._rescan(reason="catch-up")
-                        self._write_status()
+                        self.write_status()
                     if changes:
                         self._apply(changes)
                     self._tick()
@@ -457,7 +384,7 @@ class Daemon:
             self._terminate.wait(1.0)
             with self.lock:
                 self._rescan(reason="watch error")
-                self._write_status()
+                self.write_status()
 
     def _watch_failed(self, error: OSError) -> None:
         self.metrics.error("watch", error)
@@ -503,7 +430,7 @@ class Daemon:
             self._after_write(report.changed_paths or report.deleted)
             self._count()
             self._note_edits(report.changed_paths)
-        self._write_status()
+        self.write_status()
 
     def _note_edits(self, paths: Collection[str]) -> None:
         """Count a batch with a user's edit for the dream gate's editing sessions (dreamd's
@@ -538,7 +465,7 @@ class Daemon:
                                 **({"last": self.state.dream.get("last")}
                                    if self.state.dream and self.state.dream.get("last") else {})}
             if not gate.due:
-                self._write_status()
+                self.write_status()
                 return
             log.info("dream.starting", reason=reason, gate=gate.reason)
             report = dreamer.dream()
@@ -562,7 +489,7 @@ class Daemon:
             log.error("dream.failed", reason=reason, error=str(error))
             if self.state.dream is not None:
                 self.state.dream["last"] = {"at": _now(), "outcome": "failed", "error": str(error)}
-        self._write_status()
+        self.write_status()
 
     def _heal(self, paths: set[str]) -> None:
         """An editor's save over one of dreamd's writes: merge our edit back (ccb.writer).
@@ -584,29 +511,17 @@ class Daemon:
             self._refresh_session_starts(every=True)
 
     def _refresh_session_starts(self, *, every: bool = False) -> None:
-        """Rebuild the session-start snapshots a change made stale (the memory folder or an
-        extra root changed; ``every``: the index changed, and with it perhaps the how-to
-        catalogue), so a hook with no daemon running still gets current rules."""
-        from daemon.context import build_context
+        """:func:`daemon.context.refresh_session_starts` (``every``: the index changed)."""
+        from daemon.context import refresh_session_starts
 
-        for asked in session_snapshot.stale(self.app.state_dir, every=every):
-            budget, owner = asked.get("budget"), asked.get("owner")
-            budget = budget if isinstance(budget, int) else None
-            owner = owner if isinstance(owner, str) else None
-            try:
-                result = build_context(self.app, "", budget_tokens=budget, count_recall=False,
-                                       owner=parse_owner(owner) if owner else None)
-            except DreamdError as error:
-                log.warning("session_start.not_rebuilt", error=str(error))
-                continue
-            self.app.keep_session_start(result.text, budget=budget, owner=owner)
+        refresh_session_starts(self.app, every=every)
 
     def _tick(self) -> None:
         now = time.monotonic()
         self._notify("WATCHDOG=1")
         if now >= self._next_rescan:
             self._rescan(reason="periodic")
-            self._write_status()
+            self.write_status()
         elif now >= self._next_check and self.state.state != DaemonPhase.WAITING:
             self._check(reason="periodic")
         elif now >= self._next_dream_scan and self.state.state != DaemonPhase.WAITING:
@@ -614,7 +529,7 @@ class Daemon:
         elif self.state.state == DaemonPhase.WAITING and now >= self._next_retry:
             self._next_retry = now + WAITING_RETRY_S
             self._rescan(reason="retry")
-            self._write_status()
+            self.write_status()
         elif self.handler.pending and self.handler.due(now):
             self._apply(set())
         elif self._heal_pending:
@@ -640,8 +555,7 @@ class Daemon:
             return
         self.app = fresh
         self._build()
-        if self.api is not None:
-            self.api.refresh()  # api.json names the settings clients must match
+        self.clients.refresh()  # api.json names the settings clients must match
         self.metrics.configure(fresh.settings.metrics)
         log.info("config.reloaded", config=str(loaded.config_path), profile=loaded.profile)
 

@@ -407,3 +407,15 @@ def test_a_tampered_conflict_record_never_deletes_a_file(app: App, vault: Path,
         with pytest.raises(ConflictNotFoundError):
             app.consistency().resolve(wanted, "magma")
     assert {p: (vault / p).read_bytes() for p in (path, other)} == before
+
+
+def test_check_cuts_memories_into_chunks_as_the_index_does(
+        make_app: Builder, tmp_path: Path) -> None:
+    """The checker judges subject groups with each memory's first-chunk vector: it must cut
+    the memory as the index cut it (``sync.chunk_max_chars``), or the stored vector is never
+    found and a long memory is judged on a vector of other text."""
+    vault = tmp_path / "vault"
+    (vault / "memory").mkdir(parents=True)
+    application, _fake = make_app(vault, **{"sync.chunk_max_chars": 300})
+    pool = application.consistency().subject_pool()
+    assert pool.chunk_max_chars == 300 == application.memory_pool.chunk_max_chars

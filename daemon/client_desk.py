@@ -1,0 +1,127 @@
+"""The running daemon's side of its clients: the engines warmed in the background, the local
+API (:mod:`daemon.local_api`) opened once they are warm, commands and MCP sessions answered in
+the warm process, and the index work a client's write leaves, done after the answer went out.
+"""
+
+from __future__ import annotations
+
+import io
+import threading
+from collections.abc import Collection
+from typing import TYPE_CHECKING, Any
+
+import structlog
+
+from ccb.owner import parse_owner
+from config.errors import DreamdError
+from daemon.local_api import LocalApi, Service
+
+if TYPE_CHECKING:
+    from daemon.runner import Daemon
+
+log = structlog.get_logger("dreamd.daemon")
+
+
+class ClientDesk:
+    """The clients of one :class:`daemon.runner.Daemon` (its engines' lock, app and status)."""
+
+    def __init__(self, daemon: Daemon) -> None:
+        self._daemon = daemon
+        self.api: LocalApi | None = None
+        self._answering = False
+        self._deferred: list[tuple[list[str], bool]] = []
+        self._warm_thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        """Load the embedding model and the search index in the background, then open the
+        local API: the first edit and the first client do not wait for them (≈2 s)."""
+        self._warm_thread = threading.Thread(target=self._warm_up, name="dreamd-model-warm-up",
+                                             daemon=True)
+        self._warm_thread.start()
+
+    def stop(self, *, wait_s: float) -> None:
+        """Close the local API and wait up to ``wait_s`` seconds for the warm-up to end."""
+        if self.api is not None:
+            self.api.stop()
+        if self._warm_thread is not None:
+            self._warm_thread.join(timeout=wait_s)
+
+    def refresh(self) -> None:
+        """Rewrite ``api.json`` after a reload (it names the settings clients must match)."""
+        if self.api is not None:
+            self.api.refresh()
+
+    def _warm_up(self) -> None:
+        daemon = self._daemon
+        try:
+            daemon.app.embedder.embed(["warm-up"])
+        except DreamdError as error:
+            daemon.metrics.error("embedder", error)
+            log.error("embedder.load_failed", error=str(error))
+        try:
+            with daemon.lock:
+                if daemon.app.indexing.is_indexed():
+                    daemon.app.retriever.warm()
+        except DreamdError as error:
+            log.error("search.warm_up_failed", error=str(error))
+        if not daemon.stopping:
+            self._open_api()
+
+    def _open_api(self) -> None:
+        """Open the local API; without it clients answer in-process, so a failure here is
+        logged and the daemon goes on."""
+        from daemon.mcp_server import build_server, serve_stream
+
+        daemon = self._daemon
+
+        def run_mcp(reader: io.BufferedIOBase, writer: io.BufferedIOBase,
+                    owner: str | None) -> None:
+            daemon.app.sessions.record("mcp")  # the dream gate counts client sessions
+            server = build_server(daemon.app, parse_owner(owner) if owner else None,
+                                  lock=daemon.lock)
+            serve_stream(server, reader, writer)
+
+        service = Service(
+            fingerprint=lambda: daemon.app.settings_fingerprint, lock=daemon.lock,
+            vault=str(daemon.app.vault_root),
+            run_command=self._serve_command, run_mcp=run_mcp, after_answer=self._index_deferred)
+        api = LocalApi(daemon.app.state_dir, service)
+        try:
+            api.start()
+        except OSError as error:
+            daemon.metrics.error("api", error)
+            log.error("api.failed", error=str(error),
+                      hint="clients answer in-process meanwhile")
+            return
+        self.api = api
+        daemon.state.api = str(api.path)
+        daemon.write_status()
+
+    def _serve_command(self, argv: list[str], stdin: str | None,
+                       terminal: dict[str, Any]) -> Any:
+        """A client's command line (the API holds the daemon's lock); the index work its
+        writes leave waits for :meth:`_index_deferred`, after the answer went out."""
+        from daemon.cli import serve_command
+
+        self._answering = True
+        try:
+            return serve_command(self._daemon.app, argv, stdin, terminal)
+        finally:
+            self._answering = False
+
+    def _index_deferred(self) -> None:
+        """Index what the last client's command wrote (the API still holds the lock)."""
+        while self._deferred:
+            paths, purge = self._deferred.pop(0)
+            try:
+                self.resident_index(paths, purge)
+            except DreamdError as error:  # the watcher retries the paths on its next look
+                log.error("api.index_failed", error=str(error))
+
+    def resident_index(self, paths: Collection[str], purge: bool) -> None:
+        """A client's write, indexed by the daemon (the store's one writer): at once, or
+        right after the answer when a served command wrote it (a forget purges at once)."""
+        if self._answering and not purge:  # a forget's purge is done before it answers
+            self._deferred.append((list(paths), purge))
+            return
+        self._daemon.index_write(paths, purge=purge)

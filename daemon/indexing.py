@@ -1,0 +1,154 @@
+"""Keeping the store in step with the vault: the one-shot ``dreamd sync``, the reconcile
+engine of the vault and its extra roots, and a write indexed at once — by this process when it
+may write the store, else left to the daemon that holds the vault (the store's one writer)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Sequence
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING
+
+import numpy as np
+import structlog
+
+from config.errors import LockError, VaultError
+from daemon.lock import DaemonLock
+from daemon.status import (
+    LAST_SYNC_FILE,
+    VAULT_FILE,
+    read_json,
+    write_json_atomic,
+    write_last_sync,
+)
+from daemon.sync import Progress, RootsSyncer, Syncer, SyncLimits, SyncReport
+
+if TYPE_CHECKING:
+    from daemon.app import App
+
+log = structlog.get_logger("dreamd.app")
+
+
+class Indexing:
+    """Indexing for one vault, with the engines of ``app`` (the composition root)."""
+
+    def __init__(self, app: App) -> None:
+        self._app = app
+        #: Set by the running daemon: it indexes through its own syncer, at once, instead of
+        #: taking the vault's lock (which it holds) — ``(paths, purge) -> None``.
+        self.resident_index: Callable[[Collection[str], bool], None] | None = None
+
+    def sync(
+        self, *, progress: Progress | None = None, allow_mass_delete: bool = False
+    ) -> SyncReport:
+        """One reconcile of the vault into the store; records it for ``dreamd status``."""
+        self._app.require_vault("sync")
+        # One writer per store (DESIGN.md: two LanceDB writers lose rows): a one-shot sync
+        # takes the daemon's lock, and refuses while a daemon keeps this vault in step.
+        try:
+            with DaemonLock(self._app.state_dir):
+                report = self.make_syncer().reconcile(
+                    progress=progress, allow_mass_delete=allow_mass_delete
+                )
+                if report.changed_paths or report.deleted:
+                    self._app.store.maintain()  # fold new rows into the full-text index, compact
+                    self._app.versions.optimize(timedelta(0))
+                self._adopt_memory_index()
+                self.record_sync(report)
+        except LockError as error:
+            raise LockError(
+                f"sync {self._app.vault_root}: {error}. The running daemon already keeps the index "
+                "in step with the vault; no sync is needed"
+            ) from error
+        return report
+
+    def _adopt_memory_index(self) -> None:
+        """A ``MEMORY.md`` this state folder has no record of, equal to what the memories
+        give, is dreamd's (e.g. the vault was synced before from another data folder): record
+        it, so a later rebuild does not keep it aside as a hand edit. Reads the memories once
+        per state folder."""
+        keeper = self._app.memory_index
+        if keeper.has_record():
+            return
+        current = keeper.current_bytes()
+        if current is None:
+            return
+        text, inputs = self._app.memories().index_text()
+        if text == current:
+            keeper.adopt(current, inputs)
+
+    def make_syncer(self) -> RootsSyncer:
+        """The reconcile engine for this vault and its extra roots, store and embedder (built
+        from settings)."""
+        cfg = self._app.settings.sync
+        prefixes = [root.prefix for root in self._app.roots]
+        return RootsSyncer([
+            Syncer(
+                root.path, root.vfilter, self._app.store, lambda: self._app.indexing_embedder,
+                limits=SyncLimits(cfg.chunk_max_chars, cfg.write_batch_files,
+                                  cfg.max_delete_share, cfg.max_note_chars),
+                prefix=root.prefix, claimed=prefixes,
+                recorder=self._app.recorder if not root.prefix else None,
+            )
+            for root in self._app.roots
+        ])
+
+    def record_sync(self, report: SyncReport) -> None:
+        """Write the state files ``dreamd status`` and ``dreamd search`` read."""
+        write_json_atomic(self._app.state_dir / VAULT_FILE, {"path": str(self._app.vault_root)})
+        write_last_sync(self._app.state_dir, report,
+                        datetime.now(UTC).isoformat(timespec="seconds"))
+
+    def sync_now(self, syncer: RootsSyncer, paths: Collection[str], *, purge: bool) -> None:
+        """Index ``paths`` with ``syncer`` (the caller holds the store). ``purge`` (a forget)
+        also drops old table versions and takes the vectors of chunks no note holds any
+        more out of the user's embedding cache."""
+        before = set(self._app.store.chunk_hashes(paths).values()) if purge else set()
+        syncer.sync_paths(paths)
+        if purge:
+            self._app.store.maintain(cleanup_older_than=timedelta(0), purge=True)
+            gone = before - self._app.store.stored_hashes(before)
+            if gone:
+                self._app.embedding_cache.evict(gone)
+
+    def index_now(self, paths: Collection[str], *, purge: bool = False) -> bool:
+        """Index these vault paths now if this process may write the store.
+
+        While a daemon holds the vault, it is the store's one writer and its watcher indexes
+        the files (recognising our write by its hash); otherwise this process takes the lock
+        for the moment of the write. ``purge`` also drops old table versions, so removed
+        text is gone from disk (``forget``). Returns False when a daemon does the indexing.
+        """
+        if self.resident_index is not None:
+            self.resident_index(paths, purge)
+            return True
+        try:
+            with DaemonLock(self._app.state_dir):
+                self.sync_now(self.make_syncer(), paths, purge=purge)
+        except LockError:
+            log.info("index.deferred_to_daemon", paths=len(paths))
+            return False
+        return True
+
+    def first_chunk_vectors(self, paths: Sequence[str]) -> dict[str, np.ndarray]:
+        """``{path: float32[512]}``: the vector of each path's first chunk as indexed (paths
+        not indexed yet are left out)."""
+        hashes = self._app.store.chunk_hashes(paths)
+        first = {cid.rpartition("#")[0]: h for cid, h in hashes.items() if cid.endswith("#0")}
+        known = self._app.store.known_vectors(first.values())
+        return {path: known[h] for path, h in first.items() if h in known}
+
+    def is_indexed(self) -> bool:
+        """Has this vault been indexed at least once (and is its folder there)?"""
+        return self._app.vault_root.is_dir() and (
+            read_json(self._app.state_dir / LAST_SYNC_FILE) is not None
+            or bool(self._app.store.counts().files))
+
+    def require_indexed(self, action: str) -> None:
+        """Raise ``VaultError`` (saying to run ``dreamd sync``) when the vault folder is
+        missing or has never been indexed."""
+        self._app.require_vault(action)
+        if not self.is_indexed():
+            raise VaultError(
+                f"{action} {self._app.vault_root}: this vault has not been indexed yet; "
+                f"run: dreamd sync {self._app.vault_root}"
+            )
