@@ -38,7 +38,7 @@ from magma.text import near_identical
 
 if TYPE_CHECKING:
     from daemon.retrieval import _Found
-    from daemon.search_catalogue import CatalogueEntry, Snapshot
+    from magma.catalogue import CatalogueEntry, Snapshot
 
 __all__ = ["CCB_LISTS", "DIVERSITY_LAMBDA", "HYBRID_FLOOR", "LEADING_LISTS", "LIST_WEIGHTS",
            "MAGMA_LISTS", "Reranker", "best_row"]

@@ -65,7 +65,8 @@ from consistency.lifecycle import (
 )
 from daemon.llm import ChatClient
 from daemon.rerank import LIST_WEIGHTS, Reranker, best_row
-from daemon.search_catalogue import (
+from daemon.verifier import FusionVerifier, in_background
+from magma.catalogue import (
     STOPWORDS,
     CatalogueEntry,
     Snapshot,
@@ -74,7 +75,6 @@ from daemon.search_catalogue import (
     read_snapshot,
     tokens,
 )
-from daemon.verifier import FusionVerifier, in_background
 from magma.embedder import Embedder
 from magma.fusion import Weights, weighted_rrf
 from magma.intent import (

@@ -1,6 +1,6 @@
-"""The pipeline's in-memory index of one store version: the catalogue of notes, the postings
-of their names and words, the memory matrix and the chunk vector matrix, and the link graph
-(:mod:`daemon.retrieval` reads it once per table version)."""
+"""The search pipeline's in-memory index of one store version: the catalogue of notes, the
+postings of their names and words, the memory matrix and the chunk vector matrix, and the link
+graph (the daemon's retrieval pipeline reads it once per table version)."""
 
 from __future__ import annotations
 
