@@ -963,17 +963,17 @@ def _pair(co: Claim, cn: Claim, cosine: float | None, lexical: float,
         _negative(co) > 0 and _negative(cn) > 0)
 
 
-def _related(p: _Pair) -> bool:
-    """Whether the pair is worth the rules at all."""
-    co, cn, cos = p.co, p.cn, p.cos
+def _related(co: Claim, cn: Claim, *, cos: float, lexical: float, same_subject: bool,
+             cross: bool) -> bool:
+    """Whether the pair is worth the rules at all (asked before the rules read it)."""
     # across languages no word is shared and cosines run lower (a translation at 0.5–0.6)
     # a merged memory says its fact twice (in two languages): its words count once
-    return p.same_subject or max(p.lexical, dice(set(co.tokens), set(cn.tokens))) >= \
+    return same_subject or max(lexical, dice(set(co.tokens), set(cn.tokens))) >= \
         RELATED_LEXICAL or cos >= RELATED_COSINE or (
-        p.cross and cos >= POSSIBLE_CROSS_LINGUAL_COSINE) or (
+        cross and cos >= POSSIBLE_CROSS_LINGUAL_COSINE) or (
         # "住在上海" / "已经搬到深圳住了": a change told, a value of the same kind replaced
-        p.changed_cue and cos >= TOLD_CHANGE_COSINE
-        and any(group != "number:" for group, _o, _n in p.changes))
+        (co.says_changed or cn.says_changed) and cos >= TOLD_CHANGE_COSINE
+        and any(group != "number:" for group, _o, _n in _value_changes(co, cn)))
 
 
 def _series(p: _Pair) -> _Finding | None:
@@ -1135,9 +1135,12 @@ def judge_pair(old: MemorySide, new: MemorySide, *, cosine: float | None) -> Pai
     found = _gate(old, new)
     if found is None:
         ko = subject_key(old.subject)
-        pair = _pair(co, cn, cosine, lexical, bool(ko and ko == subject_key(new.subject)))
-        found = next((f for rule in _RULES if (f := rule(pair)) is not None),
-                     None) if _related(pair) else None
+        same_subject = bool(ko and ko == subject_key(new.subject))
+        cross = co.language != cn.language and (_han_left(co) or _han_left(cn))
+        if _related(co, cn, cos=cosine if cosine is not None else 0.0, lexical=lexical,
+                    same_subject=same_subject, cross=cross):
+            pair = _pair(co, cn, cosine, lexical, same_subject)
+            found = next((f for rule in _RULES if (f := rule(pair)) is not None), None)
     kind, rule, changes = found or ("distinct", "unrelated", ())
     return _judgement(kind, rule, changes, co, cn, cosine=cosine, lexical=lexical,
                       slot=_slot_of(old, new))
