@@ -923,7 +923,6 @@ class _Pair:
     same_subject: bool
     two_languages: bool
     cross: bool
-    aligned: float
     covered: bool
     strong: bool
     changed_cue: bool
@@ -956,7 +955,7 @@ def _pair(co: Claim, cn: Claim, cosine: float | None, lexical: float,
     if two_languages:
         subs, aligned_ok = [], aligned_ok and not cross
     return _Pair(
-        co, cn, cosine, cos, lexical, same_subject, two_languages, cross, aligned, covered,
+        co, cn, cosine, cos, lexical, same_subject, two_languages, cross, covered,
         strong, co.says_changed or cn.says_changed, subs, aligned_ok, _value_changes(co, cn),
         co.relation == "multi" or cn.relation == "multi",
         # what one never does is a list: "doesn't eat beef" and "doesn't eat pork" both hold
