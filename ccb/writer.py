@@ -274,11 +274,15 @@ class NoteWriter:
                                               "deleted and created meanwhile; not written")
                     expect = None  # deleted meanwhile: the write stands, as after a delete
                     continue
-                merged = (merge_note(expect, want, displaced, now=self._stamp())
+                # (an older buffer saved over earlier writes of ours: those come back first)
+                theirs = self._repaired(rel_path, displaced) or displaced
+                merged = (merge_note(expect, want, theirs, now=self._stamp())
                           if expect is not None else None)
                 if merged is None or round_ == _MAX_RACES - 1:
-                    conflict_path = self._fork(rel_path, want, displaced).conflict_path
-                    return WriteOutcome(rel_path, "conflict", sha256_hex(displaced),
+                    if theirs != displaced:
+                        self._place(target, rel_path, theirs, "healed", expect=displaced)
+                    conflict_path = self._fork(rel_path, want, theirs).conflict_path
+                    return WriteOutcome(rel_path, "conflict", sha256_hex(theirs),
                                         conflict_path)
                 expect, want, status = displaced, self._restamp(merged, rel_path), "merged"
                 continue
@@ -291,6 +295,9 @@ class NoteWriter:
             log.warning("write.raced", path=rel_path,
                         reason="the file changed between the compare and the write")
             self._remember(rel_path, first, want, tag)  # on disk: an editor may build on it
+            # What the editor saved may itself be an older buffer, saved over earlier writes
+            # of ours: those come back first, or merging would take their loss for an edit.
+            displaced = self._repaired(rel_path, displaced) or displaced
             merged = (merge_note(expect, want, displaced, now=self._stamp())
                       if expect is not None else None)
             if merged is not None:

@@ -364,6 +364,41 @@ def test_a_clashing_edit_before_the_cli_call_goes_to_a_conflict_copy(
     assert knobs.created() == []  # the conflict copy: direct
 
 
+@pytest.mark.parametrize("clash", [False, True])
+def test_an_old_buffer_saved_before_the_cli_call_keeps_our_earlier_write(
+        knobs: Any, vault: Path, tmp_path: Path, clash: bool) -> None:
+    """The editor loaded the file before our first write and saves that buffer right before
+    our second CLI call: the first write's line is gone from it because the buffer is older,
+    not because the user deleted it. It comes back; a clash with our second write sends that
+    one to a conflict copy, and nothing is lost."""
+    base = _memory("## Facts\nThe kiln is 40 cm wide.\n")
+    target = vault / "Memory" / "kiln.md"
+    target.write_bytes(base)
+    old_buffer = base + b"The user typed this.\n"
+    if clash:
+        old_buffer = old_buffer.replace(b"40 cm", b"45 cm")
+    calls: list[str] = []
+
+    def editor_saves(path: str, _digest: str) -> None:
+        calls.append(path)
+        if len(calls) == 2:
+            target.write_bytes(old_buffer)
+
+    writer = NoteWriter(vault, tmp_path / "state", on_written=editor_saves,
+                        router=_router(vault, "cli"))
+    one = base.replace(b"10:00:00Z", b"10:00:01.000001Z") + b"It fires to cone 6.\n"
+    writer.write("Memory/kiln.md", one, base=base)
+    two = one.replace(b"10:00:01.000001Z", b"10:00:02.000001Z").replace(b"40 cm", b"50 cm")
+    outcome = writer.write("Memory/kiln.md", two, base=one)
+    after = target.read_bytes()
+    assert b"It fires to cone 6." in after and b"The user typed this." in after
+    if clash:
+        assert outcome.status == "conflict" and outcome.conflict_path is not None
+        assert b"45 cm" in after and b"50 cm" in (vault / outcome.conflict_path).read_bytes()
+    else:
+        assert outcome.status == "merged" and b"50 cm" in after
+
+
 def test_a_cli_that_changes_what_it_was_sent_is_caught_by_the_read_back(
         knobs: Any, vault: Path, tmp_path: Path) -> None:
     knobs.mangle()

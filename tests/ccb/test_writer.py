@@ -322,3 +322,31 @@ def test_a_delete_by_another_name_leaves_no_text_behind(writer: NoteWriter, tmp_
         assert not (writer.root / "Memory" / "alias.md").is_symlink()
     kept = b"".join(p.read_bytes() for p in (tmp_path / "state").rglob("*") if p.is_file())
     assert b"4471" not in kept and b"# Log" not in kept
+
+
+def test_a_stale_buffer_saved_at_the_swap_does_not_undo_our_earlier_write(
+    tmp_path: Path,
+) -> None:
+    """The editor loaded the file before our first write and saves that buffer (with its own
+    line) just as our second write swaps in: what it displaced lacks our first line because
+    it is older, not because the user deleted it. Both of our lines and theirs stay."""
+    vault = tmp_path / "vault"
+    (vault / "Memory").mkdir(parents=True)
+    target = vault / "Memory" / "log.md"
+    target.write_bytes(STAMPED)
+    puts: list[str] = []
+
+    def editor_saves(_path: str, _digest: str) -> None:
+        puts.append(_path)
+        if len(puts) == 2:  # at the second write's swap
+            target.write_bytes(STAMPED + b"- typed in an old buffer\n")
+
+    writer = NoteWriter(vault, tmp_path / "state", on_written=editor_saves)
+    one = _ours(STAMPED, "2026-11-30T10:00:05.000001Z", "one")
+    writer.write("Memory/log.md", one, base=STAMPED)
+    two = one.replace(b"10:00:05.000001Z", b"10:00:06.000001Z") + b"- two\n"
+    writer.write("Memory/log.md", two, base=one)
+    text = writer.read("Memory/log.md")
+    assert text is not None
+    for line in (b"- one\n", b"- two\n", b"- typed in an old buffer\n"):
+        assert line in text
