@@ -12,7 +12,7 @@ import numpy as np
 import structlog
 
 from config.errors import LockError, VaultError
-from daemon.lock import DaemonLock
+from daemon.lock import DaemonLock, read_holder
 from daemon.status import (
     LAST_SYNC_FILE,
     VAULT_FILE,
@@ -26,6 +26,12 @@ if TYPE_CHECKING:
     from daemon.app import App
 
 log = structlog.get_logger("dreamd.app")
+
+#: How long a one-shot command waits for another one-shot command writing the store (a
+#: ``remember`` indexing its memory, a ``sync``), in seconds: one memory is indexed in well
+#: under a second; a sync of a big vault may take longer, and then the write is left to the
+#: next sync (``dreamd check`` lists it as missing until then).
+STORE_WAIT_S = 120.0
 
 
 class Indexing:
@@ -45,7 +51,8 @@ class Indexing:
         # One writer per store (DESIGN.md: two LanceDB writers lose rows): a one-shot sync
         # takes the daemon's lock, and refuses while a daemon keeps this vault in step.
         try:
-            with DaemonLock(self._app.state_dir):
+            with DaemonLock(self._app.state_dir, role="sync", wait_s=STORE_WAIT_S):
+                self._app.store.refresh()  # (see index_now)
                 report = self.make_syncer().reconcile(
                     progress=progress, allow_mass_delete=allow_mass_delete
                 )
@@ -55,6 +62,10 @@ class Indexing:
                 self._adopt_memory_index()
                 self.record_sync(report)
         except LockError as error:
+            holder = read_holder(self._app.state_dir)
+            if holder is not None and not holder.is_daemon:
+                raise LockError(f"sync {self._app.vault_root}: {error}; try again when it "
+                                "has finished") from error
             raise LockError(
                 f"sync {self._app.vault_root}: {error}. The running daemon already keeps the index "
                 "in step with the vault; no sync is needed"
@@ -115,17 +126,27 @@ class Indexing:
 
         While a daemon holds the vault, it is the store's one writer and its watcher indexes
         the files (recognising our write by its hash); otherwise this process takes the lock
-        for the moment of the write. ``purge`` also drops old table versions, so removed
-        text is gone from disk (``forget``). Returns False when a daemon does the indexing.
+        for the moment of the write, waiting (up to :data:`STORE_WAIT_S`) while another
+        one-shot command holds it. ``purge`` also drops old table versions, so removed
+        text is gone from disk (``forget``). Returns False when a daemon does the indexing,
+        or when another command kept the store that long (logged: the next sync indexes it).
         """
         if self.resident_index is not None:
             self.resident_index(paths, purge)
             return True
         try:
-            with DaemonLock(self._app.state_dir):
+            with DaemonLock(self._app.state_dir, role="index", wait_s=STORE_WAIT_S):
+                # (what another command committed while this one waited: a write built on
+                # an older version of the tables brings back rows that command replaced)
+                self._app.store.refresh()
                 self.sync_now(self.make_syncer(), paths, purge=purge)
-        except LockError:
-            log.info("index.deferred_to_daemon", paths=len(paths))
+        except LockError as error:
+            holder = read_holder(self._app.state_dir)
+            if holder is not None and not holder.is_daemon:
+                log.warning("index.not_now", paths=len(paths), error=str(error),
+                            hint="the next dreamd sync (or the daemon) indexes it")
+            else:
+                log.info("index.deferred_to_daemon", paths=len(paths))
             return False
         return True
 

@@ -8,6 +8,13 @@ second process, and ``dreamd status``, can name it. A side file left by a killed
 but harmless: the next holder overwrites it, and :func:`current_holder` trusts it only while the
 lock is actually held.
 
+The lock is also the store's one-writer lock (DESIGN.md: two LanceDB writers lose rows): a
+one-shot command that writes the store (``dreamd sync``, or ``remember`` indexing its memory
+with no daemon running) holds it for that moment, under its ``role`` (``sync``, ``index``).
+A process that wants the store for a moment (``wait_s``) waits while such a one-shot holds it,
+and never waits for a daemon, which keeps the store for as long as it runs and indexes what
+the others write.
+
 The lock file itself is kept on release (``preserve_lock_file=True``): unlinking a lock file
 that another process may have just opened lets two processes "hold" two different inodes.
 """
@@ -18,6 +25,7 @@ import json
 import os
 import socket
 import sys
+import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -42,6 +50,10 @@ __all__ = [
 LOCK_FILE_NAME = "daemon.lock"
 #: Name of the JSON side file naming the holder, inside the vault's state folder.
 HOLDER_FILE_NAME = "daemon.pid.json"
+#: The role of a running daemon in the side file (one-shot commands name theirs).
+DAEMON_ROLE = "daemon"
+#: How often a process waiting for a one-shot holder tries the lock again, in seconds.
+_RETRY_S = 0.05
 
 
 @dataclass(frozen=True)
@@ -49,24 +61,32 @@ class LockHolder:
     """Who holds (or last held) a vault's daemon lock, as written in ``daemon.pid.json``.
 
     ``started_at`` is ISO 8601 UTC with a ``Z`` suffix, to the second
-    (``2026-11-30T10:00:00Z``); ``argv`` is the holder's ``sys.argv``.
+    (``2026-11-30T10:00:00Z``); ``argv`` is the holder's ``sys.argv``; ``role`` is
+    :data:`DAEMON_ROLE` for a daemon, else what the one-shot holder does (``sync``, ``index``;
+    a side file without one is a daemon's, as before roles were written).
     """
 
     pid: int
     hostname: str
     started_at: str
     argv: tuple[str, ...]
+    role: str = DAEMON_ROLE
 
     @classmethod
-    def of_this_process(cls, now: datetime) -> LockHolder:
+    def of_this_process(cls, now: datetime, role: str = DAEMON_ROLE) -> LockHolder:
         """The record for the calling process, started at ``now`` (an aware datetime)."""
         stamp = now.astimezone(UTC).replace(microsecond=0).strftime("%Y-%m-%dT%H:%M:%SZ")
-        return cls(os.getpid(), socket.gethostname(), stamp, tuple(sys.argv))
+        return cls(os.getpid(), socket.gethostname(), stamp, tuple(sys.argv), role)
 
     def to_json(self) -> dict[str, Any]:
         """The JSON object stored in the side file."""
         return {"pid": self.pid, "hostname": self.hostname, "started_at": self.started_at,
-                "argv": list(self.argv)}
+                "argv": list(self.argv), "role": self.role}
+
+    @property
+    def is_daemon(self) -> bool:
+        """Is the holder a daemon (it keeps the lock as long as it runs)?"""
+        return self.role == DAEMON_ROLE
 
     def describe(self) -> str:
         """``pid 1234, started 2026-11-30T10:00:00Z`` (plus ``on host X`` when not this host)."""
@@ -88,6 +108,7 @@ def read_holder(state_dir: Path) -> LockHolder | None:
             hostname=str(raw["hostname"]),
             started_at=str(raw["started_at"]),
             argv=tuple(str(arg) for arg in raw.get("argv", ())),
+            role=str(raw.get("role", DAEMON_ROLE)),
         )
     except (OSError, ValueError, TypeError, KeyError, AttributeError, RecursionError):
         return None
@@ -123,14 +144,19 @@ def current_holder(state_dir: Path) -> LockHolder | None:
 class DaemonLock:
     """Context manager holding ``<state_dir>/daemon.lock`` for the life of one daemon.
 
-    ``state_dir`` is created if needed. Entering raises :class:`~config.errors.LockError`
+    ``state_dir`` is created if needed. ``role``: :data:`DAEMON_ROLE`, or what a one-shot
+    holder does (``sync``, ``index``). Entering raises :class:`~config.errors.LockError`
     naming the holder when another process (or another ``DaemonLock`` in this process) holds
-    it; it never waits. Leaving removes ``daemon.pid.json`` and releases the lock.
+    it — at once, or, with ``wait_s`` (seconds), after waiting that long for a one-shot
+    holder to finish (a daemon holder is never waited for). Leaving removes
+    ``daemon.pid.json`` and releases the lock.
     """
 
-    def __init__(self, state_dir: Path) -> None:
+    def __init__(self, state_dir: Path, *, role: str = DAEMON_ROLE, wait_s: float = 0.0) -> None:
         self.state_dir = state_dir
         self._lock = _file_lock(state_dir)
+        self._role = role
+        self._wait_s = wait_s
         self.holder: LockHolder | None = None
 
     @property
@@ -149,17 +175,28 @@ class DaemonLock:
         Raises LockError (another holder; the message names its pid and start time).
         """
         self.state_dir.mkdir(parents=True, exist_ok=True)
+        deadline = time.monotonic() + self._wait_s
+        while True:
+            try:
+                self._lock.acquire(blocking=False)
+                break
+            except filelock.Timeout:
+                other = read_holder(self.state_dir)
+                # (no side file yet: a holder that has just taken the lock; look again)
+                if time.monotonic() < deadline and (other is None or not other.is_daemon):
+                    time.sleep(_RETRY_S)
+                    continue
+                who = other.describe() if other else "pid unknown"
+                if other is not None and not other.is_daemon:
+                    raise LockError(
+                        f"another dreamd command ({who}, {other.role}) is writing this "
+                        f"vault's index (lock: {self.lock_path})") from None
+                raise LockError(
+                    f"another dreamd ({who}) is already running for this vault; "
+                    f"stop it or use dreamd status (lock: {self.lock_path})"
+                ) from None
         try:
-            self._lock.acquire(blocking=False)
-        except filelock.Timeout:
-            other = read_holder(self.state_dir)
-            who = other.describe() if other else "pid unknown"
-            raise LockError(
-                f"another dreamd ({who}) is already running for this vault; "
-                f"stop it or use dreamd status (lock: {self.lock_path})"
-            ) from None
-        try:
-            holder = LockHolder.of_this_process(datetime.now(UTC))
+            holder = LockHolder.of_this_process(datetime.now(UTC), self._role)
             write_json_atomic(self.holder_path, holder.to_json())
         except BaseException:
             self._lock.release()

@@ -218,8 +218,30 @@ class MemoryService:
             content_hash=content_hash_normalised(body), written=now.date(),
         )
         draft = replace(draft, embedding=self._draft_embedding(draft))
+        # One remember at a time per vault, across processes (the writer lock): the decision
+        # is made on the memories as they are when it is written, never on a view another
+        # remember is changing (two would supersede one memory twice, or pick one file name).
+        with self.writer.batch():
+            now = self._clock()  # (after the wait: a supersession is never dated before it)
+            draft = replace(draft, written=now.date())
+            result, changed = self._decide_and_write(draft, now, pinned, source)
+            paths = [] if result.action == "duplicate" else [
+                result.path, *([result.superseded] if result.superseded else []), *changed]
+            rebuilt = self._rebuilt(paths) if paths else []
+        if paths:
+            self._index([*paths, *rebuilt])
+        log.info("memory.remembered", action=result.action, id=result.memory_id,
+                 path=result.path, judgement=result.judgement)
+        return result
+
+    def _decide_and_write(
+        self, draft: MemoryDraft, now: datetime, pinned: bool, source: str,
+    ) -> tuple[RememberResult, list[str]]:
+        """:meth:`remember`'s decision and writes, with the writer lock held: the result and
+        the other memory files it changed."""
+        body = draft.body
         owner = str(self.owner) if self.owner else None
-        stored = [s for s in self.memories() if s.note.memory and s.note.memory.type == type
+        stored = [s for s in self.memories() if s.note.memory and s.note.memory.type == draft.type
                   and _same_owner(s.note.memory.owner, owner)]
         decision = decide(draft, self._facts(stored))
         by_id = {memory_key(s.note.memory.id, s.path): s for s in stored if s.note.memory}
@@ -237,12 +259,12 @@ class MemoryService:
             case Duplicate(existing_id=existing):
                 hit = by_id[existing]
                 log.info("memory.duplicate", id=existing, path=hit.path)
-                return RememberResult("duplicate", existing, hit.path, **judged)
+                return RememberResult("duplicate", existing, hit.path, **judged), []
             case Update(existing_id=existing):
                 hit = by_id[existing]
                 if merge_bodies(hit.note.body.rstrip("\n"), body) == hit.note.body.rstrip("\n"):
                     # the same fact and not one sentence to add: already known
-                    return RememberResult("duplicate", existing, hit.path, **judged)
+                    return RememberResult("duplicate", existing, hit.path, **judged), []
                 result = self._update(hit, body, now)
             case Supersede(existing_id=existing, reason=reason):
                 result = self._supersede(by_id[existing], draft, now, pinned, owner, source,
@@ -262,12 +284,7 @@ class MemoryService:
                                                   supersedes=())
                 result = RememberResult("created", memory_id, outcome.path,
                                         conflict_path=outcome.conflict_path)
-        result = replace(result, **judged)
-        self.after_change([result.path, *([result.superseded] if result.superseded else []),
-                           *changed])
-        log.info("memory.remembered", action=result.action, id=result.memory_id,
-                 path=result.path, judgement=result.judgement)
-        return result
+        return replace(result, **judged), changed
 
     def _draft_embedding(self, draft: MemoryDraft) -> np.ndarray | None:
         """The embedding of the draft's first chunk as the memory file will be indexed (the
@@ -383,7 +400,7 @@ class MemoryService:
         second = next(s for s in self.memories() if s.path == next(iter(partners)))
         older, newer = sorted((first, second), key=_written_order)
         now = self._clock()
-        edits = {s.path: self._unlinked(s, {older.path, newer.path}) for s in (older, newer)}
+        edits = {s.path: _unlinked(s, {older.path, newer.path}) for s in (older, newer)}
         if answer == "changed":
             meta = older.note.memory
             assert meta is not None
@@ -440,36 +457,8 @@ class MemoryService:
     def _pair_links(self, stored: StoredMemory) -> list[tuple[str, str]]:
         """``(kind, path)`` of the memories ``stored`` links as a possible pair."""
         by_stem = {Path(s.path).stem.casefold(): s.path for s in self.memories()}
-        found = []
-        for kind in ("possible_duplicate", "possible_contradiction"):
-            value = stored.note.properties.get(kind)
-            for link in value if isinstance(value, list) else [value] if value else []:
-                stem = str(link).strip().removeprefix("[[").removesuffix("]]").split("|")[0]
-                path = by_stem.get(stem.rsplit("/", 1)[-1].removesuffix(".md").casefold())
-                if path is not None and path != stored.path:
-                    found.append((kind, path))
-        return found
-
-    def _unlinked(self, stored: StoredMemory, pair: set[str]) -> bytes:
-        """``stored``'s bytes without its possible-pair links to the other of ``pair``."""
-        stems = {Path(p).stem.casefold() for p in pair if p != stored.path}
-        updates: dict[str, PropertyValue] = {}
-        remove: list[str] = []
-        for kind in ("possible_duplicate", "possible_contradiction"):
-            value = stored.note.properties.get(kind)
-            if value is None:
-                continue
-            links = [str(v) for v in (value if isinstance(value, list) else [value])]
-            kept = [v for v in links if v.strip().removeprefix("[[").removesuffix("]]")
-                    .split("|")[0].rsplit("/", 1)[-1].removesuffix(".md").casefold()
-                    not in stems]
-            if not kept:
-                remove.append(kind)
-            elif kept != links:
-                updates[kind] = list[PropertyValue](kept)
-        if not updates and not remove:
-            return stored.data
-        return set_properties(stored.data, updates, remove=remove, path=stored.path)
+        return [(kind, path) for kind in _PAIR_KINDS for link in _links_of(stored, kind)
+                if (path := by_stem.get(_link_stem(link))) is not None and path != stored.path]
 
     # ------------------------------------------------------------------ forget
 
@@ -540,12 +529,48 @@ class MemoryService:
     def after_change(self, paths: Sequence[str], *, purge: bool = False) -> bool:
         """Rebuild ``MEMORY.md`` and index ``paths`` after memory files changed; returns
         what the indexer returned (False: a running daemon indexes)."""
+        return self._index([*paths, *self._rebuilt(paths)], purge=purge)
+
+    def _rebuilt(self, paths: Sequence[str]) -> list[str]:
+        """Rebuild ``MEMORY.md`` after ``paths`` changed: ``[its path]``, or ``[]`` when it
+        could not be written (logged; the memories are written all the same)."""
         try:
-            rebuilt = [self.rebuild_index(changed=paths).path]
-        except (DreamdError, OSError) as error:  # the memory is written: index it all the same
+            return [self.rebuild_index(changed=paths).path]
+        except (DreamdError, OSError) as error:
             log.warning("memory_index.not_rebuilt", path=self.index_path, error=str(error))
-            rebuilt = []
-        return self._index([*paths, *rebuilt], purge=purge)
+            return []
+
+
+_PAIR_KINDS = ("possible_duplicate", "possible_contradiction")
+
+
+def _link_stem(link: str) -> str:
+    """``[[folder/name|alias]]`` → ``name``, case-folded: the file a link names."""
+    return (link.strip().removeprefix("[[").removesuffix("]]").split("|")[0]
+            .rsplit("/", 1)[-1].removesuffix(".md").casefold())
+
+
+def _links_of(stored: StoredMemory, kind: str) -> list[str]:
+    """The links of ``stored``'s ``kind`` property (one value or a list)."""
+    value = stored.note.properties.get(kind)
+    return [str(v) for v in (value if isinstance(value, list) else [value] if value else [])]
+
+
+def _unlinked(stored: StoredMemory, pair: set[str]) -> bytes:
+    """``stored``'s bytes without its possible-pair links to the other of ``pair``."""
+    stems = {Path(p).stem.casefold() for p in pair if p != stored.path}
+    updates: dict[str, PropertyValue] = {}
+    remove: list[str] = []
+    for kind in _PAIR_KINDS:
+        links = _links_of(stored, kind)
+        kept = [v for v in links if _link_stem(v) not in stems]
+        if links and not kept:
+            remove.append(kind)
+        elif kept != links:
+            updates[kind] = list[PropertyValue](kept)
+    if not updates and not remove:
+        return stored.data
+    return set_properties(stored.data, updates, remove=remove, path=stored.path)
 
 
 def _written_order(stored: StoredMemory) -> tuple[str, str]:

@@ -264,7 +264,8 @@ def store_integrity(app: Any) -> list[str]:
 
     ``files``: no duplicate ``path``. ``chunks``: no duplicate ``chunk_id``, no chunk whose
     path has no note row, and each note's ``{chunk_id: content_hash}`` equal to what
-    ``chunk_note`` gives for the file on disk now. ``links``: no duplicate ``link_id``.
+    ``chunk_note`` gives for the file on disk now. ``links``: no duplicate ``link_id``, and
+    each note's ``{link_id: (target, line)}`` equal to the links of the file on disk now.
     """
     import lancedb
 
@@ -275,7 +276,8 @@ def store_integrity(app: Any) -> list[str]:
     files = db.open_table("files").to_arrow().select(["path", "kind"]).to_pydict()
     chunks = db.open_table("chunks").to_arrow().select(
         ["chunk_id", "path", "content_hash"]).to_pydict()
-    links = db.open_table("links").to_arrow().select(["link_id"]).to_pydict()
+    links = db.open_table("links").to_arrow().select(
+        ["link_id", "src", "target", "line"]).to_pydict()
     problems: list[str] = []
     for name, column in (("files.path", files["path"]), ("chunks.chunk_id", chunks["chunk_id"]),
                          ("links.link_id", links["link_id"])):
@@ -289,6 +291,10 @@ def store_integrity(app: Any) -> list[str]:
         stored.setdefault(path, {})[chunk_id] = chash
     for path in sorted(set(stored) - note_paths):
         problems.append(f"orphan chunks (no note row): {path} ({len(stored[path])} chunks)")
+    stored_links: dict[str, dict[str, tuple[str, int]]] = {}
+    for link_id, src, target, line in zip(links["link_id"], links["src"], links["target"],
+                                          links["line"], strict=True):
+        stored_links.setdefault(src, {})[link_id] = (target, line)
     max_chars = app.settings.sync.chunk_max_chars
     for path in sorted(note_paths):
         if not (app.vault_root / path).is_file():
@@ -302,6 +308,9 @@ def store_integrity(app: Any) -> list[str]:
                     for c in chunk_note(note, max_chars=max_chars)}
         if stored.get(path, {}) != expected:
             problems.append(f"chunks differ from disk: {path}")
+        if stored_links.get(path, {}) != {f"{path}#{n}": (link.target, link.line)
+                                          for n, link in enumerate(note.links)}:
+            problems.append(f"links differ from disk: {path}")
     return problems
 
 
