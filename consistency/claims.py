@@ -330,11 +330,13 @@ _FREQUENCY = re.compile(
     r"(?!\s+(?:ago|later|earlier|old|before|after|from|or\b))"
     rf"|\bevery\s+(?:(?P<n>other|{_COUNT_WORDS}|\d{{1,2}})\s+)?"
     r"(?P<p2>hour|day|night|week|fortnight|month|quarter|year)s?\b"
+    # "every morning": daily; the word after it stays a word (which part of the day)
+    r"|\bevery\s+(?=(?:morning|afternoon|evening)s?\b)(?P<tod>)"
     r"|\b(?P<w>hourly|daily|nightly|weekly|biweekly|fortnightly|monthly|quarterly|yearly"
     r"|annually)\b|(?P<zw>天天)"
     r"|每(?P<zn>[两二三四五六七八九十]|\d{1,2})?个?(?P<zp>小时|天|日|晚|周|星期|礼拜|月|季度|年)"
     r"(?:(?P<zc>[一两二三四五六七八九十]|\d{1,2})次)?"
-    r"|(?P<zc1>[一两二三四五六七八九十]|\d{1,2})?个?(?P<zp1>周|星期|月|年|天)(?P<zc2>[一两二三四五六七八九十]|\d{1,2})次",
+    r"|(?P<zc1>[一两二三四五六七八九十双]|\d{1,2})?个?(?P<zp1>周|星期|月|年|天)(?P<zc2>[一两二三四五六七八九十]|\d{1,2})次",
     re.I)
 _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("url", re.compile(rf"\b(?:https?|ftp|ssh|git|s3|postgres(?:ql)?|mysql|redis|mongodb)://[^\s<>\"'`，。）){HAN_RANGES}]+", re.I | _A)),
@@ -374,7 +376,7 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("version", re.compile(r"\b[A-Z][A-Za-z+#]*[A-Za-z+#]\s+(?P<v3>\d{1,3}(?:\.\d{1,3}){0,2})(?![\w%-]|\.\d)(?!\s*(?:"
                            + "|".join(re.escape(u) for u in _UNIT_WORDS if u.isascii() and len(u) > 1)
                            + r")\b)", _A)),
-    ("weekday", re.compile(rf"\b(?P<wd>{_WEEKDAY_WORDS}|weekend|weekday)s?\b|工作日(?P<zwork>)|(?:星期|周|礼拜)(?P<zwd>[一二三四五六日天末])", re.I | _A)),
+    ("weekday", re.compile(rf"\b(?P<wd>{_WEEKDAY_WORDS}|weekend|weekday)s?\b|工作日(?P<zwork>)|(?:星期|周|礼拜)(?P<zwd>[一二三四五六日天末])(?![次遍回趟])", re.I | _A)),
     ("month", re.compile(r"\b(?P<mon>january|february|march|april|june|july|august|september|october|november|december)\b|(?P<zm>十[一二]|[一二三四五六七八九十]|1[0-2]|[1-9])月(?!份?[\d一二三四五六七八九十]+[日号])", re.I)),
     ("frequency", _FREQUENCY),
     # a chat channel ("#pay-alerts"): an identifier
@@ -470,7 +472,7 @@ def _count(spelling: str | None) -> int:
     if not spelling:
         return 1
     word = re.sub(r"\s*(?:x|times?)$", "", spelling.lower())
-    return {"once": 1, "twice": 2, "thrice": 3, "other": 2}.get(word) or _EN_NUMBERS.get(
+    return {"once": 1, "twice": 2, "thrice": 3, "other": 2, "双": 2}.get(word) or _EN_NUMBERS.get(
         word) or _zh_number(word) or (int(word) if word.isdigit() else 1)
 
 
@@ -484,6 +486,8 @@ def _frequency_value(match: re.Match[str]) -> Value:
         rate = Fraction(_count(g["c"])) / _PERIOD_DAYS[g["p"].lower()]
     elif g["p2"]:
         rate = Fraction(1) / (_count(g["n"]) * _PERIOD_DAYS[g["p2"].lower()])
+    elif g["tod"] is not None:
+        rate = Fraction(1)
     elif g["zp"]:
         rate = Fraction(_count(g["zc"])) / (_count(g["zn"]) * _PERIOD_DAYS[g["zp"]])
     else:
@@ -609,6 +613,7 @@ def _extract(text: str, written: date | None) -> tuple[str, list[tuple[int, Valu
                 taken[i] = True
             found.extend((start, end, v) for v in (read if isinstance(read, list) else [read]))
     found.sort(key=lambda item: (item[0], item[2]))
+    found = _joined_counts(found, text)
     out: list[str] = []
     last = 0
     placed: set[int] = set()
@@ -621,6 +626,32 @@ def _extract(text: str, written: date | None) -> tuple[str, list[tuple[int, Valu
         last = end
     out.append(text[last:])
     return "".join(out), [(start, value) for start, _end, value in found]
+
+
+#: What may stand between "每周" and its count ("每周去健身房三次"): a few characters of
+#: one clause.
+_COUNT_GAP = re.compile(r"[^，。,.;；!?！？\n]{1,10}")
+
+
+def _joined_counts(found: list[tuple[int, int, Value]], text: str
+                   ) -> list[tuple[int, int, Value]]:
+    """"每周去健身房三次": a period ("每周", once a week) and its count ("三次") written apart
+    are one frequency (three times a week), as "three times a week" is in English; both
+    spans then carry it."""
+    joined = list(found)
+    for i, (start, end, value) in enumerate(joined):
+        if value.kind != "frequency" or not text.startswith("每", start) \
+                or not value.text.startswith("1/"):
+            continue
+        for j in range(i + 1, len(joined)):
+            s2, e2, count = joined[j]
+            if count.kind == "number" and count.unit == "x" and count.text.isdigit() \
+                    and _COUNT_GAP.fullmatch(text[end:s2]):
+                rate = Fraction(int(count.text)) * Fraction(value.text)
+                both = Value("frequency", f"{rate.numerator}/{rate.denominator}")
+                joined[i], joined[j] = (start, end, both), (s2, e2, both)
+            break
+    return joined
 
 
 def _tag(value: Value) -> str:
@@ -770,6 +801,11 @@ _PHRASES = [
                 r"|\bused to\b(?= \w)"), " not "),
     (re.compile(r"\binstead of\b|\brather than\b"), " ¬ "),
     (re.compile(r"\bfree of\b|\bfree from\b|\boff-limits\b|\boff limits\b"), " without "),
+    # "gluten-free": without gluten; "lactose-free milk": milk without lactose
+    (re.compile(r"\b([a-z]{3,})-free\s+([a-z]{3,})\b(?<!\band)(?<!\bor)"), r" \2 without \1 "),
+    (re.compile(r"\b([a-z]{3,})-free\b"), r" without \1 "),
+    # "比起咖啡更喜欢喝茶": the thing compared against is not the one preferred ("over coffee")
+    (re.compile(r"(?:比起|相比于|相比起)([^，。,；;更]{1,12})更"), r" ¬ \1; 更"),
     (re.compile(r"\bbegin(?:s|ning)?\b|\bbegan\b|\bcommences?\b"), " start "),
     (re.compile(r"\bevery time\b|\bat all times\b"), " always "),
     (re.compile(r"\bhave to\b|\bhas to\b|\bneed to\b|\bneeds to\b"), " must "),
@@ -954,7 +990,8 @@ _MONTH_OF_YEAR = re.compile(
     rf"\b(?P<mon>{'|'.join(sorted(_MONTHS, key=len, reverse=True))})\.?,?\s+(?P<y>(?:19|20)\d\d)\b"
     r"|(?P<zy>(?:19|20)\d\d)\s*年\s*(?P<zm>1[0-2]|0?[1-9])\s*月(?!\s*\d)"
     r"|\b[qQ](?P<q>[1-4])\s+(?P<qy>(?:19|20)\d\d)\b|\b(?P<qy2>(?:19|20)\d\d)\s*[qQ](?P<q2>[1-4])\b"
-    r"|(?P<zqy>(?:19|20)\d\d)\s*年\s*第?(?P<zq>[一二三四1-4])\s*季度", re.I)
+    r"|(?P<zqy>(?:19|20)\d\d)\s*年\s*第?(?P<zq>[一二三四1-4])\s*季度"
+    r"|(?<![\d.-])(?P<ny>(?:19|20)\d\d)-(?P<nm>0[1-9]|1[0-2])(?![\d-]|[/.]\d)", re.I)
 
 
 def _date_end(clean: str, offset: int) -> int:
@@ -996,11 +1033,13 @@ def _month_of_record(clean: str, lowered: str, written: date | None) -> date | N
     quarter = match.group("q") or match.group("q2") or match.group("zq")
     if quarter:
         month = 3 * "一二三四1234".index(quarter) % 12 + 1
+    elif match.group("nm"):
+        month = int(match.group("nm"))
     else:
         month = _MONTHS[match.group("mon").lower()] if match.group("mon") else int(
             match.group("zm"))
     year = match.group("y") or match.group("zy") or match.group("qy") or match.group(
-        "qy2") or match.group("zqy")
+        "qy2") or match.group("zqy") or match.group("ny")
     return date(int(year), month, 1)
 
 
@@ -1041,9 +1080,10 @@ _CHANGE_CUES = re.compile(
     r"bumped|bump|raised|lowered|increased|decreased|reduced|extended|shortened|renamed|"
     r"replaced|(?<!right )now|no longer|instead|anymore|any more|from now on|as of|going forward|"
     r"correction|corrected|actually|rescheduled|postponed|delayed|pushed back|brought forward|"
-    r"from .{1,60}? to)\b"
+    r"slipped|slips|slid|"
+    r"from .{1,60}?(?<!prior)(?<!due)(?<!next)(?<!close)(?<!according)(?<!up) to)\b"
     r"|改成|改为|换成|换了|换到|搬到|搬去|迁到|迁移到|迁至|升级到|升到|降到|调整为|调整到|调到|调成|"
-    r"改到|现在|如今|不再|改用|变成|变为|更新为|以后|今后|已经改|更正|纠正|其实|涨到|涨了|降了|"
+    r"改到|现在|如今|不再|改用|变成|变为|更新为|以后|今后|已经改|更正|纠正|其实|涨到|涨了|降了|挪到|移到|"
     r"提高到|增加到|减少到|缩短到|延长到|改期|推迟到|延期到|提前到", re.I | re.A)
 # Spans whose values the memory no longer holds: "from X to", "instead of X", "不再 X".
 _RETRACTING = re.compile(

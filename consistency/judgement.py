@@ -56,7 +56,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass
 from itertools import combinations
 from typing import Literal
@@ -192,13 +192,41 @@ def subject_key(subject: str | None) -> str | None:
 _KIND_GROUP = {"ip": "host", "code": "id", "money": "number", "name": "id"}
 
 
+#: Units of one dimension (``consistency.claims`` reads each spelling to one of these):
+#: amounts in two of them are compared, so "$40" / "¥40" and "10 km" / "10 miles" are
+#: another value, never the same number.
+_DIMENSION = {"usd": "money", "eur": "money", "gbp": "money", "cny": "money",
+              "m": "length", "mile": "length", "kg": "mass", "lb": "mass",
+              "°c": "temperature", "°f": "temperature"}
+
+
+#: Factors to one unit per dimension where the conversion is fixed (currencies have none).
+_TO_BASE = {"m": (1.0, 0.0), "mile": (1609.344, 0.0), "kg": (1.0, 0.0), "lb": (0.45359237, 0.0),
+            "°c": (1.0, 0.0), "°f": (5 / 9, -32 * 5 / 9)}
+#: Two amounts converted to one unit are the same within this share ("10 km" / "6.2 miles").
+_CONVERTED_TOLERANCE = 0.02
+
+
+def _same_amount(a: Value, b: Value) -> bool:
+    """"10 km" / "6.2 miles", "100 °F" / "37.8 °C": the same amount in two units."""
+    if a.kind != "number" or b.kind != "number" or a.unit == b.unit \
+            or a.unit not in _TO_BASE or b.unit not in _TO_BASE \
+            or _DIMENSION[a.unit] != _DIMENSION[b.unit]:
+        return False
+    try:
+        x, y = (float(v.text) * _TO_BASE[v.unit][0] + _TO_BASE[v.unit][1] for v in (a, b))
+    except ValueError:
+        return False
+    return abs(x - y) <= _CONVERTED_TOLERANCE * max(abs(x), abs(y), 1e-9)
+
+
 def _group(value: Value) -> str:
     kind = _KIND_GROUP.get(value.kind, value.kind)
-    return f"number:{value.unit}" if kind == "number" else kind
+    return f"number:{_DIMENSION.get(value.unit, value.unit)}" if kind == "number" else kind
 
 
 def _same_value(a: Value, b: Value) -> bool:
-    if a == b:
+    if a == b or _same_amount(a, b):
         return True
     if {a.kind, b.kind} == {"number", "version"} and not a.unit and not b.unit:
         return a.text == b.text  # "Python version is 3.11" / "uses Python 3.11"
@@ -355,6 +383,11 @@ def _bare(tokens: tuple[str, ...]) -> set[str]:
     """Tokens with a name's kind taken off: a capitalised word read as a name ("Chinese") is
     the word ("中文" → "chinese")."""
     return {t.split(":", 1)[1] if t.startswith(("name:", "id:")) else t for t in tokens}
+
+
+def _unnamed(tokens: tuple[str, ...]) -> list[str]:
+    """:func:`_bare`, keeping every token (a multiset, for :func:`dice`)."""
+    return [t.split(":", 1)[1] if t.startswith(("name:", "id:")) else t for t in tokens]
 
 
 def _translated_in_full(old: Claim, new: Claim) -> bool:
@@ -799,6 +832,27 @@ def _in_value_position(units: tuple[str, ...], index: int) -> bool:
     return i >= 0 and (units[i] == "⟦=⟧" or units[i].startswith("⟪") or _is_relation(units[i]))
 
 
+#: A label that opens a memory and names what it is about ("Project Apollo:", "妈妈："):
+#: a few words before a colon on the first line.
+_LABEL = re.compile(r"^\s*(?P<label>[^:：\n]{1,40}?)\s*[:：](?!//)\s*(?P<rest>\S.*)", re.S)
+
+
+def _labelled_apart(claim: Claim, values: list[Value]) -> bool:
+    """Are ``values`` (the changed ones) all written in the label that opens the claim?"""
+    match = _LABEL.match(claim.text)
+    if match is None or not values:
+        return False
+    label = match.group("label").casefold()
+    return all(v.text.casefold() in label for v in values)
+
+
+def _after_label(claim: Claim) -> str:
+    """The text after the opening label, folded (case, spaces, end punctuation)."""
+    match = _LABEL.match(claim.text)
+    rest = match.group("rest") if match else claim.text
+    return " ".join(rest.casefold().split()).rstrip(".。!！?？")
+
+
 def _names_the_thing(changes: list[tuple[str, list[Value], list[Value]]], old: Claim,
                      new: Claim) -> bool:
     """Did the pair change *what* it is about as well as a value: a name or place changed
@@ -809,6 +863,10 @@ def _names_the_thing(changes: list[tuple[str, list[Value], list[Value]]], old: C
     groups = {group for group, _o, _n in changes}
     if len(groups) >= 3:
         return True  # three things changed at once: another fact more likely than an update
+    if _labelled_apart(old, [v for _g, o, _n in changes for v in o]) and _labelled_apart(
+            new, [v for _g, _o, n in changes for v in n]) and _after_label(old) == \
+            _after_label(new):
+        return True  # "Project Apollo: deadline Friday" / "Project Zeus: deadline Friday"
 
     def where(claim: Claim, values: list[Value]) -> list[int]:
         marks = {placeholder(v) for v in values}
@@ -972,7 +1030,17 @@ def _related(co: Claim, cn: Claim, *, cos: float, lexical: float, same_subject: 
         cross and cos >= POSSIBLE_CROSS_LINGUAL_COSINE) or (
         # "住在上海" / "已经搬到深圳住了": a change told, a value of the same kind replaced
         (co.says_changed or cn.says_changed) and cos >= TOLD_CHANGE_COSINE
-        and any(group != "number:" for group, _o, _n in _value_changes(co, cn)))
+        and any(group != "number:" for group, _o, _n in _value_changes(co, cn))) or (
+        # "Node version is 20" / "我们用 Node 22": one named thing, another version
+        cos >= TOLD_CHANGE_COSINE and _names_in_common(co, cn)
+        and any(group == "version" for group, _o, _n in _value_changes(co, cn)))
+
+
+def _names_in_common(co: Claim, cn: Claim) -> bool:
+    """Does a name one side states (``name:node``) stand on the other too, as a name or a
+    word?"""
+    names = {t.split(":", 1)[1] for t in (*co.tokens, *cn.tokens) if t.startswith("name:")}
+    return bool(names & _bare(co.tokens) & _bare(cn.tokens))
 
 
 def _series(p: _Pair) -> _Finding | None:
@@ -1072,7 +1140,8 @@ def _other_context(p: _Pair) -> _Finding | None:
         # possible change ("run the tests before every push" / "push 之前不用跑测试")
         return ("possible_contradiction", "polarity",
                 ("negated on one side, across languages",))
-    replaced = _other_things(p.co, p.cn, p.subs) if not p.two_languages else []
+    replaced = _other_things(p.co, p.cn, p.subs) if not p.two_languages else \
+        _narrower_thing(p.co, p.cn) if not p.cross else []
     if replaced and p.cos < PARAPHRASE_COSINE:
         # the same frame about another thing ("water the plants" / "take out the recycling
         # every Sunday"; "back up the laptop" / "the phone"): never merged on the frame
@@ -1083,6 +1152,19 @@ def _other_context(p: _Pair) -> _Finding | None:
     return None
 
 
+def _narrower_thing(co: Claim, cn: Claim) -> list[str]:
+    """Two languages read into the same words but one, where one side's word is a compound
+    of the other's ("tea" / "奶茶" read as "milktea"): a narrower thing, perhaps another."""
+    a, b = Counter(_unnamed(co.tokens)), Counter(_unnamed(cn.tokens))
+    only_a, only_b = list((a - b).elements()), list((b - a).elements())
+    if len(only_a) != 1 or len(only_b) != 1 or ":" in only_a[0] + only_b[0]:
+        return []
+    x, y = only_a[0], only_b[0]
+    short, long = sorted((x, y), key=len)
+    return [f"{x} → {y}"] if len(short) >= 3 and short != long and (
+        long.startswith(short) or long.endswith(short)) else []
+
+
 def _alike(p: _Pair) -> _Finding | None:
     co, cn, cos, measured = p.co, p.cn, p.cos, p.cosine is not None
     if (p.strong or (p.lexical >= SAME_LEXICAL and (not measured or cos >= FLOOR_COSINE))) \
@@ -1091,6 +1173,10 @@ def _alike(p: _Pair) -> _Finding | None:
     if (shared_values(co, cn) or shared_values(cn, co)) and cos >= (
             POSSIBLE_CROSS_LINGUAL_COSINE if p.cross else SHARED_VALUE_COSINE) and not (
             (p.two_languages and _said_more(co, cn)) or _values_apart(co, cn)):
+        if cn.says_changed and not co.says_changed:
+            # the same thing, and the newer says it changed ("NAS 现在挪到阳台"): what
+            # changed is in words no value covers; never merged on the values
+            return "possible_contradiction", "says it changed", ()
         return "duplicate", "same values", ()
     if cos >= (POSSIBLE_CROSS_LINGUAL_COSINE if p.cross else POSSIBLE_COSINE) or (
             p.lexical >= RELATED_LEXICAL and (not measured or cos >= FLOOR_COSINE)):
@@ -1130,7 +1216,8 @@ def judge_pair(old: MemorySide, new: MemorySide, *, cosine: float | None) -> Pai
     co, cn = old.claim, new.claim
     if not any(ch.isalpha() for ch in co.text) or not any(ch.isalpha() for ch in cn.text):
         cosine = None  # symbols only ("🎉🚀"): the model reads nothing there; words decide
-    lexical = dice(co.tokens, cn.tokens)
+    # a word written as a name on one side only is the same word ("Node version" / "用 Node")
+    lexical = dice(_unnamed(co.tokens), _unnamed(cn.tokens))
     found = _gate(old, new)
     if found is None:
         ko = subject_key(old.subject)
