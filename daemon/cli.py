@@ -29,7 +29,7 @@ from rich.table import Table
 
 from ccb.model import MEMORY_TYPES
 from ccb.owner import Owner, parse_owner
-from config.errors import DreamdError, InvalidOwnerError, exit_code_for
+from config.errors import DreamdError, InvalidOwnerError, LockError, exit_code_for
 from daemon import client
 
 if TYPE_CHECKING:
@@ -406,8 +406,17 @@ def sync(
 ) -> None:
     """Reconcile the index with the vault once: new, changed, deleted and renamed files."""
     with _app(ctx, **{"vault.path": vault}) as application:
-        with render.SyncProgress(err, enabled=not as_json and err.is_terminal) as progress:
-            report = application.sync(progress=progress, allow_mass_delete=allow_mass_delete)
+        try:
+            with render.SyncProgress(err, enabled=not as_json and err.is_terminal) as progress:
+                report = application.sync(progress=progress,
+                                          allow_mass_delete=allow_mass_delete)
+        except LockError:
+            # a daemon keeps this vault: it reconciles (with the user's allowance of a mass
+            # delete it waits for); this run recorded where the daemon is
+            code = None if _invocation is None else client.run_served(sys.argv[1:])[0]
+            if code is None:
+                raise
+            raise typer.Exit(code) from None
         if as_json:
             out.print_json(json.dumps(render.sync_report_json(report), ensure_ascii=False))
         else:

@@ -85,7 +85,7 @@ API_RECORD = "api.json"
 #: are the writer themselves, ask the user something, or inspect the caller's environment.
 SERVED_COMMANDS = frozenset({
     "search", "context", "remember", "show", "forget", "history", "diff", "rollback", "check",
-    "conflicts", "status",
+    "conflicts", "status", "sync",
 })
 #: Seconds to wait for the connection to the socket (a live daemon accepts at once).
 CONNECT_TIMEOUT_S = 2.0

@@ -18,6 +18,7 @@ from daemon.local_api import LocalApi, Service
 
 if TYPE_CHECKING:
     from daemon.runner import Daemon
+    from daemon.sync import Progress, SyncReport
 
 log = structlog.get_logger("dreamd.daemon")
 
@@ -125,3 +126,15 @@ class ClientDesk:
             self._deferred.append((list(paths), purge))
             return
         self._daemon.index_write(paths, purge=purge)
+
+    def resident_sync(self, progress: Progress | None, allow_mass_delete: bool) -> SyncReport:
+        """``dreamd sync`` asked of the running daemon: one reconcile by its own syncer (the
+        store's one writer), with the mass-delete allowance the user gave; a daemon that
+        waited for that allowance watches again. Raises as ``Syncer.reconcile``."""
+        daemon = self._daemon
+        with daemon.lock:
+            report = daemon.syncer.reconcile(progress=progress,
+                                             allow_mass_delete=allow_mass_delete)
+            daemon.reconciled(report)
+        daemon.write_status()
+        return report

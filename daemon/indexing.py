@@ -42,12 +42,17 @@ class Indexing:
         #: Set by the running daemon: it indexes through its own syncer, at once, instead of
         #: taking the vault's lock (which it holds) — ``(paths, purge) -> None``.
         self.resident_index: Callable[[Collection[str], bool], None] | None = None
+        #: Set by the running daemon: ``dreamd sync`` served there reconciles through the
+        #: daemon's syncer — ``(progress, allow_mass_delete) -> SyncReport``.
+        self.resident_sync: Callable[[Progress | None, bool], SyncReport] | None = None
 
     def sync(
         self, *, progress: Progress | None = None, allow_mass_delete: bool = False
     ) -> SyncReport:
         """One reconcile of the vault into the store; records it for ``dreamd status``."""
         self._app.require_vault("sync")
+        if self.resident_sync is not None:  # served by the daemon, the store's one writer
+            return self.resident_sync(progress, allow_mass_delete)
         # One writer per store (DESIGN.md: two LanceDB writers lose rows): a one-shot sync
         # takes the daemon's lock, and refuses while a daemon keeps this vault in step.
         try:

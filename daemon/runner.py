@@ -134,6 +134,7 @@ class Daemon:
     def _build(self) -> None:
         cfg = self.app.settings.sync
         self.app.indexing.resident_index = self.clients.resident_index
+        self.app.indexing.resident_sync = self.clients.resident_sync
         self.syncer = self.app.make_syncer()
         self.handler = ChangeHandler(self.app.roots, self.syncer)
         self.checker = self.app.consistency(index=self._index_paths)
@@ -266,8 +267,13 @@ class Daemon:
             self.state.state = DaemonPhase.WAITING
             log.error("daemon.rescan_failed", reason=reason, error=str(error))
             return
+        self.reconciled(report)
+
+    def reconciled(self, report: SyncReport) -> None:
+        """A full reconcile is done (the periodic one, or a client's ``dreamd sync``):
+        record it, and a daemon that was waiting watches again."""
         self.metrics.changes_indexed(None, time.monotonic())  # the walk indexed them all
-        self._sync_metrics("reconcile", report.duration_s, report)
+        _sync_metrics(self.metrics, "reconcile", report.duration_s, report)
         self.app.indexing.record_sync(report)
         self.handler.pending.clear()
         if self.state.state == DaemonPhase.WAITING:
@@ -324,11 +330,6 @@ class Daemon:
         self.state.counts = {"files": counts.files, "notes": counts.notes,
                              "chunks": counts.chunks, "memories": counts.memories}
         self.metrics.set_index(self.state.counts)
-
-    def _sync_metrics(self, kind: str, duration_s: float, report: SyncReport) -> None:
-        self.metrics.sync_done(kind, duration_s, added=report.added, modified=report.modified,
-                               deleted=report.deleted, renamed=len(report.renamed),
-                               chunks_embedded=report.chunks_embedded)
 
     def _open_conflicts(self) -> int:
         """Open conflicts (``dreamd conflicts``), for the metrics (0 before the first build)."""
@@ -426,7 +427,7 @@ class Daemon:
             self.state.last_error = None
         if report is not None:
             self.metrics.changes_indexed(result.paths, time.monotonic())
-            self._sync_metrics("batch", result.duration_s, report)
+            _sync_metrics(self.metrics, "batch", result.duration_s, report)
             self._after_write(report.changed_paths or report.deleted)
             self._count()
             self._note_edits(report.changed_paths)
@@ -565,3 +566,11 @@ def _read_int(path: Path) -> int | None:
         return int(path.read_text(encoding="ascii").strip())
     except (OSError, ValueError):
         return None
+
+
+def _sync_metrics(metrics: DaemonMetrics, kind: str, duration_s: float,
+                  report: SyncReport) -> None:
+    """One reconcile or batch's counts, for the metrics."""
+    metrics.sync_done(kind, duration_s, added=report.added, modified=report.modified,
+                      deleted=report.deleted, renamed=len(report.renamed),
+                      chunks_embedded=report.chunks_embedded)

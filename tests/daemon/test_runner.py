@@ -162,6 +162,35 @@ def test_mass_delete_guard_keeps_the_index_while_the_vault_is_gone(
     stop_and_check(daemon, vault)
 
 
+def test_deletions_it_waits_for_are_applied_by_dreamd_sync_allow_mass_delete(
+    vault: Path, tmp_path: Path, daemons: list[Any]
+) -> None:
+    """Most of the vault deleted on purpose while the daemon runs: it waits for the user's
+    word, and ``dreamd sync --allow-mass-delete`` (refused in-process while the daemon holds
+    the store) is handed to the daemon, which applies it and watches again."""
+    for n in range(30):
+        (vault / f"Scratch {n:02}.md").write_text(f"# Scratch {n}\n\ntemp {n}\n",
+                                                  encoding="utf-8")
+    daemon = start(daemons, vault, tmp_path)
+    daemon.wait_state("watching")
+    for note in vault.rglob("*.md"):
+        if ".obsidian" not in note.parts and not note.name.startswith("Welcome"):
+            note.unlink()
+    h.wait_until(daemon.status, lambda s: s.get("state") == "waiting", timeout_s=60,
+                 what="the daemon waits for the user's word on the deletions")
+    env = {**os.environ, "COLUMNS": "200"}
+    for _ in range(2):  # the first run may answer in-process; it is handed on all the same
+        done = subprocess.run(
+            [sys.executable, "-m", "daemon", "sync", "--allow-mass-delete", str(vault)],
+            capture_output=True, text=True, timeout=300, env=env, check=False)
+        assert done.returncode == 0, done.stderr
+        assert "deleted" in done.stdout, done.stdout
+    h.wait_until(daemon.status, lambda s: s.get("state") == "watching", timeout_s=30,
+                 what="watching again")
+    settle(vault)
+    stop_and_check(daemon, vault)
+
+
 def run_case(cases: Path, name: str, vault: Path) -> None:
     script = cases / name / "run.sh"
     done = subprocess.run(["bash", str(script), str(vault)], capture_output=True, text=True,
