@@ -57,6 +57,7 @@ from consistency.duplicates import (
 )
 from consistency.lifecycle import MemoryState, is_current
 from consistency.secrets import refuse_secrets
+from daemon.forget_links import Unlinked, unlink_forgotten
 from daemon.memory_index_keeper import INDEX_FILE, MemoryIndexKeeper
 from daemon.memory_pool import MemoryPool, StoredMemory
 from magma.chunking import chunk_note
@@ -467,10 +468,15 @@ class MemoryService:
         stored = self.find(id_or_name)
         meta = stored.note.memory
         assert meta is not None
-        self.writer.delete(stored.path, expect=stored.data)
-        purged = self.after_change([stored.path], purge=True)
+        with self.writer.batch():  # (no remember decides on a half-forgotten memory)
+            self.writer.delete(stored.path, expect=stored.data)
+            unlinked = unlink_forgotten(
+                self.writer, [s for s in self._all_memories() if s.path != stored.path],
+                Path(stored.path).stem, origin=self.origin)
+        purged = self.after_change([stored.path, *unlinked.edited], purge=True)
         removed = [f"file {stored.path}", f"its line in {INDEX_FILE}",
-                   "dreamd's recent copies of it (kept to repair lost updates)"]
+                   "dreamd's recent copies of it (kept to repair lost updates)",
+                   *_unlinked_lines(unlinked)]
         if self._forget_history is not None:
             count = self._forget_history(memory_key(meta.id, stored.path))
             removed.append(f"its version history ({count} version{'' if count == 1 else 's'}"
@@ -542,6 +548,21 @@ class MemoryService:
 
 
 _PAIR_KINDS = ("possible_duplicate", "possible_contradiction")
+
+
+def _unlinked_lines(unlinked: Unlinked) -> list[str]:
+    """``forget``'s report of the other memories that named the forgotten one."""
+    lines = []
+    if unlinked.edited:
+        lines.append("its name in the links of other memories (supersedes, superseded_by, "
+                     "possible pairs): " + ", ".join(unlinked.edited) + " — their earlier "
+                     "versions in the history still name it")
+    lines.extend(f"NOTE: {path} is current again: the forgotten memory had superseded it "
+                 "(forget it too if it no longer holds)" for path in unlinked.current_again)
+    if unlinked.named_by_user:
+        lines.append("NOT removed: its name in text you wrote in " +
+                     ", ".join(unlinked.named_by_user))
+    return lines
 
 
 def _link_stem(link: str) -> str:

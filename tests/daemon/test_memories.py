@@ -83,6 +83,40 @@ def test_show_finds_by_id_name_and_forget_removes_file_and_rows(app: App, vault:
     assert "glaze-test-cone" not in (vault / "Memory" / "MEMORY.md").read_text(encoding="utf-8")
 
 
+def test_forgetting_the_newer_memory_makes_the_older_current_and_leaves_no_link(
+    app: App, vault: Path
+) -> None:
+    service = app.memories()
+    old = service.remember("The office wifi password rotates every Monday.",
+                           type="project", subject="office.wifi.rotation")
+    new = service.remember("The office wifi password rotates every Friday.",
+                           type="project", subject="office.wifi.rotation")
+    assert new.superseded == old.path
+    report = service.forget(new.memory_id)
+    stem = Path(new.path).stem
+    assert not any(stem in p.read_text(encoding="utf-8") for p in (vault / "Memory").iterdir()
+                   if p.suffix == ".md")
+    note = parse_note(old.path, (vault / old.path).read_bytes())
+    assert note.memory is not None and note.memory.valid_to is None
+    assert "superseded_by" not in note.properties
+    assert any("current again" in line and old.path in line for line in report.removed)
+    assert Path(old.path).name in (vault / "Memory" / "MEMORY.md").read_text(encoding="utf-8")
+    assert app.consistency().check().clean
+
+
+def test_forgetting_the_older_memory_takes_it_out_of_the_newer_ones_links(
+    app: App, vault: Path
+) -> None:
+    service = app.memories()
+    old = service.remember("Standups are at 9:30.", type="project", subject="team.standup")
+    new = service.remember("Standups are at 10:15.", type="project", subject="team.standup")
+    service.forget(old.memory_id)
+    note = parse_note(new.path, (vault / new.path).read_bytes())
+    assert note.memory is not None and note.memory.supersedes == ()
+    assert Path(old.path).stem not in (vault / new.path).read_text(encoding="utf-8")
+    assert app.consistency().check().clean
+
+
 def test_forgotten_text_is_gone_from_the_store_on_disk(app: App) -> None:
     marker = "zebracorn-quartz-7731"
     service = app.memories()

@@ -1,0 +1,107 @@
+"""What ``dreamd forget`` leaves in the other memories: the links dreamd wrote to the forgotten
+one, taken out, and a memory it had superseded made current again.
+
+dreamd writes a memory's name into other memories' frontmatter when it supersedes, merges,
+archives or links a possible pair (:data:`LINK_KEYS`). After ``forget`` that name would
+stay in the vault — it is often the memory's text, slugged — and a memory it superseded
+would stay closed by a memory that no longer exists (hidden from context and search, and a
+broken link for ``dreamd check``). Each such memory gets one minimal frontmatter edit through
+the one writer. Links a user wrote themselves (in the body, or in other properties) are theirs:
+they are listed, never edited.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from ccb.frontmatter_edit import set_properties
+from ccb.model import PropertyValue
+from ccb.writer import NoteWriter
+from consistency.lifecycle import is_archived
+from daemon.memory_pool import StoredMemory
+
+__all__ = ["LINK_KEYS", "Unlinked", "unlink_forgotten"]
+
+#: Frontmatter properties in which dreamd writes another memory's name.
+LINK_KEYS = ("supersedes", "superseded_by", "merged_into", "possible_duplicate",
+             "possible_contradiction")
+#: Keys that close a memory in favour of the one they name: when that one is forgotten, the
+#: memory is current again.
+_CLOSING_KEYS = frozenset({"superseded_by", "merged_into"})
+
+
+@dataclass(slots=True)
+class Unlinked:
+    """What :func:`unlink_forgotten` did: memories edited, those current again, and memories
+    whose own text still names the forgotten one (left as the user wrote them)."""
+
+    edited: list[str] = field(default_factory=list)
+    current_again: list[str] = field(default_factory=list)
+    named_by_user: list[str] = field(default_factory=list)
+
+
+def link_stem(link: str) -> str:
+    """``[[folder/name|alias]]`` → ``name``, case-folded: the file a link names."""
+    return (link.strip().removeprefix("[[").removesuffix("]]").split("|")[0].split("#")[0]
+            .rsplit("/", 1)[-1].removesuffix(".md").strip().casefold())
+
+
+def unlink_forgotten(writer: NoteWriter, memories: Sequence[StoredMemory], stem: str,
+                     *, origin: str) -> Unlinked:
+    """Take ``[[stem]]`` (the forgotten memory's file name) out of :data:`LINK_KEYS` of
+    ``memories``; a memory it superseded or absorbed is current again (``valid_to``, the
+    archive keys and the closing link removed, its earlier status back). Raises as
+    :meth:`ccb.writer.NoteWriter.write`."""
+    wanted = stem.casefold()
+    done = Unlinked()
+    for stored in memories:
+        updates, remove, closed = _edit_of(stored, wanted)
+        if updates or remove:
+            data = set_properties(stored.data, updates, remove=remove, path=stored.path)
+            writer.write(stored.path, data, base=stored.data, origin=origin,
+                         change="no longer names a forgotten memory")
+            done.edited.append(stored.path)
+            if closed:
+                done.current_again.append(stored.path)
+        elif f"[[{stem}".casefold().encode() in stored.data.lower():
+            done.named_by_user.append(stored.path)
+    return done
+
+
+def _edit_of(stored: StoredMemory, wanted: str
+             ) -> tuple[dict[str, PropertyValue], list[str], bool]:
+    """The property edit that takes ``wanted`` out of ``stored``: ``(updates, removals,
+    made current again)``."""
+    props = stored.note.properties
+    updates: dict[str, PropertyValue] = {}
+    remove: list[str] = []
+    closed = still_closed = False
+    for key in LINK_KEYS:
+        value = props.get(key)
+        links = [str(v) for v in (value if isinstance(value, list) else [value] if value else [])]
+        kept = [v for v in links if link_stem(v) != wanted]
+        still_closed = still_closed or (key in _CLOSING_KEYS and bool(kept))
+        if kept == links:
+            continue
+        closed = closed or key in _CLOSING_KEYS
+        if kept:
+            updates[key] = kept[0] if len(kept) == 1 and not isinstance(value, list) \
+                else list[PropertyValue](kept)
+        else:
+            remove.append(key)
+    closed = closed and not still_closed
+    if closed:
+        meta = stored.note.memory
+        if meta is not None and meta.valid_to is not None:
+            remove.append("valid_to")
+        status = props.get("status")
+        if isinstance(status, str) and is_archived(status):
+            before = props.get("status_before")
+            if isinstance(before, str) and before.strip() and not is_archived(before):
+                updates["status"] = before
+            else:
+                remove.append("status")
+            remove.extend(k for k in ("archived", "archived_reason", "status_before")
+                          if k in props)
+    return updates, remove, closed
