@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 from ccb.atomic import TEMP_SUFFIX, read_json_object, write_bytes_atomic
@@ -191,6 +192,24 @@ class WriteJournal:
         journal = self.load()
         dropped = len(journal.pop(rel_path, []))
         self.save(journal)
+        return dropped
+
+    def drop_holding(self, markers: Sequence[bytes]) -> int:
+        """Forget every entry whose bytes (before or after the write) contain one of
+        ``markers`` (and the blobs only they held); how many went."""
+        journal = self.load()
+        dropped = 0
+        for key in list(journal):
+            kept = [e for e in journal[key] if not any(
+                marker in (self.blob(str(e.get(side))) or b"")
+                for side in ("base", "ours") if e.get(side) for marker in markers)]
+            dropped += len(journal[key]) - len(kept)
+            if kept:
+                journal[key] = kept
+            else:
+                del journal[key]
+        if dropped:
+            self.save(journal)
         return dropped
 
     def hold(self) -> None:

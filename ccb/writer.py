@@ -37,7 +37,7 @@ from __future__ import annotations
 import difflib
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -462,6 +462,12 @@ class NoteWriter:
             if named.is_symlink() and named.resolve() == target:
                 named.unlink()  # a link in the vault to the forgotten file: its name goes too
             return dropped
+
+    def forget_copies(self, markers: Sequence[bytes]) -> int:
+        """Drop every journaled copy, of any path (a name before a rename), that holds one
+        of ``markers`` (a forgotten memory's id, its name in links); how many went."""
+        with self._thread_lock, self._process_lock:
+            return self._recent.drop_holding(markers)
 
     def _drop_journal(self, rel_path: str) -> int:
         key = self._journal_key(rel_path)

@@ -473,6 +473,8 @@ class MemoryService:
             unlinked = unlink_forgotten(
                 self.writer, [s for s in self._all_memories() if s.path != stored.path],
                 Path(stored.path).stem, origin=self.origin)
+            self.writer.forget_copies([f"[[{Path(stored.path).stem}".encode(),
+                                       *([meta.id.encode()] if meta.id else [])])
         purged = self.after_change([stored.path, *unlinked.edited], purge=True)
         removed = [f"file {stored.path}", f"its line in {INDEX_FILE}",
                    "dreamd's recent copies of it (kept to repair lost updates)",

@@ -132,6 +132,21 @@ def test_forgotten_text_is_gone_from_the_store_on_disk(app: App) -> None:
     assert not any(marker.encode() in p.read_bytes() for p in state.rglob("*") if p.is_file())
 
 
+def test_forget_leaves_no_copy_kept_under_a_name_the_memory_had_before(
+    app: App, vault: Path
+) -> None:
+    marker = "larkspur-umber-4410"
+    service = app.memories()
+    made = service.remember(f"The lab door code hint is {marker}.", type="reference")
+    renamed = vault / "Memory" / "lab-door.md"
+    (vault / made.path).rename(renamed)  # the user renamed it in Obsidian
+    app.sync()
+    service.forget(made.memory_id)
+    assert not renamed.exists()
+    state = app.state_dir
+    assert not any(marker.encode() in p.read_bytes() for p in state.rglob("*") if p.is_file())
+
+
 def test_owners_never_see_each_others_memories(app: App, vault: Path) -> None:
     from ccb.owner import Owner
 
