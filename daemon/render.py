@@ -445,8 +445,15 @@ def _where(finding: Finding) -> str:
                or drift.get("memory_key") or "")
 
 
+#: What a ``missing`` drift lacks, said after its path (a memory new to dreamd lacks both).
+_MISSING = {"index": "not in the index", "history": "no version in the history"}
+
+
 def _describe_drift(finding: Finding) -> str:
     where = _where(finding)
+    lacks = _MISSING.get(str(getattr(finding.drift, "what", ""))) \
+        if finding.kind == "missing" else None
+    where += f" ({lacks})" if lacks else ""
     decision = type(finding.decision).__name__
     hint = getattr(finding.decision, "hint", None) or getattr(finding.decision, "reason", None)
     text = f"{where}" + (f" — {hint}" if hint else "")

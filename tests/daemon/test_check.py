@@ -419,3 +419,23 @@ def test_check_cuts_memories_into_chunks_as_the_index_does(
     application, _fake = make_app(vault, **{"sync.chunk_max_chars": 300})
     pool = application.consistency().subject_pool()
     assert pool.chunk_max_chars == 300 == application.memory_pool.chunk_max_chars
+
+
+def test_a_new_memory_lacks_two_things_and_the_report_says_which(app: App, vault: Path) -> None:
+    """A memory written while nobody watched is missing from the index and from the history:
+    two findings on one path, each saying what it lacks."""
+    import io
+
+    from rich.console import Console
+
+    from daemon.render import print_check
+
+    (vault / "Memory" / "written-by-hand.md").write_text(
+        "---\nname: Written by hand\ndescription: a fact\ntype: user\n"
+        "id: 01JHANDWRITTEN000000000000\n---\nLikes long walks.\n", encoding="utf-8")
+    out = io.StringIO()
+    print_check(Console(file=out, width=200), app.consistency().check())
+    lines = [line for line in out.getvalue().splitlines() if "written-by-hand" in line]
+    assert len(lines) == 2
+    assert "(not in the index)" in lines[0] + lines[1]
+    assert "(no version in the history)" in lines[0] + lines[1]
