@@ -366,6 +366,13 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
         r"(?::(?P<port>\d{1,5}))?(?=[^\w.]|\.(?:\s|$)|$)", re.I | _A)),
     ("port", re.compile(r"(?:\bports?\s*(?:number\s*)?(?:is\s*|to\s*|=\s*|:\s*)?|端口(?:号)?\s*(?:是|为|改为|改成|设为|换成|改到)?了?\s*|(?<=\s):)(?P<port>\d{2,5})\b", re.I | _A)),
     ("path", re.compile(r"(?<![\w/])(?:~|\.{1,2})?(?:/[\w.@-]+){2,}/?|\b[A-Za-z]:\\[\w\\. -]+", _A)),
+    # which sprint, week or quarter a record is about ("sprint 14", "Q2", "第3周"): a label of
+    # the period, never a count
+    ("period", re.compile(
+        r"\b(?P<pl>sprint|iteration|week|wk|cycle|semester)\s*#?\s*(?P<pn>\d{1,3})"
+        r"(?![A-Za-z0-9_%]|[.,]\d)|(?<![A-Za-z0-9_])[qQ](?P<q>[1-4])(?![A-Za-z0-9_])"
+        r"|第\s*(?P<zn>\d{1,3}|[一二三四五六七八九十]+)\s*(?P<zl>周|期|季度|轮|学期|个冲刺)",
+        re.I)),
     # a flat, suite or room number ("Apt 3B", "Unit 7", "Suite 400"): an identifier, never a
     # size or a count
     ("premises", re.compile(r"\b(?:apt|apartment|unit|suite|ste|room|rm|flat)\.?\s*#?\s*\d+[a-z]?"
@@ -552,6 +559,23 @@ def _month_value(match: re.Match[str]) -> Value | None:
     return Value("month", str(month)) if 1 <= month <= 12 else None
 
 
+#: Words naming a kind of period, read to one label ("iteration 4" is "sprint:4").
+_PERIOD_LABELS = {"sprint": "sprint", "iteration": "sprint", "个冲刺": "sprint", "week": "week",
+                  "wk": "week", "周": "week", "cycle": "cycle", "期": "cycle", "轮": "cycle",
+                  "semester": "semester", "学期": "semester", "季度": "quarter"}
+
+
+def _period_value(match: re.Match[str]) -> Value | None:
+    """``Value("period", "sprint:14")``: which sprint, week, quarter … a record is about."""
+    g = match.groupdict()
+    if g["q"]:
+        return Value("period", f"quarter:{g['q']}")
+    label = (g["pl"] or g["zl"] or "").lower()
+    number = g["pn"] or g["zn"] or ""
+    count = int(number) if number.isdigit() else _zh_number(number)
+    return Value("period", f"{_PERIOD_LABELS[label]}:{count}") if count else None
+
+
 def _unit_value(match: re.Match[str]) -> Value:
     spelling = (match.group("unit") or match.group("zunit") or "").lower()
     return Value("unit", _UNIT_NAMES.get(spelling[:5], spelling))
@@ -587,6 +611,7 @@ _KIND_READERS: dict[str, Callable[[re.Match[str], date | None], Value | list[Val
     "version": lambda m, _w: _version_value(m),
     "weekday": lambda m, _w: _weekday_value(m),
     "month": lambda m, _w: _month_value(m),
+    "period": lambda m, _w: _period_value(m),
     **{kind: functools.partial(_read_alone, read) for kind, read in _READERS.items()},
     "number": lambda m, _w: _number_value(m),
     "place": lambda m, _w: Value("name", PLACES_EN.get(m.group(0), m.group(0))),

@@ -739,7 +739,7 @@ def _values_apart(old: Claim, new: Claim) -> bool:
 #: Value kinds read one way only: a number, a time or a frequency may be written as another
 #: kind on the other side ("10am" / "10 in the morning"; "每周" / "一周").
 _FIRM_KINDS = frozenset({"host", "ip", "port", "url", "email", "region", "path", "date",
-                         "version", "weekday", "month"})
+                         "version", "weekday", "month", "period"})
 
 
 def _unmatched(claim: Claim, other: Claim, *, kinds: frozenset[str] | None = _FIRM_KINDS
@@ -1043,10 +1043,22 @@ def _names_in_common(co: Claim, cn: Claim) -> bool:
     return bool(names & _bare(co.tokens) & _bare(cn.tokens))
 
 
+#: Value groups that say which period a record is about (a month, a sprint, a quarter).
+_PERIOD_GROUPS = frozenset({"month", "period"})
+
+
 def _series(p: _Pair) -> _Finding | None:
     co, cn = p.co, p.cn
     if co.event_day and cn.event_day and co.event_day != cn.event_day:
         return "series", "series", (f"{co.event_day.isoformat()} / {cn.event_day.isoformat()}",)
+    periods = [c for c in p.changes if c[0] in _PERIOD_GROUPS]
+    if periods and not p.changed_cue and any(
+            group.startswith("number:") for group, _o, _n in p.changes):
+        # a measure of another month or sprint ("height in May: 118 cm" / "in November:
+        # 122 cm"): both hold, each for its own period
+        return "series", "series", tuple(
+            f"{', '.join(v.label() for v in olds)} / {', '.join(v.label() for v in news)}"
+            for _g, olds, news in periods)
     if co.event_day and co.event_day == cn.event_day and not p.changed_cue and (
             p.changes or _replaced_spans(co, cn)):
         # two things that happened on one day ("fixed bug #123" / "fixed bug #456")

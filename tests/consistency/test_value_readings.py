@@ -94,3 +94,19 @@ def test_a_named_tool_with_another_version_is_related() -> None:
 
 def test_a_narrower_thing_across_languages_is_not_merged() -> None:
     assert _verdict("Drinks tea at night.", "晚上喝奶茶", 0.75) != "duplicate"
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    ("Bug backlog at the end of sprint 7: 41 tickets.",
+     "Bug backlog at the end of sprint 8: 36 tickets."),
+    ("Q3 的营收是 120 万元。", "Q4 的营收是 135 万元。"),
+    ("Blood pressure in March: 128 mmHg.", "Blood pressure in August: 121 mmHg."),
+])
+def test_a_measure_of_another_period_is_a_series(old: str, new: str) -> None:
+    assert _verdict(old, new, 0.9) == "series"
+
+
+def test_a_period_label_is_no_count() -> None:
+    assert ("period", "sprint:12", "") in _values("Sprint 12 的 velocity 是 34 点。")
+    assert ("period", "quarter:2", "") in _values("Net worth at the end of Q2: $191k.")
+    assert ("period", "week:3", "") in _values("第3周的周报已经交了。")
