@@ -162,16 +162,18 @@ class MemoryService:
         return self._pool.memories()
 
     def find(self, id_or_name: str) -> StoredMemory:
-        """The memory whose id, name, file stem or path is ``id_or_name`` (case-insensitive)."""
-        wanted = id_or_name.strip().casefold()
+        """The memory whose id, name, file stem, path or whole text is ``id_or_name``
+        (case-insensitive; a long text's name is cut, so the text itself names it too)."""
+        wanted = " ".join(id_or_name.split()).casefold()
         found = []
         for stored in self.memories():
             meta = stored.note.memory
             assert meta is not None
             if meta.id and meta.id.casefold() == wanted:
                 return stored  # an id names one memory
-            keys = {meta.name, stored.note.title, stored.path, stored.path.rsplit("/", 1)[-1]}
-            if wanted in {k.casefold() for k in keys if k}:
+            keys = {meta.name, stored.note.title, stored.path, stored.path.rsplit("/", 1)[-1],
+                    stored.note.body}
+            if wanted in {" ".join(k.split()).casefold() for k in keys if k}:
                 found.append(stored)
         today = self._clock().date()
         live = [s for s in found if _current(s, today)]

@@ -117,6 +117,15 @@ def test_forgetting_the_older_memory_takes_it_out_of_the_newer_ones_links(
     assert app.consistency().check().clean
 
 
+def test_a_long_memory_is_found_by_its_whole_text(app: App) -> None:
+    service = app.memories()
+    text = ("When the nightly export to the analytics warehouse fails, rerun it by hand from "
+            "the ops runbook before nine, because the finance dashboards read it at ten.")
+    made = service.remember(text, type="project")
+    assert service.find(text).path == made.path  # its name is cut; the text names it
+    assert service.find("  " + text.upper() + " ").path == made.path
+
+
 def test_forgotten_text_is_gone_from_the_store_on_disk(app: App) -> None:
     marker = "zebracorn-quartz-7731"
     service = app.memories()
