@@ -28,6 +28,9 @@ __all__ = [
 
 #: Suffix of dreamd's temp files; ``ccb.scan`` ignores every file that ends with it.
 TEMP_SUFFIX = ".dreamd-tmp"
+#: Bytes of the target's name kept in a temp file's name (255 less the marks and the random
+#: part, with room to spare).
+_TEMP_NAME_BYTES = 200
 
 
 def _write_temp(path: Path, data: bytes, mode: int | None, durable: bool) -> str:
@@ -40,7 +43,9 @@ def _write_temp(path: Path, data: bytes, mode: int | None, durable: bool) -> str
             umask = os.umask(0)
             os.umask(umask)
             mode = 0o666 & ~umask
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=TEMP_SUFFIX, dir=path.parent)
+    # (the name cut: a file name near the 255-byte limit has no room for the temp's marks)
+    name = path.name.encode()[:_TEMP_NAME_BYTES].decode("utf-8", errors="ignore")
+    fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=TEMP_SUFFIX, dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)

@@ -102,13 +102,23 @@ def _merged(change: str) -> str:
 WriteStatus = Literal["created", "written", "merged", "conflict", "unchanged", "healed"]
 
 
+#: Longest file name most file systems take, in bytes (ext4, APFS, NTFS: 255).
+_NAME_MAX = 255
+
+
 def conflict_copy_path(rel_path: str, now: datetime) -> str:
-    """``Memory/x.md`` → ``Memory/x.conflict-20261130-101500.md`` (UTC stamp)."""
+    """``Memory/x.md`` → ``Memory/x.conflict-20261130-101500.md`` (UTC stamp). A name that
+    would pass :data:`_NAME_MAX` bytes has its stem cut (at a character boundary): the copy
+    must be writable, or what it keeps would be lost."""
     stem, dot, suffix = rel_path.rpartition(".")
     if not dot or "/" in suffix:
         stem, suffix = rel_path, ""
     stamp = now.astimezone(UTC).strftime("%Y%m%d-%H%M%S")
-    return f"{stem}.conflict-{stamp}" + (f".{suffix}" if suffix else "")
+    tail = f".conflict-{stamp}" + (f".{suffix}" if suffix else "")
+    folder, slash, name = stem.rpartition("/")
+    room = _NAME_MAX - len(tail.encode()) - 4  # (a second copy's ".conflict2-")
+    name = name.encode()[:room].decode("utf-8", errors="ignore") or "note"
+    return f"{folder}{slash}{name}{tail}"
 
 
 @dataclass(frozen=True, slots=True)

@@ -350,3 +350,19 @@ def test_a_stale_buffer_saved_at_the_swap_does_not_undo_our_earlier_write(
     assert text is not None
     for line in (b"- one\n", b"- two\n", b"- typed in an old buffer\n"):
         assert line in text
+
+
+def test_a_conflict_copy_of_a_file_with_a_long_name_can_be_written(tmp_path: Path) -> None:
+    """A name near the 255-byte limit (Chinese: 3 bytes a character) plus the conflict stamp
+    would be too long for the file system; the copy's stem is cut and nothing is lost."""
+    (tmp_path / "vault" / "Memory").mkdir(parents=True)
+    writer = NoteWriter(tmp_path / "vault", tmp_path / "state", clock=fixed)
+    name = "Memory/" + "长" * 80 + ".md"  # 240 bytes + ".md"
+    base = b"---\nname: x\n---\nfirst line\n"
+    writer.write(name, base, base=None)
+    (writer.root / name).write_bytes(base.replace(b"first line", b"theirs"))
+    outcome = writer.write(name, base.replace(b"first line", b"ours"), base=base)
+    assert outcome.status == "conflict" and outcome.conflict_path
+    assert len(outcome.conflict_path.rsplit("/", 1)[-1].encode()) <= 255
+    assert writer.read(outcome.conflict_path) == base.replace(b"first line", b"ours")
+    assert conflict_copy_path("Memory/x.md", fixed()) == "Memory/x.conflict-20261130-101500.md"
