@@ -23,7 +23,12 @@ What is found (kind → form):
   ``password passwd pwd passphrase secret token api_key apikey access_key secret_key
   private_key client_secret credentials``;
 - ``connection_string``: ``scheme://user:password@host`` for postgres, mysql, mariadb, mssql,
-  mongodb(+srv), redis(s), amqp(s), http(s), ftp, smtp.
+  mongodb(+srv), redis(s), amqp(s), http(s), ftp, smtp;
+- ``password`` told in a sentence: ``my wifi password is …``, ``the password for X is …``,
+  ``密码是 …`` / ``密码：…``, ``PIN is 4821`` (a value of two character classes, a PIN's 4–8
+  digits), and the value of a secret-named parameter in a URL's query (``?api_key=…``);
+- ``webhook_url``: Slack, Discord and Microsoft Teams incoming-webhook URLs (the URL is the
+  credential).
 
 Keeping false positives low (each rule is exercised by the look-alike corpus in the tests):
 
@@ -45,8 +50,9 @@ Keeping false positives low (each rule is exercised by the look-alike corpus in 
   (``postgres:postgres@localhost``) are dev defaults, not secrets;
 - UUIDs, git SHAs, ULIDs and base64 blobs match no rule (no pattern is a bare hex or base32 run).
 
-Known misses: passwords in prose (``my password is hunter2``), short or single-class passwords
-(``password: sunshine``), provider keys without a documented prefix, secrets split across lines.
+Known misses: short or single-class passwords (``password: sunshine``, ``my password is
+correcthorse``), passwords told without the word (``log in with hunter2``), provider keys without
+a documented prefix, secrets split across lines.
 """
 
 from __future__ import annotations
@@ -93,6 +99,7 @@ SecretKind = Literal[
     "slack_token",
     "stripe_key",
     "twilio_api_key",
+    "webhook_url",
 ]
 
 #: Minimum Shannon entropy (bits/char) of a token behind a generic prefix (``sk-``, ``hf_``,
@@ -280,9 +287,38 @@ def _connection(match: re.Match[str]) -> str | None:
     return f"{match.group('scheme')}://{user}:…@{match.group('host')}"
 
 
+#: A password told in a sentence: "my wifi password is …", "密码是 …", "PIN: …" (the words
+#: between the keyword and "is" name what it opens).
+_PROSE_PASSWORD = re.compile(
+    r"(?i)(?<![A-Za-z])(?P<kw>password|passwd|passcode|passphrase|pin)\b"
+    r"(?:\s+(?:for|of|to|on)\s+[^\n.:=]{1,40}?)?\s+(?:is|was|=|:)\s+(?P<value>[^\s,;]+)"
+    r"|(?P<zkw>密码|口令|PIN码|pin码|登录密码|开机密码)[^\n，。,；;:：=是为]{0,12}?"
+    r"(?:是|为|：|:|=)\s*(?P<zvalue>[^\s，。,；;]+)")
+
+
+def _prose_password(match: re.Match[str]) -> str | None:
+    """A value after "password is" that is not prose: two character classes (a digit, a
+    symbol, mixed case), or a PIN's digits; never a placeholder or a plain word."""
+    value = (match.group("value") or match.group("zvalue") or "").rstrip(".!?。！？)）\"'")
+    keyword = (match.group("kw") or match.group("zkw") or "").casefold()
+    if _is_placeholder(value):
+        return None
+    if keyword in {"pin", "pin码"}:
+        return "PIN …" if value.isdigit() and 4 <= len(value) <= 8 else None
+    if len(value) < MIN_PASSWORD_CHARS or value.isdigit() or _char_classes(value) < 2:
+        return None
+    return f"{keyword} …"
+
+
+def _webhook(match: re.Match[str]) -> str | None:
+    """A webhook URL carries its own credential (anyone holding it can post)."""
+    token = match.group("token")
+    return None if _is_placeholder(token) else "webhook …" + _tail4(token)
+
+
 _KEYWORDS = (
     r"password|passwd|pwd|passphrase|secret|token|api[_-]?key|access[_-]?key|secret[_-]?key"
-    r"|private[_-]?key|client[_-]?secret|credentials?"
+    r"|private[_-]?key|client[_-]?secret|credentials?|(?<![A-Za-z])pass"
 )
 
 _KEY_NAME = re.compile(r"(?:" + _KEYWORDS + r")$", re.IGNORECASE)
@@ -339,8 +375,14 @@ _RULES: tuple[_Rule, ...] = (
         # Possessive identifier, keyword checked afterwards: linear on long identifier runs.
         r"(?<![A-Za-z0-9_.\-])(?P<key>[A-Za-z0-9_.\-]++)[\"']?"
         r"[ \t]*(?::=|=>|=|:)[ \t]*"
-        r"(?:(?P<q>[\"'])(?P<qvalue>[^\"'\n]*)(?P=q)|(?P<value>[^\s\"'`,;]+))"), 40,
+        r"(?:(?P<q>[\"'])(?P<qvalue>[^\"'\n]*)(?P=q)|(?P<value>(?!//)[^\s\"'`,;]+))"), 40,
         _password),
+    _Rule("password", _PROSE_PASSWORD, 35, _prose_password),
+    _Rule("webhook_url", re.compile(
+        r"(?i)https://(?:hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/]+/"
+        r"|(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/\d+/"
+        r"|[\w.-]+\.webhook\.office\.com/[^\s]*?/IncomingWebhook/[A-Za-z0-9]+/)"
+        r"(?P<token>[A-Za-z0-9_\-]{16,})"), 85, _webhook),
 )  # fmt: skip
 
 

@@ -153,6 +153,23 @@ POSITIVES: tuple[Positive, ...] = (
     Positive(
         "https basic", "https://deploy:gH7kL2qW9z@git.example.org/repo.git", "connection_string"
     ),
+    # told in a sentence, English and Chinese (DESIGN.md: a memory is prose)
+    Positive("prose password", f"My wifi password is {_rand(10)}", "password"),
+    Positive("prose password for", f"The password for the NAS admin is {_rand(12)}.",
+             "password"),
+    Positive("prose passphrase", f"passphrase: {_rand(6)}-{_rand(6)}", "password"),
+    Positive("chinese password", f"我的邮箱密码是 {_rand(10)}", "password"),
+    Positive("chinese password colon", f"服务器 root 密码：{_rand(9)}#", "password"),
+    Positive("prose pin", "The bank card PIN is 4821.", "password"),
+    Positive("pass pair", f"db: user=app pass={_rand(11)} host=db.internal", "password"),
+    Positive("query api key", f"GET https://api.acme.io/v2/items?api_key={_rand(32, _HEX)}&n=5",
+             "password"),
+    Positive("slack webhook",
+             f"Alerts go to https://hooks.slack.com/services/T{_rand(8, _U)}/B{_rand(8, _U)}/"
+             f"{_rand(24)}", "webhook_url"),
+    Positive("discord webhook",
+             f"https://discord.com/api/webhooks/{_rand(18, '0123456789')}/{_rand(68)}",
+             "webhook_url"),
 )
 
 NEGATIVES: tuple[Negative, ...] = (
@@ -217,5 +234,18 @@ NEGATIVES: tuple[Negative, ...] = (
     Negative("github placeholder", "GITHUB_TOKEN=ghp_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"),
     Negative("chinese prose", "密码策略要求至少 12 个字符，token 桶限流每秒 100 个。"),
     Negative("single class short", "password: sunshine"),
+    Negative("password where", "The Wi-Fi password is on the fridge."),
+    Negative("password stored", "The password is stored in 1Password."),
+    Negative("password for where", "The password for the staging VPN is in the team vault."),
+    Negative("password rule", "Passwords must be rotated every 90 days."),
+    Negative("password length", "password is 8 characters or more"),
+    Negative("chinese password question", "密码是什么我忘了，明天问管理员。"),
+    Negative("pin length", "The PIN is 4 digits long."),
+    Negative("pass word inside", "bypass=1, compass: north"),
+    Negative("pass placeholder", "my pass: changeme"),
+    Negative("query without secret", "Open https://shop.example.org/list?page=2&sort=desc"),
+    Negative("slack webhook docs", "https://hooks.slack.com/services/T00000000/B00000000/"
+             "XXXXXXXXXXXXXXXXXXXXXXXX"),
+    Negative("commit url", f"See https://github.com/org/repo/commit/{_rand(40, _HEX)}"),
     Negative("sha256 hash", f"content_hash: {_rand(64, _HEX)}"),
 )
