@@ -1106,7 +1106,10 @@ def _changed_value(p: _Pair) -> _Finding | None:
     sure = _sure_change(p.co, p.cn, p.subs, p.changes, cos=p.cos,
                         measured=p.cosine is not None, aligned_ok=p.aligned_ok,
                         same_subject=p.same_subject, changed_cue=p.changed_cue,
-                        two_languages=p.two_languages)
+                        two_languages=p.two_languages) and not (
+        # across languages with words the lexicon did not read, what the values belong to
+        # cannot be compared ("每周例会…十点" / "daily standup at 9:30": two meetings)
+        p.cross and not (p.covered or p.same_subject) and len(p.changes) > 1)
     return ("contradiction" if sure else "possible_contradiction"), "changed value", labels
 
 

@@ -110,3 +110,10 @@ def test_a_period_label_is_no_count() -> None:
     assert ("period", "sprint:12", "") in _values("Sprint 12 的 velocity 是 34 点。")
     assert ("period", "quarter:2", "") in _values("Net worth at the end of Q2: $191k.")
     assert ("period", "week:3", "") in _values("第3周的周报已经交了。")
+
+
+def test_two_values_changed_across_languages_is_never_sure() -> None:
+    """Words the lexicon does not read cannot say what the values belong to: a weekly
+    meeting moved to Friday 10:00 and a daily standup at 9:30 are perhaps two meetings."""
+    assert _verdict("Orion 每周例会改到周五上午十点", "The Orion daily standup is at 9:30",
+                    0.63) == "possible_contradiction"
