@@ -115,6 +115,9 @@ class ChangeHandler:
     settle_s: float = 0.5
     pending: set[str] = field(default_factory=set)
     _applied_at: dict[str, float] = field(default_factory=dict)
+    #: The error the last batch failed with: the same one again (pending paths retried
+    #: every tick while the daemon waits) is logged at debug level, not once a second.
+    _last_error: str | None = None
 
     def due(self, now: float) -> bool:
         """True when some pending path may be applied at monotonic time ``now``."""
@@ -139,7 +142,9 @@ class ChangeHandler:
         except DreamdError as error:
             self.pending |= ready
             event = "batch.refused" if isinstance(error, MassDeleteError) else "batch.failed"
-            log.error(event, error=str(error), paths=len(ready))
+            said = log.debug if str(error) == self._last_error else log.error
+            said(event, error=str(error), paths=len(ready))
+            self._last_error = str(error)
             return BatchResult(frozenset(ready), failure=error,
                                duration_s=time.perf_counter() - started)
         except Exception as error:  # a store or library failure must not stop the daemon
@@ -147,6 +152,7 @@ class ChangeHandler:
             log.exception("batch.crashed", paths=len(ready))
             return BatchResult(frozenset(ready), failure=error,
                                duration_s=time.perf_counter() - started)
+        self._last_error = None
         for path in ready:
             self._applied_at[path] = clock
         if len(self._applied_at) > 10_000:  # forget old timestamps; they only matter briefly

@@ -255,3 +255,25 @@ def test_vault_reached_through_a_symlink(tmp_path: Path) -> None:
     link.symlink_to(real)
     assert relative_paths(link, {(A, str(real / "x.md"))}) == {"x.md"}
     assert relative_paths(link, {(A, str(link / "x.md"))}) == {"x.md"}
+
+
+def test_a_refused_batch_retried_while_waiting_is_logged_once(
+    synced: tuple[App, ChangeHandler, object], vault: Path
+) -> None:
+    """The daemon retries a refused mass delete on every tick while it waits: the log says
+    so once, not once a second for as long as a drive stays unmounted."""
+    import shutil
+
+    from structlog.testing import capture_logs
+
+    _app, handler, _ = synced
+    gone = [child for child in vault.iterdir() if child.name != ".obsidian"]
+    for child in gone:
+        shutil.rmtree(child) if child.is_dir() else child.unlink()
+    with capture_logs() as logs:
+        first = handler.apply_changes(batch(vault, *((D, c.name) for c in gone)))
+        for _ in range(5):
+            handler.apply_changes(set())
+    assert first.failure is not None
+    refused = [e for e in logs if e["event"] == "batch.refused"]
+    assert [e["log_level"] for e in refused] == ["error"] + ["debug"] * 5
