@@ -301,7 +301,8 @@ class Syncer:
                 f"sync {self.root}: {len(gone)} of {len(index)} indexed files "
                 f"({share:.0%}) are gone from the vault, more than sync.max_delete_share "
                 f"({self.max_delete_share:.0%}); the index is kept. If the vault is mounted and "
-                "the deletions are real, run again with --allow-mass-delete"
+                "the deletions are real, run: dreamd sync --allow-mass-delete (a running daemon "
+                "applies them)"
             )
 
     def _execute(
