@@ -82,8 +82,12 @@ _PREFERENCE = re.compile(
 # 不要 (do not), 一定 (certainly), 切勿 (never), 严禁 (strictly forbidden), 永远 (always),
 # 总是 (always), 绝不 (never). The list follows the salience words of the retrieval issue.
 _RULE_WORDS = re.compile(
-    r"\b(?:must|never|always|do not|don't|mustn't|shall not|required|forbidden|mandatory)\b"
-    r"|务必|必须|千万|禁止|不要|一定|切勿|严禁|永远|总是|绝不",
+    r"\b(?:must|never|always|do not|don't|mustn't|shall not|required|forbidden|mandatory"
+    # a standing instruction: "write commit messages in Chinese from now on", "avoid emoji"
+    r"|from now on|going forward|from here on|henceforth|every time|each time|avoid"
+    r"|no longer)\b"
+    r"|务必|必须|千万|禁止|不要|一定|切勿|严禁|永远|总是|绝不|以后|今后|从现在起|一律|每次|请勿"
+    r"|不许|不准|别再",
     re.IGNORECASE,
 )
 

@@ -144,6 +144,12 @@ def test_rule_force_in_english_and_chinese() -> None:
     assert has_rule_force("Never commit secrets to the repo")
     assert has_rule_force("提交前务必运行测试")
     assert not has_rule_force("Prefers tea in the afternoon")
+    # a standing instruction is a rule the assistant keeps in every session
+    assert has_rule_force("Write commit messages in Chinese from now on")
+    assert has_rule_force("Avoid emoji in replies")
+    assert has_rule_force("以后周报用中文写")
+    assert has_rule_force("代码注释一律用英文")
+    assert not has_rule_force("The avocado tree needs more light")
 
 
 # --------------------------------------------------------------------------- properties

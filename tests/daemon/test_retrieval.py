@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 import pytest
 from daemon_harness import ChatEndpoint
+from fakes import TokenHashEmbedder
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -351,6 +352,30 @@ def test_a_long_rule_keeps_its_rule_in_every_context(tmp_path: Path) -> None:
             assert "Never push directly to main; open a pull request" in text, budget
     finally:
         other.close()
+
+
+def test_a_standing_instruction_that_replaced_a_rule_is_in_every_context(
+        tmp_path: Path) -> None:
+    """'Write commit messages in Chinese from now on' superseded 'Always write commit
+    messages in English': the session-start context (no query) holds the new instruction
+    (before, it held neither: the instruction read as no rule)."""
+    vault = tmp_path / "vault"
+    (vault / "Memory").mkdir(parents=True)
+    (tmp_path / "config.toml").write_text("", encoding="utf-8")
+    other = App.create(load(tmp_path / "config.toml", None, {
+        "vault.path": str(vault), "storage.data_dir": str(tmp_path / "data")}),
+        embedder=TokenHashEmbedder())
+    try:
+        service = other.memories()
+        service.remember("Always write commit messages in English", type="feedback",
+                         subject="git.commit.language")
+        new = service.remember("Write commit messages in Chinese from now on",
+                               type="feedback", subject="git.commit.language")
+        assert new.action == "superseded"
+        text = build_context(other, "", now=datetime.now(UTC)).text
+    finally:
+        other.close()
+    assert f"({new.path})" in text and "in English" not in text
 
 
 def test_a_memory_cannot_close_the_background_fence(
