@@ -226,17 +226,21 @@ def _merge_lines(base: str, ours: str, theirs: str) -> str | None:
     out: list[str] = []
     pos = 0
     inserted_here: dict[int, list[str]] = {}
-    for i1, i2, lines, tag in unique:
+    for i1, i2, lines, _tag in unique:
         if i1 > pos:
             out.extend(base_l[pos:i1])
             pos = i1
         if i1 == i2:
             already = inserted_here.setdefault(i1, [])
-            fresh = [line for line in lines if tag == 0 or line not in already]
+            fresh = [line for line in lines if line not in already]
             already.extend(fresh)
             out.extend(fresh)
         else:
-            out.extend(lines)
+            # a line the other side inserted right here, or inserts right after, is the
+            # same change once ("- L" replaced by "- M" / "- M" appended after "- L")
+            fresh = [line for line in lines if line not in inserted_here.get(i1, ())]
+            out.extend(fresh)
+            inserted_here.setdefault(i2, []).extend(fresh)
             pos = max(pos, i2)
     out.extend(base_l[pos:])
     return "\n".join(out).rstrip() + (tail or "")

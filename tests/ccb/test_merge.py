@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -83,3 +84,15 @@ def test_both_bumping_updated_and_version_is_not_a_conflict() -> None:
     assert merged.endswith(b"- one\n- theirs\n- ours\n")
     other = ours.replace(b"name: Log", b"name: Mine")
     assert merge_note(base, other, theirs.replace(b"name: Log", b"name: Theirs")) is None
+
+
+@pytest.mark.parametrize("swap", [False, True])
+def test_a_line_one_side_replaced_in_and_the_other_appended_is_there_once(swap: bool) -> None:
+    """One side replaced the last line by M (a user's deletion repaired with our M), the
+    other appended M after it: M is one change made twice, not two lines."""
+    base = b"---\nname: Log\n---\n# Log\n\n- start\n- L\n"
+    appended = base + b"- M\n"
+    replaced = base.replace(b"- L\n", b"- M\n")
+    ours, theirs = (replaced, appended) if swap else (appended, replaced)
+    merged = merge_note(base, ours, theirs)
+    assert merged is not None and merged.count(b"- M\n") == 1 and b"- L\n" not in merged

@@ -5,7 +5,8 @@ one state folder (as the daemon and CLI processes do). Each writer reads a memor
 writes its edit based on what it read (possibly stale); a simulated editor (a STAND-IN for
 Obsidian: it loads a file, re-reads it before saving, and saves that buffer plus its own line)
 may save at any step, including between a writer's compare and its swap (through the
-``on_written`` hook, which runs exactly there); a user deletes a line they see; a healer runs
+``on_written`` hook, which runs exactly there); a user deletes a line they see, at any step
+or in that moment too; a healer runs
 :meth:`NoteWriter.heal` at random. Afterwards every line anyone added is in the memory or a
 conflict copy, none is in a memory twice, and no line the user deleted is back in the memory.
 The cross-process version with a real daemon is ``tests/scenarios/test_concurrent_writers.py``.
@@ -144,14 +145,22 @@ def _trial(
     clock = _Clock()
     editor = _Editor(root, edits)
 
+    deleted: list[str] = []
+    # one save of the user's in a write's swap moment at most (a moment of microseconds;
+    # four in a row are what the writer gives up on, keeping both versions)
+    at_swap_done: list[bool] = []
+
     def editor_at_swap(_path: str, _digest: str) -> None:
         if editor.phase == 2 and rng.random() < at_swap:
             editor.step(rng, paths)
+        elif editor.phase == 0 and len(deleted) < deletions and not at_swap_done \
+                and rng.random() < at_swap:
+            at_swap_done.append(True)
+            deleted.append(_delete_a_line(root, rng, paths) or "")  # the user, at the swap
 
     actors = [_Writer(NoteWriter(root, state, clock=clock, on_written=editor_at_swap),
                       f"w{k}", edits) for k in range(writers)]
     healer = NoteWriter(root, state, clock=clock)
-    deleted: list[str] = []
     while not all(a.done for a in actors) or not editor.done or len(deleted) < deletions:
         roll = rng.random()
         if roll < heal_p:
@@ -162,6 +171,7 @@ def _trial(
         elif not editor.done and (roll < 0.45 or all(a.done for a in actors)):
             editor.step(rng, paths)
         elif live := [a for a in actors if not a.done]:
+            at_swap_done.clear()
             rng.choice(live).step(rng, paths, clock)
     healer.heal()
     files = sorted((root / "Memory").glob("*.md"))
@@ -185,6 +195,8 @@ SCHEDULES = {
                   "deletions": 0},
     "user-deletes": {"writers": 2, "edits": 8, "memories": 2, "at_swap": 0.4, "heal_p": 0.05,
                      "deletions": 6},
+    "user-deletes-at-the-swap": {"writers": 3, "edits": 10, "memories": 1, "at_swap": 0.6,
+                                 "heal_p": 0.02, "deletions": 10},
 }
 
 
