@@ -29,7 +29,7 @@ from rich.table import Table
 
 from ccb.model import MEMORY_TYPES
 from ccb.owner import Owner, parse_owner
-from config.errors import DreamdError, InvalidOwnerError, LockError, exit_code_for
+from config.errors import DreamdError, InvalidOwnerError, LockError, VaultError, exit_code_for
 from daemon import client
 
 if TYPE_CHECKING:
@@ -406,6 +406,11 @@ def sync(
 ) -> None:
     """Reconcile the index with the vault once: new, changed, deleted and renamed files."""
     with _app(ctx, **{"vault.path": vault}) as application:
+        # (a relative path is the client's: the resolution that sent it here read its folder)
+        if vault is not None and _served.get() is not None and vault.expanduser().is_absolute() \
+                and vault.expanduser().resolve() != application.vault_root:
+            raise VaultError(f"sync {vault}: the running daemon keeps "
+                             f"{application.vault_root}, not this vault; nothing was synced")
         try:
             with render.SyncProgress(err, enabled=not as_json and err.is_terminal) as progress:
                 report = application.sync(progress=progress,

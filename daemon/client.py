@@ -195,7 +195,15 @@ def parse_invocation(argv: Sequence[str]) -> Invocation | None:
     command, args = argv[i], tuple(argv[i + 1:])
     if any(a in ("--help", "-h") for a in args):
         return None
-    return Invocation(config, env, tuple(sets), command, args, option(args, "--vault"))
+    vault = option(args, "--vault")
+    if vault is None and command in _VAULT_ARGUMENT:
+        vault = next((a for a in args if not a.startswith("-")), None)
+    return Invocation(config, env, tuple(sets), command, args, vault)
+
+
+#: Served commands that take the vault as their argument (``dreamd sync VAULT``), not as
+#: ``--vault``: it decides where their settings lead as ``--vault`` does.
+_VAULT_ARGUMENT = frozenset({"sync"})
 
 
 def option(args: Sequence[str], name: str) -> str | None:

@@ -187,6 +187,19 @@ def test_deletions_it_waits_for_are_applied_by_dreamd_sync_allow_mass_delete(
         assert "deleted" in done.stdout, done.stdout
     h.wait_until(daemon.status, lambda s: s.get("state") == "watching", timeout_s=30,
                  what="watching again")
+    # another vault named as the argument is never handed to this daemon (its index stays)
+    other = tmp_path / "other vault"
+    other.mkdir()
+    (other / "Alone.md").write_text("# Alone\n\nin another vault\n", encoding="utf-8")
+    before = set(h.fresh_app(vault).store.file_index())
+    for _ in range(2):
+        done = subprocess.run(
+            [sys.executable, "-m", "daemon", "sync", "--allow-mass-delete", str(other)],
+            capture_output=True, text=True, timeout=300, env=env, check=False)
+        assert done.returncode == 0, done.stderr
+        assert "synced 1 files" in done.stdout, done.stdout
+    assert set(h.fresh_app(vault).store.file_index()) == before
+    assert set(h.fresh_app(other, fake=False).store.file_index()) == {"Alone.md"}
     settle(vault)
     stop_and_check(daemon, vault)
 

@@ -355,6 +355,9 @@ def test_invocations_are_read_like_the_cli_reads_them() -> None:
         ("c.toml", ("a.b=1",), "search", "/v")
     assert parsed.args == ("pnpm", "--vault=/v", "-n", "3")
     assert client.parse_invocation(["context", "--hook"]).hook  # type: ignore[union-attr]
+    # sync takes its vault as the argument: it decides where the command goes
+    synced = client.parse_invocation(["sync", "--allow-mass-delete", "/other"])
+    assert synced is not None and synced.vault == "/other"
     for argv in ([], ["--help"], ["search", "--help"], ["--unknown", "search"], ["--config"]):
         assert client.parse_invocation(argv) is None, argv
 
