@@ -410,10 +410,10 @@ class MagmaStore:
         """Nearest chunks by cosine similarity (flat scan, filters applied before the scan)."""
         if self._t.chunks.count_rows() == 0:
             return []
-        query = (
-            self._t.chunks.search(np.asarray(vector, dtype=np.float32), query_type="vector")
-            .distance_type("cosine")
-        )
+        def query() -> Any:
+            return (self._t.chunks.search(np.asarray(vector, dtype=np.float32),
+                                          query_type="vector").distance_type("cosine"))
+
         return [_candidate(row, 1.0 - float(row["_distance"])) for row in self._candidate_rows(
             query, "vector search", limit, with_vectors,
             _search_filter(memory_types, path_prefix, owner))]
@@ -432,8 +432,8 @@ class MagmaStore:
         quotes, colons and operators in ``query_text`` are plain characters)."""
         if not query_text.strip() or not self._t.fts_ready():
             return []
-        query = (
-            self._t.chunks.search(
+        def query() -> Any:
+            return self._t.chunks.search(
                 MatchQuery(
                     query_text,
                     "text",
@@ -446,19 +446,22 @@ class MagmaStore:
                 ),
                 query_type="fts",
             )
-        )
+
         return [_candidate(row, float(row["_score"])) for row in self._candidate_rows(
             query, "full-text search", limit, with_vectors,
             _search_filter(memory_types, path_prefix, owner))]
 
-    def _candidate_rows(self, query: Any, what: str, limit: int, with_vectors: bool,
-                        where: str | None) -> list[dict[str, Any]]:
-        query = query.select([*_CANDIDATE_COLUMNS, *(["vector"] if with_vectors else [])])
-        query = query.limit(limit)
-        if where:
-            query = query.where(where, prefilter=True)
-        try:
+    def _candidate_rows(self, build: Callable[[], Any], what: str, limit: int,
+                        with_vectors: bool, where: str | None) -> list[dict[str, Any]]:
+        def rows() -> list[dict[str, Any]]:
+            query = build().select([*_CANDIDATE_COLUMNS, *(["vector"] if with_vectors else [])])
+            query = query.limit(limit)
+            if where:
+                query = query.where(where, prefilter=True)
             return list(query.to_list())
+
+        try:
+            return self._t.retrying(rows)
         except Exception as exc:
             raise StoreError(f"magma: {what} in {self.uri}: {exc}") from exc
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import posixpath
 import warnings
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 import lancedb
 import pyarrow as pa
@@ -20,6 +20,8 @@ from config.errors import StoreError, StoreMismatchError
 __all__ = ["FTS_CONFIG", "SCHEMA_VERSION", "StoreTables", "sql_str", "table_name"]
 
 log = structlog.get_logger("dreamd.store")
+
+T = TypeVar("T")
 
 # SQL IN-lists are sent in slices of this many values (keeps each filter string small).
 _IN_SLICE = 500
@@ -242,15 +244,33 @@ class StoreTables:
     def read(self, table: Any, columns: list[str] | None, where: str | None = None) -> pa.Table:
         """Every row of ``table`` (matching ``where``) with ``columns`` (``None``: all).
         Raises :class:`StoreError`."""
-        try:
+        def rows() -> pa.Table:
             query = table.search()
             if columns is not None:
                 query = query.select(columns)
             if where:
                 query = query.where(where)
             return query.limit(None).to_arrow()
+
+        try:
+            return self.retrying(rows)
         except Exception as exc:
             raise StoreError(f"magma: read {table.name} in {self.uri}: {exc}") from exc
+
+    def retrying(self, read: Callable[[], T]) -> T:
+        """``read()``, once more on the tables' latest version when the version it read has
+        gone: a ``forget`` in another process drops every older version (its purge), and a
+        reader that opened one finds its files missing ("Not found"). Raises what ``read``
+        raises."""
+        try:
+            return read()
+        except Exception as exc:
+            if "Not found" not in str(exc):
+                raise
+            log.info("store.version_gone", error=str(exc)[:200])
+            for table in self.derived:
+                table.checkout_latest()
+            return read()
 
     def fts_ready(self) -> bool:
         """Whether ``chunks`` has its full-text index."""

@@ -254,3 +254,20 @@ def test_a_changed_fact_supersedes_a_memory_written_without_an_id(app: App,
     assert new.action == "superseded" and new.superseded == "Memory/staging-port.md", new
     old = (vault / "Memory" / "staging-port.md").read_bytes()
     assert b"valid_to:" in old and old.endswith(b"listens on port 5432.\n")
+
+
+def test_a_reader_of_an_older_version_goes_on_after_a_forget_elsewhere(
+    app: App, vault: Path, make_app: Builder
+) -> None:
+    """A forget drops every older version of the tables (its purge). Another process that
+    opened one of them (a search beside it, a remember deciding) reads the latest instead of
+    failing on the files the purge removed."""
+    assert app.search("kiln shelf", limit=3) is not None  # this reader holds a version now
+    other, _ = make_app(vault)
+    service = other.memories()
+    for n in range(3):
+        made = service.remember(f"Shelf {n} of the kiln is 40 cm wide.", type="reference")
+        service.forget(made.memory_id)
+    other.close()
+    assert app.search("kiln shelf", limit=3) is not None
+    assert app.memories().remember("The kiln lid hinge squeaks.", type="reference").path
