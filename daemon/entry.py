@@ -56,6 +56,9 @@ def main() -> None:
         code, why = ask_daemon(sys.argv[1:])
     except (OSError, ValueError) as error:  # a deleted working folder, an odd record
         code, why = None, f"could not ask the daemon ({error})"
+    except KeyboardInterrupt:  # Ctrl-C while the daemon answers: it finishes on its own
+        sys.stderr.write("dreamd: interrupted (the daemon finishes what it started)\n")
+        sys.exit(130)
     if code is not None:
         sys.exit(code)
     from daemon.cli import run_here

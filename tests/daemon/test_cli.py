@@ -184,3 +184,19 @@ def test_remember_into_a_mistyped_vault_path_creates_nothing(tmp_path: Path) -> 
     assert done.returncode == 4, done.stderr
     assert "vault folder is missing" in done.stderr and "Traceback" not in done.stderr
     assert not missing.exists()
+
+
+def test_ctrl_c_while_the_daemon_answers_is_a_line_not_a_traceback(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from daemon import entry
+
+    def interrupted(_argv: object) -> tuple[int | None, str | None]:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(entry, "ask_daemon", interrupted)
+    monkeypatch.setattr(sys, "argv", ["dreamd", "sync"])
+    with pytest.raises(SystemExit) as stopped:
+        entry.main()
+    assert stopped.value.code == 130
+    assert capsys.readouterr().err.startswith("dreamd: interrupted")
