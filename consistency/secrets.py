@@ -73,9 +73,11 @@ __all__ = [
     "MIN_PASSWORD_CHARS",
     "MIN_TOKEN_ENTROPY_BITS",
     "PLACEHOLDER_WORDS",
+    "REDACTED",
     "SecretFinding",
     "SecretKind",
     "find_secrets",
+    "redact_secrets",
     "refuse_secrets",
     "shannon_entropy_bits",
 ]
@@ -161,7 +163,7 @@ _PLACEHOLDER_SHAPES = re.compile(
 
 def _is_placeholder(value: str) -> bool:
     bare = value.strip().strip("'\"")
-    if not bare:
+    if not bare or bare.startswith("[credential"):  # (dreamd's own redaction mark)
         return True
     if len(set(bare.casefold())) <= 2:  # "xxxxxxxx", "********", "aaaa0000"
         return True
@@ -406,6 +408,27 @@ def find_secrets(text: str) -> list[SecretFinding]:
         if all(finding.end <= f.start or finding.start >= f.end for f in accepted):
             accepted.append(finding)
     return sorted(accepted, key=lambda f: f.start)
+
+
+#: What a credential is replaced by where dreamd copies text it did not write (a memory
+#: written by hand into ``MEMORY.md`` or an assistant's context).
+REDACTED = "[credential withheld]"
+
+
+def redact_secrets(text: str) -> str:
+    """``text`` with every credential :func:`find_secrets` finds replaced by
+    :data:`REDACTED`: dreamd refuses to write a credential, and never copies one a user wrote
+    by hand either. Pure; never raises."""
+    findings = find_secrets(text)
+    if not findings:
+        return text
+    out: list[str] = []
+    last = 0
+    for finding in findings:
+        out.extend((text[last:finding.start], REDACTED))
+        last = finding.end
+    out.append(text[last:])
+    return "".join(out)
 
 
 def refuse_secrets(text: str, *, where: str) -> None:

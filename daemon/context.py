@@ -28,6 +28,7 @@ import structlog
 from ccb.owner import Owner, parse_owner
 from config.errors import DreamdError
 from consistency.lifecycle import MemoryState, is_current
+from consistency.secrets import redact_secrets
 from daemon import session_snapshot
 from magma.fusion import clip_to_tokens, estimate_tokens
 from magma.layers import (
@@ -367,7 +368,7 @@ def _pack(query: str, resident: list[_Item], retrieved: list[_Item],
         if picked:
             lines.append(_HEADINGS[section])
         for item in picked:
-            line = _entry_line(item)
+            line = redact_secrets(_entry_line(item))  # a credential written by hand stays put
             lines.append(line)
             entries.append(ContextEntry(item.section, item.path, item.title, item.layer,
                                         estimate_tokens(line), item.shortened, item.pinned))

@@ -33,6 +33,7 @@ from ccb.memory_index import IndexEntry, build_memory_index
 from ccb.model import MEMORY_INDEX_FILE, Note
 from ccb.writer import NoteWriter, WriteOutcome, sha256_hex
 from consistency.lifecycle import MemoryState, is_current
+from consistency.secrets import redact_secrets
 
 __all__ = ["INDEX_FILE", "MemoryIndexKeeper", "index_entries", "index_fields",
            "index_fingerprint"]
@@ -107,7 +108,9 @@ class MemoryIndexKeeper:
 
     def render(self, entries: Sequence[IndexEntry]) -> bytes:
         """The file's bytes for ``entries``."""
-        return build_memory_index(entries, memory_folder=self.memory_folder).encode("utf-8")
+        # (a credential a memory holds, written by hand, is never copied into the index)
+        return redact_secrets(build_memory_index(entries, memory_folder=self.memory_folder)
+                              ).encode("utf-8")
 
     def text_of(self, memories: Iterable[tuple[str, Note]], today: date) -> tuple[bytes, str]:
         """What ``MEMORY.md`` holds for these parsed memory files, and their fingerprint."""

@@ -116,3 +116,19 @@ def test_embedding_a_key_in_any_prose_is_found(prose: str) -> None:
     key = next(p for p in POSITIVES if p.label == "stripe live").text.split(": ", 1)[1]
     text = prose + " " + key + " " + prose
     assert "stripe_key" in {f.kind for f in find_secrets(text)}
+
+
+@pytest.mark.parametrize("case", POSITIVES, ids=lambda c: c.label)
+def test_redaction_leaves_no_credential(case: Positive) -> None:
+    from consistency.secrets import REDACTED, redact_secrets
+
+    redacted = redact_secrets(f"Note. {case.text} End.")
+    assert REDACTED in redacted and not find_secrets(redacted)
+    assert redacted.startswith("Note. ") and redacted.endswith(" End.")
+
+
+@pytest.mark.parametrize("case", NEGATIVES, ids=lambda c: c.label)
+def test_redaction_leaves_look_alikes_as_they_are(case: Negative) -> None:
+    from consistency.secrets import redact_secrets
+
+    assert redact_secrets(case.text) == case.text

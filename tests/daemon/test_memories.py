@@ -271,3 +271,22 @@ def test_a_reader_of_an_older_version_goes_on_after_a_forget_elsewhere(
     other.close()
     assert app.search("kiln shelf", limit=3) is not None
     assert app.memories().remember("The kiln lid hinge squeaks.", type="reference").path
+
+
+def test_a_credential_written_by_hand_is_never_copied(app: App, vault: Path) -> None:
+    """A memory file written by hand holds a password: dreamd refuses to write one, and it
+    does not copy this one either — not into MEMORY.md, not into an assistant's context."""
+    from daemon.context import build_context
+
+    (vault / "Memory" / "router.md").write_text(
+        "---\nname: Router\ndescription: The router admin password is Vq7#pLm2xZ\n"
+        "type: user\nid: 01JROUTER00000000000000000\n---\n"
+        "The router admin password is Vq7#pLm2xZ and the SSID is Harbour.\n",
+        encoding="utf-8")
+    app.sync()
+    app.memories().rebuild_index()
+    index = (vault / "Memory" / "MEMORY.md").read_text(encoding="utf-8")
+    assert "router.md" in index and "Vq7#pLm2xZ" not in index
+    context = build_context(app, "router", count_recall=False).text
+    assert "router.md" in context and "Vq7#pLm2xZ" not in context
+    assert "credential withheld" in context
