@@ -21,7 +21,7 @@ from ccb.writer import NoteWriter
 from consistency.lifecycle import is_archived
 from daemon.memory_pool import StoredMemory
 
-__all__ = ["LINK_KEYS", "Unlinked", "unlink_forgotten"]
+__all__ = ["LINK_KEYS", "Unlinked", "link_stem", "unlink_forgotten"]
 
 #: Frontmatter properties in which dreamd writes another memory's name.
 LINK_KEYS = ("supersedes", "superseded_by", "merged_into", "possible_duplicate",

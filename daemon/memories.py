@@ -57,7 +57,7 @@ from consistency.duplicates import (
 )
 from consistency.lifecycle import MemoryState, is_current
 from consistency.secrets import refuse_secrets
-from daemon.forget_links import Unlinked, unlink_forgotten
+from daemon.forget_links import Unlinked, link_stem, unlink_forgotten
 from daemon.memory_index_keeper import INDEX_FILE, MemoryIndexKeeper
 from daemon.memory_pool import MemoryPool, StoredMemory
 from magma.chunking import chunk_note
@@ -461,7 +461,7 @@ class MemoryService:
         """``(kind, path)`` of the memories ``stored`` links as a possible pair."""
         by_stem = {Path(s.path).stem.casefold(): s.path for s in self.memories()}
         return [(kind, path) for kind in _PAIR_KINDS for link in _links_of(stored, kind)
-                if (path := by_stem.get(_link_stem(link))) is not None and path != stored.path]
+                if (path := by_stem.get(link_stem(link))) is not None and path != stored.path]
 
     # ------------------------------------------------------------------ forget
 
@@ -569,12 +569,6 @@ def _unlinked_lines(unlinked: Unlinked) -> list[str]:
     return lines
 
 
-def _link_stem(link: str) -> str:
-    """``[[folder/name|alias]]`` → ``name``, case-folded: the file a link names."""
-    return (link.strip().removeprefix("[[").removesuffix("]]").split("|")[0]
-            .rsplit("/", 1)[-1].removesuffix(".md").casefold())
-
-
 def _links_of(stored: StoredMemory, kind: str) -> list[str]:
     """The links of ``stored``'s ``kind`` property (one value or a list)."""
     value = stored.note.properties.get(kind)
@@ -588,7 +582,7 @@ def _unlinked(stored: StoredMemory, pair: set[str]) -> bytes:
     remove: list[str] = []
     for kind in _PAIR_KINDS:
         links = _links_of(stored, kind)
-        kept = [v for v in links if _link_stem(v) not in stems]
+        kept = [v for v in links if link_stem(v) not in stems]
         if links and not kept:
             remove.append(kind)
         elif kept != links:
