@@ -62,7 +62,7 @@ from ccb.write_records import (
     prune_journal,
 )
 from ccb.write_transport import WriteTransport, sha256_hex, short_hash
-from config.errors import DreamdError, StaleWriteError, VaultError
+from config.errors import DreamdError, LockError, StaleWriteError, VaultError
 
 __all__ = [
     "HEAL_WINDOW_S",
@@ -208,7 +208,7 @@ class NoteWriter:
         ``obsidian.fallback.enabled`` is off, ``OSError`` for I/O failures (in both cases the
         file is left as it was).
         """
-        with self._thread_lock, self._process_lock:
+        with _held(self._thread_lock, self._process_lock):
             self._journal_writes = heal
             try:
                 outcome = self._write_locked(rel_path, data, base=base, tag=(origin, change))
@@ -425,7 +425,7 @@ class NoteWriter:
         :func:`_refuse_link`."""
         _refuse_link(self.root, rel_path)
         target = self._absolute(rel_path)
-        with self._thread_lock, self._process_lock:
+        with _held(self._thread_lock, self._process_lock):
             current = self.read(rel_path)
             if current == data:
                 return WriteOutcome(rel_path, "unchanged", sha256_hex(data))
@@ -448,7 +448,7 @@ class NoteWriter:
         """Record ``data`` as what dreamd generated at ``rel_path`` (a check found the file
         equal to what dreamd would write), so the next :meth:`write_generated` does not take
         it for a hand edit."""
-        with self._thread_lock, self._process_lock:
+        with _held(self._thread_lock, self._process_lock):
             self._generated.record(rel_path, sha256_hex(data))
 
     def delete(self, rel_path: str, *, expect: bytes) -> int:
@@ -458,7 +458,7 @@ class NoteWriter:
         vault names the file it points to: that file goes, and the link with it. Returns how
         many journal entries went. Raises ``StaleWriteError`` when the file changed."""
         target = self._absolute(rel_path)
-        with self._thread_lock, self._process_lock:
+        with _held(self._thread_lock, self._process_lock):
             current = self.read(rel_path)
             if current is not None and current != expect:
                 raise StaleWriteError(
@@ -476,7 +476,7 @@ class NoteWriter:
     def forget_copies(self, markers: Sequence[bytes]) -> int:
         """Drop every journaled copy, of any path (a name before a rename), that holds one
         of ``markers`` (a forgotten memory's id, its name in links); how many went."""
-        with self._thread_lock, self._process_lock:
+        with _held(self._thread_lock, self._process_lock):
             return self._recent.drop_holding(markers)
 
     def _drop_journal(self, rel_path: str) -> int:
@@ -502,7 +502,7 @@ class NoteWriter:
         writes and at the end, instead of being read and rewritten whole by each write (which
         made n writes cost O(n²)). Other processes wait for the writer lock meanwhile, as they
         wait for one write."""
-        with self._thread_lock, self._process_lock:
+        with _held(self._thread_lock, self._process_lock):
             if self._recent.held:
                 yield  # already in a batch
                 return
@@ -564,7 +564,7 @@ class NoteWriter:
     def write_conflict_copy(self, rel_path: str, data: bytes) -> str:
         """Write ``data`` beside ``rel_path`` as a new conflict copy (the arbiter's manual
         review); returns the copy's vault path. Raises like :meth:`write`."""
-        with self._thread_lock, self._process_lock:
+        with _held(self._thread_lock, self._process_lock):
             current = self.read(rel_path) or b""
             copy = self._fork(rel_path, data, current).conflict_path
         assert copy is not None
@@ -581,6 +581,25 @@ class NoteWriter:
         self._transport.create(self._absolute(copy), copy, data)
         log.warning("write.conflict", path=rel_path, conflict_copy=copy)
         return WriteOutcome(rel_path, "conflict", sha256_hex(current), conflict_path=copy)
+
+
+@contextmanager
+def _held(thread_lock: threading.RLock, process_lock: filelock.BaseFileLock) -> Iterator[None]:
+    """The writer lock: this process's threads, then other processes. Raises ``LockError``
+    when another process keeps it past :data:`WRITER_LOCK_TIMEOUT_S` (a long dream, a
+    stuck process), instead of the lock library's own exception."""
+    with thread_lock:
+        try:
+            process_lock.acquire()
+        except filelock.Timeout:
+            raise LockError(
+                f"ccb: another dreamd process has held the writer lock of this vault for over "
+                f"{WRITER_LOCK_TIMEOUT_S:.0f} s ({process_lock.lock_file}); nothing was "
+                "written — try again when it has finished") from None
+        try:
+            yield
+        finally:
+            process_lock.release()
 
 
 def _settled(read: Callable[[str], bytes | None], rel_path: str) -> bytes:

@@ -366,3 +366,22 @@ def test_a_conflict_copy_of_a_file_with_a_long_name_can_be_written(tmp_path: Pat
     assert len(outcome.conflict_path.rsplit("/", 1)[-1].encode()) <= 255
     assert writer.read(outcome.conflict_path) == base.replace(b"first line", b"ours")
     assert conflict_copy_path("Memory/x.md", fixed()) == "Memory/x.conflict-20261130-101500.md"
+
+
+def test_a_writer_lock_held_too_long_is_a_clear_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another process keeps the writer lock (a long dream, a stuck process): a write gives
+    up after the timeout with a LockError that says so, and writes nothing."""
+    import ccb.writer as writer_module
+    from config.errors import LockError
+
+    (tmp_path / "vault" / "Memory").mkdir(parents=True)
+    holder = NoteWriter(tmp_path / "vault", tmp_path / "state")
+    monkeypatch.setattr(writer_module, "WRITER_LOCK_TIMEOUT_S", 0.2)
+    waiting = NoteWriter(tmp_path / "vault", tmp_path / "state")
+    # (held by the first writer, as another process would hold it)
+    with holder.batch(), pytest.raises(LockError, match="writer lock"):
+        waiting.write("Memory/x.md", BASE, base=None)
+    assert waiting.read("Memory/x.md") is None
+    assert waiting.write("Memory/x.md", BASE, base=None).status == "created"
