@@ -57,7 +57,7 @@ class Indexing:
         # takes the daemon's lock, and refuses while a daemon keeps this vault in step.
         try:
             with DaemonLock(self._app.state_dir, role="sync", wait_s=STORE_WAIT_S):
-                self._app.store.refresh()  # (see index_now)
+                self._app.store.refresh(if_behind=True)  # (see index_now)
                 report = self.make_syncer().reconcile(
                     progress=progress, allow_mass_delete=allow_mass_delete
                 )
@@ -143,7 +143,7 @@ class Indexing:
             with DaemonLock(self._app.state_dir, role="index", wait_s=STORE_WAIT_S):
                 # (what another command committed while this one waited: a write built on
                 # an older version of the tables brings back rows that command replaced)
-                self._app.store.refresh()
+                self._app.store.refresh(if_behind=True)
                 self.sync_now(self.make_syncer(), paths, purge=purge)
         except LockError as error:
             holder = read_holder(self._app.state_dir)

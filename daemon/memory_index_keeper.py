@@ -23,6 +23,7 @@ import hashlib
 import re
 import urllib.parse
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import replace
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -108,9 +109,7 @@ class MemoryIndexKeeper:
 
     def render(self, entries: Sequence[IndexEntry]) -> bytes:
         """The file's bytes for ``entries``."""
-        # (a credential a memory holds, written by hand, is never copied into the index)
-        return redact_secrets(build_memory_index(entries, memory_folder=self.memory_folder)
-                              ).encode("utf-8")
+        return build_memory_index(entries, memory_folder=self.memory_folder).encode("utf-8")
 
     def text_of(self, memories: Iterable[tuple[str, Note]], today: date) -> tuple[bytes, str]:
         """What ``MEMORY.md`` holds for these parsed memory files, and their fingerprint."""
@@ -121,7 +120,12 @@ class MemoryIndexKeeper:
             key = (path, note.content_hash)
             if key not in known and note.memory:
                 found = index_entries(self.memory_folder, [(path, index_fields(note))], today)
-                kept[key] = found[0] if found else None
+                # (a credential a memory holds, written by hand, is never copied into the
+                # index; read once per file version, as the entry is)
+                kept[key] = replace(found[0], name=redact_secrets(found[0].name),
+                                    file=redact_secrets(found[0].file),
+                                    description=redact_secrets(found[0].description)
+                                    ) if found else None
             elif note.memory:
                 kept[key] = known[key]
         self._entries = (today, kept)  # an unchanged file is not judged again

@@ -584,9 +584,13 @@ class MagmaStore:
             raise StoreError(f"magma: read {self.uri}: {exc}") from exc
         return (chunks | links) - files
 
-    def refresh(self) -> None:
+    def refresh(self, *, if_behind: bool = False) -> None:
         """Let a long-lived reader see what the writer process committed since it opened
-        (:meth:`StoreTables.refresh`). Raises :class:`StoreError`."""
+        (:meth:`StoreTables.refresh`); ``if_behind``: only when another process committed
+        since (a refresh makes the next write reload what it cached). Raises
+        :class:`StoreError`."""
+        if if_behind and not self._t.behind():
+            return
         self._t.refresh()
         self._paths = None
         self._resolver = None

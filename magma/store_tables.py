@@ -257,6 +257,14 @@ class StoreTables:
         except Exception as exc:
             raise StoreError(f"magma: read {table.name} in {self.uri}: {exc}") from exc
 
+    def behind(self) -> bool:
+        """Has another process committed to a table since these handles read it? (Opens
+        each table's latest version to compare: about 2 ms; a failure counts as behind.)"""
+        try:
+            return any(self.db.open_table(t.name).version != t.version for t in self.derived)
+        except Exception:
+            return True
+
     def retrying(self, read: Callable[[], T]) -> T:
         """``read()``, once more on the tables' latest version when the version it read has
         gone: a ``forget`` in another process drops every older version (its purge), and a
