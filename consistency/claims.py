@@ -47,7 +47,9 @@ from consistency.lexicon import EN_PHRASES, EN_WORDS, PLACES_EN, ZH_WORDS
 from magma.text import HAN_RANGES
 
 __all__ = [
+    "AMBIGUOUS_UNITS",
     "CLAIM_MAX_CHARS",
+    "CURRENCIES",
     "Claim",
     "Language",
     "Value",
@@ -110,6 +112,8 @@ class Claim:
     ``translated``: tokens read from Chinese words through :mod:`consistency.lexicon`
     (Chinese word order, not English: a negation's reach over them is loose). ``tail``: a
     digest of the text past :data:`CLAIM_MAX_CHARS` (``""``: the whole text was read).
+    ``contrasted``: one thing is set against another ("prefers X to Y", "X instead of Y",
+    "比起Y更…"), so what is denied is said exactly.
     """
 
     text: str
@@ -130,6 +134,7 @@ class Claim:
     translated: frozenset[str] = frozenset()
     tail: str = ""
     negations: int = 0
+    contrasted: bool = False
 
 
 # --------------------------------------------------------------------------- cleaning
@@ -207,6 +212,13 @@ def _zh_number(text: str) -> int | None:
     return total + section + (digit or 0)
 
 
+#: One-letter units that read as several ("16g RAM" / "5 g of salt"; "10 m" of rope, of
+#: disk, of time): kept as written, each with the canonical units it may stand for and the
+#: factor to each (the judgement compares them with what the other memory states).
+AMBIGUOUS_UNITS: dict[str, tuple[tuple[str, float], ...]] = {
+    "g": (("byte", 1024.0**3), ("kg", 0.001)),
+    "m": (("byte", 1024.0**2), ("m", 1.0), ("s", 60.0), ("", 1e6)),
+}
 #: Unit spellings -> (canonical unit, factor to it). Time in seconds, sizes in bytes.
 _UNITS: dict[str, tuple[str, float]] = {
     **dict.fromkeys(("ms", "msec", "millisecond", "milliseconds", "毫秒"), ("s", 0.001)),
@@ -219,23 +231,41 @@ _UNITS: dict[str, tuple[str, float]] = {
     **dict.fromkeys(("year", "years", "yr", "yrs", "年"), ("year", 1.0)),
     **dict.fromkeys(("b", "byte", "bytes", "字节"), ("byte", 1.0)),
     **dict.fromkeys(("kb", "k", "kib"), ("byte", 1024.0)),
-    **dict.fromkeys(("mb", "mib", "m", "兆"), ("byte", 1024.0**2)),
-    **dict.fromkeys(("gb", "gib", "g"), ("byte", 1024.0**3)),
+    **dict.fromkeys(("mb", "mib", "兆"), ("byte", 1024.0**2)),
+    **dict.fromkeys(("gb", "gib"), ("byte", 1024.0**3)),
     **dict.fromkeys(("tb", "tib", "t"), ("byte", 1024.0**4)),
     **dict.fromkeys(("%", "percent", "pct", "百分之"), ("%", 1.0)),
     **dict.fromkeys(("kg", "kgs", "kilo", "kilos", "kilogram", "kilograms", "公斤", "千克"),
                     ("kg", 1.0)),
     **dict.fromkeys(("斤",), ("kg", 0.5)),
+    **dict.fromkeys(("gram", "grams", "gramme", "grammes", "克"), ("kg", 0.001)),
+    **dict.fromkeys(("mg", "milligram", "milligrams", "毫克"), ("kg", 1e-6)),
+    **dict.fromkeys(("l", "litre", "litres", "liter", "liters", "升"), ("l", 1.0)),
+    **dict.fromkeys(("ml", "millilitre", "millilitres", "milliliter", "milliliters", "毫升"),
+                    ("l", 0.001)),
     **dict.fromkeys(("lb", "lbs", "pound", "pounds"), ("lb", 1.0)),
     **dict.fromkeys(("km", "kilometre", "kilometres", "kilometer", "kilometers", "公里",
                      "千米"), ("m", 1000.0)),
     **dict.fromkeys(("metre", "metres", "meter", "meters", "米"), ("m", 1.0)),
     **dict.fromkeys(("cm", "厘米"), ("m", 0.01)),
+    **dict.fromkeys(("mm", "millimetre", "millimetres", "millimeter", "millimeters", "毫米"),
+                    ("m", 0.001)),
     **dict.fromkeys(("mile", "miles"), ("mile", 1.0)),
     **dict.fromkeys(("usd", "dollar", "dollars", "$", "美元", "刀"), ("usd", 1.0)),
     **dict.fromkeys(("eur", "euro", "euros", "€", "欧元"), ("eur", 1.0)),
     **dict.fromkeys(("gbp", "£", "英镑"), ("gbp", 1.0)),
     **dict.fromkeys(("cny", "rmb", "yuan", "¥", "元", "块", "块钱", "人民币"), ("cny", 1.0)),
+    **dict.fromkeys(("hkd", "港币", "港元"), ("hkd", 1.0)),
+    **dict.fromkeys(("jpy", "yen", "日元", "円"), ("jpy", 1.0)),
+    **dict.fromkeys(("chf", "franc", "francs", "瑞郎", "瑞士法郎"), ("chf", 1.0)),
+    **dict.fromkeys(("cad", "加元", "加币"), ("cad", 1.0)),
+    **dict.fromkeys(("aud", "澳元", "澳币"), ("aud", 1.0)),
+    **dict.fromkeys(("sgd", "新币", "新加坡元"), ("sgd", 1.0)),
+    **dict.fromkeys(("twd", "台币", "新台币"), ("twd", 1.0)),
+    **dict.fromkeys(("krw", "韩元"), ("krw", 1.0)),
+    **dict.fromkeys(("inr", "rupee", "rupees", "卢比"), ("inr", 1.0)),
+    **dict.fromkeys(("mxn", "peso", "pesos"), ("mxn", 1.0)),
+    **dict.fromkeys(("rub", "ruble", "rubles", "rouble", "roubles", "卢布"), ("rub", 1.0)),
     **dict.fromkeys(("°c", "℃", "c", "celsius", "度"), ("°c", 1.0)),
     **dict.fromkeys(("°f", "℉", "f", "fahrenheit"), ("°f", 1.0)),
     **dict.fromkeys(("x", "times", "次", "遍"), ("x", 1.0)),
@@ -243,13 +273,20 @@ _UNITS: dict[str, tuple[str, float]] = {
     **dict.fromkeys(("mmhg",), ("mmhg", 1.0)),
     **dict.fromkeys(("bpm",), ("bpm", 1.0)),
     **dict.fromkeys(("px", "pt", "em", "rem", "dpi", "fps", "rpm", "qps", "rps", "ghz", "mhz",
-                     "kbps", "mbps", "gbps", "ms", "w", "kw", "v", "ml", "l", "mg", "g"),
+                     "kbps", "mbps", "gbps", "w", "kw", "v", *AMBIGUOUS_UNITS),
                     ("", 1.0)),
 }
 # (the "" unit entries above only keep the spelling as the unit name; see _unit)
 
+#: Units that are currencies (ISO 4217 codes): amounts in two of them are not compared.
+CURRENCIES = frozenset({"usd", "eur", "gbp", "cny", "hkd", "jpy", "chf", "cad", "aud", "sgd",
+                        "twd", "krw", "inr", "mxn", "rub", "nzd", "brl"})
 _UNIT_WORDS = sorted((u for u in _UNITS if u not in {"$", "€", "£", "¥"}), key=len, reverse=True)
-_CURRENCY_PREFIX = {"$": "usd", "€": "eur", "£": "gbp", "¥": "cny", "￥": "cny"}
+#: Currency signs written before an amount -> ISO 4217 code ("¥" is read as the yuan).
+_CURRENCY_PREFIX = {"$": "usd", "us$": "usd", "€": "eur", "£": "gbp", "¥": "cny", "￥": "cny",
+                    "hk$": "hkd", "a$": "aud", "au$": "aud", "c$": "cad", "ca$": "cad",
+                    "nz$": "nzd", "s$": "sgd", "nt$": "twd", "r$": "brl", "₹": "inr",
+                    "₩": "krw", "₽": "rub"}
 
 
 def _unit(spelling: str) -> tuple[str, float]:
@@ -338,6 +375,8 @@ _FREQUENCY = re.compile(
     r"(?:(?P<zc>[一两二三四五六七八九十]|\d{1,2})次)?"
     r"|(?P<zc1>[一两二三四五六七八九十双]|\d{1,2})?个?(?P<zp1>周|星期|月|年|天)(?P<zc2>[一两二三四五六七八九十]|\d{1,2})次",
     re.I)
+#: ISO 4217 codes written before an amount ("CHF 24").
+_CURRENCY_CODES = "USD|EUR|GBP|CHF|HKD|JPY|CNY|RMB|CAD|AUD|SGD|NZD|TWD|KRW|INR|MXN|BRL|RUB"
 _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("url", re.compile(rf"\b(?:https?|ftp|ssh|git|s3|postgres(?:ql)?|mysql|redis|mongodb)://[^\s<>\"'`，。）){HAN_RANGES}]+", re.I | _A)),
     ("email", re.compile(r"\b[\w.+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+\b", _A)),
@@ -380,7 +419,7 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("version", re.compile(r"\bv(?P<v>\d+(?:\.\d+){0,3}(?:[-+][\w.]+)?)\b|\b(?P<v2>\d+\.\d+(?:\.\d+){1,2}(?:-[\w.]+)?)\b", re.I | _A)),
     # a bare number right after a product's name is its version ("Postgres 15", "Kubernetes
     # 1.30", "Node 20"), never a count with a unit ("Bob 3 times")
-    ("version", re.compile(r"\b[A-Z][A-Za-z+#]*[A-Za-z+#]\s+(?P<v3>\d{1,3}(?:\.\d{1,3}){0,2})(?![\w%-]|\.\d)(?!\s*(?:"
+    ("version", re.compile(r"\b(?!(?:" + _CURRENCY_CODES + r")\b)[A-Z][A-Za-z+#]*[A-Za-z+#]\s+(?P<v3>\d{1,3}(?:\.\d{1,3}){0,2})(?![\w%-]|\.\d)(?!\s*(?:"
                            + "|".join(re.escape(u) for u in _UNIT_WORDS if u.isascii() and len(u) > 1)
                            + r")\b)", _A)),
     ("weekday", re.compile(rf"\b(?P<wd>{_WEEKDAY_WORDS}|weekend|weekday)s?\b|工作日(?P<zwork>)|(?:星期|周|礼拜)(?P<zwd>[一二三四五六日天末])(?![次遍回趟])", re.I | _A)),
@@ -388,7 +427,9 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("frequency", _FREQUENCY),
     # a chat channel ("#pay-alerts"): an identifier
     ("id", re.compile(r"(?<![\w#&/])#[a-z][a-z0-9_-]*-[a-z0-9_-]+", re.I | _A)),
-    ("money", re.compile(r"(?P<cur>[$€£¥￥])\s?(?P<n>\d+(?:[,.]\d+)*)(?P<k>[kKmM万])?")),
+    ("money", re.compile(r"(?P<cur>(?<![A-Za-z])(?:HK|US|AU?|CA?|NZ|S|NT|R)\$|[$€£¥￥₹₩₽]|"
+                         rf"\b(?:{_CURRENCY_CODES})(?=\s?\d))\s?(?P<n>\d+(?:[,.]\d+)*)(?P<k>[kKmM万])?",
+                         re.I)),
     ("number", re.compile(
         r"(?<![A-Za-z0-9_.])(?P<sign>(?<![\w-])[-−](?=\d))?(?P<n>\d+(?:,\d{3})*(?:\.\d+)?)(?P<k>[kKmM](?![a-zA-Z])|万|千)?\s*(?P<u>"
         + "|".join(re.escape(u) for u in _UNIT_WORDS)
@@ -461,6 +502,8 @@ def _number_value(match: re.Match[str]) -> Value | None:
         number = float(raw)
     except ValueError:
         return None
+    if groups.get("k") == "m" and not groups.get("u") and not groups.get("sign"):
+        return Value("number", _number_text(number), "m")  # "5m": minutes, megabytes, metres?
     scale = {"k": 1e3, "m": 1e6, "万": 1e4, "千": 1e3}.get((groups.get("k") or "").lower(), 1.0)
     if groups.get("sign"):
         scale = -scale  # "-18 °C" is not "18 °C"
@@ -472,7 +515,9 @@ def _number_value(match: re.Match[str]) -> Value | None:
 def _money_value(match: re.Match[str]) -> Value:
     raw = match.group("n").replace(",", "")
     scale = {"k": 1e3, "m": 1e6, "万": 1e4}.get((match.group("k") or "").lower(), 1.0)
-    return Value("number", _number_text(float(raw) * scale), _CURRENCY_PREFIX[match.group("cur")])
+    sign = match.group("cur").lower()
+    return Value("number", _number_text(float(raw) * scale),
+                 _CURRENCY_PREFIX.get(sign) or _UNITS.get(sign, (sign, 1.0))[0])
 
 
 def _count(spelling: str | None) -> int:
@@ -825,6 +870,9 @@ _PHRASES = [
     (re.compile(r"\bno longer\b|\bnot any more\b|\bnot anymore\b|\bstop(?:ped|s)?\b"
                 r"|\bused to\b(?= \w)"), " not "),
     (re.compile(r"\binstead of\b|\brather than\b"), " ¬ "),
+    # "prefers tea to coffee", "prefer tabs over spaces": the second is not the one preferred
+    (re.compile(r"\b(prefer(?:s|red|ring)?\s+(?:[\w'-]+\s+){0,3}?[\w'-]+)\s+(?:to|over)\s+"
+                r"(?!\d)"), r"\1 ¬ "),
     (re.compile(r"\bfree of\b|\bfree from\b|\boff-limits\b|\boff limits\b"), " without "),
     # "gluten-free": without gluten; "lactose-free milk": milk without lactose
     (re.compile(r"\b([a-z]{3,})-free\s+([a-z]{3,})\b(?<!\band)(?<!\bor)"), r" \2 without \1 "),
@@ -1153,6 +1201,7 @@ class _WordReader:
     asserted: set[str] = field(default_factory=set)
     translated: set[str] = field(default_factory=set)
     negations: int = 0
+    contrasts: int = 0
     pending: int = 0
     liked: bool = False
 
@@ -1167,6 +1216,7 @@ class _WordReader:
         if piece == "¬" or piece in _NEGATIONS or (piece == "over" and self.liked):
             self.pending = NEGATION_WINDOW
             self.negations += 1
+            self.contrasts += piece in {"¬", "over"}
         elif piece in _CONCEPT_WORDS:
             self._concept(piece)
         elif piece.startswith("⟨"):
@@ -1274,7 +1324,7 @@ def read_claim(text: str, *, written: date | None = None) -> Claim:
         key=" ".join(key_parts), slot=_slot(frame),
         says_changed=_CHANGE_CUES.search(clean) is not None,
         retracted=_retracted(clean, all_values), negations=reader.negations,
-        translated=frozenset(reader.translated), tail=tail,
+        translated=frozenset(reader.translated), tail=tail, contrasted=reader.contrasts > 0,
     )
 
 

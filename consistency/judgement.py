@@ -63,7 +63,17 @@ from typing import Literal
 
 from ccb.memory_file import normalise_text
 from ccb.model import MemoryType
-from consistency.claims import WEEKEND, WORKDAYS, Claim, Value, dice, placeholder, stem
+from consistency.claims import (
+    AMBIGUOUS_UNITS,
+    CURRENCIES,
+    WEEKEND,
+    WORKDAYS,
+    Claim,
+    Value,
+    dice,
+    placeholder,
+    stem,
+)
 from consistency.lexicon import CONCEPTS, PEOPLE
 from magma.text import HAN_RANGES
 
@@ -195,7 +205,7 @@ _KIND_GROUP = {"ip": "host", "code": "id", "money": "number", "name": "id"}
 #: Units of one dimension (``consistency.claims`` reads each spelling to one of these):
 #: amounts in two of them are compared, so "$40" / "¥40" and "10 km" / "10 miles" are
 #: another value, never the same number.
-_DIMENSION = {"usd": "money", "eur": "money", "gbp": "money", "cny": "money",
+_DIMENSION = {**dict.fromkeys(CURRENCIES, "money"),
               "m": "length", "mile": "length", "kg": "mass", "lb": "mass",
               "°c": "temperature", "°f": "temperature"}
 
@@ -225,8 +235,23 @@ def _group(value: Value) -> str:
     return f"number:{_DIMENSION.get(value.unit, value.unit)}" if kind == "number" else kind
 
 
+def _same_ambiguous(a: Value, b: Value) -> bool:
+    """"32G" / "32 GB", "5 g" / "0.005 kg": a one-letter unit read as what the other side
+    states (:data:`consistency.claims.AMBIGUOUS_UNITS`)."""
+    if a.kind != "number" or b.kind != "number" or a.unit not in AMBIGUOUS_UNITS:
+        return False
+    factor = dict(AMBIGUOUS_UNITS[a.unit]).get(b.unit)
+    if factor is None:
+        return False
+    try:
+        x, y = float(a.text) * factor, float(b.text)
+    except ValueError:
+        return False
+    return abs(x - y) <= _CONVERTED_TOLERANCE * max(abs(x), abs(y))
+
+
 def _same_value(a: Value, b: Value) -> bool:
-    if a == b or _same_amount(a, b):
+    if a == b or _same_amount(a, b) or _same_ambiguous(a, b) or _same_ambiguous(b, a):
         return True
     if {a.kind, b.kind} == {"number", "version"} and not a.unit and not b.unit:
         return a.text == b.text  # "Python version is 3.11" / "uses Python 3.11"
@@ -249,6 +274,10 @@ def _mentioned(value: Value, claim: Claim) -> bool:
     if value.kind not in _WORDLIKE:
         return False
     text = " ".join(claim.text.lower().split())
+    if value.text.isascii() and value.text.isalnum() and len(value.text) <= 2:
+        # a short word is looked for as a word (or its plural): "gate *a*" is not in
+        # "st*a*ff", "PR" is in "PRs"
+        return re.search(rf"(?<![^\W_]){re.escape(value.text)}s?(?![^\W_])", text) is not None
     return value.text in text or value.text.replace(" ", "") in text.replace(" ", "")
 
 
@@ -273,8 +302,31 @@ def _value_changes(old: Claim, new: Claim) -> list[tuple[str, list[Value], list[
     _adopt_units(by_new, by_old, new_values)
     _adopt_versions(by_old, by_new)
     _adopt_versions(by_new, by_old)
+    _other_measures(by_old, by_new)
     return [(group, sorted(by_old[group]), sorted(by_new[group]))
             for group in sorted(by_old.keys() & by_new.keys())]
+
+
+#: The group of amounts in two units no conversion relates, each side stating its own
+#: ("10 km" / "10 m" read as megabytes; "runs 10 km" / "runs for 45 minutes").
+MEASURE_GROUP = "measure"
+
+
+#: Groups of amounts measured in a unit (not counted in things: "1 台", "3 个").
+_MEASURES = frozenset(f"number:{d}" for d in (
+    "s", "byte", "length", "mass", "money", "temperature", "l", "%", *AMBIGUOUS_UNITS))
+
+
+def _other_measures(by_old: dict[str, list[Value]], by_new: dict[str, list[Value]]) -> None:
+    """Amounts each side states in a unit the other states none in are one change of
+    measure, never "nothing changed" (:data:`MEASURE_GROUP`)."""
+    def own(mine: dict[str, list[Value]], theirs: dict[str, list[Value]]) -> list[str]:
+        return [g for g in mine if g in _MEASURES and g not in theirs]
+
+    olds, news = own(by_old, by_new), own(by_new, by_old)
+    if olds and news:
+        for mine, groups in ((by_old, olds), (by_new, news)):
+            mine[MEASURE_GROUP] = [v for g in groups for v in mine.pop(g)]
 
 
 def _without_bare_echoes(values: frozenset[Value], other: frozenset[Value]) -> frozenset[Value]:
@@ -356,6 +408,12 @@ def _polarity_flips(old: Claim, new: Claim) -> list[str]:
     lost = sorted(old.asserted & new.negated)
     gained = sorted(old.negated & new.asserted)
     if (_negative(old) > 0) != (_negative(new) > 0):  # "don't add X" / "no X": both deny
+        flips.extend(f"{w} → not {w}" for w in lost)
+        flips.extend(f"not {w} → {w}" for w in gained)
+    elif lost and gained and old.contrasted and new.contrasted and \
+            set(old.negated ^ new.negated) == {*lost, *gained}:
+        # the thing set against another traded places with it, and nothing else did ("比起
+        # 咖啡更喜欢茶" / "比起茶更喜欢咖啡"; "prefers tea to coffee" / "coffee to tea")
         flips.extend(f"{w} → not {w}" for w in lost)
         flips.extend(f"not {w} → {w}" for w in gained)
     else:
@@ -882,11 +940,19 @@ def _names_the_thing(changes: list[tuple[str, list[Value], list[Value]]], old: C
             return True
     for claim, values in ((old, olds), (new, news)):
         verb = next((i for i, u in enumerate(claim.units)
-                     if u.startswith("⟪") or (_is_relation(u) and u != "⟦=⟧")), None)
+                     if u.startswith("⟪") or _is_relation(u)), None)
+        if verb is not None and claim.units[verb] == "⟦=⟧" and _IDENTIFYING.search(claim.text):
+            return False  # "*Python 3.11* is our runtime": the value, written first
         if verb is None or not any(i < verb and (i == 0 or claim.units[i - 1] != "⟦p⟧")
                                    for i in where(claim, values)):
             return False
     return True
+
+
+#: A copula that names what its subject is ("… is *the* quiet room", "… 是例会日"), not a
+#: property of it ("… is *for* staff", "… is written in Swift").
+_IDENTIFYING = re.compile(r"\b(?:is|are|was|were)\s+(?:the|our|my|your|their|its)\b|是",
+                          re.I)
 
 
 def _label_swap(sub: _Substitution) -> bool:
@@ -909,8 +975,8 @@ def _spells_value(marked: tuple[str, ...], words: tuple[str, ...], claim: Claim,
 
 def _new_words_after_cue(old: Claim, new: Claim) -> tuple[str, ...]:
     """Content units of ``new`` that ``old`` lacks (what a "moved to …" memory brings)."""
-    have = set(old.units)
-    return tuple(u for u in _content(new.units) if u not in have and not u.startswith("⟪"))
+    have = set(_content(old.units))
+    return tuple(u for u in _content(new.units) if u not in have and not _is_relation(u))
 
 
 # --------------------------------------------------------------------------- judging
@@ -1084,11 +1150,21 @@ def _polarity(p: _Pair) -> _Finding | None:
         # two negatives that may say the same
         return ("possible_duplicate", "polarity and antonym",
                 tuple(flips[:2]) + tuple(x.label() for x in p.subs if x.antonym)[:1])
+    if flips and _other_person(p.co, p.cn):
+        # "I'm gluten-free" / "my wife eats gluten": what someone else does or likes
+        return "distinct", "other person", tuple(flips[:2])
     if flips:
         kind: Verdict = "contradiction" if p.strong or p.aligned_ok else \
             "possible_contradiction"
         return kind, "polarity", tuple(flips[:3])
     return None
+
+
+def _other_person(co: Claim, cn: Claim) -> bool:
+    """Does one memory name a person (:data:`consistency.lexicon.PEOPLE`) the other does not
+    name, while the other names none?"""
+    a, b = _bare(co.tokens) & PEOPLE, _bare(cn.tokens) & PEOPLE
+    return bool(a) != bool(b)
 
 
 def _changed_value(p: _Pair) -> _Finding | None:
@@ -1097,6 +1173,9 @@ def _changed_value(p: _Pair) -> _Finding | None:
     labels = tuple(
         f"{', '.join(v.label() for v in olds)} → {', '.join(v.label() for v in news)}"
         for _group_name, olds, news in p.changes)
+    if all(group == MEASURE_GROUP for group, _o, _n in p.changes):
+        # two measures of the slot ("10 km" / "45 minutes"): another fact or a change
+        return "possible_contradiction", "another measure", labels
     words_only = all(group == "id" for group, _o, _n in p.changes)
     if p.cross and all(group in {"id", "place"} for group, _o, _n in p.changes):
         # a name in two scripts ("Beijing" / "北京") cannot be compared by its letters

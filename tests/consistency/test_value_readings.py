@@ -117,3 +117,68 @@ def test_two_values_changed_across_languages_is_never_sure() -> None:
     meeting moved to Friday 10:00 and a daily standup at 9:30 are perhaps two meetings."""
     assert _verdict("Orion 每周例会改到周五上午十点", "The Orion daily standup is at 9:30",
                     0.63) == "possible_contradiction"
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    ("The health check interval is 15 seconds.", "The health check interval is 15ms."),
+    ("Hikes 12 km on Sundays.", "Hikes 12 m on Sundays."),
+    ("Each bag of beans weighs 250 g.", "Each bag of beans weighs 250 kg."),
+    ("The kettle holds 1.7 l.", "The kettle holds 1.7 ml."),
+])
+def test_one_number_in_another_prefix_of_its_unit_is_never_the_same(old: str, new: str) -> None:
+    assert _verdict(old, new, 0.92) in {"contradiction", "possible_contradiction"}
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    ("The build box has 64G of memory.", "The build box has 64 GB of memory."),
+    ("Log rotation after 100m.", "Log rotation after 100 MB."),
+    ("The rope is 30 m long.", "The rope is 30 metres long."),
+    ("Add 200 grams of sugar.", "Add 0.2 kg of sugar."),
+])
+def test_a_one_letter_unit_reads_as_what_the_other_side_states(old: str, new: str) -> None:
+    assert _verdict(old, new, 0.9) == "duplicate"
+
+
+def test_two_measures_of_one_thing_are_never_merged() -> None:
+    # a distance and a duration of the same habit: another fact or a change, never one
+    assert _verdict("Swims 2 km every Saturday.", "Swims for 50 minutes every Saturday.",
+                    0.8) == "possible_contradiction"
+
+
+@pytest.mark.parametrize(("text", "unit"), [
+    ("Rent is HK$18,500.", "hkd"), ("Lunch was CHF 24.", "chf"), ("房费每晚 900 港币。", "hkd"),
+    ("The pass costs 3000 yen.", "jpy"), ("Paid 450 pesos.", "mxn"), ("A$90 a week.", "aud"),
+])
+def test_currencies_beyond_the_four_signs(text: str, unit: str) -> None:
+    assert any(kind == "number" and u == unit for kind, _t, u in _values(text))
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    ("Prefers window seats to aisle seats.", "Prefers aisle seats to window seats."),
+    ("Likes to read; prefers novels over essays.", "Likes to read; prefers essays over novels."),
+    ("比起火锅更喜欢烧烤。", "比起烧烤更喜欢火锅。"),
+])
+def test_a_preference_turned_around_is_a_change(old: str, new: str) -> None:
+    assert _verdict(old, new, 0.97) == "contradiction"
+
+
+def test_a_changed_label_before_a_property_is_perhaps_another_thing() -> None:
+    # "Dock 3 is for deliveries" / "Dock 4 is for deliveries": two docks, perhaps
+    assert _verdict("Dock C is for deliveries.", "Dock D is for deliveries.",
+                    0.88) == "possible_contradiction"
+    # but a value written first and named by the copula is the value
+    assert _verdict("Node 18 is our runtime.", "Node 22 is our runtime.",
+                    0.92) == "contradiction"
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    ("I'm dairy-free.", "My husband drinks dairy milk every day."),
+    ("我不喝酒。", "我爸爸每天都喝酒。"),
+])
+def test_what_another_person_does_is_not_a_change_of_the_users(old: str, new: str) -> None:
+    assert _verdict(old, new, 0.7) == "distinct"
+
+
+def test_a_told_change_restated_is_the_same_fact_in_either_order() -> None:
+    told, plain = "Yoga class moved to Tuesday 18:30.", "Yoga class: Tuesdays, 6:30pm."
+    assert _verdict(told, plain, 0.65) == _verdict(plain, told, 0.65) == "duplicate"
