@@ -314,7 +314,9 @@ MEASURE_GROUP = "measure"
 
 #: Groups of amounts measured in a unit (not counted in things: "1 台", "3 个").
 _MEASURES = frozenset(f"number:{d}" for d in (
-    "s", "byte", "length", "mass", "money", "temperature", "l", "%", *AMBIGUOUS_UNITS))
+    "s", "byte", "length", "mass", "money", "temperature", "l", "%", *AMBIGUOUS_UNITS,
+    # a bare amount against a day of the month ("房租每月 6500" / "每月 15 号交")
+    "", "th"))
 
 
 def _other_measures(by_old: dict[str, list[Value]], by_new: dict[str, list[Value]]) -> None:

@@ -182,3 +182,7 @@ def test_what_another_person_does_is_not_a_change_of_the_users(old: str, new: st
 def test_a_told_change_restated_is_the_same_fact_in_either_order() -> None:
     told, plain = "Yoga class moved to Tuesday 18:30.", "Yoga class: Tuesdays, 6:30pm."
     assert _verdict(told, plain, 0.65) == _verdict(plain, told, 0.65) == "duplicate"
+
+
+def test_an_amount_and_a_day_of_the_month_are_two_values() -> None:
+    assert _verdict("物业费每月 380", "物业费每月 5 号交", 0.85) == "possible_contradiction"
