@@ -47,6 +47,7 @@ from daemon.dream import (
     SessionLog,
     last_dream,
 )
+from daemon.dream_records import forget_record
 from daemon.history import HistoryService, MemoryLocator, VersionRecorder
 from daemon.indexing import Indexing
 from daemon.llm import ChatClient
@@ -461,6 +462,7 @@ class App:
         self.versions.compact()
         self.recorder.forget(key)
         session_snapshot.clear(self.state_dir)
+        forget_record(self.state_dir, key)
         return count
 
     def session_start_folders(self) -> list[str]:

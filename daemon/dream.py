@@ -92,7 +92,14 @@ from daemon.client import pid_alive
 from daemon.dream_deep import DeepPhase, Synthesise, diary_link, transcripts_since
 from daemon.dream_edits import Step, diary_entry, step_edits, still_allowed
 from daemon.dream_journal import DreamJournal, steps_of
-from daemon.dream_records import MemoryRecord, gather, read_body, read_record, refresh
+from daemon.dream_records import (
+    STATE_FILE,
+    MemoryRecord,
+    gather,
+    read_body,
+    read_record,
+    refresh,
+)
 from daemon.dream_restore import Restorer
 from daemon.link_check import check_links
 from daemon.llm import ChatClient
@@ -115,7 +122,6 @@ __all__ = [
 
 log = structlog.get_logger("dreamd.dream")
 
-STATE_FILE = "dream-state.json"
 LAST_FILE = "dream-last.json"
 LOCK_FILE = "dream.lock"
 SESSIONS_FILE = "sessions.json"

@@ -18,6 +18,7 @@ from typing import Any
 
 import structlog
 
+from ccb.atomic import read_json_object, write_json_atomic
 from ccb.dates import iso
 from ccb.memory_file import content_hash_normalised
 from ccb.model import GENERATED_FILES, MemoryType, Note, memory_key
@@ -27,9 +28,13 @@ from ccb.writer import sha256_hex
 from config.errors import DreamdError
 from consistency.lifecycle import MemoryState, has_rule_force, is_current
 
-__all__ = ["MemoryRecord", "gather", "read_body", "read_record", "refresh"]
+__all__ = ["STATE_FILE", "MemoryRecord", "forget_record", "gather", "read_body", "read_record",
+           "refresh"]
 
 log = structlog.get_logger("dreamd.dream")
+
+#: The state folder's file of the records (the last dream's view of every memory file).
+STATE_FILE = "dream-state.json"
 
 _URL_RE = re.compile(r"https?://[^\s<>()\[\]\"'`]+")
 
@@ -176,3 +181,20 @@ def read_body(root: Path, path: str, bodies: dict[str, str]) -> str:
         note, _ = read_note_bytes(root, path)
         bodies[path] = note.body.strip()
     return bodies[path]
+
+
+def forget_record(state_dir: Path, key: str) -> bool:
+    """Drop the record of the memory kept under ``key`` (:func:`ccb.model.memory_key`) from
+    :data:`STATE_FILE` (``dreamd forget``: its name and description go with it); returns
+    whether there was one. Raises ``OSError`` when the file cannot be written."""
+    state = read_json_object(state_dir / STATE_FILE)
+    records = state.get("memories")
+    if not isinstance(records, dict):
+        return False
+    kept = {path: record for path, record in records.items()
+            if not (isinstance(record, dict)
+                    and memory_key(str(record.get("id") or "") or None, path) == key)}
+    if len(kept) == len(records):
+        return False
+    write_json_atomic(state_dir / STATE_FILE, {**state, "memories": kept})
+    return True

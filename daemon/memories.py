@@ -37,7 +37,7 @@ from ccb.memory_file import (
     render_memory,
     slugify,
 )
-from ccb.model import MemoryType, PropertyValue, memory_key
+from ccb.model import DIARY_FILE, MemoryType, PropertyValue, memory_key
 from ccb.owner import Owner, parse_owner
 from ccb.parse import detect_conflict_copy, parse_note
 from ccb.writer import NoteWriter, WriteOutcome
@@ -58,6 +58,7 @@ from consistency.duplicates import (
 from consistency.lifecycle import MemoryState, is_current
 from consistency.secrets import refuse_secrets
 from daemon.forget_links import Unlinked, link_stem, unlink_forgotten
+from daemon.forget_traces import scrub_diary
 from daemon.memory_index_keeper import INDEX_FILE, MemoryIndexKeeper
 from daemon.memory_pool import MemoryPool, StoredMemory
 from magma.chunking import chunk_note
@@ -475,16 +476,22 @@ class MemoryService:
             unlinked = unlink_forgotten(
                 self.writer, [s for s in self._all_memories() if s.path != stored.path],
                 Path(stored.path).stem, origin=self.origin)
+            diary = f"{self.memory_folder}/{DIARY_FILE}"
+            in_diary = scrub_diary(self.writer, diary, Path(stored.path).stem,
+                                   self._clock().date(), origin=self.origin)
             self.writer.forget_copies([f"[[{Path(stored.path).stem}".encode(),
                                        *([meta.id.encode()] if meta.id else [])])
-        purged = self.after_change([stored.path, *unlinked.edited], purge=True)
+        purged = self.after_change([stored.path, *unlinked.edited, *([diary] * in_diary)],
+                                   purge=True)
         removed = [f"file {stored.path}", f"its line in {INDEX_FILE}",
                    "dreamd's recent copies of it (kept to repair lost updates)",
-                   *_unlinked_lines(unlinked)]
+                   *_unlinked_lines(unlinked),
+                   *([f"its name in the dream diary {diary} (each such line now says a memory "
+                      "was forgotten that day)"] if in_diary else [])]
         if self._forget_history is not None:
             count = self._forget_history(memory_key(meta.id, stored.path))
             removed.append(f"its version history ({count} version{'' if count == 1 else 's'}"
-                           ", in the store and the state folder)")
+                           ", in the store and the state folder) and the dream's record of it")
         copies = self._conflict_copies(stored.path)
         if purged:
             removed.append("its chunks, vectors, full-text rows and links in the index, "

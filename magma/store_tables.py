@@ -335,7 +335,7 @@ class StoreTables:
         try:
             if purge:
                 for table in self.derived:
-                    table.add(table.to_arrow(), mode="overwrite")
+                    table.add(_fresh_buffers(table.to_arrow()), mode="overwrite")
                 self.has_fts = False  # the rewrite drops the index; rebuilt just below
             self.ensure_fts()
             with warnings.catch_warnings():
@@ -346,3 +346,11 @@ class StoreTables:
                     table.optimize(cleanup_older_than=cleanup_older_than)
         except Exception as exc:
             raise StoreError(f"magma: maintain {self.uri}: {exc}") from exc
+
+
+def _fresh_buffers(rows: pa.Table) -> pa.Table:
+    """``rows`` copied into buffers that hold only these rows: a table read past deleted rows
+    may share buffers that still hold theirs, and writing it back would keep their bytes on
+    disk (``forget``)."""
+    return rows.take(pa.array(range(rows.num_rows), type=pa.int64()))
+

@@ -611,7 +611,7 @@ class VersionArchive:
         stamp = datetime.now(UTC)
         try:
             self._erased.add(pa.Table.from_pylist(
-                [{"memory_id": m, "n": n, "at": stamp} for m, n in keys],
+                [{"memory_id": erased_key(m), "n": n, "at": stamp} for m, n in keys],
                 schema=_erased_schema()))
         except Exception as exc:
             raise StoreError(f"magma: record erased versions: {exc}") from exc
@@ -659,6 +659,12 @@ class VersionArchive:
                      if r["content_hash"] == version.content_hash), None)
 
 
+def erased_key(memory_id: str) -> str:
+    """How an erased memory is named in the erased table: a digest of its key, never the key
+    (a memory without an ``id`` is keyed by its path, and the path is its text, slugged)."""
+    return "sha256:" + hashlib.sha256(memory_id.encode("utf-8")).hexdigest()
+
+
 def _erased_schema() -> pa.Schema:
     return pa.schema([
         pa.field("memory_id", pa.string(), nullable=False),
@@ -670,7 +676,8 @@ def _erased_schema() -> pa.Schema:
 def _is_erased(version: Version, marks: Mapping[str, list[tuple[int | None, datetime]]]) -> bool:
     """Was ``version`` deleted on purpose: its memory forgotten after it was made, or this
     very version pruned?"""
-    for n, at in marks.get(version.memory_id, ()):
+    for n, at in (*marks.get(erased_key(version.memory_id), ()),
+                  *marks.get(version.memory_id, ())):  # (marks of stores before digests)
         if (n is None and version.created_at <= at) or n == version.n:
             return True
     return False

@@ -156,6 +156,32 @@ def test_forget_leaves_no_copy_kept_under_a_name_the_memory_had_before(
     assert not any(marker.encode() in p.read_bytes() for p in state.rglob("*") if p.is_file())
 
 
+def test_forget_after_a_dream_leaves_no_name_in_the_diary_or_the_dream_state(
+    app: App, vault: Path
+) -> None:
+    """Two memories a dream linked ("[[a]] superseded by [[b]]"), both forgotten: no byte
+    of their names or text is left in the vault or the state folder, and each diary line that
+    named them says a memory was forgotten, in the diary's shape."""
+    for stem, day in (("quokkafern-deploy", "Tuesdays"), ("quokkafern-deploy-day", "Wednesdays")):
+        (vault / "Memory" / f"{stem}.md").write_text(
+            f"---\nname: {stem}\ndescription: Quokkafern deploys happen on {day}\n"
+            f"type: project\nsubject: quokkafern.deploy-day\n---\n"
+            f"Quokkafern deploys happen on {day}, after the standup.\n", encoding="utf-8")
+    app.sync()
+    report = app.dreamer().dream(force=True)
+    assert any("quokkafern" in line for line in report.plan.changes)
+    diary = vault / "Memory" / "DREAMS.md"
+    assert b"quokkafern" in diary.read_bytes()
+    service = app.memories()
+    reports = [service.forget(name) for name in ("quokkafern-deploy-day", "quokkafern-deploy")]
+    assert any("dream diary" in line for r in reports for line in r.removed)
+    left = [p for root in (vault, app.state_dir) for p in root.rglob("*")
+            if p.is_file() and b"quokkafern" in p.read_bytes().lower()]
+    assert [str(p.relative_to(p.parents[2])) for p in left] == []
+    text = diary.read_text(encoding="utf-8")
+    assert "- A memory was forgotten on " in text and text.startswith("# ")
+
+
 def test_owners_never_see_each_others_memories(app: App, vault: Path) -> None:
     from ccb.owner import Owner
 

@@ -1,0 +1,58 @@
+"""What ``dreamd forget`` takes out of dreamd's own records of past dreams.
+
+A dream writes a memory's name into the dream diary (``DREAMS.md``, "[[a]] superseded by
+[[b]]", the values that changed) and its name and description into ``dream-state.json``, the
+record the next dream starts from. After ``forget`` neither may keep them: the diary is indexed
+and found by search, and the name is often the memory's text, slugged.
+
+Each diary line naming the forgotten memory becomes "A memory was forgotten on DATE." (the
+diary keeps its shape: the entry, its date and its other lines stay). The record goes through
+:func:`daemon.dream_records.forget_record`.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import date
+
+from ccb.writer import NoteWriter
+from daemon.forget_links import link_stem
+
+__all__ = ["scrub_diary"]
+
+_LINK = re.compile(r"\[\[([^\[\]\n]+)\]\]")
+_LIST_MARKER = re.compile(r"^(\s*(?:[-*+]|\d+[.)])\s+)")
+
+
+def _forgotten_line(line: str, day: date) -> str:
+    marker = _LIST_MARKER.match(line)
+    ending = line[len(line.rstrip("\r\n")):]
+    return f"{marker.group(1) if marker else ''}A memory was forgotten on {day.isoformat()}." \
+        + ending
+
+
+def scrub_diary(writer: NoteWriter, diary_path: str, stem: str, day: date, *,
+                origin: str) -> bool:
+    """Replace every line of the diary at ``diary_path`` that links ``[[stem]]`` (the
+    forgotten memory's file name, any folder, alias or heading) with "A memory was forgotten
+    on ``day``."; returns whether the diary was written. A diary that is missing, a link or
+    not UTF-8 is left. Raises as :meth:`ccb.writer.NoteWriter.write`."""
+    if (writer.root / diary_path).is_symlink():
+        return False
+    current = writer.read(diary_path)
+    if current is None:
+        return False
+    try:
+        text = current.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    wanted = stem.casefold()
+    lines = text.splitlines(keepends=True)
+    scrubbed = [_forgotten_line(line, day)
+                if any(link_stem(m.group(1)) == wanted for m in _LINK.finditer(line)) else line
+                for line in lines]
+    if scrubbed == lines:
+        return False
+    writer.write(diary_path, "".join(scrubbed).encode("utf-8"), base=current, origin=origin,
+                 change="a forgotten memory taken out of the diary")
+    return True
