@@ -7,6 +7,7 @@ settings themselves.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -48,6 +49,7 @@ from daemon.dream import (
     last_dream,
 )
 from daemon.dream_records import forget_record
+from daemon.forget_links import unlink_in_version
 from daemon.history import HistoryService, MemoryLocator, VersionRecorder
 from daemon.indexing import Indexing
 from daemon.llm import ChatClient
@@ -455,10 +457,13 @@ class App:
         return MemoryPool(self.vault_root, self.settings.vault.memory_folder,
                           chunk_max_chars=self.settings.sync.chunk_max_chars)
 
-    def _forget_history(self, key: str) -> int:
-        """Drop every version of a forgotten memory, then the table versions that held it,
-        and the session-start snapshots, which may quote it."""
+    def _forget_history(self, key: str, stem: str) -> int:
+        """Drop every version of a forgotten memory (kept under ``key``) and its name
+        (``stem``) from the links in other memories' earlier versions, then the table
+        versions that held them, and the session-start snapshots, which may quote it."""
         count = self.versions.forget(key)
+        self.versions.rewrite(functools.partial(unlink_in_version, stem=stem),
+                              needle=stem.encode("utf-8"))
         self.versions.compact()
         self.recorder.forget(key)
         session_snapshot.clear(self.state_dir)

@@ -12,16 +12,18 @@ they are listed, never edited.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ccb.frontmatter_edit import set_properties
 from ccb.model import PropertyValue
+from ccb.parse import parse_note
 from ccb.writer import NoteWriter
+from config.errors import DreamdError
 from consistency.lifecycle import is_archived
 from daemon.memory_pool import StoredMemory
 
-__all__ = ["LINK_KEYS", "Unlinked", "link_stem", "unlink_forgotten"]
+__all__ = ["LINK_KEYS", "Unlinked", "link_stem", "unlink_forgotten", "unlink_in_version"]
 
 #: Frontmatter properties in which dreamd writes another memory's name.
 LINK_KEYS = ("supersedes", "superseded_by", "merged_into", "possible_duplicate",
@@ -69,11 +71,26 @@ def unlink_forgotten(writer: NoteWriter, memories: Sequence[StoredMemory], stem:
     return done
 
 
-def _edit_of(stored: StoredMemory, wanted: str
-             ) -> tuple[dict[str, PropertyValue], list[str], bool]:
-    """The property edit that takes ``wanted`` out of ``stored``: ``(updates, removals,
-    made current again)``."""
-    props = stored.note.properties
+def unlink_in_version(path: str, data: bytes, stem: str) -> bytes | None:
+    """An earlier version's bytes (a whole memory file) with ``[[stem]]`` taken out of
+    :data:`LINK_KEYS`, nothing else changed (the version's own state stays as it was);
+    ``None`` when it names none or does not read."""
+    try:
+        note = parse_note(path, data)
+    except DreamdError:
+        return None
+    if note.problems:
+        return None
+    updates, remove, _closed = _without_links(note.properties, stem.casefold())
+    if not updates and not remove:
+        return None
+    return set_properties(data, updates, remove=remove, path=path)
+
+
+def _without_links(props: Mapping[str, PropertyValue], wanted: str
+                   ) -> tuple[dict[str, PropertyValue], list[str], bool]:
+    """The edit that takes links to ``wanted`` out of :data:`LINK_KEYS`: ``(updates,
+    removals, no closing link is left)``."""
     updates: dict[str, PropertyValue] = {}
     remove: list[str] = []
     closed = still_closed = False
@@ -90,7 +107,15 @@ def _edit_of(stored: StoredMemory, wanted: str
                 else list[PropertyValue](kept)
         else:
             remove.append(key)
-    closed = closed and not still_closed
+    return updates, remove, closed and not still_closed
+
+
+def _edit_of(stored: StoredMemory, wanted: str
+             ) -> tuple[dict[str, PropertyValue], list[str], bool]:
+    """The property edit that takes ``wanted`` out of ``stored``: ``(updates, removals,
+    made current again)``."""
+    props = stored.note.properties
+    updates, remove, closed = _without_links(props, wanted)
     if closed:
         meta = stored.note.memory
         if meta is not None and meta.valid_to is not None:

@@ -134,7 +134,7 @@ class MemoryService:
         index: Callable[..., bool],
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
         owner: Owner | None = None,
-        forget_history: Callable[[str], int] | None = None,
+        forget_history: Callable[[str, str], int] | None = None,
         origin: str = "api",
     ) -> None:
         self.origin = origin
@@ -489,9 +489,10 @@ class MemoryService:
                    *([f"its name in the dream diary {diary} (each such line now says a memory "
                       "was forgotten that day)"] if in_diary else [])]
         if self._forget_history is not None:
-            count = self._forget_history(memory_key(meta.id, stored.path))
+            count = self._forget_history(memory_key(meta.id, stored.path), Path(stored.path).stem)
             removed.append(f"its version history ({count} version{'' if count == 1 else 's'}"
-                           ", in the store and the state folder) and the dream's record of it")
+                           ", in the store and the state folder), its name in the earlier "
+                           "versions of other memories, and the dream's record of it")
         copies = self._conflict_copies(stored.path)
         if purged:
             removed.append("its chunks, vectors, full-text rows and links in the index, "

@@ -36,8 +36,8 @@ import json
 import os
 import re
 import warnings
-from collections.abc import Collection, Iterator, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from dataclasses import asdict, dataclass, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Literal
@@ -433,6 +433,32 @@ class VersionArchive:
                 child.unlink(missing_ok=True)
             folder.rmdir()
         return count
+
+    def rewrite(self, edit: Callable[[str, bytes], bytes | None], *, needle: bytes) -> int:
+        """Store ``edit(path, content)`` in place of every version whose bytes hold
+        ``needle`` (ASCII case folded); ``None`` leaves a version as it is. The version keeps
+        its number and place in the history; its hash follows its new bytes (``forget``
+        takes a forgotten memory's name out of the others' earlier versions). Returns how
+        many were rewritten; the caller compacts. Raises :class:`StoreError`."""
+        needle = needle.lower()
+        with self.lease():
+            fresh: list[dict[str, Any]] = []
+            for row in self._rows(content=True):
+                content = bytes(row["content"])
+                new = edit(row["path"], content) if needle in content.lower() else None
+                if new is None or new == content:
+                    continue
+                version = replace(_version(row), content_hash=hashlib.sha256(new).hexdigest())
+                if (self._files.folder(version.memory_id) / f"{version.n}.md").exists():
+                    self._files.write(version, new)
+                fresh.append({**_row(version), "content": new})
+            if fresh:  # one commit: every version is in the table before and after
+                try:
+                    (self._table.merge_insert(["memory_id", "n"]).when_matched_update_all()
+                     .execute(pa.Table.from_pylist(fresh, schema=_schema())))
+                except Exception as exc:
+                    raise StoreError(f"magma: rewrite versions: {exc}") from exc
+        return len(fresh)
 
     def compact(self) -> None:
         """Rewrite the table and drop old table versions, so deleted rows leave the disk

@@ -182,6 +182,28 @@ def test_forget_after_a_dream_leaves_no_name_in_the_diary_or_the_dream_state(
     assert "- A memory was forgotten on " in text and text.startswith("# ")
 
 
+def test_forget_takes_the_name_out_of_other_memories_earlier_versions(
+    app: App, vault: Path
+) -> None:
+    service = app.memories()
+    old = service.remember("The ceramics studio key box code changes every Monday.",
+                           type="reference", subject="studio.keybox")
+    new = service.remember("The ceramics studio key box code changes every Friday.",
+                           type="reference", subject="studio.keybox")
+    assert new.superseded == old.path
+    stem = Path(old.path).stem.encode()
+    assert any(stem in v.read_bytes() for v in app.state_dir.rglob("*.md"))  # new's history
+    report = service.forget(old.path)
+    assert any("earlier versions of other memories" in line for line in report.removed)
+    left = [p for root in (vault, app.state_dir) for p in root.rglob("*")
+            if p.is_file() and stem in p.read_bytes()]
+    assert [str(p.relative_to(p.parents[1])) for p in left] == []
+    history = app.history().history(new.memory_id)  # still whole, and every version reads
+    assert [v.n for v in history] == sorted(v.n for v in history) and history
+    for version in history:
+        app.versions.content(new.memory_id, version.n)
+
+
 def test_owners_never_see_each_others_memories(app: App, vault: Path) -> None:
     from ccb.owner import Owner
 
