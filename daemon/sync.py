@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 import time
+from collections import deque
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -50,6 +51,12 @@ _ROOT_ROW = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}:")
 #: Below this many indexed files the mass-delete guard stays quiet: deleting 3 of 4 notes in
 #: a tiny vault is an ordinary edit, not an unmounted drive.
 MASS_DELETE_MIN_FILES = 20
+#: Deletions a long-lived syncer applied within this many seconds count together against
+#: ``sync.max_delete_share``: a drive that goes away while the daemon watches arrives as many
+#: small watcher batches, each below the share on its own (10 minutes: longer than any
+#: unmount or cloud-sync eviction the watcher reports in pieces, shorter than a working
+#: session of ordinary deletions).
+MASS_DELETE_WINDOW_S = 600.0
 
 
 class Progress(Protocol):
@@ -186,6 +193,8 @@ class Syncer:
         self.max_delete_share = limits.max_delete_share
         self.empty_recheck_s = limits.empty_recheck_s
         self.max_note_chars = limits.max_note_chars
+        #: ``(time.monotonic(), files deleted)`` of the deletions applied lately.
+        self._deleted_lately: deque[tuple[float, int]] = deque()
 
     def owns(self, path: str) -> bool:
         """True when index path ``path`` belongs to this syncer's root (its prefix, and no
@@ -272,6 +281,8 @@ class Syncer:
     ) -> SyncReport:
         self._guard_mass_delete(plan, index, scan, allow_mass_delete, full=full)
         report = self._execute(plan, index, progress or _NoProgress(), orphans)
+        if report.deleted:
+            self._deleted_lately.append((time.monotonic(), report.deleted))
         duration = time.perf_counter() - started
         report = _replace(report, scan=scan, duration_s=duration)
         log.info(
@@ -290,15 +301,26 @@ class Syncer:
         # Rows of an extra root that is no longer configured (``name:…``) leave the index
         # with the root; they are not vault files gone missing.
         gone = [p for p in plan.deleted if not (not self.prefix and _ROOT_ROW.match(p))]
-        if allowed or not gone:
+        if allowed:
+            self._deleted_lately.clear()  # the user's word covers what came before
             return
-        share = len(gone) / len(index)
-        small = len(index) < MASS_DELETE_MIN_FILES
+        if not gone:
+            return
+        now = time.monotonic()
+        while self._deleted_lately and now - self._deleted_lately[0][0] > MASS_DELETE_WINDOW_S:
+            self._deleted_lately.popleft()
+        lately = sum(count for _at, count in self._deleted_lately)
+        # the share of what was indexed when the window opened: this batch and the lately
+        # applied ones together
+        share = (len(gone) + lately) / (len(index) + lately)
+        small = len(index) + lately < MASS_DELETE_MIN_FILES
         # An empty full walk is refused whatever the size: it is what an unmounted drive looks
         # like. (A watcher batch that finds none of its paths is ordinary.)
         if (full and not scan.entries) or (not small and share > self.max_delete_share):
+            within = f", with {lately} deleted in the last {MASS_DELETE_WINDOW_S / 60:.0f} " \
+                "minutes" if lately else ""
             raise MassDeleteError(
-                f"sync {self.root}: {len(gone)} of {len(index)} indexed files "
+                f"sync {self.root}: {len(gone)} of {len(index)} indexed files{within} "
                 f"({share:.0%}) are gone from the vault, more than sync.max_delete_share "
                 f"({self.max_delete_share:.0%}); the index is kept. If the vault is mounted and "
                 "the deletions are real, run: dreamd sync --allow-mass-delete (a running daemon "

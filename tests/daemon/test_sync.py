@@ -166,6 +166,34 @@ def test_mass_delete_is_refused_and_the_index_kept(tmp_path: Path, make_app: Bui
     assert len(app.store.file_index()) == 10
 
 
+def test_deletions_in_watcher_sized_pieces_count_together(
+    tmp_path: Path, make_app: Builder
+) -> None:
+    """A drive going away while the daemon watches arrives as many small batches: each is
+    below ``max_delete_share`` alone, together they are refused, and the user's word lets
+    them through."""
+    root = tmp_path / "vault"
+    root.mkdir()
+    for i in range(40):
+        (root / f"note{i:02}.md").write_text(f"# Note {i}\n\nbody {i}\n", encoding="utf-8")
+    app, _ = make_app(root)
+    syncer = app.make_syncer()  # one syncer for the daemon's life, as the runner keeps it
+    syncer.reconcile()
+    for piece in range(2):  # 2 × 6 files: 30% of the index, below the share of 50%
+        paths = [f"note{i:02}.md" for i in range(piece * 6, piece * 6 + 6)]
+        for path in paths:
+            (root / path).unlink()
+        syncer.sync_paths(paths)
+    paths = [f"note{i:02}.md" for i in range(12, 21)]  # 9 more: 21 of 40 within minutes
+    for path in paths:
+        (root / path).unlink()
+    with pytest.raises(MassDeleteError, match="with 12 deleted in the last 10 minutes"):
+        syncer.sync_paths(paths)
+    assert len(app.store.file_index()) == 28  # the refused batch removed nothing
+    syncer.sync_paths(paths, allow_mass_delete=True)
+    assert len(app.store.file_index()) == 19
+
+
 def test_vanished_vault_root_never_wipes_the_index(tmp_path: Path, make_app: Builder) -> None:
     root = tmp_path / "mounted"
     shutil.copytree(Path(__file__).resolve().parents[2] / "vault_example", root)
