@@ -127,6 +127,12 @@ VECTOR_FLOOR = 5
 #: ``both-priority-magma`` (our choice: enough to settle a near tie, about a tenth of what a
 #: rank or two in the fused list is worth; never enough to lift a clearly weaker match).
 PRIORITY_BONUS = 0.02
+#: Factor on the score of a memory that is no longer current (superseded, archived, expired),
+#: which only ``--all`` shows: it ranks below an equally relevant current memory, so the fact
+#: that holds comes before the one it replaced (our choice: a tenth, more than the few
+#: hundredths two versions of one sentence differ by; a question that names the old value
+#: can still find the old memory first).
+HISTORY_FACTOR = 0.9
 
 #: The lists whose notes get :data:`PRIORITY_BONUS` under each strategy: CCB leads with its
 #: name matches, not with the time range's notes (ranked by date, they are no match).
@@ -236,6 +242,8 @@ class Reranker:
             if path in led:
                 score += PRIORITY_BONUS
                 extra.append(f"{strategy.removeprefix('both-priority-')} first")
+            if entry.memory_type is not None and _hidden_reason(entry, today) is not None:
+                score *= HISTORY_FACTOR  # shown by --all: after what holds now
             scores[path] = score
             notes[path] = [*extra, f"importance {weight:.2f}", f"recency {fresh:.2f}"]
         return scores, notes

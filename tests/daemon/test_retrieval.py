@@ -68,6 +68,11 @@ def plant(vault: Path) -> dict[str, str]:
         days_old=200, status="superseded", valid_to=(NOW - timedelta(days=30)).date())
     paths["new-editor"] = memory(vault, "new-editor", "The user writes code in Neovim.",
                                  type="user", days_old=20)
+    paths["old-class"] = memory(
+        vault, "old-class", "The pottery class meets on Tuesday evenings.", type="user",
+        days_old=2, status="superseded", valid_to=(NOW - timedelta(days=1)).date())
+    paths["new-class"] = memory(vault, "new-class", "The pottery class meets on Thursday "
+                                "evenings.", type="user", days_old=2)
     paths["expired-offer"] = memory(
         vault, "expired-offer", "The studio rents the big kiln at half price this autumn.",
         type="project", days_old=90, expires=(NOW - timedelta(days=5)).date())
@@ -137,6 +142,10 @@ def test_superseded_and_expired_memories_stay_hidden_unless_asked(
         "which code editor does the user write code in", now=NOW, count_recall=False,
         include_hidden=True)}
     assert "superseded" in marked[paths["old-editor"]]
+    order = [h.path for h in app.search("when does the pottery class meet", now=NOW,
+                                        count_recall=False, include_hidden=True)]
+    # what holds now comes before the memory it replaced
+    assert order.index(paths["new-class"]) < order.index(paths["old-class"])
     # as of a day when the old memory was current and the new one did not exist yet
     past = search(app, "which code editor does the user write code in",
                   as_of=(NOW - timedelta(days=60)).date())
