@@ -161,6 +161,8 @@ POSITIVES: tuple[Positive, ...] = (
     Positive("chinese password", f"我的邮箱密码是 {_rand(10)}", "password"),
     Positive("chinese password colon", f"服务器 root 密码：{_rand(9)}#", "password"),
     Positive("prose pin", "The bank card PIN is 4821.", "password"),
+    # a weak password told is still a password: refused (it was a documented miss)
+    Positive("single class after a colon", "password: sunshine", "password"),
     Positive("pass pair", f"db: user=app pass={_rand(11)} host=db.internal", "password"),
     Positive("query api key", f"GET https://api.acme.io/v2/items?api_key={_rand(32, _HEX)}&n=5",
              "password"),
@@ -233,7 +235,6 @@ NEGATIVES: tuple[Negative, ...] = (
     Negative("slack placeholder", "SLACK_BOT_TOKEN=xoxb-your-token-here"),
     Negative("github placeholder", "GITHUB_TOKEN=ghp_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"),
     Negative("chinese prose", "密码策略要求至少 12 个字符，token 桶限流每秒 100 个。"),
-    Negative("single class short", "password: sunshine"),
     Negative("password where", "The Wi-Fi password is on the fridge."),
     Negative("password stored", "The password is stored in 1Password."),
     Negative("password for where", "The password for the staging VPN is in the team vault."),
