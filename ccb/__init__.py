@@ -6,6 +6,7 @@ Reading side (pure unless noted):
 - :mod:`ccb.frontmatter` — split the frontmatter block, load it the way Obsidian reads it.
 - :mod:`ccb.markdown` — links, embeds, tags, headings and aliases of a note.
 - :mod:`ccb.parse` — ``parse_note(path, data) -> Note``; conflict-copy names.
+- :mod:`ccb.names` — ``nfc_key``: the form paths, names and link targets are compared in.
 - :mod:`ccb.scan` — the vault's ignore rules, the vault walk and ``read_note`` (I/O).
 - :mod:`ccb.obsidian_vaults` — the vaults Obsidian knows (its ``obsidian.json``), for
   ``dreamd init`` without a path.

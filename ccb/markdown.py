@@ -17,6 +17,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from urllib.parse import unquote
 
 from ccb.model import Heading, Link, PropertyValue
+from ccb.names import nfc_key
 
 __all__ = [
     "extract_aliases",
@@ -325,7 +326,7 @@ def _dedupe_casefold(items: Iterable[str]) -> tuple[str, ...]:
     seen: set[str] = set()
     out: list[str] = []
     for item in items:
-        key = item.casefold()
+        key = nfc_key(item).casefold()
         if key not in seen:
             seen.add(key)
             out.append(item)

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from ccb.frontmatter_edit import set_properties
 from ccb.model import MEMORY_TYPES, MemoryType, PropertyValue
+from ccb.names import nfc_key
 
 __all__ = [
     "MAX_SLUG_BYTES",
@@ -101,14 +102,17 @@ def memory_path(folder_files: Collection[str], memory_folder: str, name: str) ->
     """A free vault-relative path ``<memory_folder>/<slug>.md`` for a memory named ``name``.
 
     ``folder_files`` are the vault-relative paths of existing files (bare file names count
-    as files of ``memory_folder``). A name taken case-insensitively (macOS and Windows file
-    systems fold case), or ``MEMORY.md``/``DREAMS.md``, gets ``-2``, ``-3`` … appended; the
-    slug is shortened so that stem and suffix stay within :data:`MAX_SLUG_BYTES`.
+    as files of ``memory_folder``). A name taken case-insensitively or in another Unicode
+    normalisation (macOS and Windows file systems fold case, macOS folds NFC/NFD: a slug
+    must not land beside a decomposed ``crème.md``), or ``MEMORY.md``/``DREAMS.md``, gets
+    ``-2``, ``-3`` … appended; the slug is shortened so that stem and suffix stay within
+    :data:`MAX_SLUG_BYTES`.
     ``memory_folder`` ``""`` means the vault root.
     """
     folder = memory_folder.strip("/")
     prefix = f"{folder}/" if folder else ""
-    taken = {(entry if "/" in entry else prefix + entry).casefold() for entry in folder_files}
+    taken = {nfc_key(entry if "/" in entry else prefix + entry).casefold()
+             for entry in folder_files}
     taken |= {(prefix + reserved).casefold() for reserved in RESERVED_FILE_NAMES}
     base = slugify(name)
     counter = 1
@@ -116,7 +120,7 @@ def memory_path(folder_files: Collection[str], memory_folder: str, name: str) ->
         suffix = "" if counter == 1 else f"-{counter}"
         stem = _truncate_utf8(base, MAX_SLUG_BYTES - len(suffix)).rstrip("-_") or _FALLBACK_SLUG
         candidate = f"{prefix}{stem}{suffix}.md"
-        if candidate.casefold() not in taken:
+        if nfc_key(candidate).casefold() not in taken:
             return candidate
         counter += 1
 

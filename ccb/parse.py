@@ -26,6 +26,7 @@ from ccb.markdown import (
     mask_code_and_comments,
 )
 from ccb.model import MEMORY_TYPES, MemoryMeta, MemoryType, Note, Problem, PropertyValue
+from ccb.names import nfc_key
 
 __all__ = [
     "decode_note_bytes",
@@ -294,12 +295,14 @@ def detect_conflict_copy(path: str) -> str | None:
 def parse_note(path: str, data: bytes) -> Note:
     """Parse the raw bytes of the note at vault-relative POSIX ``path`` into a :class:`Note`.
 
-    ``title`` is the file stem; ``content_hash`` the SHA-256 hex digest of ``data``;
-    ``line_ending`` the dominant one of the file; ``body`` has ``\\n`` line endings. Links
-    come from the body (0-based body lines) and from property values (line -1). Never raises.
+    ``title`` is the file stem in NFC (:func:`ccb.names.nfc_key`: a name a Mac stored
+    decomposed reads as typed; ``path`` stays as stored); ``content_hash`` the SHA-256 hex
+    digest of ``data``; ``line_ending`` the dominant one of the file; ``body`` has ``\\n``
+    line endings. Links come from the body (0-based body lines) and from property values
+    (line -1). Never raises.
     """
     content_hash = hashlib.sha256(data).hexdigest()
-    title = PurePosixPath(path).stem
+    title = nfc_key(PurePosixPath(path).stem)
     text, has_bom, encoding, problems = decode_note_bytes(data, path)
     split = split_frontmatter(text)
     properties, property_problems = load_properties(split.raw, path)

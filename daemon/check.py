@@ -63,6 +63,7 @@ from consistency.duplicates import claim_of, cosine_similarity
 from consistency.judgement import MemorySide, judge_pair
 from consistency.lifecycle import MemoryState, is_current
 from daemon.conflicts import CONFLICTS_FILE, ConflictDesk, ConflictRecord, Keep
+from daemon.forget_links import link_stem
 from daemon.history import note_memory_key
 from daemon.memories import MemoryService
 from daemon.memory_index_keeper import INDEX_FILE, MemoryIndexKeeper, index_fingerprint
@@ -254,8 +255,8 @@ class ConsistencyService:
         memory_paths = {p for p, s in gathered.files.items() if s.memory_key is not None}
         broken = [(link.src, link.target) for link in links if link.src in memory_paths
                   and not link.target.startswith(("http:", "https:"))
-                  and link.target.rsplit("/", 1)[-1].removesuffix(".md").casefold()
-                  not in _GENERATED_STEMS]  # MEMORY.md exists, it is only left out of the index
+                  # MEMORY.md exists, it is only left out of the index
+                  and link_stem(link.target) not in _GENERATED_STEMS]
         pending = {key: _utc(info.get("since")) for key, info in self.recorder.pending().items()}
         conflicts = self.desk.load()
         index_current, hand_edited = self._memory_index_current(gathered, today)
@@ -507,8 +508,7 @@ def _link_possible_pairs(files: dict[str, FileSide], props: Mapping[str, Mapping
                          ) -> None:
     """Fill :attr:`FileSide.possible` from the memories' ``possible_duplicate`` and
     ``possible_contradiction`` links (wikilinks by file name, resolved among the memories)."""
-    by_stem = {p.rsplit("/", 1)[-1].removesuffix(".md").casefold(): p
-               for p, side in files.items() if side.memory_key is not None}
+    by_stem = {link_stem(p): p for p, side in files.items() if side.memory_key is not None}
     for path, side in list(files.items()):
         if side.memory_key is None:
             continue
@@ -516,9 +516,7 @@ def _link_possible_pairs(files: dict[str, FileSide], props: Mapping[str, Mapping
         for kind in ("possible_duplicate", "possible_contradiction"):
             value = props.get(path, {}).get(kind)
             for link in value if isinstance(value, list) else [value] if value else []:
-                target = str(link).strip().removeprefix("[[").removesuffix("]]")
-                target = target.split("|", 1)[0].split("#", 1)[0].rsplit("/", 1)[-1]
-                other = by_stem.get(target.removesuffix(".md").casefold())
+                other = by_stem.get(link_stem(str(link)))
                 if other is not None:
                     found.append((kind, other))
         if found:
@@ -561,14 +559,10 @@ def _judge_groups(groups: Mapping[Any, list[str]], read: Mapping[str, StoredMemo
 
 def _one_supersedes(a: StoredMemory, b: StoredMemory) -> bool:
     """Does either memory name the other in its ``supersedes`` (link targets: file stems)?"""
-    def stem(path: str) -> str:
-        return path.rsplit("/", 1)[-1].removesuffix(".md").casefold()
-
     def targets(side: StoredMemory) -> set[str]:
         meta = side.note.memory
-        return {t.rsplit("/", 1)[-1].removesuffix(".md").casefold()
-                for t in (meta.supersedes if meta else ())}
-    return stem(a.path) in targets(b) or stem(b.path) in targets(a)
+        return {link_stem(t) for t in (meta.supersedes if meta else ())}
+    return link_stem(a.path) in targets(b) or link_stem(b.path) in targets(a)
 
 
 def _owner(value: object) -> str | None:

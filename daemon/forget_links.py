@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 from ccb.frontmatter_edit import set_properties
 from ccb.model import PropertyValue
+from ccb.names import nfc_key
 from ccb.parse import parse_note
 from ccb.writer import NoteWriter
 from config.errors import DreamdError
@@ -44,9 +45,11 @@ class Unlinked:
 
 
 def link_stem(link: str) -> str:
-    """``[[folder/name|alias]]`` → ``name``, case-folded: the file a link names."""
-    return (link.strip().removeprefix("[[").removesuffix("]]").split("|")[0].split("#")[0]
-            .rsplit("/", 1)[-1].removesuffix(".md").strip().casefold())
+    """``[[folder/name|alias]]`` → ``name``, in NFC (:func:`ccb.names.nfc_key`) and
+    case-folded: the file a link names. A vault path (``Memory/name.md``) gives its stem
+    the same way, so a link and a file name compare equal however either was spelt."""
+    return nfc_key(link.strip().removeprefix("[[").removesuffix("]]").split("|")[0]
+                   .split("#")[0].rsplit("/", 1)[-1].removesuffix(".md").strip()).casefold()
 
 
 def unlink_forgotten(writer: NoteWriter, memories: Sequence[StoredMemory], stem: str,
@@ -55,7 +58,8 @@ def unlink_forgotten(writer: NoteWriter, memories: Sequence[StoredMemory], stem:
     ``memories``; a memory it superseded or absorbed is current again (``valid_to``, the
     archive keys and the closing link removed, its earlier status back). Raises as
     :meth:`ccb.writer.NoteWriter.write`."""
-    wanted = stem.casefold()
+    wanted = link_stem(stem)
+    written = nfc_key(f"[[{stem}").casefold()
     done = Unlinked()
     for stored in memories:
         updates, remove, closed = _edit_of(stored, wanted)
@@ -66,7 +70,7 @@ def unlink_forgotten(writer: NoteWriter, memories: Sequence[StoredMemory], stem:
             done.edited.append(stored.path)
             if closed:
                 done.current_again.append(stored.path)
-        elif f"[[{stem}".casefold().encode() in stored.data.lower():
+        elif written in nfc_key((stored.note.frontmatter_raw or "") + stored.note.body).casefold():
             done.named_by_user.append(stored.path)
     return done
 
@@ -81,7 +85,7 @@ def unlink_in_version(path: str, data: bytes, stem: str) -> bytes | None:
         return None
     if note.problems:
         return None
-    updates, remove, _closed = _without_links(note.properties, stem.casefold())
+    updates, remove, _closed = _without_links(note.properties, link_stem(stem))
     if not updates and not remove:
         return None
     return set_properties(data, updates, remove=remove, path=path)

@@ -46,7 +46,7 @@ def scrub_diary(writer: NoteWriter, diary_path: str, stem: str, day: date, *,
         text = current.decode("utf-8")
     except UnicodeDecodeError:
         return False
-    wanted = stem.casefold()
+    wanted = link_stem(stem)
     lines = text.splitlines(keepends=True)
     scrubbed = [_forgotten_line(line, day)
                 if any(link_stem(m.group(1)) == wanted for m in _LINK.finditer(line)) else line

@@ -31,6 +31,7 @@ import structlog
 
 from ccb.atomic import read_json_object, write_bytes_atomic
 from ccb.model import Note, memory_key
+from ccb.names import nfc_key
 from ccb.owner import Owner
 from ccb.parse import parse_note
 from ccb.scan import read_note_bytes
@@ -391,9 +392,11 @@ class MemoryLocator:
         wanted = id_or_name.strip()
         versions = self.archive.history(wanted) or self.archive.history(memory_key(None, wanted))
         if not versions:
-            folded = wanted.casefold()
-            for history in self.archive.all_versions().values():
-                if any((v.name or "").casefold() == folded for v in history):
+            # by name, or by the path of a memory without an id, compared in NFC
+            folded, path_key = nfc_key(wanted).casefold(), nfc_key(memory_key(None, wanted))
+            for key, history in self.archive.all_versions().items():
+                if nfc_key(key) == path_key or any(
+                        nfc_key(v.name or "").casefold() == folded for v in history):
                     versions = history
                     break
         if not versions or not self._sees_history(versions):

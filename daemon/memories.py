@@ -38,6 +38,7 @@ from ccb.memory_file import (
     slugify,
 )
 from ccb.model import DIARY_FILE, MemoryType, PropertyValue, memory_key
+from ccb.names import nfc_key
 from ccb.owner import Owner, parse_owner
 from ccb.parse import detect_conflict_copy, parse_note
 from ccb.writer import NoteWriter, WriteOutcome
@@ -164,8 +165,10 @@ class MemoryService:
 
     def find(self, id_or_name: str) -> StoredMemory:
         """The memory whose id, name, file stem, path or whole text is ``id_or_name``
-        (case-insensitive; a long text's name is cut, so the text itself names it too)."""
-        wanted = " ".join(id_or_name.split()).casefold()
+        (case-insensitive, compared in NFC: ``Memory/crème.md`` typed names the file a Mac
+        stored decomposed; a long text's name is cut, so the text itself names it too).
+        Raises :class:`MemoryNotFoundError` when none or several match."""
+        wanted = _lookup_key(id_or_name)
         found = []
         for stored in self.memories():
             meta = stored.note.memory
@@ -174,7 +177,7 @@ class MemoryService:
                 return stored  # an id names one memory
             keys = {meta.name, stored.note.title, stored.path, stored.path.rsplit("/", 1)[-1],
                     stored.note.body}
-            if wanted in {" ".join(k.split()).casefold() for k in keys if k}:
+            if wanted in {_lookup_key(k) for k in keys if k}:
                 found.append(stored)
         today = self._clock().date()
         live = [s for s in found if _current(s, today)]
@@ -460,7 +463,7 @@ class MemoryService:
 
     def _pair_links(self, stored: StoredMemory) -> list[tuple[str, str]]:
         """``(kind, path)`` of the memories ``stored`` links as a possible pair."""
-        by_stem = {Path(s.path).stem.casefold(): s.path for s in self.memories()}
+        by_stem = {link_stem(s.path): s.path for s in self.memories()}
         return [(kind, path) for kind in _PAIR_KINDS for link in _links_of(stored, kind)
                 if (path := by_stem.get(link_stem(link))) is not None and path != stored.path]
 
@@ -479,7 +482,8 @@ class MemoryService:
             diary = f"{self.memory_folder}/{DIARY_FILE}"
             in_diary = scrub_diary(self.writer, diary, Path(stored.path).stem,
                                    self._clock().date(), origin=self.origin)
-            self.writer.forget_copies([f"[[{Path(stored.path).stem}".encode(),
+            stem = Path(stored.path).stem  # as stored, and as a link would spell it
+            self.writer.forget_copies([*{f"[[{stem}".encode(), f"[[{nfc_key(stem)}".encode()},
                                        *([meta.id.encode()] if meta.id else [])])
         purged = self.after_change([stored.path, *unlinked.edited, *([diary] * in_diary)],
                                    purge=True)
@@ -577,6 +581,12 @@ def _unlinked_lines(unlinked: Unlinked) -> list[str]:
     return lines
 
 
+def _lookup_key(text: str) -> str:
+    """How :meth:`MemoryService.find` compares a name: NFC, runs of white space as one
+    space, case-folded."""
+    return " ".join(nfc_key(text).split()).casefold()
+
+
 def _links_of(stored: StoredMemory, kind: str) -> list[str]:
     """The links of ``stored``'s ``kind`` property (one value or a list)."""
     value = stored.note.properties.get(kind)
@@ -585,7 +595,7 @@ def _links_of(stored: StoredMemory, kind: str) -> list[str]:
 
 def _unlinked(stored: StoredMemory, pair: set[str]) -> bytes:
     """``stored``'s bytes without its possible-pair links to the other of ``pair``."""
-    stems = {Path(p).stem.casefold() for p in pair if p != stored.path}
+    stems = {link_stem(p) for p in pair if p != stored.path}
     updates: dict[str, PropertyValue] = {}
     remove: list[str] = []
     for kind in _PAIR_KINDS:

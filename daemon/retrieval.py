@@ -44,7 +44,7 @@ import contextlib
 import functools
 import threading
 import time
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
@@ -55,6 +55,7 @@ import numpy as np
 import structlog
 
 from ccb.model import DIARY_FILE
+from ccb.names import nfc_key
 from ccb.owner import Owner
 from config.errors import DreamdError
 from config.settings import Settings, Stage, user_zone
@@ -305,6 +306,7 @@ class Retriever:
             self.warm()
         started = time.perf_counter()
         snap = self.snapshot()
+        path_prefix = stored_prefix(snap.entries, path_prefix)
         strategy = self._settings.retrieval.default_strategy
         found = _Found()
         cfg = self._settings.retrieval.progressive_search
@@ -629,6 +631,25 @@ class Retriever:
                                       pairs.column("resolved").to_pylist(), snap.entries)
         return snap.neighbours
 
+
+
+def stored_prefix(paths: Iterable[str], prefix: str | None) -> str | None:
+    """``prefix`` (a folder, ``"Café/"``) as the indexed paths spell it: a vault synced from a
+    Mac stores names decomposed (NFD), the user types them composed (NFC); the two compare
+    equal in NFC (:func:`ccb.names.nfc_key`). ``prefix`` itself when a path starts with it or
+    none matches in NFC either. One pass over ``paths`` (``str.startswith`` each), and one
+    NFC form each only when no path starts with ``prefix`` as typed."""
+    if not prefix:
+        return prefix
+    paths = list(paths)
+    if any(path.startswith(prefix) for path in paths):
+        return prefix
+    wanted = nfc_key(prefix)
+    for path in paths:
+        if nfc_key(path).startswith(wanted):
+            return next((path[:end] for end in range(len(path) + 1)
+                         if nfc_key(path[:end]) == wanted), prefix)
+    return prefix
 
 
 def _nearest(snap: Snapshot, vector: np.ndarray, n: int, keep: Callable[[str], bool],

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from ccb.dates import day_in
+from ccb.names import nfc_key
 from magma.layers import is_salient, note_date, note_layer, type_prior
 from magma.store import INDEX_FILE_NAMES, MagmaStore
 from magma.text import CJK_CHAR
@@ -29,9 +30,10 @@ STOPWORDS = frozenset({
 
 
 def tokens(text: str) -> list[str]:
-    """Lower-cased words; CJK runs also as their 2-character pieces."""
+    """Lower-cased words of ``text`` in NFC (a decomposed ``é`` is one letter of its word, not
+    a break); CJK runs also as their 2-character pieces."""
     out: list[str] = []
-    for word in WORD.findall(text.casefold()):
+    for word in WORD.findall(nfc_key(text).casefold()):
         if CJK_CHAR.search(word):
             out.append(word)
             out.extend(word[i : i + 2] for i in range(len(word) - 1))
@@ -41,7 +43,9 @@ def tokens(text: str) -> list[str]:
 
 
 def norm(text: str) -> str:
-    return " ".join(WORD.findall(text.casefold().replace("_", " ")))
+    """The name index's key of a title, alias, name or query: its words in NFC, case-folded,
+    one space apart (``"Café_Notes"`` → ``"café notes"``)."""
+    return " ".join(WORD.findall(nfc_key(text).casefold().replace("_", " ")))
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,7 +5,9 @@ ending in ``.md`` is first matched as a vault path (exact, with or without ``.md
 path suffix, ``sub/Note`` -> ``a/sub/Note.md``); otherwise by file name — note stem, note file
 name, or an attachment's full file name. When several files share a name the shortest path wins
 (ties: lexicographic). Aliases are never link targets. Markdown links (``[x](../a/b.md)``) are
-tried relative to the source folder first and may be URL-encoded (``My%20Note.md``).
+tried relative to the source folder first and may be URL-encoded (``My%20Note.md``). Paths and
+targets are compared in NFC (:func:`ccb.names.nfc_key`): ``[[Café]]`` typed on any keyboard
+finds ``Café.md`` whose name a Mac stored decomposed; resolution answers the path as stored.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from urllib.parse import unquote
 import networkx as nx
 
 from ccb.model import LinkKind
+from ccb.names import nfc_key
 
 __all__ = [
     "GraphFile",
@@ -38,15 +41,16 @@ def _strip_md(path: str) -> str:
 
 
 def link_key(target: str) -> str:
-    """Lower-cased file name of a link target without ``.md`` (``"../A/My%20Note.md"`` ->
+    """Lower-cased NFC file name of a link target without ``.md`` (``"../A/My%20Note.md"`` ->
     ``"my note"``): a target can only resolve to a path with the same :func:`path_key`."""
     name = posixpath.basename(unquote(target.strip().replace("\\", "/")))
-    return _strip_md(name.lower())
+    return _strip_md(nfc_key(name).lower())
 
 
 def path_key(path: str) -> str:
-    """Lower-cased file name of a vault path without ``.md`` (``"a/Note.md"`` -> ``"note"``)."""
-    return _strip_md(posixpath.basename(path).lower())
+    """Lower-cased NFC file name of a vault path without ``.md`` (``"a/Note.md"`` ->
+    ``"note"``)."""
+    return _strip_md(nfc_key(posixpath.basename(path)).lower())
 
 
 def _better(candidate: str, current: str | None) -> bool:
@@ -70,7 +74,7 @@ class LinkResolver:
             self.add(path)
 
     def _keys(self, path: str) -> Iterator[tuple[dict[str, set[str]], str]]:
-        lower = path.lower()
+        lower = nfc_key(path).lower()
         name = posixpath.basename(lower)
         yield self._by_path, lower
         yield self._by_name, name
@@ -101,20 +105,20 @@ class LinkResolver:
 
         An empty target (``[[#Heading]]``) is the source note itself; URLs are ``None``.
         """
-        target = target.strip()
+        target = nfc_key(target.strip())
         if not target:
             return src
         if target.lower().startswith(_URL_SCHEMES):
             return None
         found = self._resolve(target, src, relative=kind == "markdown")
         if found is None and "%" in target:
-            found = self._resolve(unquote(target), src, relative=kind == "markdown")
+            found = self._resolve(nfc_key(unquote(target)), src, relative=kind == "markdown")
         return found
 
     def _resolve(self, target: str, src: str, *, relative: bool) -> str | None:
         target = target.replace("\\", "/")
         if relative or target.startswith(("./", "../")):
-            joined = posixpath.normpath(posixpath.join(posixpath.dirname(src), target))
+            joined = posixpath.normpath(posixpath.join(nfc_key(posixpath.dirname(src)), target))
             if not joined.startswith("../"):
                 hit = self._as_path(joined.lower())
                 if hit is not None:
@@ -137,7 +141,7 @@ class LinkResolver:
         name = posixpath.basename(key)
         best: str | None = None
         for path in self._by_name.get(name, ()):
-            lower = path.lower()
+            lower = nfc_key(path).lower()
             suffix_match = lower.endswith("/" + key) or _strip_md(lower).endswith("/" + key)
             if suffix_match and _better(path, best):
                 best = path
@@ -209,7 +213,7 @@ def build_graph(files: Iterable[GraphFile], links: Iterable[GraphLink]) -> nx.Mu
             if dst not in graph:
                 graph.add_node(dst, kind=kind, path=link.resolved, title=link.resolved)
         else:
-            dst = node_id("unresolved", link.target.lower())
+            dst = node_id("unresolved", nfc_key(link.target).lower())
             if dst not in graph:
                 graph.add_node(dst, kind="unresolved", target=link.target)
         graph.add_edge(src, dst, kind=link.kind, subpath=link.subpath)

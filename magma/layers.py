@@ -28,6 +28,8 @@ from collections.abc import Collection, Mapping
 from datetime import date, datetime
 from typing import Any
 
+from ccb.names import nfc_key
+
 __all__ = [
     "IMPORTANCE_WEIGHTS",
     "L1_IDENTITY",
@@ -118,7 +120,7 @@ _EDIT_KEYS = ("updated", "modified")
 
 def _folders(path: str) -> list[str]:
     inside = path.split(":", 1)[1] if ":" in path.split("/", 1)[0] else path
-    return [part.casefold() for part in inside.split("/")[:-1]]
+    return [nfc_key(part).casefold() for part in inside.split("/")[:-1]]
 
 
 def note_date(properties: Mapping[str, Any], path: str) -> date | None:

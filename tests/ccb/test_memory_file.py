@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import unicodedata
 
 import pytest
 from hypothesis import given, settings
@@ -74,6 +75,13 @@ def test_memory_path_avoids_case_insensitive_collisions() -> None:
     taken = [f"Memory/{'x' * MAX_SLUG_BYTES}.md"]
     path = memory_path(taken, "Memory", long_name)
     assert path == f"Memory/{'x' * (MAX_SLUG_BYTES - 2)}-2.md"
+
+
+def test_memory_path_avoids_a_name_stored_decomposed() -> None:
+    """A vault synced from a Mac holds ``crème-brûlée.md`` in NFD; the slug is NFC. On Linux
+    the two are two files, which a Mac cannot hold side by side: the slug takes ``-2``."""
+    stored = unicodedata.normalize("NFD", "Memory/crème-brûlée.md")
+    assert memory_path([stored], "Memory", "Crème brûlée") == "Memory/crème-brûlée-2.md"
 
 
 def _meta(**changes: object) -> NewMemory:

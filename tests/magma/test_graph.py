@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Callable
 from pathlib import Path
 
@@ -10,7 +11,7 @@ import store_reads
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ccb.model import Link, Note
+from ccb.model import Link, LinkKind, Note
 from magma.graph import LinkResolver, build_graph, link_key, path_key
 from magma.store import MagmaStore, NoteRecord
 
@@ -87,6 +88,37 @@ def test_add_and_discard_keep_the_resolver_current() -> None:
     resolver.discard("Note.md")
     resolver.discard("never-there.md")
     assert resolver.resolve("Note", "x.md") == "deep/Note.md"
+
+
+def _nfd(text: str) -> str:
+    return unicodedata.normalize("NFD", text)
+
+
+@pytest.mark.parametrize(
+    ("target", "src", "kind"),
+    [
+        ("Café", "x.md", "wikilink"),  # typed NFC, stored NFD (a vault synced from a Mac)
+        ("CAFÉ.md", "x.md", "wikilink"),
+        ("Notes/Café", "x.md", "wikilink"),  # exact path
+        ("Café", "Notes/Übersicht.md", "wikilink"),
+        ("Caf%C3%A9.md", "Notes/x.md", "markdown"),  # URL-encoded NFC, relative
+        ("./Café.md", "Notes/x.md", "markdown"),
+        ("../Notes/Café.md", _nfd("Other/Übersicht.md"), "markdown"),  # an NFD source folder
+    ],
+)
+def test_a_link_typed_composed_finds_a_file_stored_decomposed(
+        target: str, src: str, kind: LinkKind) -> None:
+    stored = _nfd("Notes/Café.md")
+    resolver = LinkResolver([stored, "Home.md"])
+    assert resolver.resolve(target, src, kind=kind) == stored  # the path as stored, for I/O
+    assert link_key(target) == path_key(stored)  # the store's re-resolution key agrees
+
+
+def test_a_link_typed_decomposed_finds_a_file_stored_composed() -> None:
+    resolver = LinkResolver(["crème brûlée.md"])
+    assert resolver.resolve(_nfd("Crème Brûlée"), "x.md") == "crème brûlée.md"
+    resolver.discard(_nfd("crème brûlée.md"))  # only the path as stored is forgotten
+    assert resolver.resolve("crème brûlée", "x.md") == "crème brûlée.md"
 
 
 # names never start or end with spaces (Obsidian trims link text too)
