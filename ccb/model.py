@@ -18,6 +18,7 @@ __all__ = [
     "MEMORY_INDEX_FILE",
     "MEMORY_TYPES",
     "PATH_KEY_PREFIX",
+    "SKIPPED_KINDS",
     "ConflictCopy",
     "FileEntry",
     "FileKind",
@@ -60,6 +61,10 @@ GENERATED_FILES = frozenset({MEMORY_INDEX_FILE, DIARY_FILE})
 
 #: The key prefix of a memory file written without an ``id``: its history follows the path.
 PATH_KEY_PREFIX = "path:"
+#: :attr:`Problem.kind` of a file the vault walk leaves out whole without opening it (a
+#: symlink out of the vault, broken, a loop or a second name of a note; a FIFO, socket or
+#: device): reports list these as skipped, apart from files read with a problem.
+SKIPPED_KINDS = frozenset({"symlink", "skipped"})
 
 
 def memory_key(memory_id: str | None, path: str) -> str:
@@ -139,7 +144,9 @@ class Problem:
 
     ``kind`` is a short machine tag: ``"yaml"`` (frontmatter does not parse; body indexed as
     text), ``"properties"`` (block is a list/scalar, not a mapping), ``"decode"`` (not UTF-8;
-    not indexed), ``"read"`` (I/O error), ``"symlink"`` (points out of the vault; skipped),
+    not indexed), ``"read"`` (I/O error), ``"symlink"`` (points out of the vault, is broken
+    or a loop, or is a second name for a file indexed under its own path; skipped),
+    ``"skipped"`` (a FIFO, socket or device: never opened),
     ``"memory"`` (memory keys present but unusable), ``"size"`` (body cut at
     ``sync.max_note_chars``), ``"root"`` (an extra root could not be walked; its index kept).
     """

@@ -30,6 +30,8 @@ __all__ = [
     "read_note_bytes",
     "scan_paths",
     "scan_vault",
+    "special_file_reason",
+    "walked_path",
 ]
 
 log = structlog.get_logger(__name__)
@@ -338,7 +340,12 @@ class _Walk:
                 stack.append((child.path, rel + "/", ancestors | {(st.st_dev, st.st_ino)}))
             return
         if not child.is_file(follow_symlinks=False):
-            return  # sockets, fifos, devices
+            # a FIFO, socket or device: never opened (reading a FIFO blocks); said, not indexed
+            if not self.vfilter._walk_ignores(child.name, rel, is_dir=False):
+                mode = child.stat(follow_symlinks=False).st_mode
+                self.problems.append(Problem(path=rel, kind="skipped",
+                                             reason=special_file_reason(mode)))
+            return
         self._keep_file(child.name, rel, None, child)
 
     def _visit_symlink(
@@ -364,17 +371,57 @@ class _Walk:
                 Problem(path=rel, kind="symlink", reason=f"broken link: {_os_reason(exc)}")
             )
             return
-        if stat.S_ISDIR(st.st_mode):
-            folder_id = (st.st_dev, st.st_ino)
-            if folder_id in ancestors:
-                self.problems.append(
-                    Problem(path=rel, kind="symlink", reason="loop: points to a parent folder")
-                )
-                return
-            if not self.vfilter._walk_ignores(child.name, rel, is_dir=True):
-                stack.append((child.path, rel + "/", ancestors | {folder_id}))
+        is_dir = stat.S_ISDIR(st.st_mode)
+        if self.vfilter._walk_ignores(child.name, rel, is_dir=is_dir):
+            return
+        if is_dir and (st.st_dev, st.st_ino) in ancestors:
+            self.problems.append(
+                Problem(path=rel, kind="symlink", reason="loop: points to a parent folder")
+            )
+            return
+        named = walked_path(self.real_root, self.vfilter, target, is_dir=is_dir)
+        if named is not None:
+            # a second name for a file or folder the walk reaches under its own: indexed once
+            self.problems.append(Problem(path=rel, kind="symlink", reason=f"link to {named}"))
+        elif is_dir:
+            stack.append((child.path, rel + "/", ancestors | {(st.st_dev, st.st_ino)}))
         elif stat.S_ISREG(st.st_mode):
             self._keep_file(child.name, rel, st, None)
+        else:
+            self.problems.append(Problem(path=rel, kind="skipped",
+                                         reason=special_file_reason(st.st_mode)))
+
+    def look_at(self, rel: str, root_id: tuple[int, int]) -> None:
+        """Keep or walk the one vault path ``rel`` (its name and folders not ignored), as the
+        walk of its folder would: :func:`scan_paths`."""
+        absolute = str(Path(self.real_root).joinpath(*rel.split("/")))
+        try:
+            st = os.lstat(absolute)
+        except OSError:
+            return  # gone: the caller treats it as deleted
+        target = os.path.realpath(absolute)
+        if not _inside(self.real_root, target):  # the path or one of its folders links out
+            self.problems.append(
+                Problem(path=rel, kind="symlink", reason=f"points outside the vault ({target})")
+            )
+            return
+        if target != absolute:  # a link, or a path through a linked folder
+            try:
+                st = Path(target).stat()
+            except OSError:
+                return  # broken link
+            named = walked_path(self.real_root, self.vfilter, target,
+                                is_dir=stat.S_ISDIR(st.st_mode))
+            if named is not None:
+                self.problems.append(Problem(path=rel, kind="symlink", reason=f"link to {named}"))
+                return
+        if stat.S_ISDIR(st.st_mode):
+            self.run_prefix(absolute, rel + "/", frozenset({root_id, (st.st_dev, st.st_ino)}))
+        elif stat.S_ISREG(st.st_mode):
+            self._keep_file(rel.rsplit("/", 1)[-1], rel, st, None)
+        else:
+            self.problems.append(Problem(path=rel, kind="skipped",
+                                         reason=special_file_reason(st.st_mode)))
 
     def _keep_file(
         self, name: str, rel: str, st: os.stat_result | None, child: os.DirEntry[str] | None
@@ -392,6 +439,34 @@ class _Walk:
         self.entries.append(
             FileEntry(path=rel, size=st.st_size, mtime_ns=st.st_mtime_ns, kind=kind)
         )
+
+
+def walked_path(real_root: str, vfilter: VaultFilter, target: str, *,
+                is_dir: bool = False) -> str | None:
+    """The vault-relative path (``"Real.md"``, ``"Notes/"`` for a folder) under which the
+    walk of ``real_root`` reaches ``target`` (an absolute path with no symlinks in it,
+    ``os.path.realpath``), or ``None`` when the walk never reaches it there: outside the
+    vault, the vault itself, or ignored by ``vfilter``. A symlink naming such a path is a
+    second name for a note (or folder) indexed under its own: the walk skips the link."""
+    if not _inside(real_root, target) or target == real_root:
+        return None
+    rel = os.path.relpath(target, real_root).replace(os.sep, "/")
+    if vfilter.is_ignored(rel, is_dir=is_dir):
+        return None
+    return rel + "/" if is_dir else rel
+
+
+def special_file_reason(mode: int) -> str:
+    """Why a file that is neither a regular file nor a folder (``st_mode``) is skipped."""
+    if stat.S_ISFIFO(mode):
+        what = "a FIFO (named pipe)"
+    elif stat.S_ISSOCK(mode):
+        what = "a socket"
+    elif stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        what = "a device"
+    else:
+        what = "something else"
+    return f"{what}, not a regular file: never opened"
 
 
 def _utf8_name(name: str) -> bool:
@@ -412,10 +487,14 @@ def scan_vault(root: Path, vfilter: VaultFilter) -> ScanResult:
     """Walk the vault at ``root`` and return the files dreamd keeps, sorted by path.
 
     ``.md`` files are ``"note"``, others ``"attachment"``; ignored folders are pruned
-    before they are listed. Symlinks are followed only when their target stays inside the
-    vault (``Problem(kind="symlink")`` otherwise, and for loops and broken links); an
-    unreadable subfolder gives ``Problem(kind="read")`` and the walk goes on. Conflict
-    copies go to ``conflict_copies``, not ``entries``. Reads no file contents.
+    before they are listed. A symlink to a file or folder the walk reaches under its own
+    path is a second name for it: skipped, ``Problem(kind="symlink", reason="link to
+    Real.md")``, so a note is indexed once, under its real path. Other symlinks are
+    followed only when their target stays inside the vault (``Problem(kind="symlink")``
+    otherwise, and for loops and broken links). A FIFO, socket or device is never opened
+    (``Problem(kind="skipped")``). An unreadable subfolder gives ``Problem(kind="read")``
+    and the walk goes on. Conflict copies go to ``conflict_copies``, not ``entries``.
+    Reads no file contents.
 
     Raises ``VaultError`` when ``root`` is missing, unreadable or not a folder.
     """
@@ -466,26 +545,7 @@ def scan_paths(root: Path, vfilter: VaultFilter, rel_paths: Iterable[str]) -> Sc
             continue
         if any(vfilter.is_ignored_by_rules(parent, is_dir=True) for parent in _parents(rel)):
             continue
-        absolute = str(Path(real_root).joinpath(*rel.split("/")))
-        try:
-            st = os.lstat(absolute)
-        except OSError:
-            continue  # gone: the caller treats it as deleted
-        target = os.path.realpath(absolute)
-        if not _inside(real_root, target):  # the path or one of its folders links out
-            walk.problems.append(
-                Problem(path=rel, kind="symlink", reason=f"points outside the vault ({target})")
-            )
-            continue
-        if stat.S_ISLNK(st.st_mode):
-            try:
-                st = Path(absolute).stat()
-            except OSError:
-                continue  # broken link
-        if stat.S_ISDIR(st.st_mode):
-            walk.run_prefix(absolute, rel + "/", frozenset({root_id, (st.st_dev, st.st_ino)}))
-        elif stat.S_ISREG(st.st_mode):
-            walk._keep_file(rel.rsplit("/", 1)[-1], rel, st, None)
+        walk.look_at(rel, root_id)
     unique = {entry.path: entry for entry in walk.entries}
     return ScanResult(
         entries=tuple(sorted(unique.values(), key=lambda entry: entry.path)),

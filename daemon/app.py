@@ -455,7 +455,8 @@ class App:
         """The vault's memory files, parsed once per change, shared by every memory service
         of this App (``remember`` judges against all of them on each call)."""
         return MemoryPool(self.vault_root, self.settings.vault.memory_folder,
-                          chunk_max_chars=self.settings.sync.chunk_max_chars)
+                          chunk_max_chars=self.settings.sync.chunk_max_chars,
+                          vfilter=self.vault_filter)
 
     def _forget_history(self, key: str, stem: str) -> int:
         """Drop every version of a forgotten memory (kept under ``key``) and its name

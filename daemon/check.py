@@ -29,7 +29,7 @@ from ulid import ULID
 
 from ccb.dates import as_aware
 from ccb.frontmatter_edit import set_properties
-from ccb.model import DIARY_FILE, Note, memory_key
+from ccb.model import DIARY_FILE, Note, Problem, memory_key
 from ccb.scan import VaultFilter, read_note_bytes, scan_vault
 from config.errors import (
     DreamdError,
@@ -105,13 +105,16 @@ class Finding:
 class CheckReport:
     """What one check found. ``files`` were compared, ``read`` files were read again (their
     stat changed, or the memories were read to verify ``MEMORY.md`` after one changed),
-    ``memories`` have a history; ``duration_s`` is wall time."""
+    ``memories`` have a history; ``duration_s`` is wall time. ``skipped`` are the files the
+    vault walk left out, each with its reason (a symlink that is a second name of a note, a
+    FIFO, a link out of the vault …): said, not drift."""
 
     findings: tuple[Finding, ...]
     files: int
     read: int
     memories: int
     duration_s: float
+    skipped: tuple[Problem, ...] = ()
 
     @property
     def clean(self) -> bool:
@@ -139,6 +142,7 @@ class _Gathered:
     #: Properties of the memory files read again (the store's are older for them).
     properties: dict[str, Mapping[str, Any]] = field(default_factory=dict)
     memory_folder_files: list[tuple[str, str]] = field(default_factory=list)
+    skipped: tuple[Problem, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -193,7 +197,8 @@ class ConsistencyService:
         findings = tuple(Finding(d, decide(d)) for d in check(snapshot))
         report = CheckReport(findings, len(snapshot.files) + len(snapshot.unchanged),
                              gathered.read,
-                             len(snapshot.history), time.perf_counter() - started)
+                             len(snapshot.history), time.perf_counter() - started,
+                             skipped=gathered.skipped)
         log.info("check.done", files=report.files, read=report.read, memories=report.memories,
                  drift=len(findings), duration_ms=round(report.duration_s * 1000),
                  **report.counts())
@@ -211,7 +216,7 @@ class ConsistencyService:
             raise VaultError(
                 f"check {self.root}: the vault has no files but the index has {len(rows)}; "
                 "is the drive mounted? Nothing was checked")
-        gathered = _Gathered()
+        gathered = _Gathered(skipped=scan.problems)
         today = now.date()
         unchanged: set[str] = set()
         for entry in scan.entries:
@@ -304,7 +309,8 @@ class ConsistencyService:
         """The memory files of the subject groups, cut into chunks as the index cuts them
         (``sync.chunk_max_chars``), so a memory's first-chunk vector is the stored one."""
         return MemoryPool(self.root, self.memory_folder,
-                          chunk_max_chars=self._memories().chunk_max_chars)
+                          chunk_max_chars=self._memories().chunk_max_chars,
+                          vfilter=self.vfilter)
 
     def _store_reads(self) -> tuple[
         dict[str, IndexedFile], dict[str, Mapping[str, Any]],

@@ -25,7 +25,7 @@ import structlog
 from ccb.memory_file import content_hash_normalised
 from ccb.model import GENERATED_FILES, Note, memory_key
 from ccb.parse import detect_conflict_copy
-from ccb.scan import read_note_bytes
+from ccb.scan import VaultFilter, read_note_bytes, walked_path
 from config.errors import DreamdError
 from consistency.claims import read_claim
 from consistency.duplicates import MemoryFacts, claim_text
@@ -68,13 +68,17 @@ class MemoryPool:
     """Memory files under ``root / memory_folder``, parsed once per change.
 
     Conflict copies, dot files and :data:`GENERATED_FILES` are left out; a symlink out of
-    the vault is refused by :func:`ccb.scan.read_note_bytes` (reported, never followed);
+    the vault is refused by :func:`ccb.scan.read_note_bytes` (reported, never followed); a
+    symlink to a file the vault walk keeps under its own path (``vfilter``'s rules) is a
+    second name for it, left out as the walk leaves it out (:func:`ccb.scan.walked_path`);
     symlinked folders are not entered. Thread-safe.
     """
 
     def __init__(self, root: Path, memory_folder: str, *,
-                 chunk_max_chars: int = DEFAULT_MAX_CHARS) -> None:
+                 chunk_max_chars: int = DEFAULT_MAX_CHARS,
+                 vfilter: VaultFilter | None = None) -> None:
         self.root = root
+        self.vfilter = vfilter or VaultFilter()
         self.memory_folder = memory_folder.strip("/")
         #: How the index cuts notes into chunks (``sync.chunk_max_chars``): a memory's first
         #: chunk, and so the key of its stored vector, depends on it.
@@ -166,8 +170,15 @@ class MemoryPool:
                     st = entry.stat()  # a symlink is judged by what it names
                 except OSError:
                     continue
+                if entry.is_symlink() and self._second_name(entry.path):
+                    continue
                 if stat.S_ISREG(st.st_mode):
                     yield rel, (st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino)
+
+    def _second_name(self, link: str) -> bool:
+        """Does the symlink ``link`` name a file the vault walk keeps under its own path?"""
+        real_root = os.path.realpath(self.root)
+        return walked_path(real_root, self.vfilter, os.path.realpath(link)) is not None
 
     def _read(self, rel: str) -> StoredMemory | None:
         try:

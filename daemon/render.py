@@ -14,6 +14,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn
 from rich.table import Table
 
+from ccb.model import SKIPPED_KINDS
 from config import LoadedSettings, describe
 from daemon.check import CheckReport, ConflictRecord, Finding, FixReport
 from daemon.context import Context
@@ -123,10 +124,20 @@ def print_sync_report(console: Console, report: SyncReport) -> None:
 
 
 def _print_problems(console: Console, problems: list[tuple[str, str, str]]) -> None:
+    """Files skipped by the walk (:data:`ccb.model.SKIPPED_KINDS`), then the other problems."""
+    _print_skipped(console, [p for p in problems if p[1] in SKIPPED_KINDS])
+    _print_list(console, [p for p in problems if p[1] not in SKIPPED_KINDS],
+                "problem files[/] (indexed as text where possible, never modified):")
+
+
+def _print_skipped(console: Console, skipped: list[tuple[str, str, str]]) -> None:
+    _print_list(console, skipped, "files skipped[/] (not indexed; left as they are):")
+
+
+def _print_list(console: Console, problems: list[tuple[str, str, str]], what: str) -> None:
     if not problems:
         return
-    console.print(f"[yellow]{len(problems)} problem files[/] (indexed as text where possible, "
-                  "never modified):")
+    console.print(f"[yellow]{len(problems)} {what}", highlight=False)
     for path, kind, reason in problems[:PROBLEMS_SHOWN]:
         console.print(f"  {escape(path)}: {kind}: {escape(reason)}", highlight=False)
     if len(problems) > PROBLEMS_SHOWN:
@@ -429,6 +440,8 @@ def check_json(report: CheckReport, fix: FixReport | None = None) -> dict[str, A
         "files_read": report.read, "memories": report.memories,
         "duration_ms": round(report.duration_s * 1000),
         "items": [_finding_json(f) for f in report.findings],
+        "skipped": [{"path": p.path, "kind": p.kind, "reason": p.reason}
+                    for p in report.skipped],
     }
     if fix is not None:
         data["fixed"] = [{"kind": f.kind, "outcome": outcome} for f, outcome in fix.applied]
@@ -474,6 +487,7 @@ def print_check(console: Console, report: CheckReport) -> None:
     console.print(f"checked {report.files:,} files ({report.read:,} read again), "
                   f"{report.memories:,} memory histories in "
                   f"{report.duration_s * 1000:,.0f} ms", highlight=False)
+    _print_skipped(console, [(p.path, p.kind, p.reason) for p in report.skipped])
     if report.clean:
         console.print("[green]clean[/]: the vault, the index and the history agree")
         return

@@ -12,7 +12,14 @@ from pathlib import Path
 import pytest
 
 from ccb.model import ConflictCopy, ScanResult
-from ccb.scan import VaultFilter, is_temp_file_name, load_user_ignore_filters, read_note, scan_vault
+from ccb.scan import (
+    VaultFilter,
+    is_temp_file_name,
+    load_user_ignore_filters,
+    read_note,
+    scan_paths,
+    scan_vault,
+)
 from config.errors import NoteParseError, VaultError
 
 # --------------------------------------------------------------------------- ignore rules
@@ -233,17 +240,62 @@ def test_symlink_escaping_the_vault_is_skipped_and_reported(tmp_path: Path) -> N
     assert all("outside the vault" in p.reason for p in result.problems)
 
 
-def test_symlink_inside_vault_is_followed_once(tmp_path: Path) -> None:
-    _write(tmp_path, "Real/n.md")
-    (tmp_path / "Link").symlink_to(tmp_path / "Real", target_is_directory=True)
-    (tmp_path / "alias.md").symlink_to(tmp_path / "Real/n.md")
-    (tmp_path / "Real/loop").symlink_to(tmp_path, target_is_directory=True)
-    (tmp_path / "Real/self").symlink_to(tmp_path / "Real", target_is_directory=True)
+def test_a_symlink_inside_the_vault_is_a_second_name_skipped_with_its_reason(
+        tmp_path: Path) -> None:
+    """A note is one note, under its real path: a link to it (or to its folder) is skipped
+    and said, never indexed a second time under the link's name."""
+    _write(tmp_path, "Real.md")
+    _write(tmp_path, "Notes/n.md")
+    (tmp_path / "Alias.md").symlink_to("Real.md")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub/Deep.md").symlink_to("../Real.md")
+    (tmp_path / "Link").symlink_to(tmp_path / "Notes", target_is_directory=True)
+    (tmp_path / "Notes/loop").symlink_to(tmp_path, target_is_directory=True)
+    (tmp_path / "Notes/self").symlink_to(tmp_path / "Notes", target_is_directory=True)
     result = scan_vault(tmp_path, VaultFilter())
-    assert [e.path for e in result.entries] == ["Link/n.md", "Real/n.md", "alias.md"]
-    loops = sorted(p.path for p in result.problems)
-    assert loops == ["Link/loop", "Link/self", "Real/loop", "Real/self"]
-    assert all(p.kind == "symlink" and "loop" in p.reason for p in result.problems)
+    assert [e.path for e in result.entries] == ["Notes/n.md", "Real.md"]
+    assert [(p.path, p.kind, p.reason) for p in result.problems] == [
+        ("Alias.md", "symlink", "link to Real.md"),
+        ("Link", "symlink", "link to Notes/"),
+        ("Notes/loop", "symlink", "loop: points to a parent folder"),
+        ("Notes/self", "symlink", "loop: points to a parent folder"),
+        ("sub/Deep.md", "symlink", "link to Real.md"),
+    ]
+    # the watcher's view of the same paths agrees
+    looked = scan_paths(tmp_path, VaultFilter(), ["Alias.md", "sub/Deep.md", "Link", "Real.md"])
+    assert [e.path for e in looked.entries] == ["Real.md"]
+    assert [(p.path, p.reason) for p in looked.problems] == [
+        ("Alias.md", "link to Real.md"), ("Link", "link to Notes/"),
+        ("sub/Deep.md", "link to Real.md")]
+
+
+def test_a_symlink_to_an_ignored_file_stands_for_it(tmp_path: Path) -> None:
+    """The target is never indexed under its own path (a dot-folder, an excluded folder):
+    the link is the only name the vault gives it, and is followed as before."""
+    _write(tmp_path, ".hidden/kept.md")
+    _write(tmp_path, "Drafts/d.md")
+    (tmp_path / "shown.md").symlink_to(".hidden/kept.md")
+    (tmp_path / "draft.md").symlink_to("Drafts/d.md")
+    result = scan_vault(tmp_path, VaultFilter(exclude=("Drafts",)))
+    assert [e.path for e in result.entries] == ["draft.md", "shown.md"]
+    assert result.problems == ()
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this platform")
+def test_a_fifo_is_skipped_with_its_reason_and_never_opened(tmp_path: Path) -> None:
+    _write(tmp_path, "a.md")
+    os.mkfifo(tmp_path / "pipe.md")  # opening it to read would block the walk
+    os.mkfifo(tmp_path / ".quiet.md")  # an ignored name: nothing to say
+    (tmp_path / "to-pipe.md").symlink_to("pipe.md")
+    result = scan_vault(tmp_path, VaultFilter())
+    assert [e.path for e in result.entries] == ["a.md"]
+    assert [(p.path, p.kind, p.reason) for p in result.problems] == [
+        ("pipe.md", "skipped", "a FIFO (named pipe), not a regular file: never opened"),
+        ("to-pipe.md", "symlink", "link to pipe.md"),
+    ]
+    looked = scan_paths(tmp_path, VaultFilter(), ["pipe.md"])
+    assert looked.entries == ()
+    assert [(p.path, p.kind) for p in looked.problems] == [("pipe.md", "skipped")]
 
 
 def test_broken_symlink_is_reported(tmp_path: Path) -> None:
