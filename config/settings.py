@@ -302,7 +302,8 @@ class SyncSettings(_Section):
         default=500_000,
         description="Characters of one note's body that are chunked and embedded; the rest of "
         "a longer note is left out and the note is listed as a problem (a 10 MB log pasted "
-        "into a vault would otherwise take the embedder tens of minutes).",
+        "into a vault would otherwise take the embedder tens of minutes). Counted after inline "
+        "base64 data (a clipped page's images) is dropped: it is not text.",
     )
 
 

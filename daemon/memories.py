@@ -64,6 +64,7 @@ from daemon.memory_index_keeper import INDEX_FILE, MemoryIndexKeeper
 from daemon.memory_pool import MemoryPool, StoredMemory
 from magma.chunking import chunk_note
 from magma.embedder import Embedder
+from magma.inline_data import without_inline_data
 from magma.store import MagmaStore
 
 __all__ = ["ForgetReport", "MemoryService", "RememberResult", "derived_description",
@@ -303,7 +304,7 @@ class MemoryService:
             name=draft.name, description=draft.description, type=draft.type, id="draft",
             created=at, updated=at, body=draft.body + "\n", subject=draft.subject))
         preview = parse_note(f"{self.memory_folder}/{slugify(draft.name)}.md", data)
-        chunks = chunk_note(preview, max_chars=self.chunk_max_chars)
+        chunks = chunk_note(without_inline_data(preview), max_chars=self.chunk_max_chars)
         return self._embedder().embed([chunks[0].embed_text])[0] if chunks else None
 
     def _facts(self, stored: Sequence[StoredMemory]) -> list[MemoryFacts]:

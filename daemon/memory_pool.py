@@ -31,6 +31,7 @@ from consistency.claims import read_claim
 from consistency.duplicates import MemoryFacts, claim_text
 from consistency.lifecycle import MemoryState
 from magma.chunking import DEFAULT_MAX_CHARS, Chunk, chunk_note
+from magma.inline_data import without_inline_data
 from magma.store import MagmaStore
 
 __all__ = ["GENERATED_FILES", "MemoryPool", "StoredMemory", "first_chunk_hash"]
@@ -191,8 +192,8 @@ class MemoryPool:
 
 
 def first_chunk(note: Note, chunk_max_chars: int = DEFAULT_MAX_CHARS) -> Chunk:
-    """``note``'s first chunk as the index cuts it."""
-    return chunk_note(note, max_chars=chunk_max_chars)[0]
+    """``note``'s first chunk as the index cuts it (inline data dropped first)."""
+    return chunk_note(without_inline_data(note), max_chars=chunk_max_chars)[0]
 
 
 def first_chunk_hash(note: Note, chunk_max_chars: int = DEFAULT_MAX_CHARS) -> str:

@@ -31,6 +31,7 @@ from config.errors import DreamdError, MassDeleteError
 from daemon.history import VersionRecorder, note_memory_key
 from magma.chunking import Chunk, chunk_note
 from magma.embedder import Embedder
+from magma.inline_data import without_inline_data
 from magma.store import AttachmentRecord, IndexedFile, MagmaStore, NoteRecord
 
 __all__ = [
@@ -152,7 +153,8 @@ class SyncLimits:
     ``chunk_max_chars``: the longest chunk, in characters. ``batch_files``: notes embedded and
     committed per store write (one table version per batch, DESIGN.md: never one per note).
     ``max_delete_share``: the share of the index a sync may remove before it stops and asks
-    (``allow_mass_delete``). ``max_note_chars``: a note body is cut there (reported).
+    (``allow_mass_delete``). ``max_note_chars``: a note body is cut there (reported), after
+    its inline binary data is dropped (:func:`magma.inline_data.drop_inline_data`).
     ``empty_recheck_s``: seconds to wait before believing a file read empty (an editor's
     atomic save caught between truncate and write).
     """
@@ -387,6 +389,7 @@ class Syncer:
             work.problems.append(Problem(entry.path, "read", str(error)))
             log.warning("sync.read_failed", path=entry.path, error=str(error))
             return
+        note = without_inline_data(note)  # a clipped page's base64 images are not text
         if len(note.body) > self.max_note_chars:
             note = replace(note, body=note.body[: self.max_note_chars])
             work.problems.append(Problem(

@@ -6,8 +6,10 @@ embedded, renamed and deleted, not about meaning.
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import os
+import random
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -17,6 +19,7 @@ import pytest
 from ccb.scan import read_note
 from config.errors import MassDeleteError
 from daemon.app import App
+from daemon.memory_pool import first_chunk_hash
 from magma.chunking import chunk_note
 
 Builder = Callable[..., tuple[App, object]]
@@ -289,3 +292,42 @@ def test_a_very_long_note_is_cut_reported_and_untouched(vault: Path, make_app: B
     chunks = app.store.chunk_hashes(["Pasted log.md"])
     assert 1 <= len(chunks) <= 6  # 5,000 characters at 1,500 per chunk, not 48,000
     assert huge.read_bytes() == raw
+
+
+def test_a_clipped_page_with_an_inline_image_is_indexed_as_its_text(
+        vault: Path, make_app: Builder) -> None:
+    """A web clip's 2 MB base64 photo is not text: it becomes ``[image data]`` in the index
+    (a few chunks, not hundreds), and the text after it is indexed whole and found, however
+    small ``sync.max_note_chars`` is. The file is never changed."""
+    clipped = vault / "Clipped page.md"
+    photo = base64.b64encode(random.Random(3).randbytes(1_500_000)).decode()
+    raw = ("# Sourdough at altitude\n\nClipped from a baking blog.\n\n"
+           f"![photo](data:image/png;base64,{photo})\n\n## Method\n\n"
+           "Feed the starter at 1:5:5; the zanzibar quokka trick keeps the crumb open.\n"
+           ).encode()
+    clipped.write_bytes(raw)
+    app, _ = make_app(vault, **{"sync.max_note_chars": 5000})
+    report = app.sync()
+    assert not [p for p in report.problems if p.path == "Clipped page.md"]  # nothing cut
+    chunks = app.store.chunks_of(["Clipped page.md"])
+    assert len(chunks) == 1
+    assert "zanzibar quokka" in chunks[0].body and "[image data]" in chunks[0].body
+    hits = app.search("zanzibar quokka", limit=3)
+    assert hits and hits[0].path == "Clipped page.md"
+    assert clipped.read_bytes() == raw
+
+
+def test_a_memory_with_an_inline_image_keeps_its_stored_vector_key(
+        vault: Path, make_app: Builder) -> None:
+    """The memories' judgement looks a memory's vector up by its first chunk's hash: that
+    chunk is cut the way the index cut it, without the image data."""
+    path = "Memory/kiln-photo.md"
+    photo = base64.b64encode(random.Random(5).randbytes(30_000)).decode()
+    (vault / path).write_text(
+        "---\nname: Kiln photo\ndescription: the kiln after the glaze firing\ntype: project\n"
+        f"---\n![kiln](data:image/jpeg;base64,{photo})\nThe shelf cracked at cone 6.\n",
+        encoding="utf-8")
+    app, _ = make_app(vault)
+    app.sync()
+    stored = next(s for s in app.memory_pool.memories() if s.path == path)
+    assert first_chunk_hash(stored.note) in app.store.chunk_hashes([path]).values()
