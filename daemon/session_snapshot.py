@@ -8,8 +8,9 @@ answered in-process) keeps it in ``<state_dir>/session-start/<key>.json`` with t
 of the folders it was read from: the names, sizes and modification times of every markdown
 file in the memory folder and the extra roots. :func:`read` hands the text back only while
 the mark is unchanged — an edited, added or deleted memory file makes it stale, and the hook
-builds the context anew. Forgetting a memory removes every snapshot (:func:`clear`): no
-copy of a forgotten memory stays in the state folder.
+builds the context anew — and while it is of this dreamd's :data:`FORMAT`. Forgetting a
+memory removes every snapshot (:func:`clear`): no copy of a forgotten memory stays in the
+state folder.
 
 Standard library only: :mod:`daemon.client` reads snapshots before anything heavy loads.
 """
@@ -24,10 +25,14 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-__all__ = ["FOLDER", "clear", "folders_mark", "read", "snapshot_key", "stale", "write"]
+__all__ = ["FOLDER", "FORMAT", "clear", "folders_mark", "read", "snapshot_key", "stale", "write"]
 
 #: Folder of the snapshots in the state folder.
 FOLDER = "session-start"
+#: What a snapshot's text is built by: a snapshot of another format (kept by an earlier
+#: dreamd, which left out feedback memories without a rule word) is never handed back, and
+#: the daemon builds it anew. Raise it when what a session-start context holds changes.
+FORMAT = 2
 #: Most markdown files a mark reads per folder (a memory folder holds hundreds to a few
 #: thousand); past it the snapshot is not used (the hook builds the context itself).
 MAX_FILES = 20_000
@@ -90,7 +95,8 @@ def write(state_dir: Path, key: str, text: str, folders: list[str], *,
     with contextlib.suppress(OSError, ValueError):  # ValueError: text that is not UTF-8
         target.mkdir(mode=0o700, exist_ok=True)
         write_json_atomic(target / f"{key}.json",
-                          {"folders": folders, "mark": mark, "text": text, "asked": asked})
+                          {"format": FORMAT, "folders": folders, "mark": mark, "text": text,
+                           "asked": asked})
 
 
 def stale(state_dir: Path, *, every: bool = False) -> list[dict[str, Any]]:
@@ -104,7 +110,8 @@ def stale(state_dir: Path, *, every: bool = False) -> list[dict[str, Any]]:
                 record = json.loads(path.read_text("utf-8"))
                 if not isinstance(record.get("asked"), dict):
                     continue
-                if every or folders_mark(str(f) for f in record["folders"]) != record["mark"]:
+                if every or record.get("format") != FORMAT \
+                        or folders_mark(str(f) for f in record["folders"]) != record["mark"]:
                     found.append(record["asked"])
             except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError):
                 continue
@@ -116,7 +123,8 @@ def read(state_dir: Path, key: str) -> str | None:
     try:
         record = json.loads((state_dir / FOLDER / f"{key}.json").read_text("utf-8"))
         folders, text = record["folders"], record["text"]
-        if not isinstance(text, str) or not isinstance(folders, list):
+        if not isinstance(text, str) or not isinstance(folders, list) \
+                or record.get("format") != FORMAT:
             return None
         mark = folders_mark(str(f) for f in folders)
         return text if mark is not None and mark == record["mark"] else None
