@@ -37,6 +37,7 @@ __all__ = [
     "APP_NAME",
     "ENV_PREFIX",
     "MCP_LOOPBACK_HOST",
+    "MCP_MAX_RESULT_TOKENS",
     "OLLAMA_BASE_URL",
     "AutoDreamSettings",
     "CacheSettings",
@@ -739,12 +740,25 @@ class MetricsSettings(_Section):
 MCP_LOOPBACK_HOST = "127.0.0.1"
 
 
+#: Claude Code drops an MCP tool result over 25,000 tokens (its MAX_MCP_OUTPUT_TOKENS
+#: default); dreamd's default stays below it with room for the estimate's error.
+MCP_MAX_RESULT_TOKENS = 20_000
+
+
 class McpSettings(_Section):
-    """MCP over HTTP (dreamd mcp --http): 127.0.0.1 only, bearer token required.
+    """The MCP server (dreamd mcp): the size of its answers, and MCP over HTTP
+    (dreamd mcp --http): 127.0.0.1 only, bearer token required.
 
     The token is ``DREAMD_MCP_TOKEN`` when set, else the file ``<state dir>/mcp-token``
     (created on first use, mode 0600); it is not a setting, so it never lands in a config file.
     """
+
+    max_result_tokens: Annotated[int, Field(ge=1000, le=MAX_INT)] = Field(
+        default=MCP_MAX_RESULT_TOKENS,
+        description="Most tokens of one MCP tool result, estimated on the high side (see "
+        "daemon.mcp_budget); a longer memory, history or diff comes in pages (offset). Claude "
+        "Code drops results over 25,000 tokens.",
+    )
 
     host: str = Field(
         default=MCP_LOOPBACK_HOST,

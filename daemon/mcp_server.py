@@ -7,13 +7,17 @@ clients expect:
 
 - ``memory_search(query, limit, type)`` — hybrid search over the vault (notes and memories);
 - ``memory_write(text, type, name, description, subject, pinned)`` — ``dreamd remember``;
-- ``memory_read(memory)`` — one memory file by id, name or file name;
+- ``memory_read(memory, offset)`` — one memory file by id, name or file name;
 - ``memory_forget(memory)`` — ``dreamd forget``;
-- ``memory_history(memory, diff_from, diff_to)`` — ``dreamd history`` (and ``diff``);
+- ``memory_history(memory, diff_from, diff_to, offset)`` — ``dreamd history`` (and ``diff``);
 - ``memory_rollback(memory, version)`` — ``dreamd rollback``;
 - ``build_context(query, budget_tokens)`` — :func:`daemon.context.build_context`: the
   resident memories (identity, preferences, rules; pinned first), what ``query`` finds and
   a catalogue of procedures, fenced as background with source paths.
+
+Every answer fits ``mcp.max_result_tokens`` (:mod:`daemon.mcp_budget`; Claude Code drops a
+result over 25,000 tokens): a long memory, history or diff comes in pages (the answer's
+``next_offset`` is the next call's ``offset``), hits past the budget are counted, not sent.
 
 Clients name memories, never paths to open: ``memory_read``/``memory_forget`` (and the history
 tools) look a name up among the memory files (or, for a deleted memory, its recorded history),
@@ -43,6 +47,7 @@ from ccb.owner import Owner
 from config.errors import DreamdError
 from daemon.app import App
 from daemon.context import build_context as assemble_context
+from daemon.mcp_budget import clip_message, fit_context, fit_hits, history_page, text_page
 from daemon.render import hit_json, remember_json
 from magma.versions import Version, current
 
@@ -52,7 +57,8 @@ def _memory_type(value: str | None) -> MemoryType | None:
     if value is None or value == "":
         return None
     if value not in MEMORY_TYPES:
-        raise ToolError(f"type must be one of {', '.join(MEMORY_TYPES)}, not {value!r}")
+        raise ToolError(clip_message(
+            f"type must be one of {', '.join(MEMORY_TYPES)}, not {value!r}"))
     return value
 
 
@@ -88,10 +94,12 @@ def build_server(app: App, owner: Owner | None = None, *,
 
     fail = _tool_error
     one_at_a_time = lock if lock is not None else threading.Lock()
+    budget = app.settings.mcp.max_result_tokens
 
     @server.tool()
     def memory_search(query: str, limit: int = 10, type: str | None = None) -> list[dict[str, Any]]:
-        """Search the vault's notes and memories (hybrid: meaning and exact words)."""
+        """Search the vault's notes and memories (hybrid: meaning and exact words). Hits past
+        the result budget are left out, and a last item ``{"note": …}`` says how many."""
         with one_at_a_time:
             kind = _memory_type(type)
             try:
@@ -100,7 +108,7 @@ def build_server(app: App, owner: Owner | None = None, *,
                                   memory_types=[kind] if kind else None, owner=owner)
             except DreamdError as error:
                 raise fail(error) from error
-            return [hit_json(hit) for hit in hits]
+            return fit_hits([hit_json(hit) for hit in hits], budget)
 
     @server.tool()
     def memory_write(
@@ -121,14 +129,19 @@ def build_server(app: App, owner: Owner | None = None, *,
             return remember_json(result)
 
     @server.tool()
-    def memory_read(memory: str) -> dict[str, Any]:
-        """One memory file as it is on disk, by id, name or file name."""
+    def memory_read(memory: str, offset: int = 0) -> dict[str, Any]:
+        """One memory file as it is on disk, by id, name or file name: ``path`` and
+        ``content``. A file longer than the result budget comes in pages: ``content`` holds
+        the characters from ``offset``, ``total_chars`` counts them all, and ``next_offset``
+        (``null`` on the last page) is the ``offset`` to call again with for the rest."""
         with one_at_a_time:
             try:
                 stored = app.memories(owner).find(memory)
             except DreamdError as error:
                 raise fail(error) from error
-            return {"path": stored.path, "content": stored.data.decode("utf-8", errors="replace")}
+            content = stored.data.decode("utf-8", errors="replace")
+            return text_page(content, offset, budget, tool="memory_read",
+                             answer=lambda chunk: {"path": stored.path, "content": chunk})
 
     @server.tool()
     def memory_forget(memory: str) -> dict[str, Any]:
@@ -141,23 +154,25 @@ def build_server(app: App, owner: Owner | None = None, *,
             return {"memory_id": report.memory_id, "path": report.path,
                     "removed": list(report.removed)}
 
-    _history_and_context_tools(server, app, owner, one_at_a_time)
+    _history_and_context_tools(server, app, owner, one_at_a_time, budget)
     return server
 
 
 def _tool_error(error: DreamdError) -> ToolError:
-    return ToolError(str(error))
+    return ToolError(clip_message(str(error)))
 
 
 def _history_and_context_tools(server: MCPServer, app: App, owner: Owner | None,
-                               one_at_a_time: threading.Lock | threading.RLock) -> None:
+                               one_at_a_time: threading.Lock | threading.RLock,
+                               budget: int) -> None:
     """Register ``memory_history``, ``memory_rollback`` and ``build_context`` on ``server``
-    (see :func:`build_server`)."""
+    (see :func:`build_server`); ``budget`` is the most tokens of one answer."""
     fail = _tool_error
 
     @server.tool()
     def memory_history(
         memory: str, diff_from: int | None = None, diff_to: int | None = None,
+        offset: int = 0,
     ) -> dict[str, Any]:
         """Every recorded version of one memory (by id, name or vault path), oldest first.
 
@@ -167,7 +182,13 @@ def _history_and_context_tools(server: MCPServer, app: App, owner: Owner | None,
         ISO 8601), ``origin`` (``user-edit``, ``api``, ``dream``, ``rollback``, ``arbiter``),
         ``change_log`` and ``path``; ``current`` is the number of the current version. With
         ``diff_from``, ``diff`` is a unified diff from that version to version ``diff_to``
-        (default: the file as it is now; empty when they are the same)."""
+        (default: the file as it is now; empty when they are the same).
+
+        Answers longer than the result budget come in pages; call again with ``offset`` set
+        to the answer's ``next_offset`` (``null`` on the last page). Without ``diff_from``,
+        ``offset`` is the position of the first version to list (0: the oldest); with it,
+        the character of the diff to start at, and the versions listed are the newest that
+        fit (``versions_left_out`` counts the older ones)."""
         if diff_to is not None and diff_from is None:
             raise ToolError("diff_to needs diff_from (the version to diff from)")
         with one_at_a_time:
@@ -183,11 +204,9 @@ def _history_and_context_tools(server: MCPServer, app: App, owner: Owner | None,
                 "memory_id": versions[0].memory_id,
                 "name": next((v.name for v in reversed(versions) if v.name), None),
                 "current": head.n if head else None,
-                "versions": [_version_json(v) for v in versions],
             }
-            if diff is not None:
-                answer["diff"] = diff
-            return answer
+            return history_page(answer, [_version_json(v) for v in versions], diff, offset,
+                                budget)
 
     @server.tool()
     def memory_rollback(memory: str, version: int) -> dict[str, Any]:
@@ -210,13 +229,15 @@ def _history_and_context_tools(server: MCPServer, app: App, owner: Owner | None,
     def build_context(query: str = "", budget_tokens: int = 4000) -> str:
         """Background for the current task: who the user is and the rules they set (always),
         memories and notes relevant to ``query``, and a list of how-to notes, each with its
-        source file, within ``budget_tokens`` (estimated)."""
+        source file, within ``budget_tokens`` (estimated; at most half the server's result
+        budget, mcp.max_result_tokens)."""
         with one_at_a_time:
             try:
                 if app.indexing.is_indexed():
                     app.store.refresh()
-                return assemble_context(app, query, budget_tokens=max(100, budget_tokens),
-                                        owner=owner).text
+                return fit_context(lambda tokens, again: assemble_context(
+                    app, query, budget_tokens=tokens, owner=owner,
+                    count_recall=not again).text, max(100, budget_tokens), budget)
             except DreamdError as error:
                 raise fail(error) from error
 
