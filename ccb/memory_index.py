@@ -18,8 +18,12 @@ from ccb.model import MEMORY_TYPES, MemoryType
 __all__ = [
     "DESCRIPTION_MAX_CHARS",
     "INDEX_HEADER",
+    "MAX_BYTES",
+    "MAX_LINES",
     "IndexEntry",
+    "MemoryIndexLayout",
     "build_memory_index",
+    "layout_memory_index",
 ]
 
 #: First lines of every ``MEMORY.md`` dreamd writes.
@@ -28,6 +32,11 @@ INDEX_HEADER = (
     "\n"
     "Maintained by dreamd from the memory files in this folder; edits here are overwritten.\n"
 )
+
+#: Most lines of ``MEMORY.md``: Claude Code loads the first 200 at session start.
+MAX_LINES = 200
+#: Most UTF-8 bytes of ``MEMORY.md``: Claude Code loads the first 25 KB.
+MAX_BYTES = 25_000
 
 #: Longest description kept on an index line, in characters (longer ones end with ``…``);
 #: Claude Code's memory guidance keeps each index entry to one line of about 150 characters.
@@ -62,6 +71,15 @@ class IndexEntry:
     resident: bool = False
     importance: float = 0.0
     updated: dt.datetime | dt.date | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryIndexLayout:
+    """``MEMORY.md`` as built: its ``text`` and the entries ``left_out`` to fit its limits
+    (lowest priority last), which its closing line counts but does not name."""
+
+    text: str
+    left_out: tuple[IndexEntry, ...] = ()
 
 
 def _timestamp(value: dt.datetime | dt.date | None) -> float:
@@ -139,11 +157,24 @@ def _fits(text: str, max_lines: int, max_bytes: int) -> bool:
 def build_memory_index(
     memories: Sequence[IndexEntry],
     *,
-    max_lines: int = 200,
-    max_bytes: int = 25_000,
+    max_lines: int = MAX_LINES,
+    max_bytes: int = MAX_BYTES,
     memory_folder: str = "Memory",
 ) -> str:
-    """The text of ``MEMORY.md`` for the live ``memories``, within the limits.
+    """The text of ``MEMORY.md`` for the live ``memories``, within the limits
+    (:func:`layout_memory_index`'s ``text``)."""
+    return layout_memory_index(memories, max_lines=max_lines, max_bytes=max_bytes,
+                               memory_folder=memory_folder).text
+
+
+def layout_memory_index(
+    memories: Sequence[IndexEntry],
+    *,
+    max_lines: int = MAX_LINES,
+    max_bytes: int = MAX_BYTES,
+    memory_folder: str = "Memory",
+) -> MemoryIndexLayout:
+    """``MEMORY.md`` for the live ``memories``, within the limits, and the entries left out.
 
     Layout: :data:`INDEX_HEADER`, then one section per type that has entries (``## User``,
     ``## Feedback``, ``## Project``, ``## Reference``), each line
@@ -164,7 +195,7 @@ def build_memory_index(
     total = len(ordered)
     everything = _render(ordered, lines, 0, memory_folder)
     if _fits(everything, max_lines, max_bytes):
-        return everything
+        return MemoryIndexLayout(everything)
     if not _fits(_render([], lines, total, memory_folder), max_lines, max_bytes):
         raise ValueError(
             f"MEMORY.md limits too small: {max_lines} lines / {max_bytes} bytes cannot hold "
@@ -179,4 +210,5 @@ def build_memory_index(
             low = middle
         else:
             high = middle - 1
-    return _render(ordered[:low], lines, total - low, memory_folder)
+    return MemoryIndexLayout(_render(ordered[:low], lines, total - low, memory_folder),
+                             tuple(ordered[low:]))

@@ -565,7 +565,8 @@ class App:
         return vault_status(
             vault=self.vault_root, store_uri=self.store_uri, state_dir=self.state_dir,
             settings=self.settings, counts=lambda: dict(asdict(self.store.counts())),
-            sessions=self.session_count)
+            sessions=self.session_count,
+            memory_index_record=self.state_dir / MEMORY_INDEX_RECORD)
 
 def _resolve_vault(loaded: LoadedSettings) -> Path:
     path = loaded.settings.vault.path

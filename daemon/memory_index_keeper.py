@@ -30,19 +30,24 @@ from typing import Any
 
 from ccb.atomic import read_json_object, write_json_atomic
 from ccb.dates import as_written
-from ccb.memory_index import IndexEntry, build_memory_index
+from ccb.memory_index import MAX_BYTES, MAX_LINES, IndexEntry, layout_memory_index
 from ccb.model import MEMORY_INDEX_FILE, Note
 from ccb.writer import NoteWriter, WriteOutcome, sha256_hex
 from consistency.lifecycle import MemoryState, is_current
 from consistency.secrets import redact_secrets
 
 __all__ = ["INDEX_FILE", "MemoryIndexKeeper", "index_entries", "index_fields",
-           "index_fingerprint"]
+           "index_fingerprint", "index_listing"]
 
 #: File name of the memory index in the memory folder.
 INDEX_FILE = MEMORY_INDEX_FILE
 #: A line of the index: ``- [name](file.md) — description`` (``ccb.memory_index``).
 _INDEX_LINK_RE = re.compile(r"^- \[.*\]\(([^)\s]+)\)", re.MULTILINE)
+#: Its closing line when not every memory fits (``ccb.memory_index``).
+_LEFT_OUT_RE = re.compile(r"^- … (\d+) more memor(?:y|ies) not listed", re.MULTILINE)
+#: Builds whose left-out memories are kept until one is written and recorded (a rebuild
+#: renders the file once or twice before it writes it).
+_KEPT_BUILDS = 4
 
 
 def index_entries(memory_folder: str, memories: Iterable[tuple[str, Mapping[str, Any]]],
@@ -101,6 +106,8 @@ class MemoryIndexKeeper:
         self.record = record
         # each memory's entry (None: not current) by (path, content hash), for one day
         self._entries: tuple[date, dict[tuple[str, str], IndexEntry | None]] | None = None
+        # the vault paths each recent build left out, by the hash of its bytes
+        self._left_out: dict[str, tuple[str, ...]] = {}
 
     @property
     def path(self) -> str:
@@ -108,8 +115,15 @@ class MemoryIndexKeeper:
         return f"{self.memory_folder}/{INDEX_FILE}"
 
     def render(self, entries: Sequence[IndexEntry]) -> bytes:
-        """The file's bytes for ``entries``."""
-        return build_memory_index(entries, memory_folder=self.memory_folder).encode("utf-8")
+        """The file's bytes for ``entries`` (what it leaves out is recorded with the build,
+        :meth:`record_built`)."""
+        layout = layout_memory_index(entries, memory_folder=self.memory_folder)
+        data = layout.text.encode("utf-8")
+        self._left_out[sha256_hex(data)] = tuple(f"{self.memory_folder}/{entry.file}"
+                                                 for entry in layout.left_out)
+        while len(self._left_out) > _KEPT_BUILDS:
+            del self._left_out[next(iter(self._left_out))]
+        return data
 
     def text_of(self, memories: Iterable[tuple[str, Note]], today: date) -> tuple[bytes, str]:
         """What ``MEMORY.md`` holds for these parsed memory files, and their fingerprint."""
@@ -152,9 +166,14 @@ class MemoryIndexKeeper:
         return record.get("output") == output_hash and record.get("inputs") == inputs
 
     def record_built(self, inputs: str, output_hash: str) -> None:
-        """Record what the file (with hash ``output_hash``) was built from."""
+        """Record what the file (with hash ``output_hash``) was built from, and the memories
+        it left out to fit (``left_out``, vault paths) when this keeper rendered it."""
         if self.record is not None:
-            write_json_atomic(self.record, {"inputs": inputs, "output": output_hash})
+            record: dict[str, Any] = {"inputs": inputs, "output": output_hash}
+            left_out = self._left_out.get(output_hash)
+            if left_out is not None:
+                record["left_out"] = list(left_out)
+            write_json_atomic(self.record, record)
 
     def write(self, text: bytes, inputs: str) -> WriteOutcome:
         """Write the file through the one writer (a hand-edited one is kept beside it as a
@@ -230,3 +249,27 @@ class MemoryIndexKeeper:
         if self.has_record():
             return self.is_dreamds(current)
         return self.would_adopt(current, entries)
+
+
+def index_listing(vault_root: Path, memory_folder: str, record: Path) -> dict[str, Any] | None:
+    """What ``MEMORY.md`` lists, for ``dreamd status`` (reads that file and the record of its
+    last build, nothing else): its ``path``, how many memories it ``listed``, how many it
+    ``left_out`` to fit Claude Code's limits, their vault paths (``left_out_paths``; ``None``
+    when the file is not as dreamd last recorded it, or the record is of an earlier dreamd:
+    the next rebuild records them) and whether it is ``generated`` (what dreamd last wrote;
+    ``None``: this state folder has no record of it). ``None`` when there is no ``MEMORY.md``."""
+    path = f"{memory_folder.strip('/')}/{INDEX_FILE}"
+    try:
+        data = (vault_root / path).read_bytes()
+    except OSError:
+        return None
+    text = data.decode("utf-8", "replace")
+    built = read_json_object(record)
+    generated = built.get("output") == sha256_hex(data) if built else None
+    paths = built.get("left_out") if generated else None
+    paths = [p for p in paths if isinstance(p, str)] if isinstance(paths, list) else None
+    found = _LEFT_OUT_RE.search(text)
+    return {"path": path, "listed": len(_INDEX_LINK_RE.findall(text)),
+            "left_out": len(paths) if paths is not None else int(found[1]) if found else 0,
+            "left_out_paths": paths, "generated": generated,
+            "limits": {"lines": MAX_LINES, "bytes": MAX_BYTES}}

@@ -322,6 +322,9 @@ def print_status(console: Console, report: StatusReport) -> None:
     metrics = data.get("metrics")
     if metrics:
         table.add_row("metrics", escape(metrics_line(metrics)))
+    listing = data.get("memory_index")
+    if listing:
+        table.add_row("memory index", escape(memory_index_line(listing)))
     if console.is_terminal:
         console.print(table)
     else:  # piped: one "key: value" line per row, never cut at 80 columns
@@ -329,6 +332,27 @@ def print_status(console: Console, report: StatusReport) -> None:
             key, value = (str(cell) for cell in row)
             console.print(f"{key}: {value}", soft_wrap=True, highlight=False)
     _print_problems(console, [(p["path"], p["kind"], p["reason"]) for p in data["problems"]])
+
+
+def memory_index_line(listing: dict[str, Any]) -> str:
+    """``dreamd status``'s line for what ``MEMORY.md`` lists
+    (:func:`daemon.memory_index_keeper.index_listing`): ``Memory/MEMORY.md lists 135
+    memories; 265 more left out to fit what Claude Code loads (200 lines, 25 KB): dreamd
+    status --json names them (memory_index.left_out_paths)``."""
+    listed = listing["listed"]
+    line = f"{listing['path']} lists {listed} {'memory' if listed == 1 else 'memories'}"
+    left = listing.get("left_out") or 0
+    if left:
+        limits = listing.get("limits") or {}
+        line += (f"; {left} more left out to fit what Claude Code loads ({limits.get('lines')} "
+                 f"lines, {(limits.get('bytes') or 0) // 1000} KB): ")
+        line += ("dreamd status --json names them (memory_index.left_out_paths)"
+                 if listing.get("left_out_paths") is not None else
+                 "dreamd status --json names them (memory_index.left_out_paths) once it is "
+                 "rebuilt")
+    if listing.get("generated") is False:
+        line += " (not as dreamd last wrote it)"
+    return line
 
 
 def cache_line(searches: dict[str, Any]) -> str:

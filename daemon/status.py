@@ -93,6 +93,7 @@ class StatusReport:
     dream: dict[str, Any] | None = None
     searches: dict[str, Any] | None = None
     metrics: dict[str, Any] | None = None
+    memory_index: dict[str, Any] | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -100,6 +101,7 @@ class StatusReport:
             "dream": self.dream,
             "searches": self.searches,
             "metrics": self.metrics,
+            "memory_index": self.memory_index,
             "vault": self.vault,
             "store": self.store,
             "state_dir": self.state_dir,

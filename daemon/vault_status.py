@@ -15,6 +15,7 @@ from config.settings import Settings
 from consistency.dream import dream_due
 from daemon.dream import SessionCount, last_dream, read_state
 from daemon.lock import current_holder
+from daemon.memory_index_keeper import index_listing
 from daemon.metrics import metrics_status, read_searches, search_summary
 from daemon.status import DAEMON_STATUS_FILE, LAST_SYNC_FILE, StatusReport, read_json
 
@@ -23,9 +24,10 @@ __all__ = ["vault_status"]
 
 def vault_status(*, vault: Path, store_uri: str, state_dir: Path, settings: Settings,
                  counts: Callable[[], dict[str, int]],
-                 sessions: Callable[[], SessionCount]) -> StatusReport:
+                 sessions: Callable[[], SessionCount], memory_index_record: Path) -> StatusReport:
     """The status of the vault at ``vault``. ``counts()`` reads the store's counts (only
-    once the vault was synced); ``sessions()`` counts the sessions since the last dream."""
+    once the vault was synced); ``sessions()`` counts the sessions since the last dream;
+    ``memory_index_record`` is the record of ``MEMORY.md``'s last build (what it left out)."""
     last = read_json(state_dir / LAST_SYNC_FILE)
     daemon = None
     if current_holder(state_dir) is not None:
@@ -44,6 +46,7 @@ def vault_status(*, vault: Path, store_uri: str, state_dir: Path, settings: Sett
         searches=search_summary(read_searches(state_dir),
                                 cache_enabled=settings.cache.enabled),
         metrics=metrics_status(settings.metrics, daemon),
+        memory_index=index_listing(vault, settings.vault.memory_folder, memory_index_record),
     )
 
 
