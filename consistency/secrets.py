@@ -235,9 +235,23 @@ class _Rule:
     #: Receives the match; returns the preview (or the preview and the credential's span,
     #: where it is not the whole match), or ``None`` to reject the match.
     check: Callable[[re.Match[str]], str | tuple[str, int, int] | None]
-    #: Text the rule's matches always contain (case-sensitive): a text without it is not
-    #: scanned (most texts hold none of the providers' prefixes).
-    literal: str = ""
+    #: Literals one of which every match contains: the pattern runs only on a text that holds
+    #: one (``in`` is a plain scan, many times faster than any of these patterns).
+    #: ``triggers`` are looked for in the case-folded text, ``cased`` in the text as it is;
+    #: a rule with neither always runs.
+    triggers: tuple[str, ...] = ()
+    cased: tuple[str, ...] = ()
+    #: A literal every match holds besides its trigger (``@`` of ``user:password@host``).
+    needs: str = ""
+
+    def may_match(self, text: str, folded: str) -> bool:
+        """Whether ``text`` (``folded``: its case-folded form) holds what every match of
+        this rule holds."""
+        if self.needs and self.needs not in text:
+            return False
+        if not self.triggers and not self.cased:
+            return True
+        return any(t in folded for t in self.triggers) or any(t in text for t in self.cased)
 
 
 def _tail4(secret: str) -> str:
@@ -516,6 +530,15 @@ _CJK = re.compile(_CJK_CLASS)
 _CONSONANTS = re.compile(r"(?i)[bcdfghjklmnpqrstvwxz]{4}")
 
 
+#: Literals one of which every :data:`_TOLD` match holds (its keyword's start), case-folded.
+_TOLD_TRIGGERS = (
+    "pass", "pwd", "pw", "pin", "puk", "psk", "key", "token", "secret", "cred", "code", "otp",
+    "2fa", "mfa", "two-factor", "authenticator", "recovery", "backup", "wi-fi", "wifi",
+    "network", "kennwort", "contrase", "senha", "mot de passe", "passcode", "keypad",
+    "密码", "口令", "授权码", "登录码", "门禁", "私钥", "密钥", "秘钥", "令牌", "恢复码",
+    "备用", "救援码", "验证", "パスワード", "비밀번호")
+
+
 #: A password told by its use: "use X to log in", "I use X as the password", "encrypted with
 #: X", "creds … are user:X" / "login is admin / X", "WIFI:…;P:X;".
 _USED = re.compile(
@@ -578,7 +601,7 @@ def _provider_rules() -> tuple[_Rule, ...]:
     return tuple(
         _Rule("api_token", re.compile(
             _LEAD + f"({prefix})({body})" + r"(?![A-Za-z0-9_\-])"), 88, _prefixed(),
-            literal=_leading_literal(prefix) or _BODY_HINTS.get(provider, ""))
+            cased=(_leading_literal(prefix) or _BODY_HINTS.get(provider, ""),))
         for provider, prefix, body in PROVIDER_TOKENS)
 
 
@@ -620,62 +643,62 @@ _RULES: tuple[_Rule, ...] = (
         r"-----BEGIN ((?:[A-Z0-9]+ )*)PRIVATE KEY(?: BLOCK)?-----"
         r"(?:([\s\S]{0,12000}?)-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
         r"|((?:[ \t]*\r?\n[ \t]*[A-Za-z0-9+/=]+)+))"), 100,
-        _private_key, literal="PRIVATE KEY"),
+        _private_key, ("private key",)),
     _Rule("anthropic_api_key", re.compile(
         _LEAD + r"(sk-ant-(?:api|admin|sid)?\d*-?)([A-Za-z0-9_\-]{32,})" + _TAIL), 90,
-        _prefixed(generic=True), literal="sk-ant-"),
+        _prefixed(generic=True), cased=("sk-ant-",)),
     _Rule("openai_api_key", re.compile(
         _LEAD + r"(sk-(?:proj-|svcacct-|admin-)?)([A-Za-z0-9_\-]{20,})" + _TAIL), 80,
-        _prefixed(generic=True), literal="sk-"),
+        _prefixed(generic=True), cased=("sk-",)),
     _Rule("github_token", re.compile(
-        _LEAD + r"(gh[pousr]_)([A-Za-z0-9]{36,255})" + _TAIL), 90, _prefixed(), literal="gh"),
+        _LEAD + r"(gh[pousr]_)([A-Za-z0-9]{36,255})" + _TAIL), 90, _prefixed(), cased=("gh",)),
     _Rule("github_token", re.compile(
         _LEAD + r"(github_pat_)([A-Za-z0-9_]{50,255})" + _TAIL), 90, _prefixed(),
-        literal="github_pat_"),
+        cased=("github_pat_",)),
     _Rule("gitlab_token", re.compile(
-        _LEAD + r"(glpat-)([A-Za-z0-9_\-]{20,})" + _TAIL), 90, _prefixed(), literal="glpat-"),
+        _LEAD + r"(glpat-)([A-Za-z0-9_\-]{20,})" + _TAIL), 90, _prefixed(), cased=("glpat-",)),
     _Rule("slack_token", re.compile(
         _LEAD + r"(xox[abposr]-)(\d{6,}-[A-Za-z0-9\-]{10,})" + _TAIL), 90, _prefixed(),
-        literal="xox"),
+        cased=("xox",)),
     _Rule("stripe_key", re.compile(
         _LEAD + r"((?:sk|rk)_(?:live|test)_)([A-Za-z0-9]{16,})" + _TAIL), 90, _prefixed(),
-        literal="k_"),
+        cased=("k_",)),
     _Rule("aws_access_key_id", re.compile(
         r"(?<![A-Za-z0-9+/])(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}(?![A-Za-z0-9])"), 90,
-        _aws_key_id),
+        _aws_key_id, cased=("AKIA", "ASIA", "ABIA", "ACCA")),
     _Rule("aws_secret_access_key", re.compile(
         r"(?i:(aws_?secret_?access_?key|aws_?secret_?key))[\"']?\s*[:=]\s*[\"']?"
-        r"([A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])"), 95, _aws_secret),
+        r"([A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])"), 95, _aws_secret, ("aws",)),
     _Rule("google_api_key", re.compile(
-        _LEAD + r"(AIza)([0-9A-Za-z_\-]{35})" + _TAIL), 90, _prefixed(), literal="AIza"),
+        _LEAD + r"(AIza)([0-9A-Za-z_\-]{35})" + _TAIL), 90, _prefixed(), cased=("AIza",)),
     _Rule("huggingface_token", re.compile(
         _LEAD + r"(hf_)([A-Za-z0-9]{30,})" + _TAIL), 90, _prefixed(generic=True),
-        literal="hf_"),
+        cased=("hf_",)),
     _Rule("npm_token", re.compile(
-        _LEAD + r"(npm_)([A-Za-z0-9]{36})" + _TAIL), 90, _prefixed(), literal="npm_"),
+        _LEAD + r"(npm_)([A-Za-z0-9]{36})" + _TAIL), 90, _prefixed(), cased=("npm_",)),
     _Rule("twilio_api_key", re.compile(
         r"(?<![A-Za-z0-9])(SK)([0-9a-fA-F]{32})(?![A-Za-z0-9])"), 90, _prefixed(),
-        literal="SK"),
+        cased=("SK",)),
     _Rule("sendgrid_api_key", re.compile(
         _LEAD + r"(SG\.)([A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43})" + _TAIL), 90, _prefixed(),
-        literal="SG."),
+        cased=("SG.",)),
     _Rule("jwt", re.compile(
         _LEAD + r"(eyJ[A-Za-z0-9_\-]{8,})\.([A-Za-z0-9_\-]{8,})\.([A-Za-z0-9_\-]{8,})"
-        + _TAIL), 70, _jwt, literal="eyJ"),
+        + _TAIL), 70, _jwt, cased=("eyJ",)),
     _Rule("connection_string", re.compile(
         r"(?i)(?<![A-Za-z0-9+.])(?P<scheme>postgres(?:ql)?|mysql|mariadb|mssql|sqlserver"
         r"|mongodb(?:\+srv)?|rediss?|amqps?|https?|ftp|smtp)(?:\+[a-z0-9]+)?://"
         r"(?P<user>[^\s:/@]*):(?P<password>[^\s@/]+)@(?P<host>[^\s/:?#@]+)"), 60, _connection,
-        literal="://"),
+        cased=("://",)),
     _Rule("bearer_token", re.compile(
         r"(?i:\b(bearer))\s+([A-Za-z0-9\-._~+/]{16,}=*)(?![A-Za-z0-9\-._~+/=])"), 50,
-        _bearer),
+        _bearer, ("bearer",)),
     _Rule("password", re.compile(
         # Possessive identifier, keyword checked afterwards: linear on long identifier runs.
         r"(?<![A-Za-z0-9_.\-])(?P<key>[A-Za-z0-9_.\-]++)[\"']?"
         r"[ \t]*(?::=|=>|=|:)[ \t]*"
         r"(?:(?P<q>[\"'])(?P<qvalue>[^\"'\n]*)(?P=q)|(?P<value>(?!//)[^\s\"'`,;]+))"), 40,
-        _password),
+        _password, ("pass", "pwd", "secret", "token", "key", "credential")),  # (_KEY_NAME)
     _Rule("webhook_url", re.compile(
         r"(?i)https://(?:hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/]+/"
         r"|(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/\d+/"
@@ -684,13 +707,19 @@ _RULES: tuple[_Rule, ...] = (
         r"|oapi\.dingtalk\.com/robot/send\?access_token="
         r"|qyapi\.weixin\.qq\.com/cgi-bin/webhook/send\?key="
         r"|calendar\.google\.com/calendar/ical/[^/\s]+/private-)"
-        r"(?P<token>[A-Za-z0-9_\-]{16,})"), 85, _webhook),
+        r"(?P<token>[A-Za-z0-9_\-]{16,})"), 85, _webhook,
+        ("hooks.slack.com", "discord", ".webhook.office.com", "open.feishu.cn",
+         "open.larksuite.com", "oapi.dingtalk.com", "qyapi.weixin.qq.com",
+         "calendar.google.com")),
     _Rule("totp_seed", re.compile(
-        r"(?i)otpauth://[th]otp/[^\s]*?[?&]secret=(?P<token>[A-Z2-7]{16,})"), 85, _webhook),
+        r"(?i)otpauth://[th]otp/[^\s]*?[?&]secret=(?P<token>[A-Z2-7]{16,})"), 85, _webhook,
+        ("otpauth://",)),
     *_provider_rules(),
-    _Rule("password", _TOLD, 36, _told),
-    _Rule("password", _USED, 34, _used),
-    _Rule("password", _URL_PARAMETER, 45, _url_parameter),
+    _Rule("password", _TOLD, 36, _told, _TOLD_TRIGGERS, cased=("AK", "SK", "PAT")),
+    _Rule("password", _USED, 34, _used, (
+        "use", "encrypted", "protected", "locked", "log", "sign", "creds", "credential",
+        "account", "账号", "帐号", "帳號", "wifi:")),
+    _Rule("password", _URL_PARAMETER, 45, _url_parameter, ("?", "&", ";"), needs="="),
 )  # fmt: skip
 
 
@@ -702,8 +731,9 @@ def find_secrets(text: str) -> list[SecretFinding]:
     over the ``api_key=…`` around it, a JWT over ``Bearer``). Pure; never raises.
     """
     candidates: list[tuple[int, int, int, SecretFinding]] = []
+    folded = text.casefold()
     for rule in _RULES:
-        if rule.literal and rule.literal not in text:
+        if not rule.may_match(text, folded):
             continue
         for match in rule.pattern.finditer(text):
             checked = rule.check(match)

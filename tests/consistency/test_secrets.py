@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import re
 import sys
 from pathlib import Path
 
@@ -132,3 +133,44 @@ def test_redaction_leaves_look_alikes_as_they_are(case: Negative) -> None:
     from consistency.secrets import redact_secrets
 
     assert redact_secrets(case.text) == case.text
+
+
+def _rule_matches(text: str) -> list[tuple[object, str]]:
+    """Every match some rule accepts in ``text``, found without the triggers' shortcut."""
+    from consistency.secrets import _RULES
+
+    return [(rule, match.group(0)) for rule in _RULES for match in rule.pattern.finditer(text)
+            if rule.check(match) is not None]
+
+
+@pytest.mark.parametrize("case", POSITIVES, ids=lambda c: c.label)
+def test_every_match_holds_a_trigger_of_its_rule(case: Positive) -> None:
+    """The shortcut that runs a rule only on a text holding one of its triggers never skips
+    a rule that would find something: each accepted match holds a trigger itself."""
+    matches = _rule_matches(case.text)
+    assert matches
+    for rule, matched in matches:
+        assert rule.may_match(matched, matched.casefold()), (rule, matched)  # type: ignore[attr-defined]
+
+
+@given(st.lists(st.sampled_from([p.text for p in POSITIVES]
+                                + ["PIN is 4821", "Password: Hunter2!x", "密码是 Abc12345xyz!",
+                                   "TOKEN=\"Zq8#kLm2pX\"", " ", "\n", "é", "ſ"]),
+                max_size=6))
+def test_the_triggers_shortcut_finds_what_every_rule_finds(parts: list[str]) -> None:
+    text = "".join(parts)
+    from consistency.secrets import _RULES
+
+    def disjoint(found: list[tuple[int, int, int]]) -> set[tuple[int, int]]:
+        return {(start, end) for *_, start, end in found}
+
+    def span(checked: object, match: re.Match[str]) -> tuple[int, int]:
+        return (checked[1], checked[2]) if isinstance(checked, tuple) else match.span()
+
+    everything = [(-rule.priority, 0, *span(checked, m)) for rule in _RULES
+                  for m in rule.pattern.finditer(text) if (checked := rule.check(m)) is not None]
+    spans = {(f.start, f.end) for f in find_secrets(text)}
+    # each finding is a match of some rule, and no accepted match lies outside every finding
+    assert spans <= disjoint(everything)
+    for *_, start, end in everything:
+        assert any(s < end and start < e for s, e in spans), text[start:end]
