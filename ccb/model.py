@@ -148,7 +148,8 @@ class Problem:
     or a loop, or is a second name for a file indexed under its own path; skipped),
     ``"skipped"`` (a FIFO, socket or device: never opened),
     ``"memory"`` (memory keys present but unusable), ``"size"`` (body cut at
-    ``sync.max_note_chars``), ``"root"`` (an extra root could not be walked; its index kept).
+    ``sync.max_note_chars``), ``"root"`` (an extra root could not be walked; its index kept),
+    ``"credential"`` (a credential written by hand: withheld from the index, reported by line).
     """
 
     path: str

@@ -12,6 +12,7 @@ import numpy as np
 import structlog
 
 from config.errors import LockError, VaultError
+from daemon.credential_ledger import CredentialLedger
 from daemon.lock import DaemonLock, read_holder
 from daemon.status import (
     LAST_SYNC_FILE,
@@ -97,6 +98,7 @@ class Indexing:
         from settings)."""
         cfg = self._app.settings.sync
         prefixes = [root.prefix for root in self._app.roots]
+        ledger = CredentialLedger(self._app.state_dir)
         return RootsSyncer([
             Syncer(
                 root.path, root.vfilter, self._app.store, lambda: self._app.indexing_embedder,
@@ -104,6 +106,7 @@ class Indexing:
                                   cfg.max_delete_share, cfg.max_note_chars),
                 prefix=root.prefix, claimed=prefixes,
                 recorder=self._app.recorder if not root.prefix else None,
+                credentials=ledger,
             )
             for root in self._app.roots
         ])

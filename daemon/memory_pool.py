@@ -30,6 +30,7 @@ from config.errors import DreamdError
 from consistency.claims import read_claim
 from consistency.duplicates import MemoryFacts, claim_text
 from consistency.lifecycle import MemoryState
+from consistency.withheld import withhold_credentials
 from magma.chunking import DEFAULT_MAX_CHARS, Chunk, chunk_note
 from magma.inline_data import without_inline_data
 from magma.store import MagmaStore
@@ -192,8 +193,11 @@ class MemoryPool:
 
 
 def first_chunk(note: Note, chunk_max_chars: int = DEFAULT_MAX_CHARS) -> Chunk:
-    """``note``'s first chunk as the index cuts it (inline data dropped first)."""
-    return chunk_note(without_inline_data(note), max_chars=chunk_max_chars)[0]
+    """``note``'s first chunk as the index cuts it: inline data dropped
+    (:func:`magma.inline_data.without_inline_data`), then a credential written by hand
+    withheld (:func:`consistency.withheld.withhold_credentials`), as sync does."""
+    return chunk_note(withhold_credentials(without_inline_data(note)).note,
+                      max_chars=chunk_max_chars)[0]
 
 
 def first_chunk_hash(note: Note, chunk_max_chars: int = DEFAULT_MAX_CHARS) -> str:

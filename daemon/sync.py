@@ -9,6 +9,11 @@ note keeps its ``note_id`` (so history and statistics follow the file) and its v
 
 A crash at any point is healed by the next run: each batch is committed in one store write,
 and the stat key of a note is written together with its chunks, never before.
+
+A credential the user wrote into a note by hand is withheld from everything indexed
+(:func:`consistency.withheld.withhold_credentials`: chunk text, full-text index, vectors,
+properties), reported as a ``credential`` problem, and recorded in the state folder's
+:class:`daemon.credential_ledger.CredentialLedger` for ``dreamd check`` and ``dreamd doctor``.
 """
 
 from __future__ import annotations
@@ -28,6 +33,8 @@ from ulid import ULID
 from ccb.model import ConflictCopy, FileEntry, Note, Problem, ScanResult, memory_key
 from ccb.scan import VaultFilter, read_note_bytes, scan_paths, scan_vault
 from config.errors import DreamdError, MassDeleteError
+from consistency.withheld import withhold_credentials
+from daemon.credential_ledger import CredentialLedger, CredentialRecord
 from daemon.history import VersionRecorder, note_memory_key
 from magma.chunking import Chunk, chunk_note
 from magma.embedder import Embedder
@@ -140,6 +147,8 @@ class _Work:
     problems: list[Problem] = field(default_factory=list)
     positions: dict[str, int] = field(default_factory=dict)
     memory_bytes: dict[str, bytes] = field(default_factory=dict)
+    #: The credentials withheld from each note read (``None``: it has none).
+    credentials: dict[str, CredentialRecord | None] = field(default_factory=dict)
 
     def add_note(self, entry: FileEntry, note: Note, note_id: str) -> None:
         self.positions[entry.path] = len(self.notes)
@@ -168,7 +177,8 @@ class SyncLimits:
 
 class Syncer:
     """Runs reconciles of one vault into one store with one embedder, within ``limits``
-    (:class:`SyncLimits`)."""
+    (:class:`SyncLimits`); ``credentials`` records the credentials withheld (none kept
+    without it)."""
 
     def __init__(
         self,
@@ -181,9 +191,11 @@ class Syncer:
         prefix: str = "",
         claimed: Collection[str] = (),
         recorder: VersionRecorder | None = None,
+        credentials: CredentialLedger | None = None,
     ) -> None:
         self.root = root
         self.recorder = recorder
+        self.credentials = credentials
         self.prefix = prefix
         self.claimed = tuple(p for p in claimed if len(p) > len(prefix) and p.startswith(prefix))
         self.vfilter = vfilter
@@ -243,8 +255,10 @@ class Syncer:
         orphans = tuple(sorted(p for p in self.store.orphaned_paths() - on_disk if self.owns(p)))
         if orphans:
             log.warning("sync.orphans_removed", paths=len(orphans))
-        return self._run(scan, index, plan, started, progress, allow_mass_delete, full=True,
-                         orphans=orphans)
+        report = self._run(scan, index, plan, started, progress, allow_mass_delete, full=True,
+                           orphans=orphans)
+        self._record_credentials({}, (), keep=lambda p: not self.owns(p) or p in on_disk)
+        return report
 
     def sync_paths(
         self, rel_paths: Collection[str], *, allow_mass_delete: bool = False
@@ -401,6 +415,16 @@ class Syncer:
         if known is not None and known.kind == "note" and known.content_hash == note.content_hash:
             work.touches.append(entry)
             return
+        withheld = withhold_credentials(note)
+        note = withheld.note
+        work.credentials[entry.path] = None
+        if withheld.found:
+            record = CredentialRecord(entry.path, note.content_hash, withheld.found)
+            work.credentials[entry.path] = record
+            work.problems.append(Problem(
+                entry.path, "credential",
+                f"a credential written by hand at {record.describe()}: kept out of the index, "
+                "search and context; move it to a secret manager and remove it from the file"))
         note_id = (note.memory.id if note.memory and note.memory.id else None) or (
             known.note_id if known else str(ULID())
         )
@@ -478,6 +502,12 @@ class Syncer:
                     for entry, note, _ in batch if entry.path in work.memory_bytes])
                 if first:
                     self.recorder.gone(gone_memories)
+            # Before the index too: a crash in between leaves a record of content the index
+            # does not hold yet (not reported; the file is indexed again), never an index
+            # without its record.
+            self._record_credentials(
+                {entry.path: work.credentials.get(entry.path) for entry, _, _ in batch},
+                deletes if first else ())
             self.store.apply(
                 upserts=records,
                 attachments=work.attachments if first else (),
@@ -488,6 +518,20 @@ class Syncer:
         # Compaction is the caller's schedule (one-shot sync: after the run; daemon: every
         # N batches), never per batch: it costs more than the write it follows.
         return embedded, reused
+
+    def _record_credentials(
+        self, indexed: Mapping[str, CredentialRecord | None], gone: Collection[str],
+        *, keep: Callable[[str], bool] | None = None,
+    ) -> None:
+        """Update the credential ledger; a ledger that cannot be written is logged (the
+        credentials stay withheld from the index either way)."""
+        if self.credentials is None or not (indexed or gone or keep):
+            return
+        try:
+            self.credentials.update(indexed, gone, keep=keep)
+        except OSError as error:
+            log.warning("sync.credentials_not_recorded", path=str(self.credentials.path),
+                        error=str(error))
 
 
 class RootsSyncer:

@@ -28,8 +28,10 @@ _IN_SLICE = 500
 
 #: Bumped whenever a table layout changes. A store of an older version has its derived tables
 #: (files, chunks, links) dropped at open and rebuilt by the next sync; a newer one is refused.
-#: 2: ``owner`` on files and chunks.
-SCHEMA_VERSION = 2
+#: 2: ``owner`` on files and chunks. 3: credentials written by hand into a note are withheld
+#: from its chunks, properties and links (an older index may hold them, and a note's unchanged
+#: bytes would never be indexed again).
+SCHEMA_VERSION = 3
 
 #: Full-text index configuration, measured with lancedb 0.40.0 (see tests/magma):
 #: ``icu`` segments Chinese ("睡眠" finds 睡眠质量) and English; ``/split`` also splits on
