@@ -22,7 +22,10 @@ result over 25,000 tokens): a long memory, history or diff comes in pages (the a
 Clients name memories, never paths to open: ``memory_read``/``memory_forget`` (and the history
 tools) look a name up among the memory files (or, for a deleted memory, its recorded history),
 so nothing a client sends can reach a file outside the memory folder.
-Every write is refused when it carries a credential. The server reads the store beside a
+Every write is refused when it carries a credential, and a credential the user wrote by hand
+into a memory is withheld from what the tools answer (``memory_search`` through the search
+service, ``memory_read`` and the diffs of ``memory_history`` here, the context where it is
+built): it never reaches an assistant. The server reads the store beside a
 running daemon (refreshing before each answer) and leaves indexing to it; with no daemon it
 indexes its own writes. Tool calls run one at a time (the library runs each in a worker
 thread; over HTTP several clients may call at once, and the App is not thread-safe).
@@ -45,6 +48,7 @@ from mcp.server.stdio import stdio_server
 from ccb.model import MEMORY_TYPES, MemoryType
 from ccb.owner import Owner
 from config.errors import DreamdError
+from consistency.secrets import redact_secrets
 from daemon.app import App
 from daemon.context import build_context as assemble_context
 from daemon.mcp_budget import clip_message, fit_context, fit_hits, history_page, text_page
@@ -130,16 +134,17 @@ def build_server(app: App, owner: Owner | None = None, *,
 
     @server.tool()
     def memory_read(memory: str, offset: int = 0) -> dict[str, Any]:
-        """One memory file as it is on disk, by id, name or file name: ``path`` and
-        ``content``. A file longer than the result budget comes in pages: ``content`` holds
-        the characters from ``offset``, ``total_chars`` counts them all, and ``next_offset``
-        (``null`` on the last page) is the ``offset`` to call again with for the rest."""
+        """One memory file as it is on disk (a credential in it withheld), by id, name or file
+        name: ``path`` and ``content``. A file longer than the result budget comes in pages:
+        ``content`` holds the characters from ``offset``, ``total_chars`` counts them all, and
+        ``next_offset`` (``null`` on the last page) is the ``offset`` to call again with for
+        the rest."""
         with one_at_a_time:
             try:
                 stored = app.memories(owner).find(memory)
             except DreamdError as error:
                 raise fail(error) from error
-            content = stored.data.decode("utf-8", errors="replace")
+            content = redact_secrets(stored.data.decode("utf-8", errors="replace"))
             return text_page(content, offset, budget, tool="memory_read",
                              answer=lambda chunk: {"path": stored.path, "content": chunk})
 
@@ -205,8 +210,8 @@ def _history_and_context_tools(server: MCPServer, app: App, owner: Owner | None,
                 "name": next((v.name for v in reversed(versions) if v.name), None),
                 "current": head.n if head else None,
             }
-            return history_page(answer, [_version_json(v) for v in versions], diff, offset,
-                                budget)
+            return history_page(answer, [_version_json(v) for v in versions],
+                                None if diff is None else redact_secrets(diff), offset, budget)
 
     @server.tool()
     def memory_rollback(memory: str, version: int) -> dict[str, Any]:

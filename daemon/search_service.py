@@ -5,11 +5,18 @@ each search to the state folder's search log (``dreamd status`` and the daemon's
 it; a failed search is logged by its error's kind) and counts every memory it returns as a
 recall (statistics in MAGMA, never in the file). Neither the log nor a recall that cannot be
 counted ever fails a search.
+
+Every hit leaves with credentials withheld from its title, heading and snippet
+(:func:`withhold_in_hit`): the index already holds none a user wrote by hand
+(:mod:`consistency.withheld`), and this is where every caller — ``dreamd search`` and its
+``--json``, the MCP ``memory_search`` tool, the local API, the context — gets its hits, so
+nothing indexed before, or cut so that the index did not see it, slips out either.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Collection
+from dataclasses import replace
 from datetime import UTC, date, datetime
 from pathlib import Path
 
@@ -17,12 +24,13 @@ import structlog
 
 from ccb.owner import Owner
 from config.errors import DreamdError
+from consistency.secrets import redact_secrets
 from daemon.metrics import SearchRecord, append_search, search_record
 from daemon.retrieval import Retriever, SearchTrace
 from magma.recalls import RecallLog
 from magma.search import SearchHit
 
-__all__ = ["SearchService"]
+__all__ = ["SearchService", "withhold_in_hit"]
 
 log = structlog.get_logger("dreamd.app")
 
@@ -66,7 +74,7 @@ class SearchService:
                 error=type(error).__name__))
             raise
         self.last_trace = result.trace
-        hits = result.hits
+        hits = [withhold_in_hit(hit) for hit in result.hits]
         if result.trace.stages:  # a search that ran no stage (empty query) is not one
             # for the daemon's metrics and dreamd status; never fails the search
             append_search(self._state_dir,
@@ -80,3 +88,13 @@ class SearchService:
             except DreamdError as error:  # a recall not counted never fails a search
                 log.warning("recall.not_counted", error=str(error))
         return hits
+
+
+def withhold_in_hit(hit: SearchHit) -> SearchHit:
+    """``hit`` with every credential in its title, heading and snippet replaced by
+    :data:`consistency.secrets.REDACTED` (the same hit when there is none). Pure."""
+    heading = None if hit.heading is None else redact_secrets(hit.heading)
+    title, snippet = redact_secrets(hit.title), redact_secrets(hit.snippet)
+    if (title, heading, snippet) == (hit.title, hit.heading, hit.snippet):
+        return hit
+    return replace(hit, title=title, heading=heading, snippet=snippet)
