@@ -24,6 +24,7 @@ from consistency.checker import (
     Behind,
     BrokenLink,
     Contradiction,
+    Credential,
     Divergent,
     Drift,
     DuplicateId,
@@ -194,6 +195,11 @@ def _elsewhere_or_asked(drift: Drift) -> Decision:
                           "resolve MEMORY --as same|changed|different`")
         case BrokenLink(target=target):
             return Report(f"create the note [[{target}]] or fix the link")
+        case Credential(found=found):
+            return Report(
+                f"a credential written by hand at {', '.join(f.describe() for f in found)}: "
+                "move it to a secret manager and remove it from the file (dreamd keeps it out "
+                "of its index, search and context meanwhile)")
         case OpenConflict(path=path, memory_key=key, copy_exists=False):
             return KeepFile(path, key, 0, reason="its conflict copy was deleted: the file "
                                                  "is kept")

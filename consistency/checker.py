@@ -25,8 +25,9 @@ by two files (:class:`DuplicateId`), two live memories of one owner, type and su
 (:class:`Contradiction`, unless the write-time judgement calls them a series or two facts), a
 pair kept apart on a guess (:class:`PossiblePair`), a memory's link to nothing
 (:class:`BrokenLink`), ``MEMORY.md`` not what the memories give (:class:`IndexFileOutOfDate`),
-the version table and its plain-text copies out of step (:class:`ArchiveOutOfStep`), and
-conflicts waiting for the user (:class:`OpenConflict`). What to do about each is
+the version table and its plain-text copies out of step (:class:`ArchiveOutOfStep`),
+conflicts waiting for the user (:class:`OpenConflict`), and a credential the user wrote by
+hand into an indexed file (:class:`Credential`). What to do about each is
 :mod:`consistency.arbiter`'s decision.
 """
 
@@ -38,11 +39,14 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Literal
 
+from consistency.withheld import FoundCredential
+
 __all__ = [
     "ArchiveOutOfStep",
     "Behind",
     "BrokenLink",
     "Contradiction",
+    "Credential",
     "Divergent",
     "Drift",
     "DuplicateId",
@@ -122,7 +126,9 @@ class Snapshot:
     ``open_conflicts`` maps keys to their conflict copy (``deleted_copies``: keys whose copy
     the user deleted, which settles the conflict for the file); ``broken_links`` lists
     ``(memory path, link target)``; ``archive_out_of_step`` counts version rows and files that
-    disagree; ``orphan_grace`` is how long a file must stay gone before its tombstone."""
+    disagree; ``orphan_grace`` is how long a file must stay gone before its tombstone;
+    ``credentials`` maps paths to the credentials the index withheld from them (as indexed
+    now, :mod:`daemon.credential_ledger`)."""
 
     files: Mapping[str, FileSide]
     index: Mapping[str, IndexSide]
@@ -144,6 +150,7 @@ class Snapshot:
     #: (:func:`consistency.judgement.judge_pair`); ``None`` when not judged (every such pair
     #: is then a :class:`Contradiction`).
     judged: Mapping[tuple[str, str], tuple[str, str]] | None = None
+    credentials: Mapping[str, tuple[FoundCredential, ...]] = field(default_factory=dict)
 
 
 # ---------------------------------------------------------------------------- drift kinds
@@ -283,16 +290,26 @@ class OpenConflict:
     copy_exists: bool = True
 
 
+@dataclass(frozen=True, slots=True)
+class Credential:
+    """A credential the user wrote by hand into a note or memory (``found``: its lines, kinds
+    and redacted previews, never the secret). dreamd keeps it out of the index, search and
+    context, but only the user can take it out of the file."""
+
+    path: str
+    found: tuple[FoundCredential, ...]
+
+
 Drift = (Missing | Stale | Orphaned | Behind | Divergent | NotInVault | DuplicateId
          | Contradiction | PossiblePair | BrokenLink | IndexFileOutOfDate | ArchiveOutOfStep
-         | OpenConflict)
+         | OpenConflict | Credential)
 
 _KINDS: dict[type, str] = {
     Missing: "missing", Stale: "stale", Orphaned: "orphaned", Behind: "behind",
     Divergent: "divergent", NotInVault: "not_in_vault", DuplicateId: "duplicate_id",
     Contradiction: "contradiction", PossiblePair: "possible_pair", BrokenLink: "broken_link",
     IndexFileOutOfDate: "memory_index_out_of_date", ArchiveOutOfStep: "archive_out_of_step",
-    OpenConflict: "open_conflict",
+    OpenConflict: "open_conflict", Credential: "credential",
 }
 
 
@@ -346,6 +363,7 @@ def check(snapshot: Snapshot) -> list[Drift]:
                                         snapshot.memory_index_hand_edited))
     if snapshot.archive_out_of_step:
         found.append(ArchiveOutOfStep())
+    found.extend(Credential(path, where) for path, where in snapshot.credentials.items() if where)
     return sorted(found, key=_order)
 
 

@@ -4,10 +4,12 @@ The checker and the arbiter are pure (:mod:`consistency.checker`, :mod:`consiste
 this module is their edge. :meth:`ConsistencyService.snapshot` costs one stat walk of the vault,
 one columnar read of the index, one of the version table (without contents) and a listing of
 the version archive: a file whose size and mtime match its index row is not read again (its
-hash and memory facts come from the row). :meth:`ConsistencyService.fix` carries out the
-decisions — all of them for ``dreamd check --fix``, only the automatic ones
-(:func:`consistency.arbiter.is_automatic`) for the daemon — through the single writer and the
-indexer, so every change is itself versioned.
+hash and memory facts come from the row). Credentials a user wrote by hand come from what the
+indexer recorded when it withheld them (the state folder's ``credentials.json``,
+:mod:`daemon.credential_ledger`), so finding them reads no note either.
+:meth:`ConsistencyService.fix` carries out the decisions — all of them for ``dreamd check
+--fix``, only the automatic ones (:func:`consistency.arbiter.is_automatic`) for the daemon —
+through the single writer and the indexer, so every change is itself versioned.
 
 Open conflicts (manual review) are kept in ``conflicts.json`` in the state dir until
 ``dreamd conflicts resolve ID --keep file|magma|both`` settles them.
@@ -62,7 +64,9 @@ from consistency.checker import (
 from consistency.duplicates import claim_of, cosine_similarity
 from consistency.judgement import MemorySide, judge_pair
 from consistency.lifecycle import MemoryState, is_current
+from consistency.withheld import FoundCredential
 from daemon.conflicts import CONFLICTS_FILE, ConflictDesk, ConflictRecord, Keep
+from daemon.credential_ledger import read_credentials
 from daemon.forget_links import link_stem
 from daemon.history import note_memory_key
 from daemon.memories import MemoryService
@@ -279,8 +283,18 @@ class ConsistencyService:
             archive_out_of_step=archive_out_of_step,
             orphan_grace=self.orphan_grace,
             judged=self._judge_subject_groups(gathered.files),
+            credentials=self._credentials(file_index),
         )
         return snapshot, gathered
+
+    def _credentials(self, rows: Mapping[str, IndexedFile]
+                     ) -> dict[str, tuple[FoundCredential, ...]]:
+        """The credentials the indexer withheld, per path, from its ledger in the state
+        folder: only records of the content the index holds now (``rows``, every root's)."""
+        return {path: record.found
+                for path, record in read_credentials(self.desk.state_dir).items()
+                if (row := rows.get(path)) is not None
+                and row.content_hash == record.content_hash}
 
     def _judge_subject_groups(
         self, files: Mapping[str, FileSide]

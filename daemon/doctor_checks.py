@@ -5,7 +5,8 @@ Every check reads the file system at most; none writes, starts or stops anything
 mode check also reads the process list and, only while the Obsidian app already runs, asks its
 CLI ``version`` and ``vault info=path``, which launch nothing.)
 :func:`run_checks` composes them from a settings loader, in the order a user would fix things:
-configuration, vault, watch limit, disk, store, daemon, write mode, service.
+configuration, vault, watch limit, disk, store, credentials written by hand, daemon, write
+mode, service.
 """
 
 from __future__ import annotations
@@ -22,10 +23,12 @@ from urllib.parse import unquote, urlparse
 from ccb.obsidian_cli import WriteRouter
 from config.errors import ConfigError, DreamdError
 from config.settings import Settings, state_dir, store_uri
+from daemon.credential_ledger import read_credentials
 from daemon.lock import current_holder
 from daemon.service import ServicePlan, macos_privacy_note, plan_service
 
 __all__ = [
+    "CREDENTIALS_SHOWN",
     "INOTIFY_FAIL_SHARE",
     "INOTIFY_WARN_SHARE",
     "MAX_USER_WATCHES_PATH",
@@ -35,6 +38,7 @@ __all__ = [
     "CheckStatus",
     "FolderCount",
     "check_config",
+    "check_credentials",
     "check_daemon",
     "check_disk_space",
     "check_inotify_limit",
@@ -64,6 +68,9 @@ SKIPPED_FOLDER_NAMES = frozenset({".trash", "node_modules"})
 #: that rewrites a large table's fragments before the old ones are cleaned up.
 MIN_FREE_MIB = 500
 _MIB = 1024 * 1024
+#: Files with a credential named in the doctor's line (our choice: one line stays readable;
+#: ``dreamd check`` lists them all).
+CREDENTIALS_SHOWN = 3
 
 
 @dataclass(frozen=True)
@@ -282,6 +289,29 @@ def check_store(uri: str, expected_vault: str) -> Check:
     return Check(name, "ok", f"{path} (index of {expected_vault})")
 
 
+# --------------------------------------------------------------------------- credentials
+
+
+def check_credentials(state_folder: Path) -> Check:
+    """Credentials the user wrote by hand into notes or memories, as the indexer recorded
+    them when it withheld them from the index (:mod:`daemon.credential_ledger`; neither the
+    vault nor the store is read): ``warn`` naming the files, lines and redacted previews —
+    never a secret — and what to do; ``ok`` when there are none."""
+    name = "credentials"
+    records = sorted(read_credentials(state_folder).items())
+    if not records:
+        return Check(name, "ok", "none written into the indexed notes and memories")
+    shown = "; ".join(f"{path} {record.describe()}"
+                      for path, record in records[:CREDENTIALS_SHOWN])
+    more = f"; and {len(records) - CREDENTIALS_SHOWN} more files" \
+        if len(records) > CREDENTIALS_SHOWN else ""
+    files = "1 file has" if len(records) == 1 else f"{len(records)} files have"
+    return Check(name, "warn", f"{files} a credential written by hand: {shown}{more}",
+                 "move them to a secret manager and remove them from the files; dreamd keeps "
+                 "them out of its index, search and context meanwhile (`dreamd check` lists "
+                 "them all)")
+
+
 # --------------------------------------------------------------------------- write mode
 
 
@@ -368,6 +398,7 @@ def run_checks(
     state = state_dir(settings)
     checks.append(check_disk_space(state))
     checks.append(check_store(store_uri(settings), str(vault)))
+    checks.append(check_credentials(state))
     checks.append(check_daemon(state))
     if write_router is not None and vault_check.status != "fail":
         checks.append(check_write_mode(write_router(settings)))

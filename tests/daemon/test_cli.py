@@ -200,3 +200,52 @@ def test_ctrl_c_while_the_daemon_answers_is_a_line_not_a_traceback(
         entry.main()
     assert stopped.value.code == 130
     assert capsys.readouterr().err.startswith("dreamd: interrupted")
+
+
+@pytest.mark.slow
+def test_a_credential_written_by_hand_never_leaves_dreamd(demo: Path) -> None:
+    """Hand-written passwords (English and Chinese) in a memory and a note → sync → search,
+    --json, check, doctor show file and line, never the secret; nothing in the state folder
+    holds it but the version history (the files' bytes, kept for rollback)."""
+    secrets = ["S3cr3t-Passw0rd-xyz", "Abc12345xyz!"]
+    (demo / "Memory" / "staging-login.md").write_text(
+        "---\nname: Staging login\ndescription: How to log in to the staging server\n"
+        f"type: user\n---\nThe staging server is staging.example.org, user deploy.\n\n"
+        f"password: {secrets[0]}\n", encoding="utf-8")
+    (demo / "仓库数据库.md").write_text(
+        f"# 仓库数据库\n\n仓库的数据库在地下室的旧机架上。\n数据库密码：{secrets[1]}\n",
+        encoding="utf-8")
+
+    def clean(text: str) -> str:
+        assert not [s for s in secrets if s in text], text
+        return text
+
+    synced = clean(run("sync", str(demo)).stdout)
+    assert "Memory/staging-login.md: credential:" in synced and "line 8 (password=…)" in synced
+    found = clean(run("search", "staging server password", "--vault", str(demo)).stdout)
+    assert "staging-login.md" in found and "[credential withheld]" in found
+    hits = json.loads(clean(run("search", "数据库密码", "--json", "--vault", str(demo)).stdout))
+    assert any(h["path"] == "仓库数据库.md" and "[credential withheld]" in h["snippet"]
+               for h in hits)
+    for query in secrets:
+        clean(run("search", query, "--json", "--vault", str(demo)).stdout)
+
+    check = run("check", "--vault", str(demo), check=False)
+    assert check.returncode == 1
+    clean(check.stdout + check.stderr)
+    assert "credential: Memory/staging-login.md" in check.stdout
+    assert "line 4 (密码 …)" in check.stdout and "secret manager" in check.stdout
+    items = json.loads(run("check", "--json", "--vault", str(demo), check=False).stdout)["items"]
+    credentials = [i for i in items if i["kind"] == "credential"]
+    assert {i["drift"]["path"] for i in credentials} == {"Memory/staging-login.md", "仓库数据库.md"}
+    assert {"line": 8, "kind": "password", "preview": "password=…"} in \
+        credentials[0]["drift"]["found"] + credentials[1]["drift"]["found"]
+
+    doctor = run("doctor", "--vault", str(demo))
+    assert "warn credentials: 2 files have a credential written by hand" in clean(doctor.stdout)
+
+    data_dir = Path(os.environ["DREAMD_STORAGE__DATA_DIR"])
+    holding = [p.relative_to(data_dir).as_posix() for p in data_dir.rglob("*") if p.is_file()
+               and any(s.encode() in p.read_bytes() for s in secrets)]
+    assert holding, "the version history keeps the memory's bytes"
+    assert all("/versions/" in p or "/versions.lance/" in p for p in holding), holding

@@ -243,7 +243,7 @@ def test_run_checks(tmp_path: Path) -> None:
     checks = run_checks(load, platform="linux",
                         max_user_watches_path=_limit(tmp_path, "1000000"))
     assert [c.name for c in checks] == ["config", "vault", "inotify", "disk", "store",
-                                        "daemon", "service"]
+                                        "credentials", "daemon", "service"]
     assert {c.name: c.status for c in checks}["store"] == "warn"  # not built yet
     assert all(c.status != "fail" for c in checks), checks
 

@@ -1,0 +1,215 @@
+"""A credential the user wrote by hand into a memory or a note never leaves dreamd: not in the
+index (chunks, full-text index, vectors, properties), not in search hits (CLI, JSON, MCP), and
+``dreamd check`` / ``dreamd doctor`` name the file and line without the secret.
+
+Real LanceDB store in tmp_path, real files; the embedder is the token-hash fake (conftest):
+nothing here is about meaning. The CLI end to end (real subprocesses, the real model) is in
+``test_cli.py``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client
+
+from ccb.parse import parse_note
+from consistency.checker import Credential
+from consistency.secrets import REDACTED
+from daemon.app import App
+from daemon.credential_ledger import CREDENTIALS_FILE, read_credentials
+from daemon.doctor_checks import check_credentials
+from daemon.mcp_server import build_server
+from daemon.memory_pool import first_chunk_hash
+
+Builder = Callable[..., tuple[App, object]]
+
+SECRET_EN = "S3cr3t-Passw0rd-xyz"
+SECRET_ZH = "Abc12345xyz!"
+LOGIN = "Memory/staging-login.md"
+LOGIN_TEXT = (
+    "---\n"
+    "name: Staging login\n"
+    "description: How to log in to the staging server\n"
+    "type: user\n"
+    "---\n"
+    "The staging server is staging.example.org, user deploy.\n"
+    "\n"
+    f"password: {SECRET_EN}\n"
+)
+NOTE = "Projects/Warehouse database.md"
+NOTE_TEXT = (
+    "# Warehouse database\n"
+    "\n"
+    "The warehouse database runs on the old rack in the basement.\n"
+    f"数据库密码：{SECRET_ZH}\n"
+)
+
+
+def _secrets_in(text: str) -> list[str]:
+    return [s for s in (SECRET_EN, SECRET_ZH) if s in text]
+
+
+def _state_files_holding_secrets(state_dir: Path) -> list[str]:
+    """Every file of the state folder whose bytes hold a secret (``grep -rl``), except the
+    version history, which keeps the files' bytes for rollback."""
+    found = []
+    for path in sorted(p for p in state_dir.rglob("*") if p.is_file()):
+        rel = path.relative_to(state_dir).as_posix()
+        data = path.read_bytes()
+        if any(s.encode() in data for s in (SECRET_EN, SECRET_ZH)):
+            found.append(rel)
+    return [rel for rel in found
+            if not rel.startswith(("versions/", "lancedb/versions.lance/"))]
+
+
+@pytest.fixture
+def app(vault: Path, make_app: Builder) -> App:
+    (vault / LOGIN).write_text(LOGIN_TEXT, encoding="utf-8")
+    (vault / NOTE).write_text(NOTE_TEXT, encoding="utf-8")
+    application, _ = make_app(vault)
+    return application
+
+
+def test_the_index_holds_no_credential_written_by_hand(app: App) -> None:
+    report = app.sync()
+    found = {p.path: p.reason for p in report.problems if p.kind == "credential"}
+    assert set(found) == {LOGIN, NOTE}
+    assert "line 8 (password=…)" in found[LOGIN] and "line 4 (密码 …)" in found[NOTE]
+    assert not _secrets_in(json.dumps(found, ensure_ascii=False))
+
+    tables = app.store._t
+    for table in (tables.files, tables.chunks, tables.links):
+        assert not _secrets_in(json.dumps(table.to_arrow().to_pylist(), ensure_ascii=False,
+                                          default=str))
+    bodies = app.store.chunk_bodies()
+    assert any(REDACTED in body for body in bodies.values())
+    assert not _state_files_holding_secrets(app.state_dir)
+    assert (app.state_dir / "versions").is_dir()  # the memory's bytes are kept for rollback
+
+
+def test_search_hits_never_show_the_credential(app: App) -> None:
+    app.sync()
+    # The store of an older dreamd, or a cut that hid it from the index: the hit is what
+    # the search service withholds from, whatever the chunk holds.
+    for query in ("staging server deploy password", "warehouse database 数据库密码",
+                  SECRET_EN, SECRET_ZH):
+        hits = app.search(query, limit=10)
+        assert hits
+        for hit in hits:
+            assert not _secrets_in(f"{hit.title} {hit.heading} {hit.snippet}"), hit
+    hits = app.search("staging server deploy", limit=3)
+    login = next(h for h in hits if h.path == LOGIN)
+    assert REDACTED in login.snippet
+
+
+def test_a_hit_from_an_older_index_is_withheld_by_the_search_service() -> None:
+    from daemon.search_service import withhold_in_hit
+    from magma.search import SearchHit
+
+    hit = SearchHit(path=LOGIN, title="Staging login", heading="token: Zq8kLm2pXw7R",
+                    snippet=f"user deploy. password: {SECRET_EN}", score=1.0, why=(),
+                    memory_type="user", note_id="x")
+    withheld = withhold_in_hit(hit)
+    assert withheld.snippet == f"user deploy. {REDACTED}"
+    assert withheld.heading == REDACTED and withheld.path == LOGIN
+    clean = SearchHit(path="a.md", title="a", heading=None, snippet="nothing here",
+                      score=1.0, why=(), memory_type=None, note_id="y")
+    assert withhold_in_hit(clean) is clean
+
+
+def _mcp(app: App, calls: list[tuple[str, dict[str, Any]]]) -> list[Any]:
+    async def run() -> list[Any]:
+        async with Client(build_server(app, None)) as client:
+            return [await client.call_tool(name, arguments) for name, arguments in calls]
+
+    return anyio.run(run)
+
+
+def test_mcp_memory_search_and_memory_read_never_show_the_credential(app: App) -> None:
+    app.sync()
+    search, read = _mcp(app, [
+        ("memory_search", {"query": "staging server deploy password", "limit": 5}),
+        ("memory_read", {"memory": "Staging login"}),
+    ])
+    for result in (search, read):
+        assert not result.is_error, result.content
+        text = json.dumps([c.model_dump() for c in result.content], ensure_ascii=False)
+        assert not _secrets_in(text) and not _secrets_in(str(result.structured_content))
+    assert REDACTED in str(read.structured_content)
+
+
+def test_the_ledger_follows_the_file(app: App, vault: Path) -> None:
+    app.sync()
+    records = read_credentials(app.state_dir)
+    assert set(records) == {LOGIN, NOTE}
+    assert [(f.line, f.kind) for f in records[LOGIN].found] == [(8, "password")]
+    assert not _secrets_in((app.state_dir / CREDENTIALS_FILE).read_text(encoding="utf-8"))
+
+    (vault / NOTE).write_text(NOTE_TEXT.replace(f"数据库密码：{SECRET_ZH}\n", ""),
+                              encoding="utf-8")
+    (vault / LOGIN).rename(vault / "Memory/staging.md")
+    app.sync()
+    assert set(read_credentials(app.state_dir)) == {"Memory/staging.md"}
+
+    (vault / "Memory/staging.md").unlink()
+    app.sync()
+    assert read_credentials(app.state_dir) == {}
+    assert not (app.state_dir / CREDENTIALS_FILE).exists()
+
+
+def test_a_vault_without_credentials_gets_no_ledger(vault: Path, make_app: Builder) -> None:
+    application, _ = make_app(vault)
+    report = application.sync()
+    assert not [p for p in report.problems if p.kind == "credential"]
+    assert not (application.state_dir / CREDENTIALS_FILE).exists()
+
+
+def test_check_and_doctor_name_file_and_line_never_the_secret(app: App, vault: Path) -> None:
+    app.sync()
+    report = app.consistency().check()
+    found = {f.drift.path: f for f in report.findings if isinstance(f.drift, Credential)}
+    assert set(found) == {LOGIN, NOTE}
+    assert not report.clean
+    hint = found[LOGIN].decision.hint  # type: ignore[union-attr]
+    assert "line 8 (password=…)" in hint and "secret manager" in hint
+    assert not found[LOGIN].automatic
+    assert not _secrets_in(repr(report.findings))
+
+    doctor = check_credentials(app.state_dir)
+    assert doctor.status == "warn" and doctor.hint and "secret manager" in doctor.hint
+    assert f"{LOGIN} line 8 (password=…)" in doctor.detail and "line 4 (密码 …)" in doctor.detail
+    assert not _secrets_in(doctor.detail + doctor.hint)
+
+    # check reads what the indexer recorded, it does not scan the vault again: without the
+    # record there is nothing to report, and a record of other content is not reported
+    ledger = app.state_dir / CREDENTIALS_FILE
+    data = json.loads(ledger.read_text(encoding="utf-8"))
+    data["files"][LOGIN]["content_hash"] = "0" * 64
+    ledger.write_text(json.dumps(data), encoding="utf-8")
+    assert {f.drift.path for f in app.consistency().check().findings
+            if isinstance(f.drift, Credential)} == {NOTE}
+    ledger.unlink()
+    assert not [f for f in app.consistency().check().findings if f.kind == "credential"]
+    assert check_credentials(app.state_dir).status == "ok"
+
+    # the user takes the credentials out: the next sync clears them
+    (vault / LOGIN).write_text(LOGIN_TEXT.replace(f"password: {SECRET_EN}\n", ""),
+                               encoding="utf-8")
+    (vault / NOTE).write_text(NOTE_TEXT.replace(f"数据库密码：{SECRET_ZH}\n", ""),
+                              encoding="utf-8")
+    app.sync()
+    assert not [f for f in app.consistency().check().findings if f.kind == "credential"]
+
+
+def test_the_memory_pool_finds_the_stored_vector_of_a_memory_with_a_credential(
+        app: App, vault: Path) -> None:
+    app.sync()
+    note = parse_note(LOGIN, (vault / LOGIN).read_bytes())
+    stored = app.store.chunk_hashes([LOGIN])[f"{LOGIN}#0"]
+    assert first_chunk_hash(note, app.settings.sync.chunk_max_chars) == stored
