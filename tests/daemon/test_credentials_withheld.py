@@ -213,3 +213,34 @@ def test_the_memory_pool_finds_the_stored_vector_of_a_memory_with_a_credential(
     note = parse_note(LOGIN, (vault / LOGIN).read_bytes())
     stored = app.store.chunk_hashes([LOGIN])[f"{LOGIN}#0"]
     assert first_chunk_hash(note, app.settings.sync.chunk_max_chars) == stored
+
+
+def test_an_index_from_before_is_rebuilt_without_the_credential(
+        vault: Path, make_app: Builder) -> None:
+    """An older dreamd indexed the memory as it is; its bytes have not changed since, so only
+    the schema version tells the next sync to index it again."""
+    import lancedb
+
+    from magma.chunking import chunk_note
+    from magma.store import NoteRecord
+    from magma.store_tables import SCHEMA_VERSION
+
+    (vault / LOGIN).write_text(LOGIN_TEXT, encoding="utf-8")
+    application, fake = make_app(vault)
+    application.sync()
+    note = parse_note(LOGIN, (vault / LOGIN).read_bytes())
+    chunks = chunk_note(note)  # as it was indexed before: the password in the text
+    stat = (vault / LOGIN).stat()
+    application.store.apply(upserts=[NoteRecord(
+        note=note, note_id="old", size=stat.st_size, mtime_ns=stat.st_mtime_ns, chunks=chunks,
+        vectors=fake.embed([c.embed_text for c in chunks]))])  # type: ignore[attr-defined]
+    assert _state_files_holding_secrets(application.state_dir)
+    # schema 2: the last one before credentials were withheld
+    lancedb.connect(application.store_uri).open_table("meta").update(
+        values={"schema_version": 2})
+    assert SCHEMA_VERSION > 2
+
+    again, _ = make_app(vault)
+    again.sync()
+    assert not _state_files_holding_secrets(again.state_dir)
+    assert set(read_credentials(again.state_dir)) == {LOGIN}
