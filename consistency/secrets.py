@@ -21,7 +21,8 @@ What is found (kind → form):
 - ``private_key``: a ``-----BEGIN … PRIVATE KEY-----`` block with a key body;
 - ``password``: ``key = value`` / ``key: value`` / ``"key": "value"`` where the key ends in
   ``password passwd pwd passphrase secret token api_key apikey access_key secret_key
-  private_key client_secret credentials``;
+  private_key client_secret credentials``, also inside the value of another such pair
+  (``Login: password=…``);
 - ``connection_string``: ``scheme://user:password@host`` for postgres, mysql, mariadb, mssql,
   mongodb(+srv), redis(s), amqp(s), http(s), ftp, smtp;
 - ``api_token``: keys and tokens of the providers in
@@ -80,7 +81,7 @@ import json
 import math
 import re
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Literal
 
@@ -98,6 +99,7 @@ from consistency.secret_patterns import (
 )
 
 __all__ = [
+    "MAX_RESCAN_CHARS",
     "MIN_PASSWORD_CHARS",
     "MIN_TOKEN_ENTROPY_BITS",
     "PLACEHOLDER_WORDS",
@@ -138,6 +140,10 @@ SecretKind = Literal[
 #: ``Bearer``). Measured on the test corpus: generated base62 keys ≥ 4.4, dashed English
 #: placeholders such as ``sk-this-is-not-a-real-key`` ≤ 3.7.
 MIN_TOKEN_ENTROPY_BITS = 3.8
+#: Longest value of a refused ``key: value`` searched again for an assignment inside it
+#: (``Login: password=…``); our choice: a line's worth, so a text of ``a:b:c:…`` runs costs at
+#: most that many passes over each stretch, never a pass per character of the whole text.
+MAX_RESCAN_CHARS = 256
 #: Minimum length of a ``password: value`` value; shorter values are nearly always prose
 #: (``token: a``) or examples. Misses genuinely short passwords, by choice.
 MIN_PASSWORD_CHARS = 6
@@ -243,6 +249,8 @@ class _Rule:
     cased: tuple[str, ...] = ()
     #: A literal every match holds besides its trigger (``@`` of ``user:password@host``).
     needs: str = ""
+    #: Groups searched again when the check refuses the match (:func:`_accepted_matches`).
+    rescan: tuple[str, ...] = ()
 
     def may_match(self, text: str, folded: str) -> bool:
         """Whether ``text`` (``folded``: its case-folded form) holds what every match of
@@ -698,7 +706,8 @@ _RULES: tuple[_Rule, ...] = (
         r"(?<![A-Za-z0-9_.\-])(?P<key>[A-Za-z0-9_.\-]++)[\"']?"
         r"[ \t]*(?::=|=>|=|:)[ \t]*"
         r"(?:(?P<q>[\"'])(?P<qvalue>[^\"'\n]*)(?P=q)|(?P<value>(?!//)[^\s\"'`,;]+))"), 40,
-        _password, ("pass", "pwd", "secret", "token", "key", "credential")),  # (_KEY_NAME)
+        _password, ("pass", "pwd", "secret", "token", "key", "credential"),  # (_KEY_NAME)
+        rescan=("qvalue", "value")),
     _Rule("webhook_url", re.compile(
         r"(?i)https://(?:hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/]+/"
         r"|(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/\d+/"
@@ -723,6 +732,29 @@ _RULES: tuple[_Rule, ...] = (
 )  # fmt: skip
 
 
+def _accepted_matches(rule: _Rule, text: str, folded: str
+                      ) -> Iterator[tuple[re.Match[str], str | tuple[str, int, int]]]:
+    """The matches of ``rule`` in ``text`` its check accepts, left to right, with their
+    previews. Where the check refuses an assignment whose value holds one of the rule's
+    triggers (``Login: password=…``: "Login" names no secret), the search goes on inside that
+    value, which may be the assignment that does — for a value of at most
+    :data:`MAX_RESCAN_CHARS`, so a text is never searched more than that many times over."""
+    pos = 0
+    while (match := rule.pattern.search(text, pos)) is not None:
+        preview = rule.check(match)
+        if preview is not None:
+            yield match, preview
+            pos = match.end()
+            continue
+        pos = match.end()
+        for group in rule.rescan:
+            start, end = match.span(group)
+            if start > match.start() and end - start <= MAX_RESCAN_CHARS and any(
+                    trigger in folded[start:end] for trigger in rule.triggers):
+                pos = start
+                break
+
+
 def find_secrets(text: str) -> list[SecretFinding]:
     """Find credentials in ``text`` -> findings sorted by ``start``, never overlapping.
 
@@ -735,13 +767,11 @@ def find_secrets(text: str) -> list[SecretFinding]:
     for rule in _RULES:
         if not rule.may_match(text, folded):
             continue
-        for match in rule.pattern.finditer(text):
-            checked = rule.check(match)
-            if checked is not None:
-                preview, start, end = checked if isinstance(checked, tuple) \
-                    else (checked, *match.span())
-                finding = SecretFinding(rule.kind, start, end, preview)
-                candidates.append((-rule.priority, -(end - start), start, finding))
+        for match, checked in _accepted_matches(rule, text, folded):
+            preview, start, end = checked if isinstance(checked, tuple) \
+                else (checked, *match.span())
+            finding = SecretFinding(rule.kind, start, end, preview)
+            candidates.append((-rule.priority, -(end - start), start, finding))
     accepted: list[SecretFinding] = []
     for *_, finding in sorted(candidates, key=lambda c: c[:3]):
         if all(finding.end <= f.start or finding.start >= f.end for f in accepted):
