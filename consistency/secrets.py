@@ -373,7 +373,7 @@ _CJK_CLASS = r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]"
 _TOLD = re.compile(
     r"(?i)(?:(?<![A-Za-z0-9_\-])|(?=[^\x00-\x7f]))(?:"
     + "|".join(f"(?P<{kind}>{words})" for kind, words in _KEYWORD_KINDS)
-    + rf")(?:(?<={_CJK_CLASS})|(?!(?!{_CJK_CLASS})[\w\-]))(?P<rest>[^\n]{{0,{_WINDOW}}})")
+    + rf")(?:(?<={_CJK_CLASS})|(?!(?!{_CJK_CLASS})[\w\-]))(?=(?P<rest>[^\n]{{0,{_WINDOW}}}))")
 #: Words that make the keyword a modifier, not the name of a value: "password *manager*",
 #: "PIN *policy*".
 _MODIFIED = frozenset({

@@ -193,3 +193,11 @@ def test_a_text_of_colon_runs_is_searched_in_bounded_time() -> None:
     assert find_secrets(("a:key:" * 40 + " ") * 500) == []
     assert find_secrets("a:key:" * 50_000) == []
     assert time.perf_counter() - started < 5.0
+
+
+def test_a_keyword_refused_never_hides_the_next_one() -> None:
+    """A keyword whose words are no value ("password policy") is passed over, and the one
+    after it on the same line is still read."""
+    text = "The password policy is strict; the guest wifi password is Xy7pQ2mn9 this week."
+    (finding,) = find_secrets(text)
+    assert text[finding.start:finding.end].endswith("Xy7pQ2mn9")
