@@ -446,11 +446,8 @@ def _values_after(rest: str, *, chinese: bool, may_to: bool = False
     for word in list(re.finditer(r"[!-+\--:<-~]+", head))[:_WORDS_BEFORE_VALUE]:
         value = _VALUE.match(head, word.start())
         if value is not None and value.group("v"):
-            # right after a Chinese keyword ("银行卡密码 719962"), or after Chinese words
-            # only ("密码我改成了 …"): as good as a separator
-            between = head[:word.start()]
-            found.append((value.group("v"), value.start("v"), chinese and (
-                word.start() == lead or not re.search(r"[!-~]", between))))
+            # right after a Chinese keyword ("银行卡密码 719962"): as good as a separator
+            found.append((value.group("v"), value.start("v"), chinese and word.start() == lead))
     return found
 
 
