@@ -498,7 +498,7 @@ class MemoryService:
             removed.append(f"its version history ({count} version{'' if count == 1 else 's'}"
                            ", in the store and the state folder), its name in the earlier "
                            "versions of other memories, and the dream's record of it")
-        copies = self._conflict_copies(stored.path)
+        copies = _conflict_copies(self.writer.root, stored.path)
         if purged:
             removed.append("its chunks, vectors, full-text rows and links in the index, "
                            "and the old index versions that still held its text")
@@ -509,12 +509,6 @@ class MemoryService:
             removed.append("NOT removed: conflict copies that hold versions of it (delete them "
                            "yourself if they should go too): " + ", ".join(copies))
         return ForgetReport(meta.id or "", stored.path, tuple(removed))
-
-    def _conflict_copies(self, path: str) -> list[str]:
-        folder = (self.writer.root / path).parent
-        return sorted(p.relative_to(self.writer.root).as_posix() for p in folder.iterdir()
-                      if detect_conflict_copy(p.relative_to(self.writer.root).as_posix())
-                      == path)
 
     # ------------------------------------------------------------------ MEMORY.md
 
@@ -565,6 +559,12 @@ class MemoryService:
 
 
 _PAIR_KINDS = ("possible_duplicate", "possible_contradiction")
+
+
+def _conflict_copies(root: Path, path: str) -> list[str]:
+    """Vault paths of the conflict copies kept beside the memory at ``path``."""
+    return sorted(p.relative_to(root).as_posix() for p in (root / path).parent.iterdir()
+                  if detect_conflict_copy(p.relative_to(root).as_posix()) == path)
 
 
 def _unlinked_lines(unlinked: Unlinked) -> list[str]:
