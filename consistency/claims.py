@@ -341,7 +341,9 @@ _UNIT_NAMES = {
 
 #: Major cities and regions named in Chinese, kept as names (a home city, an office).
 _ZH_PLACES = ["北京", "上海", "广州", "深圳", "杭州", "南京", "苏州", "成都", "重庆", "武汉", "西安", "天津", "长沙", "郑州", "青岛", "厦门", "宁波", "合肥", "福州", "济南", "大连", "沈阳", "哈尔滨", "长春", "昆明", "贵阳", "南宁", "海口", "三亚", "兰州", "乌鲁木齐", "拉萨", "呼和浩特", "太原", "石家庄", "南昌", "无锡", "东莞", "佛山", "珠海", "香港", "澳门", "台北", "新加坡", "东京", "首尔", "纽约", "伦敦", "巴黎", "柏林", "旧金山", "洛杉矶", "西雅图", "悉尼", "温哥华", "多伦多", "海淀", "朝阳", "浦东", "徐汇", "静安", "黄浦", "南山", "福田", "西湖", "余杭", "滨江", "天河"]
-_ZH_PLACE_RE = re.compile("|".join(sorted(_ZH_PLACES, key=len, reverse=True)))
+#: A city's name before 路 / 街 / 大道 … names a street ("广州*北京路*"), not the city.
+_ZH_PLACE_RE = re.compile("(?:" + "|".join(sorted(_ZH_PLACES, key=len, reverse=True))
+                          + ")(?![路街巷道]|大道|大街|东路|西路|南路|北路|中路)")
 
 
 _A = re.ASCII  # \b and \w over ASCII only: a Han character beside a value is a boundary
@@ -439,6 +441,10 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("number", re.compile(rf"\b(?P<en>{'|'.join(sorted(_EN_NUMBERS, key=len, reverse=True))})(?:\s+(?P<en_scale>hundred|thousand|million))?\b(?:\s+(?P<u>{'|'.join(re.escape(u) for u in _UNIT_WORDS if len(u) > 2)}))?\b", re.I | _A)),
     ("unit", re.compile(r"\b(?P<unit>kilomet(?:re|er)s?|miles?|met(?:re|er)s?|feet|foot|inch(?:es)?|celsius|fahrenheit|milliseconds?|seconds|minutes|hours|kilograms?|pounds|lbs|kgs?|litres?|liters?|gallons?|metric|imperial)\b|(?P<zunit>公里|英里|摄氏度?|华氏度?|毫秒|公斤|磅|英尺|英寸|公制|英制)", re.I | _A)),
     ("code", re.compile(r"`([^`\n]+)`")),
+    # a street after its district or city ("静安区*南京西路*", "杭州*上海路*"): a value of
+    # the address, whatever city it is named after
+    ("street", re.compile(r"(?<=[区市县镇州京海])[\u4e00-\u9fff]{1,5}?(?:[东西南北中]路|大道|大街"
+                          r"|路|街|巷)(?![\u4e00-\u9fff]{0,1}口)")),
     ("place", _ZH_PLACE_RE),
     ("id", re.compile(
         r"(?<![\w@/.-])(?:@[a-z0-9][\w.-]*/[\w.-]+|[A-Za-z]+(?:_[A-Za-z0-9]+)+|"
@@ -509,6 +515,8 @@ def _number_value(match: re.Match[str]) -> Value | None:
         scale = -scale  # "-18 °C" is not "18 °C"
     spelling = (groups.get("u") or "").lower()
     unit, factor = _unit(spelling) if spelling else ("", 1.0)
+    if unit == "th" and number > 31:
+        unit = "no"  # "南京西路1266号": a house number, no day of the month
     return Value("number", _number_text(number * scale * factor), unit)
 
 
@@ -660,6 +668,7 @@ _KIND_READERS: dict[str, Callable[[re.Match[str], date | None], Value | list[Val
     **{kind: functools.partial(_read_alone, read) for kind, read in _READERS.items()},
     "number": lambda m, _w: _number_value(m),
     "place": lambda m, _w: Value("name", PLACES_EN.get(m.group(0), m.group(0))),
+    "street": lambda m, _w: Value("name", m.group(0)),
     "unit": lambda m, _w: _unit_value(m),
     "code": lambda m, _w: Value("code", m.group(1).strip().lower()),
     "id": lambda m, _w: Value("id", _name_key(m.group(0))),

@@ -186,3 +186,10 @@ def test_a_told_change_restated_is_the_same_fact_in_either_order() -> None:
 
 def test_an_amount_and_a_day_of_the_month_are_two_values() -> None:
     assert _verdict("物业费每月 380", "物业费每月 5 号交", 0.85) == "possible_contradiction"
+
+
+def test_a_city_named_in_a_street_is_no_city() -> None:
+    # 杭州的"上海路" is a street: living there is not living in Shanghai
+    assert not any(kind == "name" and text == "shanghai"
+                   for kind, text, _u in _values("住在杭州上海路"))
+    assert _verdict("Lives in Shanghai.", "住在杭州上海路", 0.6) != "duplicate"
