@@ -278,7 +278,10 @@ class Daemon:
         self.handler.pending.clear()
         if self.state.state == DaemonPhase.WAITING:
             self.state.state = DaemonPhase.WATCHING
-            self.state.last_error = None
+        # the whole vault is indexed now: an error of an earlier batch no longer holds
+        self.state.last_error = None
+        if self.state.last_batch and self.state.last_batch.get("error"):
+            self.state.last_batch = {**self.state.last_batch, "error": None}
         self.state.last_rescan = _now()
         self.state.problems = [
             {"path": p.path, "kind": p.kind, "reason": p.reason} for p in report.problems

@@ -185,8 +185,10 @@ def test_deletions_it_waits_for_are_applied_by_dreamd_sync_allow_mass_delete(
             capture_output=True, text=True, timeout=300, env=env, check=False)
         assert done.returncode == 0, done.stderr
         assert "deleted" in done.stdout, done.stdout
-    h.wait_until(daemon.status, lambda s: s.get("state") == "watching", timeout_s=30,
-                 what="watching again")
+    status = h.wait_until(daemon.status, lambda s: s.get("state") == "watching",
+                          timeout_s=30, what="watching again")
+    # the refused batch's error is gone with the reconcile that applied it
+    assert not status.get("last_error") and not (status.get("last_batch") or {}).get("error")
     # another vault named as the argument is never handed to this daemon (its index stays)
     other = tmp_path / "other vault"
     other.mkdir()
