@@ -53,6 +53,7 @@ from ccb.atomic import (
 from ccb.frontmatter_edit import set_properties
 from ccb.merge import merge_note
 from ccb.obsidian_cli import WriteMode, WriteRouter
+from ccb.writable import not_writable
 from ccb.write_records import (
     HEAL_WINDOW_S,
     ORIGIN_WINDOW_S,
@@ -205,8 +206,8 @@ class NoteWriter:
         Raises ``StaleWriteError`` when a file we based an edit on has been deleted (we do not
         resurrect what the user removed; the caller decides), ``VaultError`` for paths outside
         the vault, ``ObsidianCliError`` (a ``VaultError``) when a CLI write failed and
-        ``obsidian.fallback.enabled`` is off, ``OSError`` for I/O failures (in both cases the
-        file is left as it was).
+        ``obsidian.fallback.enabled`` is off, ``VaultNotWritableError`` when the folder refuses
+        writes, ``OSError`` for other I/O failures (the file is left as it was in each case).
         """
         with _held(self._thread_lock, self._process_lock):
             self._journal_writes = heal
@@ -587,7 +588,10 @@ class NoteWriter:
 def _held(thread_lock: threading.RLock, process_lock: filelock.BaseFileLock) -> Iterator[None]:
     """The writer lock: this process's threads, then other processes. Raises ``LockError``
     when another process keeps it past :data:`WRITER_LOCK_TIMEOUT_S` (a long dream, a
-    stuck process), instead of the lock library's own exception."""
+    stuck process), instead of the lock library's own exception; and, for every write made
+    under it, ``VaultNotWritableError`` (:func:`ccb.writable.not_writable`) instead of the
+    ``OSError`` of a folder that refuses writes (the write it stopped left the file as it
+    was)."""
     with thread_lock:
         try:
             process_lock.acquire()
@@ -598,6 +602,11 @@ def _held(thread_lock: threading.RLock, process_lock: filelock.BaseFileLock) -> 
                 "written — try again when it has finished") from None
         try:
             yield
+        except OSError as error:
+            refused = not_writable(error)
+            if refused is None:
+                raise
+            raise refused from error
         finally:
             process_lock.release()
 

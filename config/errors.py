@@ -14,6 +14,8 @@ Tree::
     │   └── ProfileNotFoundError   DREAMD_ENV names a profile the file does not define
     ├── VaultError             the vault root is missing, unreadable or not a folder
     │   ├── MassDeleteError    a sync would remove more of the index than allowed
+    │   ├── VaultNotWritableError  a vault folder refuses writes (permissions, read-only
+    │   │                      mount, full disk); nothing was written
     │   └── ObsidianCliError   the Obsidian CLI failed, timed out or is missing (ccb.obsidian_cli)
     ├── NoteParseError         a note cannot be decoded at all (reported, never modified)
     ├── FrontmatterEditError   a frontmatter edit was refused (unreadable block); nothing written
@@ -55,6 +57,7 @@ __all__ = [
     "StoreError",
     "StoreMismatchError",
     "VaultError",
+    "VaultNotWritableError",
     "VersionNotFoundError",
     "exit_code_for",
 ]
@@ -78,6 +81,12 @@ class VaultError(DreamdError):
 
 class MassDeleteError(VaultError):
     """A sync would remove more than ``sync.max_delete_share`` of the index; nothing was removed."""
+
+
+class VaultNotWritableError(VaultError):
+    """A folder of the vault refuses writes: no permission, a read-only mount, a full disk.
+    Nothing was written (a temp file that could be made is removed); the message names the
+    folder and what to do."""
 
 
 class NoteParseError(DreamdError):

@@ -53,6 +53,7 @@ from ccb.dates import as_written
 from ccb.memory_index import IndexEntry
 from ccb.model import DIARY_FILE
 from ccb.parse import parse_note
+from ccb.writable import require_writable
 from ccb.writer import NoteWriter
 from config.errors import (
     DreamdError,
@@ -622,7 +623,8 @@ class DreamRunner:
 
         ``dry_run`` plans and returns without writing or locking. Raises ``LockError`` when
         another dream runs, ``DreamGuardError`` when the plan changes more than
-        ``max_change_share`` of the memories and ``force`` is not set (nothing written).
+        ``max_change_share`` of the memories and ``force`` is not set,
+        ``VaultNotWritableError`` when the memory folder refuses writes (nothing written).
         """
         timings: dict[str, float] = {}
         started = time.perf_counter()
@@ -631,6 +633,8 @@ class DreamRunner:
             timings["plan"] = _ms(started)
             return DreamReport(plan, applied=False, timings_ms=timings)
         with DreamLock(self.state_dir, self.policy.lock_ttl, self._clock):
+            # a vault that refuses writes stops the dream here, not after half its edits
+            require_writable(self.root / self.memory_folder)
             self._run = _DreamRun()
             state = self.state()
             self._run.loaded_memories = state.get("memories") or {}
