@@ -11,6 +11,7 @@ import functools
 import hashlib
 import json
 import os
+import stat
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import asdict
 from datetime import date, datetime, timedelta, tzinfo
@@ -75,7 +76,7 @@ from magma.search import SearchHit
 from magma.store import MagmaStore
 from magma.versions import VersionArchive
 
-__all__ = ["App", "load", "make_write_router"]
+__all__ = ["App", "load", "make_write_router", "require_vault_folder"]
 
 log = structlog.get_logger("dreamd.app")
 
@@ -140,9 +141,18 @@ class App:
     # ------------------------------------------------------------------ construction
 
     @classmethod
-    def create(cls, loaded: LoadedSettings, *, embedder: Embedder | None = None) -> App:
-        """Resolve the vault (``vault.path``, else the only vault indexed so far) and build."""
-        return cls(loaded, _resolve_vault(loaded), embedder=embedder)
+    def create(cls, loaded: LoadedSettings, *, embedder: Embedder | None = None,
+               action: str | None = "open") -> App:
+        """Resolve the vault (``vault.path``, else the only vault indexed so far) and build.
+
+        Raises ``VaultError`` (:func:`require_vault_folder`, ``action`` naming the command)
+        when the vault folder is missing or not a folder, before anything is made: no state
+        folder, store or record for a path that is not a vault. ``action=None`` skips that
+        check (``service uninstall`` of a vault deleted since)."""
+        root = _resolve_vault(loaded)
+        if action is not None:
+            require_vault_folder(root, action)
+        return cls(loaded, root, embedder=embedder)
 
     def reloaded(self, loaded: LoadedSettings) -> App:
         """An App for new settings of the same vault that keeps the engines those settings did
@@ -405,8 +415,7 @@ class App:
     def require_vault(self, action: str) -> None:
         """Raise ``VaultError`` when the vault folder is missing (a typo never makes a new
         vault)."""
-        if not self.vault_root.is_dir():
-            raise VaultError(f"{action} {self.vault_root}: vault folder is missing or not a folder")
+        require_vault_folder(self.vault_root, action)
 
     def close(self) -> None:
         """Release engines: the search pipeline's stage threads."""
@@ -567,6 +576,23 @@ class App:
             settings=self.settings, counts=lambda: dict(asdict(self.store.counts())),
             sessions=self.session_count,
             memory_index_record=self.state_dir / MEMORY_INDEX_RECORD)
+
+def require_vault_folder(root: Path, action: str) -> None:
+    """Raise ``VaultError`` (one line: ``<action> <root>: …`` and what to do) unless ``root``
+    is a folder this process can look into. Reads nothing but the folder's own status."""
+    try:
+        status = root.stat()
+    except FileNotFoundError:
+        raise VaultError(f"{action} {root}: vault folder is missing (no such folder); give the "
+                         "folder that holds your notes, or mount the drive it is on; nothing "
+                         "was created") from None
+    except OSError as error:
+        raise VaultError(f"{action} {root}: the vault folder cannot be read "
+                         f"({error.strerror or error}); give your user access to it") from None
+    if not stat.S_ISDIR(status.st_mode):
+        raise VaultError(f"{action} {root}: not a folder; give the vault's folder (the one that "
+                         "holds your notes), not a file in it; nothing was created")
+
 
 def _resolve_vault(loaded: LoadedSettings) -> Path:
     path = loaded.settings.vault.path

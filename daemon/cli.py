@@ -203,12 +203,22 @@ def _app(ctx: typer.Context, **flags: Any) -> Iterator[App]:
     opts = _options(ctx)
     overrides = {**opts.overrides, **{k: v for k, v in flags.items() if v is not None}}
     loaded = load(opts.config_path, opts.env_name, overrides)
-    application = App.create(loaded)
+    application = App.create(loaded, action=_command_name(ctx))
     _note_resolution(application, loaded.config_path)
     try:
         yield application
     finally:
         application.close()
+
+
+def _command_name(ctx: typer.Context) -> str:
+    """The command as typed after the program's name: ``search``, ``conflicts resolve``."""
+    names: list[str] = []
+    level: Any = ctx
+    while level.parent is not None:
+        names.insert(0, level.info_name or "")
+        level = level.parent
+    return " ".join(names)
 
 
 #: The command line of this process, as :mod:`daemon.client` reads it (its settings are
@@ -860,14 +870,14 @@ def mcp(
 
     With --http, stderr shows the URL and where the bearer token is (see README, MCP).
     """
-    from daemon.mcp_server import build_server
-
     if not http:
         given = [flag for flag, value in (("--port", port), ("--host", host)) if value is not None]
         given += ["--show-token"] if show_token else []
         if given:
             raise typer.BadParameter(f"{', '.join(given)} only applies with --http")
     with _app(ctx, **{"vault.path": vault, "mcp.port": port, "mcp.host": host}) as application:
+        from daemon.mcp_server import build_server  # (the SDK loads in seconds: a refusal first)
+
         server = build_server(application, _owner(owner))
         sessions = application.sessions
 
@@ -931,7 +941,7 @@ def run(
     overrides = {**opts.overrides, **({"vault.path": vault} if vault is not None else {})}
     loaded = load(opts.config_path, opts.env_name, overrides)
     configure_logging(level=loaded.settings.logging.level, fmt=loaded.settings.logging.format)
-    application = App.create(loaded)
+    application = App.create(loaded, action="run")
     _note_daemon_resolution(application, loaded.config_path, given_vault=vault is not None)
     daemon = Daemon(application, reload=lambda: load(opts.config_path, opts.env_name, overrides))
     raise typer.Exit(daemon.run())
@@ -960,7 +970,7 @@ def service_install(
     dry_run: Annotated[bool, typer.Option(help="Print the unit and commands only.")] = False,
 ) -> None:
     """Install and start dreamd as a systemd user service (Linux) or launchd agent (macOS)."""
-    result = _service_plan(ctx, vault)
+    result = _service_plan(ctx, vault, action="service install")
     from daemon import service
 
     _print_lines(service.install(result, dry_run=dry_run).lines())
@@ -991,13 +1001,15 @@ def service_status(
     _print_lines(service.service_status(_service_plan(ctx, vault)).lines())
 
 
-def _service_plan(ctx: typer.Context, vault: Path | None) -> Any:
+def _service_plan(ctx: typer.Context, vault: Path | None, *, action: str | None = None) -> Any:
+    """The service of a vault; ``action`` refuses a path that is not a vault folder (install),
+    ``None`` plans it all the same (status and uninstall of a vault deleted since)."""
     from daemon import service
 
     opts = _options(ctx)
     loaded = load(opts.config_path, opts.env_name,
                   {**opts.overrides, **({"vault.path": vault} if vault else {})})
-    application = App.create(loaded)
+    application = App.create(loaded, action=action)
     return service.plan_service(
         application.vault_root,
         config_path=loaded.config_path if loaded.config_exists else None,
@@ -1027,7 +1039,7 @@ def doctor(
 
     def settings() -> Any:
         loaded = load(opts.config_path, opts.env_name, overrides)
-        application = App.create(loaded)
+        application = App.create(loaded, action=None)  # a missing vault is a check that fails
         return application.settings_with_vault
 
     def write_router(resolved: Settings) -> WriteRouter:
