@@ -26,7 +26,11 @@ Tree::
     ├── LockError              another process holds the lock (names the holder)
     ├── SecretRefusedError     a write carried a credential (names kind and place, never the secret)
     ├── InvalidOwnerError      an owner that is not ``user`` or ``user/agent``
-    ├── EmptyMemoryError       a memory to write has no text (nothing written)
+    ├── MemoryTextError        a memory's text was refused (nothing written):
+    │   ├── EmptyMemoryError       no text at all
+    │   ├── WordlessMemoryError    no word (only emoji, punctuation, symbols)
+    │   ├── MemoryTooLargeError    longer than ``memory.max_chars``
+    │   └── MemoryEncodingError    not valid Unicode (bytes that are not UTF-8)
     ├── MemoryNotFoundError    no memory (visible to the caller) has that id or name
     ├── VersionNotFoundError   a memory has no version with that number
     ├── ConflictNotFoundError  no open conflict for that memory
@@ -49,7 +53,10 @@ __all__ = [
     "LlmError",
     "LockError",
     "MassDeleteError",
+    "MemoryEncodingError",
     "MemoryNotFoundError",
+    "MemoryTextError",
+    "MemoryTooLargeError",
     "NoteParseError",
     "ProfileNotFoundError",
     "SecretRefusedError",
@@ -59,6 +66,7 @@ __all__ = [
     "VaultError",
     "VaultNotWritableError",
     "VersionNotFoundError",
+    "WordlessMemoryError",
     "exit_code_for",
 ]
 
@@ -128,9 +136,29 @@ class InvalidOwnerError(DreamdError):
     """An owner that is not ``user`` or ``user/agent`` of the allowed characters."""
 
 
-class EmptyMemoryError(DreamdError):
+class MemoryTextError(DreamdError):
+    """The text of a memory to write was refused (:mod:`ccb.memory_text`); nothing is written.
+    The message names the field and what to change."""
+
+
+class EmptyMemoryError(MemoryTextError):
     """A memory to write has no text after trimming (blank, or only invisible characters);
     nothing is written."""
+
+
+class WordlessMemoryError(MemoryTextError):
+    """A memory to write has no word: not one letter or digit in any script (only emoji,
+    punctuation, symbols); nothing is written."""
+
+
+class MemoryTooLargeError(MemoryTextError):
+    """A memory to write is longer than ``memory.max_chars``; refused before anything is
+    embedded or written."""
+
+
+class MemoryEncodingError(MemoryTextError):
+    """A memory to write holds bytes that are not UTF-8 (they reach Python as lone
+    surrogates); nothing is written."""
 
 
 class MemoryNotFoundError(DreamdError):
@@ -172,6 +200,7 @@ EXIT_CODES: tuple[tuple[type[DreamdError], int], ...] = (
     (StaleWriteError, 10),
     (DreamGuardError, 11),
     (LlmError, 12),
+    (MemoryTextError, 2),  # bad input, as a usage error of the command line
     (DreamdError, 2),
 )
 

@@ -53,6 +53,7 @@ __all__ = [
     "LlmVerifierSettings",
     "LoggingSettings",
     "McpSettings",
+    "MemorySettings",
     "MetricsSettings",
     "ObsidianCliSettings",
     "ObsidianDirectSettings",
@@ -791,6 +792,24 @@ class DaemonSettings(_Section):
     )
 
 
+#: Default of ``memory.max_chars``: 64 Ki characters ("64 KB of text"). Measured on
+#: ``../shared/corpora/memory-samples`` (Claude Code and OpenClaw memory folders): the longest
+#: memory file holds 5,777 characters, OpenClaw's whole ``MEMORY.md`` 31,161.
+MEMORY_MAX_CHARS = 65_536
+
+
+class MemorySettings(_Section):
+    """What a memory written through dreamd (remember, MCP memory_write, a dream's extracted
+    fact) may hold."""
+
+    max_chars: PositiveInt = Field(
+        default=MEMORY_MAX_CHARS,
+        description="Longest memory text, in characters (Unicode code points, so the same "
+        "amount of text in any script; the name, description and subject each too). A "
+        "longer one is refused before anything is embedded or written.",
+    )
+
+
 class VersionsSettings(_Section):
     """The version history of memories (DESIGN.md: every content change is a version)."""
 
@@ -940,6 +959,7 @@ class Settings(BaseSettings):
     llm: LlmSettings = Field(default_factory=LlmSettings)
     metrics: MetricsSettings = Field(default_factory=MetricsSettings)
     mcp: McpSettings = Field(default_factory=McpSettings)
+    memory: MemorySettings = Field(default_factory=MemorySettings)
     versions: VersionsSettings = Field(default_factory=VersionsSettings)
     daemon: DaemonSettings = Field(default_factory=DaemonSettings)
     check: CheckSettings = Field(default_factory=CheckSettings)

@@ -377,7 +377,8 @@ class App:
                     demote_after_days=life.demote_after_days),
                 max_change_share=cfg.max_change_share, max_change_free=cfg.max_change_free,
                 lock_ttl=timedelta(minutes=cfg.lock_ttl_minutes), check_urls=life.check_urls,
-                url_timeout_s=life.url_timeout_s, transcripts=cfg.transcripts),
+                url_timeout_s=life.url_timeout_s, transcripts=cfg.transcripts,
+                max_memory_chars=self.settings.memory.max_chars),
             clock=clock or self.clock,
             llm=self.chat_client(), remember=self._remember_extracted,
             judge=self.pair_judge(),
@@ -450,7 +451,7 @@ class App:
             writer=self.writer, pool=self.memory_pool, memory_index=self.memory_index,
             store=self.store, embedder=lambda: self.embedder, index=self.indexing.index_now,
             owner=owner, forget_history=self._forget_history,
-        )
+            max_memory_chars=self.settings.memory.max_chars)
 
     @cached_property
     def memory_index(self) -> MemoryIndexKeeper:

@@ -27,9 +27,17 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from ccb.memory_text import checked_memory_text
 from ccb.model import MEMORY_TYPES
 from ccb.owner import Owner, parse_owner
-from config.errors import DreamdError, InvalidOwnerError, LockError, VaultError, exit_code_for
+from config.errors import (
+    DreamdError,
+    EmptyMemoryError,
+    InvalidOwnerError,
+    LockError,
+    VaultError,
+    exit_code_for,
+)
 from daemon import client
 
 if TYPE_CHECKING:
@@ -129,15 +137,21 @@ def _stdout() -> TextIO:
     return served.stdout if served is not None else sys.stdout
 
 
-def _stdin_text() -> str:
+def _stdin_text(*, as_bytes: bool = False) -> str:
     """What the command reads on stdin: the client's (served, or read before it fell back
-    to this process), else this process's when it is not a terminal."""
+    to this process), else this process's when it is not a terminal. ``as_bytes``: read
+    as bytes, those that are not UTF-8 kept as surrogates (PEP 383) for the command to
+    name."""
     served = _served.get()
     if served is not None:
         return served.stdin or ""
     if client.served_stdin is not None:
         return client.served_stdin
-    return sys.stdin.read() if sys.stdin is not None and not sys.stdin.isatty() else ""
+    if sys.stdin is None or sys.stdin.isatty():
+        return ""
+    if as_bytes and hasattr(sys.stdin, "buffer"):
+        return sys.stdin.buffer.read().decode("utf-8", "surrogateescape")
+    return sys.stdin.read()
 
 
 @dataclass
@@ -569,7 +583,9 @@ def _context_hook(ctx: typer.Context, budget: int | None, owner: str | None,
 @app.command()
 def remember(
     ctx: typer.Context,
-    text: Annotated[str, typer.Argument(help="The fact, rule or preference to keep.")],
+    text: Annotated[str, typer.Argument(
+        help="The fact, rule or preference to keep; - reads it from stdin "
+             "(echo 'the fact' | dreamd remember -).")],
     type_: Annotated[
         str, typer.Option("--type", "-t", help="user, feedback, project or reference.")
     ] = "project",
@@ -586,10 +602,18 @@ def remember(
     explain: Annotated[bool, typer.Option(
         "--explain", help="Say which stored memory it was judged against, and why.")] = False,
 ) -> None:
-    """Keep a memory: the same fact twice is stored once, a changed fact supersedes the old."""
+    """Keep a memory: the same fact twice is stored once, a changed fact supersedes the old.
+    A memory needs words, and at most memory.max_chars characters (65,536 by default)."""
     if type_ not in MEMORY_TYPES:
         raise typer.BadParameter(f"--type must be one of {', '.join(MEMORY_TYPES)}")
+    if text == client.STDIN_TEXT:
+        text = _stdin_text(as_bytes=True)
+        if not text.strip():
+            raise EmptyMemoryError("remember -: nothing on stdin; pipe the memory's text in "
+                                   "(echo 'the fact' | dreamd remember -)")
     with _app(ctx, **{"vault.path": vault}) as application:
+        # refused before the store is opened or the model loaded
+        checked_memory_text(text, max_chars=application.settings.memory.max_chars)
         result = application.memories(_owner(owner)).remember(
             text, type=type_, name=name, description=description, subject=subject, pinned=pin,
             source="user",

@@ -54,11 +54,14 @@ from typing import Any, NamedTuple
 __all__ = [
     "API_RECORD",
     "PROTOCOL",
+    "REMEMBER_VALUE_OPTIONS",
     "SERVED_COMMANDS",
+    "STDIN_TEXT",
     "ApiError",
     "DaemonUnavailable",
     "Invocation",
     "NoDaemon",
+    "RequestTooLong",
     "Resolution",
     "call",
     "connect",
@@ -67,6 +70,7 @@ __all__ = [
     "option",
     "parse_invocation",
     "pid_alive",
+    "positionals",
     "proxy_mcp",
     "read_resolution",
     "request",
@@ -132,6 +136,11 @@ class NoDaemon(DaemonUnavailable):
     """No daemon runs for this vault (no record, a stale record, nothing listening)."""
 
 
+class RequestTooLong(DaemonUnavailable):
+    """The request is longer than :data:`MAX_MESSAGE` (a long text on ``remember -``): it
+    was not sent; this process answers the command itself."""
+
+
 def _once(state_dir: Path, why: str, marker_name: str = FALLBACK_NOTED) -> str | None:
     """``why`` the first time since the daemon last started, ``None`` after (a marker file
     in the state folder, which the daemon removes when it starts)."""
@@ -158,6 +167,13 @@ class Invocation(NamedTuple):
     def hook(self) -> bool:
         """``dreamd context --hook``: silent on every failure, exit 0."""
         return self.command == "context" and "--hook" in self.args
+
+    @property
+    def reads_stdin(self) -> bool:
+        """The command reads stdin: a hook (its event's JSON) and ``remember -`` (the
+        memory's text), so the client reads it and sends it with the command."""
+        return self.hook or (self.command == "remember" and STDIN_TEXT in positionals(
+            self.args, REMEMBER_VALUE_OPTIONS))
 
 
 def parse_invocation(argv: Sequence[str]) -> Invocation | None:
@@ -199,6 +215,34 @@ def parse_invocation(argv: Sequence[str]) -> Invocation | None:
     if vault is None and command in _VAULT_ARGUMENT:
         vault = next((a for a in args if not a.startswith("-")), None)
     return Invocation(config, env, tuple(sets), command, args, vault)
+
+
+#: ``dreamd remember -``: the memory's text is read from stdin.
+STDIN_TEXT = "-"
+#: Options of ``remember`` that take a value (the others are flags): what tells its TEXT
+#: argument from an option's value (``--name -``). Kept equal to the command's own options
+#: by ``tests/daemon/test_memory_input.py``.
+REMEMBER_VALUE_OPTIONS = frozenset({"--type", "-t", "--name", "--description", "--subject",
+                                    "--owner", "--vault"})
+
+
+def positionals(args: Sequence[str], value_options: frozenset[str]) -> list[str]:
+    """The arguments of a command that are neither options nor their values (``-`` is an
+    argument; every one after ``--`` is), as click reads them."""
+    found: list[str] = []
+    skip = rest = False
+    for arg in args:
+        if skip:
+            skip = False
+        elif rest or arg == "-":
+            found.append(arg)
+        elif arg == "--":
+            rest = True
+        elif arg in value_options:
+            skip = True
+        elif not arg.startswith("-"):
+            found.append(arg)
+    return found
 
 
 #: Served commands that take the vault as their argument (``dreamd sync VAULT``), not as
@@ -369,14 +413,19 @@ def request(sock: socket.socket, reader: Any, method: str, params: dict[str, Any
     socket's buffered reader). Returns the result object.
 
     Raises ApiError for an error answer, DaemonUnavailable when the daemon closes or
-    stops answering mid-request."""
+    stops answering mid-request, RequestTooLong (nothing sent) when the request is longer
+    than the daemon reads."""
     message = {"jsonrpc": "2.0", "id": 1, "method": method,
                "params": {"protocol": PROTOCOL, "deadline": time.time() + timeout, **params}}
+    # ASCII escapes: an argument or hook input that is not UTF-8 (its bytes kept as
+    # surrogates) travels as it is and the daemon reads what this process read
+    line = json.dumps(message, ensure_ascii=True).encode("ascii") + b"\n"
+    if len(line) > MAX_MESSAGE:
+        raise RequestTooLong(f"the request has {len(line):,} bytes, more than the daemon "
+                             f"reads ({MAX_MESSAGE:,})")
     try:
         sock.settimeout(timeout)
-        # ASCII escapes: an argument or hook input that is not UTF-8 (its bytes kept as
-        # surrogates) travels as it is and the daemon reads what this process read
-        sock.sendall(json.dumps(message, ensure_ascii=True).encode("ascii") + b"\n")
+        sock.sendall(line)
         line = reader.readline(MAX_MESSAGE + 1)
     except TimeoutError:
         raise DaemonUnavailable(f"the daemon did not answer within {timeout:g} s") from None
@@ -428,12 +477,17 @@ def _terminal() -> dict[str, Any]:
             "vars": {k: os.environ[k] for k in TERMINAL_VARS if k in os.environ}}
 
 
-def _stdin_text() -> str | None:
+def _stdin_text(*, as_bytes: bool = False) -> str | None:
+    """This process's stdin (``None`` on a terminal or when unreadable). ``as_bytes``: read
+    it as bytes, and keep any that are not UTF-8 as surrogates (PEP 383) for the command
+    to name (``remember -``)."""
     try:
         if sys.stdin is None or sys.stdin.isatty():
             return None
+        if as_bytes:
+            return sys.stdin.buffer.read().decode("utf-8", "surrogateescape")
         return sys.stdin.read()
-    except (OSError, ValueError, UnicodeDecodeError):
+    except (OSError, ValueError, UnicodeDecodeError, AttributeError):
         return None
 
 
@@ -444,7 +498,7 @@ def run_served(argv: Sequence[str]) -> tuple[int | None, str | None]:
     process's stdout and stderr), or ``(None, why)`` when the command must run in-process:
     ``why`` is one line for stderr, or ``None`` when there is nothing to say (the command is
     not one the daemon serves, or this is the first run with these inputs). ``stdin`` is read
-    here for ``context --hook`` and handed on in ``served_stdin``."""
+    here for ``context --hook`` and ``remember -`` and handed on in ``served_stdin``."""
     invocation = parse_invocation(argv)
     if invocation is None or invocation.command not in SERVED_COMMANDS:
         return None, None
@@ -453,7 +507,7 @@ def run_served(argv: Sequence[str]) -> tuple[int | None, str | None]:
     resolution = find_resolution(invocation)
     if resolution is None:
         return None, None
-    stdin = _stdin_text() if invocation.hook else None
+    stdin = _stdin_text(as_bytes=not invocation.hook) if invocation.reads_stdin else None
     global served_stdin
     served_stdin = stdin
     params = {"argv": [invocation.command, *invocation.args], "settings": resolution.settings,
@@ -463,6 +517,8 @@ def run_served(argv: Sequence[str]) -> tuple[int | None, str | None]:
     try:
         answer = call(resolution.state_dir, "cli", params, timeout=timeout)
     except DaemonUnavailable as error:
+        if isinstance(error, RequestTooLong):
+            return None, None  # answered here, as a command the daemon does not serve
         if invocation.hook and _session_start(invocation, resolution.state_dir, stdin):
             return 0, None
         if isinstance(error, NoDaemon):
@@ -567,8 +623,8 @@ def _session_start(invocation: Invocation, state_dir: Path, stdin: str | None) -
     return True
 
 
-#: What :func:`run_served` read from stdin for the command (a hook's JSON), so a command
-#: run in-process after all reads the same input.
+#: What :func:`run_served` read from stdin for the command (a hook's JSON, the text of
+#: ``remember -``), so a command run in-process after all reads the same input.
 served_stdin: str | None = None
 
 

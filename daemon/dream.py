@@ -63,6 +63,7 @@ from config.errors import (
     StaleWriteError,
     VaultError,
 )
+from config.settings import MEMORY_MAX_CHARS
 from consistency.dream import (
     Consolidation,
     DreamMemory,
@@ -369,7 +370,8 @@ class DreamPolicy:
     """The knobs of a dream (``[dream]`` and ``[lifecycle]`` settings; defaults as theirs):
     the lifecycle rules, the change guard (a plan that changes more than ``max_change_share``
     of the memories and more than ``max_change_free`` files needs ``--force``), the lock's
-    time to live, the reference URL checks, and the transcripts the Extractor reads."""
+    time to live, the reference URL checks, the transcripts the Extractor reads, and the
+    longest memory text the deep phase may write (``memory.max_chars``)."""
 
     lifecycle: LifecyclePolicy = field(default_factory=LifecyclePolicy)
     max_change_share: float = 0.25
@@ -378,6 +380,7 @@ class DreamPolicy:
     check_urls: bool = False
     url_timeout_s: float = 5.0
     transcripts: str = ""
+    max_memory_chars: int = MEMORY_MAX_CHARS
 
 
 @dataclass(frozen=True, slots=True)
@@ -783,7 +786,7 @@ class DreamRunner:
             llm=self.llm, writer=self.writer, memory_folder=self.memory_folder,
             clock=self._clock, recall_stats=self.reads.recall_stats, remember=self._remember,
             transcripts=self.policy.transcripts, last_dream=self.last_dream,
-            apply_step=self._journal_and_apply)
+            apply_step=self._journal_and_apply, max_memory_chars=self.policy.max_memory_chars)
 
     def _journal_and_apply(self, dream_id: str, plan: DreamPlan, lines: list[str],
                            step: Synthesise) -> list[str]:

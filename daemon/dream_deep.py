@@ -28,9 +28,11 @@ from ulid import ULID
 from ccb.dates import as_written
 from ccb.frontmatter_edit import replace_body, set_properties
 from ccb.memory_file import NewMemory, memory_path, render_memory
+from ccb.memory_text import checked_memory_text
 from ccb.parse import parse_note
 from ccb.writer import NoteWriter
-from config.errors import DreamdError, LlmError
+from config.errors import DreamdError, LlmError, MemoryTextError
+from config.settings import MEMORY_MAX_CHARS
 from consistency.lifecycle import RecallStats
 from consistency.synthesis import (
     Candidate,
@@ -93,7 +95,9 @@ class DeepPhase:
     ``recall_stats()`` gives MAGMA's recall statistics by memory id; ``remember(fact)`` keeps
     an extracted fact through the write path (``(path, action)``); ``last_dream()`` is when
     the last dream ended; ``apply_step(dream_id, plan, lines, step)`` journals a synthesis and
-    writes it (the runner's crash-safe apply), returning the paths written.
+    writes it (the runner's crash-safe apply), returning the paths written. A synthesis or a
+    refinement is held to what ``remember`` takes (:mod:`ccb.memory_text`, at most
+    ``max_memory_chars``: ``memory.max_chars``).
     """
 
     def __init__(
@@ -103,7 +107,9 @@ class DeepPhase:
         remember: Callable[[ExtractedFact], tuple[str, str]] | None, transcripts: str,
         last_dream: Callable[[], datetime | None],
         apply_step: Callable[[str, DreamPlan, list[str], Synthesise], list[str]],
+        max_memory_chars: int = MEMORY_MAX_CHARS,
     ) -> None:
+        self.max_memory_chars = max_memory_chars
         self.llm = llm
         self.writer = writer
         self.root = writer.root
@@ -168,6 +174,10 @@ class DeepPhase:
                 lines.append(f"Rejected a synthesis of {links}: it dropped "
                              + ", ".join(f"`{d}`" for d in dropped[:8]))
                 continue
+            refused = self._refused(synthesis.body)
+            if refused:
+                lines.append(f"Rejected a synthesis of {links}: {refused}")
+                continue
             folder = self.root / self.memory_folder
             existing = [p.relative_to(self.root).as_posix() for p in folder.iterdir()]
             new_path = memory_path(existing, self.memory_folder, synthesis.name)
@@ -213,6 +223,10 @@ class DeepPhase:
                 lines.append(f"Kept {diary_link(record.path)} as it was: the refinement dropped "
                              + ", ".join(f"`{d}`" for d in dropped[:8]))
                 continue
+            refused = self._refused(refined.body)
+            if refused:
+                lines.append(f"Kept {diary_link(record.path)} as it was: {refused}")
+                continue
             version = note.memory.version if note.memory else None
             edited = set_properties(data, {"updated": self._clock(),
                                            "version": (version or 1) + 1}, path=record.path)
@@ -221,6 +235,14 @@ class DeepPhase:
             written.append(record.path)
             lines.append(f"Refined {diary_link(record.path)} into What / Why / How to apply")
         return written
+
+    def _refused(self, body: str) -> str | None:
+        """Why the model's text may not be a memory's (too long, no words…), else ``None``."""
+        try:
+            checked_memory_text(body, max_chars=self.max_memory_chars, where="the model's text")
+        except MemoryTextError as error:
+            return str(error)
+        return None
 
     def _extract(self, lines: list[str]) -> list[str]:
         """Facts from assistant transcripts written since the last dream, kept through the

@@ -45,6 +45,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.stdio import stdio_server
 
+from ccb.memory_text import checked_memory_text
 from ccb.model import MEMORY_TYPES, MemoryType
 from ccb.owner import Owner
 from config.errors import DreamdError
@@ -120,7 +121,13 @@ def build_server(app: App, owner: Owner | None = None, *,
         description: str | None = None, subject: str | None = None, pinned: bool = False,
     ) -> dict[str, Any]:
         """Keep a memory: a fact (project), a rule (feedback), a preference (user) or a pointer
-        (reference). The same fact twice is kept once; a changed fact supersedes the old."""
+        (reference). The same fact twice is kept once; a changed fact supersedes the old. The
+        text needs words, and at most the server's memory.max_chars characters."""
+        try:  # refused at once, without waiting for another tool call to finish
+            checked_memory_text(text, max_chars=app.settings.memory.max_chars,
+                                where="memory_write")
+        except DreamdError as error:
+            raise fail(error) from error
         with one_at_a_time:
             kind = _memory_type(type) or "project"
             try:

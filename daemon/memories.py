@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import os
 import re
-import unicodedata
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime
@@ -37,12 +36,14 @@ from ccb.memory_file import (
     render_memory,
     slugify,
 )
+from ccb.memory_text import checked_field, checked_memory_text
 from ccb.model import DIARY_FILE, MemoryType, PropertyValue, memory_key
 from ccb.names import nfc_key
 from ccb.owner import Owner, parse_owner
 from ccb.parse import detect_conflict_copy, parse_note
 from ccb.writer import NoteWriter, WriteOutcome
-from config.errors import DreamdError, EmptyMemoryError, InvalidOwnerError, MemoryNotFoundError
+from config.errors import DreamdError, InvalidOwnerError, MemoryNotFoundError
+from config.settings import MEMORY_MAX_CHARS
 from consistency.duplicates import (
     Duplicate,
     MemoryDraft,
@@ -121,8 +122,9 @@ class MemoryService:
     ``store`` may be ``None`` before the first sync (no embedding candidates then).
     ``owner`` is who the service acts for: it sees shared memories and that owner's
     (:meth:`ccb.owner.Owner.sees`), and new memories are written with it; ``None`` (the vault's
-    owner at the CLI) sees every memory and writes shared ones. ``origin`` names the writer in
-    the version history (``api``; ``dream`` for facts a dream extracted).
+    owner at the CLI) sees every memory and writes shared ones. ``max_memory_chars``:
+    ``memory.max_chars``. The attribute ``origin`` names the writer in the version history
+    (``api``; ``dream`` for facts a dream extracted).
     """
 
     def __init__(
@@ -137,9 +139,10 @@ class MemoryService:
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
         owner: Owner | None = None,
         forget_history: Callable[[str, str], int] | None = None,
-        origin: str = "api",
+        max_memory_chars: int = MEMORY_MAX_CHARS,
     ) -> None:
-        self.origin = origin
+        self.origin = "api"
+        self.max_memory_chars = max_memory_chars
         self._forget_history = forget_history
         self.writer = writer
         self.memory_index = memory_index
@@ -209,12 +212,12 @@ class MemoryService:
         this service's owner. Duplicates and contradictions are looked for among memories of
         the same type and the same owner only (one person's fact never closes another's).
 
-        Raises ``SecretRefusedError`` when the text carries a credential (nothing is
-        written), ``StaleWriteError`` when a file vanished mid-write.
+        Raises, with nothing written: ``MemoryTextError`` first (:mod:`ccb.memory_text`),
+        ``SecretRefusedError`` when a field carries a credential, ``VaultNotWritableError``;
+        ``StaleWriteError`` when a file vanished mid-write.
         """
-        body = text.strip()
-        if not "".join(ch for ch in body if unicodedata.category(ch) not in {"Cf", "Zs"}):
-            raise EmptyMemoryError("remember: the memory text is empty; nothing was written")
+        body = checked_memory_text(text, max_chars=self.max_memory_chars, fields={
+            "name": name, "description": description, "subject": subject})
         for value, where in ((body, "text"), (name or "", "name"),
                              (description or "", "description"), (subject or "", "subject")):
             refuse_secrets(value, where=f"remember: memory {where}")
@@ -358,6 +361,8 @@ class MemoryService:
         meta = old.note.memory
         assert meta is not None
         merged_body = merge_bodies(old.note.body.rstrip("\n"), body)
+        checked_field(merged_body, where=f"remember: {old.path} with this fact merged in",
+                      max_chars=self.max_memory_chars)
         data = set_properties(old.data, {"updated": now, "version": (meta.version or 1) + 1},
                               path=old.path)
         data = replace_body(data, merged_body + "\n")

@@ -132,6 +132,25 @@ def test_a_synthesis_that_drops_a_fact_is_rejected(
     assert "Rejected a synthesis" in diary and "`2026-12-01`" in diary and "`3`" in diary
 
 
+def test_a_synthesis_longer_than_a_memory_may_be_is_rejected(
+    vault: Path, make_app: Builder, fake_chat: FakeChat, cluster_vault: dict[str, str],
+) -> None:
+    """The deep phase writes what remember would take, no more (memory.max_chars)."""
+    fake_chat.replies["synthesis"] = json.dumps({
+        "name": "Billing service facts", "description": "Who owns billing, retries, cutoff",
+        "body": "Dana Reyes owns the billing service. Failed charges are retried 3 times. "
+                "Invoices close on 2026-12-01. " + "Every detail of every invoice run. " * 20})
+    app = llm_app(vault, make_app, fake_chat.url, **{"memory.max_chars": 500})
+    before = snapshot(vault)
+    app.dreamer().dream()
+    after = snapshot(vault)
+    assert "Memory/billing-service-facts.md" not in after
+    for rel in cluster_vault.values():
+        assert after[rel] == before[rel]
+    diary = after["Memory/DREAMS.md"].decode()
+    assert "Rejected a synthesis of" in diary and "more than memory.max_chars (500)" in diary
+
+
 @pytest.mark.parametrize("failure", ["down", "429", "slow", "garbage"])
 def test_a_misbehaving_endpoint_never_breaks_a_dream(
     vault: Path, make_app: Builder, fake_chat: FakeChat, cluster_vault: dict[str, str],

@@ -255,6 +255,32 @@ def test_a_daemon_killed_mid_answer_leaves_a_clear_error_and_an_answer(
                                              or "closed the connection" in err), err
 
 
+def test_remember_reads_its_text_from_stdin_through_the_daemon(
+        served: Any, tmp_path: Path) -> None:
+    """``remember -``: the client reads stdin and sends it with the command; a text the
+    daemon would not read (over 8 MiB) is answered here instead, in one line all the same."""
+    vault, _daemon = served
+    here = tmp_path / "work"
+    here.mkdir()
+    assert _dreamd(["status", "--vault", str(vault)], here).returncode == 0  # the record
+    text = "The kiln shelf paper is in drawer three.\nReplace it after ten firings.\n"
+    run = _dreamd(["remember", "-", "--json", "--vault", str(vault)], here, stdin=text)
+    assert run.returncode == 0 and not _imported(run, "lancedb"), _said(run)
+    written = (vault / json.loads(run.stdout)["path"]).read_text("utf-8")
+    assert written.endswith("---\n" + text)  # the text, never "-"
+    for stdin, said in (("", "nothing on stdin"), ("🎉🎉\n", "has no words"),
+                        ("x" * 300_000, "300,000 characters, more than memory.max_chars")):
+        refused = _dreamd(["remember", "-", "--vault", str(vault)], here, stdin=stdin)
+        assert refused.returncode == 2 and not _imported(refused, "lancedb"), _said(refused)
+        assert said in _said(refused) and len(_said(refused).splitlines()) == 1
+    huge = _dreamd(["remember", "-", "--vault", str(vault)], here, stdin="x" * 9_000_000)
+    assert huge.returncode == 2 and _imported(huge, "lancedb")  # answered in-process
+    assert _said(huge).splitlines() == [
+        "dreamd: remember: the memory text: 9,000,000 characters, more than memory.max_chars "
+        "(65,536); nothing was written — shorten it, split it into several memories, or raise "
+        "memory.max_chars (e.g. --set memory.max_chars=9000000)"]
+
+
 def test_other_settings_are_answered_in_process(reading: Any, tmp_path: Path) -> None:
     vault, _daemon = reading
     here = tmp_path / "work"
