@@ -7,7 +7,6 @@ settings themselves.
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
 import os
@@ -49,8 +48,7 @@ from daemon.dream import (
     SessionLog,
     last_dream,
 )
-from daemon.dream_records import forget_record
-from daemon.forget_links import unlink_in_version
+from daemon.forget_traces import forget_recorded
 from daemon.history import HistoryService, MemoryLocator, VersionRecorder
 from daemon.indexing import Indexing
 from daemon.llm import ChatClient
@@ -469,17 +467,8 @@ class App:
                           vfilter=self.vault_filter)
 
     def _forget_history(self, key: str, stem: str) -> int:
-        """Drop every version of a forgotten memory (kept under ``key``) and its name
-        (``stem``) from the links in other memories' earlier versions, then the table
-        versions that held them, and the session-start snapshots, which may quote it."""
-        count = self.versions.forget(key)
-        self.versions.rewrite(functools.partial(unlink_in_version, stem=stem),
-                              needle=stem.encode("utf-8"))
-        self.versions.compact()
-        self.recorder.forget(key)
-        session_snapshot.clear(self.state_dir)
-        forget_record(self.state_dir, key)
-        return count
+        """:func:`daemon.forget_traces.forget_recorded` in this vault's state."""
+        return forget_recorded(self.versions, self.recorder, self.state_dir, key, stem)
 
     def session_start_folders(self) -> list[str]:
         """The folders a session-start context is read from: the memory folder and every

@@ -12,13 +12,19 @@ diary keeps its shape: the entry, its date and its other lines stay). The record
 
 from __future__ import annotations
 
+import functools
 import re
 from datetime import date
+from pathlib import Path
 
 from ccb.writer import NoteWriter
-from daemon.forget_links import link_stem
+from daemon import session_snapshot
+from daemon.dream_records import forget_record
+from daemon.forget_links import link_stem, unlink_in_version
+from daemon.history import VersionRecorder
+from magma.versions import VersionArchive
 
-__all__ = ["scrub_diary"]
+__all__ = ["forget_recorded", "scrub_diary"]
 
 _LINK = re.compile(r"\[\[([^\[\]\n]+)\]\]")
 _LIST_MARKER = re.compile(r"^(\s*(?:[-*+]|\d+[.)])\s+)")
@@ -56,3 +62,21 @@ def scrub_diary(writer: NoteWriter, diary_path: str, stem: str, day: date, *,
     writer.write(diary_path, "".join(scrubbed).encode("utf-8"), base=current, origin=origin,
                  change="a forgotten memory taken out of the diary")
     return True
+
+
+def forget_recorded(versions: VersionArchive, recorder: VersionRecorder, state_dir: Path,
+                    key: str, stem: str) -> int:
+    """Drop every version of a forgotten memory (kept under ``key``) and its name
+    (``stem``) from the links in other memories' earlier versions, then the table versions
+    that held them, its recent-write journal, the session-start snapshots (which may quote
+    it) and the dream's record of it. Returns how many versions went. Raises
+    :class:`config.errors.StoreError` and ``OSError``."""
+    count = versions.forget(key)
+    versions.rewrite(functools.partial(unlink_in_version, stem=stem),
+                     needle=stem.encode("utf-8"))
+    versions.compact()
+    recorder.forget(key)
+    session_snapshot.clear(state_dir)
+    forget_record(state_dir, key)
+    return count
+

@@ -496,13 +496,12 @@ class MemoryService:
         removed = [f"file {stored.path}", f"its line in {INDEX_FILE}",
                    "dreamd's recent copies of it (kept to repair lost updates)",
                    *_unlinked_lines(unlinked),
-                   *([f"its name in the dream diary {diary} (each such line now says a memory "
-                      "was forgotten that day)"] if in_diary else [])]
+                   *([f"its name in the dream diary {diary} (now 'a memory was forgotten')"]
+                     * in_diary)]
         if self._forget_history is not None:
             count = self._forget_history(memory_key(meta.id, stored.path), Path(stored.path).stem)
-            removed.append(f"its version history ({count} version{'' if count == 1 else 's'}"
-                           ", in the store and the state folder), its name in the earlier "
-                           "versions of other memories, and the dream's record of it")
+            removed.append(f"its version history ({count} version(s), store and state folder),"
+                           " its name in other memories' earlier versions, its dream record")
         copies = _conflict_copies(self.writer.root, stored.path)
         if purged:
             removed.append("its chunks, vectors, full-text rows and links in the index, "

@@ -270,18 +270,16 @@ class Daemon:
         self.reconciled(report)
 
     def reconciled(self, report: SyncReport) -> None:
-        """A full reconcile is done (the periodic one, or a client's ``dreamd sync``):
-        record it, and a daemon that was waiting watches again."""
+        """A full reconcile is done (periodic, or a client's sync): record it, watch again."""
         self.metrics.changes_indexed(None, time.monotonic())  # the walk indexed them all
         _sync_metrics(self.metrics, "reconcile", report.duration_s, report)
         self.app.indexing.record_sync(report)
         self.handler.pending.clear()
         if self.state.state == DaemonPhase.WAITING:
             self.state.state = DaemonPhase.WATCHING
-        # the whole vault is indexed now: an error of an earlier batch no longer holds
-        self.state.last_error = None
-        if self.state.last_batch and self.state.last_batch.get("error"):
-            self.state.last_batch = {**self.state.last_batch, "error": None}
+        self.state.last_error = None  # the whole vault is indexed: no earlier error holds
+        if self.state.last_batch:
+            self.state.last_batch["error"] = None
         self.state.last_rescan = _now()
         self.state.problems = [
             {"path": p.path, "kind": p.kind, "reason": p.reason} for p in report.problems

@@ -194,7 +194,7 @@ def test_forget_takes_the_name_out_of_other_memories_earlier_versions(
     stem = Path(old.path).stem.encode()
     assert any(stem in v.read_bytes() for v in app.state_dir.rglob("*.md"))  # new's history
     report = service.forget(old.path)
-    assert any("earlier versions of other memories" in line for line in report.removed)
+    assert any("other memories' earlier versions" in line for line in report.removed)
     left = [p for root in (vault, app.state_dir) for p in root.rglob("*")
             if p.is_file() and stem in p.read_bytes()]
     assert [str(p.relative_to(p.parents[1])) for p in left] == []
