@@ -468,7 +468,8 @@ class App:
 
     def _forget_history(self, key: str, stem: str) -> int:
         """:func:`daemon.forget_traces.forget_recorded` in this vault's state."""
-        return forget_recorded(self.versions, self.recorder, self.state_dir, key, stem)
+        return forget_recorded(self.versions, self.recorder, self.recalls, self.state_dir, key,
+                               stem)
 
     def session_start_folders(self) -> list[str]:
         """The folders a session-start context is read from: the memory folder and every

@@ -653,12 +653,22 @@ def forget(
         if not yes and _served.get() is not None:
             # the question is the client's to ask, on its terminal: it runs in-process
             raise typer.BadParameter("forget asks first; the client's own CLI asks it")
-        if not yes and not typer.confirm(f"Forget {stored.path} for good?"):
+        if not yes and not _confirmed(f"Forget {stored.path} for good?"):
+            err.print(f"dreamd: {stored.path} is not forgotten (--yes forgets without asking)")
             raise typer.Exit(1)
         report = service.forget(memory)
     out.print(f"forgot {escape(report.path)} ({report.memory_id}); removed:")
     for item in report.removed:
         out.print(f"  - {escape(item)}", highlight=False)
+
+
+def _confirmed(question: str) -> bool:
+    """The user's yes to ``question``; no answer (end of input, Ctrl-C) is a no."""
+    try:
+        return typer.confirm(question)
+    except typer.Abort:
+        err.print()  # the prompt's line ends
+        return False
 
 
 @app.command()

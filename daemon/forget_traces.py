@@ -22,6 +22,7 @@ from daemon import session_snapshot
 from daemon.dream_records import forget_record
 from daemon.forget_links import link_stem, unlink_in_version
 from daemon.history import VersionRecorder
+from magma.recalls import RecallLog
 from magma.versions import VersionArchive
 
 __all__ = ["forget_recorded", "scrub_diary"]
@@ -64,18 +65,19 @@ def scrub_diary(writer: NoteWriter, diary_path: str, stem: str, day: date, *,
     return True
 
 
-def forget_recorded(versions: VersionArchive, recorder: VersionRecorder, state_dir: Path,
-                    key: str, stem: str) -> int:
+def forget_recorded(versions: VersionArchive, recorder: VersionRecorder, recalls: RecallLog,
+                    state_dir: Path, key: str, stem: str) -> int:
     """Drop every version of a forgotten memory (kept under ``key``) and its name
     (``stem``) from the links in other memories' earlier versions, then the table versions
-    that held them, its recent-write journal, the session-start snapshots (which may quote
-    it) and the dream's record of it. Returns how many versions went. Raises
-    :class:`config.errors.StoreError` and ``OSError``."""
+    that held them, its recent-write journal, its recalls (by search), the session-start
+    snapshots (which may quote it) and the dream's record of it. Returns how many versions
+    went. Raises :class:`config.errors.StoreError` and ``OSError``."""
     count = versions.forget(key)
     versions.rewrite(functools.partial(unlink_in_version, stem=stem),
                      needle=stem.encode("utf-8"))
     versions.compact()
     recorder.forget(key)
+    recalls.forget(key)
     session_snapshot.clear(state_dir)
     forget_record(state_dir, key)
     return count

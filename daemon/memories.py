@@ -576,8 +576,7 @@ def _unlinked_lines(unlinked: Unlinked) -> list[str]:
     lines = []
     if unlinked.edited:
         lines.append("its name in the links of other memories (supersedes, superseded_by, "
-                     "possible pairs): " + ", ".join(unlinked.edited) + " — their earlier "
-                     "versions in the history still name it")
+                     "possible pairs): " + ", ".join(unlinked.edited))
     lines.extend(f"NOTE: {path} is current again: the forgotten memory had superseded it "
                  "(forget it too if it no longer holds)" for path in unlinked.current_again)
     if unlinked.named_by_user:

@@ -12,9 +12,10 @@ lifecycle policy reads for promotion and decay.
 from __future__ import annotations
 
 import hashlib
+import warnings
 from collections.abc import Collection
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import lancedb
@@ -118,6 +119,22 @@ class RecallLog:
                                           days=row["day_count_distinct"])
             for row in grouped
         }
+
+    def forget(self, memory_id: str) -> None:
+        """Drop every recall of ``memory_id`` and the table versions that held them
+        (``dreamd forget``). Raises ``StoreError``."""
+        try:
+            self._table.checkout_latest()
+            kept = self._table.to_arrow()
+            kept = kept.filter(pc.not_equal(kept.column("memory_id"), memory_id))
+            # rewritten whole, in fresh buffers: a delete only marks the rows deleted
+            self._table.add(kept.take(pa.array(range(kept.num_rows), type=pa.int64())),
+                            mode="overwrite")
+            with warnings.catch_warnings():
+                warnings.filterwarnings("ignore", message=r"optimize\(cleanup_older_than")
+                self._table.optimize(cleanup_older_than=timedelta(0))
+        except Exception as exc:
+            raise StoreError(f"magma: forget recalls: {type(exc).__name__}: {exc}") from exc
 
     def optimize(self) -> None:
         """Compact the table's small appends (one per answer) and drop old table versions."""

@@ -147,6 +147,7 @@ def test_forget_leaves_no_copy_kept_under_a_name_the_memory_had_before(
     marker = "larkspur-umber-4410"
     service = app.memories()
     made = service.remember(f"The lab door code hint is {marker}.", type="reference")
+    app.recalls.record([made.memory_id], "where is the lab door code hint")
     renamed = vault / "Memory" / "lab-door.md"
     (vault / made.path).rename(renamed)  # the user renamed it in Obsidian
     app.sync()
@@ -154,6 +155,9 @@ def test_forget_leaves_no_copy_kept_under_a_name_the_memory_had_before(
     assert not renamed.exists()
     state = app.state_dir
     assert not any(marker.encode() in p.read_bytes() for p in state.rglob("*") if p.is_file())
+    assert made.memory_id not in app.recalls.stats()  # no search recall of it is kept
+    assert not any(made.memory_id.encode() in p.read_bytes()
+                   for p in (state / "lancedb" / "recalls.lance").rglob("*") if p.is_file())
 
 
 def test_forget_after_a_dream_leaves_no_name_in_the_diary_or_the_dream_state(
@@ -338,3 +342,22 @@ def test_a_credential_written_by_hand_is_never_copied(app: App, vault: Path) -> 
     context = build_context(app, "router", count_recall=False).text
     assert "router.md" in context and "Vq7#pLm2xZ" not in context
     assert "credential withheld" in context
+
+
+def test_forget_with_no_answer_forgets_nothing_and_says_how(vault: Path, app: App,
+                                                            tmp_path: Path) -> None:
+    """``dreamd forget`` asks first; with no answer on stdin (a script, a pipe) it keeps the
+    memory and says ``--yes`` forgets without asking, in one line, not "Aborted."."""
+    import os
+    import subprocess
+    import sys
+
+    made = app.memories().remember("The kiln key hangs behind the studio door.",
+                                   type="reference")
+    # (a state folder of its own: the index above was built with the test's fake model)
+    env = {**os.environ, "DREAMD_STORAGE__DATA_DIR": str(tmp_path / "cli-data")}
+    done = subprocess.run([sys.executable, "-m", "daemon", "forget", made.path, "--vault",
+                           str(vault)], capture_output=True, text=True, stdin=subprocess.DEVNULL,
+                          env=env, timeout=120, check=False)
+    assert done.returncode == 1 and (vault / made.path).exists()
+    assert "--yes forgets without asking" in done.stderr and "Aborted" not in done.stderr
