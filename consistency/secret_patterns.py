@@ -97,7 +97,8 @@ PROVIDER_TOKENS: tuple[tuple[str, str, str], ...] = (
 KEYWORDS_PASSWORD = (
     r"master\s+password|root\s+password|admin\s+password|password|passwort|kennwort"
     r"|passwd|passphrase|pass\s?word|mot\s+de\s+passe|contrase[ñn]a|senha"
-    r"|pwd|pw|pass|psk|pre-?shared\s+key|wi-?fi\s+key|network\s+key"
+    r"|pwd|pw|pass|psk|pre-?shared\s+key|wi-?fi\s+key|network\s+key|wpa2?\s+key|wep\s+key"
+    r"|wachtwoord|has[łl]o|пароль|passord|l[öo]senord|salasana|heslo|jelsz[óo]|[şs]ifre"
     r"|密码|口令|授权码|登录码|パスワード|비밀번호"
 )
 KEYWORDS_CODE = (

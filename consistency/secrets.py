@@ -193,6 +193,7 @@ _PLACEHOLDER_SHAPES = re.compile(
       | \$[a-z_][a-z0-9_]*        # $TOKEN
       | !\w+                      # YAML tags such as !vault
       | [a-z_][\w.]*\(.*          # a function call
+      | (?-i:[a-z_]{2,20}(?:\.[A-Za-z_][A-Za-z_]*)+)  # a name in code: settings.SECRET_KEY
     )$
     """
 )
@@ -328,7 +329,8 @@ def _password(match: re.Match[str]) -> str | None:
     if not _KEY_NAME.search(key):
         return None
     value = match.group("qvalue") if match.group("qvalue") is not None else match.group("value")
-    if value is None or len(value) < MIN_PASSWORD_CHARS or _is_placeholder(value):
+    if value is None or len(value) < MIN_PASSWORD_CHARS or _is_placeholder(value) or \
+            _prose(value):
         return None
     if value.isdigit() or value.casefold() == key.casefold():
         return None
@@ -356,7 +358,7 @@ def _webhook(match: re.Match[str]) -> str | None:
 
 #: What stands between a keyword (and the words naming what it opens) and its value: a
 #: copula, a colon, an arrow or a dash ("password for the router *is* …", "门禁密码*是*…").
-_SEPARATOR = re.compile(r"\s*(?:\b(?:is|was|are|were|to|now)\b|=|:|：|是|为|為|→|->|—|–|\s-)\s*")
+_SEPARATOR = re.compile(r"\s*(?:\b(?:is|was|are|were|to|now)\b|=|:|：|是|为|為|→|->|—|–|\s-(?=\s))\s*")
 #: A value: a quoted phrase, or printable ASCII up to a space, a comma, a semicolon or a
 #: Chinese character (a sentence's last full stop left out).
 _VALUE = re.compile(r"[\"'“‘「](?P<qv>[^\"'”’」\n]{4,80})[\"'”’」]"
@@ -381,7 +383,12 @@ _MODIFIED = frozenset({
     "requirements", "rules", "strength", "hint", "hints", "prompt", "protection", "rotation",
     "length", "change", "changes", "expiry", "generator", "vault", "hygiene", "store",
     "form", "screen", "page", "dialog", "box", "input", "entry", "holder", "holders",
-    "budget", "budgets", "count", "counts", "limit", "limits", "window", "usage"})
+    "budget", "budgets", "count", "counts", "limit", "limits", "window", "usage", "mode",
+    "modes", "type", "types", "format", "setting", "settings", "option", "options", "rule",
+    "model", "brand", "check", "checker", "lock", "locks", "flag", "flags"})
+#: Words after a Chinese keyword that make it a modifier ("授权码*模式*", "密码*规则*").
+_MODIFIED_ZH = ("模式", "型号", "规则", "强度", "要求", "策略", "管理", "长度", "格式", "设置",
+                "学", "锁", "箱", "柜", "器", "机", "本", "盘", "术", "算法", "框")
 #: Written before a keyword, these say the value is public ("publishable key", "公钥").
 _PUBLIC = re.compile(r"(?i)(?:public|publishable|公开|可发布|公钥|not\s+the|不是)\W{0,3}\w{0,12}$")
 #: Regular-expression syntax: a pattern about secrets, not one ("密码强度正则 ^(?=.*[a-z])…").
@@ -403,8 +410,9 @@ def _told(match: re.Match[str]) -> tuple[str, int, int] | None:
     if match.string.startswith(REDACTED, max(0, match.start() - 1)):
         return None  # dreamd's own mark, "[credential withheld]"
     rest, base = match.group("rest"), match.start("rest")
-    first = rest.split(None, 1)[0].casefold() if rest.strip() else ""
-    if first in _MODIFIED or _PUBLIC.search(match.string[max(0, match.start() - 20):
+    first = rest.split(None, 1)[0].casefold().strip(":：,.;") if rest.strip() else ""
+    if first in _MODIFIED or (_CJK.search(keyword) and rest.startswith(_MODIFIED_ZH)) or \
+            _PUBLIC.search(match.string[max(0, match.start() - 20):
                                                           match.start()]):
         return None
     if keyword.casefold() in {"sk", "ak"} and not keyword.isupper():
@@ -429,7 +437,7 @@ def _values_after(rest: str, *, chinese: bool, may_to: bool = False
     colon or ``=``), the one after the first separator (before any sentence end) first,
     then the next words."""
     found: list[tuple[str, int, bool | str]] = []
-    stop = re.search(r"[。！？!?]|[.;；](?:\s|$)", rest)
+    stop = re.search(r"[。！？]|[.!?;；](?:\s|$)", rest)
     head = rest[: stop.start()] if stop else rest
     sep = _SEPARATOR.search(head)
     if sep is not None and sep.group().strip() == "to" and not may_to:
@@ -458,8 +466,9 @@ def _accepted(kind: ValueKind, keyword: str, value: str, tail: str, *,
     after = tail[len(value):len(value) + 1]
     if after.isalpha() and not after.isascii() and not _CJK.match(after):
         return None  # a word of another language cut at its first accent ("Verschl|üsselung")
-    if _MARKUP.search(value):
-        return None  # markdown or a table around words: "**6-digit", "|", "[[…]]"
+    if _MARKUP.search(value) or _prose(value):
+        return None  # markdown or a table around words ("**6-digit", "|", "[[…]]"), or
+        # words joined by hyphens ("ask-Maria-at-reception", "stored-in-1password")
     if not value or folded in COMMON_VALUE_WORDS or folded.removesuffix("'s") in \
             COMMON_VALUE_WORDS or folded in {keyword.casefold(), "admin", "root", "user",
                                              "username"} or _REGEX_LIKE.search(value):
@@ -508,10 +517,13 @@ def _told_password(value: str, keyword: str, kind: ValueKind, *, quoted: bool,
             else None
     if digits.isdigit():
         return label if 4 <= len(digits) <= 12 and (explicit or kind == "code") else None
-    if kind == "code" and (len(value) < 6 or keyword.casefold().startswith(("pin", "puk"))):
-        return None  # a PIN is digits: "pin the image to nginx@sha256:…" pins a version
-    if len(value) < MIN_PASSWORD_CHARS:
-        return None
+    if kind == "code" and (len(value) < 6 or keyword.casefold().startswith(("pin", "puk"))
+                           or not (explicit or (keyword.casefold() == "passcode"
+                                                and _strong(value)))):
+        return None  # a code is digits: "pin the image to …" pins a version, "keypad lock,
+        # model PGD728F" names a model
+    if len(value) < MIN_PASSWORD_CHARS or (not explicit and "-" in value):
+        return None  # (a word after no separator, hyphenated: "voor E2E-versleuteling")
     if _strong(value) and (explicit or value.isalnum() or any(c.isdigit() for c in value)):
         return label  # (a word after no separator: a digit, or mixed case alone)
     if explicit and _char_classes(value.lower()) >= 2 and not _HYPHENATED.fullmatch(value):
@@ -526,7 +538,23 @@ def _told_password(value: str, keyword: str, kind: ValueKind, *, quoted: bool,
 
 #: Markup around words, never inside a secret told in a sentence: emphasis, a table cell, a
 #: wikilink, a code span, an English compound of a number ("6-digit", "2-factor").
-_MARKUP = re.compile(r"\*\*|\]\]|\[\[|\||`|^[\\#(\[*]|^\d+-[a-z]+$")
+_MARKUP = re.compile(r"\*\*|\]\]|\[\[|\||`|^[\\#(\[*-]|^\d+-[a-z]+$")
+#: Three words or more joined by hyphens: a description, not a password.
+_PROSE_VALUE = re.compile(r"(?:[A-Z]?[a-z]+|\d[a-z]+)(?:-(?:[A-Z]?[a-z]+|\d[a-z]+)){1,}")
+#: Little words of a sentence: words joined by hyphens that hold one are a description
+#: ("same-as-the-router", "see-invite"), not a passphrase ("correct-horse-battery-staple").
+_FUNCTION_WORDS = frozenset({
+    "the", "a", "an", "as", "at", "in", "on", "of", "to", "for", "with", "from", "by", "my",
+    "your", "our", "is", "are", "same", "see", "ask", "use", "check", "via", "not", "no",
+    "and", "or", "per", "stored", "saved", "kept", "written", "sent", "shared", "invite"})
+
+
+def _prose(value: str) -> bool:
+    """Words joined by hyphens that read as a description ("ask-Maria-at-reception")."""
+    return _PROSE_VALUE.fullmatch(value) is not None and any(
+        w.casefold() in _FUNCTION_WORDS for w in value.split("-"))
+#: A product's name: capitalised words and numbers ("MacBookAir2020", "Win11Pro", "AppleID2").
+_PRODUCT = re.compile(r"(?:[A-Z][a-z]+|\d+|[A-Z]{2,}(?![a-z]))+")
 #: Words joined by hyphens ("end-to-end"), a Chinese, Japanese or Korean character.
 _HYPHENATED = re.compile(r"[A-Za-z]+(?:-[A-Za-z]+)+")
 _CJK = re.compile(_CJK_CLASS)
@@ -540,6 +568,8 @@ _TOLD_TRIGGERS = (
     "pass", "pwd", "pw", "pin", "puk", "psk", "key", "token", "secret", "cred", "code", "otp",
     "2fa", "mfa", "two-factor", "authenticator", "recovery", "backup", "wi-fi", "wifi",
     "network", "kennwort", "contrase", "senha", "mot de passe", "passcode", "keypad",
+    "wachtwoord", "hasło", "haslo", "пароль", "passord", "senord", "salasana", "heslo",
+    "jelsz", "ifre",
     "密码", "口令", "授权码", "登录码", "门禁", "私钥", "密钥", "秘钥", "令牌", "恢复码",
     "备用", "救援码", "验证", "パスワード", "비밀번호")
 
@@ -548,7 +578,8 @@ _TOLD_TRIGGERS = (
 #: X", "creds … are user:X" / "login is admin / X", "WIFI:…;P:X;".
 _USED = re.compile(
     r"(?i)\b(?:use|used|using)\s+(?P<v>[!-~]{6,64})\s+(?:to\s+(?:log\s?in|sign\s?in|unlock"
-    r"|get\s+in)|as\s+(?:the\s+|my\s+|a\s+)?(?:password|passcode|pin|passphrase))"
+    r"|get\s+in)|as\s+(?:the\s+|my\s+|a\s+)?(?:password|passcode|pin|passphrase)"
+    r"(?!\s*(?:manager|host|vault|app|generator|hint)))"
     r"|\b(?:encrypted|protected|locked|log(?:ged)?\s?in|sign(?:ed)?\s?in)\s+with\s+"
     r"(?P<v2>[!-+\--:<-~]{6,64}?)(?=$|[\s,;]|[.!?](?:\s|$))"
     r"|(?:\blogins?\b|\bcreds\b|\bcredentials\b|\baccount\b|账号|帐号|帳號)"
@@ -564,6 +595,8 @@ def _used(match: re.Match[str]) -> str | None:
         return None
     if match.group("v4") is not None:
         return "wifi password …"
+    if match.group("v3") is None and ("-" in value or _PRODUCT.fullmatch(value)):
+        return None  # "encrypted with AES-256-GCM", "signed in with AppleID2": a product
     return "password …" if len(value) >= 6 and _strong(value) else None
 
 
@@ -590,7 +623,7 @@ _URL_PARAMETER = re.compile(
 
 def _url_parameter(match: re.Match[str]) -> str | None:
     key, value = match.group("key").casefold(), match.group("value")
-    if _is_placeholder(value):
+    if _is_placeholder(value) or _prose(value):
         return None
     if URL_SECRET_PARAMETERS[key] == "password":
         ok = len(value) >= 6 and (_char_classes(value) >= 2 or len(value) >= 10)

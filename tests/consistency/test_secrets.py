@@ -201,3 +201,35 @@ def test_a_keyword_refused_never_hides_the_next_one() -> None:
     text = "The password policy is strict; the guest wifi password is Xy7pQ2mn9 this week."
     (finding,) = find_secrets(text)
     assert text[finding.start:finding.end].endswith("Xy7pQ2mn9")
+
+
+@pytest.mark.parametrize("text", [
+    "My mail password is Qr!7mLp2Zk",           # a "!" inside is no sentence end
+    "网盘的密码：Xy!cd2027ab",
+    "Het wachtwoord van de router is Herfst!2027",
+    "Пароль от роутера: Osen2027!q",
+    "WPA2 key Baguette!42x",
+])
+def test_a_password_told_with_punctuation_or_in_another_language_is_found(text: str) -> None:
+    from consistency.secrets import redact_secrets
+
+    assert find_secrets(text)
+    assert "!" not in redact_secrets(text).rsplit("withheld]", 1)[-1].strip(" .")
+
+
+@pytest.mark.parametrize("text", [
+    "I use Bitwarden as the password manager on my phone.",
+    "The archive is encrypted with AES-128-CBC.",
+    "Signed in with MicrosoftID3 on the laptop.",
+    "Pass the --dry-run flag before deleting anything.",
+    "We installed a Schlage keypad lock, model BE469ZP.",
+    "The PSK mode on the access point is WPA2-Personal.",
+    "Her PIN rule: no birthdays like 19900101.",
+    "secret_key = config.SECRET_KEY",
+    "password: ask-Tom-at-the-desk",
+    "密码箱的型号是Honeywell 5107。",
+    "他在读密码学的书，讲AES256。",
+    "授权码模式（authorization code）适合服务端应用。",
+])
+def test_talk_about_locks_products_and_flags_is_no_secret(text: str) -> None:
+    assert find_secrets(text) == [], text
