@@ -358,7 +358,8 @@ def _webhook(match: re.Match[str]) -> str | None:
 
 #: What stands between a keyword (and the words naming what it opens) and its value: a
 #: copula, a colon, an arrow or a dash ("password for the router *is* …", "门禁密码*是*…").
-_SEPARATOR = re.compile(r"\s*(?:\b(?:is|was|are|were|to|now)\b|=|:|：|是|为|為|→|->|—|–|\s-(?=\s))\s*")
+_SEPARATOR = re.compile(r"\s*(?:\b(?:is|was|are|were|to|now)\b|=|:|：|是|为|為|→|->|—|–"
+                        r"|\s-(?=\s))\s*")
 #: A value: a quoted phrase, or printable ASCII up to a space, a comma, a semicolon or a
 #: Chinese character (a sentence's last full stop left out).
 _VALUE = re.compile(r"[\"'“‘「](?P<qv>[^\"'”’」\n]{4,80})[\"'”’」]"
