@@ -281,7 +281,7 @@ _UNITS: dict[str, tuple[str, float]] = {
 #: Units that are currencies (ISO 4217 codes): amounts in two of them are not compared.
 CURRENCIES = frozenset({"usd", "eur", "gbp", "cny", "hkd", "jpy", "chf", "cad", "aud", "sgd",
                         "twd", "krw", "inr", "mxn", "rub", "nzd", "brl"})
-_UNIT_WORDS = sorted((u for u in _UNITS if u not in {"$", "€", "£", "¥"}), key=len, reverse=True)
+_UNIT_WORDS = sorted((u for u in _UNITS if u != "$"), key=len, reverse=True)  # ("20 €": a unit)
 #: Currency signs written before an amount -> ISO 4217 code ("¥" is read as the yuan).
 _CURRENCY_PREFIX = {"$": "usd", "us$": "usd", "€": "eur", "£": "gbp", "¥": "cny", "￥": "cny",
                     "hk$": "hkd", "a$": "aud", "au$": "aud", "c$": "cad", "ca$": "cad",

@@ -1163,10 +1163,25 @@ def _polarity(p: _Pair) -> _Finding | None:
 
 
 def _other_person(co: Claim, cn: Claim) -> bool:
-    """Does one memory name a person (:data:`consistency.lexicon.PEOPLE`) the other does not
-    name, while the other names none?"""
+    """Do the two memories name other people (:data:`consistency.lexicon.PEOPLE`): one a
+    person and the other none ("I'm vegetarian" / "my wife is vegetarian"), or two others
+    ("my son …" / "my daughter …")?"""
     a, b = _bare(co.tokens) & PEOPLE, _bare(cn.tokens) & PEOPLE
-    return bool(a) != bool(b)
+    return a != b
+
+
+#: Family: a fact of theirs is not the user's ("my wife is vegetarian").
+_FAMILY = frozenset({"wife", "husband", "son", "daughter", "child", "mother", "father",
+                     "parent", "boyfriend", "girlfriend", "fatherinlaw", "motherinlaw",
+                     "brotherinlaw", "sisterinlaw", "soninlaw", "daughterinlaw"})
+_FIRST_PERSON = re.compile(r"(?i)\b(?:i|i'm|i've|me|my|myself)\b|我(?![们妈爸])")
+
+
+def _someone_elses(own: Claim, other: Claim) -> bool:
+    """Is ``own`` told of the user ("I …", "我…") with no family member, and ``other`` of a
+    family member?"""
+    return bool(_FIRST_PERSON.search(own.text)) and not (_bare(own.tokens) & _FAMILY) and \
+        bool(_bare(other.tokens) & _FAMILY)
 
 
 def _changed_value(p: _Pair) -> _Finding | None:
@@ -1263,6 +1278,10 @@ def _narrower_thing(co: Claim, cn: Claim) -> list[str]:
 
 def _alike(p: _Pair) -> _Finding | None:
     co, cn, cos, measured = p.co, p.cn, p.cos, p.cosine is not None
+    if _someone_elses(co, cn) or _someone_elses(cn, co):
+        # the same words of someone else ("I'm allergic to penicillin" / "my mother is
+        # allergic to penicillin"): never merged into the user's own fact
+        return "distinct", "other person", ()
     if (p.strong or (p.lexical >= SAME_LEXICAL and (not measured or cos >= FLOOR_COSINE))) \
             and not (p.two_languages and _said_more(co, cn, of=PEOPLE)):
         return "duplicate", "same fact", ()

@@ -128,11 +128,11 @@ VECTOR_FLOOR = 5
 #: rank or two in the fused list is worth; never enough to lift a clearly weaker match).
 PRIORITY_BONUS = 0.02
 #: Factor on the score of a memory that is no longer current (superseded, archived, expired),
-#: which only ``--all`` shows: it ranks below an equally relevant current memory, so the fact
-#: that holds comes before the one it replaced (our choice: a tenth, more than the few
-#: hundredths two versions of one sentence differ by; a question that names the old value
-#: can still find the old memory first).
-HISTORY_FACTOR = 0.9
+#: which only ``--all`` shows: it ranks below a current memory about as relevant, so the
+#: fact that holds comes before the one it replaced (our choice, from a break-it round: a
+#: tenth was not enough — a question in the old memory's own words, or in Chinese about an
+#: English pair, scored it first by 0.1–0.3; a half keeps history below what holds now).
+HISTORY_FACTOR = 0.5
 
 #: The lists whose notes get :data:`PRIORITY_BONUS` under each strategy: CCB leads with its
 #: name matches, not with the time range's notes (ranked by date, they are no match).

@@ -193,3 +193,18 @@ def test_a_city_named_in_a_street_is_no_city() -> None:
     assert not any(kind == "name" and text == "shanghai"
                    for kind, text, _u in _values("住在杭州上海路"))
     assert _verdict("Lives in Shanghai.", "住在杭州上海路", 0.6) != "duplicate"
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    ("I'm lactose intolerant.", "My husband is lactose intolerant."),
+    ("我对青霉素过敏。", "我妈妈对青霉素过敏。"),
+    ("My dentist is Dr. Moreau.", "My daughter's dentist is Dr. Haas."),
+])
+def test_a_family_members_fact_is_never_merged_into_the_users(old: str, new: str) -> None:
+    assert _verdict(old, new, 0.8) == "distinct"
+
+
+def test_an_amount_with_its_currency_after_it() -> None:
+    assert ("number", "20", "eur") in _values("The museum ticket is 20 €.")
+    assert _verdict("The museum ticket is 20 €.", "The museum ticket is 20 £.", 0.94) in {
+        "contradiction", "possible_contradiction"}
