@@ -422,7 +422,8 @@ class NoteWriter:
         """Write a file dreamd generates whole (``MEMORY.md``): no base to compare with, but
         if the file on disk is not what dreamd last generated there — someone edited it by
         hand — their version is kept beside it as a conflict copy first. The hash of each
-        generated write is kept in ``generated.json``. Raises as :meth:`write` and
+        generated write (what dreamd generated, never an edit merged into it in the moment
+        of the swap) is kept in ``generated.json``. Raises as :meth:`write` and
         :func:`_refuse_link`."""
         _refuse_link(self.root, rel_path)
         target = self._absolute(rel_path)
@@ -437,7 +438,7 @@ class NoteWriter:
             outcome = self._place(target, rel_path, data,
                                   "created" if current is None else "written", expect=current,
                                   tag=("api", "index rebuilt"))
-            self._generated.record(rel_path, sha256_hex(self.read(rel_path) or b""))
+            self._generated.record(rel_path, sha256_hex(data))  # (not a hand edit merged in)
             return WriteOutcome(rel_path, outcome.status, outcome.content_hash,
                                 conflict_path or outcome.conflict_path)
 

@@ -248,6 +248,38 @@ def test_a_hand_edited_generated_file_is_kept_beside_it(writer: NoteWriter) -> N
     assert writer.read("Memory/MEMORY.md") == b"- [a](a.md) \xe2\x80\x94 three\n"
 
 
+def test_a_hand_line_saved_into_a_generated_file_during_its_write_outlives_the_next(
+    tmp_path: Path,
+) -> None:
+    """The user saves a line into ``MEMORY.md`` at the worst moment of a rebuild (after the
+    compare, before the swap): it is merged in, and the file is then not what dreamd
+    generated — the next rebuild keeps it as a conflict copy instead of overwriting it as
+    dreamd's own (found by ``bench/soak.py``)."""
+    vault = tmp_path / "vault"
+    (vault / "Memory").mkdir(parents=True)
+    target = vault / "Memory" / "MEMORY.md"
+    one = b"# Memory index\n\n## User\n\n- [a](a.md) \xe2\x80\x94 one\n"
+    hand = one + b"- my own line, typed during the rebuild\n"
+    armed: list[bool] = []
+
+    def editor_saves(path: str, _digest: str) -> None:
+        if armed and path == "Memory/MEMORY.md":
+            armed.clear()
+            target.write_bytes(hand)
+
+    writer = NoteWriter(vault, tmp_path / "state", on_written=editor_saves)
+    writer.write_generated("Memory/MEMORY.md", one)
+    armed.append(True)
+    two = one.replace(b"## User\n\n", b"## User\n\n- [b](b.md) \xe2\x80\x94 two\n")
+    writer.write_generated("Memory/MEMORY.md", two)
+    assert b"- my own line" in target.read_bytes()  # merged with the rebuild
+    three = two + b"- [c](c.md) \xe2\x80\x94 three\n"
+    outcome = writer.write_generated("Memory/MEMORY.md", three)
+    assert target.read_bytes() == three
+    assert outcome.conflict_path is not None
+    assert b"- my own line" in (vault / outcome.conflict_path).read_bytes()
+
+
 def test_a_file_deleted_and_made_anew_is_not_a_lost_update(writer: NoteWriter) -> None:
     writer.write("Memory/plan.md", STAMPED, base=None)
     (writer.root / "Memory/plan.md").unlink()
