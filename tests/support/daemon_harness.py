@@ -773,14 +773,16 @@ class CliRun:
 
 
 class _CliWorker:
-    """One pre-started :func:`cli_worker` process; its output goes to files in ``workdir``."""
+    """One pre-started :func:`cli_worker` process; its output goes to files in ``workdir``.
+    ``boot`` is the script the interpreter runs (``sys.argv[1]`` is ``tests/support``; another
+    support module may bring its own worker, see ``soak_trial``)."""
 
-    def __init__(self, workdir: Path, number: int) -> None:
+    def __init__(self, workdir: Path, number: int, boot: str = _WORKER_BOOT) -> None:
         self.out_path = workdir / f"cli-{number}.out"
         self.err_path = workdir / f"cli-{number}.log"
         with self.out_path.open("wb") as out, self.err_path.open("wb") as err:
             self.proc = subprocess.Popen(
-                [sys.executable, "-c", _WORKER_BOOT, str(SUPPORT)], stdin=subprocess.PIPE,
+                [sys.executable, "-c", boot, str(SUPPORT)], stdin=subprocess.PIPE,
                 stdout=out, stderr=err, cwd=REPO)
 
     def wait_ready(self, timeout_s: float = 180.0) -> None:
