@@ -48,7 +48,7 @@ from daemon.dream import (
     SessionLog,
     last_dream,
 )
-from daemon.forget_traces import forget_recorded
+from daemon.forget_traces import forget_recorded, scrub_index_copies
 from daemon.history import HistoryService, MemoryLocator, VersionRecorder
 from daemon.indexing import Indexing
 from daemon.llm import ChatClient
@@ -467,7 +467,9 @@ class App:
                           vfilter=self.vault_filter)
 
     def _forget_history(self, key: str, stem: str) -> int:
-        """:func:`daemon.forget_traces.forget_recorded` in this vault's state."""
+        """:func:`daemon.forget_traces.forget_recorded` in this vault's state, and the
+        memory's line out of the copies of ``MEMORY.md``."""
+        scrub_index_copies(self.writer, self.memory_index.path, stem)
         return forget_recorded(self.versions, self.recorder, self.recalls, self.state_dir, key,
                                stem)
 

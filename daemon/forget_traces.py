@@ -1,4 +1,5 @@
-"""What ``dreamd forget`` takes out of dreamd's own records of past dreams.
+"""What ``dreamd forget`` takes out of dreamd's own records of past dreams, and out of the
+copies of ``MEMORY.md`` it kept.
 
 A dream writes a memory's name into the dream diary (``DREAMS.md``, "[[a]] superseded by
 [[b]]", the values that changed) and its name and description into ``dream-state.json``, the
@@ -8,15 +9,22 @@ and found by search, and the name is often the memory's text, slugged.
 Each diary line naming the forgotten memory becomes "A memory was forgotten on DATE." (the
 diary keeps its shape: the entry, its date and its other lines stay). The record goes through
 :func:`daemon.dream_records.forget_record`.
+
+A hand-edited ``MEMORY.md`` is kept beside the rebuilt one as a conflict copy — by forget's
+own rebuild too — and lists the memory as it was (``- [name](file.md) — description``: the
+name and the description are often the memory's text): :func:`scrub_index_copies` takes that
+line out of every such copy.
 """
 
 from __future__ import annotations
 
 import functools
 import re
+import urllib.parse
 from datetime import date
 from pathlib import Path
 
+from ccb.parse import detect_conflict_copy
 from ccb.writer import NoteWriter
 from daemon import session_snapshot
 from daemon.dream_records import forget_record
@@ -25,9 +33,11 @@ from daemon.history import VersionRecorder
 from magma.recalls import RecallLog
 from magma.versions import VersionArchive
 
-__all__ = ["forget_recorded", "scrub_diary"]
+__all__ = ["forget_recorded", "scrub_diary", "scrub_index_copies"]
 
 _LINK = re.compile(r"\[\[([^\[\]\n]+)\]\]")
+#: A line of ``MEMORY.md`` (``daemon.memory_index_keeper``): ``- [name](file.md) — …``.
+_INDEX_LINE = re.compile(r"^- \[.*\]\(([^)\s]+)\)")
 _LIST_MARKER = re.compile(r"^(\s*(?:[-*+]|\d+[.)])\s+)")
 
 
@@ -63,6 +73,33 @@ def scrub_diary(writer: NoteWriter, diary_path: str, stem: str, day: date, *,
     writer.write(diary_path, "".join(scrubbed).encode("utf-8"), base=current, origin=origin,
                  change="a forgotten memory taken out of the diary")
     return True
+
+
+def scrub_index_copies(writer: NoteWriter, index_path: str, stem: str) -> list[str]:
+    """Take every line that lists the memory with file name ``stem`` out of the conflict
+    copies of the ``MEMORY.md`` at ``index_path`` (the module docstring); returns the vault
+    paths of the copies written. The user's own lines stay; a copy that is a link or not
+    UTF-8 is left. Not journaled for the lost-update repair: the bytes it replaces hold the
+    forgotten text. Raises as :meth:`ccb.writer.NoteWriter.write`."""
+    wanted = link_stem(stem)
+    folder = (writer.root / index_path).parent
+    written = []
+    copies = sorted(p for p in folder.iterdir() if not p.is_symlink() and detect_conflict_copy(
+        p.relative_to(writer.root).as_posix()) == index_path) if folder.is_dir() else []
+    for copy in copies:
+        path = copy.relative_to(writer.root).as_posix()
+        current = writer.read(path)
+        try:
+            lines = (current or b"").decode("utf-8").splitlines(keepends=True)
+        except UnicodeDecodeError:
+            continue
+        kept = [line for line in lines if not (match := _INDEX_LINE.match(line))
+                or link_stem(urllib.parse.unquote(match.group(1))) != wanted]
+        if kept != lines:
+            writer.write(path, "".join(kept).encode("utf-8"), base=current, heal=False,
+                         change="a forgotten memory taken out of a copy of the index")
+            written.append(path)
+    return written
 
 
 def forget_recorded(versions: VersionArchive, recorder: VersionRecorder, recalls: RecallLog,

@@ -141,6 +141,29 @@ def test_forgotten_text_is_gone_from_the_store_on_disk(app: App) -> None:
     assert not any(marker.encode() in p.read_bytes() for p in state.rglob("*") if p.is_file())
 
 
+def test_forget_takes_its_line_out_of_the_hand_edited_index_it_keeps_as_a_copy(
+    app: App, vault: Path
+) -> None:
+    """The user typed a line into ``MEMORY.md``; forget rebuilds the index and keeps theirs
+    beside it as a conflict copy, which listed the forgotten memory (its name and its text):
+    that line goes, the user's stays (found by ``bench/soak.py``)."""
+    marker = "peridot-lantern-5520"
+    service = app.memories()
+    made = service.remember(f"The shed padlock hint is {marker}.", type="reference")
+    index = vault / "Memory" / "MEMORY.md"
+    assert marker.encode() in index.read_bytes()
+    with index.open("a", encoding="utf-8") as handle:
+        handle.write("- my own reminder: water the plants\n")
+    service.forget(made.memory_id)
+    copies = sorted((vault / "Memory").glob("MEMORY.conflict-*.md"))
+    assert len(copies) == 1
+    assert b"- my own reminder: water the plants\n" in copies[0].read_bytes()
+    assert b"[Prefers metric units](prefers-metric-units.md)" in copies[0].read_bytes()
+    left = [p for root in (vault, app.state_dir) for p in root.rglob("*")
+            if p.is_file() and marker.encode() in p.read_bytes()]
+    assert left == []
+
+
 def test_forget_leaves_no_copy_kept_under_a_name_the_memory_had_before(
     app: App, vault: Path
 ) -> None:
