@@ -122,7 +122,8 @@ class VersionRecorder:
         for note, data, row_hash in wanted:
             assert note.memory is not None
             key, f = note_memory_key(note), note.content_hash
-            head, base = heads.get(key), bases.get(key, row_hash)
+            head = heads.get(key)
+            base = self._base(head, bases.get(key, row_hash))
             origin, change = self._origin_of(f) or ("user-edit", "")
             kind: VersionKind = "edit"
             if head is None or (head.kind == "edit" and head.content_hash in {f, base}):
@@ -150,6 +151,16 @@ class VersionRecorder:
         self.set_bases(moved)
         self._clear_pending({i.memory_id for i in items})
         return made
+
+    def _base(self, head: Version | None, base: str | None) -> str | None:
+        """The version this device agreed with: ``base``, or the current version when a
+        dreamd process of this device wrote its bytes (its origin is known here) — a process
+        killed between recording a version and keeping it as the base (kill -9, a power cut)
+        left ``base`` behind, and the next edit here would pass for a divergence."""
+        if head is not None and head.kind == "edit" and base != head.content_hash \
+                and self._origin_of(head.content_hash) is not None:
+            return head.content_hash
+        return base
 
     def bases(self) -> dict[str, str]:
         """``{key: content hash}`` of the version this device last agreed with, per memory

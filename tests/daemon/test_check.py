@@ -184,6 +184,35 @@ def test_a_crash_between_version_and_index_is_repaired(app: App, vault: Path) ->
     assert [v.n for v in app.versions.history(_key(vault))] == [1, 2]
 
 
+def test_an_edit_after_a_write_killed_before_it_kept_its_base_is_not_undone(
+    app: App, vault: Path
+) -> None:
+    """``dreamd remember`` killed (kill -9) after it wrote a memory and recorded its version 1,
+    before this device kept that version as its base or indexed the file; the user then edits
+    the memory. The edit is version 2, not a divergence from "another device", and ``check
+    --fix`` never puts version 1 back over it (found by ``bench/soak.py``)."""
+    from datetime import UTC, datetime
+
+    from ccb.memory_file import NewMemory, render_memory
+
+    path, key = "Memory/kiln-shelf-width.md", "01M90SOAKKI11ED0000000000A"
+    now = datetime.now(UTC)
+    data = render_memory(NewMemory(name="Kiln shelf width", description="The kiln shelf",
+                                   type="project", id=key, created=now, updated=now,
+                                   body="The kiln shelf is 40 cm wide.\n"))
+    app.writer.write(path, data, base=None)  # what the killed process managed to do
+    app.versions.record([NewVersion(key, path, data, "api", memory_type="project")])
+    edited = _append(vault, path, "- typed after the crash")
+    app.sync()
+    service = app.consistency()
+    service.fix(service.check(), automatic_only=False)
+    assert (vault / path).read_bytes() == edited
+    assert service.check().clean
+    head = app.versions.history(key)[-1]
+    assert (head.n, head.kind) == (2, "edit")
+    assert head.content_hash == hashlib.sha256(edited).hexdigest()
+
+
 def test_memory_index_out_of_date_is_rebuilt(app: App, vault: Path) -> None:
     (vault / "Memory" / "MEMORY.md").unlink()
     service = app.consistency()
