@@ -126,6 +126,7 @@ def main() -> int:
         "markers_found": dict(found.most_common()),
         "unclean_checks": sum(r.unclean for r in results),
         "questions_for_the_user": dict(questions.most_common()),
+        "killed_forgets_left_unfinishable": [r.seed for r in results if r.forget_unfinished],
         "phase_ms_median": {name: round(statistics.median(r.phases_ms.get(name, 0)
                                                            for r in results))
                             for name in (results[0].phases_ms if results else {})},
@@ -158,6 +159,10 @@ def main() -> int:
     print(f"questions check left to the user (not drift): "
           f"{report['questions_for_the_user'] or 'none'}")
     print(f"median ms per phase: {report['phase_ms_median']}")
+    if report["killed_forgets_left_unfinishable"]:
+        print(f"killed forgets whose text stayed and that `dreamd forget` run again could not "
+              f"finish (not acknowledged, so not a failure): seeds "
+              f"{report['killed_forgets_left_unfinishable']}")
     for r in failed:
         print("FAILED", r.summary())
     return 1 if failed else 0

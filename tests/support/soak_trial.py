@@ -339,6 +339,7 @@ class SoakResult:
     drift: dict[str, int] = field(default_factory=dict)
     unclean: bool = False  # check found drift after the restart's sync
     questions: dict[str, int] = field(default_factory=dict)  # QUESTIONS check listed
+    forget_unfinished: bool = False  # a killed forget left text that forget again cannot take
     phases_ms: dict[str, float] = field(default_factory=dict)
     lost: list[str] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
@@ -670,6 +671,7 @@ class _Trial:
         if code == 0 and after:
             self.result.failures.append(f"forget run again reported success but its text is "
                                         f"still in {after}")
+        self.result.forget_unfinished = code != 0 and bool(after)
 
 
 def _written_since(folder: Path, since_ns: int) -> bool:
