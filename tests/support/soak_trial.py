@@ -21,8 +21,9 @@ One trial (:func:`run_soak_trial`), every choice drawn from its seed:
    ``dreamd remember`` the daemon serves) and SIGKILL it ``kill_at_ms`` after it got its
    command line, drawn from ``[0, KILL_WINDOW_MS[operation]]`` (a little over what the
    operation takes, so that most kills land mid-operation and some after it finished);
-5. restart: one new worker runs ``dreamd sync``, ``dreamd check`` and, when the check
-   found drift, ``dreamd check --fix`` and ``dreamd check`` once more;
+5. restart: another process (the run's restart worker, which never runs a command that
+   is killed) runs ``dreamd sync``, ``dreamd check`` and, when the check found drift (not
+   :data:`QUESTIONS`), ``dreamd check --fix`` and ``dreamd check`` once more;
 6. verify: every marker is in its file, or in a conflict copy of it (anywhere else in the
    vault is reported; for the memory a rollback restored, its version history counts too:
    the user asked to replace that content); every ``remember`` that reported success before
