@@ -8,7 +8,6 @@ override dropped when the suite runs as root).
 from __future__ import annotations
 
 import errno
-from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -19,16 +18,6 @@ from ccb.writer import NoteWriter
 from config.errors import VaultError, VaultNotWritableError, exit_code_for
 
 NOTE = b"---\nname: Kiln\ntype: project\nupdated: 2026-11-30T10:15:00Z\n---\nCone six.\n"
-
-
-def fixed() -> datetime:
-    return datetime(2026, 11, 30, 10, 15, 0, tzinfo=UTC)
-
-
-@pytest.fixture
-def writer(tmp_path: Path) -> NoteWriter:
-    (tmp_path / "vault" / "Memory").mkdir(parents=True)
-    return NoteWriter(tmp_path / "vault", tmp_path / "state", clock=fixed)
 
 
 def _files(folder: Path) -> dict[str, bytes]:

@@ -25,12 +25,6 @@ def fixed() -> datetime:
     return datetime(2026, 11, 30, 10, 15, 0, tzinfo=UTC)
 
 
-@pytest.fixture
-def writer(tmp_path: Path) -> NoteWriter:
-    (tmp_path / "vault" / "Memory").mkdir(parents=True)
-    return NoteWriter(tmp_path / "vault", tmp_path / "state", clock=fixed)
-
-
 def test_new_file_then_replace_when_unchanged(writer: NoteWriter) -> None:
     first = writer.write("Memory/t.md", BASE, base=None)
     assert first.status == "created" and first.content_hash == sha256_hex(BASE)
