@@ -197,18 +197,23 @@ _ZH_NUMBER = re.compile("[零〇一二两三四五六七八九十百千万]+")
 
 def _zh_number(text: str) -> int | None:
     """``三十`` → 30, ``两百五十`` → 250, ``一万二`` → 12000; ``None`` when it is not one."""
-    total, section, digit = 0, 0, None
+    total, section, digit, last_unit = 0, 0, None, 1
     for ch in text:
         if ch in _ZH_DIGITS:
             digit = _ZH_DIGITS[ch]
+            last_unit = 1 if ch in "零〇" else last_unit
         elif ch in _ZH_UNITS:
             section += (1 if digit is None else digit) * _ZH_UNITS[ch]
-            digit = None
+            digit, last_unit = None, _ZH_UNITS[ch]
         elif ch == "万":
             total += (section + (digit or 0)) * 10000
-            section, digit = 0, None
+            section, digit, last_unit = 0, None, 10000
         else:
             return None
+    if digit is not None and last_unit >= 100 and text[-2] not in "零〇":
+        # a last digit right after 百 / 千 / 万 counts the next unit down ("六千五" = 6500,
+        # "两百五" = 250, "一万二" = 12000), as said aloud
+        digit *= last_unit // 10
     return total + section + (digit or 0)
 
 
@@ -311,6 +316,9 @@ _EN_NUMBERS = {
     "twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70,
     "eighty": 80, "ninety": 90, "a hundred": 100, "a thousand": 1000,
 }  # fmt: skip
+#: The parts of a compound number word ("forty-five", "twenty one").
+_EN_TENS = "twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety"
+_EN_ONES = "one|two|three|four|five|six|seven|eight|nine"
 _MONTHS = {
     "january": 1, "jan": 1, "february": 2, "feb": 2, "march": 3, "mar": 3, "april": 4, "apr": 4,
     "may": 5, "june": 6, "jun": 6, "july": 7, "jul": 7, "august": 8, "aug": 8,
@@ -362,8 +370,10 @@ _FREQUENCY_WORDS = {"hourly": ("1", "hour"), "daily": ("1", "day"), "nightly": (
                     "quarterly": ("1", "quarter"), "yearly": ("1", "year"),
                     "annually": ("1", "year"), "天天": ("1", "天")}
 _COUNT_WORDS = "once|twice|thrice|one|two|three|four|five|six|seven|eight|nine|ten"
+#: What a count before "a week" may count besides times ("three nights a week": 3/7).
+_COUNTED = r"x|times?|nights?|days?|mornings?|afternoons?|evenings?|sessions?|shifts?|classes"
 _FREQUENCY = re.compile(
-    rf"\b(?:(?P<c>once|twice|thrice|(?:{_COUNT_WORDS}|\d{{1,2}})\s*(?:x|times?))\s+)?"
+    rf"\b(?:(?P<c>once|twice|thrice|(?:{_COUNT_WORDS}|\d{{1,2}})\s*(?:{_COUNTED}))\s+)?"
     r"(?<!\bfor )(?<!\bin )(?<!\bwithin )(?<!\bafter )(?<!\bover )(?:a|an|per|each)\s+"
     r"(?P<p>hour|day|night|week|fortnight|month|quarter|year)\b"
     r"(?!\s+(?:ago|later|earlier|old|before|after|from|or\b))"
@@ -371,7 +381,8 @@ _FREQUENCY = re.compile(
     r"(?P<p2>hour|day|night|week|fortnight|month|quarter|year)s?\b"
     # "every morning": daily; the word after it stays a word (which part of the day)
     r"|\bevery\s+(?=(?:morning|afternoon|evening)s?\b)(?P<tod>)"
-    r"|\b(?P<w>hourly|daily|nightly|weekly|biweekly|fortnightly|monthly|quarterly|yearly"
+    rf"|\b(?:(?P<cw>once|twice|thrice|(?:{_COUNT_WORDS}|\d{{1,2}})\s*(?:x|times?))\s+)?"
+    r"(?P<w>hourly|daily|nightly|weekly|biweekly|fortnightly|monthly|quarterly|yearly"
     r"|annually)\b|(?P<zw>天天)"
     r"|每(?P<zn>[两二三四五六七八九十]|\d{1,2})?个?(?P<zp>小时|天|日|晚|周|星期|礼拜|月|季度|年)"
     r"(?:(?P<zc>[一两二三四五六七八九十]|\d{1,2})次)?"
@@ -433,12 +444,16 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
                          rf"\b(?:{_CURRENCY_CODES})(?=\s?\d))\s?(?P<n>\d+(?:[,.]\d+)*)(?P<k>[kKmM万])?",
                          re.I)),
     ("number", re.compile(
-        r"(?<![A-Za-z0-9_.])(?P<sign>(?<![\w-])[-−](?=\d))?(?P<n>\d+(?:,\d{3})*(?:\.\d+)?)(?P<k>[kKmM](?![a-zA-Z])|万|千)?\s*(?P<u>"
+        r"(?<![A-Za-z0-9_.])(?P<sign>(?<![\w-])[-−](?=\d))?(?P<n>\d+(?:,\d{3})*(?:\.\d+)?)(?P<k>[kKmM](?![a-zA-Z])|万|千)?(?:-(?=[a-z]{3})|\s*)(?P<u>"
         + "|".join(re.escape(u) for u in _UNIT_WORDS)
         + r")?(?![A-Za-z0-9_])", re.I)),
     ("number", re.compile(r"(?P<zn>[零〇一二两三四五六七八九十百千万]+)(?P<u>个小时|小时|分钟|毫秒|秒钟|秒|公斤|千克|公里|千米|块钱|块|元|人|次|遍|个月|周|天|年|岁|斤|米|度|倍|%|个|位|名|只|条|辆|台|套|件|张|本|杯|瓶|碗|份|顿|趟|圈|页|篇|首|部|节|双|片|颗|粒|根|支)")),
     ("number", re.compile(r"百分之(?P<zp>[零〇一二两三四五六七八九十百]+)")),
-    ("number", re.compile(rf"\b(?P<en>{'|'.join(sorted(_EN_NUMBERS, key=len, reverse=True))})(?:\s+(?P<en_scale>hundred|thousand|million))?\b(?:\s+(?P<u>{'|'.join(re.escape(u) for u in _UNIT_WORDS if len(u) > 2)}))?\b", re.I | _A)),
+    # an amount in Han numerals with no unit after it ("房租一个月六千五"); only one with
+    # 百 / 千 / 万 after a digit, so words such as 千万 ("by all means") stay words
+    ("number", re.compile(r"(?<![零〇一二两三四五六七八九十百千万])(?P<zn>[一二两三四五六七八九]"
+                          r"[百千万][零〇一二两三四五六七八九十百千万]*)(?![零〇一二两三四五六七八九十百千万])")),
+    ("number", re.compile(rf"\b(?P<en>(?:{_EN_TENS})[- ](?:{_EN_ONES})\b|{'|'.join(sorted(_EN_NUMBERS, key=len, reverse=True))})(?:\s+(?P<en_scale>hundred|thousand|million))?\b(?:[\s-]+(?P<u>{'|'.join(re.escape(u) for u in _UNIT_WORDS if len(u) > 2)}))?\b", re.I | _A)),
     ("unit", re.compile(r"\b(?P<unit>kilomet(?:re|er)s?|miles?|met(?:re|er)s?|feet|foot|inch(?:es)?|celsius|fahrenheit|milliseconds?|seconds|minutes|hours|kilograms?|pounds|lbs|kgs?|litres?|liters?|gallons?|metric|imperial)\b|(?P<zunit>公里|英里|摄氏度?|华氏度?|毫秒|公斤|磅|英尺|英寸|公制|英制)", re.I | _A)),
     ("code", re.compile(r"`([^`\n]+)`")),
     # a street after its district or city ("静安区*南京西路*", "杭州*上海路*"): a value of
@@ -489,7 +504,9 @@ def _time_value(match: re.Match[str]) -> str | None:
 def _number_value(match: re.Match[str]) -> Value | None:
     groups = match.groupdict()
     if groups.get("en"):
-        words = float(_EN_NUMBERS[groups["en"].lower()])
+        spelled = groups["en"].lower()
+        words = float(_EN_NUMBERS.get(spelled) or sum(
+            _EN_NUMBERS[part] for part in re.split(r"[- ]", spelled)))  # "forty-five"
         words *= {"hundred": 100, "thousand": 1000, "million": 1e6}.get(
             (groups.get("en_scale") or "").lower(), 1)
         unit, factor = _unit((groups.get("u") or "").lower())
@@ -531,7 +548,7 @@ def _money_value(match: re.Match[str]) -> Value:
 def _count(spelling: str | None) -> int:
     if not spelling:
         return 1
-    word = re.sub(r"\s*(?:x|times?)$", "", spelling.lower())
+    word = re.sub(rf"\s*(?:{_COUNTED})$", "", spelling.lower())
     return {"once": 1, "twice": 2, "thrice": 3, "other": 2, "双": 2}.get(word) or _EN_NUMBERS.get(
         word) or _zh_number(word) or (int(word) if word.isdigit() else 1)
 
@@ -541,7 +558,7 @@ def _frequency_value(match: re.Match[str]) -> Value:
     g = match.groupdict()
     if g["w"] or g["zw"]:
         count, period = _FREQUENCY_WORDS[(g["w"] or g["zw"]).lower()]
-        rate = Fraction(int(count)) / _PERIOD_DAYS[period]
+        rate = Fraction(int(count) * _count(g["cw"])) / _PERIOD_DAYS[period]
     elif g["p"]:
         rate = Fraction(_count(g["c"])) / _PERIOD_DAYS[g["p"].lower()]
     elif g["p2"]:
@@ -779,7 +796,11 @@ _NAME_RUN = re.compile(r"[A-ZÀ-ÖØ-Þ][A-Za-zÀ-ÖØ-öø-ÿ0-9'&+-]*(?:\s+(?:
 
 
 _NAME_SYNONYMS = {"k8s": "kubernetes", "postgresql": "postgres", "js": "javascript",
-                  "ts": "typescript", "mc": "minecraft", "gh": "github", "db": "database"}
+                  "ts": "typescript", "mc": "minecraft", "gh": "github", "db": "database",
+                  # a country and its adjective ("UK spelling" / "British spelling")
+                  "uk": "british", "britain": "british", "united kingdom": "british",
+                  "usa": "american", "america": "american",
+                  "united states": "american"}
 
 
 def _name_key(name: str) -> str:
@@ -879,6 +900,11 @@ _PHRASES = [
     (re.compile(r"\bno longer\b|\bnot any more\b|\bnot anymore\b|\bstop(?:ped|s)?\b"
                 r"|\bused to\b(?= \w)"), " not "),
     (re.compile(r"\binstead of\b|\brather than\b"), " ¬ "),
+    # "would rather get a written update than sit in a meeting": the second is not wanted
+    (re.compile(r"\b(?:would\s+)?rather\s+((?:[\w'-]+\s+){1,6}?)than\b"), r" prefer \1 ¬ "),
+    # a limit, not a denial ("no more than a few paragraphs" = "a few paragraphs at most")
+    (re.compile(r"\b(?:no|not) (?:more|longer|later) than\b"), " atmost "),
+    (re.compile(r"\b(?:no|not) (?:less|fewer|earlier) than\b"), " atleast "),
     # "prefers tea to coffee", "prefer tabs over spaces": the second is not the one preferred
     (re.compile(r"\b(prefer(?:s|red|ring)?\s+(?:[\w'-]+\s+){0,3}?[\w'-]+)\s+(?:to|over)\s+"
                 r"(?!\d)"), r"\1 ¬ "),

@@ -255,6 +255,8 @@ def _same_value(a: Value, b: Value) -> bool:
         return True
     if {a.kind, b.kind} == {"number", "version"} and not a.unit and not b.unit:
         return a.text == b.text  # "Python version is 3.11" / "uses Python 3.11"
+    if {a.kind, b.kind} == {"number", "port"} and not a.unit and not b.unit:
+        return a.text == b.text  # "runs in Docker on 5433" / "listening on port 5433"
     if a.kind == b.kind == "weekday" and {a.text, b.text} & {WEEKEND, WORKDAYS}:
         days = {WEEKEND: {"6", "7"}, WORKDAYS: {"1", "2", "3", "4", "5"}}
         return bool(days.get(a.text, {a.text}) & days.get(b.text, {b.text}))
@@ -666,6 +668,16 @@ def _plain(frame: tuple[str, ...]) -> list[str]:
 _CHANGE_VERBS = re.compile(
     r"\b(?:moved|switched|changed|migrated|replaced|renamed|upgraded|downgraded|no longer|"
     r"correction|corrected)\b|改成|改为|换成|搬到|迁到|迁移到|升级到|不再|更正|纠正", re.I)
+
+#: Cues that name a change by its verb ("moved to", "switched", "换成"), beside the ones
+#: that may only stress how things stand ("now", "现在", "instead of").
+_STRONG_CUES = re.compile(
+    r"\b(?:mov(?:ed|ing)|switch(?:ed|ing)|chang(?:ed|ing)|migrat(?:ed|ing)|upgraded|"
+    r"downgraded|bump(?:ed)?|raised|lowered|increased|decreased|reduced|extended|shortened|"
+    r"renamed|replaced|no longer|anymore|any more|from now on|as of|going forward|"
+    r"correct(?:ed|ion)|rescheduled|postponed|delayed|pushed back|brought forward|slipped|"
+    r"slips|slid|from .{1,60}? to)\b|改|换|搬|迁|升|降|不再|变成|变为|更新为|更正|纠正|涨|"
+    r"挪到|移到|提高到|增加到|减少到|缩短到|延长到|推迟|延期|提前到", re.I)
 
 #: Words that say a value changed, not what the fact is about ("now uses", "已经迁到").
 _CHANGE_WORDS = frozenset(
@@ -1155,11 +1167,31 @@ def _polarity(p: _Pair) -> _Finding | None:
     if flips and _other_person(p.co, p.cn):
         # "I'm gluten-free" / "my wife eats gluten": what someone else does or likes
         return "distinct", "other person", tuple(flips[:2])
+    if flips and _double_denial(p.co if _negative(p.co) > _negative(p.cn) else p.cn):
+        # the denying side denies twice, or under a condition ("never run migrations without
+        # asking" / "always ask before migrations"; "没有签字就不能上线" / "上线前必须签字"):
+        # perhaps the same rule turned around
+        return "possible_contradiction", "polarity", (*flips[:2], "said with two denials")
     if flips:
         kind: Verdict = "contradiction" if p.strong or p.aligned_ok else \
             "possible_contradiction"
         return kind, "polarity", tuple(flips[:3])
     return None
+
+
+#: A denial with another denial or a condition in its clause, which together say what must
+#: happen rather than what must not: "never … without", "not … unless", "没有…就不能",
+#: "除非…否则不", "只有…才". ("only" alone is no such sign: "only once a day, not after each
+#: task" is a change.)
+_DOUBLE_DENIAL = re.compile(
+    r"(?i)\b(?:never|not|no|cannot|can't|don't|mustn't|won't)\b[^.;!?\n]{1,60}?"
+    r"\b(?:without|unless|until|except)\b"
+    r"|(?:没有|没|不|除非)[^，。；！？,;.!?\n]{1,15}?(?:就|便|否则)[^，。；！？]{0,3}?(?:不|别|没)"
+    r"|只有[^，。；！？,;.!?\n]{1,15}?才")
+
+
+def _double_denial(claim: Claim) -> bool:
+    return _DOUBLE_DENIAL.search(claim.text) is not None
 
 
 def _other_person(co: Claim, cn: Claim) -> bool:
@@ -1234,6 +1266,12 @@ def _told_change(p: _Pair) -> _Finding | None:
     # arrive in does not change what the pair is
     teller, other = (cn, co) if cn.says_changed else (co, cn)
     brought = _new_words_after_cue(other, teller)
+    if brought and not (p.changes or p.subs) and not _STRONG_CUES.search(teller.text) and \
+            teller.values and all(any(v == w or (v.kind == w.kind == "number" and v.text == w.text)
+                                      for w in other.values) for v in teller.values):
+        # only "now" / "现在" / "instead of", over the same values and none more: the same
+        # fact told again as it stands ("孩子在读三年级" / "小孩现在三年级")
+        return "possible_contradiction", "says it changed", (" ".join(brought[:4]),)
     if brought and (teller is cn or _CHANGE_VERBS.search(co.text)):
         return "contradiction", "says it changed", (" ".join(brought[:4]),)
     if brought:

@@ -47,6 +47,10 @@ korean | korean | 韩语 韩文
 french | french | 法语 法文
 german | german | 德语 德文
 spanish | spanish | 西班牙语
+british | british britain | 英国 英式
+atmost | at-most | 最多 不超过 至多 不多于
+atleast | at-least | 至少 不少于 不低于 起码
+american | american america usa | 美国 美式
 comment | comment comments commented | 注释 评论
 code | code | 代码
 example | example examples | 例子 示例 实例 举例

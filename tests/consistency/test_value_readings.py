@@ -208,3 +208,57 @@ def test_an_amount_with_its_currency_after_it() -> None:
     assert ("number", "20", "eur") in _values("The museum ticket is 20 €.")
     assert _verdict("The museum ticket is 20 €.", "The museum ticket is 20 £.", 0.94) in {
         "contradiction", "possible_contradiction"}
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("The parking permit costs ninety-five dollars a year.", ("number", "95", "usd")),
+    ("Twenty one people signed up.", ("number", "21", "")),
+    ("Swims thrice weekly.", ("frequency", "3/7", "")),
+    ("Four evenings a week she teaches piano.", ("frequency", "4/7", "")),
+    ("物业费一年两千五", ("number", "2500", "")),
+    ("年终奖一万二", ("number", "12000", "")),
+    ("The backups are kept on a 48-hour cycle.", ("number", "172800", "s")),
+    ("We plan in three-week cycles.", ("number", "1814400", "s")),
+])
+def test_amounts_said_in_words(text: str, value: tuple[str, str, str]) -> None:
+    # compound number words, a count before "weekly", Han amounts said aloud (两千五 is
+    # 2,500, not 2,005) and a unit joined by a hyphen
+    assert value in _values(text)
+
+
+def test_a_limit_is_no_denial() -> None:
+    assert "atmost" in read_claim("No more than five bullets in a summary.").tokens
+    assert "atmost" in read_claim("摘要最多五条").tokens
+    assert "atmost" in read_claim("摘要不超过五条").tokens
+    assert not read_claim("No more than five bullets in a summary.").negated
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    ("Swims twice weekly.", "Goes swimming two times a week."),
+    ("The parking permit is $95 a year.",
+     "Pays ninety-five dollars a year for the parking permit."),
+    ("Staging Redis listens on 6380.", "Redis on staging runs on port 6380."),
+    ("Write dates the British way, day first.", "Dates in the UK style, with the day first."),
+    ("Summaries: five bullets at most.", "No more than five bullets in a summary."),
+])
+def test_the_same_value_written_another_way_is_no_change(old: str, new: str) -> None:
+    assert _verdict(old, new, 0.8) not in {"contradiction", "possible_contradiction"}
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    ("Always run the linter before committing.", "Never commit without running the linter."),
+    ("升级数据库前必须先备份。", "没有备份就不要升级数据库。"),
+    ("Tag a reviewer on every pull request.",
+     "No pull request goes out without a reviewer tagged."),
+])
+def test_a_rule_said_with_two_denials_is_never_superseded_on_them(old: str, new: str) -> None:
+    # "never X without Y" says "always Y before X": at most a possible change for the user
+    assert _verdict(old, new, 0.8) != "contradiction"
+    assert _verdict("Always run the linter before committing.",
+                    "Never run the linter before committing.", 0.9) == "contradiction"
+
+
+def test_now_over_the_same_values_is_no_told_change() -> None:
+    assert _verdict("女儿在读初中二年级。", "女儿现在是初中二年级的学生。", 0.85) != "contradiction"
+    assert _verdict("The office is on floor 9.", "The office is now on floor 12.", 0.9) \
+        == "contradiction"
