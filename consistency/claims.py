@@ -410,6 +410,13 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("date", re.compile(
         rf"\b(?P<d>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<mon>{_MONTH_WORDS})\b\.?(?:,?\s+(?P<y>(?:19|20)\d\d)\b)?",
         re.I | _A)),
+    # a time zone ("UTC+8", "CET", "Europe/Berlin", "北京时间"): which clock a time is on
+    ("zone", re.compile(
+        r"\b(?:UTC|GMT)(?:\s*[+\-−]\s*\d{1,2}(?::?[0-5]\d)?)?(?![\w+])"
+        r"|\b(?:CET|CEST|EET|EEST|WET|WEST|BST|IST|JST|KST|HKT|SGT|AWST|ACST|AEST|AEDT|NZST|"
+        r"NZDT|PST|PDT|MST|MDT|CST|CDT|EST|EDT|AKST|AKDT|HST)\b"
+        r"|\b(?:Africa|America|Asia|Atlantic|Australia|Europe|Pacific|Indian)/[A-Z][A-Za-z_]+"
+        r"(?:/[A-Z][A-Za-z_]+)?\b|(?:北京|东京|纽约|伦敦|太平洋|美东|美西|格林尼治)时间", _A)),
     ("time", re.compile(r"\b(?P<h>[01]?\d|2[0-3]):(?P<mi>[0-5]\d)(?:\s*(?P<ap>[ap])\.?m\.?)?\b", re.I | _A)),
     ("time", re.compile(r"\b(?P<h>1[0-2]|0?[1-9])\s*(?P<ap>[ap])\.?m\b\.?", re.I | _A)),
     ("time", re.compile(r"(?P<zap>上午|下午|晚上|早上|凌晨|中午|清晨|傍晚)?(?<![早晚快慢多少大小好高低长短有])(?P<h>\d{1,2}|[一二两三四五六七八九十]+)\s*[点點](?P<half>半)?")),
@@ -467,6 +474,23 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
         r"[A-Za-z][\w]*(?:-[\w]+)*-\d[\w-]*|[\w-]+\.(?:md|py|js|ts|json|toml|yaml|yml|txt|"
         r"sh|go|rs|sql|csv|lock|cfg|ini|env))(?![\w@/])", _A)),
 ]
+
+
+#: Zones named by the one offset they always have (no summer time), and Chinese names.
+_ZONE_OFFSETS = {"GMT": "UTC", "JST": "UTC+9", "KST": "UTC+9", "HKT": "UTC+8", "SGT": "UTC+8",
+                 "AWST": "UTC+8", "北京时间": "UTC+8", "东京时间": "UTC+9",
+                 "格林尼治时间": "UTC"}
+
+
+def _zone_text(spelling: str) -> str:
+    """``"GMT+08:00"`` → ``"UTC+8"``, ``"北京时间"`` → ``"UTC+8"``, ``"CET"`` → ``"CET"``."""
+    text = re.sub(r"\s+", "", spelling).replace("−", "-").replace("GMT", "UTC")
+    offset = re.fullmatch(r"UTC([+-])(\d{1,2})(?::?(\d\d))?", text)
+    if offset:
+        sign, hours, minutes = offset.groups()
+        hours_text = str(int(hours)) + (f":{minutes}" if minutes and minutes != "00" else "")
+        text = "UTC" if hours_text == "0" else f"UTC{sign}{hours_text}"
+    return _ZONE_OFFSETS.get(text, text)
 
 
 def _date_value(match: re.Match[str], written: date | None) -> str | None:
@@ -677,6 +701,7 @@ _KIND_READERS: dict[str, Callable[[re.Match[str], date | None], Value | list[Val
     "date": _date_or_none,
     "time": lambda m, _w: _time_or_none(m),
     "port": lambda m, _w: Value("port", m.group("port")),
+    "zone": lambda m, _w: Value("zone", _zone_text(m.group(0))),
     "path": lambda m, _w: Value("path", m.group(0).rstrip("/").lower()),
     "version": lambda m, _w: _version_value(m),
     "weekday": lambda m, _w: _weekday_value(m),

@@ -1045,6 +1045,31 @@ def _judgement(kind: Verdict, rule: str, changes: tuple[str, ...], co: Claim, cn
     return PairJudgement(kind, rule, cosine, lexical, slot, _readable(changes, co, cn))
 
 
+#: Words that set a memory in the past: "used to", "previously", "我以前", "原来".
+_PAST_STATE = re.compile(
+    r"(?i)\bused to\b|\bpreviously\b|\bformerly\b|\bback then\b|\bin the past\b"
+    r"|\bonce was\b|(?:^|[，。,;；\s我他她们])(?:以前|之前|原来|过去|曾经|当年)")
+
+
+def _of_the_past(claim: Claim) -> bool:
+    return _PAST_STATE.search(claim.text) is not None
+
+
+#: Words that open a case a rule holds in ("when I write in Chinese", "如果下雨").
+_CASE = re.compile(r"(?i)\b(?:when|whenever|if|except)\b|如果|的时候|时候|除非|要是")
+#: Value kinds that name when a fact holds ("on Fridays"). A month or a date more often
+#: says when a change came ("since March we use Linear"); "unless asked" is politeness.
+_WHEN_KINDS = frozenset({"weekday"})
+
+
+def _narrower_case(claim: Claim, other: Claim) -> bool:
+    """Does ``claim`` name a case ``other`` does not: a day, month or date of a kind the
+    other names none of, or a condition ("when", "如果") the other lacks?"""
+    kinds = {v.kind for v in other.values}
+    return any(v.kind in _WHEN_KINDS and v.kind not in kinds for v in claim.values) or (
+        _CASE.search(claim.text) is not None and _CASE.search(other.text) is None)
+
+
 #: A rule's finding: the verdict, the rule's name and what differed.
 _Finding = tuple["Verdict", str, tuple[str, ...]]
 
@@ -1338,9 +1363,58 @@ def _alike(p: _Pair) -> _Finding | None:
     return None
 
 
+#: Value kinds whose lists are read as one value ("Monday, Wednesday and Friday"). Names
+#: are not: a restatement adds them freely ("Postgres" / "a Postgres container in Docker";
+#: measured on the pair sets, 38 duplicates lost that way).
+_LISTED = frozenset({"weekday"})
+
+
+def _list_changed(p: _Pair) -> _Finding | None:
+    """One side lists every value of a kind the other states, and more ("gym on Monday,
+    Wednesday and Friday" / "on Monday and Wednesday"): a member added or dropped, or a
+    narrower statement; never merged into one memory that says both."""
+    for kind in sorted(_LISTED):
+        olds = [v for v in p.co.values - p.co.retracted if _group(v) == kind]
+        news = [v for v in p.cn.values - p.cn.retracted if _group(v) == kind]
+        if min(len(olds), len(news)) < 2:  # a list on both sides, not one day
+            continue
+        lost = [v for v in olds if not any(_same_value(v, w) for w in news)]
+        gained = [v for v in news if not any(_same_value(v, w) for w in olds)]
+        if bool(lost) != bool(gained):
+            label = f"{', '.join(v.label() for v in sorted(olds))} → " \
+                    f"{', '.join(v.label() for v in sorted(news))}"
+            return "possible_contradiction", "list changed", (label,)
+    return None
+
+
+def _held_apart(p: _Pair, found: _Finding | None) -> _Finding | None:
+    """A change of value or word that may be no change: one side tells of the past, or
+    names a case the other does not. Kept as a possible change (both memories stay)."""
+    if found is None or found[0] != "contradiction" or \
+            found[1] not in {"changed value", "changed word"}:
+        return found
+    _kind, rule, changes = found
+    past = [c for c in (p.co, p.cn) if _of_the_past(c)]
+    if len(past) == 1 and not past[0].says_changed:
+        # another value in the past ("the timeout used to be 30 s" / "is 60 s", "我以前住在
+        # 上海" / "我住在北京"): both may hold, whichever came first. (The same value in
+        # the past is a change: "smokes" / "used to smoke", read as polarity.)
+        return "possible_contradiction", rule, (*changes, "one tells of the past")
+    if p.co.says_changed or p.cn.says_changed:
+        return found  # "standup moved to 10:00 on Fridays": a change told
+    if (_narrower_case(p.co, p.cn) or _narrower_case(p.cn, p.co)) and not any(
+            group == "frequency" for group, _o, _n in p.changes):
+        # the other value holds in a case only one side names ("bedtime 20:00" / "21:00 on
+        # Fridays"; "reply in English" / "in Chinese when I write in Chinese"): an
+        # exception, perhaps; a weekday beside a new frequency is part of it ("once a
+        # week, on Mondays")
+        return "possible_contradiction", rule, (*changes, "a case only one names")
+    return found
+
+
 #: The rules of a related pair, in the order they are asked; the first finding decides.
 _RULES = (_series, _other_slot, _polarity, _changed_value, _changed_word, _told_change,
-          _other_context, _alike)
+          _list_changed, _other_context, _alike)
 
 
 def _gate(old: MemorySide, new: MemorySide) -> _Finding | None:
@@ -1379,7 +1453,8 @@ def judge_pair(old: MemorySide, new: MemorySide, *, cosine: float | None) -> Pai
         if _related(co, cn, cos=cosine if cosine is not None else 0.0, lexical=lexical,
                     same_subject=same_subject, cross=cross):
             pair = _pair(co, cn, cosine, lexical, same_subject)
-            found = next((f for rule in _RULES if (f := rule(pair)) is not None), None)
+            found = _held_apart(pair, next(
+                (f for rule in _RULES if (f := rule(pair)) is not None), None))
     kind, rule, changes = found or ("distinct", "unrelated", ())
     return _judgement(kind, rule, changes, co, cn, cosine=cosine, lexical=lexical,
                       slot=_slot_of(old, new))

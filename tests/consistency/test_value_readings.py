@@ -262,3 +262,49 @@ def test_now_over_the_same_values_is_no_told_change() -> None:
     assert _verdict("女儿在读初中二年级。", "女儿现在是初中二年级的学生。", 0.85) != "contradiction"
     assert _verdict("The office is on floor 9.", "The office is now on floor 12.", 0.9) \
         == "contradiction"
+
+
+def test_another_value_told_of_the_past_never_supersedes_the_present() -> None:
+    assert _verdict("The build cache is now 20 GB.", "The build cache used to be 5 GB.", 0.8) \
+        == "possible_contradiction"
+    assert _verdict("我住在成都。", "我以前住在昆明。", 0.7) == "possible_contradiction"
+    # the same thing in the past is a change: it no longer holds
+    assert _verdict("Drinks coffee every day.", "Used to drink coffee but quit.", 0.7) \
+        == "contradiction"
+    # a change told in full, past and present
+    assert _verdict("Works at Shopify.", "Used to work at Shopify, now works at Figma.", 0.7) \
+        == "contradiction"
+
+
+@pytest.mark.parametrize(("text", "zone"), [
+    ("Office hours are 9-17 CET.", "CET"),
+    ("The server clock is GMT+08:00.", "UTC+8"),
+    ("Deadline: 23:59 UTC−5", "UTC-5"),
+    ("My time zone is America/Sao_Paulo.", "America/Sao_Paulo"),
+    ("周会按北京时间下午三点开。", "UTC+8"),
+])
+def test_time_zones_are_values(text: str, zone: str) -> None:
+    assert ("zone", zone, "") in _values(text)
+
+
+def test_a_time_on_another_clock_is_a_change() -> None:
+    assert _verdict("Release window: 02:00-04:00 UTC.", "Release window: 02:00-04:00 PST.",
+                    0.9) == "contradiction"
+
+
+def test_a_list_of_days_that_lost_or_gained_one_is_never_merged() -> None:
+    assert _verdict("Piano lessons on Tuesday, Thursday and Saturday.",
+                    "Piano lessons on Tuesday and Thursday.", 0.93) == "possible_contradiction"
+    assert _verdict("周二、周四上钢琴课", "周二、周四、周六上钢琴课", 0.93) \
+        == "possible_contradiction"
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    ("Lights out at 22:00.", "Lights out at 23:00 on Saturdays."),
+    ("Write commit messages in English.",
+     "Write commit messages in German when the repository is German."),
+])
+def test_a_value_for_a_case_only_one_names_is_no_sure_change(old: str, new: str) -> None:
+    assert _verdict(old, new, 0.75) == "possible_contradiction"
+    assert _verdict("Lights out at 22:00.", "Lights out moved to 23:00 on Saturdays.", 0.75) \
+        == "contradiction"
