@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from ccb.frontmatter_edit import set_properties
 from ccb.model import PropertyValue
@@ -24,7 +25,8 @@ from config.errors import DreamdError
 from consistency.lifecycle import is_archived
 from daemon.memory_pool import StoredMemory
 
-__all__ = ["LINK_KEYS", "Unlinked", "link_stem", "unlink_forgotten", "unlink_in_version"]
+__all__ = ["LINK_KEYS", "Unlinked", "link_stem", "successor_of", "unlink_forgotten",
+           "unlink_in_version"]
 
 #: Frontmatter properties in which dreamd writes another memory's name.
 LINK_KEYS = ("supersedes", "superseded_by", "merged_into", "possible_duplicate",
@@ -41,6 +43,9 @@ class Unlinked:
 
     edited: list[str] = field(default_factory=list)
     current_again: list[str] = field(default_factory=list)
+    #: ``(path, successor stem)``: memories the forgotten one closed, now closed by its
+    #: successor
+    relinked: list[tuple[str, str]] = field(default_factory=list)
     named_by_user: list[str] = field(default_factory=list)
 
 
@@ -53,26 +58,84 @@ def link_stem(link: str) -> str:
 
 
 def unlink_forgotten(writer: NoteWriter, memories: Sequence[StoredMemory], stem: str,
-                     *, origin: str) -> Unlinked:
+                     *, origin: str, forgotten: StoredMemory | None = None) -> Unlinked:
     """Take ``[[stem]]`` (the forgotten memory's file name) out of :data:`LINK_KEYS` of
     ``memories``; a memory it superseded or absorbed is current again (``valid_to``, the
-    archive keys and the closing link removed, its earlier status back). Raises as
+    archive keys and the closing link removed, its earlier status back) — unless the
+    forgotten memory (``forgotten``) was itself superseded: then its successor
+    (:func:`successor_of`) takes its place in the chain (``superseded_by`` names the successor,
+    whose ``supersedes`` names the older memory), so forgetting the middle of a chain never
+    makes its oldest memory current beside its newest. Raises as
     :meth:`ccb.writer.NoteWriter.write`."""
     wanted = link_stem(stem)
     written = nfc_key(f"[[{stem}").casefold()
     done = Unlinked()
+    successor = successor_of(forgotten, memories) if forgotten is not None else None
+    relinked = _relinked(memories, wanted, successor)
     for stored in memories:
-        updates, remove, closed = _edit_of(stored, wanted)
+        updates, remove, closed = relinked.get(stored.path) or _edit_of(stored, wanted)
         if updates or remove:
             data = set_properties(stored.data, updates, remove=remove, path=stored.path)
             writer.write(stored.path, data, base=stored.data, origin=origin,
                          change="no longer names a forgotten memory")
             done.edited.append(stored.path)
+            if stored.path in relinked and successor is not None and \
+                    link_stem(stored.path) != link_stem(successor):
+                done.relinked.append((stored.path, successor))
             if closed:
                 done.current_again.append(stored.path)
         elif written in nfc_key((stored.note.frontmatter_raw or "") + stored.note.body).casefold():
             done.named_by_user.append(stored.path)
     return done
+
+
+def successor_of(forgotten: StoredMemory, memories: Sequence[StoredMemory]) -> str | None:
+    """The file stem of the live memory in ``memories`` that superseded or absorbed
+    ``forgotten`` (its first closing link that names one), else ``None``."""
+    stems = {link_stem(s.path): s for s in memories if s.path != forgotten.path}
+    for key in sorted(_CLOSING_KEYS):
+        for link in _links(forgotten.note.properties.get(key)):
+            found = stems.get(link_stem(link))
+            if found is not None:
+                return Path(found.path).stem
+    return None
+
+
+def _links(value: PropertyValue | None) -> list[str]:
+    return [str(v) for v in (value if isinstance(value, list) else [value] if value else [])]
+
+
+def _relinked(memories: Sequence[StoredMemory], wanted: str, successor: str | None
+              ) -> dict[str, tuple[dict[str, PropertyValue], list[str], bool]]:
+    """The edits that put ``successor`` in the forgotten memory's place in a chain: each
+    memory the forgotten one closed is closed by ``successor`` instead, and ``successor``'s
+    ``supersedes`` names them. ``{path: (updates, removals, False)}``."""
+    if successor is None:
+        return {}
+    edits: dict[str, tuple[dict[str, PropertyValue], list[str], bool]] = {}
+    closed: list[str] = []
+    for stored in memories:
+        updates: dict[str, PropertyValue] = {}
+        for key in sorted(_CLOSING_KEYS):
+            value = stored.note.properties.get(key)
+            links = _links(value)
+            if any(link_stem(v) == wanted for v in links):
+                kept = [f"[[{successor}]]" if link_stem(v) == wanted else v for v in links]
+                updates[key] = kept[0] if len(kept) == 1 and not isinstance(value, list) \
+                    else list[PropertyValue](kept)
+        if updates:
+            edits[stored.path] = (updates, [], False)
+            closed.append(f"[[{Path(stored.path).stem}]]")
+    heir = next((s for s in memories if link_stem(s.path) == link_stem(successor)), None)
+    if heir is not None and closed:
+        updates, remove, _closed = _without_links(heir.note.properties, wanted)
+        value = heir.note.properties.get("supersedes")
+        named = [v for v in _links(value) if link_stem(v) != wanted]
+        together = [*named, *(c for c in closed if c not in named)]
+        updates["supersedes"] = together[0] if len(together) == 1 else \
+            list[PropertyValue](together)
+        edits[heir.path] = (updates, [k for k in remove if k != "supersedes"], False)
+    return edits
 
 
 def unlink_in_version(path: str, data: bytes, stem: str) -> bytes | None:

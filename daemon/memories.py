@@ -484,7 +484,7 @@ class MemoryService:
             self.writer.delete(stored.path, expect=stored.data)
             unlinked = unlink_forgotten(
                 self.writer, [s for s in self._all_memories() if s.path != stored.path],
-                Path(stored.path).stem, origin=self.origin)
+                Path(stored.path).stem, origin=self.origin, forgotten=stored)
             diary = f"{self.memory_folder}/{DIARY_FILE}"
             in_diary = scrub_diary(self.writer, diary, Path(stored.path).stem,
                                    self._clock().date(), origin=self.origin)
@@ -579,6 +579,8 @@ def _unlinked_lines(unlinked: Unlinked) -> list[str]:
                      "possible pairs): " + ", ".join(unlinked.edited))
     lines.extend(f"NOTE: {path} is current again: the forgotten memory had superseded it "
                  "(forget it too if it no longer holds)" for path in unlinked.current_again)
+    lines.extend(f"NOTE: {path} stays superseded, now by [[{successor}]]"
+                 for path, successor in unlinked.relinked)
     if unlinked.named_by_user:
         lines.append("NOT removed: its name in text you wrote in " +
                      ", ".join(unlinked.named_by_user))

@@ -117,6 +117,29 @@ def test_forgetting_the_older_memory_takes_it_out_of_the_newer_ones_links(
     assert app.consistency().check().clean
 
 
+def test_forgetting_the_middle_of_a_chain_keeps_the_oldest_superseded_by_the_newest(
+    app: App, vault: Path
+) -> None:
+    service = app.memories()
+    first = service.remember("The kiln fires on Mondays.", type="project", subject="kiln.day")
+    middle = service.remember("The kiln fires on Wednesdays.", type="project",
+                              subject="kiln.day")
+    last = service.remember("The kiln fires on Fridays.", type="project", subject="kiln.day")
+    assert middle.superseded == first.path and last.superseded == middle.path
+    report = service.forget(middle.memory_id)
+    oldest = parse_note(first.path, (vault / first.path).read_bytes())
+    newest = parse_note(last.path, (vault / last.path).read_bytes())
+    assert oldest.memory is not None and oldest.memory.valid_to is not None  # still closed
+    assert oldest.properties["superseded_by"] == f"[[{Path(last.path).stem}]]"
+    assert newest.memory is not None and newest.memory.supersedes == (Path(first.path).stem,)
+    assert not any("current again" in line for line in report.removed)
+    assert any("stays superseded" in line and first.path in line for line in report.removed)
+    index = (vault / "Memory" / "MEMORY.md").read_text(encoding="utf-8")
+    assert Path(last.path).name in index and Path(first.path).name not in index
+    assert Path(middle.path).stem not in (vault / first.path).read_text(encoding="utf-8")
+    assert app.consistency().check().clean
+
+
 def test_a_long_memory_is_found_by_its_whole_text(app: App) -> None:
     service = app.memories()
     text = ("When the nightly export to the analytics warehouse fails, rerun it by hand from "
