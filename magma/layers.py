@@ -9,7 +9,8 @@ Layers are DESIGN.md's (from the seed framework):
 - L4 events: daily notes (a file name that starts with a date), session logs and journal
   entries (a dated note in a ``Daily``/``Journal``/``Sessions``/``日记`` folder or tagged so);
 - L5 procedures: how-to notes (title "How to …", "如何 …", a ``howto``/``procedure``/``runbook``
-  tag or folder).
+  tag or folder); a template ("Recipe Template", anything in ``Templates/``) is a blank form,
+  never a procedure or an event (L3).
 
 L1 and L2 form the *resident* set, which every assembled context carries.
 
@@ -43,6 +44,7 @@ __all__ = [
     "has_rule_force",
     "importance",
     "is_salient",
+    "is_template",
     "note_date",
     "note_layer",
     "type_prior",
@@ -113,6 +115,11 @@ _PROCEDURE_FOLDERS = frozenset({
     "how-to", "howto", "how to", "procedures", "runbooks", "playbooks", "recipes", "guides",
     "教程", "流程",
 })
+#: Folders of note templates (Obsidian's core Templates plugin and Templater default to
+#: ``Templates``) and the title ending that names one ("Recipe Template"): a blank form, no
+#: procedure and no event, whatever its title or tags say.
+_TEMPLATE_FOLDERS = frozenset({"templates", "template", "_templates", "模板", "模版"})
+_TEMPLATE_TITLE = re.compile(r"(?i)(?:\btemplate|模板|模版)$")
 #: Properties that say what day a note is about, and those that only say when it was edited.
 _DATE_KEYS = ("date", "day", "created")
 _EDIT_KEYS = ("updated", "modified")
@@ -173,6 +180,8 @@ def note_layer(
     folded_tags = {t.casefold().lstrip("#") for t in tags}
     folders = _folders(path)
     name = path.rsplit("/", 1)[-1]
+    if is_template(path, title):
+        return L3_FACTS
     if _PROCEDURE_TITLE.match(title.strip()) or folded_tags & _PROCEDURE_TAGS or any(
             f in _PROCEDURE_FOLDERS for f in folders):
         return L5_PROCEDURES
@@ -180,6 +189,13 @@ def note_layer(
             f in _EVENT_FOLDERS for f in folders)) and note_date(properties, path) is not None):
         return L4_EVENTS
     return L3_FACTS
+
+
+def is_template(path: str, title: str) -> bool:
+    """Is the note a template: in a templates folder (:data:`_TEMPLATE_FOLDERS`) or titled
+    "… Template" / "…模板"?"""
+    return any(f in _TEMPLATE_FOLDERS for f in _folders(path)) or \
+        _TEMPLATE_TITLE.search(title.strip()) is not None
 
 
 def has_rule_force(text: str) -> bool:

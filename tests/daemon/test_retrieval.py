@@ -820,3 +820,24 @@ def test_a_hung_intent_model_never_keeps_a_finished_search_alive(
     payload = json.loads(done.stdout)
     assert payload["hits"] and payload["trace"]["intent_llm"].startswith("asked")
     assert endpoint.calls == 1
+
+
+def test_a_template_is_never_listed_as_a_procedure(tmp_path: Path, corpora_dir: Path) -> None:
+    """kepano's vault keeps 50 blank forms in ``Templates/``; "Recipe Template" had been read
+    as a recipe (a procedure) and led a how-to question's hits and its context's catalogue."""
+    vault = tmp_path / "vault"
+    shutil.copytree(corpora_dir / "kepano-obsidian", vault, symlinks=True)
+    (tmp_path / "config.toml").write_text("", encoding="utf-8")
+    other = App.create(load(tmp_path / "config.toml", None, {
+        "vault.path": str(vault), "storage.data_dir": str(tmp_path / "data")}),
+        embedder=TokenHashEmbedder())
+    try:
+        other.sync()
+        entries = other.retriever.entries()
+        assert entries["Templates/Recipe Template.md"].layer != 5
+        context = build_context(other, "如何记录每日笔记 how do I cook a recipe", now=NOW,
+                                count_recall=False)
+    finally:
+        other.close()
+    assert not [e.path for e in context.entries
+                if e.section == "procedures" and e.path.startswith("Templates/")]

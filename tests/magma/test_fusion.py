@@ -102,6 +102,12 @@ def test_layers_follow_the_seed_framework() -> None:
     assert layer("Guides/How to deploy.md") == L5_PROCEDURES
     assert layer("Notes/如何烤面包.md") == L5_PROCEDURES
     assert layer("Baking/Rye loaf.md") == L3_FACTS
+    # a template is a blank form: no procedure, no event, whatever its title or tags say
+    assert layer("Templates/Recipe Template.md") == L3_FACTS
+    assert layer("Templates/How to write a post.md") == L3_FACTS
+    assert layer("Templates/2026-01-01 Daily.md") == L3_FACTS
+    assert layer("Notes/Recipe Template.md") == L3_FACTS
+    assert layer("模板/如何写周报.md") == L3_FACTS
 
 
 def test_note_dates_come_from_properties_then_the_file_name() -> None:
