@@ -43,6 +43,7 @@ from daemon import client
 if TYPE_CHECKING:
     from daemon import render
     from daemon.app import App, load
+    from daemon.history import forget_remains
     from daemon.logs import configure_logging
 else:
     class _Deferred:
@@ -66,6 +67,7 @@ else:
     render = _Deferred("daemon.render")
     App = _Deferred("daemon.app", "App")
     load = _Deferred("daemon.app", "load")
+    forget_remains = _Deferred("daemon.history", "forget_remains")
 
     def configure_logging(**kwargs: Any) -> None:
         from daemon.logs import configure_logging as configure
@@ -649,14 +651,17 @@ def forget(
     """Delete a memory for good: the file and everything the index holds of it."""
     with _app(ctx, **{"vault.path": vault}) as application:
         service = application.memories(_owner(owner))
-        stored = service.find(memory)
+        # a memory whose file is gone: what dreamd still holds of it
+        remains = forget_remains(service, application.history(_owner(owner)), memory)
+        path = remains[1] if remains else service.find(memory).path
         if not yes and _served.get() is not None:
             # the question is the client's to ask, on its terminal: it runs in-process
             raise typer.BadParameter("forget asks first; the client's own CLI asks it")
-        if not yes and not _confirmed(f"Forget {stored.path} for good?"):
-            err.print(f"dreamd: {stored.path} is not forgotten (--yes forgets without asking)")
+        what = f"what dreamd still holds of {path} (its file is gone)" if remains else path
+        if not yes and not _confirmed(f"Forget {what} for good?"):
+            err.print(f"dreamd: {path} is not forgotten (--yes forgets without asking)")
             raise typer.Exit(1)
-        report = service.forget(memory)
+        report = service.forget(memory, remains=remains)
     out.print(f"forgot {escape(report.path)} ({report.memory_id}); removed:")
     for item in report.removed:
         out.print(f"  - {escape(item)}", highlight=False)

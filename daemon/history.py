@@ -52,6 +52,7 @@ __all__ = [
     "MemoryLocator",
     "RollbackResult",
     "VersionRecorder",
+    "forget_remains",
     "note_memory_key",
 ]
 
@@ -265,6 +266,22 @@ class RollbackResult:
     conflict_path: str | None = None
 
 
+def forget_remains(memories: MemoryService, history: HistoryService, id_or_name: str
+                   ) -> tuple[str, str] | None:
+    """What ``forget`` is to erase: ``None`` for a memory with a file
+    (:meth:`MemoryService.find`), else ``(history key, path)`` of one whose file is gone
+    (:meth:`HistoryService.remains`). Raises the error of ``find`` (no such memory, or
+    several) when neither names one."""
+    try:
+        memories.find(id_or_name)
+        return None
+    except MemoryNotFoundError as missing:
+        try:
+            return history.remains(id_or_name)
+        except MemoryNotFoundError:
+            raise missing from None
+
+
 class HistoryService:
     """History, diff and rollback of one vault's memories.
 
@@ -306,6 +323,17 @@ class HistoryService:
                 "when it first sees the memory; run dreamd sync)"
             )
         return versions
+
+    def remains(self, id_or_name: str) -> tuple[str, str]:
+        """``(history key, vault path)`` of a memory whose file is gone but whose versions
+        dreamd keeps: what ``forget`` can still erase (a forget cut short by a crash, a
+        file deleted by hand). Raises :class:`MemoryNotFoundError` when there is no such
+        history, or the memory still has a file."""
+        key = self.key(id_or_name)
+        versions = self._visible_versions(key)
+        if not versions or self._locate(key) is not None:
+            raise MemoryNotFoundError(f"memory {id_or_name!r}: no memory has that id or name")
+        return key, versions[-1].path
 
     def diff(self, id_or_name: str, a: int, b: int | None = None) -> str:
         """Unified diff of version ``a`` to ``b`` (default: the file as it is now).

@@ -52,6 +52,7 @@ from config.errors import DreamdError
 from consistency.secrets import redact_secrets
 from daemon.app import App
 from daemon.context import build_context as assemble_context
+from daemon.history import forget_remains
 from daemon.mcp_budget import clip_message, fit_context, fit_hits, history_page, text_page
 from daemon.render import hit_json, remember_json
 from magma.versions import Version, current
@@ -160,7 +161,9 @@ def build_server(app: App, owner: Owner | None = None, *,
         """Delete a memory for good (the file and its index rows), by id, name or file name."""
         with one_at_a_time:
             try:
-                report = app.memories(owner).forget(memory)
+                service = app.memories(owner)
+                report = service.forget(memory, remains=forget_remains(
+                    service, app.history(owner), memory))  # also a memory whose file is gone
             except DreamdError as error:
                 raise fail(error) from error
             return {"memory_id": report.memory_id, "path": report.path,

@@ -37,7 +37,7 @@ from ccb.memory_file import (
     slugify,
 )
 from ccb.memory_text import checked_field, checked_memory_text
-from ccb.model import DIARY_FILE, MemoryType, PropertyValue, memory_key
+from ccb.model import DIARY_FILE, PATH_KEY_PREFIX, MemoryType, PropertyValue, memory_key
 from ccb.names import nfc_key
 from ccb.owner import Owner, parse_owner
 from ccb.parse import detect_conflict_copy, parse_note
@@ -475,44 +475,37 @@ class MemoryService:
 
     # ------------------------------------------------------------------ forget
 
-    def forget(self, id_or_name: str) -> ForgetReport:
-        """Delete a memory for good: its file, then (through ``index``) its rows."""
-        stored = self.find(id_or_name)
-        meta = stored.note.memory
-        assert meta is not None
+    def forget(self, id_or_name: str, *, remains: tuple[str, str] | None = None
+               ) -> ForgetReport:
+        """Delete a memory for good: its file, then (through ``index``) its rows.
+        ``remains`` (``(history key, vault path)``) forgets a memory whose file is gone
+        already (a forget cut short by a crash, a file deleted by hand): what dreamd still
+        holds of it goes the same way."""
+        stored = None if remains else self.find(id_or_name)
+        if stored is not None:
+            assert stored.note.memory is not None
+            remains = memory_key(stored.note.memory.id, stored.path), stored.path
+        assert remains is not None
+        key, path = remains
+        memory_id = "" if key.startswith(PATH_KEY_PREFIX) else key
+        stem = Path(path).stem  # as stored, and as a link would spell it
         with self.writer.batch():  # (no remember decides on a half-forgotten memory)
-            self.writer.delete(stored.path, expect=stored.data)
+            if stored is not None:
+                self.writer.delete(path, expect=stored.data)
             unlinked = unlink_forgotten(
-                self.writer, [s for s in self._all_memories() if s.path != stored.path],
-                Path(stored.path).stem, origin=self.origin, forgotten=stored)
+                self.writer, [s for s in self._all_memories() if s.path != path], stem,
+                origin=self.origin, forgotten=stored)
             diary = f"{self.memory_folder}/{DIARY_FILE}"
-            in_diary = scrub_diary(self.writer, diary, Path(stored.path).stem,
-                                   self._clock().date(), origin=self.origin)
-            stem = Path(stored.path).stem  # as stored, and as a link would spell it
+            in_diary = scrub_diary(self.writer, diary, stem, self._clock().date(),
+                                   origin=self.origin)
             self.writer.forget_copies([*{f"[[{stem}".encode(), f"[[{nfc_key(stem)}".encode()},
-                                       *([meta.id.encode()] if meta.id else [])])
-        purged = self.after_change([stored.path, *unlinked.edited, *([diary] * in_diary)],
+                                       *([memory_id.encode()] if memory_id else [])])
+        purged = self.after_change([path, *unlinked.edited, *([diary] * in_diary)],
                                    purge=True)
-        removed = [f"file {stored.path}", f"its line in {INDEX_FILE}",
-                   "dreamd's recent copies of it (kept to repair lost updates)",
-                   *_unlinked_lines(unlinked),
-                   *([f"its name in the dream diary {diary} (now 'a memory was forgotten')"]
-                     * in_diary)]
-        if self._forget_history is not None:
-            count = self._forget_history(memory_key(meta.id, stored.path), Path(stored.path).stem)
-            removed.append(f"its version history ({count} version(s), store and state folder),"
-                           " its name in other memories' earlier versions, its dream record")
-        copies = _conflict_copies(self.writer.root, stored.path)
-        if purged:
-            removed.append("its chunks, vectors, full-text rows and links in the index, "
-                           "and the old index versions that still held its text")
-        else:
-            removed.append("its rows in the index: the running daemon removes them as it sees "
-                           "the file go; old index versions are dropped at its next compaction")
-        if copies:
-            removed.append("NOT removed: conflict copies that hold versions of it (delete them "
-                           "yourself if they should go too): " + ", ".join(copies))
-        return ForgetReport(meta.id or "", stored.path, tuple(removed))
+        count = self._forget_history(key, stem) if self._forget_history is not None else None
+        return ForgetReport(memory_id, path, _forget_lines(
+            path, unlinked, diary if in_diary else None, count, purged,
+            _conflict_copies(self.writer.root, path)))
 
     # ------------------------------------------------------------------ MEMORY.md
 
@@ -569,6 +562,29 @@ def _conflict_copies(root: Path, path: str) -> list[str]:
     """Vault paths of the conflict copies kept beside the memory at ``path``."""
     return sorted(p.relative_to(root).as_posix() for p in (root / path).parent.iterdir()
                   if detect_conflict_copy(p.relative_to(root).as_posix()) == path)
+
+
+def _forget_lines(path: str, unlinked: Unlinked, diary: str | None, versions: int | None,
+                  purged: bool, copies: list[str]) -> tuple[str, ...]:
+    """``forget``'s report: what went, and what stayed for the user to decide."""
+    removed = [f"file {path}", f"its line in {INDEX_FILE}",
+               "dreamd's recent copies of it (kept to repair lost updates)",
+               *_unlinked_lines(unlinked),
+               *([f"its name in the dream diary {diary} (now 'a memory was forgotten')"]
+                 if diary else [])]
+    if versions is not None:
+        removed.append(f"its version history ({versions} version(s), store and state folder),"
+                       " its name in other memories' earlier versions, its dream record")
+    if purged:
+        removed.append("its chunks, vectors, full-text rows and links in the index, "
+                       "and the old index versions that still held its text")
+    else:
+        removed.append("its rows in the index: the running daemon removes them as it sees "
+                       "the file go; old index versions are dropped at its next compaction")
+    if copies:
+        removed.append("NOT removed: conflict copies that hold versions of it (delete them "
+                       "yourself if they should go too): " + ", ".join(copies))
+    return tuple(removed)
 
 
 def _unlinked_lines(unlinked: Unlinked) -> list[str]:

@@ -249,3 +249,23 @@ def test_a_credential_written_by_hand_never_leaves_dreamd(demo: Path) -> None:
                and any(s.encode() in p.read_bytes() for s in secrets)]
     assert holding, "the version history keeps the memory's bytes"
     assert all("/versions/" in p or "/versions.lance/" in p for p in holding), holding
+
+
+def test_forget_finishes_a_memory_whose_file_is_already_gone(demo: Path) -> None:
+    """A forget killed after the file went (a crash, kill -9), or a memory file deleted by
+    hand: `dreamd forget` run again erases what dreamd still holds of it (found by
+    ``bench/soak.py``: the second run said "no memory has that id or name")."""
+    marker = "tangerine-halyard-4471"
+    made = json.loads(run("remember", "--vault", str(demo), "--type", "reference", "--json",
+                          f"The dinghy's halyard is labelled {marker}.").stdout)
+    (demo / made["path"]).unlink()  # as a killed forget leaves it
+    run("sync", str(demo))  # the deletion seen and recorded
+    done = run("forget", "--vault", str(demo), "--yes", made["memory_id"])
+    assert made["path"] in done.stdout and "version history" in done.stdout
+    asked = run("forget", "--vault", str(demo), made["memory_id"], check=False)
+    assert asked.returncode != 0 and "no memory has that id or name" in asked.stderr
+    assert "Traceback" not in asked.stderr
+    left = [p for root in (demo, Path(os.environ["DREAMD_STORAGE__DATA_DIR"]))
+            for p in root.rglob("*")
+            if p.is_file() and marker.encode() in p.read_bytes()]
+    assert left == []
