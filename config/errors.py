@@ -19,6 +19,8 @@ Tree::
     │   └── ObsidianCliError   the Obsidian CLI failed, timed out or is missing (ccb.obsidian_cli)
     ├── NoteParseError         a note cannot be decoded at all (reported, never modified)
     ├── FrontmatterEditError   a frontmatter edit was refused (unreadable block); nothing written
+    ├── EntryEditError         an edit of an entry file was refused (no such entry, not a list
+    │                          item, a bad field name); nothing written
     ├── StaleWriteError        a file an edit was based on changed or vanished meanwhile
     ├── StoreError             the MAGMA store cannot be opened, read or written
     │   └── StoreMismatchError the store was built for another vault or embedding model
@@ -48,6 +50,7 @@ __all__ = [
     "DreamdError",
     "EmbeddingError",
     "EmptyMemoryError",
+    "EntryEditError",
     "FrontmatterEditError",
     "InvalidOwnerError",
     "LlmError",
@@ -109,6 +112,12 @@ class FrontmatterEditError(DreamdError):
     """A frontmatter edit was refused: the block is not a readable mapping, a key is not
     written as ``key: value``, or the edit would not read back as intended. Nothing was
     written; the message names the note."""
+
+
+class EntryEditError(DreamdError):
+    """An edit of an entry file (:mod:`ccb.entries`) was refused: no entry has that key, the
+    line is not a list item, the text is not one line, or a field name is not a plain word.
+    Nothing was written; the message names the file."""
 
 
 class StoreError(DreamdError):
