@@ -30,6 +30,7 @@ import structlog
 from ulid import ULID
 
 from ccb.dates import as_aware
+from ccb.entry_notes import is_entry_path
 from ccb.frontmatter_edit import set_properties
 from ccb.model import DIARY_FILE, Note, Problem, memory_key
 from ccb.scan import VaultFilter, read_note_bytes, scan_vault
@@ -212,8 +213,10 @@ class ConsistencyService:
         now = self._clock()
         scan = scan_vault(self.root, self.vfilter)
         file_index, props, (all_versions, archive_out_of_step), links = self._store_reads()
+        # entry rows (``file.md#key``) are derived from their file, which is checked
         rows = {path: row for path, row in file_index.items()
-                if not any(path.startswith(prefix) for prefix in self.claimed)}
+                if not any(path.startswith(prefix) for prefix in self.claimed)
+                and not is_entry_path(path)}
         if not scan.entries and rows:
             # What an unmounted drive or an evicted iCloud folder looks like: checking it
             # would tombstone every memory (sync refuses the same, MassDeleteError).

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Literal
 
 import structlog
 
+from ccb.entry_notes import is_entry_path
 from ccb.owner import Owner, parse_owner
 from config.errors import DreamdError
 from consistency.lifecycle import MemoryState, is_current
@@ -213,12 +214,15 @@ def build_context(
 def _resident_elsewhere(app: App, owner: Owner | None, now: datetime,
                         known: list[_Item]) -> list[_Item]:
     """L1/L2 and feedback memories of extra roots (a Claude Code memory folder indexed beside
-    the vault): from the index, as those folders are read only and outside the vault."""
+    the vault) and entries of entry files (``file.md#key``, :mod:`ccb.entry_notes`): from
+    the index, as those folders are read only and outside the vault, and an entry is no
+    file of its own."""
     have = {item.path for item in known}
     found: list[_Item] = []
     snap = app.retriever.snapshot()
     for entry in snap.entries.values():
-        if entry.path in have or entry.memory_type is None or ":" not in entry.path:
+        if entry.path in have or entry.memory_type is None or (
+                ":" not in entry.path and not is_entry_path(entry.path)):
             continue
         rule = entry.layer == L2_RULES or entry.memory_type == "feedback"
         if (entry.layer != L1_IDENTITY and not rule) or not is_current(

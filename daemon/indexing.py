@@ -107,6 +107,7 @@ class Indexing:
                 prefix=root.prefix, claimed=prefixes,
                 recorder=self._app.recorder if not root.prefix else None,
                 credentials=ledger,
+                entry_folder=None if root.prefix else self._app.settings.vault.memory_folder,
             )
             for root in self._app.roots
         ])

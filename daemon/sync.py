@@ -30,6 +30,7 @@ import numpy as np
 import structlog
 from ulid import ULID
 
+from ccb.entry_notes import entry_notes, is_entry_note, is_entry_path, split_entry_path
 from ccb.model import ConflictCopy, FileEntry, Note, Problem, ScanResult, memory_key
 from ccb.scan import VaultFilter, read_note_bytes, scan_paths, scan_vault
 from config.errors import DreamdError, MassDeleteError
@@ -49,6 +50,7 @@ __all__ = [
     "SyncReport",
     "Syncer",
     "plan_sync",
+    "stale_entry_paths",
 ]
 
 log = structlog.get_logger("dreamd.sync")
@@ -99,7 +101,9 @@ def plan_sync(entries: Iterable[FileEntry], index: Mapping[str, IndexedFile]) ->
     """Compare a scan with the store's file index by ``(size, mtime_ns)`` only.
 
     Pure. Returns new paths, paths whose stat changed (they may still hash the same), paths in
-    the index but not on disk, and the count of untouched files.
+    the index but not on disk, and the count of untouched files. Entry rows
+    (``file.md#key``, :mod:`ccb.entry_notes`) are not files: they follow their file
+    (:func:`stale_entry_paths`).
     """
     new: list[FileEntry] = []
     changed: list[FileEntry] = []
@@ -114,8 +118,26 @@ def plan_sync(entries: Iterable[FileEntry], index: Mapping[str, IndexedFile]) ->
             changed.append(entry)
         else:
             unchanged += 1
-    deleted = tuple(sorted(p for p in index if p not in seen))
+    deleted = tuple(sorted(p for p in index if p not in seen and not is_entry_path(p)))
     return SyncPlan(tuple(new), tuple(changed), deleted, unchanged)
+
+
+def stale_entry_paths(index: Collection[str], gone: Collection[str],
+                      read: Mapping[str, Collection[str]], read_files: Collection[str]
+                      ) -> list[str]:
+    """Entry rows of ``index`` to remove: those of a file ``gone`` from the vault, and those
+    of a file read again (``read_files``) that no longer has them (``read``: the entry paths
+    of each entry file read; a file that stopped being an entry file has none). Pure."""
+    gone_set, read_set = set(gone), set(read_files)
+    stale = []
+    for path in index:
+        parts = split_entry_path(path)
+        if parts is None:
+            continue
+        parent = parts[0]
+        if parent in gone_set or (parent in read_set and path not in read.get(parent, ())):
+            stale.append(path)
+    return sorted(stale)
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,6 +171,8 @@ class _Work:
     memory_bytes: dict[str, bytes] = field(default_factory=dict)
     #: The credentials withheld from each note read (``None``: it has none).
     credentials: dict[str, CredentialRecord | None] = field(default_factory=dict)
+    #: The entry paths of each entry file read (``ccb.entry_notes``).
+    entry_files: dict[str, set[str]] = field(default_factory=dict)
 
     def add_note(self, entry: FileEntry, note: Note, note_id: str) -> None:
         self.positions[entry.path] = len(self.notes)
@@ -192,8 +216,11 @@ class Syncer:
         claimed: Collection[str] = (),
         recorder: VersionRecorder | None = None,
         credentials: CredentialLedger | None = None,
+        entry_folder: str | None = None,
     ) -> None:
         self.root = root
+        #: The vault folder (the memory folder) where ``<!--m:`` comments make entry files.
+        self.entry_folder = entry_folder.strip("/") if entry_folder is not None else None
         self.recorder = recorder
         self.credentials = credentials
         self.prefix = prefix
@@ -362,8 +389,10 @@ class Syncer:
         for old, new in renames:
             self._assign(work, new, index[old].note_id)
 
+        stale = stale_entry_paths(index, plan.deleted, work.entry_files,
+                                  {e.path for e in to_read})
         embedded, reused = self._write(
-            work, [*deleted, *(old for old, _ in renames), *orphans], bar, index
+            work, [*deleted, *(old for old, _ in renames), *orphans, *stale], bar, index
         )
         touched_paths = {e.path for e in work.touches}
         added = sum(
@@ -412,8 +441,29 @@ class Syncer:
                 "(sync.max_note_chars); only the first part is indexed",
             ))
         work.problems.extend(note.problems)
+        if is_entry_note(note, in_scope=self._in_entry_scope(entry.path)):
+            note, entries, problems = entry_notes(note, data)
+            work.problems.extend(problems)
+            work.entry_files[entry.path] = {e.path for e in entries}
+            for entry_note in entries:
+                self._keep(replace(entry, path=entry_note.path), entry_note, index, work, None)
+        self._keep(entry, note, index, work, data)
+
+    def _in_entry_scope(self, path: str) -> bool:
+        """An attached root, or the vault's memory folder: where ``<!--m:`` comments make a
+        file an entry file (:mod:`ccb.entries`)."""
+        folder = self.entry_folder
+        return bool(self.prefix) or folder == "" or (
+            folder is not None and path.startswith(folder + "/"))
+
+    def _keep(self, entry: FileEntry, note: Note, index: Mapping[str, IndexedFile],
+              work: _Work, data: bytes | None) -> None:
+        """Queue a note read (a file's, or an entry's: ``data`` None) unless its content
+        is indexed already."""
+        known = index.get(entry.path)
         if known is not None and known.kind == "note" and known.content_hash == note.content_hash:
-            work.touches.append(entry)
+            if data is not None:
+                work.touches.append(entry)
             return
         withheld = withhold_credentials(note)
         note = withheld.note
@@ -428,7 +478,8 @@ class Syncer:
         note_id = (note.memory.id if note.memory and note.memory.id else None) or (
             known.note_id if known else str(ULID())
         )
-        if note.memory is not None and self.recorder is not None and not self.prefix:
+        if note.memory is not None and self.recorder is not None and not self.prefix \
+                and data is not None:
             work.memory_bytes[entry.path] = data
         work.add_note(entry, note, note_id)
 
@@ -443,7 +494,7 @@ class Syncer:
         gone = []
         for path in deletes:
             known = index.get(path)
-            if known is not None and known.memory_type is not None:
+            if known is not None and known.memory_type is not None and not is_entry_path(path):
                 key = memory_key(known.memory_id, path)
                 if key not in living:
                     gone.append((key, path))
