@@ -141,14 +141,19 @@ class Entry:
 
     ``key`` is its line key (module docstring), ``line`` its 0-based line in the file
     (frontmatter lines counted), ``text`` the item's text without marker and comment,
-    ``has_comment`` whether the line carries an ``<!--m:`` comment.
+    ``comment`` the body of its ``<!--m:…-->`` comment as written (None without one).
     """
 
     key: str
     line: int
     text: str
     fields: EntryFields
-    has_comment: bool
+    comment: str | None = None
+
+    @property
+    def has_comment(self) -> bool:
+        """Whether the line carries an ``<!--m:`` comment."""
+        return self.comment is not None
 
     def is_superseded(self, today: date, superseded_keys: Iterable[str] = ()) -> bool:
         """True when ``vt`` is on or before ``today`` or another entry names it in ``sup``."""
@@ -315,7 +320,7 @@ def parse_entry_file(path: str, data: bytes,
         seen[key] = seen.get(key, 0) + 1
         if seen[key] > 1:
             key = f"{key}-{seen[key]}"
-        entries.append(Entry(key, number, item_text, fields, body is not None))
+        entries.append(Entry(key, number, item_text, fields, body))
     return EntryFile(path, lines, tuple(entries), tuple(problems), bom, encoding,
                      dict(properties or {}))
 

@@ -41,7 +41,7 @@ from config.errors import (
 from daemon import client
 
 if TYPE_CHECKING:
-    from daemon import render
+    from daemon import entry_exchange, render
     from daemon.app import App, load
     from daemon.history import forget_remains
     from daemon.logs import configure_logging
@@ -65,6 +65,7 @@ else:
             return self._target()(*args, **kwargs)
 
     render = _Deferred("daemon.render")
+    entry_exchange = _Deferred("daemon.entry_exchange")
     App = _Deferred("daemon.app", "App")
     load = _Deferred("daemon.app", "load")
     forget_remains = _Deferred("daemon.history", "forget_remains")
@@ -674,6 +675,56 @@ def _confirmed(question: str) -> bool:
     except typer.Abort:
         err.print()  # the prompt's line ends
         return False
+
+
+@app.command(name="export")
+def export_(
+    ctx: typer.Context,
+    format_: Annotated[str, typer.Option(
+        "--format", help="files: entry files as memory files; entries: memory files as "
+                         "entry files.")],
+    to: Annotated[Path, typer.Option("--to", help="Folder to write into (created).")],
+    vault: VaultOption = None,
+) -> None:
+    """Write the memory folder in the other format, losslessly for what dreamd wrote
+    (dreamd export --format files --to ~/export)."""
+    fmt = _exchange_format(format_, "--format")
+    with _app(ctx, **{"vault.path": vault}) as application:
+        converted = entry_exchange.export_folder(application, fmt)
+    written = entry_exchange.write_export(converted, to.expanduser())
+    out.print(f"exported {len(converted.files)} file(s) as {fmt} to {escape(str(to))} "
+              f"({len(written)} new)", highlight=False)
+    _print_lossy(converted.lossy)
+
+
+@app.command(name="import")
+def import_(
+    ctx: typer.Context,
+    folder: Annotated[Path, typer.Argument(help="A folder of entry files or memory files.")],
+    as_: Annotated[str, typer.Option(
+        "--as", help="files: write memory files; entries: write entry files.")] = "files",
+    vault: VaultOption = None,
+) -> None:
+    """Bring entry files and memory files into the memory folder, as one format."""
+    fmt = _exchange_format(as_, "--as")
+    with _app(ctx, **{"vault.path": vault}) as application:
+        report = entry_exchange.import_folder(application, folder.expanduser(), fmt)
+    out.print(f"imported {len(report.written)} file(s) as {fmt}; the running daemon indexes "
+              "them, else run: dreamd sync", highlight=False)
+    for copy in report.conflicts:
+        err.print(f"dreamd: kept beside a file with other content: {escape(copy)}")
+    _print_lossy(report.lossy)
+
+
+def _exchange_format(value: str, option: str) -> entry_exchange.Format:
+    if value not in ("entries", "files"):
+        raise typer.BadParameter(f"{option} must be entries or files, got {value!r}")
+    return "entries" if value == "entries" else "files"
+
+
+def _print_lossy(lossy: tuple[tuple[str, str], ...]) -> None:
+    for path, reason in lossy:
+        err.print(f"dreamd: {escape(path)}: {escape(reason)}", highlight=False)
 
 
 @app.command()
