@@ -27,6 +27,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from ccb.entry_notes import is_entry_path
 from ccb.memory_text import checked_memory_text
 from ccb.model import MEMORY_TYPES
 from ccb.owner import Owner, parse_owner
@@ -41,7 +42,7 @@ from config.errors import (
 from daemon import client
 
 if TYPE_CHECKING:
-    from daemon import entry_exchange, render
+    from daemon import entry_exchange, entry_writes, render
     from daemon.app import App, load
     from daemon.history import forget_remains
     from daemon.logs import configure_logging
@@ -66,6 +67,7 @@ else:
 
     render = _Deferred("daemon.render")
     entry_exchange = _Deferred("daemon.entry_exchange")
+    entry_writes = _Deferred("daemon.entry_writes")
     App = _Deferred("daemon.app", "App")
     load = _Deferred("daemon.app", "load")
     forget_remains = _Deferred("daemon.history", "forget_remains")
@@ -650,6 +652,9 @@ def forget(
     vault: VaultOption = None,
 ) -> None:
     """Delete a memory for good: the file and everything the index holds of it."""
+    if is_entry_path(memory):  # one line of an entry file (file.md#key)
+        _forget_entry(ctx, memory, yes=yes, owner=owner, vault=vault)
+        return
     with _app(ctx, **{"vault.path": vault}) as application:
         service = application.memories(_owner(owner))
         # a memory whose file is gone: what dreamd still holds of it
@@ -666,6 +671,21 @@ def forget(
     out.print(f"forgot {escape(report.path)} ({report.memory_id}); removed:")
     for item in report.removed:
         out.print(f"  - {escape(item)}", highlight=False)
+
+
+def _forget_entry(ctx: typer.Context, ref: str, *, yes: bool, owner: str | None,
+                  vault: Path | None) -> None:
+    """``dreamd forget file.md#key``: the entry's line goes, the rest of the file stays."""
+    if not yes and _served.get() is not None:
+        raise typer.BadParameter("forget asks first; the client's own CLI asks it")
+    if not yes and not _confirmed(f"Forget the entry {ref} for good?"):
+        err.print(f"dreamd: {ref} is not forgotten (--yes forgets without asking)")
+        raise typer.Exit(1)
+    with _app(ctx, **{"vault.path": vault}) as application:
+        done = entry_writes.forget_entry_at(application.writer, ref, owner=_owner(owner))
+        application.indexing.index_now([ref.rsplit("#", 1)[0]])
+    out.print(f"forgot {escape(done.entry)}: its line is gone from "
+              f"{escape(done.outcome.path)}", highlight=False)
 
 
 def _confirmed(question: str) -> bool:

@@ -30,6 +30,8 @@ from ccb.entries import (
     supersede_entry,
 )
 from ccb.entry_notes import entry_path, split_entry_path
+from ccb.owner import Owner
+from ccb.parse import parse_note
 from ccb.writer import NoteWriter, WriteOutcome
 from config.errors import EntryEditError, MemoryNotFoundError
 from consistency.secrets import refuse_secrets
@@ -97,12 +99,17 @@ def add_entry_at(writer: NoteWriter, file_path: str, text: str,
     return EntryWrite(outcome, entry_path(file_path, new.key))
 
 
-def forget_entry_at(writer: NoteWriter, ref: str, *, origin: str = "api") -> EntryWrite:
+def forget_entry_at(writer: NoteWriter, ref: str, *, origin: str = "api",
+                    owner: Owner | None = None) -> EntryWrite:
     """Remove the line of the entry at ``ref``; every other line stays byte for byte.
-    Raises ``EntryEditError`` (bad path, no such key), ``MemoryNotFoundError`` (no file),
-    and what :meth:`NoteWriter.write` raises."""
+    With ``owner``, an entry file of another owner is not found. Raises
+    ``EntryEditError`` (bad path, no such key), ``MemoryNotFoundError`` (no file, or not
+    visible to ``owner``), and what :meth:`NoteWriter.write` raises."""
     file_path, key = _split(ref, "forget")
     entry_file, data = _load(writer, file_path, "forget")
+    file_owner = parse_note(file_path, data).properties.get("owner")
+    if owner is not None and not owner.sees(file_owner if isinstance(file_owner, str) else None):
+        raise MemoryNotFoundError(f"ccb: forget {ref}: no such entry file")
     entry = entry_file.entry(key)
     if entry is None:
         raise EntryEditError(f"ccb: forget {ref}: no entry #{key} in {file_path}")

@@ -1,5 +1,5 @@
-"""`dreamd export --format entries|files` and `dreamd import`, as a user runs them (real
-subprocesses; no embedding: neither command indexes)."""
+"""`dreamd export --format entries|files`, `dreamd import` and `dreamd forget file.md#key`,
+as a user runs them (real subprocesses; export and import index nothing)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,8 @@ import sys
 from pathlib import Path
 
 from entry_corpus import generate
+
+from ccb.entries import entry_key
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -73,3 +75,16 @@ def test_bad_requests_get_one_line_and_an_exit_code(tmp_path: Path) -> None:
     assert (clash / "facts" / "0001-one.md").read_text(encoding="utf-8") == "mine\n"
     done = dreamd("import", str(tmp_path / "missing"), "--vault", str(source))
     assert done.returncode == 4 and "is not a folder" in done.stderr
+
+
+def test_forget_an_entry_removes_its_line_only(tmp_path: Path) -> None:
+    text = "- 我在余杭区 <!--m:subj=所在地-->\n- Works late\n- Drinks oolong tea\n"
+    source = _vault(tmp_path / "a", {"facts.md": text.encode()})
+    ref = f"Memory/facts.md#{entry_key('Works late')}"
+    done = dreamd("forget", ref, "--yes", "--vault", str(source))
+    assert done.returncode == 0, done.stderr
+    assert f"forgot {ref}" in done.stdout
+    assert (source / "Memory" / "facts.md").read_text(encoding="utf-8") == (
+        "- 我在余杭区 <!--m:subj=所在地-->\n- Drinks oolong tea\n")
+    done = dreamd("forget", ref, "--yes", "--vault", str(source))
+    assert done.returncode == 2 and "no entry" in done.stderr and "Traceback" not in done.stderr

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from ccb.entries import entry_key, format_entry_file, parse_entry_file, supersede_entry
+from ccb.owner import parse_owner
 from ccb.writer import NoteWriter
 from config.errors import EntryEditError, MemoryNotFoundError, SecretRefusedError
 from daemon.app import App
@@ -129,3 +130,12 @@ def test_a_superseded_entry_leaves_search_after_the_write(vault: Path, make_app:
     before = (vault / "Memory" / "facts.md").read_bytes()
     app.search("我在余杭区", now=now)
     assert (vault / "Memory" / "facts.md").read_bytes() == before
+
+
+def test_another_owners_entry_file_is_not_found(writer: NoteWriter) -> None:
+    facts = writer.root / "Memory" / "facts.md"
+    facts.write_text(FACTS.replace("tags: [facts]", "tags: [facts]\nowner: ana"),
+                     encoding="utf-8")
+    with pytest.raises(MemoryNotFoundError):
+        forget_entry_at(writer, YUHANG, owner=parse_owner("bob"))
+    assert forget_entry_at(writer, YUHANG, owner=parse_owner("ana")).outcome.status == "written"
