@@ -75,7 +75,8 @@ ENTRIES_TYPE = "entries"
 #: The fields of the design, in the order dreamd writes them.
 FIELD_KEYS = ("subj", "vf", "vt", "conf", "hc", "sup")
 #: Hex digits of a line key: 32 bits; two different texts of one file share a key with
-#: probability ≈ n²/2³³ (1 in 850 for 10,000 entries), and then the later gets ``-2``.
+#: probability ≈ n²/2³³ (1 in 8,600 for 1,000 entries, 1 in 86 for 10,000), and then the
+#: later gets ``-2``.
 ENTRY_KEY_HEX = 8
 
 Encoding = Literal["utf-8", "utf-16-le", "utf-16-be"]
