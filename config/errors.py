@@ -37,6 +37,7 @@ Tree::
     ├── VersionNotFoundError   a memory has no version with that number
     ├── ConflictNotFoundError  no open conflict for that memory
     ├── LlmError               the LLM endpoint failed; the caller falls back
+    ├── HookInputError         a hook's input is not its event (not JSON, no transcript)
     └── DreamGuardError        a dream would change too many memories; nothing changed
 """
 
@@ -52,6 +53,7 @@ __all__ = [
     "EmptyMemoryError",
     "EntryEditError",
     "FrontmatterEditError",
+    "HookInputError",
     "InvalidOwnerError",
     "LlmError",
     "LockError",
@@ -185,6 +187,11 @@ class ConflictNotFoundError(DreamdError):
 class LlmError(DreamdError):
     """The configured LLM endpoint failed (unreachable, timeout, HTTP error, malformed
     reply); callers fall back to the path without an LLM."""
+
+
+class HookInputError(DreamdError):
+    """A hook command's stdin is not the event Claude Code sends (not a JSON object, no
+    ``transcript_path``), or the transcript it names cannot be read; nothing was written."""
 
 
 class DreamGuardError(DreamdError):

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import structlog
 
+from ccb.daily_notes import read_daily_note_settings
 from ccb.obsidian_cli import ObsidianCli, WriteMode, WriteRouter
 from ccb.owner import Owner
 from ccb.roots import ROOT_SEPARATOR, Root, derive_root_name
@@ -40,6 +41,7 @@ from consistency.synthesis import ExtractedFact
 from daemon import session_snapshot
 from daemon.check import CheckLimits, ConsistencyService
 from daemon.conflicts import ConflictDesk
+from daemon.diary import Diary
 from daemon.dream import (
     DreamPolicy,
     DreamRunner,
@@ -74,7 +76,7 @@ from magma.search import SearchHit
 from magma.store import MagmaStore
 from magma.versions import VersionArchive
 
-__all__ = ["App", "load", "make_write_router", "require_vault_folder"]
+__all__ = ["App", "diary_of", "load", "make_write_router", "require_vault_folder"]
 
 log = structlog.get_logger("dreamd.app")
 
@@ -569,6 +571,23 @@ class App:
             settings=self.settings, counts=lambda: dict(asdict(self.store.counts())),
             sessions=self.session_count,
             memory_index_record=self.state_dir / MEMORY_INDEX_RECORD)
+
+def diary_of(app: App, *, clock: Callable[[], datetime] | None = None) -> Diary:
+    """The vault's diary (:class:`daemon.diary.Diary`): the Daily notes settings as they are
+    now, the vault's one writer, "today" from ``clock`` (default :meth:`App.clock`, the user's
+    time zone); inside the daemon its resident index indexes each append. ``VaultError`` when
+    the vault folder is missing."""
+    app.require_vault("note in")
+
+    def index(paths: Collection[str]) -> None:
+        resident = app.indexing.resident_index
+        if resident is not None:
+            resident(paths, False)
+
+    return Diary(writer=app.writer, settings=read_daily_note_settings(
+        app.vault_root, app.settings.vault.config_folder), clock=clock or app.clock,
+        max_chars=app.settings.memory.max_chars, index=index)
+
 
 def require_vault_folder(root: Path, action: str) -> None:
     """Raise ``VaultError`` (one line: ``<action> <root>: …`` and what to do) unless ``root``

@@ -629,6 +629,118 @@ def remember(
         render.print_remember(out, result, explain=explain)
 
 
+#: Seconds a ``flush --hook`` may take before it gives up (one line on stderr, exit 0): a
+#: hook must never hold up Claude Code's compaction (its own ``timeout`` is 60 s by default,
+#: 30 s in the README's recipe).
+FLUSH_HOOK_TIMEOUT_S = 10.0
+
+
+@app.command()
+def note(
+    ctx: typer.Context,
+    text: Annotated[str, typer.Argument(
+        help="The line to write; - reads it from stdin (echo 'the line' | dreamd note -).")],
+    section: Annotated[str | None, typer.Option(
+        "--section", "-s", help="The ## heading to write under (default: Notes); made at "
+        "the end of the note when it is missing.")] = None,
+    vault: VaultOption = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
+) -> None:
+    """Append a line to today's daily note (the diary): a decision, a preference, unfinished
+    work, the cause of an incident. Append only; the dream decides later what is kept."""
+    from daemon.app import diary_of
+    from daemon.diary import section_name
+
+    heading = section_name(section)
+    if text == client.STDIN_TEXT:
+        text = _stdin_text(as_bytes=True)
+        if not text.strip():
+            raise EmptyMemoryError("note -: nothing on stdin; pipe the line in "
+                                   "(echo 'the line' | dreamd note -)")
+    with _app(ctx, **{"vault.path": vault}) as application:
+        result = diary_of(application).note(text, section=heading)
+    if as_json:
+        out.print_json(json.dumps(render.note_json(result), ensure_ascii=False))
+    else:
+        render.print_note(out, result)
+
+
+@app.command()
+def flush(
+    ctx: typer.Context,
+    hook: Annotated[bool, typer.Option("--hook", help="Run as a Claude Code PreCompact or "
+                                       "SessionEnd hook: print nothing, never fail (exit 0, "
+                                       "one line on stderr on any problem).")] = False,
+    section: Annotated[str | None, typer.Option(
+        "--section", "-s", help="The ## heading to write under (default: Sessions).")] = None,
+    timeout: Annotated[float, typer.Option(
+        "--timeout", min=0.1, help="With --hook: seconds before giving up.")]
+    = FLUSH_HOOK_TIMEOUT_S,
+    vault: VaultOption = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
+) -> None:
+    """Append the rules, preferences and decisions the user stated in a Claude Code session
+    to today's daily note, with the session as their source. Reads the hook's JSON on stdin
+    (session_id, transcript_path); a second run adds nothing new."""
+    if hook:
+        _flush_hook(ctx, section, vault, timeout)
+        return
+    report = _flush_once(ctx, section, vault)
+    if as_json:
+        out.print_json(json.dumps(render.flush_json(report), ensure_ascii=False))
+    else:
+        render.print_flush(out, report)
+
+
+def _flush_once(ctx: typer.Context, section: str | None, vault: Path | None) -> Any:
+    """One flush of the hook event on stdin (:func:`daemon.flush.flush`)."""
+    from daemon.diary import section_name
+    from daemon.flush import DEFAULT_FLUSH_SECTION, FlushCursors, parse_hook_event
+    from daemon.flush import flush as flush_session
+
+    heading = section_name(section) if section is not None else DEFAULT_FLUSH_SECTION
+    event = parse_hook_event(_stdin_text())  # refused before the application is loaded
+    from daemon.app import diary_of
+
+    with _app(ctx, **{"vault.path": vault}) as application:
+        return flush_session(event, diary_of(application),
+                             FlushCursors(application.state_dir), section=heading)
+
+
+def _flush_hook(ctx: typer.Context, section: str | None, vault: Path | None,
+                timeout_s: float) -> None:
+    """``dreamd flush --hook``: the flush in a worker thread, waited for ``timeout_s``.
+    Whatever happens — input that is not JSON, a missing transcript, a vault whose writer
+    is busy past the time — the exit code is 0 and a problem is one line on stderr. A
+    flush still running at the time is left to finish or die with the process: its note is
+    written atomically and its cursor only after the note, so the next flush adds what it
+    did not."""
+    import contextvars
+    import threading
+
+    failure: list[str] = []
+
+    def work() -> None:
+        try:
+            _flush_once(ctx, section, vault)
+        except (DreamdError, typer.BadParameter) as error:
+            failure.append(str(error))
+        except Exception as error:  # a hook never fails the session it runs in
+            failure.append(f"{type(error).__name__}: {error}")
+
+    worker = threading.Thread(target=contextvars.copy_context().run, args=(work,),
+                              name="dreamd-flush", daemon=True)
+    worker.start()
+    worker.join(timeout_s)
+    if worker.is_alive():
+        failure.append(f"flush: not done within {timeout_s:g} s (the vault's writer is busy, "
+                       "or the transcript is very long); the next flush adds what this one "
+                       "did not")
+    if failure:
+        err.print(f"dreamd flush: {escape(failure[0].removeprefix('flush: ')[:500])}",
+                  highlight=False)
+
+
 @app.command()
 def show(
     ctx: typer.Context,
@@ -1235,7 +1347,7 @@ def run_here(why: str | None = None) -> None:
     if why and not hook:
         err.print(f"dreamd: {escape(why)}; answering in-process", highlight=False)
     if hook:
-        _run_hook()
+        _run_hook(invocation)
         return
     try:
         app()  # standalone: typer prints usage errors itself and exits with code 2
@@ -1247,10 +1359,11 @@ def run_here(why: str | None = None) -> None:
         sys.exit(130)
 
 
-def _run_hook() -> None:
-    """``dreamd context --hook`` as a Claude Code hook: whatever happens — a bad option, a
-    broken store, input that is not JSON — the exit code is 0 (Claude Code blocks the prompt
-    on exit 2 and shows an error on others) and a failure is one line on stderr."""
+def _run_hook(invocation: client.Invocation | None = None) -> None:
+    """``dreamd context --hook`` (or ``flush --hook``) as a Claude Code hook: whatever
+    happens — a bad option, a broken store, input that is not JSON — the exit code is 0
+    (Claude Code blocks the prompt on exit 2 and shows an error on others) and a failure is
+    one line on stderr."""
     try:
         app(standalone_mode=False)
     except SystemExit:
@@ -1258,7 +1371,8 @@ def _run_hook() -> None:
     except Exception as error:
         text = str(error) if isinstance(error, DreamdError | typer.BadParameter) \
             else f"{type(error).__name__}: {error}"
-        err.print(f"dreamd context: {escape(text[:500])}", highlight=False)
+        command = invocation.command if invocation is not None else "context"
+        err.print(f"dreamd {command}: {escape(text[:500])}", highlight=False)
     sys.exit(0)
 
 

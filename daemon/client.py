@@ -53,6 +53,7 @@ from typing import Any, NamedTuple
 
 __all__ = [
     "API_RECORD",
+    "NOTE_VALUE_OPTIONS",
     "PROTOCOL",
     "REMEMBER_VALUE_OPTIONS",
     "SERVED_COMMANDS",
@@ -88,8 +89,8 @@ API_RECORD = "api.json"
 #: ``mcp --http``, ``service``, ``config``, ``doctor``) stay in the caller's process: they
 #: are the writer themselves, ask the user something, or inspect the caller's environment.
 SERVED_COMMANDS = frozenset({
-    "search", "context", "remember", "show", "forget", "history", "diff", "rollback", "check",
-    "conflicts", "status", "sync",
+    "search", "context", "remember", "note", "show", "forget", "history", "diff", "rollback",
+    "check", "conflicts", "status", "sync",
 })
 #: Seconds to wait for the connection to the socket (a live daemon accepts at once).
 CONNECT_TIMEOUT_S = 2.0
@@ -165,15 +166,17 @@ class Invocation(NamedTuple):
 
     @property
     def hook(self) -> bool:
-        """``dreamd context --hook``: silent on every failure, exit 0."""
-        return self.command == "context" and "--hook" in self.args
+        """``dreamd context --hook`` or ``flush --hook``: silent on every failure, exit 0."""
+        return self.command in _HOOK_COMMANDS and "--hook" in self.args
 
     @property
     def reads_stdin(self) -> bool:
-        """The command reads stdin: a hook (its event's JSON) and ``remember -`` (the
-        memory's text), so the client reads it and sends it with the command."""
+        """The command reads stdin: a hook (its event's JSON), ``remember -`` (the
+        memory's text) and ``note -`` (the line), so the client reads it and sends it with
+        the command."""
         return self.hook or (self.command == "remember" and STDIN_TEXT in positionals(
-            self.args, REMEMBER_VALUE_OPTIONS))
+            self.args, REMEMBER_VALUE_OPTIONS)) or (self.command == "note" and STDIN_TEXT in
+                                                    positionals(self.args, NOTE_VALUE_OPTIONS))
 
 
 def parse_invocation(argv: Sequence[str]) -> Invocation | None:
@@ -224,6 +227,11 @@ STDIN_TEXT = "-"
 #: by ``tests/daemon/test_memory_input.py``.
 REMEMBER_VALUE_OPTIONS = frozenset({"--type", "-t", "--name", "--description", "--subject",
                                     "--owner", "--vault"})
+#: Options of ``note`` that take a value (kept equal to the command's own options by
+#: ``tests/daemon/test_diary_cli.py``).
+NOTE_VALUE_OPTIONS = frozenset({"--section", "-s", "--vault"})
+#: Commands with a ``--hook`` mode (a Claude Code hook: exit 0 whatever happens).
+_HOOK_COMMANDS = frozenset({"context", "flush"})
 
 
 def positionals(args: Sequence[str], value_options: frozenset[str]) -> list[str]:

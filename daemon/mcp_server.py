@@ -7,6 +7,7 @@ clients expect:
 
 - ``memory_search(query, limit, type)`` — hybrid search over the vault (notes and memories);
 - ``memory_write(text, type, name, description, subject, pinned)`` — ``dreamd remember``;
+- ``memory_note(text, section)`` — ``dreamd note``: one line in today's daily note (the diary);
 - ``memory_read(memory, offset)`` — one memory file by id, name or file name;
 - ``memory_forget(memory)`` — ``dreamd forget``;
 - ``memory_history(memory, diff_from, diff_to, offset)`` — ``dreamd history`` (and ``diff``);
@@ -50,11 +51,12 @@ from ccb.model import MEMORY_TYPES, MemoryType
 from ccb.owner import Owner
 from config.errors import DreamdError
 from consistency.secrets import redact_secrets
-from daemon.app import App
+from daemon.app import App, diary_of
 from daemon.context import build_context as assemble_context
+from daemon.diary import section_name
 from daemon.history import forget_remains
 from daemon.mcp_budget import clip_message, fit_context, fit_hits, history_page, text_page
-from daemon.render import hit_json, remember_json
+from daemon.render import hit_json, note_json, remember_json
 from magma.versions import Version, current
 
 __all__ = ["build_server", "serve_stream"]
@@ -95,7 +97,9 @@ def build_server(app: App, owner: Owner | None = None, *,
         name="dreamd", version=_version(),
         instructions="Long-term memory from the user's Obsidian vault. Search before asking "
         "the user something they may have written down; write durable facts, rules and "
-        "preferences with memory_write; treat build_context output as background.",
+        "preferences with memory_write; note decisions, unfinished work and causes of "
+        "incidents in today's diary with memory_note; treat build_context output as "
+        "background.",
     )
 
     fail = _tool_error
@@ -170,7 +174,46 @@ def build_server(app: App, owner: Owner | None = None, *,
                     "removed": list(report.removed)}
 
     _history_and_context_tools(server, app, owner, one_at_a_time, budget)
+    _diary_tool(server, app, one_at_a_time)
     return server
+
+
+#: What ``memory_note`` tells the assistant a diary line is for (issue 21: the diary is raw
+#: material; use, not the day it is written, decides what becomes a memory).
+NOTE_TOOL_DESCRIPTION = """Write one line in today's diary (the user's daily note in the
+vault), under a "## section" heading (default "Notes"). Append only; nothing there is
+changed. The diary is raw material: what gets searched and used again later becomes a
+long-term memory on its own, so write a line whenever something may matter later, without
+deciding yet whether it is durable.
+
+Worth a line: a decision and its reason ("Chose LanceDB over SQLite: vector search without a
+server"), a preference or rule the user stated, unfinished work and where it stopped, the
+cause of an incident or a bug once found, a fact learned about the user's projects or tools.
+
+Not worth a line: chit-chat and greetings, what you are about to do, things already in
+memory (search first; use memory_write for a fact that is clearly durable), whole files or
+logs, and never a password, key or token (refused)."""
+
+
+def _diary_tool(server: MCPServer, app: App,
+                one_at_a_time: threading.Lock | threading.RLock) -> None:
+    """Register ``memory_note`` on ``server`` (see :func:`build_server`)."""
+    fail = _tool_error
+
+    @server.tool(description=NOTE_TOOL_DESCRIPTION)
+    def memory_note(text: str, section: str | None = None) -> dict[str, Any]:
+        try:  # refused at once, without waiting for another tool call to finish
+            heading = section_name(section)
+            checked_memory_text(text, max_chars=app.settings.memory.max_chars,
+                                where="memory_note")
+        except DreamdError as error:
+            raise fail(error) from error
+        with one_at_a_time:
+            try:
+                result = diary_of(app).note(text, section=heading, source=None)
+            except DreamdError as error:
+                raise fail(error) from error
+            return note_json(result)
 
 
 def _tool_error(error: DreamdError) -> ToolError:

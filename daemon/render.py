@@ -18,6 +18,8 @@ from ccb.model import SKIPPED_KINDS
 from config import LoadedSettings, describe
 from daemon.check import CheckReport, ConflictRecord, Finding, FixReport
 from daemon.context import Context
+from daemon.diary import NoteResult
+from daemon.flush import FlushReport
 from daemon.history import RollbackResult
 from daemon.memories import RememberResult
 from daemon.retrieval import SearchTrace
@@ -33,13 +35,17 @@ __all__ = [
     "conflicts_json",
     "context_json",
     "display_value",
+    "flush_json",
     "history_json",
     "hit_json",
+    "note_json",
     "print_check",
     "print_conflicts",
     "print_fix",
+    "print_flush",
     "print_history",
     "print_hits",
+    "print_note",
     "print_remember",
     "print_rollback",
     "print_status",
@@ -270,6 +276,42 @@ def print_remember(console: Console, result: RememberResult, *, explain: bool = 
     if result.conflict_path:
         console.print(escape(f"the file changed meanwhile: our version is in "
                              f"{result.conflict_path}"), highlight=False)
+
+
+def note_json(result: NoteResult) -> dict[str, Any]:
+    """An append to the diary: ``path``, ``day`` (ISO), ``section``, the file ``lines`` of
+    the new entries, ``created``, ``status`` and ``conflict_path``."""
+    return {"path": result.path, "day": result.day.isoformat(), "section": result.section,
+            "lines": list(result.lines), "created": result.created, "status": result.status,
+            "conflict_path": result.conflict_path}
+
+
+def print_note(console: Console, result: NoteResult) -> None:
+    where = ", ".join(f"{result.path}:{line}" for line in result.lines) or result.path
+    made = " (new note)" if result.created else ""
+    console.print(escape(f"noted in {where}{made} under ## {result.section}"), highlight=False)
+    if result.conflict_path:
+        console.print(escape(f"the note changed meanwhile: our version is in "
+                             f"{result.conflict_path}"), highlight=False)
+
+
+def flush_json(report: FlushReport) -> dict[str, Any]:
+    """A flush: statements ``found`` past the cursor, ``withheld`` (a credential),
+    ``appended``, the transcript ``offset`` read up to, and the ``note`` written or null."""
+    return {"found": report.found, "withheld": report.withheld, "appended": report.appended,
+            "offset": report.offset,
+            "note": note_json(report.note) if report.note is not None else None}
+
+
+def print_flush(console: Console, report: FlushReport) -> None:
+    if report.note is None or not report.note.lines:
+        console.print(f"nothing new to note ({report.found} statement(s) found, "
+                      f"{report.withheld} withheld for a credential)", highlight=False)
+        return
+    print_note(console, report.note)
+    if report.withheld:
+        console.print(f"{report.withheld} statement(s) left out: they carry a credential",
+                      highlight=False)
 
 
 def status_json(report: StatusReport) -> dict[str, Any]:

@@ -90,8 +90,8 @@ def test_an_assistant_writes_searches_reads_and_forgets(tmp_path: Path) -> None:
     ]
     listed, first, again, secret, search, escape, context, forgot = anyio.run(
         _session, vault, calls)
-    assert listed == ["build_context", "memory_forget", "memory_history", "memory_read",
-                      "memory_rollback", "memory_search", "memory_write"]
+    assert listed == ["build_context", "memory_forget", "memory_history", "memory_note",
+                      "memory_read", "memory_rollback", "memory_search", "memory_write"]
     written = _data(first)
     assert written["action"] == "created"
     assert _data(again)["action"] == "duplicate"

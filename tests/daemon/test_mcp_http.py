@@ -286,8 +286,8 @@ def test_an_assistant_writes_reads_and_searches_over_http(server: Server) -> Non
         ("memory_search", {"query": "kiln controller deploys", "limit": 5}),
     ]
     listed, written, read, search = anyio.run(_mcp_session, server.url, server.token(), calls)
-    assert listed == ["build_context", "memory_forget", "memory_history", "memory_read",
-                      "memory_rollback", "memory_search", "memory_write"]
+    assert listed == ["build_context", "memory_forget", "memory_history", "memory_note",
+                      "memory_read", "memory_rollback", "memory_search", "memory_write"]
     created = _data(written)
     assert created["action"] == "created"
     stored = _data(read)

@@ -281,6 +281,25 @@ def test_remember_reads_its_text_from_stdin_through_the_daemon(
         "memory.max_chars (e.g. --set memory.max_chars=9000000)"]
 
 
+def test_a_diary_line_goes_through_the_daemon_and_is_found_at_once(
+        served: Any, tmp_path: Path) -> None:
+    """``note -``: the daemon writes today's daily note with its one writer and indexes it
+    with its resident index, so a search right after finds the line."""
+    vault, _daemon = served
+    here = tmp_path / "work"
+    here.mkdir()
+    assert _dreamd(["status", "--vault", str(vault)], here).returncode == 0  # the record
+    line = "The glaze kiln tripped its breaker: the cone 10 program draws too much current."
+    run = _dreamd(["note", "-", "--section", "Incidents", "--json", "--vault", str(vault)],
+                  here, stdin=line + "\n")
+    assert run.returncode == 0 and not _imported(run, "lancedb"), _said(run)
+    result = json.loads(run.stdout)
+    assert (vault / result["path"]).read_text("utf-8").endswith(line + "\n")
+    found = _dreamd(["search", "kiln breaker tripped", "--json", "--vault", str(vault)], here)
+    assert found.returncode == 0 and not _imported(found, "lancedb"), _said(found)
+    assert result["path"] in [hit["path"] for hit in json.loads(found.stdout)]
+
+
 def test_other_settings_are_answered_in_process(reading: Any, tmp_path: Path) -> None:
     vault, _daemon = reading
     here = tmp_path / "work"

@@ -1,0 +1,194 @@
+"""``dreamd flush --hook`` as Claude Code runs it before a compaction or at a session's end: a
+real subprocess, a real transcript file, the vault's real daily note. It never fails the
+session (exit 0, at most one line on stderr), and a second run adds nothing new."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import filelock
+import pytest
+
+from daemon.app import App, load
+
+REPO = Path(__file__).resolve().parents[2]
+SESSION = "3f2a1c9b-7d4e-4a51-9c1e-5b2f0c8d9e10"
+
+
+def _user(content: Any, **extra: Any) -> dict[str, Any]:
+    return {"type": "user", "sessionId": SESSION, "uuid": f"u{time.monotonic_ns()}",
+            "message": {"role": "user", "content": content}, **extra}
+
+
+def _assistant(text: str) -> dict[str, Any]:
+    return {"type": "assistant", "sessionId": SESSION,
+            "message": {"role": "assistant", "content": [{"type": "text", "text": text}]}}
+
+
+ENGLISH = [
+    _user("Let's look at the flaky test. From now on, tests must use a real database, never "
+          "mocks. Why did it pass yesterday?"),
+    _assistant("You must always run the migrations first. I decided to rerun them."),
+    _user([{"type": "tool_result", "tool_use_id": "t1", "content": "never do this"}]),
+    _user("<command-name>/compact</command-name>Always answer in French.", isMeta=True),
+    _user("Summary: the user prefers tabs.", isCompactSummary=True),
+    _user([{"type": "text", "text": "I prefer small commits over big ones. Thanks!"}]),
+]
+CHINESE = [
+    _user("我更喜欢用 pnpm。以后提交信息都用中文写。这个能用吗？"),
+    _assistant("好的，我们决定用 pnpm。"),
+    _user("我们决定用 PostgreSQL，不用 MySQL。今天好累啊。"),
+]
+
+
+def _write_transcript(path: Path, entries: list[dict[str, Any]], *, tail: str = "") -> None:
+    with path.open("a", encoding="utf-8") as handle:
+        for entry in entries:
+            handle.write(json.dumps(entry, ensure_ascii=False) + "\n")
+        handle.write(tail)
+
+
+def _flush(vault: Path, stdin: str | bytes, *args: str) -> subprocess.CompletedProcess[bytes]:
+    data = stdin.encode() if isinstance(stdin, str) else stdin
+    return subprocess.run(
+        [sys.executable, "-m", "daemon", "--set", "time.zone=UTC", "flush", *args,
+         "--vault", str(vault)],
+        input=data, capture_output=True, timeout=120, cwd=REPO, env=os.environ.copy(),
+        check=False)
+
+
+def _event(transcript: Path, name: str = "PreCompact") -> str:
+    return json.dumps({"session_id": SESSION, "transcript_path": str(transcript),
+                       "hook_event_name": name, "cwd": str(transcript.parent),
+                       "trigger": "auto"})
+
+
+def _today_note(vault: Path) -> Path:
+    return vault / "Daily" / f"{datetime.now(UTC).date().isoformat()}.md"
+
+
+@pytest.mark.parametrize("stdin", [b"", b"garbage", b"[1, 2]", b'{"session_id": "x"}',
+                                   b"\xff\xfe not utf-8", b"{" * 100_000])
+def test_garbage_on_stdin_exits_0_with_one_line(vault: Path, stdin: bytes) -> None:
+    done = _flush(vault, stdin, "--hook")
+    assert done.returncode == 0
+    assert done.stdout == b""
+    err = done.stderr.decode()
+    assert err.startswith("dreamd flush: ") and err.count("\n") == 1, err
+    assert not _today_note(vault).exists()
+
+
+def test_a_missing_transcript_and_a_bad_option_exit_0(vault: Path, tmp_path: Path) -> None:
+    missing = _flush(vault, _event(tmp_path / "gone.jsonl"), "--hook")
+    assert missing.returncode == 0
+    assert missing.stderr.decode().count("\n") == 1
+    assert "cannot read the transcript" in missing.stderr.decode()
+    odd = _flush(vault, _event(tmp_path / "gone.jsonl"), "--hook", "--bogus")
+    assert odd.returncode == 0 and odd.stderr.decode().count("\n") == 1
+
+
+def test_the_users_rules_preferences_and_decisions_reach_todays_note_once(
+        vault: Path, tmp_path: Path) -> None:
+    transcript = tmp_path / f"{SESSION}.jsonl"
+    # the session's last line is still being written: it waits for the next flush
+    _write_transcript(transcript, ENGLISH, tail='{"type": "user", "message": {"role": "us')
+    first = _flush(vault, _event(transcript), "--hook")
+    assert (first.returncode, first.stdout, first.stderr) == (0, b"", b"")
+    note = _today_note(vault)
+    lines = note.read_text(encoding="utf-8").splitlines()
+    assert lines[0] == "## Sessions"
+    assert [line[8:] for line in lines[1:]] == [
+        "From now on, tests must use a real database, never mocks. (source: session 3f2a1c9b)",
+        "I prefer small commits over big ones. (source: session 3f2a1c9b)",
+    ]
+    assert all(line[2:7].replace(":", "").isdigit() for line in lines[1:])
+    before = note.read_bytes()
+    again = _flush(vault, _event(transcript, "SessionEnd"), "--hook")
+    assert (again.returncode, again.stderr) == (0, b"")
+    assert note.read_bytes() == before  # idempotent: nothing new in the transcript
+
+    # the session goes on, in Chinese; the user edits the note meanwhile
+    with transcript.open("a", encoding="utf-8") as handle:
+        handle.write('er", "content": "Never deploy on Fridays."}}\n')
+    _write_transcript(transcript, CHINESE)
+    edited = before.replace(b"## Sessions\n", b"## Sessions\nwritten by hand\n") + \
+        b"\n## Later\nmine\n"
+    note.write_bytes(edited)
+    third = _flush(vault, _event(transcript), "--json")
+    assert third.returncode == 0, third.stderr
+    report = json.loads(third.stdout)
+    assert report["appended"] == 4 and report["withheld"] == 0
+    text = note.read_text(encoding="utf-8")
+    assert text.startswith(edited.decode().split("\n## Later")[0])
+    assert text.endswith("\n## Later\nmine\n")
+    added = text.split("mocks. (source: session 3f2a1c9b)\n", 1)[1].splitlines()
+    assert [line[8:] for line in added[1:5]] == [
+        "Never deploy on Fridays. (source: session 3f2a1c9b)",
+        "我更喜欢用 pnpm。 (source: session 3f2a1c9b)",
+        "以后提交信息都用中文写。 (source: session 3f2a1c9b)",
+        "我们决定用 PostgreSQL，不用 MySQL。 (source: session 3f2a1c9b)",
+    ]
+    fourth = _flush(vault, _event(transcript), "--json")
+    assert json.loads(fourth.stdout)["appended"] == 0
+    assert note.read_text(encoding="utf-8") == text
+
+
+def test_a_sentence_with_a_credential_is_left_out(vault: Path, tmp_path: Path) -> None:
+    transcript = tmp_path / "t.jsonl"
+    _write_transcript(transcript, [_user(
+        "From now on, always use the key sk-proj-Abc123XyZ987qweRTY456uioPLK for staging. "
+        "Never push to main.")])
+    done = _flush(vault, _event(transcript), "--json")
+    report = json.loads(done.stdout)
+    assert (report["appended"], report["withheld"]) == (1, 1)
+    text = _today_note(vault).read_text(encoding="utf-8")
+    assert "Never push to main." in text and "Abc123XyZ987" not in text
+
+
+def test_a_busy_writer_is_waited_for_a_bounded_time(vault: Path, tmp_path: Path) -> None:
+    transcript = tmp_path / "t.jsonl"
+    _write_transcript(transcript, [_user("Never push to main.")])
+    state_dir = App.create(load(None, None, {"vault.path": str(vault)})).state_dir
+    state_dir.mkdir(parents=True, exist_ok=True)
+    with filelock.FileLock(state_dir / "writer.lock"):  # another dreamd process writing
+        started = time.monotonic()
+        done = _flush(vault, _event(transcript), "--hook", "--timeout", "1.5")
+        took = time.monotonic() - started
+    assert done.returncode == 0
+    err = done.stderr.decode()
+    assert err.count("\n") == 1 and "not done within 1.5 s" in err
+    assert took < 15, took  # the interpreter's start, the settings, and 1.5 s
+    assert not _today_note(vault).exists()
+    # the cursor did not move: the next flush, with the writer free, adds the line
+    assert _flush(vault, _event(transcript), "--hook").returncode == 0
+    assert "Never push to main." in _today_note(vault).read_text(encoding="utf-8")
+
+
+def test_the_readme_flush_recipe(vault: Path, tmp_path: Path) -> None:
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    blocks = [json.loads(b) for b in re.findall(r"```json\n(.+?)\n```", readme, re.DOTALL)
+              if '"PreCompact"' in b]
+    assert len(blocks) == 1, "the README's flush recipe"
+    hooks = blocks[0]["hooks"]
+    assert set(hooks) == {"PreCompact", "SessionEnd"}
+    transcript = tmp_path / f"{SESSION}.jsonl"
+    _write_transcript(transcript, CHINESE)
+    for name, entries in hooks.items():
+        command = entries[0]["hooks"][0]["command"]
+        line = command.replace("/path/to/dreamd/.venv/bin/dreamd",
+                               f"{sys.executable} -m daemon --set time.zone=UTC").replace(
+            "~/Notes", str(vault))
+        done = subprocess.run(["bash", "-c", line], input=_event(transcript, name), text=True,
+                              capture_output=True, timeout=120, cwd=REPO, check=False,
+                              env=os.environ.copy())
+        assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
+    text = _today_note(vault).read_text(encoding="utf-8")
+    assert text.count("(source: session 3f2a1c9b)") == 3
