@@ -221,19 +221,15 @@ def flush(event: HookEvent, diary: Diary, cursors: FlushCursors, *,
     except OSError as error:
         raise HookInputError(f"flush: cannot read the transcript {event.transcript_path} "
                              f"({error.strerror or error})") from None
-    texts: list[str] = []
-    withheld = 0
-    for found in user_statements(chunk):
-        if find_secrets(found.statement.text):
-            withheld += 1
-        elif found.statement.text not in texts:
-            texts.append(found.statement.text)
+    said = list(dict.fromkeys(found.statement.text for found in user_statements(chunk)))
+    texts = [text for text in said if not find_secrets(text)]  # (each text checked once)
+    withheld = len(said) - len(texts)
     note = None
     if texts:
         source = f"session {event.session_id[:SOURCE_ID_CHARS]}"
         note = diary.append(texts, section=section, source=source, skip_present=True)
     cursors.keep(event, end, datetime.now(UTC))
     log.info("flush.done", session=event.session_id, hook=event.hook_event_name,
-             found=len(texts) + withheld, withheld=withheld,
+             found=len(said), withheld=withheld,
              appended=len(note.lines) if note else 0, offset=end, read_from=start)
-    return FlushReport(len(texts) + withheld, withheld, note, end)
+    return FlushReport(len(said), withheld, note, end)
