@@ -174,7 +174,7 @@ def build_server(app: App, owner: Owner | None = None, *,
                     "removed": list(report.removed)}
 
     _history_and_context_tools(server, app, owner, one_at_a_time, budget)
-    _diary_tool(server, app, one_at_a_time)
+    _diary_tool(server, app, owner, one_at_a_time)
     return server
 
 
@@ -195,9 +195,10 @@ memory (search first; use memory_write for a fact that is clearly durable), whol
 logs, and never a password, key or token (refused)."""
 
 
-def _diary_tool(server: MCPServer, app: App,
+def _diary_tool(server: MCPServer, app: App, owner: Owner | None,
                 one_at_a_time: threading.Lock | threading.RLock) -> None:
-    """Register ``memory_note`` on ``server`` (see :func:`build_server`)."""
+    """Register ``memory_note`` on ``server`` (see :func:`build_server`): a server acting
+    for an owner names it as the source of its lines (``(source: alice/claude-code)``)."""
     fail = _tool_error
 
     @server.tool(description=NOTE_TOOL_DESCRIPTION)
@@ -210,7 +211,8 @@ def _diary_tool(server: MCPServer, app: App,
             raise fail(error) from error
         with one_at_a_time:
             try:
-                result = diary_of(app).note(text, section=heading, source=None)
+                result = diary_of(app).note(text, section=heading,
+                                            source=str(owner) if owner is not None else None)
             except DreamdError as error:
                 raise fail(error) from error
             return note_json(result)

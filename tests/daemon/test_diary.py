@@ -19,6 +19,7 @@ import pytest
 import typer
 from mcp import Client
 
+from ccb.owner import Owner
 from config.errors import EmptyMemoryError, SecretRefusedError
 from daemon import client
 from daemon.app import App, diary_of
@@ -104,9 +105,10 @@ def test_credentials_and_empty_lines_are_refused_and_nothing_is_written(
     assert not (vault / "Daily" / "2026-12-01.md").exists()
 
 
-def _tool_calls(app: App, calls: list[tuple[str, dict[str, Any]]]) -> list[Any]:
+def _tool_calls(app: App, calls: list[tuple[str, dict[str, Any]]],
+                owner: Owner | None = None) -> list[Any]:
     async def run() -> list[Any]:
-        async with Client(build_server(app)) as session:
+        async with Client(build_server(app, owner)) as session:
             tools = {tool.name: tool for tool in (await session.list_tools()).tools}
             return [tools, *[await session.call_tool(name, arguments)
                               for name, arguments in calls]]
@@ -131,6 +133,15 @@ def test_an_assistant_notes_a_line_with_memory_note(vault: Path, make_app: Build
     assert secret.is_error and "credential" in secret.content[0].text
     assert "a1B2c3D4" not in secret.content[0].text
     assert blank.is_error
+
+
+def test_an_owners_assistant_is_named_as_the_source(vault: Path, make_app: Builder) -> None:
+    app, _ = make_app(vault)
+    _, noted = _tool_calls(app, [("memory_note", {"text": "Prefers metric units."})],
+                           Owner("alice", "claude-code"))
+    result = noted.structured_content.get("result", noted.structured_content)
+    assert (vault / result["path"]).read_text(encoding="utf-8").endswith(
+        " Prefers metric units. (source: alice/claude-code)\n")
 
 
 def test_the_daemon_serves_note_as_the_cli_would(vault: Path, make_app: Builder) -> None:
