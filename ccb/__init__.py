@@ -10,6 +10,9 @@ Reading side (pure unless noted):
 - :mod:`ccb.scan` — the vault's ignore rules, the vault walk and ``read_note`` (I/O).
 - :mod:`ccb.obsidian_vaults` — the vaults Obsidian knows (its ``obsidian.json``), for
   ``dreamd init`` without a path.
+- :mod:`ccb.daily_notes` — where daily notes live (Obsidian's Daily notes settings, an
+  OpenClaw workspace's ``memory/`` days): the raw layer of the diary.
+- :mod:`ccb.diary` — a diary line, and its insertion under a note's ``## heading``.
 
 Writing side: :mod:`ccb.writer` (the single writer: compare-before-write, conflict copies,
 lost-update repair), :mod:`ccb.atomic` (atomic and in-place file writes),

@@ -9,6 +9,8 @@ Modules:
   answers ``Duplicate | Update | Supersede | New``; ``merge_bodies`` for updates.
 - :mod:`consistency.secrets` — credential detection: ``find_secrets`` and ``refuse_secrets``
   (raises ``config.errors.SecretRefusedError``), called on every write path.
+- :mod:`consistency.statements` — the user's sentences that carry a rule, a preference or a
+  decision (English and Chinese): what ``dreamd flush`` keeps in the diary.
 
 Submodules are imported by name; this package re-exports nothing.
 """
