@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -192,3 +193,23 @@ def test_the_readme_flush_recipe(vault: Path, tmp_path: Path) -> None:
         assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
     text = _today_note(vault).read_text(encoding="utf-8")
     assert text.count("(source: session 3f2a1c9b)") == 3
+
+
+def test_a_line_the_user_removed_does_not_come_back_and_a_lost_cursor_adds_nothing_twice(
+        vault: Path, tmp_path: Path) -> None:
+    transcript = tmp_path / f"{SESSION}.jsonl"
+    _write_transcript(transcript, CHINESE)
+    assert _flush(vault, _event(transcript), "--hook").returncode == 0
+    note = _today_note(vault)
+    kept = [line for line in note.read_text(encoding="utf-8").splitlines(keepends=True)
+            if "pnpm" not in line]
+    note.write_text("".join(kept), encoding="utf-8")  # the user deletes a line
+    assert _flush(vault, _event(transcript), "--hook").returncode == 0
+    assert note.read_text(encoding="utf-8") == "".join(kept)  # the cursor: not read again
+    # a flush killed after its note was written and before its cursor was: run again, the
+    # sentences the note holds are not added twice (the one the user removed comes back)
+    state_dir = App.create(load(None, None, {"vault.path": str(vault)})).state_dir
+    shutil.rmtree(state_dir / "flush-cursors")
+    assert _flush(vault, _event(transcript), "--hook").returncode == 0
+    text = note.read_text(encoding="utf-8")
+    assert text.count("以后提交信息都用中文写。") == 1 and text.count("pnpm") == 1
