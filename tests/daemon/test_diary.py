@@ -57,6 +57,17 @@ def test_each_line_goes_to_the_users_day_at_midnight_in_tokyo(
         "Daily/2026-12-01.md"
 
 
+def test_without_time_zone_the_day_is_the_systems_tz(
+        vault: Path, make_app: Builder, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TZ", "Asia/Tokyo")
+    app, _ = make_app(vault)
+    assert str(app.zone) == "Asia/Tokyo"
+    late = diary_of(app, clock=_fixed(app, BEFORE_MIDNIGHT_TOKYO)).note("late")
+    early = diary_of(app, clock=_fixed(app, AFTER_MIDNIGHT_TOKYO)).note("early")
+    assert (late.path, early.path) == ("Daily/2026-12-01.md", "Daily/2026-12-02.md")
+    assert (vault / early.path).read_text(encoding="utf-8").endswith("- 00:01 early\n")
+
+
 def test_a_users_edit_between_two_lines_is_kept_byte_for_byte(
         vault: Path, make_app: Builder) -> None:
     app, _ = make_app(vault, **{"time.zone": "UTC"})
