@@ -647,7 +647,7 @@ def note(
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
 ) -> None:
     """Append a line to today's daily note (the diary): a decision, a preference, unfinished
-    work, the cause of an incident. Append only; the dream decides later what is kept."""
+    work, the cause of an incident. Append only: nothing already in the note changes."""
     from daemon.app import diary_of
     from daemon.diary import section_name
 

@@ -228,7 +228,7 @@ STDIN_TEXT = "-"
 REMEMBER_VALUE_OPTIONS = frozenset({"--type", "-t", "--name", "--description", "--subject",
                                     "--owner", "--vault"})
 #: Options of ``note`` that take a value (kept equal to the command's own options by
-#: ``tests/daemon/test_diary_cli.py``).
+#: ``tests/daemon/test_diary.py``).
 NOTE_VALUE_OPTIONS = frozenset({"--section", "-s", "--vault"})
 #: Commands with a ``--hook`` mode (a Claude Code hook: exit 0 whatever happens).
 _HOOK_COMMANDS = frozenset({"context", "flush"})

@@ -182,9 +182,9 @@ def build_server(app: App, owner: Owner | None = None, *,
 #: material; use, not the day it is written, decides what becomes a memory).
 NOTE_TOOL_DESCRIPTION = """Write one line in today's diary (the user's daily note in the
 vault), under a "## section" heading (default "Notes"). Append only; nothing there is
-changed. The diary is raw material: what gets searched and used again later becomes a
-long-term memory on its own, so write a line whenever something may matter later, without
-deciding yet whether it is durable.
+changed. The diary is raw material: searchable like any note, and what keeps mattering
+can become a long-term memory later. So write a line whenever something may matter later,
+without deciding yet whether it is durable.
 
 Worth a line: a decision and its reason ("Chose LanceDB over SQLite: vector search without a
 server"), a preference or rule the user stated, unfinished work and where it stopped, the
