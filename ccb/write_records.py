@@ -21,12 +21,14 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+import filelock
+
 from ccb.atomic import TEMP_SUFFIX, read_json_object, write_bytes_atomic
 from ccb.write_transport import sha256_hex
 
 __all__ = ["BATCH_SAVE_EVERY", "GENERATED_FILE", "HEAL_WINDOW_S", "JOURNAL_FILE",
-           "ORIGINS_FILE", "ORIGIN_WINDOW_S", "GeneratedFiles", "OriginLog", "WriteJournal",
-           "prune_journal"]
+           "ORIGINS_FILE", "ORIGIN_WAIT_S", "ORIGIN_WINDOW_S", "GeneratedFiles", "OriginLog",
+           "WriteJournal", "prune_journal"]
 
 GENERATED_FILE = "generated.json"
 ORIGINS_FILE = "origins.json"
@@ -41,6 +43,10 @@ HEAL_WINDOW_S = 600.0
 #: daemon that was down.
 ORIGIN_WINDOW_S = 86_400.0
 _ORIGINS_MAX = 16_384
+#: Longest wait for another process's batch before bytes of unknown origin are taken for
+#: someone else's edit, in seconds (our choice: a remember through the Obsidian CLI takes one
+#: to two seconds; a longer batch's writes are then counted as edits, never lost).
+ORIGIN_WAIT_S = 5.0
 #: While held (a batch of writes), the origins are saved after this many writes (and at the
 #: end): another process learns of a batch write's origin at most this many writes late.
 BATCH_SAVE_EVERY = 100
@@ -55,6 +61,7 @@ class OriginLog:
         self._path = folder / ORIGINS_FILE
         self._held: dict[str, object] | None = None
         self._writes = 0
+        self._wait_until = 0.0
 
     def of(self, content_hash: str) -> tuple[str, str] | None:
         """``(origin, change)`` of a recent write of these bytes, or ``None``."""
@@ -62,6 +69,24 @@ class OriginLog:
         if isinstance(found, list) and len(found) == 3:
             return str(found[0]), str(found[1])
         return None
+
+    def settled(self, content_hash: str, lock: filelock.BaseFileLock, *, own: bool
+                ) -> tuple[str, str] | None:
+        """:meth:`of`, and for bytes it does not know, :meth:`of` again once ``lock`` (the
+        writer lock) is free, waiting at most :data:`ORIGIN_WAIT_S`. Another process's batch
+        may put bytes on disk before it saves their origin (the Obsidian CLI writes them as it
+        is told; ``remember`` holds its batch until ``MEMORY.md`` is written too). ``own``:
+        this process holds a batch (its origins are in memory: no wait). After a wait that
+        timed out, unknown bytes are not waited for during the next :data:`ORIGIN_WAIT_S`."""
+        found = self.of(content_hash)
+        if found is not None or own or time.monotonic() < self._wait_until:
+            return found
+        try:
+            with lock.acquire(timeout=ORIGIN_WAIT_S):
+                return self.of(content_hash)
+        except filelock.Timeout:
+            self._wait_until = time.monotonic() + ORIGIN_WAIT_S
+            return None
 
     def note(self, data: bytes, tag: tuple[str, str]) -> None:
         """Remember that ``data`` was written by ``tag`` (``(origin, change)``), now."""

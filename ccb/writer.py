@@ -492,9 +492,9 @@ class NoteWriter:
         return self._absolute(rel_path).relative_to(self.root).as_posix()
 
     def origin_of(self, content_hash: str) -> tuple[str, str] | None:
-        """``(origin, change)`` of a recent write of these bytes by dreamd (within
-        :data:`ORIGIN_WINDOW_S`), or ``None``: then the bytes are someone else's edit."""
-        return self._origins.of(content_hash)
+        """``(origin, change)`` of a recent write of these bytes by dreamd, or ``None``: then
+        the bytes are someone else's edit (:meth:`ccb.write_records.OriginLog.settled`)."""
+        return self._origins.settled(content_hash, self._process_lock, own=self._recent.held)
 
     @contextmanager
     def batch(self) -> Iterator[None]:

@@ -411,3 +411,33 @@ def test_a_writer_lock_held_too_long_is_a_clear_error(
         waiting.write("Memory/x.md", BASE, base=None)
     assert waiting.read("Memory/x.md") is None
     assert waiting.write("Memory/x.md", BASE, base=None).status == "created"
+
+
+def test_bytes_of_another_process_batch_are_named_once_the_batch_is_over(
+        writer: NoteWriter, tmp_path: Path) -> None:
+    """``remember`` through the Obsidian CLI: the bytes are on disk while its batch still
+    holds their origin in memory (it writes ``MEMORY.md`` next). The daemon's indexer, another
+    process, must name them dreamd's write, not the user's (a race CI met under load)."""
+    import threading
+    import time as clock
+
+    from ccb.write_transport import sha256_hex
+
+    daemon_side = NoteWriter(tmp_path / "vault", tmp_path / "state")  # its own lock handle
+    data = b"---\ntype: reference\n---\nThe kiln shelf is 40 cm wide.\n"
+    written = threading.Event()
+
+    def remember() -> None:
+        with writer.batch():
+            writer.write("Memory/kiln.md", data, base=None, origin="api", change="new")
+            written.set()
+            clock.sleep(0.5)  # MEMORY.md and the rest of the batch
+
+    worker = threading.Thread(target=remember)
+    worker.start()
+    assert written.wait(10)
+    assert (tmp_path / "vault" / "Memory" / "kiln.md").read_bytes() == data
+    found = daemon_side.origin_of(sha256_hex(data))
+    worker.join()
+    assert found is not None and found[0] == "api"
+    assert daemon_side.origin_of(sha256_hex(b"someone else's bytes")) is None
