@@ -72,6 +72,7 @@ __all__ = [
     "TokenBudgetSettings",
     "VaultSettings",
     "default_data_dir",
+    "intent_cache_enabled",
     "state_dir",
     "store_uri",
     "system_zone",
@@ -312,7 +313,9 @@ class SyncSettings(_Section):
 class CacheSettings(_Section):
     """The intent cache: what each query is about, kept per process (seed: cache)."""
 
-    enabled: bool = Field(default=True, description="Cache the intent of queries.")
+    enabled: bool = Field(
+        default=True, description="Cache the intent of queries (with "
+        "retrieval.intent_analysis.cache_enabled: both must be on).")
     ttl_hours: PositiveFloat = Field(default=24, description="How long a cached intent lives.")
     max_size: PositiveInt = Field(default=10000, description="Most cached intents kept.")
     semantic_threshold: Fraction = Field(
@@ -500,6 +503,12 @@ class IntentAnalysisSettings(_Section):
     )
     rule_confidence_threshold: Fraction = Field(
         default=0.5, description="Least rule confidence for its intent to be used."
+    )
+    cache_enabled: bool = Field(
+        default=True,
+        description="Keep each query's intent (the rules' and the intent LLM's answer) in "
+        "the intent cache, so a repeated or similar query is not analysed or asked again "
+        "(the cache's TTL, size and threshold are in cache; both switches must be on).",
     )
 
 
@@ -902,6 +911,12 @@ def system_zone() -> tzinfo:
         return tzlocal.get_localzone()
     except Exception:  # an unknown TZ value or an unreadable /etc/localtime
         return datetime.now().astimezone().tzinfo or UTC
+
+
+def intent_cache_enabled(settings: Settings) -> bool:
+    """Whether searches keep query intents: ``cache.enabled`` and the intent analysis's own
+    switch ``retrieval.intent_analysis.cache_enabled`` (the seed's profiles set the latter)."""
+    return settings.cache.enabled and settings.retrieval.intent_analysis.cache_enabled
 
 
 def user_zone(settings: Settings) -> tzinfo:

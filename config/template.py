@@ -48,12 +48,12 @@ _PROFILES = """\
 #
 # [development]
 # auto_dream.time_gate.min_hours_between_dream = 1
-# cache.enabled = false
+# retrieval.intent_analysis.cache_enabled = false
 # retrieval.progressive_search.enabled = false
 #
 # [production]
 # auto_dream.time_gate.min_hours_between_dream = 48
-# cache.enabled = true
+# retrieval.intent_analysis.cache_enabled = true
 # retrieval.progressive_search.enabled = true
 # metrics.enabled = true
 """

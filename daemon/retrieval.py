@@ -4,7 +4,8 @@ DESIGN.md § Retrieval. One search runs:
 
 1. **Intent** (:mod:`magma.intent`): rules in English and Chinese say which memory types and
    layers a query targets and which days it is about; the answer is cached (``cache``:
-   TTL and size). When the rules are unsure and an LLM is configured
+   TTL and size; off when ``cache.enabled`` or ``retrieval.intent_analysis.cache_enabled``
+   is). When the rules are unsure and an LLM is configured
    (``retrieval.intent_analysis.enable_llm``), the LLM is asked *beside* the stages: its answer
    is used when it arrives before they end and clears ``llm_confidence_threshold``, and is
    cached for the next time; a search never waits for it.
@@ -58,7 +59,7 @@ from ccb.model import DIARY_FILE
 from ccb.names import nfc_key
 from ccb.owner import Owner
 from config.errors import DreamdError
-from config.settings import Settings, Stage, user_zone
+from config.settings import Settings, Stage, intent_cache_enabled, user_zone
 from consistency.lifecycle import (
     LifecyclePolicy,
     MemoryState,
@@ -208,7 +209,8 @@ class Retriever:
         cache = settings.cache
         self._intents = IntentCache(
             ttl_s=cache.ttl_hours * 3600, max_size=cache.max_size,
-            semantic_threshold=cache.semantic_threshold, clock=clock) if cache.enabled else None
+            semantic_threshold=cache.semantic_threshold, clock=clock,
+        ) if intent_cache_enabled(settings) else None
         self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="dreamd-search")
         # llm.intent.concurrency calls in flight at most (0: no limit); a query whose
         # question would exceed it goes on with the rules alone
@@ -234,7 +236,8 @@ class Retriever:
 
     @property
     def intent_cache(self) -> IntentCache | None:
-        """The intent cache (``None`` when ``cache.enabled`` is off)."""
+        """The intent cache (``None`` when ``cache.enabled`` or
+        ``retrieval.intent_analysis.cache_enabled`` is off)."""
         return self._intents
 
     def close(self) -> None:

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
-from config.settings import Settings
+from config.settings import Settings, intent_cache_enabled
 from consistency.dream import dream_due
 from daemon.dream import SessionCount, last_dream, read_state
 from daemon.lock import current_holder
@@ -44,7 +44,7 @@ def vault_status(*, vault: Path, store_uri: str, state_dir: Path, settings: Sett
         conflict_copies=tuple(last.get("conflict_copies", [])) if last else (),
         daemon=daemon, dream=_dream_status(state_dir, settings, sessions()),
         searches=search_summary(read_searches(state_dir),
-                                cache_enabled=settings.cache.enabled),
+                                cache_enabled=intent_cache_enabled(settings)),
         metrics=metrics_status(settings.metrics, daemon),
         memory_index=index_listing(vault, settings.vault.memory_folder, memory_index_record),
     )

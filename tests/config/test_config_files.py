@@ -69,6 +69,7 @@ def test_seed_json_loads_as_is(seed_json: Path) -> None:
     assert s.obsidian.direct.atomic_writes is True
     assert s.auto_dream.session_gate.scan_interval_ms == 600000
     assert s.retrieval.intent_analysis.enable_llm is False
+    assert s.retrieval.intent_analysis.cache_enabled is True  # set by the profiles only
     assert [stage.timeout_ms for stage in s.retrieval.progressive_search.stages] == [100, 300, 800]
     assert s.fusion.token_budget.max_tokens_per_memory == 500
     label = f"file:{seed_json} [default]"
@@ -90,12 +91,13 @@ def test_seed_profiles_take_effect_under_dreamd_env(
     s = loaded.settings
     assert loaded.profile == profile
     assert s.auto_dream.time_gate.min_hours_between_dream == min_hours
-    assert s.cache.enabled is cache_on
+    assert s.retrieval.intent_analysis.cache_enabled is cache_on
+    assert s.cache.enabled is True  # the seed's cache section, untouched by the profiles
     assert s.retrieval.progressive_search.enabled is progressive_on
     assert s.metrics.enabled is (profile == "production")
     label = f"file:{seed_json} [{profile}]"
     assert loaded.sources["auto_dream.time_gate.min_hours_between_dream"] == label
-    assert loaded.sources["cache.enabled"] == label
+    assert loaded.sources["retrieval.intent_analysis.cache_enabled"] == label
     assert loaded.sources["retrieval.progressive_search.enabled"] == label
     # Untouched seed values keep coming from the default part of the file.
     assert s.auto_dream.time_gate.max_hours_between_dream == 168

@@ -82,7 +82,7 @@ def test_profile_examples_load_when_uncommented(
     loaded = load_settings(config_path=path, env_name=profile, environ={})
     s = loaded.settings
     assert s.auto_dream.time_gate.min_hours_between_dream == min_hours
-    assert s.cache.enabled is cache_on
+    assert s.retrieval.intent_analysis.cache_enabled is cache_on
     assert s.retrieval.progressive_search.enabled is progressive_on
     assert s.metrics.enabled is metrics_on
-    assert loaded.sources["cache.enabled"] == f"file:{path} [{profile}]"
+    assert loaded.sources["retrieval.intent_analysis.cache_enabled"] == f"file:{path} [{profile}]"

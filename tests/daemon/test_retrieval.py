@@ -758,21 +758,37 @@ def test_each_seed_profile_override_takes_effect(
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
+    endpoint = ChatEndpoint()  # the intent LLM, so that a cached intent saves a question
+    endpoint.reply = '{"types": ["user"], "layers": [1], "time": null, "confidence": 0.95}'
     try:
         for profile in ("development", "production"):
-            # only what the seed cannot know: where this vault and its index are
+            # only what the seed cannot know: where this vault and its index are, and an
+            # intent model (the seed's own enableLLM is false)
             engine = App.create(load(seed, profile, {
                 "vault.path": str(app.vault_root),
-                "storage.data_dir": str(app.settings.storage.data_dir), "metrics.port": port}))
+                "storage.data_dir": str(app.settings.storage.data_dir), "metrics.port": port,
+                "llm.intent.enabled": True, "llm.intent.model": "intent-test",
+                "llm.intent.base_url": endpoint.url,
+                "retrieval.intent_analysis.enable_llm": True}))
             try:
                 # autoDream.timeGate.minHoursBetweenDream: 1 h vs 48 h, two hours after a dream
                 reason = str(engine.status().dream["reason"])
                 assert ("needs 48 h" in reason) == (profile == "production"), reason
-                # cache.enabled
-                engine.search("Sourdough starter", count_recall=False, now=NOW)
+                assert engine.status().searches["cache_enabled"] is (profile == "production")
+                # retrieval.intentAnalysis.cacheEnabled: off in development, so a repeated
+                # query the rules are unsure of is put to the intent LLM again
+                calls = endpoint.calls
+                for _ in range(2):
+                    engine.search("code editor", count_recall=False, now=NOW)
+                    while engine.retriever.llm_pending():
+                        time.sleep(0.02)
                 trace = engine.last_search_trace
                 assert trace is not None
                 assert (trace.intent_cache == "off") == (profile == "development")
+                assert endpoint.calls - calls == (2 if profile == "development" else 1)
+                engine.search("Sourdough starter", count_recall=False, now=NOW)
+                trace = engine.last_search_trace
+                assert trace is not None
                 # retrieval.progressiveSearch.enabled: with it, an exact name ends the search
                 # after ccb-fast; without, every stage runs to the end
                 statuses = [s.status for s in trace.stages]
@@ -796,6 +812,7 @@ def test_each_seed_profile_override_takes_effect(
             finally:
                 engine.close()
     finally:
+        endpoint.server.shutdown()
         (app.state_dir / LAST_FILE).unlink()
 
 
@@ -841,3 +858,174 @@ def test_a_template_is_never_listed_as_a_procedure(tmp_path: Path, corpora_dir: 
         other.close()
     assert not [e.path for e in context.entries
                 if e.section == "procedures" and e.path.startswith("Templates/")]
+
+
+# --------------------------------------------------------------------------- seed keys
+# One test of effect per key of the seed's configuration that no other test exercises
+# through dreamd's own settings (tests/config/test_seed_key_effects.py lists them all).
+
+
+def test_the_intent_cache_keeps_what_its_size_and_lifetime_allow(
+        indexed: tuple[App, dict[str, str]]) -> None:
+    """cache.max_size, cache.ttl_hours and cache.semantic_threshold, as the searches see them."""
+    app, _ = indexed
+    first, other = "how do I clean the kiln shelves", "what do I prefer for units?"
+
+    def lookups(engine: App, *queries: str) -> list[str]:
+        results = []
+        for query in queries:
+            engine.search(query, count_recall=False, now=NOW)
+            assert engine.last_search_trace is not None
+            results.append(engine.last_search_trace.intent_cache)
+        return results
+
+    for overrides, expected in (
+            ({}, ["miss", "miss", "hit"]),
+            ({"cache.max_size": 1}, ["miss", "miss", "miss"]),  # the other query pushed it out
+            ({"cache.ttl_hours": 1e-9}, ["miss", "miss", "miss"])):  # expired at once
+        engine = variant(app, **overrides)
+        try:
+            assert lookups(engine, first, other, first) == expected, overrides
+        finally:
+            engine.close()
+    endpoint = ChatEndpoint()
+    endpoint.reply = '{"types": ["user"], "layers": [1], "time": null, "confidence": 0.95}'
+    try:
+        for threshold, expected_close in ((0.9, "semantic-hit"), (1.0, "miss")):
+            engine = variant(app, **{
+                "llm.intent.enabled": True, "llm.intent.model": "intent-test",
+                "llm.intent.base_url": endpoint.url,
+                "retrieval.intent_analysis.enable_llm": True,
+                "cache.semantic_threshold": threshold})
+            try:
+                lookups(engine, "code editor")
+                while engine.retriever.llm_pending():
+                    time.sleep(0.02)
+                assert lookups(engine, "the code editor") == [expected_close], threshold
+            finally:
+                engine.close()
+    finally:
+        endpoint.server.shutdown()
+
+
+def test_the_intent_rules_and_their_threshold_decide_when_the_model_is_asked(
+        indexed: tuple[App, dict[str, str]]) -> None:
+    """retrieval.intent_analysis.enable_rules and rule_confidence_threshold: a query the rules
+    are sure of is never put to the intent LLM, unless the rules are off or the threshold is
+    above their confidence."""
+    app, _ = indexed
+    sure = "what do I prefer for units?"
+    endpoint = ChatEndpoint()
+    endpoint.reply = '{"types": ["user"], "layers": [1], "time": null, "confidence": 0.95}'
+    try:
+        for overrides, source, asked in (
+                ({}, "rules", 0),
+                ({"retrieval.intent_analysis.enable_rules": False}, None, 1),
+                ({"retrieval.intent_analysis.rule_confidence_threshold": 1.0}, None, 1)):
+            engine = variant(app, **{
+                "llm.intent.enabled": True, "llm.intent.model": "intent-test",
+                "llm.intent.base_url": endpoint.url,
+                "retrieval.intent_analysis.enable_llm": True, **overrides})
+            try:
+                calls = endpoint.calls
+                engine.search(sure, count_recall=False, now=NOW)
+                trace = engine.last_search_trace
+                assert trace is not None
+                if source is not None:
+                    assert trace.intent.source == source
+                while engine.retriever.llm_pending():
+                    time.sleep(0.02)
+                assert endpoint.calls - calls == asked, overrides
+            finally:
+                engine.close()
+        rules_off = variant(app, **{"retrieval.intent_analysis.enable_rules": False})
+        try:
+            rules_off.search(sure, count_recall=False, now=NOW)
+            assert rules_off.last_search_trace is not None
+            assert rules_off.last_search_trace.intent.source == "none"
+        finally:
+            rules_off.close()
+    finally:
+        endpoint.server.shutdown()
+
+
+def test_semantic_deduplication_off_returns_every_copy(
+        indexed: tuple[App, dict[str, str]]) -> None:
+    """fusion.enable_semantic_deduplication (fusion.semantic_similarity_threshold is the
+    cosine it drops copies from: test_near_identical_notes_come_back_once)."""
+    app, _ = indexed
+    copies = {"Projects/Kiln wiring.md", "Projects/Kiln wiring (copy).md"}
+    engine = variant(app, **{"fusion.enable_semantic_deduplication": False})
+    try:
+        found = search(engine, "licensed electrician circuit for the kiln", limit=5)
+        assert copies <= set(found)
+        assert engine.last_search_trace is not None
+        assert engine.last_search_trace.duplicates_dropped == 0
+    finally:
+        engine.close()
+
+
+def test_the_context_budget_keys_bound_what_goes_in(
+        indexed: tuple[App, dict[str, str]]) -> None:
+    """fusion.max_tokens (the default budget), token_budget.max_tokens_per_memory (an entry
+    is cut to it) and token_budget.dynamic (an entry that does not fit whole is shortened
+    rather than left out)."""
+    app, _ = indexed
+    query = "kiln wiring and shelves"
+    small = variant(app, **{"fusion.max_tokens": 300,
+                            "fusion.token_budget.max_tokens_per_memory": 300})
+    try:
+        context = build_context(small, query, now=NOW, count_recall=False)
+        assert context.budget_tokens == 300 and (context.tokens <= 300 or context.over_budget)
+    finally:
+        small.close()
+    default = build_context(app, query, now=NOW, count_recall=False)
+    assert default.budget_tokens == 4000
+    cut = variant(app, **{"fusion.token_budget.max_tokens_per_memory": 100})  # the least
+    try:
+        per = {e.path: e for e in build_context(cut, query, now=NOW, count_recall=False).entries}
+    finally:
+        cut.close()
+    whole = {e.path: e for e in default.entries}
+    assert any(e.shortened and not whole[p].shortened for p, e in per.items() if p in whole)
+    shortened: dict[bool, int] = {}
+    for dynamic in (True, False):
+        engine = variant(app, **{"fusion.token_budget.dynamic": dynamic})
+        try:
+            context = build_context(engine, query, budget_tokens=600, now=NOW,
+                                    count_recall=False)
+            shortened[dynamic] = sum(e.shortened for e in context.entries)
+        finally:
+            engine.close()
+    assert shortened[True] > shortened[False]
+
+
+def test_the_dream_gate_keys_decide_when_a_dream_is_due(
+        indexed: tuple[App, dict[str, str]]) -> None:
+    """auto_dream.enabled, session_gate.min_sessions_for_dream and
+    time_gate.max_hours_between_dream, two hours after a dream (the daemon dreams when
+    ``status`` says due; auto_dream.enabled off: never by itself)."""
+    from daemon.dream import LAST_FILE
+
+    app, _ = indexed
+    (app.state_dir / LAST_FILE).write_text(json.dumps(
+        {"last_dream": (datetime.now(UTC) - timedelta(hours=2)).isoformat()}))
+    base = {"auto_dream.time_gate.min_hours_between_dream": 1, "dream.transcripts": ""}
+    try:
+        for overrides, due, auto in (
+                ({"auto_dream.session_gate.min_sessions_for_dream": 0}, True, True),
+                ({"auto_dream.session_gate.min_sessions_for_dream": 1000}, False, True),
+                ({"auto_dream.session_gate.min_sessions_for_dream": 1000,
+                  "auto_dream.time_gate.min_hours_between_dream": 1,
+                  "auto_dream.time_gate.max_hours_between_dream": 1.5}, True, True),
+                ({"auto_dream.enabled": False}, None, False)):
+            engine = variant(app, **{**base, **overrides})
+            try:
+                dream = engine.status().dream
+                assert dream["auto"] is auto, overrides
+                if due is not None:
+                    assert dream["due"] is due, (overrides, dream["reason"])
+            finally:
+                engine.close()
+    finally:
+        (app.state_dir / LAST_FILE).unlink()

@@ -199,6 +199,17 @@ def test_direct_mode_never_runs_the_cli(knobs: Any, vault: Path, make_app: Build
     assert str(app.write_mode()) == "direct: obsidian.mode = direct"
 
 
+def test_cli_disabled_never_runs_the_cli_even_in_cli_mode(
+        knobs: Any, vault: Path, make_app: Builder,
+        obsidian_app: subprocess.Popen[bytes]) -> None:
+    """obsidian.cli.enabled = false wins over obsidian.mode = cli (the seed's switch)."""
+    app = _cli_app(make_app, vault, **{"obsidian.cli.enabled": False})
+    result = app.memories().remember("The kiln shelf is 40 cm wide.", type="reference")
+    assert (vault / result.path).is_file()
+    assert knobs.calls() == []
+    assert str(app.write_mode()) == "direct: obsidian.cli.enabled = false"
+
+
 def test_auto_without_obsidian_running_writes_directly_and_runs_no_cli(
         knobs: Any, vault: Path, make_app: Builder) -> None:
     app = _app(make_app, vault)  # obsidian.mode defaults to auto
