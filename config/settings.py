@@ -48,6 +48,7 @@ __all__ = [
     "LifecycleSettings",
     "LlmIntentSettings",
     "LlmJudgeSettings",
+    "LlmProfileSettings",
     "LlmRoleSettings",
     "LlmSettings",
     "LlmVerifierSettings",
@@ -680,13 +681,22 @@ class LlmJudgeSettings(LlmRoleSettings):
         default=20, description="Most pairs asked about in one dream (the rest wait).")
 
 
+class LlmProfileSettings(LlmRoleSettings):
+    """The profile role: the dream distils the user's ``user`` memories into one short pinned
+    profile memory, each sentence citing its sources; one question per dream, only when
+    those memories changed."""
+
+    timeout_s: PositiveFloat = Field(default=30, description="Longest wait for one call.")
+
+
 class LlmSettings(_Section):
     """Optional LLMs (OpenAI-compatible HTTP); every role is off until configured.
 
     ``enabled``/``base_url``/``model``/``timeout_s`` are the dream's deep phase (synthesis and
     transcript extraction); ``intent`` classifies queries the rules are unsure of;
     ``verifier`` checks fused search hits and drops the irrelevant ones; ``judge`` settles
-    the memory pairs the write-time rules were unsure of, in the dream.
+    the memory pairs the write-time rules were unsure of, in the dream; ``profile`` distils
+    the user's ``user`` memories into one pinned profile memory, in the dream.
     """
 
     enabled: bool = Field(
@@ -713,6 +723,10 @@ class LlmSettings(_Section):
     judge: LlmJudgeSettings = Field(
         default_factory=LlmJudgeSettings,
         description="Settles the memory pairs the write-time rules were unsure of (dream).",
+    )
+    profile: LlmProfileSettings = Field(
+        default_factory=LlmProfileSettings,
+        description="Distils the user's user memories into one pinned profile (dream).",
     )
 
     @model_validator(mode="after")

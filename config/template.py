@@ -26,6 +26,7 @@ _EXAMPLES: dict[str, object] = {
     "llm.intent.model": "qwen2.5:7b-instruct",
     "llm.verifier.model": "qwen2.5:1.5b-instruct",
     "llm.judge.model": "qwen2.5:7b-instruct",
+    "llm.profile.model": "qwen2.5:7b-instruct",
     "metrics.textfile": "/var/lib/node_exporter/textfile_collector/dreamd.prom",
 }
 

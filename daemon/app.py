@@ -44,12 +44,14 @@ from daemon.conflicts import ConflictDesk
 from daemon.diary import Diary
 from daemon.dream import (
     DreamPolicy,
+    DreamRoles,
     DreamRunner,
     IndexReads,
     SessionCount,
     SessionLog,
     last_dream,
 )
+from daemon.dream_profile import profile_distiller
 from daemon.forget_traces import forget_recorded, scrub_index_copies
 from daemon.history import HistoryService, MemoryLocator, VersionRecorder
 from daemon.indexing import Indexing
@@ -379,9 +381,9 @@ class App:
                 lock_ttl=timedelta(minutes=cfg.lock_ttl_minutes), check_urls=life.check_urls,
                 url_timeout_s=life.url_timeout_s, transcripts=cfg.transcripts,
                 max_memory_chars=self.settings.memory.max_chars),
-            clock=clock or self.clock,
-            llm=self.chat_client(), remember=self._remember_extracted,
-            judge=self.pair_judge(),
+            clock=clock or self.clock, llm=self.chat_client(), remember=self._remember_extracted,
+            roles=DreamRoles(self.pair_judge(), profile_distiller(
+                self.settings, self.writer, self.state_dir)),
         )
 
     def pair_judge(self) -> PairJudge | None:

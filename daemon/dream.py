@@ -94,6 +94,7 @@ from daemon.client import pid_alive
 from daemon.dream_deep import DeepPhase, Synthesise, diary_link, transcripts_since
 from daemon.dream_edits import Step, diary_entry, step_edits, still_allowed
 from daemon.dream_journal import DreamJournal, steps_of
+from daemon.dream_profile import ProfileDistiller, is_profile
 from daemon.dream_records import (
     STATE_FILE,
     MemoryRecord,
@@ -114,6 +115,7 @@ __all__ = [
     "DreamPlan",
     "DreamPolicy",
     "DreamReport",
+    "DreamRoles",
     "DreamRunner",
     "IndexReads",
     "SessionCount",
@@ -384,6 +386,16 @@ class DreamPolicy:
 
 
 @dataclass(frozen=True, slots=True)
+class DreamRoles:
+    """The dream's LLM roles besides the deep phase, each ``None`` while off: ``judge``
+    (``llm.judge``) settles the pairs the rules were unsure of; ``profile``
+    (``llm.profile``) distils the user's ``user`` memories into one pinned profile."""
+
+    judge: PairJudge | None = None
+    profile: ProfileDistiller | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class IndexReads:
     """What the index tells a dream: MAGMA's recall statistics by memory id; per vault path,
     the link targets it could not resolve (``None``: no index yet, links not checked); the
@@ -412,8 +424,8 @@ class DreamRunner:
     ``reads`` is what the index tells a dream (:class:`IndexReads`); ``index(paths)`` indexes
     written files (False: a running daemon will); ``memory_index`` writes and records
     ``MEMORY.md``; ``policy`` holds the knobs (:class:`DreamPolicy`); ``llm`` runs the deep
-    phase (:mod:`daemon.dream_deep`) and ``remember`` keeps the facts it extracts; ``judge``
-    (the ``llm.judge`` role) settles the pairs the rules were unsure of. What one dream learns
+    phase (:mod:`daemon.dream_deep`) and ``remember`` keeps the facts it extracts; ``roles``
+    are the other LLM roles (:class:`DreamRoles`). What one dream learns
     as it goes lives in a per-run object, never on the runner.
     """
 
@@ -424,7 +436,7 @@ class DreamRunner:
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
         llm: ChatClient | None = None,
         remember: Callable[[ExtractedFact], tuple[str, str]] | None = None,
-        judge: PairJudge | None = None,
+        roles: DreamRoles | None = None,
     ) -> None:
         self.writer = writer
         self.root = writer.root
@@ -437,7 +449,7 @@ class DreamRunner:
         self._clock = clock
         self.llm = llm
         self._remember = remember
-        self._judge = judge
+        self._roles = roles or DreamRoles()
         self.restorer = Restorer(writer=writer, memory_folder=self.memory_folder,
                                  state_dir=state_dir)
         self.journal = DreamJournal(state_dir)
@@ -487,7 +499,8 @@ class DreamRunner:
         today = now.date()  # the user's day: the clock carries time.zone
         restored = {p for p, h in self.restorer.restored().items()
                     if p in records and records[p].hash == h}
-        current = [r for r in records.values() if not r.hidden(today) and r.path not in restored]
+        current = [r for r in records.values() if not r.hidden(today)
+                   and r.path not in restored and not is_profile(r)]  # a profile is no fact
         actions: list[Consolidation] = []
         if consolidate and any(r.changed for r in current):  # else every pair was compared
             memories = [DreamMemory(  # identity by path: two files may carry one id
@@ -503,10 +516,10 @@ class DreamRunner:
             memories = [replace(
                 m, body=read_body(self.root, m.path, bodies) if m.id in wanted else None,
                 pinned=records[m.path].pinned) for m in memories]
-            if self._judge is not None:
-                self._judge.start()
+            if self._roles.judge is not None:
+                self._roles.judge.start()
             actions = plan_consolidation(
-                memories, settle=self._settle if self._judge is not None else None)
+                memories, settle=self._settle if self._roles.judge is not None else None)
         # Lifecycle runs on the state after the consolidation.
         closed = {a.duplicate_path for a in actions if isinstance(a, MergeDuplicate)}
         closed |= {a.old_path for a in actions if isinstance(a, SupersedeOld)}
@@ -548,8 +561,8 @@ class DreamRunner:
     def _settle(self, old: DreamMemory, new: DreamMemory, why: PairJudgement | None
                 ) -> str | None:
         """The ``llm.judge`` answer for a pair the rules were unsure of."""
-        assert self._judge is not None
-        return self._judge.settle(old.body or "", old.content_hash, new.body or "",
+        assert self._roles.judge is not None
+        return self._roles.judge.settle(old.body or "", old.content_hash, new.body or "",
                                   new.content_hash, why)
 
     def _check_links(self, references: Sequence[MemoryRecord]) -> dict[str, tuple[str, ...]]:
@@ -667,9 +680,9 @@ class DreamRunner:
             timings["apply"] = _ms(t0)
             records = self._refresh(records, written)
             self.restorer.carry({p: r.hash for p, r in records.items()}, written)
-            if consolidate and self.llm is not None:
+            if consolidate:
                 t0 = time.perf_counter()
-                deep = self._deep_phase().run(records, dream_id, plan, all_lines)
+                deep = _llm_phases(self, records, dream_id, plan, all_lines)
                 written += deep
                 timings["deep"] = _ms(t0)
                 records, _ = self._gather({p: r.as_json() for p, r in records.items()}) \
@@ -852,6 +865,17 @@ class DreamRunner:
     def restore(self, stored_path: str) -> bool:
         """:meth:`daemon.dream_restore.Restorer.restore`."""
         return self.restorer.restore(stored_path)
+
+def _llm_phases(runner: DreamRunner, records: dict[str, MemoryRecord], dream_id: str,
+                plan: DreamPlan, lines: list[str]) -> list[str]:
+    """The deep phase, then the profile, each while its role is on: the paths written."""
+    written = runner._deep_phase().run(records, dream_id, plan, lines) if runner.llm else []
+    profile = runner._roles.profile
+    if profile is not None:
+        fresh = runner._refresh(records, written) if written else records
+        written += profile.run(fresh, runner._clock(), lines)
+    return written
+
 
 def _mtime(record: MemoryRecord) -> datetime:
     """The file's modification time: the last edit of a memory without ``updated`` (Claude

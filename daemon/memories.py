@@ -37,7 +37,7 @@ from ccb.memory_file import (
     slugify,
 )
 from ccb.memory_text import checked_field, checked_memory_text
-from ccb.model import DIARY_FILE, PATH_KEY_PREFIX, MemoryType, PropertyValue, memory_key
+from ccb.model import DIARY_FILE, PATH_KEY_PREFIX, MemoryMeta, MemoryType, PropertyValue, memory_key
 from ccb.names import nfc_key
 from ccb.owner import Owner, parse_owner
 from ccb.parse import detect_conflict_copy, parse_note
@@ -58,6 +58,7 @@ from consistency.duplicates import (
     merge_bodies,
 )
 from consistency.lifecycle import MemoryState, is_current
+from consistency.profile import PROFILE_SUBJECT
 from consistency.secrets import refuse_secrets
 from daemon.forget_links import Unlinked, link_stem, unlink_forgotten
 from daemon.forget_traces import scrub_diary
@@ -252,8 +253,7 @@ class MemoryService:
         the other memory files it changed."""
         body = draft.body
         owner = str(self.owner) if self.owner else None
-        stored = [s for s in self.memories() if s.note.memory and s.note.memory.type == draft.type
-                  and _same_owner(s.note.memory.owner, owner)]
+        stored = [s for s in self.memories() if _comparable(s.note.memory, draft.type, owner)]
         decision = decide(draft, self._facts(stored))
         by_id = {memory_key(s.note.memory.id, s.path): s for s in stored if s.note.memory}
         draft = replace(draft, claim=claim_of(draft))
@@ -637,6 +637,13 @@ def _written_order(stored: StoredMemory) -> tuple[str, str]:
     meta = stored.note.memory
     created = meta.created if meta is not None else None
     return (str(created) if created is not None else "", stored.path)
+
+
+def _comparable(memory: MemoryMeta | None, kind: str, owner: str | None) -> bool:
+    """Whether ``remember`` compares a draft of type ``kind`` with this stored memory: one
+    type, one owner, and never the dream's distilled profile (it holds no fact of its own)."""
+    return (memory is not None and memory.type == kind and _same_owner(memory.owner, owner)
+            and memory.subject != PROFILE_SUBJECT)
 
 
 def _same_owner(written: str | None, owner: str | None) -> bool:
