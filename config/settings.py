@@ -61,6 +61,7 @@ __all__ = [
     "ObsidianFallbackSettings",
     "ObsidianSettings",
     "ProgressiveSearchSettings",
+    "ReplaySettings",
     "RetrievalSettings",
     "RetrievalWeightsSettings",
     "SessionGateSettings",
@@ -425,6 +426,16 @@ class AutoDreamSettings(_Section):
     session_gate: SessionGateSettings = Field(default_factory=SessionGateSettings)
 
 
+class ReplaySettings(_Section):
+    """Replay of older assistant transcripts the dream never read (needs llm.enabled)."""
+
+    sessions_per_dream: NonNegativeInt = Field(
+        default=5,
+        description="Most older transcripts a dream reads, newest first; each is read once "
+        "(a cursor in the state folder); 0: no replay.",
+    )
+
+
 class DreamSettings(_Section):
     """How a dream runs (the gates are in ``auto_dream``)."""
 
@@ -451,6 +462,7 @@ class DreamSettings(_Section):
         description="Vault edits separated by at least this much quiet are two editing "
         "sessions.",
     )
+    replay: ReplaySettings = Field(default_factory=ReplaySettings)
 
 
 class LifecycleSettings(_Section):

@@ -78,7 +78,7 @@ from magma.search import SearchHit
 from magma.store import MagmaStore
 from magma.versions import VersionArchive
 
-__all__ = ["App", "diary_of", "load", "make_write_router", "require_vault_folder"]
+__all__ = ["App", "diary_of", "dream_policy", "load", "make_write_router", "require_vault_folder"]
 
 log = structlog.get_logger("dreamd.app")
 
@@ -110,6 +110,23 @@ def make_write_router(settings: Settings, vault_root: Path) -> WriteRouter:
         cli_enabled=cfg.cli.enabled, max_retries=cfg.fallback.max_retries,
         fallback=cfg.fallback.enabled,
     )
+
+
+def dream_policy(settings: Settings) -> DreamPolicy:
+    """The knobs of a dream from ``[dream]``, ``[lifecycle]`` and ``memory.max_chars``."""
+    cfg, life = settings.dream, settings.lifecycle
+    return DreamPolicy(
+        lifecycle=LifecyclePolicy(
+            project_inactive_days=life.project_inactive_days,
+            reference_unused_days=life.reference_unused_days,
+            decay_factor=life.decay_factor, decay_period_days=life.decay_period_days,
+            promote_min_distinct_queries=life.promote_min_distinct_queries,
+            demote_after_days=life.demote_after_days),
+        max_change_share=cfg.max_change_share, max_change_free=cfg.max_change_free,
+        lock_ttl=timedelta(minutes=cfg.lock_ttl_minutes), check_urls=life.check_urls,
+        url_timeout_s=life.url_timeout_s, transcripts=cfg.transcripts,
+        max_memory_chars=settings.memory.max_chars,
+        replay_sessions=cfg.replay.sessions_per_dream)
 
 
 def make_embedder(loaded: LoadedSettings) -> Embedder:
@@ -349,7 +366,6 @@ class App:
         """Dreams, ``expire`` and ``restore`` for this vault; ``index`` re-indexes written
         files (default: :meth:`daemon.indexing.Indexing.index_now`); ``clock`` gives "now"
         (default: the system's)."""
-        cfg, life = self.settings.dream, self.settings.lifecycle
         indexed = LAST_SYNC_FILE
 
         def recall_stats() -> Mapping[str, RecallStats]:
@@ -370,17 +386,7 @@ class App:
                 unresolved_links=unresolved if read_json(self.state_dir / indexed) else None,
                 embeddings=self.indexing.first_chunk_vectors),
             index=index or self.indexing.index_now,
-            policy=DreamPolicy(
-                lifecycle=LifecyclePolicy(
-                    project_inactive_days=life.project_inactive_days,
-                    reference_unused_days=life.reference_unused_days,
-                    decay_factor=life.decay_factor, decay_period_days=life.decay_period_days,
-                    promote_min_distinct_queries=life.promote_min_distinct_queries,
-                    demote_after_days=life.demote_after_days),
-                max_change_share=cfg.max_change_share, max_change_free=cfg.max_change_free,
-                lock_ttl=timedelta(minutes=cfg.lock_ttl_minutes), check_urls=life.check_urls,
-                url_timeout_s=life.url_timeout_s, transcripts=cfg.transcripts,
-                max_memory_chars=self.settings.memory.max_chars),
+            policy=dream_policy(self.settings),
             clock=clock or self.clock, llm=self.chat_client(), remember=self._remember_extracted,
             roles=DreamRoles(self.pair_judge(), profile_distiller(
                 self.settings, self.writer, self.state_dir)),

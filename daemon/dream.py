@@ -103,6 +103,7 @@ from daemon.dream_records import (
     read_record,
     refresh,
 )
+from daemon.dream_replay import TranscriptReplay
 from daemon.dream_restore import Restorer
 from daemon.link_check import check_links
 from daemon.llm import ChatClient
@@ -372,8 +373,9 @@ class DreamPolicy:
     """The knobs of a dream (``[dream]`` and ``[lifecycle]`` settings; defaults as theirs):
     the lifecycle rules, the change guard (a plan that changes more than ``max_change_share``
     of the memories and more than ``max_change_free`` files needs ``--force``), the lock's
-    time to live, the reference URL checks, the transcripts the Extractor reads, and the
-    longest memory text the deep phase may write (``memory.max_chars``)."""
+    time to live, the reference URL checks, the transcripts the Extractor reads, the
+    longest memory text the deep phase may write (``memory.max_chars``), and how many older
+    transcripts a dream replays (``dream.replay.sessions_per_dream``)."""
 
     lifecycle: LifecyclePolicy = field(default_factory=LifecyclePolicy)
     max_change_share: float = 0.25
@@ -383,6 +385,7 @@ class DreamPolicy:
     url_timeout_s: float = 5.0
     transcripts: str = ""
     max_memory_chars: int = MEMORY_MAX_CHARS
+    replay_sessions: int = 5
 
 
 @dataclass(frozen=True, slots=True)
@@ -868,8 +871,17 @@ class DreamRunner:
 
 def _llm_phases(runner: DreamRunner, records: dict[str, MemoryRecord], dream_id: str,
                 plan: DreamPlan, lines: list[str]) -> list[str]:
-    """The deep phase, then the profile, each while its role is on: the paths written."""
-    written = runner._deep_phase().run(records, dream_id, plan, lines) if runner.llm else []
+    """The deep phase and replay (while ``llm`` is on), then the profile (while its role is
+    on): the paths written. Replay is skipped when the deep phase found the endpoint failing."""
+    written: list[str] = []
+    if runner.llm is not None:
+        deep = runner._deep_phase()
+        written += deep.run(records, dream_id, plan, lines)
+        if runner._remember is not None and not deep.failed:
+            written += TranscriptReplay(
+                llm=runner.llm, remember=runner._remember, transcripts=runner.policy.transcripts,
+                state_dir=runner.state_dir, sessions_per_dream=runner.policy.replay_sessions,
+            ).run(deep.extracted, lines)
     profile = runner._roles.profile
     if profile is not None:
         fresh = runner._refresh(records, written) if written else records

@@ -53,7 +53,7 @@ if TYPE_CHECKING:
     from daemon.dream_records import MemoryRecord
 
 __all__ = ["EXTRACT_MAX_CHARS", "EXTRACT_MAX_FILES", "REFINE_MAX", "DeepPhase", "Synthesise",
-           "diary_link", "transcripts_since"]
+           "diary_link", "keep_facts", "transcript_text", "transcripts_since"]
 
 log = structlog.get_logger("dreamd.dream")
 
@@ -120,6 +120,8 @@ class DeepPhase:
         self.transcripts = transcripts
         self._last_dream = last_dream
         self._apply_step = apply_step
+        self.failed = False  # the endpoint failed: the phase stopped
+        self.extracted: list[Path] = []  # transcripts the model answered about
 
     def run(self, records: Mapping[str, MemoryRecord], dream_id: str, plan: DreamPlan,
               lines: list[str]) -> list[str]:
@@ -135,6 +137,7 @@ class DeepPhase:
         except LlmError as error:
             log.warning("dream.llm_failed", error=str(error))
             lines.append(f"Deep phase stopped: {error}")
+            self.failed = True
         return written
 
     def _candidates(self, records: Mapping[str, MemoryRecord], today: date) -> list[Candidate]:
@@ -253,24 +256,17 @@ class DeepPhase:
         since = self._last_dream()
         written: list[str] = []
         for transcript in transcripts_since(self.transcripts, since)[:EXTRACT_MAX_FILES]:
-            text = _transcript_text(transcript)
+            text = transcript_text(transcript)
             if not text:
                 continue
             try:
                 facts = parse_extraction(self.llm.chat(extraction_prompt(text)))
             except ValueError as error:
+                self.extracted.append(transcript)
                 lines.append(f"Read nothing from transcript {transcript.name}: {error}")
                 continue
-            for fact in facts:
-                try:
-                    path, action = self._remember(fact)
-                except DreamdError as error:  # a secret, an unwritable file: say so, go on
-                    lines.append(f"Did not keep a fact from {transcript.name}: {error}")
-                    continue
-                if action != "duplicate":
-                    written.append(path)
-                    lines.append(f"Extracted {diary_link(path)} from transcript {transcript.name}"
-                                 f" ({action})")
+            self.extracted.append(transcript)
+            written += keep_facts(self._remember, facts, transcript.name, "Extracted", lines)
         return written
 
 
@@ -295,7 +291,27 @@ def transcripts_since(pattern: str, since: datetime | None) -> list[Path]:
     return [path for _, path in sorted(found)]
 
 
-def _transcript_text(path: Path) -> str:
+def keep_facts(remember: Callable[[ExtractedFact], tuple[str, str]],
+               facts: list[ExtractedFact], transcript: str, verb: str,
+               lines: list[str]) -> list[str]:
+    """Keep ``facts`` of the transcript named ``transcript`` through ``remember`` (the write
+    path: secrets refused, duplicates and contradictions decided there); a diary line per
+    fact kept (``"<verb> [[memory]] from transcript <name> (<action>)"``) or refused. Returns
+    the paths written."""
+    written: list[str] = []
+    for fact in facts:
+        try:
+            path, action = remember(fact)
+        except DreamdError as error:  # a secret, an unwritable file: say so, go on
+            lines.append(f"Did not keep a fact from {transcript}: {error}")
+            continue
+        if action != "duplicate":
+            written.append(path)
+            lines.append(f"{verb} {diary_link(path)} from transcript {transcript} ({action})")
+    return written
+
+
+def transcript_text(path: Path) -> str:
     """The user's and the assistant's words in a Claude Code transcript (JSON lines with
     ``message: {role, content}``), the last :data:`EXTRACT_MAX_CHARS` characters."""
     parts: list[str] = []
