@@ -121,9 +121,11 @@ class ProfileDistiller:
 
     def _sources(self, records: Mapping[str, MemoryRecord], today: date
                  ) -> list[ProfileSource]:
-        """The live ``user`` memories, newest first, at most :data:`MAX_SOURCES`."""
-        live = [r for r in records.values()
-                if r.type == "user" and not is_profile(r) and not r.hidden(today)]
+        """The live ``user`` memories without an owner (the vault owner's, which every
+        owner sees: the profile carries no owner either, so it never shows one owner's
+        memories to another), newest first, at most :data:`MAX_SOURCES`."""
+        live = [r for r in records.values() if r.type == "user" and not r.owner
+                and not is_profile(r) and not r.hidden(today)]
         live.sort(key=lambda r: (r.updated or r.created or "", r.path), reverse=True)
         bodies: dict[str, str] = {}
         root = self.writer.root
@@ -195,6 +197,9 @@ class ProfileDistiller:
             lines.append(f"The profile {link} was edited by hand: the new draft is beside it "
                          f"as {diary_link(copy)}")
             return [copy]
+        if current is not None and parse_note(path, current).body == draft.body:
+            self._save(path, draft.sources, written_bodies)  # the same profile: no new version
+            return []
         data = self._render(draft, current, now, path)
         bodies = [_body_hash(data, path), *written_bodies][:_BODIES_KEPT]
         self._save(path, None, bodies)  # before the write: a crash never reads as a hand edit

@@ -97,10 +97,14 @@ def diary(vault: Path) -> str:
 def test_the_profile_is_distilled_once_and_again_only_when_its_sources_change(
     vault: Path, make_app: Builder, model: ProfileModel, habits: dict[str, str],
 ) -> None:
+    # another owner's memory stays theirs: the profile, shared, is never made from it
+    write_memory(vault, "alice-diet", "Alice is vegetarian.", days_old=3,
+                 owner="alice/claude-code")
     model.sentences = GOOD
     app = profile_app(vault, make_app, model.url)
     report = app.dreamer().dream()
     assert len(model.questions) == 1  # one question per dream
+    assert "vegetarian" not in model.questions[0]
     assert "works late" in model.questions[0] and "Prefers metric units" in model.questions[0]
     assert PROFILE in report.written
     note = parse_note(PROFILE, (vault / PROFILE).read_bytes())
@@ -117,13 +121,19 @@ def test_the_profile_is_distilled_once_and_again_only_when_its_sources_change(
     before = (vault / PROFILE).read_bytes()
     app.dreamer().dream()
     assert len(model.questions) == 1 and (vault / PROFILE).read_bytes() == before
+    # a source changed but the profile says the same: asked, and the file stays as it is
+    write_memory(vault, "dark-themes", "The user likes dark themes in every editor and "
+                 "terminal.", subject="editor.theme", days_old=7)
+    app.sync()
+    app.dreamer().dream()
+    assert len(model.questions) == 2 and (vault / PROFILE).read_bytes() == before
     # a source changed: asked once more, the profile follows
     write_memory(vault, "works-late", "The user works late, usually until 01:00.",
                  subject="habits.hours", days_old=9)
     model.sentences = [("Works late, usually until 01:00.", ["works late"])]
     app.sync()
     app.dreamer().dream()
-    assert len(model.questions) == 2
+    assert len(model.questions) == 3
     again = parse_note(PROFILE, (vault / PROFILE).read_bytes())
     assert again.memory is not None and again.memory.id == note.memory.id
     assert again.memory.version == 2
