@@ -921,7 +921,8 @@ def check(
         report = service.check()
         repaired = service.fix(report, automatic_only=False) if fix and not report.clean \
             else None
-        after = service.check() if repaired is not None and not repaired.deferred else None
+        after = service.check() if repaired is not None and repaired.applied \
+            and not repaired.deferred else None  # nothing applied: the report stands
     if as_json:
         data = render.check_json(report, repaired)
         if after is not None:

@@ -575,9 +575,9 @@ def print_fix(console: Console, fix: FixReport) -> None:
         console.print(escape(f"  fixed {finding.kind.replace('_', ' ')}: "
                              + (f"{where}: " if where and where not in outcome else "")
                              + outcome), highlight=False)
-    for finding in fix.left:
-        console.print(escape(f"  left {finding.kind.replace('_', ' ')}: "
-                             f"{_describe_drift(finding)}"), highlight=False)
+    for finding in fix.left:  # described above: named once more, by where it is
+        console.print(escape(f"  left for you: {finding.kind.replace('_', ' ')}: "
+                             f"{_where(finding) or _describe_drift(finding)}"), highlight=False)
     if fix.deferred:
         console.print("the running daemon re-indexes the repaired files")
 

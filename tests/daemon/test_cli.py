@@ -269,3 +269,18 @@ def test_forget_finishes_a_memory_whose_file_is_already_gone(demo: Path) -> None
             for p in root.rglob("*")
             if p.is_file() and marker.encode() in p.read_bytes()]
     assert left == []
+
+
+def test_check_fix_names_a_possible_pair_it_leaves_once_and_does_not_check_again(
+        demo: Path) -> None:
+    """A possible pair is the user's to settle: `check --fix` says so in one line, instead of
+    listing the pair three times (report, "left", and a second check after no fix)."""
+    run("sync", str(demo))
+    run("remember", "--vault", str(demo), "--type", "user", "Swims on Tuesday, Thursday and "
+        "Saturday.")
+    run("remember", "--vault", str(demo), "--type", "user", "Swims on Tuesday and Thursday.")
+    done = run("check", "--vault", str(demo), "--fix", check=False)
+    assert done.returncode == 1
+    assert "after the fix" not in done.stdout
+    assert done.stdout.count("left for you: possible pair") == 1
+    assert done.stdout.count("dreamd conflicts resolve") == 1
