@@ -41,8 +41,9 @@ Categories and what they route to (types, layers):
   *where do I find*, *link to* (strong); *link*, *url*, *docs*, *documentation*, *dashboard*
   (weak). 在哪 (strong); 链接, 文档, 网址 (weak).
 
-Time expressions, for a query asked on ``today`` (ranges are inclusive and never end after
-``today``: "this week" is Monday to today). Weeks are ISO 8601 weeks, Monday to Sunday.
+Time expressions, for a query asked on ``today`` (ranges are inclusive and end by ``today``,
+but for "next week" and a query about what is to come: "this week" is Monday to today).
+Weeks are ISO 8601 weeks, Monday to Sunday.
 
 - today / tonight / this morning, 今天, 今日, 今早, 今晚; yesterday, 昨天, 昨日, 昨晚;
   (the) day before yesterday, 前天; 大前天 (three days ago).
@@ -59,7 +60,11 @@ Time expressions, for a query asked on ``today`` (ranges are inclusive and never
   去年3月: the most recent such month not in the future (clipped to today); 11月20日 / 11月20号:
   the most recent such day.
 - *on <weekday>* / *last <weekday>*, 周一..周日, 星期一..星期日/星期天, 礼拜一..礼拜天: the most
-  recent such day strictly before today (a week ago when it is that day today).
+  recent such day strictly before today (a week ago when it is that day today) — except in a
+  query about what is to come ("can we put the review on Wednesday", "remind me on Friday",
+  "打算周五…"): *on <weekday>* and 周X are then the next such day. *this weekend*, 这周末: the
+  coming weekend on a weekday, the one just past in a query in the past tense ("what did I do
+  this weekend", "这周末干了什么") asked Monday to Friday.
 - *since YYYY-MM-DD*, 自/从YYYY-MM-DD(以来/起): that day to today. A bare ISO date: that day.
 - recently, lately, 最近, 近来, 近期: the last 14 days, today included (weak); "most
   recently", "more recent", 最近一次 ask for the latest of several facts: no range.
@@ -463,9 +468,36 @@ _Resolver: TypeAlias = Callable[[re.Match[str], date], "_Days | None"]
 
 @dataclass(frozen=True, slots=True)
 class _TimeRule:
+    """A time expression: ``resolve`` gives its days; ``ahead`` (if any) gives them instead
+    when the query asks about what is to come (:data:`_AHEAD`: "can we put the review on
+    Wednesday"), ``behind`` when it asks about what was (:data:`_BEHIND`: "what did I do
+    this weekend", asked on a Monday)."""
+
     pattern: re.Pattern[str]
     strength: float
     resolve: _Resolver
+    ahead: _Resolver | None = None
+    behind: _Resolver | None = None
+
+
+#: A query about what is to come: a request, a plan, a reminder ("can we put …", "remind me",
+#: "打算", "安排"). A bare weekday in it is the next one, not the last.
+_AHEAD = re.compile(
+    r"(?<![a-z])(?:can we|could we|shall we|should we|let's|let us|will|going to|gonna|"
+    r"plan(?:ning)? to|schedule|reschedule|book|remind me|move (?:it|this|that|the)|"
+    r"put (?:it|this|that|the)|upcoming|coming)(?![a-z])"
+    r"|能不能|可不可以|要不要|打算|准备|安排|计划|提醒我|改到|挪到|定在|约在|下次|即将")
+#: A query about what was: a past-tense verb ("what did I do", "went", "了", "过"). A
+#: weekend still ahead ("this weekend" on a weekday) is then the one just past.
+_BEHIND = re.compile(
+    r"(?<![a-z])(?:did|was|were|went|had|happened|spent|ate|bought|met|saw|got|made|read|"
+    r"watched|visited|finished|talked|said|told)(?![a-z])|[了过](?![解来去])")
+
+
+def _weekend_said(today: date) -> _Days | None:
+    """"This weekend" asked in the past tense: the coming one on a weekday is not yet; the
+    one just past is meant ("what did I do this weekend", asked on Monday)."""
+    return _weekend(today, 0 if today.weekday() >= 5 else 1)
 
 
 def _en_month(m: re.Match[str], today: date) -> _Days | None:
@@ -547,7 +579,8 @@ _TIME_RULES: tuple[_TimeRule, ...] = (
     _TimeRule(_en(rf"(?P<n>{_EN_NUM}) months? ago"), _STRONG,
               lambda m, t: _months_ago(t, _number(m["n"]))),
     _TimeRule(_en(r"(?:last|previous) weekend"), _STRONG, lambda m, t: _weekend(t, 1)),
-    _TimeRule(_en(r"this weekend"), _STRONG, lambda m, t: _weekend(t, 0)),
+    _TimeRule(_en(r"this weekend"), _STRONG, lambda m, t: _weekend(t, 0),
+              behind=lambda m, t: _weekend_said(t)),
     _TimeRule(_en(r"next week"), _STRONG, lambda m, t: _next_week(t)),
     _TimeRule(_en(rf"(?:on )?(?P<wd>{'|'.join(_EN_WEEKDAYS)}),? next week"), _STRONG,
               lambda m, t: _next_week(t, _EN_WEEKDAYS.index(m["wd"]))),
@@ -566,8 +599,11 @@ _TIME_RULES: tuple[_TimeRule, ...] = (
             r"(?:,? (?P<year>[0-9]{4}))?"),
         _STRONG, _en_month,
     ),
-    _TimeRule(_en(rf"(?:on|last) (?P<wd>{'|'.join(_EN_WEEKDAYS)})"), _STRONG,
+    _TimeRule(_en(rf"last (?P<wd>{'|'.join(_EN_WEEKDAYS)})"), _STRONG,
               lambda m, t: _past_weekday(t, _EN_WEEKDAYS.index(m["wd"]))),
+    _TimeRule(_en(rf"on (?P<wd>{'|'.join(_EN_WEEKDAYS)})"), _STRONG,
+              lambda m, t: _past_weekday(t, _EN_WEEKDAYS.index(m["wd"])),
+              ahead=lambda m, t: _next_weekday(t, _EN_WEEKDAYS.index(m["wd"]))),
     _TimeRule(_en(rf"since (?P<iso>{_ISO_DATE})"), _STRONG, _since),
     _TimeRule(_en(rf"(?P<iso>{_ISO_DATE})"), _STRONG, _on_iso),
     _TimeRule(_en(r"recently|lately"), _WEAK, lambda m, t: _last_days(t, _RECENT_DAYS)),
@@ -588,14 +624,16 @@ _TIME_RULES: tuple[_TimeRule, ...] = (
         _STRONG, _zh_week,
     ),
     _TimeRule(_zh(rf"(?<!每){_WEEK_ZH}(?P<wd>[一二三四五六日天])(?![次遍回记志期年])"), _STRONG,
-              lambda m, t: _past_weekday(t, _ZH_WEEKDAYS[m["wd"]])),
+              lambda m, t: _past_weekday(t, _ZH_WEEKDAYS[m["wd"]]),
+              ahead=lambda m, t: _next_weekday(t, _ZH_WEEKDAYS[m["wd"]])),
     _TimeRule(_zh(rf"(?P<n>{_ZH_NUM}) ?个?(?:星期|礼拜|周)(?:之|以)?前"), _STRONG,
               lambda m, t: _week_of(t, _number(m["n"]))),
     _TimeRule(_zh(rf"(?P<n>{_ZH_NUM}) ?个月(?:之|以)?前"), _STRONG,
               lambda m, t: _months_ago(t, _number(m["n"]))),
     _TimeRule(_zh(r"半个?月(?:之|以)?前"), _WEAK, lambda m, t: _around(t, 15, 4)),
     _TimeRule(_zh(rf"上个?{_WEEK_ZH}末"), _STRONG, lambda m, t: _weekend(t, 1)),
-    _TimeRule(_zh(rf"(?:这|本)个?{_WEEK_ZH}末"), _STRONG, lambda m, t: _weekend(t, 0)),
+    _TimeRule(_zh(rf"(?:这|本)个?{_WEEK_ZH}末"), _STRONG, lambda m, t: _weekend(t, 0),
+              behind=lambda m, t: _weekend_said(t)),
     _TimeRule(_zh(r"本月|这个?月"), _STRONG, lambda m, t: _month(t.year, t.month, t)),
     _TimeRule(_zh(r"上个?月"), _STRONG, lambda m, t: _last_month(t)),
     _TimeRule(_zh(r"今年"), _STRONG, lambda m, t: _year(t.year, t)),
@@ -688,12 +726,23 @@ def _content_left(text: str, hits: Sequence[_Hit]) -> bool:
 
 def _time_hits(text: str, today: date) -> list[_Hit]:
     """Resolved time expressions; an unresolvable one still hides the shorter ones inside it."""
+    ahead, behind = _AHEAD.search(text) is not None, _BEHIND.search(text) is not None
     hits = [
-        _Hit(m.start(), m.end(), "time", rule.strength, m.group(), rule.resolve(m, today))
+        _Hit(m.start(), m.end(), "time", rule.strength, m.group(),
+             _resolver(rule, ahead=ahead, behind=behind)(m, today))
         for rule in _TIME_RULES
         for m in rule.pattern.finditer(text)
     ]
     return [hit for hit in _longest_first(hits) if hit.days is not None]
+
+
+def _resolver(rule: _TimeRule, *, ahead: bool, behind: bool) -> _Resolver:
+    """The rule's resolver for a query that looks ahead, back, or neither (both: neither)."""
+    if ahead and not behind and rule.ahead is not None:
+        return rule.ahead
+    if behind and not ahead and rule.behind is not None:
+        return rule.behind
+    return rule.resolve
 
 
 def analyze_intent(query: str, today: date) -> Intent:
@@ -701,7 +750,8 @@ def analyze_intent(query: str, today: date) -> Intent:
 
     Returns :data:`NO_INTENT` when no rule matches; otherwise an Intent with
     ``source="rules"``, the union of the matched categories' types and layers, the range of the
-    first time expression (``start <= end <= today``) and confidence 0.6 or 0.9. Pure and
+    first time expression (``start <= end``; after ``today`` only for "next week" and a query
+    about what is to come) and confidence 0.6 or 0.9. Pure and
     total: never raises, whatever the text or the day.
     """
     text = _normalize(query)

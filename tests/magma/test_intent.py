@@ -255,6 +255,16 @@ def test_no_intent_shape() -> None:
         ("下周的安排", D(2026, 12, 7), D(2026, 12, 13), "下周"),
         ("三个月前", D(2026, 9, 1), D(2026, 9, 30), "三个月前"),
         ("半个月前", D(2026, 11, 12), D(2026, 11, 20), "半个月前"),
+        # a query about what is to come: the next such day, not the last
+        ("Can we put the design review at 16:30 on Wednesday?", D(2026, 12, 2),
+         D(2026, 12, 2), "on wednesday"),
+        ("remind me on Friday to call the plumber", D(2026, 12, 4), D(2026, 12, 4),
+         "on friday"),
+        ("打算周五去复查", D(2026, 12, 4), D(2026, 12, 4), "周五"),
+        ("notes from the meeting on Friday", D(2026, 11, 27), D(2026, 11, 27), "on friday"),
+        # "this weekend" in the past tense, asked on a weekday: the one just past
+        ("what did I do this weekend", D(2026, 11, 28), D(2026, 11, 29), "this weekend"),
+        ("这周末干了什么", D(2026, 11, 28), D(2026, 11, 29), "这周末"),
     ],
 )
 def test_time_expressions_resolve_to_exact_ranges(
