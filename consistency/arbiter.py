@@ -23,8 +23,10 @@ from consistency.checker import (
     ArchiveOutOfStep,
     Behind,
     BrokenLink,
+    ChangedSource,
     Contradiction,
     Credential,
+    DanglingLineage,
     Divergent,
     Drift,
     DuplicateId,
@@ -35,6 +37,8 @@ from consistency.checker import (
     Orphaned,
     PossiblePair,
     Stale,
+    SupersededTwice,
+    SupersedesCycle,
 )
 
 __all__ = [
@@ -195,6 +199,26 @@ def _elsewhere_or_asked(drift: Drift) -> Decision:
                           "resolve MEMORY --as same|changed|different`")
         case BrokenLink(target=target):
             return Report(f"create the note [[{target}]] or fix the link")
+    return _lineage_or_asked(drift)
+
+
+def _lineage_or_asked(drift: Drift) -> Decision:
+    """The decisions for lineage drift (:mod:`consistency.graph_checks`): each names the
+    chain and is the user's to settle."""
+    match drift:
+        case SupersedesCycle(chain=chain):
+            loop = " → ".join((*chain, chain[0]))
+            return Report(f"supersedes round a loop ({loop}), so none of them is current: "
+                          "remove one `supersedes` link (`dreamd lineage` shows the chain)")
+        case SupersededTwice(by=by):
+            return Report(f"superseded by {' and '.join(by)}: one of them should supersede "
+                          "the other (`dreamd lineage` shows the chain)")
+        case DanglingLineage(written_in=prop, target=target):
+            return Report(f"its `{prop}` names {target}, which is no memory (forgotten or "
+                          "renamed): fix or remove the link")
+        case ChangedSource(chain=chain, change=change):
+            return Report(f"{' → '.join(chain)}: {chain[-1]} {change}; check it still "
+                          "holds, then update its `derived_from`")
         case Credential(found=found):
             return Report(
                 f"a credential written by hand at {', '.join(f.describe() for f in found)}: "

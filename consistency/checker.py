@@ -37,16 +37,27 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Literal
+from typing import Any, Literal
 
+from consistency.graph_checks import (
+    ChangedSource,
+    DanglingLineage,
+    SupersededTwice,
+    SupersedesCycle,
+    graph_drifts,
+    names_nothing,
+)
 from consistency.withheld import FoundCredential
+from magma.lineage import link_stem
 
 __all__ = [
     "ArchiveOutOfStep",
     "Behind",
     "BrokenLink",
+    "ChangedSource",
     "Contradiction",
     "Credential",
+    "DanglingLineage",
     "Divergent",
     "Drift",
     "DuplicateId",
@@ -61,6 +72,8 @@ __all__ = [
     "PossiblePair",
     "Snapshot",
     "Stale",
+    "SupersededTwice",
+    "SupersedesCycle",
     "check",
     "drift_kind",
 ]
@@ -151,6 +164,9 @@ class Snapshot:
     #: is then a :class:`Contradiction`).
     judged: Mapping[tuple[str, str], tuple[str, str]] | None = None
     credentials: Mapping[str, tuple[FoundCredential, ...]] = field(default_factory=dict)
+    #: The memories' lineage graph (``networkx.MultiDiGraph``, :mod:`magma.lineage`), checked
+    #: by :func:`consistency.graph_checks.graph_drifts`; ``None``: not checked.
+    lineage: Any = None
 
 
 # ---------------------------------------------------------------------------- drift kinds
@@ -302,7 +318,8 @@ class Credential:
 
 Drift = (Missing | Stale | Orphaned | Behind | Divergent | NotInVault | DuplicateId
          | Contradiction | PossiblePair | BrokenLink | IndexFileOutOfDate | ArchiveOutOfStep
-         | OpenConflict | Credential)
+         | OpenConflict | Credential | SupersedesCycle | SupersededTwice | DanglingLineage
+         | ChangedSource)
 
 _KINDS: dict[type, str] = {
     Missing: "missing", Stale: "stale", Orphaned: "orphaned", Behind: "behind",
@@ -310,6 +327,8 @@ _KINDS: dict[type, str] = {
     Contradiction: "contradiction", PossiblePair: "possible_pair", BrokenLink: "broken_link",
     IndexFileOutOfDate: "memory_index_out_of_date", ArchiveOutOfStep: "archive_out_of_step",
     OpenConflict: "open_conflict", Credential: "credential",
+    SupersedesCycle: "supersedes_cycle", SupersededTwice: "superseded_twice",
+    DanglingLineage: "dangling_lineage", ChangedSource: "derived_from_changed_source",
 }
 
 
@@ -357,7 +376,12 @@ def check(snapshot: Snapshot) -> list[Drift]:
     found.extend(_gone_from_vault(snapshot, set(by_key) | set(rows_by_key)))
     found.extend(_contradictions(files.values(), snapshot.judged))
     found.extend(_possible_pairs(files, snapshot.judged))
-    found.extend(BrokenLink(path, target) for path, target in snapshot.broken_links)
+    lineage = graph_drifts(snapshot.lineage) if snapshot.lineage is not None else []
+    # a lineage link to nothing is reported once, as a dangling lineage link
+    dangling = names_nothing(lineage)
+    found.extend(BrokenLink(path, target) for path, target in snapshot.broken_links
+                 if (path, link_stem(target)) not in dangling)
+    found.extend(lineage)
     if not snapshot.memory_index_current and snapshot.memory_index_path is not None:
         found.append(IndexFileOutOfDate(snapshot.memory_index_path,
                                         snapshot.memory_index_hand_edited))

@@ -74,6 +74,7 @@ from daemon.memories import MemoryService
 from daemon.memory_index_keeper import INDEX_FILE, MemoryIndexKeeper, index_fingerprint
 from daemon.memory_pool import MemoryPool, StoredMemory
 from daemon.sync import MASS_DELETE_MIN_FILES
+from magma.lineage import lineage_graph, lineage_memory
 from magma.store import IndexedFile, LinkRecord, MagmaStore
 from magma.versions import Version, current
 
@@ -272,7 +273,10 @@ class ConsistencyService:
         pending = {key: _utc(info.get("since")) for key, info in self.recorder.pending().items()}
         conflicts = self.desk.load()
         index_current, hand_edited = self._memory_index_current(gathered, today)
-        _link_possible_pairs(gathered.files, {**props, **gathered.properties})
+        memory_props = {**props, **gathered.properties}
+        _link_possible_pairs(gathered.files, memory_props)
+        lineage = lineage_graph(lineage_memory(path, memory_props.get(path, {}))
+                                for path in sorted(memory_paths))
         snapshot = Snapshot(
             files=gathered.files, index=index, history=history, now=now,
             unchanged=frozenset(unchanged),
@@ -287,6 +291,7 @@ class ConsistencyService:
             orphan_grace=self.orphan_grace,
             judged=self._judge_subject_groups(gathered.files),
             credentials=self._credentials(file_index),
+            lineage=lineage,
         )
         return snapshot, gathered
 

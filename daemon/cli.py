@@ -43,6 +43,7 @@ from daemon import client
 
 if TYPE_CHECKING:
     from daemon import entry_exchange, entry_writes, render
+    from daemon import lineage as lineage_views
     from daemon.app import App, load
     from daemon.history import forget_remains
     from daemon.logs import configure_logging
@@ -68,6 +69,7 @@ else:
     render = _Deferred("daemon.render")
     entry_exchange = _Deferred("daemon.entry_exchange")
     entry_writes = _Deferred("daemon.entry_writes")
+    lineage_views = _Deferred("daemon.lineage")
     App = _Deferred("daemon.app", "App")
     load = _Deferred("daemon.app", "load")
     forget_remains = _Deferred("daemon.history", "forget_remains")
@@ -876,6 +878,36 @@ def history(
         render.print_history(out, versions)
 
 
+def _lineage_service(application: App, owner: Owner | None) -> lineage_views.LineageService:
+    service = application.memories(owner)
+    return lineage_views.LineageService(
+        memories=service.memories, find=service.find, versions=application.versions,
+        writer=application.writer, memory_folder=application.settings.vault.memory_folder)
+
+
+@app.command()
+def lineage(
+    ctx: typer.Context,
+    memory: Annotated[str, typer.Argument(help="Memory id, name or file.")],
+    canvas: Annotated[bool, typer.Option(
+        "--canvas", help="Also draw it as an Obsidian canvas in the memory folder.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the lineage as JSON.")] = False,
+    owner: OwnerOption = None,
+    vault: VaultOption = None,
+) -> None:
+    """Show a memory's chain: what it superseded, what was merged into it, what it derives
+    from and what derives from it, with dates and versions."""
+    with _app(ctx, **{"vault.path": vault}) as application:
+        application.require_vault("lineage")
+        service = _lineage_service(application, _owner(owner))
+        report = service.lineage(memory)
+        drawn = service.write_canvas(report) if canvas else None
+    if as_json:
+        out.print_json(json.dumps(lineage_views.lineage_json(report, drawn), ensure_ascii=False))
+    else:
+        lineage_views.print_lineage(out, report, drawn)
+
+
 @app.command()
 def diff(
     ctx: typer.Context,
@@ -950,26 +982,76 @@ JsonOption = Annotated[bool, typer.Option("--json", help="Print the result as JS
 
 
 def _dream(ctx: typer.Context, vault: Path | None, *, dry_run: bool, force: bool,
-           as_json: bool, consolidate: bool) -> None:
+           as_json: bool, consolidate: bool, canvas: bool = False) -> None:
     what = "dream" if consolidate else "expire"
+    drawn = None
     with _app(ctx, **{"vault.path": vault}) as application:
         application.indexing.require_indexed(what)
         report = application.dreamer().dream(dry_run=dry_run, force=force,
                                              consolidate=consolidate)
+        if canvas and report.applied:
+            drawn = _lineage_service(application, None).write_dream_canvas(
+                report.plan.consolidation, report.plan.lifecycle, application.clock())
     if as_json:
-        out.print_json(json.dumps(render.dream_json(report), ensure_ascii=False))
+        data = render.dream_json(report)
+        if canvas:
+            data["canvas"] = drawn.path if drawn is not None else None
+        out.print_json(json.dumps(data, ensure_ascii=False))
     else:
         render.print_dream(out, report, what=what)
+        if drawn is not None:
+            out.print(f"drew {escape(drawn.path)}: open it in Obsidian", highlight=False)
+        elif canvas:
+            out.print("nothing drawn: " + ("a dry run changes nothing" if dry_run
+                                           else "the dream changed no memory"))
 
 
 @app.command()
 def dream(
     ctx: typer.Context, dry_run: DryRunOption = False, force: ForceOption = False,
     as_json: JsonOption = False, vault: VaultOption = None,
+    canvas: Annotated[bool, typer.Option(
+        "--canvas", help="Draw what the dream changed as an Obsidian canvas in the memory "
+        "folder.")] = False,
 ) -> None:
     """Consolidate memories now: merge duplicates, supersede contradictions, archive and
     promote, rebuild MEMORY.md, write the diary. Nothing is ever deleted."""
-    _dream(ctx, vault, dry_run=dry_run, force=force, as_json=as_json, consolidate=True)
+    _dream(ctx, vault, dry_run=dry_run, force=force, as_json=as_json, consolidate=True,
+           canvas=canvas)
+
+
+graph_app = typer.Typer(help="The vault graph: notes, memories, tags and their links.",
+                        no_args_is_help=True)
+app.add_typer(graph_app, name="graph")
+
+
+@graph_app.command("export")
+def graph_export(
+    ctx: typer.Context,
+    fmt: Annotated[str, typer.Option(
+        "--format", help="graphml (Gephi, yEd, Cytoscape) or json (networkx node-link).")
+    ] = "graphml",
+    output: Annotated[Path | None, typer.Option(
+        "--output", "-o", help="Write to this file (default: standard output).")] = None,
+    vault: VaultOption = None,
+) -> None:
+    """Export the vault graph: notes, attachments, tags and memories with typed edges
+    (links_to, embeds, tagged, supersedes, merged_into, derived_from)."""
+    if fmt not in ("graphml", "json"):
+        raise typer.BadParameter(f"{fmt!r} is not graphml or json", param_hint="--format")
+    with _app(ctx, **{"vault.path": vault}) as application:
+        application.indexing.require_indexed("graph export")
+        text = lineage_views.export_graph(application.store, fmt)  # type: ignore[arg-type]
+    if output is None:
+        _stdout().write(text)
+        return
+    try:
+        output.write_text(text, encoding="utf-8")
+    except OSError as error:
+        raise typer.BadParameter(f"cannot write {output}: {error.strerror or error}",
+                                 param_hint="--output") from error
+    out.print(f"wrote {escape(str(output))} ({len(text.encode('utf-8')):,} bytes)",
+              highlight=False)
 
 
 @app.command()

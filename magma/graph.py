@@ -190,7 +190,8 @@ def build_graph(files: Iterable[GraphFile], links: Iterable[GraphLink]) -> nx.Mu
     unresolved target (``unresolved:``, lower-cased). Edges go from a note to what it links,
     embeds or tags; the ``kind`` attribute is ``wikilink``/``embed``/``markdown`` or ``tag``
     (tag edges use the key ``"tag"``, so a note has one edge per tag), with ``subpath`` for
-    links.
+    links; ``relation`` is the typed edge of the vault graph: ``links_to`` (wikilinks and
+    markdown links), ``embeds`` or ``tagged``.
     """
     graph = nx.MultiDiGraph()
     kinds: dict[str, str] = {}
@@ -202,7 +203,8 @@ def build_graph(files: Iterable[GraphFile], links: Iterable[GraphLink]) -> nx.Mu
             tag_node = node_id("tag", tag.lower())
             if tag_node not in graph:
                 graph.add_node(tag_node, kind="tag", name=tag.lower())
-            graph.add_edge(node_id(kind, file.path), tag_node, key="tag", kind="tag")
+            graph.add_edge(node_id(kind, file.path), tag_node, key="tag", kind="tag",
+                           relation="tagged")
     for link in links:
         src = node_id(kinds.get(link.src, "note"), link.src)
         if src not in graph:
@@ -216,5 +218,6 @@ def build_graph(files: Iterable[GraphFile], links: Iterable[GraphLink]) -> nx.Mu
             dst = node_id("unresolved", nfc_key(link.target).lower())
             if dst not in graph:
                 graph.add_node(dst, kind="unresolved", target=link.target)
-        graph.add_edge(src, dst, kind=link.kind, subpath=link.subpath)
+        graph.add_edge(src, dst, kind=link.kind, subpath=link.subpath,
+                       relation="embeds" if link.kind == "embed" else "links_to")
     return graph

@@ -68,11 +68,13 @@ __all__ = [
     "AttachmentRecord",
     "ChunkCandidate",
     "FileRecord",
+    "GraphFileRow",
     "IndexedFile",
     "LinkRecord",
     "MagmaStore",
     "NoteRecord",
     "StoreCounts",
+    "graph_reads",
     "sql_str",
     "table_name",
 ]
@@ -897,3 +899,35 @@ def _file_record(row: Mapping[str, Any]) -> FileRecord:
         problems=tuple(Problem(**p) for p in json.loads(row["problems_json"])),
         indexed_at=row["indexed_at"],
     )
+
+
+#: Columns of ``files`` the vault graph reads (no vectors, no problems).
+_GRAPH_FILE_COLUMNS = ["path", "kind", "title", "tags", "memory_type", "properties_json"]
+
+
+@dataclass(frozen=True, slots=True)
+class GraphFileRow:
+    """What the vault graph reads of a ``files`` row (``magma.graph.GraphFile`` fits):
+    ``properties`` decoded from JSON (dates are ISO strings), ``{}`` for attachments."""
+
+    path: str
+    kind: str
+    title: str
+    tags: tuple[str, ...]
+    memory_type: str | None
+    properties: Mapping[str, Any]
+
+
+def graph_reads(store: MagmaStore) -> tuple[list[GraphFileRow], list[LinkRecord]]:
+    """Every file (sorted by path) and every link (by source, then position) of ``store``:
+    two columnar reads, what :func:`magma.vault_graph.vault_graph` is built from. Raises
+    :class:`StoreError`."""
+    files = store._t.read(store._t.files, _GRAPH_FILE_COLUMNS).to_pylist()
+    links = store._t.read(store._t.links,
+                          ["src", "target", "kind", "subpath", "resolved", "line"]).to_pylist()
+    rows = sorted((GraphFileRow(r["path"], r["kind"], r["title"] or "", tuple(r["tags"] or ()),
+                                r["memory_type"], json.loads(r["properties_json"] or "{}"))
+                   for r in files), key=lambda r: r.path)
+    records = sorted((LinkRecord(**row) for row in links),
+                     key=lambda r: (r.src, r.line, r.target))
+    return rows, records

@@ -1,0 +1,218 @@
+"""Checks on the memory lineage graph (:mod:`magma.lineage`). Pure.
+
+- :class:`SupersedesCycle`: memories that supersede each other round a loop (each would hide
+  the next: none is current). Found per strongly connected component of the ``supersedes``
+  edges, one cycle each, so the cost is linear in the graph, whatever the loops.
+- :class:`SupersededTwice`: one memory named as superseded by two or more (two successors of
+  one fact; usually one of them should supersede the other).
+- :class:`DanglingLineage`: a ``supersedes``, ``superseded_by``, ``merged_into`` or
+  ``derived_from`` link naming no memory (forgotten, renamed, mistyped).
+- :class:`ChangedSource`: a live memory derived (``derived_from``, directly or through other
+  derived memories) from a source that changed since: superseded or merged into a memory
+  outside the chain, archived, or gone. The walk keeps a visited set, so a chain of
+  derivations that loops is walked once and flags each memory once per changed source.
+
+Each drift carries the chain as vault paths (``[[stem]]`` for a link naming nothing).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import networkx as nx
+
+from magma.lineage import LINEAGE_PROPERTIES, link_stem
+
+__all__ = [
+    "ChangedSource",
+    "DanglingLineage",
+    "GraphDrift",
+    "SupersededTwice",
+    "SupersedesCycle",
+    "graph_drifts",
+    "names_nothing",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class SupersedesCycle:
+    """``chain`` supersedes round a loop: ``chain[0]`` supersedes ``chain[1]`` … and the last
+    supersedes ``chain[0]``; ``path`` is ``chain[0]`` (the smallest path of the loop)."""
+
+    path: str
+    chain: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class SupersededTwice:
+    """``path`` is superseded by each memory of ``by`` (two or more, sorted)."""
+
+    path: str
+    by: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class DanglingLineage:
+    """``path`` names ``target`` (as written) in its ``written_in`` property, and no memory
+    has that name."""
+
+    path: str
+    written_in: str
+    target: str
+
+
+@dataclass(frozen=True, slots=True)
+class ChangedSource:
+    """``path`` derives from ``chain[-1]`` through ``chain`` (``chain[0]`` is ``path``), and
+    that source ``change``-d: ``"superseded by X"``, ``"merged into X"``, ``"archived
+    (reason)"`` or ``"not found"``."""
+
+    path: str
+    chain: tuple[str, ...]
+    change: str
+
+
+GraphDrift = SupersedesCycle | SupersededTwice | DanglingLineage | ChangedSource
+
+
+def _link_name(target: str) -> str:
+    target = target.strip()
+    return target if target.startswith("[[") else f"[[{target}]]"
+
+
+def _name(graph: nx.MultiDiGraph, node: str) -> str:
+    data = graph.nodes[node]
+    if data.get("kind") == "unresolved":
+        return _link_name(str(data.get("target") or node.split(":", 1)[-1]))
+    return str(data.get("path", node))
+
+
+def _is_memory(graph: nx.MultiDiGraph, node: str) -> bool:
+    return graph.nodes[node].get("kind") == "memory"
+
+
+def _typed(graph: nx.MultiDiGraph, kind: str) -> nx.DiGraph:
+    """The edges of one lineage ``kind`` as a plain digraph."""
+    sub = nx.DiGraph()
+    sub.add_edges_from((u, v) for u, v, k in graph.edges(keys=True) if k == kind)
+    return sub
+
+
+def _cycles(graph: nx.MultiDiGraph, supersedes: nx.DiGraph) -> list[SupersedesCycle]:
+    found: list[SupersedesCycle] = []
+    for component in nx.strongly_connected_components(supersedes):
+        first = min(component, key=lambda n: _name(graph, n))
+        if len(component) == 1 and not supersedes.has_edge(first, first):
+            continue
+        edges = nx.find_cycle(supersedes.subgraph(component), source=first)
+        chain = tuple(_name(graph, u) for u, _v in edges)
+        start = chain.index(min(chain))
+        chain = chain[start:] + chain[:start]
+        found.append(SupersedesCycle(chain[0], chain))
+    return found
+
+
+def _twice(graph: nx.MultiDiGraph, supersedes: nx.DiGraph) -> list[SupersededTwice]:
+    found: list[SupersededTwice] = []
+    for node in supersedes.nodes:
+        newer = sorted(_name(graph, u) for u in supersedes.predecessors(node)
+                       if _is_memory(graph, u) and u != node)
+        if len(newer) > 1 and _is_memory(graph, node):
+            found.append(SupersededTwice(_name(graph, node), tuple(newer)))
+    return found
+
+
+def _dangling(graph: nx.MultiDiGraph) -> list[DanglingLineage]:
+    found: list[DanglingLineage] = []
+    for src, dst, data in graph.edges(data=True):
+        if data.get("relation") not in {"supersedes", "merged_into", "derived_from"}:
+            continue
+        for prop in str(data.get("written_in", "")).split("+"):
+            names_newer = LINEAGE_PROPERTIES[prop][1]
+            writer, named = (dst, src) if names_newer else (src, dst)
+            if graph.nodes[named].get("kind") == "unresolved" and _is_memory(graph, writer):
+                found.append(DanglingLineage(_name(graph, writer), prop,
+                                             str(graph.nodes[named].get("target", ""))))
+    return found
+
+
+def _live(graph: nx.MultiDiGraph, node: str) -> bool:
+    data = graph.nodes[node]
+    return data.get("status") != "archived" and not any(
+        k == "supersedes" for _u, _v, k in graph.in_edges(node, keys=True))
+
+
+def _change(graph: nx.MultiDiGraph, source: str, chain: set[str]) -> str | None:
+    """How ``source`` changed, ignoring what the derivation itself did (a source archived
+    into, or superseded by, a memory of ``chain``)."""
+    if graph.nodes[source].get("kind") == "unresolved":
+        return "not found (forgotten or renamed)"
+    newer = sorted(_name(graph, u) for u, _, key in graph.in_edges(source, keys=True)
+                   if key == "supersedes" and u not in chain)
+    if newer:
+        return "superseded by " + " and ".join(newer)
+    into = [v for _, v, k in graph.out_edges(source, keys=True) if k == "merged_into"]
+    keepers = sorted(_name(graph, v) for v in into if v not in chain)
+    if keepers:
+        return "merged into " + " and ".join(keepers)
+    data = graph.nodes[source]
+    if data.get("status") == "archived" and not into:
+        return "archived" + (f" ({data['archived_reason']})" if data.get("archived_reason")
+                             else "")
+    return None
+
+
+def _changed_sources(graph: nx.MultiDiGraph, derived: nx.DiGraph) -> list[ChangedSource]:
+    found: list[ChangedSource] = []
+    for start in sorted(derived.nodes, key=lambda n: _name(graph, n)):
+        if not _is_memory(graph, start) or derived.out_degree(start) == 0 \
+                or not _live(graph, start):
+            continue
+        parents: dict[str, str | None] = {start: None}
+        queue = deque([start])
+        while queue:
+            node = queue.popleft()
+            for source in sorted(derived.successors(node)):
+                if source in parents:
+                    continue  # met before: a loop of derivations is walked once
+                parents[source] = node
+                queue.append(source)
+                path = [source]
+                while (up := parents[path[-1]]) is not None:
+                    path.append(up)
+                change = _change(graph, source, set(path))
+                if change is not None:
+                    chain = tuple(_name(graph, n) for n in reversed(path))
+                    found.append(ChangedSource(chain[0], chain, change))
+    return found
+
+
+def names_nothing(drifts: Iterable[GraphDrift]) -> set[tuple[str, str]]:
+    """``(memory path, link stem)`` of each lineage link in ``drifts`` that names no memory
+    (a dangling link, a source not found): the checker reports them here, not again as
+    broken links."""
+    found: set[tuple[str, str]] = set()
+    for drift in drifts:
+        if isinstance(drift, DanglingLineage):
+            found.add((drift.path, link_stem(drift.target)))
+        elif isinstance(drift, ChangedSource) and drift.chain[-1].startswith("[["):
+            found.add((drift.chain[-2], link_stem(drift.chain[-1])))
+    return found
+
+
+def graph_drifts(graph: nx.MultiDiGraph) -> list[GraphDrift]:
+    """Every lineage drift of ``graph`` (a vault or lineage graph, :mod:`magma.lineage`), in
+    a stable order: cycles, memories superseded twice, dangling links, changed sources, each
+    by path."""
+    supersedes = _typed(graph, "supersedes")
+    changed = _changed_sources(graph, _typed(graph, "derived_from"))
+    # a live memory derived from nothing is one finding: its source is "not found"
+    gone = {(c.path, c.chain[1]) for c in changed if len(c.chain) == 2}
+    dangling = [d for d in _dangling(graph) if d.written_in != "derived_from"
+                or (d.path, _link_name(d.target)) not in gone]
+    found: list[GraphDrift] = [*_cycles(graph, supersedes), *_twice(graph, supersedes),
+                               *dangling, *changed]
+    kinds = [SupersedesCycle, SupersededTwice, DanglingLineage, ChangedSource]
+    return sorted(found, key=lambda d: (kinds.index(type(d)), d.path, str(d)))

@@ -1,0 +1,290 @@
+"""``dreamd lineage``, ``dreamd dream --canvas`` and ``dreamd graph export``: the memory graph
+shown, drawn and handed to other tools.
+
+The relations come from the memories' frontmatter (:mod:`magma.lineage`), the versions from
+the version archive; a picture is a JSON Canvas file (:mod:`magma.canvas`) written in the
+memory folder through the one writer as a generated file
+(:meth:`ccb.writer.NoteWriter.write_generated`: a canvas the user rearranged by hand is kept
+beside the new one as a conflict copy, never overwritten).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+
+from ccb.model import memory_key
+from ccb.writer import NoteWriter, WriteOutcome
+from consistency.dream import MergeDuplicate, SupersedeOld
+from consistency.lifecycle import Archive, Demote, MarkBroken, Promote
+from daemon.memory_pool import StoredMemory
+from magma.canvas import Card, Link, canvas_bytes
+from magma.graph import node_id
+from magma.lineage import (
+    Chain,
+    LineageMemory,
+    chain_of,
+    lineage_graph,
+    lineage_memory,
+    relations_of,
+)
+from magma.store import MagmaStore, graph_reads
+from magma.vault_graph import GraphFormat, graph_text, vault_graph
+from magma.versions import VersionArchive, current
+
+__all__ = [
+    "LineageReport",
+    "LineageService",
+    "MemoryVersions",
+    "dream_picture",
+    "export_graph",
+    "lineage_json",
+    "print_lineage",
+]
+
+#: Edge labels on a canvas and in ``dreamd lineage``, by lineage edge kind.
+LABELS = {"supersedes": "supersedes", "merged_into": "merged into",
+          "derived_from": "derived from"}
+#: JSON Canvas preset colours (spec: "1" red … "6" purple): the memory asked about, an
+#: archived memory, a name no memory has.
+_ROOT_COLOR, _ARCHIVED_COLOR, _MISSING_COLOR = "4", "5", "1"
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryVersions:
+    """What the version archive says of one memory: ``count`` versions recorded, the current
+    one ``head_n``, recorded at ``head_at`` (UTC) by ``origin``."""
+
+    count: int
+    head_n: int
+    head_at: datetime
+    origin: str
+
+
+@dataclass(frozen=True, slots=True)
+class LineageReport:
+    """A memory's lineage: ``root`` (its graph node id), its direct ``relations``
+    (``{relation: [node id, …]}``, :data:`magma.lineage.RELATIONS`), the whole ``chain``, the
+    facts of each memory of the chain by node id, and their versions by node id."""
+
+    root: str
+    relations: Mapping[str, list[str]]
+    chain: Chain
+    memories: Mapping[str, LineageMemory]
+    versions: Mapping[str, MemoryVersions]
+
+
+class LineageService:
+    """Lineage of the memories ``memories()`` gives (every memory file, parsed); ``find``
+    names one (``MemoryService.find``: raises ``MemoryNotFoundError``)."""
+
+    def __init__(self, *, memories: Callable[[], Sequence[StoredMemory]],
+                 find: Callable[[str], StoredMemory], versions: VersionArchive,
+                 writer: NoteWriter, memory_folder: str) -> None:
+        self._memories = memories
+        self._find = find
+        self.versions = versions
+        self.writer = writer
+        self.memory_folder = memory_folder
+
+    def lineage(self, name: str) -> LineageReport:
+        """The lineage of the memory ``name`` (id, name, file). Raises
+        ``MemoryNotFoundError`` and ``StoreError``."""
+        stored = self._find(name)
+        every = self._memories()
+        facts = {node_id("note", s.path): lineage_memory(s.path, s.note.properties)
+                 for s in every}
+        graph = lineage_graph(facts.values())
+        root = node_id("note", stored.path)
+        if root not in graph:  # found, but not a memory file of the folder
+            facts[root] = lineage_memory(stored.path, stored.note.properties)
+            graph = lineage_graph(facts.values())
+        chain = chain_of(graph, root)
+        keys = {node_id("note", s.path): memory_key(s.note.memory.id if s.note.memory else None,
+                                                     s.path)
+                for s in every if node_id("note", s.path) in chain.nodes}
+        history = self.versions.all_versions(sorted(set(keys.values())))
+        versions: dict[str, MemoryVersions] = {}
+        for node, key in keys.items():
+            head = current(history.get(key, []))
+            if head is not None:
+                versions[node] = MemoryVersions(len(history[key]), head.n, head.created_at,
+                                                head.origin)
+        return LineageReport(root, relations_of(graph, root), chain,
+                             {n: facts[n] for n in chain.nodes if n in facts}, versions)
+
+    def canvas_path(self, report: LineageReport) -> str:
+        """Where the lineage canvas of ``report`` goes: ``<memory folder>/<stem>
+        lineage.canvas``."""
+        stem = report.memories[report.root].path.rsplit("/", 1)[-1].removesuffix(".md")
+        return f"{self.memory_folder}/{stem} lineage.canvas"
+
+    def write_canvas(self, report: LineageReport) -> WriteOutcome:
+        """Draw ``report`` (:func:`lineage_picture`) into :meth:`canvas_path`. Raises what
+        :meth:`ccb.writer.NoteWriter.write_generated` raises."""
+        cards, links = lineage_picture(report)
+        return self.writer.write_generated(self.canvas_path(report), canvas_bytes(cards, links))
+
+    def write_dream_canvas(self, consolidation: Sequence[object],
+                           lifecycle: Sequence[object], now: datetime) -> WriteOutcome | None:
+        """Draw what a dream changed (:func:`dream_picture`) into ``<memory folder>/dream
+        <YYYY-MM-DD HHMM>.canvas`` (``now``, the user's time); ``None`` when it changed
+        nothing. Raises what :meth:`ccb.writer.NoteWriter.write_generated` raises."""
+        cards, links = dream_picture(consolidation, lifecycle)
+        if not cards:
+            return None
+        path = f"{self.memory_folder}/dream {now:%Y-%m-%d %H%M}.canvas"
+        return self.writer.write_generated(path, canvas_bytes(cards, links))
+
+
+def _card(report: LineageReport, node: str) -> Card:
+    memory = report.memories.get(node)
+    if memory is None:
+        return Card(node, text=f"**{node.split(':', 1)[-1]}**\n\nno memory has this name "
+                                "(forgotten or renamed)", color=_MISSING_COLOR)
+    color = _ROOT_COLOR if node == report.root else \
+        _ARCHIVED_COLOR if memory.status == "archived" else None
+    return Card(node, file=memory.path, color=color)
+
+
+def lineage_picture(report: LineageReport) -> tuple[list[Card], list[Link]]:
+    """One card per memory of the chain (a file card linking to its file; a text card for a
+    name no memory has), one labelled arrow per lineage edge."""
+    cards = [_card(report, node) for node in report.chain.nodes]
+    links = [Link(e.src, e.dst, LABELS[e.kind]) for e in report.chain.edges]
+    return cards, links
+
+
+def dream_picture(consolidation: Sequence[object], lifecycle: Sequence[object]
+                  ) -> tuple[list[Card], list[Link]]:
+    """What a dream changed as cards and arrows: a file card per memory it touched, an
+    arrow per merge (``merged into``) and supersession (``supersedes``), and a text card per
+    archive, promotion, demotion or broken-link mark, pointing at its memory."""
+    cards: dict[str, Card] = {}
+    links: list[Link] = []
+
+    def memory(path: str) -> str:
+        cards.setdefault(path, Card(path, file=path))
+        return path
+
+    for step in consolidation:
+        match step:
+            case MergeDuplicate(keeper_path=keeper, duplicate_path=dup, kind=kind):
+                links.append(Link(memory(dup), memory(keeper), f"merged into ({kind})"))
+            case SupersedeOld(old_path=old, new_path=new, reason=reason):
+                links.append(Link(memory(new), memory(old), f"supersedes: {reason}"))
+    for step in lifecycle:
+        color: str | None
+        match step:
+            case Archive(path=path, reason=reason):
+                what, color = f"**archived**\n\n{reason}", _ARCHIVED_COLOR
+            case Promote(path=path, reason=reason):
+                what, color = f"**promoted** to the resident set\n\n{reason}", _ROOT_COLOR
+            case Demote(path=path, reason=reason):
+                what, color = f"**demoted** from the resident set\n\n{reason}", None
+            case MarkBroken(path=path, links=broken):
+                what = ("**broken links**\n\n" + ", ".join(f"`{b}`" for b in broken)
+                        if broken else "**links work again**")
+                color = _MISSING_COLOR if broken else None
+            case _:
+                continue
+        key = f"{type(step).__name__}:{path}"
+        cards[key] = Card(key, text=what, color=color)
+        links.append(Link(key, memory(path), type(step).__name__.lower()))
+    return list(cards.values()), links
+
+
+def export_graph(store: MagmaStore, fmt: GraphFormat) -> str:
+    """The vault graph of the index (:func:`magma.vault_graph.vault_graph`) as ``fmt`` text.
+    Raises ``StoreError``."""
+    files, links = graph_reads(store)
+    return graph_text(vault_graph(files, links), fmt)
+
+
+# ---------------------------------------------------------------------------- rendering
+
+
+def _label(report: LineageReport, node: str) -> str:
+    memory = report.memories.get(node)
+    if memory is None:
+        return f"[[{node.split(':', 1)[-1]}]] (no such memory)"
+    return f"{memory.path} ({memory.name})"
+
+
+def _facts(report: LineageReport, node: str) -> str:
+    memory = report.memories[node]
+    parts = [memory.status or "active"]
+    if memory.archived_reason:
+        parts[0] += f": {memory.archived_reason}"
+    parts += [f"{key} {value[:10]}" for key, value in (
+        ("created", memory.created), ("updated", memory.updated), ("valid to", memory.valid_to))
+        if value]
+    kept = report.versions.get(node)
+    if kept is not None:
+        parts.append(f"version {kept.head_n} of {kept.count} ({kept.origin}, "
+                     f"{kept.head_at:%Y-%m-%d %H:%M} UTC)")
+    elif memory.version:
+        parts.append(f"version {memory.version} (frontmatter; none recorded yet)")
+    return " · ".join(parts)
+
+
+def print_lineage(console: Console, report: LineageReport, canvas: WriteOutcome | None = None
+                  ) -> None:
+    """``dreamd lineage NAME``: the memory, its direct relations, then the whole chain."""
+    console.print(escape(_label(report, report.root)), highlight=False)
+    console.print(escape("  " + _facts(report, report.root)), highlight=False)
+    if not report.relations:
+        console.print("  no lineage: it supersedes nothing, nothing was merged into it, and "
+                      "it derives from no memory")
+    for relation, others in report.relations.items():
+        for other in others:
+            line = f"  {relation}: {_label(report, other)}"
+            if other in report.memories:
+                line += f" — {_facts(report, other)}"
+            console.print(escape(line), highlight=False)
+    if len(report.chain.nodes) > 2 or len(report.chain.edges) > len(
+            [o for others in report.relations.values() for o in others]):
+        console.print(f"chain: {len(report.chain.nodes)} memories, "
+                      f"{len(report.chain.edges)} links", highlight=False)
+        for edge in report.chain.edges:
+            console.print(escape(f"  {_label(report, edge.src)} {LABELS[edge.kind]} "
+                                 f"{_label(report, edge.dst)}"), highlight=False)
+    if canvas is not None:
+        console.print(escape(f"drew {canvas.path} ({canvas.status}): open it in Obsidian"),
+                      highlight=False)
+
+
+def lineage_json(report: LineageReport, canvas: WriteOutcome | None = None
+                 ) -> dict[str, Any]:
+    """``dreamd lineage --json``: the memory, its relations and chain by vault path
+    (``[[stem]]`` for a name no memory has), with versions."""
+    def name(node: str) -> str:
+        memory = report.memories.get(node)
+        return memory.path if memory is not None else f"[[{node.split(':', 1)[-1]}]]"
+
+    memories = []
+    for node in report.chain.nodes:
+        memory = report.memories.get(node)
+        if memory is None:
+            continue
+        kept = report.versions.get(node)
+        memories.append({
+            "path": memory.path, "name": memory.name, "id": memory.memory_id,
+            "status": memory.status, "archived_reason": memory.archived_reason,
+            "created": memory.created, "updated": memory.updated, "valid_to": memory.valid_to,
+            "versions": None if kept is None else {
+                "count": kept.count, "current": kept.head_n, "at": kept.head_at.isoformat(),
+                "origin": kept.origin}})
+    return {
+        "memory": name(report.root),
+        "relations": {k: [name(n) for n in v] for k, v in report.relations.items()},
+        "chain": [{"from": name(e.src), "kind": e.kind, "to": name(e.dst),
+                   "written_in": list(e.written_in)} for e in report.chain.edges],
+        "memories": memories,
+        "canvas": None if canvas is None else canvas.path,
+    }

@@ -1,0 +1,256 @@
+"""Memory lineage: who superseded whom, what was merged into what, what derives from what.
+
+dreamd writes these relations into memory frontmatter as wikilinks by file stem
+(``daemon.dream_edits``): a newer memory names the older in ``supersedes`` and the older names
+the newer in ``superseded_by``; a merged duplicate, or a source of a synthesis, names its keeper
+in ``merged_into``; a derived memory names its sources in ``derived_from``. This module reads
+them into typed edges of the vault graph (:mod:`magma.graph`'s node ids, ``note:<path>``):
+
+=================  ==========================  =================================
+edge kind          direction                   written in
+=================  ==========================  =================================
+``supersedes``     newer → older               ``supersedes`` (newer), ``superseded_by`` (older)
+``merged_into``    absorbed → keeper           ``merged_into`` (absorbed)
+``derived_from``   derived → source            ``derived_from`` (derived)
+=================  ==========================  =================================
+
+A link naming no memory goes to an ``unresolved:<stem>`` node (a forgotten or renamed memory).
+Every walk here keeps a visited set, so a cycle written by hand never loops. Pure: the caller
+reads the files (or the index's properties) and hands in :class:`LineageMemory` values.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import date, datetime
+from typing import Any, Literal, TypeAlias
+
+import networkx as nx
+
+from ccb.names import nfc_key
+from magma.graph import node_id
+
+__all__ = [
+    "LINEAGE_KINDS",
+    "LINEAGE_PROPERTIES",
+    "RELATIONS",
+    "Chain",
+    "LineageEdge",
+    "LineageKind",
+    "LineageMemory",
+    "add_lineage",
+    "chain_of",
+    "lineage_graph",
+    "lineage_memory",
+    "lineage_out",
+    "link_stem",
+    "relations_of",
+]
+
+LineageKind: TypeAlias = Literal["supersedes", "merged_into", "derived_from"]
+
+#: The lineage edge kinds, in the order they are shown.
+LINEAGE_KINDS: tuple[LineageKind, ...] = ("supersedes", "merged_into", "derived_from")
+
+#: Frontmatter property → (edge kind, does the link name the *newer* end of the edge).
+LINEAGE_PROPERTIES: Mapping[str, tuple[LineageKind, bool]] = {
+    "supersedes": ("supersedes", False),
+    "superseded_by": ("supersedes", True),
+    "merged_into": ("merged_into", False),
+    "derived_from": ("derived_from", False),
+}
+
+
+def link_stem(link: str) -> str:
+    """``[[folder/name|alias]]`` or ``folder/name.md`` → ``name``, NFC and case-folded: the
+    key a memory is found by (the same rule as ``daemon.forget_links.link_stem``)."""
+    text = link.strip().removeprefix("[[").removesuffix("]]").split("|")[0].split("#")[0]
+    return nfc_key(text.replace("\\", "/").rsplit("/", 1)[-1].removesuffix(".md").strip()
+                   ).casefold()
+
+
+def _text(value: object) -> str | None:
+    """A frontmatter scalar as text (dates ISO), ``None`` when empty."""
+    if isinstance(value, datetime | date):
+        return value.isoformat()
+    if value is None or isinstance(value, list | dict):
+        return None
+    text = str(value).strip()
+    return text or None
+
+
+def _links(value: object) -> tuple[str, ...]:
+    """The links of a property value: one string or a list of them."""
+    items = value if isinstance(value, list) else [value]
+    return tuple(str(item).strip() for item in items
+                 if isinstance(item, str) and item.strip())
+
+
+@dataclass(frozen=True, slots=True)
+class LineageMemory:
+    """What the lineage reads of one memory: ``path`` (vault-relative), its ``name``, id,
+    status, ``created``/``updated``/``valid_to`` as written (ISO text), ``archived_reason``,
+    and ``links`` as ``(property, link as written)``, property one of
+    :data:`LINEAGE_PROPERTIES`."""
+
+    path: str
+    name: str
+    memory_id: str | None = None
+    status: str | None = None
+    created: str | None = None
+    updated: str | None = None
+    valid_to: str | None = None
+    archived_reason: str | None = None
+    version: str | None = None
+    links: tuple[tuple[str, str], ...] = ()
+
+
+def lineage_memory(path: str, properties: Mapping[str, Any]) -> LineageMemory:
+    """A memory's lineage facts from its frontmatter ``properties`` — as parsed
+    (``ccb.model.Note.properties``: dates are ``date``/``datetime``) or as the index keeps
+    them (``MagmaStore.memory_properties``: dates are ISO strings)."""
+    stem = path.rsplit("/", 1)[-1].removesuffix(".md")
+    links = tuple((prop, link) for prop in LINEAGE_PROPERTIES
+                  for link in _links(properties.get(prop)))
+    return LineageMemory(
+        path=path, name=_text(properties.get("name")) or stem,
+        memory_id=_text(properties.get("id")), status=_text(properties.get("status")),
+        created=_text(properties.get("created")), updated=_text(properties.get("updated")),
+        valid_to=_text(properties.get("valid_to")),
+        archived_reason=_text(properties.get("archived_reason")),
+        version=_text(properties.get("version")), links=links)
+
+
+@dataclass(frozen=True, slots=True)
+class LineageEdge:
+    """One lineage edge between graph node ids (``src`` → ``dst`` as in the module table),
+    with the properties it was written in."""
+
+    src: str
+    dst: str
+    kind: LineageKind
+    written_in: tuple[str, ...]
+
+
+def _memory_attrs(memory: LineageMemory) -> dict[str, str]:
+    attrs = {"kind": "memory", "path": memory.path, "title": memory.name, "name": memory.name}
+    for key in ("memory_id", "status", "created", "updated", "valid_to", "archived_reason",
+                "version"):
+        value = getattr(memory, key)
+        if value is not None:
+            attrs[key] = value
+    return attrs
+
+
+def add_lineage(graph: nx.MultiDiGraph, memories: Iterable[LineageMemory]) -> nx.MultiDiGraph:
+    """Add each memory (node ``note:<path>``, ``kind="memory"``) and its lineage edges to
+    ``graph`` (edge key and ``kind`` attribute: the :data:`LineageKind`, ``relation`` the
+    same, ``written_in`` the properties, sorted and ``+``-joined). A link is resolved by file stem
+    among ``memories`` (several files of one stem: the shortest path wins, as in Obsidian);
+    one naming none goes to ``unresolved:<stem>``. Returns ``graph``. O(memories + links)."""
+    memories = list(memories)
+    by_stem: dict[str, str] = {}
+    for memory in sorted(memories, key=lambda m: (len(m.path), m.path), reverse=True):
+        by_stem[link_stem(memory.path)] = memory.path
+    for memory in memories:
+        node = node_id("note", memory.path)
+        if node in graph:
+            graph.nodes[node].update(_memory_attrs(memory))
+        else:
+            graph.add_node(node, **_memory_attrs(memory))
+    for memory in memories:
+        here = node_id("note", memory.path)
+        for prop, link in memory.links:
+            kind, names_newer = LINEAGE_PROPERTIES[prop]
+            stem = link_stem(link)
+            if not stem:
+                continue
+            found = by_stem.get(stem)
+            other = node_id("note", found) if found is not None else node_id("unresolved", stem)
+            if found is None and other not in graph:
+                graph.add_node(other, kind="unresolved", target=link)
+            src, dst = (other, here) if names_newer else (here, other)
+            data = graph.get_edge_data(src, dst, key=kind)
+            if data is None:
+                graph.add_edge(src, dst, key=kind, kind=kind, relation=kind, written_in=prop)
+            else:
+                data["written_in"] = "+".join(sorted({*data["written_in"].split("+"), prop}))
+    return graph
+
+
+def lineage_graph(memories: Iterable[LineageMemory]) -> nx.MultiDiGraph:
+    """A graph of ``memories`` and their lineage edges only (:func:`add_lineage`)."""
+    return add_lineage(nx.MultiDiGraph(), memories)
+
+
+def lineage_out(graph: nx.MultiDiGraph, node: str) -> list[LineageEdge]:
+    """The lineage edges leaving ``node``, by kind then target."""
+    return sorted((LineageEdge(node, dst, key, tuple(data["written_in"].split("+")))
+                   for _, dst, key, data in graph.out_edges(node, keys=True, data=True)
+                   if key in LINEAGE_KINDS), key=lambda e: (e.kind, e.dst))
+
+
+def _lineage_in(graph: nx.MultiDiGraph, node: str) -> list[LineageEdge]:
+    return sorted((LineageEdge(src, node, key, tuple(data["written_in"].split("+")))
+                   for src, _, key, data in graph.in_edges(node, keys=True, data=True)
+                   if key in LINEAGE_KINDS), key=lambda e: (e.kind, e.src))
+
+
+#: The direct relations of a memory, as shown by ``dreamd lineage``: name → (edge kind, is
+#: the memory the edge's source).
+RELATIONS: Mapping[str, tuple[LineageKind, bool]] = {
+    "supersedes": ("supersedes", True),
+    "superseded by": ("supersedes", False),
+    "merged into it": ("merged_into", False),
+    "merged into": ("merged_into", True),
+    "derived from": ("derived_from", True),
+    "derives from it": ("derived_from", False),
+}
+
+
+def relations_of(graph: nx.MultiDiGraph, node: str) -> dict[str, list[str]]:
+    """``{relation: [node id, …]}`` of ``node``'s direct lineage (:data:`RELATIONS`, empty
+    relations left out)."""
+    out, into = lineage_out(graph, node), _lineage_in(graph, node)
+    found: dict[str, list[str]] = {}
+    for name, (kind, outgoing) in RELATIONS.items():
+        others = [e.dst for e in out if e.kind == kind] if outgoing \
+            else [e.src for e in into if e.kind == kind]
+        if others:
+            found[name] = others
+    return found
+
+
+@dataclass(frozen=True, slots=True)
+class Chain:
+    """Everything joined to ``root`` by lineage edges, either way: ``nodes`` in the order a
+    breadth-first walk from ``root`` met them, ``edges`` between them (each once)."""
+
+    root: str
+    nodes: tuple[str, ...]
+    edges: tuple[LineageEdge, ...]
+
+
+def chain_of(graph: nx.MultiDiGraph, root: str, *, max_nodes: int = 500) -> Chain:
+    """The lineage around ``root`` (:class:`Chain`): a breadth-first walk over lineage edges
+    in both directions, each node visited once (a cycle ends the walk, never loops), at most
+    ``max_nodes`` nodes (a bound for a picture a person reads, not a limit of the graph).
+    Raises ``KeyError`` when ``root`` is not in ``graph``."""
+    if root not in graph:
+        raise KeyError(root)
+    seen = {root: None}
+    queue = deque([root])
+    edges: dict[tuple[str, str, str], LineageEdge] = {}
+    while queue:
+        node = queue.popleft()
+        for edge in [*lineage_out(graph, node), *_lineage_in(graph, node)]:
+            other = edge.dst if edge.src == node else edge.src
+            if other not in seen:
+                if len(seen) >= max_nodes:
+                    continue
+                seen[other] = None
+                queue.append(other)
+            edges[(edge.src, edge.dst, edge.kind)] = edge
+    return Chain(root, tuple(seen), tuple(edges[k] for k in sorted(edges)))

@@ -1,0 +1,147 @@
+"""Checks on the memory lineage graph, each on real memory files written into tmp_path and
+parsed by ``ccb.parse`` (real networkx, no fakes)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from lineage_files import read_lineage, write_memory
+
+from consistency.arbiter import Report, decide
+from consistency.graph_checks import (
+    ChangedSource,
+    DanglingLineage,
+    SupersededTwice,
+    SupersedesCycle,
+    graph_drifts,
+    names_nothing,
+)
+from magma.lineage import lineage_graph
+
+
+def _drifts(root: Path) -> list[object]:
+    return list(graph_drifts(lineage_graph(read_lineage(root))))
+
+
+def test_a_supersedes_loop_is_reported_once_with_its_chain(tmp_path: Path) -> None:
+    write_memory(tmp_path, "b", "B", supersedes="c")
+    write_memory(tmp_path, "a", "A", supersedes="b")
+    write_memory(tmp_path, "c", "C", supersedes="a")
+    write_memory(tmp_path, "自己", "自己", supersedes="自己")  # a memory superseding itself
+    write_memory(tmp_path, "fine", "Fine", supersedes="a")  # leads into the loop, not part
+    found = _drifts(tmp_path)
+    assert SupersedesCycle("Memory/a.md", ("Memory/a.md", "Memory/b.md", "Memory/c.md")) \
+        in found
+    assert SupersedesCycle("Memory/自己.md", ("Memory/自己.md",)) in found
+    assert sum(isinstance(d, SupersedesCycle) for d in found) == 2
+    report = decide(found[0])  # type: ignore[arg-type]
+    assert isinstance(report, Report)
+    assert "Memory/a.md → Memory/b.md → Memory/c.md → Memory/a.md" in report.hint
+
+
+def test_a_memory_superseded_by_two(tmp_path: Path) -> None:
+    write_memory(tmp_path, "old", "Old")
+    write_memory(tmp_path, "one", "One", supersedes="old")
+    write_memory(tmp_path, "two", "Two")
+    write_memory(tmp_path, "old2", "Old two", superseded_by=["two"])
+    write_memory(tmp_path, "three", "Three", supersedes="old2")
+    # the old side names its successor too: still one successor, not two
+    write_memory(tmp_path, "kept", "Kept", superseded_by="one")
+    write_memory(tmp_path, "one_b", "One b", supersedes="kept")
+    found = [d for d in _drifts(tmp_path) if isinstance(d, SupersededTwice)]
+    assert found == [SupersededTwice("Memory/kept.md", ("Memory/one.md", "Memory/one_b.md")),
+                     SupersededTwice("Memory/old2.md", ("Memory/three.md", "Memory/two.md"))]
+
+
+def test_dangling_lineage_links_name_the_property(tmp_path: Path) -> None:
+    write_memory(tmp_path, "new", "New", supersedes="gone-for-good",
+                 status="archived", merged_into="No such keeper")
+    write_memory(tmp_path, "旧的", "旧的", superseded_by="不存在")
+    found = [d for d in _drifts(tmp_path) if isinstance(d, DanglingLineage)]
+    assert found == [
+        DanglingLineage("Memory/new.md", "merged_into", "[[No such keeper]]"),
+        DanglingLineage("Memory/new.md", "supersedes", "[[gone-for-good]]"),
+        DanglingLineage("Memory/旧的.md", "superseded_by", "[[不存在]]"),
+    ]
+    assert names_nothing(found) == {("Memory/new.md", "no such keeper"),  # type: ignore[arg-type]
+                                    ("Memory/new.md", "gone-for-good"),
+                                    ("Memory/旧的.md", "不存在")}
+
+
+def test_derived_from_a_changed_source_lists_the_chain(tmp_path: Path) -> None:
+    write_memory(tmp_path, "s1", "Source one")
+    write_memory(tmp_path, "s2", "Source two", status="archived", archived_reason="project done")
+    write_memory(tmp_path, "s3", "Source three")
+    write_memory(tmp_path, "newer", "Newer", supersedes="s3")
+    write_memory(tmp_path, "profile", "Profile", derived_from=["s1", "s2", "s3", "forgotten"])
+    write_memory(tmp_path, "digest", "Digest", derived_from="profile")
+    found = [d for d in _drifts(tmp_path) if isinstance(d, ChangedSource)]
+    assert found == [
+        ChangedSource("Memory/digest.md", ("Memory/digest.md", "Memory/profile.md",
+                                           "Memory/s2.md"), "archived (project done)"),
+        ChangedSource("Memory/digest.md", ("Memory/digest.md", "Memory/profile.md",
+                                           "Memory/s3.md"), "superseded by Memory/newer.md"),
+        ChangedSource("Memory/digest.md", ("Memory/digest.md", "Memory/profile.md",
+                                           "[[forgotten]]"), "not found (forgotten or renamed)"),
+        ChangedSource("Memory/profile.md", ("Memory/profile.md", "Memory/s2.md"),
+                      "archived (project done)"),
+        ChangedSource("Memory/profile.md", ("Memory/profile.md", "Memory/s3.md"),
+                      "superseded by Memory/newer.md"),
+        ChangedSource("Memory/profile.md", ("Memory/profile.md", "[[forgotten]]"),
+                      "not found (forgotten or renamed)"),
+    ]
+    # a source derived from nothing is reported once: as a changed source, not also dangling
+    assert not any(isinstance(d, DanglingLineage) for d in _drifts(tmp_path))
+
+
+def test_what_the_derivation_itself_did_to_its_sources_is_no_change(tmp_path: Path) -> None:
+    """A synthesis archives its sources into itself and supersedes them: that is the
+    derivation, not a change since."""
+    for stem in ("m1", "m2"):
+        write_memory(tmp_path, stem, stem, status="archived", archived_reason="synthesised",
+                     merged_into="synthesis")
+    write_memory(tmp_path, "synthesis", "Synthesis", supersedes=["m1", "m2"],
+                 derived_from=["m1", "m2"])
+    assert _drifts(tmp_path) == []
+    write_memory(tmp_path, "m2", "m2", status="archived", archived_reason="synthesised",
+                 merged_into="synthesis", superseded_by="correction")
+    write_memory(tmp_path, "correction", "Correction", supersedes="m2")
+    assert _drifts(tmp_path) == [
+        SupersededTwice("Memory/m2.md", ("Memory/correction.md", "Memory/synthesis.md")),
+        ChangedSource("Memory/synthesis.md", ("Memory/synthesis.md", "Memory/m2.md"),
+                      "superseded by Memory/correction.md")]
+
+
+def test_a_loop_of_derivations_is_walked_once(tmp_path: Path) -> None:
+    write_memory(tmp_path, "x", "X", derived_from="y")
+    write_memory(tmp_path, "y", "Y", derived_from="z")
+    write_memory(tmp_path, "z", "Z", derived_from=["x", "gone"])
+    found = [d for d in _drifts(tmp_path) if isinstance(d, ChangedSource)]
+    assert [(d.path, d.chain[-1]) for d in found] == [
+        ("Memory/x.md", "[[gone]]"), ("Memory/y.md", "[[gone]]"), ("Memory/z.md", "[[gone]]")]
+    assert found[0].chain == ("Memory/x.md", "Memory/y.md", "Memory/z.md", "[[gone]]")
+
+
+def test_an_archived_derived_memory_is_not_flagged(tmp_path: Path) -> None:
+    write_memory(tmp_path, "src", "Src", status="archived", archived_reason="project done")
+    write_memory(tmp_path, "old-summary", "Old summary", status="archived",
+                 archived_reason="superseded", derived_from="src")
+    assert _drifts(tmp_path) == []
+
+
+def test_a_large_lineage_checks_in_linear_time(tmp_path: Path) -> None:
+    """2,000 memories in one long supersedes chain with a loop at its end, and a derivation
+    fan: the check stays well under a second (strongly connected components, one walk per
+    derived memory)."""
+    n = 2000
+    for i in range(n):
+        write_memory(tmp_path, f"m{i}", f"M{i}", supersedes=f"m{i + 1}" if i + 1 < n else "m0")
+    write_memory(tmp_path, "fan", "Fan", derived_from=[f"m{i}" for i in range(0, n, 10)])
+    graph = lineage_graph(read_lineage(tmp_path))
+    started = time.perf_counter()
+    found = graph_drifts(graph)
+    elapsed = time.perf_counter() - started
+    cycles = [d for d in found if isinstance(d, SupersedesCycle)]
+    assert len(cycles) == 1 and len(cycles[0].chain) == n
+    assert elapsed < 1.0, elapsed

@@ -1,0 +1,190 @@
+"""``dreamd lineage``, the lineage checks of ``dreamd check``, the canvases and ``dreamd graph
+export`` on a copy of the demo vault with memories that supersede, merge and derive.
+
+Real LanceDB store and version archive in tmp_path, real files. The in-process tests use the
+token-hash fake embedder (conftest; nothing here is about meaning); the CLI test runs the real
+``dreamd`` in subprocesses with the real model, as a user does.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from collections.abc import Callable
+from pathlib import Path
+
+import networkx as nx
+import pytest
+from lineage_files import checked_canvas, write_memory
+
+from ccb.parse import parse_note
+from config.errors import MemoryNotFoundError
+from daemon.app import App
+from daemon.lineage import LineageService, dream_picture
+from magma.canvas import canvas_bytes
+
+Builder = Callable[..., tuple[App, object]]
+DREAMD = Path(sys.executable).with_name("dreamd")
+
+
+def _lineage_vault(vault: Path) -> None:
+    """Memories with every kind of lineage, and every kind of lineage drift."""
+    write_memory(vault, "kiln-date-december", "Kiln firing in December", status="archived",
+                 archived_reason="superseded", superseded_by="kiln-first-firing-in-january")
+    kiln = vault / "Memory" / "kiln-first-firing-in-january.md"
+    kiln.write_bytes(kiln.read_bytes().replace(
+        b"source: assistant\n", b'source: assistant\nsupersedes: "[[kiln-date-december]]"\n'))
+    write_memory(vault, "kiln-date-twice", "Kiln date noted twice", status="archived",
+                 archived_reason="exact duplicate", merged_into="kiln-first-firing-in-january")
+    write_memory(vault, "咖啡偏好", "咖啡偏好", derived_from=["kiln-first-firing-in-january",
+                                                          "kiln-date-december", "被遗忘的"])
+    write_memory(vault, "loop-a", "Loop A", supersedes="loop-b")
+    write_memory(vault, "loop-b", "Loop B", supersedes="loop-a")
+    write_memory(vault, "other-successor", "Other successor",
+                 supersedes="kiln-date-december")
+
+
+@pytest.fixture
+def app(vault: Path, make_app: Builder) -> App:
+    _lineage_vault(vault)
+    application, _ = make_app(vault)
+    application.sync()
+    return application
+
+
+def _service(app: App) -> LineageService:
+    memories = app.memories()
+    return LineageService(memories=memories.memories, find=memories.find,
+                          versions=app.versions, writer=app.writer,
+                          memory_folder=app.settings.vault.memory_folder)
+
+
+def test_check_reports_lineage_drift_with_the_chain_and_each_link_once(app: App) -> None:
+    report = app.consistency().check()
+    found = {(f.kind, getattr(f.drift, "path", "")): f for f in report.findings}
+    assert ("supersedes_cycle", "Memory/loop-a.md") in found
+    twice = found[("superseded_twice", "Memory/kiln-date-december.md")]
+    assert twice.drift.by == ("Memory/kiln-first-firing-in-january.md",  # type: ignore[union-attr]
+                              "Memory/other-successor.md")
+    changed = [f.drift for f in report.findings if f.kind == "derived_from_changed_source"]
+    assert [(d.chain, d.change) for d in changed] == [  # type: ignore[union-attr]
+        (("Memory/咖啡偏好.md", "Memory/kiln-date-december.md"),
+         "superseded by Memory/kiln-first-firing-in-january.md and "
+         "Memory/other-successor.md"),
+        (("Memory/咖啡偏好.md", "[[被遗忘的]]"), "not found (forgotten or renamed)")]
+    # the link to a forgotten memory is that finding, not a broken link besides
+    assert not [f for f in report.findings if f.kind == "broken_link"
+                and f.drift.path == "Memory/咖啡偏好.md"]  # type: ignore[union-attr]
+
+
+def test_lineage_of_a_memory_with_dates_and_versions(app: App) -> None:
+    report = _service(app).lineage("Kiln first firing in January")
+    root = "note:Memory/kiln-first-firing-in-january.md"
+    assert report.root == root
+    assert report.relations == {
+        "supersedes": ["note:Memory/kiln-date-december.md"],
+        "merged into it": ["note:Memory/kiln-date-twice.md"],
+        "derives from it": ["note:Memory/咖啡偏好.md"]}
+    assert report.versions[root].count == 1 and report.versions[root].origin == "user-edit"
+    assert report.memories[root].created == "2026-11-27T17:45:09+00:00"
+    chinese = _service(app).lineage("咖啡偏好")
+    assert "unresolved:被遗忘的" in chinese.chain.nodes
+    assert chinese.relations["derived from"][-1] == "unresolved:被遗忘的"
+    with pytest.raises(MemoryNotFoundError):
+        _service(app).lineage("no such memory at all")
+
+
+def test_the_lineage_canvas_is_valid_and_kept_when_rearranged_by_hand(app: App,
+                                                                      vault: Path) -> None:
+    service = _service(app)
+    report = service.lineage("咖啡偏好")
+    written = service.write_canvas(report)
+    assert written.path == "Memory/咖啡偏好 lineage.canvas" and written.status == "created"
+    canvas = checked_canvas(vault, written.path)
+    files = {n["file"] for n in canvas["nodes"] if n["type"] == "file"}
+    assert "Memory/kiln-first-firing-in-january.md" in files
+    assert sorted(e["label"] for e in canvas["edges"]) == [
+        "derived from", "derived from", "derived from", "merged into", "supersedes",
+        "supersedes"]
+    assert service.write_canvas(report).status == "unchanged"
+    # the user drags a card: the next drawing keeps their canvas beside it
+    moved = json.loads((vault / written.path).read_text(encoding="utf-8"))
+    moved["nodes"][0]["x"] += 40
+    (vault / written.path).write_text(json.dumps(moved), encoding="utf-8")
+    again = service.write_canvas(report)
+    assert again.conflict_path is not None
+    assert json.loads((vault / again.conflict_path).read_text(encoding="utf-8")) == moved
+
+
+def test_a_dream_is_drawn_from_its_plan(app: App, vault: Path) -> None:
+    for stem, day in (("uses-pnpm", "21"), ("uses-pnpm-again", "22")):
+        (vault / "Memory" / f"{stem}.md").write_text(
+            f"---\nname: Uses pnpm\ndescription: uses pnpm\ntype: user\n"
+            f"created: 2026-11-{day}T10:00:00Z\nversion: 1\n---\nThe user uses pnpm.\n",
+            encoding="utf-8")
+    app.sync()
+    report = app.dreamer().dream(dry_run=False, force=True, consolidate=True)
+    assert report.applied
+    drawn = _service(app).write_dream_canvas(report.plan.consolidation, report.plan.lifecycle,
+                                             app.clock())
+    assert drawn is not None and drawn.path.startswith("Memory/dream ")
+    canvas = checked_canvas(vault, drawn.path)
+    assert any(e["label"] == "merged into (exact)" for e in canvas["edges"])
+    assert dream_picture((), ()) == ([], [])
+    assert _service(app).write_dream_canvas((), (), app.clock()) is None
+    assert canvas_bytes(*dream_picture(report.plan.consolidation, report.plan.lifecycle)) \
+        == (vault / drawn.path).read_bytes()
+
+
+def test_lineage_canvas_and_graph_export_from_the_command_line(vault: Path,
+                                                                tmp_path: Path) -> None:
+    """The CLI as a user runs it (real subprocesses, the real embedding model)."""
+    _lineage_vault(vault)
+    env = {**os.environ, "DREAMD_VAULT__PATH": str(vault)}
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([str(DREAMD), *args], capture_output=True, text=True, env=env,
+                              timeout=300, check=False)
+
+    assert run("sync").returncode == 0
+    shown = run("lineage", "Kiln first firing in January")
+    assert shown.returncode == 0, shown.stderr
+    assert "supersedes: Memory/kiln-date-december.md (Kiln firing in December)" in shown.stdout
+    assert "merged into it: Memory/kiln-date-twice.md" in shown.stdout
+    assert "version 1 of 1" in shown.stdout
+    drawn = run("lineage", "咖啡偏好", "--canvas", "--json")
+    assert drawn.returncode == 0, drawn.stderr
+    data = json.loads(drawn.stdout)
+    assert data["canvas"] == "Memory/咖啡偏好 lineage.canvas"
+    assert data["relations"]["derived from"][-1] == "[[被遗忘的]]"
+    checked_canvas(vault, data["canvas"])
+    missing = run("lineage", "nothing by that name")
+    assert missing.returncode != 0 and "Traceback" not in missing.stderr
+    assert missing.stderr.strip().splitlines()[-1].startswith("dreamd: memory")
+    checked = run("check", "--json")
+    kinds = json.loads(checked.stdout)["counts"]
+    assert kinds["supersedes_cycle"] == 1 and kinds["derived_from_changed_source"] == 2
+
+    graphml = run("graph", "export", "--format", "graphml")
+    assert graphml.returncode == 0, graphml.stderr
+    ET.fromstring(graphml.stdout)  # well-formed XML
+    target = tmp_path / "vault.json"
+    exported = run("graph", "export", "--format", "json", "--output", str(target))
+    assert exported.returncode == 0, exported.stderr
+    graph = nx.node_link_graph(json.loads(target.read_text(encoding="utf-8")), edges="edges")
+    relations = {d["relation"] for _, _, d in graph.edges(data=True)}
+    assert relations == {"links_to", "embeds", "tagged", "supersedes", "merged_into",
+                         "derived_from"}
+    bad = run("graph", "export", "--format", "dot")
+    assert bad.returncode == 2 and "graphml or json" in bad.stderr
+    unwritable = run("graph", "export", "--output", str(tmp_path / "no" / "such" / "dir.xml"))
+    assert unwritable.returncode == 2 and "cannot write" in unwritable.stderr
+
+    dreamed = run("dream", "--canvas", "--force")
+    assert dreamed.returncode == 0, dreamed.stderr
+    assert "drew Memory/dream " in dreamed.stdout or "nothing drawn" in dreamed.stdout
+    note = parse_note("Memory/咖啡偏好.md", (vault / "Memory" / "咖啡偏好.md").read_bytes())
+    assert note.memory is not None

@@ -1,0 +1,135 @@
+"""Memory lineage read from real memory files, the canvas picture, and the vault graph export.
+
+Real files in tmp_path, parsed by ``ccb.parse``; real networkx; the vault graph export reads a
+real LanceDB store (the fake embedder of the MAGMA tests: nothing here is about meaning).
+"""
+
+from __future__ import annotations
+
+import json
+import unicodedata
+from collections.abc import Callable
+from pathlib import Path
+
+import networkx as nx
+import pytest
+from lineage_files import checked_canvas, read_lineage, write_memory
+
+from ccb.parse import parse_note
+from magma.canvas import Card, Link, canvas_bytes, columns
+from magma.lineage import chain_of, lineage_graph, relations_of
+from magma.store import MagmaStore, NoteRecord, graph_reads
+from magma.vault_graph import graph_text, vault_graph
+
+
+def _edges(graph: nx.MultiDiGraph) -> set[tuple[str, str, str]]:
+    return {(u.split(":", 1)[1], v.split(":", 1)[1], k) for u, v, k in graph.edges(keys=True)}
+
+
+def test_every_lineage_property_becomes_one_typed_edge(tmp_path: Path) -> None:
+    write_memory(tmp_path, "old", "Old fact", superseded_by="new")
+    write_memory(tmp_path, "new", "New fact", supersedes="old")  # both sides: one edge
+    write_memory(tmp_path, "dup", "Duplicate", merged_into="new", status="archived",
+                 archived_reason="exact duplicate")
+    write_memory(tmp_path, "summary", "Summary", derived_from=["new", "Memory/Old.md"])
+    graph = lineage_graph(read_lineage(tmp_path))
+    assert _edges(graph) == {
+        ("Memory/new.md", "Memory/old.md", "supersedes"),
+        ("Memory/dup.md", "Memory/new.md", "merged_into"),
+        ("Memory/summary.md", "Memory/new.md", "derived_from"),
+        ("Memory/summary.md", "Memory/old.md", "derived_from"),
+    }
+    data = graph.get_edge_data("note:Memory/new.md", "note:Memory/old.md", key="supersedes")
+    assert data["written_in"] == "superseded_by+supersedes"
+    assert relations_of(graph, "note:Memory/new.md") == {
+        "supersedes": ["note:Memory/old.md"], "merged into it": ["note:Memory/dup.md"],
+        "derives from it": ["note:Memory/summary.md"]}
+    assert graph.nodes["note:Memory/dup.md"]["archived_reason"] == "exact duplicate"
+
+
+def test_chinese_and_decomposed_names_resolve(tmp_path: Path) -> None:
+    write_memory(tmp_path, "咖啡偏好", "咖啡偏好")
+    # a Mac stores names decomposed: the link typed composed still finds it
+    write_memory(tmp_path, unicodedata.normalize("NFD", "crème"), "Crème")
+    write_memory(tmp_path, "总结", "总结", derived_from=["咖啡偏好", "Crème"])
+    graph = lineage_graph(read_lineage(tmp_path))
+    sources = {v for _, v, k in graph.out_edges(
+        "note:Memory/总结.md", keys=True) if k == "derived_from"}
+    assert sources == {"note:Memory/咖啡偏好.md",
+                       "note:Memory/" + unicodedata.normalize("NFD", "crème") + ".md"}
+
+
+def test_a_link_to_no_memory_goes_to_an_unresolved_node(tmp_path: Path) -> None:
+    write_memory(tmp_path, "summary", "Summary", derived_from="Forgotten fact")
+    graph = lineage_graph(read_lineage(tmp_path))
+    assert graph.nodes["unresolved:forgotten fact"] == {"kind": "unresolved",
+                                                         "target": "[[Forgotten fact]]"}
+
+
+def test_the_chain_is_walked_once_around_a_loop(tmp_path: Path) -> None:
+    write_memory(tmp_path, "a", "A", supersedes="b")
+    write_memory(tmp_path, "b", "B", supersedes="c")
+    write_memory(tmp_path, "c", "C", supersedes="a")  # written by hand: a loop
+    write_memory(tmp_path, "d", "D", derived_from="c")
+    write_memory(tmp_path, "alone", "Alone")
+    graph = lineage_graph(read_lineage(tmp_path))
+    chain = chain_of(graph, "note:Memory/a.md")
+    assert sorted(chain.nodes) == [f"note:Memory/{s}.md" for s in "abcd"]
+    assert len(chain.edges) == 4
+    assert chain_of(graph, "note:Memory/alone.md").edges == ()
+    with pytest.raises(KeyError):
+        chain_of(graph, "note:Memory/nothing.md")
+
+
+def test_columns_put_the_older_left_and_end_on_a_cycle() -> None:
+    keys = ["new", "mid", "old"]
+    assert columns(keys, [Link("new", "mid", ""), Link("mid", "old", "")]) == {
+        "new": 2, "mid": 1, "old": 0}
+    looped = columns(keys, [Link("new", "mid", ""), Link("mid", "old", ""),
+                            Link("old", "new", "")])
+    assert max(looped.values()) < len(keys)
+
+
+def test_a_canvas_is_valid_json_canvas_and_every_card_file_exists(tmp_path: Path) -> None:
+    write_memory(tmp_path, "old", "Old")
+    write_memory(tmp_path, "新的", "新的", supersedes="old", derived_from="gone")
+    graph = lineage_graph(read_lineage(tmp_path))
+    chain = chain_of(graph, "note:Memory/新的.md")
+    cards = [Card(n, file=graph.nodes[n]["path"]) if graph.nodes[n]["kind"] == "memory"
+             else Card(n, text="gone") for n in chain.nodes]
+    data = canvas_bytes(cards, [Link(e.src, e.dst, e.kind) for e in chain.edges])
+    (tmp_path / "Memory" / "picture.canvas").write_bytes(data)
+    canvas = checked_canvas(tmp_path, "Memory/picture.canvas")
+    assert {n["type"] for n in canvas["nodes"]} == {"file", "text"}
+    assert sorted(e["label"] for e in canvas["edges"]) == ["derived_from", "supersedes"]
+    assert canvas_bytes(cards, [Link(e.src, e.dst, e.kind) for e in chain.edges]) == data
+    with pytest.raises(ValueError, match="share a key"):
+        canvas_bytes([Card("x", text=""), Card("x", text="")], [])
+
+
+def test_vault_graph_export_round_trips(
+    tmp_path: Path, store: MagmaStore, record_of: Callable[..., NoteRecord]
+) -> None:
+    write_memory(tmp_path, "old", "Old")
+    write_memory(tmp_path, "新", "新", supersedes="old")
+    (tmp_path / "Project.md").write_text("---\ntags: [kiln]\n---\nSee [[新]] and ![[Old]].\n",
+                                         encoding="utf-8")
+    paths = ["Memory/old.md", "Memory/新.md", "Project.md"]
+    store.apply(upserts=[record_of(parse_note(p, (tmp_path / p).read_bytes())) for p in paths])
+    files, links = graph_reads(store)
+    graph = vault_graph(files, links)
+    relations = {(u, v, d["relation"]) for u, v, d in graph.edges(data=True)}
+    assert relations >= {("note:Project.md", "note:Memory/新.md", "links_to"),
+                         ("note:Project.md", "note:Memory/old.md", "embeds"),
+                         ("note:Project.md", "tag:kiln", "tagged"),
+                         ("note:Memory/新.md", "note:Memory/old.md", "supersedes")}
+    assert graph.nodes["note:Memory/新.md"]["kind"] == "memory"
+    target = tmp_path / "graph.graphml"
+    target.write_text(graph_text(graph, "graphml"), encoding="utf-8")
+    back = nx.read_graphml(target)
+    assert {(u, v, d["relation"]) for u, v, d in back.edges(data=True)} == relations
+    data = json.loads(graph_text(graph, "json"))
+    again = nx.node_link_graph(data, edges="edges")
+    assert {(u, v, d["relation"]) for u, v, d in again.edges(data=True)} == relations
+    with pytest.raises(ValueError, match="unknown format"):
+        graph_text(graph, "dot")  # type: ignore[arg-type]
