@@ -26,8 +26,10 @@ by two files (:class:`DuplicateId`), two live memories of one owner, type and su
 pair kept apart on a guess (:class:`PossiblePair`), a memory's link to nothing
 (:class:`BrokenLink`), ``MEMORY.md`` not what the memories give (:class:`IndexFileOutOfDate`),
 the version table and its plain-text copies out of step (:class:`ArchiveOutOfStep`),
-conflicts waiting for the user (:class:`OpenConflict`), and a credential the user wrote by
-hand into an indexed file (:class:`Credential`). What to do about each is
+conflicts waiting for the user (:class:`OpenConflict`), a credential the user wrote by
+hand into an indexed file (:class:`Credential`), and the drift of the memories' lineage graph
+(:mod:`consistency.graph_checks`: a supersedes loop, a memory superseded twice, a lineage
+link to no memory, a memory derived from a changed source). What to do about each is
 :mod:`consistency.arbiter`'s decision.
 """
 
