@@ -155,6 +155,9 @@ class NewMemory:
     expires: dt.date | None = None
     source: str | None = None
     owner: str | None = None
+    #: File stems of the memories this one was derived from (a synthesis's sources), written
+    #: as ``"[[target]]"`` links after ``supersedes``, only when there are any.
+    derived_from: tuple[str, ...] = ()
 
 
 def _one_line(text: str) -> str:
@@ -173,19 +176,29 @@ def _when(value: dt.date | None, field: str) -> dt.date | None:
     return value
 
 
+def _link_list(key: str, targets: tuple[str, ...]) -> PropertyValue:
+    """``targets`` as a property of wikilinks: ``None`` (none), one link, or a list."""
+    for target in targets:
+        if not target.strip() or _UNLINKABLE_RE.search(target):
+            raise ValueError(f"memory {key}: {target!r} is not a link target")
+    links: list[PropertyValue] = [f"[[{target}]]" for target in targets]
+    return None if not links else links[0] if len(links) == 1 else links
+
+
 def render_memory(meta: NewMemory) -> bytes:
     """The UTF-8 bytes (``\\n`` line endings) of a new memory file for ``meta``.
 
     Keys in DESIGN.md's order: name, description, type, id, created, updated, version,
     subject, valid_from, valid_to, supersedes, pinned, expires, source, owner. Every key is
     written, empty ones as ``key:`` (Obsidian's empty property), so a user editing the file
-    sees the whole schema. ``name`` and ``description`` are collapsed to one line; the body
+    sees the whole schema; ``derived_from`` (after ``supersedes``) only when it has links. ``name`` and ``description`` are collapsed to one line; the body
     follows the closing fence and ends with a newline (an empty body stays empty).
     Values are quoted only when needed (:func:`ccb.frontmatter_edit.render_scalar`).
 
     Raises ``ValueError`` for an unknown type, an empty name or id, a version below 1, a
-    naive ``created``/``updated``/date-time value, or a ``supersedes`` target that is empty
-    or holds a character Obsidian cannot link to (``[ ] | # ^``, line breaks).
+    naive ``created``/``updated``/date-time value, or a ``supersedes`` or ``derived_from``
+    target that is empty or holds a character Obsidian cannot link to (``[ ] | # ^``, line
+    breaks).
     """
     if meta.type not in MEMORY_TYPES:
         raise ValueError(f"memory type must be one of {MEMORY_TYPES}, got {meta.type!r}")
@@ -194,12 +207,7 @@ def render_memory(meta: NewMemory) -> bytes:
         raise ValueError("a memory needs a name and an id")
     if meta.version < 1:
         raise ValueError(f"memory version starts at 1, got {meta.version}")
-    for target in meta.supersedes:
-        if not target.strip() or _UNLINKABLE_RE.search(target):
-            raise ValueError(f"memory supersedes: {target!r} is not a link target")
-    supersedes: PropertyValue
-    links: list[PropertyValue] = [f"[[{target}]]" for target in meta.supersedes]
-    supersedes = None if not links else links[0] if len(links) == 1 else links
+    supersedes = _link_list("supersedes", meta.supersedes)
     properties: dict[str, PropertyValue] = {
         "name": name,
         "description": _one_line(meta.description) or None,
@@ -212,6 +220,8 @@ def render_memory(meta: NewMemory) -> bytes:
         "valid_from": _when(meta.valid_from, "valid_from"),
         "valid_to": _when(meta.valid_to, "valid_to"),
         "supersedes": supersedes,
+        **({"derived_from": _link_list("derived_from", meta.derived_from)}
+           if meta.derived_from else {}),
         "pinned": meta.pinned,
         "expires": _when(meta.expires, "expires"),
         "source": meta.source or None,

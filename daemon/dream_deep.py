@@ -190,7 +190,8 @@ class DeepPhase:
                 id=str(ULID()), created=now, updated=now, body=synthesis.body + "\n",
                 subject=subjects.pop() if len(subjects) == 1 else None,
                 valid_from=now.date(), supersedes=tuple(Path(m.path).stem for m in members),
-                source="dream", owner=members[0].owner))
+                source="dream", owner=members[0].owner,
+                derived_from=tuple(Path(m.path).stem for m in members)))
             step = Synthesise(new_path, data.decode("utf-8"), tuple(m.path for m in members))
             lines.append(f"Synthesised {links} into {diary_link(new_path)}")
             written += self._apply_step(dream_id, plan, lines, step)

@@ -163,6 +163,18 @@ def test_render_memory_with_every_field_parses_back() -> None:
         render_memory(_meta(supersedes=("Old [rule]",)))
 
 
+def test_render_memory_writes_derived_from_only_when_there_are_sources() -> None:
+    assert b"derived_from" not in render_memory(_meta())
+    data = render_memory(_meta(supersedes=("a", "b"), derived_from=("a", "咖啡偏好")))
+    text = data.decode()
+    assert text.index("supersedes:") < text.index("derived_from:") < text.index("pinned:")
+    note = parse_note("Memory/x.md", data)
+    assert note.problems == ()
+    assert note.properties["derived_from"] == ["[[a]]", "[[咖啡偏好]]"]
+    with pytest.raises(ValueError, match="derived_from"):
+        render_memory(_meta(derived_from=("Old [rule]",)))
+
+
 def test_render_memory_converts_times_to_utc_and_refuses_bad_values() -> None:
     paris = dt.timezone(dt.timedelta(hours=2))
     data = render_memory(_meta(created=dt.datetime(2026, 6, 15, 5, 1, tzinfo=paris)))

@@ -116,6 +116,45 @@ def test_a_faithful_synthesis_supersedes_its_sources(
     assert "Memory/billing-service-facts.md" in report.written
 
 
+def test_a_synthesis_whose_source_changed_is_flagged_by_check_with_its_chain(
+    vault: Path, make_app: Builder, fake_chat: FakeChat, cluster_vault: dict[str, str],
+) -> None:
+    """A synthesis names its sources in ``derived_from``: what it did to them (archived into
+    it, superseded by it) is no change; a source forgotten later, or superseded by a memory
+    the user writes, flags the synthesis — and what derives from it — with the chain."""
+    fake_chat.replies["synthesis"] = "```json\n" + json.dumps({
+        "name": "Billing service facts",
+        "description": "Who owns billing, retries, invoice cutoff",
+        "body": "## What\nDana Reyes owns the billing service. Failed charges are retried 3 "
+                "times. Invoices close on 2026-12-01.\n"}) + "\n```"
+    app = llm_app(vault, make_app, fake_chat.url)
+    app.dreamer().dream()
+    synthesis = "Memory/billing-service-facts.md"
+    note = parse_note(synthesis, (vault / synthesis).read_bytes())
+    assert sorted(note.properties["derived_from"]) == [  # type: ignore[arg-type]
+        "[[billing-cutoff]]", "[[billing-owner]]", "[[billing-retries]]"]
+
+    def lineage_drift() -> list[tuple[str, object]]:
+        return [(f.kind, f.drift) for f in app.consistency().check().findings
+                if f.kind in {"derived_from_changed_source", "dangling_lineage",
+                              "supersedes_cycle", "superseded_twice"}]
+
+    assert lineage_drift() == []
+    (vault / "Memory/billing-digest.md").write_text(
+        "---\nname: Billing digest\ntype: project\ncreated: 2026-11-30T10:00:00Z\n"
+        'derived_from: "[[billing-service-facts]]"\n---\nSee the billing facts.\n',
+        encoding="utf-8")
+    app.memories().forget("billing-owner")
+    app.sync()
+    found = lineage_drift()
+    assert [(kind, drift.chain, drift.change) for kind, drift in found] == [  # type: ignore[attr-defined]
+        ("derived_from_changed_source",
+         ("Memory/billing-digest.md", synthesis, "[[billing-owner]]"),
+         "not found (forgotten or renamed)"),
+        ("derived_from_changed_source", (synthesis, "[[billing-owner]]"),
+         "not found (forgotten or renamed)")]
+
+
 def test_a_synthesis_that_drops_a_fact_is_rejected(
     vault: Path, make_app: Builder, fake_chat: FakeChat, cluster_vault: dict[str, str],
 ) -> None:
