@@ -191,8 +191,9 @@ def render_memory(meta: NewMemory) -> bytes:
     Keys in DESIGN.md's order: name, description, type, id, created, updated, version,
     subject, valid_from, valid_to, supersedes, pinned, expires, source, owner. Every key is
     written, empty ones as ``key:`` (Obsidian's empty property), so a user editing the file
-    sees the whole schema; ``derived_from`` (after ``supersedes``) only when it has links. ``name`` and ``description`` are collapsed to one line; the body
-    follows the closing fence and ends with a newline (an empty body stays empty).
+    sees the whole schema; ``derived_from`` (after ``supersedes``) only when it has links.
+    ``name`` and ``description`` are collapsed to one line; the body follows the closing
+    fence and ends with a newline (an empty body stays empty).
     Values are quoted only when needed (:func:`ccb.frontmatter_edit.render_scalar`).
 
     Raises ``ValueError`` for an unknown type, an empty name or id, a version below 1, a
