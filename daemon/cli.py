@@ -991,7 +991,8 @@ def _dream(ctx: typer.Context, vault: Path | None, *, dry_run: bool, force: bool
                                              consolidate=consolidate)
         if canvas and report.applied:
             drawn = _lineage_service(application, None).write_dream_canvas(
-                report.plan.consolidation, report.plan.lifecycle, application.clock())
+                report.plan.consolidation, report.plan.lifecycle, application.clock(),
+                report.written)
     if as_json:
         data = render.dream_json(report)
         if canvas:

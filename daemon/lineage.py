@@ -31,6 +31,7 @@ from magma.lineage import (
     chain_of,
     lineage_graph,
     lineage_memory,
+    link_stem,
     relations_of,
 )
 from magma.store import MagmaStore, graph_reads
@@ -131,11 +132,25 @@ class LineageService:
         return self.writer.write_generated(self.canvas_path(report), canvas_bytes(cards, links))
 
     def write_dream_canvas(self, consolidation: Sequence[object],
-                           lifecycle: Sequence[object], now: datetime) -> WriteOutcome | None:
+                           lifecycle: Sequence[object], now: datetime,
+                           written: Sequence[str] = ()) -> WriteOutcome | None:
         """Draw what a dream changed (:func:`dream_picture`) into ``<memory folder>/dream
         <YYYY-MM-DD HHMM>.canvas`` (``now``, the user's time); ``None`` when it changed
-        nothing. Raises what :meth:`ccb.writer.NoteWriter.write_generated` raises."""
-        cards, links = dream_picture(consolidation, lifecycle)
+        nothing. ``written`` are the files the dream wrote: a new memory among them that
+        derives from others (a synthesis) is drawn with its sources. Raises what
+        :meth:`ccb.writer.NoteWriter.write_generated` raises."""
+        planned = {p for step in consolidation for p in _paths(step)}
+        every = self._memories()
+        by_stem = {link_stem(s.path): s.path for s in every}
+        derived: dict[str, list[str]] = {}
+        for stored in every:
+            if stored.path in written and stored.path not in planned:
+                facts = lineage_memory(stored.path, stored.note.properties)
+                sources = [by_stem[link_stem(link)] for prop, link in facts.links
+                           if prop == "derived_from" and link_stem(link) in by_stem]
+                if sources:
+                    derived[stored.path] = sources
+        cards, links = dream_picture(consolidation, lifecycle, derived)
         if not cards:
             return None
         path = f"{self.memory_folder}/dream {now:%Y-%m-%d %H%M}.canvas"
@@ -160,17 +175,33 @@ def lineage_picture(report: LineageReport) -> tuple[list[Card], list[Link]]:
     return cards, links
 
 
-def dream_picture(consolidation: Sequence[object], lifecycle: Sequence[object]
+def _paths(step: object) -> tuple[str, ...]:
+    match step:
+        case MergeDuplicate(keeper_path=keeper, duplicate_path=dup):
+            return keeper, dup
+        case SupersedeOld(old_path=old, new_path=new):
+            return old, new
+    return ()
+
+
+def dream_picture(consolidation: Sequence[object], lifecycle: Sequence[object],
+                  derived: Mapping[str, Sequence[str]] | None = None
                   ) -> tuple[list[Card], list[Link]]:
     """What a dream changed as cards and arrows: a file card per memory it touched, an
-    arrow per merge (``merged into``) and supersession (``supersedes``), and a text card per
-    archive, promotion, demotion or broken-link mark, pointing at its memory."""
+    arrow per merge (``merged into``) and supersession (``supersedes``), an arrow from each
+    memory of ``derived`` (``{synthesis path: [source path, …]}``, the syntheses the dream
+    wrote) to each source (``synthesised from``), and a text card per archive, promotion,
+    demotion or broken-link mark, pointing at its memory."""
     cards: dict[str, Card] = {}
     links: list[Link] = []
 
     def memory(path: str) -> str:
         cards.setdefault(path, Card(path, file=path))
         return path
+
+    for new, sources in sorted((derived or {}).items()):
+        for source in sources:
+            links.append(Link(memory(new), memory(source), "synthesised from"))
 
     for step in consolidation:
         match step:

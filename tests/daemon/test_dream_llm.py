@@ -16,10 +16,12 @@ from typing import Any
 
 import pytest
 from daemon_harness import ChatEndpoint, snapshot, write_memory
+from lineage_files import checked_canvas
 
 from ccb.parse import parse_note
 from config.errors import LlmError
 from daemon.app import App
+from daemon.lineage import LineageService
 from daemon.llm import ChatClient
 
 Builder = Callable[..., tuple[App, object]]
@@ -153,6 +155,31 @@ def test_a_synthesis_whose_source_changed_is_flagged_by_check_with_its_chain(
          "not found (forgotten or renamed)"),
         ("derived_from_changed_source", (synthesis, "[[billing-owner]]"),
          "not found (forgotten or renamed)")]
+
+
+def test_a_dream_canvas_draws_a_synthesis_with_its_sources(
+    vault: Path, make_app: Builder, fake_chat: FakeChat, cluster_vault: dict[str, str],
+) -> None:
+    fake_chat.replies["synthesis"] = "```json\n" + json.dumps({
+        "name": "Billing service facts",
+        "description": "Who owns billing, retries, invoice cutoff",
+        "body": "## What\nDana Reyes owns the billing service. Failed charges are retried 3 "
+                "times. Invoices close on 2026-12-01.\n"}) + "\n```"
+    app = llm_app(vault, make_app, fake_chat.url)
+    report = app.dreamer().dream()
+    memories = app.memories()
+    service = LineageService(memories=memories.memories, find=memories.find,
+                             versions=app.versions, writer=app.writer,
+                             memory_folder=app.settings.vault.memory_folder)
+    drawn = service.write_dream_canvas(report.plan.consolidation, report.plan.lifecycle,
+                                       app.clock(), report.written)
+    assert drawn is not None
+    canvas = checked_canvas(vault, drawn.path)
+    by_id = {n["id"]: n.get("file") for n in canvas["nodes"]}
+    synthesised = sorted(by_id[e["toNode"]] for e in canvas["edges"]
+                         if e["label"] == "synthesised from"
+                         and by_id[e["fromNode"]] == "Memory/billing-service-facts.md")
+    assert synthesised == sorted(cluster_vault.values())
 
 
 def test_a_synthesis_that_drops_a_fact_is_rejected(
