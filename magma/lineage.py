@@ -22,7 +22,7 @@ reads the files (or the index's properties) and hands in :class:`LineageMemory` 
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any, Literal, TypeAlias
@@ -41,11 +41,14 @@ __all__ = [
     "LineageKind",
     "LineageMemory",
     "add_lineage",
+    "add_lineage_edge",
     "chain_of",
     "lineage_graph",
+    "lineage_links",
     "lineage_memory",
     "lineage_out",
     "link_stem",
+    "memory_attrs",
     "relations_of",
 ]
 
@@ -144,6 +147,31 @@ def _memory_attrs(memory: LineageMemory) -> dict[str, str]:
     return attrs
 
 
+def memory_attrs(memory: LineageMemory) -> dict[str, str]:
+    """The node attributes of a memory in a graph (``kind="memory"``, path, title, name and
+    each lineage fact that is set)."""
+    return _memory_attrs(memory)
+
+
+def lineage_links(memory: LineageMemory, resolve: Callable[[str], str | None]
+                  ) -> list[tuple[str, str, LineageKind, str]]:
+    """``(src, dst, kind, property)`` graph edges ``memory``'s links write: ``resolve(stem)``
+    gives the path of the memory a link stem names (``None``: none, the edge goes to
+    ``unresolved:<stem>``). The edge and the property name its writer: ``superseded_by`` is
+    written by the edge's ``dst``, every other property by its ``src``."""
+    here = node_id("note", memory.path)
+    found: list[tuple[str, str, LineageKind, str]] = []
+    for prop, link in memory.links:
+        kind, names_newer = LINEAGE_PROPERTIES[prop]
+        stem = link_stem(link)
+        if not stem:
+            continue
+        path = resolve(stem)
+        other = node_id("note", path) if path is not None else node_id("unresolved", stem)
+        found.append((other, here, kind, prop) if names_newer else (here, other, kind, prop))
+    return found
+
+
 def add_lineage(graph: nx.MultiDiGraph, memories: Iterable[LineageMemory]) -> nx.MultiDiGraph:
     """Add each memory (node ``note:<path>``, ``kind="memory"``) and its lineage edges to
     ``graph`` (edge key and ``kind`` attribute: the :data:`LineageKind`, ``relation`` the
@@ -161,23 +189,26 @@ def add_lineage(graph: nx.MultiDiGraph, memories: Iterable[LineageMemory]) -> nx
         else:
             graph.add_node(node, **_memory_attrs(memory))
     for memory in memories:
-        here = node_id("note", memory.path)
-        for prop, link in memory.links:
-            kind, names_newer = LINEAGE_PROPERTIES[prop]
-            stem = link_stem(link)
-            if not stem:
-                continue
-            found = by_stem.get(stem)
-            other = node_id("note", found) if found is not None else node_id("unresolved", stem)
-            if found is None and other not in graph:
-                graph.add_node(other, kind="unresolved", target=link)
-            src, dst = (other, here) if names_newer else (here, other)
-            data = graph.get_edge_data(src, dst, key=kind)
-            if data is None:
-                graph.add_edge(src, dst, key=kind, kind=kind, relation=kind, written_in=prop)
-            else:
-                data["written_in"] = "+".join(sorted({*data["written_in"].split("+"), prop}))
+        targets = {link_stem(link): link for _, link in memory.links}
+        for src, dst, kind, prop in lineage_links(memory, by_stem.get):
+            add_lineage_edge(graph, src, dst, kind, prop, targets)
     return graph
+
+
+def add_lineage_edge(graph: nx.MultiDiGraph, src: str, dst: str, kind: LineageKind, prop: str,
+                     targets: Mapping[str, str]) -> None:
+    """Add one lineage edge written in ``prop`` (or add ``prop`` to the edge's
+    ``written_in``); an ``unresolved:<stem>`` end is created with the link as written
+    (``targets``: ``{stem: link}``)."""
+    for end in (src, dst):
+        if end not in graph:
+            stem = end.split(":", 1)[1]
+            graph.add_node(end, kind="unresolved", target=targets.get(stem, f"[[{stem}]]"))
+    data = graph.get_edge_data(src, dst, key=kind)
+    if data is None:
+        graph.add_edge(src, dst, key=kind, kind=kind, relation=kind, written_in=prop)
+    else:
+        data["written_in"] = "+".join(sorted({*data["written_in"].split("+"), prop}))
 
 
 def lineage_graph(memories: Iterable[LineageMemory]) -> nx.MultiDiGraph:

@@ -13,13 +13,15 @@ from pathlib import Path
 
 import networkx as nx
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from lineage_files import checked_canvas, read_lineage, write_memory
 
 from ccb.parse import parse_note
 from magma.canvas import Card, Link, canvas_bytes, columns
 from magma.lineage import chain_of, lineage_graph, relations_of
-from magma.store import MagmaStore, NoteRecord, graph_reads
-from magma.vault_graph import graph_text, vault_graph
+from magma.store import GraphFileRow, LinkRecord, MagmaStore, NoteRecord, graph_reads
+from magma.vault_graph import VaultGraph, graph_text, vault_graph
 
 
 def _edges(graph: nx.MultiDiGraph) -> set[tuple[str, str, str]]:
@@ -133,3 +135,82 @@ def test_vault_graph_export_round_trips(
     assert {(u, v, d["relation"]) for u, v, d in again.edges(data=True)} == relations
     with pytest.raises(ValueError, match="unknown format"):
         graph_text(graph, "dot")  # type: ignore[arg-type]
+
+
+# ------------------------------------------------------------------ the graph kept in step
+
+_NAMES = ["Alpha", "beta", "咖啡", "Gamma"]
+_FOLDERS = ["", "Memory/", "sub/"]
+
+
+def _snapshot(graph: nx.MultiDiGraph) -> tuple[object, object]:
+    """Nodes with their attributes (an unresolved target's spelling aside: the first link to
+    it names it) and edges as a multiset, link edges' numeric keys aside."""
+    nodes = sorted((n, sorted((k, str(v)) for k, v in d.items() if k != "target"))
+                   for n, d in graph.nodes(data=True))
+    edges = sorted((u, v, k if isinstance(k, str) else "", str(sorted(d.items())))
+                   for u, v, k, d in graph.edges(keys=True, data=True))
+    return nodes, edges
+
+
+@st.composite
+def _file(draw: st.DrawFn) -> tuple[GraphFileRow, list[LinkRecord]]:
+    folder = draw(st.sampled_from(_FOLDERS))
+    name = draw(st.sampled_from(_NAMES))
+    if draw(st.booleans()) and folder == "":
+        return GraphFileRow(f"{name}.png", "attachment", name, (), None, {}), []
+    path = f"{folder}{name}.md"
+    memory = folder == "Memory/" and draw(st.booleans())
+    props: dict[str, object] = {}
+    if memory:
+        for prop in ("supersedes", "superseded_by", "merged_into", "derived_from"):
+            targets = draw(st.lists(st.sampled_from([*_NAMES, "ghost"]), max_size=2))
+            if targets:
+                props[prop] = [f"[[{t}]]" for t in targets]
+        props["status"] = draw(st.sampled_from(["active", "archived"]))
+    tags = tuple(draw(st.lists(st.sampled_from(["kiln", "Kiln", "咖啡"]), max_size=2)))
+    links = [LinkRecord(path, draw(st.sampled_from([*_NAMES, "ghost", "Alpha.png",
+                                                    "sub/Gamma", ""])),
+                        draw(st.sampled_from(["wikilink", "embed", "markdown"])),
+                        draw(st.sampled_from([None, "Intro"])), None, i)
+             for i in range(draw(st.integers(0, 3)))]
+    row = GraphFileRow(path, "note", name, tags, "project" if memory else None, props)
+    return row, links
+
+
+@given(st.lists(st.tuples(st.booleans(), _file()), min_size=1, max_size=25))
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_the_graph_kept_in_step_equals_a_fresh_build(
+    steps: list[tuple[bool, tuple[GraphFileRow, list[LinkRecord]]]],
+) -> None:
+    held = VaultGraph()
+    now: dict[str, tuple[GraphFileRow, list[LinkRecord]]] = {}
+    for delete, (row, links) in steps:
+        if delete:
+            held.remove(row.path)
+            now.pop(row.path, None)
+        else:
+            held.upsert(row, links)
+            now[row.path] = (row, links)
+    fresh = VaultGraph.build([r for r, _ in now.values()],
+                             [link for _, links in now.values() for link in links])
+    assert _snapshot(held.graph) == _snapshot(fresh.graph)
+
+
+def test_the_vault_graph_agrees_with_the_link_graph_of_the_store(
+    tmp_path: Path, store: MagmaStore, record_of: Callable[..., NoteRecord]
+) -> None:
+    """The resolution the graph does itself is the store's (``resolved`` column)."""
+    (tmp_path / "sub").mkdir()
+    for path, text in [("a.md", "[[b]] [[sub/c]] [c](sub/c.md) ![[b#Intro]] [[ghost]]"),
+                       ("b.md", "[[a]]"), ("sub/c.md", "[[../a.md]]"), ("c.md", "x")]:
+        (tmp_path / path).write_text(text, encoding="utf-8")
+    notes = [parse_note(p, (tmp_path / p).read_bytes()) for p in
+             ["a.md", "b.md", "sub/c.md", "c.md"]]
+    store.apply(upserts=[record_of(n) for n in notes])
+    files, links = graph_reads(store)
+    graph = vault_graph(files, links)
+    stored = {(f"note:{r.src}", f"note:{r.resolved}" if r.resolved else
+               f"unresolved:{r.target.lower()}") for r in links}
+    drawn = {(u, v) for u, v, d in graph.edges(data=True) if d["relation"] != "tagged"}
+    assert drawn == stored
