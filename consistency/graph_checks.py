@@ -9,7 +9,8 @@
   ``derived_from`` link naming no memory (forgotten, renamed, mistyped).
 - :class:`ChangedSource`: a live memory derived (``derived_from``, directly or through other
   derived memories) from a source that changed since: superseded or merged into a memory
-  outside the chain, archived, or gone. The walk keeps a visited set, so a chain of
+  outside the chain, archived, gone, or forgotten (``dreamd forget`` leaves a count in
+  ``forgotten_sources``, never the name). The walk keeps a visited set, so a chain of
   derivations that loops is walked once and flags each memory once per changed source.
 
 Each drift carries the chain as vault paths (``[[stem]]`` for a link naming nothing).
@@ -26,6 +27,7 @@ import networkx as nx
 from magma.lineage import LINEAGE_PROPERTIES, link_stem
 
 __all__ = [
+    "FORGOTTEN",
     "ChangedSource",
     "DanglingLineage",
     "GraphDrift",
@@ -75,6 +77,10 @@ class ChangedSource:
 
 
 GraphDrift = SupersedesCycle | SupersededTwice | DanglingLineage | ChangedSource
+
+#: The end of a chain whose source was forgotten: ``dreamd forget`` takes the name out of the
+#: memories derived from it and counts it in their ``forgotten_sources``.
+FORGOTTEN = "(a forgotten memory)"
 
 
 def _link_name(target: str) -> str:
@@ -164,28 +170,38 @@ def _change(graph: nx.MultiDiGraph, source: str, chain: set[str]) -> str | None:
     return None
 
 
+def _forgotten(graph: nx.MultiDiGraph, node: str) -> int:
+    count = graph.nodes[node].get("forgotten_sources", 0)
+    return count if isinstance(count, int) else 0
+
+
 def _changed_sources(graph: nx.MultiDiGraph, derived: nx.DiGraph) -> list[ChangedSource]:
     found: list[ChangedSource] = []
-    for start in sorted(derived.nodes, key=lambda n: _name(graph, n)):
-        if not _is_memory(graph, start) or derived.out_degree(start) == 0 \
-                or not _live(graph, start):
+    starts = {*derived.nodes, *(n for n in graph.nodes if _forgotten(graph, n))}
+    for start in sorted(starts, key=lambda n: _name(graph, n)):
+        if not _is_memory(graph, start) or not _live(graph, start):
             continue
         parents: dict[str, str | None] = {start: None}
         queue = deque([start])
         while queue:
             node = queue.popleft()
-            for source in sorted(derived.successors(node)):
-                if source in parents:
-                    continue  # met before: a loop of derivations is walked once
-                parents[source] = node
-                queue.append(source)
-                path = [source]
-                while (up := parents[path[-1]]) is not None:
-                    path.append(up)
-                change = _change(graph, source, set(path))
+            path = [node]
+            while (up := parents[path[-1]]) is not None:
+                path.append(up)
+            chain = tuple(_name(graph, n) for n in reversed(path))
+            if _is_memory(graph, node) and _forgotten(graph, node):
+                count = _forgotten(graph, node)
+                found.append(ChangedSource(chain[0], (*chain, FORGOTTEN),
+                                           f"{count} of its sources forgotten" if count > 1
+                                           else "forgotten"))
+            if node != start:
+                change = _change(graph, node, set(path))
                 if change is not None:
-                    chain = tuple(_name(graph, n) for n in reversed(path))
                     found.append(ChangedSource(chain[0], chain, change))
+            for source in sorted(derived.successors(node)) if node in derived else ():
+                if source not in parents:  # met before: a loop of derivations is walked once
+                    parents[source] = node
+                    queue.append(source)
     return found
 
 

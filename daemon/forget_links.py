@@ -1,5 +1,6 @@
 """What ``dreamd forget`` leaves in the other memories: the links dreamd wrote to the forgotten
-one, taken out, and a memory it had superseded made current again.
+one, taken out, and a memory it had superseded made current again; a memory derived from it
+keeps only a count of its forgotten sources.
 
 dreamd writes a memory's name into other memories' frontmatter when it supersedes, merges,
 archives or links a possible pair (:data:`LINK_KEYS`). After ``forget`` that name would
@@ -25,12 +26,16 @@ from config.errors import DreamdError
 from consistency.lifecycle import is_archived
 from daemon.memory_pool import StoredMemory
 
-__all__ = ["LINK_KEYS", "Unlinked", "link_stem", "successor_of", "unlink_forgotten",
-           "unlink_in_version"]
+__all__ = ["FORGOTTEN_SOURCES_KEY", "LINK_KEYS", "Unlinked", "link_stem", "successor_of",
+           "unlink_forgotten", "unlink_in_version"]
 
 #: Frontmatter properties in which dreamd writes another memory's name.
 LINK_KEYS = ("supersedes", "superseded_by", "merged_into", "possible_duplicate",
-             "possible_contradiction")
+             "possible_contradiction", "derived_from")
+#: Counts, in a memory derived from others (``derived_from``), the sources forgotten since:
+#: the forgotten name leaves the file, the fact that a source changed stays for ``dreamd
+#: check`` (``consistency.graph_checks``).
+FORGOTTEN_SOURCES_KEY = "forgotten_sources"
 #: Keys that close a memory in favour of the one they name: when that one is forgotten, the
 #: memory is current again.
 _CLOSING_KEYS = frozenset({"superseded_by", "merged_into"})
@@ -177,12 +182,22 @@ def _without_links(props: Mapping[str, PropertyValue], wanted: str
     return updates, remove, closed and not still_closed
 
 
+def _names(value: PropertyValue | None, wanted: str) -> bool:
+    """Does a property value (one link or a list) hold a link to ``wanted``?"""
+    links = value if isinstance(value, list) else [value] if value else []
+    return any(link_stem(str(v)) == wanted for v in links)
+
+
 def _edit_of(stored: StoredMemory, wanted: str
              ) -> tuple[dict[str, PropertyValue], list[str], bool]:
     """The property edit that takes ``wanted`` out of ``stored``: ``(updates, removals,
     made current again)``."""
     props = stored.note.properties
     updates, remove, closed = _without_links(props, wanted)
+    if _names(props.get("derived_from"), wanted):
+        before = props.get(FORGOTTEN_SOURCES_KEY)
+        count = before if isinstance(before, int) and not isinstance(before, bool) else 0
+        updates[FORGOTTEN_SOURCES_KEY] = count + 1
     if closed:
         meta = stored.note.memory
         if meta is not None and meta.valid_to is not None:

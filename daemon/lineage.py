@@ -255,6 +255,8 @@ def _facts(report: LineageReport, node: str) -> str:
     parts += [f"{key} {value[:10]}" for key, value in (
         ("created", memory.created), ("updated", memory.updated), ("valid to", memory.valid_to))
         if value]
+    if memory.forgotten_sources:
+        parts.append(f"{memory.forgotten_sources} of its sources forgotten")
     kept = report.versions.get(node)
     if kept is not None:
         parts.append(f"version {kept.head_n} of {kept.count} ({kept.origin}, "
@@ -308,6 +310,7 @@ def lineage_json(report: LineageReport, canvas: WriteOutcome | None = None
             "path": memory.path, "name": memory.name, "id": memory.memory_id,
             "status": memory.status, "archived_reason": memory.archived_reason,
             "created": memory.created, "updated": memory.updated, "valid_to": memory.valid_to,
+            "forgotten_sources": memory.forgotten_sources,
             "versions": None if kept is None else {
                 "count": kept.count, "current": kept.head_n, "at": kept.head_at.isoformat(),
                 "origin": kept.origin}})

@@ -108,6 +108,9 @@ class LineageMemory:
     archived_reason: str | None = None
     version: str | None = None
     links: tuple[tuple[str, str], ...] = ()
+    #: Sources forgotten since it was derived (``forgotten_sources``: ``dreamd forget``
+    #: takes the name out and counts it here).
+    forgotten_sources: int = 0
 
 
 def lineage_memory(path: str, properties: Mapping[str, Any]) -> LineageMemory:
@@ -123,7 +126,18 @@ def lineage_memory(path: str, properties: Mapping[str, Any]) -> LineageMemory:
         created=_text(properties.get("created")), updated=_text(properties.get("updated")),
         valid_to=_text(properties.get("valid_to")),
         archived_reason=_text(properties.get("archived_reason")),
-        version=_text(properties.get("version")), links=links)
+        version=_text(properties.get("version")), links=links,
+        forgotten_sources=_count(properties.get("forgotten_sources")))
+
+
+def _count(value: object) -> int:
+    """A non-negative integer property (``3``, ``"3"``), else 0."""
+    if isinstance(value, bool):
+        return 0
+    if isinstance(value, int):
+        return max(value, 0)
+    text = _text(value)
+    return int(text) if text is not None and text.isdigit() else 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,17 +151,20 @@ class LineageEdge:
     written_in: tuple[str, ...]
 
 
-def _memory_attrs(memory: LineageMemory) -> dict[str, str]:
-    attrs = {"kind": "memory", "path": memory.path, "title": memory.name, "name": memory.name}
+def _memory_attrs(memory: LineageMemory) -> dict[str, str | int]:
+    attrs: dict[str, str | int] = {"kind": "memory", "path": memory.path,
+                                   "title": memory.name, "name": memory.name}
     for key in ("memory_id", "status", "created", "updated", "valid_to", "archived_reason",
                 "version"):
         value = getattr(memory, key)
         if value is not None:
             attrs[key] = value
+    if memory.forgotten_sources:
+        attrs["forgotten_sources"] = memory.forgotten_sources
     return attrs
 
 
-def memory_attrs(memory: LineageMemory) -> dict[str, str]:
+def memory_attrs(memory: LineageMemory) -> dict[str, str | int]:
     """The node attributes of a memory in a graph (``kind="memory"``, path, title, name and
     each lineage fact that is set)."""
     return _memory_attrs(memory)

@@ -10,6 +10,7 @@ from lineage_files import read_lineage, write_memory
 
 from consistency.arbiter import Report, decide
 from consistency.graph_checks import (
+    FORGOTTEN,
     ChangedSource,
     DanglingLineage,
     SupersededTwice,
@@ -145,3 +146,18 @@ def test_a_large_lineage_checks_in_linear_time(tmp_path: Path) -> None:
     cycles = [d for d in found if isinstance(d, SupersedesCycle)]
     assert len(cycles) == 1 and len(cycles[0].chain) == n
     assert elapsed < 1.0, elapsed
+
+
+def test_a_forgotten_source_leaves_a_count_that_flags_the_chain(tmp_path: Path) -> None:
+    write_memory(tmp_path, "profile", "Profile", derived_from="s1")
+    write_memory(tmp_path, "s1", "S1")
+    (tmp_path / "Memory/profile.md").write_text(
+        (tmp_path / "Memory/profile.md").read_text(encoding="utf-8").replace(
+            "version: 1\n", "version: 1\nforgotten_sources: 2\n"), encoding="utf-8")
+    write_memory(tmp_path, "digest", "Digest", derived_from="profile")
+    found = [d for d in _drifts(tmp_path) if isinstance(d, ChangedSource)]
+    assert found == [
+        ChangedSource("Memory/digest.md", ("Memory/digest.md", "Memory/profile.md", FORGOTTEN),
+                      "2 of its sources forgotten"),
+        ChangedSource("Memory/profile.md", ("Memory/profile.md", FORGOTTEN),
+                      "2 of its sources forgotten")]

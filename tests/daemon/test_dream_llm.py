@@ -148,13 +148,28 @@ def test_a_synthesis_whose_source_changed_is_flagged_by_check_with_its_chain(
         encoding="utf-8")
     app.memories().forget("billing-owner")
     app.sync()
+    # forget takes the name out (it is often the memory's text), and leaves a count
+    text = (vault / synthesis).read_text(encoding="utf-8")
+    assert "billing-owner" not in text and "forgotten_sources: 1\n" in text
     found = lineage_drift()
     assert [(kind, drift.chain, drift.change) for kind, drift in found] == [  # type: ignore[attr-defined]
         ("derived_from_changed_source",
-         ("Memory/billing-digest.md", synthesis, "[[billing-owner]]"),
-         "not found (forgotten or renamed)"),
-        ("derived_from_changed_source", (synthesis, "[[billing-owner]]"),
-         "not found (forgotten or renamed)")]
+         ("Memory/billing-digest.md", synthesis, "(a forgotten memory)"), "forgotten"),
+        ("derived_from_changed_source", (synthesis, "(a forgotten memory)"), "forgotten")]
+    # a source superseded by a memory the user writes flags it too
+    (vault / "Memory/billing-cutoff-moved.md").write_text(
+        "---\nname: Billing cutoff moved\ntype: project\ncreated: 2026-12-02T10:00:00Z\n"
+        'supersedes: "[[billing-cutoff]]"\n---\nInvoices close on 2026-12-05.\n',
+        encoding="utf-8")
+    app.sync()
+    found = lineage_drift()
+    changes = {(drift.chain, drift.change) for kind, drift in found  # type: ignore[attr-defined]
+               if kind == "derived_from_changed_source"}
+    assert ((synthesis, "Memory/billing-cutoff.md"),
+            "superseded by Memory/billing-cutoff-moved.md") in changes
+    # and the cutoff now has two successors: the synthesis and the user's memory
+    assert ("superseded_twice", "Memory/billing-cutoff.md") in {
+        (kind, getattr(drift, "path", "")) for kind, drift in found}
 
 
 def test_a_dream_canvas_draws_a_synthesis_with_its_sources(
