@@ -52,7 +52,7 @@ from daemon.dream import (
     last_dream,
 )
 from daemon.dream_profile import profile_distiller
-from daemon.forget_traces import forget_recorded, scrub_index_copies
+from daemon.forget_traces import forget_recorded, scrub_copies
 from daemon.history import HistoryService, MemoryLocator, VersionRecorder
 from daemon.indexing import Indexing
 from daemon.llm import ChatClient
@@ -478,8 +478,8 @@ class App:
 
     def _forget_history(self, key: str, stem: str) -> int:
         """:func:`daemon.forget_traces.forget_recorded` in this vault's state, and the
-        memory's line out of the copies of ``MEMORY.md``."""
-        scrub_index_copies(self.writer, self.memory_index.path, stem)
+        memory out of the copies of ``MEMORY.md`` and the canvases."""
+        scrub_copies(self.writer, self.memory_index.path, stem)
         return forget_recorded(self.versions, self.recorder, self.recalls, self.state_dir, key,
                                stem)
 

@@ -30,10 +30,11 @@ from daemon import session_snapshot
 from daemon.dream_records import forget_record
 from daemon.forget_links import link_stem, unlink_in_version
 from daemon.history import VersionRecorder
+from daemon.lineage import scrub_canvases
 from magma.recalls import RecallLog
 from magma.versions import VersionArchive
 
-__all__ = ["forget_recorded", "scrub_diary", "scrub_index_copies"]
+__all__ = ["forget_recorded", "scrub_copies", "scrub_diary", "scrub_index_copies"]
 
 _LINK = re.compile(r"\[\[([^\[\]\n]+)\]\]")
 #: A line of ``MEMORY.md`` (``daemon.memory_index_keeper``): ``- [name](file.md) — …``.
@@ -73,6 +74,15 @@ def scrub_diary(writer: NoteWriter, diary_path: str, stem: str, day: date, *,
     writer.write(diary_path, "".join(scrubbed).encode("utf-8"), base=current, origin=origin,
                  change="a forgotten memory taken out of the diary")
     return True
+
+
+def scrub_copies(writer: NoteWriter, index_path: str, stem: str) -> list[str]:
+    """:func:`scrub_index_copies`, then the memory out of the canvases of the memory folder
+    (the folder of ``index_path``; :func:`daemon.lineage.scrub_canvases`): the vault paths
+    written or deleted."""
+    folder = index_path.rsplit("/", 1)[0] if "/" in index_path else ""
+    return [*scrub_index_copies(writer, index_path, stem),
+            *scrub_canvases(writer, folder, stem)]
 
 
 def scrub_index_copies(writer: NoteWriter, index_path: str, stem: str) -> list[str]:

@@ -10,6 +10,7 @@ beside the new one as a conflict copy, never overwritten).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -19,6 +20,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from ccb.model import memory_key
+from ccb.names import nfc_key
 from ccb.writer import NoteWriter, WriteOutcome
 from consistency.dream import MergeDuplicate, SupersedeOld
 from consistency.lifecycle import Archive, Demote, MarkBroken, Promote
@@ -46,6 +48,7 @@ __all__ = [
     "export_graph",
     "lineage_json",
     "print_lineage",
+    "scrub_canvases",
 ]
 
 #: Edge labels on a canvas and in ``dreamd lineage``, by lineage edge kind.
@@ -322,3 +325,66 @@ def lineage_json(report: LineageReport, canvas: WriteOutcome | None = None
         "memories": memories,
         "canvas": None if canvas is None else canvas.path,
     }
+
+
+# ---------------------------------------------------------------------------- forget
+
+
+def scrub_canvases(writer: NoteWriter, memory_folder: str, stem: str) -> list[str]:
+    """Take a forgotten memory (file name ``stem``) out of the canvases of the memory
+    folder: its own lineage canvas (``<stem> lineage.canvas``, whose name is the memory's)
+    is deleted; in the others, its card, the text cards naming it and the arrows that touched
+    them go (a text card left with no arrow goes too: it said something about the memory).
+    Returns the vault paths changed. A canvas that is a link or not JSON is left. Raises as
+    :meth:`ccb.writer.NoteWriter.write`."""
+    wanted = link_stem(stem)
+    folder = writer.root / memory_folder
+    changed: list[str] = []
+    if not folder.is_dir():
+        return changed
+    for file in sorted(folder.glob("*.canvas")):
+        path = f"{memory_folder}/{file.name}"
+        current = writer.read(path)
+        if file.is_symlink() or current is None:
+            continue
+        if link_stem(file.name.removesuffix(".canvas").removesuffix(" lineage")) == wanted \
+                and file.name.endswith(" lineage.canvas"):
+            writer.delete(path, expect=current)
+            changed.append(path)
+            continue
+        scrubbed = _without_memory(current, wanted)
+        if scrubbed is not None:
+            writer.write(path, scrubbed, base=current,
+                         change="a forgotten memory taken out of the canvas")
+            changed.append(path)
+    return changed
+
+
+def _without_memory(data: bytes, wanted: str) -> bytes | None:
+    """The canvas ``data`` without the cards of memory ``wanted`` (a link stem); ``None``
+    when it has none or is not a canvas."""
+    try:
+        canvas = json.loads(data.decode("utf-8"))
+        nodes, edges = list(canvas.get("nodes", [])), list(canvas.get("edges", []))
+    except (UnicodeDecodeError, ValueError, AttributeError, TypeError):
+        return None
+
+    def names_it(node: Any) -> bool:
+        if not isinstance(node, dict):
+            return False
+        if node.get("type") == "file":
+            return link_stem(str(node.get("file", ""))) == wanted
+        return f"**{wanted}**" in nfc_key(str(node.get("text", ""))).casefold()
+
+    gone = {n.get("id") for n in nodes if names_it(n)}
+    if not gone:
+        return None
+    linked = {e.get(end) for e in edges if isinstance(e, dict) for end in ("fromNode", "toNode")}
+    kept_edges = [e for e in edges if isinstance(e, dict)
+                  and e.get("fromNode") not in gone and e.get("toNode") not in gone]
+    still = {e.get(end) for e in kept_edges for end in ("fromNode", "toNode")}
+    gone |= {n.get("id") for n in nodes if isinstance(n, dict) and n.get("type") == "text"
+             and n.get("id") in linked and n.get("id") not in still}
+    canvas["nodes"] = [n for n in nodes if not isinstance(n, dict) or n.get("id") not in gone]
+    canvas["edges"] = kept_edges
+    return (json.dumps(canvas, ensure_ascii=False, indent=2) + "\n").encode("utf-8")

@@ -188,3 +188,21 @@ def test_lineage_canvas_and_graph_export_from_the_command_line(vault: Path,
     assert "drew Memory/dream " in dreamed.stdout or "nothing drawn" in dreamed.stdout
     note = parse_note("Memory/咖啡偏好.md", (vault / "Memory" / "咖啡偏好.md").read_bytes())
     assert note.memory is not None
+
+
+def test_forget_takes_the_memory_out_of_every_canvas(app: App, vault: Path) -> None:
+    """A canvas names memories by file (the name is often the memory's text): after
+    ``forget`` its own lineage canvas is gone and its card is out of the others."""
+    service = _service(app)
+    other = service.write_canvas(service.lineage("咖啡偏好")).path
+    own = service.write_canvas(service.lineage("kiln-date-december")).path
+    assert "kiln-date-december" in (vault / other).read_text(encoding="utf-8")
+    app.memories().forget("kiln-date-december")
+    assert not (vault / own).exists()
+    text = (vault / other).read_text(encoding="utf-8")
+    assert "kiln-date-december" not in text
+    canvas = checked_canvas(vault, other)
+    files = {n["file"] for n in canvas["nodes"] if n["type"] == "file"}
+    assert "Memory/咖啡偏好.md" in files and "Memory/kiln-first-firing-in-january.md" in files
+    assert not any(other.endswith(".conflict") for other in files)
+    assert [p.name for p in (vault / "Memory").glob("*.canvas")] == [Path(other).name]
