@@ -4,8 +4,11 @@ parsed by ``ccb.parse`` (real networkx, no fakes)."""
 from __future__ import annotations
 
 import time
+from itertools import pairwise
 from pathlib import Path
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from lineage_files import read_lineage, write_memory
 
 from consistency.arbiter import Report, decide
@@ -18,7 +21,7 @@ from consistency.graph_checks import (
     graph_drifts,
     names_nothing,
 )
-from magma.lineage import lineage_graph
+from magma.lineage import LineageMemory, lineage_graph
 
 
 def _drifts(root: Path) -> list[object]:
@@ -161,3 +164,36 @@ def test_a_forgotten_source_leaves_a_count_that_flags_the_chain(tmp_path: Path) 
                       "2 of its sources forgotten"),
         ChangedSource("Memory/profile.md", ("Memory/profile.md", FORGOTTEN),
                       "2 of its sources forgotten")]
+
+
+_STEMS = ["a", "b", "c", "d", "e"]
+
+
+@given(st.dictionaries(
+    st.sampled_from(_STEMS),
+    st.tuples(st.sampled_from(["active", "archived"]),
+              st.dictionaries(st.sampled_from(["supersedes", "superseded_by", "merged_into",
+                                               "derived_from"]),
+                              st.lists(st.sampled_from([*_STEMS, "gone"]), min_size=1,
+                                       max_size=3), max_size=4)),
+    min_size=1))
+@settings(max_examples=200, deadline=None)
+def test_any_lineage_checks_in_finite_time_and_every_chain_follows_edges(
+    memories: dict[str, tuple[str, dict[str, list[str]]]],
+) -> None:
+    """Loops of every kind, written by hand: the check ends, and each reported chain is a
+    path of the graph (derived_from edges, then the changed source)."""
+    facts = [LineageMemory(f"Memory/{stem}.md", stem, status=status,
+                           links=tuple((prop, f"[[{t}]]") for prop, targets in links.items()
+                                       for t in targets))
+             for stem, (status, links) in memories.items()]
+    graph = lineage_graph(facts)
+    node = {graph.nodes[n].get("path", f"[[{n.split(':', 1)[1]}]]"): n for n in graph.nodes}
+    for drift in graph_drifts(graph):
+        if isinstance(drift, ChangedSource):
+            steps = [node[p] for p in drift.chain]
+            assert all(graph.has_edge(u, v, key="derived_from") for u, v in pairwise(steps))
+            assert len(set(steps)) == len(steps)  # no memory twice: no loop
+        elif isinstance(drift, SupersedesCycle):
+            loop = [node[p] for p in (*drift.chain, drift.chain[0])]
+            assert all(graph.has_edge(u, v, key="supersedes") for u, v in pairwise(loop))
