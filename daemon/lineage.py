@@ -283,8 +283,8 @@ def print_lineage(console: Console, report: LineageReport, canvas: WriteOutcome 
             if other in report.memories:
                 line += f" — {_facts(report, other)}"
             console.print(escape(line), highlight=False)
-    if len(report.chain.nodes) > 2 or len(report.chain.edges) > len(
-            [o for others in report.relations.values() for o in others]):
+    direct = sum(len(others) for others in report.relations.values())
+    if len(report.chain.edges) > direct:  # the chain goes on past the direct relations
         console.print(f"chain: {len(report.chain.nodes)} memories, "
                       f"{len(report.chain.edges)} links", highlight=False)
         for edge in report.chain.edges:
