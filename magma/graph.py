@@ -1,4 +1,5 @@
-"""Link resolution the way Obsidian does it, and the vault graph.
+"""Link resolution the way Obsidian does it, and the graph's node ids (the vault graph itself:
+:mod:`magma.vault_graph`).
 
 Resolution rules (DESIGN.md "Obsidian" facts): case-insensitive; a target naming a folder or
 ending in ``.md`` is first matched as a vault path (exact, with or without ``.md``; then as a
@@ -17,16 +18,12 @@ from collections.abc import Iterable, Iterator
 from typing import Protocol
 from urllib.parse import unquote
 
-import networkx as nx
-
 from ccb.model import LinkKind
 from ccb.names import nfc_key
 
 __all__ = [
-    "GraphFile",
     "GraphLink",
     "LinkResolver",
-    "build_graph",
     "link_key",
     "node_id",
     "path_key",
@@ -148,21 +145,9 @@ class LinkResolver:
         return best
 
 
-class GraphFile(Protocol):
-    """What :func:`build_graph` reads of a file record (``magma.store.FileRecord`` fits)."""
-
-    @property
-    def path(self) -> str: ...
-    @property
-    def kind(self) -> str: ...
-    @property
-    def title(self) -> str: ...
-    @property
-    def tags(self) -> tuple[str, ...]: ...
-
-
 class GraphLink(Protocol):
-    """What :func:`build_graph` reads of a link record (``magma.store.LinkRecord`` fits)."""
+    """What the vault graph reads of a link record (``magma.store.LinkRecord`` fits); the
+    graph resolves the target itself (:class:`LinkResolver`), as the store does."""
 
     @property
     def src(self) -> str: ...
@@ -172,52 +157,9 @@ class GraphLink(Protocol):
     def kind(self) -> str: ...
     @property
     def subpath(self) -> str | None: ...
-    @property
-    def resolved(self) -> str | None: ...
 
 
 def node_id(kind: str, name: str) -> str:
     """Graph node id: ``"note:<path>"``, ``"attachment:<path>"``, ``"tag:<name>"``,
     ``"unresolved:<target>"``."""
     return f"{kind}:{name}"
-
-
-def build_graph(files: Iterable[GraphFile], links: Iterable[GraphLink]) -> nx.MultiDiGraph:
-    """Vault graph -> ``networkx.MultiDiGraph``.
-
-    Nodes: one per file (``note:``/``attachment:``, attributes ``kind``, ``path``, ``title``),
-    one per tag (``tag:``, lower-cased as Obsidian matches tags case-insensitively), one per
-    unresolved target (``unresolved:``, lower-cased). Edges go from a note to what it links,
-    embeds or tags; the ``kind`` attribute is ``wikilink``/``embed``/``markdown`` or ``tag``
-    (tag edges use the key ``"tag"``, so a note has one edge per tag), with ``subpath`` for
-    links; ``relation`` is the typed edge of the vault graph: ``links_to`` (wikilinks and
-    markdown links), ``embeds`` or ``tagged``.
-    """
-    graph = nx.MultiDiGraph()
-    kinds: dict[str, str] = {}
-    for file in files:
-        kind = "attachment" if file.kind == "attachment" else "note"
-        kinds[file.path] = kind
-        graph.add_node(node_id(kind, file.path), kind=kind, path=file.path, title=file.title)
-        for tag in file.tags:
-            tag_node = node_id("tag", tag.lower())
-            if tag_node not in graph:
-                graph.add_node(tag_node, kind="tag", name=tag.lower())
-            graph.add_edge(node_id(kind, file.path), tag_node, key="tag", kind="tag",
-                           relation="tagged")
-    for link in links:
-        src = node_id(kinds.get(link.src, "note"), link.src)
-        if src not in graph:
-            graph.add_node(src, kind="note", path=link.src, title=link.src)
-        if link.resolved is not None:
-            kind = kinds.get(link.resolved, "note")
-            dst = node_id(kind, link.resolved)
-            if dst not in graph:
-                graph.add_node(dst, kind=kind, path=link.resolved, title=link.resolved)
-        else:
-            dst = node_id("unresolved", nfc_key(link.target).lower())
-            if dst not in graph:
-                graph.add_node(dst, kind="unresolved", target=link.target)
-        graph.add_edge(src, dst, kind=link.kind, subpath=link.subpath,
-                       relation="embeds" if link.kind == "embed" else "links_to")
-    return graph

@@ -12,8 +12,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ccb.model import Link, LinkKind, Note
-from magma.graph import LinkResolver, build_graph, link_key, path_key
+from magma.graph import LinkResolver, link_key, path_key
 from magma.store import MagmaStore, NoteRecord
+from magma.vault_graph import vault_graph
 
 VAULT = [
     "Home.md",
@@ -174,7 +175,7 @@ def test_build_graph_nodes_and_edges(
         upserts=[record_of(n) for n in notes],
         attachments=[AttachmentRecord(FileEntry("img/cat.png", 1, 1, "attachment"), "att")],
     )
-    graph = build_graph(store_reads.all_files(store), store_reads.all_links(store))
+    graph = vault_graph(store_reads.all_files(store), store_reads.all_links(store))
     assert graph.nodes["attachment:img/cat.png"]["kind"] == "attachment"
     edges = {(u, v, d["kind"]) for u, v, d in graph.edges(data=True)}
     assert edges == {
