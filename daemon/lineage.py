@@ -111,7 +111,7 @@ class LineageService:
         chain = chain_of(graph, root)
         keys = {node_id("note", s.path): memory_key(s.note.memory.id if s.note.memory else None,
                                                      s.path)
-                for s in every if node_id("note", s.path) in chain.nodes}
+                for s in [*every, stored] if node_id("note", s.path) in chain.nodes}
         history = self.versions.all_versions(sorted(set(keys.values())))
         versions: dict[str, MemoryVersions] = {}
         for node, key in keys.items():
