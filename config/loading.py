@@ -48,7 +48,13 @@ from pydantic_settings import (
 )
 
 from config.errors import ConfigError, ProfileNotFoundError
-from config.settings import APP_NAME, ENV_PREFIX, PREPARED_SOURCES, Settings
+from config.settings import (
+    APP_NAME,
+    ENV_PREFIX,
+    PREPARED_SOURCES,
+    Settings,
+    shown_storage_options,
+)
 
 __all__ = [
     "CLI_LABEL",
@@ -341,13 +347,16 @@ def leaf_keys(model: type[BaseModel] = Settings) -> list[str]:
 
 
 def _source_of(key: str, labels: Mapping[str, str]) -> str:
-    """Label of the longest set key that is ``key`` or one of its parents, else ``default``."""
+    """Label of the longest set key that is ``key`` or one of its parents; for a table of
+    free keys (``storage.options``) the labels of the keys set inside it; else ``default``."""
     parts = key.split(".")
     for end in range(len(parts), 0, -1):
         label = labels.get(".".join(parts[:end]))
         if label is not None:
             return label
-    return DEFAULT_LABEL
+    inside = dict.fromkeys(label for name, label in labels.items()
+                           if name.startswith(key + "."))
+    return " + ".join(inside) or DEFAULT_LABEL
 
 
 # --------------------------------------------------------------------------- messages
@@ -650,9 +659,11 @@ def describe(loaded: LoadedSettings) -> list[tuple[str, object, str]]:
     """``[(dotted key, value, source label), ...]`` for every leaf, in model order.
 
     Lists of sub-models (``retrieval.progressive_search.stages``) are one leaf whose value is a
-    list of plain dicts.
+    list of plain dicts. ``storage.options`` is shown with its credentials hidden
+    (:func:`config.settings.shown_storage_options`): this is what ``config show`` prints.
     """
     return [
-        (key, value, loaded.sources.get(key, DEFAULT_LABEL))
+        (key, shown_storage_options(value) if key == "storage.options" else value,
+         loaded.sources.get(key, DEFAULT_LABEL))
         for key, value in _leaves(loaded.settings)
     ]

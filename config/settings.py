@@ -36,9 +36,11 @@ from config.errors import ConfigError
 __all__ = [
     "APP_NAME",
     "ENV_PREFIX",
+    "HIDDEN",
     "MCP_LOOPBACK_HOST",
     "MCP_MAX_RESULT_TOKENS",
     "OLLAMA_BASE_URL",
+    "PUBLIC_STORAGE_OPTIONS",
     "AutoDreamSettings",
     "CacheSettings",
     "DreamSettings",
@@ -75,6 +77,7 @@ __all__ = [
     "VaultSettings",
     "default_data_dir",
     "intent_cache_enabled",
+    "shown_storage_options",
     "state_dir",
     "store_uri",
     "system_zone",
@@ -222,6 +225,33 @@ class VaultSettings(_Section):
 
 _DEVICE_RE = re.compile(r"[a-z0-9][a-z0-9-]{0,31}")
 
+#: ``storage.options`` keys shown in clear by ``config show``, ``status`` and ``doctor``: where
+#: the store is and how to reach it (LanceDB's storage configuration page). Every other key's
+#: value — credentials, tokens, keys, anything not listed — is shown as :data:`HIDDEN`.
+PUBLIC_STORAGE_OPTIONS = frozenset({
+    "aws_endpoint", "endpoint", "aws_region", "region", "allow_http",
+    "allow_invalid_certificates", "connect_timeout", "timeout", "user_agent",
+    "aws_virtual_hosted_style_request", "virtual_hosted_style_request",
+})
+
+#: What a hidden ``storage.options`` value prints as.
+HIDDEN = "(hidden)"
+
+
+def _option_text(value: Any) -> Any:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return str(value)
+    return value
+
+
+def shown_storage_options(options: dict[str, str]) -> dict[str, str]:
+    """``storage.options`` as it may be printed: the values of
+    :data:`PUBLIC_STORAGE_OPTIONS` as they are, every other value :data:`HIDDEN`."""
+    return {key: value if key in PUBLIC_STORAGE_OPTIONS else HIDDEN
+            for key, value in sorted(options.items())}
+
 
 class StorageSettings(_Section):
     """Where the index and the per-vault state live (never inside the vault)."""
@@ -235,6 +265,14 @@ class StorageSettings(_Section):
         description="LanceDB URI; unset means <data_dir>/vaults/<vault-id>/lancedb.",
     )
 
+    options: dict[str, str] = Field(
+        default_factory=dict,
+        repr=False,  # holds credentials: never in a repr, a log line or a traceback
+        description="LanceDB storage_options for an object-store uri (s3://…): aws_endpoint, "
+        "aws_region, allow_http, aws_access_key_id, aws_secret_access_key, … (unset: the "
+        "usual AWS_* environment); credentials are never printed.",
+    )
+
     device: str | None = Field(
         default=None,
         description="This device's name when several devices share one store (storage.uri on a "
@@ -246,6 +284,15 @@ class StorageSettings(_Section):
     @classmethod
     def _expand_data_dir(cls, value: Any) -> Any:
         return _expand_user(value)
+
+    @field_validator("options", mode="before")
+    @classmethod
+    def _options_as_text(cls, value: Any) -> Any:
+        # TOML gives allow_http = true a bool and timeouts numbers; LanceDB wants strings,
+        # and its keys are case-insensitive (the docs use lower case).
+        if isinstance(value, dict):
+            return {str(key).strip().lower(): _option_text(item) for key, item in value.items()}
+        return value
 
     @field_validator("device", mode="before")
     @classmethod

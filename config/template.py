@@ -21,6 +21,8 @@ __all__ = ["render_config"]
 _EXAMPLES: dict[str, object] = {
     "storage.uri": "/srv/dreamd/lancedb",
     "storage.device": "laptop",
+    "storage.options": {"aws_endpoint": "https://s3.eu-west-1.amazonaws.com",
+                        "aws_region": "eu-west-1"},
     "embedding.base_url": "https://api.openai.com/v1",
     "llm.model": "qwen2.5:7b-instruct",
     "llm.intent.model": "qwen2.5:7b-instruct",
@@ -96,7 +98,7 @@ def _section(model: BaseModel, key: str, vault_path: Path) -> list[str]:
             lines.append(f"# {info.description}")
         if dotted == "vault.path":
             lines.append(f"path = {_toml_value(vault_path)}")
-        elif value is None:
+        elif value is None or (value == {} and dotted in _EXAMPLES):
             example = _EXAMPLES.get(dotted, "")
             lines.append(f"# {name} = {_toml_value(example)}    # example; unset by default")
         elif isinstance(value, list) and value and isinstance(value[0], BaseModel):

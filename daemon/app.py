@@ -16,6 +16,7 @@ from dataclasses import asdict
 from datetime import date, datetime, timedelta, tzinfo
 from functools import cached_property
 from pathlib import Path
+from typing import Any
 
 import structlog
 
@@ -127,6 +128,12 @@ def dream_policy(settings: Settings) -> DreamPolicy:
         url_timeout_s=life.url_timeout_s, transcripts=cfg.transcripts,
         max_memory_chars=settings.memory.max_chars,
         replay_sessions=cfg.replay.sessions_per_dream)
+
+
+def _shared_store(settings: Settings) -> dict[str, Any]:
+    """What every table of the store opens with besides its URI: this device's name and
+    LanceDB's storage options (``storage.device``, ``storage.options``)."""
+    return {"device": settings.storage.device, "storage_options": settings.storage.options}
 
 
 def make_embedder(loaded: LoadedSettings) -> Embedder:
@@ -330,7 +337,7 @@ class App:
             return self._given_store
         return MagmaStore.open(
             self.store_uri, vault_path=str(self.vault_root), model_id=self.embedder.model_id,
-            dims=self.embedder.dims, device=self.settings.storage.device,
+            dims=self.embedder.dims, **_shared_store(self.settings),
         )
 
     @cached_property
@@ -338,7 +345,7 @@ class App:
         """The version history of memories (shared by every device of the store), with this
         device's plain-text copies in ``<state dir>/versions/``."""
         return VersionArchive.open(self.store_uri, archive_dir=self.state_dir / "versions",
-                                   device=self.settings.storage.device)
+                                   **_shared_store(self.settings))
 
     @cached_property
     def recorder(self) -> VersionRecorder:
@@ -348,7 +355,7 @@ class App:
     @cached_property
     def recalls(self) -> RecallLog:
         """Recall statistics of memories (shared by every device of the store)."""
-        return RecallLog.open(self.store_uri, device=self.settings.storage.device)
+        return RecallLog.open(self.store_uri, **_shared_store(self.settings))
 
     @cached_property
     def sessions(self) -> SessionLog:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import warnings
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -68,10 +68,12 @@ class RecallLog:
         self._device = device
 
     @classmethod
-    def open(cls, uri: str, *, device: str | None = None) -> RecallLog:
-        """Open (or create) the table at the store ``uri``. Raises ``StoreError``."""
+    def open(cls, uri: str, *, device: str | None = None,
+             storage_options: Mapping[str, str] | None = None) -> RecallLog:
+        """Open (or create) the table at the store ``uri`` (``storage_options``: LanceDB's,
+        for an object store). Raises ``StoreError``."""
         try:
-            db = lancedb.connect(uri)
+            db = lancedb.connect(uri, storage_options=dict(storage_options or {}) or None)
             table = (db.open_table(_TABLE) if _TABLE in set(db.list_tables().tables)
                      else db.create_table(_TABLE, schema=_schema(), exist_ok=True))
         except Exception as exc:

@@ -250,9 +250,7 @@ class MagmaStore:
                  ) -> None:
         self._t = tables
         self.uri = tables.uri
-        self.vault_path = vault_path
-        self.model_id = model_id
-        self.dims = dims
+        self.vault_path, self.model_id, self.dims = vault_path, model_id, dims
         self._paths: set[str] | None = None
         self._file_index = FileIndexMemo()
         self._recent_vectors = RecentVectors()
@@ -262,18 +260,21 @@ class MagmaStore:
 
     @classmethod
     def open(
-        cls, uri: str, *, vault_path: str, model_id: str, dims: int, device: str | None = None
+        cls, uri: str, *, vault_path: str, model_id: str, dims: int, device: str | None = None,
+        storage_options: Mapping[str, str] | None = None,
     ) -> MagmaStore:
         """Open (or create) the store at ``uri`` for ``vault_path`` and embedding ``model_id``.
 
         ``device`` names this device's tables when several devices share one store
         (``files-<device>`` …; :func:`table_name`); ``None`` uses the plain names.
+        ``storage_options``: LanceDB's storage options for an object-store ``uri``
+        (endpoint, region, credentials; ``storage.options``).
         Raises :class:`StoreMismatchError` when the store was built for another vault path,
         model id, vector width or schema version (the message names both values), and
         :class:`StoreError` when the database cannot be opened or created.
         """
         tables = StoreTables.open(uri, vault_path=vault_path, model_id=model_id, dims=dims,
-                                  device=device)
+                                  device=device, storage_options=storage_options)
         return cls(tables, vault_path=vault_path, model_id=model_id, dims=dims)
 
     # ------------------------------------------------------------------ reads

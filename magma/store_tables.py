@@ -190,11 +190,12 @@ class StoreTables:
 
     @classmethod
     def open(cls, uri: str, *, vault_path: str, model_id: str, dims: int,
-             device: str | None) -> StoreTables:
-        """Open (or create) the tables at ``uri``; see :meth:`magma.store.MagmaStore.open`
-        for the errors raised."""
+             device: str | None, storage_options: Mapping[str, str] | None = None,
+             ) -> StoreTables:
+        """Open (or create) the tables at ``uri`` (``storage_options``: LanceDB's, for an
+        object store); see :meth:`magma.store.MagmaStore.open` for the errors raised."""
         try:
-            db = lancedb.connect(uri)
+            db = lancedb.connect(uri, storage_options=dict(storage_options or {}) or None)
             existing = set(db.list_tables().tables)
         except Exception as exc:
             raise StoreError(f"magma: open store {uri}: {type(exc).__name__}: {exc}") from exc

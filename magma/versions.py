@@ -276,11 +276,13 @@ class VersionArchive:
         self.device = device
 
     @classmethod
-    def open(cls, uri: str, *, archive_dir: Path, device: str | None = None) -> VersionArchive:
-        """Open (or create) the ``versions`` table of the store at ``uri``; this device's
-        plain-text copies live in ``archive_dir``."""
+    def open(cls, uri: str, *, archive_dir: Path, device: str | None = None,
+             storage_options: Mapping[str, str] | None = None) -> VersionArchive:
+        """Open (or create) the ``versions`` table of the store at ``uri`` (``storage_options``:
+        LanceDB's, for an object store); this device's plain-text copies live in
+        ``archive_dir``."""
         try:
-            db = lancedb.connect(uri)
+            db = lancedb.connect(uri, storage_options=dict(storage_options or {}) or None)
             names = set(db.list_tables().tables)
             table = (db.open_table(_TABLE) if _TABLE in names
                      else db.create_table(_TABLE, schema=_schema(), exist_ok=True))

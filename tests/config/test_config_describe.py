@@ -18,7 +18,9 @@ def test_describe_covers_every_leaf_in_model_order(tmp_path: Path) -> None:
     rows = describe(loaded)
     keys = [key for key, _, _ in rows]
     assert keys == leaf_keys()
-    assert keys == list(flatten(loaded.settings.model_dump()))
+    # storage.options, a table of free keys (LanceDB's), is one leaf; empty, it flattens away
+    assert [k for k in keys if k != "storage.options"] == list(
+        flatten(loaded.settings.model_dump()))
     assert set(keys) == set(loaded.sources)
     by_key = {key: (value, source) for key, value, source in rows}
     assert by_key["cache.max_size"] == (9, "env:DREAMD_CACHE__MAX_SIZE")

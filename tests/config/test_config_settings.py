@@ -10,8 +10,17 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import BaseModel, ValidationError
 
-from config import ConfigError, Settings, load_settings, state_dir, store_uri, vault_id
+from config import (
+    ConfigError,
+    Settings,
+    describe,
+    load_settings,
+    state_dir,
+    store_uri,
+    vault_id,
+)
 from config.settings import (
+    HIDDEN,
     AutoDreamSettings,
     CacheSettings,
     FusionSettings,
@@ -160,3 +169,25 @@ def test_state_dir_and_store_uri(tmp_path: Path) -> None:
 def test_state_dir_needs_a_vault() -> None:
     with pytest.raises(ConfigError, match=r"vault.path is not set"):
         state_dir(load_settings(environ={}).settings)
+
+
+def test_storage_options_reach_lancedb_as_text_and_hide_credentials(tmp_path: Path) -> None:
+    path = tmp_path / "config.toml"
+    path.write_text(
+        '[default.storage]\nuri = "s3://bucket/dreamd"\n'
+        'options = { aws_endpoint = "http://127.0.0.1:9000", allow_http = true, timeout = 30,'
+        ' AWS_SECRET_ACCESS_KEY = "s3cr3t-value", aws_access_key_id = "AKIAEXAMPLE" }\n',
+        encoding="utf-8")
+    loaded = load_settings(config_path=path,
+                           environ={"DREAMD_STORAGE__OPTIONS__AWS_REGION": "eu-west-1"})
+    options = loaded.settings.storage.options
+    assert options == {"aws_endpoint": "http://127.0.0.1:9000", "allow_http": "true",
+                       "timeout": "30", "aws_secret_access_key": "s3cr3t-value",
+                       "aws_access_key_id": "AKIAEXAMPLE", "aws_region": "eu-west-1"}
+    assert "s3cr3t" not in repr(loaded.settings) and "AKIAEXAMPLE" not in repr(loaded.settings)
+    (shown, source), = [(value, src) for key, value, src in describe(loaded)
+                        if key == "storage.options"]
+    assert shown == {"allow_http": "true", "aws_access_key_id": HIDDEN,
+                     "aws_endpoint": "http://127.0.0.1:9000", "aws_region": "eu-west-1",
+                     "aws_secret_access_key": HIDDEN, "timeout": "30"}
+    assert source == f"file:{path} [default] + env:DREAMD_STORAGE__OPTIONS__AWS_REGION"

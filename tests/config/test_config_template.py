@@ -59,9 +59,9 @@ def test_every_commented_default_is_valid_when_uncommented(tmp_path: Path) -> No
     file_label = f"file:{path} [default]"
     assert set(loaded.sources.values()) == {file_label}
     defaults = {key: value for key, value, _ in describe(load_settings(environ={}))}
-    examples = {"vault.path", "storage.uri", "storage.device", "embedding.base_url", "llm.model",
-                "llm.intent.model", "llm.verifier.model", "llm.judge.model", "llm.profile.model",
-                "metrics.textfile"}
+    examples = {"vault.path", "storage.uri", "storage.options", "storage.device",
+                "embedding.base_url", "llm.model", "llm.intent.model", "llm.verifier.model",
+                "llm.judge.model", "llm.profile.model", "metrics.textfile"}
     for key, value, _ in describe(loaded):
         if key not in examples:
             assert value == defaults[key], key
