@@ -23,6 +23,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from datetime import timedelta
 from pathlib import Path
 from typing import Protocol
 
@@ -517,6 +518,8 @@ class Syncer:
         """Chunk, embed what is new, and commit in batches. Returns (embedded, reused)."""
         embedded = reused = 0
         gone_memories = self._gone_memories(deletes, work, index)
+        forgotten = self.recorder.archive.forgotten({k for k, _ in gone_memories}) \
+            if self.recorder is not None and gone_memories else set()
         bar.phase("embedding", sum(1 for _ in work.notes))
         batches = list(_batched(work.notes, self.batch_files)) or [[]]
         for number, batch in enumerate(batches):
@@ -566,8 +569,13 @@ class Syncer:
                 touches=work.touches if first else (),
             )
             bar.advance(len(batch))
-        # Compaction is the caller's schedule (one-shot sync: after the run; daemon: every
-        # N batches), never per batch: it costs more than the write it follows.
+        if forgotten:
+            # Forgotten on another device sharing the store, gone here with the vault sync:
+            # a delete only marks its rows, so the text would stay in this device's tables.
+            self.store.maintain(cleanup_older_than=timedelta(0), purge=True)
+            log.info("sync.forgotten_purged", memories=len(forgotten))
+        # Otherwise compaction is the caller's schedule (one-shot sync: after the run; daemon:
+        # every N batches), never per batch: it costs more than the write it follows.
         return embedded, reused
 
     def _record_credentials(

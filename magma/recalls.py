@@ -12,10 +12,9 @@ lifecycle policy reads for promotion and decay.
 from __future__ import annotations
 
 import hashlib
-import warnings
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any
 
 import lancedb
@@ -23,6 +22,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from config.errors import StoreError
+from magma.shared_purge import rewrite_live_rows
 
 __all__ = ["RecallLog", "RecallStats", "query_hash"]
 
@@ -127,14 +127,10 @@ class RecallLog:
         (``dreamd forget``). Raises ``StoreError``."""
         try:
             self._table.checkout_latest()
-            kept = self._table.to_arrow()
-            kept = kept.filter(pc.not_equal(kept.column("memory_id"), memory_id))
-            # rewritten whole, in fresh buffers: a delete only marks the rows deleted
-            self._table.add(kept.take(pa.array(range(kept.num_rows), type=pa.int64())),
-                            mode="overwrite")
-            with warnings.catch_warnings():
-                warnings.filterwarnings("ignore", message=r"optimize\(cleanup_older_than")
-                self._table.optimize(cleanup_older_than=timedelta(0))
+            self._table.delete(f"memory_id = '{memory_id.replace(chr(39), chr(39) * 2)}'")
+            # the delete only marks the rows: rewritten so their bytes go, keeping the
+            # recalls other devices count meanwhile (magma.shared_purge)
+            rewrite_live_rows(self._table, "memory_id")
         except Exception as exc:
             raise StoreError(f"magma: forget recalls: {type(exc).__name__}: {exc}") from exc
 

@@ -50,6 +50,7 @@ import structlog
 
 from ccb.atomic import read_json_object, write_bytes_atomic
 from config.errors import StoreError, VersionNotFoundError
+from magma.shared_purge import rewrite_live_rows
 
 __all__ = [
     "LEASE_TIMEOUT_S",
@@ -463,17 +464,12 @@ class VersionArchive:
         return len(fresh)
 
     def compact(self) -> None:
-        """Rewrite the table and drop old table versions, so deleted rows leave the disk
-        (``forget``, pruning). Raises :class:`StoreError`."""
+        """Rewrite the table's live rows and drop old table versions, so deleted rows leave
+        the disk (``forget``, pruning) while versions other devices record at the same time
+        stay (:func:`magma.shared_purge.rewrite_live_rows`). Raises :class:`StoreError`."""
         with self.lease():
             try:
-                self._table.checkout_latest()
-                self._table.add(self._table.to_arrow(), mode="overwrite")
-                with warnings.catch_warnings():
-                    # a reader on an older table version re-reads at its next query
-                    # (every read here starts with checkout_latest)
-                    warnings.filterwarnings("ignore", message=r"optimize\(cleanup_older_than")
-                    self._table.optimize(cleanup_older_than=timedelta(0))
+                rewrite_live_rows(self._table, "memory_id")
             except Exception as exc:
                 raise StoreError(f"magma: compact versions: {exc}") from exc
 
@@ -585,6 +581,15 @@ class VersionArchive:
             missing_rows.append({**_row(version), "content": data})
         self._add(missing_rows)
         return len(missing_rows), gone
+
+    def forgotten(self, memory_ids: Collection[str]) -> set[str]:
+        """Which of ``memory_ids`` were forgotten (``dreamd forget`` on any device of the
+        store: the erased table marks the whole memory). Raises :class:`StoreError`."""
+        if not memory_ids:
+            return set()
+        marks = self._erased_marks()
+        return {m for m in memory_ids
+                if any(n is None for n, _ in (*marks.get(erased_key(m), ()), *marks.get(m, ())))}
 
     def needs_repair(self) -> bool:
         """Cheap test for :meth:`repair`: is a version this device recorded missing from the

@@ -1,0 +1,168 @@
+"""Two devices share one store on object storage: a real S3-protocol server on loopback.
+
+moto in server mode (``tests/support/s3_server.py``), started by the session with signature
+checks on; each test gets a new bucket. Device A and device B each have their own copy of the
+demo vault (as git or Syncthing would leave them) and their own state folder, and one
+``s3://`` store (``storage.uri``) with the endpoint and credentials in ``storage.options``.
+Real LanceDB on S3, real files; the token-hash FAKE embedder (conftest), as nothing here is
+about meaning.
+"""
+
+from __future__ import annotations
+
+import shutil
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from s3_server import S3Server
+
+from ccb.parse import parse_note
+from daemon.app import App
+
+pytestmark = pytest.mark.scenario
+
+REPO = Path(__file__).resolve().parents[2]
+Builder = Callable[..., tuple[App, object]]
+PROJECT = "Memory/kiln-first-firing-in-january.md"
+
+
+def _device(tmp_path: Path, make_app: Builder, server: S3Server, bucket: str,
+            name: str) -> App:
+    vault = tmp_path / f"device-{name}" / "vault"
+    shutil.copytree(REPO / "vault_example", vault, symlinks=True)
+    app, _ = make_app(vault, **{"storage.uri": f"s3://{bucket}/dreamd",
+                                "storage.device": name, "storage.options": server.options()})
+    return app
+
+
+@pytest.fixture
+def devices(tmp_path: Path, make_app: Builder, s3_server: S3Server,
+            s3_bucket: str) -> tuple[App, App]:
+    apps = (_device(tmp_path, make_app, s3_server, s3_bucket, "a"),
+            _device(tmp_path, make_app, s3_server, s3_bucket, "b"))
+    for app in apps:
+        app.sync()
+    return apps
+
+
+def _key(app: App, path: str) -> str:
+    note = parse_note(path, (app.vault_root / path).read_bytes())
+    assert note.memory is not None and note.memory.id
+    return note.memory.id
+
+
+def _carry(source: App, target: App, path: str) -> None:
+    """The vault sync (git, Syncthing) bringing ``path`` from one device's copy to the other's."""
+    if (source.vault_root / path).exists():
+        (target.vault_root / path).parent.mkdir(parents=True, exist_ok=True)
+        (target.vault_root / path).write_bytes((source.vault_root / path).read_bytes())
+    else:
+        (target.vault_root / path).unlink(missing_ok=True)
+
+
+def _history(app: App, key: str) -> list[tuple[int, str | None, bytes]]:
+    return [(v.n, v.device, app.versions.content(key, v.n))
+            for v in app.history().history(key) if v.kind == "edit"]
+
+
+def test_both_devices_edit_remember_and_roll_back_and_see_each_others_versions(
+    devices: tuple[App, App], s3_server: S3Server, s3_bucket: str
+) -> None:
+    a, b = devices
+    assert a.store.counts().files == b.store.counts().files > 0
+    keys = set(s3_server.objects(s3_bucket))
+    for table in ("files-a", "chunks-b", "versions"):
+        assert any(k.startswith(f"dreamd/{table}.lance/") for k in keys), table
+    assert any(hit.path == PROJECT for hit in a.search("kiln first firing"))
+
+    made = a.memories().remember("The choir rehearses in the church hall on Thursdays.",
+                                 type="project", name="Choir rehearsals")
+    path, key = made.path, made.memory_id
+    assert path is not None and key
+    _carry(a, b, path)
+    b.sync()
+    original = (b.vault_root / path).read_bytes()
+    assert _history(b, key) == [(1, "a", original)]  # B's identical copy added no version
+
+    edited = original + b"- from March they move to Fridays\n"
+    (b.vault_root / path).write_bytes(edited)
+    b.sync()
+    service_a = a.consistency()
+    report = service_a.check()
+    assert [f.kind for f in report.findings] == ["behind"]
+    service_a.fix(report, automatic_only=False)
+    assert (a.vault_root / path).read_bytes() == edited
+
+    a.history().rollback(key, 1)
+    assert (a.vault_root / path).read_bytes() == original
+    service_b = b.consistency()
+    service_b.fix(automatic_only=False)
+    assert (b.vault_root / path).read_bytes() == original
+    expected = [(1, "a", original), (2, "b", edited), (3, "a", original)]
+    assert _history(a, key) == _history(b, key) == expected
+    assert service_a.check().clean and service_b.check().clean
+    assert any(hit.path == path for hit in b.search("choir rehearsals church hall"))
+
+
+def test_a_forget_on_one_device_leaves_no_text_in_the_bucket(
+    devices: tuple[App, App], s3_server: S3Server, s3_bucket: str
+) -> None:
+    a, b = devices
+    secret = b"the kiln loan from Marta Quillfeather"
+    made = a.memories().remember(f"Keep quiet about {secret.decode()} until June.",
+                                 type="project", name="Kiln loan")
+    assert made.path is not None
+    key, path = made.memory_id, made.path
+    a.search("Quillfeather kiln loan")  # a recall row in the shared store
+    _carry(a, b, path)
+    b.sync()
+    (b.vault_root / path).write_bytes((b.vault_root / path).read_bytes() + b"- Quillfeather\n")
+    b.sync()
+    assert len(a.history().history(key)) == 2
+
+    a.memories().forget(key)
+    _carry(a, b, path)  # the vault sync takes the file away on B too
+    b.sync()
+    b.versions.repair()
+    assert a.versions.history(key) == [] and b.versions.history(key) == []
+    holding = sorted(name for name, data in s3_server.objects(s3_bucket).items()
+                     if b"quillfeather" in data.lower() or key.encode() in data)
+    assert holding == []
+
+
+def test_concurrent_commits_from_both_devices_lose_no_version(
+    devices: tuple[App, App]
+) -> None:
+    """A remembers and forgets (each forget rewrites the shared version table) while B
+    remembers: every version either device recorded is in the shared history afterwards."""
+    a, b = devices
+    start = threading.Barrier(2)
+    made: dict[str, list[str]] = {"a": [], "b": []}
+    errors: list[BaseException] = []
+
+    def work(app: App, name: str) -> None:
+        try:
+            start.wait()
+            service = app.memories()
+            for i in range(4):
+                result = service.remember(f"Device {name} fact {i}: shelf {i} holds cone "
+                                          f"{i + 5} glazes.", type="reference")
+                made[name].append(result.memory_id)
+                if name == "a":
+                    service.forget(result.memory_id)
+        except BaseException as error:
+            errors.append(error)
+
+    threads = [threading.Thread(target=work, args=(app, name))
+               for app, name in ((a, "a"), (b, "b"))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert not errors, errors
+    heads = a.versions.heads()
+    assert all(key in heads for key in made["b"]), "a version B recorded was lost"
+    assert not any(key in heads for key in made["a"])
+    assert b.versions.heads().keys() == heads.keys()
