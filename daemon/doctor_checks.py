@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import shutil
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -262,16 +262,25 @@ def _local_store_path(uri: str) -> Path | None:
     return Path(uri).expanduser()
 
 
-def check_store(uri: str, expected_vault: str) -> Check:
+def check_store(uri: str, expected_vault: str,
+                options: Mapping[str, str] | None = None) -> Check:
     """The store folder of ``uri`` is a readable and writable folder (``warn`` when it does not
-    exist yet and can be created); remote URIs are reported, not checked. ``expected_vault``
-    only names the vault in the messages: whether the store was built for it is checked by
-    opening it (StoreMismatchError), which doctor does not do.
+    exist yet and can be created); a remote store (``s3://`` …) is asked for its table list
+    with LanceDB's storage ``options`` (``storage.options``): ``ok`` when it answers, else
+    ``fail`` naming the problem — endpoint, bucket, credentials — in one line, never a
+    credential (:mod:`magma.remote_store`). ``expected_vault`` only names the vault in the
+    messages: whether the store was built for it is checked by opening it
+    (StoreMismatchError), which doctor does not do.
     """
     name = "store"
     path = _local_store_path(uri)
     if path is None:
-        return Check(name, "ok", f"remote store {uri}, not checked")
+        from magma.remote_store import probe_store  # (LanceDB: only for a remote store)
+
+        found = probe_store(uri, options or {})
+        if found is None:
+            return Check(name, "ok", f"remote store {uri} answers (index of {expected_vault})")
+        return Check(name, "fail", f"remote store {uri}: {found[0]}", found[1])
     if not path.exists():
         parent = _nearest_existing(path.parent)
         if parent.is_dir() and os.access(parent, os.W_OK | os.X_OK):
@@ -397,7 +406,7 @@ def run_checks(
                                           include_skipped=include_skipped_folders))
     state = state_dir(settings)
     checks.append(check_disk_space(state))
-    checks.append(check_store(store_uri(settings), str(vault)))
+    checks.append(check_store(store_uri(settings), str(vault), settings.storage.options))
     checks.append(check_credentials(state))
     checks.append(check_daemon(state))
     if write_router is not None and vault_check.status != "fail":

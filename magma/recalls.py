@@ -22,6 +22,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from config.errors import StoreError
+from magma.remote_store import open_failure
 from magma.shared_purge import rewrite_live_rows
 
 __all__ = ["RecallLog", "RecallStats", "query_hash"]
@@ -77,8 +78,8 @@ class RecallLog:
             table = (db.open_table(_TABLE) if _TABLE in set(db.list_tables().tables)
                      else db.create_table(_TABLE, schema=_schema(), exist_ok=True))
         except Exception as exc:
-            raise StoreError(f"magma: open recalls in {uri}: {type(exc).__name__}: {exc}") \
-                from exc
+            reason = open_failure(exc, uri=uri, options=storage_options or {})
+            raise StoreError(f"magma: open recalls in {uri}: {reason}") from exc
         return cls(table, device)
 
     def record(self, memory_ids: Collection[str], query: str, at: datetime | None = None) -> int:

@@ -16,6 +16,7 @@ import structlog
 from lancedb.index import FTS
 
 from config.errors import StoreError, StoreMismatchError
+from magma.remote_store import open_failure
 
 __all__ = ["FTS_CONFIG", "SCHEMA_VERSION", "StoreTables", "sql_str", "table_name"]
 
@@ -198,7 +199,8 @@ class StoreTables:
             db = lancedb.connect(uri, storage_options=dict(storage_options or {}) or None)
             existing = set(db.list_tables().tables)
         except Exception as exc:
-            raise StoreError(f"magma: open store {uri}: {type(exc).__name__}: {exc}") from exc
+            reason = open_failure(exc, uri=uri, options=storage_options or {})
+            raise StoreError(f"magma: open store {uri}: {reason}") from exc
         try:
             meta_name = table_name("meta", device)
             if meta_name in existing:

@@ -50,6 +50,7 @@ import structlog
 
 from ccb.atomic import read_json_object, write_bytes_atomic
 from config.errors import StoreError, VersionNotFoundError
+from magma.remote_store import open_failure
 from magma.shared_purge import rewrite_live_rows
 
 __all__ = [
@@ -291,8 +292,8 @@ class VersionArchive:
                       else db.create_table(_ERASED_TABLE, schema=_erased_schema(),
                                            exist_ok=True))
         except Exception as exc:
-            raise StoreError(f"magma: open versions in {uri}: {type(exc).__name__}: {exc}") \
-                from exc
+            reason = open_failure(exc, uri=uri, options=storage_options or {})
+            raise StoreError(f"magma: open versions in {uri}: {reason}") from exc
         lease: Any = contextlib.nullcontext()
         if is_local_uri(uri):
             folder = Path(urlparse(uri).path if uri.startswith("file:") else uri)

@@ -10,7 +10,11 @@ about meaning.
 
 from __future__ import annotations
 
+import os
 import shutil
+import socket
+import subprocess
+import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -19,7 +23,9 @@ import pytest
 from s3_server import S3Server
 
 from ccb.parse import parse_note
+from config.errors import StoreError
 from daemon.app import App
+from daemon.doctor_checks import check_store
 
 pytestmark = pytest.mark.scenario
 
@@ -166,3 +172,88 @@ def test_concurrent_commits_from_both_devices_lose_no_version(
     assert all(key in heads for key in made["b"]), "a version B recorded was lost"
     assert not any(key in heads for key in made["a"])
     assert b.versions.heads().keys() == heads.keys()
+
+
+# --------------------------------------------------------------------------- doctor
+
+
+def _closed_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@pytest.mark.parametrize(("case", "status", "expected"), [
+    ("reachable", "ok", "answers"),
+    ("bad endpoint", "fail", "nothing answers at http://127.0.0.1:{port} (connection refused)"),
+    ("plain http not allowed", "fail", "is plain http but allow_http is not set"),
+    ("no bucket", "fail", "bucket no-such-bucket does not exist at"),
+    ("unknown access key", "fail", "bad credentials: {endpoint} knows no such access key id"),
+    ("wrong secret", "fail", "the secret access key does not match the access key id"),
+])
+def test_doctor_names_the_problem_with_the_remote_store_in_one_line(
+    s3_server: S3Server, s3_bucket: str, case: str, status: str, expected: str
+) -> None:
+    port = _closed_port()
+    options = s3_server.options()
+    bucket = s3_bucket
+    if case == "bad endpoint":
+        options["aws_endpoint"] = f"http://127.0.0.1:{port}"
+    elif case == "plain http not allowed":
+        del options["allow_http"]
+    elif case == "no bucket":
+        bucket = "no-such-bucket"
+    elif case == "unknown access key":
+        options["aws_access_key_id"] = "AKIAUNKNOWNKEY000000"
+    elif case == "wrong secret":
+        options["aws_secret_access_key"] = "not-the-secret-of-this-key"
+    check = check_store(f"s3://{bucket}/dreamd", "my vault", options)
+    assert check.status == status, check
+    assert expected.format(port=port, endpoint=s3_server.endpoint) in check.detail
+    assert "\n" not in check.detail and "\n" not in (check.hint or "")
+    for secret in (options["aws_access_key_id"], options["aws_secret_access_key"],
+                   s3_server.secret_access_key):
+        assert secret not in check.detail + (check.hint or "")
+
+
+def test_status_doctor_and_config_show_never_print_the_credentials(
+    tmp_path: Path, s3_server: S3Server, s3_bucket: str
+) -> None:
+    vault = tmp_path / "vault"
+    shutil.copytree(REPO / "vault_example", vault, symlinks=True)
+    options = s3_server.options()
+    config = tmp_path / "config.toml"
+    config.write_text(
+        f'[default.vault]\npath = "{vault}"\n[default.storage]\n'
+        f'uri = "s3://{s3_bucket}/dreamd"\ndevice = "laptop"\n'
+        "options = { " + ", ".join(f'{k} = "{v}"' for k, v in options.items()) + " }\n",
+        encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": str(REPO), "DREAMD_CONFIG": str(config)}
+    secrets = (s3_server.access_key_id, s3_server.secret_access_key)
+    outputs = {}
+    for command in (["config", "show", "--json"], ["doctor"], ["status"]):
+        done = subprocess.run([sys.executable, "-m", "daemon", *command], env=env,
+                              capture_output=True, text=True, timeout=120, check=False)
+        outputs[" ".join(command)] = done
+        for secret in secrets:
+            assert secret not in done.stdout + done.stderr, command
+    assert outputs["doctor"].returncode == 0, outputs["doctor"].stdout
+    assert f"remote store s3://{s3_bucket}/dreamd answers" in outputs["doctor"].stdout
+    assert outputs["status"].returncode == 0, outputs["status"].stderr
+    assert '"aws_secret_access_key": "(hidden)"' in outputs["config show --json"].stdout
+
+
+def test_a_store_refused_for_bad_credentials_says_so_in_one_line(
+    tmp_path: Path, make_app: Builder, s3_server: S3Server, s3_bucket: str
+) -> None:
+    vault = tmp_path / "vault"
+    shutil.copytree(REPO / "vault_example", vault, symlinks=True)
+    wrong = "not-the-secret-of-this-key"
+    app, _ = make_app(vault, **{"storage.uri": f"s3://{s3_bucket}/dreamd",
+                                "storage.options": s3_server.options(aws_secret_access_key=wrong)})
+    with pytest.raises(StoreError) as caught:
+        app.sync()
+    message = str(caught.value)
+    assert message == (f"magma: open store s3://{s3_bucket}/dreamd: bad credentials: the secret "
+                       "access key does not match the access key id (check "
+                       "storage.options.aws_secret_access_key)")
