@@ -22,8 +22,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from config.errors import StoreError
+from magma import shared_tables
 from magma.remote_store import open_failure
-from magma.shared_purge import rewrite_live_rows
+from magma.shared_tables import rewrite_live_rows
 
 __all__ = ["RecallLog", "RecallStats", "query_hash"]
 
@@ -130,14 +131,15 @@ class RecallLog:
             self._table.checkout_latest()
             self._table.delete(f"memory_id = '{memory_id.replace(chr(39), chr(39) * 2)}'")
             # the delete only marks the rows: rewritten so their bytes go, keeping the
-            # recalls other devices count meanwhile (magma.shared_purge)
+            # recalls other devices count meanwhile (magma.shared_tables)
             rewrite_live_rows(self._table, "memory_id")
         except Exception as exc:
             raise StoreError(f"magma: forget recalls: {type(exc).__name__}: {exc}") from exc
 
     def optimize(self) -> None:
-        """Compact the table's small appends (one per answer) and drop old table versions."""
+        """Compact the table's small appends (one per answer) and drop old table versions;
+        tried again when another device's compaction commits first."""
         try:
-            self._table.optimize()
+            shared_tables.optimize(self._table, None)
         except Exception as exc:
             raise StoreError(f"magma: optimize recalls: {type(exc).__name__}: {exc}") from exc

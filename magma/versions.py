@@ -35,7 +35,6 @@ import hashlib
 import json
 import os
 import re
-import warnings
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from datetime import UTC, datetime, timedelta
@@ -50,8 +49,9 @@ import structlog
 
 from ccb.atomic import read_json_object, write_bytes_atomic
 from config.errors import StoreError, VersionNotFoundError
+from magma import shared_tables
 from magma.remote_store import open_failure
-from magma.shared_purge import rewrite_live_rows
+from magma.shared_tables import rewrite_live_rows
 
 __all__ = [
     "LEASE_TIMEOUT_S",
@@ -467,7 +467,7 @@ class VersionArchive:
     def compact(self) -> None:
         """Rewrite the table's live rows and drop old table versions, so deleted rows leave
         the disk (``forget``, pruning) while versions other devices record at the same time
-        stay (:func:`magma.shared_purge.rewrite_live_rows`). Raises :class:`StoreError`."""
+        stay (:func:`magma.shared_tables.rewrite_live_rows`). Raises :class:`StoreError`."""
         with self.lease():
             try:
                 rewrite_live_rows(self._table, "memory_id")
@@ -606,14 +606,12 @@ class VersionArchive:
 
     def optimize(self, cleanup_older_than: timedelta) -> None:
         """Compact the table (every record is one append) and drop table versions older than
-        ``cleanup_older_than``; the daemon does this with its other maintenance.
+        ``cleanup_older_than``; the daemon does this with its other maintenance. Tried again
+        when another device's compaction commits first (:mod:`magma.shared_tables`).
         Raises :class:`StoreError`."""
         with self.lease():
             try:
-                self._table.checkout_latest()
-                with warnings.catch_warnings():
-                    warnings.filterwarnings("ignore", message=r"optimize\(cleanup_older_than")
-                    self._table.optimize(cleanup_older_than=cleanup_older_than)
+                shared_tables.optimize(self._table, cleanup_older_than)
             except Exception as exc:
                 raise StoreError(f"magma: optimize versions: {exc}") from exc
 

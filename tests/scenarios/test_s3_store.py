@@ -17,15 +17,18 @@ import subprocess
 import sys
 import threading
 from collections.abc import Callable
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from daemon_harness import write_memory  # type: ignore[import-not-found]
 from s3_server import S3Server
 
 from ccb.parse import parse_note
 from config.errors import StoreError
 from daemon.app import App
 from daemon.doctor_checks import check_store
+from magma.versions import NewVersion, VersionArchive
 
 pytestmark = pytest.mark.scenario
 
@@ -172,6 +175,97 @@ def test_concurrent_commits_from_both_devices_lose_no_version(
     assert all(key in heads for key in made["b"]), "a version B recorded was lost"
     assert not any(key in heads for key in made["a"])
     assert b.versions.heads().keys() == heads.keys()
+
+
+def test_a_dream_on_one_device_is_in_the_shared_history_of_both(
+    devices: tuple[App, App]
+) -> None:
+    a, b = devices
+    old = write_memory(a.vault_root, "uses-pnpm", "Use pnpm for installs.", subject="tools.pm",
+                       days_old=10)
+    new = write_memory(a.vault_root, "pnpm-again", "use **pnpm** for installs",
+                       subject="tools.pm", days_old=2)
+    a.sync()
+    report = a.dreamer().dream()
+    assert report.applied and new in report.written
+    archived = parse_note(new, (a.vault_root / new).read_bytes())
+    assert archived.memory is not None and archived.memory.status == "archived"
+    for path in (old, new, "Memory/MEMORY.md"):
+        _carry(a, b, path)
+    b.sync()
+    key = _key(b, new)
+    assert [v.n for v in b.history().history(key)] == [1, 2]  # the dream's version, from A
+    assert b.consistency().check().clean
+
+
+def test_both_devices_recording_one_memory_at_once_keep_both_versions(
+    devices: tuple[App, App]
+) -> None:
+    """No lease on object storage: two devices may give one version number twice at the same
+    moment; both rows are kept, and the next repair renumbers the later one."""
+    a, b = devices
+    key = _key(a, PROJECT)
+    start = threading.Barrier(2)
+    written: dict[str, bytes] = {}
+    errors: list[BaseException] = []
+
+    def edit(app: App, name: str) -> None:
+        try:
+            target = app.vault_root / PROJECT
+            written[name] = target.read_bytes() + f"- device {name.upper()} was here\n".encode()
+            target.write_bytes(written[name])
+            start.wait()
+            app.sync()
+        except BaseException as error:
+            errors.append(error)
+
+    threads = [threading.Thread(target=edit, args=(app, name))
+               for app, name in ((a, "a"), (b, "b"))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert not errors, errors
+    b.versions.repair()
+    a.versions.repair()
+    versions = a.versions.history(key)
+    assert len({v.n for v in versions}) == len(versions)  # every number given once
+    contents = [a.versions.content(key, v.n) for v in versions if v.kind != "tombstone"]
+    assert written["a"] in contents and written["b"] in contents
+    assert b.versions.history(key) == versions
+
+
+def test_two_devices_compacting_the_shared_history_at_once_both_succeed(
+    tmp_path: Path, s3_server: S3Server, s3_bucket: str
+) -> None:
+    """Each sync ends with a compaction of the shared version table: when both devices'
+    collide, Lance refuses the later commit, and the archive tries it again."""
+    uri = f"s3://{s3_bucket}/dreamd"
+    archives = {name: VersionArchive.open(uri, archive_dir=tmp_path / name, device=name,
+                                          storage_options=s3_server.options())
+                for name in ("a", "b")}
+    start = threading.Barrier(2)
+    errors: list[BaseException] = []
+
+    def work(name: str) -> None:
+        archive = archives[name]
+        try:
+            for i in range(6):
+                archive.record([NewVersion(f"{name}-{i}", f"Memory/{name}-{i}.md",
+                                           f"fact {i} of {name}\n".encode(), "user-edit")])
+                start.wait(timeout=60)
+                archive.optimize(timedelta(0))
+        except BaseException as error:
+            errors.append(error)
+            start.abort()
+
+    threads = [threading.Thread(target=work, args=(name,)) for name in archives]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert not errors, errors
+    assert len(archives["a"].heads()) == len(archives["b"].heads()) == 12
 
 
 # --------------------------------------------------------------------------- doctor
