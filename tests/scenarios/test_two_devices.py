@@ -1,7 +1,8 @@
 """Two devices, one MAGMA: two copies of a vault share one store and diverge.
 
 Device A and device B each have their own copy of the demo vault (as git or Syncthing would
-leave them), their own state folder, and one shared LanceDB store (``storage.uri``), each with
+leave them), their own state folder, and one shared LanceDB store (``storage.uri``: a folder,
+as on a mounted drive, or ``s3://`` on a loopback S3 server — every test runs on both), each with
 its ``storage.device`` name: their index tables are their own, the version history is one.
 Both change every kind of memory while their vault sync is off; then ``check --fix`` on each
 must give what the arbiter's rules say — the file wins for ``user`` and ``feedback``, the store's
@@ -34,14 +35,20 @@ MEMORIES = {
 }
 
 
-@pytest.fixture
-def devices(tmp_path: Path, make_app: Builder) -> tuple[App, App]:
-    shared = tmp_path / "shared-drive" / "dreamd"
+@pytest.fixture(params=["shared-drive", "s3"])
+def devices(request: pytest.FixtureRequest, tmp_path: Path, make_app: Builder) -> tuple[App, App]:
+    """The two devices, sharing a folder (a mounted drive) or an ``s3://`` store on the
+    loopback S3 server (``tests/support/s3_server.py``)."""
+    where: dict[str, object] = {"storage.uri": str(tmp_path / "shared-drive" / "dreamd")}
+    if request.param == "s3":
+        server = request.getfixturevalue("s3_server")
+        where = {"storage.uri": f"s3://{request.getfixturevalue('s3_bucket')}/dreamd",
+                 "storage.options": server.options()}
     apps = []
     for name in ("a", "b"):
         vault = tmp_path / f"device-{name}" / "vault"
         shutil.copytree(REPO / "vault_example", vault, symlinks=True)
-        app, _ = make_app(vault, **{"storage.uri": str(shared), "storage.device": name})
+        app, _ = make_app(vault, **where, **{"storage.device": name})
         app.sync()
         apps.append(app)
     return apps[0], apps[1]
