@@ -24,7 +24,10 @@ history, never the current version).
 store is a local path or a mounted shared drive. Object storage (``s3://``…) has no file lock;
 two devices recording the same memory in the same moment can then give one number twice,
 which :meth:`VersionArchive.repair` settles by renumbering the later row (DESIGN.md: LanceDB
-does not stop two writers from inserting one key twice).
+does not stop two writers from inserting one key twice). No row is lost there: LanceDB commits
+each write as a conditional put of the table's next manifest, and this archive rewrites the
+table only with conflict-checked commits, tried again when another device's commits first
+(:mod:`magma.shared_tables`).
 """
 
 from __future__ import annotations

@@ -298,6 +298,17 @@ def test_the_readme_llm_roles_config_is_valid(write_config: WriteConfig) -> None
     assert llm.enabled is False  # the dream's own model stays off
 
 
+def test_the_readme_object_store_config_is_valid(write_config: WriteConfig) -> None:
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    section = readme.split("**Two devices, one store.**", 1)[1].split("\n## ", 1)[0]
+    snippet = next(block for block in re.findall(r"```toml\n(.+?)\n```", section, flags=re.S)
+                   if "options" in block)
+    storage = load_settings(config_path=write_config(snippet), environ={}).settings.storage
+    assert storage.uri == "s3://my-bucket/dreamd" and storage.device == "laptop"
+    assert set(storage.options) == {"aws_endpoint", "aws_region", "aws_access_key_id",
+                                    "aws_secret_access_key"}
+
+
 def test_an_enabled_llm_role_needs_a_model(write_config: WriteConfig) -> None:
     path = write_config("[default.llm.verifier]\nenabled = true\n")
     with pytest.raises(ConfigError, match=r"llm\.verifier.*model"):
