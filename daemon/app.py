@@ -181,12 +181,12 @@ class App:
         return cls(loaded, root, embedder=embedder)
 
     def reloaded(self, loaded: LoadedSettings) -> App:
-        """An App for new settings of the same vault that keeps the engines those settings did
-        not change: the embedder (no model reload) and, with it, the store (no reopen)."""
+        """An App for new settings of the same vault, keeping the engines they did not change:
+        the embedder (no model reload), the store (reopened on any storage change: a new key)."""
         keep_embedder = loaded.settings.embedding == self.settings.embedding
         fresh = App(loaded, self.vault_root,
                     embedder=self.embedder if keep_embedder else None)
-        if keep_embedder and fresh.store_uri == self.store_uri:
+        if keep_embedder and fresh.settings.storage == self.settings.storage:
             fresh._given_store = self.store
         return fresh
 

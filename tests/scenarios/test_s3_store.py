@@ -26,7 +26,7 @@ from s3_server import S3Server
 
 from ccb.parse import parse_note
 from config.errors import StoreError
-from daemon.app import App
+from daemon.app import App, load
 from daemon.doctor_checks import check_store
 from magma.versions import NewVersion, VersionArchive
 
@@ -266,6 +266,21 @@ def test_two_devices_compacting_the_shared_history_at_once_both_succeed(
         thread.join(timeout=120)
     assert not errors, errors
     assert len(archives["a"].heads()) == len(archives["b"].heads()) == 12
+
+
+def test_a_config_reload_with_new_storage_options_reopens_the_store(
+    tmp_path: Path, make_app: Builder, s3_server: S3Server, s3_bucket: str
+) -> None:
+    app = _device(tmp_path, make_app, s3_server, s3_bucket, "a")
+    app.sync()
+    where = {"vault.path": str(app.vault_root), "storage.uri": f"s3://{s3_bucket}/dreamd",
+             "storage.device": "a"}
+    same = app.reloaded(load(None, None, {**where, "storage.options": s3_server.options()}))
+    assert same.store is app.store
+    rotated = app.reloaded(load(None, None, {
+        **where, "storage.options": s3_server.options(timeout="60s")}))
+    assert rotated.store is not app.store
+    assert rotated.store.counts().files == app.store.counts().files
 
 
 # --------------------------------------------------------------------------- doctor
