@@ -23,9 +23,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-import boto3
 import pytest
-from moto.server import ThreadedMotoServer
 
 __all__ = ["S3Server", "s3_bucket", "s3_server"]
 
@@ -53,6 +51,8 @@ class S3Server:
 
     def client(self) -> Any:
         """A boto3 S3 client signed as the IAM user (for the tests' own reads)."""
+        import boto3  # (imported by the tests that use the server, not by every scenario)
+
         return boto3.client("s3", endpoint_url=self.endpoint, region_name=REGION,
                             aws_access_key_id=self.access_key_id,
                             aws_secret_access_key=self.secret_access_key)
@@ -83,6 +83,9 @@ def _set_auth(endpoint: str, free_requests: str) -> None:
 
 @pytest.fixture(scope="session")
 def s3_server() -> Iterator[S3Server]:
+    import boto3
+    from moto.server import ThreadedMotoServer
+
     with pytest.MonkeyPatch.context() as patch:
         for name in ("AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_ENDPOINT_URL", "AWS_ENDPOINT"):
             patch.delenv(name, raising=False)
