@@ -35,6 +35,7 @@ pytestmark = pytest.mark.scenario
 REPO = Path(__file__).resolve().parents[2]
 Builder = Callable[..., tuple[App, object]]
 PROJECT = "Memory/kiln-first-firing-in-january.md"
+INDEX = "Memory/MEMORY.md"
 
 
 def _device(tmp_path: Path, make_app: Builder, server: S3Server, bucket: str,
@@ -125,14 +126,17 @@ def test_a_forget_on_one_device_leaves_no_text_in_the_bucket(
     assert made.path is not None
     key, path = made.memory_id, made.path
     a.search("Quillfeather kiln loan")  # a recall row in the shared store
-    _carry(a, b, path)
+    for synced in (path, INDEX):
+        _carry(a, b, synced)
     b.sync()
     (b.vault_root / path).write_bytes((b.vault_root / path).read_bytes() + b"- Quillfeather\n")
     b.sync()
     assert len(a.history().history(key)) == 2
 
+    assert b"Quillfeather" in (b.vault_root / INDEX).read_bytes()
     a.memories().forget(key)
-    _carry(a, b, path)  # the vault sync takes the file away on B too
+    for synced in (path, INDEX):  # the vault sync: the file goes, MEMORY.md loses its line
+        _carry(a, b, synced)
     b.sync()
     b.versions.repair()
     assert a.versions.history(key) == [] and b.versions.history(key) == []
@@ -190,7 +194,7 @@ def test_a_dream_on_one_device_is_in_the_shared_history_of_both(
     assert report.applied and new in report.written
     archived = parse_note(new, (a.vault_root / new).read_bytes())
     assert archived.memory is not None and archived.memory.status == "archived"
-    for path in (old, new, "Memory/MEMORY.md"):
+    for path in (old, new, INDEX):
         _carry(a, b, path)
     b.sync()
     key = _key(b, new)
