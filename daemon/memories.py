@@ -451,7 +451,7 @@ class MemoryService:
         return {
             "same": f"merged {newer.path} into {older.path} (archived with merged_into)",
             "changed": f"{newer.path} supersedes {older.path} (both stay; the older has "
-                       "valid_to)",
+                       "valid_to)" + _said_besides(older.note.body, newer.note.body),
             "different": f"kept {older.path} and {newer.path} as two facts",
         }[answer]
 
@@ -562,6 +562,39 @@ def _conflict_copies(root: Path, path: str) -> list[str]:
     """Vault paths of the conflict copies kept beside the memory at ``path``."""
     return sorted(p.relative_to(root).as_posix() for p in (root / path).parent.iterdir()
                   if detect_conflict_copy(p.relative_to(root).as_posix()) == path)
+
+
+#: Where a memory's text is cut into sentences for :func:`_said_besides`.
+_SENTENCE_CUT = re.compile(r"(?<=[.!?;。！？；])\s*|\n+")
+
+
+def _said_besides(older: str, newer: str) -> str:
+    """For ``conflicts resolve --as changed``: the sentences of the older memory the newer
+    one does not restate (a third of their words or Han character pairs, at least), which
+    stop showing with it; ``""`` for a memory of one sentence (the one that changed)."""
+    said = _word_set(newer)
+    sentences = [s.strip() for s in _SENTENCE_CUT.split(older) if s.strip()]
+    shares = [len(_word_set(s) & said) / max(1, len(_word_set(s))) for s in sentences]
+    if len(sentences) < 2:
+        return ""
+    left = [s for s, share in zip(sentences, shares, strict=True) if share < 1 / 3]
+    if len(left) == len(sentences):  # none restated: the closest one is what changed
+        left.pop(shares.index(max(shares)))
+    if not left:
+        return ""
+    return ("; NOTE: the older memory also said " + " / ".join(f"'{s}'" for s in left[:3])
+            + ": it no longer shows either; remember what still holds")
+
+
+def _word_set(text: str) -> set[str]:
+    """Words, and Han runs as character pairs ("住在里斯本" → 住在, 在里, 里斯, 斯本)."""
+    out: set[str] = set()
+    for word in re.findall(r"\w+", text.casefold()):
+        if re.search(r"[\u3400-\u9fff]", word) and len(word) > 1:
+            out.update(word[i:i + 2] for i in range(len(word) - 1))
+        else:
+            out.add(word)
+    return out
 
 
 def _forget_lines(path: str, unlinked: Unlinked, diary: str | None, versions: int | None,

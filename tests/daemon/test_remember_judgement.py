@@ -210,3 +210,34 @@ def test_a_possible_pair_is_settled_by_the_user(real_app: tuple[App, Path], answ
     assert not [f for f in report.findings if f.kind == "possible_pair"
                 and first.path in f.drift.paths]
     assert not [p for p in service.possible_pairs() if first.path in p]
+
+
+def test_settling_a_pair_as_changed_names_what_else_the_older_memory_said(
+        real_app: tuple[App, Path]) -> None:
+    """The older memory also held other facts (the user's name): superseding it hides them
+    too, and the user is told which, in English and in Chinese."""
+    from ccb.frontmatter_edit import set_properties
+
+    app, vault = real_app
+    service = app.memories(parse_owner("case-settle-more"))
+    for older_text, newer_text, others, changed in [
+        ("My name is Ana. I live in Lisbon. I work at a bakery.", "I live in Porto now.",
+         ["My name is Ana.", "I work at a bakery."], "I live in Lisbon"),
+        ("我叫安娜。我住在里斯本。", "我现在住在波尔图。", ["我叫安娜。"], "我住在里斯本"),
+    ]:
+        older = service.remember(older_text, type="user")
+        newer = service.remember(newer_text, type="user")
+        path = vault / newer.path  # linked as remember links a pair it keeps apart
+        path.write_bytes(set_properties(path.read_bytes(), {
+            "possible_contradiction": f"[[{Path(older.path).stem}]]"}, path=newer.path))
+        message = service.settle_pair(newer.memory_id, "changed", other=older.memory_id)
+        note = message.split("NOTE", 1)[1]
+        assert all(sentence in note for sentence in others), message
+        assert changed not in note
+    single = service.remember("Standup is at 9:30.", type="user")
+    later = service.remember("Standup moved to 10:15.", type="user")
+    path = vault / later.path
+    if single.path != later.path and "possible" not in str(later.verdict):
+        path.write_bytes(set_properties(path.read_bytes(), {
+            "possible_contradiction": f"[[{Path(single.path).stem}]]"}, path=later.path))
+        assert "NOTE" not in service.settle_pair(later.memory_id, "changed", other=single.memory_id)
