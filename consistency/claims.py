@@ -832,11 +832,17 @@ def _name_key(name: str) -> str:
     return " ".join(_NAME_SYNONYMS.get(w, w) for w in name.lower().split())
 
 
+_JOINED = re.compile(r";[A-Za-z]")
+_JOINED_BEFORE = re.compile(r"[A-Za-z];\Z")
+
+
 def _names(text: str) -> list[tuple[int, str]]:
     """Proper names: runs of capitalised or mixed-case words that do not open a sentence
     (one that does counts when it is mixed-case, like ``MySQL``), and all-caps words."""
     out: list[tuple[int, str]] = []
     for match in _NAME_RUN.finditer(text):
+        if _JOINED.match(text, match.end()) or _JOINED_BEFORE.search(text, 0, match.start()):
+            continue  # a word joined by ";" ("TL;DR"): the lexicon reads it, no name
         # a lone capital after a word names a variant ("Server A", "Plan B"), not an article
         words = [w for i, w in enumerate(match.group(0).split()) if w.lower() not in _NOT_NAMES
                  or (i > 0 and len(w) == 1 and w.isupper() and w != "I")]
@@ -1216,6 +1222,7 @@ _CHANGE_CUES = re.compile(
     r"slipped|slips|slid|"
     r"from .{1,60}?(?<!prior)(?<!due)(?<!next)(?<!close)(?<!according)(?<!up) to)\b"
     r"|改成|改为|换成|换了|换到|搬到|搬去|迁到|迁移到|迁至|升级到|升到|降到|调整为|调整到|调到|调成|"
+    r"记错|说错|搞错|弄错|写错|"
     r"改到|现在|如今|不再|改用|变成|变为|更新为|以后|今后|已经改|更正|纠正|其实|涨到|涨了|降了|挪到|移到|"
     r"提高到|增加到|减少到|缩短到|延长到|改期|推迟到|延期到|提前到", re.I | re.A)
 # Spans whose values the memory no longer holds: "from X to", "instead of X", "不再 X".

@@ -677,6 +677,7 @@ _STRONG_CUES = re.compile(
     r"renamed|replaced|no longer|anymore|any more|from now on|as of|going forward|"
     r"correct(?:ed|ion)|rescheduled|postponed|delayed|pushed back|brought forward|slipped|"
     r"slips|slid|from .{1,60}? to)\b|改|换|搬|迁|升|降|不再|变成|变为|更新为|更正|纠正|涨|"
+    r"记错|说错|搞错|弄错|写错|"
     r"挪到|移到|提高到|增加到|减少到|缩短到|延长到|推迟|延期|提前到", re.I)
 
 #: Words that say a value changed, not what the fact is about ("now uses", "已经迁到").

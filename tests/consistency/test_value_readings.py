@@ -308,3 +308,12 @@ def test_a_value_for_a_case_only_one_names_is_no_sure_change(old: str, new: str)
     assert _verdict(old, new, 0.75) == "possible_contradiction"
     assert _verdict("Lights out at 22:00.", "Lights out moved to 23:00 on Saturdays.", 0.75) \
         == "contradiction"
+
+
+def test_a_denied_tldr_and_a_told_mistake_are_changes() -> None:
+    # "TL;DR" is one word (the lexicon's), not the name "TL": a negation before it denies it
+    assert _verdict("Start every summary with a TL;DR.", "Never start a summary with a TL;DR.",
+                    0.85) == "contradiction"
+    # 记错 / 说错 tells that the older memory was wrong
+    assert _verdict("女儿有两只仓鼠。", "女儿有一只仓鼠，之前说两只是记错了。", 0.8) \
+        == "contradiction"
