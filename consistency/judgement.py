@@ -956,6 +956,9 @@ def _names_the_thing(changes: list[tuple[str, list[Value], list[Value]]], old: C
     for claim, values in ((old, olds), (new, news)):
         verb = next((i for i, u in enumerate(claim.units)
                      if u.startswith("⟪") or _is_relation(u)), None)
+        if verb is None and claim.language == "zh":
+            # 在 / 到 / 给 also stand as the verb in Chinese ("北京团队的周会*在*周一")
+            verb = next((i for i, u in enumerate(claim.units) if i and u == "⟦p⟧"), None)
         if verb is not None and claim.units[verb] == "⟦=⟧" and _IDENTIFYING.search(claim.text):
             return False  # "*Python 3.11* is our runtime": the value, written first
         if verb is None or not any(i < verb and (i == 0 or claim.units[i - 1] != "⟦p⟧")

@@ -317,3 +317,10 @@ def test_a_denied_tldr_and_a_told_mistake_are_changes() -> None:
     # 记错 / 说错 tells that the older memory was wrong
     assert _verdict("女儿有两只仓鼠。", "女儿有一只仓鼠，之前说两只是记错了。", 0.8) \
         == "contradiction"
+
+
+def test_a_place_that_names_whose_fact_it_is_is_no_change_of_place() -> None:
+    # the place names the team, before 在 (the verb here): another team's meeting, perhaps
+    assert _verdict("深圳分部的例会在周三。", "成都分部的例会在周三。", 0.8) != "contradiction"
+    assert _verdict("我在深圳工作。", "我在成都工作。", 0.8) == "contradiction"
+    assert _verdict("公司在深圳。", "公司在成都。", 0.8) == "contradiction"
