@@ -23,6 +23,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import BinaryIO
 
 import structlog
 
@@ -145,17 +146,35 @@ def user_statements(chunk: bytes) -> Iterator[UserStatement]:
 def _read_from(path: Path, offset: int) -> tuple[bytes, int]:
     """The whole lines of ``path`` from byte ``offset`` (at most :data:`MAX_READ_BYTES`), and
     the offset after the last of them (a line still being written is left for later). A file
-    shorter than ``offset`` was replaced: it is read from its start. Raises ``OSError``."""
+    shorter than ``offset`` was replaced: it is read from its start. A whole line longer than
+    :data:`MAX_READ_BYTES` (a pasted dump, an image) is passed over, so the lines after it
+    are read. Raises ``OSError``."""
     with path.open("rb") as handle:
         size = handle.seek(0, 2)
         if size < offset:
             offset = 0
         handle.seek(offset)
         data = handle.read(MAX_READ_BYTES)
+        while len(data) == MAX_READ_BYTES and b"\n" not in data:
+            skipped = _past_next_line_end(handle)
+            if skipped is None:  # the long line is still being written
+                return b"", offset
+            offset = skipped
+            handle.seek(offset)
+            data = handle.read(MAX_READ_BYTES)
     end = data.rfind(b"\n")
     if end < 0:
         return b"", offset
     return data[:end + 1], offset + end + 1
+
+
+def _past_next_line_end(handle: BinaryIO) -> int | None:
+    """The offset just after the next ``\\n`` from ``handle``'s position, or None at EOF."""
+    while block := handle.read(1024 * 1024):
+        found = block.find(b"\n")
+        if found >= 0:
+            return handle.tell() - len(block) + found + 1
+    return None
 
 
 # --------------------------------------------------------------------------- cursors

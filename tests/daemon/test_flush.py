@@ -213,3 +213,18 @@ def test_a_line_the_user_removed_does_not_come_back_and_a_lost_cursor_adds_nothi
     assert _flush(vault, _event(transcript), "--hook").returncode == 0
     text = note.read_text(encoding="utf-8")
     assert text.count("以后提交信息都用中文写。") == 1 and text.count("pnpm") == 1
+
+
+def test_a_line_longer_than_one_read_does_not_stop_the_session_for_good(
+        vault: Path, tmp_path: Path) -> None:
+    from daemon.flush import MAX_READ_BYTES
+
+    transcript = tmp_path / f"{SESSION}.jsonl"
+    # a pasted dump longer than one read, then a rule: the rule reaches the note
+    _write_transcript(transcript, [_user("x" * (MAX_READ_BYTES + 10)),
+                                   _user("Never deploy on Fridays.")])
+    first = _flush(vault, _event(transcript), "--json")
+    assert first.returncode == 0, first.stderr
+    assert json.loads(first.stdout)["appended"] == 1
+    assert json.loads(first.stdout)["offset"] == transcript.stat().st_size
+    assert "Never deploy on Fridays." in _today_note(vault).read_text(encoding="utf-8")
