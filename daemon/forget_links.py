@@ -70,12 +70,14 @@ def unlink_forgotten(writer: NoteWriter, memories: Sequence[StoredMemory], stem:
     forgotten memory (``forgotten``) was itself superseded: then its successor
     (:func:`successor_of`) takes its place in the chain (``superseded_by`` names the successor,
     whose ``supersedes`` names the older memory), so forgetting the middle of a chain never
-    makes its oldest memory current beside its newest. Raises as
-    :meth:`ccb.writer.NoteWriter.write`."""
+    makes its oldest memory current beside its newest. Without ``forgotten`` (its file is
+    gone: deleted by hand, or a forget cut short), the successor is the memory whose
+    ``supersedes`` names it. Raises as :meth:`ccb.writer.NoteWriter.write`."""
     wanted = link_stem(stem)
     written = nfc_key(f"[[{stem}").casefold()
     done = Unlinked()
-    successor = successor_of(forgotten, memories) if forgotten is not None else None
+    successor = successor_of(forgotten, memories) if forgotten is not None else \
+        _superseder_of(wanted, memories)
     relinked = _relinked(memories, wanted, successor)
     for stored in memories:
         updates, remove, closed = relinked.get(stored.path) or _edit_of(stored, wanted)
@@ -104,6 +106,16 @@ def successor_of(forgotten: StoredMemory, memories: Sequence[StoredMemory]) -> s
             if found is not None:
                 return Path(found.path).stem
     return None
+
+
+def _superseder_of(wanted: str, memories: Sequence[StoredMemory]) -> str | None:
+    """The file stem of a memory in ``memories`` whose ``supersedes`` names ``wanted`` (a
+    live one first), else ``None``: the successor read from the other end of the link."""
+    naming = [s for s in memories
+              if any(link_stem(v) == wanted for v in _links(s.note.properties.get("supersedes")))]
+    naming.sort(key=lambda s: (any(_links(s.note.properties.get(k)) for k in _CLOSING_KEYS),
+                               s.path))
+    return Path(naming[0].path).stem if naming else None
 
 
 def _links(value: PropertyValue | None) -> list[str]:

@@ -407,3 +407,25 @@ def test_forget_with_no_answer_forgets_nothing_and_says_how(vault: Path, app: Ap
                           env=env, timeout=120, check=False)
     assert done.returncode == 1 and (vault / made.path).exists()
     assert "--yes forgets without asking" in done.stderr and "Aborted" not in done.stderr
+
+
+def test_forgetting_the_middle_of_a_chain_whose_file_is_gone_keeps_the_oldest_superseded(
+    app: App, vault: Path
+) -> None:
+    """The middle memory's file deleted by hand, then forgotten: its successor is read from
+    the newest memory's ``supersedes``, so the oldest never becomes current beside it."""
+    service = app.memories()
+    first = service.remember("The kiln fires on Mondays.", type="project", subject="kiln.day")
+    middle = service.remember("The kiln fires on Wednesdays.", type="project",
+                              subject="kiln.day")
+    last = service.remember("The kiln fires on Fridays.", type="project", subject="kiln.day")
+    (vault / middle.path).unlink()
+    report = service.forget(middle.memory_id, remains=(middle.memory_id, middle.path))
+    oldest = parse_note(first.path, (vault / first.path).read_bytes())
+    newest = parse_note(last.path, (vault / last.path).read_bytes())
+    assert oldest.memory is not None and oldest.memory.valid_to is not None  # still closed
+    assert oldest.properties["superseded_by"] == f"[[{Path(last.path).stem}]]"
+    assert newest.memory is not None and newest.memory.supersedes == (Path(first.path).stem,)
+    assert not any("current again" in line for line in report.removed)
+    index = (vault / "Memory" / "MEMORY.md").read_text(encoding="utf-8")
+    assert Path(last.path).name in index and Path(first.path).name not in index
