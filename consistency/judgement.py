@@ -1231,10 +1231,18 @@ def _other_person(co: Claim, cn: Claim) -> bool:
     return a != b
 
 
-#: Family: a fact of theirs is not the user's ("my wife is vegetarian").
+#: Family and partners: a fact of theirs is not the user's ("my wife is vegetarian",
+#: "my sister lives in Paris", 我姐姐住在巴黎). Canonical tokens of the lexicon, and the words
+#: it has no concept for, as the claim reader gives them.
 _FAMILY = frozenset({"wife", "husband", "son", "daughter", "child", "mother", "father",
                      "parent", "boyfriend", "girlfriend", "fatherinlaw", "motherinlaw",
-                     "brotherinlaw", "sisterinlaw", "soninlaw", "daughterinlaw"})
+                     "brotherinlaw", "sisterinlaw", "soninlaw", "daughterinlaw",
+                     "sister", "brother", "sibling", "grandmother", "grandfather",
+                     "grandparent", "grandma", "grandpa", "grandson", "granddaughter",
+                     "grandchild", "aunt", "uncle", "cousin", "niece", "nephew", "partner",
+                     "fiance", "fiancee", "stepmother", "stepfather", "姐姐", "妹妹", "哥哥",
+                     "弟弟", "爷爷", "奶奶", "外公", "外婆", "姥姥", "姥爷", "叔叔", "阿姨",
+                     "舅舅", "姑姑", "表哥", "表姐", "表弟", "表妹", "堂哥", "堂姐"})
 _FIRST_PERSON = re.compile(r"(?i)\b(?:i|i'm|i've|me|my|myself)\b|我(?![们妈爸])")
 
 

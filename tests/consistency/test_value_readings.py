@@ -199,6 +199,9 @@ def test_a_city_named_in_a_street_is_no_city() -> None:
     ("I'm lactose intolerant.", "My husband is lactose intolerant."),
     ("我对青霉素过敏。", "我妈妈对青霉素过敏。"),
     ("My dentist is Dr. Moreau.", "My daughter's dentist is Dr. Haas."),
+    ("I live in Paris.", "My sister lives in Paris."),
+    ("My grandmother lives in Lyon.", "I live in Lyon."),
+    ("我住在巴黎。", "我姐姐住在巴黎。"),
 ])
 def test_a_family_members_fact_is_never_merged_into_the_users(old: str, new: str) -> None:
     assert _verdict(old, new, 0.8) == "distinct"
