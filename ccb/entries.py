@@ -420,7 +420,8 @@ def append_entry(entry_file: EntryFile, text: str, pairs: Iterable[tuple[str, st
     """``entry_file`` with ``- text <!--m:…-->`` appended as its last line (no comment when
     ``pairs`` is empty); a last line without an ending gets one first (the only change to
     an existing line). Raises :class:`EntryEditError` when ``text`` is empty or holds a line
-    break."""
+    break, or when the new line would not read back as that entry (the file ends inside an
+    unclosed code fence; the text ends in a ``<!--m:`` comment of its own)."""
     clean = text.strip()
     if not clean or "\n" in clean or "\r" in clean:
         raise EntryEditError(f"ccb: {entry_file.path}: an entry is one non-empty line of text")
@@ -432,7 +433,13 @@ def append_entry(entry_file: EntryFile, text: str, pairs: Iterable[tuple[str, st
     if lines and not lines[-1].endswith("\n"):
         lines[-1] += ending
     lines.append(f"- {clean}" + (" " + render_comment(pairs) if pairs else "") + ending)
-    return reparse(entry_file, lines)
+    changed = reparse(entry_file, lines)
+    last = changed.entries[-1] if changed.entries else None
+    if last is None or last.line != len(lines) - 1 or last.text != clean:
+        raise EntryEditError(f"ccb: {entry_file.path}: {clean[:40]!r} would not read back as "
+                             "an entry there (an unclosed code fence, or a <!--m: comment in "
+                             "the text); not edited")
+    return changed
 
 
 def reparse(entry_file: EntryFile, lines: Iterable[str]) -> EntryFile:

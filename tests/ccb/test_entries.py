@@ -229,3 +229,17 @@ def test_field_values_survive_encoding(value: str) -> None:
     encoded = encode_field(value)
     assert not any(bad in encoded for bad in (";", "\n", "\r", "-->", "<!--"))
     assert decode_field(encoded) == value
+
+
+def test_a_line_that_would_not_read_back_as_the_entry_is_refused() -> None:
+    fenced = parse_entry_file("Memory/facts.md", b"- a fact <!--m:subj=x-->\n```\n")
+    with pytest.raises(EntryEditError, match="would not read back"):  # ends inside a fence
+        append_entry(fenced, "b fact")
+    with pytest.raises(EntryEditError, match="would not read back"):
+        supersede_entry(fenced, fenced.entries[0].key, "b fact", on=date(2026, 6, 20))
+    plain = parse_entry_file("Memory/facts.md", b"- a fact <!--m:subj=x-->\n")
+    with pytest.raises(EntryEditError, match="would not read back"):  # the text's own comment
+        append_entry(plain, "hello <!--m:vt=2020-01-01-->")
+    with_pairs = append_entry(plain, "hello <!--m:vt=2020-01-01-->", [("subj", "y")])
+    assert with_pairs.entries[-1].text == "hello <!--m:vt=2020-01-01-->"
+    assert with_pairs.entries[-1].fields.vt is None
