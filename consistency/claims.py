@@ -442,7 +442,7 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("version", re.compile(r"\b(?!(?:" + _CURRENCY_CODES + r")\b)[A-Z][A-Za-z+#]*[A-Za-z+#]\s+(?P<v3>\d{1,3}(?:\.\d{1,3}){0,2})(?![\w%-]|\.\d)(?!\s*(?:"
                            + "|".join(re.escape(u) for u in _UNIT_WORDS if u.isascii() and len(u) > 1)
                            + r")\b)", _A)),
-    ("weekday", re.compile(rf"\b(?P<wd>{_WEEKDAY_WORDS}|weekend|weekday)s?\b|工作日(?P<zwork>)|(?:星期|周|礼拜)(?P<zwd>[一二三四五六日天末])(?![次遍回趟])", re.I | _A)),
+    ("weekday", re.compile(rf"\b(?P<wd>{_WEEKDAY_WORDS}|weekend|weekday)s?\b|工作日(?P<zwork>)|(?:星期|周|礼拜)(?P<zwd>[一二三四五六日天末])(?P<zmore>(?:[、，,和及与]\s*[一二三四五六日天](?![次遍回趟个号]))*)(?![次遍回趟])", re.I | _A)),
     ("month", re.compile(r"\b(?P<mon>january|february|march|april|june|july|august|september|october|november|december)\b|(?P<zm>十[一二]|[一二三四五六七八九十]|1[0-2]|[1-9])月(?!份?[\d一二三四五六七八九十]+[日号])", re.I)),
     ("frequency", _FREQUENCY),
     # a chat channel ("#pay-alerts"): an identifier
@@ -634,13 +634,17 @@ def _host_values(kind: str, match: re.Match[str]) -> list[Value] | None:
     return [Value(kind, name.lower())] + ([Value("port", port)] if port else [])
 
 
-def _weekday_value(match: re.Match[str]) -> Value:
+def _weekday_value(match: re.Match[str]) -> Value | list[Value]:
+    """One weekday, or each of a Chinese list that names 周 once (周一、三、五: 1, 3, 5)."""
     if match.group("zwork") is not None:
         number = 9
     elif match.group("wd"):
         number = {**_WEEKDAYS, "weekend": 8, "weekday": 9}[match.group("wd").lower()]
     else:
-        number = _ZH_WEEKDAYS[match.group("zwd")]
+        more = [Value("weekday", str(_ZH_WEEKDAYS[c]))
+                for c in match.group("zmore") or "" if c in _ZH_WEEKDAYS]
+        first = Value("weekday", str(_ZH_WEEKDAYS[match.group("zwd")]))
+        return [first, *more] if more else first
     return Value("weekday", str(number))
 
 

@@ -327,3 +327,12 @@ def test_a_place_that_names_whose_fact_it_is_is_no_change_of_place() -> None:
     assert _verdict("深圳分部的例会在周三。", "成都分部的例会在周三。", 0.8) != "contradiction"
     assert _verdict("我在深圳工作。", "我在成都工作。", 0.8) == "contradiction"
     assert _verdict("公司在深圳。", "公司在成都。", 0.8) == "contradiction"
+
+
+def test_a_chinese_list_of_days_that_names_zhou_once_reads_each_day() -> None:
+    assert {v for k, v, _u in _values("我每周一、三、五去健身房") if k == "weekday"} == {
+        "1", "3", "5"}
+    assert ("number", "3", "个") in _values("周一，三个人来")  # a count after a comma stays one
+    # a list of days that lost one is never merged (as in English)
+    assert _verdict("我每周一、三、五去健身房", "我每周一、三去健身房", 0.96) != "duplicate"
+    assert _verdict("我每周一、三、五去健身房", "我每周一、周三、周五去健身房", 0.96) == "duplicate"
