@@ -358,7 +358,7 @@ _A = re.ASCII  # \b and \w over ASCII only: a Han character beside a value is a 
 
 #: How often, in days per time: a frequency is ``count/days`` ("twice a week" → ``2/7``,
 #: "every two weeks" → ``1/14``, "每月" → ``1/30``).
-_PERIOD_DAYS = {"hour": Fraction(1, 24), "day": Fraction(1), "night": Fraction(1),
+_PERIOD_DAYS = {"second": Fraction(1, 86400), "minute": Fraction(1, 1440), "hour": Fraction(1, 24), "day": Fraction(1), "night": Fraction(1),
                 "week": Fraction(7), "fortnight": Fraction(14), "month": Fraction(30),
                 "quarter": Fraction(91), "year": Fraction(365),
                 "小时": Fraction(1, 24), "天": Fraction(1), "日": Fraction(1), "晚": Fraction(1),
@@ -375,7 +375,7 @@ _COUNTED = r"x|times?|nights?|days?|mornings?|afternoons?|evenings?|sessions?|sh
 _FREQUENCY = re.compile(
     rf"\b(?:(?P<c>once|twice|thrice|(?:{_COUNT_WORDS}|\d{{1,2}})\s*(?:{_COUNTED}))\s+)?"
     r"(?<!\bfor )(?<!\bin )(?<!\bwithin )(?<!\bafter )(?<!\bover )(?:a|an|per|each)\s+"
-    r"(?P<p>hour|day|night|week|fortnight|month|quarter|year)\b"
+    r"(?P<p>second|minute|hour|day|night|week|fortnight|month|quarter|year)\b"
     r"(?!\s+(?:ago|later|earlier|old|before|after|from|or\b))"
     rf"|\bevery\s+(?:(?P<n>other|{_COUNT_WORDS}|\d{{1,2}})\s+)?"
     r"(?P<p2>hour|day|night|week|fortnight|month|quarter|year)s?\b"

@@ -1403,16 +1403,18 @@ def _held_apart(p: _Pair, found: _Finding | None) -> _Finding | None:
     """A change of value or word that may be no change: one side tells of the past, or
     names a case the other does not. Kept as a possible change (both memories stay)."""
     if found is None or found[0] != "contradiction" or \
-            found[1] not in {"changed value", "changed word"}:
+            found[1] not in {"changed value", "changed word", "polarity"}:
         return found
     _kind, rule, changes = found
     past = [c for c in (p.co, p.cn) if _of_the_past(c)]
-    if len(past) == 1 and not past[0].says_changed:
+    if len(past) == 1 and not past[0].says_changed and (rule != "polarity" or p.changes):
+        # ("used to live in Berlin" / "lives in Munich": the past of another place, read as
+        # polarity because "used to" denies it now)
         # another value in the past ("the timeout used to be 30 s" / "is 60 s", "我以前住在
         # 上海" / "我住在北京"): both may hold, whichever came first. (The same value in
         # the past is a change: "smokes" / "used to smoke", read as polarity.)
         return "possible_contradiction", rule, (*changes, "one tells of the past")
-    if p.co.says_changed or p.cn.says_changed:
+    if p.co.says_changed or p.cn.says_changed or rule == "polarity":
         return found  # "standup moved to 10:00 on Fridays": a change told
     if (_narrower_case(p.co, p.cn) or _narrower_case(p.cn, p.co)) and not any(
             group == "frequency" for group, _o, _n in p.changes):

@@ -44,7 +44,10 @@ _IMPERATIVE = re.compile(
 _MODAL = re.compile(
     r"\b(?:must(?:n'?t| not)?|shall not|should (?:always|never|not)|have to|has to|"
     r"need to always|from now on|going forward|from here on|henceforth|"
-    r"(?:is|are) (?:forbidden|required|mandatory)|(?:we|you) (?:always|never)|no longer)\b",
+    r"(?:is|are) (?:forbidden|required|mandatory)|(?:we|you) (?:always|never)|no longer"
+    # "I always use pnpm", "I never use yarn": a habit told as a rule, not a past event
+    r"|I (?:always|never) (?!\w+ed\b|(?:saw|did|had|was|went|got|made|knew|thought|said|"
+    r"heard|found|came|took|gave|told|felt|meant|understood|expected)\b))\b",
     re.IGNORECASE)
 _ZH_RULE = re.compile(
     r"务必|必须|千万|禁止|不要|切勿|严禁|绝不|请勿|不许|不准|别再|一律|从现在起|今后"

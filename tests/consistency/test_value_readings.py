@@ -336,3 +336,18 @@ def test_a_chinese_list_of_days_that_names_zhou_once_reads_each_day() -> None:
     # a list of days that lost one is never merged (as in English)
     assert _verdict("我每周一、三、五去健身房", "我每周一、三去健身房", 0.96) != "duplicate"
     assert _verdict("我每周一、三、五去健身房", "我每周一、周三、周五去健身房", 0.96) == "duplicate"
+
+
+def test_a_rate_per_minute_is_not_a_rate_per_second() -> None:
+    assert ("frequency", "1440/1", "") in _values("Webhooks are retried once per minute.")
+    assert _verdict("The upload limit is 20 files per minute.",
+                    "The upload limit is 20 files per second.", 0.9) in {
+        "contradiction", "possible_contradiction"}
+
+
+def test_the_past_of_another_place_never_supersedes_the_present() -> None:
+    # "used to" denies the place now: read as polarity, but the places differ
+    assert _verdict("I used to live in Lyon.", "I live in Nantes.", 0.6) \
+        == "possible_contradiction"
+    assert _verdict("The user drinks coffee.", "The user used to drink coffee but quit.",
+                    0.8) == "contradiction"
