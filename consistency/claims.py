@@ -82,6 +82,12 @@ class Value:
         """Readable form for explanations: ``30 s``, ``db1.internal``, ``2× per 7 days``."""
         if self.kind == "frequency" and "/" in self.text:
             count, days = self.text.split("/", 1)
+            per_day = Fraction(int(count), int(days))
+            units = [(u, per_day / share) for u, share in (("second", 86400), ("minute", 1440),
+                                                            ("hour", 24)) if per_day >= share]
+            if units:  # a rate: "100× per minute", not "144000× per 1 day"
+                unit, times = next(((u, t) for u, t in units if t.denominator == 1), units[0])
+                return f"{_number_text(float(times))}× per {unit}"
             return f"{count}× per {days} day{'s' if days != '1' else ''}"
         if self.kind in _NAMED_NUMBERS:  # "周二" / "Tuesday" is 2: shown as a day, not a count
             return _NAMED_NUMBERS[self.kind].get(self.text, self.text)
@@ -361,6 +367,7 @@ _A = re.ASCII  # \b and \w over ASCII only: a Han character beside a value is a 
 _PERIOD_DAYS = {"second": Fraction(1, 86400), "minute": Fraction(1, 1440), "hour": Fraction(1, 24), "day": Fraction(1), "night": Fraction(1),
                 "week": Fraction(7), "fortnight": Fraction(14), "month": Fraction(30),
                 "quarter": Fraction(91), "year": Fraction(365),
+                "秒": Fraction(1, 86400), "秒钟": Fraction(1, 86400), "分钟": Fraction(1, 1440),
                 "小时": Fraction(1, 24), "天": Fraction(1), "日": Fraction(1), "晚": Fraction(1),
                 "周": Fraction(7), "星期": Fraction(7), "礼拜": Fraction(7), "月": Fraction(30),
                 "季度": Fraction(91), "年": Fraction(365)}
@@ -384,7 +391,7 @@ _FREQUENCY = re.compile(
     rf"|\b(?:(?P<cw>once|twice|thrice|(?:{_COUNT_WORDS}|\d{{1,2}})\s*(?:x|times?))\s+)?"
     r"(?P<w>hourly|daily|nightly|weekly|biweekly|fortnightly|monthly|quarterly|yearly"
     r"|annually)\b|(?P<zw>天天)"
-    r"|每(?P<zn>[两二三四五六七八九十]|\d{1,2})?个?(?P<zp>小时|天|日|晚|周|星期|礼拜|月|季度|年)"
+    r"|每(?P<zn>[两二三四五六七八九十]|\d{1,2})?个?(?P<zp>秒钟|秒|分钟|小时|天|日|晚|周|星期|礼拜|月|季度|年)"
     r"(?:(?P<zc>[一两二三四五六七八九十]|\d{1,2})次)?"
     r"|(?P<zc1>[一两二三四五六七八九十双]|\d{1,2})?个?(?P<zp1>周|星期|月|年|天)(?P<zc2>[一两二三四五六七八九十]|\d{1,2})次",
     re.I)
@@ -755,18 +762,34 @@ def _extract(text: str, written: date | None) -> tuple[str, list[tuple[int, Valu
 
 #: What may stand between "每周" and its count ("每周去健身房三次"): a few characters of
 #: one clause.
-_COUNT_GAP = re.compile(r"[^，。,.;；!?！？\n]{1,10}")
+_COUNT_GAP = re.compile(r"[^，。,.;；!?！？\n]{0,10}")
+
+
+#: An amount and a rate's period after it ("100 requests per minute"), a few words apart.
+_RATE = re.compile(r"[^\d,.;:!?\n()]{1,30}(?:per|a|an|each) (?:second|minute|hour)\b")
 
 
 def _joined_counts(found: list[tuple[int, int, Value]], text: str
                    ) -> list[tuple[int, int, Value]]:
     """"每周去健身房三次": a period ("每周", once a week) and its count ("三次") written apart
     are one frequency (three times a week), as "three times a week" is in English; both
-    spans then carry it."""
+    spans then carry it. So are an amount and a rate's period ("100 requests per minute" is
+    144,000 a day; "60 a minute" and "one per second" are one rate), in seconds, minutes or
+    hours only: "two cups a day" keeps its count apart, as "每天两杯" does."""
     joined = list(found)
     for i, (start, end, value) in enumerate(joined):
+        if value.kind == "frequency" and i > 0 and joined[i - 1][2].kind == "number" \
+                and not joined[i - 1][2].unit and _RATE.fullmatch(text, joined[i - 1][1], end):
+            s0, e0, amount = joined[i - 1]
+            try:
+                rate = Fraction(amount.text) * Fraction(value.text)
+            except (ValueError, ZeroDivisionError):
+                continue
+            both = Value("frequency", f"{rate.numerator}/{rate.denominator}")
+            joined[i - 1], joined[i] = (s0, e0, both), (start, end, both)
+            continue
         if value.kind != "frequency" or not text.startswith("每", start) \
-                or not value.text.startswith("1/"):
+                or "次" in text[start:end]:
             continue
         for j in range(i + 1, len(joined)):
             s2, e2, count = joined[j]

@@ -351,3 +351,13 @@ def test_the_past_of_another_place_never_supersedes_the_present() -> None:
         == "possible_contradiction"
     assert _verdict("The user drinks coffee.", "The user used to drink coffee but quit.",
                     0.8) == "contradiction"
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    ("Each token may make 120 calls per minute.", "Each token may make two calls a second."),
+    ("The limit is 100 requests per minute.", "限流是每分钟 100 次请求。"),
+])
+def test_one_rate_said_two_ways_is_the_same(old: str, new: str) -> None:
+    assert _verdict(old, new, 0.8) not in {"contradiction", "possible_contradiction"}
+    labels = {v.label() for v in read_claim("The limit is 100 requests per minute.").values}
+    assert "100× per minute" in labels
