@@ -266,10 +266,11 @@ class ConsistencyService:
                 frozenset(v.content_hash for v in versions if v.kind != "tombstone"),
                 restore_n=head.prev if head.kind == "tombstone" else None)
         memory_paths = {p for p, s in gathered.files.items() if s.memory_key is not None}
-        broken = [(link.src, link.target) for link in links if link.src in memory_paths
-                  and not link.target.startswith(("http:", "https:"))
-                  # MEMORY.md exists, it is only left out of the index
-                  and link_stem(link.target) not in _GENERATED_STEMS]
+        broken = list(dict.fromkeys(  # one line per link, however often the file writes it
+            (link.src, link.target) for link in links if link.src in memory_paths
+            and not link.target.startswith(("http:", "https:"))
+            # MEMORY.md exists, it is only left out of the index
+            and link_stem(link.target) not in _GENERATED_STEMS))
         pending = {key: _utc(info.get("since")) for key, info in self.recorder.pending().items()}
         conflicts = self.desk.load()
         index_current, hand_edited = self._memory_index_current(gathered, today)

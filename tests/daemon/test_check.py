@@ -468,3 +468,15 @@ def test_a_new_memory_lacks_two_things_and_the_report_says_which(app: App, vault
     assert len(lines) == 2
     assert "(not in the index)" in lines[0] + lines[1]
     assert "(no version in the history)" in lines[0] + lines[1]
+
+
+def test_a_link_to_nothing_written_three_times_is_one_finding(app: App, vault: Path) -> None:
+    """A memory whose name, description and body each write ``[[Kiln log]]`` (no such note):
+    one broken link, not three identical lines."""
+    (vault / "Memory" / "kiln-log-ref.md").write_text(
+        "---\nname: See [[Kiln log]]\ndescription: the [[Kiln log]] keeps firings\n"
+        "type: reference\n---\nFirings are in [[Kiln log]].\n", encoding="utf-8")
+    app.sync()
+    found = [f for f in app.consistency().check().findings if f.kind == "broken_link"]
+    assert [(f.drift.path, f.drift.target) for f in found] == [  # type: ignore[attr-defined]
+        ("Memory/kiln-log-ref.md", "Kiln log")]
