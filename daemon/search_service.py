@@ -27,6 +27,7 @@ from config.errors import DreamdError
 from consistency.secrets import redact_secrets
 from daemon.metrics import SearchRecord, append_search, search_record
 from daemon.retrieval import Retriever, SearchTrace
+from daemon.snippet_recall import SnippetRecaller
 from magma.recalls import RecallLog
 from magma.search import SearchHit
 
@@ -38,12 +39,15 @@ log = structlog.get_logger("dreamd.app")
 class SearchService:
     """Searches one vault. ``retriever()`` and ``recalls()`` give the pipeline and the
     recall log (built on first use by the composition root); ``require_indexed(action)``
-    raises when the vault has not been indexed yet."""
+    raises when the vault has not been indexed yet; ``snippets`` counts the hits on diary
+    snippets (:class:`daemon.snippet_recall.SnippetRecaller`; ``None``: not counted)."""
 
     def __init__(self, *, retriever: Callable[[], Retriever], recalls: Callable[[], RecallLog],
-                 state_dir: Path, require_indexed: Callable[[str], None]) -> None:
+                 state_dir: Path, require_indexed: Callable[[str], None],
+                 snippets: SnippetRecaller | None = None) -> None:
         self._retriever = retriever
         self._recalls = recalls
+        self._snippets = snippets
         self._state_dir = state_dir
         self._require_indexed = require_indexed
         #: The trace of the last search (``dreamd search --explain``).
@@ -80,13 +84,18 @@ class SearchService:
             append_search(self._state_dir,
                           search_record(result.trace, hits=len(hits), at=datetime.now(UTC)))
         recalled = [h.note_id for h in hits if h.memory_type and h.note_id]
+        at = (now or datetime.now(UTC)).astimezone(UTC)  # (a search "as of now" votes then)
         if count_recall and recalled:
-            at = datetime.now(UTC)
             try:
                 self._recalls().record(recalled, query, at=at)
                 retriever.note_recalls(recalled, at)
             except DreamdError as error:  # a recall not counted never fails a search
                 log.warning("recall.not_counted", error=str(error))
+        if count_recall and self._snippets is not None and hits:
+            try:
+                self._snippets.recall(query, hits, at)
+            except DreamdError as error:
+                log.warning("recall.snippets_not_counted", error=str(error))
         return hits
 
 
