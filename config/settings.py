@@ -483,8 +483,35 @@ class ReplaySettings(_Section):
     )
 
 
+class DreamLightSettings(_Section):
+    """Light sleep: which days of the diary each dream cuts into snippets (issue 21)."""
+
+    lookback_days: PositiveInt = Field(
+        default=2, description="Days of daily notes light sleep reads, today included.")
+
+
+class DreamDeepSettings(_Section):
+    """Deep sleep: the gates a diary snippet must pass to become a memory (issue 21)."""
+
+    min_score: Fraction = Field(
+        default=0.8, description="Lowest deep-sleep score (0-1) of a promoted snippet.")
+    min_recalls: PositiveInt = Field(
+        default=3, description="Fewest search hits of a promoted snippet.")
+    min_distinct_queries: PositiveInt = Field(
+        default=3, description="Fewest different queries that hit a promoted snippet.")
+    max_age_days: PositiveInt = Field(
+        default=30, description="A snippet older than this without earning a memory is "
+        "dropped.")
+    recency_half_life_days: PositiveFloat = Field(
+        default=14, description="The recency signal halves every so many days since the "
+        "last hit.")
+
+
 class DreamSettings(_Section):
     """How a dream runs (the gates are in ``auto_dream``)."""
+
+    light: DreamLightSettings = Field(default_factory=DreamLightSettings)
+    deep: DreamDeepSettings = Field(default_factory=DreamDeepSettings)
 
     max_change_share: Fraction = Field(
         default=0.25,

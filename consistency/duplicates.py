@@ -88,6 +88,8 @@ class MemoryDraft:
     embedding: np.ndarray | None = field(default=None, compare=False, repr=False)
     written: date | None = None
     claim: Claim | None = field(default=None, compare=False, repr=False)
+    #: Where the memory was read from (``Daily/2026-06-15.md:5-8``): its ``derived_from``.
+    derived_from: tuple[str, ...] = field(default=(), compare=False)
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,11 +16,12 @@ from dataclasses import asdict
 from datetime import date, datetime, timedelta, tzinfo
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import structlog
 
-from ccb.daily_notes import read_daily_note_settings
+from ccb.daily_notes import diary_notes, read_daily_note_settings
+from ccb.model import MemoryType
 from ccb.obsidian_cli import ObsidianCli, WriteMode, WriteRouter
 from ccb.owner import Owner
 from ccb.roots import ROOT_SEPARATOR, Root, derive_root_name
@@ -38,6 +39,7 @@ from config import (
 from config.errors import ConfigError, VaultError
 from config.settings import LlmRoleSettings, LlmSettings, user_zone
 from consistency.lifecycle import LifecyclePolicy, RecallStats
+from consistency.promotion import PromotionGates
 from consistency.synthesis import ExtractedFact
 from daemon import session_snapshot
 from daemon.check import CheckLimits, ConsistencyService
@@ -53,6 +55,7 @@ from daemon.dream import (
     last_dream,
 )
 from daemon.dream_profile import profile_distiller
+from daemon.dream_sleep import SleepCycle, SleepPolicy
 from daemon.forget_traces import forget_recorded, scrub_copies
 from daemon.history import HistoryService, MemoryLocator, VersionRecorder
 from daemon.indexing import Indexing
@@ -63,6 +66,7 @@ from daemon.memory_pool import MemoryPool
 from daemon.pair_judge import PairJudge
 from daemon.retrieval import Retriever, SearchTrace
 from daemon.search_service import SearchService
+from daemon.snippet_recall import SnippetRecaller
 from daemon.status import (
     LAST_SYNC_FILE,
     StatusReport,
@@ -76,10 +80,12 @@ from magma.embedder import Embedder, UniversalSentenceEncoder
 from magma.embedding_cache import CachingEmbedder, EmbeddingCache
 from magma.recalls import RecallLog
 from magma.search import SearchHit
+from magma.snippet_store import SnippetStore
 from magma.store import MagmaStore
 from magma.versions import VersionArchive
 
-__all__ = ["App", "diary_of", "dream_policy", "load", "make_write_router", "require_vault_folder"]
+__all__ = ["App", "diary_of", "dream_policy", "load", "make_write_router", "require_vault_folder",
+           "sleep_cycle"]
 
 log = structlog.get_logger("dreamd.app")
 
@@ -386,7 +392,7 @@ class App:
                 found.setdefault(link.src, []).append(link.target)
             return found
 
-        return DreamRunner(
+        runner = DreamRunner(
             writer=self.writer, state_dir=self.state_dir, memory_index=self.memory_index,
             reads=IndexReads(
                 recall_stats=recall_stats,
@@ -394,10 +400,13 @@ class App:
                 embeddings=self.indexing.first_chunk_vectors),
             index=index or self.indexing.index_now,
             policy=dream_policy(self.settings),
-            clock=clock or self.clock, llm=self.chat_client(), remember=self._remember_extracted,
+            clock=clock or self.clock, llm=self.chat_client(),
+            remember=lambda fact: _remember_extracted(self, fact),
             roles=DreamRoles(self.pair_judge(), profile_distiller(
                 self.settings, self.writer, self.state_dir)),
         )
+        runner.sleep = sleep_cycle(self, clock or self.clock)
+        return runner
 
     def pair_judge(self) -> PairJudge | None:
         """The ``llm.judge`` role for the dream, or ``None`` while it is off."""
@@ -418,15 +427,6 @@ class App:
         if not role.enabled or not role.model:
             return None
         return ChatClient(role.base_url, role.model, timeout_s=role.timeout_s)
-
-    def _remember_extracted(self, fact: ExtractedFact) -> tuple[str, str]:
-        """Keep a fact a dream extracted from a transcript, through the write path."""
-        service = self.memories()
-        service.origin = "dream"
-        result = service.remember(fact.body, type=fact.type, name=fact.name or None,
-                                  description=fact.description or None, subject=fact.subject,
-                                  source="dream")
-        return result.path, result.action
 
     def require_vault(self, action: str) -> None:
         """Raise ``VaultError`` when the vault folder is missing (a typo never makes a new
@@ -557,8 +557,14 @@ class App:
     def searcher(self) -> SearchService:
         """Search as the user's use case (:class:`daemon.search_service.SearchService`)."""
         return SearchService(retriever=lambda: self.retriever, recalls=lambda: self.recalls,
-                             state_dir=self.state_dir,
+                             state_dir=self.state_dir, snippets=self.snippet_recaller,
                              require_indexed=self.indexing.require_indexed)
+
+    @cached_property
+    def snippet_recaller(self) -> SnippetRecaller:
+        """Counts search hits on diary snippets (MAGMA's ``snippets`` tables)."""
+        return SnippetRecaller(lambda: SnippetStore.open(
+            self.store_uri, device=self.settings.storage.device))
 
     def search(
         self, query: str, *, limit: int = 10, memory_types: Collection[str] | None = None,
@@ -602,6 +608,48 @@ def diary_of(app: App, *, clock: Callable[[], datetime] | None = None) -> Diary:
     return Diary(writer=app.writer, settings=read_daily_note_settings(
         app.vault_root, app.settings.vault.config_folder), clock=clock or app.clock,
         max_chars=app.settings.memory.max_chars, index=index)
+
+
+def _remember_extracted(app: App, fact: ExtractedFact) -> tuple[str, str]:
+    """Keep a fact a dream extracted from a transcript, through the write path."""
+    service = app.memories()
+    service.origin = "dream"
+    result = service.remember(fact.body, type=fact.type, name=fact.name or None,
+                              description=fact.description or None, subject=fact.subject,
+                              source="dream")
+    return result.path, result.action
+
+
+def sleep_cycle(app: App, clock: Callable[[], datetime] | None = None) -> SleepCycle:
+    """Light, REM and deep sleep of the vault (:class:`daemon.dream_sleep.SleepCycle`) with
+    its ``[dream.light]`` and ``[dream.deep]`` settings; a promoted snippet is kept through
+    ``remember`` as the dream (``source: dream``, ``derived_from:`` its evidence)."""
+    light, deep = app.settings.dream.light, app.settings.dream.deep
+    settings = read_daily_note_settings(app.vault_root, app.settings.vault.config_folder)
+
+    def read(path: str) -> bytes | None:
+        root = next((r for r in sorted(app.roots, key=lambda r: -len(r.prefix))
+                     if r.owns(path)), None)
+        try:
+            return (root.path / root.relative(path)).read_bytes() if root else None
+        except OSError:
+            return None
+
+    def remember(text: str, type_: str, derived_from: tuple[str, ...]) -> tuple[str, str]:
+        service = app.memories()
+        service.origin = "dream"
+        result = service.remember(text, type=cast(MemoryType, type_), source="dream",
+                                  derived_from=derived_from)
+        return result.path, result.action
+
+    return SleepCycle(
+        store=lambda: app.snippet_recaller.store,
+        diary=lambda days: diary_notes(settings, app.roots, days), read=read,
+        remember=remember, state_dir=app.state_dir, clock=clock or app.clock,
+        policy=SleepPolicy(lookback_days=light.lookback_days, gates=PromotionGates(
+            min_score=deep.min_score, min_recalls=deep.min_recalls,
+            min_distinct_queries=deep.min_distinct_queries, max_age_days=deep.max_age_days,
+            recency_half_life_days=deep.recency_half_life_days)))
 
 
 def require_vault_folder(root: Path, action: str) -> None:

@@ -36,6 +36,7 @@ from config.errors import (
     EmptyMemoryError,
     InvalidOwnerError,
     LockError,
+    MemoryNotFoundError,
     VaultError,
     exit_code_for,
 )
@@ -1053,6 +1054,27 @@ def graph_export(
                                  param_hint="--output") from error
     out.print(f"wrote {escape(str(output))} ({len(text.encode('utf-8')):,} bytes)",
               highlight=False)
+
+
+@app.command()
+def promote(
+    ctx: typer.Context,
+    explain: Annotated[str, typer.Option(
+        "--explain", metavar="KEY", help="The diary snippet's key (its first 4 characters or "
+        "more, as DREAMS.md and dreamd status show them).")],
+    vault: VaultOption = None,
+) -> None:
+    """Why a line of the diary was or was not promoted to a memory: each deep-sleep signal,
+    the phase boost, the score and every gate, as the next dream would score it."""
+    from daemon.app import sleep_cycle
+
+    with _app(ctx, **{"vault.path": vault}) as application:
+        found = sleep_cycle(application).explain(explain.strip())
+    if found is None:
+        raise MemoryNotFoundError(
+            f"promote --explain {explain}: no diary snippet has a key starting so (give 4 "
+            "characters or more; a dream's light sleep cuts the last days' daily notes)")
+    render.print_explanation(out, found)
 
 
 @app.command()

@@ -91,6 +91,7 @@ from consistency.synthesis import (
     ExtractedFact,
 )
 from daemon.client import pid_alive
+from daemon.dream_blocks import sleep_night
 from daemon.dream_deep import DeepPhase, Synthesise, diary_link, transcripts_since
 from daemon.dream_edits import Step, diary_entry, step_edits, still_allowed
 from daemon.dream_journal import DreamJournal, steps_of
@@ -105,6 +106,7 @@ from daemon.dream_records import (
 )
 from daemon.dream_replay import TranscriptReplay
 from daemon.dream_restore import Restorer
+from daemon.dream_sleep import SleepCycle
 from daemon.link_check import check_links
 from daemon.llm import ChatClient
 from daemon.memory_index_keeper import MemoryIndexKeeper, index_entries, index_fingerprint
@@ -457,6 +459,7 @@ class DreamRunner:
                                  state_dir=state_dir)
         self.journal = DreamJournal(state_dir)
         self._run = _DreamRun()  # what the dream under way has learnt; new for each
+        self.sleep: SleepCycle | None = None  # light, REM and deep sleep (the composition root)
 
     # ------------------------------------------------------------------ state
 
@@ -686,6 +689,8 @@ class DreamRunner:
             if consolidate:
                 t0 = time.perf_counter()
                 deep = _llm_phases(self, records, dream_id, plan, all_lines)
+                if self.sleep is not None:  # light, REM and deep sleep
+                    deep += sleep_night(self.sleep, self.writer, self.diary_path, dream_id)
                 written += deep
                 timings["deep"] = _ms(t0)
                 records, _ = self._gather({p: r.as_json() for p, r in records.items()}) \

@@ -208,6 +208,7 @@ class MemoryService:
         subject: str | None = None,
         pinned: bool = False,
         source: str = "user",
+        derived_from: Sequence[str] = (),
     ) -> RememberResult:
         """Store one fact as a memory (see the module docstring for what happens), owned by
         this service's owner. Duplicates and contradictions are looked for among memories of
@@ -228,7 +229,7 @@ class MemoryService:
         draft = MemoryDraft(
             type=type, subject=subject, name=name, description=description, body=body,
             content_hash=content_hash_normalised(body), written=now.date(),
-        )
+            derived_from=tuple(derived_from))
         draft = replace(draft, embedding=self._draft_embedding(draft))
         # One remember at a time per vault, across processes (the writer lock): the decision
         # is made on the memories as they are when it is written, never on a view another
@@ -331,9 +332,12 @@ class MemoryService:
             valid_from=event_day if event_day and event_day <= now.date() else now.date(),
             supersedes=supersedes, pinned=pinned, source=source, owner=owner,
         ))
-        if links:
-            data = set_properties(data, {key: [f"[[{Path(other.path).stem}]]"]
-                                         for key, other in links.items()}, path=path)
+        added: dict[str, PropertyValue] = {key: [f"[[{Path(other.path).stem}]]"]
+                                           for key, other in (links or {}).items()}
+        if draft.derived_from:  # where a dream read it (the raw diary's lines)
+            added["derived_from"] = list(draft.derived_from)
+        if added:
+            data = set_properties(data, added, path=path)
         return memory_id, self.writer.write(path, data, base=None, origin=self.origin)
 
     def _link(self, stored: StoredMemory, key: str, other: str, now: datetime) -> str:

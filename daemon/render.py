@@ -34,6 +34,7 @@ __all__ = [
     "config_rows",
     "conflicts_json",
     "context_json",
+    "diary_line",
     "display_value",
     "flush_json",
     "history_json",
@@ -41,6 +42,7 @@ __all__ = [
     "note_json",
     "print_check",
     "print_conflicts",
+    "print_explanation",
     "print_fix",
     "print_flush",
     "print_history",
@@ -358,6 +360,8 @@ def print_status(console: Console, report: StatusReport) -> None:
             + f" — sessions since: {sessions.get('mcp', 0)} MCP, "
             f"{sessions.get('transcripts', 0)} transcripts, "
             f"{sessions.get('edit_bursts', 0)} editing bursts"))
+        if dream.get("diary"):
+            table.add_row("diary", escape(diary_line(dream["diary"])))
     searches = data.get("searches")
     if searches:
         table.add_row("intent cache", escape(cache_line(searches)))
@@ -629,6 +633,37 @@ def dream_json(report: Any) -> dict[str, Any]:
         "memory_index": report.memory_index, "resumed": report.resumed,
         "timings_ms": dict(report.timings_ms),
     }
+
+
+def diary_line(diary: dict[str, Any]) -> str:
+    """``dreamd status``'s diary row: ``4 staged, 1 promoted, 2 dropped; last night none
+    promoted: 3 below the recalls gate``."""
+    line = (f"{diary.get('staged', 0)} staged, {diary.get('promoted', 0)} promoted, "
+            f"{diary.get('dropped', 0)} dropped")
+    night = diary.get("last_night") or {}
+    if night.get("why_none"):
+        line += f"; last night none promoted: {night['why_none']}"
+    elif night.get("promoted"):
+        line += f"; last night {night['promoted']} promoted"
+    return line
+
+
+def print_explanation(console: Console, found: Any) -> None:
+    """``dreamd promote --explain KEY``: the candidate, every signal and every gate."""
+    snippet, recalls, score = found.snippet, found.recalls, found.score
+    console.print(f"{snippet.key}  {snippet.evidence}  ({found.state.get('status')})",
+                  highlight=False, markup=False)
+    console.print(f"  {snippet.text}", highlight=False, markup=False, soft_wrap=True)
+    console.print(f"  tags: {', '.join(snippet.tags) or 'none'}; recalls: {recalls.count} "
+                  f"({recalls.distinct_queries} queries, {recalls.days} days, mean match "
+                  f"{recalls.mean_score:.2f})", highlight=False, markup=False)
+    for name, value in score.signals.items():
+        console.print(f"  {name:<14}{value:.3f}", highlight=False, markup=False)
+    console.print(f"  {'phase boost':<14}{score.boost:.3f}", highlight=False, markup=False)
+    console.print(f"  {'score':<14}{score.score:.3f}", highlight=False, markup=False)
+    for name, (ok, what) in score.gates.items():
+        console.print(f"  gate {name:<17}{'pass' if ok else 'FAIL'}  {what}",
+                      highlight=False, markup=False)
 
 
 def print_dream(console: Console, report: Any, *, what: str) -> None:

@@ -14,6 +14,7 @@ from pathlib import Path
 from config.settings import Settings, intent_cache_enabled
 from consistency.dream import dream_due
 from daemon.dream import SessionCount, last_dream, read_state
+from daemon.dream_sleep import diary_status
 from daemon.lock import current_holder
 from daemon.memory_index_keeper import index_listing
 from daemon.metrics import metrics_status, read_searches, search_summary
@@ -63,4 +64,5 @@ def _dream_status(state_dir: Path, settings: Settings, sessions: SessionCount
     return {"last": state.get("last_dream"), "counts": state.get("counts"),
             "auto": cfg.enabled, "due": gate.due, "reason": gate.reason,
             "sessions": {"mcp": sessions.mcp, "transcripts": sessions.transcripts,
-                         "edit_bursts": sessions.edit_bursts}}
+                         "edit_bursts": sessions.edit_bursts},
+            "diary": diary_status(state_dir)}

@@ -1,0 +1,112 @@
+"""``DREAMS.md`` shows the sleep's work: a ``## Light Sleep`` and a ``## REM Sleep`` block.
+
+Display only (issue 21): what each snippet's state is lives in the state folder and MAGMA,
+and nothing here is ever read back. The blocks are appended after what the file holds (every
+byte before stays as it is), once per dream (``<!-- sleep ID -->``), and only on a night that
+staged, promoted or dropped something or that REM looked at: a night with nothing new
+writes nothing. Tables keep to what Obsidian renders (``|`` in a text is escaped).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import UTC, datetime
+
+import structlog
+
+from ccb.writer import NoteWriter
+from daemon.dream_deep import diary_link
+from daemon.dream_edits import DIARY_HEADER
+from daemon.dream_sleep import SleepCycle, SleepReport
+from magma.snippet_store import SnippetRecalls
+
+__all__ = ["sleep_blocks", "sleep_night"]
+
+log = structlog.get_logger("dreamd.dream")
+#: Longest candidate text shown in a table cell, in characters.
+CELL_MAX_CHARS = 120
+
+
+def _cell(text: str) -> str:
+    flat = " ".join(text.split()).replace("|", "\\|")
+    return flat if len(flat) <= CELL_MAX_CHARS else flat[:CELL_MAX_CHARS - 1] + "…"
+
+
+def _recalls(found: SnippetRecalls | None) -> str:
+    if found is None or not found.count:
+        return "0"
+    return f"{found.count} ({found.distinct_queries} queries, {found.days} days)"
+
+
+def _light_rows(night: SleepReport, recalls: Mapping[str, SnippetRecalls]) -> list[str]:
+    promoted = {key: (path, action) for key, path, action in night.promoted}
+    dropped = dict(night.dropped)
+    keys = [*night.staged, *(k for k in promoted if k not in night.staged),
+            *(k for k in dropped if k not in night.staged and k not in promoted)]
+    rows = []
+    for key in keys:
+        snippet = night.snippets.get(key)
+        if key in promoted:
+            path, action = promoted[key]
+            status = f"promoted → {diary_link(path)}" + (f" ({action})" if action != "created"
+                                                         else "")
+        elif key in dropped:
+            status = f"dropped: {dropped[key]}"
+        else:
+            status = "staged"
+        text = snippet.text if snippet else key
+        evidence = f"`{snippet.evidence}`" if snippet else ""
+        confidence = f"{night.rem[key]:.2f}" if key in night.rem else ""
+        rows.append(f"| {_cell(text)} | {confidence} | {evidence} | "
+                    f"{_recalls(recalls.get(key))} | {_cell(status)} |")
+    return rows
+
+
+def sleep_blocks(current: bytes | None, night: SleepReport, dream_id: str, now: datetime
+                 ) -> bytes | None:
+    """``DREAMS.md`` (``current``; ``None``: not there yet) with the night's blocks
+    appended, or ``None`` when there is nothing to show or this dream showed it already."""
+    marker = f"<!-- sleep {dream_id} -->"
+    if not night.changed or (current is not None and marker.encode() in current):
+        return None
+    stamp = f"{now.astimezone(UTC):%Y-%m-%d %H:%M} UTC"
+    parts = [f"\n## Light Sleep\n\n{marker}\n{stamp}: {len(night.staged)} staged, "
+             f"{len(night.promoted)} promoted, {len(night.dropped)} dropped, "
+             f"{night.waiting} waiting.\n"]
+    rows = _light_rows(night, night.recalls)
+    if rows:
+        parts.append("\n| Candidate | Confidence | Evidence | Recalls | Status |\n"
+                     "| --- | --- | --- | --- | --- |\n" + "".join(r + "\n" for r in rows))
+    if night.why_none:
+        parts.append(f"\nNone promoted: {night.why_none}.\n")
+    if night.rem:
+        themes = ", ".join(f"{t.tag} ({t.count})" for t in night.themes[:8]) or "none"
+        parts.append(f"\n## REM Sleep\n\n{len(night.rem)} candidates looked at. "
+                     f"Themes: {themes}.\n\n| Candidate | Confidence | Themes |\n"
+                     "| --- | --- | --- |\n")
+        shared = {t.tag for t in night.themes}
+        for key, confidence in sorted(night.rem.items(), key=lambda kv: -kv[1]):
+            snippet = night.snippets.get(key)
+            tags = ", ".join(t for t in (snippet.tags if snippet else ()) if t in shared)
+            parts.append(f"| {_cell(snippet.text if snippet else key)} | {confidence:.2f} | "
+                         f"{_cell(tags)} |\n")
+    head = current if current is not None else DIARY_HEADER.encode()
+    return head + "".join(parts).encode("utf-8")
+
+
+def sleep_night(cycle: SleepCycle, writer: NoteWriter, diary_path: str, dream_id: str
+                ) -> list[str]:
+    """One night of ``cycle`` inside a dream -> the files it wrote: the memories it
+    promoted, and ``diary_path`` when it showed its work there (never through a link: it
+    would land in another note)."""
+    night = cycle.run()
+    written = list(night.written)
+    if (writer.root / diary_path).is_symlink():
+        log.warning("dream.diary_is_a_link", path=diary_path)
+        return written
+    current = writer.read(diary_path)
+    data = sleep_blocks(current, night, dream_id, cycle.now())
+    if data is not None:
+        writer.write(diary_path, data, base=current, origin="dream", change="dream: sleep")
+        written.append(diary_path)
+    return written

@@ -1,0 +1,340 @@
+"""Light, REM and deep sleep: how a line of the diary earns a memory (issue 21).
+
+Run by :meth:`daemon.dream.DreamRunner.dream` under the dream's lock, after consolidation:
+
+1. **Light sleep** reads the diary of the last ``lookback_days`` (the vault's daily notes and
+   attached OpenClaw ``memory/`` days, :func:`ccb.daily_notes.diary_notes`), cuts it into
+   snippets (:func:`consistency.snippet_cut.cut_snippets`), puts them in MAGMA's ``snippets``
+   table (a note whose snippets did not change is not written again) and stages the new
+   ones. It marks for REM every candidate that is new or was hit by a search since REM last
+   looked at it.
+2. **REM sleep** finds the themes of the marked candidates and gives each a confidence
+   (:func:`consistency.promotion.rem_themes`, :func:`consistency.promotion.rem_confidence`).
+3. **Deep sleep** scores every staged candidate (:func:`consistency.promotion.deep_score`) and
+   promotes those that pass every gate through ``remember`` (type from the statement kind,
+   duplicates merged, contradictions superseded, ``source: dream``, ``derived_from:`` the
+   snippet's evidence). A candidate past the age gate, or whose line left its note, is
+   dropped.
+
+No phase ever writes a daily note: they read notes, and write the store, the state file and
+(through ``remember``) memory files. What was decided about each snippet lives in
+``<state>/dream-snippets.json`` (status, the nights light sleep saw it, REM's confidence, the
+memory it became); ``DREAMS.md`` only shows it and is never read back.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import date, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import structlog
+
+from ccb.atomic import read_json_object, write_json_atomic
+from ccb.daily_notes import DiaryNote
+from config.errors import DreamdError
+from consistency.promotion import (
+    DeepScore,
+    PromotionGates,
+    Theme,
+    deep_score,
+    memory_type_of,
+    rem_confidence,
+    rem_themes,
+)
+from consistency.snippet_cut import cut_snippets
+from magma.snippet_store import SnippetRecalls, SnippetStore
+from magma.snippets import Snippet
+
+__all__ = ["SNIPPETS_FILE", "Explanation", "SleepCycle", "SleepPolicy", "SleepReport",
+           "diary_status"]
+
+log = structlog.get_logger("dreamd.dream")
+
+#: The dream's state of each snippet, in the state folder.
+SNIPPETS_FILE = "dream-snippets.json"
+#: Nights of light sleep kept per snippet (the phase boost counts up to two).
+LIGHT_NIGHTS_KEPT = 7
+
+#: ``remember(text, memory type, derived_from) -> (memory path, action)``.
+RememberSnippet = Callable[[str, str, tuple[str, ...]], tuple[str, str]]
+
+
+@dataclass(frozen=True, slots=True)
+class SleepPolicy:
+    """``dream.light.lookback_days`` (days of diary light sleep reads, today included) and
+    the deep-sleep gates (``[dream.deep]``); defaults from issue 21."""
+
+    lookback_days: int = 2
+    gates: PromotionGates = field(default_factory=PromotionGates)
+
+
+@dataclass(frozen=True, slots=True)
+class SleepReport:
+    """What one night did: snippets newly ``staged``, candidates REM looked at (``rem``:
+    key → confidence) and its ``themes``, ``promoted`` (key, memory path, remember's
+    action), ``dropped`` (key, why), the candidates still staged, the memory files written,
+    why none was promoted (when none was), the snippets by key and timings (ms)."""
+
+    staged: tuple[str, ...] = ()
+    rem: Mapping[str, float] = field(default_factory=dict)
+    themes: tuple[Theme, ...] = ()
+    promoted: tuple[tuple[str, str, str], ...] = ()
+    dropped: tuple[tuple[str, str], ...] = ()
+    waiting: int = 0
+    written: tuple[str, ...] = ()
+    why_none: str | None = None
+    snippets: Mapping[str, Snippet] = field(default_factory=dict, repr=False)
+    recalls: Mapping[str, SnippetRecalls] = field(default_factory=dict, repr=False)
+    timings_ms: Mapping[str, float] = field(default_factory=dict)
+
+    @property
+    def changed(self) -> bool:
+        """Whether the night staged, promoted or dropped anything, or REM looked again."""
+        return bool(self.staged or self.rem or self.promoted or self.dropped)
+
+
+@dataclass(frozen=True, slots=True)
+class Explanation:
+    """``dreamd promote --explain``: a candidate, its recalls, its state and its score."""
+
+    snippet: Snippet
+    recalls: SnippetRecalls
+    state: Mapping[str, Any]
+    score: DeepScore
+
+
+def _ms(since: float) -> float:
+    return round((time.perf_counter() - since) * 1000, 1)
+
+
+class SleepCycle:
+    """Light, REM and deep sleep of one vault (module docstring).
+
+    ``store()`` opens MAGMA's snippet tables; ``diary(days)`` lists the diary notes of those
+    days; ``read(path)`` gives a note's bytes by index path (``None``: gone); ``remember``
+    keeps a promoted snippet (:data:`RememberSnippet`); ``clock()`` is the user's now.
+    """
+
+    def __init__(self, *, store: Callable[[], SnippetStore],
+                 diary: Callable[[Sequence[date]], Sequence[DiaryNote]],
+                 read: Callable[[str], bytes | None], remember: RememberSnippet,
+                 state_dir: Path, policy: SleepPolicy, clock: Callable[[], datetime]) -> None:
+        self._store = store
+        self._diary = diary
+        self._read = read
+        self._remember = remember
+        self.path = state_dir / SNIPPETS_FILE
+        self.policy = policy
+        self._clock = clock
+
+    # ------------------------------------------------------------------ state
+
+    def now(self) -> datetime:
+        """The cycle's clock (the user's now)."""
+        return self._clock()
+
+    def state(self) -> dict[str, dict[str, Any]]:
+        """``{snippet key: its state}`` (``{}`` when there is none or it is unreadable)."""
+        data = read_json_object(self.path).get("snippets")
+        return {k: dict(v) for k, v in data.items() if isinstance(v, dict)} \
+            if isinstance(data, dict) else {}
+
+    def last_night(self) -> dict[str, Any]:
+        """What the last night recorded: ``at``, ``promoted``, ``staged``, ``why_none``."""
+        data = read_json_object(self.path).get("last_night")
+        return dict(data) if isinstance(data, dict) else {}
+
+    # ------------------------------------------------------------------ the night
+
+    def run(self) -> SleepReport:
+        """Light, REM and deep sleep, in order (module docstring). Raises ``StoreError``
+        when MAGMA cannot be read or written (the dream reports it; no note is touched)."""
+        now = self._clock()
+        today = now.date()
+        store = self._store()
+        state = self.state()
+        before = {k: dict(v) for k, v in state.items()}
+        timings: dict[str, float] = {}
+        t0 = time.perf_counter()
+        staged, dropped = self._light(store, state, today)
+        timings["light"] = _ms(t0)
+        t0 = time.perf_counter()
+        oldest = today - timedelta(days=self.policy.gates.max_age_days + 1)
+        candidates = {s.key: s for s in store.snippets(since=oldest)
+                      if state.get(s.key, {}).get("status") == "staged"}
+        recalls = store.recall_stats()
+        themes, rem = self._rem(candidates, recalls, state, today)
+        timings["rem"] = _ms(t0)
+        t0 = time.perf_counter()
+        promoted, more_dropped, why_none = self._deep(candidates, recalls, state, now)
+        timings["deep"] = _ms(t0)
+        dropped += more_dropped + self._expired(state, candidates, oldest)
+        waiting = sum(1 for v in state.values() if v.get("status") == "staged")
+        report = SleepReport(
+            staged=tuple(staged), rem=rem, themes=tuple(themes), promoted=tuple(promoted),
+            dropped=tuple(dropped), waiting=waiting,
+            written=tuple(sorted({p for _, p, a in promoted if a != "duplicate"})),
+            why_none=why_none, snippets=candidates, recalls=recalls, timings_ms=timings)
+        if state != before or report.changed:
+            write_json_atomic(self.path, {"snippets": state, "last_night": {
+                "at": now.isoformat(timespec="seconds"), "staged": waiting,
+                "promoted": len(promoted), "why_none": why_none}})
+        log.info("dream.sleep", staged=len(staged), rem=len(rem), promoted=len(promoted),
+                 dropped=len(dropped), waiting=waiting,
+                 **{f"{k}_ms": v for k, v in timings.items()})
+        return report
+
+    def _light(self, store: SnippetStore, state: dict[str, dict[str, Any]], today: date
+               ) -> tuple[list[str], list[tuple[str, str]]]:
+        """Cut the last days' notes, write the notes whose snippets changed, stage the new
+        snippets and drop the staged ones whose lines left their notes."""
+        days = [today - timedelta(days=k) for k in range(self.policy.lookback_days)]
+        cut: dict[str, list[Snippet]] = {}
+        for note in self._diary(days):
+            data = self._read(note.path)
+            if data is not None:
+                cut[note.path] = cut_snippets(note.path, data.decode("utf-8", "replace"),
+                                              note.day)
+        known: dict[str, set[tuple[str, tuple[int, int]]]] = {p: set() for p in cut}
+        for old in store.snippets(paths=list(cut)):
+            known[old.path].add((old.key, old.lines))
+        store.replace_notes({p: found for p, found in cut.items()
+                             if {(s.key, s.lines) for s in found} != known[p]})
+        staged: list[str] = []
+        for snippet in (s for found in cut.values() for s in found):
+            entry = state.get(snippet.key)
+            if entry is None:
+                state[snippet.key] = {"status": "staged", "staged": today.isoformat(),
+                                      "light": [today.isoformat()]}
+                staged.append(snippet.key)
+            elif today.isoformat() not in entry.get("light", []):
+                entry["light"] = [*entry.get("light", []), today.isoformat()][-LIGHT_NIGHTS_KEPT:]
+        current = {s.key for found in cut.values() for s in found}
+        dropped = []
+        for path, olds in known.items():
+            for key, _ in olds:
+                entry = state.get(key)
+                if key not in current and entry and entry.get("status") == "staged":
+                    entry.update(status="dropped", why=f"its line left {path}")
+                    dropped.append((key, entry["why"]))
+        return staged, dropped
+
+    def _rem(self, candidates: Mapping[str, Snippet], recalls: Mapping[str, SnippetRecalls],
+             state: dict[str, dict[str, Any]], today: date
+             ) -> tuple[list[Theme], dict[str, float]]:
+        """Themes of the marked candidates (new, or hit since REM last looked), and their
+        confidence."""
+        marked = [s for key, s in candidates.items()
+                  if "rem" not in state[key]
+                  or state[key].get("recalls_seen", 0) != recalls.get(key, SnippetRecalls()).count]
+        if not marked:
+            return [], {}
+        themes = rem_themes(marked)
+        confidence: dict[str, float] = {}
+        for snippet in marked:
+            seen = recalls.get(snippet.key, SnippetRecalls())
+            confidence[snippet.key] = rem_confidence(snippet, seen, themes)
+            state[snippet.key].update(rem=confidence[snippet.key], rem_day=today.isoformat(),
+                                      recalls_seen=seen.count)
+        return themes, confidence
+
+    def score(self, snippet: Snippet, recalls: SnippetRecalls, entry: Mapping[str, Any],
+              now: datetime) -> DeepScore:
+        """:func:`consistency.promotion.deep_score` of one candidate with its state."""
+        rem = entry.get("rem")
+        return deep_score(snippet, recalls, now=now, light_nights=len(entry.get("light", [])),
+                          rem=float(rem) if isinstance(rem, int | float) else None,
+                          gates=self.policy.gates)
+
+    def _deep(self, candidates: Mapping[str, Snippet], recalls: Mapping[str, SnippetRecalls],
+              state: dict[str, dict[str, Any]], now: datetime
+              ) -> tuple[list[tuple[str, str, str]], list[tuple[str, str]], str | None]:
+        """Promote what passes every gate; drop what is past the age gate."""
+        promoted: list[tuple[str, str, str]] = []
+        dropped: list[tuple[str, str]] = []
+        failed: dict[str, int] = {}
+        for key, snippet in sorted(candidates.items(), key=lambda kv: (kv[1].day, kv[1].path,
+                                                                        kv[1].lines)):
+            verdict = self.score(snippet, recalls.get(key, SnippetRecalls()), state[key], now)
+            if verdict.passed:
+                outcome = self._promote(snippet, state[key])
+                if outcome is not None:
+                    promoted.append((key, *outcome))
+                else:
+                    dropped.append((key, str(state[key].get("why"))))
+            elif "age" in verdict.failed:
+                state[key].update(status="dropped",
+                                  why=f"older than {self.policy.gates.max_age_days} days "
+                                      "without earning a memory")
+                dropped.append((key, state[key]["why"]))
+            else:
+                for gate in verdict.failed:
+                    failed[gate] = failed.get(gate, 0) + 1
+        why_none = None
+        if not promoted and failed:
+            why_none = "; ".join(f"{n} below the {gate} gate"
+                                 for gate, n in sorted(failed.items(), key=lambda kv: -kv[1]))
+        return promoted, dropped, why_none
+
+    def _expired(self, state: dict[str, dict[str, Any]], candidates: Mapping[str, Snippet],
+                 oldest: date) -> list[tuple[str, str]]:
+        """Drop the staged snippets too old to be read as candidates any more."""
+        dropped = []
+        for key, entry in state.items():
+            staged = entry.get("staged")
+            if entry.get("status") == "staged" and key not in candidates \
+                    and isinstance(staged, str) and staged < oldest.isoformat():
+                entry.update(status="dropped", why=f"older than "
+                             f"{self.policy.gates.max_age_days} days without earning a memory")
+                dropped.append((key, entry["why"]))
+        return dropped
+
+    def _promote(self, snippet: Snippet, entry: dict[str, Any]) -> tuple[str, str] | None:
+        """Keep ``snippet`` through ``remember``; its state says what became of it."""
+        text = " ".join(snippet.body.split("\n"))
+        try:
+            path, action = self._remember(text, memory_type_of(snippet), (snippet.evidence,))
+        except DreamdError as error:  # a credential, a text remember refuses: never kept
+            entry.update(status="dropped", why=f"remember refused it: {error}")
+            log.warning("dream.not_promoted", key=snippet.key, error=str(error))
+            return None
+        entry.update(status="promoted", memory=path, action=action)
+        return path, action
+
+    # ------------------------------------------------------------------ explain
+
+    def explain(self, key: str) -> Explanation | None:
+        """Every signal and gate of the candidate whose key starts with ``key`` (at least
+        4 characters), scored as the next dream would; ``None`` when none is known."""
+        if len(key) < 4:
+            return None
+        state = self.state()
+        store = self._store()
+        found = next((s for s in store.snippets() if s.key.startswith(key)), None)
+        if found is None:
+            return None
+        recalls = store.recall_stats().get(found.key, SnippetRecalls())
+        entry = state.get(found.key, {"status": "not staged yet"})
+        return Explanation(found, recalls, entry, self.score(found, recalls, entry,
+                                                             self._clock()))
+
+
+
+def diary_status(state_dir: Path) -> dict[str, Any]:
+    """For ``dreamd status``: how many diary snippets are ``staged``, ``promoted`` and
+    ``dropped``, and the last night's ``at``, ``promoted`` and ``why_none`` (``{}`` before
+    the first night)."""
+    data = read_json_object(state_dir / SNIPPETS_FILE)
+    snippets = data.get("snippets")
+    if not isinstance(snippets, dict):
+        return {}
+    counts = {status: 0 for status in ("staged", "promoted", "dropped")}
+    for entry in snippets.values():
+        if isinstance(entry, dict) and entry.get("status") in counts:
+            counts[entry["status"]] += 1
+    night = data.get("last_night")
+    return {**counts, "last_night": night if isinstance(night, dict) else {}}

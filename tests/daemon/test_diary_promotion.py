@@ -1,0 +1,134 @@
+"""From diary to memory (issue 21): a line of a daily note earns a memory by being found.
+
+Real vault files, the real writer, a real store (LanceDB in a temp folder) and the real search
+pipeline; the token-hash fake embedder only builds the App (the votes are word matches, not
+meaning). Time is fixed: the dream and each search are given their moment.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from ccb.parse import parse_note
+from daemon.app import App, sleep_cycle
+from daemon.dream_sleep import diary_status
+
+REPO = Path(__file__).resolve().parents[2]
+Builder = Callable[..., tuple[App, object]]
+#: The evening the diary line was written (UTC, the user's zone in these tests).
+DAY0 = datetime(2026, 12, 1, 18, 0, tzinfo=UTC)
+NOTE = "Daily/2026-12-01.md"
+RULE = ("Release notes must name every breaking change: a silent rename broke the mobile "
+        "client in March.")
+DIARY = (f"# Tuesday\n\n## PR review\n- 14:03 {RULE}\n"
+         "- 15:10 Lunch with Bob at the noodle place near the station.\n")
+
+
+def _at(days: float, hour: int = 12) -> datetime:
+    return DAY0.replace(hour=hour) + timedelta(days=days)
+
+
+@pytest.fixture
+def diary_app(vault: Path, make_app: Builder) -> App:
+    (vault / NOTE).write_text(DIARY, encoding="utf-8")
+    app, _ = make_app(vault, **{"time.zone": "UTC"})
+    app.sync()
+    return app
+
+
+def _dream(app: App, at: datetime) -> None:
+    app.dreamer(clock=lambda: at).dream(force=True)
+
+
+def _search_on_three_days(app: App) -> None:
+    for day, query in ((1, "breaking change in release notes"),
+                       (2, "silent rename broke the mobile client"),
+                       (3, "what must release notes name")):
+        hits = app.search(query, limit=10, now=_at(day))
+        assert NOTE in {h.path for h in hits}
+    app.search("lunch noodle place", limit=10, now=_at(2))
+
+
+def _promoted(vault: Path) -> list[Path]:
+    return [p for p in (vault / "Memory").glob("*.md")
+            if "derived_from" in p.read_text(encoding="utf-8")]
+
+
+def test_a_rule_found_three_times_on_three_days_becomes_a_feedback_memory(
+        diary_app: App, vault: Path) -> None:
+    note_before = (vault / NOTE).read_bytes()
+    _dream(diary_app, _at(0, 22))  # light sleep stages the lines; nothing is earned yet
+    assert _promoted(vault) == []
+    _search_on_three_days(diary_app)
+    _dream(diary_app, _at(3, 22))
+    promoted = _promoted(vault)
+    assert len(promoted) == 1
+    meta = parse_note("Memory/x.md", promoted[0].read_bytes()).memory
+    assert meta is not None and meta.type == "feedback" and meta.source == "dream"
+    text = promoted[0].read_text(encoding="utf-8")
+    assert f"derived_from:\n  - \"{NOTE}:4\"" in text or f"derived_from:\n  - {NOTE}:4" in text
+    assert RULE in text
+    assert "noodle" not in text and not any("noodle" in p.read_text() for p in promoted)
+    assert (vault / NOTE).read_bytes() == note_before  # the phases never rewrite a note
+    dreams = (vault / "Memory/DREAMS.md").read_text(encoding="utf-8")
+    assert "## Light Sleep" in dreams and "## REM Sleep" in dreams
+    assert f"promoted → [[{promoted[0].stem}]]" in dreams and f"`{NOTE}:4`" in dreams
+    assert diary_status(diary_app.state_dir)["promoted"] == 1
+    # a second night with nothing new changes nothing
+    files = {p: p.read_bytes() for p in (vault / "Memory").rglob("*.md")}
+    _dream(diary_app, _at(3, 23))
+    assert {p: p.read_bytes() for p in (vault / "Memory").rglob("*.md")} == files
+
+
+def test_a_line_searched_once_is_not_promoted_and_explain_says_why(
+        diary_app: App, vault: Path) -> None:
+    _dream(diary_app, _at(0, 22))
+    diary_app.search("lunch noodle place", limit=10, now=_at(1))
+    _dream(diary_app, _at(1, 22))
+    assert _promoted(vault) == []
+    cycle = sleep_cycle(diary_app, clock=lambda: _at(1, 22))
+    lunch = next(s for s in diary_app.snippet_recaller.store.snippets(paths=[NOTE])
+                 if "noodle" in s.body)
+    explained = cycle.explain(lunch.key[:8])
+    assert explained is not None and explained.recalls.count == 1
+    assert {"recalls", "distinct_queries"} <= set(explained.score.failed)
+    assert cycle.last_night()["why_none"]
+
+
+def test_a_duplicate_of_a_memory_is_merged_into_it_not_promoted_twice(
+        diary_app: App, vault: Path) -> None:
+    kept = diary_app.memories().remember(RULE, type="feedback")
+    before = sorted(p.name for p in (vault / "Memory").glob("*.md") if p.name != "DREAMS.md")
+    _dream(diary_app, _at(0, 22))
+    _search_on_three_days(diary_app)
+    _dream(diary_app, _at(3, 22))
+    assert sorted(p.name for p in (vault / "Memory").glob("*.md")
+                  if p.name != "DREAMS.md") == before
+    state = sleep_cycle(diary_app).state()
+    rule = [v for v in state.values() if v.get("status") == "promoted"]
+    assert [(v["memory"], v["action"]) for v in rule] == [(kept.path, "duplicate")]
+
+
+def test_promote_explain_prints_every_signal_and_gate_and_refuses_an_unknown_key(
+        diary_app: App, vault: Path) -> None:
+    _dream(diary_app, _at(0, 22))
+    key = next(iter(sleep_cycle(diary_app).state()))
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    args = [sys.executable, "-m", "daemon", "promote", "--vault", str(vault), "--explain"]
+    shown = subprocess.run([*args, key[:6]], capture_output=True, text=True, env=env,
+                           timeout=120)
+    assert shown.returncode == 0, shown.stderr
+    for name in ("relevance", "frequency", "diversity", "recency", "consolidation",
+                 "richness", "phase boost", "gate recalls", "gate distinct_queries"):
+        assert name in shown.stdout
+    missing = subprocess.run([*args, "ffffffff"], capture_output=True, text=True, env=env,
+                             timeout=120)
+    assert missing.returncode != 0 and "Traceback" not in missing.stderr
+    assert len(missing.stderr.strip().splitlines()) == 1
