@@ -1,26 +1,32 @@
 """A search hit on a diary snippet is a recall of it (issue 21: "a search hit is a vote").
 
-The daily notes are indexed as notes, so a search finds them like any note. When one of the
-notes a search returns has snippets (:mod:`magma.snippet_store`), each snippet of it that
-holds at least :data:`MATCH_MIN` of the query's words (:func:`magma.snippets.match_score`)
-is recalled once, with that share as its retrieval score. Only counting: never fails the
-search, never touches a file.
+The daily notes are indexed as notes, so a search finds them like any note. When notes a
+search returns have snippets (:mod:`magma.snippet_store`), the snippet of each note that
+matches the query best is recalled once, when it holds at least :data:`MATCH_MIN` of the
+query's words weighted by how rare each word is among those snippets (a word every diary
+line has, "coffee with", weighs little; the name of the thing weighs much) and comes close
+to the best match of the whole answer (:data:`RELATIVE_MIN`), with that share as its
+retrieval score. Only counting: never fails the search, never touches a file.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from datetime import datetime
 
 from magma.search import SearchHit
 from magma.snippet_store import SnippetStore
-from magma.snippets import match_score, snippet_tokens
+from magma.snippets import Snippet, snippet_tokens
 
-__all__ = ["MATCH_MIN", "SnippetRecaller"]
+__all__ = ["MATCH_MIN", "RELATIVE_MIN", "SnippetRecaller", "best_matches"]
 
-#: The share of a query's words a snippet must hold to count as hit (dreamd's choice: half,
-#: so a two-word query needs one word and a snippet that only shares a stop word never counts).
+#: The weighted share of a query's words a snippet must hold to count as hit (dreamd's
+#: choice: half; stop words are never words here), and the share of the best snippet's it
+#: must reach (dreamd's choice, measured with ``bench/diary_bench.py``: a line that shares
+#: the template of the line a query names, not its name, falls below 0.8 of it).
 MATCH_MIN = 0.5
+RELATIVE_MIN = 0.8
 
 
 class SnippetRecaller:
@@ -44,7 +50,25 @@ class SnippetRecaller:
         wanted = snippet_tokens(query)
         if not paths or not wanted:
             return {}
-        scores = {s.key: round(m, 4) for s in self.store.snippets(paths=paths)
-                  if (m := match_score(wanted, s)) >= MATCH_MIN}
+        scores = best_matches(wanted, self.store.snippets(paths=paths))
         self.store.record(scores, query, at)
         return scores
+
+
+def best_matches(wanted: set[str], snippets: Sequence[Snippet]) -> dict[str, float]:
+    """``{key: match}`` of the best snippet of each note (ties kept) whose share of the
+    query's words ``wanted``, weighted by inverse document frequency among ``snippets``
+    (``log(1 + n / df)``), is at least :data:`MATCH_MIN` and :data:`RELATIVE_MIN` of the
+    best share of all. Pure."""
+    held = [(s, snippet_tokens(s.text) | set(s.tags)) for s in snippets]
+    df = {t: sum(1 for _, words in held if t in words) for t in wanted}
+    idf = {t: math.log(1 + len(held) / (df[t] or 1)) for t in wanted}
+    total = sum(idf.values())
+    best: dict[str, list[tuple[float, str]]] = {}
+    for snippet, words in held:
+        share = sum(idf[t] for t in wanted & words) / total if total else 0.0
+        if share >= MATCH_MIN:
+            best.setdefault(snippet.path, []).append((round(share, 4), snippet.key))
+    top = max((x for found in best.values() for x, _ in found), default=0.0)
+    return {key: share for found in best.values() for share, key in found
+            if share == max(x for x, _ in found) and share >= RELATIVE_MIN * top}

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Literal
 
+from bm25s.stopwords import STOPWORDS_EN
+
 from ccb.memory_file import normalise_text
 from magma.note_bm25 import bm25_tokens
 
@@ -61,6 +63,12 @@ CONCEPTS: dict[str, tuple[str, ...]] = {
     "schedule": ("meeting", "deadline", "standup", "schedule", "会议", "截止"),
 }
 _COMPOUND = re.compile(r"[A-Za-z0-9]+(?:[-_./][A-Za-z0-9]+)+")
+#: Words that say nothing of which line a query is after: Lucene's English stop words
+#: (bm25s's list) and the question and pronoun words prompts start with (dreamd's choice).
+_STOPWORDS = frozenset(STOPWORDS_EN) | {
+    "what", "which", "who", "whom", "whose", "when", "where", "why", "how", "do", "does",
+    "did", "about", "can", "could", "should", "would", "we", "i", "you", "me", "my", "our",
+    "us", "your", "have", "has", "had", "was", "were", "been", "any", "some", "tell"}
 _ASCII_WORD = re.compile(r"^[a-z0-9]+$")
 #: Plain tokens shorter than this are not concepts (``db`` is one through the vocabulary).
 _MIN_TOKEN = 4
@@ -111,8 +119,9 @@ def snippet_key(path: str, heading: str, body: str) -> str:
 
 def snippet_tokens(text: str) -> set[str]:
     """The words of ``text`` as search sees them (:func:`magma.note_bm25.bm25_tokens`:
-    case-folded, stop words left out, CJK as character pairs)."""
-    return set(bm25_tokens(text))
+    case-folded, CJK as character pairs), stop words left out: "what do … about" says
+    nothing of which line a query is after."""
+    return {t for t in bm25_tokens(text) if t not in _STOPWORDS}
 
 
 def concept_tags(text: str, limit: int = MAX_TAGS) -> tuple[str, ...]:
