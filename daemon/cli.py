@@ -569,11 +569,12 @@ def _context_hook(ctx: typer.Context, budget: int | None, owner: str | None,
     """``dreamd context --hook``: Claude Code adds a SessionStart or UserPromptSubmit hook's
     stdout to the conversation; a non-zero exit would show an error (exit 2 even blocks the
     prompt), so every failure is one line on stderr and exit 0."""
+    from daemon.active_recall import ActiveRecall, render_raw
     from daemon.context import build_context
 
     try:
-        raw = _stdin_text()
-        event = json.loads(raw) if raw.strip() else {}
+        text = _stdin_text()
+        event = json.loads(text) if text.strip() else {}
         prompt = event.get("prompt") if isinstance(event, dict) else None
         query = (prompt.encode("utf-8", "replace").decode("utf-8")
                  if isinstance(prompt, str) else "")  # a lone surrogate cannot be embedded
@@ -583,7 +584,9 @@ def _context_hook(ctx: typer.Context, budget: int | None, owner: str | None,
                                    owner=_owner(owner))
             if not query.strip():  # a session start: kept for the next one (no daemon)
                 application.keep_session_start(result.text, budget=budget, owner=owner)
-        _stdout().write(result.text + "\n")
+            raw = render_raw(ActiveRecall(lambda: application.snippet_recaller.store,
+                                          application.state_dir).recall(query))
+        _stdout().write(result.text + "\n" + (raw + "\n" if raw else ""))
     except (DreamdError, ValueError, OSError, RecursionError, typer.BadParameter) as error:
         err.print(f"dreamd context: {escape(str(error)[:500])}", highlight=False)
 

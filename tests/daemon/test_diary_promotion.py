@@ -7,6 +7,7 @@ meaning). Time is fixed: the dream and each search are given their moment.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -17,8 +18,11 @@ from pathlib import Path
 import pytest
 
 from ccb.parse import parse_note
+from daemon.active_recall import FAILURES_TO_PAUSE, PAUSE_S, ActiveRecall
 from daemon.app import App, sleep_cycle
+from daemon.cli import serve_command
 from daemon.dream_sleep import diary_status
+from magma.snippet_store import SnippetStore
 
 REPO = Path(__file__).resolve().parents[2]
 Builder = Callable[..., tuple[App, object]]
@@ -132,3 +136,37 @@ def test_promote_explain_prints_every_signal_and_gate_and_refuses_an_unknown_key
                              timeout=120)
     assert missing.returncode != 0 and "Traceback" not in missing.stderr
     assert len(missing.stderr.strip().splitlines()) == 1
+
+
+def test_context_hook_adds_at_most_three_raw_diary_lines_that_match_the_prompt(
+        diary_app: App, vault: Path) -> None:
+    _dream(diary_app, _at(0, 22))
+    event = json.dumps({"hook_event_name": "UserPromptSubmit",
+                        "prompt": "what do release notes need to name about breaking changes?"})
+    # as the daemon serves the hook (the CLI in another process would load the real model)
+    done = serve_command(diary_app, ["context", "--hook"], event, {})
+    assert done is not None and done.exit_code == 0, done
+    assert "<raw-diary" in done.stdout, done.stderr
+    raw = done.stdout[done.stdout.index("<raw-diary"):]
+    assert RULE in raw and f"({NOTE}:4)" in raw and "noodle" not in raw
+    assert raw.count("\n- ") <= 3
+
+
+def test_active_recall_stops_trying_for_a_minute_after_three_failures(tmp_path: Path) -> None:
+    broken = tmp_path / "not-a-store"
+    broken.write_text("a file where the store should be", encoding="utf-8")
+    opened: list[int] = []
+    now = [1_000.0]
+
+    def store() -> SnippetStore:
+        opened.append(1)
+        return SnippetStore.open(str(broken))
+
+    recall = ActiveRecall(store, tmp_path, clock=lambda: now[0])
+    for _ in range(FAILURES_TO_PAUSE):
+        assert recall.recall("release notes breaking change") == []
+    assert len(opened) == FAILURES_TO_PAUSE and recall.paused()
+    assert recall.recall("release notes breaking change") == []
+    assert len(opened) == FAILURES_TO_PAUSE  # paused: not tried
+    now[0] += PAUSE_S + 1
+    assert recall.recall("release notes breaking change") == [] and len(opened) == 4
