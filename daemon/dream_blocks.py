@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 import structlog
 
 from ccb.writer import NoteWriter
+from config.errors import DreamdError
 from daemon.dream_deep import diary_link
 from daemon.dream_edits import DIARY_HEADER
 from daemon.dream_sleep import SleepCycle, SleepReport
@@ -25,6 +26,8 @@ __all__ = ["sleep_blocks", "sleep_night"]
 log = structlog.get_logger("dreamd.dream")
 #: Longest candidate text shown in a table cell, in characters.
 CELL_MAX_CHARS = 120
+#: Characters of a snippet's key shown (what ``dreamd promote --explain KEY`` takes).
+KEY_CHARS = 8
 
 
 def _cell(text: str) -> str:
@@ -57,7 +60,7 @@ def _light_rows(night: SleepReport, recalls: Mapping[str, SnippetRecalls]) -> li
         text = snippet.text if snippet else key
         evidence = f"`{snippet.evidence}`" if snippet else ""
         confidence = f"{night.rem[key]:.2f}" if key in night.rem else ""
-        rows.append(f"| {_cell(text)} | {confidence} | {evidence} | "
+        rows.append(f"| `{key[:KEY_CHARS]}` | {_cell(text)} | {confidence} | {evidence} | "
                     f"{_recalls(recalls.get(key))} | {_cell(status)} |")
     return rows
 
@@ -75,8 +78,8 @@ def sleep_blocks(current: bytes | None, night: SleepReport, dream_id: str, now: 
              f"{night.waiting} waiting.\n"]
     rows = _light_rows(night, night.recalls)
     if rows:
-        parts.append("\n| Candidate | Confidence | Evidence | Recalls | Status |\n"
-                     "| --- | --- | --- | --- | --- |\n" + "".join(r + "\n" for r in rows))
+        parts.append("\n| Key | Candidate | Confidence | Evidence | Recalls | Status |\n"
+                     "| --- | --- | --- | --- | --- | --- |\n" + "".join(r + "\n" for r in rows))
     if night.why_none:
         parts.append(f"\nNone promoted: {night.why_none}.\n")
     if night.rem:
@@ -99,7 +102,11 @@ def sleep_night(cycle: SleepCycle, writer: NoteWriter, diary_path: str, dream_id
     """One night of ``cycle`` inside a dream -> the files it wrote: the memories it
     promoted, and ``diary_path`` when it showed its work there (never through a link: it
     would land in another note)."""
-    night = cycle.run()
+    try:
+        night = cycle.run()
+    except DreamdError as error:  # the store unreadable: the dream's other work stands
+        log.warning("dream.sleep_failed", error=str(error))
+        return []
     written = list(night.written)
     if (writer.root / diary_path).is_symlink():
         log.warning("dream.diary_is_a_link", path=diary_path)

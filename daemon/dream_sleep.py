@@ -276,9 +276,17 @@ class SleepCycle:
                     failed[gate] = failed.get(gate, 0) + 1
         why_none = None
         if not promoted and failed:
-            why_none = "; ".join(f"{n} below the {gate} gate"
+            why_none = ", ".join(f"{n} {self._gate_phrase(gate)}"
                                  for gate, n in sorted(failed.items(), key=lambda kv: -kv[1]))
         return promoted, dropped, why_none
+
+    def _gate_phrase(self, gate: str) -> str:
+        gates = self.policy.gates
+        return {"recalls": f"found by fewer than {gates.min_recalls} searches",
+                "distinct_queries": f"by fewer than {gates.min_distinct_queries} different "
+                                    "queries",
+                "score": f"scored below {gates.min_score}",
+                "age": f"older than {gates.max_age_days} days"}.get(gate, gate)
 
     def _expired(self, state: dict[str, dict[str, Any]], candidates: Mapping[str, Snippet],
                  oldest: date) -> list[tuple[str, str]]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable
@@ -170,3 +171,33 @@ def test_active_recall_stops_trying_for_a_minute_after_three_failures(tmp_path: 
     assert len(opened) == FAILURES_TO_PAUSE  # paused: not tried
     now[0] += PAUSE_S + 1
     assert recall.recall("release notes breaking change") == [] and len(opened) == 4
+
+
+def test_a_line_the_user_deletes_is_dropped_and_shown_so(diary_app: App, vault: Path) -> None:
+    _dream(diary_app, _at(0, 22))
+    note = vault / NOTE
+    note.write_text(note.read_text(encoding="utf-8").replace(
+        "- 15:10 Lunch with Bob at the noodle place near the station.\n", ""), encoding="utf-8")
+    _dream(diary_app, _at(1, 22))
+    state = sleep_cycle(diary_app).state()
+    assert sorted(v["status"] for v in state.values()) == ["dropped", "staged"]
+    dropped = next(v for v in state.values() if v["status"] == "dropped")
+    assert dropped["why"] == f"its line left {NOTE}"
+    assert "dropped: its line left" in (vault / "Memory/DREAMS.md").read_text(encoding="utf-8")
+    assert [s.body for s in diary_app.snippet_recaller.store.snippets(paths=[NOTE])] == [RULE]
+
+
+def test_light_sleep_reads_an_attached_openclaw_workspace_and_leaves_it_as_it_is(
+        vault: Path, make_app: Builder, tmp_path: Path, corpora_dir: Path) -> None:
+    workspace = tmp_path / "vhex"
+    shutil.copytree(corpora_dir / "memory-samples" / "openclaw" / "VhexAI__openclaw-workspace",
+                    workspace)
+    before = {p: p.read_bytes() for p in workspace.rglob("*") if p.is_file()}
+    app, _ = make_app(vault, **{"time.zone": "UTC",
+                                "vault.extra_roots": [{"path": str(workspace), "name": "vhex"}]})
+    app.sync()
+    _dream(app, datetime(2026, 2, 4, 22, tzinfo=UTC))
+    found = app.snippet_recaller.store.snippets(paths=["vhex:memory/2026-02-04.md"])
+    assert found and all(s.evidence.startswith("vhex:memory/2026-02-04.md:") for s in found)
+    assert {v["status"] for v in sleep_cycle(app).state().values()} == {"staged"}
+    assert {p: p.read_bytes() for p in workspace.rglob("*") if p.is_file()} == before
