@@ -24,6 +24,7 @@ memory it became); ``DREAMS.md`` only shows it and is never read back.
 
 from __future__ import annotations
 
+import hashlib
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -143,6 +144,11 @@ class SleepCycle:
         return {k: dict(v) for k, v in data.items() if isinstance(v, dict)} \
             if isinstance(data, dict) else {}
 
+    def _notes(self) -> dict[str, str]:
+        """``{note path: hash of the bytes light sleep last cut}``."""
+        data = read_json_object(self.path).get("notes")
+        return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
+
     def last_night(self) -> dict[str, Any]:
         """What the last night recorded: ``at``, ``promoted``, ``staged``, ``why_none``."""
         data = read_json_object(self.path).get("last_night")
@@ -160,7 +166,9 @@ class SleepCycle:
         before = {k: dict(v) for k, v in state.items()}
         timings: dict[str, float] = {}
         t0 = time.perf_counter()
-        staged, dropped = self._light(store, state, today)
+        notes = self._notes()
+        notes_before = dict(notes)
+        staged, dropped = self._light(store, state, notes, today)
         timings["light"] = _ms(t0)
         t0 = time.perf_counter()
         oldest = today - timedelta(days=self.policy.gates.max_age_days + 1)
@@ -179,8 +187,8 @@ class SleepCycle:
             dropped=tuple(dropped), waiting=waiting,
             written=tuple(sorted({p for _, p, a in promoted if a != "duplicate"})),
             why_none=why_none, snippets=candidates, recalls=recalls, timings_ms=timings)
-        if state != before or report.changed:
-            write_json_atomic(self.path, {"snippets": state, "last_night": {
+        if state != before or notes != notes_before or report.changed:
+            write_json_atomic(self.path, {"snippets": state, "notes": notes, "last_night": {
                 "at": now.isoformat(timespec="seconds"), "staged": waiting,
                 "promoted": len(promoted), "why_none": why_none}})
         log.info("dream.sleep", staged=len(staged), rem=len(rem), promoted=len(promoted),
@@ -188,17 +196,23 @@ class SleepCycle:
                  **{f"{k}_ms": v for k, v in timings.items()})
         return report
 
-    def _light(self, store: SnippetStore, state: dict[str, dict[str, Any]], today: date
+    def _light(self, store: SnippetStore, state: dict[str, dict[str, Any]],
+               notes: dict[str, str], today: date
                ) -> tuple[list[str], list[tuple[str, str]]]:
-        """Cut the last days' notes, write the notes whose snippets changed, stage the new
-        snippets and drop the staged ones whose lines left their notes."""
+        """Cut the last days' notes and every older note that changed since it was cut
+        (``notes``: path → hash of the bytes cut, updated here), write the notes whose
+        snippets changed (a note that is gone loses its snippets), stage the new snippets
+        and drop the staged ones whose lines left their notes."""
         days = [today - timedelta(days=k) for k in range(self.policy.lookback_days)]
         cut: dict[str, list[Snippet]] = {}
         for note in self._diary(days):
-            data = self._read(note.path)
-            if data is not None:
-                cut[note.path] = cut_snippets(note.path, data.decode("utf-8", "replace"),
-                                              note.day)
+            self._cut(note.path, note.day, notes, cut)
+        older: dict[str, date] = {}
+        for old in store.snippets():
+            older.setdefault(old.path, old.day)
+        for path, day in older.items():
+            if path not in cut:
+                self._cut(path, day, notes, cut, only_changed=True)
         known: dict[str, set[tuple[str, tuple[int, int]]]] = {p: set() for p in cut}
         for old in store.snippets(paths=list(cut)):
             known[old.path].add((old.key, old.lines))
@@ -222,6 +236,22 @@ class SleepCycle:
                     entry.update(status="dropped", why=f"its line left {path}")
                     dropped.append((key, entry["why"]))
         return staged, dropped
+
+    def _cut(self, path: str, day: date, notes: dict[str, str],
+             cut: dict[str, list[Snippet]], *, only_changed: bool = False) -> None:
+        """Cut one note into ``cut`` (a note that is gone: no snippets), recording the hash
+        of its bytes in ``notes``; with ``only_changed``, a note whose hash is recorded and
+        the same is left out (an unrecorded one is recorded and left out)."""
+        data = self._read(path)
+        if data is None:  # gone: its snippets go
+            notes.pop(path, None)
+            cut[path] = []
+            return
+        recorded = notes.get(path)
+        notes[path] = hashlib.sha256(data).hexdigest()[:16]
+        if only_changed and recorded in (None, notes[path]):
+            return
+        cut[path] = cut_snippets(path, data.decode("utf-8", "replace"), day)
 
     def _rem(self, candidates: Mapping[str, Snippet], recalls: Mapping[str, SnippetRecalls],
              state: dict[str, dict[str, Any]], today: date

@@ -201,3 +201,18 @@ def test_light_sleep_reads_an_attached_openclaw_workspace_and_leaves_it_as_it_is
     assert found and all(s.evidence.startswith("vhex:memory/2026-02-04.md:") for s in found)
     assert {v["status"] for v in sleep_cycle(app).state().values()} == {"staged"}
     assert {p: p.read_bytes() for p in workspace.rglob("*") if p.is_file()} == before
+
+
+def test_a_line_deleted_from_an_older_note_leaves_the_raw_layer(
+        diary_app: App, vault: Path) -> None:
+    _dream(diary_app, _at(0, 22))
+    note = vault / NOTE
+    note.write_text(note.read_text(encoding="utf-8").replace(
+        "- 15:10 Lunch with Bob at the noodle place near the station.\n", ""), encoding="utf-8")
+    _dream(diary_app, _at(10, 22))  # long past light sleep's two days
+    assert [s.body for s in diary_app.snippet_recaller.store.snippets(paths=[NOTE])] == [RULE]
+    assert ActiveRecall(lambda: diary_app.snippet_recaller.store, diary_app.state_dir
+                        ).recall("lunch with Bob at the noodle place") == []
+    note.unlink()  # the whole day deleted: nothing of it is shown again
+    _dream(diary_app, _at(11, 22))
+    assert diary_app.snippet_recaller.store.snippets(paths=[NOTE]) == []
