@@ -11,6 +11,9 @@ Modules:
   (raises ``config.errors.SecretRefusedError``), called on every write path.
 - :mod:`consistency.statements` — the user's sentences that carry a rule, a preference or a
   decision (English and Chinese): what ``dreamd flush`` keeps in the diary.
+- :mod:`consistency.snippet_cut` — light sleep's cut of a daily note into snippets.
+- :mod:`consistency.promotion` — REM themes and the deep-sleep score and gates: when a line
+  of the diary has earned a memory.
 
 Submodules are imported by name; this package re-exports nothing.
 """
