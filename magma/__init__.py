@@ -3,8 +3,9 @@
 Chunking (:mod:`magma.chunking`), embedding (:mod:`magma.embedder`), the LanceDB store
 (:mod:`magma.store`), the link graph (:mod:`magma.graph`) and hybrid search
 (:mod:`magma.search`), and the raw layer of the diary: its snippets (:mod:`magma.snippets`)
-and their table and recalls (:mod:`magma.snippet_store`). Import from those modules; this package re-exports nothing, so that
-``import magma`` stays cheap (LanceDB and the model load only when used).
+and their table and recalls (:mod:`magma.snippet_store`). Import from those modules; this
+package re-exports nothing, so that ``import magma`` stays cheap (LanceDB and the model load
+only when used).
 
 Importing this package sets ``LANCEDB_LOG=error`` unless the caller set it already:
 LanceDB 0.40 logs a warning on every query otherwise (DESIGN.md, measured facts). LanceDB runs
