@@ -690,7 +690,8 @@ class DreamRunner:
                 t0 = time.perf_counter()
                 deep = _llm_phases(self, records, dream_id, plan, all_lines)
                 if self.sleep is not None:  # light, REM and deep sleep
-                    deep += sleep_night(self.sleep, self.writer, self.diary_path, dream_id)
+                    deep += sleep_night(self.sleep, self.writer, self.diary_path, dream_id,
+                                        self.llm)
                 written += deep
                 timings["deep"] = _ms(t0)
                 records, _ = self._gather({p: r.as_json() for p, r in records.items()}) \

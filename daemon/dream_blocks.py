@@ -14,18 +14,30 @@ from datetime import UTC, datetime
 
 import structlog
 
+from ccb.diary import one_line
 from ccb.writer import NoteWriter
-from config.errors import DreamdError
+from config.errors import DreamdError, LlmError
+from consistency.secrets import redact_secrets
 from daemon.dream_deep import diary_link
 from daemon.dream_edits import DIARY_HEADER
 from daemon.dream_sleep import SleepCycle, SleepReport
+from daemon.llm import ChatClient
 from magma.snippet_store import SnippetRecalls
 
-__all__ = ["sleep_blocks", "sleep_night"]
+__all__ = ["PARAGRAPH_MAX_CHARS", "diary_paragraph", "sleep_blocks", "sleep_night"]
 
 log = structlog.get_logger("dreamd.dream")
 #: Longest candidate text shown in a table cell, in characters.
 CELL_MAX_CHARS = 120
+#: Longest diary paragraph kept from the model, in characters (dreamd's choice: three
+#: sentences).
+PARAGRAPH_MAX_CHARS = 600
+#: What the model is asked for (the words "consolidate", "tidy" and "extract" name the deep
+#: phase's other prompts).
+_PARAGRAPH_SYSTEM = (
+    "You keep the dream diary of a note-taking assistant. In two or three sentences, in the "
+    "first person, say what you noticed tonight in the user's daily notes. Use only what the "
+    "list below says; add no fact, name or number that is not in it. Plain text, no list.")
 #: Characters of a snippet's key shown (what ``dreamd promote --explain KEY`` takes).
 KEY_CHARS = 8
 
@@ -65,10 +77,13 @@ def _light_rows(night: SleepReport, recalls: Mapping[str, SnippetRecalls]) -> li
     return rows
 
 
-def sleep_blocks(current: bytes | None, night: SleepReport, dream_id: str, now: datetime
-                 ) -> bytes | None:
+def sleep_blocks(current: bytes | None, night: SleepReport, dream_id: str, now: datetime,
+                 paragraphs: Mapping[str, str] | None = None) -> bytes | None:
     """``DREAMS.md`` (``current``; ``None``: not there yet) with the night's blocks
-    appended, or ``None`` when there is nothing to show or this dream showed it already."""
+    appended, or ``None`` when there is nothing to show or this dream showed it already.
+    ``paragraphs`` (``light``, ``rem``) are the model's diary paragraphs, one under each
+    heading."""
+    said = paragraphs or {}
     marker = f"<!-- sleep {dream_id} -->"
     if not night.changed or (current is not None and marker.encode() in current):
         return None
@@ -76,6 +91,8 @@ def sleep_blocks(current: bytes | None, night: SleepReport, dream_id: str, now: 
     parts = [f"\n## Light Sleep\n\n{marker}\n{stamp}: {len(night.staged)} staged, "
              f"{len(night.promoted)} promoted, {len(night.dropped)} dropped, "
              f"{night.waiting} waiting.\n"]
+    if said.get("light"):
+        parts.append(f"\n{said['light']}\n")
     rows = _light_rows(night, night.recalls)
     if rows:
         parts.append("\n| Key | Candidate | Confidence | Evidence | Recalls | Status |\n"
@@ -85,8 +102,9 @@ def sleep_blocks(current: bytes | None, night: SleepReport, dream_id: str, now: 
     if night.rem:
         themes = ", ".join(f"{t.tag} ({t.count})" for t in night.themes[:8]) or "none"
         parts.append(f"\n## REM Sleep\n\n{len(night.rem)} candidates looked at. "
-                     f"Themes: {themes}.\n\n| Candidate | Confidence | Themes |\n"
-                     "| --- | --- | --- |\n")
+                     f"Themes: {themes}.\n"
+                     + (f"\n{said['rem']}\n" if said.get("rem") else "")
+                     + "\n| Candidate | Confidence | Themes |\n| --- | --- | --- |\n")
         shared = {t.tag for t in night.themes}
         for key, confidence in sorted(night.rem.items(), key=lambda kv: -kv[1]):
             snippet = night.snippets.get(key)
@@ -97,11 +115,39 @@ def sleep_blocks(current: bytes | None, night: SleepReport, dream_id: str, now: 
     return head + "".join(parts).encode("utf-8")
 
 
-def sleep_night(cycle: SleepCycle, writer: NoteWriter, diary_path: str, dream_id: str
-                ) -> list[str]:
+def diary_paragraph(llm: ChatClient, facts: list[str]) -> str | None:
+    """The model's short first-person paragraph on ``facts`` (one line each), made one line,
+    credentials withheld, at most :data:`PARAGRAPH_MAX_CHARS`; ``None`` when the model
+    fails or says nothing. Kept in ``DREAMS.md`` only: never promoted, never read back."""
+    try:
+        reply = llm.chat([{"role": "system", "content": _PARAGRAPH_SYSTEM},
+                          {"role": "user", "content": "\n".join(f"- {f}" for f in facts)}])
+    except LlmError as error:
+        log.warning("dream.paragraph_failed", error=str(error))
+        return None
+    text = redact_secrets(one_line(reply))[:PARAGRAPH_MAX_CHARS].strip()
+    return f"*{text.replace('*', '')}*" if text else None
+
+
+def _paragraphs(llm: ChatClient, night: SleepReport) -> dict[str, str]:
+    """One paragraph per phase that did something (light, REM)."""
+    texts = {key: s.text for key, s in night.snippets.items()}
+    light = [f"new: {texts.get(k, k)}" for k in night.staged] \
+        + [f"became a memory: {texts.get(k, k)}" for k, _, _ in night.promoted] \
+        + [f"dropped ({why}): {texts.get(k, k)}" for k, why in night.dropped]
+    said = {"light": diary_paragraph(llm, light[:20]) if light else None}
+    if night.rem:
+        said["rem"] = diary_paragraph(llm, [f"theme {t.tag}: {t.count} lines"
+                                             for t in night.themes[:8]] or ["no shared theme"])
+    return {k: v for k, v in said.items() if v}
+
+
+def sleep_night(cycle: SleepCycle, writer: NoteWriter, diary_path: str, dream_id: str,
+                llm: ChatClient | None = None) -> list[str]:
     """One night of ``cycle`` inside a dream -> the files it wrote: the memories it
     promoted, and ``diary_path`` when it showed its work there (never through a link: it
-    would land in another note)."""
+    would land in another note). With ``llm``, each block opens with the model's diary
+    paragraph (:func:`diary_paragraph`)."""
     try:
         night = cycle.run()
     except DreamdError as error:  # the store unreadable: the dream's other work stands
@@ -112,7 +158,8 @@ def sleep_night(cycle: SleepCycle, writer: NoteWriter, diary_path: str, dream_id
         log.warning("dream.diary_is_a_link", path=diary_path)
         return written
     current = writer.read(diary_path)
-    data = sleep_blocks(current, night, dream_id, cycle.now())
+    said = _paragraphs(llm, night) if llm is not None and night.changed else {}
+    data = sleep_blocks(current, night, dream_id, cycle.now(), said)
     if data is not None:
         writer.write(diary_path, data, base=current, origin="dream", change="dream: sleep")
         written.append(diary_path)

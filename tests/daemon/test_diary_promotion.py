@@ -15,8 +15,10 @@ import sys
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
+from daemon_harness import ChatEndpoint
 
 from ccb.parse import parse_note
 from daemon.active_recall import FAILURES_TO_PAUSE, PAUSE_S, ActiveRecall
@@ -216,3 +218,30 @@ def test_a_line_deleted_from_an_older_note_leaves_the_raw_layer(
     note.unlink()  # the whole day deleted: nothing of it is shown again
     _dream(diary_app, _at(11, 22))
     assert diary_app.snippet_recaller.store.snippets(paths=[NOTE]) == []
+
+
+def test_with_a_model_each_block_opens_with_a_diary_paragraph_kept_in_dreams_only(
+        vault: Path, make_app: Builder) -> None:
+    (vault / NOTE).write_text(DIARY, encoding="utf-8")
+    endpoint = ChatEndpoint()  # FAKE model on loopback: the diary prompt gets a paragraph
+
+    def respond(body: dict[str, Any]) -> tuple[int, str]:
+        system = body["messages"][0]["content"]
+        if "dream diary" in system:
+            return 200, "I noticed a rule about\nrelease notes tonight."
+        return 200, "not json at all"  # the deep phase's own prompts fail, as a bad model's
+
+    endpoint.respond = respond
+    try:
+        app, _ = make_app(vault, **{"time.zone": "UTC", "llm.enabled": True,
+                                    "llm.model": "test-model", "llm.base_url": endpoint.url,
+                                    "llm.timeout_s": 2})
+        app.sync()
+        _dream(app, _at(0, 22))
+    finally:
+        endpoint.close()
+    dreams = (vault / "Memory/DREAMS.md").read_text(encoding="utf-8")
+    light = dreams[dreams.index("## Light Sleep"):dreams.index("## REM Sleep")]
+    assert "\n*I noticed a rule about release notes tonight.*\n" in light  # one line
+    assert not any("I noticed" in p.read_text(encoding="utf-8")
+                   for p in (vault / "Memory").glob("*.md") if p.name != "DREAMS.md")
