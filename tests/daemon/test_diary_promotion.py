@@ -109,9 +109,13 @@ def test_a_line_searched_once_is_not_promoted_and_explain_says_why(
     assert cycle.last_night()["why_none"]
 
 
+@pytest.mark.parametrize(("known", "action"), [
+    (RULE, "duplicate"),  # the same words: nothing to add
+    ("Release notes must name every breaking change.", "updated"),  # the reason is new
+])
 def test_a_duplicate_of_a_memory_is_merged_into_it_not_promoted_twice(
-        diary_app: App, vault: Path) -> None:
-    kept = diary_app.memories().remember(RULE, type="feedback")
+        diary_app: App, vault: Path, known: str, action: str) -> None:
+    kept = diary_app.memories().remember(known, type="feedback")
     before = sorted(p.name for p in (vault / "Memory").glob("*.md") if p.name != "DREAMS.md")
     _dream(diary_app, _at(0, 22))
     _search_on_three_days(diary_app)
@@ -120,7 +124,9 @@ def test_a_duplicate_of_a_memory_is_merged_into_it_not_promoted_twice(
                   if p.name != "DREAMS.md") == before
     state = sleep_cycle(diary_app).state()
     rule = [v for v in state.values() if v.get("status") == "promoted"]
-    assert [(v["memory"], v["action"]) for v in rule] == [(kept.path, "duplicate")]
+    assert [(v["memory"], v["action"]) for v in rule] == [(kept.path, action)]
+    assert "a silent rename broke the mobile client" in \
+        (vault / kept.path).read_text(encoding="utf-8")
 
 
 def test_promote_explain_prints_every_signal_and_gate_and_refuses_an_unknown_key(
