@@ -689,9 +689,6 @@ class DreamRunner:
             if consolidate:
                 t0 = time.perf_counter()
                 deep = _llm_phases(self, records, dream_id, plan, all_lines)
-                if self.sleep is not None:  # light, REM and deep sleep
-                    deep += sleep_night(self.sleep, self.writer, self.diary_path, dream_id,
-                                        self.llm)
                 written += deep
                 timings["deep"] = _ms(t0)
                 records, _ = self._gather({p: r.as_json() for p, r in records.items()}) \
@@ -877,8 +874,9 @@ class DreamRunner:
 
 def _llm_phases(runner: DreamRunner, records: dict[str, MemoryRecord], dream_id: str,
                 plan: DreamPlan, lines: list[str]) -> list[str]:
-    """The deep phase and replay (while ``llm`` is on), then the profile (while its role is
-    on): the paths written. Replay is skipped when the deep phase found the endpoint failing."""
+    """The deep phase and replay (while ``llm`` is on), the profile (while its role is on),
+    then light, REM and deep sleep over the diary: the paths written. Replay is skipped when
+    the deep phase found the endpoint failing."""
     written: list[str] = []
     if runner.llm is not None:
         deep = runner._deep_phase()
@@ -892,6 +890,9 @@ def _llm_phases(runner: DreamRunner, records: dict[str, MemoryRecord], dream_id:
     if profile is not None:
         fresh = runner._refresh(records, written) if written else records
         written += profile.run(fresh, runner._clock(), lines)
+    if runner.sleep is not None:  # light, REM and deep sleep
+        written += sleep_night(runner.sleep, runner.writer, runner.diary_path, dream_id,
+                               runner.llm)
     return written
 
 
