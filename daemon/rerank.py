@@ -162,9 +162,14 @@ class Reranker:
         keep: Callable[[str], bool], limit: int, moment: datetime, today: date,
         include_hidden: bool, strategy: str = "both-priority-ccb",
     ) -> tuple[list[SearchHit], int, int]:
-        """The hits of one search -> ``(hits, candidates scored, copies dropped)``."""
+        """The hits of one search -> ``(hits, candidates scored, copies dropped)``.
+
+        Hits are picked for at least :data:`HYBRID_FLOOR` places and cut to ``limit``: a
+        shorter list is the start of a longer one (``-n 1`` is the first of ``-n 5``), and the
+        notes plain hybrid search ranks in its top places are kept among the first five."""
+        width, limit = max(limit, HYBRID_FLOOR), max(limit, 0)
         fused = weighted_rrf(found.lists, LIST_WEIGHTS, k=self._settings.retrieval.rrf_k)
-        paths = _candidates(fused, found, keep, limit)
+        paths = _candidates(fused, found, keep, width)
         vectors = _candidate_vectors(snap, found, paths)
         paths = [p for p in paths if p in vectors or p in found.chunks]
         if not paths:
@@ -183,15 +188,16 @@ class Reranker:
                 first.body or first.text, second.body or second.text)
 
         picked, dropped = mmr(
-            paths, scores, vectors, limit=limit, lambda_=DIVERSITY_LAMBDA,
+            paths, scores, vectors, limit=width, lambda_=DIVERSITY_LAMBDA,
             duplicate_at=(fusion.semantic_similarity_threshold
                           if fusion.enable_semantic_deduplication and not include_hidden
                           else None),  # --all shows every copy, archived duplicates too
             groups={p: snap.entries[p].owner or "" for p in paths},  # owners' facts apart
             is_copy=is_copy)
         if not intent.time_only:  # a query of a time alone has no words to match
-            picked = _with_hybrid_top(picked, found, scores, dropped, limit,
+            picked = _with_hybrid_top(picked, found, scores, dropped, width,
                                       self._settings.retrieval.rrf_k)
+        picked = picked[:limit]
         self._read_texts(snap, found, dict(picked))
         hits = [self._hit(snap, text, found, path, value, notes[path], today, include_hidden)
                 for path, value in picked if path in found.chunks]

@@ -1029,3 +1029,18 @@ def test_the_dream_gate_keys_decide_when_a_dream_is_due(
                 engine.close()
     finally:
         (app.state_dir / LAST_FILE).unlink()
+
+
+@pytest.mark.parametrize("query", [
+    "how do I clean the kiln shelves", "bake rye bread", "payments", "上周做了什么",
+    "what does the user prefer", "睡眠",
+])
+def test_a_shorter_list_is_the_start_of_a_longer_one(
+        indexed: tuple[App, dict[str, str]], query: str) -> None:
+    """``-n 1`` is the first hit of ``-n 5``, not a weaker note the floors put in: the hits
+    are picked for five places and cut (a new user met ``-n 1`` / ``-n 2`` / ``-n 3``
+    returning three different first hits)."""
+    app, _ = indexed
+    five = search(app, query, limit=5)
+    for n in (1, 2, 3, 4):
+        assert search(app, query, limit=n) == five[:n], n
