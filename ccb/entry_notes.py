@@ -11,13 +11,15 @@ so a superseded fact is not found again through the file.
 Mapping of the fields (the memory file's keys, DESIGN.md): ``subj`` → ``subject`` (also the
 memory's description, so the subject's words are searched), ``vf`` → ``valid_from``, ``vt``
 → ``valid_to``, ``sup`` → ``supersedes`` (an entry path), ``conf`` → ``confidence``, ``hc`` →
-``hit_count`` (shown, never used: recalls live in MAGMA). An entry another entry names in
-``sup`` is superseded: its ``valid_to`` is the successor's ``vf`` when it has none, else it
-gets ``status: superseded``. The memory type is the entry's own ``type=`` pair, else the
-file's frontmatter ``entry_type``, else :data:`DEFAULT_ENTRY_TYPE`; the owner is the file's
-``owner``. An entry's ``content_hash`` is the SHA-256 of its own line (without the line
-ending) with the properties and tags above: an edit of another line leaves it unchanged,
-unless that line supersedes it.
+``hit_count`` (shown, never used: recalls live in MAGMA); ``possible_duplicate`` /
+``possible_contradiction`` (the key of a line ``remember`` kept this one apart from on a
+guess, :data:`POSSIBLE_PAIR_KEYS`) → the same property, as that line's entry path. An
+entry another entry names in ``sup`` is superseded: its ``valid_to`` is the successor's
+``vf`` when it has none, else it gets ``status: superseded``. The memory type is the
+entry's own ``type=`` pair, else the file's frontmatter ``entry_type``, else
+:data:`DEFAULT_ENTRY_TYPE`; the owner is the file's ``owner``. An entry's ``content_hash``
+is the SHA-256 of its own line (without the line ending) with the properties and tags
+above: an edit of another line leaves it unchanged, unless that line supersedes it.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from ccb.model import MEMORY_TYPES, MemoryMeta, MemoryType, Note, Problem, Prope
 __all__ = [
     "DEFAULT_ENTRY_TYPE",
     "ENTRY_TYPE_KEY",
+    "POSSIBLE_PAIR_KEYS",
     "TITLE_MAX_CHARS",
     "entry_notes",
     "entry_path",
@@ -45,6 +48,9 @@ __all__ = [
 #: The memory type of an entry that names none (our choice: L3 facts, retrieved by search,
 #: not resident in every context; ``entry_type: user`` makes a file's entries L1).
 DEFAULT_ENTRY_TYPE: MemoryType = "project"
+#: Comment keys of a line ``remember`` kept apart from another line of its file on a guess
+#: (the memory file's property names); the value is that line's key.
+POSSIBLE_PAIR_KEYS = ("possible_duplicate", "possible_contradiction")
 #: The frontmatter key of an entry file that gives its entries' memory type.
 ENTRY_TYPE_KEY = "entry_type"
 #: An entry's title is its text cut to this many characters (our choice: a search hit line).
@@ -105,6 +111,10 @@ def _entry_note(note: Note, entry_file: EntryFile, entry: Entry,
              "confidence": fields.conf, "hit_count": fields.hc,
              "owner": note.properties.get("owner")}
     properties.update({k: v for k, v in named.items() if v is not None})
+    for kind in POSSIBLE_PAIR_KEYS:  # an unsure pair (remember): the other line's path
+        other = fields.get(kind)
+        if other and other.strip() and other.strip() != entry.key:
+            properties[kind] = entry_path(note.path, other.strip())
     # what the row is made of: the line, and what other lines and the frontmatter add
     made_of = json.dumps([entry_file.lines[entry.line].rstrip("\r\n"), properties,
                           list(note.tags)], default=str, ensure_ascii=False, sort_keys=True)

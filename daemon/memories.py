@@ -28,6 +28,7 @@ import numpy as np
 import structlog
 from ulid import ULID
 
+from ccb.entry_notes import is_entry_path, split_entry_path
 from ccb.frontmatter_edit import replace_body, set_properties
 from ccb.memory_file import (
     NewMemory,
@@ -60,6 +61,7 @@ from consistency.duplicates import (
 from consistency.lifecycle import MemoryState, is_current
 from consistency.profile import PROFILE_SUBJECT
 from consistency.secrets import refuse_secrets
+from daemon.entry_remember import EntryOutcome, entry_pairs, on_entry
 from daemon.forget_links import Unlinked, link_stem, unlink_forgotten
 from daemon.forget_traces import scrub_diary
 from daemon.memory_index_keeper import INDEX_FILE, MemoryIndexKeeper
@@ -238,8 +240,9 @@ class MemoryService:
             now = self._clock()  # (after the wait: a supersession is never dated before it)
             draft = replace(draft, written=now.date())
             result, changed = self._decide_and_write(draft, now, pinned, source)
-            paths = [] if result.action == "duplicate" else [
-                result.path, *([result.superseded] if result.superseded else []), *changed]
+            paths = [] if result.action == "duplicate" else list(dict.fromkeys(
+                _file_of(p) for p in [result.path, *([result.superseded] if result.superseded
+                                                     else []), *changed]))
             rebuilt = self._rebuilt(paths) if paths else []
         if paths:
             self._index([*paths, *rebuilt])
@@ -254,7 +257,9 @@ class MemoryService:
         the other memory files it changed."""
         body = draft.body
         owner = str(self.owner) if self.owner else None
-        stored = [s for s in self.memories() if _comparable(s.note.memory, draft.type, owner)]
+        # memory files and the entries of entry files (daemon.entry_remember) alike
+        stored = [s for s in [*self.memories(), *self._pool.entries()]
+                  if _comparable(s.note.memory, draft.type, owner)]
         decision = decide(draft, self._facts(stored))
         by_id = {memory_key(s.note.memory.id, s.path): s for s in stored if s.note.memory}
         draft = replace(draft, claim=claim_of(draft))
@@ -267,6 +272,15 @@ class MemoryService:
             "judgement": "duplicate (same text)" if same_text else (
                 why.explain() if why else None)}
         changed: list[str] = []
+        closed = None
+        if target in by_id and is_entry_path(by_id[target].path):  # daemon.entry_remember
+            done = on_entry(self.writer, decision, by_id[target], draft, today=now.date(),
+                            pinned=pinned, origin=self.origin)
+            if done is not None:
+                return replace(_entry_result(done), **judged), []
+            # a fact no entry can hold: a memory file (a contradicted entry got vt)
+            closed = by_id[target].path if isinstance(decision, Supersede) else None
+            decision = New() if isinstance(decision, Supersede | Possible) else decision
         match decision:
             case Duplicate(existing_id=existing):
                 hit = by_id[existing]
@@ -296,6 +310,8 @@ class MemoryService:
                                                   supersedes=())
                 result = RememberResult("created", memory_id, outcome.path,
                                         conflict_path=outcome.conflict_path)
+        if closed is not None:
+            result = replace(result, action="superseded", superseded=closed)
         return replace(result, **judged), changed
 
     def _draft_embedding(self, draft: MemoryDraft) -> np.ndarray | None:
@@ -323,7 +339,7 @@ class MemoryService:
         """Write ``draft`` as a new memory file. A memory that names the day it happened
         ("deployed on 2026-03-02", "昨天") is valid from that day, else from today."""
         memory_id = str(ULID())
-        existing = self._folder_files()  # new files go straight into the memory folder
+        existing = _folder_files(self.writer.root, self.memory_folder)  # new files go there
         path = memory_path(existing, self.memory_folder, draft.name)
         event_day = draft.claim.event_day if draft.claim is not None else None
         data = render_memory(NewMemory(
@@ -351,15 +367,6 @@ class MemoryService:
             data = set_properties(stored.data, {key: [*links, link]}, path=stored.path)
             self.writer.write(stored.path, data, base=stored.data, origin=self.origin)
         return stored.path
-
-    def _folder_files(self) -> list[str]:
-        folder = self.writer.root / self.memory_folder
-        try:
-            names = [entry.name for entry in os.scandir(folder)]  # names only: no Path per file
-        except OSError:
-            return []
-        return [f"{self.memory_folder}/{name}" if self.memory_folder else name
-                for name in names]
 
     def _update(self, old: StoredMemory, body: str, now: datetime) -> RememberResult:
         meta = old.note.memory
@@ -460,7 +467,8 @@ class MemoryService:
         }[answer]
 
     def possible_pairs(self) -> list[tuple[str, str, str]]:
-        """``(kind, older path, newer path)`` of every live pair kept apart on a guess."""
+        """``(kind, older path, newer path)`` of every live pair kept apart on a guess
+        (memory files, and lines of an entry file: entry paths)."""
         today = self._clock().date()
         live = {s.path: s for s in self.memories() if _current(s, today)}
         found: set[tuple[str, str, str]] = set()
@@ -469,6 +477,7 @@ class MemoryService:
                 if other in live:
                     a, b = sorted((stored, live[other]), key=_written_order)
                     found.add((kind, a.path, b.path))
+        found |= entry_pairs(self._pool.entries(), self.owner, today)
         return sorted(found)
 
     def _pair_links(self, stored: StoredMemory) -> list[tuple[str, str]]:
@@ -638,6 +647,30 @@ def _unlinked_lines(unlinked: Unlinked) -> list[str]:
         lines.append("NOT removed: its name in text you wrote in " +
                      ", ".join(unlinked.named_by_user))
     return lines
+
+
+def _entry_result(done: EntryOutcome) -> RememberResult:
+    """What :func:`daemon.entry_remember.on_entry` did, as ``remember``'s result."""
+    return RememberResult(done.action, done.memory_id, done.path, superseded=done.superseded,
+                          reason=done.reason, conflict_path=done.conflict_path,
+                          linked_as=done.linked_as)
+
+
+def _folder_files(root: Path, memory_folder: str) -> list[str]:
+    """Vault paths of the names in ``root / memory_folder`` (``[]`` when it cannot be
+    listed)."""
+    try:
+        names = [entry.name for entry in os.scandir(root / memory_folder)]  # no Path per file
+    except OSError:
+        return []
+    return [f"{memory_folder}/{name}" if memory_folder else name for name in names]
+
+
+def _file_of(path: str) -> str:
+    """The file a path is in: an entry path's file (``Memory/facts.md#3f2a9c1d``), else
+    ``path``."""
+    parts = split_entry_path(path)
+    return parts[0] if parts else path
 
 
 def _lookup_key(text: str) -> str:

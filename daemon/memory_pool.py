@@ -1,7 +1,9 @@
 """The vault's memory files, read once and kept while they do not change.
 
 ``remember`` judges a new memory against every live memory of its owner; reading and parsing
-a thousand files for each call costs about a second. :class:`MemoryPool` keeps each memory
+a thousand files for each call costs about a second. The entries of the memory folder's entry
+files (``file.md#key``, :mod:`ccb.entry_notes`) are memories to judge against too
+(:meth:`MemoryPool.entries`), read with their file. :class:`MemoryPool` keeps each memory
 file parsed, with its read claim and its embedding, and a call costs one stat walk of the
 memory folder: a file is read again only when its size, modification time, change time or
 inode differ from the last read (an atomic replace gives a new inode; an edit in place moves
@@ -22,6 +24,7 @@ from pathlib import Path
 import numpy as np
 import structlog
 
+from ccb.entry_notes import entry_notes, is_entry_note
 from ccb.memory_file import content_hash_normalised
 from ccb.model import GENERATED_FILES, Note, memory_key
 from ccb.parse import detect_conflict_copy
@@ -51,7 +54,11 @@ EMBED_UNINDEXED = 16
 
 @dataclass(frozen=True, slots=True)
 class StoredMemory:
-    """A memory file as read: vault-relative ``path``, the parsed ``note`` and its bytes."""
+    """A memory file as read: vault-relative ``path``, the parsed ``note`` and its bytes.
+
+    For an entry of an entry file, ``path`` is its entry path (``Memory/facts.md#3f2a9c1d``),
+    ``note`` the entry's note (:func:`ccb.entry_notes.entry_notes`) and ``data`` the bytes of
+    the whole file."""
 
     path: str
     note: Note
@@ -64,6 +71,7 @@ class _Entry:
     stored: StoredMemory | None  # None: not a memory, or unreadable (reported once)
     facts: MemoryFacts | None = None
     first_chunk: str | None = None
+    entries: tuple[_Entry, ...] = ()  # an entry file's entries (``stored`` is None then)
 
 
 class MemoryPool:
@@ -91,15 +99,26 @@ class MemoryPool:
     def memories(self) -> list[StoredMemory]:
         """Every memory file now, by path; only files changed since the last call are read."""
         with self._lock:
-            seen = dict(self._walk())
-            for rel in self._entries.keys() - seen.keys():
-                del self._entries[rel]
-            for rel, signature in seen.items():
-                entry = self._entries.get(rel)
-                if entry is None or entry.signature != signature:
-                    self._entries[rel] = _Entry(signature, self._read(rel))
+            self._refresh()
             return [e.stored for _rel, e in sorted(self._entries.items())
                     if e.stored is not None]
+
+    def entries(self) -> list[StoredMemory]:
+        """Every entry of the memory folder's entry files now (each at its entry path, in
+        file order, files by path); only files changed since the last call are read."""
+        with self._lock:
+            self._refresh()
+            return [item.stored for _rel, e in sorted(self._entries.items())
+                    for item in e.entries if item.stored is not None]
+
+    def _refresh(self) -> None:
+        seen = dict(self._walk())
+        for rel in self._entries.keys() - seen.keys():
+            del self._entries[rel]
+        for rel, signature in seen.items():
+            entry = self._entries.get(rel)
+            if entry is None or entry.signature != signature:
+                self._entries[rel] = self._read(rel, signature)
 
     def facts(self, stored: Sequence[StoredMemory], store: MagmaStore | None,
               *, embed: Callable[[list[str]], np.ndarray] | None = None) -> list[MemoryFacts]:
@@ -112,10 +131,12 @@ class MemoryPool:
         beyond that. Claims are read once per file version; vectors are kept with them."""
         with self._lock:
             entries: list[_Entry] = []
+            of_files = {item.stored.path: item for e in self._entries.values()
+                        for item in e.entries if item.stored is not None}
             for s in stored:
                 if s.note.memory is None:
                     continue
-                entry = self._entries.get(s.path)
+                entry = self._entries.get(s.path) or of_files.get(s.path)
                 if entry is None or entry.stored is not s:
                     entry = _Entry((0, 0, 0, 0), s)  # not read by this pool: judged, not kept
                 if entry.facts is None:
@@ -182,14 +203,21 @@ class MemoryPool:
         real_root = os.path.realpath(self.root)
         return walked_path(real_root, self.vfilter, os.path.realpath(link)) is not None
 
-    def _read(self, rel: str) -> StoredMemory | None:
+    def _read(self, rel: str, signature: _Signature) -> _Entry:
         try:
             # refuses a symlink out of the vault (never followed), reads the bytes once
             note, data = read_note_bytes(self.root, rel)
         except DreamdError as error:
             log.warning("memories.unreadable", path=rel, error=str(error))
-            return None
-        return StoredMemory(rel, note, data) if note.memory is not None else None
+            return _Entry(signature, None)
+        if note.memory is not None:
+            return _Entry(signature, StoredMemory(rel, note, data))
+        plain = without_inline_data(note)  # as sync reads it
+        if not is_entry_note(plain, in_scope=True):  # the memory folder is in scope
+            return _Entry(signature, None)
+        _file, notes, _problems = entry_notes(plain, data)
+        return _Entry(signature, None, entries=tuple(
+            _Entry(signature, StoredMemory(n.path, n, data)) for n in notes))
 
 
 def first_chunk(note: Note, chunk_max_chars: int = DEFAULT_MAX_CHARS) -> Chunk:
