@@ -169,6 +169,11 @@ class Snapshot:
     #: The memories' lineage graph (``networkx.MultiDiGraph``, :mod:`magma.lineage`), checked
     #: by :func:`consistency.graph_checks.graph_drifts`; ``None``: not checked.
     lineage: Any = None
+    #: The entries of the memory folder's entry files, by entry path (``file.md#key``,
+    #: :mod:`ccb.entry_notes`): they take part in contradictions and possible pairs like
+    #: memory files (their ``possible`` are entry paths); their rows and versions follow
+    #: their file, which ``files`` holds.
+    entries: Mapping[str, FileSide] = field(default_factory=dict)
 
 
 # ---------------------------------------------------------------------------- drift kinds
@@ -376,8 +381,9 @@ def check(snapshot: Snapshot) -> list[Drift]:
                                    history.get(key), snapshot))
 
     found.extend(_gone_from_vault(snapshot, set(by_key) | set(rows_by_key)))
-    found.extend(_contradictions(files.values(), snapshot.judged))
-    found.extend(_possible_pairs(files, snapshot.judged))
+    found.extend(_contradictions([*files.values(), *snapshot.entries.values()],
+                                 snapshot.judged))
+    found.extend(_possible_pairs({**files, **snapshot.entries}, snapshot.judged))
     lineage = graph_drifts(snapshot.lineage) if snapshot.lineage is not None else []
     # a lineage link to nothing is reported once, as a dangling lineage link
     dangling = names_nothing(lineage)

@@ -30,7 +30,7 @@ import structlog
 from ulid import ULID
 
 from ccb.dates import as_aware
-from ccb.entry_notes import is_entry_path
+from ccb.entry_notes import POSSIBLE_PAIR_KEYS, is_entry_path
 from ccb.frontmatter_edit import set_properties
 from ccb.model import DIARY_FILE, Note, Problem, memory_key
 from ccb.scan import VaultFilter, read_note_bytes, scan_vault
@@ -278,6 +278,8 @@ class ConsistencyService:
         _link_possible_pairs(gathered.files, memory_props)
         lineage = lineage_graph(lineage_memory(path, memory_props.get(path, {}))
                                 for path in sorted(memory_paths))
+        pool = self.subject_pool()
+        entries = {s.path: s for s in pool.entries()}  # one stat walk, files read once
         snapshot = Snapshot(
             files=gathered.files, index=index, history=history, now=now,
             unchanged=frozenset(unchanged),
@@ -290,9 +292,10 @@ class ConsistencyService:
             memory_index_current=index_current, memory_index_hand_edited=hand_edited,
             archive_out_of_step=archive_out_of_step,
             orphan_grace=self.orphan_grace,
-            judged=self._judge_subject_groups(gathered.files),
+            judged=self._judge_subject_groups(gathered.files, entries, pool),
             credentials=self._credentials(file_index),
             lineage=lineage,
+            entries={path: _entry_side(s, today) for path, s in entries.items()},
         )
         return snapshot, gathered
 
@@ -306,18 +309,23 @@ class ConsistencyService:
                 and row.content_hash == record.content_hash}
 
     def _judge_subject_groups(
-        self, files: Mapping[str, FileSide]
+        self, files: Mapping[str, FileSide], entries: Mapping[str, StoredMemory],
+        pool: MemoryPool,
     ) -> dict[tuple[str, str], tuple[str, str]]:
-        """The write-time judgement of every pair of live memories that share owner, type
-        and subject (few: only those files are read), with their first chunks' vectors from
-        the store when indexed."""
-        groups = subject_groups(files.values())
+        """The write-time judgement of every pair of live memories — memory files and
+        ``entries`` (read already) — that share owner, type and subject (few: only those
+        files are read), with their first chunks' vectors from the store when indexed."""
+        today = self._clock().date()
+        groups = subject_groups([*files.values(),
+                                 *(_entry_side(s, today) for s in entries.values())])
         paths = sorted({p for members in groups.values() for p in members})
         if not paths:
             return {}
-        pool = self.subject_pool()
         stored, read = {}, {}
         for path in paths:
+            if path in entries:
+                stored[path] = read[path] = entries[path]
+                continue
             try:
                 note, data = read_note_bytes(self.root, path)
             except DreamdError:
@@ -533,6 +541,15 @@ def _side_from_note(note: Note, today: date) -> FileSide:
                     is_current(MemoryState.of(memory, past=False), today))
 
 
+def _entry_side(stored: StoredMemory, today: date) -> FileSide:
+    """An entry (``file.md#key``) as the check sees a memory: its pairs kept apart on a
+    guess name other entries of its file (:data:`ccb.entry_notes.POSSIBLE_PAIR_KEYS`)."""
+    side = _side_from_note(stored.note, today)
+    possible = tuple((kind, other) for kind in POSSIBLE_PAIR_KEYS
+                     if isinstance(other := stored.note.properties.get(kind), str))
+    return replace(side, possible=possible)
+
+
 def _link_possible_pairs(files: dict[str, FileSide], props: Mapping[str, Mapping[str, Any]]
                          ) -> None:
     """Fill :attr:`FileSide.possible` from the memories' ``possible_duplicate`` and
@@ -587,7 +604,12 @@ def _judge_groups(groups: Mapping[Any, list[str]], read: Mapping[str, StoredMemo
 
 
 def _one_supersedes(a: StoredMemory, b: StoredMemory) -> bool:
-    """Does either memory name the other in its ``supersedes`` (link targets: file stems)?"""
+    """Does either memory name the other in its ``supersedes`` (link targets: file stems;
+    an entry's: entry paths, ``file.md#key``)?"""
+    if is_entry_path(a.path) or is_entry_path(b.path):
+        return any(x.path in (y.note.memory.supersedes if y.note.memory else ())
+                   for x, y in ((a, b), (b, a)))
+
     def targets(side: StoredMemory) -> set[str]:
         meta = side.note.memory
         return {link_stem(t) for t in (meta.supersedes if meta else ())}

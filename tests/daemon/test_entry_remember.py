@@ -137,3 +137,21 @@ def test_an_unsure_pair_is_two_lines_listed_until_settled(app: App, vault: Path,
         f"possible_contradiction={entry_key('我在余杭区')}-->"])
     assert ("possible_contradiction", YUHANG, result.path) in _service(app).possible_pairs()
     assert new_key != entry_key("我在余杭区")
+
+
+def test_dreamd_check_lists_an_entry_pair_and_an_entry_contradiction(
+        app: App, vault: Path) -> None:
+    """check considers entries as it considers memory files: the unsure pair remember made
+    is a possible pair, and two live lines of one subject that disagree are a
+    contradiction."""
+    result = _service(app).remember("我在西湖区，离公司很近", type="project", subject="所在地")
+    findings = app.consistency().check().findings
+    pairs = [f.drift.paths for f in findings if f.kind == "possible_pair"]
+    assert tuple(sorted((YUHANG, result.path))) in pairs
+    facts = vault / "Memory" / "facts.md"
+    with facts.open("a", encoding="utf-8") as out:  # written by hand: no link, no sup
+        out.write("- The kiln shelf is 45 cm wide <!--m:subj=kiln.shelf;vf=2026-06-01-->\n")
+    findings = app.consistency().check().findings
+    clashes = [f.drift.paths for f in findings if f.kind == "contradiction"]
+    shelf45 = f"Memory/facts.md#{entry_key('The kiln shelf is 45 cm wide')}"
+    assert tuple(sorted((SHELF, shelf45))) in clashes
