@@ -13,7 +13,9 @@ memory's description, so the subject's words are searched), ``vf`` → ``valid_f
 → ``valid_to``, ``sup`` → ``supersedes`` (an entry path), ``conf`` → ``confidence``, ``hc`` →
 ``hit_count`` (shown, never used: recalls live in MAGMA); ``possible_duplicate`` /
 ``possible_contradiction`` (the key of a line ``remember`` kept this one apart from on a
-guess, :data:`POSSIBLE_PAIR_KEYS`) → the same property, as that line's entry path. An
+guess, :data:`POSSIBLE_PAIR_KEYS`) → the same property, as that line's entry path;
+``merged_into`` (:data:`MERGED_KEY`, written by a dream) → the same property and
+``status: archived``. An
 entry another entry names in ``sup`` is superseded: its ``valid_to`` is the successor's
 ``vf`` when it has none, else it gets ``status: superseded``. The memory type is the
 entry's own ``type=`` pair, else the file's frontmatter ``entry_type``, else
@@ -36,6 +38,7 @@ from ccb.model import MEMORY_TYPES, MemoryMeta, MemoryType, Note, Problem, Prope
 __all__ = [
     "DEFAULT_ENTRY_TYPE",
     "ENTRY_TYPE_KEY",
+    "MERGED_KEY",
     "POSSIBLE_PAIR_KEYS",
     "TITLE_MAX_CHARS",
     "entry_notes",
@@ -51,6 +54,10 @@ DEFAULT_ENTRY_TYPE: MemoryType = "project"
 #: Comment keys of a line ``remember`` kept apart from another line of its file on a guess
 #: (the memory file's property names); the value is that line's key.
 POSSIBLE_PAIR_KEYS = ("possible_duplicate", "possible_contradiction")
+#: Comment key of a line a dream merged into another memory (the memory file's property
+#: name): that line's key in the same file, else the keeper's path. The line is archived.
+MERGED_KEY = "merged_into"
+_KEY_RE = re.compile(r"^[0-9a-f]{8}(?:-[0-9]+)?$")
 #: The frontmatter key of an entry file that gives its entries' memory type.
 ENTRY_TYPE_KEY = "entry_type"
 #: An entry's title is its text cut to this many characters (our choice: a search hit line).
@@ -111,6 +118,11 @@ def _entry_note(note: Note, entry_file: EntryFile, entry: Entry,
              "confidence": fields.conf, "hit_count": fields.hc,
              "owner": note.properties.get("owner")}
     properties.update({k: v for k, v in named.items() if v is not None})
+    merged = (fields.get(MERGED_KEY) or "").strip()
+    if merged:  # a dream merged this line into another memory: archived
+        properties[MERGED_KEY] = entry_path(note.path, merged) if _KEY_RE.match(merged) \
+            else merged
+        properties["status"] = "archived"
     for kind in POSSIBLE_PAIR_KEYS:  # an unsure pair (remember): the other line's path
         other = fields.get(kind)
         if other and other.strip() and other.strip() != entry.key:

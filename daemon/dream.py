@@ -93,7 +93,8 @@ from consistency.synthesis import (
 from daemon.client import pid_alive
 from daemon.dream_blocks import sleep_night
 from daemon.dream_deep import DeepPhase, Synthesise, diary_link, transcripts_since
-from daemon.dream_edits import Step, diary_entry, step_edits, still_allowed
+from daemon.dream_edits import Step, diary_entry, still_allowed
+from daemon.dream_entries import DreamEntries, dream_step_edits, mergeable
 from daemon.dream_journal import DreamJournal, steps_of
 from daemon.dream_profile import ProfileDistiller, is_profile
 from daemon.dream_records import (
@@ -110,6 +111,7 @@ from daemon.dream_sleep import SleepCycle
 from daemon.link_check import check_links
 from daemon.llm import ChatClient
 from daemon.memory_index_keeper import MemoryIndexKeeper, index_entries, index_fingerprint
+from daemon.memory_pool import MemoryPool
 from daemon.pair_judge import PairJudge
 
 __all__ = [
@@ -458,6 +460,7 @@ class DreamRunner:
         self.restorer = Restorer(writer=writer, memory_folder=self.memory_folder,
                                  state_dir=state_dir)
         self.journal = DreamJournal(state_dir)
+        self.entries = DreamEntries(MemoryPool(self.root, self.memory_folder), state_dir)
         self._run = _DreamRun()  # what the dream under way has learnt; new for each
         self.sleep: SleepCycle | None = None  # light, REM and deep sleep (the composition root)
 
@@ -508,24 +511,25 @@ class DreamRunner:
         current = [r for r in records.values() if not r.hidden(today)
                    and r.path not in restored and not is_profile(r)]  # a profile is no fact
         actions: list[Consolidation] = []
-        if consolidate and any(r.changed for r in current):  # else every pair was compared
+        lines_of = self.entries.memories(today) if consolidate else []  # daemon.dream_entries
+        if (consolidate and any(r.changed for r in current)) or any(m.changed for m in lines_of):
             memories = [DreamMemory(  # identity by path: two files may carry one id
                 id=r.path, path=r.path, type=r.type, name=r.name, description=r.description,
                 subject=r.subject, owner=r.owner, content_hash=r.norm_hash,
                 created=as_written(r.created) or as_written(r.updated) or _mtime(r),
                 changed=r.changed,
-            ) for r in sorted(current, key=lambda r: r.path)]
+            ) for r in sorted(current, key=lambda r: r.path)] + lines_of
             embeddings = self.reads.embeddings
             vectors = embeddings([m.path for m in memories]) if embeddings else {}
             memories = [replace(m, embedding=vectors.get(m.path)) for m in memories]
             wanted = groups_to_compare(memories)
-            memories = [replace(
+            memories = [m if m.path not in records else replace(
                 m, body=read_body(self.root, m.path, bodies) if m.id in wanted else None,
                 pinned=records[m.path].pinned) for m in memories]
             if self._roles.judge is not None:
                 self._roles.judge.start()
-            actions = plan_consolidation(
-                memories, settle=self._settle if self._roles.judge is not None else None)
+            actions = mergeable(plan_consolidation(
+                memories, settle=self._settle if self._roles.judge is not None else None))
         # Lifecycle runs on the state after the consolidation.
         closed = {a.duplicate_path for a in actions if isinstance(a, MergeDuplicate)}
         closed |= {a.old_path for a in actions if isinstance(a, SupersedeOld)}
@@ -611,8 +615,8 @@ class DreamRunner:
 
     def _step_edits(self, step: Step, overlay: dict[str, bytes],
                     now: datetime) -> list[tuple[str, bytes, str]]:
-        """:func:`daemon.dream_edits.step_edits` from the current bytes (``overlay`` first)."""
-        return step_edits(step, lambda path: self._read(path, overlay), self._run.known, now)
+        """:func:`daemon.dream_entries.dream_step_edits` of the bytes now (overlay first)."""
+        return dream_step_edits(step, lambda p: self._read(p, overlay), self._run.known, now)
 
     # ------------------------------------------------------------------ running
 
@@ -723,6 +727,7 @@ class DreamRunner:
         """Record the finished dream: its time and id, and every memory as seen now."""
         for record in records.values():
             record.seen = record.hash
+        self.entries.record()
         memories = {p: r.as_json() for p, r in sorted(records.items())}
         if memories != self._run.loaded_memories:
             write_json_atomic(self.state_dir / STATE_FILE, {"memories": memories})
