@@ -64,6 +64,7 @@ __all__ = [
     "is_entry_file",
     "parse_entry_file",
     "parse_fields",
+    "remove_entry_fields",
     "render_comment",
     "reparse",
     "set_entry_fields",
@@ -407,6 +408,27 @@ def set_entry_fields(line: str, updates: Mapping[str, str]) -> str:
         parts.extend(added)
     start, end = match.span("body")
     return content[:start] + ";".join(parts) + content[end:] + cr + ending
+
+
+def remove_entry_fields(line: str, names: Iterable[str]) -> str:
+    """``line`` (one list item, with its line ending) without the pairs named ``names`` in
+    its comment; everything else is kept byte for byte (a line without a comment, or
+    without those pairs, is returned as it is). Raises :class:`EntryEditError` when
+    ``line`` is not a list item."""
+    ending = "\n" if line.endswith("\n") else ""
+    content, cr = _strip_cr(_content(line))
+    if _read_item(content) is None:
+        raise EntryEditError(f"ccb: {content[:60]!r} is not a list item; not edited")
+    match = _COMMENT_RE.search(content)
+    gone = set(names)
+    if match is None:
+        return line
+    parts = match.group("body").split(";")
+    kept = [p for p in parts if p.partition("=")[0].strip() not in gone or not p.partition("=")[1]]
+    if len(kept) == len(parts):
+        return line
+    start, end = match.span("body")
+    return content[:start] + ";".join(kept) + content[end:] + cr + ending
 
 
 def _line_ending(entry_file: EntryFile) -> str:

@@ -16,7 +16,8 @@ design's way, with minimal edits through the one writer (:mod:`daemon.entry_writ
   modified line and one added line, the facts of one subject stay in one file.
 - ``Possible`` (an unsure pair): the new fact is appended to the same file with
   ``possible_duplicate=<old key>`` or ``possible_contradiction=<old key>`` in its comment (the
-  old line is not touched); both stay live and ``dreamd conflicts`` lists the pair.
+  old line is not touched); both stay live and ``dreamd conflicts`` lists the pair until
+  the user settles it (:func:`settle_entry_pair`).
 - ``New`` and ``Series``: not about an entry; the fact becomes a memory file as before.
 
 A fact an entry cannot hold — more than one line, or pinned (an entry has no ``pinned``) — is
@@ -30,8 +31,14 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Literal
 
-from ccb.entries import format_entry_file, parse_entry_file, reparse, set_entry_fields
-from ccb.entry_notes import POSSIBLE_PAIR_KEYS, is_entry_path, split_entry_path
+from ccb.entries import (
+    format_entry_file,
+    parse_entry_file,
+    remove_entry_fields,
+    reparse,
+    set_entry_fields,
+)
+from ccb.entry_notes import MERGED_KEY, POSSIBLE_PAIR_KEYS, is_entry_path, split_entry_path
 from ccb.model import memory_key
 from ccb.owner import Owner
 from ccb.writer import NoteWriter
@@ -47,6 +54,7 @@ __all__ = [
     "entry_pairs",
     "fits_an_entry",
     "on_entry",
+    "settle_entry_pair",
 ]
 
 
@@ -154,3 +162,52 @@ def entry_pairs(entries: list[StoredMemory], owner: Owner | None, today: date
             if isinstance(other, str) and is_entry_path(other) and other in live:
                 found.add((kind, other, stored.path))
     return found
+
+
+def settle_entry_pair(writer: NoteWriter, entries: list[StoredMemory], ref: str,
+                      answer: Literal["same", "changed", "different"], *, today: date,
+                      owner: Owner | None = None, other: str | None = None,
+                      origin: str = "api") -> str:
+    """Settle an unsure pair of lines ``remember`` kept apart (``dreamd conflicts resolve
+    Memory/facts.md#key --as …``): ``same`` archives the newer line into the older
+    (``merged_into=<older key>``), ``changed`` closes the older (``vt=<today>``) and names it
+    in the newer (``sup=``), ``different`` keeps both as two facts. The newer line's
+    ``possible_…`` pair goes in every case; the edits are of those lines only, through the
+    one writer. ``ref`` is either line (``other`` the second, when ``ref`` has several
+    pairs). Returns a line for the user; raises ``MemoryNotFoundError`` when no such pair
+    is open among the ``entries`` ``owner`` sees (``None``: every one)."""
+    pairs = entry_pairs(entries, owner, today)
+    found = [(k, a, b) for k, a, b in pairs if ref in (a, b)
+             and (other is None or other in (a, b))]
+    if len(found) != 1:
+        listed = ", ".join(sorted(b if a == ref else a for _, a, b in found)) or "none"
+        raise MemoryNotFoundError(
+            f"conflicts resolve {ref}: {len(found)} possible pairs ({listed}); "
+            + ("name the other line with --with" if found else
+               "this line was not kept apart from another one"))
+    kind, older, newer = found[0]
+    file_path, older_key = _split(older)
+    newer_key = _split(newer)[1]
+    data = writer.read(file_path)
+    if data is None:
+        raise MemoryNotFoundError(f"conflicts resolve {ref}: {file_path} is gone")
+    entry_file = parse_entry_file(file_path, data)
+    old_entry, new_entry = entry_file.entry(older_key), entry_file.entry(newer_key)
+    if old_entry is None or new_entry is None:
+        raise MemoryNotFoundError(f"conflicts resolve {ref}: the line changed meanwhile")
+    lines = list(entry_file.lines)
+    new_line = remove_entry_fields(lines[new_entry.line], [kind])
+    if answer == "same":
+        new_line = set_entry_fields(new_line, {MERGED_KEY: older_key})
+    elif answer == "changed":
+        new_line = set_entry_fields(new_line, {"sup": older_key})
+        lines[old_entry.line] = set_entry_fields(lines[old_entry.line],
+                                                 {"vt": today.isoformat()})
+    lines[new_entry.line] = new_line
+    writer.write(file_path, format_entry_file(reparse(entry_file, lines)), base=data,
+                 origin=origin, change=f"entries #{older_key} and #{newer_key}: {answer}")
+    return {
+        "same": f"merged {newer} into {older} (archived with merged_into)",
+        "changed": f"{newer} supersedes {older} (both stay; the older has vt)",
+        "different": f"kept {older} and {newer} as two facts",
+    }[answer]

@@ -61,7 +61,7 @@ from consistency.duplicates import (
 from consistency.lifecycle import MemoryState, is_current
 from consistency.profile import PROFILE_SUBJECT
 from consistency.secrets import refuse_secrets
-from daemon.entry_remember import EntryOutcome, entry_pairs, on_entry
+from daemon.entry_remember import EntryOutcome, entry_pairs, on_entry, settle_entry_pair
 from daemon.forget_links import Unlinked, link_stem, unlink_forgotten
 from daemon.forget_traces import scrub_diary
 from daemon.memory_index_keeper import INDEX_FILE, MemoryIndexKeeper
@@ -301,7 +301,8 @@ class MemoryService:
                 link = f"possible_{kind}"
                 memory_id, outcome = self._create(draft, now, pinned, owner, source,
                                                   supersedes=(), links={link: by_id[existing]})
-                changed.append(self._link(by_id[existing], link, outcome.path, now))
+                changed.append(_link(self.writer, by_id[existing], link, outcome.path,
+                                     self.origin))
                 result = RememberResult("created", memory_id, outcome.path,
                                         conflict_path=outcome.conflict_path, linked_as=link)
             case New() | Series():
@@ -356,18 +357,6 @@ class MemoryService:
             data = set_properties(data, added, path=path)
         return memory_id, self.writer.write(path, data, base=None, origin=self.origin)
 
-    def _link(self, stored: StoredMemory, key: str, other: str, now: datetime) -> str:
-        """Add ``[[other]]`` to ``stored``'s list property ``key`` (a minimal frontmatter
-        edit; the rest of the file is kept byte for byte); returns its path."""
-        current = stored.note.properties.get(key)
-        links = [str(v) for v in current] if isinstance(current, list) else (
-            [str(current)] if current else [])
-        link = f"[[{Path(other).stem}]]"
-        if link not in links:
-            data = set_properties(stored.data, {key: [*links, link]}, path=stored.path)
-            self.writer.write(stored.path, data, base=stored.data, origin=self.origin)
-        return stored.path
-
     def _update(self, old: StoredMemory, body: str, now: datetime) -> RememberResult:
         meta = old.note.memory
         assert meta is not None
@@ -410,6 +399,12 @@ class MemoryService:
         both as two facts. The links go either way. Minimal frontmatter edits through the
         one writer; returns a line for the user. Raises ``MemoryNotFoundError`` when the
         memory has no such pair (or several and ``other`` names none of them)."""
+        if is_entry_path(id_or_name):  # two lines of an entry file (daemon.entry_remember)
+            message = settle_entry_pair(
+                self.writer, self._pool.entries(), id_or_name, answer, owner=self.owner,
+                other=other, today=self._clock().date(), origin=self.origin)
+            self.after_change([_file_of(id_or_name)])
+            return message
         first = self.find(id_or_name)
         partners = {path: kind for kind, path in self._pair_links(first)}
         if other is not None:
@@ -467,8 +462,7 @@ class MemoryService:
         }[answer]
 
     def possible_pairs(self) -> list[tuple[str, str, str]]:
-        """``(kind, older path, newer path)`` of every live pair kept apart on a guess
-        (memory files, and lines of an entry file: entry paths)."""
+        """``(kind, older path, newer path)`` of every live pair kept apart on a guess."""
         today = self._clock().date()
         live = {s.path: s for s in self.memories() if _current(s, today)}
         found: set[tuple[str, str, str]] = set()
@@ -647,6 +641,19 @@ def _unlinked_lines(unlinked: Unlinked) -> list[str]:
         lines.append("NOT removed: its name in text you wrote in " +
                      ", ".join(unlinked.named_by_user))
     return lines
+
+
+def _link(writer: NoteWriter, stored: StoredMemory, key: str, other: str, origin: str) -> str:
+    """Add ``[[other]]`` to ``stored``'s list property ``key`` (a minimal frontmatter
+    edit; the rest of the file is kept byte for byte); returns its path."""
+    current = stored.note.properties.get(key)
+    links = [str(v) for v in current] if isinstance(current, list) else (
+        [str(current)] if current else [])
+    link = f"[[{Path(other).stem}]]"
+    if link not in links:
+        data = set_properties(stored.data, {key: [*links, link]}, path=stored.path)
+        writer.write(stored.path, data, base=stored.data, origin=origin)
+    return stored.path
 
 
 def _entry_result(done: EntryOutcome) -> RememberResult:

@@ -18,6 +18,7 @@ from ccb.entries import (
     has_entry_comments,
     is_entry_file,
     parse_entry_file,
+    remove_entry_fields,
     set_entry_fields,
     supersede_entry,
 )
@@ -243,3 +244,13 @@ def test_a_line_that_would_not_read_back_as_the_entry_is_refused() -> None:
     with_pairs = append_entry(plain, "hello <!--m:vt=2020-01-01-->", [("subj", "y")])
     assert with_pairs.entries[-1].text == "hello <!--m:vt=2020-01-01-->"
     assert with_pairs.entries[-1].fields.vt is None
+
+
+def test_removing_a_field_changes_only_that_pair() -> None:
+    line = "  - 我在西湖区 <!--m: subj=所在地 ;possible_duplicate=3f2a9c1d;vf=2026-06-20 -->\r\n"
+    assert remove_entry_fields(line, ["possible_duplicate"]) == (
+        "  - 我在西湖区 <!--m: subj=所在地 ;vf=2026-06-20 -->\r\n")
+    assert remove_entry_fields(line, ["sup"]) == line
+    assert remove_entry_fields("- no comment\n", ["vt"]) == "- no comment\n"
+    with pytest.raises(EntryEditError):
+        remove_entry_fields("plain text\n", ["vt"])

@@ -8,7 +8,10 @@ by content hash, subject and the words, not by meaning).
 
 from __future__ import annotations
 
+import json
+import os
 import subprocess
+import sys
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -155,3 +158,45 @@ def test_dreamd_check_lists_an_entry_pair_and_an_entry_contradiction(
     clashes = [f.drift.paths for f in findings if f.kind == "contradiction"]
     shelf45 = f"Memory/facts.md#{entry_key('The kiln shelf is 45 cm wide')}"
     assert tuple(sorted((SHELF, shelf45))) in clashes
+
+
+@pytest.mark.parametrize("answer", ["same", "changed", "different"])
+def test_an_entry_pair_is_settled_by_the_user_on_those_two_lines(
+        app: App, vault: Path, tmp_path: Path, answer: str) -> None:
+    facts = vault / "Memory" / "facts.md"
+    made = _service(app).remember("我在西湖区，离公司很近", type="project", subject="所在地")
+    before = facts.read_bytes()
+    message = _service(app).settle_pair(made.path, answer)  # type: ignore[arg-type]
+    assert YUHANG in message and made.path in message
+    old = entry_key("我在余杭区")
+    removed, added = _diff(before, facts, tmp_path)
+    line = "- 我在西湖区，离公司很近 <!--m:subj=所在地;vf=2026-06-20"
+    assert removed[-1] == f"{line};possible_contradiction={old}-->"
+    assert added[-1] == {"same": f"{line};merged_into={old}-->", "changed": f"{line};sup={old}-->",
+                         "different": f"{line}-->"}[answer]
+    assert len(removed) == len(added) == (2 if answer == "changed" else 1)
+    assert not [pair for pair in _service(app).possible_pairs() if YUHANG in pair]
+    live = {h.path for h in app.search("我在", count_recall=False, now=NOW)}
+    assert (made.path in live) == (answer != "same") and (YUHANG in live) == (answer != "changed")
+
+
+def test_remember_and_conflicts_resolve_from_the_command_line(vault: Path) -> None:
+    """As a user runs it (real subprocesses, nothing synced: the words decide)."""
+    (vault / "Memory" / "facts.md").write_text(FACTS, encoding="utf-8")
+    repo = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": str(repo), "DREAMD_VAULT__PATH": str(vault)}
+
+    def dreamd(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-P", "-m", "daemon", *args], cwd=repo, env=env,
+                              capture_output=True, text=True, check=False, timeout=300)
+
+    same = dreamd("remember", "我在余杭区", "--subject", "所在地", "--json")
+    assert same.returncode == 0, same.stderr
+    assert json.loads(same.stdout)["path"] == YUHANG
+    moved = dreamd("remember", "我在西湖区", "--subject", "所在地", "--json")
+    assert moved.returncode == 0, moved.stderr
+    assert json.loads(moved.stdout)["path"] == XIHU
+    assert "sup=" in (vault / "Memory" / "facts.md").read_text(encoding="utf-8")
+    wrong = dreamd("conflicts", "resolve", XIHU, "--as", "same")
+    assert wrong.returncode != 0 and "not kept apart" in wrong.stderr
+    assert "Traceback" not in wrong.stderr
