@@ -29,7 +29,7 @@ from rich.table import Table
 
 from ccb.entry_notes import is_entry_path
 from ccb.memory_text import checked_memory_text
-from ccb.model import MEMORY_TYPES
+from ccb.model import MEMORY_TYPES, memory_key
 from ccb.owner import Owner, parse_owner
 from config.errors import (
     DreamdError,
@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     from daemon import entry_exchange, entry_writes, render
     from daemon import lineage as lineage_views
     from daemon.app import App, load
+    from daemon.forget_traces import forget_entry_recorded
     from daemon.history import forget_remains
     from daemon.logs import configure_logging
 else:
@@ -74,6 +75,7 @@ else:
     App = _Deferred("daemon.app", "App")
     load = _Deferred("daemon.app", "load")
     forget_remains = _Deferred("daemon.history", "forget_remains")
+    forget_entry_recorded = _Deferred("daemon.forget_traces", "forget_entry_recorded")
 
     def configure_logging(**kwargs: Any) -> None:
         from daemon.logs import configure_logging as configure
@@ -802,8 +804,12 @@ def _forget_entry(ctx: typer.Context, ref: str, *, yes: bool, owner: str | None,
     with _app(ctx, **{"vault.path": vault}) as application:
         done = entry_writes.forget_entry_at(application.writer, ref, owner=_owner(owner))
         application.indexing.index_now([ref.rsplit("#", 1)[0]])
+        versions = forget_entry_recorded(application.versions, application.recorder,
+                                         memory_key(None, ref))
     out.print(f"forgot {escape(done.entry)}: its line is gone from "
-              f"{escape(done.outcome.path)}", highlight=False)
+              f"{escape(done.outcome.path)}" + (f" and its {versions} versions from the "
+                                                "history" if versions else ""),
+              highlight=False)
 
 
 def _confirmed(question: str) -> bool:

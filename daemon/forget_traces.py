@@ -129,3 +129,15 @@ def forget_recorded(versions: VersionArchive, recorder: VersionRecorder, recalls
     forget_record(state_dir, key)
     return count
 
+
+def forget_entry_recorded(versions: VersionArchive, recorder: VersionRecorder, key: str
+                          ) -> int:
+    """Drop every version of a forgotten entry (kept under ``key``,
+    :mod:`daemon.entry_versions`), the table versions that held them and its base; returns
+    how many versions went. An entry is linked by no wikilink, so no other memory's
+    versions change. Raises :class:`config.errors.StoreError` and ``OSError``."""
+    count = versions.forget(key)
+    if count:
+        versions.compact()
+    recorder.forget(key)
+    return count

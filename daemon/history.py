@@ -30,7 +30,7 @@ import filelock
 import structlog
 
 from ccb.atomic import read_json_object, write_bytes_atomic
-from ccb.model import Note, memory_key
+from ccb.model import PATH_KEY_PREFIX, Note, memory_key
 from ccb.names import nfc_key
 from ccb.owner import Owner
 from ccb.parse import parse_note
@@ -39,6 +39,13 @@ from ccb.writer import NoteWriter, WriteOutcome
 from config.errors import DreamdError, LockError, MemoryNotFoundError, VersionNotFoundError
 from consistency.arbiter import KeepFile, ManualReview, TakeMagma, decide
 from consistency.checker import Divergent
+from daemon.entry_versions import (
+    current_entry_note,
+    entry_of_key,
+    locate_entry,
+    origins_of,
+    write_entry_line,
+)
 from magma.store import MagmaStore
 from magma.versions import NewVersion, Version, VersionArchive, VersionKind, current
 
@@ -92,14 +99,18 @@ class VersionRecorder:
         # decide a version on the bases they read: one at a time (reentrant in a process).
         self._lock = filelock.FileLock(state_dir / "history.lock", timeout=LOCK_TIMEOUT_S)
 
-    def offer(self, notes: Sequence[tuple[Note, bytes, str | None]]) -> list[Version]:
+    def offer(self, notes: Sequence[tuple[Note, bytes, str | None]],
+              origins: Mapping[str, str] | None = None) -> list[Version]:
         with self._locked():
-            return self._offer(notes)
+            return self._offer(notes, origins or {})
 
-    def _offer(self, notes: Sequence[tuple[Note, bytes, str | None]]) -> list[Version]:
+    def _offer(self, notes: Sequence[tuple[Note, bytes, str | None]],
+               origins: Mapping[str, str]) -> list[Version]:
         """Record each memory note's bytes (with the hash its index row had before, or
         ``None``) as a version when they differ from its current one; returns the versions
-        made. Memories offered are no longer pending deletion.
+        made. Memories offered are no longer pending deletion. ``origins`` maps a history
+        key to the content hash whose writer names the version's origin when its own does
+        not (an entry's line: its file's bytes, :mod:`daemon.entry_versions`).
 
         The current version moves only when this device's base is the current version (an
         edit here) or the arbiter lets the file win a divergence (``user``/``feedback``); a
@@ -111,10 +122,11 @@ class VersionRecorder:
             return []
         with self.archive.lease():  # read once; the record under the same lease
             known = self.archive.all_versions({note_memory_key(n) for n, _, _ in wanted})
-            return self._offer_known(wanted, known)
+            return self._offer_known(wanted, known, origins)
 
     def _offer_known(self, wanted: Sequence[tuple[Note, bytes, str | None]],
-                     known: dict[str, list[Version]]) -> list[Version]:
+                     known: dict[str, list[Version]], origins: Mapping[str, str]
+                     ) -> list[Version]:
         heads = {key: head for key, versions in known.items()
                  if (head := current(versions)) is not None}
         bases = self.bases()
@@ -125,7 +137,8 @@ class VersionRecorder:
             key, f = note_memory_key(note), note.content_hash
             head = heads.get(key)
             base = self._base(head, bases.get(key, row_hash))
-            origin, change = self._origin_of(f) or ("user-edit", "")
+            origin, change = self._origin_of(f) or (
+                self._origin_of(origins[key]) if key in origins else None) or ("user-edit", "")
             kind: VersionKind = "edit"
             if head is None or (head.kind == "edit" and head.content_hash in {f, base}):
                 pass
@@ -362,6 +375,8 @@ class HistoryService:
                 f"rollback {key}: version {n} records the deletion; roll back to "
                 f"{version.prev or n - 1} to restore what it said before")
         data = self.archive.content(key, n)
+        if entry_of_key(key) is not None:  # one line of an entry file
+            return self._rollback_line(key, n, data)
         found = self._locate(key)
         if found is not None:
             path, now_bytes = found
@@ -375,6 +390,20 @@ class HistoryService:
             path, data, base=now_bytes, origin="rollback", restores=True,
             change=f"rollback to version {n}" + (f" (from {head.n})" if head else ""))
         self._index([path])
+        log.info("memory.rolled_back", memory_id=key, to=n, path=path, status=outcome.status)
+        return RollbackResult(key, path, n, outcome.status, outcome.conflict_path)
+
+    def _rollback_line(self, key: str, n: int, data: bytes) -> RollbackResult:
+        """Rollback of an entry: its line now is recorded, then version ``n``'s line is
+        written in its place (:mod:`daemon.entry_versions`)."""
+        now = current_entry_note(self.writer, key)
+        if now is not None:  # CONVENTIONS.md rule 8
+            self.recorder.offer([(now[0], now[1], None)], origins_of({now[0].path: now[2]}))
+        head = current(self.archive.history(key))
+        outcome = write_entry_line(self.writer, key, data, change=f"rollback to version {n}"
+                                   + (f" (from {head.n})" if head else ""))
+        self._index([outcome.path])
+        path = key.removeprefix(PATH_KEY_PREFIX)
         log.info("memory.rolled_back", memory_id=key, to=n, path=path, status=outcome.status)
         return RollbackResult(key, path, n, outcome.status, outcome.conflict_path)
 
@@ -444,7 +473,10 @@ class MemoryLocator:
         return versions[0].memory_id
 
     def locate(self, key: str) -> tuple[str, bytes] | None:
-        """``(path, bytes)`` of the memory's file now, or ``None`` when it has none."""
+        """``(path, bytes)`` of the memory's file now, or ``None`` when it has none; for an
+        entry, ``(entry path, its line)`` (:mod:`daemon.entry_versions`)."""
+        if entry_of_key(key) is not None:
+            return locate_entry(self.memories.writer, key)
         for stored in self.memories.memories():
             if note_memory_key(stored.note) == key:
                 return stored.path, stored.data

@@ -37,6 +37,7 @@ from ccb.scan import VaultFilter, read_note_bytes, scan_paths, scan_vault
 from config.errors import DreamdError, MassDeleteError
 from consistency.withheld import withhold_credentials
 from daemon.credential_ledger import CredentialLedger, CredentialRecord
+from daemon.entry_versions import entry_lines, origins_of, version_note
 from daemon.history import VersionRecorder, note_memory_key
 from magma.chunking import Chunk, chunk_note
 from magma.embedder import Embedder
@@ -174,6 +175,9 @@ class _Work:
     credentials: dict[str, CredentialRecord | None] = field(default_factory=dict)
     #: The entry paths of each entry file read (``ccb.entry_notes``).
     entry_files: dict[str, set[str]] = field(default_factory=dict)
+    #: The file hash of each entry whose line is in ``memory_bytes`` (the origin of its
+    #: version, :mod:`daemon.entry_versions`).
+    entry_origins: dict[str, str] = field(default_factory=dict)
 
     def add_note(self, entry: FileEntry, note: Note, note_id: str) -> None:
         self.positions[entry.path] = len(self.notes)
@@ -446,6 +450,9 @@ class Syncer:
             note, entries, problems = entry_notes(note, data)
             work.problems.extend(problems)
             work.entry_files[entry.path] = {e.path for e in entries}
+            if self.recorder is not None and not self.prefix:  # each line's versions
+                work.memory_bytes.update(entry_lines(entry.path, data))
+                work.entry_origins.update({e.path: note.content_hash for e in entries})
             for entry_note in entries:
                 self._keep(replace(entry, path=entry_note.path), entry_note, index, work, None)
         self._keep(entry, note, index, work, data)
@@ -553,7 +560,12 @@ class Syncer:
                 self.recorder.offer([
                     (note, work.memory_bytes[entry.path],
                      index[entry.path].content_hash if entry.path in index else None)
-                    for entry, note, _ in batch if entry.path in work.memory_bytes])
+                    if entry.path not in work.entry_origins else  # a line (entry_versions)
+                    (version_note(note, work.memory_bytes[entry.path]),
+                     work.memory_bytes[entry.path], None)
+                    for entry, note, _ in batch if entry.path in work.memory_bytes],
+                    origins_of({p: work.entry_origins[p] for entry, _, _ in batch
+                                if (p := entry.path) in work.entry_origins}))
                 if first:
                     self.recorder.gone(gone_memories)
             # Before the index too: a crash in between leaves a record of content the index
