@@ -241,10 +241,13 @@ def _memory_pairs(note: Note, meta: MemoryMeta, text: str, body: str) -> list[tu
     return kept
 
 
-def memories_to_entries(memory_files: Mapping[str, bytes]) -> Converted:
+def memories_to_entries(memory_files: Mapping[str, bytes],
+                        hits: Mapping[str, int] | None = None) -> Converted:
     """Entry files for the memory files of ``memory_files`` (relative path → bytes), module
     docstring. A file that is not a memory is skipped and named in ``lossy``; so is a
-    memory that would not come back byte for byte."""
+    memory that would not come back byte for byte. With ``hits`` (relative path → recall
+    count), every line gets ``hc=<count>`` (0 for a path not in it): asked for by the user
+    only, never part of the round trip."""
     lines: dict[str, list[str]] = {}
     lossy: list[tuple[str, str]] = []
     for path in sorted(memory_files):
@@ -262,7 +265,7 @@ def memories_to_entries(memory_files: Mapping[str, bytes]) -> Converted:
             comment = _updated_comment(meta_raw if isinstance(meta_raw, str) else None, meta)
             one = body.strip()
             text = (one if "\n" not in one else " ".join(one.split())) or first
-            lines.setdefault(target, []).append(_line(text, comment))
+            lines.setdefault(target, []).append(_with_hits(_line(text, comment), path, hits))
             if "\n" in body.strip():
                 lossy.append((path, "a body of more than one line is joined into one"))
             continue
@@ -274,7 +277,12 @@ def memories_to_entries(memory_files: Mapping[str, bytes]) -> Converted:
         if memory_files[path] not in back.values():
             lossy.append((path, "would not come back byte for byte (a property the memory "
                                 "format does not know, or an edit by hand)"))
+        lines[target][-1] = _with_hits(lines[target][-1], path, hits)
     files = {target: (ENTRIES_HEADER + "".join(rows)).encode("utf-8")
              for target, rows in lines.items()}
     return Converted(files, tuple(lossy))
 
+
+def _with_hits(line: str, path: str, hits: Mapping[str, int] | None) -> str:
+    """``line`` with ``hc=<recall count of path>`` when ``hits`` were asked for."""
+    return line if hits is None else set_entry_fields(line, {"hc": str(hits.get(path, 0))})

@@ -828,13 +828,19 @@ def export_(
         "--format", help="files: entry files as memory files; entries: memory files as "
                          "entry files.")],
     to: Annotated[Path, typer.Option("--to", help="Folder to write into (created).")],
+    with_hits: Annotated[bool, typer.Option(
+        "--with-hits", help="With --format entries: each line's recall count (kept in the "
+                            "index, never in your files) as hc=.")] = False,
     vault: VaultOption = None,
 ) -> None:
     """Write the memory folder in the other format, losslessly for what dreamd wrote
     (dreamd export --format files --to ~/export)."""
     fmt = _exchange_format(format_, "--format")
+    if with_hits and fmt != "entries":
+        raise typer.BadParameter("--with-hits goes with --format entries (hc= is an entry "
+                                 "field)", param_hint="--with-hits")
     with _app(ctx, **{"vault.path": vault}) as application:
-        converted = entry_exchange.export_folder(application, fmt)
+        converted = entry_exchange.export_folder(application, fmt, with_hits=with_hits)
     written = entry_exchange.write_export(converted, to.expanduser())
     out.print(f"exported {len(converted.files)} file(s) as {fmt} to {escape(str(to))} "
               f"({len(written)} new)", highlight=False)

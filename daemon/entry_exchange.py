@@ -2,7 +2,9 @@
 other format (:mod:`ccb.entry_convert`).
 
 - :func:`export_folder` reads the memory folder and converts its entry files into memory
-  files (``files``) or its memory files into entry files (``entries``), and
+  files (``files``) or its memory files into entry files (``entries``; on request
+  ``dreamd export --format entries --with-hits`` writes each line's recall count from
+  MAGMA as ``hc=``: search never writes it, the file is the user's), and
   :func:`write_export` puts the result in a folder of the user's choice (a file there that
   holds other bytes is never overwritten).
 - :func:`import_folder` reads a folder of either format and writes it into the memory folder
@@ -15,7 +17,7 @@ other format (:mod:`ccb.entry_convert`).
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -33,7 +35,7 @@ if TYPE_CHECKING:
     from daemon.app import App
 
 __all__ = ["Format", "ImportReport", "export_folder", "import_folder", "read_folder",
-           "write_export"]
+           "recall_counts", "write_export"]
 
 Format = Literal["entries", "files"]
 
@@ -79,18 +81,35 @@ def read_folder(folder: Path) -> tuple[dict[str, bytes], dict[str, bytes]]:
     return entries, memories
 
 
-def _convert(folder: Path, fmt: Format, now: datetime) -> Converted:
+def _convert(folder: Path, fmt: Format, now: datetime,
+             hits: Callable[[], Mapping[str, int]] | None = None) -> Converted:
     entries, memories = read_folder(folder)
     if fmt == "files":
         return entries_to_memories(entries, now=now)
-    return memories_to_entries(memories)
+    return memories_to_entries(memories, hits() if hits is not None else None)
 
 
-def export_folder(app: App, fmt: Format) -> Converted:
+def export_folder(app: App, fmt: Format, *, with_hits: bool = False) -> Converted:
     """The memory folder's entry files as memory files (``files``), or its memory files as
-    entry files (``entries``)."""
+    entry files (``entries``; ``with_hits``: each line with ``hc=`` its recall count in
+    MAGMA, :func:`recall_counts`). Raises ``StoreError`` when the recalls cannot be read."""
     folder = app.vault_root / app.settings.vault.memory_folder
-    return _convert(folder, fmt, app.clock())
+    return _convert(folder, fmt, app.clock(),
+                    (lambda: recall_counts(app)) if with_hits else None)
+
+
+def recall_counts(app: App) -> dict[str, int]:
+    """``{path in the memory folder: recalls}`` of the memory folder's indexed memories, from
+    the recall log MAGMA keeps (:mod:`magma.recalls`, keyed by the index row's note id). A
+    memory never recalled, or not indexed yet, is not in it (its count is 0). Reads only:
+    the files and the recall log are left as they are."""
+    folder = app.settings.vault.memory_folder.strip("/")
+    prefix = f"{folder}/" if folder else ""
+    stats = app.recalls.stats()
+    return {path[len(prefix):]: stats[row.note_id].count
+            for path, row in app.store.file_index().items()
+            if path.startswith(prefix) and row.memory_type is not None
+            and row.note_id in stats}
 
 
 def write_export(converted: Converted, out: Path) -> list[str]:
