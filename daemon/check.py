@@ -68,6 +68,7 @@ from consistency.lifecycle import MemoryState, is_current
 from consistency.withheld import FoundCredential
 from daemon.conflicts import CONFLICTS_FILE, ConflictDesk, ConflictRecord, Keep
 from daemon.credential_ledger import read_credentials
+from daemon.entry_versions import entry_of_key
 from daemon.forget_links import link_stem
 from daemon.history import note_memory_key
 from daemon.memories import MemoryService
@@ -258,8 +259,8 @@ class ConsistencyService:
         history: dict[str, HistorySide] = {}
         for key, versions in all_versions.items():
             head = current(versions)
-            if head is None:
-                continue
+            if head is None or entry_of_key(key) is not None:
+                continue  # (an entry's versions follow its line: daemon.entry_versions)
             history[key] = HistorySide(
                 key, head.n, head.content_hash, "tombstone" if head.kind == "tombstone"
                 else "edit", head.path, head.memory_type,

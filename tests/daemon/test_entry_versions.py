@@ -50,6 +50,9 @@ def test_each_change_of_a_line_is_a_version_with_its_origin(app: App) -> None:
     # another line of the file has a history of its own, untouched
     tea = f"Memory/facts.md#{entry_key('Drinks oolong tea every afternoon')}"
     assert [v.n for v in app.history().history(tea)] == [1]
+    # an entry's history follows its line: dreamd check does not take it for a lost file
+    report = app.consistency().check()
+    assert not [f for f in report.findings if "#" in str(getattr(f.drift, "memory_key", ""))]
 
 
 def test_rollback_writes_that_line_back_and_nothing_else(app: App, vault: Path) -> None:
