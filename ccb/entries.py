@@ -473,19 +473,22 @@ def reparse(entry_file: EntryFile, lines: Iterable[str]) -> EntryFile:
 
 
 def supersede_entry(entry_file: EntryFile, key: str, text: str, *, on: date,
-                    pairs: Iterable[tuple[str, str]] = ()) -> tuple[EntryFile, Entry]:
+                    pairs: Iterable[tuple[str, str]] = (), repeat: bool = False
+                    ) -> tuple[EntryFile, Entry]:
     """Supersede entry ``key`` with a new entry ``text``, valid from ``on``.
 
     The old line gets ``vt=<on>`` in its comment (nothing else on it changes); the new line
     is appended with ``vf=<on>``, the old entry's ``subj`` and ``conf`` unless ``pairs``
     sets them, and ``sup=<key>``. Returns the new file and the new entry. Raises
     :class:`EntryEditError` when no entry has ``key`` or the new text is that of an entry
-    already in the file (it would not be a new fact).
+    already in the file (it would not be a new fact) — unless ``repeat``: the caller knows
+    every such line is history (a fact that holds again), and the new line's key is the
+    text's numbered repeat (``3f2a9c1d-2``).
     """
     old = entry_file.entry(key)
     if old is None:
         raise EntryEditError(f"ccb: {entry_file.path}: no entry #{key}")
-    if any(entry_key(e.text) == entry_key(text) for e in entry_file.entries):
+    if not repeat and any(entry_key(e.text) == entry_key(text) for e in entry_file.entries):
         raise EntryEditError(f"ccb: {entry_file.path}: {text.strip()[:40]!r} is already an entry")
     fields: dict[str, str] = {}
     if old.fields.subj:

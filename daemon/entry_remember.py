@@ -13,7 +13,8 @@ design's way, with minimal edits through the one writer (:mod:`daemon.entry_writ
 - ``Supersede`` (a contradiction): the old line gets ``vt=<today>`` and the new fact is
   appended **to the same entry file** with ``sup=<old key>``, ``vf`` (the day the text names,
   else today), the draft's subject (else the old one's) and the old line's ``conf``: one
-  modified line and one added line, the facts of one subject stay in one file.
+  modified line and one added line, the facts of one subject stay in one file. A fact that
+  holds again (its old line closed) is a new line, its key the text's numbered repeat.
 - ``Possible`` (an unsure pair): the new fact is appended to the same file with
   ``possible_duplicate=<old key>`` or ``possible_contradiction=<old key>`` in its comment (the
   old line is not touched); both stay live and ``dreamd conflicts`` lists the pair until
@@ -101,8 +102,9 @@ def on_entry(writer: NoteWriter, decision: Decision, target: StoredMemory, draft
             if not fits_an_entry(draft, pinned):
                 close_entry_at(writer, ref, on=today, origin=origin)
                 return None
+            # a live line with this text would have been a duplicate: any is history
             done = supersede_entry_at(writer, ref, draft.body.strip(), on=today,
-                                      pairs=_pairs(draft, today), origin=origin)
+                                      pairs=_pairs(draft, today), origin=origin, repeat=True)
             return EntryOutcome("superseded", memory_key(None, done.entry), done.entry,
                                 superseded=ref, reason=reason,
                                 conflict_path=done.outcome.conflict_path)

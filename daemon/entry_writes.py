@@ -67,16 +67,17 @@ def _split(ref: str, action: str) -> tuple[str, str]:
 
 
 def supersede_entry_at(writer: NoteWriter, ref: str, text: str, *, on: date,
-                       pairs: Iterable[tuple[str, str]] = (), origin: str = "api"
-                       ) -> EntryWrite:
+                       pairs: Iterable[tuple[str, str]] = (), origin: str = "api",
+                       repeat: bool = False) -> EntryWrite:
     """Supersede the entry at ``ref`` (``Memory/facts.md#3f2a9c1d``) with ``text``, valid
-    from ``on`` (:func:`ccb.entries.supersede_entry`). Raises ``EntryEditError`` (bad path,
-    no such key, text already an entry), ``MemoryNotFoundError`` (no file),
+    from ``on`` (:func:`ccb.entries.supersede_entry`; ``repeat``: its text may be that of a
+    line that is history). Raises ``EntryEditError`` (bad path, no such key, text already
+    an entry), ``MemoryNotFoundError`` (no file),
     ``SecretRefusedError``, and what :meth:`NoteWriter.write` raises."""
     file_path, key = _split(ref, "supersede")
     refuse_secrets(text, where=f"supersede {ref}")
     entry_file, data = _load(writer, file_path, "supersede")
-    changed, new = supersede_entry(entry_file, key, text, on=on, pairs=pairs)
+    changed, new = supersede_entry(entry_file, key, text, on=on, pairs=pairs, repeat=repeat)
     outcome = writer.write(file_path, format_entry_file(changed), base=data, origin=origin,
                            change=f"entry #{key} superseded by #{new.key}")
     return EntryWrite(outcome, entry_path(file_path, new.key))

@@ -200,3 +200,16 @@ def test_remember_and_conflicts_resolve_from_the_command_line(vault: Path) -> No
     wrong = dreamd("conflicts", "resolve", XIHU, "--as", "same")
     assert wrong.returncode != 0 and "not kept apart" in wrong.stderr
     assert "Traceback" not in wrong.stderr
+
+
+def test_moving_back_to_a_closed_fact_appends_it_again(app: App, vault: Path) -> None:
+    """The old line is history (vt set); the fact holding again is a new line, its key the
+    text's with -2 (the second line of that text in the file), superseding the newer one."""
+    _service(app).remember("我在西湖区", type="project", subject="所在地")
+    back = _service(app).remember("我在余杭区", type="project", subject="所在地")
+    assert (back.action, back.path, back.superseded) == ("superseded", f"{YUHANG}-2", XIHU)
+    text = (vault / "Memory" / "facts.md").read_text(encoding="utf-8")
+    assert text.endswith(f"- 我在余杭区 <!--m:subj=所在地;vf=2026-06-20;conf=0.90;"
+                         f"sup={entry_key('我在西湖区')}-->\n")
+    found = [h.path for h in app.search("我在余杭区", count_recall=False, now=NOW)]
+    assert f"{YUHANG}-2" in found and YUHANG not in found and XIHU not in found
