@@ -432,9 +432,8 @@ class DreamRunner:
     written files (False: a running daemon will); ``memory_index`` writes and records
     ``MEMORY.md``; ``policy`` holds the knobs (:class:`DreamPolicy`); ``llm`` runs the deep
     phase (:mod:`daemon.dream_deep`) and ``remember`` keeps the facts it extracts; ``roles``
-    are the other LLM roles (:class:`DreamRoles`). What one dream learns
-    as it goes lives in a per-run object, never on the runner.
-    """
+    are the other LLM roles (:class:`DreamRoles`). What one dream learns as it goes lives in a
+    per-run object, never on the runner."""
 
     def __init__(
         self, *, writer: NoteWriter, state_dir: Path, memory_index: MemoryIndexKeeper,
