@@ -243,22 +243,50 @@ def _expanded_size(value: object, memo: dict[int, int]) -> int:
     return size
 
 
+#: A template's placeholder in a property value: Obsidian's core Templates (``{{date}}``)
+#: and Templater (``<% tp.date.now() %>``). Unquoted, ``created: {{date}}`` is a YAML
+#: mapping with a mapping for its key, which does not load.
+_PLACEHOLDER_VALUE = re.compile(r"^(\s*(?:-\s+|[^:#\n]+:\s+))((?:.*?)(?:\{\{|<%).*?)\s*$")
+
+
+def _template_properties(raw: str) -> Any:
+    """The properties of a template whose placeholders (``{{date}}``, ``<% … %>``) keep its
+    frontmatter from loading, each placeholder value read as the text it is; ``None`` when
+    there is none or the block does not load even so."""
+    if "{{" not in raw and "<%" not in raw:
+        return None
+    lines = []
+    for line in raw.splitlines():
+        found = _PLACEHOLDER_VALUE.match(line)
+        if found and not found.group(2).startswith(("'", '"')):
+            line = found.group(1) + "'" + found.group(2).replace("'", "''") + "'"
+        lines.append(line)
+    try:
+        return _HANDLER.load("\n".join(lines))
+    except Exception:  # still not YAML: reported as it was
+        return None
+
+
 def load_properties(
-    raw: str | None, path: str
+    raw: str | None, path: str, *, strict: bool = False
 ) -> tuple[dict[str, PropertyValue], tuple[Problem, ...]]:
     """Load the frontmatter text ``raw`` of the note at ``path`` into properties.
 
     Returns ``(properties, problems)``. ``None``, empty, blank or comment-only blocks give
     ``({}, ())``. A list or scalar block gives ``({}, (Problem(kind="properties"),))``; YAML
     that does not parse gives ``({}, (Problem(kind="yaml"),))`` whose reason carries the
-    parser's message and the 1-based file line. Never raises.
+    parser's message and the 1-based file line. A template's placeholders (``created:
+    {{date}}``) are read as text unless ``strict`` (the editor's reading: it never writes
+    into a block that is not YAML as it stands). Never raises.
     """
     if raw is None or not raw.strip():
         return {}, ()
     try:
         loaded = _HANDLER.load(raw)
     except Exception as exc:  # PyYAML raises more than YAMLError on hostile input.
-        return {}, (Problem(path=path, kind="yaml", reason=_yaml_reason(exc)),)
+        loaded = None if strict else _template_properties(raw)
+        if loaded is None:
+            return {}, (Problem(path=path, kind="yaml", reason=_yaml_reason(exc)),)
     if loaded is None:
         return {}, ()
     if not isinstance(loaded, Mapping):

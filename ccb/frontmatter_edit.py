@@ -388,7 +388,7 @@ def set_properties(
     if problems:
         raise FrontmatterEditError(f"ccb: edit {path}: {problems[0].reason}; not rewritten")
     split = split_frontmatter(text)
-    old_props, load_problems = load_properties(split.raw, path)
+    old_props, load_problems = load_properties(split.raw, path, strict=True)
     if load_problems:
         reason = load_problems[0].reason.split(";")[0]
         raise FrontmatterEditError(f"ccb: edit {path}: {reason}; not rewritten")
@@ -417,7 +417,7 @@ def set_properties(
         new_text = lines[0] + "".join(new_block) + "".join(lines[close:])
 
     new_raw = split_frontmatter(new_text).raw
-    new_props, new_problems = load_properties(new_raw, path)
+    new_props, new_problems = load_properties(new_raw, path, strict=True)
     if new_problems or not _same(new_props, expected):
         raise FrontmatterEditError(
             f"ccb: edit {path}: the edited frontmatter does not read back as intended; not written"

@@ -128,7 +128,7 @@ def test_alias_bomb_and_recursive_alias_do_not_hang() -> None:
         ("- one\n- two\n", "properties"),
         ("just a sentence\n", "properties"),
         ("42\n", "properties"),
-        ("created: {{date}}\n", "yaml"),
+        ("created: {[1]: 2}\n", "yaml"),
         ('name: "quoted" then more\n', "yaml"),
         ("a: [1, 2\n", "yaml"),
         ("a:\tb\n\tc: d\n", "yaml"),
@@ -147,7 +147,7 @@ def test_unusable_blocks_are_problems_not_crashes(raw: str, kind: str) -> None:
 
 
 def test_yaml_problem_names_the_file_line() -> None:
-    _, problems = load_properties("title: ok\ncreated: {{date}}\n", "t.md")
+    _, problems = load_properties("title: ok\ncreated: {[1]: 2}\n", "t.md")
     # Block line 2 is file line 3 (the opening fence is line 1).
     assert "line 3" in problems[0].reason
     assert "unhashable" in problems[0].reason
@@ -267,3 +267,20 @@ def test_a_billion_laughs_block_is_a_problem_not_a_hang() -> None:
     assert [p.kind for p in note.problems] == ["yaml"]
     assert "aliases" in note.problems[0].reason
     assert note.body == "The body still counts.\n"
+
+
+def test_a_templates_placeholders_are_read_as_text(corpora_dir: Path) -> None:
+    """kepano's vault: 28 templates write ``created: {{date}}`` (a YAML mapping whose key is a
+    mapping, which does not load); each was a problem file on every sync. The placeholders
+    are read as the text they are; the file is only read."""
+    from ccb.parse import parse_note
+
+    path = corpora_dir / "kepano-obsidian" / "Templates" / "Recipe Template.md"
+    note = parse_note("Templates/Recipe Template.md", path.read_bytes())
+    assert note.problems == ()
+    assert note.properties["created"] == "{{date}}"
+    assert note.properties["categories"] == ["[[Recipes]]"]
+    props, problems = load_properties("title: <% tp.file.title %>\ntags:\n  - {{tag}}\n", "T.md")
+    assert problems == () and props == {"title": "<% tp.file.title %>", "tags": ["{{tag}}"]}
+    _props, problems = load_properties("a: {{date}\nb: [unclosed\n", "x.md")
+    assert problems and problems[0].kind == "yaml"  # not a template: still reported

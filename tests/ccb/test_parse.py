@@ -59,11 +59,11 @@ def test_utf16_with_bom_is_decoded(codec: str) -> None:
 
 
 def test_yaml_error_keeps_body_indexed() -> None:
-    data = b"---\ncreated: {{date}}\ntags: [x]\n---\nBody with [[Link]] and #tag\n"
-    note = parse_note("Templates/T.md", data)
+    data = b"---\ncreated: [x\ntags: [x]\n---\nBody with [[Link]] and #tag\n"
+    note = parse_note("Notes/T.md", data)
     assert [p.kind for p in note.problems] == ["yaml"]
     assert note.properties == {}
-    assert note.frontmatter_raw == "created: {{date}}\ntags: [x]\n"
+    assert note.frontmatter_raw == "created: [x\ntags: [x]\n"
     assert note.body == "Body with [[Link]] and #tag\n"
     assert note.tags == ("tag",)
     assert [link.target for link in note.links] == ["Link"]
