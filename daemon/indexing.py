@@ -115,8 +115,10 @@ class Indexing:
     def record_sync(self, report: SyncReport) -> None:
         """Write the state files ``dreamd status`` and ``dreamd search`` read."""
         write_json_atomic(self._app.state_dir / VAULT_FILE, {"path": str(self._app.vault_root)})
+        root = self._app.vault_root
         write_last_sync(self._app.state_dir, report,
-                        datetime.now(UTC).isoformat(timespec="seconds"))
+                        datetime.now(UTC).isoformat(timespec="seconds"),
+                        still_there=lambda path: (root / path).is_file())
 
     def sync_now(self, syncer: RootsSyncer, paths: Collection[str], *, purge: bool) -> None:
         """Index ``paths`` with ``syncer`` (the caller holds the store). ``purge`` (a forget)

@@ -8,6 +8,7 @@ a file.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -36,8 +37,16 @@ def read_json(path: Path) -> dict[str, Any] | None:
     return read_json_object(path) or None
 
 
-def write_last_sync(state_dir: Path, report: SyncReport, finished_at: str) -> None:
-    """Record the outcome of a reconcile for ``dreamd status``."""
+def write_last_sync(state_dir: Path, report: SyncReport, finished_at: str,
+                    still_there: Callable[[str], bool] = lambda path: False) -> None:
+    """Record the outcome of a reconcile for ``dreamd status``. The problem files of earlier
+    reconciles stay listed while ``still_there(path)`` and this one did not read them again
+    (an incremental sync reads only what changed: a template that does not parse is still
+    one until it is fixed)."""
+    earlier = (read_json(state_dir / LAST_SYNC_FILE) or {}).get("problems") or []
+    seen = {p.path for p in report.problems} | set(report.changed_paths)
+    kept = [p for p in earlier if isinstance(p, dict) and isinstance(p.get("path"), str)
+            and p["path"] not in seen and still_there(p["path"])]
     write_json_atomic(
         state_dir / LAST_SYNC_FILE,
         {
@@ -49,7 +58,7 @@ def write_last_sync(state_dir: Path, report: SyncReport, finished_at: str) -> No
             "renamed": len(report.renamed),
             "chunks_embedded": report.chunks_embedded,
             "problems": [{"path": p.path, "kind": p.kind, "reason": p.reason}
-                         for p in report.problems],
+                         for p in report.problems] + kept,
             "conflict_copies": [{"path": c.path, "conflict_of": c.conflict_of}
                                 for c in report.conflict_copies],
         },

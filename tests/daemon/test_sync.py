@@ -331,3 +331,24 @@ def test_a_memory_with_an_inline_image_keeps_its_stored_vector_key(
     app.sync()
     stored = next(s for s in app.memory_pool.memories() if s.path == path)
     assert first_chunk_hash(stored.note) in app.store.chunk_hashes([path]).values()
+
+
+def test_a_problem_file_stays_listed_until_it_is_fixed(vault: Path, make_app: Builder) -> None:
+    """The next sync reads only what changed: a note whose frontmatter does not parse was
+    listed after the first sync and gone from ``status`` after the second (a new user)."""
+    broken = vault / "Notes" / "broken front.md"
+    broken.parent.mkdir(exist_ok=True)
+    broken.write_text("---\ntags: [unclosed\n---\nThe heron log.\n", encoding="utf-8")
+    app, _ = make_app(vault)
+    app.sync()
+    listed = {p["path"] for p in app.status().problems}
+    assert "Notes/broken front.md" in listed
+    other = vault / "Notes" / "other.md"
+    other.write_text("Another note.\n", encoding="utf-8")
+    app.sync()  # reads other.md only
+    assert "Notes/broken front.md" in {p["path"] for p in app.status().problems}
+    broken.write_text("---\ntags: [fixed]\n---\nThe heron log.\n", encoding="utf-8")
+    app.sync()
+    assert "Notes/broken front.md" not in {p["path"] for p in app.status().problems}
+    app.sync()
+    assert listed - {"Notes/broken front.md"} <= {p["path"] for p in app.status().problems}
