@@ -348,7 +348,8 @@ class Syncer:
     ) -> None:
         # Rows of an extra root that is no longer configured (``name:…``) leave the index
         # with the root; they are not vault files gone missing.
-        gone = [p for p in plan.deleted if not (not self.prefix and _ROOT_ROW.match(p))]
+        gone = [p for p in plan.deleted if not (not self.prefix and _ROOT_ROW.match(p))
+                and "#" not in p]  # files: an entry line (file.md#key) goes with its file
         if allowed:
             self._deleted_lately.clear()  # the user's word covers what came before
             return
@@ -360,17 +361,21 @@ class Syncer:
         lately = sum(count for _at, count in self._deleted_lately)
         # the share of what was indexed when the window opened: this batch and the lately
         # applied ones together
-        share = (len(gone) + lately) / (len(index) + lately)
-        small = len(index) + lately < MASS_DELETE_MIN_FILES
+        indexed = sum(1 for p in index if "#" not in p)
+        share = (len(gone) + lately) / (max(indexed, 1) + lately)
+        small = indexed + lately < MASS_DELETE_MIN_FILES
         # An empty full walk is refused whatever the size: it is what an unmounted drive looks
         # like. (A watcher batch that finds none of its paths is ordinary.)
         if (full and not scan.entries) or (not small and share > self.max_delete_share):
             within = f", with {lately} deleted in the last {MASS_DELETE_WINDOW_S / 60:.0f} " \
                 "minutes" if lately else ""
+            why = ("the vault folder holds no file at all (an unmounted drive looks like "
+                   "this)" if full and not scan.entries else
+                   f"{len(gone)} of {indexed} indexed files{within} "
+                   f"({share:.0%}) are gone from the vault, more than sync.max_delete_share "
+                   f"({self.max_delete_share:.0%})")
             raise MassDeleteError(
-                f"sync {self.root}: {len(gone)} of {len(index)} indexed files{within} "
-                f"({share:.0%}) are gone from the vault, more than sync.max_delete_share "
-                f"({self.max_delete_share:.0%}); the index is kept. If the vault is mounted and "
+                f"sync {self.root}: {why}; the index is kept. If the vault is mounted and "
                 "the deletions are real, run: dreamd sync --allow-mass-delete (a running daemon "
                 "applies them)"
             )

@@ -204,9 +204,27 @@ def test_vanished_vault_root_never_wipes_the_index(tmp_path: Path, make_app: Bui
     first = app.sync()
     for child in root.iterdir():  # an emptied mount point: the folder is there, its files not
         shutil.rmtree(child) if child.is_dir() else child.unlink()
-    with pytest.raises(MassDeleteError):
+    with pytest.raises(MassDeleteError, match="holds no file at all"):
         app.sync()
     assert len(app.store.file_index()) == first.files_total
+
+
+def test_the_mass_delete_guard_counts_files_not_entry_lines(tmp_path: Path,
+                                                            make_app: Builder) -> None:
+    """A vault whose only file is an entry file of three lines: deleting it is one file of
+    one, the empty folder is why it is refused (it read "1 of 4 indexed files (25%) …, more
+    than 50%")."""
+    root = tmp_path / "tiny"
+    (root / "Memory").mkdir(parents=True)
+    (root / "Memory" / "facts.md").write_text(
+        "- Prefers tea <!--m:subj=drink-->\n- Lives in Porto <!--m:subj=city-->\n"
+        "- 我在余杭区 <!--m:subj=所在地-->\n", encoding="utf-8")
+    app, _ = make_app(root)
+    app.sync()
+    (root / "Memory" / "facts.md").unlink()
+    with pytest.raises(MassDeleteError) as refused:
+        app.sync()
+    assert "holds no file at all" in str(refused.value) and "25%" not in str(refused.value)
 
 
 def test_unparseable_note_is_indexed_as_text_reported_and_untouched(
