@@ -144,7 +144,8 @@ def append_entry(data: bytes, heading: str, entry_line: str) -> Appended:
     gap = eol if after - 1 > own.line and not _LIST_ITEM.match(lines[after - 1]) else ""
     insert = gap + entry_line + eol
     if offset > len(text):  # the section's last line is the file's, without a line ending
-        offset, insert = len(text), eol + gap + entry_line
+        # ours ends with one, so that a line added after it by hand starts on its own
+        offset, insert = len(text), eol + gap + entry_line + eol
     return _spliced(text, offset, insert, entry_line)
 
 

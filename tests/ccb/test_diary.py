@@ -68,15 +68,15 @@ def test_crlf_bom_and_bytes_that_are_not_utf8_are_kept() -> None:
     assert done.data == b"\xef\xbb\xbf## Notes\r\n- caf\xe9\r\n- 10:00 hello\r\n\r\n## B\r\nx"
     assert done.line == 3
     assert append_entry(b"## Notes\r\n- a", "Notes", LINE).data == \
-        b"## Notes\r\n- a\r\n- 10:00 hello"
+        b"## Notes\r\n- a\r\n- 10:00 hello\r\n"  # our line ends, so one added by hand does
 
 
 def test_kepanos_daily_template_takes_a_line_under_its_notes(corpora_dir: Path) -> None:
     template = (corpora_dir / "kepano-obsidian" / "Templates" / "Daily Note Template.md") \
         .read_bytes()
     done = append_entry(template, "Notes", LINE)
-    assert _only_inserted(template, done.data) == b"\n\n- 10:00 hello"
-    assert done.data.endswith(b"![[Daily.base]]\n\n- 10:00 hello")
+    assert _only_inserted(template, done.data) == b"\n\n- 10:00 hello\n"
+    assert done.data.endswith(b"![[Daily.base]]\n\n- 10:00 hello\n")
 
 
 _NOTES = st.lists(st.sampled_from(["## Notes", "## notes", "# Title", "- item", "text", "",
