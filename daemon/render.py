@@ -307,8 +307,13 @@ def flush_json(report: FlushReport) -> dict[str, Any]:
 
 def print_flush(console: Console, report: FlushReport) -> None:
     if report.note is None or not report.note.lines:
-        console.print(f"nothing new to note ({report.found} statement(s) found, "
-                      f"{report.withheld} withheld for a credential)", highlight=False)
+        present = report.found - report.withheld
+        console.print(f"nothing new to note: {report.found} statement(s) since this "
+                      "transcript's last flush"
+                      + (f", {report.withheld} withheld for a credential" if report.withheld
+                         else "")
+                      + (f", {present} already in today's note" if present else ""),
+                      highlight=False)
         return
     print_note(console, report.note)
     if report.withheld:
