@@ -732,7 +732,7 @@ class DreamRunner:
             write_json_atomic(self.state_dir / STATE_FILE, {"memories": memories})
         previous = read_json_object(self.state_dir / LAST_FILE).get("memory_index")
         write_json_atomic(self.state_dir / LAST_FILE, {
-            "last_dream": self._clock().isoformat(timespec="seconds"), "last_id": dream_id,
+            "last_dream": self._clock().isoformat(), "last_id": dream_id,  # not cut to seconds
             "counts": dict(plan.counts), "memory_index": self._run.index_built or previous,
         })
 
