@@ -756,11 +756,37 @@ def show(
     owner: OwnerOption = None,
     vault: VaultOption = None,
 ) -> None:
-    """Print one memory file as it is on disk."""
+    """Print one memory file as it is on disk (an entry, ``file.md#key``: its line)."""
     with _app(ctx, **{"vault.path": vault}) as application:
-        stored = application.memories(_owner(owner)).find(memory)
+        service = application.memories(_owner(owner))
+        try:
+            stored = service.find(memory)
+            text = stored.data.decode("utf-8", errors="replace")
+        except MemoryNotFoundError:
+            entry = next((s for s in application.memory_pool.entries() if "#" in memory
+                          and s.path == memory.strip() and s.note.memory is not None and (
+                              service.owner is None
+                              or service.owner.sees(s.note.memory.owner))), None)
+            if entry is None:
+                raise
+            stored, text = entry, _entry_line(entry)
     out.print(f"[dim]{escape(stored.path)}[/]")
-    out.print(stored.data.decode("utf-8", errors="replace"), markup=False, highlight=False)
+    out.print(text, markup=False, highlight=False)
+
+
+def _entry_line(stored: Any) -> str:
+    """The line of an entry (``file.md#key``) as its file holds it."""
+    from ccb.entries import parse_entry_file
+
+    path, key = stored.path.split("#", 1)
+    found = parse_entry_file(path, stored.data).entry(key)
+    return _found_line(stored.data, found.line) if found is not None else stored.note.body
+
+
+def _found_line(data: bytes, number: int) -> str:
+    """Line ``number`` (0-based) of ``data``, decoded."""
+    lines = data.decode("utf-8", errors="replace").splitlines()
+    return lines[number] if 0 <= number < len(lines) else ""
 
 
 @app.command()

@@ -88,3 +88,16 @@ def test_forget_an_entry_removes_its_line_only(tmp_path: Path) -> None:
         "- 我在余杭区 <!--m:subj=所在地-->\n- Drinks oolong tea\n")
     done = dreamd("forget", ref, "--yes", "--vault", str(source))
     assert done.returncode == 2 and "no entry" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_show_an_entry_prints_its_line(tmp_path: Path) -> None:
+    """`dreamd show file.md#key` prints the entry's line as the file holds it (a new user
+    found show and history refused entry keys that forget took)."""
+    text = "- 我在余杭区 <!--m:subj=所在地;vf=2026-05-02-->\n- Works late\n"
+    source = _vault(tmp_path / "a", {"facts.md": text.encode()})
+    ref = f"Memory/facts.md#{entry_key('我在余杭区')}"
+    done = dreamd("show", ref, "--vault", str(source))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-1] == "- 我在余杭区 <!--m:subj=所在地;vf=2026-05-02-->"
+    missing = dreamd("show", "Memory/facts.md#0000", "--vault", str(source))
+    assert missing.returncode == 2 and "Traceback" not in missing.stderr
