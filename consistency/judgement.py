@@ -1067,8 +1067,8 @@ _WHEN_KINDS = frozenset({"weekday"})
 
 
 def _narrower_case(claim: Claim, other: Claim) -> bool:
-    """Does ``claim`` name a case ``other`` does not: a day, month or date of a kind the
-    other names none of, or a condition ("when", "如果") the other lacks?"""
+    """Does ``claim`` name a case ``other`` does not: a weekday where the other names none
+    (:data:`_WHEN_KINDS`), or a condition ("when", "如果") the other lacks?"""
     kinds = {v.kind for v in other.values}
     return any(v.kind in _WHEN_KINDS and v.kind not in kinds for v in claim.values) or (
         _CASE.search(claim.text) is not None and _CASE.search(other.text) is None)
@@ -1408,11 +1408,10 @@ def _held_apart(p: _Pair, found: _Finding | None) -> _Finding | None:
     _kind, rule, changes = found
     past = [c for c in (p.co, p.cn) if _of_the_past(c)]
     if len(past) == 1 and not past[0].says_changed and (rule != "polarity" or p.changes):
-        # ("used to live in Berlin" / "lives in Munich": the past of another place, read as
-        # polarity because "used to" denies it now)
         # another value in the past ("the timeout used to be 30 s" / "is 60 s", "我以前住在
-        # 上海" / "我住在北京"): both may hold, whichever came first. (The same value in
-        # the past is a change: "smokes" / "used to smoke", read as polarity.)
+        # 上海" / "我住在北京"; "used to live in Berlin" / "lives in Munich", read as
+        # polarity because "used to" denies it now): both may hold, whichever came first.
+        # The same value in the past is a change ("smokes" / "used to smoke").
         return "possible_contradiction", rule, (*changes, "one tells of the past")
     if p.co.says_changed or p.cn.says_changed or rule == "polarity":
         return found  # "standup moved to 10:00 on Fridays": a change told
