@@ -1123,7 +1123,7 @@ _MULTI_CUES = re.compile(
     r"\b(?:allergic|allergy|allergies|intolerant|speaks?|fluent|knows?|familiar with|"
     r"has an? |have an? |owns?|plays?|collects?|visited|been to|likes?|loves?|enjoys?|"
     r"reads?|watches|follows?|interested in|hobby|hobbies|also|another|too|as well|"
-    r"can|subscribed to|member of|certified|comfortable|proficient|experienced|skilled|"
+    r"can|subscrib(?:e|es|ed|ing) to|member of|certified|comfortable|proficient|experienced|skilled|"
     r"good at|fluent in|worked with|supports?|compatible with|auch|aussi|también|además|anche)\b"
     r"|过敏|会说|会讲|养了|养着|有一[只条个]|喜欢|爱好|兴趣|也|还|另外|会用|收藏|关注|订阅",
     re.I)
@@ -1209,6 +1209,14 @@ def _month_of_record(clean: str, lowered: str, written: date | None) -> date | N
     return date(int(year), month, 1)
 
 
+#: What stands between the two dates of one event's span ("June 1 to June 14", "6月1日至14日").
+_RANGE_BETWEEN = re.compile(r"\s*(?:to|until|till|through|thru|and|[-–—~～]|至|到|~)\s*", re.I)
+#: Words that make two dates an old and a new one ("moved from June 1 to June 15").
+_RESCHEDULED = re.compile(
+    r"\b(?:moved|moving|rescheduled|postponed|delayed|pushed|brought forward|changed|shifted|"
+    r"slipped|extended|shortened|switched)\b|改|推迟|延期|提前|挪|调整", re.I)
+
+
 def _event_day(clean: str, values: list[tuple[int, Value]], written: date | None
                ) -> date | None:
     """The day the text names as when its event happened, or ``None`` (see the module
@@ -1220,6 +1228,9 @@ def _event_day(clean: str, values: list[tuple[int, Value]], written: date | None
     if not dates:
         return _month_of_record(clean, lowered, written) or (
             _relative_day(lowered, values, written) if written is not None else None)
+    if len(dates) == 2 and _PAST.search(lowered) and not _RESCHEDULED.search(lowered) and \
+            _RANGE_BETWEEN.fullmatch(clean[_date_end(clean, dates[0][0]):dates[1][0]]):
+        dates = dates[:1]  # "ran a test from June 1 to June 14": an event, from its first day
     if len(dates) != 1:
         return None  # "moved from June 1 to June 15": a changed date, not a day of an event
     offset, value = dates[0]

@@ -1175,7 +1175,30 @@ def _series(p: _Pair) -> _Finding | None:
     return None
 
 
+#: A family member told by birth order or age ("older daughter", "大女儿", "老二"): two
+#: such members are two people ("大女儿学钢琴" / "小女儿学钢琴"), whatever else they share.
+#: English and Chinese spellings fold to one rank, so the two languages compare.
+_KIN_RANK = re.compile(
+    r"(?i)\b(?P<en>older|oldest|elder|eldest|big|younger|youngest|little|baby|middle|first|"
+    r"second|third)[- ](?:daughter|son|kid|child|sister|brother|girl|boy)s?\b"
+    r"|(?P<zh>老大|老二|老三|老幺|大|小|二|三|长|次|幺)(?:女儿|儿子|闺女|孩子|姐姐|哥哥|弟弟|妹妹|姑娘|公子)")
+_RANKS = {"older": "1", "oldest": "1", "elder": "1", "eldest": "1", "big": "1", "first": "1",
+          "老大": "1", "大": "1", "长": "1", "second": "2", "老二": "2", "二": "2", "次": "2",
+          "third": "3", "老三": "3", "三": "3", "middle": "m", "younger": "y", "youngest": "y",
+          "little": "y", "baby": "y", "老幺": "y", "小": "y", "幺": "y"}
+
+
+def _kin_ranks(claim: Claim) -> frozenset[str]:
+    return frozenset(_RANKS[(m.group("en") or m.group("zh")).lower()]
+                     for m in _KIN_RANK.finditer(claim.text))
+
+
 def _other_slot(p: _Pair) -> _Finding | None:
+    ranks_old, ranks_new = _kin_ranks(p.co), _kin_ranks(p.cn)
+    if ranks_old and ranks_new and not ranks_old & ranks_new:
+        # two children or siblings told apart by their order: two people
+        return "distinct", "other person", (
+            f"{'/'.join(sorted(ranks_old))} → {'/'.join(sorted(ranks_new))} (birth order)",)
     # a word of the slot replaced ("my *lead* is Alice" / "my *buddy* is Alice"; "*Skyrim*
     # modlist" / "*Fallout 4* modlist"); an antonym there ("*早*班7点" / "*晚*班19点") only
     # when a value changed too — alone it is the change ("dark mode is on" / "light mode")
@@ -1193,6 +1216,10 @@ def _polarity(p: _Pair) -> _Finding | None:
         # two negatives that may say the same
         return ("possible_duplicate", "polarity and antonym",
                 tuple(flips[:2]) + tuple(x.label() for x in p.subs if x.antonym)[:1])
+    if flips and _allergen_avoided(p.co, p.cn, flips):
+        # "allergic to peanuts" / "can't eat peanuts, allergic": the denial is what the
+        # allergy means, not a change of it
+        return None
     if flips and _other_person(p.co, p.cn):
         # "I'm gluten-free" / "my wife eats gluten": what someone else does or likes
         return "distinct", "other person", tuple(flips[:2])
@@ -1217,6 +1244,23 @@ _DOUBLE_DENIAL = re.compile(
     r"\b(?:without|unless|until|except)\b"
     r"|(?:没有|没|不|除非)[^，。；！？,;.!?\n]{1,15}?(?:就|便|否则)[^，。；！？]{0,3}?(?:不|别|没)"
     r"|只有[^，。；！？,;.!?\n]{1,15}?才")
+
+
+#: Not eating, drinking or touching a thing: what an allergy to it means in practice.
+_AVOIDS = re.compile(
+    r"(?i)\b(?:can't|cannot|can not|unable to|mustn't|must not|shouldn't|should not|"
+    r"doesn't|don't|never|not)\s+(?:eat|drink|have|touch|take|consume)\b|\bavoids?\b"
+    r"|不能(?:吃|喝|碰|沾|用)|不可以(?:吃|喝|碰)|不(?:吃|喝|碰|沾)|别(?:吃|喝|碰)|忌口")
+
+
+def _allergen_avoided(co: Claim, cn: Claim, flips: list[str]) -> bool:
+    """Do both memories tell of an allergy, with the allergy itself unchanged, and the
+    denying side deny only the eating of the allergen?"""
+    if not ("allergic" in _bare(co.tokens) and "allergic" in _bare(cn.tokens)) or any(
+            f.startswith("allergic") or f.endswith("allergic") for f in flips):
+        return False
+    denier = co if _negative(co) > _negative(cn) else cn
+    return _AVOIDS.search(denier.text) is not None
 
 
 def _double_denial(claim: Claim) -> bool:
