@@ -53,6 +53,7 @@ __all__ = [
     "Claim",
     "Language",
     "Value",
+    "change_cue_at",
     "dice",
     "language_of",
     "read_claim",
@@ -1124,8 +1125,10 @@ _MULTI_CUES = re.compile(
     r"has an? |have an? |owns?|plays?|collects?|visited|been to|likes?|loves?|enjoys?|"
     r"reads?|watches|follows?|interested in|hobby|hobbies|also|another|too|as well|"
     r"can|subscrib(?:e|es|ed|ing) to|member of|certified|comfortable|proficient|experienced|skilled|"
-    r"good at|fluent in|worked with|supports?|compatible with|auch|aussi|también|además|anche)\b"
-    r"|过敏|会说|会讲|养了|养着|有一[只条个]|喜欢|爱好|兴趣|也|还|另外|会用|收藏|关注|订阅",
+    r"good at|fluent in|worked with|supports?|compatible with|depends? on|integrates? with|"
+    r"auch|aussi|también|además|anche)\b"
+    r"|过敏|会说|会讲|养了|养着|有一[只条个]|喜欢|爱好|兴趣|也|还|另外|会用|收藏|关注|订阅|支持|依赖|兼容|"
+    r"会员",
     re.I)
 _MOST = re.compile(r"\b(?:most|best|favou?rite|only|prefer\w*|main|primary)\b|最|首选|只", re.I)
 
@@ -1263,6 +1266,13 @@ _CHANGE_CUES = re.compile(
     r"记错|说错|搞错|弄错|写错|"
     r"改到|现在|如今|不再|改用|变成|变为|更新为|以后|今后|已经改|更正|纠正|其实|涨到|涨了|降了|挪到|移到|"
     r"提高到|增加到|减少到|缩短到|延长到|改期|推迟到|延期到|提前到", re.I | re.A)
+def change_cue_at(text: str) -> int | None:
+    """Where the first words that say a change ("moved to", "改成") start in ``text``
+    (a character offset), or ``None``."""
+    found = _CHANGE_CUES.search(text)
+    return found.start() if found else None
+
+
 # Spans whose values the memory no longer holds: "from X to", "instead of X", "不再 X".
 _RETRACTING = re.compile(
     r"\bfrom\s+(.{1,60}?)\s+(?:to|→|->)\s|\binstead of\s+(.{1,40}?)(?:[,.;]|$)|"

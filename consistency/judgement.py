@@ -70,6 +70,7 @@ from consistency.claims import (
     WORKDAYS,
     Claim,
     Value,
+    change_cue_at,
     dice,
     placeholder,
     stem,
@@ -959,12 +960,22 @@ def _names_the_thing(changes: list[tuple[str, list[Value], list[Value]]], old: C
         if verb is None and claim.language == "zh":
             # 在 / 到 / 给 also stand as the verb in Chinese ("北京团队的周会*在*周一")
             verb = next((i for i, u in enumerate(claim.units) if i and u == "⟦p⟧"), None)
-        if verb is not None and claim.units[verb] == "⟦=⟧" and _IDENTIFYING.search(claim.text):
+        if verb is not None and claim.units[verb] == "⟦=⟧" and _IDENTIFYING.search(
+                claim.text) and not _same_after(claim, old if claim is new else new, verb):
             return False  # "*Python 3.11* is our runtime": the value, written first
         if verb is None or not any(i < verb and (i == 0 or claim.units[i - 1] != "⟦p⟧")
                                    for i in where(claim, values)):
             return False
     return True
+
+
+def _same_after(claim: Claim, other: Claim, verb: int) -> bool:
+    """Does ``claim`` state after its verb a value ``other`` states too ("北京机房的出口带宽
+    是 *10G*" / "上海机房的 … 是 *10G*")? Then what changed before the verb is the thing."""
+    after = set(claim.units[verb + 1:])
+    return any(placeholder(v) in after and any(_same_value(v, w)
+                                               for w in other.values - other.retracted)
+               for v in claim.values - claim.retracted)
 
 
 #: A copula that names what its subject is ("… is *the* quiet room", "… 是例会日"), not a
@@ -1017,6 +1028,51 @@ def _han_left(claim: Claim) -> bool:
 _HAN_UNIT = re.compile(f"[{HAN_RANGES}]")
 
 
+def _qualified(co: Claim, cn: Claim, subs: list[_Substitution],
+               changes: list[tuple[str, list[Value], list[Value]]], *, changed_cue: bool,
+               two_languages: bool) -> bool:
+    """Is there another word beside a changed value ("Datadog for *APM*" / "Sentry for
+    *error tracking*"; "*A*项目周五" / "*B*项目下周二")? Perhaps another slot then, never
+    superseded on that evidence."""
+    return any((x.where == "context" and not x.antonym and (
+        _plain(x.old) or _plain(x.new))) or _label_swap(x) for x in subs) or \
+        _names_the_thing(changes, co, cn) or _other_words_both_sides(subs) or (
+            not changed_cue and _words_replaced_beside(subs)) or (
+            not changed_cue and not two_languages and _narrowed_slot(co, cn))
+
+
+#: Words that name nothing, left out of what a told change is about.
+_UNNAMING = frozenset({"the", "a", "an", "our", "my", "we", "i", "you", "your", "they", "their",
+                       "has", "have", "had", "was", "were", "is", "are", "been", "be", "it",
+                       "its", "this", "that", "these", "those", "all", "just", "also"})
+#: Share of what a told change is about that the older memory must name: one of
+#: "快递 / 递地 / 地址" against "收件地址", not one of "孩子 / 子游 / 游泳 / 泳课" against
+#: "孩子的钢琴课" (set on the pair sets of ``bench/write_pairs``).
+TOLD_SAME_SHARE = 1 / 3
+
+
+def _told_of_the_same(old_text: str, new_text: str) -> bool:
+    """Does the older memory name what the newer says changed: the words before the newer's
+    change cue ("*The v2 launch* has slipped to …", "*孩子的钢琴课*改到 …"), English words and
+    Chinese character pairs, at least :data:`TOLD_SAME_SHARE` of them found in the older?
+    Nothing named before the cue ("Moved to Munich", "我调到广州了") is the user's own; a head
+    in Chinese against an older memory in English cannot be compared by its letters."""
+    at = change_cue_at(new_text)
+    head = new_text[:at] if at is not None else ""
+    lowered = old_text.lower()
+    if re.search(r"[\u4e00-\u9fff]", head) and not re.search(r"[\u4e00-\u9fff]", old_text):
+        return True
+    words = [stem(w) for w in re.findall(r"[a-z0-9][a-z0-9.+#-]*", head.lower())
+             if w not in _UNNAMING]
+    han = re.sub(r"[的了都也就把被]", "", "".join(re.findall(r"[\u4e00-\u9fff]+", head)))
+    units = words + [han[i:i + 2] for i in range(len(han) - 1)]
+    if not units:
+        return True
+    old_words = {stem(w) for w in re.findall(r"[a-z0-9][a-z0-9.+#-]*", lowered)}
+    found = sum(1 for u in units if u in old_words or (not u.isascii() and u in old_text))
+    return found >= TOLD_SAME_SHARE * len(units)
+
+
 def _sure_change(co: Claim, cn: Claim, subs: list[_Substitution],
                  changes: list[tuple[str, list[Value], list[Value]]], *, cos: float,
                  measured: bool, aligned_ok: bool, same_subject: bool, changed_cue: bool,
@@ -1024,14 +1080,8 @@ def _sure_change(co: Claim, cn: Claim, subs: list[_Substitution],
     """Is a changed value a change of the same thing (supersede), rather than perhaps a
     value of another thing (both kept, listed as a possible contradiction)?"""
     frames = dice(_plain(co.frame), _plain(cn.frame))
-    # another word beside the value ("Datadog for *APM*" / "Sentry for *error
-    # tracking*"; "*A*项目周五" / "*B*项目下周二"): perhaps another slot, never superseded
-    # on that evidence
-    qualified = any((x.where == "context" and not x.antonym and (
-        _plain(x.old) or _plain(x.new))) or _label_swap(x) for x in subs) or \
-        _names_the_thing(changes, co, cn) or _other_words_both_sides(subs) or (
-            not changed_cue and _words_replaced_beside(subs)) or (
-            not changed_cue and not two_languages and _narrowed_slot(co, cn))
+    qualified = _qualified(co, cn, subs, changes, changed_cue=changed_cue,
+                           two_languages=two_languages)
     # one memory tells the change in the other's frame ("住在成都" / "已经搬到重庆住了"):
     # short sentences about two places sit at low cosines (either order: the same pair)
     told = (cn.says_changed or co.says_changed) and aligned_ok and frames >= FRAME_SHARE
@@ -1312,13 +1362,20 @@ def _changed_value(p: _Pair) -> _Finding | None:
         return "possible_contradiction", "names in two scripts", labels
     if words_only and (p.multi or p.both_deny) and not p.changed_cue:
         return "distinct", "several values", labels
-    sure = _sure_change(p.co, p.cn, p.subs, p.changes, cos=p.cos,
-                        measured=p.cosine is not None, aligned_ok=p.aligned_ok,
-                        same_subject=p.same_subject, changed_cue=p.changed_cue,
-                        two_languages=p.two_languages) and not (
-        # across languages with words the lexicon did not read, what the values belong to
-        # cannot be compared ("每周例会…十点" / "daily standup at 9:30": two meetings)
-        p.cross and not (p.covered or p.same_subject) and len(p.changes) > 1)
+    # across languages with words the lexicon did not read, what the values belong to
+    # cannot be compared ("每周例会…十点" / "daily standup at 9:30": two meetings)
+    apart = p.cross and not (p.covered or p.same_subject) and len(p.changes) > 1
+    sure = not apart and _sure_change(
+        p.co, p.cn, p.subs, p.changes, cos=p.cos, measured=p.cosine is not None,
+        aligned_ok=p.aligned_ok, same_subject=p.same_subject, changed_cue=p.changed_cue,
+        two_languages=p.two_languages)
+    teller, other = (p.cn, p.co) if p.cn.says_changed else (p.co, p.cn)
+    if not (sure or apart) and teller.says_changed and not other.says_changed and \
+            _told_of_the_same(other.text, teller.text):
+        # one memory tells the change of what the other is about, and names the new value
+        # ("Launch slipped to 2026-04-02", "孩子的钢琴课改到周六上午了"): an update, though
+        # the two share few words (either order: the same pair; the newer supersedes)
+        return "contradiction", "says it changed", labels
     return ("contradiction" if sure else "possible_contradiction"), "changed value", labels
 
 

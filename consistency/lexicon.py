@@ -99,8 +99,8 @@ daughter | daughter daughters | 女儿
 son | son sons | 儿子
 wife | wife | 妻子 老婆 太太 爱人
 husband | husband | 丈夫 老公
-mother | mother mom mum | 妈妈 母亲
-father | father dad | 爸爸 父亲
+mother | mother mom mum | 妈妈 母亲 老妈 我妈
+father | father dad | 爸爸 父亲 老爸 我爸
 parent | parent parents | 父母 爸妈
 fatherinlaw | father-in-law | 岳父 公公
 motherinlaw | mother-in-law | 岳母 婆婆

@@ -39,17 +39,21 @@ PAIRS = REPO / "bench" / "write_pairs"
 #: that any loss fails.
 BLIND = {
     # name: (duplicate recall, contradiction recall, merges of two facts, wrong supersessions)
-    "blind3.jsonl": (0.85, 0.90, 1, 1),
-    "blind4.jsonl": (0.84, 0.92, 0, 2),
-    "blind5.jsonl": (0.80, 0.94, 1, 1),
-    "blind6.jsonl": (0.81, 0.94, 0, 2),
-    "blind7.jsonl": (0.77, 0.80, 2, 1),
-    "blind8.jsonl": (0.67, 0.90, 1, 2),
-    "blind9.jsonl": (0.65, 0.84, 3, 4),
+    "blind3.jsonl": (0.86, 0.92, 1, 1),
+    "blind4.jsonl": (0.85, 0.94, 0, 1),
+    "blind5.jsonl": (0.81, 0.94, 1, 0),
+    "blind6.jsonl": (0.81, 0.98, 0, 2),
+    "blind7.jsonl": (0.84, 0.84, 1, 1),
+    "blind8.jsonl": (0.68, 0.92, 0, 1),
+    "blind9.jsonl": (0.66, 0.90, 2, 0),
     # first measured as it came: duplicates 0.80, contradictions 0.80, 9 merges, 2
     # supersessions; then read (currencies, units, "every morning", 每周…三次, gluten-free,
     # a measure of another sprint or month)
-    "blind10.jsonl": (0.82, 0.89, 3, 0),
+    "blind10.jsonl": (0.82, 0.92, 3, 0),
+    # first measured as it came: 208 of 300, duplicates 0.67, contradictions 0.54, 7 merges,
+    # 8 supersessions; then read (a change told in few shared words, "depends on", 会员,
+    # 我爸 / 我妈, a place that names the thing beside an unchanged value)
+    "blind11.jsonl": (0.66, 0.61, 6, 5),
 }
 
 
@@ -170,7 +174,10 @@ def test_a_third_break_it_round_stays_where_it_is(judged) -> None:
 
 def test_the_order_two_memories_arrive_in_does_not_change_the_pair(judged) -> None:
     """Judged A then B, and B then A: the same action (merge, supersede or keep both), but
-    for at most 1% of the pairs — and never a merge one way and a supersession the other."""
+    for at most 1% of the pairs — and never a merge one way and a supersession the other.
+    A change told by one memory ("… is now US Eastern") is by design read by its order: the
+    newer telling it supersedes, the older telling it is listed as a possible contradiction
+    (it arrived out of order, or "now" was emphasis); those flips are not counted."""
     action = {"duplicate": "merge", "contradiction": "supersede"}
     flips: list[tuple[str, str, str]] = []
     total = 0
@@ -183,10 +190,11 @@ def test_the_order_two_memories_arrive_in_does_not_change_the_pair(judged) -> No
                 claim = read_claim(_fields(memory)[3],
                                    written=date.fromisoformat(memory["created"]))
                 sides.append(MemorySide(memory["type"], memory.get("subject"), claim))
-            forward = judge_pair(sides[0], sides[1], cosine=cosine).verdict
-            backward = judge_pair(sides[1], sides[0], cosine=cosine).verdict
-            a, b = action.get(forward, "keep"), action.get(backward, "keep")
-            if a != b:
+            forward = judge_pair(sides[0], sides[1], cosine=cosine)
+            backward = judge_pair(sides[1], sides[0], cosine=cosine)
+            a, b = action.get(forward.verdict, "keep"), action.get(backward.verdict, "keep")
+            told = forward.rule == backward.rule == "says it changed" and "merge" not in (a, b)
+            if a != b and not told:
                 flips.append((row["id"], a, b))
     assert not [f for f in flips if {f[1], f[2]} == {"merge", "supersede"}]
     assert len(flips) <= total // 100, flips
@@ -198,3 +206,36 @@ def test_categories_cover_the_issue(judged) -> None:
     assert sum(kinds.values()) >= 200
     for label in ("duplicate", "contradiction", "distinct", "series"):
         assert kinds[(label, "en")] and kinds[(label, "zh")]
+
+
+@pytest.mark.parametrize(("old", "new", "verdict"), [
+    # the newer memory tells the change of what the older is about, in few shared words
+    ("Launch date: 2026-03-14.", "Launch slipped to **2026-04-02**.", "contradiction"),
+    ("孩子的钢琴课在周三下午。", "孩子的钢琴课改到周六上午了。", "contradiction"),
+    ("Infra is provisioned with Terraform.",
+     "Switched our infra-as-code from Terraform to Pulumi (TypeScript).", "contradiction"),
+    # ... but not of another thing it names before the change
+    ("孩子的钢琴课在周三下午。", "孩子的游泳课改到周六上午了。", "possible_contradiction"),
+    # two children told apart by birth order are two people
+    ("大女儿学钢琴。", "小女儿学钢琴。", "distinct"),
+    ("My older daughter plays piano.", "My younger daughter plays piano.", "distinct"),
+    # an allergy and not eating its allergen are one fact; the allergy itself can change
+    ("儿子对花生过敏。", "我儿子不能吃花生，会过敏。", "duplicate"),
+    ("Allergic to peanuts.", "No longer allergic to peanuts.", "contradiction"),
+    # relations that hold several values at once
+    ("Subscribes to Netflix.", "Subscribes to Disney+.", "distinct"),
+    ("The analytics service depends on Kafka.", "The analytics service depends on ClickHouse.",
+     "distinct"),
+    # an event told with its span is read from its first day: two runs, a series
+    ("Ran a pricing A/B test from 2025-06-01 to 2025-06-14.",
+     "Ran another pricing A/B test, Sep 8–21, 2025.", "series"),
+    # a place before the verb names the thing when the value after it is the same
+    ("北京机房的出口带宽是 10G。", "上海机房的出口带宽是 10G。", "possible_contradiction"),
+    ("北京机房的出口带宽是 10G。", "北京机房的出口带宽升到 20G 了。", "contradiction"),
+])
+def test_rules_read_from_the_pair_sets(real_embedder, old: str, new: str, verdict: str) -> None:
+    """One pair per rule added from what a blind set showed, through the real model."""
+    a, b = real_embedder.embed([old, new])
+    sides = [MemorySide("user", None, read_claim(text, written=date(2026, 1, day)))
+             for day, text in ((1, old), (20, new))]
+    assert judge_pair(sides[0], sides[1], cosine=float(a @ b)).verdict == verdict
