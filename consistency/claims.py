@@ -904,6 +904,9 @@ _CONTRACTIONS = [
     (re.compile(r"\b(do|does|is|are|was|were|has|have|had|should|would|could|must|need)nt\b"),
      r"\1 not"),
     (re.compile(r"\bdont\b"), "do not"), (re.compile(r"\bcant\b"), "can not"),
+    # "don't ever", "do not ever": never
+    (re.compile(r"\b(?:do|does|did|should|must|will|would|can) not ever\b|\bnot ever\b"),
+     "never"),
 ]
 
 _STOPWORDS = frozenset(

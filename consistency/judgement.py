@@ -55,6 +55,7 @@ multilingual v3 cosines of the memories' first chunks) and checked on the held-o
 from __future__ import annotations
 
 import difflib
+import functools
 import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass
@@ -73,6 +74,7 @@ from consistency.claims import (
     change_cue_at,
     dice,
     placeholder,
+    read_claim,
     stem,
 )
 from consistency.lexicon import CONCEPTS, PEOPLE
@@ -195,6 +197,17 @@ def subject_key(subject: str | None) -> str | None:
         key = key.replace(sep, " ")
     key = " ".join(key.split())
     return key or None
+
+
+@functools.lru_cache(maxsize=4096)
+def _subject_words(key: str) -> frozenset[str]:
+    return frozenset(_bare(read_claim(key).tokens))
+
+
+def _same_subject(a: str, b: str) -> bool:
+    """Two subject keys (:func:`subject_key`) for one thing: equal, or the same words read
+    through the lexicon ("allergy" / "过敏", "editor" / "编辑器")."""
+    return a == b or (bool(words := _subject_words(a)) and words == _subject_words(b))
 
 
 # --------------------------------------------------------------------------- values
@@ -507,7 +520,7 @@ _ANTONYMS = frozenset(
 #: Units after which a span is the slot's value: copulas, polarity concepts and the verbs
 #: that state what something is set to.
 _RELATION_UNITS = frozenset(
-    ["⟦=⟧", "⟦w⟧", "hit", "install", "use", "runs", "prefer", "set", "default", "live", "move", "switch", "chang", "change", "replac", "run", "host", "deploy", "point", "call", "name", "keep", "store", "stay", "work", "allergic", "speak", "own", "have", "play", "go", "locat", "base", "migrat", "upgrad", "downgrad", "bump", "pick", "choose", "chose", "want", "need", "eat", "drink", "wear", "sleep", "wake", "start", "end", "meet", "hold", "prefer", "favorite", "favourite", "main", "primary", "only", "用", "住", "搬", "改", "换", "设", "定", "选", "叫", "吃", "喝", "穿", "睡", "起", "开", "去", "调", "升", "迁", "放", "存", "跑", "配", "装", "走"])
+    ["⟦=⟧", "⟦w⟧", "hit", "install", "use", "runs", "prefer", "set", "setto", "default", "live", "move", "switch", "chang", "change", "replac", "run", "host", "deploy", "point", "call", "name", "keep", "store", "stay", "work", "allergic", "speak", "own", "have", "play", "go", "locat", "base", "migrat", "upgrad", "downgrad", "bump", "pick", "choose", "chose", "want", "need", "eat", "drink", "wear", "sleep", "wake", "start", "end", "meet", "hold", "prefer", "favorite", "favourite", "main", "primary", "only", "用", "住", "搬", "改", "换", "设", "定", "选", "叫", "吃", "喝", "穿", "睡", "起", "开", "去", "调", "升", "迁", "放", "存", "跑", "配", "装", "走"])
 
 
 def _is_marker(unit: str) -> bool:
@@ -1537,7 +1550,8 @@ def _gate(old: MemorySide, new: MemorySide) -> _Finding | None:
     if old.type != new.type:
         return "distinct", "other type", (f"{old.type} / {new.type}",)
     ko, kn = subject_key(old.subject), subject_key(new.subject)
-    if ko and kn and ko != kn and not old.subject_inferred and not new.subject_inferred:
+    if ko and kn and not _same_subject(ko, kn) and not old.subject_inferred and \
+            not new.subject_inferred:
         return "distinct", "two subjects", (f"{old.subject} / {new.subject}",)
     co, cn = old.claim, new.claim
     if co.key == cn.key and co.key:
@@ -1561,8 +1575,8 @@ def judge_pair(old: MemorySide, new: MemorySide, *, cosine: float | None) -> Pai
     lexical = dice(_unnamed(co.tokens), _unnamed(cn.tokens))
     found = _gate(old, new)
     if found is None:
-        ko = subject_key(old.subject)
-        same_subject = bool(ko and ko == subject_key(new.subject))
+        ko, kn = subject_key(old.subject), subject_key(new.subject)
+        same_subject = bool(ko and kn and _same_subject(ko, kn))
         cross = co.language != cn.language and (_han_left(co) or _han_left(cn))
         if _related(co, cn, cos=cosine if cosine is not None else 0.0, lexical=lexical,
                     same_subject=same_subject, cross=cross):

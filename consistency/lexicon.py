@@ -50,6 +50,7 @@ spanish | spanish | 西班牙语
 british | british britain | 英国 英式
 atmost | at-most | 最多 不超过 至多 不多于
 atleast | at-least | 至少 不少于 不低于 起码
+setto |  | 设为 设成 设置为 设置成 设定为 设定成 配置为 配置成
 american | american america usa | 美国 美式
 comment | comment comments commented | 注释 评论
 code | code | 代码

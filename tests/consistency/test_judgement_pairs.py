@@ -232,6 +232,10 @@ def test_categories_cover_the_issue(judged) -> None:
     # a place before the verb names the thing when the value after it is the same
     ("北京机房的出口带宽是 10G。", "上海机房的出口带宽是 10G。", "possible_contradiction"),
     ("北京机房的出口带宽是 10G。", "北京机房的出口带宽升到 20G 了。", "contradiction"),
+    # "don't ever" is "never"; 设为 and 设成 set alike
+    ("Never force-push to shared branches.", "Don't ever force-push to a shared branch.",
+     "duplicate"),
+    ("支付网关的超时时间设为 30 秒。", "支付网关超时设成 30 秒。", "duplicate"),
 ])
 def test_rules_read_from_the_pair_sets(real_embedder, old: str, new: str, verdict: str) -> None:
     """One pair per rule added from what a blind set showed, through the real model."""
@@ -239,3 +243,15 @@ def test_rules_read_from_the_pair_sets(real_embedder, old: str, new: str, verdic
     sides = [MemorySide("user", None, read_claim(text, written=date(2026, 1, day)))
              for day, text in ((1, old), (20, new))]
     assert judge_pair(sides[0], sides[1], cosine=float(a @ b)).verdict == verdict
+
+
+def test_two_subjects_in_two_languages_for_one_thing_are_one_subject(real_embedder) -> None:
+    """Explicit subjects "allergy" and "过敏" name one thing: the pair is judged, not kept
+    apart as two subjects."""
+    a, b = real_embedder.embed(["I'm allergic to cats.", "我对猫过敏。"])
+    sides = [MemorySide("user", subject, read_claim(text, written=date(2026, 1, day)))
+             for day, subject, text in ((1, "allergy", "I'm allergic to cats."),
+                                        (20, "过敏", "我对猫过敏。"))]
+    assert judge_pair(sides[0], sides[1], cosine=float(a @ b)).verdict == "duplicate"
+    sides[1] = MemorySide("user", "pets", sides[1].claim)
+    assert judge_pair(sides[0], sides[1], cosine=float(a @ b)).verdict == "distinct"
