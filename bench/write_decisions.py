@@ -10,10 +10,10 @@ memory files, their first chunks embedded with the product's model (USE multilin
 how many were decided right (a duplicate merged, a contradiction superseded, a distinct pair
 or a series kept apart), and the two errors that cost most: merges of two different facts and
 supersessions of a fact that still holds. ``dev.jsonl`` is what the rules were set on;
-``holdout.jsonl`` was written apart and only measured; ``blind3``–``blind10.jsonl`` (1,620
+``holdout.jsonl`` was written apart and only measured; ``blind3``–``blind11.jsonl`` (1,920
 pairs) were written by helpers who saw neither the rules nor the other sets, each measured
-first as it came (blind3–7 and blind10 were then read for what the rules missed; blind8 and
-blind9 were only measured). ``breakit3.jsonl`` holds a break-it round's inputs, byte for byte.
+first as it came (blind3–7, blind10 and blind11 were then read for what the rules missed;
+blind8 and blind9 were only measured). ``breakit3.jsonl`` holds a break-it round's inputs, byte for byte.
 Each file is also decided, in the same
 run, by the string rule that decided before the pair judgement (``bench/string_rule.py``:
 bigram overlap, a shared subject, ``contradiction_reason``) as the baseline.
