@@ -451,8 +451,19 @@ def _antonym_swaps(old: Claim, new: Claim) -> list[_Substitution]:
     a, b = old.asserted - new.asserted, new.asserted - old.asserted
     return [_Substitution((x,), (y,), "value", True) for x in sorted(a) for y in sorted(b)
             if frozenset((x, y)) in _ANTONYMS
-            # the rest said alike: the antonym is what changed, not a word of another thing
-            and dice(set(old.tokens) - {x}, set(new.tokens) - {y}) >= 0.6]
+            # the rest said alike, or English antonyms tell of one thing ("*light* themes" /
+            # "*dark* themes everywhere"; not 早饭 / 晚饭, two meals): the antonym is what
+            # changed, not a word of another thing
+            and (dice(set(old.tokens) - {x}, set(new.tokens) - {y}) >= 0.6
+                 or (x.isascii() and y.isascii() and _heads(old, x) & _heads(new, y)))]
+
+
+def _heads(claim: Claim, word: str) -> set[str]:
+    """The words right after ``word`` in ``claim`` (the thing it tells of)."""
+    units = claim.units
+    return {units[i + 1] for i, u in enumerate(units[:-1])
+            if u == word and not units[i + 1].startswith(("⟦", "⟨", "⟪"))
+            and not _is_relation(units[i + 1])}
 
 
 def _bare(tokens: tuple[str, ...]) -> set[str]:

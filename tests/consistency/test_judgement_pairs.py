@@ -236,13 +236,19 @@ def test_categories_cover_the_issue(judged) -> None:
     ("Never force-push to shared branches.", "Don't ever force-push to a shared branch.",
      "duplicate"),
     ("支付网关的超时时间设为 30 秒。", "支付网关超时设成 30 秒。", "duplicate"),
+    # two times of day, each with its own drink: antonyms of the time, not of one thing
+    ("早上喝咖啡", "晚上喝茶", "kept apart"),
 ])
 def test_rules_read_from_the_pair_sets(real_embedder, old: str, new: str, verdict: str) -> None:
     """One pair per rule added from what a blind set showed, through the real model."""
     a, b = real_embedder.embed([old, new])
     sides = [MemorySide("user", None, read_claim(text, written=date(2026, 1, day)))
              for day, text in ((1, old), (20, new))]
-    assert judge_pair(sides[0], sides[1], cosine=float(a @ b)).verdict == verdict
+    got = judge_pair(sides[0], sides[1], cosine=float(a @ b)).verdict
+    if verdict == "kept apart":
+        assert got in {"distinct", "series", "possible_duplicate", "possible_contradiction"}
+    else:
+        assert got == verdict
 
 
 def test_two_subjects_in_two_languages_for_one_thing_are_one_subject(real_embedder) -> None:
@@ -255,3 +261,16 @@ def test_two_subjects_in_two_languages_for_one_thing_are_one_subject(real_embedd
     assert judge_pair(sides[0], sides[1], cosine=float(a @ b)).verdict == "duplicate"
     sides[1] = MemorySide("user", "pets", sides[1].claim)
     assert judge_pair(sides[0], sides[1], cosine=float(a @ b)).verdict == "distinct"
+
+
+@pytest.mark.parametrize(("old", "new", "verdict"), [
+    # English antonyms of one thing are the change, whatever else the sentences say
+    ("I prefer light themes in editors.", "These days it's dark themes everywhere for me.",
+     "contradiction"),
+])
+def test_antonyms_under_one_subject(real_embedder, old: str, new: str, verdict: str) -> None:
+    a, b = real_embedder.embed([old, new])
+    sides = [MemorySide("user", "theme",
+                        read_claim(text, written=date(2026, 1, day)))
+             for day, text in ((1, old), (20, new))]
+    assert judge_pair(sides[0], sides[1], cosine=float(a @ b)).verdict == verdict
