@@ -46,6 +46,7 @@ __all__ = [
     "DreamSettings",
     "EmbeddingSettings",
     "FusionSettings",
+    "GraphStep",
     "IntentAnalysisSettings",
     "LifecycleSettings",
     "LlmIntentSettings",
@@ -600,6 +601,8 @@ class IntentAnalysisSettings(_Section):
 
 
 StageName = Literal["ccb-fast", "magma-extend", "full-fusion"]
+#: The graph step of the full-fusion stage (``retrieval.graph_step``).
+GraphStep = Literal["pagerank", "one_hop", "off"]
 
 
 class Stage(_Section):
@@ -674,6 +677,12 @@ class RetrievalSettings(_Section):
     rrf_k: NonNegativeInt = Field(
         default=60,
         description="Reciprocal rank fusion constant (Cormack, Clarke & Büttcher 2009: k=60).",
+    )
+    graph_step: GraphStep = Field(
+        default="pagerank",
+        description="The full-fusion stage's graph step: pagerank (personalized PageRank "
+        "from the best notes so far over links either way, mentions and shared subjects), "
+        "one_hop (the notes linked either way with the best notes so far) or off.",
     )
     weights: RetrievalWeightsSettings = Field(default_factory=RetrievalWeightsSettings)
 

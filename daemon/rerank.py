@@ -47,11 +47,15 @@ __all__ = ["CCB_LISTS", "DIVERSITY_LAMBDA", "HYBRID_FLOOR", "LEADING_LISTS", "LI
 #: descriptions, tags and dates, read into memory), MAGMA the index (vectors, full text, the
 #: memory embeddings and the link graph).
 CCB_LISTS = frozenset({"names", "time"})
-MAGMA_LISTS = frozenset({"vector", "full-text", "note-bm25", "routed", "rules", "graph"})
+MAGMA_LISTS = frozenset({"vector", "full-text", "note-bm25", "routed", "rules", "graph",
+                         "graph-walk"})
 #: Weights of the ranked lists in the fusion (our choice): the two retrievers, the name
 #: match and the memories the intent targets count fully; the notes dated in the query's
 #: time range (ranked by date, not by meaning), the L2 rules ranked by meaning and the
-#: graph neighbours count half (they are context, not matches). Measured on 60
+#: graph neighbours of ``retrieval.graph_step = one_hop`` count half (they are context, not
+#: matches). The PageRank walk's list (``graph-walk``) adds no rank weight: its note is
+#: lifted to just below the best match instead (:data:`daemon.graph_stage.NEAR_CAP`: as a
+#: ranked list at weight 0.5 or 1.0 it found few linked answers; see there). Measured on 60
 #: LongMemEval_S dev questions: the time list at 1.0 and leading with the name list
 #: ("ccb first") put 20 of a month's sessions above the two that answered "how much have
 #: I made from selling eggs this month?"; at 0.5, not leading: recall@10 0.950 -> 0.967.
@@ -67,7 +71,7 @@ MAGMA_LISTS = frozenset({"vector", "full-text", "note-bm25", "routed", "rules", 
 #: the layer probes' L1 hit@5 went 8 -> 9 of 10.
 LIST_WEIGHTS: Mapping[str, float] = {
     "vector": 1.0, "full-text": 1.0, "note-bm25": 0.0, "names": 1.0, "time": 0.0, "routed": 1.0,
-    "rules": 0.5, "graph": 0.5,
+    "rules": 0.5, "graph": 0.5, "graph-walk": 0.0,
 }
 
 #: Share of importance that counts at zero relevance; the rest grows with relevance (our
@@ -169,6 +173,8 @@ class Reranker:
         notes plain hybrid search ranks in its top places are kept among the first five."""
         width, limit = max(limit, HYBRID_FLOOR), max(limit, 0)
         fused = weighted_rrf(found.lists, LIST_WEIGHTS, k=self._settings.retrieval.rrf_k)
+        for path, extra in found.lift.items():  # the graph walk's share (daemon.graph_stage)
+            fused[path] = fused.get(path, 0.0) + extra
         paths = _candidates(fused, found, keep, width)
         vectors = _candidate_vectors(snap, found, paths)
         paths = [p for p in paths if p in vectors or p in found.chunks]

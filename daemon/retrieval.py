@@ -20,7 +20,12 @@ DESIGN.md § Retrieval. One search runs:
      intent targets and the L2 rules, ranked by cosine over an in-memory matrix of memory
      embeddings. It stops the search when both retrievers put the same note first with a
      cosine of at least :data:`CONFIDENT_COSINE`.
-   - *full-fusion*: the graph neighbours (wikilinks either way) of the best notes so far.
+   - *full-fusion*: the graph step (``retrieval.graph_step``, :mod:`daemon.graph_stage`):
+     by default a personalized PageRank walk from the best notes so far and the notes
+     their matched passages link to, over links either way, mentions and shared subjects,
+     which lifts the best notes and the note nearest them in the fusion; or the notes
+     linked with the best notes (``one_hop``); or nothing (``off``). A query that names
+     only a time has no passage to walk on from: the walk does not run for it.
 
    One exception to skipping: a stage that misses its deadline while the stages before it
    found fewer notes than asked for may finish within the search's whole budget (the sum of
@@ -65,14 +70,24 @@ from consistency.lifecycle import (
     MemoryState,
     is_current,
 )
+from daemon.graph_stage import (
+    GRAPH_SEEDS,
+    PAGERANK_SEEDS,
+    GraphHit,
+    graph_of,
+    neighbours_of,
+    one_hop,
+    pagerank_walk,
+    restart_weights,
+    seed_passages,
+)
 from daemon.llm import ChatClient
-from daemon.rerank import LIST_WEIGHTS, Reranker, best_row
+from daemon.rerank import LIST_WEIGHTS, Reranker
 from daemon.verifier import FusionVerifier, in_background
 from magma.catalogue import (
     STOPWORDS,
     CatalogueEntry,
     Snapshot,
-    linked,
     norm,
     read_snapshot,
     tokens,
@@ -116,9 +131,6 @@ ROUTED_MIN_COSINE = 0.2
 #: Longest query searched, in characters (our choice: a question is far shorter; a pasted
 #: page would take seconds to embed: 0.3 s per 10,000 characters here).
 MAX_QUERY_CHARS = 2000
-#: How many of the best notes so far full-fusion expands, and how many neighbours it adds.
-GRAPH_SEEDS = 3
-GRAPH_MAX = 10
 #: Chunks a note needs to be in the note-level BM25 list (our choice, measured: see the
 #: list's weight in :data:`daemon.rerank.LIST_WEIGHTS`).
 NOTE_BM25_MIN_CHUNKS = 2
@@ -136,9 +148,9 @@ RECALL_REFRESH_S = 60.0
 class StageTrace:
     """One stage of one search: ``status`` is ``ran``, ``ran late: too little found
     before it``, ``skipped: deadline``, ``skipped: error`` (logged),
-    ``skipped: confident`` (an earlier stage answered), ``skipped: no query vector`` or
-    ``off``; ``elapsed_ms`` wall time until it answered or was given up; ``found`` notes it
-    proposed."""
+    ``skipped: confident`` (an earlier stage answered), ``skipped: no query vector``,
+    ``off`` or ``off: retrieval.graph_step`` (full-fusion with the graph step off);
+    ``elapsed_ms`` wall time until it answered or was given up; ``found`` notes it proposed."""
 
     name: str
     status: str
@@ -184,6 +196,7 @@ class _Found:
     rows: dict[str, int] = field(default_factory=dict)  # best chunk row, when no text yet
     texts: set[str] = field(default_factory=set)  # paths whose row's chunk text is read
     kept: dict[str, int] = field(default_factory=dict)  # put back: plain hybrid's rank
+    lift: dict[str, float] = field(default_factory=dict)  # added to the fused rank score
     confident: bool = False
     vector: np.ndarray | None = None
 
@@ -255,7 +268,10 @@ class Retriever:
         searching, not loading. Raises :class:`DreamdError` subclasses from the store or
         the model."""
         snap = self.snapshot()
-        self._neighbours(snap)
+        if self._settings.retrieval.graph_step == "pagerank":
+            graph_of(self._store, snap)
+        else:
+            neighbours_of(self._store, snap)
         _note_index(self._bm25, snap, bm25_wait_s, fresh=True)
         self._embedder.embed(["warm up"])
         self._store.fulltext_candidates("warm up", limit=1)
@@ -334,7 +350,8 @@ class Retriever:
         order = ("ccb-fast", "magma-extend", "full-fusion")
         for name in order:
             stage = stages.get(name)
-            skip = _skip_reason(name, stage is not None, strategy, progressive, found)
+            skip = _skip_reason(name, stage is not None, strategy, progressive, found,
+                                self._settings.retrieval.graph_step)
             if skip is not None or stage is None:
                 traces.append(StageTrace(name, skip or "off", 0.0))
                 continue
@@ -488,12 +505,27 @@ class Retriever:
         if name == "magma-extend":
             return lambda: self._magma_extend(snap, text, intent, want, memory_types,
                                               path_prefix, owner, keep, layered, embedding)
-        best = [p for p, _ in sorted(weighted_rrf(found.lists, LIST_WEIGHTS).items(),
-                                     key=lambda kv: -kv[1]) if keep(p)][:GRAPH_SEEDS]
+        fused = weighted_rrf(found.lists, LIST_WEIGHTS)
+        best = [p for p in sorted(fused, key=lambda p: (-fused[p], p)) if keep(p)]
         vector = found.vector
         known = {p for ranked in found.lists.values() for p in ranked}
-        return lambda: self._full_fusion(snap, best, vector,
-                                         lambda p: p not in known and keep(p))
+        if self._settings.retrieval.graph_step == "pagerank":
+            if intent.time_only:  # no words matched: no passage to walk on from
+                return _Found
+            seeds = {p: fused[p] for p in best[:PAGERANK_SEEDS]}
+            rows, chunks = dict(found.rows), dict(found.chunks)
+
+            def walk() -> _Found:
+                graph = graph_of(self._store, snap)
+                restart = restart_weights(
+                    snap, seeds, seed_passages(self._store, snap, list(seeds), rows, chunks))
+                return _graph_part(pagerank_walk(snap, graph, seeds, restart, vector, keep,
+                                                 fused), "graph-walk")
+
+            return walk
+        return lambda: _graph_part(one_hop(
+            snap, neighbours_of(self._store, snap), best[:GRAPH_SEEDS], vector,
+            lambda p: p not in known and keep(p)))
 
     def _magma_extend(
         self, snap: Snapshot, text: str, intent: Intent, want: int,
@@ -551,37 +583,6 @@ class Retriever:
             part.confident = True
         return part
 
-    def _full_fusion(self, snap: Snapshot, seeds: Sequence[str], vector: np.ndarray | None,
-                     keep: Callable[[str], bool]) -> _Found:
-        """Neighbours of ``seeds`` that no earlier list found (``keep``), best cosine first:
-        a linked note joins the candidates; it does not add weight to one already there."""
-        part = _Found()
-        neighbours = self._neighbours(snap)
-        near: list[str] = []
-        parent: dict[str, str] = {}
-        for seed in seeds:
-            for other in sorted(neighbours.get(seed, ())):
-                if other not in parent and other not in seeds and keep(other):
-                    parent[other] = seed
-                    near.append(other)
-        if not near:
-            return part
-        best: dict[str, int] = {}
-        cos: dict[str, float] = {}
-        for path in near:
-            row, sim = best_row(snap, path, vector)
-            if row is not None:
-                best[path], cos[path] = row, sim
-        ranked = sorted(best, key=lambda p: -cos[p])[:GRAPH_MAX]
-        part.lists["graph"] = ranked
-        for path in ranked:
-            part.rows[path] = best[path]
-            part.cosine[path] = cos[path]
-            seed_title = snap.entries[parent[path]].title if parent[path] in snap.entries \
-                else parent[path]
-            part.why.setdefault(path, []).append(f"linked with {seed_title}")
-        return part
-
     # ------------------------------------------------------------------ helpers
 
     def _keep(self, snap: Snapshot, layers: Collection[int] | None,
@@ -624,15 +625,6 @@ class Retriever:
                 log.warning("search.recalls_unread", error=str(error))
             self._recalls_at = now
         return self._recalls
-
-    def _neighbours(self, snap: Snapshot) -> dict[str, set[str]]:
-        """Notes linked either way (wikilinks, embeds, markdown links that resolve; not
-        through tags: a tag joins too many notes to mean "related"), index files left out."""
-        if snap.neighbours is None:
-            pairs = self._store.link_pairs()
-            snap.neighbours = linked(pairs.column("src").to_pylist(),
-                                      pairs.column("resolved").to_pylist(), snap.entries)
-        return snap.neighbours
 
 
 
@@ -765,6 +757,8 @@ def _merge(into: _Found, part: _Found) -> int:
         into.rows.setdefault(path, row)
     for path, why in part.why.items():
         into.why.setdefault(path, []).extend(why)
+    for path, extra in part.lift.items():
+        into.lift[path] = into.lift.get(path, 0.0) + extra
     if part.vector is not None:
         into.vector = part.vector
     into.confident = into.confident or part.confident
@@ -775,11 +769,28 @@ def _merge(into: _Found, part: _Found) -> int:
 
 
 
+def _graph_part(hits: Sequence[GraphHit], name: str = "graph") -> _Found:
+    """The full-fusion stage's part: the graph step's notes as the list ``name``, with
+    their lifts."""
+    part = _Found()
+    if hits:
+        part.lists[name] = [h.path for h in hits]
+    for hit in hits:
+        if hit.lift:
+            part.lift[hit.path] = hit.lift
+        part.rows.setdefault(hit.path, hit.row)
+        part.cosine[hit.path] = hit.cosine
+        part.why.setdefault(hit.path, []).append(hit.why)
+    return part
+
+
 def _skip_reason(name: str, configured: bool, strategy: str, progressive: bool,
-                 found: _Found) -> str | None:
+                 found: _Found, graph_step: str = "pagerank") -> str | None:
     """Why stage ``name`` does not run (its trace status), or ``None``: it runs."""
     if not configured:
         return "off"
+    if name == "full-fusion" and graph_step == "off":
+        return "off: retrieval.graph_step"
     if (strategy == "ccb-only" and name in MAGMA_STAGES) or \
             (strategy == "magma-only" and name in CCB_STAGES):
         return f"off: {strategy}"

@@ -15,6 +15,7 @@ import numpy as np
 
 from ccb.dates import day_in
 from ccb.names import nfc_key
+from magma.graph_step import NoteGraph
 from magma.layers import is_salient, note_date, note_layer, type_prior
 from magma.store import INDEX_FILE_NAMES, MagmaStore
 from magma.text import CJK_CHAR
@@ -95,6 +96,8 @@ class Snapshot:
     chunk_hashes: list[str]  # content hash of each row
     rows_by_path: dict[str, list[int]]
     neighbours: dict[str, set[str]] | None = None
+    graph: NoteGraph | None = None  # the graph step's (magma.graph_step), built on first use
+    link_targets: dict[str, dict[str, str]] | None = None  # src -> {target as written: path}
 
 
 def read_snapshot(store: MagmaStore, versions: dict[str, int], zone: tzinfo) -> Snapshot:

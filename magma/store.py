@@ -485,9 +485,9 @@ class MagmaStore:
                           "memory_type IS NOT NULL")
 
     def link_pairs(self) -> pa.Table:
-        """``src`` and ``resolved`` of every link that resolves to a vault file (the edges
-        between notes, for graph neighbours). Raises :class:`StoreError`."""
-        return self._t.read(self._t.links, ["src", "resolved"], "resolved IS NOT NULL")
+        """``src``, ``target`` (as written) and ``resolved`` of every link that resolves to a
+        vault file (the edges between notes, for the graph). Raises :class:`StoreError`."""
+        return self._t.read(self._t.links, ["src", "target", "resolved"], "resolved IS NOT NULL")
 
     def chunk_vectors(self) -> pa.Table:
         """Every chunk's ``chunk_id``, ``path``, ``content_hash`` and ``vector``

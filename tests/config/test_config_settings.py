@@ -28,6 +28,7 @@ from config.settings import (
     LoggingSettings,
     ObsidianCliSettings,
     ProgressiveSearchSettings,
+    RetrievalSettings,
     Stage,
     SyncSettings,
     VaultSettings,
@@ -51,6 +52,7 @@ def test_defaults_match_the_seed_and_design() -> None:
         ("ccb-fast", 5, 100), ("magma-extend", 10, 300), ("full-fusion", None, 800)
     ]
     assert (s.retrieval.rrf_k, s.retrieval.recency_half_life_days) == (60, 30)
+    assert s.retrieval.graph_step == "pagerank"
     assert (s.fusion.max_tokens, s.fusion.semantic_similarity_threshold) == (4000, 0.85)
     assert (s.llm.enabled, s.metrics.enabled, s.logging.level) == (False, False, "info")
 
@@ -80,6 +82,7 @@ def test_settings_are_frozen() -> None:
         (VaultSettings, {"memory_folder": "/abs"}),
         (VaultSettings, {"memory_folder": ""}),
         (Stage, {"name": "warp", "timeout_ms": 1}),
+        (RetrievalSettings, {"graph_step": "two_hop"}),
         (Stage, {"name": "ccb-fast", "timeout_ms": 1, "limit": 0}),
         (AutoDreamSettings, {"time_gate": {"min_hours_between_dream": 200}}),
         (LlmSettings, {"enabled": True}),
@@ -104,6 +107,7 @@ def test_camel_case_snake_case_and_seed_spellings_are_accepted() -> None:
     assert ObsidianCliSettings.model_validate({"timeout_ms": 3}).timeout_ms == 3
     assert CacheSettings.model_validate({"ttlHours": 4}).ttl_hours == 4
     assert Stage.model_validate({"name": "full-fusion", "timeout": 5}).timeout_ms == 5
+    assert RetrievalSettings.model_validate({"graphStep": "off"}).graph_step == "off"
 
 
 def test_logging_level_is_case_insensitive_and_paths_expand_user() -> None:

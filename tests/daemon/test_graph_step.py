@@ -1,0 +1,84 @@
+"""The full-fusion stage's graph step (``retrieval.graph_step``) on a real store.
+
+The embedder is the tests' token-hash FAKE: these tests are about which note the graph brings
+in, not about meaning; a question shares no word with the note it should find, so neither the
+vector nor the full text can find that note.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from fakes import TokenHashEmbedder
+
+from daemon.app import App
+from daemon.graph_stage import graph_of
+
+MakeApp = Callable[..., tuple[App, TokenHashEmbedder]]
+
+NOTES = {
+    "Bread notes.md": "---\naliases: [Sourdough starter feeding schedules]\n---\n"
+                      "# Bread notes\n\nThe oven preheats for an hour before baking.\n\n"
+                      "My sourdough starter lives in the pantry; its feeding and hydration "
+                      "schedules are in [[Flour blends]].\n",
+    "Flour blends.md": "# Flour blends\n\nWholemeal rye and spelt, forty parts in a hundred. "
+                       "Bought from [[Mill suppliers]].\n",
+    "Mill suppliers.md": "# Mill suppliers\n\nStone ground at the valley cooperative.\n",
+    "Pantry inventory.md": "# Pantry inventory\n\nThe pantry holds tins and beans.\n",
+    "Cat care.md": "# Cat care\n\nFeeding the cat twice a day.\n",
+    "Running log.md": "# Running log\n\nHydration matters on long runs.\n",
+    "Garden.md": "# Garden\n\nWatering schedules for the tomatoes.\n",
+    "Sourdough history.md": "# Sourdough history\n\nA bread leavened by wild yeast.\n",
+}
+QUESTION = "sourdough starter pantry feeding hydration schedules"
+
+
+def _vault(root: Path) -> Path:
+    for name, text in NOTES.items():
+        (root / name).write_text(text, encoding="utf-8")
+    return root
+
+
+def _top(app: App, k: int) -> list[str]:
+    return [h.path for h in app.search(QUESTION, limit=10, count_recall=False)][:k]
+
+
+@pytest.mark.parametrize("step", ["pagerank", "one_hop", "off"])
+def test_the_note_a_matched_passage_links_to_comes_in_under_pagerank_only(
+        tmp_path: Path, make_app: MakeApp, step: str) -> None:
+    app, _ = make_app(_vault(tmp_path), **{"retrieval.graph_step": step})
+    app.sync()
+    top = _top(app, 3)
+    assert top[0] == "Bread notes.md"
+    assert ("Flour blends.md" in top) is (step == "pagerank")
+    stages = {t.name: t.status for t in app.last_search_trace.stages}  # type: ignore[union-attr]
+    assert stages["full-fusion"] == ("off: retrieval.graph_step" if step == "off" else "ran")
+    if step == "pagerank":
+        hit = next(h for h in app.search(QUESTION, limit=10, count_recall=False)
+                   if h.path == "Flour blends.md")
+        assert any(why.startswith("graph walk from Bread notes") for why in hit.why)
+    app.close()
+
+
+def test_the_graph_joins_links_mentions_and_memories_of_one_subject(
+        tmp_path: Path, make_app: MakeApp) -> None:
+    vault = _vault(tmp_path)
+    (vault / "Memory").mkdir()
+    for stem, subject, body in [
+            ("starter-feeding", "baking.starter", "Feed the starter at 8 am; see Flour blends."),
+            ("starter-jar", "Baking Starter", "The starter jar is the tall one.")]:
+        (vault / "Memory" / f"{stem}.md").write_text(
+            f"---\nname: {stem}\ndescription: {body}\ntype: project\nsubject: {subject}\n"
+            f"---\n{body}\n", encoding="utf-8")
+    app, _ = make_app(vault)
+    app.sync()
+    retriever = app.retriever
+    graph = graph_of(app.store, retriever.snapshot())
+    assert graph.neighbours("Bread notes.md") == ["Flour blends.md"]  # the link, either way
+    assert set(graph.neighbours("Flour blends.md")) == {
+        "Bread notes.md", "Mill suppliers.md", "Memory/starter-feeding.md"}  # a mention
+    assert "Memory/starter-jar.md" in graph.neighbours("Memory/starter-feeding.md")  # subject
+    app.close()
+

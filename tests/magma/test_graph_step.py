@@ -1,0 +1,89 @@
+"""The graph step's graph and its personalized PageRank (pure)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from magma.graph_step import (
+    SUBJECT_BAND,
+    mention_pairs,
+    note_graph,
+    personalized_pagerank,
+    subject_pairs,
+)
+
+
+def test_the_graph_is_undirected_weighted_and_drops_self_loops() -> None:
+    graph = note_graph([("a", "b"), ("b", "a"), ("a", "a")], [("b", "c")])
+    assert graph.nodes == ("a", "b", "c") and graph.edges == 2
+    assert graph.neighbours("a") == ["b"] and graph.neighbours("b") == ["a", "c"]
+    assert graph.neighbours("zzz") == []
+    # a pair given twice (a link each way) weighs 2
+    assert graph.degree.tolist() == [2.0, 3.0, 1.0]
+
+
+def _exact(graph_pairs: list[tuple[str, str]], seeds: dict[str, float], damping: float
+           ) -> dict[str, float]:
+    """Personalized PageRank solved directly: (1 - d) (I - d W)^-1 s."""
+    graph = note_graph(graph_pairs)
+    n = len(graph.nodes)
+    walk = np.zeros((n, n))
+    for i in range(n):
+        for k in range(graph.offsets[i], graph.offsets[i + 1]):
+            walk[graph.targets[k], i] = graph.weights[k] / graph.degree[i]
+    restart = np.zeros(n)
+    for path, weight in seeds.items():
+        restart[graph.index[path]] = weight / sum(seeds.values())
+    solved = (1 - damping) * np.linalg.solve(np.eye(n) - damping * walk, restart)
+    return dict(zip(graph.nodes, solved.tolist(), strict=True))
+
+
+def test_pagerank_equals_the_exact_solution_when_the_walk_reaches_everything() -> None:
+    pairs = [("a", "b"), ("b", "c"), ("c", "a"), ("c", "d"), ("d", "e"), ("a", "e")]
+    seeds = {"a": 2.0, "d": 1.0}
+    found = personalized_pagerank(note_graph(pairs), seeds, hops=10, tolerance=1e-12,
+                                  iterations=500)
+    exact = _exact(pairs, seeds, 0.85)
+    assert found.keys() == exact.keys()
+    for path, value in exact.items():
+        assert found[path] == pytest.approx(value, abs=1e-9)
+    assert sum(found.values()) == pytest.approx(1.0)
+
+
+def test_pagerank_falls_with_distance_and_stops_at_the_hops() -> None:
+    path = [("n0", "n1"), ("n1", "n2"), ("n2", "n3"), ("n3", "n4")]
+    found = personalized_pagerank(note_graph(path), {"n0": 1.0}, hops=2)
+    assert set(found) == {"n0", "n1", "n2"}
+    assert found["n1"] > found["n2"] > 0 and found["n0"] > found["n2"]
+    assert sum(found.values()) <= 1.0
+    assert personalized_pagerank(note_graph(path), {"elsewhere": 1.0}) == {}
+    assert personalized_pagerank(note_graph(path), {}) == {}
+    capped = personalized_pagerank(note_graph(path), {"n0": 1.0}, max_nodes=2)
+    assert set(capped) == {"n0", "n1"}
+    with pytest.raises(ValueError, match="damping"):
+        personalized_pagerank(note_graph(path), {"n0": 1.0}, damping=1.0)
+
+
+def test_a_note_linked_from_two_seeds_outranks_one_linked_from_one() -> None:
+    pairs = [("s1", "shared"), ("s2", "shared"), ("s1", "only1"), ("s2", "only2")]
+    found = personalized_pagerank(note_graph(pairs), {"s1": 1.0, "s2": 1.0})
+    assert found["shared"] > found["only1"] == pytest.approx(found["only2"])
+
+
+def test_a_memory_mentions_the_notes_it_names_as_whole_words() -> None:
+    names = {"kiln wiring checklist": ["Notes/Kiln.md"], "glaze": ["Notes/Glaze.md"],
+             "go": ["Notes/Go.md"], "pottery": ["Memory/pottery.md"]}
+    texts = {"Memory/pottery.md": "Check the Kiln  wiring checklist before firing; glazes "
+                                  "are not glaze-free. Go on. Pottery again."}
+    assert mention_pairs(texts, names) == [("Memory/pottery.md", "Notes/Glaze.md"),
+                                           ("Memory/pottery.md", "Notes/Kiln.md")]
+
+
+def test_memories_of_one_subject_are_joined_in_a_band() -> None:
+    assert sorted(subject_pairs({"m/a.md": "editor", "m/b.md": "editor", "m/c.md": "shell"})
+                  ) == [("m/a.md", "m/b.md")]
+    many = {f"m/{i:03}.md": "editor" for i in range(SUBJECT_BAND + 5)}
+    graph = note_graph(subject_pairs(many))
+    assert len(graph.neighbours("m/000.md")) == SUBJECT_BAND
+    assert len(graph.neighbours(f"m/{SUBJECT_BAND + 4:03}.md")) == SUBJECT_BAND
