@@ -193,16 +193,22 @@ class Reranker:
             return first is not None and second is not None and near_identical(
                 first.body or first.text, second.body or second.text)
 
+        duplicate_at = (fusion.semantic_similarity_threshold
+                        if fusion.enable_semantic_deduplication and not include_hidden
+                        else None)  # --all shows every copy, archived duplicates too
+        groups = {p: snap.entries[p].owner or "" for p in paths}  # owners' facts apart
         picked, dropped = mmr(
             paths, scores, vectors, limit=width, lambda_=DIVERSITY_LAMBDA,
-            duplicate_at=(fusion.semantic_similarity_threshold
-                          if fusion.enable_semantic_deduplication and not include_hidden
-                          else None),  # --all shows every copy, archived duplicates too
-            groups={p: snap.entries[p].owner or "" for p in paths},  # owners' facts apart
-            is_copy=is_copy)
+            duplicate_at=duplicate_at, groups=groups, is_copy=is_copy)
+
+        def copies(a: str, b: str) -> bool:  # mmr's test of a pair, for notes it never met
+            return duplicate_at is not None and a in vectors and b in vectors \
+                and groups[a] == groups[b] and _cosine(vectors[a], vectors[b]) >= duplicate_at \
+                and is_copy(a, b)
+
         if not intent.time_only:  # a query of a time alone has no words to match
             picked = _with_hybrid_top(picked, found, scores, dropped, width,
-                                      self._settings.retrieval.rrf_k)
+                                      self._settings.retrieval.rrf_k, copies)
         picked = picked[:limit]
         self._read_texts(snap, found, dict(picked))
         hits = [self._hit(snap, text, found, path, value, notes[path], today, include_hidden)
@@ -358,14 +364,17 @@ def _relevance(paths: Sequence[str], fused: Mapping[str, float],
 
 
 def _with_hybrid_top(picked: list[tuple[str, float]], found: _Found, scores: Mapping[str, float],
-                     dropped: Mapping[str, str], limit: int, rrf_k: int
+                     dropped: Mapping[str, str], limit: int, rrf_k: int,
+                     copies: Callable[[str, str], bool] | None = None,
                      ) -> list[tuple[str, float]]:
     """``picked`` with every note plain hybrid search (the vector and full-text lists fused
     alone) ranks in its top :data:`HYBRID_FLOOR`, the vector's top :data:`VECTOR_FLOOR`,
     and the first of each of the two lists (a Chinese note only the vector can match, at
     cosine 0.40 against 0.14), among the hits: one the re-ranking pushed out takes the
-    place of the last hit not so protected. A copy of a hit (``dropped``) stays out.
-    Records the notes put back in ``found.kept``."""
+    place of the last hit not so protected. A copy of a hit stays out: one MMR dropped
+    (``dropped``), and one ``copies(hit, note)`` finds among notes MMR never compared, those
+    below the limit (two copies both below it would otherwise both come back). Records the
+    notes put back in ``found.kept``."""
     plain = weighted_rrf({name: found.lists.get(name, []) for name in ("vector", "full-text")},
                          {}, k=rrf_k)
     firsts = [next((p for p in found.lists.get(name, ()) if p in scores), None)
@@ -381,6 +390,8 @@ def _with_hybrid_top(picked: list[tuple[str, float]], found: _Found, scores: Map
     low, high = min(scores.values()), max(scores.values())
     out = list(picked)
     for path in missing:
+        if copies is not None and any(copies(other, path) for other, _ in out):
+            continue
         if len(out) >= limit:
             last = next((i for i in range(len(out) - 1, -1, -1) if out[i][0] not in top), None)
             if last is None:
@@ -390,6 +401,11 @@ def _with_hybrid_top(picked: list[tuple[str, float]], found: _Found, scores: Map
         out.append((path, value))
         found.kept[path] = top.index(path) + 1
     return sorted(out, key=lambda item: -item[1])
+
+
+def _cosine(a: np.ndarray, b: np.ndarray) -> float:
+    norms = float(np.linalg.norm(a) * np.linalg.norm(b))
+    return float(a @ b) / norms if norms > 0 else 0.0
 
 
 def _hidden_reason(entry: CatalogueEntry, today: date) -> str | None:

@@ -15,6 +15,8 @@ from fakes import TokenHashEmbedder
 
 from daemon.app import App
 from daemon.graph_stage import graph_of
+from daemon.rerank import _with_hybrid_top
+from daemon.retrieval import _Found
 
 MakeApp = Callable[..., tuple[App, TokenHashEmbedder]]
 
@@ -82,3 +84,15 @@ def test_the_graph_joins_links_mentions_and_memories_of_one_subject(
     assert "Memory/starter-jar.md" in graph.neighbours("Memory/starter-feeding.md")  # subject
     app.close()
 
+
+def test_two_copies_below_the_limit_do_not_both_come_back() -> None:
+    found = _Found(lists={"vector": ["a", "x", "x2"], "full-text": ["a", "x", "x2"]})
+    scores = {"a": 1.0, "b": 0.9, "c": 0.8, "d": 0.7, "x": 0.5, "x2": 0.49}
+    picked = [("a", 1.0), ("b", 0.9), ("c", 0.8), ("d", 0.7)]
+    both = _with_hybrid_top(picked, found, scores, {}, 4, 60)
+    assert {p for p, _ in both} == {"a", "b", "x", "x2"}  # without a copy test: both back
+    found.kept.clear()
+    one = _with_hybrid_top(picked, found, scores, {}, 4, 60,
+                           lambda p, q: {p, q} == {"x", "x2"})
+    assert {p for p, _ in one} == {"a", "b", "c", "x"}
+    assert found.kept == {"x": 2}
