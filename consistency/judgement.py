@@ -106,6 +106,12 @@ SAME_COSINE = 0.7
 #: The same across languages (one side Chinese, the other English): cross-lingual cosines of
 #: USE multilingual v3 run lower (DESIGN.md: paraphrase gap 0.62 zh→en against 0.66 en).
 CROSS_LINGUAL_COSINE = 0.58
+#: Across languages, the cosine from which two memories that each deny something, with no
+#: difference found, are the same fact: the denied things cannot be compared word by word,
+#: so it sits above :data:`CROSS_LINGUAL_COSINE`. On the pair sets, such duplicates spread
+#: over 0.36–0.69 and the two look-alikes sat at 0.33–0.35; made-up look-alikes ("Don't eat
+#: pork" / "不吃牛肉", "No meetings before 10am" / "早上十点前不接电话") at 0.33–0.52.
+DENIED_CROSS_LINGUAL_COSINE = 0.6
 #: Across languages, the cosine from which a pair with no difference is a possible duplicate.
 POSSIBLE_CROSS_LINGUAL_COSINE = 0.5
 #: Cosine at or above which a pair with no difference is a *possible* duplicate.
@@ -1457,7 +1463,7 @@ def _other_context(p: _Pair) -> _Finding | None:
         # the same frame about another thing ("water the plants" / "take out the recycling
         # every Sunday"; "back up the laptop" / "the phone"): never merged on the frame
         return "possible_duplicate", "other words", tuple(replaced[:2])
-    if p.cross and p.both_deny and p.cos < SAME_COSINE and not p.covered:
+    if p.cross and p.both_deny and p.cos < DENIED_CROSS_LINGUAL_COSINE and not p.covered:
         # across languages the denied things cannot be compared word by word
         return "possible_duplicate", "similar", ("denied on both sides",)
     return None

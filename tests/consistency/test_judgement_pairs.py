@@ -236,6 +236,9 @@ def test_categories_cover_the_issue(judged) -> None:
     ("Never force-push to shared branches.", "Don't ever force-push to a shared branch.",
      "duplicate"),
     ("支付网关的超时时间设为 30 秒。", "支付网关超时设成 30 秒。", "duplicate"),
+    # across languages, two memories that each deny something, alike enough
+    ("我周末不看工作消息。", "I don't check work messages on weekends.", "duplicate"),
+    ("Don't eat pork.", "不吃牛肉。", "kept apart"),
     # two times of day, each with its own drink: antonyms of the time, not of one thing
     ("早上喝咖啡", "晚上喝茶", "kept apart"),
 ])
