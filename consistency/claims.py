@@ -450,7 +450,7 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("version", re.compile(r"\b(?!(?:" + _CURRENCY_CODES + r")\b)[A-Z][A-Za-z+#]*[A-Za-z+#]\s+(?P<v3>\d{1,3}(?:\.\d{1,3}){0,2})(?![\w%-]|\.\d)(?!\s*(?:"
                            + "|".join(re.escape(u) for u in _UNIT_WORDS if u.isascii() and len(u) > 1)
                            + r")\b)", _A)),
-    ("weekday", re.compile(rf"\b(?P<wd>{_WEEKDAY_WORDS}|weekend|weekday)s?\b|工作日(?P<zwork>)|(?:星期|周|礼拜)(?P<zwd>[一二三四五六日天末])(?P<zmore>(?:[、，,和及与]\s*[一二三四五六日天](?![次遍回趟个号]))*)(?![次遍回趟])", re.I | _A)),
+    ("weekday", re.compile(rf"\b(?P<wd>{_WEEKDAY_WORDS}|weekend|weekday)s?\b|(?<![\d一两二三四五六七八九十]个)(?<![\d一两二三四五六七八九十])工作日(?P<zwork>)|(?:星期|周|礼拜)(?P<zwd>[一二三四五六日天末])(?P<zmore>(?:[、，,和及与]\s*[一二三四五六日天](?![次遍回趟个号]))*)(?![次遍回趟])", re.I | _A)),
     ("month", re.compile(r"\b(?P<mon>january|february|march|april|june|july|august|september|october|november|december)\b|(?P<zm>十[一二]|[一二三四五六七八九十]|1[0-2]|[1-9])月(?!份?[\d一二三四五六七八九十]+[日号])", re.I)),
     ("frequency", _FREQUENCY),
     # a chat channel ("#pay-alerts"): an identifier
@@ -462,6 +462,8 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
         r"(?<![A-Za-z0-9_.])(?P<sign>(?<![\w-])[-−](?=\d))?(?P<n>\d+(?:,\d{3})*(?:\.\d+)?)(?P<k>[kKmM](?![a-zA-Z])|万|千)?(?:-(?=[a-z]{3})|\s*)(?P<u>"
         + "|".join(re.escape(u) for u in _UNIT_WORDS)
         + r")?(?![A-Za-z0-9_])", re.I)),
+    # half an hour, and "一个半小时" (an hour and a half)
+    ("number", re.compile(r"(?P<zhalf>(?:(?P<zhn>[一两二三四五六七八九十]|\d{1,2})个)?半个?(?:小时|钟头))")),
     ("number", re.compile(r"(?P<zn>[零〇一二两三四五六七八九十百千万]+)(?P<u>个小时|小时|分钟|毫秒|秒钟|秒|公斤|千克|公里|千米|块钱|块|元|人|次|遍|个月|周|天|年|岁|斤|米|度|倍|%|个|位|名|只|条|辆|台|套|件|张|本|杯|瓶|碗|份|顿|趟|圈|页|篇|首|部|节|双|片|颗|粒|根|支)")),
     ("number", re.compile(r"百分之(?P<zp>[零〇一二两三四五六七八九十百]+)")),
     # an amount in Han numerals with no unit after it ("房租一个月六千五"); only one with
@@ -543,6 +545,11 @@ def _number_value(match: re.Match[str]) -> Value | None:
             (groups.get("en_scale") or "").lower(), 1)
         unit, factor = _unit((groups.get("u") or "").lower())
         return Value("number", _number_text(words * factor), unit)
+    if groups.get("zhalf"):
+        whole = _zh_number(groups["zhn"]) if groups.get("zhn") and not groups["zhn"].isdigit() \
+            else int(groups.get("zhn") or 0)
+        unit, factor = _unit("小时")
+        return Value("number", _number_text(((whole or 0) + 0.5) * factor), unit)
     if groups.get("zp"):
         percent = _zh_number(groups["zp"])
         return None if percent is None else Value("number", str(percent), "%")

@@ -361,3 +361,14 @@ def test_one_rate_said_two_ways_is_the_same(old: str, new: str) -> None:
     assert _verdict(old, new, 0.8) not in {"contradiction", "possible_contradiction"}
     labels = {v.label() for v in read_claim("The limit is 100 requests per minute.").values}
     assert "100× per minute" in labels
+
+
+@pytest.mark.parametrize(("text", "seconds"), [
+    ("睡前一般看半小时书。", "1800"), ("一个半小时的会", "5400"), ("开会两个半小时", "9000")])
+def test_half_an_hour_in_chinese_is_read(text: str, seconds: str) -> None:
+    assert ("number", seconds, "s") in _values(text)
+
+
+def test_a_count_of_working_days_is_a_duration_not_the_workdays() -> None:
+    assert not any(kind == "weekday" for kind, _t, _u in _values("事故复盘要在5个工作日内提交。"))
+    assert ("weekday", "9", "") in _values("工作日早上跑步")
