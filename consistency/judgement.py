@@ -1421,9 +1421,23 @@ def _changed_word(p: _Pair) -> _Finding | None:
                 tuple(x.label() for x in values if x.antonym)[:3])
     if subs and (p.multi or p.both_deny) and not p.changed_cue:
         return "distinct", "several values", tuple(x.label() for x in subs[:3])
+    if values and not p.changed_cue and any(
+            _placeholder_kinds(x.old) and _placeholder_kinds(x.new)
+            and not _placeholder_kinds(x.old) & _placeholder_kinds(x.new) for x in values):
+        # a value of one kind said in place of another ("is due *on June 3*" / "is owned *by
+        # the platform team*"; "is *Postgres 15*" / "is backed up *every 6 hours*"): another
+        # thing said of the subject, perhaps
+        return "possible_contradiction", "changed word", tuple(x.label() for x in values[:3])
     if values:
         return "contradiction", "changed word", tuple(x.label() for x in values[:3])
     return None
+
+
+def _placeholder_kinds(units: tuple[str, ...]) -> frozenset[str]:
+    """The kinds of the measures in ``units`` (``⟨date_…⟩`` → ``date``); names, hosts and
+    identifiers left out (they say *which one*, and are read apart from their words)."""
+    kinds = (u[1:].split("_", 1)[0] for u in units if u.startswith("⟨"))
+    return frozenset(k for k in kinds if k not in {"id", "name", "host", "ip", "code", "url"})
 
 
 def _told_change(p: _Pair) -> _Finding | None:

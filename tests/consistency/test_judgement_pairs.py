@@ -239,6 +239,9 @@ def test_categories_cover_the_issue(judged) -> None:
     # across languages, two memories that each deny something, alike enough
     ("我周末不看工作消息。", "I don't check work messages on weekends.", "duplicate"),
     ("Don't eat pork.", "不吃牛肉。", "kept apart"),
+    # a measure of one kind said in place of another: another thing said of the subject
+    ("The staging database is Postgres 15.", "The staging database is backed up every 6 hours.",
+     "kept apart"),
     # two times of day, each with its own drink: antonyms of the time, not of one thing
     ("早上喝咖啡", "晚上喝茶", "kept apart"),
 ])
