@@ -4,17 +4,21 @@
 
 1. Generate ``--days`` daily notes (``Daily/YYYY-MM-DD.md``, English and Chinese on alternate
    days), each with everyday diary lines (noise) and, every fifth day, a durable fact (a
-   rule) about a project of its own. The plan says which facts must become memories: the
-   *durable* ones are searched on three days with three different queries (each naming the
-   project with other words of the fact) in the following fortnight; the *decoys* (facts
-   just as durable in their words) are searched on two days only; a few noise lines are
+   rule) about a project of its own; and, every seventh day, an assistant session (a Claude
+   Code transcript, ``claude/projects/p/<session>.jsonl``, written on its day) in which the
+   user states a durable rule of the same shape about another project, among chatter and a
+   one-off decision. The plan says which facts must become memories: the *durable* ones are
+   searched on three days with three different queries (each naming the project with other
+   words of the fact) in the following fortnight; the *decoys* (facts just as durable in
+   their words) are searched on two days only; a few noise lines and one-off decisions are
    searched once. Index the vault once.
-2. Live the year: each day, that day's searches run through the real search pipeline
-   (``App.search`` at noon, which counts the recalls), then a night of light, REM and deep
-   sleep (:class:`daemon.dream_sleep.SleepCycle`) at 22:00, timed.
+2. Live the year: each day, that day's session is written, that day's searches run through
+   the real search pipeline (``App.search`` at noon, which counts the recalls), then a night
+   of light, REM and deep sleep (:class:`daemon.dream_sleep.SleepCycle`) at 22:00, timed.
 3. Report the promotion against the plan (precision: promoted snippets that were planned
-   durable facts; recall: durable facts promoted), the time per night (median, max), and a
-   second night with nothing new: the files of the vault and the state must not change.
+   durable facts; recall: durable facts promoted; both for all facts and for those said in
+   sessions), the time per night (median, max), and a second night with nothing new: the
+   files of the vault, the transcripts and the state must not change.
 
 The embedder is the token-hash fake of the tests (the votes are word matches of the query
 and the snippet, not meaning; retrieval quality is measured by ``search_bench``).
@@ -25,6 +29,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import os
 import random
 import statistics
 import sys
@@ -98,15 +103,40 @@ def _fact(rng: random.Random, day: int, name: str) -> tuple[str, list[str]]:
                   f"{name} {text[at + 6:at + 10]}"]
 
 
+def _session(rng: random.Random, index: int, day: date, fact: str) -> list[dict[str, Any]]:
+    """A day's session in the shape Claude Code writes: prompts and replies, a tool result;
+    the user says ``fact`` once, a one-off decision and a question."""
+    noon = datetime.combine(day, datetime.min.time(), UTC) + timedelta(hours=10)
+    said = [f"Can you look at the failing job? {fact} Thanks.",
+            "Let's use the {} palette for the slides.".format(rng.choice(_TOPICS)),
+            "Why is the build so slow today?"]
+    entries: list[dict[str, Any]] = []
+    for k, text in enumerate(said):
+        at = (noon + timedelta(minutes=7 * k)).isoformat(timespec="seconds")
+        entries.append({"type": "user", "sessionId": f"s{index}", "timestamp": at + "Z",
+                        "message": {"role": "user", "content": text}})
+        entries.append({"type": "user", "sessionId": f"s{index}", "timestamp": at + "Z",
+                        "message": {"role": "user", "content": [
+                            {"type": "tool_result", "tool_use_id": f"t{k}",
+                             "content": "never mind this output"}]}})
+        entries.append({"type": "assistant", "sessionId": f"s{index}", "timestamp": at + "Z",
+                        "message": {"role": "assistant", "content": [
+                            {"type": "text", "text": "Done. You must always check the log."}]}})
+    return entries
+
+
 def generate(vault: Path, days: int, seed: int) -> dict[str, Any]:
     """Write the notes; return the plan: ``searches`` ``{day index: [query]}``, ``durable``
-    and ``decoys`` (fact texts)."""
+    and ``decoys`` (fact texts), ``sessions`` ``{day index: transcript entries}`` (written
+    on their day by :func:`run`) and ``said`` (the facts said in sessions)."""
     rng = random.Random(seed)
     folder = vault / "Daily"
     folder.mkdir(parents=True, exist_ok=True)
     searches: dict[int, list[str]] = {}
     durable: list[str] = []
     decoys: list[str] = []
+    sessions: dict[int, list[dict[str, Any]]] = {}
+    said: list[str] = []
     taken: set[str] = set()
     for index in range(days):
         day = START + timedelta(days=index)
@@ -129,29 +159,55 @@ def generate(vault: Path, days: int, seed: int) -> dict[str, Any]:
         heading = "## 记录" if zh else "## Notes"
         (folder / f"{day.isoformat()}.md").write_text(
             f"# {day.isoformat()}\n\n{heading}\n" + "\n".join(lines) + "\n", encoding="utf-8")
-    return {"searches": searches, "durable": durable, "decoys": decoys}
+    spoken = random.Random(seed + 1)  # (the notes' plan stays what it was without sessions)
+    for index in range(3, days - 14, 7):
+        day = START + timedelta(days=index)
+        text, queries = _fact(spoken, index, _codename(spoken, taken))
+        sessions[index] = _session(spoken, index, day, text)
+        said.append(text)
+        chosen = sorted(spoken.sample(range(1, 14), 3 if index % 21 != 3 else 2))
+        (durable if len(chosen) == 3 else decoys).append(text)
+        for offset, query in zip(chosen, queries, strict=False):
+            searches.setdefault(index + offset, []).append(query)
+        if spoken.random() < 0.3:  # the one-off decision looked up once
+            decision = sessions[index][3]["message"]["content"]
+            searches.setdefault(index + spoken.randint(1, 5), []).append(decision)
+    return {"searches": searches, "durable": durable, "decoys": decoys,
+            "sessions": sessions, "said": said}
 
 
-def _fingerprint(*folders: Path) -> str:
+def _fingerprint(*places: Path) -> str:
+    """A hash of the files of ``places`` (folders, or files themselves)."""
     digest = hashlib.sha256()
-    for folder in folders:
-        for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+    for place in places:
+        files = [place] if place.is_file() else sorted(p for p in place.rglob("*")
+                                                       if p.is_file())
+        for path in files:
             digest.update(str(path).encode() + path.read_bytes())
     return digest.hexdigest()
 
 
 def run(days: int, seed: int, workdir: Path) -> dict[str, Any]:
     vault = workdir / "vault"
+    projects = workdir / "claude" / "projects" / "p"
+    projects.mkdir(parents=True, exist_ok=True)
     plan = generate(vault, days, seed)
-    app = App.create(load(None, None, {"vault.path": str(vault), "time.zone": "UTC",
-                                       "storage.data_dir": str(workdir / "data")}),
-                     embedder=TokenHashEmbedder())
+    app = App.create(load(None, None, {
+        "vault.path": str(vault), "time.zone": "UTC",
+        "storage.data_dir": str(workdir / "data"),
+        "dream.transcripts": str(workdir / "claude" / "projects" / "*" / "*.jsonl")}),
+        embedder=TokenHashEmbedder())
     app.sync()
     nights: list[float] = []
     searched = found = 0
     for index in range(days):
         noon = datetime.combine(START + timedelta(days=index), datetime.min.time(), UTC) \
             + timedelta(hours=12)
+        if index in plan["sessions"]:  # the day's session, written that day
+            transcript = projects / f"s{index:03d}.jsonl"
+            transcript.write_text("".join(json.dumps(e) + "\n" for e in plan["sessions"][index]),
+                                  encoding="utf-8")
+            os.utime(transcript, (noon.timestamp(), noon.timestamp()))
         for query in plan["searches"].get(index, []):
             hits = app.search(query, limit=10, now=noon)
             searched += 1
@@ -166,11 +222,17 @@ def run(days: int, seed: int, workdir: Path) -> dict[str, Any]:
     promoted = [texts.get(k, "") for k, v in state.items() if v.get("status") == "promoted"]
     hits = sum(1 for body in promoted if any(fact in body for fact in plan["durable"]))
     recalled = sum(1 for fact in plan["durable"] if any(fact in body for body in promoted))
-    before = _fingerprint(vault, app.state_dir / "dream-snippets.json")
-    later = datetime.combine(START + timedelta(days=days + 1), datetime.min.time(), UTC) \
-        + timedelta(hours=22)
+    spoken = [f for f in plan["durable"] if f in plan["said"]]
+    spoken_promoted = [b for b in promoted if any(f in b for f in plan["said"])]
+    spoken_hits = sum(1 for b in spoken_promoted if any(f in b for f in spoken))
+    spoken_recalled = sum(1 for f in spoken if any(f in b for b in promoted))
+    before = _fingerprint(vault, projects.parent, app.state_dir / "dream-snippets.json")
+    # the same evening an hour later: nothing was written, searched or said since
+    later = datetime.combine(START + timedelta(days=days - 1), datetime.min.time(), UTC) \
+        + timedelta(hours=23)
     again = sleep_cycle(app, clock=lambda: later).run()
-    second_changed = _fingerprint(vault, app.state_dir / "dream-snippets.json") != before
+    second_changed = _fingerprint(vault, projects.parent,
+                                  app.state_dir / "dream-snippets.json") != before
     app.close()
     return {
         "days": days, "searches": searched, "searches_finding_a_daily_note": found,
@@ -178,6 +240,13 @@ def run(days: int, seed: int, workdir: Path) -> dict[str, Any]:
         "decoys": len(plan["decoys"]), "promoted": len(promoted),
         "precision": round(hits / len(promoted), 3) if promoted else None,
         "recall": round(recalled / len(plan["durable"]), 3) if plan["durable"] else None,
+        "sessions": len(plan["sessions"]),
+        "transcript_snippets": sum(1 for s in store.snippets() if s.origin == "transcript"),
+        "session_planned_durable": len(spoken),
+        "session_promoted": len(spoken_promoted),
+        "session_precision": round(spoken_hits / len(spoken_promoted), 3)
+        if spoken_promoted else None,
+        "session_recall": round(spoken_recalled / len(spoken), 3) if spoken else None,
         "night_s_median": round(statistics.median(nights), 3),
         "night_s_max": round(max(nights), 3),
         "second_night_promoted": len(again.promoted),

@@ -54,6 +54,7 @@ from daemon.dream import (
     SessionLog,
     last_dream,
 )
+from daemon.dream_deep import transcripts_since
 from daemon.dream_profile import profile_distiller
 from daemon.dream_sleep import SleepCycle, SleepPolicy
 from daemon.forget_traces import forget_recorded, scrub_copies
@@ -84,8 +85,8 @@ from magma.snippet_store import SnippetStore
 from magma.store import MagmaStore
 from magma.versions import VersionArchive
 
-__all__ = ["App", "diary_of", "dream_policy", "load", "make_write_router", "require_vault_folder",
-           "sleep_cycle"]
+__all__ = ["App", "diary_of", "dream_policy", "embedder_in_memory", "load", "make_write_router",
+           "require_vault_folder", "sleep_cycle"]
 
 log = structlog.get_logger("dreamd.app")
 
@@ -562,9 +563,11 @@ class App:
 
     @cached_property
     def snippet_recaller(self) -> SnippetRecaller:
-        """Counts search hits on diary snippets (MAGMA's ``snippets`` tables)."""
+        """Counts search hits on diary and transcript snippets (MAGMA's ``snippets``
+        tables)."""
         return SnippetRecaller(lambda: SnippetStore.open(
-            self.store_uri, device=self.settings.storage.device))
+            self.store_uri, device=self.settings.storage.device),
+            max_age_days=self.settings.dream.deep.max_age_days)
 
     def search(
         self, query: str, *, limit: int = 10, memory_types: Collection[str] | None = None,
@@ -610,6 +613,17 @@ def diary_of(app: App, *, clock: Callable[[], datetime] | None = None) -> Diary:
         max_chars=app.settings.memory.max_chars, index=index)
 
 
+def embedder_in_memory(app: App) -> Embedder | None:
+    """The vault's embedder when this process holds its model in memory already (the
+    daemon, or a command whose search loaded it), else ``None``: never loads a model (≈2.4 s
+    for the default one). An embedder without a ``loaded`` flag (one given to the App) has
+    nothing to load."""
+    embedder = app.__dict__.get("embedder")  # (the cached property, if it was built)
+    if embedder is None or not getattr(embedder, "loaded", True):
+        return None
+    return cast(Embedder, embedder)
+
+
 def _remember_extracted(app: App, fact: ExtractedFact) -> tuple[str, str]:
     """Keep a fact a dream extracted from a transcript, through the write path."""
     service = app.memories()
@@ -622,8 +636,10 @@ def _remember_extracted(app: App, fact: ExtractedFact) -> tuple[str, str]:
 
 def sleep_cycle(app: App, clock: Callable[[], datetime] | None = None) -> SleepCycle:
     """Light, REM and deep sleep of the vault (:class:`daemon.dream_sleep.SleepCycle`) with
-    its ``[dream.light]`` and ``[dream.deep]`` settings; a promoted snippet is kept through
-    ``remember`` as the dream (``source: dream``, ``derived_from:`` its evidence)."""
+    its ``[dream.light]`` and ``[dream.deep]`` settings, the transcripts of
+    ``dream.transcripts`` and the vault's embedder (the snippets' vectors); a promoted snippet
+    is kept through ``remember`` as the dream (``source: dream``, ``derived_from:`` its
+    evidence)."""
     light, deep = app.settings.dream.light, app.settings.dream.deep
     settings = read_daily_note_settings(app.vault_root, app.settings.vault.config_folder)
 
@@ -642,10 +658,16 @@ def sleep_cycle(app: App, clock: Callable[[], datetime] | None = None) -> SleepC
                                   derived_from=derived_from)
         return result.path, result.action
 
+    pattern = app.settings.dream.transcripts
+
+    def transcripts(since: datetime) -> list[Path]:
+        return transcripts_since(pattern, since) if pattern.strip() else []
+
     return SleepCycle(
         store=lambda: app.snippet_recaller.store,
         diary=lambda days: diary_notes(settings, app.roots, days), read=read,
         remember=remember, state_dir=app.state_dir, clock=clock or app.clock,
+        transcripts=transcripts, embedder=lambda: app.embedder,
         policy=SleepPolicy(lookback_days=light.lookback_days, gates=PromotionGates(
             min_score=deep.min_score, min_recalls=deep.min_recalls,
             min_distinct_queries=deep.min_distinct_queries, max_age_days=deep.max_age_days,

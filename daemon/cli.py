@@ -572,6 +572,7 @@ def _context_hook(ctx: typer.Context, budget: int | None, owner: str | None,
     stdout to the conversation; a non-zero exit would show an error (exit 2 even blocks the
     prompt), so every failure is one line on stderr and exit 0."""
     from daemon.active_recall import ActiveRecall, render_raw
+    from daemon.app import embedder_in_memory
     from daemon.context import build_context
 
     try:
@@ -586,8 +587,9 @@ def _context_hook(ctx: typer.Context, budget: int | None, owner: str | None,
                                    owner=_owner(owner))
             if not query.strip():  # a session start: kept for the next one (no daemon)
                 application.keep_session_start(result.text, budget=budget, owner=owner)
-            raw = render_raw(ActiveRecall(lambda: application.snippet_recaller.store,
-                                          application.state_dir).recall(query))
+            raw = render_raw(ActiveRecall(
+                lambda: application.snippet_recaller.store, application.state_dir,
+                embedder=lambda: embedder_in_memory(application)).recall(query))
         _stdout().write(result.text + "\n" + (raw + "\n" if raw else ""))
     except (DreamdError, ValueError, OSError, RecursionError, typer.BadParameter) as error:
         err.print(f"dreamd context: {escape(str(error)[:500])}", highlight=False)

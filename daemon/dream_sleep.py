@@ -3,11 +3,15 @@
 Run by :meth:`daemon.dream.DreamRunner.dream` under the dream's lock, after consolidation:
 
 1. **Light sleep** reads the diary of the last ``lookback_days`` (the vault's daily notes and
-   attached OpenClaw ``memory/`` days, :func:`ccb.daily_notes.diary_notes`), cuts it into
-   snippets (:func:`consistency.snippet_cut.cut_snippets`), puts them in MAGMA's ``snippets``
-   table (a note whose snippets did not change is not written again) and stages the new
-   ones. It marks for REM every candidate that is new or was hit by a search since REM last
-   looked at it.
+   attached OpenClaw ``memory/`` days, :func:`ccb.daily_notes.diary_notes`) and the
+   assistant transcripts written in those days (the user's statements said in them,
+   :mod:`daemon.transcript_snippets`; a transcript that did not change since the last night
+   is not read again), cuts them into snippets
+   (:func:`consistency.snippet_cut.cut_snippets`), puts them in MAGMA's ``snippets`` table
+   (a note whose snippets did not change is not written again), embeds the snippets that
+   have no vector for the model in use (when there is one) and stages the new ones. It
+   marks for REM every candidate that is new or was hit by a search since REM last looked
+   at it.
 2. **REM sleep** finds the themes of the marked candidates and gives each a confidence
    (:func:`consistency.promotion.rem_themes`, :func:`consistency.promotion.rem_confidence`).
 3. **Deep sleep** scores every staged candidate (:func:`consistency.promotion.deep_score`) and
@@ -16,8 +20,8 @@ Run by :meth:`daemon.dream.DreamRunner.dream` under the dream's lock, after cons
    snippet's evidence). A candidate past the age gate, or whose line left its note, is
    dropped.
 
-No phase ever writes a daily note: they read notes, and write the store, the state file and
-(through ``remember``) memory files. What was decided about each snippet lives in
+No phase ever writes a daily note or a transcript: they read them, and write the store, the
+state file and (through ``remember``) memory files. What was decided about each snippet lives in
 ``<state>/dream-snippets.json`` (status, the nights light sleep saw it, REM's confidence, the
 memory it became); ``DREAMS.md`` only shows it and is never read back.
 """
@@ -28,7 +32,7 @@ import hashlib
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import date, datetime, timedelta
+from datetime import date, datetime, timedelta, tzinfo
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +51,8 @@ from consistency.promotion import (
     rem_themes,
 )
 from consistency.snippet_cut import cut_snippets
+from daemon.transcript_snippets import transcript_label, transcript_signature, transcript_snippets
+from magma.embedder import Embedder
 from magma.snippet_store import SnippetRecalls, SnippetStore
 from magma.snippets import Snippet
 
@@ -60,8 +66,15 @@ SNIPPETS_FILE = "dream-snippets.json"
 #: Nights of light sleep kept per snippet (the phase boost counts up to two).
 LIGHT_NIGHTS_KEPT = 7
 
+#: Most snippets embedded in one night (dreamd's choice: a day's diary and sessions are tens;
+#: a store filled before snippets had vectors catches up over a few nights, each under ten
+#: seconds at the ≈80 texts/s DESIGN.md measured for the default model).
+MAX_EMBEDDED_PER_NIGHT = 512
+
 #: ``remember(text, memory type, derived_from) -> (memory path, action)``.
 RememberSnippet = Callable[[str, str, tuple[str, ...]], tuple[str, str]]
+#: ``transcripts(since) -> transcript files written after the aware moment ``since``.
+TranscriptFiles = Callable[[datetime], Sequence[Path]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,13 +130,18 @@ class SleepCycle:
 
     ``store()`` opens MAGMA's snippet tables; ``diary(days)`` lists the diary notes of those
     days; ``read(path)`` gives a note's bytes by index path (``None``: gone); ``remember``
-    keeps a promoted snippet (:data:`RememberSnippet`); ``clock()`` is the user's now.
+    keeps a promoted snippet (:data:`RememberSnippet`); ``clock()`` is the user's now (aware,
+    in the user's zone); ``transcripts`` lists the assistant transcripts written since a
+    moment (:data:`TranscriptFiles`; none by default); ``embedder()`` gives the model the
+    snippets' vectors are made with (``None``, or no ``embedder``: no vectors).
     """
 
     def __init__(self, *, store: Callable[[], SnippetStore],
                  diary: Callable[[Sequence[date]], Sequence[DiaryNote]],
                  read: Callable[[str], bytes | None], remember: RememberSnippet,
-                 state_dir: Path, policy: SleepPolicy, clock: Callable[[], datetime]) -> None:
+                 state_dir: Path, policy: SleepPolicy, clock: Callable[[], datetime],
+                 transcripts: TranscriptFiles | None = None,
+                 embedder: Callable[[], Embedder | None] | None = None) -> None:
         self._store = store
         self._diary = diary
         self._read = read
@@ -131,6 +149,8 @@ class SleepCycle:
         self.path = state_dir / SNIPPETS_FILE
         self.policy = policy
         self._clock = clock
+        self._transcripts = transcripts
+        self._embedder = embedder
 
     # ------------------------------------------------------------------ state
 
@@ -144,9 +164,10 @@ class SleepCycle:
         return {k: dict(v) for k, v in data.items() if isinstance(v, dict)} \
             if isinstance(data, dict) else {}
 
-    def _notes(self) -> dict[str, str]:
-        """``{note path: hash of the bytes light sleep last cut}``."""
-        data = read_json_object(self.path).get("notes")
+    def _notes(self, part: str = "notes") -> dict[str, str]:
+        """``{note path: hash of the bytes light sleep last cut}`` (``part="transcripts"``:
+        ``{transcript label: its size and modification time when last cut}``)."""
+        data = read_json_object(self.path).get(part)
         return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
 
     def last_night(self) -> dict[str, Any]:
@@ -167,8 +188,10 @@ class SleepCycle:
         timings: dict[str, float] = {}
         t0 = time.perf_counter()
         notes = self._notes()
-        notes_before = dict(notes)
-        staged, dropped = self._light(store, state, notes, today)
+        seen = self._notes("transcripts")
+        notes_before, seen_before = dict(notes), dict(seen)
+        staged, dropped = self._light(store, state, notes, seen, now)
+        self._embed(store)
         timings["light"] = _ms(t0)
         t0 = time.perf_counter()
         oldest = today - timedelta(days=self.policy.gates.max_age_days + 1)
@@ -187,8 +210,9 @@ class SleepCycle:
             dropped=tuple(dropped), waiting=waiting,
             written=tuple(sorted({p for _, p, a in promoted if a != "duplicate"})),
             why_none=why_none, snippets=candidates, recalls=recalls, timings_ms=timings)
-        if state != before or notes != notes_before or report.changed:
-            write_json_atomic(self.path, {"snippets": state, "notes": notes, "last_night": {
+        if state != before or notes != notes_before or seen != seen_before or report.changed:
+            write_json_atomic(self.path, {"snippets": state, "notes": notes,
+                                          "transcripts": seen, "last_night": {
                 "at": now.isoformat(timespec="seconds"), "staged": waiting,
                 "promoted": len(promoted), "why_none": why_none}})
         log.info("dream.sleep", staged=len(staged), rem=len(rem), promoted=len(promoted),
@@ -197,18 +221,23 @@ class SleepCycle:
         return report
 
     def _light(self, store: SnippetStore, state: dict[str, dict[str, Any]],
-               notes: dict[str, str], today: date
+               notes: dict[str, str], seen: dict[str, str], now: datetime
                ) -> tuple[list[str], list[tuple[str, str]]]:
         """Cut the last days' notes and every older note that changed since it was cut
-        (``notes``: path → hash of the bytes cut, updated here), write the notes whose
-        snippets changed (a note that is gone loses its snippets), stage the new snippets
-        and drop the staged ones whose lines left their notes."""
+        (``notes``: path → hash of the bytes cut, updated here), and the transcripts written
+        in those days (``seen``, updated here: :func:`_cut_transcripts`), write the notes
+        whose snippets changed (a note that is gone loses its snippets), stage the new
+        snippets and drop the staged ones whose lines left their notes."""
+        today = now.date()
         days = [today - timedelta(days=k) for k in range(self.policy.lookback_days)]
         cut: dict[str, list[Snippet]] = {}
         for note in self._diary(days):
             self._cut(note.path, note.day, notes, cut)
+        if self._transcripts is not None:
+            first = datetime.combine(days[-1], datetime.min.time(), now.tzinfo)
+            _cut_transcripts(store, self._transcripts(first), seen, cut, first)
         older: dict[str, date] = {}
-        for old in store.snippets():
+        for old in store.snippets(origin="diary"):
             older.setdefault(old.path, old.day)
         for path, day in older.items():
             if path not in cut:
@@ -252,6 +281,19 @@ class SleepCycle:
         if only_changed and recorded in (None, notes[path]):
             return
         cut[path] = cut_snippets(path, data.decode("utf-8", "replace"), day)
+
+    def _embed(self, store: SnippetStore) -> None:
+        """Vectors for the snippets that have none for the model in use (at most
+        :data:`MAX_EMBEDDED_PER_NIGHT`, newest first) and none for the snippets gone. A
+        model that fails leaves the snippets without vectors (active recall then matches
+        words only); never fails the night."""
+        embedder = self._embedder() if self._embedder is not None else None
+        if embedder is None:
+            return
+        try:
+            _embed_snippets(store, embedder)
+        except DreamdError as error:
+            log.warning("dream.snippet_vectors_failed", error=str(error))
 
     def _rem(self, candidates: Mapping[str, Snippet], recalls: Mapping[str, SnippetRecalls],
              state: dict[str, dict[str, Any]], today: date
@@ -360,6 +402,52 @@ class SleepCycle:
         return Explanation(found, recalls, entry, self.score(found, recalls, entry,
                                                              self._clock()))
 
+
+def _cut_transcripts(store: SnippetStore, files: Sequence[Path], seen: dict[str, str],
+                     cut: dict[str, list[Snippet]], first: datetime) -> None:
+    """Into ``cut``: the snippets of each transcript of ``files`` (written since ``first``,
+    the start of light sleep's first day): its statements said since that day, read again
+    only when the file changed since the last night (``seen``: label → signature, left
+    holding these files only), and the ones said before that day as the store has them (a
+    long session's older statements are not cut again, nor lost)."""
+    zone: tzinfo | None = first.tzinfo
+    assert zone is not None
+    before = dict(seen)
+    seen.clear()
+    for path in files:
+        label = transcript_label(path)
+        signature = transcript_signature(path)
+        if signature is None or label in cut:
+            continue
+        seen[label] = signature
+        stored = store.snippets(paths=[label])
+        if before.get(label) == signature:
+            cut[label] = stored
+            continue
+        fresh = transcript_snippets(path, label, zone, first.date())
+        if fresh is None:
+            continue
+        kept = [s for s in stored if s.day < first.date()]
+        keys = {s.key for s in kept}
+        cut[label] = kept + [s for s in fresh if s.key not in keys]
+
+
+def _embed_snippets(store: SnippetStore, embedder: Embedder) -> None:
+    """Add ``embedder``'s vectors of the snippets without one (newest first, at most
+    :data:`MAX_EMBEDDED_PER_NIGHT`) and remove those of snippets gone. Raises
+    ``StoreError`` or ``EmbeddingError``."""
+    model = embedder.model_id
+    have = store.vector_keys(model)
+    current = {s.key: s for s in store.snippets()}
+    wanted = sorted((s for k, s in current.items() if k not in have),
+                    key=lambda s: (s.day, s.path, s.lines), reverse=True)
+    wanted = wanted[:MAX_EMBEDDED_PER_NIGHT]
+    gone = have - set(current)
+    if not wanted and not gone:
+        return
+    rows = embedder.embed([s.text for s in wanted]) if wanted else None
+    added = {s.key: rows[i] for i, s in enumerate(wanted)} if rows is not None else {}
+    store.keep_vectors(model, added, gone)
 
 
 def diary_status(state_dir: Path) -> dict[str, Any]:

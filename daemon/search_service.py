@@ -91,7 +91,7 @@ class SearchService:
                 retriever.note_recalls(recalled, at)
             except DreamdError as error:  # a recall not counted never fails a search
                 log.warning("recall.not_counted", error=str(error))
-        if count_recall and self._snippets is not None and hits:
+        if count_recall and self._snippets is not None and result.trace.stages:
             try:
                 self._snippets.recall(query, hits, at)
             except DreamdError as error:

@@ -6,14 +6,21 @@ matches the query best is recalled once, when it holds at least :data:`MATCH_MIN
 query's words weighted by how rare each word is among those snippets (a word every diary
 line has, "coffee with", weighs little; the name of the thing weighs much) and comes close
 to the best match of the whole answer (:data:`RELATIVE_MIN`), with that share as its
-retrieval score. Only counting: never fails the search, never touches a file.
+retrieval score.
+
+A transcript is no note of the vault: the search finds the user's statements in it by their
+own words. The transcript snippets of the last ``max_age_days`` (older ones can no longer earn
+a memory) are matched with the snippets of the notes found, in one weighing: the best
+statement of each transcript is recalled under the same two thresholds, so a statement that
+shares a word or two with a query about a line of the diary falls below the line's match. Only counting: never fails
+the search, never touches a file.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from magma.search import SearchHit
 from magma.snippet_store import SnippetStore
@@ -31,11 +38,14 @@ RELATIVE_MIN = 0.8
 
 class SnippetRecaller:
     """Counts snippet recalls of one vault's searches; ``open_store()`` opens MAGMA's
-    snippet tables on first use."""
+    snippet tables on first use; transcript snippets older than ``max_age_days`` (the
+    deep-sleep age gate) are not matched."""
 
-    def __init__(self, open_store: Callable[[], SnippetStore]) -> None:
+    def __init__(self, open_store: Callable[[], SnippetStore], max_age_days: int = 30
+                 ) -> None:
         self._open = open_store
         self._store: SnippetStore | None = None
+        self._max_age_days = max_age_days
 
     @property
     def store(self) -> SnippetStore:
@@ -44,13 +54,16 @@ class SnippetRecaller:
         return self._store
 
     def recall(self, query: str, hits: Sequence[SearchHit], at: datetime) -> dict[str, float]:
-        """Record the snippets of ``hits``'s notes that match ``query`` -> ``{key: match}``.
-        Raises ``StoreError``."""
+        """Record the snippets of ``hits``'s notes, and the transcript statements, that
+        match ``query`` -> ``{key: match}``. Raises ``StoreError``."""
         paths = {h.path for h in hits if not h.memory_type}
         wanted = snippet_tokens(query)
-        if not paths or not wanted:
+        if not wanted:
             return {}
-        scores = best_matches(wanted, self.store.snippets(paths=paths))
+        found = self.store.snippets(paths=paths) if paths else []
+        since = at.date() - timedelta(days=self._max_age_days)
+        found += self.store.snippets(origin="transcript", since=since)
+        scores = best_matches(wanted, found)
         self.store.record(scores, query, at)
         return scores
 

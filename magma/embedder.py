@@ -101,6 +101,11 @@ class UniversalSentenceEncoder:
         """512."""
         return USE_DIMS
 
+    @property
+    def loaded(self) -> bool:
+        """Whether the weights are in memory (an ``embed`` now costs no load)."""
+        return self._model is not None
+
     def load(self) -> None:
         """Load the weights now (≈2.4 s, ≈160 MB RSS) instead of on the first ``embed``.
 

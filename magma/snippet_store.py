@@ -10,6 +10,11 @@ Two LanceDB tables of the store:
   (:func:`magma.recalls.query_hash`: the query itself is not kept), ``score`` (how well the
   query matched it, 0–1), ``at`` (UTC), ``device``. Usage statistics, like ``recalls``: they
   never touch a user's file.
+- ``snippet_vectors`` — one row per snippet per embedding model: ``key``, ``model`` (the
+  embedder's ``model_id``), ``vector`` (unit length, ``float32``; its width is the model's).
+  Derived like the snippets: light sleep embeds the snippets that have none for the model it
+  runs with and removes the rows of snippets gone (:meth:`SnippetStore.keep_vectors`);
+  active recall ranks by them when the model is in memory.
 
 What the dream decided about a snippet (staged, promoted, dropped) is not here: it is the
 dream's own state (:mod:`daemon.dream_sleep`).
@@ -23,6 +28,7 @@ from datetime import UTC, date, datetime
 from typing import Any
 
 import lancedb
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -34,6 +40,7 @@ __all__ = ["SnippetRecalls", "SnippetStore"]
 
 _SNIPPETS = "snippets"
 _RECALLS = "snippet_recalls"
+_VECTORS = "snippet_vectors"
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +81,14 @@ def _recall_schema() -> pa.Schema:
     ])
 
 
+def _vector_schema() -> pa.Schema:
+    return pa.schema([
+        pa.field("key", pa.string(), nullable=False),
+        pa.field("model", pa.string(), nullable=False),
+        pa.field("vector", pa.list_(pa.float32()), nullable=False),
+    ])
+
+
 def _quoted(value: str) -> str:
     return "'" + value.replace("'", "''") + "'"
 
@@ -90,25 +105,28 @@ class SnippetStore:
     """The ``snippets`` and ``snippet_recalls`` tables of one store; open with
     :meth:`open`. Every method raises ``StoreError`` with the table's name on a failure."""
 
-    def __init__(self, snippets: Any, recalls: Any, device: str | None) -> None:
+    def __init__(self, snippets: Any, recalls: Any, device: str | None,
+                 vectors: Any = None) -> None:
         self._snippets = snippets
         self._recalls = recalls
         self._device = device
+        self._vectors = vectors
 
     @classmethod
     def open(cls, uri: str, *, device: str | None = None) -> SnippetStore:
-        """Open (or create) both tables at the store ``uri``."""
+        """Open (or create) the three tables at the store ``uri``."""
         try:
             db = lancedb.connect(uri)
             names = set(db.list_tables().tables)
             tables = [db.open_table(name) if name in names
                       else db.create_table(name, schema=schema, exist_ok=True)
                       for name, schema in ((_SNIPPETS, _snippet_schema()),
-                                           (_RECALLS, _recall_schema()))]
+                                           (_RECALLS, _recall_schema()),
+                                           (_VECTORS, _vector_schema()))]
         except Exception as exc:
             raise StoreError(f"magma: open snippets in {uri}: {type(exc).__name__}: {exc}") \
                 from exc
-        return cls(tables[0], tables[1], device)
+        return cls(tables[0], tables[1], device, tables[2])
 
     # ------------------------------------------------------------------ snippets
 
@@ -132,11 +150,13 @@ class SnippetStore:
         except Exception as exc:
             raise StoreError(f"magma: write snippets: {type(exc).__name__}: {exc}") from exc
 
-    def snippets(self, *, paths: Collection[str] | None = None,
-                 since: date | None = None) -> list[Snippet]:
+    def snippets(self, *, paths: Collection[str] | None = None, since: date | None = None,
+                 origin: SnippetOrigin | None = None) -> list[Snippet]:
         """The snippets of ``paths`` (``None``: of every note) of days from ``since`` on,
-        in path and line order."""
+        read from ``origin`` (``None``: both), in path and line order."""
         clauses = []
+        if origin is not None:
+            clauses.append(f"origin = {_quoted(origin)}")
         if paths is not None:
             if not paths:
                 return []
@@ -197,10 +217,65 @@ class SnippetStore:
             days=row["day_count_distinct"], first=row["at_min"], last=row["at_max"],
             mean_score=float(row["score_mean"])) for row in grouped}
 
+    # ------------------------------------------------------------------ vectors
+
+    def vectors(self, model: str) -> tuple[list[str], np.ndarray]:
+        """The snippet keys with a vector made by ``model`` and those vectors, one row per
+        key (``float32[len(keys), dims]``, unit rows; no rows for none). Raises
+        ``StoreError`` (also when the rows are not all of one width)."""
+        if self._vectors is None:
+            return [], np.zeros((0, 0), dtype=np.float32)
+        try:
+            self._vectors.checkout_latest()
+            data = self._vectors.search().where(f"model = {_quoted(model)}") \
+                .select(["key", "vector"]).limit(None).to_arrow()
+            keys = data.column("key").to_pylist()
+            flat = pc.list_flatten(data.column("vector")).to_numpy(zero_copy_only=False)
+            width = len(flat) // len(keys) if keys else 0
+            matrix = np.asarray(flat, dtype=np.float32).reshape(len(keys), width)
+        except Exception as exc:
+            raise StoreError(f"magma: read snippet vectors: {type(exc).__name__}: {exc}") \
+                from exc
+        return keys, matrix
+
+    def vector_keys(self, model: str) -> set[str]:
+        """The snippet keys that have a vector made by ``model``."""
+        if self._vectors is None:
+            return set()
+        try:
+            self._vectors.checkout_latest()
+            data = self._vectors.search().where(f"model = {_quoted(model)}") \
+                .select(["key"]).limit(None).to_arrow()
+        except Exception as exc:
+            raise StoreError(f"magma: read snippet vectors: {type(exc).__name__}: {exc}") \
+                from exc
+        return set(data.column("key").to_pylist())
+
+    def keep_vectors(self, model: str, add: Mapping[str, np.ndarray],
+                     gone: Collection[str]) -> None:
+        """Add ``model``'s vectors of ``add`` (key → unit vector) and remove the rows (of any
+        model) of the keys ``gone``."""
+        if self._vectors is None or not (add or gone):
+            return
+        try:
+            if gone:
+                keys = ", ".join(_quoted(k) for k in sorted(gone))
+                self._vectors.delete(f"key IN ({keys})")
+            if add:
+                self._vectors.add(pa.table({
+                    "key": list(add), "model": [model] * len(add),
+                    "vector": [np.asarray(v, dtype=np.float32).tolist() for v in add.values()],
+                }, schema=_vector_schema()))
+        except Exception as exc:
+            raise StoreError(f"magma: write snippet vectors: {type(exc).__name__}: {exc}") \
+                from exc
+
     def optimize(self) -> None:
-        """Compact both tables' small appends and drop old table versions."""
+        """Compact the tables' small appends and drop old table versions."""
         try:
             self._snippets.optimize()
             self._recalls.optimize()
+            if self._vectors is not None:
+                self._vectors.optimize()
         except Exception as exc:
             raise StoreError(f"magma: optimize snippets: {type(exc).__name__}: {exc}") from exc

@@ -43,7 +43,8 @@ def corpora_dir() -> Path:
 def isolated_dreamd(
     tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
 ) -> Path:
-    """Point dreamd's data dir and config file at a fresh temp folder; clear DREAMD_* vars."""
+    """Point dreamd's data dir, config file and transcripts glob at a fresh temp folder;
+    clear the other DREAMD_* vars."""
     home = tmp_path_factory.mktemp("dreamd-home")
     for key in list(os.environ):
         if key.startswith("DREAMD_"):
@@ -54,6 +55,8 @@ def isolated_dreamd(
     monkeypatch.setenv("XDG_DATA_HOME", str(home / "xdg-data"))
     monkeypatch.setenv("XDG_CACHE_HOME", str(home / "xdg-cache"))  # the CLI's resolution cache
     monkeypatch.setenv("LANCEDB_LOG", "error")
+    # the user's own assistant transcripts (~/.claude/projects) are never read by a test
+    monkeypatch.setenv("DREAMD_DREAM__TRANSCRIPTS", str(home / "transcripts" / "*" / "*.jsonl"))
     return home
 
 

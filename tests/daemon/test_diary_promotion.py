@@ -21,7 +21,7 @@ import pytest
 from daemon_harness import ChatEndpoint
 
 from ccb.parse import parse_note
-from daemon.active_recall import FAILURES_TO_PAUSE, PAUSE_S, ActiveRecall
+from daemon.active_recall import FAILURES_TO_PAUSE, PAUSE_S, ActiveRecall, fuse
 from daemon.app import App, sleep_cycle
 from daemon.cli import serve_command
 from daemon.dream_sleep import diary_status
@@ -251,3 +251,41 @@ def test_with_a_model_each_block_opens_with_a_diary_paragraph_kept_in_dreams_onl
     assert "\n*I noticed a rule about release notes tonight.*\n" in light  # one line
     assert not any("I noticed" in p.read_text(encoding="utf-8")
                    for p in (vault / "Memory").glob("*.md") if p.name != "DREAMS.md")
+
+
+class _BrokenModel:
+    """A model in memory whose every call fails (an unreadable weight file, a bad shape)."""
+
+    model_id = "test-token-hash"
+    dims = 64
+
+    def embed(self, texts: object) -> object:
+        raise RuntimeError("the model failed")
+
+
+def test_active_recall_fuses_vectors_with_words_and_falls_back_to_words_silently(
+        diary_app: App, tmp_path: Path) -> None:
+    _dream(diary_app, _at(0, 22))  # light sleep embeds the snippets with the app's model
+    store = diary_app.snippet_recaller.store
+    keys, _ = store.vectors("test-token-hash")
+    assert sorted(keys) == sorted(s.key for s in store.snippets(paths=[NOTE]))
+    prompt = "what must release notes name about breaking changes"
+    with_model = ActiveRecall(lambda: store, diary_app.state_dir,
+                              embedder=lambda: diary_app.embedder)
+    assert [s.body for s in with_model.recall(prompt)][:1] == [RULE]
+    assert with_model.matched_by == "words+vectors"
+    broken = ActiveRecall(lambda: store, diary_app.state_dir, embedder=_BrokenModel)
+    assert [s.body for s in broken.recall(prompt)] == [RULE]  # the words still decide
+    assert broken.matched_by == "words" and not broken.paused()
+    kept = diary_app.state_dir / "active-recall.json"  # a failing model is no failure
+    assert not kept.exists() or not json.loads(kept.read_text(encoding="utf-8")).get(
+        "failures")
+
+
+def test_reciprocal_rank_fusion_puts_what_both_lists_agree_on_first() -> None:
+    words = {"a": 0.9, "b": 0.6}
+    meaning = {"b": 0.5, "c": 0.45, "a": 0.31}
+    # b: 1/62 + 1/61 (second and first); a: 1/61 + 1/63 (first and third); c: 1/62
+    assert fuse([words, meaning]) == ["b", "a", "c"]
+    assert fuse([{"x": 0.7}, {"y": 0.8}]) == ["x", "y"]  # a tie goes to the word match
+    assert fuse([{"x": 0.7, "y": 0.7}, {}], days={"x": 2, "y": 1}) == ["y", "x"]
