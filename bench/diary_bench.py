@@ -108,7 +108,7 @@ def _session(rng: random.Random, index: int, day: date, fact: str) -> list[dict[
     the user says ``fact`` once, a one-off decision and a question."""
     noon = datetime.combine(day, datetime.min.time(), UTC) + timedelta(hours=10)
     said = [f"Can you look at the failing job? {fact} Thanks.",
-            "Let's use the {} palette for the slides.".format(rng.choice(_TOPICS)),
+            f"Let's use the {rng.choice(_TOPICS)} palette for the slides.",
             "Why is the build so slow today?"]
     entries: list[dict[str, Any]] = []
     for k, text in enumerate(said):

@@ -5,7 +5,8 @@ DESIGN.md "Dreaming" and the dreaming issue: at most :data:`MAX_CLUSTERS` cluste
 most :data:`MAX_CLUSTER_SIZE` memories each, only from memories that are not resident, not
 pinned, not recent (older than :data:`MIN_AGE_DAYS`) and rarely recalled; a synthesis that drops
 a name, a number or a date of its sources is rejected. The same checks guard the Refiner, which
-rewrites one memory as What / Why / How to apply.
+rewrites one memory as What / Why / How to apply, and the wording of a diary line deep sleep
+promotes (:func:`wording_problem`: both ways, as a line may be compressed but never added to).
 
 Clusters are memories of one owner and type whose subjects share their first dotted part
 (``api.payments.timeout`` and ``api.payments.retries`` → ``api``), members ordered by age; a
@@ -35,9 +36,12 @@ __all__ = [
     "extraction_prompt",
     "parse_extraction",
     "parse_synthesis",
+    "parse_wording",
     "pick_clusters",
     "refine_prompt",
     "synthesis_prompt",
+    "wording_problem",
+    "wording_prompt",
 ]
 
 #: Most clusters synthesised per dream (the dreaming issue).
@@ -192,6 +196,35 @@ def refine_prompt(name: str, body: str, created: date | None) -> list[dict[str, 
     ]
 
 
+def wording_prompt(line: str) -> list[dict[str, str]]:
+    """Chat messages asking to restate a diary line (``"heading: text"``) deep sleep
+    promotes as one stable statement with its reason."""
+    return [
+        {"role": "system", "content": (
+            "You turn a line from a person's own notes into one statement for their long-term "
+            "memory: the rule, preference or decision as it stands, then its reason if the "
+            "line gives one, after a colon (\"Integration tests use a real database: a mocked "
+            "database hid a migration failure last quarter.\"). Keep every name, number, date "
+            "and code span exactly as written; add nothing the line does not say; leave out "
+            "times of day and filler. Answer with one JSON object only: "
+            "{\"statement\": \"...\"}")},
+        {"role": "user", "content": line},
+    ]
+
+
+def wording_problem(heading: str, body: str, statement: str) -> str | None:
+    """Why ``statement`` may not stand for the line ``body`` under ``heading``
+    (:func:`dropped_facts` both ways: a name, number, date or code span of the body it lost,
+    or one that neither the heading nor the body holds), else ``None``."""
+    lost = dropped_facts([body], statement)
+    if lost:
+        return "it dropped " + ", ".join(f"`{f}`" for f in lost[:8])
+    added = dropped_facts([statement], f"{heading}\n{body}")
+    if added:
+        return "it added " + ", ".join(f"`{f}`" for f in added[:8])
+    return None
+
+
 def extraction_prompt(transcript: str) -> list[dict[str, str]]:
     """Chat messages asking for durable facts in an assistant session transcript."""
     return [
@@ -234,6 +267,15 @@ def parse_synthesis(reply: str) -> Synthesis:
         fields[key] = value.strip()
     return Synthesis(" ".join(fields["name"].split())[:120],
                      " ".join(fields["description"].split())[:300], fields["body"])
+
+
+def parse_wording(reply: str) -> str:
+    """The statement in a wording reply (a JSON object, possibly fenced), on one line.
+    Raises ``ValueError`` when there is none."""
+    value = _json_object(reply).get("statement")
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError("the reply has no 'statement'")
+    return " ".join(value.split())
 
 
 def parse_extraction(reply: str) -> list[ExtractedFact]:

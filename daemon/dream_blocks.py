@@ -18,13 +18,15 @@ from ccb.diary import one_line
 from ccb.writer import NoteWriter
 from config.errors import DreamdError, LlmError
 from consistency.secrets import redact_secrets
+from consistency.synthesis import parse_wording, wording_problem, wording_prompt
 from daemon.dream_deep import diary_link
 from daemon.dream_edits import DIARY_HEADER
-from daemon.dream_sleep import SleepCycle, SleepReport
+from daemon.dream_sleep import Reword, SleepCycle, SleepReport
 from daemon.llm import ChatClient
 from magma.snippet_store import SnippetRecalls
 
-__all__ = ["PARAGRAPH_MAX_CHARS", "diary_paragraph", "sleep_blocks", "sleep_night"]
+__all__ = ["PARAGRAPH_MAX_CHARS", "diary_paragraph", "line_wording", "sleep_blocks",
+           "sleep_night"]
 
 log = structlog.get_logger("dreamd.dream")
 #: Longest candidate text shown in a table cell, in characters.
@@ -129,6 +131,31 @@ def diary_paragraph(llm: ChatClient, facts: list[str]) -> str | None:
     return f"*{text.replace('*', '')}*" if text else None
 
 
+def line_wording(llm: ChatClient) -> Reword:
+    """Deep sleep's rewording of a promoted line by ``llm``
+    (:func:`consistency.synthesis.wording_prompt`): a stable statement with its reason,
+    kept only when it passes the synthesis fact check both ways
+    (:func:`consistency.synthesis.wording_problem`); a failing model, an unreadable answer
+    or a refused one leaves the line's own words, and says why."""
+
+    def reword(heading: str, body: str) -> tuple[str | None, str | None]:
+        line = f"{heading}: {body}" if heading else body
+        try:
+            statement = parse_wording(llm.chat(wording_prompt(line)))
+        except LlmError as error:
+            log.warning("dream.wording_failed", error=str(error))
+            return None, f"the model failed ({error})"
+        except ValueError as error:
+            return None, f"the model's answer was unreadable ({error})"
+        why = wording_problem(heading, body, statement)
+        if why is not None:
+            log.info("dream.wording_refused", why=why)
+            return None, f"the model's wording was refused: {why}"
+        return statement, None
+
+    return reword
+
+
 def _paragraphs(llm: ChatClient, night: SleepReport) -> dict[str, str]:
     """One paragraph per phase that did something (light, REM)."""
     texts = {key: s.text for key, s in night.snippets.items()}
@@ -147,9 +174,10 @@ def sleep_night(cycle: SleepCycle, writer: NoteWriter, diary_path: str, dream_id
     """One night of ``cycle`` inside a dream -> the files it wrote: the memories it
     promoted, and ``diary_path`` when it showed its work there (never through a link: it
     would land in another note). With ``llm``, each block opens with the model's diary
-    paragraph (:func:`diary_paragraph`)."""
+    paragraph (:func:`diary_paragraph`), and a promoted line may be kept in its wording
+    (:func:`line_wording`)."""
     try:
-        night = cycle.run()
+        night = cycle.run(line_wording(llm) if llm is not None else None)
     except DreamdError as error:  # the store unreadable: the dream's other work stands
         log.warning("dream.sleep_failed", error=str(error))
         return []

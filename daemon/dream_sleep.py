@@ -75,6 +75,9 @@ MAX_EMBEDDED_PER_NIGHT = 512
 RememberSnippet = Callable[[str, str, tuple[str, ...]], tuple[str, str]]
 #: ``transcripts(since) -> transcript files written after the aware moment ``since``.
 TranscriptFiles = Callable[[datetime], Sequence[Path]]
+#: ``reword(heading, body) -> (statement, None)``, or ``(None, why the line's own words
+#: stay)``: the model's wording of a promoted line, checked (:mod:`daemon.dream_blocks`).
+Reword = Callable[[str, str], tuple[str | None, str | None]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,9 +180,11 @@ class SleepCycle:
 
     # ------------------------------------------------------------------ the night
 
-    def run(self) -> SleepReport:
-        """Light, REM and deep sleep, in order (module docstring). Raises ``StoreError``
-        when MAGMA cannot be read or written (the dream reports it; no note is touched)."""
+    def run(self, reword: Reword | None = None) -> SleepReport:
+        """Light, REM and deep sleep, in order (module docstring); with ``reword``, a
+        promoted line is kept in the words it gives when it gives some. Raises
+        ``StoreError`` when MAGMA cannot be read or written (the dream reports it; no note is
+        touched)."""
         now = self._clock()
         today = now.date()
         store = self._store()
@@ -201,7 +206,7 @@ class SleepCycle:
         themes, rem = self._rem(candidates, recalls, state, today)
         timings["rem"] = _ms(t0)
         t0 = time.perf_counter()
-        promoted, more_dropped, why_none = self._deep(candidates, recalls, state, now)
+        promoted, more_dropped, why_none = self._deep(candidates, recalls, state, now, reword)
         timings["deep"] = _ms(t0)
         dropped += more_dropped + self._expired(state, candidates, oldest)
         waiting = sum(1 for v in state.values() if v.get("status") == "staged")
@@ -323,9 +328,10 @@ class SleepCycle:
                           gates=self.policy.gates)
 
     def _deep(self, candidates: Mapping[str, Snippet], recalls: Mapping[str, SnippetRecalls],
-              state: dict[str, dict[str, Any]], now: datetime
+              state: dict[str, dict[str, Any]], now: datetime, reword: Reword | None = None
               ) -> tuple[list[tuple[str, str, str]], list[tuple[str, str]], str | None]:
-        """Promote what passes every gate; drop what is past the age gate."""
+        """Promote what passes every gate (in the words ``reword`` gives, if any); drop what
+        is past the age gate."""
         promoted: list[tuple[str, str, str]] = []
         dropped: list[tuple[str, str]] = []
         failed: dict[str, int] = {}
@@ -333,7 +339,7 @@ class SleepCycle:
                                                                         kv[1].lines)):
             verdict = self.score(snippet, recalls.get(key, SnippetRecalls()), state[key], now)
             if verdict.passed:
-                outcome = self._promote(snippet, state[key])
+                outcome = self._promote(snippet, state[key], reword)
                 if outcome is not None:
                     promoted.append((key, *outcome))
                 else:
@@ -373,9 +379,15 @@ class SleepCycle:
                 dropped.append((key, entry["why"]))
         return dropped
 
-    def _promote(self, snippet: Snippet, entry: dict[str, Any]) -> tuple[str, str] | None:
-        """Keep ``snippet`` through ``remember``; its state says what became of it."""
+    def _promote(self, snippet: Snippet, entry: dict[str, Any], reword: Reword | None = None
+                 ) -> tuple[str, str] | None:
+        """Keep ``snippet`` through ``remember`` (in ``reword``'s words when it gives some);
+        its state says what became of it and whose words it was kept in."""
         text = " ".join(snippet.body.split("\n"))
+        if reword is not None:
+            worded, why = reword(snippet.heading, text)
+            entry["wording"] = "the model's" if worded else f"the line's: {why}"
+            text = worded or text
         try:
             path, action = self._remember(text, memory_type_of(snippet), (snippet.evidence,))
         except DreamdError as error:  # a credential, a text remember refuses: never kept

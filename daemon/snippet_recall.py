@@ -12,8 +12,8 @@ A transcript is no note of the vault: the search finds the user's statements in 
 own words. The transcript snippets of the last ``max_age_days`` (older ones can no longer earn
 a memory) are matched with the snippets of the notes found, in one weighing: the best
 statement of each transcript is recalled under the same two thresholds, so a statement that
-shares a word or two with a query about a line of the diary falls below the line's match. Only counting: never fails
-the search, never touches a file.
+shares a word or two with a query about a line of the diary falls below the line's match.
+Only counting: never fails the search, never touches a file.
 """
 
 from __future__ import annotations

@@ -289,3 +289,48 @@ def test_reciprocal_rank_fusion_puts_what_both_lists_agree_on_first() -> None:
     assert fuse([words, meaning]) == ["b", "a", "c"]
     assert fuse([{"x": 0.7}, {"y": 0.8}]) == ["x", "y"]  # a tie goes to the word match
     assert fuse([{"x": 0.7, "y": 0.7}, {}], days={"x": 2, "y": 1}) == ["y", "x"]
+
+
+REWORDED = ("Release notes name every breaking change: a silent rename broke the mobile client "
+            "in March.")
+
+
+@pytest.mark.parametrize(("statement", "kept", "wording"), [
+    (REWORDED, REWORDED, "the model's"),
+    # a name and a year the line never said: refused, the line's own words are kept
+    ("Release notes must name every breaking change: a silent rename broke the iOS client "
+     "in March 2025.", RULE, "the line's: the model's wording was refused: it added `2025`, "
+                             "`iOS`"),
+    ("Release notes must name breaking changes.", RULE,  # the reason and its month lost
+     "the line's: the model's wording was refused: it dropped `March`"),
+])
+def test_with_a_model_a_promoted_line_is_reworded_only_under_the_fact_check(
+        vault: Path, make_app: Builder, statement: str, kept: str, wording: str) -> None:
+    (vault / NOTE).write_text(DIARY, encoding="utf-8")
+    endpoint = ChatEndpoint()  # FAKE model on loopback
+    asked: list[str] = []
+
+    def respond(body: dict[str, Any]) -> tuple[int, str]:
+        system, user = body["messages"][0]["content"], body["messages"][-1]["content"]
+        if "a line from a person's own notes" in system:
+            asked.append(user)
+            return 200, json.dumps({"statement": statement})
+        return 200, "not json at all"  # the deep phase's own prompts fail, as a bad model's
+
+    endpoint.respond = respond
+    try:
+        app, _ = make_app(vault, **{"time.zone": "UTC", "llm.enabled": True,
+                                    "llm.model": "test-model", "llm.base_url": endpoint.url,
+                                    "llm.timeout_s": 2})
+        app.sync()
+        _dream(app, _at(0, 22))
+        _search_on_three_days(app)
+        _dream(app, _at(3, 22))
+    finally:
+        endpoint.close()
+    assert asked == [f"PR review: {RULE}"]  # the promoted line only, with its heading
+    (promoted,) = _promoted(vault)
+    text = promoted.read_text(encoding="utf-8")
+    assert kept in text and f"{NOTE}:4" in text
+    entry = next(v for v in sleep_cycle(app).state().values() if v["status"] == "promoted")
+    assert entry["wording"] == wording
