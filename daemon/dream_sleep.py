@@ -67,9 +67,9 @@ SNIPPETS_FILE = "dream-snippets.json"
 LIGHT_NIGHTS_KEPT = 7
 
 #: Most snippets embedded in one night (dreamd's choice: a day's diary and sessions are tens;
-#: a store filled before snippets had vectors catches up over a few nights, each under ten
-#: seconds at the ≈80 texts/s DESIGN.md measured for the default model).
-MAX_EMBEDDED_PER_NIGHT = 512
+#: a store filled before snippets had vectors catches up, newest first, at ≈1.6 s a night at
+#: the ≈80 texts/s DESIGN.md measured for the default model: a year of diary in a month).
+MAX_EMBEDDED_PER_NIGHT = 128
 
 #: ``remember(text, memory type, derived_from) -> (memory path, action)``.
 RememberSnippet = Callable[[str, str, tuple[str, ...]], tuple[str, str]]
@@ -450,11 +450,11 @@ def _embed_snippets(store: SnippetStore, embedder: Embedder) -> None:
     ``StoreError`` or ``EmbeddingError``."""
     model = embedder.model_id
     have = store.vector_keys(model)
-    current = {s.key: s for s in store.snippets()}
-    wanted = sorted((s for k, s in current.items() if k not in have),
+    current = store.keys()
+    gone = have - current
+    wanted = sorted(store.snippets(keys=current - have),
                     key=lambda s: (s.day, s.path, s.lines), reverse=True)
     wanted = wanted[:MAX_EMBEDDED_PER_NIGHT]
-    gone = have - set(current)
     if not wanted and not gone:
         return
     rows = embedder.embed([s.text for s in wanted]) if wanted else None

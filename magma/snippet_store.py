@@ -150,11 +150,25 @@ class SnippetStore:
         except Exception as exc:
             raise StoreError(f"magma: write snippets: {type(exc).__name__}: {exc}") from exc
 
+    def keys(self) -> set[str]:
+        """The key of every snippet (one column read)."""
+        try:
+            self._snippets.checkout_latest()
+            return set(self._snippets.to_arrow().column("key").to_pylist())
+        except Exception as exc:
+            raise StoreError(f"magma: read snippets: {type(exc).__name__}: {exc}") from exc
+
     def snippets(self, *, paths: Collection[str] | None = None, since: date | None = None,
-                 origin: SnippetOrigin | None = None) -> list[Snippet]:
+                 origin: SnippetOrigin | None = None, keys: Collection[str] | None = None
+                 ) -> list[Snippet]:
         """The snippets of ``paths`` (``None``: of every note) of days from ``since`` on,
-        read from ``origin`` (``None``: both), in path and line order."""
+        read from ``origin`` (``None``: both), with ``keys`` (``None``: any), in path and line
+        order."""
         clauses = []
+        if keys is not None:
+            if not keys:
+                return []
+            clauses.append(f"key IN ({', '.join(_quoted(k) for k in sorted(keys))})")
         if origin is not None:
             clauses.append(f"origin = {_quoted(origin)}")
         if paths is not None:

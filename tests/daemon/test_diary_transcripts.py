@@ -165,3 +165,30 @@ def test_a_transcript_written_before_the_lookback_is_not_read(
     app.sync()
     _dream(app, _at(5, 22))  # the session was five days ago; light sleep reads two
     assert app.snippet_recaller.store.snippets(origin="transcript") == []
+
+
+def test_dreams_md_shows_a_statement_with_a_pipe_in_one_table_cell(
+        vault: Path, make_app: Builder, tmp_path: Path) -> None:
+    from markdown_it import MarkdownIt
+
+    projects = tmp_path / "claude" / "projects"
+    folder = projects / "p"
+    folder.mkdir(parents=True)
+    said = "From now on, always read the service logs through `jq | less` before a restart."
+    transcript = folder / f"{SESSION}.jsonl"
+    transcript.write_text(json.dumps(_entry("user", said, DAY0)) + "\n", encoding="utf-8")
+    os.utime(transcript, (DAY0.timestamp(), DAY0.timestamp()))
+    app, _ = make_app(vault, **{"time.zone": "UTC",
+                                "dream.transcripts": str(projects / "*" / "*.jsonl")})
+    app.sync()
+    _dream(app, _at(0, 22))
+    dreams = (vault / "Memory/DREAMS.md").read_text(encoding="utf-8")
+    tokens = MarkdownIt("commonmark").enable("table").parse(dreams)
+    assert any(t.type == "table_open" for t in tokens), dreams  # the blocks are tables
+    cells = [tokens[i + 1].content for i, t in enumerate(tokens) if t.type == "td_open"]
+    assert any("`jq | less`" in cell for cell in cells), cells  # one cell, pipe and all
+    header = tokens[:next(i for i, t in enumerate(tokens) if t.type == "thead_close")]
+    columns = sum(1 for t in header if t.type == "th_open")
+    light = dreams.split("## Light Sleep", 1)[1].split("## REM Sleep", 1)[0]
+    for line in (x for x in light.splitlines() if x.startswith("|")):
+        assert line.replace("\\|", "").count("|") == columns + 1, line  # no cell spills
