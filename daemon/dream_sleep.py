@@ -66,6 +66,10 @@ SNIPPETS_FILE = "dream-snippets.json"
 #: Nights of light sleep kept per snippet (the phase boost counts up to two).
 LIGHT_NIGHTS_KEPT = 7
 
+#: Nights between two compactions of the snippet tables (dreamd's choice: a year of nightly
+#: and per-search appends left uncompacted made the reads of a night 10-50 times slower,
+#: measured with ``bench/diary_bench.py``; a compaction of that year took 0.7 s).
+COMPACT_EVERY_DAYS = 7
 #: Most snippets embedded in one night (dreamd's choice: a day's diary and sessions are tens;
 #: a store filled before snippets had vectors catches up, newest first, at ≈1.6 s a night at
 #: the ≈80 texts/s DESIGN.md measured for the default model: a year of diary in a month).
@@ -173,6 +177,25 @@ class SleepCycle:
         data = read_json_object(self.path).get(part)
         return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
 
+    def _compacted(self) -> str | None:
+        """The day (ISO) the snippet tables were last compacted, if ever."""
+        day = read_json_object(self.path).get("compacted")
+        return day if isinstance(day, str) else None
+
+    def _compact(self, store: SnippetStore, today: date) -> str | None:
+        """Compact the snippet tables when :data:`COMPACT_EVERY_DAYS` passed since the last
+        time (or there was none) -> the day of the last compaction. A failure is logged and
+        tried again next night."""
+        last = self._compacted()
+        if last is not None and last > (today - timedelta(days=COMPACT_EVERY_DAYS)).isoformat():
+            return last
+        try:
+            store.optimize()
+        except DreamdError as error:
+            log.warning("dream.snippets_not_compacted", error=str(error))
+            return last
+        return today.isoformat()
+
     def last_night(self) -> dict[str, Any]:
         """What the last night recorded: ``at``, ``promoted``, ``staged``, ``why_none``."""
         data = read_json_object(self.path).get("last_night")
@@ -215,9 +238,12 @@ class SleepCycle:
             dropped=tuple(dropped), waiting=waiting,
             written=tuple(sorted({p for _, p, a in promoted if a != "duplicate"})),
             why_none=why_none, snippets=candidates, recalls=recalls, timings_ms=timings)
-        if state != before or notes != notes_before or seen != seen_before or report.changed:
+        compacted = self._compact(store, today)
+        if state != before or notes != notes_before or seen != seen_before or report.changed \
+                or compacted != self._compacted():
             write_json_atomic(self.path, {"snippets": state, "notes": notes,
-                                          "transcripts": seen, "last_night": {
+                                          "transcripts": seen, "compacted": compacted,
+                                          "last_night": {
                 "at": now.isoformat(timespec="seconds"), "staged": waiting,
                 "promoted": len(promoted), "why_none": why_none}})
         log.info("dream.sleep", staged=len(staged), rem=len(rem), promoted=len(promoted),
@@ -431,14 +457,15 @@ def _cut_transcripts(store: SnippetStore, files: Sequence[Path], seen: dict[str,
         signature = transcript_signature(path)
         if signature is None or label in cut:
             continue
-        seen[label] = signature
         stored = store.snippets(paths=[label])
         if before.get(label) == signature:
+            seen[label] = signature
             cut[label] = stored
             continue
         fresh = transcript_snippets(path, label, zone, first.date())
-        if fresh is None:
+        if fresh is None:  # unreadable now: read again next night
             continue
+        seen[label] = signature
         kept = [s for s in stored if s.day < first.date()]
         keys = {s.key for s in kept}
         cut[label] = kept + [s for s in fresh if s.key not in keys]

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 import lancedb
@@ -33,6 +33,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from config.errors import StoreError
+from magma import shared_tables
 from magma.recalls import query_hash
 from magma.snippets import Snippet, SnippetOrigin
 
@@ -284,12 +285,14 @@ class SnippetStore:
             raise StoreError(f"magma: write snippet vectors: {type(exc).__name__}: {exc}") \
                 from exc
 
-    def optimize(self) -> None:
-        """Compact the tables' small appends and drop old table versions."""
+    def optimize(self, cleanup_older_than: timedelta | None = None) -> None:
+        """Compact the tables' small appends (every night and every search adds some: a year
+        of them made a read of the keys 314 ms instead of 3 ms, measured with
+        ``bench/diary_bench.py``) and drop the table versions older than
+        ``cleanup_older_than`` (``None``: LanceDB's default, 7 days)."""
         try:
-            self._snippets.optimize()
-            self._recalls.optimize()
-            if self._vectors is not None:
-                self._vectors.optimize()
+            for table in (self._snippets, self._recalls, self._vectors):
+                if table is not None:
+                    shared_tables.optimize(table, cleanup_older_than)
         except Exception as exc:
             raise StoreError(f"magma: optimize snippets: {type(exc).__name__}: {exc}") from exc
