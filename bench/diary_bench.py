@@ -16,9 +16,9 @@
    the real search pipeline (``App.search`` at noon, which counts the recalls), then a night
    of light, REM and deep sleep (:class:`daemon.dream_sleep.SleepCycle`) at 22:00, timed.
 3. Report the promotion against the plan (precision: promoted snippets that were planned
-   durable facts; recall: durable facts promoted; both for all facts and for those said in
-   sessions), the time per night (median, max), and a second night with nothing new: the
-   files of the vault, the transcripts and the state must not change.
+   durable facts; recall: durable facts promoted; for all facts, for those of the notes and
+   for those said in sessions), the time per night (median, max), and a second night with
+   nothing new: the files of the vault, the transcripts and the state must not change.
 
 The embedder is the token-hash fake of the tests (the votes are word matches of the query
 and the snippet, not meaning; retrieval quality is measured by ``search_bench``).
@@ -222,6 +222,10 @@ def run(days: int, seed: int, workdir: Path) -> dict[str, Any]:
     promoted = [texts.get(k, "") for k, v in state.items() if v.get("status") == "promoted"]
     hits = sum(1 for body in promoted if any(fact in body for fact in plan["durable"]))
     recalled = sum(1 for fact in plan["durable"] if any(fact in body for body in promoted))
+    noted = [f for f in plan["durable"] if f not in plan["said"]]
+    noted_promoted = [b for b in promoted if not any(f in b for f in plan["said"])]
+    noted_hits = sum(1 for b in noted_promoted if any(f in b for f in noted))
+    noted_recalled = sum(1 for f in noted if any(f in b for b in promoted))
     spoken = [f for f in plan["durable"] if f in plan["said"]]
     spoken_promoted = [b for b in promoted if any(f in b for f in plan["said"])]
     spoken_hits = sum(1 for b in spoken_promoted if any(f in b for f in spoken))
@@ -240,6 +244,10 @@ def run(days: int, seed: int, workdir: Path) -> dict[str, Any]:
         "decoys": len(plan["decoys"]), "promoted": len(promoted),
         "precision": round(hits / len(promoted), 3) if promoted else None,
         "recall": round(recalled / len(plan["durable"]), 3) if plan["durable"] else None,
+        "diary_planned_durable": len(noted),
+        "diary_promoted": len(noted_promoted),
+        "diary_precision": round(noted_hits / len(noted_promoted), 3) if noted_promoted else None,
+        "diary_recall": round(noted_recalled / len(noted), 3) if noted else None,
         "sessions": len(plan["sessions"]),
         "transcript_snippets": sum(1 for s in store.snippets() if s.origin == "transcript"),
         "session_planned_durable": len(spoken),

@@ -1,7 +1,8 @@
 """Active recall by meaning (issue 21): ``dreamd context --hook`` adds the raw diary lines a
 prompt is about, by their words and, when the process holds the embedding model (the running
-daemon answers the hook over its socket), by their vectors too; without the model in memory
-the words alone decide, silently.
+daemon answers the hook over its socket; a hook answered in its own process has loaded it for
+its own search), by their vectors too; without the model in memory the words alone decide,
+silently.
 
 The real model (this is about meaning), a real ``dreamd run`` subprocess, real hook client
 processes (``python -m daemon``), a real store. The prompt shares no word with the diary
@@ -107,3 +108,12 @@ def test_without_the_model_in_memory_the_words_alone_decide_silently(
         assert "embedder" not in app.__dict__  # nothing loaded the model
     finally:
         app.close()
+
+
+def test_a_hook_answered_in_its_own_process_uses_the_model_its_search_loaded(
+        dreamt_vault: Path, tmp_path: Path) -> None:
+    here = tmp_path / "project"
+    here.mkdir()
+    cold = _hook(dreamt_vault, BY_MEANING, here)  # no daemon: the CLI answers in-process
+    assert cold.returncode == 0 and not _served(cold)
+    assert RULE in _raw(cold.stdout), cold.stdout
