@@ -40,6 +40,7 @@ import structlog
 
 from ccb.atomic import read_json_object, write_json_atomic
 from ccb.daily_notes import DiaryNote
+from ccb.memory_file import normalise_text
 from config.errors import DreamdError
 from consistency.promotion import (
     DeepScore,
@@ -279,16 +280,20 @@ class SleepCycle:
         store.replace_notes({p: found for p, found in cut.items()
                              if {(s.key, s.lines) for s in found} != known[p]})
         staged: list[str] = []
+        dropped: list[tuple[str, str]] = []
+        noted = {normalise_text(s.body): s.evidence for found in cut.values() for s in found
+                 if s.origin == "diary"}
         for snippet in (s for found in cut.values() for s in found):
             entry = state.get(snippet.key)
             if entry is None:
-                state[snippet.key] = {"status": "staged", "staged": today.isoformat(),
-                                      "light": [today.isoformat()]}
-                staged.append(snippet.key)
+                state[snippet.key] = entry = _first_night(snippet, today, noted)
+                if entry["status"] == "staged":
+                    staged.append(snippet.key)
+                else:
+                    dropped.append((snippet.key, entry["why"]))
             elif today.isoformat() not in entry.get("light", []):
                 entry["light"] = [*entry.get("light", []), today.isoformat()][-LIGHT_NIGHTS_KEPT:]
         current = {s.key for found in cut.values() for s in found}
-        dropped = []
         for path, olds in known.items():
             for key, _ in olds:
                 entry = state.get(key)
@@ -439,6 +444,18 @@ class SleepCycle:
         entry = state.get(found.key, {"status": "not staged yet"})
         return Explanation(found, recalls, entry, self.score(found, recalls, entry,
                                                              self._clock()))
+
+
+def _first_night(snippet: Snippet, today: date, noted: Mapping[str, str]) -> dict[str, Any]:
+    """The state of a snippet light sleep sees for the first time: ``staged``, or
+    ``dropped`` for a statement of a session that a diary line of these days holds word for
+    word (``noted``: normalised text → evidence; ``dreamd flush`` wrote it there): the line
+    is the candidate, the statement would only be promoted into the same memory again."""
+    held = noted.get(normalise_text(snippet.body)) if snippet.origin == "transcript" else None
+    if held is not None:
+        return {"status": "dropped", "staged": today.isoformat(),
+                "why": f"the diary holds it ({held})"}
+    return {"status": "staged", "staged": today.isoformat(), "light": [today.isoformat()]}
 
 
 def _cut_transcripts(store: SnippetStore, files: Sequence[Path], seen: dict[str, str],

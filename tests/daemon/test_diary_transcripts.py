@@ -192,3 +192,25 @@ def test_dreams_md_shows_a_statement_with_a_pipe_in_one_table_cell(
     light = dreams.split("## Light Sleep", 1)[1].split("## REM Sleep", 1)[0]
     for line in (x for x in light.splitlines() if x.startswith("|")):
         assert line.replace("\\|", "").count("|") == columns + 1, line  # no cell spills
+
+
+def test_a_statement_the_flush_wrote_to_the_diary_is_staged_once_from_the_diary(
+        session_app: tuple[App, Path], vault: Path) -> None:
+    from daemon.app import diary_of
+    from daemon.flush import FlushCursors, HookEvent, flush
+
+    app, transcript = session_app
+    diary = diary_of(app, clock=lambda: _at(0, 15))  # the PreCompact hook of that afternoon
+    report = flush(HookEvent(SESSION, transcript), diary, FlushCursors(app.state_dir))
+    assert report.appended == 2  # the rule and the one-off; the credential withheld
+    app.sync()
+    _dream(app, _at(0, 22))
+    state = sleep_cycle(app).state()
+    store = app.snippet_recaller.store
+    said = {s.body: s for s in store.snippets(origin="transcript")}
+    noted = {s.body: s for s in store.snippets(origin="diary")}
+    assert RULE in said and RULE in noted
+    assert state[noted[RULE].key]["status"] == "staged"
+    assert state[said[RULE].key] == {
+        "status": "dropped", "staged": DAY0.date().isoformat(),
+        "why": f"the diary holds it ({noted[RULE].evidence})"}
