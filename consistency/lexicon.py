@@ -17,9 +17,11 @@ showed them missing, each addition measured on every set in one run). Only words
 clear sense in a memory are folded: a word with two senses ("call", "books", "responses",
 "run a test" / "go for a run") keeps its own spelling, and a one-character Chinese word
 yields to the longer words that contain it (茶 / 奶茶), so two facts never meet on a guess.
-Place names: the Chinese names of the cities and districts :mod:`consistency.claims` reads
-as places, with their English (pinyin or customary) spelling. Its reach is the vocabulary
-it was written for: a pair set written later in other words gained nothing from it.
+Products and services known by a Chinese name (微信 / WeChat, 飞书 / Feishu, 安卓 / Android)
+fold to their English name. Place names: the Chinese names of the cities and districts
+:mod:`consistency.claims` reads as places, with their English (pinyin or customary) spelling.
+Its reach is the vocabulary it was written for: a pair set written later in other words
+gained nothing from it.
 """
 
 from __future__ import annotations
@@ -297,6 +299,21 @@ cost | cost costs spend spending expense expenses | 费用 成本 开销 花费
 destroy | destroy destroys destroyed tear-down torn-down teardown | 销毁
 old | old older legacy | 旧版 老的 旧的 旧
 digest | digest tolerate tolerates | 消化
+wechat | wechat weixin | 微信
+wechatpay | wechat-pay | 微信支付
+wecom | wecom | 企业微信
+alipay | alipay | 支付宝
+feishu | feishu lark | 飞书
+dingtalk | dingtalk | 钉钉
+taobao | taobao | 淘宝
+evernote | evernote | 印象笔记
+duolingo | duolingo | 多邻国
+neteasemusic | netease-music netease-cloud-music | 网易云音乐
+xiaohongshu | xiaohongshu rednote | 小红书
+weibo | weibo | 微博
+zhihu | zhihu | 知乎
+baidu | baidu | 百度
+android | android | 安卓
 """
 
 # spellings that carry a negation, written out with it

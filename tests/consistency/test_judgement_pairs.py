@@ -239,6 +239,9 @@ def test_categories_cover_the_issue(judged) -> None:
     # across languages, two memories that each deny something, alike enough
     ("我周末不看工作消息。", "I don't check work messages on weekends.", "duplicate"),
     ("Don't eat pork.", "不吃牛肉。", "kept apart"),
+    # products known by a Chinese name: two payment methods a project supports both hold
+    ("这个项目支持微信支付。", "这个项目支持支付宝。", "distinct"),
+    ("会议纪要都记在飞书文档里。", "Meeting notes go in Feishu docs.", "duplicate"),
     # a measure of one kind said in place of another: another thing said of the subject
     ("The staging database is Postgres 15.", "The staging database is backed up every 6 hours.",
      "kept apart"),
