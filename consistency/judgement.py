@@ -1081,12 +1081,13 @@ _UNNAMING = frozenset({"the", "a", "an", "our", "my", "we", "i", "you", "your", 
 TOLD_SAME_SHARE = 1 / 3
 
 
-def _told_of_the_same(old_text: str, new_text: str) -> bool:
+def _told_of_the_same(old_text: str, new_text: str, *, named: bool = False) -> bool:
     """Does the older memory name what the newer says changed: the words before the newer's
     change cue ("*The v2 launch* has slipped to …", "*孩子的钢琴课*改到 …"), English words and
     Chinese character pairs, at least :data:`TOLD_SAME_SHARE` of them found in the older?
-    Nothing named before the cue ("Moved to Munich", "我调到广州了") is the user's own; a head
-    in Chinese against an older memory in English cannot be compared by its letters."""
+    Nothing named before the cue ("Moved to Munich", "我调到广州了") is the user's own (unless
+    ``named``); a head in Chinese against an older memory in English cannot be compared by its
+    letters."""
     at = change_cue_at(new_text)
     head = new_text[:at] if at is not None else ""
     lowered = old_text.lower()
@@ -1097,7 +1098,7 @@ def _told_of_the_same(old_text: str, new_text: str) -> bool:
     han = re.sub(r"[的了都也就把被]", "", "".join(re.findall(r"[\u4e00-\u9fff]+", head)))
     units = words + [han[i:i + 2] for i in range(len(han) - 1)]
     if not units:
-        return True
+        return not named  # ``named``: the teller must name what changed
     old_words = {stem(w) for w in re.findall(r"[a-z0-9][a-z0-9.+#-]*", lowered)}
     found = sum(1 for u in units if u in old_words or (not u.isascii() and u in old_text))
     return found >= TOLD_SAME_SHARE * len(units)
@@ -1222,7 +1223,13 @@ def _related(co: Claim, cn: Claim, *, cos: float, lexical: float, same_subject: 
         and any(group != "number:" for group, _o, _n in _value_changes(co, cn))) or (
         # "Node version is 20" / "我们用 Node 22": one named thing, another version
         cos >= TOLD_CHANGE_COSINE and _names_in_common(co, cn)
-        and any(group == "version" for group, _o, _n in _value_changes(co, cn)))
+        and any(group == "version" for group, _o, _n in _value_changes(co, cn))) or (
+        # "连接池大小是 20" / "连接池改成 50 了": a change told of what the other names, a
+        # number replaced
+        co.says_changed != cn.says_changed and cos >= TOLD_CHANGE_COSINE
+        and _told_of_the_same(*((co.text, cn.text) if cn.says_changed else (cn.text, co.text)),
+                              named=True)
+        and bool(_value_changes(co, cn)))
 
 
 def _names_in_common(co: Claim, cn: Claim) -> bool:

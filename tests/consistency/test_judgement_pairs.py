@@ -214,6 +214,7 @@ def test_categories_cover_the_issue(judged) -> None:
     ("孩子的钢琴课在周三下午。", "孩子的钢琴课改到周六上午了。", "contradiction"),
     ("Infra is provisioned with Terraform.",
      "Switched our infra-as-code from Terraform to Pulumi (TypeScript).", "contradiction"),
+    ("数据库连接池大小是 20。", "连接池改成 50 了。", "contradiction"),
     # ... but not of another thing it names before the change
     ("孩子的钢琴课在周三下午。", "孩子的游泳课改到周六上午了。", "possible_contradiction"),
     # two children told apart by birth order are two people
