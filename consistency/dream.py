@@ -34,8 +34,9 @@ superseded memories are no longer current) and plans only the rest.
 
 from __future__ import annotations
 
+import functools
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime, timedelta
 from typing import Literal, TypeAlias
@@ -52,11 +53,13 @@ from consistency.duplicates import (
     Possible,
     Supersede,
     Update,
+    claim_of,
     decide,
     merge_bodies,
     normalise_text,
 )
 from consistency.judgement import RELATED_COSINE, PairJudgement
+from consistency.pair_candidates import GroupScores
 
 __all__ = [
     "Consolidation",
@@ -241,11 +244,18 @@ def _neighbour_pairs(memories: Sequence[DreamMemory]) -> list[tuple[str, str]]:
             continue
         matrix = np.stack([m.embedding for m in members])  # type: ignore[misc]
         scores = matrix[changed] @ matrix.T
-        for row, i in enumerate(changed):
-            scores[row, i] = -1.0
-            near = np.argsort(-scores[row], kind="stable")[:NEIGHBOURS_BY_COSINE]
-            pairs.extend((members[i].id, members[int(j)].id) for j in near
-                         if scores[row, j] >= NEIGHBOUR_COSINE)
+        scores[np.arange(len(changed)), changed] = -1.0
+        # Only the pairs at NEIGHBOUR_COSINE or more count: the first NEIGHBOURS_BY_COSINE
+        # of those, most similar first (ties: the earlier member), are the nearest ones a
+        # full sort of each row would keep — without sorting 10,000 rows of 10,000.
+        rows, columns = np.nonzero(scores >= NEIGHBOUR_COSINE)
+        near: dict[int, list[int]] = defaultdict(list)
+        for row, column in zip(rows.tolist(), columns.tolist(), strict=True):
+            near[row].append(column)
+        for row, found in near.items():
+            found.sort(key=lambda j: (-scores[row, j], j))
+            i = changed[row]
+            pairs.extend((members[i].id, members[j].id) for j in found[:NEIGHBOURS_BY_COSINE])
     return pairs
 
 
@@ -322,6 +332,83 @@ def _final_keepers(actions: list[Consolidation]) -> list[Consolidation]:
     return out
 
 
+#: Groups larger than this choose what each ``decide`` sees in bulk
+#: (:class:`consistency.pair_candidates.GroupScores`); smaller ones give it every member.
+BULK_GROUP = 2 * NEIGHBOURS_BY_COSINE
+
+
+class _Alive:
+    """The members of a group still current as it is decided, oldest first, and for one
+    member the older ones ``decide`` is to see: every one of them (changed ones only for an
+    unchanged member) — or, in a group of more than :data:`BULK_GROUP`, the superset of its
+    candidates :class:`consistency.pair_candidates.GroupScores` finds (the same answer,
+    without a Python loop over every pair of the group)."""
+
+    def __init__(self, group: Sequence[DreamMemory],
+                 facts_of: Callable[[DreamMemory], MemoryFacts]) -> None:
+        self.members: list[DreamMemory] = []
+        self._facts_of = facts_of
+        self._scores: GroupScores | None = None
+        if len(group) > BULK_GROUP:
+            by_id = {m.id: m for m in group}
+            scores = GroupScores(group, lambda mid: _tokens(facts_of(by_id[mid])))
+            self._scores = scores if scores.exact else None
+        self._rows: list[int] = []
+        self._changed = np.zeros(len(group), dtype=bool)
+        self._at: dict[int, DreamMemory] = {}
+
+    def append(self, memory: DreamMemory) -> None:
+        self.members.append(memory)
+        if self._scores is not None:
+            row = self._scores.row(memory.id)
+            self._rows.append(row)
+            self._changed[row] = memory.changed
+            self._at[row] = memory
+
+    def remove(self, memory: DreamMemory) -> None:
+        i = self.members.index(memory)
+        del self.members[i]
+        if self._scores is not None:
+            del self._at[self._rows.pop(i)]
+
+    def grew(self, keeper: DreamMemory) -> None:
+        """``keeper``'s body grew by a merge: it is "changed" for the rest of the group."""
+        changed = replace(keeper, changed=True)
+        self.members[self.members.index(keeper)] = changed
+        if self._scores is not None:
+            row = self._scores.row(keeper.id)
+            self._changed[row] = True
+            self._at[row] = changed
+            self._scores.retoken(keeper.id, _tokens(self._facts_of(changed)))
+
+    def older(self, memory: DreamMemory) -> list[DreamMemory]:
+        """What ``decide`` sees of the older members for ``memory`` (two unchanged
+        memories were compared by an earlier dream already)."""
+        if self._scores is None:
+            return self.members if memory.changed else [m for m in self.members if m.changed]
+        rows = np.array(self._rows, dtype=np.int64)
+        if not memory.changed:
+            rows = rows[self._changed[rows]]
+        return [self._at[r] for r in self._scores.candidates(self._scores.row(memory.id), rows)]
+
+
+def _read_facts(member: DreamMemory, *, bodies: Mapping[str, str],
+                known: dict[str, MemoryFacts]) -> MemoryFacts:
+    """``member``'s facts with its claim read, once per body (``known`` keeps them: a claim
+    costs milliseconds, and a member is compared with many)."""
+    facts = known.get(member.id)
+    if facts is None or facts.body != bodies[member.id]:
+        facts = _facts(member, bodies[member.id])
+        facts = replace(facts, claim=claim_of(facts))
+        known[member.id] = facts
+    return facts
+
+
+def _tokens(facts: MemoryFacts) -> tuple[str, ...]:
+    assert facts.claim is not None
+    return facts.claim.tokens
+
+
 def _plan_group(group: Sequence[DreamMemory], settle: Settle | None = None
                 ) -> list[Consolidation]:
     """Decide each member against the older current ones of its subject group."""
@@ -331,21 +418,22 @@ def _plan_group(group: Sequence[DreamMemory], settle: Settle | None = None
         if memory.body is None:
             raise ValueError(f"dream: memory {memory.id} ({memory.path}) needs its body")
         bodies[memory.id] = memory.body
-    alive: list[DreamMemory] = []
+    facts: dict[str, MemoryFacts] = {}
+    facts_of = functools.partial(_read_facts, bodies=bodies, known=facts)
+    alive = _Alive(group, facts_of)
     for memory in group:
-        # Two unchanged memories were compared by an earlier dream already.
-        others = alive if memory.changed else [m for m in alive if m.changed]
+        others = alive.older(memory)
         if not others:
             alive.append(memory)
             continue
-        created = memory.created
+        own = facts_of(memory)
         draft = MemoryDraft(
             type=memory.type, subject=memory.subject, name=memory.name,
-            description=memory.description, body=bodies[memory.id],
+            description=memory.description, body=own.body,
             content_hash=memory.content_hash, embedding=memory.embedding,
-            written=created.date() if isinstance(created, datetime) else created,
+            written=own.written, claim=own.claim,
         )
-        decision = decide(draft, [_facts(m, bodies[m.id]) for m in others])
+        decision = decide(draft, [facts_of(m) for m in others])
         if isinstance(decision, Possible) and settle is not None:
             old = next(m for m in others if m.id == decision.existing_id)
             answer = settle(replace(old, body=bodies[old.id]),
@@ -371,8 +459,7 @@ def _plan_group(group: Sequence[DreamMemory], settle: Settle | None = None
                     changed_body = merged
                 actions.append(MergeDuplicate(keeper.id, keeper.path, memory.id, memory.path,
                                               "near", changed_body))
-                # the keeper's body grew: it is "changed" for the rest of this group
-                alive[alive.index(keeper)] = replace(keeper, changed=True)
+                alive.grew(keeper)  # "changed" for the rest of this group
             case Supersede(existing_id=existing) if _created_key(next(
                     m for m in others if m.id == existing))[0] == _created_key(memory)[0]:
                 alive.append(memory)  # written at one moment: which one is newer is unknown

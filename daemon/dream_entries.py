@@ -67,12 +67,16 @@ class DreamEntries:
         self._state = state_dir / ENTRIES_STATE_FILE
         self._seen: dict[str, str] = {}
 
-    def memories(self, today: date) -> list[DreamMemory]:
-        """The entries current on ``today``, bodies read, in path order."""
+    def memories(self, today: date, memory_files: Mapping[str, MemoryRecord] | None = None
+                 ) -> list[DreamMemory]:
+        """The entries current on ``today``, bodies read, in path order. ``memory_files``
+        are the dream's records of the memory files (never entry files: not read again
+        while their size and modification time hold)."""
         last = read_json_object(self._state)
         out = []
         self._seen = {}
-        for stored in self._pool.entries():
+        known = {path: (r.size, r.mtime_ns) for path, r in (memory_files or {}).items()}
+        for stored in self._pool.entries(known):
             meta = stored.note.memory
             if meta is None or not is_current(MemoryState.of(meta, past=False), today):
                 continue

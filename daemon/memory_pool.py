@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 import stat
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import date, datetime
 from pathlib import Path
@@ -103,22 +103,32 @@ class MemoryPool:
             return [e.stored for _rel, e in sorted(self._entries.items())
                     if e.stored is not None]
 
-    def entries(self) -> list[StoredMemory]:
+    def entries(self, memory_files: Mapping[str, tuple[int, int]] | None = None
+                ) -> list[StoredMemory]:
         """Every entry of the memory folder's entry files now (each at its entry path, in
-        file order, files by path); only files changed since the last call are read."""
+        file order, files by path); only files changed since the last call are read.
+
+        ``memory_files`` — ``{path: (size, mtime_ns)}`` of the files the caller has just
+        read as memory files (a dream's records) — are not read for entries while their
+        size and modification time hold: a memory file is never an entry file (a dream over
+        10,000 memories read each of them a second time for none)."""
         with self._lock:
-            self._refresh()
+            self._refresh(memory_files or {})
             return [item.stored for _rel, e in sorted(self._entries.items())
                     for item in e.entries if item.stored is not None]
 
-    def _refresh(self) -> None:
+    def _refresh(self, memory_files: Mapping[str, tuple[int, int]] | None = None) -> None:
         seen = dict(self._walk())
         for rel in self._entries.keys() - seen.keys():
             del self._entries[rel]
         for rel, signature in seen.items():
             entry = self._entries.get(rel)
-            if entry is None or entry.signature != signature:
-                self._entries[rel] = self._read(rel, signature)
+            if entry is not None and entry.signature == signature:
+                continue
+            if memory_files and memory_files.get(rel) == (signature[2], signature[0]):
+                self._entries.pop(rel, None)  # a memory file: no entries; read when asked
+                continue
+            self._entries[rel] = self._read(rel, signature)
 
     def facts(self, stored: Sequence[StoredMemory], store: MagmaStore | None,
               *, embed: Callable[[list[str]], np.ndarray] | None = None) -> list[MemoryFacts]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -120,3 +121,52 @@ def test_a_change_between_memories_written_at_one_moment_supersedes_neither() ->
     ])
     assert [(a.old_id, a.new_id) for a in later if isinstance(a, SupersedeOld)] == [
         ("deploys-on-fridays", "deploys-on-tuesdays")]
+
+
+def _planted(root: Path, count: int) -> list[DreamMemory]:
+    """The dream bench's planted memory set (``bench/memory_set.py``: duplicates,
+    near-duplicates, contradictions, look-alikes, background) as the dream reads it, with
+    vectors of the token-hash FAKE embedder (near in words is near in vector: the groups
+    join by meaning as with the real model); every eighth memory unchanged since the last
+    dream, every thirteenth without a vector."""
+    from fakes import TokenHashEmbedder
+    from memory_set import generate
+
+    from ccb.parse import parse_note
+
+    generate(root, count=count, seed=3)
+    out = []
+    for i, path in enumerate(sorted((root / "Memory").glob("*.md"))):
+        rel = path.relative_to(root).as_posix()
+        note = parse_note(rel, path.read_bytes())
+        meta = note.memory
+        assert meta is not None
+        body = note.body.strip()
+        vector = TokenHashEmbedder().embed([f"{meta.name}\n{body}"])[0]
+        out.append(DreamMemory(
+            id=rel, path=rel, type=meta.type, name=meta.name, description=meta.description,
+            subject=meta.subject, owner=meta.owner, content_hash=normalised_hash(body),
+            created=meta.created, changed=i % 8 != 5, body=body,
+            embedding=None if i % 13 == 0 else vector))
+    return out
+
+
+def test_a_large_group_is_planned_as_if_every_member_were_judged(tmp_path: Path) -> None:
+    """Above BULK_GROUP members, each decide sees only the superset of its candidates the
+    group's bulk scores give (consistency.pair_candidates): the plan is the one judging
+    every member gives."""
+    import consistency.dream as rules
+
+    memories = _planted(tmp_path, 400)
+    assert max(len(g) for g in rules._comparison_groups(memories)) > 4 * rules.BULK_GROUP
+    narrowed = plan_consolidation(memories)
+    saved = rules.BULK_GROUP
+    rules.BULK_GROUP = 10**9
+    try:
+        whole = plan_consolidation(memories)
+    finally:
+        rules.BULK_GROUP = saved
+    assert narrowed == whole
+    kinds = {type(a).__name__ + (a.kind if isinstance(a, MergeDuplicate) else "")
+             for a in whole}
+    assert kinds == {"MergeDuplicateexact", "MergeDuplicatenear", "SupersedeOld"}

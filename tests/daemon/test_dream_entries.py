@@ -11,6 +11,9 @@ import subprocess
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from ccb.entries import entry_key
 from daemon.app import App
@@ -72,3 +75,30 @@ def test_a_dream_merges_and_supersedes_entries_one_line_each(
     # a second dream finds nothing more to do
     again = app.dreamer(clock=lambda: NOW).dream(force=True)
     assert again.plan.counts["merged"] == 0 and again.plan.counts["superseded"] == 0
+
+
+def test_a_dream_reads_each_memory_file_once_and_still_finds_the_entries(
+        vault: Path, make_app: Builder, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The entries are looked for in the files that are not memory files: a memory file
+    the dream has just read is not read a second time for entries it cannot have."""
+    import daemon.dream_records as records
+    import daemon.memory_pool as pool
+
+    (vault / "Memory" / "facts.md").write_text(FACTS, encoding="utf-8")
+    app, _ = make_app(vault)
+    app.sync()
+    reads: list[str] = []
+    for module in (records, pool):
+        original = module.read_note_bytes
+
+        def counted(root: Path, rel: str, original: Callable[..., Any] = original) -> Any:
+            reads.append(rel)
+            return original(root, rel)
+
+        monkeypatch.setattr(module, "read_note_bytes", counted)
+    plan = app.dreamer(clock=lambda: NOW).plan()
+    memory_files = [p.relative_to(vault).as_posix() for p in (vault / "Memory").glob("*.md")
+                    if p.name not in {"MEMORY.md", "DREAMS.md", "facts.md"}]
+    assert memory_files
+    assert all(reads.count(p) == 1 for p in memory_files), reads
+    assert plan.counts["merged"] >= 1 and plan.counts["superseded"] >= 1  # the entries'

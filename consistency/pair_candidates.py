@@ -1,0 +1,166 @@
+"""The candidates :func:`consistency.duplicates.decide` would judge, found for a whole group at
+once.
+
+A dream decides each memory of a comparison group against the older ones of that group
+(:func:`consistency.dream.plan_consolidation`); groups joined by meaning hold thousands of
+memories (4,126 in the planted 10,000-memory set of ``bench/dream_bench.py``). ``decide``
+judges only some of the memories it is given: the :data:`~consistency.duplicates.
+CANDIDATES_BY_COSINE` nearest by cosine, every memory whose claim tokens share Dice ≥
+:data:`~consistency.duplicates.CANDIDATE_LEXICAL` with the draft, every memory of the same
+subject, and it answers :class:`~consistency.duplicates.Duplicate` for one of the same
+normalised content hash. Giving ``decide`` a superset of those members gives the same answer
+as giving it all of them (its orderings break every tie by id), so :class:`GroupScores`
+finds that superset with one matrix–vector product for the cosines and one count over a
+token index for the Dice overlaps, instead of ``decide`` computing a cosine, a Dice and a
+subject key in Python for every pair (quadratic in the group: 13.6 million pairs there).
+
+The cosines of the matrix product may differ from ``decide``'s pairwise ones in the last
+bits, so the nearest are taken with a margin (:data:`COSINE_MARGIN`): a member whose cosine
+is that close to the last one kept is kept too. ``decide`` then judges the superset exactly.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Callable, Sequence
+from typing import Protocol
+
+import numpy as np
+
+from consistency.duplicates import CANDIDATE_LEXICAL, CANDIDATES_BY_COSINE
+from consistency.judgement import subject_key
+
+__all__ = ["COSINE_MARGIN", "GroupMember", "GroupScores"]
+
+#: Cosines this close to the last of the nearest are kept as well (float64 rounding of a
+#: 512-wide dot product is below 1e-13; the margin is far above it and far below any
+#: threshold of the judgement, which are given to two decimals).
+COSINE_MARGIN = 1e-9
+#: At most this many members tied (within the margin) with the last of the nearest are kept
+#: beyond it, in the order ``decide`` uses (most similar, then id); more ties than this are
+#: equal cosines (unknown vectors count 0.0), ordered by id alone.
+TIED_KEPT = 64
+
+
+class GroupMember(Protocol):
+    """What :class:`GroupScores` reads of a memory."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def subject(self) -> str | None: ...
+
+    @property
+    def content_hash(self) -> str: ...
+
+    @property
+    def embedding(self) -> np.ndarray | None: ...
+
+
+class GroupScores:
+    """Pair scores of one group's members, for choosing what ``decide`` needs to see.
+
+    ``tokens(id)`` gives a member's claim tokens (a multiset, as
+    :func:`consistency.claims.dice` counts them); :meth:`retoken` takes new ones after the
+    member's body changed (a merge). Members are addressed by id.
+    """
+
+    def __init__(self, members: Sequence[GroupMember],
+                 tokens: Callable[[str], Sequence[str]]) -> None:
+        self._ids = [m.id for m in members]
+        self._row = {mid: i for i, mid in enumerate(self._ids)}
+        self._subjects = _codes([subject_key(m.subject) for m in members])
+        self._hashes = _codes([m.content_hash for m in members])
+        self._unit, self._has_vector, self.exact = _unit_rows(members)
+        self._postings: dict[tuple[str, int], set[int]] = defaultdict(set)
+        self._keys: list[list[tuple[str, int]]] = [[] for _ in members]
+        self._sizes = np.zeros(len(members), dtype=np.int64)
+        for i, mid in enumerate(self._ids):
+            self._index(i, tokens(mid))
+
+    def retoken(self, member_id: str, tokens: Sequence[str]) -> None:
+        """``member_id``'s claim now has ``tokens`` (its body changed)."""
+        row = self._row[member_id]
+        for key in self._keys[row]:
+            self._postings[key].discard(row)
+        self._index(row, tokens)
+
+    def _index(self, row: int, tokens: Sequence[str]) -> None:
+        # A multiset overlap as a set overlap: the k-th copy of a token is its own key, so
+        # sum(min(count_a, count_b)) is the number of keys both have.
+        keys = [(token, k) for token, n in Counter(tokens).items() for k in range(n)]
+        self._keys[row] = keys
+        self._sizes[row] = len(keys)
+        for key in keys:
+            self._postings[key].add(row)
+
+    def row(self, member_id: str) -> int:
+        """The row of ``member_id`` (its place in the members given)."""
+        return self._row[member_id]
+
+    def candidates(self, row: int, rows: np.ndarray) -> list[int]:
+        """The rows among ``rows`` (int64) that ``decide(member, others)`` may judge or
+        answer with, ascending: a superset of its nearest by cosine, its lexical and
+        same-subject candidates and its same-hash duplicates."""
+        if len(rows) == 0:
+            return []
+        keep = self._nearest(row, rows) | self._lexical(row, rows)
+        same = self._hashes[rows] == self._hashes[row]
+        if self._subjects[row] >= 0:
+            same |= self._subjects[rows] == self._subjects[row]
+        keep.update(rows[same].tolist())
+        return sorted(keep)
+
+    def _nearest(self, row: int, rows: np.ndarray) -> set[int]:
+        if self._has_vector[row]:
+            values = (self._unit @ self._unit[row])[rows]  # no copy of the rows' vectors
+            values[~self._has_vector[rows]] = 0.0  # decide: an unknown cosine counts 0.0
+        else:
+            values = np.zeros(len(rows))
+        if len(rows) <= CANDIDATES_BY_COSINE:
+            return set(rows.tolist())
+        last = np.partition(values, len(rows) - CANDIDATES_BY_COSINE)[
+            len(rows) - CANDIDATES_BY_COSINE]
+        above = rows[values > last + COSINE_MARGIN]
+        tied = np.nonzero(np.abs(values - last) <= COSINE_MARGIN)[0]
+        order = sorted(tied.tolist(), key=lambda i: (-values[i], self._ids[rows[i]]))
+        return set(above.tolist()) | {int(rows[i]) for i in order[:TIED_KEPT]}
+
+    def _lexical(self, row: int, rows: np.ndarray) -> set[int]:
+        size = self._sizes[row]
+        if size == 0:
+            return set()  # dice of an empty multiset is 0.0
+        hits = [np.fromiter(self._postings[key], dtype=np.int64) for key in self._keys[row]]
+        overlap = np.bincount(np.concatenate(hits), minlength=len(self._ids))[rows] \
+            if hits else np.zeros(len(rows), dtype=np.int64)
+        totals = self._sizes[rows] + size
+        dice = np.where(self._sizes[rows] > 0, 2.0 * overlap / np.maximum(totals, 1), 0.0)
+        return set(rows[dice >= CANDIDATE_LEXICAL - 1e-12].tolist())
+
+
+def _codes(keys: Sequence[str | None]) -> np.ndarray:
+    """``int64[n]``: one code per distinct key, ``-1`` for ``None``."""
+    seen: dict[str, int] = {}
+    return np.array([-1 if k is None else seen.setdefault(k, len(seen)) for k in keys],
+                    dtype=np.int64)
+
+
+def _unit_rows(members: Sequence[GroupMember]) -> tuple[np.ndarray, np.ndarray, bool]:
+    """``(float64[n, dims] unit rows, bool[n] has a usable vector, exact)``; zero rows where
+    a member has no vector or a zero one. ``exact`` is False when two widths differ (vectors
+    of two models: ``decide`` raises on such a pair, so it must see every member)."""
+    vectors = [m.embedding for m in members]
+    widths = {np.asarray(v).size for v in vectors if v is not None}
+    width = max(widths, default=1)
+    unit = np.zeros((len(members), width), dtype=np.float64)
+    has = np.zeros(len(members), dtype=bool)
+    for i, vector in enumerate(vectors):
+        if vector is None:
+            continue
+        flat = np.asarray(vector, dtype=np.float64).ravel()
+        norm = float(np.linalg.norm(flat)) if flat.size == width else 0.0
+        if norm > 0.0 and np.isfinite(norm):
+            unit[i] = flat / norm
+            has[i] = True
+    return unit, has, len(widths) <= 1
