@@ -21,6 +21,7 @@ reads the files (or the index's properties) and hands in :class:`LineageMemory` 
 
 from __future__ import annotations
 
+import re
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -33,6 +34,7 @@ from ccb.names import nfc_key
 from magma.graph import node_id
 
 __all__ = [
+    "EVIDENCE",
     "LINEAGE_KINDS",
     "LINEAGE_PROPERTIES",
     "RELATIONS",
@@ -64,6 +66,12 @@ LINEAGE_PROPERTIES: Mapping[str, tuple[LineageKind, bool]] = {
     "merged_into": ("merged_into", False),
     "derived_from": ("derived_from", False),
 }
+
+
+#: Evidence a promoted diary line names in ``derived_from``: a file's lines
+#: (``Daily/2026-12-04.md:11``, ``memory/2026-06-15.md:5-8``, ``~/.claude/projects/….jsonl:42``),
+#: the raw layer's own format (issue "From diary to memory"), not a link to a memory.
+EVIDENCE = re.compile(r"[^\[\]|#\n]+\.(?:md|jsonl|txt):\d+(?:-\d+)?")
 
 
 def link_stem(link: str) -> str:
@@ -180,6 +188,9 @@ def lineage_links(memory: LineageMemory, resolve: Callable[[str], str | None]
     found: list[tuple[str, str, LineageKind, str]] = []
     for prop, link in memory.links:
         kind, names_newer = LINEAGE_PROPERTIES[prop]
+        if prop == "derived_from" and EVIDENCE.fullmatch(
+                link.strip().removeprefix("[[").removesuffix("]]")):
+            continue  # raw material's lines (a daily note, a transcript), not a memory
         stem = link_stem(link)
         if not stem:
             continue

@@ -197,3 +197,13 @@ def test_any_lineage_checks_in_finite_time_and_every_chain_follows_edges(
         elif isinstance(drift, SupersedesCycle):
             loop = [node[p] for p in (*drift.chain, drift.chain[0])]
             assert all(graph.has_edge(u, v, key="supersedes") for u, v in pairwise(loop))
+
+
+def test_a_promoted_diary_line_names_its_evidence_not_a_memory(tmp_path) -> None:
+    """A diary line promoted by deep sleep keeps its evidence in ``derived_from``
+    (``Daily/2026-12-04.md:11``, a transcript's ``~/…jsonl:42``): lines of raw material, not a
+    memory that was forgotten. ``check`` stays clean."""
+    write_memory(tmp_path, "rule", "Rule", derived_from=[
+        "Daily/2026-12-04.md:11", "memory/2026-06-15.md:5-8",
+        "~/.claude/projects/x/abc.jsonl:42"])
+    assert _drifts(tmp_path) == []

@@ -88,6 +88,10 @@ def test_a_rule_found_three_times_on_three_days_becomes_a_feedback_memory(
     assert "## Light Sleep" in dreams and "## REM Sleep" in dreams
     assert f"promoted → [[{promoted[0].stem}]]" in dreams and f"`{NOTE}:4`" in dreams
     assert diary_status(diary_app.state_dir)["promoted"] == 1
+    # the evidence in derived_from is lines of the diary, not a lost memory: check is clean
+    diary_app.sync()
+    findings = diary_app.consistency().check().findings
+    assert not [f for f in findings if promoted[0].name in str(f.drift)], findings
     # a second night with nothing new changes nothing
     files = {p: p.read_bytes() for p in (vault / "Memory").rglob("*.md")}
     _dream(diary_app, _at(3, 23))
