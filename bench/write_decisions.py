@@ -13,10 +13,10 @@ supersessions of a fact that still holds. ``dev.jsonl`` is what the rules were s
 ``holdout.jsonl`` was written apart and only measured; ``blind3``–``blind11.jsonl`` (1,920
 pairs) were written by helpers who saw neither the rules nor the other sets, each measured
 first as it came (blind3–7, blind10 and blind11 were then read for what the rules missed;
-blind8 and blind9 were only measured). ``breakit3.jsonl`` holds a break-it round's inputs, byte for byte.
-Each file is also decided, in the same
-run, by the string rule that decided before the pair judgement (``bench/string_rule.py``:
-bigram overlap, a shared subject, ``contradiction_reason``) as the baseline.
+blind8 and blind9 were only measured). ``breakit3.jsonl`` holds a break-it round's inputs,
+byte for byte. Each file is also decided, in the same run, by the string rule that decided
+before the pair judgement (``bench/string_rule.py``: bigram overlap, a shared subject,
+``contradiction_reason``) as the baseline.
 
 ``--remember`` drives the product instead: one vault, each pair under an owner of its own
 (so pairs never meet), ``MemoryService.remember`` of the old memory on its day and then of

@@ -66,7 +66,9 @@ _DECISION = re.compile(
     r"|决定|就用|定了|选定|采用|改用|确定用|拍板|就这么办",
     re.IGNORECASE)
 #: Where a sentence ends: . ! ? and their full-width forms, ; ；, a line break.
-_SENTENCE = re.compile(r"[^\n.!?。！？；;]+(?:[.!?。！？；;]+|$)", re.MULTILINE)
+#: A sentence ends at a full stop, "!" or "?" (a semicolon joins two clauses of one sentence:
+#: "Never push directly to main; open a PR instead." is one rule with its reason).
+_SENTENCE = re.compile(r"[^\n.!?。！？]+(?:[.!?。！？]+|$)", re.MULTILINE)
 _QUESTION = re.compile(r"(?:[?？]|[吗呢嘛][。.!！]?)\s*$")
 #: Markup the client wraps around what it adds to a prompt (``<system-reminder>``,
 #: ``<command-name>``, ``<local-command-stdout>`` …): not the user's words.

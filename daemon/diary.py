@@ -26,7 +26,14 @@ from ccb.daily_notes import (
     render_template,
     template_path,
 )
-from ccb.diary import DEFAULT_SECTION, DiaryEntry, append_entry, one_line, render_entry
+from ccb.diary import (
+    DEFAULT_SECTION,
+    DiaryEntry,
+    append_entry,
+    one_line,
+    parse_entry,
+    render_entry,
+)
 from ccb.memory_text import checked_memory_text
 from ccb.writer import NoteWriter, WriteStatus
 from config.errors import EmptyMemoryError
@@ -109,7 +116,10 @@ class Diary:
         with self.writer.batch():  # read and write under the writer lock
             current = self.writer.read(rel)
             data = current if current is not None else self._new_note(rel, now)
-            present = data.decode("utf-8", "replace")
+            # the entries the note holds, whole: a hand-written line that only contains a
+            # statement ("Always use pnpm for the docs site only? not sure") is not it
+            present = {entry.text for line in data.decode("utf-8", "replace").splitlines()
+                       if (entry := parse_entry(line)) is not None}
             lines: list[int] = []
             for text in texts:
                 if skip_present and one_line(text) in present:
@@ -118,7 +128,7 @@ class Diary:
                     DiaryEntry(text=text, at=now.time(), source=source)))
                 data = appended.data
                 lines.append(appended.line)
-                present += "\n" + one_line(text)
+                present.add(one_line(text))
             if not lines:
                 return NoteResult(rel, now.date(), section, (), False, "unchanged")
             outcome = self.writer.write(

@@ -228,3 +228,22 @@ def test_a_line_longer_than_one_read_does_not_stop_the_session_for_good(
     assert json.loads(first.stdout)["appended"] == 1
     assert json.loads(first.stdout)["offset"] == transcript.stat().st_size
     assert "Never deploy on Fridays." in _today_note(vault).read_text(encoding="utf-8")
+
+
+def test_a_hand_written_line_that_contains_a_statement_does_not_hide_it(
+        vault: Path, tmp_path: Path) -> None:
+    """A flush leaves out a statement the note already holds as an entry, whole; a line the
+    user wrote that only contains it ("… for the docs site only? not sure") is another line.
+    A semicolon joins two clauses of one statement: the instruction after it is kept."""
+    note = _today_note(vault)
+    note.parent.mkdir(parents=True, exist_ok=True)
+    note.write_text("## Notes\n- 08:00 Always use pnpm for the docs site only? not sure\n",
+                    encoding="utf-8")
+    transcript = tmp_path / "t.jsonl"
+    _write_transcript(transcript, [_user(
+        "Always use pnpm. Never push directly to main; open a PR instead.")])
+    done = _flush(vault, _event(transcript), "--json")
+    assert json.loads(done.stdout)["appended"] == 2, done
+    text = note.read_text(encoding="utf-8")
+    assert re.search(r"^- \d\d:\d\d Always use pnpm\. \(source", text, re.M), text
+    assert "Never push directly to main; open a PR instead." in text
