@@ -691,21 +691,33 @@ def flush(
 ) -> None:
     """Append the rules, preferences and decisions the user stated in a Claude Code session
     to today's daily note, with the session as their source. Reads the hook's JSON on stdin
-    (session_id, transcript_path); a second run adds nothing new."""
+    (session_id, transcript_path); a second run adds nothing new. With an LLM configured
+    (llm.enabled), the Extractor chooses them; if it fails, the rules do."""
     if hook:
         _flush_hook(ctx, section, vault, timeout)
         return
-    report = _flush_once(ctx, section, vault)
+    report = _flush_once(ctx, section, vault, timeout)
+    if report.fallback:
+        err.print(f"dreamd flush: {escape(report.fallback[:500])}", highlight=False)
     if as_json:
         out.print_json(json.dumps(render.flush_json(report), ensure_ascii=False))
     else:
         render.print_flush(out, report)
 
 
-def _flush_once(ctx: typer.Context, section: str | None, vault: Path | None) -> Any:
-    """One flush of the hook event on stdin (:func:`daemon.flush.flush`)."""
+def _flush_once(ctx: typer.Context, section: str | None, vault: Path | None,
+                timeout_s: float) -> Any:
+    """One flush of the hook event on stdin (:func:`daemon.flush.flush`); with the Extractor
+    configured (``llm.enabled``) it chooses, within a share of ``timeout_s``
+    (:data:`daemon.flush.EXTRACTOR_SHARE`)."""
     from daemon.diary import section_name
-    from daemon.flush import DEFAULT_FLUSH_SECTION, FlushCursors, parse_hook_event
+    from daemon.flush import (
+        DEFAULT_FLUSH_SECTION,
+        EXTRACTOR_SHARE,
+        FlushCursors,
+        extractor,
+        parse_hook_event,
+    )
     from daemon.flush import flush as flush_session
 
     heading = section_name(section) if section is not None else DEFAULT_FLUSH_SECTION
@@ -713,8 +725,11 @@ def _flush_once(ctx: typer.Context, section: str | None, vault: Path | None) -> 
     from daemon.app import diary_of
 
     with _app(ctx, **{"vault.path": vault}) as application:
+        client = application.chat_client()
+        extract = extractor(client, timeout_s * EXTRACTOR_SHARE) if client else None
         return flush_session(event, diary_of(application),
-                             FlushCursors(application.state_dir), section=heading)
+                             FlushCursors(application.state_dir), section=heading,
+                             extract=extract)
 
 
 def _flush_hook(ctx: typer.Context, section: str | None, vault: Path | None,
@@ -732,7 +747,9 @@ def _flush_hook(ctx: typer.Context, section: str | None, vault: Path | None,
 
     def work() -> None:
         try:
-            _flush_once(ctx, section, vault)
+            report = _flush_once(ctx, section, vault, timeout_s)
+            if report.fallback:
+                failure.append(report.fallback)
         except (DreamdError, typer.BadParameter) as error:
             failure.append(str(error))
         except Exception as error:  # a hook never fails the session it runs in

@@ -13,14 +13,23 @@ Idempotent per transcript position: a cursor per session in the state folder
 line at a time) moves only after the note is written, and a sentence today's note already
 holds is not added again, so a flush run twice, or killed and run again, adds nothing new.
 A sentence that carries a credential is left out (:mod:`consistency.secrets`), never written.
+
+With the Extractor configured (``llm.enabled``: the dream's LLM, which reads transcripts in the
+deep phase and in replay), the Extractor chooses instead of the rules: one call per flush
+(:func:`consistency.synthesis.extraction_prompt` over the user's and the assistant's words
+past the cursor, the last :data:`daemon.dream_deep.EXTRACT_MAX_CHARS` characters of them; the
+user's statements before those are chosen by the rules), each fact's text one line of the
+note. The call is bounded (:func:`extractor`: at most half the hook's time), and on any
+failure — the endpoint down or slow, a reply that is not the JSON asked for — the rules choose
+and the report says why (:attr:`FlushReport.fallback`, the hook's one line on stderr).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import BinaryIO
@@ -28,19 +37,26 @@ from typing import BinaryIO
 import structlog
 
 from ccb.atomic import read_json_object, write_json_atomic
-from config.errors import HookInputError
+from ccb.diary import one_line
+from config.errors import HookInputError, LlmError
 from consistency.secrets import find_secrets
 from consistency.statements import Statement, standing_statements
+from consistency.synthesis import extraction_prompt, parse_extraction
 from daemon.diary import Diary, NoteResult
+from daemon.llm import ChatClient
 
 __all__ = [
     "CURSOR_FOLDER",
     "DEFAULT_FLUSH_SECTION",
+    "EXTRACTOR_SHARE",
+    "EXTRACT_MAX_CHARS",
     "MAX_READ_BYTES",
+    "Extract",
     "FlushCursors",
     "FlushReport",
     "HookEvent",
     "UserStatement",
+    "extractor",
     "flush",
     "parse_hook_event",
     "user_statements",
@@ -58,6 +74,18 @@ MAX_READ_BYTES = 16 * 1024 * 1024
 #: Characters of the session id named in a line's source (a Claude Code session id is a
 #: UUID; its first 8 hex digits tell a day's sessions apart).
 SOURCE_ID_CHARS = 8
+#: Characters of the session the Extractor reads in one flush (the deep phase's bound,
+#: :data:`daemon.dream_deep.EXTRACT_MAX_CHARS`, kept equal here: a flush does not import the
+#: dream).
+EXTRACT_MAX_CHARS = 20_000
+#: Share of the hook's time the Extractor's one call may take (dreamd's choice: the other
+#: half leaves the rules and the note's write time when the endpoint is slow, so a slow
+#: model never turns into a flush that never finishes).
+EXTRACTOR_SHARE = 0.5
+
+#: ``extract(session text) -> statements``: the Extractor's one call. Raises ``LlmError``
+#: (the endpoint) or ``ValueError`` (a reply that is not the JSON asked for).
+Extract = Callable[[str], list[str]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,6 +154,68 @@ def _typed_text(entry: object) -> str | None:
                             if isinstance(block, dict) and block.get("type") == "text"
                             and isinstance(block.get("text"), str))
     return content if isinstance(content, str) and content.strip() else None
+
+
+def _spoken_text(entry: object) -> str | None:
+    """The user's typed text (:func:`_typed_text`) or the assistant's text blocks of one
+    transcript entry, prefixed by the speaker (``user: …``), as the Extractor reads them."""
+    typed = _typed_text(entry)
+    if typed is not None:
+        return f"user: {typed.strip()}"
+    if not isinstance(entry, dict) or entry.get("type") != "assistant" \
+            or entry.get("isSidechain"):
+        return None
+    message = entry.get("message")
+    content = message.get("content") if isinstance(message, dict) else None
+    if isinstance(content, list):
+        content = "\n".join(block.get("text", "") for block in content
+                            if isinstance(block, dict) and block.get("type") == "text"
+                            and isinstance(block.get("text"), str))
+    return f"assistant: {content.strip()}" if isinstance(content, str) and content.strip() \
+        else None
+
+
+def session_text(chunk: bytes, max_chars: int = EXTRACT_MAX_CHARS) -> tuple[str, int]:
+    """The user's and the assistant's words in ``chunk`` (whole JSON lines), one turn per
+    paragraph, the last turns that fit ``max_chars`` (a single last turn longer than that:
+    its end), and the 1-based line of the first turn not read whole (``1`` when all are;
+    past the last line when none is): the rules choose among the user's statements before
+    it."""
+    turns: list[tuple[int, str]] = []
+    for number, line in enumerate(chunk.split(b"\n"), start=1):
+        if not line.strip():
+            continue
+        try:
+            text = _spoken_text(json.loads(line))
+        except (ValueError, RecursionError):
+            continue
+        if text is not None:
+            turns.append((number, text))
+    kept: list[str] = []
+    size = 0
+    first = chunk.count(b"\n") + 2
+    for number, text in reversed(turns):
+        if size + len(text) + 2 > max_chars:
+            if not kept:
+                kept.append(text[-max_chars:])
+            break
+        kept.append(text)
+        size += len(text) + 2
+        first = number
+    return "\n\n".join(reversed(kept)), first
+
+
+def extractor(client: ChatClient, timeout_s: float) -> Extract:
+    """The Extractor's one call of a flush through ``client`` (``llm``), given at most
+    ``timeout_s`` seconds (the role's own ``timeout_s`` when shorter): the text of each fact
+    it finds (:func:`consistency.synthesis.parse_extraction`), on one line."""
+    bounded = replace(client, timeout_s=min(client.timeout_s, timeout_s))
+
+    def extract(text: str) -> list[str]:
+        facts = parse_extraction(bounded.chat(extraction_prompt(text)))
+        return [one_line(fact.body) for fact in facts if one_line(fact.body)]
+
+    return extract
 
 
 def user_statements(chunk: bytes) -> Iterator[UserStatement]:
@@ -213,24 +303,52 @@ class FlushCursors:
 @dataclass(frozen=True, slots=True)
 class FlushReport:
     """What a flush did: the statements found past the cursor, those ``withheld`` for a
-    credential, the note written (``None`` when nothing was to write) and the transcript
-    offset read up to."""
+    credential, the note written (``None`` when nothing was to write), the transcript
+    offset read up to, who chose the statements (``by``: ``"rules"``, ``"extractor"``, or
+    ``"extractor+rules"`` when the session past the cursor was longer than the Extractor
+    reads) and, when the Extractor failed and the rules chose instead, why (``fallback``)."""
 
     found: int
     withheld: int
     note: NoteResult | None
     offset: int
+    by: str = "rules"
+    fallback: str | None = None
 
     @property
     def appended(self) -> int:
         return len(self.note.lines) if self.note is not None else 0
 
 
+def _chosen(chunk: bytes, extract: Extract | None, max_chars: int
+            ) -> tuple[list[str], str, str | None]:
+    """The statements of ``chunk`` to note (each once, in order), who chose them and, when
+    the Extractor failed, why the rules did."""
+    def rules(before: int | None = None) -> list[str]:
+        return [found.statement.text for found in user_statements(chunk)
+                if before is None or found.line < before]
+
+    if extract is None:
+        return list(dict.fromkeys(rules())), "rules", None
+    text, first = session_text(chunk)
+    try:
+        chosen = extract(text) if text else []
+    except (LlmError, ValueError) as error:
+        why = f"the Extractor failed ({error}); the rules chose the statements"
+        log.info("flush.extractor_failed", error=str(error))  # (the report says it)
+        return list(dict.fromkeys(rules())), "rules", why
+    earlier = rules(first)
+    said = [t for t in dict.fromkeys([*earlier, *chosen]) if len(t) <= max_chars]
+    return said, "extractor+rules" if earlier else "extractor", None
+
+
 def flush(event: HookEvent, diary: Diary, cursors: FlushCursors, *,
-          section: str = DEFAULT_FLUSH_SECTION) -> FlushReport:
+          section: str = DEFAULT_FLUSH_SECTION, extract: Extract | None = None
+          ) -> FlushReport:
     """Append the user's rules, preferences and decisions said in ``event``'s transcript
     since the session's last flush to today's note under ``## section`` (module
-    docstring), then move the session's cursor.
+    docstring), then move the session's cursor. With ``extract`` (:func:`extractor`), the
+    Extractor chooses them; when it fails, the rules do (:attr:`FlushReport.fallback`).
 
     Raises ``HookInputError`` when the transcript cannot be read; the writes raise as
     :meth:`daemon.diary.Diary.append` does (the cursor stays: the next flush tries again)."""
@@ -240,7 +358,7 @@ def flush(event: HookEvent, diary: Diary, cursors: FlushCursors, *,
     except OSError as error:
         raise HookInputError(f"flush: cannot read the transcript {event.transcript_path} "
                              f"({error.strerror or error})") from None
-    said = list(dict.fromkeys(found.statement.text for found in user_statements(chunk)))
+    said, by, fallback = _chosen(chunk, extract, diary.max_chars)
     texts = [text for text in said if not find_secrets(text)]  # (each text checked once)
     withheld = len(said) - len(texts)
     note = None
@@ -249,6 +367,6 @@ def flush(event: HookEvent, diary: Diary, cursors: FlushCursors, *,
         note = diary.append(texts, section=section, source=source, skip_present=True)
     cursors.keep(event, end, datetime.now(UTC))
     log.info("flush.done", session=event.session_id, hook=event.hook_event_name,
-             found=len(said), withheld=withheld,
+             found=len(said), withheld=withheld, by=by,
              appended=len(note.lines) if note else 0, offset=end, read_from=start)
-    return FlushReport(len(said), withheld, note, end)
+    return FlushReport(len(said), withheld, note, end, by, fallback)

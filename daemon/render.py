@@ -299,9 +299,11 @@ def print_note(console: Console, result: NoteResult) -> None:
 
 def flush_json(report: FlushReport) -> dict[str, Any]:
     """A flush: statements ``found`` past the cursor, ``withheld`` (a credential),
-    ``appended``, the transcript ``offset`` read up to, and the ``note`` written or null."""
+    ``appended``, the transcript ``offset`` read up to, who chose the statements (``by``),
+    why the rules chose when the Extractor failed (``fallback``, else null), and the ``note``
+    written or null."""
     return {"found": report.found, "withheld": report.withheld, "appended": report.appended,
-            "offset": report.offset,
+            "offset": report.offset, "by": report.by, "fallback": report.fallback,
             "note": note_json(report.note) if report.note is not None else None}
 
 

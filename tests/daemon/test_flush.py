@@ -247,3 +247,118 @@ def test_a_hand_written_line_that_contains_a_statement_does_not_hide_it(
     text = note.read_text(encoding="utf-8")
     assert re.search(r"^- \d\d:\d\d Always use pnpm\. \(source", text, re.M), text
     assert "Never push directly to main; open a PR instead." in text
+# --------------------------------------------------------------------------- the Extractor
+# The endpoint is a FAKE: a loopback HTTP server speaking the OpenAI chat-completions
+# protocol with canned replies (an LLM is external and non-deterministic); the flush, the
+# transcript and the note are real.
+
+def _with_extractor(endpoint: Any, *args: str) -> list[str]:
+    return ["--set", "llm.enabled=true", "--set", "llm.model=test-model",
+            "--set", f"llm.base_url={endpoint.url}", *args]
+
+
+def _flush_with(vault: Path, stdin: str, sets: list[str], *args: str
+                ) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(
+        [sys.executable, "-m", "daemon", "--set", "time.zone=UTC", *sets, "flush", *args,
+         "--vault", str(vault)],
+        input=stdin.encode(), capture_output=True, timeout=120, cwd=REPO,
+        env=os.environ.copy(), check=False)
+
+
+def _facts(*bodies: str) -> str:
+    return json.dumps({"facts": [{"type": "feedback", "name": b[:20], "description": b,
+                                  "body": b, "subject": "x.y"} for b in bodies]})
+
+
+@pytest.fixture
+def chat() -> Any:
+    from daemon_harness import ChatEndpoint
+
+    endpoint = ChatEndpoint()
+    endpoint.requests = []
+
+    def respond(request: dict[str, Any]) -> tuple[int, str]:
+        endpoint.requests.append(request)
+        return endpoint.status, endpoint.reply
+
+    endpoint.respond = respond
+    yield endpoint
+    endpoint.close()
+
+
+def test_the_extractor_chooses_the_statements_when_configured(
+        vault: Path, tmp_path: Path, chat: Any) -> None:
+    transcript = tmp_path / f"{SESSION}.jsonl"
+    _write_transcript(transcript, ENGLISH)
+    chat.reply = _facts("Staging deploys wait for the nightly backup to finish.",
+                        "Use the key sk-proj-Abc123XyZ987qweRTY456uioPLK for staging.")
+    done = _flush_with(vault, _event(transcript), _with_extractor(chat), "--json")
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == b""
+    report = json.loads(done.stdout)
+    assert (report["by"], report["fallback"]) == ("extractor", None)
+    assert (report["found"], report["withheld"], report["appended"]) == (2, 1, 1)
+    assert chat.calls == 1  # one call per flush
+    asked = chat_request_text(chat)
+    assert "user: Let's look at the flaky test." in asked
+    assert "assistant: You must always run the migrations first." in asked
+    assert "Summary: the user prefers tabs." not in asked  # a compaction summary is not read
+    text = _today_note(vault).read_text(encoding="utf-8")
+    assert "Staging deploys wait for the nightly backup to finish. (source: session " \
+        "3f2a1c9b)" in text
+    assert "Abc123XyZ987" not in text  # a credential is withheld
+    assert "tests must use a real database" not in text  # the rules did not choose
+    # idempotent per transcript position: nothing new past the cursor, no call
+    again = _flush_with(vault, _event(transcript), _with_extractor(chat), "--json")
+    assert json.loads(again.stdout)["appended"] == 0 and chat.calls == 1
+    assert _today_note(vault).read_text(encoding="utf-8") == text
+
+
+@pytest.mark.parametrize("failure", ["http 500", "not json", "slow"])
+def test_a_failing_extractor_falls_back_to_the_rules_in_one_stderr_line(
+        vault: Path, tmp_path: Path, chat: Any, failure: str) -> None:
+    transcript = tmp_path / f"{SESSION}.jsonl"
+    _write_transcript(transcript, ENGLISH)
+    if failure == "http 500":
+        chat.status = 500
+    elif failure == "not json":
+        chat.reply = "I found nothing worth keeping."
+    else:
+        chat.delay_s, chat.reply = 12.0, _facts("never noted")
+    started = time.monotonic()
+    # the Extractor has half of the 20 s (10 s); a loaded machine has time to start too
+    done = _flush_with(vault, _event(transcript), _with_extractor(chat), "--hook",
+                       "--timeout", "20")
+    took = time.monotonic() - started
+    assert (done.returncode, done.stdout) == (0, b"")
+    err = done.stderr.decode()
+    assert err.count("\n") == 1 and err.startswith("dreamd flush: the Extractor failed"), err
+    assert "the rules chose the statements" in err
+    text = _today_note(vault).read_text(encoding="utf-8")
+    assert "From now on, tests must use a real database, never mocks." in text
+    assert "I prefer small commits over big ones." in text
+    assert "never noted" not in text
+    if failure == "slow":  # the call had half the hook's time, the rules the rest
+        assert took < 20, took
+
+
+def chat_request_text(chat: Any) -> str:
+    """The last request's user message (the session text the Extractor read)."""
+    return str(chat.requests[-1]["messages"][-1]["content"])
+
+
+def test_a_session_longer_than_the_extractor_reads_leaves_its_start_to_the_rules() -> None:
+    from daemon.flush import session_text
+
+    chunk = "".join(json.dumps(e, ensure_ascii=False) + "\n" for e in [*ENGLISH, *CHINESE])
+    data = chunk.encode("utf-8")
+    whole, first = session_text(data)
+    assert first == 1 and whole.startswith("user: Let's look")
+    assert whole.endswith("不用 MySQL。今天好累啊。")
+    assert "tool_result" not in whole and "Always answer in French" not in whole
+    tail, first = session_text(data, max_chars=80)
+    # the last turns that fit; the rules take the user's statements of the lines before
+    assert tail == ("assistant: 好的，我们决定用 pnpm。\n\n"
+                    "user: 我们决定用 PostgreSQL，不用 MySQL。今天好累啊。")
+    assert first == 8
