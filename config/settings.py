@@ -685,6 +685,11 @@ class RetrievalSettings(_Section):
         "one_hop (the notes linked either way with the best notes so far) or off.",
     )
     weights: RetrievalWeightsSettings = Field(default_factory=RetrievalWeightsSettings)
+    transcript_hits: NonNegativeInt = Field(
+        default=3,
+        description="Most statements of assistant sessions (raw, unreviewed: never "
+        "memories) dreamd search and memory_search list after the vault's hits; 0: none.",
+    )
 
 
 class TokenBudgetSettings(_Section):

@@ -75,6 +75,7 @@ from daemon.status import (
     read_json,
 )
 from daemon.sync import Progress, RootsSyncer, SyncReport
+from daemon.transcript_hits import TranscriptSearch
 from daemon.vault_status import vault_status
 from daemon.verifier import FusionVerifier
 from magma.embedder import Embedder, UniversalSentenceEncoder
@@ -557,9 +558,13 @@ class App:
     @cached_property
     def searcher(self) -> SearchService:
         """Search as the user's use case (:class:`daemon.search_service.SearchService`)."""
+        statements = TranscriptSearch(lambda: self.snippet_recaller.store, self.state_dir,
+                                      embedder=lambda: embedder_in_memory(self))
         return SearchService(retriever=lambda: self.retriever, recalls=lambda: self.recalls,
                              state_dir=self.state_dir, snippets=self.snippet_recaller,
-                             require_indexed=self.indexing.require_indexed)
+                             require_indexed=self.indexing.require_indexed,
+                             transcripts=statements,
+                             transcript_hits=self.settings.retrieval.transcript_hits)
 
     @cached_property
     def snippet_recaller(self) -> SnippetRecaller:
@@ -574,12 +579,13 @@ class App:
         path_prefix: str | None = None, owner: Owner | None = None,
         include_hidden: bool = False, count_recall: bool = True, as_of: date | None = None,
         now: datetime | None = None, layers: Collection[int] | None = None,
+        transcripts: bool = False,
     ) -> list[SearchHit]:
         """:meth:`daemon.search_service.SearchService.search` of this vault."""
         return self.searcher.search(
             query, limit=limit, memory_types=memory_types, path_prefix=path_prefix,
             owner=owner, include_hidden=include_hidden, count_recall=count_recall, as_of=as_of,
-            now=now, layers=layers)
+            now=now, layers=layers, transcripts=transcripts)
 
     @property
     def last_search_trace(self) -> SearchTrace | None:

@@ -492,7 +492,9 @@ def search(
                                           "and each search stage's time.")] = False,
 ) -> None:
     """Search the indexed vault: intent routing, name match, hybrid search (vector + full
-    text), graph neighbours, ranked by relevance, importance and recency."""
+    text), graph neighbours, ranked by relevance, importance and recency. Statements from
+    assistant sessions that match follow the vault's hits, marked as raw (not memories;
+    retrieval.transcript_hits, 0 for none)."""
     if not query.strip():
         raise typer.BadParameter("the query is empty", param_hint="QUERY")
     unknown = sorted(set(type_ or ()) - set(MEMORY_TYPES))
@@ -505,7 +507,7 @@ def search(
     with _app(ctx, **{"vault.path": vault}) as application:
         hits = application.search(query, limit=limit, memory_types=type_, path_prefix=path,
                                   owner=_owner(owner), include_hidden=all_, as_of=day,
-                                  layers=layer or None)
+                                  layers=layer or None, transcripts=True)
         trace = application.last_search_trace
         if as_json:
             payload: Any = [render.hit_json(h) for h in hits]

@@ -58,7 +58,7 @@ from magma.snippet_store import SnippetRecalls, SnippetStore
 from magma.snippets import Snippet
 
 __all__ = ["SNIPPETS_FILE", "Explanation", "SleepCycle", "SleepPolicy", "SleepReport",
-           "diary_status"]
+           "diary_status", "forget_snippets"]
 
 log = structlog.get_logger("dreamd.dream")
 
@@ -504,6 +504,29 @@ def _embed_snippets(store: SnippetStore, embedder: Embedder) -> None:
     rows = embedder.embed([s.text for s in wanted]) if wanted else None
     added = {s.key: rows[i] for i, s in enumerate(wanted)} if rows is not None else {}
     store.keep_vectors(model, added, gone)
+
+
+def forget_snippets(state_dir: Path, stem: str) -> int:
+    """Mark ``forgotten`` the snippets promoted into the memory whose file name is ``stem``
+    (``dreamd forget``): a search never lists them again (:mod:`daemon.transcript_hits`),
+    and light sleep, which knows their keys, never stages them again. Returns how many.
+    Raises ``OSError`` when the state file cannot be written."""
+    path = state_dir / SNIPPETS_FILE
+    data = read_json_object(path)
+    snippets = data.get("snippets")
+    if not isinstance(snippets, dict):
+        return 0
+    marked = 0
+    for entry in snippets.values():
+        memory = entry.get("memory") if isinstance(entry, dict) else None
+        if isinstance(memory, str) and Path(memory).stem == stem \
+                and entry.get("status") != "forgotten":
+            entry.update(status="forgotten")
+            entry.pop("memory", None)
+            marked += 1
+    if marked:
+        write_json_atomic(path, {**data, "snippets": snippets})
+    return marked
 
 
 def diary_status(state_dir: Path) -> dict[str, Any]:

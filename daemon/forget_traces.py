@@ -28,6 +28,7 @@ from ccb.parse import detect_conflict_copy
 from ccb.writer import NoteWriter
 from daemon import session_snapshot
 from daemon.dream_records import forget_record
+from daemon.dream_sleep import forget_snippets
 from daemon.forget_links import link_stem, unlink_in_version
 from daemon.history import VersionRecorder
 from daemon.lineage import scrub_canvases
@@ -117,8 +118,9 @@ def forget_recorded(versions: VersionArchive, recorder: VersionRecorder, recalls
     """Drop every version of a forgotten memory (kept under ``key``) and its name
     (``stem``) from the links in other memories' earlier versions, then the table versions
     that held them, its recent-write journal, its recalls (by search), the session-start
-    snapshots (which may quote it) and the dream's record of it. Returns how many versions
-    went. Raises :class:`config.errors.StoreError` and ``OSError``."""
+    snapshots (which may quote it), the dream's record of it and of the diary lines and
+    session statements it was promoted from (:func:`daemon.dream_sleep.forget_snippets`).
+    Returns how many versions went. Raises :class:`config.errors.StoreError` and ``OSError``."""
     count = versions.forget(key)
     versions.rewrite(functools.partial(unlink_in_version, stem=stem),
                      needle=stem.encode("utf-8"))
@@ -127,6 +129,7 @@ def forget_recorded(versions: VersionArchive, recorder: VersionRecorder, recalls
     recalls.forget(key)
     session_snapshot.clear(state_dir)
     forget_record(state_dir, key)
+    forget_snippets(state_dir, stem)
     return count
 
 

@@ -39,6 +39,7 @@ __all__ = [
     "flush_json",
     "history_json",
     "hit_json",
+    "hit_kind",
     "note_json",
     "print_check",
     "print_conflicts",
@@ -152,8 +153,20 @@ def _print_list(console: Console, problems: list[tuple[str, str, str]], what: st
         console.print(f"  … and {len(problems) - PROBLEMS_SHOWN} more (dreamd status --json)")
 
 
+def hit_kind(hit: SearchHit) -> str:
+    """``memory``, ``note``, or ``transcript`` (a statement of an assistant session: raw,
+    unreviewed, never a memory)."""
+    if hit.origin == "transcript":
+        return "transcript"
+    return "memory" if hit.memory_type else "note"
+
+
 def hit_json(hit: SearchHit) -> dict[str, Any]:
+    """One hit; ``kind`` says what it is (:func:`hit_kind`): a ``transcript`` hit's ``path``
+    is its evidence (``~/.claude/projects/….jsonl:LINE``) and its ``note_id`` the key of the
+    statement (``dreamd promote --explain KEY``)."""
     return {
+        "kind": hit_kind(hit),
         "path": hit.path,
         "title": hit.title,
         "heading": hit.heading,
@@ -169,13 +182,24 @@ def print_hits(console: Console, query: str, hits: list[SearchHit]) -> None:
     if not hits:
         console.print(f"no results for {escape(query)!s}")
         return
-    for rank, hit in enumerate(hits, start=1):
+    vault = [h for h in hits if h.origin != "transcript"]
+    raw = [h for h in hits if h.origin == "transcript"]
+    if not vault:
+        console.print(f"no results for {escape(query)!s} in the vault")
+    for rank, hit in enumerate(vault, start=1):
         where = hit.path + (f" › {hit.heading}" if hit.heading else "")
         kind = f" [magenta]({hit.memory_type} memory)[/]" if hit.memory_type else ""
         console.print(f"[bold]{rank:>2}. {escape(where)}[/]{kind}  "
                       f"[dim]score {hit.score:.4f}[/]", highlight=False)
         console.print(f"    {escape(hit.snippet)}", highlight=False)
         console.print(f"    [dim]why: {escape('; '.join(hit.why))}[/]", highlight=False)
+    if raw:
+        console.print("[yellow]Said in assistant sessions (raw transcripts, unreviewed: not "
+                      "memories, not notes):[/]", highlight=False)
+    for hit in raw:
+        console.print(f"  - {escape(hit.snippet)}", highlight=False)
+        console.print(f"    [dim]{escape(hit.path)} (transcript, key {hit.note_id[:8]}); "
+                      f"why: {escape('; '.join(hit.why))}[/]", highlight=False)
 
 
 def trace_json(trace: SearchTrace) -> dict[str, Any]:
@@ -197,6 +221,7 @@ def trace_json(trace: SearchTrace) -> dict[str, Any]:
         "intent_cache": trace.intent_cache,
         "intent_llm": trace.intent_llm,
         "verifier_dropped": list(trace.verifier_paths),
+        "transcripts": trace.transcripts,
     }
 
 
@@ -222,6 +247,9 @@ def print_trace(console: Console, trace: SearchTrace) -> None:
             continue
         console.print(f"[dim]stage {stage.name}: {escape(stage.status)}, "
                       f"{stage.elapsed_ms:.0f} ms, {stage.found} found[/]", highlight=False)
+    if trace.transcripts != "off":
+        console.print(f"[dim]session statements: {escape(trace.transcripts)}[/]",
+                      highlight=False)
     console.print(f"[dim]{trace.candidates} candidates, {trace.duplicates_dropped} near-"
                   f"duplicates dropped, {trace.total_ms:.0f} ms in all[/]", highlight=False)
 

@@ -165,7 +165,9 @@ class SearchTrace:
     ``verifier_dropped``: hits the FusionVerifier judged irrelevant (their paths in
     ``verifier_paths``); ``strategy``: ``retrieval.default_strategy``; ``intent_llm``: what
     the intent LLM did (``off``, ``asked: …``, ``answered in time``, failures). The verifier, when
-    configured, is the last entry of ``stages`` (``verifier``)."""
+    configured, is the last entry of ``stages`` (``verifier``). ``transcripts``: how the
+    statements of assistant sessions listed after the hits were found
+    (:mod:`daemon.transcript_hits`; ``off`` when the search did not ask for them)."""
 
     intent: Intent
     stages: tuple[StageTrace, ...]
@@ -177,6 +179,7 @@ class SearchTrace:
     verifier_paths: tuple[str, ...] = ()
     strategy: str = "both-priority-ccb"
     intent_llm: str = "off"
+    transcripts: str = "off"
 
 
 @dataclass(frozen=True, slots=True)

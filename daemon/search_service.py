@@ -28,6 +28,7 @@ from consistency.secrets import redact_secrets
 from daemon.metrics import SearchRecord, append_search, search_record
 from daemon.retrieval import Retriever, SearchTrace
 from daemon.snippet_recall import SnippetRecaller
+from daemon.transcript_hits import TranscriptFound, TranscriptSearch
 from magma.recalls import RecallLog
 from magma.search import SearchHit
 
@@ -40,14 +41,21 @@ class SearchService:
     """Searches one vault. ``retriever()`` and ``recalls()`` give the pipeline and the
     recall log (built on first use by the composition root); ``require_indexed(action)``
     raises when the vault has not been indexed yet; ``snippets`` counts the hits on diary
-    snippets (:class:`daemon.snippet_recall.SnippetRecaller`; ``None``: not counted)."""
+    snippets (:class:`daemon.snippet_recall.SnippetRecaller`; ``None``: not counted);
+    ``transcripts`` finds the statements of assistant sessions a search may list after its
+    hits, at most ``transcript_hits`` of them (:mod:`daemon.transcript_hits`; ``None`` or 0:
+    none)."""
 
     def __init__(self, *, retriever: Callable[[], Retriever], recalls: Callable[[], RecallLog],
                  state_dir: Path, require_indexed: Callable[[str], None],
-                 snippets: SnippetRecaller | None = None) -> None:
+                 snippets: SnippetRecaller | None = None,
+                 transcripts: TranscriptSearch | None = None, transcript_hits: int = 0
+                 ) -> None:
         self._retriever = retriever
         self._recalls = recalls
         self._snippets = snippets
+        self._transcripts = transcripts
+        self._transcript_hits = transcript_hits
         self._state_dir = state_dir
         self._require_indexed = require_indexed
         #: The trace of the last search (``dreamd search --explain``).
@@ -58,6 +66,7 @@ class SearchService:
         path_prefix: str | None = None, owner: Owner | None = None,
         include_hidden: bool = False, count_recall: bool = True, as_of: date | None = None,
         now: datetime | None = None, layers: Collection[int] | None = None,
+        transcripts: bool = False,
     ) -> list[SearchHit]:
         """The retrieval pipeline over the indexed vault (:mod:`daemon.retrieval`: intent,
         progressive stages with deadlines, fusion, MMR); ``layers`` keeps notes of those
@@ -65,7 +74,11 @@ class SearchService:
         superseded and expired memories, and the dream diary, are left out unless
         ``include_hidden`` (then marked) or ``as_of`` (what was current on that day). Each
         memory returned counts as a recall (``count_recall``; statistics in MAGMA, never in
-        the file). The trace is kept in :attr:`last_trace`."""
+        the file). With ``transcripts``, the statements of assistant sessions the query
+        matches follow the hits (``origin="transcript"``, :mod:`daemon.transcript_hits`;
+        never with a filter — types, folder, layers, owner, a past day — since they are none
+        of those), each listed one counted as its recall. The trace is kept in
+        :attr:`last_trace`."""
         self._require_indexed("search")
         retriever = self._retriever()
         try:
@@ -77,8 +90,13 @@ class SearchService:
                 at=datetime.now(UTC).isoformat(timespec="milliseconds"), total_ms=0.0,
                 error=type(error).__name__))
             raise
-        self.last_trace = result.trace
         hits = [withhold_in_hit(hit) for hit in result.hits]
+        raw = TranscriptFound()
+        if transcripts and result.trace.stages and not (
+                memory_types is not None or path_prefix or layers is not None
+                or owner is not None or as_of is not None):
+            raw = self._statements(query)
+        self.last_trace = replace(result.trace, transcripts=raw.trace)
         if result.trace.stages:  # a search that ran no stage (empty query) is not one
             # for the daemon's metrics and dreamd status; never fails the search
             append_search(self._state_dir,
@@ -93,10 +111,21 @@ class SearchService:
                 log.warning("recall.not_counted", error=str(error))
         if count_recall and self._snippets is not None and result.trace.stages:
             try:
-                self._snippets.recall(query, hits, at)
+                self._snippets.recall(query, hits, at, shown=raw.matches)
             except DreamdError as error:
                 log.warning("recall.snippets_not_counted", error=str(error))
-        return hits
+        return hits + [withhold_in_hit(hit) for hit in raw.hits]
+
+    def _statements(self, query: str) -> TranscriptFound:
+        """The statements of sessions to list after the hits; on a failure none (logged,
+        and said in the trace): they never fail a search."""
+        if self._transcripts is None or self._transcript_hits < 1:
+            return TranscriptFound(trace="off: retrieval.transcript_hits = 0")
+        try:
+            return self._transcripts.find(query, self._transcript_hits)
+        except DreamdError as error:
+            log.warning("search.transcripts_failed", error=str(error))
+            return TranscriptFound(trace=f"skipped: {type(error).__name__}")
 
 
 def withhold_in_hit(hit: SearchHit) -> SearchHit:

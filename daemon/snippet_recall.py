@@ -19,14 +19,14 @@ Only counting: never fails the search, never touches a file.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timedelta
 
 from magma.search import SearchHit
 from magma.snippet_store import SnippetStore
 from magma.snippets import Snippet, snippet_tokens
 
-__all__ = ["MATCH_MIN", "RELATIVE_MIN", "SnippetRecaller", "best_matches"]
+__all__ = ["MATCH_MIN", "RELATIVE_MIN", "SnippetRecaller", "best_matches", "word_shares"]
 
 #: The weighted share of a query's words a snippet must hold to count as hit (dreamd's
 #: choice: half; stop words are never words here), and the share of the best snippet's it
@@ -53,19 +53,39 @@ class SnippetRecaller:
             self._store = self._open()
         return self._store
 
-    def recall(self, query: str, hits: Sequence[SearchHit], at: datetime) -> dict[str, float]:
+    def recall(self, query: str, hits: Sequence[SearchHit], at: datetime,
+               shown: Mapping[str, float] | None = None) -> dict[str, float]:
         """Record the snippets of ``hits``'s notes, and the transcript statements, that
-        match ``query`` -> ``{key: match}``. Raises ``StoreError``."""
-        paths = {h.path for h in hits if not h.memory_type}
+        match ``query``, and the statements the search listed (``shown``: key → match,
+        :mod:`daemon.transcript_hits`) -> ``{key: match}``: one recall each, a statement
+        both matched and listed counted once (with the better match). Raises
+        ``StoreError``."""
+        paths = {h.path for h in hits if not h.memory_type and h.origin == "vault"}
         wanted = snippet_tokens(query)
-        if not wanted:
-            return {}
-        found = self.store.snippets(paths=paths) if paths else []
-        since = at.date() - timedelta(days=self._max_age_days)
-        found += self.store.snippets(origin="transcript", since=since)
-        scores = best_matches(wanted, found)
+        scores: dict[str, float] = {}
+        if wanted:
+            found = self.store.snippets(paths=paths) if paths else []
+            since = at.date() - timedelta(days=self._max_age_days)
+            found += self.store.snippets(origin="transcript", since=since)
+            scores = best_matches(wanted, found)
+        for key, match in (shown or {}).items():
+            scores[key] = max(scores.get(key, 0.0), round(float(match), 4))
         self.store.record(scores, query, at)
         return scores
+
+
+def word_shares(wanted: set[str], snippets: Sequence[Snippet]) -> dict[str, float]:
+    """``{key: share}`` of every snippet holding at least :data:`MATCH_MIN` of the query's
+    words ``wanted``, weighted as in :func:`best_matches` (by inverse document frequency
+    among ``snippets``). Pure."""
+    held = [(s, snippet_tokens(s.text) | set(s.tags)) for s in snippets]
+    df = {t: sum(1 for _, words in held if t in words) for t in wanted}
+    idf = {t: math.log(1 + len(held) / (df[t] or 1)) for t in wanted}
+    total = sum(idf.values())
+    if not total:
+        return {}
+    shares = {s.key: round(sum(idf[t] for t in wanted & words) / total, 4) for s, words in held}
+    return {key: share for key, share in shares.items() if share >= MATCH_MIN}
 
 
 def best_matches(wanted: set[str], snippets: Sequence[Snippet]) -> dict[str, float]:

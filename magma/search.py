@@ -16,6 +16,7 @@ import re
 from collections.abc import Collection, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import Literal
 
 from ccb.owner import Owner
 from magma.embedder import Embedder
@@ -26,6 +27,7 @@ __all__ = [
     "CANDIDATE_FACTOR",
     "RRF_K",
     "SNIPPET_MAX_CHARS",
+    "HitOrigin",
     "SearchHit",
     "collapse_to_notes",
     "fulltext_only",
@@ -42,6 +44,10 @@ CANDIDATE_FACTOR = 4
 #: Longest snippet, in characters.
 SNIPPET_MAX_CHARS = 200
 
+#: Where a hit was read: the vault (a note or a memory), or a statement of an assistant
+#: session's transcript (raw, unreviewed: never a memory nor a note of the vault).
+HitOrigin = Literal["vault", "transcript"]
+
 _WORD_RE = re.compile(r"\w+", re.UNICODE)
 _CJK_RE = CJK_CHAR
 
@@ -55,7 +61,9 @@ class SearchHit:
     term in that chunk; ``score`` is the fused RRF score (vector-only: cosine; full-text only:
     BM25; the retrieval pipeline: its MMR value, falling down the list); ``why`` says which
     retriever ranked it where, e.g.
-    ``("vector #1 (cos 0.62)", "full-text #3")``.
+    ``("vector #1 (cos 0.62)", "full-text #3")``. ``origin`` is ``"transcript"`` for a
+    statement of an assistant session (:mod:`daemon.transcript_hits`): then ``path`` is its
+    evidence (``~/.claude/projects/p/3f2a….jsonl:12``) and ``note_id`` its snippet key.
     """
 
     path: str
@@ -66,6 +74,7 @@ class SearchHit:
     why: tuple[str, ...]
     memory_type: str | None
     note_id: str
+    origin: HitOrigin = "vault"
 
 
 @dataclass(slots=True)
