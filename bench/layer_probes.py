@@ -1,7 +1,7 @@
 """Layer probes: does each layer's memory come back for a query that needs it?
 
 usage: .venv/bin/python bench/layer_probes.py [--workdir DIR] [--today YYYY-MM-DD] [--no-deadlines]
-                                              [--json OUT]
+                                              [--transcripts] [--json OUT]
 
 Method: ``bench/probe_set.py`` writes ``vault_example/`` plus the probe files (memories of every
 type, notes, daily notes and session logs dated relative to ``--today``, default today) into
@@ -24,6 +24,14 @@ for its deadline can empty a result, so the count of such searches is printed, a
 Prints one table row per layer (hits / 10) and every miss with its query; writes JSON to
 ``bench/results/layer_probes.json``. Target for the finished system: L2 10/10. Never fails
 on a miss: it reports.
+
+``--transcripts`` also puts one statement of an assistant session per probe in the snippet
+tables (the probe's own query said as a rule, "From now on, remember: …", with its vector of
+the default model: the statement a query matches best, the hardest case) and asks each probe
+with the session statements listed (``transcripts=True``, :mod:`daemon.transcript_hits`);
+the table is of those searches, and each probe is also asked without them in the same run:
+the count of probes whose vault hits differ between the two is printed (the statements
+must never push a vault hit out), with the statements listed per search.
 """
 
 from __future__ import annotations
@@ -64,10 +72,13 @@ def _accepts(func: Any, name: str) -> bool:
         return False
 
 
-def _search(app: App, query: str, now: dt.datetime) -> tuple[list[Any], float]:
+def _search(app: App, query: str, now: dt.datetime, transcripts: bool = False
+            ) -> tuple[list[Any], float]:
     kwargs: dict[str, Any] = {"limit": 10, "count_recall": False}
     if _accepts(app.search, "now"):
         kwargs["now"] = now
+    if transcripts:
+        kwargs["transcripts"] = True
     start = time.perf_counter()
     hits = app.search(query, **kwargs)
     return hits, (time.perf_counter() - start) * 1000
@@ -92,14 +103,37 @@ def _in_resident(context: Any, path: str) -> tuple[bool, str | None]:
     return path in text, ("text" if path in text else None)
 
 
-def probe_one(app: App, probe: Probe, now: dt.datetime) -> dict[str, Any]:
-    hits, ms = _search(app, probe.query, now)
-    paths = [h.path for h in hits]
+def _plant_statements(app: App, probes: list[Probe], today: dt.date) -> int:
+    """One session statement per probe, its query said as a rule, with the default model's
+    vector, in the snippet tables (``--transcripts``) -> how many."""
+    from consistency.snippet_cut import cut_statements
+
+    label = "~/.claude/projects/-probe/probe-session.jsonl"
+    snippets = cut_statements(label, today, [
+        (n, f"From now on, remember: {p.query}") for n, p in enumerate(probes, start=1)])
+    store = app.snippet_recaller.store
+    store.replace_notes({label: snippets})
+    vectors = app.embedder.embed([s.text for s in snippets])
+    store.keep_vectors(app.embedder.model_id,
+                       {s.key: vectors[i] for i, s in enumerate(snippets)}, ())
+    return len(snippets)
+
+
+def probe_one(app: App, probe: Probe, now: dt.datetime, transcripts: bool = False
+              ) -> dict[str, Any]:
+    hits, ms = _search(app, probe.query, now, transcripts)
+    raw = [h for h in hits if getattr(h, "origin", "vault") == "transcript"]
+    vault_hits = [h for h in hits if h not in raw]
+    paths = [h.path for h in vault_hits]
     rank = paths.index(probe.expected_path) + 1 if probe.expected_path in paths else None
     row: dict[str, Any] = {
         "layer": probe.layer, "query": probe.query, "expected": probe.expected_path,
         "note": probe.note, "rank": rank, "search_ms": round(ms, 1), "top3": paths[:3],
+        "vault_paths": paths, "transcript_hits": len(raw),
     }
+    if transcripts:  # the same search without the statements, in the same run
+        plain, _ = _search(app, probe.query, now)
+        row["vault_paths_without_transcripts"] = [h.path for h in plain]
     trace = getattr(app, "last_search_trace", None)
     intent = getattr(trace, "intent", None)
     stages = getattr(trace, "stages", None)
@@ -185,6 +219,9 @@ def main() -> int:
     parser.add_argument("--today", type=dt.date.fromisoformat, default=dt.date.today())
     parser.add_argument("--no-deadlines", action="store_true",
                         help="every search stage's deadline × 100: quality without load noise")
+    parser.add_argument("--transcripts", action="store_true",
+                        help="plant a session statement per probe and list statements "
+                        "after the vault's hits (module docstring)")
     parser.add_argument("--json", type=Path, default=REPO / "bench/results/layer_probes.json")
     args = parser.parse_args()
 
@@ -209,8 +246,9 @@ def main() -> int:
     index_s = time.perf_counter() - started
     now = dt.datetime.combine(args.today, dt.datetime.now(dt.UTC).timetz())
     _search(app, "warm up the model", now)
+    planted = _plant_statements(app, probes, args.today) if args.transcripts else 0
 
-    rows = [probe_one(app, probe, now) for probe in probes]
+    rows = [probe_one(app, probe, now, args.transcripts) for probe in probes]
     summary = summarise(rows)
     result = {
         "today": args.today.isoformat(),
@@ -233,6 +271,16 @@ def main() -> int:
     print(f"deadlines {result['deadlines']}: {skipped} of {len(rows)} probe searches had a "
           "stage given up for its deadline" + (" (try --no-deadlines)" if skipped and
                                                 not args.no_deadlines else ""))
+    if args.transcripts:
+        moved = sum(r["vault_paths"] != r["vault_paths_without_transcripts"] for r in rows)
+        listed = [r["transcript_hits"] for r in rows]
+        print(f"session statements: {planted} planted; listed per search min {min(listed)} "
+              f"median {statistics.median(listed):g} max {max(listed)}; probes whose vault "
+              f"hits differ with them listed: {moved} of {len(rows)}")
+        result["transcripts"] = {"planted": planted, "listed": listed,
+                                 "vault_hits_differ": moved}
+        args.json.write_text(json.dumps(result, indent=2, ensure_ascii=False, default=str)
+                             + "\n")
     print(f"JSON: {args.json}")
     if args.workdir is None:
         shutil.rmtree(base, ignore_errors=True)
