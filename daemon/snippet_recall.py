@@ -26,7 +26,8 @@ from magma.search import SearchHit
 from magma.snippet_store import SnippetStore
 from magma.snippets import Snippet, snippet_tokens
 
-__all__ = ["MATCH_MIN", "RELATIVE_MIN", "SnippetRecaller", "best_matches", "word_shares"]
+__all__ = ["MATCH_MIN", "RELATIVE_MIN", "SnippetRecaller", "best_matches", "snippet_words",
+           "word_shares"]
 
 #: The weighted share of a query's words a snippet must hold to count as hit (dreamd's
 #: choice: half; stop words are never words here), and the share of the best snippet's it
@@ -74,11 +75,18 @@ class SnippetRecaller:
         return scores
 
 
-def word_shares(wanted: set[str], snippets: Sequence[Snippet]) -> dict[str, float]:
+def snippet_words(snippet: Snippet) -> set[str]:
+    """The words a query is matched with: the snippet's text's and its tags. Pure."""
+    return snippet_tokens(snippet.text) | set(snippet.tags)
+
+
+def word_shares(wanted: set[str], snippets: Sequence[Snippet],
+                words_of: Callable[[Snippet], set[str]] = snippet_words) -> dict[str, float]:
     """``{key: share}`` of every snippet holding at least :data:`MATCH_MIN` of the query's
     words ``wanted``, weighted as in :func:`best_matches` (by inverse document frequency
-    among ``snippets``). Pure."""
-    held = [(s, snippet_tokens(s.text) | set(s.tags)) for s in snippets]
+    among ``snippets``); ``words_of`` gives a snippet's words (:func:`snippet_words`, or a
+    cache of it). Pure."""
+    held = [(s, words_of(s)) for s in snippets]
     df = {t: sum(1 for _, words in held if t in words) for t in wanted}
     idf = {t: math.log(1 + len(held) / (df[t] or 1)) for t in wanted}
     total = sum(idf.values())
