@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import re
+import stat
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime
@@ -284,9 +285,12 @@ def transcripts_since(pattern: str, since: datetime | None) -> list[Path]:
     found = []
     for path in base.glob(str(full.relative_to(base) if full.is_absolute() else full)):
         try:
-            mtime = path.stat().st_mtime
+            status = path.stat()
         except OSError:
             continue
+        mtime = status.st_mtime
+        if not stat.S_ISREG(status.st_mode):
+            continue  # a folder, a pipe or a device: reading one would block or fail
         if mtime > cutoff:
             found.append((mtime, path))
     return [path for _, path in sorted(found)]

@@ -16,6 +16,7 @@ the diary says so.
 
 from __future__ import annotations
 
+import stat
 from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 
@@ -47,9 +48,11 @@ def unread_transcripts(pattern: str, read: Collection[str], limit: int) -> list[
         if str(path) in read:
             continue
         try:
-            found.append((path.stat().st_mtime, str(path), path))
+            status = path.stat()
         except OSError:
             continue
+        if stat.S_ISREG(status.st_mode):  # never a pipe or a device: reading would block
+            found.append((status.st_mtime, str(path), path))
     found.sort(reverse=True)
     return [path for _, _, path in found[:limit]]
 

@@ -192,3 +192,19 @@ def test_replay_off_and_without_the_extractor_reads_nothing(
     plain.sync()
     plain.dreamer().dream()
     assert extractor.transcripts == [] and not (plain.state_dir / REPLAY_CURSOR_FILE).exists()
+
+
+def test_a_pipe_or_a_folder_matching_the_transcripts_glob_is_never_read(tmp_path: Path) -> None:
+    """A FIFO named like a transcript would block a dream for good on its first read: only
+    regular files are transcripts."""
+    import os
+
+    from daemon.dream_deep import transcripts_since
+    from daemon.dream_replay import unread_transcripts
+
+    (tmp_path / "real.jsonl").write_text("{}\n", encoding="utf-8")
+    os.mkfifo(tmp_path / "hang.jsonl")
+    (tmp_path / "folder.jsonl").mkdir()
+    pattern = str(tmp_path / "*.jsonl")
+    assert [p.name for p in transcripts_since(pattern, None)] == ["real.jsonl"]
+    assert [p.name for p in unread_transcripts(pattern, (), 5)] == ["real.jsonl"]
