@@ -64,6 +64,8 @@ def _text_setting(data: dict[str, object], key: str) -> str | None:
     if not isinstance(value, str):
         return None
     value = value.strip().replace("\\", "/").strip("/")
+    if any(ord(ch) < 32 or ord(ch) == 127 for ch in value):
+        return None  # a control character (NUL …) names no file
     return value if ".." not in PurePosixPath(value).parts else None
 
 
@@ -72,7 +74,8 @@ def read_daily_note_settings(vault_root: Path, config_folder: str = ".obsidian"
     """The settings in ``<vault>/<config_folder>/daily-notes.json``; the defaults
     (:data:`DEFAULT_FOLDER`, :data:`DEFAULT_FORMAT`, no template) when the file is missing,
     unreadable or not a JSON object. An empty ``format`` is the default format, as in
-    Obsidian; a value that would leave the vault (``..``) is ignored."""
+    Obsidian; a value that would leave the vault (``..``) or holds a control character is
+    ignored."""
     try:
         data = json.loads((vault_root / config_folder / DAILY_NOTES_FILE)
                           .read_text(encoding="utf-8-sig"))

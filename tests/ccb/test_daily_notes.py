@@ -63,6 +63,7 @@ def test_the_demo_vault_and_kepanos_vault_settings_are_read(corpora_dir: Path) -
     ('{"folder": "/Journal/Days/", "format": "YYYY/MM/DD"}',
      DailyNoteSettings(folder="Journal/Days", format="YYYY/MM/DD")),
     ('{"folder": "../outside"}', DailyNoteSettings(folder="")),
+    ('{"folder": "Da\\u0000ily", "format": "YYYY\\u0001"}', DailyNoteSettings(folder="")),
     ('{"folder": 3, "template": "T/Day.md"}', DailyNoteSettings(folder="", template="T/Day.md")),
 ])
 def test_settings_file_variants(tmp_path: Path, content: str | None,
