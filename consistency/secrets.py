@@ -80,6 +80,7 @@ import binascii
 import json
 import math
 import re
+import unicodedata
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -107,6 +108,7 @@ __all__ = [
     "SecretFinding",
     "SecretKind",
     "find_secrets",
+    "normalised_view",
     "redact_secrets",
     "refuse_secrets",
     "shannon_entropy_bits",
@@ -786,13 +788,8 @@ def _accepted_matches(rule: _Rule, text: str, folded: str
                 break
 
 
-def find_secrets(text: str) -> list[SecretFinding]:
-    """Find credentials in ``text`` -> findings sorted by ``start``, never overlapping.
-
-    Offsets are character indices into ``text`` (``text[f.start:f.end]`` is the matched
-    credential or assignment). Where rules overlap, the more specific one wins (a provider key
-    over the ``api_key=…`` around it, a JWT over ``Bearer``). Pure; never raises.
-    """
+def _scan(text: str) -> list[SecretFinding]:
+    """The findings of every rule in ``text``, overlaps included, best first."""
     candidates: list[tuple[int, int, int, SecretFinding]] = []
     folded = text.casefold()
     for rule in _RULES:
@@ -803,8 +800,52 @@ def find_secrets(text: str) -> list[SecretFinding]:
                 else (checked, *match.span())
             finding = SecretFinding(rule.kind, start, end, preview)
             candidates.append((-rule.priority, -(end - start), start, finding))
+    return [c[3] for c in sorted(candidates, key=lambda c: c[:3])]
+
+
+#: Characters a reader never sees: zero-width spaces and joiners, word joiner, BOM, soft
+#: hyphen, Mongolian vowel separator (Unicode category ``Cf`` is tested as well).
+_INVISIBLE = frozenset("\u00ad\u180e\u200b\u200c\u200d\u2060\ufeff")
+_KEPT_CONTROLS = frozenset("\n\r\t")
+
+
+def normalised_view(text: str) -> tuple[str, list[int]]:
+    """``text`` as it is stored and read -> ``(view, origin)``: control characters (other
+    than newline, carriage return and tab) and invisible format characters removed, every
+    other character NFKC-folded (full-width ``ＡＫＩＡ`` → ``AKIA``). ``origin[i]`` is the index
+    in ``text`` of the character ``view[i]`` came from; ``len(origin) == len(view)``."""
+    view: list[str] = []
+    origin: list[int] = []
+    for index, char in enumerate(text):
+        if char in _KEPT_CONTROLS or (char.isascii() and char.isprintable()):
+            view.append(char)
+            origin.append(index)
+            continue
+        if char in _INVISIBLE or unicodedata.category(char) in ("Cc", "Cf"):
+            continue
+        folded = unicodedata.normalize("NFKC", char)
+        view.append(folded)
+        origin.extend([index] * len(folded))
+    return "".join(view), origin
+
+
+def find_secrets(text: str) -> list[SecretFinding]:
+    """Find credentials in ``text`` -> findings sorted by ``start``, never overlapping.
+
+    Offsets are character indices into ``text`` (``text[f.start:f.end]`` is the matched
+    credential or assignment). Where rules overlap, the more specific one wins (a provider key
+    over the ``api_key=…`` around it, a JWT over ``Bearer``). The text is also searched as it
+    is stored and read (:func:`normalised_view`: a control or zero-width character inside
+    a key, or a full-width key, hides nothing); a finding there covers the raw characters it
+    came from, the hidden ones included. Pure; never raises.
+    """
+    ordered = _scan(text)
+    view, origin = normalised_view(text)
+    if view != text:
+        ordered += [SecretFinding(f.kind, origin[f.start], origin[f.end - 1] + 1, f.preview)
+                    for f in _scan(view) if f.end > f.start]
     accepted: list[SecretFinding] = []
-    for *_, finding in sorted(candidates, key=lambda c: c[:3]):
+    for finding in ordered:
         if all(finding.end <= f.start or finding.start >= f.end for f in accepted):
             accepted.append(finding)
     return sorted(accepted, key=lambda f: f.start)

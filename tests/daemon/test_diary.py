@@ -200,3 +200,28 @@ def test_dreamd_note_from_the_command_line(vault: Path) -> None:
     lines = path.read_text(encoding="utf-8").splitlines()
     assert lines[0] == "## Notes" and lines[1].endswith(" Let's go with LanceDB for the index.")
     assert lines[3] == "## Decisions" and lines[4].endswith(" 以后提交信息都用中文写。")
+
+
+def test_a_hidden_character_inside_a_credential_is_refused_from_the_command_line(
+        vault: Path) -> None:
+    def dreamd(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "daemon", *args, "--vault", str(vault)],
+                              input=stdin, capture_output=True, text=True, timeout=120,
+                              cwd=REPO, env=os.environ.copy(), check=False)
+
+    github = "ghp_1234567890abcdefghij" + "klmnopqrstuvwxyzAB"
+    refused = [
+        dreamd("note", "-", stdin=f"my token {github[:24]}\x01{github[24:]} works"),
+        dreamd("note", "-", stdin="AKIA" + "Z7QXW3RT\x7f5YUPLK2M"),
+        dreamd("note", "-", stdin="密\u200b码是 Hunter2Zeta9"),
+        dreamd("note", "key ＡＫＩＡＺ７ＱＸＷ３ＲＴ５ＹＵＰＬＫ２Ｍ ok"),
+        dreamd("remember", f"CI token {github[:10]}\u200b{github[10:]}", "--type", "reference"),
+        dreamd("remember", "-", "--type", "reference", stdin="AKIA" + "Z7QXW3RT\x015YUPLK2M"),
+    ]
+    for done in refused:
+        assert done.returncode == 9, (done.stdout, done.stderr)
+        assert "5YUPLK2M" not in done.stderr and "klmnopq" not in done.stderr
+    planted = ("1234567890abcdefghij", "5YUPLK2M", "Hunter2Zeta9", "５ＹＵＰＬＫ２Ｍ")
+    holding = [p for p in vault.rglob("*") if p.is_file()
+               and any(s.encode() in p.read_bytes() for s in planted)]
+    assert not holding
