@@ -27,6 +27,7 @@ from ccb.scan import read_note_bytes
 from ccb.writer import sha256_hex
 from config.errors import DreamdError
 from consistency.lifecycle import MemoryState, has_rule_force, is_current
+from consistency.secrets import redact_secrets
 
 __all__ = ["STATE_FILE", "MemoryRecord", "forget_record", "gather", "read_body", "read_record",
            "refresh"]
@@ -92,7 +93,8 @@ def read_record(path: str, note: Note, data: bytes, stat: os.stat_result, seen: 
     body = note.body.strip()
     return MemoryRecord(
         path=path, size=stat.st_size, mtime_ns=stat.st_mtime_ns, hash=sha256_hex(data),
-        id=memory_key(meta.id, path), type=meta.type, name=meta.name, description=meta.description,
+        id=memory_key(meta.id, path), type=meta.type, name=redact_secrets(meta.name),
+        description=redact_secrets(meta.description),  # (dream-state.json keeps no credential)
         subject=meta.subject, owner=meta.owner, status=meta.status, pinned=meta.pinned,
         resident=props.get("resident") is True,
         rule=meta.type == "feedback" and has_rule_force(f"{meta.description}\n{body}"),

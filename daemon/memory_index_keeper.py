@@ -23,7 +23,6 @@ import hashlib
 import re
 import urllib.parse
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import replace
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -54,7 +53,9 @@ def index_entries(memory_folder: str, memories: Iterable[tuple[str, Mapping[str,
                   today: date) -> list[IndexEntry]:
     """``MEMORY.md`` entries of the memories among ``(path, fields)`` pairs that are current on
     ``today``; ``fields`` holds ``type name description pinned resident status valid_to
-    expires updated`` (dates as date/datetime or ISO text)."""
+    expires updated`` (dates as date/datetime or ISO text). A credential in a name, file name
+    or description (a memory written by hand) is replaced by
+    :data:`consistency.secrets.REDACTED`: ``MEMORY.md`` never copies one, whoever builds it."""
     entries = []
     prefix = memory_folder.strip("/") + "/"
     for path, f in memories:
@@ -64,8 +65,10 @@ def index_entries(memory_folder: str, memories: Iterable[tuple[str, Mapping[str,
         if isinstance(updated, str):
             updated = as_written(updated)
         entries.append(IndexEntry(
-            name=f["name"], file=path.removeprefix(prefix), type=f["type"],
-            description=f.get("description") or "", pinned=bool(f.get("pinned")),
+            name=redact_secrets(str(f["name"])),
+            file=redact_secrets(path.removeprefix(prefix)), type=f["type"],
+            description=redact_secrets(str(f.get("description") or "")),
+            pinned=bool(f.get("pinned")),
             resident=f["type"] in {"user", "feedback"} or f.get("resident") is True,
             updated=updated,
         ))
@@ -134,12 +137,8 @@ class MemoryIndexKeeper:
             key = (path, note.content_hash)
             if key not in known and note.memory:
                 found = index_entries(self.memory_folder, [(path, index_fields(note))], today)
-                # (a credential a memory holds, written by hand, is never copied into the
-                # index; read once per file version, as the entry is)
-                kept[key] = replace(found[0], name=redact_secrets(found[0].name),
-                                    file=redact_secrets(found[0].file),
-                                    description=redact_secrets(found[0].description)
-                                    ) if found else None
+                # (read once per file version; index_entries withholds credentials)
+                kept[key] = found[0] if found else None
             elif note.memory:
                 kept[key] = known[key]
         self._entries = (today, kept)  # an unchanged file is not judged again

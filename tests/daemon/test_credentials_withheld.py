@@ -244,3 +244,31 @@ def test_an_index_from_before_is_rebuilt_without_the_credential(
     again.sync()
     assert not _state_files_holding_secrets(again.state_dir)
     assert set(read_credentials(again.state_dir)) == {LOGIN}
+
+
+HIDDEN_TOKEN = "ghp_" + "1234567890abcdefghijklmnopqrstuvwxyzAB"
+
+
+def test_memory_md_withholds_a_credential_of_a_hand_written_description(
+        vault: Path, make_app: Builder) -> None:
+    (vault / "Memory").mkdir(exist_ok=True)
+    (vault / "Memory" / "ci-deploy.md").write_text(
+        "---\nname: CI deploy\n"
+        f"description: deploy token {HIDDEN_TOKEN} for CI\n"
+        "type: reference\n---\nThe CI deploys on every tag.\n", encoding="utf-8")
+    application, _ = make_app(vault)
+    application.sync()
+    application.dreamer().dream()  # the dream rebuilds MEMORY.md from its own records
+    index = (vault / "Memory" / "MEMORY.md").read_text(encoding="utf-8")
+    line = next(line for line in index.splitlines() if "ci-deploy.md" in line)
+    assert line.endswith(" — deploy token \\[credential withheld\\] for CI"), line
+    application.memories().rebuild_index()
+    assert (vault / "Memory" / "MEMORY.md").read_text(encoding="utf-8") == index
+    assert "1234567890abcdefghij" not in index
+    holding = [p for p in vault.rglob("*") if p.is_file() and p.name != "ci-deploy.md"
+               and b"1234567890abcdefghij" in p.read_bytes()]
+    assert not holding
+    assert not [p for p in application.state_dir.rglob("*") if p.is_file()
+                and b"1234567890abcdefghij" in p.read_bytes()
+                and not p.relative_to(application.state_dir).as_posix().startswith(
+                    ("versions/", "lancedb/versions.lance/"))]
