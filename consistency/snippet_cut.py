@@ -9,7 +9,10 @@ A note is cut by its markdown structure (issue 21, "Light sleep"):
   preference, decision or none), after :data:`MAX_LINES` lines or :data:`MAX_CHARS`
   characters, at a blank line, and at each timed diary line (``- 14:03 …``: every entry was
   written on its own, so it stands on its own);
-- fenced code and frontmatter are never cut.
+- fenced code and frontmatter are never cut;
+- a snippet whose text (or heading) holds a credential (:func:`consistency.secrets.find_secrets`)
+  is left out: a line typed by hand with a password in it is never staged, embedded, scored
+  or shown in ``DREAMS.md``.
 
 What a snippet is (key, evidence, tags, starting score) is :mod:`magma.snippets`. Pure.
 """
@@ -23,6 +26,7 @@ from datetime import date
 
 from ccb.diary import parse_entry
 from ccb.frontmatter import split_frontmatter
+from consistency.secrets import find_secrets
 from consistency.statements import StatementKind, standing_statements
 from magma.snippets import Snippet, SnippetOrigin, concept_tags, snippet_key
 
@@ -62,6 +66,8 @@ def _finish(open_: _Open | None, path: str, day: date, origin: SnippetOrigin,
         return
     body = "\n".join(open_.texts)
     heading = open_.heading
+    if find_secrets(f"{heading}\n{body}"):  # a line with a credential is never staged
+        return
     context = f"{heading}: {' '.join(open_.texts)}" if heading else " ".join(open_.texts)
     out.append(Snippet(
         key=snippet_key(path, heading, body), path=path, day=day, lines=(open_.start, open_.end),
@@ -130,7 +136,7 @@ def cut_statements(path: str, day: date, statements: Iterable[tuple[int, str]]
     out: list[Snippet] = []
     for number, statement in statements:
         body = " ".join(statement.split())
-        if body:
+        if body and not find_secrets(body):
             out.append(Snippet(
                 key=snippet_key(path, "", body), path=path, day=day, lines=(number, number),
                 heading="", body=body, tags=concept_tags(body), kind=_line_kind(body),

@@ -9,6 +9,7 @@ writes nothing. Tables keep to what Obsidian renders (``|`` in a text is escaped
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Mapping
 from datetime import UTC, datetime
 
@@ -45,7 +46,11 @@ KEY_CHARS = 8
 
 
 def _cell(text: str) -> str:
-    flat = " ".join(text.split()).replace("|", "\\|")
+    """One table cell: credentials withheld, control and invisible characters removed, one
+    line, ``|`` escaped, at most :data:`CELL_MAX_CHARS` characters."""
+    shown = "".join(c for c in redact_secrets(text)
+                    if c.isspace() or unicodedata.category(c) not in ("Cc", "Cf"))
+    flat = " ".join(shown.split()).replace("|", "\\|")
     return flat if len(flat) <= CELL_MAX_CHARS else flat[:CELL_MAX_CHARS - 1] + "…"
 
 
