@@ -96,10 +96,10 @@ PROVIDER_TOKENS: tuple[tuple[str, str, str], ...] = (
 # the start of another).
 KEYWORDS_PASSWORD = (
     r"master\s+password|root\s+password|admin\s+password|password|passwort|kennwort"
-    r"|passwd|passphrase|pass\s?word|mot\s+de\s+passe|contrase[ñn]a|senha"
+    r"|passwd|passphrase|pass\s?word|p[@4]ssw[o0]rd|mot\s+de\s+passe|contrase[ñn]a|senha"
     r"|pwd|pw|pass|psk|pre-?shared\s+key|wi-?fi\s+key|network\s+key|wpa2?\s+key|wep\s+key"
     r"|wachtwoord|has[łl]o|пароль|passord|l[öo]senord|salasana|heslo|jelsz[óo]|[şs]ifre"
-    r"|密码|口令|授权码|登录码|パスワード|비밀번호"
+    r"|密码|口令|授权码|登录码|密碼|授權碼|登錄碼|登入碼|パスワード|비밀번호"
 )
 KEYWORDS_CODE = (
     r"(?:door|gate|alarm|disarm|keypad|garage|safe|lock|locker|entry|building|unlock|access"
@@ -111,7 +111,7 @@ KEYWORDS_KEY = (
     r"[\s_\-]?(?:key|secret|token)s?(?:\s+(?:id|secret))?"
     r"|secret\s+access\s+key|access\s*key\s*(?:id|secret)?|secret\s*key|app\s*secret"
     r"|api\s+token|auth\s+token|access\s+token|bearer\s+token|token|secret|credentials?"
-    r"|creds|PAT|AK|SK|私钥|密钥|秘钥|令牌|访问令牌|私人令牌"
+    r"|creds|PAT|AK|SK|私钥|密钥|秘钥|令牌|访问令牌|私人令牌|私鑰|密鑰|秘鑰|金鑰|存取權杖|權杖"
 )
 KEYWORDS_TOTP = (
     r"(?:2fa|two-factor|mfa|totp|otp|authenticator)\s+(?:secret|seed|key|backup\s+key"

@@ -23,6 +23,8 @@ What is found (kind → form):
   ``password passwd pwd passphrase secret token api_key apikey access_key secret_key
   private_key client_secret credentials``, also inside the value of another such pair
   (``Login: password=…``);
+- ``password``: a MySQL or MariaDB client's password glued to ``-p`` on a command line
+  (``mysql -u root -pS3cret db``);
 - ``connection_string``: ``scheme://user:password@host`` for postgres, mysql, mariadb, mssql,
   mongodb(+srv), redis(s), amqp(s), http(s), ftp, smtp;
 - ``api_token``: keys and tokens of the providers in
@@ -42,7 +44,9 @@ What is found (kind → form):
   secret-named parameter in a URL's query (``?api_key=…``, ``&token=…``, ``password=``);
 - ``totp_seed``: an ``otpauth://`` URL's ``secret=``;
 - ``webhook_url``: Slack, Discord, Microsoft Teams, Feishu/Lark, DingTalk and WeCom bot
-  URLs and Google Calendar's private feed (the URL is the credential).
+  URLs and Google Calendar's private feed (the URL is the credential);
+- every form above also in the text as it is stored and read (:func:`normalised_view`:
+  control and zero-width characters removed, NFKC): ``ghp_…\x01…`` and ``ＡＫＩＡ…`` are found.
 
 Keeping false positives low (each rule is exercised by the look-alike corpus in the tests):
 
@@ -391,9 +395,12 @@ _MODIFIED = frozenset({
     "model", "brand", "check", "checker", "lock", "locks", "flag", "flags"})
 #: Words after a Chinese keyword that make it a modifier ("授权码*模式*", "密码*规则*").
 _MODIFIED_ZH = ("模式", "型号", "规则", "强度", "要求", "策略", "管理", "长度", "格式", "设置",
-                "学", "锁", "箱", "柜", "器", "机", "本", "盘", "术", "算法", "框")
+                "学", "锁", "箱", "柜", "器", "机", "本", "盘", "术", "算法", "框",
+                # the same words in Traditional characters ("密碼*規則*")
+                "型號", "規則", "強度", "長度", "設置", "設定", "學", "鎖", "櫃", "機", "盤", "術")
 #: Written before a keyword, these say the value is public ("publishable key", "公钥").
-_PUBLIC = re.compile(r"(?i)(?:public|publishable|公开|可发布|公钥|not\s+the|不是)\W{0,3}\w{0,12}$")
+_PUBLIC = re.compile(r"(?i)(?:public|publishable|公开|公開|可发布|可發布|公钥|公鑰|not\s+the|不是)"
+                     r"\W{0,3}\w{0,12}$")
 #: Regular-expression syntax: a pattern about secrets, not one ("密码强度正则 ^(?=.*[a-z])…").
 _REGEX_LIKE = re.compile(r"\(\?[=!:<]|\.\*|\[[a-z0-9]-[a-z0-9]|\\[dwsb]|\{\d+,\d*\}")
 #: How many words after the keyword a value with no separator may stand ("sudo password on
@@ -574,7 +581,8 @@ _TOLD_TRIGGERS = (
     "wachtwoord", "hasło", "haslo", "пароль", "passord", "senord", "salasana", "heslo",
     "jelsz", "ifre",
     "密码", "口令", "授权码", "登录码", "门禁", "私钥", "密钥", "秘钥", "令牌", "恢复码",
-    "备用", "救援码", "验证", "パスワード", "비밀번호")
+    "备用", "救援码", "验证", "パスワード", "비밀번호",
+    "p@ss", "p4ss", "密碼", "授權碼", "登錄碼", "登入碼", "私鑰", "密鑰", "秘鑰", "金鑰", "權杖")
 
 
 #: A password told by its use: "use X to log in", "I use X as the password", "encrypted with
@@ -615,6 +623,21 @@ def _strong(value: str) -> bool:
 #: Words written together, each capitalised: a product's name ("OneNote", "iCloud",
 #: "PowerShell"), not a password.
 _CAMEL_WORDS = re.compile(r"[A-Za-z]?[a-z]+(?:[A-Z][a-z]+)+|[A-Z]{2,}[a-z]+")
+
+
+#: A database client given its password on the command line, glued to ``-p``
+#: (``mysql -u root -pS3cret db``, ``mysqldump -pS3cret``): MySQL's and MariaDB's clients.
+_CLIENT_PASSWORD = re.compile(
+    r"(?i)\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlcheck|mariadb|mariadb-dump)\b"
+    r"[^\n|;&]{0,120}?\s-p(?P<value>[^\s'\"`]{4,})")
+
+
+def _client_password(match: re.Match[str]) -> tuple[str, int, int] | None:
+    value = match.group("value")
+    if _is_placeholder(value) or value[0] in "$%{<" or not (
+            _strong(value) or _char_classes(value) >= 2):
+        return None
+    return "-p…", match.start("value") - 2, match.end("value")
 
 
 #: A secret in a URL's query string (``?api_key=…``, ``&token=…``, a JDBC ``password=``).
@@ -762,6 +785,8 @@ _RULES: tuple[_Rule, ...] = (
         "use", "encrypted", "protected", "locked", "log", "sign", "creds", "credential",
         "account", "账号", "帐号", "帳號", "wifi:")),
     _Rule("password", _URL_PARAMETER, 45, _url_parameter, ("?", "&", ";"), needs="="),
+    _Rule("password", _CLIENT_PASSWORD, 45, _client_password, ("mysql", "mariadb"),
+          needs=" -"),
 )  # fmt: skip
 
 
@@ -807,6 +832,13 @@ def _scan(text: str) -> list[SecretFinding]:
 #: hyphen, Mongolian vowel separator (Unicode category ``Cf`` is tested as well).
 _INVISIBLE = frozenset("\u00ad\u180e\u200b\u200c\u200d\u2060\ufeff")
 _KEPT_CONTROLS = frozenset("\n\r\t")
+#: The characters :func:`normalised_view` removes (Unicode 14's ``Cc`` and ``Cf`` but newline,
+#: carriage return and tab, listed with ``unicodedata``): a quick test before building it.
+_HIDDEN = re.compile(
+    "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891"
+    "\u08e2\u180e\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufeff\ufff9-\ufffb\U000110bd"
+    "\U000110cd\U00013430-\U0001343f\U0001bca0-\U0001bca3\U0001d173-\U0001d17a"
+    "\U000e0000-\U000e007f]")
 
 
 def normalised_view(text: str) -> tuple[str, list[int]]:
@@ -840,10 +872,17 @@ def find_secrets(text: str) -> list[SecretFinding]:
     came from, the hidden ones included. Pure; never raises.
     """
     ordered = _scan(text)
+    if _HIDDEN.search(text) is None and unicodedata.is_normalized("NFKC", text):
+        return _disjoint(ordered)
     view, origin = normalised_view(text)
     if view != text:
         ordered += [SecretFinding(f.kind, origin[f.start], origin[f.end - 1] + 1, f.preview)
                     for f in _scan(view) if f.end > f.start]
+    return _disjoint(ordered)
+
+
+def _disjoint(ordered: list[SecretFinding]) -> list[SecretFinding]:
+    """The findings (best first) that overlap no better one, sorted by ``start``."""
     accepted: list[SecretFinding] = []
     for finding in ordered:
         if all(finding.end <= f.start or finding.start >= f.end for f in accepted):

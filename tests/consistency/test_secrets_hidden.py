@@ -41,3 +41,39 @@ def test_text_without_hidden_characters_reads_as_before() -> None:
     text = "Deploy on Fridays — 周五部署。No key here: ghp_... is a placeholder."
     assert normalised_view(text)[0] == text
     assert find_secrets(text) == []
+
+
+@pytest.mark.parametrize(("text", "secret"), [
+    ("伺服器密碼是 Qw3rty!!88", "Qw3rty!!88"),
+    ("資料庫密碼：Abc12345xyz!", "Abc12345xyz!"),
+    ("API 金鑰是 a8Kd93jfLq02mZx7Pw4T", "a8Kd93jfLq02mZx7Pw4T"),
+    ("mysql -u root -pS3cretPass9 mydb", "S3cretPass9"),
+    ("mysqldump -u app -pHunter2Zeta9 shop > dump.sql", "Hunter2Zeta9"),
+    ("p@ssword=Hunter2Zeta9", "Hunter2Zeta9"),
+    ("P@ssw0rd: Hunter2Zeta9", "Hunter2Zeta9"),
+    ("maps key AIzaSyD3x9Qw7Kp2LmN8vR4tY6uI0oP1aS5dF7g", "D3x9Qw7Kp2LmN8vR4tY6"),
+])
+def test_traditional_chinese_a_client_password_and_a_spelt_out_password_are_found(
+        text: str, secret: str) -> None:
+    assert find_secrets(text)
+    assert secret not in redact_secrets(text)
+
+
+@pytest.mark.parametrize("text", [
+    "密碼規則：至少 8 位", "密碼強度 Abc123", "密碼長度至少 12 位", "公鑰是 a8Kd93jfLq02mZx7Pw4T",
+    "mysql -u root -p mydb", "mysql -u root -p$MYSQL_PWD db", "mysql -h db -P 3306 -u root -p",
+    "mysql -u root -pyourpassword",
+])
+def test_their_look_alikes_are_not(text: str) -> None:
+    assert find_secrets(text) == []
+
+
+def test_the_quick_test_knows_every_control_and_format_character() -> None:
+    import sys
+    import unicodedata
+
+    from consistency.secrets import _HIDDEN
+
+    hidden = [c for c in map(chr, range(sys.maxunicode + 1))
+              if unicodedata.category(c) in ("Cc", "Cf") and c not in "\n\r\t"]
+    assert all(_HIDDEN.match(c) or not unicodedata.is_normalized("NFKC", c) for c in hidden)
