@@ -154,6 +154,19 @@ def test_a_sentence_with_a_credential_is_left_out(vault: Path, tmp_path: Path) -
     assert "Never push to main." in text and "Abc123XyZ987" not in text
 
 
+def test_a_control_character_inside_a_credential_hides_it_from_no_one(
+        vault: Path, tmp_path: Path) -> None:
+    transcript = tmp_path / "t.jsonl"
+    _write_transcript(transcript, [_user(
+        "From now on, always deploy with ghp_1234567890abcdefghij\u0001klmnopqrstuvwxyzAB "
+        "for staging. Never push to main.")])
+    done = _flush(vault, _event(transcript), "--json")
+    report = json.loads(done.stdout)
+    assert (report["appended"], report["withheld"]) == (1, 1)
+    text = _today_note(vault).read_text(encoding="utf-8")
+    assert "Never push to main." in text and "1234567890abcdefghij" not in text
+
+
 def test_a_busy_writer_is_waited_for_a_bounded_time(vault: Path, tmp_path: Path) -> None:
     transcript = tmp_path / "t.jsonl"
     _write_transcript(transcript, [_user("Never push to main.")])
