@@ -68,10 +68,24 @@ def _finish(open_: _Open | None, path: str, day: date, origin: SnippetOrigin,
     heading = open_.heading
     if find_secrets(f"{heading}\n{body}"):  # a line with a credential is never staged
         return
+    if not _says_something(body):
+        return  # an embed, a link or a template's placeholder alone ("![[Daily.base]]")
     context = f"{heading}: {' '.join(open_.texts)}" if heading else " ".join(open_.texts)
     out.append(Snippet(
         key=snippet_key(path, heading, body), path=path, day=day, lines=(open_.start, open_.end),
         heading=heading, body=body, tags=concept_tags(context), kind=open_.kind, origin=origin))
+
+
+#: What says nothing on its own in a diary line: embeds and links, template placeholders,
+#: list and task markers, markup.
+_NO_WORDS = re.compile(r"!?\[\[[^\]]*\]\]|\{\{[^}]*\}\}|\[[ xX]\]|https?://\S+|[-*+>#`_~|:]")
+
+
+def _says_something(body: str) -> bool:
+    """Does ``body`` hold at least a word of its own (three letters, or two Han characters)
+    besides embeds, links and placeholders?"""
+    rest = _NO_WORDS.sub(" ", body)
+    return re.search(r"[^\W\d_]{3}|[\u4e00-\u9fff]{2}", rest) is not None
 
 
 def _heading_path(stack: list[tuple[int, str]]) -> str:

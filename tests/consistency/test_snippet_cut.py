@@ -56,3 +56,12 @@ def test_chinese_lines_get_concepts_and_a_kind() -> None:
     assert found[0].kind == "rule" and {"testing", "deploy"} <= set(found[0].tags)
     assert len(concept_tags("x " * 3 + " ".join(f"word{i}xx" for i in range(20)))) == 8
     assert match_score("发布 测试", found[0]) == 1.0 and match_score("", found[0]) == 0.0
+
+
+def test_a_line_with_no_words_of_its_own_is_no_snippet() -> None:
+    """A daily note's template leaves embeds and placeholders ("![[Daily.base]]", "- [ ] ")
+    in every note: they say nothing, so they are never staged."""
+    text = ("## Notes\n![[Daily.base]]\n\n## Tasks\n- [ ] \n- {{date}}\n\n"
+            "## Log\n- 17:10 Tests must use a real database\n")
+    bodies = [s.body for s in cut_snippets("Daily/2026-12-04.md", text, date(2026, 12, 4))]
+    assert bodies == ["Tests must use a real database"]
