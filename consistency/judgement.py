@@ -1444,14 +1444,6 @@ def _changed_word(p: _Pair) -> _Finding | None:
     return None
 
 
-def _restates(claim: Claim, teller: Claim) -> bool:
-    """Does ``claim`` state values, each of which ``teller`` states too (and does not take
-    back)?"""
-    values = claim.values - claim.retracted
-    held = teller.values - teller.retracted
-    return bool(values) and all(any(_same_value(v, w) for w in held) for v in values)
-
-
 def _placeholder_kinds(units: tuple[str, ...]) -> frozenset[str]:
     """The kinds of the measures in ``units`` (``⟨date_…⟩`` → ``date``); names, hosts and
     identifiers left out (they say *which one*, and are read apart from their words)."""
@@ -1473,10 +1465,6 @@ def _told_change(p: _Pair) -> _Finding | None:
         # only "now" / "现在" / "instead of", over the same values and none more: the same
         # fact told again as it stands ("孩子在读三年级" / "小孩现在三年级")
         return "possible_contradiction", "says it changed", (" ".join(brought[:4]),)
-    if brought and teller is co and _restates(cn, co):
-        # the older memory told the change, the newer states the value it changed to and no
-        # other ("moved to port 6543" / "预发布数据库的端口是 6543"): the same fact as it stands
-        return "duplicate", "same values", ()
     if brought and (teller is cn or _CHANGE_VERBS.search(co.text)):
         return "contradiction", "says it changed", (" ".join(brought[:4]),)
     if brought:
