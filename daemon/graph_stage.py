@@ -20,13 +20,13 @@ the note their words match, drawn from the English obsidian-help vault; see
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from urllib.parse import unquote
 
 import numpy as np
 
+from ccb.markdown import extract_links
 from consistency.judgement import subject_key
 from daemon.rerank import best_row
 from magma.catalogue import Snapshot, linked
@@ -77,7 +77,6 @@ PAGERANK_SEEDS = 3
 PASSAGE_SHARE = 0.5
 NEAR_CAP = 0.95
 NEAR_LIFTED = 1
-_LINKS = re.compile(r"!?\[\[([^\]|#^]*)|\]\(([^)\s]+)\)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,8 +118,8 @@ def passage_links(snap: Snapshot, src: str, body: str) -> list[str]:
     in the order written. Needs :func:`neighbours_of` run on ``snap``."""
     table = (snap.link_targets or {}).get(src, {})
     found: list[str] = []
-    for match in _LINKS.finditer(body):
-        path = table.get(_written(match.group(1) or match.group(2) or ""))
+    for link in extract_links(body):  # the vault's own link reader: code and URLs left out
+        path = table.get(_written(link.target))
         if path is not None and path != src and _is_note(snap, path) and path not in found:
             found.append(path)
     return found
