@@ -63,6 +63,16 @@ def _search_on_three_days(app: App) -> None:
     app.search("lunch noodle place", limit=10, now=_at(2))
 
 
+def _with_model(make_app: Builder, vault: Path, endpoint: ChatEndpoint) -> App:
+    """An App whose LLM role is ``endpoint`` (a loopback FAKE), synced, after one night."""
+    app, _ = make_app(vault, **{"time.zone": "UTC", "llm.enabled": True,
+                                "llm.model": "test-model", "llm.base_url": endpoint.url,
+                                "llm.timeout_s": 2})
+    app.sync()
+    _dream(app, _at(0, 22))
+    return app
+
+
 def _promoted(vault: Path) -> list[Path]:
     return [p for p in (vault / "Memory").glob("*.md")
             if "derived_from" in p.read_text(encoding="utf-8")]
@@ -243,11 +253,7 @@ def test_with_a_model_each_block_opens_with_a_diary_paragraph_kept_in_dreams_onl
 
     endpoint.respond = respond
     try:
-        app, _ = make_app(vault, **{"time.zone": "UTC", "llm.enabled": True,
-                                    "llm.model": "test-model", "llm.base_url": endpoint.url,
-                                    "llm.timeout_s": 2})
-        app.sync()
-        _dream(app, _at(0, 22))
+        _with_model(make_app, vault, endpoint)
     finally:
         endpoint.close()
     dreams = (vault / "Memory/DREAMS.md").read_text(encoding="utf-8")
@@ -323,11 +329,7 @@ def test_with_a_model_a_promoted_line_is_reworded_only_under_the_fact_check(
 
     endpoint.respond = respond
     try:
-        app, _ = make_app(vault, **{"time.zone": "UTC", "llm.enabled": True,
-                                    "llm.model": "test-model", "llm.base_url": endpoint.url,
-                                    "llm.timeout_s": 2})
-        app.sync()
-        _dream(app, _at(0, 22))
+        app = _with_model(make_app, vault, endpoint)
         _search_on_three_days(app)
         _dream(app, _at(3, 22))
     finally:
