@@ -32,7 +32,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 import structlog
 
@@ -181,16 +181,7 @@ def session_text(chunk: bytes, max_chars: int = EXTRACT_MAX_CHARS) -> tuple[str,
     its end), and the 1-based line of the first turn not read whole (``1`` when all are;
     past the last line when none is): the rules choose among the user's statements before
     it."""
-    turns: list[tuple[int, str]] = []
-    for number, line in enumerate(chunk.split(b"\n"), start=1):
-        if not line.strip():
-            continue
-        try:
-            text = _spoken_text(json.loads(line))
-        except (ValueError, RecursionError):
-            continue
-        if text is not None:
-            turns.append((number, text))
+    turns = list(_texts_of_lines(chunk, _spoken_text))
     kept: list[str] = []
     size = 0
     first = chunk.count(b"\n") + 2
@@ -221,16 +212,24 @@ def extractor(client: ChatClient, timeout_s: float) -> Extract:
 def user_statements(chunk: bytes) -> Iterator[UserStatement]:
     """The user's statements in ``chunk`` (whole JSON lines of a transcript); a line that is
     not JSON is skipped."""
+    for number, text in _texts_of_lines(chunk, _typed_text):
+        for statement in standing_statements(text):
+            yield UserStatement(statement, number)
+
+
+def _texts_of_lines(chunk: bytes, read: Callable[[Any], str | None]
+                    ) -> Iterator[tuple[int, str]]:
+    """``(1-based line, text)`` of each JSON line of ``chunk`` that ``read`` finds a text in;
+    a blank line or one that is not JSON is skipped."""
     for number, line in enumerate(chunk.split(b"\n"), start=1):
         if not line.strip():
             continue
         try:
-            text = _typed_text(json.loads(line))
+            text = read(json.loads(line))
         except (ValueError, RecursionError):
             continue
         if text is not None:
-            for statement in standing_statements(text):
-                yield UserStatement(statement, number)
+            yield number, text
 
 
 def _read_from(path: Path, offset: int) -> tuple[bytes, int]:
