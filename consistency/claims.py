@@ -50,6 +50,7 @@ __all__ = [
     "AMBIGUOUS_UNITS",
     "CLAIM_MAX_CHARS",
     "CURRENCIES",
+    "HAN_NAME",
     "Claim",
     "Language",
     "Value",
@@ -57,6 +58,7 @@ __all__ = [
     "dice",
     "language_of",
     "read_claim",
+    "romanised",
     "stem",
 ]
 
@@ -459,7 +461,7 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
                          rf"\b(?:{_CURRENCY_CODES})(?=\s?\d))\s?(?P<n>\d+(?:[,.]\d+)*)(?P<k>[kKmM万])?",
                          re.I)),
     ("number", re.compile(
-        r"(?<![A-Za-z0-9_.])(?P<sign>(?<![\w-])[-−](?=\d))?(?P<n>\d+(?:,\d{3})*(?:\.\d+)?)(?P<k>[kKmM](?![a-zA-Z])|万|千)?(?:-(?=[a-z]{3})|\s*)(?P<u>"
+        r"(?<![A-Za-z0-9_.])(?<![A-Za-z]-)(?P<sign>(?<![\w-])[-−](?=\d))?(?P<n>\d+(?:,\d{3})*(?:\.\d+)?)(?P<k>[kKmM](?![a-zA-Z])|万|千)?(?:-(?=[a-z]{3})|\s*)(?P<u>"
         + "|".join(re.escape(u) for u in _UNIT_WORDS)
         + r")?(?![A-Za-z0-9_])", re.I)),
     # half an hour, and "一个半小时" (an hour and a half)
@@ -478,6 +480,11 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("street", re.compile(r"(?<=[区市县镇州京海])[\u4e00-\u9fff]{1,5}?(?:[东西南北中]路|大道|大街"
                           r"|路|街|巷)(?![\u4e00-\u9fff]{0,1}口)")),
     ("place", _ZH_PLACE_RE),
+    # what someone or something is called, in Chinese ("我的猫叫*豆豆*", "儿子名叫*小明*"): a
+    # name at the end of its clause, never a pronoun ("大家都叫我老王") or a thing ordered
+    # ("叫外卖", "叫车")
+    ("zhname", re.compile(r"(?:名字叫|名字是|名叫|叫做|叫)(?![我你他她它咱外车醒好法])"
+                          r"(?P<zhname>[\u4e00-\u9fff]{1,4}?)[了啦]?(?=[，。；！？、,.;!?\s)）]|$)")),
     ("id", re.compile(
         r"(?<![\w@/.-])(?:@[a-z0-9][\w.-]*/[\w.-]+|[A-Za-z]+(?:_[A-Za-z0-9]+)+|"
         r"[a-z]+[A-Z][A-Za-z0-9]*|[A-Z][a-z]+[A-Z][A-Za-z0-9]*|[A-Za-z]+\d+[A-Za-z\d]*|"
@@ -729,6 +736,7 @@ _KIND_READERS: dict[str, Callable[[re.Match[str], date | None], Value | list[Val
     **{kind: functools.partial(_read_alone, read) for kind, read in _READERS.items()},
     "number": lambda m, _w: _number_value(m),
     "place": lambda m, _w: Value("name", PLACES_EN.get(m.group(0), m.group(0))),
+    "zhname": lambda m, _w: Value("name", m.group("zhname")),
     "street": lambda m, _w: Value("name", m.group(0)),
     "unit": lambda m, _w: _unit_value(m),
     "code": lambda m, _w: Value("code", m.group(1).strip().lower()),
@@ -817,6 +825,26 @@ def _tag(value: Value) -> str:
     in two units is a changed value, which the values themselves show."""
     unit = "" if _frame_kind(value.kind) == "number" else value.unit
     return hashlib.sha1(f"{value.kind}:{value.text}{unit}".encode()).hexdigest()[:8]
+
+
+#: A name written in Chinese characters only.
+HAN_NAME = re.compile(r"[\u4e00-\u9fff]{1,6}")
+
+
+@functools.lru_cache(maxsize=1024)
+def romanised(han: str) -> str:
+    """``han`` in toneless pinyin, joined ("旺财" → ``"wangcai"``), with ``pypinyin`` (imported
+    on first use: loading its dictionary takes ~0.4 s)."""
+    from pypinyin import lazy_pinyin
+
+    return "".join(lazy_pinyin(han)).lower()
+
+
+def _token_text(value: Value) -> str:
+    """A value's text as a token: a name in Chinese characters as its pinyin, so that "旺财"
+    and "Wangcai" are one word."""
+    return romanised(value.text) if value.kind == "name" and HAN_NAME.fullmatch(
+        value.text) else value.text
 
 
 def placeholder(value: Value) -> str:
@@ -924,6 +952,8 @@ _NEGATIONS = frozenset(
     ["not", "no", "without", "nor", "neither", "none", "nothing", "nobody", "nowhere"])
 _ZH_NEGATIONS = ("不要", "不用", "不能", "不再", "不会", "不必", "不许", "不准", "不得", "不可",
                  "没有", "别", "勿", "莫", "无需", "无须", "不", "没", "非", "未")  # fmt: skip
+#: "not only X but also Y" states X: no negation (as 不仅 / 不但 in Chinese).
+_NOT_ONLY = re.compile(r"\bnot\s+(?:only|just|merely|simply)\b", re.I)
 _ZH_STOP = frozenset("的了着过吧呢吗啊呀嘛就也都还又很太挺最我你他她它们这那个是在和与及或把被给让对中请里到")
 
 # Polarity concepts: words and phrases with their sign (True: positive).
@@ -1332,7 +1362,7 @@ class _WordReader:
 
     def clause(self, clause: str) -> None:
         self.pending, self.liked = 0, False
-        for word in _WORD.findall(clause):
+        for word in _WORD.findall(_NOT_ONLY.sub(" ", clause)):
             han_word = _HAN_RE.match(word) is not None
             for piece in _han_units(word) if han_word else [word]:
                 self.piece(piece, clause, han_word)
@@ -1436,7 +1466,7 @@ def read_claim(text: str, *, written: date | None = None) -> Claim:
     frame, negated, concepts = reader.frame, reader.negated, reader.concepts
     tokens = [u for u in frame if not _HAN_RE.match(u) and not u.startswith(("⟨", "⟪"))]
     tokens.extend(_han_bigrams(frame))
-    tokens.extend(f"{v.kind}:{v.text}{v.unit}" for _o, v in all_values)
+    tokens.extend(f"{v.kind}:{_token_text(v)}{v.unit}" for _o, v in all_values)
     key_parts = sorted(tokens) + sorted(f"{n}{sorted(s)}" for n, s in concepts.items())
     key_parts += sorted(f"¬{w}" for w in negated)
     return Claim(

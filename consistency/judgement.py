@@ -67,6 +67,7 @@ from ccb.model import MemoryType
 from consistency.claims import (
     AMBIGUOUS_UNITS,
     CURRENCIES,
+    HAN_NAME,
     WEEKEND,
     WORKDAYS,
     Claim,
@@ -75,6 +76,7 @@ from consistency.claims import (
     dice,
     placeholder,
     read_claim,
+    romanised,
     stem,
 )
 from consistency.lexicon import CONCEPTS, PEOPLE
@@ -285,6 +287,11 @@ def _same_value(a: Value, b: Value) -> bool:
         days = {WEEKEND: {"6", "7"}, WORKDAYS: {"1", "2", "3", "4", "5"}}
         return bool(days.get(a.text, {a.text}) & days.get(b.text, {b.text}))
     if a.kind in _WORDLIKE and b.kind in _WORDLIKE:
+        if (HAN_NAME.fullmatch(a.text) and b.text.isascii()) or \
+                (HAN_NAME.fullmatch(b.text) and a.text.isascii()):
+            # a Chinese name and its pinyin ("旺财" / "Wangcai", "小雨" / "Xiaoyu")
+            han, latin = (b.text, a.text) if a.text.isascii() else (a.text, b.text)
+            return romanised(han) == re.sub(r"[^a-z]", "", latin.lower())
         wa, wb = a.text.split(), b.text.split()
         return any(x == y or (min(len(x), len(y)) >= 4 and (x.startswith(y) or y.startswith(x)))
                    for x in wa for y in wb)
@@ -329,6 +336,8 @@ def _value_changes(old: Claim, new: Claim) -> list[tuple[str, list[Value], list[
     _adopt_versions(by_old, by_new)
     _adopt_versions(by_new, by_old)
     _other_measures(by_old, by_new)
+    _machine_names(by_old, by_new)
+    _machine_names(by_new, by_old)
     return [(group, sorted(by_old[group]), sorted(by_new[group]))
             for group in sorted(by_old.keys() & by_new.keys())]
 
@@ -355,6 +364,23 @@ def _other_measures(by_old: dict[str, list[Value]], by_new: dict[str, list[Value
     if olds and news:
         for mine, groups in ((by_old, olds), (by_new, news)):
             mine[MEASURE_GROUP] = [v for g in groups for v in mine.pop(g)]
+
+
+#: An identifier written as a machine's name ("build-box-2", "pg-pay-01"): letters, then
+#: hyphenated parts with a digit.
+_MACHINE_NAME = re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)*-[a-z]*\d[a-z0-9]*")
+
+
+def _machine_names(mine: dict[str, list[Value]], theirs: dict[str, list[Value]]) -> None:
+    """A host on one side and a machine's name on the other are one value changed ("CI
+    runner is on build-box-2" / "on ci-runner-a.internal"), not two things each side
+    names."""
+    machines = [v for v in mine.get("id", []) if _MACHINE_NAME.fullmatch(v.text)]
+    if machines and "host" in theirs and "host" not in mine:
+        mine["host"] = machines
+        mine["id"] = [v for v in mine["id"] if v not in machines]
+        if not mine["id"]:
+            del mine["id"]
 
 
 def _without_bare_echoes(values: frozenset[Value], other: frozenset[Value]) -> frozenset[Value]:
@@ -1300,6 +1326,24 @@ def _other_slot(p: _Pair) -> _Finding | None:
     return None
 
 
+#: Activities a person does, each a fact of its own: living somewhere and working there,
+#: running and swimming three times a week both hold. Lexicon heads (:mod:`consistency.lexicon`).
+_ACTIVITIES = frozenset({"live", "work", "run", "swim", "eat", "drink", "born", "study",
+                         "teach", "sleep"})
+
+
+def _other_activity(p: _Pair) -> _Finding | None:
+    """Each side tells of another activity, and neither says it changed ("我住在杭州" /
+    "我在杭州工作", "我每周跑步三次" / "我每周游泳三次"): two facts, whatever else they
+    share."""
+    if p.changed_cue or (p.two_languages and not p.covered):
+        return None
+    old, new = set(p.co.tokens) & _ACTIVITIES, set(p.cn.tokens) & _ACTIVITIES
+    if old and new and old.isdisjoint(new):
+        return "distinct", "other activity", (f"{'/'.join(sorted(old))} → {'/'.join(sorted(new))}",)
+    return None
+
+
 def _polarity(p: _Pair) -> _Finding | None:
     flips = _polarity_flips(p.co, p.cn)
     if flips and any(x.antonym for x in p.subs) and not _turned(p.co, p.cn):
@@ -1319,6 +1363,13 @@ def _polarity(p: _Pair) -> _Finding | None:
         # asking" / "always ask before migrations"; "没有签字就不能上线" / "上线前必须签字"):
         # perhaps the same rule turned around
         return "possible_contradiction", "polarity", (*flips[:2], "said with two denials")
+    if flips and p.changes and not p.changed_cue and not _turned(p.co, p.cn) and not any(
+            group.startswith("number:") or group == MEASURE_GROUP for group, _o, _n in p.changes):
+        # what one side denies is not what the other states ("never deploy on *Friday*" /
+        # "always deploy on *Monday*", "don't use npm" / "use pnpm"): both may hold
+        return "possible_contradiction", "polarity", (*flips[:2], *(
+            f"{', '.join(v.label() for v in o)} → {', '.join(v.label() for v in n)}"
+            for _g, o, n in p.changes[:1]))
     if flips:
         kind: Verdict = "contradiction" if p.strong or p.aligned_ok else \
             "possible_contradiction"
@@ -1582,7 +1633,7 @@ def _held_apart(p: _Pair, found: _Finding | None) -> _Finding | None:
 
 
 #: The rules of a related pair, in the order they are asked; the first finding decides.
-_RULES = (_series, _other_slot, _polarity, _changed_value, _changed_word, _told_change,
+_RULES = (_series, _other_slot, _other_activity, _polarity, _changed_value, _changed_word, _told_change,
           _list_changed, _other_context, _alike)
 
 

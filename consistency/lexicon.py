@@ -126,6 +126,7 @@ colleague | colleague colleagues coworker coworkers co-worker co-workers | 同�
 team | team | 团队 小组
 birthday | birthday | 生日
 live | live lives lived living reside resides | 住在 居住
+work |  | 工作
 move | move moves moved relocate relocated | 搬到 搬家
 home | home | 家里 在家 回家
 office | office | 办公室

@@ -248,6 +248,20 @@ def test_categories_cover_the_issue(judged) -> None:
      "kept apart"),
     # two times of day, each with its own drink: antonyms of the time, not of one thing
     ("早上喝咖啡", "晚上喝茶", "kept apart"),
+    # two activities of one person: living and working somewhere, running and swimming
+    ("我住在杭州", "我在杭州工作", "distinct"),
+    ("我每周跑步三次", "我每周游泳三次", "distinct"),
+    ("Lives in Lisbon.", "Works in Lisbon.", "distinct"),
+    # "not only X but also Y" states X
+    ("The team uses not only Jira but also Linear.", "The team uses Jira.", "duplicate"),
+    # a denial and a rule about another value: both may hold
+    ("Never deploy on Friday.", "Always deploy on Monday.", "kept apart"),
+    # a name in Chinese after 叫, changed; a Chinese name and its pinyin
+    ("我的猫叫豆豆", "我的猫现在叫花花", "contradiction"),
+    ("我家的狗叫旺财", "My dog is named Wangcai.", "duplicate"),
+    # a machine's name and a host name: one value changed
+    ("The CI runner is on build-box-2.", "The CI runner is on ci-runner-a.internal.",
+     "contradiction"),
 ])
 def test_rules_read_from_the_pair_sets(real_embedder, old: str, new: str, verdict: str) -> None:
     """One pair per rule added from what a blind set showed, through the real model."""

@@ -372,3 +372,20 @@ def test_half_an_hour_in_chinese_is_read(text: str, seconds: str) -> None:
 def test_a_count_of_working_days_is_a_duration_not_the_workdays() -> None:
     assert not any(kind == "weekday" for kind, _t, _u in _values("事故复盘要在5个工作日内提交。"))
     assert ("weekday", "9", "") in _values("工作日早上跑步")
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("The payments DB host is pg-pay-01.", ("id", "pg-pay-01", "")),
+    ("我的猫叫豆豆", ("name", "豆豆", "")),
+    ("项目代号改叫银河了", ("name", "银河", "")),
+    ("儿子名叫小明。", ("name", "小明", "")),
+])
+def test_names_read_whole(text: str, value: tuple[str, str, str]) -> None:
+    """A machine's name is one identifier, not a word and a number; a Chinese name after 叫
+    is a name."""
+    assert value in _values(text)
+
+
+@pytest.mark.parametrize("text", ["大家都叫我老王", "中午一般叫外卖", "ages 7-10"])
+def test_no_name_read_where_there_is_none(text: str) -> None:
+    assert not {v for v in _values(text) if v[0] in {"name", "id"}}
