@@ -1008,6 +1008,8 @@ def _names_the_thing(changes: list[tuple[str, list[Value], list[Value]]], old: C
 
     olds = [v for _g, o, _n in changes for v in o]
     news = [v for _g, _o, n in changes for v in n]
+    if any(_around_the_verb(old, o) and _around_the_verb(new, n) for _g, o, n in changes):
+        return True  # "Main character in *FFXIV* is a *Paladin*" / "in *WoW* is a *Druid*"
     if len(groups) >= 2:
         named_old = [v for g, o, _n in changes if g in {"id", "place"} for v in o]
         named_new = [v for g, _o, n in changes if g in {"id", "place"} for v in n]
@@ -1027,6 +1029,18 @@ def _names_the_thing(changes: list[tuple[str, list[Value], list[Value]]], old: C
                                    for i in where(claim, values)):
             return False
     return True
+
+
+def _around_the_verb(claim: Claim, values: list[Value]) -> bool:
+    """Do the changed ``values`` stand both before ``claim``'s verb (naming the thing) and
+    after it (its value)?"""
+    units = claim.units
+    verb = units.index("⟦=⟧") if "⟦=⟧" in units else next(
+        (i for i, u in enumerate(units) if u.startswith("⟪") or _is_relation(u)), None)
+    marks = {placeholder(v) for v in values}
+    where = [i for i, u in enumerate(units) if u in marks]
+    return verb is not None and len(values) >= 2 and any(i < verb for i in where) and any(
+        i > verb for i in where)
 
 
 def _same_after(claim: Claim, other: Claim, verb: int) -> bool:

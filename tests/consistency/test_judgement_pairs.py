@@ -259,6 +259,9 @@ def test_categories_cover_the_issue(judged) -> None:
     # a name in Chinese after 叫, changed; a Chinese name and its pinyin
     ("我的猫叫豆豆", "我的猫现在叫花花", "contradiction"),
     ("我家的狗叫旺财", "My dog is named Wangcai.", "duplicate"),
+    # the thing named before the verb changed with the value after it: two things
+    ("Home server in Berlin is Atlas.", "Home server in Lisbon is Hermes.", "kept apart"),
+    ("Home server is Atlas.", "Home server is Hermes now.", "contradiction"),
     # a machine's name and a host name: one value changed
     ("The CI runner is on build-box-2.", "The CI runner is on ci-runner-a.internal.",
      "contradiction"),
