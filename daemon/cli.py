@@ -437,8 +437,16 @@ def sync(
                           "the index (e.g. after deleting most of a vault on purpose)."),
     ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+    vault_option: Annotated[
+        Path | None, typer.Option("--vault", help="Vault folder (as the other commands take it; "
+                                                  "the same as VAULT).")
+    ] = None,
 ) -> None:
     """Reconcile the index with the vault once: new, changed, deleted and renamed files."""
+    if vault is not None and vault_option is not None and vault != vault_option:
+        raise typer.BadParameter(f"two vaults given: {vault} and --vault {vault_option}",
+                                 param_hint="VAULT")
+    vault = vault if vault is not None else vault_option
     with _app(ctx, **{"vault.path": vault}) as application:
         # (a relative path is the client's: the resolution that sent it here read its folder)
         if vault is not None and _served.get() is not None and vault.expanduser().is_absolute() \
