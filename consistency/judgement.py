@@ -1497,9 +1497,7 @@ def _changed_word(p: _Pair) -> _Finding | None:
                 tuple(x.label() for x in values if x.antonym)[:3])
     if subs and (p.multi or p.both_deny) and not p.changed_cue:
         return "distinct", "several values", tuple(x.label() for x in subs[:3])
-    if values and not p.changed_cue and any(
-            _placeholder_kinds(x.old) and _placeholder_kinds(x.new)
-            and not _placeholder_kinds(x.old) & _placeholder_kinds(x.new) for x in values):
+    if values and not p.changed_cue and any(_kind_replaced(x) for x in values):
         # a value of one kind said in place of another ("is due *on June 3*" / "is owned *by
         # the platform team*"; "is *Postgres 15*" / "is backed up *every 6 hours*"): another
         # thing said of the subject, perhaps
@@ -1507,6 +1505,21 @@ def _changed_word(p: _Pair) -> _Finding | None:
     if values:
         return "contradiction", "changed word", tuple(x.label() for x in values[:3])
     return None
+
+
+def _kind_replaced(sub: _Substitution) -> bool:
+    """Does a measure of one kind stand where the other side has one of another kind, or only
+    words ("due *on June 3*" / "owned *by the platform team*")?"""
+    old, new = _placeholder_kinds(sub.old), _placeholder_kinds(sub.new)
+    if old and new:
+        return not old & new
+    other = sub.new if old else sub.old
+    return bool((old | new) & _WHEN_VALUE_KINDS) and not any(
+        u.startswith("⟨") for u in other) and _names(_plain(other))
+
+
+#: Kinds of values that say when (a date, a time, a month, a period), never what.
+_WHEN_VALUE_KINDS = frozenset({"date", "time", "month", "period"})
 
 
 def _placeholder_kinds(units: tuple[str, ...]) -> frozenset[str]:

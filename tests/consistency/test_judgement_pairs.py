@@ -262,6 +262,11 @@ def test_categories_cover_the_issue(judged) -> None:
     # the thing named before the verb changed with the value after it: two things
     ("Home server in Berlin is Atlas.", "Home server in Lisbon is Hermes.", "kept apart"),
     ("Home server is Atlas.", "Home server is Hermes now.", "contradiction"),
+    # a date where the other side names who does it: another thing said of the subject
+    ("The tax filing is due on April 15.", "The tax filing is handled by our accountant.",
+     "kept apart"),
+    ("The tax filing is due on April 15.", "The tax filing is now due on May 1.",
+     "contradiction"),
     # a machine's name and a host name: one value changed
     ("The CI runner is on build-box-2.", "The CI runner is on ci-runner-a.internal.",
      "contradiction"),
