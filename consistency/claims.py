@@ -401,6 +401,8 @@ _FREQUENCY = re.compile(
 #: ISO 4217 codes written before an amount ("CHF 24").
 _CURRENCY_CODES = "USD|EUR|GBP|CHF|HKD|JPY|CNY|RMB|CAD|AUD|SGD|NZD|TWD|KRW|INR|MXN|BRL|RUB"
 _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
+    # a name written in quotes or title marks (公众号叫“慢读笔记”, 《三体》): one value
+    ("quoted", re.compile(r"(?<=[\u4e00-\u9fff：:])\s*\"(?P<quoted>[^\"\n]{1,20})\"|《(?P<title>[^《》\n]{1,20})》")),
     ("url", re.compile(rf"\b(?:https?|ftp|ssh|git|s3|postgres(?:ql)?|mysql|redis|mongodb)://[^\s<>\"'`，。）){HAN_RANGES}]+", re.I | _A)),
     ("email", re.compile(r"\b[\w.+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+\b", _A)),
     ("ip", re.compile(r"\b(?:\d{1,3}\.){3}\d{1,3}(?::(?P<port>\d{1,5}))?\b", _A)),
@@ -429,7 +431,7 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
         r"(?:/[A-Z][A-Za-z_]+)?\b|(?:北京|东京|纽约|伦敦|太平洋|美东|美西|格林尼治)时间", _A)),
     ("time", re.compile(r"\b(?P<h>[01]?\d|2[0-3]):(?P<mi>[0-5]\d)(?:\s*(?P<ap>[ap])\.?m\.?)?\b", re.I | _A)),
     ("time", re.compile(r"\b(?P<h>1[0-2]|0?[1-9])\s*(?P<ap>[ap])\.?m\b\.?", re.I | _A)),
-    ("time", re.compile(r"(?P<zap>上午|下午|晚上|早上|凌晨|中午|清晨|傍晚)?(?<![早晚快慢多少大小好高低长短有])(?P<h>\d{1,2}|[一二两三四五六七八九十]+)\s*[点點](?P<half>半)?")),
+    ("time", re.compile(r"(?P<zap>上午|下午|晚上|早上|凌晨|中午|清晨|傍晚)?(?<![早晚快慢多少大小好高低长短有冷热暖凉轻重细粗松紧严宽贵远近深浅强弱亮暗甜咸淡辣软硬干湿胖瘦稳])(?P<h>\d{1,2}|[一二两三四五六七八九十]+)\s*[点點](?P<half>半)?")),
     ("host", re.compile(
         r"\b(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.)+(?:[a-z]{2,}|internal|local|lan|corp|intra)"
         r"(?::(?P<port>\d{1,5}))?(?=[^\w.]|\.(?:\s|$)|$)", re.I | _A)),
@@ -737,6 +739,8 @@ _KIND_READERS: dict[str, Callable[[re.Match[str], date | None], Value | list[Val
     "number": lambda m, _w: _number_value(m),
     "place": lambda m, _w: Value("name", PLACES_EN.get(m.group(0), m.group(0))),
     "zhname": lambda m, _w: Value("name", m.group("zhname")),
+    "quoted": lambda m, _w: Value("name", " ".join((m.group("quoted") or m.group("title"))
+                                                   .lower().split())),
     "street": lambda m, _w: Value("name", m.group(0)),
     "unit": lambda m, _w: _unit_value(m),
     "code": lambda m, _w: Value("code", m.group(1).strip().lower()),
@@ -1302,7 +1306,7 @@ _CHANGE_CUES = re.compile(
     r"correction|corrected|actually|rescheduled|postponed|delayed|pushed back|brought forward|"
     r"slipped|slips|slid|"
     r"from .{1,60}?(?<!prior)(?<!due)(?<!next)(?<!close)(?<!according)(?<!up) to)\b"
-    r"|改成|改为|换成|换了|换到|搬到|搬去|迁到|迁移到|迁至|升级到|升到|降到|调整为|调整到|调到|调成|"
+    r"|改成|改为|换成|换了|换到|切到|切换到|切成|切换成|搬到|搬去|迁到|迁移到|迁至|升级到|升到|降到|调整为|调整到|调到|调成|"
     r"记错|说错|搞错|弄错|写错|"
     r"改到|现在|如今|不再|改用|变成|变为|更新为|以后|今后|已经改|更正|纠正|其实|涨到|涨了|降了|挪到|移到|"
     r"提高到|增加到|减少到|缩短到|延长到|改期|推迟到|延期到|提前到", re.I | re.A)
@@ -1317,7 +1321,7 @@ def change_cue_at(text: str) -> int | None:
 _RETRACTING = re.compile(
     r"\bfrom\s+(.{1,60}?)\s+(?:to|→|->)\s|\binstead of\s+(.{1,40}?)(?:[,.;]|$)|"
     r"\brather than\s+(.{1,40}?)(?:[,.;]|$)|\bno longer\s+(.{1,40}?)(?:[,.;]|$)|"
-    r"\breplaced\s+(.{1,40}?)\s+with\b|从(.{1,40}?)(?:改|换|迁|搬|升|降|调)|不再(?:用|使用)?(.{1,20}?)(?:[,，。;；]|$)"
+    r"\breplaced\s+(.{1,40}?)\s+with\b|从(.{1,40}?)(?:改|换|迁|搬|升|降|调|切)|不再(?:用|使用)?(.{1,20}?)(?:[,，。;；]|$)"
     # a correction that names what it is not: "September, not August", "二月做，不是四月"
     r"|[,，;；]\s*(?:not|and not)\s+(.{1,30}?)(?:[,.;!?]|$)|[,，;；]\s*(?:不是|而不是|并非)(.{1,20}?)(?:[,，。;；!?！？]|$)",
     re.I | re.A)

@@ -544,7 +544,8 @@ def _sign(signs: frozenset[bool]) -> str:
 _ANTONYM_WORDS = (
     ("dark", "light"), ("tab", "space"), ("tabs", "spaces"), ("before", "after"),
     ("min", "max"), ("minimum", "maximum"), ("local", "remote"), ("public", "private"),
-    ("sync", "async"), ("synchronous", "asynchronous"), ("hot", "cold"), ("early", "late"),
+    ("sync", "async"), ("synchronous", "asynchronous"), ("hot", "cold"), ("warm", "cold"),
+    ("early", "late"),
     ("morning", "evening"), ("morning", "night"), ("day", "night"), ("up", "down"),
     ("open", "closed"), ("open", "close"), ("include", "exclude"), ("accept", "reject"),
     ("manual", "automatic"), ("monthly", "weekly"), ("daily", "weekly"), ("daily", "monthly"),
@@ -728,7 +729,7 @@ def _plain(frame: tuple[str, ...]) -> list[str]:
 #: arrived out of order); "now" and "from … to" tell one only in the newer memory.
 _CHANGE_VERBS = re.compile(
     r"\b(?:moved|switched|changed|migrated|replaced|renamed|upgraded|downgraded|no longer|"
-    r"correction|corrected)\b|改成|改为|换成|搬到|迁到|迁移到|升级到|不再|更正|纠正", re.I)
+    r"correction|corrected)\b|改成|改为|换成|切到|切换到|搬到|迁到|迁移到|升级到|不再|更正|纠正", re.I)
 
 #: Cues that name a change by its verb ("moved to", "switched", "换成"), beside the ones
 #: that may only stress how things stand ("now", "现在", "instead of").
@@ -737,7 +738,7 @@ _STRONG_CUES = re.compile(
     r"downgraded|bump(?:ed)?|raised|lowered|increased|decreased|reduced|extended|shortened|"
     r"renamed|replaced|no longer|anymore|any more|from now on|as of|going forward|"
     r"correct(?:ed|ion)|rescheduled|postponed|delayed|pushed back|brought forward|slipped|"
-    r"slips|slid|from .{1,60}? to)\b|改|换|搬|迁|升|降|不再|变成|变为|更新为|更正|纠正|涨|"
+    r"slips|slid|from .{1,60}? to)\b|改|换|切到|切换|搬|迁|升|降|不再|变成|变为|更新为|更正|纠正|涨|"
     r"记错|说错|搞错|弄错|写错|"
     r"挪到|移到|提高到|增加到|减少到|缩短到|延长到|推迟|延期|提前到", re.I)
 
@@ -772,6 +773,24 @@ def _other_words_both_sides(subs: list[_Substitution]) -> bool:
         han_old = [u for u in old if not u.isascii()]
         han_new = [u for u in new if not u.isascii()]
         if len(han_old) >= 2 and len(han_new) >= 2 and not latin_old and not latin_new:
+            return True
+    return False
+
+
+def _verb_replaced(subs: list[_Substitution]) -> bool:
+    """Is the word that leads to the value replaced by another ("is *written* in Kotlin" /
+    "is *deployed* on Cloud Run"): another thing said of the subject, perhaps, not its value
+    changed?"""
+    for sub in subs:
+        if sub.antonym or sub.where != "value" or _placeholders(sub.old) or \
+                _placeholders(sub.new):
+            continue
+        old = [u for u in _plain(sub.old) if not u.startswith("⟦") and u not in _CHANGE_WORDS]
+        new = [u for u in _plain(sub.new) if not u.startswith("⟦") and u not in _CHANGE_WORDS]
+        latin_old = [u for u in old if u.isascii() and len(u) >= 3]
+        latin_new = [u for u in new if u.isascii() and len(u) >= 3]
+        if latin_old and latin_new and not any(
+                x.startswith(y[:3]) or y.startswith(x[:3]) for x in latin_old for y in latin_new):
             return True
     return False
 
@@ -1111,6 +1130,7 @@ def _qualified(co: Claim, cn: Claim, subs: list[_Substitution],
     return any((x.where == "context" and not x.antonym and (
         _plain(x.old) or _plain(x.new))) or _label_swap(x) for x in subs) or \
         _names_the_thing(changes, co, cn) or _other_words_both_sides(subs) or (
+            changes and not changed_cue and _verb_replaced(subs)) or (
             not changed_cue and _words_replaced_beside(subs)) or (
             not changed_cue and not two_languages and _narrowed_slot(co, cn))
 

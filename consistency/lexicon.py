@@ -186,6 +186,9 @@ game | game games | 游戏
 user | user | 用户
 milktea | milk-tea bubble-tea | 奶茶
 hotdog | hot-dog hot-dogs | 热狗
+cold | cold colder | 冷
+warm | warm warmer | 暖和 温暖 暖
+hot | hot hotter |
 panda | panda pandas | 熊猫
 squid | squid | 鱿鱼
 whale | whale whales | 鲸鱼

@@ -54,6 +54,10 @@ BLIND = {
     # 8 supersessions; then read (a change told in few shared words, "depends on", 会员,
     # 我爸 / 我妈, a place that names the thing beside an unchanged value)
     "blind11.jsonl": (0.66, 0.61, 6, 5),
+    # first measured as it came: 255 of 300, duplicates 0.80, contradictions 0.80, 6 merges,
+    # 2 supersessions; then read ("从 X 切到 Y", names in Chinese quotes, "written in" /
+    # "deployed on")
+    "blind12.jsonl": (0.79, 0.81, 4, 1),
 }
 
 
@@ -267,6 +271,14 @@ def test_categories_cover_the_issue(judged) -> None:
      "kept apart"),
     ("The tax filing is due on April 15.", "The tax filing is now due on May 1.",
      "contradiction"),
+    # the word that leads to the value replaced: another thing said of the subject
+    ("The billing API is written in Rust.", "The billing API is deployed on Cloud Run.",
+     "kept apart"),
+    ("The billing API is written in Rust.", "The billing API is now written in Go.",
+     "contradiction"),
+    # "从 X 切到 Y" tells a change; a name in Chinese quotes is one value
+    ("我们用 Jira 管理需求。", "需求管理已经从 Jira 切到了 Linear。", "contradiction"),
+    ("播客的名字叫“夜航船”。", "播客改名为“晚风电台”了。", "contradiction"),
     # a machine's name and a host name: one value changed
     ("The CI runner is on build-box-2.", "The CI runner is on ci-runner-a.internal.",
      "contradiction"),

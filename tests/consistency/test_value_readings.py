@@ -379,6 +379,8 @@ def test_a_count_of_working_days_is_a_duration_not_the_workdays() -> None:
     ("我的猫叫豆豆", ("name", "豆豆", "")),
     ("项目代号改叫银河了", ("name", "银河", "")),
     ("儿子名叫小明。", ("name", "小明", "")),
+    ("公众号名字叫“慢读笔记”。", ("name", "慢读笔记", "")),
+    ("最近在读《百年孤独》", ("name", "百年孤独", "")),
 ])
 def test_names_read_whole(text: str, value: tuple[str, str, str]) -> None:
     """A machine's name is one identifier, not a word and a number; a Chinese name after 叫
@@ -389,3 +391,9 @@ def test_names_read_whole(text: str, value: tuple[str, str, str]) -> None:
 @pytest.mark.parametrize("text", ["大家都叫我老王", "中午一般叫外卖", "ages 7-10"])
 def test_no_name_read_where_there_is_none(text: str) -> None:
     assert not {v for v in _values(text) if v[0] in {"name", "id"}}
+
+
+def test_a_bit_is_no_time_of_day() -> None:
+    """"冷一点" is "a bit colder", not one o'clock."""
+    assert not {v for v in _values("睡觉时房间冷一点。") if v[0] == "time"}
+    assert ("time", "13:00", "") in _values("下午一点开会。")
