@@ -1332,24 +1332,23 @@ def _series(p: _Pair) -> _Finding | None:
 _KIN_RANK = re.compile(
     r"(?i)\b(?P<en>older|oldest|elder|eldest|big|younger|youngest|little|baby|middle|first|"
     r"second|third)[- ](?:daughter|son|kid|child|sister|brother|girl|boy)s?\b"
-    r"|(?P<zh>老大|老二|老三|老幺|大|小|二|三|长|次|幺)(?:女儿|儿子|闺女|孩子|姐姐|哥哥|弟弟|妹妹|姑娘|公子)")
+    r"|(?P<zh>老大|老二|老三|老幺|大|小|二|三|长|次|幺)(?:女儿|儿子|闺女|孩子|姐姐|哥哥|弟弟|妹妹|姑娘|公子)"
+    r"|(?<![大小二三长次幺])(?P<sib>姐姐|哥哥|妹妹|弟弟)")
 _RANKS = {"older": "1", "oldest": "1", "elder": "1", "eldest": "1", "big": "1", "first": "1",
           "老大": "1", "大": "1", "长": "1", "second": "2", "老二": "2", "二": "2", "次": "2",
           "third": "3", "老三": "3", "三": "3", "middle": "m", "younger": "y", "youngest": "y",
-          "little": "y", "baby": "y", "老幺": "y", "小": "y", "幺": "y"}
+          "little": "y", "baby": "y", "老幺": "y", "小": "y", "幺": "y",
+          # a sister or brother older or younger than the user
+          "姐姐": "1", "哥哥": "1", "妹妹": "y", "弟弟": "y"}
 
 
 def _kin_ranks(claim: Claim) -> frozenset[str]:
-    return frozenset(_RANKS[(m.group("en") or m.group("zh")).lower()]
+    return frozenset(_RANKS[(m.group("en") or m.group("zh") or m.group("sib")).lower()]
                      for m in _KIN_RANK.finditer(claim.text))
 
 
 def _other_slot(p: _Pair) -> _Finding | None:
-    ranks_old, ranks_new = _kin_ranks(p.co), _kin_ranks(p.cn)
-    if ranks_old and ranks_new and not ranks_old & ranks_new:
-        # two children or siblings told apart by their order: two people
-        return "distinct", "other person", (
-            f"{'/'.join(sorted(ranks_old))} → {'/'.join(sorted(ranks_new))} (birth order)",)
+    # (two children or siblings told apart by their order are read in :func:`_gate`)
     # a word of the slot replaced ("my *lead* is Alice" / "my *buddy* is Alice"; "*Skyrim*
     # modlist" / "*Fallout 4* modlist"); an antonym there ("*早*班7点" / "*晚*班19点") only
     # when a value changed too — alone it is the change ("dark mode is on" / "light mode")
@@ -1694,6 +1693,12 @@ def _gate(old: MemorySide, new: MemorySide) -> _Finding | None:
             not new.subject_inferred:
         return "distinct", "two subjects", (f"{old.subject} / {new.subject}",)
     co, cn = old.claim, new.claim
+    ranks_old, ranks_new = _kin_ranks(co), _kin_ranks(cn)
+    if ranks_old and ranks_new and not ranks_old & ranks_new:
+        # two children or siblings told apart by their order ("我姐姐…" / "我妹妹…", which
+        # the lexicon reads as one word, "sister"): two people
+        return "distinct", "other person", (
+            f"{'/'.join(sorted(ranks_old))} → {'/'.join(sorted(ranks_new))} (birth order)",)
     if co.key == cn.key and co.key:
         # the same words, unless two values traded places ("Room 204 is quiet; Room 305 is
         # loud" / "… 204 is loud; … 305 is quiet"): never merged on the words then

@@ -102,6 +102,8 @@ daughter | daughter daughters | 女儿
 son | son sons | 儿子
 wife | wife | 妻子 老婆 太太 爱人
 husband | husband | 丈夫 老公
+brother | brother brothers | 兄弟 哥哥 弟弟
+sister | sister sisters | 姐妹 姐姐 妹妹
 mother | mother mom mum | 妈妈 母亲 老妈 我妈
 father | father dad | 爸爸 父亲 老爸 我爸
 parent | parent parents | 父母 爸妈
@@ -402,6 +404,7 @@ EN_WORDS, EN_PHRASES, ZH_WORDS = _parse()
 #: a fact about the user ("Vegetarian" / "妻子吃素").
 PEOPLE: frozenset[str] = frozenset({
     "child", "daughter", "son", "wife", "husband", "mother", "father", "parent", "friend",
+    "brother", "sister",
     "boyfriend", "girlfriend", "classmate", "neighbour", "roommate", "godmother", "manager",
     "colleague", "team", "fatherinlaw", "motherinlaw", "brotherinlaw", "sisterinlaw", "soninlaw",
     "daughterinlaw", "doctor", "dentist", "teacher", "student", "customer"})

@@ -279,6 +279,10 @@ def test_categories_cover_the_issue(judged) -> None:
     # "从 X 切到 Y" tells a change; a name in Chinese quotes is one value
     ("我们用 Jira 管理需求。", "需求管理已经从 Jira 切到了 Linear。", "contradiction"),
     ("播客的名字叫“夜航船”。", "播客改名为“晚风电台”了。", "contradiction"),
+    # a sister is a sister in both languages; an older and a younger sister are two people
+    ("My sister lives in Lyon.", "我妹妹住在里昂", "duplicate"),
+    ("我姐姐住在成都", "我妹妹住在成都", "distinct"),
+    ("My brother lives in Oslo.", "我姐姐也住在奥斯陆。", "kept apart"),
     # a machine's name and a host name: one value changed
     ("The CI runner is on build-box-2.", "The CI runner is on ci-runner-a.internal.",
      "contradiction"),
