@@ -475,6 +475,12 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("number", re.compile(r"(?<![零〇一二两三四五六七八九十百千万])(?P<zn>[一二两三四五六七八九]"
                           r"[百千万][零〇一二两三四五六七八九十百千万]*)(?![零〇一二两三四五六七八九十百千万])")),
     ("number", re.compile(rf"\b(?P<en>(?:{_EN_TENS})[- ](?:{_EN_ONES})\b|{'|'.join(sorted(_EN_NUMBERS, key=len, reverse=True))})(?:\s+(?P<en_scale>hundred|thousand|million))?\b(?:[\s-]+(?P<u>{'|'.join(re.escape(u) for u in _UNIT_WORDS if len(u) > 2)}))?\b", re.I | _A)),
+    # a currency named without an amount ("track my expenses in Singapore dollars", "记账用日元")
+    ("currency", re.compile(
+        r"\b(?P<cur_en>(?:(?:us|u\.s\.|singapore|hong kong|canadian|australian|new zealand|nt)\s+)?"
+        r"(?:dollars?|euros?|yen|yuan|rmb|renminbi|sterling|rupees?|rubles?|roubles?|pesos?))\b"
+        r"|(?P<cur_zh>人民币|日元|美元|欧元|英镑|港币|港元|新加坡元|新币|加元|加币|澳元|澳币|韩元|新台币|台币|卢布|卢比|瑞郎)",
+        re.I)),
     ("unit", re.compile(r"\b(?P<unit>kilomet(?:re|er)s?|miles?|met(?:re|er)s?|feet|foot|inch(?:es)?|celsius|fahrenheit|milliseconds?|seconds|minutes|hours|kilograms?|pounds|lbs|kgs?|litres?|liters?|gallons?|metric|imperial)\b|(?P<zunit>公里|英里|摄氏度?|华氏度?|毫秒|公斤|磅|英尺|英寸|公制|英制)", re.I | _A)),
     ("code", re.compile(r"`([^`\n]+)`")),
     # a street after its district or city ("静安区*南京西路*", "杭州*上海路*"): a value of
@@ -698,6 +704,23 @@ def _period_value(match: re.Match[str]) -> Value | None:
     return Value("period", f"{_PERIOD_LABELS[label]}:{count}") if count else None
 
 
+#: Dollars of a country named before the word ("Singapore dollars").
+_DOLLARS = {"singapore": "sgd", "hong kong": "hkd", "canadian": "cad", "australian": "aud",
+            "new zealand": "nzd", "nt": "twd", "us": "usd", "u.s.": "usd"}
+
+
+def _currency_value(match: re.Match[str]) -> Value:
+    """A currency named without an amount, as its ISO 4217 code (``Value("unit", "sgd")``)."""
+    spelling = " ".join((match.group("cur_en") or match.group("cur_zh")).lower().split())
+    country = next((code for name, code in _DOLLARS.items() if spelling.startswith(name + " ")),
+                   None)
+    if country is not None:
+        return Value("unit", country)
+    word = spelling.rstrip("s") if spelling.endswith(("dollars", "euros", "rupees", "rubles",
+                                                      "roubles", "pesos")) else spelling
+    return Value("unit", _UNITS.get(word, _UNITS.get(spelling, (spelling, 1.0)))[0])
+
+
 def _unit_value(match: re.Match[str]) -> Value:
     spelling = (match.group("unit") or match.group("zunit") or "").lower()
     return Value("unit", _UNIT_NAMES.get(spelling[:5], spelling))
@@ -743,6 +766,7 @@ _KIND_READERS: dict[str, Callable[[re.Match[str], date | None], Value | list[Val
                                                    .lower().split())),
     "street": lambda m, _w: Value("name", m.group(0)),
     "unit": lambda m, _w: _unit_value(m),
+    "currency": lambda m, _w: _currency_value(m),
     "code": lambda m, _w: Value("code", m.group(1).strip().lower()),
     "id": lambda m, _w: Value("id", _name_key(m.group(0))),
 }

@@ -397,3 +397,12 @@ def test_a_bit_is_no_time_of_day() -> None:
     """"冷一点" is "a bit colder", not one o'clock."""
     assert not {v for v in _values("睡觉时房间冷一点。") if v[0] == "time"}
     assert ("time", "13:00", "") in _values("下午一点开会。")
+
+
+@pytest.mark.parametrize(("text", "code"), [
+    ("记账请用日元。", "jpy"), ("Track my expenses in Singapore dollars.", "sgd"),
+    ("Show prices in euros.", "eur"), ("预算一律按人民币算", "cny"),
+])
+def test_a_currency_named_without_an_amount(text: str, code: str) -> None:
+    """A currency the user wants things in is a value, so that a change of it is seen."""
+    assert ("unit", code, "") in _values(text)
