@@ -1327,10 +1327,11 @@ _CHANGE_CUES = re.compile(
     r"\b(?:moved|moving|switched|switching|changed|migrated|migrating|upgraded|downgraded|"
     r"bumped|bump|raised|lowered|increased|decreased|reduced|extended|shortened|renamed|"
     r"replaced|(?<!right )now|no longer|instead|anymore|any more|from now on|as of|going forward|"
-    r"correction|corrected|actually|rescheduled|postponed|delayed|pushed back|brought forward|"
+    r"correction|corrected|actually|rescheduled|postponed|delayed|pushed back|pushed out|"
+    r"pushed to|brought forward|"
     r"slipped|slips|slid|"
     r"from .{1,60}?(?<!prior)(?<!due)(?<!next)(?<!close)(?<!according)(?<!up) to)\b"
-    r"|改成|改为|换成|换了|换到|切到|切换到|切成|切换成|搬到|搬去|迁到|迁移到|迁至|升级到|升到|降到|调整为|调整到|调到|调成|"
+    r"|改成|改为|改回|换成|换了|换到|转学|转到|转去|切到|切换到|切成|切换成|搬到|搬去|迁到|迁移到|迁至|升级到|升到|降到|调整为|调整到|调到|调成|"
     r"记错|说错|搞错|弄错|写错|"
     r"改到|现在|如今|不再|改用|变成|变为|更新为|以后|今后|已经改|更正|纠正|其实|涨到|涨了|降了|挪到|移到|"
     r"提高到|增加到|减少到|缩短到|延长到|改期|推迟到|延期到|提前到", re.I | re.A)

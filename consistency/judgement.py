@@ -1353,7 +1353,10 @@ def _other_slot(p: _Pair) -> _Finding | None:
     # modlist" / "*Fallout 4* modlist"); an antonym there ("*早*班7点" / "*晚*班19点") only
     # when a value changed too — alone it is the change ("dark mode is on" / "light mode")
     slot_subs = [x for x in p.subs if x.where == "slot" and (not x.antonym or p.changes)
-                 and _naming(x.old) and _naming(x.new)]
+                 and _naming(x.old) and _naming(x.new)
+                 # a value replaced where a change is told ("use VS Code as my main editor"
+                 # / "switched to Neovim as my main editor") is the change, not the slot
+                 and not (p.changed_cue and _placeholders(x.old) and _placeholders(x.new))]
     if slot_subs:
         return "distinct", "other slot", tuple(x.label() for x in slot_subs[:3])
     return None

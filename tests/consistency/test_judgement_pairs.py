@@ -283,6 +283,13 @@ def test_categories_cover_the_issue(judged) -> None:
     ("My sister lives in Lyon.", "我妹妹住在里昂", "duplicate"),
     ("我姐姐住在成都", "我妹妹住在成都", "distinct"),
     ("My brother lives in Oslo.", "我姐姐也住在奥斯陆。", "kept apart"),
+    # changes told by "switched to … as my main", "pushed to", 转学, 改回
+    ("I use Sublime as my main editor.", "I switched to Zed as my main editor.",
+     "contradiction"),
+    ("My thesis defense is scheduled for May.", "My thesis defense got pushed to July.",
+     "contradiction"),
+    ("儿子在西湖区上小学。", "儿子转学到滨江区的小学了。", "contradiction"),
+    ("Nginx 监听 8081 端口。", "Nginx 端口改回默认的 80 了。", "contradiction"),
     # a machine's name and a host name: one value changed
     ("The CI runner is on build-box-2.", "The CI runner is on ci-runner-a.internal.",
      "contradiction"),
