@@ -1551,10 +1551,17 @@ def _placeholder_kinds(units: tuple[str, ...]) -> frozenset[str]:
     return frozenset(k for k in kinds if k not in {"id", "name", "host", "ip", "code", "url"})
 
 
+#: Words that say how a thing stands now, without saying it changed.
+_NOW = re.compile(r"(?i)\b(?:now|currently|at the moment|these days|at present)\b|现在|目前|如今")
+
+
 def _told_change(p: _Pair) -> _Finding | None:
     if not (p.changed_cue and (p.strong or p.aligned_ok)):
         return None
     co, cn = p.co, p.cn
+    if all(c.says_changed or _NOW.search(c.text) for c in (co, cn)) and not (
+            _STRONG_CUES.search(co.text) or _STRONG_CUES.search(cn.text)):
+        return None  # both say how it stands now ("currently at N3" / "现在是 N3 水平")
     # whichever side says it changed ("moved to …", "换成"): the order two memories
     # arrive in does not change what the pair is
     teller, other = (cn, co) if cn.says_changed else (co, cn)

@@ -290,6 +290,11 @@ def test_categories_cover_the_issue(judged) -> None:
      "contradiction"),
     ("儿子在西湖区上小学。", "儿子转学到滨江区的小学了。", "contradiction"),
     ("Nginx 监听 8081 端口。", "Nginx 端口改回默认的 80 了。", "contradiction"),
+    # both say how it stands now: the same fact; "now" with another value: a change
+    ("I'm learning Spanish, currently at B1 level.", "我在学西班牙语，现在是 B1 水平。",
+     "duplicate"),
+    ("I'm learning Spanish, currently at B1 level.", "I'm learning Spanish, now at B2 level.",
+     "contradiction"),
     # a machine's name and a host name: one value changed
     ("The CI runner is on build-box-2.", "The CI runner is on ci-runner-a.internal.",
      "contradiction"),
