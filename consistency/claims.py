@@ -1176,7 +1176,7 @@ _NAMED = frozenset({"name", "id", "code"})
 #: Content units after a negation that it covers (the clause ends it sooner).
 NEGATION_WINDOW = 3
 _CLAUSE = re.compile(
-    r"[,;:!?()\[\]\n]|\.(?!\d)|\bbut\b|\bthough\b|\bhowever\b|但是|但|不过(?![敏期])|而是|可是")
+    r"[,;:!?()\[\]\n—–]|\s-\s|\.(?!\d)|\bbut\b|\bthough\b|\bhowever\b|但是|但|不过(?![敏期])|而是|可是")
 
 
 # Relations: cues that say whether a slot holds one value or several.

@@ -406,3 +406,10 @@ def test_a_bit_is_no_time_of_day() -> None:
 def test_a_currency_named_without_an_amount(text: str, code: str) -> None:
     """A currency the user wants things in is a value, so that a change of it is seen."""
     assert ("unit", code, "") in _values(text)
+
+
+def test_a_dash_ends_what_a_negation_denies() -> None:
+    """"can't eat gluten — I have celiac disease": celiac is stated, not denied."""
+    claim = read_claim("I can't eat gluten — I have celiac disease.")
+    assert "celiac" in claim.asserted and "celiac" not in claim.negated
+    assert "gluten" in claim.negated
