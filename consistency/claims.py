@@ -446,7 +446,7 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
         re.I)),
     # a flat, suite or room number ("Apt 3B", "Unit 7", "Suite 400"): an identifier, never a
     # size or a count
-    ("premises", re.compile(r"\b(?:apt|apartment|unit|suite|ste|room|rm|flat)\.?\s*#?\s*\d+[a-z]?"
+    ("premises", re.compile(r"\b(?:apt|apartment|unit|suite|ste|room|rm|flat|terminal|gate|platform|building|bldg|floor|pier|berth|seat|row)\.?\s*#?\s*\d+[a-z]?"
                       r"(?![\w%.,]\d|[\w%])", re.I | _A)),
     ("version", re.compile(r"\bv(?P<v>\d+(?:\.\d+){0,3}(?:[-+][\w.]+)?)\b|\b(?P<v2>\d+\.\d+(?:\.\d+){1,2}(?:-[\w.]+)?)\b", re.I | _A)),
     # a bare number right after a product's name is its version ("Postgres 15", "Kubernetes

@@ -1517,7 +1517,10 @@ def _changed_word(p: _Pair) -> _Finding | None:
             [x for x in subs if not x.antonym])
         return (("possible_contradiction" if beside else "contradiction"), "changed word",
                 tuple(x.label() for x in values if x.antonym)[:3])
-    if subs and (p.multi or p.both_deny) and not p.changed_cue:
+    if subs and (p.multi or p.both_deny) and not p.changed_cue and (
+            any(x.where == "value" for x in subs) or _one_thing_for_another(subs)):
+        # a relation that holds several values, with one thing in place of another ("会说粤语"
+        # / "会说上海话"; "has a cat" / "has a dog"); words rearranged around it are wording
         return "distinct", "several values", tuple(x.label() for x in subs[:3])
     if values and not p.changed_cue and any(_kind_replaced(x) for x in values):
         # a value of one kind said in place of another ("is due *on June 3*" / "is owned *by
@@ -1542,6 +1545,17 @@ def _kind_replaced(sub: _Substitution) -> bool:
 
 #: Kinds of values that say when (a date, a time, a month, a period), never what.
 _WHEN_VALUE_KINDS = frozenset({"date", "time", "month", "period"})
+
+
+def _one_thing_for_another(subs: list[_Substitution]) -> bool:
+    """Is the one substitution a short span for another, each naming a thing ("cat" / "dog",
+    "粤语" / "上海话"), not a verb for another ("use" / "asked", "live" / "spent": wording)?"""
+    def thing(units: tuple[str, ...]) -> bool:
+        return 0 < len(units) <= 3 and any(
+            not u.startswith(("⟪", "⟦")) and not _is_relation(u) and u not in _CHANGE_WORDS
+            for u in units)
+
+    return len(subs) == 1 and thing(subs[0].old) and thing(subs[0].new)
 
 
 def _placeholder_kinds(units: tuple[str, ...]) -> frozenset[str]:

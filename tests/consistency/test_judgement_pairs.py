@@ -295,6 +295,10 @@ def test_categories_cover_the_issue(judged) -> None:
      "duplicate"),
     ("I'm learning Spanish, currently at B1 level.", "I'm learning Spanish, now at B2 level.",
      "contradiction"),
+    # what one never does, said with another verb, is one fact; one thing for another in a
+    # relation of several values is two
+    ("团队用飞书沟通，不用 Slack。", "团队沟通工具是飞书，不是 Slack。", "duplicate"),
+    ("我会说日语。", "我会说韩语。", "distinct"),
     # a machine's name and a host name: one value changed
     ("The CI runner is on build-box-2.", "The CI runner is on ci-runner-a.internal.",
      "contradiction"),

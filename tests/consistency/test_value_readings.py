@@ -413,3 +413,12 @@ def test_a_dash_ends_what_a_negation_denies() -> None:
     claim = read_claim("I can't eat gluten — I have celiac disease.")
     assert "celiac" in claim.asserted and "celiac" not in claim.negated
     assert "gluten" in claim.negated
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("My flight leaves from Terminal 2.", ("id", "terminal2", "")),
+    ("Boarding at Gate 14.", ("id", "gate14", "")),
+])
+def test_a_numbered_place_is_an_identifier(text: str, value: tuple[str, str, str]) -> None:
+    """"Terminal 2" names a place, never a version 2 of "Terminal"."""
+    assert value in _values(text)
