@@ -844,7 +844,7 @@ def _narrowed_slot(old: Claim, new: Claim) -> bool:
     def extra(mine: tuple[str, ...], theirs: tuple[str, ...]) -> list[str]:
         return [u for u in set(mine) - set(theirs) if not u.startswith(("⟦", "⟪", "⟨"))
                 and not _is_relation(u) and u not in _CHANGE_WORDS and not u.endswith("ly")
-                and u not in _VALUE_KIND_WORDS]
+                and u not in _VALUE_KIND_WORDS and u not in _REQUEST_WORDS]
 
     def names(words: list[str]) -> bool:
         return any(u.isascii() and len(u) >= 3 for u in words) or sum(
@@ -856,6 +856,10 @@ def _narrowed_slot(old: Claim, new: Claim) -> bool:
     return names(extra(slot_a, b)) or names(extra(slot_b, a))
 
 
+#: Words that ask for something, not what it is about ("*Give* oven temperatures in
+#: Celsius" / "Oven temperatures in Fahrenheit, please").
+_REQUEST_WORDS = frozenset({"give", "show", "tell", "list", "display", "express", "quote",
+                            "provide", "please", "write", "put", "请", "给"})
 #: Words that name the kind of a value, not the thing it belongs to ("设计稿链接：…").
 _VALUE_KIND_WORDS = frozenset({"link", "url", "website", "site", "page", "address", "number"})
 

@@ -299,6 +299,8 @@ def test_categories_cover_the_issue(judged) -> None:
     # relation of several values is two
     ("团队用飞书沟通，不用 Slack。", "团队沟通工具是飞书，不是 Slack。", "duplicate"),
     ("我会说日语。", "我会说韩语。", "distinct"),
+    # a request word ("give") names no slot
+    ("Distances in miles, please.", "Give distances in kilometres.", "contradiction"),
     # a machine's name and a host name: one value changed
     ("The CI runner is on build-box-2.", "The CI runner is on ci-runner-a.internal.",
      "contradiction"),
