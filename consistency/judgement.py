@@ -1609,7 +1609,7 @@ def _other_context(p: _Pair) -> _Finding | None:
                 ("negated on one side, across languages",))
     replaced = _other_things(p.co, p.cn, p.subs) if not p.two_languages else \
         _narrower_thing(p.co, p.cn) if not p.cross else []
-    if replaced and p.cos < PARAPHRASE_COSINE:
+    if replaced and (p.cos < PARAPHRASE_COSINE or _concept_for_concept(p.subs)):
         # the same frame about another thing ("water the plants" / "take out the recycling
         # every Sunday"; "back up the laptop" / "the phone"): never merged on the frame
         return "possible_duplicate", "other words", tuple(replaced[:2])
@@ -1617,6 +1617,14 @@ def _other_context(p: _Pair) -> _Finding | None:
         # across languages the denied things cannot be compared word by word
         return "possible_duplicate", "similar", ("denied on both sides",)
     return None
+
+
+def _concept_for_concept(subs: list[_Substitution]) -> bool:
+    """Is one thing the lexicon knows replaced by another it knows ("*backend* repo" /
+    "*frontend* repo")? Synonyms fold to one concept, so two concepts are two things, however
+    alike the sentences read."""
+    return any(len(x.old) == len(x.new) == 1 and x.old[0] in CONCEPTS and x.new[0] in CONCEPTS
+               and x.old != x.new for x in subs)
 
 
 def _narrower_thing(co: Claim, cn: Claim) -> list[str]:
