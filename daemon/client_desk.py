@@ -34,8 +34,9 @@ class ClientDesk:
         self._warm_thread: threading.Thread | None = None
 
     def start(self) -> None:
-        """Load the embedding model and the search index in the background, then open the
-        local API: the first edit and the first client do not wait for them (≈2 s)."""
+        """Load the embedding model, the search index and the vault graph in the background,
+        then open the local API: the first edit and the first client do not wait for them
+        (≈2 s)."""
         self._warm_thread = threading.Thread(target=self._warm_up, name="dreamd-model-warm-up",
                                              daemon=True)
         self._warm_thread.start()
@@ -65,6 +66,12 @@ class ClientDesk:
                     daemon.app.retriever.warm()
         except DreamdError as error:
             log.error("search.warm_up_failed", error=str(error))
+        try:
+            with daemon.lock:  # held from now on: an edit updates it, never rebuilds it
+                if daemon.app.indexing.is_indexed():
+                    daemon.app.indexing.graph_keeper.graph()
+        except DreamdError as error:
+            log.error("graph.warm_up_failed", error=str(error))
         if not daemon.stopping:
             self._open_api()
 

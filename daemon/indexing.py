@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Sequence
 from datetime import UTC, datetime, timedelta
+from functools import cached_property
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -22,6 +23,7 @@ from daemon.status import (
     write_last_sync,
 )
 from daemon.sync import Progress, RootsSyncer, Syncer, SyncLimits, SyncReport
+from magma.graph_keeper import GraphKeeper
 
 if TYPE_CHECKING:
     from daemon.app import App
@@ -110,7 +112,13 @@ class Indexing:
                 entry_folder=None if root.prefix else self._app.settings.vault.memory_folder,
             )
             for root in self._app.roots
-        ])
+        ], after=self.graph_keeper.follow)
+
+    @cached_property
+    def graph_keeper(self) -> GraphKeeper:
+        """The vault graph, held in step with the index and written to its ``edges`` table
+        after every sync (:class:`magma.graph_keeper.GraphKeeper`)."""
+        return GraphKeeper(self._app.store)
 
     def record_sync(self, report: SyncReport) -> None:
         """Write the state files ``dreamd status`` and ``dreamd search`` read."""

@@ -27,6 +27,7 @@ from consistency.lifecycle import Archive, Demote, MarkBroken, Promote
 from daemon.memory_pool import StoredMemory
 from magma.canvas import Card, Link, canvas_bytes
 from magma.graph import node_id
+from magma.graph_keeper import current_graph
 from magma.lineage import (
     Chain,
     LineageMemory,
@@ -36,8 +37,8 @@ from magma.lineage import (
     link_stem,
     relations_of,
 )
-from magma.store import MagmaStore, graph_reads
-from magma.vault_graph import GraphFormat, graph_text, vault_graph
+from magma.store import MagmaStore
+from magma.vault_graph import GraphFormat, graph_text
 from magma.versions import VersionArchive, current
 
 __all__ = [
@@ -234,10 +235,9 @@ def dream_picture(consolidation: Sequence[object], lifecycle: Sequence[object],
 
 
 def export_graph(store: MagmaStore, fmt: GraphFormat) -> str:
-    """The vault graph of the index (:func:`magma.vault_graph.vault_graph`) as ``fmt`` text.
-    Raises ``StoreError``."""
-    files, links = graph_reads(store)
-    return graph_text(vault_graph(files, links), fmt)
+    """The vault graph of the index (its ``edges`` table when in step,
+    :func:`magma.graph_keeper.current_graph`) as ``fmt`` text. Raises ``StoreError``."""
+    return graph_text(current_graph(store), fmt)
 
 
 # ---------------------------------------------------------------------------- rendering

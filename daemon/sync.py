@@ -619,10 +619,14 @@ class RootsSyncer:
     vault is synced anyway.
     """
 
-    def __init__(self, syncers: Sequence[Syncer]) -> None:
+    def __init__(self, syncers: Sequence[Syncer], *,
+                 after: Callable[[], object] | None = None) -> None:
         if not syncers or syncers[0].prefix:
             raise ValueError("the vault's syncer comes first")
         self.syncers = tuple(syncers)
+        #: Called after every reconcile and batch, once the store holds it (the vault
+        #: graph follows the index: :class:`magma.graph_keeper.GraphKeeper`).
+        self.after = after
 
     @property
     def root(self) -> Path:
@@ -662,6 +666,8 @@ class RootsSyncer:
                 reports.append(SyncReport(problems=(
                     Problem(extra.prefix, "root", f"{extra.root}: {error}; its index is kept"),
                 )))
+        if self.after is not None:
+            self.after()
         return _merge(reports)
 
 

@@ -116,6 +116,21 @@ def _links_schema() -> pa.Schema:
     )
 
 
+def _edges_schema() -> pa.Schema:
+    """The vault graph's rows (:mod:`magma.edge_table`): a node (``relation`` ``node``) or an
+    edge ``src`` → ``dst`` with its ``key`` and attributes, as JSON."""
+    return pa.schema(
+        [
+            pa.field("edge_id", pa.string(), nullable=False),
+            pa.field("src", pa.string(), nullable=False),
+            pa.field("dst", pa.string(), nullable=False),
+            pa.field("key", pa.string(), nullable=False),
+            pa.field("relation", pa.string(), nullable=False),
+            pa.field("attrs_json", pa.string(), nullable=False),
+        ]
+    )
+
+
 def _meta_schema() -> pa.Schema:
     return pa.schema(
         [
@@ -128,8 +143,9 @@ def _meta_schema() -> pa.Schema:
     )
 
 
-#: Tables rebuilt from the vault by a sync; everything else in a store is kept.
-_DERIVED_TABLES = ("files", "chunks", "links")
+#: Tables rebuilt from the vault by a sync (``edges``: from the other three, by
+#: :mod:`magma.edge_table`); everything else in a store is kept.
+_DERIVED_TABLES = ("files", "chunks", "links", "edges")
 
 
 def table_name(base: str, device: str | None) -> str:
@@ -179,14 +195,16 @@ def _check_meta(
 
 
 class StoreTables:
-    """The ``meta``, ``files``, ``chunks`` and ``links`` tables of one store. Construct with
-    :meth:`open`. ``has_fts``: whether the full-text index exists (``None``: ask LanceDB)."""
+    """The ``meta``, ``files``, ``chunks``, ``links`` and ``edges`` tables of one store.
+    Construct with :meth:`open`. ``has_fts``: whether the full-text index exists (``None``:
+    ask LanceDB)."""
 
     def __init__(self, db: Any, *, uri: str, meta: Any, files: Any, chunks: Any,
-                 links: Any) -> None:
+                 links: Any, edges: Any) -> None:
         self.db = db
         self.uri = uri
         self.meta, self.files, self.chunks, self.links = meta, files, chunks, links
+        self.edges = edges
         self.has_fts: bool | None = None
 
     @classmethod
@@ -234,6 +252,7 @@ class StoreTables:
                 files=table("files", _files_schema()),
                 chunks=table("chunks", _chunks_schema(dims)),
                 links=table("links", _links_schema()),
+                edges=table("edges", _edges_schema()),
             )
         except StoreMismatchError:
             raise
@@ -242,9 +261,10 @@ class StoreTables:
         return tables
 
     @property
-    def derived(self) -> tuple[Any, Any, Any]:
-        """The tables a sync rebuilds from the vault: ``files``, ``chunks``, ``links``."""
-        return self.files, self.chunks, self.links
+    def derived(self) -> tuple[Any, Any, Any, Any]:
+        """The tables a sync rebuilds from the vault: ``files``, ``chunks``, ``links``,
+        ``edges``."""
+        return self.files, self.chunks, self.links, self.edges
 
     def read(self, table: Any, columns: list[str] | None, where: str | None = None) -> pa.Table:
         """Every row of ``table`` (matching ``where``) with ``columns`` (``None``: all).

@@ -1,9 +1,22 @@
 """The vault graph: notes, attachments, tags and memories, with typed edges, and its export.
 
-One ``networkx.MultiDiGraph`` (:func:`vault_graph`): :func:`magma.graph.build_graph` gives
-the notes, attachments, tags and unresolved targets with ``links_to`` / ``embeds`` /
-``tagged`` edges; :func:`magma.lineage.add_lineage` marks the memories and adds
-``supersedes`` / ``merged_into`` / ``derived_from``. Every edge carries ``relation``, its type.
+One ``networkx.MultiDiGraph`` (:func:`vault_graph`, :class:`VaultGraph`). Nodes (ids by
+:func:`magma.graph.node_id`): notes and memories (``note:<path>``, ``kind`` ``note`` or
+``memory``), attachments, tags, subjects (``subject:<key>``) and unresolved link targets.
+Edges, each with ``relation`` (its type) and a key:
+
+- ``links_to`` / ``embeds``: a wikilink, embed or markdown link, with its heading or block
+  ``subpath`` (integer keys: a note may link one target twice);
+- ``tagged``: a note to each of its tags (key ``tag``);
+- ``supersedes`` / ``merged_into`` / ``derived_from``: a memory's lineage
+  (:mod:`magma.lineage`; key the relation);
+- ``mentions``: a memory to each note whose title, alias or memory name its text holds
+  (:mod:`magma.graph_mentions`; key ``mentions``);
+- ``same_subject``: a memory to the node of its ``subject`` property (key ``same_subject``;
+  the subject in :func:`subject_key` form): memories of one subject share that node.
+
+Diary snippets are not in the files table, so not in this graph: they live in the
+snippet tables of :mod:`magma.snippet_store`.
 :func:`graph_text` writes it for other tools: GraphML (``networkx.generate_graphml``; Gephi,
 yEd, Cytoscape) or node-link JSON (``networkx.node_link_data``; D3).
 """
@@ -16,8 +29,10 @@ from typing import Any, Literal, Protocol
 
 import networkx as nx
 
+from ccb.memory_file import normalise_text
 from ccb.names import nfc_key
 from magma.graph import GraphLink, LinkResolver, link_key, node_id, path_key
+from magma.graph_mentions import MentionIndex
 from magma.lineage import (
     LineageMemory,
     add_lineage_edge,
@@ -28,7 +43,7 @@ from magma.lineage import (
 )
 
 __all__ = ["GRAPH_FORMATS", "GraphFormat", "VaultGraph", "VaultGraphFile", "graph_text",
-           "vault_graph"]
+           "subject_key", "vault_graph"]
 
 GraphFormat = Literal["graphml", "json"]
 #: The export formats of ``dreamd graph export``.
@@ -52,13 +67,48 @@ class VaultGraphFile(Protocol):
     def properties(self) -> Mapping[str, Any]: ...
 
 
-def vault_graph(files: Iterable[VaultGraphFile], links: Iterable[GraphLink]) -> nx.MultiDiGraph:
-    """The vault graph of ``files`` and ``links`` (module docstring). O(files + links)."""
-    return VaultGraph.build(files, links).graph
+def vault_graph(files: Iterable[VaultGraphFile], links: Iterable[GraphLink],
+                texts: Mapping[str, str] | None = None) -> nx.MultiDiGraph:
+    """The vault graph of ``files``, ``links`` and the memories' ``texts`` (module
+    docstring). O(files + links + words of the texts)."""
+    return VaultGraph.build(files, links, texts).graph
+
+
+def subject_key(subject: object) -> str | None:
+    """The comparison form of a ``subject`` property, as
+    :func:`consistency.judgement.subject_key` writes it (case, spacing and the separators
+    ``. _ - / :`` do not count); ``None`` when blank or not text."""
+    if not isinstance(subject, str) or not subject.strip():
+        return None
+    key = normalise_text(subject)
+    for sep in "._-/:":
+        key = key.replace(sep, " ")
+    return " ".join(key.split()) or None
+
+
+def _labels(file: VaultGraphFile) -> list[str | None]:
+    """A file's names others may mention: title, aliases, memory name."""
+    aliases = file.properties.get("aliases")
+    found: list[str | None] = [file.title]
+    if isinstance(aliases, list):
+        found += [a for a in aliases if isinstance(a, str)]
+    elif isinstance(aliases, str):
+        found.append(aliases)
+    name = file.properties.get("name")
+    if file.memory_type is not None and isinstance(name, str):
+        found.append(name)
+    return found
+
+
+def _memory_text(file: VaultGraphFile, body: str | None) -> str:
+    description = file.properties.get("description")
+    return f"{description if isinstance(description, str) else ''}\n{body or ''}"
 
 
 #: The link edge relations a file writes (its lineage edges are kept apart).
 _LINK_RELATIONS = frozenset({"links_to", "embeds", "tagged"})
+#: Edge keys a file's own node writes with its attributes (replaced by :meth:`_place`).
+_OWN_KEYS = frozenset({"tag", "same_subject"})
 
 
 class VaultGraph:
@@ -70,6 +120,8 @@ class VaultGraph:
     removed (Obsidian resolves by file name, :mod:`magma.graph`), and the lineage links
     naming its stem. The result equals a fresh :meth:`build` of the same files
     (property-tested). Links resolve by :class:`magma.graph.LinkResolver`, as the store does.
+    Every node whose attributes or outgoing edges a change touched is kept until
+    :meth:`take_changed`: what the edges table (:mod:`magma.edge_table`) rewrites.
     """
 
     def __init__(self) -> None:
@@ -83,10 +135,15 @@ class VaultGraph:
         self._naming: dict[str, set[str]] = {}  # stem → memories whose links name it
         self._written: dict[str, list[tuple[str, str, str, str]]] = {}
         self._touched: set[str] = set()  # nodes that lost an edge: pruned if left alone
+        self._mentions = MentionIndex()
+        self._changed: set[str] = set()  # nodes whose own row or out-edges changed
 
     @classmethod
-    def build(cls, files: Iterable[VaultGraphFile], links: Iterable[GraphLink]) -> VaultGraph:
-        """The graph of every file and link (links grouped by their ``src``)."""
+    def build(cls, files: Iterable[VaultGraphFile], links: Iterable[GraphLink],
+              texts: Mapping[str, str] | None = None) -> VaultGraph:
+        """The graph of every file and link (links grouped by their ``src``); ``texts``: the
+        body of each memory (``{path: text}``; its description is read from its properties),
+        for its ``mentions``."""
         held = cls()
         by_src: dict[str, list[GraphLink]] = {}
         for link in links:
@@ -103,12 +160,27 @@ class VaultGraph:
             held._link(file.path, by_src.get(file.path, []))
         for path in list(held._memories):
             held._write_lineage(path)
+        for file in files:
+            held._mentions.set_names(file.path, MentionIndex.names(_labels(file)))
+        for file in files:
+            if file.memory_type is not None:
+                held._mentions.set_text(file.path, _memory_text(file, (texts or {}).get(
+                    file.path)))
+                held._mention(file.path)
         return held
+
+    def take_changed(self) -> set[str]:
+        """The nodes changed since the last call (added, removed, their attributes or their
+        outgoing edges), and forget them."""
+        changed, self._changed = self._changed, set()
+        return changed
 
     # ------------------------------------------------------------------ changes
 
-    def upsert(self, file: VaultGraphFile, links: Iterable[GraphLink]) -> None:
-        """``file`` is new or changed, with its ``links`` now."""
+    def upsert(self, file: VaultGraphFile, links: Iterable[GraphLink],
+               text: str | None = None) -> None:
+        """``file`` is new or changed, with its ``links`` now (and, for a memory, its body
+        ``text``)."""
         new = file.path not in self._files
         self._drop_lineage(file.path)
         self._unindex_memory(file.path)
@@ -123,6 +195,11 @@ class VaultGraph:
         if new:
             self._reresolve_links(file.path)
         self._reresolve_lineage(file.path)  # it may have become, or stopped being, a memory
+        affected = self._mentions.set_names(file.path, MentionIndex.names(_labels(file)))
+        self._mentions.set_text(file.path, None if file.memory_type is None
+                                else _memory_text(file, text))
+        for memory in sorted(affected | {file.path}):
+            self._mention(memory)
         self._prune()
 
     def remove(self, path: str) -> None:
@@ -132,14 +209,21 @@ class VaultGraph:
         self._drop_lineage(path)
         self._unindex_memory(path)
         self._unlink(path)
+        affected = self._mentions.set_names(path, frozenset())
+        self._mentions.set_text(path, None)
         file = self._files.pop(path)
         node = node_id(_node_kind(file), path)
-        self._touched.update(self.graph.successors(node) if node in self.graph else ())
+        if node in self.graph:
+            self._touched.update(self.graph.successors(node))
+            self._changed.update(self.graph.predecessors(node))  # their edges to it go
+            self._changed.add(node)
         self._resolver.discard(path)
         if node in self.graph:
             self.graph.remove_node(node)
         self._reresolve_links(path)
         self._reresolve_lineage(path)
+        for memory in sorted(affected - {path}):
+            self._mention(memory)
         self._prune()
 
     # ------------------------------------------------------------------ parts
@@ -154,11 +238,12 @@ class VaultGraph:
             "kind": kind, "path": file.path, "title": file.title}
         if memory is not None:
             attrs["title"] = file.title
+        self._changed.add(node)
         if node in self.graph:
             self.graph.nodes[node].clear()
             self.graph.nodes[node].update(attrs)
             stale = [(node, v, k) for _, v, k in self.graph.out_edges(node, keys=True)
-                     if k == "tag"]
+                     if k in _OWN_KEYS]
             self._touched.update(v for _, v, _ in stale)
             self.graph.remove_edges_from(stale)
         else:
@@ -167,13 +252,42 @@ class VaultGraph:
             tag_node = node_id("tag", tag.lower())
             if tag_node not in self.graph:
                 self.graph.add_node(tag_node, kind="tag", name=tag.lower())
+                self._changed.add(tag_node)
             self.graph.add_edge(node, tag_node, key="tag", kind="tag", relation="tagged")
+        subject = subject_key(file.properties.get("subject")) if memory is not None else None
+        if subject is not None:
+            subject_node = node_id("subject", subject)
+            if subject_node not in self.graph:
+                self.graph.add_node(subject_node, kind="subject", name=subject)
+                self._changed.add(subject_node)
+            self.graph.add_edge(node, subject_node, key="same_subject", kind="same_subject",
+                                relation="same_subject")
+
+    def _mention(self, path: str) -> None:
+        """Rewrite the ``mentions`` edges of memory ``path`` (none when it is no memory)."""
+        file = self._files.get(path)
+        if file is None:
+            return
+        node = node_id(_node_kind(file), path)
+        if node not in self.graph:
+            return
+        stale = [(node, v, k) for _, v, k in self.graph.out_edges(node, keys=True)
+                 if k == "mentions"]
+        targets = self._mentions.targets(path) if file.memory_type is not None else []
+        if not stale and not targets:
+            return
+        self.graph.remove_edges_from(stale)
+        self._changed.add(node)
+        for target in targets:
+            self.graph.add_edge(node, node_id(_node_kind(self._files[target]), target),
+                                key="mentions", kind="mentions", relation="mentions")
 
     def _link(self, src: str, links: list[GraphLink]) -> None:
         """Replace the link edges of ``src`` with ``links``, resolved now."""
         self._unlink(src)
         self._links[src] = links
         node = node_id(_node_kind(self._files[src]), src)
+        self._changed.add(node)
         for link in links:
             self._by_key.setdefault(link_key(link.target), set()).add(src)
             resolved = self._resolver.resolve(link.target, src, kind=link.kind)  # type: ignore[arg-type]
@@ -183,6 +297,7 @@ class VaultGraph:
                 dst = node_id("unresolved", nfc_key(link.target).lower())
                 if dst not in self.graph:
                     self.graph.add_node(dst, kind="unresolved", target=link.target)
+                    self._changed.add(dst)
             self.graph.add_edge(node, dst, kind=link.kind, subpath=link.subpath,
                                 relation="embeds" if link.kind == "embed" else "links_to")
 
@@ -200,6 +315,7 @@ class VaultGraph:
                                                                         data=True)
                      if d.get("relation") in _LINK_RELATIONS and k != "tag"]
             self._touched.update(v for _, v, _ in stale)
+            self._changed.add(node)
             self.graph.remove_edges_from(stale)
 
     def _reresolve_links(self, path: str) -> None:
@@ -246,6 +362,8 @@ class VaultGraph:
         targets = {link_stem(link): link for _, link in memory.links}
         written = lineage_links(memory, self._memory_at)
         for src, dst, kind, prop in written:
+            self._changed.update(n for n in (src, dst) if n not in self.graph)
+            self._changed.add(src)
             add_lineage_edge(self.graph, src, dst, kind, prop, targets)
         self._written[path] = [(s, d, k, p) for s, d, k, p in written]
 
@@ -254,6 +372,7 @@ class VaultGraph:
             data = self.graph.get_edge_data(src, dst, key=kind)
             if data is None:
                 continue
+            self._changed.add(src)
             left = sorted(set(data["written_in"].split("+")) - {prop})
             if left:
                 data["written_in"] = "+".join(left)
@@ -264,8 +383,9 @@ class VaultGraph:
     def _prune(self) -> None:
         """Unresolved targets and tags that lost their last edge."""
         idle = [n for n in self._touched if n in self.graph
-                and self.graph.nodes[n].get("kind") in {"unresolved", "tag"}
+                and self.graph.nodes[n].get("kind") in {"unresolved", "tag", "subject"}
                 and self.graph.degree(n) == 0]
+        self._changed.update(idle)
         self.graph.remove_nodes_from(idle)
         self._touched.clear()
 

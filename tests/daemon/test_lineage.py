@@ -177,7 +177,7 @@ def test_lineage_canvas_and_graph_export_from_the_command_line(vault: Path,
     graph = nx.node_link_graph(json.loads(target.read_text(encoding="utf-8")), edges="edges")
     relations = {d["relation"] for _, _, d in graph.edges(data=True)}
     assert relations == {"links_to", "embeds", "tagged", "supersedes", "merged_into",
-                         "derived_from"}
+                         "derived_from", "mentions", "same_subject"}
     bad = run("graph", "export", "--format", "dot")
     assert bad.returncode == 2 and "graphml or json" in bad.stderr
     unwritable = run("graph", "export", "--output", str(tmp_path / "no" / "such" / "dir.xml"))

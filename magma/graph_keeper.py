@@ -1,0 +1,214 @@
+"""The vault graph held in memory and kept in step with the index, batch by batch.
+
+:class:`GraphKeeper` follows the store's ``files`` table (its ``{path: content hash}``, kept
+in memory by the store across its own commits, :class:`magma.store_memo.FileIndexMemo`):
+after each sync it reads back only the files whose hash changed (their row, their links and,
+for a memory, its chunks), applies them to one :class:`magma.vault_graph.VaultGraph`
+(:meth:`~magma.vault_graph.VaultGraph.upsert` / ``remove``: never a rebuild on an edit) and
+writes the nodes that changed to the ``edges`` table in one commit (:mod:`magma.edge_table`).
+
+When no graph is held yet (a new process), :meth:`GraphKeeper.follow` first compares the
+table's fingerprint with the index's: equal, the table is in step and nothing is built (a
+start with nothing changed reads one row); else the graph is built from the index and the
+table rewritten. :meth:`GraphKeeper.graph` always holds one.
+
+A failure to read or write (:class:`config.errors.StoreError`) never fails the sync that
+called: it is logged, the graph is let go, and the next call builds it again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Collection
+from dataclasses import dataclass
+
+import networkx as nx
+import structlog
+
+from config.errors import StoreError
+from magma.edge_table import GRAPH_FORMAT, graph_rows, read_fingerprint, read_graph, write_rows
+from magma.store import GraphFileRow, LinkRecord, MagmaStore, graph_reads
+from magma.store_tables import _in_list, _slices
+from magma.vault_graph import VaultGraph
+
+__all__ = ["GraphKeeper", "GraphUpdate", "current_graph", "graph_reads_of", "memory_texts"]
+
+log = structlog.get_logger("dreamd.graph")
+
+_FILE_COLUMNS = ["path", "kind", "title", "tags", "memory_type", "properties_json"]
+_LINK_COLUMNS = ["src", "target", "kind", "subpath", "resolved", "line"]
+
+
+@dataclass(frozen=True, slots=True)
+class GraphUpdate:
+    """What one :meth:`GraphKeeper.follow` did: files ``upserted`` and ``removed`` in the
+    graph, ``nodes`` rewritten in the table, ``built`` whole (a first build), ``rows``
+    written, and how long the graph update and the table write took (ms)."""
+
+    upserted: int = 0
+    removed: int = 0
+    nodes: int = 0
+    built: bool = False
+    rows: int = 0
+    graph_ms: float = 0.0
+    write_ms: float = 0.0
+
+
+def _rows(path_hash: tuple[str, str]) -> int:
+    digest = hashlib.sha256(f"{path_hash[0]}\x00{path_hash[1]}".encode()).digest()
+    return int.from_bytes(digest[:16], "big")
+
+
+def _stamp(mix: int) -> str:
+    return f"{GRAPH_FORMAT}:{mix:032x}"
+
+
+def graph_reads_of(store: MagmaStore, paths: Collection[str]
+                   ) -> tuple[list[GraphFileRow], list[LinkRecord]]:
+    """:func:`magma.store.graph_reads` of ``paths`` only (their file rows, their links).
+    Raises :class:`StoreError`."""
+    tables = store._t
+    files: list[GraphFileRow] = []
+    links: list[LinkRecord] = []
+    for part in _slices(sorted(set(paths))):
+        for r in tables.read(tables.files, _FILE_COLUMNS, _in_list("path", part)).to_pylist():
+            files.append(GraphFileRow(r["path"], r["kind"], r["title"] or "",
+                                      tuple(r["tags"] or ()), r["memory_type"],
+                                      json.loads(r["properties_json"] or "{}")))
+        links += [LinkRecord(**row) for row in tables.read(
+            tables.links, _LINK_COLUMNS, _in_list("src", part)).to_pylist()]
+    links.sort(key=lambda r: (r.src, r.line, r.target))
+    return sorted(files, key=lambda f: f.path), links
+
+
+def memory_texts(store: MagmaStore, paths: Collection[str] | None = None) -> dict[str, str]:
+    """``{path: body}`` of the memories (of ``paths``; ``None``: all), their chunks' bodies
+    in order. Raises :class:`StoreError`."""
+    tables = store._t
+    wheres = ["memory_type IS NOT NULL"] if paths is None else [
+        f"memory_type IS NOT NULL AND {_in_list('path', part)}"
+        for part in _slices(sorted(set(paths)))]
+    texts: dict[str, list[tuple[int, str]]] = {}
+    for where in wheres:
+        data = tables.read(tables.chunks, ["path", "ordinal", "body"], where).to_pydict()
+        for path, ordinal, body in zip(data["path"], data["ordinal"], data["body"],
+                                       strict=True):
+            texts.setdefault(path, []).append((ordinal, body))
+    return {path: "\n".join(body for _, body in sorted(parts)) for path, parts in
+            texts.items()}
+
+
+def _mix_of(hashes: dict[str, str]) -> int:
+    mix = 0
+    for item in hashes.items():
+        mix ^= _rows(item)
+    return mix
+
+
+def current_graph(store: MagmaStore) -> nx.MultiDiGraph:
+    """The vault graph of the index, for a process that only reads the store: the ``edges``
+    table's when it is in step with the index (its fingerprint), else built in memory from
+    the index (the store's writer rewrites the table on its next sync). Raises
+    :class:`StoreError`."""
+    hashes = {path: known.content_hash for path, known in store.file_index().items()}
+    if read_fingerprint(store) == _stamp(_mix_of(hashes)):
+        return read_graph(store)
+    files, links = graph_reads(store)
+    return VaultGraph.build(files, links, memory_texts(store)).graph
+
+
+class GraphKeeper:
+    """One vault graph following one store (module docstring)."""
+
+    def __init__(self, store: MagmaStore) -> None:
+        self._store = store
+        self._held: VaultGraph | None = None
+        self._hashes: dict[str, str] = {}
+        self._mix = 0  # XOR of the rows' digests: the fingerprint, kept per change
+
+    def graph(self) -> nx.MultiDiGraph:
+        """The vault graph as the index holds it now (built on first use). Raises
+        :class:`StoreError`."""
+        if self._held is None:
+            self._build()
+        else:
+            self.follow()
+        assert self._held is not None
+        return self._held.graph
+
+    def follow(self) -> GraphUpdate:
+        """Bring the graph and the ``edges`` table in step with the index (module
+        docstring). Never raises: a store failure is logged and the graph let go."""
+        try:
+            if self._held is None:
+                hashes = self._index()
+                if read_fingerprint(self._store) == _stamp(_mix_of(hashes)):
+                    return GraphUpdate()
+                return self._build(hashes)
+            return self._step()
+        except StoreError as error:
+            log.warning("graph.not_followed", error=str(error),
+                        action="the graph is built again on its next use")
+            self._held = None
+            return GraphUpdate()
+
+    def _index(self) -> dict[str, str]:
+        return {path: known.content_hash for path, known in self._store.file_index().items()}
+
+    def _build(self, hashes: dict[str, str] | None = None) -> GraphUpdate:
+        started = time.perf_counter()
+        hashes = self._index() if hashes is None else hashes
+        files, links = graph_reads(self._store)
+        held = VaultGraph.build(files, links, memory_texts(self._store))
+        held.take_changed()
+        self._mix = _mix_of(hashes)
+        built = time.perf_counter()
+        rows = write_rows(self._store, graph_rows(held.graph), None, _stamp(self._mix))
+        self._held, self._hashes = held, hashes
+        update = GraphUpdate(upserted=len(files), nodes=held.graph.number_of_nodes(),
+                             built=True, rows=rows, graph_ms=1000 * (built - started),
+                             write_ms=1000 * (time.perf_counter() - built))
+        log.info("graph.built", files=len(files), nodes=update.nodes,
+                 edges=held.graph.number_of_edges(), duration_ms=round(update.graph_ms))
+        return update
+
+    def _step(self) -> GraphUpdate:
+        assert self._held is not None
+        started = time.perf_counter()
+        hashes = self._index()
+        known = self._hashes
+        changed = [p for p, h in hashes.items() if known.get(p) != h]
+        gone = [p for p in known if p not in hashes]
+        if not changed and not gone:
+            return GraphUpdate()
+        files, links = graph_reads_of(self._store, changed) if changed else ([], [])
+        texts = memory_texts(self._store, [f.path for f in files if f.memory_type])
+        by_src: dict[str, list[LinkRecord]] = {}
+        for link in links:
+            by_src.setdefault(link.src, []).append(link)
+        read = time.perf_counter()
+        found = {f.path for f in files}
+        for path in [*gone, *(p for p in changed if p not in found)]:
+            self._held.remove(path)
+        for file in files:
+            self._held.upsert(file, by_src.get(file.path, []), texts.get(file.path))
+        for path in gone:
+            self._mix ^= _rows((path, known[path]))
+        for path in changed:
+            if path in known:
+                self._mix ^= _rows((path, known[path]))
+            self._mix ^= _rows((path, hashes[path]))
+        self._hashes = hashes
+        nodes = self._held.take_changed()
+        stepped = time.perf_counter()
+        rows = write_rows(self._store, graph_rows(self._held.graph, nodes), nodes,
+                          _stamp(self._mix))
+        update = GraphUpdate(upserted=len(files), removed=len(gone), nodes=len(nodes),
+                             rows=rows, graph_ms=1000 * (stepped - read),
+                             write_ms=1000 * (time.perf_counter() - stepped))
+        log.debug("graph.followed", upserted=update.upserted, removed=update.removed,
+                  nodes=update.nodes, read_ms=round(1000 * (read - started), 1),
+                  graph_ms=round(update.graph_ms, 2), write_ms=round(update.write_ms, 1))
+        return update

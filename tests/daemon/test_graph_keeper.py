@@ -1,0 +1,61 @@
+"""The vault graph of a running vault follows every sync: the ``edges`` table after a batch
+equals a fresh build of the index, and a restart with nothing changed builds nothing.
+
+Real LanceDB store and files in tmp_path; the token-hash fake embedder (conftest; nothing
+here is about meaning)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import networkx as nx
+from lineage_files import write_memory
+
+from daemon.app import App
+from magma.edge_table import read_graph
+from magma.graph_keeper import memory_texts
+from magma.store import graph_reads
+from magma.vault_graph import VaultGraph
+
+Builder = Callable[..., tuple[App, object]]
+
+
+def _shape(graph: nx.MultiDiGraph) -> tuple[object, object]:
+    nodes = sorted((n, sorted((k, str(v)) for k, v in d.items() if k != "target"))
+                   for n, d in graph.nodes(data=True))
+    edges = sorted((u, v, k if isinstance(k, str) else "", str(sorted(d.items())))
+                   for u, v, k, d in graph.edges(keys=True, data=True))
+    return nodes, edges
+
+
+def _fresh(app: App) -> nx.MultiDiGraph:
+    files, links = graph_reads(app.store)
+    return VaultGraph.build(files, links, memory_texts(app.store)).graph
+
+
+def test_the_edges_table_follows_each_sync(vault: Path, make_app: Builder) -> None:
+    app, _ = make_app(vault)
+    app.sync()
+    assert _shape(read_graph(app.store)) == _shape(_fresh(app))
+    relations = {d["relation"] for _, _, d in read_graph(app.store).edges(data=True)}
+    assert {"links_to", "tagged"} <= relations
+
+    path = write_memory(vault, "kiln-moved", "Kiln moved to February",
+                        supersedes="kiln-first-firing-in-january")
+    target = vault / path
+    target.write_text(target.read_text(encoding="utf-8").replace(
+        "version: 1", "version: 1\nsubject: kiln.date"), encoding="utf-8")
+    (vault / "Welcome.md").unlink()
+    assert app.indexing.index_now([path, "Welcome.md"])
+    graph = read_graph(app.store)
+    assert _shape(graph) == _shape(_fresh(app))
+    assert "note:Welcome.md" not in graph
+    edges = {(u, v, d["relation"]) for u, v, d in graph.edges(data=True)}
+    assert ("note:Memory/kiln-moved.md", "note:Memory/kiln-first-firing-in-january.md",
+            "supersedes") in edges
+    assert ("note:Memory/kiln-moved.md", "subject:kiln date", "same_subject") in edges
+
+    again, _ = make_app(vault)  # a restart: the table is in step, nothing is built
+    assert again.indexing.graph_keeper.follow().built is False
+    assert _shape(again.indexing.graph_keeper.graph()) == _shape(graph)
