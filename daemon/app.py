@@ -44,6 +44,7 @@ from consistency.synthesis import ExtractedFact
 from daemon import session_snapshot
 from daemon.check import CheckLimits, ConsistencyService
 from daemon.conflicts import ConflictDesk
+from daemon.derived_marks import ChangedSourceMarks
 from daemon.diary import Diary
 from daemon.dream import (
     DreamPolicy,
@@ -564,6 +565,7 @@ class App:
                              state_dir=self.state_dir, snippets=self.snippet_recaller,
                              require_indexed=self.indexing.require_indexed,
                              transcripts=statements,
+                             marks=ChangedSourceMarks(self.memory_pool.memories),
                              transcript_hits=self.settings.retrieval.transcript_hits)
 
     @cached_property

@@ -97,6 +97,7 @@ from daemon.dream_edits import Step, diary_entry, still_allowed
 from daemon.dream_entries import DreamEntries, dream_step_edits, mergeable
 from daemon.dream_journal import DreamJournal, steps_of
 from daemon.dream_profile import ProfileDistiller, is_profile
+from daemon.dream_recheck import DerivedRecheck
 from daemon.dream_records import (
     STATE_FILE,
     MemoryRecord,
@@ -879,7 +880,9 @@ class DreamRunner:
 def _llm_phases(runner: DreamRunner, records: dict[str, MemoryRecord], dream_id: str,
                 plan: DreamPlan, lines: list[str]) -> list[str]:
     """The deep phase and replay (while ``llm`` is on), the profile (while its role is on),
-    then light, REM and deep sleep over the diary: the paths written. Replay is skipped when
+    light, REM and deep sleep over the diary, then the re-check of memories derived from a
+    changed source (:mod:`daemon.dream_recheck`; re-derived while ``llm`` is on): the paths
+    written. Replay is skipped when
     the deep phase found the endpoint failing."""
     written: list[str] = []
     if runner.llm is not None:
@@ -897,6 +900,10 @@ def _llm_phases(runner: DreamRunner, records: dict[str, MemoryRecord], dream_id:
     if runner.sleep is not None:  # light, REM and deep sleep
         written += sleep_night(runner.sleep, runner.writer, runner.diary_path, dream_id,
                                runner.llm)
+    # last: it reads what the phases before wrote (a profile distilled again, a synthesis)
+    written += DerivedRecheck(writer=runner.writer, memory_folder=runner.memory_folder,
+                              restorer=runner.restorer, clock=runner._clock,
+                              llm=runner.llm).run(lines)
     return written
 
 

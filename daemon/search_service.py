@@ -15,7 +15,7 @@ nothing indexed before, or cut so that the index did not see it, slips out eithe
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import replace
 from datetime import UTC, date, datetime
 from pathlib import Path
@@ -25,6 +25,7 @@ import structlog
 from ccb.owner import Owner
 from config.errors import DreamdError
 from consistency.secrets import redact_secrets
+from daemon.derived_marks import marked
 from daemon.metrics import SearchRecord, append_search, search_record
 from daemon.retrieval import Retriever, SearchTrace
 from daemon.snippet_recall import SnippetRecaller
@@ -44,18 +45,20 @@ class SearchService:
     snippets (:class:`daemon.snippet_recall.SnippetRecaller`; ``None``: not counted);
     ``transcripts`` finds the statements of assistant sessions a search may list after its
     hits, at most ``transcript_hits`` of them (:mod:`daemon.transcript_hits`; ``None`` or 0:
-    none)."""
+    none); ``marks()`` gives the memories to mark as derived from a changed source
+    (:class:`daemon.derived_marks.ChangedSourceMarks`; ``None``: none marked)."""
 
     def __init__(self, *, retriever: Callable[[], Retriever], recalls: Callable[[], RecallLog],
                  state_dir: Path, require_indexed: Callable[[str], None],
                  snippets: SnippetRecaller | None = None,
-                 transcripts: TranscriptSearch | None = None, transcript_hits: int = 0
-                 ) -> None:
+                 transcripts: TranscriptSearch | None = None, transcript_hits: int = 0,
+                 marks: Callable[[], Mapping[str, str]] | None = None) -> None:
         self._retriever = retriever
         self._recalls = recalls
         self._snippets = snippets
         self._transcripts = transcripts
         self._transcript_hits = transcript_hits
+        self._marks = marks
         self._state_dir = state_dir
         self._require_indexed = require_indexed
         #: The trace of the last search (``dreamd search --explain``).
@@ -90,7 +93,7 @@ class SearchService:
                 at=datetime.now(UTC).isoformat(timespec="milliseconds"), total_ms=0.0,
                 error=type(error).__name__))
             raise
-        hits = [withhold_in_hit(hit) for hit in result.hits]
+        hits = self._marked([withhold_in_hit(hit) for hit in result.hits])
         raw = TranscriptFound()
         if transcripts and result.trace.stages and not (
                 memory_types is not None or path_prefix or layers is not None
@@ -115,6 +118,17 @@ class SearchService:
             except DreamdError as error:
                 log.warning("recall.snippets_not_counted", error=str(error))
         return hits + [withhold_in_hit(hit) for hit in raw.hits]
+
+    def _marked(self, hits: list[SearchHit]) -> list[SearchHit]:
+        """Memory hits derived from a changed source marked (:mod:`daemon.derived_marks`);
+        a memory file that cannot be read leaves them unmarked, never fails the search."""
+        if self._marks is None or not any(h.memory_type for h in hits):
+            return hits
+        try:
+            return marked(hits, self._marks())
+        except (OSError, DreamdError) as error:
+            log.warning("search.marks_failed", error=str(error))
+            return hits
 
     def _statements(self, query: str) -> TranscriptFound:
         """The statements of sessions to list after the hits; on a failure none (logged,

@@ -1,0 +1,90 @@
+"""Re-checking a memory derived from a source that changed (pure).
+
+``dreamd check`` lists a live memory derived from a changed source
+(:class:`consistency.graph_checks.ChangedSource`); the dream settles each one whose *direct*
+source changed — a synthesis, a profile, anything with ``derived_from`` — with
+:func:`derived_rechecks`:
+
+- its remaining sources are its ``derived_from`` memories that did not change (live: not
+  superseded or merged outside the derivation, not archived, not gone);
+- it is **still supported** when it has a remaining source and every name, number, date and
+  code span it states (:func:`unsupported_facts`: the fact check of every synthesis,
+  :func:`consistency.synthesis.dropped_facts`, read on :func:`fact_text`) is in one of
+  them: the dream then takes the changed sources out of its ``derived_from`` (and clears
+  ``forgotten_sources``), saying so in the diary;
+- otherwise it is **unsupported**: with an LLM it is derived again from the remaining
+  sources under the same fact check; without one, or when the answer fails the check, it is
+  archived (recoverable) and the remaining sources it had archived into itself come back.
+
+No loop: each outcome removes the finding (the changed source leaves ``derived_from``, or
+the memory is archived, and an archived memory is never re-checked), so a memory derived from
+a re-checked one is looked at by a later dream, once; a chain of derivations that loops is
+walked once (:func:`consistency.graph_checks.graph_drifts` keeps a visited set).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import networkx as nx
+
+from consistency.graph_checks import ChangedSource, graph_drifts
+from consistency.synthesis import dropped_facts
+from magma.graph import node_id
+
+__all__ = ["Recheck", "derived_rechecks", "fact_text", "unsupported_facts"]
+
+
+def fact_text(text: str) -> str:
+    """``text`` as its facts are read: markdown heading lines left out (``## What`` is
+    structure, not a fact) and each line ending a sentence (a capitalised word that starts a
+    line is not taken for a name)."""
+    return ".\n".join(line for line in text.splitlines()
+                      if line.strip() and not line.lstrip().startswith("#"))
+
+
+def unsupported_facts(said: str, sources: Sequence[str]) -> list[str]:
+    """The names, numbers, dates and code spans of ``said`` that no text of ``sources``
+    holds (case-insensitive), sorted."""
+    return dropped_facts([fact_text(said)], "\n".join(sources))
+
+
+@dataclass(frozen=True, slots=True)
+class Recheck:
+    """A live memory ``path`` whose direct sources ``changed`` (``(source, change)``: a vault
+    path, ``[[stem]]`` for one naming no memory, or :data:`FORGOTTEN`); its ``remaining``
+    sources (paths) and the facts of it none of them holds (``unsupported``)."""
+
+    path: str
+    changed: tuple[tuple[str, str], ...]
+    remaining: tuple[str, ...]
+    unsupported: tuple[str, ...]
+
+    @property
+    def supported(self) -> bool:
+        """Still supported by its remaining sources (module docstring)."""
+        return bool(self.remaining) and not self.unsupported
+
+
+def _sources(graph: nx.MultiDiGraph, path: str) -> list[str]:
+    node = node_id("note", path)
+    return sorted(str(graph.nodes[v].get("path")) for _, v, k in graph.out_edges(node, keys=True)
+                  if k == "derived_from" and graph.nodes[v].get("kind") == "memory")
+
+
+def derived_rechecks(graph: nx.MultiDiGraph, texts: Mapping[str, str]) -> list[Recheck]:
+    """One :class:`Recheck` per live memory of ``graph`` (a lineage graph,
+    :mod:`magma.lineage`) whose direct source changed, by path. ``texts``: each memory's
+    name, description and body, by path (a source without one holds nothing)."""
+    changed: dict[str, dict[str, str]] = {}
+    for drift in graph_drifts(graph):
+        if isinstance(drift, ChangedSource) and len(drift.chain) == 2:
+            changed.setdefault(drift.path, {})[drift.chain[1]] = drift.change
+    found = []
+    for path, sources in sorted(changed.items()):
+        remaining = tuple(s for s in _sources(graph, path) if s not in sources)
+        unsupported = tuple(unsupported_facts(texts.get(path, ""),
+                                              [texts.get(s, "") for s in remaining]))
+        found.append(Recheck(path, tuple(sorted(sources.items())), remaining, unsupported))
+    return found

@@ -1,0 +1,193 @@
+"""Invalidation that spreads: a synthesis of three memories, one of them superseded later,
+through ``dreamd check``, search and the dream (kept, derived again, or archived).
+
+Real files, store, writer and dream; the token-hash fake embedder (conftest; nothing here is
+about meaning) and, where a model is asked, a FAKE loopback endpoint speaking the OpenAI chat
+protocol (an LLM is external and non-deterministic).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from daemon_harness import ChatEndpoint, write_memory
+
+from ccb.parse import parse_note
+from consistency.derived_recheck import derived_rechecks
+from consistency.graph_checks import ChangedSource
+from daemon.app import App
+from daemon.derived_marks import MARK
+from magma.lineage import lineage_graph, lineage_memory
+
+Builder = Callable[..., tuple[App, object]]
+SYNTHESIS = "Memory/billing-service-facts.md"
+FACTS = {"name": "Billing service facts",
+         "description": "Who owns billing, retries, invoice cutoff",
+         "body": "## What\nDana Reyes owns the billing service. Failed charges are retried 3 "
+                 "times. Invoices close on 2026-12-01.\n"}
+AGAIN = {**FACTS, "body": "## What\nDana Reyes owns the billing service. Failed charges are "
+                          "retried 3 times.\n"}
+
+
+@pytest.fixture
+def replies() -> Iterator[tuple[dict[str, str], str]]:
+    """The FAKE endpoint's reply to a synthesis prompt (``answers["synthesis"]``), its URL."""
+    answers: dict[str, str] = {}
+
+    def respond(body: dict[str, Any]) -> tuple[int, str]:
+        system = body["messages"][0]["content"]
+        return 200, answers.get("synthesis" if "consolidate" in system else "other", "no")
+
+    endpoint = ChatEndpoint()
+    endpoint.respond = respond
+    yield answers, endpoint.url
+    endpoint.close()
+
+
+def _sources(vault: Path) -> None:
+    write_memory(vault, "billing-retries", "Billing retries failed charges 3 times.",
+                 type="project", subject="billing.retries", days_old=20)
+    write_memory(vault, "billing-owner", "Dana Reyes owns the billing service.",
+                 type="project", subject="billing.owner", days_old=15)
+    write_memory(vault, "billing-cutoff", "Invoices close on 2026-12-01.",
+                 type="project", subject="billing.cutoff", days_old=10)
+
+
+def _synthesised(vault: Path, make_app: Builder, url: str,
+                 answers: dict[str, str]) -> App:
+    """The three sources synthesised by a dream, then the cutoff superseded by the user."""
+    _sources(vault)
+    answers["synthesis"] = json.dumps(FACTS)
+    app, _ = make_app(vault, **{"llm.enabled": True, "llm.model": "test-model",
+                                "llm.base_url": url, "llm.timeout_s": 2,
+                                "dream.transcripts": ""})
+    app.sync()
+    app.dreamer().dream()
+    assert (vault / SYNTHESIS).is_file()
+    (vault / "Memory/billing-cutoff-moved.md").write_text(
+        "---\nname: Billing cutoff moved\ntype: project\ncreated: 2026-12-02T10:00:00Z\n"
+        'supersedes: "[[billing-cutoff]]"\n---\nInvoices close on 2026-12-05.\n',
+        encoding="utf-8")
+    app.sync()
+    return app
+
+
+def _changed(app: App) -> list[tuple[tuple[str, ...], str]]:
+    return [(f.drift.chain, f.drift.change) for f in app.consistency().check().findings
+            if isinstance(f.drift, ChangedSource)]
+
+
+def _why(app: App, query: str, path: str) -> list[str] | None:
+    for hit in app.search(query, limit=10, count_recall=False):
+        if hit.path == path:
+            return list(hit.why)
+    return None
+
+
+def test_check_and_search_flag_it_and_a_dream_without_a_model_archives_it(
+    vault: Path, make_app: Builder, replies: tuple[dict[str, str], str],
+) -> None:
+    answers, url = replies
+    _synthesised(vault, make_app, url, answers)
+    app, _ = make_app(vault)  # the model is off from here
+    assert _changed(app) == [((SYNTHESIS, "Memory/billing-cutoff.md"),
+                              "superseded by Memory/billing-cutoff-moved.md")]
+    why = _why(app, "billing service facts Dana Reyes", SYNTHESIS)
+    assert why is not None and any(w.startswith(f"{MARK}: Memory/billing-cutoff.md") for w in why)
+
+    app.dreamer().dream()  # the date is held by the superseded source only
+    note = parse_note(SYNTHESIS, (vault / SYNTHESIS).read_bytes())
+    assert note.memory is not None and note.memory.status == "archived"
+    assert note.properties["archived_reason"] == "source changed"
+    diary = (vault / "Memory/DREAMS.md").read_text(encoding="utf-8")
+    assert "Archived [[billing-service-facts]]: [[billing-cutoff]] superseded by " \
+           "Memory/billing-cutoff-moved.md, and its other sources do not hold `2026-12-01`" \
+           in diary
+    for stem in ("billing-retries", "billing-owner"):  # archived into it: back again
+        source = parse_note(f"Memory/{stem}.md", (vault / f"Memory/{stem}.md").read_bytes())
+        assert source.memory is not None and source.memory.status != "archived"
+    app.sync()
+    assert _changed(app) == []
+    assert _why(app, "billing service facts Dana Reyes", SYNTHESIS) is None
+    assert _why(app, "Dana Reyes owns billing", "Memory/billing-owner.md") is not None
+    app.dreamer().dream()  # settled: a second dream finds nothing to re-check
+    assert (vault / "Memory/DREAMS.md").read_text(encoding="utf-8").count(
+        "Archived [[billing-service-facts]]") == 1
+
+
+def test_with_a_model_it_is_derived_again_under_the_fact_check(
+    vault: Path, make_app: Builder, replies: tuple[dict[str, str], str],
+) -> None:
+    answers, url = replies
+    app = _synthesised(vault, make_app, url, answers)
+    app.dreamer().dream()  # the canned answer still states the old date: refused
+    diary = (vault / "Memory/DREAMS.md").read_text(encoding="utf-8")
+    assert "Rejected deriving [[billing-service-facts]] again: it added `2026-12-01`" in diary
+    assert parse_note(SYNTHESIS, (vault / SYNTHESIS).read_bytes()).properties[
+        "archived_reason"] == "source changed"
+
+
+def test_with_a_faithful_model_it_is_derived_again(
+    vault: Path, make_app: Builder, replies: tuple[dict[str, str], str],
+) -> None:
+    answers, url = replies
+    app = _synthesised(vault, make_app, url, answers)
+    answers["synthesis"] = json.dumps(AGAIN)
+    app.dreamer().dream()
+    note = parse_note(SYNTHESIS, (vault / SYNTHESIS).read_bytes())
+    assert note.memory is not None and note.memory.status != "archived"
+    assert "2026-12-01" not in note.body and "Dana Reyes" in note.body
+    assert set(note.properties["derived_from"]) == {  # type: ignore[arg-type]
+        "[[billing-owner]]", "[[billing-retries]]"}
+    assert note.memory.version == 2
+    assert "Derived [[billing-service-facts]] again from [[billing-owner]], " \
+           "[[billing-retries]]" in (vault / "Memory/DREAMS.md").read_text(encoding="utf-8")
+    app.sync()
+    assert _changed(app) == []
+    why = _why(app, "billing service facts Dana Reyes", SYNTHESIS)
+    assert why is not None and not any(w.startswith(MARK) for w in why)
+
+
+def test_a_synthesis_its_other_sources_still_support_is_kept(
+    vault: Path, make_app: Builder,
+) -> None:
+    _sources(vault)
+    write_memory(vault, "billing-summary", "Dana Reyes owns billing; charges retried 3 times.",
+                 type="reference", days_old=5,
+                 derived_from=("billing-retries", "billing-owner", "billing-cutoff"))
+    (vault / "Memory/billing-cutoff-moved.md").write_text(
+        "---\nname: Billing cutoff moved\ntype: project\ncreated: 2026-12-02T10:00:00Z\n"
+        'supersedes: "[[billing-cutoff]]"\n---\nInvoices close on 2026-12-05.\n',
+        encoding="utf-8")
+    app, _ = make_app(vault)
+    app.sync()
+    assert [c for c, _ in _changed(app)] == [("Memory/billing-summary.md",
+                                             "Memory/billing-cutoff.md")]
+    app.dreamer().dream()
+    note = parse_note("Memory/billing-summary.md",
+                      (vault / "Memory/billing-summary.md").read_bytes())
+    diary = (vault / "Memory/DREAMS.md").read_text(encoding="utf-8")
+    assert note.memory is not None and note.memory.status != "archived", diary
+    assert set(note.properties["derived_from"]) == {  # type: ignore[arg-type]
+        "[[billing-owner]]", "[[billing-retries]]"}
+    assert "Re-checked [[billing-summary]] against its other sources" in (
+        vault / "Memory/DREAMS.md").read_text(encoding="utf-8")
+    app.sync()
+    assert _changed(app) == []
+
+
+def test_the_rule_walks_a_loop_of_derivations_once() -> None:
+    def memory(path: str, **props: object) -> Any:
+        return lineage_memory(path, {"name": path, "type": "project", **props})
+
+    graph = lineage_graph([
+        memory("a.md", derived_from=["[[b]]", "[[gone]]"]),
+        memory("b.md", derived_from=["[[a]]"]),
+    ])
+    checks = derived_rechecks(graph, {"a.md": "A holds 42", "b.md": "B holds 42"})
+    assert [(c.path, c.remaining, c.unsupported) for c in checks] == [("a.md", ("b.md",), ())]
+    assert checks[0].supported
