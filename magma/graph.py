@@ -94,8 +94,12 @@ class LinkResolver:
                     del index[key]
 
     @staticmethod
-    def _best(paths: Iterable[str] | None) -> str | None:
-        return min(paths, key=lambda p: (len(p), p)) if paths else None
+    def _best(paths: set[str] | None) -> str | None:
+        if not paths:
+            return None
+        if len(paths) == 1:  # most names are unique: no sort key to build
+            return next(iter(paths))
+        return min(paths, key=lambda p: (len(p), p))
 
     def resolve(self, target: str, src: str, *, kind: LinkKind = "wikilink") -> str | None:
         """Vault path that ``target`` (as written in note ``src``) points at, or ``None``.

@@ -132,7 +132,7 @@ class GraphKeeper:
         """The vault graph as the index holds it now (built on first use). Raises
         :class:`StoreError`."""
         if self._held is None:
-            self._build()
+            self.build()
         else:
             self.follow()
         assert self._held is not None
@@ -146,7 +146,7 @@ class GraphKeeper:
                 hashes = self._index()
                 if read_fingerprint(self._store) == _stamp(_mix_of(hashes)):
                     return GraphUpdate()
-                return self._build(hashes)
+                return self.build(hashes)
             return self._step()
         except StoreError as error:
             log.warning("graph.not_followed", error=str(error),
@@ -157,7 +157,10 @@ class GraphKeeper:
     def _index(self) -> dict[str, str]:
         return {path: known.content_hash for path, known in self._store.file_index().items()}
 
-    def _build(self, hashes: dict[str, str] | None = None) -> GraphUpdate:
+    def build(self, hashes: dict[str, str] | None = None) -> GraphUpdate:
+        """Build the graph whole from the index (``hashes``: its ``{path: content hash}``,
+        read when ``None``), hold it, and rewrite the ``edges`` table (one commit). Raises
+        :class:`StoreError`."""
         started = time.perf_counter()
         hashes = self._index() if hashes is None else hashes
         files, links = graph_reads(self._store)
