@@ -45,6 +45,7 @@ import networkx as nx
 import numpy as np
 
 from ccb.model import MemoryType
+from ccb.names import nfc_key
 from consistency.duplicates import (
     CANDIDATES_BY_COSINE,
     Duplicate,
@@ -133,6 +134,9 @@ class DreamMemory:
     body: str | None = None
     embedding: np.ndarray | None = field(default=None, compare=False, repr=False)
     pinned: bool = False
+    #: the stems of the memories it was derived from (``derived_from``): never merged with,
+    #: nor superseding, one of its own sources
+    derived_from: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)
@@ -409,6 +413,14 @@ def _tokens(facts: MemoryFacts) -> tuple[str, ...]:
     return facts.claim.tokens
 
 
+def _derived_pair(a: DreamMemory, b: DreamMemory) -> bool:
+    """Is one of the two derived from the other (by its file's stem)?"""
+    def stem(memory: DreamMemory) -> str:
+        return nfc_key(memory.path.rsplit("/", 1)[-1].removesuffix(".md")).casefold()
+
+    return stem(b) in a.derived_from or stem(a) in b.derived_from
+
+
 def _plan_group(group: Sequence[DreamMemory], settle: Settle | None = None
                 ) -> list[Consolidation]:
     """Decide each member against the older current ones of its subject group."""
@@ -445,6 +457,10 @@ def _plan_group(group: Sequence[DreamMemory], settle: Settle | None = None
                     f" ({decision.why.reason()})" if decision.why else "")
                 decision = Supersede(old.id, reason, decision.why)
         match decision:
+            case Duplicate(existing_id=existing) | Update(existing_id=existing) | Supersede(
+                    existing_id=existing) if _derived_pair(memory, next(
+                        m for m in others if m.id == existing)):
+                alive.append(memory)  # a synthesis and its own source: both stay as they are
             case Duplicate() | Update() if memory.pinned:
                 alive.append(memory)  # a pinned memory is never archived by a merge
             case Supersede(existing_id=existing) if next(

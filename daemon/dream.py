@@ -517,7 +517,7 @@ class DreamRunner:
                 id=r.path, path=r.path, type=r.type, name=r.name, description=r.description,
                 subject=r.subject, owner=r.owner, content_hash=r.norm_hash,
                 created=as_written(r.created) or as_written(r.updated) or _mtime(r),
-                changed=r.changed,
+                changed=r.changed, derived_from=frozenset(r.derived_from),
             ) for r in sorted(current, key=lambda r: r.path)] + lines_of
             embeddings = self.reads.embeddings
             vectors = embeddings([m.path for m in memories]) if embeddings else {}

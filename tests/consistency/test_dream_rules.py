@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -170,3 +171,15 @@ def test_a_large_group_is_planned_as_if_every_member_were_judged(tmp_path: Path)
     kinds = {type(a).__name__ + (a.kind if isinstance(a, MergeDuplicate) else "")
              for a in whole}
     assert kinds == {"MergeDuplicateexact", "MergeDuplicatenear", "SupersedeOld"}
+
+
+def test_a_synthesis_is_never_merged_into_its_own_source() -> None:
+    """A summary derived from a memory restates it: the two stay, the source is never
+    archived into what was made of it (nor the summary into the source)."""
+    source = mem("timeout", "The API timeout is 30s.", subject="api.timeout", day=1)
+    summary = replace(mem("api-summary", "The API timeout is 30s. Retries: three.",
+                          subject="api.timeout", day=5), derived_from=frozenset({"timeout"}))
+    assert plan_consolidation([source, summary]) == []
+    plain = mem("api-notes", "The API timeout is 30s. Retries: three.", subject="api.timeout",
+                day=5)
+    assert plan_consolidation([source, plain])  # without the lineage, the same text merges
