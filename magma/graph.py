@@ -67,6 +67,8 @@ class LinkResolver:
         self._by_path: dict[str, set[str]] = {}
         self._by_stemless_path: dict[str, set[str]] = {}
         self._by_name: dict[str, set[str]] = {}
+        #: answers to targets that do not depend on the linking note, until a path changes
+        self._memo: dict[tuple[str, str], str | None] = {}
         for path in paths:
             self.add(path)
 
@@ -81,11 +83,13 @@ class LinkResolver:
 
     def add(self, path: str) -> None:
         """Make ``path`` a possible link target."""
+        self._memo.clear()
         for index, key in self._keys(path):
             index.setdefault(key, set()).add(path)
 
     def discard(self, path: str) -> None:
         """Forget ``path`` (no error if unknown)."""
+        self._memo.clear()
         for index, key in self._keys(path):
             bucket = index.get(key)
             if bucket is not None:
@@ -106,6 +110,17 @@ class LinkResolver:
 
         An empty target (``[[#Heading]]``) is the source note itself; URLs are ``None``.
         """
+        # the answer depends on the linking note only for a relative path (and an empty
+        # target, the note itself)
+        alone = kind != "markdown" and not target.strip().startswith(".") and "%" not in target
+        if alone and (target, kind) in self._memo:  # most targets are linked many times
+            return self._memo[(target, kind)]
+        found = self._resolve_target(target, src, kind)
+        if alone and target.strip():
+            self._memo[(target, kind)] = found
+        return found
+
+    def _resolve_target(self, target: str, src: str, kind: LinkKind) -> str | None:
         target = nfc_key(target.strip())
         if not target:
             return src
