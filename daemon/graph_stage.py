@@ -22,14 +22,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from urllib.parse import unquote
 
 import numpy as np
 
 from ccb.markdown import extract_links
 from consistency.judgement import subject_key
 from daemon.rerank import best_row
-from magma.catalogue import Snapshot, linked
+from magma.catalogue import Snapshot, link_written, linked
 from magma.graph_step import (
     NoteGraph,
     mention_pairs,
@@ -101,15 +100,10 @@ def neighbours_of(store: MagmaStore, snap: Snapshot) -> dict[str, set[str]]:
         written: dict[str, dict[str, str]] = {}
         for src, target, path in zip(sources, pairs.column("target").to_pylist(), resolved,
                                      strict=True):
-            written.setdefault(src, {})[_written(target)] = path
+            written.setdefault(src, {})[link_written(target)] = path
         snap.link_targets = written
         snap.neighbours = linked(sources, resolved, snap.entries)
     return snap.neighbours
-
-
-def _written(target: str) -> str:
-    """A link target as compared here: URL-decoded, case-folded, without a heading."""
-    return unquote(target.split("#", 1)[0]).strip().casefold()
 
 
 def passage_links(snap: Snapshot, src: str, body: str) -> list[str]:
@@ -119,7 +113,7 @@ def passage_links(snap: Snapshot, src: str, body: str) -> list[str]:
     table = (snap.link_targets or {}).get(src, {})
     found: list[str] = []
     for link in extract_links(body):  # the vault's own link reader: code and URLs left out
-        path = table.get(_written(link.target))
+        path = table.get(link_written(link.target))
         if path is not None and path != src and _is_note(snap, path) and path not in found:
             found.append(path)
     return found

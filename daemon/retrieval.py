@@ -88,6 +88,7 @@ from magma.catalogue import (
     STOPWORDS,
     CatalogueEntry,
     Snapshot,
+    follow_snapshot,
     norm,
     read_snapshot,
     tokens,
@@ -282,12 +283,20 @@ class Retriever:
         self._warm = True
 
     def snapshot(self) -> Snapshot:
-        """The catalogue and memory matrix for the store's current table versions."""
+        """The catalogue and memory matrix for the store's current table versions: followed
+        from the last one over this process's own batches (a batch of a few notes costs a
+        read of those notes), else read whole."""
         versions = self._store.versions()
         with self._snapshot_lock:
-            if self._snapshot is None or self._snapshot.versions != versions:
-                self._snapshot = read_snapshot(self._store, versions, self._zone)
-            return self._snapshot
+            snap = self._snapshot
+            if snap is None or snap.versions != versions:
+                # this process's own batches since: re-read their paths only
+                delta = None if snap is None else self._store.changes_since(snap.versions)
+                snap = (read_snapshot(self._store, versions, self._zone)
+                        if snap is None or delta is None
+                        else follow_snapshot(self._store, snap, delta, versions, self._zone))
+                self._snapshot = snap
+            return snap
 
     def entries(self) -> Mapping[str, CatalogueEntry]:
         """Every indexed note by path (the current snapshot)."""

@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from datetime import date, datetime, tzinfo
 from typing import Any
+from urllib.parse import unquote
 
 import numpy as np
 
@@ -18,6 +19,7 @@ from ccb.names import nfc_key
 from magma.graph_step import NoteGraph
 from magma.layers import is_salient, note_date, note_layer, type_prior
 from magma.store import INDEX_FILE_NAMES, MagmaStore
+from magma.store_memo import StoreDelta
 from magma.text import CJK_CHAR
 
 WORD = re.compile(r"\w+", re.UNICODE)
@@ -103,65 +105,192 @@ class Snapshot:
 def read_snapshot(store: MagmaStore, versions: dict[str, int], zone: tzinfo) -> Snapshot:
     """The catalogue, the name and word postings and the in-memory vector index of ``store``
     at table ``versions`` (days counted in ``zone``). Raises :class:`StoreError`."""
-    rows = store.catalogue_rows().to_pylist()
-    chunks = store.memory_chunks()
-    memory_paths: list[str] = chunks.column("path").to_pylist()
-    bodies: list[str] = chunks.column("body").to_pylist()
-    memory_text: dict[str, str] = {}
-    for path, body in zip(memory_paths, bodies, strict=True):
-        memory_text[path] = memory_text.get(path, "") + "\n" + body
+    memory_text = _memory_text(store.memory_chunks())
     entries: dict[str, CatalogueEntry] = {}
     postings: dict[str, set[str]] = {}
     names: dict[str, set[str]] = {}
-    for row in rows:
-        props = json.loads(row["properties_json"] or "{}")
-        path = row["path"]
-        memory_type = row["memory_type"]
-        text = " ".join(filter(None, [row["memory_name"], row["memory_description"],
-                                      memory_text.get(path, "")]))
-        layer = note_layer(path=path, title=row["title"], memory_type=memory_type,
-                           properties=props, tags=row["tags"] or (), text=text)
-        dated = note_date(props, path) if memory_type is None else (
-            day_in(props.get("updated"), zone)
-            or day_in(props.get("created"), zone))
-        day = dated
-        if day is None and row["mtime_ns"]:
-            day = datetime.fromtimestamp(row["mtime_ns"] / 1e9, zone).date()
-        entry = CatalogueEntry(
-            path=path, note_id=row["note_id"], title=row["title"],
-            aliases=tuple(row["aliases"] or ()), tags=tuple(row["tags"] or ()),
-            memory_type=memory_type, memory_id=row["memory_id"], name=row["memory_name"],
-            description=row["memory_description"], owner=row["owner"], properties=props,
-            dated=dated, day=day, layer=layer, prior=type_prior(layer, memory_type, text),
-            salient=is_salient(text))
-        entries[path] = entry
-        labels = [entry.title, *entry.aliases, *(filter(None, [entry.name]))]
-        for label in labels:
-            key = norm(label)
-            if key:
-                names.setdefault(key, set()).add(path)
-        searchable = " ".join([*labels, entry.description or "", *entry.tags,
-                               (entry.name or "").replace("-", " ")])
-        for token in set(tokens(searchable)):
-            if token not in STOPWORDS:
-                postings.setdefault(token, set()).add(path)
+    for row in store.catalogue_rows().to_pylist():
+        entry = _entry(row, memory_text, zone)
+        entries[entry.path] = entry
+        for key in _name_keys(entry):
+            names.setdefault(key, set()).add(entry.path)
+        for token in _posting_tokens(entry):
+            postings.setdefault(token, set()).add(entry.path)
     every = store.chunk_vectors()
-    chunk_paths: list[str] = every.column("path").to_pylist()
+    return _with_vectors(
+        versions, entries, postings, names, memory_text,
+        every.column("chunk_id").to_pylist(), every.column("path").to_pylist(),
+        matrix_of(every), every.column("content_hash").to_pylist())
+
+
+def follow_snapshot(store: MagmaStore, snap: Snapshot, delta: StoreDelta,
+                    versions: dict[str, int], zone: tzinfo) -> Snapshot:
+    """``snap`` carried over the batches that wrote ``delta.paths`` (what
+    :meth:`MagmaStore.changes_since` answers): only those paths' rows, chunks and vectors are
+    read; every other note keeps its entry, postings and vector rows. Equal, path by path, to
+    :func:`read_snapshot` at ``versions``. ``snap`` is left as it was (a search may be
+    reading it): the result shares only what did not change. The link graph follows when
+    the set of stored paths stayed the same, else it is read again on first use. Raises
+    :class:`StoreError`."""
+    changed = delta.paths
+    if not changed:
+        return replace(snap, versions=versions)
+    added = _memory_text(store.memory_chunks(changed))
+    memory_text = {p: t for p, t in snap.memory_text.items() if p not in changed}
+    memory_text.update(added)
+    entries = {p: e for p, e in snap.entries.items() if p not in changed}
+    postings, names = dict(snap.postings), dict(snap.names)
+    for old in (snap.entries[p] for p in changed if p in snap.entries):
+        _drop(postings, _posting_tokens(old), old.path)
+        _drop(names, _name_keys(old), old.path)
+    for row in store.catalogue_rows(changed).to_pylist():
+        entry = _entry(row, memory_text, zone)
+        entries[entry.path] = entry
+        _add(postings, _posting_tokens(entry), entry.path)
+        _add(names, _name_keys(entry), entry.path)
+    fresh = store.chunk_vectors(changed)
+    keep = [i for i, p in enumerate(snap.chunk_paths) if p not in changed]
+    kept_matrix = snap.chunk_matrix[keep]
+    fresh_matrix = matrix_of(fresh)
+    matrix = (fresh_matrix if not keep else kept_matrix if fresh.num_rows == 0
+              else np.concatenate([kept_matrix, fresh_matrix]))
+    out = _with_vectors(
+        versions, entries, postings, names, memory_text,
+        [snap.chunk_ids[i] for i in keep] + fresh.column("chunk_id").to_pylist(),
+        [snap.chunk_paths[i] for i in keep] + fresh.column("path").to_pylist(),
+        matrix, [snap.chunk_hashes[i] for i in keep] + fresh.column("content_hash").to_pylist())
+    if delta.same_paths and snap.neighbours is not None and snap.link_targets is not None:
+        out.link_targets, out.neighbours = _follow_links(
+            snap.link_targets, snap.neighbours, store.link_pairs(changed), changed, entries)
+    return out
+
+
+def _memory_text(chunks: Any) -> dict[str, str]:
+    """``{path: text}``: each memory's chunk bodies, each after a newline, in note order."""
+    memory_text: dict[str, str] = {}
+    for path, body in zip(chunks.column("path").to_pylist(), chunks.column("body").to_pylist(),
+                          strict=True):
+        memory_text[path] = memory_text.get(path, "") + "\n" + body
+    return memory_text
+
+
+def _entry(row: Mapping[str, Any], memory_text: Mapping[str, str], zone: tzinfo
+           ) -> CatalogueEntry:
+    """One catalogue row (:meth:`MagmaStore.catalogue_rows`) as the pipeline sees it."""
+    props = json.loads(row["properties_json"] or "{}")
+    path = row["path"]
+    memory_type = row["memory_type"]
+    text = " ".join(filter(None, [row["memory_name"], row["memory_description"],
+                                  memory_text.get(path, "")]))
+    layer = note_layer(path=path, title=row["title"], memory_type=memory_type,
+                       properties=props, tags=row["tags"] or (), text=text)
+    dated = note_date(props, path) if memory_type is None else (
+        day_in(props.get("updated"), zone) or day_in(props.get("created"), zone))
+    day = dated
+    if day is None and row["mtime_ns"]:
+        day = datetime.fromtimestamp(row["mtime_ns"] / 1e9, zone).date()
+    return CatalogueEntry(
+        path=path, note_id=row["note_id"], title=row["title"],
+        aliases=tuple(row["aliases"] or ()), tags=tuple(row["tags"] or ()),
+        memory_type=memory_type, memory_id=row["memory_id"], name=row["memory_name"],
+        description=row["memory_description"], owner=row["owner"], properties=props,
+        dated=dated, day=day, layer=layer, prior=type_prior(layer, memory_type, text),
+        salient=is_salient(text))
+
+
+def _labels(entry: CatalogueEntry) -> list[str]:
+    return [entry.title, *entry.aliases, *(filter(None, [entry.name]))]
+
+
+def _name_keys(entry: CatalogueEntry) -> set[str]:
+    """The name index's keys of ``entry``: its title, aliases and memory name (:func:`norm`)."""
+    return {key for key in map(norm, _labels(entry)) if key}
+
+
+def _posting_tokens(entry: CatalogueEntry) -> set[str]:
+    """The words ``entry`` is found by in the catalogue: labels, description, tags, name."""
+    searchable = " ".join([*_labels(entry), entry.description or "", *entry.tags,
+                           (entry.name or "").replace("-", " ")])
+    return {token for token in tokens(searchable) if token not in STOPWORDS}
+
+
+def _drop(index: dict[str, set[str]], keys: Iterable[str], path: str) -> None:
+    """``path`` out of ``index[key]`` for each key, copying each set it changes (the old
+    snapshot keeps its own)."""
+    for key in keys:
+        left = index.get(key, set()) - {path}
+        if left:
+            index[key] = left
+        else:
+            index.pop(key, None)
+
+
+def _add(index: dict[str, set[str]], keys: Iterable[str], path: str) -> None:
+    """``path`` into ``index[key]`` for each key, copying each set it changes."""
+    for key in keys:
+        index[key] = index.get(key, set()) | {path}
+
+
+def _with_vectors(versions: dict[str, int], entries: dict[str, CatalogueEntry],
+                  postings: dict[str, set[str]], names: dict[str, set[str]],
+                  memory_text: dict[str, str], chunk_ids: list[str], chunk_paths: list[str],
+                  chunk_matrix: np.ndarray, chunk_hashes: list[str]) -> Snapshot:
+    """The snapshot of these parts, with the rows of each path and the memory matrix (the
+    memories' rows of the one in-memory index: no second read of their vectors)."""
     rows_by_path: dict[str, list[int]] = {}
     for row, path in enumerate(chunk_paths):
         rows_by_path.setdefault(path, []).append(row)
-    chunk_matrix = matrix_of(every)
-    # the memories' rows of the one in-memory index (no second read of their vectors)
     memory_rows = [r for p in memory_text if p in entries for r in rows_by_path.get(p, ())]
-    memory_paths = [chunk_paths[r] for r in memory_rows]
     matrix = (chunk_matrix[memory_rows] if memory_rows
               else np.zeros((0, 1), dtype=np.float32))
     return Snapshot(versions=versions, entries=entries, postings=postings, names=names,
-                     memory_paths=memory_paths, memory_matrix=matrix,
-                     memory_text=memory_text, chunk_ids=every.column("chunk_id").to_pylist(),
-                     chunk_paths=chunk_paths, chunk_matrix=chunk_matrix,
-                     chunk_hashes=every.column("content_hash").to_pylist(),
-                     rows_by_path=rows_by_path)
+                    memory_paths=[chunk_paths[r] for r in memory_rows], memory_matrix=matrix,
+                    memory_text=memory_text, chunk_ids=chunk_ids, chunk_paths=chunk_paths,
+                    chunk_matrix=chunk_matrix, chunk_hashes=chunk_hashes,
+                    rows_by_path=rows_by_path)
+
+
+def _follow_links(targets: Mapping[str, dict[str, str]], near: Mapping[str, set[str]],
+                  pairs: Any, changed: Collection[str], entries: Mapping[str, CatalogueEntry]
+                  ) -> tuple[dict[str, dict[str, str]], dict[str, set[str]]]:
+    """The link targets and neighbours of :func:`linked` carried over new link rows
+    (``pairs``: :meth:`MagmaStore.link_pairs` of the ``changed`` sources), the set of paths
+    unchanged: an edge of a changed note stays when either end still links to the other."""
+    followed = {src: t for src, t in targets.items() if src not in changed}
+    for src, target, path in zip(pairs.column("src").to_pylist(),
+                                 pairs.column("target").to_pylist(),
+                                 pairs.column("resolved").to_pylist(), strict=True):
+        followed.setdefault(src, {})[link_written(target)] = path
+    out = dict(near)
+
+    def links(a: str, b: str) -> bool:
+        return b in followed.get(a, {}).values() or a in followed.get(b, {}).values()
+
+    for src in changed:
+        for other in {*targets.get(src, {}).values(), *followed.get(src, {}).values()}:
+            if other == src or not (_graph_note(src, entries) and _graph_note(other, entries)):
+                continue
+            keep = links(src, other)
+            for a, b in ((src, other), (other, src)):
+                have = out.get(a, set())
+                if keep and b not in have:
+                    out[a] = have | {b}
+                elif not keep and b in have:
+                    out[a] = have - {b}
+                    if not out[a]:
+                        del out[a]
+    return followed, out
+
+
+def _graph_note(path: str, entries: Mapping[str, CatalogueEntry]) -> bool:
+    """Does :func:`linked` keep ``path`` as an end of an edge (a note, not an index file)?"""
+    return path in entries and path.rsplit("/", 1)[-1] not in INDEX_FILE_NAMES
+
+
+def link_written(target: str) -> str:
+    """A link target as compared by the graph step: URL-decoded, case-folded, without a
+    heading."""
+    return unquote(target.split("#", 1)[0]).strip().casefold()
 
 
 def matrix_of(table: Any) -> np.ndarray:

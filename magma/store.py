@@ -46,7 +46,13 @@ from ccb.owner import Owner, parse_owner
 from config.errors import InvalidOwnerError, StoreError
 from magma.chunking import HEADING_SEPARATOR, Chunk
 from magma.graph import LinkResolver, link_key, path_key
-from magma.store_memo import RECENT_VECTORS, FileIndexMemo, RecentVectors
+from magma.store_memo import (
+    RECENT_VECTORS,
+    FileIndexMemo,
+    RecentVectors,
+    StoreChanges,
+    StoreDelta,
+)
 from magma.store_tables import (
     FTS_CONFIG,
     FTS_INDEX_NAME,
@@ -89,6 +95,21 @@ _IN_SLICE = 500
 #: The columns of the files table an :class:`IndexedFile` holds, in its field order.
 _INDEX_COLUMNS = ("path", "kind", "size", "mtime_ns", "content_hash", "note_id", "memory_id",
                   "memory_type")
+
+
+def _read_of(tables: StoreTables, table: Any, columns: list[str], where: str | None,
+             only: tuple[str, Collection[str] | None]) -> pa.Table:
+    """The rows of ``table`` matching ``where`` with ``columns``; only those whose column
+    ``only[0]`` is in ``only[1]`` when that is not ``None`` (read in slices, in the table's
+    order within each slice). Raises :class:`StoreError`."""
+    column, values = only
+    if values is None:
+        return tables.read(table, columns, where)
+    parts = [tables.read(table, columns, " AND ".join(filter(None, [where, _in_list(
+        column, part)]))) for part in _slices(sorted(set(values)))]
+    if not parts:
+        return tables.read(table, columns, "false")
+    return pa.concat_tables(parts) if len(parts) > 1 else parts[0]
 
 
 def _column_map(read: Callable[[Any, list[str], str | None], pa.Table], table: Any,
@@ -255,6 +276,7 @@ class MagmaStore:
         self._file_index = FileIndexMemo()
         self._recent_vectors = RecentVectors()
         self._resolver: LinkResolver | None = None
+        self._changes = StoreChanges()
 
     # ------------------------------------------------------------------ open
 
@@ -390,6 +412,11 @@ class MagmaStore:
         except Exception as exc:
             raise StoreError(f"magma: count rows in {self.uri}: {exc}") from exc
 
+    def changes_since(self, versions: Mapping[str, int]) -> StoreDelta | None:
+        """What this process's batches wrote since the tables were at ``versions``, up to now
+        (:class:`magma.store_memo.StoreChanges`; ``None``: read the tables whole)."""
+        return self._changes.since(versions, self.versions())
+
     def versions(self) -> dict[str, int]:
         """Current LanceDB version of each table (grows by one per commit)."""
         return {
@@ -436,19 +463,10 @@ class MagmaStore:
         if not query_text.strip() or not self._t.fts_ready():
             return []
         def query() -> Any:
-            return self._t.chunks.search(
-                MatchQuery(
-                    query_text,
-                    "text",
-                    boost=1.0,
-                    fuzziness=0,
-                    max_expansions=50,
-                    operator=FullTextOperator.OR,
-                    prefix_length=0,
-                    document_granularity=None,
-                ),
-                query_type="fts",
-            )
+            return self._t.chunks.search(MatchQuery(
+                query_text, "text", boost=1.0, fuzziness=0, max_expansions=50,
+                operator=FullTextOperator.OR, prefix_length=0, document_granularity=None,
+            ), query_type="fts")
 
         return [_candidate(row, float(row["_score"])) for row in self._candidate_rows(
             query, "full-text search", limit, with_vectors,
@@ -468,32 +486,36 @@ class MagmaStore:
         except Exception as exc:
             raise StoreError(f"magma: {what} in {self.uri}: {exc}") from exc
 
-    def catalogue_rows(self) -> pa.Table:
-        """Every note's (not attachment's) searchable metadata, one row per note: ``path``,
-        ``note_id``, ``title``, ``tags``, ``aliases``, ``memory_type``, ``memory_id``,
-        ``memory_name``, ``memory_description``, ``owner``, ``properties_json``, ``mtime_ns``
-        (the in-memory catalogue of the ccb-fast search stage). Raises :class:`StoreError`."""
-        return self._t.read(self._t.files, [
+    def catalogue_rows(self, paths: Collection[str] | None = None) -> pa.Table:
+        """Every note's (not attachment's) searchable metadata, one row per note (of
+        ``paths`` only, when given): ``path``, ``note_id``, ``title``, ``tags``, ``aliases``,
+        ``memory_type``, ``memory_id``, ``memory_name``, ``memory_description``, ``owner``,
+        ``properties_json``, ``mtime_ns`` (the search's in-memory catalogue). Raises
+        :class:`StoreError`."""
+        return _read_of(self._t, self._t.files, [
             "path", "note_id", "title", "tags", "aliases", "memory_type", "memory_id",
             "memory_name", "memory_description", "owner", "properties_json", "mtime_ns",
-        ], "kind = 'note'")
+        ], "kind = 'note'", ("path", paths))
 
-    def memory_chunks(self) -> pa.Table:
-        """Every chunk of a memory: ``path``, ``ordinal``, ``body``, in note order. Raises
-        :class:`StoreError`."""
-        return self._t.read(self._t.chunks, ["path", "ordinal", "body"],
-                          "memory_type IS NOT NULL")
+    def memory_chunks(self, paths: Collection[str] | None = None) -> pa.Table:
+        """Every chunk of a memory (of ``paths`` only, when given): ``path``, ``ordinal``,
+        ``body``, in note order. Raises :class:`StoreError`."""
+        return _read_of(self._t, self._t.chunks, ["path", "ordinal", "body"],
+                        "memory_type IS NOT NULL", ("path", paths))
 
-    def link_pairs(self) -> pa.Table:
-        """``src``, ``target`` (as written) and ``resolved`` of every link that resolves to a
-        vault file (the edges between notes, for the graph). Raises :class:`StoreError`."""
-        return self._t.read(self._t.links, ["src", "target", "resolved"], "resolved IS NOT NULL")
+    def link_pairs(self, sources: Collection[str] | None = None) -> pa.Table:
+        """``src``, ``target`` (as written) and ``resolved`` of every link (from ``sources``
+        only, when given) that resolves to a vault file (the edges between notes, for the
+        graph). Raises :class:`StoreError`."""
+        return _read_of(self._t, self._t.links, ["src", "target", "resolved"],
+                        "resolved IS NOT NULL", ("src", sources))
 
-    def chunk_vectors(self) -> pa.Table:
-        """Every chunk's ``chunk_id``, ``path``, ``content_hash`` and ``vector``
-        (``float32[dims]``): what an in-memory vector search needs. Raises
-        :class:`StoreError`."""
-        return self._t.read(self._t.chunks, ["chunk_id", "path", "content_hash", "vector"])
+    def chunk_vectors(self, paths: Collection[str] | None = None) -> pa.Table:
+        """Every chunk's (of ``paths`` only, when given) ``chunk_id``, ``path``,
+        ``content_hash`` and ``vector`` (``float32[dims]``): what an in-memory vector search
+        needs. Raises :class:`StoreError`."""
+        return _read_of(self._t, self._t.chunks, ["chunk_id", "path", "content_hash", "vector"],
+                        None, ("path", paths))
 
     def chunks_by_id(self, chunk_ids: Collection[str]) -> list[ChunkCandidate]:
         """The chunks with ``chunk_ids`` as candidates with their ``vector`` (``score`` 0).
@@ -545,6 +567,7 @@ class MagmaStore:
                     f"expected ({len(record.chunks)}, {self.dims})"
                 )
         try:
+            versions = self.versions()
             before = self._known_paths()
             after = (before - deleted) | {r.note.path for r in upserts}
             after |= {a.entry.path for a in attachments}
@@ -559,7 +582,7 @@ class MagmaStore:
                 else:
                     resolver.discard(path)
             chunks_written = self._write_chunks(upserts, deleted)
-            links_written = self._write_links(upserts, deleted, resolver, changed_paths)
+            links_written = _write_links(self._t, upserts, deleted, resolver, changed_paths)
             files_written = self._write_files(upserts, attachments, deleted, touches, stamp)
         except Exception as exc:
             self._paths = self._resolver = None  # re-read from the tables next time
@@ -570,6 +593,10 @@ class MagmaStore:
                 f"{self.uri}: {type(exc).__name__}: {exc}"
             ) from exc
         self._paths = after
+        written = {r.note.path for r in upserts} | {a.entry.path for a in attachments}
+        self._changes.record(versions, self.versions(),
+                             written | deleted | {t.path for t in touches},
+                             same_paths=after == before)
         return ApplyStats(files_written, len(deleted & before), chunks_written, links_written)
 
     def orphaned_paths(self) -> set[str]:
@@ -606,7 +633,11 @@ class MagmaStore:
         do). Raises :class:`StoreError`."""
         if purge:
             self._paths = None
+            self._changes.forget()  # the tables are rewritten whole: readers read them again
+        versions = self.versions()
         self._t.maintain(cleanup_older_than, purge=purge)
+        if not purge:  # compaction moves rows, never changes one
+            self._changes.record(versions, self.versions(), (), same_paths=True)
 
     # ------------------------------------------------------------------ internals
 
@@ -675,24 +706,21 @@ class MagmaStore:
             self._t.delete_in(table, "path", replaced)
         return n
 
-    def _write_links(
-        self,
-        upserts: Sequence[NoteRecord],
-        deleted: set[str],
-        resolver: LinkResolver,
-        changed_paths: set[str],
-    ) -> int:
-        rows = _link_rows(upserts, resolver)
-        replaced = {r.note.path for r in upserts} | deleted
-        if changed_paths:
-            rows += _reresolved_links(self._t, resolver, changed_paths, replaced)
-        table = self._t.links
-        if rows:
-            data = pa.Table.from_pylist(rows, schema=_links_schema())
-            self._t.replace(table, "link_id", "src", data, sorted(replaced))
-        elif replaced:
-            self._t.delete_in(table, "src", sorted(replaced))
-        return len(rows)
+
+def _write_links(tables: StoreTables, upserts: Sequence[NoteRecord], deleted: set[str],
+                 resolver: LinkResolver, changed_paths: set[str]) -> int:
+    """Replace the link rows of ``upserts`` and ``deleted`` in one commit (and re-resolve the
+    other notes' links when the set of paths changed); the number of rows written."""
+    rows = _link_rows(upserts, resolver)
+    replaced = {r.note.path for r in upserts} | deleted
+    if changed_paths:
+        rows += _reresolved_links(tables, resolver, changed_paths, replaced)
+    if rows:
+        data = pa.Table.from_pylist(rows, schema=_links_schema())
+        tables.replace(tables.links, "link_id", "src", data, sorted(replaced))
+    elif replaced:
+        tables.delete_in(tables.links, "src", sorted(replaced))
+    return len(rows)
 
 
 _CANDIDATE_COLUMNS = (

@@ -7,18 +7,29 @@ the tables back after its own writes (``dreamd remember`` at 1,000 memories: p50
 - :class:`FileIndexMemo`: the files table as read at one LanceDB version, carried over this
   process's own commits (exactly one commit on the version it was read at; anything else,
   another process's commit seen after a refresh included, means a read);
-- :class:`RecentVectors`: the vectors of the chunks this process wrote last, by content hash.
+- :class:`RecentVectors`: the vectors of the chunks this process wrote last, by content hash;
+- :class:`StoreChanges`: the paths each of this process's own batches wrote, so the search's
+  in-memory catalogue and vectors follow a batch by re-reading those paths only
+  (:func:`magma.catalogue.follow_snapshot`).
 """
 
 from __future__ import annotations
 
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Collection, Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-__all__ = ["RECENT_VECTORS", "FileIndexMemo", "RecentVectors"]
+__all__ = [
+    "CHANGES_KEPT",
+    "RECENT_VECTORS",
+    "FileIndexMemo",
+    "RecentVectors",
+    "StoreChanges",
+    "StoreDelta",
+]
 
 #: Chunk vectors kept by :class:`RecentVectors` (2 MB at 512 dims): a remember judges the
 #: memory written just before without reading the chunks table.
@@ -90,3 +101,67 @@ class RecentVectors:
             else:
                 found[chash] = vector.copy()
         return found, missing
+
+
+#: Batches :class:`StoreChanges` remembers (our choice: a reader that fell further behind than
+#: this many of the process's own batches reads the tables whole, as it would without them).
+CHANGES_KEPT = 256
+
+
+@dataclass(frozen=True, slots=True)
+class StoreDelta:
+    """What this process's own batches changed between two table versions: the ``paths``
+    written, touched or deleted, and whether the set of stored paths stayed the same
+    (``same_paths``: no file was added or removed, so no other note's links were resolved
+    again)."""
+
+    paths: frozenset[str]
+    same_paths: bool
+
+
+class StoreChanges:
+    """The paths of each of this process's own batches, by the table versions before and after
+    it (``{table: version}``, :meth:`magma.store.MagmaStore.versions`), so that a reader of one
+    version can follow the store to a later one by re-reading only those paths.
+
+    A chain from a version to the current one exists only through batches recorded here; a
+    commit of anything else (another process's, seen after a refresh) leaves a gap, and
+    :meth:`since` answers ``None``: read the tables whole.
+    """
+
+    def __init__(self, size: int = CHANGES_KEPT) -> None:
+        self._steps: deque[tuple[dict[str, int], dict[str, int], StoreDelta]] = deque(
+            maxlen=size)
+
+    def record(self, before: Mapping[str, int], after: Mapping[str, int],
+               paths: Collection[str], *, same_paths: bool) -> None:
+        """One batch moved the tables from ``before`` to ``after`` writing ``paths``."""
+        if dict(before) != dict(after):
+            self._steps.append((dict(before), dict(after),
+                                StoreDelta(frozenset(paths), same_paths)))
+
+    def forget(self) -> None:
+        """Nothing recorded holds any more (the tables were rewritten or replaced)."""
+        self._steps.clear()
+
+    def since(self, versions: Mapping[str, int], now: Mapping[str, int]) -> StoreDelta | None:
+        """The union of the batches from ``versions`` to ``now``; an empty delta when they
+        are equal; ``None`` when the recorded batches do not lead from one to the other."""
+        at, now = dict(versions), dict(now)
+        paths: set[str] = set()
+        same = True
+        steps = list(self._steps)
+        start = next((i for i, (before, _a, _d) in enumerate(steps) if before == at), None)
+        if at == now:
+            return StoreDelta(frozenset(), True)
+        if start is None:
+            return None
+        for before, after, delta in steps[start:]:
+            if before != at:
+                return None
+            paths |= delta.paths
+            same = same and delta.same_paths
+            at = after
+            if at == now:
+                return StoreDelta(frozenset(paths), same)
+        return None
