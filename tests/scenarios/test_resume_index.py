@@ -1,0 +1,119 @@
+"""A cold index killed part-way and run again continues where it stopped: no chunk is embedded
+twice.
+
+A subprocess indexes a vault of generated notes (``App.sync``, commits every
+``sync.write_batch_files`` notes) with the token-hash FAKE embedder behind the product's own
+embedding cache (this test is about which chunks reach the model, not about meaning); the fake
+appends the hash of every text it embedded to a log (once it has the vectors), and waits a
+little per call so the run can be stopped in the middle. The test SIGKILLs it once some
+batches are in, runs the same index again to the end, and reads the log: every chunk text
+reached the model once (what was embedded before the kill came back from the store or the
+embedding cache), and the index holds every note.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from fakes import TokenHashEmbedder
+
+from daemon.app import App, load
+
+pytestmark = pytest.mark.scenario
+
+REPO = Path(__file__).resolve().parents[2]
+NOTES = 240
+BATCH_FILES = 20
+#: The kill comes this long after the third batch's vectors were logged (while the run
+#: stores them and sleeps before the next call of the model).
+KILL_AFTER_S = 0.12
+
+CHILD = """
+import hashlib, os, sys, time
+sys.path[:0] = [{repo!r}, {support!r}]
+from fakes import TokenHashEmbedder
+from daemon.app import App, load
+
+class Logged(TokenHashEmbedder):
+    def embed(self, texts):
+        time.sleep(0.05)
+        vectors = super().embed(texts)
+        with open({log!r}, "a", encoding="utf-8") as out:  # what the model answered
+            out.write("".join(hashlib.sha256(t.encode()).hexdigest() + "\\n" for t in texts))
+            out.flush()
+            os.fsync(out.fileno())
+        return vectors
+
+app = App.create(load(None, None, {{"vault.path": {vault!r},
+                                    "sync.write_batch_files": {batch}}}), embedder=Logged())
+report = app.sync()
+print("notes", report.added, "embedded", report.chunks_embedded, flush=True)
+"""
+
+
+def _vault(root: Path) -> Path:
+    root.mkdir()
+    for n in range(NOTES):
+        (root / f"note {n:03d}.md").write_text(
+            f"# Note {n}\n\nThe kiln log of day {n} says the glaze batch {n * 7} cooled "
+            f"slowly.\n\n## Later\n\nEntry {n}: the shelf {n % 13} held the tiles of "
+            f"order {n * 31}.\n", encoding="utf-8")
+    return root
+
+
+def _run(script: Path, env: dict[str, str]) -> subprocess.Popen[str]:
+    return subprocess.Popen([sys.executable, str(script)], env=env, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+
+
+def test_a_killed_cold_index_resumes_without_embedding_a_chunk_twice(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    vault = _vault(tmp_path / "vault")
+    log = tmp_path / "embedded.log"
+    script = tmp_path / "index.py"
+    script.write_text(CHILD.format(repo=str(REPO), support=str(REPO / "tests" / "support"),
+                                   log=str(log), vault=str(vault), batch=BATCH_FILES),
+                      encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DREAMD_")}
+    env.update({"DREAMD_STORAGE__DATA_DIR": str(tmp_path / "data"),
+                "DREAMD_CONFIG": str(tmp_path / "config.toml"), "LANCEDB_LOG": "error"})
+    first = _run(script, env)
+    deadline = time.monotonic() + 300
+    # stop it once at least three batches reached the model, well before the end, and not
+    # at the instant the log was written (the model's answer is kept a moment after it)
+    while time.monotonic() < deadline and first.poll() is None:
+        if log.exists() and log.read_text(encoding="utf-8").count("\n") >= 3 * BATCH_FILES:
+            break
+        time.sleep(0.02)
+    time.sleep(KILL_AFTER_S)
+    assert first.poll() is None, f"the index finished before it could be stopped:\n" \
+                                 f"{first.communicate()[0]}"
+    first.send_signal(signal.SIGKILL)
+    first.wait(timeout=30)
+    before = Counter(log.read_text(encoding="utf-8").split())
+    assert sum(before.values()) > 0
+
+    second = _run(script, env)
+    out, _ = second.communicate(timeout=600)
+    assert second.returncode == 0, out
+    embedded = Counter(log.read_text(encoding="utf-8").split())
+    twice = {h: n for h, n in embedded.items() if n > 1}
+    assert twice == {}, f"{len(twice)} chunk texts embedded twice"
+    assert sum(embedded.values()) > sum(before.values())  # the second run did the rest
+
+    for key, value in env.items():  # the index now holds every note, each chunk once
+        if key.startswith("DREAMD_"):
+            monkeypatch.setenv(key, value)
+    app = App.create(load(None, None, {"vault.path": str(vault)}),
+                     embedder=TokenHashEmbedder())
+    indexed = {p for p, f in app.store.file_index().items() if f.kind == "note"}
+    assert indexed == {f"note {n:03d}.md" for n in range(NOTES)}
+    assert sum(1 for _ in app.store.chunk_hashes()) == len(set(app.store.chunk_hashes()))
+    app.close()
