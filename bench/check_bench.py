@@ -2,7 +2,7 @@
 
 usage: python bench/check_bench.py [--corpus obsidian-help] [--memories 1000] [--stale 100]
                                    [--repeat 5] [--seed 1] [--threads N]
-                                   [--workdir DIR] [--keep]
+                                   [--workdir DIR] [--keep] [--fake-embedder]
 
 quick run:  python bench/check_bench.py --corpus obsidian-help/en --memories 100
 full run:   python bench/check_bench.py --workdir /tmp/dreamd-check-full   (≈10 min the first
@@ -13,8 +13,9 @@ corpus is copied into a vault (the shared corpus is never touched), ``--memories
 files in dreamd's format are added to ``<vault>/Memory/`` (``ccb.memory_file.render_memory``,
 ULID ids, types cycling user/feedback/project/reference, distinct names, descriptions, bodies
 and subjects, all deterministic from ``--seed``), and the vault is indexed in-process with the
-real default embedder (``App.sync``). With ``--workdir`` the vault and the data dir stay there
-and a later run with the same corpus, memories and seed skips the copy and the sync (it says
+real default embedder (``App.sync``; ``--fake-embedder``: the tests' token-hash fake). With
+``--workdir`` the vault and the data dir stay there and a later run with the same corpus,
+memories and seed skips the copy and the sync (it says
 so, and compacts the store first: earlier runs' fixes leave one version-table fragment per
 version, which would slow this run's checks); without it everything lives in a fresh temp
 folder removed at the end (unless ``--keep``).
@@ -263,6 +264,11 @@ def main() -> int:
     parser.add_argument("--workdir", type=Path, default=None,
                         help="keep vault + data dir here; a rerun skips the sync")
     parser.add_argument("--keep", action="store_true", help="keep the temp folder")
+    parser.add_argument("--fake-embedder", action="store_true",
+                        help="index with the tests' token-hash FAKE embedder "
+                        "(tests/support/fakes.py): check compares content hashes, never "
+                        "vectors, so its figures do not depend on the model; the cold index "
+                        "of the 7,000-file vault takes minutes instead of ~10 min+")
     args = parser.parse_args()
     corpus = _resolve_corpus(args.corpus)
 
@@ -302,7 +308,14 @@ def run(args: argparse.Namespace, work: Path, corpus: Path, results: dict[str, A
     configure_logging(level="warning")  # one info line per fixed entry otherwise
 
     vault, marker = prepare(work, corpus, args.memories, args.seed)
-    app = App.create(load(None, None, {"vault.path": str(vault)}))
+    fake = None
+    if args.fake_embedder:
+        sys.path.insert(0, str(ROOT / "tests" / "support"))
+        from fakes import TokenHashEmbedder
+
+        fake = TokenHashEmbedder()
+    results["embedder"] = "token-hash fake" if fake is not None else "default model"
+    app = App.create(load(None, None, {"vault.path": str(vault)}), embedder=fake)
 
     # Count what the embedder is asked to embed (the fix must embed only the changed chunks).
     embedder = app.embedder
@@ -329,8 +342,8 @@ def run(args: argparse.Namespace, work: Path, corpus: Path, results: dict[str, A
         print(f"store compacted (version table: {before} data files -> "
               f"{_table_files(app, 'versions')})", flush=True)
     else:
-        print(f"syncing {vault} with the default embedder (slow for a big corpus) ...",
-              flush=True)
+        print(f"syncing {vault} with the {results['embedder']} (slow for a big corpus with "
+              "the model) ...", flush=True)
         started = time.perf_counter()
         synced = app.sync()
         sync_s = time.perf_counter() - started
