@@ -2,7 +2,7 @@
 against the catalogue read whole, in the same run.
 
 usage: python bench/follow_bench.py [--corpus obsidian-help] [--edits 20] [--seed 0]
-                                    [--workdir DIR]
+                                    [--workdir DIR] [--fake-embedder]
 
 ``--corpus`` is a folder, or a path under ``../shared/corpora``. With ``--workdir`` a vault and
 a data dir already there (``bench/check_bench.py --workdir`` leaves them) are used as they are;
@@ -76,6 +76,10 @@ def main() -> int:
     parser.add_argument("--edits", type=int, default=20)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--workdir", type=Path, default=None)
+    parser.add_argument("--fake-embedder", action="store_true",
+                        help="the tests' token-hash FAKE embedder (tests/support/fakes.py, 64 "
+                        "dims): a workdir indexed by bench/check_bench.py --fake-embedder; the "
+                        "vector matrix is then 8 times smaller than the model's")
     args = parser.parse_args()
     for key in [k for k in os.environ if k.startswith("DREAMD_")]:
         del os.environ[key]
@@ -93,7 +97,13 @@ def main() -> int:
     from magma.catalogue import read_snapshot
 
     configure_logging(level="warning")
-    app = App.create(load(None, None, {"vault.path": str(vault)}))
+    fake = None
+    if args.fake_embedder:
+        sys.path.insert(0, str(ROOT / "tests" / "support"))
+        from fakes import TokenHashEmbedder
+
+        fake = TokenHashEmbedder()
+    app = App.create(load(None, None, {"vault.path": str(vault)}), embedder=fake)
     started = time.perf_counter()
     report = app.sync()
     sync_ms = _ms(started)
@@ -151,6 +161,8 @@ def main() -> int:
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
         "vault": str(vault), "notes": len(snap.entries), "chunks": len(snap.chunk_ids),
         "edits": args.edits, "seed": args.seed,
+        "embedder": "token-hash fake" if fake is not None else "default model",
+        "vector_dims": int(snap.chunk_matrix.shape[1]),
         "machine": {"cpu_count": os.cpu_count(), "python": platform.python_version(),
                     "load_1min": os.getloadavg()[0]},
         "sync_ms": sync_ms, "sync_embedded": report.chunks_embedded,

@@ -163,14 +163,16 @@ def graph_of(store: MagmaStore, snap: Snapshot) -> NoteGraph:
     if snap.graph is None:
         near = neighbours_of(store, snap)
         links = [(a, b) for a, others in near.items() for b in others if a < b]
-        names = {name: [p for p in paths if _is_note(snap, p)]
-                 for name, paths in snap.names.items()}
-        texts = {p: f"{snap.entries[p].description or ''}\n{text}"
-                 for p, text in snap.memory_text.items() if _is_note(snap, p)}
-        subjects = {p: key for p, e in snap.entries.items() if e.memory_type is not None
-                    and _is_note(snap, p)
-                    and (key := subject_key(str(e.properties.get("subject") or ""))) is not None}
-        snap.graph = note_graph(links, mention_pairs(texts, names), subject_pairs(subjects))
+        if snap.graph_pairs is None:  # kept over batches that change no memory and no name
+            names = {name: [p for p in paths if _is_note(snap, p)]
+                     for name, paths in snap.names.items()}
+            texts = {p: f"{snap.entries[p].description or ''}\n{text}"
+                     for p, text in snap.memory_text.items() if _is_note(snap, p)}
+            subjects = {p: key for p, e in snap.entries.items() if e.memory_type is not None
+                        and _is_note(snap, p) and (key := subject_key(
+                            str(e.properties.get("subject") or ""))) is not None}
+            snap.graph_pairs = (mention_pairs(texts, names), subject_pairs(subjects))
+        snap.graph = note_graph(links, *snap.graph_pairs)
     return snap.graph
 
 

@@ -69,6 +69,15 @@ def assert_same(followed: Snapshot, app: App) -> None:
         assert followed.neighbours == fresh.neighbours
 
 
+def _edges(snap: Snapshot, app: App) -> set[tuple[str, str, float]]:
+    """The graph step's graph of ``snap`` as weighted edges."""
+    graph = graph_of(app.store, snap)
+    return {(graph.nodes[i], graph.nodes[int(t)], float(w))
+            for i in range(len(graph.nodes))
+            for t, w in zip(graph.targets[graph.offsets[i]:graph.offsets[i + 1]],
+                            graph.weights[graph.offsets[i]:graph.offsets[i + 1]], strict=True)}
+
+
 def followed_zone(app: App) -> Any:
     return app.retriever._zone
 
@@ -103,7 +112,10 @@ def test_an_edit_is_searchable_and_the_catalogue_right_without_a_full_read(
     assert _found(app, "zqfollowword")[:1] == [first]
     followed = app.retriever.snapshot()
     assert followed.neighbours is not None and second in followed.neighbours[first]
+    assert followed.graph_pairs is not None  # no memory and no name changed: kept
     assert_same(followed, app)
+    assert _edges(followed, app) == _edges(
+        read_snapshot(app.store, app.store.versions(), followed_zone(app)), app)
 
     # 2. a new memory (the set of paths changes: the links are read again on first use)
     memory = vault / "Memory" / "zq-follow-memory.md"
