@@ -1546,9 +1546,25 @@ def _slot(frame: Sequence[str]) -> str | None:
 def dice(a: Iterable[str], b: Iterable[str]) -> float:
     """Sørensen–Dice coefficient of two token multisets, in ``[0, 1]`` (0.0 when either is
     empty: two texts with no words read say nothing alike). Order-free: word order never
-    changes it."""
-    ca, cb = Counter(a), Counter(b)
-    total = sum(ca.values()) + sum(cb.values())
+    changes it. A tuple's counts are kept (:func:`_counts`): a dream compares one memory's
+    tokens with many others'."""
+    ca, cb = _counts(a), _counts(b)
     if not ca or not cb:
         return 0.0
-    return 2.0 * sum((ca & cb).values()) / total
+    total = ca.total() + cb.total()
+    if len(ca) > len(cb):
+        ca, cb = cb, ca
+    shared = sum(min(n, cb[token]) for token, n in ca.items() if token in cb)
+    return 2.0 * shared / total
+
+
+def _counts(tokens: Iterable[str]) -> Counter[str]:
+    """The multiset of ``tokens`` (never changed by its callers); a tuple's is kept."""
+    if isinstance(tokens, tuple):
+        return _tuple_counts(tokens)
+    return Counter(tokens)
+
+
+@functools.lru_cache(maxsize=16384)
+def _tuple_counts(tokens: tuple[str, ...]) -> Counter[str]:
+    return Counter(tokens)

@@ -9,10 +9,10 @@ content hashes and, when it has them, their embeddings (the first chunk's vector
 1. **Exact duplicate.** Same normalised content hash (:func:`normalised_hash` of
    :func:`normalise_text`), same type, no explicit subject that differs → :class:`Duplicate`;
    nothing is written.
-2. **Candidates by meaning.** The :data:`CANDIDATES_BY_COSINE` nearest memories by cosine, every
-   memory whose words share Dice ≥ :data:`CANDIDATE_LEXICAL` with the draft (order-free,
-   normalised words: :mod:`consistency.claims`), and every memory of the same subject. Neither a
-   subject nor identical wording is needed.
+2. **Candidates by meaning.** The :data:`CANDIDATES_BY_COSINE` nearest memories by cosine, the
+   :data:`CANDIDATES_BY_WORDS` whose words share most with the draft's (Dice ≥
+   :data:`CANDIDATE_LEXICAL`; order-free, normalised words: :mod:`consistency.claims`), and
+   every memory of the same subject. Neither a subject nor identical wording is needed.
 3. **Judged.** Each candidate pair goes through :func:`consistency.judgement.judge_pair`
    (values, polarity, frame, events, languages); the best verdict decides: a duplicate merges
    (:class:`Update`; :func:`merge_bodies` keeps every sentence), a contradiction supersedes
@@ -229,10 +229,18 @@ _HAN = HAN_RANGES
 # --------------------------------------------------------------------------- decision
 
 
-#: How many of the nearest memories by cosine are judged, beside every memory that shares
-#: the draft's words (Dice ≥ :data:`CANDIDATE_LEXICAL`) or its subject.
+#: How many of the nearest memories by cosine are judged, beside the memories that share
+#: the draft's words (Dice ≥ :data:`CANDIDATE_LEXICAL`, at most :data:`CANDIDATES_BY_WORDS`
+#: of them, most alike first) and every memory of its subject.
 CANDIDATES_BY_COSINE = 8
 CANDIDATE_LEXICAL = 0.3
+#: Most memories judged for sharing the draft's words (the most alike by Dice, ties by id;
+#: our choice, twice :data:`CANDIDATES_BY_COSINE`). Without a cap every one at Dice ≥ 0.3 was
+#: judged, and the pairs a dream judges grew with the square of a group of templated
+#: memories. Measured on the planted sets of ``bench/dream_bench.py`` (the consolidation
+#: plan of what a dream reads, captured): 2,000 memories, 38 actions, and 10,000 memories,
+#: 867 actions, the same with and without the cap.
+CANDIDATES_BY_WORDS = 16
 
 _RANK = {"duplicate": 0, "contradiction": 1, "series": 2, "possible_contradiction": 3,
          "possible_duplicate": 4, "distinct": 5}
@@ -244,9 +252,25 @@ def claim_of(memory: MemoryDraft | MemoryFacts) -> Claim:
 
 
 def _cosines(draft: MemoryDraft, memories: Sequence[MemoryFacts]) -> list[float | None]:
+    """:func:`cosine_similarity` of the draft with each memory, the draft's vector and norm
+    taken once (the same arithmetic, so the same values)."""
     if draft.embedding is None:
         return [None] * len(memories)
-    return [cosine_similarity(draft.embedding, m.embedding) for m in memories]
+    va = np.asarray(draft.embedding, dtype=np.float64).ravel()
+    norm_a = float(np.linalg.norm(va))
+    out: list[float | None] = []
+    for memory in memories:
+        if memory.embedding is None:
+            out.append(None)
+            continue
+        vb = np.asarray(memory.embedding, dtype=np.float64).ravel()
+        if va.shape != vb.shape:
+            raise ValueError(f"consistency: embeddings of different widths ({va.size} vs "
+                             f"{vb.size})")
+        norm = norm_a * float(np.linalg.norm(vb))
+        out.append(None if norm == 0.0 or not math.isfinite(norm)
+                   else max(-1.0, min(1.0, float(np.dot(va, vb)) / norm)))
+    return out
 
 
 def judge(draft: MemoryDraft, memory: MemoryFacts, cosine: float | None = None) -> PairJudgement:
@@ -267,8 +291,9 @@ def decide(
     Only memories current on the day the draft is written (:meth:`MemoryFacts.current_on`
     of ``draft.written``) are considered. Equal
     ``content_hash`` → :class:`Duplicate`. Otherwise the candidates — the
-    :data:`CANDIDATES_BY_COSINE` nearest by cosine, every memory whose tokens share Dice
-    ≥ :data:`CANDIDATE_LEXICAL` with the draft, every memory of the same subject — are judged
+    :data:`CANDIDATES_BY_COSINE` nearest by cosine, the :data:`CANDIDATES_BY_WORDS` whose
+    tokens share most with the draft's (Dice ≥ :data:`CANDIDATE_LEXICAL`, ties by id), every
+    memory of the same subject — are judged
     (:func:`consistency.judgement.judge_pair`), and the best verdict decides, in the order
     duplicate (:class:`Update`), contradiction (:class:`Supersede`), series
     (:class:`Series`), possible contradiction or duplicate (:class:`Possible`); else
@@ -292,12 +317,15 @@ def decide(
     cosines = _cosines(draft, current)
     order = sorted(range(len(current)), key=lambda i: (-(cosines[i] or 0.0), current[i].id))
     chosen = set(order[:CANDIDATES_BY_COSINE])
+    alike: list[tuple[float, str, int]] = []
     for i, memory in enumerate(current):
-        if i in chosen:
-            continue
-        same_subject = bool(subject) and subject_key(memory.subject) == subject
-        if same_subject or dice(new_claim.tokens, claim_of(memory).tokens) >= CANDIDATE_LEXICAL:
+        if bool(subject) and subject_key(memory.subject) == subject:
             chosen.add(i)
+            continue
+        overlap = dice(new_claim.tokens, claim_of(memory).tokens)
+        if overlap >= CANDIDATE_LEXICAL:
+            alike.append((-overlap, memory.id, i))
+    chosen.update(i for _o, _id, i in sorted(alike)[:CANDIDATES_BY_WORDS])
     judged = [(judge(draft, current[i], cosines[i]), current[i]) for i in sorted(chosen)]
     judged.sort(key=lambda item: (_RANK[item[0].verdict], -item[0].similarity, item[1].id))
     best, memory = judged[0]

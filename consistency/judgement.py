@@ -508,9 +508,11 @@ def _bare(tokens: tuple[str, ...]) -> set[str]:
     return {t.split(":", 1)[1] if t.startswith(("name:", "id:")) else t for t in tokens}
 
 
-def _unnamed(tokens: tuple[str, ...]) -> list[str]:
-    """:func:`_bare`, keeping every token (a multiset, for :func:`dice`)."""
-    return [t.split(":", 1)[1] if t.startswith(("name:", "id:")) else t for t in tokens]
+@functools.lru_cache(maxsize=16384)
+def _unnamed(tokens: tuple[str, ...]) -> tuple[str, ...]:
+    """:func:`_bare`, keeping every token (a multiset, for :func:`dice`); kept per tuple (a
+    dream reads one memory's tokens against many)."""
+    return tuple(t.split(":", 1)[1] if t.startswith(("name:", "id:")) else t for t in tokens)
 
 
 def _translated_in_full(old: Claim, new: Claim) -> bool:

@@ -555,3 +555,34 @@ def test_explanations_name_weekdays_and_months() -> None:
         why = judge_pair(MemorySide("project", None, read_claim(old)),
                          MemorySide("project", None, read_claim(new)), cosine=0.7).explain()
         assert shown in why, why
+
+
+def test_only_the_memories_that_share_most_words_are_judged_for_their_words(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Of the memories at Dice ≥ CANDIDATE_LEXICAL, the CANDIDATES_BY_WORDS most alike (ties by
+    id) are judged, beside the nearest by cosine (here: none has a vector, so the first by
+    id) and those of the draft's subject."""
+    import consistency.duplicates as duplicates
+
+    text = "the kiln fires at dawn with the blue glaze on the top shelf"
+    words = text.split(" ")
+    new = draft(text, subject=None)
+    # memory k keeps the first 12 - k // 3 words of the draft and adds words of its own
+    existing = [stored(" ".join([*words[: 12 - k // 3], f"extra{k}", f"more{k}", f"word{k}"]),
+                       id_=f"{k:02d}", subject=None) for k in range(30)]
+    judged: list[str] = []
+    real = duplicates.judge
+
+    def counting(d: MemoryDraft, memory: MemoryFacts, cosine: float | None = None) -> object:
+        judged.append(memory.id)
+        return real(d, memory, cosine)
+
+    monkeypatch.setattr(duplicates, "judge", counting)
+    decide(new, existing)
+    claim = read_claim(new.body)
+    alike = sorted((-dice(claim.tokens, read_claim(m.body).tokens), m.id) for m in existing
+                    if dice(claim.tokens, read_claim(m.body).tokens)
+                    >= duplicates.CANDIDATE_LEXICAL)
+    assert len(alike) > duplicates.CANDIDATES_BY_WORDS  # the cap is reached
+    nearest = {m.id for m in existing[: duplicates.CANDIDATES_BY_COSINE]}
+    assert set(judged) == nearest | {i for _d, i in alike[: duplicates.CANDIDATES_BY_WORDS]}
