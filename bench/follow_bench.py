@@ -162,7 +162,7 @@ def main() -> int:
         "vault": str(vault), "notes": len(snap.entries), "chunks": len(snap.chunk_ids),
         "edits": args.edits, "seed": args.seed,
         "embedder": "token-hash fake" if fake is not None else "default model",
-        "vector_dims": int(snap.chunk_matrix.shape[1]),
+        "vector_dims": int(snap.chunk_vectors.rows(0).shape[0]) if len(snap.chunk_vectors) else 0,
         "machine": {"cpu_count": os.cpu_count(), "python": platform.python_version(),
                     "load_1min": os.getloadavg()[0]},
         "sync_ms": sync_ms, "sync_embedded": report.chunks_embedded,

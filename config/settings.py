@@ -35,6 +35,7 @@ from config.errors import ConfigError
 
 __all__ = [
     "APP_NAME",
+    "COMPACT_VECTORS_ABOVE",
     "ENV_PREFIX",
     "HIDDEN",
     "MCP_LOOPBACK_HOST",
@@ -96,6 +97,14 @@ ENV_PREFIX = "DREAMD_"
 #: validation and then overflow on the first wait).
 MAX_INT = 10**12
 MAX_FLOAT = 1e9
+#: Chunks above which the in-memory vector index keeps int8 rows (``retrieval.
+#: compact_vectors_above``). ``bench/vector_forms_bench.py`` on real USE vectors (2 shared
+#: cores): int8 keeps a quarter of the bytes (361 against 1,434 MB at 700,000 chunks) and
+#: recall@10 against exact 0.995 at 43,000 and 0.980 at 700,000 chunks, but numpy scores int8
+#: rows ≈5× slower than float32 ones through BLAS (700,000 chunks: p50 1.2 s against 158 ms),
+#: past the search stages' deadlines. So int8 is for a machine short of memory; by default the
+#: switch is at 1,000,000 chunks, where float32 rows alone are 2 GB, past a 1.5 GB daemon.
+COMPACT_VECTORS_ABOVE = 1_000_000
 
 PositiveInt = Annotated[int, Field(gt=0, le=MAX_INT)]
 NonNegativeInt = Annotated[int, Field(ge=0, le=MAX_INT)]
@@ -685,6 +694,13 @@ class RetrievalSettings(_Section):
         "one_hop (the notes linked either way with the best notes so far) or off.",
     )
     weights: RetrievalWeightsSettings = Field(default_factory=RetrievalWeightsSettings)
+    compact_vectors_above: NonNegativeInt = Field(
+        default=COMPACT_VECTORS_ABOVE,
+        description="Chunks above which the in-memory vector index keeps int8 rows instead "
+        "of exact float32 ones: a quarter of the memory (700,000 chunks: 361 MB against "
+        "1.4 GB), recall@10 vs exact 0.98, but a search's vector scan ≈5× slower; 0: always "
+        "int8.",
+    )
     transcript_hits: NonNegativeInt = Field(
         default=3,
         description="Most statements of assistant sessions (raw, unreviewed: never "

@@ -406,6 +406,9 @@ def print_status(console: Console, report: StatusReport) -> None:
     listing = data.get("memory_index")
     if listing:
         table.add_row("memory index", escape(memory_index_line(listing)))
+    vectors = data.get("vectors")
+    if vectors:
+        table.add_row("vector index", escape(vectors_line(vectors)))
     if console.is_terminal:
         console.print(table)
     else:  # piped: one "key: value" line per row, never cut at 80 columns
@@ -413,6 +416,19 @@ def print_status(console: Console, report: StatusReport) -> None:
             key, value = (str(cell) for cell in row)
             console.print(f"{key}: {value}", soft_wrap=True, highlight=False)
     _print_problems(console, [(p["path"], p["kind"], p["reason"]) for p in data["problems"]])
+
+
+def vectors_line(vectors: dict[str, Any]) -> str:
+    """``dreamd status``'s line for the in-memory vector index
+    (:func:`daemon.vault_status.vectors_status`): ``int8 (120000 chunks, above 100000:
+    retrieval.compact_vectors_above)``."""
+    limit = vectors.get("compact_above")
+    chunks = vectors.get("chunks")
+    if vectors.get("form") is None:
+        return f"not built yet (int8 above {limit} chunks: retrieval.compact_vectors_above)"
+    side = "above" if vectors["form"] == "int8" else "up to"
+    return (f"{vectors['form']} ({chunks} chunks, {side} {limit}: "
+            "retrieval.compact_vectors_above)")
 
 
 def memory_index_line(listing: dict[str, Any]) -> str:

@@ -314,14 +314,14 @@ def _candidate_vectors(snap: Snapshot, found: _Found, paths: Sequence[str]
     for path in paths:
         chunk = found.chunks.get(path)
         if path in found.rows:
-            vectors[path] = snap.chunk_matrix[found.rows[path]]
+            vectors[path] = snap.chunk_vectors.rows(found.rows[path])
         elif chunk is not None and chunk.vector is not None:
             vectors[path] = np.asarray(chunk.vector, dtype=np.float32)
         else:
             row, _ = best_row(snap, path, found.vector)
             if row is not None:
                 found.rows[path] = row
-                vectors[path] = snap.chunk_matrix[row]
+                vectors[path] = snap.chunk_vectors.rows(row)
     return vectors
 
 
@@ -425,7 +425,7 @@ def best_row(snap: Snapshot, path: str, vector: np.ndarray | None
         return None, 0.0
     if vector is None:
         return rows[0], 0.0
-    sims = snap.chunk_matrix[rows] @ vector
+    sims = snap.chunk_vectors.rows(rows) @ vector
     best = int(np.argmax(sims))
     return rows[best], float(sims[best])
 

@@ -292,9 +292,11 @@ class Retriever:
             if snap is None or snap.versions != versions:
                 # this process's own batches since: re-read their paths only
                 delta = None if snap is None else self._store.changes_since(snap.versions)
-                snap = (read_snapshot(self._store, versions, self._zone)
+                above = self._settings.retrieval.compact_vectors_above
+                snap = (read_snapshot(self._store, versions, self._zone, compact_above=above)
                         if snap is None or delta is None
-                        else follow_snapshot(self._store, snap, delta, versions, self._zone))
+                        else follow_snapshot(self._store, snap, delta, versions, self._zone,
+                                             compact_above=above))
                 self._snapshot = snap
             return snap
 
@@ -662,12 +664,13 @@ def stored_prefix(paths: Iterable[str], prefix: str | None) -> str | None:
 def _nearest(snap: Snapshot, vector: np.ndarray, n: int, keep: Callable[[str], bool],
              filtered: bool) -> list[tuple[str, int, float]]:
     """The ``n`` notes nearest to ``vector`` by their best chunk -> ``(path, row, cosine)``,
-    best first, from the in-memory index (an exact scan: one matrix product). With
+    best first, from the in-memory index (a scan of every row: one matrix product, in blocks
+    for int8 rows). With
     ``filtered`` (types, folder or owner asked for) every allowed note is considered; else
     the best rows are taken first and hidden notes dropped after."""
     if not snap.chunk_paths:
         return []
-    sims = snap.chunk_matrix @ vector
+    sims = snap.chunk_vectors.scores(vector)
     if filtered:
         allowed = [r for p, rows in snap.rows_by_path.items() if keep(p) for r in rows]
         if not allowed:

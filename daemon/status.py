@@ -87,7 +87,9 @@ class StatusReport:
     dream (``last``, ``counts``) and whether the next one is due (``due``, ``reason``,
     ``sessions``). ``searches`` sums up the recent searches of every process and the intent
     cache's hits (:func:`daemon.metrics.search_summary`); ``metrics`` says whether Prometheus
-    metrics are served or written (:func:`daemon.metrics.metrics_status`).
+    metrics are served or written (:func:`daemon.metrics.metrics_status`). ``vectors`` is the
+    form of the in-memory chunk vector index (``form`` ``"float32"`` or ``"int8"``, ``chunks``,
+    ``compact_above``: the ``retrieval.compact_vectors_above`` threshold).
     """
 
     vault: str
@@ -103,6 +105,7 @@ class StatusReport:
     searches: dict[str, Any] | None = None
     metrics: dict[str, Any] | None = None
     memory_index: dict[str, Any] | None = None
+    vectors: dict[str, Any] | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -111,6 +114,7 @@ class StatusReport:
             "searches": self.searches,
             "metrics": self.metrics,
             "memory_index": self.memory_index,
+            "vectors": self.vectors,
             "vault": self.vault,
             "store": self.store,
             "state_dir": self.state_dir,

@@ -19,6 +19,7 @@ from daemon.lock import current_holder
 from daemon.memory_index_keeper import index_listing
 from daemon.metrics import metrics_status, read_searches, search_summary
 from daemon.status import DAEMON_STATUS_FILE, LAST_SYNC_FILE, StatusReport, read_json
+from magma.vector_index import vector_form
 
 __all__ = ["vault_status"]
 
@@ -48,7 +49,16 @@ def vault_status(*, vault: Path, store_uri: str, state_dir: Path, settings: Sett
                                 cache_enabled=intent_cache_enabled(settings)),
         metrics=metrics_status(settings.metrics, daemon),
         memory_index=index_listing(vault, settings.vault.memory_folder, memory_index_record),
+        vectors=vectors_status(counted.get("chunks"),
+                               settings.retrieval.compact_vectors_above),
     )
+
+
+def vectors_status(chunks: int | None, compact_above: int) -> dict[str, object]:
+    """The in-memory chunk vector index's form for ``chunks`` chunks (``None`` before the
+    first sync: the form the first sync's size will decide) and its threshold."""
+    return {"form": vector_form(chunks, compact_above) if chunks is not None else None,
+            "chunks": chunks, "compact_above": compact_above}
 
 
 def _dream_status(state_dir: Path, settings: Settings, sessions: SessionCount

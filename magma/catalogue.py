@@ -1,5 +1,6 @@
 """The search pipeline's in-memory index of one store version: the catalogue of notes, the
-postings of their names and words, the memory matrix and the chunk vector matrix, and the link
+postings of their names and words, the memory matrix and the chunk vector index
+(:mod:`magma.vector_index`: exact float32 rows, int8 rows above a configured size), and the link
 graph (the daemon's retrieval pipeline reads it once per table version)."""
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from magma.layers import is_salient, note_date, note_layer, type_prior
 from magma.store import INDEX_FILE_NAMES, MagmaStore
 from magma.store_memo import StoreDelta
 from magma.text import CJK_CHAR
+from magma.vector_index import DEFAULT_COMPACT_ABOVE, ChunkVectors, chunk_vectors
 
 WORD = re.compile(r"\w+", re.UNICODE)
 STOPWORDS = frozenset({
@@ -94,7 +96,7 @@ class Snapshot:
     memory_text: dict[str, str]
     chunk_ids: list[str]
     chunk_paths: list[str]
-    chunk_matrix: np.ndarray  # float32[chunks, dims], unit rows: the in-memory vector index
+    chunk_vectors: ChunkVectors  # one unit row per chunk: the in-memory vector index
     chunk_hashes: list[str]  # content hash of each row
     rows_by_path: dict[str, list[int]]
     neighbours: dict[str, set[str]] | None = None
@@ -105,9 +107,12 @@ class Snapshot:
     graph_pairs: tuple[list[tuple[str, str]], list[tuple[str, str]]] | None = None
 
 
-def read_snapshot(store: MagmaStore, versions: dict[str, int], zone: tzinfo) -> Snapshot:
+def read_snapshot(store: MagmaStore, versions: dict[str, int], zone: tzinfo,
+                  compact_above: int = DEFAULT_COMPACT_ABOVE) -> Snapshot:
     """The catalogue, the name and word postings and the in-memory vector index of ``store``
-    at table ``versions`` (days counted in ``zone``). Raises :class:`StoreError`."""
+    at table ``versions`` (days counted in ``zone``); the index holds int8 rows when there are
+    more than ``compact_above`` chunks (:func:`magma.vector_index.vector_form`). Raises
+    :class:`StoreError`."""
     memory_text = _memory_text(store.memory_chunks())
     entries: dict[str, CatalogueEntry] = {}
     postings: dict[str, set[str]] = {}
@@ -123,11 +128,12 @@ def read_snapshot(store: MagmaStore, versions: dict[str, int], zone: tzinfo) -> 
     return _with_vectors(
         versions, entries, postings, names, memory_text,
         every.column("chunk_id").to_pylist(), every.column("path").to_pylist(),
-        matrix_of(every), every.column("content_hash").to_pylist())
+        matrix_of(every), every.column("content_hash").to_pylist(), compact_above)
 
 
 def follow_snapshot(store: MagmaStore, snap: Snapshot, delta: StoreDelta,
-                    versions: dict[str, int], zone: tzinfo) -> Snapshot:
+                    versions: dict[str, int], zone: tzinfo,
+                    compact_above: int = DEFAULT_COMPACT_ABOVE) -> Snapshot:
     """``snap`` carried over the batches that wrote ``delta.paths`` (what
     :meth:`MagmaStore.changes_since` answers): only those paths' rows, chunks and vectors are
     read; every other note keeps its entry, postings and vector rows. Equal, path by path, to
@@ -154,7 +160,7 @@ def follow_snapshot(store: MagmaStore, snap: Snapshot, delta: StoreDelta,
         _add(names, _name_keys(entry), entry.path)
     fresh = store.chunk_vectors(changed)
     keep = [i for i, p in enumerate(snap.chunk_paths) if p not in changed]
-    kept_matrix = snap.chunk_matrix[keep]
+    kept_matrix = snap.chunk_vectors.rows(keep)
     fresh_matrix = matrix_of(fresh)
     matrix = (fresh_matrix if not keep else kept_matrix if fresh.num_rows == 0
               else np.concatenate([kept_matrix, fresh_matrix]))
@@ -162,7 +168,8 @@ def follow_snapshot(store: MagmaStore, snap: Snapshot, delta: StoreDelta,
         versions, entries, postings, names, memory_text,
         [snap.chunk_ids[i] for i in keep] + fresh.column("chunk_id").to_pylist(),
         [snap.chunk_paths[i] for i in keep] + fresh.column("path").to_pylist(),
-        matrix, [snap.chunk_hashes[i] for i in keep] + fresh.column("content_hash").to_pylist())
+        matrix, [snap.chunk_hashes[i] for i in keep] + fresh.column("content_hash").to_pylist(),
+        compact_above)
     if delta.same_paths and snap.neighbours is not None and snap.link_targets is not None:
         out.link_targets, out.neighbours = _follow_links(
             snap.link_targets, snap.neighbours, store.link_pairs(changed), changed, entries)
@@ -247,19 +254,22 @@ def _add(index: dict[str, set[str]], keys: Iterable[str], path: str) -> None:
 def _with_vectors(versions: dict[str, int], entries: dict[str, CatalogueEntry],
                   postings: dict[str, set[str]], names: dict[str, set[str]],
                   memory_text: dict[str, str], chunk_ids: list[str], chunk_paths: list[str],
-                  chunk_matrix: np.ndarray, chunk_hashes: list[str]) -> Snapshot:
+                  chunk_matrix: np.ndarray, chunk_hashes: list[str],
+                  compact_above: int = DEFAULT_COMPACT_ABOVE) -> Snapshot:
     """The snapshot of these parts, with the rows of each path and the memory matrix (the
     memories' rows of the one in-memory index: no second read of their vectors)."""
     rows_by_path: dict[str, list[int]] = {}
     for row, path in enumerate(chunk_paths):
         rows_by_path.setdefault(path, []).append(row)
+    vectors = chunk_vectors(chunk_matrix, compact_above)
+    # the memories' rows of the one in-memory index (no second read of their vectors)
     memory_rows = [r for p in memory_text if p in entries for r in rows_by_path.get(p, ())]
-    matrix = (chunk_matrix[memory_rows] if memory_rows
+    matrix = (vectors.rows(memory_rows) if memory_rows
               else np.zeros((0, 1), dtype=np.float32))
     return Snapshot(versions=versions, entries=entries, postings=postings, names=names,
                     memory_paths=[chunk_paths[r] for r in memory_rows], memory_matrix=matrix,
                     memory_text=memory_text, chunk_ids=chunk_ids, chunk_paths=chunk_paths,
-                    chunk_matrix=chunk_matrix, chunk_hashes=chunk_hashes,
+                    chunk_vectors=vectors, chunk_hashes=chunk_hashes,
                     rows_by_path=rows_by_path)
 
 

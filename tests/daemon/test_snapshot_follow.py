@@ -30,9 +30,9 @@ def full_reads(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[dict[str, int]]
     """The versions of every full read of the catalogue the retriever makes."""
     reads: list[dict[str, int]] = []
 
-    def counted(store: Any, versions: dict[str, int], zone: Any) -> Snapshot:
+    def counted(store: Any, versions: dict[str, int], zone: Any, **options: Any) -> Snapshot:
         reads.append(dict(versions))
-        return read_snapshot(store, versions, zone)
+        return read_snapshot(store, versions, zone, **options)
 
     monkeypatch.setattr(retrieval, "read_snapshot", counted)
     yield reads
@@ -43,7 +43,7 @@ def _vectors(snap: Snapshot) -> dict[str, list[tuple[str, str, tuple[float, ...]
     out: dict[str, list[tuple[str, str, tuple[float, ...]]]] = {}
     for path, rows in snap.rows_by_path.items():
         out[path] = sorted((snap.chunk_ids[r], snap.chunk_hashes[r],
-                            tuple(np.round(snap.chunk_matrix[r], 6).tolist())) for r in rows)
+                            tuple(np.round(snap.chunk_vectors.rows(r), 6).tolist())) for r in rows)
     return out
 
 
