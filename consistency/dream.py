@@ -48,6 +48,7 @@ from ccb.model import MemoryType
 from ccb.names import nfc_key
 from consistency.duplicates import (
     CANDIDATES_BY_COSINE,
+    Decision,
     Duplicate,
     MemoryDraft,
     MemoryFacts,
@@ -421,6 +422,21 @@ def _derived_pair(a: DreamMemory, b: DreamMemory) -> bool:
     return stem(b) in a.derived_from or stem(a) in b.derived_from
 
 
+def _settled(decision: Possible, memory: DreamMemory, others: Sequence[DreamMemory],
+             bodies: Mapping[str, str], settle: Settle) -> Decision:
+    """An uncertain pair as the judge role settles it: merged, superseded, or left as it is."""
+    old = next(m for m in others if m.id == decision.existing_id)
+    answer = settle(replace(old, body=bodies[old.id]), replace(memory, body=bodies[memory.id]),
+                    decision.why)
+    if answer == "duplicate":
+        return Update(old.id, decision.why)
+    if answer == "contradiction":
+        reason = "judged changed by llm.judge" + (
+            f" ({decision.why.reason()})" if decision.why else "")
+        return Supersede(old.id, reason, decision.why)
+    return decision
+
+
 def _plan_group(group: Sequence[DreamMemory], settle: Settle | None = None
                 ) -> list[Consolidation]:
     """Decide each member against the older current ones of its subject group."""
@@ -447,15 +463,7 @@ def _plan_group(group: Sequence[DreamMemory], settle: Settle | None = None
         )
         decision = decide(draft, [facts_of(m) for m in others])
         if isinstance(decision, Possible) and settle is not None:
-            old = next(m for m in others if m.id == decision.existing_id)
-            answer = settle(replace(old, body=bodies[old.id]),
-                            replace(memory, body=bodies[memory.id]), decision.why)
-            if answer == "duplicate":
-                decision = Update(old.id, decision.why)
-            elif answer == "contradiction":
-                reason = "judged changed by llm.judge" + (
-                    f" ({decision.why.reason()})" if decision.why else "")
-                decision = Supersede(old.id, reason, decision.why)
+            decision = _settled(decision, memory, others, bodies, settle)
         match decision:
             case Duplicate(existing_id=existing) | Update(existing_id=existing) | Supersede(
                     existing_id=existing) if _derived_pair(memory, next(
