@@ -28,6 +28,7 @@ from ccb.model import Note
 __all__ = [
     "DEFAULT_MAX_CHARS",
     "DEFAULT_MIN_CHARS",
+    "HEADING_MAX_CHARS",
     "HEADING_SEPARATOR",
     "Chunk",
     "chunk_hash",
@@ -43,6 +44,14 @@ DEFAULT_MAX_CHARS = 1500
 DEFAULT_MIN_CHARS = 200
 #: Joins the title and heading path in a chunk prefix and in the store's ``heading_path``.
 HEADING_SEPARATOR = " > "
+#: Longest heading, in characters, that names a section in the heading path (our choice:
+#: a heading is a line's title; Obsidian's own help vault has none over 60). An agent that
+#: wrote a day's log with literal ``\n`` escapes made its first section one heading line of
+#: 1,000 characters (``memory-samples/openclaw``, 2026-02-04): every chunk of the note
+#: carried that section's text as its heading, in its prefix and in its hits. The heading
+#: path is cut at the first literal ``\n`` and to this length; the line itself stays in the
+#: section's text.
+HEADING_MAX_CHARS = 120
 
 _FENCE_RE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
 #: A speaker's label opening a paragraph: ``**User:**``, ``**Assistant**:``, ``> Alice:``,
@@ -185,11 +194,23 @@ def _sections(note: Note) -> list[_Section]:
             sections.append(_Section(path, tuple(lines[start : heading.line])))
         while stack and stack[-1][0] >= heading.level:
             stack.pop()
-        stack.append((heading.level, heading.text.strip()))
+        stack.append((heading.level, _heading_label(heading.text)))
         path = tuple(text for _, text in stack)
         start = heading.line
     sections.append(_Section(path, tuple(lines[start:])))
     return sections
+
+
+def _heading_label(text: str) -> str:
+    """A heading as the heading path names it: up to the first literal ``\\n`` escape,
+    at most :data:`HEADING_MAX_CHARS` characters (cut at a space when there is one, then
+    ``…``)."""
+    label = text.split("\\n", 1)[0].strip()
+    if len(label) <= HEADING_MAX_CHARS:
+        return label
+    cut = label[:HEADING_MAX_CHARS - 1]
+    space = cut.rfind(" ")
+    return (cut[:space] if space > HEADING_MAX_CHARS // 2 else cut).rstrip() + "…"
 
 
 def _common_prefix(a: tuple[str, ...], b: tuple[str, ...]) -> tuple[str, ...]:

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ccb.model import MemoryMeta, Note
-from magma.chunking import chunk_hash, chunk_note
+from ccb.parse import parse_note
+from magma.chunking import HEADING_MAX_CHARS, HEADING_SEPARATOR, chunk_hash, chunk_note
 
 _WS = re.compile(r"\s+")
 
@@ -210,3 +212,32 @@ def test_section_labels_are_no_speakers(note_of: Callable[..., Note]) -> None:
         cut = [len(c.text) for c in chunk_note(note_of("Notes.md", body))]
         plain = body.replace(":", ";").replace("：", "；")
         assert cut == [len(c.text) for c in chunk_note(note_of("Notes.md", plain))]
+
+
+def test_a_heading_line_an_agent_filled_with_escapes_names_no_other_section(
+        corpora_dir: Path) -> None:
+    """An agent wrote a day's log with literal ``\\n`` escapes: its H1 line holds the whole
+    first section (1,000 characters). Every chunk of the note had carried that section's text
+    as its heading path (in its prefix, embedded, and as the heading of its hits): the
+    heading path stops at the first escape and at ``HEADING_MAX_CHARS``; the line itself
+    stays in the text."""
+    path = "Daily/2026-02-04.md"
+    data = (corpora_dir / "memory-samples" / "openclaw" / "VhexAI__openclaw-workspace"
+            / "memory" / "2026-02-04.md").read_bytes()
+    note = parse_note(path, data)
+    chunks = chunk_note(note)
+    assert len(chunks) > 3
+    for chunk in chunks:
+        assert all(len(part) <= HEADING_MAX_CHARS for part in chunk.heading_path), chunk
+        assert chunk.heading_path[0] == "2026-02-04 Daily Log 👁️", chunk.heading_path
+        assert "Ollama-Reflect" not in HEADING_SEPARATOR.join(chunk.heading_path)
+    assert "Ollama-Reflect Cron" in chunks[0].text  # the line is kept as text
+    assert squash("".join(c.text for c in chunks)) == squash(note.body)
+
+
+def test_a_long_heading_is_cut_at_a_word(note_of: Callable[..., Note]) -> None:
+    long = "Notes " + "about the kiln firing schedule " * 10
+    chunks = chunk_note(note_of("Kiln.md", "# " + long + "\n\nbody text"))
+    label = chunks[0].heading_path[0]
+    assert label.endswith("…") and len(label) <= HEADING_MAX_CHARS
+    assert long.startswith(label[:-1])
