@@ -569,6 +569,9 @@ def main() -> int:
     parser.add_argument("--deadline-x", type=float, default=1.0,
                         help="Multiply dreamd's stage deadlines (default 1: as configured; "
                         "a loaded machine misses them and dreamd returns fewer hits).")
+    parser.add_argument("--graph-step", choices=("pagerank", "one_hop", "off"), default=None,
+                        help="dreamd's retrieval.graph_step for the run (default: as "
+                        "configured, pagerank).")
     parser.add_argument("--json", type=Path, default=REPO / "bench/results/longmemeval.json")
     args = parser.parse_args()
     workdir = (args.workdir or Path(tempfile.mkdtemp(prefix="dreamd-lme-"))).resolve()
@@ -579,6 +582,8 @@ def main() -> int:
     data_dir = workdir / "data"
     os.environ["DREAMD_STORAGE__DATA_DIR"] = str(data_dir)
     os.environ["DREAMD_CONFIG"] = str(workdir / "no-config.toml")
+    if args.graph_step is not None:
+        os.environ["DREAMD_RETRIEVAL__GRAPH_STEP"] = args.graph_step
     configure_logging("warning", "console")
     import bm25s
 
@@ -600,7 +605,7 @@ def main() -> int:
         print(report(name, result))
     print(f"\ntotal wall {total:.1f} s; workdir {workdir}")
     out = {"k": list(KS), "systems": list(SYSTEMS), "questions_limit": args.questions,
-           "deadline_x": args.deadline_x,
+           "deadline_x": args.deadline_x, "graph_step": args.graph_step or "as configured",
            "bm25s_version": bm25s.__version__, "cpus": os.cpu_count(),
            "total_s": round(total, 2), "sets": results}
     args.json.parent.mkdir(parents=True, exist_ok=True)
