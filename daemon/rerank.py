@@ -180,7 +180,10 @@ class Reranker:
         paths = [p for p in paths if p in vectors or p in found.chunks]
         if not paths:
             return [], 0, 0
-        relevance = _relevance(paths, fused, vectors, found.vector)
+        # a vector list that found nothing (daemon.retrieval.VECTOR_NOISE_COSINE) is not
+        # fused; its cosines rank nothing either
+        query = found.vector if "vector" in found.lists else None
+        relevance = _relevance(paths, fused, vectors, query)
         scores, notes = self._scores(snap, paths, relevance, intent, found, moment, today,
                                      strategy)
         fusion = self._settings.fusion

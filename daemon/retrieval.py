@@ -63,6 +63,7 @@ import structlog
 from ccb.model import DIARY_FILE
 from ccb.names import nfc_key
 from ccb.owner import Owner
+from ccb.templates import template_locations
 from config.errors import DreamdError
 from config.settings import Settings, Stage, intent_cache_enabled, user_zone
 from consistency.lifecycle import (
@@ -108,6 +109,7 @@ from magma.note_bm25 import BM25_WAIT_S, NoteBm25, NoteBm25Builder, NoteSpec
 from magma.recalls import RecallStats
 from magma.search import CANDIDATE_FACTOR, SearchHit, collapse_to_notes
 from magma.store import INDEX_FILE_NAMES, ChunkCandidate, MagmaStore
+from magma.text import cjk_phrases, holds_phrases
 
 __all__ = [
     "CONFIDENT_COSINE",
@@ -129,6 +131,15 @@ CONFIDENT_COSINE = 0.6
 #: from about 0.3).
 RULE_MIN_COSINE = 0.3
 ROUTED_MIN_COSINE = 0.2
+#: Best cosine under which the vector list found nothing: when the full text found the
+#: query's words, the vector list is not fused (our choice, from the same measurement as
+#: :data:`RULE_MIN_COSINE`: unrelated texts sit below 0.2 with the default model). Measured
+#: on the Chinese help vault (``bench/zh_questions.py``, 18 questions): "提交信息" (commit
+#: message) has no match by meaning (best cosine 0.19); the vector's noise, fused, put the
+#: one note that holds the words tenth; without it (and without its cosines in relevance,
+#: :mod:`daemon.rerank`) first: dreamd hit@1 / hit@5 / MRR@10 0.833 / 0.944 / 0.894 ->
+#: 0.889 / 1.000 / 0.944 (plain hybrid 0.889 / 0.944 / 0.917).
+VECTOR_NOISE_COSINE = 0.2
 #: Longest query searched, in characters (our choice: a question is far shorter; a pasted
 #: page would take seconds to embed: 0.3 s per 10,000 characters here).
 MAX_QUERY_CHARS = 2000
@@ -144,6 +155,27 @@ EMBED_WAIT_S = 5.0
 #: Recall statistics are re-read at most this often (seconds); the pipeline's own recalls
 #: are added as they happen.
 RECALL_REFRESH_S = 60.0
+#: Hits ranked the same whatever the number asked for: the stages and the fusion always
+#: work at least this deep, so ``-n 1`` is the first hit of ``-n 10``, and ``-n 50`` starts
+#: with those ten (our choice: the CLI's and the benchmarks' default of 10 hits; a deeper
+#: list costs a second pass of the stages). Before, the depth followed ``limit``: "提交信息"
+#: on a vault of Chinese daily notes ranked another fifth hit at ``-n 5`` than at ``-n 10``.
+RANK_DEPTH = 10
+
+
+@dataclass(frozen=True, slots=True)
+class _Query:
+    """One search's inputs to its stages, whatever depth they are run at."""
+
+    snap: Snapshot
+    text: str
+    keep: Callable[[str], bool]
+    memory_types: Collection[str] | None
+    path_prefix: str | None
+    owner: Owner | None
+    layered: bool
+    embedding: Future[np.ndarray] | None
+    started: float  # time.perf_counter() when the search began
 
 @dataclass(frozen=True, slots=True)
 class StageTrace:
@@ -285,7 +317,8 @@ class Retriever:
     def snapshot(self) -> Snapshot:
         """The catalogue and memory matrix for the store's current table versions: followed
         from the last one over this process's own batches (a batch of a few notes costs a
-        read of those notes), else read whole."""
+        read of those notes), else read whole (the vault's template settings are read again
+        with them)."""
         versions = self._store.versions()
         with self._snapshot_lock:
             snap = self._snapshot
@@ -293,10 +326,14 @@ class Retriever:
                 # this process's own batches since: re-read their paths only
                 delta = None if snap is None else self._store.changes_since(snap.versions)
                 above = self._settings.retrieval.compact_vectors_above
-                snap = (read_snapshot(self._store, versions, self._zone, compact_above=above)
+                vault = self._settings.vault
+                templates = template_locations(vault.path, vault.config_folder) \
+                    if vault.path is not None else frozenset()
+                snap = (read_snapshot(self._store, versions, self._zone, compact_above=above,
+                                      templates=templates)
                         if snap is None or delta is None
                         else follow_snapshot(self._store, snap, delta, versions, self._zone,
-                                             compact_above=above))
+                                             compact_above=above, templates=templates))
                 self._snapshot = snap
             return snap
 
@@ -341,50 +378,27 @@ class Retriever:
         snap = self.snapshot()
         path_prefix = stored_prefix(snap.entries, path_prefix)
         strategy = self._settings.retrieval.default_strategy
-        found = _Found()
         cfg = self._settings.retrieval.progressive_search
-        stages: dict[str, Stage] = {s.name: s for s in cfg.stages}
-        progressive = cfg.enabled
+        magma = next((s for s in cfg.stages if s.name == "magma-extend"), None)
         # The query's embedding, started at once in a worker: magma-extend searches with it
         # (within its own deadline), and the intent cache matches queries by meaning with it.
         embedding: Future[np.ndarray] | None = None
         if strategy != "ccb-only":
             embedding = self._pool.submit(self._embed, text)
-        magma = stages.get("magma-extend")
-        wait_s = magma.timeout_ms / 1000 if magma is not None and progressive else None
+        wait_s = magma.timeout_ms / 1000 if magma is not None and cfg.enabled else None
         intent, llm_future, cached, cache_it = self._intent(text, moment.date(), embedding,
                                                             wait_s)
-        traces: list[StageTrace] = []
         types = set(memory_types) if memory_types is not None else None
 
         keep = partial(self._keep, snap, layers, types, path_prefix, owner, include_hidden,
                        today, as_of is not None)
-
-        total_budget_s = sum(s.timeout_ms for s in cfg.stages) / 1000
-        order = ("ccb-fast", "magma-extend", "full-fusion")
-        for name in order:
-            stage = stages.get(name)
-            skip = _skip_reason(name, stage is not None, strategy, progressive, found,
-                                self._settings.retrieval.graph_step)
-            if skip is not None or stage is None:
-                traces.append(StageTrace(name, skip or "off", 0.0))
-                continue
-            want = max(stage.limit or limit, limit)
-            run = self._stage_fn(name, snap, text, intent, want, found, memory_types,
-                                 path_prefix, owner, keep, layers is not None, embedding)
-            t0 = time.perf_counter()
-            future = self._pool.submit(run)
-            part, status = _await_stage(
-                future, name, stage.timeout_ms / 1000 if progressive else None,
-                total_budget_s + started, lambda: _found_fewer(found, keep, limit))
-            elapsed = (time.perf_counter() - t0) * 1000
-            if part is None:
-                traces.append(StageTrace(name, status, elapsed))
-                continue
-            if name in CCB_STAGES and strategy == "both-priority-magma":
-                part.confident = False  # MAGMA leads: an exact name does not end the search
-            added = _merge(found, part)
-            traces.append(StageTrace(name, status, elapsed, added))
+        asked = _Query(snap=snap, text=text, keep=keep, memory_types=memory_types,
+                       path_prefix=path_prefix, owner=owner, layered=layers is not None,
+                       embedding=embedding, started=started)
+        # The first RANK_DEPTH hits are ranked alike whatever ``limit`` asks: every depth
+        # the stages and the fusion use is at least RANK_DEPTH, and a longer list is that
+        # ranking followed by the rest of a ranking as deep as asked.
+        found, traces = self._gather(asked, intent, RANK_DEPTH, limit)
         if llm_future is not None and llm_future.done() and llm_future.exception() is None:
             better = llm_future.result()
             if better is not None:
@@ -392,7 +406,16 @@ class Retriever:
         if self._intents is not None and cache_it:
             self._intents.put(text, moment.date(), intent, found.vector)
         hits, candidates, dropped = self._reranker.fuse(
-            snap, text, intent, found, keep, limit, moment, today, include_hidden, strategy)
+            snap, text, intent, found, keep, RANK_DEPTH, moment, today, include_hidden,
+            strategy)
+        if limit > RANK_DEPTH:
+            deeper, traces = self._gather(asked, intent, limit, limit)
+            more, candidates, dropped = self._reranker.fuse(
+                snap, text, intent, deeper, keep, limit, moment, today, include_hidden,
+                strategy)
+            shown = {hit.path for hit in hits}
+            hits += [hit for hit in more if hit.path not in shown]
+        hits = hits[:limit]
         judged: tuple[str, ...] = ()
         if self._verifier is not None and hits:
             verdicts = self._verifier.verify(text, hits)
@@ -405,6 +428,24 @@ class Retriever:
         log.debug("search.done", stages=[f"{t.name}:{t.status}" for t in traces],
                   total_ms=round(trace.total_ms, 1), hits=len(hits))
         return SearchResult(hits, trace)
+
+    def _gather(self, query: _Query, intent: Intent, depth: int, asked_for: int
+                ) -> tuple[_Found, list[StageTrace]]:
+        """Run the stages for a ranking ``depth`` notes deep -> what they found and their
+        traces (each stage asked for ``max(its own limit, depth)`` notes). A stage past its
+        deadline may still answer when the stages before it found fewer than ``asked_for``
+        notes (the caller's ``limit``: the wait is for a short answer, as the caller
+        measures it)."""
+        found = _Found()
+
+        def stage_fn(name: str, want: int) -> Callable[[], _Found]:
+            return self._stage_fn(name, query.snap, query.text, intent, want, found,
+                                  query.memory_types, query.path_prefix, query.owner,
+                                  query.keep, query.layered, query.embedding)
+
+        traces = _run_stages(self._settings, self._pool, stage_fn, found, query, depth,
+                             asked_for)
+        return found, traces
 
     # ------------------------------------------------------------------ intent
 
@@ -557,9 +598,10 @@ class Retriever:
         filtered = (memory_types is not None or bool(path_prefix) or owner is not None
                     or layered)
         by_vector = _nearest(snap, vector, n, keep, filtered)
-        by_words = collapse_to_notes(words_future.result())
+        by_words = collapse_to_notes(_phrases_first(words_future.result(), text))
         by_notes = _note_index(self._bm25, snap).top(text, n, _of_chunks(snap, keep))
-        part.lists["vector"] = [path for path, _, _ in by_vector]
+        if by_vector and (by_vector[0][2] >= VECTOR_NOISE_COSINE or not by_words):
+            part.lists["vector"] = [path for path, _, _ in by_vector]
         part.lists["full-text"] = [c.path for c in by_words]
         if by_notes:
             part.lists["note-bm25"] = [path for path, _ in by_notes]
@@ -695,6 +737,18 @@ def _nearest(snap: Snapshot, vector: np.ndarray, n: int, keep: Callable[[str], b
 
 
 
+def _phrases_first(chunks: Sequence[ChunkCandidate], text: str) -> list[ChunkCandidate]:
+    """The full-text chunks, those holding every CJK phrase of the query as written
+    (:func:`magma.text.cjk_phrases`) first, BM25 order kept within each part. The full-text
+    index segments Chinese into words and ORs them: "提交信息" (commit message) matched 提交
+    and 信息 apart, and a note using both words often, never together, outranked the one
+    note that holds the phrase. A query without CJK keeps BM25's order."""
+    phrases = cjk_phrases(text)
+    if not phrases:
+        return list(chunks)
+    return sorted(chunks, key=lambda c: not holds_phrases(c.body or c.text, phrases))
+
+
 def _ccb_fast(snap: Snapshot, text: str, intent: Intent, want: int,
               keep: Callable[[str], bool]) -> _Found:
     """The ccb-fast stage: names, titles, aliases and descriptions by their words, and the
@@ -814,6 +868,39 @@ def _skip_reason(name: str, configured: bool, strategy: str, progressive: bool,
     if name == "full-fusion" and found.vector is None:
         return "skipped: no query vector"
     return None
+
+
+def _run_stages(settings: Settings, pool: ThreadPoolExecutor,
+                stage_fn: Callable[[str, int], Callable[[], _Found]], found: _Found,
+                query: _Query, depth: int, asked_for: int) -> list[StageTrace]:
+    """The stage loop of :meth:`Retriever._gather`: each stage in order, skipped or run in
+    ``pool`` within its deadline, its part merged into ``found`` -> the stages' traces."""
+    cfg = settings.retrieval.progressive_search
+    stages: dict[str, Stage] = {s.name: s for s in cfg.stages}
+    strategy = settings.retrieval.default_strategy
+    total_budget_s = sum(s.timeout_ms for s in cfg.stages) / 1000
+    traces: list[StageTrace] = []
+    for name in ("ccb-fast", "magma-extend", "full-fusion"):
+        stage = stages.get(name)
+        skip = _skip_reason(name, stage is not None, strategy, cfg.enabled, found,
+                            settings.retrieval.graph_step)
+        if skip is not None or stage is None:
+            traces.append(StageTrace(name, skip or "off", 0.0))
+            continue
+        t0 = time.perf_counter()
+        future = pool.submit(stage_fn(name, max(stage.limit or depth, depth)))
+        part, status = _await_stage(
+            future, name, stage.timeout_ms / 1000 if cfg.enabled else None,
+            total_budget_s + query.started, lambda: _found_fewer(found, query.keep, asked_for))
+        elapsed = (time.perf_counter() - t0) * 1000
+        if part is None:
+            traces.append(StageTrace(name, status, elapsed))
+            continue
+        if name in CCB_STAGES and strategy == "both-priority-magma":
+            part.confident = False  # MAGMA leads: an exact name does not end the search
+        added = _merge(found, part)
+        traces.append(StageTrace(name, status, elapsed, added))
+    return traces
 
 
 def _found_fewer(found: _Found, keep: Callable[[str], bool], limit: int) -> bool:

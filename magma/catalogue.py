@@ -17,8 +17,17 @@ import numpy as np
 
 from ccb.dates import day_in
 from ccb.names import nfc_key
+from ccb.templates import has_placeholder, in_locations
 from magma.graph_step import NoteGraph
-from magma.layers import is_salient, note_date, note_layer, type_prior
+from magma.layers import (
+    L3_FACTS,
+    L4_EVENTS,
+    is_salient,
+    is_template,
+    note_date,
+    note_layer,
+    type_prior,
+)
 from magma.store import INDEX_FILE_NAMES, MagmaStore
 from magma.store_memo import StoreDelta
 from magma.text import CJK_CHAR
@@ -62,7 +71,8 @@ class CatalogueEntry:
     expressions match; ``day`` is that, else the file's modification day (for recency: a
     copied or synced vault resets modification times, so they never place a note in a time
     range); ``layer`` 1–5; ``prior`` its importance prior; ``salient``
-    whether its name or description carries a salience word.
+    whether its name or description carries a salience word. A template
+    (:func:`is_template_note`) has neither day: it is a blank form, not a note of a day.
     """
 
     path: str
@@ -107,18 +117,30 @@ class Snapshot:
     graph_pairs: tuple[list[tuple[str, str]], list[tuple[str, str]]] | None = None
 
 
+def is_template_note(path: str, title: str, properties_json: str,
+                     templates: Collection[str] = ()) -> bool:
+    """Is the note at ``path`` a template: in a templates folder or titled "… Template"
+    (:func:`magma.layers.is_template`), in one of the vault's configured template places
+    ``templates`` (:func:`ccb.templates.template_locations`), or with a placeholder
+    (``{{date}}``, ``{{title}}``, ``<% … %>``) in its title or properties?"""
+    return is_template(path, title) or in_locations(path, templates) \
+        or has_placeholder(title) or has_placeholder(properties_json)
+
+
 def read_snapshot(store: MagmaStore, versions: dict[str, int], zone: tzinfo,
-                  compact_above: int = DEFAULT_COMPACT_ABOVE) -> Snapshot:
+                  compact_above: int = DEFAULT_COMPACT_ABOVE,
+                  templates: Collection[str] = ()) -> Snapshot:
     """The catalogue, the name and word postings and the in-memory vector index of ``store``
     at table ``versions`` (days counted in ``zone``); the index holds int8 rows when there are
-    more than ``compact_above`` chunks (:func:`magma.vector_index.vector_form`). Raises
+    more than ``compact_above`` chunks (:func:`magma.vector_index.vector_form`);
+    ``templates``: the vault's configured template places, :func:`is_template_note`. Raises
     :class:`StoreError`."""
     memory_text = _memory_text(store.memory_chunks())
     entries: dict[str, CatalogueEntry] = {}
     postings: dict[str, set[str]] = {}
     names: dict[str, set[str]] = {}
     for row in store.catalogue_rows().to_pylist():
-        entry = _entry(row, memory_text, zone)
+        entry = _entry(row, memory_text, zone, templates)
         entries[entry.path] = entry
         for key in _name_keys(entry):
             names.setdefault(key, set()).add(entry.path)
@@ -133,7 +155,8 @@ def read_snapshot(store: MagmaStore, versions: dict[str, int], zone: tzinfo,
 
 def follow_snapshot(store: MagmaStore, snap: Snapshot, delta: StoreDelta,
                     versions: dict[str, int], zone: tzinfo,
-                    compact_above: int = DEFAULT_COMPACT_ABOVE) -> Snapshot:
+                    compact_above: int = DEFAULT_COMPACT_ABOVE,
+                    templates: Collection[str] = ()) -> Snapshot:
     """``snap`` carried over the batches that wrote ``delta.paths`` (what
     :meth:`MagmaStore.changes_since` answers): only those paths' rows, chunks and vectors are
     read; every other note keeps its entry, postings and vector rows. Equal, path by path, to
@@ -154,7 +177,7 @@ def follow_snapshot(store: MagmaStore, snap: Snapshot, delta: StoreDelta,
         _drop(postings, _posting_tokens(old), old.path)
         _drop(names, _name_keys(old), old.path)
     for row in store.catalogue_rows(changed).to_pylist():
-        entry = _entry(row, memory_text, zone)
+        entry = _entry(row, memory_text, zone, templates)
         entries[entry.path] = entry
         _add(postings, _posting_tokens(entry), entry.path)
         _add(names, _name_keys(entry), entry.path)
@@ -194,8 +217,8 @@ def _memory_text(chunks: Any) -> dict[str, str]:
     return memory_text
 
 
-def _entry(row: Mapping[str, Any], memory_text: Mapping[str, str], zone: tzinfo
-           ) -> CatalogueEntry:
+def _entry(row: Mapping[str, Any], memory_text: Mapping[str, str], zone: tzinfo,
+           templates: Collection[str] = ()) -> CatalogueEntry:
     """One catalogue row (:meth:`MagmaStore.catalogue_rows`) as the pipeline sees it."""
     props = json.loads(row["properties_json"] or "{}")
     path = row["path"]
@@ -209,6 +232,12 @@ def _entry(row: Mapping[str, Any], memory_text: Mapping[str, str], zone: tzinfo
     day = dated
     if day is None and row["mtime_ns"]:
         day = datetime.fromtimestamp(row["mtime_ns"] / 1e9, zone).date()
+    if memory_type is None and is_template_note(path, row["title"], row["properties_json"] or "",
+                                                templates):
+        # a blank form: its file dates say when the form was edited, and its date property
+        # is a placeholder; it is no event and has no recency
+        dated = day = None
+        layer = L3_FACTS if layer == L4_EVENTS else layer
     return CatalogueEntry(
         path=path, note_id=row["note_id"], title=row["title"],
         aliases=tuple(row["aliases"] or ()), tags=tuple(row["tags"] or ()),

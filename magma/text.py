@@ -8,11 +8,12 @@ each. Ranges are Unicode blocks (Unicode 15.1, ``Blocks.txt``).
 from __future__ import annotations
 
 import re
+import unicodedata
 
 from ccb.memory_file import normalise_text
 
-__all__ = ["CJK_CHAR", "CJK_RANGES", "HAN_RANGES", "NEAR_IDENTICAL_OVERLAP", "near_identical",
-           "text_tokens"]
+__all__ = ["CJK_CHAR", "CJK_RANGES", "HAN_RANGES", "NEAR_IDENTICAL_OVERLAP", "cjk_phrases",
+           "holds_phrases", "near_identical", "text_tokens"]
 
 #: Han ideographs: CJK Unified Ideographs Extension A (U+3400–4DBF), CJK Unified Ideographs
 #: (U+4E00–9FFF) and CJK Compatibility Ideographs (U+F900–FAFF), as a regex class body.
@@ -25,6 +26,8 @@ CJK_CHAR = re.compile(f"[{CJK_RANGES}]")
 
 #: Words (letters, digits, underscore) outside the CJK scripts, and single CJK characters.
 _TOKEN = re.compile(f"[{CJK_RANGES}]|[^\\W{CJK_RANGES}]+")
+#: A run of two or more CJK characters: a phrase written without spaces.
+_CJK_RUN = re.compile(f"[{CJK_RANGES}]{{2,}}")
 #: Share of distinct tokens two texts must share to be copies of one another (our choice:
 #: a copy that lost or gained a line or a word stays above it; two chat sessions on one
 #: subject share far less).
@@ -35,6 +38,22 @@ def text_tokens(text: str) -> list[str]:
     """Case-folded words, each CJK character one token: ``"Use pnpm 用 pnpm"`` ->
     ``["use", "pnpm", "用", "pnpm"]``."""
     return _TOKEN.findall(text.casefold())
+
+
+def cjk_phrases(text: str) -> list[str]:
+    """The runs of two or more CJK characters in ``text``, in NFKC: ``"git 提交信息 怎么写"``
+    -> ``["提交信息", "怎么写"]``. A word segmenter cuts "提交信息" into 提交 + 信息 and a
+    full-text OR query then matches each alone; the run itself is the phrase the user wrote."""
+    return _CJK_RUN.findall(unicodedata.normalize("NFKC", text))
+
+
+def holds_phrases(text: str, phrases: list[str]) -> bool:
+    """Does ``text`` (in NFKC) hold every one of ``phrases`` as written (contiguous)? ``False``
+    for no phrases."""
+    if not phrases:
+        return False
+    folded = unicodedata.normalize("NFKC", text)
+    return all(phrase in folded for phrase in phrases)
 
 
 def near_identical(a: str, b: str, *, overlap: float = NEAR_IDENTICAL_OVERLAP) -> bool:
