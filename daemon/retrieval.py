@@ -40,6 +40,9 @@ DESIGN.md § Retrieval. One search runs:
    caller asks for them (``include_hidden``) or for a past day (``as_of``: what was current
    then).
 
+The first :data:`RANK_DEPTH` hits never depend on how many are asked for: the stages and the
+fusion always work that deep, and a longer list goes on with a deeper ranking after them.
+
 The catalogue, the memory matrix and the link graph are read from the store once and kept
 until the store's table versions change.
 """
@@ -114,6 +117,8 @@ from magma.text import cjk_phrases, holds_phrases
 __all__ = [
     "CONFIDENT_COSINE",
     "LIST_WEIGHTS",
+    "RANK_DEPTH",
+    "VECTOR_NOISE_COSINE",
     "CatalogueEntry",
     "Retriever",
     "SearchResult",
@@ -355,7 +360,8 @@ class Retriever:
         include_hidden: bool = False, as_of: date | None = None, now: datetime | None = None,
         layers: Collection[int] | None = None,
     ) -> SearchResult:
-        """The pipeline -> at most ``limit`` hits, best first, with a trace.
+        """The pipeline -> at most ``limit`` hits, best first, with a trace; the first
+        :data:`RANK_DEPTH` are the same whatever ``limit`` is.
 
         ``memory_types`` (an empty collection finds nothing), ``path_prefix`` and ``owner``
         filter as in :func:`magma.search.hybrid_search`; ``layers`` keeps notes of those
