@@ -569,6 +569,9 @@ def main() -> int:
     parser.add_argument("--deadline-x", type=float, default=1.0,
                         help="Multiply dreamd's stage deadlines (default 1: as configured; "
                         "a loaded machine misses them and dreamd returns fewer hits).")
+    parser.add_argument("--types", default=None,
+                        help="dev: only these question types, comma-separated "
+                        "(multi-session,temporal-reasoning).")
     parser.add_argument("--graph-step", choices=("pagerank", "one_hop", "off"), default=None,
                         help="dreamd's retrieval.graph_step for the run (default: as "
                         "configured, pagerank).")
@@ -597,7 +600,10 @@ def main() -> int:
                                     args.deadline_x, data_dir=data_dir,
                                     per_type=args.per_type)
     if args.set == "dev":
-        results["dev"] = run_separate(load_s_dev(args.data), workdir / "dev", args.questions,
+        wanted = set(args.types.split(",")) if args.types else None
+        dev = [i for i in load_s_dev(args.data)
+               if wanted is None or i["question_type"] in wanted]
+        results["dev"] = run_separate(dev, workdir / "dev", args.questions,
                                       args.deadline_x, data_dir=data_dir,
                                       per_type=args.per_type)
     total = time.perf_counter() - started
@@ -606,6 +612,7 @@ def main() -> int:
     print(f"\ntotal wall {total:.1f} s; workdir {workdir}")
     out = {"k": list(KS), "systems": list(SYSTEMS), "questions_limit": args.questions,
            "deadline_x": args.deadline_x, "graph_step": args.graph_step or "as configured",
+           "types": args.types or "all",
            "bm25s_version": bm25s.__version__, "cpus": os.cpu_count(),
            "total_s": round(total, 2), "sets": results}
     args.json.parent.mkdir(parents=True, exist_ok=True)
