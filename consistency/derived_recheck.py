@@ -7,10 +7,11 @@ source changed — a synthesis, a profile, anything with ``derived_from`` — wi
 
 - its remaining sources are its ``derived_from`` memories that did not change (live: not
   superseded or merged outside the derivation, not archived, not gone);
-- it is **still supported** when it has a remaining source and every name, number, date and
+- it is **still supported** when it has a remaining source, every name, number, date and
   code span it states (:func:`unsupported_facts`: the fact check of every synthesis,
   :func:`consistency.synthesis.dropped_facts`, read on :func:`fact_text`) is in one of
-  them: the dream then takes the changed sources out of its ``derived_from`` (and clears
+  them, and it repeats nothing only a changed source said (:func:`stale_facts`): the dream
+  then takes the changed sources out of its ``derived_from`` (and clears
   ``forgotten_sources``), saying so in the diary;
 - otherwise it is **unsupported**: with an LLM it is derived again from the remaining
   sources under the same fact check; without one, or when the answer fails the check, it is
@@ -29,11 +30,12 @@ from dataclasses import dataclass
 
 import networkx as nx
 
+from consistency.claims import read_claim
 from consistency.graph_checks import ChangedSource, graph_drifts
 from consistency.synthesis import dropped_facts
 from magma.graph import node_id
 
-__all__ = ["Recheck", "derived_rechecks", "fact_text", "unsupported_facts"]
+__all__ = ["Recheck", "derived_rechecks", "fact_text", "stale_facts", "unsupported_facts"]
 
 
 def fact_text(text: str) -> str:
@@ -48,6 +50,21 @@ def unsupported_facts(said: str, sources: Sequence[str]) -> list[str]:
     """The names, numbers, dates and code spans of ``said`` that no text of ``sources``
     holds (case-insensitive), sorted."""
     return dropped_facts([fact_text(said)], "\n".join(sources))
+
+
+def stale_facts(said: str, changed: Sequence[str], held: Sequence[str]) -> list[str]:
+    """What ``said`` still states of the ``changed`` sources alone: their names, numbers,
+    dates and code spans (:func:`unsupported_facts`) and the values a memory's words are read
+    into (:func:`consistency.claims.read_claim`: "我的猫现在叫*咪咪*"), found in ``said`` and in
+    none of the sources that ``held``, sorted. A summary that repeats a superseded value is
+    never "still supported" by its other sources (the facts they hold are not all it says)."""
+    lowered, kept = said.casefold(), "\n".join(held).casefold()
+    found = set()
+    for text in changed:
+        candidates = set(unsupported_facts(text, held))
+        candidates |= {v.text for v in read_claim(text).values if len(v.text) >= 2}
+        found |= {c for c in candidates if c.casefold() in lowered and c.casefold() not in kept}
+    return sorted(found)
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,7 +101,8 @@ def derived_rechecks(graph: nx.MultiDiGraph, texts: Mapping[str, str]) -> list[R
     found = []
     for path, sources in sorted(changed.items()):
         remaining = tuple(s for s in _sources(graph, path) if s not in sources)
-        unsupported = tuple(unsupported_facts(texts.get(path, ""),
-                                              [texts.get(s, "") for s in remaining]))
+        said, held = texts.get(path, ""), [texts.get(s, "") for s in remaining]
+        unsupported = tuple(sorted({*unsupported_facts(said, held), *stale_facts(
+            said, [texts.get(s, "") for s in sources], held)}))
         found.append(Recheck(path, tuple(sorted(sources.items())), remaining, unsupported))
     return found

@@ -191,3 +191,26 @@ def test_the_rule_walks_a_loop_of_derivations_once() -> None:
     checks = derived_rechecks(graph, {"a.md": "A holds 42", "b.md": "B holds 42"})
     assert [(c.path, c.remaining, c.unsupported) for c in checks] == [("a.md", ("b.md",), ())]
     assert checks[0].supported
+
+
+def test_a_summary_that_repeats_a_superseded_value_is_not_still_supported(
+    vault: Path, make_app: Builder,
+) -> None:
+    """"I live in Shanghai with my cat 咪咪", derived from "我的猫现在叫咪咪" and "I moved to
+    Shanghai": once the cat's name changed, the move alone does not hold it (it names 咪咪);
+    without a model the dream archives it, never keeps it as current."""
+    write_memory(vault, "cat-name", "我的猫现在叫咪咪", type="user", days_old=20)
+    write_memory(vault, "moved", "I moved to Shanghai.", type="user", days_old=15)
+    write_memory(vault, "home-and-cat", "I live in Shanghai with my cat 咪咪.", type="user",
+                 days_old=5, derived_from=("cat-name", "moved"))
+    (vault / "Memory/cat-renamed.md").write_text(
+        "---\nname: Cat renamed\ntype: user\ncreated: 2026-12-02T10:00:00Z\n"
+        'supersedes: "[[cat-name]]"\n---\n我的猫现在叫小白\n', encoding="utf-8")
+    app, _ = make_app(vault)
+    app.sync()
+    assert [c for c, _ in _changed(app)] == [("Memory/home-and-cat.md", "Memory/cat-name.md")]
+    app.dreamer().dream()
+    note = parse_note("Memory/home-and-cat.md", (vault / "Memory/home-and-cat.md").read_bytes())
+    diary = (vault / "Memory/DREAMS.md").read_text(encoding="utf-8")
+    assert note.memory is not None and note.memory.status == "archived", diary
+    assert "still hold every fact" not in diary
