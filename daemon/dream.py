@@ -625,9 +625,9 @@ class DreamRunner:
         nothing."""
         self._run = _DreamRun()
         records, bodies = self._gather(self.state().get("memories") or {})
-        overlay: dict[str, bytes] = {}
-        plan = self._plan(records, bodies, consolidate=consolidate, overlay=overlay)
-        return replace(plan, memory_index=self._index_preview(records, plan))
+        plan = self._plan(records, bodies, consolidate=consolidate, overlay={})
+        return replace(plan, memory_index=self._index_preview(records, plan),
+                       changes=plan.changes + tuple(_derived_recheck(self).preview()))
 
     def _index_preview(self, records: Mapping[str, MemoryRecord], plan: DreamPlan
                        ) -> tuple[str, str, bytes | None, bytes | None]:
@@ -718,7 +718,8 @@ class DreamRunner:
         timings["total"] = _ms(started)
         log.info("dream.done", id=dream_id, written=len(written), diary=diary,
                  resumed=resumed, **{k: v for k, v in plan.counts.items() if v})
-        return DreamReport(plan, applied=True, written=tuple(sorted(written)), diary=diary,
+        return DreamReport(replace(plan, changes=tuple(all_lines)), applied=True,  # all lines
+                           written=tuple(sorted(written)), diary=diary,
                            memory_index=index_summary, resumed=resumed, indexed=indexed,
                            timings_ms=timings)
 
@@ -873,8 +874,7 @@ class DreamRunner:
 
     # ------------------------------------------------------------------ restore
 
-    def restore(self, stored_path: str) -> bool:
-        """:meth:`daemon.dream_restore.Restorer.restore`."""
+    def restore(self, stored_path: str) -> bool:  # :meth:`daemon.dream_restore.Restorer.restore`
         return self.restorer.restore(stored_path)
 
 def _llm_phases(runner: DreamRunner, records: dict[str, MemoryRecord], dream_id: str,
@@ -901,10 +901,13 @@ def _llm_phases(runner: DreamRunner, records: dict[str, MemoryRecord], dream_id:
         written += sleep_night(runner.sleep, runner.writer, runner.diary_path, dream_id,
                                runner.llm)
     # last: it reads what the phases before wrote (a profile distilled again, a synthesis)
-    written += DerivedRecheck(writer=runner.writer, memory_folder=runner.memory_folder,
-                              restorer=runner.restorer, clock=runner._clock,
-                              llm=runner.llm).run(lines)
+    written += _derived_recheck(runner).run(lines)
     return written
+
+
+def _derived_recheck(runner: DreamRunner) -> DerivedRecheck:
+    return DerivedRecheck(writer=runner.writer, memory_folder=runner.memory_folder,
+                          restorer=runner.restorer, clock=runner._clock, llm=runner.llm)
 
 
 def _mtime(record: MemoryRecord) -> datetime:

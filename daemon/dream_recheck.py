@@ -93,6 +93,27 @@ class DerivedRecheck:
                 found[path] = (data, note)
         return found
 
+    def preview(self) -> list[str]:
+        """The diary lines a dream's re-check would write for the memory files as they stand
+        now (what ``dreamd dream --dry-run`` shows); writes nothing."""
+        files = self._read()
+        graph = lineage_graph(lineage_memory(p, n.properties) for p, (_, n) in files.items())
+        out = []
+        for check in derived_rechecks(graph, {p: _text(n) for p, (_, n) in files.items()}):
+            changes = "; ".join(f"{_source(s)} {c}" for s, c in check.changed)
+            link = diary_link(check.path)
+            if check.supported:
+                out.append(f"Would re-check {link}: its other sources still hold every fact of "
+                           f"it ({changes}); kept, the changed sources taken out of its "
+                           "derived_from")
+            else:
+                facts = ", ".join(f"`{f}`" for f in check.unsupported[:8])
+                why = (f"its other sources do not hold {facts}" if check.remaining
+                       else "no other source is left")
+                out.append(f"Would {'derive again or ' if self.llm is not None else ''}"
+                           f"archive {link}: {changes}, and {why}")
+        return out
+
     def run(self, lines: list[str]) -> list[str]:
         """Re-check every such memory; append a diary line for each to ``lines``. Returns
         the paths written."""

@@ -729,9 +729,13 @@ def print_dream(console: Console, report: Any, *, what: str) -> None:
         "merged", "superseded", "archived", "broken_links", "promoted", "demoted")
         if c.get(k))
     index_note = plan.memory_index[1] if plan.memory_index else None
-    if plan.empty and not report.resumed:
+    if plan.empty and not report.resumed and not plan.changes:
         console.print("no memory to change" if index_note and "rebuilt" in index_note
                       else "nothing to change")
+    elif plan.empty and not report.resumed:  # only what the phases after the plan do
+        console.print("done:" if report.applied else "plan:", f"{len(report.written)} files "
+                      "written" if report.applied else "the phases after consolidation",
+                      highlight=False)
     elif not report.applied:
         changed = c.get("changed_memories", 0)
         console.print(f"plan: {kinds} — {changed} memory file{'' if changed == 1 else 's'} "

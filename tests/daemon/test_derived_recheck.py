@@ -209,7 +209,14 @@ def test_a_summary_that_repeats_a_superseded_value_is_not_still_supported(
     app, _ = make_app(vault)
     app.sync()
     assert [c for c, _ in _changed(app)] == [("Memory/home-and-cat.md", "Memory/cat-name.md")]
-    app.dreamer().dream()
+    before = (vault / "Memory/home-and-cat.md").read_bytes()
+    # the dry run shows what the re-check would do, and writes nothing
+    planned = app.dreamer().dream(dry_run=True)
+    assert any(line.startswith("Would archive [[home-and-cat]]")
+               for line in planned.plan.changes), planned.plan.changes
+    assert (vault / "Memory/home-and-cat.md").read_bytes() == before
+    done = app.dreamer().dream()
+    assert any(line.startswith("Archived [[home-and-cat]]") for line in done.plan.changes)
     note = parse_note("Memory/home-and-cat.md", (vault / "Memory/home-and-cat.md").read_bytes())
     diary = (vault / "Memory/DREAMS.md").read_text(encoding="utf-8")
     assert note.memory is not None and note.memory.status == "archived", diary
