@@ -443,10 +443,7 @@ def sync(
     ] = None,
 ) -> None:
     """Reconcile the index with the vault once: new, changed, deleted and renamed files."""
-    if vault is not None and vault_option is not None and vault != vault_option:
-        raise typer.BadParameter(f"two vaults given: {vault} and --vault {vault_option}",
-                                 param_hint="VAULT")
-    vault = vault if vault is not None else vault_option
+    vault = _one_vault(vault, vault_option)
     with _app(ctx, **{"vault.path": vault}) as application:
         # (a relative path is the client's: the resolution that sent it here read its folder)
         if vault is not None and _served.get() is not None and vault.expanduser().is_absolute() \
@@ -1328,6 +1325,10 @@ def run(
     vault: Annotated[
         Path | None, typer.Argument(help="Vault folder (default: vault.path).")
     ] = None,
+    vault_option: Annotated[
+        Path | None, typer.Option("--vault", help="Vault folder (as the other commands take it; "
+                                                  "the same as VAULT).")
+    ] = None,
 ) -> None:
     """Run the daemon in the foreground: reconcile, then keep the index in step with the vault.
 
@@ -1335,6 +1336,7 @@ def run(
     """
     from daemon.runner import Daemon
 
+    vault = _one_vault(vault, vault_option)
     opts = _options(ctx)
     overrides = {**opts.overrides, **({"vault.path": vault} if vault is not None else {})}
     loaded = load(opts.config_path, opts.env_name, overrides)
@@ -1343,6 +1345,15 @@ def run(
     _note_daemon_resolution(application, loaded.config_path, given_vault=vault is not None)
     daemon = Daemon(application, reload=lambda: load(opts.config_path, opts.env_name, overrides))
     raise typer.Exit(daemon.run())
+
+
+def _one_vault(vault: Path | None, vault_option: Path | None) -> Path | None:
+    """The vault given as VAULT or ``--vault`` (``sync`` and ``run`` take both); two
+    different ones are refused (``typer.BadParameter``)."""
+    if vault is not None and vault_option is not None and vault != vault_option:
+        raise typer.BadParameter(f"two vaults given: {vault} and --vault {vault_option}",
+                                 param_hint="VAULT")
+    return vault if vault is not None else vault_option
 
 
 def _note_daemon_resolution(application: App, config_file: Path, *, given_vault: bool) -> None:

@@ -378,7 +378,7 @@ def print_status(console: Console, report: StatusReport) -> None:
                               for k, v in (checked.get("drift") or {}).items()) or "clean"
             table.add_row("last check", escape(
                 f"{checked.get('at')}: {drift}; {checked.get('fixed', 0)} repaired"
-                + (f", left for dreamd check --fix: {', '.join(checked['left'])}"
+                + (f", left for you (dreamd check says how): {', '.join(checked['left'])}"
                    if checked.get("left") else "")))
         batch = daemon.get("last_batch")
         if batch:
@@ -420,14 +420,16 @@ def print_status(console: Console, report: StatusReport) -> None:
 
 def vectors_line(vectors: dict[str, Any]) -> str:
     """``dreamd status``'s line for the in-memory vector index
-    (:func:`daemon.vault_status.vectors_status`): ``int8 (120000 chunks, above 100000:
-    retrieval.compact_vectors_above)``."""
-    limit = vectors.get("compact_above")
-    chunks = vectors.get("chunks")
+    (:func:`daemon.vault_status.vectors_status`): ``int8, a byte per dimension (120,000
+    chunks; more than 100,000: retrieval.compact_vectors_above)``."""
+    limit = f"{vectors.get('compact_above') or 0:,}"
+    chunks = f"{vectors.get('chunks') or 0:,}"
     if vectors.get("form") is None:
         return f"not built yet (int8 above {limit} chunks: retrieval.compact_vectors_above)"
-    side = "above" if vectors["form"] == "int8" else "up to"
-    return (f"{vectors['form']} ({chunks} chunks, {side} {limit}: "
+    if vectors["form"] == "int8":
+        return (f"int8, a byte per dimension ({chunks} chunks; more than {limit}: "
+                "retrieval.compact_vectors_above)")
+    return (f"{vectors['form']}, exact ({chunks} chunks; int8 above {limit}: "
             "retrieval.compact_vectors_above)")
 
 

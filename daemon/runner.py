@@ -323,7 +323,7 @@ class Daemon:
         }
         if left:
             log.warning("daemon.drift_left", kinds=sorted({f.kind for f in left}),
-                        hint="run dreamd check to see it, dreamd check --fix to settle it")
+                        hint="run dreamd check: it lists what is left and how to settle each")
         self.write_status()
 
     def _count(self) -> None:

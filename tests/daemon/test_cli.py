@@ -287,11 +287,13 @@ def test_check_fix_names_a_possible_pair_it_leaves_once_and_does_not_check_again
 
 
 def test_sync_takes_the_vault_as_the_other_commands_do(demo: Path) -> None:
-    """``sync --vault PATH`` is ``sync PATH``; two different vaults are refused, nothing synced."""
+    """``sync --vault PATH`` is ``sync PATH`` (``run`` too); two different vaults are refused,
+    nothing synced or started."""
     other = demo.parent / "other"
     other.mkdir()
-    refused = run("sync", str(demo), "--vault", str(other), check=False)
-    assert refused.returncode != 0 and "two vaults given" in refused.stderr
-    assert "Traceback" not in refused.stderr
+    for command in ("sync", "run"):
+        refused = run(command, str(demo), "--vault", str(other), check=False)
+        assert refused.returncode != 0 and "two vaults given" in refused.stderr, command
+        assert "Traceback" not in refused.stderr
     report = json.loads(run("sync", "--vault", str(demo), "--json").stdout)
     assert report["added"] == report["files_total"] > 10
