@@ -252,7 +252,8 @@ def _label(report: LineageReport, node: str) -> str:
 
 def _facts(report: LineageReport, node: str) -> str:
     memory = report.memories[node]
-    parts = [memory.status or "active"]
+    superseded = any(prop == "superseded_by" for prop, _ in memory.links)
+    parts = [memory.status or ("superseded" if superseded else "active")]
     if memory.archived_reason:
         parts[0] += f": {memory.archived_reason}"
     parts += [f"{key} {value[:10]}" for key, value in (

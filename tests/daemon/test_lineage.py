@@ -206,3 +206,21 @@ def test_forget_takes_the_memory_out_of_every_canvas(app: App, vault: Path) -> N
     assert "Memory/咖啡偏好.md" in files and "Memory/kiln-first-firing-in-january.md" in files
     assert not any(other.endswith(".conflict") for other in files)
     assert [p.name for p in (vault / "Memory").glob("*.canvas")] == [Path(other).name]
+
+
+def test_a_superseded_memory_is_never_called_active() -> None:
+    """A memory a newer one superseded (``superseded_by``, no status, as ``remember`` leaves a
+    user memory) reads "superseded" in the chain, not "active"."""
+    from types import SimpleNamespace
+
+    from daemon.lineage import _facts
+    from magma.lineage import LineageMemory
+
+    node = "note:Memory/old.md"
+    old = LineageMemory(path="Memory/old.md", name="old", valid_to="2026-12-04",
+                        links=(("superseded_by", "[[new]]"),))
+    report = SimpleNamespace(memories={node: old}, versions={})
+    assert _facts(report, node).startswith("superseded")  # type: ignore[arg-type]
+    live = LineageMemory(path="Memory/new.md", name="new", links=(("supersedes", "[[old]]"),))
+    report.memories[node] = live
+    assert _facts(report, node).startswith("active")  # type: ignore[arg-type]
