@@ -491,7 +491,7 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     # what someone or something is called, in Chinese ("我的猫叫*豆豆*", "儿子名叫*小明*"): a
     # name at the end of its clause, never a pronoun ("大家都叫我老王") or a thing ordered
     # ("叫外卖", "叫车")
-    ("zhname", re.compile(r"(?:名字叫|名字是|名叫|叫做|叫)(?![我你他她它咱外车醒好法])"
+    ("zhname", re.compile(r"(?:名字叫|名字是|名叫|叫做|叫)(?![我你他她它咱外车醒好法了啦过着])"
                           r"(?P<zhname>[\u4e00-\u9fff]{1,4}?)[了啦]?(?=[，。；！？、,.;!?\s)）]|$)")),
     ("id", re.compile(
         r"(?<![\w@/.-])(?:@[a-z0-9][\w.-]*/[\w.-]+|[A-Za-z]+(?:_[A-Za-z0-9]+)+|"
@@ -866,13 +866,6 @@ def romanised(han: str) -> str:
     from pypinyin import lazy_pinyin
 
     return "".join(lazy_pinyin(han)).lower()
-
-
-def _token_text(value: Value) -> str:
-    """A value's text as a token: a name in Chinese characters as its pinyin, so that "旺财"
-    and "Wangcai" are one word."""
-    return romanised(value.text) if value.kind == "name" and HAN_NAME.fullmatch(
-        value.text) else value.text
 
 
 def placeholder(value: Value) -> str:
@@ -1495,7 +1488,12 @@ def read_claim(text: str, *, written: date | None = None) -> Claim:
     frame, negated, concepts = reader.frame, reader.negated, reader.concepts
     tokens = [u for u in frame if not _HAN_RE.match(u) and not u.startswith(("⟨", "⟪"))]
     tokens.extend(_han_bigrams(frame))
-    tokens.extend(f"{v.kind}:{_token_text(v)}{v.unit}" for _o, v in all_values)
+    tokens.extend(f"{v.kind}:{v.text}{v.unit}" for _o, v in all_values)
+    # a name in Chinese characters is also its pinyin, so that "旺财" meets "Wangcai" (its own
+    # spelling stays: "李明" and "黎明" are two names)
+    tokens.extend(f"name:{romanised(v.text)}" for _o, v in all_values
+                  if v.kind == "name" and HAN_NAME.fullmatch(v.text)
+                  and not v.text.endswith(("路", "街", "巷", "道")))
     key_parts = sorted(tokens) + sorted(f"{n}{sorted(s)}" for n, s in concepts.items())
     key_parts += sorted(f"¬{w}" for w in negated)
     return Claim(

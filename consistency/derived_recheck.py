@@ -96,7 +96,10 @@ def derived_rechecks(graph: nx.MultiDiGraph, texts: Mapping[str, str]) -> list[R
     name, description and body, by path (a source without one holds nothing)."""
     changed: dict[str, dict[str, str]] = {}
     for drift in graph_drifts(graph):
-        if isinstance(drift, ChangedSource) and len(drift.chain) == 2:
+        if isinstance(drift, ChangedSource) and len(drift.chain) == 2 and \
+                not drift.change.startswith("not found"):
+            # a source that names no memory (a note, a memory renamed) is the check's to
+            # list, never a reason to archive what the user wrote
             changed.setdefault(drift.path, {})[drift.chain[1]] = drift.change
     found = []
     for path, sources in sorted(changed.items()):

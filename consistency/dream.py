@@ -286,6 +286,30 @@ def _facts(memory: DreamMemory, body: str) -> MemoryFacts:
 Settle: TypeAlias = Callable[[DreamMemory, DreamMemory, PairJudgement | None], str | None]
 
 
+def _stem(memory: DreamMemory) -> str:
+    return nfc_key(memory.path.rsplit("/", 1)[-1].removesuffix(".md")).casefold()
+
+
+def _with_ancestors(memories: Sequence[DreamMemory]) -> list[DreamMemory]:
+    """``memories`` each with every memory it derives from, directly or through another
+    (``derived_from`` followed to its end; a loop walked once): a digest of a summary of a
+    memory is never merged with that memory either."""
+    direct = {_stem(m): m.derived_from for m in memories if m.derived_from}
+    if not direct:
+        return list(memories)
+    out = []
+    for memory in memories:
+        seen: set[str] = set()
+        todo = list(memory.derived_from)
+        while todo:
+            stem = todo.pop()
+            if stem not in seen:
+                seen.add(stem)
+                todo.extend(direct.get(stem, ()))
+        out.append(replace(memory, derived_from=frozenset(seen)) if seen else memory)
+    return out
+
+
 def plan_consolidation(memories: Sequence[DreamMemory], *,
                        settle: Settle | None = None) -> list[Consolidation]:
     """The merges and supersessions for the current ``memories`` (see the module docstring).
@@ -299,6 +323,7 @@ def plan_consolidation(memories: Sequence[DreamMemory], *,
     Raises ``ValueError`` when a member of a group to compare has no ``body``.
     """
     actions: list[Consolidation] = []
+    memories = _with_ancestors(memories)
     by_hash, _ = _groups(memories)
     archived: set[str] = set()
     for key in sorted(by_hash):
@@ -416,10 +441,7 @@ def _tokens(facts: MemoryFacts) -> tuple[str, ...]:
 
 def _derived_pair(a: DreamMemory, b: DreamMemory) -> bool:
     """Is one of the two derived from the other (by its file's stem)?"""
-    def stem(memory: DreamMemory) -> str:
-        return nfc_key(memory.path.rsplit("/", 1)[-1].removesuffix(".md")).casefold()
-
-    return stem(b) in a.derived_from or stem(a) in b.derived_from
+    return _stem(b) in a.derived_from or _stem(a) in b.derived_from
 
 
 def _settled(decision: Possible, memory: DreamMemory, others: Sequence[DreamMemory],

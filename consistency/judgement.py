@@ -1340,7 +1340,8 @@ def _series(p: _Pair) -> _Finding | None:
 _KIN_RANK = re.compile(
     r"(?i)\b(?P<en>older|oldest|elder|eldest|big|younger|youngest|little|baby|middle|first|"
     r"second|third)[- ](?:daughter|son|kid|child|sister|brother|girl|boy)s?\b"
-    r"|(?P<zh>老大|老二|老三|老幺|大|小|二|三|长|次|幺)(?:女儿|儿子|闺女|孩子|姐姐|哥哥|弟弟|妹妹|姑娘|公子)"
+    r"|(?P<zh>老大|老二|老三|老幺|大|小|二|三|长|次|幺)(?:女儿|儿子|闺女|孩子|姐姐|哥哥|弟弟|妹妹|姑娘|公子"
+    r"|姨|舅|叔|姑|伯)"
     r"|(?<![大小二三长次幺])(?P<sib>姐姐|哥哥|妹妹|弟弟)")
 _RANKS = {"older": "1", "oldest": "1", "elder": "1", "eldest": "1", "big": "1", "first": "1",
           "老大": "1", "大": "1", "长": "1", "second": "2", "老二": "2", "二": "2", "次": "2",
@@ -1357,6 +1358,11 @@ def _kin_ranks(claim: Claim) -> frozenset[str]:
 
 def _other_slot(p: _Pair) -> _Finding | None:
     # (two children or siblings told apart by their order are read in :func:`_gate`)
+    people_old, people_new = set(p.co.tokens) & PEOPLE, set(p.cn.tokens) & PEOPLE
+    if len(people_old) == len(people_new) == 1 and people_old != people_new:
+        # each about another person ("我女儿转学到实验小学" / "我儿子转学到实验小学")
+        return "distinct", "other person", (
+            f"{'/'.join(sorted(people_old))} → {'/'.join(sorted(people_new))}",)
     # a word of the slot replaced ("my *lead* is Alice" / "my *buddy* is Alice"; "*Skyrim*
     # modlist" / "*Fallout 4* modlist"); an antonym there ("*早*班7点" / "*晚*班19点") only
     # when a value changed too — alone it is the change ("dark mode is on" / "light mode")

@@ -24,6 +24,7 @@ yEd, Cytoscape) or node-link JSON (``networkx.node_link_data``; D3).
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal, Protocol
 
@@ -394,13 +395,25 @@ def _node_kind(file: VaultGraphFile | None) -> str:
     return "attachment" if file is not None and file.kind == "attachment" else "note"
 
 
+#: Characters XML 1.0 cannot hold (C0 controls but tab, newline and carriage return).
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+
+
+def _xml(value: Any) -> Any:
+    """``value`` with the characters XML cannot hold taken out (a link written with a control
+    character in it made the GraphML unreadable)."""
+    return _NOT_XML.sub("", value) if isinstance(value, str) else value
+
+
 def _plain(graph: nx.MultiDiGraph) -> nx.MultiDiGraph:
-    """A copy without ``None`` attributes (GraphML has no null)."""
+    """A copy without ``None`` attributes (GraphML has no null) and with no character XML
+    cannot hold (:func:`_xml`)."""
     plain = nx.MultiDiGraph()
     for node, data in graph.nodes(data=True):
-        plain.add_node(node, **{k: v for k, v in data.items() if v is not None})
+        plain.add_node(_xml(node), **{k: _xml(v) for k, v in data.items() if v is not None})
     for src, dst, key, data in graph.edges(keys=True, data=True):
-        plain.add_edge(src, dst, key=key, **{k: v for k, v in data.items() if v is not None})
+        plain.add_edge(_xml(src), _xml(dst), key=_xml(key),
+                       **{k: _xml(v) for k, v in data.items() if v is not None})
     return plain
 
 

@@ -183,3 +183,18 @@ def test_a_synthesis_is_never_merged_into_its_own_source() -> None:
     plain = mem("api-notes", "The API timeout is 30s. Retries: three.", subject="api.timeout",
                 day=5)
     assert plan_consolidation([source, plain])  # without the lineage, the same text merges
+
+
+def test_nor_into_a_source_of_its_source() -> None:
+    """A digest of a summary of a memory restates the memory: the three stay (the user's
+    memory was archived into the digest, then the summary and the digest for their changed
+    sources: nothing was left live)."""
+    source = mem("backups", "Backups run nightly at 02:00 to bucket bk-7.", subject="backups",
+                 day=1)
+    summary = replace(mem("summary", "Nightly backups go to bk-7 at 02:00.", subject="backups",
+                          day=3), derived_from=frozenset({"backups"}))
+    digest = replace(mem("digest", "Backups run nightly at 02:00 to bucket bk-7. Checked.",
+                         subject="backups", day=5), derived_from=frozenset({"summary"}))
+    assert not [a for a in plan_consolidation([source, summary, digest])
+                if {getattr(a, "duplicate_id", None), getattr(a, "keeper_id", None)}
+                >= {"backups", "digest"}]

@@ -303,6 +303,11 @@ def test_categories_cover_the_issue(judged) -> None:
     ("Distances in miles, please.", "Give distances in kilometres.", "contradiction"),
     # one thing the lexicon knows for another, however alike the sentences read
     ("Backend docs 在 Confluence 上。", "Frontend docs 在 Confluence 上。", "kept apart"),
+    # two Chinese names with one pinyin are two names; 大姨 / 小姨 and a son / a daughter are
+    # two people
+    ("我儿子叫李明", "我儿子叫黎明", "contradiction"),
+    ("我小姨住在上海", "我大姨住在上海", "distinct"),
+    ("我女儿去年转学到实验小学", "我儿子转学到实验小学", "distinct"),
     # a machine's name and a host name: one value changed
     ("The CI runner is on build-box-2.", "The CI runner is on ci-runner-a.internal.",
      "contradiction"),

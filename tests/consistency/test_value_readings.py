@@ -388,7 +388,7 @@ def test_names_read_whole(text: str, value: tuple[str, str, str]) -> None:
     assert value in _values(text)
 
 
-@pytest.mark.parametrize("text", ["大家都叫我老王", "中午一般叫外卖", "ages 7-10"])
+@pytest.mark.parametrize("text", ["大家都叫我老王", "中午一般叫外卖", "ages 7-10", "我的猫叫了"])
 def test_no_name_read_where_there_is_none(text: str) -> None:
     assert not {v for v in _values(text) if v[0] in {"name", "id"}}
 

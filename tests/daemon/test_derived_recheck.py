@@ -185,10 +185,13 @@ def test_the_rule_walks_a_loop_of_derivations_once() -> None:
         return lineage_memory(path, {"name": path, "type": "project", **props})
 
     graph = lineage_graph([
-        memory("a.md", derived_from=["[[b]]", "[[gone]]"]),
+        memory("a.md", derived_from=["[[b]]", "[[c]]"]),
         memory("b.md", derived_from=["[[a]]"]),
+        memory("c.md"),
+        memory("d.md", supersedes="[[c]]"),
     ])
-    checks = derived_rechecks(graph, {"a.md": "A holds 42", "b.md": "B holds 42"})
+    checks = derived_rechecks(graph, {"a.md": "A holds 42", "b.md": "B holds 42",
+                                      "c.md": "C", "d.md": "D"})
     assert [(c.path, c.remaining, c.unsupported) for c in checks] == [("a.md", ("b.md",), ())]
     assert checks[0].supported
 
@@ -221,3 +224,19 @@ def test_a_summary_that_repeats_a_superseded_value_is_not_still_supported(
     diary = (vault / "Memory/DREAMS.md").read_text(encoding="utf-8")
     assert note.memory is not None and note.memory.status == "archived", diary
     assert "still hold every fact" not in diary
+
+
+def test_a_source_that_names_no_memory_never_archives_what_the_user_wrote(
+    vault: Path, make_app: Builder,
+) -> None:
+    """``derived_from`` a note, not a memory (the user may fill it in by hand): the check
+    lists it, the dream leaves the memory live."""
+    (vault / "Projects").mkdir(exist_ok=True)
+    (vault / "Projects/Project Kiln.md").write_text("# Project Kiln\n", encoding="utf-8")
+    write_memory(vault, "kiln-notes", "The kiln fires at 1,240 °C.", type="project",
+                 days_old=5, derived_from=("Project Kiln",))
+    app, _ = make_app(vault)
+    app.sync()
+    app.dreamer().dream()
+    note = parse_note("Memory/kiln-notes.md", (vault / "Memory/kiln-notes.md").read_bytes())
+    assert note.memory is not None and note.memory.status != "archived"

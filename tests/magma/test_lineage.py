@@ -214,3 +214,21 @@ def test_the_vault_graph_agrees_with_the_link_graph_of_the_store(
                f"unresolved:{r.target.lower()}") for r in links}
     drawn = {(u, v) for u, v, d in graph.edges(data=True) if d["relation"] != "tagged"}
     assert drawn == stored
+
+
+def test_graphml_holds_no_character_xml_cannot_read() -> None:
+    """A link written with a control character in it ("[[Ctl\\x02Note]]") still exports as
+    GraphML an XML parser reads."""
+    import xml.etree.ElementTree as ET
+
+    import networkx as nx
+
+    from magma.vault_graph import graph_text
+
+    graph = nx.MultiDiGraph()
+    graph.add_node("note:Plain.md", kind="note", path="Plain.md")
+    graph.add_node("unresolved:ctl\x02note", kind="unresolved", name="Ctl\x02Note")
+    graph.add_edge("note:Plain.md", "unresolved:ctl\x02note", key="links_to",
+                   relation="links_to", target="Ctl\x02Note")
+    root = ET.fromstring(graph_text(graph, "graphml"))
+    assert root.tag.endswith("graphml")
