@@ -1504,6 +1504,12 @@ def _changed_value(p: _Pair) -> _Finding | None:
         return "possible_contradiction", "names in two scripts", labels
     if words_only and (p.multi or p.both_deny) and not p.changed_cue:
         return "distinct", "several values", labels
+    if any(len(olds) > max(1, len(news)) and _in_clauses_apart(p.co, olds)
+           for _g, olds, news in p.changes):
+        # the older tells more facts than the change replaces, in clauses of their own ("I
+        # work in *Hangzhou* and my dog is *Wangcai*" / "My dog is now named *Lucky*"):
+        # superseding it would take the others out of the live memories; both stay, listed
+        return "possible_contradiction", "changed value", labels
     # across languages with words the lexicon did not read, what the values belong to
     # cannot be compared ("每周例会…十点" / "daily standup at 9:30": two meetings)
     apart = p.cross and not (p.covered or p.same_subject) and len(p.changes) > 1
@@ -1519,6 +1525,17 @@ def _changed_value(p: _Pair) -> _Finding | None:
         # the two share few words (either order: the same pair; the newer supersedes)
         return "contradiction", "says it changed", labels
     return ("contradiction" if sure else "possible_contradiction"), "changed value", labels
+
+
+#: Where one fact of a memory ends and another starts.
+_FACT_BREAK = re.compile(r"[;；。，,]|\band\b|\bbut\b|和|而且|并且|但是?")
+
+
+def _in_clauses_apart(claim: Claim, values: list[Value]) -> bool:
+    """Do ``values`` stand in two or more clauses of ``claim`` (:data:`_FACT_BREAK`)?"""
+    clauses = [c.casefold() for c in _FACT_BREAK.split(claim.text)]
+    holding = {i for i, c in enumerate(clauses) for v in values if v.text.casefold() in c}
+    return len(holding) >= 2
 
 
 def _changed_word(p: _Pair) -> _Finding | None:

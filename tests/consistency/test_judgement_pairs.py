@@ -308,6 +308,10 @@ def test_categories_cover_the_issue(judged) -> None:
     ("我儿子叫李明", "我儿子叫黎明", "contradiction"),
     ("我小姨住在上海", "我大姨住在上海", "distinct"),
     ("我女儿去年转学到实验小学", "我儿子转学到实验小学", "distinct"),
+    # an older memory of two facts, one changed: superseding it would hide the other
+    ("We use Postgres and Redis.", "We switched from Postgres to MySQL.", "kept apart"),
+    ("I work in Hangzhou, and my dog is called Wangcai.", "My dog is now called Lucky.",
+     "kept apart"),
     # a machine's name and a host name: one value changed
     ("The CI runner is on build-box-2.", "The CI runner is on ci-runner-a.internal.",
      "contradiction"),
