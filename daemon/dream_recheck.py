@@ -93,15 +93,18 @@ class DerivedRecheck:
                 found[path] = (data, note)
         return found
 
+    def _checks(self) -> tuple[dict[str, tuple[bytes, Note]], list[Recheck]]:
+        """The memory files, and the re-check each derived one whose source changed needs."""
+        files = self._read()
+        graph = lineage_graph(lineage_memory(p, n.properties) for p, (_, n) in files.items())
+        return files, derived_rechecks(graph, {p: _text(n) for p, (_, n) in files.items()})
+
     def preview(self) -> list[str]:
         """The diary lines a dream's re-check would write for the memory files as they stand
         now (what ``dreamd dream --dry-run`` shows); writes nothing."""
-        files = self._read()
-        graph = lineage_graph(lineage_memory(p, n.properties) for p, (_, n) in files.items())
         out = []
-        for check in derived_rechecks(graph, {p: _text(n) for p, (_, n) in files.items()}):
-            changes = "; ".join(f"{_source(s)} {c}" for s, c in check.changed)
-            link = diary_link(check.path)
+        for check in self._checks()[1]:
+            changes, link = _told(check), diary_link(check.path)
             if check.supported:
                 out.append(f"Would re-check {link}: its other sources still hold every fact of "
                            f"it ({changes}); kept, the changed sources taken out of its "
@@ -117,13 +120,10 @@ class DerivedRecheck:
     def run(self, lines: list[str]) -> list[str]:
         """Re-check every such memory; append a diary line for each to ``lines``. Returns
         the paths written."""
-        files = self._read()
-        graph = lineage_graph(lineage_memory(p, n.properties) for p, (_, n) in files.items())
-        texts = {p: _text(n) for p, (_, n) in files.items()}
+        files, checks = self._checks()
         written: list[str] = []
-        for check in derived_rechecks(graph, texts):
-            changes = "; ".join(f"{_source(s)} {c}" for s, c in check.changed)
-            link = diary_link(check.path)
+        for check in checks:
+            changes, link = _told(check), diary_link(check.path)
             if check.supported:
                 lines.append(f"Re-checked {link} against its other sources, which still hold "
                              f"every fact of it ({changes}): kept, the changed sources taken "
@@ -202,6 +202,11 @@ class DerivedRecheck:
         lines.append(f"Derived {link} again from "
                      + ", ".join(diary_link(p) for p in check.remaining) + f" ({changes})")
         return [check.path]
+
+
+def _told(check: Recheck) -> str:
+    """How the memory's sources changed, as the diary says it."""
+    return "; ".join(f"{_source(s)} {c}" for s, c in check.changed)
 
 
 def _candidate(path: str, note: Note) -> Candidate:
