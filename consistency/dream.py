@@ -45,7 +45,6 @@ import networkx as nx
 import numpy as np
 
 from ccb.model import MemoryType
-from ccb.names import nfc_key
 from consistency.duplicates import (
     CANDIDATES_BY_COSINE,
     Decision,
@@ -62,6 +61,7 @@ from consistency.duplicates import (
 )
 from consistency.judgement import RELATED_COSINE, PairJudgement
 from consistency.pair_candidates import GroupScores
+from magma.lineage import link_stem
 
 __all__ = [
     "Consolidation",
@@ -287,7 +287,7 @@ Settle: TypeAlias = Callable[[DreamMemory, DreamMemory, PairJudgement | None], s
 
 
 def _stem(memory: DreamMemory) -> str:
-    return nfc_key(memory.path.rsplit("/", 1)[-1].removesuffix(".md")).casefold()
+    return link_stem(memory.path)  # the key derived_from names it by
 
 
 def _with_ancestors(memories: Sequence[DreamMemory]) -> list[DreamMemory]:
