@@ -771,8 +771,7 @@ def _other_words_both_sides(subs: list[_Substitution]) -> bool:
                and u not in _CHANGE_WORDS]
         latin_old = [u for u in old if u.isascii() and len(u) >= 3]
         latin_new = [u for u in new if u.isascii() and len(u) >= 3]
-        if latin_old and latin_new and not any(
-                x.startswith(y[:3]) or y.startswith(x[:3]) for x in latin_old for y in latin_new):
+        if _latin_apart(old, new):
             return True
         han_old = [u for u in old if not u.isascii()]
         han_new = [u for u in new if not u.isascii()]
@@ -791,12 +790,18 @@ def _verb_replaced(subs: list[_Substitution]) -> bool:
             continue
         old = [u for u in _plain(sub.old) if not u.startswith("⟦") and u not in _CHANGE_WORDS]
         new = [u for u in _plain(sub.new) if not u.startswith("⟦") and u not in _CHANGE_WORDS]
-        latin_old = [u for u in old if u.isascii() and len(u) >= 3]
-        latin_new = [u for u in new if u.isascii() and len(u) >= 3]
-        if latin_old and latin_new and not any(
-                x.startswith(y[:3]) or y.startswith(x[:3]) for x in latin_old for y in latin_new):
+        if _latin_apart(old, new):
             return True
     return False
+
+
+def _latin_apart(old: list[str], new: list[str]) -> bool:
+    """Does each side hold an English word of three letters or more, none sharing its first
+    three letters with one of the other's ("deploy" / "write"; not "req" / "request")?"""
+    latin_old = [u for u in old if u.isascii() and len(u) >= 3]
+    latin_new = [u for u in new if u.isascii() and len(u) >= 3]
+    return bool(latin_old and latin_new) and not any(
+        x.startswith(y[:3]) or y.startswith(x[:3]) for x in latin_old for y in latin_new)
 
 
 def _words_replaced_beside(subs: list[_Substitution]) -> bool:
