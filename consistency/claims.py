@@ -1526,6 +1526,10 @@ def _han_bigrams(frame: Iterable[str]) -> list[str]:
     return out
 
 
+#: Tokens the lexicon folds "now" / "现在" / "currently" and "recently" / "最近" to.
+_WHEN_WORDS = frozenset({"now", "recent"})
+
+
 def _slot(frame: Sequence[str]) -> str | None:
     """What the claim is about, when its frame says so plainly: the content words before the
     first value (at most four), e.g. ``request timeout`` for "The request timeout is 30 s"."""
@@ -1533,7 +1537,8 @@ def _slot(frame: Sequence[str]) -> str | None:
     for unit in frame:
         if unit.startswith(("⟨", "⟪")):
             break
-        head.append(unit)
+        if unit not in _WHEN_WORDS:  # "now", "recently" say when, not what
+            head.append(unit)
     if not head or len(head) == len(frame):
         return None
     words = head[-4:]

@@ -294,10 +294,60 @@ def _same_value(a: Value, b: Value) -> bool:
             # a Chinese name and its pinyin ("旺财" / "Wangcai", "小雨" / "Xiaoyu")
             han, latin = (b.text, a.text) if a.text.isascii() else (a.text, b.text)
             return romanised(han) == re.sub(r"[^a-z]", "", latin.lower())
-        wa, wb = a.text.split(), b.text.split()
-        return any(x == y or (min(len(x), len(y)) >= 4 and (x.startswith(y) or y.startswith(x)))
+        wa, wb = _unpossessed(a.text).split(), _unpossessed(b.text).split()
+        if (set(wa) ^ set(wb)) & _TIERS:
+            return False  # "Polaris" / "Polaris Pro", "小米 14" / "小米 14 Ultra": two models
+        if len(wa) > 1 and len(wb) > 1:
+            return _one_name_of_words(wa, wb)
+        return any(x == y or _spelled_longer(x, y) or _spelled_longer(y, x)
                    for x in wa for y in wb)
     return False
+
+
+#: Words that name a model of a product apart from the base model (:func:`_same_value`).
+_TIERS = frozenset({"pro", "max", "mini", "ultra", "plus", "air", "lite", "nano", "xl",
+                    "turbo", "premium", "enterprise"})
+
+
+def _one_name_of_words(wa: list[str], wb: list[str]) -> bool:
+    """Two names of several words: one holds the other's words ("Kazuo Ishiguro" /
+    "Ishiguro Kazuo"), or the words one lacks are the initials of what the other says
+    instead ("Skyrim SE" / "Skyrim Special Edition"); "Peloton Bike" / "Peloton Tread",
+    "New York" / "New Yorker" are two names."""
+    a, b = set(wa), set(wb)
+    if a <= b or b <= a:
+        return True
+    only_a, only_b = [w for w in wa if w not in b], [w for w in wb if w not in a]
+    if len(only_a) == len(only_b) == 1 and (_abbreviates(*only_a, *only_b) or
+                                            _abbreviates(*only_b, *only_a)):
+        return True  # "Maple St" / "Maple Street"
+    return (len(only_a) == 1 and only_a[0] == "".join(w[0] for w in only_b)) or (
+        len(only_b) == 1 and only_b[0] == "".join(w[0] for w in only_a))
+
+
+def _abbreviates(short: str, long: str) -> bool:
+    """Is ``short`` an abbreviation of the word ``long``: its first letter, then letters of
+    it in order ("St" / "Street", "Rd" / "Road", "Dr" / "Drive")?"""
+    rest = iter(long[1:])
+    return 2 <= len(short) <= 3 < len(long) and short[0] == long[0] and short.isalpha() and all(
+        ch in rest for ch in short[1:])
+
+
+#: What a name may end in and still be the same name written longer ("Postgres" /
+#: "PostgreSQL", "React" / "ReactJS"), or the word of its people ("Europe" / "European").
+_NAME_ENDINGS = frozenset({"ql", "sql", "js", ".js", "db", "n", "an"})
+
+
+def _unpossessed(text: str) -> str:
+    """``text`` without the possessive ("Grafana's Explore" → "grafana explore")."""
+    return re.sub(r"['’]s\b", "", text)
+
+
+def _spelled_longer(short: str, long: str) -> bool:
+    """Is ``long`` the name ``short`` written out further (:data:`_NAME_ENDINGS`), not
+    another name that starts with it ("Alien" / "Aliens", "CX-5" / "CX-50", "Java" /
+    "JavaScript")?"""
+    return len(short) >= 4 and long.startswith(short) and long[len(short):] in _NAME_ENDINGS
 
 
 #: Value kinds written as words: one side may write them as a name, the other in plain text.
@@ -313,7 +363,16 @@ def _mentioned(value: Value, claim: Claim) -> bool:
         # a short word is looked for as a word (or its plural): "gate *a*" is not in
         # "st*a*ff", "PR" is in "PRs"
         return re.search(rf"(?<![^\W_]){re.escape(value.text)}s?(?![^\W_])", text) is not None
-    return value.text in text or value.text.replace(" ", "") in text.replace(" ", "")
+    # as a whole word, spaces aside ("JupyterLab" / "Jupyter Lab"): "Alien" is not written
+    # in "Aliens", nor "CX-5" in "CX-50"; an acronym may take a plural ("ORM" / "ORMs")
+    # ("Jupyter" is written in "JupyterLab": a word of three letters or more goes on)
+    letters = r"\s?".join(map(re.escape, value.text.replace(" ", "")))
+    tiers = "|".join(sorted(_TIERS))
+    if re.search(rf"(?<![a-z0-9]){letters}(?:[a-z]{{3,}})?(?![a-z0-9])(?!\s+(?:{tiers})\b)",
+                 text) is not None:
+        return True  # ("Polaris" is not written in "Polaris Pro": another model)
+    return re.search(rf"(?<![A-Za-z0-9]){re.escape(value.text.upper())}s(?![A-Za-z0-9])",
+                     claim.text) is not None
 
 
 def _value_changes(old: Claim, new: Claim) -> list[tuple[str, list[Value], list[Value]]]:
@@ -644,7 +703,9 @@ def _substitutions(old: Claim, new: Claim) -> tuple[list[_Substitution], bool]:
 
 
 def _aligned_substitutions(old: Claim, new: Claim) -> tuple[list[_Substitution], bool]:
-    a, b = old.units, new.units
+    # "now" / "现在" says when, never what was replaced ("女儿在读初二" / "女儿现在是初二的学生")
+    a = tuple(u for u in old.units if u not in _WHEN_WORDS)
+    b = tuple(u for u in new.units if u not in _WHEN_WORDS)
     set_a, set_b = set(a), set(b)
     matcher = difflib.SequenceMatcher(a=a, b=b, autojunk=False)
     ops = [op for op in matcher.get_opcodes() if op[0] != "equal"]
@@ -705,7 +766,7 @@ def _readable(changes: tuple[str, ...], old: Claim, new: Claim) -> tuple[str, ..
 def _naming(units: tuple[str, ...]) -> bool:
     """Do ``units`` name a thing: a content word, or a name read as a value ("the *CI*
     timeout" / "the *deploy* timeout")?"""
-    return any(u not in _VALUE_KIND_WORDS for u in _plain(units)) or any(
+    return any(u not in _VALUE_KIND_WORDS and u not in _WHEN_WORDS for u in _plain(units)) or any(
         u.startswith(("⟨name_", "⟨id_")) for u in units)
 
 
@@ -871,6 +932,9 @@ _REQUEST_WORDS = frozenset({"give", "show", "tell", "list", "display", "express"
                             "provide", "please", "write", "put", "请", "给"})
 #: Words that name the kind of a value, not the thing it belongs to ("设计稿链接：…").
 _VALUE_KIND_WORDS = frozenset({"link", "url", "website", "site", "page", "address", "number"})
+#: Words that say when a fact holds, not what it is about ("now", "现在", "最近": the lexicon
+#: folds both languages to these).
+_WHEN_WORDS = frozenset({"now", "recent"})
 
 
 def _other_things(old: Claim, new: Claim, subs: list[_Substitution]) -> list[str]:
@@ -1532,6 +1596,156 @@ def _changed_value(p: _Pair) -> _Finding | None:
     return ("contradiction" if sure else "possible_contradiction"), "changed value", labels
 
 
+#: Where one statement of a memory ends and the next starts, for judging a memory of two
+#: statements clause by clause (a list joined by "and" / "和" is one statement).
+_CLAUSE_BREAK = re.compile(r"[;；。，!?！？]|,(?!\d)|\bbut\b|\bwhile\b|但是?|而且|并且|不过|可是")
+
+
+def _statements(text: str) -> list[str]:
+    parts = [part.strip() for part in _CLAUSE_BREAK.split(text)]
+    return [part for part in parts if sum(ch.isalnum() for ch in part) >= 2]
+
+
+def _clause_side(side: MemorySide, text: str) -> MemorySide:
+    return MemorySide(side.type, None, read_claim(text))
+
+
+def _by_clause(old: MemorySide, new: MemorySide, found: _Finding | None) -> _Finding | None:
+    """An older memory of several statements, against a newer of one, statement by statement.
+
+    A duplicate that denies one of them ("I don't eat pork; I eat chicken" / "I don't eat
+    chicken": the denial on both sides hid the turn), or a change that leaves another
+    untouched ("我不吃猪肉，但吃鸡肉" / "我现在不吃鸡肉了": superseding would take "no pork" out
+    of the live memories): both stay, listed as a possible contradiction.
+    """
+    if found is None or found[0] in {"possible_duplicate", "distinct"}:
+        return _one_statement_told(old, new, _one_statement_restated(old, new, found))
+    if found[0] not in {"duplicate", "contradiction"}:
+        return found
+    if found[0] == "contradiction" and found[1] == "polarity" and \
+            _list_member_denied(old.claim, new.claim):
+        return "possible_contradiction", found[1], (*found[2], "the older lists more")
+    olds = _statements(old.claim.text)
+    if len(olds) < 2:
+        return found
+    if found[0] == "contradiction":
+        if len(_statements(new.claim.text)) >= len(olds):
+            return found  # the newer says as many things: it restates the rest
+        said = _named_things(new.claim)
+        parts = [_named_things(read_claim(clause)) for clause in olds]
+        if any(part & said for part in parts) and any(
+                _states(clause, part) and not part & said
+                for clause, part in zip(olds, parts, strict=True)):
+            return "possible_contradiction", found[1], (*found[2], "the older says more")
+        return found
+    if len(_statements(new.claim.text)) != 1 or not (
+            _negative(old.claim) and _negative(new.claim)):
+        return found  # (a denial on one side only is read whole: "对花生过敏" / "不能吃花生")
+    whole = _clause_side(new, new.claim.text)
+    turned = next((v for clause in olds
+                   if (v := judge_pair(_clause_side(old, clause), whole, cosine=None)).verdict
+                   == "contradiction" and v.rule == "polarity"), None)
+    return found if turned is None else (
+        "possible_contradiction", "one statement turned", turned.changes)
+
+
+def _states(clause: str, named: set[str]) -> bool:
+    """Is ``clause`` a fact of its own: two things named, or one with its verb ("我不吃猪肉";
+    not "Apt 3B", "I prefer detailed")?"""
+    return len(named) >= 2 or (bool(named) and any(map(_is_relation, read_claim(clause).tokens)))
+
+
+def _named_things(claim: Claim) -> set[str]:
+    """What a claim names: its tokens, relation words left out."""
+    return {w for t in _bare(claim.tokens) if not _is_relation(t) and ":" not in t
+            for w in (t, *t.split())}
+
+
+def _one_statement_restated(old: MemorySide, new: MemorySide,
+                            found: _Finding | None) -> _Finding | None:
+    """Does one memory (one statement) say again one statement of the other (several), and
+    deny none ("Lives in Toronto, works as a nurse" / "I'm a nurse", either order)? Merged,
+    nothing is lost."""
+    olds, news = _statements(old.claim.text), _statements(new.claim.text)
+    if len(olds) >= 2 and len(news) == 1:
+        longer, shorter, parts = old, new, olds
+    elif len(news) >= 2 and len(olds) == 1:
+        longer, shorter, parts = new, old, news
+    else:
+        return found
+    said, known = _bare(shorter.claim.tokens), _bare(longer.claim.tokens)
+    if shorter.claim.values - longer.claim.values or \
+            len(said - known) >= len(said) * RESTATED_NEW_SHARE:
+        return found  # it says what the other does not: more than a restatement
+    whole = _clause_side(shorter, shorter.claim.text)
+    verdicts = [judge_pair(_clause_side(longer, part), whole, cosine=None) if longer is old
+                else judge_pair(whole, _clause_side(longer, part), cosine=None)
+                for part in parts]
+    if any(v.verdict == "duplicate" for v in verdicts) and not any(
+            v.verdict in {"contradiction", "possible_contradiction"} for v in verdicts):
+        return "duplicate", "one statement restated", ()
+    return found
+
+
+#: Words that tell a fact began, ended or changed, beyond the change cues every rule reads
+#: (:func:`consistency.claims.change_cue_at`): "stopped", "quit", "no more", "戒了", "停了".
+_TOLD_ENDED = re.compile(
+    r"(?i)\b(?:stopped|quit|quitting|started|starting|no more|gave up|given up|left|sold|"
+    r"passed away|died|stepped down|transferred|rewrote|rewritten|dropped|ended|resumed|"
+    r"retired|closed|broke up|divorced|got rid of|again)\b"
+    r"|戒了|戒掉|戒烟|戒酒|停了|不再|离职|辞职|送给|送人|卖了|开始|不怎么|恢复|取消了|去世|分手|退休")
+
+
+def _one_statement_told(old: MemorySide, new: MemorySide,
+                        found: _Finding | None) -> _Finding | None:
+    """Does ``new`` (one statement) tell a change of a thing ``old`` names, in words the
+    rules did not line up? Of one statement of several ("Plays badminton on weekends and
+    practices calligraphy" / "书法课停了"): perhaps the others still hold. Of the only one
+    ("Uses Jenkins for CI" / "Switched CI to GitHub Actions", "Works as a barista at Blue
+    Bottle" / "Quit Blue Bottle; now a junior developer"): a change, perhaps. Both stay,
+    listed as a possible contradiction."""
+    if found is not None and (found[0] not in {"distinct", "possible_duplicate"}
+                              or found[1] == "other person"):
+        return found
+    olds = _statements(old.claim.text)
+    if len(_statements(new.claim.text)) != 1 or not (
+            new.claim.says_changed or _TOLD_ENDED.search(new.claim.text)
+            or _CHANGE_VERBS.search(new.claim.text)):
+        return found
+    said = _named_things(new.claim)
+    named = [clause for clause in olds if said & _named_things(read_claim(clause))]
+    if len(olds) >= 2 and named and len(named) < len(olds):
+        return "possible_contradiction", "one statement told changed", (named[0],)
+    if len(olds) == 1 and named and found is None:
+        return "possible_contradiction", "told changed", ()
+    return found
+
+
+#: Less than this share of a restatement's words may be missing from the older memory it
+#: restates one statement of (wording: "I'm a nurse" / "works as a nurse at SickKids").
+RESTATED_NEW_SHARE = 0.25
+
+
+#: Two things listed together: "vim and tmux", "Postgres、Redis", "猫和狗".
+_LIST_JOIN = r"\s*(?:,|/|&|\band\b|\bor\b|和|与|及|以及|、|跟)\s*"
+
+
+def _list_member_denied(old: Claim, new: Claim) -> bool:
+    """Does ``new`` deny one thing of a list ``old`` states, and name no other of it ("I
+    use vim and tmux" / "I no longer use tmux": vim still holds)?"""
+    text, other = old.text.casefold(), new.text.casefold()
+    for word in old.asserted & new.negated:
+        if _is_relation(word) or not word.isascii() or word not in text:
+            continue
+        escaped = re.escape(word)
+        for match in re.finditer(rf"([\w.+#-]+){_LIST_JOIN}{escaped}\b|\b{escaped}{_LIST_JOIN}([\w.+#-]+)",
+                                 text):
+            partner = match.group(1) or match.group(2)
+            if partner and partner not in other and partner in _bare(old.tokens):
+                return True
+    return False
+
+
 #: Where one fact of a memory ends and another starts.
 _FACT_BREAK = re.compile(r"[;；。，,]|\band\b|\bbut\b|和|而且|并且|但是?")
 
@@ -1796,6 +2010,9 @@ def judge_pair(old: MemorySide, new: MemorySide, *, cosine: float | None) -> Pai
             pair = _pair(co, cn, cosine, lexical, same_subject)
             found = _held_apart(pair, next(
                 (f for rule in _RULES if (f := rule(pair)) is not None), None))
+            found = _by_clause(old, new, found)
+        else:
+            found = _by_clause(old, new, None)
     kind, rule, changes = found or ("distinct", "unrelated", ())
     return _judgement(kind, rule, changes, co, cn, cosine=cosine, lexical=lexical,
                       slot=_slot_of(old, new))

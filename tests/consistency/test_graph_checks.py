@@ -3,7 +3,6 @@ parsed by ``ccb.parse`` (real networkx, no fakes)."""
 
 from __future__ import annotations
 
-import time
 from itertools import pairwise
 from pathlib import Path
 
@@ -136,19 +135,15 @@ def test_an_archived_derived_memory_is_not_flagged(tmp_path: Path) -> None:
 
 def test_a_large_lineage_checks_in_linear_time(tmp_path: Path) -> None:
     """2,000 memories in one long supersedes chain with a loop at its end, and a derivation
-    fan: the check stays well under a second (strongly connected components, one walk per
-    derived memory)."""
+    fan: one cycle found whole (strongly connected components, one walk per derived
+    memory). Its time is measured in ``bench/graph_bench.py``, never asserted here."""
     n = 2000
     for i in range(n):
         write_memory(tmp_path, f"m{i}", f"M{i}", supersedes=f"m{i + 1}" if i + 1 < n else "m0")
     write_memory(tmp_path, "fan", "Fan", derived_from=[f"m{i}" for i in range(0, n, 10)])
-    graph = lineage_graph(read_lineage(tmp_path))
-    started = time.perf_counter()
-    found = graph_drifts(graph)
-    elapsed = time.perf_counter() - started
+    found = graph_drifts(lineage_graph(read_lineage(tmp_path)))
     cycles = [d for d in found if isinstance(d, SupersedesCycle)]
     assert len(cycles) == 1 and len(cycles[0].chain) == n
-    assert elapsed < 1.0, elapsed
 
 
 def test_a_forgotten_source_leaves_a_count_that_flags_the_chain(tmp_path: Path) -> None:

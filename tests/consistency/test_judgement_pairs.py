@@ -28,7 +28,7 @@ from write_decisions import (  # noqa: E402
 )
 
 from consistency.claims import read_claim  # noqa: E402
-from consistency.judgement import MemorySide, judge_pair  # noqa: E402
+from consistency.judgement import MemorySide, PairJudgement, judge_pair  # noqa: E402
 from magma.embedder import UniversalSentenceEncoder  # noqa: E402
 
 PAIRS = REPO / "bench" / "write_pairs"
@@ -58,6 +58,11 @@ BLIND = {
     # 2 supersessions; then read ("从 X 切到 Y", names in Chinese quotes, "written in" /
     # "deployed on")
     "blind12.jsonl": (0.79, 0.81, 4, 1),
+    # memories of several facts and names that extend other names; first measured as it
+    # came: 112 of 220, duplicates 0.51, contradictions 0.60, a change of one fact kept as a
+    # possible contradiction 8 of 60, 11 merges, 16 supersessions; then read (one statement
+    # of several turned, told changed or restated; "Alien" / "Aliens", "Polaris Pro")
+    "blind13.jsonl": (0.6, 0.59, 8, 11),
 }
 
 
@@ -84,8 +89,8 @@ def judged(real_embedder: UniversalSentenceEncoder) -> dict[str, list[tuple[dict
 def _wrong(rows: list[tuple[dict, str, float]]) -> tuple[list[str], list[str]]:
     """Ids of the merges of two facts, and of the supersessions of a fact that still holds."""
     merges = [r["id"] for r, o, _ in rows if o == "duplicate" and r["label"] != "duplicate"]
-    supersessions = [r["id"] for r, o, _ in rows
-                     if o == "contradiction" and r["label"] in {"distinct", "series"}]
+    supersessions = [r["id"] for r, o, _ in rows if o == "contradiction"
+                     and r["label"] in {"distinct", "series", "partial_change"}]
     return merges, supersessions
 
 
@@ -165,6 +170,15 @@ def test_the_blind_pair_sets_stay_where_they_are(judged, name) -> None:
     assert _recall(rows, "contradiction") >= contradictions
 
 
+def test_a_change_of_one_fact_of_several_keeps_the_others(judged) -> None:
+    """``blind13.jsonl``, label ``partial_change``: an older memory of several facts, a newer
+    that changes one. Right only kept apart and listed (merged, it states two values;
+    superseded, the facts that still hold leave the live memories). Today's figure."""
+    rows = [(r, o) for r, o, _ in judged["blind13.jsonl"] if r["label"] == "partial_change"]
+    kept = sum(o == "possible contradiction" for _r, o in rows)
+    assert kept / len(rows) >= 0.53, kept
+
+
 def test_a_third_break_it_round_stays_where_it_is(judged) -> None:
     """``breakit3.jsonl``: 266 pairs aimed at the lexicon and the newest rules (words with two
     senses, a Chinese side about another person or place, antonyms about other things,
@@ -181,7 +195,10 @@ def test_the_order_two_memories_arrive_in_does_not_change_the_pair(judged) -> No
     for at most 1% of the pairs — and never a merge one way and a supersession the other.
     A change told by one memory ("… is now US Eastern") is by design read by its order: the
     newer telling it supersedes, the older telling it is listed as a possible contradiction
-    (it arrived out of order, or "now" was emphasis); those flips are not counted."""
+    (it arrived out of order, or "now" was emphasis); those flips are not counted. Nor are
+    those of a memory of several statements against one of a single statement: a newer that
+    carries every fact may supersede, an older of several is never superseded by the change
+    of one (:func:`_compound`)."""
     action = {"duplicate": "merge", "contradiction": "supersede"}
     flips: list[tuple[str, str, str]] = []
     total = 0
@@ -198,10 +215,16 @@ def test_the_order_two_memories_arrive_in_does_not_change_the_pair(judged) -> No
             backward = judge_pair(sides[1], sides[0], cosine=cosine)
             a, b = action.get(forward.verdict, "keep"), action.get(backward.verdict, "keep")
             told = forward.rule == backward.rule == "says it changed" and "merge" not in (a, b)
-            if a != b and not told:
+            if a != b and not told and not _compound(forward) and not _compound(backward):
                 flips.append((row["id"], a, b))
     assert not [f for f in flips if {f[1], f[2]} == {"merge", "supersede"}]
     assert len(flips) <= total // 100, flips
+
+
+def _compound(judgement: PairJudgement) -> bool:
+    """Was the pair read statement by statement (an older memory of several statements)?"""
+    return judgement.rule.startswith("one statement") or any(
+        change.startswith("the older") for change in judgement.changes)
 
 
 def test_categories_cover_the_issue(judged) -> None:
@@ -315,6 +338,21 @@ def test_categories_cover_the_issue(judged) -> None:
     # a machine's name and a host name: one value changed
     ("The CI runner is on build-box-2.", "The CI runner is on ci-runner-a.internal.",
      "contradiction"),
+    # one statement of several denied, turned or told changed: the others still hold
+    ("I don't eat pork; I eat chicken.", "I don't eat chicken.", "possible_contradiction"),
+    ("我不吃猪肉，但吃鸡肉。", "我现在不吃鸡肉了。", "possible_contradiction"),
+    ("I use vim and tmux.", "I no longer use tmux.", "possible_contradiction"),
+    ("Target launch is June 1; budget capped at $40k.", "Launch pushed to July 15.",
+     "possible_contradiction"),
+    # one statement of several said again, nothing more: the same memory
+    ("Pescatarian, lactose intolerant, and doesn't drink alcohol.", "Doesn't drink.",
+     "duplicate"),
+    # a name that extends another is another name
+    ("My favourite film is Alien.", "My favourite film is Aliens.", "contradiction"),
+    ("Drives a Mazda CX-5.", "Test-drove the Mazda CX-50 this weekend.", "kept apart"),
+    ("Subscribes to The New Yorker.", "Subscribes to New York magazine.", "kept apart"),
+    # the same name written otherwise is one name
+    ("我用 Jupyter Lab 做数据分析", "Uses JupyterLab for data analysis.", "duplicate"),
 ])
 def test_rules_read_from_the_pair_sets(real_embedder, old: str, new: str, verdict: str) -> None:
     """One pair per rule added from what a blind set showed, through the real model."""
