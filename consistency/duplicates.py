@@ -150,6 +150,9 @@ class Supersede:
     existing_id: str
     reason: str
     why: PairJudgement | None = field(default=None, compare=False)
+    #: Other memories the draft may contradict (an older memory of several facts, one of
+    #: them the one superseded): linked as possible contradictions, never superseded.
+    also_contradicts: tuple[str, ...] = field(default=(), compare=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -338,7 +341,9 @@ def decide(
         case "duplicate":
             return Update(memory.id, best)
         case "contradiction":
-            return Supersede(memory.id, best.reason(), best)
+            return Supersede(memory.id, best.reason(), best, tuple(
+                other.id for judged_other, other in judged[1:]
+                if judged_other.verdict == "possible_contradiction"))
         case "series":
             return Series(memory.id, best)
         case "possible_contradiction":

@@ -292,15 +292,18 @@ class MemoryService:
                     # the same fact and not one sentence to add: already known
                     return RememberResult("duplicate", existing, hit.path, **judged), []
                 result = self._update(hit, body, now)
-            case Supersede(existing_id=existing, reason=reason):
+            case Supersede(existing_id=existing, reason=reason, also_contradicts=also):
+                others = _memory_files(also, by_id)  # of several facts: linked, kept live
                 result = self._supersede(by_id[existing], draft, now, pinned, owner, source,
-                                         reason)
+                                         reason, also=others)
+                changed.extend(_link(self.writer, other, "possible_contradiction", result.path,
+                                     self.origin) for other in others)
             case Possible(existing_id=existing, kind=kind):
                 # an unsure pair: both stay live, linked both ways, listed by dreamd check —
                 # nothing is merged or superseded on a guess
                 link = f"possible_{kind}"
                 memory_id, outcome = self._create(draft, now, pinned, owner, source,
-                                                  supersedes=(), links={link: by_id[existing]})
+                                                  supersedes=(), links={link: [by_id[existing]]})
                 changed.append(_link(self.writer, by_id[existing], link, outcome.path,
                                      self.origin))
                 result = RememberResult("created", memory_id, outcome.path,
@@ -335,7 +338,7 @@ class MemoryService:
 
     def _create(
         self, draft: MemoryDraft, now: datetime, pinned: bool, owner: str | None, source: str,
-        *, supersedes: tuple[str, ...], links: Mapping[str, StoredMemory] | None = None,
+        *, supersedes: tuple[str, ...], links: Mapping[str, Sequence[StoredMemory]] | None = None,
     ) -> tuple[str, WriteOutcome]:
         """Write ``draft`` as a new memory file. A memory that names the day it happened
         ("deployed on 2026-03-02", "昨天") is valid from that day, else from today."""
@@ -349,8 +352,7 @@ class MemoryService:
             valid_from=event_day if event_day and event_day <= now.date() else now.date(),
             supersedes=supersedes, pinned=pinned, source=source, owner=owner,
         ))
-        added: dict[str, PropertyValue] = {key: [f"[[{Path(other.path).stem}]]"]
-                                           for key, other in (links or {}).items()}
+        added = _link_properties(links or {})
         if draft.derived_from:  # where a dream read it (the raw diary's lines)
             added["derived_from"] = list(draft.derived_from)
         if added:
@@ -372,12 +374,13 @@ class MemoryService:
 
     def _supersede(
         self, old: StoredMemory, draft: MemoryDraft, now: datetime, pinned: bool, owner: str | None,
-        source: str, reason: str,
+        source: str, reason: str, *, also: Sequence[StoredMemory] = (),
     ) -> RememberResult:
         meta = old.note.memory
         assert meta is not None
         memory_id, outcome = self._create(draft, now, pinned, owner, source,
-                                          supersedes=(old.note.title,))
+                                          supersedes=(old.note.title,),
+                                          links={"possible_contradiction": also})
         # the older memory names its successor, as a dream's supersession does
         closed = set_properties(
             old.data, {"valid_to": now.date(), "superseded_by": f"[[{Path(outcome.path).stem}]]",
@@ -641,6 +644,21 @@ def _unlinked_lines(unlinked: Unlinked) -> list[str]:
         lines.append("NOT removed: its name in text you wrote in " +
                      ", ".join(unlinked.named_by_user))
     return lines
+
+
+def _link_properties(links: Mapping[str, Sequence[StoredMemory]]) -> dict[str, PropertyValue]:
+    """``{key: ["[[stem]]", …]}`` of the memories to link under each key (empty lists left
+    out)."""
+    return {key: [f"[[{Path(other.path).stem}]]" for other in others]
+            for key, others in links.items() if others}
+
+
+def _memory_files(ids: Sequence[str], by_id: Mapping[str, StoredMemory]) -> list[StoredMemory]:
+    """The memory files of ``ids`` (an entry of an entry file is left out): the older
+    memories of several facts a superseding memory may also contradict
+    (:attr:`consistency.duplicates.Supersede.also_contradicts`), each stays live and is
+    linked as a possible contradiction both ways."""
+    return [by_id[i] for i in ids if i in by_id and not is_entry_path(by_id[i].path)]
 
 
 def _link(writer: NoteWriter, stored: StoredMemory, key: str, other: str, origin: str) -> str:

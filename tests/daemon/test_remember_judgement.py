@@ -241,3 +241,27 @@ def test_settling_a_pair_as_changed_names_what_else_the_older_memory_said(
         path.write_bytes(set_properties(path.read_bytes(), {
             "possible_contradiction": f"[[{Path(single.path).stem}]]"}, path=later.path))
         assert "NOTE" not in service.settle_pair(later.memory_id, "changed", other=single.memory_id)
+
+
+def test_a_change_of_one_fact_supersedes_it_and_links_the_older_memory_of_several(
+        real_app: tuple[App, Path]) -> None:
+    """Two live memories state the dog's name: one alone, one beside where the user works.
+    A new name supersedes the first; the second still says where the user works, so it stays
+    live, linked to the new memory as a possible contradiction both ways, and listed."""
+    app, vault = real_app
+    service = app.memories(parse_owner("case-compound"))
+    single = service.remember("My dog is named Wangcai.", type="user")
+    source = (vault / single.path).read_bytes()
+    compound = vault / "Memory" / "work-and-dog.md"
+    compound.write_bytes(source.replace(
+        b"My dog is named Wangcai", b"I work in Hangzhou, and my dog is called Wangcai").replace(
+        single.memory_id.encode(), b"01JCOMPOUND0000000000000000"))
+    changed = service.remember("My dog is now called Lucky.", type="user")
+    assert changed.action == "superseded" and changed.superseded == single.path, \
+        changed.judgement
+    older = parse_note("Memory/work-and-dog.md", compound.read_bytes())
+    newer = parse_note(changed.path, (vault / changed.path).read_bytes())
+    assert older.memory and older.memory.valid_to is None  # Hangzhou still holds
+    assert older.properties["possible_contradiction"] == [f"[[{Path(changed.path).stem}]]"]
+    assert newer.properties["possible_contradiction"] == ["[[work-and-dog]]"]
+    assert b"I work in Hangzhou" in compound.read_bytes()
