@@ -19,17 +19,24 @@ called: it is logged, the graph is let go, and the next call builds it again.
 from __future__ import annotations
 
 import hashlib
-import json
 import time
 from collections.abc import Collection
 from dataclasses import dataclass
 
 import networkx as nx
+import pyarrow as pa
 import structlog
 
 from config.errors import StoreError
 from magma.edge_table import GRAPH_FORMAT, graph_rows, read_fingerprint, read_graph, write_rows
-from magma.store import GraphFileRow, LinkRecord, MagmaStore, graph_reads
+from magma.store import (
+    GraphFileRow,
+    LinkRecord,
+    MagmaStore,
+    graph_file_rows,
+    graph_reads,
+    link_records,
+)
 from magma.store_tables import _in_list, _slices
 from magma.vault_graph import VaultGraph
 
@@ -70,17 +77,12 @@ def graph_reads_of(store: MagmaStore, paths: Collection[str]
     """:func:`magma.store.graph_reads` of ``paths`` only (their file rows, their links).
     Raises :class:`StoreError`."""
     tables = store._t
-    files: list[GraphFileRow] = []
-    links: list[LinkRecord] = []
-    for part in _slices(sorted(set(paths))):
-        for r in tables.read(tables.files, _FILE_COLUMNS, _in_list("path", part)).to_pylist():
-            files.append(GraphFileRow(r["path"], r["kind"], r["title"] or "",
-                                      tuple(r["tags"] or ()), r["memory_type"],
-                                      json.loads(r["properties_json"] or "{}")))
-        links += [LinkRecord(**row) for row in tables.read(
-            tables.links, _LINK_COLUMNS, _in_list("src", part)).to_pylist()]
-    links.sort(key=lambda r: (r.src, r.line, r.target))
-    return sorted(files, key=lambda f: f.path), links
+    parts = list(_slices(sorted(set(paths))))
+    files = [tables.read(tables.files, _FILE_COLUMNS, _in_list("path", p)) for p in parts]
+    links = [tables.read(tables.links, _LINK_COLUMNS, _in_list("src", p)) for p in parts]
+    if not parts:
+        return [], []
+    return graph_file_rows(pa.concat_tables(files)), link_records(pa.concat_tables(links))
 
 
 def memory_texts(store: MagmaStore, paths: Collection[str] | None = None) -> dict[str, str]:

@@ -32,6 +32,7 @@ import networkx as nx
 
 from ccb.memory_file import normalise_text
 from ccb.names import nfc_key
+from magma.gc_pause import collector_paused
 from magma.graph import GraphLink, LinkResolver, link_key, node_id, path_key
 from magma.graph_mentions import MentionIndex
 from magma.lineage import (
@@ -145,6 +146,12 @@ class VaultGraph:
         """The graph of every file and link (links grouped by their ``src``); ``texts``: the
         body of each memory (``{path: text}``; its description is read from its properties),
         for its ``mentions``."""
+        with collector_paused():
+            return cls._build(files, links, texts or {})
+
+    @classmethod
+    def _build(cls, files: Iterable[VaultGraphFile], links: Iterable[GraphLink],
+               texts: Mapping[str, str]) -> VaultGraph:
         held = cls()
         by_src: dict[str, list[GraphLink]] = {}
         for link in links:
@@ -157,16 +164,14 @@ class VaultGraph:
                 held._index_memory(lineage_memory(file.path, file.properties))
         for file in files:
             held._place(file)
-        for file in files:
-            held._link(file.path, by_src.get(file.path, []))
+        held._link_fresh(files, by_src)
         for path in list(held._memories):
             held._write_lineage(path)
         for file in files:
             held._mentions.set_names(file.path, MentionIndex.names(_labels(file)))
         for file in files:
             if file.memory_type is not None:
-                held._mentions.set_text(file.path, _memory_text(file, (texts or {}).get(
-                    file.path)))
+                held._mentions.set_text(file.path, _memory_text(file, texts.get(file.path)))
                 held._mention(file.path)
         return held
 
@@ -291,16 +296,45 @@ class VaultGraph:
         self._changed.add(node)
         for link in links:
             self._by_key.setdefault(link_key(link.target), set()).add(src)
-            resolved = self._resolver.resolve(link.target, src, kind=link.kind)  # type: ignore[arg-type]
-            if resolved is not None and resolved in self._files:
-                dst = node_id(_node_kind(self._files[resolved]), resolved)
-            else:
-                dst = node_id("unresolved", nfc_key(link.target).lower())
-                if dst not in self.graph:
-                    self.graph.add_node(dst, kind="unresolved", target=link.target)
-                    self._changed.add(dst)
-            self.graph.add_edge(node, dst, kind=link.kind, subpath=link.subpath,
-                                relation="embeds" if link.kind == "embed" else "links_to")
+            self.graph.add_edge(node, self._target(link, src), kind=link.kind,
+                                subpath=link.subpath, relation=_relation(link))
+
+    def _link_fresh(self, files: list[VaultGraphFile],
+                    by_src: Mapping[str, list[GraphLink]]) -> None:
+        """The link edges of every file of a fresh build, as :meth:`_link` writes them, with
+        no unlinking (nothing is linked yet), one :func:`magma.graph.link_key` per distinct
+        target, and the edge keys counted here: 0, 1, … per pair of nodes in link order,
+        the keys networkx picks itself (no other edge between a file and a link target has
+        an integer key)."""
+        keys: dict[str, str] = {}
+        add_edge = self.graph.add_edge
+        for file in files:
+            src = file.path
+            links = self._links[src] = by_src.get(src, [])
+            node = node_id(_node_kind(file), src)
+            self._changed.add(node)
+            counts: dict[str, int] = {}
+            for link in links:
+                key = keys.get(link.target)
+                if key is None:
+                    key = keys[link.target] = link_key(link.target)
+                self._by_key.setdefault(key, set()).add(src)
+                dst = self._target(link, src)
+                count = counts[dst] = counts.get(dst, -1) + 1
+                add_edge(node, dst, count, kind=link.kind, subpath=link.subpath,
+                         relation=_relation(link))
+
+    def _target(self, link: GraphLink, src: str) -> str:
+        """The node ``link`` (written in ``src``) points at: a file's, or an unresolved
+        target's (added when new)."""
+        resolved = self._resolver.resolve(link.target, src, kind=link.kind)  # type: ignore[arg-type]
+        if resolved is not None and resolved in self._files:
+            return node_id(_node_kind(self._files[resolved]), resolved)
+        dst = node_id("unresolved", nfc_key(link.target).lower())
+        if dst not in self.graph:
+            self.graph.add_node(dst, kind="unresolved", target=link.target)
+            self._changed.add(dst)
+        return dst
 
     def _unlink(self, src: str) -> None:
         for link in self._links.pop(src, []):
@@ -389,6 +423,10 @@ class VaultGraph:
         self._changed.update(idle)
         self.graph.remove_nodes_from(idle)
         self._touched.clear()
+
+
+def _relation(link: GraphLink) -> str:
+    return "embeds" if link.kind == "embed" else "links_to"
 
 
 def _node_kind(file: VaultGraphFile | None) -> str:
