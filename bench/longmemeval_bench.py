@@ -37,6 +37,10 @@ Method:
    skipped, so on a loaded machine dreamd may return fewer hits: the run counts those
    questions, and ``--deadline-x`` scales the deadlines to read quality apart from latency.
    Hits that are not session notes are dropped before the cut.
+   With ``--graph-steps``, also ``dreamd:off``, ``dreamd:one_hop`` and ``dreamd:pagerank``:
+   the retrieval pipeline (``daemon.retrieval.Retriever``, what ``App.search`` runs, its
+   graph step walking the vault graph the app keeps) with ``retrieval.graph_step`` set to
+   each, over the same index in the same run.
 
 Metrics, per question type and overall, per system: recall@k (k = 5, 10) = mean over questions
 of |evidence sessions in the top k| / |evidence sessions|; recall_all@10 = fraction of
@@ -85,6 +89,8 @@ SESSIONS_FOLDER = "Sessions"
 #: Cut-offs of the metrics; every system is asked once for ``max(KS)`` hits.
 KS = (5, 10)
 SYSTEMS = ("bm25", "vector", "hybrid", "dreamd")
+#: ``--graph-steps``: dreamd's pipeline once per ``retrieval.graph_step``, over the same index.
+GRAPH_STEPS = ("off", "one_hop", "pagerank")
 ABSTENTION_SUFFIX = "_abs"
 #: Bumped when the note format changes, so an old index is rebuilt.
 NOTE_FORMAT = 1
@@ -348,10 +354,35 @@ def sessions_in(hits: Iterable[SearchHit], paths: Mapping[str, str]) -> list[str
 Ranker = Callable[[Question], list[str]]
 
 
+def step_rankers(app: App, paths: Mapping[str, str]) -> dict[str, Ranker]:
+    """``dreamd:<step>`` for each of :data:`GRAPH_STEPS`: the retrieval pipeline of ``app``
+    (its store, embedder, settings and kept vault graph) with ``retrieval.graph_step`` =
+    ``step``, asked as ``App.search`` asks it (no recall statistics)."""
+    from daemon.retrieval import Retriever
+
+    k = max(KS)
+    found: dict[str, Ranker] = {}
+    for step in GRAPH_STEPS:
+        settings = app.settings.model_copy(update={"retrieval": app.settings.retrieval.model_copy(
+            update={"graph_step": step})})
+        retriever = Retriever(store=app.store, embedder=app.embedder, settings=settings,
+                              recall_stats=lambda: {},
+                              kept_graph=app.indexing.graph_keeper.step_graph)
+        retriever.warm(bm25_wait_s=BM25_BUILD_WAIT_S)
+
+        def rank(q: Question, retriever: Retriever = retriever) -> list[str]:
+            return sessions_in(retriever.search(q.question, limit=k, now=q.asked_at).hits,
+                               paths)
+
+        found[f"dreamd:{step}"] = rank
+    return found
+
+
 def rankers(app: App, paths: Mapping[str, str], bm25: Bm25Index,
             stages: dict[str, list[str]]) -> dict[str, Ranker]:
-    """The four systems, each question -> session ids, best first (at most ``max(KS)``).
-    ``stages`` receives, per question id, the status of each stage of dreamd's pipeline
+    """The four systems (and the :func:`step_rankers` when :data:`SYSTEMS` names them), each
+    question -> session ids, best first (at most ``max(KS)``). ``stages`` receives, per
+    question id, the status of each stage of dreamd's pipeline
     (``"magma-extend: skipped: deadline"``)."""
     k = max(KS)
 
@@ -370,6 +401,7 @@ def rankers(app: App, paths: Mapping[str, str], bm25: Bm25Index,
             hybrid_search(app.store, app.embedder, q.question, limit=k,
                           rrf_k=app.settings.retrieval.rrf_k), paths),
         "dreamd": dreamd,
+        **(step_rankers(app, paths) if "dreamd:off" in SYSTEMS else {}),
     }
 
 
@@ -575,8 +607,14 @@ def main() -> int:
     parser.add_argument("--graph-step", choices=("pagerank", "one_hop", "off"), default=None,
                         help="dreamd's retrieval.graph_step for the run (default: as "
                         "configured, pagerank).")
+    parser.add_argument("--graph-steps", action="store_true",
+                        help="Also ask dreamd's pipeline once per retrieval.graph_step (off, "
+                        "one_hop, pagerank) over the same index: systems dreamd:<step>.")
     parser.add_argument("--json", type=Path, default=REPO / "bench/results/longmemeval.json")
     args = parser.parse_args()
+    if args.graph_steps:
+        global SYSTEMS
+        SYSTEMS = (*SYSTEMS, *(f"dreamd:{step}" for step in GRAPH_STEPS))
     workdir = (args.workdir or Path(tempfile.mkdtemp(prefix="dreamd-lme-"))).resolve()
     workdir.mkdir(parents=True, exist_ok=True)
     os.environ.setdefault("LANCEDB_LOG", "error")

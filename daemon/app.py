@@ -554,7 +554,8 @@ class App:
             return self.recalls.stats()
 
         return Retriever(store=self.store, embedder=self.embedder, settings=self.settings,
-                         recall_stats=recall_stats, chat=chat, verifier=verifier)
+                         recall_stats=recall_stats, chat=chat, verifier=verifier,
+                         kept_graph=self.indexing.graph_keeper.step_graph)
 
     @cached_property
     def searcher(self) -> SearchService:

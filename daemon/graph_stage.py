@@ -3,7 +3,8 @@
 ``retrieval.graph_step`` chooses how near is found:
 
 - ``pagerank`` (default): personalized PageRank (:mod:`magma.graph_step`) over links
-  either way, mentions and shared subjects, restarting at the :data:`PAGERANK_SEEDS` best
+  either way, mentions and shared subjects of the one vault graph the writer keeps in step
+  (:func:`graph_of`), restarting at the :data:`PAGERANK_SEEDS` best
   notes so far (by fused score) and at the notes linked from the passages of theirs the
   query matched (:func:`restart_weights`); the seeds and the best other note it reaches
   get a lift added to their fused score in proportion to their PageRank
@@ -26,16 +27,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from ccb.markdown import extract_links
-from consistency.judgement import subject_key
 from daemon.rerank import best_row
 from magma.catalogue import Snapshot, link_written, linked
-from magma.graph_step import (
-    NoteGraph,
-    mention_pairs,
-    note_graph,
-    personalized_pagerank,
-    subject_pairs,
-)
+from magma.graph_keeper import current_graph
+from magma.graph_step import NoteGraph, personalized_pagerank, step_graph
 from magma.store import INDEX_FILE_NAMES, ChunkCandidate, MagmaStore
 
 __all__ = ["GRAPH_MAX", "GRAPH_SEEDS", "NEAR_CAP", "NEAR_LIFTED", "PAGERANK_SEEDS",
@@ -156,23 +151,19 @@ def restart_weights(snap: Snapshot, seeds: Mapping[str, float],
     return restart
 
 
-def graph_of(store: MagmaStore, snap: Snapshot) -> NoteGraph:
-    """The graph step's graph of ``snap`` (:func:`magma.graph_step.note_graph`): links either
-    way, memories' mentions of notes, memories of one subject; index files left out; built
-    once per snapshot. Raises :class:`config.errors.StoreError`."""
+def graph_of(store: MagmaStore, snap: Snapshot,
+             kept: Callable[[], NoteGraph | None] | None = None) -> NoteGraph:
+    """The graph step's graph of ``snap``: the view of the vault graph
+    (:func:`magma.graph_step.step_graph`) the writer keeps in step (``kept``: its
+    :meth:`magma.graph_keeper.GraphKeeper.step_graph`), or, where none is kept, of the
+    graph of the index (:func:`magma.graph_keeper.current_graph`: its ``edges`` table when
+    in step); once per snapshot. The links table's targets as written are read with it
+    (:func:`neighbours_of`): the walk restarts at what a matched passage links to
+    (:func:`passage_links`). Raises :class:`config.errors.StoreError`."""
+    neighbours_of(store, snap)
     if snap.graph is None:
-        near = neighbours_of(store, snap)
-        links = [(a, b) for a, others in near.items() for b in others if a < b]
-        if snap.graph_pairs is None:  # kept over batches that change no memory and no name
-            names = {name: [p for p in paths if _is_note(snap, p)]
-                     for name, paths in snap.names.items()}
-            texts = {p: f"{snap.entries[p].description or ''}\n{text}"
-                     for p, text in snap.memory_text.items() if _is_note(snap, p)}
-            subjects = {p: key for p, e in snap.entries.items() if e.memory_type is not None
-                        and _is_note(snap, p) and (key := subject_key(
-                            str(e.properties.get("subject") or ""))) is not None}
-            snap.graph_pairs = (mention_pairs(texts, names), subject_pairs(subjects))
-        snap.graph = note_graph(links, *snap.graph_pairs)
+        view = kept() if kept is not None else None
+        snap.graph = view if view is not None else step_graph(current_graph(store))
     return snap.graph
 
 

@@ -99,6 +99,7 @@ from magma.catalogue import (
 )
 from magma.embedder import Embedder
 from magma.fusion import Weights, weighted_rrf
+from magma.graph_step import NoteGraph
 from magma.intent import (
     NO_INTENT,
     Intent,
@@ -244,15 +245,20 @@ class _Found:
 
 class Retriever:
     """The pipeline over one store (module docstring). Thread use: one search at a time
-    (the App is not thread-safe); the stages' own threads only read."""
+    (the App is not thread-safe); the stages' own threads only read. ``kept_graph``: the
+    graph step's view of the vault graph the writer keeps in step
+    (:meth:`magma.graph_keeper.GraphKeeper.step_graph`); without one, or while it holds
+    none, the graph step reads the graph of the index (:func:`daemon.graph_stage.graph_of`)."""
 
     def __init__(
         self, *, store: MagmaStore, embedder: Embedder, settings: Settings,
         recall_stats: Callable[[], Mapping[str, RecallStats]],
         chat: ChatClient | None = None, verifier: FusionVerifier | None = None,
         clock: Callable[[], float] = time.monotonic,
+        kept_graph: Callable[[], NoteGraph | None] | None = None,
     ) -> None:
         self._store = store
+        self._kept_graph = kept_graph
         self._embedder = embedder
         self._settings = settings
         self._zone = user_zone(settings)
@@ -310,7 +316,7 @@ class Retriever:
         the model."""
         snap = self.snapshot()
         if self._settings.retrieval.graph_step == "pagerank":
-            graph_of(self._store, snap)
+            graph_of(self._store, snap, self._kept_graph)
         else:
             neighbours_of(self._store, snap)
         _note_index(self._bm25, snap, bm25_wait_s, fresh=True)
@@ -577,7 +583,7 @@ class Retriever:
             rows, chunks = dict(found.rows), dict(found.chunks)
 
             def walk() -> _Found:
-                graph = graph_of(self._store, snap)
+                graph = graph_of(self._store, snap, self._kept_graph)
                 restart = restart_weights(
                     snap, seeds, seed_passages(self._store, snap, list(seeds), rows, chunks))
                 return _graph_part(pagerank_walk(snap, graph, seeds, restart, vector, keep,

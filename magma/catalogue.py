@@ -112,9 +112,6 @@ class Snapshot:
     neighbours: dict[str, set[str]] | None = None
     graph: NoteGraph | None = None  # the graph step's (magma.graph_step), built on first use
     link_targets: dict[str, dict[str, str]] | None = None  # src -> {target as written: path}
-    #: the graph's mention and same-subject pairs (built with ``graph``): they depend on the
-    #: memories' texts and subjects and on every note's names only
-    graph_pairs: tuple[list[tuple[str, str]], list[tuple[str, str]]] | None = None
 
 
 def is_template_note(path: str, title: str, properties_json: str,
@@ -162,8 +159,7 @@ def follow_snapshot(store: MagmaStore, snap: Snapshot, delta: StoreDelta,
     read; every other note keeps its entry, postings and vector rows. Equal, path by path, to
     :func:`read_snapshot` at ``versions``. ``snap`` is left as it was (a search may be
     reading it): the result shares only what did not change. The links follow when the set
-    of stored paths stayed the same (and the graph's mentions and subject pairs too when no
-    memory and no note's names changed), else they are read again on first use. Raises
+    of stored paths stayed the same, else they are read again on first use. Raises
     :class:`StoreError`."""
     changed = delta.paths
     if not changed:
@@ -196,16 +192,7 @@ def follow_snapshot(store: MagmaStore, snap: Snapshot, delta: StoreDelta,
     if delta.same_paths and snap.neighbours is not None and snap.link_targets is not None:
         out.link_targets, out.neighbours = _follow_links(
             snap.link_targets, snap.neighbours, store.link_pairs(changed), changed, entries)
-        if all(_same_names_no_memory(snap.entries.get(p), entries.get(p)) for p in changed):
-            out.graph_pairs = snap.graph_pairs
     return out
-
-
-def _same_names_no_memory(old: CatalogueEntry | None, new: CatalogueEntry | None) -> bool:
-    """Is a changed note still the same to the graph's mentions and subjects: not a memory
-    before or after, and known by the same names?"""
-    return (old is not None and new is not None and old.memory_type is None
-            and new.memory_type is None and _name_keys(old) == _name_keys(new))
 
 
 def _memory_text(chunks: Any) -> dict[str, str]:

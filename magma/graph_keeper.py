@@ -14,11 +14,16 @@ table rewritten. :meth:`GraphKeeper.graph` always holds one.
 
 A failure to read or write (:class:`config.errors.StoreError`) never fails the sync that
 called: it is logged, the graph is let go, and the next call builds it again.
+
+The graph step of search reads the same graph (:meth:`GraphKeeper.step_graph`): its view
+(:func:`magma.graph_step.step_graph`) is derived from the graph held on the first search
+after a change of it, under the keeper's lock (a search never sees a graph half updated).
 """
 
 from __future__ import annotations
 
 import hashlib
+import threading
 import time
 from collections.abc import Collection
 from dataclasses import dataclass
@@ -29,6 +34,7 @@ import structlog
 
 from config.errors import StoreError
 from magma.edge_table import GRAPH_FORMAT, graph_rows, read_fingerprint, read_graph, write_rows
+from magma.graph_step import NoteGraph, step_graph
 from magma.store import (
     GraphFileRow,
     LinkRecord,
@@ -129,32 +135,47 @@ class GraphKeeper:
         self._held: VaultGraph | None = None
         self._hashes: dict[str, str] = {}
         self._mix = 0  # XOR of the rows' digests: the fingerprint, kept per change
+        self._lock = threading.RLock()  # the writer's follow against a search's view
+        self._view: NoteGraph | None = None  # the graph step's, of the graph held now
+
+    def step_graph(self) -> NoteGraph | None:
+        """The graph step's view of the graph held (:func:`magma.graph_step.step_graph`),
+        derived again only after the graph changed; ``None`` when no graph is held (a
+        process that never synced reads :func:`current_graph` instead)."""
+        with self._lock:
+            if self._held is None:
+                return None
+            if self._view is None:
+                self._view = step_graph(self._held.graph)
+            return self._view
 
     def graph(self) -> nx.MultiDiGraph:
         """The vault graph as the index holds it now (built on first use). Raises
         :class:`StoreError`."""
-        if self._held is None:
-            self.build()
-        else:
-            self.follow()
-        assert self._held is not None
-        return self._held.graph
+        with self._lock:
+            if self._held is None:
+                self.build()
+            else:
+                self.follow()
+            assert self._held is not None
+            return self._held.graph
 
     def follow(self) -> GraphUpdate:
         """Bring the graph and the ``edges`` table in step with the index (module
         docstring). Never raises: a store failure is logged and the graph let go."""
-        try:
-            if self._held is None:
-                hashes = self._index()
-                if read_fingerprint(self._store) == _stamp(_mix_of(hashes)):
-                    return GraphUpdate()
-                return self.build(hashes)
-            return self._step()
-        except StoreError as error:
-            log.warning("graph.not_followed", error=str(error),
-                        action="the graph is built again on its next use")
-            self._held = None
-            return GraphUpdate()
+        with self._lock:
+            try:
+                if self._held is None:
+                    hashes = self._index()
+                    if read_fingerprint(self._store) == _stamp(_mix_of(hashes)):
+                        return GraphUpdate()
+                    return self.build(hashes)
+                return self._step()
+            except StoreError as error:
+                log.warning("graph.not_followed", error=str(error),
+                            action="the graph is built again on its next use")
+                self._held, self._view = None, None
+                return GraphUpdate()
 
     def _index(self) -> dict[str, str]:
         return {path: known.content_hash for path, known in self._store.file_index().items()}
@@ -163,6 +184,10 @@ class GraphKeeper:
         """Build the graph whole from the index (``hashes``: its ``{path: content hash}``,
         read when ``None``), hold it, and rewrite the ``edges`` table (one commit). Raises
         :class:`StoreError`."""
+        with self._lock:
+            return self._build(hashes)
+
+    def _build(self, hashes: dict[str, str] | None) -> GraphUpdate:
         started = time.perf_counter()
         hashes = self._index() if hashes is None else hashes
         files, links = graph_reads(self._store)
@@ -171,7 +196,7 @@ class GraphKeeper:
         self._mix = _mix_of(hashes)
         built = time.perf_counter()
         rows = write_rows(self._store, graph_rows(held.graph), None, _stamp(self._mix))
-        self._held, self._hashes = held, hashes
+        self._held, self._hashes, self._view = held, hashes, None
         update = GraphUpdate(upserted=len(files), nodes=held.graph.number_of_nodes(),
                              built=True, rows=rows, graph_ms=1000 * (built - started),
                              write_ms=1000 * (time.perf_counter() - built))
@@ -194,6 +219,7 @@ class GraphKeeper:
         for link in links:
             by_src.setdefault(link.src, []).append(link)
         read = time.perf_counter()
+        self._view = None
         found = {f.path for f in files}
         for path in [*gone, *(p for p in changed if p not in found)]:
             self._held.remove(path)

@@ -2,8 +2,8 @@
 
 A memory *mentions* a note when its text (description and body) holds the note's title, one
 of its aliases or its memory name as a run of whole words, compared in the name index's form
-(:func:`magma.catalogue.norm`: NFC, case-folded, one space apart), the same rule as the
-graph step's :func:`magma.graph_step.mention_pairs`: names shorter than
+(:func:`magma.catalogue.norm`: NFC, case-folded, one space apart); the graph step walks
+these edges (:func:`magma.graph_step.step_graph`). Names shorter than
 :data:`magma.graph_step.MIN_MENTION_CHARS` characters or longer than :data:`MAX_NAME_WORDS`
 words are not looked for.
 

@@ -1,15 +1,19 @@
 """The graph step of search: personalized PageRank from the best notes so far (pure).
 
-:func:`note_graph` joins the indexed notes (memories are notes too) by three kinds of
-undirected edge, each of weight 1 (a pair joined twice weighs 2):
+:func:`step_graph` reads the vault graph (:mod:`magma.vault_graph`, the one graph the
+daemon keeps in step, :mod:`magma.graph_keeper`) as the walk's :class:`NoteGraph`: the
+indexed notes (memories are notes too; attachments, tags, subjects, unresolved targets and
+the index files are not) joined by three kinds of undirected edge, each of weight 1 (a pair
+joined twice weighs 2):
 
-- ``links_to`` / ``embeds``: a wikilink, embed or markdown link that resolves, either way;
+- ``links_to`` / ``embeds``: a wikilink, embed or markdown link that resolves, either way
+  (one edge however many links join the pair);
 - ``mentions``: a memory whose text names another note's title, alias or memory name, as
-  whole words (:func:`mention_pairs`);
-- ``same_subject``: memories whose ``subject`` property is the same
-  (:func:`consistency.judgement.subject_key` form), each joined with the next
-  :data:`SUBJECT_BAND` of its subject in path order (a subject of a hundred memories is
-  not a hundred-square clique).
+  whole words (the vault graph's ``mentions`` edges, :mod:`magma.graph_mentions`);
+- ``same_subject``: memories whose ``subject`` property is the same (the memories of one
+  ``subject:`` node of the vault graph), each joined with the next :data:`SUBJECT_BAND` of
+  its subject in path order (a subject of a hundred memories is not a hundred-square
+  clique; :func:`subject_pairs`).
 
 :func:`personalized_pagerank` walks it from seed notes (Haveliwala, "Topic-sensitive
 PageRank", WWW 2002; Jeh & Widom 2003): at each step the walk follows an edge (in proportion
@@ -23,11 +27,13 @@ at most :data:`ITERATIONS` rounds or until the scores move less than :data:`TOLE
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+import networkx as nx
 import numpy as np
+
+from ccb.model import DIARY_FILE, MEMORY_INDEX_FILE
 
 __all__ = [
     "DAMPING",
@@ -38,9 +44,9 @@ __all__ = [
     "SUBJECT_BAND",
     "TOLERANCE",
     "NoteGraph",
-    "mention_pairs",
     "note_graph",
     "personalized_pagerank",
+    "step_graph",
     "subject_pairs",
 ]
 
@@ -61,9 +67,6 @@ TOLERANCE = 1e-6
 MIN_MENTION_CHARS = 4
 #: Memories of one subject joined with each memory: the next this many in path order.
 SUBJECT_BAND = 8
-#: Most words of a name looked for in a memory's text (our choice: longer titles are rare).
-_MAX_NAME_WORDS = 8
-_WORD = re.compile(r"\w+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,32 +120,42 @@ def note_graph(*pairs: Iterable[tuple[str, str]]) -> NoteGraph:
     return NoteGraph(nodes, index, offsets, dst, w, degree, m)
 
 
-def mention_pairs(texts: Mapping[str, str], names: Mapping[str, Iterable[str]]
-                  ) -> list[tuple[str, str]]:
-    """``(memory path, note path)`` for every note whose name a memory's text holds.
+#: The vault graph's node id prefix of a note or memory (:func:`magma.graph.node_id`).
+_NOTE = "note:"
+#: Files that index the memory folder: they name every memory, so they join nothing.
+_INDEX_NAMES = frozenset({MEMORY_INDEX_FILE, DIARY_FILE})
 
-    ``texts``: each memory's text; ``names``: a normalised name (words lower-cased, one space
-    apart, as :func:`magma.catalogue.norm` writes them) -> the notes of that title, alias or
-    memory name. A name matches a run of whole words of the text; names shorter than
-    :data:`MIN_MENTION_CHARS` are not looked for. O(words × name length)."""
-    by_first: dict[str, int] = {}
-    for name in names:
-        if len(name) >= MIN_MENTION_CHARS:
-            words = name.split(" ")
-            if len(words) <= _MAX_NAME_WORDS:
-                by_first[words[0]] = max(by_first.get(words[0], 0), len(words))
-    found: list[tuple[str, str]] = []
-    for memory, text in texts.items():
-        words = _WORD.findall(text.casefold().replace("_", " "))
-        seen: set[str] = set()
-        for i, word in enumerate(words):
-            longest = by_first.get(word, 0)
-            for size in range(1, longest + 1):
-                name = " ".join(words[i:i + size])
-                if len(name) >= MIN_MENTION_CHARS and name in names:
-                    seen.update(p for p in names[name] if p != memory)
-        found.extend((memory, path) for path in sorted(seen))
-    return found
+
+def _step_note(node: str) -> str | None:
+    """The path of a vault graph node the walk goes through (a note or memory, not an
+    index file), else ``None``."""
+    if not node.startswith(_NOTE):
+        return None
+    path = node[len(_NOTE):]
+    return None if path.rsplit("/", 1)[-1] in _INDEX_NAMES else path
+
+
+def step_graph(graph: nx.MultiDiGraph) -> NoteGraph:
+    """The walk's graph of the vault graph ``graph`` (module docstring): one pass over its
+    edges, O(edges log edges)."""
+    links: set[tuple[str, str]] = set()
+    mentions: set[tuple[str, str]] = set()
+    subjects: dict[str, str] = {}
+    for u, v, relation in graph.edges(data="relation"):
+        a = _step_note(u)
+        if a is None:
+            continue
+        if relation == "same_subject":
+            subjects[a] = v
+            continue
+        b = _step_note(v)
+        if b is None or a == b:
+            continue
+        if relation in ("links_to", "embeds"):
+            links.add((a, b) if a < b else (b, a))
+        elif relation == "mentions":
+            mentions.add((a, b))
+    return note_graph(sorted(links), sorted(mentions), subject_pairs(subjects))
 
 
 def subject_pairs(subjects: Mapping[str, str]) -> list[tuple[str, str]]:

@@ -112,7 +112,6 @@ def test_an_edit_is_searchable_and_the_catalogue_right_without_a_full_read(
     assert _found(app, "zqfollowword")[:1] == [first]
     followed = app.retriever.snapshot()
     assert followed.neighbours is not None and second in followed.neighbours[first]
-    assert followed.graph_pairs is not None  # no memory and no name changed: kept
     assert_same(followed, app)
     assert _edges(followed, app) == _edges(
         read_snapshot(app.store, app.store.versions(), followed_zone(app)), app)

@@ -1,4 +1,4 @@
-"""The graph step's graph and its personalized PageRank (pure)."""
+"""The graph step's graph, read from the vault graph, and its personalized PageRank (pure)."""
 
 from __future__ import annotations
 
@@ -7,11 +7,13 @@ import pytest
 
 from magma.graph_step import (
     SUBJECT_BAND,
-    mention_pairs,
     note_graph,
     personalized_pagerank,
+    step_graph,
     subject_pairs,
 )
+from magma.store import GraphFileRow, LinkRecord
+from magma.vault_graph import VaultGraph
 
 
 def test_the_graph_is_undirected_weighted_and_drops_self_loops() -> None:
@@ -71,13 +73,39 @@ def test_a_note_linked_from_two_seeds_outranks_one_linked_from_one() -> None:
     assert found["shared"] > found["only1"] == pytest.approx(found["only2"])
 
 
-def test_a_memory_mentions_the_notes_it_names_as_whole_words() -> None:
-    names = {"kiln wiring checklist": ["Notes/Kiln.md"], "glaze": ["Notes/Glaze.md"],
-             "go": ["Notes/Go.md"], "pottery": ["Memory/pottery.md"]}
-    texts = {"Memory/pottery.md": "Check the Kiln  wiring checklist before firing; glazes "
-                                  "are not glaze-free. Go on. Pottery again."}
-    assert mention_pairs(texts, names) == [("Memory/pottery.md", "Notes/Glaze.md"),
-                                           ("Memory/pottery.md", "Notes/Kiln.md")]
+def _memory(path: str, text: str, **props: object) -> GraphFileRow:
+    return GraphFileRow(path, "note", path, (), "project", {"description": text, **props})
+
+
+def test_the_walk_reads_links_mentions_and_subjects_of_the_vault_graph() -> None:
+    files = [
+        GraphFileRow("Notes/Kiln.md", "note", "Kiln", ("pottery",), None,
+                     {"aliases": ["Kiln wiring checklist"]}),
+        GraphFileRow("Notes/Glaze.md", "note", "Glaze", (), None, {}),
+        GraphFileRow("Notes/Go.md", "note", "Go", (), None, {}),
+        GraphFileRow("Notes/tile.png", "attachment", "tile.png", (), None, {}),
+        _memory("Memory/pottery.md", "Check the Kiln  wiring checklist before firing; "
+                "glazes are not glaze-free. Go on. Pottery again.", subject="studio.kiln"),
+        _memory("Memory/firing.md", "Firing at dawn.", subject="Studio Kiln"),
+        GraphFileRow("Memory/MEMORY.md", "note", "Memory", (), None, {}),
+    ]
+    links = [LinkRecord("Notes/Glaze.md", "Kiln", "wikilink", None, None, 1),
+             LinkRecord("Notes/Glaze.md", "Kiln", "wikilink", "Firing", None, 2),
+             LinkRecord("Notes/Kiln.md", "Glaze", "wikilink", None, None, 1),
+             LinkRecord("Notes/Kiln.md", "tile.png", "embed", None, None, 2),
+             LinkRecord("Notes/Kiln.md", "Kiln", "wikilink", None, None, 3),
+             LinkRecord("Notes/Kiln.md", "ghost", "wikilink", None, None, 4),
+             LinkRecord("Memory/MEMORY.md", "pottery", "wikilink", None, None, 1)]
+    graph = step_graph(VaultGraph.build(files, links).graph)
+    assert graph.neighbours("Memory/pottery.md") == [
+        "Memory/firing.md", "Notes/Glaze.md", "Notes/Kiln.md"]  # subject, two mentions
+    assert graph.neighbours("Notes/Kiln.md") == ["Memory/pottery.md", "Notes/Glaze.md"]
+    weights = dict(zip(graph.neighbours("Notes/Kiln.md"), graph.weights[
+        graph.offsets[graph.index["Notes/Kiln.md"]]:].tolist(), strict=False))
+    assert weights == {"Memory/pottery.md": 1.0, "Notes/Glaze.md": 1.0}  # links either way: 1
+    assert "Memory/MEMORY.md" not in graph.index and "Notes/tile.png" not in graph.index
+    assert "Notes/Go.md" not in graph.index  # a name under four characters is not looked for
+    assert graph.edges == 4
 
 
 def test_memories_of_one_subject_are_joined_in_a_band() -> None:
