@@ -24,6 +24,7 @@ from daemon.status import (
 )
 from daemon.sync import Progress, RootsSyncer, Syncer, SyncLimits, SyncReport
 from magma.graph_keeper import GraphKeeper
+from magma.snippet_store import SnippetStore
 
 if TYPE_CHECKING:
     from daemon.app import App
@@ -116,9 +117,11 @@ class Indexing:
 
     @cached_property
     def graph_keeper(self) -> GraphKeeper:
-        """The vault graph, held in step with the index and written to its ``edges`` table
-        after every sync (:class:`magma.graph_keeper.GraphKeeper`)."""
-        return GraphKeeper(self._app.store)
+        """The vault graph, held in step with the index and the diary snippets and written to
+        its ``edges`` table after every sync (:class:`magma.graph_keeper.GraphKeeper`)."""
+        app = self._app
+        return GraphKeeper(app.store, snippets=lambda: SnippetStore.open(
+            app.store_uri, device=app.settings.storage.device))
 
     def record_sync(self, report: SyncReport) -> None:
         """Write the state files ``dreamd status`` and ``dreamd search`` read."""

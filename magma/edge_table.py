@@ -9,8 +9,9 @@ One row per node and per edge of the vault graph (:mod:`magma.vault_graph`):
   networkx key as JSON (``"tag"``, ``0``: a note may link one target twice), ``relation``
   the edge's, ``attrs_json`` its attributes;
 - one row ``relation`` ``"meta"`` (``src`` :data:`META`) holding the fingerprint of the
-  files the graph was built from (:mod:`magma.graph_keeper`): a start with nothing changed
-  reads that row and builds nothing.
+  files the graph was built from and the version of the snippet table it read
+  (:mod:`magma.graph_keeper`): a start with nothing changed reads that row and builds
+  nothing.
 
 Rows are grouped by ``src`` (a node's own row and its outgoing edges), so the nodes a batch
 changed (:meth:`magma.vault_graph.VaultGraph.take_changed`) are rewritten in one
@@ -33,14 +34,14 @@ from magma.store import MagmaStore
 from magma.store_tables import _edges_schema
 
 __all__ = ["GRAPH_FORMAT", "META", "EdgeRow", "graph_of", "graph_rows", "read_fingerprint",
-           "read_graph", "write_rows"]
+           "read_graph", "read_meta", "write_rows"]
 
 #: The ``src`` of the meta row (every node id has a ``kind:`` prefix, so none is this).
 META = "meta"
 #: Bumped when what the graph holds changes (a new edge type): a table written by an older
 #: dreamd no longer matches the fingerprint and is rebuilt. 1: links, tags,
-#: lineage, mentions, subjects.
-GRAPH_FORMAT = 1
+#: lineage, mentions, subjects; 2: diary snippets.
+GRAPH_FORMAT = 2
 _SEP = "\x1f"
 
 EdgeRow = dict[str, str]
@@ -82,17 +83,24 @@ def graph_of(rows: Iterable[Mapping[str, str]]) -> nx.MultiDiGraph:
     return graph
 
 
-def _meta_row(stamp: str) -> EdgeRow:
+def _meta_row(stamp: str, snippets: int | None) -> EdgeRow:
     return {"edge_id": META, "src": META, "dst": "", "key": "", "relation": "meta",
-            "attrs_json": _json({"fingerprint": stamp})}
+            "attrs_json": _json({"fingerprint": stamp, "snippets": snippets})}
+
+
+def read_meta(store: MagmaStore) -> dict[str, Any]:
+    """The meta row the ``edges`` table was last written with: ``fingerprint`` (of the
+    files) and ``snippets`` (the version of the snippet table read, or ``None``); ``{}``:
+    never written. Raises :class:`StoreError`."""
+    tables = store._t
+    found = tables.read(tables.edges, ["attrs_json"], f"src = '{META}'").to_pylist()
+    return dict(json.loads(found[0]["attrs_json"])) if found else {}
 
 
 def read_fingerprint(store: MagmaStore) -> str | None:
     """The fingerprint the ``edges`` table was last written with (``None``: never). Raises
     :class:`StoreError`."""
-    tables = store._t
-    found = tables.read(tables.edges, ["attrs_json"], f"src = '{META}'").to_pylist()
-    return json.loads(found[0]["attrs_json"]).get("fingerprint") if found else None
+    return read_meta(store).get("fingerprint")
 
 
 def read_graph(store: MagmaStore) -> nx.MultiDiGraph:
@@ -102,12 +110,13 @@ def read_graph(store: MagmaStore) -> nx.MultiDiGraph:
 
 
 def write_rows(store: MagmaStore, rows: list[EdgeRow], nodes: Collection[str] | None,
-               stamp: str) -> int:
+               stamp: str, snippets: int | None = None) -> int:
     """Write ``rows`` (:func:`graph_rows` of ``nodes``; ``None``: of the whole graph) and the
-    meta row ``stamp`` in one commit: every other row of those nodes is deleted (``None``:
-    every other row of the table). Returns the rows written. Raises :class:`StoreError`."""
+    meta row (``stamp``, ``snippets``: :func:`read_meta`) in one commit: every other row of
+    those nodes is deleted (``None``: every other row of the table). Returns the rows
+    written. Raises :class:`StoreError`."""
     tables = store._t
-    data = pa.Table.from_pylist([*rows, _meta_row(stamp)], schema=_edges_schema())
+    data = pa.Table.from_pylist([*rows, _meta_row(stamp, snippets)], schema=_edges_schema())
     try:
         builder = (tables.edges.merge_insert("edge_id").when_matched_update_all()
                    .when_not_matched_insert_all())

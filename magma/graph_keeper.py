@@ -15,6 +15,11 @@ table rewritten. :meth:`GraphKeeper.graph` always holds one.
 A failure to read or write (:class:`config.errors.StoreError`) never fails the sync that
 called: it is logged, the graph is let go, and the next call builds it again.
 
+Diary snippets (:mod:`magma.snippet_store`, cut by light sleep, not in the ``files``
+table) follow the snippet table's version: the ``edges`` table's meta row records the
+version read, and a new version is read whole and applied note by note
+(:meth:`magma.vault_graph.VaultGraph.set_snippets`) at the next follow (after every sync).
+
 The graph step of search reads the same graph (:meth:`GraphKeeper.step_graph`): its view
 (:func:`magma.graph_step.step_graph`) is derived from the graph held on the first search
 after a change of it, under the keeper's lock (a search never sees a graph half updated).
@@ -25,7 +30,7 @@ from __future__ import annotations
 import hashlib
 import threading
 import time
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 
 import networkx as nx
@@ -33,8 +38,17 @@ import pyarrow as pa
 import structlog
 
 from config.errors import StoreError
-from magma.edge_table import GRAPH_FORMAT, graph_rows, read_fingerprint, read_graph, write_rows
+from magma.edge_table import (
+    GRAPH_FORMAT,
+    graph_rows,
+    read_fingerprint,
+    read_graph,
+    read_meta,
+    write_rows,
+)
 from magma.graph_step import NoteGraph, step_graph
+from magma.snippet_store import SnippetStore
+from magma.snippets import Snippet
 from magma.store import (
     GraphFileRow,
     LinkRecord,
@@ -44,9 +58,10 @@ from magma.store import (
     link_records,
 )
 from magma.store_tables import _in_list, _slices
-from magma.vault_graph import VaultGraph
+from magma.vault_graph import VaultGraph, snippets_by_path
 
-__all__ = ["GraphKeeper", "GraphUpdate", "current_graph", "graph_reads_of", "memory_texts"]
+__all__ = ["GraphKeeper", "GraphUpdate", "current_graph", "diary_snippets", "graph_reads_of",
+           "memory_texts"]
 
 log = structlog.get_logger("dreamd.graph")
 
@@ -127,11 +142,24 @@ def current_graph(store: MagmaStore) -> nx.MultiDiGraph:
     return VaultGraph.build(files, links, memory_texts(store)).graph
 
 
-class GraphKeeper:
-    """One vault graph following one store (module docstring)."""
+def diary_snippets(source: SnippetStore) -> dict[str, tuple[Snippet, ...]]:
+    """The diary snippets of ``source`` by the note they were cut from (transcript
+    snippets are not graph nodes). Raises :class:`StoreError`."""
+    return snippets_by_path(source.snippets(origin="diary"))
 
-    def __init__(self, store: MagmaStore) -> None:
+
+class GraphKeeper:
+    """One vault graph following one store (module docstring) and, given ``snippets`` (what
+    opens the snippet tables of that store), its diary snippets: read again, whole, when
+    the snippet table has a new version, and applied note by note where they changed."""
+
+    def __init__(self, store: MagmaStore,
+                 snippets: Callable[[], SnippetStore] | None = None) -> None:
         self._store = store
+        self._open_snippets = snippets
+        self._snippet_table: SnippetStore | None = None
+        self._snippet_version: int | None = None
+        self._snippets: dict[str, tuple[Snippet, ...]] = {}
         self._held: VaultGraph | None = None
         self._hashes: dict[str, str] = {}
         self._mix = 0  # XOR of the rows' digests: the fingerprint, kept per change
@@ -167,7 +195,9 @@ class GraphKeeper:
             try:
                 if self._held is None:
                     hashes = self._index()
-                    if read_fingerprint(self._store) == _stamp(_mix_of(hashes)):
+                    meta = read_meta(self._store)
+                    if meta.get("fingerprint") == _stamp(_mix_of(hashes)) and \
+                            meta.get("snippets") == self._snippets_now():
                         return GraphUpdate()
                     return self.build(hashes)
                 return self._step()
@@ -180,6 +210,20 @@ class GraphKeeper:
     def _index(self) -> dict[str, str]:
         return {path: known.content_hash for path, known in self._store.file_index().items()}
 
+    def _snippets_now(self) -> int | None:
+        """The snippet table's version now (``None``: no snippets are followed)."""
+        if self._open_snippets is None:
+            return None
+        if self._snippet_table is None:
+            self._snippet_table = self._open_snippets()
+        return self._snippet_table.version()
+
+    def _read_snippets(self, version: int | None) -> dict[str, tuple[Snippet, ...]]:
+        self._snippet_version = version
+        if version is None or self._snippet_table is None:
+            return {}
+        return diary_snippets(self._snippet_table)
+
     def build(self, hashes: dict[str, str] | None = None) -> GraphUpdate:
         """Build the graph whole from the index (``hashes``: its ``{path: content hash}``,
         read when ``None``), hold it, and rewrite the ``edges`` table (one commit). Raises
@@ -191,11 +235,14 @@ class GraphKeeper:
         started = time.perf_counter()
         hashes = self._index() if hashes is None else hashes
         files, links = graph_reads(self._store)
-        held = VaultGraph.build(files, links, memory_texts(self._store))
+        self._snippets = self._read_snippets(self._snippets_now())
+        held = VaultGraph.build(files, links, memory_texts(self._store),
+                                [s for found in self._snippets.values() for s in found])
         held.take_changed()
         self._mix = _mix_of(hashes)
         built = time.perf_counter()
-        rows = write_rows(self._store, graph_rows(held.graph), None, _stamp(self._mix))
+        rows = write_rows(self._store, graph_rows(held.graph), None, _stamp(self._mix),
+                          self._snippet_version)
         self._held, self._hashes, self._view = held, hashes, None
         update = GraphUpdate(upserted=len(files), nodes=held.graph.number_of_nodes(),
                              built=True, rows=rows, graph_ms=1000 * (built - started),
@@ -211,7 +258,8 @@ class GraphKeeper:
         known = self._hashes
         changed = [p for p, h in hashes.items() if known.get(p) != h]
         gone = [p for p in known if p not in hashes]
-        if not changed and not gone:
+        version = self._snippets_now()
+        if not changed and not gone and version == self._snippet_version:
             return GraphUpdate()
         files, links = graph_reads_of(self._store, changed) if changed else ([], [])
         texts = memory_texts(self._store, [f.path for f in files if f.memory_type])
@@ -225,6 +273,11 @@ class GraphKeeper:
             self._held.remove(path)
         for file in files:
             self._held.upsert(file, by_src.get(file.path, []), texts.get(file.path))
+        if version != self._snippet_version:
+            before, self._snippets = self._snippets, self._read_snippets(version)
+            for path in sorted(before.keys() | self._snippets.keys()):
+                if before.get(path) != self._snippets.get(path):
+                    self._held.set_snippets(path, self._snippets.get(path, ()))
         for path in gone:
             self._mix ^= _rows((path, known[path]))
         for path in changed:
@@ -235,7 +288,7 @@ class GraphKeeper:
         nodes = self._held.take_changed()
         stepped = time.perf_counter()
         rows = write_rows(self._store, graph_rows(self._held.graph, nodes), nodes,
-                          _stamp(self._mix))
+                          _stamp(self._mix), self._snippet_version)
         update = GraphUpdate(upserted=len(files), removed=len(gone), nodes=len(nodes),
                              rows=rows, graph_ms=1000 * (stepped - read),
                              write_ms=1000 * (time.perf_counter() - stepped))

@@ -151,6 +151,14 @@ class SnippetStore:
         except Exception as exc:
             raise StoreError(f"magma: write snippets: {type(exc).__name__}: {exc}") from exc
 
+    def version(self) -> int:
+        """The ``snippets`` table's version: a new one with every write (and compaction)."""
+        try:
+            self._snippets.checkout_latest()
+            return int(self._snippets.version)
+        except Exception as exc:
+            raise StoreError(f"magma: read snippets: {type(exc).__name__}: {exc}") from exc
+
     def keys(self) -> set[str]:
         """The key of every snippet (one column read)."""
         try:

@@ -15,8 +15,11 @@ Edges, each with ``relation`` (its type) and a key:
 - ``same_subject``: a memory to the node of its ``subject`` property (key ``same_subject``;
   the subject in :func:`subject_key` form): memories of one subject share that node.
 
-Diary snippets are not in the files table, so not in this graph: they live in the
-snippet tables of :mod:`magma.snippet_store`.
+- ``cut_from``: a diary snippet (node ``snippet:<key>``, ``kind`` ``snippet``: a few lines
+  of a daily note light sleep cut, :class:`magma.snippets.Snippet`, read from the snippet
+  table of :mod:`magma.snippet_store`) to the note it was cut from, while that note is in
+  the graph (key ``cut_from``).
+
 :func:`graph_text` writes it for other tools: GraphML (``networkx.generate_graphml``; Gephi,
 yEd, Cytoscape) or node-link JSON (``networkx.node_link_data``; D3).
 """
@@ -43,9 +46,10 @@ from magma.lineage import (
     link_stem,
     memory_attrs,
 )
+from magma.snippets import Snippet
 
 __all__ = ["GRAPH_FORMATS", "GraphFormat", "VaultGraph", "VaultGraphFile", "graph_text",
-           "subject_key", "vault_graph"]
+           "snippets_by_path", "subject_key", "vault_graph"]
 
 GraphFormat = Literal["graphml", "json"]
 #: The export formats of ``dreamd graph export``.
@@ -70,10 +74,25 @@ class VaultGraphFile(Protocol):
 
 
 def vault_graph(files: Iterable[VaultGraphFile], links: Iterable[GraphLink],
-                texts: Mapping[str, str] | None = None) -> nx.MultiDiGraph:
-    """The vault graph of ``files``, ``links`` and the memories' ``texts`` (module
-    docstring). O(files + links + words of the texts)."""
-    return VaultGraph.build(files, links, texts).graph
+                texts: Mapping[str, str] | None = None,
+                snippets: Iterable[Snippet] = ()) -> nx.MultiDiGraph:
+    """The vault graph of ``files``, ``links``, the memories' ``texts`` and the diary
+    ``snippets`` (module docstring). O(files + links + snippets + words of the texts)."""
+    return VaultGraph.build(files, links, texts, snippets).graph
+
+
+def snippets_by_path(snippets: Iterable[Snippet]) -> dict[str, tuple[Snippet, ...]]:
+    """``snippets`` grouped by the note they were cut from, in the order given."""
+    grouped: dict[str, list[Snippet]] = {}
+    for snippet in snippets:
+        grouped.setdefault(snippet.path, []).append(snippet)
+    return {path: tuple(found) for path, found in grouped.items()}
+
+
+def _snippet_attrs(snippet: Snippet) -> dict[str, Any]:
+    return {"kind": "snippet", "path": snippet.path, "day": snippet.day.isoformat(),
+            "evidence": snippet.evidence, "heading": snippet.heading,
+            "origin": snippet.origin, "statement": snippet.kind}
 
 
 def subject_key(subject: object) -> str | None:
@@ -139,15 +158,20 @@ class VaultGraph:
         self._touched: set[str] = set()  # nodes that lost an edge: pruned if left alone
         self._mentions = MentionIndex()
         self._changed: set[str] = set()  # nodes whose own row or out-edges changed
+        self._snippets: dict[str, list[str]] = {}  # note path → its snippets' nodes
 
     @classmethod
     def build(cls, files: Iterable[VaultGraphFile], links: Iterable[GraphLink],
-              texts: Mapping[str, str] | None = None) -> VaultGraph:
+              texts: Mapping[str, str] | None = None,
+              snippets: Iterable[Snippet] = ()) -> VaultGraph:
         """The graph of every file and link (links grouped by their ``src``); ``texts``: the
         body of each memory (``{path: text}``; its description is read from its properties),
-        for its ``mentions``."""
+        for its ``mentions``; ``snippets``: the diary snippets."""
         with collector_paused():
-            return cls._build(files, links, texts or {})
+            held = cls._build(files, links, texts or {})
+            for path, found in snippets_by_path(snippets).items():
+                held.set_snippets(path, found)
+            return held
 
     @classmethod
     def _build(cls, files: Iterable[VaultGraphFile], links: Iterable[GraphLink],
@@ -200,6 +224,7 @@ class VaultGraph:
         self._write_lineage(file.path)
         if new:
             self._reresolve_links(file.path)
+            self._tie_snippets(file.path)
         self._reresolve_lineage(file.path)  # it may have become, or stopped being, a memory
         affected = self._mentions.set_names(file.path, MentionIndex.names(_labels(file)))
         self._mentions.set_text(file.path, None if file.memory_type is None
@@ -232,7 +257,37 @@ class VaultGraph:
             self._mention(memory)
         self._prune()
 
+    def set_snippets(self, path: str, snippets: Iterable[Snippet]) -> None:
+        """The diary snippets cut from note ``path`` are now ``snippets`` (none: it has none
+        left): their nodes replace the ones it had, each with its ``cut_from`` edge to the
+        note while the note is in the graph (it gets them back when it comes back)."""
+        for node in self._snippets.pop(path, []):
+            if node in self.graph:
+                self.graph.remove_node(node)
+                self._changed.add(node)
+        nodes = []
+        for snippet in snippets:
+            node = node_id("snippet", snippet.key)
+            self.graph.add_node(node, **_snippet_attrs(snippet))
+            self._changed.add(node)
+            nodes.append(node)
+        if nodes:
+            self._snippets[path] = nodes
+        self._tie_snippets(path)
+
     # ------------------------------------------------------------------ parts
+
+    def _tie_snippets(self, path: str) -> None:
+        """The ``cut_from`` edges of the snippets of ``path`` to its node, when it has one."""
+        file = self._files.get(path)
+        if file is None:
+            return
+        source = node_id(_node_kind(file), path)
+        for node in self._snippets.get(path, ()):
+            if not self.graph.has_edge(node, source, key="cut_from"):
+                self.graph.add_edge(node, source, key="cut_from", kind="cut_from",
+                                    relation="cut_from")
+                self._changed.add(node)
 
     def _place(self, file: VaultGraphFile) -> None:
         """The file's node with fresh attributes (a memory's lineage facts included), its

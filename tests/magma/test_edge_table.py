@@ -1,12 +1,13 @@
-"""The vault graph's mentions and subjects, its per-node change tracking, and the ``edges``
-table: rows written per change equal the rows of a fresh build, and a round trip through
-LanceDB gives the same graph back (nodes, edges, keys, attributes). Real LanceDB in
-tmp_path; no embedder is involved."""
+"""The vault graph's mentions, subjects and diary snippets, its per-node change tracking,
+and the ``edges`` table: rows written per change equal the rows of a fresh build, and a
+round trip through LanceDB gives the same graph back (nodes, edges, keys, attributes). Real
+LanceDB in tmp_path; no embedder is involved."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from datetime import date
 from pathlib import Path
 
 import networkx as nx
@@ -17,6 +18,8 @@ from ccb.parse import parse_note
 from consistency.judgement import subject_key as judgement_subject_key
 from magma.edge_table import EdgeRow, graph_of, graph_rows, read_fingerprint, read_graph, write_rows
 from magma.graph_keeper import GraphKeeper
+from magma.snippet_store import SnippetStore
+from magma.snippets import Snippet, snippet_key
 from magma.store import GraphFileRow, LinkRecord, MagmaStore, NoteRecord
 from magma.vault_graph import VaultGraph, subject_key
 
@@ -162,3 +165,62 @@ def test_an_empty_write_keeps_the_table(store: MagmaStore) -> None:
     write_rows(store, [], None, "1:0")
     assert read_fingerprint(store) == "1:0"
     assert read_graph(store).number_of_nodes() == 0
+
+
+def _snippet(path: str, first: int, body: str, origin: str = "diary") -> Snippet:
+    return Snippet(snippet_key(path, "Log", body), path, date(2026, 11, 23), (first, first),
+                   "Log", body, ("kiln",), None, origin)  # type: ignore[arg-type]
+
+
+def test_diary_snippets_are_nodes_cut_from_their_note() -> None:
+    daily = GraphFileRow("Daily/2026-11-23.md", "note", "2026-11-23", (), None, {})
+    a, b = _snippet(daily.path, 3, "Kiln fired."), _snippet(daily.path, 5, "Glaze ran.")
+    loose = _snippet("Daily/gone.md", 2, "A note no longer in the vault.")
+    held = VaultGraph.build([daily], [], None, [a, b, loose])
+    cut = {(u, v) for u, v, d in held.graph.edges(data=True) if d["relation"] == "cut_from"}
+    assert cut == {(f"snippet:{a.key}", "note:Daily/2026-11-23.md"),
+                   (f"snippet:{b.key}", "note:Daily/2026-11-23.md")}  # the loose one: a node
+    assert held.graph.nodes[f"snippet:{loose.key}"] == {
+        "kind": "snippet", "path": "Daily/gone.md", "day": "2026-11-23",
+        "evidence": "Daily/gone.md:2", "heading": "Log", "origin": "diary", "statement": None}
+    held.take_changed()
+
+    held.set_snippets(daily.path, [b])  # light sleep cut again: the first line went
+    assert held.take_changed() == {f"snippet:{a.key}", f"snippet:{b.key}"}
+    assert f"snippet:{a.key}" not in held.graph
+    held.remove(daily.path)  # the note goes: its snippets stay until light sleep drops them
+    assert held.graph.out_degree(f"snippet:{b.key}") == 0
+    held.upsert(daily, [])  # and it comes back: they are tied to it again
+    assert held.graph.has_edge(f"snippet:{b.key}", "note:Daily/2026-11-23.md", "cut_from")
+    fresh = VaultGraph.build([daily], [], None, [b, loose])
+    assert _same(held.graph, fresh.graph)
+    assert _same(graph_of(graph_rows(held.graph)), held.graph)
+
+
+def test_the_keeper_follows_the_snippet_table(
+    tmp_path: Path, store: MagmaStore, record_of: Callable[..., NoteRecord]
+) -> None:
+    path = "Daily/2026-11-23.md"
+    (tmp_path / "Daily").mkdir()
+    (tmp_path / path).write_text("## Log\n- Kiln fired.\n- Glaze ran.\n", encoding="utf-8")
+    store.apply(upserts=[record_of(parse_note(path, (tmp_path / path).read_bytes()))])
+    snippets = SnippetStore.open(store.uri)
+    a, b = _snippet(path, 2, "Kiln fired."), _snippet(path, 3, "Glaze ran.")
+    said = _snippet("transcripts/s1.jsonl", 4, "We fire on Monday.", origin="transcript")
+    snippets.replace_notes({path: [a, b], said.path: [said]})
+    keeper = GraphKeeper(store, snippets=lambda: snippets)
+    assert keeper.follow().built
+    graph = keeper.graph()
+    assert {n for n, d in graph.nodes(data=True) if d["kind"] == "snippet"} == {
+        f"snippet:{a.key}", f"snippet:{b.key}"}  # transcript statements are not nodes
+    assert _same(read_graph(store), graph)
+    assert GraphKeeper(store, snippets=lambda: snippets).follow().built is False  # in step
+
+    snippets.replace_notes({path: [b]})  # no file changed: the snippet table alone moved
+    step = keeper.follow()
+    assert not step.built and step.nodes == 2  # its note's snippets: a gone, b rewritten
+    assert f"snippet:{a.key}" not in keeper.graph()
+    assert _same(read_graph(store), keeper.graph())
+    snippets.replace_notes({path: [a, b]})  # and while no keeper was running
+    assert GraphKeeper(store, snippets=lambda: snippets).follow().built is True
+    assert f"snippet:{a.key}" in read_graph(store)
