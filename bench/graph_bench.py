@@ -115,9 +115,12 @@ def _keeper(app: Any, vault: Path, notes: list[Any]) -> dict[str, Any]:
     """Step 4 of the module docstring."""
     from magma.edge_table import read_graph
     from magma.graph_keeper import GraphKeeper
+    from magma.snippet_store import SnippetStore
 
     out: dict[str, Any] = {}
-    keeper = GraphKeeper(app.store)  # the sync's own keeper wrote the table already
+    # a keeper as the daemon makes one (diary snippets followed); the sync's own keeper
+    # wrote the table already
+    keeper = GraphKeeper(app.store, snippets=lambda: SnippetStore.open(app.store_uri))
     t = time.perf_counter()
     again = keeper.follow()
     out["table_in_step_check_ms"] = round(1000 * (time.perf_counter() - t), 1)
