@@ -34,6 +34,7 @@ import networkx as nx
 import numpy as np
 
 from ccb.model import DIARY_FILE, MEMORY_INDEX_FILE
+from magma.gc_pause import collector_paused
 
 __all__ = [
     "DAMPING",
@@ -138,24 +139,28 @@ def _step_note(node: str) -> str | None:
 def step_graph(graph: nx.MultiDiGraph) -> NoteGraph:
     """The walk's graph of the vault graph ``graph`` (module docstring): one pass over its
     edges, O(edges log edges)."""
+    paths = {node: _step_note(node) for node in graph}
     links: set[tuple[str, str]] = set()
     mentions: set[tuple[str, str]] = set()
     subjects: dict[str, str] = {}
-    for u, v, relation in graph.edges(data="relation"):
-        a = _step_note(u)
-        if a is None:
-            continue
-        if relation == "same_subject":
-            subjects[a] = v
-            continue
-        b = _step_note(v)
-        if b is None or a == b:
-            continue
-        if relation in ("links_to", "embeds"):
-            links.add((a, b) if a < b else (b, a))
-        elif relation == "mentions":
-            mentions.add((a, b))
-    return note_graph(sorted(links), sorted(mentions), subject_pairs(subjects))
+    with collector_paused():
+        for u, near in graph.adjacency():
+            a = paths[u]
+            if a is None:
+                continue
+            for v, keyed in near.items():
+                b = paths[v]
+                for data in keyed.values():
+                    relation = data.get("relation")
+                    if relation == "same_subject":
+                        subjects[a] = v
+                    elif b is None or a == b:
+                        continue
+                    elif relation in ("links_to", "embeds"):
+                        links.add((a, b) if a < b else (b, a))
+                    elif relation == "mentions":
+                        mentions.add((a, b))
+        return note_graph(links, mentions, subject_pairs(subjects))
 
 
 def subject_pairs(subjects: Mapping[str, str]) -> list[tuple[str, str]]:
