@@ -363,6 +363,14 @@ _ZH_PLACE_RE = re.compile("(?:" + "|".join(sorted(_ZH_PLACES, key=len, reverse=T
                           + ")(?![路街巷道]|大道|大街|东路|西路|南路|北路|中路)")
 
 
+#: Languages by their Chinese names, with the English name a capitalised word reads as.
+_ZH_LANGUAGES = {
+    "中文": "chinese", "汉语": "chinese", "普通话": "chinese", "华语": "chinese",
+    "英文": "english", "英语": "english", "日语": "japanese", "日文": "japanese",
+    "韩语": "korean", "韩文": "korean", "法语": "french", "法文": "french",
+    "德语": "german", "德文": "german", "西班牙语": "spanish", "粤语": "cantonese",
+}
+
 _A = re.ASCII  # \b and \w over ASCII only: a Han character beside a value is a boundary
 
 #: How often, in days per time: a frequency is ``count/days`` ("twice a week" → ``2/7``,
@@ -488,6 +496,9 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("street", re.compile(r"(?<=[区市县镇州京海])[\u4e00-\u9fff]{1,5}?(?:[东西南北中]路|大道|大街"
                           r"|路|街|巷)(?![\u4e00-\u9fff]{0,1}口)")),
     ("place", _ZH_PLACE_RE),
+    # a language named in Chinese is a value, as its capitalised English name is ("用*英文*
+    # 回答我" / "Answer me in *Chinese*")
+    ("zhlang", re.compile("|".join(sorted(_ZH_LANGUAGES, key=len, reverse=True)))),
     # what someone or something is called, in Chinese ("我的猫叫*豆豆*", "儿子名叫*小明*"): a
     # name at the end of its clause, never a pronoun ("大家都叫我老王") or a thing ordered
     # ("叫外卖", "叫车")
@@ -762,6 +773,7 @@ _KIND_READERS: dict[str, Callable[[re.Match[str], date | None], Value | list[Val
     "number": lambda m, _w: _number_value(m),
     "place": lambda m, _w: Value("name", PLACES_EN.get(m.group(0), m.group(0))),
     "zhname": lambda m, _w: Value("name", m.group("zhname")),
+    "zhlang": lambda m, _w: Value("name", _ZH_LANGUAGES[m.group(0)]),
     "quoted": lambda m, _w: Value("name", " ".join((m.group("quoted") or m.group("title"))
                                                    .lower().split())),
     "street": lambda m, _w: Value("name", m.group(0)),
@@ -1107,7 +1119,7 @@ def _prepare_words(text: str) -> str:
 #: Chinese words that hold a negation character without negating anything.
 _ZH_NOT_NEGATIONS = ("非常", "不错", "不同", "不断", "不少", "不久", "不仅", "不但", "未来", "没事",
                      "并非", "无论", "不管", "不妨", "别人", "别的", "特别", "区别", "分别",
-                     "类别", "级别", "性别", "告别", "莫名")
+                     "类别", "级别", "性别", "告别", "莫名", "离不开", "少不了", "忍不住", "不得不")
 
 
 def _han_units(run: str) -> list[str]:
@@ -1381,9 +1393,10 @@ class _WordReader:
     contrasts: int = 0
     pending: int = 0
     liked: bool = False
+    after_han: bool = False
 
     def clause(self, clause: str) -> None:
-        self.pending, self.liked = 0, False
+        self.pending, self.liked, self.after_han = 0, False, False
         for word in _WORD.findall(_NOT_ONLY.sub(" ", clause)):
             han_word = _HAN_RE.match(word) is not None
             for piece in _han_units(word) if han_word else [word]:
@@ -1400,14 +1413,16 @@ class _WordReader:
             self.frame.append(piece.split("_", 1)[0] + "⟩")
             self.units.append(piece)
             # "format with Ruff, not Black": a name right after a negation is denied
-            # ("never mock the DB": the action is)
-            (self.negated if self.pending == NEGATION_WINDOW else self.asserted).update(
-                self.deniable.get(piece, ()))
+            # ("never mock the DB": the action is); after Chinese words, within the
+            # negation's reach, as a Chinese word is ("别用*英文*")
+            denied = self.pending == NEGATION_WINDOW or (self.after_han and self.pending > 0)
+            (self.negated if denied else self.asserted).update(self.deniable.get(piece, ()))
             self.pending = max(0, self.pending - 1)
         elif _HAN_RE.match(piece):
             self._han(piece)
         else:
             self._word(piece, clause, han_word)
+        self.after_han = han_word
 
     def _concept(self, piece: str) -> None:
         name, sign = _CONCEPT_WORDS[piece]

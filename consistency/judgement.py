@@ -1631,8 +1631,12 @@ def _by_clause(old: MemorySide, new: MemorySide, found: _Finding | None) -> _Fin
     if found[0] == "contradiction":
         if len(_statements(new.claim.text)) >= len(olds):
             return found  # the newer says as many things: it restates the rest
-        said = _named_things(new.claim)
-        parts = [_named_things(read_claim(clause)) for clause in olds]
+        said = _named_things(new.claim, values=False)
+        parts = [_named_things(read_claim(clause), values=False) for clause in olds]
+        if not any(part & said for part in parts):
+            # no word in common: the names tell which statement the newer is about
+            said = _named_things(new.claim)
+            parts = [_named_things(read_claim(clause)) for clause in olds]
         if any(part & said for part in parts) and any(
                 _states(clause, part) and not part & said
                 for clause, part in zip(olds, parts, strict=True)):
@@ -1655,9 +1659,12 @@ def _states(clause: str, named: set[str]) -> bool:
     return len(named) >= 2 or (bool(named) and any(map(_is_relation, read_claim(clause).tokens)))
 
 
-def _named_things(claim: Claim) -> set[str]:
-    """What a claim names: its tokens, relation words left out."""
-    return {w for t in _bare(claim.tokens) if not _is_relation(t) and ":" not in t
+def _named_things(claim: Claim, *, values: bool = True) -> set[str]:
+    """What a claim names: its tokens, relation words left out (and names and identifiers,
+    unless ``values``)."""
+    tokens = claim.tokens if values else tuple(
+        t for t in claim.tokens if not t.startswith(("name:", "id:")))
+    return {w for t in _bare(tokens) if not _is_relation(t) and ":" not in t
             for w in (t, *t.split())}
 
 
