@@ -90,7 +90,10 @@ def slugify(name: str, *, max_bytes: int = MAX_SLUG_BYTES) -> str:
             piece = ""  # a mark with nothing to mark ("❤️": the emoji's variation selector)
         chars.append(piece)
     slug = re.sub(r"-{2,}", "-", "".join(chars)).strip("-_")
-    slug = _truncate_utf8(slug, max_bytes).rstrip("-_")
+    cut = _truncate_utf8(slug, max_bytes)
+    if cut != slug and slug[len(cut)] not in "-_" and "-" in cut[len(cut) // 2:]:
+        cut = cut[: cut.rindex("-")]  # never a word or a number cut in two ("port-80" of 8080)
+    slug = cut.rstrip("-_")
     if not slug:
         return _FALLBACK_SLUG
     if slug in _WINDOWS_RESERVED:

@@ -21,6 +21,7 @@ from rich.markup import escape
 
 from ccb.model import memory_key
 from ccb.names import nfc_key
+from ccb.write_transport import sha256_hex
 from ccb.writer import NoteWriter, WriteOutcome
 from consistency.dream import MergeDuplicate, SupersedeOld
 from consistency.lifecycle import Archive, Demote, MarkBroken, Promote
@@ -333,10 +334,13 @@ def lineage_json(report: LineageReport, canvas: WriteOutcome | None = None
 
 def scrub_canvases(writer: NoteWriter, memory_folder: str, stem: str) -> list[str]:
     """Take a forgotten memory (file name ``stem``) out of the canvases of the memory
-    folder: its own lineage canvas (``<stem> lineage.canvas``, whose name is the memory's)
-    is deleted; in the others, its card, the text cards naming it and the arrows that touched
-    them go (a text card left with no arrow goes too: it said something about the memory).
-    Returns the vault paths changed. A canvas that is a link or not JSON is left. Raises as
+    folder. A canvas dreamd drew and nobody edited since (its bytes are what dreamd last
+    generated there, :meth:`ccb.writer.NoteWriter.generated_hash`): its own lineage canvas
+    (``<stem> lineage.canvas``) is deleted; in the others, its card, the text cards naming it
+    and the arrows that touched them go (a text card left with no arrow goes too: dreamd
+    wrote it about the memory). A canvas the user made or edited keeps every text card and
+    every other file: only the card of the memory's own file and its arrows go. Returns the
+    vault paths changed. A canvas that is a link or not JSON is left. Raises as
     :meth:`ccb.writer.NoteWriter.write`."""
     wanted = link_stem(stem)
     folder = writer.root / memory_folder
@@ -348,12 +352,14 @@ def scrub_canvases(writer: NoteWriter, memory_folder: str, stem: str) -> list[st
         current = writer.read(path)
         if file.is_symlink() or current is None:
             continue
-        if link_stem(file.name.removesuffix(".canvas").removesuffix(" lineage")) == wanted \
-                and file.name.endswith(" lineage.canvas"):
+        drawn = writer.generated_hash(path) == sha256_hex(current)
+        if drawn and file.name.endswith(" lineage.canvas") and link_stem(
+                file.name.removesuffix(".canvas").removesuffix(" lineage")) == wanted:
             writer.delete(path, expect=current)
             changed.append(path)
             continue
-        scrubbed = _without_memory(current, wanted)
+        scrubbed = _without_memory(current, wanted, f"{memory_folder}/{stem}.md",
+                                   drawn=drawn)
         if scrubbed is not None:
             writer.write(path, scrubbed, base=current,
                          change="a forgotten memory taken out of the canvas")
@@ -361,9 +367,10 @@ def scrub_canvases(writer: NoteWriter, memory_folder: str, stem: str) -> list[st
     return changed
 
 
-def _without_memory(data: bytes, wanted: str) -> bytes | None:
-    """The canvas ``data`` without the cards of memory ``wanted`` (a link stem); ``None``
-    when it has none or is not a canvas."""
+def _without_memory(data: bytes, wanted: str, file: str, *, drawn: bool) -> bytes | None:
+    """The canvas ``data`` without the cards of memory ``wanted`` (a link stem; ``file``
+    its vault path): in a canvas dreamd ``drawn``, every card naming it; in one the user
+    made, only the card of ``file``. ``None`` when it has none or is not a canvas."""
     try:
         canvas = json.loads(data.decode("utf-8"))
         nodes, edges = list(canvas.get("nodes", [])), list(canvas.get("edges", []))
@@ -374,8 +381,9 @@ def _without_memory(data: bytes, wanted: str) -> bytes | None:
         if not isinstance(node, dict):
             return False
         if node.get("type") == "file":
-            return link_stem(str(node.get("file", ""))) == wanted
-        return f"**{wanted}**" in nfc_key(str(node.get("text", ""))).casefold()
+            named = str(node.get("file", ""))
+            return link_stem(named) == wanted if drawn else nfc_key(named) == nfc_key(file)
+        return drawn and f"**{wanted}**" in nfc_key(str(node.get("text", ""))).casefold()
 
     gone = {n.get("id") for n in nodes if names_it(n)}
     if not gone:
@@ -384,8 +392,9 @@ def _without_memory(data: bytes, wanted: str) -> bytes | None:
     kept_edges = [e for e in edges if isinstance(e, dict)
                   and e.get("fromNode") not in gone and e.get("toNode") not in gone]
     still = {e.get(end) for e in kept_edges for end in ("fromNode", "toNode")}
-    gone |= {n.get("id") for n in nodes if isinstance(n, dict) and n.get("type") == "text"
-             and n.get("id") in linked and n.get("id") not in still}
+    if drawn:  # (a text card the user wrote is theirs: it stays)
+        gone |= {n.get("id") for n in nodes if isinstance(n, dict) and n.get("type") == "text"
+                 and n.get("id") in linked and n.get("id") not in still}
     canvas["nodes"] = [n for n in nodes if not isinstance(n, dict) or n.get("id") not in gone]
     canvas["edges"] = kept_edges
     return (json.dumps(canvas, ensure_ascii=False, indent=2) + "\n").encode("utf-8")

@@ -766,8 +766,18 @@ def derived_description(body: str) -> str:
 
 
 def _first_words(text: str, limit: int) -> str:
+    """The first sentence of ``text`` on one line, cut before ``limit`` characters at the
+    last space when there is one in its second half, so a word or a number is never cut in
+    two ("…listens on port 8080" is never "…listens on port 80…"); text without spaces
+    (Chinese) is cut at a character."""
     line = _one_line(_SENTENCE_END.split(text.strip(), maxsplit=1)[0])
-    return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
+    if len(line) <= limit:
+        return line
+    cut = line[: limit - 1]
+    space = cut.rfind(" ")
+    if space >= limit // 2 and not line[limit - 1].isspace():
+        cut = cut[:space]
+    return cut.rstrip() + "…"
 
 
 def _one_line(text: str) -> str:

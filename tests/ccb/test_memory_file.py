@@ -213,3 +213,11 @@ def test_content_hash_normalised() -> None:
     assert content_hash_normalised("Use a mock database.") != base
     assert content_hash_normalised("snake_case") != content_hash_normalised("snakecase")
     assert len(base) == 64 and int(base, 16) >= 0
+
+
+def test_a_long_name_is_cut_between_words_never_inside_a_number() -> None:
+    name = "The staging server for the Atlas project and its nightly jobs listens on port 8080"
+    slug = slugify(name, max_bytes=80)
+    assert len(slug.encode()) <= 80 and not slug.endswith("-80")
+    assert slug.endswith(("-port", "-on", "-listens")), slug
+    assert slugify("x" * 150) == "x" * MAX_SLUG_BYTES  # one word: cut where it must be

@@ -224,3 +224,31 @@ def test_a_superseded_memory_is_never_called_active() -> None:
     live = LineageMemory(path="Memory/new.md", name="new", links=(("supersedes", "[[old]]"),))
     report.memories[node] = live
     assert _facts(report, node).startswith("active")  # type: ignore[arg-type]
+
+
+def test_forget_leaves_what_the_user_drew_on_a_canvas(app: App, vault: Path) -> None:
+    """A canvas the user made in the memory folder (break-it input, kept as given): forget
+    takes out the card of the memory's own file and its arrows, never the user's text card,
+    the card of another note with the same file name, or a lineage canvas the user wrote."""
+    (vault / "Notes").mkdir(exist_ok=True)
+    (vault / "Notes" / "kiln-date-december.md").write_text("# A note that shares the stem\n",
+                                                           encoding="utf-8")
+    board = vault / "Memory" / "My board.canvas"
+    board.write_text(json.dumps({"nodes": [
+        {"id": "n1", "type": "file", "file": "Memory/kiln-date-december.md",
+         "x": 0, "y": 0, "width": 300, "height": 100},
+        {"id": "n2", "type": "text", "text": "My own reflection: the kiln was fired in the "
+         "**kiln-date-december** week, at the shelter on Elm road.",
+         "x": 400, "y": 0, "width": 300, "height": 100},
+        {"id": "n3", "type": "file", "file": "Notes/kiln-date-december.md",
+         "x": 0, "y": 300, "width": 300, "height": 100}],
+        "edges": [{"id": "e1", "fromNode": "n2", "toNode": "n1", "label": "about"}]}),
+        encoding="utf-8")
+    hand = vault / "Memory" / "kiln-date-december lineage.canvas"
+    hand.write_text('{"nodes": [{"id": "t", "type": "text", "text": "mine", "x": 0, "y": 0, '
+                    '"width": 10, "height": 10}], "edges": []}', encoding="utf-8")
+    app.memories().forget("kiln-date-december")
+    canvas = checked_canvas(vault, "Memory/My board.canvas")
+    assert {n["id"] for n in canvas["nodes"]} == {"n2", "n3"}
+    assert "Elm road" in board.read_text(encoding="utf-8") and canvas["edges"] == []
+    assert hand.read_text(encoding="utf-8").startswith('{"nodes": [{"id": "t"')

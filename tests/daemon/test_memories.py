@@ -429,3 +429,16 @@ def test_forgetting_the_middle_of_a_chain_whose_file_is_gone_keeps_the_oldest_su
     assert not any("current again" in line for line in report.removed)
     index = (vault / "Memory" / "MEMORY.md").read_text(encoding="utf-8")
     assert Path(last.path).name in index and Path(first.path).name not in index
+
+
+def test_a_derived_name_never_cuts_a_word_or_a_number_in_two() -> None:
+    from daemon.memories import NAME_MAX_CHARS, derived_name
+
+    name = derived_name("The staging server for the Atlas project listens on port 8080.")
+    assert len(name) <= NAME_MAX_CHARS and name.endswith("…")
+    assert "port 80" not in name.replace("port 8080", "")  # never a different number
+    assert all(word in "The staging server for the Atlas project listens on port 8080"
+               for word in name.rstrip("…").split())
+    chinese = derived_name("我们的预发布服务器在杭州机房每周二下午部署一次数据库是十五版的"
+                           "备份每天凌晨三点做一次而且日志保留三十天监控看板在内网可以打开")
+    assert len(chinese) <= NAME_MAX_CHARS and chinese.endswith("…")
