@@ -9,8 +9,10 @@ whose index is missing is indexed first, as that bench does) and asks every ques
 latency) with some of its constants changed in this process only. A variant is
 ``NAME:SETTING=VALUE,...``; a SETTING is ``w.<list>`` (that list's weight in
 ``daemon.rerank.LIST_WEIGHTS``; at 0 the list adds nothing to a note's fused score), the name
-of a constant of ``daemon.rerank`` (``TIME_BONUS``, ``HYBRID_FLOOR``, ``COSINE_SHARE``, …)
-or, as ``retrieval.NAME``, of ``daemon.retrieval`` (``retrieval.NOTE_BM25_MIN_CHUNKS``).
+of a constant of ``daemon.rerank`` (``TIME_BONUS``, ``HYBRID_FLOOR``, ``COSINE_SHARE``, …),
+as ``retrieval.NAME``, of ``daemon.retrieval`` (``retrieval.NOTE_BM25_MIN_CHUNKS``), or
+``weights.<α>`` (``retrieval.weights`` of the score: ``relevance``, ``recency``,
+``importance``).
 Without ``--variant``: ``as-is`` and one variant per list weight at 0 and at half.
 
 Output: recall@5, recall@10 and recall_all@10 per question type and overall, one column per
@@ -27,6 +29,7 @@ import os
 import sys
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -38,8 +41,11 @@ import longmemeval_bench as lme  # noqa: E402
 
 from daemon import rerank, retrieval  # noqa: E402
 from daemon.logs import configure_logging  # noqa: E402
+from magma.fusion import Weights  # noqa: E402
 
 Variant = tuple[str, dict[str, float]]
+#: The α of the score a variant may set as ``weights.<α>`` (:class:`magma.fusion.Weights`).
+SCORE_WEIGHTS = frozenset(field.name for field in fields(Weights))
 #: Where a setting's constant lives: ``TIME_BONUS`` (the re-ranking), ``retrieval.X``.
 MODULES: dict[str, Any] = {"rerank": rerank, "retrieval": retrieval}
 
@@ -53,6 +59,7 @@ def parse_variant(text: str) -> Variant:
         key, _, value = part.partition("=")
         module, _, constant = key.rpartition(".")
         known = (key[2:] in rerank.LIST_WEIGHTS if key.startswith("w.")
+                 else constant in SCORE_WEIGHTS if module == "weights"
                  else isinstance(getattr(MODULES.get(module or "rerank"), constant, None),
                                  int | float))
         if not known:
@@ -70,15 +77,21 @@ def default_variants() -> list[Variant]:
 
 
 @contextmanager
-def applied(settings: Mapping[str, float]) -> Iterator[None]:
+def applied(settings: Mapping[str, float],
+            reranker: rerank.Reranker | None = None) -> Iterator[None]:
     """The re-ranking with ``settings`` for the duration (list weights changed in place: the
-    retrieval module holds the same mapping)."""
+    retrieval module holds the same mapping; ``weights.<α>`` on ``reranker``'s score)."""
     weights: dict[str, float] = rerank.LIST_WEIGHTS  # type: ignore[assignment]
     saved_weights, saved = dict(weights), {}
+    alphas = reranker.weights if reranker is not None else None
     try:
         for key, value in settings.items():
             if key.startswith("w."):
                 weights[key[2:]] = value
+            elif key.startswith("weights."):
+                if reranker is None:
+                    raise ValueError(f"{key}: no re-ranking to set it on")
+                reranker.weights = replace(reranker.weights, **{key[8:]: value})
             else:
                 module, _, constant = key.rpartition(".")
                 target = MODULES[module or "rerank"]
@@ -88,6 +101,8 @@ def applied(settings: Mapping[str, float]) -> Iterator[None]:
     finally:
         weights.clear()
         weights.update(saved_weights)
+        if reranker is not None and alphas is not None:
+            reranker.weights = alphas
         for key, value in saved.items():
             module, _, constant = key.rpartition(".")
             setattr(MODULES[module or "rerank"], constant, value)
@@ -113,7 +128,7 @@ def run(instances: Sequence[Mapping[str, Any]], folder: Path, data_dir: Path,
                 row["ranked"][name] = ranker(question)
                 row["scores"][name] = lme.scores_of(row["ranked"][name], question.evidence)
         for name, settings in variants:
-            with applied(settings):
+            with applied(settings, app.retriever.reranker):
                 hits = app.search(question.question, limit=max(lme.KS), count_recall=False,
                                   now=question.asked_at)
             ranked = lme.sessions_in(hits, paths)

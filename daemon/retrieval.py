@@ -295,6 +295,11 @@ class Retriever:
     # ------------------------------------------------------------------ public
 
     @property
+    def reranker(self) -> Reranker:
+        """The fusion and final pick of every search (:attr:`Reranker.weights`: the α)."""
+        return self._reranker
+
+    @property
     def intent_cache(self) -> IntentCache | None:
         """The intent cache (``None`` when ``cache.enabled`` or
         ``retrieval.intent_analysis.cache_enabled`` is off)."""

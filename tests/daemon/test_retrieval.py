@@ -176,6 +176,11 @@ def test_a_query_that_names_only_a_time_brings_that_days_note_first(
     # a thing to look for on that day ranks by meaning and words, the day only helps
     hits = app.search("what did I bake last Tuesday", limit=10, count_recall=False, now=NOW)
     assert all("only a time asked" not in h.why for h in hits)
+    # and the question is about that day, not about today: recency is not counted for it
+    assert hits and all("recency: not counted, a time is named" in h.why for h in hits)
+    hits = app.search("上周二做了什么", limit=3, count_recall=False, now=NOW)
+    assert all(any(w.startswith("recency 0") or w == "recency 1.00" for w in h.why)
+               for h in hits)  # a time alone: its notes are still ordered by recency
 
 
 def test_a_files_modification_time_never_places_it_in_a_time_range(
