@@ -1101,7 +1101,10 @@ def graph_export(
         "--format", help="graphml (Gephi, yEd, Cytoscape) or json (networkx node-link).")
     ] = "graphml",
     output: Annotated[Path | None, typer.Option(
-        "--output", "-o", help="Write to this file (default: standard output).")] = None,
+        "--output", "-o", help="Write to this file (default: standard output); never a "
+        "file inside the vault, never over an existing file without --force.")] = None,
+    force: Annotated[bool, typer.Option(
+        "--force", help="Replace the --output file when it exists.")] = False,
     vault: VaultOption = None,
 ) -> None:
     """Export the vault graph: notes, attachments, tags and memories with typed edges
@@ -1109,6 +1112,8 @@ def graph_export(
     if fmt not in ("graphml", "json"):
         raise typer.BadParameter(f"{fmt!r} is not graphml or json", param_hint="--format")
     with _app(ctx, **{"vault.path": vault}) as application:
+        if output is not None:
+            _safe_output(output, application.settings.vault.path, force=force)
         application.indexing.require_indexed("graph export")
         text = lineage_views.export_graph(application.store, fmt)  # type: ignore[arg-type]
     if output is None:
@@ -1121,6 +1126,19 @@ def graph_export(
                                  param_hint="--output") from error
     out.print(f"wrote {escape(str(output))} ({len(text.encode('utf-8')):,} bytes)",
               highlight=False)
+
+
+def _safe_output(output: Path, vault: Path | None, *, force: bool) -> None:
+    """Refuse an export's ``output`` inside ``vault`` (dreamd never writes over what the
+    user wrote there) or over an existing file without ``force``. Raises
+    ``typer.BadParameter``."""
+    where = output.expanduser().resolve()
+    if vault is not None and where.is_relative_to(Path(vault).expanduser().resolve()):
+        raise typer.BadParameter(f"{output} is inside the vault; write the export elsewhere",
+                                 param_hint="--output")
+    if where.exists() and not force:
+        raise typer.BadParameter(f"{output} exists; add --force to replace it",
+                                 param_hint="--output")
 
 
 @app.command()

@@ -182,6 +182,14 @@ def test_lineage_canvas_and_graph_export_from_the_command_line(vault: Path,
     assert bad.returncode == 2 and "graphml or json" in bad.stderr
     unwritable = run("graph", "export", "--output", str(tmp_path / "no" / "such" / "dir.xml"))
     assert unwritable.returncode == 2 and "cannot write" in unwritable.stderr
+    note = vault / "Welcome.md"
+    before = note.read_bytes()  # (break-it input: a mistyped path names a note)
+    into_vault = run("graph", "export", "--format", "json", "-o", str(note), "--force")
+    assert into_vault.returncode == 2 and "inside the vault" in into_vault.stderr
+    assert note.read_bytes() == before
+    again = run("graph", "export", "--format", "json", "--output", str(target))
+    assert again.returncode == 2 and "--force" in again.stderr
+    assert run("graph", "export", "--output", str(target), "--force").returncode == 0
 
     dreamed = run("dream", "--canvas", "--force")
     assert dreamed.returncode == 0, dreamed.stderr
