@@ -226,7 +226,10 @@ def _comparison_groups(memories: Sequence[DreamMemory]) -> list[list[DreamMemory
         if len(group) > 1 and any(g.changed for g in group):
             graph.add_edges_from((group[0].id, member.id) for member in group[1:])
     graph.add_edges_from(_neighbour_pairs(memories))
-    component = {mid: min(ids) for ids in nx.connected_components(graph) for mid in ids}
+    component: dict[str, str] = {}
+    for ids in nx.connected_components(graph):
+        root = min(ids)  # once per component, not once per member
+        component.update(dict.fromkeys(ids, root))
     components: dict[str, list[DreamMemory]] = defaultdict(list)
     for memory in memories:
         components[component[memory.id]].append(memory)

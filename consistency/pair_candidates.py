@@ -11,9 +11,10 @@ CANDIDATES_BY_WORDS` whose claim tokens share most with the draft's (Dice ≥
 answers :class:`~consistency.duplicates.Duplicate` for one of the same
 normalised content hash. Giving ``decide`` a superset of those members gives the same answer
 as giving it all of them (its orderings break every tie by id), so :class:`GroupScores`
-finds that superset with one matrix–vector product for the cosines and one count over a
-token index for the Dice overlaps, instead of ``decide`` computing a cosine, a Dice and a
-subject key in Python for every pair (quadratic in the group: 13.6 million pairs there).
+finds that superset with a matrix product per block of members (:data:`COSINE_BLOCK`) for
+the cosines and one count over a token index for the Dice overlaps, instead of ``decide``
+computing a cosine, a Dice and a subject key in Python for every pair (quadratic in the
+group: 13.6 million pairs there).
 
 The cosines of the matrix product may differ from ``decide``'s pairwise ones in the last
 bits, so the nearest are taken with a margin (:data:`COSINE_MARGIN`): a member whose cosine
@@ -32,6 +33,7 @@ from consistency.duplicates import (
     CANDIDATE_LEXICAL,
     CANDIDATES_BY_COSINE,
     CANDIDATES_BY_WORDS,
+    cosine_similarity,
 )
 from consistency.judgement import subject_key
 
@@ -42,9 +44,17 @@ __all__ = ["COSINE_MARGIN", "GroupMember", "GroupScores"]
 #: threshold of the judgement, which are given to two decimals).
 COSINE_MARGIN = 1e-9
 #: At most this many members tied (within the margin) with the last of the nearest are kept
-#: beyond it, in the order ``decide`` uses (most similar, then id); more ties than this are
-#: equal cosines (unknown vectors count 0.0), ordered by id alone.
+#: beyond it, in the order ``decide`` uses (its own cosine of each, then id: equal vectors
+#: are equal there, while a matrix product may part them in the last bits).
 TIED_KEPT = 64
+#: Members whose cosines with the members before them are taken in one matrix product. A
+#: dream asks for the members of a group in order, each against earlier ones; one product
+#: per block of members reads the group's rows once per block instead of once per member
+#: (the planted 10,000-memory set of ``bench/dream_bench.py``: :meth:`GroupScores.candidates`
+#: took 5.3 s of CPU over 9,602 calls with one product per member, 2.6 s with blocks of 128;
+#: ``time.process_time`` around each call, on a shared 2-core machine). Our choice: a block
+#: of 128 x 4,126 float64 cosines is 4 MB.
+COSINE_BLOCK = 128
 
 
 class GroupMember(Protocol):
@@ -78,6 +88,10 @@ class GroupScores:
         self._subjects = _codes([subject_key(m.subject) for m in members])
         self._hashes = _codes([m.content_hash for m in members])
         self._unit, self._has_vector, self.exact = _unit_rows(members)
+        self._vectors = [m.embedding for m in members]
+        # cosines of members [start, start + COSINE_BLOCK) with members [0, their end)
+        self._block_start = -1
+        self._block = np.zeros((0, 0))
         self._postings: dict[tuple[str, int], set[int]] = defaultdict(set)
         # each posting as an array, made when first counted, dropped when its set changes
         self._arrays: dict[tuple[str, int], np.ndarray] = {}
@@ -122,23 +136,43 @@ class GroupScores:
         return sorted(keep)
 
     def _nearest(self, row: int, rows: np.ndarray) -> set[int]:
+        if len(rows) <= CANDIDATES_BY_COSINE:
+            return set(rows.tolist())
         if self._has_vector[row]:
-            # numpy's own loop on one thread, not BLAS: OpenBLAS's two-thread matrix-vector
-            # product of 4,126 x 512 took 30 ms against 2.9 ms on one thread on a busy
-            # 2-core machine (5 ms this way), and it is asked once per member; the sums
-            # differ from BLAS's in the last bits only (COSINE_MARGIN). No copy of the rows.
-            values = np.einsum("ij,j->i", self._unit, self._unit[row])[rows]
+            values = self._cosines(row, rows)
             values[~self._has_vector[rows]] = 0.0  # decide: an unknown cosine counts 0.0
         else:
             values = np.zeros(len(rows))
-        if len(rows) <= CANDIDATES_BY_COSINE:
-            return set(rows.tolist())
         last = np.partition(values, len(rows) - CANDIDATES_BY_COSINE)[
             len(rows) - CANDIDATES_BY_COSINE]
         above = rows[values > last + COSINE_MARGIN]
-        tied = np.nonzero(np.abs(values - last) <= COSINE_MARGIN)[0]
-        order = sorted(tied.tolist(), key=lambda i: (-values[i], self._ids[rows[i]]))
+        tied = np.nonzero(np.abs(values - last) <= COSINE_MARGIN)[0].tolist()
+        if len(tied) > TIED_KEPT:
+            # which of the tied ones decide keeps is its own order (its cosine, then id):
+            # two equal vectors may differ in the last bits of a matrix product
+            exact = {i: self._exact_cosine(row, int(rows[i])) for i in tied}
+            order = sorted(tied, key=lambda i: (-exact[i], self._ids[rows[i]]))
+        else:
+            order = tied
         return set(above.tolist()) | {int(rows[i]) for i in order[:TIED_KEPT]}
+
+    def _cosines(self, row: int, rows: np.ndarray) -> np.ndarray:
+        """``float64[len(rows)]``: cosines of ``row``'s unit vector with ``rows``' (a copy),
+        equal to :func:`~consistency.duplicates.cosine_similarity` up to the last bits
+        (:data:`COSINE_MARGIN`)."""
+        start = row - row % COSINE_BLOCK
+        if start != self._block_start:
+            stop = min(start + COSINE_BLOCK, len(self._ids))
+            self._block = self._unit[start:stop] @ self._unit[:stop].T
+            self._block_start = start
+        if int(rows.max()) < self._block.shape[1]:
+            return self._block[row - start][rows]
+        # a later member (never asked by a dream, which decides in order): one product
+        return np.einsum("ij,j->i", self._unit, self._unit[row])[rows]
+
+    def _exact_cosine(self, row: int, other: int) -> float:
+        """The cosine ``decide`` orders by (an unknown one counts 0.0)."""
+        return cosine_similarity(self._vectors[row], self._vectors[other]) or 0.0
 
     def _posting(self, key: tuple[str, int]) -> np.ndarray:
         """``int64[]``: the rows holding ``key`` (a token's k-th copy)."""
