@@ -26,6 +26,7 @@ from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import networkx as nx
 import structlog
 from ulid import ULID
 
@@ -66,6 +67,7 @@ from consistency.duplicates import claim_of, cosine_similarity
 from consistency.judgement import MemorySide, judge_pair
 from consistency.lifecycle import MemoryState, is_current
 from consistency.withheld import FoundCredential
+from daemon.collector import collector_paused
 from daemon.conflicts import CONFLICTS_FILE, ConflictDesk, ConflictRecord, Keep
 from daemon.credential_ledger import read_credentials
 from daemon.entry_versions import entry_of_key
@@ -75,7 +77,7 @@ from daemon.memories import MemoryService
 from daemon.memory_index_keeper import INDEX_FILE, MemoryIndexKeeper, index_fingerprint
 from daemon.memory_pool import MemoryPool, StoredMemory
 from daemon.sync import MASS_DELETE_MIN_FILES
-from magma.lineage import lineage_graph, lineage_memory
+from magma.lineage import LineageMemory, lineage_graph, lineage_memory
 from magma.store import IndexedFile, LinkRecord, MagmaStore
 from magma.versions import Version, current
 
@@ -193,6 +195,7 @@ class ConsistencyService:
         self.orphan_grace = limits.orphan_grace
         self.claimed = tuple(claimed)
         self._clock = clock
+        self._lineage: tuple[tuple[LineageMemory, ...], nx.MultiDiGraph] | None = None
 
     # ------------------------------------------------------------------ check
 
@@ -200,8 +203,9 @@ class ConsistencyService:
         """Gather the sides and check them (nothing is changed). Raises ``VaultError`` when
         the vault cannot be walked, ``StoreError`` when the store cannot be read."""
         started = time.perf_counter()
-        snapshot, gathered = self._snapshot()
-        findings = tuple(Finding(d, decide(d)) for d in check(snapshot))
+        with collector_paused():  # a snapshot of short-lived values (daemon.collector)
+            snapshot, gathered = self._snapshot()
+            findings = tuple(Finding(d, decide(d)) for d in check(snapshot))
         report = CheckReport(findings, len(snapshot.files) + len(snapshot.unchanged),
                              gathered.read,
                              len(snapshot.history), time.perf_counter() - started,
@@ -279,8 +283,8 @@ class ConsistencyService:
         index_current, hand_edited = self._memory_index_current(gathered, today)
         memory_props = {**props, **gathered.properties}
         _link_possible_pairs(gathered.files, memory_props)
-        lineage = lineage_graph(lineage_memory(path, memory_props.get(path, {}))
-                                for path in sorted(memory_paths))
+        lineage = self._lineage_graph(tuple(
+            lineage_memory(path, memory_props.get(path, {})) for path in sorted(memory_paths)))
         pool = self.subject_pool()
         # one stat walk; a memory file in step with its row is never an entry file, so only
         # the others are read (each check read every memory file: 1,000 of 1,001 files opened)
@@ -303,6 +307,16 @@ class ConsistencyService:
             entries={path: _entry_side(s, today) for path, s in entries.items()},
         )
         return snapshot, gathered
+
+    def _lineage_graph(self, memories: tuple[LineageMemory, ...]) -> nx.MultiDiGraph:
+        """:func:`magma.lineage.lineage_graph` of ``memories``, kept for the next check while
+        they stay equal (the graph is only read: :func:`consistency.checker.check`)."""
+        kept = self._lineage
+        if kept is not None and kept[0] == memories:
+            return kept[1]
+        graph = lineage_graph(memories)
+        self._lineage = (memories, graph)
+        return graph
 
     def _credentials(self, rows: Mapping[str, IndexedFile]
                      ) -> dict[str, tuple[FoundCredential, ...]]:

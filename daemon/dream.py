@@ -69,6 +69,7 @@ from consistency.dream import (
     DreamMemory,
     Gate,
     MergeDuplicate,
+    Settle,
     SupersedeOld,
     dream_due,
     groups_to_compare,
@@ -91,6 +92,7 @@ from consistency.synthesis import (
     ExtractedFact,
 )
 from daemon.client import pid_alive
+from daemon.collector import collector_paused
 from daemon.dream_blocks import sleep_night
 from daemon.dream_deep import DeepPhase, Synthesise, diary_link, transcripts_since
 from daemon.dream_edits import Step, diary_entry, still_allowed
@@ -528,8 +530,8 @@ class DreamRunner:
                 pinned=records[m.path].pinned) for m in memories]
             if self._roles.judge is not None:
                 self._roles.judge.start()
-            actions = mergeable(plan_consolidation(
-                memories, settle=self._settle if self._roles.judge is not None else None))
+            actions = _consolidation(
+                memories, settle=self._settle if self._roles.judge is not None else None)
         # Lifecycle runs on the state after the consolidation.
         closed = {a.duplicate_path for a in actions if isinstance(a, MergeDuplicate)}
         closed |= {a.old_path for a in actions if isinstance(a, SupersedeOld)}
@@ -903,6 +905,14 @@ def _llm_phases(runner: DreamRunner, records: dict[str, MemoryRecord], dream_id:
     # last: it reads what the phases before wrote (a profile distilled again, a synthesis)
     written += _derived_recheck(runner).run(lines)
     return written
+
+
+def _consolidation(memories: Sequence[DreamMemory], settle: Settle | None
+                  ) -> list[Consolidation]:
+    """:func:`mergeable` of :func:`plan_consolidation`, with the collector held off while
+    thousands of claims are read and kept (:mod:`daemon.collector`)."""
+    with collector_paused():
+        return mergeable(plan_consolidation(memories, settle=settle))
 
 
 def _derived_recheck(runner: DreamRunner) -> DerivedRecheck:
