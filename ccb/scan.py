@@ -156,12 +156,24 @@ class VaultFilter:
     _exclude_globs: tuple[_Glob, ...] = field(init=False, repr=False, compare=False)
     _include_globs: tuple[_Glob, ...] = field(init=False, repr=False, compare=False)
     _user_filters: tuple[re.Pattern[str] | str, ...] = field(init=False, repr=False, compare=False)
+    #: the ``exclude`` globs without wildcards as ``(path, path + "/")`` (e.g. dreamd's own
+    #: ``Memory/MEMORY.md``), asked of every file of a walk without a call per glob, and the
+    #: other globs
+    _exclude_literals: tuple[tuple[str, str], ...] = field(init=False, repr=False, compare=False)
+    _exclude_wild: tuple[_Glob, ...] = field(init=False, repr=False, compare=False)
+    _has_patterns: bool = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "_exclude_globs", _compile_globs(self.exclude))
+        excluded = _compile_globs(self.exclude)
+        object.__setattr__(self, "_exclude_globs", excluded)
+        object.__setattr__(self, "_exclude_literals", tuple(
+            (g.literal, g.literal + "/") for g in excluded if g.literal is not None))
+        object.__setattr__(self, "_exclude_wild", tuple(g for g in excluded if g.literal is None))
         object.__setattr__(self, "_include_globs", _compile_globs(self.include))
         compiled = (_compile_user_filter(entry) for entry in self.ignore_filters)
         object.__setattr__(self, "_user_filters", tuple(f for f in compiled if f is not None))
+        object.__setattr__(self, "_has_patterns", bool(
+            self._exclude_globs or self._include_globs or self._user_filters))
 
     @classmethod
     def for_vault(
@@ -207,7 +219,10 @@ class VaultFilter:
 
     def _ignores_by_patterns(self, path: str, is_dir: bool) -> bool:
         """``exclude`` globs, the vault's ``userIgnoreFilters``, and ``include`` (files only)."""
-        if any(glob.matches(path) for glob in self._exclude_globs):
+        for literal, folder in self._exclude_literals:  # _Glob.matches of a literal
+            if path == literal or path.startswith(folder):
+                return True
+        if self._exclude_wild and any(glob.matches(path) for glob in self._exclude_wild):
             return True
         if self._user_filters and self._matches_user_filter(path, is_dir):
             return True
@@ -224,10 +239,6 @@ class VaultFilter:
         if rel_path == self.config_folder:
             return True
         return self._has_patterns and self._ignores_by_patterns(rel_path, is_dir)
-
-    @property
-    def _has_patterns(self) -> bool:
-        return bool(self._exclude_globs or self._include_globs or self._user_filters)
 
     def _matches_user_filter(self, path: str, is_dir: bool) -> bool:
         probe = path + "/" if is_dir else path

@@ -53,6 +53,7 @@ from magma.store_memo import (
     RecentVectors,
     StoreChanges,
     StoreDelta,
+    TableMemo,
 )
 from magma.store_tables import (
     FTS_CONFIG,
@@ -277,6 +278,8 @@ class MagmaStore:
         self.vault_path, self.model_id, self.dims = vault_path, model_id, dims
         self._paths: set[str] | None = None
         self._file_index = FileIndexMemo()
+        self._properties = TableMemo()  # memory_properties() of every memory
+        self._unresolved = TableMemo()  # unresolved_links() of every note
         self._recent_vectors = RecentVectors()
         self._resolver: LinkResolver | None = None
         self._changes = StoreChanges()
@@ -335,10 +338,7 @@ class MagmaStore:
         return index
 
     def _files_version(self) -> int | None:
-        try:
-            return int(self._t.files.version)
-        except Exception:  # a table that cannot say: read it every time
-            return None
+        return _table_version(self._t.files)
 
     def known_vectors(self, hashes: Collection[str]) -> dict[str, np.ndarray]:
         """``{chunk content_hash: float32[dims]}`` for the hashes stored (any path) or written
@@ -375,13 +375,12 @@ class MagmaStore:
         decoded from JSON, dates are ISO strings), for checks that must not re-read unchanged
         files."""
         where = "memory_type IS NOT NULL"
-        if paths is not None:
-            if not paths:
-                return {}
-            where += " AND " + _in_list("path", sorted(set(paths)))
-        data = self._t.read(self._t.files, ["path", "properties_json"], where).to_pydict()
-        return {path: json.loads(props)
-                for path, props in zip(data["path"], data["properties_json"], strict=True)}
+        if paths is None:  # every memory: kept while the files table stays at its version
+            return dict(self._properties.read(self._files_version(),
+                                              lambda: _properties(self._t, where)))
+        if not paths:
+            return {}
+        return _properties(self._t, f"{where} AND {_in_list('path', sorted(set(paths)))}")
 
     def unresolved_links(self, sources: Collection[str] | None = None) -> list[LinkRecord]:
         """Links (from ``sources``, default every note) that resolve to no vault file, by
@@ -389,10 +388,9 @@ class MagmaStore:
         wanted = None if sources is None else set(sources)
         if wanted is not None and not wanted:
             return []
-        rows = self._t.read(self._t.links, ["src", "target", "kind", "subpath", "resolved", "line"],
-                          "resolved IS NULL").to_pylist()
-        records = [LinkRecord(**row) for row in rows if wanted is None or row["src"] in wanted]
-        return sorted(records, key=lambda r: (r.src, r.line, r.target))
+        every = self._unresolved.read(_table_version(self._t.links),  # kept per version
+                                      lambda: _unresolved(self._t))
+        return [r for r in every if wanted is None or r.src in wanted]
 
     def counts(self) -> StoreCounts:
         """Row counts of every table (for ``dreamd status``)."""
@@ -985,3 +983,25 @@ def graph_reads(store: MagmaStore) -> tuple[list[GraphFileRow], list[LinkRecord]
     links = store._t.read(store._t.links, _LINK_COLUMNS)
     with collector_paused():  # 63,438 records on the bench vault: magma.gc_pause
         return graph_file_rows(files), link_records(links)
+
+
+def _table_version(table: Any) -> int | None:
+    """The LanceDB version ``table`` is at (``None``: it cannot say; read it every time)."""
+    try:
+        return int(table.version)
+    except Exception:
+        return None
+
+
+def _properties(tables: StoreTables, where: str) -> dict[str, Mapping[str, Any]]:
+    """``{path: properties}`` of the file rows matching ``where`` (JSON decoded)."""
+    data = tables.read(tables.files, ["path", "properties_json"], where).to_pydict()
+    return {path: json.loads(props)
+            for path, props in zip(data["path"], data["properties_json"], strict=True)}
+
+
+def _unresolved(tables: StoreTables) -> list[LinkRecord]:
+    """Every link that resolves to no vault file, by source, line and target."""
+    rows = tables.read(tables.links, ["src", "target", "kind", "subpath", "resolved", "line"],
+                       "resolved IS NULL").to_pylist()
+    return sorted((LinkRecord(**row) for row in rows), key=lambda r: (r.src, r.line, r.target))

@@ -279,6 +279,8 @@ class VersionArchive:
         self._files = VersionFiles(archive_dir)
         self._lease = lease
         self.device = device
+        # survey(): (table version, rows, grouped), kept while the table stays there
+        self._survey: tuple[int, list[dict[str, Any]], dict[str, list[Version]]] | None = None
 
     @classmethod
     def open(cls, uri: str, *, archive_dir: Path, device: str | None = None,
@@ -603,9 +605,28 @@ class VersionArchive:
         return self._needs_repair(self._rows())
 
     def survey(self) -> tuple[dict[str, list[Version]], bool]:
-        """:meth:`all_versions` and :meth:`needs_repair` from one read of the table."""
+        """:meth:`all_versions` and :meth:`needs_repair` from one read of the table; the
+        read is kept while the table stays at its version (a check where nothing changed
+        reads it once; the archive folder is listed every time)."""
+        rows, grouped = self._surveyed()
+        return {mid: list(versions) for mid, versions in grouped.items()}, \
+            self._needs_repair(rows)
+
+    def _surveyed(self) -> tuple[list[dict[str, Any]], dict[str, list[Version]]]:
+        """The table's rows (without contents) and :func:`_grouped` of them, at its latest
+        version. Raises :class:`StoreError`."""
+        try:
+            self._table.checkout_latest()  # see what other processes committed
+            version: int | None = int(self._table.version)
+        except Exception:  # a table that cannot say: read it (which raises what fails)
+            version = None
+        kept = self._survey
+        if kept is not None and version is not None and kept[0] == version:
+            return kept[1], kept[2]
         rows = self._rows()
-        return _grouped(rows), self._needs_repair(rows)
+        grouped = _grouped(rows)
+        self._survey = (version, rows, grouped) if version is not None else None
+        return rows, grouped
 
     def optimize(self, cleanup_older_than: timedelta) -> None:
         """Compact the table (every record is one append) and drop table versions older than
