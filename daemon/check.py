@@ -67,7 +67,6 @@ from consistency.duplicates import claim_of, cosine_similarity
 from consistency.judgement import MemorySide, judge_pair
 from consistency.lifecycle import MemoryState, is_current
 from consistency.withheld import FoundCredential
-from daemon.collector import collector_paused
 from daemon.conflicts import CONFLICTS_FILE, ConflictDesk, ConflictRecord, Keep
 from daemon.credential_ledger import read_credentials
 from daemon.entry_versions import entry_of_key
@@ -77,6 +76,7 @@ from daemon.memories import MemoryService
 from daemon.memory_index_keeper import INDEX_FILE, MemoryIndexKeeper, index_fingerprint
 from daemon.memory_pool import MemoryPool, StoredMemory
 from daemon.sync import MASS_DELETE_MIN_FILES
+from magma.gc_pause import collector_paused
 from magma.lineage import LineageMemory, lineage_graph, lineage_memory
 from magma.store import IndexedFile, LinkRecord, MagmaStore
 from magma.versions import Version, current
@@ -203,7 +203,7 @@ class ConsistencyService:
         """Gather the sides and check them (nothing is changed). Raises ``VaultError`` when
         the vault cannot be walked, ``StoreError`` when the store cannot be read."""
         started = time.perf_counter()
-        with collector_paused():  # a snapshot of short-lived values (daemon.collector)
+        with collector_paused():  # a snapshot of short-lived values (magma.gc_pause)
             snapshot, gathered = self._snapshot()
             findings = tuple(Finding(d, decide(d)) for d in check(snapshot))
         report = CheckReport(findings, len(snapshot.files) + len(snapshot.unchanged),

@@ -92,7 +92,6 @@ from consistency.synthesis import (
     ExtractedFact,
 )
 from daemon.client import pid_alive
-from daemon.collector import collector_paused
 from daemon.dream_blocks import sleep_night
 from daemon.dream_deep import DeepPhase, Synthesise, diary_link, transcripts_since
 from daemon.dream_edits import Step, diary_entry, still_allowed
@@ -116,6 +115,7 @@ from daemon.llm import ChatClient
 from daemon.memory_index_keeper import MemoryIndexKeeper, index_entries, index_fingerprint
 from daemon.memory_pool import MemoryPool
 from daemon.pair_judge import PairJudge
+from magma.gc_pause import collector_paused
 
 __all__ = [
     "DIARY_FILE",
@@ -910,7 +910,7 @@ def _llm_phases(runner: DreamRunner, records: dict[str, MemoryRecord], dream_id:
 def _consolidation(memories: Sequence[DreamMemory], settle: Settle | None
                   ) -> list[Consolidation]:
     """:func:`mergeable` of :func:`plan_consolidation`, with the collector held off while
-    thousands of claims are read and kept (:mod:`daemon.collector`)."""
+    thousands of claims are read and kept (:mod:`magma.gc_pause`)."""
     with collector_paused():
         return mergeable(plan_consolidation(memories, settle=settle))
 

@@ -7,6 +7,12 @@ the older collections that follow scan all of them again. On the 8,049-file vaul
 read and build (measured by running each part with the collector on, then off: the 63,438
 link records 0.23 s → 0.08 s of CPU, the build 0.55 s → 0.35 s). Reference counting still
 frees what is let go meanwhile.
+
+The same holds for a ``dreamd check`` building its snapshot (7,000 files: 34 ms of CPU per
+check in full collections walking the daemon's 177,000 objects, measured with
+``gc.callbacks`` over 15 checks of ``bench/check_bench.py``'s vault) and for a dream's
+consolidation plan (10,000 memories: 1.1 s of CPU in full collections over one dream of
+``bench/dream_bench.py``'s planted set).
 """
 
 from __future__ import annotations
