@@ -463,7 +463,7 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
                            + "|".join(re.escape(u) for u in _UNIT_WORDS if u.isascii() and len(u) > 1)
                            + r")\b)", _A)),
     ("weekday", re.compile(rf"\b(?P<wd>{_WEEKDAY_WORDS}|weekend|weekday)s?\b|(?<![\d一两二三四五六七八九十]个)(?<![\d一两二三四五六七八九十])工作日(?P<zwork>)|(?:星期|周|礼拜)(?P<zwd>[一二三四五六日天末])(?P<zmore>(?:[、，,和及与]\s*[一二三四五六日天](?![次遍回趟个号]))*)(?![次遍回趟])", re.I | _A)),
-    ("month", re.compile(r"\b(?P<mon>january|february|march|april|june|july|august|september|october|november|december)\b|(?P<zm>十[一二]|[一二三四五六七八九十]|1[0-2]|[1-9])月(?!份?[\d一二三四五六七八九十]+[日号])", re.I)),
+    ("month", re.compile(r"\b(?P<mon>january|february|march|april|june|july|august|september|october|november|december)\b|(?:(?<=\bin )|(?<=\bby )|(?<=\bof )|(?<=since )|(?<=until )|(?<=early )|(?<=late )|(?<=\bmid[- ])|(?<=\bnext )|(?<=\blast )|(?<=\bthis ))(?P<may>(?-i:May))\b(?!\s+(?:be|have|not|need|want|also|still)\b)|(?P<zm>十[一二]|[一二三四五六七八九十]|1[0-2]|[1-9])月(?!份?[\d一二三四五六七八九十]+[日号])", re.I)),
     ("frequency", _FREQUENCY),
     # a chat channel ("#pay-alerts"): an identifier
     ("id", re.compile(r"(?<![\w#&/])#[a-z][a-z0-9_-]*-[a-z0-9_-]+", re.I | _A)),
@@ -690,7 +690,9 @@ def _weekday_value(match: re.Match[str]) -> Value | list[Value]:
 
 
 def _month_value(match: re.Match[str]) -> Value | None:
-    if match.group("mon"):
+    if match.group("may"):  # "renews in May", "since May"; never the verb ("it may be")
+        month = 5
+    elif match.group("mon"):
         month = _MONTHS[match.group("mon").lower()]
     else:
         zm = match.group("zm")

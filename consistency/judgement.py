@@ -1268,7 +1268,27 @@ def _judgement(kind: Verdict, rule: str, changes: tuple[str, ...], co: Claim, cn
     if kind == "duplicate" and co.tail != cn.tail:
         # long texts alike as far as they were read, other past it: never merged
         kind, changes = "possible_duplicate", ("the text differs further on",)
+    if kind == "duplicate" and rule != "same words" and (
+            extended := _name_extended(co, cn) or _name_extended(cn, co)):
+        # "iPhone 15" / "iPhone 15 *Pro*", "Google" / "Google *DeepMind*", "York" / "*New*
+        # York": another model, place or company, perhaps; merged, one memory would name both
+        kind, changes = "possible_duplicate", (extended,)
     return PairJudgement(kind, rule, cosine, lexical, slot, _readable(changes, co, cn))
+
+
+def _name_extended(short: Claim, long: Claim) -> str | None:
+    """A model's tier (:data:`_TIERS`) ``long`` names beside a name both state and
+    ``short`` does not ("iPhone 15" / "iPhone 15 *Pro*", "小米14" / "小米14 *Ultra*")."""
+    tiers = {w for v in _wordlike_values(long) for w in v.split() if w in _TIERS} - {
+        w for v in _wordlike_values(short) for w in v.split()}
+    if not tiers or not (short.values & long.values or set(_wordlike_values(short)) & {
+            " ".join(w for w in v.split() if w not in _TIERS) for v in _wordlike_values(long)}):
+        return None
+    return f"+ {', '.join(sorted(tiers))}"
+
+
+def _wordlike_values(claim: Claim) -> list[str]:
+    return sorted(v.text for v in claim.values if v.kind in _WORDLIKE)
 
 
 #: Words that set a memory in the past: "used to", "previously", "我以前", "原来".
@@ -1489,11 +1509,33 @@ def _polarity(p: _Pair) -> _Finding | None:
         return "possible_contradiction", "polarity", (*flips[:2], *(
             f"{', '.join(v.label() for v in o)} → {', '.join(v.label() for v in n)}"
             for _g, o, n in p.changes[:1]))
+    if flips and not p.two_languages and not p.changes and _verb_over_other_things(p.co, p.cn):
+        # only the verb turned, over another thing on each side ("Use pytest for tests" /
+        # "Don't use mocks in tests", "I play piano" / "I don't play guitar", "我喝茶" /
+        # "我不喝酒"): two facts
+        return "distinct", "other thing", tuple(flips[:2])
     if flips:
         kind: Verdict = "contradiction" if p.strong or p.aligned_ok else \
             "possible_contradiction"
         return kind, "polarity", tuple(flips[:3])
     return None
+
+
+def _verb_over_other_things(old: Claim, new: Claim) -> bool:
+    """Is what turned only verbs (a relation asserted on one side, denied on the other),
+    each over a thing the other side never names ("use *pytest*" / "don't use *mocks*")?"""
+    verbs = (old.asserted & new.negated) | (old.negated & new.asserted)
+    if not verbs or not all(map(_is_relation, verbs)) or any(
+            old.concepts.get(c) != new.concepts.get(c)
+            for c in old.concepts.keys() | new.concepts.keys()):
+        return False
+    said_old, said_new = set(_bare(old.tokens)), set(_bare(new.tokens))
+    for verb in verbs:
+        objects_old, objects_new = _heads(old, verb), _heads(new, verb)
+        if not objects_old or not objects_new or objects_old & said_new or \
+                objects_new & said_old:
+            return False
+    return True
 
 
 #: A denial with another denial or a condition in its clause, which together say what must
@@ -1622,7 +1664,8 @@ def _by_clause(old: MemorySide, new: MemorySide, found: _Finding | None) -> _Fin
         return _one_statement_told(old, new, _one_statement_restated(old, new, found))
     if found[0] not in {"duplicate", "contradiction"}:
         return found
-    if found[0] == "contradiction" and found[1] == "polarity" and \
+    if found[0] == "contradiction" and found[1] in {"polarity", "says it changed",
+                                                    "changed word"} and \
             _list_member_denied(old.claim, new.claim):
         return "possible_contradiction", found[1], (*found[2], "the older lists more")
     olds = _statements(old.claim.text)
@@ -1733,24 +1776,24 @@ def _one_statement_told(old: MemorySide, new: MemorySide,
 RESTATED_NEW_SHARE = 0.25
 
 
-#: Two things listed together: "vim and tmux", "Postgres、Redis", "猫和狗".
-_LIST_JOIN = r"\s*(?:,|/|&|\band\b|\bor\b|和|与|及|以及|、|跟)\s*"
+#: Joiners of a list's items ("vim and tmux", "Postgres、Redis", "猫和狗"); a comma or a
+#: slash joins too much else (addresses, URLs, "detailed, long").
+_LIST_ITEMS = re.compile(r"\s*(?:&|\band\b|\bor\b|和|与|及|以及|、|跟)\s*")
 
 
 def _list_member_denied(old: Claim, new: Claim) -> bool:
-    """Does ``new`` deny one thing of a list ``old`` states, and name no other of it ("I
-    use vim and tmux" / "I no longer use tmux": vim still holds)?"""
-    text, other = old.text.casefold(), new.text.casefold()
-    for word in old.asserted & new.negated:
-        if _is_relation(word) or not word.isascii() or word not in text:
-            continue
-        escaped = re.escape(word)
-        for match in re.finditer(rf"([\w.+#-]+){_LIST_JOIN}{escaped}\b|\b{escaped}{_LIST_JOIN}([\w.+#-]+)",
-                                 text):
-            partner = match.group(1) or match.group(2)
-            if partner and partner not in other and partner in _bare(old.tokens):
-                return True
-    return False
+    """Does ``new`` tell of some things of a list ``old`` states and name none of the others
+    ("I use vim and tmux" / "I no longer use tmux"; "我对花生和海鲜过敏" / "我对海鲜不再过敏了":
+    vim, peanuts still hold)? The list is what stands between its joiners (:data:`_LIST_ITEMS`),
+    each item read for the things it names."""
+    items = [part for part in _LIST_ITEMS.split(old.text) if part.strip()]
+    if len(items) < 2:
+        return False
+    said = _named_things(new) | set(new.tokens)
+    named = [_named_things(claim) | {t for t in claim.tokens if ":" in t}
+             for claim in map(read_claim, items)]
+    return any(things & said for things in named) and any(
+        things and not things & said for things in named)
 
 
 #: Where one fact of a memory ends and another starts.

@@ -243,6 +243,31 @@ class _Found:
     vector: np.ndarray | None = None
 
 
+def _allowed(
+    entry: CatalogueEntry, types: set[str] | None, path_prefix: str | None,
+    owner: Owner | None, include_hidden: bool, day: date, past: bool,
+) -> bool:
+    """May ``entry`` be shown for a search: its type, folder, owner, and whether it is
+    current on ``day`` (``include_hidden``: archived and superseded memories too). The dream
+    diary (``DREAMS.md``) never is: what a dream did is not read back as a memory."""
+    if types is not None and entry.memory_type not in types:
+        return False
+    if path_prefix and not entry.path.startswith(path_prefix):
+        return False
+    base = entry.path.rsplit("/", 1)[-1].rsplit(":", 1)[-1]
+    if base == DIARY_FILE:
+        return False
+    if owner is not None:
+        if base in INDEX_FILE_NAMES:
+            return False
+        if entry.memory_type is not None and not owner.sees(entry.owner):
+            return False
+    if include_hidden:
+        return True
+    return entry.memory_type is None or is_current(
+        MemoryState.of(entry.properties, past=past), day, past=past)
+
+
 class Retriever:
     """The pipeline over one store (module docstring). Thread use: one search at a time
     (the App is not thread-safe); the stages' own threads only read. ``kept_graph``: the
@@ -666,28 +691,7 @@ class Retriever:
         entry = snap.entries.get(path)
         if entry is None or (layers is not None and entry.layer not in layers):
             return False
-        return self._allowed(entry, types, path_prefix, owner, include_hidden, today, past)
-
-    def _allowed(
-        self, entry: CatalogueEntry, types: set[str] | None, path_prefix: str | None,
-        owner: Owner | None, include_hidden: bool, day: date, past: bool,
-    ) -> bool:
-        if types is not None and entry.memory_type not in types:
-            return False
-        if path_prefix and not entry.path.startswith(path_prefix):
-            return False
-        base = entry.path.rsplit("/", 1)[-1].rsplit(":", 1)[-1]
-        if owner is not None:
-            if base in INDEX_FILE_NAMES:
-                return False
-            if entry.memory_type is not None and not owner.sees(entry.owner):
-                return False
-        if include_hidden:
-            return True
-        if base == DIARY_FILE:
-            return False
-        return entry.memory_type is None or is_current(
-            MemoryState.of(entry.properties, past=past), day, past=past)
+        return _allowed(entry, types, path_prefix, owner, include_hidden, today, past)
 
     def _recall_stats(self) -> Mapping[str, RecallStats]:
         now = self._clock()

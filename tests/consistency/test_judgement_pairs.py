@@ -353,6 +353,18 @@ def test_categories_cover_the_issue(judged) -> None:
     ("Subscribes to The New Yorker.", "Subscribes to New York magazine.", "kept apart"),
     # the same name written otherwise is one name
     ("我用 Jupyter Lab 做数据分析", "Uses JupyterLab for data analysis.", "duplicate"),
+    # (a break-it round's inputs) only the verb turned, over another thing: two facts
+    ("Use pytest for tests", "Don't use mocks in tests", "distinct"),
+    ("I play piano", "I don't play guitar", "distinct"),
+    ("我喝茶", "我不喝酒", "distinct"),
+    # one thing of a list turned: the others still hold
+    ("I'm allergic to peanuts and shellfish", "I'm no longer allergic to shellfish",
+     "possible_contradiction"),
+    ("我对花生和海鲜过敏", "我对海鲜不再过敏了", "possible_contradiction"),
+    ("我喜欢寿司和拉面", "我讨厌拉面", "possible_contradiction"),
+    # "May" after "in" is the month; a language named in Chinese is a value
+    ("The car insurance renews in March", "The car insurance renews in May", "contradiction"),
+    ("永远用英文回答我", "Always answer me in Chinese", "contradiction"),
 ])
 def test_rules_read_from_the_pair_sets(real_embedder, old: str, new: str, verdict: str) -> None:
     """One pair per rule added from what a blind set showed, through the real model."""
