@@ -6,11 +6,15 @@ source changed — a synthesis, a profile, anything with ``derived_from`` — wi
 :func:`derived_rechecks`:
 
 - its remaining sources are its ``derived_from`` memories that did not change (live: not
-  superseded or merged outside the derivation, not archived, not gone);
+  superseded or merged outside the derivation, not archived, not gone) and do not derive
+  from it, directly or through others (a loop of derivations never makes a memory its own
+  support);
 - it is **still supported** when it has a remaining source, every name, number, date and
   code span it states (:func:`unsupported_facts`: the fact check of every synthesis,
   :func:`consistency.synthesis.dropped_facts`, read on :func:`fact_text`) is in one of
-  them, and it repeats nothing only a changed source said (:func:`stale_facts`): the dream
+  them, each statement of its body is found in one remaining source's own text
+  (:func:`unheld_statements`: a memory without a name or a number in it is not held by
+  anything), and it repeats nothing only a changed source said (:func:`stale_facts`): the dream
   then takes the changed sources out of its ``derived_from`` (and clears
   ``forgotten_sources``), saying so in the diary;
 - otherwise it is **unsupported**: with an LLM it is derived again from the remaining
@@ -25,17 +29,20 @@ walked once (:func:`consistency.graph_checks.graph_drifts` keeps a visited set).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import networkx as nx
 
-from consistency.claims import read_claim
+from consistency.claims import read_claim, stem
 from consistency.graph_checks import ChangedSource, graph_drifts
 from consistency.synthesis import dropped_facts
 from magma.graph import node_id
+from magma.text import text_tokens
 
-__all__ = ["Recheck", "derived_rechecks", "fact_text", "stale_facts", "unsupported_facts"]
+__all__ = ["Recheck", "derived_rechecks", "fact_text", "stale_facts", "unheld_statements",
+           "unsupported_facts"]
 
 
 def fact_text(text: str) -> str:
@@ -50,6 +57,50 @@ def unsupported_facts(said: str, sources: Sequence[str]) -> list[str]:
     """The names, numbers, dates and code spans of ``said`` that no text of ``sources``
     holds (case-insensitive), sorted."""
     return dropped_facts([fact_text(said)], "\n".join(sources))
+
+
+#: Where a memory's body is cut into statements: line ends and sentence or clause ends
+#: (``.`` before a space or the end, ``!``, ``?``, ``;`` and their CJK forms).
+_STATEMENT_END = re.compile(r"\n|[.](?=\s|$)|[!?;。！？；]")
+#: Words that state nothing alone (function words, English and Chinese; our choice, after
+#: :data:`consistency.claims`' stopwords).
+_FUNCTION_WORDS = frozenset((
+    "a", "an", "the", "to", "of", "in", "on", "at", "for", "with", "by", "and", "or", "is",
+    "are", "be", "been", "was", "were", "am", "it", "its", "this", "that", "these", "those",
+    "do", "does", "did", "i", "we", "you", "they", "he", "she", "me", "us", "him", "them",
+    "my", "our", "your", "their", "his", "her", "as", "from", "into", "than", "then", "so",
+    "also", "just", "very", "really", "all", "every", "any", "some", "each", "will", "would",
+    "can", "could", "may", "might", "should", "must", "have", "has", "had", "there", "here",
+    "about", "over", "up", "out", "if", "when", "while", "which", "who", "what", "where",
+    "how", "why", "because", "since", "via", "per", "only", "too", "more", "most", "much",
+    "many")) | frozenset("的了着过吧呢吗啊呀嘛就也都还又很太挺最我你他她它们这那个是"
+                          "在和与及或把被给让对中请里到")
+
+
+def _words(text: str) -> set[str]:
+    """The content words of ``text``: case-folded tokens (each CJK character one), function
+    words out, light English stems (:func:`consistency.claims.stem`; ``retried`` and
+    ``retries`` both ``retry``)."""
+    found = set()
+    for token in text_tokens(text):
+        if token in _FUNCTION_WORDS:
+            continue
+        word = stem(token)
+        found.add(word[:-1] + "y" if word.endswith("i") and len(word) > 3 else word)
+    return found
+
+
+def unheld_statements(body: str, sources: Sequence[str]) -> list[str]:
+    """The statements of ``body`` (:func:`fact_text` cut at :data:`_STATEMENT_END`) whose
+    content words (:func:`_words`) no single text of ``sources`` holds all of, stripped, in
+    order. Empty when every statement is found in one source's own text."""
+    held = [_words(source) for source in sources]
+    found = []
+    for part in _STATEMENT_END.split(fact_text(body)):
+        words = _words(part)
+        if words and not any(words <= source for source in held):
+            found.append(part.strip())
+    return found
 
 
 def stale_facts(said: str, changed: Sequence[str], held: Sequence[str]) -> list[str]:
@@ -90,10 +141,23 @@ def _sources(graph: nx.MultiDiGraph, path: str) -> list[str]:
                   if k == "derived_from" and graph.nodes[v].get("kind") == "memory")
 
 
-def derived_rechecks(graph: nx.MultiDiGraph, texts: Mapping[str, str]) -> list[Recheck]:
+def _derived_from_it(graph: nx.MultiDiGraph, path: str) -> set[str]:
+    """The paths of the memories derived from ``path``, directly or through others, and
+    ``path`` itself (never a support of it)."""
+    derived = nx.DiGraph()
+    derived.add_edges_from((u, v) for u, v, k in graph.edges(keys=True) if k == "derived_from")
+    node = node_id("note", path)
+    below = nx.ancestors(derived, node) if node in derived else set()
+    return {path, *(str(graph.nodes[n].get("path")) for n in below)}
+
+
+def derived_rechecks(graph: nx.MultiDiGraph, texts: Mapping[str, str],
+                     bodies: Mapping[str, str] | None = None) -> list[Recheck]:
     """One :class:`Recheck` per live memory of ``graph`` (a lineage graph,
     :mod:`magma.lineage`) whose direct source changed, by path. ``texts``: each memory's
-    name, description and body, by path (a source without one holds nothing)."""
+    name, description and body, by path (a source without one holds nothing); ``bodies``:
+    each memory's body, whose statements must be found in a source, by path (``None``: its
+    text)."""
     changed: dict[str, dict[str, str]] = {}
     for drift in graph_drifts(graph):
         if isinstance(drift, ChangedSource) and len(drift.chain) == 2 and \
@@ -103,9 +167,12 @@ def derived_rechecks(graph: nx.MultiDiGraph, texts: Mapping[str, str]) -> list[R
             changed.setdefault(drift.path, {})[drift.chain[1]] = drift.change
     found = []
     for path, sources in sorted(changed.items()):
-        remaining = tuple(s for s in _sources(graph, path) if s not in sources)
+        own = _derived_from_it(graph, path)
+        remaining = tuple(s for s in _sources(graph, path) if s not in sources and s not in own)
         said, held = texts.get(path, ""), [texts.get(s, "") for s in remaining]
+        body = bodies.get(path, "") if bodies is not None else said
         unsupported = tuple(sorted({*unsupported_facts(said, held), *stale_facts(
-            said, [texts.get(s, "") for s in sources], held)}))
+            said, [texts.get(s, "") for s in sources], held)})) + tuple(
+            s for s in unheld_statements(body, held) if s)
         found.append(Recheck(path, tuple(sorted(sources.items())), remaining, unsupported))
     return found

@@ -26,7 +26,7 @@ import structlog
 from ccb.frontmatter_edit import replace_body, set_properties
 from ccb.model import DIARY_FILE, MEMORY_INDEX_FILE, Note, PropertyValue
 from ccb.parse import parse_note
-from ccb.writer import NoteWriter
+from ccb.writer import NoteWriter, sha256_hex
 from config.errors import LlmError
 from consistency.derived_recheck import (
     Recheck,
@@ -94,10 +94,16 @@ class DerivedRecheck:
         return found
 
     def _checks(self) -> tuple[dict[str, tuple[bytes, Note]], list[Recheck]]:
-        """The memory files, and the re-check each derived one whose source changed needs."""
+        """The memory files, and the re-check each derived one whose source changed needs;
+        a memory restored by hand (``dreamd restore``) and not edited since is left out, as
+        from every other dream action (:meth:`Restorer.restored`)."""
         files = self._read()
         graph = lineage_graph(lineage_memory(p, n.properties) for p, (_, n) in files.items())
-        return files, derived_rechecks(graph, {p: _text(n) for p, (_, n) in files.items()})
+        restored = {p for p, h in self.restorer.restored().items()
+                    if p in files and sha256_hex(files[p][0]) == h}
+        return files, [c for c in derived_rechecks(
+            graph, {p: _text(n) for p, (_, n) in files.items()},
+            {p: n.body for p, (_, n) in files.items()}) if c.path not in restored]
 
     def preview(self) -> list[str]:
         """The diary lines a dream's re-check would write for the memory files as they stand

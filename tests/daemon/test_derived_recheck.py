@@ -192,8 +192,9 @@ def test_the_rule_walks_a_loop_of_derivations_once() -> None:
     ])
     checks = derived_rechecks(graph, {"a.md": "A holds 42", "b.md": "B holds 42",
                                       "c.md": "C", "d.md": "D"})
-    assert [(c.path, c.remaining, c.unsupported) for c in checks] == [("a.md", ("b.md",), ())]
-    assert checks[0].supported
+    # b derives from a: never a's support, so nothing is left to hold a
+    assert [(c.path, c.remaining) for c in checks] == [("a.md", ())]
+    assert not checks[0].supported
 
 
 def test_a_summary_that_repeats_a_superseded_value_is_not_still_supported(
@@ -240,3 +241,87 @@ def test_a_source_that_names_no_memory_never_archives_what_the_user_wrote(
     app.dreamer().dream()
     note = parse_note("Memory/kiln-notes.md", (vault / "Memory/kiln-notes.md").read_bytes())
     assert note.memory is not None and note.memory.status != "archived"
+
+
+def _cat_summary(vault: Path) -> str:
+    """"I live in Shanghai with my cat 咪咪", derived from the cat's name (superseded since)
+    and the move: its remaining source does not hold it."""
+    write_memory(vault, "cat-name", "我的猫现在叫咪咪", type="user", days_old=20)
+    write_memory(vault, "moved", "I moved to Shanghai.", type="user", days_old=15)
+    write_memory(vault, "home-and-cat", "I live in Shanghai with my cat 咪咪.", type="user",
+                 days_old=5, derived_from=("cat-name", "moved"))
+    (vault / "Memory/cat-renamed.md").write_text(
+        "---\nname: Cat renamed\ntype: user\ncreated: 2026-12-02T10:00:00Z\n"
+        'supersedes: "[[cat-name]]"\n---\n我的猫现在叫小白\n', encoding="utf-8")
+    return "Memory/home-and-cat.md"
+
+
+def test_a_restored_memory_stays_out_of_the_recheck_until_it_is_edited(
+    vault: Path, make_app: Builder,
+) -> None:
+    """``dreamd restore`` of a memory the re-check archived: later dreams (and their dry
+    runs) leave it alone while it stays as restored; an edit makes it ordinary again."""
+    path = _cat_summary(vault)
+    app, _ = make_app(vault)
+    app.sync()
+    app.dreamer().dream()
+    assert parse_note(path, (vault / path).read_bytes()).properties.get(
+        "archived_reason") == "source changed"
+    assert app.dreamer().restore(path)
+    restored = (vault / path).read_bytes()
+    for _ in range(2):
+        planned = app.dreamer().dream(dry_run=True)
+        assert not any("[[home-and-cat]]" in line for line in planned.plan.changes)
+        app.dreamer().dream()
+        assert (vault / path).read_bytes() == restored  # still live, not archived again
+        assert "archived_reason" not in parse_note(path, restored).properties
+    (vault / path).write_bytes(restored.replace(b"my cat", b"my grey cat"))
+    app.sync()
+    app.dreamer().dream()  # edited: ordinary again, and the re-check archives it
+    assert parse_note(path, (vault / path).read_bytes()).properties.get(
+        "archived_reason") == "source changed"
+
+
+def test_a_memory_is_never_its_own_support_through_a_loop_of_derivations(
+    vault: Path, make_app: Builder,
+) -> None:
+    """loop-a derives from a coffee habit (superseded since) and from loop-b, which derives
+    from loop-a: loop-b's text is no support of loop-a (it derives from it), and it says
+    nothing of coffee anyway. The dream archives loop-a and keeps its lineage."""
+    write_memory(vault, "coffee-memory", "我喜欢喝不加糖的黑咖啡", type="user", days_old=20)
+    write_memory(vault, "loop-a", "Drinks black coffee.", type="user", days_old=10,
+                 derived_from=("coffee-memory", "loop-b"))
+    write_memory(vault, "loop-b", "Standup at 10:00.", type="user", days_old=10,
+                 derived_from=("loop-a",))
+    (vault / "Memory/coffee-now.md").write_text(
+        "---\nname: Coffee now\ntype: user\ncreated: 2026-12-02T10:00:00Z\n"
+        'supersedes: "[[coffee-memory]]"\n---\n我现在喝拿铁\n', encoding="utf-8")
+    app, _ = make_app(vault)
+    app.sync()
+    planned = app.dreamer().dream(dry_run=True)
+    assert any(line.startswith("Would archive [[loop-a]]") for line in planned.plan.changes), \
+        planned.plan.changes
+    app.dreamer().dream()
+    note = parse_note("Memory/loop-a.md", (vault / "Memory/loop-a.md").read_bytes())
+    diary = (vault / "Memory/DREAMS.md").read_text(encoding="utf-8")
+    assert "still hold every fact" not in diary
+    assert note.memory is not None and note.memory.status == "archived", diary
+    assert "[[coffee-memory]]" in note.properties["derived_from"]  # type: ignore[operator]
+
+
+def test_still_supported_means_each_statement_is_in_a_remaining_source() -> None:
+    """A memory with no name, number or date in it is not held by any source at all: each
+    of its statements must be found in a remaining source's own text."""
+    def memory(path: str, **props: object) -> Any:
+        return lineage_memory(path, {"name": path, "type": "project", **props})
+
+    graph = lineage_graph([
+        memory("a.md", derived_from=["[[b]]", "[[c]]"]),
+        memory("b.md"), memory("c.md"), memory("d.md", supersedes="[[c]]"),
+    ])
+    texts = {"a.md": "Drinks black coffee.", "b.md": "standup at 10:00",
+             "c.md": "我喜欢喝不加糖的黑咖啡", "d.md": "D"}
+    [check] = derived_rechecks(graph, texts)
+    assert not check.supported and check.unsupported == ("Drinks black coffee",)
+    [check] = derived_rechecks(graph, {**texts, "b.md": "She drinks black coffee daily."})
+    assert check.supported
