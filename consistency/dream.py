@@ -61,7 +61,7 @@ from consistency.duplicates import (
 )
 from consistency.judgement import RELATED_COSINE, PairJudgement
 from consistency.pair_candidates import GroupScores
-from magma.lineage import link_stem
+from magma.lineage import link_stem, name_key
 
 __all__ = [
     "Consolidation",
@@ -295,15 +295,20 @@ def _stem(memory: DreamMemory) -> str:
 
 def _with_ancestors(memories: Sequence[DreamMemory]) -> list[DreamMemory]:
     """``memories`` each with every memory it derives from, directly or through another
-    (``derived_from`` followed to its end; a loop walked once): a digest of a summary of a
-    memory is never merged with that memory either."""
-    direct = {_stem(m): m.derived_from for m in memories if m.derived_from}
-    if not direct:
+    (``derived_from`` followed to its end; a loop walked once), as file stems (a source
+    named by its memory name is found by it, :func:`magma.lineage.name_key`): a digest of a
+    summary of a memory is never merged with that memory either."""
+    if not any(m.derived_from for m in memories):
         return list(memories)
+    # a source named by its memory name, not its file's stem (written by hand): its stem
+    key = {name_key(m.name): _stem(m) for m in memories if m.name}
+    key.update({_stem(m): _stem(m) for m in memories})
+    direct = {_stem(m): {key.get(s, s) for s in m.derived_from} for m in memories
+              if m.derived_from}
     out = []
     for memory in memories:
         seen: set[str] = set()
-        todo = list(memory.derived_from)
+        todo = [key.get(s, s) for s in memory.derived_from]
         while todo:
             stem = todo.pop()
             if stem not in seen:
@@ -335,8 +340,8 @@ def plan_consolidation(memories: Sequence[DreamMemory], *,
             continue
         keeper = next((m for m in group if m.pinned), group[0])  # a pin is the user's word
         for duplicate in group:
-            if duplicate is keeper or duplicate.pinned:
-                continue  # a pinned memory is never archived by a merge
+            if duplicate is keeper or duplicate.pinned or _derived_pair(keeper, duplicate):
+                continue  # a pin, or a synthesis and its own source: never archived by a merge
             actions.append(MergeDuplicate(keeper.id, keeper.path, duplicate.id, duplicate.path,
                                           "exact"))
             archived.add(duplicate.id)

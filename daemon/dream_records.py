@@ -28,7 +28,7 @@ from ccb.writer import sha256_hex
 from config.errors import DreamdError
 from consistency.lifecycle import MemoryState, has_rule_force, is_current
 from consistency.secrets import redact_secrets
-from magma.lineage import link_stem
+from magma.lineage import link_stem, link_values
 
 __all__ = ["STATE_FILE", "MemoryRecord", "forget_record", "gather", "read_body", "read_record",
            "refresh"]
@@ -85,10 +85,6 @@ class MemoryRecord:
 _RECORD_FIELDS = tuple(f.name for f in fields(MemoryRecord))
 
 
-def _as_list(value: object) -> list[object]:
-    return value if isinstance(value, list) else [] if value is None else [value]
-
-
 def read_record(path: str, note: Note, data: bytes, stat: os.stat_result, seen: str | None
             ) -> MemoryRecord | None:
     meta = note.memory
@@ -108,8 +104,7 @@ def read_record(path: str, note: Note, data: bytes, stat: os.stat_result, seen: 
         expires=iso(meta.expires),
         broken_links=[str(x) for x in broken] if isinstance(broken, list) else [],
         urls=sorted(set(_URL_RE.findall(note.body))) if meta.type == "reference" else [],
-        derived_from=sorted({link_stem(str(x)) for x in _as_list(props.get("derived_from"))
-                             if str(x).strip()}),
+        derived_from=sorted({link_stem(x) for x in link_values(props.get("derived_from"))}),
         norm_hash=content_hash_normalised(body), seen=seen,
     )
 

@@ -50,7 +50,9 @@ __all__ = [
     "lineage_memory",
     "lineage_out",
     "link_stem",
+    "link_values",
     "memory_attrs",
+    "name_key",
     "relations_of",
 ]
 
@@ -92,11 +94,32 @@ def _text(value: object) -> str | None:
     return text or None
 
 
-def _links(value: object) -> tuple[str, ...]:
-    """The links of a property value: one string or a list of them."""
+def link_values(value: object) -> tuple[str, ...]:
+    """The links of a property value as written: one string or a list of them. A wikilink
+    written without quotes (``derived_from: [[name]]``, or ``- [[name]]``) is a list in a
+    list to YAML (``[["name"]]``); it is read back as the link ``[[name]]``."""
     items = value if isinstance(value, list) else [value]
-    return tuple(str(item).strip() for item in items
-                 if isinstance(item, str) and item.strip())
+    found: list[str] = []
+    for item in items:
+        if isinstance(item, list) and len(item) == 1 and isinstance(item[0], list) \
+                and len(item[0]) == 1:
+            item = item[0]  # ``- [[name]]`` in a block list: one list deeper
+        if isinstance(item, list) and len(item) == 1 and isinstance(item[0], str):
+            item = f"[[{item[0].strip()}]]"
+        if isinstance(item, str) and item.strip():
+            found.append(item.strip())
+    return tuple(found)
+
+
+def _links(value: object) -> tuple[str, ...]:
+    """The links of a property value (:func:`link_values`)."""
+    return link_values(value)
+
+
+def name_key(name: str) -> str:
+    """A memory's ``name`` as a ``derived_from`` may name it (``derived_from: Atlas staging
+    overview``): NFC, case-folded, the key :func:`link_stem` gives the same text."""
+    return nfc_key(name.strip()).casefold()
 
 
 @dataclass(frozen=True, slots=True)
@@ -204,12 +227,16 @@ def add_lineage(graph: nx.MultiDiGraph, memories: Iterable[LineageMemory]) -> nx
     """Add each memory (node ``note:<path>``, ``kind="memory"``) and its lineage edges to
     ``graph`` (edge key and ``kind`` attribute: the :data:`LineageKind`, ``relation`` the
     same, ``written_in`` the properties, sorted and ``+``-joined). A link is resolved by file stem
-    among ``memories`` (several files of one stem: the shortest path wins, as in Obsidian);
-    one naming none goes to ``unresolved:<stem>``. Returns ``graph``. O(memories + links)."""
+    among ``memories`` (several files of one stem: the shortest path wins, as in Obsidian),
+    else by memory name (:func:`name_key`); one naming none goes to ``unresolved:<stem>``.
+    Returns ``graph``. O(memories + links)."""
     memories = list(memories)
     by_stem: dict[str, str] = {}
     for memory in sorted(memories, key=lambda m: (len(m.path), m.path), reverse=True):
         by_stem[link_stem(memory.path)] = memory.path
+    by_name: dict[str, str] = {}  # a link naming no file, but a memory's name
+    for memory in sorted(memories, key=lambda m: (len(m.path), m.path), reverse=True):
+        by_name[name_key(memory.name)] = memory.path
     for memory in memories:
         node = node_id("note", memory.path)
         if node in graph:
@@ -218,7 +245,8 @@ def add_lineage(graph: nx.MultiDiGraph, memories: Iterable[LineageMemory]) -> nx
             graph.add_node(node, **_memory_attrs(memory))
     for memory in memories:
         targets = {link_stem(link): link for _, link in memory.links}
-        for src, dst, kind, prop in lineage_links(memory, by_stem.get):
+        for src, dst, kind, prop in lineage_links(
+                memory, lambda stem: by_stem.get(stem) or by_name.get(stem)):
             add_lineage_edge(graph, src, dst, kind, prop, targets)
     return graph
 

@@ -441,3 +441,46 @@ def test_a_replayed_journal_never_archives_what_was_pinned_since(
     assert not (Path(app.state_dir) / "dream-journal.json").exists()
     diary = (vault / "Memory/DREAMS.md").read_text()
     assert "Archived [[launch]]" not in diary and "Left [[launch]] as it is" in diary
+
+
+def _atlas(vault: Path, spelling: str) -> None:
+    """A handbook derived from an overview derived from "Atlas deploys to staging every
+    Tuesday afternoon", each written by hand; the overview names its sources by memory name,
+    the handbook names the overview as ``spelling``."""
+    write_memory(vault, "atlas-tuesday", "Atlas deploys to staging every Tuesday afternoon.",
+                 type="project", subject="atlas.deploys", days_old=30)
+    write_memory(vault, "atlas-owner", "Priya runs the Atlas staging environment.",
+                 type="project", subject="atlas.owner", days_old=30)
+    (vault / "Memory/atlas-staging-overview.md").write_text(
+        "---\nname: Atlas staging overview\ndescription: How Atlas staging works\n"
+        "type: project\nsubject: atlas.staging\ncreated: 2026-11-20T10:00:00Z\n"
+        "derived_from:\n  - atlas tuesday\n  - Memory/atlas-owner.md\n---\n"
+        "Priya runs Atlas staging; it deploys every Tuesday afternoon.\n", encoding="utf-8")
+    (vault / "Memory/atlas-team-handbook.md").write_text(
+        "---\nname: Atlas team handbook\ndescription: Atlas deploys to staging every Tuesday "
+        "afternoon\ntype: project\nsubject: atlas.deploys\ncreated: 2026-12-01T10:00:00Z\n"
+        f"derived_from: {spelling}\n---\n"
+        "Atlas deploys to staging every Tuesday afternoon, per the team handbook.\n",
+        encoding="utf-8")
+
+
+@pytest.mark.parametrize("spelling", [
+    "[[atlas-staging-overview]]", "[[atlas-staging-overview.md]]",
+    "[[atlas-staging-overview|the overview]]", "'[[Memory/atlas-staging-overview]]'",
+    "Memory/atlas-staging-overview.md", "Atlas staging overview", "atlas-staging-overview",
+    "\n  - [[atlas-staging-overview]]"])
+def test_a_memory_is_never_merged_into_a_source_of_its_source_however_it_is_named(
+    vault: Path, make_app: Builder, spelling: str,
+) -> None:
+    """``derived_from`` as a user writes it by hand: a wikilink unquoted (YAML reads it as a
+    list in a list), with ``.md``, an alias or a folder, a path, a memory name or a file stem.
+    The handbook restates a source of its source: both stay, nothing is appended."""
+    _atlas(vault, spelling)
+    tuesday = (vault / "Memory/atlas-tuesday.md").read_bytes()
+    app, _ = make_app(vault)
+    app.sync()
+    report = app.dreamer().dream()
+    assert (vault / "Memory/atlas-tuesday.md").read_bytes() == tuesday, report.plan.changes
+    note = parse_note("Memory/atlas-team-handbook.md",
+                      (vault / "Memory/atlas-team-handbook.md").read_bytes())
+    assert note.memory is not None and note.memory.status != "archived"
