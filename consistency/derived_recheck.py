@@ -122,7 +122,8 @@ def stale_facts(said: str, changed: Sequence[str], held: Sequence[str]) -> list[
 class Recheck:
     """A live memory ``path`` whose direct sources ``changed`` (``(source, change)``: a vault
     path, ``[[stem]]`` for one naming no memory, or :data:`FORGOTTEN`); its ``remaining``
-    sources (paths) and the facts of it none of them holds (``unsupported``)."""
+    sources (paths: never one derived from it) and the facts and statements of it none of
+    them holds (``unsupported``)."""
 
     path: str
     changed: tuple[tuple[str, str], ...]

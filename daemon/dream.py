@@ -98,7 +98,7 @@ from daemon.dream_edits import Step, diary_entry, still_allowed
 from daemon.dream_entries import DreamEntries, dream_step_edits, mergeable
 from daemon.dream_journal import DreamJournal, steps_of
 from daemon.dream_profile import ProfileDistiller, is_profile
-from daemon.dream_recheck import DerivedRecheck
+from daemon.dream_recheck import DerivedRecheck, RecheckPlan
 from daemon.dream_records import (
     STATE_FILE,
     MemoryRecord,
@@ -426,6 +426,7 @@ class _DreamRun:
     vetoed: list[str] = field(default_factory=list)
     loaded_memories: Mapping[str, Any] = field(default_factory=dict)
     index_built: dict[str, str] | None = None
+    recheck: RecheckPlan = field(default_factory=RecheckPlan)  # what the re-check did
 
 
 class DreamRunner:
@@ -627,9 +628,8 @@ class DreamRunner:
         nothing."""
         self._run = _DreamRun()
         records, bodies = self._gather(self.state().get("memories") or {})
-        plan = self._plan(records, bodies, consolidate=consolidate, overlay={})
-        return replace(plan, memory_index=self._index_preview(records, plan),
-                       changes=plan.changes + tuple(_derived_recheck(self).preview()))
+        plan = _rechecked(self, records, bodies, consolidate)
+        return replace(plan, memory_index=self._index_preview(records, plan))
 
     def _index_preview(self, records: Mapping[str, MemoryRecord], plan: DreamPlan
                        ) -> tuple[str, str, bytes | None, bytes | None]:
@@ -696,6 +696,7 @@ class DreamRunner:
                 t0 = time.perf_counter()
                 deep = _llm_phases(self, records, dream_id, plan, all_lines)
                 written += deep
+                plan = with_recheck(plan, self._run.recheck, lines=False)  # what it did
                 timings["deep"] = _ms(t0)
                 records, _ = self._gather({p: r.as_json() for p, r in records.items()}) \
                     if deep else (records, {})
@@ -903,7 +904,8 @@ def _llm_phases(runner: DreamRunner, records: dict[str, MemoryRecord], dream_id:
         written += sleep_night(runner.sleep, runner.writer, runner.diary_path, dream_id,
                                runner.llm)
     # last: it reads what the phases before wrote (a profile distilled again, a synthesis)
-    written += _derived_recheck(runner).run(lines)
+    runner._run.recheck = _derived_recheck(runner).run(lines)
+    written += [p for p in runner._run.recheck.edits if p not in written]
     return written
 
 
@@ -913,6 +915,37 @@ def _consolidation(memories: Sequence[DreamMemory], settle: Settle | None
     thousands of claims are read and kept (:mod:`magma.gc_pause`)."""
     with collector_paused():
         return mergeable(plan_consolidation(memories, settle=settle))
+
+
+def _rechecked(runner: DreamRunner, records: Mapping[str, MemoryRecord],
+               bodies: dict[str, str], consolidate: bool) -> DreamPlan:
+    """The dream's plan of ``records`` with what the derived re-check would do after it (a
+    dream's last phase, :func:`_llm_phases`), read on the memories as the plan leaves them."""
+    plan = runner._plan(records, bodies, consolidate=consolidate, overlay={})
+    if not consolidate:  # ``dreamd expire`` runs no re-check
+        return plan
+    return with_recheck(plan, _derived_recheck(runner).preview(
+        {p: after for p, (_, after, _) in plan.edits.items()}), lines=True)
+
+
+def with_recheck(plan: DreamPlan, recheck: RecheckPlan, *, lines: bool) -> DreamPlan:
+    """``plan`` with what the derived re-check does after it (:class:`RecheckPlan`): its
+    edits (a file both change: from the plan's bytes before to the re-check's after), its
+    archives counted in ``archived``, ``changed_memories`` and ``share`` over all the edits,
+    and (``lines``: a dry run's) its diary lines. The one sum behind a dry run's plan and a
+    dream's report."""
+    if not recheck.edits and not recheck.archived and not (lines and recheck.lines):
+        return plan
+    edits = dict(plan.edits)
+    for path, (before, after, change) in recheck.edits.items():
+        first = edits[path][0] if path in edits else before
+        edits[path] = (first, after, edits[path][2] if path in edits else change)
+    counts = {**plan.counts, "archived": plan.counts.get("archived", 0) + recheck.archived,
+              "changed_memories": len(edits)}
+    live = counts.get("live", 0)
+    share = len(edits) / live if live else (1.0 if edits else 0.0)
+    return replace(plan, edits=edits, counts=counts, share=share,
+                   changes=plan.changes + (tuple(recheck.lines) if lines else ()))
 
 
 def _derived_recheck(runner: DreamRunner) -> DerivedRecheck:

@@ -16,8 +16,8 @@ Each outcome is one diary line.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
@@ -34,7 +34,6 @@ from consistency.derived_recheck import (
     fact_text,
     unsupported_facts,
 )
-from consistency.lifecycle import is_archived
 from consistency.synthesis import (
     Candidate,
     Cluster,
@@ -44,11 +43,11 @@ from consistency.synthesis import (
 )
 from daemon.dream_deep import diary_link
 from daemon.dream_edits import archived
-from daemon.dream_restore import Restorer
+from daemon.dream_restore import Restorer, unarchived
 from daemon.llm import ChatClient
-from magma.lineage import lineage_graph, lineage_memory, link_stem
+from magma.lineage import lineage_graph, lineage_memory, link_stem, link_values
 
-__all__ = ["RECHECK_REASON", "DerivedRecheck"]
+__all__ = ["RECHECK_REASON", "DerivedRecheck", "RecheckPlan"]
 
 log = structlog.get_logger("dreamd.dream")
 
@@ -67,6 +66,16 @@ def _source(name: str) -> str:
 
 
 @dataclass(slots=True)
+class RecheckPlan:
+    """What the re-check does (or would do): diary ``lines`` (a dry run's), ``edits``
+    ``{path: (bytes before, after, change)}`` and how many memories it ``archived``."""
+
+    lines: list[str] = field(default_factory=list)
+    edits: dict[str, tuple[bytes, bytes, str]] = field(default_factory=dict)
+    archived: int = 0
+
+
+@dataclass(slots=True)
 class DerivedRecheck:
     """Re-checks the memories of ``memory_folder`` derived from a changed source (module
     docstring); ``clock`` gives now, ``llm`` re-derives (``None``: off)."""
@@ -77,7 +86,7 @@ class DerivedRecheck:
     clock: Callable[[], datetime]
     llm: ChatClient | None = None
 
-    def _read(self) -> dict[str, tuple[bytes, Note]]:
+    def _read(self, overlay: Mapping[str, bytes]) -> dict[str, tuple[bytes, Note]]:
         folder = self.writer.root / self.memory_folder
         found: dict[str, tuple[bytes, Note]] = {}
         for file in sorted(folder.glob("*.md")) if folder.is_dir() else ():
@@ -85,7 +94,7 @@ class DerivedRecheck:
                     or not file.is_file():  # a pipe named like a note would block the read
                 continue
             path = file.relative_to(self.writer.root).as_posix()
-            data = self.writer.read(path)
+            data = overlay[path] if path in overlay else self.writer.read(path)
             if data is None:
                 continue
             note = parse_note(path, data)
@@ -93,11 +102,13 @@ class DerivedRecheck:
                 found[path] = (data, note)
         return found
 
-    def _checks(self) -> tuple[dict[str, tuple[bytes, Note]], list[Recheck]]:
-        """The memory files, and the re-check each derived one whose source changed needs;
-        a memory restored by hand (``dreamd restore``) and not edited since is left out, as
-        from every other dream action (:meth:`Restorer.restored`)."""
-        files = self._read()
+    def _checks(self, overlay: Mapping[str, bytes]
+                ) -> tuple[dict[str, tuple[bytes, Note]], list[Recheck]]:
+        """The memory files (``overlay``'s bytes first: the edits a plan would make), and
+        the re-check each derived one whose source changed needs; a memory restored by hand
+        (``dreamd restore``) and not edited since is left out, as from every other dream
+        action (:meth:`Restorer.restored`)."""
+        files = self._read(overlay)
         graph = lineage_graph(lineage_memory(p, n.properties) for p, (_, n) in files.items())
         restored = {p for p, h in self.restorer.restored().items()
                     if p in files and sha256_hex(files[p][0]) == h}
@@ -105,74 +116,89 @@ class DerivedRecheck:
             graph, {p: _text(n) for p, (_, n) in files.items()},
             {p: n.body for p, (_, n) in files.items()}) if c.path not in restored]
 
-    def preview(self) -> list[str]:
-        """The diary lines a dream's re-check would write for the memory files as they stand
-        now (what ``dreamd dream --dry-run`` shows); writes nothing."""
-        out = []
-        for check in self._checks()[1]:
+    def preview(self, overlay: Mapping[str, bytes] | None = None) -> RecheckPlan:
+        """What a dream's re-check would do to the memory files as they stand after
+        ``overlay`` (``{path: bytes}``: the edits the dream's plan makes before it): its
+        diary lines, edits and archives (what ``dreamd dream --dry-run`` shows and counts;
+        with ``llm`` on, an unsupported memory is counted as archived, the outcome when the
+        model's answer fails the fact check). Writes nothing."""
+        files, checks = self._checks(overlay or {})
+        out = RecheckPlan()
+        for check in checks:
             changes, link = _told(check), diary_link(check.path)
             if check.supported:
-                out.append(f"Would re-check {link}: its other sources still hold every fact of "
-                           f"it ({changes}); kept, the changed sources taken out of its "
-                           "derived_from")
+                out.lines.append(f"Would re-check {link}: its other sources still hold every "
+                                 f"fact of it ({changes}); kept, the changed sources taken out "
+                                 "of its derived_from")
+                edits = self._kept(check, files[check.path][0])
             else:
-                facts = ", ".join(f"`{f}`" for f in check.unsupported[:8])
-                why = (f"its other sources do not hold {facts}" if check.remaining
-                       else "no other source is left")
-                out.append(f"Would {'derive again or ' if self.llm is not None else ''}"
-                           f"archive {link}: {changes}, and {why}")
+                out.lines.append(f"Would {'derive again or ' if self.llm is not None else ''}"
+                                 f"archive {link}: {changes}, and {_why(check)}")
+                edits = self._archived(check, files)
+                out.archived += 1
+            for path, after, change in edits:
+                out.edits.setdefault(path, (files[path][0], after, change))
         return out
 
-    def run(self, lines: list[str]) -> list[str]:
+    def run(self, lines: list[str]) -> RecheckPlan:
         """Re-check every such memory; append a diary line for each to ``lines``. Returns
-        the paths written."""
-        files, checks = self._checks()
-        written: list[str] = []
+        what it did (``edits``: the files written, ``archived``: the memories archived)."""
+        files, checks = self._checks({})
+        done = RecheckPlan()
         for check in checks:
             changes, link = _told(check), diary_link(check.path)
             if check.supported:
                 lines.append(f"Re-checked {link} against its other sources, which still hold "
                              f"every fact of it ({changes}): kept, the changed sources taken "
                              "out of its derived_from")
-                written += self._keep(check, files[check.path][0])
+                self._write(self._kept(check, files[check.path][0]), files, done)
                 continue
             if self.llm is not None:
                 again = self._rederive(check, files, lines, changes)
                 if again:
-                    written += again
+                    done.edits.update({p: (files[p][0], files[p][0], "dream: derived again")
+                                       for p in again})
                     continue
-            facts = ", ".join(f"`{f}`" for f in check.unsupported[:8])
-            lines.append(f"Archived {link}: {changes}, and "
-                         + (f"its other sources do not hold {facts}" if check.remaining
-                            else "no other source is left"))
-            written += self._archive(check, files)
-        return written
+            lines.append(f"Archived {link}: {changes}, and {_why(check)}")
+            edits = self._archived(check, files)
+            self._write(edits[:1], files, done)
+            for source, after, change in edits[1:]:  # recorded as restored, as by hand
+                if self.restorer.restore(source):
+                    done.edits[source] = (files[source][0], after, change)
+            done.archived += 1
+        return done
 
-    def _keep(self, check: Recheck, data: bytes) -> list[str]:
+    def _write(self, edits: list[tuple[str, bytes, str]],
+               files: Mapping[str, tuple[bytes, Note]], done: RecheckPlan) -> None:
+        for path, after, change in edits:
+            self.writer.write(path, after, base=files[path][0], origin="dream", change=change)
+            done.edits[path] = (files[path][0], after, change)
+
+    def _kept(self, check: Recheck, data: bytes) -> list[tuple[str, bytes, str]]:
+        """The edit that keeps ``check``'s memory: the changed sources out of its
+        ``derived_from``, ``forgotten_sources`` gone (none when nothing changes)."""
         stems = {link_stem(s) for s, _ in check.changed}
         edited = set_properties(data, _derived_from(data, check.path, stems),
                                 remove=("forgotten_sources",), path=check.path)
-        if edited == data:
-            return []
-        self.writer.write(check.path, edited, base=data, origin="dream",
-                          change="dream: re-checked against its remaining sources")
-        return [check.path]
+        return [] if edited == data else [
+            (check.path, edited, "dream: re-checked against its remaining sources")]
 
-    def _archive(self, check: Recheck, files: dict[str, tuple[bytes, Note]]) -> list[str]:
+    def _archived(self, check: Recheck, files: Mapping[str, tuple[bytes, Note]]
+                  ) -> list[tuple[str, bytes, str]]:
+        """The edits that archive ``check``'s memory (first) and bring back each remaining
+        source it had archived into itself."""
         data = files[check.path][0]
-        today = self.clock().date()
-        self.writer.write(check.path, archived({}, check.path, data, RECHECK_REASON, today),
-                          base=data, origin="dream", change="dream: its source changed")
-        written = [check.path]
+        edits = [(check.path, archived({}, check.path, data, RECHECK_REASON,
+                                       self.clock().date()), "dream: its source changed")]
         stem = Path(check.path).stem
         for source in check.remaining:
-            note = files[source][1]
+            source_data, note = files[source]
             into = {link_stem(str(note.properties.get(k) or ""))
                     for k in ("merged_into", "superseded_by")}
-            if note.memory is not None and is_archived(note.memory.status) and stem in into:
-                self.restorer.restore(source)
-                written.append(source)
-        return written
+            back = unarchived(source, source_data) if stem in into else None
+            if back is not None:
+                edits.append((source, back, "restored from the archive"))
+        return edits
 
     def _rederive(self, check: Recheck, files: dict[str, tuple[bytes, Note]],
                   lines: list[str], changes: str) -> list[str]:
@@ -210,6 +236,13 @@ class DerivedRecheck:
         return [check.path]
 
 
+def _why(check: Recheck) -> str:
+    """Why the remaining sources do not support the memory, as the diary says it."""
+    facts = ", ".join(f"`{f}`" for f in check.unsupported[:8])
+    return f"its other sources do not hold {facts}" if check.remaining \
+        else "no other source is left"
+
+
 def _told(check: Recheck) -> str:
     """How the memory's sources changed, as the diary says it."""
     return "; ".join(f"{_source(s)} {c}" for s, c in check.changed)
@@ -225,7 +258,5 @@ def _candidate(path: str, note: Note) -> Candidate:
 def _derived_from(data: bytes, path: str, stems: set[str]) -> dict[str, PropertyValue]:
     """``derived_from`` of the memory file ``data`` without the links to ``stems``."""
     value = parse_note(path, data).properties.get("derived_from")
-    items = [value] if isinstance(value, str) else list(value) if isinstance(value, list) \
-        else []
-    kept: list[PropertyValue] = [str(v) for v in items if link_stem(str(v)) not in stems]
+    kept: list[PropertyValue] = [v for v in link_values(value) if link_stem(v) not in stems]
     return {"derived_from": kept}

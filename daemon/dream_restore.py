@@ -22,7 +22,7 @@ from ccb.writer import NoteWriter
 from config.errors import MemoryNotFoundError
 from consistency.lifecycle import is_archived
 
-__all__ = ["ARCHIVE_KEYS", "RESTORED_FILE", "Restorer"]
+__all__ = ["ARCHIVE_KEYS", "RESTORED_FILE", "Restorer", "unarchived"]
 
 log = structlog.get_logger("dreamd.dream")
 
@@ -30,6 +30,25 @@ log = structlog.get_logger("dreamd.dream")
 RESTORED_FILE = "restored.json"
 #: Properties a dream writes to archive a memory; ``dreamd restore`` removes them.
 ARCHIVE_KEYS = ("archived", "archived_reason", "merged_into", "superseded_by", "status_before")
+
+
+def unarchived(path: str, data: bytes) -> bytes | None:
+    """The bytes of the archived memory file ``data`` (at ``path``) brought back: the archive
+    keys (:data:`ARCHIVE_KEYS`) and ``valid_to`` removed, the previous status put back
+    (``None``: not an archived memory). Pure; :meth:`Restorer.restore` writes it."""
+    note = parse_note(path, data)
+    if note.memory is None or not is_archived(note.memory.status):
+        return None
+    before = note.properties.get("status_before")
+    remove = [k for k in ARCHIVE_KEYS if k in note.properties]
+    updates: dict[str, PropertyValue] = {}
+    if isinstance(before, str) and before.strip() and not is_archived(before):
+        updates["status"] = before
+    else:
+        remove.append("status")
+    if note.memory.valid_to is not None:
+        remove.append("valid_to")
+    return set_properties(data, updates, remove=remove, path=path)
 
 
 class Restorer:
@@ -54,16 +73,8 @@ class Restorer:
             if note.memory.valid_to is None:
                 return False
             return self._restore_superseded(stored_path, data)  # closed by `remember`
-        before = note.properties.get("status_before")
-        remove = [k for k in ARCHIVE_KEYS if k in note.properties]
-        updates: dict[str, PropertyValue] = {}
-        if isinstance(before, str) and before.strip() and not is_archived(before):
-            updates["status"] = before
-        else:
-            remove.append("status")
-        if note.memory.valid_to is not None:
-            remove.append("valid_to")
-        restored = set_properties(data, updates, remove=remove, path=stored_path)
+        restored = unarchived(stored_path, data)
+        assert restored is not None
         outcome = self.writer.write(stored_path, restored, base=data, origin="api",
                                     change="restored from the archive")
         successor = note.properties.get("superseded_by")

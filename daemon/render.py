@@ -734,7 +734,7 @@ def print_dream(console: Console, report: Any, *, what: str) -> None:
     if plan.empty and not report.resumed and not plan.changes:
         console.print("no memory to change" if index_note and "rebuilt" in index_note
                       else "nothing to change")
-    elif plan.empty and not report.resumed:  # only what the phases after the plan do
+    elif plan.empty and not report.resumed and not kinds:  # only the phases after the plan
         console.print("done:" if report.applied else "plan:", f"{len(report.written)} files "
                       "written" if report.applied else "the phases after consolidation",
                       highlight=False)

@@ -8,6 +8,7 @@ protocol (an LLM is external and non-deterministic).
 
 from __future__ import annotations
 
+import io
 import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -15,12 +16,14 @@ from typing import Any
 
 import pytest
 from daemon_harness import ChatEndpoint, write_memory
+from rich.console import Console
 
 from ccb.parse import parse_note
 from consistency.derived_recheck import derived_rechecks
 from consistency.graph_checks import ChangedSource
 from daemon.app import App
 from daemon.derived_marks import MARK
+from daemon.render import print_dream
 from magma.lineage import lineage_graph, lineage_memory
 
 Builder = Callable[..., tuple[App, object]]
@@ -325,3 +328,38 @@ def test_still_supported_means_each_statement_is_in_a_remaining_source() -> None
     assert not check.supported and check.unsupported == ("Drinks black coffee",)
     [check] = derived_rechecks(graph, {**texts, "b.md": "She drinks black coffee daily."})
     assert check.supported
+
+
+def test_the_dry_run_counts_what_the_dream_then_does(vault: Path, make_app: Builder) -> None:
+    """The cutoff is done (the lifecycle archives it) and the summary derived from it holds
+    its date: the dry run's counts, files and ``MEMORY.md`` are what the dream then does, and
+    the dream's counts are what it did."""
+    _sources(vault)
+    (vault / "Memory/billing-cutoff.md").unlink()
+    cutoff = vault / write_memory(vault, "billing-cutoff", "Invoices close on 2026-12-01.",
+                                  type="project", subject="billing.cutoff", days_old=10)
+    cutoff.write_bytes(cutoff.read_bytes().replace(b"\n---\n", b"\nstatus: done\n---\n", 1))
+    write_memory(vault, "billing-summary", "Dana Reyes owns billing. Invoices close on "
+                 "2026-12-01.", type="reference", days_old=5,
+                 derived_from=("billing-owner", "billing-cutoff"))
+    app, _ = make_app(vault)
+    app.sync()
+    planned_report = app.dreamer().dream(dry_run=True)
+    planned = planned_report.plan
+    assert planned.counts["archived"] == 2, planned.changes
+    assert planned.counts["changed_memories"] == 2
+    assert set(planned.edits) == {"Memory/billing-cutoff.md", "Memory/billing-summary.md"}
+    assert planned.memory_index is not None and planned.memory_index[3] is not None
+    assert b"billing-summary" not in planned.memory_index[3]
+    done = app.dreamer().dream()
+    assert done.plan.counts["archived"] == 2, done.plan.changes
+    said = []
+    for report, what in ((planned_report, "plan"), (done, "dream")):
+        console = Console(file=io.StringIO(), width=200)
+        print_dream(console, report, what=what)
+        said.append(console.file.getvalue())  # type: ignore[attr-defined]
+    assert "plan: 2 archived — 2 memory files" in said[0], said[0]
+    assert "MEMORY.md stays as it is" not in said[0]
+    assert "done: 2 archived — " in said[1], said[1]
+    assert set(done.written) == {"Memory/billing-cutoff.md", "Memory/billing-summary.md"}
+    assert (vault / "Memory/MEMORY.md").read_bytes() == planned.memory_index[3]
