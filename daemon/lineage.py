@@ -195,8 +195,8 @@ def dream_picture(consolidation: Sequence[object], lifecycle: Sequence[object],
     """What a dream changed as cards and arrows: a file card per memory it touched, an
     arrow per merge (``merged into``) and supersession (``supersedes``), an arrow from each
     memory of ``derived`` (``{synthesis path: [source path, …]}``, the syntheses the dream
-    wrote) to each source (``synthesised from``), and a text card per archive, promotion,
-    demotion or broken-link mark, pointing at its memory."""
+    wrote) to each source (``derived from``, as in ``dreamd lineage``), and a text card per
+    archive, promotion, demotion or broken-link mark, pointing at its memory."""
     cards: dict[str, Card] = {}
     links: list[Link] = []
 
@@ -206,7 +206,7 @@ def dream_picture(consolidation: Sequence[object], lifecycle: Sequence[object],
 
     for new, sources in sorted((derived or {}).items()):
         for source in sources:
-            links.append(Link(memory(new), memory(source), "synthesised from"))
+            links.append(Link(memory(new), memory(source), LABELS["derived_from"]))
 
     for step in consolidation:
         match step:

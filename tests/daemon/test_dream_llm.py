@@ -192,7 +192,7 @@ def test_a_dream_canvas_draws_a_synthesis_with_its_sources(
     canvas = checked_canvas(vault, drawn.path)
     by_id = {n["id"]: n.get("file") for n in canvas["nodes"]}
     synthesised = sorted(by_id[e["toNode"]] for e in canvas["edges"]
-                         if e["label"] == "synthesised from"
+                         if e["label"] == "derived from"  # the label lineage --canvas uses
                          and by_id[e["fromNode"]] == "Memory/billing-service-facts.md")
     assert synthesised == sorted(cluster_vault.values())
 
