@@ -37,6 +37,7 @@ from config.errors import DreamdError
 from consistency.lifecycle import MemoryState, is_current
 from consistency.secrets import redact_secrets
 from daemon import session_snapshot
+from daemon.derived_marks import MARK as DERIVED_MARK
 from magma.fusion import clip_to_tokens, estimate_tokens
 from magma.layers import (
     L1_IDENTITY,
@@ -263,8 +264,12 @@ def _retrieve(app: App, query: str, resident: list[_Item], owner: Owner | None,
             layer = entry.layer if entry is not None else 3
             found = sections.get((hit.path, hit.heading)) or sections.get((hit.path, None))
             body = found if found is not None else hit.snippet
+            # a memory derived from a changed source says so, as its search hit does
+            # (daemon.derived_marks): an assistant reads it as perhaps no longer true
+            mark = next((f"({w}; it may no longer hold) " for w in hit.why
+                         if w.startswith(DERIVED_MARK)), "")
             retrieved.append(_Item("retrieved", hit.path, hit.title + heading, layer,
-                                   full=body, short=hit.snippet))
+                                   full=mark + body, short=mark + hit.snippet))
     for entry in sorted(entries.values(), key=lambda e: e.title.casefold()):
         if entry.layer != L5_PROCEDURES or entry.path in seen:
             continue

@@ -22,6 +22,7 @@ from ccb.parse import parse_note
 from consistency.derived_recheck import derived_rechecks
 from consistency.graph_checks import ChangedSource
 from daemon.app import App
+from daemon.context import build_context
 from daemon.derived_marks import MARK
 from daemon.render import print_dream
 from magma.lineage import lineage_graph, lineage_memory
@@ -101,6 +102,9 @@ def test_check_and_search_flag_it_and_a_dream_without_a_model_archives_it(
                               "superseded by Memory/billing-cutoff-moved.md")]
     why = _why(app, "billing service facts Dana Reyes", SYNTHESIS)
     assert why is not None and any(w.startswith(f"{MARK}: Memory/billing-cutoff.md") for w in why)
+    context = build_context(app, "billing service facts Dana Reyes", count_recall=False)
+    assert any(e.path == SYNTHESIS for e in context.entries)  # an assistant is told too
+    assert f"({MARK}: Memory/billing-cutoff.md" in context.text
 
     app.dreamer().dream()  # the date is held by the superseded source only
     note = parse_note(SYNTHESIS, (vault / SYNTHESIS).read_bytes())
