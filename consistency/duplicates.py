@@ -183,6 +183,13 @@ class New:
     nearest_id: str | None = field(default=None, compare=False)
 
 
+#: The rules of a possible contradiction that read the same fact changed (a value, a
+#: polarity, a word, one statement of several): an older memory so judged beside the one a
+#: draft supersedes is linked to the draft (:attr:`Supersede.also_contradicts`); a change
+#: told in other words ("told changed") is too loose a reason to write a link.
+_SAME_FACT_RULES = frozenset({"changed value", "polarity", "changed word",
+                              "one statement turned", "one statement told changed"})
+
 #: The closed set of answers of :func:`decide`.
 Decision: TypeAlias = Duplicate | Update | Supersede | Series | Possible | New
 
@@ -343,7 +350,8 @@ def decide(
         case "contradiction":
             return Supersede(memory.id, best.reason(), best, tuple(
                 other.id for judged_other, other in judged[1:]
-                if judged_other.verdict == "possible_contradiction"))
+                if judged_other.verdict == "possible_contradiction"
+                and judged_other.rule in _SAME_FACT_RULES))
         case "series":
             return Series(memory.id, best)
         case "possible_contradiction":

@@ -265,3 +265,21 @@ def test_a_change_of_one_fact_supersedes_it_and_links_the_older_memory_of_severa
     assert older.properties["possible_contradiction"] == [f"[[{Path(changed.path).stem}]]"]
     assert newer.properties["possible_contradiction"] == ["[[work-and-dog]]"]
     assert b"I work in Hangzhou" in compound.read_bytes()
+
+
+def test_a_change_links_no_memory_it_only_shares_a_name_with(
+        real_app: tuple[App, Path]) -> None:
+    """A new port supersedes the old one; a memory of the same project that says something
+    else (the deploy day) gets no link written into it (a new-user trial's case)."""
+    app, vault = real_app
+    service = app.memories(parse_owner("case-atlas"))
+    port = service.remember("The staging server for the Atlas project listens on port 8080.",
+                            type="project")
+    day = service.remember("Atlas deploys to staging every Tuesday afternoon.", type="project")
+    assert day.path != port.path
+    moved = service.remember("The staging server for the Atlas project now listens on "
+                             "port 9090.", type="project")
+    assert moved.action == "superseded" and moved.superseded == port.path, moved.judgement
+    note = parse_note(day.path, (vault / day.path).read_bytes())
+    assert "possible_contradiction" not in note.properties
+    assert "port-80." not in port.path  # its name was never cut inside the number
