@@ -79,6 +79,7 @@ from daemon.graph_stage import (
     PAGERANK_SEEDS,
     GraphHit,
     graph_of,
+    linking_seeds,
     neighbours_of,
     one_hop,
     pagerank_walk,
@@ -614,10 +615,11 @@ class Retriever:
 
             def walk() -> _Found:
                 graph = graph_of(self._store, snap, self._kept_graph)
-                restart = restart_weights(
-                    snap, seeds, seed_passages(self._store, snap, list(seeds), rows, chunks))
+                passages = seed_passages(self._store, snap, list(seeds), rows, chunks)
+                restart = restart_weights(snap, seeds, passages)
                 return _graph_part(pagerank_walk(snap, graph, seeds, restart, vector, keep,
-                                                 fused), "graph-walk")
+                                                 fused, linking_seeds(snap, passages)),
+                                   "graph-walk")
 
             return walk
         return lambda: _graph_part(one_hop(

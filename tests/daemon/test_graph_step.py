@@ -96,3 +96,33 @@ def test_two_copies_below_the_limit_do_not_both_come_back() -> None:
                            lambda p, q: {p, q} == {"x", "x2"})
     assert {p for p, _ in one} == {"a", "b", "c", "x"}
     assert found.kept == {"x": 2}
+
+
+def test_a_walked_note_is_placed_by_the_note_that_links_to_it(
+        tmp_path: Path, make_app: MakeApp) -> None:
+    """A note the walk brings in is lifted to just below the seed whose matched passage
+    links to it, not the best seed (a new user's demo query put a project linked from the
+    fourth hit second): its ``why`` names that seed."""
+    notes = {
+        "Starter.md": "# Starter\n\nSourdough starter feeding and hydration schedules, "
+                      "written down with the dates of every loaf, the oven, the flour, the "
+                      "water, the salt and the weather outside.\n",
+        "Pantry.md": "# Pantry\n\nThe pantry holds the sourdough jar and its feeding flour; "
+                     "the kiln notes are in [[Kiln]].\n",
+        "Kiln.md": "# Kiln\n\nGlaze firing at cone six.\n",
+        "Sourdough history.md": "# Sourdough history\n\nA bread leavened by wild yeast.\n",
+        "Running log.md": "# Running log\n\nHydration matters on long runs.\n",
+        "Garden.md": "# Garden\n\nWatering tomatoes.\n",
+        "Cat care.md": "# Cat care\n\nTwo meals a day.\n",
+    }
+    for name, text in notes.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    app, _ = make_app(tmp_path, **{"retrieval.graph_step": "pagerank"})
+    app.sync()
+    hits = app.search("sourdough starter pantry feeding hydration schedules", limit=10,
+                      count_recall=False)
+    order = [h.path for h in hits]
+    kiln = next(h for h in hits if h.path == "Kiln.md")
+    assert any(w.startswith("graph walk from Pantry") for w in kiln.why), kiln.why
+    assert order.index("Kiln.md") > order.index("Pantry.md"), order
+    app.close()
