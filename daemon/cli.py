@@ -970,6 +970,8 @@ def lineage(
         service = _lineage_service(application, _owner(owner))
         report = service.lineage(memory)
         drawn = service.write_canvas(report) if canvas else None
+        if drawn is not None:  # indexed as any vault file (a check finds it in step)
+            application.memories().after_change([drawn.path])
     if as_json:
         out.print_json(json.dumps(lineage_views.lineage_json(report, drawn), ensure_ascii=False))
     else:
@@ -1061,6 +1063,8 @@ def _dream(ctx: typer.Context, vault: Path | None, *, dry_run: bool, force: bool
             drawn = _lineage_service(application, None).write_dream_canvas(
                 report.plan.consolidation, report.plan.lifecycle, application.clock(),
                 report.written)
+            if drawn is not None:  # indexed as any vault file (a check finds it in step)
+                application.memories().after_change([drawn.path])
     if as_json:
         data = render.dream_json(report)
         if canvas:

@@ -165,6 +165,7 @@ def test_lineage_canvas_and_graph_export_from_the_command_line(vault: Path,
     assert missing.returncode != 0 and "Traceback" not in missing.stderr
     assert missing.stderr.strip().splitlines()[-1].startswith("dreamd: memory")
     checked = run("check", "--json")
+    assert "lineage.canvas" not in checked.stdout  # the canvas drawn is indexed, in step
     kinds = json.loads(checked.stdout)["counts"]
     assert kinds["supersedes_cycle"] == 1 and kinds["derived_from_changed_source"] == 2
 
