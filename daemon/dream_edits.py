@@ -30,6 +30,7 @@ from consistency.lifecycle import (
     is_archived,
 )
 from daemon.dream_deep import Synthesise, diary_link
+from magma.lineage import link_stem, link_values
 
 if TYPE_CHECKING:
     from daemon.dream_records import MemoryRecord
@@ -88,29 +89,38 @@ def _merge_edits(step: MergeDuplicate, read: Callable[[str], bytes | None],
                  known: Mapping[str, MemoryRecord], now: datetime
                  ) -> list[tuple[str, bytes, str]]:
     """A duplicate merged: a near duplicate's sentences join the keeper (unless it holds
-    code), and the duplicate is archived with ``merged_into``."""
+    code), the sources it was derived from join the keeper's ``derived_from`` (its lineage
+    is the keeper's now), and the duplicate is archived with ``merged_into``."""
     keeper, dup, kind = step.keeper_path, step.duplicate_path, step.kind
     keeper_data, dup_data = read(keeper), read(dup)
     if keeper_data is None or dup_data is None:
         return []
     out: list[tuple[str, bytes, str]] = []
-    if kind == "near":
-        keeper_note = parse_note(keeper, keeper_data)
-        dup_note = parse_note(dup, dup_data)
+    keeper_note, dup_note = parse_note(keeper, keeper_data), parse_note(dup, dup_data)
+    sources = list(link_values(keeper_note.properties.get("derived_from")))
+    gained = [s for s in link_values(dup_note.properties.get("derived_from"))
+              if s not in sources and link_stem(s) != link_stem(keeper)]
+    eol = "\r\n" if b"\r\n" in keeper_data else "\n"
+    merged = keeper_note.body
+    if kind == "near" and "```" not in dup_note.body and "~~~" not in dup_note.body:
+        # (code is not spliced by sentence: the duplicate keeps it, archived beside the
+        # keeper with merged_into)
         merged = merge_bodies(keeper_note.body.rstrip("\n"), dup_note.body.strip())
-        if "```" in dup_note.body or "~~~" in dup_note.body:
-            merged = keeper_note.body  # code is not spliced by sentence: the
-            # duplicate keeps it, archived beside the keeper (merged_into)
-        eol = "\r\n" if b"\r\n" in keeper_data else "\n"
         if eol == "\r\n":
             merged = merged.replace("\r\n", "\n").replace("\n", "\r\n")
-        if merged.rstrip("\r\n") != keeper_note.body.rstrip("\n").replace("\n", eol):
-            version = keeper_note.memory.version if keeper_note.memory else None
-            edited = set_properties(keeper_data, {
-                "updated": now, "version": (version or 1) + 1}, path=keeper)
-            out.append((keeper, replace_body(edited, merged.rstrip("\r\n") + eol),
-                        f"Merged the sentences of {diary_link(dup)} into "
-                        f"{diary_link(keeper)} (near-duplicate)"))
+    new_body = merged.rstrip("\r\n") != keeper_note.body.rstrip("\n").replace("\n", eol)
+    if new_body or gained:
+        version = keeper_note.memory.version if keeper_note.memory else None
+        updates: dict[str, PropertyValue] = {"updated": now, "version": (version or 1) + 1}
+        if gained:
+            updates["derived_from"] = [*sources, *gained]
+        edited = set_properties(keeper_data, updates, path=keeper)
+        if new_body:
+            edited = replace_body(edited, merged.rstrip("\r\n") + eol)
+        out.append((keeper, edited,
+                    f"Merged the sentences of {diary_link(dup)} into "
+                    f"{diary_link(keeper)} (near-duplicate)" if new_body else
+                    f"{diary_link(keeper)} derives from the sources of {diary_link(dup)} too"))
     code = "exact duplicate" if kind == "exact" else "near-duplicate"
     out.append((dup, archived(known, dup, dup_data, code, now.date(),
                               {"merged_into": wikilink(keeper)}),

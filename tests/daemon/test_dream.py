@@ -484,3 +484,28 @@ def test_a_memory_is_never_merged_into_a_source_of_its_source_however_it_is_name
     note = parse_note("Memory/atlas-team-handbook.md",
                       (vault / "Memory/atlas-team-handbook.md").read_bytes())
     assert note.memory is not None and note.memory.status != "archived"
+
+
+def test_a_merged_duplicate_brings_its_sources_to_the_keeper(
+    vault: Path, make_app: Builder,
+) -> None:
+    """Two memories that say the same, each derived from a source of its own: merged, the
+    keeper derives from the sources of both (its lineage is whole, and a later change of
+    either source still reaches it)."""
+    write_memory(vault, "kiln-log", "Kiln firing log for November.", type="project",
+                 days_old=40)
+    write_memory(vault, "glaze-log", "Glaze test tiles from the studio binder.",
+                 type="project", days_old=40)
+    write_memory(vault, "studio-summary", "The studio fires the test kiln to cone 6 on "
+                 "Fridays.", type="project", days_old=5, derived_from=("kiln-log",))
+    write_memory(vault, "studio-digest", "The studio fires the test kiln to cone 6 on "
+                 "Fridays.", type="project", days_old=3, derived_from=("glaze-log",))
+    app, _ = make_app(vault)
+    app.sync()
+    app.dreamer().dream()
+    notes = {stem: parse_note(f"Memory/{stem}.md", (vault / f"Memory/{stem}.md").read_bytes())
+             for stem in ("studio-summary", "studio-digest")}
+    merged = [s for s, n in notes.items() if "merged_into" in n.properties]
+    assert len(merged) == 1, {s: n.properties.get("merged_into") for s, n in notes.items()}
+    keeper = notes[next(s for s in notes if s not in merged)]
+    assert set(keeper.properties["derived_from"]) == {"[[kiln-log]]", "[[glaze-log]]"}
