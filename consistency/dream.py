@@ -348,12 +348,15 @@ def plan_consolidation(memories: Sequence[DreamMemory], *,
     remaining = [m for m in memories if m.id not in archived]
     for group in _comparison_groups(remaining):
         actions.extend(_plan_group(sorted(group, key=_created_key), settle))
-    return _final_keepers(actions)
+    return _final_keepers(actions, {m.id: m for m in memories})
 
 
-def _final_keepers(actions: list[Consolidation]) -> list[Consolidation]:
+def _final_keepers(actions: list[Consolidation], by_id: Mapping[str, DreamMemory]
+                   ) -> list[Consolidation]:
     """An exact duplicate's keeper that the near-duplicate step then merged into an older
-    memory: point the exact duplicate at that final keeper (no chain of merges)."""
+    memory: point the exact duplicate at that final keeper (no chain of merges) — unless
+    that final keeper is a source of the duplicate or derived from it: then the duplicate
+    stays (a synthesis is never merged into its own source, however the merges chain)."""
     into = {a.duplicate_id: a for a in actions if isinstance(a, MergeDuplicate)}
     out: list[Consolidation] = []
     for action in actions:
@@ -364,6 +367,10 @@ def _final_keepers(actions: list[Consolidation]) -> list[Consolidation]:
                 seen.add(final.keeper_id)
                 final = into[final.keeper_id]
             if final is not action:
+                keeper, duplicate = by_id.get(final.keeper_id), by_id.get(action.duplicate_id)
+                if keeper is not None and duplicate is not None and \
+                        _derived_pair(keeper, duplicate):
+                    continue
                 action = replace(action, keeper_id=final.keeper_id,
                                  keeper_path=final.keeper_path)
         out.append(action)

@@ -21,6 +21,7 @@ from daemon_harness import snapshot, write_memory
 
 from ccb.parse import parse_note
 from config.errors import DreamGuardError, LockError
+from consistency.dream import MergeDuplicate
 from daemon.app import App
 from daemon.dream import DreamLock, SessionLog
 
@@ -509,3 +510,23 @@ def test_a_merged_duplicate_brings_its_sources_to_the_keeper(
     assert len(merged) == 1, {s: n.properties.get("merged_into") for s, n in notes.items()}
     keeper = notes[next(s for s in notes if s not in merged)]
     assert set(keeper.properties["derived_from"]) == {"[[kiln-log]]", "[[glaze-log]]"}
+
+
+def test_an_exact_duplicate_is_never_merged_into_its_own_source_through_another_merge(
+    vault: Path, make_app: Builder,
+) -> None:
+    """Two syntheses with the same text, one derived from both facts it states: the other
+    is merged into the memory of one fact, and the exact duplicate followed it there — into
+    its own source (a check of the merges found while verifying a fix). It stays."""
+    write_memory(vault, "car-insurance", "The car insurance renews in March.", days_old=40)
+    write_memory(vault, "car-parking", "The car parks in the office garage.", days_old=40)
+    text = "The car insurance renews in March and the car parks in the office garage."
+    write_memory(vault, "car-summary", text, days_old=34, derived_from=("car-insurance",))
+    write_memory(vault, "car-overview", text, days_old=33,
+                 derived_from=("car-insurance", "car-parking"))
+    app, _ = make_app(vault)
+    app.sync()
+    plan = app.dreamer().dream(dry_run=True).plan
+    assert not [s for s in plan.consolidation if isinstance(s, MergeDuplicate)
+                and s.duplicate_path == "Memory/car-overview.md"
+                and s.keeper_path in {"Memory/car-parking.md", "Memory/car-insurance.md"}]
