@@ -1643,13 +1643,23 @@ def _changed_value(p: _Pair) -> _Finding | None:
 _CLAUSE_BREAK = re.compile(r"[;；。，!?！？]|,(?!\d)|\bbut\b|\bwhile\b|但是?|而且|并且|不过|可是")
 
 
+@functools.lru_cache(maxsize=16384)
 def _statements(text: str) -> list[str]:
+    """The statements of a memory's text (:data:`_CLAUSE_BREAK`), each with two letters or
+    digits at least; kept per text (a dream reads one memory against many)."""
     parts = [part.strip() for part in _CLAUSE_BREAK.split(text)]
     return [part for part in parts if sum(ch.isalnum() for ch in part) >= 2]
 
 
+@functools.lru_cache(maxsize=16384)
+def _statement_claim(text: str) -> Claim:
+    """:func:`consistency.claims.read_claim` of one statement, kept per text."""
+    return read_claim(text)
+
+
 def _clause_side(side: MemorySide, text: str) -> MemorySide:
-    return MemorySide(side.type, None, read_claim(text))
+    """``side`` with only ``text`` (one statement of it) read, and no subject."""
+    return MemorySide(side.type, None, _statement_claim(text))
 
 
 def _by_clause(old: MemorySide, new: MemorySide, found: _Finding | None) -> _Finding | None:
@@ -1675,11 +1685,11 @@ def _by_clause(old: MemorySide, new: MemorySide, found: _Finding | None) -> _Fin
         if len(_statements(new.claim.text)) >= len(olds):
             return found  # the newer says as many things: it restates the rest
         said = _named_things(new.claim, values=False)
-        parts = [_named_things(read_claim(clause), values=False) for clause in olds]
+        parts = [_named_things(_statement_claim(clause), values=False) for clause in olds]
         if not any(part & said for part in parts):
             # no word in common: the names tell which statement the newer is about
             said = _named_things(new.claim)
-            parts = [_named_things(read_claim(clause)) for clause in olds]
+            parts = [_named_things(_statement_claim(clause)) for clause in olds]
         if any(part & said for part in parts) and any(
                 _states(clause, part) and not part & said
                 for clause, part in zip(olds, parts, strict=True)):
@@ -1696,19 +1706,29 @@ def _by_clause(old: MemorySide, new: MemorySide, found: _Finding | None) -> _Fin
         "possible_contradiction", "one statement turned", turned.changes)
 
 
-def _states(clause: str, named: set[str]) -> bool:
+def _states(clause: str, named: frozenset[str]) -> bool:
     """Is ``clause`` a fact of its own: two things named, or one with its verb ("我不吃猪肉";
     not "Apt 3B", "I prefer detailed")?"""
-    return len(named) >= 2 or (bool(named) and any(map(_is_relation, read_claim(clause).tokens)))
+    return len(named) >= 2 or (bool(named) and any(map(_is_relation, _statement_claim(clause).tokens)))
 
 
-def _named_things(claim: Claim, *, values: bool = True) -> set[str]:
+def _named_things(claim: Claim, *, values: bool = True) -> frozenset[str]:
     """What a claim names: its tokens, relation words left out (and names and identifiers,
     unless ``values``)."""
-    tokens = claim.tokens if values else tuple(
-        t for t in claim.tokens if not t.startswith(("name:", "id:")))
-    return {w for t in _bare(tokens) if not _is_relation(t) and ":" not in t
-            for w in (t, *t.split())}
+    return _things_of(claim.tokens, values)
+
+
+@functools.lru_cache(maxsize=16384)
+def _things_of(tokens: tuple[str, ...], values: bool) -> frozenset[str]:
+    kept = tokens if values else tuple(t for t in tokens if not t.startswith(("name:", "id:")))
+    return frozenset(w for t in _bare(kept) if not _is_relation(t) and ":" not in t
+                     for w in (t, *t.split()))
+
+
+@functools.lru_cache(maxsize=16384)
+def _tells_change(text: str) -> bool:
+    """Does ``text`` tell a change by its verb (:data:`_TOLD_ENDED`, :data:`_CHANGE_VERBS`)?"""
+    return bool(_TOLD_ENDED.search(text) or _CHANGE_VERBS.search(text))
 
 
 def _one_statement_restated(old: MemorySide, new: MemorySide,
@@ -1757,13 +1777,12 @@ def _one_statement_told(old: MemorySide, new: MemorySide,
     if found is not None and (found[0] not in {"distinct", "possible_duplicate"}
                               or found[1] == "other person"):
         return found
-    olds = _statements(old.claim.text)
-    if len(_statements(new.claim.text)) != 1 or not (
-            new.claim.says_changed or _TOLD_ENDED.search(new.claim.text)
-            or _CHANGE_VERBS.search(new.claim.text)):
+    if not (new.claim.says_changed or _tells_change(new.claim.text)) or \
+            len(_statements(new.claim.text)) != 1:
         return found
+    olds = _statements(old.claim.text)
     said = _named_things(new.claim)
-    named = [clause for clause in olds if said & _named_things(read_claim(clause))]
+    named = [clause for clause in olds if said & _named_things(_statement_claim(clause))]
     if len(olds) >= 2 and named and len(named) < len(olds):
         return "possible_contradiction", "one statement told changed", (named[0],)
     if len(olds) == 1 and named and found is None:
@@ -1791,7 +1810,7 @@ def _list_member_denied(old: Claim, new: Claim) -> bool:
         return False
     said = _named_things(new) | set(new.tokens)
     named = [_named_things(claim) | {t for t in claim.tokens if ":" in t}
-             for claim in map(read_claim, items)]
+             for claim in map(_statement_claim, items)]
     return any(things & said for things in named) and any(
         things and not things & said for things in named)
 

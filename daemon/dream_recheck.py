@@ -87,16 +87,22 @@ class DerivedRecheck:
     llm: ChatClient | None = None
 
     def _read(self, overlay: Mapping[str, bytes]) -> dict[str, tuple[bytes, Note]]:
+        """The memory files, parsed; none when no file names a ``derived_from`` (nothing to
+        re-check: the frontmatter of thousands of memories is not parsed for nothing)."""
         folder = self.writer.root / self.memory_folder
-        found: dict[str, tuple[bytes, Note]] = {}
+        raw: dict[str, bytes] = {}
         for file in sorted(folder.glob("*.md")) if folder.is_dir() else ():
             if file.name in (MEMORY_INDEX_FILE, DIARY_FILE) or file.is_symlink() \
                     or not file.is_file():  # a pipe named like a note would block the read
                 continue
             path = file.relative_to(self.writer.root).as_posix()
             data = overlay[path] if path in overlay else self.writer.read(path)
-            if data is None:
-                continue
+            if data is not None:
+                raw[path] = data
+        if not any(b"derived_from" in data for data in raw.values()):
+            return {}
+        found: dict[str, tuple[bytes, Note]] = {}
+        for path, data in raw.items():
             note = parse_note(path, data)
             if note.memory is not None:
                 found[path] = (data, note)
