@@ -51,6 +51,7 @@ __all__ = [
     "CLAIM_MAX_CHARS",
     "CURRENCIES",
     "HAN_NAME",
+    "WHEN_WORDS",
     "Claim",
     "Language",
     "Value",
@@ -1543,8 +1544,9 @@ def _han_bigrams(frame: Iterable[str]) -> list[str]:
     return out
 
 
-#: Tokens the lexicon folds "now" / "现在" / "currently" and "recently" / "最近" to.
-_WHEN_WORDS = frozenset({"now", "recent"})
+#: Tokens the lexicon folds "now" / "现在" / "currently" and "recently" / "最近" to: they say
+#: when a fact holds, not what it is about (never a slot word).
+WHEN_WORDS = frozenset({"now", "recent"})
 
 
 def _slot(frame: Sequence[str]) -> str | None:
@@ -1554,7 +1556,7 @@ def _slot(frame: Sequence[str]) -> str | None:
     for unit in frame:
         if unit.startswith(("⟨", "⟪")):
             break
-        if unit not in _WHEN_WORDS:  # "now", "recently" say when, not what
+        if unit not in WHEN_WORDS:  # "now", "recently" say when, not what
             head.append(unit)
     if not head or len(head) == len(frame):
         return None

@@ -69,6 +69,7 @@ from consistency.claims import (
     CURRENCIES,
     HAN_NAME,
     WEEKEND,
+    WHEN_WORDS,
     WORKDAYS,
     Claim,
     Value,
@@ -704,8 +705,8 @@ def _substitutions(old: Claim, new: Claim) -> tuple[list[_Substitution], bool]:
 
 def _aligned_substitutions(old: Claim, new: Claim) -> tuple[list[_Substitution], bool]:
     # "now" / "现在" says when, never what was replaced ("女儿在读初二" / "女儿现在是初二的学生")
-    a = tuple(u for u in old.units if u not in _WHEN_WORDS)
-    b = tuple(u for u in new.units if u not in _WHEN_WORDS)
+    a = tuple(u for u in old.units if u not in WHEN_WORDS)
+    b = tuple(u for u in new.units if u not in WHEN_WORDS)
     set_a, set_b = set(a), set(b)
     matcher = difflib.SequenceMatcher(a=a, b=b, autojunk=False)
     ops = [op for op in matcher.get_opcodes() if op[0] != "equal"]
@@ -766,7 +767,7 @@ def _readable(changes: tuple[str, ...], old: Claim, new: Claim) -> tuple[str, ..
 def _naming(units: tuple[str, ...]) -> bool:
     """Do ``units`` name a thing: a content word, or a name read as a value ("the *CI*
     timeout" / "the *deploy* timeout")?"""
-    return any(u not in _VALUE_KIND_WORDS and u not in _WHEN_WORDS for u in _plain(units)) or any(
+    return any(u not in _VALUE_KIND_WORDS and u not in WHEN_WORDS for u in _plain(units)) or any(
         u.startswith(("⟨name_", "⟨id_")) for u in units)
 
 
@@ -932,9 +933,6 @@ _REQUEST_WORDS = frozenset({"give", "show", "tell", "list", "display", "express"
                             "provide", "please", "write", "put", "请", "给"})
 #: Words that name the kind of a value, not the thing it belongs to ("设计稿链接：…").
 _VALUE_KIND_WORDS = frozenset({"link", "url", "website", "site", "page", "address", "number"})
-#: Words that say when a fact holds, not what it is about ("now", "现在", "最近": the lexicon
-#: folds both languages to these).
-_WHEN_WORDS = frozenset({"now", "recent"})
 
 
 def _other_things(old: Claim, new: Claim, subs: list[_Substitution]) -> list[str]:

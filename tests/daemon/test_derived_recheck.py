@@ -210,13 +210,7 @@ def test_a_summary_that_repeats_a_superseded_value_is_not_still_supported(
     """"I live in Shanghai with my cat 咪咪", derived from "我的猫现在叫咪咪" and "I moved to
     Shanghai": once the cat's name changed, the move alone does not hold it (it names 咪咪);
     without a model the dream archives it, never keeps it as current."""
-    write_memory(vault, "cat-name", "我的猫现在叫咪咪", type="user", days_old=20)
-    write_memory(vault, "moved", "I moved to Shanghai.", type="user", days_old=15)
-    write_memory(vault, "home-and-cat", "I live in Shanghai with my cat 咪咪.", type="user",
-                 days_old=5, derived_from=("cat-name", "moved"))
-    (vault / "Memory/cat-renamed.md").write_text(
-        "---\nname: Cat renamed\ntype: user\ncreated: 2026-12-02T10:00:00Z\n"
-        'supersedes: "[[cat-name]]"\n---\n我的猫现在叫小白\n', encoding="utf-8")
+    _cat_summary(vault)
     app, _ = make_app(vault)
     app.sync()
     assert [c for c, _ in _changed(app)] == [("Memory/home-and-cat.md", "Memory/cat-name.md")]
