@@ -236,7 +236,8 @@ def test_a_superseded_memory_is_never_called_active() -> None:
 
 
 def test_forget_leaves_what_the_user_drew_on_a_canvas(app: App, vault: Path) -> None:
-    """A canvas the user made in the memory folder (break-it input, kept as given): forget
+    """A canvas the user made in the memory folder (modelled on a break-it report, on this
+    test's vault): forget
     takes out the card of the memory's own file and its arrows, never the user's text card,
     the card of another note with the same file name, or a lineage canvas the user wrote."""
     (vault / "Notes").mkdir(exist_ok=True)
