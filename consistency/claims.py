@@ -178,6 +178,9 @@ def _cut(text: str) -> tuple[str, str]:
     return text[:end], hashlib.sha1(rest.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
+_CODE_WITH_SUFFIX = re.compile(r"`(\w+)`(?=[a-z])")
+
+
 def _clean(text: str) -> str:
     text = unicodedata.normalize("NFKC", text).translate(_QUOTES)
     # invisible format characters (zero-width space and joiner, BOM) are not text
@@ -187,6 +190,9 @@ def _clean(text: str) -> str:
     text = _BLOCK_MARKERS.sub("", text)
     text = _LABEL_LINE.sub("", text)
     text = _EMPHASIS.sub("", text)
+    # a code span with a word's ending glued to it ("nested `if`s", "`Promise`s") is the word,
+    # not a code value of its own
+    text = _CODE_WITH_SUFFIX.sub(r"\1", text)
     return _SPACE_IN_HAN.sub("", text)
 
 
@@ -614,7 +620,8 @@ def _money_value(match: re.Match[str]) -> Value:
 def _count(spelling: str | None) -> int:
     if not spelling:
         return 1
-    word = re.sub(rf"\s*(?:{_COUNTED})$", "", spelling.lower())
+    # "3x" / "3 times" / "three nights": the count without what it counts ("six" keeps its x)
+    word = re.sub(rf"(?:(?<=\d)|\s+)(?:{_COUNTED})$", "", spelling.lower().strip())
     return {"once": 1, "twice": 2, "thrice": 3, "other": 2, "双": 2}.get(word) or _EN_NUMBERS.get(
         word) or _zh_number(word) or (int(word) if word.isdigit() else 1)
 

@@ -57,6 +57,24 @@ def test_chinese_frequencies(text: str, rate: str) -> None:
     assert ("frequency", rate, "") in _values(text)
 
 
+@pytest.mark.parametrize(("text", "rate"), [
+    ("Dentist cleaning every six months.", "1/180"),  # the x of "six" is not "3x"'s
+    ("Gets a cleaning every 6 months.", "1/180"),
+    ("Visits the archive six times a year.", "6/365"),
+    ("Swims 3x a week.", "3/7"),
+    ("Works three nights a week.", "3/7"),
+])
+def test_english_counts_in_frequencies(text: str, rate: str) -> None:
+    assert ("frequency", rate, "") in _values(text)
+
+
+def test_a_code_span_with_a_word_ending_is_the_word() -> None:
+    # a list bullet and backticks around part of a word ("`if`s") are how it was typed
+    assert _verdict("Prefer early returns over nested ifs",
+                    "- Prefer early returns over nested `if`s.", 0.93) == "duplicate"
+    assert ("code", "pnpm", "") in _values("Install with `pnpm`, never npm.")
+
+
 def test_wednesday_stays_a_weekday() -> None:
     assert ("weekday", "3", "") in _values("每周三下午开周会。")
 
