@@ -300,6 +300,8 @@ def _same_value(a: Value, b: Value) -> bool:
             return False  # "Polaris" / "Polaris Pro", "小米 14" / "小米 14 Ultra": two models
         if len(wa) > 1 and len(wb) > 1:
             return _one_name_of_words(wa, wb)
+        if sorted((len(wa), len(wb)))[0] == 1 and _initials_of(*sorted((wa, wb), key=len)):
+            return True  # "NYC" / "New York City", "AWS" / "Amazon Web Services"
         return any(x == y or _spelled_longer(x, y) or _spelled_longer(y, x)
                    for x in wa for y in wb)
     return False
@@ -324,6 +326,11 @@ def _one_name_of_words(wa: list[str], wb: list[str]) -> bool:
         return True  # "Maple St" / "Maple Street"
     return (len(only_a) == 1 and only_a[0] == "".join(w[0] for w in only_b)) or (
         len(only_b) == 1 and only_b[0] == "".join(w[0] for w in only_a))
+
+
+def _initials_of(one: list[str], words: list[str]) -> bool:
+    """Is the one word ``one`` the initials of two or more ``words``?"""
+    return len(one) == 1 and len(words) >= 2 and one[0] == "".join(w[0] for w in words)
 
 
 def _abbreviates(short: str, long: str) -> bool:

@@ -365,6 +365,10 @@ def test_categories_cover_the_issue(judged) -> None:
     # "May" after "in" is the month; a language named in Chinese is a value
     ("The car insurance renews in March", "The car insurance renews in May", "contradiction"),
     ("永远用英文回答我", "Always answer me in Chinese", "contradiction"),
+    # a name and its initials are one name; another name is a change
+    ("Lives in NYC.", "Lives in New York City.", "duplicate"),
+    ("Deploys on AWS.", "Deploys on Amazon Web Services.", "duplicate"),
+    ("Lives in NYC.", "Lives in San Francisco.", "contradiction"),
 ])
 def test_rules_read_from_the_pair_sets(real_embedder, old: str, new: str, verdict: str) -> None:
     """One pair per rule added from what a blind set showed, through the real model."""
