@@ -395,6 +395,8 @@ _FREQUENCY_WORDS = {"hourly": ("1", "hour"), "daily": ("1", "day"), "nightly": (
                     "quarterly": ("1", "quarter"), "yearly": ("1", "year"),
                     "annually": ("1", "year"), "天天": ("1", "天")}
 _COUNT_WORDS = "once|twice|thrice|one|two|three|four|five|six|seven|eight|nine|ten"
+#: The hours of a clock written as words ("eleven at night").
+_CLOCK_WORDS = "one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve"
 #: What a count before "a week" may count besides times ("three nights a week": 3/7).
 _COUNTED = r"x|times?|nights?|days?|mornings?|afternoons?|evenings?|sessions?|shifts?|classes"
 _FREQUENCY = re.compile(
@@ -444,6 +446,12 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
         r"NZDT|PST|PDT|MST|MDT|CST|CDT|EST|EDT|AKST|AKDT|HST)\b"
         r"|\b(?:Africa|America|Asia|Atlantic|Australia|Europe|Pacific|Indian)/[A-Z][A-Za-z_]+"
         r"(?:/[A-Z][A-Za-z_]+)?\b|(?:北京|东京|纽约|伦敦|太平洋|美东|美西|格林尼治)时间", _A)),
+    # a clock time told by the part of the day ("eleven at night", "10 in the morning"),
+    # noon and midnight
+    ("time", re.compile(
+        rf"\b(?P<h>1[0-2]|0?[1-9]|{_CLOCK_WORDS})(?::(?P<mi>[0-5]\d))?(?:\s+o'?clock)?\s+"
+        r"(?:in\s+the\s+(?P<part>morning|afternoon|evening)|(?P<night>at\s+night|tonight))\b"
+        r"|\b(?P<noon>noon|midday|midnight)\b", re.I | _A)),
     ("time", re.compile(r"\b(?P<h>[01]?\d|2[0-3]):(?P<mi>[0-5]\d)(?:\s*(?P<ap>[ap])\.?m\.?)?\b", re.I | _A)),
     ("time", re.compile(r"\b(?P<h>1[0-2]|0?[1-9])\s*(?P<ap>[ap])\.?m\b\.?", re.I | _A)),
     ("time", re.compile(r"(?P<zap>上午|下午|晚上|早上|凌晨|中午|清晨|傍晚)?(?<![早晚快慢多少大小好高低长短有冷热暖凉轻重细粗松紧严宽贵远近深浅强弱亮暗甜咸淡辣软硬干湿胖瘦稳])(?P<h>\d{1,2}|[一二两三四五六七八九十]+)\s*[点點](?P<half>半)?")),
@@ -552,14 +560,19 @@ def _date_value(match: re.Match[str], written: date | None) -> str | None:
 
 def _time_value(match: re.Match[str]) -> str | None:
     groups = match.groupdict()
+    if groups.get("noon"):
+        return "00:00" if groups["noon"].lower() == "midnight" else "12:00"
     raw = groups["h"]
-    hour = int(raw) if raw.isdigit() else _zh_number(raw)
+    hour = int(raw) if raw.isdigit() else _EN_NUMBERS.get(raw.lower()) or _zh_number(raw)
     if hour is None:
         return None
     minute = int(groups.get("mi") or 0) + (30 if groups.get("half") else 0)
     ap = (groups.get("ap") or "").lower()
     zap = groups.get("zap") or ""
-    if (ap == "p" or zap in {"下午", "晚上"}) and hour < 12:
+    part = (groups.get("part") or "").lower()
+    # "eleven at night" is 23:00; "two at night" stays 02:00
+    evening = part in {"afternoon", "evening"} or (bool(groups.get("night")) and hour >= 6)
+    if (ap == "p" or zap in {"下午", "晚上"} or evening) and hour < 12:
         hour += 12
     if (ap == "a" or zap == "凌晨") and hour == 12:
         hour = 0

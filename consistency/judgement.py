@@ -1879,7 +1879,14 @@ def _one_thing_for_another(subs: list[_Substitution]) -> bool:
             not u.startswith(("⟪", "⟦")) and not _is_relation(u) and u not in _CHANGE_WORDS
             for u in units)
 
-    return len(subs) == 1 and thing(subs[0].old) and thing(subs[0].new)
+    # "anything" covers every thing: "don't book *anything* before 10" / "no *meetings or
+    # calls* before 10" narrows, it names no other thing
+    return len(subs) == 1 and thing(subs[0].old) and thing(subs[0].new) and not (
+        _ANY_THING & {*subs[0].old, *subs[0].new})
+
+
+#: Words (as the claim reader stems them) that name every thing at once.
+_ANY_THING = frozenset({"anyth", "everyth", "someth"})
 
 
 def _placeholder_kinds(units: tuple[str, ...]) -> frozenset[str]:

@@ -34,6 +34,8 @@ __all__ = ["CONCEPTS", "EN_PHRASES", "EN_WORDS", "PEOPLE", "PLACES_EN", "ZH_WORD
 _TABLE = """
 now | now currently presently nowadays | 现在 目前 如今 眼下 当前
 recent | recently lately | 最近 近来
+before | before earlier-than prior-to |
+after | after later-than |
 reply | reply replies replied answer answers answered |
 reply |  | 回复 回答 答复 回应 作答
 short | short shorter concise brief briefly terse succinct compact | 简短 简洁 简明

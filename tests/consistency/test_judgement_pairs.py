@@ -369,6 +369,9 @@ def test_categories_cover_the_issue(judged) -> None:
     ("Lives in NYC.", "Lives in New York City.", "duplicate"),
     ("Deploys on AWS.", "Deploys on Amazon Web Services.", "duplicate"),
     ("Lives in NYC.", "Lives in San Francisco.", "contradiction"),
+    # "anything" denied, then the things it covers denied: not two denials of two things
+    ("Don't book anything for me before 10am.",
+     "No meetings or calls scheduled earlier than 10 in the morning.", "possible_duplicate"),
 ])
 def test_rules_read_from_the_pair_sets(real_embedder, old: str, new: str, verdict: str) -> None:
     """One pair per rule added from what a blind set showed, through the real model."""

@@ -68,6 +68,26 @@ def test_english_counts_in_frequencies(text: str, rate: str) -> None:
     assert ("frequency", rate, "") in _values(text)
 
 
+@pytest.mark.parametrize(("text", "clock"), [
+    ("Typically turns in by eleven at night.", "23:00"),
+    ("No calls earlier than 10 in the morning.", "10:00"),
+    ("Dinner at 6:30 in the evening.", "18:30"),
+    ("The pharmacy closes at seven in the evening.", "19:00"),
+    ("Lunch at noon with the team.", "12:00"),
+    ("Backups run at midnight.", "00:00"),
+    ("The baby wakes at two at night.", "02:00"),
+])
+def test_english_clock_times_told_by_the_part_of_the_day(text: str, clock: str) -> None:
+    assert ("time", clock, "") in _values(text)
+
+
+def test_a_bedtime_in_words_and_in_digits_is_one_time() -> None:
+    assert _verdict("Usually in bed by 11pm.", "Typically turns in by eleven at night.",
+                    0.62) != "contradiction"
+    assert _verdict("Usually in bed by 11pm.", "Usually in bed by ten at night.", 0.9) == \
+        "contradiction"
+
+
 def test_a_code_span_with_a_word_ending_is_the_word() -> None:
     # a list bullet and backticks around part of a word ("`if`s") are how it was typed
     assert _verdict("Prefer early returns over nested ifs",
