@@ -1363,11 +1363,21 @@ _CHANGE_CUES = re.compile(
     r"记错|说错|搞错|弄错|写错|"
     r"改到|现在|如今|不再|改用|变成|变为|更新为|以后|今后|已经改|更正|纠正|其实|涨到|涨了|降了|挪到|移到|"
     r"提高到|增加到|减少到|缩短到|延长到|改期|推迟到|延期到|提前到", re.I | re.A)
+#: Words that make the change after them a plan, not a change told ("planning to move to
+#: Singapore", "打算明年搬去新加坡"): what holds now is unchanged.
+_PLANNED = re.compile(
+    r"(?i)\b(?:plan(?:s|ning)? to|going to|want(?:s)? to|hop(?:e|es|ing) to|thinking (?:about|of)"
+    r"|consider(?:s|ing)?|might)\s+(?:\w+\s+){0,2}$"
+    r"|(?:打算|计划|准备|想|考虑|可能)(?:在?(?:明年|今年|年底|年初|下半年|下个?月|下周|月底|将来|过几天))?$")
+
+
 def change_cue_at(text: str) -> int | None:
     """Where the first words that say a change ("moved to", "改成") start in ``text``
-    (a character offset), or ``None``."""
-    found = _CHANGE_CUES.search(text)
-    return found.start() if found else None
+    (a character offset), or ``None``; a change planned ("打算搬去") is none."""
+    for found in _CHANGE_CUES.finditer(text):
+        if not _PLANNED.search(text, 0, found.start()):
+            return found.start()
+    return None
 
 
 # Spans whose values the memory no longer holds: "from X to", "instead of X", "不再 X".
@@ -1542,7 +1552,7 @@ def read_claim(text: str, *, written: date | None = None) -> Claim:
         asserted=frozenset(reader.asserted - negated),
         event_day=_event_day(clean, values, written), relation=_relation(clean),
         key=" ".join(key_parts), slot=_slot(frame),
-        says_changed=_CHANGE_CUES.search(clean) is not None,
+        says_changed=change_cue_at(clean) is not None,
         retracted=_retracted(clean, all_values), negations=reader.negations,
         translated=frozenset(reader.translated), tail=tail, contrasted=reader.contrasts > 0,
     )

@@ -369,6 +369,9 @@ def test_categories_cover_the_issue(judged) -> None:
     ("Lives in NYC.", "Lives in New York City.", "duplicate"),
     ("Deploys on AWS.", "Deploys on Amazon Web Services.", "duplicate"),
     ("Lives in NYC.", "Lives in San Francisco.", "contradiction"),
+    # a move planned is not a move told: the same plan in two languages
+    ("My wife and I are planning to move to Singapore next year.", "我和太太打算明年搬去新加坡。",
+     "duplicate"),
     # "anything" denied, then the things it covers denied: not two denials of two things
     ("Don't book anything for me before 10am.",
      "No meetings or calls scheduled earlier than 10 in the morning.", "possible_duplicate"),

@@ -88,6 +88,19 @@ def test_a_bedtime_in_words_and_in_digits_is_one_time() -> None:
         "contradiction"
 
 
+@pytest.mark.parametrize(("text", "told"), [
+    ("Planning to move to Singapore next year.", False),
+    ("我和太太打算明年搬去新加坡。", False),
+    ("Thinking about switching to Neovim.", False),
+    ("准备换成 MacBook。", False),
+    ("Moved to Singapore in May.", True),
+    ("已经搬到深圳了。", True),
+    ("迭代计划会以后改在周二开。", True),  # 计划会 is a meeting, not a plan
+])
+def test_a_change_planned_is_not_a_change_told(text: str, told: bool) -> None:
+    assert read_claim(text).says_changed is told
+
+
 def test_a_code_span_with_a_word_ending_is_the_word() -> None:
     # a list bullet and backticks around part of a word ("`if`s") are how it was typed
     assert _verdict("Prefer early returns over nested ifs",
