@@ -543,10 +543,25 @@ def _polarity_flips(old: Claim, new: Claim) -> list[str]:
         loose = old.translated | new.translated
         latin_lost = [w for w in lost if w.isascii() and w not in loose]
         latin_gained = [w for w in gained if w.isascii() and w not in loose]
-        if latin_lost and latin_gained:
+        # or one thing denied in place of another: "use npm, not pnpm" / "use yarn, not
+        # npm" — what the older uses the newer denies, and it uses another thing instead
+        if (latin_lost and latin_gained) or _denied_in_turn(old, new, latin_lost) or \
+                _denied_in_turn(new, old, latin_gained):
             flips.extend(f"{w} → not {w}" for w in latin_lost)
             flips.extend(f"not {w} → {w}" for w in latin_gained)
     return flips
+
+
+def _denied_in_turn(first: Claim, then: Claim, lost: list[str]) -> bool:
+    """"Use npm, not pnpm" then "use yarn, not npm": in English, ``then`` denies exactly what
+    ``first`` used (``lost``), no longer names what ``first`` denied, and uses a thing
+    ``first`` never named — one thing in place of another, not the same rule said twice."""
+    if not lost or first.language != "en" or then.language != "en" or not any(
+            not _is_relation(w) for w in first.negated) or first.contrasted or then.contrasted:
+        return False  # (a comparison, "X over Y", "rather X than Y", is read by its own rule)
+    denied = {w for w in then.negated if not _is_relation(w)}
+    return denied == set(lost) and not first.negated & set(then.tokens) and any(
+        w.isascii() and not _is_relation(w) and w not in first.tokens for w in then.asserted)
 
 
 def _antonym_swaps(old: Claim, new: Claim) -> list[_Substitution]:
@@ -1685,6 +1700,11 @@ def _by_clause(old: MemorySide, new: MemorySide, found: _Finding | None) -> _Fin
         return "possible_contradiction", found[1], (*found[2], "the older lists more")
     olds = _statements(old.claim.text)
     if len(olds) < 2:
+        if found[0] == "duplicate" and _cancelled(new.claim) and (
+                turned := _statement_turned(old, new, cut=new)):
+            # the newer turns the older's one statement and says more ("Deploy on Tuesdays" /
+            # "Never deploy on Tuesdays, deploy on Fridays"): it holds all that still holds
+            return "contradiction", "one statement turned", turned
         return found
     if found[0] == "contradiction":
         if len(_statements(new.claim.text)) >= len(olds):
@@ -1701,14 +1721,36 @@ def _by_clause(old: MemorySide, new: MemorySide, found: _Finding | None) -> _Fin
             return "possible_contradiction", found[1], (*found[2], "the older says more")
         return found
     if len(_statements(new.claim.text)) != 1 or not (
-            _negative(old.claim) and _negative(new.claim)):
+            (_negative(old.claim) and _negative(new.claim)) or _cancelled(old.claim)):
         return found  # (a denial on one side only is read whole: "对花生过敏" / "不能吃花生")
-    whole = _clause_side(new, new.claim.text)
-    turned = next((v for clause in olds
-                   if (v := judge_pair(_clause_side(old, clause), whole, cosine=None)).verdict
-                   == "contradiction" and v.rule == "polarity"), None)
-    return found if turned is None else (
-        "possible_contradiction", "one statement turned", turned.changes)
+    turned = _statement_turned(old, new, cut=old)
+    return found if turned is None else ("possible_contradiction", "one statement turned", turned)
+
+
+def _cancelled(claim: Claim) -> bool:
+    """Does one statement of ``claim`` deny a word another asserts ("Never deploy on
+    Tuesdays, deploy on Fridays")? Read whole, the denial and the assertion cancel out."""
+    parts = [_statement_claim(clause) for clause in _statements(claim.text)]
+    return len(parts) >= 2 and any(a.negated & b.asserted for a in parts for b in parts
+                                   if a is not b)
+
+
+def _statement_turned(old: MemorySide, new: MemorySide, *, cut: MemorySide
+                      ) -> tuple[str, ...] | None:
+    """The change when a statement of ``cut`` (``old`` or ``new``, a memory of several) and
+    the whole of the other turn each other (a negation or a concept's sign, as
+    :func:`_polarity` reads it), else ``None``."""
+    clauses = _statements(cut.claim.text)
+    if len(clauses) < 2:
+        return None
+    whole = _clause_side(new if cut is old else old, (new if cut is old else old).claim.text)
+    for clause in clauses:
+        part = _clause_side(cut, clause)
+        v = judge_pair(part, whole, cosine=None) if cut is old else \
+            judge_pair(whole, part, cosine=None)
+        if v.verdict == "contradiction" and v.rule == "polarity":
+            return v.changes
+    return None
 
 
 def _states(clause: str, named: frozenset[str]) -> bool:

@@ -369,6 +369,14 @@ def test_categories_cover_the_issue(judged) -> None:
     ("Lives in NYC.", "Lives in New York City.", "duplicate"),
     ("Deploys on AWS.", "Deploys on Amazon Web Services.", "duplicate"),
     ("Lives in NYC.", "Lives in San Francisco.", "contradiction"),
+    # (a break-it round's inputs) what the older used, the newer denies and uses another
+    # thing instead; the newer turns the older's one statement and says more
+    ("Use npm, not pnpm, for JavaScript projects", "Use yarn, not npm, for JavaScript projects",
+     "contradiction"),
+    ("Use yarn, not npm, for JavaScript projects", "Use npm, not pnpm, for JavaScript projects",
+     "contradiction"),
+    ("Deploy on Tuesdays", "Never deploy on Tuesdays, deploy on Fridays", "contradiction"),
+    ("Never deploy on Tuesdays, deploy on Fridays", "Deploy on Tuesdays", "possible_contradiction"),
     # a move planned is not a move told: the same plan in two languages
     ("My wife and I are planning to move to Singapore next year.", "我和太太打算明年搬去新加坡。",
      "duplicate"),
