@@ -181,8 +181,9 @@ def test_a_busy_writer_is_waited_for_a_bounded_time(vault: Path, tmp_path: Path)
     assert err.count("\n") == 1 and "not done within 1.5 s" in err
     assert took < 15, took  # the interpreter's start, the settings, and 1.5 s
     assert not _today_note(vault).exists()
-    # the cursor did not move: the next flush, with the writer free, adds the line
-    assert _flush(vault, _event(transcript), "--hook").returncode == 0
+    # the cursor did not move: the next flush, with the writer free, adds the line (its own
+    # deadline generous: on a loaded machine the interpreter's start alone nears the default)
+    assert _flush(vault, _event(transcript), "--hook", "--timeout", "90").returncode == 0
     assert "Never push to main." in _today_note(vault).read_text(encoding="utf-8")
 
 
