@@ -31,6 +31,8 @@ from consistency.checker import (
     Drift,
     DuplicateId,
     IndexFileOutOfDate,
+    JunkLineage,
+    MergedIntoCycle,
     Missing,
     NotInVault,
     OpenConflict,
@@ -206,10 +208,25 @@ def _lineage_or_asked(drift: Drift) -> Decision:
     """The decisions for lineage drift (:mod:`consistency.graph_checks`): each names the
     chain and is the user's to settle."""
     match drift:
+        case SupersedesCycle(chain=(only,)):
+            return Report(f"supersedes itself ({only} → {only}): the link is ignored; "
+                          "remove it")
         case SupersedesCycle(chain=chain):
             loop = " → ".join((*chain, chain[0]))
-            return Report(f"supersedes round a loop ({loop}), so none of them is current: "
-                          "remove one `supersedes` link (`dreamd lineage` shows the chain)")
+            return Report(f"supersedes round a loop ({loop}): the loop's links are ignored, "
+                          "each memory stays as its own status says; remove the wrong "
+                          "`supersedes` link (`dreamd lineage` shows the chain)")
+        case MergedIntoCycle(chain=(only,)):
+            return Report(f"merged into itself ({only} → {only}): the link is ignored; "
+                          "remove it")
+        case MergedIntoCycle(chain=chain):
+            loop = " → ".join((*chain, chain[0]))
+            return Report(f"merged into each other round a loop ({loop}): the loop's links "
+                          "are ignored, each memory stays as its own status says; remove the "
+                          "wrong `merged_into` link (`dreamd lineage` shows the chain)")
+        case JunkLineage(written_in=prop, value=value):
+            return Report(f"its `{prop}` holds {value}, which is no link to a memory: it is "
+                          f'ignored; write the memory\'s name as "[[name]]" or remove it')
         case SupersededTwice(by=by):
             return Report(f"superseded by {' and '.join(by)}: one of them should supersede "
                           "the other (`dreamd lineage` shows the chain)")

@@ -28,8 +28,9 @@ pair kept apart on a guess (:class:`PossiblePair`), a memory's link to nothing
 the version table and its plain-text copies out of step (:class:`ArchiveOutOfStep`),
 conflicts waiting for the user (:class:`OpenConflict`), a credential the user wrote by
 hand into an indexed file (:class:`Credential`), and the drift of the memories' lineage graph
-(:mod:`consistency.graph_checks`: a supersedes loop, a memory superseded twice, a lineage
-link to no memory, a memory derived from a changed source). What to do about each is
+(:mod:`consistency.graph_checks`: a supersedes or merged-into loop, a memory superseded twice,
+a lineage link to no memory, a lineage value that is no link, a memory derived from a changed
+source). What to do about each is
 :mod:`consistency.arbiter`'s decision.
 """
 
@@ -44,6 +45,8 @@ from typing import Any, Literal
 from consistency.graph_checks import (
     ChangedSource,
     DanglingLineage,
+    JunkLineage,
+    MergedIntoCycle,
     SupersededTwice,
     SupersedesCycle,
     graph_drifts,
@@ -67,6 +70,8 @@ __all__ = [
     "HistorySide",
     "IndexFileOutOfDate",
     "IndexSide",
+    "JunkLineage",
+    "MergedIntoCycle",
     "Missing",
     "NotInVault",
     "OpenConflict",
@@ -169,6 +174,9 @@ class Snapshot:
     #: The memories' lineage graph (``networkx.MultiDiGraph``, :mod:`magma.lineage`), checked
     #: by :func:`consistency.graph_checks.graph_drifts`; ``None``: not checked.
     lineage: Any = None
+    #: The lineage property values that are no link, by path
+    #: (:func:`consistency.graph_checks.junk_lineage`).
+    lineage_junk: Sequence[JunkLineage] = ()
     #: The entries of the memory folder's entry files, by entry path (``file.md#key``,
     #: :mod:`ccb.entry_notes`): they take part in contradictions and possible pairs like
     #: memory files (their ``possible`` are entry paths); their rows and versions follow
@@ -325,8 +333,8 @@ class Credential:
 
 Drift = (Missing | Stale | Orphaned | Behind | Divergent | NotInVault | DuplicateId
          | Contradiction | PossiblePair | BrokenLink | IndexFileOutOfDate | ArchiveOutOfStep
-         | OpenConflict | Credential | SupersedesCycle | SupersededTwice | DanglingLineage
-         | ChangedSource)
+         | OpenConflict | Credential | SupersedesCycle | MergedIntoCycle | SupersededTwice
+         | DanglingLineage | JunkLineage | ChangedSource)
 
 _KINDS: dict[type, str] = {
     Missing: "missing", Stale: "stale", Orphaned: "orphaned", Behind: "behind",
@@ -334,8 +342,9 @@ _KINDS: dict[type, str] = {
     Contradiction: "contradiction", PossiblePair: "possible_pair", BrokenLink: "broken_link",
     IndexFileOutOfDate: "memory_index_out_of_date", ArchiveOutOfStep: "archive_out_of_step",
     OpenConflict: "open_conflict", Credential: "credential",
-    SupersedesCycle: "supersedes_cycle", SupersededTwice: "superseded_twice",
-    DanglingLineage: "dangling_lineage", ChangedSource: "derived_from_changed_source",
+    SupersedesCycle: "supersedes_cycle", MergedIntoCycle: "merged_into_cycle",
+    SupersededTwice: "superseded_twice", DanglingLineage: "dangling_lineage",
+    JunkLineage: "junk_lineage", ChangedSource: "derived_from_changed_source",
 }
 
 
@@ -390,6 +399,7 @@ def check(snapshot: Snapshot) -> list[Drift]:
     found.extend(BrokenLink(path, target) for path, target in snapshot.broken_links
                  if (path, link_stem(target)) not in dangling)
     found.extend(lineage)
+    found.extend(snapshot.lineage_junk)
     if not snapshot.memory_index_current and snapshot.memory_index_path is not None:
         found.append(IndexFileOutOfDate(snapshot.memory_index_path,
                                         snapshot.memory_index_hand_edited))

@@ -64,6 +64,7 @@ from consistency.checker import (
     subject_groups,
 )
 from consistency.duplicates import claim_of, cosine_similarity
+from consistency.graph_checks import junk_lineage
 from consistency.judgement import MemorySide, judge_pair
 from consistency.lifecycle import MemoryState, is_current
 from consistency.withheld import FoundCredential
@@ -283,8 +284,9 @@ class ConsistencyService:
         index_current, hand_edited = self._memory_index_current(gathered, today)
         memory_props = {**props, **gathered.properties}
         _link_possible_pairs(gathered.files, memory_props)
-        lineage = self._lineage_graph(tuple(
-            lineage_memory(path, memory_props.get(path, {})) for path in sorted(memory_paths)))
+        lineage_memories = tuple(lineage_memory(path, memory_props.get(path, {}))
+                                 for path in sorted(memory_paths))
+        lineage = self._lineage_graph(lineage_memories)
         pool = self.subject_pool()
         # one stat walk; a memory file in step with its row is never an entry file, so only
         # the others are read (each check read every memory file: 1,000 of 1,001 files opened)
@@ -303,7 +305,7 @@ class ConsistencyService:
             orphan_grace=self.orphan_grace,
             judged=self._judge_subject_groups(gathered.files, entries, pool),
             credentials=self._credentials(file_index),
-            lineage=lineage,
+            lineage=lineage, lineage_junk=junk_lineage(lineage_memories),
             entries={path: _entry_side(s, today) for path, s in entries.items()},
         )
         return snapshot, gathered

@@ -426,6 +426,9 @@ class _DreamRun:
     vetoed: list[str] = field(default_factory=list)
     loaded_memories: Mapping[str, Any] = field(default_factory=dict)
     index_built: dict[str, str] | None = None
+    #: The memory files the dream leaves alone (a property it cannot read): never planned,
+    #: listed in ``MEMORY.md`` all the same (:func:`daemon.dream_records.gather`).
+    left_alone: Mapping[str, MemoryRecord] = field(default_factory=dict)
     recheck: RecheckPlan = field(default_factory=RecheckPlan)  # what the re-check did
 
 
@@ -495,8 +498,9 @@ class DreamRunner:
     # ------------------------------------------------------------------ reading
 
     def _gather(self, cached: Mapping[str, Any]) -> tuple[dict[str, MemoryRecord], dict[str, str]]:
-        """:func:`daemon.dream_records.gather` of this vault's memory folder."""
-        return gather(self.root, self.memory_folder, cached)
+        """:func:`daemon.dream_records.gather`; what it leaves alone is kept for MEMORY.md."""
+        records, bodies, self._run.left_alone = gather(self.root, self.memory_folder, cached)
+        return records, bodies
 
     def _refresh(self, records: Mapping[str, MemoryRecord], written: Sequence[str]
                  ) -> dict[str, MemoryRecord]:
@@ -841,15 +845,14 @@ class DreamRunner:
     # ------------------------------------------------------------------ MEMORY.md, diary
 
     def _index_text(self, records: Mapping[str, MemoryRecord]) -> tuple[bytes, list[IndexEntry]]:
-        today = self._clock().date()
-        entries = index_entries(self.memory_folder, (
-            (r.path, r.as_json()) for r in records.values()), today)
+        entries = index_entries(self.memory_folder, ((r.path, r.as_json()) for r in {
+            **self._run.left_alone, **records}.values()), self._clock().date())
         return self.memory_index.render(entries), entries
 
     def _rebuild_index(self, records: Mapping[str, MemoryRecord]) -> tuple[str, bool]:
-        """:meth:`MemoryIndexKeeper.rebuild` from ``records``: a one-line summary and whether
-        the file changed; the build is kept for this dream's record."""
-        today = self._clock().date()
+        """:meth:`MemoryIndexKeeper.rebuild` of every memory file (``records`` and those left
+        alone, as ``check`` builds it): a summary line, whether the file changed."""
+        records, today = {**self._run.left_alone, **records}, self._clock().date()
         inputs = index_fingerprint(((r.path, r.hash) for r in records.values()), today)
         last = read_json_object(self.state_dir / LAST_FILE).get("memory_index")
         summary, changed, built = self.memory_index.rebuild(

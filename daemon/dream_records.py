@@ -110,16 +110,21 @@ def read_record(path: str, note: Note, data: bytes, stat: os.stat_result, seen: 
 
 
 def gather(root: Path, memory_folder: str, cached: Mapping[str, Any]
-           ) -> tuple[dict[str, MemoryRecord], dict[str, str]]:
+           ) -> tuple[dict[str, MemoryRecord], dict[str, str], dict[str, MemoryRecord]]:
     """Records of every memory file under ``memory_folder`` (unchanged ones, by size and
-    mtime, from ``cached``: the last dream's records) and the bodies of the files read
-    now. Generated files, conflict copies, dot files and anything that is not a regular
-    file are never memories; a file that does not read is left alone (sync reports it)."""
+    mtime, from ``cached``: the last dream's records), the bodies of the files read now, and
+    the records of the memory files the dream leaves alone. Generated files, conflict
+    copies, dot files and anything that is not a regular file are never memories; a file
+    that does not read is left alone (sync reports it). A memory file with a problem (a
+    property it cannot read, ``ccb.parse``) is left alone too — never planned, never edited
+    — but it is a memory all the same: ``MEMORY.md`` lists it when it is current, as
+    ``remember`` and ``check --fix`` do (the third mapping)."""
     folder = root / memory_folder.strip("/")
     records: dict[str, MemoryRecord] = {}
     bodies: dict[str, str] = {}
+    left_alone: dict[str, MemoryRecord] = {}
     if not folder.is_dir():
-        return records, bodies
+        return records, bodies, left_alone
     for current, dirs, files in os.walk(folder):
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
         for name in sorted(files):
@@ -149,15 +154,17 @@ def gather(root: Path, memory_folder: str, cached: Mapping[str, Any]
             except DreamdError as error:
                 log.warning("dream.unreadable", path=rel, error=str(error))
                 continue
-            if note.problems:  # reported by sync; a file that does not read is left
-                log.warning("dream.left_alone", path=rel, reason=note.problems[0].reason)
-                continue
             seen = old.get("seen") if isinstance(old, dict) else None
             record = read_record(rel, note, data, stat, seen)
+            if note.problems:  # reported by sync; a file that does not read is left
+                log.warning("dream.left_alone", path=rel, reason=note.problems[0].reason)
+                if record is not None:
+                    left_alone[rel] = record
+                continue
             if record is not None:
                 records[rel] = record
                 bodies[rel] = note.body.strip()
-    return records, bodies
+    return records, bodies, left_alone
 
 def refresh(root: Path, records: Mapping[str, MemoryRecord], written: Sequence[str]
             ) -> dict[str, MemoryRecord]:

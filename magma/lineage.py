@@ -21,6 +21,7 @@ reads the files (or the index's properties) and hands in :class:`LineageMemory` 
 
 from __future__ import annotations
 
+import json
 import re
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
@@ -49,6 +50,7 @@ __all__ = [
     "lineage_links",
     "lineage_memory",
     "lineage_out",
+    "link_junk",
     "link_stem",
     "link_values",
     "memory_attrs",
@@ -111,6 +113,24 @@ def link_values(value: object) -> tuple[str, ...]:
     return tuple(found)
 
 
+def link_junk(value: object) -> tuple[str, ...]:
+    """The items of a property value that :func:`link_values` cannot read as a link, each
+    shown as JSON (``42``, ``true``, ``{"a": 1}``; ``null`` for an empty list item): a
+    number, a mapping, a list that is not the YAML shape of ``[[name]]``. An empty property
+    (``supersedes:``) and blank text are no value at all, not junk."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return ()
+    items = value if isinstance(value, list) else [value]
+    found: list[str] = []
+    for item in items:
+        if isinstance(item, str) and item.strip():
+            continue
+        if link_values([item]):
+            continue  # ``- [[name]]`` written without quotes: a link
+        found.append(json.dumps(item, ensure_ascii=False, default=str))
+    return tuple(found)
+
+
 def _links(value: object) -> tuple[str, ...]:
     """The links of a property value (:func:`link_values`)."""
     return link_values(value)
@@ -142,6 +162,9 @@ class LineageMemory:
     #: Sources forgotten since it was derived (``forgotten_sources``: ``dreamd forget``
     #: takes the name out and counts it here).
     forgotten_sources: int = 0
+    #: ``(property, value as JSON)`` of each value of a lineage property that is no link
+    #: (:func:`link_junk`): reported by the checker, never an edge.
+    junk: tuple[tuple[str, str], ...] = ()
 
 
 def lineage_memory(path: str, properties: Mapping[str, Any]) -> LineageMemory:
@@ -158,7 +181,9 @@ def lineage_memory(path: str, properties: Mapping[str, Any]) -> LineageMemory:
         valid_to=_text(properties.get("valid_to")),
         archived_reason=_text(properties.get("archived_reason")),
         version=_text(properties.get("version")), links=links,
-        forgotten_sources=_count(properties.get("forgotten_sources")))
+        forgotten_sources=_count(properties.get("forgotten_sources")),
+        junk=tuple((prop, value) for prop in LINEAGE_PROPERTIES
+                   for value in link_junk(properties.get(prop))))
 
 
 def _count(value: object) -> int:

@@ -15,9 +15,12 @@ from consistency.graph_checks import (
     FORGOTTEN,
     ChangedSource,
     DanglingLineage,
+    JunkLineage,
+    MergedIntoCycle,
     SupersededTwice,
     SupersedesCycle,
     graph_drifts,
+    junk_lineage,
     names_nothing,
 )
 from magma.lineage import LineageMemory, lineage_graph
@@ -202,3 +205,58 @@ def test_a_promoted_diary_line_names_its_evidence_not_a_memory(tmp_path) -> None
         "Daily/2026-12-04.md:11", "memory/2026-06-15.md:5-8",
         "~/.claude/projects/x/abc.jsonl:42"])
     assert _drifts(tmp_path) == []
+
+
+def test_a_merged_into_loop_is_reported_and_changes_no_source(tmp_path: Path) -> None:
+    """Memories merged into each other round a loop (two, three, one naming itself): each
+    loop is reported once with its chain, and a memory derived from one of them is not
+    "derived from a changed source" — a loop says nothing about which memory was kept."""
+    write_memory(tmp_path, "a", "A", merged_into="b")
+    write_memory(tmp_path, "b", "B", merged_into="a")
+    write_memory(tmp_path, "x", "X", merged_into="y")
+    write_memory(tmp_path, "y", "Y", merged_into="z")
+    write_memory(tmp_path, "z", "Z", merged_into="x")
+    write_memory(tmp_path, "自己", "自己", merged_into="自己")
+    write_memory(tmp_path, "s1", "S1", supersedes="s2")
+    write_memory(tmp_path, "s2", "S2", supersedes="s1")
+    write_memory(tmp_path, "summary", "Summary", derived_from=["a", "y", "自己", "s1"])
+    found = _drifts(tmp_path)
+    assert [d for d in found if isinstance(d, MergedIntoCycle)] == [
+        MergedIntoCycle("Memory/a.md", ("Memory/a.md", "Memory/b.md")),
+        MergedIntoCycle("Memory/x.md", ("Memory/x.md", "Memory/y.md", "Memory/z.md")),
+        MergedIntoCycle("Memory/自己.md", ("Memory/自己.md",))]
+    assert not [d for d in found if isinstance(d, ChangedSource)]
+    hint = decide(found[0]).hint  # type: ignore[arg-type,union-attr]
+    assert "ignored" in hint and "none of them is current" not in hint
+    # a merge out of the loop is a change all the same
+    write_memory(tmp_path, "a", "A", merged_into=["b", "kept"])
+    write_memory(tmp_path, "kept", "Kept")
+    changed = [d for d in _drifts(tmp_path) if isinstance(d, ChangedSource)]
+    assert [(d.chain, d.change) for d in changed] == [
+        (("Memory/summary.md", "Memory/a.md"), "merged into Memory/kept.md")]
+
+
+def test_lineage_values_that_are_no_link_are_reported_once_each(tmp_path: Path) -> None:
+    """A number, a mapping, an empty list item, in ``supersedes``, ``superseded_by`` or
+    ``derived_from``: reported with the value as written, never an edge; an empty property
+    (``supersedes:``) is no value and not reported."""
+    folder = tmp_path / "Memory"
+    folder.mkdir()
+    head = "---\nname: {0}\ndescription: {0}\ntype: project\n"
+    for stem, lineage in {"number": "supersedes: 42\n", "mapping": "superseded_by: {a: 1}\n",
+                          "empty-item": 'derived_from:\n  - null\n  - "[[number]]"\n',
+                          "empty": "supersedes:\n", "fine": 'supersedes: [[number]]\n',
+                          "中文": "supersedes: 3.5\n"}.items():
+        (folder / f"{stem}.md").write_text(head.format(stem) + lineage + "---\nText.\n",
+                                           encoding="utf-8")
+    memories = read_lineage(tmp_path)
+    assert junk_lineage(memories) == [
+        JunkLineage("Memory/empty-item.md", "derived_from", "null"),
+        JunkLineage("Memory/mapping.md", "superseded_by", '{"a": 1}'),
+        JunkLineage("Memory/number.md", "supersedes", "42"),
+        JunkLineage("Memory/中文.md", "supersedes", "3.5")]
+    graph = lineage_graph(memories)
+    assert {(u, v, k) for u, v, k in graph.edges(keys=True)} == {
+        ("note:Memory/empty-item.md", "note:Memory/number.md", "derived_from"),
+        ("note:Memory/fine.md", "note:Memory/number.md", "supersedes")}
+    assert "no link" in decide(junk_lineage(memories)[0]).hint  # type: ignore[union-attr]
