@@ -1069,11 +1069,12 @@ def _dream(ctx: typer.Context, vault: Path | None, *, dry_run: bool, force: bool
         data = render.dream_json(report)
         if canvas:
             data["canvas"] = drawn.path if drawn is not None else None
+            data["canvas_left"] = drawn.left if drawn is not None else None
         out.print_json(json.dumps(data, ensure_ascii=False))
     else:
         render.print_dream(out, report, what=what)
         if drawn is not None:
-            out.print(f"drew {escape(drawn.path)}: open it in Obsidian", highlight=False)
+            out.print(escape(drawn.said()), highlight=False)
         elif canvas:
             out.print("nothing drawn: " + ("a dry run changes nothing" if dry_run
                                            else "the dream changed no memory"))

@@ -4,13 +4,18 @@ shown, drawn and handed to other tools.
 The relations come from the memories' frontmatter (:mod:`magma.lineage`), the versions from
 the version archive; a picture is a JSON Canvas file (:mod:`magma.canvas`) written in the
 memory folder through the one writer as a generated file
-(:meth:`ccb.writer.NoteWriter.write_generated`: a canvas the user rearranged by hand is kept
-beside the new one as a conflict copy, never overwritten).
+(:meth:`ccb.writer.NoteWriter.write_generated`). A file at the canvas's name that dreamd did
+not draw, or that the user changed since (rearranged cards, a canvas of their own that
+happens to bear the name), is the user's: it stays where it is, byte for byte, and dreamd
+draws beside it under the next free name (``<name> 2.canvas``, :func:`free_canvas_path`) and
+says so. Refusing would leave the user without the picture they asked for; moving their file
+to a conflict copy would move a file they made.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -43,11 +48,14 @@ from magma.vault_graph import GraphFormat, graph_text
 from magma.versions import VersionArchive, current
 
 __all__ = [
+    "Drawn",
     "LineageReport",
     "LineageService",
     "MemoryVersions",
+    "draw_canvas",
     "dream_picture",
     "export_graph",
+    "free_canvas_path",
     "lineage_json",
     "print_lineage",
     "scrub_canvases",
@@ -126,23 +134,25 @@ class LineageService:
 
     def canvas_path(self, report: LineageReport) -> str:
         """Where the lineage canvas of ``report`` goes: ``<memory folder>/<stem>
-        lineage.canvas``."""
+        lineage.canvas`` (beside it when that file is the user's: :func:`free_canvas_path`)."""
         stem = report.memories[report.root].path.rsplit("/", 1)[-1].removesuffix(".md")
         return f"{self.memory_folder}/{stem} lineage.canvas"
 
-    def write_canvas(self, report: LineageReport) -> WriteOutcome:
-        """Draw ``report`` (:func:`lineage_picture`) into :meth:`canvas_path`. Raises what
+    def write_canvas(self, report: LineageReport) -> Drawn:
+        """Draw ``report`` (:func:`lineage_picture`) into :meth:`canvas_path`, or beside it
+        when the file there is the user's (:func:`draw_canvas`). Raises what
         :meth:`ccb.writer.NoteWriter.write_generated` raises."""
         cards, links = lineage_picture(report)
-        return self.writer.write_generated(self.canvas_path(report), canvas_bytes(cards, links))
+        return draw_canvas(self.writer, self.canvas_path(report), canvas_bytes(cards, links))
 
     def write_dream_canvas(self, consolidation: Sequence[object],
                            lifecycle: Sequence[object], now: datetime,
-                           written: Sequence[str] = ()) -> WriteOutcome | None:
+                           written: Sequence[str] = ()) -> Drawn | None:
         """Draw what a dream changed (:func:`dream_picture`) into ``<memory folder>/dream
-        <YYYY-MM-DD HHMM>.canvas`` (``now``, the user's time); ``None`` when it changed
-        nothing. ``written`` are the files the dream wrote: a new memory among them that
-        derives from others (a synthesis) is drawn with its sources. Raises what
+        <YYYY-MM-DD HHMM>.canvas`` (``now``, the user's time; beside it when the file there
+        is the user's, :func:`draw_canvas`); ``None`` when it changed nothing. ``written``
+        are the files the dream wrote: a new memory among them that derives from others (a
+        synthesis) is drawn with its sources. Raises what
         :meth:`ccb.writer.NoteWriter.write_generated` raises."""
         planned = {p for step in consolidation for p in _paths(step)}
         every = self._memories()
@@ -159,7 +169,69 @@ class LineageService:
         if not cards:
             return None
         path = f"{self.memory_folder}/dream {now:%Y-%m-%d %H%M}.canvas"
-        return self.writer.write_generated(path, canvas_bytes(cards, links))
+        return draw_canvas(self.writer, path, canvas_bytes(cards, links))
+
+
+@dataclass(frozen=True, slots=True)
+class Drawn:
+    """A canvas dreamd drew: the write's ``outcome`` and, when the file at the usual place
+    was the user's and so left as it is, its vault path (``left``)."""
+
+    outcome: WriteOutcome
+    left: str | None = None
+
+    @property
+    def path(self) -> str:
+        """Vault path of the canvas drawn."""
+        return self.outcome.path
+
+    @property
+    def status(self) -> str:
+        """What the write did (``created``, ``written``, ``unchanged``)."""
+        return self.outcome.status
+
+    def said(self) -> str:
+        """The line that tells the user where it is."""
+        line = f"drew {self.path} ({self.status}): open it in Obsidian"
+        if self.left is not None:
+            line += (f"; {self.left} is yours (not drawn by dreamd, or changed since), so it "
+                     "is left as it is")
+        return line
+
+
+def _drawn_by_dreamd(writer: NoteWriter, path: str) -> bool | None:
+    """Is ``path`` absent (``None``), a file dreamd drew and nobody changed since (True), or
+    someone else's (False: any other file, a link, a folder)?"""
+    target = writer.root / path
+    if not target.exists() and not target.is_symlink():
+        return None
+    if target.is_symlink() or not target.is_file():
+        return False
+    current = writer.read(path)
+    return current is not None and writer.generated_hash(path) == sha256_hex(current)
+
+
+def free_canvas_path(writer: NoteWriter, path: str) -> str:
+    """Where dreamd may draw the canvas meant for ``path`` (``….canvas``): ``path`` itself
+    when it is free or a canvas dreamd drew there and nobody changed since, else the first
+    such of ``<name> 2.canvas``, ``<name> 3.canvas`` … — Obsidian's own way of naming a
+    second file of one name. A file of the user's is never moved, overwritten or kept as a
+    conflict copy: a canvas is a picture, redrawn any time, and the user's file may be one
+    they made and named themselves."""
+    name = path.removesuffix(".canvas")
+    candidate, n = path, 1
+    while _drawn_by_dreamd(writer, candidate) is False:
+        n += 1
+        candidate = f"{name} {n}.canvas"
+    return candidate
+
+
+def draw_canvas(writer: NoteWriter, path: str, data: bytes) -> Drawn:
+    """Write the canvas ``data`` at ``path``, or beside it (:func:`free_canvas_path`) when the
+    file there is the user's. Raises what :meth:`ccb.writer.NoteWriter.write_generated`
+    raises."""
+    where = free_canvas_path(writer, path)
+    return Drawn(writer.write_generated(where, data), None if where == path else path)
 
 
 def _card(report: LineageReport, node: str) -> Card:
@@ -271,7 +343,7 @@ def _facts(report: LineageReport, node: str) -> str:
     return " · ".join(parts)
 
 
-def print_lineage(console: Console, report: LineageReport, canvas: WriteOutcome | None = None
+def print_lineage(console: Console, report: LineageReport, canvas: Drawn | None = None
                   ) -> None:
     """``dreamd lineage NAME``: the memory, its direct relations, then the whole chain."""
     console.print(escape(_label(report, report.root)), highlight=False)
@@ -293,14 +365,14 @@ def print_lineage(console: Console, report: LineageReport, canvas: WriteOutcome 
             console.print(escape(f"  {_label(report, edge.src)} {LABELS[edge.kind]} "
                                  f"{_label(report, edge.dst)}"), highlight=False)
     if canvas is not None:
-        console.print(escape(f"drew {canvas.path} ({canvas.status}): open it in Obsidian"),
-                      highlight=False)
+        console.print(escape(canvas.said()), highlight=False)
 
 
-def lineage_json(report: LineageReport, canvas: WriteOutcome | None = None
+def lineage_json(report: LineageReport, canvas: Drawn | None = None
                  ) -> dict[str, Any]:
     """``dreamd lineage --json``: the memory, its relations and chain by vault path
-    (``[[stem]]`` for a name no memory has), with versions."""
+    (``[[stem]]`` for a name no memory has), with versions; ``canvas`` the canvas drawn and
+    ``canvas_left`` the user's file at its usual place, left as it is (else ``None``)."""
     def name(node: str) -> str:
         memory = report.memories.get(node)
         return memory.path if memory is not None else f"[[{node.split(':', 1)[-1]}]]"
@@ -326,22 +398,28 @@ def lineage_json(report: LineageReport, canvas: WriteOutcome | None = None
                    "written_in": list(e.written_in)} for e in report.chain.edges],
         "memories": memories,
         "canvas": None if canvas is None else canvas.path,
+        "canvas_left": None if canvas is None else canvas.left,
     }
 
 
 # ---------------------------------------------------------------------------- forget
 
 
+#: A memory's own lineage canvas: ``<stem> lineage.canvas``, or ``<stem> lineage 2.canvas``
+#: … when the user's file held the name (:func:`free_canvas_path`).
+_OWN_CANVAS = re.compile(r"(?P<stem>.+) lineage(?: \d+)?\.canvas")
+
+
 def scrub_canvases(writer: NoteWriter, memory_folder: str, stem: str) -> list[str]:
     """Take a forgotten memory (file name ``stem``) out of the canvases of the memory
     folder. A canvas dreamd drew and nobody edited since (its bytes are what dreamd last
     generated there, :meth:`ccb.writer.NoteWriter.generated_hash`): its own lineage canvas
-    (``<stem> lineage.canvas``) is deleted; in the others, its card, the text cards naming it
-    and the arrows that touched them go (a text card left with no arrow goes too: dreamd
-    wrote it about the memory). A canvas the user made or edited keeps every text card and
-    every other file: only the card of the memory's own file and its arrows go. Returns the
-    vault paths changed. A canvas that is a link or not JSON is left. Raises as
-    :meth:`ccb.writer.NoteWriter.write`."""
+    (``<stem> lineage.canvas``, or a numbered one beside the user's) is deleted; in the
+    others, its card, the text cards naming it and the arrows that touched them go (a text
+    card left with no arrow goes too: dreamd wrote it about the memory). A canvas the user
+    made or edited keeps every text card and every other file: only the card of the
+    memory's own file and its arrows go. Returns the vault paths changed. A canvas that is a
+    link or not JSON is left. Raises as :meth:`ccb.writer.NoteWriter.write`."""
     wanted = link_stem(stem)
     folder = writer.root / memory_folder
     changed: list[str] = []
@@ -353,8 +431,8 @@ def scrub_canvases(writer: NoteWriter, memory_folder: str, stem: str) -> list[st
         if file.is_symlink() or current is None:
             continue
         drawn = writer.generated_hash(path) == sha256_hex(current)
-        if drawn and file.name.endswith(" lineage.canvas") and link_stem(
-                file.name.removesuffix(".canvas").removesuffix(" lineage")) == wanted:
+        own = _OWN_CANVAS.fullmatch(file.name)
+        if drawn and own is not None and link_stem(own["stem"]) == wanted:
             writer.delete(path, expect=current)
             changed.append(path)
             continue

@@ -110,13 +110,23 @@ def test_the_lineage_canvas_is_valid_and_kept_when_rearranged_by_hand(app: App,
         "derived from", "derived from", "derived from", "merged into", "supersedes",
         "supersedes"]
     assert service.write_canvas(report).status == "unchanged"
-    # the user drags a card: the next drawing keeps their canvas beside it
+    # the user drags a card: their canvas is theirs now, left where it is; dreamd draws
+    # beside it, and redraws that one in place next time
     moved = json.loads((vault / written.path).read_text(encoding="utf-8"))
     moved["nodes"][0]["x"] += 40
     (vault / written.path).write_text(json.dumps(moved), encoding="utf-8")
+    theirs = (vault / written.path).read_bytes()
     again = service.write_canvas(report)
-    assert again.conflict_path is not None
-    assert json.loads((vault / again.conflict_path).read_text(encoding="utf-8")) == moved
+    assert (again.path, again.left) == ("Memory/咖啡偏好 lineage 2.canvas", written.path)
+    assert again.outcome.conflict_path is None and "is yours" in again.said()
+    assert (vault / written.path).read_bytes() == theirs
+    assert service.write_canvas(report).path == again.path  # its own, redrawn in place
+    assert sorted(p.name for p in (vault / "Memory").glob("咖啡偏好*")) == [
+        "咖啡偏好 lineage 2.canvas", "咖啡偏好 lineage.canvas", "咖啡偏好.md"]
+    # forget deletes dreamd's numbered canvas; the user's stays (without the forgotten card)
+    app.memories().forget("咖啡偏好")
+    assert not (vault / again.path).exists()
+    assert (vault / written.path).is_file()
 
 
 def test_a_dream_is_drawn_from_its_plan(app: App, vault: Path) -> None:
@@ -128,9 +138,15 @@ def test_a_dream_is_drawn_from_its_plan(app: App, vault: Path) -> None:
     app.sync()
     report = app.dreamer().dream(dry_run=False, force=True, consolidate=True)
     assert report.applied
+    now = app.clock()
+    # a note of the user's that happens to bear the canvas's name stays as it is
+    mine = vault / "Memory" / f"dream {now:%Y-%m-%d %H%M}.canvas"
+    mine.write_bytes(b'{"nodes":[],"edges":[]}\n')
     drawn = _service(app).write_dream_canvas(report.plan.consolidation, report.plan.lifecycle,
-                                             app.clock())
-    assert drawn is not None and drawn.path.startswith("Memory/dream ")
+                                             now)
+    assert drawn is not None and drawn.path == f"Memory/dream {now:%Y-%m-%d %H%M} 2.canvas"
+    assert drawn.left == f"Memory/{mine.name}"
+    assert mine.read_bytes() == b'{"nodes":[],"edges":[]}\n'
     canvas = checked_canvas(vault, drawn.path)
     assert any(e["label"] == "merged into (exact)" for e in canvas["edges"])
     assert dream_picture((), ()) == ([], [])
@@ -262,3 +278,32 @@ def test_forget_leaves_what_the_user_drew_on_a_canvas(app: App, vault: Path) -> 
     assert {n["id"] for n in canvas["nodes"]} == {"n2", "n3"}
     assert "Elm road" in board.read_text(encoding="utf-8") and canvas["edges"] == []
     assert hand.read_text(encoding="utf-8").startswith('{"nodes": [{"id": "t"')
+
+
+def test_a_users_file_at_the_canvas_name_is_left_where_it_is(vault: Path) -> None:
+    """``dreamd lineage NAME --canvas`` as a user runs it, with their own canvas already at
+    ``<name> lineage.canvas`` (real subprocesses, the real model): their file keeps its place
+    and its bytes, no conflict copy appears, the picture goes beside it and the output says
+    where."""
+    _lineage_vault(vault)
+    theirs = vault / "Memory" / "咖啡偏好 lineage.canvas"
+    data = ('{"nodes":[{"id":"mine","type":"text","text":"我的咖啡笔记: oat milk, no sugar",'
+            '"x":0,"y":0,"width":250,"height":60}],"edges":[]}\n').encode()
+    theirs.write_bytes(data)
+    env = {**os.environ, "DREAMD_VAULT__PATH": str(vault)}
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([str(DREAMD), *args], capture_output=True, text=True, env=env,
+                              timeout=300, check=False)
+
+    assert run("sync").returncode == 0
+    drawn = run("lineage", "咖啡偏好", "--canvas")
+    assert drawn.returncode == 0, drawn.stderr
+    assert "drew Memory/咖啡偏好 lineage 2.canvas (created)" in drawn.stdout
+    assert "Memory/咖啡偏好 lineage.canvas is yours" in " ".join(drawn.stdout.split())
+    again = json.loads(run("lineage", "咖啡偏好", "--canvas", "--json").stdout)
+    assert (again["canvas"], again["canvas_left"]) == ("Memory/咖啡偏好 lineage 2.canvas",
+                                                       "Memory/咖啡偏好 lineage.canvas")
+    assert theirs.read_bytes() == data
+    assert not [p for p in (vault / "Memory").glob("*.canvas") if ".conflict" in p.name]
+    checked_canvas(vault, again["canvas"])
