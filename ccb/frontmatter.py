@@ -28,6 +28,7 @@ from frontmatter.default_handlers import YAMLHandler
 from ccb.model import Problem, PropertyValue
 
 __all__ = [
+    "TEMPLATE_PROBLEM",
     "FrontmatterSplit",
     "ObsidianYAMLHandler",
     "ObsidianYAMLLoader",
@@ -243,6 +244,9 @@ def _expanded_size(value: object, memo: dict[int, int]) -> int:
     return size
 
 
+#: :attr:`ccb.model.Problem.kind` of a template whose frontmatter loads only with its
+#: placeholders read as text (:func:`load_properties`).
+TEMPLATE_PROBLEM = "template"
 #: A template's placeholder in a property value: Obsidian's core Templates (``{{date}}``)
 #: and Templater (``<% tp.date.now() %>``). Unquoted, ``created: {{date}}`` is a YAML
 #: mapping with a mapping for its key, which does not load.
@@ -277,16 +281,22 @@ def load_properties(
     that does not parse gives ``({}, (Problem(kind="yaml"),))`` whose reason carries the
     parser's message and the 1-based file line. A template's placeholders (``created:
     {{date}}``) are read as text unless ``strict`` (the editor's reading: it never writes
-    into a block that is not YAML as it stands). Never raises.
+    into a block that is not YAML as it stands); the block is still no YAML, so those
+    properties come with a ``Problem(kind=TEMPLATE_PROBLEM)`` carrying the parser's reason:
+    a problem file, listed by ``dreamd check`` and touched by no writer, whose properties
+    are indexed all the same. Never raises.
     """
     if raw is None or not raw.strip():
         return {}, ()
+    template: tuple[Problem, ...] = ()
     try:
         loaded = _HANDLER.load(raw)
     except Exception as exc:  # PyYAML raises more than YAMLError on hostile input.
         loaded = None if strict else _template_properties(raw)
         if loaded is None:
             return {}, (Problem(path=path, kind="yaml", reason=_yaml_reason(exc)),)
+        reason = f"{_yaml_reason(exc)}; read with its template placeholders as text"
+        template = (Problem(path=path, kind=TEMPLATE_PROBLEM, reason=reason),)
     if loaded is None:
         return {}, ()
     if not isinstance(loaded, Mapping):
@@ -306,4 +316,4 @@ def load_properties(
     except RecursionError:
         return {}, (Problem(path=path, kind="yaml", reason=_yaml_reason(RecursionError())),)
     assert isinstance(normalised, dict)
-    return normalised, ()
+    return normalised, template

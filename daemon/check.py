@@ -20,7 +20,7 @@ from __future__ import annotations
 import hashlib
 import time
 from collections import Counter
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
@@ -79,7 +79,7 @@ from daemon.memory_pool import MemoryPool, StoredMemory
 from daemon.sync import MASS_DELETE_MIN_FILES
 from magma.gc_pause import collector_paused
 from magma.lineage import LineageMemory, lineage_graph, lineage_memory
-from magma.store import IndexedFile, LinkRecord, MagmaStore
+from magma.store import IndexedFile, LinkRecord, MagmaStore, stored_problems
 from magma.versions import Version, current
 
 __all__ = [
@@ -117,7 +117,10 @@ class CheckReport:
     stat changed, or the memories were read to verify ``MEMORY.md`` after one changed),
     ``memories`` have a history; ``duration_s`` is wall time. ``skipped`` are the files the
     vault walk left out, each with its reason (a symlink that is a second name of a note, a
-    FIFO, a link out of the vault …): said, not drift."""
+    FIFO, a link out of the vault …); ``problems`` the notes that did not read whole (a
+    frontmatter that is not YAML — a template's ``{{date}}`` too —, a property that cannot
+    be read), each with the parser's reason: indexed as far as they read, never modified.
+    Both are said, not drift."""
 
     findings: tuple[Finding, ...]
     files: int
@@ -125,6 +128,7 @@ class CheckReport:
     memories: int
     duration_s: float
     skipped: tuple[Problem, ...] = ()
+    problems: tuple[Problem, ...] = ()
 
     @property
     def clean(self) -> bool:
@@ -153,6 +157,9 @@ class _Gathered:
     properties: dict[str, Mapping[str, Any]] = field(default_factory=dict)
     memory_folder_files: list[tuple[str, str]] = field(default_factory=list)
     skipped: tuple[Problem, ...] = ()
+    #: The problems of the notes read again (none: it reads whole now).
+    reread: dict[str, tuple[Problem, ...]] = field(default_factory=dict)
+    problems: tuple[Problem, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -210,7 +217,7 @@ class ConsistencyService:
         report = CheckReport(findings, len(snapshot.files) + len(snapshot.unchanged),
                              gathered.read,
                              len(snapshot.history), time.perf_counter() - started,
-                             skipped=gathered.skipped)
+                             skipped=gathered.skipped, problems=gathered.problems)
         log.info("check.done", files=report.files, read=report.read, memories=report.memories,
                  drift=len(findings), duration_ms=round(report.duration_s * 1000),
                  **report.counts())
@@ -255,11 +262,14 @@ class ConsistencyService:
                     side = _side_from_row(row, props.get(entry.path, {}), today)
                 else:
                     side = _side_from_note(note, today)
+                    gathered.reread[entry.path] = note.problems
                     if note.memory is not None:
                         gathered.properties[entry.path] = note.properties
             gathered.files[entry.path] = side
             if side.memory_key is not None and self._in_memory_folder(entry.path):
                 gathered.memory_folder_files.append((entry.path, side.content_hash))
+        gathered.problems = _problem_files([e.path for e in scan.entries], gathered.reread,
+                                           stored_problems(self.store))
         index = {path: IndexSide(path, row.content_hash if row.kind == "note" else
                                  f"stat:{row.size}:{row.mtime_ns}", _row_key(row))
                  for path, row in rows.items() if path not in unchanged}
@@ -534,6 +544,14 @@ _GENERATED_STEMS = frozenset({"memory", "dreams"})
 
 _APPLY_ORDER: tuple[type, ...] = (RepairArchive, Reindex, Tombstone, KeepFile, TakeMagma,
                                   ManualReview, NewId, RebuildMemoryIndex, Report)
+
+
+def _problem_files(paths: Sequence[str], reread: Mapping[str, tuple[Problem, ...]],
+                   stored: Mapping[str, tuple[Problem, ...]]) -> tuple[Problem, ...]:
+    """The problems of the vault's notes at ``paths``: of those read again now, what the
+    parser said now; of the others, what it said when sync read them (``stored``)."""
+    return tuple(p for path in sorted(paths)
+                 for p in (reread[path] if path in reread else stored.get(path, ())))
 
 
 def _row_key(row: IndexedFile) -> str | None:

@@ -14,6 +14,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn
 from rich.table import Table
 
+from ccb.frontmatter import TEMPLATE_PROBLEM
 from ccb.model import SKIPPED_KINDS
 from config import LoadedSettings, describe
 from daemon.check import CheckReport, ConflictRecord, Finding, FixReport
@@ -133,24 +134,39 @@ def print_sync_report(console: Console, report: SyncReport) -> None:
 
 
 def _print_problems(console: Console, problems: list[tuple[str, str, str]]) -> None:
-    """Files skipped by the walk (:data:`ccb.model.SKIPPED_KINDS`), then the other problems."""
+    """Files skipped by the walk (:data:`ccb.model.SKIPPED_KINDS`), then the other problems;
+    templates whose frontmatter is YAML only once filled in are summed up in one line (a
+    stock vault holds dozens; ``dreamd check`` lists each)."""
     _print_skipped(console, [p for p in problems if p[1] in SKIPPED_KINDS])
-    _print_list(console, [p for p in problems if p[1] not in SKIPPED_KINDS],
+    _print_list(console, [p for p in problems
+                          if p[1] not in SKIPPED_KINDS and p[1] != TEMPLATE_PROBLEM],
                 "problem files[/] (indexed as text where possible, never modified):")
+    templates = sum(p[1] == TEMPLATE_PROBLEM for p in problems)
+    if templates:
+        console.print(f"{templates} template{'s' if templates > 1 else ''} whose frontmatter "
+                      "is YAML only once filled in ({{date}} …): read with the placeholders "
+                      "as text, never modified (dreamd check lists them)", highlight=False)
+
+
+def _print_problem_files(console: Console, problems: list[tuple[str, str, str]]) -> None:
+    """Every note that did not read whole, one line each: path, kind, the parser's reason."""
+    _print_list(console, problems, "problem files[/] (indexed as far as they read, never "
+                                   "modified):", more="dreamd check --json")
 
 
 def _print_skipped(console: Console, skipped: list[tuple[str, str, str]]) -> None:
     _print_list(console, skipped, "files skipped[/] (not indexed; left as they are):")
 
 
-def _print_list(console: Console, problems: list[tuple[str, str, str]], what: str) -> None:
+def _print_list(console: Console, problems: list[tuple[str, str, str]], what: str,
+                more: str = "dreamd status --json") -> None:
     if not problems:
         return
     console.print(f"[yellow]{len(problems)} {what}", highlight=False)
     for path, kind, reason in problems[:PROBLEMS_SHOWN]:
         console.print(f"  {escape(path)}: {kind}: {escape(reason)}", highlight=False)
     if len(problems) > PROBLEMS_SHOWN:
-        console.print(f"  … and {len(problems) - PROBLEMS_SHOWN} more (dreamd status --json)")
+        console.print(f"  … and {len(problems) - PROBLEMS_SHOWN} more ({more})")
 
 
 def hit_kind(hit: SearchHit) -> str:
@@ -565,6 +581,8 @@ def check_json(report: CheckReport, fix: FixReport | None = None) -> dict[str, A
         "items": [_finding_json(f) for f in report.findings],
         "skipped": [{"path": p.path, "kind": p.kind, "reason": p.reason}
                     for p in report.skipped],
+        "problems": [{"path": p.path, "kind": p.kind, "reason": p.reason}
+                     for p in report.problems],
     }
     if fix is not None:
         data["fixed"] = [{"kind": f.kind, "outcome": outcome} for f, outcome in fix.applied]
@@ -611,6 +629,7 @@ def print_check(console: Console, report: CheckReport) -> None:
                   f"{report.memories:,} memory histories in "
                   f"{report.duration_s * 1000:,.0f} ms", highlight=False)
     _print_skipped(console, [(p.path, p.kind, p.reason) for p in report.skipped])
+    _print_problem_files(console, [(p.path, p.kind, p.reason) for p in report.problems])
     if report.clean:
         console.print("[green]clean[/]: the vault, the index and the history agree")
         return

@@ -86,6 +86,7 @@ __all__ = [
     "graph_reads",
     "link_records",
     "sql_str",
+    "stored_problems",
     "table_name",
 ]
 
@@ -908,6 +909,19 @@ def _attachment_row(record: AttachmentRecord, stamp: datetime) -> dict[str, Any]
         "problems_json": "[]",
         "indexed_at": stamp,
     }
+
+
+def stored_problems(store: MagmaStore) -> dict[str, tuple[Problem, ...]]:
+    """``{path: problems}`` of every indexed note that had problems when it was read (a
+    frontmatter that is not YAML, a property that cannot be read …), as sync recorded them:
+    one read of two columns, for ``dreamd check``, which does not read unchanged files.
+    Raises :class:`StoreError`."""
+    tables = store._t
+    data = tables.read(tables.files, ["path", "problems_json"],
+                       "problems_json != '[]'").to_pydict()
+    return {path: tuple(Problem(**p) for p in json.loads(raw))
+            for path, raw in zip(data["path"], data["problems_json"], strict=True)
+            if raw and raw != "[]"}
 
 
 def _file_record(row: Mapping[str, Any]) -> FileRecord:

@@ -9,7 +9,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ccb.frontmatter import ObsidianYAMLHandler, load_properties, split_frontmatter
+from ccb.frontmatter import (
+    TEMPLATE_PROBLEM,
+    ObsidianYAMLHandler,
+    load_properties,
+    split_frontmatter,
+)
 from ccb.parse import parse_note
 
 # --------------------------------------------------------------------------- split
@@ -271,16 +276,22 @@ def test_a_billion_laughs_block_is_a_problem_not_a_hang() -> None:
 
 def test_a_templates_placeholders_are_read_as_text(corpora_dir: Path) -> None:
     """kepano's vault: 28 templates write ``created: {{date}}`` (a YAML mapping whose key is a
-    mapping, which does not load); each was a problem file on every sync. The placeholders
-    are read as the text they are; the file is only read."""
+    mapping, which does not load). The placeholders are read as the text they are, so the
+    properties are indexed; the block is still no YAML, so the file carries one problem
+    (kind ``template``, with the parser's reason) and is only read."""
     from ccb.parse import parse_note
 
     path = corpora_dir / "kepano-obsidian" / "Templates" / "Recipe Template.md"
     note = parse_note("Templates/Recipe Template.md", path.read_bytes())
-    assert note.problems == ()
+    assert [(p.kind, p.reason) for p in note.problems] == [(
+        TEMPLATE_PROBLEM, "frontmatter is not valid YAML (line 10, column 11): while "
+        "constructing a mapping found unhashable key; read with its template placeholders "
+        "as text")]
     assert note.properties["created"] == "{{date}}"
     assert note.properties["categories"] == ["[[Recipes]]"]
     props, problems = load_properties("title: <% tp.file.title %>\ntags:\n  - {{tag}}\n", "T.md")
-    assert problems == () and props == {"title": "<% tp.file.title %>", "tags": ["{{tag}}"]}
+    assert [p.kind for p in problems] == [TEMPLATE_PROBLEM]
+    assert props == {"title": "<% tp.file.title %>", "tags": ["{{tag}}"]}
+    assert load_properties("title: '{{title}}'\n", "T.md") == ({"title": "{{title}}"}, ())
     _props, problems = load_properties("a: {{date}\nb: [unclosed\n", "x.md")
     assert problems and problems[0].kind == "yaml"  # not a template: still reported
