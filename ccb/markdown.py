@@ -3,10 +3,18 @@
 Bodies are expected with ``\\n`` line endings (``ccb.parse`` normalises them). Fenced code
 blocks (```` ``` ```` and ``~~~``, CommonMark rules: up to 3 spaces of indent, a closing fence
 of the same character at least as long; an unclosed fence runs to the end), inline code
-spans, HTML comments ``<!-- -->`` and Obsidian comments ``%% %%`` (an unclosed ``%%`` hides
-the rest of the note, as in Obsidian) are masked first, so nothing inside them is a link,
-tag or heading. Masking replaces characters with spaces and keeps every ``\\n``, so offsets
-and 0-based line numbers stay those of the body. Indented (4-space) code blocks are not
+spans and HTML comments ``<!-- -->`` are masked first, so nothing inside them is a link, tag
+or heading. Obsidian comments ``%% %%`` (an unclosed ``%%`` hides the rest of the note, as in
+Obsidian) are masked for headings only: Obsidian's metadata cache — what its backlinks,
+outgoing links, graph view and unresolved links read — lists a link, an embed or a tag
+written inside one, inline or as a block, as it lists none inside an HTML comment or code.
+Source: the cached metadata Obsidian gave for such notes, kept as test data by Obsidian Tasks
+(obsidian-tasks-group/obsidian-tasks, ``tests/Obsidian/__test_data__/
+comments_markdown_style.json``: "commented-out link: %% [[comments_html_style]] %% - is
+recognised by Obsidian's cachedMetadata", and a ``#task`` inside a ``%%`` block in its tags;
+``comments_html_style.json``: the ``<!-- -->`` link "is ignored"). Masking replaces
+characters with spaces and keeps every ``\\n``, so offsets and 0-based line numbers stay
+those of the body. Indented (4-space) code blocks are not
 masked: in real vaults 4-space indents are mostly nested list content.
 """
 
@@ -27,7 +35,9 @@ __all__ = [
     "extract_tags",
     "frontmatter_tags",
     "inline_tags",
+    "mask_code",
     "mask_code_and_comments",
+    "mask_code_and_html_comments",
 ]
 
 _FENCE_OPEN_RE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
@@ -85,16 +95,20 @@ def _mask_fences(body: str) -> str:
 
 
 _INLINE_OPEN_RE = re.compile(r"`+|<!--|%%")
+#: What Obsidian reads no link or tag in: code spans and HTML comments (module docstring).
+_LINK_OPEN_RE = re.compile(r"`+|<!--")
+_CODE_OPEN_RE = re.compile(r"`+")
 
 
-def _mask_inline(text: str) -> str:
-    """Mask code spans, ``<!-- -->`` and ``%% %%`` in one left-to-right pass."""
+def _mask_inline(text: str, opener: re.Pattern[str] = _INLINE_OPEN_RE) -> str:
+    """Mask code spans, ``<!-- -->`` and ``%% %%`` (those ``opener`` finds) in one
+    left-to-right pass."""
     pieces: list[str] = []
     done = 0  # text[:done] is already in pieces
     pos = 0
     length = len(text)
     while pos < length:
-        match = _INLINE_OPEN_RE.search(text, pos)
+        match = opener.search(text, pos)
         if match is None:
             break
         token = match.group()
@@ -142,6 +156,20 @@ def mask_code_and_comments(body: str) -> str:
     The result has the same length and the same ``\\n`` positions as ``body``.
     """
     return _mask_inline(_mask_fences(body))
+
+
+def mask_code_and_html_comments(body: str) -> str:
+    """``body`` with code (fenced, inline) and HTML comments replaced by spaces, Obsidian
+    comments ``%% %%`` kept: the text Obsidian reads links and tags in (module docstring).
+    Same length and ``\\n`` positions as ``body``."""
+    return _mask_inline(_mask_fences(body), _LINK_OPEN_RE)
+
+
+def mask_code(body: str) -> str:
+    """``body`` with code (fenced, inline) replaced by spaces, comments kept: the words a
+    reader of the note sees or writes, without commands and examples. Same length and
+    ``\\n`` positions as ``body``."""
+    return _mask_inline(_mask_fences(body), _CODE_OPEN_RE)
 
 
 # --------------------------------------------------------------------------- links
@@ -234,11 +262,12 @@ def extract_links(body: str, *, masked: str | None = None) -> tuple[Link, ...]:
 
     ``Link.line`` is the 0-based body line. External URLs (any ``scheme:``, ``//host``) are
     not vault links and are skipped; markdown targets are URL-decoded (``%20``) and may be
-    written in ``<angle brackets>``. ``![[x]]`` and ``![](x)`` are embeds. ``masked`` is
-    ``mask_code_and_comments(body)`` when the caller already has it.
+    written in ``<angle brackets>``. ``![[x]]`` and ``![](x)`` are embeds. Links in code and
+    HTML comments are none; links in Obsidian comments are (module docstring). ``masked`` is
+    ``mask_code_and_html_comments(body)`` when the caller already has it.
     """
     if masked is None:
-        masked = mask_code_and_comments(body)
+        masked = mask_code_and_html_comments(body)
     return tuple(_links_in(masked, with_lines=True))
 
 
@@ -272,7 +301,8 @@ def _is_tag(name: str) -> bool:
 
 
 def inline_tags(body: str, *, masked: str | None = None) -> tuple[str, ...]:
-    """``#tags`` of ``body`` outside code/comments, without ``#``, in order, with repeats.
+    """``#tags`` of ``body`` outside code and HTML comments (inside an Obsidian comment too,
+    as Obsidian reads them: module docstring), without ``#``, in order, with repeats.
 
     A tag starts at the beginning of a line or after whitespace (so ``page#frag`` and
     ``[[Note#Heading]]`` are not tags), may contain letters and digits of any script,
@@ -280,7 +310,7 @@ def inline_tags(body: str, *, masked: str | None = None) -> tuple[str, ...]:
     """
     tags: list[str] = []
     if masked is None:
-        masked = mask_code_and_comments(body)
+        masked = mask_code_and_html_comments(body)
     for match in _TAG_RE.finditer(masked):
         start = match.start()
         if start > 0 and not masked[start - 1].isspace():

@@ -24,6 +24,7 @@ from ccb.markdown import (
     extract_property_links,
     extract_tags,
     mask_code_and_comments,
+    mask_code_and_html_comments,
 )
 from ccb.model import MEMORY_TYPES, MemoryMeta, MemoryType, Note, Problem, PropertyValue
 from ccb.names import nfc_key
@@ -308,8 +309,9 @@ def parse_note(path: str, data: bytes) -> Note:
     properties, property_problems = load_properties(split.raw, path)
     body = _normalise_newlines(split.body)
     memory, memory_problems = memory_meta(properties, title, path)
-    masked = mask_code_and_comments(body)
-    links = extract_property_links(properties) + extract_links(body, masked=masked)
+    masked = mask_code_and_comments(body)  # a heading in an Obsidian comment is none
+    readable = mask_code_and_html_comments(body)  # a link or tag in one is (ccb.markdown)
+    links = extract_property_links(properties) + extract_links(body, masked=readable)
     return Note(
         path=path,
         title=title,
@@ -317,7 +319,7 @@ def parse_note(path: str, data: bytes) -> Note:
         content_hash=content_hash,
         properties=properties,
         frontmatter_raw=split.raw,
-        tags=extract_tags(properties, body, masked=masked),
+        tags=extract_tags(properties, body, masked=readable),
         aliases=extract_aliases(properties),
         links=links,
         headings=extract_headings(body, masked=masked),

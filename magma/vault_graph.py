@@ -11,7 +11,7 @@ Edges, each with ``relation`` (its type) and a key:
 - ``supersedes`` / ``merged_into`` / ``derived_from``: a memory's lineage
   (:mod:`magma.lineage`; key the relation);
 - ``mentions``: a memory to each note whose title, alias or memory name its text holds
-  (:mod:`magma.graph_mentions`; key ``mentions``);
+  (:mod:`magma.graph_mentions`; key ``mentions``), its code left out;
 - ``same_subject``: a memory to the node of its ``subject`` property (key ``same_subject``;
   the subject in :func:`subject_key` form): memories of one subject share that node.
 
@@ -33,6 +33,7 @@ from typing import Any, Literal, Protocol
 
 import networkx as nx
 
+from ccb.markdown import mask_code
 from ccb.memory_file import normalise_text
 from ccb.names import nfc_key
 from magma.gc_pause import collector_paused
@@ -122,8 +123,11 @@ def _labels(file: VaultGraphFile) -> list[str | None]:
 
 
 def _memory_text(file: VaultGraphFile, body: str | None) -> str:
+    """The words a memory mentions names in: its description and body, code (fenced,
+    inline) left out — a command or an example names nothing, as Obsidian reads no link in
+    code (:func:`ccb.markdown.mask_code`)."""
     description = file.properties.get("description")
-    return f"{description if isinstance(description, str) else ''}\n{body or ''}"
+    return f"{description if isinstance(description, str) else ''}\n{mask_code(body or '')}"
 
 
 #: The link edge relations a file writes (its lineage edges are kept apart).
