@@ -183,8 +183,10 @@ _CODE_WITH_SUFFIX = re.compile(r"`(\w+)`(?=[a-z])")
 
 def _clean(text: str) -> str:
     text = unicodedata.normalize("NFKC", text).translate(_QUOTES)
-    # invisible format characters (zero-width space and joiner, BOM) are not text
-    text = "".join(ch for ch in text if unicodedata.category(ch) != "Cf")
+    # invisible format characters (zero-width space and joiner, BOM) are not text (none is
+    # ASCII: an ASCII text is looked at no further)
+    if not text.isascii():
+        text = "".join(ch for ch in text if unicodedata.category(ch) != "Cf")
     text = _WIKILINK.sub(lambda m: m.group(2) or m.group(1), text)
     text = _MDLINK.sub(lambda m: f"{m.group(1)} {m.group(2)}", text)
     text = _BLOCK_MARKERS.sub("", text)
@@ -196,10 +198,13 @@ def _clean(text: str) -> str:
     return _SPACE_IN_HAN.sub("", text)
 
 
+_ASCII_LETTER = re.compile(r"[A-Za-z]")
+
+
 def language_of(text: str) -> Language:
     """``zh`` when Han characters make up at least a third of the letters, else ``en``."""
     han = len(_HAN_RE.findall(text))
-    latin = sum(1 for ch in text if ch.isascii() and ch.isalpha())
+    latin = len(_ASCII_LETTER.findall(text))  # the letters that are ASCII: [A-Za-z]
     return "zh" if han and han * 3 >= han + latin // 4 else "en"
 
 
@@ -999,6 +1004,11 @@ _CONTRACTIONS = [
     (re.compile(r"\b(?:do|does|did|should|must|will|would|can) not ever\b|\bnot ever\b"),
      "never"),
 ]
+#: Which of :data:`_CONTRACTIONS` match only where an apostrophe stands (one outside any
+#: class or optional part: ``n't``, ``'re``, …; ``can'?t`` does not): a text without one is
+#: not searched for them.
+_NEEDS_APOSTROPHE = tuple("'" in p.pattern and "'?" not in p.pattern and "[" not in p.pattern
+                          for p, _ in _CONTRACTIONS)
 
 _STOPWORDS = frozenset(
     ["a", "an", "the", "to", "of", "in", "on", "at", "for", "with", "by", "and", "or", "is", "are", "be", "been", "being", "was", "were", "am", "it", "its", "this", "that", "these", "those", "do", "does", "did", "done", "i", "we", "you", "they", "he", "she", "me", "us", "him", "them", "my", "our", "your", "their", "his", "her", "as", "from", "into", "than", "then", "so", "also", "just", "very", "really", "please", "all", "every", "any", "some", "each", "will", "would", "shall", "can", "could", "may", "might", "should", "must", "have", "has", "had", "there", "here", "about", "over", "up", "out", "if", "when", "while", "which", "who", "whom", "what", "where", "how", "why", "because", "since", "via", "per", "only", "too", "more", "most", "much", "many", "one", "ones", "user"]
@@ -1132,8 +1142,10 @@ def _letter_name(piece: str, clause: str) -> bool:
 
 def _prepare_words(text: str) -> str:
     lowered = text.lower()
-    for pattern, replacement in _CONTRACTIONS:
-        lowered = pattern.sub(replacement, lowered)
+    apostrophe = "'" in lowered  # no contraction adds one
+    for (pattern, replacement), needs in zip(_CONTRACTIONS, _NEEDS_APOSTROPHE, strict=True):
+        if apostrophe or not needs:
+            lowered = pattern.sub(replacement, lowered)
     for pattern, replacement in _PHRASES:
         lowered = pattern.sub(replacement, lowered)
     return _LEXICON_PHRASES.sub(lambda m: f" {EN_PHRASES[m.group(0)]} ", lowered)
@@ -1151,12 +1163,14 @@ def _han_units(run: str) -> list[str]:
     i = 0
     while i < len(run):
         matched = None
-        neutral = next((w for w in _ZH_NOT_NEGATIONS if run.startswith(w, i)), None)
+        first = run[i]
+        neutral = next((w for w in _ZH_NOT_NEGATIONS_BY_FIRST.get(first, ())
+                        if run.startswith(w, i)), None)
         if neutral:
             out.extend(neutral)
             i += len(neutral)
             continue
-        for marker in _ZH_LEXICON:
+        for marker in _ZH_LEXICON_BY_FIRST.get(first, ()):
             if run.startswith(marker, i):
                 matched = marker
                 break
@@ -1178,6 +1192,21 @@ _ZH_NEGATION_SET = frozenset(_ZH_NEGATIONS)
 _ZH_LEXICON = sorted(
     {w for w in _CONCEPT_WORDS if _HAN_RE.search(w)} | _ZH_NEGATION_SET | set(ZH_WORDS),
     key=len, reverse=True)
+
+
+def _by_first(words: Iterable[str]) -> dict[str, tuple[str, ...]]:
+    """``words`` (none empty) grouped by their first character, each group in the order
+    given: the first of a group that starts at a place in a run is the first of all
+    ``words`` that does (a word can only start where its first character stands), found
+    without trying the ~560 words of the lexicon at every character."""
+    grouped: dict[str, list[str]] = {}
+    for word in words:
+        grouped.setdefault(word[0], []).append(word)
+    return {first: tuple(group) for first, group in grouped.items()}
+
+
+_ZH_LEXICON_BY_FIRST = _by_first(_ZH_LEXICON)
+_ZH_NOT_NEGATIONS_BY_FIRST = _by_first(_ZH_NOT_NEGATIONS)
 
 #: Grammar words kept as markers in :attr:`Claim.units` (not in tokens or the frame): a
 #: copula ``⟦=⟧`` and a preposition ``⟦p⟧`` tell where a slot ends and its value starts.
