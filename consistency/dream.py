@@ -257,14 +257,25 @@ def _neighbour_pairs(memories: Sequence[DreamMemory]) -> list[tuple[str, str]]:
         # of those, most similar first (ties: the earlier member), are the nearest ones a
         # full sort of each row would keep — without sorting 10,000 rows of 10,000.
         rows, columns = np.nonzero(scores >= NEIGHBOUR_COSINE)
-        near: dict[int, list[int]] = defaultdict(list)
-        for row, column in zip(rows.tolist(), columns.tolist(), strict=True):
-            near[row].append(column)
-        for row, found in near.items():
-            found.sort(key=lambda j: (-scores[row, j], j))
-            i = changed[row]
-            pairs.extend((members[i].id, members[j].id) for j in found[:NEIGHBOURS_BY_COSINE])
+        pairs.extend(_nearest_pairs(members, changed, rows, columns, scores[rows, columns]))
     return pairs
+
+
+def _nearest_pairs(members: Sequence[DreamMemory], changed: Sequence[int], rows: np.ndarray,
+                   columns: np.ndarray, values: np.ndarray) -> list[tuple[str, str]]:
+    """``(id, id)`` of each changed member (``changed[row]``) and its first
+    :data:`NEIGHBOURS_BY_COSINE` of ``columns`` by ``values`` (highest first, ties: the
+    earlier member), rows in the order of their first pair: one sort of all pairs (row, then
+    value descending, then column) instead of one Python sort per row, the same order."""
+    if len(rows) == 0:
+        return []
+    order = np.lexsort((columns, -values, rows))
+    rows, columns = rows[order], columns[order]
+    starts = np.flatnonzero(np.r_[True, rows[1:] != rows[:-1]])
+    rank = np.arange(len(rows)) - np.repeat(starts, np.diff(np.r_[starts, len(rows)]))
+    keep = rank < NEIGHBOURS_BY_COSINE
+    return [(members[changed[row]].id, members[column].id)
+            for row, column in zip(rows[keep].tolist(), columns[keep].tolist(), strict=True)]
 
 
 def groups_to_compare(memories: Sequence[DreamMemory]) -> set[str]:
@@ -279,7 +290,9 @@ def _facts(memory: DreamMemory, body: str) -> MemoryFacts:
     return MemoryFacts(
         id=memory.id, type=memory.type, subject=memory.subject, name=memory.name,
         description=memory.description, body=body, content_hash=memory.content_hash,
-        embedding=memory.embedding,
+        # float64 once per memory, not once per pair in ``decide`` (the same values)
+        embedding=None if memory.embedding is None
+        else np.asarray(memory.embedding, dtype=np.float64).ravel(),
         written=created.date() if isinstance(created, datetime) else created,
     )
 
@@ -495,7 +508,7 @@ def _plan_group(group: Sequence[DreamMemory], settle: Settle | None = None
         draft = MemoryDraft(
             type=memory.type, subject=memory.subject, name=memory.name,
             description=memory.description, body=own.body,
-            content_hash=memory.content_hash, embedding=memory.embedding,
+            content_hash=memory.content_hash, embedding=own.embedding,
             written=own.written, claim=own.claim,
         )
         decision = decide(draft, [facts_of(m) for m in others])
