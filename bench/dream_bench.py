@@ -14,11 +14,18 @@
 4. A second dream with nothing changed (incremental: should cost a stat walk).
 
 Timings are medians over ``--repeat`` runs, each from the pristine copy.
+
+``--dump OUT`` runs one dream instead, at a fixed clock (:data:`DUMP_CLOCK`) and without
+re-indexing, and writes to ``OUT`` all it did: every action, transition and diary line, each
+edited file's new bytes, the SHA-256 of every file of the vault afterwards (the dream's id
+written as ``<ID>``) and the diary. Two versions of dreamd that decide alike write the same
+dump byte for byte (``cmp``): the check that a faster dream changed nothing.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import shutil
@@ -26,6 +33,7 @@ import statistics
 import sys
 import tempfile
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +45,7 @@ from memory_set import check_outcome, generate, load_truth, write_truth  # noqa:
 
 from ccb.parse import parse_note  # noqa: E402
 from daemon.app import App, load  # noqa: E402
+from daemon.dream import LAST_FILE  # noqa: E402
 from daemon.logs import configure_logging  # noqa: E402
 
 
@@ -135,6 +144,40 @@ def one_run(workdir: Path) -> dict[str, Any]:
     }
 
 
+#: The clock of ``--dump`` (any fixed moment after the planted set's dates).
+DUMP_CLOCK = datetime(2026, 12, 4, 22, 0, tzinfo=UTC)
+
+
+def dump_run(workdir: Path, out: Path) -> dict[str, Any]:
+    """One dream from the pristine copy at :data:`DUMP_CLOCK`, nothing re-indexed; its
+    record written to ``out`` (module docstring). Returns its timings and counts."""
+    run = workdir / "run"
+    shutil.rmtree(run, ignore_errors=True)
+    shutil.copytree(workdir / "pristine", run)
+    vault = run / "vault"
+    app = app_for(vault)
+    cpu = time.process_time()
+    report = app.dreamer(index=lambda paths: True, clock=lambda: DUMP_CLOCK).dream(force=True)
+    cpu = time.process_time() - cpu
+    last = json.loads((app.state_dir / LAST_FILE).read_text(encoding="utf-8"))
+    dream_id = str(last["last_id"]).encode()
+    plan = report.plan
+    lines = [repr(step) for step in (*plan.consolidation, *plan.lifecycle)]
+    lines += [f"LINE {line}" for line in plan.changes]
+    for path, (_before, after, change) in sorted(plan.edits.items()):
+        lines += [f"EDIT {path} {change}", after.decode("utf-8", "replace")]
+    for path in sorted(p for p in vault.rglob("*") if p.is_file()):
+        data = path.read_bytes().replace(dream_id, b"<ID>")
+        lines.append(f"FILE {path.relative_to(vault).as_posix()} "
+                     f"{hashlib.sha256(data).hexdigest()}")
+    diary = (vault / "Memory" / "DREAMS.md").read_bytes().replace(dream_id, b"<ID>")
+    lines += ["DIARY", diary.decode("utf-8", "replace")]
+    out.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return {"dream_cpu_s": cpu, "timings_ms": dict(report.timings_ms),
+            "counts": dict(plan.counts), "actions": len(plan.consolidation),
+            "edits": len(plan.edits)}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--count", type=int, default=10_000)
@@ -145,6 +188,9 @@ def main() -> int:
                         help="Lifecycle thresholds out of reach (nothing archived for age): "
                         "time the merging and superseding alone.")
     parser.add_argument("--json", type=Path, default=REPO / "bench/results/dream_bench.json")
+    parser.add_argument("--dump", type=Path, default=None,
+                        help="One dream at a fixed clock, not re-indexed; all it did written "
+                        "to DUMP (compare two versions with cmp)")
     args = parser.parse_args()
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="dreamd-dream-bench-"))
     workdir.mkdir(parents=True, exist_ok=True)
@@ -155,6 +201,9 @@ def main() -> int:
         os.environ["DREAMD_LIFECYCLE__REFERENCE_UNUSED_DAYS"] = "100000"
     configure_logging("warning", "console")
     prepare(workdir, args.count, args.seed)
+    if args.dump is not None:
+        print(json.dumps(dump_run(workdir, args.dump), indent=2, default=str))
+        return 0
     runs = [one_run(workdir) for _ in range(args.repeat)]
 
     def median(key: str) -> float:
