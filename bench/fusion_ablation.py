@@ -10,7 +10,8 @@ latency) with some of its constants changed in this process only. A variant is
 ``NAME:SETTING=VALUE,...``; a SETTING is ``w.<list>`` (that list's weight in
 ``daemon.rerank.LIST_WEIGHTS``; at 0 the list adds nothing to a note's fused score), the name
 of a constant of ``daemon.rerank`` (``TIME_BONUS``, ``HYBRID_FLOOR``, ``COSINE_SHARE``, …),
-as ``retrieval.NAME``, of ``daemon.retrieval`` (``retrieval.NOTE_BM25_MIN_CHUNKS``), or
+as ``retrieval.NAME``, of ``daemon.retrieval`` (``retrieval.NOTE_BM25_MIN_CHUNKS``), as
+``question_shape.NAME``, of ``magma.question_shape`` (``question_shape.MIN_PHRASE_WORDS``), or
 ``weights.<α>`` (``retrieval.weights`` of the score: ``relevance``, ``recency``,
 ``importance``).
 Without ``--variant``: ``as-is`` and one variant per list weight at 0 and at half.
@@ -41,13 +42,15 @@ import longmemeval_bench as lme  # noqa: E402
 
 from daemon import rerank, retrieval  # noqa: E402
 from daemon.logs import configure_logging  # noqa: E402
+from magma import question_shape  # noqa: E402
 from magma.fusion import Weights  # noqa: E402
 
 Variant = tuple[str, dict[str, float]]
 #: The α of the score a variant may set as ``weights.<α>`` (:class:`magma.fusion.Weights`).
 SCORE_WEIGHTS = frozenset(field.name for field in fields(Weights))
 #: Where a setting's constant lives: ``TIME_BONUS`` (the re-ranking), ``retrieval.X``.
-MODULES: dict[str, Any] = {"rerank": rerank, "retrieval": retrieval}
+MODULES: dict[str, Any] = {"rerank": rerank, "retrieval": retrieval,
+                           "question_shape": question_shape}
 
 
 def parse_variant(text: str) -> Variant:

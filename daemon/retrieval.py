@@ -18,8 +18,11 @@ DESIGN.md § Retrieval. One search runs:
      range. It stops the search when the query *is* a note's name, title or alias.
    - *magma-extend*: LanceDB vector and full-text search, plus the memories of the types the
      intent targets and the L2 rules, ranked by cosine over an in-memory matrix of memory
-     embeddings. It stops the search when both retrievers put the same note first with a
-     cosine of at least :data:`CONFIDENT_COSINE`.
+     embeddings; for a question that names several events or things apart ("which came
+     first, the A or the B?", :func:`magma.question_shape.event_phrases`), the notes nearest
+     each part, fused by reciprocal rank into one list (``phrases``). It stops the search
+     when both retrievers put the same note first with a cosine of at least
+     :data:`CONFIDENT_COSINE`.
    - *full-fusion*: the graph step (``retrieval.graph_step``, :mod:`daemon.graph_stage`):
      by default a personalized PageRank walk from the best notes so far and the notes
      their matched passages link to, over links either way, mentions and shared subjects,
@@ -111,6 +114,7 @@ from magma.intent import (
 )
 from magma.layers import L2_RULES
 from magma.note_bm25 import BM25_WAIT_S, NoteBm25, NoteBm25Builder, NoteSpec
+from magma.question_shape import event_phrases
 from magma.recalls import RecallStats
 from magma.search import CANDIDATE_FACTOR, SearchHit, collapse_to_notes
 from magma.store import INDEX_FILE_NAMES, ChunkCandidate, MagmaStore
@@ -637,10 +641,14 @@ class Retriever:
         words_future = self._pool.submit(
             self._store.fulltext_candidates, text, limit=n, memory_types=memory_types,
             path_prefix=path_prefix, owner=owner, with_vectors=True)
-        vector = embedding.result() if embedding is not None else self._embed(text)
-        part.vector = vector
         filtered = (memory_types is not None or bool(path_prefix) or owner is not None
                     or layered)
+        phrases = event_phrases(text) if LIST_WEIGHTS.get("phrases", 0.0) > 0 else []
+        # the parts are embedded and searched beside the full text and the whole question
+        phrases_future = self._pool.submit(_by_phrases, self._embedder, snap, phrases, n, keep,
+                                           filtered) if phrases else None
+        vector = embedding.result() if embedding is not None else self._embed(text)
+        part.vector = vector
         by_vector = _nearest(snap, vector, n, keep, filtered)
         by_words = collapse_to_notes(_phrases_first(words_future.result(), text))
         by_notes = _note_index(self._bm25, snap).top(text, n, _of_chunks(snap, keep))
@@ -649,6 +657,8 @@ class Retriever:
         part.lists["full-text"] = [c.path for c in by_words]
         if by_notes:
             part.lists["note-bm25"] = [path for path, _ in by_notes]
+        if phrases_future is not None:
+            _add_phrases(part, phrases_future.result())
         for rank, (path, score) in enumerate(by_notes, start=1):
             part.why.setdefault(path, []).append(f"note BM25 #{rank} ({score:.1f})")
         for rank, (path, row, sim) in enumerate(by_vector, start=1):
@@ -758,6 +768,33 @@ def _nearest(snap: Snapshot, vector: np.ndarray, n: int, keep: Callable[[str], b
                 break
     return found
 
+
+
+def _by_phrases(embedder: Embedder, snap: Snapshot, phrases: Sequence[str], n: int,
+                keep: Callable[[str], bool], filtered: bool) -> list[tuple[str, str]]:
+    """The notes nearest each of ``phrases`` (the events a question names apart,
+    :func:`magma.question_shape.event_phrases`, embedded in one call), fused by reciprocal
+    rank fusion into one list -> ``(path, the phrase it ranks best for)``, best first, at
+    most ``n``. Raises :class:`config.errors.EmbeddingError` when the model fails."""
+    vectors = np.asarray(embedder.embed(list(phrases)), dtype=np.float32)
+    lists: dict[str, list[str]] = {}
+    best: dict[str, tuple[int, str]] = {}
+    for phrase, vector in zip(phrases, vectors, strict=True):
+        near = _nearest(snap, vector, n, keep, filtered)
+        lists[phrase] = [path for path, _, _ in near]
+        for rank, path in enumerate(lists[phrase]):
+            if path not in best or rank < best[path][0]:
+                best[path] = (rank, phrase)
+    fused = weighted_rrf(lists, {})
+    return [(path, best[path][1]) for path in sorted(fused, key=lambda p: (-fused[p], p))[:n]]
+
+
+def _add_phrases(part: _Found, by_phrase: Sequence[tuple[str, str]]) -> None:
+    """The parts' list (:func:`_by_phrases`) into ``part``: list ``phrases`` and each note's
+    reason."""
+    part.lists["phrases"] = [path for path, _ in by_phrase]
+    for path, phrase in by_phrase:
+        part.why.setdefault(path, []).append(f"part {phrase!r}")
 
 
 def _phrases_first(chunks: Sequence[ChunkCandidate], text: str) -> list[ChunkCandidate]:

@@ -165,6 +165,18 @@ def test_a_time_expression_brings_the_days_notes(indexed: tuple[App, dict[str, s
                     "Daily/2026-11-27.md"}
 
 
+def test_a_question_naming_two_events_searches_for_each(
+        indexed: tuple[App, dict[str, str]]) -> None:
+    app, _ = indexed
+    hits = app.search("Which did I do first, the kiln circuit wiring or cleaning the glaze "
+                      "drips off the shelves?", limit=10, count_recall=False, now=NOW)
+    found = {h.path for h in hits}
+    assert found & {"Projects/Kiln wiring.md", "Projects/Kiln wiring (copy).md"}
+    assert "Projects/How to clean the kiln shelves.md" in found
+    parts = {w for h in hits for w in h.why if w.startswith("part ")}
+    assert "part 'the kiln circuit wiring'" in parts
+
+
 @pytest.mark.parametrize("query", ["What did I get done last Tuesday?", "上周二做了什么"])
 def test_a_query_that_names_only_a_time_brings_that_days_note_first(
         indexed: tuple[App, dict[str, str]], query: str) -> None:
