@@ -93,9 +93,17 @@ def prepare(workdir: Path, count: int, seed: int) -> None:
     """Generate and index the set once (``<workdir>/pristine``)."""
     pristine = workdir / "pristine"
     marker = pristine / "done.json"
-    if marker.exists() and json.loads(marker.read_text()).get("count") == count:
-        return
     run = workdir / "run"
+    # the index is kept for the vault's absolute path: a workdir copied or moved elsewhere has
+    # none, and its dream would plan from the words alone
+    where = str((run / "vault").resolve())
+    if marker.exists():
+        done = json.loads(marker.read_text())
+        if done.get("count") == count and done.get("vault") == where:
+            return
+        if done.get("count") == count:
+            print(f"{workdir} was prepared at another path: its index is not found here; "
+                  "indexing again", flush=True)
     shutil.rmtree(run, ignore_errors=True)
     shutil.rmtree(pristine, ignore_errors=True)
     started = time.perf_counter()
@@ -106,7 +114,8 @@ def prepare(workdir: Path, count: int, seed: int) -> None:
     report = app_for(run / "vault").sync()
     indexed = time.perf_counter() - started
     shutil.copytree(run, pristine)
-    marker.write_text(json.dumps({"count": count, "seed": seed, "generate_s": generated,
+    marker.write_text(json.dumps({"count": count, "seed": seed, "vault": where,
+                                  "generate_s": generated,
                                   "index_s": indexed, "chunks": report.chunks_embedded}))
     print(f"prepared {count} memories: generated in {generated:.1f} s, indexed "
           f"({report.chunks_embedded} chunks) in {indexed:.1f} s", flush=True)
@@ -166,9 +175,9 @@ def dump_run(workdir: Path, out: Path) -> dict[str, Any]:
     lines += [f"LINE {line}" for line in plan.changes]
     for path, (_before, after, change) in sorted(plan.edits.items()):
         lines += [f"EDIT {path} {change}", after.decode("utf-8", "replace")]
-    for path in sorted(p for p in vault.rglob("*") if p.is_file()):
-        data = path.read_bytes().replace(dream_id, b"<ID>")
-        lines.append(f"FILE {path.relative_to(vault).as_posix()} "
+    for file in sorted(p for p in vault.rglob("*") if p.is_file()):
+        data = file.read_bytes().replace(dream_id, b"<ID>")
+        lines.append(f"FILE {file.relative_to(vault).as_posix()} "
                      f"{hashlib.sha256(data).hexdigest()}")
     diary = (vault / "Memory" / "DREAMS.md").read_bytes().replace(dream_id, b"<ID>")
     lines += ["DIARY", diary.decode("utf-8", "replace")]

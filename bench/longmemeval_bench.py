@@ -88,7 +88,7 @@ SESSIONS_FOLDER = "Sessions"
 
 #: Cut-offs of the metrics; every system is asked once for ``max(KS)`` hits.
 KS = (5, 10)
-SYSTEMS = ("bm25", "vector", "hybrid", "dreamd")
+SYSTEMS: tuple[str, ...] = ("bm25", "vector", "hybrid", "dreamd")
 #: ``--graph-steps``: dreamd's pipeline once per ``retrieval.graph_step``, over the same index.
 GRAPH_STEPS = ("off", "one_hop", "pagerank")
 ABSTENTION_SUFFIX = "_abs"
