@@ -8,7 +8,11 @@ source changed — a synthesis, a profile, anything with ``derived_from`` — wi
 - its remaining sources are its ``derived_from`` memories that did not change (live: not
   superseded or merged outside the derivation, not archived, not gone) and do not derive
   from it, directly or through others (a loop of derivations never makes a memory its own
-  support);
+  support); a source merged into a keeper (an exact duplicate the dream merged, a memory
+  absorbed by hand) is followed to the keeper: the keeper is a remaining source and takes
+  the merged one's place in ``derived_from`` (``followed``); when every changed source is
+  such a merge and the keepers hold every fact and statement of it, nothing the memory was
+  derived from is lost, and it is kept as it is, only its links moved;
 - it is **still supported** when it has a remaining source, every name, number, date and
   code span it states (:func:`unsupported_facts`: the fact check of every synthesis,
   :func:`consistency.synthesis.dropped_facts`, read on :func:`fact_text`) is in one of
@@ -22,14 +26,17 @@ source changed — a synthesis, a profile, anything with ``derived_from`` — wi
   archived (recoverable) and the remaining sources it had archived into itself come back.
 
 No loop: each outcome removes the finding (the changed source leaves ``derived_from``, or
-the memory is archived, and an archived memory is never re-checked), so a memory derived from
-a re-checked one is looked at by a later dream, once; a chain of derivations that loops is
+the memory is archived, and an archived memory is never re-checked). The dream re-checks again
+after each round, so a memory derived from one archived in this round (a profile of a summary
+of a superseded memory) is settled by the same dream; each memory is re-checked at most once
+per dream, so the rounds end (at most one per memory). A chain of derivations that loops is
 walked once (:func:`consistency.graph_checks.graph_drifts` keeps a visited set).
 """
 
 from __future__ import annotations
 
 import re
+from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -123,12 +130,14 @@ class Recheck:
     """A live memory ``path`` whose direct sources ``changed`` (``(source, change)``: a vault
     path, ``[[stem]]`` for one naming no memory, or :data:`FORGOTTEN`); its ``remaining``
     sources (paths: never one derived from it) and the facts and statements of it none of
-    them holds (``unsupported``)."""
+    them holds (``unsupported``); ``followed``: the keepers (paths, among ``remaining``)
+    that changed sources were merged into, which take their place in ``derived_from``."""
 
     path: str
     changed: tuple[tuple[str, str], ...]
     remaining: tuple[str, ...]
     unsupported: tuple[str, ...]
+    followed: tuple[str, ...] = ()
 
     @property
     def supported(self) -> bool:
@@ -152,6 +161,36 @@ def _derived_from_it(graph: nx.MultiDiGraph, path: str) -> set[str]:
     return {path, *(str(graph.nodes[n].get("path")) for n in below)}
 
 
+def _keepers(graph: nx.MultiDiGraph, path: str) -> list[str]:
+    """The live memories ``path`` was merged into, through a chain of merges (a keeper merged
+    on is followed to its own keeper; each memory met once, so a loop of merges ends), by
+    path."""
+    seen, queue, found = {node_id("note", path)}, deque([node_id("note", path)]), set()
+    while queue:
+        for _, keeper, kind in graph.out_edges(queue.popleft(), keys=True):
+            if kind != "merged_into" or keeper in seen or \
+                    graph.nodes[keeper].get("kind") != "memory":
+                continue
+            seen.add(keeper)
+            if graph.nodes[keeper].get("status") == "archived":
+                queue.append(keeper)
+            else:
+                found.add(str(graph.nodes[keeper].get("path")))
+    return sorted(found)
+
+
+def _held_by_keepers(graph: nx.MultiDiGraph, source: str, texts: Mapping[str, str],
+                     bodies: Mapping[str, str] | None) -> bool:
+    """``source`` was merged into keepers that hold every fact and statement of it (an exact
+    duplicate merged): nothing it said is lost, so what derives from it stands as it is,
+    its link moved to the keepers."""
+    keepers = [texts.get(k, "") for k in _keepers(graph, source)]
+    text = texts.get(source, "")
+    body = bodies.get(source, "") if bodies is not None else text
+    return bool(keepers) and not unsupported_facts(text, keepers) \
+        and not unheld_statements(body, keepers)
+
+
 def derived_rechecks(graph: nx.MultiDiGraph, texts: Mapping[str, str],
                      bodies: Mapping[str, str] | None = None) -> list[Recheck]:
     """One :class:`Recheck` per live memory of ``graph`` (a lineage graph,
@@ -169,11 +208,19 @@ def derived_rechecks(graph: nx.MultiDiGraph, texts: Mapping[str, str],
     found = []
     for path, sources in sorted(changed.items()):
         own = _derived_from_it(graph, path)
-        remaining = tuple(s for s in _sources(graph, path) if s not in sources and s not in own)
+        followed = tuple(sorted({k for s, change in sources.items()
+                                 if change.startswith("merged into")
+                                 for k in _keepers(graph, s)} - own - set(sources)))
+        remaining = tuple(sorted({*(s for s in _sources(graph, path)
+                                    if s not in sources and s not in own), *followed}))
         said, held = texts.get(path, ""), [texts.get(s, "") for s in remaining]
         body = bodies.get(path, "") if bodies is not None else said
-        unsupported = tuple(sorted({*unsupported_facts(said, held), *stale_facts(
-            said, [texts.get(s, "") for s in sources], held)})) + tuple(
-            s for s in unheld_statements(body, held) if s)
-        found.append(Recheck(path, tuple(sorted(sources.items())), remaining, unsupported))
+        unsupported: tuple[str, ...] = ()
+        if not followed or not all(_held_by_keepers(graph, s, texts, bodies)
+                                   for s in sources):
+            unsupported = tuple(sorted({*unsupported_facts(said, held), *stale_facts(
+                said, [texts.get(s, "") for s in sources], held)})) + tuple(
+                s for s in unheld_statements(body, held) if s)
+        found.append(Recheck(path, tuple(sorted(sources.items())), remaining, unsupported,
+                             followed))
     return found

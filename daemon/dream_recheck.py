@@ -87,19 +87,23 @@ class DerivedRecheck:
     llm: ChatClient | None = None
 
     def _read(self, overlay: Mapping[str, bytes]) -> dict[str, tuple[bytes, Note]]:
-        """The memory files, parsed; none when no file names a ``derived_from`` (nothing to
-        re-check: the frontmatter of thousands of memories is not parsed for nothing)."""
+        """The memory files (subfolders of the memory folder too), parsed; none when no file
+        names a ``derived_from`` or counts ``forgotten_sources`` (nothing to re-check: the
+        frontmatter of thousands of memories is not parsed for nothing)."""
         folder = self.writer.root / self.memory_folder
         raw: dict[str, bytes] = {}
-        for file in sorted(folder.glob("*.md")) if folder.is_dir() else ():
-            if file.name in (MEMORY_INDEX_FILE, DIARY_FILE) or file.is_symlink() \
+        for file in sorted(folder.rglob("*.md")) if folder.is_dir() else ():
+            inner = file.relative_to(folder).parts
+            if inner in ((MEMORY_INDEX_FILE,), (DIARY_FILE,)) or file.is_symlink() \
+                    or any(p.startswith(".") for p in inner) \
                     or not file.is_file():  # a pipe named like a note would block the read
                 continue
             path = file.relative_to(self.writer.root).as_posix()
             data = overlay[path] if path in overlay else self.writer.read(path)
             if data is not None:
                 raw[path] = data
-        if not any(b"derived_from" in data for data in raw.values()):
+        if not any(b"derived_from" in data or b"forgotten_sources" in data
+                   for data in raw.values()):
             return {}
         found: dict[str, tuple[bytes, Note]] = {}
         for path, data in raw.items():
@@ -128,35 +132,57 @@ class DerivedRecheck:
         diary lines, edits and archives (what ``dreamd dream --dry-run`` shows and counts;
         with ``llm`` on, an unsupported memory is counted as archived, the outcome when the
         model's answer fails the fact check). Writes nothing."""
-        files, checks = self._checks(overlay or {})
-        out = RecheckPlan()
-        for check in checks:
-            changes, link = _told(check), diary_link(check.path)
-            if check.supported:
-                out.lines.append(f"Would re-check {link}: its other sources still hold every "
-                                 f"fact of it ({changes}); kept, the changed sources taken out "
-                                 "of its derived_from")
-                edits = self._kept(check, files[check.path][0])
-            else:
-                out.lines.append(f"Would {'derive again or ' if self.llm is not None else ''}"
-                                 f"archive {link}: {changes}, and {_why(check)}")
-                edits = self._archived(check, files)
-                out.archived += 1
-            for path, after, change in edits:
-                out.edits.setdefault(path, (files[path][0], after, change))
+        out, seen = RecheckPlan(), set[str]()
+        after_plan = dict(overlay or {})
+        while found := self._round(after_plan, seen):
+            files, checks = found
+            for check in checks:
+                changes, link = _told(check), diary_link(check.path)
+                if check.supported:
+                    out.lines.append(f"Would re-check {link}: its other sources still hold "
+                                     f"every fact of it ({changes}); kept, the changed sources "
+                                     f"taken out of its derived_from{_followed(check)}")
+                    edits = self._kept(check, files[check.path][0])
+                else:
+                    out.lines.append(
+                        f"Would {'derive again or ' if self.llm is not None else ''}"
+                        f"archive {link}: {changes}, and {_why(check)}")
+                    edits = self._archived(check, files)
+                    out.archived += 1
+                for path, after, change in edits:
+                    first = out.edits.get(path, (files[path][0], after, change))[0]
+                    out.edits[path] = (first, after, change)  # bytes before the dream
+                    after_plan[path] = after
         return out
+
+    def _round(self, overlay: Mapping[str, bytes], seen: set[str]
+               ) -> tuple[dict[str, tuple[bytes, Note]], list[Recheck]] | None:
+        """One round of the re-check: the memory files and the re-checks of the memories not
+        re-checked yet this dream (``seen``, updated), ``None`` when none is left. A memory
+        derived from one the previous round archived is in the next round, so a chain of
+        derivations is settled in one dream; each memory once, so the rounds end."""
+        files, checks = self._checks(overlay)
+        checks = [c for c in checks if c.path not in seen]
+        seen.update(c.path for c in checks)
+        return (files, checks) if checks else None
 
     def run(self, lines: list[str]) -> RecheckPlan:
         """Re-check every such memory; append a diary line for each to ``lines``. Returns
         what it did (``edits``: the files written, ``archived``: the memories archived)."""
-        files, checks = self._checks({})
-        done = RecheckPlan()
+        done, seen = RecheckPlan(), set[str]()
+        while found := self._round({}, seen):
+            self._settle(*found, lines, done)
+        return done
+
+    def _settle(self, files: dict[str, tuple[bytes, Note]], checks: list[Recheck],
+                lines: list[str], done: RecheckPlan) -> None:
+        """Keep, derive again or archive each memory of ``checks`` (one round of :meth:`run`)."""
         for check in checks:
             changes, link = _told(check), diary_link(check.path)
             if check.supported:
                 lines.append(f"Re-checked {link} against its other sources, which still hold "
                              f"every fact of it ({changes}): kept, the changed sources taken "
-                             "out of its derived_from")
+                             f"out of its derived_from{_followed(check)}")
                 self._write(self._kept(check, files[check.path][0]), files, done)
                 continue
             if self.llm is not None:
@@ -172,7 +198,6 @@ class DerivedRecheck:
                 if self.restorer.restore(source):
                     done.edits[source] = (files[source][0], after, change)
             done.archived += 1
-        return done
 
     def _write(self, edits: list[tuple[str, bytes, str]],
                files: Mapping[str, tuple[bytes, Note]], done: RecheckPlan) -> None:
@@ -184,7 +209,7 @@ class DerivedRecheck:
         """The edit that keeps ``check``'s memory: the changed sources out of its
         ``derived_from``, ``forgotten_sources`` gone (none when nothing changes)."""
         stems = {link_stem(s) for s, _ in check.changed}
-        edited = set_properties(data, _derived_from(data, check.path, stems),
+        edited = set_properties(data, _derived_from(data, check.path, stems, check.followed),
                                 remove=("forgotten_sources",), path=check.path)
         return [] if edited == data else [
             (check.path, edited, "dream: re-checked against its remaining sources")]
@@ -232,7 +257,7 @@ class DerivedRecheck:
             return []
         stems = {link_stem(s) for s, _ in check.changed}
         updates: dict[str, PropertyValue] = {
-            **_derived_from(data, check.path, stems), "updated": self.clock(),
+            **_derived_from(data, check.path, stems, check.followed), "updated": self.clock(),
             "version": (note.memory.version or 1) + 1}
         edited = set_properties(data, updates, remove=("forgotten_sources",), path=check.path)
         self.writer.write(check.path, replace_body(edited, answer.body.rstrip() + "\n"),
@@ -249,6 +274,12 @@ def _why(check: Recheck) -> str:
         else "no other source is left"
 
 
+def _followed(check: Recheck) -> str:
+    """The keepers a re-checked memory's ``derived_from`` now names, as the diary says it."""
+    return (" and the keepers they were merged into put in: "
+            + ", ".join(diary_link(p) for p in check.followed)) if check.followed else ""
+
+
 def _told(check: Recheck) -> str:
     """How the memory's sources changed, as the diary says it."""
     return "; ".join(f"{_source(s)} {c}" for s, c in check.changed)
@@ -261,8 +292,13 @@ def _candidate(path: str, note: Note) -> Candidate:
                      subject=meta.subject, owner=None, body=note.body, updated=None)
 
 
-def _derived_from(data: bytes, path: str, stems: set[str]) -> dict[str, PropertyValue]:
-    """``derived_from`` of the memory file ``data`` without the links to ``stems``."""
+def _derived_from(data: bytes, path: str, stems: set[str],
+                  followed: tuple[str, ...] = ()) -> dict[str, PropertyValue]:
+    """``derived_from`` of the memory file ``data`` without the links to ``stems``, with a
+    link (by file stem, as the dream writes links) to each keeper of ``followed`` it does not
+    name yet."""
     value = parse_note(path, data).properties.get("derived_from")
     kept: list[PropertyValue] = [v for v in link_values(value) if link_stem(v) not in stems]
+    named = {link_stem(str(v)) for v in kept}
+    kept += [f"[[{Path(k).stem}]]" for k in followed if link_stem(k) not in named]
     return {"derived_from": kept}
