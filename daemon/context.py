@@ -25,6 +25,7 @@ before it is indexed.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Literal
@@ -208,8 +209,19 @@ def build_context(
         except DreamdError as error:  # the rules still go out, whatever the index does
             log.warning("context.retrieval_failed", error=str(error))
             retrieved, procedures = [], []
+    _mark_resident(resident, app.searcher.changed_source_marks())
     return _pack(query, resident, retrieved, procedures, budget=budget,
                  per_memory=per_memory, dynamic=dynamic)
+
+
+def _mark_resident(resident: list[_Item], marks: Mapping[str, str]) -> None:
+    """Lead each resident memory derived from a changed source (``marks``, by path) with the
+    mark its retrieved entry and search hit carry: a profile of a superseded rule is sent in
+    every context, and an assistant must read it as perhaps no longer true."""
+    for item in resident:
+        if item.path in marks:
+            mark = f"({marks[item.path]}; it may no longer hold) "
+            item.full, item.short = mark + item.full, mark + item.short
 
 
 def _resident_elsewhere(app: App, owner: Owner | None, now: datetime,

@@ -119,6 +119,18 @@ class SearchService:
                 log.warning("recall.snippets_not_counted", error=str(error))
         return hits + [withhold_in_hit(hit) for hit in raw.hits]
 
+    def changed_source_marks(self) -> Mapping[str, str]:
+        """``{memory path: why}`` of the memories derived from a changed source, the marks
+        search gives their hits (:mod:`daemon.derived_marks`); none when the memory files
+        cannot be read (logged: a mark never fails what asked for it)."""
+        if self._marks is None:
+            return {}
+        try:
+            return self._marks()
+        except (OSError, DreamdError) as error:
+            log.warning("search.marks_failed", error=str(error))
+            return {}
+
     def _marked(self, hits: list[SearchHit]) -> list[SearchHit]:
         """Memory hits derived from a changed source marked (:mod:`daemon.derived_marks`);
         a memory file that cannot be read leaves them unmarked, never fails the search."""

@@ -175,3 +175,37 @@ def test_a_synthesis_whose_every_source_was_forgotten_is_settled_by_the_next_dre
     assert _status(vault, "Memory/s.md") == "archived"
     app.sync()
     assert _changed(app) == []
+
+
+RESIDENT_PROFILE = """---
+name: Developer profile
+description: who the user is as a developer
+type: user
+derived_from: ["[[use-pnpm-for-javascript-projects]]"]
+---
+Builds JavaScript with pnpm.
+"""
+
+
+def test_a_resident_profile_of_a_superseded_rule_is_marked_in_the_context(
+    empty_vault: Path, make_app: Builder,
+) -> None:
+    """A user profile is resident (sent in every context): derived from a rule superseded
+    since, it carries the same mark as its search hit, until a dream re-checks it."""
+    vault = empty_vault
+    app, _ = make_app(vault)
+    service = app.memories()
+    service.remember(PNPM, type="feedback", subject="js.pm")
+    (vault / "Memory/profile.md").write_text(RESIDENT_PROFILE, encoding="utf-8")
+    app.sync()
+    assert service.remember("Use npm, not pnpm, for JavaScript projects", type="feedback",
+                            subject="js.pm").superseded
+    app.sync()
+    text = build_context(app, "set up a new web app", budget_tokens=600,
+                         count_recall=False).text
+    line = next(li for li in text.splitlines() if "(Memory/profile.md)" in li)
+    assert line.startswith("- [user] Developer profile (Memory/profile.md): (derived from a "
+                           "changed source: Memory/use-pnpm-for-javascript-projects.md "
+                           "(superseded by "), line
+    assert line.endswith("it may no longer hold) who the user is as a developer — Builds "
+                         "JavaScript with pnpm."), line
