@@ -971,7 +971,7 @@ def lineage(
         report = service.lineage(memory)
         drawn = service.write_canvas(report) if canvas else None
         if drawn is not None:  # indexed as any vault file (a check finds it in step)
-            application.memories().after_change([drawn.path])
+            application.indexing.index_now([drawn.path])
     if as_json:
         out.print_json(json.dumps(lineage_views.lineage_json(report, drawn), ensure_ascii=False))
     else:
@@ -1064,7 +1064,7 @@ def _dream(ctx: typer.Context, vault: Path | None, *, dry_run: bool, force: bool
                 report.plan.consolidation, report.plan.lifecycle, application.clock(),
                 report.written)
             if drawn is not None:  # indexed as any vault file (a check finds it in step)
-                application.memories().after_change([drawn.path])
+                application.indexing.index_now([drawn.path])
     if as_json:
         data = render.dream_json(report)
         if canvas:
