@@ -1106,8 +1106,9 @@ def graph_export(
         "--format", help="graphml (Gephi, yEd, Cytoscape) or json (networkx node-link).")
     ] = "graphml",
     output: Annotated[Path | None, typer.Option(
-        "--output", "-o", help="Write to this file (default: standard output); never a "
-        "file inside the vault, never over an existing file without --force.")] = None,
+        "--output", "-o", help="Write to this file (default, or '-': standard output); "
+        "never a file inside the vault, never over an existing file without --force.")
+    ] = None,
     force: Annotated[bool, typer.Option(
         "--force", help="Replace the --output file when it exists.")] = False,
     vault: VaultOption = None,
@@ -1116,6 +1117,8 @@ def graph_export(
     (links_to, embeds, tagged, supersedes, merged_into, derived_from)."""
     if fmt not in ("graphml", "json"):
         raise typer.BadParameter(f"{fmt!r} is not graphml or json", param_hint="--format")
+    if output is not None and str(output) == "-":
+        output = None  # '-' is standard output, as for every command-line tool
     with _app(ctx, **{"vault.path": vault}) as application:
         if output is not None:
             _safe_output(output, application.settings.vault.path, force=force)
