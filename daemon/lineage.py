@@ -31,7 +31,7 @@ from ccb.writer import NoteWriter, WriteOutcome
 from consistency.dream import MergeDuplicate, SupersedeOld
 from consistency.lifecycle import Archive, Demote, MarkBroken, Promote
 from daemon.memory_pool import StoredMemory
-from magma.canvas import Card, Link, canvas_bytes
+from magma.canvas import Card, Link, canvas_bytes, in_our_layout
 from magma.graph import node_id
 from magma.graph_keeper import current_graph
 from magma.lineage import (
@@ -133,10 +133,17 @@ class LineageService:
                              {n: facts[n] for n in chain.nodes if n in facts}, versions)
 
     def canvas_path(self, report: LineageReport) -> str:
-        """Where the lineage canvas of ``report`` goes: ``<memory folder>/<stem>
-        lineage.canvas`` (beside it when that file is the user's: :func:`free_canvas_path`)."""
-        stem = report.memories[report.root].path.rsplit("/", 1)[-1].removesuffix(".md")
-        return f"{self.memory_folder}/{stem} lineage.canvas"
+        """Where the lineage canvas of ``report`` goes: ``<stem> lineage.canvas`` in the
+        memory's own folder (the memory folder, or its subfolder: two memories of one file
+        name in two subfolders get two canvases), beside it when that file is the user's
+        (:func:`free_canvas_path`). A file name past :data:`NAME_MAX_BYTES` once named so is
+        cut (at a character) and given a short hash of the memory's path (two cut names stay
+        two files)."""
+        path = report.memories[report.root].path
+        folder, _, file = path.rpartition("/")
+        if not f"{folder}/".startswith(f"{self.memory_folder}/"):
+            folder = self.memory_folder
+        return f"{folder}/{_canvas_stem(file.removesuffix('.md'), path)} lineage.canvas"
 
     def write_canvas(self, report: LineageReport) -> Drawn:
         """Draw ``report`` (:func:`lineage_picture`) into :meth:`canvas_path`, or beside it
@@ -200,7 +207,8 @@ class Drawn:
 
 
 def _drawn_by_dreamd(writer: NoteWriter, path: str) -> bool | None:
-    """Is ``path`` absent (``None``), a file dreamd drew and nobody changed since (True), or
+    """Is ``path`` absent (``None``), a file dreamd drew and nobody changed since (True: its
+    bytes, or the same canvas in another layout, :func:`magma.canvas.in_our_layout`), or
     someone else's (False: any other file, a link, a folder)?"""
     target = writer.root / path
     if not target.exists() and not target.is_symlink():
@@ -208,7 +216,34 @@ def _drawn_by_dreamd(writer: NoteWriter, path: str) -> bool | None:
     if target.is_symlink() or not target.is_file():
         return False
     current = writer.read(path)
-    return current is not None and writer.generated_hash(path) == sha256_hex(current)
+    if current is None:
+        return False
+    drawn = writer.generated_hash(path)
+    if drawn == sha256_hex(current):
+        return True
+    # the same canvas saved again in another layout (Obsidian re-saves with tabs) is no edit
+    again = in_our_layout(current) if drawn is not None else None
+    return again is not None and drawn == sha256_hex(again)
+
+
+#: The longest file name, in bytes, of the file systems a vault lives on (ext4, APFS, NTFS:
+#: 255; NTFS counts UTF-16 units, which a name of at most 255 UTF-8 bytes never passes).
+NAME_MAX_BYTES = 255
+#: Room kept in a canvas's name for Obsidian's " 99" of a second file of one name.
+_NUMBER_ROOM = len(" 99")
+
+
+def _canvas_stem(stem: str, path: str) -> str:
+    """``stem`` as a lineage canvas's name starts (``<stem> lineage 99.canvas`` fits
+    :data:`NAME_MAX_BYTES`): whole, or cut at a character with ``~<6 hex of sha256(path)>``
+    after it."""
+    room = NAME_MAX_BYTES - _NUMBER_ROOM - len(b" lineage.canvas")
+    if len(stem.encode("utf-8")) <= room:
+        return stem
+    mark = "~" + sha256_hex(path.encode("utf-8"))[:6]
+    while len((stem + mark).encode("utf-8")) > room:
+        stem = stem[:-1]
+    return stem + mark
 
 
 def free_canvas_path(writer: NoteWriter, path: str) -> str:
@@ -231,6 +266,9 @@ def draw_canvas(writer: NoteWriter, path: str, data: bytes) -> Drawn:
     file there is the user's. Raises what :meth:`ccb.writer.NoteWriter.write_generated`
     raises."""
     where = free_canvas_path(writer, path)
+    current = writer.read(where) if (writer.root / where).is_file() else None
+    if current is not None and writer.generated_hash(where) != sha256_hex(current):
+        writer.adopt_generated(where, current)  # dreamd's canvas in another layout: no edit
     return Drawn(writer.write_generated(where, data), None if where == path else path)
 
 

@@ -20,7 +20,8 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-__all__ = ["CARD_HEIGHT", "CARD_WIDTH", "Card", "Link", "canvas_bytes", "columns"]
+__all__ = ["CARD_HEIGHT", "CARD_WIDTH", "Card", "Link", "canvas_bytes", "columns",
+           "in_our_layout"]
 
 #: Card size in pixels: about what Obsidian gives a new file card (its default 400 × 400 is
 #: a full page preview; a memory's first lines fit in 400 × 200).
@@ -104,3 +105,30 @@ def canvas_bytes(cards: Sequence[Card], links: Sequence[Link]) -> bytes:
              for link in links if link.src in known and link.dst in known]
     data = {"nodes": nodes, "edges": edges}
     return (json.dumps(data, ensure_ascii=False, indent=2) + "\n").encode("utf-8")
+
+
+#: The order :func:`canvas_bytes` writes the keys of the file, of a card and of an arrow in.
+_KEY_ORDER = ("nodes", "edges", "id", "type", "x", "y", "width", "height", "file", "text",
+              "color", "fromNode", "fromSide", "toNode", "toSide", "toEnd", "label")
+
+
+def _ordered(value: object) -> object:
+    if isinstance(value, dict):
+        rank = {key: n for n, key in enumerate(_KEY_ORDER)}
+        return {k: _ordered(value[k]) for k in sorted(
+            value, key=lambda k: (rank.get(k, len(rank)), k))}
+    if isinstance(value, list):
+        return [_ordered(item) for item in value]
+    return value
+
+
+def in_our_layout(data: bytes) -> bytes | None:
+    """The canvas file ``data`` written as :func:`canvas_bytes` writes one (its keys in
+    :func:`canvas_bytes`' order, two-space indent, a final newline): the same canvas saved
+    again in another layout (Obsidian indents with tabs and orders keys its own way) gives
+    back the bytes dreamd drew. ``None`` when ``data`` is no JSON."""
+    try:
+        parsed = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        return None
+    return (json.dumps(_ordered(parsed), ensure_ascii=False, indent=2) + "\n").encode("utf-8")
