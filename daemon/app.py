@@ -486,12 +486,14 @@ class App:
                           chunk_max_chars=self.settings.sync.chunk_max_chars,
                           vfilter=self.vault_filter)
 
-    def _forget_history(self, key: str, stem: str) -> int:
-        """:func:`daemon.forget_traces.forget_recorded` in this vault's state, and the
-        memory out of the copies of ``MEMORY.md`` and the canvases."""
-        scrub_copies(self.writer, self.memory_index.path, stem)
-        return forget_recorded(self.versions, self.recorder, self.recalls, self.state_dir, key,
-                               stem)
+    def _forget_history(self, key: str, stem: str) -> tuple[int, list[str]]:
+        """:func:`daemon.forget_traces.forget_recorded` in this vault's state (the versions
+        forgotten), and the memory out of the copies of ``MEMORY.md`` and the canvases (the
+        canvases written or deleted, vault paths)."""
+        scrubbed = scrub_copies(self.writer, self.memory_index.path, stem)
+        count = forget_recorded(self.versions, self.recorder, self.recalls, self.state_dir,
+                                key, stem)
+        return count, [p for p in scrubbed if p.endswith(".canvas")]
 
     def session_start_folders(self) -> list[str]:
         """The folders a session-start context is read from: the memory folder and every

@@ -840,7 +840,10 @@ def forget(
             err.print(f"dreamd: {path} is not forgotten (--yes forgets without asking)")
             raise typer.Exit(1)
         report = service.forget(memory, remains=remains)
-    out.print(f"forgot {escape(report.path)} ({report.memory_id}); removed:")
+    named = ", ".join(x for x in (report.name, report.memory_id and f"id {report.memory_id}")
+                      if x)
+    out.print(f"forgot {escape(report.path)}" + (f" ({escape(named)})" if named else "")
+              + "; removed:", highlight=False)
     for item in report.removed:
         out.print(f"  - {escape(item)}", highlight=False)
 

@@ -450,8 +450,9 @@ _OWN_CANVAS = re.compile(r"(?P<stem>.+) lineage(?: \d+)?\.canvas")
 
 def scrub_canvases(writer: NoteWriter, memory_folder: str, stem: str) -> list[str]:
     """Take a forgotten memory (file name ``stem``) out of the canvases of the memory
-    folder. A canvas dreamd drew and nobody edited since (its bytes are what dreamd last
-    generated there, :meth:`ccb.writer.NoteWriter.generated_hash`): its own lineage canvas
+    folder and its subfolders (a lineage canvas is drawn beside its memory). A canvas
+    dreamd drew and nobody edited since (its bytes are what dreamd last generated there,
+    :meth:`ccb.writer.NoteWriter.generated_hash`): its own lineage canvas
     (``<stem> lineage.canvas``, or a numbered one beside the user's) is deleted; in the
     others, its card, the text cards naming it and the arrows that touched them go (a text
     card left with no arrow goes too: dreamd wrote it about the memory). A canvas the user
@@ -463,10 +464,13 @@ def scrub_canvases(writer: NoteWriter, memory_folder: str, stem: str) -> list[st
     changed: list[str] = []
     if not folder.is_dir():
         return changed
-    for file in sorted(folder.glob("*.canvas")):
-        path = f"{memory_folder}/{file.name}"
+    for file in sorted(folder.rglob("*.canvas")):
+        inner = file.relative_to(folder)
+        if file.is_symlink() or any(p.startswith(".") for p in inner.parts):
+            continue  # a link (perhaps out of the vault) is not read, let alone written
+        path = f"{memory_folder}/{inner.as_posix()}"
         current = writer.read(path)
-        if file.is_symlink() or current is None:
+        if current is None:
             continue
         drawn = writer.generated_hash(path) == sha256_hex(current)
         own = _OWN_CANVAS.fullmatch(file.name)

@@ -111,6 +111,7 @@ class ForgetReport:
     memory_id: str
     path: str
     removed: tuple[str, ...]
+    name: str = ""  # its ``name`` ("" when its file was gone already)
 
 
 class MemoryService:
@@ -141,7 +142,7 @@ class MemoryService:
         index: Callable[..., bool],
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
         owner: Owner | None = None,
-        forget_history: Callable[[str, str], int] | None = None,
+        forget_history: Callable[[str, str], tuple[int, list[str]]] | None = None,
         max_memory_chars: int = MEMORY_MAX_CHARS,
     ) -> None:
         self.origin = "api"
@@ -512,10 +513,14 @@ class MemoryService:
                                        *([memory_id.encode()] if memory_id else [])])
         purged = self.after_change([path, *unlinked.edited, *([diary] * in_diary)],
                                    purge=True)
-        count = self._forget_history(key, stem) if self._forget_history is not None else None
+        count, canvases = self._forget_history(key, stem) \
+            if self._forget_history is not None else (None, [])
+        if canvases:
+            self._index(canvases)  # in step for check, as every file dreamd writes
         return ForgetReport(memory_id, path, _forget_lines(
             path, unlinked, diary if in_diary else None, count, purged,
-            _conflict_copies(self.writer.root, path)))
+            _conflict_copies(self.writer.root, path), canvases),
+            stored.note.memory.name or "" if stored and stored.note.memory else "")
 
     # ------------------------------------------------------------------ MEMORY.md
 
@@ -608,8 +613,9 @@ def _word_set(text: str) -> set[str]:
 
 
 def _forget_lines(path: str, unlinked: Unlinked, diary: str | None, versions: int | None,
-                  purged: bool, copies: list[str]) -> tuple[str, ...]:
-    """``forget``'s report: what went, and what stayed for the user to decide."""
+                  purged: bool, copies: list[str], canvases: list[str]) -> tuple[str, ...]:
+    """``forget``'s report: what went (``canvases``: those it was taken out of), and what
+    stayed for the user to decide."""
     removed = [f"file {path}", f"its line in {INDEX_FILE}",
                "dreamd's recent copies of it (kept to repair lost updates)",
                *_unlinked_lines(unlinked),
@@ -624,6 +630,8 @@ def _forget_lines(path: str, unlinked: Unlinked, diary: str | None, versions: in
     else:
         removed.append("its rows in the index: the running daemon removes them as it sees "
                        "the file go; old index versions are dropped at its next compaction")
+    if canvases:
+        removed.append(f"its cards in the canvases: {', '.join(canvases)}")
     if copies:
         removed.append("NOT removed: conflict copies that hold versions of it (delete them "
                        "yourself if they should go too): " + ", ".join(copies))
