@@ -188,16 +188,7 @@ class MemoryService:
             if wanted in {_lookup_key(k) for k in keys if k}:
                 found.append(stored)
         today = self._clock().date()
-        live = [s for s in found if _current(s, today)]
-        candidates = live or found
-        if len(candidates) == 1:
-            return candidates[0]
-        if candidates:
-            raise MemoryNotFoundError(
-                f"memory {id_or_name!r}: {len(candidates)} memories have that name ("
-                + ", ".join(f"{s.path} id {s.note.memory.id}" for s in candidates
-                            if s.note.memory) + "); name one by its id or file")
-        raise MemoryNotFoundError(f"memory {id_or_name!r}: no memory has that id or name")
+        return _one_found([s for s in found if _current(s, today)] or found, id_or_name)
 
     # ------------------------------------------------------------------ writing
 
@@ -568,6 +559,26 @@ class MemoryService:
         except (DreamdError, OSError) as error:
             log.warning("memory_index.not_rebuilt", path=self.index_path, error=str(error))
             return []
+
+
+def _one_found(candidates: list[StoredMemory], id_or_name: str) -> StoredMemory:
+    """The one memory of ``candidates`` (those ``id_or_name`` names); of several, the one
+    whose file path or file name is ``id_or_name`` written exactly (case counts: ``a.md``
+    and ``A.md``). Raises :class:`MemoryNotFoundError` when none or several are left."""
+    if len(candidates) > 1:
+        typed = nfc_key(id_or_name.strip())
+        exact = [s for s in candidates
+                 if typed in {nfc_key(s.path), nfc_key(s.path.rsplit("/", 1)[-1])}]
+        candidates = exact if len(exact) == 1 else candidates
+    if len(candidates) == 1:
+        return candidates[0]
+    if candidates:
+        raise MemoryNotFoundError(
+            f"memory {id_or_name!r}: {len(candidates)} memories have that name ("
+            + ", ".join(s.path + (f" id {s.note.memory.id}" if s.note.memory.id else "")
+                        for s in candidates if s.note.memory)
+            + "); name one by its id, or by its file path written exactly (case counts)")
+    raise MemoryNotFoundError(f"memory {id_or_name!r}: no memory has that id or name")
 
 
 _PAIR_KINDS = ("possible_duplicate", "possible_contradiction")
