@@ -78,7 +78,7 @@ from daemon.memory_index_keeper import INDEX_FILE, MemoryIndexKeeper, index_fing
 from daemon.memory_pool import MemoryPool, StoredMemory
 from daemon.sync import MASS_DELETE_MIN_FILES
 from magma.gc_pause import collector_paused
-from magma.lineage import LineageMemory, lineage_graph, lineage_memory
+from magma.lineage import LineageMemory, LineageResolver, lineage_graph, lineage_memory
 from magma.store import IndexedFile, LinkRecord, MagmaStore, stored_problems
 from magma.versions import Version, current
 
@@ -297,6 +297,7 @@ class ConsistencyService:
         lineage_memories = tuple(lineage_memory(path, memory_props.get(path, {}))
                                  for path in sorted(memory_paths))
         lineage = self._lineage_graph(lineage_memories)
+        broken = _not_lineage(broken, lineage_memories)
         pool = self.subject_pool()
         # one stat walk; a memory file in step with its row is never an entry file, so only
         # the others are read (each check read every memory file: 1,000 of 1,001 files opened)
@@ -661,3 +662,16 @@ def _owner(value: object) -> str | None:
 
 def _utc(value: object) -> datetime:
     return as_aware(value) or datetime.now(UTC)
+
+
+def _not_lineage(broken: list[tuple[str, str]], memories: tuple[LineageMemory, ...]
+                 ) -> list[tuple[str, str]]:
+    """``broken`` (``(path, link target)``) without the lineage links that name a memory
+    by the lineage's own rule (:class:`magma.lineage.LineageResolver`: a memory's ``name``,
+    a path in a subfolder): ``supersedes: "[[Alpha]]"`` names the memory called Alpha for
+    the dream, ``dreamd lineage`` and the graph, so check does not call it broken."""
+    resolve = LineageResolver.of((m.path, m.name) for m in memories)
+    named = {(m.path, link_stem(link)) for m in memories for _, link in m.links
+             if resolve(link) is not None}
+    return [(path, target) for path, target in broken
+            if (path, link_stem(target)) not in named]

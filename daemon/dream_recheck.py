@@ -45,7 +45,13 @@ from daemon.dream_deep import diary_link
 from daemon.dream_edits import archived
 from daemon.dream_restore import Restorer, unarchived
 from daemon.llm import ChatClient
-from magma.lineage import lineage_graph, lineage_memory, link_stem, link_values
+from magma.lineage import (
+    LineageResolver,
+    lineage_graph,
+    lineage_memory,
+    link_stem,
+    link_values,
+)
 
 __all__ = ["RECHECK_REASON", "DerivedRecheck", "RecheckPlan"]
 
@@ -142,7 +148,7 @@ class DerivedRecheck:
                     out.lines.append(f"Would re-check {link}: its other sources still hold "
                                      f"every fact of it ({changes}); kept, the changed sources "
                                      f"taken out of its derived_from{_followed(check)}")
-                    edits = self._kept(check, files[check.path][0])
+                    edits = self._kept(check, files)
                 else:
                     out.lines.append(
                         f"Would {'derive again or ' if self.llm is not None else ''}"
@@ -183,7 +189,7 @@ class DerivedRecheck:
                 lines.append(f"Re-checked {link} against its other sources, which still hold "
                              f"every fact of it ({changes}): kept, the changed sources taken "
                              f"out of its derived_from{_followed(check)}")
-                self._write(self._kept(check, files[check.path][0]), files, done)
+                self._write(self._kept(check, files), files, done)
                 continue
             if self.llm is not None:
                 again = self._rederive(check, files, lines, changes)
@@ -205,11 +211,12 @@ class DerivedRecheck:
             self.writer.write(path, after, base=files[path][0], origin="dream", change=change)
             done.edits[path] = (files[path][0], after, change)
 
-    def _kept(self, check: Recheck, data: bytes) -> list[tuple[str, bytes, str]]:
+    def _kept(self, check: Recheck, files: Mapping[str, tuple[bytes, Note]]
+              ) -> list[tuple[str, bytes, str]]:
         """The edit that keeps ``check``'s memory: the changed sources out of its
         ``derived_from``, ``forgotten_sources`` gone (none when nothing changes)."""
-        stems = {link_stem(s) for s, _ in check.changed}
-        edited = set_properties(data, _derived_from(data, check.path, stems, check.followed),
+        data = files[check.path][0]
+        edited = set_properties(data, _derived_from(data, check, files),
                                 remove=("forgotten_sources",), path=check.path)
         return [] if edited == data else [
             (check.path, edited, "dream: re-checked against its remaining sources")]
@@ -255,9 +262,8 @@ class DerivedRecheck:
                                         for verb, facts in (("dropped", dropped),
                                                             ("added", added)) if facts))
             return []
-        stems = {link_stem(s) for s, _ in check.changed}
         updates: dict[str, PropertyValue] = {
-            **_derived_from(data, check.path, stems, check.followed), "updated": self.clock(),
+            **_derived_from(data, check, files), "updated": self.clock(),
             "version": (note.memory.version or 1) + 1}
         edited = set_properties(data, updates, remove=("forgotten_sources",), path=check.path)
         self.writer.write(check.path, replace_body(edited, answer.body.rstrip() + "\n"),
@@ -292,13 +298,22 @@ def _candidate(path: str, note: Note) -> Candidate:
                      subject=meta.subject, owner=None, body=note.body, updated=None)
 
 
-def _derived_from(data: bytes, path: str, stems: set[str],
-                  followed: tuple[str, ...] = ()) -> dict[str, PropertyValue]:
-    """``derived_from`` of the memory file ``data`` without the links to ``stems``, with a
-    link (by file stem, as the dream writes links) to each keeper of ``followed`` it does not
-    name yet."""
-    value = parse_note(path, data).properties.get("derived_from")
-    kept: list[PropertyValue] = [v for v in link_values(value) if link_stem(v) not in stems]
-    named = {link_stem(str(v)) for v in kept}
-    kept += [f"[[{Path(k).stem}]]" for k in followed if link_stem(k) not in named]
+def _derived_from(data: bytes, check: Recheck, files: Mapping[str, tuple[bytes, Note]]
+                  ) -> dict[str, PropertyValue]:
+    """``derived_from`` of ``check``'s memory file ``data`` without the links to its changed
+    sources (each link read by the lineage's one rule, :class:`magma.lineage.LineageResolver`:
+    ``[[work/lunch]]`` is not ``[[home/lunch]]``), with a link to each keeper of
+    ``check.followed`` it does not name yet (by file stem, as the dream writes links; by
+    its path in the memory folder when another memory shares that stem)."""
+    resolve = LineageResolver.of((p, n.memory.name if n.memory and n.memory.name
+                                  else Path(p).stem) for p, (_, n) in files.items())
+    changed = {s for s, _ in check.changed}
+    value = parse_note(check.path, data).properties.get("derived_from")
+    kept: list[PropertyValue] = [v for v in link_values(value) if resolve(v) not in changed]
+    named = {resolve(str(v)) for v in kept}
+    for keeper in check.followed:
+        if keeper not in named:
+            link = f"[[{Path(keeper).stem}]]"
+            kept.append(link if resolve(link) == keeper
+                        else f"[[{keeper.split('/', 1)[-1].removesuffix('.md')}]]")
     return {"derived_from": kept}

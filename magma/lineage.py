@@ -43,10 +43,12 @@ __all__ = [
     "LineageEdge",
     "LineageKind",
     "LineageMemory",
+    "LineageResolver",
     "add_lineage",
     "add_lineage_edge",
     "chain_of",
     "lineage_graph",
+    "lineage_key",
     "lineage_links",
     "lineage_memory",
     "lineage_out",
@@ -109,8 +111,70 @@ def link_values(value: object) -> tuple[str, ...]:
         if isinstance(item, list) and len(item) == 1 and isinstance(item[0], str):
             item = f"[[{item[0].strip()}]]"
         if isinstance(item, str) and item.strip():
-            found.append(item.strip())
+            several = _WIKILINK.findall(item)
+            # "[[a]], [[b]]": one text holding several links (a text property in Obsidian)
+            found.extend(several if len(several) > 1 else [item.strip()])
     return tuple(found)
+
+
+#: One wikilink in a text (``[[target|alias]]``).
+_WIKILINK = re.compile(r"\[\[[^\[\]\n]+\]\]")
+
+
+def lineage_key(link: str) -> str:
+    """``[[folder/name.md#heading|alias]]`` → ``folder/name``, NFC and case-folded: the
+    target a link names, with its folders (``name`` alone for a link by file stem or by
+    memory name)."""
+    text = link.strip().removeprefix("[[").removesuffix("]]").split("|")[0].split("#")[0]
+    return "/".join(nfc_key(part.strip()).casefold()
+                    for part in text.replace("\\", "/").removesuffix(".md").split("/")
+                    if part.strip())
+
+
+@dataclass(slots=True)
+class LineageResolver:
+    """The one rule a lineage link names a memory by, for check, lineage, the dream and the
+    graph: a link with folders (``[[work/lunch]]``) names the memory whose path ends so
+    (vault-relative or below any folder, as Obsidian resolves it); one without names a file
+    stem (several files of one stem: the shortest path wins, as in Obsidian), else a
+    memory's ``name`` (:func:`name_key`). ``None``: no memory. Built from the memory paths
+    and names, O(1) a lookup (a link with folders: O(files of that stem))."""
+
+    stems: dict[str, set[str]]
+    names: dict[str, set[str]]
+
+    @classmethod
+    def of(cls, memories: Iterable[tuple[str, str]]) -> LineageResolver:
+        """From ``(path, name)`` pairs."""
+        made = cls({}, {})
+        for path, name in memories:
+            made.add(path, name)
+        return made
+
+    def add(self, path: str, name: str) -> None:
+        self.stems.setdefault(link_stem(path), set()).add(path)
+        self.names.setdefault(name_key(name), set()).add(path)
+
+    def remove(self, path: str, name: str) -> None:
+        for table, key in ((self.stems, link_stem(path)), (self.names, name_key(name))):
+            held = table.get(key)
+            if held is not None:
+                held.discard(path)
+                if not held:
+                    del table[key]
+
+    def __call__(self, link: str) -> str | None:
+        target = lineage_key(link)
+        stem = target.rsplit("/", 1)[-1]
+        if not stem:
+            return None
+        found: Iterable[str] = self.stems.get(stem, ())
+        if "/" in target:
+            found = [p for p in found if (key := lineage_key(p)) == target
+                     or key.endswith("/" + target)]
+        elif not found:
+            found = self.names.get(stem, ())
+        return min(found, key=lambda p: (len(p), p)) if found else None
 
 
 def link_junk(value: object) -> tuple[str, ...]:
@@ -228,10 +292,11 @@ def memory_attrs(memory: LineageMemory) -> dict[str, str | int]:
 
 def lineage_links(memory: LineageMemory, resolve: Callable[[str], str | None]
                   ) -> list[tuple[str, str, LineageKind, str]]:
-    """``(src, dst, kind, property)`` graph edges ``memory``'s links write: ``resolve(stem)``
-    gives the path of the memory a link stem names (``None``: none, the edge goes to
-    ``unresolved:<stem>``). The edge and the property name its writer: ``superseded_by`` is
-    written by the edge's ``dst``, every other property by its ``src``."""
+    """``(src, dst, kind, property)`` graph edges ``memory``'s links write: ``resolve(link)``
+    gives the path of the memory a link as written names (:class:`LineageResolver`; ``None``:
+    none, the edge goes to ``unresolved:<stem>``). The edge and the property name its
+    writer: ``superseded_by`` is written by the edge's ``dst``, every other property by its
+    ``src``."""
     here = node_id("note", memory.path)
     found: list[tuple[str, str, LineageKind, str]] = []
     for prop, link in memory.links:
@@ -242,7 +307,7 @@ def lineage_links(memory: LineageMemory, resolve: Callable[[str], str | None]
         stem = link_stem(link)
         if not stem:
             continue
-        path = resolve(stem)
+        path = resolve(link)
         other = node_id("note", path) if path is not None else node_id("unresolved", stem)
         found.append((other, here, kind, prop) if names_newer else (here, other, kind, prop))
     return found
@@ -251,17 +316,11 @@ def lineage_links(memory: LineageMemory, resolve: Callable[[str], str | None]
 def add_lineage(graph: nx.MultiDiGraph, memories: Iterable[LineageMemory]) -> nx.MultiDiGraph:
     """Add each memory (node ``note:<path>``, ``kind="memory"``) and its lineage edges to
     ``graph`` (edge key and ``kind`` attribute: the :data:`LineageKind`, ``relation`` the
-    same, ``written_in`` the properties, sorted and ``+``-joined). A link is resolved by file stem
-    among ``memories`` (several files of one stem: the shortest path wins, as in Obsidian),
-    else by memory name (:func:`name_key`); one naming none goes to ``unresolved:<stem>``.
+    same, ``written_in`` the properties, sorted and ``+``-joined). A link is resolved among
+    ``memories`` by :class:`LineageResolver`; one naming none goes to ``unresolved:<stem>``.
     Returns ``graph``. O(memories + links)."""
     memories = list(memories)
-    by_stem: dict[str, str] = {}
-    for memory in sorted(memories, key=lambda m: (len(m.path), m.path), reverse=True):
-        by_stem[link_stem(memory.path)] = memory.path
-    by_name: dict[str, str] = {}  # a link naming no file, but a memory's name
-    for memory in sorted(memories, key=lambda m: (len(m.path), m.path), reverse=True):
-        by_name[name_key(memory.name)] = memory.path
+    resolve = LineageResolver.of((m.path, m.name) for m in memories)
     for memory in memories:
         node = node_id("note", memory.path)
         if node in graph:
@@ -270,8 +329,7 @@ def add_lineage(graph: nx.MultiDiGraph, memories: Iterable[LineageMemory]) -> nx
             graph.add_node(node, **_memory_attrs(memory))
     for memory in memories:
         targets = {link_stem(link): link for _, link in memory.links}
-        for src, dst, kind, prop in lineage_links(
-                memory, lambda stem: by_stem.get(stem) or by_name.get(stem)):
+        for src, dst, kind, prop in lineage_links(memory, resolve):
             add_lineage_edge(graph, src, dst, kind, prop, targets)
     return graph
 

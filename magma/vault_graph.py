@@ -41,11 +41,13 @@ from magma.graph import GraphLink, LinkResolver, link_key, node_id, path_key
 from magma.graph_mentions import MentionIndex
 from magma.lineage import (
     LineageMemory,
+    LineageResolver,
     add_lineage_edge,
     lineage_links,
     lineage_memory,
     link_stem,
     memory_attrs,
+    name_key,
 )
 from magma.snippets import Snippet
 
@@ -156,7 +158,7 @@ class VaultGraph:
         self._links: dict[str, list[GraphLink]] = {}
         self._by_key: dict[str, set[str]] = {}  # link key → sources with such a target
         self._memories: dict[str, LineageMemory] = {}
-        self._memory_stems: dict[str, set[str]] = {}  # stem → memory paths
+        self._lineage_resolver = LineageResolver({}, {})  # what a lineage link names
         self._naming: dict[str, set[str]] = {}  # stem → memories whose links name it
         self._written: dict[str, list[tuple[str, str, str, str]]] = {}
         self._touched: set[str] = set()  # nodes that lost an edge: pruned if left alone
@@ -216,6 +218,7 @@ class VaultGraph:
         """``file`` is new or changed, with its ``links`` now (and, for a memory, its body
         ``text``)."""
         new = file.path not in self._files
+        before = self._memories.get(file.path)
         self._drop_lineage(file.path)
         self._unindex_memory(file.path)
         self._files[file.path] = file
@@ -229,7 +232,9 @@ class VaultGraph:
         if new:
             self._reresolve_links(file.path)
             self._tie_snippets(file.path)
-        self._reresolve_lineage(file.path)  # it may have become, or stopped being, a memory
+        now = self._memories.get(file.path)
+        # it may have become, or stopped being, a memory, or changed its name
+        self._reresolve_lineage(file.path, [m.name for m in (before, now) if m is not None])
         affected = self._mentions.set_names(file.path, MentionIndex.names(_labels(file)))
         self._mentions.set_text(file.path, None if file.memory_type is None
                                 else _memory_text(file, text))
@@ -241,6 +246,7 @@ class VaultGraph:
         """``path`` is gone from the vault (no error when unknown)."""
         if path not in self._files:
             return
+        before = self._memories.get(path)
         self._drop_lineage(path)
         self._unindex_memory(path)
         self._unlink(path)
@@ -256,7 +262,7 @@ class VaultGraph:
         if node in self.graph:
             self.graph.remove_node(node)
         self._reresolve_links(path)
-        self._reresolve_lineage(path)
+        self._reresolve_lineage(path, [before.name] if before is not None else [])
         for memory in sorted(affected - {path}):
             self._mention(memory)
         self._prune()
@@ -418,16 +424,18 @@ class VaultGraph:
             if src != path and src in self._files:
                 self._link(src, self._links.get(src, []))
 
-    def _reresolve_lineage(self, path: str) -> None:
-        """Lineage links of other memories naming ``path``'s stem."""
-        for writer in sorted(self._naming.get(link_stem(path), ())):
+    def _reresolve_lineage(self, path: str, names: Iterable[str] = ()) -> None:
+        """Lineage links of other memories naming ``path``'s stem, or one of ``names`` (the
+        memory's name, before and after a change: a link may name a memory by its name)."""
+        keys = {link_stem(path), *(name_key(n) for n in names)}
+        for writer in sorted({w for k in keys for w in self._naming.get(k, ())}):
             if writer != path:
                 self._drop_lineage(writer)
                 self._write_lineage(writer)
 
     def _index_memory(self, memory: LineageMemory) -> None:
         self._memories[memory.path] = memory
-        self._memory_stems.setdefault(link_stem(memory.path), set()).add(memory.path)
+        self._lineage_resolver.add(memory.path, memory.name)
         for _, link in memory.links:
             self._naming.setdefault(link_stem(link), set()).add(memory.path)
 
@@ -435,19 +443,14 @@ class VaultGraph:
         memory = self._memories.pop(path, None)
         if memory is None:
             return
-        stems = self._memory_stems.get(link_stem(path))
-        if stems is not None:
-            stems.discard(path)
-            if not stems:
-                del self._memory_stems[link_stem(path)]
+        self._lineage_resolver.remove(path, memory.name)
         for _, link in memory.links:
             naming = self._naming.get(link_stem(link))
             if naming is not None:
                 naming.discard(path)
 
-    def _memory_at(self, stem: str) -> str | None:
-        paths = self._memory_stems.get(stem)
-        return min(paths, key=lambda p: (len(p), p)) if paths else None
+    def _memory_at(self, link: str) -> str | None:
+        return self._lineage_resolver(link)
 
     def _write_lineage(self, path: str) -> None:
         memory = self._memories.get(path)
