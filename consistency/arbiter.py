@@ -42,6 +42,7 @@ from consistency.checker import (
     SupersededTwice,
     SupersedesCycle,
 )
+from consistency.graph_checks import FORGOTTEN
 
 __all__ = [
     "FILE_WINS",
@@ -233,6 +234,11 @@ def _lineage_or_asked(drift: Drift) -> Decision:
         case DanglingLineage(written_in=prop, target=target):
             return Report(f"its `{prop}` names {target}, which is no memory (forgotten or "
                           "renamed): fix or remove the link")
+        case ChangedSource(chain=chain, change=change) if chain[-1] == FORGOTTEN:
+            # forget took the name out of derived_from already: nothing there to update
+            return Report(f"{' → '.join(chain)}: {change}; the next dream re-checks it "
+                          "against its other sources (archived, recoverable, when none "
+                          "holds it), or edit it and remove `forgotten_sources`")
         case ChangedSource(chain=chain, change=change):
             return Report(f"{' → '.join(chain)}: {chain[-1]} {change}; check it still "
                           "holds, then update its `derived_from`")

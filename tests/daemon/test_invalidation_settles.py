@@ -171,6 +171,10 @@ def test_a_synthesis_whose_every_source_was_forgotten_is_settled_by_the_next_dre
     app.sync()
     assert "forgotten_sources: 2" in (vault / "Memory/s.md").read_text(encoding="utf-8")
     assert [c.path for c in _changed(app)] == ["Memory/s.md"]
+    told = [str(f.decision) for f in app.consistency().check().findings
+            if isinstance(f.drift, ChangedSource)]
+    assert len(told) == 1 and "the next dream re-checks it" in told[0], told
+    assert "update its `derived_from`" not in told[0]  # forget took the names out already
     app.dreamer().dream()
     assert _status(vault, "Memory/s.md") == "archived"
     app.sync()
