@@ -13,7 +13,7 @@ they are listed, never edited.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -25,9 +25,10 @@ from ccb.writer import NoteWriter
 from config.errors import DreamdError
 from consistency.lifecycle import is_archived
 from daemon.memory_pool import StoredMemory
+from magma.lineage import LineageResolver
 
-__all__ = ["FORGOTTEN_SOURCES_KEY", "LINK_KEYS", "Unlinked", "link_stem", "successor_of",
-           "unlink_forgotten", "unlink_in_version"]
+__all__ = ["FORGOTTEN_SOURCES_KEY", "LINK_KEYS", "Names", "Unlinked", "by_stem", "link_stem",
+           "successor_of", "unlink_forgotten", "unlink_in_version"]
 
 #: Frontmatter properties in which dreamd writes another memory's name.
 LINK_KEYS = ("supersedes", "superseded_by", "merged_into", "possible_duplicate",
@@ -73,7 +74,7 @@ def unlink_forgotten(writer: NoteWriter, memories: Sequence[StoredMemory], stem:
     makes its oldest memory current beside its newest. Without ``forgotten`` (its file is
     gone: deleted by hand, or a forget cut short), the successor is the memory whose
     ``supersedes`` names it. Raises as :meth:`ccb.writer.NoteWriter.write`."""
-    wanted = link_stem(stem)
+    wanted = _naming(stem, memories, forgotten)
     written = nfc_key(f"[[{stem}").casefold()
     done = Unlinked()
     successor = successor_of(forgotten, memories) if forgotten is not None else \
@@ -96,6 +97,39 @@ def unlink_forgotten(writer: NoteWriter, memories: Sequence[StoredMemory], stem:
     return done
 
 
+#: Does a link as written name the forgotten memory?
+Names = Callable[[str], bool]
+
+
+def by_stem(stem: str) -> Names:
+    """A link names the memory of file name ``stem`` when its stem is ``stem``
+    (:func:`link_stem`): for a file read alone (an earlier version), with no other memory to
+    tell two files of one name apart."""
+    wanted = link_stem(stem)
+    return lambda link: link_stem(link) == wanted
+
+
+def _naming(stem: str, memories: Sequence[StoredMemory], forgotten: StoredMemory | None
+            ) -> Names:
+    """A link names the forgotten memory (file name ``stem``) when the lineage's rule
+    (:class:`magma.lineage.LineageResolver`) resolves it to the forgotten file among
+    ``memories`` and it; a link that resolves to another memory never does
+    (``[[work/lunch]]`` when ``home/lunch`` is forgotten); one that names no memory does
+    when its stem is ``stem`` (the forgotten file is gone already)."""
+    resolve = LineageResolver.of(
+        (s.path, s.note.memory.name if s.note.memory and s.note.memory.name
+         else Path(s.path).stem) for s in [*memories, *([forgotten] if forgotten else [])])
+    alone = by_stem(stem)
+
+    def names(link: str) -> bool:
+        target = resolve(link)
+        if target is None:
+            return alone(link)
+        return forgotten is not None and target == forgotten.path
+
+    return names
+
+
 def successor_of(forgotten: StoredMemory, memories: Sequence[StoredMemory]) -> str | None:
     """The file stem of the live memory in ``memories`` that superseded or absorbed
     ``forgotten`` (its first closing link that names one), else ``None``."""
@@ -108,11 +142,11 @@ def successor_of(forgotten: StoredMemory, memories: Sequence[StoredMemory]) -> s
     return None
 
 
-def _superseder_of(wanted: str, memories: Sequence[StoredMemory]) -> str | None:
+def _superseder_of(wanted: Names, memories: Sequence[StoredMemory]) -> str | None:
     """The file stem of a memory in ``memories`` whose ``supersedes`` names ``wanted`` (a
     live one first), else ``None``: the successor read from the other end of the link."""
     naming = [s for s in memories
-              if any(link_stem(v) == wanted for v in _links(s.note.properties.get("supersedes")))]
+              if any(wanted(v) for v in _links(s.note.properties.get("supersedes")))]
     naming.sort(key=lambda s: (any(_links(s.note.properties.get(k)) for k in _CLOSING_KEYS),
                                s.path))
     return Path(naming[0].path).stem if naming else None
@@ -122,7 +156,7 @@ def _links(value: PropertyValue | None) -> list[str]:
     return [str(v) for v in (value if isinstance(value, list) else [value] if value else [])]
 
 
-def _relinked(memories: Sequence[StoredMemory], wanted: str, successor: str | None
+def _relinked(memories: Sequence[StoredMemory], wanted: Names, successor: str | None
               ) -> dict[str, tuple[dict[str, PropertyValue], list[str], bool]]:
     """The edits that put ``successor`` in the forgotten memory's place in a chain: each
     memory the forgotten one closed is closed by ``successor`` instead, and ``successor``'s
@@ -136,8 +170,8 @@ def _relinked(memories: Sequence[StoredMemory], wanted: str, successor: str | No
         for key in sorted(_CLOSING_KEYS):
             value = stored.note.properties.get(key)
             links = _links(value)
-            if any(link_stem(v) == wanted for v in links):
-                kept = [f"[[{successor}]]" if link_stem(v) == wanted else v for v in links]
+            if any(wanted(v) for v in links):
+                kept = [f"[[{successor}]]" if wanted(v) else v for v in links]
                 updates[key] = kept[0] if len(kept) == 1 and not isinstance(value, list) \
                     else list[PropertyValue](kept)
         if updates:
@@ -147,7 +181,7 @@ def _relinked(memories: Sequence[StoredMemory], wanted: str, successor: str | No
     if heir is not None and closed:
         updates, remove, _closed = _without_links(heir.note.properties, wanted)
         value = heir.note.properties.get("supersedes")
-        named = [v for v in _links(value) if link_stem(v) != wanted]
+        named = [v for v in _links(value) if not wanted(v)]
         together = [*named, *(c for c in closed if c not in named)]
         updates["supersedes"] = together[0] if len(together) == 1 else \
             list[PropertyValue](together)
@@ -165,13 +199,13 @@ def unlink_in_version(path: str, data: bytes, stem: str) -> bytes | None:
         return None
     if note.problems:
         return None
-    updates, remove, _closed = _without_links(note.properties, link_stem(stem))
+    updates, remove, _closed = _without_links(note.properties, by_stem(stem))
     if not updates and not remove:
         return None
     return set_properties(data, updates, remove=remove, path=path)
 
 
-def _without_links(props: Mapping[str, PropertyValue], wanted: str
+def _without_links(props: Mapping[str, PropertyValue], wanted: Names
                    ) -> tuple[dict[str, PropertyValue], list[str], bool]:
     """The edit that takes links to ``wanted`` out of :data:`LINK_KEYS`: ``(updates,
     removals, no closing link is left)``."""
@@ -181,7 +215,7 @@ def _without_links(props: Mapping[str, PropertyValue], wanted: str
     for key in LINK_KEYS:
         value = props.get(key)
         links = [str(v) for v in (value if isinstance(value, list) else [value] if value else [])]
-        kept = [v for v in links if link_stem(v) != wanted]
+        kept = [v for v in links if not wanted(v)]
         still_closed = still_closed or (key in _CLOSING_KEYS and bool(kept))
         if kept == links:
             continue
@@ -194,13 +228,13 @@ def _without_links(props: Mapping[str, PropertyValue], wanted: str
     return updates, remove, closed and not still_closed
 
 
-def _names(value: PropertyValue | None, wanted: str) -> bool:
+def _names(value: PropertyValue | None, wanted: Names) -> bool:
     """Does a property value (one link or a list) hold a link to ``wanted``?"""
     links = value if isinstance(value, list) else [value] if value else []
-    return any(link_stem(str(v)) == wanted for v in links)
+    return any(wanted(str(v)) for v in links)
 
 
-def _edit_of(stored: StoredMemory, wanted: str
+def _edit_of(stored: StoredMemory, wanted: Names
              ) -> tuple[dict[str, PropertyValue], list[str], bool]:
     """The property edit that takes ``wanted`` out of ``stored``: ``(updates, removals,
     made current again)``."""

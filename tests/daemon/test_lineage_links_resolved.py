@@ -110,3 +110,23 @@ def test_a_path_in_a_subfolder_names_that_file_not_another_of_its_name(
     app.dreamer().dream()
     note = parse_note("Memory/s.md", (vault / "Memory/s.md").read_bytes())
     assert note.memory is not None and note.memory.status != "archived"
+
+
+def test_forgetting_one_of_two_memories_of_one_file_name_keeps_the_link_to_the_other(
+    empty_vault: Path, make_app: Builder,
+) -> None:
+    """Forgetting home/lunch takes [[home/lunch]] out of the synthesis and leaves
+    [[work/lunch]] (it names another memory): the lineage to work/lunch is not lost."""
+    vault = empty_vault
+    _mem(vault, "work/lunch.md", "Work lunch", body="Lunch at work is at noon.")
+    _mem(vault, "home/lunch.md", "Home lunch", body="Lunch at home is at one.")
+    (vault / "Memory/s.md").write_text(
+        "---\nname: Work day\ndescription: the work day\ntype: project\n"
+        'derived_from: ["[[work/lunch]]", "[[home/lunch]]"]\n---\nLunch at work is at noon.\n',
+        encoding="utf-8")
+    app, _ = make_app(vault)
+    app.sync()
+    app.memories().forget("Home lunch")
+    note = parse_note("Memory/s.md", (vault / "Memory/s.md").read_bytes())
+    assert note.properties["derived_from"] == ["[[work/lunch]]"]
+    assert note.properties["forgotten_sources"] == 1
