@@ -138,6 +138,9 @@ class DreamMemory:
     #: the stems of the memories it was derived from (``derived_from``): never merged with,
     #: nor superseding, one of its own sources
     derived_from: frozenset[str] = frozenset()
+    #: the ids of the current memories its ``supersedes`` names (the user may write one by
+    #: hand: the dream then supersedes them as ``remember`` would have)
+    supersedes: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)
@@ -358,10 +361,50 @@ def plan_consolidation(memories: Sequence[DreamMemory], *,
             actions.append(MergeDuplicate(keeper.id, keeper.path, duplicate.id, duplicate.path,
                                           "exact"))
             archived.add(duplicate.id)
+    written = _written_supersessions([m for m in memories if m.id not in archived])
+    actions.extend(written)
+    archived.update(step.old_id for step in written)
     remaining = [m for m in memories if m.id not in archived]
     for group in _comparison_groups(remaining):
         actions.extend(_plan_group(sorted(group, key=_created_key), settle))
     return _final_keepers(actions, {m.id: m for m in memories})
+
+
+def _written_supersessions(memories: Sequence[DreamMemory]) -> list[SupersedeOld]:
+    """The ``supersedes`` a user wrote by hand in a memory new or edited since the last dream,
+    naming a current memory: superseded as ``remember`` supersedes (the older archived with
+    ``superseded_by``), so that ``MEMORY.md``, search, the context and the check all read the
+    link the same way. Never a pinned memory, one of the memory's own sources, or a link of a
+    loop (the older's own ``supersedes`` leading back to the newer)."""
+    by_id = {m.id: m for m in memories}
+    gone: set[str] = set()
+    out: list[SupersedeOld] = []
+    for memory in sorted(memories, key=_created_key):
+        if not memory.changed or memory.id in gone:
+            continue
+        for target in sorted(memory.supersedes):
+            old = by_id.get(target)
+            if old is None or old is memory or old.pinned or old.id in gone or \
+                    _derived_pair(memory, old) or _leads_to(old, memory.id, by_id):
+                continue
+            out.append(SupersedeOld(old.id, old.path, memory.id, memory.path,
+                                    "as its supersedes says"))
+            gone.add(old.id)
+    return out
+
+
+def _leads_to(start: DreamMemory, goal: str, by_id: Mapping[str, DreamMemory]) -> bool:
+    """Does following ``supersedes`` from ``start`` reach the memory ``goal``?"""
+    seen: set[str] = set()
+    todo = [start]
+    while todo:
+        memory = todo.pop()
+        if memory.id == goal:
+            return True
+        if memory.id not in seen:
+            seen.add(memory.id)
+            todo.extend(by_id[t] for t in memory.supersedes if t in by_id)
+    return False
 
 
 def _final_keepers(actions: list[Consolidation], by_id: Mapping[str, DreamMemory]

@@ -116,6 +116,7 @@ from daemon.memory_index_keeper import MemoryIndexKeeper, index_entries, index_f
 from daemon.memory_pool import MemoryPool
 from daemon.pair_judge import PairJudge
 from magma.gc_pause import collector_paused
+from magma.lineage import LineageResolver
 
 __all__ = [
     "DIARY_FILE",
@@ -432,6 +433,21 @@ class _DreamRun:
     recheck: RecheckPlan = field(default_factory=RecheckPlan)  # what the re-check did
 
 
+def _dream_memories(current: list[MemoryRecord]) -> list[DreamMemory]:
+    """The current memory files as the consolidation sees them, by path (two files may
+    carry one id); ``supersedes`` read with the one lineage resolver (a name, a file stem,
+    a path in a subfolder), a link to the memory itself left out."""
+    resolve = LineageResolver.of((r.path, r.name) for r in current)
+    return [DreamMemory(
+        id=r.path, path=r.path, type=r.type, name=r.name, description=r.description,
+        subject=r.subject, owner=r.owner, content_hash=r.norm_hash,
+        created=as_written(r.created) or as_written(r.updated) or _mtime(r),
+        changed=r.changed, derived_from=frozenset(r.derived_from),
+        supersedes=frozenset(p for link in r.supersedes
+                             if (p := resolve(link)) is not None and p != r.path),
+    ) for r in sorted(current, key=lambda r: r.path)]
+
+
 class DreamRunner:
     """Dreams, expiration and restore for one vault.
 
@@ -520,12 +536,7 @@ class DreamRunner:
         actions: list[Consolidation] = []
         lines_of = self.entries.memories(today, records) if consolidate else []
         if (consolidate and any(r.changed for r in current)) or any(m.changed for m in lines_of):
-            memories = [DreamMemory(  # identity by path: two files may carry one id
-                id=r.path, path=r.path, type=r.type, name=r.name, description=r.description,
-                subject=r.subject, owner=r.owner, content_hash=r.norm_hash,
-                created=as_written(r.created) or as_written(r.updated) or _mtime(r),
-                changed=r.changed, derived_from=frozenset(r.derived_from),
-            ) for r in sorted(current, key=lambda r: r.path)] + lines_of
+            memories = _dream_memories(current) + lines_of
             embeddings = self.reads.embeddings
             vectors = embeddings([m.path for m in memories]) if embeddings else {}
             memories = [replace(m, embedding=vectors.get(m.path)) for m in memories]

@@ -140,7 +140,7 @@ def _supersede_edits(step: SupersedeOld, read: Callable[[str], bytes | None],
     out: list[tuple[str, bytes, str]] = []
     new_note = parse_note(new, new_data)
     targets = list(new_note.memory.supersedes) if new_note.memory else []
-    if Path(old).stem not in {t.removesuffix(".md") for t in targets}:
+    if Path(old).stem not in {link_stem(t) for t in targets}:
         values: list[PropertyValue] = [f"[[{t}]]" for t in targets]
         values.append(wikilink(old))
         out.append((new, set_properties(

@@ -66,6 +66,7 @@ class MemoryRecord:
     broken_links: list[str]
     urls: list[str]
     derived_from: list[str]  # the sources' stems (:func:`magma.lineage.link_stem`)
+    supersedes: list[str]  # the links of its ``supersedes``, as written
     norm_hash: str
     seen: str | None = None  # the file's hash when the last dream finished
 
@@ -105,6 +106,7 @@ def read_record(path: str, note: Note, data: bytes, stat: os.stat_result, seen: 
         broken_links=[str(x) for x in broken] if isinstance(broken, list) else [],
         urls=sorted(set(_URL_RE.findall(note.body))) if meta.type == "reference" else [],
         derived_from=sorted({link_stem(x) for x in link_values(props.get("derived_from"))}),
+        supersedes=list(link_values(props.get("supersedes"))),
         norm_hash=content_hash_normalised(body), seen=seen,
     )
 

@@ -213,3 +213,46 @@ def test_a_resident_profile_of_a_superseded_rule_is_marked_in_the_context(
                            "(superseded by "), line
     assert line.endswith("it may no longer hold) who the user is as a developer — Builds "
                          "JavaScript with pnpm."), line
+
+
+def test_a_supersedes_written_by_hand_counts_everywhere(empty_vault: Path,
+                                                       make_app: Builder) -> None:
+    """b2.md says ``supersedes: "[[b]]"``, b.md says nothing: the dream supersedes b as
+    ``remember`` would (archived, ``superseded_by``), so MEMORY.md, the context and the
+    check read the link as the re-check of the synthesis derived from b does."""
+    vault = empty_vault
+    _mem(vault, "b.md", "Lunch time", "Lunch is at noon.")
+    _mem(vault, "b2.md", "Lunch time new", "Lunch is at one.", 'supersedes: "[[b]]"')
+    _mem(vault, "a.md", "Kiln place", "The kiln is in the garage.")
+    (vault / "Memory/s.md").write_text(STUDIO.format(
+        derived='derived_from: ["[[a]]", "[[b]]"]',
+        body="The kiln is in the garage. Lunch is at noon."), encoding="utf-8")
+    b2_before = (vault / "Memory/b2.md").read_bytes()
+    app, _ = make_app(vault)
+    app.sync()
+    app.dreamer().dream()
+    assert _status(vault, "Memory/b.md") == "archived"
+    old = parse_note("Memory/b.md", (vault / "Memory/b.md").read_bytes())
+    assert old.properties["superseded_by"] == "[[b2]]"
+    assert (vault / "Memory/b2.md").read_bytes() == b2_before  # its link was already there
+    index = (vault / "Memory/MEMORY.md").read_text(encoding="utf-8")
+    assert "(b2.md)" in index and "(b.md)" not in index
+    app.sync()
+    context = build_context(app, "when is lunch", budget_tokens=400, count_recall=False)
+    assert "Memory/b.md" not in {entry.path for entry in context.entries}
+    assert _status(vault, "Memory/s.md") == "archived"  # "Lunch is at noon" holds no more
+    assert _changed(app) == []
+
+
+def test_a_supersedes_loop_written_by_hand_supersedes_nothing(empty_vault: Path,
+                                                             make_app: Builder) -> None:
+    """b.md and b2.md each say they supersede the other: a loop, ignored — both stay
+    (their facts apart, so that no merge decides it)."""
+    vault = empty_vault
+    _mem(vault, "b.md", "Kiln place", "The kiln is in the garage.", 'supersedes: "[[b2]]"')
+    _mem(vault, "b2.md", "Lunch time", "Lunch is at one.", 'supersedes: "[[b]]"')
+    app, _ = make_app(vault)
+    app.sync()
+    app.dreamer().dream()
+    assert _status(vault, "Memory/b.md") != "archived"
+    assert _status(vault, "Memory/b2.md") != "archived"
