@@ -400,7 +400,7 @@ class App:
             reads=IndexReads(
                 recall_stats=recall_stats,
                 unresolved_links=unresolved if read_json(self.state_dir / indexed) else None,
-                embeddings=self.indexing.first_chunk_vectors),
+                embeddings=self.indexing.memory_vectors),
             index=index or self.indexing.index_now,
             policy=dream_policy(self.settings),
             clock=clock or self.clock, llm=self.chat_client(),

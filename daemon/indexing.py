@@ -180,6 +180,19 @@ class Indexing:
         known = self._app.store.known_vectors(first.values())
         return {path: known[h] for path, h in first.items() if h in known}
 
+    def memory_vectors(self, paths: Sequence[str]) -> dict[str, np.ndarray]:
+        """:meth:`first_chunk_vectors`, after indexing the memory files among ``paths`` that
+        are not indexed yet (written by hand since the last sync, with no daemon running):
+        the dream judges them by meaning too, not by their words alone, before it counts
+        them as seen. Other paths (a daily note's entries) are left as they are."""
+        found = self.first_chunk_vectors(paths)
+        folder = self._app.settings.vault.memory_folder.strip("/") + "/"
+        missing = [p for p in paths if p not in found and p.startswith(folder)
+                   and p.endswith(".md") and (self._app.vault_root / p).is_file()]
+        if missing and self.index_now(missing):
+            found.update(self.first_chunk_vectors(missing))
+        return found
+
     def is_indexed(self) -> bool:
         """Has this vault been indexed at least once (and is its folder there)?"""
         return self._app.vault_root.is_dir() and (

@@ -530,3 +530,21 @@ def test_an_exact_duplicate_is_never_merged_into_its_own_source_through_another_
     assert not [s for s in plan.consolidation if isinstance(s, MergeDuplicate)
                 and s.duplicate_path == "Memory/car-overview.md"
                 and s.keeper_path in {"Memory/car-parking.md", "Memory/car-insurance.md"}]
+
+
+def test_a_memory_written_by_hand_before_any_sync_is_judged_by_the_dream(
+    app_vault: tuple[App, Path],
+) -> None:
+    """(a new user's trial) a memory file written by hand, no daemon, no sync: the dream
+    indexes it before judging, so its near-duplicate is found now — not never, as when it
+    was judged without a vector and then counted as seen."""
+    app, vault = app_vault
+    service = app.memories()
+    service.remember("The team's deploy window is Tuesday at 14:00 UTC", type="project")
+    app.dreamer().dream()
+    (vault / "Memory/deploy-c.md").write_text(
+        "---\nname: Deploy C\ndescription: Deploys on Tuesdays\ntype: project\n---\n"
+        "The deploy window for the team is on Tuesdays at 14:00 UTC\n", encoding="utf-8")
+    report = app.dreamer().dream()
+    assert any(isinstance(step, MergeDuplicate) and step.duplicate_path == "Memory/deploy-c.md"
+               for step in report.plan.consolidation), report.plan.changes
