@@ -517,4 +517,33 @@ def _without_memory(data: bytes, wanted: str, file: str, *, drawn: bool) -> byte
                  and n.get("id") in linked and n.get("id") not in still}
     canvas["nodes"] = [n for n in nodes if not isinstance(n, dict) or n.get("id") not in gone]
     canvas["edges"] = kept_edges
-    return (json.dumps(canvas, ensure_ascii=False, indent=2) + "\n").encode("utf-8")
+    return _lines_taken_out(data, canvas) or \
+        (json.dumps(canvas, ensure_ascii=False, indent=2) + "\n").encode("utf-8")
+
+
+def _lines_taken_out(data: bytes, canvas: Any) -> bytes | None:
+    """``canvas`` as ``data`` with only the lines of its removed cards and edges taken out,
+    when ``data`` holds one card or edge per line (Obsidian's layout: tabs, one object a
+    line): the rest of the user's file stays byte for byte. ``None`` when the lines do not
+    give exactly ``canvas`` (another layout: it is written whole)."""
+    kept_ids = {item.get("id") for key in ("nodes", "edges") for item in canvas[key]
+                if isinstance(item, dict)}
+    lines = data.decode("utf-8").splitlines(keepends=True)
+    out: list[str] = []
+    for line in lines:
+        body = line.strip().rstrip(",")
+        if body.startswith("{") and body.endswith("}"):
+            try:
+                item = json.loads(body)
+            except ValueError:
+                item = None
+            if isinstance(item, dict) and "id" in item and item["id"] not in kept_ids:
+                continue
+        out.append(line)
+    # a comma left before a closing bracket, where the last card of a list was taken out
+    text = re.sub(r",(\s*\n\s*\])", r"\1", "".join(out))
+    try:
+        same = json.loads(text) == canvas
+    except ValueError:
+        return None
+    return text.encode("utf-8") if same else None

@@ -65,3 +65,36 @@ def test_forget_names_the_memory_and_the_canvases_it_edited(
     stale = [f for f in app.consistency().check().findings
              if f.drift.path == "Memory/my board.canvas"]
     assert stale == []
+
+
+#: A board in Obsidian's own layout (tabs, one card or edge a line), English and Chinese.
+BOARD = (
+    '{\n'
+    '\t"nodes":[\n'
+    '\t\t{"id":"t1","type":"text","text":"本周计划 — plan for the week","x":-400,"y":-240,'
+    '"width":250,"height":60},\n'
+    '\t\t{"id":"f1","type":"file","file":"Memory/a.md","x":0,"y":0,"width":400,"height":300},\n'
+    '\t\t{"id":"f2","type":"file","file":"Memory/b.md","x":500,"y":0,"width":400,"height":300}\n'
+    '\t],\n'
+    '\t"edges":[\n'
+    '\t\t{"id":"e1","fromNode":"t1","fromSide":"right","toNode":"f1","toSide":"left"},\n'
+    '\t\t{"id":"e2","fromNode":"t1","fromSide":"bottom","toNode":"f2","toSide":"top"}\n'
+    '\t]\n'
+    '}')
+
+
+def test_forget_takes_out_only_the_lines_of_its_card_from_a_board_in_obsidians_layout(
+    tmp_path: Path, make_app: Builder,
+) -> None:
+    """The card of the forgotten memory and its edge go; every other byte of the user's
+    board stays (before: the board was written again with two-space indents)."""
+    vault = tmp_path / "vault"
+    _mem(vault, "a.md", "Alpha")
+    _mem(vault, "b.md", "Beta")
+    (vault / "Memory/my board.canvas").write_text(BOARD, encoding="utf-8")
+    app, _ = make_app(vault)
+    app.sync()
+    app.memories().forget("Alpha")
+    expected = "".join(line for line in BOARD.splitlines(keepends=True)
+                       if '"f1"' not in line)
+    assert (vault / "Memory/my board.canvas").read_text(encoding="utf-8") == expected
