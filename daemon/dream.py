@@ -433,18 +433,28 @@ class _DreamRun:
     recheck: RecheckPlan = field(default_factory=RecheckPlan)  # what the re-check did
 
 
+def _kept_as_written(record: MemoryRecord) -> bool:
+    """Is a memory never merged away or superseded by a dream: pinned, or closed at a day
+    of its own that is still ahead (``valid_to``: a supersession written to take effect
+    later is left to its day, not made now)?"""
+    return record.pinned or record.valid_to is not None
+
+
 def _dream_memories(current: list[MemoryRecord]) -> list[DreamMemory]:
     """The current memory files as the consolidation sees them, by path (two files may
     carry one id); ``supersedes`` read with the one lineage resolver (a name, a file stem,
-    a path in a subfolder), a link to the memory itself left out."""
+    a path in a subfolder), a link to the memory itself or to one closed already left out."""
     resolve = LineageResolver.of((r.path, r.name) for r in current)
+    # a memory already closed at a day of its own (a supersession that takes effect later:
+    # ``valid_to`` ahead) is no target: its successor and its day are written already
+    open_ended = {r.path for r in current if r.valid_to is None}
     return [DreamMemory(
         id=r.path, path=r.path, type=r.type, name=r.name, description=r.description,
         subject=r.subject, owner=r.owner, content_hash=r.norm_hash,
         created=as_written(r.created) or as_written(r.updated) or _mtime(r),
         changed=r.changed, derived_from=frozenset(r.derived_from),
         supersedes=frozenset(p for link in r.supersedes
-                             if (p := resolve(link)) is not None and p != r.path),
+                             if (p := resolve(link)) in open_ended and p != r.path),
     ) for r in sorted(current, key=lambda r: r.path)]
 
 
@@ -543,7 +553,7 @@ class DreamRunner:
             wanted = groups_to_compare(memories)
             memories = [m if m.path not in records else replace(
                 m, body=read_body(self.root, m.path, bodies) if m.id in wanted else None,
-                pinned=records[m.path].pinned) for m in memories]
+                pinned=_kept_as_written(records[m.path])) for m in memories]
             if self._roles.judge is not None:
                 self._roles.judge.start()
             actions = _consolidation(

@@ -256,3 +256,20 @@ def test_a_supersedes_loop_written_by_hand_supersedes_nothing(empty_vault: Path,
     app.dreamer().dream()
     assert _status(vault, "Memory/b.md") != "archived"
     assert _status(vault, "Memory/b2.md") != "archived"
+
+
+def test_a_supersession_that_takes_effect_later_is_left_to_its_day(empty_vault: Path,
+                                                                  make_app: Builder) -> None:
+    """b.md holds until its ``valid_to`` (ahead), b2.md names it in ``supersedes``: both
+    sides are written; the dream does not close b early — neither for the link nor for the
+    changed value it finds between them (it archived b on the day of the dream before)."""
+    vault = empty_vault
+    _mem(vault, "b.md", "Office address", "The office is on Main Street.",
+         "valid_to: 2099-01-01", 'superseded_by: "[[b2]]"')
+    _mem(vault, "b2.md", "Office address new", "The office moves to Harbour Road.",
+         'supersedes: "[[b]]"', "valid_from: 2099-01-01")
+    before = (vault / "Memory/b.md").read_bytes()
+    app, _ = make_app(vault)
+    app.sync()
+    app.dreamer().dream()
+    assert (vault / "Memory/b.md").read_bytes() == before
