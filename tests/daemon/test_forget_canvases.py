@@ -12,16 +12,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from lineage_files import report_memory
+
 from daemon.app import App
 
 Builder = Callable[..., tuple[App, object]]
 
 
-def _mem(vault: Path, file: str, name: str, *extra: str, body: str | None = None) -> None:
-    lines = ["---", f"name: {name}", f"description: {name} described", "type: project",
-             *extra, "---", body if body is not None else f"Body of {name}."]
-    (vault / "Memory").mkdir(parents=True, exist_ok=True)
-    (vault / "Memory" / file).write_text("\n".join(lines) + "\n", encoding="utf-8")
+_mem = report_memory
 
 
 def test_a_link_to_a_canvas_outside_the_vault_never_stops_a_forget(

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from lineage_files import report_memory
 
 from ccb.parse import parse_note
 from consistency.graph_checks import ChangedSource
@@ -24,11 +25,8 @@ Builder = Callable[..., tuple[App, object]]
 
 
 def _mem(vault: Path, file: str, name: str, body: str, *extra: str) -> None:
-    """A memory file as the reports' ``mem`` helper writes it."""
-    lines = ["---", f"name: {name}", f"description: {name} described", "type: project",
-             *extra, "---", body]
-    (vault / "Memory").mkdir(exist_ok=True)
-    (vault / "Memory" / file).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    """A memory file as the reports' ``mem`` helper writes it (the body before the lines)."""
+    report_memory(vault, file, name, *extra, body=body)
 
 
 def _status(vault: Path, path: str) -> str | None:

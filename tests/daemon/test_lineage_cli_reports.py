@@ -14,17 +14,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from lineage_files import report_memory
 
 DREAMD = Path(sys.executable).with_name("dreamd")
 Run = Callable[..., subprocess.CompletedProcess[str]]
 
 
-def _mem(vault: Path, file: str, name: str, *extra: str, body: str | None = None) -> None:
-    lines = ["---", f"name: {name}", f"description: {name} described", "type: project",
-             *extra, "---", body if body is not None else f"Body of {name}."]
-    target = vault / "Memory" / file
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text("\n".join(lines) + "\n", encoding="utf-8")
+_mem = report_memory
 
 
 @pytest.fixture

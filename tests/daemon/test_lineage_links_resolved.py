@@ -16,6 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from lineage_files import report_memory
 
 from ccb.parse import parse_note
 from consistency.checker import BrokenLink
@@ -28,12 +29,7 @@ from magma.graph import node_id
 Builder = Callable[..., tuple[App, object]]
 
 
-def _mem(vault: Path, file: str, name: str, *extra: str, body: str | None = None) -> None:
-    lines = ["---", f"name: {name}", f"description: {name} described", "type: project",
-             *extra, "---", body if body is not None else f"Body of {name}."]
-    target = vault / "Memory" / file
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text("\n".join(lines) + "\n", encoding="utf-8")
+_mem = report_memory
 
 
 @pytest.fixture

@@ -12,7 +12,20 @@ from typing import Any
 from ccb.parse import parse_note
 from magma.lineage import LineageMemory, lineage_memory
 
-__all__ = ["JSON_CANVAS_SCHEMA", "checked_canvas", "read_lineage", "write_memory"]
+__all__ = ["JSON_CANVAS_SCHEMA", "checked_canvas", "read_lineage", "report_memory",
+           "write_memory"]
+
+
+def report_memory(vault: Path, file: str, name: str, *extra: str,
+                  body: str | None = None) -> None:
+    """``Memory/<file>`` as a break-it report's ``mem`` helper writes a memory: ``name``,
+    ``description: <name> described``, ``type: project``, the ``extra`` frontmatter lines
+    as given, then ``body`` (default ``Body of <name>.``)."""
+    lines = ["---", f"name: {name}", f"description: {name} described", "type: project",
+             *extra, "---", body if body is not None else f"Body of {name}."]
+    target = vault / "Memory" / file
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
 def _links(value: str | list[str]) -> str:
