@@ -433,13 +433,6 @@ class _DreamRun:
     recheck: RecheckPlan = field(default_factory=RecheckPlan)  # what the re-check did
 
 
-def _kept_as_written(record: MemoryRecord) -> bool:
-    """Is a memory never merged away or superseded by a dream: pinned, or closed at a day
-    of its own that is still ahead (``valid_to``: a supersession written to take effect
-    later is left to its day, not made now)?"""
-    return record.pinned or record.valid_to is not None
-
-
 def _dream_memories(current: list[MemoryRecord]) -> list[DreamMemory]:
     """The current memory files as the consolidation sees them, by path (two files may
     carry one id); ``supersedes`` read with the one lineage resolver (a name, a file stem,
@@ -553,7 +546,7 @@ class DreamRunner:
             wanted = groups_to_compare(memories)
             memories = [m if m.path not in records else replace(
                 m, body=read_body(self.root, m.path, bodies) if m.id in wanted else None,
-                pinned=_kept_as_written(records[m.path])) for m in memories]
+                pinned=records[m.path].pinned) for m in memories]
             if self._roles.judge is not None:
                 self._roles.judge.start()
             actions = _consolidation(

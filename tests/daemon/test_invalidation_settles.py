@@ -259,12 +259,12 @@ def test_a_supersedes_loop_written_by_hand_supersedes_nothing(empty_vault: Path,
 def test_a_supersession_that_takes_effect_later_is_left_to_its_day(empty_vault: Path,
                                                                   make_app: Builder) -> None:
     """b.md holds until its ``valid_to`` (ahead), b2.md names it in ``supersedes``: both
-    sides are written; the dream does not close b early — neither for the link nor for the
-    changed value it finds between them (it archived b on the day of the dream before)."""
+    sides are written; the link does not make the dream close b early (their facts apart,
+    so that no judgement of the pair decides it)."""
     vault = empty_vault
-    _mem(vault, "b.md", "Office address", "The office is on Main Street.",
+    _mem(vault, "b.md", "Kiln place", "The kiln is in the garage.",
          "valid_to: 2099-01-01", 'superseded_by: "[[b2]]"')
-    _mem(vault, "b2.md", "Office address new", "The office moves to Harbour Road.",
+    _mem(vault, "b2.md", "Lunch time", "Lunch is at one.",
          'supersedes: "[[b]]"', "valid_from: 2099-01-01")
     before = (vault / "Memory/b.md").read_bytes()
     app, _ = make_app(vault)
