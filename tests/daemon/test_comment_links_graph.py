@@ -9,12 +9,9 @@ names nothing); one inside ``<!-- … -->`` or code is none; and code names no n
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
-DREAMD = Path(sys.executable).with_name("dreamd")
+from dreamd_cli import dreamd_on
 
 NOTES = {
     "Notes/Kiln log.md": "# Kiln log\nFired the bisque on Sunday.\n",
@@ -40,13 +37,7 @@ def test_links_in_comments_and_code_as_obsidian_counts_them(tmp_path: Path) -> N
     for rel, text in NOTES.items():
         (vault / rel).parent.mkdir(parents=True, exist_ok=True)
         (vault / rel).write_text(text, encoding="utf-8")
-    env = {**os.environ, "DREAMD_VAULT__PATH": str(vault)}
-
-    def run(*args: str) -> subprocess.CompletedProcess[str]:
-        done = subprocess.run([str(DREAMD), *args], capture_output=True, text=True, env=env,
-                              timeout=300, check=False)
-        assert "Traceback" not in done.stderr, done.stderr
-        return done
+    run = dreamd_on(vault)
 
     assert run("sync").returncode == 0
     exported = run("graph", "export", "--format", "json")

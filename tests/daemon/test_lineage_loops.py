@@ -13,14 +13,11 @@ themselves are never rewritten.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-
-DREAMD = Path(sys.executable).with_name("dreamd")
+from dreamd_cli import Run, dreamd_on
 
 _HEAD = ("---\nname: {name}\ndescription: {name}, as written by hand\ntype: project\n"
          "created: 2026-11-20T10:00:00Z\nupdated: 2026-11-20T10:00:00Z\nversion: 1\n")
@@ -58,14 +55,12 @@ def _write(vault: Path) -> dict[str, bytes]:
     return written
 
 
-def _runner(vault: Path):  # type: ignore[no-untyped-def]
-    env = {**os.environ, "DREAMD_VAULT__PATH": str(vault)}
+def _runner(vault: Path) -> Run:
+    cli = dreamd_on(vault)
 
     def run(*args: str) -> subprocess.CompletedProcess[str]:
-        done = subprocess.run([str(DREAMD), *args], capture_output=True, text=True, env=env,
-                              timeout=300, check=False)
+        done = cli(*args)
         assert done.returncode in (0, 1), done.stderr  # 1: check found drift
-        assert "Traceback" not in done.stderr
         return done
     return run
 

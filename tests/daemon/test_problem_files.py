@@ -9,13 +9,11 @@ is, and each is indexed as far as it reads.
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
-DREAMD = Path(sys.executable).with_name("dreamd")
+from dreamd_cli import dreamd_on
+
 TEMPLATE = "kepano-obsidian/Templates/Book Template.md"
 
 
@@ -32,13 +30,7 @@ def test_check_lists_each_file_it_cannot_read_whole(tmp_path: Path, corpora_dir:
                        b"type: project\nsupersedes: {a: 1}\n---\nPiano lessons moved to "
                        b"Thursday evenings.\n")
     before = {p: p.read_bytes() for p in (template, broken, memory)}
-    env = {**os.environ, "DREAMD_VAULT__PATH": str(vault)}
-
-    def run(*args: str) -> subprocess.CompletedProcess[str]:
-        done = subprocess.run([str(DREAMD), *args], capture_output=True, text=True, env=env,
-                              timeout=300, check=False)
-        assert "Traceback" not in done.stderr, done.stderr
-        return done
+    run = dreamd_on(vault)
 
     synced = run("sync")
     assert synced.returncode == 0, synced.stderr
