@@ -387,6 +387,12 @@ class Retriever:
         """Every indexed note by path (the current snapshot)."""
         return self.snapshot().entries
 
+    def last_entries(self) -> Mapping[str, CatalogueEntry]:
+        """Every indexed note by path as the last search read them (no check of the store's
+        versions: what that search's hits came from); empty before the first search."""
+        snap = self._snapshot
+        return snap.entries if snap is not None else {}
+
     def note_recalls(self, memory_ids: Collection[str], at: datetime) -> None:
         """Count recalls the caller just recorded in the store, without re-reading it."""
         for memory_id in memory_ids:
