@@ -1279,8 +1279,21 @@ def _sure_change(co: Claim, cn: Claim, subs: list[_Substitution],
     told = (cn.says_changed or co.says_changed) and aligned_ok and frames >= FRAME_SHARE
     weak = cos < FLOOR_COSINE and not told and (not aligned_ok or (
         measured and not same_subject))
-    return not (qualified or weak) and (
+    names_only = all(group == "id" for group, _o, _n in changes)
+    return not (qualified or weak or (names_only and _kinds_apart(co, cn))) and (
         aligned_ok or frames >= FRAME_SHARE or cos >= CHANGED_VALUE_COSINE)
+
+
+def _kinds_apart(co: Claim, cn: Claim) -> bool:
+    """Does each side state a kind of value the other states none of ("the staging server
+    runs *Ubuntu 22.04*" / "has *32 GB* of RAM": a version on one side, a measure on the
+    other)? Then two names that differ ("Ubuntu" / "RAM") may belong to two attributes of
+    one thing."""
+    # numbers count as one kind whatever their unit: "88 号" / "27 号" read one as a house
+    # number, the other as a day of the month
+    old, new = ({_KIND_GROUP.get(v.kind, v.kind) for v in c.values - c.retracted}
+                for c in (co, cn))
+    return bool(old - new) and bool(new - old)
 
 
 def _judgement(kind: Verdict, rule: str, changes: tuple[str, ...], co: Claim, cn: Claim, *,

@@ -273,6 +273,10 @@ def test_categories_cover_the_issue(judged) -> None:
     # a measure of one kind said in place of another: another thing said of the subject
     ("The staging database is Postgres 15.", "The staging database is backed up every 6 hours.",
      "kept apart"),
+    # two names that differ beside values of other kinds on each side: two attributes of one
+    # thing, perhaps (the operating system and the memory); never superseded on the names
+    ("The build box runs Debian 12.", "The build box has 64 GB of RAM.", "kept apart"),
+    ("家里 NAS 用的是群晖 DS920+。", "家里 NAS 装了 4 块 8TB 硬盘。", "kept apart"),
     # two times of day, each with its own drink: antonyms of the time, not of one thing
     ("早上喝咖啡", "晚上喝茶", "kept apart"),
     # two activities of one person: living and working somewhere, running and swimming
