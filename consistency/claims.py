@@ -549,6 +549,9 @@ def _zone_text(spelling: str) -> str:
     return _ZONE_OFFSETS.get(text, text)
 
 
+_PATH_END = re.compile(r"(?<=[\w@-])\.+$")
+
+
 def _date_value(match: re.Match[str], written: date | None) -> str | None:
     groups = match.groupdict()
     try:
@@ -792,7 +795,8 @@ _KIND_READERS: dict[str, Callable[[re.Match[str], date | None], Value | list[Val
     "time": lambda m, _w: _time_or_none(m),
     "port": lambda m, _w: Value("port", m.group("port")),
     "zone": lambda m, _w: Value("zone", _zone_text(m.group(0))),
-    "path": lambda m, _w: Value("path", m.group(0).rstrip("/").lower()),
+    # a full stop after a path ends the sentence ("the docs are at /docs/web.")
+    "path": lambda m, _w: Value("path", _PATH_END.sub("", m.group(0).rstrip("/")).lower()),
     "version": lambda m, _w: _version_value(m),
     "weekday": lambda m, _w: _weekday_value(m),
     "month": lambda m, _w: _month_value(m),

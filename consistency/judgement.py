@@ -1504,6 +1504,39 @@ _ACTIVITIES = frozenset({"live", "work", "run", "swim", "eat", "drink", "born", 
                          "teach", "sleep"})
 
 
+def _value_names_thing(p: _Pair) -> _Finding | None:
+    """A word replaced on each side that each side's changed value spells ("*Android*
+    build docs: /mobile/*android*-build" / "*iOS* … /mobile/*ios*-build"; "*staging* DB host
+    is db-*staging*" / "*prod* … db-*prod*"): each value belongs to its own thing, two
+    facts."""
+    for sub in p.subs:
+        olds, news = _spelled_words(sub.old, p.co), _spelled_words(sub.new, p.cn)
+        for _group_name, old_values, new_values in p.changes:
+            for a in old_values:
+                for b in new_values:
+                    if a.kind not in _SPELLING_KINDS or b.kind not in _SPELLING_KINDS:
+                        continue
+                    ta, tb = a.text.lower(), b.text.lower()
+                    if any(w in ta and w not in tb for w in olds) and \
+                            any(w in tb and w not in ta for w in news):
+                        return "distinct", "other slot", (
+                            f"{'/'.join(olds)} → {'/'.join(news)} (each value names it)",)
+    return None
+
+
+#: Value kinds spelled out of the names of other things (a host named for its environment,
+#: a path for its platform).
+_SPELLING_KINDS = frozenset({"path", "host", "url", "email"})
+
+
+def _spelled_words(units: tuple[str, ...], claim: Claim) -> list[str]:
+    """The Latin words of a substitution's ``units`` (a name placeholder as its value's
+    text), three letters or more: what a host name or a path may spell."""
+    names = {placeholder(v): v.text.lower() for v in claim.values}
+    words = [names.get(u, u) for u in units if not u.startswith("⟦")]
+    return [w for w in words if len(w) >= 3 and w.isascii() and w.isalpha()]
+
+
 def _other_activity(p: _Pair) -> _Finding | None:
     """Each side tells of another activity, and neither says it changed ("我住在杭州" /
     "我在杭州工作", "我每周跑步三次" / "我每周游泳三次"): two facts, whatever else they
@@ -2097,7 +2130,7 @@ def _held_apart(p: _Pair, found: _Finding | None) -> _Finding | None:
 
 
 #: The rules of a related pair, in the order they are asked; the first finding decides.
-_RULES = (_series, _other_slot, _other_activity, _polarity, _changed_value, _changed_word, _told_change,
+_RULES = (_series, _other_slot, _value_names_thing, _other_activity, _polarity, _changed_value, _changed_word, _told_change,
           _list_changed, _other_context, _alike)
 
 

@@ -473,3 +473,24 @@ def test_a_dash_ends_what_a_negation_denies() -> None:
 def test_a_numbered_place_is_an_identifier(text: str, value: tuple[str, str, str]) -> None:
     """"Terminal 2" names a place, never a version 2 of "Terminal"."""
     assert value in _values(text)
+
+
+@pytest.mark.parametrize(("text", "path"), [
+    ("The runbooks are at /ops/runbooks.", "/ops/runbooks"),        # the sentence's full stop
+    ("配置在 /etc/caddy/Caddyfile。", "/etc/caddy/caddyfile"),
+    ("Logs go to /var/log/app.log.", "/var/log/app.log"),          # the file's own dot stays
+])
+def test_a_path_ends_before_the_sentence_does(text: str, path: str) -> None:
+    assert ("path", path, "") in _values(text)
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    # each side's path or host spells the word that tells the two apart: two things
+    ("Web release notes live at /releases/web.",
+     "Desktop release notes live at /releases/desktop."),
+    ("安卓的崩溃日志在 /logs/android-crash。", "iOS 的崩溃日志在 /logs/ios-crash。"),
+    ("The billing queue host is mq-billing.internal.",
+     "The search queue host is mq-search.internal."),
+])
+def test_a_value_named_for_its_own_thing_is_another_fact(old: str, new: str) -> None:
+    assert _verdict(old, new, 0.8) == "distinct"
