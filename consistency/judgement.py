@@ -2034,6 +2034,25 @@ def _other_context(p: _Pair) -> _Finding | None:
     return None
 
 
+#: "Also" said of the thing a memory names: "消息中心的负责人*也是*老周", "Android crash
+#: reports go to Sentry *too*" — the same value said of one more thing.
+_ALSO = re.compile(r"(?i)\balso\b|\btoo\b(?=\s*[.!;,]?\s*$)|\bas well\b(?=\s*[.!;,]?\s*$)"
+                   r"|也(?=[是用在归接由有走放存])")
+
+
+def _also_another(p: _Pair) -> _Finding | None:
+    """One side says "also" and names a thing the other does not: the same value said of
+    one more thing, a fact of its own — never merged into the other."""
+    also_old, also_new = (_ALSO.search(c.text) is not None for c in (p.co, p.cn))
+    if also_old == also_new:
+        return None
+    plain_old, plain_new = set(_plain(p.co.frame)), set(_plain(p.cn.frame))
+    named = sorted((plain_new - plain_old) if also_new else (plain_old - plain_new))
+    if not named:
+        return None  # "also" said of the same thing: emphasis
+    return "distinct", "another thing, also", (", ".join(named[:3]),)
+
+
 def _concept_for_concept(subs: list[_Substitution]) -> bool:
     """Is one thing the lexicon knows replaced by another it knows ("*backend* repo" /
     "*frontend* repo")? Synonyms fold to one concept, so two concepts are two things, however
@@ -2131,7 +2150,7 @@ def _held_apart(p: _Pair, found: _Finding | None) -> _Finding | None:
 
 #: The rules of a related pair, in the order they are asked; the first finding decides.
 _RULES = (_series, _other_slot, _value_names_thing, _other_activity, _polarity, _changed_value, _changed_word, _told_change,
-          _list_changed, _other_context, _alike)
+          _list_changed, _other_context, _also_another, _alike)
 
 
 def _gate(old: MemorySide, new: MemorySide) -> _Finding | None:

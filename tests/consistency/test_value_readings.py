@@ -494,3 +494,15 @@ def test_a_path_ends_before_the_sentence_does(text: str, path: str) -> None:
 ])
 def test_a_value_named_for_its_own_thing_is_another_fact(old: str, new: str) -> None:
     assert _verdict(old, new, 0.8) == "distinct"
+
+
+@pytest.mark.parametrize(("old", "new", "verdict"), [
+    # "also" said of a thing the other does not name: one more fact, never merged
+    ("订单中心的负责人是小林。", "库存中心的负责人也是小林。", "distinct"),
+    ("The web app's errors go to Sentry.", "桌面端的报错也接到了 Sentry。", "distinct"),
+    # "also" said of the same thing is emphasis
+    ("我用 pnpm 管理依赖。", "我也用 pnpm 管理依赖。", "duplicate"),
+    ("Prefers dark mode.", "I also prefer dark mode.", "duplicate"),
+])
+def test_also_of_another_thing_is_another_fact(old: str, new: str, verdict: str) -> None:
+    assert _verdict(old, new, 0.75) == verdict
