@@ -627,6 +627,9 @@ def _number_value(match: re.Match[str]) -> Value | None:
     unit, factor = _unit(spelling) if spelling else ("", 1.0)
     if unit == "th" and number > 31:
         unit = "no"  # "南京西路1266号": a house number, no day of the month
+    if spelling == "年" and scale == 1.0 and raw.isdigit() and len(raw) == 4 and \
+            1900 <= number < 2100:
+        return Value("number", raw, "")  # "2019年搬到上海": the year, as "in 2019" reads
     return Value("number", _number_text(number * scale * factor), unit)
 
 
@@ -1341,6 +1344,30 @@ def _month_of_record(clean: str, lowered: str, written: date | None) -> date | N
     return date(int(year), month, 1)
 
 
+#: A year that opens a record ("2023 年读了 24 本书", "In 2023, revenue was 1.2M", "2023:")
+#: or ends one told in the past ("Read 24 books in 2023.").
+_OPENING_YEAR = re.compile(r"\s*(?:in\s+(?P<iy>(?:19|20)\d\d)\b|(?P<y>(?:19|20)\d\d)\s*(?:"
+                           r"年(?!\s*\d{1,2}\s*月|\s*[一二三四1-4]\s*季)|[:：,，]))", re.I)
+_CLOSING_YEAR = re.compile(r"\b(?:in|during)\s+(?P<y>(?:19|20)\d\d)\s*[.。!]?\s*$", re.I)
+
+
+def _year_of_record(clean: str, lowered: str, values: list[tuple[int, Value]]) -> date | None:
+    """The first day of the year a record is about: a year that opens the text, or closes a
+    text told in the past, beside a number of its own (a count or an amount: "2023 年读了
+    24 本书" / "2024 年读了 31 本书" are two years' records, a series); never a plan."""
+    if _FUTURE_OR_VALUE.search(lowered):
+        return None
+    match = _OPENING_YEAR.match(clean)
+    if match is None:
+        match = _CLOSING_YEAR.search(clean)
+        if match is None or not _PAST.search(lowered):
+            return None
+    year = match.group("y") or match.group("iy")
+    if not any(v.kind == "number" and v.text != year for _o, v in values):
+        return None
+    return date(int(year), 1, 1)
+
+
 #: What stands between the two dates of one event's span ("June 1 to June 14", "6月1日至14日").
 _RANGE_BETWEEN = re.compile(r"\s*(?:to|until|till|through|thru|and|[-–—~～]|至|到|~)\s*", re.I)
 #: Words that make two dates an old and a new one ("moved from June 1 to June 15").
@@ -1358,7 +1385,8 @@ def _event_day(clean: str, values: list[tuple[int, Value]], written: date | None
     dates = [(offset, v) for offset, v in values if v.kind == "date"]
     lowered = clean.lower()
     if not dates:
-        return _month_of_record(clean, lowered, written) or (
+        return _month_of_record(clean, lowered, written) or _year_of_record(
+            clean, lowered, values) or (
             _relative_day(lowered, values, written) if written is not None else None)
     if len(dates) == 2 and _PAST.search(lowered) and not _RESCHEDULED.search(lowered) and \
             _RANGE_BETWEEN.fullmatch(clean[_date_end(clean, dates[0][0]):dates[1][0]]):

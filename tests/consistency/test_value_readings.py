@@ -506,3 +506,20 @@ def test_a_value_named_for_its_own_thing_is_another_fact(old: str, new: str) -> 
 ])
 def test_also_of_another_thing_is_another_fact(old: str, new: str, verdict: str) -> None:
     assert _verdict(old, new, 0.75) == verdict
+
+
+@pytest.mark.parametrize(("old", "new", "verdict"), [
+    # a year's record ("in 2023", "2023 年") against the next year's: a series, both kept
+    ("Ran 1,100 km in 2022.", "Ran 1,450 km in 2023.", "series"),
+    ("2022 年去了 5 个国家。", "2023 年去了 3 个国家。", "series"),
+    ("In 2022 the club had 40 members.", "In 2023 the club had 55 members.", "series"),
+    # a plan for one year changed is a change, not a series
+    ("In 2026 I plan to read 20 books.", "In 2026 I plan to read 30 books.", "contradiction"),
+])
+def test_records_of_two_years_are_a_series(old: str, new: str, verdict: str) -> None:
+    assert _verdict(old, new, 0.85) == verdict
+
+
+def test_a_year_written_with_nian_reads_as_the_year() -> None:
+    assert ("number", "2021", "") in _values("2021年搬到了杭州。")   # "in 2021", not 2021 years
+    assert ("number", "3", "year") in _values("在杭州住了 3 年。")    # a span stays a span
