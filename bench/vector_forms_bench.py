@@ -1,7 +1,8 @@
 """Which form of the chunk vectors scales: exact float32, float16, int8, or a LanceDB ANN index.
 
     .venv/bin/python bench/vector_forms_bench.py --vectors V.npy [V2.npy …] --queries Q.npy
-        [--rows 43000 700000] [--forms exact float16 int8 ivf_hnsw_sq ivf_pq] [--workdir DIR]
+        [--rows 43000 700000] [--forms exact float16 int8 ivf_flat ivf_sq ivf_rq ivf_hnsw_sq
+        ivf_pq] [--partitions N] [--workdir DIR]
 
 Every form answers the same queries for the 10 (and the 64 the search stage asks for) nearest
 chunks; recall@k is the share of the exact float32 top k it returns. Latency is wall time per
@@ -24,9 +25,10 @@ Forms:
   float32 (numpy has no BLAS for float16).
 * ``int8``: each row scaled by its largest absolute value to ``[-127, 127]`` and rounded;
   scores ``(codes @ q) * scale / 127`` in blocks, as above.
-* ``ivf_hnsw_sq`` / ``ivf_pq``: a LanceDB table of the rows in ``--workdir`` with that index
-  (``metric="dot"`` on unit rows), searched with ``nprobes`` / ``ef`` / ``refine_factor``
-  settings listed in :data:`ANN_SETTINGS`.
+* ``ivf_flat`` / ``ivf_sq`` / ``ivf_rq`` / ``ivf_hnsw_sq`` / ``ivf_pq``: a LanceDB table of
+  the rows in ``--workdir`` with that index (``metric="dot"`` on unit rows), searched with
+  the ``nprobes`` / ``ef`` / ``refine_factor`` settings listed in :data:`ANN_SETTINGS`
+  (the table is deleted after its form is measured).
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ import tempfile
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -52,13 +55,25 @@ from magma.vector_index import Int8Vectors  # noqa: E402
 #: Rows up-cast at once by the float16 form (32,768 × 512 × 4 bytes = 64 MB of scratch).
 BLOCK_ROWS = 32_768
 KS = (10, 64)
-#: ANN query settings tried per index type: (label, nprobes, ef, refine_factor).
+#: ANN query settings tried per index type: (label, nprobes, ef, refine_factor). nprobes is
+#: the number of IVF partitions scanned (of ``--partitions``, by default √rows: 316 at 100,000
+#: rows, 836 at 700,000); refine_factor × limit candidates of the quantised scan are scored
+#: again on the stored float32 vectors (LanceDB's ``refine_factor``).
 ANN_SETTINGS: dict[str, list[tuple[str, int, int | None, int | None]]] = {
+    "ivf_flat": [("np20", 20, None, None), ("np40", 40, None, None),
+                 ("np80", 80, None, None), ("np160", 160, None, None)],
+    "ivf_sq": [("np40 rf5", 40, None, 5), ("np80 rf5", 80, None, 5),
+               ("np160 rf5", 160, None, 5)],
+    "ivf_rq": [("np40 rf5", 40, None, 5), ("np80 rf5", 80, None, 5),
+               ("np160 rf10", 160, None, 10)],
     "ivf_hnsw_sq": [("np20 ef64", 20, 64, None), ("np40 ef128 rf2", 40, 128, 2),
                     ("np80 ef256 rf4", 80, 256, 4)],
-    "ivf_pq": [("np40 rf10", 40, None, 10), ("np80 rf20", 80, None, 20),
-               ("np80 rf40", 80, None, 40)],
+    "ivf_pq": [("np40 rf20", 40, None, 20), ("np80 rf20", 80, None, 20),
+               ("np160 rf20", 160, None, 20), ("np160 rf50", 160, None, 50),
+               ("np320 rf20", 320, None, 20)],
 }
+#: Rows written to a LanceDB table per ``add`` (bounds the Arrow copy: 65,536 × 2 KB).
+WRITE_ROWS = 65_536
 
 
 def rss_mb() -> float:
@@ -140,26 +155,43 @@ def measure(search: Callable[[np.ndarray, int], np.ndarray], queries: np.ndarray
     return out
 
 
-def lance_forms(matrix: np.ndarray, kind: str, workdir: Path,
-                queries: np.ndarray, truth: dict[int, list[set[int]]]) -> None:
-    """Build a LanceDB table with index ``kind`` and measure every setting of it."""
+def lance_table(matrix: np.ndarray, folder: Path) -> Any:
+    """A new LanceDB table ``chunks`` in ``folder`` of ``row`` (int64) and ``vector`` (the
+    rows of ``matrix``), written :data:`WRITE_ROWS` at a time."""
     import lancedb
     import pyarrow as pa
 
-    folder = workdir / f"lance-{kind}-{len(matrix)}"
     shutil.rmtree(folder, ignore_errors=True)
     db = lancedb.connect(str(folder))
     dims = matrix.shape[1]
-    vectors = pa.FixedSizeListArray.from_arrays(pa.array(matrix.reshape(-1)), dims)
-    table = db.create_table("chunks", pa.table({"row": pa.array(np.arange(len(matrix))),
-                                                "vector": vectors}))
+    table = None
+    for start in range(0, len(matrix), WRITE_ROWS):
+        block = matrix[start : start + WRITE_ROWS]
+        data = pa.table({"row": pa.array(np.arange(start, start + len(block))),
+                         "vector": pa.FixedSizeListArray.from_arrays(
+                             pa.array(block.reshape(-1)), dims)})
+        if table is None:
+            table = db.create_table("chunks", data)
+        else:
+            table.add(data)
+    return table
+
+
+def lance_forms(matrix: np.ndarray, kind: str, workdir: Path, queries: np.ndarray,
+                truth: dict[int, list[set[int]]], partitions: int | None = None) -> None:
+    """Build a LanceDB table with index ``kind`` and measure every setting of it."""
+    folder = workdir / f"lance-{kind}-{len(matrix)}"
+    table = lance_table(matrix, folder)
+    partitions = partitions or max(1, int(np.sqrt(len(matrix))))
+    before = rss_mb()
     started = time.perf_counter()
     table.create_index(metric="dot", index_type=kind.upper(),
-                       num_partitions=max(1, int(np.sqrt(len(matrix)))), num_sub_vectors=64)
+                       num_partitions=partitions, num_sub_vectors=64)
     built_s = time.perf_counter() - started
     disk_mb = sum(f.stat().st_size for f in (folder / "chunks.lance" / "_indices").rglob("*")
                   if f.is_file()) / 1e6
-    print(f"  {kind}: index built in {built_s:.1f} s, index on disk {disk_mb:.1f} MB",
+    print(f"  {kind}: {partitions} partitions, index built in {built_s:.1f} s (RSS growth "
+          f"{rss_mb() - before:.0f} MB), index on disk {disk_mb:.1f} MB",
           flush=True)
     for label, nprobes, ef, refine in ANN_SETTINGS[kind]:
         before = rss_mb()
@@ -184,7 +216,7 @@ def row_text(name: str, got: dict[str, float], memory_mb: float, what: str) -> s
 
 
 def run(real: np.ndarray, queries: np.ndarray, rows: int, forms: Sequence[str],
-        noise: float, workdir: Path) -> None:
+        noise: float, workdir: Path, partitions: int | None = None) -> None:
     matrix = grown(real, rows, noise)
     print(f"{rows:,} rows ({min(rows, len(real)):,} real, "
              f"{max(0, rows - len(real)):,} real+noise {noise}), {len(queries)} queries",
@@ -205,7 +237,8 @@ def run(real: np.ndarray, queries: np.ndarray, rows: int, forms: Sequence[str],
                            search.nbytes / 1e6, "matrix"), flush=True)  # type: ignore[attr-defined]
             del search
         else:
-            lance_forms(matrix, form, workdir, queries, truth)
+            lance_forms(matrix, form, workdir, queries, truth, partitions)
+            shutil.rmtree(workdir / f"lance-{form}-{len(matrix)}", ignore_errors=True)
         gc.collect()
 
 
@@ -219,6 +252,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--noise", type=float, default=0.01)
     parser.add_argument("--queries-max", type=int, default=200)
     parser.add_argument("--workdir", type=Path, default=None)
+    parser.add_argument("--partitions", type=int, default=None,
+                        help="IVF partitions of the LanceDB forms (default √rows)")
     args = parser.parse_args(argv)
     real = np.concatenate([np.load(p).astype(np.float32) for p in args.vectors])
     rng = np.random.default_rng(7)
@@ -229,7 +264,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"real vectors {len(real):,} × {real.shape[1]}; threads: 1 query at a time; "
           f"start RSS {rss_mb():.0f} MB")
     for rows in args.rows:
-        run(real, queries, rows, args.forms, args.noise, workdir)
+        run(real, queries, rows, args.forms, args.noise, workdir, args.partitions)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e3
     print(f"peak RSS {peak:.0f} MB")
     return 0
