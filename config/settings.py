@@ -34,6 +34,7 @@ from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, Settings
 from config.errors import ConfigError
 
 __all__ = [
+    "ANN_VECTORS_ABOVE",
     "APP_NAME",
     "COMPACT_VECTORS_ABOVE",
     "ENV_PREFIX",
@@ -105,6 +106,21 @@ MAX_FLOAT = 1e9
 #: past the search stages' deadlines. So int8 is for a machine short of memory; by default the
 #: switch is at 1,000,000 chunks, where float32 rows alone are 2 GB, past a 1.5 GB daemon.
 COMPACT_VECTORS_ABOVE = 1_000_000
+#: Chunks above which the vector stage asks LanceDB's IVF index (:mod:`magma.vector_ann`)
+#: instead of scanning every in-memory row (``retrieval.ann_vectors_above``).
+#: ``bench/vector_forms_bench.py`` (2 shared cores, 100 to 200 LongMemEval questions) on
+#: 100,000 real USE multilingual v3 chunk vectors, and on 700,000 (the 161,970 distinct real
+#: ones of this machine's embedding caches, plus real rows with Gaussian noise 0.01 per
+#: dimension, cosine ≈ 0.97 to their original): the exact float32 scan answers in p95 22 ms at
+#: 100,000 and 319 ms at 700,000 (linear in rows: ≈ 60 ms at 200,000, a third of the 150 ms
+#: a whole search may take); IVF_RQ (a bit per dimension) scanning a fifth of its √rows
+#: partitions with its candidates scored again on the stored vectors (refine factor 10)
+#: keeps recall@10 against exact at 0.999 in p95 24 ms at 700,000 (1.0 at 100,000), its index
+#: 377 MB on disk, built in 330 s. IVF_FLAT (0.996, p95 54 ms) held its 1.4 GB index in the
+#: process; IVF_SQ (0.992, p95 35 ms at a tenth of the partitions), IVF_PQ with refine (0.9955
+#: at 100,000) and IVF_HNSW_SQ (0.985–0.996, p95 115–202 ms) are slower. So the scan stays
+#: while it is cheap and exact; above 200,000 chunks the index answers.
+ANN_VECTORS_ABOVE = 200_000
 
 PositiveInt = Annotated[int, Field(gt=0, le=MAX_INT)]
 NonNegativeInt = Annotated[int, Field(ge=0, le=MAX_INT)]
@@ -700,6 +716,14 @@ class RetrievalSettings(_Section):
         "of exact float32 ones: a quarter of the memory (700,000 chunks: 361 MB against "
         "1.4 GB), recall@10 vs exact 0.98, but a search's vector scan ≈5× slower; 0: always "
         "int8.",
+    )
+    ann_vectors_above: NonNegativeInt = Field(
+        default=ANN_VECTORS_ABOVE,
+        description="Chunks above which the vector search asks an IVF index the store "
+        "keeps on the chunk vectors (built by the store's maintenance once the vault has "
+        "grown past it) instead of scanning every chunk: at 700,000 chunks recall@10 vs "
+        "exact 0.999 in p95 24 ms against 319 ms for the scan; 0: always the index once "
+        "built.",
     )
     transcript_hits: NonNegativeInt = Field(
         default=3,

@@ -145,6 +145,14 @@ def _shared_store(settings: Settings) -> dict[str, Any]:
     return {"device": settings.storage.device, "storage_options": settings.storage.options}
 
 
+def _index_store(settings: Settings) -> dict[str, Any]:
+    """What the index store opens with besides its URI and model: :func:`_shared_store` and
+    the size above which its maintenance builds the vector index
+    (``retrieval.ann_vectors_above``)."""
+    return {**_shared_store(settings),
+            "vector_index_above": settings.retrieval.ann_vectors_above}
+
+
 def make_embedder(loaded: LoadedSettings) -> Embedder:
     """Build the configured embedder (the model loads lazily, on first use)."""
     cfg = loaded.settings.embedding
@@ -346,7 +354,7 @@ class App:
             return self._given_store
         return MagmaStore.open(
             self.store_uri, vault_path=str(self.vault_root), model_id=self.embedder.model_id,
-            dims=self.embedder.dims, **_shared_store(self.settings),
+            dims=self.embedder.dims, **_index_store(self.settings),
         )
 
     @cached_property
@@ -604,7 +612,7 @@ class App:
         return vault_status(
             vault=self.vault_root, store_uri=self.store_uri, state_dir=self.state_dir,
             settings=self.settings, counts=lambda: dict(asdict(self.store.counts())),
-            sessions=self.session_count,
+            sessions=self.session_count, vector_index=lambda: self.store.vector_index(),
             memory_index_record=self.state_dir / MEMORY_INDEX_RECORD)
 
 def diary_of(app: App, *, clock: Callable[[], datetime] | None = None) -> Diary:

@@ -437,7 +437,13 @@ def print_status(console: Console, report: StatusReport) -> None:
 def vectors_line(vectors: dict[str, Any]) -> str:
     """``dreamd status``'s line for the in-memory vector index
     (:func:`daemon.vault_status.vectors_status`): ``int8, a byte per dimension (120,000
-    chunks; more than 100,000: retrieval.compact_vectors_above)``."""
+    chunks; more than 100,000: retrieval.compact_vectors_above)``, then how the vector
+    stage searches it: ``; searched through the store's IvfRq index (more than 200,000
+    chunks: retrieval.ann_vectors_above)`` or ``; every chunk scanned (an index above …)``."""
+    return _form_text(vectors) + _search_text(vectors)
+
+
+def _form_text(vectors: dict[str, Any]) -> str:
     limit = f"{vectors.get('compact_above') or 0:,}"
     chunks = f"{vectors.get('chunks') or 0:,}"
     if vectors.get("form") is None:
@@ -447,6 +453,17 @@ def vectors_line(vectors: dict[str, Any]) -> str:
                 "retrieval.compact_vectors_above)")
     return (f"{vectors['form']}, exact ({chunks} chunks; int8 above {limit}: "
             "retrieval.compact_vectors_above)")
+
+
+def _search_text(vectors: dict[str, Any]) -> str:
+    if vectors.get("ann_above") is None:
+        return ""
+    above = f"{vectors['ann_above']:,}"
+    if vectors.get("search") == "ivf index":
+        return (f"; searched through the store's {vectors.get('index')} index (more than "
+                f"{above} chunks: retrieval.ann_vectors_above)")
+    return (f"; every chunk scanned (an index above {above} chunks: "
+            "retrieval.ann_vectors_above)")
 
 
 def memory_index_line(listing: dict[str, Any]) -> str:

@@ -96,6 +96,7 @@ from magma.catalogue import (
     STOPWORDS,
     CatalogueEntry,
     Snapshot,
+    ann_rows,
     follow_snapshot,
     norm,
     read_snapshot,
@@ -372,14 +373,16 @@ class Retriever:
                 # this process's own batches since: re-read their paths only
                 delta = None if snap is None else self._store.changes_since(snap.versions)
                 above = self._settings.retrieval.compact_vectors_above
+                ann = self._settings.retrieval.ann_vectors_above
                 vault = self._settings.vault
                 templates = template_locations(vault.path, vault.config_folder) \
                     if vault.path is not None else frozenset()
                 snap = (read_snapshot(self._store, versions, self._zone, compact_above=above,
-                                      templates=templates)
+                                      templates=templates, ann_above=ann)
                         if snap is None or delta is None
                         else follow_snapshot(self._store, snap, delta, versions, self._zone,
-                                             compact_above=above, templates=templates))
+                                             compact_above=above, templates=templates,
+                                             ann_above=ann))
                 self._snapshot = snap
             return snap
 
@@ -745,34 +748,57 @@ def stored_prefix(paths: Iterable[str], prefix: str | None) -> str | None:
 def _nearest(snap: Snapshot, vector: np.ndarray, n: int, keep: Callable[[str], bool],
              filtered: bool) -> list[tuple[str, int, float]]:
     """The ``n`` notes nearest to ``vector`` by their best chunk -> ``(path, row, cosine)``,
-    best first, from the in-memory index (a scan of every row: one matrix product, in blocks
-    for int8 rows). With
-    ``filtered`` (types, folder or owner asked for) every allowed note is considered; else
-    the best rows are taken first and hidden notes dropped after."""
+    best first (:func:`_ranked_rows`). With ``filtered`` (types, folder or owner asked for)
+    every allowed note is considered; else the best rows are taken first and hidden notes
+    dropped after."""
     if not snap.chunk_paths:
         return []
-    sims = snap.chunk_vectors.scores(vector)
-    if filtered:
-        allowed = [r for p, rows in snap.rows_by_path.items() if keep(p) for r in rows]
-        if not allowed:
-            return []
-        order = np.asarray(allowed)[np.argsort(-sims[allowed], kind="stable")]
-    else:
-        take = min(len(sims), max(n * 8, 64))
-        top = np.argpartition(-sims, take - 1)[:take]
-        order = top[np.argsort(-sims[top], kind="stable")]
+    rows, sims = _ranked_rows(snap, vector, n, keep, filtered)
     found: list[tuple[str, int, float]] = []
     seen: set[str] = set()
-    for row in order.tolist():
+    for row, sim in zip(rows.tolist(), sims.tolist(), strict=True):
         path = snap.chunk_paths[row]
         if path in seen:
             continue
         seen.add(path)
         if filtered or keep(path):
-            found.append((path, row, float(sims[row])))
+            found.append((path, row, float(sim)))
             if len(found) >= n:
                 break
     return found
+
+
+def _ranked_rows(snap: Snapshot, vector: np.ndarray, n: int, keep: Callable[[str], bool],
+                 filtered: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Chunk rows best first and their cosines with ``vector`` (``int64[k]``,
+    ``float32[k]``): unfiltered, the ``max(8n, 64)`` best, from the store's vector index
+    when the snapshot has one (:func:`magma.catalogue.ann_rows`, scored again on the
+    in-memory rows; a failing index is logged and every row scanned instead), else from a
+    scan of every in-memory row (one matrix product, in blocks for int8 rows); filtered,
+    every allowed row, from the scan. Equal cosines keep row order."""
+    take = min(len(snap.chunk_paths), max(n * 8, 64))
+    if not filtered and snap.ann is not None:
+        try:
+            near = ann_rows(snap, vector, take)
+        except DreamdError as error:
+            log.warning("search.vector_index_failed", error=str(error))
+            near = None
+        if near is not None:
+            near = np.sort(near)  # equal cosines in row order, as the scan below
+            sims = (snap.chunk_vectors.rows(near) @ vector if len(near)
+                    else np.zeros(0, dtype=np.float32))
+            order = np.argsort(-sims, kind="stable")
+            return near[order], sims[order]
+    sims = snap.chunk_vectors.scores(vector)
+    if filtered:
+        allowed = [r for p, rows in snap.rows_by_path.items() if keep(p) for r in rows]
+        if not allowed:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
+        order = np.asarray(allowed)[np.argsort(-sims[allowed], kind="stable")]
+    else:
+        top = np.sort(np.argpartition(-sims, take - 1)[:take])  # equal cosines in row order
+        order = top[np.argsort(-sims[top], kind="stable")]
+    return order, sims[order]
 
 
 

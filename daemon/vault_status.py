@@ -26,10 +26,13 @@ __all__ = ["vault_status"]
 
 def vault_status(*, vault: Path, store_uri: str, state_dir: Path, settings: Settings,
                  counts: Callable[[], dict[str, int]],
-                 sessions: Callable[[], SessionCount], memory_index_record: Path) -> StatusReport:
+                 sessions: Callable[[], SessionCount], memory_index_record: Path,
+                 vector_index: Callable[[], str | None] = lambda: None) -> StatusReport:
     """The status of the vault at ``vault``. ``counts()`` reads the store's counts (only
     once the vault was synced); ``sessions()`` counts the sessions since the last dream;
-    ``memory_index_record`` is the record of ``MEMORY.md``'s last build (what it left out)."""
+    ``memory_index_record`` is the record of ``MEMORY.md``'s last build (what it left out);
+    ``vector_index()`` the type of the store's vector index, ``None`` without one (asked
+    only once the vault was synced)."""
     last = read_json(state_dir / LAST_SYNC_FILE)
     daemon = None
     if current_holder(state_dir) is not None:
@@ -50,15 +53,26 @@ def vault_status(*, vault: Path, store_uri: str, state_dir: Path, settings: Sett
         metrics=metrics_status(settings.metrics, daemon),
         memory_index=index_listing(vault, settings.vault.memory_folder, memory_index_record),
         vectors=vectors_status(counted.get("chunks"),
-                               settings.retrieval.compact_vectors_above),
+                               settings.retrieval.compact_vectors_above,
+                               vector_index() if last is not None else None,
+                               settings.retrieval.ann_vectors_above),
     )
 
 
-def vectors_status(chunks: int | None, compact_above: int) -> dict[str, object]:
+def vectors_status(chunks: int | None, compact_above: int, index: str | None = None,
+                   ann_above: int | None = None) -> dict[str, object]:
     """The in-memory chunk vector index's form for ``chunks`` chunks (``None`` before the
-    first sync: the form the first sync's size will decide) and its threshold."""
+    first sync: the form the first sync's size will decide) and its threshold, and how the
+    vector stage searches: ``search`` ``"ivf index"`` when the store keeps a vector index
+    (``index``: its type) and there are more than ``ann_above`` chunks
+    (``retrieval.ann_vectors_above``), else ``"exact scan"`` (``None`` before the first
+    sync)."""
+    ann = index is not None and chunks is not None and ann_above is not None \
+        and chunks > ann_above
+    search = None if chunks is None else "ivf index" if ann else "exact scan"
     return {"form": vector_form(chunks, compact_above) if chunks is not None else None,
-            "chunks": chunks, "compact_above": compact_above}
+            "chunks": chunks, "compact_above": compact_above, "search": search,
+            "index": index, "ann_above": ann_above}
 
 
 def _dream_status(state_dir: Path, settings: Settings, sessions: SessionCount

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import date, datetime, tzinfo
 from typing import Any
@@ -112,6 +112,9 @@ class Snapshot:
     neighbours: dict[str, set[str]] | None = None
     graph: NoteGraph | None = None  # the graph step's (magma.graph_step), built on first use
     link_targets: dict[str, dict[str, str]] | None = None  # src -> {target as written: path}
+    #: the store's vector index search (:meth:`MagmaStore.nearest_chunk_ids`) when there are
+    #: more chunks than ``ann_above``, else ``None`` (every row is scanned)
+    ann: Callable[[np.ndarray, int], list[tuple[str, str]] | None] | None = None
 
 
 def is_template_note(path: str, title: str, properties_json: str,
@@ -126,12 +129,13 @@ def is_template_note(path: str, title: str, properties_json: str,
 
 def read_snapshot(store: MagmaStore, versions: dict[str, int], zone: tzinfo,
                   compact_above: int = DEFAULT_COMPACT_ABOVE,
-                  templates: Collection[str] = ()) -> Snapshot:
+                  templates: Collection[str] = (), ann_above: int | None = None) -> Snapshot:
     """The catalogue, the name and word postings and the in-memory vector index of ``store``
     at table ``versions`` (days counted in ``zone``); the index holds int8 rows when there are
-    more than ``compact_above`` chunks (:func:`magma.vector_index.vector_form`);
-    ``templates``: the vault's configured template places, :func:`is_template_note`. Raises
-    :class:`StoreError`."""
+    more than ``compact_above`` chunks (:func:`magma.vector_index.vector_form`), and the
+    store's vector index is searched instead of every row when there are more than
+    ``ann_above`` (``None``: never; :func:`with_ann`); ``templates``: the vault's configured
+    template places, :func:`is_template_note`. Raises :class:`StoreError`."""
     memory_text = _memory_text(store.memory_chunks())
     entries: dict[str, CatalogueEntry] = {}
     postings: dict[str, set[str]] = {}
@@ -144,16 +148,39 @@ def read_snapshot(store: MagmaStore, versions: dict[str, int], zone: tzinfo,
         for token in _posting_tokens(entry):
             postings.setdefault(token, set()).add(entry.path)
     every = store.chunk_vectors()
-    return _with_vectors(
+    return with_ann(_with_vectors(
         versions, entries, postings, names, memory_text,
         every.column("chunk_id").to_pylist(), every.column("path").to_pylist(),
-        matrix_of(every), every.column("content_hash").to_pylist(), compact_above)
+        matrix_of(every), every.column("content_hash").to_pylist(), compact_above),
+        store, ann_above)
+
+
+def with_ann(snap: Snapshot, store: MagmaStore, ann_above: int | None) -> Snapshot:
+    """``snap`` searching ``store``'s vector index (:attr:`Snapshot.ann`) when it has more
+    than ``ann_above`` chunks (``None``: never)."""
+    big = ann_above is not None and len(snap.chunk_paths) > ann_above
+    snap.ann = store.nearest_chunk_ids if big else None
+    return snap
+
+
+def ann_rows(snap: Snapshot, vector: np.ndarray, limit: int) -> np.ndarray | None:
+    """The rows of ``snap`` among the ``limit`` chunks the store's vector index finds
+    nearest ``vector`` -> ``int64[≤ limit]`` in its order (a chunk written after ``snap``
+    is left out); ``None`` when ``snap`` scans every row (no index, or too few chunks).
+    Raises :class:`StoreError`."""
+    found = snap.ann(vector, limit) if snap.ann is not None else None
+    if found is None:
+        return None
+    rows: list[int] = []
+    for chunk_id, path in found:
+        rows.extend(r for r in snap.rows_by_path.get(path, ()) if snap.chunk_ids[r] == chunk_id)
+    return np.asarray(rows, dtype=np.int64)
 
 
 def follow_snapshot(store: MagmaStore, snap: Snapshot, delta: StoreDelta,
                     versions: dict[str, int], zone: tzinfo,
                     compact_above: int = DEFAULT_COMPACT_ABOVE,
-                    templates: Collection[str] = ()) -> Snapshot:
+                    templates: Collection[str] = (), ann_above: int | None = None) -> Snapshot:
     """``snap`` carried over the batches that wrote ``delta.paths`` (what
     :meth:`MagmaStore.changes_since` answers): only those paths' rows, chunks and vectors are
     read; every other note keeps its entry, postings and vector rows. Equal, path by path, to
@@ -163,7 +190,7 @@ def follow_snapshot(store: MagmaStore, snap: Snapshot, delta: StoreDelta,
     :class:`StoreError`."""
     changed = delta.paths
     if not changed:
-        return replace(snap, versions=versions)
+        return with_ann(replace(snap, versions=versions), store, ann_above)
     added = _memory_text(store.memory_chunks(changed))
     memory_text = {p: t for p, t in snap.memory_text.items() if p not in changed}
     memory_text.update(added)
@@ -192,7 +219,7 @@ def follow_snapshot(store: MagmaStore, snap: Snapshot, delta: StoreDelta,
     if delta.same_paths and snap.neighbours is not None and snap.link_targets is not None:
         out.link_targets, out.neighbours = _follow_links(
             snap.link_targets, snap.neighbours, store.link_pairs(changed), changed, entries)
-    return out
+    return with_ann(out, store, ann_above)
 
 
 def _memory_text(chunks: Any) -> dict[str, str]:

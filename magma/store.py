@@ -290,20 +290,22 @@ class MagmaStore:
     @classmethod
     def open(
         cls, uri: str, *, vault_path: str, model_id: str, dims: int, device: str | None = None,
-        storage_options: Mapping[str, str] | None = None,
+        storage_options: Mapping[str, str] | None = None, vector_index_above: int | None = None,
     ) -> MagmaStore:
         """Open (or create) the store at ``uri`` for ``vault_path`` and embedding ``model_id``.
 
         ``device`` names this device's tables when several devices share one store
         (``files-<device>`` …; :func:`table_name`); ``None`` uses the plain names.
         ``storage_options``: LanceDB's storage options for an object-store ``uri``
-        (endpoint, region, credentials; ``storage.options``).
-        Raises :class:`StoreMismatchError` when the store was built for another vault path,
-        model id, vector width or schema version (the message names both values), and
-        :class:`StoreError` when the database cannot be opened or created.
+        (endpoint, region, credentials; ``storage.options``). ``vector_index_above``: chunks
+        above which :meth:`maintain` builds the vector index (``retrieval.ann_vectors_above``;
+        ``None``: never). Raises :class:`StoreMismatchError` when the store was built for
+        another vault path, model id, vector width or schema version (the message names both
+        values), and :class:`StoreError` when the database cannot be opened or created.
         """
         tables = StoreTables.open(uri, vault_path=vault_path, model_id=model_id, dims=dims,
                                   device=device, storage_options=storage_options)
+        tables.vector_index_above = vector_index_above
         return cls(tables, vault_path=vault_path, model_id=model_id, dims=dims)
 
     # ------------------------------------------------------------------ reads
@@ -444,11 +446,20 @@ class MagmaStore:
             return []
         def query() -> Any:
             return (self._t.chunks.search(np.asarray(vector, dtype=np.float32),
-                                          query_type="vector").distance_type("cosine"))
+                                          query_type="vector").distance_type("cosine")
+                    .bypass_vector_index())
 
         return [_candidate(row, 1.0 - float(row["_distance"])) for row in self._candidate_rows(
             query, "vector search", limit, with_vectors,
             _search_filter(memory_types, path_prefix, owner))]
+
+    def nearest_chunk_ids(self, vector: np.ndarray, limit: int) -> list[tuple[str, str]] | None:
+        """:meth:`StoreTables.nearest_chunk_ids`. Raises :class:`StoreError`."""
+        return self._t.nearest_chunk_ids(vector, limit)
+
+    def vector_index(self) -> str | None:
+        """:meth:`StoreTables.vector_index`. Raises :class:`StoreError`."""
+        return self._t.vector_index()
 
     def fulltext_candidates(
         self,

@@ -17,6 +17,7 @@ from lancedb.index import FTS
 
 from config.errors import StoreError, StoreMismatchError
 from magma.remote_store import open_failure
+from magma.vector_ann import ensure_vector_index, nearest_chunk_ids, vector_index_type
 
 __all__ = ["FTS_CONFIG", "SCHEMA_VERSION", "StoreTables", "sql_str", "table_name"]
 
@@ -197,7 +198,8 @@ def _check_meta(
 class StoreTables:
     """The ``meta``, ``files``, ``chunks``, ``links`` and ``edges`` tables of one store.
     Construct with :meth:`open`. ``has_fts``: whether the full-text index exists (``None``:
-    ask LanceDB)."""
+    ask LanceDB); ``vector_index_above``: chunks above which :meth:`maintain` builds the
+    vector index (:func:`magma.vector_ann.ensure_vector_index`; ``None``: never)."""
 
     def __init__(self, db: Any, *, uri: str, meta: Any, files: Any, chunks: Any,
                  links: Any, edges: Any) -> None:
@@ -206,6 +208,7 @@ class StoreTables:
         self.meta, self.files, self.chunks, self.links = meta, files, chunks, links
         self.edges = edges
         self.has_fts: bool | None = None
+        self.vector_index_above: int | None = None
 
     @classmethod
     def open(cls, uri: str, *, vault_path: str, model_id: str, dims: int,
@@ -317,6 +320,28 @@ class StoreTables:
             self.chunks.create_index("text", config=FTS_CONFIG, name=FTS_INDEX_NAME)
             self.has_fts = True
 
+    def vector_index(self) -> str | None:
+        """The type of the chunks' vector index (``"IvfRq"``; ``None``: none, the vector
+        stage scans its in-memory rows). Raises :class:`StoreError`."""
+        try:
+            return self.retrying(lambda: vector_index_type(self.chunks))
+        except Exception as exc:
+            raise StoreError(f"magma: list the indexes of {self.uri}: {exc}") from exc
+
+    def nearest_chunk_ids(self, vector: Any, limit: int) -> list[tuple[str, str]] | None:
+        """The ``limit`` chunks nearest the unit ``vector`` by the vector index ->
+        ``(chunk_id, path)``, best first (:func:`magma.vector_ann.nearest_chunk_ids`);
+        ``None`` when there is no vector index. Raises :class:`StoreError`."""
+        def search() -> list[tuple[str, str]] | None:
+            if vector_index_type(self.chunks) is None:
+                return None
+            return nearest_chunk_ids(self.chunks, vector, limit)
+
+        try:
+            return self.retrying(search)
+        except Exception as exc:
+            raise StoreError(f"magma: vector index search in {self.uri}: {exc}") from exc
+
     @staticmethod
     def replace(table: Any, key: str, group: str, data: pa.Table, groups: list[str]) -> None:
         """Upsert ``data`` by ``key`` and, in the same commit, delete the other rows whose
@@ -346,7 +371,9 @@ class StoreTables:
         self.has_fts = None
 
     def maintain(self, cleanup_older_than: timedelta, *, purge: bool) -> None:
-        """Compact every table, fold new rows into the full-text index, prune old versions.
+        """Compact every table, fold new rows into the full-text index (and into the vector
+        index, built first when the chunks outgrew :attr:`vector_index_above`), prune old
+        versions.
 
         ``cleanup_older_than=timedelta(0)`` keeps only the latest version (DESIGN.md: plain
         ``optimize()`` keeps 7 days and frees nothing). ``purge`` (``dreamd forget``) first
@@ -363,6 +390,8 @@ class StoreTables:
                     table.add(_fresh_buffers(table.to_arrow()), mode="overwrite")
                 self.has_fts = False  # the rewrite drops the index; rebuilt just below
             self.ensure_fts()
+            if self.vector_index_above is not None:
+                ensure_vector_index(self.chunks, self.vector_index_above)
             with warnings.catch_warnings():
                 # lancedb warns that cleanup_older_than=0 breaks concurrent readers; this
                 # store has a single writer by design (see the module docstring).

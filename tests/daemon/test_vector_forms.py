@@ -1,7 +1,9 @@
 """The in-memory vector index in both forms over one real store: a vault indexed once (real
 LanceDB in a temp folder; the FAKE token-hash embedder, since meaning is not the point here),
 searched by an App keeping exact float32 rows and by one whose threshold
-(``retrieval.compact_vectors_above``) is lowered so that it keeps int8 rows."""
+(``retrieval.compact_vectors_above``) is lowered so that it keeps int8 rows; and the store's
+IVF vector index, built when the chunks outgrow ``retrieval.ann_vectors_above`` (lowered to
+10), against the exact scan."""
 
 from __future__ import annotations
 
@@ -12,7 +14,9 @@ import numpy as np
 from fakes import TokenHashEmbedder
 
 from daemon.app import App
+from daemon.render import vectors_line
 from daemon.retrieval import _nearest
+from magma.catalogue import ann_rows
 
 Builder = Callable[..., tuple[App, TokenHashEmbedder]]
 
@@ -45,8 +49,73 @@ def test_both_forms_return_the_same_top_results(vault: Path, make_app: Builder) 
 
 def test_status_reports_the_form_and_its_threshold(vault: Path, make_app: Builder) -> None:
     app, _ = make_app(vault, **{"retrieval.compact_vectors_above": "3"})
-    assert app.status().vectors == {"form": None, "chunks": None, "compact_above": 3}
+    assert app.status().vectors == {"form": None, "chunks": None, "compact_above": 3,
+                                    "search": None, "index": None, "ann_above": 200_000}
     app.sync()
     chunks = app.store.counts().chunks
-    assert app.status().vectors == {"form": "int8", "chunks": chunks, "compact_above": 3}
+    assert app.status().vectors == {"form": "int8", "chunks": chunks, "compact_above": 3,
+                                    "search": "exact scan", "index": None,
+                                    "ann_above": 200_000}
     app.close()
+
+
+def test_the_vector_index_finds_the_exact_top_hits(vault: Path, make_app: Builder) -> None:
+    # a threshold of 10 chunks: the sync's maintenance builds the store's IVF index, and
+    # the vector stage asks it instead of scanning every row
+    ann_app, fake = make_app(vault, **{"retrieval.ann_vectors_above": "10"})
+    ann_app.sync()
+    assert ann_app.store.vector_index() == "IvfRq"
+    exact_app, _ = make_app(vault)  # the same store, under the default threshold: a scan
+    ann_snap = ann_app.retriever.snapshot()
+    exact_snap = exact_app.retriever.snapshot()
+    assert ann_snap.ann is not None and exact_snap.ann is None
+    assert len(ann_snap.chunk_paths) > 10
+    for query in QUERIES:
+        vector = fake.embed([query])[0]
+        rows = ann_rows(ann_snap, vector, 64)
+        assert rows is not None and len(rows) == min(64, len(ann_snap.chunk_paths)), query
+        near = [p for p, _, _ in _nearest(exact_snap, vector, 5, lambda _: True, False)]
+        assert [p for p, _, _ in _nearest(ann_snap, vector, 5, lambda _: True, False)] \
+            == near, query
+        hits = [h.path for h in exact_app.search(query, limit=5, count_recall=False)]
+        assert [h.path for h in ann_app.search(query, limit=5, count_recall=False)] == hits
+    exact_app.close()
+    ann_app.close()
+
+
+def test_a_note_written_after_the_index_is_found_through_it(vault: Path,
+                                                            make_app: Builder) -> None:
+    app, fake = make_app(vault, **{"retrieval.ann_vectors_above": "10"})
+    app.sync()
+    assert app.store.vector_index() == "IvfRq"
+    (vault / "Zanzibar ferry.md").write_text(
+        "# Zanzibar ferry\n\nThe zanzibar ferry leaves the harbour at dawn.\n", encoding="utf-8")
+    app.sync()
+    snap = app.retriever.snapshot()
+    vector = fake.embed(["zanzibar ferry harbour dawn"])[0]
+    rows = ann_rows(snap, vector, 5)
+    assert rows is not None
+    assert snap.chunk_paths[int(rows[0])] == "Zanzibar ferry.md"
+    assert [h.path for h in app.search("zanzibar ferry harbour", limit=1,
+                                       count_recall=False)] == ["Zanzibar ferry.md"]
+    app.close()
+
+
+def test_status_reports_how_the_vectors_are_searched(vault: Path, make_app: Builder) -> None:
+    app, _ = make_app(vault, **{"retrieval.ann_vectors_above": "10"})
+    assert app.status().vectors["search"] is None  # type: ignore[index]
+    app.sync()
+    chunks = app.store.counts().chunks
+    vectors = app.status().vectors
+    assert vectors == {"form": "float32", "chunks": chunks, "compact_above": 1_000_000,
+                       "search": "ivf index", "index": "IvfRq", "ann_above": 10}
+    assert vectors_line(vectors).endswith(
+        "; searched through the store's IvfRq index (more than 10 chunks: "
+        "retrieval.ann_vectors_above)")
+    app.close()
+    scan_app, _ = make_app(vault, **{"retrieval.ann_vectors_above": str(chunks)})
+    vectors = scan_app.status().vectors
+    assert vectors is not None and vectors["search"] == "exact scan"
+    assert vectors_line(vectors).endswith(
+        f"; every chunk scanned (an index above {chunks:,} chunks: retrieval.ann_vectors_above)")
+    scan_app.close()

@@ -1,0 +1,98 @@
+"""LanceDB's IVF index on the chunk vectors: how the vector stage finds a large vault's nearest
+chunks without scanning every row.
+
+Below ``retrieval.ann_vectors_above`` chunks the vector stage scans the in-memory rows
+(:mod:`magma.vector_index`, exact). Above it the store keeps an IVF index on the chunks
+table's ``vector`` column (:func:`ensure_vector_index`, built by the store's maintenance once
+the table has grown past the threshold; the same maintenance, ``optimize``, folds later rows
+into it, and LanceDB scans rows not folded in yet exactly beside the index), and an unfiltered
+vector stage asks it for its candidate chunks (:func:`nearest_chunk_ids`); the caller scores
+them again on its own rows.
+
+The index and its settings are measured by ``bench/vector_forms_bench.py`` on 161,970 real
+USE multilingual v3 chunk vectors (2 shared cores; the figures are given at
+:data:`config.settings.ANN_VECTORS_ABOVE`).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+from lancedb.index import IvfRq
+
+__all__ = [
+    "ANN_INDEX_NAME",
+    "ANN_MIN_NPROBES",
+    "ANN_NPROBES_SHARE",
+    "ANN_REFINE_FACTOR",
+    "ensure_vector_index",
+    "nearest_chunk_ids",
+    "vector_index_type",
+]
+
+#: Name of the chunks table's vector index.
+ANN_INDEX_NAME = "vector_ivf"
+#: Share of the IVF partitions a search scans (``nprobes`` = this × partitions). The index
+#: has √rows partitions (316 at 100,000 chunks, 836 at 700,000): scanning 160 of 836 (19%),
+#: the quantised candidates scored again on the stored vectors (:data:`ANN_REFINE_FACTOR`),
+#: found the exact top 10 at recall 0.999 (p95 24 ms) at 700,000 chunks, where 80 of 836
+#: (10%) with a refine factor of 5 gave 0.988 (``bench/vector_forms_bench.py``, ``ivf_rq``;
+#: the figures are given at :data:`config.settings.ANN_VECTORS_ABOVE`). A fifth, rounded up.
+ANN_NPROBES_SHARE = 0.2
+#: Candidates of the quantised scan per chunk asked for that are scored again on the stored
+#: float32 vectors (LanceDB's ``refine_factor``): 10, measured with the share above.
+ANN_REFINE_FACTOR = 10
+#: Fewest partitions a search scans: an index the user asked for on a small vault (a low
+#: ``retrieval.ann_vectors_above``) has few partitions, and scanning a quarter of 7 would
+#: scan 2; 16 scans every partition of an index under 289 chunks (our choice).
+ANN_MIN_NPROBES = 16
+
+
+def _partitions(rows: int) -> int:
+    """IVF partitions of an index over ``rows`` chunks: √rows, LanceDB's own rule of thumb
+    and what the bench measured."""
+    return max(1, math.isqrt(rows))
+
+
+def vector_index_type(table: Any) -> str | None:
+    """The type of the vector index on ``table`` (``"IvfRq"``), ``None`` without one."""
+    for index in table.list_indices():
+        if index.name == ANN_INDEX_NAME:
+            return str(index.index_type)
+    return None
+
+
+def ensure_vector_index(table: Any, above: int) -> bool:
+    """Build the IVF index on ``table``'s ``vector`` column when it holds more than
+    ``above`` rows and has none yet (IVF_RQ: RaBitQ codes, a bit per dimension; cosine on
+    unit rows; √rows partitions) -> whether the table has the index now. Rows written after
+    the build are folded in by the table's ``optimize``. The build reads every vector: 330 s
+    at 700,000 chunks on 2 shared cores (``bench/vector_forms_bench.py``). Raises what
+    LanceDB raises."""
+    if vector_index_type(table) is not None:
+        return True
+    rows = table.count_rows()
+    if rows <= above:
+        return False
+    table.create_index("vector", config=IvfRq(distance_type="cosine",
+                                              num_partitions=_partitions(rows)),
+                       name=ANN_INDEX_NAME, replace=True)
+    return True
+
+
+def nearest_chunk_ids(table: Any, vector: np.ndarray, limit: int) -> list[tuple[str, str]]:
+    """The ``limit`` chunks nearest ``vector`` (unit ``float32[dims]``) by the IVF index ->
+    ``(chunk_id, path)``, best first, scanning :data:`ANN_NPROBES_SHARE` of the partitions
+    (at least :data:`ANN_MIN_NPROBES`), the best ``limit`` × :data:`ANN_REFINE_FACTOR` of
+    them scored again on the stored vectors.
+    Raises what LanceDB raises."""
+    stats = table.index_stats(ANN_INDEX_NAME)
+    indexed = stats.num_indexed_rows if stats is not None else table.count_rows()
+    nprobes = max(ANN_MIN_NPROBES, math.ceil(_partitions(indexed) * ANN_NPROBES_SHARE))
+    rows = (table.search(np.asarray(vector, dtype=np.float32), query_type="vector")
+            .distance_type("cosine").nprobes(nprobes).refine_factor(ANN_REFINE_FACTOR)
+            .limit(limit).select(["chunk_id", "path"]).to_arrow())
+    return list(zip(rows.column("chunk_id").to_pylist(), rows.column("path").to_pylist(),
+                    strict=True))
