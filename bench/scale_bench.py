@@ -1,7 +1,7 @@
 """The scale targets of a big vault, each against its baseline measured in the same run.
 
     .venv/bin/python bench/scale_bench.py [--vault DIR] [--quick] [--indexed-notes N]
-        [--edits 20] [--queries 50] [--compact-above N] [--workdir DIR]
+        [--edits 20] [--queries 50] [--compact-above N] [--ann-above N] [--workdir DIR]
 
 ``--vault`` is the big vault (``bench/big_vault.py`` writes one); without it a vault of
 ``--notes`` notes is written into ``--workdir`` first. The figures that need an index are
@@ -28,7 +28,8 @@ Rows (the issue's target table, ``issue 24``), each with what it is compared wit
   running daemon adds its watcher's debounce);
 * search warm: ``App.search`` of ``--queries`` LongMemEval questions, p50/p95 (target p95 ≤
   150 ms); recall@10 of the in-memory vector index in the form in use against exact float32
-  (target ≥ 0.98), with ``--compact-above`` to force the int8 form on a small index;
+  (target ≥ 0.98), with ``--compact-above`` to force the int8 form on a small index
+  (``--ann-above``: the store's IVF vector index);
 * daemon RSS and idle CPU: ``python -m daemon run`` started on the indexed vault, its RSS once
   it is watching and its CPU time over 10 s idle (targets ≤ 1.5 GB, < 1% of a core).
 
@@ -109,8 +110,9 @@ def percentiles_ms(times: Sequence[float]) -> tuple[float, float]:
     return float(np.percentile(values, 50)), float(np.percentile(values, 95))
 
 
-def point_env(work: Path, compact_above: int | None) -> None:
-    """Send dreamd's data and config into ``work``; the embedding cache off."""
+def point_env(work: Path, compact_above: int | None, ann_above: int | None = None) -> None:
+    """Send dreamd's data and config into ``work``; the embedding cache off;
+    ``retrieval.compact_vectors_above`` and ``retrieval.ann_vectors_above`` when given."""
     for key in [k for k in os.environ if k.startswith("DREAMD_")]:
         del os.environ[key]
     os.environ["DREAMD_STORAGE__DATA_DIR"] = str(work / "data")
@@ -118,6 +120,8 @@ def point_env(work: Path, compact_above: int | None) -> None:
     os.environ["DREAMD_EMBEDDING__CACHE_MB"] = "0"
     if compact_above is not None:
         os.environ["DREAMD_RETRIEVAL__COMPACT_VECTORS_ABOVE"] = str(compact_above)
+    if ann_above is not None:
+        os.environ["DREAMD_RETRIEVAL__ANN_VECTORS_ABOVE"] = str(ann_above)
 
 
 def indexed_copy(vault: Path, target: Path, notes: int | None) -> int:
@@ -247,14 +251,19 @@ def search_warm(table: Table, app: Any, queries: int) -> None:
     table.add(f"search warm ({len(asked)} questions)", f"p50 {p50:.0f} ms, p95 {p95:.0f} ms",
               "target p95 ≤ 150 ms")
     snap = app.retriever.snapshot()
-    exact = dataclasses.replace(
-        snap, chunk_vectors=ExactVectors(matrix_of(app.store.chunk_vectors())))
+    # every float32 row scanned, no vector index; rows in the snapshot's order (a snapshot
+    # followed over the edits above keeps its own order, not the table's)
+    every = app.store.chunk_vectors()
+    row_of = {chunk: row for row, chunk in enumerate(every.column("chunk_id").to_pylist())}
+    matrix = matrix_of(every)[[row_of[chunk] for chunk in snap.chunk_ids]]
+    exact = dataclasses.replace(snap, chunk_vectors=ExactVectors(matrix), ann=None)
     shares = []
     for vector in app.embedder.embed(asked):
         got = {p for p, _, _ in _nearest(snap, vector, 10, lambda _: True, False)}
         want = {p for p, _, _ in _nearest(exact, vector, 10, lambda _: True, False)}
         shares.append(len(got & want) / max(len(want), 1))
-    form = snap.chunk_vectors.form
+    form = snap.chunk_vectors.form + (f", {app.store.vector_index()} index"
+                                       if snap.ann is not None else "")
     table.add(f"recall@10 vs exact ({form}, {len(snap.chunk_vectors):,} chunks)",
               f"{np.mean(shares):.4f}", "target ≥ 0.98")
 
@@ -324,12 +333,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--queries", type=int, default=None)
     parser.add_argument("--compact-above", type=int, default=None,
                         help="retrieval.compact_vectors_above for this run")
+    parser.add_argument("--ann-above", type=int, default=None,
+                        help="retrieval.ann_vectors_above for this run")
     parser.add_argument("--no-daemon", action="store_true", help="skip the daemon RSS row")
     parser.add_argument("--workdir", type=Path, default=None)
     args = parser.parse_args(argv)
     work = (args.workdir or Path(tempfile.mkdtemp(prefix="dreamd-scale-"))).resolve()
     work.mkdir(parents=True, exist_ok=True)
-    point_env(work, args.compact_above)
+    point_env(work, args.compact_above, args.ann_above)
     from daemon.logs import configure_logging
 
     configure_logging(level="warning")

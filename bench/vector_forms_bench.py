@@ -65,7 +65,7 @@ ANN_SETTINGS: dict[str, list[tuple[str, int, int | None, int | None]]] = {
     "ivf_sq": [("np40 rf5", 40, None, 5), ("np80 rf5", 80, None, 5),
                ("np160 rf5", 160, None, 5)],
     "ivf_rq": [("np40 rf5", 40, None, 5), ("np80 rf5", 80, None, 5),
-               ("np160 rf10", 160, None, 10)],
+               ("np160 rf10", 160, None, 10), ("np210 rf10", 210, None, 10)],
     "ivf_hnsw_sq": [("np20 ef64", 20, 64, None), ("np40 ef128 rf2", 40, 128, 2),
                     ("np80 ef256 rf4", 80, 256, 4)],
     "ivf_pq": [("np40 rf20", 40, None, 20), ("np80 rf20", 80, None, 20),
@@ -190,8 +190,10 @@ def lance_forms(matrix: np.ndarray, kind: str, workdir: Path, queries: np.ndarra
     built_s = time.perf_counter() - started
     disk_mb = sum(f.stat().st_size for f in (folder / "chunks.lance" / "_indices").rglob("*")
                   if f.is_file()) / 1e6
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e3
     print(f"  {kind}: {partitions} partitions, index built in {built_s:.1f} s (RSS growth "
-          f"{rss_mb() - before:.0f} MB), index on disk {disk_mb:.1f} MB",
+          f"{rss_mb() - before:.0f} MB, process peak so far {peak:.0f} MB), index on disk "
+          f"{disk_mb:.1f} MB",
           flush=True)
     for label, nprobes, ef, refine in ANN_SETTINGS[kind]:
         before = rss_mb()
@@ -207,6 +209,7 @@ def lance_forms(matrix: np.ndarray, kind: str, workdir: Path, queries: np.ndarra
 
         got = measure(search, queries, truth)
         print(row_text(f"{kind} {label}", got, rss_mb() - before, "RSS growth"), flush=True)
+    print(f"  {kind}: RSS after its searches {rss_mb():.0f} MB", flush=True)
 
 
 def row_text(name: str, got: dict[str, float], memory_mb: float, what: str) -> str:

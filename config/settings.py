@@ -115,11 +115,13 @@ COMPACT_VECTORS_ABOVE = 1_000_000
 #: 100,000 and 319 ms at 700,000 (linear in rows: ≈ 60 ms at 200,000, a third of the 150 ms
 #: a whole search may take); IVF_RQ (a bit per dimension) scanning a fifth of its √rows
 #: partitions with its candidates scored again on the stored vectors (refine factor 10)
-#: keeps recall@10 against exact at 0.999 in p95 24 ms at 700,000 (1.0 at 100,000), its index
-#: 377 MB on disk, built in 330 s. IVF_FLAT (0.996, p95 54 ms) held its 1.4 GB index in the
-#: process; IVF_SQ (0.992, p95 35 ms at a tenth of the partitions), IVF_PQ with refine (0.9955
-#: at 100,000) and IVF_HNSW_SQ (0.985–0.996, p95 115–202 ms) are slower. So the scan stays
-#: while it is cheap and exact; above 200,000 chunks the index answers.
+#: keeps recall@10 against exact at 0.999–1.0 in p95 24–64 ms at 700,000 (two builds; the
+#: cores shared with other work, load average up to 9; 1.0 at 100,000), its index 377 MB on
+#: disk, built in 330–485 s with 583 MB more RSS while building, 6–58 MB more while
+#: searching. IVF_FLAT (0.996, p95 54 ms) held its 1.4 GB index in the process; IVF_SQ
+#: (0.992, p95 35 ms at a tenth of the partitions) is slower, and at 100,000 so are IVF_PQ
+#: with refine (0.9955, p95 291 ms) and IVF_HNSW_SQ (0.985–0.996, p95 115–202 ms). So the
+#: scan stays while it is cheap and exact; above 200,000 chunks the index answers.
 ANN_VECTORS_ABOVE = 200_000
 
 PositiveInt = Annotated[int, Field(gt=0, le=MAX_INT)]
