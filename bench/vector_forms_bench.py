@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/vector_forms_bench.py --vectors V.npy [V2.npy …] --queries Q.npy
         [--rows 43000 700000] [--forms exact float16 int8 ivf_flat ivf_sq ivf_rq ivf_hnsw_sq
-        ivf_pq] [--partitions N] [--workdir DIR]
+        ivf_pq] [--partitions N] [--limit 64] [--workdir DIR]
 
 Every form answers the same queries for the 10 (and the 64 the search stage asks for) nearest
 chunks; recall@k is the share of the exact float32 top k it returns. Latency is wall time per
@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import math
 import os
 import resource
 import shutil
@@ -50,6 +51,7 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from magma.vector_ann import ANN_NPROBES_SHARE, ANN_REFINE_FACTOR  # noqa: E402
 from magma.vector_index import Int8Vectors  # noqa: E402
 
 #: Rows up-cast at once by the float16 form (32,768 × 512 × 4 bytes = 64 MB of scratch).
@@ -65,7 +67,8 @@ ANN_SETTINGS: dict[str, list[tuple[str, int, int | None, int | None]]] = {
     "ivf_sq": [("np40 rf5", 40, None, 5), ("np80 rf5", 80, None, 5),
                ("np160 rf5", 160, None, 5)],
     "ivf_rq": [("np40 rf5", 40, None, 5), ("np80 rf5", 80, None, 5),
-               ("np160 rf10", 160, None, 10), ("np210 rf10", 210, None, 10)],
+               ("np160 rf10", 160, None, 10), ("np210 rf10", 210, None, 10),
+               ("dreamd's: a fifth rf10", 0, None, ANN_REFINE_FACTOR)],
     "ivf_hnsw_sq": [("np20 ef64", 20, 64, None), ("np40 ef128 rf2", 40, 128, 2),
                     ("np80 ef256 rf4", 80, 256, 4)],
     "ivf_pq": [("np40 rf20", 40, None, 20), ("np80 rf20", 80, None, 20),
@@ -178,8 +181,10 @@ def lance_table(matrix: np.ndarray, folder: Path) -> Any:
 
 
 def lance_forms(matrix: np.ndarray, kind: str, workdir: Path, queries: np.ndarray,
-                truth: dict[int, list[set[int]]], partitions: int | None = None) -> None:
-    """Build a LanceDB table with index ``kind`` and measure every setting of it."""
+                truth: dict[int, list[set[int]]], partitions: int | None = None,
+                limit: int = max(KS)) -> None:
+    """Build a LanceDB table with index ``kind`` and measure every setting of it, each search
+    asking for ``limit`` rows (the vector stage asks for ``max(8n, 64)``)."""
     folder = workdir / f"lance-{kind}-{len(matrix)}"
     table = lance_table(matrix, folder)
     partitions = partitions or max(1, int(np.sqrt(len(matrix))))
@@ -195,17 +200,18 @@ def lance_forms(matrix: np.ndarray, kind: str, workdir: Path, queries: np.ndarra
           f"{rss_mb() - before:.0f} MB, process peak so far {peak:.0f} MB), index on disk "
           f"{disk_mb:.1f} MB",
           flush=True)
-    for label, nprobes, ef, refine in ANN_SETTINGS[kind]:
+    for label, probes, ef, refine in ANN_SETTINGS[kind]:
         before = rss_mb()
+        nprobes = probes or max(1, math.ceil(partitions * ANN_NPROBES_SHARE))
 
         def search(q: np.ndarray, k: int, nprobes: int = nprobes, ef: int | None = ef,
                    refine: int | None = refine) -> np.ndarray:
-            query = table.search(q).distance_type("dot").nprobes(nprobes).limit(k)
+            query = table.search(q).distance_type("dot").nprobes(nprobes).limit(max(k, limit))
             if ef is not None:
                 query = query.ef(ef)
             if refine is not None:
                 query = query.refine_factor(refine)
-            return np.asarray(query.select(["row"]).to_arrow().column("row").to_pylist())
+            return np.asarray(query.select(["row"]).to_arrow().column("row").to_pylist()[:k])
 
         got = measure(search, queries, truth)
         print(row_text(f"{kind} {label}", got, rss_mb() - before, "RSS growth"), flush=True)
@@ -219,7 +225,8 @@ def row_text(name: str, got: dict[str, float], memory_mb: float, what: str) -> s
 
 
 def run(real: np.ndarray, queries: np.ndarray, rows: int, forms: Sequence[str],
-        noise: float, workdir: Path, partitions: int | None = None) -> None:
+        noise: float, workdir: Path, partitions: int | None = None,
+        limit: int = max(KS)) -> None:
     matrix = grown(real, rows, noise)
     print(f"{rows:,} rows ({min(rows, len(real)):,} real, "
              f"{max(0, rows - len(real)):,} real+noise {noise}), {len(queries)} queries",
@@ -240,7 +247,7 @@ def run(real: np.ndarray, queries: np.ndarray, rows: int, forms: Sequence[str],
                            search.nbytes / 1e6, "matrix"), flush=True)  # type: ignore[attr-defined]
             del search
         else:
-            lance_forms(matrix, form, workdir, queries, truth, partitions)
+            lance_forms(matrix, form, workdir, queries, truth, partitions, limit)
             shutil.rmtree(workdir / f"lance-{form}-{len(matrix)}", ignore_errors=True)
         gc.collect()
 
@@ -257,6 +264,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workdir", type=Path, default=None)
     parser.add_argument("--partitions", type=int, default=None,
                         help="IVF partitions of the LanceDB forms (default √rows)")
+    parser.add_argument("--limit", type=int, default=max(KS),
+                        help="rows each LanceDB search asks for (recall is taken on its first "
+                        "10 and 64)")
     args = parser.parse_args(argv)
     real = np.concatenate([np.load(p).astype(np.float32) for p in args.vectors])
     rng = np.random.default_rng(7)
@@ -267,7 +277,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"real vectors {len(real):,} × {real.shape[1]}; threads: 1 query at a time; "
           f"start RSS {rss_mb():.0f} MB")
     for rows in args.rows:
-        run(real, queries, rows, args.forms, args.noise, workdir, args.partitions)
+        run(real, queries, rows, args.forms, args.noise, workdir, args.partitions, args.limit)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e3
     print(f"peak RSS {peak:.0f} MB")
     return 0

@@ -108,21 +108,24 @@ MAX_FLOAT = 1e9
 COMPACT_VECTORS_ABOVE = 1_000_000
 #: Chunks above which the vector stage asks LanceDB's IVF index (:mod:`magma.vector_ann`)
 #: instead of scanning every in-memory row (``retrieval.ann_vectors_above``).
-#: ``bench/vector_forms_bench.py`` (2 shared cores, 100 to 200 LongMemEval questions) on
-#: 100,000 real USE multilingual v3 chunk vectors, and on 700,000 (the 161,970 distinct real
-#: ones of this machine's embedding caches, plus real rows with Gaussian noise 0.01 per
-#: dimension, cosine ≈ 0.97 to their original): the exact float32 scan answers in p95 22 ms at
-#: 100,000 and 319 ms at 700,000 (linear in rows: ≈ 60 ms at 200,000, a third of the 150 ms
-#: a whole search may take); IVF_RQ (a bit per dimension) scanning a fifth of its √rows
-#: partitions with its candidates scored again on the stored vectors (refine factor 10)
-#: keeps recall@10 against exact at 0.999–1.0 in p95 24–64 ms at 700,000 (two builds; the
-#: cores shared with other work, load average up to 9; 1.0 at 100,000), its index 377 MB on
-#: disk, built in 330–485 s with 583 MB more RSS while building, 6–58 MB more while
-#: searching. IVF_FLAT (0.996, p95 54 ms) held its 1.4 GB index in the process; IVF_SQ
-#: (0.992, p95 35 ms at a tenth of the partitions) is slower, and at 100,000 so are IVF_PQ
-#: with refine (0.9955, p95 291 ms) and IVF_HNSW_SQ (0.985–0.996, p95 115–202 ms). So the
-#: scan stays while it is cheap and exact; above 200,000 chunks the index answers.
-ANN_VECTORS_ABOVE = 200_000
+#: ``bench/vector_forms_bench.py`` (2 cores shared with other work, load average 5–9; 100 to
+#: 200 LongMemEval questions) on 100,000 and 200,000 real USE multilingual v3 chunk vectors
+#: (the 161,970 distinct ones of this machine's embedding caches; past those, real rows with
+#: Gaussian noise 0.01 per dimension, cosine ≈ 0.97 to their original) and on 700,000 (the
+#: same, 538,030 of them noisy). The exact float32 scan: p95 22 ms at 100,000, 48.5 ms at
+#: 200,000, 319 ms at 700,000. IVF_RQ (a bit per dimension, √rows partitions), a fifth of
+#: its partitions scanned and 10 candidates per row asked for scored again on the stored
+#: vectors, asked for the 320 rows the vector stage asks for (``--limit 320``): recall@10
+#: against exact 0.993 in p95 107 ms at 200,000 (slower than the scan) and 0.996 in p95
+#: 73 ms at 700,000 (asked for 64 rows: 0.999–1.0, p95 24–64 ms); its index 377 MB on disk at
+#: 700,000, built in 295–485 s with 562–583 MB more RSS while building, up to 60 MB more while
+#: searching. IVF_FLAT (0.996, p95 54 ms for 64 rows) held its 1.4 GB index in the process;
+#: IVF_SQ (0.992, p95 35 ms for 64 rows at a tenth of the partitions) keeps less recall, and
+#: at 100,000 IVF_PQ with refine (0.9955, p95 291 ms) and IVF_HNSW_SQ (0.985–0.996, p95
+#: 115–202 ms) are slower. The scan and the index cross between ≈ 280,000 and 375,000 chunks
+#: (the scan's p95 growing linearly from either measured size): the scan stays, exact, up to
+#: 300,000 chunks; above it the index answers.
+ANN_VECTORS_ABOVE = 300_000
 
 PositiveInt = Annotated[int, Field(gt=0, le=MAX_INT)]
 NonNegativeInt = Annotated[int, Field(ge=0, le=MAX_INT)]
@@ -724,7 +727,7 @@ class RetrievalSettings(_Section):
         description="Chunks above which the vector search asks an IVF index the store "
         "keeps on the chunk vectors (built by the store's maintenance once the vault has "
         "grown past it) instead of scanning every chunk: at 700,000 chunks recall@10 vs "
-        "exact 0.999 in p95 24 ms against 319 ms for the scan; 0: always the index once "
+        "exact 0.996 in p95 73 ms against 319 ms for the scan; 0: always the index once "
         "built.",
     )
     transcript_hits: NonNegativeInt = Field(

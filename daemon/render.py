@@ -438,7 +438,7 @@ def vectors_line(vectors: dict[str, Any]) -> str:
     """``dreamd status``'s line for the in-memory vector index
     (:func:`daemon.vault_status.vectors_status`): ``int8, a byte per dimension (120,000
     chunks; more than 100,000: retrieval.compact_vectors_above)``, then how the vector
-    stage searches it: ``; searched through the store's IvfRq index (more than 200,000
+    stage searches it: ``; searched through the store's IvfRq index (more than 300,000
     chunks: retrieval.ann_vectors_above)`` or ``; every chunk scanned (an index above …)``."""
     return _form_text(vectors) + _search_text(vectors)
 

@@ -35,12 +35,12 @@ __all__ = [
 #: Name of the chunks table's vector index.
 ANN_INDEX_NAME = "vector_ivf"
 #: Share of the IVF partitions a search scans (``nprobes`` = this × partitions). The index
-#: has √rows partitions (316 at 100,000 chunks, 836 at 700,000): scanning 160 of 836 (19%),
+#: has √rows partitions (447 at 200,000 chunks, 836 at 700,000): scanning a fifth of them,
 #: the quantised candidates scored again on the stored vectors (:data:`ANN_REFINE_FACTOR`),
-#: found the exact top 10 at recall 0.999–1.0 (p95 24–64 ms) at 700,000 chunks in two
-#: builds, where 80 of 836 (10%) with a refine factor of 5 gave 0.988–0.998
-#: (``bench/vector_forms_bench.py``, ``ivf_rq``; the figures are given at
-#: :data:`config.settings.ANN_VECTORS_ABOVE`). A fifth, rounded up.
+#: found the exact top 10 at recall 0.996 (p95 73 ms) at 700,000 chunks and 0.993 at
+#: 200,000, asked for the 320 rows the vector stage asks for; a tenth with a refine factor
+#: of 5 gave 0.984 and 0.980 (``bench/vector_forms_bench.py``, ``ivf_rq``; the figures are
+#: given at :data:`config.settings.ANN_VECTORS_ABOVE`). A fifth, rounded up.
 ANN_NPROBES_SHARE = 0.2
 #: Candidates of the quantised scan per chunk asked for that are scored again on the stored
 #: float32 vectors (LanceDB's ``refine_factor``): 10, measured with the share above.
@@ -69,8 +69,8 @@ def ensure_vector_index(table: Any, above: int) -> bool:
     """Build the IVF index on ``table``'s ``vector`` column when it holds more than
     ``above`` rows and has none yet (IVF_RQ: RaBitQ codes, a bit per dimension; cosine on
     unit rows; √rows partitions) -> whether the table has the index now. Rows written after
-    the build are folded in by the table's ``optimize``. The build reads every vector: 330–485
-    s and 583 MB more RSS at 700,000 chunks on 2 shared cores
+    the build are folded in by the table's ``optimize``. The build reads every vector: 295–485
+    s and 562–583 MB more RSS at 700,000 chunks on 2 shared cores
     (``bench/vector_forms_bench.py``). Raises what LanceDB raises."""
     if vector_index_type(table) is not None:
         return True

@@ -50,12 +50,12 @@ def test_both_forms_return_the_same_top_results(vault: Path, make_app: Builder) 
 def test_status_reports_the_form_and_its_threshold(vault: Path, make_app: Builder) -> None:
     app, _ = make_app(vault, **{"retrieval.compact_vectors_above": "3"})
     assert app.status().vectors == {"form": None, "chunks": None, "compact_above": 3,
-                                    "search": None, "index": None, "ann_above": 200_000}
+                                    "search": None, "index": None, "ann_above": 300_000}
     app.sync()
     chunks = app.store.counts().chunks
     assert app.status().vectors == {"form": "int8", "chunks": chunks, "compact_above": 3,
                                     "search": "exact scan", "index": None,
-                                    "ann_above": 200_000}
+                                    "ann_above": 300_000}
     app.close()
 
 
