@@ -56,6 +56,11 @@ Weeks are ISO 8601 weeks, Monday to Sunday.
 - this month, 本月, 这个月: the 1st to today. last month, 上个月, 上月: the whole previous month.
 - this year, 今年: 1 January to today. last year, 去年: the whole previous year. 2025年: that year.
 - *last / past N days / weeks*, 最近N天, 过去N天, 近N周: the N·1 or N·7 days ending today.
+- *(during / in / over) the past month*, *the last two months*, *the past year*, *the past few
+  weeks*, *the past fortnight*, 过去一个月, 最近两年, 近几个月: a rolling span ending today — days
+  and weeks as above (few: 3, a couple: 2), months and years from today's date that many
+  months back (clipped to a shorter month's last day). *last month* alone stays the calendar
+  month before.
 - *in <Month>* / *in <Month> <year>* (full names and abbreviations), 3月, 十一月, 2025年3月,
   去年3月: the most recent such month not in the future (clipped to today); 11月20日 / 11月20号:
   the most recent such day.
@@ -552,6 +557,41 @@ def _last_month(today: date) -> _Days | None:
     return _month(today.year, today.month - 1, today)
 
 
+#: How many a vague count means: "the past few weeks", "过去几个月" (our choice: three, as
+#: "a few days ago" is 3 to 1 days ago); "a couple of" is two.
+_FEW = 3
+_COUPLE = 2
+
+
+def _count(text: str | None) -> int:
+    """The count of a rolling span: none said is one ("the past month"), ``few`` / 几
+    :data:`_FEW`, ``couple (of)`` :data:`_COUPLE`, else :func:`_number`."""
+    if not text:
+        return 1
+    if text == "few" or text == "几":
+        return _FEW
+    if text.startswith("couple"):
+        return _COUPLE
+    return _number(text)
+
+
+def _rolling(today: date, n: int, unit: str) -> _Days | None:
+    """The span of ``n`` units ending today, counted back from today rather than in calendar
+    units; ``unit`` day, week, fortnight, month or year (English or Chinese). Days and weeks
+    are the N·1, N·7 (a fortnight 14) days ending today, as "last 7 days" is; months and
+    years start on today's date that many months back ("the past month" asked on 1 July:
+    1 June to 1 July, the day a month back included). None before year 1."""
+    if unit.startswith(("day", "天", "日", "week", "周", "星期", "礼拜", "fortnight")):
+        per = 14 if unit == "fortnight" else 1 if unit.startswith(("day", "天", "日")) else 7
+        return _last_days(today, n * per)
+    months = n * (12 if unit.startswith(("year", "年")) else 1)
+    index = today.year * 12 + today.month - 1 - months
+    if index < 12:
+        return None
+    year, month = index // 12, index % 12 + 1
+    return (date(year, month, min(today.day, calendar.monthrange(year, month)[1])), today)
+
+
 def _few_days_ago(today: date) -> _Days | None:
     start, end = _ago(today, 3), _ago(today, 1)
     if end is None:
@@ -560,6 +600,8 @@ def _few_days_ago(today: date) -> _Days | None:
 
 
 _WEEK_ZH = r"(?:星期|礼拜|周)"
+_ROLLING = r"months?|years?|weeks?|fortnight|days"
+_ROLLING_N = rf"{_EN_NUM}|few|couple(?: of)?"
 
 _TIME_RULES: tuple[_TimeRule, ...] = (
     # English
@@ -594,6 +636,12 @@ _TIME_RULES: tuple[_TimeRule, ...] = (
     _TimeRule(_en(r"(?:last|previous) year"), _STRONG, lambda m, t: _year(t.year - 1, t)),
     _TimeRule(_en(rf"(?:last|past) (?P<n>{_EN_NUM}) (?P<unit>days?|weeks?)"), _STRONG,
               lambda m, t: _span(m["n"], m["unit"], t)),
+    # a rolling span: "during the past month", "in the last two months", "over the past
+    # year", "the past few weeks"; "last month" alone stays the calendar month before
+    _TimeRule(_en(rf"(?:(?:the|these|this) )?past (?:(?P<n>{_ROLLING_N}) )?(?P<unit>{_ROLLING})"
+                  rf"|(?:the|these) last (?:(?P<n2>{_ROLLING_N}) )?(?P<unit2>{_ROLLING})(?! of)"),
+              _STRONG,
+              lambda m, t: _rolling(t, _count(m["n"] or m["n2"]), m["unit"] or m["unit2"])),
     _TimeRule(
         _en(rf"in (?P<month>{'|'.join(sorted(_EN_MONTHS, key=len, reverse=True))})"
             r"(?:,? (?P<year>[0-9]{4}))?"),
@@ -649,6 +697,8 @@ _TIME_RULES: tuple[_TimeRule, ...] = (
         _zh(rf"(?:最近|过去|近)(?P<n>{_ZH_NUM}) ?(?P<unit>天|日|周|个星期|星期|个礼拜|礼拜)"),
         _STRONG, lambda m, t: _span(m["n"], m["unit"], t),
     ),
+    _TimeRule(_zh(rf"(?:最近|过去|近)的? ?(?P<n>{_ZH_NUM}|几) ?(?P<unit>个月|年)"), _STRONG,
+              lambda m, t: _rolling(t, _count(m["n"]), m["unit"].removeprefix("个"))),
     _TimeRule(_zh(rf"(?:自|从) ?(?P<iso>{_ISO_DATE}) ?(?:以来|起|开始)?"), _STRONG, _since),
     _TimeRule(_zh(r"最近|近来|近期"), _WEAK, lambda m, t: _last_days(t, _RECENT_DAYS)),
     _TimeRule(_zh(r"最近(?:的)?一次|最近那次"), _WEAK, lambda m, t: None),

@@ -265,6 +265,19 @@ def test_no_intent_shape() -> None:
         # "this weekend" in the past tense, asked on a weekday: the one just past
         ("what did I do this weekend", D(2026, 11, 28), D(2026, 11, 29), "this weekend"),
         ("这周末干了什么", D(2026, 11, 28), D(2026, 11, 29), "这周末"),
+        # a rolling span, counted back from today; "last month" alone is the calendar one
+        ("what did I buy during the past month", D(2026, 11, 1), D(2026, 12, 1),
+         "the past month"),
+        ("races I ran in the last two weeks", D(2026, 11, 18), D(2026, 12, 1),
+         "the last two weeks"),
+        ("books read over the past year", D(2025, 12, 1), D(2026, 12, 1), "the past year"),
+        ("the past few weeks", D(2026, 11, 11), D(2026, 12, 1), "the past few weeks"),
+        ("in the past couple of months", D(2026, 10, 1), D(2026, 12, 1),
+         "the past couple of months"),
+        ("the past fortnight", D(2026, 11, 18), D(2026, 12, 1), "the past fortnight"),
+        ("过去一个月买了什么", D(2026, 11, 1), D(2026, 12, 1), "过去一个月"),
+        ("最近两年", D(2024, 12, 1), D(2026, 12, 1), "最近两年"),
+        ("近几个月", D(2026, 9, 1), D(2026, 12, 1), "近几个月"),
     ],
 )
 def test_time_expressions_resolve_to_exact_ranges(
@@ -274,6 +287,12 @@ def test_time_expressions_resolve_to_exact_ranges(
     assert got.time_range == TimeRange(start, end, label), got.reasons
     assert 4 in got.layers
     assert got.reasons[0] == f"time: {label} {start.isoformat()}..{end.isoformat()}"
+
+
+def test_a_rolling_month_starts_on_the_last_day_of_a_shorter_month() -> None:
+    got = analyze_intent("what did I fix during the past month", date(2026, 3, 31))
+    assert got.time_range == TimeRange(D(2026, 2, 28), D(2026, 3, 31), "the past month")
+    assert analyze_intent("the past month", date(1, 1, 20)).time_range is None
 
 
 @pytest.mark.parametrize(("query", "time_only"), [
