@@ -585,6 +585,15 @@ def report(name: str, result: Mapping[str, Any]) -> str:
             f"wall: {index}; bm25 index {t['bm25_index_s']:.2f} s; queries: {queries}")
 
 
+def question_ids(spec: str | None) -> set[str] | None:
+    """``--ids``: ``None`` (every question), ``"a,b"`` or ``"@FILE"`` (one id a line,
+    blank lines ignored) -> the set of ids. Raises OSError when FILE cannot be read."""
+    if spec is None:
+        return None
+    text = Path(spec[1:]).read_text("utf-8") if spec.startswith("@") else spec.replace(",", "\n")
+    return {line.strip() for line in text.splitlines() if line.strip()}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--set", choices=("oracle", "s", "dev", "both"), default="both",
@@ -604,6 +613,9 @@ def main() -> int:
     parser.add_argument("--types", default=None,
                         help="dev: only these question types, comma-separated "
                         "(multi-session,temporal-reasoning).")
+    parser.add_argument("--ids", default=None,
+                        help="dev: only these question ids, comma-separated, or @FILE with "
+                        "one id a line (read with --types and --per-type).")
     parser.add_argument("--graph-step", choices=("pagerank", "one_hop", "off"), default=None,
                         help="dreamd's retrieval.graph_step for the run (default: as "
                         "configured, pagerank).")
@@ -639,8 +651,10 @@ def main() -> int:
                                     per_type=args.per_type)
     if args.set == "dev":
         wanted = set(args.types.split(",")) if args.types else None
+        ids = question_ids(args.ids)
         dev = [i for i in load_s_dev(args.data)
-               if wanted is None or i["question_type"] in wanted]
+               if (wanted is None or i["question_type"] in wanted)
+               and (ids is None or i["question_id"] in ids)]
         results["dev"] = run_separate(dev, workdir / "dev", args.questions,
                                       args.deadline_x, data_dir=data_dir,
                                       per_type=args.per_type)
@@ -650,7 +664,7 @@ def main() -> int:
     print(f"\ntotal wall {total:.1f} s; workdir {workdir}")
     out = {"k": list(KS), "systems": list(SYSTEMS), "questions_limit": args.questions,
            "deadline_x": args.deadline_x, "graph_step": args.graph_step or "as configured",
-           "types": args.types or "all",
+           "types": args.types or "all", "ids": args.ids,
            "bm25s_version": bm25s.__version__, "cpus": os.cpu_count(),
            "total_s": round(total, 2), "sets": results}
     args.json.parent.mkdir(parents=True, exist_ok=True)
