@@ -424,13 +424,16 @@ def build_index(
 ) -> tuple[App, dict[str, str]]:
     """Notes of ``sessions`` in ``<folder>/vault``, indexed under ``data_dir`` (one for every
     vault of a run, so the user's embedding cache serves them all); reused as they are when
-    ``<folder>/indexed.json`` records the same fingerprint."""
+    ``<folder>/indexed.json`` records the same fingerprint and ``data_dir`` holds an index of
+    this vault (a workdir copied to another path is indexed again: the index is kept by the
+    vault's path; the embedding cache makes that cheap)."""
     vault, marker = folder / "vault", folder / INDEX_MARKER
     wanted = fingerprint(sessions)
     vault.mkdir(parents=True, exist_ok=True)
     app = make_app(vault, data_dir, deadline_x)
     paths = {note_path(s): s.session_id for s in sessions}
-    if marker.is_file() and json.loads(marker.read_text()).get("fingerprint") == wanted:
+    if (marker.is_file() and json.loads(marker.read_text()).get("fingerprint") == wanted
+            and app.indexing.is_indexed()):
         timings.index_reused += 1
         return app, paths
     marker.unlink(missing_ok=True)
