@@ -819,11 +819,81 @@ _KIND_READERS: dict[str, Callable[[re.Match[str], date | None], Value | list[Val
 }
 
 
+@dataclass(frozen=True, slots=True)
+class _Needs:
+    """What a text must hold for a pattern of :data:`_PATTERNS` to match in it: one of
+    ``chars``, or (``digit``) a decimal digit of any script (what ``\\d`` matches without
+    ``re.ASCII``, a superset of ``[0-9]``). Every match of the pattern holds one of them,
+    so a text holding none is not scanned: the same values, without the scan."""
+
+    chars: frozenset[str] = frozenset()
+    digit: bool = False
+
+    def met(self, present: frozenset[str] | set[str], has_digit: bool) -> bool:
+        return (self.digit and has_digit) or not self.chars.isdisjoint(present)
+
+
+_DIGIT_NEEDED = _Needs(digit=True)
+_ANY_DIGIT = re.compile(r"\d")
+#: The :class:`_Needs` of each pattern of :data:`_PATTERNS`, in its order (``None``: always
+#: scanned). Each is read off its pattern: every alternative of it holds a character named
+#: here (a digit of ``\d{1,2}``, the ``@`` of an e-mail address, the 月 of a Chinese date,
+#: a character of each Chinese place name …); ``tests/consistency/test_claims_prefilter.py``
+#: checks the values read with and without them on the labelled pairs and on generated text.
+_PATTERN_NEEDS: tuple[_Needs | None, ...] = (
+    _Needs(frozenset('"《')),  # quoted
+    _Needs(frozenset(":")),  # url: "://"
+    _Needs(frozenset("@")),  # email
+    _DIGIT_NEEDED,  # ip
+    _Needs(frozenset("-")),  # region: "us-east-1", "cn-hangzhou"
+    _DIGIT_NEEDED,  # date: 2026-03-14
+    _Needs(frozenset("月")),  # date: 3月5日
+    _DIGIT_NEEDED,  # date: May 1
+    _DIGIT_NEEDED,  # date: 1 May
+    None,  # zone
+    None,  # time: "eleven at night", noon
+    _Needs(frozenset(":")),  # time: 14:30
+    _DIGIT_NEEDED,  # time: 9am
+    _Needs(frozenset("点點")),  # time: 下午3点
+    _Needs(frozenset(".")),  # host
+    _DIGIT_NEEDED,  # port
+    _Needs(frozenset("/\\")),  # path
+    _Needs(frozenset("第"), digit=True),  # period: "sprint 14", "Q2", 第3周
+    _DIGIT_NEEDED,  # premises
+    _DIGIT_NEEDED,  # version: v2.3, 1.30.2
+    _DIGIT_NEEDED,  # version: "Postgres 15"
+    None,  # weekday
+    None,  # month
+    None,  # frequency
+    _Needs(frozenset("#")),  # id: "#pay-alerts"
+    _DIGIT_NEEDED,  # money
+    _DIGIT_NEEDED,  # number
+    _Needs(frozenset("半")),  # number: 半小时
+    _Needs(frozenset("零〇一二两三四五六七八九十百千万")),  # number: 三公斤
+    _Needs(frozenset("百")),  # number: 百分之十
+    _Needs(frozenset("一二两三四五六七八九")),  # number: 六千五
+    None,  # number: "forty-five"
+    None,  # currency
+    None,  # unit
+    _Needs(frozenset("`")),  # code
+    _Needs(frozenset("路街巷道")),  # street
+    _Needs(frozenset("".join(_ZH_PLACES))),  # place
+    _Needs(frozenset("".join(_ZH_LANGUAGES))),  # zhlang
+    _Needs(frozenset("叫名")),  # zhname: 叫, 名字是
+    None,  # id
+)
+assert len(_PATTERN_NEEDS) == len(_PATTERNS)
+
+
 def _extract(text: str, written: date | None) -> tuple[str, list[tuple[int, Value]]]:
     """``text`` with every value replaced by ``⟨kind⟩``, and the values with their offsets."""
     found: list[tuple[int, int, Value]] = []
     taken = [False] * len(text)
-    for kind, pattern in _PATTERNS:
+    present = set(text)
+    has_digit = _ANY_DIGIT.search(text) is not None
+    for (kind, pattern), needs in zip(_PATTERNS, _PATTERN_NEEDS, strict=True):
+        if needs is not None and not needs.met(present, has_digit):
+            continue  # no match can be in the text (:data:`_PATTERN_NEEDS`)
         reader = _KIND_READERS.get(kind)
         for match in pattern.finditer(text):
             start, end = _value_span(kind, match, text)
@@ -1101,7 +1171,10 @@ def stem(word: str) -> str:
     return _stem(word)
 
 
+@functools.lru_cache(maxsize=16384)
 def _stem(word: str) -> str:
+    """:func:`stem`, kept per word (a text of a few lines stems some 25 words, most of them
+    common to many memories)."""
     canonical = EN_WORDS.get(word)
     if canonical is not None:
         return canonical
@@ -1659,25 +1732,28 @@ def _slot(frame: Sequence[str]) -> str | None:
 def dice(a: Iterable[str], b: Iterable[str]) -> float:
     """Sørensen–Dice coefficient of two token multisets, in ``[0, 1]`` (0.0 when either is
     empty: two texts with no words read say nothing alike). Order-free: word order never
-    changes it. A tuple's counts are kept (:func:`_counts`): a dream compares one memory's
-    tokens with many others'."""
-    ca, cb = _counts(a), _counts(b)
-    if not ca or not cb:
+    changes it. A tuple's counts and size are kept (:func:`_counts`): a dream compares one
+    memory's tokens with many others' (380,000 times over the planted 10,000-memory set of
+    ``bench/dream_bench.py``)."""
+    ca, size_a = _counts(a)
+    cb, size_b = _counts(b)
+    if not size_a or not size_b:
         return 0.0
-    total = ca.total() + cb.total()
-    if len(ca) > len(cb):
-        ca, cb = cb, ca
-    shared = sum(min(n, cb[token]) for token, n in ca.items() if token in cb)
-    return 2.0 * shared / total
+    # only the tokens both hold count (the intersection of the keys, taken in C)
+    shared = sum(min(ca[token], cb[token]) for token in ca.keys() & cb.keys())
+    return 2.0 * shared / (size_a + size_b)
 
 
-def _counts(tokens: Iterable[str]) -> Counter[str]:
-    """The multiset of ``tokens`` (never changed by its callers); a tuple's is kept."""
+def _counts(tokens: Iterable[str]) -> tuple[Counter[str], int]:
+    """The multiset of ``tokens`` (never changed by its callers) and its size; a tuple's
+    are kept."""
     if isinstance(tokens, tuple):
         return _tuple_counts(tokens)
-    return Counter(tokens)
+    counts = Counter(tokens)
+    return counts, counts.total()
 
 
 @functools.lru_cache(maxsize=16384)
-def _tuple_counts(tokens: tuple[str, ...]) -> Counter[str]:
-    return Counter(tokens)
+def _tuple_counts(tokens: tuple[str, ...]) -> tuple[Counter[str], int]:
+    counts = Counter(tokens)
+    return counts, counts.total()
