@@ -41,7 +41,6 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime, timedelta
 from typing import Literal, TypeAlias
 
-import networkx as nx
 import numpy as np
 
 from ccb.model import MemoryType
@@ -222,22 +221,37 @@ def _comparison_groups(memories: Sequence[DreamMemory]) -> list[list[DreamMemory
     meaning of the same owner and type (no subject needed; embeddings where known). Groups
     that share a memory are one group (connected components), ordered by their smallest id,
     members in the order given."""
-    graph = nx.Graph()
-    graph.add_nodes_from(m.id for m in memories)
+    parent = {m.id: m.id for m in memories}
     _, by_subject = _groups(memories)
     for group in by_subject.values():
         if len(group) > 1 and any(g.changed for g in group):
-            graph.add_edges_from((group[0].id, member.id) for member in group[1:])
-    graph.add_edges_from(_neighbour_pairs(memories))
-    component: dict[str, str] = {}
-    for ids in nx.connected_components(graph):
-        root = min(ids)  # once per component, not once per member
-        component.update(dict.fromkeys(ids, root))
+            for member in group[1:]:
+                _join(parent, group[0].id, member.id)
+    for a, b in _neighbour_pairs(memories):
+        _join(parent, a, b)
     components: dict[str, list[DreamMemory]] = defaultdict(list)
     for memory in memories:
-        components[component[memory.id]].append(memory)
-    return [group for _root, group in sorted(components.items())
+        components[_root(parent, memory.id)].append(memory)
+    # each component named by its smallest id (the root a union keeps, :func:`_join`)
+    return [group for _root_id, group in sorted(components.items())
             if len(group) > 1 and any(m.changed for m in group)]
+
+
+def _root(parent: dict[str, str], member: str) -> str:
+    """The root of ``member``'s set in the union-find forest ``parent`` (paths halved)."""
+    while parent[member] != member:
+        parent[member] = parent[parent[member]]
+        member = parent[member]
+    return member
+
+
+def _join(parent: dict[str, str], a: str, b: str) -> None:
+    """Unite the sets of ``a`` and ``b``; the smaller id is the root of the union, so every
+    set's root is its smallest id (the connected components of the pairs joined, as
+    ``networkx.connected_components`` finds them, without building a graph)."""
+    ra, rb = _root(parent, a), _root(parent, b)
+    if ra != rb:
+        parent[max(ra, rb)] = min(ra, rb)
 
 
 def _neighbour_pairs(memories: Sequence[DreamMemory]) -> list[tuple[str, str]]:

@@ -543,7 +543,12 @@ class DreamRunner:
             embeddings = self.reads.embeddings
             vectors = embeddings([m.path for m in memories]) if embeddings else {}
             memories = [replace(m, embedding=vectors.get(m.path)) for m in memories]
-            wanted = groups_to_compare(memories)
+            # the comparison groups tell which bodies to read; when every body is read
+            # already (a first dream reads every file), bodies outside the groups are never
+            # looked at (:func:`consistency.dream.plan_consolidation`): the groups are then
+            # found once, there, not twice
+            read_all = all(m.path in bodies for m in memories if m.path in records)
+            wanted = {m.id for m in memories} if read_all else groups_to_compare(memories)
             memories = [m if m.path not in records else replace(
                 m, body=read_body(self.root, m.path, bodies) if m.id in wanted else None,
                 pinned=records[m.path].pinned) for m in memories]

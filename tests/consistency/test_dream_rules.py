@@ -198,3 +198,35 @@ def test_nor_into_a_source_of_its_source() -> None:
     assert not [a for a in plan_consolidation([source, summary, digest])
                 if {getattr(a, "duplicate_id", None), getattr(a, "keeper_id", None)}
                 >= {"backups", "digest"}]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 14), st.sampled_from(["s", "t", "u", None]),
+                          st.booleans(), st.integers(0, 2)), min_size=1, max_size=15),
+       st.integers(0, 2**32 - 1))
+def test_comparison_groups_are_the_connected_components(
+        rows: list[tuple[int, str | None, bool, int]], seed: int) -> None:
+    """The groups are the connected components of the pairs (same subject, neighbours by
+    meaning), as networkx finds them: each ordered by its smallest id, members in order."""
+    import networkx as nx
+    import numpy as np
+
+    import consistency.dream as rules
+
+    vectors = np.random.default_rng(seed).normal(size=(3, 8))
+    memories = [replace(mem(f"m{i:02d}", f"body {i}", subject=subject, changed=changed,
+                            day=1 + i % 3), id=f"m{n:02d}", embedding=vectors[v])
+                for i, (n, subject, changed, v) in enumerate(rows)]
+    graph = nx.Graph()
+    graph.add_nodes_from(m.id for m in memories)
+    _, by_subject = rules._groups(memories)
+    for group in by_subject.values():
+        if len(group) > 1 and any(g.changed for g in group):
+            graph.add_edges_from((group[0].id, m.id) for m in group[1:])
+    graph.add_edges_from(rules._neighbour_pairs(memories))
+    root = {i: min(ids) for ids in nx.connected_components(graph) for i in ids}
+    expected: dict[str, list[DreamMemory]] = {}
+    for memory in memories:
+        expected.setdefault(root[memory.id], []).append(memory)
+    assert rules._comparison_groups(memories) == [
+        g for _r, g in sorted(expected.items()) if len(g) > 1 and any(m.changed for m in g)]
