@@ -17,6 +17,7 @@ Nothing here ever writes YAML: see DESIGN.md, "Never round-trip a file through P
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -271,6 +272,28 @@ def _template_properties(raw: str) -> Any:
         return None
 
 
+#: Frontmatter blocks up to this many characters have their YAML reading kept
+#: (:func:`_yaml_of`); a memory's block is some 300–600 (the planted set of
+#: ``bench/dream_bench.py``: 365). Our choice: 16,384 kept blocks of at most 2,048
+#: characters hold a few tens of MB.
+KEPT_BLOCK_CHARS = 2048
+
+
+@functools.lru_cache(maxsize=16384)
+def _kept_yaml(raw: str) -> Any:
+    return _HANDLER.load(raw)
+
+
+def _yaml_of(raw: str) -> Any:
+    """``raw`` parsed by :data:`_HANDLER` (raises as it does), kept for the last 16,384
+    short blocks: a dream reads each memory's block, then edits its properties, which reads
+    the block again before the edit (``ccb.frontmatter_edit.set_properties``: 75% of the
+    time of planning the edits, measured with cProfile on the planted 2,000-memory set).
+    Never changed by its callers: :func:`load_properties` builds new containers from it
+    (:func:`_normalise`), so a kept reading is the reading."""
+    return _kept_yaml(raw) if len(raw) <= KEPT_BLOCK_CHARS else _HANDLER.load(raw)
+
+
 def load_properties(
     raw: str | None, path: str, *, strict: bool = False
 ) -> tuple[dict[str, PropertyValue], tuple[Problem, ...]]:
@@ -290,7 +313,7 @@ def load_properties(
         return {}, ()
     template: tuple[Problem, ...] = ()
     try:
-        loaded = _HANDLER.load(raw)
+        loaded = _yaml_of(raw)
     except Exception as exc:  # PyYAML raises more than YAMLError on hostile input.
         loaded = None if strict else _template_properties(raw)
         if loaded is None:
