@@ -2149,8 +2149,8 @@ def _held_apart(p: _Pair, found: _Finding | None) -> _Finding | None:
 
 
 #: The rules of a related pair, in the order they are asked; the first finding decides.
-_RULES = (_series, _other_slot, _value_names_thing, _other_activity, _polarity, _changed_value, _changed_word, _told_change,
-          _list_changed, _other_context, _also_another, _alike)
+_RULES = (_series, _other_slot, _value_names_thing, _other_activity, _polarity, _changed_value,
+          _changed_word, _told_change, _list_changed, _other_context, _also_another, _alike)
 
 
 def _gate(old: MemorySide, new: MemorySide) -> _Finding | None:
