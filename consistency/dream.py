@@ -42,6 +42,7 @@ from datetime import UTC, date, datetime, timedelta
 from typing import Literal, TypeAlias
 
 import numpy as np
+from networkx.utils import UnionFind
 
 from ccb.model import MemoryType
 from consistency.duplicates import (
@@ -221,37 +222,21 @@ def _comparison_groups(memories: Sequence[DreamMemory]) -> list[list[DreamMemory
     meaning of the same owner and type (no subject needed; embeddings where known). Groups
     that share a memory are one group (connected components), ordered by their smallest id,
     members in the order given."""
-    parent = {m.id: m.id for m in memories}
+    sets = UnionFind(m.id for m in memories)
     _, by_subject = _groups(memories)
     for group in by_subject.values():
         if len(group) > 1 and any(g.changed for g in group):
-            for member in group[1:]:
-                _join(parent, group[0].id, member.id)
+            sets.union(*(member.id for member in group))
     for a, b in _neighbour_pairs(memories):
-        _join(parent, a, b)
+        sets.union(a, b)
+    smallest: dict[str, str] = {}
+    for ids in sets.to_sets():
+        smallest.update(dict.fromkeys(ids, min(ids)))  # once per component, not per member
     components: dict[str, list[DreamMemory]] = defaultdict(list)
     for memory in memories:
-        components[_root(parent, memory.id)].append(memory)
-    # each component named by its smallest id (the root a union keeps, :func:`_join`)
-    return [group for _root_id, group in sorted(components.items())
+        components[smallest[memory.id]].append(memory)
+    return [group for _root, group in sorted(components.items())
             if len(group) > 1 and any(m.changed for m in group)]
-
-
-def _root(parent: dict[str, str], member: str) -> str:
-    """The root of ``member``'s set in the union-find forest ``parent`` (paths halved)."""
-    while parent[member] != member:
-        parent[member] = parent[parent[member]]
-        member = parent[member]
-    return member
-
-
-def _join(parent: dict[str, str], a: str, b: str) -> None:
-    """Unite the sets of ``a`` and ``b``; the smaller id is the root of the union, so every
-    set's root is its smallest id (the connected components of the pairs joined, as
-    ``networkx.connected_components`` finds them, without building a graph)."""
-    ra, rb = _root(parent, a), _root(parent, b)
-    if ra != rb:
-        parent[max(ra, rb)] = min(ra, rb)
 
 
 def _neighbour_pairs(memories: Sequence[DreamMemory]) -> list[tuple[str, str]]:
