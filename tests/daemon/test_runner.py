@@ -148,7 +148,11 @@ def test_mass_delete_guard_keeps_the_index_while_the_vault_is_gone(
     status = daemon.wait_state("watching", "waiting", timeout_s=5)
     status = h.wait_until(daemon.status, refused, timeout_s=30,
                           what="daemon.json reports the refused mass delete")
-    assert "max_delete_share" in (status.get("last_error") or ""), status
+    # Which guard speaks depends on how the watcher saw the moves: a batch of deletions
+    # (the share) or a full walk that found the vault empty (an unmounted drive). Both
+    # refuse and keep the index.
+    error = status.get("last_error") or ""
+    assert "max_delete_share" in error or "holds no file at all" in error, status
     assert set(h.fresh_app(vault).store.file_index()) == before, "the index lost files"
 
     for child in children:
