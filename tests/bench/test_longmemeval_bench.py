@@ -113,6 +113,27 @@ def test_recall_metrics_on_a_known_ranking() -> None:
     assert "| **overall** | 3 | 0.444 | 0.556 | 0.333 |" in table
 
 
+def test_a_copy_of_an_evidence_session_counts_as_that_session() -> None:
+    """An abstention instance reuses its original's session (same day, same turns) under
+    another id: a system that shows the copy has found the evidence; the ranking is kept
+    as returned."""
+    copy = {**INSTANCES[0], "question_id": "q1_abs", "haystack_session_ids": ["s_kayak_abs"],
+            "haystack_dates": ["2023/05/20 (Sat) 02:21"], "haystack_sessions": [KAYAK],
+            "answer_session_ids": ["s_kayak_abs"]}
+    pool = lme.sessions_of([*INSTANCES, copy])
+    copies = lme.same_text(pool.values())
+    assert copies["s_kayak_abs"] == "s_kayak" and copies["s_taxes"] == "s_taxes"
+    questions = [lme.question_of(INSTANCES[0])]
+    systems = {"bm25": lambda q: ["s_kayak_abs", "s_taxes"],
+               "vector": lambda q: ["s_taxes", "s_garden"]}
+    rows = lme.ask(questions, systems, lme.Timings(), {}, copies)
+    assert rows[0]["scores"]["bm25"]["recall@5"] == 1.0
+    assert rows[0]["scores"]["vector"]["recall@5"] == 0.0
+    assert rows[0]["ranked"]["bm25"] == ["s_kayak_abs", "s_taxes"]  # as returned
+    assert lme.ask(questions, systems, lme.Timings(), {})[0]["scores"]["bm25"][
+        "recall@5"] == 0.0  # without the copies, only the id counts
+
+
 def test_abstention_questions_are_skipped() -> None:
     kept, skipped = lme.select(INSTANCES, None)
     assert [i["question_id"] for i in kept] == ["q1", "q2"]
