@@ -35,7 +35,8 @@ def test_recency_halves_every_half_life_and_never_exceeds_one() -> None:
     assert recency(0, 30) == 1.0
     assert abs(recency(30, 30) - 0.5) < 1e-12
     assert abs(recency(90, 30) - 0.125) < 1e-12
-    assert recency(-5, 30) == 1.0  # a date in the future counts as today
+    # a date ahead fades as one as far back does (not the full recency of today)
+    assert recency(-30, 30) == recency(30, 30) and recency(-5, 30) < 1.0
     assert recency(None, 30) == 0.0
 
 
