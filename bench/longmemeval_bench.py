@@ -43,8 +43,8 @@ Method:
    each, over the same index in the same run.
 
 Metrics, per question type and overall, per system: recall@k (k = 5, 10) = mean over questions
-of |evidence sessions in the top k| / |evidence sessions|, a session whose body is an evidence
-session's body counting as that session (:func:`same_text`: the pooled oracle holds 37
+of |evidence sessions in the top k| / |evidence sessions|, a session with an evidence
+session's turns counting as that session (:func:`same_text`: the pooled oracle holds 79
 abstention copies; no LongMemEval_S haystack holds a copy); recall_all@10 = fraction of
 questions with every evidence session in the top 10. Abstention questions (id ending in
 ``_abs``) are skipped, as LongMemEval's own retrieval evaluation does; the count is reported.
@@ -164,16 +164,16 @@ def sessions_of(instances: Iterable[Mapping[str, Any]]) -> dict[str, Session]:
 
 
 def same_text(sessions: Iterable[Session]) -> dict[str, str]:
-    """Each session id -> the first id met whose session has the same body (day and turns):
-    a copy of a session is that session. LongMemEval's abstention instances (``*_abs``)
-    reuse their original's sessions byte for byte under ids of their own (37 of the 940
-    pooled oracle sessions, the evidence of 35 non-abstention questions), and a search that
-    shows one copy and drops the other (as dreamd's search drops copies) has found the
-    evidence."""
-    first: dict[str, str] = {}
+    """Each session id -> the first id met whose session has the same turns: a copy of a
+    conversation is that conversation, whatever day it is filed under. LongMemEval's
+    abstention instances (``*_abs``) reuse their original's sessions word for word under
+    ids of their own, some on another day (79 pairs among the 940 pooled oracle sessions;
+    37 on the same day); a search that shows one copy and drops the other (as dreamd's
+    search drops copies) has found the evidence."""
+    first: dict[tuple[tuple[str, str], ...], str] = {}
     out: dict[str, str] = {}
     for session in sessions:
-        out[session.session_id] = first.setdefault(session_body(session), session.session_id)
+        out[session.session_id] = first.setdefault(session.turns, session.session_id)
     return out
 
 

@@ -91,10 +91,10 @@ def recency(age_days: float | None, half_life_days: float) -> float:
     Counting a future date as today gave every note dated after the day asked about the
     full recency. Measured on the pooled LongMemEval oracle (470 questions, each asked on
     its own day against all 940 sessions; ``bench/longmemeval_bench.py --set oracle``):
-    recall@5 / @10 / all@10 0.667 / 0.753 / 0.636 as today, 0.686 / 0.760 / 0.651 by
-    distance (temporal-reasoning 0.531 / 0.641 -> 0.586 / 0.665; plain hybrid 0.648 /
-    0.762 / 0.647). No LongMemEval_S haystack holds a session dated after its question, so
-    those figures do not move."""
+    recall@5 / @10 / all@10 0.675 / 0.762 / 0.645 as today, 0.692 / 0.770 / 0.657 by
+    distance (temporal-reasoning 0.539 / 0.645 -> 0.590 / 0.673; plain hybrid 0.651 /
+    0.761 / 0.647, BM25 0.656 / 0.748 / 0.660). No LongMemEval_S haystack holds a session
+    dated after its question, so those figures do not move."""
     if age_days is None:
         return 0.0
     return math.pow(0.5, abs(age_days) / half_life_days)

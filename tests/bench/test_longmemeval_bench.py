@@ -114,11 +114,11 @@ def test_recall_metrics_on_a_known_ranking() -> None:
 
 
 def test_a_copy_of_an_evidence_session_counts_as_that_session() -> None:
-    """An abstention instance reuses its original's session (same day, same turns) under
-    another id: a system that shows the copy has found the evidence; the ranking is kept
-    as returned."""
+    """An abstention instance reuses its original's session (its turns, on another day)
+    under another id: a system that shows the copy has found the evidence; the ranking is
+    kept as returned."""
     copy = {**INSTANCES[0], "question_id": "q1_abs", "haystack_session_ids": ["s_kayak_abs"],
-            "haystack_dates": ["2023/05/20 (Sat) 02:21"], "haystack_sessions": [KAYAK],
+            "haystack_dates": ["2023/05/22 (Mon) 09:00"], "haystack_sessions": [KAYAK],
             "answer_session_ids": ["s_kayak_abs"]}
     pool = lme.sessions_of([*INSTANCES, copy])
     copies = lme.same_text(pool.values())
