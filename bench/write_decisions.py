@@ -17,7 +17,7 @@ blind8 and blind9 were only measured). ``blind13.jsonl`` (220 pairs, written bli
 the others) is about memories of several facts and names that extend or resemble other
 names; its label ``partial_change`` (an older memory of several facts, a newer that changes
 one of them) is right only when both are kept and listed as a possible contradiction.
-``breakit3.jsonl`` holds a break-it round's inputs,
+``breakit3.jsonl`` and ``breakit4.jsonl`` hold two break-it rounds' inputs,
 byte for byte. Each file is also decided, in the same run, by the string rule that decided
 before the pair judgement (``bench/string_rule.py``: bigram overlap, a shared subject,
 ``contradiction_reason``) as the baseline.

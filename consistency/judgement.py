@@ -1681,12 +1681,22 @@ def _changed_value(p: _Pair) -> _Finding | None:
         return "possible_contradiction", "names in two scripts", labels
     if words_only and (p.multi or p.both_deny) and not p.changed_cue:
         return "distinct", "several values", labels
-    if any(len(olds) > max(1, len(news)) and _in_clauses_apart(p.co, olds)
-           for _g, olds, news in p.changes):
+    if any((len(olds) > max(1, len(news)) or not _in_clauses_apart(p.cn, news))
+           and _in_clauses_apart(p.co, olds) for _g, olds, news in p.changes):
         # the older tells more facts than the change replaces, in clauses of their own ("I
-        # work in *Hangzhou* and my dog is *Wangcai*" / "My dog is now named *Lucky*"):
-        # superseding it would take the others out of the live memories; both stay, listed
+        # work in *Hangzhou* and my dog is *Wangcai*" / "My dog is now named *Lucky*"; "The
+        # API timeout is *30 s*. The database timeout is *30 s*." / "The API timeout is now
+        # *60 s*"): superseding it would take the others out of the live memories; both
+        # stay, listed
         return "possible_contradiction", "changed value", labels
+    groups = {group for group, _o, _n in p.changes}
+    if "weekday" in groups and len(groups) > 1 and not p.changed_cue and all(
+            _RECURRING_DAY.search(c.text) for c in (p.co, p.cn)):
+        # every such day, with another value ("Gym at 7:00 on Tuesdays" / "at 18:00 on
+        # Saturdays"; "On weekdays I wake up at 6:30" / "On weekends … at 9:00"): perhaps the
+        # schedule of another day; both stay, listed. One day named ("Standup is on Monday
+        # at 9am" / "on Tuesday at 10am") is the one thing moved.
+        return "possible_contradiction", "another day", labels
     # across languages with words the lexicon did not read, what the values belong to
     # cannot be compared ("每周例会…十点" / "daily standup at 9:30": two meetings)
     apart = p.cross and not (p.covered or p.same_subject) and len(p.changes) > 1
@@ -1909,7 +1919,7 @@ def _list_member_denied(old: Claim, new: Claim) -> bool:
 
 
 #: Where one fact of a memory ends and another starts.
-_FACT_BREAK = re.compile(r"[;；。，,]|\band\b|\bbut\b|和|而且|并且|但是?")
+_FACT_BREAK = re.compile(r"[;；。，,!?！？\n]|\.(?=\s|$)|\band\b|\bbut\b|和|而且|并且|但是?")
 
 
 def _in_clauses_apart(claim: Claim, values: list[Value]) -> bool:
@@ -2013,10 +2023,25 @@ def _told_change(p: _Pair) -> _Finding | None:
     return None
 
 
-def _other_context(p: _Pair) -> _Finding | None:
+#: A day that recurs: "on Mondays", "every Friday", weekdays, weekends, 每周一, 每个星期五,
+#: 工作日, 周末.
+_RECURRING_DAY = re.compile(
+    r"(?i)\b(?:mon|tues|wednes|thurs|fri|satur|sun)days\b|\bevery (?:mon|tues|wednes|thurs|fri"
+    r"|satur|sun)day\b|\bweekdays?\b|\bweekends?\b|每个?(?:周|星期|礼拜)[一二三四五六日天]"
+    r"|工作日|周末")
+
+
+def _in_other_context(p: _Pair) -> _Finding | None:
+    """The place a fact holds in is replaced ("Use pnpm *in the web repo*" / "Use yarn *in
+    the docs repo*"): a fact of another context, whatever else changed beside it; asked
+    before the changed values and words."""
     context = [x for x in p.subs if x.where == "context"]
     if context:
         return "distinct", "other context", tuple(x.label() for x in context[:3])
+    return None
+
+
+def _other_context(p: _Pair) -> _Finding | None:
     if p.cross and (_negative(p.co) > 0) != (_negative(p.cn) > 0):
         # across languages the words cannot be lined up: a negation on one side only is a
         # possible change ("run the tests before every push" / "push 之前不用跑测试")
@@ -2036,21 +2061,54 @@ def _other_context(p: _Pair) -> _Finding | None:
 
 #: "Also" said of the thing a memory names: "消息中心的负责人*也是*老周", "Android crash
 #: reports go to Sentry *too*" — the same value said of one more thing.
-_ALSO = re.compile(r"(?i)\balso\b|\btoo\b(?=\s*[.!;,]?\s*$)|\bas well\b(?=\s*[.!;,]?\s*$)"
-                   r"|也(?=[是用在归接由有走放存])")
+_ALSO = re.compile(r"(?i)\balso\b|\b(?:too|either)\b(?=\s*[.!;,]?\s*$)"
+                   r"|\bas well\b(?=\s*[.!;,]?\s*$)|也(?![许就罢])")
+
+
+#: "Even if …, still …" (就算我用中文提问，也请用英文回答): 也 there is "still", not "also".
+_CONCESSIVE = re.compile(r"(?i)\beven (?:if|though|when)\b|就算|即使|哪怕|即便|无论|不管")
 
 
 def _also_another(p: _Pair) -> _Finding | None:
-    """One side says "also" and names a thing the other does not: the same value said of
-    one more thing, a fact of its own — never merged into the other."""
-    also_old, also_new = (_ALSO.search(c.text) is not None for c in (p.co, p.cn))
+    """One side says "also" (too, as well, either, 也) and names a thing or a value the
+    other does not: one more fact ("Never deploy on Fridays" / "… on Mondays either",
+    "我周二有空" / "我周四也有空"), which neither merges into nor replaces the other. Asked
+    before the changed values: "also" tells the older fact still holds — unless the side
+    that says it tells a change ("代码注释也改成用中文") or a concession (:data:`_CONCESSIVE`)."""
+    also_old, also_new = (_ALSO.search(c.text) is not None and not c.says_changed
+                          and _CONCESSIVE.search(c.text) is None for c in (p.co, p.cn))
     if also_old == also_new:
         return None
     plain_old, plain_new = set(_plain(p.co.frame)), set(_plain(p.cn.frame))
     named = sorted((plain_new - plain_old) if also_new else (plain_old - plain_new))
     if not named:
+        named = [", ".join(v.label() for v in (news if also_new else olds))
+                 for _group, olds, news in p.changes]
+    if not any(named):
         return None  # "also" said of the same thing: emphasis
     return "distinct", "another thing, also", (", ".join(named[:3]),)
+
+
+#: People besides the user whose facts are theirs, not the user's: the family, and the
+#: people around the user that are rarely a slot of the user's own (a manager, a doctor or
+#: a teacher often are: "my manager is Alice" — those stay with
+#: :func:`_other_person`).
+_OTHERS = _FAMILY | frozenset({"colleague", "friend", "team", "roommate", "neighbour",
+                               "classmate"})
+
+
+def _someone_else(p: _Pair) -> _Finding | None:
+    """One memory is told of the user ("I moved to Hangzhou", 我搬到杭州了) and the other of
+    someone else ("my sister moved to Hangzhou", 我同事也搬到杭州了, 团队从 Jira 换成了
+    Linear): two people's facts, never a change or a copy of one another, whatever changed
+    between them. Asked first."""
+    def told_of_user(own: Claim, other: Claim) -> bool:
+        return bool(_FIRST_PERSON.search(own.text)) and not (_bare(own.tokens) & _OTHERS) \
+            and bool(_bare(other.tokens) & _OTHERS)
+
+    if told_of_user(p.co, p.cn) or told_of_user(p.cn, p.co):
+        return "distinct", "other person", ()
+    return None
 
 
 def _concept_for_concept(subs: list[_Substitution]) -> bool:
@@ -2149,8 +2207,9 @@ def _held_apart(p: _Pair, found: _Finding | None) -> _Finding | None:
 
 
 #: The rules of a related pair, in the order they are asked; the first finding decides.
-_RULES = (_series, _other_slot, _value_names_thing, _other_activity, _polarity, _changed_value,
-          _changed_word, _told_change, _list_changed, _other_context, _also_another, _alike)
+_RULES = (_someone_else, _series, _also_another, _other_slot, _value_names_thing,
+          _other_activity, _polarity, _in_other_context, _changed_value, _changed_word,
+          _told_change, _list_changed, _other_context, _alike)
 
 
 def _gate(old: MemorySide, new: MemorySide) -> _Finding | None:

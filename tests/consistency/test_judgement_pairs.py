@@ -77,7 +77,7 @@ def judged(real_embedder: UniversalSentenceEncoder) -> dict[str, list[tuple[dict
     """Per file: ``(pair, outcome, cosine)`` with ``decide`` as ``remember`` calls it."""
     out: dict[str, list[tuple[dict, str, float]]] = {}
     for name in ("dev.jsonl", "holdout.jsonl", "adversarial.jsonl", "breakit2.jsonl",
-                 "breakit3.jsonl", *BLIND):
+                 "breakit3.jsonl", "breakit4.jsonl", *BLIND):
         rows = read_pairs(PAIRS / name)
         vectors = embed_pairs(real_embedder, rows)
         out[name] = [(row, outcome_of(decide_pair(row, vectors[2 * i], vectors[2 * i + 1])),
@@ -188,6 +188,26 @@ def test_a_third_break_it_round_stays_where_it_is(judged) -> None:
     merges, supersessions = _wrong(rows)
     assert len(merges) <= 20, merges
     assert len(supersessions) <= 43, supersessions
+
+
+def test_a_fourth_break_it_round_stays_where_it_is(judged) -> None:
+    """``breakit4.jsonl``: 249 pairs from a fourth round, through ``dreamd remember`` (labels
+    by the one who wrote them, kept byte for byte): someone else's fact ("I moved to
+    Hangzhou" / "my sister also moved to Hangzhou"), "also" with another day ("Never deploy
+    on Fridays" / "… on Mondays either"), a fact of another context ("Use pnpm in the web
+    repo" / "Use yarn in the docs repo"), another day's schedule, and one fact of several
+    changed in sentences of their own. 180 of 249 right, 60 supersessions of a fact that
+    still holds and none of 6 partial changes kept when first measured; today's figures,
+    any loss fails."""
+    rows = judged["breakit4.jsonl"]
+    merges, supersessions = _wrong(rows)
+    assert len(merges) <= 6, merges
+    assert len(supersessions) <= 26, supersessions
+    kept = [r["id"] for r, o, _ in rows if r["label"] == "partial_change"
+            and o == "possible contradiction"]
+    assert len(kept) >= 5, kept
+    right = sum(right_outcome(r["label"], o) for r, o, _ in rows)
+    assert right >= 214, right
 
 
 def test_the_order_two_memories_arrive_in_does_not_change_the_pair(judged) -> None:
@@ -387,6 +407,22 @@ def test_categories_cover_the_issue(judged) -> None:
     # "anything" denied, then the things it covers denied: not two denials of two things
     ("Don't book anything for me before 10am.",
      "No meetings or calls scheduled earlier than 10 in the morning.", "possible_duplicate"),
+    # (a fourth break-it round's rules, on new sentences) someone else's fact is not a change
+    # of the user's; "also" keeps the older fact; another context, another day's schedule,
+    # one fact of several changed in sentences of their own: kept apart
+    ("I switched to Fedora.", "My roommate switched to Fedora.", "distinct"),
+    ("我搬到深圳了", "我朋友搬到深圳了", "distinct"),
+    ("Backups run on Sundays.", "Backups also run on Wednesdays.", "distinct"),
+    ("我周三不加班", "我周五也不加班", "distinct"),
+    ("Code freeze on Thursdays.", "Code freeze on Fridays too.", "distinct"),
+    ("Deploy with Helm in the staging cluster.",
+     "Deploy with Kustomize in the production cluster.", "distinct"),
+    ("Gym at 7:00 on Tuesdays.", "Gym at 18:00 on Saturdays.", "possible_contradiction"),
+    ("The staging timeout is 20 s. The prod timeout is 20 s.", "The staging timeout is now 45 s.",
+     "possible_contradiction"),
+    # and what still changes: a move told, the user's own switch
+    ("Gym at 7:00 on Tuesdays.", "Gym moved to 18:00 on Saturdays.", "contradiction"),
+    ("I switched to Fedora.", "I switched to Arch.", "contradiction"),
 ])
 def test_rules_read_from_the_pair_sets(real_embedder, old: str, new: str, verdict: str) -> None:
     """One pair per rule added from what a blind set showed, through the real model."""
