@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/vector_forms_bench.py --vectors V.npy [V2.npy …] --queries Q.npy
         [--rows 43000 700000] [--forms exact float16 int8 ivf_flat ivf_sq ivf_rq ivf_hnsw_sq
-        ivf_pq] [--partitions N] [--limit 64] [--workdir DIR]
+        ivf_pq] [--partitions N] [--limit 64] [--workdir DIR] [--rescore]
 
 Every form answers the same queries for the 10 (and the 64 the search stage asks for) nearest
 chunks; recall@k is the share of the exact float32 top k it returns. Latency is wall time per
@@ -16,6 +16,12 @@ there are, row ``i`` is real row ``i mod n`` plus Gaussian noise of ``--noise`` 
 dimension, renormalised (``--noise 0.01`` gives cosine ≈ 0.97 to the original): the set keeps
 the real rows' geometry and clusters, without exact duplicates (a copied vault's identical
 vectors would make a top 10 a tie). The queries (``--queries``) are real question vectors.
+
+``--rescore`` measures the compact forms (``float16``, ``int8``, as the daemon keeps them:
+:func:`magma.vector_index.in_form`) where they serve beside an ANN index: recall@10 of the
+exact top ``--limit`` candidates ordered again by the form's cosines, and the time to score
+100,000 chosen rows (:meth:`~magma.vector_index.ChunkVectors.scores_at`, a filtered search's
+allowed rows), against float32 rows.
 
 Forms:
 
@@ -52,7 +58,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from magma.vector_ann import ANN_NPROBES_SHARE, ANN_REFINE_FACTOR  # noqa: E402
-from magma.vector_index import Int8Vectors  # noqa: E402
+from magma.vector_index import Int8Vectors, in_form  # noqa: E402
 
 #: Rows up-cast at once by the float16 form (32,768 × 512 × 4 bytes = 64 MB of scratch).
 BLOCK_ROWS = 32_768
@@ -218,6 +224,31 @@ def lance_forms(matrix: np.ndarray, kind: str, workdir: Path, queries: np.ndarra
     print(f"  {kind}: RSS after its searches {rss_mb():.0f} MB", flush=True)
 
 
+def rescore_forms(matrix: np.ndarray, queries: np.ndarray, limit: int) -> None:
+    """``--rescore`` (module doc): each form's recall@10 when it orders again the exact top
+    ``limit`` candidates, and its p50 time to score 100,000 chosen rows."""
+    chosen = np.sort(np.random.default_rng(1).choice(len(matrix), min(100_000, len(matrix)),
+                                                     replace=False))
+    for form in ("float32", "float16", "int8"):
+        vectors = in_form(matrix, form)  # type: ignore[arg-type]
+        found = 0
+        for q in queries:
+            scores = matrix @ q
+            candidates = np.argpartition(-scores, limit - 1)[:limit]
+            truth = set(candidates[np.argsort(-scores[candidates])][:10].tolist())
+            again = candidates[np.argsort(-(vectors.rows(candidates) @ q))][:10]
+            found += len(truth & set(again.tolist()))
+        times = []
+        for q in queries[:20]:
+            started = time.perf_counter()
+            vectors.scores_at(chosen, q)
+            times.append(time.perf_counter() - started)
+        print(f"  rescore {form:<8} top {limit} ordered again: recall@10 "
+              f"{found / (10 * len(queries)):.4f}; {len(chosen):,} chosen rows scored in p50 "
+              f"{percentile_ms(times, 50):.1f} ms; {vectors.nbytes / 1e6:.1f} MB", flush=True)
+        del vectors
+
+
 def row_text(name: str, got: dict[str, float], memory_mb: float, what: str) -> str:
     return (f"  {name:<28} recall@10 {got['recall@10']:.4f}  recall@64 {got['recall@64']:.4f}"
             f"  p50 {got['p50_ms']:7.1f} ms  p95 {got['p95_ms']:7.1f} ms  {what} "
@@ -226,7 +257,7 @@ def row_text(name: str, got: dict[str, float], memory_mb: float, what: str) -> s
 
 def run(real: np.ndarray, queries: np.ndarray, rows: int, forms: Sequence[str],
         noise: float, workdir: Path, partitions: int | None = None,
-        limit: int = max(KS)) -> None:
+        limit: int = max(KS), rescore: bool = False) -> None:
     matrix = grown(real, rows, noise)
     print(f"{rows:,} rows ({min(rows, len(real)):,} real, "
              f"{max(0, rows - len(real)):,} real+noise {noise}), {len(queries)} queries",
@@ -237,6 +268,8 @@ def run(real: np.ndarray, queries: np.ndarray, rows: int, forms: Sequence[str],
         found = exact(q, max(KS))
         for k in KS:
             truth[k].append(set(found[:k].tolist()))
+    if rescore:
+        rescore_forms(matrix, queries, limit)
     for form in forms:
         if form == "exact":
             print(row_text("exact float32", measure(exact, queries, truth),
@@ -267,6 +300,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--limit", type=int, default=max(KS),
                         help="rows each LanceDB search asks for (recall is taken on its first "
                         "10 and 64)")
+    parser.add_argument("--rescore", action="store_true",
+                        help="the compact forms ordering the exact top --limit again")
     args = parser.parse_args(argv)
     real = np.concatenate([np.load(p).astype(np.float32) for p in args.vectors])
     rng = np.random.default_rng(7)
@@ -277,7 +312,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"real vectors {len(real):,} × {real.shape[1]}; threads: 1 query at a time; "
           f"start RSS {rss_mb():.0f} MB")
     for rows in args.rows:
-        run(real, queries, rows, args.forms, args.noise, workdir, args.partitions, args.limit)
+        run(real, queries, rows, args.forms, args.noise, workdir, args.partitions, args.limit,
+            args.rescore)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e3
     print(f"peak RSS {peak:.0f} MB")
     return 0

@@ -35,9 +35,11 @@ from config.errors import ConfigError
 
 __all__ = [
     "ANN_VECTORS_ABOVE",
+    "ANN_VECTOR_FORM",
     "APP_NAME",
     "COMPACT_VECTORS_ABOVE",
     "ENV_PREFIX",
+    "FILTERED_SCAN_ROWS",
     "HIDDEN",
     "MCP_LOOPBACK_HOST",
     "MCP_MAX_RESULT_TOKENS",
@@ -126,6 +128,26 @@ COMPACT_VECTORS_ABOVE = 1_000_000
 #: (the scan's p95 growing linearly from either measured size): the scan stays, exact, up to
 #: 300,000 chunks; above it the index answers.
 ANN_VECTORS_ABOVE = 300_000
+#: Form of the in-memory chunk rows while the store's IVF index answers (more chunks than
+#: ``retrieval.ann_vectors_above``; ``retrieval.ann_vector_form``). The index returns its
+#: candidates with their exact cosines (its refine step scores them on the stored float32
+#: vectors: within 1e-7 of ``rows @ q`` at 700,000 chunks), so the rows no longer rank the
+#: unfiltered search; they score the rows of a filtered search that allows few
+#: (:data:`FILTERED_SCAN_ROWS`) and the later stages' chunks. ``bench/vector_forms_bench.py``
+#: with ``--rescore`` at 700,000 chunks (the rows of :data:`ANN_VECTORS_ABOVE`'s figures,
+#: 2 shared cores): int8 holds 361 MB against 717 MB for float16 and 1,434 MB for float32,
+#: scores 100,000 chosen rows in ≈ 96 ms against ≈ 330 ms for float16 (numpy up-casts
+#: float16 slowly) and ≈ 116 ms for float32 (the gather dominates), and keeps recall@10 of the
+#: exact top 320 scored again 0.993 (float16 1.0). So int8.
+ANN_VECTOR_FORM: Literal["float32", "float16", "int8"] = "int8"
+#: Most allowed chunk rows a filtered vector search (types, folder, owner or layers asked
+#: for) scores itself on the in-memory rows while the store's IVF index answers
+#: (``retrieval.filtered_scan_rows``); past it the index is asked with the filter (LanceDB's
+#: prefilter) and its answer filtered again. Scoring int8 rows costs ≈ 1 µs a row (100,000
+#: rows: ≈ 96 ms) and is exact on the allowed rows, the prefiltered index 50–130 ms whatever
+#: the filter keeps at 700,000 chunks (``bench/vector_forms_bench.py --filtered``), so the
+#: rows are scored while that is the cheaper: up to 50,000.
+FILTERED_SCAN_ROWS = 50_000
 
 PositiveInt = Annotated[int, Field(gt=0, le=MAX_INT)]
 NonNegativeInt = Annotated[int, Field(ge=0, le=MAX_INT)]
@@ -721,6 +743,20 @@ class RetrievalSettings(_Section):
         "of exact float32 ones: a quarter of the memory (700,000 chunks: 361 MB against "
         "1.4 GB), recall@10 vs exact 0.98, but a search's vector scan ≈5× slower; 0: always "
         "int8.",
+    )
+    ann_vector_form: Literal["float32", "float16", "int8"] = Field(
+        default=ANN_VECTOR_FORM,
+        description="Form of the in-memory chunk vectors while the IVF index answers "
+        "(more than ann_vectors_above chunks; int8 above compact_vectors_above whatever "
+        "this says): int8, a quarter of float32's memory (700,000 chunks: 361 MB against "
+        "1.4 GB); float16, half; float32, exact. The index returns exact cosines; the rows "
+        "score filtered searches of a few chunks and the later stages' chunks.",
+    )
+    filtered_scan_rows: NonNegativeInt = Field(
+        default=FILTERED_SCAN_ROWS,
+        description="While the IVF index answers: most chunks a filtered search (types, "
+        "folder, owner, layers) scores on the in-memory rows; past it the index is asked "
+        "with the filter.",
     )
     ann_vectors_above: NonNegativeInt = Field(
         default=ANN_VECTORS_ABOVE,

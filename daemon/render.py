@@ -437,22 +437,32 @@ def print_status(console: Console, report: StatusReport) -> None:
 def vectors_line(vectors: dict[str, Any]) -> str:
     """``dreamd status``'s line for the in-memory vector index
     (:func:`daemon.vault_status.vectors_status`): ``int8, a byte per dimension (120,000
-    chunks; more than 100,000: retrieval.compact_vectors_above)``, then how the vector
-    stage searches it: ``; searched through the store's IvfRq index (more than 300,000
-    chunks: retrieval.ann_vectors_above)`` or ``; every chunk scanned (an index above …)``."""
+    chunks; more than 100,000: retrieval.compact_vectors_above)`` (or ``…; beside the IVF
+    index above 300,000: retrieval.ann_vector_form``), then how the vector stage searches
+    it: ``; searched through the store's IvfRq index (more than 300,000 chunks:
+    retrieval.ann_vectors_above; filtered searches of more than 50,000 chunks too:
+    retrieval.filtered_scan_rows)`` or ``; every chunk scanned (an index above …)``."""
     return _form_text(vectors) + _search_text(vectors)
+
+
+_FORM_WORDS = {"int8": "int8, a byte per dimension", "float16": "float16, two bytes per dimension",
+               "float32": "float32, exact"}
 
 
 def _form_text(vectors: dict[str, Any]) -> str:
     limit = f"{vectors.get('compact_above') or 0:,}"
     chunks = f"{vectors.get('chunks') or 0:,}"
-    if vectors.get("form") is None:
+    form = vectors.get("form")
+    if form is None:
         return f"not built yet (int8 above {limit} chunks: retrieval.compact_vectors_above)"
-    if vectors["form"] == "int8":
-        return (f"int8, a byte per dimension ({chunks} chunks; more than {limit}: "
-                "retrieval.compact_vectors_above)")
-    return (f"{vectors['form']}, exact ({chunks} chunks; int8 above {limit}: "
-            "retrieval.compact_vectors_above)")
+    words = _FORM_WORDS.get(form, form)
+    if form == "int8" and (vectors.get("chunks") or 0) > (vectors.get("compact_above") or 0):
+        return f"{words} ({chunks} chunks; more than {limit}: retrieval.compact_vectors_above)"
+    ann_above = vectors.get("ann_above")
+    if form != "float32" or (ann_above is not None and (vectors.get("chunks") or 0) > ann_above):
+        return (f"{words} ({chunks} chunks; beside the IVF index above {ann_above or 0:,}: "
+                "retrieval.ann_vector_form)")
+    return f"{words} ({chunks} chunks; int8 above {limit}: retrieval.compact_vectors_above)"
 
 
 def _search_text(vectors: dict[str, Any]) -> str:
@@ -460,8 +470,12 @@ def _search_text(vectors: dict[str, Any]) -> str:
         return ""
     above = f"{vectors['ann_above']:,}"
     if vectors.get("search") == "ivf index":
+        filtered = vectors.get("filtered_scan_rows")
+        also = "" if filtered is None else (
+            f"; filtered searches of more than {filtered:,} chunks too: "
+            "retrieval.filtered_scan_rows")
         return (f"; searched through the store's {vectors.get('index')} index (more than "
-                f"{above} chunks: retrieval.ann_vectors_above)")
+                f"{above} chunks: retrieval.ann_vectors_above{also})")
     return (f"; every chunk scanned (an index above {above} chunks: "
             "retrieval.ann_vectors_above)")
 

@@ -118,8 +118,9 @@ from magma.note_bm25 import BM25_WAIT_S, NoteBm25, NoteBm25Builder, NoteSpec
 from magma.question_shape import event_phrases
 from magma.recalls import RecallStats
 from magma.search import CANDIDATE_FACTOR, SearchHit, collapse_to_notes
-from magma.store import INDEX_FILE_NAMES, ChunkCandidate, MagmaStore
+from magma.store import INDEX_FILE_NAMES, ChunkCandidate, MagmaStore, search_filter
 from magma.text import cjk_phrases, holds_phrases
+from magma.vector_index import VectorLimits
 
 __all__ = [
     "CONFIDENT_COSINE",
@@ -152,6 +153,15 @@ ROUTED_MIN_COSINE = 0.2
 #: :mod:`daemon.rerank`) first: dreamd hit@1 / hit@5 / MRR@10 0.833 / 0.944 / 0.894 ->
 #: 0.889 / 1.000 / 0.944 (plain hybrid 0.889 / 0.944 / 0.917).
 VECTOR_NOISE_COSINE = 0.2
+#: Rows a filtered search asks the store's vector index for, per row it ranks, when the
+#: store applies the filter (LanceDB's prefilter): 2, so that the rows the store cannot
+#: tell apart (layers, hidden memories, the dream diary) may be dropped after (our choice).
+FILTER_MARGIN = 2
+#: Most times more rows a filtered search asks the index for when the store cannot apply
+#: its filter (layers only): as many more as the filter's share of the rows is small, up to
+#: 8 (our choice: a filter allowing fewer rows than ``retrieval.filtered_scan_rows`` scores
+#: its rows itself; past 8× the index's refine step costs more than that scan).
+FILTER_OVERSAMPLE = 8
 #: Longest query searched, in characters (our choice: a question is far shorter; a pasted
 #: page would take seconds to embed: 0.3 s per 10,000 characters here).
 MAX_QUERY_CHARS = 2000
@@ -372,17 +382,15 @@ class Retriever:
             if snap is None or snap.versions != versions:
                 # this process's own batches since: re-read their paths only
                 delta = None if snap is None else self._store.changes_since(snap.versions)
-                above = self._settings.retrieval.compact_vectors_above
-                ann = self._settings.retrieval.ann_vectors_above
+                limits = VectorLimits.of(self._settings.retrieval)
                 vault = self._settings.vault
                 templates = template_locations(vault.path, vault.config_folder) \
                     if vault.path is not None else frozenset()
-                snap = (read_snapshot(self._store, versions, self._zone, compact_above=above,
-                                      templates=templates, ann_above=ann)
+                snap = (read_snapshot(self._store, versions, self._zone, limits=limits,
+                                      templates=templates)
                         if snap is None or delta is None
                         else follow_snapshot(self._store, snap, delta, versions, self._zone,
-                                             compact_above=above, templates=templates,
-                                             ann_above=ann))
+                                             limits=limits, templates=templates))
                 self._snapshot = snap
             return snap
 
@@ -652,13 +660,14 @@ class Retriever:
             path_prefix=path_prefix, owner=owner, with_vectors=True)
         filtered = (memory_types is not None or bool(path_prefix) or owner is not None
                     or layered)
+        where = search_filter(memory_types, path_prefix, owner)
         phrases = event_phrases(text) if LIST_WEIGHTS.get("phrases", 0.0) > 0 else []
         # the parts are embedded and searched beside the full text and the whole question
         phrases_future = self._pool.submit(_by_phrases, self._embedder, snap, phrases, n, keep,
-                                           filtered) if phrases else None
+                                           filtered, where) if phrases else None
         vector = embedding.result() if embedding is not None else self._embed(text)
         part.vector = vector
-        by_vector = _nearest(snap, vector, n, keep, filtered)
+        by_vector = _nearest(snap, vector, n, keep, filtered, where)
         by_words = collapse_to_notes(_phrases_first(words_future.result(), text))
         by_notes = _note_index(self._bm25, snap).top(text, n, _of_chunks(snap, keep))
         if by_vector and (by_vector[0][2] >= VECTOR_NOISE_COSINE or not by_words):
@@ -746,14 +755,15 @@ def stored_prefix(paths: Iterable[str], prefix: str | None) -> str | None:
 
 
 def _nearest(snap: Snapshot, vector: np.ndarray, n: int, keep: Callable[[str], bool],
-             filtered: bool) -> list[tuple[str, int, float]]:
+             filtered: bool, where: str = "") -> list[tuple[str, int, float]]:
     """The ``n`` notes nearest to ``vector`` by their best chunk -> ``(path, row, cosine)``,
-    best first (:func:`_ranked_rows`). With ``filtered`` (types, folder or owner asked for)
-    every allowed note is considered; else the best rows are taken first and hidden notes
-    dropped after."""
+    best first (:func:`_ranked_rows`). With ``filtered`` (types, folder, owner or layers
+    asked for; ``where``: the part of the filter the store can apply,
+    :func:`magma.store.search_filter`) every allowed note is considered; else the best rows
+    are taken first and hidden notes dropped after."""
     if not snap.chunk_paths:
         return []
-    rows, sims = _ranked_rows(snap, vector, n, keep, filtered)
+    rows, sims = _ranked_rows(snap, vector, n, keep, filtered, where)
     found: list[tuple[str, int, float]] = []
     seen: set[str] = set()
     for row, sim in zip(rows.tolist(), sims.tolist(), strict=True):
@@ -769,41 +779,85 @@ def _nearest(snap: Snapshot, vector: np.ndarray, n: int, keep: Callable[[str], b
 
 
 def _ranked_rows(snap: Snapshot, vector: np.ndarray, n: int, keep: Callable[[str], bool],
-                 filtered: bool) -> tuple[np.ndarray, np.ndarray]:
+                 filtered: bool, where: str = "") -> tuple[np.ndarray, np.ndarray]:
     """Chunk rows best first and their cosines with ``vector`` (``int64[k]``,
     ``float32[k]``): unfiltered, the ``max(8n, 64)`` best, from the store's vector index
-    when the snapshot has one (:func:`magma.catalogue.ann_rows`, scored again on the
-    in-memory rows; a failing index is logged and every row scanned instead), else from a
-    scan of every in-memory row (one matrix product, in blocks for int8 rows); filtered,
-    every allowed row, from the scan. Equal cosines keep row order."""
+    when the snapshot has one (:func:`magma.catalogue.ann_rows`, its exact cosines; a
+    failing index is logged and every row scanned instead), else from a scan of every
+    in-memory row (one matrix product, in blocks for compact rows); filtered, the allowed
+    rows (:func:`_filtered_rows`). Equal cosines keep row order."""
     take = min(len(snap.chunk_paths), max(n * 8, 64))
-    if not filtered and snap.ann is not None:
-        try:
-            near = ann_rows(snap, vector, take)
-        except DreamdError as error:
-            log.warning("search.vector_index_failed", error=str(error))
-            near = None
-        if near is not None:
-            near = np.sort(near)  # equal cosines in row order, as the scan below
-            sims = (snap.chunk_vectors.rows(near) @ vector if len(near)
-                    else np.zeros(0, dtype=np.float32))
-            order = np.argsort(-sims, kind="stable")
-            return near[order], sims[order]
-    sims = snap.chunk_vectors.scores(vector)
     if filtered:
-        allowed = [r for p, rows in snap.rows_by_path.items() if keep(p) for r in rows]
-        if not allowed:
-            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
-        order = np.asarray(allowed)[np.argsort(-sims[allowed], kind="stable")]
-    else:
-        top = np.sort(np.argpartition(-sims, take - 1)[:take])  # equal cosines in row order
-        order = top[np.argsort(-sims[top], kind="stable")]
+        return _filtered_rows(snap, vector, n, take, keep, where)
+    near = _ann_rows(snap, vector, take, "")
+    if near is not None:
+        return near
+    sims = snap.chunk_vectors.scores(vector)
+    top = np.sort(np.argpartition(-sims, take - 1)[:take])  # equal cosines in row order
+    order = top[np.argsort(-sims[top], kind="stable")]
     return order, sims[order]
 
 
+def _filtered_rows(snap: Snapshot, vector: np.ndarray, n: int, take: int,
+                   keep: Callable[[str], bool], where: str) -> tuple[np.ndarray, np.ndarray]:
+    """The rows a filtered search ranks, best first, with their cosines. Without the store's
+    vector index: every allowed row, from a scan of every in-memory row. With it: when the
+    filter allows more rows than ``limits.filtered_scan_rows``, the index's best rows
+    matching ``where`` (:data:`FILTER_MARGIN` × ``take`` of them; :data:`FILTER_OVERSAMPLE`
+    times more at most when ``where`` is empty, as for the filter's share of the rows), the
+    rows ``keep`` refuses dropped; else, or when those hold fewer than ``n`` notes, every
+    allowed row scored on its in-memory row (no scan of the others)."""
+    allowed: list[int] = []
+    notes = 0
+    for path, rows in snap.rows_by_path.items():
+        if keep(path):
+            allowed.extend(rows)
+            notes += 1
+    if not allowed:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
+    index = np.asarray(allowed, dtype=np.int64)
+    if snap.ann is None:
+        sims = snap.chunk_vectors.scores(vector)[index]
+    else:
+        if len(allowed) > snap.limits.filtered_scan_rows:
+            more = 1 if where else min(FILTER_OVERSAMPLE,
+                                       -(-len(snap.chunk_paths) // len(allowed)))
+            near = _ann_rows(snap, vector, take * FILTER_MARGIN * more, where)
+            if near is not None:
+                passed = np.asarray([keep(snap.chunk_paths[r]) for r in near[0].tolist()],
+                                    dtype=bool)
+                rows, sims = near[0][passed], near[1][passed]
+                if len({snap.chunk_paths[r] for r in rows.tolist()}) >= min(n, notes):
+                    return rows, sims
+        sims = snap.chunk_vectors.scores_at(index, vector)
+    order = np.argsort(-sims, kind="stable")
+    return index[order], sims[order]
+
+
+def _ann_rows(snap: Snapshot, vector: np.ndarray, limit: int, where: str
+              ) -> tuple[np.ndarray, np.ndarray] | None:
+    """The store's vector index's best ``limit`` rows matching ``where`` and their exact
+    cosines, best first (equal cosines in row order; :func:`magma.catalogue.ann_rows`);
+    ``None`` without an index, or when it fails (logged)."""
+    if snap.ann is None:
+        return None
+    try:
+        near = ann_rows(snap, vector, limit, where or None)
+    except DreamdError as error:
+        log.warning("search.vector_index_failed", error=str(error))
+        return None
+    if near is None:
+        return None
+    rows, sims = near
+    by_row = np.argsort(rows, kind="stable")  # equal cosines in row order, as the scan
+    rows, sims = rows[by_row], sims[by_row]
+    order = np.argsort(-sims, kind="stable")
+    return rows[order], sims[order]
+
 
 def _by_phrases(embedder: Embedder, snap: Snapshot, phrases: Sequence[str], n: int,
-                keep: Callable[[str], bool], filtered: bool) -> list[tuple[str, str]]:
+                keep: Callable[[str], bool], filtered: bool, where: str = ""
+                ) -> list[tuple[str, str]]:
     """The notes nearest each of ``phrases`` (the events a question names apart,
     :func:`magma.question_shape.event_phrases`, embedded in one call), fused by reciprocal
     rank fusion into one list -> ``(path, the phrase it ranks best for)``, best first, at
@@ -812,7 +866,7 @@ def _by_phrases(embedder: Embedder, snap: Snapshot, phrases: Sequence[str], n: i
     lists: dict[str, list[str]] = {}
     best: dict[str, tuple[int, str]] = {}
     for phrase, vector in zip(phrases, vectors, strict=True):
-        near = _nearest(snap, vector, n, keep, filtered)
+        near = _nearest(snap, vector, n, keep, filtered, where)
         lists[phrase] = [path for path, _, _ in near]
         for rank, path in enumerate(lists[phrase]):
             if path not in best or rank < best[path][0]:

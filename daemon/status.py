@@ -88,10 +88,12 @@ class StatusReport:
     ``sessions``). ``searches`` sums up the recent searches of every process and the intent
     cache's hits (:func:`daemon.metrics.search_summary`); ``metrics`` says whether Prometheus
     metrics are served or written (:func:`daemon.metrics.metrics_status`). ``vectors`` is the
-    form of the in-memory chunk vector index (``form`` ``"float32"`` or ``"int8"``, ``chunks``,
-    ``compact_above``: the ``retrieval.compact_vectors_above`` threshold) and how the vector
-    stage searches (``search`` ``"ivf index"`` or ``"exact scan"``, ``index``: the store's
-    vector index type or ``None``, ``ann_above``: ``retrieval.ann_vectors_above``).
+    form of the in-memory chunk vector index (``form`` ``"float32"``, ``"float16"`` or
+    ``"int8"``, ``chunks``, ``compact_above``: the ``retrieval.compact_vectors_above``
+    threshold, ``ann_form``: ``retrieval.ann_vector_form``) and how the vector stage searches
+    (``search`` ``"ivf index"`` or ``"exact scan"``, ``index``: the store's vector index type
+    or ``None``, ``ann_above``: ``retrieval.ann_vectors_above``, ``filtered_scan_rows``: the
+    setting of that name).
     """
 
     vault: str

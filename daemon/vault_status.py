@@ -19,7 +19,7 @@ from daemon.lock import current_holder
 from daemon.memory_index_keeper import index_listing
 from daemon.metrics import metrics_status, read_searches, search_summary
 from daemon.status import DAEMON_STATUS_FILE, LAST_SYNC_FILE, StatusReport, read_json
-from magma.vector_index import vector_form
+from magma.vector_index import VectorLimits
 
 __all__ = ["vault_status"]
 
@@ -52,27 +52,28 @@ def vault_status(*, vault: Path, store_uri: str, state_dir: Path, settings: Sett
                                 cache_enabled=intent_cache_enabled(settings)),
         metrics=metrics_status(settings.metrics, daemon),
         memory_index=index_listing(vault, settings.vault.memory_folder, memory_index_record),
-        vectors=vectors_status(counted.get("chunks"),
-                               settings.retrieval.compact_vectors_above,
-                               vector_index() if last is not None else None,
-                               settings.retrieval.ann_vectors_above),
+        vectors=vectors_status(counted.get("chunks"), VectorLimits.of(settings.retrieval),
+                               vector_index() if last is not None else None),
     )
 
 
-def vectors_status(chunks: int | None, compact_above: int, index: str | None = None,
-                   ann_above: int | None = None) -> dict[str, object]:
+def vectors_status(chunks: int | None, limits: VectorLimits, index: str | None = None
+                   ) -> dict[str, object]:
     """The in-memory chunk vector index's form for ``chunks`` chunks (``None`` before the
-    first sync: the form the first sync's size will decide) and its threshold, and how the
-    vector stage searches: ``search`` ``"ivf index"`` when the store keeps a vector index
-    (``index``: its type) and there are more than ``ann_above`` chunks
-    (``retrieval.ann_vectors_above``), else ``"exact scan"`` (``None`` before the first
+    first sync: the form the first sync's size will decide) and its thresholds (``limits``:
+    ``compact_above``, ``ann_above``, ``ann_form``, ``filtered_scan_rows``, the
+    ``retrieval`` settings of those names), and how the vector stage searches: ``search``
+    ``"ivf index"`` when the store keeps a vector index (``index``: its type) and there are
+    more than ``ann_above`` chunks, else ``"exact scan"`` (``None`` before the first
     sync)."""
+    ann_above = limits.ann_above
     ann = index is not None and chunks is not None and ann_above is not None \
         and chunks > ann_above
     search = None if chunks is None else "ivf index" if ann else "exact scan"
-    return {"form": vector_form(chunks, compact_above) if chunks is not None else None,
-            "chunks": chunks, "compact_above": compact_above, "search": search,
-            "index": index, "ann_above": ann_above}
+    return {"form": limits.form(chunks) if chunks is not None else None,
+            "chunks": chunks, "compact_above": limits.compact_above, "search": search,
+            "index": index, "ann_above": ann_above, "ann_form": limits.ann_form,
+            "filtered_scan_rows": limits.filtered_scan_rows}
 
 
 def _dream_status(state_dir: Path, settings: Settings, sessions: SessionCount

@@ -5,15 +5,19 @@ graph (the daemon's retrieval pipeline reads it once per table version)."""
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import json
+import platform
 import re
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import date, datetime, tzinfo
 from typing import Any
 from urllib.parse import unquote
 
 import numpy as np
+import pyarrow as pa
 
 from ccb.dates import day_in
 from ccb.names import nfc_key
@@ -28,12 +32,26 @@ from magma.layers import (
     note_layer,
     type_prior,
 )
-from magma.store import INDEX_FILE_NAMES, MagmaStore
+from magma.store import INDEX_FILE_NAMES, MagmaStore, chunk_vector_batches
 from magma.store_memo import StoreDelta
 from magma.text import CJK_CHAR
-from magma.vector_index import DEFAULT_COMPACT_ABOVE, ChunkVectors, chunk_vectors
+from magma.vector_index import DEFAULT_LIMITS, ChunkVectors, VectorLimits, filled, in_form
+
+
+def _glibc() -> Any:
+    """The C library when it is glibc (it has ``malloc_trim``), else ``None``."""
+    if platform.system() != "Linux" or platform.libc_ver()[0] != "glibc":
+        return None
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        return libc if hasattr(libc, "malloc_trim") else None
+    except OSError:
+        return None
+
 
 WORD = re.compile(r"\w+", re.UNICODE)
+#: glibc, for :func:`trim_heap` (``None`` on other C libraries).
+_LIBC = _glibc()
 STOPWORDS = frozenset({
     "a", "an", "and", "are", "as", "at", "be", "by", "can", "do", "does", "did", "for",
     "from", "how", "i", "in", "is", "it", "me", "my", "of", "on", "or", "so", "that", "the",
@@ -113,8 +131,10 @@ class Snapshot:
     graph: NoteGraph | None = None  # the graph step's (magma.graph_step), built on first use
     link_targets: dict[str, dict[str, str]] | None = None  # src -> {target as written: path}
     #: the store's vector index search (:meth:`MagmaStore.nearest_chunk_ids`) when there are
-    #: more chunks than ``ann_above``, else ``None`` (every row is scanned)
-    ann: Callable[[np.ndarray, int], list[tuple[str, str]] | None] | None = None
+    #: more chunks than ``limits.ann_above``, else ``None`` (every row is scanned)
+    ann: Callable[[np.ndarray, int, str | None], list[tuple[str, str, float]] | None] | None \
+        = None
+    limits: VectorLimits = DEFAULT_LIMITS  # the index's form and how it is searched
 
 
 def is_template_note(path: str, title: str, properties_json: str,
@@ -128,14 +148,15 @@ def is_template_note(path: str, title: str, properties_json: str,
 
 
 def read_snapshot(store: MagmaStore, versions: dict[str, int], zone: tzinfo,
-                  compact_above: int = DEFAULT_COMPACT_ABOVE,
-                  templates: Collection[str] = (), ann_above: int | None = None) -> Snapshot:
+                  limits: VectorLimits = DEFAULT_LIMITS,
+                  templates: Collection[str] = ()) -> Snapshot:
     """The catalogue, the name and word postings and the in-memory vector index of ``store``
-    at table ``versions`` (days counted in ``zone``); the index holds int8 rows when there are
-    more than ``compact_above`` chunks (:func:`magma.vector_index.vector_form`), and the
-    store's vector index is searched instead of every row when there are more than
-    ``ann_above`` (``None``: never; :func:`with_ann`); ``templates``: the vault's configured
-    template places, :func:`is_template_note`. Raises :class:`StoreError`."""
+    at table ``versions`` (days counted in ``zone``); the index takes the form
+    ``limits.form`` picks for its number of chunks (:func:`magma.vector_index.vector_form`),
+    built batch by batch (never every float32 vector at once), and the store's vector index
+    is searched instead of every row when there are more than ``limits.ann_above``
+    (:func:`with_ann`); ``templates``: the vault's configured template places,
+    :func:`is_template_note`. Raises :class:`StoreError`."""
     memory_text = _memory_text(store.memory_chunks())
     entries: dict[str, CatalogueEntry] = {}
     postings: dict[str, set[str]] = {}
@@ -147,50 +168,94 @@ def read_snapshot(store: MagmaStore, versions: dict[str, int], zone: tzinfo,
             names.setdefault(key, set()).add(entry.path)
         for token in _posting_tokens(entry):
             postings.setdefault(token, set()).add(entry.path)
-    every = store.chunk_vectors()
-    return with_ann(_with_vectors(
-        versions, entries, postings, names, memory_text,
-        every.column("chunk_id").to_pylist(), every.column("path").to_pylist(),
-        matrix_of(every), every.column("content_hash").to_pylist(), compact_above),
-        store, ann_above)
+    rows, batches = chunk_vector_batches(store)
+    ids, paths, hashes, vectors = vectors_of(rows, batches, limits)
+    return with_ann(_with_vectors(versions, entries, postings, names, memory_text, ids, paths,
+                                  vectors, hashes, limits), store)
 
 
-def with_ann(snap: Snapshot, store: MagmaStore, ann_above: int | None) -> Snapshot:
+def vectors_of(rows: int, batches: Iterable[Any], limits: VectorLimits
+               ) -> tuple[list[str], list[str], list[str], ChunkVectors]:
+    """The chunk ids, paths, content hashes and in-memory vector index (in the form
+    ``limits`` picks for ``rows`` chunks) of ``batches`` (record batches of ``chunk_id``,
+    ``path``, ``content_hash`` and ``vector``, :func:`magma.store.chunk_vector_batches`),
+    each batch converted as it comes; the chunks of a note share one path string (700,000
+    chunks of 100,000 notes: 600,000 strings fewer); the heap trimmed after
+    (:func:`trim_heap`). Raises
+    :class:`StoreError` from the batches."""
+    ids: list[str] = []
+    paths: list[str] = []
+    hashes: list[str] = []
+
+    one: dict[str, str] = {}  # a note's chunks share one path string
+
+    def matrices() -> Iterator[np.ndarray]:
+        for batch in batches:
+            ids.extend(batch.column("chunk_id").to_pylist())
+            paths.extend(one.setdefault(p, p) for p in batch.column("path").to_pylist())
+            hashes.extend(batch.column("content_hash").to_pylist())
+            yield matrix_of(batch)
+
+    vectors = filled(limits.form(rows), rows, matrices())
+    trim_heap()
+    return ids, paths, hashes, vectors
+
+
+def trim_heap() -> None:
+    """Give the C heap's free pages back to the system (glibc's ``malloc_trim``; nothing
+    elsewhere). Reading every chunk leaves LanceDB's freed read buffers in the heap, among
+    the live strings of the chunk lists, where the allocator keeps them: after streaming the
+    700,000 chunks of a 100,000-note vault and keeping nothing, RSS stayed at 652 MB, 312 MB
+    once trimmed (a probe of ``to_batches`` on ``bench/vector_daemon_bench.py``'s table)."""
+    if _LIBC is not None:
+        _LIBC.malloc_trim(0)
+
+
+def with_ann(snap: Snapshot, store: MagmaStore) -> Snapshot:
     """``snap`` searching ``store``'s vector index (:attr:`Snapshot.ann`) when it has more
-    than ``ann_above`` chunks (``None``: never)."""
-    big = ann_above is not None and len(snap.chunk_paths) > ann_above
-    snap.ann = store.nearest_chunk_ids if big else None
+    than ``snap.limits.ann_above`` chunks (``None``: never)."""
+    above = snap.limits.ann_above
+    snap.ann = store.nearest_chunk_ids if above is not None and len(snap.chunk_paths) > above \
+        else None
     return snap
 
 
-def ann_rows(snap: Snapshot, vector: np.ndarray, limit: int) -> np.ndarray | None:
+def ann_rows(snap: Snapshot, vector: np.ndarray, limit: int, where: str | None = None
+             ) -> tuple[np.ndarray, np.ndarray] | None:
     """The rows of ``snap`` among the ``limit`` chunks the store's vector index finds
-    nearest ``vector`` -> ``int64[≤ limit]`` in its order (a chunk written after ``snap``
-    is left out); ``None`` when ``snap`` scans every row (no index, or too few chunks).
-    Raises :class:`StoreError`."""
-    found = snap.ann(vector, limit) if snap.ann is not None else None
+    nearest ``vector`` (of those matching the SQL filter ``where``, when given:
+    :func:`magma.store.search_filter`) and their exact cosines -> ``(int64[≤ limit],
+    float32[≤ limit])`` in its order (a chunk written after ``snap`` is left out); ``None``
+    when ``snap`` scans every row (no index, or too few chunks). Raises
+    :class:`StoreError`."""
+    found = snap.ann(vector, limit, where) if snap.ann is not None else None
     if found is None:
         return None
     rows: list[int] = []
-    for chunk_id, path in found:
-        rows.extend(r for r in snap.rows_by_path.get(path, ()) if snap.chunk_ids[r] == chunk_id)
-    return np.asarray(rows, dtype=np.int64)
+    sims: list[float] = []
+    for chunk_id, path, cosine in found:
+        for row in snap.rows_by_path.get(path, ()):
+            if snap.chunk_ids[row] == chunk_id:
+                rows.append(row)
+                sims.append(cosine)
+    return np.asarray(rows, dtype=np.int64), np.asarray(sims, dtype=np.float32)
 
 
 def follow_snapshot(store: MagmaStore, snap: Snapshot, delta: StoreDelta,
                     versions: dict[str, int], zone: tzinfo,
-                    compact_above: int = DEFAULT_COMPACT_ABOVE,
-                    templates: Collection[str] = (), ann_above: int | None = None) -> Snapshot:
+                    limits: VectorLimits = DEFAULT_LIMITS,
+                    templates: Collection[str] = ()) -> Snapshot:
     """``snap`` carried over the batches that wrote ``delta.paths`` (what
     :meth:`MagmaStore.changes_since` answers): only those paths' rows, chunks and vectors are
-    read; every other note keeps its entry, postings and vector rows. Equal, path by path, to
+    read; every other note keeps its entry, postings and vector rows (in their form: no
+    float32 copy of the rows kept, unless the index changes form). Equal, path by path, to
     :func:`read_snapshot` at ``versions``. ``snap`` is left as it was (a search may be
     reading it): the result shares only what did not change. The links follow when the set
     of stored paths stayed the same, else they are read again on first use. Raises
     :class:`StoreError`."""
     changed = delta.paths
     if not changed:
-        return with_ann(replace(snap, versions=versions), store, ann_above)
+        return with_ann(replace(snap, versions=versions, limits=limits), store)
     added = _memory_text(store.memory_chunks(changed))
     memory_text = {p: t for p, t in snap.memory_text.items() if p not in changed}
     memory_text.update(added)
@@ -206,20 +271,21 @@ def follow_snapshot(store: MagmaStore, snap: Snapshot, delta: StoreDelta,
         _add(names, _name_keys(entry), entry.path)
     fresh = store.chunk_vectors(changed)
     keep = [i for i, p in enumerate(snap.chunk_paths) if p not in changed]
-    kept_matrix = snap.chunk_vectors.rows(keep)
     fresh_matrix = matrix_of(fresh)
-    matrix = (fresh_matrix if not keep else kept_matrix if fresh.num_rows == 0
-              else np.concatenate([kept_matrix, fresh_matrix]))
+    was = snap.chunk_vectors
+    form = limits.form(len(keep) + fresh.num_rows)
+    vectors = (was.followed(np.asarray(keep, dtype=np.int64), fresh_matrix)
+               if form == was.form else in_form(_stacked(was.rows(keep), fresh_matrix), form))
     out = _with_vectors(
         versions, entries, postings, names, memory_text,
         [snap.chunk_ids[i] for i in keep] + fresh.column("chunk_id").to_pylist(),
         [snap.chunk_paths[i] for i in keep] + fresh.column("path").to_pylist(),
-        matrix, [snap.chunk_hashes[i] for i in keep] + fresh.column("content_hash").to_pylist(),
-        compact_above)
+        vectors, [snap.chunk_hashes[i] for i in keep] + fresh.column("content_hash").to_pylist(),
+        limits)
     if delta.same_paths and snap.neighbours is not None and snap.link_targets is not None:
         out.link_targets, out.neighbours = _follow_links(
             snap.link_targets, snap.neighbours, store.link_pairs(changed), changed, entries)
-    return with_ann(out, store, ann_above)
+    return with_ann(out, store)
 
 
 def _memory_text(chunks: Any) -> dict[str, str]:
@@ -297,14 +363,13 @@ def _add(index: dict[str, set[str]], keys: Iterable[str], path: str) -> None:
 def _with_vectors(versions: dict[str, int], entries: dict[str, CatalogueEntry],
                   postings: dict[str, set[str]], names: dict[str, set[str]],
                   memory_text: dict[str, str], chunk_ids: list[str], chunk_paths: list[str],
-                  chunk_matrix: np.ndarray, chunk_hashes: list[str],
-                  compact_above: int = DEFAULT_COMPACT_ABOVE) -> Snapshot:
+                  vectors: ChunkVectors, chunk_hashes: list[str],
+                  limits: VectorLimits) -> Snapshot:
     """The snapshot of these parts, with the rows of each path and the memory matrix (the
     memories' rows of the one in-memory index: no second read of their vectors)."""
     rows_by_path: dict[str, list[int]] = {}
     for row, path in enumerate(chunk_paths):
         rows_by_path.setdefault(path, []).append(row)
-    vectors = chunk_vectors(chunk_matrix, compact_above)
     # the memories' rows of the one in-memory index (no second read of their vectors)
     memory_rows = [r for p in memory_text if p in entries for r in rows_by_path.get(p, ())]
     matrix = (vectors.rows(memory_rows) if memory_rows
@@ -313,7 +378,7 @@ def _with_vectors(versions: dict[str, int], entries: dict[str, CatalogueEntry],
                     memory_paths=[chunk_paths[r] for r in memory_rows], memory_matrix=matrix,
                     memory_text=memory_text, chunk_ids=chunk_ids, chunk_paths=chunk_paths,
                     chunk_vectors=vectors, chunk_hashes=chunk_hashes,
-                    rows_by_path=rows_by_path)
+                    rows_by_path=rows_by_path, limits=limits)
 
 
 def _follow_links(targets: Mapping[str, dict[str, str]], near: Mapping[str, set[str]],
@@ -359,11 +424,20 @@ def link_written(target: str) -> str:
     return unquote(target.split("#", 1)[0]).strip().casefold()
 
 
+def _stacked(kept: np.ndarray, fresh: np.ndarray) -> np.ndarray:
+    """``kept`` then ``fresh`` rows, either possibly empty (an empty one may be ``(0, 1)``)."""
+    if len(fresh) == 0:
+        return kept
+    return fresh if len(kept) == 0 else np.concatenate([kept, fresh])
+
+
 def matrix_of(table: Any) -> np.ndarray:
     """The ``vector`` column of ``table`` as ``float32[rows, dims]`` (``(0, 1)`` when empty)."""
     if table.num_rows == 0:
         return np.zeros((0, 1), dtype=np.float32)
-    column = table.column("vector").combine_chunks()
+    column = table.column("vector")
+    if isinstance(column, pa.ChunkedArray):
+        column = column.combine_chunks()
     return np.asarray(column.flatten().to_numpy(zero_copy_only=False),
                       dtype=np.float32).reshape(table.num_rows, -1)
 

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import json
 import posixpath
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
@@ -82,9 +82,11 @@ __all__ = [
     "MagmaStore",
     "NoteRecord",
     "StoreCounts",
+    "chunk_vector_batches",
     "graph_file_rows",
     "graph_reads",
     "link_records",
+    "search_filter",
     "sql_str",
     "stored_problems",
     "table_name",
@@ -95,6 +97,13 @@ log = structlog.get_logger("dreamd.store")
 #: Files that index the memory folder (Claude Code's MEMORY.md, dreamd's dream diary); they
 #: name every owner's memories, so owner-scoped searches never return them.
 INDEX_FILE_NAMES = (MEMORY_INDEX_FILE, DIARY_FILE)
+#: Chunk rows per batch of :func:`chunk_vector_batches`: 16,384 × 2 KB = 32 MB of float32
+#: vectors at a time. LanceDB reads batches ahead, so the batch bounds the read's peak: a
+#: process streaming the 700,000 chunks of a 100,000-note vault (ids, paths, hashes and
+#: vectors, keeping none) peaked at 1,134 MB RSS with 65,536 rows a batch, 815 MB with 16,384
+#: and 786 MB with 8,192, each as fast (a probe of ``to_batches`` on
+#: ``bench/vector_daemon_bench.py``'s table).
+VECTOR_BATCH_ROWS = 16_384
 # SQL IN-lists are sent in slices of this many values (keeps each filter string small).
 _IN_SLICE = 500
 #: The columns of the files table an :class:`IndexedFile` holds, in its field order.
@@ -451,11 +460,12 @@ class MagmaStore:
 
         return [_candidate(row, 1.0 - float(row["_distance"])) for row in self._candidate_rows(
             query, "vector search", limit, with_vectors,
-            _search_filter(memory_types, path_prefix, owner))]
+            search_filter(memory_types, path_prefix, owner))]
 
-    def nearest_chunk_ids(self, vector: np.ndarray, limit: int) -> list[tuple[str, str]] | None:
+    def nearest_chunk_ids(self, vector: np.ndarray, limit: int, where: str | None = None
+                          ) -> list[tuple[str, str, float]] | None:
         """:meth:`StoreTables.nearest_chunk_ids`. Raises :class:`StoreError`."""
-        return self._t.nearest_chunk_ids(vector, limit)
+        return self._t.nearest_chunk_ids(vector, limit, where)
 
     def vector_index(self) -> str | None:
         """:meth:`StoreTables.vector_index`. Raises :class:`StoreError`."""
@@ -483,7 +493,7 @@ class MagmaStore:
 
         return [_candidate(row, float(row["_score"])) for row in self._candidate_rows(
             query, "full-text search", limit, with_vectors,
-            _search_filter(memory_types, path_prefix, owner))]
+            search_filter(memory_types, path_prefix, owner))]
 
     def _candidate_rows(self, build: Callable[[], Any], what: str, limit: int,
                         with_vectors: bool, where: str | None) -> list[dict[str, Any]]:
@@ -766,9 +776,12 @@ def _candidate(row: Mapping[str, Any], score: float) -> ChunkCandidate:
     )
 
 
-def _search_filter(
+def search_filter(
     memory_types: Collection[str] | None, path_prefix: str | None, owner: Owner | None = None
 ) -> str:
+    """The SQL filter on chunk rows of a search asking for ``memory_types``, a folder
+    ``path_prefix`` and an ``owner``'s view (what :meth:`MagmaStore.fulltext_candidates`
+    and a filtered vector index search filter with; ``""`` when nothing is asked for)."""
     parts: list[str] = []
     if memory_types is not None:
         types = sorted(set(memory_types))
@@ -998,6 +1011,30 @@ def link_records(table: pa.Table) -> list[LinkRecord]:
     table = table.sort_by([("src", "ascending"), ("line", "ascending"),
                            ("target", "ascending")])
     return list(map(LinkRecord, *(table.column(c).to_pylist() for c in _LINK_COLUMNS)))
+
+
+def chunk_vector_batches(store: MagmaStore, batch_rows: int = VECTOR_BATCH_ROWS
+                         ) -> tuple[int, Iterator[pa.RecordBatch]]:
+    """The number of chunk rows and every chunk's ``chunk_id``, ``path``, ``content_hash``
+    and ``vector`` (``float32[dims]``) in batches of at most ``batch_rows``, from one version
+    of the chunks table: what the in-memory vector index is built from without holding every
+    float32 vector at once. Raises :class:`StoreError` (also while the batches are read)."""
+    table = store._t.chunks
+    columns = ["chunk_id", "path", "content_hash", "vector"]
+    try:
+        rows = store._t.retrying(table.count_rows)
+        reader = store._t.retrying(lambda: table.search().select(columns).limit(None)
+                                   .to_batches(batch_rows))
+    except Exception as exc:
+        raise StoreError(f"magma: read chunks in {store.uri}: {exc}") from exc
+
+    def batches() -> Iterator[pa.RecordBatch]:
+        try:
+            yield from reader
+        except Exception as exc:
+            raise StoreError(f"magma: read chunks in {store.uri}: {exc}") from exc
+
+    return int(rows), batches()
 
 
 def graph_reads(store: MagmaStore) -> tuple[list[GraphFileRow], list[LinkRecord]]:

@@ -328,14 +328,16 @@ class StoreTables:
         except Exception as exc:
             raise StoreError(f"magma: list the indexes of {self.uri}: {exc}") from exc
 
-    def nearest_chunk_ids(self, vector: Any, limit: int) -> list[tuple[str, str]] | None:
-        """The ``limit`` chunks nearest the unit ``vector`` by the vector index ->
-        ``(chunk_id, path)``, best first (:func:`magma.vector_ann.nearest_chunk_ids`);
-        ``None`` when there is no vector index. Raises :class:`StoreError`."""
-        def search() -> list[tuple[str, str]] | None:
+    def nearest_chunk_ids(self, vector: Any, limit: int, where: str | None = None
+                          ) -> list[tuple[str, str, float]] | None:
+        """The ``limit`` chunks nearest the unit ``vector`` by the vector index (matching the
+        SQL filter ``where``, when given) -> ``(chunk_id, path, cosine)``, best first
+        (:func:`magma.vector_ann.nearest_chunk_ids`); ``None`` when there is no vector
+        index. Raises :class:`StoreError`."""
+        def search() -> list[tuple[str, str, float]] | None:
             if vector_index_type(self.chunks) is None:
                 return None
-            return nearest_chunk_ids(self.chunks, vector, limit)
+            return nearest_chunk_ids(self.chunks, vector, limit, where)
 
         try:
             return self.retrying(search)

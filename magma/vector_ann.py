@@ -6,8 +6,9 @@ Below ``retrieval.ann_vectors_above`` chunks the vector stage scans the in-memor
 table's ``vector`` column (:func:`ensure_vector_index`, built by the store's maintenance once
 the table has grown past the threshold; the same maintenance, ``optimize``, folds later rows
 into it, and LanceDB scans rows not folded in yet exactly beside the index), and an unfiltered
-vector stage asks it for its candidate chunks (:func:`nearest_chunk_ids`); the caller scores
-them again on its own rows.
+vector stage asks it for its candidate chunks with their exact cosines
+(:func:`nearest_chunk_ids`), a filtered one with the filter (LanceDB's prefilter) when the
+filter allows too many rows to score them in memory.
 
 The index and its settings are measured by ``bench/vector_forms_bench.py`` on 161,970 real
 USE multilingual v3 chunk vectors (2 shared cores; the figures are given at
@@ -27,6 +28,7 @@ __all__ = [
     "ANN_MIN_NPROBES",
     "ANN_NPROBES_SHARE",
     "ANN_REFINE_FACTOR",
+    "ANN_REFINE_ROWS",
     "ensure_vector_index",
     "nearest_chunk_ids",
     "vector_index_type",
@@ -45,6 +47,12 @@ ANN_NPROBES_SHARE = 0.2
 #: Candidates of the quantised scan per chunk asked for that are scored again on the stored
 #: float32 vectors (LanceDB's ``refine_factor``): 10, measured with the share above.
 ANN_REFINE_FACTOR = 10
+#: Fewest candidates scored again when more rows are asked for: the 3,200 of the measured
+#: setting (320 rows × :data:`ANN_REFINE_FACTOR`); a search asking for more rows scores
+#: again at least as many as it asks for, and not ten times as many (at 700,000 chunks the
+#: refine step read from disk dominates: 1,280 rows × 10 p50 228 ms, × 2 62 ms, the same
+#: recall@10 0.978 on 50 questions; ``/tmp`` probe of ``magma.vector_ann``'s settings).
+ANN_REFINE_ROWS = 3_200
 #: Fewest partitions a search scans: an index the user asked for on a small vault (a low
 #: ``retrieval.ann_vectors_above``) has few partitions, and scanning a quarter of 7 would
 #: scan 2; 16 scans every partition of an index under 289 chunks (our choice).
@@ -83,17 +91,30 @@ def ensure_vector_index(table: Any, above: int) -> bool:
     return True
 
 
-def nearest_chunk_ids(table: Any, vector: np.ndarray, limit: int) -> list[tuple[str, str]]:
-    """The ``limit`` chunks nearest ``vector`` (unit ``float32[dims]``) by the IVF index ->
-    ``(chunk_id, path)``, best first, scanning :data:`ANN_NPROBES_SHARE` of the partitions
-    (at least :data:`ANN_MIN_NPROBES`), the best ``limit`` × :data:`ANN_REFINE_FACTOR` of
-    them scored again on the stored vectors.
-    Raises what LanceDB raises."""
+def refine_factor(limit: int) -> int:
+    """LanceDB's ``refine_factor`` for a search asking for ``limit`` rows:
+    :data:`ANN_REFINE_FACTOR`, lowered so that no more than :data:`ANN_REFINE_ROWS` (or
+    ``limit``) candidates are scored again."""
+    return min(ANN_REFINE_FACTOR, max(1, math.ceil(ANN_REFINE_ROWS / max(1, limit))))
+
+
+def nearest_chunk_ids(table: Any, vector: np.ndarray, limit: int,
+                      where: str | None = None) -> list[tuple[str, str, float]]:
+    """The ``limit`` chunks nearest ``vector`` (unit ``float32[dims]``) by the IVF index
+    (only rows matching the SQL filter ``where``, when given: LanceDB's prefilter) ->
+    ``(chunk_id, path, cosine)``, best first, scanning :data:`ANN_NPROBES_SHARE` of the
+    partitions (at least :data:`ANN_MIN_NPROBES`), the best ``limit`` ×
+    :func:`refine_factor` of them scored again on the stored vectors: the cosines are the
+    exact ones of the stored float32 vectors. Raises what LanceDB raises."""
     stats = table.index_stats(ANN_INDEX_NAME)
     indexed = stats.num_indexed_rows if stats is not None else table.count_rows()
     nprobes = max(ANN_MIN_NPROBES, math.ceil(_partitions(indexed) * ANN_NPROBES_SHARE))
-    rows = (table.search(np.asarray(vector, dtype=np.float32), query_type="vector")
-            .distance_type("cosine").nprobes(nprobes).refine_factor(ANN_REFINE_FACTOR)
-            .limit(limit).select(["chunk_id", "path"]).to_arrow())
+    query = (table.search(np.asarray(vector, dtype=np.float32), query_type="vector")
+             .distance_type("cosine").nprobes(nprobes).refine_factor(refine_factor(limit)))
+    if where:
+        query = query.where(where, prefilter=True)
+    rows = query.limit(limit).select(["chunk_id", "path"]).to_arrow()
+    cosines = (1.0 - np.asarray(rows.column("_distance").to_numpy(zero_copy_only=False),
+                                dtype=np.float64)).tolist()
     return list(zip(rows.column("chunk_id").to_pylist(), rows.column("path").to_pylist(),
-                    strict=True))
+                    cosines, strict=True))

@@ -1,39 +1,57 @@
-"""The in-memory chunk vector index in one of two forms: exact ``float32`` rows while the vault
-is small, ``int8`` rows with one scale per row above a configurable size.
+"""The in-memory chunk vector index in one of three forms: exact ``float32`` rows while the
+vault is small, compact rows (``int8`` with one scale per row, or ``float16``) above
+configurable sizes.
 
-Both forms answer the same two questions the search pipeline asks: the cosine of every chunk
-with a query (:meth:`scores`) and the vectors of some rows (:meth:`rows`). ``int8`` keeps a
+Every form answers the questions the search pipeline asks: the cosine of every chunk with a
+query (:meth:`ChunkVectors.scores`), of some rows only (:meth:`ChunkVectors.scores_at`), the
+vectors of some rows (:meth:`ChunkVectors.rows`), and the index carried over a batch
+(:meth:`ChunkVectors.followed`, without a float32 copy of the rows kept). ``int8`` keeps a
 quarter of the bytes (512 codes plus a 4-byte scale per chunk, against 2,048 bytes) and
 agrees with the exact top 10 on real vectors (recall@10 0.98–0.995), but its scan runs
 without BLAS, ≈5× slower (``bench/vector_forms_bench.py``; the figures are given at
-:data:`config.settings.COMPACT_VECTORS_ABOVE`).
+:data:`config.settings.COMPACT_VECTORS_ABOVE`); ``float16`` keeps half the bytes and the
+exact order of candidates, but numpy up-casts it slower still (the figures are given at
+:data:`config.settings.ANN_VECTOR_FORM`). Above ``retrieval.ann_vectors_above`` the store's
+IVF index finds the nearest chunks with their exact cosines (:mod:`magma.vector_ann`), and
+the in-memory rows only serve filtered searches of a few rows and the later stages, so they
+are kept compact there (``retrieval.ann_vector_form``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 import numpy as np
 
-from config.settings import COMPACT_VECTORS_ABOVE
+from config.settings import ANN_VECTOR_FORM, COMPACT_VECTORS_ABOVE, FILTERED_SCAN_ROWS
 
 __all__ = [
     "BLOCK_ROWS",
+    "DEFAULT_ANN_FORM",
     "DEFAULT_COMPACT_ABOVE",
+    "DEFAULT_LIMITS",
     "ChunkVectors",
     "ExactVectors",
+    "Float16Vectors",
     "Int8Vectors",
     "VectorForm",
+    "VectorLimits",
     "chunk_vectors",
+    "filled",
+    "in_form",
     "vector_form",
 ]
 
-VectorForm = Literal["float32", "int8"]
+VectorForm = Literal["float32", "float16", "int8"]
 
 #: Chunks above which the index is kept as ``int8`` by default: the setting's default
 #: (:data:`config.settings.COMPACT_VECTORS_ABOVE`, where its measurement is given).
 DEFAULT_COMPACT_ABOVE = COMPACT_VECTORS_ABOVE
+#: Form of the rows while the store's IVF index answers: the setting's default
+#: (:data:`config.settings.ANN_VECTOR_FORM`, where its measurement is given).
+DEFAULT_ANN_FORM: VectorForm = ANN_VECTOR_FORM
 #: Rows up-cast to float32 at once when scoring ``int8`` rows: 32,768 × 512 × 4 bytes = 64 MB
 #: of scratch, small against the 700,000-row index it scores (358 MB) and large enough that
 #: numpy's per-call overhead is negligible.
@@ -47,7 +65,7 @@ class ChunkVectors(Protocol):
 
     @property
     def form(self) -> VectorForm:
-        """``"float32"`` or ``"int8"``."""
+        """``"float32"``, ``"float16"`` or ``"int8"``."""
         ...
 
     @property
@@ -63,6 +81,16 @@ class ChunkVectors(Protocol):
 
     def rows(self, index: int | list[int] | np.ndarray) -> np.ndarray:
         """The vectors at ``index`` -> ``float32[dims]`` for one int, else ``float32[k, dims]``."""
+        ...
+
+    def scores_at(self, index: np.ndarray, vector: np.ndarray) -> np.ndarray:
+        """Cosine of the rows at ``index`` (``int64[k]``) with the unit ``vector`` ->
+        ``float32[k]``, up-cast :data:`BLOCK_ROWS` rows at a time."""
+        ...
+
+    def followed(self, keep: np.ndarray, fresh: np.ndarray) -> ChunkVectors:
+        """A new index of the rows at ``keep`` (``int64[k]``, in that order) then the rows of
+        ``fresh`` (``float32[m, dims]``, unit rows), in this form; ``self`` is unchanged."""
         ...
 
 
@@ -88,6 +116,49 @@ class ExactVectors:
 
     def rows(self, index: int | list[int] | np.ndarray) -> np.ndarray:
         return np.asarray(self.matrix[index], dtype=np.float32)
+
+    def scores_at(self, index: np.ndarray, vector: np.ndarray) -> np.ndarray:
+        return _blocks(index, lambda part: self.matrix[part] @ vector)
+
+    def followed(self, keep: np.ndarray, fresh: np.ndarray) -> ChunkVectors:
+        return ExactVectors(_stacked(self.matrix[keep], fresh.astype(np.float32)))
+
+
+@dataclass(frozen=True, slots=True)
+class Float16Vectors:
+    """``float16[rows, dims]`` unit rows: half the bytes, each component within 2^-11 of
+    its value (relative), so cosines within ≈ 0.001 of the exact ones."""
+
+    half: np.ndarray
+
+    @property
+    def form(self) -> VectorForm:
+        return "float16"
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.half.nbytes)
+
+    def __len__(self) -> int:
+        return len(self.half)
+
+    def scores(self, vector: np.ndarray) -> np.ndarray:
+        query = np.asarray(vector, dtype=np.float32)
+        out = np.empty(len(self.half), dtype=np.float32)
+        for start in range(0, len(self.half), BLOCK_ROWS):
+            block = self.half[start : start + BLOCK_ROWS].astype(np.float32)
+            out[start : start + len(block)] = block @ query
+        return out
+
+    def rows(self, index: int | list[int] | np.ndarray) -> np.ndarray:
+        return np.asarray(self.half[index], dtype=np.float32)
+
+    def scores_at(self, index: np.ndarray, vector: np.ndarray) -> np.ndarray:
+        query = np.asarray(vector, dtype=np.float32)
+        return _blocks(index, lambda part: self.half[part].astype(np.float32) @ query)
+
+    def followed(self, keep: np.ndarray, fresh: np.ndarray) -> ChunkVectors:
+        return Float16Vectors(_stacked(self.half[keep], fresh.astype(np.float16)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,14 +210,137 @@ class Int8Vectors:
         scales = self.scales[index]
         return codes * (scales[..., None] if codes.ndim == 2 else scales)
 
+    def scores_at(self, index: np.ndarray, vector: np.ndarray) -> np.ndarray:
+        query = np.asarray(vector, dtype=np.float32)
+        return _blocks(index, lambda part: (self.codes[part].astype(np.float32) @ query)
+                       * self.scales[part])
 
-def vector_form(rows: int, compact_above: int) -> VectorForm:
-    """The form of an index of ``rows`` chunks: ``"int8"`` when ``rows > compact_above``."""
-    return "int8" if rows > compact_above else "float32"
+    def followed(self, keep: np.ndarray, fresh: np.ndarray) -> ChunkVectors:
+        added = Int8Vectors.of(fresh)
+        return Int8Vectors(codes=_stacked(self.codes[keep], added.codes),
+                           scales=np.concatenate([self.scales[keep], added.scales]))
 
 
-def chunk_vectors(matrix: np.ndarray, compact_above: int) -> ChunkVectors:
-    """``matrix`` (``float32[rows, dims]``, unit rows) in the form :func:`vector_form` picks."""
-    if vector_form(len(matrix), compact_above) == "int8":
+def _blocks(index: np.ndarray, score: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
+    """``score`` of ``index`` taken :data:`BLOCK_ROWS` at a time -> ``float32[len(index)]``."""
+    index = np.asarray(index, dtype=np.int64)
+    out = np.empty(len(index), dtype=np.float32)
+    for start in range(0, len(index), BLOCK_ROWS):
+        part = index[start : start + BLOCK_ROWS]
+        out[start : start + len(part)] = score(part)
+    return out
+
+
+def _stacked(kept: np.ndarray, fresh: np.ndarray) -> np.ndarray:
+    """``kept`` then ``fresh`` rows (either may be empty; an empty ``fresh`` may be
+    ``(0, 1)``)."""
+    if len(fresh) == 0:
+        return kept
+    if len(kept) == 0:
+        return fresh
+    return np.concatenate([kept, fresh])
+
+
+@dataclass(frozen=True, slots=True)
+class VectorLimits:
+    """Which form the in-memory index takes and how the vector stage searches it: the
+    ``retrieval`` settings of these names (``ann_above`` ``None``: the store's IVF index is
+    never asked)."""
+
+    compact_above: int = DEFAULT_COMPACT_ABOVE
+    ann_above: int | None = None
+    ann_form: VectorForm = DEFAULT_ANN_FORM
+    filtered_scan_rows: int = FILTERED_SCAN_ROWS
+
+    @classmethod
+    def of(cls, retrieval: Any) -> VectorLimits:
+        """The limits of a ``config.settings.RetrievalSettings``."""
+        return cls(compact_above=retrieval.compact_vectors_above,
+                   ann_above=retrieval.ann_vectors_above, ann_form=retrieval.ann_vector_form,
+                   filtered_scan_rows=retrieval.filtered_scan_rows)
+
+    def form(self, rows: int) -> VectorForm:
+        """The form of an index of ``rows`` chunks (:func:`vector_form`)."""
+        return vector_form(rows, self.compact_above, self.ann_above, self.ann_form)
+
+
+#: The limits of the default settings, but the store's IVF index never asked (as
+#: ``ann_above=None`` said before the limits were one value).
+DEFAULT_LIMITS = VectorLimits()
+
+
+def vector_form(rows: int, compact_above: int, ann_above: int | None = None,
+                ann_form: VectorForm = DEFAULT_ANN_FORM) -> VectorForm:
+    """The form of an index of ``rows`` chunks: ``"int8"`` when ``rows > compact_above``,
+    else ``ann_form`` when ``rows > ann_above`` (the store's IVF index answers the
+    unfiltered searches there; ``None``: never), else ``"float32"``."""
+    if rows > compact_above:
+        return "int8"
+    if ann_above is not None and rows > ann_above:
+        return ann_form
+    return "float32"
+
+
+def in_form(matrix: np.ndarray, form: VectorForm) -> ChunkVectors:
+    """``matrix`` (``float32[rows, dims]``, unit rows) as an index of ``form``."""
+    if form == "int8":
         return Int8Vectors.of(matrix)
+    if form == "float16":
+        return Float16Vectors(np.asarray(matrix, dtype=np.float16))
     return ExactVectors(np.ascontiguousarray(matrix, dtype=np.float32))
+
+
+def filled(form: VectorForm, rows: int, matrices: Iterable[np.ndarray]) -> ChunkVectors:
+    """An index of ``form`` holding the rows of ``matrices`` (``float32[k, dims]`` each, unit
+    rows) one after another, about ``rows`` in all: each matrix is converted as it comes
+    into arrays of the final size, so that the float32 rows are never held all at once.
+    More or fewer rows than ``rows`` are taken too (the arrays are then copied once)."""
+    parts: list[ChunkVectors] = []
+    whole: ChunkVectors | None = None
+    done = 0
+    for matrix in matrices:
+        part = in_form(matrix, form)
+        if whole is None and not parts and len(part) < rows:
+            whole = _empty(form, rows, matrix.shape[1])
+        if whole is not None and done + len(part) <= len(whole):
+            _put(whole, part, done)
+        else:
+            parts.append(part)
+        done += len(part)
+    if whole is None:
+        whole = parts.pop(0) if parts else in_form(np.zeros((0, 1), dtype=np.float32), form)
+    elif done < len(whole):
+        whole = whole.followed(np.arange(done), np.zeros((0, 1), dtype=np.float32))
+    for part in parts:
+        whole = whole.followed(np.arange(len(whole)), part.rows(np.arange(len(part))))
+    return whole
+
+
+def _empty(form: VectorForm, rows: int, dims: int) -> ChunkVectors:
+    """An index of ``form`` with room for ``rows`` rows of ``dims`` (contents undefined)."""
+    if form == "int8":
+        return Int8Vectors(codes=np.empty((rows, dims), dtype=np.int8),
+                           scales=np.empty(rows, dtype=np.float32))
+    if form == "float16":
+        return Float16Vectors(np.empty((rows, dims), dtype=np.float16))
+    return ExactVectors(np.empty((rows, dims), dtype=np.float32))
+
+
+def _put(whole: ChunkVectors, part: ChunkVectors, start: int) -> None:
+    """Write ``part``'s rows into ``whole`` (of the same form) from row ``start``."""
+    end = start + len(part)
+    if isinstance(whole, Int8Vectors) and isinstance(part, Int8Vectors):
+        whole.codes[start:end] = part.codes
+        whole.scales[start:end] = part.scales
+    elif isinstance(whole, Float16Vectors) and isinstance(part, Float16Vectors):
+        whole.half[start:end] = part.half
+    elif isinstance(whole, ExactVectors) and isinstance(part, ExactVectors):
+        whole.matrix[start:end] = part.matrix
+    else:
+        raise TypeError(f"rows of {part.form} into an index of {whole.form}")
+
+
+def chunk_vectors(matrix: np.ndarray, compact_above: int, ann_above: int | None = None,
+                  ann_form: VectorForm = DEFAULT_ANN_FORM) -> ChunkVectors:
+    """``matrix`` (``float32[rows, dims]``, unit rows) in the form :func:`vector_form` picks."""
+    return in_form(matrix, vector_form(len(matrix), compact_above, ann_above, ann_form))

@@ -7,16 +7,21 @@ IVF vector index, built when the chunks outgrow ``retrieval.ann_vectors_above`` 
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
+import pytest
 from fakes import TokenHashEmbedder
 
 from daemon.app import App
 from daemon.render import vectors_line
 from daemon.retrieval import _nearest
 from magma.catalogue import ann_rows
+from magma.store import search_filter
+from magma.vector_index import ChunkVectors
 
 Builder = Callable[..., tuple[App, TokenHashEmbedder]]
 
@@ -50,12 +55,14 @@ def test_both_forms_return_the_same_top_results(vault: Path, make_app: Builder) 
 def test_status_reports_the_form_and_its_threshold(vault: Path, make_app: Builder) -> None:
     app, _ = make_app(vault, **{"retrieval.compact_vectors_above": "3"})
     assert app.status().vectors == {"form": None, "chunks": None, "compact_above": 3,
-                                    "search": None, "index": None, "ann_above": 300_000}
+                                    "search": None, "index": None, "ann_above": 300_000,
+                                    "ann_form": "int8", "filtered_scan_rows": 50_000}
     app.sync()
     chunks = app.store.counts().chunks
     assert app.status().vectors == {"form": "int8", "chunks": chunks, "compact_above": 3,
                                     "search": "exact scan", "index": None,
-                                    "ann_above": 300_000}
+                                    "ann_above": 300_000, "ann_form": "int8",
+                                    "filtered_scan_rows": 50_000}
     app.close()
 
 
@@ -70,10 +77,16 @@ def test_the_vector_index_finds_the_exact_top_hits(vault: Path, make_app: Builde
     exact_snap = exact_app.retriever.snapshot()
     assert ann_snap.ann is not None and exact_snap.ann is None
     assert len(ann_snap.chunk_paths) > 10
+    # beside the index the in-memory rows are compact; the exact ones stay below it
+    assert (ann_snap.chunk_vectors.form, exact_snap.chunk_vectors.form) == ("int8", "float32")
     for query in QUERIES:
         vector = fake.embed([query])[0]
-        rows = ann_rows(ann_snap, vector, 64)
-        assert rows is not None and len(rows) == min(64, len(ann_snap.chunk_paths)), query
+        found = ann_rows(ann_snap, vector, 64)
+        assert found is not None, query
+        rows, cosines = found
+        assert len(rows) == min(64, len(ann_snap.chunk_paths)), query
+        # the index's cosines are those of the stored float32 vectors, not of int8 rows
+        assert np.allclose(cosines, exact_snap.chunk_vectors.rows(rows) @ vector, atol=1e-5)
         near = [p for p, _, _ in _nearest(exact_snap, vector, 5, lambda _: True, False)]
         assert [p for p, _, _ in _nearest(ann_snap, vector, 5, lambda _: True, False)] \
             == near, query
@@ -93,9 +106,10 @@ def test_a_note_written_after_the_index_is_found_through_it(vault: Path,
     app.sync()
     snap = app.retriever.snapshot()
     vector = fake.embed(["zanzibar ferry harbour dawn"])[0]
-    rows = ann_rows(snap, vector, 5)
-    assert rows is not None
-    assert snap.chunk_paths[int(rows[0])] == "Zanzibar ferry.md"
+    found = ann_rows(snap, vector, 5)
+    assert found is not None
+    assert snap.chunk_paths[int(found[0][0])] == "Zanzibar ferry.md"
+    assert snap.chunk_vectors.form == "int8"  # followed over the batch in its form
     assert [h.path for h in app.search("zanzibar ferry harbour", limit=1,
                                        count_recall=False)] == ["Zanzibar ferry.md"]
     app.close()
@@ -107,11 +121,14 @@ def test_status_reports_how_the_vectors_are_searched(vault: Path, make_app: Buil
     app.sync()
     chunks = app.store.counts().chunks
     vectors = app.status().vectors
-    assert vectors == {"form": "float32", "chunks": chunks, "compact_above": 1_000_000,
-                       "search": "ivf index", "index": "IvfRq", "ann_above": 10}
-    assert vectors_line(vectors).endswith(
-        "; searched through the store's IvfRq index (more than 10 chunks: "
-        "retrieval.ann_vectors_above)")
+    assert vectors == {"form": "int8", "chunks": chunks, "compact_above": 1_000_000,
+                       "search": "ivf index", "index": "IvfRq", "ann_above": 10,
+                       "ann_form": "int8", "filtered_scan_rows": 50_000}
+    assert vectors_line(vectors) == (
+        f"int8, a byte per dimension ({chunks:,} chunks; beside the IVF index above 10: "
+        "retrieval.ann_vector_form); searched through the store's IvfRq index (more than "
+        "10 chunks: retrieval.ann_vectors_above; filtered searches of more than 50,000 "
+        "chunks too: retrieval.filtered_scan_rows)")
     app.close()
     scan_app, _ = make_app(vault, **{"retrieval.ann_vectors_above": str(chunks)})
     vectors = scan_app.status().vectors
@@ -119,3 +136,91 @@ def test_status_reports_how_the_vectors_are_searched(vault: Path, make_app: Buil
     assert vectors_line(vectors).endswith(
         f"; every chunk scanned (an index above {chunks:,} chunks: retrieval.ann_vectors_above)")
     scan_app.close()
+
+
+def test_the_form_beside_the_index_is_configurable(vault: Path, make_app: Builder) -> None:
+    app, _ = make_app(vault, **{"retrieval.ann_vectors_above": "10",
+                                "retrieval.ann_vector_form": "float16"})
+    app.sync()
+    assert app.retriever.snapshot().chunk_vectors.form == "float16"
+    vectors = app.status().vectors
+    assert vectors is not None and vectors["form"] == "float16"
+    assert vectors_line(vectors).startswith("float16, two bytes per dimension (")
+    app.close()
+
+
+FOLDERS = ["Daily/", "Memory/", "Projects/"]
+
+
+@dataclasses.dataclass(frozen=True)
+class Unscanned:
+    """A snapshot's in-memory rows that refuse a scan of every row (what a filtered search
+    beside the store's index must not need)."""
+
+    inner: ChunkVectors
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    def __len__(self) -> int:
+        return len(self.inner)
+
+    def scores(self, vector: np.ndarray) -> np.ndarray:
+        raise AssertionError("every row scanned")
+
+
+@pytest.mark.parametrize("scan_rows", ["0", "100000"])
+def test_a_filtered_search_beside_the_index_keeps_to_its_filter(
+        vault: Path, make_app: Builder, scan_rows: str) -> None:
+    # filtered_scan_rows 0: every filtered search asks the index with the filter (LanceDB's
+    # prefilter); 100,000: the allowed rows are scored on the in-memory int8 rows
+    ann_app, fake = make_app(vault, **{"retrieval.ann_vectors_above": "10",
+                                       "retrieval.filtered_scan_rows": scan_rows})
+    ann_app.sync()
+    assert ann_app.store.vector_index() == "IvfRq"
+    exact_app, _ = make_app(vault)
+    ann_snap = ann_app.retriever.snapshot()
+    exact_snap = exact_app.retriever.snapshot()
+    assert ann_snap.chunk_vectors.form == "int8"
+    ann_snap = dataclasses.replace(ann_snap, chunk_vectors=Unscanned(ann_snap.chunk_vectors))
+    for folder in FOLDERS:
+        def keep(path: str, folder: str = folder) -> bool:
+            return path.startswith(folder) and path in ann_snap.entries
+
+        allowed = {p for p in ann_snap.rows_by_path if keep(p)}
+        assert allowed, folder
+        where = search_filter(None, folder, None)
+        for query in QUERIES:
+            vector = fake.embed([query])[0]
+            near = [p for p, _, _ in _nearest(exact_snap, vector, 3, keep, True)]
+            found = _nearest(ann_snap, vector, 3, keep, True, where)
+            assert {p for p, _, _ in found} <= allowed, (folder, query)
+            assert [p for p, _, _ in found] == near, (folder, query)
+            # a filter the store cannot apply (layers): the index asked for more, then
+            # filtered here, or the allowed rows scored
+            assert [p for p, _, _ in _nearest(ann_snap, vector, 3, keep, True)] == near
+        hits = exact_app.search(QUERIES[0], limit=5, path_prefix=folder, count_recall=False)
+        assert [h.path for h in ann_app.search(QUERIES[0], limit=5, path_prefix=folder,
+                                               count_recall=False)] == [h.path for h in hits]
+    exact_app.close()
+    ann_app.close()
+
+
+def test_a_filtered_search_through_the_index_finds_a_note_the_scan_finds(
+        vault: Path, make_app: Builder) -> None:
+    app, fake = make_app(vault, **{"retrieval.ann_vectors_above": "10",
+                                   "retrieval.filtered_scan_rows": "0"})
+    (vault / "Projects" / "Zanzibar ferry.md").write_text(
+        "# Zanzibar ferry\n\nThe zanzibar ferry leaves the harbour at dawn.\n",
+        encoding="utf-8")
+    app.sync()
+    snap = app.retriever.snapshot()
+    vector = fake.embed(["zanzibar ferry harbour dawn"])[0]
+    found = _nearest(snap, vector, 2, lambda p: p.startswith("Projects/"), True,
+                     search_filter(None, "Projects/", None))
+    assert found[0][0] == "Projects/Zanzibar ferry.md"
+    assert all(p.startswith("Projects/") for p, _, _ in found)
+    scanned = _nearest(dataclasses.replace(snap, ann=None), vector, 2,
+                       lambda p: p.startswith("Projects/"), True)
+    assert [p for p, _, _ in scanned] == [p for p, _, _ in found]
+    app.close()

@@ -1,4 +1,4 @@
-"""``magma.vector_index``: the exact and the int8 form of the in-memory chunk vectors."""
+"""``magma.vector_index``: the exact, float16 and int8 forms of the in-memory chunk vectors."""
 
 from __future__ import annotations
 
@@ -9,8 +9,13 @@ from magma.embedder import normalise_rows
 from magma.vector_index import (
     BLOCK_ROWS,
     ExactVectors,
+    Float16Vectors,
     Int8Vectors,
+    VectorForm,
+    VectorLimits,
     chunk_vectors,
+    filled,
+    in_form,
     vector_form,
 )
 
@@ -64,3 +69,64 @@ def test_int8_keeps_the_exact_top_ten(seed: int) -> None:
     found = [len(set(np.argsort(-compact.scores(q))[:10]) & set(np.argsort(-exact.scores(q))[:10]))
              for q in queries]
     assert sum(found) / (10 * len(queries)) >= 0.98
+
+
+def test_beside_the_index_the_rows_take_the_form_asked_for() -> None:
+    assert vector_form(100, 1_000, ann_above=100) == "float32"
+    assert vector_form(101, 1_000, ann_above=100) == "int8"
+    assert vector_form(101, 1_000, ann_above=100, ann_form="float16") == "float16"
+    assert vector_form(1_001, 1_000, ann_above=100, ann_form="float16") == "int8"
+    assert vector_form(10**6, 10**7) == "float32"  # no index: exact up to compact_above
+    assert VectorLimits(ann_above=5, ann_form="float16").form(6) == "float16"
+    assert chunk_vectors(_rows(6), 100, ann_above=5).form == "int8"
+
+
+@pytest.mark.parametrize("form", ["float32", "float16", "int8"])
+def test_every_form_scores_chosen_rows_as_it_scores_all(form: VectorForm) -> None:
+    matrix = _rows(BLOCK_ROWS + 9)
+    vectors = in_form(matrix, form)
+    query = matrix[5]
+    index = np.asarray([BLOCK_ROWS + 8, 0, 5, 17, BLOCK_ROWS - 1] * 7000, dtype=np.int64)
+    assert np.allclose(vectors.scores_at(index, query), vectors.scores(query)[index],
+                       atol=1e-6)
+    assert np.allclose(vectors.scores(query), matrix @ query, atol=0.01)
+    assert np.allclose(vectors.rows([3, 4]), matrix[[3, 4]], atol=0.01)
+    assert vectors.scores_at(np.zeros(0, dtype=np.int64), query).shape == (0,)
+
+
+@pytest.mark.parametrize("form", ["float32", "float16", "int8"])
+def test_a_followed_index_keeps_its_form_and_equals_one_built_whole(form: VectorForm) -> None:
+    matrix, fresh = _rows(50), _rows(4, seed=9)
+    keep = np.asarray([0, 3, 7, 49], dtype=np.int64)
+    followed = in_form(matrix, form).followed(keep, fresh)
+    whole = in_form(np.concatenate([matrix[keep], fresh]), form)
+    assert followed.form == form and len(followed) == 8
+    every = np.arange(8)
+    assert np.array_equal(followed.rows(every), whole.rows(every))
+    # nothing fresh (an empty read is (0, 1)), nothing kept
+    assert len(in_form(matrix, form).followed(keep, np.zeros((0, 1), np.float32))) == 4
+    assert np.array_equal(in_form(matrix, form).followed(np.zeros(0, np.int64), fresh)
+                          .rows(np.arange(4)), in_form(fresh, form).rows(np.arange(4)))
+
+
+@pytest.mark.parametrize("announced", [0, 90, 100, 130])
+@pytest.mark.parametrize("form", ["float32", "float16", "int8"])
+def test_an_index_filled_batch_by_batch_equals_one_built_whole(
+        form: VectorForm, announced: int) -> None:
+    # the table's row count is read before its batches: a write in between may make it
+    # more or fewer than the batches hold
+    matrix = _rows(100)
+    built = filled(form, announced, (matrix[s : s + 30] for s in range(0, 100, 30)))
+    whole = in_form(matrix, form)
+    assert built.form == form and len(built) == 100
+    assert np.array_equal(built.rows(np.arange(100)), whole.rows(np.arange(100)))
+    assert len(filled(form, 5, iter([]))) == 0
+
+
+def test_float16_keeps_the_exact_order_of_close_rows() -> None:
+    matrix = _rows(5_000, dims=128, seed=4)
+    half = Float16Vectors(matrix.astype(np.float16))
+    assert half.nbytes == matrix.nbytes // 2
+    query = _rows(1, dims=128, seed=8)[0]
+    assert np.abs(half.scores(query) - matrix @ query).max() < 2e-3
+    assert list(np.argsort(-half.scores(query))[:10]) == list(np.argsort(-(matrix @ query))[:10])
