@@ -131,23 +131,29 @@ ANN_VECTORS_ABOVE = 300_000
 #: Form of the in-memory chunk rows while the store's IVF index answers (more chunks than
 #: ``retrieval.ann_vectors_above``; ``retrieval.ann_vector_form``). The index returns its
 #: candidates with their exact cosines (its refine step scores them on the stored float32
-#: vectors: within 1e-7 of ``rows @ q`` at 700,000 chunks), so the rows no longer rank the
-#: unfiltered search; they score the rows of a filtered search that allows few
-#: (:data:`FILTERED_SCAN_ROWS`) and the later stages' chunks. ``bench/vector_forms_bench.py``
-#: with ``--rescore`` at 700,000 chunks (the rows of :data:`ANN_VECTORS_ABOVE`'s figures,
-#: 2 shared cores): int8 holds 361 MB against 717 MB for float16 and 1,434 MB for float32,
-#: scores 100,000 chosen rows in ≈ 96 ms against ≈ 330 ms for float16 (numpy up-casts
-#: float16 slowly) and ≈ 116 ms for float32 (the gather dominates), and keeps recall@10 of the
-#: exact top 320 scored again 0.993 (float16 1.0). So int8.
+#: vectors: within 1e-7 of ``rows @ q`` at 700,000 chunks), so the rows no longer rank an
+#: unfiltered search; they score the allowed rows of a filtered one (:data:`FILTERED_SCAN_ROWS`)
+#: and the later stages' chunks. ``bench/vector_forms_bench.py --rows 700000 --forms exact
+#: --rescore --limit 320`` (the rows of :data:`ANN_VECTORS_ABOVE`'s figures, 100 LongMemEval
+#: questions, 2 cores shared, load 6–8): int8 holds 361 MB against 717 MB for float16 and
+#: 1,434 MB for float32, scores 100,000 chosen rows in p50 65 ms (float32 63 ms; float16
+#: 245 ms, numpy up-casts it slowly), and ordering the exact top 320 again keeps recall@10
+#: 0.993 (float16, float32 1.0). ``bench/vector_daemon_bench.py`` (the vector stage of a
+#: 700,000-chunk vault as the daemon holds and searches it, 100 questions, load 6–7): RSS
+#: 1,023 MB with int8 rows, 1,368 MB with float16, 2,112 MB as before (the table read whole
+#: into float32 rows; peak 1,373, 1,716 and 3,651 MB); recall@10 of the notes against exact
+#: 0.989 unfiltered in every form (the index's own), 0.991–0.999 filtered. So int8.
 ANN_VECTOR_FORM: Literal["float32", "float16", "int8"] = "int8"
 #: Most allowed chunk rows a filtered vector search (types, folder, owner or layers asked
 #: for) scores itself on the in-memory rows while the store's IVF index answers
 #: (``retrieval.filtered_scan_rows``); past it the index is asked with the filter (LanceDB's
-#: prefilter) and its answer filtered again. Scoring int8 rows costs ≈ 1 µs a row (100,000
-#: rows: ≈ 96 ms) and is exact on the allowed rows, the prefiltered index 50–130 ms whatever
-#: the filter keeps at 700,000 chunks (``bench/vector_forms_bench.py --filtered``), so the
-#: rows are scored while that is the cheaper: up to 50,000.
-FILTERED_SCAN_ROWS = 50_000
+#: prefilter on :func:`magma.store.search_filter`'s SQL) and its answer filtered again.
+#: ``bench/vector_daemon_bench.py`` at 700,000 chunks (int8 rows, load 10): a folder of
+#: 87,115 rows scored on its rows in CPU p50 105 ms, one of 175,224 through the prefiltered
+#: index in 115 ms, one of 44,128 rows in 69 ms (each with the ≈ 30 ms of telling the
+#: allowed notes among 100,000); the scan grows with the rows, the index's cost barely. They
+#: cross near 100,000 rows.
+FILTERED_SCAN_ROWS = 100_000
 
 PositiveInt = Annotated[int, Field(gt=0, le=MAX_INT)]
 NonNegativeInt = Annotated[int, Field(ge=0, le=MAX_INT)]

@@ -440,7 +440,7 @@ def vectors_line(vectors: dict[str, Any]) -> str:
     chunks; more than 100,000: retrieval.compact_vectors_above)`` (or ``…; beside the IVF
     index above 300,000: retrieval.ann_vector_form``), then how the vector stage searches
     it: ``; searched through the store's IvfRq index (more than 300,000 chunks:
-    retrieval.ann_vectors_above; filtered searches of more than 50,000 chunks too:
+    retrieval.ann_vectors_above; filtered searches of more than 100,000 chunks too:
     retrieval.filtered_scan_rows)`` or ``; every chunk scanned (an index above …)``."""
     return _form_text(vectors) + _search_text(vectors)
 

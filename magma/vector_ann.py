@@ -51,7 +51,8 @@ ANN_REFINE_FACTOR = 10
 #: setting (320 rows × :data:`ANN_REFINE_FACTOR`); a search asking for more rows scores
 #: again at least as many as it asks for, and not ten times as many (at 700,000 chunks the
 #: refine step read from disk dominates: 1,280 rows × 10 p50 228 ms, × 2 62 ms, the same
-#: recall@10 0.978 on 50 questions; ``/tmp`` probe of ``magma.vector_ann``'s settings).
+#: recall@10 0.978 on 50 questions; LanceDB's search with these settings on the table of
+#: ``bench/vector_daemon_bench.py --build``, load 8).
 ANN_REFINE_ROWS = 3_200
 #: Fewest partitions a search scans: an index the user asked for on a small vault (a low
 #: ``retrieval.ann_vectors_above``) has few partitions, and scanning a quarter of 7 would
@@ -78,8 +79,10 @@ def ensure_vector_index(table: Any, above: int) -> bool:
     ``above`` rows and has none yet (IVF_RQ: RaBitQ codes, a bit per dimension; cosine on
     unit rows; √rows partitions) -> whether the table has the index now. Rows written after
     the build are folded in by the table's ``optimize``. The build reads every vector: 295–485
-    s and 562–583 MB more RSS at 700,000 chunks on 2 shared cores
-    (``bench/vector_forms_bench.py``). Raises what LanceDB raises."""
+    s and 562–583 MB more RSS at 700,000 chunks on 2 shared cores through the older
+    ``create_index(metric=…)`` call (``bench/vector_forms_bench.py``), 56 s through this one
+    (``bench/vector_daemon_bench.py --build``, load 3–7; the index 59 MB). Raises what
+    LanceDB raises."""
     if vector_index_type(table) is not None:
         return True
     rows = table.count_rows()

@@ -56,13 +56,13 @@ def test_status_reports_the_form_and_its_threshold(vault: Path, make_app: Builde
     app, _ = make_app(vault, **{"retrieval.compact_vectors_above": "3"})
     assert app.status().vectors == {"form": None, "chunks": None, "compact_above": 3,
                                     "search": None, "index": None, "ann_above": 300_000,
-                                    "ann_form": "int8", "filtered_scan_rows": 50_000}
+                                    "ann_form": "int8", "filtered_scan_rows": 100_000}
     app.sync()
     chunks = app.store.counts().chunks
     assert app.status().vectors == {"form": "int8", "chunks": chunks, "compact_above": 3,
                                     "search": "exact scan", "index": None,
                                     "ann_above": 300_000, "ann_form": "int8",
-                                    "filtered_scan_rows": 50_000}
+                                    "filtered_scan_rows": 100_000}
     app.close()
 
 
@@ -123,11 +123,11 @@ def test_status_reports_how_the_vectors_are_searched(vault: Path, make_app: Buil
     vectors = app.status().vectors
     assert vectors == {"form": "int8", "chunks": chunks, "compact_above": 1_000_000,
                        "search": "ivf index", "index": "IvfRq", "ann_above": 10,
-                       "ann_form": "int8", "filtered_scan_rows": 50_000}
+                       "ann_form": "int8", "filtered_scan_rows": 100_000}
     assert vectors_line(vectors) == (
         f"int8, a byte per dimension ({chunks:,} chunks; beside the IVF index above 10: "
         "retrieval.ann_vector_form); searched through the store's IvfRq index (more than "
-        "10 chunks: retrieval.ann_vectors_above; filtered searches of more than 50,000 "
+        "10 chunks: retrieval.ann_vectors_above; filtered searches of more than 100,000 "
         "chunks too: retrieval.filtered_scan_rows)")
     app.close()
     scan_app, _ = make_app(vault, **{"retrieval.ann_vectors_above": str(chunks)})
