@@ -141,8 +141,9 @@ ANN_VECTORS_ABOVE = 300_000
 #: 0.993 (float16, float32 1.0). ``bench/vector_daemon_bench.py`` (the vector stage of a
 #: 700,000-chunk vault as the daemon holds and searches it, 100 questions, load 6–7): RSS
 #: 1,023 MB with int8 rows, 1,368 MB with float16, 2,112 MB as before (the table read whole
-#: into float32 rows; peak 1,373, 1,716 and 3,651 MB); recall@10 of the notes against exact
-#: 0.989 unfiltered in every form (the index's own), 0.991–0.999 filtered. So int8.
+#: into float32 rows; peak 1,373, 1,716 and 3,651 MB; a second run, load 8–9: int8 1,009 MB,
+#: peak 1,249, against 2,150 and 3,704 MB); recall@10 of the notes against exact 0.989
+#: unfiltered in every form (the index's own), 0.991–0.999 filtered. So int8.
 ANN_VECTOR_FORM: Literal["float32", "float16", "int8"] = "int8"
 #: Most allowed chunk rows a filtered vector search (types, folder, owner or layers asked
 #: for) scores itself on the in-memory rows while the store's IVF index answers
