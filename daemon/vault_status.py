@@ -65,12 +65,13 @@ def vectors_status(chunks: int | None, limits: VectorLimits, index: str | None =
     ``retrieval`` settings of those names), and how the vector stage searches: ``search``
     ``"ivf index"`` when the store keeps a vector index (``index``: its type) and there are
     more than ``ann_above`` chunks, else ``"exact scan"`` (``None`` before the first
-    sync)."""
+    sync); the rows are exact until that index is built."""
     ann_above = limits.ann_above
     ann = index is not None and chunks is not None and ann_above is not None \
         and chunks > ann_above
     search = None if chunks is None else "ivf index" if ann else "exact scan"
-    return {"form": limits.form(chunks) if chunks is not None else None,
+    form = limits.form(chunks, indexed=index is not None) if chunks is not None else None
+    return {"form": form,
             "chunks": chunks, "compact_above": limits.compact_above, "search": search,
             "index": index, "ann_above": ann_above, "ann_form": limits.ann_form,
             "filtered_scan_rows": limits.filtered_scan_rows}

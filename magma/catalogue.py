@@ -35,7 +35,14 @@ from magma.layers import (
 from magma.store import INDEX_FILE_NAMES, MagmaStore, chunk_vector_batches
 from magma.store_memo import StoreDelta
 from magma.text import CJK_CHAR
-from magma.vector_index import DEFAULT_LIMITS, ChunkVectors, VectorLimits, filled, in_form
+from magma.vector_index import (
+    BLOCK_ROWS,
+    DEFAULT_LIMITS,
+    ChunkVectors,
+    VectorForm,
+    VectorLimits,
+    filled,
+)
 
 
 def _glibc() -> Any:
@@ -169,19 +176,19 @@ def read_snapshot(store: MagmaStore, versions: dict[str, int], zone: tzinfo,
         for token in _posting_tokens(entry):
             postings.setdefault(token, set()).add(entry.path)
     rows, batches = chunk_vector_batches(store)
-    ids, paths, hashes, vectors = vectors_of(rows, batches, limits)
+    ids, paths, hashes, vectors = vectors_of(rows, batches, limits, _indexed(store, limits, rows))
     return with_ann(_with_vectors(versions, entries, postings, names, memory_text, ids, paths,
                                   vectors, hashes, limits), store)
 
 
-def vectors_of(rows: int, batches: Iterable[Any], limits: VectorLimits
+def vectors_of(rows: int, batches: Iterable[Any], limits: VectorLimits, indexed: bool = True
                ) -> tuple[list[str], list[str], list[str], ChunkVectors]:
     """The chunk ids, paths, content hashes and in-memory vector index (in the form
-    ``limits`` picks for ``rows`` chunks) of ``batches`` (record batches of ``chunk_id``,
-    ``path``, ``content_hash`` and ``vector``, :func:`magma.store.chunk_vector_batches`),
-    each batch converted as it comes; the chunks of a note share one path string (700,000
-    chunks of 100,000 notes: 600,000 strings fewer); the heap trimmed after
-    (:func:`trim_heap`). Raises
+    ``limits`` picks for ``rows`` chunks, ``indexed`` by the store or not) of ``batches``
+    (record batches of ``chunk_id``, ``path``, ``content_hash`` and ``vector``,
+    :func:`magma.store.chunk_vector_batches`), each batch converted as it comes; the chunks
+    of a note share one path string (700,000 chunks of 100,000 notes: 600,000 strings
+    fewer); the heap trimmed after (:func:`trim_heap`). Raises
     :class:`StoreError` from the batches."""
     ids: list[str] = []
     paths: list[str] = []
@@ -196,7 +203,7 @@ def vectors_of(rows: int, batches: Iterable[Any], limits: VectorLimits
             hashes.extend(batch.column("content_hash").to_pylist())
             yield matrix_of(batch)
 
-    vectors = filled(limits.form(rows), rows, matrices())
+    vectors = filled(limits.form(rows, indexed), rows, matrices())
     trim_heap()
     return ids, paths, hashes, vectors
 
@@ -255,7 +262,16 @@ def follow_snapshot(store: MagmaStore, snap: Snapshot, delta: StoreDelta,
     :class:`StoreError`."""
     changed = delta.paths
     if not changed:
-        return with_ann(replace(snap, versions=versions, limits=limits), store)
+        rows = len(snap.chunk_paths)
+        form = limits.form(rows, _indexed(store, limits, rows))
+        if form == snap.chunk_vectors.form:
+            return with_ann(replace(snap, versions=versions, limits=limits), store)
+        # the store's index was built (or dropped) since: the rows change form
+        return with_ann(_with_vectors(
+            versions, snap.entries, snap.postings, snap.names, snap.memory_text,
+            snap.chunk_ids, snap.chunk_paths, _converted(snap.chunk_vectors, range(rows),
+                                                         None, form),
+            snap.chunk_hashes, limits), store)
     added = _memory_text(store.memory_chunks(changed))
     memory_text = {p: t for p, t in snap.memory_text.items() if p not in changed}
     memory_text.update(added)
@@ -273,9 +289,10 @@ def follow_snapshot(store: MagmaStore, snap: Snapshot, delta: StoreDelta,
     keep = [i for i, p in enumerate(snap.chunk_paths) if p not in changed]
     fresh_matrix = matrix_of(fresh)
     was = snap.chunk_vectors
-    form = limits.form(len(keep) + fresh.num_rows)
+    rows = len(keep) + fresh.num_rows
+    form = limits.form(rows, _indexed(store, limits, rows))
     vectors = (was.followed(np.asarray(keep, dtype=np.int64), fresh_matrix)
-               if form == was.form else in_form(_stacked(was.rows(keep), fresh_matrix), form))
+               if form == was.form else _converted(was, keep, fresh_matrix, form))
     out = _with_vectors(
         versions, entries, postings, names, memory_text,
         [snap.chunk_ids[i] for i in keep] + fresh.column("chunk_id").to_pylist(),
@@ -424,11 +441,24 @@ def link_written(target: str) -> str:
     return unquote(target.split("#", 1)[0]).strip().casefold()
 
 
-def _stacked(kept: np.ndarray, fresh: np.ndarray) -> np.ndarray:
-    """``kept`` then ``fresh`` rows, either possibly empty (an empty one may be ``(0, 1)``)."""
-    if len(fresh) == 0:
-        return kept
-    return fresh if len(kept) == 0 else np.concatenate([kept, fresh])
+def _indexed(store: MagmaStore, limits: VectorLimits, rows: int) -> bool:
+    """Has ``store`` built the IVF index a vault of ``rows`` chunks searches (asked of the
+    store only when ``limits`` has it search one)? Raises :class:`StoreError`."""
+    return not limits.asks_index(rows) or store.vector_index() is not None
+
+
+def _converted(was: ChunkVectors, keep: Sequence[int], fresh: np.ndarray | None,
+               form: VectorForm) -> ChunkVectors:
+    """The rows of ``was`` at ``keep`` then ``fresh`` (``float32[k, dims]``) in ``form``,
+    converted :data:`magma.vector_index.BLOCK_ROWS` rows at a time (no float32 copy of
+    them all)."""
+    def blocks() -> Iterator[np.ndarray]:
+        for start in range(0, len(keep), BLOCK_ROWS):
+            yield was.rows(np.asarray(keep[start : start + BLOCK_ROWS], dtype=np.int64))
+        if fresh is not None and len(fresh):
+            yield fresh
+
+    return filled(form, len(keep) + (len(fresh) if fresh is not None else 0), blocks())
 
 
 def matrix_of(table: Any) -> np.ndarray:

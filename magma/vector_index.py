@@ -259,9 +259,14 @@ class VectorLimits:
                    ann_above=retrieval.ann_vectors_above, ann_form=retrieval.ann_vector_form,
                    filtered_scan_rows=retrieval.filtered_scan_rows)
 
-    def form(self, rows: int) -> VectorForm:
-        """The form of an index of ``rows`` chunks (:func:`vector_form`)."""
-        return vector_form(rows, self.compact_above, self.ann_above, self.ann_form)
+    def form(self, rows: int, indexed: bool = True) -> VectorForm:
+        """The form of an index of ``rows`` chunks, ``indexed`` or not by the store
+        (:func:`vector_form`)."""
+        return vector_form(rows, self.compact_above, self.ann_above, self.ann_form, indexed)
+
+    def asks_index(self, rows: int) -> bool:
+        """Does a vault of ``rows`` chunks search the store's IVF index (once built)?"""
+        return self.ann_above is not None and rows > self.ann_above
 
 
 #: The limits of the default settings, but the store's IVF index never asked (as
@@ -270,13 +275,15 @@ DEFAULT_LIMITS = VectorLimits()
 
 
 def vector_form(rows: int, compact_above: int, ann_above: int | None = None,
-                ann_form: VectorForm = DEFAULT_ANN_FORM) -> VectorForm:
+                ann_form: VectorForm = DEFAULT_ANN_FORM, indexed: bool = True) -> VectorForm:
     """The form of an index of ``rows`` chunks: ``"int8"`` when ``rows > compact_above``,
     else ``ann_form`` when ``rows > ann_above`` (the store's IVF index answers the
-    unfiltered searches there; ``None``: never), else ``"float32"``."""
+    unfiltered searches there; ``None``: never) and the store has built that index
+    (``indexed``: until it has, every row is scanned, and float32 rows are scanned ≈ 5×
+    faster), else ``"float32"``."""
     if rows > compact_above:
         return "int8"
-    if ann_above is not None and rows > ann_above:
+    if ann_above is not None and rows > ann_above and indexed:
         return ann_form
     return "float32"
 

@@ -224,3 +224,26 @@ def test_a_filtered_search_through_the_index_finds_a_note_the_scan_finds(
                        lambda p: p.startswith("Projects/"), True)
     assert [p for p, _, _ in scanned] == [p for p, _, _ in found]
     app.close()
+
+
+def test_the_rows_stay_exact_until_the_index_is_built(vault: Path, make_app: Builder) -> None:
+    # past ann_vectors_above with no index yet every row is scanned, and float32 rows scan
+    # fastest; once the store's maintenance has built the index they turn compact
+    app, fake = make_app(vault, **{"retrieval.ann_vectors_above": "10"})
+    app.sync()
+    assert app.retriever.snapshot().chunk_vectors.form == "int8"
+    app.store._t.chunks.drop_index("vector_ivf")
+    assert app.store.vector_index() is None
+    snap = app.retriever.snapshot()
+    assert snap.chunk_vectors.form == "float32"
+    vectors = app.status().vectors
+    assert vectors is not None and (vectors["form"], vectors["search"]) == ("float32",
+                                                                            "exact scan")
+    vector = fake.embed([QUERIES[0]])[0]
+    scanned = [p for p, _, _ in _nearest(snap, vector, 5, lambda _: True, False)]
+    app.store.maintain()
+    assert app.store.vector_index() == "IvfRq"
+    snap = app.retriever.snapshot()
+    assert snap.chunk_vectors.form == "int8"
+    assert [p for p, _, _ in _nearest(snap, vector, 5, lambda _: True, False)] == scanned
+    app.close()
