@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from magma.catalogue import _converted
 from magma.embedder import normalise_rows
 from magma.vector_index import (
     BLOCK_ROWS,
@@ -130,3 +131,20 @@ def test_float16_keeps_the_exact_order_of_close_rows() -> None:
     query = _rows(1, dims=128, seed=8)[0]
     assert np.abs(half.scores(query) - matrix @ query).max() < 2e-3
     assert list(np.argsort(-half.scores(query))[:10]) == list(np.argsort(-(matrix @ query))[:10])
+
+
+@pytest.mark.parametrize(("was", "form"), [("float32", "int8"), ("int8", "float32"),
+                                           ("float32", "float16")])
+def test_rows_changing_form_over_a_batch_equal_rows_built_whole(was: VectorForm,
+                                                                form: VectorForm) -> None:
+    # the store's index built or dropped: a followed snapshot converts its rows block by
+    # block into the new form, with the batch's fresh rows after them
+    matrix, fresh = _rows(BLOCK_ROWS + 20), _rows(3, seed=11)
+    keep = list(range(5, BLOCK_ROWS + 20))
+    old = in_form(matrix, was)
+    converted = _converted(old, keep, fresh, form)
+    whole = in_form(np.concatenate([old.rows(np.asarray(keep)), fresh]), form)
+    every = np.arange(len(keep) + 3)
+    assert converted.form == form and len(converted) == len(keep) + 3
+    assert np.array_equal(converted.rows(every), whole.rows(every))
+    assert len(_converted(old, range(4), None, form)) == 4
