@@ -88,6 +88,7 @@ from consistency.lifecycle import (
     is_archived,
     plan_lifecycle,
 )
+from consistency.secrets import redactions_kept
 from consistency.synthesis import (
     ExtractedFact,
 )
@@ -683,7 +684,7 @@ class DreamRunner:
             plan = self.plan(consolidate=consolidate)
             timings["plan"] = _ms(started)
             return DreamReport(plan, applied=False, timings_ms=timings)
-        with DreamLock(self.state_dir, self.policy.lock_ttl, self._clock):
+        with DreamLock(self.state_dir, self.policy.lock_ttl, self._clock), redactions_kept():
             # a vault that refuses writes stops the dream here, not after half its edits
             require_writable(self.root / self.memory_folder)
             self._run = _DreamRun()

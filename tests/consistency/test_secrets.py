@@ -242,3 +242,20 @@ def test_a_password_told_with_punctuation_or_in_another_language_is_found(text: 
 ])
 def test_talk_about_locks_products_and_flags_is_no_secret(text: str) -> None:
     assert find_secrets(text) == [], text
+
+
+def test_redactions_kept_answer_a_repeat_from_the_first_answer_and_keep_nothing_after() -> None:
+    import consistency.secrets as secrets_module
+    from consistency.secrets import REDACTED, redact_secrets, redactions_kept
+
+    case = POSITIVES[0]
+    text = f"Note. {case.text} End."
+    with redactions_kept():
+        first = redact_secrets(text)
+        again = redact_secrets(text)
+        assert again is first  # the kept answer, not a second scan
+        assert REDACTED in first and case.text not in first
+        kept = secrets_module._KEPT.get()
+        assert kept is not None and kept[text] is first
+    assert secrets_module._KEPT.get() is None  # nothing of the text is left
+    assert redact_secrets(text) == first
