@@ -57,6 +57,7 @@ __all__ = [
     "Value",
     "change_cue_at",
     "dice",
+    "dice_each",
     "language_of",
     "read_claim",
     "romanised",
@@ -824,13 +825,40 @@ class _Needs:
     """What a text must hold for a pattern of :data:`_PATTERNS` to match in it: one of
     ``chars``, or (``digit``) a decimal digit of any script (what ``\\d`` matches without
     ``re.ASCII``, a superset of ``[0-9]``). Every match of the pattern holds one of them,
-    so a text holding none is not scanned: the same values, without the scan."""
+    so a text holding none is not scanned: the same values, without the scan. ``words``:
+    or one of these strings in the text as a case-blind pattern reads it (:func:`_folded`)."""
 
     chars: frozenset[str] = frozenset()
     digit: bool = False
+    words: tuple[str, ...] = ()
 
-    def met(self, present: frozenset[str] | set[str], has_digit: bool) -> bool:
-        return (self.digit and has_digit) or not self.chars.isdisjoint(present)
+    def met(self, present: frozenset[str] | set[str], has_digit: bool,
+            folded: Callable[[], str] = lambda: "") -> bool:
+        """``folded`` gives the text's :func:`_folded` form (asked only for ``words``)."""
+        return (self.digit and has_digit) or not self.chars.isdisjoint(present) or (
+            bool(self.words) and any(w in folded() for w in self.words))
+
+
+#: Characters a case-blind pattern (``re.IGNORECASE``) takes for an ASCII letter that
+#: ``str.lower`` leaves as they are: the long s and the dotless i (``re``'s own table of
+#: such pairs; the Kelvin sign and İ are lowered to ``k`` and ``i`` by :func:`_folded`).
+_CASE_BLIND = str.maketrans({"ſ": "s", "ı": "i"})
+
+
+def _folded(text: str) -> str:
+    """``text`` lowered as a case-blind pattern compares it with ASCII letters: every match
+    of such a pattern of ASCII words holds its words in this form."""
+    return text.replace("İ", "i").lower().translate(_CASE_BLIND)
+
+
+#: What every match of the month pattern holds (a month's name, "May", or 月).
+_MONTH_NEEDS = ("january", "february", "march", "april", "may", "june", "july", "august",
+                "september", "october", "november", "december", "月")
+#: What every match of the frequency pattern holds: a period word after "a", "per",
+#: "each" ("twice a week", "every day"), "every", an adverb ("daily", "annually": the others
+#: hold their period), 天天, 每…, or …次.
+_FREQUENCY_NEEDS = ("second", "minute", "hour", "day", "night", "week", "month", "quarter",
+                    "year", "every", "daily", "annually", "天", "每", "次")
 
 
 _DIGIT_NEEDED = _Needs(digit=True)
@@ -863,8 +891,8 @@ _PATTERN_NEEDS: tuple[_Needs | None, ...] = (
     _DIGIT_NEEDED,  # version: v2.3, 1.30.2
     _DIGIT_NEEDED,  # version: "Postgres 15"
     None,  # weekday
-    None,  # month
-    None,  # frequency
+    _Needs(words=_MONTH_NEEDS),  # month
+    _Needs(words=_FREQUENCY_NEEDS),  # frequency
     _Needs(frozenset("#")),  # id: "#pay-alerts"
     _DIGIT_NEEDED,  # money
     _DIGIT_NEEDED,  # number
@@ -891,8 +919,9 @@ def _extract(text: str, written: date | None) -> tuple[str, list[tuple[int, Valu
     taken = [False] * len(text)
     present = set(text)
     has_digit = _ANY_DIGIT.search(text) is not None
+    folded = functools.cache(lambda: _folded(text))
     for (kind, pattern), needs in zip(_PATTERNS, _PATTERN_NEEDS, strict=True):
-        if needs is not None and not needs.met(present, has_digit):
+        if needs is not None and not needs.met(present, has_digit, folded):
             continue  # no match can be in the text (:data:`_PATTERN_NEEDS`)
         reader = _KIND_READERS.get(kind)
         for match in pattern.finditer(text):
@@ -1081,11 +1110,14 @@ _CONTRACTIONS = [
     (re.compile(r"\b(?:do|does|did|should|must|will|would|can) not ever\b|\bnot ever\b"),
      "never"),
 ]
-#: Which of :data:`_CONTRACTIONS` match only where an apostrophe stands (one outside any
-#: class or optional part: ``n't``, ``'re``, …; ``can'?t`` does not): a text without one is
-#: not searched for them.
-_NEEDS_APOSTROPHE = tuple("'" in p.pattern and "'?" not in p.pattern and "[" not in p.pattern
-                          for p, _ in _CONTRACTIONS)
+#: What every match of each of :data:`_CONTRACTIONS` holds (one of the strings, in its
+#: order): a text holding none of them is not searched for it (the same text, without the
+#: search; ``tests/consistency/test_claims_prefilter.py`` checks them).
+_CONTRACTION_NEEDS: tuple[tuple[str, ...], ...] = (
+    ("can",), ("cannot",), ("won",), ("shan",), ("n't",), ("i'm",), ("'re",), ("'ve",),
+    ("'ll",), ("'d",), ("'s",), ("'s",), ("nt",), ("dont",), ("cant",), ("not ever",),
+)
+assert len(_CONTRACTION_NEEDS) == len(_CONTRACTIONS)
 
 _STOPWORDS = frozenset(
     ["a", "an", "the", "to", "of", "in", "on", "at", "for", "with", "by", "and", "or", "is", "are", "be", "been", "being", "was", "were", "am", "it", "its", "this", "that", "these", "those", "do", "does", "did", "done", "i", "we", "you", "they", "he", "she", "me", "us", "him", "them", "my", "our", "your", "their", "his", "her", "as", "from", "into", "than", "then", "so", "also", "just", "very", "really", "please", "all", "every", "any", "some", "each", "will", "would", "shall", "can", "could", "may", "might", "should", "must", "have", "has", "had", "there", "here", "about", "over", "up", "out", "if", "when", "while", "which", "who", "whom", "what", "where", "how", "why", "because", "since", "via", "per", "only", "too", "more", "most", "much", "many", "one", "ones", "user"]
@@ -1161,6 +1193,20 @@ _PHRASES = [
     (re.compile(r"\bhave to\b|\bhas to\b|\bneed to\b|\bneeds to\b"), " must "),
     (re.compile(r"\bis ok to\b|\bit is fine to\b|\bfeel free to\b"), " allow "),
 ]
+#: What every match of each of :data:`_PHRASES` holds (one of the strings, in its order): a
+#: text holding none is not searched for it. The phrases cost 70% of :func:`_prepare_words`
+#: searched every time, and most texts hold none of them (0.5 s of 0.69 s over the 10,091
+#: texts a dream over the planted 10,000 memories of ``bench/dream_bench.py`` reads,
+#: ``time.perf_counter`` around each pattern's ``sub``).
+_PHRASE_NEEDS: tuple[tuple[str, ...], ...] = (
+    ("not", "sick of", "tired of"), ("turn", "switch"), ("turn", "switch"),
+    ("no longer", "not any", "stop", "used to"), ("instead of", "rather than"), ("rather",),
+    ("than",), ("than",), ("prefer",), ("free of", "free from", "off-limits", "off limits"),
+    ("-free",), ("-free",), ("比起", "相比于", "相比起"), ("begin", "began", "commence"),
+    ("every time", "at all times"), ("have to", "has to", "need to", "needs to"),
+    ("is ok to", "it is fine to", "feel free to"),
+)
+assert len(_PHRASE_NEEDS) == len(_PHRASES)
 
 
 
@@ -1222,12 +1268,13 @@ def _letter_name(piece: str, clause: str) -> bool:
 
 def _prepare_words(text: str) -> str:
     lowered = text.lower()
-    apostrophe = "'" in lowered  # no contraction adds one
-    for (pattern, replacement), needs in zip(_CONTRACTIONS, _NEEDS_APOSTROPHE, strict=True):
-        if apostrophe or not needs:
+    # each pattern is searched only where the text as it is now holds what its matches hold
+    for (pattern, replacement), needs in zip(_CONTRACTIONS, _CONTRACTION_NEEDS, strict=True):
+        if any(n in lowered for n in needs):
             lowered = pattern.sub(replacement, lowered)
-    for pattern, replacement in _PHRASES:
-        lowered = pattern.sub(replacement, lowered)
+    for (pattern, replacement), needs in zip(_PHRASES, _PHRASE_NEEDS, strict=True):
+        if any(n in lowered for n in needs):
+            lowered = pattern.sub(replacement, lowered)
     return _LEXICON_PHRASES.sub(lambda m: f" {EN_PHRASES[m.group(0)]} ", lowered)
 
 
@@ -1739,9 +1786,25 @@ def dice(a: Iterable[str], b: Iterable[str]) -> float:
     cb, size_b = _counts(b)
     if not size_a or not size_b:
         return 0.0
-    # only the tokens both hold count (the intersection of the keys, taken in C)
-    shared = sum(min(ca[token], cb[token]) for token in ca.keys() & cb.keys())
-    return 2.0 * shared / (size_a + size_b)
+    return 2.0 * _shared(ca, cb) / (size_a + size_b)
+
+
+def dice_each(a: Iterable[str], others: Iterable[Iterable[str]]) -> list[float]:
+    """``[dice(a, b) for b in others]`` with ``a`` counted once (the same arithmetic, so the
+    same values): a dream compares each memory's tokens with some 40 older memories'."""
+    ca, size_a = _counts(a)
+    out: list[float] = []
+    for b in others:
+        cb, size_b = _counts(b)
+        out.append(2.0 * _shared(ca, cb) / (size_a + size_b) if size_a and size_b else 0.0)
+    return out
+
+
+def _shared(ca: Counter[str], cb: Counter[str]) -> int:
+    """The size of the multiset intersection: only the tokens both hold count (the
+    intersection of the keys, taken in C, and each token's smaller count)."""
+    common = ca.keys() & cb.keys()
+    return sum(map(min, map(ca.__getitem__, common), map(cb.__getitem__, common)))
 
 
 def _counts(tokens: Iterable[str]) -> tuple[Counter[str], int]:

@@ -54,6 +54,7 @@ from consistency.duplicates import (
     Possible,
     Supersede,
     Update,
+    Vectors,
     claim_of,
     decide,
     merge_bodies,
@@ -541,6 +542,7 @@ def _plan_group(group: Sequence[DreamMemory], settle: Settle | None = None
     facts: dict[str, MemoryFacts] = {}
     facts_of = functools.partial(_read_facts, bodies=bodies, known=facts)
     alive = _Alive(group, facts_of)
+    vectors: Vectors = {}  # each embedding's float64 form and norm, read once for the group
     for memory in group:
         others = alive.older(memory)
         if not others:
@@ -553,7 +555,7 @@ def _plan_group(group: Sequence[DreamMemory], settle: Settle | None = None
             content_hash=memory.content_hash, embedding=own.embedding,
             written=own.written, claim=own.claim,
         )
-        decision = decide(draft, [facts_of(m) for m in others])
+        decision = decide(draft, [facts_of(m) for m in others], vectors=vectors)
         if isinstance(decision, Possible) and settle is not None:
             decision = _settled(decision, memory, others, bodies, settle)
         match decision:

@@ -37,7 +37,7 @@ import numpy as np
 
 from ccb.memory_file import content_hash_normalised, normalise_text
 from ccb.model import MemoryType
-from consistency.claims import Claim, dice, read_claim
+from consistency.claims import Claim, dice, dice_each, read_claim
 from consistency.judgement import MemorySide, PairJudgement, judge_pair, subject_key
 from consistency.lifecycle import MemoryState, is_current
 from magma.text import HAN_RANGES
@@ -52,6 +52,7 @@ __all__ = [
     "Series",
     "Supersede",
     "Update",
+    "Vectors",
     "claim_of",
     "claim_text",
     "cosine_similarity",
@@ -261,23 +262,42 @@ def claim_of(memory: MemoryDraft | MemoryFacts) -> Claim:
     return memory.claim or read_claim(claim_text(memory), written=memory.written)
 
 
-def _cosines(draft: MemoryDraft, memories: Sequence[MemoryFacts]) -> list[float | None]:
+#: A caller's store of vectors as :func:`_cosines` reads them: by ``id`` of an embedding,
+#: the embedding itself (so that its id is not taken by another), its float64 form and norm.
+Vectors = dict[int, tuple[np.ndarray, np.ndarray, float]]
+
+
+def _vector(embedding: np.ndarray, kept: Vectors | None) -> tuple[np.ndarray, float]:
+    """``embedding`` as float64 and its norm, from ``kept`` when it holds them."""
+    if kept is not None:
+        hit = kept.get(id(embedding))
+        if hit is not None and hit[0] is embedding:
+            return hit[1], hit[2]
+    vector = np.asarray(embedding, dtype=np.float64).ravel()
+    norm = float(np.linalg.norm(vector))
+    if kept is not None:
+        kept[id(embedding)] = (embedding, vector, norm)
+    return vector, norm
+
+
+def _cosines(draft: MemoryDraft, memories: Sequence[MemoryFacts],
+             kept: Vectors | None = None) -> list[float | None]:
     """:func:`cosine_similarity` of the draft with each memory, the draft's vector and norm
-    taken once (the same arithmetic, so the same values)."""
+    taken once, each memory's from ``kept`` when given (the same arithmetic, so the same
+    values)."""
     if draft.embedding is None:
         return [None] * len(memories)
-    va = np.asarray(draft.embedding, dtype=np.float64).ravel()
-    norm_a = float(np.linalg.norm(va))
+    va, norm_a = _vector(draft.embedding, kept)
     out: list[float | None] = []
     for memory in memories:
         if memory.embedding is None:
             out.append(None)
             continue
-        vb = np.asarray(memory.embedding, dtype=np.float64).ravel()
+        vb, norm_b = _vector(memory.embedding, kept)
         if va.shape != vb.shape:
             raise ValueError(f"consistency: embeddings of different widths ({va.size} vs "
                              f"{vb.size})")
-        norm = norm_a * float(np.linalg.norm(vb))
+        norm = norm_a * norm_b
         out.append(None if norm == 0.0 or not math.isfinite(norm)
                    else max(-1.0, min(1.0, float(np.dot(va, vb)) / norm)))
     return out
@@ -295,6 +315,8 @@ def judge(draft: MemoryDraft, memory: MemoryFacts, cosine: float | None = None) 
 def decide(
     draft: MemoryDraft,
     existing: Sequence[MemoryFacts],
+    *,
+    vectors: Vectors | None = None,
 ) -> Decision:
     """Decide what writing ``draft`` means given the ``existing`` memories.
 
@@ -309,6 +331,9 @@ def decide(
     (:class:`Series`), possible contradiction or duplicate (:class:`Possible`); else
     :class:`New`. Ties go to the most similar candidate, then the smallest id. Neither a
     subject nor identical wording is needed.
+    ``vectors`` (a dict the caller keeps, empty at first) keeps each embedding's float64 form
+    and norm for the next call: a dream decides thousands of memories against the same
+    older ones (222,744 norms over the planted 10,000 memories of ``bench/dream_bench.py``).
     Deterministic; raises ``ValueError`` only when two embeddings have different widths.
     """
     current = [m for m in existing if m.current_on(draft.written)]
@@ -324,17 +349,18 @@ def decide(
         return New()
     new_claim = claim_of(draft)
     draft = replace(draft, claim=new_claim)
-    cosines = _cosines(draft, current)
+    cosines = _cosines(draft, current, vectors)
     order = sorted(range(len(current)), key=lambda i: (-(cosines[i] or 0.0), current[i].id))
     chosen = set(order[:CANDIDATES_BY_COSINE])
-    alike: list[tuple[float, str, int]] = []
+    others: list[int] = []
     for i, memory in enumerate(current):
         if bool(subject) and subject_key(memory.subject) == subject:
             chosen.add(i)
-            continue
-        overlap = dice(new_claim.tokens, claim_of(memory).tokens)
-        if overlap >= CANDIDATE_LEXICAL:
-            alike.append((-overlap, memory.id, i))
+        else:
+            others.append(i)
+    overlaps = dice_each(new_claim.tokens, (claim_of(current[i]).tokens for i in others))
+    alike = [(-overlap, current[i].id, i) for i, overlap in zip(others, overlaps, strict=True)
+             if overlap >= CANDIDATE_LEXICAL]
     chosen.update(i for _o, _id, i in sorted(alike)[:CANDIDATES_BY_WORDS])
     judged = [(judge(draft, current[i], cosines[i]), current[i]) for i in sorted(chosen)]
     judged.sort(key=lambda item: (_RANK[item[0].verdict], -item[0].similarity, item[1].id))

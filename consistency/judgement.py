@@ -196,13 +196,15 @@ class PairJudgement:
         return f"{self.verdict.replace('_', ' ')} ({'; '.join(parts)})"
 
 
-@functools.lru_cache(maxsize=4096)
+@functools.lru_cache(maxsize=16384)
 def subject_key(subject: str | None) -> str | None:
     """The comparison form of a subject: case, spacing and the separators ``. _ - / :`` do
     not count (``JS.Package_Manager`` = ``js package manager``); ``None`` when blank.
-    Remembered for the last 4,096 subjects: a dream compares each memory of a group with
+    Remembered for the last 16,384 subjects: a dream compares each memory of a group with
     its candidates, asking this of the same few subjects hundreds of thousands of times
-    (22% of the time of planning 2,000 memories, measured with cProfile)."""
+    (22% of the time of planning 2,000 memories, measured with cProfile); the planted
+    10,000 memories of ``bench/dream_bench.py`` have some 9,000 subjects, which 4,096 kept
+    could not hold (1% of planning spent reading them again, sampled with py-spy)."""
     if not subject:
         return None
     key = normalise_text(subject)

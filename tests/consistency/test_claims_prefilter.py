@@ -1,7 +1,9 @@
 """The patterns a claim's values are read with are skipped on a text that holds none of the
-characters every match of theirs holds (``consistency.claims._PATTERN_NEEDS``): the values
-read are the same as with every pattern scanned (labelled pairs of ``bench/write_pairs``
-and generated text mixing the characters the patterns look for)."""
+characters every match of theirs holds (``consistency.claims._PATTERN_NEEDS``), and so are the
+contractions and phrases its words are read through on a text that holds none of the strings
+their matches hold (``_CONTRACTION_NEEDS``, ``_PHRASE_NEEDS``): the values and words read are
+the same as with every pattern searched (labelled pairs of ``bench/write_pairs`` and generated
+text mixing what the patterns look for)."""
 
 from __future__ import annotations
 
@@ -27,7 +29,9 @@ PIECES = ["2026-03-14", "3月5日", "下午3点", "v2.3", "Postgres 15", "port 8
           "a@b.io", "https://x.io/a", "“慢读笔记”", "《三体》", "静安区南京西路", "北京", "英文",
           "我的猫叫豆豆", "名字是小明", "twice a week", "每周三次", "周一、三", "Monday", "٣",
           "１２", " ", ", ", ". ", "\n", ":", "：", "-", "/", "the ", "is ", "not ", "点", "第",
-          "月", "叫", "名"]
+          "月", "叫", "名", "in March", "by May", "OCTOBER", "五月", "十二月",
+          "twice a week", "three times a DAY", "every other day", "every morning", "Daily",
+          "biweekly", "ANNUALLY", "fortnightly", "天天", "每两周", "每天两次", "一周三次"]
 
 
 def _extract_every_pattern(text: str, written: date | None) -> tuple[str, list]:
@@ -79,10 +83,69 @@ def test_every_match_holds_what_its_pattern_needs(pieces: list[str]) -> None:
             continue
         for match in pattern.finditer(text):
             found = match.group(0)
-            assert needs.met(set(found), re.search(r"\d", found) is not None), (kind, found)
+            assert needs.met(set(found), re.search(r"\d", found) is not None,
+                             lambda found=found: claims._folded(found)), (kind, found)
 
 
 @pytest.mark.parametrize("text", ["The request timeout is 30 s.", "我的猫叫豆豆。", "名字是小明",
                                   "Ships on 1st of June", "Deploys to us-east-1 via `make`"])
 def test_a_claim_is_read_as_before(text: str) -> None:
     assert read_claim(text).values  # each of these states a value the needs let through
+
+
+#: Pieces of text the contractions and phrases of ``consistency.claims._prepare_words`` look
+#: for, spelt as they may be written (case, apostrophes, spaces).
+WORD_PIECES = ["can't ", "Can not ", "cannot ", "won't ", "wont ", "shan't ", "isn't ", "I'm ",
+               "they're ", "we've ", "you'll ", "she'd ", "it's ", "Bob's ", "doesnt ", "dont ",
+               "cant ", "do not ever ", "not ever ", "can not stand ", "not a fan of ",
+               "sick of ", "Tired of ", "turned on ", "switches off ", "no longer ",
+               "not any more ", "not anymore ", "stopped ", "used to go ", "instead of ",
+               "rather than ", "would rather ", "than ", "no more than ", "not fewer than ",
+               "prefers tea to ", "prefer tabs over ", "free of ", "off-limits ", "off limits ",
+               "gluten-free ", "milk ", "比起咖啡更", "相比于", "began ", "commences ",
+               "every time ", "at all times ", "have to ", "needs to ", "is ok to ",
+               "it is fine to ", "feel free to ", "the ", " ", "\n", "-", "'"]
+
+
+def _prepare_every_pattern(text: str) -> str:
+    saved = claims._CONTRACTION_NEEDS, claims._PHRASE_NEEDS
+    claims._CONTRACTION_NEEDS = (("",),) * len(saved[0])  # "" is in every text
+    claims._PHRASE_NEEDS = (("",),) * len(saved[1])
+    try:
+        return claims._prepare_words(text)
+    finally:
+        claims._CONTRACTION_NEEDS, claims._PHRASE_NEEDS = saved
+
+
+def test_labelled_pairs_prepare_the_same_words_with_and_without_the_needs() -> None:
+    for text in _texts():
+        assert claims._prepare_words(text) == _prepare_every_pattern(text), text
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(WORD_PIECES), max_size=12))
+def test_generated_text_prepares_the_same_words(pieces: list[str]) -> None:
+    text = "".join(pieces)
+    assert claims._prepare_words(text) == _prepare_every_pattern(text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(WORD_PIECES), max_size=12))
+def test_every_phrase_match_holds_what_it_needs(pieces: list[str]) -> None:
+    text = "".join(pieces).lower()
+    for (pattern, _), needs in [*zip(claims._CONTRACTIONS, claims._CONTRACTION_NEEDS,
+                                     strict=True),
+                                *zip(claims._PHRASES, claims._PHRASE_NEEDS, strict=True)]:
+        for match in pattern.finditer(text):
+            assert any(n in match.group(0) for n in needs), (pattern.pattern, match.group(0))
+
+
+@pytest.mark.parametrize("text", ["once per ſecond", "each mınute", "twice a weeK", "Daıly",
+                                  "İn ſeptember", "every ſecond day", "by May", "MAY 1"])
+def test_a_case_blind_match_holds_its_words_as_folded(text: str) -> None:
+    # ``re.IGNORECASE`` reads ſ as s, ı as i, K (Kelvin) as k and İ as i
+    for (kind, pattern), needs in zip(claims._PATTERNS, claims._PATTERN_NEEDS, strict=True):
+        if needs is None or not needs.words:
+            continue
+        for match in pattern.finditer(text):
+            assert any(w in claims._folded(match.group(0)) for w in needs.words), (kind, text)
