@@ -20,11 +20,11 @@ from __future__ import annotations
 
 import re
 import time
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import timedelta
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Protocol
 
 import numpy as np
@@ -327,8 +327,11 @@ class Syncer:
         started: float, progress: Progress | None, allow_mass_delete: bool, *, full: bool,
         orphans: Sequence[str] = (),
     ) -> SyncReport:
-        self._guard_mass_delete(plan, index, scan, allow_mass_delete, full=full)
-        report = self._execute(plan, index, progress or _NoProgress(), orphans)
+        bar = progress or _NoProgress()
+        work, renames = self._read_plan(plan, index, bar)
+        self._guard_mass_delete(plan, index, scan, allow_mass_delete, full=full,
+                                moved=_moved_paths(plan, index, renames))
+        report = self._execute(plan, index, work, renames, bar, orphans)
         if report.deleted:
             self._deleted_lately.append((time.monotonic(), report.deleted))
         duration = time.perf_counter() - started
@@ -344,12 +347,14 @@ class Syncer:
 
     def _guard_mass_delete(
         self, plan: SyncPlan, index: Mapping[str, IndexedFile], scan: ScanResult, allowed: bool,
-        *, full: bool,
+        *, full: bool, moved: Collection[str] = (),
     ) -> None:
         # Rows of an extra root that is no longer configured (``name:…``) leave the index
-        # with the root; they are not vault files gone missing.
+        # with the root; they are not vault files gone missing. A path in ``moved`` is at a
+        # new path in this same plan (a folder moved or renamed): not gone either.
         gone = [p for p in plan.deleted if not (not self.prefix and _ROOT_ROW.match(p))
-                and "#" not in p]  # files: an entry line (file.md#key) goes with its file
+                and "#" not in p  # files: an entry line (file.md#key) goes with its file
+                and p not in moved]
         if allowed:
             self._deleted_lately.clear()  # the user's word covers what came before
             return
@@ -380,19 +385,25 @@ class Syncer:
                 "applies them)"
             )
 
-    def _execute(
-        self, plan: SyncPlan, index: Mapping[str, IndexedFile], bar: Progress,
-        orphans: Sequence[str] = (),
-    ) -> SyncReport:
+    def _read_plan(
+        self, plan: SyncPlan, index: Mapping[str, IndexedFile], bar: Progress
+    ) -> tuple[_Work, list[tuple[str, str]]]:
+        """Read the plan's new and changed files (nothing is written) and pair its deleted
+        paths with new paths of the same memory id or bytes: ``(work, [(old, new), …])``."""
         to_read = [*plan.new, *plan.changed]
         bar.phase("reading", len(to_read))
         work = _Work()
-        new_paths = {e.path for e in plan.new}
         for entry in to_read:
             self._read_one(entry, index, work)
             bar.advance()
+        return work, _detect_renames(work, plan.deleted, index, {e.path for e in plan.new})
 
-        renames = _detect_renames(work, plan.deleted, index, new_paths)
+    def _execute(
+        self, plan: SyncPlan, index: Mapping[str, IndexedFile], work: _Work,
+        renames: list[tuple[str, str]], bar: Progress, orphans: Sequence[str] = (),
+    ) -> SyncReport:
+        to_read = [*plan.new, *plan.changed]
+        new_paths = {e.path for e in plan.new}
         deleted = [p for p in plan.deleted if p not in {old for old, _ in renames}]
         renamed_from = {new: old for old, new in renames}
         written = set(work.positions) | {a.entry.path for a in work.attachments}
@@ -716,20 +727,43 @@ def _replace(report: SyncReport, *, scan: ScanResult, duration_s: float) -> Sync
     )
 
 
+def _moved_paths(
+    plan: SyncPlan, index: Mapping[str, IndexedFile], renames: Sequence[tuple[str, str]]
+) -> set[str]:
+    """The plan's deleted paths that are at a new path in the same plan, for the mass-delete
+    guard: a note paired by :func:`_detect_renames` (same memory id or bytes), and an
+    attachment (never hashed) whose file name and size reappear on a new attachment, one
+    new path for one deleted path. Pure."""
+    moved = {old for old, _ in renames}
+    arrived = Counter((PurePosixPath(e.path).name, e.size)
+                      for e in plan.new if e.kind == "attachment")
+    for path in plan.deleted:
+        known = index[path]
+        key = (PurePosixPath(path).name, known.size)
+        if known.kind == "attachment" and arrived[key] > 0:
+            arrived[key] -= 1
+            moved.add(path)
+    return moved
+
+
 def _detect_renames(
     work: _Work, deleted: Sequence[str], index: Mapping[str, IndexedFile], new_paths: set[str]
 ) -> list[tuple[str, str]]:
-    """Pair deleted paths with new paths that carry the same memory id or the same bytes."""
+    """Pair deleted paths with new paths that carry the same memory id or the same bytes.
+
+    Several deleted notes may hold the same bytes (empty notes, one template filled in
+    nowhere yet): each is paired once, the one of the same file name first, so a moved
+    folder of look-alike notes is renamed note for note, not deleted and added again."""
     if not deleted:
         return []
     by_memory_id: dict[str, str] = {}
-    by_hash: dict[str, str] = {}
+    by_hash: dict[str, list[str]] = {}
     for path in deleted:
         known = index[path]
         if known.memory_id:
             by_memory_id.setdefault(known.memory_id, path)
         if known.content_hash:
-            by_hash.setdefault(known.content_hash, path)
+            by_hash.setdefault(known.content_hash, []).append(path)
     renames: list[tuple[str, str]] = []
     taken: set[str] = set()
     for entry, note, _ in work.notes:
@@ -738,12 +772,21 @@ def _detect_renames(
         old = None
         if note.memory and note.memory.id:
             old = by_memory_id.get(note.memory.id)
-        if old is None:
-            old = by_hash.get(note.content_hash)
+        if old is None or old in taken:
+            old = _same_bytes(by_hash.get(note.content_hash, []), taken, entry.path)
         if old is not None and old not in taken:
             taken.add(old)
             renames.append((old, entry.path))
     return renames
+
+
+def _same_bytes(candidates: Sequence[str], taken: Collection[str], new: str) -> str | None:
+    """The deleted path of ``candidates`` (same bytes as ``new``) to pair with ``new``: an
+    untaken one of the same file name, else the first untaken one, else ``None``."""
+    free = [path for path in candidates if path not in taken]
+    name = PurePosixPath(new).name
+    return next((path for path in free if PurePosixPath(path).name == name),
+                free[0] if free else None)
 
 
 def _texts_by_hash(chunked: Sequence[tuple[FileEntry, Note, str, list[Chunk]]]) -> dict[str, str]:

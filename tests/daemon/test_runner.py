@@ -166,6 +166,40 @@ def test_mass_delete_guard_keeps_the_index_while_the_vault_is_gone(
     stop_and_check(daemon, vault)
 
 
+def test_folders_moved_inside_the_vault_are_followed_not_refused(
+    vault: Path, tmp_path: Path, daemons: list[Any]
+) -> None:
+    """``mkdir Notes && mv * Notes/`` while the daemon watches: the notes move in the
+    index and the daemon keeps watching (it went to ``waiting``, each later edit unindexed
+    until the user ran --allow-mass-delete)."""
+    topics = []
+    for f in range(6):
+        topics.append(vault / f"Topic {f}")
+        topics[-1].mkdir()
+        for n in range(5):
+            (topics[-1] / f"note {n}.md").write_text(f"# Topic {f} note {n}\n\nbody {f}.{n}\n",
+                                                     encoding="utf-8")
+    daemon = start(daemons, vault, tmp_path)
+    daemon.wait_state("watching")
+    settle(vault)
+    ids = {p: r.note_id for p, r in h.fresh_app(vault).store.file_index().items()}
+    children = [c for c in vault.iterdir() if c.name != ".obsidian"]
+    (vault / "Notes").mkdir()
+    for child in children:  # one tight loop: the watcher sees one batch
+        child.rename(vault / "Notes" / child.name)
+    settle(vault)
+    (vault / "Notes" / "Topic 0" / "note 0.md").write_text("# Edited after the move\n",
+                                                          encoding="utf-8")
+    settle(vault)
+    status = daemon.status()
+    assert status.get("state") == "watching" and not status.get("last_error"), status
+    assert not [e for e in daemon.events() if e.get("event") == "batch.refused"]
+    after = h.fresh_app(vault).store.file_index()
+    assert all(after[f"Notes/{p}"].note_id == ids[p] for p in ids
+               if p.endswith(".md") and "#" not in p and p != "Topic 0/note 0.md")
+    stop_and_check(daemon, vault)
+
+
 def test_deletions_it_waits_for_are_applied_by_dreamd_sync_allow_mass_delete(
     vault: Path, tmp_path: Path, daemons: list[Any]
 ) -> None:

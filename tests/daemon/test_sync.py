@@ -169,6 +169,116 @@ def test_mass_delete_is_refused_and_the_index_kept(tmp_path: Path, make_app: Bui
     assert len(app.store.file_index()) == 10
 
 
+def _folders_of_notes(root: Path, folders: int = 8, each: int = 5) -> list[Path]:
+    """``folders`` folders of ``each`` distinct notes: the vault of a user who files by topic."""
+    made = []
+    for f in range(folders):
+        folder = root / f"Topic {f}"
+        folder.mkdir(parents=True)
+        for n in range(each):
+            (folder / f"note {n}.md").write_text(f"# Topic {f} note {n}\n\nbody {f}.{n}\n",
+                                                  encoding="utf-8")
+        made.append(folder)
+    return made
+
+
+def test_folders_moved_into_a_new_folder_are_renames_not_a_mass_delete(
+    tmp_path: Path, make_app: Builder
+) -> None:
+    """``mkdir Notes && mv Topic* Notes/``: 35 of 40 paths are gone, all at new paths. The
+    guard refused it ("35 of 40 indexed files (88%) are gone"); it is a move, applied."""
+    root = tmp_path / "vault"
+    folders = _folders_of_notes(root)
+    app, _ = make_app(root)
+    app.sync()
+    ids = {p: r.note_id for p, r in app.store.file_index().items()}
+    (root / "Notes").mkdir()
+    for folder in folders[:7]:
+        folder.rename(root / "Notes" / folder.name)
+    report = app.sync()
+    assert (len(report.renamed), report.deleted, report.added) == (35, 0, 0)
+    after = app.store.file_index()
+    assert {after[new].note_id for _old, new in report.renamed} == \
+        {ids[old] for old, _new in report.renamed}
+
+
+def test_a_moved_folder_of_identical_notes_is_renamed_note_for_note(
+    tmp_path: Path, make_app: Builder
+) -> None:
+    """30 notes with the same bytes (a template not filled in yet) and their attachments,
+    moved with their folder: each note keeps its id under its own name; none counts as
+    deleted by the guard (before, one note of the 30 was paired and 59 files of 61 were
+    "gone", refused as a mass delete)."""
+    root = tmp_path / "vault"
+    (root / "Inbox").mkdir(parents=True)
+    for n in range(30):
+        (root / "Inbox" / f"Untitled {n}.md").write_text("# \n\n- [ ] \n", encoding="utf-8")
+        (root / "Inbox" / f"scan {n}.png").write_bytes(bytes([n]) * (100 + n))
+    (root / "Kept.md").write_text("# Kept\n\nstays\n", encoding="utf-8")
+    app, _ = make_app(root)
+    app.sync()
+    ids = {p: r.note_id for p, r in app.store.file_index().items()}
+    (root / "Archive").mkdir()
+    (root / "Inbox").rename(root / "Archive" / "Inbox")
+    report = app.sync()  # not refused
+    # attachments are not paired by a rename (they are never hashed): removed and added
+    assert (report.deleted, report.added) == (30, 30)
+    assert sorted(report.renamed) == sorted(
+        (f"Inbox/Untitled {n}.md", f"Archive/Inbox/Untitled {n}.md") for n in range(30))
+    after = app.store.file_index()
+    assert all(after[f"Archive/{old}"].note_id == ids[old] for old, _ in report.renamed)
+
+
+def test_half_moved_half_deleted_counts_only_the_deletions(
+    tmp_path: Path, make_app: Builder
+) -> None:
+    """Moves do not hide deletions: 21 deleted next to 10 moved is 21 of 40 gone, refused;
+    10 deleted next to 20 moved is 10 of 40, applied."""
+    root = tmp_path / "vault"
+    folders = _folders_of_notes(root)
+    app, _ = make_app(root)
+    app.sync()
+    (root / "Notes").mkdir()
+    for folder in folders[:2]:
+        folder.rename(root / "Notes" / folder.name)
+    for folder in folders[2:6]:
+        shutil.rmtree(folder)
+    (root / "Topic 6" / "note 0.md").unlink()
+    with pytest.raises(MassDeleteError, match=r"21 of 40 indexed files \(52%\)"):
+        app.sync()
+    assert len(app.store.file_index()) == 40
+    for name in ("Topic 6", "Topic 7"):
+        (root / name).rename(root / "Notes" / name)
+    report = app.sync(allow_mass_delete=True)
+    assert (report.deleted, len(report.renamed)) == (21, 19)
+
+    root2 = tmp_path / "vault2"
+    folders = _folders_of_notes(root2)
+    app2, _ = make_app(root2)
+    app2.sync()
+    (root2 / "Notes").mkdir()
+    for folder in folders[:4]:
+        folder.rename(root2 / "Notes" / folder.name)
+    for folder in folders[4:6]:
+        shutil.rmtree(folder)
+    report = app2.sync()
+    assert (report.deleted, len(report.renamed)) == (10, 20)
+
+
+def test_moved_folders_in_a_watcher_batch_are_renames(tmp_path: Path, make_app: Builder) -> None:
+    """The daemon's path: the batch names the old folders and the new one."""
+    root = tmp_path / "vault"
+    folders = _folders_of_notes(root)
+    app, _ = make_app(root)
+    syncer = app.make_syncer()
+    syncer.reconcile()
+    (root / "Notes").mkdir()
+    for folder in folders[:6]:
+        folder.rename(root / "Notes" / folder.name)
+    report = syncer.sync_paths([f.name for f in folders[:6]] + ["Notes"])
+    assert (len(report.renamed), report.deleted) == (30, 0)
+
+
 def test_deletions_in_watcher_sized_pieces_count_together(
     tmp_path: Path, make_app: Builder
 ) -> None:
