@@ -23,6 +23,7 @@ __all__ = [
     "KEYWORDS_PASSWORD",
     "KEYWORDS_RECOVERY",
     "KEYWORDS_TOTP",
+    "PHRASE_TALK_WORDS",
     "PROVIDER_TOKENS",
     "URL_SECRET_PARAMETERS",
     "ValueKind",
@@ -151,4 +152,40 @@ COMMON_VALUE_WORDS = frozenset({
     "once", "rotation", "reminder", "generator", "vault", "bitwarden", "1password", "keychain",
     "lastpass", "keepass", "dashlane", "protection", "field", "prompt", "screen", "page",
     "form", "login", "logins", "hint", "hints", "question", "questions", "recovery",
+})
+
+#: Words that make plain words after "password is" a sentence about the password, not a
+#: passphrase ("my password is *the* same *as* before", "the password is four random
+#: *words*"), compared casefolded, beside :data:`COMMON_VALUE_WORDS`: the little words of a
+#: sentence (a passphrase of random words has none: "correct horse battery staple"), words
+#: of time and of quantity, and the words that describe a password's form or source. Listed
+#: from the look-alikes of ``tests/consistency/test_secrets_passphrase.py``.
+PHRASE_TALK_WORDS = frozenset({
+    "i", "me", "you", "he", "she", "we", "they", "him", "us", "them", "mine", "yours",
+    "be", "been", "being", "am", "has", "have", "had", "do", "does", "did", "done", "will",
+    "would", "can", "could", "should", "must", "may", "might", "shall", "of", "to", "into",
+    "onto", "as", "than", "like", "via", "per", "about", "after", "before", "during",
+    "until", "since", "over", "through", "across", "against", "between", "among", "off",
+    "out", "up", "down", "no", "nor", "yes", "all", "any", "some", "each", "every", "both",
+    "either", "neither", "none", "nobody", "nothing", "something", "anything", "everything",
+    "someone", "anyone", "everyone", "what", "which", "who", "whom", "whose", "where", "why",
+    "how", "whatever", "these", "those", "such", "own", "other", "another", "more", "most",
+    "less", "least", "much", "many", "few", "several", "enough", "quite", "rather", "pretty",
+    "really", "super", "way", "so", "too", "even", "ever", "already", "yet", "anymore",
+    "longer", "currently", "soon", "later", "ago", "next", "last", "week", "weeks", "day",
+    "days", "month", "months", "year", "years", "quarter", "hour", "hours", "minute",
+    "minutes", "tonight", "morning", "evening", "night", "monday", "tuesday", "wednesday",
+    "thursday", "friday", "saturday", "sunday", "ones", "word", "words", "letter",
+    "lowercase", "uppercase", "character", "char", "chars", "digit", "number", "numbers",
+    "numeral", "symbol", "phrase", "phrases",
+    "sentence", "name", "names", "birthday", "birthdate", "date", "email", "phone", "mix",
+    "combination", "backwards", "reversed", "known", "obvious", "visible", "easy", "hard",
+    "difficult", "impossible", "possible", "guess", "remember", "forget", "type", "typing",
+    "working", "works", "expire", "expiring", "using", "used", "use", "found", "posted",
+    "kept", "sent", "given", "told", "asked", "written", "printed", "offline", "online",
+    "paper", "anywhere", "nowhere", "only", "usually", "often", "rarely", "mostly",
+    "generally", "typically", "probably", "maybe", "perhaps", "definitely", "clearly",
+    "admin", "root", "user", "guest", "password", "passwords", "passphrase", "pin", "code",
+    "login", "account", "team", "comic", "xkcd", "sticky", "note", "notes", "fridge", "desk",
+    "router", "keyboard", "safe", "drawer", "wallet", "chrome", "firefox", "safari",
 })

@@ -38,7 +38,9 @@ What is found (kind → form):
   (:data:`consistency.secret_patterns.KEYWORDS_PASSWORD` and the other keyword lists): a
   keyword, the words naming what it opens, a separator (``is``, ``:``, ``是``, ``→`` …, or
   none) and a value accepted by what the keyword announces — a PIN or door code of 4–12
-  digits, a password of a digit and a letter or mixed case, a quoted passphrase, a key of 16
+  digits, a password of a digit and a letter or mixed case, a quoted passphrase, a
+  passphrase of 3–8 plain words filling its clause after an explicit ``is`` / ``:`` / ``是``
+  ("my password is correct horse battery staple"; :func:`_passphrase_end`), a key of 16
   random characters, a base32 OTP seed, recovery codes. Also a password told by its use
   ("use X to log in", "encrypted with X", ``admin / X``, ``WIFI:…;P:X;``) and a
   secret-named parameter in a URL's query (``?api_key=…``, ``&token=…``, ``password=``);
@@ -100,6 +102,7 @@ from consistency.secret_patterns import (
     KEYWORDS_PASSWORD,
     KEYWORDS_RECOVERY,
     KEYWORDS_TOTP,
+    PHRASE_TALK_WORDS,
     PROVIDER_TOKENS,
     URL_SECRET_PARAMETERS,
     ValueKind,
@@ -437,7 +440,48 @@ def _told(match: re.Match[str]) -> tuple[str, int, int] | None:
         preview = _accepted(kind, keyword, value, rest[at:], explicit=explicit)
         if preview is not None:
             return preview, match.start(), base + at + len(value)
-    return None
+    end = _passphrase_end(rest) if kind == "password" and _PHRASE_KEYWORD.search(keyword) \
+        else None
+    return None if end is None else (f"{keyword.split()[-1]} …", match.start(), base + end)
+
+
+#: Password keywords that may announce a passphrase in plain words: not "pass" or "pw" (a bus
+#: pass, a day pass), nor a "key".
+_PHRASE_KEYWORD = re.compile(r"(?i)pass(?:wor[dt]|phrase|\s?word)|p[@4]ssw[o0]rd|kennwort"
+                             r"|mot\s+de\s+passe|contrase|senha|wachtwoord|has[łl]o|пароль"
+                             r"|passord|senord|salasana|heslo|jelsz|ifre|密码|口令|密碼|パスワード"
+                             r"|비밀번호")
+#: After a password keyword: "is", "was", a colon, "=", "是": a value stands after it.
+_PHRASE_SEPARATOR = re.compile(r"\s*(?:\b(?:is|was)\b|=|:|：|是|为|為)\s*")
+#: A passphrase of plain words: 3 to 8 words of 2 to 16 small letters (the first may be
+#: capitalised), up to the end of its clause.
+_PHRASE = re.compile(r"(?:[A-Za-z][a-z]{1,15})(?:[ \t]+[a-z]{2,16}){2,7}")
+#: Where a told passphrase's clause ends: a comma, a semicolon, a bracket, a Chinese
+#: character or the line's end (the sentence's end is cut before).
+_PHRASE_END = re.compile(r"[ \t]*(?:[,;，；、(（]|[^\x00-\x7f]|$)")
+
+
+def _passphrase_end(rest: str) -> int | None:
+    """A passphrase told in plain words after a password keyword ("my password is correct
+    horse battery staple", "密码是 purple monkey dishwasher"): its end in ``rest``, or
+    ``None``. The words fill their clause from the first separator (within 50 characters),
+    hold at least 12 letters, none of :data:`consistency.secret_patterns.PHRASE_TALK_WORDS`
+    and at most one of :data:`consistency.secret_patterns.COMMON_VALUE_WORDS`: a sentence
+    about a password has its little words ("the password is *in* 1Password", "my password is
+    *the* same *as* before") and a passphrase of random words has none."""
+    stop = re.search(r"[。！？]|[.!?;；](?:\s|$)", rest)
+    head = rest[: stop.start()] if stop else rest
+    sep = _PHRASE_SEPARATOR.search(head)
+    if sep is None or sep.start() > 50:
+        return None
+    phrase = _PHRASE.match(head, sep.end())
+    if phrase is None or _PHRASE_END.match(head, phrase.end()) is None:
+        return None
+    words = phrase.group().casefold().split()
+    if sum(len(w) for w in words) < 12 or any(w in PHRASE_TALK_WORDS for w in words) or \
+            sum(w in COMMON_VALUE_WORDS for w in words) > 1:
+        return None
+    return phrase.end()
 
 
 #: Words before a keyword that make "to" its separator ("set the laptop password *to* …").
