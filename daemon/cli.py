@@ -30,7 +30,7 @@ from rich.table import Table
 from ccb.entry_notes import is_entry_path
 from ccb.memory_text import checked_memory_text
 from ccb.model import MEMORY_TYPES, memory_key
-from ccb.owner import Owner, parse_owner
+from ccb.owner import Owner
 from config.errors import (
     DreamdError,
     EmptyMemoryError,
@@ -41,6 +41,7 @@ from config.errors import (
     exit_code_for,
 )
 from daemon import client
+from daemon.owners import checked_owner
 
 if TYPE_CHECKING:
     from daemon import entry_exchange, entry_writes, render
@@ -278,7 +279,7 @@ def _owner(text: str | None) -> Owner | None:
     if text is None:
         return None
     try:
-        return parse_owner(text)
+        return checked_owner(text)
     except InvalidOwnerError as error:
         raise typer.BadParameter(str(error), param_hint="--owner") from error
 

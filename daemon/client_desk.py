@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING, Any
 
 import structlog
 
-from ccb.owner import parse_owner
 from config.errors import DreamdError
 from daemon.local_api import LocalApi, Service
+from daemon.owners import checked_owner
 
 if TYPE_CHECKING:
     from daemon.runner import Daemon
@@ -85,7 +85,7 @@ class ClientDesk:
         def run_mcp(reader: io.BufferedIOBase, writer: io.BufferedIOBase,
                     owner: str | None) -> None:
             daemon.app.sessions.record("mcp")  # the dream gate counts client sessions
-            server = build_server(daemon.app, parse_owner(owner) if owner else None,
+            server = build_server(daemon.app, checked_owner(owner) if owner else None,
                                   lock=daemon.lock)
             serve_stream(server, reader, writer)
 

@@ -33,12 +33,13 @@ from typing import TYPE_CHECKING, Literal
 import structlog
 
 from ccb.entry_notes import is_entry_path
-from ccb.owner import Owner, parse_owner
+from ccb.owner import Owner
 from config.errors import DreamdError
 from consistency.lifecycle import MemoryState, is_current
 from consistency.secrets import redact_secrets
 from daemon import session_snapshot
 from daemon.derived_marks import MARK as DERIVED_MARK
+from daemon.owners import checked_owner
 from magma.fusion import clip_to_tokens, estimate_tokens
 from magma.layers import (
     L1_IDENTITY,
@@ -478,7 +479,7 @@ def refresh_session_starts(app: App, *, every: bool = False) -> None:
         owner = owner if isinstance(owner, str) else None
         try:
             result = build_context(app, "", budget_tokens=budget, count_recall=False,
-                                   owner=parse_owner(owner) if owner else None)
+                                   owner=checked_owner(owner) if owner else None)
         except DreamdError as error:
             log.warning("session_start.not_rebuilt", error=str(error))
             continue

@@ -66,6 +66,7 @@ from daemon.forget_links import Unlinked, link_stem, unlink_forgotten
 from daemon.forget_traces import scrub_diary
 from daemon.memory_index_keeper import INDEX_FILE, MemoryIndexKeeper
 from daemon.memory_pool import MemoryPool, StoredMemory
+from daemon.owners import refuse_secrets_in_owner
 from magma.chunking import chunk_note
 from magma.embedder import Embedder
 from magma.inline_data import without_inline_data
@@ -217,6 +218,8 @@ class MemoryService:
         for value, where in ((body, "text"), (name or "", "name"),
                              (description or "", "description"), (subject or "", "subject")):
             refuse_secrets(value, where=f"remember: memory {where}")
+        if self.owner is not None:  # (written into the memory's file)
+            refuse_secrets_in_owner(str(self.owner), where="remember: memory owner")
         name = (name or derived_name(body)).strip()
         description = _one_line(description or derived_description(body))
         now = self._clock()

@@ -62,6 +62,47 @@ def test_a_secret_is_refused_and_nothing_is_written(app: App, vault: Path) -> No
     assert sorted(p.name for p in (vault / "Memory").iterdir()) == before
 
 
+#: A GitHub token of the documented shape (``ghp_`` + 36), made up for these tests.
+GITHUB_TOKEN = "ghp_Zq3x9Lk2Vb7Nm4Pc8Rt1Yw6Hs5Jd0Fg2Ae9K"
+
+
+@pytest.mark.parametrize("owner", [GITHUB_TOKEN, f"alice/{GITHUB_TOKEN}"])
+def test_an_owner_holding_a_credential_is_refused_and_nothing_is_written(
+    app: App, vault: Path, owner: str
+) -> None:
+    """The owner is written, casefolded, into the memory (an MCP server started for it
+    writes through this service): it is scanned like the text, name and description."""
+    from ccb.owner import parse_owner
+
+    before = {p: p.read_bytes() for p in vault.rglob("*") if p.is_file()}
+    with pytest.raises(SecretRefusedError, match="owner"):
+        app.memories(parse_owner(owner)).remember("The kiln shelf is 40 cm wide.",
+                                                  type="reference")
+    assert {p: p.read_bytes() for p in vault.rglob("*") if p.is_file()} == before
+
+
+@pytest.mark.parametrize("owner", [GITHUB_TOKEN, "AKIAZQ3X9LK2VB7NM4PC/claude-code"])
+def test_dreamd_remember_refuses_a_credential_given_as_owner(
+    app: App, vault: Path, tmp_path: Path, owner: str
+) -> None:
+    """``dreamd remember --owner …`` looks at the owner as typed: an AWS key id is found in
+    capitals only, and the owner is casefolded once parsed."""
+    import os
+    import subprocess
+    import sys
+
+    before = {p: p.read_bytes() for p in vault.rglob("*") if p.is_file()}
+    env = {**os.environ, "DREAMD_STORAGE__DATA_DIR": str(tmp_path / "cli-data")}
+    done = subprocess.run([sys.executable, "-m", "daemon", "remember", "--owner", owner,
+                           "--vault", str(vault), "The kiln shelf is 40 cm wide."],
+                          capture_output=True, text=True, stdin=subprocess.DEVNULL, env=env,
+                          timeout=120, check=False)
+    assert done.returncode == 9, done.stderr
+    assert "owner" in done.stderr and owner.split("/")[0][8:] not in done.stderr
+    assert "Traceback" not in done.stderr
+    assert {p: p.read_bytes() for p in vault.rglob("*") if p.is_file()} == before
+
+
 def test_only_the_memory_edit_touches_other_files(app: App, vault: Path) -> None:
     before = {p: p.read_bytes() for p in vault.rglob("*") if p.is_file()}
     result = app.memories().remember("The kiln shelf is 40 cm wide.", type="reference")
