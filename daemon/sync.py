@@ -329,11 +329,13 @@ class Syncer:
     ) -> SyncReport:
         bar = progress or _NoProgress()
         work, renames = self._read_plan(plan, index, bar)
-        self._guard_mass_delete(plan, index, scan, allow_mass_delete, full=full,
-                                moved=_moved_paths(plan, index, renames))
+        moved = _moved_paths(plan, index, renames)
+        self._guard_mass_delete(plan, index, scan, allow_mass_delete, full=full, moved=moved)
         report = self._execute(plan, index, work, renames, bar, orphans)
-        if report.deleted:
-            self._deleted_lately.append((time.monotonic(), report.deleted))
+        # an attachment moved is removed and added again: not a deletion for the guard's window
+        gone = report.deleted - len(moved) + len(renames)
+        if gone > 0:
+            self._deleted_lately.append((time.monotonic(), gone))
         duration = time.perf_counter() - started
         report = _replace(report, scan=scan, duration_s=duration)
         log.info(

@@ -279,6 +279,31 @@ def test_moved_folders_in_a_watcher_batch_are_renames(tmp_path: Path, make_app: 
     assert (len(report.renamed), report.deleted) == (30, 0)
 
 
+def test_attachments_moved_while_watched_never_add_up_to_a_mass_delete(
+    tmp_path: Path, make_app: Builder
+) -> None:
+    """A folder of 20 images moved twice, then 12 of 40 notes deleted: the moves are no
+    deletions in the guard's 10-minute window (before, 40 moved images and 12 notes made
+    52% of the index, refused)."""
+    root = tmp_path / "vault"
+    root.mkdir()
+    for i in range(40):
+        (root / f"note{i:02}.md").write_text(f"# Note {i}\n\nbody {i}\n", encoding="utf-8")
+    (root / "Scans").mkdir()
+    for i in range(20):
+        (root / "Scans" / f"scan {i}.png").write_bytes(bytes([i]) * (64 + i))
+    app, _ = make_app(root)
+    syncer = app.make_syncer()
+    syncer.reconcile()
+    for old, new in (("Scans", "Images"), ("Images", "Scans")):
+        (root / old).rename(root / new)
+        syncer.sync_paths([old, new])
+    paths = [f"note{i:02}.md" for i in range(12)]
+    for path in paths:
+        (root / path).unlink()
+    assert syncer.sync_paths(paths).deleted == 12
+
+
 def test_deletions_in_watcher_sized_pieces_count_together(
     tmp_path: Path, make_app: Builder
 ) -> None:
