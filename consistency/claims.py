@@ -634,26 +634,40 @@ def _number_value(match: re.Match[str]) -> Value | None:
     return Value("number", _number_text(number * scale * factor), unit)
 
 
-def _money_value(match: re.Match[str]) -> Value:
+def _money_value(match: re.Match[str]) -> Value | None:
+    """An amount and its currency; ``None`` when the digits after the sign are no amount
+    ("$ 12.5.1a", "€ 3.11.0rc1": a version after a currency sign)."""
     raw = match.group("n").replace(",", "")
     scale = {"k": 1e3, "m": 1e6, "万": 1e4}.get((match.group("k") or "").lower(), 1.0)
     sign = match.group("cur").lower()
-    return Value("number", _number_text(float(raw) * scale),
+    try:
+        amount = float(raw)
+    except ValueError:
+        return None
+    return Value("number", _number_text(amount * scale),
                  _CURRENCY_PREFIX.get(sign) or _UNITS.get(sign, (sign, 1.0))[0])
 
 
 def _count(spelling: str | None) -> int:
+    """How many a count spells ("twice" 2, "3x" 3, "三" 3, "0" 0); 1 when none is written."""
     if not spelling:
         return 1
     # "3x" / "3 times" / "three nights": the count without what it counts ("six" keeps its x)
     word = re.sub(rf"(?:(?<=\d)|\s+)(?:{_COUNTED})$", "", spelling.lower().strip())
-    return {"once": 1, "twice": 2, "thrice": 3, "other": 2, "双": 2}.get(word) or _EN_NUMBERS.get(
-        word) or _zh_number(word) or (int(word) if word.isdigit() else 1)
+    for number in ({"once": 1, "twice": 2, "thrice": 3, "other": 2, "双": 2}.get(word),
+                   _EN_NUMBERS.get(word), _zh_number(word)):
+        if number is not None:
+            return number
+    return int(word) if word.isdigit() else 1
 
 
-def _frequency_value(match: re.Match[str]) -> Value:
-    """``Value("frequency", "count/days")``: how many times in how many days."""
+def _frequency_value(match: re.Match[str]) -> Value | None:
+    """``Value("frequency", "count/days")``: how many times in how many days; ``None`` for a
+    count or a period of zero ("every 0 days", "每0天", "0 times a week"): no rate at all."""
     g = match.groupdict()
+    counts = [g[name] for name in ("cw", "c", "n", "zc", "zn", "zc1", "zc2") if g[name]]
+    if any(_count(count) == 0 for count in counts):
+        return None
     if g["w"] or g["zw"]:
         count, period = _FREQUENCY_WORDS[(g["w"] or g["zw"]).lower()]
         rate = Fraction(int(count) * _count(g["cw"])) / _PERIOD_DAYS[period]
@@ -695,7 +709,7 @@ def _premises_value(match: re.Match[str]) -> Value:
     return Value("id", re.sub(r"[\s.#]+", "", match.group(0).lower()).replace("apartment", "apt"))
 
 
-_READERS: dict[str, Callable[[re.Match[str]], Value]] = {
+_READERS: dict[str, Callable[[re.Match[str]], Value | None]] = {
     "money": _money_value, "frequency": _frequency_value, "premises": _premises_value}
 
 
@@ -782,8 +796,8 @@ def _time_or_none(match: re.Match[str]) -> Value | None:
     return None if when is None else Value("time", when)
 
 
-def _read_alone(read: Callable[[re.Match[str]], Value], match: re.Match[str],
-                _written: date | None) -> Value:
+def _read_alone(read: Callable[[re.Match[str]], Value | None], match: re.Match[str],
+                _written: date | None) -> Value | None:
     return read(match)
 
 
@@ -975,6 +989,8 @@ def _joined_counts(found: list[tuple[int, int, Value]], text: str
                 rate = Fraction(amount.text) * Fraction(value.text)
             except (ValueError, ZeroDivisionError):
                 continue
+            if rate <= 0:
+                continue  # "0 requests per minute": no rate
             both = Value("frequency", f"{rate.numerator}/{rate.denominator}")
             joined[i - 1], joined[i] = (s0, e0, both), (start, end, both)
             continue
@@ -984,7 +1000,7 @@ def _joined_counts(found: list[tuple[int, int, Value]], text: str
         for j in range(i + 1, len(joined)):
             s2, e2, count = joined[j]
             if count.kind == "number" and count.unit == "x" and count.text.isdigit() \
-                    and _COUNT_GAP.fullmatch(text[end:s2]):
+                    and _COUNT_GAP.fullmatch(text[end:s2]) and int(count.text) > 0:
                 rate = Fraction(int(count.text)) * Fraction(value.text)
                 both = Value("frequency", f"{rate.numerator}/{rate.denominator}")
                 joined[i], joined[j] = (start, end, both), (s2, e2, both)
@@ -1427,7 +1443,10 @@ def _relative_day(lowered: str, values: list[tuple[int, Value]], written: date) 
     for word, delta in _RELATIVE_DAYS.items():
         if re.search(rf"\b{word}\b" if word.isascii() else word, lowered) and (
                 reading or _PAST.search(lowered)):
-            return written + timedelta(days=delta)
+            try:
+                return written + timedelta(days=delta)
+            except OverflowError:  # "yesterday", written on date.min
+                return None
     return None
 
 
@@ -1444,7 +1463,8 @@ def _month_of_record(clean: str, lowered: str, written: date | None) -> date | N
             return None
         month = _MONTHS[opening.group("mon").lower()] if opening.group("mon") else int(
             opening.group("zm"))
-        return date(written.year - (month > written.month), month, 1)
+        opening_year = written.year - (month > written.month)
+        return date(opening_year, month, 1) if opening_year >= date.min.year else None
     if len(months) != 1:
         return None
     match = months[0]

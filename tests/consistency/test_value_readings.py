@@ -523,3 +523,38 @@ def test_records_of_two_years_are_a_series(old: str, new: str, verdict: str) -> 
 def test_a_year_written_with_nian_reads_as_the_year() -> None:
     assert ("number", "2021", "") in _values("2021年搬到了杭州。")   # "in 2021", not 2021 years
     assert ("number", "3", "year") in _values("在杭州住了 3 年。")    # a span stays a span
+
+
+@pytest.mark.parametrize("text", [
+    "Water the cactus every 0 days.", "Water the cactus every 00 days.", "每0天备份一次",
+    "每0周去一次超市。", "每零天浇水。", "每00个月0次", "0个月2次", "Swims 0 times a week.",
+    "Backs up 0x daily.", "每周去健身房0次。",
+])
+def test_a_frequency_of_zero_is_no_frequency(text: str) -> None:
+    # once a ZeroDivisionError, and every dream over a memory saying it crashed
+    assert not [v for v in read_claim(text).values if v.kind == "frequency" and
+                v.text.startswith("0/")]
+    assert _verdict(text, "Water the cactus every 3 days.", 0.8)
+
+
+def test_a_count_of_zero_in_chinese_is_zero_not_one() -> None:
+    # "零" was read as no count at all, so "每零天" was once a day
+    assert ("frequency", "1/1", "") not in _values("每零天浇水。")
+    assert ("frequency", "1/3", "") in _values("每三天浇水。")
+
+
+@pytest.mark.parametrize("text", [
+    "The fee is $ 12.5.1a per seat", "¥1.2.3a", "Runs on € 3.11.0rc1 now.",
+])
+def test_a_version_after_a_currency_sign_is_no_amount(text: str) -> None:
+    # once "could not convert string to float: '12.5.1'" from the money reader
+    assert not [v for v in read_claim(text).values if v.unit in {"usd", "cny", "jpy", "eur"}]
+    assert _verdict(text, "The fee is $12 per seat.", 0.8)
+
+
+@pytest.mark.parametrize("text", ["Went to the dentist yesterday: 2 fillings.", "昨天跑了 5 公里。",
+                                  "March: 3 trips.", "Tomorrow I fly 2 legs."])
+@pytest.mark.parametrize("written", [date.min, date.max])
+def test_a_day_told_from_the_first_or_last_date_is_no_crash(text: str, written: date) -> None:
+    # "yesterday" written on date.min was an OverflowError from a reader that never raises
+    assert read_claim(text, written=written) is not None
