@@ -310,6 +310,21 @@ def _ago(today: date, days: int) -> date | None:
         return None
 
 
+def _later(day: date | None, days: int) -> date | None:
+    """``day`` plus ``days`` days, or None past 31 December 9999 (``date.max``)."""
+    if day is None:
+        return None
+    try:
+        return day + timedelta(days=days)
+    except OverflowError:
+        return None
+
+
+def _both(start: date | None, end: date | None) -> _Days | None:
+    """``(start, end)``, or None when either fell off the calendar."""
+    return None if start is None or end is None else (start, end)
+
+
 def _one_day(day: date | None) -> _Days | None:
     return None if day is None else (day, day)
 
@@ -379,31 +394,22 @@ def _past_weekday(today: date, weekday: int) -> _Days | None:
 def _next_week(today: date, weekday: int | None = None) -> _Days | None:
     """Monday..Sunday of the ISO week after today's, or its ``weekday`` (Monday = 0): a
     request about what is planned ("on Wednesday next week", "下周三")."""
-    try:
-        monday = today + timedelta(days=7 - today.weekday())
-    except OverflowError:
-        return None
+    monday = _later(today, 7 - today.weekday())
     if weekday is None:
-        return (monday, monday + timedelta(days=6))
-    return _one_day(monday + timedelta(days=weekday))
+        return _both(monday, _later(monday, 6))
+    return _one_day(_later(monday, weekday))
 
 
 def _next_weekday(today: date, weekday: int) -> _Days | None:
     """The first ``weekday`` (Monday = 0) strictly after today ("next Monday")."""
-    try:
-        return _one_day(today + timedelta(days=(weekday - today.weekday() - 1) % 7 + 1))
-    except OverflowError:
-        return None
+    return _one_day(_later(today, (weekday - today.weekday() - 1) % 7 + 1))
 
 
 def _weekend(today: date, weeks_back: int) -> _Days | None:
     """Saturday and Sunday of the ISO week ``weeks_back`` before today's (1: "last weekend"
     whatever today's weekday; 0: this weekend, still ahead on a weekday)."""
-    monday = _ago(today, today.weekday() + 7 * weeks_back)
-    if monday is None:
-        return None
-    saturday = monday + timedelta(days=5)
-    return (saturday, saturday + timedelta(days=1))
+    saturday = _later(_ago(today, today.weekday() + 7 * weeks_back), 5)
+    return _both(saturday, _later(saturday, 1))
 
 
 def _months_ago(today: date, months: int) -> _Days | None:

@@ -706,3 +706,30 @@ def test_parse_llm_intent_never_raises(reply: str) -> None:
         assert got.source == "llm" and 0.0 <= got.confidence <= 1.0
         if got.time_range is not None:
             assert got.time_range.start <= got.time_range.end <= TODAY
+
+
+#: Each time expression a rule reads, ahead of today as well as back (a break-it round found
+#: "this weekend" and "next week" raising OverflowError in the last days of 9999).
+_EXPRESSIONS = [
+    "this weekend", "plans for this weekend", "what did I do this weekend", "last weekend",
+    "本周末", "这周末", "上周末", "上上周末", "next week", "what is due next week",
+    "on Wednesday next week", "next Monday", "next Sunday", "下周", "下周三", "下周日",
+    "this week", "这周三", "last week", "上上周三", "yesterday", "昨天", "前天", "a few days ago",
+    "半个月前", "三个月前", "last month", "去年", "the past year", "最近两年", "on Friday",
+    "remind me on Friday", "the week before last", "2 months ago", "the past fortnight",
+]
+
+
+@settings(max_examples=400, deadline=None)
+@given(query=st.sampled_from(_EXPRESSIONS), today=st.one_of(
+    st.dates(), st.dates(min_value=date.max - timedelta(days=20)),
+    st.dates(max_value=date.min + timedelta(days=20))))
+def test_each_time_expression_on_any_day_is_a_range_or_none(query: str, today: date) -> None:
+    got = analyze_intent(query, today)
+    if got.time_range is not None:
+        assert date.min <= got.time_range.start <= got.time_range.end <= date.max
+
+
+@pytest.mark.parametrize("query", ["this weekend", "next week", "下周日", "本周末"])
+def test_a_range_past_the_last_day_of_the_calendar_is_none(query: str) -> None:
+    assert analyze_intent(query, date.max).time_range is None
