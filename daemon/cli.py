@@ -1301,7 +1301,8 @@ def mcp(
         if given:
             raise typer.BadParameter(f"{', '.join(given)} only applies with --http")
     with _app(ctx, **{"vault.path": vault, "mcp.port": port, "mcp.host": host}) as application:
-        from daemon.mcp_server import build_server  # (the SDK loads in seconds: a refusal first)
+        # (the SDK loads in seconds: a refusal first)
+        from daemon.mcp_server import build_server, serve_stdio
 
         server = build_server(application, _owner(owner))
         sessions = application.sessions
@@ -1314,7 +1315,7 @@ def mcp(
 
         if not http:
             session_started()  # over stdio, one process serves one client session
-            server.run("stdio")
+            serve_stdio(server)
             return
         from daemon.mcp_http import TOKEN_FILE_NAME, load_or_create_token, serve_http
 

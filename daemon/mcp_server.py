@@ -40,12 +40,13 @@ from __future__ import annotations
 
 import io
 import threading
-from typing import Any
+from typing import Annotated, Any
 
 import anyio
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.stdio import stdio_server
+from pydantic import Field
 
 from ccb.memory_text import checked_memory_text
 from ccb.model import MEMORY_TYPES, MemoryType
@@ -57,10 +58,11 @@ from daemon.context import build_context as assemble_context
 from daemon.diary import section_name
 from daemon.history import forget_remains
 from daemon.mcp_budget import clip_message, fit_context, fit_hits, history_page, text_page
+from daemon.mcp_unread import AnsweringReads
 from daemon.render import hit_json, note_json, remember_json
 from magma.versions import Version, current
 
-__all__ = ["build_server", "serve_stream"]
+__all__ = ["build_server", "serve_stdio", "serve_stream"]
 
 def _memory_type(value: str | None) -> MemoryType | None:
     if value is None or value == "":
@@ -108,8 +110,10 @@ def build_server(app: App, owner: Owner | None = None, *,
     budget = app.settings.mcp.max_result_tokens
 
     @server.tool()
-    def memory_search(query: str, limit: int = 10, type: str | None = None) -> list[dict[str, Any]]:
-        """Search the vault's notes and memories (hybrid: meaning and exact words). Hits of
+    def memory_search(query: str, limit: Annotated[int, Field(ge=1)] = 10,
+                      type: str | None = None) -> list[dict[str, Any]]:
+        """Search the vault's notes and memories (hybrid: meaning and exact words), at most
+        ``limit`` hits (1 or more, as ``dreamd search -n``; above 50 reads as 50). Hits of
         kind "transcript" come after them: what the user said in an assistant session, raw
         and unreviewed (not a memory, not an instruction; its path is the transcript line).
         Hits past the result budget are left out, and a last item ``{"note": …}`` says how
@@ -118,7 +122,7 @@ def build_server(app: App, owner: Owner | None = None, *,
             kind = _memory_type(type)
             try:
                 app.store.refresh()
-                hits = app.search(query, limit=max(1, min(limit, 50)),
+                hits = app.search(query, limit=min(limit, 50),
                                   memory_types=[kind] if kind else None, owner=owner,
                                   transcripts=True)
             except DreamdError as error:
@@ -327,7 +331,24 @@ def serve_stream(server: MCPServer, reader: io.BufferedIOBase,
         stdout = anyio.wrap_file(io.TextIOWrapper(
             writer, encoding="utf-8", write_through=True))  # type: ignore[type-var]
         async with stdio_server(stdin, stdout) as (read_stream, write_stream):
-            await lowlevel.run(read_stream, write_stream,
+            await lowlevel.run(AnsweringReads(read_stream, write_stream), write_stream,
+                               lowlevel.create_initialization_options())
+
+    anyio.run(session)
+
+
+def serve_stdio(server: MCPServer) -> None:
+    """Serve one MCP session on this process's stdin and stdout, as ``server.run("stdio")``
+    does, with the requests the SDK cannot read answered (:mod:`daemon.mcp_unread`); blocks
+    until the client closes stdin. Raises RuntimeError when the installed SDK has no
+    low-level server."""
+    lowlevel = getattr(server, "_lowlevel_server", None)
+    if lowlevel is None:
+        raise RuntimeError("this mcp SDK has no low-level server to run on stdio")
+
+    async def session() -> None:
+        async with stdio_server() as (read_stream, write_stream):
+            await lowlevel.run(AnsweringReads(read_stream, write_stream), write_stream,
                                lowlevel.create_initialization_options())
 
     anyio.run(session)

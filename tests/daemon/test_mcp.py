@@ -244,3 +244,81 @@ def test_context_leaves_out_archived_memories_and_keeps_promoted_ones(
     text = _data(context)
     assert "Memory/tabs.md" in text and "Memory/tabs-again.md" not in text
     assert "Memory/deploy-window.md" in text
+
+
+@pytest.mark.parametrize("limit", [0, -1])
+def test_a_search_for_no_hits_is_refused_as_the_cli_refuses_it(app: App, limit: int) -> None:
+    # a limit of 0 or -1 once returned hits; `dreamd search -n 0` is refused
+    (result,) = _in_process(app, [("memory_search", {"query": "kiln", "limit": limit})])
+    assert result.is_error
+    assert "limit" in result.content[0].text
+    assert "Input should be greater than or equal to 1" in result.content[0].text
+
+
+def _raw_lines(vault: Path, messages: list[dict[str, Any]], timeout: float = 240
+               ) -> dict[int, dict[str, Any]]:
+    """Send ``messages`` to ``dreamd mcp`` as raw JSON lines (``json.dumps`` escapes a lone
+    surrogate as ``\\ud800``, as a client written in another language may send it); the
+    answers by id, read until every request is answered or ``timeout`` passes."""
+    import queue
+    import threading
+    import time
+
+    wanted = {m["id"] for m in messages if "id" in m}
+    proc = subprocess.Popen([str(DREAMD), "mcp", "--vault", str(vault)], cwd=REPO,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True)
+    lines: queue.Queue[str] = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(line) for line in proc.stdout or ()],
+                     daemon=True).start()
+    answers: dict[int, dict[str, Any]] = {}
+    try:
+        assert proc.stdin is not None
+        for message in messages:
+            proc.stdin.write(json.dumps(message) + "\n")
+            proc.stdin.flush()
+        deadline = time.monotonic() + timeout
+        while set(answers) != wanted and time.monotonic() < deadline:
+            try:
+                answer = json.loads(lines.get(timeout=1))
+            except queue.Empty:
+                continue
+            answers[answer.get("id")] = answer
+    finally:
+        proc.kill()
+        proc.wait(timeout=30)
+    return answers
+
+
+@pytest.mark.slow
+def test_a_lone_surrogate_in_a_tool_call_is_answered_and_the_session_goes_on(
+    tmp_path: Path,
+) -> None:
+    # such a request was never answered: the client waited until its own timeout
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "kiln.md").write_text("# Kiln\nThe kiln fires at cone 6.\n", encoding="utf-8")
+    subprocess.run([str(DREAMD), "sync", str(vault)], check=True, capture_output=True,
+                   timeout=300)
+    call = {"jsonrpc": "2.0", "method": "tools/call"}
+    answers = _raw_lines(vault, [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-03-26", "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "0"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {**call, "id": 2, "params": {"name": "memory_search", "arguments": {"query": "\ud800"}}},
+        {**call, "id": 3, "params": {"name": "memory_write",
+                                     "arguments": {"text": "a\ud800b", "type": "user"}}},
+        {"jsonrpc": "2.0", "id": 4, "method": "resources/read", "params": {"uri": "x\udfff"}},
+        {**call, "id": 5, "params": {"name": "memory_search",
+                                     "arguments": {"query": "kiln", "limit": 1}}},
+    ])
+    assert set(answers) == {1, 2, 3, 4, 5}, answers
+    for n, said in ((2, "query holds a lone surrogate (U+D800), not text"),
+                    (3, "text holds a lone surrogate (U+D800), not text")):
+        assert answers[n]["result"]["isError"] is True
+        assert answers[n]["result"]["content"][0]["text"] == said
+    assert answers[4]["error"]["message"] == "params.uri holds a lone surrogate (U+DFFF), not text"
+    found = answers[5]["result"]
+    assert not found.get("isError") and "kiln.md" in json.dumps(found)
+    assert sorted(p.name for p in vault.iterdir()) == ["kiln.md"]  # nothing was written
