@@ -17,7 +17,7 @@ from pathlib import Path
 from ccb.atomic import TEMP_SUFFIX
 from config.errors import VaultNotWritableError
 
-__all__ = ["not_writable", "require_writable"]
+__all__ = ["file_in_the_way", "not_writable", "require_writable"]
 
 #: Errors that say a folder refuses writes, and what the user can do about each.
 _REFUSED: dict[int, tuple[str, str]] = {
@@ -35,14 +35,33 @@ _REFUSED: dict[int, tuple[str, str]] = {
 _EFFECTIVE = os.access in os.supports_effective_ids
 
 
+def file_in_the_way(path: Path) -> Path | None:
+    """``path`` or the nearest of its folders that exists, when that is no folder (a file
+    named as a folder dreamd writes into, such as the memory folder); else ``None``."""
+    for place in (path, *path.parents):
+        if place.exists() or place.is_symlink():
+            return None if place.is_dir() else place
+    return None
+
+
 def not_writable(error: OSError) -> VaultNotWritableError | None:
     """The one-line error for ``error`` when it says a write was refused (permission,
-    read-only file system, full disk or quota: :data:`_REFUSED`), else ``None``.
+    read-only file system, full disk or quota: :data:`_REFUSED`; or a file stands where a
+    folder of the path must be: ``ENOTDIR``, or ``EEXIST`` from making that folder), else
+    ``None``.
 
     It names the folder that refused — the folder of the file the error names when that
     file is one of dreamd's temp files, does not exist (it could not be made there) or is in
     a folder this process may not change (a delete, a rename) — else the file itself (a
     read-only file written in place)."""
+    if error.errno in (errno.ENOTDIR, errno.EEXIST) and error.filename is not None:
+        blocking = file_in_the_way(Path(os.fsdecode(error.filename)))
+        if blocking is not None and (error.errno == errno.ENOTDIR or
+                                     blocking == Path(os.fsdecode(error.filename))):
+            return VaultNotWritableError(
+                f"ccb: write: {blocking} is a file, not a folder [errno {error.errno}]; "
+                "rename or move that file (dreamd writes into a folder of that name), or "
+                "choose another folder in the settings; nothing was written")
     refused = _REFUSED.get(error.errno or 0)
     if refused is None:
         return None

@@ -177,10 +177,10 @@ class NoteWriter:
         return target
 
     def read(self, rel_path: str) -> bytes | None:
-        """Current bytes of a vault file, or ``None`` when it does not exist."""
+        """Current bytes of a vault file; ``None`` when there is none (or its folder is a file)."""
         try:
             return self._absolute(rel_path).read_bytes()
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):
             return None
 
     def write(

@@ -34,6 +34,7 @@ from ulid import ULID
 from ccb.entry_notes import entry_notes, is_entry_note, is_entry_path, split_entry_path
 from ccb.model import ConflictCopy, FileEntry, Note, Problem, ScanResult, memory_key
 from ccb.scan import VaultFilter, read_note_bytes, scan_paths, scan_vault
+from ccb.writable import file_in_the_way
 from config.errors import DreamdError, MassDeleteError
 from consistency.withheld import withhold_credentials
 from daemon.credential_ledger import CredentialLedger, CredentialRecord
@@ -290,7 +291,22 @@ class Syncer:
         report = self._run(scan, index, plan, started, progress, allow_mass_delete, full=True,
                            orphans=orphans)
         self._record_credentials({}, (), keep=lambda p: not self.owns(p) or p in on_disk)
-        return report
+        blocked = self._memory_folder_blocked()
+        return report if blocked is None else replace(
+            report, problems=(*report.problems, blocked))
+
+    def _memory_folder_blocked(self) -> Problem | None:
+        """A file where the memory folder (``entry_folder``) or a folder above it should be:
+        the vault is indexed, but remember and dream cannot write (the file is left alone)."""
+        if not self.entry_folder:
+            return None
+        blocking = file_in_the_way(self.root / self.entry_folder)
+        if blocking is None:
+            return None
+        return Problem(blocking.relative_to(self.root).as_posix(), "memory",
+                       f"a file where the memory folder {self.entry_folder}/ should be: "
+                       "remember and dream refuse to write until it is renamed or moved, or "
+                       "vault.memory_folder names another folder (the file is left alone)")
 
     def sync_paths(
         self, rel_paths: Collection[str], *, allow_mass_delete: bool = False

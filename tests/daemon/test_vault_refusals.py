@@ -132,3 +132,28 @@ def test_remember_and_dream_in_a_read_only_vault_are_one_line_and_change_nothing
     again = dreamd("dream", "--force", "--vault", str(vault))
     assert again.returncode == 0, again.stderr
     assert b"status: archived" in (memory / "pottery-meetup.md").read_bytes()
+
+
+@pytest.mark.slow
+def test_a_file_named_as_the_memory_folder_is_reported_and_left_alone(
+    tmp_path: Path, isolated_dreamd: Path,
+) -> None:
+    # a plain file "Memory" at the vault root was a NotADirectoryError traceback from sync,
+    # remember and dream
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "kiln.md").write_text("# Kiln\nThe kiln fires at cone 6.\n", encoding="utf-8")
+    (vault / "Memory").write_bytes(b"x\n")
+    synced = dreamd("sync", str(vault))
+    assert synced.returncode == 0, synced.stderr
+    assert "Traceback" not in synced.stderr
+    assert "Memory: memory: a file where the memory folder Memory/ should be" in synced.stdout
+    remembered = dreamd("remember", "The wheel needs a new belt.", "--vault", str(vault))
+    dreamt = dreamd("dream", "--force", "--vault", str(vault))
+    for done in (remembered, dreamt):
+        assert done.returncode == 4, done.stderr
+        line = one_line(done)
+        assert f"{vault / 'Memory'} is a file, not a folder" in line, line
+        assert "nothing was written" in line
+    assert (vault / "Memory").read_bytes() == b"x\n"
+    assert sorted(p.name for p in vault.iterdir()) == ["Memory", "kiln.md"]
