@@ -24,7 +24,6 @@ from typing import TYPE_CHECKING, Annotated, Any, TextIO
 
 import typer
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
 from ccb.entry_notes import is_entry_path
@@ -42,6 +41,7 @@ from config.errors import (
 )
 from daemon import client
 from daemon.owners import checked_owner
+from daemon.terminal_text import shown
 
 if TYPE_CHECKING:
     from daemon import entry_exchange, entry_writes, render
@@ -321,14 +321,14 @@ def init(
         App.init_target(opts.config_path, force=force)  # refuse before asking anything
         found = discover_vaults()
         for bad in found.unreadable:
-            err.print(f"dreamd: init: skipped {escape(str(bad.file))}: {escape(bad.reason)}",
+            err.print(f"dreamd: init: skipped {shown(str(bad.file))}: {shown(bad.reason)}",
                       highlight=False)
         if not found.vaults:
             looked = "".join(
-                f"\n  {escape(str(f.file))} (" + (
+                f"\n  {shown(str(f.file))} (" + (
                     "not found" if isinstance(f, ObsidianJsonMissing)
                     else "lists no vaults" if isinstance(f, ObsidianJsonRead)
-                    else escape(f.reason)
+                    else shown(f.reason)
                 ) + ")"
                 for f in found.files
             )
@@ -344,7 +344,7 @@ def init(
                     if known.last_opened else "last opened: unknown")
             missing = "" if known.exists else "  [red]folder missing[/]"
             pad = " " * (width - cell_len(known.name))
-            out.print(f"{number:>3}. [bold]{escape(known.name)}[/]{pad}  {escape(str(known.path))}"
+            out.print(f"{number:>3}. [bold]{shown(known.name)}[/]{pad}  {shown(str(known.path))}"
                       f"  ({when}){missing}", highlight=False)
         existing = [known for known in found.vaults if known.exists]
         if not existing:
@@ -366,8 +366,8 @@ def init(
             try:
                 if only:
                     picked = existing[0]
-                    if not Confirm.ask(f"Use [bold]{escape(picked.name)}[/] "
-                                       f"({escape(str(picked.path))})?",
+                    if not Confirm.ask(f"Use [bold]{shown(picked.name)}[/] "
+                                       f"({shown(str(picked.path))})?",
                                        default=True, console=out):
                         err.print("dreamd: init: nothing written; run `dreamd init <path>` "
                                   "with your vault's folder.", highlight=False)
@@ -382,7 +382,7 @@ def init(
                         picked = found.vaults[number - 1]
                         if picked.exists:
                             break
-                        err.print(f"{escape(str(picked.path))} no longer exists (Obsidian "
+                        err.print(f"{shown(str(picked.path))} no longer exists (Obsidian "
                                   "still lists it); pick another one.", highlight=False)
             except EOFError:
                 err.print("\ndreamd: init: no answer; nothing written.", highlight=False)
@@ -395,7 +395,7 @@ def init(
         vault = picked.path
 
     path = App.init_config(vault, config_path=opts.config_path, force=force)
-    out.print(f"wrote {escape(str(path))}")
+    out.print(f"wrote {shown(str(path))}")
     out.print("next: [bold]dreamd sync[/] then [bold]dreamd search \"your question\"[/]")
     _offer_service(ctx, vault)
 
@@ -420,7 +420,7 @@ def _offer_service(ctx: typer.Context, vault: Path) -> None:
         try:
             _print_lines(service.install(_service_plan(ctx, vault), dry_run=False).lines())
         except DreamdError as error:
-            err.print(f"dreamd: {escape(str(error))}", highlight=False)
+            err.print(f"dreamd: {shown(str(error))}", highlight=False)
     else:
         out.print("later: [bold]dreamd service install[/], or [bold]dreamd run[/] in a "
                   "terminal")
@@ -600,7 +600,7 @@ def _context_hook(ctx: typer.Context, budget: int | None, owner: str | None,
                 embedder=lambda: embedder_in_memory(application)).recall(query))
         _stdout().write(result.text + "\n" + (raw + "\n" if raw else ""))
     except (DreamdError, ValueError, OSError, RecursionError, typer.BadParameter) as error:
-        err.print(f"dreamd context: {escape(str(error)[:500])}", highlight=False)
+        err.print(f"dreamd context: {shown(str(error)[:500])}", highlight=False)
 
 
 @app.command()
@@ -706,7 +706,7 @@ def flush(
         return
     report = _flush_once(ctx, section, vault, timeout)
     if report.fallback:
-        err.print(f"dreamd flush: {escape(report.fallback[:500])}", highlight=False)
+        err.print(f"dreamd flush: {shown(report.fallback[:500])}", highlight=False)
     if as_json:
         out.print_json(json.dumps(render.flush_json(report), ensure_ascii=False))
     else:
@@ -772,7 +772,7 @@ def _flush_hook(ctx: typer.Context, section: str | None, vault: Path | None,
                        "or the transcript is very long); the next flush adds what this one "
                        "did not")
     if failure:
-        err.print(f"dreamd flush: {escape(failure[0].removeprefix('flush: ')[:500])}",
+        err.print(f"dreamd flush: {shown(failure[0].removeprefix('flush: ')[:500])}",
                   highlight=False)
 
 
@@ -797,7 +797,7 @@ def show(
             if entry is None:
                 raise
             stored, text = entry, _entry_line(entry)
-    out.print(f"[dim]{escape(stored.path)}[/]")
+    out.print(f"[dim]{shown(stored.path)}[/]")
     out.print(text, markup=False, highlight=False)
 
 
@@ -843,10 +843,10 @@ def forget(
         report = service.forget(memory, remains=remains)
     named = ", ".join(x for x in (report.name, report.memory_id and f"id {report.memory_id}")
                       if x)
-    out.print(f"forgot {escape(report.path)}" + (f" ({escape(named)})" if named else "")
+    out.print(f"forgot {shown(report.path)}" + (f" ({shown(named)})" if named else "")
               + "; removed:", highlight=False)
     for item in report.removed:
-        out.print(f"  - {escape(item)}", highlight=False)
+        out.print(f"  - {shown(item)}", highlight=False)
 
 
 def _forget_entry(ctx: typer.Context, ref: str, *, yes: bool, owner: str | None,
@@ -862,8 +862,8 @@ def _forget_entry(ctx: typer.Context, ref: str, *, yes: bool, owner: str | None,
         application.indexing.index_now([ref.rsplit("#", 1)[0]])
         versions = forget_entry_recorded(application.versions, application.recorder,
                                          memory_key(None, ref))
-    out.print(f"forgot {escape(done.entry)}: its line is gone from "
-              f"{escape(done.outcome.path)}" + (f" and its {versions} versions from the "
+    out.print(f"forgot {shown(done.entry)}: its line is gone from "
+              f"{shown(done.outcome.path)}" + (f" and its {versions} versions from the "
                                                 "history" if versions else ""),
               highlight=False)
 
@@ -898,7 +898,7 @@ def export_(
     with _app(ctx, **{"vault.path": vault}) as application:
         converted = entry_exchange.export_folder(application, fmt, with_hits=with_hits)
     written = entry_exchange.write_export(converted, to.expanduser())
-    out.print(f"exported {len(converted.files)} file(s) as {fmt} to {escape(str(to))} "
+    out.print(f"exported {len(converted.files)} file(s) as {fmt} to {shown(str(to))} "
               f"({len(written)} new)", highlight=False)
     _print_lossy(converted.lossy)
 
@@ -918,7 +918,7 @@ def import_(
     out.print(f"imported {len(report.written)} file(s) as {fmt}; the running daemon indexes "
               "them, else run: dreamd sync", highlight=False)
     for copy in report.conflicts:
-        err.print(f"dreamd: kept beside a file with other content: {escape(copy)}")
+        err.print(f"dreamd: kept beside a file with other content: {shown(copy)}")
     _print_lossy(report.lossy)
 
 
@@ -930,7 +930,7 @@ def _exchange_format(value: str, option: str) -> entry_exchange.Format:
 
 def _print_lossy(lossy: tuple[tuple[str, str], ...]) -> None:
     for path, reason in lossy:
-        err.print(f"dreamd: {escape(path)}: {escape(reason)}", highlight=False)
+        err.print(f"dreamd: {shown(path)}: {shown(reason)}", highlight=False)
 
 
 @app.command()
@@ -1078,7 +1078,7 @@ def _dream(ctx: typer.Context, vault: Path | None, *, dry_run: bool, force: bool
     else:
         render.print_dream(out, report, what=what)
         if drawn is not None:
-            out.print(escape(drawn.said()), highlight=False)
+            out.print(shown(drawn.said()), highlight=False)
         elif canvas:
             out.print("nothing drawn: " + ("a dry run changes nothing" if dry_run
                                            else "the dream changed no memory"))
@@ -1136,7 +1136,7 @@ def graph_export(
     except OSError as error:
         raise typer.BadParameter(f"cannot write {output}: {error.strerror or error}",
                                  param_hint="--output") from error
-    out.print(f"wrote {escape(str(output))} ({len(text.encode('utf-8')):,} bytes)",
+    out.print(f"wrote {shown(str(output))} ({len(text.encode('utf-8')):,} bytes)",
               highlight=False)
 
 
@@ -1201,11 +1201,11 @@ def restore(
             if meta is not None and meta.expires is not None:
                 why = (f" (it is hidden because its expires date, {meta.expires}, has passed: "
                        "edit or remove `expires` to bring it back)")
-            out.print(f"{escape(stored.path)} is not archived; nothing to restore{escape(why)}")
+            out.print(f"{shown(stored.path)} is not archived; nothing to restore{shown(why)}")
             return
         service.after_change([stored.path])
-    out.print(f"restored {escape(stored.path)}: it is live again "
-              f"(dreamd history {escape(stored.path)} shows every version)")
+    out.print(f"restored {shown(stored.path)}: it is live again "
+              f"(dreamd history {shown(stored.path)} shows every version)")
 
 
 conflicts_app = typer.Typer(help="Conflicts the arbiter left for you to settle.",
@@ -1264,7 +1264,7 @@ def conflicts_resolve(
                 memory, as_, other=other)  # type: ignore[arg-type]
         else:
             message = application.consistency().resolve(memory, keep)  # type: ignore[arg-type]
-    out.print(escape(message), highlight=False)
+    out.print(shown(message), highlight=False)
 
 
 @app.command()
@@ -1459,7 +1459,7 @@ def _service_plan(ctx: typer.Context, vault: Path | None, *, action: str | None 
 
 def _print_lines(lines: list[str]) -> None:
     for line in lines:
-        out.print(escape(line), highlight=False)
+        out.print(shown(line), highlight=False)
 
 
 @app.command()
@@ -1490,10 +1490,10 @@ def doctor(
                         write_router=write_router)
     marks = {"ok": "[green]ok[/]", "warn": "[yellow]warn[/]", "fail": "[red]FAIL[/]"}
     for check in checks:
-        out.print(f"{marks[check.status]:>6} {check.name}: {escape(check.detail)}",
+        out.print(f"{marks[check.status]:>6} {check.name}: {shown(check.detail)}",
                   highlight=False)
         if check.hint:
-            out.print(f"       → {escape(check.hint)}", highlight=False)
+            out.print(f"       → {shown(check.hint)}", highlight=False)
     if any(check.status == "fail" for check in checks):
         raise typer.Exit(1)
 
@@ -1522,7 +1522,7 @@ def config_show(
     for column in ("key", "value", "source"):
         table.add_column(column)
     for key, value, source in rows:
-        table.add_row(key, escape(render.display_value(value)), escape(source))
+        table.add_row(key, shown(render.display_value(value)), shown(source))
     out.print(table)
 
 
@@ -1532,13 +1532,13 @@ def config_validate(ctx: typer.Context) -> None:
     opts = _options(ctx)
     loaded = load(opts.config_path, opts.env_name, opts.overrides)
     if loaded.config_exists:
-        out.print(f"ok: {escape(str(loaded.config_path))}, "
+        out.print(f"ok: {shown(str(loaded.config_path))}, "
                   f"profile {loaded.profile or 'default'}", highlight=False)
     else:
-        out.print(f"ok: no config file at {escape(str(loaded.config_path))}; built-in "
+        out.print(f"ok: no config file at {shown(str(loaded.config_path))}; built-in "
                   "defaults apply (dreamd init VAULT writes one there)", highlight=False)
     for name in loaded.ignored_env_vars:
-        err.print(f"warning: {escape(name)} names no setting and is ignored", highlight=False)
+        err.print(f"warning: {shown(name)} names no setting and is ignored", highlight=False)
 
 
 @config_app.command("path")
@@ -1563,14 +1563,14 @@ def run_here(why: str | None = None) -> None:
     invocation = _invocation = client.parse_invocation(sys.argv[1:])
     hook = invocation is not None and invocation.hook
     if why and not hook:
-        err.print(f"dreamd: {escape(why)}; answering in-process", highlight=False)
+        err.print(f"dreamd: {shown(why)}; answering in-process", highlight=False)
     if hook:
         _run_hook(invocation)
         return
     try:
         app()  # standalone: typer prints usage errors itself and exits with code 2
     except DreamdError as error:
-        err.print(f"dreamd: {escape(str(error))}", highlight=False)
+        err.print(f"dreamd: {shown(str(error))}", highlight=False)
         sys.exit(exit_code_for(error))
     except KeyboardInterrupt:
         err.print("dreamd: interrupted")
@@ -1590,7 +1590,7 @@ def _run_hook(invocation: client.Invocation | None = None) -> None:
         text = str(error) if isinstance(error, DreamdError | typer.BadParameter) \
             else f"{type(error).__name__}: {error}"
         command = invocation.command if invocation is not None else "context"
-        err.print(f"dreamd {command}: {escape(text[:500])}", highlight=False)
+        err.print(f"dreamd {command}: {shown(text[:500])}", highlight=False)
     sys.exit(0)
 
 
@@ -1659,18 +1659,18 @@ def serve_command(application: App, argv: list[str], stdin: str | None,
             return None
         code = 0
     except _CLICK_EXCEPTION as error:
-        served.err.print(escape(f"Error: {error.format_message()}"), highlight=False)
+        served.err.print(shown(f"Error: {error.format_message()}"), highlight=False)
         code = error.exit_code
     except typer.Abort:
         served.err.print("Aborted!", highlight=False)
         code = 1
     except DreamdError as error:
-        served.err.print(f"dreamd: {escape(str(error))}", highlight=False)
+        served.err.print(f"dreamd: {shown(str(error))}", highlight=False)
         code = exit_code_for(error)
     except SystemExit as error:
         code = error.code if isinstance(error.code, int) else 1
     except Exception as error:  # a bug must not take the daemon down with it
-        served.err.print(f"dreamd: {escape(f'{type(error).__name__}: {error}'[:500])}",
+        served.err.print(f"dreamd: {shown(f'{type(error).__name__}: {error}'[:500])}",
                          highlight=False)
         code = 1
     finally:

@@ -22,7 +22,6 @@ from datetime import datetime
 from typing import Any
 
 from rich.console import Console
-from rich.markup import escape
 
 from ccb.model import memory_key
 from ccb.names import nfc_key
@@ -31,6 +30,7 @@ from ccb.writer import NoteWriter, WriteOutcome
 from consistency.dream import MergeDuplicate, SupersedeOld
 from consistency.lifecycle import Archive, Demote, MarkBroken, Promote
 from daemon.memory_pool import StoredMemory
+from daemon.terminal_text import shown
 from magma.canvas import Card, Link, canvas_bytes, in_our_layout
 from magma.graph import node_id
 from magma.graph_keeper import current_graph
@@ -384,8 +384,8 @@ def _facts(report: LineageReport, node: str) -> str:
 def print_lineage(console: Console, report: LineageReport, canvas: Drawn | None = None
                   ) -> None:
     """``dreamd lineage NAME``: the memory, its direct relations, then the whole chain."""
-    console.print(escape(_label(report, report.root)), highlight=False)
-    console.print(escape("  " + _facts(report, report.root)), highlight=False)
+    console.print(shown(_label(report, report.root)), highlight=False)
+    console.print(shown("  " + _facts(report, report.root)), highlight=False)
     if not report.relations:
         console.print("  no lineage: it supersedes nothing, nothing was merged into it, and "
                       "it derives from no memory")
@@ -394,16 +394,16 @@ def print_lineage(console: Console, report: LineageReport, canvas: Drawn | None 
             line = f"  {relation}: {_label(report, other)}"
             if other in report.memories:
                 line += f" — {_facts(report, other)}"
-            console.print(escape(line), highlight=False)
+            console.print(shown(line), highlight=False)
     direct = sum(len(others) for others in report.relations.values())
     if len(report.chain.edges) > direct:  # the chain goes on past the direct relations
         console.print(f"chain: {len(report.chain.nodes)} memories, "
                       f"{len(report.chain.edges)} links", highlight=False)
         for edge in report.chain.edges:
-            console.print(escape(f"  {_label(report, edge.src)} {LABELS[edge.kind]} "
+            console.print(shown(f"  {_label(report, edge.src)} {LABELS[edge.kind]} "
                                  f"{_label(report, edge.dst)}"), highlight=False)
     if canvas is not None:
-        console.print(escape(canvas.said()), highlight=False)
+        console.print(shown(canvas.said()), highlight=False)
 
 
 def lineage_json(report: LineageReport, canvas: Drawn | None = None

@@ -10,7 +10,6 @@ from types import TracebackType
 from typing import Any
 
 from rich.console import Console
-from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn
 from rich.table import Table
 
@@ -26,6 +25,7 @@ from daemon.memories import RememberResult
 from daemon.retrieval import SearchTrace
 from daemon.status import StatusReport
 from daemon.sync import SyncReport
+from daemon.terminal_text import shown
 from magma.search import SearchHit
 from magma.versions import Version
 
@@ -123,12 +123,14 @@ def print_sync_report(console: Console, report: SyncReport) -> None:
         f"{report.chunks_embedded} chunks embedded, {report.chunks_reused} reused"
     )
     for old, new in report.renamed[:PROBLEMS_SHOWN]:
-        console.print(f"  renamed {escape(old)} → {escape(new)}", highlight=False)
+        console.print(f"  renamed {shown(old, one_line=True)} → {shown(new, one_line=True)}",
+                      highlight=False)
     if report.conflict_copies:
         console.print(f"{len(report.conflict_copies)} sync-conflict copies left alone "
                       "(not indexed):")
         for copy in report.conflict_copies[:PROBLEMS_SHOWN]:
-            console.print(f"  {escape(copy.path)} (copy of {escape(copy.conflict_of)})",
+            console.print(f"  {shown(copy.path, one_line=True)} "
+                          f"(copy of {shown(copy.conflict_of, one_line=True)})",
                           highlight=False)
     _print_problems(console, [(p.path, p.kind, p.reason) for p in report.problems])
 
@@ -164,7 +166,7 @@ def _print_list(console: Console, problems: list[tuple[str, str, str]], what: st
         return
     console.print(f"[yellow]{len(problems)} {what}", highlight=False)
     for path, kind, reason in problems[:PROBLEMS_SHOWN]:
-        console.print(f"  {escape(path)}: {kind}: {escape(reason)}", highlight=False)
+        console.print(f"  {shown(path, one_line=True)}: {kind}: {shown(reason)}", highlight=False)
     if len(problems) > PROBLEMS_SHOWN:
         console.print(f"  … and {len(problems) - PROBLEMS_SHOWN} more ({more})")
 
@@ -196,26 +198,27 @@ def hit_json(hit: SearchHit) -> dict[str, Any]:
 
 def print_hits(console: Console, query: str, hits: list[SearchHit]) -> None:
     if not hits:
-        console.print(f"no results for {escape(query)!s}")
+        console.print(f"no results for {shown(query, one_line=True)}")
         return
     vault = [h for h in hits if h.origin != "transcript"]
     raw = [h for h in hits if h.origin == "transcript"]
     if not vault:
-        console.print(f"no results for {escape(query)!s} in the vault")
+        console.print(f"no results for {shown(query, one_line=True)} in the vault")
     for rank, hit in enumerate(vault, start=1):
         where = hit.path + (f" › {hit.heading}" if hit.heading else "")
         kind = f" [magenta]({hit.memory_type} memory)[/]" if hit.memory_type else ""
-        console.print(f"[bold]{rank:>2}. {escape(where)}[/]{kind}  "
+        console.print(f"[bold]{rank:>2}. {shown(where, one_line=True)}[/]{kind}  "
                       f"[dim]score {hit.score:.4f}[/]", highlight=False)
-        console.print(f"    {escape(hit.snippet)}", highlight=False)
-        console.print(f"    [dim]why: {escape('; '.join(hit.why))}[/]", highlight=False)
+        console.print(f"    {shown(hit.snippet, one_line=True)}", highlight=False)
+        console.print(f"    [dim]why: {shown('; '.join(hit.why))}[/]", highlight=False)
     if raw:
         console.print("[yellow]Said in assistant sessions (raw transcripts, unreviewed: not "
                       "memories, not notes):[/]", highlight=False)
     for hit in raw:
-        console.print(f"  - {escape(hit.snippet)}", highlight=False)
-        console.print(f"    [dim]{escape(hit.path)} (transcript, key {hit.note_id[:8]}); "
-                      f"why: {escape('; '.join(hit.why))}[/]", highlight=False)
+        console.print(f"  - {shown(hit.snippet, one_line=True)}", highlight=False)
+        console.print(f"    [dim]{shown(hit.path, one_line=True)} (transcript, key "
+                      f"{hit.note_id[:8]}); "
+                      f"why: {shown('; '.join(hit.why))}[/]", highlight=False)
 
 
 def trace_json(trace: SearchTrace) -> dict[str, Any]:
@@ -247,24 +250,24 @@ def print_trace(console: Console, trace: SearchTrace) -> None:
     when = (f"; days {intent.time_range.start}..{intent.time_range.end}"
             if intent.time_range else "")
     how = {"rules": "by keyword rules", "llm": "by the LLM", "none": "nothing matched"}
-    console.print(f"[dim]intent: {escape(routed or 'none')}{escape(when)} "
+    console.print(f"[dim]intent: {shown(routed or 'none')}{shown(when)} "
                   f"({how.get(intent.source, intent.source)}, confidence "
                   f"{intent.confidence:.2f})[/]", highlight=False)
-    console.print(f"[dim]engines: {escape(trace.strategy)}; intent cache: "
-                  f"{escape(trace.intent_cache)}; intent LLM: {escape(trace.intent_llm)}[/]",
+    console.print(f"[dim]engines: {shown(trace.strategy)}; intent cache: "
+                  f"{shown(trace.intent_cache)}; intent LLM: {shown(trace.intent_llm)}[/]",
                   highlight=False)
     for stage in trace.stages:
         if stage.name == "verifier":
-            console.print(f"[dim]verifier: {escape(stage.status)}, {stage.elapsed_ms:.0f} ms, "
+            console.print(f"[dim]verifier: {shown(stage.status)}, {stage.elapsed_ms:.0f} ms, "
                           f"{trace.verifier_dropped} dropped[/]", highlight=False)
             for path in trace.verifier_paths:
-                console.print(f"[dim]  dropped as irrelevant: {escape(path)}[/]",
+                console.print(f"[dim]  dropped as irrelevant: {shown(path, one_line=True)}[/]",
                               highlight=False)
             continue
-        console.print(f"[dim]stage {stage.name}: {escape(stage.status)}, "
+        console.print(f"[dim]stage {stage.name}: {shown(stage.status)}, "
                       f"{stage.elapsed_ms:.0f} ms, {stage.found} found[/]", highlight=False)
     if trace.transcripts != "off":
-        console.print(f"[dim]session statements: {escape(trace.transcripts)}[/]",
+        console.print(f"[dim]session statements: {shown(trace.transcripts)}[/]",
                       highlight=False)
     console.print(f"[dim]{trace.candidates} candidates, {trace.duplicates_dropped} near-"
                   f"duplicates dropped, {trace.total_ms:.0f} ms in all[/]", highlight=False)
@@ -307,20 +310,20 @@ def print_remember(console: Console, result: RememberResult, *, explain: bool = 
         "superseded": f"remembered as {result.path}; it supersedes {result.superseded}"
                       + (f" ({result.reason})" if result.reason else ""),
     }
-    console.print(escape(lines[result.action]), highlight=False)
+    console.print(shown(lines[result.action]), highlight=False)
     if result.linked_as and result.candidate:
         kind = result.linked_as.removeprefix("possible_")
-        console.print(escape(f"kept beside {result.candidate}: perhaps a {kind} (both linked "
+        console.print(shown(f"kept beside {result.candidate}: perhaps a {kind} (both linked "
                              f"as {result.linked_as}; dreamd check lists the pair)"),
                       highlight=False)
     if explain:
         if result.judgement:
-            console.print(escape(f"judged against {result.candidate or 'the same text'}: "
+            console.print(shown(f"judged against {result.candidate or 'the same text'}: "
                                  f"{result.judgement}"), highlight=False)
         else:
             console.print("no stored memory of this type and owner was close", highlight=False)
     if result.conflict_path:
-        console.print(escape(f"the file changed meanwhile: our version is in "
+        console.print(shown(f"the file changed meanwhile: our version is in "
                              f"{result.conflict_path}"), highlight=False)
 
 
@@ -335,9 +338,9 @@ def note_json(result: NoteResult) -> dict[str, Any]:
 def print_note(console: Console, result: NoteResult) -> None:
     where = ", ".join(f"{result.path}:{line}" for line in result.lines) or result.path
     made = " (new note)" if result.created else ""
-    console.print(escape(f"noted in {where}{made} under ## {result.section}"), highlight=False)
+    console.print(shown(f"noted in {where}{made} under ## {result.section}"), highlight=False)
     if result.conflict_path:
-        console.print(escape(f"the note changed meanwhile: our version is in "
+        console.print(shown(f"the note changed meanwhile: our version is in "
                              f"{result.conflict_path}"), highlight=False)
 
 
@@ -378,53 +381,53 @@ def print_status(console: Console, report: StatusReport) -> None:
     table.add_column(style="bold", no_wrap=True)
     table.add_column(no_wrap=True, overflow="ignore")
     for key in ("vault", "store", "state_dir", "last_sync", "last_sync_duration_s"):
-        table.add_row(key.replace("_", " "), escape(str(data.get(key) or "never")))
+        table.add_row(key.replace("_", " "), shown(str(data.get(key) or "never")))
     for key, value in _flatten(data.get("counts", {})):
         table.add_row(key, str(value))
     daemon = data.get("daemon")
     if daemon is None:
         table.add_row("daemon", "not running (start it with: dreamd run)")
     else:
-        table.add_row("daemon", escape(f"pid {daemon.get('pid')}, {daemon.get('state')}, "
+        table.add_row("daemon", shown(f"pid {daemon.get('pid')}, {daemon.get('state')}, "
                                        f"watcher {daemon.get('watcher')}, "
                                        f"queue {daemon.get('queue_depth', 0)}"))
         checked = daemon.get("last_check")
         if checked:
             drift = ", ".join(f"{k.replace('_', ' ')} {v}"
                               for k, v in (checked.get("drift") or {}).items()) or "clean"
-            table.add_row("last check", escape(
+            table.add_row("last check", shown(
                 f"{checked.get('at')}: {drift}; {checked.get('fixed', 0)} repaired"
                 + (f", left for you (dreamd check says how): {', '.join(checked['left'])}"
                    if checked.get("left") else "")))
         batch = daemon.get("last_batch")
         if batch:
-            table.add_row("last batch", escape(
+            table.add_row("last batch", shown(
                 f"{batch.get('at')}: {batch.get('paths')} paths in {batch.get('duration_ms')} ms"
                 + (f", error: {batch['error']}" if batch.get("error") else "")))
     dream = data.get("dream")
     if dream:
         sessions = dream.get("sessions") or {}
-        table.add_row("last dream", escape(str(dream.get("last") or "never")))
-        table.add_row("next dream", escape(
+        table.add_row("last dream", shown(str(dream.get("last") or "never")))
+        table.add_row("next dream", shown(
             ("due" if dream.get("due") else "not due") + f": {dream.get('reason')}"
             + ("" if dream.get("auto") else " (auto_dream.enabled is off: dreamd dream)")
             + f" — sessions since: {sessions.get('mcp', 0)} MCP, "
             f"{sessions.get('transcripts', 0)} transcripts, "
             f"{sessions.get('edit_bursts', 0)} editing bursts"))
         if dream.get("diary"):
-            table.add_row("diary", escape(diary_line(dream["diary"])))
+            table.add_row("diary", shown(diary_line(dream["diary"])))
     searches = data.get("searches")
     if searches:
-        table.add_row("intent cache", escape(cache_line(searches)))
+        table.add_row("intent cache", shown(cache_line(searches)))
     metrics = data.get("metrics")
     if metrics:
-        table.add_row("metrics", escape(metrics_line(metrics)))
+        table.add_row("metrics", shown(metrics_line(metrics)))
     listing = data.get("memory_index")
     if listing:
-        table.add_row("memory index", escape(memory_index_line(listing)))
+        table.add_row("memory index", shown(memory_index_line(listing)))
     vectors = data.get("vectors")
     if vectors:
-        table.add_row("vector index", escape(vectors_line(vectors)))
+        table.add_row("vector index", shown(vectors_line(vectors)))
     if console.is_terminal:
         console.print(table)
     else:  # piped: one "key: value" line per row, never cut at 80 columns
@@ -562,7 +565,7 @@ def history_json(versions: list[Version]) -> list[dict[str, Any]]:
 
 def print_history(console: Console, versions: list[Version]) -> None:
     first = versions[0]
-    console.print(escape(f"{first.name or first.memory_id} ({first.memory_id})"),
+    console.print(shown(f"{first.name or first.memory_id} ({first.memory_id})"),
                   highlight=False)
     table = Table(box=None)
     for column in ("version", "time (UTC)", "origin", "change"):
@@ -573,24 +576,24 @@ def print_history(console: Console, versions: list[Version]) -> None:
                  "kept": f"{v.n} (kept aside)"}[v.kind]
         if v.n == head and v.kind == "edit":
             label += " (current)"
-        change = escape(v.change_log or ("first version" if v.prev is None else ""))
+        change = shown(v.change_log or ("first version" if v.prev is None else ""))
         if v.device:
-            change += f" [dim]on {escape(v.device)}[/]"
-        table.add_row(label, v.created_at.strftime("%Y-%m-%d %H:%M:%S"), escape(v.origin),
+            change += f" [dim]on {shown(v.device)}[/]"
+        table.add_row(label, v.created_at.strftime("%Y-%m-%d %H:%M:%S"), shown(v.origin),
                       change)
     console.print(table)
 
 
 def print_rollback(console: Console, result: RollbackResult) -> None:
     if result.status == "unchanged":
-        console.print(escape(f"{result.path} already holds version {result.restored}; "
+        console.print(shown(f"{result.path} already holds version {result.restored}; "
                              "nothing written"), highlight=False)
     else:
-        console.print(escape(f"{result.path}: version {result.restored} restored as a new "
+        console.print(shown(f"{result.path}: version {result.restored} restored as a new "
                              "version (dreamd history shows it; it can be rolled back too)"),
                       highlight=False)
     if result.conflict_path:
-        console.print(escape(f"the file changed meanwhile: the restored version is in "
+        console.print(shown(f"the file changed meanwhile: the restored version is in "
                              f"{result.conflict_path}"), highlight=False)
 
 
@@ -666,11 +669,11 @@ def print_check(console: Console, report: CheckReport) -> None:
         return
     counts = ", ".join(f"{kind.replace('_', ' ')} {n}" for kind, n in report.counts().items())
     console.print(f"[yellow]drift[/]: {counts}", highlight=False)
-    for shown, finding in enumerate(report.findings):
-        if shown == PROBLEMS_SHOWN:
-            console.print(f"  … and {len(report.findings) - shown} more (--json lists all)")
+    for listed, finding in enumerate(report.findings):
+        if listed == PROBLEMS_SHOWN:
+            console.print(f"  … and {len(report.findings) - listed} more (--json lists all)")
             break
-        console.print(f"  {finding.kind.replace('_', ' ')}: {escape(_describe_drift(finding))}",
+        console.print(f"  {finding.kind.replace('_', ' ')}: {shown(_describe_drift(finding))}",
                       highlight=False)
     if any(f.decision.__class__.__name__ != "Report" for f in report.findings):
         console.print("run [bold]dreamd check --fix[/] to apply the decisions in brackets")
@@ -679,11 +682,11 @@ def print_check(console: Console, report: CheckReport) -> None:
 def print_fix(console: Console, fix: FixReport) -> None:
     for finding, outcome in fix.applied:
         where = _where(finding)
-        console.print(escape(f"  fixed {finding.kind.replace('_', ' ')}: "
+        console.print(shown(f"  fixed {finding.kind.replace('_', ' ')}: "
                              + (f"{where}: " if where and where not in outcome else "")
                              + outcome), highlight=False)
     for finding in fix.left:  # described above: named once more, by where it is
-        console.print(escape(f"  left for you: {finding.kind.replace('_', ' ')}: "
+        console.print(shown(f"  left for you: {finding.kind.replace('_', ' ')}: "
                              f"{_where(finding) or _describe_drift(finding)}"), highlight=False)
     if fix.deferred:
         console.print("the running daemon re-indexes the repaired files")
@@ -708,7 +711,7 @@ def print_conflicts(console: Console, records: list[ConflictRecord],
                     pairs: Sequence[tuple[str, str, str]] = ()) -> None:
     copies = _other_copies(records, copies)
     for kind, a, b in pairs:
-        console.print(escape(f"{kind.replace('_', ' ')}: {a}  ←→  {b}"), highlight=False)
+        console.print(shown(f"{kind.replace('_', ' ')}: {a}  ←→  {b}"), highlight=False)
     if pairs:
         console.print("settle one with: dreamd conflicts resolve FILE-OR-ID --as "
                       "same|changed|different (either memory of the pair)")
@@ -717,12 +720,12 @@ def print_conflicts(console: Console, records: list[ConflictRecord],
             console.print("no open conflicts")
         return
     for r in records:
-        console.print(escape(f"{r.memory_key}  {r.path}  ←→  {r.copy}  (version {r.head_n}, "
+        console.print(shown(f"{r.memory_key}  {r.path}  ←→  {r.copy}  (version {r.head_n}, "
                              f"since {r.opened[:19]})"), highlight=False)
     if records:
         console.print("settle one with: dreamd conflicts resolve ID --keep file|magma|both")
     for copy, of in copies:
-        console.print(escape(f"conflict copy {copy} of {of}: compare, keep what you want, "
+        console.print(shown(f"conflict copy {copy} of {of}: compare, keep what you want, "
                              "delete the copy"), highlight=False)
 
 

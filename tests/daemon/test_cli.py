@@ -297,3 +297,22 @@ def test_sync_takes_the_vault_as_the_other_commands_do(demo: Path) -> None:
         assert "Traceback" not in refused.stderr
     report = json.loads(run("sync", "--vault", str(demo), "--json").stdout)
     assert report["added"] == report["files_total"] > 10
+
+
+@pytest.mark.slow
+def test_search_prints_control_and_bidi_characters_as_escapes(tmp_path: Path) -> None:
+    # a note and file names the terminal would act on: clear the screen, recolour, reorder
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "glaze.md").write_text(
+        "# Glaze\nThe glaze recipe \x1b[2J\x1b[31m uses [red]cobalt[/red] oxide.\n",
+        encoding="utf-8")
+    (vault / "kiln\u202egpj.md").write_text("# Kiln\nThe kiln glaze log.\n", encoding="utf-8")
+    (vault / "two\nlines glaze.md").write_text("# Line\nglaze line two\n", encoding="utf-8")
+    run("sync", str(vault))
+    printed = run("search", "glaze", "--vault", str(vault)).stdout
+    assert "\x1b" not in printed and "\u202e" not in printed
+    assert "\\x1b[2J\\x1b[31m uses [red]cobalt[/red] oxide." in printed  # markup kept as text
+    kiln = run("search", "kiln", "--vault", str(vault)).stdout
+    assert "\u202e" not in kiln and "kiln\\u202egpj.md" in kiln
+    assert "two\\x0alines glaze.md" in printed and "two\nlines" not in printed
