@@ -669,12 +669,12 @@ def _frequency_value(match: re.Match[str]) -> Value | None:
     if any(_count(count) == 0 for count in counts):
         return None
     if g["w"] or g["zw"]:
-        count, period = _FREQUENCY_WORDS[(g["w"] or g["zw"]).lower()]
+        count, period = _FREQUENCY_WORDS[_folded(g["w"] or g["zw"])]
         rate = Fraction(int(count) * _count(g["cw"])) / _PERIOD_DAYS[period]
     elif g["p"]:
-        rate = Fraction(_count(g["c"])) / _PERIOD_DAYS[g["p"].lower()]
+        rate = Fraction(_count(g["c"])) / _PERIOD_DAYS[_folded(g["p"])]
     elif g["p2"]:
-        rate = Fraction(1) / (_count(g["n"]) * _PERIOD_DAYS[g["p2"].lower()])
+        rate = Fraction(1) / (_count(g["n"]) * _PERIOD_DAYS[_folded(g["p2"])])
     elif g["tod"] is not None:
         rate = Fraction(1)
     elif g["zp"]:
@@ -727,7 +727,7 @@ def _weekday_value(match: re.Match[str]) -> Value | list[Value]:
     if match.group("zwork") is not None:
         number = 9
     elif match.group("wd"):
-        number = {**_WEEKDAYS, "weekend": 8, "weekday": 9}[match.group("wd").lower()]
+        number = {**_WEEKDAYS, "weekend": 8, "weekday": 9}[_folded(match.group("wd"))]
     else:
         more = [Value("weekday", str(_ZH_WEEKDAYS[c]))
                 for c in match.group("zmore") or "" if c in _ZH_WEEKDAYS]
@@ -740,7 +740,7 @@ def _month_value(match: re.Match[str]) -> Value | None:
     if match.group("may"):  # "renews in May", "since May"; never the verb ("it may be")
         month = 5
     elif match.group("mon"):
-        month = _MONTHS[match.group("mon").lower()]
+        month = _MONTHS[_folded(match.group("mon"))]
     else:
         zm = match.group("zm")
         month = int(zm) if zm.isdigit() else (_zh_number(zm) or 0)
@@ -1461,7 +1461,7 @@ def _month_of_record(clean: str, lowered: str, written: date | None) -> date | N
         opening = _OPENING_MONTH.match(clean)
         if opening is None or _FUTURE_OR_VALUE.search(lowered):
             return None
-        month = _MONTHS[opening.group("mon").lower()] if opening.group("mon") else int(
+        month = _MONTHS[_folded(opening.group("mon"))] if opening.group("mon") else int(
             opening.group("zm"))
         opening_year = written.year - (month > written.month)
         return date(opening_year, month, 1) if opening_year >= date.min.year else None
@@ -1477,7 +1477,7 @@ def _month_of_record(clean: str, lowered: str, written: date | None) -> date | N
     elif match.group("nm"):
         month = int(match.group("nm"))
     else:
-        month = _MONTHS[match.group("mon").lower()] if match.group("mon") else int(
+        month = _MONTHS[_folded(match.group("mon"))] if match.group("mon") else int(
             match.group("zm"))
     year = match.group("y") or match.group("zy") or match.group("qy") or match.group(
         "qy2") or match.group("zqy") or match.group("ny")

@@ -149,3 +149,18 @@ def test_a_case_blind_match_holds_its_words_as_folded(text: str) -> None:
             continue
         for match in pattern.finditer(text):
             assert any(w in claims._folded(match.group(0)) for w in needs.words), (kind, text)
+
+
+@pytest.mark.parametrize(("odd", "plain"), [
+    ("Daıly standup at 9", "Daily standup at 9"),  # a dotless ı, which a case-blind pattern
+    ("each mınute", "each minute"),  # reads as i: the value is looked up as the pattern read it
+    ("in Aprıl 2024", "in April 2024"),
+    ("Aprıl: 3 trips", "April: 3 trips"),
+    ("bıweekly", "biweekly"),
+    ("every ſunday", "every sunday"),
+    ("every weeK", "every week"),  # the Kelvin sign
+])
+def test_letters_a_case_blind_pattern_reads_as_ascii_read_as_ascii(odd: str, plain: str) -> None:
+    """Before, the value was looked up in its lowered form, where ı stays ı: KeyError."""
+    written = date(2026, 1, 20)
+    assert read_claim(odd, written=written).values == read_claim(plain, written=written).values
