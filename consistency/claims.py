@@ -1417,7 +1417,18 @@ _FUTURE_OR_VALUE = re.compile(
     r"提前|改到|改期", re.I)
 _RELATIVE_DAYS = {"today": 0, "yesterday": -1, "this morning": 0, "this afternoon": 0,
                   "this evening": 0, "tonight": 0, "last night": -1, "今天": 0, "今日": 0,
-                  "今早": 0, "今晚": 0, "昨天": -1, "昨日": -1, "昨晚": -1, "前天": -2}
+                  "今早": 0, "今晚": 0, "昨天": -1, "昨日": -1, "昨晚": -1, "前天": -2,
+                  "day before yesterday": -2, "大前天": -3}
+#: The words of :data:`_RELATIVE_DAYS` as one pattern, the longest first ("the day before
+#: yesterday" is not "yesterday", 大前天 is not 前天; 以前天气 "the weather before" is no day).
+_RELATIVE_DAY = re.compile("|".join(
+    rf"\b{re.escape(word)}\b" if word.isascii() else
+    ("(?<![以之提])" if word == "前天" else "") + word
+    for word in sorted(_RELATIVE_DAYS, key=len, reverse=True)))
+#: "two days ago", "3 天前", "十天以前": that many days before the day written.
+_DAYS_AGO = re.compile(
+    rf"\b(?P<n>\d{{1,3}}|an?|{'|'.join(w for w in _EN_NUMBERS if ' ' not in w)}) days? ago\b"
+    r"|(?P<zn>\d{1,3}|[一二两三四五六七八九十]+)\s*天(?:之|以)?前")
 #: A month that opens a record ("10月服务器费用 3200 元", "October: 3 releases").
 _OPENING_MONTH = re.compile(
     rf"\s*(?:(?P<mon>{'|'.join(sorted((m for m in _MONTHS if len(m) > 3), key=len, reverse=True))})"
@@ -1440,14 +1451,19 @@ def _relative_day(lowered: str, values: list[tuple[int, Value]], written: date) 
     """"yesterday" / "今天" in a text that reads as a past event, or as a reading taken that
     day ("Blood pressure this morning: 132/85", "今天空腹血糖 6.8"): a number and no plan."""
     reading = any(v.kind == "number" for _o, v in values) and not _FUTURE_OR_VALUE.search(lowered)
-    for word, delta in _RELATIVE_DAYS.items():
-        if re.search(rf"\b{word}\b" if word.isascii() else word, lowered) and (
-                reading or _PAST.search(lowered)):
-            try:
-                return written + timedelta(days=delta)
-            except OverflowError:  # "yesterday", written on date.min
-                return None
-    return None
+    if not (reading or _PAST.search(lowered)):
+        return None
+    ago = _DAYS_AGO.search(lowered)
+    try:
+        if ago is not None:
+            n = ago["n"] or ago["zn"]
+            days = int(n) if n.isdigit() else 1 if n in ("a", "an") else (
+                _EN_NUMBERS.get(n) or _zh_number(n) or 0)
+            return written - timedelta(days=days) if 0 < days <= 999 else None
+        word = _RELATIVE_DAY.search(lowered)
+        return None if word is None else written + timedelta(days=_RELATIVE_DAYS[word.group()])
+    except OverflowError:  # "yesterday", written on date.min
+        return None
 
 
 def _month_of_record(clean: str, lowered: str, written: date | None) -> date | None:
@@ -1721,7 +1737,8 @@ def read_claim(text: str, *, written: date | None = None) -> Claim:
     """Read ``text`` (a memory's description and body) into a :class:`Claim`.
 
     ``written`` is the day the memory was written: it fills in the year of a date that names
-    none and places "yesterday"/"昨天". Never raises; empty text gives an empty claim.
+    none and places "yesterday"/"昨天", "the day before yesterday"/前天/大前天 and "two days
+    ago"/三天前. Never raises; empty text gives an empty claim.
     """
     read, tail = _cut(text)
     clean = _clean(read)

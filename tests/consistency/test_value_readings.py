@@ -558,3 +558,27 @@ def test_a_version_after_a_currency_sign_is_no_amount(text: str) -> None:
 def test_a_day_told_from_the_first_or_last_date_is_no_crash(text: str, written: date) -> None:
     # "yesterday" written on date.min was an OverflowError from a reader that never raises
     assert read_claim(text, written=written) is not None
+
+
+#: Saturday 5 December 2026, the day the break-it round wrote its memories.
+WRITTEN = date(2026, 12, 5)
+
+
+@pytest.mark.parametrize(("text", "day"), [
+    # the "yesterday" inside "the day before yesterday" is not the day
+    ("The day before yesterday I ran 5 km.", date(2026, 12, 3)),
+    ("Yesterday I ran 5 km.", date(2026, 12, 4)),
+    ("前天跑了 5 公里", date(2026, 12, 3)),
+    ("大前天跑了 5 公里", date(2026, 12, 2)),
+    ("Two days ago I ran 5 km.", date(2026, 12, 3)),
+    ("I ran 5 km 2 days ago.", date(2026, 12, 3)),
+    ("三天前跑了 5 公里", date(2026, 12, 2)),
+    ("十天以前去了医院。", date(2026, 11, 25)),
+    # a plan, a span ahead and "the weather before" name no day of an event
+    ("I will run 5 km in two days.", None),
+    ("两天后跑 5 公里", None),
+    ("以前天气很冷", None),
+])
+def test_a_day_counted_back_from_the_day_written_dates_the_event(text: str,
+                                                                 day: date | None) -> None:
+    assert read_claim(text, written=WRITTEN).event_day == day

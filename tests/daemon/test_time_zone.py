@@ -74,6 +74,25 @@ def test_a_new_memory_holds_from_the_users_day_and_is_stamped_in_utc(
         in text, text
 
 
+@pytest.mark.parametrize(("zone", "text", "day"), [
+    # the user's day is the 2nd in Tokyo, the 1st in UTC and Los Angeles
+    ("Asia/Tokyo", "The day before yesterday I ran 5 km.", date(2026, 11, 30)),
+    ("UTC", "The day before yesterday I ran 5 km.", date(2026, 11, 29)),
+    ("America/Los_Angeles", "Two days ago I ran 5 km.", date(2026, 11, 29)),
+    ("Asia/Tokyo", "三天前跑了 5 公里", date(2026, 11, 29)),
+    ("UTC", "大前天跑了 5 公里", date(2026, 11, 28)),
+])
+def test_a_day_counted_back_holds_from_the_users_day(
+    vault: Path, make_app: Builder, zone: str, text: str, day: date,
+) -> None:
+    app, _ = make_app(vault, **{"time.zone": zone})
+    app.sync()
+    service = app.memories(clock=lambda: EVENING_UTC.astimezone(app.zone))
+    made = service.remember(text, type="user")
+    memory = parse_note(made.path, (vault / made.path).read_bytes()).memory
+    assert memory is not None and memory.valid_from == day
+
+
 def test_unset_zone_is_the_systems(monkeypatch: pytest.MonkeyPatch, vault: Path,
                                    make_app: Builder) -> None:
     monkeypatch.setenv("TZ", "Asia/Kolkata")
