@@ -42,7 +42,8 @@ Categories and what they route to (types, layers):
   (weak). 在哪 (strong); 链接, 文档, 网址 (weak).
 
 Time expressions, for a query asked on ``today`` (ranges are inclusive and end by ``today``,
-but for "next week" and a query about what is to come: "this week" is Monday to today).
+but for "next week", 下下周, 下周末 and a query about what is to come: "this week" is Monday to
+today).
 Weeks are ISO 8601 weeks, Monday to Sunday.
 
 - today / tonight / this morning, 今天, 今日, 今早, 今晚; yesterday, 昨天, 昨日, 昨晚;
@@ -52,15 +53,22 @@ Weeks are ISO 8601 weeks, Monday to Sunday.
   3 to 1 days ago (weak).
 - this week, 本周, 这周, 这个星期, 这礼拜: Monday of this week to today. last week, previous week,
   上周, 上个星期, 上星期, 上礼拜: Monday to Sunday of the previous ISO week. 上周三 is that week's
-  Wednesday; 这周三 is this week's Wednesday (ignored when still to come).
+  Wednesday; 这周三 is this week's Wednesday (ignored when still to come). 上上周 is the week
+  before last, 下周 / 下下周 the next week and the one after.
 - this month, 本月, 这个月: the 1st to today. last month, 上个月, 上月: the whole previous month.
-- this year, 今年: 1 January to today. last year, 去年: the whole previous year. 2025年: that year.
+- this year, 今年: 1 January to today. last year, 去年: the whole previous year. 2025年,
+  *in / during / throughout 2025* (a year 1800..2999 after one of these words, not followed
+  by a digit, ``.``, ``:``, ``/`` or ``-``: "port 2022" and "in 2022.1" are no year): that year;
+  *since 2025*: 1 January 2025 to today. *N years ago*, N年前 (N below 100), 前年, 大前年:
+  that calendar year (as *N months ago* is that calendar month).
 - *last / past N days / weeks*, 最近N天, 过去N天, 近N周: the N·1 or N·7 days ending today.
 - *(during / in / over) the past month*, *the last two months*, *the past year*, *the past few
-  weeks*, *the past fortnight*, 过去一个月, 最近两年, 近几个月: a rolling span ending today — days
-  and weeks as above (few: 3, a couple: 2), months and years from today's date that many
-  months back (clipped to a shorter month's last day). *last month* alone stays the calendar
-  month before.
+  weeks*, *the past fortnight*, *the past decade*, *the last 24 hours*, 过去一个月, 最近两年,
+  近几个月, 近半年, 过去24小时: a rolling span ending today — days and weeks as above (few: 3,
+  a couple: 2, a plural with no count, "the past weeks": 3), months, years and decades from
+  today's date that many months back (clipped to a shorter month's last day), hours one day
+  back per full 24. *last month* alone stays the calendar month before. *The last 3 days of
+  the trip* is part of something else: no range.
 - *in <Month>* / *in <Month> <year>* (full names and abbreviations), 3月, 十一月, 2025年3月,
   去年3月: the most recent such month not in the future (clipped to today); 11月20日 / 11月20号:
   the most recent such day.
@@ -69,7 +77,9 @@ Weeks are ISO 8601 weeks, Monday to Sunday.
   query about what is to come ("can we put the review on Wednesday", "remind me on Friday",
   "打算周五…"): *on <weekday>* and 周X are then the next such day. *this weekend*, 这周末: the
   coming weekend on a weekday, the one just past in a query in the past tense ("what did I do
-  this weekend", "这周末干了什么") asked Monday to Friday.
+  this weekend", "这周末干了什么") asked Monday to Friday. *last weekend*, 上周末: the Saturday
+  and Sunday of last week; *the weekend before last*, 上上周末: of the week before;
+  下周末 / 下下周末: of the next week / the one after.
 - *since YYYY-MM-DD*, 自/从YYYY-MM-DD(以来/起): that day to today. A bare ISO date: that day.
 - recently, lately, 最近, 近来, 近期: the last 14 days, today included (weak); "most
   recently", "more recent", 最近一次 ask for the latest of several facts: no range.
@@ -391,10 +401,11 @@ def _past_weekday(today: date, weekday: int) -> _Days | None:
     return _one_day(_ago(today, (today.weekday() - weekday - 1) % 7 + 1))
 
 
-def _next_week(today: date, weekday: int | None = None) -> _Days | None:
-    """Monday..Sunday of the ISO week after today's, or its ``weekday`` (Monday = 0): a
-    request about what is planned ("on Wednesday next week", "下周三")."""
-    monday = _later(today, 7 - today.weekday())
+def _next_week(today: date, weekday: int | None = None, weeks: int = 1) -> _Days | None:
+    """Monday..Sunday of the ISO week ``weeks`` after today's (1: next week, 2: 下下周), or
+    its ``weekday`` (Monday = 0): a request about what is planned ("on Wednesday next week",
+    "下周三")."""
+    monday = _later(today, 7 * weeks - today.weekday())
     if weekday is None:
         return _both(monday, _later(monday, 6))
     return _one_day(_later(monday, weekday))
@@ -407,7 +418,8 @@ def _next_weekday(today: date, weekday: int) -> _Days | None:
 
 def _weekend(today: date, weeks_back: int) -> _Days | None:
     """Saturday and Sunday of the ISO week ``weeks_back`` before today's (1: "last weekend"
-    whatever today's weekday; 0: this weekend, still ahead on a weekday)."""
+    whatever today's weekday; 2: the weekend before last, 上上周末; 0: this weekend, still
+    ahead on a weekday; -1: next week's, 下周末)."""
     saturday = _later(_ago(today, today.weekday() + 7 * weeks_back), 5)
     return _both(saturday, _later(saturday, 1))
 
@@ -535,7 +547,8 @@ def _zh_month(m: re.Match[str], today: date) -> _Days | None:
 def _zh_week(m: re.Match[str], today: date) -> _Days | None:
     which = m["which"]
     if which.startswith("下"):
-        return _next_week(today, None if m["wd"] is None else _ZH_WEEKDAYS[m["wd"]])
+        return _next_week(today, None if m["wd"] is None else _ZH_WEEKDAYS[m["wd"]],
+                          2 if which.startswith("下下") else 1)
     weeks_back = 2 if which.startswith("上上") else 1 if which.startswith("上") else 0
     week = _week_of(today, weeks_back)
     if week is None or m["wd"] is None:
@@ -583,19 +596,44 @@ def _count(text: str | None) -> int:
 
 def _rolling(today: date, n: int, unit: str) -> _Days | None:
     """The span of ``n`` units ending today, counted back from today rather than in calendar
-    units; ``unit`` day, week, fortnight, month or year (English or Chinese). Days and weeks
-    are the N·1, N·7 (a fortnight 14) days ending today, as "last 7 days" is; months and
-    years start on today's date that many months back ("the past month" asked on 1 July:
-    1 June to 1 July, the day a month back included). None before year 1."""
+    units; ``unit`` hour, day, week, fortnight, month, year or decade (English or Chinese).
+    Hours (the time of day is not known) reach back one day per full 24: "the last 24 hours"
+    is yesterday and today, "the past 3 hours" today. Days and weeks are the N·1, N·7 (a
+    fortnight 14) days ending today, as "last 7 days" is; months, years (12 months) and
+    decades (120) start on today's date that many months back ("the past month" asked on
+    1 July: 1 June to 1 July, the day a month back included). None before year 1."""
+    if unit.startswith(("hour", "小时")):
+        return (_ago(today, n // _HOURS_PER_DAY) or date.min, today)
     if unit.startswith(("day", "天", "日", "week", "周", "星期", "礼拜", "fortnight")):
         per = 14 if unit == "fortnight" else 1 if unit.startswith(("day", "天", "日")) else 7
         return _last_days(today, n * per)
-    months = n * (12 if unit.startswith(("year", "年")) else 1)
+    months = n * (120 if unit.startswith("decade") else 12 if unit.startswith(("year", "年"))
+                  else 1)
     index = today.year * 12 + today.month - 1 - months
     if index < 12:
         return None
     year, month = index // 12, index % 12 + 1
     return (date(year, month, min(today.day, calendar.monthrange(year, month)[1])), today)
+
+
+_HOURS_PER_DAY = 24
+
+
+def _rolling_said(m: re.Match[str], today: date) -> _Days | None:
+    """A rolling span as said: its count (none said: one for a singular unit, "the past
+    month"; :data:`_FEW` for a plural, "the past weeks", "these last days")."""
+    n, unit = m["n"] or m["n2"], m["unit"] or m["unit2"]
+    count = _count(n) if n else _FEW if unit.endswith("s") else 1
+    return _rolling(today, count, unit)
+
+
+def _en_year(m: re.Match[str], today: date) -> _Days | None:
+    """"in 2022": that year (clipped to today, as 2022年 is); "since 2022": from its first
+    day to today."""
+    days = _year(int(m["year"]), today)
+    if days is None or m["prep"] != "since":
+        return days
+    return (days[0], today)
 
 
 def _few_days_ago(today: date) -> _Days | None:
@@ -606,7 +644,7 @@ def _few_days_ago(today: date) -> _Days | None:
 
 
 _WEEK_ZH = r"(?:星期|礼拜|周)"
-_ROLLING = r"months?|years?|weeks?|fortnight|days"
+_ROLLING = r"months?|years?|weeks?|fortnight|days|decades?|hours?"
 _ROLLING_N = rf"{_EN_NUM}|few|couple(?: of)?"
 
 _TIME_RULES: tuple[_TimeRule, ...] = (
@@ -627,6 +665,7 @@ _TIME_RULES: tuple[_TimeRule, ...] = (
     _TimeRule(_en(rf"(?P<n>{_EN_NUM}) months? ago"), _STRONG,
               lambda m, t: _months_ago(t, _number(m["n"]))),
     _TimeRule(_en(r"(?:last|previous) weekend"), _STRONG, lambda m, t: _weekend(t, 1)),
+    _TimeRule(_en(r"(?:the )?weekend before last"), _STRONG, lambda m, t: _weekend(t, 2)),
     _TimeRule(_en(r"this weekend"), _STRONG, lambda m, t: _weekend(t, 0),
               behind=lambda m, t: _weekend_said(t)),
     _TimeRule(_en(r"next week"), _STRONG, lambda m, t: _next_week(t)),
@@ -640,14 +679,22 @@ _TIME_RULES: tuple[_TimeRule, ...] = (
     _TimeRule(_en(r"(?:last|previous) month"), _STRONG, lambda m, t: _last_month(t)),
     _TimeRule(_en(r"this year"), _STRONG, lambda m, t: _year(t.year, t)),
     _TimeRule(_en(r"(?:last|previous) year"), _STRONG, lambda m, t: _year(t.year - 1, t)),
-    _TimeRule(_en(rf"(?:last|past) (?P<n>{_EN_NUM}) (?P<unit>days?|weeks?)"), _STRONG,
+    _TimeRule(_en(rf"(?:last|past) (?P<n>{_EN_NUM}) (?P<unit>days?|weeks?)(?! of)"), _STRONG,
               lambda m, t: _span(m["n"], m["unit"], t)),
     # a rolling span: "during the past month", "in the last two months", "over the past
     # year", "the past few weeks"; "last month" alone stays the calendar month before
+    # ("the last 3 days of the trip" is part of something else, no range)
     _TimeRule(_en(rf"(?:(?:the|these|this) )?past (?:(?P<n>{_ROLLING_N}) )?(?P<unit>{_ROLLING})"
-                  rf"|(?:the|these) last (?:(?P<n2>{_ROLLING_N}) )?(?P<unit2>{_ROLLING})(?! of)"),
-              _STRONG,
-              lambda m, t: _rolling(t, _count(m["n"] or m["n2"]), m["unit"] or m["unit2"])),
+                  rf"(?! of)|(?:the|these) last (?:(?P<n2>{_ROLLING_N}) )?(?P<unit2>{_ROLLING})"
+                  r"(?! of)"),
+              _STRONG, _rolling_said),
+    # a year as a time: "in 2022", "what did I do during 2023", "since 2021"; never a bare
+    # number ("2022 requests", "port 2022") nor a version ("in 2022.1")
+    _TimeRule(_en(r"(?P<prep>in|during|throughout|since) (?P<year>1[89][0-9]{2}|2[0-9]{3})"
+                  r"(?![.:/-]?[0-9])"),
+              _STRONG, _en_year),
+    _TimeRule(_en(rf"(?P<n>{_EN_NUM}) years? ago"), _STRONG,
+              lambda m, t: _year(t.year - _number(m["n"]), t)),
     _TimeRule(
         _en(rf"in (?P<month>{'|'.join(sorted(_EN_MONTHS, key=len, reverse=True))})"
             r"(?:,? (?P<year>[0-9]{4}))?"),
@@ -673,7 +720,8 @@ _TIME_RULES: tuple[_TimeRule, ...] = (
               lambda m, t: _one_day(_ago(t, _number(m["n"])))),
     _TimeRule(_zh(r"几天(?:之|以)?前|前几天"), _WEAK, lambda m, t: _few_days_ago(t)),
     _TimeRule(
-        _zh(rf"(?P<which>上上个?{_WEEK_ZH}|[上下]个?{_WEEK_ZH}|(?:这|本)个?{_WEEK_ZH})"
+        _zh(rf"(?P<which>上上个?{_WEEK_ZH}|下下个?{_WEEK_ZH}|[上下]个?{_WEEK_ZH}"
+            rf"|(?:这|本)个?{_WEEK_ZH})"
             r"(?P<wd>[一二三四五六日天])?(?![期年记志])"),
         _STRONG, _zh_week,
     ),
@@ -686,12 +734,20 @@ _TIME_RULES: tuple[_TimeRule, ...] = (
               lambda m, t: _months_ago(t, _number(m["n"]))),
     _TimeRule(_zh(r"半个?月(?:之|以)?前"), _WEAK, lambda m, t: _around(t, 15, 4)),
     _TimeRule(_zh(rf"上个?{_WEEK_ZH}末"), _STRONG, lambda m, t: _weekend(t, 1)),
+    _TimeRule(_zh(rf"上上个?{_WEEK_ZH}末"), _STRONG, lambda m, t: _weekend(t, 2)),
+    _TimeRule(_zh(rf"下个?{_WEEK_ZH}末"), _STRONG, lambda m, t: _weekend(t, -1)),
+    _TimeRule(_zh(rf"下下个?{_WEEK_ZH}末"), _STRONG, lambda m, t: _weekend(t, -2)),
     _TimeRule(_zh(rf"(?:这|本)个?{_WEEK_ZH}末"), _STRONG, lambda m, t: _weekend(t, 0),
               behind=lambda m, t: _weekend_said(t)),
     _TimeRule(_zh(r"本月|这个?月"), _STRONG, lambda m, t: _month(t.year, t.month, t)),
     _TimeRule(_zh(r"上个?月"), _STRONG, lambda m, t: _last_month(t)),
     _TimeRule(_zh(r"今年"), _STRONG, lambda m, t: _year(t.year, t)),
     _TimeRule(_zh(r"去年"), _STRONG, lambda m, t: _year(t.year - 1, t)),
+    _TimeRule(_zh(r"(?<![以之提大])前年"), _STRONG, lambda m, t: _year(t.year - 2, t)),
+    _TimeRule(_zh(r"大前年"), _STRONG, lambda m, t: _year(t.year - 3, t)),
+    _TimeRule(_zh(r"(?<![0-9])(?P<n>[0-9]{1,2}|[一二三四五六七八九两]?十[一二三四五六七八九]?"
+                  r"|[一二三四五六七八九两]) ?年(?:之|以)?前"),
+              _STRONG, lambda m, t: _year(t.year - _number(m["n"]), t)),
     _TimeRule(_zh(r"(?P<year>[0-9]{4})年"), _STRONG, lambda m, t: _year(int(m["year"]), t)),
     _TimeRule(
         _zh(rf"(?:(?P<year>[0-9]{{4}})年|(?P<rel>今年|去年))?"
@@ -703,8 +759,10 @@ _TIME_RULES: tuple[_TimeRule, ...] = (
         _zh(rf"(?:最近|过去|近)(?P<n>{_ZH_NUM}) ?(?P<unit>天|日|周|个星期|星期|个礼拜|礼拜)"),
         _STRONG, lambda m, t: _span(m["n"], m["unit"], t),
     ),
-    _TimeRule(_zh(rf"(?:最近|过去|近)的? ?(?P<n>{_ZH_NUM}|几) ?(?P<unit>个月|年)"), _STRONG,
+    _TimeRule(_zh(rf"(?:最近|过去|近)的? ?(?P<n>{_ZH_NUM}|几) ?(?P<unit>个月|年|个?小时)"),
+              _STRONG,
               lambda m, t: _rolling(t, _count(m["n"]), m["unit"].removeprefix("个"))),
+    _TimeRule(_zh(r"(?:最近|过去|近)的? ?半年"), _STRONG, lambda m, t: _rolling(t, 6, "month")),
     _TimeRule(_zh(rf"(?:自|从) ?(?P<iso>{_ISO_DATE}) ?(?:以来|起|开始)?"), _STRONG, _since),
     _TimeRule(_zh(r"最近|近来|近期"), _WEAK, lambda m, t: _last_days(t, _RECENT_DAYS)),
     _TimeRule(_zh(r"最近(?:的)?一次|最近那次"), _WEAK, lambda m, t: None),
@@ -745,15 +803,16 @@ def _keyword_hits(text: str) -> list[_Hit]:
 
 #: Words that ask what happened without naming anything to look for (our choice; with the
 #: time expression taken out, a query of these alone is a recap of that time): English
-#: function words and "do / get / note / write / happen".
+#: function words, the prepositions that lead a time ("during / over / throughout / within /
+#: since the past month") and "do / get / note / write / happen".
 _RECAP_WORDS = frozenset({
     "a", "about", "all", "an", "and", "any", "anything", "are", "at", "be", "been", "did",
-    "do", "does", "doing", "done", "down", "everything", "exactly", "far", "for", "from",
-    "get", "go", "going", "got", "had", "happen", "happened", "happening", "has", "have",
+    "do", "does", "doing", "done", "down", "during", "everything", "exactly", "far", "for",
+    "from", "get", "go", "going", "got", "had", "happen", "happened", "happening", "has", "have",
     "how", "i", "in", "is", "it", "me", "my", "note", "noted", "notes", "of", "on", "or",
-    "our", "s", "so", "something", "that", "the", "there", "this", "to", "up", "us", "was", "we",
-    "went", "were", "what", "which", "with", "work", "worked", "write", "written", "wrote",
-    "you",
+    "our", "over", "s", "since", "so", "something", "that", "the", "there", "this", "throughout",
+    "to", "up", "us", "was", "we", "went", "were", "what", "which", "with", "within", "work",
+    "worked", "write", "written", "wrote", "you",
 })
 #: The same in Chinese: pronouns, particles and "do / note / write / happen / busy with".
 _RECAP_ZH = re.compile(
@@ -806,8 +865,8 @@ def analyze_intent(query: str, today: date) -> Intent:
 
     Returns :data:`NO_INTENT` when no rule matches; otherwise an Intent with
     ``source="rules"``, the union of the matched categories' types and layers, the range of the
-    first time expression (``start <= end``; after ``today`` only for "next week" and a query
-    about what is to come) and confidence 0.6 or 0.9. Pure and
+    first time expression (``start <= end``; after ``today`` only for "next week", 下下周,
+    下周末 and a query about what is to come) and confidence 0.6 or 0.9. Pure and
     total: never raises, whatever the text or the day.
     """
     text = _normalize(query)

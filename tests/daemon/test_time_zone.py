@@ -41,6 +41,13 @@ MORNING_UTC = datetime(2026, 12, 2, 7, 30, tzinfo=UTC)
         ("Asia/Tokyo", EVENING_UTC, "上周的会议", date(2026, 11, 23), date(2026, 11, 29)),
         ("Asia/Tokyo", EVENING_UTC, "on Tuesday", date(2026, 12, 1), date(2026, 12, 1)),
         ("UTC", EVENING_UTC, "on Tuesday", date(2026, 11, 24), date(2026, 11, 24)),
+        ("Asia/Tokyo", EVENING_UTC, "in the last 24 hours", date(2026, 12, 1),
+         date(2026, 12, 2)),
+        ("UTC", EVENING_UTC, "in the last 24 hours", date(2026, 11, 30), date(2026, 12, 1)),
+        ("America/Los_Angeles", EVENING_UTC, "过去24小时", date(2026, 11, 30),
+         date(2026, 12, 1)),
+        ("Asia/Tokyo", EVENING_UTC, "上上周末", date(2026, 11, 21), date(2026, 11, 22)),
+        ("America/Los_Angeles", MORNING_UTC, "下下周", date(2026, 12, 14), date(2026, 12, 20)),
     ],
 )
 def test_time_expressions_count_days_in_the_users_zone(

@@ -289,6 +289,74 @@ def test_time_expressions_resolve_to_exact_ranges(
     assert got.reasons[0] == f"time: {label} {start.isoformat()}..{end.isoformat()}"
 
 
+#: Saturday 5 December 2026, the day of a break-it round whose findings the rows below keep.
+SATURDAY = date(2026, 12, 5)
+
+
+@pytest.mark.parametrize(
+    ("query", "start", "end", "label"),
+    [
+        # the weekend before last, not that whole week; the week after next, not next week
+        ("上上周末", D(2026, 11, 21), D(2026, 11, 22), "上上周末"),
+        ("上上个周末去了哪里", D(2026, 11, 21), D(2026, 11, 22), "上上个周末"),
+        ("the weekend before last", D(2026, 11, 21), D(2026, 11, 22),
+         "the weekend before last"),
+        ("下下周", D(2026, 12, 14), D(2026, 12, 20), "下下周"),
+        ("下下周三开会", D(2026, 12, 16), D(2026, 12, 16), "下下周三"),
+        ("下周末的安排", D(2026, 12, 12), D(2026, 12, 13), "下周末"),
+        # a plural said without a count is a few, as "the past few weeks" is
+        ("the past days", D(2026, 12, 3), D(2026, 12, 5), "the past days"),
+        ("the past weeks", D(2026, 11, 15), D(2026, 12, 5), "the past weeks"),
+        ("these last weeks", D(2026, 11, 15), D(2026, 12, 5), "these last weeks"),
+        ("the past few weeks", D(2026, 11, 15), D(2026, 12, 5), "the past few weeks"),
+        # a year as a time, as 2025年 is
+        ("in 2022", D(2022, 1, 1), D(2022, 12, 31), "in 2022"),
+        ("what did I do in 2023", D(2023, 1, 1), D(2023, 12, 31), "in 2023"),
+        ("since 2025", D(2025, 1, 1), D(2026, 12, 5), "since 2025"),
+        ("2023年", D(2023, 1, 1), D(2023, 12, 31), "2023年"),
+        # years ago: that calendar year, as "2 months ago" is that calendar month
+        ("a year ago", D(2025, 1, 1), D(2025, 12, 31), "a year ago"),
+        ("2 years ago", D(2024, 1, 1), D(2024, 12, 31), "2 years ago"),
+        ("两年前", D(2024, 1, 1), D(2024, 12, 31), "两年前"),
+        ("前年", D(2024, 1, 1), D(2024, 12, 31), "前年"),
+        ("大前年", D(2023, 1, 1), D(2023, 12, 31), "大前年"),
+        # rolling spans of half a year, a decade and hours
+        ("近半年", D(2026, 6, 5), D(2026, 12, 5), "近半年"),
+        ("过去半年", D(2026, 6, 5), D(2026, 12, 5), "过去半年"),
+        ("over the past decade", D(2016, 12, 5), D(2026, 12, 5), "the past decade"),
+        ("in the last 24 hours", D(2026, 12, 4), D(2026, 12, 5), "the last 24 hours"),
+        ("the past 3 hours", D(2026, 12, 5), D(2026, 12, 5), "the past 3 hours"),
+        ("过去24小时", D(2026, 12, 4), D(2026, 12, 5), "过去24小时"),
+    ],
+)
+def test_break_it_time_expressions_resolve_on_a_saturday(
+    query: str, start: date, end: date, label: str
+) -> None:
+    got = analyze_intent(query, SATURDAY)
+    assert got.time_range == TimeRange(start, end, label), got.reasons
+    assert 4 in got.layers
+
+
+@pytest.mark.parametrize("query", [
+    "the last 3 days of the trip",  # part of something else
+    "the last 3 weeks of the project",
+    "the past few days of the conference",
+    "2022 requests", "port 2022", "version 2022.1", "in 2022.1", "in 2022-23",
+    "in 2027",  # still to come
+    "以前年轻的时候",  # "when I was young": no 前年
+])
+def test_break_it_non_times_give_no_range(query: str) -> None:
+    assert analyze_intent(query, SATURDAY).time_range is None
+
+
+@pytest.mark.parametrize("query", [
+    "during the past month", "over the past year", "what did I do in 2023",
+    "what happened throughout 2024", "within the past week",
+])
+def test_a_preposition_before_a_time_is_no_content(query: str) -> None:
+    assert analyze_intent(query, SATURDAY).time_only
+
+
 def test_a_rolling_month_starts_on_the_last_day_of_a_shorter_month() -> None:
     got = analyze_intent("what did I fix during the past month", date(2026, 3, 31))
     assert got.time_range == TimeRange(D(2026, 2, 28), D(2026, 3, 31), "the past month")
