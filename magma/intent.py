@@ -68,7 +68,7 @@ Weeks are ISO 8601 weeks, Monday to Sunday.
   a couple: 2, a plural with no count, "the past weeks": 3), months, years and decades from
   today's date that many months back (clipped to a shorter month's last day), hours one day
   back per full 24. *last month* alone stays the calendar month before. *The last 3 days of
-  the trip* is part of something else: no range.
+  the trip* (*last … of*) is part of something else: no range.
 - *in <Month>* / *in <Month> <year>* (full names and abbreviations), 3月, 十一月, 2025年3月,
   去年3月: the most recent such month not in the future (clipped to today); 11月20日 / 11月20号:
   the most recent such day.
@@ -679,14 +679,15 @@ _TIME_RULES: tuple[_TimeRule, ...] = (
     _TimeRule(_en(r"(?:last|previous) month"), _STRONG, lambda m, t: _last_month(t)),
     _TimeRule(_en(r"this year"), _STRONG, lambda m, t: _year(t.year, t)),
     _TimeRule(_en(r"(?:last|previous) year"), _STRONG, lambda m, t: _year(t.year - 1, t)),
-    _TimeRule(_en(rf"(?:last|past) (?P<n>{_EN_NUM}) (?P<unit>days?|weeks?)(?! of)"), _STRONG,
-              lambda m, t: _span(m["n"], m["unit"], t)),
+    _TimeRule(_en(rf"last (?P<n>{_EN_NUM}) (?P<unit>days?|weeks?)(?! of)"
+                  rf"|past (?P<n2>{_EN_NUM}) (?P<unit2>days?|weeks?)"), _STRONG,
+              lambda m, t: _span(m["n"] or m["n2"], m["unit"] or m["unit2"], t)),
     # a rolling span: "during the past month", "in the last two months", "over the past
     # year", "the past few weeks"; "last month" alone stays the calendar month before
-    # ("the last 3 days of the trip" is part of something else, no range)
+    # ("the last 3 days of the trip" is part of something else, no range; "the past 30 days
+    # of logs" is a time)
     _TimeRule(_en(rf"(?:(?:the|these|this) )?past (?:(?P<n>{_ROLLING_N}) )?(?P<unit>{_ROLLING})"
-                  rf"(?! of)|(?:the|these) last (?:(?P<n2>{_ROLLING_N}) )?(?P<unit2>{_ROLLING})"
-                  r"(?! of)"),
+                  rf"|(?:the|these) last (?:(?P<n2>{_ROLLING_N}) )?(?P<unit2>{_ROLLING})(?! of)"),
               _STRONG, _rolling_said),
     # a year as a time: "in 2022", "what did I do during 2023", "since 2021"; never a bare
     # number ("2022 requests", "port 2022") nor a version ("in 2022.1")
