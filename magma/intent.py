@@ -58,7 +58,8 @@ Weeks are ISO 8601 weeks, Monday to Sunday.
 - this month, 本月, 这个月: the 1st to today. last month, 上个月, 上月: the whole previous month.
 - this year, 今年: 1 January to today. last year, 去年: the whole previous year. 2025年,
   *in / during / throughout 2025* (a year 1800..2999 after one of these words, not followed
-  by a digit, ``.``, ``:``, ``/`` or ``-``: "port 2022" and "in 2022.1" are no year): that year;
+  by a digit, ``.``, ``:``, ``/``, ``-`` or a plural: "port 2022", "in 2022.1" and "a spike
+  in 2022 requests" are no year): that year;
   *since 2025*: 1 January 2025 to today. *N years ago*, N年前 (N below 100), 前年, 大前年:
   that calendar year (as *N months ago* is that calendar month).
 - *last / past N days / weeks*, 最近N天, 过去N天, 近N周: the N·1 or N·7 days ending today.
@@ -617,6 +618,8 @@ def _rolling(today: date, n: int, unit: str) -> _Days | None:
 
 
 _HOURS_PER_DAY = 24
+#: Words ending in "s" that are no plural noun: "in 2022 this was ...", "in 2022 his ...".
+_S_WORDS = r"(?:was|is|has|this|its|his|as|us|does|always|across|plus|thus|yes)"
 
 
 def _rolling_said(m: re.Match[str], today: date) -> _Days | None:
@@ -690,9 +693,10 @@ _TIME_RULES: tuple[_TimeRule, ...] = (
                   rf"|(?:the|these) last (?:(?P<n2>{_ROLLING_N}) )?(?P<unit2>{_ROLLING})(?! of)"),
               _STRONG, _rolling_said),
     # a year as a time: "in 2022", "what did I do during 2023", "since 2021"; never a bare
-    # number ("2022 requests", "port 2022") nor a version ("in 2022.1")
+    # number ("2022 requests", "port 2022"), a version ("in 2022.1") nor a count of a plural
+    # ("a spike in 2022 requests")
     _TimeRule(_en(r"(?P<prep>in|during|throughout|since) (?P<year>1[89][0-9]{2}|2[0-9]{3})"
-                  r"(?![.:/-]?[0-9])"),
+                  rf"(?![.:/-]?[0-9])(?! (?!{_S_WORDS}(?![a-z]))[a-z]+s(?![a-z]))"),
               _STRONG, _en_year),
     _TimeRule(_en(rf"(?P<n>{_EN_NUM}) years? ago"), _STRONG,
               lambda m, t: _year(t.year - _number(m["n"]), t)),

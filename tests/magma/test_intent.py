@@ -313,6 +313,8 @@ SATURDAY = date(2026, 12, 5)
         ("in 2022", D(2022, 1, 1), D(2022, 12, 31), "in 2022"),
         ("what did I do in 2023", D(2023, 1, 1), D(2023, 12, 31), "in 2023"),
         ("since 2025", D(2025, 1, 1), D(2026, 12, 5), "since 2025"),
+        ("in 2024 this was my bike", D(2024, 1, 1), D(2024, 12, 31), "in 2024"),
+        ("what happened in 2021 at work", D(2021, 1, 1), D(2021, 12, 31), "in 2021"),
         ("2023年", D(2023, 1, 1), D(2023, 12, 31), "2023年"),
         # years ago: that calendar year, as "2 months ago" is that calendar month
         ("a year ago", D(2025, 1, 1), D(2025, 12, 31), "a year ago"),
@@ -345,6 +347,7 @@ def test_break_it_time_expressions_resolve_on_a_saturday(
     "the last 3 weeks of the project",
     "last 3 days of the trip",
     "2022 requests", "port 2022", "version 2022.1", "in 2022.1", "in 2022-23",
+    "the spike in 2022 requests",
     "in 2027",  # still to come
     "以前年轻的时候",  # "when I was young": no 前年
 ])
