@@ -2034,16 +2034,21 @@ _RECURRING_DAY = re.compile(
 
 
 def _in_other_context(p: _Pair) -> _Finding | None:
-    """The place a fact holds in is replaced ("Use pnpm *in the web repo*" / "Use yarn *in
-    the docs repo*"): a fact of another context, whatever else changed beside it; asked
-    before the changed values and words."""
+    """The place a fact holds in is replaced beside what the fact says ("Use pnpm *in the web
+    repo*" / "Use yarn *in the docs repo*"): a fact of another context; asked before the
+    changed values and words. A context replaced alone, or by its antonym ("focused work
+    in the *morning*" / "in the *evening*"), is left to them."""
     context = [x for x in p.subs if x.where == "context"]
-    if context:
+    if context and not all(x.antonym for x in context) and (
+            len(p.subs) > len(context) or p.changes):
         return "distinct", "other context", tuple(x.label() for x in context[:3])
     return None
 
 
 def _other_context(p: _Pair) -> _Finding | None:
+    context = [x for x in p.subs if x.where == "context"]
+    if context:
+        return "distinct", "other context", tuple(x.label() for x in context[:3])
     if p.cross and (_negative(p.co) > 0) != (_negative(p.cn) > 0):
         # across languages the words cannot be lined up: a negation on one side only is a
         # possible change ("run the tests before every push" / "push 之前不用跑测试")

@@ -420,8 +420,11 @@ def test_categories_cover_the_issue(judged) -> None:
     ("Gym at 7:00 on Tuesdays.", "Gym at 18:00 on Saturdays.", "possible_contradiction"),
     ("The staging timeout is 20 s. The prod timeout is 20 s.", "The staging timeout is now 45 s.",
      "possible_contradiction"),
-    # and what still changes: a move told, the user's own switch
+    # and what still changes: a move told, the user's own switch, a time of day turned to
+    # its antonym (a context replaced alone)
     ("Gym at 7:00 on Tuesdays.", "Gym moved to 18:00 on Saturdays.", "contradiction"),
+    ("Usually reads the news in the morning.", "Usually reads the news in the evening.",
+     "contradiction"),
     ("I switched to Fedora.", "I switched to Arch.", "contradiction"),
 ])
 def test_rules_read_from_the_pair_sets(real_embedder, old: str, new: str, verdict: str) -> None:
