@@ -577,12 +577,12 @@ class MagmaStore:
         ``attachments`` upsert file rows; ``deletes`` remove files and their chunks and links;
         ``touches`` update only ``size``/``mtime_ns`` of files whose content did not change.
         Links of the batch are resolved against the paths stored after the batch; when the
-        set of paths changes, links of other notes are re-resolved in the same commit.
-        ``now`` stamps ``indexed_at`` (default: the current UTC time).
-        Raises :class:`StoreError` on a write failure or vectors misaligned with chunks.
-        """
-        stamp = now or datetime.now(UTC)
-        deleted = set(deletes)
+        set of paths changes, links of other notes are re-resolved in the same commit; an empty
+        batch writes nothing. ``now`` stamps ``indexed_at`` (default: now, UTC). Raises
+        :class:`StoreError` on a write failure or vectors misaligned with chunks."""
+        stamp, deleted = now or datetime.now(UTC), set(deletes)
+        if not (upserts or attachments or deleted or touches):  # 1.5 s of a restart at 100k
+            return ApplyStats(0, 0, 0, 0)  # notes went to a resolver of every path
         for record in upserts:
             if record.vectors.shape != (len(record.chunks), self.dims):
                 raise StoreError(

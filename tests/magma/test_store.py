@@ -13,7 +13,7 @@ import store_reads
 
 from ccb.model import FileEntry, Link, MemoryMeta, Note, Problem
 from config.errors import StoreError, StoreMismatchError
-from magma.store import AttachmentRecord, MagmaStore, NoteRecord
+from magma.store import ApplyStats, AttachmentRecord, MagmaStore, NoteRecord
 
 NoteOf = Callable[..., Note]
 RecordOf = Callable[..., NoteRecord]
@@ -127,6 +127,22 @@ def test_delete_and_touch(store: MagmaStore, note_of: NoteOf, record_of: RecordO
     # and it resolves again when the target comes back
     store.apply(upserts=[record_of(note_of("sub/B.md", "back"))])
     assert [link.resolved for link in store_reads.all_links(store)] == ["sub/B.md"]
+
+
+def test_an_empty_batch_writes_nothing_and_reads_no_paths(
+    store: MagmaStore, note_of: NoteOf, record_of: RecordOf, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A restart with nothing changed applies an empty batch: no commit, and no link
+    resolver built over every stored path (1.5 s of a 3.9 s restart at 100,000 notes)."""
+    store.apply(upserts=[record_of(note_of("a.md", "text"))])
+    versions = store.versions()
+
+    def every_path(paths: set[str]) -> None:
+        raise AssertionError(f"a resolver over {len(paths)} paths for an empty batch")
+
+    monkeypatch.setattr(store, "_link_resolver", every_path)
+    assert store.apply() == ApplyStats(0, 0, 0, 0)
+    assert store.versions() == versions
 
 
 @pytest.mark.parametrize("path", ODD_PATHS)
