@@ -2104,6 +2104,11 @@ _OTHERS = _FAMILY | frozenset({"colleague", "friend", "team", "roommate", "neigh
                                "classmate"})
 
 
+#: The user among the people a memory tells of ("my wife and I moved", 我和老婆搬到了): a
+#: fact of the user's too.
+_USER_TOO = re.compile(r"(?i)\b(?:i|i'm|i've|i'd|we|we're|we've|us|me)\b|我和|和我|我们|咱们")
+
+
 def _someone_else(p: _Pair) -> _Finding | None:
     """One memory is told of the user ("I moved to Hangzhou", 我搬到杭州了) and the other of
     someone else ("my sister moved to Hangzhou", 我同事也搬到杭州了, 团队从 Jira 换成了
@@ -2111,7 +2116,7 @@ def _someone_else(p: _Pair) -> _Finding | None:
     between them. Asked first."""
     def told_of_user(own: Claim, other: Claim) -> bool:
         return bool(_FIRST_PERSON.search(own.text)) and not (_bare(own.tokens) & _OTHERS) \
-            and bool(_bare(other.tokens) & _OTHERS)
+            and bool(_bare(other.tokens) & _OTHERS) and not _USER_TOO.search(other.text)
 
     if told_of_user(p.co, p.cn) or told_of_user(p.cn, p.co):
         return "distinct", "other person", ()

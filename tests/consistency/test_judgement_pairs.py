@@ -425,6 +425,7 @@ def test_categories_cover_the_issue(judged) -> None:
     ("Gym at 7:00 on Tuesdays.", "Gym moved to 18:00 on Saturdays.", "contradiction"),
     ("Usually reads the news in the morning.", "Usually reads the news in the evening.",
      "contradiction"),
+    ("I live in Berlin.", "My wife and I moved to Munich.", "contradiction"),  # the user too
     ("I switched to Fedora.", "I switched to Arch.", "contradiction"),
 ])
 def test_rules_read_from_the_pair_sets(real_embedder, old: str, new: str, verdict: str) -> None:
