@@ -1661,11 +1661,11 @@ _FAMILY = frozenset({"wife", "husband", "son", "daughter", "child", "mother", "f
 _FIRST_PERSON = re.compile(r"(?i)\b(?:i|i'm|i've|me|my|myself)\b|我(?![们妈爸])")
 
 
-def _someone_elses(own: Claim, other: Claim) -> bool:
-    """Is ``own`` told of the user ("I …", "我…") with no family member, and ``other`` of a
-    family member?"""
-    return bool(_FIRST_PERSON.search(own.text)) and not (_bare(own.tokens) & _FAMILY) and \
-        bool(_bare(other.tokens) & _FAMILY)
+def _someone_elses(own: Claim, other: Claim, people: frozenset[str] = _FAMILY) -> bool:
+    """Is ``own`` told of the user ("I …", "我…") with none of ``people``, and ``other`` of
+    one of them?"""
+    return bool(_FIRST_PERSON.search(own.text)) and not (_bare(own.tokens) & people) and \
+        bool(_bare(other.tokens) & people)
 
 
 def _changed_value(p: _Pair) -> _Finding | None:
@@ -2115,8 +2115,7 @@ def _someone_else(p: _Pair) -> _Finding | None:
     Linear): two people's facts, never a change or a copy of one another, whatever changed
     between them. Asked first."""
     def told_of_user(own: Claim, other: Claim) -> bool:
-        return bool(_FIRST_PERSON.search(own.text)) and not (_bare(own.tokens) & _OTHERS) \
-            and bool(_bare(other.tokens) & _OTHERS) and not _USER_TOO.search(other.text)
+        return _someone_elses(own, other, _OTHERS) and not _USER_TOO.search(other.text)
 
     if told_of_user(p.co, p.cn) or told_of_user(p.cn, p.co):
         return "distinct", "other person", ()
