@@ -50,7 +50,8 @@ Weeks are ISO 8601 weeks, Monday to Sunday.
   (the) day before yesterday, 前天; 大前天 (three days ago).
 - *N days ago* (N in digits, ``one``..``ten``, ``a``), N天前 / N天以前 (N in digits or Chinese
   numerals up to 九十九, with 两): that one day. *a few / a couple of days ago*, 几天前, 前几天:
-  3 to 1 days ago (weak).
+  3 to 1 days ago (weak). 半个月前: 19 to 11 days ago; 半年前: a month either side of 183
+  days ago (both weak: said loosely).
 - this week, 本周, 这周, 这个星期, 这礼拜: Monday of this week to today. last week, previous week,
   上周, 上个星期, 上星期, 上礼拜: Monday to Sunday of the previous ISO week. 上周三 is that week's
   Wednesday; 这周三 is this week's Wednesday (ignored when still to come). 上上周 is the week
@@ -65,11 +66,11 @@ Weeks are ISO 8601 weeks, Monday to Sunday.
 - *last / past N days / weeks*, 最近N天, 过去N天, 近N周: the N·1 or N·7 days ending today.
 - *(during / in / over) the past month*, *the last two months*, *the past year*, *the past few
   weeks*, *the past fortnight*, *the past decade*, *the last 24 hours*, 过去一个月, 最近两年,
-  近几个月, 近半年, 过去24小时: a rolling span ending today — days and weeks as above (few: 3,
-  a couple: 2, a plural with no count, "the past weeks": 3), months, years and decades from
-  today's date that many months back (clipped to a shorter month's last day), hours one day
-  back per full 24. *last month* alone stays the calendar month before. *The last 3 days of
-  the trip* (*last … of*) is part of something else: no range.
+  近几个月, 近半年, 近半个月 (15 days), 过去24小时: a rolling span ending today — days and
+  weeks as above (few: 3, a couple: 2, a plural with no count, "the past weeks": 3), months,
+  years and decades from today's date that many months back (clipped to a shorter month's
+  last day), hours one day back per full 24. *last month* alone stays the calendar month
+  before. *The last 3 days of the trip* (*last … of*) is part of something else: no range.
 - *in <Month>* / *in <Month> <year>* (full names and abbreviations), 3月, 十一月, 2025年3月,
   去年3月: the most recent such month not in the future (clipped to today); 11月20日 / 11月20号:
   the most recent such day.
@@ -80,7 +81,7 @@ Weeks are ISO 8601 weeks, Monday to Sunday.
   coming weekend on a weekday, the one just past in a query in the past tense ("what did I do
   this weekend", "这周末干了什么") asked Monday to Friday. *last weekend*, 上周末: the Saturday
   and Sunday of last week; *the weekend before last*, 上上周末: of the week before;
-  下周末 / 下下周末: of the next week / the one after.
+  *next weekend*, 下周末 / *the weekend after next*, 下下周末: of the next week / the one after.
 - *since YYYY-MM-DD*, 自/从YYYY-MM-DD(以来/起): that day to today. A bare ISO date: that day.
 - recently, lately, 最近, 近来, 近期: the last 14 days, today included (weak); "most
   recently", "more recent", 最近一次 ask for the latest of several facts: no range.
@@ -669,6 +670,8 @@ _TIME_RULES: tuple[_TimeRule, ...] = (
               lambda m, t: _months_ago(t, _number(m["n"]))),
     _TimeRule(_en(r"(?:last|previous) weekend"), _STRONG, lambda m, t: _weekend(t, 1)),
     _TimeRule(_en(r"(?:the )?weekend before last"), _STRONG, lambda m, t: _weekend(t, 2)),
+    _TimeRule(_en(r"next weekend"), _STRONG, lambda m, t: _weekend(t, -1)),
+    _TimeRule(_en(r"(?:the )?weekend after next"), _STRONG, lambda m, t: _weekend(t, -2)),
     _TimeRule(_en(r"this weekend"), _STRONG, lambda m, t: _weekend(t, 0),
               behind=lambda m, t: _weekend_said(t)),
     _TimeRule(_en(r"next week"), _STRONG, lambda m, t: _next_week(t)),
@@ -738,6 +741,7 @@ _TIME_RULES: tuple[_TimeRule, ...] = (
     _TimeRule(_zh(rf"(?P<n>{_ZH_NUM}) ?个月(?:之|以)?前"), _STRONG,
               lambda m, t: _months_ago(t, _number(m["n"]))),
     _TimeRule(_zh(r"半个?月(?:之|以)?前"), _WEAK, lambda m, t: _around(t, 15, 4)),
+    _TimeRule(_zh(r"半年(?:之|以)?前"), _WEAK, lambda m, t: _around(t, 183, 31)),
     _TimeRule(_zh(rf"上个?{_WEEK_ZH}末"), _STRONG, lambda m, t: _weekend(t, 1)),
     _TimeRule(_zh(rf"上上个?{_WEEK_ZH}末"), _STRONG, lambda m, t: _weekend(t, 2)),
     _TimeRule(_zh(rf"下个?{_WEEK_ZH}末"), _STRONG, lambda m, t: _weekend(t, -1)),
@@ -768,6 +772,7 @@ _TIME_RULES: tuple[_TimeRule, ...] = (
               _STRONG,
               lambda m, t: _rolling(t, _count(m["n"]), m["unit"].removeprefix("个"))),
     _TimeRule(_zh(r"(?:最近|过去|近)的? ?半年"), _STRONG, lambda m, t: _rolling(t, 6, "month")),
+    _TimeRule(_zh(r"(?:最近|过去|近)的? ?半个?月"), _STRONG, lambda m, t: _last_days(t, 15)),
     _TimeRule(_zh(rf"(?:自|从) ?(?P<iso>{_ISO_DATE}) ?(?:以来|起|开始)?"), _STRONG, _since),
     _TimeRule(_zh(r"最近|近来|近期"), _WEAK, lambda m, t: _last_days(t, _RECENT_DAYS)),
     _TimeRule(_zh(r"最近(?:的)?一次|最近那次"), _WEAK, lambda m, t: None),

@@ -304,6 +304,12 @@ SATURDAY = date(2026, 12, 5)
         ("下下周", D(2026, 12, 14), D(2026, 12, 20), "下下周"),
         ("下下周三开会", D(2026, 12, 16), D(2026, 12, 16), "下下周三"),
         ("下周末的安排", D(2026, 12, 12), D(2026, 12, 13), "下周末"),
+        ("plans for next weekend", D(2026, 12, 12), D(2026, 12, 13), "next weekend"),
+        ("the weekend after next", D(2026, 12, 19), D(2026, 12, 20), "the weekend after next"),
+        # half a month back, half a year ago
+        ("近半个月花了多少钱", D(2026, 11, 21), D(2026, 12, 5), "近半个月"),
+        ("最近半个月", D(2026, 11, 21), D(2026, 12, 5), "最近半个月"),
+        ("半年前我在做什么", D(2026, 5, 5), D(2026, 7, 6), "半年前"),
         # a plural said without a count is a few, as "the past few weeks" is
         ("the past days", D(2026, 12, 3), D(2026, 12, 5), "the past days"),
         ("the past weeks", D(2026, 11, 15), D(2026, 12, 5), "the past weeks"),
@@ -791,6 +797,7 @@ _EXPRESSIONS = [
     "this week", "这周三", "last week", "上上周三", "yesterday", "昨天", "前天", "a few days ago",
     "半个月前", "三个月前", "last month", "去年", "the past year", "最近两年", "on Friday",
     "remind me on Friday", "the week before last", "2 months ago", "the past fortnight",
+    "next weekend", "the weekend after next", "半年前", "近半个月",
 ]
 
 
