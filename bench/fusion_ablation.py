@@ -1,7 +1,7 @@
 """Each part of the search's fusion, switched on and off, on the LongMemEval_S dev questions.
 
     .venv/bin/python bench/fusion_ablation.py --workdir /tmp/lme [--per-type N]
-        [--variant NAME:SETTING=VALUE,...]... [--json OUT]
+        [--set dev|oracle] [--variant NAME:SETTING=VALUE,...]... [--json OUT]
 
 Reads the indexes ``bench/longmemeval_bench.py --set dev --workdir DIR`` built (a question
 whose index is missing is indexed first, as that bench does) and asks every question once per
@@ -15,6 +15,9 @@ as ``retrieval.NAME``, of ``daemon.retrieval`` (``retrieval.NOTE_BM25_MIN_CHUNKS
 ``weights.<α>`` (``retrieval.weights`` of the score: ``relevance``, ``recency``,
 ``importance``).
 Without ``--variant``: ``as-is`` and one variant per list weight at 0 and at half.
+``--set oracle`` asks the 470 oracle questions against the pooled index that
+``bench/longmemeval_bench.py --set oracle --workdir DIR`` built (all 940 sessions in one vault;
+built first when missing), a copy of an evidence session counting as that session, as there.
 
 Output: recall@5, recall@10 and recall_all@10 per question type and overall, one column per
 baseline of that bench (BM25, vector, plain hybrid, on the same index) and per variant
@@ -143,12 +146,51 @@ def run(instances: Sequence[Mapping[str, Any]], folder: Path, data_dir: Path,
     return rows
 
 
+def run_pooled(instances: Sequence[Mapping[str, Any]], folder: Path, data_dir: Path,
+               variants: Sequence[Variant], limit: int | None) -> list[dict[str, Any]]:
+    """The oracle questions against one vault of every session (``--set oracle``)."""
+    pool = list(lme.sessions_of(instances).values())
+    kept, _ = lme.select(instances, limit)
+    app, paths = lme.build_index(folder, pool, lme.Timings(), data_dir, 20.0)
+    lme.warm_up(app)
+    bm25 = lme.Bm25Index({s.session_id: lme.session_body(s) for s in pool})
+    copies = lme.same_text(pool)
+
+    def scored(ranked: list[str], evidence: Sequence[str]) -> dict[str, float]:
+        return lme.scores_of([copies.get(i, i) for i in ranked],
+                             [copies.get(i, i) for i in evidence])
+
+    baselines = {n: r for n, r in lme.rankers(app, paths, bm25, {}).items() if n != "dreamd"}
+    rows: list[dict[str, Any]] = []
+    for instance in kept:
+        question = lme.question_of(instance)
+        row: dict[str, Any] = {"question_id": question.question_id,
+                               "question_type": question.question_type,
+                               "question": question.question,
+                               "evidence": list(question.evidence), "ranked": {},
+                               "scores": {}}
+        for name, ranker in baselines.items():
+            row["ranked"][name] = ranker(question)[:max(lme.KS)]
+            row["scores"][name] = scored(row["ranked"][name], question.evidence)
+        for name, settings in variants:
+            with applied(settings, app.retriever.reranker):
+                hits = app.search(question.question, limit=max(lme.KS), count_recall=False,
+                                  now=question.asked_at)
+            row["ranked"][name] = lme.sessions_in(hits, paths)
+            row["scores"][name] = scored(row["ranked"][name], question.evidence)
+        rows.append(row)
+    app.close()
+    return rows
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--workdir", type=Path, required=True,
                         help="the workdir of a longmemeval_bench.py --set dev run")
     parser.add_argument("--data", type=Path, default=lme.DATA)
     parser.add_argument("--per-type", type=int, default=None)
+    parser.add_argument("--set", choices=("dev", "oracle"), default="dev",
+                        help="dev: LongMemEval_S dev, a vault per question; oracle: pooled")
     parser.add_argument("--questions", type=int, default=None)
     parser.add_argument("--ids", default=None,
                         help="only these question ids: a comma list, or @FILE, one per line")
@@ -164,13 +206,17 @@ def main() -> int:
     os.environ["DREAMD_CONFIG"] = str(args.workdir / "no-config.toml")
     configure_logging("warning", "console")
     variants = args.variant or default_variants()
-    instances = lme.load_s_dev(args.data)
-    if args.ids:
-        text = Path(args.ids[1:]).read_text() if args.ids.startswith("@") else args.ids
-        wanted = set(text.replace(",", "\n").split())
-        instances = [i for i in instances if i["question_id"] in wanted]
-    kept, _ = lme.select(instances, args.questions, args.per_type)
-    rows = run(kept, args.workdir / "dev", data_dir, variants)
+    if args.set == "oracle":
+        rows = run_pooled(lme.load_oracle(args.data), args.workdir / "oracle", data_dir,
+                          variants, args.questions)
+    else:
+        instances = lme.load_s_dev(args.data)
+        if args.ids:
+            text = Path(args.ids[1:]).read_text() if args.ids.startswith("@") else args.ids
+            wanted = set(text.replace(",", "\n").split())
+            instances = [i for i in instances if i["question_id"] in wanted]
+        kept, _ = lme.select(instances, args.questions, args.per_type)
+        rows = run(kept, args.workdir / "dev", data_dir, variants)
     summary = lme.summarise(rows)
     names = [*(s for s in lme.SYSTEMS if s != "dreamd"), *(name for name, _ in variants)]
     for metric in ("recall@5", "recall@10", "recall_all@10"):
