@@ -1198,6 +1198,11 @@ _PHRASES = [
     # "prefers tea to coffee", "prefer tabs over spaces": the second is not the one preferred
     (re.compile(r"\b(prefer(?:s|red|ring)?\s+(?:[\w'-]+\s+){0,3}?[\w'-]+)\s+(?:to|over)\s+"
                 r"(?!\d)"), r"\1 ¬ "),
+    # the comparison said first, the preference after it ("Tabs over spaces is what Ivan
+    # prefers", "tea over coffee, he prefers"): the second is not the one preferred either
+    # (read in the usual order, "Ivan prefers tabs ¬ spaces")
+    (re.compile(r"^((?:[\w'-]+\s+){0,3}?[\w'-]+)\s+over\s+([\w'-]+(?:\s+[\w'-]+){0,2}?)"
+                r"[\s,]+((?:is\s+what\s+)?(?:\S+\s+){0,3}?prefer\w*)"), r"\3 \1 ¬ \2"),
     (re.compile(r"\bfree of\b|\bfree from\b|\boff-limits\b|\boff limits\b"), " without "),
     # "gluten-free": without gluten; "lactose-free milk": milk without lactose
     (re.compile(r"\b([a-z]{3,})-free\s+([a-z]{3,})\b(?<!\band)(?<!\bor)"), r" \2 without \1 "),
@@ -1217,7 +1222,7 @@ _PHRASES = [
 _PHRASE_NEEDS: tuple[tuple[str, ...], ...] = (
     ("not", "sick of", "tired of"), ("turn", "switch"), ("turn", "switch"),
     ("no longer", "not any", "stop", "used to"), ("instead of", "rather than"), ("rather",),
-    ("than",), ("than",), ("prefer",), ("free of", "free from", "off-limits", "off limits"),
+    ("than",), ("than",), ("prefer",), (" over ",), ("free of", "free from", "off-limits", "off limits"),
     ("-free",), ("-free",), ("比起", "相比于", "相比起"), ("begin", "began", "commence"),
     ("every time", "at all times"), ("have to", "has to", "need to", "needs to"),
     ("is ok to", "it is fine to", "feel free to"),
