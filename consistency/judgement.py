@@ -304,6 +304,8 @@ def _same_value(a: Value, b: Value) -> bool:
             return _one_name_of_words(wa, wb)
         if sorted((len(wa), len(wb)))[0] == 1 and _initials_of(*sorted((wa, wb), key=len)):
             return True  # "NYC" / "New York City", "AWS" / "Amazon Web Services"
+        if (set(wa) ^ set(wb)) & _NEW_PLACES:
+            return False  # "Hampshire" / "New Hampshire", "York" / "New York": two places
         return any(x == y or _spelled_longer(x, y) or _spelled_longer(y, x)
                    for x in wa for y in wb)
     return False
@@ -312,6 +314,12 @@ def _same_value(a: Value, b: Value) -> bool:
 #: Words that name a model of a product apart from the base model (:func:`_same_value`).
 _TIERS = frozenset({"pro", "max", "mini", "ultra", "plus", "air", "lite", "nano", "xl",
                     "turbo", "premium", "enterprise"})
+
+
+#: A word that names a place apart from the one it is put before ("New Hampshire" /
+#: "Hampshire", "New York" / "York", "New Zealand" / "Zealand", "New South Wales" / "Wales"):
+#: a place named after another one, never the same place written longer.
+_NEW_PLACES = frozenset({"new"})
 
 
 def _one_name_of_words(wa: list[str], wb: list[str]) -> bool:
@@ -578,6 +586,17 @@ def _antonym_swaps(old: Claim, new: Claim) -> list[_Substitution]:
             # changed, not a word of another thing
             and (dice(set(old.tokens) - {x}, set(new.tokens) - {y}) >= 0.6
                  or (x.isascii() and y.isascii() and _heads(old, x) & _heads(new, y)))]
+
+
+def _crossed_antonyms(old: Claim, new: Claim) -> list[_Substitution]:
+    """Across English and Chinese, where no frame lines up: an English word stated on one
+    side whose antonym the other states, the Chinese one read through the lexicon
+    ("睡觉时我喜欢房间*冷*一点" / "I like my bedroom *warm* when I sleep"). Asked only of a pair
+    about one thing (:data:`CROSS_LINGUAL_COSINE`, read in :func:`_pair`); the rules then
+    weigh it as any antonym (:func:`_changed_word`)."""
+    a, b = old.asserted - new.asserted, new.asserted - old.asserted
+    return [_Substitution((x,), (y,), "value", True) for x in sorted(a) for y in sorted(b)
+            if x.isascii() and y.isascii() and frozenset((x, y)) in _ANTONYMS]
 
 
 def _heads(claim: Claim, word: str) -> set[str]:
@@ -1400,6 +1419,8 @@ def _pair(co: Claim, cn: Claim, cosine: float | None, lexical: float,
     subs = subs or _antonym_swaps(co, cn)
     if two_languages:
         subs, aligned_ok = [], aligned_ok and not cross
+        if cos >= CROSS_LINGUAL_COSINE:
+            subs = _crossed_antonyms(co, cn)
     return _Pair(
         co, cn, cosine, cos, lexical, same_subject, two_languages, cross, covered,
         strong, co.says_changed or cn.says_changed, subs, aligned_ok, _value_changes(co, cn),
