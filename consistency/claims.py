@@ -1142,7 +1142,10 @@ _STOPWORDS = frozenset(
 _NEGATIONS = frozenset(
     ["not", "no", "without", "nor", "neither", "none", "nothing", "nobody", "nowhere"])
 _ZH_NEGATIONS = ("不要", "不用", "不能", "不再", "不会", "不必", "不许", "不准", "不得", "不可",
-                 "没有", "别", "勿", "莫", "无需", "无须", "不", "没", "非", "未")  # fmt: skip
+                 "没有", "别", "勿", "莫", "无需", "无须", "不", "没", "非", "未",
+                 # "use little of" is what English says with "avoid" ("写作时少用被动语态" /
+                 # "Avoid the passive voice"): a denial of the thing, as "avoid" is read
+                 "少用")  # fmt: skip
 #: "not only X but also Y" states X: no negation (as 不仅 / 不但 in Chinese).
 _NOT_ONLY = re.compile(r"\bnot\s+(?:only|just|merely|simply)\b", re.I)
 _ZH_STOP = frozenset("的了着过吧呢吗啊呀嘛就也都还又很太挺最我你他她它们这那个是在和与及或把被给让对中请里到")

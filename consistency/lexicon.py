@@ -324,6 +324,23 @@ weibo | weibo | 微博
 zhihu | zhihu | 知乎
 baidu | baidu | 百度
 android | android | 安卓
+tencent | tencent | 腾讯
+bytedance | bytedance | 字节跳动
+alibaba | alibaba | 阿里巴巴
+nurse | nurse nurses | 护士
+chef | chef chefs | 厨师
+glasses | glasses eyeglasses spectacles | 眼镜
+nearsighted | nearsighted near-sighted shortsighted short-sighted myopic | 近视
+invoice | invoice invoices | 发票
+exam | exam exams examination | 考试
+recipe | recipe recipes | 菜谱 食谱
+poem | poem poems poetry | 诗歌 诗
+creative | creative | 创意
+exclamation | exclamation-mark exclamation-marks exclamation-point exclamation-points | 感叹号
+regex | regex regexes regexp regular-expression regular-expressions | 正则表达式 正则
+passive | passive-voice | 被动语态
+subway | subway metro underground | 地铁
+unit | units | 单位
 """
 
 # spellings that carry a negation, written out with it
