@@ -438,6 +438,9 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
         r"|ap-(?:guangzhou|shanghai|beijing|chengdu|chongqing|nanjing|hongkong|singapore|"
         r"tokyo|seoul|mumbai|bangkok|jakarta))\b", re.I | _A)),
     ("date", re.compile(r"\b(?P<y>(?:19|20)\d\d)[-/.](?P<m>\d{1,2})[-/.](?P<d>\d{1,2})\b", _A)),
+    # a day and a month in numbers before the year ("3/15/2026", "15/03/2026"), read when
+    # the order shows (a part above 12, or both alike); "3/4/2026" could be either
+    ("date", re.compile(r"(?<![\d/])(?P<sa>\d{1,2})/(?P<sb>\d{1,2})/(?P<y>(?:19|20)\d\d)\b", _A)),
     ("date", re.compile(r"(?:(?P<y>(?:19|20)\d\d)\s*年\s*)?(?P<m>\d{1,2})\s*月\s*(?P<d>\d{1,2})\s*[日号]")),
     ("date", re.compile(
         rf"\b(?P<mon>{_MONTH_WORDS})\.?\s+(?P<d>\d{{1,2}})(?:st|nd|rd|th)?\b(?:,?\s+(?P<y>(?:19|20)\d\d)\b)?",
@@ -452,6 +455,11 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
         r"NZDT|PST|PDT|MST|MDT|CST|CDT|EST|EDT|AKST|AKDT|HST)\b"
         r"|\b(?:Africa|America|Asia|Atlantic|Australia|Europe|Pacific|Indian)/[A-Z][A-Za-z_]+"
         r"(?:/[A-Z][A-Za-z_]+)?\b|(?:北京|东京|纽约|伦敦|太平洋|美东|美西|格林尼治)时间", _A)),
+    # a clock time told in words: "half past nine", "quarter past ten", "quarter to eight"
+    ("time", re.compile(
+        rf"\b(?:(?P<half>half)\s+past|(?P<qp>quarter)\s+past|(?P<qto>quarter)\s+to)\s+"
+        rf"(?P<h>1[0-2]|0?[1-9]|{_CLOCK_WORDS})(?:\s*(?P<ap>[ap])\.?m\b\.?|\s+(?:in\s+the\s+"
+        r"(?P<part>morning|afternoon|evening)|(?P<night>at\s+night|tonight))\b|\b)", re.I | _A)),
     # a clock time told by the part of the day ("eleven at night", "10 in the morning"),
     # noon and midnight
     ("time", re.compile(
@@ -555,6 +563,12 @@ _PATH_END = re.compile(r"(?<=[\w@-])\.+$")
 
 def _date_value(match: re.Match[str], written: date | None) -> str | None:
     groups = match.groupdict()
+    if groups.get("sa"):
+        a, b = int(groups["sa"]), int(groups["sb"])
+        if a != b and a <= 12 and b <= 12:
+            return None  # "3/4/2026": March 4 or April 3
+        groups = {"m": str(min(a, b) if max(a, b) > 12 else a),
+                  "d": str(max(a, b)), "y": groups["y"]}
     try:
         month = int(groups["m"]) if groups.get("m") else _MONTHS[groups["mon"].lower().rstrip(".")]
         day = int(groups["d"])
@@ -575,7 +589,10 @@ def _time_value(match: re.Match[str]) -> str | None:
     hour = int(raw) if raw.isdigit() else _EN_NUMBERS.get(raw.lower()) or _zh_number(raw)
     if hour is None:
         return None
-    minute = int(groups.get("mi") or 0) + (30 if groups.get("half") else 0)
+    minute = int(groups.get("mi") or 0) + (30 if groups.get("half") else 0) + (
+        15 if groups.get("qp") else 0)
+    if groups.get("qto"):  # "quarter to eight": 7:45
+        hour, minute = (hour - 1) or 12, 45
     ap = (groups.get("ap") or "").lower()
     zap = groups.get("zap") or ""
     part = (groups.get("part") or "").lower()
@@ -889,10 +906,12 @@ _PATTERN_NEEDS: tuple[_Needs | None, ...] = (
     _DIGIT_NEEDED,  # ip
     _Needs(frozenset("-")),  # region: "us-east-1", "cn-hangzhou"
     _DIGIT_NEEDED,  # date: 2026-03-14
+    _Needs(frozenset("/")),  # date: 3/15/2026
     _Needs(frozenset("月")),  # date: 3月5日
     _DIGIT_NEEDED,  # date: May 1
     _DIGIT_NEEDED,  # date: 1 May
     None,  # zone
+    _Needs(words=("past", "quarter")),  # time: half past nine
     None,  # time: "eleven at night", noon
     _Needs(frozenset(":")),  # time: 14:30
     _DIGIT_NEEDED,  # time: 9am
