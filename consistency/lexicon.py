@@ -324,6 +324,8 @@ weibo | weibo | 微博
 zhihu | zhihu | 知乎
 baidu | baidu | 百度
 android | android | 安卓
+when |  | 的时候 时候
+please |  | 尽量 麻烦
 tencent | tencent | 腾讯
 bytedance | bytedance | 字节跳动
 alibaba | alibaba | 阿里巴巴
