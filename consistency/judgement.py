@@ -1396,10 +1396,12 @@ class _Pair:
     changes: list[tuple[str, list[Value], list[Value]]]
     multi: bool
     both_deny: bool
+    #: The words of the subject both memories name (empty without one).
+    subject_words: frozenset[str] = frozenset()
 
 
 def _pair(co: Claim, cn: Claim, cosine: float | None, lexical: float,
-          same_subject: bool) -> _Pair:
+          same_subject: bool, subject_words: frozenset[str] = frozenset()) -> _Pair:
     cos = cosine if cosine is not None else 0.0
     # across languages the words cannot be lined up, unless the lexicon read both sides into
     # the same words ("Vegetarian" / "用户吃素")
@@ -1426,7 +1428,7 @@ def _pair(co: Claim, cn: Claim, cosine: float | None, lexical: float,
         strong, co.says_changed or cn.says_changed, subs, aligned_ok, _value_changes(co, cn),
         co.relation == "multi" or cn.relation == "multi",
         # what one never does is a list: "doesn't eat beef" and "doesn't eat pork" both hold
-        _negative(co) > 0 and _negative(cn) > 0)
+        _negative(co) > 0 and _negative(cn) > 0, subject_words if same_subject else frozenset())
 
 
 def _related(co: Claim, cn: Claim, *, cos: float, lexical: float, same_subject: bool,
@@ -2096,20 +2098,26 @@ def _other_context(p: _Pair) -> _Finding | None:
 
 
 def _reworded_under_subject(p: _Pair) -> bool:
-    """One subject both memories name, a cosine of one fact (:data:`SAME_COSINE`), and
-    every value either states stated by the other (one at least): the words replaced are
-    wording ("Sprint length is two weeks" / "Sprints last 2 weeks", "Goal: pass JLPT N3 in
-    December" / "Aiming to pass the JLPT N3 this December"), not another thing — the subject
-    names the thing. On the pair sets of ``bench/write_pairs``, every pair of another thing
-    that shares a subject and its values sat below 0.65 (会弹吉他 / 会弹钢琴 at 0.46, "Mia has
-    piano on Tuesday afternoons" / "Leo has swim class …" at 0.43); without a subject, two
-    things at 0.74–0.92 ("Backend repo 在 GitLab 上" / "Frontend repo …", "3 bedrooms" /
-    "3 bathrooms"), so the rule asks for one. A replaced thing the lexicon knows
-    (:func:`_concept_for_concept`) stays another thing."""
-    co, cn = p.co, p.cn
-    return p.same_subject and p.cos >= SAME_COSINE and not _concept_for_concept(p.subs) \
+    """One subject both memories name, a cosine of one fact (:data:`SAME_COSINE`), every
+    value either states stated by the other (one at least), and each replaced span, on one
+    side, nothing but the subject's own words: the memory names its slot on one side only
+    ("Sprint *length* is two weeks" / "Sprints last 2 weeks" under ``team.sprint_length``,
+    "*Goal*: pass JLPT N3 in December" / "Aiming to pass …" under ``user.goals``), which
+    names no other thing. A word of another thing in its place ("3 *bedrooms*" / "3
+    *bathrooms*" under ``house``) stays another thing. On the pair sets of
+    ``bench/write_pairs``, every pair of another thing that shares a subject and its values
+    sat below 0.65 (会弹吉他 / 会弹钢琴 at 0.46)."""
+    co, cn, words = p.co, p.cn, p.subject_words
+    return bool(words) and bool(p.subs) and p.cos >= SAME_COSINE and all(
+        _only_words_of(x.old, words) or _only_words_of(x.new, words) for x in p.subs) \
         and shared_values(co, cn) > 0 and not _unmatched(co, cn, kinds=None) \
         and not _unmatched(cn, co, kinds=None)
+
+
+def _only_words_of(units: tuple[str, ...], words: frozenset[str]) -> bool:
+    """Are ``units`` (markers and relation words aside) all among ``words``, one at least?"""
+    content = [u for u in units if not _is_marker(u) and not _is_relation(u)]
+    return bool(content) and all(u in words or stem(u) in words for u in content)
 
 
 #: "Also" said of the thing a memory names: "消息中心的负责人*也是*老周", "Android crash
@@ -2311,7 +2319,8 @@ def judge_pair(old: MemorySide, new: MemorySide, *, cosine: float | None) -> Pai
         cross = co.language != cn.language and (_han_left(co) or _han_left(cn))
         if _related(co, cn, cos=cosine if cosine is not None else 0.0, lexical=lexical,
                     same_subject=same_subject, cross=cross):
-            pair = _pair(co, cn, cosine, lexical, same_subject)
+            pair = _pair(co, cn, cosine, lexical, same_subject,
+                         _subject_words(ko) if same_subject and ko else frozenset())
             found = _held_apart(pair, next(
                 (f for rule in _RULES if (f := rule(pair)) is not None), None))
             found = _by_clause(old, new, found)
