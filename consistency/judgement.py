@@ -1649,6 +1649,14 @@ _AVOIDS = re.compile(
     r"|不能(?:吃|喝|碰|沾|用)|不可以(?:吃|喝|碰)|不(?:吃|喝|碰|沾)|别(?:吃|喝|碰)|忌口")
 
 
+def _allergy_beside(allergic: Claim, other: Claim) -> bool:
+    """Does ``allergic`` tell of an allergy the ``other`` memory neither tells of nor says
+    in practice (no denial: "can't eat peanuts" is what an allergy to them means)? Then
+    the other says something else of the thing: liking it, drinking it."""
+    return "allergic" in allergic.tokens and "allergic" not in other.tokens and \
+        _negative(other) == 0 and not _AVOIDS.search(other.text)
+
+
 def _allergen_avoided(co: Claim, cn: Claim, flips: list[str]) -> bool:
     """Do both memories tell of an allergy, with the allergy itself unchanged, and the
     denying side deny only the eating of the allergen?"""
@@ -2203,6 +2211,10 @@ def _alike(p: _Pair) -> _Finding | None:
         # the same words of someone else ("I'm allergic to penicillin" / "my mother is
         # allergic to penicillin"): never merged into the user's own fact
         return "distinct", "other person", ()
+    if _allergy_beside(co, cn) or _allergy_beside(cn, co):
+        # "Likes coffee" / "I'm allergic to coffee" (咖啡过敏): two facts of one thing, at
+        # cosines of one fact (0.45 across languages, 0.64 in English); never merged
+        return "distinct", "another fact", ("an allergy on one side only",)
     if (p.strong or (p.lexical >= SAME_LEXICAL and (not measured or cos >= FLOOR_COSINE))) \
             and not (p.two_languages and _said_more(co, cn, of=PEOPLE)):
         return "duplicate", "same fact", ()
