@@ -35,34 +35,36 @@ PAIRS = REPO / "bench" / "write_pairs"
 #: Pair sets written by helpers who saw neither the rules nor the other sets, each measured
 #: first as it came (``bench/write_decisions.py``); blind3–7 and blind10 were then read for
 #: what the rules missed; of blind8 and blind9 only the list of wrong supersessions was read
-#: (for measurements of two periods, found first in blind10). Floors: today's figures, so
+#: (for measurements of two periods, found first in blind10); later the missed duplicates
+#: and the wrong merges of blind3–12 were read for rules of wording (a subject named on one
+#: side, "now" over the same number, words of the lexicon). Floors: today's figures, so
 #: that any loss fails.
 BLIND = {
     # name: (duplicate recall, contradiction recall, merges of two facts, wrong supersessions)
-    "blind3.jsonl": (0.86, 0.92, 1, 1),
-    "blind4.jsonl": (0.85, 0.94, 0, 1),
-    "blind5.jsonl": (0.81, 0.94, 1, 0),
-    "blind6.jsonl": (0.81, 0.98, 0, 2),
-    "blind7.jsonl": (0.84, 0.84, 1, 1),
-    "blind8.jsonl": (0.68, 0.92, 0, 1),
-    "blind9.jsonl": (0.66, 0.90, 2, 0),
+    "blind3.jsonl": (0.87, 0.94, 1, 1),
+    "blind4.jsonl": (0.87, 0.98, 0, 0),
+    "blind5.jsonl": (0.84, 0.94, 1, 0),
+    "blind6.jsonl": (0.85, 1.0, 0, 1),
+    "blind7.jsonl": (0.88, 0.88, 1, 1),
+    "blind8.jsonl": (0.74, 0.92, 0, 1),
+    "blind9.jsonl": (0.7, 0.9, 1, 0),
     # first measured as it came: duplicates 0.80, contradictions 0.80, 9 merges, 2
     # supersessions; then read (currencies, units, "every morning", 每周…三次, gluten-free,
     # a measure of another sprint or month)
-    "blind10.jsonl": (0.82, 0.92, 3, 0),
+    "blind10.jsonl": (0.86, 0.92, 3, 0),
     # first measured as it came: 208 of 300, duplicates 0.67, contradictions 0.54, 7 merges,
     # 8 supersessions; then read (a change told in few shared words, "depends on", 会员,
     # 我爸 / 我妈, a place that names the thing beside an unchanged value)
-    "blind11.jsonl": (0.66, 0.61, 6, 5),
+    "blind11.jsonl": (0.74, 0.63, 3, 3),
     # first measured as it came: 255 of 300, duplicates 0.80, contradictions 0.80, 6 merges,
     # 2 supersessions; then read ("从 X 切到 Y", names in Chinese quotes, "written in" /
     # "deployed on")
-    "blind12.jsonl": (0.79, 0.81, 4, 1),
+    "blind12.jsonl": (0.82, 0.88, 1, 0),
     # memories of several facts and names that extend other names; first measured as it
     # came: 112 of 220, duplicates 0.51, contradictions 0.60, a change of one fact kept as a
     # possible contradiction 8 of 60, 11 merges, 16 supersessions; then read (one statement
     # of several turned, told changed or restated; "Alien" / "Aliens", "Polaris Pro")
-    "blind13.jsonl": (0.6, 0.59, 8, 11),
+    "blind13.jsonl": (0.67, 0.63, 4, 9),
 }
 
 
@@ -136,7 +138,7 @@ def test_duplicates_restatements_and_the_same_fact_across_languages(judged, name
     assert _recall(rows, "duplicate", "exact") == 1.0
     assert _recall(rows, "duplicate", "restatement") >= 0.9
     assert _recall(rows, "duplicate", "crosslingual") >= 0.7
-    assert _recall(rows, "duplicate") >= 0.75  # the issue's target is 0.85: paraphrases lag
+    assert _recall(rows, "duplicate") >= 0.85
 
 
 @pytest.mark.parametrize("name", ["dev.jsonl", "holdout.jsonl"])
@@ -149,14 +151,14 @@ def test_look_alikes_and_series_stay_apart(judged, name) -> None:
 def test_a_second_break_it_round_stays_where_it_is(judged) -> None:
     """``breakit2.jsonl``: 156 pairs from a second attempt to break the judgement (English,
     Chinese, German, French, Spanish, Japanese; labels by the one who wrote them). Today:
-    one merge of two facts (a Spanish weekday the reader does not know), three supersessions
+    one merge of two facts (a Spanish weekday the reader does not know), one supersession
     of a fact that still holds; any loss fails."""
     rows = judged["breakit2.jsonl"]
     merges, supersessions = _wrong(rows)
     assert len(merges) <= 1, merges
-    assert len(supersessions) <= 3, supersessions
-    assert _recall(rows, "contradiction") >= 0.9
-    assert _recall(rows, "duplicate") >= 0.8
+    assert len(supersessions) <= 1, supersessions
+    assert _recall(rows, "contradiction") >= 0.94
+    assert _recall(rows, "duplicate") >= 0.96
 
 
 @pytest.mark.parametrize("name", sorted(BLIND))
@@ -176,7 +178,7 @@ def test_a_change_of_one_fact_of_several_keeps_the_others(judged) -> None:
     superseded, the facts that still hold leave the live memories). Today's figure."""
     rows = [(r, o) for r, o, _ in judged["blind13.jsonl"] if r["label"] == "partial_change"]
     kept = sum(o == "possible contradiction" for _r, o in rows)
-    assert kept / len(rows) >= 0.53, kept
+    assert kept / len(rows) >= 0.61, kept
 
 
 def test_a_third_break_it_round_stays_where_it_is(judged) -> None:
@@ -186,8 +188,8 @@ def test_a_third_break_it_round_stays_where_it_is(judged) -> None:
     pair the product refuses to write left out. Today's figures; any loss fails."""
     rows = judged["breakit3.jsonl"]
     merges, supersessions = _wrong(rows)
-    assert len(merges) <= 20, merges
-    assert len(supersessions) <= 43, supersessions
+    assert len(merges) <= 16, merges
+    assert len(supersessions) <= 33, supersessions
 
 
 def test_a_fourth_break_it_round_stays_where_it_is(judged) -> None:
@@ -463,3 +465,58 @@ def test_antonyms_under_one_subject(real_embedder, old: str, new: str, verdict: 
                         read_claim(text, written=date(2026, 1, day)))
              for day, text in ((1, old), (20, new))]
     assert judge_pair(sides[0], sides[1], cosine=float(a @ b)).verdict == verdict
+
+
+@pytest.mark.parametrize(("old", "new", "subject", "verdict"), [
+    # a comparison said before its preference reads as the usual order
+    ("Ivan prefers tabs over spaces.", "Tabs over spaces is what Ivan prefers.", None,
+     "duplicate"),
+    ("Ivan prefers tabs over spaces.", "Spaces over tabs is what Ivan prefers.", None,
+     "contradiction"),
+    # the subject's own name said on one side only is wording; another thing is not
+    ("Sprint length is two weeks.", "Sprints last 2 weeks.", "team.sprint_length", "duplicate"),
+    ("The house has 3 bedrooms.", "The house has 3 bathrooms.", "house", "kept apart"),
+    ("In 2023 I read 24 books.", "In 2023 I watched 24 films.", "2023", "kept apart"),
+    # "now" over the same number is the fact told again; over a name only, a possible change
+    ("孩子在读小学三年级。", "小孩现在三年级，上小学。", None, "duplicate"),
+    ("The CI runners live on build-box-a.",
+     "CI runners are on build-box-c now; a is decommissioned.", None, "kept apart"),
+    # English and Chinese of one fact: 用 for "on", words of the lexicon, 少用 as "avoid"
+    ("I'm learning Japanese on Duolingo.", "在用多邻国学日语", None, "duplicate"),
+    ("Invoices are issued on the 25th of each month.", "每月25号开发票。", None, "duplicate"),
+    ("写作时少用被动语态。", "Avoid the passive voice in my writing.", None, "duplicate"),
+    ("No exclamation marks.", "不要用感叹号。", None, "duplicate"),
+    # an antonym across the two languages is a change, never a merge
+    ("睡觉时我喜欢房间冷一点。", "I like my bedroom warm when I sleep.", None, "kept apart"),
+    # a place named "New" after another is another place
+    ("Lives in Hampshire, England.", "Moved to New Hampshire.", "location", "contradiction"),
+    ("Lives in NYC.", "Lives in New York City.", None, "duplicate"),
+    # an allergy on one side only is another fact of the thing
+    ("Likes coffee.", "咖啡过敏", None, "distinct"),
+    ("Likes coffee.", "I'm allergic to coffee.", None, "distinct"),
+    # numbers, units, times and dates written otherwise are the same value
+    ("Standup is at half past nine.", "Standup at 9:30.", None, "duplicate"),
+    ("Standup is at half past nine.", "站会九点半。", None, "duplicate"),
+    ("Standup is at half past nine.", "Standup at 10:30.", None, "contradiction"),
+    ("Launch date is 3/15/2026.", "Launch date: March 15, 2026.", None, "duplicate"),
+    ("The deadline is 2026-03-15.", "Deadline: 15/03/2026.", None, "duplicate"),
+    ("Launch date is 3/15/2026.", "Launch date is 4/15/2026.", None, "contradiction"),
+    ("The timeout is 5 min.", "The timeout is five minutes.", None, "duplicate"),
+    ("超时是5分钟。", "The timeout is five minutes.", None, "duplicate"),
+    ("Has three kids.", "有三个孩子。", None, "duplicate"),
+    ("Budget is 12k euros.", "The budget is €12,000.", None, "duplicate"),
+    # hedges and politeness are no words of the fact
+    ("回答尽量简短。", "回答要简短。", None, "duplicate"),
+])
+def test_one_fact_written_otherwise(real_embedder, old: str, new: str, subject: str | None,
+                                    verdict: str) -> None:
+    """Restatements in other words, numbers, units, times and dates, and the look-alikes
+    that must stay apart, through the real model (a subject on both sides when given)."""
+    a, b = real_embedder.embed([old, new])
+    sides = [MemorySide("user", subject, read_claim(text, written=date(2026, 1, day)))
+             for day, text in ((1, old), (20, new))]
+    got = judge_pair(sides[0], sides[1], cosine=float(a @ b)).verdict
+    if verdict == "kept apart":
+        assert got in {"distinct", "series", "possible_duplicate", "possible_contradiction"}
+    else:
+        assert got == verdict
