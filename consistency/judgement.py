@@ -398,8 +398,10 @@ def _value_changes(old: Claim, new: Claim) -> list[tuple[str, list[Value], list[
     one: ``[(kind, only_old, only_new)]``. A value the new memory retracts ("from X to Y")
     counts as not stated by it; a number written without a unit takes the unit of the other
     side's numbers when they have one."""
-    new_values = _without_bare_echoes(new.values - new.retracted, old.values)
-    old_values = _without_bare_echoes(old.values - old.retracted, new.values)
+    new_values = _without_counted_ones(
+        _without_bare_echoes(new.values - new.retracted, old.values), new, old)
+    old_values = _without_counted_ones(
+        _without_bare_echoes(old.values - old.retracted, new.values), old, new)
     only_old = [v for v in old_values if not any(_same_value(v, w) for w in new_values)
                 and not (v not in new.retracted and _mentioned(v, new))]
     only_new = [v for v in new_values if not any(_same_value(v, w) for w in old_values)
@@ -468,6 +470,23 @@ def _without_bare_echoes(values: frozenset[Value], other: frozenset[Value]) -> f
     numbers = {v.text for v in other if v.kind == "number"}
     return frozenset(v for v in values if not (v.kind == "number" and not v.unit
                                                and v.text in numbers))
+
+
+def _without_counted_ones(values: frozenset[Value], claim: Claim, other: Claim
+                          ) -> frozenset[Value]:
+    """``values`` less a count of one ("*one* roommate", "*1* cat") whose thing the other
+    memory names with "a" or "an" ("lives with *a* roommate"): the article is that count."""
+    ones = [v for v in values if v.kind == "number" and v.text == "1" and not v.unit]
+    if not ones:
+        return values
+    units, text = claim.units, other.text.lower()
+    for value in ones:
+        mark = placeholder(value)
+        after = [units[i + 1] for i, u in enumerate(units[:-1]) if u == mark]
+        if any(not _is_marker(w) and re.search(rf"\ban?\s+{re.escape(w)}", text)
+               for w in after):
+            values = values - {value}
+    return values
 
 
 def shared_values(old: Claim, new: Claim) -> int:

@@ -505,6 +505,9 @@ def test_antonyms_under_one_subject(real_embedder, old: str, new: str, verdict: 
     ("超时是5分钟。", "The timeout is five minutes.", None, "duplicate"),
     ("Has three kids.", "有三个孩子。", None, "duplicate"),
     ("Budget is 12k euros.", "The budget is €12,000.", None, "duplicate"),
+    # "a roommate" is the count "one roommate" names, not another number
+    ("Lives with a roommate in a two-bedroom apartment.",
+     "Shares the apartment with one roommate.", None, "duplicate"),
     # hedges and politeness are no words of the fact
     ("回答尽量简短。", "回答要简短。", None, "duplicate"),
 ])
