@@ -1626,6 +1626,10 @@ def _polarity(p: _Pair) -> _Finding | None:
         # "Don't use mocks in tests", "I play piano" / "I don't play guitar", "我喝茶" /
         # "我不喝酒"): two facts
         return "distinct", "other thing", tuple(flips[:2])
+    if flips and not p.two_languages and not p.changes and _feeling_over_other_things(p.co, p.cn):
+        # a liking turned, each side of its own thing ("喜欢吃火锅" / "不喜欢吃日料", "likes
+        # jazz" / "doesn't like country"): two tastes, both hold
+        return "distinct", "other thing", tuple(flips[:2])
     if flips:
         kind: Verdict = "contradiction" if p.strong or p.aligned_ok else \
             "possible_contradiction"
@@ -1648,6 +1652,17 @@ def _verb_over_other_things(old: Claim, new: Claim) -> bool:
                 objects_new & said_old:
             return False
     return True
+
+
+def _feeling_over_other_things(old: Claim, new: Claim) -> bool:
+    """Did only a polarity concept turn (no word is asserted on one side and denied on the
+    other), each side telling it of things the other never names ("喜欢吃*火锅*" / "不喜欢吃
+    *日料*")? Then each says how the user feels about another thing."""
+    if (old.asserted & new.negated) or (old.negated & new.asserted):
+        return False
+    things_old = {t for t in _bare(old.tokens) if not _is_relation(t)}
+    things_new = {t for t in _bare(new.tokens) if not _is_relation(t)}
+    return bool(things_old) and bool(things_new) and not things_old & things_new
 
 
 #: A denial with another denial or a condition in its clause, which together say what must

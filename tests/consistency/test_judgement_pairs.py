@@ -64,7 +64,7 @@ BLIND = {
     # came: 112 of 220, duplicates 0.51, contradictions 0.60, a change of one fact kept as a
     # possible contradiction 8 of 60, 11 merges, 16 supersessions; then read (one statement
     # of several turned, told changed or restated; "Alien" / "Aliens", "Polaris Pro")
-    "blind13.jsonl": (0.67, 0.63, 4, 9),
+    "blind13.jsonl": (0.67, 0.63, 4, 8),
 }
 
 
@@ -189,7 +189,7 @@ def test_a_third_break_it_round_stays_where_it_is(judged) -> None:
     rows = judged["breakit3.jsonl"]
     merges, supersessions = _wrong(rows)
     assert len(merges) <= 16, merges
-    assert len(supersessions) <= 33, supersessions
+    assert len(supersessions) <= 32, supersessions
 
 
 def test_a_fourth_break_it_round_stays_where_it_is(judged) -> None:
@@ -508,6 +508,11 @@ def test_antonyms_under_one_subject(real_embedder, old: str, new: str, verdict: 
     # "a roommate" is the count "one roommate" names, not another number
     ("Lives with a roommate in a two-bedroom apartment.",
      "Shares the apartment with one roommate.", None, "duplicate"),
+    # a liking turned over another thing is another taste; over the same thing, a change
+    ("喜欢吃火锅。", "不喜欢吃日料。", None, "distinct"),
+    ("Prefers tea.", "Dislikes coffee.", "user.drinks", "distinct"),
+    ("喜欢吃火锅。", "不喜欢吃火锅了。", None, "contradiction"),
+    ("Loves dark themes.", "Can't stand dark themes.", None, "contradiction"),
     # hedges and politeness are no words of the fact
     ("回答尽量简短。", "回答要简短。", None, "duplicate"),
 ])
