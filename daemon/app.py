@@ -85,6 +85,7 @@ from magma.recalls import RecallLog
 from magma.search import SearchHit
 from magma.snippet_store import SnippetStore
 from magma.store import MagmaStore
+from magma.store_seal import SEAL_FILE
 from magma.versions import VersionArchive
 
 __all__ = ["App", "diary_of", "dream_policy", "embedder_in_memory", "load", "make_write_router",
@@ -354,7 +355,7 @@ class App:
             return self._given_store
         return MagmaStore.open(
             self.store_uri, vault_path=str(self.vault_root), model_id=self.embedder.model_id,
-            dims=self.embedder.dims, **_index_store(self.settings),
+            dims=self.embedder.dims, seal=self.state_dir / SEAL_FILE, **_index_store(self.settings),
         )
 
     @cached_property

@@ -273,9 +273,12 @@ class Syncer:
     # ------------------------------------------------------------------ reconcile
 
     def reconcile(
-        self, *, progress: Progress | None = None, allow_mass_delete: bool = False
+        self, *, progress: Progress | None = None, allow_mass_delete: bool = False,
+        sweep: bool = True,
     ) -> SyncReport:
-        """Walk the vault and bring the store in line with it.
+        """Walk the vault and bring the store in line with it; ``sweep``: remove the rows of
+        paths without a file row too (:meth:`magma.store.MagmaStore.orphaned_paths`, every
+        chunk's path read; :class:`RootsSyncer` skips it on sealed tables).
 
         Raises ``VaultError`` when the root is unreadable and ``MassDeleteError`` (the index is
         kept untouched) when the walk would remove more than ``max_delete_share`` of it.
@@ -285,7 +288,8 @@ class Syncer:
         index = self._index()
         plan = plan_sync(scan.entries, index)
         on_disk = {entry.path for entry in scan.entries}
-        orphans = tuple(sorted(p for p in self.store.orphaned_paths() - on_disk if self.owns(p)))
+        orphans = tuple(sorted(p for p in self.store.orphaned_paths() - on_disk
+                               if self.owns(p))) if sweep else ()
         if orphans:
             log.warning("sync.orphans_removed", paths=len(orphans))
         report = self._run(scan, index, plan, started, progress, allow_mass_delete, full=True,
@@ -664,9 +668,16 @@ class RootsSyncer:
     def reconcile(
         self, *, progress: Progress | None = None, allow_mass_delete: bool = False
     ) -> SyncReport:
-        """:meth:`Syncer.reconcile` of every root, one report."""
-        return self._each(lambda s: s.reconcile(progress=progress,
-                                                allow_mass_delete=allow_mass_delete))
+        """:meth:`Syncer.reconcile` of every root, one report. Orphans are swept unless the
+        store's tables are sealed (:mod:`magma.store_seal`: a start with nothing changed
+        reads no chunk row); a sweep of every root seals them."""
+        store = self.syncers[0].store
+        sweep = not store.seal.holds(store.versions())
+        report = self._each(lambda s: s.reconcile(progress=progress, sweep=sweep,
+                                                  allow_mass_delete=allow_mass_delete))
+        if sweep and not any(p.kind == "root" for p in report.problems):
+            store.seal.set(store.versions())
+        return report
 
     def sync_paths(
         self, rel_paths: Collection[str], *, allow_mass_delete: bool = False

@@ -34,6 +34,7 @@ import posixpath
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -55,6 +56,7 @@ from magma.store_memo import (
     StoreDelta,
     TableMemo,
 )
+from magma.store_seal import IndexSeal
 from magma.store_tables import (
     FTS_CONFIG,
     FTS_INDEX_NAME,
@@ -293,6 +295,8 @@ class MagmaStore:
         self._recent_vectors = RecentVectors()
         self._resolver: LinkResolver | None = None
         self._changes = StoreChanges()
+        #: The versions at which no orphan can be there (:mod:`magma.store_seal`).
+        self.seal = IndexSeal()
 
     # ------------------------------------------------------------------ open
 
@@ -300,6 +304,7 @@ class MagmaStore:
     def open(
         cls, uri: str, *, vault_path: str, model_id: str, dims: int, device: str | None = None,
         storage_options: Mapping[str, str] | None = None, vector_index_above: int | None = None,
+        seal: Path | None = None,
     ) -> MagmaStore:
         """Open (or create) the store at ``uri`` for ``vault_path`` and embedding ``model_id``.
 
@@ -308,14 +313,18 @@ class MagmaStore:
         ``storage_options``: LanceDB's storage options for an object-store ``uri``
         (endpoint, region, credentials; ``storage.options``). ``vector_index_above``: chunks
         above which :meth:`maintain` builds the vector index (``retrieval.ann_vectors_above``;
-        ``None``: never). Raises :class:`StoreMismatchError` when the store was built for
+        ``None``: never). ``seal``: the file of the tables' seal (:mod:`magma.store_seal`;
+        ``None``: every full reconcile reads every chunk's path). Raises
+        :class:`StoreMismatchError` when the store was built for
         another vault path, model id, vector width or schema version (the message names both
         values), and :class:`StoreError` when the database cannot be opened or created.
         """
         tables = StoreTables.open(uri, vault_path=vault_path, model_id=model_id, dims=dims,
                                   device=device, storage_options=storage_options)
         tables.vector_index_above = vector_index_above
-        return cls(tables, vault_path=vault_path, model_id=model_id, dims=dims)
+        store = cls(tables, vault_path=vault_path, model_id=model_id, dims=dims)
+        store.seal = IndexSeal(seal)
+        return store
 
     # ------------------------------------------------------------------ reads
 
@@ -617,25 +626,15 @@ class MagmaStore:
             ) from exc
         self._paths = after
         written = {r.note.path for r in upserts} | {a.entry.path for a in attachments}
-        self._changes.record(versions, self.versions(),
+        self._changes.record(versions, done := self.versions(),
                              written | deleted | {t.path for t in touches},
                              same_paths=after == before)
+        self.seal.carry(versions, done)
         return ApplyStats(files_written, len(deleted & before), chunks_written, links_written)
 
     def orphaned_paths(self) -> set[str]:
-        """Paths that have chunk or link rows but no file row.
-
-        A crash between the chunk and file commits of a *new* note leaves such rows; if the
-        note is then deleted before the next start, no reconcile would ever name the path.
-        The full reconcile removes them. One column read per table. Raises ``StoreError``.
-        """
-        try:
-            files = set(self._t.read(self._t.files, ["path"]).column("path").to_pylist())
-            chunks = set(self._t.read(self._t.chunks, ["path"]).column("path").to_pylist())
-            links = set(self._t.read(self._t.links, ["src"]).column("src").to_pylist())
-        except Exception as exc:
-            raise StoreError(f"magma: read {self.uri}: {exc}") from exc
-        return (chunks | links) - files
+        """Paths that have chunk or link rows but no file row (:func:`orphaned_paths`)."""
+        return orphaned_paths(self._t)
 
     def refresh(self, *, if_behind: bool = False) -> None:
         """Let a long-lived reader see what the writer process committed since it opened
@@ -659,6 +658,7 @@ class MagmaStore:
             self._changes.forget()  # the tables are rewritten whole: readers read them again
         versions = self.versions()
         self._t.maintain(cleanup_older_than, purge=purge)
+        self.seal.carry(versions, self.versions())  # rows moved or purged, none orphaned
         if not purge:  # compaction moves rows, never changes one
             self._changes.record(versions, self.versions(), (), same_paths=True)
 
@@ -728,6 +728,23 @@ class MagmaStore:
         elif replaced:
             self._t.delete_in(table, "path", replaced)
         return n
+
+
+def orphaned_paths(tables: StoreTables) -> set[str]:
+    """Paths that have chunk or link rows but no file row.
+
+    A crash between the chunk and file commits of a *new* note leaves such rows; if the
+    note is then deleted before the next start, no reconcile would ever name the path.
+    The full reconcile removes them, unless the tables are sealed (:mod:`magma.store_seal`).
+    One column read per table (every chunk's path). Raises ``StoreError``.
+    """
+    try:
+        files = set(tables.read(tables.files, ["path"]).column("path").to_pylist())
+        chunks = set(tables.read(tables.chunks, ["path"]).column("path").to_pylist())
+        links = set(tables.read(tables.links, ["src"]).column("src").to_pylist())
+    except Exception as exc:
+        raise StoreError(f"magma: read {tables.uri}: {exc}") from exc
+    return (chunks | links) - files
 
 
 def _write_links(tables: StoreTables, upserts: Sequence[NoteRecord], deleted: set[str],

@@ -62,6 +62,31 @@ def test_second_sync_with_nothing_changed_reads_and_embeds_nothing(
     assert fake2.calls == []  # type: ignore[attr-defined]
 
 
+def test_a_restart_with_nothing_changed_reads_no_chunk_row(
+    vault: Path, make_app: Builder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first sync sweeps orphans (every chunk's path) and seals the tables; a new process
+    finding them at the sealed versions reads the files table only (issue 24: a restart at
+    100,000 notes read 928,312 chunk paths)."""
+    from magma.store_tables import StoreTables
+
+    app, _ = make_app(vault)
+    app.sync()
+    read: list[str] = []
+    real_read = StoreTables.read
+
+    def counting(self: StoreTables, table: object, *args: object, **kwargs: object) -> object:
+        read.append(table.name)  # type: ignore[attr-defined]
+        return real_read(self, table, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(StoreTables, "read", counting)
+    again, fake = make_app(vault)
+    report = again.sync()
+    assert report.unchanged == report.files_total and fake.calls == []  # type: ignore[attr-defined]
+    assert [name for name in read if name.startswith(("chunks", "links"))] == []
+    assert "files" in read
+
+
 def test_mtime_only_change_is_a_touch_not_a_reindex(vault: Path, make_app: Builder) -> None:
     app, fake = make_app(vault)
     app.sync()
