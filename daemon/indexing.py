@@ -25,6 +25,7 @@ from daemon.status import (
 from daemon.sync import Progress, RootsSyncer, Syncer, SyncLimits, SyncReport
 from magma.graph_keeper import GraphKeeper
 from magma.snippet_store import SnippetStore
+from magma.store_seal import GRAPH_SEAL_FILE
 
 if TYPE_CHECKING:
     from daemon.app import App
@@ -121,7 +122,8 @@ class Indexing:
         its ``edges`` table after every sync (:class:`magma.graph_keeper.GraphKeeper`)."""
         app = self._app
         return GraphKeeper(app.store, snippets=lambda: SnippetStore.open(
-            app.store_uri, device=app.settings.storage.device))
+            app.store_uri, device=app.settings.storage.device),
+            seal=app.state_dir / GRAPH_SEAL_FILE)
 
     def record_sync(self, report: SyncReport) -> None:
         """Write the state files ``dreamd status`` and ``dreamd search`` read."""

@@ -10,7 +10,11 @@ writes the nodes that changed to the ``edges`` table in one commit (:mod:`magma.
 When no graph is held yet (a new process), :meth:`GraphKeeper.follow` first compares the
 table's fingerprint with the index's: equal, the table is in step and nothing is built (a
 start with nothing changed reads one row); else the graph is built from the index and the
-table rewritten. :meth:`GraphKeeper.graph` always holds one.
+table rewritten. :meth:`GraphKeeper.graph` always holds one, and rewrites the table only when
+it is not in step. Given a ``seal`` file (:class:`magma.store_seal.IndexSeal`), the keeper
+seals the versions of the files, ``edges`` and snippet tables at which the table was last
+written or found in step: a start that finds them there reads no row and hashes no path (the
+fingerprint of 100,000 paths is ≈0.2 s).
 
 A failure to read or write (:class:`config.errors.StoreError`) never fails the sync that
 called: it is logged, the graph is let go, and the next call builds it again.
@@ -32,6 +36,7 @@ import threading
 import time
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
+from pathlib import Path
 
 import networkx as nx
 import pyarrow as pa
@@ -40,6 +45,7 @@ import structlog
 from config.errors import StoreError
 from magma.edge_table import (
     GRAPH_FORMAT,
+    EdgeRow,
     graph_rows,
     read_fingerprint,
     read_graph,
@@ -57,6 +63,7 @@ from magma.store import (
     graph_reads,
     link_records,
 )
+from magma.store_seal import IndexSeal
 from magma.store_tables import _in_list, _slices
 from magma.vault_graph import VaultGraph, snippets_by_path
 
@@ -154,8 +161,12 @@ class GraphKeeper:
     the snippet table has a new version, and applied note by note where they changed."""
 
     def __init__(self, store: MagmaStore,
-                 snippets: Callable[[], SnippetStore] | None = None) -> None:
+                 snippets: Callable[[], SnippetStore] | None = None,
+                 seal: Path | None = None) -> None:
         self._store = store
+        #: The versions of the files, edges and snippet tables at which the ``edges`` table
+        #: was last written or found in step (``seal``: its file; module docstring).
+        self._seal = IndexSeal(seal, ("files", "edges", "snippets"))
         self._open_snippets = snippets
         self._snippet_table: SnippetStore | None = None
         self._snippet_version: int | None = None
@@ -178,11 +189,12 @@ class GraphKeeper:
             return self._view
 
     def graph(self) -> nx.MultiDiGraph:
-        """The vault graph as the index holds it now (built on first use). Raises
-        :class:`StoreError`."""
+        """The vault graph as the index holds it now (built on first use; the ``edges``
+        table is rewritten only when it is not in step). Raises :class:`StoreError`."""
         with self._lock:
             if self._held is None:
-                self.build()
+                hashes = self._index()
+                self._build(hashes, in_step=self._in_step(hashes))
             else:
                 self.follow()
             assert self._held is not None
@@ -194,10 +206,10 @@ class GraphKeeper:
         with self._lock:
             try:
                 if self._held is None:
+                    if self._seal.holds(self._versions()):  # nothing read, nothing hashed
+                        return GraphUpdate()
                     hashes = self._index()
-                    meta = read_meta(self._store)
-                    if meta.get("fingerprint") == _stamp(_mix_of(hashes)) and \
-                            meta.get("snippets") == self._snippets_now():
+                    if self._in_step(hashes):
                         return GraphUpdate()
                     return self.build(hashes)
                 return self._step()
@@ -206,6 +218,25 @@ class GraphKeeper:
                             action="the graph is built again on its next use")
                 self._held, self._view = None, None
                 return GraphUpdate()
+
+    def _versions(self) -> dict[str, int | None]:
+        """The versions the seal names: files, edges, and the snippet table's (``None``:
+        no snippets followed)."""
+        tables = self._store._t
+        return {"files": tables.files.version, "edges": tables.edges.version,
+                "snippets": self._snippets_now()}
+
+    def _in_step(self, hashes: dict[str, str]) -> bool:
+        """Whether the ``edges`` table holds the graph of ``hashes`` and of the snippet
+        table now (its meta row: one read, every row hashed); sealed when it does."""
+        if self._seal.holds(versions := self._versions()):
+            return True
+        meta = read_meta(self._store)
+        if meta.get("fingerprint") != _stamp(_mix_of(hashes)) or \
+                meta.get("snippets") != versions["snippets"]:
+            return False
+        self._seal.set(versions)
+        return True
 
     def _index(self) -> dict[str, str]:
         return {path: known.content_hash for path, known in self._store.file_index().items()}
@@ -231,7 +262,8 @@ class GraphKeeper:
         with self._lock:
             return self._build(hashes)
 
-    def _build(self, hashes: dict[str, str] | None) -> GraphUpdate:
+    def _build(self, hashes: dict[str, str] | None, *, in_step: bool = False) -> GraphUpdate:
+        """(:meth:`build`; ``in_step``: the table holds this graph already, not written.)"""
         started = time.perf_counter()
         hashes = self._index() if hashes is None else hashes
         files, links = graph_reads(self._store)
@@ -241,8 +273,7 @@ class GraphKeeper:
         held.take_changed()
         self._mix = _mix_of(hashes)
         built = time.perf_counter()
-        rows = write_rows(self._store, graph_rows(held.graph), None, _stamp(self._mix),
-                          self._snippet_version)
+        rows = 0 if in_step else self._write(graph_rows(held.graph), None)
         self._held, self._hashes, self._view = held, hashes, None
         update = GraphUpdate(upserted=len(files), nodes=held.graph.number_of_nodes(),
                              built=True, rows=rows, graph_ms=1000 * (built - started),
@@ -287,8 +318,7 @@ class GraphKeeper:
         self._hashes = hashes
         nodes = self._held.take_changed()
         stepped = time.perf_counter()
-        rows = write_rows(self._store, graph_rows(self._held.graph, nodes), nodes,
-                          _stamp(self._mix), self._snippet_version)
+        rows = self._write(graph_rows(self._held.graph, nodes), nodes)
         update = GraphUpdate(upserted=len(files), removed=len(gone), nodes=len(nodes),
                              rows=rows, graph_ms=1000 * (stepped - read),
                              write_ms=1000 * (time.perf_counter() - stepped))
@@ -296,3 +326,11 @@ class GraphKeeper:
                   nodes=update.nodes, read_ms=round(1000 * (read - started), 1),
                   graph_ms=round(update.graph_ms, 2), write_ms=round(update.write_ms, 1))
         return update
+
+    def _write(self, rows: list[EdgeRow], nodes: Collection[str] | None) -> int:
+        """:func:`magma.edge_table.write_rows` with the fingerprint held, then the seal."""
+        written = write_rows(self._store, rows, nodes, _stamp(self._mix), self._snippet_version)
+        tables = self._store._t
+        self._seal.set({"files": tables.files.version, "edges": tables.edges.version,
+                        "snippets": self._snippet_version})
+        return written

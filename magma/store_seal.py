@@ -23,22 +23,28 @@ from pathlib import Path
 
 from ccb.atomic import write_json_atomic
 
-__all__ = ["SEAL_FILE", "IndexSeal"]
+__all__ = ["GRAPH_SEAL_FILE", "SEAL_FILE", "IndexSeal"]
 
 #: The seal's file name in the vault's state folder.
 SEAL_FILE = "index-seal.json"
+#: The vault graph's seal (:class:`magma.graph_keeper.GraphKeeper`) in the same folder.
+GRAPH_SEAL_FILE = "graph-seal.json"
 #: The tables whose versions the seal names (the only ones orphans can be in, and the one
 #: whose rows mark a note as fully indexed).
 SEALED_TABLES = ("files", "chunks", "links")
 
 
 class IndexSeal:
-    """The seal kept in ``path`` (``None``: no seal is kept, every reconcile sweeps)."""
+    """The seal kept in ``path`` (``None``: no seal is kept, every reconcile sweeps), of the
+    versions of ``tables`` (:data:`SEALED_TABLES`; the vault graph's keeper seals the
+    versions at which its ``edges`` table is in step, :mod:`magma.graph_keeper`)."""
 
-    def __init__(self, path: Path | None = None) -> None:
+    def __init__(self, path: Path | None = None, tables: tuple[str, ...] = SEALED_TABLES
+                 ) -> None:
         self.path = path
+        self.tables = tables
 
-    def holds(self, versions: Mapping[str, int]) -> bool:
+    def holds(self, versions: Mapping[str, int | None]) -> bool:
         """Whether the tables at ``versions`` (:meth:`magma.store.MagmaStore.versions`) are
         the sealed ones: no orphan can be in them. False without a seal file, or with one
         unreadable."""
@@ -49,16 +55,16 @@ class IndexSeal:
         except (OSError, ValueError):
             return False
         return isinstance(sealed, dict) and all(
-            sealed.get(table) == versions.get(table) for table in SEALED_TABLES)
+            sealed.get(table) == versions.get(table) for table in self.tables)
 
-    def set(self, versions: Mapping[str, int]) -> None:
+    def set(self, versions: Mapping[str, int | None]) -> None:
         """Seal the tables at ``versions``: a sweep at those versions found no orphan left.
         A failure to write is no error (the next reconcile sweeps again)."""
         if self.path is None:
             return
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            write_json_atomic(self.path, {t: versions.get(t) for t in SEALED_TABLES})
+            write_json_atomic(self.path, {t: versions.get(t) for t in self.tables})
         except OSError:
             pass
 

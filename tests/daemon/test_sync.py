@@ -83,7 +83,7 @@ def test_a_restart_with_nothing_changed_reads_no_chunk_row(
     again, fake = make_app(vault)
     report = again.sync()
     assert report.unchanged == report.files_total and fake.calls == []  # type: ignore[attr-defined]
-    assert [name for name in read if name.startswith(("chunks", "links"))] == []
+    assert [name for name in read if name.startswith(("chunks", "links", "edges"))] == []
     assert "files" in read
 
 
