@@ -322,8 +322,9 @@ class _Walk:
                 )
                 continue
             for child in children:
-                rel = prefix + child.name
-                if not _utf8_name(child.name):
+                name = child.name
+                rel = prefix + name
+                if not (name.isascii() or _utf8_name(name)):
                     # a name in another encoding ("caf\xe9.md" from an old archive): no link
                     # can name it and no index row can hold it; reported, left alone
                     self.problems.append(Problem(
@@ -331,7 +332,10 @@ class _Walk:
                         kind="decode", reason="file name is not valid UTF-8; not indexed"))
                     continue
                 try:
-                    self._visit(child, rel, ancestors, stack)
+                    if child.is_file(follow_symlinks=False):  # most children: no other test
+                        self._keep_file(name, rel, None, child)
+                    else:
+                        self._visit(child, rel, ancestors, stack)
                 except OSError as exc:
                     self.problems.append(Problem(path=rel, kind="read", reason=_os_reason(exc)))
 
@@ -439,14 +443,14 @@ class _Walk:
     ) -> None:
         if self.vfilter._walk_ignores(name, rel, is_dir=False):
             return
-        original = detect_conflict_copy(rel)
+        original = detect_conflict_copy(rel) if "onflict" in name else None
         if original is not None:
             self.conflicts.append(ConflictCopy(path=rel, conflict_of=original))
             return
         if st is None:
             assert child is not None
             st = child.stat(follow_symlinks=False)
-        kind: FileKind = "note" if rel.lower().endswith(NOTE_SUFFIX) else "attachment"
+        kind: FileKind = "note" if name[-3:].lower() == NOTE_SUFFIX else "attachment"
         self.entries.append(
             FileEntry(path=rel, size=st.st_size, mtime_ns=st.st_mtime_ns, kind=kind)
         )

@@ -42,6 +42,7 @@ from daemon.entry_versions import entry_lines, origins_of, version_note
 from daemon.history import VersionRecorder, note_memory_key
 from magma.chunking import Chunk, chunk_note
 from magma.embedder import Embedder
+from magma.gc_pause import collector_paused
 from magma.inline_data import without_inline_data
 from magma.store import AttachmentRecord, IndexedFile, MagmaStore, NoteRecord
 
@@ -284,9 +285,10 @@ class Syncer:
         kept untouched) when the walk would remove more than ``max_delete_share`` of it.
         """
         started = time.perf_counter()
-        scan = self._scan()
-        index = self._index()
-        plan = plan_sync(scan.entries, index)
+        with collector_paused():  # a record of every file, twice: magma.gc_pause
+            scan = self._scan()
+            index = self._index()
+            plan = plan_sync(scan.entries, index)
         on_disk = {entry.path for entry in scan.entries}
         orphans = tuple(sorted(p for p in self.store.orphaned_paths() - on_disk
                                if self.owns(p))) if sweep else ()

