@@ -172,6 +172,11 @@ class CheckLimits:
     max_delete_share: float = 0.5
 
 
+#: A memory's side as a check made it: from this index row, properties (the same object) and
+#: day (:meth:`ConsistencyService._memory_side`).
+_KeptSide = tuple[IndexedFile, Mapping[str, Any], date, FileSide]
+
+
 class ConsistencyService:
     """Checks one vault against its index and the memories' history, and repairs drift.
 
@@ -204,6 +209,8 @@ class ConsistencyService:
         self.claimed = tuple(claimed)
         self._clock = clock
         self._lineage: tuple[tuple[LineageMemory, ...], nx.MultiDiGraph] | None = None
+        self._lineage_of: dict[str, tuple[Mapping[str, Any], LineageMemory]] = {}
+        self._sides: dict[str, _KeptSide] = {}
 
     # ------------------------------------------------------------------ check
 
@@ -228,9 +235,10 @@ class ConsistencyService:
         scan = scan_vault(self.root, self.vfilter)
         file_index, props, (all_versions, archive_out_of_step), links = self._store_reads()
         # entry rows (``file.md#key``) are derived from their file, which is checked
+        claimed = self.claimed or None  # (no generator per row when no root claims any)
         rows = {path: row for path, row in file_index.items()
-                if not any(path.startswith(prefix) for prefix in self.claimed)
-                and not is_entry_path(path)}
+                if not (claimed and path.startswith(claimed))
+                and not ("#" in path and is_entry_path(path))}
         if not scan.entries and rows:
             # What an unmounted drive or an evicted iCloud folder looks like: checking it
             # would tombstone every memory (sync refuses the same, MassDeleteError).
@@ -241,6 +249,7 @@ class ConsistencyService:
         today = now.date()
         unchanged: set[str] = set()
         memory_files: dict[str, tuple[int, int]] = {}  # in step with their rows: no entry files
+        sides, self._sides = self._sides, {}  # (only this check's memories kept)
         for entry in scan.entries:
             row = rows.get(entry.path)
             if row is not None and row.size == entry.size and row.mtime_ns == entry.mtime_ns:
@@ -248,7 +257,7 @@ class ConsistencyService:
                     unchanged.add(entry.path)  # a note in step with its row: nothing to compare
                     continue
                 memory_files[entry.path] = (entry.size, entry.mtime_ns)
-                side = _side_from_row(row, props.get(entry.path, {}), today)
+                side = self._memory_side(sides, row, props.get(entry.path, {}), today)
             elif entry.kind != "note":
                 side = FileSide(entry.path, f"stat:{entry.size}:{entry.mtime_ns}")
             else:
@@ -294,7 +303,8 @@ class ConsistencyService:
         index_current, hand_edited = self._memory_index_current(gathered, today)
         memory_props = {**props, **gathered.properties}
         _link_possible_pairs(gathered.files, memory_props)
-        lineage_memories = tuple(lineage_memory(path, memory_props.get(path, {}))
+        kept, self._lineage_of = self._lineage_of, {}  # (only this check's memories kept)
+        lineage_memories = tuple(self._lineage_memory(kept, path, memory_props.get(path, {}))
                                  for path in sorted(memory_paths))
         lineage = self._lineage_graph(lineage_memories)
         broken = _not_lineage(broken, lineage_memories)
@@ -320,6 +330,29 @@ class ConsistencyService:
             entries={path: _entry_side(s, today) for path, s in entries.items()},
         )
         return snapshot, gathered
+
+    def _memory_side(self, kept: Mapping[str, _KeptSide], row: IndexedFile,
+                     properties: Mapping[str, Any], today: date) -> FileSide:
+        """The side of a memory in step with its index ``row``, ``kept`` from the last check
+        while the index hands the same row and properties on the same day (1,000 memories:
+        ≈7 ms of CPU)."""
+        found = kept.get(row.path)
+        made = found[3] if found is not None and found[0] == row \
+            and found[1] is properties and found[2] == today \
+            else _side_from_row(row, properties, today)
+        self._sides[row.path] = (row, properties, today, made)
+        return made
+
+    def _lineage_memory(self, kept: Mapping[str, tuple[Mapping[str, Any], LineageMemory]],
+                        path: str, properties: Mapping[str, Any]) -> LineageMemory:
+        """:func:`magma.lineage.lineage_memory`, ``kept`` from the last check while the index
+        hands the same properties (its memo: a check where nothing changed derives none
+        again; 1,000 memories: ≈15 ms of CPU)."""
+        found = kept.get(path)
+        made = found[1] if found is not None and found[0] is properties else \
+            lineage_memory(path, properties)
+        self._lineage_of[path] = (properties, made)
+        return made
 
     def _lineage_graph(self, memories: tuple[LineageMemory, ...]) -> nx.MultiDiGraph:
         """:func:`magma.lineage.lineage_graph` of ``memories``, kept for the next check while
