@@ -272,7 +272,15 @@ class _Rule:
             return False
         if not self.triggers and not self.cased:
             return True
-        return any(t in folded for t in self.triggers) or any(t in text for t in self.cased)
+        # plain loops: asked of every rule for every text (79 rules, 25,000 texts in a dream
+        # over 10,000 memories), a generator per rule and text cost more than the tests
+        for trigger in self.triggers:
+            if trigger in folded:
+                return True
+        for trigger in self.cased:  # noqa: SIM110 - no generator (above)
+            if trigger in text:
+                return True
+        return False
 
 
 def _tail4(secret: str) -> str:
