@@ -288,6 +288,27 @@ def load_user_ignore_filters(root: Path, config_folder: str = ".obsidian") -> tu
 # --------------------------------------------------------------------------- walk
 
 
+def realpath_under(real_root: str, rel_path: str) -> str:
+    """``os.path.realpath`` of vault-relative POSIX ``rel_path`` under ``real_root`` (a path
+    with no symlink in it: ``os.path.realpath`` of the vault), looking only at the components
+    of ``rel_path``: one ``lstat`` each when none is a symlink, ``.``, ``..``, empty or missing
+    (else ``os.path.realpath(os.path.join(real_root, rel_path))``, as before: an absolute
+    ``rel_path`` is itself). A dream over 10,000
+    memories resolves some 50,000 paths, each ``lstat``-ing every folder above the vault too
+    (≈4 of 7 components of a vault path; 13 s of a profiled dream's 340)."""
+    parts = rel_path.split("/")
+    path = real_root.rstrip(os.sep)
+    for part in parts:
+        path = f"{path}{os.sep}{part}"
+        try:
+            plain = part not in ("", ".", "..") and not stat.S_ISLNK(os.lstat(path).st_mode)
+        except (OSError, ValueError):
+            plain = False
+        if not plain:
+            return os.path.realpath(os.path.join(real_root, rel_path))  # noqa: PTH118
+    return path
+
+
 def _inside(real_root: str, real_path: str) -> bool:
     return real_path == real_root or real_path.startswith(real_root.rstrip(os.sep) + os.sep)
 
@@ -588,7 +609,7 @@ def read_note_bytes(root: Path, rel_path: str) -> tuple[Note, bytes]:
     """:func:`read_note` and the exact bytes it parsed (the version history keeps them).
     Raises like :func:`read_note`."""
     real_root = os.path.realpath(root)
-    target = os.path.realpath(Path(real_root).joinpath(*rel_path.split("/")))
+    target = realpath_under(real_root, rel_path)
     if Path(rel_path).is_absolute() or not _inside(real_root, target) or target == real_root:
         raise VaultError(f"ccb: read {rel_path}: path leaves the vault {root}")
     try:

@@ -53,6 +53,7 @@ from ccb.atomic import (
 from ccb.frontmatter_edit import set_properties
 from ccb.merge import merge_note
 from ccb.obsidian_cli import WriteMode, WriteRouter
+from ccb.scan import realpath_under
 from ccb.writable import not_writable
 from ccb.write_records import (
     HEAL_WINDOW_S,
@@ -171,7 +172,7 @@ class NoteWriter:
             keep_copy=lambda path, data, current: self._fork(path, data, current).conflict_path)
 
     def _absolute(self, rel_path: str) -> Path:
-        target = (self.root / rel_path).resolve()
+        target = Path(realpath_under(str(self.root), rel_path))  # (self.root is real)
         if not target.is_relative_to(self.root) or target == self.root:
             raise VaultError(f"ccb: write {rel_path}: path leaves the vault")
         return target

@@ -398,3 +398,20 @@ def test_a_file_name_that_is_not_utf8_is_reported_and_left_alone(tmp_path: Path)
     assert [(p.path, p.kind) for p in result.problems] == [("caf\\xe9 latin1.md", "decode")]
     with open(raw, "rb") as handle:
         assert handle.read() == b"# x\n"
+
+
+def test_realpath_under_is_realpath_looking_at_the_vault_part_only(tmp_path: Path) -> None:
+    """Every vault path, link, escape and odd spelling resolves as ``os.path.realpath`` does
+    (the reads and writes of a dream resolve some 50,000 paths)."""
+    from ccb.scan import realpath_under
+
+    root = os.path.realpath(tmp_path / "vault")
+    (Path(root) / "a" / "b").mkdir(parents=True)
+    (Path(root) / "a" / "b" / "x.md").write_text("x\n", encoding="utf-8")
+    (Path(root) / "L").symlink_to(Path(root) / "a")
+    (Path(root) / "a" / "out").symlink_to(tmp_path)
+    for rel in ["a/b/x.md", "a/b/missing.md", "L/b/x.md", "a/out/vault/a", "/etc/hosts",
+                "a/../a/b/x.md", "a//b/x.md", "", "a/b/x.md/z", "a/./b/x.md", "a/b/",
+                "../outside.md"]:
+        want = os.path.realpath(os.path.join(root, rel))  # noqa: PTH118 - the reference
+        assert realpath_under(root, rel) == want, rel
