@@ -127,7 +127,9 @@ class Indexing:
 
     def record_sync(self, report: SyncReport) -> None:
         """Write the state files ``dreamd status`` and ``dreamd search`` read."""
-        write_json_atomic(self._app.state_dir / VAULT_FILE, {"path": str(self._app.vault_root)})
+        vault = {"path": str(self._app.vault_root)}
+        if read_json(self._app.state_dir / VAULT_FILE) != vault:  # (one fsync less a start)
+            write_json_atomic(self._app.state_dir / VAULT_FILE, vault)
         root = self._app.vault_root
         write_last_sync(self._app.state_dir, report,
                         datetime.now(UTC).isoformat(timespec="seconds"),

@@ -133,9 +133,11 @@ def stale_entry_paths(index: Collection[str], gone: Collection[str],
     of a file read again (``read_files``) that no longer has them (``read``: the entry paths
     of each entry file read; a file that stopped being an entry file has none). Pure."""
     gone_set, read_set = set(gone), set(read_files)
+    if not gone_set and not read_set:  # nothing gone, nothing read: a start where nothing changed
+        return []
     stale = []
     for path in index:
-        parts = split_entry_path(path)
+        parts = split_entry_path(path) if "#" in path else None  # (an entry path holds one)
         if parts is None:
             continue
         parent = parts[0]
