@@ -113,16 +113,18 @@ def plan_sync(entries: Iterable[FileEntry], index: Mapping[str, IndexedFile]) ->
     changed: list[FileEntry] = []
     seen: set[str] = set()
     unchanged = 0
-    for entry in entries:
-        seen.add(entry.path)
-        known = index.get(entry.path)
+    get = index.get
+    for entry in entries:  # (no tuple per file: a start at 100,000 files compares them all)
+        seen.add(path := entry.path)
+        known = get(path)
         if known is None:
             new.append(entry)
-        elif (known.size, known.mtime_ns, known.kind) != (entry.size, entry.mtime_ns, entry.kind):
+        elif known.size != entry.size or known.mtime_ns != entry.mtime_ns \
+                or known.kind != entry.kind:
             changed.append(entry)
         else:
             unchanged += 1
-    deleted = tuple(sorted(p for p in index if p not in seen and not is_entry_path(p)))
+    deleted = tuple(sorted(p for p in index.keys() - seen if not is_entry_path(p)))
     return SyncPlan(tuple(new), tuple(changed), deleted, unchanged)
 
 
