@@ -19,6 +19,7 @@ import re
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -121,6 +122,39 @@ def test_sighup_with_an_invalid_config_keeps_running_then_reloads_when_fixed(
     # the watch loop was rebuilt with the new settings and still indexes
     (vault / "After reload.md").write_text("written after SIGHUP\n", encoding="utf-8")
     settle(vault)
+    stop_and_check(daemon, vault)
+
+
+def test_an_idle_daemon_does_no_work_once_its_start_is_done(
+    vault: Path, tmp_path: Path, daemons: list[Any]
+) -> None:
+    """Once the daemon is watching, its warm-up has opened the local API and the watcher's
+    catch-up walk is done, a quiet vault costs nothing: over a few seconds no walk, check,
+    dream or graph build is logged, no table is committed and the status file is not
+    written (issue 24: an idle daemon under 1% of a core; counted work, not a timing)."""
+    daemon = start(daemons, vault, tmp_path)
+    h.wait_until(daemon.status, lambda s: bool(s.get("api")), timeout_s=60,
+                 what="the local API open (the warm-up done)")
+
+    def walks() -> int:
+        return sum(1 for e in daemon.events() if e.get("event") == "sync.applied")
+
+    h.wait_until(walks, lambda n: n >= 2, timeout_s=30,
+                 what="the start's walk and the watcher's catch-up walk")
+
+    def work() -> tuple[object, ...]:
+        tables = h.fresh_app(vault).store._t
+        versions = tuple(t.version for t in (tables.files, tables.chunks, tables.links,
+                                             tables.edges))
+        logged = [(e.get("event"), e.get("timestamp")) for e in daemon.events()]
+        return versions, logged, (daemon.state_dir / "daemon.json").stat().st_mtime_ns
+
+    before = work()
+    time.sleep(3.0)  # a quiet window (what happens in it is counted, not timed)
+    after = work()
+    assert after[0] == before[0], "a table was committed while idle"
+    assert after[1] == before[1], f"logged while idle: {after[1][len(before[1]):]}"
+    assert after[2] == before[2], "daemon.json was written while idle"
     stop_and_check(daemon, vault)
 
 
