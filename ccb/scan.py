@@ -465,7 +465,9 @@ class _Walk:
     def _keep_file(
         self, name: str, rel: str, st: os.stat_result | None, child: os.DirEntry[str] | None
     ) -> None:
-        if self.vfilter._walk_ignores(name, rel, is_dir=False):
+        vfilter = self.vfilter  # VaultFilter._walk_ignores of a file, without two calls a file
+        if name.startswith(".") or is_temp_file_name(name) or rel == vfilter.config_folder or (
+                vfilter._has_patterns and vfilter._ignores_by_patterns(rel, False)):
             return
         original = detect_conflict_copy(rel) if "onflict" in name else None
         if original is not None:
@@ -476,7 +478,7 @@ class _Walk:
             st = child.stat(follow_symlinks=False)
         kind: FileKind = "note" if name[-3:].lower() == NOTE_SUFFIX else "attachment"
         self.entries.append(
-            FileEntry(path=rel, size=st.st_size, mtime_ns=st.st_mtime_ns, kind=kind)
+            FileEntry(rel, st.st_size, st.st_mtime_ns, kind)
         )
 
 
