@@ -98,6 +98,7 @@ from magma.catalogue import (
     Snapshot,
     ann_rows,
     follow_snapshot,
+    living_scores,
     norm,
     read_snapshot,
     tokens,
@@ -761,7 +762,7 @@ def _nearest(snap: Snapshot, vector: np.ndarray, n: int, keep: Callable[[str], b
     asked for; ``where``: the part of the filter the store can apply,
     :func:`magma.store.search_filter`) every allowed note is considered; else the best rows
     are taken first and hidden notes dropped after."""
-    if not snap.chunk_paths:
+    if not snap.chunk_count:
         return []
     rows, sims = _ranked_rows(snap, vector, n, keep, filtered, where)
     found: list[tuple[str, int, float]] = []
@@ -786,13 +787,13 @@ def _ranked_rows(snap: Snapshot, vector: np.ndarray, n: int, keep: Callable[[str
     failing index is logged and every row scanned instead), else from a scan of every
     in-memory row (one matrix product, in blocks for compact rows); filtered, the allowed
     rows (:func:`_filtered_rows`). Equal cosines keep row order."""
-    take = min(len(snap.chunk_paths), max(n * 8, 64))
+    take = min(snap.chunk_count, max(n * 8, 64))
     if filtered:
         return _filtered_rows(snap, vector, n, take, keep, where)
     near = _ann_rows(snap, vector, take, "")
     if near is not None:
         return near
-    sims = snap.chunk_vectors.scores(vector)
+    sims = living_scores(snap, vector)  # a dead row never ranks
     top = np.sort(np.argpartition(-sims, take - 1)[:take])  # equal cosines in row order
     order = top[np.argsort(-sims[top], kind="stable")]
     return order, sims[order]
@@ -821,7 +822,7 @@ def _filtered_rows(snap: Snapshot, vector: np.ndarray, n: int, take: int,
     else:
         if len(allowed) > snap.limits.filtered_scan_rows:
             more = 1 if where else min(FILTER_OVERSAMPLE,
-                                       -(-len(snap.chunk_paths) // len(allowed)))
+                                       -(-snap.chunk_count // len(allowed)))
             near = _ann_rows(snap, vector, take * FILTER_MARGIN * more, where)
             if near is not None:
                 passed = np.asarray([keep(snap.chunk_paths[r]) for r in near[0].tolist()],
