@@ -69,7 +69,9 @@ class ClientDesk:
         try:
             with daemon.lock:  # held from now on: an edit updates it, never rebuilds it
                 if daemon.app.indexing.is_indexed():
-                    daemon.app.indexing.graph_keeper.graph()
+                    keeper = daemon.app.indexing.graph_keeper
+                    keeper.graph()
+                    keeper.step_graph()  # the search's view, then patched at each edit
         except DreamdError as error:
             log.error("graph.warm_up_failed", error=str(error))
         if not daemon.stopping:

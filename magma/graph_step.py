@@ -45,7 +45,9 @@ __all__ = [
     "SUBJECT_BAND",
     "TOLERANCE",
     "NoteGraph",
+    "has_subject",
     "note_graph",
+    "patched_step_graph",
     "personalized_pagerank",
     "step_graph",
     "subject_pairs",
@@ -161,6 +163,116 @@ def step_graph(graph: nx.MultiDiGraph) -> NoteGraph:
                     elif relation == "mentions":
                         mentions.add((a, b))
         return note_graph(links, mentions, subject_pairs(subjects))
+
+
+def has_subject(graph: nx.MultiDiGraph, path: str) -> bool:
+    """Has note ``path`` a ``same_subject`` edge in ``graph`` (a memory with a subject)?"""
+    node = _NOTE + path
+    return node in graph and any(data.get("relation") == "same_subject"
+                                 for _, _, data in graph.out_edges(node, data=True))
+
+
+def _adjacency(graph: nx.MultiDiGraph, path: str) -> dict[str, float] | None:
+    """The walk's neighbours of note ``path`` with their weights, as :func:`step_graph`
+    counts them, from its edges in ``graph`` either way; ``{}`` when it is not in the graph;
+    ``None`` when it has a subject (a subject's pairs depend on all its memories)."""
+    node = _NOTE + path
+    if node not in graph:
+        return {}
+    links: set[str] = set()
+    weight: dict[str, float] = {}
+    for near in (graph.succ[node], graph.pred[node]):
+        for other, keyed in near.items():
+            b = _step_note(other)
+            for data in keyed.values():
+                relation = data.get("relation")
+                if relation == "same_subject":
+                    return None
+                if b is None or b == path:
+                    continue
+                if relation in ("links_to", "embeds"):
+                    links.add(b)
+                elif relation == "mentions":
+                    weight[b] = weight.get(b, 0.0) + 1.0
+    for b in links:
+        weight[b] = weight.get(b, 0.0) + 1.0
+    return weight
+
+
+def patched_step_graph(view: NoteGraph, graph: nx.MultiDiGraph, changed: Iterable[str]
+                       ) -> NoteGraph | None:
+    """:func:`step_graph` of ``graph`` from ``view``, the step graph of ``graph`` before the
+    vault graph nodes ``changed`` (:meth:`magma.vault_graph.VaultGraph.take_changed`: every
+    node whose own row or outgoing edges changed) changed: the pairs of the changed notes
+    are counted again from their edges either way and every other pair is kept, in
+    O(changed notes' edges) plus a few passes of numpy over the view's arrays (no pass of
+    Python over the graph). Equal to :func:`step_graph` of ``graph`` (nodes, order, edges,
+    weights). ``None`` when a changed node is a subject's or a memory with a subject (the
+    caller derives the view again)."""
+    touched: dict[str, dict[str, float]] = {}
+    for node in changed:
+        if node.startswith("subject:"):
+            return None
+        path = _step_note(node)
+        if path is None:
+            continue
+        adjacency = _adjacency(graph, path)
+        if adjacency is None:
+            return None
+        touched[path] = adjacency
+    if not touched:
+        return view
+    n = len(view.nodes)
+    union = list(view.nodes)
+    spot = dict(view.index)  # the union's indices: the view's, then nodes new to it
+
+    def at(path: str) -> int:
+        found = spot.get(path)
+        if found is None:
+            found = spot[path] = len(union)
+            union.append(path)
+        return found
+
+    inside = np.zeros(n, dtype=bool)
+    inside[[view.index[p] for p in touched if p in view.index]] = True
+    src = np.repeat(np.arange(n, dtype=np.int64), np.diff(view.offsets))
+    keep = ~(inside[src] | inside[view.targets])
+    pairs: dict[tuple[int, int], float] = {}
+    for a, adjacency in touched.items():
+        for b, value in adjacency.items():
+            i, j = at(a), at(b)
+            pairs[(i, j)] = pairs[(j, i)] = value  # the same pair counted from either end
+    added = sorted(pairs)
+    new_src = np.asarray([i for i, _ in added], dtype=np.int64)
+    new_dst = np.asarray([j for _, j in added], dtype=np.int64)
+    new_w = np.asarray([pairs[k] for k in added], dtype=np.float64)
+    kept_src, kept_dst, kept_w = src[keep], view.targets[keep], view.weights[keep]
+    degree = np.bincount(kept_src, weights=kept_w, minlength=len(union)) + \
+        np.bincount(new_src, weights=new_w, minlength=len(union))
+    if len(union) == n and bool((degree > 0).all()):
+        remap = None  # the same notes: the view's indices hold
+        nodes, index = view.nodes, view.index
+    else:
+        nodes = tuple(sorted(union[i] for i in np.flatnonzero(degree > 0).tolist()))
+        index = {path: i for i, path in enumerate(nodes)}
+        remap = np.asarray([index.get(path, -1) for path in union], dtype=np.int64)
+        kept_src, kept_dst = remap[kept_src], remap[kept_dst]
+        new_src, new_dst = remap[new_src], remap[new_dst]
+    m = len(nodes)
+    # both sorted by (source, target) in path order (the remap keeps the order): merge
+    kept_key = kept_src * m + kept_dst
+    new_key = new_src * m + new_dst
+    order = np.argsort(new_key, kind="stable")
+    new_key, new_src, new_dst, new_w = new_key[order], new_src[order], new_dst[order], \
+        new_w[order]
+    where = np.searchsorted(kept_key, new_key)
+    all_src = np.insert(kept_src, where, new_src)
+    all_dst = np.insert(kept_dst, where, new_dst)
+    all_w = np.insert(kept_w, where, new_w)
+    offsets = np.zeros(m + 1, dtype=np.int64)
+    np.cumsum(np.bincount(all_src, minlength=m), out=offsets[1:])
+    weights = np.bincount(all_src, weights=all_w, minlength=m).astype(np.float64)
+    return NoteGraph(nodes, index, offsets, all_dst, all_w, weights, len(all_dst) // 2)
 
 
 def subject_pairs(subjects: Mapping[str, str]) -> list[tuple[str, str]]:
