@@ -26,6 +26,7 @@ from daemon.sync import Progress, RootsSyncer, Syncer, SyncLimits, SyncReport
 from magma.graph_keeper import GraphKeeper
 from magma.snippet_store import SnippetStore
 from magma.store_seal import GRAPH_SEAL_FILE
+from magma.store import maintenance_due
 
 if TYPE_CHECKING:
     from daemon.app import App
@@ -66,8 +67,12 @@ class Indexing:
                 report = self.make_syncer().reconcile(
                     progress=progress, allow_mass_delete=allow_mass_delete
                 )
-                if report.changed_paths or report.deleted:
-                    self._app.store.maintain()  # fold new rows into the full-text index, compact
+                if (report.changed_paths or report.deleted) and \
+                        maintenance_due(self._app.store):
+                    # fold new rows into the full-text index, compact: when enough writes
+                    # wait for it, not after each save (seconds on a big vault; the rows
+                    # written since are searched all the same)
+                    self._app.store.maintain()
                     self._app.versions.optimize(timedelta(0))
                 self._adopt_memory_index()
                 self.record_sync(report)

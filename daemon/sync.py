@@ -139,7 +139,9 @@ def stale_entry_paths(index: Collection[str], gone: Collection[str],
         return []
     stale = []
     for path in index:
-        parts = split_entry_path(path) if "#" in path else None  # (an entry path holds one)
+        if "#" not in path:  # a file's path (an entry's is ``file.md#key``): no regex
+            continue
+        parts = split_entry_path(path)
         if parts is None:
             continue
         parent = parts[0]
@@ -341,10 +343,10 @@ class Syncer:
             scan = self._scan(wanted)
         found = {e.path for e in scan.entries}
         folders = [p for p in wanted if p not in index and p not in found]
-        considered = {
+        considered = {  # the index looked up by path unless a folder is named
             path: known for path, known in index.items()
             if path in wanted or any(path.startswith(folder + "/") for folder in folders)
-        }
+        } if folders else {path: index[path] for path in wanted if path in index}
         plan = plan_sync(scan.entries, considered)
         return self._run(scan, index, plan, started, None, allow_mass_delete, full=False)
 

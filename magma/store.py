@@ -88,6 +88,7 @@ __all__ = [
     "graph_file_rows",
     "graph_reads",
     "link_records",
+    "maintenance_due",
     "search_filter",
     "sql_str",
     "stored_problems",
@@ -1049,6 +1050,12 @@ def chunk_vector_batches(store: MagmaStore, batch_rows: int = VECTOR_BATCH_ROWS
             raise StoreError(f"magma: read chunks in {store.uri}: {exc}") from exc
 
     return int(rows), batches()
+
+
+def maintenance_due(store: MagmaStore) -> bool:
+    """Whether :meth:`MagmaStore.maintain` has work worth its cost now
+    (:meth:`StoreTables.maintenance_due`). Raises :class:`StoreError`."""
+    return store._t.maintenance_due()
 
 
 def graph_reads(store: MagmaStore) -> tuple[list[GraphFileRow], list[LinkRecord]]:
