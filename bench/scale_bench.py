@@ -36,9 +36,12 @@ Rows (the issue's target table, ``issue 24``), each with what it is compared wit
   figure (above);
 * restart with nothing changed: a new ``App`` on the indexed vault plus ``sync()`` (nothing to
   do), against the stat walk of that vault (target ≤ 3×);
-* save → searchable: ``--edits`` times, a line with a new word appended to a note, then
-  ``sync()`` and a search that finds the note; p50/p95 (target p95 < 1 s; in process: the
-  running daemon adds its watcher's debounce);
+* save → searchable: the process first loads what the running daemon loads once it watches
+  (the model, the search's snapshot, the vault graph); then ``--edits`` times, a line with a
+  new word appended to a note, the note indexed, and a search that finds it; p50/p95
+  (target p95 < 1 s), in two rows: the note indexed alone as the daemon's watcher does
+  (``Indexing.index_now``; the running daemon adds its watcher's debounce), and by a full
+  ``dreamd sync`` (``App.sync()``: a walk of the whole vault, ≥ the stat walk);
 * search warm: ``App.search`` of ``--queries`` LongMemEval questions, p50/p95 (target p95 ≤
   150 ms); recall@10 of the in-memory vector index in the form in use against exact float32
   (target ≥ 0.98), with ``--compact-above`` to force the int8 form on a small index
@@ -297,24 +300,44 @@ def restart(table: Table, indexed: Path, walk_s: float) -> None:
               f"{took_s / walk_s:.1f}× stat walk", "target ≤ 3× stat walk")
 
 
+def warm_like_the_daemon(app: Any) -> None:
+    """What the running daemon loads once it watches (:mod:`daemon.client_desk`), before
+    the saves are timed: the model, the search's snapshot and indexes, the vault graph."""
+    app.search("warm up", limit=10, count_recall=False)
+    app.indexing.graph_keeper.graph()
+    app.indexing.graph_keeper.step_graph()
+
+
 def save_to_searchable(table: Table, app: Any, indexed: Path, edits: int) -> None:
+    """Two rows: the daemon's way (the saved note indexed alone, as its watcher does:
+    :meth:`daemon.indexing.Indexing.index_now`) and ``dreamd sync``'s (a full reconcile,
+    a walk of the whole vault), each ``edits`` saves of other notes, timed from the write to
+    a search that finds it."""
+    warm_like_the_daemon(app)
     notes = sorted(indexed.rglob("*.md"))
     step = max(1, len(notes) // max(edits, 1))
-    times: list[float] = []
-    missed = 0
-    for i in range(edits):
-        note = notes[(i * step) % len(notes)]
-        word = f"zqxscale{i:04d}marker"
-        started = time.perf_counter()
-        with note.open("a", encoding="utf-8") as handle:
-            handle.write(f"\n{word}\n")
-        app.sync()
-        hits = app.search(word, limit=10, count_recall=False)
-        times.append(time.perf_counter() - started)
-        missed += not any(h.path == note.relative_to(indexed).as_posix() for h in hits)
-    p50, p95 = percentiles_ms(times)
-    table.add(f"save → searchable ({edits} edits, in process)",
-              f"p50 {p50:.0f} ms, p95 {p95:.0f} ms, {missed} not in the top 10", "target p95 < 1 s")
+    ways: list[tuple[str, Callable[[str], object]]] = [
+        ("the saved note indexed", lambda rel: app.indexing.index_now([rel])),
+        ("dreamd sync: a full reconcile", lambda _rel: app.sync()),
+    ]
+    for way, (label, index) in enumerate(ways):
+        times: list[float] = []
+        missed = 0
+        for i in range(edits):
+            note = notes[(i * step + way * (step // 2 or 1)) % len(notes)]
+            rel = note.relative_to(indexed).as_posix()
+            word = f"zqxscale{way}{i:04d}{time.time_ns() % 10**6:06d}marker"
+            started = time.perf_counter()
+            with note.open("a", encoding="utf-8") as handle:
+                handle.write(f"\n{word}\n")
+            index(rel)
+            hits = app.search(word, limit=10, count_recall=False)
+            times.append(time.perf_counter() - started)
+            missed += not any(h.path == rel for h in hits)
+        p50, p95 = percentiles_ms(times)
+        table.add(f"save → searchable ({label}, {edits} edits, in process)",
+                  f"p50 {p50:.0f} ms, p95 {p95:.0f} ms, {missed} not in the top 10",
+                  "target p95 < 1 s")
 
 
 def search_warm(table: Table, app: Any, queries: int) -> None:
@@ -338,7 +361,9 @@ def search_warm(table: Table, app: Any, queries: int) -> None:
     # followed over the edits above keeps its own order, not the table's)
     every = app.store.chunk_vectors()
     row_of = {chunk: row for row, chunk in enumerate(every.column("chunk_id").to_pylist())}
-    matrix = matrix_of(every)[[row_of[chunk] for chunk in snap.chunk_ids]]
+    # a dead row of the snapshot (its chunk rewritten since: catalogue.follow_snapshot) is
+    # scored -inf by both; its vector is any other row's
+    matrix = matrix_of(every)[[row_of.get(chunk, 0) for chunk in snap.chunk_ids]]
     exact = dataclasses.replace(snap, chunk_vectors=ExactVectors(matrix), ann=None)
     shares = []
     for vector in app.embedder.embed(asked):
