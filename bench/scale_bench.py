@@ -2,7 +2,8 @@
 
     .venv/bin/python bench/scale_bench.py [--vault DIR] [--quick] [--indexed-notes N]
         [--edits 20] [--queries 50] [--compact-above N] [--ann-above N] [--workdir DIR]
-        [--index-with-cache [--cache-mb MB]] [--rows restart,save,search,daemon]
+        [--index-with-cache [--cache-mb MB]] [--structure-only]
+        [--rows restart,save,search,daemon]
 
 ``--vault`` is the big vault (``bench/big_vault.py`` writes one); without it a vault of
 ``--notes`` notes is written into ``--workdir`` first. The figures that need an index are
@@ -51,6 +52,13 @@ Rows (the issue's target table, ``issue 24``), each with what it is compared wit
   the search index and the vault graph and opened the local API), then its RSS and its CPU
   time over 10 s idle once that work is done (targets ≤ 1.5 GB, < 1% of a core: a figure
   taken while the warm-up still ran measured the warm-up, 112% at 100,000 notes).
+
+``--structure-only`` indexes and searches with the tests' FAKE token-hash embedder
+(``tests/support/fakes.py``) instead of the model: what a save or a search costs in the
+index's structure (tables, graph, catalogue, vectors: it grows with notes and chunks, not
+with the model) measured on a vault too big to embed in the time at hand. Its figures are
+NOT product figures (every row says so; the daemon row is skipped, its process would load
+the model); its ``--workdir`` must be its own.
 
 ``--rows`` measures only some of the rows after the index (a rerun on an index built
 before, e.g. with another checkout's code on ``PYTHONPATH``: the product code measured is
@@ -235,17 +243,42 @@ class Ticker:
               f"({time.perf_counter() - self.started:.0f} s)", flush=True)
 
 
+#: The embedder of ``--structure-only`` (``None``: dreamd's model).
+FAKE_EMBEDDER: list[Any] = []
+
+
+def make_app(indexed: Path) -> Any:
+    """An App on ``indexed``, with the fake embedder under ``--structure-only``."""
+    from daemon.app import App, load
+
+    loaded = load(None, None, {"vault.path": str(indexed)})
+    return App.create(loaded, embedder=FAKE_EMBEDDER[0]) if FAKE_EMBEDDER else App.create(loaded)
+
+
+def structure_index(table: Table, app: Any, marker: Path) -> Any:
+    """The index of ``app``'s vault with the fake embedder (``--structure-only``)."""
+    started = time.perf_counter()
+    report = app.sync(progress=Ticker())
+    took_s = time.perf_counter() - started
+    table.add(f"index, STRUCTURE ONLY ({report.added:,} notes, {took_s:.0f} s)",
+              f"{report.chunks_embedded + report.chunks_reused:,} chunks",
+              "fake embedder: not a product figure")
+    marker.write_text(json.dumps({"notes": report.added, "seconds": round(took_s, 1),
+                                  "structure_only": True}), "utf-8")
+    return app
+
+
 def cold_index(table: Table, indexed: Path, work: Path, *, with_cache: bool = False) -> Any:
     """Embedder alone, then the cold index of ``indexed`` -> the App on it. ``with_cache``:
     no embedder alone, and the index is built with the user's embedding cache on."""
-    from daemon.app import App, load
-
-    app = App.create(load(None, None, {"vault.path": str(indexed)}))
+    app = make_app(indexed)
     marker = work / "indexed.json"
     if marker.is_file():
         table.add("cold index (reused from an earlier run)", marker.read_text("utf-8").strip(),
                   "rerun with a fresh --workdir to measure")
         return app
+    if FAKE_EMBEDDER:
+        return structure_index(table, app, marker)
     if with_cache:
         return index_with_cache(table, app, marker)
     settings = app.settings.embedding
@@ -288,10 +321,8 @@ def index_with_cache(table: Table, app: Any, marker: Path) -> Any:
 
 
 def restart(table: Table, indexed: Path, walk_s: float) -> None:
-    from daemon.app import App, load
-
     def again() -> None:
-        app = App.create(load(None, None, {"vault.path": str(indexed)}))
+        app = make_app(indexed)
         app.sync()
         app.close()
 
@@ -461,6 +492,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="build the index with the embedding cache on (not a cold figure)")
     parser.add_argument("--cache-mb", type=int, default=None,
                         help="embedding.cache_mb with --index-with-cache (default: dreamd's)")
+    parser.add_argument("--structure-only", action="store_true",
+                        help="the fake token-hash embedder: NOT product figures")
     parser.add_argument("--workdir", type=Path, default=None)
     args = parser.parse_args(argv)
     rows = set(args.rows.split(","))
@@ -482,6 +515,13 @@ def main(argv: list[str] | None = None) -> int:
     product = Path(sys.modules["daemon"].__file__ or "?").parent.parent
     print(f"scale bench: big vault {big}, indexed vault {notes:,} notes ({indexed}), "
           f"{os.cpu_count()} cores, dreamd from {product}")
+    if args.structure_only:
+        sys.path.insert(0, str(REPO / "tests" / "support"))
+        from fakes import TokenHashEmbedder
+
+        FAKE_EMBEDDER.append(TokenHashEmbedder())
+        print("STRUCTURE ONLY: the tests' fake token-hash embedder, not the model; "
+              "these are NOT product figures")
     table = Table()
     base = baselines(table, big, indexed)
     app = cold_index(table, indexed, work, with_cache=args.index_with_cache)
@@ -492,7 +532,7 @@ def main(argv: list[str] | None = None) -> int:
     if "search" in rows:
         search_warm(table, app, args.queries or (10 if args.quick else 50))
     app.close()
-    if "daemon" in rows and not args.no_daemon:
+    if "daemon" in rows and not args.no_daemon and not args.structure_only:
         daemon_idle(table, indexed, work)
     print("not measured by this script:")
     for line in NOT_MEASURED:

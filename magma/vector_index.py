@@ -171,8 +171,10 @@ class ExactVectors:
         return ExactVectors(_stacked(self.matrix[keep], fresh.astype(np.float32)))
 
     def appended(self, fresh: np.ndarray) -> ChunkVectors:
-        if len(fresh) == 0 or len(self.matrix) == 0:
-            return self.followed(np.arange(len(self.matrix)), fresh)
+        if len(fresh) == 0:
+            return self  # nothing to add (a note deleted): the same rows
+        if len(self.matrix) == 0:
+            return self.followed(np.arange(0), fresh)
         (matrix,), room = _grown((self.matrix,), self.room, (fresh.astype(np.float32),))
         return ExactVectors(matrix, room)
 
@@ -215,8 +217,10 @@ class Float16Vectors:
         return Float16Vectors(_stacked(self.half[keep], fresh.astype(np.float16)))
 
     def appended(self, fresh: np.ndarray) -> ChunkVectors:
-        if len(fresh) == 0 or len(self.half) == 0:
-            return self.followed(np.arange(len(self.half)), fresh)
+        if len(fresh) == 0:
+            return self  # nothing to add (a note deleted): the same rows
+        if len(self.half) == 0:
+            return self.followed(np.arange(0), fresh)
         (half,), room = _grown((self.half,), self.room, (fresh.astype(np.float16),))
         return Float16Vectors(half, room)
 
@@ -282,8 +286,10 @@ class Int8Vectors:
                            scales=np.concatenate([self.scales[keep], added.scales]))
 
     def appended(self, fresh: np.ndarray) -> ChunkVectors:
-        if len(fresh) == 0 or len(self.codes) == 0:
-            return self.followed(np.arange(len(self.codes)), fresh)
+        if len(fresh) == 0:
+            return self  # nothing to add (a note deleted): the same rows
+        if len(self.codes) == 0:
+            return self.followed(np.arange(0), fresh)
         added = Int8Vectors.of(fresh)
         (codes, scales), room = _grown((self.codes, self.scales), self.room,
                                        (added.codes, added.scales))

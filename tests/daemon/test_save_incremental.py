@@ -20,7 +20,7 @@ import magma.graph_keeper as graph_keeper
 from daemon.app import App
 from magma.graph_step import NoteGraph, step_graph
 from magma.store_tables import MAINTAIN_FRAGMENTS
-from magma.vector_index import ExactVectors
+from magma.vector_index import ExactVectors, Float16Vectors, Int8Vectors
 
 Builder = Callable[..., tuple[App, object]]
 
@@ -163,3 +163,27 @@ def test_a_one_shot_sync_compacts_only_once_enough_writes_wait(
             break
     else:
         pytest.fail("the writes waiting were never compacted")
+
+
+def test_appending_writes_into_the_room_of_the_last_index_only() -> None:
+    rng = np.random.default_rng(7)
+
+    def unit(rows: int) -> np.ndarray:
+        matrix = rng.normal(size=(rows, 8)).astype(np.float32)
+        return matrix / np.linalg.norm(matrix, axis=1, keepdims=True)
+
+    base = unit(5)
+    for start in (ExactVectors(base), Float16Vectors(base.astype(np.float16)),
+                  Int8Vectors.of(base)):
+        one = start.appended(unit(3))  # copied once into arrays with room after them
+        two = one.appended(unit(2))  # written into that room
+        kept = one.rows(np.arange(len(one))).copy()
+        side = one.appended(unit(4))  # not the last: its own copy, `two` untouched
+        assert (len(one), len(two), len(side)) == (8, 10, 12)
+        assert np.array_equal(one.rows(np.arange(8)), kept)
+        assert np.array_equal(two.rows(np.arange(8)), kept)
+        assert np.array_equal(side.rows(np.arange(8)), kept)
+        assert not np.array_equal(two.rows(np.arange(8, 10)), side.rows(np.arange(8, 10)))
+        assert one.appended(np.zeros((0, 1), np.float32)) is one  # a delete adds nothing
+        scores = two.scores(base[0])
+        assert scores.shape == (10,) and abs(float(scores[0]) - 1.0) < 0.02
