@@ -333,10 +333,14 @@ def restart(table: Table, indexed: Path, walk_s: float) -> None:
 
 def warm_like_the_daemon(app: Any) -> None:
     """What the running daemon loads once it watches (:mod:`daemon.client_desk`), before
-    the saves are timed: the model, the search's snapshot and indexes, the vault graph."""
+    the saves are timed: the model, the search's snapshot and indexes, the vault graph, then
+    settled out of the collector's full collections as the daemon does."""
+    from magma.gc_pause import settle_loaded
+
     app.search("warm up", limit=10, count_recall=False)
     app.indexing.graph_keeper.graph()
     app.indexing.graph_keeper.step_graph()
+    settle_loaded()
 
 
 def save_to_searchable(table: Table, app: Any, indexed: Path, edits: int) -> None:

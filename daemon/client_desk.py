@@ -15,6 +15,7 @@ import structlog
 from config.errors import DreamdError
 from daemon.local_api import LocalApi, Service
 from daemon.owners import checked_owner
+from magma.gc_pause import settle_loaded
 
 if TYPE_CHECKING:
     from daemon.runner import Daemon
@@ -74,6 +75,7 @@ class ClientDesk:
                     keeper.step_graph()  # the search's view, then patched at each edit
         except DreamdError as error:
             log.error("graph.warm_up_failed", error=str(error))
+        settle_loaded()  # held for the daemon's life: out of each full collection
         if not daemon.stopping:
             self._open_api()
 

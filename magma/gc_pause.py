@@ -13,6 +13,12 @@ check in full collections walking the daemon's 177,000 objects, measured with
 ``gc.callbacks`` over 15 checks of ``bench/check_bench.py``'s vault) and for a dream's
 consolidation plan (10,000 memories: 1.1 s of CPU in full collections over one dream of
 ``bench/dream_bench.py``'s planted set).
+
+A process that holds an index for its life (the daemon, once warm) moves what it loaded out
+of the collector's sight (:func:`settle_loaded`): a full collection then walks only what was
+made since. Measured on a 14,017-note vault (127,283 chunks) with ``gc.callbacks``: a full
+collection took ≈465 ms, twice in six saves of a note, each save otherwise ≈0.2–0.5 s; it
+grows with the objects held (≈7× at 100,000 notes).
 """
 
 from __future__ import annotations
@@ -21,7 +27,7 @@ import gc
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-__all__ = ["collector_paused"]
+__all__ = ["collector_paused", "settle_loaded"]
 
 
 @contextmanager
@@ -35,3 +41,12 @@ def collector_paused() -> Iterator[None]:
     finally:
         if enabled:
             gc.enable()
+
+
+def settle_loaded() -> None:
+    """Collect once, then move every object alive now to the collector's permanent
+    generation (``gc.freeze``): the snapshot, the graph and the indexes a warm process
+    loaded are no longer walked by each full collection. Reference counting still frees
+    them when they are let go (a snapshot replaced); a cycle among them is kept."""
+    gc.collect()
+    gc.freeze()
