@@ -25,8 +25,8 @@ from daemon.status import (
 from daemon.sync import Progress, RootsSyncer, Syncer, SyncLimits, SyncReport
 from magma.graph_keeper import GraphKeeper
 from magma.snippet_store import SnippetStore
-from magma.store_seal import GRAPH_SEAL_FILE
 from magma.store import maintenance_due
+from magma.store_seal import GRAPH_SEAL_FILE
 
 if TYPE_CHECKING:
     from daemon.app import App
