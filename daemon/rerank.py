@@ -150,6 +150,23 @@ HYBRID_FLOOR = 5
 #: recall@10 / all@10 0.978 / 0.944 at 5, 0.984 / 0.953 at 8 and at 10 (vector 0.980 /
 #: 0.944, plain hybrid 0.978 / 0.944; multi-session all@10 0.969 -> 0.985); recall@5 the same.
 VECTOR_FLOOR = 8
+#: A note of the vector's top :data:`VECTOR_FLOOR` is kept that way only when its cosine is
+#: within this of the vector's best (1.0: always). In a vault of many notes on like topics
+#: the vector's lower places are near-ties (cosines 0.37-0.39 under a best of 0.50), and
+#: kept by the floor they pushed out notes both retrievers found. Measured in one run each
+#: (``bench/fusion_ablation.py``, deadlines ×20): the pooled oracle (470 questions, 940
+#: sessions, ``--set oracle``) recall@5 / @10 / all@10 0.692 / 0.770 / 0.657 at 1.0,
+#: 0.692 / 0.781 / 0.677 at 0.05, 0.691 / 0.778 / 0.672 at 0.08, 0.691 / 0.777 / 0.668 at
+#: 0.12 (the floor off, :data:`VECTOR_FLOOR` 0: 0.694 / 0.791 / 0.689); 40 LongMemEval_S
+#: dev questions (the first 20 multi-session and 20 temporal-reasoning, ``--ids``) 0.933 /
+#: 0.988 / 0.975 at 1.0 and at 0.08, at 0.05 and with the floor off 0.933 / 0.975 / 0.950
+#: (a temporal question's second session, vector 0.975 / 0.975, lost). But on the layer
+#: probes (``bench/layer_probes.py --no-deadlines``, 112 files) L2 search hit@5 fell 9 -> 8
+#: at 0.08 and at 0.12 (a rule the vector ranks fifth, well below its best: "add some debug
+#: logging to the signup endpoint…"), and a dental appointment went 7th -> 10th: in a small
+#: vault the vector's lower places are what the floor is for. Off until a rule tells the two
+#: apart.
+VECTOR_FLOOR_MARGIN = 1.0
 
 #: Score added to a note the leading engine found, under ``both-priority-ccb`` and
 #: ``both-priority-magma`` (our choice: enough to settle a near tie, about a tenth of what a
@@ -401,10 +418,11 @@ def _with_hybrid_top(picked: list[tuple[str, float]], found: _Found, scores: Map
                      copies: Callable[[str, str], bool] | None = None,
                      ) -> list[tuple[str, float]]:
     """``picked`` with every note plain hybrid search (the vector and full-text lists fused
-    alone) ranks in its top :data:`HYBRID_FLOOR`, the vector's top :data:`VECTOR_FLOOR`,
-    and the first of each of the two lists (a Chinese note only the vector can match, at
-    cosine 0.40 against 0.14), among the hits: one the re-ranking pushed out takes the
-    place of the last hit not so protected. A copy of a hit stays out: one MMR dropped
+    alone) ranks in its top :data:`HYBRID_FLOOR`, the vector's top :data:`VECTOR_FLOOR`
+    (those within :data:`VECTOR_FLOOR_MARGIN` of its best cosine), and the first of each
+    of the two lists (a Chinese note only the vector can match, at cosine 0.40 against
+    0.14), among the hits: one the re-ranking pushed out takes the place of the last hit not
+    so protected. A copy of a hit stays out: one MMR dropped
     (``dropped``), and one ``copies(hit, note)`` finds among notes MMR never compared, those
     below the limit (two copies both below it would otherwise both come back). Records the
     notes put back in ``found.kept``."""
@@ -414,6 +432,10 @@ def _with_hybrid_top(picked: list[tuple[str, float]], found: _Found, scores: Map
               for name in ("vector", "full-text")]  # what each retriever ranks first
     ranked = [p for p in sorted(plain, key=lambda p: (-plain[p], p)) if p in scores]
     by_vector = [p for p in found.lists.get("vector", ()) if p in scores]
+    if by_vector and VECTOR_FLOOR_MARGIN < 1.0:
+        best = max(found.cosine.get(p, 0.0) for p in by_vector)
+        by_vector = [p for p in by_vector
+                     if found.cosine.get(p, 0.0) >= best - VECTOR_FLOOR_MARGIN]
     top = list(dict.fromkeys([p for p in firsts if p is not None] + ranked[:HYBRID_FLOOR]
                              + by_vector[:VECTOR_FLOOR]))[:max(limit, 1)]
     chosen = {p for p, _ in picked}

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from fakes import TokenHashEmbedder
 
+from daemon import rerank
 from daemon.app import App
 from daemon.graph_stage import graph_of
 from daemon.rerank import _with_hybrid_top
@@ -96,6 +97,24 @@ def test_two_copies_below_the_limit_do_not_both_come_back() -> None:
                            lambda p, q: {p, q} == {"x", "x2"})
     assert {p for p, _ in one} == {"a", "b", "c", "x"}
     assert found.kept == {"x": 2}
+
+
+def test_the_vector_floor_keeps_only_notes_near_the_vectors_best(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """With a margin set (:data:`daemon.rerank.VECTOR_FLOOR_MARGIN`, off by default), a note
+    the vector ranks high but far below its best cosine is not forced among the hits; one
+    near the best is."""
+    top = ["a", "b", "c", "d", "e"]  # both retrievers' first five: plain hybrid's top
+    found = _Found(lists={"vector": [*top, "near", "far"], "full-text": top},
+                   cosine={"a": 0.50, "b": 0.49, "c": 0.48, "d": 0.47, "e": 0.46,
+                           "near": 0.45, "far": 0.38})
+    scores = {"a": 1.0, "b": 0.9, "c": 0.8, "d": 0.7, "e": 0.6, "y": 0.5, "z": 0.4,
+              "near": 0.1, "far": 0.05}
+    picked = [(p, scores[p]) for p in [*top, "y", "z"]]
+    monkeypatch.setattr(rerank, "VECTOR_FLOOR_MARGIN", 0.08)
+    out = _with_hybrid_top(picked, found, scores, {}, 7, 60)
+    assert {p for p, _ in out} == {*top, "y", "near"}  # near took the last place, far none
+    assert found.kept == {"near": 6}
 
 
 def test_a_walked_note_is_placed_by_the_note_that_links_to_it(
