@@ -14,10 +14,10 @@ One row per node and per edge of the vault graph (:mod:`magma.vault_graph`):
   nothing.
 
 Rows are grouped by ``src`` (a node's own row and its outgoing edges), so the nodes a batch
-changed (:meth:`magma.vault_graph.VaultGraph.take_changed`) are rewritten alone: their rows
-and the meta row deleted, then appended (:meth:`magma.store_tables.StoreTables.replace`).
-:func:`graph_of` reads the rows back into the same graph: nodes, edges, keys and attributes
-(JSON values: text, numbers, ``None``), exactly.
+changed (:meth:`magma.vault_graph.VaultGraph.take_changed`) are rewritten in one
+``merge_insert`` commit: their rows upserted, their other rows deleted. :func:`graph_of`
+reads the rows back into the same graph: nodes, edges, keys and attributes (JSON values:
+text, numbers, ``None``), exactly.
 """
 
 from __future__ import annotations
@@ -112,19 +112,21 @@ def read_graph(store: MagmaStore) -> nx.MultiDiGraph:
 def write_rows(store: MagmaStore, rows: list[EdgeRow], nodes: Collection[str] | None,
                stamp: str, snippets: int | None = None) -> int:
     """Write ``rows`` (:func:`graph_rows` of ``nodes``; ``None``: of the whole graph) and the
-    meta row (``stamp``, ``snippets``: :func:`read_meta`): every other row of those nodes is
-    deleted (``None``: every other row of the table, in one commit). Returns the rows
+    meta row (``stamp``, ``snippets``: :func:`read_meta`) in one commit: every other row of
+    those nodes is deleted (``None``: every other row of the table). Returns the rows
     written. Raises :class:`StoreError`."""
     tables = store._t
     data = pa.Table.from_pylist([*rows, _meta_row(stamp, snippets)], schema=_edges_schema())
     try:
+        builder = (tables.edges.merge_insert("edge_id").when_matched_update_all()
+                   .when_not_matched_insert_all())
         if nodes is None:
-            (tables.edges.merge_insert("edge_id").when_matched_update_all()
-             .when_not_matched_insert_all().when_not_matched_by_source_delete().execute(data))
-        else:
-            # those nodes' rows and the meta row deleted, then written (a crash in between
-            # leaves no meta row: the next start builds the table again)
-            tables.replace(tables.edges, "edge_id", "src", data, sorted({*nodes, META}))
+            builder = builder.when_not_matched_by_source_delete()
+        elif nodes:
+            # one filter over the sources: a batch touches a handful of nodes
+            quoted = ", ".join("'" + n.replace("'", "''") + "'" for n in sorted(nodes))
+            builder = builder.when_not_matched_by_source_delete(f"src IN ({quoted})")
+        builder.execute(data)
     except Exception as exc:
         raise StoreError(f"magma: write the graph's edges to {store.uri}: {exc}") from exc
     return data.num_rows

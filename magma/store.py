@@ -12,9 +12,8 @@ Layout (one LanceDB database per vault, outside the vault):
 - ``links``  one row per link of a note, keyed by ``link_id`` (``"<src>#<n>"``), with the
   target as written and the vault path it resolves to (or null).
 
-Writes are batch-oriented: :meth:`MagmaStore.apply` makes at most two commits per table per
-call (a delete and an append, :meth:`StoreTables.replace`), so versions grow per batch, not
-per note (shared case 21). Call
+Writes are batch-oriented: :meth:`MagmaStore.apply` makes at most one commit per table per
+call, so versions grow per batch, not per note (shared case 21). Call
 :meth:`MagmaStore.maintain` after write bursts to compact, fold new rows into the full-text
 index and prune old versions.
 
@@ -579,7 +578,7 @@ class MagmaStore:
         touches: Sequence[FileEntry] = (),
         now: datetime | None = None,
     ) -> ApplyStats:
-        """Write one batch: at most two commits per table (a delete, an append).
+        """Write one batch: at most one commit per table.
 
         ``upserts`` replace every row of those notes (file row, all chunks, all links);
         ``attachments`` upsert file rows; ``deletes`` remove files and their chunks and links;
@@ -748,7 +747,7 @@ def orphaned_paths(tables: StoreTables) -> set[str]:
 
 def _write_links(tables: StoreTables, upserts: Sequence[NoteRecord], deleted: set[str],
                  resolver: LinkResolver, changed_paths: set[str]) -> int:
-    """Replace the link rows of ``upserts`` and ``deleted`` (and re-resolve the
+    """Replace the link rows of ``upserts`` and ``deleted`` in one commit (and re-resolve the
     other notes' links when the set of paths changed); the number of rows written."""
     rows = _link_rows(upserts, resolver)
     replaced = {r.note.path for r in upserts} | deleted

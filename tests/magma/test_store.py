@@ -93,9 +93,8 @@ def test_changed_chunk_is_the_only_new_vector_and_versions_grow_per_batch(
     assert after.keys() == before.keys()
     differing = {cid for cid in after if after[cid] != before[cid]}
     assert differing == {"n7.md#1"}
-    # a delete and an append per table per batch: 50 notes in batch 1 did not make 50
-    # versions (StoreTables.replace: two commits instead of a merge over the whole table)
-    assert all(store.versions()[t] - versions[t] <= 2 for t in versions)
+    # one commit per table per batch: 50 notes in batch 1 did not make 50 versions
+    assert all(store.versions()[t] - versions[t] <= 1 for t in versions)
 
 
 def test_fewer_chunks_replace_all_old_ones(
