@@ -32,6 +32,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from scale_bench import stat_walk  # the same bare walk as the scale bench's baseline
+
 REPO = Path(__file__).resolve().parents[1]
 #: The parts timed: ``(module, attribute path)``, wrapped where the restart looks them up.
 PARTS = (
@@ -42,16 +44,6 @@ PARTS = (
     ("daemon.indexing", "Indexing.make_syncer"), ("daemon.lock", "DaemonLock.__enter__"),
     ("daemon.sync", "Syncer._run"),
 )
-
-
-def stat_walk(root: Path) -> int:
-    """Stat every file under ``root`` (plain ``os`` calls) -> files seen."""
-    count = 0
-    for folder, _dirs, files in os.walk(root):
-        for name in files:
-            os.stat(os.path.join(folder, name))  # noqa: PTH116, PTH118
-            count += 1
-    return count
 
 
 def timed_parts() -> dict[str, list[float]]:
