@@ -11,7 +11,8 @@ latency) with some of its constants changed in this process only. A variant is
 ``daemon.rerank.LIST_WEIGHTS``; at 0 the list adds nothing to a note's fused score), the name
 of a constant of ``daemon.rerank`` (``TIME_BONUS``, ``HYBRID_FLOOR``, ``COSINE_SHARE``, …),
 as ``retrieval.NAME``, of ``daemon.retrieval`` (``retrieval.NOTE_BM25_MIN_CHUNKS``), as
-``question_shape.NAME``, of ``magma.question_shape`` (``question_shape.MIN_PHRASE_WORDS``), or
+``question_shape.NAME``, of ``magma.question_shape`` (``question_shape.MIN_PHRASE_WORDS``),
+as ``note_bm25.NAME``, of ``magma.note_bm25`` (``note_bm25.FEEDBACK_SHARE``), or
 ``weights.<α>`` (``retrieval.weights`` of the score: ``relevance``, ``recency``,
 ``importance``).
 Without ``--variant``: ``as-is`` and one variant per list weight at 0 and at half.
@@ -45,7 +46,7 @@ import longmemeval_bench as lme  # noqa: E402
 
 from daemon import rerank, retrieval  # noqa: E402
 from daemon.logs import configure_logging  # noqa: E402
-from magma import question_shape  # noqa: E402
+from magma import note_bm25, question_shape  # noqa: E402
 from magma.fusion import Weights  # noqa: E402
 
 Variant = tuple[str, dict[str, float]]
@@ -53,7 +54,7 @@ Variant = tuple[str, dict[str, float]]
 SCORE_WEIGHTS = frozenset(field.name for field in fields(Weights))
 #: Where a setting's constant lives: ``TIME_BONUS`` (the re-ranking), ``retrieval.X``.
 MODULES: dict[str, Any] = {"rerank": rerank, "retrieval": retrieval,
-                           "question_shape": question_shape}
+                           "question_shape": question_shape, "note_bm25": note_bm25}
 
 
 def parse_variant(text: str) -> Variant:
@@ -114,6 +115,15 @@ def applied(settings: Mapping[str, float],
             setattr(MODULES[module or "rerank"], constant, value)
 
 
+def warm_up(app: Any, variants: Sequence[Variant]) -> None:
+    """The bench's warm-up under each variant's settings: a list a variant turns on (the
+    note-level BM25's index) is built before its first question, not during it."""
+    lme.warm_up(app)
+    for _, settings in variants:
+        with applied(settings, app.retriever.reranker):
+            lme.warm_up(app)
+
+
 def run(instances: Sequence[Mapping[str, Any]], folder: Path, data_dir: Path,
         variants: Sequence[Variant]) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
@@ -123,7 +133,7 @@ def run(instances: Sequence[Mapping[str, Any]], folder: Path, data_dir: Path,
         haystack = list(lme.sessions_of([instance]).values())
         safe = lme._UNSAFE_RE.sub("_", question.question_id)
         app, paths = lme.build_index(folder / safe, haystack, timings, data_dir, 20.0)
-        lme.warm_up(app)
+        warm_up(app, variants)
         row: dict[str, Any] = {"question_id": question.question_id,
                                "question_type": question.question_type,
                                "evidence": list(question.evidence), "ranked": {},
@@ -152,7 +162,7 @@ def run_pooled(instances: Sequence[Mapping[str, Any]], folder: Path, data_dir: P
     pool = list(lme.sessions_of(instances).values())
     kept, _ = lme.select(instances, limit)
     app, paths = lme.build_index(folder, pool, lme.Timings(), data_dir, 20.0)
-    lme.warm_up(app)
+    warm_up(app, variants)
     bm25 = lme.Bm25Index({s.session_id: lme.session_body(s) for s in pool})
     copies = lme.same_text(pool)
 
