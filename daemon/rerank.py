@@ -7,8 +7,9 @@ note's date and its last recall, importance from :mod:`magma.layers`), a bonus i
 layers the query targets, and the lead of the notes of a time when the query names nothing
 else. The hits are the best scores, copies
 dropped (near-identical text, :func:`magma.text.near_identical`), and the re-ranking only
-adds: every note plain hybrid search ranks in its top :data:`HYBRID_FLOOR`, and the vector
-its top :data:`VECTOR_FLOOR`, is among them (unless the query names only a time).
+adds: every note plain hybrid search ranks in its top :data:`HYBRID_FLOOR`, and in a vault
+of fewer than :data:`MANY_NOTES` notes the vector its top :data:`VECTOR_FLOOR`, is among
+them (unless the query names only a time).
 """
 
 from __future__ import annotations
@@ -41,7 +42,8 @@ if TYPE_CHECKING:
     from magma.catalogue import CatalogueEntry, Snapshot
 
 __all__ = ["CCB_LISTS", "DIVERSITY_LAMBDA", "HYBRID_FLOOR", "LEADING_LISTS", "LIST_WEIGHTS",
-           "MAGMA_LISTS", "RECENCY_OFF_IN_RANGE", "VECTOR_FLOOR", "Reranker", "best_row"]
+           "MAGMA_LISTS", "MANY_NOTES", "RECENCY_OFF_IN_RANGE", "VECTOR_FLOOR", "Reranker",
+           "best_row", "is_large"]
 
 #: The engine behind each ranked list: CCB is the files themselves (names, titles, aliases,
 #: descriptions, tags and dates, read into memory), MAGMA the index (vectors, full text, the
@@ -59,11 +61,20 @@ MAGMA_LISTS = frozenset({"vector", "full-text", "note-bm25", "phrases", "routed"
 #: LongMemEval_S dev questions: the time list at 1.0 and leading with the name list
 #: ("ccb first") put 20 of a month's sessions above the two that answered "how much have
 #: I made from selling eggs this month?"; at 0.5, not leading: recall@10 0.950 -> 0.967.
-#: The note-level BM25 list (:mod:`magma.note_bm25`) is off: on 111 LongMemEval_S dev
-#: questions (``bench/fusion_ablation.py``) it lowered every figure, at 1.0 recall@5 /
-#: @10 / all@10 0.961 / 0.984 / 0.964 -> 0.942 / 0.974 / 0.937 (0.5: 0.947 / 0.978 /
-#: 0.946), and on the layer probes L1 hit@5 8 -> 7; lexical evidence then outweighs the
-#: vector two to one. At 0 its index is never built. The time list adds no weight either:
+#: The note-level BM25 list (:mod:`magma.note_bm25`) counts fully in a vault of
+#: :data:`MANY_NOTES` notes or more, and is never built in a smaller one. In a vault of
+#: ~50 sessions it lowered recall: on 111 LongMemEval_S dev questions
+#: (``bench/fusion_ablation.py``) at 1.0 recall@5 / @10 / all@10 0.961 / 0.984 / 0.964 ->
+#: 0.942 / 0.974 / 0.937 (0.5: 0.947 / 0.978 / 0.946), on 40 of them (the first 20
+#: multi-session and 20 temporal-reasoning) 0.933 / 0.988 / 0.975 -> 0.892 / 0.988 / 0.975
+#: (0.5: 0.925 / 0.988 / 0.975), and on the layer probes (112 files) L1 hit@5 8 -> 7; there
+#: the vector alone is the strongest list (0.948 / 0.988 at 40) and lexical evidence then
+#: outweighs it two to one. In one vault of many sessions on like topics the words tell
+#: them apart: the pooled oracle (940 sessions, 470 questions, ``--set oracle``; the user's
+#: own turns counted three times, :data:`magma.note_bm25.ASKING_TURN_REPEAT`) 0.692 / 0.769
+#: / 0.657 -> 0.726 / 0.809 / 0.717 with the list at 1.0 and the vector floor off (BM25
+#: alone 0.656 / 0.748 / 0.660), 0.721 / 0.779 / 0.681 with the floor on. The time list adds
+#: no weight either:
 #: its notes are always scored (:data:`TIME_CANDIDATES`) and lead a query that names only
 #: a time (:data:`TIME_ONLY_LEAD`); on the 66 temporal-reasoning questions of the dev half
 #: ("what did I do two weeks ago?", whose day is approximate) the list at 0.5 with
@@ -76,7 +87,7 @@ MAGMA_LISTS = frozenset({"vector", "full-text", "note-bm25", "phrases", "routed"
 #: 0.935 at 1.0 (multi-session 0.947 -> 0.955, temporal-reasoning 0.909 -> 0.912, plain
 #: hybrid 0.942 / 0.912); recall@10 0.980 and all@10 0.955 at each weight.
 LIST_WEIGHTS: Mapping[str, float] = {
-    "vector": 1.0, "full-text": 1.0, "note-bm25": 0.0, "phrases": 0.5, "names": 1.0,
+    "vector": 1.0, "full-text": 1.0, "note-bm25": 1.0, "phrases": 0.5, "names": 1.0,
     "time": 0.0, "routed": 1.0, "rules": 0.5, "graph": 0.5, "graph-walk": 0.0,
 }
 
@@ -165,8 +176,20 @@ VECTOR_FLOOR = 8
 #: at 0.08 and at 0.12 (a rule the vector ranks fifth, well below its best: "add some debug
 #: logging to the signup endpoint…"), and a dental appointment went 7th -> 10th: in a small
 #: vault the vector's lower places are what the floor is for. Off until a rule tells the two
-#: apart.
+#: apart. A vault of :data:`MANY_NOTES` or more has no vector floor at all (a margin from
+#: the median cosine of the vector's list up to its best tells the pooled oracle's lower
+#: places no better: with the note list, 0.3 of that span gave 0.714 / 0.786 / 0.687,
+#: 0.5 gave 0.718 / 0.789 / 0.696, the floor off 0.719 / 0.801 / 0.709).
 VECTOR_FLOOR_MARGIN = 1.0
+#: Notes indexed from which a vault counts as large: the note-level BM25 list is fused
+#: (:data:`LIST_WEIGHTS`) and the vector floor (:data:`VECTOR_FLOOR`) is off (0: every
+#: vault is large). A vault of a few dozen notes on unlike topics is the vector's: its top
+#: places are the notes about the question. Among hundreds on like topics (a user's own
+#: sessions) its lower places are near-ties and the words tell the notes apart. Measured on
+#: the two sizes of :data:`LIST_WEIGHTS` (a LongMemEval_S vault of ~50 sessions and the
+#: probe vault of 112 files: both better small; the pooled oracle of 940: better large,
+#: floor off alone 0.694 / 0.791 / 0.689); 300, between them, is our choice, not fitted.
+MANY_NOTES = 300
 
 #: Score added to a note the leading engine found, under ``both-priority-ccb`` and
 #: ``both-priority-magma`` (our choice: enough to settle a near tie, about a tenth of what a
@@ -183,6 +206,11 @@ HISTORY_FACTOR = 0.5
 #: name matches, not with the time range's notes (ranked by date, they are no match).
 LEADING_LISTS = {"both-priority-ccb": CCB_LISTS - {"time"}, "both-priority-magma": MAGMA_LISTS}
 
+
+
+def is_large(snap: Snapshot) -> bool:
+    """Does the index of ``snap`` hold at least :data:`MANY_NOTES` notes?"""
+    return len(snap.rows_by_path) >= MANY_NOTES
 
 
 class Reranker:
@@ -253,7 +281,8 @@ class Reranker:
 
         if not intent.time_only:  # a query of a time alone has no words to match
             picked = _with_hybrid_top(picked, found, scores, dropped, width,
-                                      self._settings.retrieval.rrf_k, copies)
+                                      self._settings.retrieval.rrf_k, copies,
+                                      large=is_large(snap))
         picked = picked[:limit]
         self._read_texts(snap, found, dict(picked))
         hits = [self._hit(snap, text, found, path, value, notes[path], today, include_hidden)
@@ -416,7 +445,7 @@ def _relevance(paths: Sequence[str], fused: Mapping[str, float],
 def _with_hybrid_top(picked: list[tuple[str, float]], found: _Found, scores: Mapping[str, float],
                      dropped: Mapping[str, str], limit: int, rrf_k: int,
                      copies: Callable[[str, str], bool] | None = None,
-                     ) -> list[tuple[str, float]]:
+                     large: bool = False) -> list[tuple[str, float]]:
     """``picked`` with every note plain hybrid search (the vector and full-text lists fused
     alone) ranks in its top :data:`HYBRID_FLOOR`, the vector's top :data:`VECTOR_FLOOR`
     (those within :data:`VECTOR_FLOOR_MARGIN` of its best cosine), and the first of each
@@ -437,7 +466,7 @@ def _with_hybrid_top(picked: list[tuple[str, float]], found: _Found, scores: Map
         by_vector = [p for p in by_vector
                      if found.cosine.get(p, 0.0) >= best - VECTOR_FLOOR_MARGIN]
     top = list(dict.fromkeys([p for p in firsts if p is not None] + ranked[:HYBRID_FLOOR]
-                             + by_vector[:VECTOR_FLOOR]))[:max(limit, 1)]
+                             + by_vector[:0 if large else VECTOR_FLOOR]))[:max(limit, 1)]
     chosen = {p for p, _ in picked}
     missing = [p for p in top if p not in chosen and p not in dropped]
     if not missing:

@@ -90,7 +90,7 @@ from daemon.graph_stage import (
     seed_passages,
 )
 from daemon.llm import ChatClient
-from daemon.rerank import LIST_WEIGHTS, Reranker
+from daemon.rerank import LIST_WEIGHTS, Reranker, is_large
 from daemon.verifier import FusionVerifier, in_background
 from magma.catalogue import (
     STOPWORDS,
@@ -938,8 +938,9 @@ def _ccb_fast(snap: Snapshot, text: str, intent: Intent, want: int,
 
 def _note_index(builder: NoteBm25Builder, snap: Snapshot, wait_s: float = BM25_WAIT_S, *,
                 fresh: bool = False) -> NoteBm25:
-    """The note-level BM25 index of ``snap`` (built only while its list has a weight)."""
-    if LIST_WEIGHTS.get("note-bm25", 0.0) <= 0:
+    """The note-level BM25 index of ``snap`` (built only while its list has a weight, in a
+    vault of :data:`daemon.rerank.MANY_NOTES` notes or more)."""
+    if LIST_WEIGHTS.get("note-bm25", 0.0) <= 0 or not is_large(snap):
         return NoteBm25((), None)
     return builder.index_for(snap.versions, functools.partial(_note_spec, snap), wait_s,
                              fresh=fresh)

@@ -31,6 +31,7 @@ __all__ = [
     "HEADING_MAX_CHARS",
     "HEADING_SEPARATOR",
     "Chunk",
+    "asking_turns",
     "chunk_hash",
     "chunk_note",
 ]
@@ -305,6 +306,21 @@ def _speaker(block: str) -> str | None:
     if who in NOT_SPEAKERS or (_HAN_RE.search(who) and len(who) > CHAT_MAX_HAN_SPEAKER):
         return None
     return who
+
+
+def asking_turns(text: str) -> str:
+    """The paragraphs of ``text`` the asking side said (:data:`ASKING_SPEAKERS`: a
+    paragraph labelled ``**User:**``, and the unlabelled ones after it up to the next
+    label), joined by blank lines; ``""`` when no paragraph is labelled so."""
+    said: list[str] = []
+    asking = False
+    for block in _blocks(text):
+        who = _speaker(block)
+        if who is not None:
+            asking = who in ASKING_SPEAKERS
+        if asking:
+            said.append(block)
+    return "\n\n".join(said)
 
 
 def _rounds(blocks: list[str]) -> set[int]:

@@ -1,5 +1,6 @@
-"""Search with note-level BM25: words spread over a note's chunks find it, and the index
-follows the vault's edits."""
+"""Search with note-level BM25 in a large vault (``rerank.MANY_NOTES``): words spread over a
+note's chunks find it, the user's own words in a chat weigh more than the answers around
+them, and the index follows the vault's edits; a small vault never builds it."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ _SECTION = "Filler about the weather and the roads, nothing else of note here. "
 def test_search_finds_a_note_by_words_in_two_of_its_chunks(
     vault: Path, make_app: Callable[..., tuple[App, object]], monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setitem(rerank.LIST_WEIGHTS, "note-bm25", 1.0)  # off by default (measured)
+    monkeypatch.setattr(rerank, "MANY_NOTES", 1)  # this small vault counts as large
     (vault / "Trip log.md").write_text(
         f"# Trip log\n\n## Monday\n\n{_SECTION}\nWe rented a tandem kayak.\n\n"
         f"## Thursday\n\n{_SECTION}\nThe night train reached Porto at dawn.\n",
@@ -56,10 +57,44 @@ def test_search_finds_a_note_by_words_in_two_of_its_chunks(
         app.close()
 
 
-def test_the_note_index_is_not_built_while_its_list_is_off(
+def test_in_a_chat_what_the_user_said_leads_what_the_assistant_said(
+    vault: Path, make_app: Callable[..., tuple[App, object]], monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(rerank, "MANY_NOTES", 1)
+    answer = "Here are a few ideas on maps, timetables and packing lists for you. " * 16
+    sessions = vault / "Sessions"
+    sessions.mkdir()
+    # the user named the kayak and Porto in two turns; in the other, shorter session the
+    # assistant did, once each, in answers as long: by words alone that one would lead
+    (sessions / "2024-05-02.md").write_text(
+        "# Chat session 2024-05-02\n\n**User:** On Monday morning my sister and I rented a"
+        " tandem kayak for the whole day.\n\n"
+        f"**Assistant:** {answer}\n\n**User:** Then we took the slow night train down to"
+        " Porto.\n\n"
+        f"**Assistant:** {answer}\n\n**User:** Thanks!\n\n**Assistant:** Enjoy.\n",
+        encoding="utf-8")
+    (sessions / "2024-05-09.md").write_text(
+        "# Chat session 2024-05-09\n\n**User:** Ideas?\n\n"
+        f"**Assistant:** {answer} A kayak.\n\n**User:** A city?\n\n"
+        f"**Assistant:** {answer} Porto.\n\n**User:** Thanks!\n\n"
+        "**Assistant:** Enjoy.\n", encoding="utf-8")
+    app, _ = make_app(vault)
+    try:
+        app.sync()
+        assert len(app.store.chunks_of(["Sessions/2024-05-02.md"])) >= 2
+        hits = app.search("the kayak and Porto", limit=10, count_recall=False)
+        said = next(h for h in hits if h.path == "Sessions/2024-05-02.md")
+        assert "note BM25 #1" in "; ".join(said.why)
+        paths = [h.path for h in hits]
+        assert paths.index("Sessions/2024-05-02.md") < paths.index("Sessions/2024-05-09.md")
+    finally:
+        app.close()
+
+
+def test_the_note_index_is_not_built_in_a_small_vault(
     vault: Path, make_app: Callable[..., tuple[App, object]],
 ) -> None:
-    assert rerank.LIST_WEIGHTS.get("note-bm25", 0.0) == 0.0
+    assert rerank.LIST_WEIGHTS.get("note-bm25", 0.0) > 0
     before = set(threading.enumerate())
     app, _ = make_app(vault)
     try:

@@ -11,7 +11,13 @@ from hypothesis import strategies as st
 
 from ccb.model import MemoryMeta, Note
 from ccb.parse import parse_note
-from magma.chunking import HEADING_MAX_CHARS, HEADING_SEPARATOR, chunk_hash, chunk_note
+from magma.chunking import (
+    HEADING_MAX_CHARS,
+    HEADING_SEPARATOR,
+    asking_turns,
+    chunk_hash,
+    chunk_note,
+)
 
 _WS = re.compile(r"\s+")
 
@@ -241,3 +247,14 @@ def test_a_long_heading_is_cut_at_a_word(note_of: Callable[..., Note]) -> None:
     label = chunks[0].heading_path[0]
     assert label.endswith("…") and len(label) <= HEADING_MAX_CHARS
     assert long.startswith(label[:-1])
+
+
+def test_the_asking_sides_turns_are_read_apart() -> None:
+    chat = ("**User:** I rented a tandem kayak.\n\nIt was red.\n\n"
+            "**Assistant:** Kayaks are fun. Porto is lovely.\n\n1. The Douro\n\n"
+            "用户：我坐夜车去了波尔图。\n\n助手：好的。")
+    assert asking_turns(chat) == ("**User:** I rented a tandem kayak.\n\nIt was red.\n\n"
+                                  "用户：我坐夜车去了波尔图。")
+    # no speaker labels, or only the answering side's: nothing was asked here
+    assert asking_turns("A plain note.\n\nNote: not a speaker.") == ""
+    assert asking_turns("1. **The Alice Network** by Kate Quinn.") == ""

@@ -138,3 +138,18 @@ def test_a_note_edited_many_times_does_not_keep_every_word_it_ever_had() -> None
     assert [p for p, _ in index.top("token299x3", 5, lambda _: True)] == ["a.md"]
     assert index.top("token0x3", 5, lambda _: True) == []
     assert lexicon.vocabulary_size < 200  # ≈ 22 in use; at most twice that and a margin
+
+
+def test_what_the_user_said_weighs_more_than_the_answer_around_it() -> None:
+    filler = "Here are some ideas about travel, maps and timetables. " * 6
+    lexicon = NoteLexicon()
+    bodies = {
+        "h-user": f"**User:** I rented a tandem kayak last week.\n\n**Assistant:** {filler}",
+        "h-answer": f"**User:** Any ideas for the week?\n\n**Assistant:** {filler} A kayak.",
+    }
+    lexicon.learn(bodies)
+    index = lexicon.build({"said.md": ("Said", ["h-user"]),
+                           "answered.md": ("Answered", ["h-answer"])})
+    ranked = index.top("kayak", 2, lambda p: True)
+    assert [path for path, _ in ranked] == ["said.md", "answered.md"]
+    assert ranked[0][1] > ranked[1][1] * 1.2
