@@ -153,3 +153,16 @@ def test_what_the_user_said_weighs_more_than_the_answer_around_it() -> None:
     ranked = index.top("kayak", 2, lambda p: True)
     assert [path for path, _ in ranked] == ["said.md", "answered.md"]
     assert ranked[0][1] > ranked[1][1] * 1.2
+
+
+def test_feedback_words_find_a_note_without_the_querys_words(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from magma import note_bm25
+    index = _index({"a.md": "bike repair shop chain gears", "b.md": "bike chain gears oil",
+                    "c.md": "cooking pasta sauce", "d.md": "gears oil change car"})
+    assert {p for p, _ in index.top("bike", 5, lambda p: True)} == {"a.md", "b.md"}
+    monkeypatch.setattr(note_bm25, "FEEDBACK_SHARE", 0.5)
+    monkeypatch.setattr(note_bm25, "FEEDBACK_DOCS", 2)
+    found = [p for p, _ in index.top("bike", 5, lambda p: True)]
+    assert sorted(found[:2]) == ["a.md", "b.md"] and found[2:] == ["d.md"]  # gears, oil
