@@ -17,6 +17,11 @@ blind8 and blind9 were only measured). ``blind13.jsonl`` (220 pairs, written bli
 the others) is about memories of several facts and names that extend or resemble other
 names; its label ``partial_change`` (an older memory of several facts, a newer that changes
 one of them) is right only when both are kept and listed as a possible contradiction.
+``blind14.jsonl`` (168 pairs) holds what the other sets lacked: look-alikes of one subject
+("3 bedrooms" / "3 bathrooms"), memories that count several things ("a dog and two cats"),
+and paraphrases of the kinds the rules missed, written fresh after reading those misses and
+measured before any rule changed (125 of 168 right, duplicates 0.74, contradictions 0.60,
+11 merges of two facts, 9 supersessions of a fact that still holds).
 ``breakit3.jsonl`` and ``breakit4.jsonl`` hold two break-it rounds' inputs,
 byte for byte. Each file is also decided, in the same run, by the string rule that decided
 before the pair judgement (``bench/string_rule.py``: bigram overlap, a shared subject,
