@@ -41,30 +41,34 @@ PAIRS = REPO / "bench" / "write_pairs"
 #: that any loss fails.
 BLIND = {
     # name: (duplicate recall, contradiction recall, merges of two facts, wrong supersessions)
-    "blind3.jsonl": (0.87, 0.94, 1, 1),
-    "blind4.jsonl": (0.87, 0.98, 0, 0),
+    "blind3.jsonl": (0.88, 0.94, 1, 0),
+    "blind4.jsonl": (0.88, 0.98, 0, 0),
     "blind5.jsonl": (0.84, 0.94, 1, 0),
-    "blind6.jsonl": (0.85, 1.0, 0, 1),
-    "blind7.jsonl": (0.88, 0.88, 1, 1),
-    "blind8.jsonl": (0.74, 0.92, 0, 1),
-    "blind9.jsonl": (0.7, 0.9, 1, 0),
+    "blind6.jsonl": (0.86, 1.0, 0, 0),
+    "blind7.jsonl": (0.91, 0.88, 1, 1),
+    "blind8.jsonl": (0.77, 0.92, 0, 0),
+    "blind9.jsonl": (0.74, 0.9, 1, 0),
     # first measured as it came: duplicates 0.80, contradictions 0.80, 9 merges, 2
     # supersessions; then read (currencies, units, "every morning", 每周…三次, gluten-free,
     # a measure of another sprint or month)
-    "blind10.jsonl": (0.86, 0.92, 3, 0),
+    "blind10.jsonl": (0.87, 0.92, 3, 0),
     # first measured as it came: 208 of 300, duplicates 0.67, contradictions 0.54, 7 merges,
     # 8 supersessions; then read (a change told in few shared words, "depends on", 会员,
     # 我爸 / 我妈, a place that names the thing beside an unchanged value)
-    "blind11.jsonl": (0.74, 0.63, 3, 3),
+    "blind11.jsonl": (0.75, 0.63, 3, 0),
     # first measured as it came: 255 of 300, duplicates 0.80, contradictions 0.80, 6 merges,
     # 2 supersessions; then read ("从 X 切到 Y", names in Chinese quotes, "written in" /
     # "deployed on")
-    "blind12.jsonl": (0.82, 0.88, 1, 0),
+    "blind12.jsonl": (0.83, 0.88, 1, 0),
     # memories of several facts and names that extend other names; first measured as it
     # came: 112 of 220, duplicates 0.51, contradictions 0.60, a change of one fact kept as a
     # possible contradiction 8 of 60, 11 merges, 16 supersessions; then read (one statement
     # of several turned, told changed or restated; "Alien" / "Aliens", "Polaris Pro")
-    "blind13.jsonl": (0.67, 0.63, 4, 8),
+    "blind13.jsonl": (0.67, 0.63, 4, 7),
+    # look-alikes of one subject, counts of several things, paraphrases of the missed kinds;
+    # written after reading the kinds of misses, measured before any rule changed: 125 of
+    # 168, duplicates 0.74, contradictions 0.60, 11 merges, 9 supersessions
+    "blind14.jsonl": (0.75, 0.79, 5, 7),
 }
 
 
@@ -189,7 +193,7 @@ def test_a_third_break_it_round_stays_where_it_is(judged) -> None:
     rows = judged["breakit3.jsonl"]
     merges, supersessions = _wrong(rows)
     assert len(merges) <= 16, merges
-    assert len(supersessions) <= 32, supersessions
+    assert len(supersessions) <= 30, supersessions
 
 
 def test_a_fourth_break_it_round_stays_where_it_is(judged) -> None:
@@ -204,12 +208,12 @@ def test_a_fourth_break_it_round_stays_where_it_is(judged) -> None:
     rows = judged["breakit4.jsonl"]
     merges, supersessions = _wrong(rows)
     assert len(merges) <= 6, merges
-    assert len(supersessions) <= 26, supersessions
+    assert len(supersessions) <= 24, supersessions
     kept = [r["id"] for r, o, _ in rows if r["label"] == "partial_change"
             and o == "possible contradiction"]
     assert len(kept) >= 5, kept
     right = sum(right_outcome(r["label"], o) for r, o, _ in rows)
-    assert right >= 214, right
+    assert right >= 216, right
 
 
 def test_the_order_two_memories_arrive_in_does_not_change_the_pair(judged) -> None:
@@ -429,6 +433,27 @@ def test_categories_cover_the_issue(judged) -> None:
      "contradiction"),
     ("I live in Berlin.", "My wife and I moved to Munich.", "contradiction"),  # the user too
     ("I switched to Fedora.", "I switched to Arch.", "contradiction"),
+    # a count tied to the thing it counts: one thing counted twice over is a change
+    ("We keep one rabbit and two hamsters.", "We keep two rabbits and two hamsters.",
+     "contradiction"),
+    ("Has a cat and three goldfish.", "Has two cats and three goldfish.", "contradiction"),
+    ("办公室有两台打印机一台投影仪。", "办公室有两台打印机两台投影仪。", "contradiction"),
+    # one fact told again: in two languages, in other English words, a word's inflection
+    ("Please write commit messages in English.", "提交信息请用英文写。", "duplicate"),
+    ("Always show the full error message when something fails.",
+     "出错的时候请把完整的报错信息贴出来。", "duplicate"),
+    ("Invoices for the Berlin office are approved by the finance lead.",
+     "The finance lead signs off on invoices from the Berlin office.", "duplicate"),
+    ("Always run the formatter before committing.", "Run format every time before you commit.",
+     "duplicate"),
+    # never superseded: two instructions, two attributes of one thing, a value changed
+    # together with the words beside it
+    ("Run the type checker before opening a pull request.",
+     "Run the spell checker before opening a pull request.", "kept apart"),
+    ("The billing DB host is pg-bill-02.", "The billing DB runs MySQL 8.", "kept apart"),
+    ("每周一早上六点去游泳。", "每周一晚上六点去上钢琴课。", "kept apart"),
+    ("Nightly backups of the wiki run at 02:00 on the NAS.",
+     "The wiki container on the NAS restarts at 03:00 after updates.", "kept apart"),
 ])
 def test_rules_read_from_the_pair_sets(real_embedder, old: str, new: str, verdict: str) -> None:
     """One pair per rule added from what a blind set showed, through the real model."""
