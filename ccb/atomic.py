@@ -15,13 +15,15 @@ import os
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 __all__ = [
     "TEMP_SUFFIX",
+    "AfterSwap",
     "read_json_object",
     "replace_bytes_in_place",
     "swap_bytes_atomic",
+    "swap_in",
     "write_bytes_atomic",
     "write_json_atomic",
 ]
@@ -33,8 +35,10 @@ TEMP_SUFFIX = ".dreamd-tmp"
 _TEMP_NAME_BYTES = 200
 
 
-def _write_temp(path: Path, data: bytes, mode: int | None, durable: bool) -> str:
-    """Write ``data`` to a new temp file beside ``path`` (fsynced when ``durable``)."""
+def _write_temp(path: Path, data: bytes, mode: int | None, durable: bool,
+                suffix: str = TEMP_SUFFIX) -> str:
+    """Write ``data`` to a new temp file beside ``path`` (fsynced when ``durable``), its name
+    ending in ``suffix``."""
     path.parent.mkdir(parents=True, exist_ok=True)
     if mode is None:
         try:
@@ -45,7 +49,7 @@ def _write_temp(path: Path, data: bytes, mode: int | None, durable: bool) -> str
             mode = 0o666 & ~umask
     # (the name cut: a file name near the 255-byte limit has no room for the temp's marks)
     name = path.name.encode()[:_TEMP_NAME_BYTES].decode("utf-8", errors="ignore")
-    fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=TEMP_SUFFIX, dir=path.parent)
+    fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=suffix, dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
@@ -97,12 +101,41 @@ def swap_bytes_atomic(path: Path, data: bytes) -> bytes | None:
     :class:`FileBeingWrittenError` (the target is left as it was) when the displaced file is
     empty and ``data`` is not, ``OSError`` on failure, leaving the old file intact.
     """
-    tmp = _write_temp(path, data, None, True)
+    return swap_in(path, _write_temp(path, data, None, True), data, _AT_ONCE)
+
+
+class AfterSwap(Protocol):
+    """What :func:`swap_in` leaves to its caller once a temp file is in place: the folder
+    whose entries changed (to fsync) and the displaced file's temp name (to remove)."""
+
+    def folder(self, folder: Path) -> None: ...
+
+    def discard(self, tmp: str) -> None: ...
+
+
+class _AtOnce:
+    """One write on its own: the folder fsynced and the displaced file removed at once."""
+
+    def folder(self, folder: Path) -> None:
+        _fsync_folder(folder)
+
+    def discard(self, tmp: str) -> None:
+        Path(tmp).unlink(missing_ok=True)
+
+
+_AT_ONCE = _AtOnce()
+
+
+def swap_in(path: Path, tmp: str, data: bytes, after: AfterSwap) -> bytes | None:
+    """:func:`swap_bytes_atomic` of a temp file ``tmp`` already holding ``data``, durable
+    (fsynced), beside ``path``; ``after`` is told the folder to fsync and the displaced file
+    to remove (:class:`AfterSwap`). Returns and raises as :func:`swap_bytes_atomic`; ``tmp``
+    is gone or displaced afterwards, whatever happens."""
     try:
         for _ in range(5):
             outcome = _rename2(tmp, path, _RENAME_NOREPLACE)
             if outcome == 0:
-                _fsync_folder(path.parent)
+                after.folder(path.parent)
                 return None
             if outcome == errno.EEXIST:
                 outcome = _rename2(tmp, path, _RENAME_EXCHANGE)
@@ -116,8 +149,8 @@ def swap_bytes_atomic(path: Path, data: bytes) -> bytes | None:
                         Path(tmp).unlink(missing_ok=True)
                         raise FileBeingWrittenError(errno.EBUSY, "the file is being written "
                                                     "(found empty)", str(path))
-                    Path(tmp).unlink(missing_ok=True)
-                    _fsync_folder(path.parent)
+                    after.discard(tmp)
+                    after.folder(path.parent)
                     return displaced
                 if outcome == errno.ENOENT:
                     continue  # deleted between the two calls: try to create again
@@ -132,7 +165,7 @@ def swap_bytes_atomic(path: Path, data: bytes) -> bytes | None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
-    _fsync_folder(path.parent)
+    after.folder(path.parent)
     return displaced_now
 
 

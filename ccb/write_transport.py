@@ -25,6 +25,7 @@ from ccb.atomic import (
     swap_bytes_atomic,
     write_bytes_atomic,
 )
+from ccb.atomic_batch import StagedSwaps
 from ccb.obsidian_cli import ObsidianCliError, WriteMode, WriteRouter, content_problem
 
 __all__ = ["Put", "WriteTransport", "sha256_hex", "short_hash"]
@@ -65,6 +66,17 @@ class WriteTransport:
         self._read = read
         self._note_origin = note_origin
         self._keep_copy = keep_copy
+        #: A batch's staged swaps (:mod:`ccb.atomic_batch`), while one is under way.
+        self.staged: StagedSwaps | None = None
+
+    def direct(self, rel_path: str) -> bool:
+        """Whether :meth:`put` writes ``rel_path`` by an atomic swap now (not in place, not
+        through the Obsidian CLI): the writes a batch can stage."""
+        if not self._atomic_writes:
+            return False
+        router = self._router
+        return router is None or not (router.is_memory_path(rel_path)
+                                      and router.write_mode().uses_cli)
 
     def create(self, target: Path, rel_path: str, data: bytes) -> None:
         """Write a new file (a conflict copy) directly: atomically, or in place."""
@@ -107,7 +119,9 @@ class WriteTransport:
         if self._on_written is not None:
             self._on_written(rel_path, sha256_hex(want))  # before the event can arrive
         if self._atomic_writes:
-            return Put(True, swap_bytes_atomic(target, want), "direct")
+            staged = self.staged
+            return Put(True, swap_bytes_atomic(target, want) if staged is None
+                       else staged.swap(target, want), "direct")
         return Put(True, replace_bytes_in_place(target, want), "direct")
 
     def _put_cli(

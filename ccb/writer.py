@@ -37,7 +37,7 @@ from __future__ import annotations
 import difflib
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -50,6 +50,7 @@ import structlog
 from ccb.atomic import (
     FileBeingWrittenError,
 )
+from ccb.atomic_batch import StagedSwaps, sweep_staged
 from ccb.frontmatter_edit import set_properties
 from ccb.merge import merge_note
 from ccb.obsidian_cli import WriteMode, WriteRouter
@@ -498,13 +499,12 @@ class NoteWriter:
         return self._origins.settled(content_hash, self._process_lock, own=self._recent.held)
 
     @contextmanager
-    def batch(self) -> Iterator[None]:
-        """Many writes (a dream's) under one hold of the writer lock. The recent-writes
-        journal and the origins are kept in memory and saved every
-        :data:`~ccb.write_records.BATCH_SAVE_EVERY`
-        writes and at the end, instead of being read and rewritten whole by each write (which
-        made n writes cost O(n²)). Other processes wait for the writer lock meanwhile, as they
-        wait for one write."""
+    def batch(self, stage: Mapping[str, bytes] | None = None, within: str = "") -> Iterator[None]:
+        """Many writes (a dream's) under one hold of the writer lock (others wait as for one
+        write), the recent-writes journal and origins saved every ``BATCH_SAVE_EVERY`` writes
+        (:mod:`ccb.write_records`) and at the end, not by each (n writes cost O(n²)). ``stage``:
+        files' new bytes made durable ahead (:func:`_staged`, under the vault folder ``within``;
+        not in a batch within a batch)."""
         with _held(self._thread_lock, self._process_lock):
             if self._recent.held:
                 yield  # already in a batch
@@ -512,7 +512,8 @@ class NoteWriter:
             self._recent.hold()
             self._origins.hold()
             try:
-                yield
+                with _staged(self._transport, self._absolute, stage, self.root / within):
+                    yield
             finally:
                 self._origins.release()
                 self._recent.release()
@@ -611,6 +612,37 @@ def _held(thread_lock: threading.RLock, process_lock: filelock.BaseFileLock) -> 
             raise refused from error
         finally:
             process_lock.release()
+
+
+@contextmanager
+def _staged(transport: WriteTransport, absolute: Callable[[str], Path],
+            files: Mapping[str, bytes] | None, within: Path) -> Iterator[int]:
+    """A batch's staged swaps (:mod:`ccb.atomic_batch`): unless ``files`` is ``None``, the
+    staged files a killed batch left under the folder ``within`` swept, then ``files`` (vault
+    path: bytes) written ahead and
+    made durable together, so that each write of exactly those bytes swaps them in without
+    fsyncs of its own; the folders are fsynced once at the end, before the lock goes (a
+    staged name is the holder's). Only atomic swaps under ``within`` are staged; yields how
+    many. Raises ``OSError`` when a file cannot be staged (nothing staged is swapped in)."""
+    swaps = StagedSwaps()
+    transport.staged = swaps
+    try:
+        targets: dict[Path, bytes] = {}
+        if files is not None:
+            folder = within.resolve()
+            sweep_staged(folder)
+            for rel_path, data in files.items():
+                try:
+                    target = absolute(rel_path)
+                except VaultError:
+                    continue
+                if target.is_relative_to(folder) and transport.direct(rel_path):
+                    targets[target] = data
+            swaps.stage(targets)
+        yield len(targets)
+    finally:
+        transport.staged = None
+        swaps.finish()
 
 
 def _settled(read: Callable[[str], bytes | None], rel_path: str) -> bytes:

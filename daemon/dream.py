@@ -28,6 +28,9 @@ first write. Every action is applied as "make it so" from the files as they are 
 adds only the sentences the keeper lacks; an archive sets values already set), so the next
 dream first replays an unfinished journal, then plans afresh: the end state is the one an
 uninterrupted dream reaches, and the diary entry lists the interrupted dream's changes too.
+The edits are staged and made durable together, then swapped in, and their folder is fsynced
+once before the journal is cleared (:mod:`ccb.atomic_batch`): after a power cut each file is
+its old bytes or its new ones, whole, and what was undone is done again by the replay.
 """
 
 from __future__ import annotations
@@ -336,6 +339,13 @@ class DreamPlan:
     #: the bytes are ``None`` when it stays as it is.
     memory_index: tuple[str, str, bytes | None, bytes | None] | None = field(
         default=None, repr=False)
+
+    @property
+    def after(self) -> dict[str, bytes]:
+        """``{path: bytes after}`` of every file the plan writes: what a dream stages
+        (:meth:`ccb.writer.NoteWriter.batch`), so that its writes are made durable together
+        and the folder fsynced once when the batch ends, before the journal is cleared."""
+        return {path: after for path, (_, after, _) in self.edits.items()}
 
     @property
     def diff(self) -> str:
@@ -780,7 +790,7 @@ class DreamRunner:
         user changed meanwhile is merged or kept as a conflict copy by the writer). A file
         deleted or being saved meanwhile is left as it is, and ``lines`` says so."""
         written: list[str] = []
-        with self.writer.batch():
+        with self.writer.batch(stage=plan.after, within=self.memory_folder):
             for path, (before, after, change) in plan.edits.items():
                 try:
                     outcome = self.writer.write(path, after, base=before, origin="dream",
