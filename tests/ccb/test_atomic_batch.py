@@ -120,3 +120,16 @@ def test_the_writer_stages_a_batch_and_sweeps_what_a_killed_one_left(tmp_path: P
             assert writer.write(name, data, base=b"old\n").status == "written"
     assert {p.relative_to(vault).as_posix(): p.read_bytes()
             for p in vault.rglob("*") if p.is_file()} == edits
+
+
+def test_without_syncfs_each_staged_file_is_fsynced(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    synced: list[int] = []
+    real_fsync = os.fsync
+    monkeypatch.setattr(atomic_batch, "_SYNCFS", None)
+    monkeypatch.setattr(atomic_batch.os, "fsync", lambda fd: (synced.append(fd), real_fsync(fd)))
+    swaps = StagedSwaps()
+    swaps.stage({tmp_path / f"n{i}.md": b"new" for i in range(3)})
+    assert len(synced) == 3
+    swaps.finish()
