@@ -22,6 +22,7 @@ import contextlib
 import logging
 import re
 import threading
+import time
 import unicodedata
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from concurrent.futures import CancelledError, Future, ThreadPoolExecutor
@@ -41,7 +42,8 @@ from magma.text import CJK_RANGES
 # warnings are news to a user.
 logging.getLogger("bm25s").setLevel(logging.WARNING)
 
-__all__ = ["BM25_WAIT_S", "NoteBm25", "NoteBm25Builder", "NoteLexicon", "bm25_tokens"]
+__all__ = ["BM25_WAIT_S", "REBUILD_GAP_FACTOR", "NoteBm25", "NoteBm25Builder", "NoteLexicon",
+           "bm25_tokens"]
 
 log = structlog.get_logger("dreamd.note_bm25")
 
@@ -52,6 +54,14 @@ BM25_WAIT_S = 0.25
 #: How long it waits for the index of a new snapshot when an older one can answer (seconds;
 #: our choice: the index of a small vault after an edit, and a tenth of a search's budget).
 BM25_STALE_WAIT_S = 0.05
+#: A new snapshot's index is built only once this many times the last build's time has
+#: passed since that build ended; until then the last index answers (its notes no longer in
+#: the snapshot are never returned: the search keeps only the snapshot's notes). A rebuild
+#: reads every note again: 1.7 s of CPU at 6,915 notes (the help vault and 1,000 memories,
+#: ``bench/note_bm25_rebuild.py``), so an assistant searching after every save of a
+#: 100,000-note vault would keep a core busy. At 9 the rebuilds take at most a tenth of one
+#: core (our choice); the vector and full-text lists always see the newest snapshot.
+REBUILD_GAP_FACTOR = 9.0
 
 #: Times the words of the asking side of a chat-like chunk (the user's own turns,
 #: :func:`magma.chunking.asking_turns`) count again in its note's document (0: once, as
@@ -279,14 +289,18 @@ class NoteBm25Builder:
         self._lock = threading.Lock()
         self._key: object = None  # the snapshot the newest build is of
         self._pending: Future[NoteBm25 | None] | None = None  # the newest build
+        self._next_build_at = 0.0  # time.monotonic() from which a rebuild may start
 
     def index_for(self, key: object, spec: Callable[[], NoteSpec],
                   wait_s: float = BM25_WAIT_S, *, fresh: bool = False) -> NoteBm25:
         """The index of the snapshot ``key`` names (a store's table versions, say): its
-        build of the notes ``spec()`` names starts the first time the key is asked for;
-        then as :meth:`index`."""
+        build of the notes ``spec()`` names starts the first time the key is asked for (once
+        an index was built, not before :data:`REBUILD_GAP_FACTOR` times the last build's time
+        has passed since it ended, unless ``fresh``: till then the last index answers); then
+        as :meth:`index`."""
         with self._lock:
-            if self._pending is None or key != self._key or _failed(self._pending):
+            due = fresh or not self._last.paths or time.monotonic() >= self._next_build_at
+            if self._pending is None or _failed(self._pending) or (key != self._key and due):
                 self._key = key
                 self.submit(spec)
             pending = self._pending
@@ -320,6 +334,7 @@ class NoteBm25Builder:
         self._pool.shutdown(wait=False, cancel_futures=True)
 
     def _build(self, spec: Callable[[], NoteSpec]) -> NoteBm25 | None:
+        started = time.monotonic()
         try:
             notes = spec()
             hashes = [h for _, chunk_hashes in notes.values() for h in chunk_hashes]
@@ -334,5 +349,7 @@ class NoteBm25Builder:
         except Exception as error:  # an optional list must never fail a search
             log.exception("search.note_bm25_failed", error=repr(error))
             return None
+        ended = time.monotonic()
+        self._next_build_at = ended + REBUILD_GAP_FACTOR * (ended - started)
         self._last = built
         return built

@@ -101,6 +101,39 @@ def test_the_builder_indexes_the_newest_snapshot_and_serves_the_last_one_meanwhi
         builder.close()
 
 
+def test_a_new_snapshot_waits_its_turn_once_an_index_serves(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A rebuild starts only REBUILD_GAP_FACTOR times the last build's time after it ended;
+    meanwhile the last index answers, and a fresh ask (the warm-up) never waits its turn."""
+    import magma.note_bm25 as note_bm25
+    from magma.note_bm25 import NoteBm25Builder
+
+    bodies = {"h1": "sourdough starter", "h2": "rye loaf"}
+    builds: list[object] = []
+
+    def read(hashes: object) -> dict[str, str]:
+        builds.append(hashes)
+        return bodies
+
+    monkeypatch.setattr(note_bm25, "REBUILD_GAP_FACTOR", 1e9)  # never due again
+    builder = NoteBm25Builder(read)
+    try:
+        first = builder.index_for("v1", lambda: {"a.md": ("A", ["h1"])}, 10)
+        assert [p for p, _ in first.top("starter", 5, lambda _: True)] == ["a.md"]
+        later = builder.index_for("v2", lambda: {"b.md": ("B", ["h2"])}, 10)
+        assert later.top("rye", 5, lambda _: True) == []  # v2 not built: v1 answers
+        assert [p for p, _ in later.top("starter", 5, lambda _: True)] == ["a.md"]
+        fresh = builder.index_for("v2", lambda: {"b.md": ("B", ["h2"])}, 10, fresh=True)
+        assert [p for p, _ in fresh.top("rye", 5, lambda _: True)] == ["b.md"]
+        monkeypatch.setattr(note_bm25, "REBUILD_GAP_FACTOR", 0.0)
+        builder.index_for("v2", lambda: {"b.md": ("B", ["h2"])}, 10)  # built: due at once
+        builder._next_build_at = 0.0
+        newest = builder.index_for("v3", lambda: {"c.md": ("C", ["h1", "h2"])}, 10)
+        assert [p for p, _ in newest.top("rye", 5, lambda _: True)] == ["c.md"]
+    finally:
+        builder.close()
+
+
 def test_a_store_that_cannot_be_read_leaves_the_last_index_serving() -> None:
     from magma.note_bm25 import NoteBm25Builder
     from magma.store import StoreError

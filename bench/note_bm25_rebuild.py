@@ -1,0 +1,81 @@
+"""What the note-level BM25 index costs to build, first and again, on an indexed vault.
+
+    .venv/bin/python bench/note_bm25_rebuild.py VAULT [--data-dir DIR] [--fake-embedder]
+        [--repeat 3]
+
+Opens the index of ``VAULT`` (``--data-dir``: its state folder, else the user's), takes the
+search's snapshot and builds the note-level BM25 index of it (:mod:`magma.note_bm25`) once
+from nothing (every chunk's body read from the store and tokenised) and ``--repeat`` times
+again (the tokens kept by content hash: what a new snapshot costs after a save). Prints
+wall and CPU seconds of each, beside the baseline of the same run: ``python -c pass``.
+``--fake-embedder`` opens the index with the tests' token-hash embedder (the builds never
+embed; it only spares loading the model). Nothing is written.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+
+def timed(step: object) -> tuple[float, float]:
+    """``(wall s, CPU s)`` of calling ``step``."""
+    wall, cpu = time.perf_counter(), time.process_time()
+    step()  # type: ignore[operator]
+    return time.perf_counter() - wall, time.process_time() - cpu
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("vault", type=Path)
+    parser.add_argument("--data-dir", type=Path, default=None)
+    parser.add_argument("--fake-embedder", action="store_true")
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args(argv)
+    if args.data_dir is not None:
+        os.environ["DREAMD_STORAGE__DATA_DIR"] = str(args.data_dir)
+
+    from daemon.app import App, load
+    from daemon.logs import configure_logging
+    from daemon.retrieval import _note_spec
+    from magma.note_bm25 import NoteBm25Builder
+
+    configure_logging(level="warning")
+    embedder = None
+    if args.fake_embedder:
+        sys.path.insert(0, str(ROOT / "tests" / "support"))
+        from fakes import TokenHashEmbedder
+
+        embedder = TokenHashEmbedder()
+    app = App.create(load(None, None, {"vault.path": str(args.vault)}), embedder=embedder)
+    if not app.indexing.is_indexed():
+        print(f"{args.vault} is not indexed under this state folder", file=sys.stderr)
+        return 2
+    snap = app.retriever.snapshot()
+    builder = NoteBm25Builder(app.store.chunk_bodies)
+
+    def build() -> None:
+        builder._build(lambda: _note_spec(snap))  # the build thread's own step
+
+    started = time.perf_counter()
+    subprocess.run([sys.executable, "-c", "pass"], check=True)
+    print(f"baseline: python -c pass          {time.perf_counter() - started:7.2f} s wall")
+    print(f"notes in the snapshot: {len(snap.entries):,}, chunks: {len(snap.chunk_paths):,}")
+    wall, cpu = timed(build)
+    print(f"first build (bodies read)         {wall:7.2f} s wall {cpu:7.2f} s CPU")
+    for run in range(1, args.repeat + 1):
+        wall, cpu = timed(build)
+        print(f"rebuild {run} (tokens kept)          {wall:7.2f} s wall {cpu:7.2f} s CPU")
+    app.close()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
