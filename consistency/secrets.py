@@ -95,6 +95,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from config.errors import SecretRefusedError
+from consistency.secret_heads import HeadSearch, heads_of
 from consistency.secret_patterns import (
     COMMON_VALUE_WORDS,
     KEYWORDS_CODE,
@@ -853,7 +854,8 @@ def _accepted_matches(rule: _Rule, text: str, folded: str
     value, which may be the assignment that does — for a value of at most
     :data:`MAX_RESCAN_CHARS`, so a text is never searched more than that many times over."""
     pos = 0
-    while (match := rule.pattern.search(text, pos)) is not None:
+    search = _searcher(rule.pattern, text, folded)
+    while (match := search(pos)) is not None:
         preview = rule.check(match)
         if preview is not None:
             yield match, preview
@@ -866,6 +868,17 @@ def _accepted_matches(rule: _Rule, text: str, folded: str
                     trigger in folded[start:end] for trigger in rule.triggers):
                 pos = start
                 break
+
+
+def _searcher(pattern: re.Pattern[str], text: str, folded: str
+              ) -> Callable[[int], re.Match[str] | None]:
+    """``pattern.search`` over ``text`` from a position: tried only where a match can start
+    when the pattern's opening literals are known (:mod:`consistency.secret_heads`; the same
+    matches, without running the pattern at every character)."""
+    heads = heads_of(pattern)
+    if heads is None or not HeadSearch.usable(pattern, text, folded):
+        return lambda pos: pattern.search(text, pos)
+    return HeadSearch(pattern, heads, text, folded).search
 
 
 def _scan(text: str) -> list[SecretFinding]:

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from hypothesis import example, given
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from config.errors import EXIT_CODES, DreamdError, SecretRefusedError, exit_code_for
@@ -158,6 +158,7 @@ def test_every_match_holds_a_trigger_of_its_rule(case: Positive) -> None:
                                    "TOKEN=\"Zq8#kLm2pX\"", " ", "\n", "é", "ſ"]),
                 max_size=6))
 @example(["My wifi password is Eg4bpMHCZh", "ſ"])  # a finding of the normalised view only
+@settings(deadline=None)  # no timing in a pass/fail test (a loaded machine ran 415 ms)
 def test_the_triggers_shortcut_finds_what_every_rule_finds(parts: list[str]) -> None:
     text = "".join(parts)
     from consistency.secrets import _RULES, _accepted_matches, normalised_view
