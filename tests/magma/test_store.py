@@ -216,6 +216,51 @@ def test_maintain_compacts_to_one_version_and_keeps_data(
     assert counts.fts_unindexed_rows == 0
 
 
+def _key_indexes(store: MagmaStore) -> dict[str, set[str]]:
+    """``{table: names of its BTREE indexes}`` of the store's derived tables."""
+    return {table.name: {i.name for i in table.list_indices() if i.index_type == "BTree"}
+            for table in store._t.derived}
+
+
+def _lookups(store: MagmaStore) -> tuple[object, ...]:
+    return (store_reads.get_file(store, "n1.md"), store.known_vectors({"nope"}),
+            sorted(c["path"] for c in store._t.read(store._t.chunks, ["path"],
+                                                      "path IN ('n2.md', 'n3.md')").to_pylist()))
+
+
+def test_key_columns_have_btree_indexes_from_the_start_through_compaction_and_purge(
+    store: MagmaStore, note_of: NoteOf, record_of: RecordOf
+) -> None:
+    from magma.store_tables import KEY_COLUMNS
+
+    want = {name: {f"{c}_idx" for c in KEY_COLUMNS[name]} for name in KEY_COLUMNS}
+    assert _key_indexes(store) == want  # made with the (empty) tables
+    for i in range(5):
+        store.apply(upserts=[record_of(note_of(f"n{i}.md", f"note number {i} [[n{i + 1}]]"))])
+    before = _lookups(store)
+    assert before[0] is not None and before[2] == ["n2.md", "n3.md"]
+    store.maintain()
+    assert _key_indexes(store) == want
+    stats = store._t.chunks.index_stats("path_idx")
+    assert stats is not None and (stats.num_indexed_rows, stats.num_unindexed_rows) == (5, 0)
+    assert _lookups(store) == before
+    store.maintain(purge=True)  # the tables rewritten whole: the indexes made again
+    assert _key_indexes(store) == want and _lookups(store) == before
+
+
+def test_a_store_made_without_key_indexes_gets_them_at_its_next_maintain(
+    store: MagmaStore, note_of: NoteOf, record_of: RecordOf
+) -> None:
+    store.apply(upserts=[record_of(note_of("n1.md", "one")), record_of(note_of("n2.md", "two"))])
+    for table in store._t.derived:
+        for name in {i.name for i in table.list_indices() if i.index_type == "BTree"}:
+            table.drop_index(name)
+    before = _lookups(store)
+    assert not any(_key_indexes(store).values())
+    store.maintain()
+    assert all(_key_indexes(store).values()) and _lookups(store) == before
+
+
 def test_older_schema_store_drops_its_index_tables_and_keeps_the_meta(
     tmp_path: Path, note_of: NoteOf, record_of: RecordOf
 ) -> None:
