@@ -8,7 +8,8 @@ vectors) of ``--chunks`` synthetic chunk rows (7 per note, so ``chunks / 7`` fil
 ``--repeat``) what the store asks by key: the chunks of one path, 64 content hashes (a
 sync batch's ``known_vectors``), one file row by path, the links to one target key, and one
 note's chunk write (``StoreTables.replace``: a ``merge_insert`` on ``chunk_id`` deleting the
-path's other rows; and the same ``merge_insert`` told not to use an index). First with the
+path's other rows; the same ``merge_insert`` told not to use an index; and the same rows
+deleted, then appended: ``StoreTables.rewrite_groups``, what a sync writes). First with the
 indexes dropped, then with them made again (:func:`magma.store_tables.ensure_key_indexes`)
 and folded in by ``optimize``; the third pass checks they survive a compaction. Never
 fails on timings.
@@ -111,7 +112,7 @@ def measure(tables: StoreTables, chunks: int, repeat: int, label: str) -> None:
     def backlinks(i: int) -> None:
         tables.read(tables.links, None, _in_list("target_key", [f"n{i * 17 % notes}"]))
 
-    def write_note(i: int, use_index: bool = True) -> None:
+    def write_note(i: int, use_index: bool | None = True) -> None:
         path = f"n/{i * 373 % notes}.md"
         rows = tables.read(tables.chunks, None, _in_list("path", [path]))
         vectors = rng.standard_normal((rows.num_rows, DIMS), dtype=np.float32)
@@ -119,6 +120,9 @@ def measure(tables: StoreTables, chunks: int, repeat: int, label: str) -> None:
                                pa.FixedSizeListArray.from_arrays(pa.array(vectors.ravel()),
                                                                  DIMS))
         data = rows.cast(_chunks_schema(DIMS))
+        if use_index is None:
+            StoreTables.rewrite_groups(tables.chunks, "path", data, [path])
+            return
         if use_index:
             StoreTables.replace(tables.chunks, "chunk_id", "path", data, [path])
             return
@@ -130,7 +134,8 @@ def measure(tables: StoreTables, chunks: int, repeat: int, label: str) -> None:
         ("chunks of one path", one_path), ("64 content hashes", hashes),
         ("one file row", file_row), ("links to one target", backlinks),
         ("one note's chunks written", write_note),
-        ("the same, merge told no index", lambda i: write_note(i + repeat, use_index=False)))]
+        ("the same, merge told no index", lambda i: write_note(i + repeat, use_index=False)),
+        ("the same, delete + append", lambda i: write_note(i + 2 * repeat, use_index=None)))]
     indexes = sum(1 for t in tables.derived for i in t.list_indices() if i.name.endswith("_idx")
                   and i.name != "text_idx")
     print(f"{label} ({indexes} key indexes):", flush=True)

@@ -12,8 +12,11 @@ Layout (one LanceDB database per vault, outside the vault):
 - ``links``  one row per link of a note, keyed by ``link_id`` (``"<src>#<n>"``), with the
   target as written and the vault path it resolves to (or null).
 
-Writes are batch-oriented: :meth:`MagmaStore.apply` makes at most one commit per table per
-call, so versions grow per batch, not per note (shared case 21). Call
+Writes are batch-oriented: :meth:`MagmaStore.apply` makes a few commits per table per call,
+so versions grow per batch, not per note (shared case 21): the batch's own chunk and link
+rows are deleted, then appended (two commits, no join with the whole table; a crash in
+between is healed because the file rows are written last, in one ``merge_insert``); the
+other notes' links a batch re-resolves are upserted in one commit of their own. Call
 :meth:`MagmaStore.maintain` after write bursts to compact, fold new rows into the full-text
 index and prune old versions.
 
@@ -578,7 +581,8 @@ class MagmaStore:
         touches: Sequence[FileEntry] = (),
         now: datetime | None = None,
     ) -> ApplyStats:
-        """Write one batch: at most one commit per table.
+        """Write one batch: chunks and links a delete and an append each (links also a merge
+        of other notes' re-resolved rows), then the file rows in one commit.
 
         ``upserts`` replace every row of those notes (file row, all chunks, all links);
         ``attachments`` upsert file rows; ``deletes`` remove files and their chunks and links;
@@ -719,7 +723,8 @@ class MagmaStore:
             matrix = stacked.ravel()
             rows["vector"] = pa.FixedSizeListArray.from_arrays(pa.array(matrix), self.dims)
             data = pa.Table.from_pydict(rows, schema=_chunks_schema(self.dims))
-            self._t.replace(table, "chunk_id", "path", data, replaced)
+            # a note's own rows: re-indexed whole if a crash falls between the two commits
+            self._t.rewrite_groups(table, "path", data, replaced)
             self._t.ensure_fts()
             self._recent_vectors.add(rows["content_hash"][-RECENT_VECTORS:],
                                      stacked[-RECENT_VECTORS:])
@@ -747,18 +752,23 @@ def orphaned_paths(tables: StoreTables) -> set[str]:
 
 def _write_links(tables: StoreTables, upserts: Sequence[NoteRecord], deleted: set[str],
                  resolver: LinkResolver, changed_paths: set[str]) -> int:
-    """Replace the link rows of ``upserts`` and ``deleted`` in one commit (and re-resolve the
-    other notes' links when the set of paths changed); the number of rows written."""
+    """Replace the link rows of ``upserts`` and ``deleted`` (a delete and an append,
+    :meth:`StoreTables.rewrite_groups`) and, when the set of paths changed, upsert the other
+    notes' links it re-resolves in one ``merge_insert`` commit first; the number of rows
+    written."""
     rows = _link_rows(upserts, resolver)
     replaced = {r.note.path for r in upserts} | deleted
-    if changed_paths:
-        rows += _reresolved_links(tables, resolver, changed_paths, replaced)
-    if rows:
-        data = pa.Table.from_pylist(rows, schema=_links_schema())
-        tables.replace(tables.links, "link_id", "src", data, sorted(replaced))
-    elif replaced:
-        tables.delete_in(tables.links, "src", sorted(replaced))
-    return len(rows)
+    others = _reresolved_links(tables, resolver, changed_paths, replaced) if changed_paths else []
+    if others:
+        # Other notes' rows in one commit of their own: their files are unchanged, so no
+        # reconcile would write them again after a crash (never a delete, then an append).
+        (tables.links.merge_insert("link_id").when_matched_update_all()
+         .when_not_matched_insert_all().execute(pa.Table.from_pylist(
+             others, schema=_links_schema())))
+    # the batch's own rows: written again by the next reconcile if a crash falls in between
+    tables.rewrite_groups(tables.links, "src", pa.Table.from_pylist(
+        rows, schema=_links_schema()), sorted(replaced))
+    return len(rows) + len(others)
 
 
 _CANDIDATE_COLUMNS = (

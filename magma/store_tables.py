@@ -373,11 +373,30 @@ class StoreTables:
     def replace(table: Any, key: str, group: str, data: pa.Table, groups: list[str]) -> None:
         """Upsert ``data`` by ``key`` and, in the same commit, delete the other rows whose
         ``group`` column is in ``groups`` (e.g. every other chunk of those paths; measured
-        faster than delete + add, and one version instead of two)."""
+        faster than delete + add, and one version instead of two — but a join over the
+        whole table: :meth:`rewrite_groups` where a crash between two commits is safe)."""
         builder = table.merge_insert(key).when_matched_update_all().when_not_matched_insert_all()
         if groups:
             builder = builder.when_not_matched_by_source_delete(_in_list(group, groups))
         builder.execute(data)
+
+    @staticmethod
+    def rewrite_groups(table: Any, group: str, data: pa.Table, groups: list[str]) -> None:
+        """Replace every row whose ``group`` column is in ``groups`` by ``data`` (whose rows
+        all belong to ``groups``): one delete of those groups' rows, then one append. Two
+        commits instead of :meth:`replace`'s join over the whole table (127,283 chunks:
+        ``bench/store_index_bench.py``). A crash in between leaves those groups without
+        rows: only for rows the caller writes again after a crash (a note's own chunks and
+        links: its file row, written last, still holds the old content hash, so the next
+        reconcile indexes the note again). Raises ``ValueError`` for a row of ``data``
+        outside ``groups``, and what LanceDB raises."""
+        inside = set(groups)
+        if data.num_rows and not inside.issuperset(data.column(group).to_pylist()):
+            raise ValueError(f"rewrite_groups: a row of data outside the {group}s rewritten")
+        for part in _slices(sorted(inside)):
+            table.delete(_in_list(group, part))
+        if data.num_rows:
+            table.add(data)
 
     @staticmethod
     def delete_in(table: Any, column: str, values: list[str]) -> None:
