@@ -99,8 +99,8 @@ def test_an_unsure_pair_is_linked_both_ways_and_listed_by_check(
     app, vault = real_app
     service = app.memories(parse_owner("case-possible"))
     first = service.remember("Don't add comments explaining obvious code.", type="feedback")
-    second = service.remember("Skip trivial comments — only comment code whose intent isn't "
-                              "clear from reading it.", type="feedback")
+    second = service.remember("Only comment code whose intent isn't clear from "
+                              "reading it.", type="feedback")
     assert second.action == "created" and second.linked_as == "possible_duplicate", \
         second.judgement
     old_note = parse_note(first.path, (vault / first.path).read_bytes())
@@ -186,8 +186,8 @@ def test_a_possible_pair_is_settled_by_the_user(real_app: tuple[App, Path], answ
     app, vault = real_app
     service = app.memories(parse_owner(f"case-settle-{answer}"))
     first = service.remember("Don't add comments explaining obvious code.", type="feedback")
-    second = service.remember("Skip trivial comments — only comment code whose intent isn't "
-                              "clear from reading it.", type="feedback")
+    second = service.remember("Only comment code whose intent isn't clear from "
+                              "reading it.", type="feedback")
     assert second.linked_as == "possible_duplicate", second.judgement
     assert ("possible_duplicate", first.path, second.path) in service.possible_pairs()
     message = service.settle_pair(second.memory_id, answer)  # type: ignore[arg-type]
@@ -198,7 +198,7 @@ def test_a_possible_pair_is_settled_by_the_user(real_app: tuple[App, Path], answ
     assert old.memory and new.memory
     if answer == "same":
         assert new.properties["merged_into"] == f"[[{Path(first.path).stem}]]"
-        assert "only comment code" in old.body and "obvious code" in old.body
+        assert "comment code whose intent" in old.body and "obvious code" in old.body
     elif answer == "changed":
         assert old.memory.valid_to is not None
         assert new.memory.supersedes == (Path(first.path).stem,)
@@ -219,12 +219,14 @@ def test_settling_a_pair_as_changed_names_what_else_the_older_memory_said(
     from ccb.frontmatter_edit import set_properties
 
     app, vault = real_app
-    service = app.memories(parse_owner("case-settle-more"))
-    for older_text, newer_text, others, changed in [
+    for case, (older_text, newer_text, others, changed) in enumerate([
         ("My name is Ana. I live in Lisbon. I work at a bakery.", "I live in Porto now.",
          ["My name is Ana.", "I work at a bakery."], "I live in Lisbon"),
         ("我叫安娜。我住在里斯本。", "我现在住在波尔图。", ["我叫安娜。"], "我住在里斯本"),
-    ]:
+    ]):
+        # an owner per case: the English case's "I live in Porto now." must not meet the
+        # Chinese case's Lisbon (a change of city across languages, superseded as it should)
+        service = app.memories(parse_owner(f"case-settle-more-{case}"))
         older = service.remember(older_text, type="user")
         newer = service.remember(newer_text, type="user")
         path = vault / newer.path  # linked as remember links a pair it keeps apart
