@@ -8,6 +8,10 @@ search's snapshot and builds the note-level BM25 index of it (:mod:`magma.note_b
 from nothing (every chunk's body read from the store and tokenised) and ``--repeat`` times
 again (the tokens kept by content hash: what a new snapshot costs after a save). Prints
 wall and CPU seconds of each, beside the baseline of the same run: ``python -c pass``.
+``--queries N`` then times ``App.search`` (limit 10, warm process) over N questions made from
+the vault's note titles ("how do I use <title>"), with the note-level list on and off in
+turns (each query asked both ways, the order alternating): p50 / p95 of each — the list's
+cost on the search path.
 ``--fake-embedder`` opens the index with the tests' token-hash embedder (the builds never
 embed; it only spares loading the model). Nothing is written.
 """
@@ -32,12 +36,42 @@ def timed(step: object) -> tuple[float, float]:
     return time.perf_counter() - wall, time.process_time() - cpu
 
 
+def search_latency(app: object, snap: object, count: int) -> None:
+    """p50 / p95 of ``App.search`` with the note-level list on and off, asked in turns."""
+    import random
+    import statistics
+
+    from daemon import rerank
+
+    titles = sorted({Path(p).stem for p in snap.entries})  # type: ignore[attr-defined]
+    queries = [f"how do I use {t.lower()}" for t in random.Random(3).sample(
+        titles, min(count, len(titles)))]
+    weight = rerank.LIST_WEIGHTS["note-bm25"]
+    weights = rerank.LIST_WEIGHTS  # a dict: the search reads it on each call
+    times: dict[bool, list[float]] = {True: [], False: []}
+    for query in queries[:5]:
+        app.search(query, limit=10, count_recall=False)  # type: ignore[attr-defined]
+    for i, query in enumerate(queries):
+        for on in ((True, False) if i % 2 == 0 else (False, True)):
+            weights["note-bm25"] = weight if on else 0.0  # type: ignore[index]
+            started = time.perf_counter()
+            app.search(query, limit=10, count_recall=False)  # type: ignore[attr-defined]
+            times[on].append((time.perf_counter() - started) * 1000)
+    weights["note-bm25"] = weight  # type: ignore[index]
+    for on in (True, False):
+        ordered = sorted(times[on])
+        p95 = ordered[max(0, round(0.95 * len(ordered)) - 1)]
+        print(f"search, note list {'on ' if on else 'off'} ({len(ordered)} queries)   "
+              f"p50 {statistics.median(ordered):6.1f} ms  p95 {p95:6.1f} ms")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("vault", type=Path)
     parser.add_argument("--data-dir", type=Path, default=None)
     parser.add_argument("--fake-embedder", action="store_true")
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--queries", type=int, default=0)
     args = parser.parse_args(argv)
     if args.data_dir is not None:
         os.environ["DREAMD_STORAGE__DATA_DIR"] = str(args.data_dir)
@@ -73,6 +107,8 @@ def main(argv: list[str] | None = None) -> int:
     for run in range(1, args.repeat + 1):
         wall, cpu = timed(build)
         print(f"rebuild {run} (tokens kept)          {wall:7.2f} s wall {cpu:7.2f} s CPU")
+    if args.queries:
+        search_latency(app, snap, args.queries)
     app.close()
     return 0
 
