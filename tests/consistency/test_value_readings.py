@@ -582,3 +582,18 @@ WRITTEN = date(2026, 12, 5)
 def test_a_day_counted_back_from_the_day_written_dates_the_event(text: str,
                                                                  day: date | None) -> None:
     assert read_claim(text, written=WRITTEN).event_day == day
+
+
+@pytest.mark.parametrize(("old", "new", "same"), [
+    ("lint", "linter", True), ("refactor", "refactors", True), ("plan", "planned", True),
+    ("ship", "shipping", True),
+    ("submit", "submitting", True), ("rebase", "rebased", True), ("watch", "watches", True),
+    ("card", "cardigan", False), ("pass", "passport", False), ("work", "workout", False),
+    ("plan", "planet", False), ("cat", "cats", False),  # too short to tell
+])
+def test_a_word_and_its_inflection_are_one_word_a_longer_word_is_another(
+        old: str, new: str, same: bool) -> None:
+    from consistency.judgement import _inflected, _Substitution
+
+    assert _inflected(_Substitution((old,), (new,), "other", False)) is same
+    assert _inflected(_Substitution((new,), (old,), "other", False)) is same
