@@ -118,15 +118,9 @@ def write_rows(store: MagmaStore, rows: list[EdgeRow], nodes: Collection[str] | 
     tables = store._t
     data = pa.Table.from_pylist([*rows, _meta_row(stamp, snippets)], schema=_edges_schema())
     try:
-        builder = (tables.edges.merge_insert("edge_id").when_matched_update_all()
-                   .when_not_matched_insert_all())
-        if nodes is None:
-            builder = builder.when_not_matched_by_source_delete()
-        elif nodes:
-            # one filter over the sources: a batch touches a handful of nodes
-            quoted = ", ".join("'" + n.replace("'", "''") + "'" for n in sorted(nodes))
-            builder = builder.when_not_matched_by_source_delete(f"src IN ({quoted})")
-        builder.execute(data)
+        # one filter over the sources: a batch touches a handful of nodes
+        tables.replace(tables.edges, "edge_id", "src", data,
+                       None if nodes is None else sorted(nodes))
     except Exception as exc:
         raise StoreError(f"magma: write the graph's edges to {store.uri}: {exc}") from exc
     return data.num_rows

@@ -699,14 +699,7 @@ class MagmaStore:
         kept, version = self._file_index.writing(), self._files_version()
         if rows:
             data = pa.Table.from_pylist(rows, schema=_files_schema())
-            builder = (
-                table.merge_insert("path").when_matched_update_all().when_not_matched_insert_all()
-            )
-            if deleted:
-                builder = builder.when_not_matched_by_source_delete(
-                    _in_list("path", sorted(deleted))
-                )
-            builder.execute(data)
+            self._t.replace(table, "path", "path", data, sorted(deleted))
         elif deleted:
             table.delete(_in_list("path", sorted(deleted)))
         self._file_index.follow(kept, version, self._files_version(), {
@@ -762,9 +755,8 @@ def _write_links(tables: StoreTables, upserts: Sequence[NoteRecord], deleted: se
     if others:
         # Other notes' rows in one commit of their own: their files are unchanged, so no
         # reconcile would write them again after a crash (never a delete, then an append).
-        (tables.links.merge_insert("link_id").when_matched_update_all()
-         .when_not_matched_insert_all().execute(pa.Table.from_pylist(
-             others, schema=_links_schema())))
+        tables.replace(tables.links, "link_id", "src",
+                       pa.Table.from_pylist(others, schema=_links_schema()), [])
     # the batch's own rows: written again by the next reconcile if a crash falls in between
     tables.rewrite_groups(tables.links, "src", pa.Table.from_pylist(
         rows, schema=_links_schema()), sorted(replaced))

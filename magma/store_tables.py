@@ -370,13 +370,17 @@ class StoreTables:
             raise StoreError(f"magma: vector index search in {self.uri}: {exc}") from exc
 
     @staticmethod
-    def replace(table: Any, key: str, group: str, data: pa.Table, groups: list[str]) -> None:
+    def replace(table: Any, key: str, group: str, data: pa.Table,
+                groups: list[str] | None) -> None:
         """Upsert ``data`` by ``key`` and, in the same commit, delete the other rows whose
-        ``group`` column is in ``groups`` (e.g. every other chunk of those paths; measured
-        faster than delete + add, and one version instead of two — but a join over the
-        whole table: :meth:`rewrite_groups` where a crash between two commits is safe)."""
+        ``group`` column is in ``groups`` (e.g. every other chunk of those paths; ``[]``: no
+        other row; ``None``: every other row of the table). One commit, but a join over the
+        whole table: :meth:`rewrite_groups` where a crash between two commits is safe.
+        Raises what LanceDB raises."""
         builder = table.merge_insert(key).when_matched_update_all().when_not_matched_insert_all()
-        if groups:
+        if groups is None:
+            builder = builder.when_not_matched_by_source_delete()
+        elif groups:
             builder = builder.when_not_matched_by_source_delete(_in_list(group, groups))
         builder.execute(data)
 
