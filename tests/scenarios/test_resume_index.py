@@ -4,11 +4,14 @@ twice.
 A subprocess indexes a vault of generated notes (``App.sync``, commits every
 ``sync.write_batch_files`` notes) with the token-hash FAKE embedder behind the product's own
 embedding cache (this test is about which chunks reach the model, not about meaning); the fake
-appends the hash of every text it embedded to a log (once it has the vectors), and waits a
-little per call so the run can be stopped in the middle. The test SIGKILLs it once some
-batches are in, runs the same index again to the end, and reads the log: every chunk text
-reached the model once (what was embedded before the kill came back from the store or the
-embedding cache), and the index holds every note.
+appends the hash of every text it embedded to a log (once it has the vectors). In the first
+run the process SIGKILLs itself as the model is called for the fourth time: three batches'
+answers are in and the fourth is not, a point that does not depend on how loaded the machine
+is (a kill timed from outside raced the cache's own write on a busy machine, where a chunk
+the model had answered but nobody had kept yet was rightly embedded again). The test runs
+the same index again to the end and reads the log: every chunk text reached the model once
+(what was embedded before the kill came back from the store or the embedding cache), and the
+index holds every note.
 """
 
 from __future__ import annotations
@@ -17,7 +20,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from collections import Counter
 from pathlib import Path
 
@@ -31,19 +33,24 @@ pytestmark = pytest.mark.scenario
 REPO = Path(__file__).resolve().parents[2]
 NOTES = 240
 BATCH_FILES = 20
-#: The kill comes this long after the third batch's vectors were logged (while the run
-#: stores them and sleeps before the next call of the model).
-KILL_AFTER_S = 0.12
+#: The first run kills itself as the model is called this many times (three answers are in).
+KILL_AT_CALL = 4
 
 CHILD = """
-import hashlib, os, sys, time
+import hashlib, os, signal, sys
 sys.path[:0] = [{repo!r}, {support!r}]
 from fakes import TokenHashEmbedder
 from daemon.app import App, load
 
+KILL_AT = int(sys.argv[1])
+
 class Logged(TokenHashEmbedder):
+    calls = 0
+
     def embed(self, texts):
-        time.sleep(0.05)
+        Logged.calls += 1
+        if Logged.calls == KILL_AT:
+            os.kill(os.getpid(), signal.SIGKILL)
         vectors = super().embed(texts)
         with open({log!r}, "a", encoding="utf-8") as out:  # what the model answered
             out.write("".join(hashlib.sha256(t.encode()).hexdigest() + "\\n" for t in texts))
@@ -68,8 +75,8 @@ def _vault(root: Path) -> Path:
     return root
 
 
-def _run(script: Path, env: dict[str, str]) -> subprocess.Popen[str]:
-    return subprocess.Popen([sys.executable, str(script)], env=env, text=True,
+def _run(script: Path, env: dict[str, str], kill_at: int) -> subprocess.Popen[str]:
+    return subprocess.Popen([sys.executable, str(script), str(kill_at)], env=env, text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
 
 
@@ -84,23 +91,13 @@ def test_a_killed_cold_index_resumes_without_embedding_a_chunk_twice(
     env = {k: v for k, v in os.environ.items() if not k.startswith("DREAMD_")}
     env.update({"DREAMD_STORAGE__DATA_DIR": str(tmp_path / "data"),
                 "DREAMD_CONFIG": str(tmp_path / "config.toml"), "LANCEDB_LOG": "error"})
-    first = _run(script, env)
-    deadline = time.monotonic() + 300
-    # stop it once at least three batches reached the model, well before the end, and not
-    # at the instant the log was written (the model's answer is kept a moment after it)
-    while time.monotonic() < deadline and first.poll() is None:
-        if log.exists() and log.read_text(encoding="utf-8").count("\n") >= 3 * BATCH_FILES:
-            break
-        time.sleep(0.02)
-    time.sleep(KILL_AFTER_S)
-    assert first.poll() is None, f"the index finished before it could be stopped:\n" \
-                                 f"{first.communicate()[0]}"
-    first.send_signal(signal.SIGKILL)
-    first.wait(timeout=30)
+    first = _run(script, env, KILL_AT_CALL)
+    out, _ = first.communicate(timeout=600)
+    assert first.returncode == -signal.SIGKILL, f"the index was not stopped part-way:\n{out}"
     before = Counter(log.read_text(encoding="utf-8").split())
     assert sum(before.values()) > 0
 
-    second = _run(script, env)
+    second = _run(script, env, 0)
     out, _ = second.communicate(timeout=600)
     assert second.returncode == 0, out
     embedded = Counter(log.read_text(encoding="utf-8").split())
