@@ -27,6 +27,28 @@ def _shared(part: str) -> Path:
     return path
 
 
+#: The product's packages, compiled once before the tests start.
+PACKAGES = ("config", "ccb", "magma", "consistency", "daemon")
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Compile the product's modules to bytecode once, in the process that starts the run.
+
+    The suite starts hundreds of dreamd processes (the CLI as a user runs it, daemons). Where
+    ``PYTHONDONTWRITEBYTECODE`` is set, as on the CI machines, Python never writes the
+    bytecode it compiles, so each of them compiled all of dreamd's modules from source again:
+    measured ≈0.9 s of CPU per process on a loaded 2-core machine (``python -X importtime -c
+    "import daemon.app"``: 1.77 s of dreamd's own import time without bytecode, 0.90 s
+    with). ``compileall`` writes it whatever that setting says; Python reads it either way.
+    """
+    if hasattr(session.config, "workerinput"):  # an xdist worker: its controller did it
+        return
+    import compileall
+
+    for package in PACKAGES:
+        compileall.compile_dir(REPO / package, quiet=1)
+
+
 @pytest.fixture(scope="session")
 def cases_dir() -> Path:
     """``../shared/cases`` (read-only): inputs built from public bug reports."""
