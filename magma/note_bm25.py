@@ -42,8 +42,8 @@ from magma.text import CJK_RANGES
 # warnings are news to a user.
 logging.getLogger("bm25s").setLevel(logging.WARNING)
 
-__all__ = ["BM25_WAIT_S", "REBUILD_GAP_FACTOR", "NoteBm25", "NoteBm25Builder", "NoteLexicon",
-           "bm25_tokens"]
+__all__ = ["BM25_WAIT_S", "REBUILD_GAP_FACTOR", "STOP_CHECK_EVERY", "BuildStopped", "NoteBm25",
+           "NoteBm25Builder", "NoteLexicon", "bm25_tokens"]
 
 log = structlog.get_logger("dreamd.note_bm25")
 
@@ -62,6 +62,10 @@ BM25_STALE_WAIT_S = 0.05
 #: 100,000-note vault would keep a core busy. At 9 the rebuilds take at most a tenth of one
 #: core (our choice); the vector and full-text lists always see the newest snapshot.
 REBUILD_GAP_FACTOR = 9.0
+#: Chunks tokenized (or notes assembled) between two looks at whether the build was stopped
+#: (our choice: tokenizing 256 chunks takes well under 0.1 s, so a closed process ends that
+#: soon; the look itself is one ``Event.is_set``).
+STOP_CHECK_EVERY = 256
 
 #: Times the words of the asking side of a chat-like chunk (the user's own turns,
 #: :func:`magma.chunking.asking_turns`) count again in its note's document (0: once, as
@@ -194,6 +198,10 @@ class NoteBm25:
         return extra
 
 
+class BuildStopped(Exception):
+    """A build of a :class:`NoteBm25` index was stopped (its process is closing it)."""
+
+
 class NoteLexicon:
     """The tokens of every chunk seen, by content hash, to build :class:`NoteBm25` indexes:
     token ids (``int32``, 4 bytes a token: ~16 MB for the 4 million tokens of a 6,000-note
@@ -217,19 +225,26 @@ class NoteLexicon:
         """The content hashes among ``hashes`` whose tokens are not known yet."""
         return {h for h in hashes if h not in self._by_hash}
 
-    def learn(self, bodies: Mapping[str, str]) -> None:
-        """Tokenize chunk ``bodies`` (content hash -> body text)."""
-        for content_hash, body in bodies.items():
+    def learn(self, bodies: Mapping[str, str], stop: Callable[[], bool] = lambda: False) -> None:
+        """Tokenize chunk ``bodies`` (content hash -> body text). Raises
+        :class:`BuildStopped` when ``stop()`` turns true (every chunk learnt so far is kept
+        whole)."""
+        for n, (content_hash, body) in enumerate(bodies.items()):
+            if n % STOP_CHECK_EVERY == 0 and stop():
+                raise BuildStopped
             ids = self._ids(body)
             said = asking_turns(body) if ASKING_TURN_REPEAT > 0 else ""
             if said:
                 ids = np.concatenate([ids, *([self._ids(said)] * ASKING_TURN_REPEAT)])
             self._by_hash[content_hash] = ids
 
-    def build(self, notes: NoteSpec) -> NoteBm25:
+    def build(self, notes: NoteSpec, stop: Callable[[], bool] = lambda: False) -> NoteBm25:
         """Index ``notes`` (path -> (its title and aliases, its chunks' content hashes));
         tokens of chunks no longer in any note are forgotten. Raises :class:`KeyError` for
-        a content hash that was never learnt."""
+        a content hash that was never learnt, :class:`BuildStopped` when ``stop()`` turns
+        true before the index is made."""
+        if stop():
+            raise BuildStopped
         live = {h for _, hashes in notes.values() for h in hashes}
         missing = live - set(self._by_hash)
         if missing:
@@ -240,9 +255,14 @@ class NoteLexicon:
             if len(self._vocabulary) > VOCABULARY_SLACK * max(self._used(), 1):
                 self._compact()
             self._checked = len(self._vocabulary)
-        documents = {path: np.concatenate([self._ids(label),
-                                           *(self._by_hash[h] for h in hashes)])
-                     for path, (label, hashes) in notes.items()}
+        documents: dict[str, np.ndarray] = {}
+        for n, (path, (label, hashes)) in enumerate(notes.items()):
+            if n % STOP_CHECK_EVERY == 0 and stop():
+                raise BuildStopped
+            documents[path] = np.concatenate([self._ids(label),
+                                              *(self._by_hash[h] for h in hashes)])
+        if stop():
+            raise BuildStopped
         return NoteBm25.from_ids({p: ids.tolist() for p, ids in documents.items()},
                                  self._vocabulary)
 
@@ -290,6 +310,7 @@ class NoteBm25Builder:
         self._key: object = None  # the snapshot the newest build is of
         self._pending: Future[NoteBm25 | None] | None = None  # the newest build
         self._next_build_at = 0.0  # time.monotonic() from which a rebuild may start
+        self._stop = threading.Event()  # set by close(): a build under way gives up
 
     def index_for(self, key: object, spec: Callable[[], NoteSpec],
                   wait_s: float = BM25_WAIT_S, *, fresh: bool = False) -> NoteBm25:
@@ -330,19 +351,27 @@ class NoteBm25Builder:
         return self._last
 
     def close(self) -> None:
-        """Stop the build thread (a build under way finishes in the background)."""
+        """Stop the build thread: a build waiting for it is cancelled, a build under way
+        gives up within :data:`STOP_CHECK_EVERY` chunks or notes (or once the store's read
+        it is in returns). Python joins the thread when the process exits, so a one-shot
+        command that asked for an index it had no time to use (``dreamd search`` in a big
+        vault without the daemon) no longer waits for it to be built before it ends."""
+        self._stop.set()
         self._pool.shutdown(wait=False, cancel_futures=True)
 
     def _build(self, spec: Callable[[], NoteSpec]) -> NoteBm25 | None:
         started = time.monotonic()
+        stop = self._stop.is_set
         try:
             notes = spec()
             hashes = [h for _, chunk_hashes in notes.values() for h in chunk_hashes]
             missing = self._lexicon.missing(hashes)
             if missing:
                 every = len(missing) * 2 > len(hashes)  # one scan beats many IN lists
-                self._lexicon.learn(self._read_bodies(None if every else missing))
-            built = self._lexicon.build(notes)
+                self._lexicon.learn(self._read_bodies(None if every else missing), stop)
+            built = self._lexicon.build(notes, stop)
+        except BuildStopped:
+            return None
         except (DreamdError, KeyError) as error:  # a store gone, a chunk changed meanwhile
             log.warning("search.note_bm25_failed", error=str(error))
             return None

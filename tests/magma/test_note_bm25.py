@@ -199,3 +199,45 @@ def test_feedback_words_find_a_note_without_the_querys_words(
     monkeypatch.setattr(note_bm25, "FEEDBACK_DOCS", 2)
     found = [p for p, _ in index.top("bike", 5, lambda p: True)]
     assert sorted(found[:2]) == ["a.md", "b.md"] and found[2:] == ["d.md"]  # gears, oil
+
+
+CLOSING_CHILD = """
+import sys, threading
+sys.path.insert(0, {repo!r})
+from magma.note_bm25 import NoteBm25Builder
+
+reached, closed = threading.Event(), threading.Event()
+
+class Bodies(dict):
+    # the chunks of a vault too big to tokenize before the process ends: endless here
+    def items(self):
+        n = 0
+        while True:
+            if n == 200:
+                reached.set()
+                closed.wait()
+            yield f"h{{n}}", f"kiln glaze firing number {{n}}"
+            n += 1
+
+builder = NoteBm25Builder(lambda hashes: Bodies())
+builder.index_for("v1", lambda: {{"a.md": ("A", ["h0"])}}, wait_s=0)
+assert reached.wait(60)
+builder.close()
+closed.set()
+print("closed", flush=True)
+"""
+
+
+def test_a_closed_builder_lets_its_process_end_before_the_index_is_built() -> None:
+    """``dreamd search`` in a big vault without the daemon asks for the note index, answers
+    without it, closes: the process must end then, not once every chunk is tokenized (Python
+    joins the build thread at exit). The build here never ends by itself."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parents[2]
+    done = subprocess.run([sys.executable, "-c", CLOSING_CHILD.format(repo=str(repo))],
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "closed\n"
