@@ -165,9 +165,7 @@ class MemoryService:
     def memories(self) -> list[StoredMemory]:
         """Every memory file in the memory folder this service's owner may see, parsed
         (problems included)."""
-        return [s for s in self._all_memories()
-                if self.owner is None or self.owner.sees(s.note.memory.owner if s.note.memory
-                                                         else None)]
+        return _seen_by(self.owner, self._all_memories())
 
     def _all_memories(self) -> list[StoredMemory]:
         return self._pool.memories()
@@ -238,7 +236,7 @@ class MemoryService:
             paths = [] if result.action == "duplicate" else list(dict.fromkeys(
                 _file_of(p) for p in [result.path, *([result.superseded] if result.superseded
                                                      else []), *changed]))
-            rebuilt = self._rebuilt(paths) if paths else []
+            rebuilt = self._rebuilt(paths, recheck=True) if paths else []  # (lock held)
         if paths:
             self._index([*paths, *rebuilt])
         log.info("memory.remembered", action=result.action, id=result.memory_id,
@@ -252,8 +250,9 @@ class MemoryService:
         the other memory files it changed."""
         body = draft.body
         owner = str(self.owner) if self.owner else None
-        # memory files and the entries of entry files (daemon.entry_remember) alike
-        stored = [s for s in [*self.memories(), *self._pool.entries()]
+        # memory files and the entries of entry files (daemon.entry_remember) alike, one look
+        files, entries = self._pool.memories_and_entries()
+        stored = [s for s in [*_seen_by(self.owner, files), *entries]
                   if _comparable(s.note.memory, draft.type, owner)]
         decision = decide(draft, self._facts(stored))
         by_id = {memory_key(s.note.memory.id, s.path): s for s in stored if s.note.memory}
@@ -518,11 +517,13 @@ class MemoryService:
 
     # ------------------------------------------------------------------ MEMORY.md
 
-    def rebuild_index(self, changed: Collection[str] = ()) -> WriteOutcome:
+    def rebuild_index(self, changed: Collection[str] = (), *, recheck: bool = False
+                      ) -> WriteOutcome:
         """Rewrite ``MEMORY.md`` from the live memories of every owner (the file is the
         vault's; superseded and expired left out). A hand-edited ``MEMORY.md`` is kept beside
-        it as a conflict copy (:meth:`ccb.writer.NoteWriter.write_generated`)."""
-        text, inputs = self.index_text()
+        it as a conflict copy (:meth:`ccb.writer.NoteWriter.write_generated`). ``recheck``:
+        the caller holds the writer lock and only ``changed`` are looked at again."""
+        text, inputs = self.index_text(recheck=changed if recheck else None)
         self._adopt_index(changed)
         return self.memory_index.write(text, inputs)
 
@@ -541,12 +542,14 @@ class MemoryService:
         if current is not None and self.index_text(exclude=changed)[0] == current:
             self.memory_index.adopt(current)
 
-    def index_text(self, *, exclude: Collection[str] = ()) -> tuple[bytes, str]:
+    def index_text(self, *, exclude: Collection[str] = (),
+                   recheck: Collection[str] | None = None) -> tuple[bytes, str]:
         """What ``MEMORY.md`` should hold now, and the fingerprint of the memories it was
-        built from (:meth:`MemoryIndexKeeper.text_of`; reads every memory file; ``exclude``
-        leaves some out)."""
+        built from (:meth:`MemoryIndexKeeper.text_of`; ``exclude`` leaves some out;
+        ``recheck``: :meth:`daemon.memory_pool.MemoryPool.memories`)."""
         return self.memory_index.text_of(
-            ((s.path, s.note) for s in self._all_memories() if s.path not in exclude),
+            ((s.path, s.note) for s in self._pool.memories(recheck=recheck)
+             if s.path not in exclude),
             self._clock().date())
 
     def after_change(self, paths: Sequence[str], *, purge: bool = False) -> bool:
@@ -554,14 +557,20 @@ class MemoryService:
         what the indexer returned (False: a running daemon indexes)."""
         return self._index([*paths, *self._rebuilt(paths)], purge=purge)
 
-    def _rebuilt(self, paths: Sequence[str]) -> list[str]:
-        """Rebuild ``MEMORY.md`` after ``paths`` changed: ``[its path]``, or ``[]`` when it
-        could not be written (logged; the memories are written all the same)."""
+    def _rebuilt(self, paths: Sequence[str], *, recheck: bool = False) -> list[str]:
+        """Rebuild ``MEMORY.md`` after ``paths`` changed (:meth:`rebuild_index`): ``[its
+        path]``, or ``[]`` when it could not be written (logged; the memories stay)."""
         try:
-            return [self.rebuild_index(changed=paths).path]
+            return [self.rebuild_index(changed=paths, recheck=recheck).path]
         except (DreamdError, OSError) as error:
             log.warning("memory_index.not_rebuilt", path=self.index_path, error=str(error))
             return []
+
+
+def _seen_by(owner: Owner | None, stored: list[StoredMemory]) -> list[StoredMemory]:
+    """The memories of ``stored`` that ``owner`` may see (``None``: every one)."""
+    return [s for s in stored
+            if owner is None or owner.sees(s.note.memory.owner if s.note.memory else None)]
 
 
 def _one_found(candidates: list[StoredMemory], id_or_name: str) -> StoredMemory:

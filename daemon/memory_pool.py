@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 import stat
 import threading
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import date, datetime
 from pathlib import Path
@@ -94,14 +94,44 @@ class MemoryPool:
         #: chunk, and so the key of its stored vector, depends on it.
         self.chunk_max_chars = chunk_max_chars
         self._entries: dict[str, _Entry] = {}
+        # what the walk makes of a file name: _DOT, _FILE (a memory file's name) or _OTHER
+        self._names: dict[str, int] = {}
+        # memories() and entries() of the entries now (None: to be listed again)
+        self._listed: tuple[list[StoredMemory], list[StoredMemory]] | None = None
+        # the last look was a whole walk that kept every file (:meth:`memories` may recheck)
+        self._whole = False
         self._lock = threading.Lock()
 
-    def memories(self) -> list[StoredMemory]:
-        """Every memory file now, by path; only files changed since the last call are read."""
+    def memories(self, *, recheck: Collection[str] | None = None) -> list[StoredMemory]:
+        """Every memory file now, by path; only files changed since the last call are read.
+
+        ``recheck`` — vault paths a caller holding the vault's writer lock has just written
+        (``remember``, before it rebuilds ``MEMORY.md``) — looks at those paths only, one
+        stat each, and takes the others as the last walk found them (a walk when there was
+        none yet): an edit by hand elsewhere in between is seen by the next call."""
+        with self._lock:
+            if recheck is not None and self._whole:
+                self._recheck(recheck)
+            else:
+                self._refresh()
+            return list(self._listing()[0])
+
+    def memories_and_entries(self) -> tuple[list[StoredMemory], list[StoredMemory]]:
+        """:meth:`memories` and :meth:`entries` of one look at the folder (``remember``
+        judges a new memory against both: one stat walk instead of two)."""
         with self._lock:
             self._refresh()
-            return [e.stored for _rel, e in sorted(self._entries.items())
-                    if e.stored is not None]
+            files, entries = self._listing()
+            return list(files), list(entries)
+
+    def _listing(self) -> tuple[list[StoredMemory], list[StoredMemory]]:
+        if self._listed is None:
+            ordered = sorted(self._entries.items())
+            self._listed = (
+                [e.stored for _rel, e in ordered if e.stored is not None],
+                [item.stored for _rel, e in ordered for item in e.entries
+                 if item.stored is not None])
+        return self._listed
 
     def entries(self, memory_files: Mapping[str, tuple[int, int]] | None = None
                 ) -> list[StoredMemory]:
@@ -114,21 +144,66 @@ class MemoryPool:
         10,000 memories read each of them a second time for none)."""
         with self._lock:
             self._refresh(memory_files or {})
-            return [item.stored for _rel, e in sorted(self._entries.items())
-                    for item in e.entries if item.stored is not None]
+            return list(self._listing()[1])
 
     def _refresh(self, memory_files: Mapping[str, tuple[int, int]] | None = None) -> None:
         seen = dict(self._walk())
-        for rel in self._entries.keys() - seen.keys():
+        gone = self._entries.keys() - seen.keys()
+        for rel in gone:
             del self._entries[rel]
+        changed, self._whole = bool(gone), True
         for rel, signature in seen.items():
             entry = self._entries.get(rel)
             if entry is not None and entry.signature == signature:
                 continue
+            changed = True
             if memory_files and memory_files.get(rel) == (signature[2], signature[0]):
                 self._entries.pop(rel, None)  # a memory file: no entries; read when asked
+                self._whole = False
                 continue
             self._entries[rel] = self._read(rel, signature)
+        if changed:
+            self._listed = None
+
+    def _recheck(self, paths: Collection[str]) -> None:
+        changed = False
+        for rel in dict.fromkeys(paths):
+            signature = self._look(rel)
+            entry = self._entries.get(rel)
+            if signature is None:
+                changed |= self._entries.pop(rel, None) is not None
+            elif entry is None or entry.signature != signature:
+                self._entries[rel] = self._read(rel, signature)
+                changed = True
+        if changed:
+            self._listed = None
+
+    def _look(self, rel: str) -> _Signature | None:
+        """``rel``'s signature as :meth:`_walk` finds it, ``None`` when the walk would not
+        yield it (gone, not a memory file's name, under a dot or symlinked folder, a
+        symlink that is a second name)."""
+        prefix = self.memory_folder + "/" if self.memory_folder else ""
+        parts = rel.removeprefix(prefix).split("/") if rel.startswith(prefix) else []
+        if not parts or any(not p or _kind_of(p) == _DOT for p in parts) \
+                or _kind_of(parts[-1]) != _FILE:
+            return None
+        here = self.root / self.memory_folder
+        if not here.is_dir():
+            return None
+        for part in parts[:-1]:  # the walk enters real folders only
+            here = here / part
+            if here.is_symlink() or not here.is_dir():
+                return None
+        path = here / parts[-1]
+        try:
+            st = path.stat()  # a symlink is judged by what it names
+        except OSError:
+            return None
+        if path.is_symlink() and self._second_name(str(path)):
+            return None
+        if not stat.S_ISREG(st.st_mode):
+            return None
+        return st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino
 
     def facts(self, stored: Sequence[StoredMemory], store: MagmaStore | None,
               *, embed: Callable[[list[str]], np.ndarray] | None = None) -> list[MemoryFacts]:
@@ -180,6 +255,9 @@ class MemoryPool:
         folder = self.root / self.memory_folder
         if not folder.is_dir():
             return
+        if len(self._names) > _NAMES_KEPT:
+            self._names.clear()
+        names = self._names
         pending = [(str(folder), self.memory_folder + "/" if self.memory_folder else "")]
         while pending:
             top, prefix = pending.pop()
@@ -189,16 +267,17 @@ class MemoryPool:
                 continue
             for entry in entries:
                 name = entry.name
-                if name.startswith("."):
+                kind = names.get(name)
+                if kind is None:
+                    kind = names[name] = _kind_of(name)
+                if kind == _DOT:
                     continue
                 if entry.is_dir(follow_symlinks=False):
                     pending.append((entry.path, f"{prefix}{name}/"))
                     continue
-                if not name.endswith(".md") or name in GENERATED_FILES:
+                if kind != _FILE:
                     continue
                 rel = prefix + name
-                if detect_conflict_copy(rel) is not None:
-                    continue  # conflict copies carry the same id: the user settles them
                 try:
                     st = entry.stat()  # a symlink is judged by what it names
                 except OSError:
@@ -228,6 +307,26 @@ class MemoryPool:
         _file, notes, _problems = entry_notes(plain, data)
         return _Entry(signature, None, entries=tuple(
             _Entry(signature, StoredMemory(n.path, n, data)) for n in notes))
+
+
+#: What :meth:`MemoryPool._walk` makes of a name: skipped with what is under it (a dot
+#: file or folder), a memory file's name, or another name (a folder's is entered).
+_DOT, _FILE, _OTHER = 0, 1, 2
+#: File names whose kind is kept, at most (the folder's names; a bound, not a size).
+_NAMES_KEPT = 200_000
+
+
+def _kind_of(name: str) -> int:
+    """:data:`_DOT`, :data:`_FILE` or :data:`_OTHER` for a name in the memory folder: a
+    memory file is a ``.md`` file, not one dreamd generates (:data:`GENERATED_FILES`) and
+    not a conflict copy (they carry the same id: the user settles them; the verdict of
+    :func:`ccb.parse.detect_conflict_copy` depends on the name alone)."""
+    if name.startswith("."):
+        return _DOT
+    if not name.endswith(".md") or name in GENERATED_FILES \
+            or detect_conflict_copy(name) is not None:
+        return _OTHER
+    return _FILE
 
 
 def first_chunk(note: Note, chunk_max_chars: int = DEFAULT_MAX_CHARS) -> Chunk:
