@@ -255,10 +255,12 @@ def read_json_object(path: Path) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
-def write_json_atomic(path: Path, data: dict[str, Any]) -> None:
-    """Replace ``path`` with ``data`` as indented UTF-8 JSON, atomically."""
+def write_json_atomic(path: Path, data: dict[str, Any], *, durable: bool = True) -> None:
+    """Replace ``path`` with ``data`` as indented UTF-8 JSON, atomically (``durable``: as
+    :func:`write_bytes_atomic`; ``False`` only for a record a loss of which costs work,
+    never a fact)."""
     text = json.dumps(data, ensure_ascii=False, indent=2, default=str) + "\n"
-    write_bytes_atomic(path, text.encode("utf-8"))
+    write_bytes_atomic(path, text.encode("utf-8"), durable=durable)
 
 
 def _fsync_folder(folder: Path) -> None:

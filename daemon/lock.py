@@ -197,7 +197,9 @@ class DaemonLock:
                 ) from None
         try:
             holder = LockHolder.of_this_process(datetime.now(UTC), self._role)
-            write_json_atomic(self.holder_path, holder.to_json())
+            # (not fsynced: the side file only names the holder; a power cut ends every
+            # holder, and a stale side file is what a kill -9 leaves too)
+            write_json_atomic(self.holder_path, holder.to_json(), durable=False)
         except BaseException:
             self._lock.release()
             raise

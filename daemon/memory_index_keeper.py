@@ -172,7 +172,9 @@ class MemoryIndexKeeper:
             left_out = self._left_out.get(output_hash)
             if left_out is not None:
                 record["left_out"] = list(left_out)
-            write_json_atomic(self.record, record)
+            # (not fsynced: a record a power cut loses or leaves behind does not match
+            # the file or its memories, and the next rebuild reads them again)
+            write_json_atomic(self.record, record, durable=False)
 
     def write(self, text: bytes, inputs: str) -> WriteOutcome:
         """Write the file through the one writer (a hand-edited one is kept beside it as a

@@ -59,12 +59,16 @@ class IndexSeal:
 
     def set(self, versions: Mapping[str, int | None]) -> None:
         """Seal the tables at ``versions``: a sweep at those versions found no orphan left.
-        A failure to write is no error (the next reconcile sweeps again)."""
+        A failure to write is no error (the next reconcile sweeps again). Not fsynced: a
+        seal a power cut loses, or leaves behind the tables, names other versions than the
+        tables', and the next reconcile sweeps (two fsyncs less per commit: a ``remember``
+        carries two seals)."""
         if self.path is None:
             return
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            write_json_atomic(self.path, {t: versions.get(t) for t in self.tables})
+            write_json_atomic(self.path, {t: versions.get(t) for t in self.tables},
+                              durable=False)
         except OSError:
             pass
 
