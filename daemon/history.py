@@ -79,6 +79,16 @@ def note_memory_key(note: Note) -> str:
     return memory_key(note.memory.id, note.path)
 
 
+def _lines_json(mapping: Mapping[str, str]) -> str:
+    """``json.dumps(mapping, ensure_ascii=False, indent=0, sort_keys=True) + "\\n"`` (one
+    pair a line), by the C encoder: an indent takes the pure-Python one, 11 ms for the
+    bases of 1,000 memories on every ``remember``."""
+    if not mapping:
+        return "{}\n"
+    pairs = json.dumps(mapping, ensure_ascii=False, sort_keys=True, separators=(",\n", ": "))
+    return "{\n" + pairs[1:-1] + "\n}\n"
+
+
 class VersionRecorder:
     """Offers memory notes to the version archive as the indexer writes them (module doc).
 
@@ -196,8 +206,7 @@ class VersionRecorder:
                 bases.pop(key, None)
             else:
                 bases[key] = value
-        text = json.dumps(bases, ensure_ascii=False, indent=0, sort_keys=True) + "\n"
-        write_bytes_atomic(self._bases_file, text.encode("utf-8"))
+        write_bytes_atomic(self._bases_file, _lines_json(bases).encode("utf-8"))
 
     def gone(self, memories: Sequence[tuple[str, str]]) -> None:
         """Mark ``(key, path)`` memories whose file left the vault (before the index drops
