@@ -1228,6 +1228,10 @@ def _names_the_thing(changes: list[tuple[str, list[Value], list[Value]]], old: C
 
     olds = [v for _g, o, _n in changes for v in o]
     news = [v for _g, _o, n in changes for v in n]
+    if groups <= {"id", "place"} and _leads_to_shared(old, new, olds) and \
+            _leads_to_shared(new, old, news):
+        return True  # "The *Berlin* office opens at 9" / "The *Munich* office …", "*iPhone*
+        # 15 Pro, 256GB" / "*iPad* Air, 256GB": one value said of two things
     if any(_around_the_verb(old, o) and _around_the_verb(new, n) for _g, o, n in changes):
         return True  # "Main character in *FFXIV* is a *Paladin*" / "in *WoW* is a *Druid*"
     if len(groups) >= 2:
@@ -1249,6 +1253,22 @@ def _names_the_thing(changes: list[tuple[str, list[Value], list[Value]]], old: C
                                    for i in where(claim, values)):
             return False
     return True
+
+
+def _leads_to_shared(claim: Claim, other: Claim, values: list[Value]) -> bool:
+    """Do the changed ``values`` lead ``claim``, no verb before them, and stand before a value
+    ``other`` states too ("The *Berlin* office opens at *9*", "*VPN* 服务器 *10.0.0.1*")? Then
+    they name the thing the shared value is said of, not its value. Measured on every set of
+    ``bench/write_pairs``: 4 supersessions of a fact that still holds (blind7, breakit4) kept
+    as possible contradictions, no contradiction lost."""
+    units = claim.units
+    marks = {placeholder(v) for v in values}
+    changed = [i for i, u in enumerate(units) if u in marks]
+    shared = [i for i, u in enumerate(units) if any(
+        placeholder(v) == u and any(_same_value(v, w) for w in other.values - other.retracted)
+        for v in claim.values - claim.retracted)]
+    return bool(changed) and bool(shared) and max(changed) < min(shared) and not any(
+        u == "⟦=⟧" or _is_relation(u) for u in units[:max(changed)])
 
 
 def _around_the_verb(claim: Claim, values: list[Value]) -> bool:
