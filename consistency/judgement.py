@@ -1625,10 +1625,23 @@ def _other_slot(p: _Pair) -> _Finding | None:
                  and _naming(x.old) and _naming(x.new)
                  # a value replaced where a change is told ("use VS Code as my main editor"
                  # / "switched to Neovim as my main editor") is the change, not the slot
-                 and not (p.changed_cue and _placeholders(x.old) and _placeholders(x.new))]
+                 and not (p.changed_cue and _placeholders(x.old) and _placeholders(x.new))
+                 and not _verb_in_span(x)]
     if slot_subs:
         return "distinct", "other slot", tuple(x.label() for x in slot_subs[:3])
     return None
+
+
+def _verb_in_span(sub: _Substitution) -> bool:
+    """Does a replaced span hold a verb of using or choosing on one side ("消息队列*用*的是
+    RabbitMQ" / "我们的 MQ *选*型是 RabbitMQ"; "家里的扫地机器人" / "我们家*用*的扫地机")? Then
+    the frame is worded otherwise around the slot, not another slot named. (Other relation
+    words name slots too: "*work* laptop" / "*personal* laptop".)"""
+    return any(u in _CHOICE_VERBS for u in sub.old + sub.new)
+
+
+#: Verbs of using or choosing, as the claim reader gives them (用 is read as "use").
+_CHOICE_VERBS = frozenset({"use", "pick", "choose", "chose", "prefer", "选"})
 
 
 #: Activities a person does, each a fact of its own: living somewhere and working there,
