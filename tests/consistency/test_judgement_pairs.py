@@ -41,11 +41,15 @@ PAIRS = REPO / "bench" / "write_pairs"
 #: that any loss fails.
 BLIND = {
     # name: (duplicate recall, contradiction recall, merges of two facts, wrong supersessions)
-    "blind3.jsonl": (0.88, 0.94, 1, 0),
-    "blind4.jsonl": (0.88, 0.98, 0, 0),
-    "blind5.jsonl": (0.84, 0.94, 1, 0),
+    # raised after two attributes of one thing (a name / a time or count), words replaced
+    # below the floor cosine, one value said of two things and a verb of using in the slot
+    # were read (measured: blind3 no merge, blind4 0.900, blind5 0.856, blind7 no wrong
+    # supersession, blind11 2 merges, blind12 0.842 and no merge)
+    "blind3.jsonl": (0.88, 0.94, 0, 0),
+    "blind4.jsonl": (0.9, 0.98, 0, 0),
+    "blind5.jsonl": (0.85, 0.94, 1, 0),
     "blind6.jsonl": (0.86, 1.0, 0, 0),
-    "blind7.jsonl": (0.91, 0.88, 1, 1),
+    "blind7.jsonl": (0.91, 0.88, 1, 0),
     "blind8.jsonl": (0.77, 0.92, 0, 0),
     "blind9.jsonl": (0.74, 0.9, 1, 0),
     # first measured as it came: duplicates 0.80, contradictions 0.80, 9 merges, 2
@@ -55,11 +59,11 @@ BLIND = {
     # first measured as it came: 208 of 300, duplicates 0.67, contradictions 0.54, 7 merges,
     # 8 supersessions; then read (a change told in few shared words, "depends on", 会员,
     # 我爸 / 我妈, a place that names the thing beside an unchanged value)
-    "blind11.jsonl": (0.75, 0.63, 3, 0),
+    "blind11.jsonl": (0.75, 0.63, 2, 0),
     # first measured as it came: 255 of 300, duplicates 0.80, contradictions 0.80, 6 merges,
     # 2 supersessions; then read ("从 X 切到 Y", names in Chinese quotes, "written in" /
     # "deployed on")
-    "blind12.jsonl": (0.83, 0.88, 1, 0),
+    "blind12.jsonl": (0.84, 0.88, 0, 0),
     # memories of several facts and names that extend other names; first measured as it
     # came: 112 of 220, duplicates 0.51, contradictions 0.60, a change of one fact kept as a
     # possible contradiction 8 of 60, 11 merges, 16 supersessions; then read (one statement
@@ -192,7 +196,9 @@ def test_a_third_break_it_round_stays_where_it_is(judged) -> None:
     pair the product refuses to write left out. Today's figures; any loss fails."""
     rows = judged["breakit3.jsonl"]
     merges, supersessions = _wrong(rows)
-    assert len(merges) <= 16, merges
+    # 16 merges before two attributes of one thing and words replaced below the floor
+    # cosine were read; measured 14
+    assert len(merges) <= 14, merges
     assert len(supersessions) <= 30, supersessions
 
 
@@ -208,12 +214,14 @@ def test_a_fourth_break_it_round_stays_where_it_is(judged) -> None:
     rows = judged["breakit4.jsonl"]
     merges, supersessions = _wrong(rows)
     assert len(merges) <= 6, merges
-    assert len(supersessions) <= 24, supersessions
+    # 24 before one value said of two things ("The Berlin office opens at 9" / "The Munich
+    # office …") was read; measured 21, and 219 right
+    assert len(supersessions) <= 21, supersessions
     kept = [r["id"] for r, o, _ in rows if r["label"] == "partial_change"
             and o == "possible contradiction"]
     assert len(kept) >= 5, kept
     right = sum(right_outcome(r["label"], o) for r, o, _ in rows)
-    assert right >= 216, right
+    assert right >= 219, right
 
 
 def test_the_order_two_memories_arrive_in_does_not_change_the_pair(judged) -> None:
