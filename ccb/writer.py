@@ -307,10 +307,10 @@ class NoteWriter:
                 return WriteOutcome(rel_path, status, digest, conflict_path)
             log.warning("write.raced", path=rel_path,
                         reason="the file changed between the compare and the write")
-            self._remember(rel_path, first, want, tag)  # on disk: an editor may build on it
-            # What the editor saved may itself be an older buffer, saved over earlier writes
-            # of ours: those come back first, or merging would take their loss for an edit.
+            # What the editor saved may be an older buffer, saved over earlier writes of ours:
+            # those come back first (not this one, which it predates: journaled only now).
             displaced = self._repaired(rel_path, displaced) or displaced
+            self._remember(rel_path, first, want, tag)  # on disk: an editor may build on it
             merged = (merge_note(expect, want, displaced, now=self._stamp())
                       if expect is not None else None)
             if merged is not None:

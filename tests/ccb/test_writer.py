@@ -441,3 +441,37 @@ def test_bytes_of_another_process_batch_are_named_once_the_batch_is_over(
     worker.join()
     assert found is not None and found[0] == "api"
     assert daemon_side.origin_of(sha256_hex(b"someone else's bytes")) is None
+
+
+def test_an_editor_that_loads_our_raced_write_and_saves_it_later_loses_nothing(
+    tmp_path: Path,
+) -> None:
+    """An editor saves its line between our compare and our swap, so our swap displaces it:
+    until the merge of both goes in, the file holds our write alone. The editor loads the
+    file in that moment and saves that buffer, with its next line, just after the merge went
+    in. Its save is built on our first write, not on the merge: the line the merge held for
+    it comes back with the next repair, and nothing of anyone's is lost."""
+    vault = tmp_path / "vault"
+    (vault / "Memory").mkdir(parents=True)
+    target = vault / "Memory" / "log.md"
+    target.write_bytes(STAMPED)
+    puts: list[str] = []
+    loaded: list[bytes] = []
+
+    def editor(path: str, _digest: str) -> None:
+        puts.append(path)
+        if len(puts) == 1:  # after our compare, before our swap: the editor saves
+            target.write_bytes(STAMPED + b"- seven\n")
+        elif len(puts) == 2:  # before the merge goes in: the editor loads our write
+            loaded.append(target.read_bytes())
+
+    writer = NoteWriter(vault, tmp_path / "state", on_written=editor)
+    ours = _ours(STAMPED, "2026-11-30T10:00:05.123456Z", "ours")
+    assert writer.write("Memory/log.md", ours, base=STAMPED).status == "merged"
+    assert loaded == [ours]
+    target.write_bytes(ours + b"- eight\n")  # the editor saves what it loaded, and its line
+    writer.heal(["Memory/log.md"])
+    text = writer.read("Memory/log.md")
+    assert text is not None
+    for line in (b"- ours\n", b"- seven\n", b"- eight\n"):
+        assert text.count(line) == 1, (line, text)
