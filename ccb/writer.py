@@ -367,8 +367,9 @@ class NoteWriter:
         Newest first: a write whose ``updated:`` stamp ``current`` still has is what the
         file was built on — any later write of ours was saved over. A write whose *base* stamp
         ``current`` has is where an editor's older buffer came from: that write and every
-        later one were saved over, and are merged back oldest first (an edit that clashes
-        with what the editor saved goes to one conflict copy). A stamp that is neither — the
+        later one were saved over. The change from what the buffer was (that base, or the
+        write it was built on) to our newest write is merged in at once (a clash with what the
+        editor saved: our newest write goes to a conflict copy). A stamp that is neither — the
         user or a plugin rewrote ``updated`` — is an edit, never repaired: a line the user
         deleted is not brought back. Entries past :data:`HEAL_WINDOW_S`, and writes that
         created the file (an editor cannot hold a buffer older than the file), are never
@@ -386,6 +387,7 @@ class NoteWriter:
         stamp_now = _stamp_line(current)
         missing: list[tuple[int, bytes, bytes]] = []
         lost_from: int | None = None
+        since = b""  # what the editor's buffer was
         for index in range(len(entries) - 1, -1, -1):
             entry = entries[index]
             ours = self._recent.blob(str(entry["ours"]))
@@ -394,23 +396,21 @@ class NoteWriter:
                 break  # created the file, or the journal lost its blobs: stop here
             if _built_on(base, ours, current):
                 if missing:  # built on this write; the later ones were saved over
-                    lost_from = missing[-1][0]
+                    lost_from, since = missing[-1][0], ours
                 break
             missing.append((index, base, ours))
             if stamp_now is not None and stamp_now == _stamp_line(base):
-                lost_from = index
+                lost_from, since = index, base
                 break
         log.debug("write.heal_check", path=rel_path, current=short_hash(current),
                   lost=lost_from is not None, candidates=len(missing))
         if lost_from is None:
             return current  # edited by someone who had our write: not a lost update
-        repaired = current
-        for _index, base, ours in reversed(missing):
-            merged = merge_note(base, ours, repaired, now=self._stamp())
-            if merged is None:  # clashes with what the editor saved: kept beside it, once
-                self._fork(rel_path, ours, repaired)
-            else:
-                repaired = merged
+        newest = missing[0][2]  # (each write of ours is built on the one before: the lock)
+        repaired = merge_note(since, newest, current, now=self._stamp())
+        if repaired is None:  # clashes with what the editor saved: kept beside it
+            self._fork(rel_path, newest, current)
+            repaired = current
         journal[key] = entries[:lost_from]
         if not journal[key]:
             del journal[key]

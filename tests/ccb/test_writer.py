@@ -475,3 +475,39 @@ def test_an_editor_that_loads_our_raced_write_and_saves_it_later_loses_nothing(
     assert text is not None
     for line in (b"- ours\n", b"- seven\n", b"- eight\n"):
         assert text.count(line) == 1, (line, text)
+
+
+def test_a_line_deleted_at_our_swap_stays_deleted_when_an_older_moment_is_saved_back(
+    tmp_path: Path,
+) -> None:
+    """Our write meets two saves in its swap moments: the editor's line, then the user deleting
+    our new line — so our write goes in three times, the second holding our line and the
+    editor's. The editor loads that second one, and saves it with its next line after the
+    third went in. The repair brings back what the third has that the buffer had not, and
+    keeps out what the third took out of it: the line the user deleted stays deleted."""
+    vault = tmp_path / "vault"
+    (vault / "Memory").mkdir(parents=True)
+    target = vault / "Memory" / "log.md"
+    target.write_bytes(STAMPED)
+    puts: list[str] = []
+    loaded: list[bytes] = []
+
+    def at_swap(path: str, _digest: str) -> None:
+        puts.append(path)
+        if len(puts) == 1:  # the editor saves its line
+            target.write_bytes(STAMPED + b"- seven\n")
+        elif len(puts) == 2:  # the user deletes our line, which they see
+            target.write_bytes(target.read_bytes().replace(b"- ours\n", b""))
+        elif len(puts) == 3:  # the editor loads the file: our line and its own
+            loaded.append(target.read_bytes())
+
+    writer = NoteWriter(vault, tmp_path / "state", on_written=at_swap)
+    ours = _ours(STAMPED, "2026-11-30T10:00:05.123456Z", "ours")
+    writer.write("Memory/log.md", ours, base=STAMPED)
+    assert len(loaded) == 1 and b"- ours\n" in loaded[0] and b"- seven\n" in loaded[0]
+    target.write_bytes(loaded[0] + b"- eight\n")  # the editor saves what it loaded
+    writer.heal(["Memory/log.md"])
+    text = writer.read("Memory/log.md")
+    assert text is not None
+    assert text.count(b"- seven\n") == 1 and text.count(b"- eight\n") == 1
+    assert b"- ours\n" not in text

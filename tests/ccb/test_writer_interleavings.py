@@ -5,10 +5,11 @@ one state folder (as the daemon and CLI processes do). Each writer reads a memor
 writes its edit based on what it read (possibly stale); a simulated editor (a STAND-IN for
 Obsidian: it loads a file, re-reads it before saving, and saves that buffer plus its own line)
 may save at any step, including between a writer's compare and its swap (through the
-``on_written`` hook, which runs exactly there); a user deletes a line they see, at any step
-or in that moment too; a healer runs
-:meth:`NoteWriter.heal` at random. Afterwards every line anyone added is in the memory or a
-conflict copy, none is in a memory twice, and no line the user deleted is back in the memory.
+``on_written`` hook, which runs exactly there) and load the file there too (a raced write is
+on disk only in that moment, until its merge goes in); a user deletes a line they see, at any
+step or in that moment too; a healer runs :meth:`NoteWriter.heal` at random. Afterwards every
+line anyone added is in the memory or a conflict copy, none is in a memory twice, and no line
+the user deleted is back in the memory.
 The cross-process version with a real daemon is ``tests/scenarios/test_concurrent_writers.py``.
 """
 
@@ -157,6 +158,9 @@ def _trial(
                 and rng.random() < at_swap:
             at_swap_done.append(True)
             deleted.append(_delete_a_line(root, rng, paths) or "")  # the user, at the swap
+        elif editor.phase < 2 and not editor.done and rng.random() < at_swap / 2:
+            while editor.phase < 2:  # it loads the file, to save later: what it holds may be
+                editor.step(rng, paths)  # a raced write of ours, on disk for this moment only
 
     actors = [_Writer(NoteWriter(root, state, clock=clock, on_written=editor_at_swap),
                       f"w{k}", edits) for k in range(writers)]
