@@ -42,7 +42,9 @@ def main() -> int:
     parser.add_argument("--edits", type=int, default=20, help="edits per writer process")
     parser.add_argument("--obsidian-edits", type=int, default=20)
     parser.add_argument("--save-gap", type=float, nargs="+", default=[0.0, 0.02])
-    parser.add_argument("--keep", action="store_true", help="keep the temp folders")
+    parser.add_argument("--keep", action="store_true",
+                        help="keep the temp folders (and, for a failed trial, what its "
+                             "writer processes logged: processes-<seed>.log)")
     args = parser.parse_args()
 
     harness = load_daemon_harness()
@@ -63,6 +65,9 @@ def main() -> int:
                     seed, workdir, writers=args.writers, edits=args.edits,
                     obsidian_edits=args.obsidian_edits, save_gap_s=gap)
                 rows.append(result)
+                if args.keep and not result.ok:  # what each writer logged, beside the vault
+                    (workdir / f"processes-{seed}.log").write_text(
+                        "\n".join(result.process_output), encoding="utf-8")
                 status = "ok" if result.ok else f"LOST {result.lost} torn={result.torn_reads}"
                 print(f"gap {gap:.3f}s seed {seed}: {status} ({result.markers} markers, "
                       f"{result.conflict_copies} copies, {result.healed} repairs, "
