@@ -199,11 +199,7 @@ class MemoryPool:
             st = path.stat()  # a symlink is judged by what it names
         except OSError:
             return None
-        if path.is_symlink() and self._second_name(str(path)):
-            return None
-        if not stat.S_ISREG(st.st_mode):
-            return None
-        return st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino
+        return self._kept(str(path), st, path.is_symlink())
 
     def facts(self, stored: Sequence[StoredMemory], store: MagmaStore | None,
               *, embed: Callable[[list[str]], np.ndarray] | None = None) -> list[MemoryFacts]:
@@ -282,10 +278,18 @@ class MemoryPool:
                     st = entry.stat()  # a symlink is judged by what it names
                 except OSError:
                     continue
-                if entry.is_symlink() and self._second_name(entry.path):
-                    continue
-                if stat.S_ISREG(st.st_mode):
-                    yield rel, (st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino)
+                signature = self._kept(entry.path, st, entry.is_symlink())
+                if signature is not None:
+                    yield rel, signature
+
+    def _kept(self, path: str, st: os.stat_result, is_link: bool) -> _Signature | None:
+        """The signature of the file at ``path`` (``st``: its stat, through a symlink) when
+        the walk keeps it: a regular file, not a symlink that is a second name of one."""
+        if is_link and self._second_name(path):
+            return None
+        if not stat.S_ISREG(st.st_mode):
+            return None
+        return st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino
 
     def _second_name(self, link: str) -> bool:
         """Does the symlink ``link`` name a file the vault walk keeps under its own path?"""

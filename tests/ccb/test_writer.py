@@ -443,6 +443,15 @@ def test_bytes_of_another_process_batch_are_named_once_the_batch_is_over(
     assert daemon_side.origin_of(sha256_hex(b"someone else's bytes")) is None
 
 
+def _stamped_log(tmp_path: Path) -> tuple[Path, Path]:
+    """A vault whose ``Memory/log.md`` holds :data:`STAMPED` -> ``(vault, that file)``."""
+    vault = tmp_path / "vault"
+    (vault / "Memory").mkdir(parents=True)
+    target = vault / "Memory" / "log.md"
+    target.write_bytes(STAMPED)
+    return vault, target
+
+
 def test_an_editor_that_loads_our_raced_write_and_saves_it_later_loses_nothing(
     tmp_path: Path,
 ) -> None:
@@ -451,10 +460,7 @@ def test_an_editor_that_loads_our_raced_write_and_saves_it_later_loses_nothing(
     file in that moment and saves that buffer, with its next line, just after the merge went
     in. Its save is built on our first write, not on the merge: the line the merge held for
     it comes back with the next repair, and nothing of anyone's is lost."""
-    vault = tmp_path / "vault"
-    (vault / "Memory").mkdir(parents=True)
-    target = vault / "Memory" / "log.md"
-    target.write_bytes(STAMPED)
+    vault, target = _stamped_log(tmp_path)
     puts: list[str] = []
     loaded: list[bytes] = []
 
@@ -485,10 +491,7 @@ def test_a_line_deleted_at_our_swap_stays_deleted_when_an_older_moment_is_saved_
     editor's. The editor loads that second one, and saves it with its next line after the
     third went in. The repair brings back what the third has that the buffer had not, and
     keeps out what the third took out of it: the line the user deleted stays deleted."""
-    vault = tmp_path / "vault"
-    (vault / "Memory").mkdir(parents=True)
-    target = vault / "Memory" / "log.md"
-    target.write_bytes(STAMPED)
+    vault, target = _stamped_log(tmp_path)
     puts: list[str] = []
     loaded: list[bytes] = []
 
