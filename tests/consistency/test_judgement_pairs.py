@@ -59,7 +59,7 @@ BLIND = {
     # first measured as it came: 208 of 300, duplicates 0.67, contradictions 0.54, 7 merges,
     # 8 supersessions; then read (a change told in few shared words, "depends on", 会员,
     # 我爸 / 我妈, a place that names the thing beside an unchanged value)
-    "blind11.jsonl": (0.75, 0.63, 2, 0),
+    "blind11.jsonl": (0.75, 0.65, 1, 0),
     # first measured as it came: 255 of 300, duplicates 0.80, contradictions 0.80, 6 merges,
     # 2 supersessions; then read ("从 X 切到 Y", names in Chinese quotes, "written in" /
     # "deployed on")
@@ -71,8 +71,10 @@ BLIND = {
     "blind13.jsonl": (0.67, 0.63, 4, 7),
     # look-alikes of one subject, counts of several things, paraphrases of the missed kinds;
     # written after reading the kinds of misses, measured before any rule changed: 125 of
-    # 168, duplicates 0.74, contradictions 0.60, 11 merges, 9 supersessions
-    "blind14.jsonl": (0.75, 0.79, 5, 7),
+    # 168, duplicates 0.74, contradictions 0.60, 11 merges, 9 supersessions; then an
+    # antonym naming which thing ("left knee" / "right knee") and the same words said after
+    # another thing ("The *API* has 3 replicas" / "The *worker* …") were read
+    "blind14.jsonl": (0.75, 0.79, 2, 4),
 }
 
 
@@ -213,7 +215,8 @@ def test_a_fourth_break_it_round_stays_where_it_is(judged) -> None:
     any loss fails."""
     rows = judged["breakit4.jsonl"]
     merges, supersessions = _wrong(rows)
-    assert len(merges) <= 6, merges
+    # 6 before the same words said after another thing were read; measured 5
+    assert len(merges) <= 5, merges
     # 24 before one value said of two things ("The Berlin office opens at 9" / "The Munich
     # office …") was read; measured 21, and 219 right
     assert len(supersessions) <= 21, supersessions
@@ -221,7 +224,7 @@ def test_a_fourth_break_it_round_stays_where_it_is(judged) -> None:
             and o == "possible contradiction"]
     assert len(kept) >= 5, kept
     right = sum(right_outcome(r["label"], o) for r, o, _ in rows)
-    assert right >= 219, right
+    assert right >= 220, right
 
 
 def test_the_order_two_memories_arrive_in_does_not_change_the_pair(judged) -> None:
@@ -462,6 +465,23 @@ def test_categories_cover_the_issue(judged) -> None:
     ("每周一早上六点去游泳。", "每周一晚上六点去上钢琴课。", "kept apart"),
     ("Nightly backups of the wiki run at 02:00 on the NAS.",
      "The wiki container on the NAS restarts at 03:00 after updates.", "kept apart"),
+    # an antonym before the thing it names tells which thing; before a verb or a setting's
+    # head word it is the change
+    ("The left speaker is broken.", "The right speaker is broken.", "kept apart"),
+    ("The cold storage bucket is in eu-west-1.", "The hot storage bucket is in eu-west-1.",
+     "kept apart"),
+    ("Turn left at the second light.", "Turn right at the second light.", "contradiction"),
+    # the same words said after another thing are two facts; a name that goes on in
+    # lower case is another name ("Jon" / "Jonathan"), one that goes on capitalised the
+    # same thing written longer ("Jupyter" / "JupyterLab")
+    ("The staging cluster runs 4 nodes.", "The analytics cluster runs 4 nodes.", "kept apart"),
+    ("订单服务的超时是 5 秒。", "支付服务的超时是 5 秒。", "kept apart"),
+    ("We use pnpm for installs.", "The team uses pnpm for installs.", "duplicate"),
+    ("We use Jupyter for notebooks.", "We use JupyterLab for notebooks.", "duplicate"),
+    ("Please call me Samantha.", "Just call me Sam.", "contradiction"),
+    ("Dark mode is on.", "Light mode is on.", "contradiction"),
+    ("深色模式已开启。", "浅色模式已开启。", "contradiction"),
+    ("用户习惯早睡。", "用户习惯晚睡。", "contradiction"),
 ])
 def test_rules_read_from_the_pair_sets(real_embedder, old: str, new: str, verdict: str) -> None:
     """One pair per rule added from what a blind set showed, through the real model."""
