@@ -33,6 +33,9 @@ _CJK_RUN = re.compile(f"[{CJK_RANGES}]{{2,}}")
 #: subject share far less).
 NEAR_IDENTICAL_OVERLAP = 0.8
 
+#: A Markdown task's box, ticked or not (``- [x]``, ``* [ ]``; Obsidian's other marks too).
+_TASK_MARK = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+\[(.)\]", re.M)
+
 
 def text_tokens(text: str) -> list[str]:
     """Case-folded words, each CJK character one token: ``"Use pnpm 用 pnpm"`` ->
@@ -59,8 +62,10 @@ def holds_phrases(text: str, phrases: list[str]) -> bool:
 def near_identical(a: str, b: str, *, overlap: float = NEAR_IDENTICAL_OVERLAP) -> bool:
     """Are ``a`` and ``b`` copies of one text, compared in memory files' comparison form
     (:func:`ccb.memory_file.normalise_text`: NFKC, case, quotes, emphasis): the same numbers
-    (a changed value is a changed fact, not a copy) and at least ``overlap`` of their
-    distinct tokens shared (Jaccard)? Two empty texts are copies."""
+    (a changed value is a changed fact, not a copy), the same tasks ticked and at least
+    ``overlap`` of their distinct tokens shared (Jaccard)? Two empty texts are copies."""
+    if _TASK_MARK.findall(a) != _TASK_MARK.findall(b):
+        return False  # "- [x] Exercise" / "- [ ] Exercise": a task done one day, not the other
     first, second = text_tokens(normalise_text(a)), text_tokens(normalise_text(b))
     if _values(first) != _values(second):
         return False

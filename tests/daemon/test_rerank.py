@@ -71,6 +71,9 @@ def test_plain_hybrids_top_five_is_always_among_the_hits(
     ("The API listens on port ８０８０", "The API listens on port 8080", True),  # NFKC
     ("Use pnpm for every project", "Use npm for every project, never pnpm", False),
     ("", "", True),
+    ("## Habits\n- [x] Exercise\n- [ ] Read", "## Habits\n- [ ] Exercise\n- [x] Read",
+     False),  # a task done one day and not the other
+    ("- [ ] Call the plumber", "- [ ] call the plumber!", True),
 ])
 def test_near_identical_means_a_copy(a: str, b: str, copy: bool) -> None:
     assert near_identical(a, b) is copy
@@ -88,3 +91,4 @@ def test_a_close_vector_is_no_copy_unless_the_text_says_so() -> None:
     kept, dropped = mmr(["a", "b"], scores, vectors, limit=2, duplicate_at=0.85,
                         is_copy=lambda x, y: True)
     assert [p for p, _ in kept] == ["a"] and dropped == {"b": "a"}
+
