@@ -36,7 +36,7 @@ from __future__ import annotations
 import hashlib
 import threading
 import time
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -65,6 +65,7 @@ from magma.store import (
     graph_reads,
     link_records,
 )
+from magma.store_memo import WrittenNote
 from magma.store_seal import IndexSeal
 from magma.store_tables import _in_list, _slices
 from magma.vault_graph import VaultGraph, snippets_by_path
@@ -157,6 +158,29 @@ def diary_snippets(source: SnippetStore) -> dict[str, tuple[Snippet, ...]]:
     return snippets_by_path(source.snippets(origin="diary"))
 
 
+def _changed_rows(store: MagmaStore, changed: list[str], hashes: Mapping[str, str],
+                  written: Mapping[str, WrittenNote]
+                  ) -> tuple[list[GraphFileRow], dict[str, list[LinkRecord]], dict[str, str]]:
+    """The file rows (sorted by path), links by source and memory texts of ``changed``
+    paths: those ``written`` holds at the hash the index has now taken from it, the others
+    read. Raises :class:`StoreError`."""
+    handed = {p: note for p in changed
+              if (note := written.get(p)) is not None and note.content_hash == hashes[p]}
+    unread = [p for p in changed if p not in handed]
+    files, links = graph_reads_of(store, unread) if unread else ([], [])
+    texts = memory_texts(store, [f.path for f in files if f.memory_type])
+    by_src: dict[str, list[LinkRecord]] = {}
+    for link in links:
+        by_src.setdefault(link.src, []).append(link)
+    for path, note in handed.items():
+        by_src[path] = list(note.links)
+        if note.text is not None:
+            texts[path] = note.text
+    files = sorted([*files, *(note.file for note in handed.values())],
+                   key=lambda f: f.path)  # (the order graph_file_rows reads them in)
+    return files, by_src, texts
+
+
 class GraphKeeper:
     """One vault graph following one store (module docstring) and, given ``snippets`` (what
     opens the snippet tables of that store), its diary snippets: read again, whole, when
@@ -207,6 +231,7 @@ class GraphKeeper:
         docstring). Never raises: a store failure is logged and the graph let go."""
         with self._lock:
             try:
+                written = self._store.take_written()  # (taken whatever is done with them)
                 if self._held is None:
                     if self._seal.holds(self._versions()):  # nothing read, nothing hashed
                         return GraphUpdate()
@@ -214,7 +239,7 @@ class GraphKeeper:
                     if self._in_step(hashes):
                         return GraphUpdate()
                     return self.build(hashes)
-                return self._step()
+                return self._step(written)
             except StoreError as error:
                 log.warning("graph.not_followed", error=str(error),
                             action="the graph is built again on its next use")
@@ -286,7 +311,10 @@ class GraphKeeper:
                  edges=held.graph.number_of_edges(), duration_ms=round(update.graph_ms))
         return update
 
-    def _step(self) -> GraphUpdate:
+    def _step(self, written: Mapping[str, WrittenNote]) -> GraphUpdate:
+        """Apply the files whose hash changed: those the store's own batches just wrote at
+        that hash from ``written`` (:meth:`magma.store.MagmaStore.take_written`), the others
+        read back."""
         assert self._held is not None
         started = time.perf_counter()
         hashes = self._index()
@@ -297,11 +325,7 @@ class GraphKeeper:
         version = self._snippets_now()
         if not changed and not gone and version == self._snippet_version:
             return GraphUpdate()
-        files, links = graph_reads_of(self._store, changed) if changed else ([], [])
-        texts = memory_texts(self._store, [f.path for f in files if f.memory_type])
-        by_src: dict[str, list[LinkRecord]] = {}
-        for link in links:
-            by_src.setdefault(link.src, []).append(link)
+        files, by_src, texts = _changed_rows(self._store, changed, hashes, written)
         read = time.perf_counter()
         view, self._view = self._view, None
         if view is not None and any(has_subject(self._held.graph, p) for p in [*changed, *gone]):

@@ -58,6 +58,8 @@ from magma.store_memo import (
     StoreChanges,
     StoreDelta,
     TableMemo,
+    WrittenNote,
+    WrittenRows,
 )
 from magma.store_seal import IndexSeal
 from magma.store_tables import (
@@ -300,6 +302,7 @@ class MagmaStore:
         self._recent_vectors = RecentVectors()
         self._resolver: LinkResolver | None = None
         self._changes = StoreChanges()
+        self._written = WrittenRows()
         #: The versions at which no orphan can be there (:mod:`magma.store_seal`).
         self.seal = IndexSeal()
 
@@ -616,10 +619,11 @@ class MagmaStore:
                 else:
                     resolver.discard(path)
             chunks_written = self._write_chunks(upserts, deleted)
-            links_written = _write_links(self._t, upserts, deleted, resolver, changed_paths)
+            links, others = _write_links(self._t, upserts, deleted, resolver, changed_paths)
             files_written = self._write_files(upserts, attachments, deleted, touches, stamp)
         except Exception as exc:
             self._paths = self._resolver = None  # re-read from the tables next time
+            self._written.forget()
             if isinstance(exc, StoreError):
                 raise
             raise StoreError(
@@ -632,7 +636,14 @@ class MagmaStore:
                              written | deleted | {t.path for t in touches},
                              same_paths=after == before)
         self.seal.carry(versions, done)
-        return ApplyStats(files_written, len(deleted & before), chunks_written, links_written)
+        self._written.drop(deleted | others)  # (links resolved again: read back)
+        self._written.add(_written_notes(upserts, attachments, links, stamp, self._written.size))
+        return ApplyStats(files_written, len(deleted & before), chunks_written,
+                          len(links) + len(others))
+
+    def take_written(self) -> dict[str, WrittenNote]:
+        """:meth:`magma.store_memo.WrittenRows.take` of this process's batches."""
+        return self._written.take()
 
     def orphaned_paths(self) -> set[str]:
         """Paths that have chunk or link rows but no file row (:func:`orphaned_paths`)."""
@@ -646,6 +657,7 @@ class MagmaStore:
         if if_behind and not self._t.behind():
             return
         self._t.refresh()
+        self._written.forget()
         self._paths = None
         self._resolver = None
 
@@ -744,11 +756,12 @@ def orphaned_paths(tables: StoreTables) -> set[str]:
 
 
 def _write_links(tables: StoreTables, upserts: Sequence[NoteRecord], deleted: set[str],
-                 resolver: LinkResolver, changed_paths: set[str]) -> int:
+                 resolver: LinkResolver, changed_paths: set[str]
+                 ) -> tuple[list[dict[str, Any]], set[str]]:
     """Replace the link rows of ``upserts`` and ``deleted`` (a delete and an append,
     :meth:`StoreTables.rewrite_groups`) and, when the set of paths changed, upsert the other
-    notes' links it re-resolves in one ``merge_insert`` commit first; the number of rows
-    written."""
+    notes' links it re-resolves in one ``merge_insert`` commit first; the batch's own rows
+    written, and the sources of the other rows."""
     rows = _link_rows(upserts, resolver)
     replaced = {r.note.path for r in upserts} | deleted
     others = _reresolved_links(tables, resolver, changed_paths, replaced) if changed_paths else []
@@ -760,7 +773,29 @@ def _write_links(tables: StoreTables, upserts: Sequence[NoteRecord], deleted: se
     # the batch's own rows: written again by the next reconcile if a crash falls in between
     tables.rewrite_groups(tables.links, "src", pa.Table.from_pylist(
         rows, schema=_links_schema()), sorted(replaced))
-    return len(rows) + len(others)
+    return rows, {row["src"] for row in others}
+
+
+def _written_notes(upserts: Sequence[NoteRecord], attachments: Sequence[AttachmentRecord],
+                   links: Sequence[dict[str, Any]], stamp: datetime, most: int
+                   ) -> list[WrittenNote]:
+    """What the graph reads of a batch's notes (:class:`magma.store_memo.WrittenNote`), made
+    from the rows the batch wrote by the functions that convert the rows read back
+    (:func:`graph_file_rows`, :func:`link_records`); none for a batch of more than ``most``
+    notes (the graph reads them back)."""
+    if not (upserts or attachments) or len(upserts) + len(attachments) > most:
+        return []
+    rows = [_note_row(r, stamp) for r in upserts] + [_attachment_row(a, stamp)
+                                                     for a in attachments]
+    files = graph_file_rows(pa.Table.from_pylist(rows, schema=_files_schema()))
+    by_src: dict[str, list[LinkRecord]] = {}
+    for link in link_records(pa.Table.from_pylist(list(links), schema=_links_schema())):
+        by_src.setdefault(link.src, []).append(link)
+    texts = {r.note.path: "\n".join(c.text for c in sorted(r.chunks, key=lambda c: c.ordinal))
+             for r in upserts if r.note.memory is not None and r.chunks}
+    hashes = {row["path"]: row["content_hash"] for row in rows}
+    return [WrittenNote(hashes[f.path], f, tuple(by_src.get(f.path, ())), texts.get(f.path))
+            for f in files]
 
 
 _CANDIDATE_COLUMNS = (

@@ -14,7 +14,11 @@ the tables back after its own writes (``dreamd remember`` at 1,000 memories: p50
 - :class:`RecentVectors`: the vectors of the chunks this process wrote last, by content hash;
 - :class:`StoreChanges`: the paths each of this process's own batches wrote, so the search's
   in-memory catalogue and vectors follow a batch by re-reading those paths only
-  (:func:`magma.catalogue.follow_snapshot`).
+  (:func:`magma.catalogue.follow_snapshot`);
+- :class:`WrittenRows`: what the vault graph reads of the notes this process's batches just
+  wrote (their file row, their links, a memory's text), handed to
+  :class:`magma.graph_keeper.GraphKeeper` instead of read back: a ``remember`` at 1,000
+  memories reads no row for its graph step.
 """
 
 from __future__ import annotations
@@ -29,11 +33,14 @@ import numpy as np
 __all__ = [
     "CHANGES_KEPT",
     "RECENT_VECTORS",
+    "WRITTEN_KEPT",
     "FileIndexMemo",
     "RecentVectors",
     "StoreChanges",
     "StoreDelta",
     "TableMemo",
+    "WrittenNote",
+    "WrittenRows",
 ]
 
 #: Chunk vectors kept by :class:`RecentVectors` (2 MB at 512 dims): a remember judges the
@@ -187,3 +194,55 @@ class StoreChanges:
             if at == now:
                 return StoreDelta(frozenset(paths), same)
         return None
+
+
+#: Notes whose written rows :class:`WrittenRows` keeps until the graph takes them: a
+#: ``remember`` or a watcher's batch writes a few; a sync of more is read back, as before
+#: (the rows of a whole vault are not held twice).
+WRITTEN_KEPT = 256
+
+
+@dataclass(frozen=True, slots=True)
+class WrittenNote:
+    """What the vault graph reads of one note a batch wrote, as the tables hold it after that
+    batch: its ``files`` row's ``content_hash``, ``file`` (a :class:`magma.store.GraphFileRow`),
+    ``links`` (its :class:`magma.store.LinkRecord` rows, in the order
+    :func:`magma.store.link_records` gives) and ``text`` (a memory's chunk bodies in order,
+    joined by newlines, as :func:`magma.graph_keeper.memory_texts` reads them; ``None`` for
+    other notes and memories without chunks)."""
+
+    content_hash: str
+    file: Any
+    links: tuple[Any, ...]
+    text: str | None
+
+
+class WrittenRows:
+    """The :class:`WrittenNote` of each path this process's batches wrote since the graph
+    last took them (:meth:`take`). A note is only ever what a read of the tables would give
+    at the hash it names: a later batch that deletes it or resolves its links again drops it
+    (:meth:`drop`), a refresh that sees another process's commits forgets all of them, and
+    more than ``size`` paths waiting forgets all of them (the graph reads those back)."""
+
+    def __init__(self, size: int = WRITTEN_KEPT) -> None:
+        self.size = size
+        self._notes: dict[str, WrittenNote] = {}
+
+    def add(self, notes: Iterable[WrittenNote]) -> None:
+        for note in notes:
+            self._notes[note.file.path] = note
+        if len(self._notes) > self.size:
+            self._notes.clear()
+
+    def drop(self, paths: Iterable[str]) -> None:
+        for path in paths:
+            self._notes.pop(path, None)
+
+    def forget(self) -> None:
+        self._notes.clear()
+
+    def take(self) -> dict[str, WrittenNote]:
+        """The notes kept, by path (what the graph reads of each at the hash it names;
+        paths not there are read); none are kept after."""
+        notes, self._notes = self._notes, {}
+        return notes

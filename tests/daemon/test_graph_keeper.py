@@ -89,3 +89,40 @@ def test_a_start_with_the_graph_sealed_reads_no_edge_row_and_hashes_no_path(
     third.sync()  # not sealed any more: read, hashed, followed
     assert "mix" in calls
     assert _shape(read_graph(third.store)) == _shape(_fresh(third))
+
+
+def test_the_graph_takes_the_rows_a_batch_wrote_and_reads_back_what_changed_after(
+    vault: Path, make_app: Builder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A batch hands the graph the rows it wrote (nothing read back for them); a row a later
+    batch of the same sync changed (a link resolved again when its target arrives) is read
+    back: the graph after either equals a fresh build of the index."""
+    import magma.graph_keeper as keeper_module
+
+    app, _ = make_app(vault, **{"sync.write_batch_files": 1})
+    app.sync()
+    app.indexing.graph_keeper.graph()
+    reads: list[list[str]] = []
+    real_reads = keeper_module.graph_reads_of
+
+    def counted(store: object, paths: list[str]) -> object:
+        reads.append(sorted(paths))
+        return real_reads(store, paths)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(keeper_module, "graph_reads_of", counted)
+    first = write_memory(vault, "glaze-test", "Glaze test on Friday")
+    assert app.indexing.index_now([first])
+    assert reads == []  # the memory's rows came from its own batch
+    assert _shape(app.indexing.graph_keeper.graph()) == _shape(_fresh(app))
+
+    # one sync of two batches: a.md links to b.md, which the second batch adds
+    (vault / "Notes").mkdir(exist_ok=True)
+    (vault / "Notes" / "a-kiln.md").write_text("See [[b-kiln]] for the schedule.\n",
+                                               encoding="utf-8")
+    (vault / "Notes" / "b-kiln.md").write_text("Firing on Monday.\n", encoding="utf-8")
+    assert app.indexing.index_now(["Notes/a-kiln.md", "Notes/b-kiln.md"])
+    assert reads == [["Notes/a-kiln.md"]]  # resolved again by the second batch: read back
+    graph = app.indexing.graph_keeper.graph()
+    assert _shape(graph) == _shape(_fresh(app))
+    assert any(d["relation"] == "links_to" for u, v, d in graph.edges(data=True)
+               if u == "note:Notes/a-kiln.md" and v == "note:Notes/b-kiln.md")
