@@ -67,7 +67,7 @@ from daemon.forget_traces import scrub_diary
 from daemon.memory_index_keeper import INDEX_FILE, MemoryIndexKeeper
 from daemon.memory_pool import MemoryPool, StoredMemory
 from daemon.owners import refuse_secrets_in_owner
-from magma.chunking import chunk_note
+from magma.chunking import Chunk, chunk_note
 from magma.embedder import Embedder
 from magma.inline_data import without_inline_data
 from magma.store import MagmaStore
@@ -314,16 +314,15 @@ class MemoryService:
 
     def _draft_embedding(self, draft: MemoryDraft) -> np.ndarray | None:
         """The embedding of the draft's first chunk as the memory file will be indexed (the
-        same text as the stored memories' vectors), ``None`` before the first sync."""
-        if self.store is None:
+        same text as the stored memories' vectors), ``None`` before the first sync; the store
+        keeps it for indexing that chunk (:func:`_first_chunk`)."""
+        chunk = _first_chunk(draft, self.memory_folder, self.chunk_max_chars) \
+            if self.store is not None else None
+        if self.store is None or chunk is None:
             return None
-        at = datetime(2000, 1, 1, tzinfo=UTC)
-        data = render_memory(NewMemory(
-            name=draft.name, description=draft.description, type=draft.type, id="draft",
-            created=at, updated=at, body=draft.body + "\n", subject=draft.subject))
-        preview = parse_note(f"{self.memory_folder}/{slugify(draft.name)}.md", data)
-        chunks = chunk_note(without_inline_data(preview), max_chars=self.chunk_max_chars)
-        return self._embedder().embed([chunks[0].embed_text])[0] if chunks else None
+        vector = self._embedder().embed([chunk.embed_text])[0]
+        self.store.recent_vectors.add([chunk.content_hash], vector[None, :])
+        return vector
 
     def _facts(self, stored: Sequence[StoredMemory]) -> list[MemoryFacts]:
         embed = (lambda texts: self._embedder().embed(texts)) if self.store is not None else None
@@ -565,6 +564,22 @@ class MemoryService:
         except (DreamdError, OSError) as error:
             log.warning("memory_index.not_rebuilt", path=self.index_path, error=str(error))
             return []
+
+
+def _first_chunk(draft: MemoryDraft, memory_folder: str, max_chars: int) -> Chunk | None:
+    """The first chunk of ``draft`` as its memory file will be indexed (``None``: none). Its
+    vector, kept by the store under the chunk's content hash
+    (:class:`magma.store_memo.RecentVectors`), is what indexing the file just written takes
+    instead of looking the chunk up in the chunks table and the user's embedding cache (the
+    same model's vector of the same text; a file whose first chunk differs has another hash
+    and is looked up)."""
+    at = datetime(2000, 1, 1, tzinfo=UTC)
+    data = render_memory(NewMemory(
+        name=draft.name, description=draft.description, type=draft.type, id="draft",
+        created=at, updated=at, body=draft.body + "\n", subject=draft.subject))
+    preview = parse_note(f"{memory_folder}/{slugify(draft.name)}.md", data)
+    chunks = chunk_note(without_inline_data(preview), max_chars=max_chars)
+    return chunks[0] if chunks else None
 
 
 def _seen_by(owner: Owner | None, stored: list[StoredMemory]) -> list[StoredMemory]:

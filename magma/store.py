@@ -299,7 +299,7 @@ class MagmaStore:
         self._file_index = FileIndexMemo()
         self._properties = TableMemo()  # memory_properties() of every memory
         self._unresolved = TableMemo()  # unresolved_links() of every note
-        self._recent_vectors = RecentVectors()
+        self.recent_vectors = RecentVectors()  # (also a draft's, about to be written)
         self._resolver: LinkResolver | None = None
         self._changes = StoreChanges()
         self._written = WrittenRows()
@@ -343,7 +343,7 @@ class MagmaStore:
         stored = {h for part in _slices(sorted(set(hashes))) for h in self._t.read(
             self._t.chunks, ["content_hash"], _in_list("content_hash", part)
         ).column("content_hash").to_pylist()}
-        self._recent_vectors.drop(set(hashes) - stored)
+        self.recent_vectors.drop(set(hashes) - stored)
         return stored
 
     def file_index(self) -> dict[str, IndexedFile]:
@@ -367,10 +367,11 @@ class MagmaStore:
 
     def known_vectors(self, hashes: Collection[str]) -> dict[str, np.ndarray]:
         """``{chunk content_hash: float32[dims]}`` for the hashes stored (any path) or written
-        by this process a moment ago (:data:`RECENT_VECTORS`), so that an unchanged chunk is
-        never embedded twice, also across renames. What is stored *now*: :meth:`stored_hashes`.
+        by this process a moment ago or about to be (a ``remember``'s draft): ``recent_vectors``,
+        :data:`RECENT_VECTORS`; so that an unchanged chunk is never embedded twice, also
+        across renames. What is stored *now*: :meth:`stored_hashes`.
         """
-        found, wanted = self._recent_vectors.split(hashes)
+        found, wanted = self.recent_vectors.split(hashes)
         for part in _slices(wanted):
             table = self._t.read(
                 self._t.chunks, ["content_hash", "vector"], _in_list("content_hash", part)
@@ -731,7 +732,7 @@ class MagmaStore:
             # a note's own rows: re-indexed whole if a crash falls between the two commits
             self._t.rewrite_groups(table, "path", data, replaced)
             self._t.ensure_fts()
-            self._recent_vectors.add(rows["content_hash"][-RECENT_VECTORS:],
+            self.recent_vectors.add(rows["content_hash"][-RECENT_VECTORS:],
                                      stacked[-RECENT_VECTORS:])
         elif replaced:
             self._t.delete_in(table, "path", replaced)

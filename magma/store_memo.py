@@ -101,7 +101,8 @@ class TableMemo:
 
 
 class RecentVectors:
-    """The last :data:`RECENT_VECTORS` chunk vectors written, by content hash."""
+    """The last :data:`RECENT_VECTORS` chunk vectors written (or about to be: a ``remember``'s
+    draft, :meth:`daemon.memories.MemoryService.remember`), by content hash."""
 
     def __init__(self, size: int = RECENT_VECTORS) -> None:
         self._size = size

@@ -483,3 +483,32 @@ def test_a_derived_name_never_cuts_a_word_or_a_number_in_two() -> None:
     chinese = derived_name("我们的预发布服务器在杭州机房每周二下午部署一次数据库是十五版的"
                            "备份每天凌晨三点做一次而且日志保留三十天监控看板在内网可以打开")
     assert len(chinese) <= NAME_MAX_CHARS and chinese.endswith("…")
+
+
+def test_the_memory_remembered_is_indexed_with_its_draft_vector_and_found_at_once(
+    vault: Path, make_app: Builder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The draft's vector (its first chunk, as the file is indexed) is the one indexed: the
+    text is embedded once and the chunks table is not looked up for it; a search right after
+    ``remember`` returns finds the memory, with that vector."""
+    app, fake = make_app(vault)
+    app.sync()
+    service = app.memories()
+    looked_up: list[set[str]] = []
+    real_read = app.store._t.read
+
+    def read(table: object, columns: object = None, where: str | None = None) -> object:
+        if table is app.store._t.chunks and columns == ["content_hash", "vector"]:
+            looked_up.append({where or ""})
+        return real_read(table, columns, where)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(app.store._t, "read", read)
+    embedded = fake.embedded  # type: ignore[attr-defined]
+    made = service.remember("The glaze kiln in the back room fires at cone six.",
+                            type="project")
+    assert fake.embedded - embedded == 1  # type: ignore[attr-defined]
+    assert looked_up == []
+    vectors = app.indexing.first_chunk_vectors([made.path])
+    assert made.path in vectors
+    hits = app.search("glaze kiln back room cone six", limit=3)
+    assert hits and hits[0].path == made.path
