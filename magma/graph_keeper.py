@@ -231,7 +231,7 @@ class GraphKeeper:
         docstring). Never raises: a store failure is logged and the graph let go."""
         with self._lock:
             try:
-                written = self._store.take_written()  # (taken whatever is done with them)
+                written = self._store.written.take()  # (taken whatever is done with them)
                 if self._held is None:
                     if self._seal.holds(self._versions()):  # nothing read, nothing hashed
                         return GraphUpdate()
@@ -313,7 +313,7 @@ class GraphKeeper:
 
     def _step(self, written: Mapping[str, WrittenNote]) -> GraphUpdate:
         """Apply the files whose hash changed: those the store's own batches just wrote at
-        that hash from ``written`` (:meth:`magma.store.MagmaStore.take_written`), the others
+        that hash from ``written`` (:meth:`magma.store_memo.WrittenRows.take`), the others
         read back."""
         assert self._held is not None
         started = time.perf_counter()

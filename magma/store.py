@@ -53,6 +53,7 @@ from magma.gc_pause import collector_paused
 from magma.graph import LinkResolver, link_key, path_key
 from magma.store_memo import (
     RECENT_VECTORS,
+    WRITTEN_KEPT,
     FileIndexMemo,
     RecentVectors,
     StoreChanges,
@@ -302,7 +303,7 @@ class MagmaStore:
         self.recent_vectors = RecentVectors()  # (also a draft's, about to be written)
         self._resolver: LinkResolver | None = None
         self._changes = StoreChanges()
-        self._written = WrittenRows()
+        self.written = WrittenRows()  # (what the graph reads of our batches)
         #: The versions at which no orphan can be there (:mod:`magma.store_seal`).
         self.seal = IndexSeal()
 
@@ -369,8 +370,7 @@ class MagmaStore:
         """``{chunk content_hash: float32[dims]}`` for the hashes stored (any path) or written
         by this process a moment ago or about to be (a ``remember``'s draft): ``recent_vectors``,
         :data:`RECENT_VECTORS`; so that an unchanged chunk is never embedded twice, also
-        across renames. What is stored *now*: :meth:`stored_hashes`.
-        """
+        across renames. What is stored *now*: :meth:`stored_hashes`."""
         found, wanted = self.recent_vectors.split(hashes)
         for part in _slices(wanted):
             table = self._t.read(
@@ -619,12 +619,14 @@ class MagmaStore:
                     resolver.add(path)
                 else:
                     resolver.discard(path)
-            chunks_written = self._write_chunks(upserts, deleted)
-            links, others = _write_links(self._t, upserts, deleted, resolver, changed_paths)
+            # sealed (no orphan): a path without a file row has no chunk or link row to delete
+            empty = after - before if self.seal.holds(versions) else set()
+            chunks_written = self._write_chunks(upserts, deleted, empty)
+            links, others = _write_links(self._t, upserts, deleted, resolver, changed_paths, empty)
             files_written = self._write_files(upserts, attachments, deleted, touches, stamp)
         except Exception as exc:
             self._paths = self._resolver = None  # re-read from the tables next time
-            self._written.forget()
+            self.written.forget()
             if isinstance(exc, StoreError):
                 raise
             raise StoreError(
@@ -637,14 +639,9 @@ class MagmaStore:
                              written | deleted | {t.path for t in touches},
                              same_paths=after == before)
         self.seal.carry(versions, done)
-        self._written.drop(deleted | others)  # (links resolved again: read back)
-        self._written.add(_written_notes(upserts, attachments, links, stamp, self._written.size))
+        self.written.after(deleted | others, _written_notes(upserts, attachments, links, stamp))
         return ApplyStats(files_written, len(deleted & before), chunks_written,
                           len(links) + len(others))
-
-    def take_written(self) -> dict[str, WrittenNote]:
-        """:meth:`magma.store_memo.WrittenRows.take` of this process's batches."""
-        return self._written.take()
 
     def orphaned_paths(self) -> set[str]:
         """Paths that have chunk or link rows but no file row (:func:`orphaned_paths`)."""
@@ -658,7 +655,7 @@ class MagmaStore:
         if if_behind and not self._t.behind():
             return
         self._t.refresh()
-        self._written.forget()
+        self.written.forget()
         self._paths = None
         self._resolver = None
 
@@ -719,7 +716,8 @@ class MagmaStore:
             row["path"]: IndexedFile(*(row[c] for c in _INDEX_COLUMNS)) for row in rows}, deleted)
         return len(rows)
 
-    def _write_chunks(self, upserts: Sequence[NoteRecord], deleted: set[str]) -> int:
+    def _write_chunks(self, upserts: Sequence[NoteRecord], deleted: set[str], empty: set[str]
+                      ) -> int:
         rows, vectors = _chunk_rows(upserts, self.dims)
         replaced = sorted({r.note.path for r in upserts} | deleted)
         n = len(rows["chunk_id"])
@@ -730,12 +728,12 @@ class MagmaStore:
             rows["vector"] = pa.FixedSizeListArray.from_arrays(pa.array(matrix), self.dims)
             data = pa.Table.from_pydict(rows, schema=_chunks_schema(self.dims))
             # a note's own rows: re-indexed whole if a crash falls between the two commits
-            self._t.rewrite_groups(table, "path", data, replaced)
+            self._t.rewrite_groups(table, "path", data, replaced, empty=empty)
             self._t.ensure_fts()
             self.recent_vectors.add(rows["content_hash"][-RECENT_VECTORS:],
                                      stacked[-RECENT_VECTORS:])
         elif replaced:
-            self._t.delete_in(table, "path", replaced)
+            self._t.delete_in(table, "path", [p for p in replaced if p not in empty])
         return n
 
 
@@ -757,12 +755,13 @@ def orphaned_paths(tables: StoreTables) -> set[str]:
 
 
 def _write_links(tables: StoreTables, upserts: Sequence[NoteRecord], deleted: set[str],
-                 resolver: LinkResolver, changed_paths: set[str]
+                 resolver: LinkResolver, changed_paths: set[str], empty: Collection[str] = ()
                  ) -> tuple[list[dict[str, Any]], set[str]]:
     """Replace the link rows of ``upserts`` and ``deleted`` (a delete and an append,
-    :meth:`StoreTables.rewrite_groups`) and, when the set of paths changed, upsert the other
-    notes' links it re-resolves in one ``merge_insert`` commit first; the batch's own rows
-    written, and the sources of the other rows."""
+    :meth:`StoreTables.rewrite_groups`; the sources in ``empty`` hold none, nothing deleted)
+    and, when the set of paths changed, upsert the other notes' links it re-resolves in one
+    ``merge_insert`` commit first; the batch's own rows written, and the sources of the
+    other rows."""
     rows = _link_rows(upserts, resolver)
     replaced = {r.note.path for r in upserts} | deleted
     others = _reresolved_links(tables, resolver, changed_paths, replaced) if changed_paths else []
@@ -773,12 +772,12 @@ def _write_links(tables: StoreTables, upserts: Sequence[NoteRecord], deleted: se
                        pa.Table.from_pylist(others, schema=_links_schema()), [])
     # the batch's own rows: written again by the next reconcile if a crash falls in between
     tables.rewrite_groups(tables.links, "src", pa.Table.from_pylist(
-        rows, schema=_links_schema()), sorted(replaced))
+        rows, schema=_links_schema()), sorted(replaced), empty=empty)
     return rows, {row["src"] for row in others}
 
 
 def _written_notes(upserts: Sequence[NoteRecord], attachments: Sequence[AttachmentRecord],
-                   links: Sequence[dict[str, Any]], stamp: datetime, most: int
+                   links: Sequence[dict[str, Any]], stamp: datetime, most: int = WRITTEN_KEPT
                    ) -> list[WrittenNote]:
     """What the graph reads of a batch's notes (:class:`magma.store_memo.WrittenNote`), made
     from the rows the batch wrote by the functions that convert the rows read back

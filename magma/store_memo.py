@@ -229,15 +229,15 @@ class WrittenRows:
         self.size = size
         self._notes: dict[str, WrittenNote] = {}
 
-    def add(self, notes: Iterable[WrittenNote]) -> None:
+    def after(self, changed: Iterable[str], notes: Iterable[WrittenNote]) -> None:
+        """A batch wrote ``notes`` and changed the rows of ``changed`` paths otherwise
+        (deleted, or their links resolved again): those are dropped."""
+        for path in changed:
+            self._notes.pop(path, None)
         for note in notes:
             self._notes[note.file.path] = note
         if len(self._notes) > self.size:
             self._notes.clear()
-
-    def drop(self, paths: Iterable[str]) -> None:
-        for path in paths:
-            self._notes.pop(path, None)
 
     def forget(self) -> None:
         self._notes.clear()

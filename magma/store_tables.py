@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import posixpath
 import warnings
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
@@ -385,9 +385,11 @@ class StoreTables:
         builder.execute(data)
 
     @staticmethod
-    def rewrite_groups(table: Any, group: str, data: pa.Table, groups: list[str]) -> None:
+    def rewrite_groups(table: Any, group: str, data: pa.Table, groups: list[str], *,
+                       empty: Collection[str] = ()) -> None:
         """Replace every row whose ``group`` column is in ``groups`` by ``data`` (whose rows
-        all belong to ``groups``): one delete of those groups' rows, then one append. Two
+        all belong to ``groups``): one delete of those groups' rows (not of ``empty``, which
+        the caller knows hold none: no delete when all are), then one append. Two
         commits instead of :meth:`replace`'s join over the whole table (127,283 chunks:
         ``bench/store_index_bench.py``). A crash in between leaves those groups without
         rows: only for rows the caller writes again after a crash (a note's own chunks and
@@ -397,7 +399,7 @@ class StoreTables:
         inside = set(groups)
         if data.num_rows and not inside.issuperset(data.column(group).to_pylist()):
             raise ValueError(f"rewrite_groups: a row of data outside the {group}s rewritten")
-        for part in _slices(sorted(inside)):
+        for part in _slices(sorted(inside.difference(empty))):
             table.delete(_in_list(group, part))
         if data.num_rows:
             table.add(data)

@@ -512,3 +512,36 @@ def test_the_memory_remembered_is_indexed_with_its_draft_vector_and_found_at_onc
     assert made.path in vectors
     hits = app.search("glaze kiln back room cone six", limit=3)
     assert hits and hits[0].path == made.path
+
+
+def test_a_new_memory_on_sealed_tables_deletes_no_row_and_an_orphan_is_still_replaced(
+    vault: Path, make_app: Builder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Sealed tables hold no orphan (:mod:`magma.store_seal`): a new memory's path has no
+    chunk or link row, and writing it deletes none. Rows a crash left without their file row
+    unseal the tables, and the next write of that path replaces them (never a second copy)."""
+    app, _ = make_app(vault)
+    app.sync()
+    service = app.memories()
+    deletes: list[str] = []
+    table_type = type(app.store._t.chunks)
+    real_delete = table_type.delete
+
+    def delete(table: object, where: str) -> object:
+        deletes.append(f"{table.name}: {where}")  # type: ignore[attr-defined]
+        return real_delete(table, where)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(table_type, "delete", delete)
+    made = service.remember("The wood kiln is loaded on Thursday evenings.", type="project")
+    assert app.store.seal.holds(app.store.versions())
+    assert not [d for d in deletes if made.path in d]
+
+    # a crash between the chunk and file commits: the chunks stay, the file row is gone
+    app.store._t.files.delete(f"path = '{made.path}'")
+    app.store.refresh()
+    assert not app.store.seal.holds(app.store.versions())
+    assert app.indexing.index_now([made.path])
+    assert any(made.path in d and d.startswith("chunks") for d in deletes)
+    ids = app.store.chunk_hashes([made.path])
+    rows = app.store._t.read(app.store._t.chunks, ["chunk_id"], f"path = '{made.path}'")
+    assert rows.num_rows == len(ids) == 1
