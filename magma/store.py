@@ -709,7 +709,10 @@ class MagmaStore:
         kept, version = self._file_index.writing(), self._files_version()
         if rows:
             data = pa.Table.from_pylist(rows, schema=_files_schema())
-            self._t.replace(table, "path", "path", data, sorted(deleted))
+            if not deleted and _all_new(kept, version, rows):
+                table.add(data)  # (no row to match: an append, not a join over the table)
+            else:
+                self._t.replace(table, "path", "path", data, sorted(deleted))
         elif deleted:
             table.delete(_in_list("path", sorted(deleted)))
         self._file_index.follow(kept, version, self._files_version(), {
@@ -735,6 +738,15 @@ class MagmaStore:
         elif replaced:
             self._t.delete_in(table, "path", [p for p in replaced if p not in empty])
         return n
+
+
+def _all_new(kept: tuple[int, dict[str, Any]] | None, version: int | None,
+             rows: Sequence[Mapping[str, Any]]) -> bool:
+    """Whether no row of ``rows`` has its path in the files table: ``kept`` (the file index
+    memo, :class:`magma.store_memo.FileIndexMemo`) was read at the table's ``version`` now
+    and holds none of them."""
+    return kept is not None and version is not None and kept[0] == version and not any(
+        row["path"] in kept[1] for row in rows)
 
 
 def orphaned_paths(tables: StoreTables) -> set[str]:

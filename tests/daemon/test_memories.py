@@ -545,3 +545,33 @@ def test_a_new_memory_on_sealed_tables_deletes_no_row_and_an_orphan_is_still_rep
     ids = app.store.chunk_hashes([made.path])
     rows = app.store._t.read(app.store._t.chunks, ["chunk_id"], f"path = '{made.path}'")
     assert rows.num_rows == len(ids) == 1
+
+
+def test_a_new_memory_appends_its_file_row_and_a_changed_one_upserts_it(
+    vault: Path, make_app: Builder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A path the files table does not hold (the store's index of it read at the table's
+    version says so) is appended, not merged into the table by a join; a path it holds is
+    upserted. Either way one row per path."""
+    from magma.store_tables import StoreTables
+
+    app, _ = make_app(vault)
+    app.sync()
+    service = app.memories()
+    merged: list[str] = []
+    real_replace = StoreTables.replace
+
+    def replace(table: object, key: str, group: str, data: object, groups: object) -> None:
+        merged.extend(data.column("path").to_pylist() if key == "path" else [])  # type: ignore[attr-defined]
+        real_replace(table, key, group, data, groups)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(StoreTables, "replace", staticmethod(replace))
+    made = service.remember("The raku kiln needs new fibre blanket before spring.",
+                            type="project", subject="raku.kiln")
+    assert made.path in app.store.file_index() and merged == []
+    changed = service.remember("The raku kiln needs new fibre blanket before spring, and a "
+                               "new thermocouple.", type="project", subject="raku.kiln")
+    assert changed.path == made.path and changed.action == "updated"
+    assert made.path in merged
+    paths = app.store._t.read(app.store._t.files, ["path"]).column("path").to_pylist()
+    assert len(paths) == len(set(paths))
