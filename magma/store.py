@@ -53,7 +53,6 @@ from magma.gc_pause import collector_paused
 from magma.graph import LinkResolver, link_key, path_key
 from magma.store_memo import (
     RECENT_VECTORS,
-    WRITTEN_KEPT,
     FileIndexMemo,
     RecentVectors,
     StoreChanges,
@@ -639,7 +638,7 @@ class MagmaStore:
                              written | deleted | {t.path for t in touches},
                              same_paths=after == before)
         self.seal.carry(versions, done)
-        self.written.after(deleted | others, _written_notes(upserts, attachments, links, stamp))
+        _keep_written(self.written, written | deleted | others, upserts, attachments, links, stamp)
         return ApplyStats(files_written, len(deleted & before), chunks_written,
                           len(links) + len(others))
 
@@ -788,13 +787,22 @@ def _write_links(tables: StoreTables, upserts: Sequence[NoteRecord], deleted: se
     return rows, {row["src"] for row in others}
 
 
+def _keep_written(kept: WrittenRows, changed: set[str], upserts: Sequence[NoteRecord],
+                  attachments: Sequence[AttachmentRecord], links: Sequence[dict[str, Any]],
+                  stamp: datetime) -> None:
+    """Keep in ``kept`` (:meth:`magma.store_memo.WrittenRows.after`) what the graph reads of
+    a batch's notes (:class:`magma.store_memo.WrittenNote`), made from the rows the batch
+    wrote by the functions that convert the rows read back (:func:`graph_file_rows`,
+    :func:`link_records`), the ``changed`` paths' older ones dropped; none for a batch of
+    more notes than :attr:`~magma.store_memo.WrittenRows.room` (a sync of a whole vault
+    builds none after the first few; the graph reads them back)."""
+    kept.after(changed, _written_notes(upserts, attachments, links, stamp, kept.room))
+
+
 def _written_notes(upserts: Sequence[NoteRecord], attachments: Sequence[AttachmentRecord],
-                   links: Sequence[dict[str, Any]], stamp: datetime, most: int = WRITTEN_KEPT
+                   links: Sequence[dict[str, Any]], stamp: datetime, most: int
                    ) -> list[WrittenNote]:
-    """What the graph reads of a batch's notes (:class:`magma.store_memo.WrittenNote`), made
-    from the rows the batch wrote by the functions that convert the rows read back
-    (:func:`graph_file_rows`, :func:`link_records`); none for a batch of more than ``most``
-    notes (the graph reads them back)."""
+    """:func:`_keep_written`'s notes (none for more than ``most``)."""
     if not (upserts or attachments) or len(upserts) + len(attachments) > most:
         return []
     rows = [_note_row(r, stamp) for r in upserts] + [_attachment_row(a, stamp)

@@ -229,9 +229,14 @@ class WrittenRows:
         self.size = size
         self._notes: dict[str, WrittenNote] = {}
 
+    @property
+    def room(self) -> int:
+        """How many more notes are kept (a batch of more is read back instead)."""
+        return max(0, self.size - len(self._notes))
+
     def after(self, changed: Iterable[str], notes: Iterable[WrittenNote]) -> None:
-        """A batch wrote ``notes`` and changed the rows of ``changed`` paths otherwise
-        (deleted, or their links resolved again): those are dropped."""
+        """A batch changed the rows of ``changed`` paths (written, deleted, or their links
+        resolved again): those kept are dropped, then ``notes`` (what it wrote, or none) kept."""
         for path in changed:
             self._notes.pop(path, None)
         for note in notes:

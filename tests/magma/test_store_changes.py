@@ -44,3 +44,22 @@ def test_forgotten_or_fallen_out_batches_mean_a_full_read() -> None:
     assert changes.since(v(2, 2, 2), v(4, 4, 4)) is None
     changes.record(v(4, 4, 4), v(4, 4, 4), {"x.md"}, same_paths=True)  # no commit: nothing
     assert changes.since(v(4, 4, 4), v(5, 5, 5)) is None
+
+
+def test_the_rows_kept_for_the_graph_are_bounded_and_a_rewrite_drops_the_older() -> None:
+    """:class:`magma.store_memo.WrittenRows`: what a batch wrote is kept while there is room
+    (a batch larger than the room keeps none: the graph reads it back); a later batch that
+    changes a kept path drops what was kept of it; :meth:`take` empties it."""
+    from magma.store_memo import WrittenNote, WrittenRows
+
+    def note(path: str, content_hash: str = "h") -> WrittenNote:
+        return WrittenNote(content_hash, type("Row", (), {"path": path})(), (), None)
+
+    rows = WrittenRows(size=3)
+    rows.after({"a.md", "b.md"}, [note("a.md"), note("b.md")])
+    assert rows.room == 1
+    rows.after({"a.md"}, [])  # rewritten by a batch that kept none of its rows
+    assert set(rows.take()) == {"b.md"} and rows.room == 3
+    rows.after({"c.md"}, [note("c.md")])
+    rows.after({"x.md", "y.md", "z.md", "w.md"}, [])  # more than the room: read back
+    assert set(rows.take()) == {"c.md"}
