@@ -106,6 +106,7 @@ __all__ = [
     "PairJudgement",
     "Verdict",
     "judge_pair",
+    "subject_class",
     "subject_key",
 ]
 
@@ -253,6 +254,14 @@ def _same_subject(a: str, b: str) -> bool:
     """Two subject keys (:func:`subject_key`) for one thing: equal, or the same words read
     through the lexicon ("allergy" / "过敏", "editor" / "编辑器")."""
     return a == b or (bool(words := _subject_words(a)) and words == _subject_words(b))
+
+
+def subject_class(key: str) -> frozenset[str] | str:
+    """What the judgement tells two subject keys (:func:`subject_key`) apart by: two keys
+    are of one subject (``_same_subject``, the gate of :func:`judge_pair`) exactly when
+    their classes are equal — the key's words read through the lexicon when it has any,
+    else the key itself. Lets a caller sort many keys into subjects at once."""
+    return _subject_words(key) or key
 
 
 # --------------------------------------------------------------------------- values

@@ -152,25 +152,79 @@ def _planted(root: Path, count: int) -> list[DreamMemory]:
     return out
 
 
+def _planned_whole(memories: list[DreamMemory]) -> list:
+    """The plan with every older member given to each ``decide`` (no narrowing by subject
+    nor by bulk scores)."""
+    import consistency.dream as rules
+
+    saved, own = rules.BULK_GROUP, rules._own_subjects
+    rules.BULK_GROUP = 10**9
+    rules._own_subjects = lambda group: [False] * len(group)  # type: ignore[assignment]
+    try:
+        return plan_consolidation(memories)
+    finally:
+        rules.BULK_GROUP, rules._own_subjects = saved, own
+
+
+def _planned_in_bulk(memories: list[DreamMemory]) -> list:
+    """The plan narrowed by the bulk scores alone (no narrowing by subject)."""
+    import consistency.dream as rules
+
+    own = rules._own_subjects
+    rules._own_subjects = lambda group: [False] * len(group)  # type: ignore[assignment]
+    try:
+        return plan_consolidation(memories)
+    finally:
+        rules._own_subjects = own
+
+
 def test_a_large_group_is_planned_as_if_every_member_were_judged(tmp_path: Path) -> None:
     """Above BULK_GROUP members, each decide sees only the superset of its candidates the
-    group's bulk scores give (consistency.pair_candidates): the plan is the one judging
-    every member gives."""
+    group's bulk scores give (consistency.pair_candidates), or, for a memory whose subject
+    no other reads as the same, the older memories of its subject: the plan is the one
+    judging every member gives."""
     import consistency.dream as rules
 
     memories = _planted(tmp_path, 400)
     assert max(len(g) for g in rules._comparison_groups(memories)) > 4 * rules.BULK_GROUP
-    narrowed = plan_consolidation(memories)
-    saved = rules.BULK_GROUP
-    rules.BULK_GROUP = 10**9
-    try:
-        whole = plan_consolidation(memories)
-    finally:
-        rules.BULK_GROUP = saved
-    assert narrowed == whole
+    whole = _planned_whole(memories)
+    assert plan_consolidation(memories) == whole
+    assert _planned_in_bulk(memories) == whole
     kinds = {type(a).__name__ + (a.kind if isinstance(a, MergeDuplicate) else "")
              for a in whole}
     assert kinds == {"MergeDuplicateexact", "MergeDuplicatenear", "SupersedeOld"}
+
+
+def test_subjects_read_as_one_or_missing_are_planned_as_if_every_member_were_judged(
+        tmp_path: Path) -> None:
+    """Subjects that read as one subject in other keys ("deploy.cadence" / "cadence deploy",
+    "allergy" / "过敏") and memories without a subject, among a large group: each decide
+    still answers as if it saw every older member, and those pairs are still judged."""
+    memories = _planted(tmp_path, 400)
+    by_subject: dict[str | None, list[int]] = {}
+    for i, memory in enumerate(memories):
+        by_subject.setdefault(memory.subject, []).append(i)
+    pairs = [rows for rows in by_subject.values() if len(rows) == 2]
+    assert len(pairs) > 30
+    changed = list(memories)
+    for n, rows in enumerate(pairs[:30]):
+        first, second = sorted(rows, key=lambda i: memories[i].created or NOW)  # older first
+        subject = memories[first].subject or ""
+        if n % 3 == 0:  # the same words in another order
+            other = " ".join(reversed(subject.replace(".", " ").split()))
+        elif n % 3 == 1:  # no subject on the older one, or on the newer one
+            other = None
+            if n % 2:
+                changed[first], other = replace(memories[first], subject=None), subject
+        else:  # the same subject in the other language (the lexicon's word)
+            changed[first] = replace(memories[first], subject="allergy")
+            other = "过敏"
+        changed[second] = replace(memories[second], subject=other)
+    changed += [mem("allergy-1", "I am allergic to cats.", subject="allergy", day=1),
+                mem("allergy-2", "I am allergic to cats and dogs.", subject="过敏", day=2)]
+    plan = plan_consolidation(changed)
+    assert plan == _planned_whole(changed)
+    assert {"allergy-1", "allergy-2"} & {getattr(a, "duplicate_id", None) for a in plan}
 
 
 def test_a_synthesis_is_never_merged_into_its_own_source() -> None:
