@@ -488,17 +488,18 @@ class _Alive:
         self._of_subject[self._subject[row]].append(row)
 
     def remove(self, memory: DreamMemory) -> None:
-        i = self.members.index(memory)
+        row = self._row[memory.id]
+        i = self._rows.index(row)  # by row, not by comparing every field of each member
         del self.members[i]
-        row = self._rows.pop(i)
+        del self._rows[i]
         del self._at[row]
         self._of_subject[self._subject[row]].remove(row)
 
     def grew(self, keeper: DreamMemory) -> None:
         """``keeper``'s body grew by a merge: it is "changed" for the rest of the group."""
         changed = replace(keeper, changed=True)
-        self.members[self.members.index(keeper)] = changed
         row = self._row[keeper.id]
+        self.members[self._rows.index(row)] = changed
         self._changed[row] = True
         self._at[row] = changed
         if self._scores is not None:

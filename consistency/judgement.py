@@ -89,6 +89,7 @@ from consistency.claims import (
     dice,
     placeholder,
     read_claim,
+    read_tokens,
     romanised,
     stem,
 )
@@ -247,7 +248,7 @@ def subject_key(subject: str | None) -> str | None:
 def _subject_words(key: str) -> frozenset[str]:
     """The words of a subject key, read once per key: a dream over 10,000 memories of as
     many subjects asks this of each pair it judges (4,096 kept could not hold them)."""
-    return frozenset(_bare(read_claim(key).tokens))
+    return frozenset(_bare(read_tokens(key)))
 
 
 def _same_subject(a: str, b: str) -> bool:

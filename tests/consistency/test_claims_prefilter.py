@@ -164,3 +164,28 @@ def test_letters_a_case_blind_pattern_reads_as_ascii_read_as_ascii(odd: str, pla
     """Before, the value was looked up in its lowered form, where ı stays ı: KeyError."""
     written = date(2026, 1, 20)
     assert read_claim(odd, written=written).values == read_claim(plain, written=written).values
+
+
+def test_tokens_read_alone_are_the_claims_tokens() -> None:
+    """``read_tokens`` reads what ``read_claim`` reads into ``tokens``, on every labelled text,
+    with and without the day it was written, and on subjects as a dream reads them."""
+    texts = [*_texts(), "api.timeout", "过敏", "tools pm", "editor theme 2", "v2.3 release"]
+    for text in texts:
+        assert claims.read_tokens(text) == read_claim(text).tokens, text
+        day = date(2026, 3, 14)
+        assert claims.read_tokens(text, written=day) == read_claim(text, written=day).tokens
+
+
+def test_subject_classes_tell_subjects_apart_as_the_judgement_does() -> None:
+    """Two subject keys are of one subject for the judgement's gate exactly when their
+    classes are equal (``consistency.judgement.subject_class``)."""
+    from consistency.judgement import _same_subject, subject_class, subject_key
+
+    raw = ["allergy", "过敏", "Editor", "编辑器", "deploy.cadence", "cadence deploy",
+           "deploy_cadence", "api.timeout", "api timeout 2", "2", "🎉", "the", "a b",
+           "JS.Package_Manager", "js package manager"]
+    keys = [k for k in (subject_key(s) for s in raw) if k]
+    for a in keys:
+        for b in keys:
+            assert _same_subject(a, b) == (subject_class(a) == subject_class(b)), (a, b)
+    assert subject_class(subject_key("allergy")) == subject_class(subject_key("过敏"))
