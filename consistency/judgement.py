@@ -246,8 +246,10 @@ def subject_key(subject: str | None) -> str | None:
 
 @functools.lru_cache(maxsize=16384)
 def _subject_words(key: str) -> frozenset[str]:
-    """The words of a subject key, read once per key: a dream over 10,000 memories of as
-    many subjects asks this of each pair it judges (4,096 kept could not hold them)."""
+    """The words of a subject key (its claim's tokens alone, :func:`consistency.claims.
+    read_tokens`), read once per key: a dream over 10,000 memories of as many subjects
+    asks this of every subject of a group (:func:`subject_class`; 4,096 kept could not
+    hold them)."""
     return frozenset(_bare(read_tokens(key)))
 
 
