@@ -25,7 +25,7 @@ from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, S
 from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from pathlib import Path, PurePosixPath
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 import numpy as np
 import structlog
@@ -40,6 +40,7 @@ from consistency.withheld import withhold_credentials
 from daemon.credential_ledger import CredentialLedger, CredentialRecord
 from daemon.entry_versions import entry_lines, origins_of, version_note
 from daemon.history import VersionRecorder, note_memory_key
+from daemon.read_ahead import read_ahead
 from magma.chunking import Chunk, chunk_note
 from magma.embedder import Embedder
 from magma.gc_pause import collector_paused
@@ -58,6 +59,8 @@ __all__ = [
 ]
 
 log = structlog.get_logger("dreamd.sync")
+
+T = TypeVar("T")
 
 #: An index path of an extra root (``ccb.roots``): ``name:`` then the path inside it.
 _ROOT_ROW = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}:")
@@ -356,10 +359,19 @@ class Syncer:
         orphans: Sequence[str] = (),
     ) -> SyncReport:
         bar = progress or _NoProgress()
-        work, renames = self._read_plan(plan, index, bar)
-        moved = _moved_paths(plan, index, renames)
-        self._guard_mass_delete(plan, index, scan, allow_mass_delete, full=full, moved=moved)
-        report = self._execute(plan, index, work, renames, bar, orphans)
+        moved: set[str] = set()
+        renames: list[tuple[str, str]] = []
+        if not plan.deleted and not orphans \
+                and len(plan.new) + len(plan.changed) > self.batch_files:
+            # nothing leaves the index (no rename to pair, nothing to guard): read ahead
+            self._guard_mass_delete(plan, index, scan, allow_mass_delete, full=full)
+            report = self._read_and_write(plan, index, bar)
+        else:
+            work, renames = self._read_plan(plan, index, bar)
+            moved = _moved_paths(plan, index, renames)
+            self._guard_mass_delete(plan, index, scan, allow_mass_delete, full=full,
+                                    moved=moved)
+            report = self._execute(plan, index, work, renames, bar, orphans)
         # an attachment moved is removed and added again: not a deletion for the guard's window
         gone = report.deleted - len(moved) + len(renames)
         if gone > 0:
@@ -422,11 +434,39 @@ class Syncer:
         paths with new paths of the same memory id or bytes: ``(work, [(old, new), …])``."""
         to_read = [*plan.new, *plan.changed]
         bar.phase("reading", len(to_read))
-        work = _Work()
-        for entry in to_read:
-            self._read_one(entry, index, work)
-            bar.advance()
+        work = self._read_files(to_read, index, bar)
         return work, _detect_renames(work, plan.deleted, index, {e.path for e in plan.new})
+
+    def _read_and_write(
+        self, plan: SyncPlan, index: Mapping[str, IndexedFile], bar: Progress
+    ) -> SyncReport:
+        """Read, embed and write a plan that deletes nothing, ``batch_files`` files at a time,
+        the next batch read on a thread while this one is embedded and written
+        (:func:`daemon.read_ahead.read_ahead`). The same rows as :meth:`_read_plan` then
+        :meth:`_execute`; a file's entry rows it no longer has go in its own batch's commit."""
+        to_read = [*plan.new, *plan.changed]
+        new = {e.path for e in plan.new}
+        bar.phase("indexing", len(to_read))
+        reports = []
+        with read_ahead(_batched(to_read, self.batch_files),
+                        lambda files: self._read_files(files, index)) as batches:
+            for files, work in batches:
+                part = SyncPlan(tuple(e for e in files if e.path in new),
+                                tuple(e for e in files if e.path not in new), (), 0)
+                reports.append(self._execute(part, index, work, [], _NoProgress()))
+                bar.advance(len(files))
+        report = _merge(reports)
+        return replace(report, unchanged=plan.unchanged,
+                       changed_paths=tuple(sorted(report.changed_paths)))
+
+    def _read_files(self, files: Sequence[FileEntry], index: Mapping[str, IndexedFile],
+                    bar: Progress | None = None) -> _Work:
+        work = _Work()
+        for entry in files:
+            self._read_one(entry, index, work)
+            if bar is not None:
+                bar.advance()
+        return work
 
     def _execute(
         self, plan: SyncPlan, index: Mapping[str, IndexedFile], work: _Work,
@@ -438,7 +478,7 @@ class Syncer:
         renamed_from = {new: old for old, new in renames}
         written = set(work.positions) | {a.entry.path for a in work.attachments}
         for old, new in renames:
-            self._assign(work, new, index[old].note_id)
+            _assign(work, new, index[old].note_id)
 
         stale = stale_entry_paths(index, plan.deleted, work.entry_files,
                                   {e.path for e in to_read})
@@ -537,40 +577,13 @@ class Syncer:
             work.memory_bytes[entry.path] = data
         work.add_note(entry, note, note_id)
 
-    def _gone_memories(
-        self, deletes: Sequence[str], work: _Work, index: Mapping[str, IndexedFile]
-    ) -> list[tuple[str, str]]:
-        """``(history key, path)`` of the memories among ``deletes`` (vault root only) that
-        do not live on under another path in this run (a rename)."""
-        if self.recorder is None or self.prefix or not deletes:
-            return []
-        living = {note_memory_key(note) for _, note, _ in work.notes if note.memory is not None}
-        gone = []
-        for path in deletes:
-            known = index.get(path)
-            if known is not None and known.memory_type is not None and not is_entry_path(path):
-                key = memory_key(known.memory_id, path)
-                if key not in living:
-                    gone.append((key, path))
-        return gone
-
-    @staticmethod
-    def _assign(work: _Work, path: str, note_id: str) -> None:
-        """Give the note at ``path`` the id of the file it was renamed from (memory ids win)."""
-        position = work.positions.get(path)
-        if position is None:
-            return
-        entry, note, _ = work.notes[position]
-        if not (note.memory and note.memory.id):
-            work.notes[position] = (entry, note, note_id)
-
     def _write(
         self, work: _Work, deletes: Sequence[str], bar: Progress,
         index: Mapping[str, IndexedFile],
     ) -> tuple[int, int]:
         """Chunk, embed what is new, and commit in batches. Returns (embedded, reused)."""
         embedded = reused = 0
-        gone_memories = self._gone_memories(deletes, work, index)
+        gone_memories = _gone_memories(self.recorder, self.prefix, deletes, work, index)
         forgotten = self.recorder.archive.forgotten({k for k, _ in gone_memories}) \
             if self.recorder is not None and gone_memories else set()
         bar.phase("embedding", sum(1 for _ in work.notes))
@@ -719,6 +732,35 @@ class RootsSyncer:
         return _merge(reports)
 
 
+def _gone_memories(
+    recorder: VersionRecorder | None, prefix: str, deletes: Sequence[str], work: _Work,
+    index: Mapping[str, IndexedFile],
+) -> list[tuple[str, str]]:
+    """``(history key, path)`` of the memories among ``deletes`` (vault root only) that
+    do not live on under another path in this run (a rename)."""
+    if recorder is None or prefix or not deletes:
+        return []
+    living = {note_memory_key(note) for _, note, _ in work.notes if note.memory is not None}
+    gone = []
+    for path in deletes:
+        known = index.get(path)
+        if known is not None and known.memory_type is not None and not is_entry_path(path):
+            key = memory_key(known.memory_id, path)
+            if key not in living:
+                gone.append((key, path))
+    return gone
+
+
+def _assign(work: _Work, path: str, note_id: str) -> None:
+    """Give the note at ``path`` the id of the file it was renamed from (memory ids win)."""
+    position = work.positions.get(path)
+    if position is None:
+        return
+    entry, note, _ = work.notes[position]
+    if not (note.memory and note.memory.id):
+        work.notes[position] = (entry, note, note_id)
+
+
 def _merge(reports: Sequence[SyncReport]) -> SyncReport:
     if len(reports) == 1:
         return reports[0]
@@ -837,8 +879,6 @@ def _stack(vectors: Sequence[np.ndarray | None]) -> np.ndarray:
     return np.stack([v for v in vectors if v is not None]).astype(np.float32, copy=False)
 
 
-def _batched(items: Sequence[tuple[FileEntry, Note, str]], size: int) -> Iterator[
-    list[tuple[FileEntry, Note, str]]
-]:
+def _batched(items: Sequence[T], size: int) -> Iterator[list[T]]:
     for start in range(0, len(items), size):
         yield list(items[start:start + size])
