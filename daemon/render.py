@@ -10,7 +10,14 @@ from types import TracebackType
 from typing import Any
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeRemainingColumn,
+)
 from rich.table import Table
 
 from ccb.frontmatter import TEMPLATE_PROBLEM
@@ -66,11 +73,14 @@ PROBLEMS_SHOWN = 20
 
 
 class SyncProgress(AbstractContextManager["SyncProgress"]):
-    """A rich progress bar that implements :class:`daemon.sync.Progress` (on stderr)."""
+    """A rich progress bar that implements :class:`daemon.sync.Progress` (on stderr), with the
+    time left at the phase's rate so far (a cold index is one phase, ``indexing``, over its
+    files: reading, embedding and writing together)."""
 
     def __init__(self, console: Console, *, enabled: bool) -> None:
         self._progress = Progress(
             TextColumn("{task.description:>10}"), BarColumn(), MofNCompleteColumn(),
+            TimeRemainingColumn(),
             console=console, disable=not enabled, transient=True,
         )
         self._task: TaskID | None = None
