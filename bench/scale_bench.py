@@ -1,7 +1,8 @@
 """The scale targets of a big vault, each against its baseline measured in the same run.
 
-    .venv/bin/python bench/scale_bench.py [--vault DIR] [--quick] [--indexed-notes N]
-        [--edits 20] [--queries 50] [--compact-above N] [--ann-above N] [--workdir DIR]
+    .venv/bin/python bench/scale_bench.py [--vault DIR] [--quick] [--indexed-notes N [--spread]]
+        [--baseline-chunks N] [--edits 20] [--queries 50] [--compact-above N] [--ann-above N]
+        [--workdir DIR]
         [--index-with-cache [--cache-mb MB]] [--structure-only]
         [--rows restart,save,search,daemon]
 
@@ -9,7 +10,10 @@
 ``--notes`` notes is written into ``--workdir`` first. The figures that need an index are
 measured on an *indexed vault*: the first ``--indexed-notes`` notes of the vault in path order
 (default 2,000; ``--quick`` 200; ``all`` for the whole vault), copied to ``--workdir`` and
-indexed cold with the real default model. On two cores the model embeds ≈80–120 chunks/s, so
+indexed cold with the real default model; with ``--spread``, notes spread over the whole vault
+instead, each with its copies (``copy-NN/`` of ``bench/big_vault.py``), so that the slice holds
+the big vault's share of copies (a copy is read and parsed like any note, and embeds nothing
+new). On two cores the model embeds ≈80–120 chunks/s, so
 a 100,000-note vault (≈700,000 chunks) is a run of hours: the table says at which size each
 figure was measured. The data folder lives in ``--workdir`` (``DREAMD_STORAGE__DATA_DIR``), the
 user's dreamd is not touched, and the embedding cache is off (``embedding.cache_mb=0``) so that
@@ -30,11 +34,15 @@ taken so far.
 Rows (the issue's target table, ``issue 24``), each with what it is compared with:
 
 * baselines: a bare ``os.walk`` + ``os.stat`` of the big vault and of the indexed vault (median
-  of 3), ``python -c pass`` (median of 3), and the embedder alone on the indexed vault's
-  chunks with the same threads (chunks/s);
-* cold index: ``App.sync()`` of the indexed vault, chunks/s, and its ratio to the embedder alone
-  (target ≥ 0.9); with ``--index-with-cache`` the same sync with the cache on, not a cold
-  figure (above);
+  of 3), ``python -c pass`` (median of 3);
+* cold index: ``App.sync()`` of the indexed vault, distinct chunks embedded per second (wall)
+  and the process's CPU seconds, then the embedder alone on the same chunks (the distinct
+  chunk texts the index stored, what the model was given; a sample of ``--baseline-chunks``
+  of them, evenly spaced in content-hash order, when there are more; ``all`` for every one)
+  with the same threads and batch size, right after the index, and the ratio of the two rates
+  (target ≥ 0.9); each with the load average when it ended (other work on the machine slows
+  both). With ``--index-with-cache`` the same sync with the cache on, not a cold figure
+  (above);
 * restart with nothing changed: a new ``App`` on the indexed vault plus ``sync()`` (nothing to
   do), against the stat walk of that vault (target ≤ 3×);
 * save → searchable: the process first loads what the running daemon loads once it watches
@@ -75,6 +83,7 @@ import dataclasses
 import importlib
 import json
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -105,6 +114,11 @@ import longmemeval_bench as lme  # noqa: E402
 #: 2,000 help/session notes are ≈20,000 chunks, a few minutes).
 INDEXED_NOTES = 2_000
 QUICK_NOTES = 200
+#: Chunks the embedder alone embeds by default after the cold index (≈30–40 s of the model on
+#: two idle cores): a sample of the index's own chunks, enough for a rate within a few percent.
+BASELINE_CHUNKS = 3_000
+#: A top folder of ``bench/big_vault.py`` that holds a copy of the base notes.
+COPY_TOP = re.compile(r"^copy-\d+/")
 #: The rows measured after the index (``--rows``).
 ROWS = ("restart", "save", "search", "daemon")
 #: Seconds the idle daemon's CPU time is watched.
@@ -174,41 +188,65 @@ def point_env(work: Path, compact_above: int | None, ann_above: int | None = Non
         os.environ["DREAMD_RETRIEVAL__ANN_VECTORS_ABOVE"] = str(ann_above)
 
 
-def indexed_copy(vault: Path, target: Path, notes: int | None) -> int:
+def indexed_copy(vault: Path, target: Path, notes: int | None, *, spread: bool = False) -> int:
     """Copy the first ``notes`` notes of ``vault`` (path order; all for ``None``) to
-    ``target`` unless it is there already -> notes in ``target``."""
+    ``target`` unless it is there already -> notes in ``target``. ``spread``: about ``notes``
+    notes spread evenly over the vault instead, each with its copies (:func:`spread_slice`)."""
     if target.is_dir():
         return sum(1 for _ in target.rglob("*.md"))
     paths = sorted(p.relative_to(vault) for p in vault.rglob("*.md"))
-    chosen = paths if notes is None else paths[:notes]
+    chosen = paths if notes is None else spread_slice(paths, notes) if spread else paths[:notes]
     for rel in chosen:
         (target / rel).parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(vault / rel, target / rel)
     return len(chosen)
 
 
-def chunk_texts(vault: Path) -> list[str]:
-    """The embed texts of every chunk of the notes under ``vault``."""
-    from ccb.parse import parse_note
-    from magma.chunking import chunk_note
+def spread_slice(paths: Sequence[Path], notes: int) -> list[Path]:
+    """About ``notes`` of ``paths``, spread evenly over them: every k-th note of the base
+    vault (the path below a ``copy-NN/`` top folder) with each of its copies, so that the
+    slice holds the same share of copies as the whole. Pure; path order kept."""
+    copies: dict[str, list[Path]] = {}
+    for path in paths:
+        copies.setdefault(COPY_TOP.sub("", path.as_posix()), []).append(path)
+    step = max(1.0, len(paths) / max(notes, 1))
+    keys = sorted(copies)
+    chosen = {keys[int(i * step)] for i in range(int(len(keys) / step))}
+    return [path for path in paths if COPY_TOP.sub("", path.as_posix()) in chosen]
 
-    texts: list[str] = []
-    for path in sorted(vault.rglob("*.md")):
-        rel = path.relative_to(vault).as_posix()
-        texts.extend(c.embed_text for c in chunk_note(parse_note(rel, path.read_bytes())))
-    return texts
+
+def stored_chunk_texts(app: Any, sample: int | None) -> tuple[list[str], int]:
+    """The embedded texts of the distinct chunks ``app``'s store holds, in content-hash order
+    (as a sync batch gives them to the model), ``sample`` of them evenly spaced (all for
+    ``None``) -> ``(texts, distinct chunks stored)``."""
+    hashes = app.store.chunk_hashes()
+    first: dict[str, str] = {}
+    for chunk_id, chash in sorted(hashes.items()):
+        first.setdefault(chash, chunk_id)
+    order = sorted(first)
+    if sample is not None and sample < len(order):
+        order = [order[int(i * len(order) / sample)] for i in range(sample)]
+    text = {c.chunk_id: c.text for c in app.store.chunks_by_id([first[h] for h in order])}
+    return [text[first[h]] for h in order], len(first)
 
 
-def embedder_alone(texts: Sequence[str], threads: int, batch: int) -> float:
-    """Chunks/s of the default model alone over ``texts`` (loaded before the clock starts)."""
+def embedder_alone(texts: Sequence[str], threads: int, batch: int) -> tuple[float, float]:
+    """The default model alone over ``texts`` (loaded before the clock starts), ``batch``
+    texts per call -> ``(chunks/s, CPU seconds)``."""
     from magma.embedder import UniversalSentenceEncoder
 
     model = UniversalSentenceEncoder(threads=threads, batch_size=batch)
     model.load()
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     for start in range(0, len(texts), batch):
         model.embed(list(texts[start : start + batch]))
-    return len(texts) / max(time.perf_counter() - started, 1e-9)
+    took_s = max(time.perf_counter() - started, 1e-9)
+    return len(texts) / took_s, time.process_time() - cpu
+
+
+def load_now() -> str:
+    """The 1-minute load average, for the row it follows."""
+    return f"load {os.getloadavg()[0]:.1f}"
 
 
 def baselines(table: Table, big: Path, indexed: Path) -> dict[str, float]:
@@ -270,9 +308,11 @@ def structure_index(table: Table, app: Any, marker: Path) -> Any:
     return app
 
 
-def cold_index(table: Table, indexed: Path, work: Path, *, with_cache: bool = False) -> Any:
-    """Embedder alone, then the cold index of ``indexed`` -> the App on it. ``with_cache``:
-    no embedder alone, and the index is built with the user's embedding cache on."""
+def cold_index(table: Table, indexed: Path, work: Path, *, with_cache: bool = False,
+               baseline_chunks: int | None = BASELINE_CHUNKS) -> Any:
+    """The cold index of ``indexed``, then the embedder alone on (a sample of
+    ``baseline_chunks`` of) the chunks it embedded -> the App on it. ``with_cache``: no
+    embedder alone, and the index is built with the user's embedding cache on."""
     app = make_app(indexed)
     marker = work / "indexed.json"
     if marker.is_file():
@@ -284,19 +324,26 @@ def cold_index(table: Table, indexed: Path, work: Path, *, with_cache: bool = Fa
     if with_cache:
         return index_with_cache(table, app, marker)
     settings = app.settings.embedding
-    texts = chunk_texts(indexed)
-    alone = embedder_alone(texts, settings.threads, settings.batch_size)
-    table.add("baseline: embedder alone", f"{alone:.1f} chunks/s",
-              f"{len(texts):,} chunks, {settings.threads} threads")
     app.embedder.embed(["warm up"])  # the model's load is not indexing
-    started = time.perf_counter()
-    report = app.sync()
-    took_s = time.perf_counter() - started
+    started, cpu = time.perf_counter(), time.process_time()
+    report = app.sync(progress=Ticker(every=25_000))
+    took_s, cpu_s = time.perf_counter() - started, time.process_time() - cpu
     rate = report.chunks_embedded / max(took_s, 1e-9)
-    text = f"{rate:.1f} chunks/s, ratio {rate / alone:.2f}"
-    table.add(f"cold index ({report.added:,} notes, {took_s:.0f} s)", text, "target ratio ≥ 0.9")
+    table.add(f"cold index ({report.added:,} notes, {took_s:.0f} s)",
+              f"{rate:.1f} chunks/s, {cpu_s:.0f} s CPU",
+              f"{report.chunks_embedded:,} chunks embedded, {load_now()}")
+    texts, distinct = stored_chunk_texts(app, baseline_chunks)
+    alone, alone_cpu_s = embedder_alone(texts, settings.threads, settings.batch_size)
+    sample = "all" if len(texts) == distinct else "a sample"
+    table.add("baseline: embedder alone, same chunks", f"{alone:.1f} chunks/s, "
+              f"{alone_cpu_s / len(texts) * report.chunks_embedded:.0f} s CPU for as many",
+              f"{sample} ({len(texts):,} of {distinct:,}), {settings.threads} threads, "
+              f"batch {settings.batch_size}, {load_now()}")
+    table.add("cold index / embedder alone", f"ratio {rate / alone:.2f}", "target ≥ 0.9")
     marker.write_text(json.dumps({"notes": report.added, "seconds": round(took_s, 1),
-                                  "chunks": report.chunks_embedded}), "utf-8")
+                                  "cpu_s": round(cpu_s, 1), "chunks": report.chunks_embedded,
+                                  "alone_chunks_s": round(alone, 2),
+                                  "ratio": round(rate / alone, 3)}), "utf-8")
     return app
 
 
@@ -485,6 +532,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--notes", type=int, default=big_vault.DEFAULT_NOTES)
     parser.add_argument("--quick", action="store_true", help="small index, few edits/queries")
     parser.add_argument("--indexed-notes", default=None, help="notes indexed cold, or 'all'")
+    parser.add_argument("--spread", action="store_true",
+                        help="the indexed notes spread over the vault, each with its copies")
+    parser.add_argument("--baseline-chunks", default=str(BASELINE_CHUNKS),
+                        help="chunks of the index the embedder alone embeds, or 'all'")
     parser.add_argument("--edits", type=int, default=None)
     parser.add_argument("--queries", type=int, default=None)
     parser.add_argument("--compact-above", type=int, default=None,
@@ -516,11 +567,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.vault is None and not big.is_dir():
         big_vault.main([str(big), "--notes", str(args.notes)])
     wanted = args.indexed_notes or str(QUICK_NOTES if args.quick else INDEXED_NOTES)
-    indexed = work / f"indexed-{wanted}"
-    notes = indexed_copy(big, indexed, None if wanted == "all" else int(wanted))
+    indexed = work / f"indexed-{wanted}{'-spread' if args.spread else ''}"
+    notes = indexed_copy(big, indexed, None if wanted == "all" else int(wanted),
+                         spread=args.spread)
     product = Path(sys.modules["daemon"].__file__ or "?").parent.parent
     print(f"scale bench: big vault {big}, indexed vault {notes:,} notes ({indexed}), "
-          f"{os.cpu_count()} cores, dreamd from {product}")
+          f"{os.cpu_count()} cores, dreamd from {product}, {load_now()}")
     if args.structure_only:
         sys.path.insert(0, str(REPO / "tests" / "support"))
         from fakes import TokenHashEmbedder
@@ -530,7 +582,9 @@ def main(argv: list[str] | None = None) -> int:
               "these are NOT product figures")
     table = Table()
     base = baselines(table, big, indexed)
-    app = cold_index(table, indexed, work, with_cache=args.index_with_cache)
+    app = cold_index(table, indexed, work, with_cache=args.index_with_cache,
+                     baseline_chunks=None if args.baseline_chunks == "all"
+                     else int(args.baseline_chunks))
     if "restart" in rows:
         restart(table, indexed, base["walk_s"])
     if "save" in rows:
