@@ -41,8 +41,11 @@ Rows (the issue's target table, ``issue 24``), each with what it is compared wit
   of them, evenly spaced in content-hash order, when there are more; ``all`` for every one)
   with the same threads and batch size, right after the index, and the ratio of the two rates
   (target ≥ 0.9); each with the load average when it ended (other work on the machine slows
-  both). With ``--index-with-cache`` the same sync with the cache on, not a cold figure
-  (above);
+  both, the model's two BLAS threads far more than the reading: at load 5–12 the model alone
+  ran 8–30 chunks/s, so rates taken minutes apart do not compare). Less at the load's mercy:
+  the share of the index's wall the model was at work (its calls timed), its rate inside
+  those calls, and how long after the start it was first called. With ``--index-with-cache``
+  the same sync with the cache on, not a cold figure (above);
 * restart with nothing changed: a new ``App`` on the indexed vault plus ``sync()`` (nothing to
   do), against the stat walk of that vault (target ≤ 3×);
 * save → searchable: the process first loads what the running daemon loads once it watches
@@ -244,6 +247,23 @@ def embedder_alone(texts: Sequence[str], threads: int, batch: int) -> tuple[floa
     return len(texts) / took_s, time.process_time() - cpu
 
 
+def timed_calls(embedder: Any) -> list[tuple[float, float]]:
+    """From now on, ``(start, end)`` (``time.perf_counter``) of each ``embedder.embed`` call,
+    appended to the list returned."""
+    calls: list[tuple[float, float]] = []
+    embed = embedder.embed
+
+    def timed(texts: Sequence[str]) -> Any:
+        begin = time.perf_counter()
+        try:
+            return embed(texts)
+        finally:
+            calls.append((begin, time.perf_counter()))
+
+    embedder.embed = timed
+    return calls
+
+
 def load_now() -> str:
     """The 1-minute load average, for the row it follows."""
     return f"load {os.getloadavg()[0]:.1f}"
@@ -325,9 +345,14 @@ def cold_index(table: Table, indexed: Path, work: Path, *, with_cache: bool = Fa
         return index_with_cache(table, app, marker)
     settings = app.settings.embedding
     app.embedder.embed(["warm up"])  # the model's load is not indexing
+    calls = timed_calls(app.embedder)
     started, cpu = time.perf_counter(), time.process_time()
     report = app.sync(progress=Ticker(every=25_000))
     took_s, cpu_s = time.perf_counter() - started, time.process_time() - cpu
+    busy_s = sum(end - begin for begin, end in calls)
+    table.add("cold index: the model at work", f"{busy_s / took_s:.0%} of the wall, "
+              f"{report.chunks_embedded / max(busy_s, 1e-9):.1f} chunks/s in its calls",
+              f"first call {calls[0][0] - started if calls else 0:.1f} s after the start")
     rate = report.chunks_embedded / max(took_s, 1e-9)
     table.add(f"cold index ({report.added:,} notes, {took_s:.0f} s)",
               f"{rate:.1f} chunks/s, {cpu_s:.0f} s CPU",
