@@ -8,7 +8,10 @@ embedded. A delete + add of the same memory ``id`` or the same content hash is a
 note keeps its ``note_id`` (so history and statistics follow the file) and its vectors.
 
 A crash at any point is healed by the next run: each batch is committed in one store write,
-and the stat key of a note is written together with its chunks, never before.
+and the stat key of a note is written together with its chunks, never before. A plan that
+removes nothing from the index (a cold index, one resumed, many edits) reads the next batch
+of notes while this one is embedded and written (:mod:`daemon.read_ahead`); a plan that
+removes something reads every note first, since pairing renames needs all of them.
 
 A credential the user wrote into a note by hand is withheld from everything indexed
 (:func:`consistency.withheld.withhold_credentials`: chunk text, full-text index, vectors,
