@@ -18,10 +18,11 @@ recognise its own writes (echo suppression by content hash).
 our write and saves after it: the editor's save replaces ours (its check and its write are not
 one step, and it takes no lock). So every write is journaled for :data:`HEAL_WINDOW_S` — the
 bytes it was based on and the bytes it wrote, in ``recent-writes/`` of the state dir — and
-:meth:`NoteWriter.heal` checks the file against it: when our added lines are gone, our edit is
-merged back into what the editor saved (or, if both touched the same lines, written beside it
-as a conflict copy). Every write heals its own path first; the daemon heals the paths of every
-watcher batch, so an editor's late save is repaired within a batch.
+:meth:`NoteWriter.heal` checks the file against it (:mod:`ccb.write_repair`): when our added
+lines are gone, our edit is merged back into what the editor saved (or, if both touched the
+same lines, written beside it as a conflict copy). Every write heals its own path first; the
+daemon heals the paths of every watcher batch, so an editor's late save is repaired within a
+batch.
 
 **Write paths** (``obsidian.mode``, decided by :class:`ccb.obsidian_cli.WriteRouter`). A file
 is written directly — an atomic swap, or in place when ``obsidian.direct.atomic_writes`` is
@@ -34,13 +35,12 @@ attempt, and the journal; a user's notes and conflict copies are always written 
 
 from __future__ import annotations
 
-import difflib
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
 
@@ -51,7 +51,6 @@ from ccb.atomic import (
     FileBeingWrittenError,
 )
 from ccb.atomic_batch import StagedSwaps, sweep_staged
-from ccb.frontmatter_edit import set_properties
 from ccb.merge import merge_note
 from ccb.obsidian_cli import WriteMode, WriteRouter
 from ccb.scan import realpath_under
@@ -62,10 +61,10 @@ from ccb.write_records import (
     GeneratedFiles,
     OriginLog,
     WriteJournal,
-    prune_journal,
 )
+from ccb.write_repair import LostUpdates
 from ccb.write_transport import WriteTransport, sha256_hex, short_hash
-from config.errors import DreamdError, LockError, StaleWriteError, VaultError
+from config.errors import LockError, StaleWriteError, VaultError
 
 __all__ = [
     "HEAL_WINDOW_S",
@@ -85,10 +84,6 @@ WRITER_LOCK_TIMEOUT_S = 30.0
 #: keeping every displaced version as a conflict copy (each round needs a new editor save
 #: inside a window of microseconds; three in a row do not happen by chance).
 _MAX_RACES = 4
-
-#: Most journal entries kept per file (the newest); a memory written more often than this
-#: within :data:`HEAL_WINDOW_S` keeps only its latest writes healable.
-_JOURNAL_PER_FILE = 64
 
 _JOURNAL_DIR = "recent-writes"
 #: How long a write waits for a file found empty to be written by its editor, and how often it
@@ -158,11 +153,11 @@ class NoteWriter:
         self.root = root.resolve()
         lock_dir.mkdir(parents=True, exist_ok=True)
         self._journal = lock_dir / _JOURNAL_DIR
-        self._last_stamp: datetime | None = None
         self._process_lock = filelock.FileLock(lock_dir / "writer.lock",
                                                timeout=WRITER_LOCK_TIMEOUT_S)
         self._thread_lock = threading.RLock()
         self._recent = WriteJournal(self._journal)
+        self._lost = LostUpdates(self._recent, key=self._journal_key, clock=clock, fork=self._fork)
         self._origins = OriginLog(self._journal)
         self._generated = GeneratedFiles(self._journal)
         self._journal_writes = True
@@ -218,7 +213,7 @@ class NoteWriter:
             finally:
                 self._journal_writes = True
             if restores:
-                self._drop_journal(rel_path)
+                self._lost.drop(rel_path)
             return outcome
 
     def _write_locked(
@@ -235,7 +230,7 @@ class NoteWriter:
             )
         if current == b"" and base:  # an editor's in-place save, caught mid-way?
             current = _settled(self.read, rel_path)
-        theirs = self._repaired(rel_path, current)
+        theirs = self._lost.repaired(rel_path, current)
         if theirs == data:
             if theirs == current:
                 return WriteOutcome(rel_path, "unchanged", sha256_hex(data))
@@ -244,7 +239,7 @@ class NoteWriter:
             status: WriteStatus = "created" if current is None else "written"
             return self._place(target, rel_path, data, status, expect=current, tag=tag)
         assert theirs is not None
-        merged = (merge_note(base, data, theirs, now=self._stamp())
+        merged = (merge_note(base, data, theirs, now=self._lost.stamp())
                   if base is not None else None)
         if merged is not None:
             outcome = self._place(target, rel_path, merged, "merged", expect=current,
@@ -288,8 +283,8 @@ class NoteWriter:
                     expect = None  # deleted meanwhile: the write stands, as after a delete
                     continue
                 # (an older buffer saved over earlier writes of ours: those come back first)
-                theirs = self._repaired(rel_path, displaced) or displaced
-                merged = (merge_note(expect, want, theirs, now=self._stamp())
+                theirs = self._lost.repaired(rel_path, displaced) or displaced
+                merged = (merge_note(expect, want, theirs, now=self._lost.stamp())
                           if expect is not None else None)
                 if merged is None or round_ == _MAX_RACES - 1:
                     if theirs != displaced:
@@ -297,7 +292,7 @@ class NoteWriter:
                     conflict_path = self._fork(rel_path, want, theirs).conflict_path
                     return WriteOutcome(rel_path, "conflict", sha256_hex(theirs),
                                         conflict_path)
-                expect, want, status = displaced, self._restamp(merged, rel_path), "merged"
+                expect, want, status = displaced, self._lost.restamp(merged, rel_path), "merged"
                 continue
             log.debug("write.swapped", path=rel_path, wrote=digest[:8], via=put.via,
                       expected=short_hash(expect), displaced=short_hash(displaced))
@@ -309,12 +304,12 @@ class NoteWriter:
                         reason="the file changed between the compare and the write")
             # What the editor saved may be an older buffer, saved over earlier writes of ours:
             # those come back first (not this one, which it predates: journaled only now).
-            displaced = self._repaired(rel_path, displaced) or displaced
+            displaced = self._lost.repaired(rel_path, displaced) or displaced
             self._remember(rel_path, first, want, tag)  # on disk: an editor may build on it
-            merged = (merge_note(expect, want, displaced, now=self._stamp())
+            merged = (merge_note(expect, want, displaced, now=self._lost.stamp())
                       if expect is not None else None)
             if merged is not None:
-                merged = self._restamp(merged, rel_path)
+                merged = self._lost.restamp(merged, rel_path)
             if round_ == _MAX_RACES - 1:
                 conflict_path = self._fork(rel_path, displaced, want).conflict_path
                 return WriteOutcome(rel_path, "conflict", digest, conflict_path)
@@ -352,73 +347,13 @@ class NoteWriter:
                 outcomes: list[WriteOutcome] = []
                 for path in wanted if wanted is not None else list(self._recent.load()):
                     current = self.read(path)
-                    repaired = self._repaired(path, current)
+                    repaired = self._lost.repaired(path, current)
                     if repaired is not None and repaired != current:
                         outcomes.append(self._place(self._absolute(path), path, repaired,
                                                     "healed", expect=current))
                 return outcomes
         finally:
             self._process_lock.release()
-
-    def _repaired(self, rel_path: str, current: bytes | None) -> bytes | None:
-        """``current`` with every journaled edit of ours that an editor saved over merged
-        back. Call with the writer lock held.
-
-        Newest first: a write whose ``updated:`` stamp ``current`` still has is what the
-        file was built on — any later write of ours was saved over. A write whose *base* stamp
-        ``current`` has is where an editor's older buffer came from: that write and every
-        later one were saved over. The change from what the buffer was (that base, or the
-        write it was built on) to our newest write is merged in at once (a clash with what the
-        editor saved: our newest write goes to a conflict copy). A stamp that is neither — the
-        user or a plugin rewrote ``updated`` — is an edit, never repaired: a line the user
-        deleted is not brought back. Entries past :data:`HEAL_WINDOW_S`, and writes that
-        created the file (an editor cannot hold a buffer older than the file), are never
-        repaired; entries that were merged back or forked are dropped from the journal.
-        """
-        if current is None:
-            return None  # deleted on purpose: nothing to repair
-        journal = self._recent.load()
-        now = time.time()
-        key = self._journal_key(rel_path)
-        entries = [e for e in journal.get(key, [])
-                   if now - float(str(e.get("at", 0))) <= HEAL_WINDOW_S]
-        if not entries or sha256_hex(current) == entries[-1]["ours"]:
-            return current
-        stamp_now = _stamp_line(current)
-        missing: list[tuple[int, bytes, bytes]] = []
-        lost_from: int | None = None
-        since = b""  # what the editor's buffer was
-        for index in range(len(entries) - 1, -1, -1):
-            entry = entries[index]
-            ours = self._recent.blob(str(entry["ours"]))
-            base = self._recent.blob(str(entry["base"])) if entry.get("base") else None
-            if ours is None or base is None:
-                break  # created the file, or the journal lost its blobs: stop here
-            if _built_on(base, ours, current):
-                if missing:  # built on this write; the later ones were saved over
-                    lost_from, since = missing[-1][0], ours
-                break
-            missing.append((index, base, ours))
-            if stamp_now is not None and stamp_now == _stamp_line(base):
-                lost_from, since = index, base
-                break
-        log.debug("write.heal_check", path=rel_path, current=short_hash(current),
-                  lost=lost_from is not None, candidates=len(missing))
-        if lost_from is None:
-            return current  # edited by someone who had our write: not a lost update
-        newest = missing[0][2]  # (each write of ours is built on the one before: the lock)
-        repaired = merge_note(since, newest, current, now=self._stamp())
-        if repaired is None:  # clashes with what the editor saved: kept beside it
-            self._fork(rel_path, newest, current)
-            repaired = current
-        journal[key] = entries[:lost_from]
-        if not journal[key]:
-            del journal[key]
-        self._recent.save(journal)
-        if repaired != current:
-            log.warning("write.healed", path=rel_path,
-                        reason="an editor saved over our write; our edit merged back")
-        return repaired
 
     def write_generated(self, rel_path: str, data: bytes) -> WriteOutcome:
         """Write a file dreamd generates whole (``MEMORY.md``): no base to compare with, but
@@ -470,7 +405,7 @@ class NoteWriter:
                     f"(expected {sha256_hex(expect)[:8]}…, found {sha256_hex(current)[:8]}…); "
                     "run the command again"
                 )
-            dropped = self._drop_journal(rel_path)  # while the name still leads to the file
+            dropped = self._lost.drop(rel_path)  # while the name still leads to the file
             target.unlink(missing_ok=True)
             named = self.root / rel_path
             if named.is_symlink() and named.resolve() == target:
@@ -482,10 +417,6 @@ class NoteWriter:
         of ``markers`` (a forgotten memory's id, its name in links); how many went."""
         with _held(self._thread_lock, self._process_lock):
             return self._recent.drop_holding(markers)
-
-    def _drop_journal(self, rel_path: str) -> int:
-        key = self._journal_key(rel_path)
-        return self._recent.drop(key) + (self._recent.drop(rel_path) if key != rel_path else 0)
 
     def _journal_key(self, rel_path: str) -> str:
         """The vault path a file's journal entries are kept under: the file itself, whatever
@@ -522,48 +453,12 @@ class NoteWriter:
         self, rel_path: str, based_on: bytes | None, data: bytes,
         tag: tuple[str, str] = ("user-edit", ""),
     ) -> None:
-        """Journal a write of a file with an ``updated:`` stamp (memory files), dropping
-        entries older than :data:`HEAL_WINDOW_S`. Files without a stamp (``MEMORY.md``) are
-        rebuilt from the memories on every change: never healed. Every write in the window
-        is kept (at most :data:`_JOURNAL_PER_FILE` per file): an editor's buffer may predate
-        several of them, and each must come back."""
+        """Note who wrote ``data`` (the origins) and, unless the write is not to be healed
+        (:meth:`write`'s ``heal``), journal it (:meth:`ccb.write_repair.LostUpdates.remember`)."""
         self._origins.note(data, tag)
-        if not self._journal_writes:
-            self._origins.count_write()
-            return
-        journal = self._recent.load()
-        now = time.time()
-        if not self._recent.held:  # a batch prunes once, when it saves
-            prune_journal(journal, now)
-        if any(line.startswith("updated:") for line in _lines(data)):
-            for blob in (based_on, data):
-                if blob is not None:
-                    self._recent.keep_blob(blob)
-            entries = journal.setdefault(self._journal_key(rel_path), [])
-            entries.append({"base": sha256_hex(based_on) if based_on is not None else None,
-                            "ours": sha256_hex(data), "at": now})
-            del entries[:-_JOURNAL_PER_FILE]
-        self._recent.save(journal)
+        if self._journal_writes:
+            self._lost.remember(rel_path, based_on, data)
         self._origins.count_write()
-
-    def _restamp(self, data: bytes, rel_path: str) -> bytes:
-        """``data`` with a fresh ``updated`` stamp when it has one: content that replaces what
-        was briefly on disk must be told apart from it (:func:`_built_on`)."""
-        if not any(line.startswith("updated:") for line in _lines(data)):
-            return data
-        try:
-            return set_properties(data, {"updated": self._stamp()}, path=rel_path)
-        except DreamdError:
-            return data
-
-    def _stamp(self) -> datetime:
-        """A fresh ``updated`` stamp for a merge (to the microsecond, never twice the same
-        in one process)."""
-        now = self._clock().astimezone(UTC)
-        if self._last_stamp is not None and now <= self._last_stamp:
-            now = self._last_stamp + timedelta(microseconds=1)
-        self._last_stamp = now
-        return now
 
     def write_conflict_copy(self, rel_path: str, data: bytes) -> str:
         """Write ``data`` beside ``rel_path`` as a new conflict copy (the arbiter's manual
@@ -672,49 +567,6 @@ def _keys_in(key: Callable[[str], str], rel_paths: Iterable[str]) -> list[str]:
         except VaultError:
             continue
     return keys
-
-
-def _built_on(base: bytes, ours: bytes, current: bytes) -> bool:
-    """True when ``current`` was built on our write of ``ours`` (over ``base``): it still has
-    the ``updated:`` stamp that write set — dreamd stamps every memory write to the
-    microsecond, an editor that saved an older buffer has an older stamp, and a user who
-    edits or deletes our new line in Obsidian keeps our stamp, so their edit is never
-    "healed" away. For a write that set no stamp: every line it added is still there."""
-    current_l = _lines(current)
-    stamps = _stamps(base, ours)
-    if stamps:
-        return any(stamp in current_l for stamp in stamps)
-    base_l, ours_l = _lines(base), _lines(ours)
-    added: list[str] = []
-    for op, _i1, _i2, j1, j2 in difflib.SequenceMatcher(
-            a=base_l, b=ours_l, autojunk=False).get_opcodes():
-        if op in {"insert", "replace"}:
-            added.extend(line for line in ours_l[j1:j2]
-                         if line.strip() and not line.startswith(_BUMPED))
-    remaining = list(current_l)
-    for line in added:
-        if line not in remaining:
-            return False
-        remaining.remove(line)
-    return True
-
-
-_BUMPED = ("updated:", "version:")
-
-
-def _lines(data: bytes) -> list[str]:
-    return [line.rstrip() for line in data.decode("utf-8", errors="replace").splitlines()]
-
-
-def _stamp_line(data: bytes) -> str | None:
-    """The first ``updated:`` line of ``data`` (its frontmatter stamp), if any."""
-    return next((line for line in _lines(data) if line.startswith("updated:")), None)
-
-
-def _stamps(base: bytes, ours: bytes) -> list[str]:
-    """The ``updated:`` lines ``ours`` has and ``base`` has not."""
-    base_l = set(_lines(base))
-    return [line for line in _lines(ours) if line.startswith("updated:") and line not in base_l]
 
 
 def _refuse_link(root: Path, rel_path: str) -> None:
