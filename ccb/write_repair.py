@@ -14,6 +14,7 @@ from __future__ import annotations
 import difflib
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 import structlog
@@ -24,7 +25,7 @@ from ccb.write_records import HEAL_WINDOW_S, WriteJournal, prune_journal
 from ccb.write_transport import sha256_hex, short_hash
 from config.errors import DreamdError
 
-__all__ = ["JOURNAL_PER_FILE", "LostUpdates"]
+__all__ = ["JOURNAL_PER_FILE", "LostUpdates", "Repair"]
 
 log = structlog.get_logger("dreamd.writer")
 
@@ -33,17 +34,31 @@ log = structlog.get_logger("dreamd.writer")
 JOURNAL_PER_FILE = 64
 
 
+@dataclass(frozen=True, slots=True)
+class Repair:
+    """What :meth:`LostUpdates.repair` found. ``data``: the file's bytes with our lost edits
+    merged back (the bytes given when nothing was lost, or on a clash); ``since``: the
+    journaled version they were built on (``None``: none has their stamp — an edit, or no
+    journal); ``conflict_path``: the conflict copy our newest write went to, if it did;
+    ``clash``: the merge clashed (``data`` is then the bytes given, kept as they are)."""
+
+    data: bytes
+    since: bytes | None = None
+    conflict_path: str | None = None
+    clash: bool = False
+
+
 class LostUpdates:
     """The journal of our writes in ``recent`` and the repair that reads it.
 
     ``key`` maps a vault path to the path its entries are kept under (the file's own path,
     whatever link or spelling named it; raises ``VaultError`` outside the vault), ``clock``
     gives the time of a fresh stamp, ``fork(path, data, current)`` writes ``data`` beside
-    ``path`` as a conflict copy."""
+    ``path`` as a conflict copy and returns the copy's vault path."""
 
     def __init__(
         self, recent: WriteJournal, *, key: Callable[[str], str],
-        clock: Callable[[], datetime], fork: Callable[[str, bytes, bytes], object],
+        clock: Callable[[], datetime], fork: Callable[[str, bytes, bytes], str | None],
     ) -> None:
         self.recent = recent
         self.key = key
@@ -69,6 +84,23 @@ class LostUpdates:
             return set_properties(data, {"updated": self.stamp()}, path=rel_path)
         except DreamdError:
             return data
+
+    def distinct(self, data: bytes, rel_path: str, based_on: bytes | None) -> bytes:
+        """``data``, which we are about to write (an editor's save our write displaced,
+        going back in place) and journal against ``based_on``, with a fresh stamp when its
+        stamp is another journaled version's: a write of ours that sets a stamp must be the
+        only version with it (:meth:`repair` finds what a buffer was built on by its stamp).
+        Kept as it is when it has the stamp of ``based_on`` (journaled as a write that set no
+        stamp, told apart by its lines) or a stamp no version has (the user set it)."""
+        stamp = _stamp_line(data)
+        if stamp is None or (based_on is not None and stamp == _stamp_line(based_on)):
+            return data
+        for entry in self.recent.load().get(self.key(rel_path), []):
+            for side in ("base", "ours"):
+                version = self.recent.blob(str(entry[side])) if entry.get(side) else None
+                if version is not None and _stamp_line(version) == stamp:
+                    return self.restamp(data, rel_path)
+        return data
 
     def drop(self, rel_path: str) -> int:
         """Forget every entry of ``rel_path`` (under its key and as spelled); how many went."""
@@ -97,63 +129,102 @@ class LostUpdates:
 
     def repaired(self, rel_path: str, current: bytes | None) -> bytes | None:
         """``current`` with every journaled edit of ours that an editor saved over merged
-        back. Call with the writer lock held.
+        back (:meth:`repair`); ``None`` when there is no file."""
+        return None if current is None else self.repair(rel_path, current).data
 
-        Newest first: a write whose ``updated:`` stamp ``current`` still has is what the
-        file was built on — any later write of ours was saved over. A write whose *base* stamp
-        ``current`` has is where an editor's older buffer came from: that write and every
-        later one were saved over. The change from what the buffer was (that base, or the
-        write it was built on) to our newest write is merged in at once (a clash with what the
-        editor saved: our newest write goes to a conflict copy). A stamp that is neither — the
-        user or a plugin rewrote ``updated`` — is an edit, never repaired: a line the user
-        deleted is not brought back. Entries past :data:`HEAL_WINDOW_S`, and writes that
-        created the file (an editor cannot hold a buffer older than the file), are never
-        repaired; entries that were merged back or forked are dropped from the journal.
+    def repair(self, rel_path: str, current: bytes) -> Repair:
+        """``current`` (a file's bytes) with every journaled edit of ours that an editor
+        saved over merged back. Call with the writer lock held.
+
+        What an editor saves keeps the ``updated:`` stamp of what it loaded; every write of
+        ours, merge and repair has a stamp of its own (:meth:`stamp`). So the version the
+        editor's buffer was built on is the newest journaled one — a write of ours or a
+        version we found on disk and wrote over — with the stamp ``current`` has. The change
+        from that version to our newest write is merged in at once; every entry stays in the
+        journal (another editor may hold a buffer built on any version that was on disk).
+        Several versions may share a stamp (two editors' saves of one load): when the buffer
+        was built on an older one than the one taken, the merge would drop lines our newest
+        write has and ``current`` lacks; then our newest write also goes whole to a conflict
+        copy, so nothing is lost and nothing the user deleted comes back into the memory. A
+        clash with what the editor saved: our newest write goes to a conflict copy and
+        ``current`` is journaled as settled. A stamp that matches nothing — the user or a
+        plugin rewrote ``updated`` — is an edit, never repaired. Entries past
+        :data:`HEAL_WINDOW_S` are not read; a write that created the file ends the search
+        (an editor cannot hold a buffer older than the file). The result, when it differs
+        from ``current``, has a fresh stamp.
         """
-        if current is None:
-            return None  # deleted on purpose: nothing to repair
-        journal = self.recent.load()
         now = time.time()
-        key = self.key(rel_path)
-        entries = [e for e in journal.get(key, [])
+        entries = [e for e in self.recent.load().get(self.key(rel_path), [])
                    if now - float(str(e.get("at", 0))) <= HEAL_WINDOW_S]
         if not entries or sha256_hex(current) == entries[-1]["ours"]:
-            return current
-        stamp_now = _stamp_line(current)
-        missing: list[tuple[int, bytes, bytes]] = []
-        lost_from: int | None = None
-        since = b""  # what the editor's buffer was
-        for index in range(len(entries) - 1, -1, -1):
-            entry = entries[index]
-            ours = self.recent.blob(str(entry["ours"]))
-            base = self.recent.blob(str(entry["base"])) if entry.get("base") else None
-            if ours is None or base is None:
-                break  # created the file, or the journal lost its blobs: stop here
-            if _built_on(base, ours, current):
-                if missing:  # built on this write; the later ones were saved over
-                    lost_from, since = missing[-1][0], ours
-                break
-            missing.append((index, base, ours))
-            if stamp_now is not None and stamp_now == _stamp_line(base):
-                lost_from, since = index, base
-                break
+            return Repair(current, current if entries else None)
+        newest = self.recent.blob(str(entries[-1]["ours"]))
+        since = self._built_from(entries, current)
         log.debug("write.heal_check", path=rel_path, current=short_hash(current),
-                  lost=lost_from is not None, candidates=len(missing))
-        if lost_from is None:
-            return current  # edited by someone who had our write: not a lost update
-        newest = missing[0][2]  # (each write of ours is built on the one before: the lock)
+                  since=short_hash(since))
+        if newest is None or since is None or since == newest:
+            return Repair(current, since)  # built on our newest write, or an edit: not lost
         repaired = merge_note(since, newest, current, now=self.stamp())
         if repaired is None:  # clashes with what the editor saved: kept beside it
-            self._fork(rel_path, newest, current)
-            repaired = current
-        journal[key] = entries[:lost_from]
-        if not journal[key]:
-            del journal[key]
-        self.recent.save(journal)
-        if repaired != current:
-            log.warning("write.healed", path=rel_path,
-                        reason="an editor saved over our write; our edit merged back")
-        return repaired
+            copy = self._fork(rel_path, newest, current)
+            self.remember(rel_path, current, current)  # settled: not forked again
+            return Repair(current, since, copy, clash=True)
+        repaired = self.restamp(repaired, rel_path)
+        copy = None
+        if self._may_predate(entries, since, _dropped(newest, repaired)):
+            copy = self._fork(rel_path, newest, current)  # (what it dropped, kept whole)
+        log.warning("write.healed", path=rel_path,
+                    reason="an editor saved over our write; our edit merged back")
+        return Repair(repaired, since, copy)
+
+    def _built_from(self, entries: list[dict[str, object]], current: bytes) -> bytes | None:
+        """The newest journaled version ``current`` was built on (:meth:`repaired`), or
+        ``None`` when none has its stamp."""
+        stamp_now = _stamp_line(current)
+        if stamp_now is None:
+            return None
+        for entry in reversed(entries):
+            ours = self.recent.blob(str(entry["ours"]))
+            base = self.recent.blob(str(entry["base"])) if entry.get("base") else None
+            if ours is None:
+                return None  # the journal lost its blobs: stop here
+            if _stamp_line(ours) == stamp_now:
+                if base is None or _stamp_line(base) != stamp_now \
+                        or _built_on(base, ours, current):
+                    return ours
+                return base  # a write that set no stamp, its added lines gone
+            if base is None:
+                return None  # created the file: no buffer is older
+            if _stamp_line(base) == stamp_now:
+                return base
+        return None
+
+    def _may_predate(self, entries: list[dict[str, object]], since: bytes,
+                     dropped: list[str]) -> bool:
+        """Could the buffer a repair merged into have been built on an older version than
+        ``since``, one that lacked some of the ``dropped`` lines (missing from the buffer
+        because it predates them, not because the user deleted them)? Two editors' saves of
+        one load share its stamp, and the journal knows only the ones we wrote over. Every
+        version with that stamp grew from the write of ours that set it; an editor that only
+        adds lines keeps each line of that write. So: unless that write is journaled and has
+        every dropped line."""
+        if not dropped:
+            return False
+        stamp = _stamp_line(since)
+        for entry in entries:
+            ours = self.recent.blob(str(entry["ours"]))
+            base = self.recent.blob(str(entry["base"])) if entry.get("base") else None
+            if ours is not None and _stamp_line(ours) == stamp \
+                    and (base is None or _stamp_line(base) != stamp):
+                return not set(dropped) <= set(_lines(ours))
+        return True  # a stamp older than the journal: the buffer may predate any line
+
+
+def _dropped(ours: bytes, merged: bytes) -> list[str]:
+    """The lines ``ours`` has and ``merged`` lacks (but for its stamp and version)."""
+    kept = set(_lines(merged))
+    return [line for line in _lines(ours)
+            if line.strip() and not line.startswith(_BUMPED) and line not in kept]
 
 
 def _built_on(base: bytes, ours: bytes, current: bytes) -> bool:

@@ -157,7 +157,9 @@ class NoteWriter:
                                                timeout=WRITER_LOCK_TIMEOUT_S)
         self._thread_lock = threading.RLock()
         self._recent = WriteJournal(self._journal)
-        self._lost = LostUpdates(self._recent, key=self._journal_key, clock=clock, fork=self._fork)
+        self._lost = LostUpdates(
+            self._recent, key=self._journal_key, clock=clock,
+            fork=lambda path, data, current: self._fork(path, data, current).conflict_path)
         self._origins = OriginLog(self._journal)
         self._generated = GeneratedFiles(self._journal)
         self._journal_writes = True
@@ -302,23 +304,37 @@ class NoteWriter:
                 return WriteOutcome(rel_path, status, digest, conflict_path)
             log.warning("write.raced", path=rel_path,
                         reason="the file changed between the compare and the write")
-            # What the editor saved may be an older buffer, saved over earlier writes of ours:
-            # those come back first (not this one, which it predates: journaled only now).
-            displaced = self._lost.repaired(rel_path, displaced) or displaced
             self._remember(rel_path, first, want, tag)  # on disk: an editor may build on it
-            merged = (merge_note(expect, want, displaced, now=self._lost.stamp())
-                      if expect is not None else None)
-            if merged is not None:
-                merged = self._lost.restamp(merged, rel_path)
             if round_ == _MAX_RACES - 1:
                 conflict_path = self._fork(rel_path, displaced, want).conflict_path
                 return WriteOutcome(rel_path, "conflict", digest, conflict_path)
+            merged, copy = self._merge_displaced(rel_path, expect, want, displaced)
+            conflict_path = copy or conflict_path
             if merged is not None:
-                expect, want, status = want, merged, "merged"
+                expect, want = want, self._lost.distinct(merged, rel_path, first)
+                status = "merged"
             else:  # theirs goes back in place, ours beside it
-                conflict_path = self._fork(rel_path, want, displaced).conflict_path
-                expect, want, status = want, displaced, "conflict"
+                if copy is None:
+                    conflict_path = self._fork(rel_path, want, displaced).conflict_path
+                expect, want = want, self._lost.distinct(displaced, rel_path, first)
+                status = "conflict"
         raise AssertionError("unreachable")  # pragma: no cover
+
+    def _merge_displaced(self, rel_path: str, expect: bytes | None, want: bytes,
+                         displaced: bytes) -> tuple[bytes | None, str | None]:
+        """What replaces ``want`` (just swapped in, journaled) when its swap displaced an
+        editor's save: the save with our edits since the version it was built on merged in —
+        ``expect``, or an older buffer's version saved over earlier writes of ours
+        (:meth:`ccb.write_repair.LostUpdates.repair`, which finds it by its stamp) — and the
+        conflict copy our write went to, if it did. ``None``: they clash (ours is in the copy
+        then, when the repair found the version; else not yet). A save whose stamp is no
+        version of ours (the user rewrote it) is taken as an edit of ``expect``."""
+        found = self._lost.repair(rel_path, displaced)
+        if found.since is not None:
+            return (None if found.clash else found.data), found.conflict_path
+        merged = (merge_note(expect, want, displaced, now=self._lost.stamp())
+                  if expect is not None else None)
+        return (None if merged is None else self._lost.restamp(merged, rel_path)), None
 
     def write_mode(self) -> WriteMode:
         """How memory files are written now, and why (``dreamd doctor``, status):

@@ -163,7 +163,9 @@ def test_an_editor_saving_over_our_write_is_healed(writer: NoteWriter) -> None:
     text = writer.read("Memory/log.md")
     assert text is not None
     assert b"- typed in obsidian\n" in text and b"- ours\n" in text
-    assert b"10:00:05.123456Z" in text  # our properties come back too
+    # the repair is an edit of its own, with a fresh stamp: neither the buffer's nor ours,
+    # so a later save built on our write is told apart from one built on the repair
+    assert b"updated: 2026-11-30T10:15:00" in text
     assert writer.heal() == []  # healed once; the result is ours now
 
 
@@ -514,3 +516,49 @@ def test_a_line_deleted_at_our_swap_stays_deleted_when_an_older_moment_is_saved_
     assert text is not None
     assert text.count(b"- seven\n") == 1 and text.count(b"- eight\n") == 1
     assert b"- ours\n" not in text
+
+
+def test_a_save_built_on_our_write_after_a_repair_keeps_what_the_repair_merged(
+    writer: NoteWriter,
+) -> None:
+    """Two editors: A loaded the memory before our write, B after it. A saves: the repair
+    merges our line back into A's save. Then B saves its buffer — our write plus B's line,
+    which lacks A's. The repair had a stamp of its own, so B's save is known for one built
+    on our write, not on the repair: A's line comes back. (A repair that kept our write's
+    stamp took B's save for an edit of the repair, and A's line was lost.)"""
+    writer.write("Memory/log.md", STAMPED, base=None)
+    ours = _ours(STAMPED, "2026-11-30T10:00:05.123456Z", "ours")
+    writer.write("Memory/log.md", ours, base=STAMPED)
+    target = writer.root / "Memory/log.md"
+    target.write_bytes(STAMPED + b"- typed by A\n")  # A's buffer predates our write
+    assert [o.status for o in writer.heal() or []] == ["healed"]
+    target.write_bytes(ours + b"- typed by B\n")  # B's buffer was our write
+    writer.heal()
+    text = writer.read("Memory/log.md")
+    assert text is not None
+    for line in (b"- ours\n", b"- typed by A\n", b"- typed by B\n"):
+        assert text.count(line) == 1, (line, text)
+
+
+def test_a_buffer_built_on_a_write_a_repair_merged_back_is_still_repaired(
+    writer: NoteWriter,
+) -> None:
+    """Two writes of ours, one and two. Editor A's buffer predates both, editor B's was the
+    first write. A saves: both writes are merged back into its save. B saves: what it lacks
+    — write two and A's line — comes back, because the first write stays in the journal
+    after the repair (it was on disk: an editor may hold a buffer built on it)."""
+    writer.write("Memory/log.md", STAMPED, base=None)
+    one = _ours(STAMPED, "2026-11-30T10:00:05.000001Z", "one")
+    writer.write("Memory/log.md", one, base=STAMPED)
+    two = one.replace(b"10:00:05.000001Z", b"10:00:06.000001Z") + b"- two\n"
+    writer.write("Memory/log.md", two, base=one)
+    target = writer.root / "Memory/log.md"
+    target.write_bytes(STAMPED + b"- typed by A\n")
+    writer.heal()
+    target.write_bytes(one + b"- typed by B\n")
+    writer.heal()
+    text = writer.read("Memory/log.md")
+    assert text is not None
+    for line in (b"- one\n", b"- two\n", b"- typed by A\n", b"- typed by B\n"):
+        assert text.count(line) == 1, (line, text)
+    assert not list((writer.root / "Memory").glob("*.conflict*"))
