@@ -159,7 +159,7 @@ def test_an_editor_saving_over_our_write_is_healed(writer: NoteWriter) -> None:
     clobber = STAMPED + b"- typed in obsidian\n"  # loaded before our write, saved after
     (writer.root / "Memory/log.md").write_bytes(clobber)
     healed = writer.heal()
-    assert [o.status for o in healed] == ["healed"]
+    assert healed is not None and [o.status for o in healed] == ["healed"]
     text = writer.read("Memory/log.md")
     assert text is not None
     assert b"- typed in obsidian\n" in text and b"- ours\n" in text
