@@ -202,6 +202,9 @@ class GraphKeeper:
         self._mix = 0  # XOR of the rows' digests: the fingerprint, kept per change
         self._lock = threading.RLock()  # the writer's follow against a search's view
         self._view: NoteGraph | None = None  # the graph step's, of the graph held now
+        #: The ``edges`` table's version when it last held the graph held (written, or found
+        #: in step): another process's keeper writing it leaves the held graph behind.
+        self._edges_at: int | None = None
 
     def step_graph(self) -> NoteGraph | None:
         """The graph step's view of the graph held (:func:`magma.graph_step.step_graph`),
@@ -232,6 +235,8 @@ class GraphKeeper:
         with self._lock:
             try:
                 written = self._store.written.take()  # (taken whatever is done with them)
+                if self._held is not None and not self._table_holds_ours():
+                    self._held, self._view = None, None  # built again from the index
                 if self._held is None:
                     if self._seal.holds(self._versions()):  # nothing read, nothing hashed
                         return GraphUpdate()
@@ -245,6 +250,24 @@ class GraphKeeper:
                             action="the graph is built again on its next use")
                 self._held, self._view = None, None
                 return GraphUpdate()
+
+    def _table_holds_ours(self) -> bool:
+        """Whether the ``edges`` table still holds the graph held: at the version this keeper
+        left it, or moved since (a compaction, another process's keeper) to a meta row of
+        the same files and snippets (one read). A table another process wrote for another
+        index (a one-shot ``remember`` or ``sync`` beside a long-lived MCP server) is not:
+        stepping on from the graph held would leave the rows of the notes that process
+        added, changed or deleted as it wrote them."""
+        version = self._store._t.edges.version
+        if version == self._edges_at:
+            return True
+        meta = read_meta(self._store)
+        if meta.get("fingerprint") != _stamp(self._mix) or \
+                meta.get("snippets") != self._snippet_version:
+            log.info("graph.table_moved", action="the graph is built again from the index")
+            return False
+        self._edges_at = version
+        return True
 
     def _versions(self) -> dict[str, int | None]:
         """The versions the seal names: files, edges, and the snippet table's (``None``:
@@ -304,6 +327,7 @@ class GraphKeeper:
         built = time.perf_counter()
         rows = 0 if in_step else self._write(graph_rows(held.graph), None)
         self._held, self._hashes, self._view = held, hashes, None
+        self._edges_at = self._store._t.edges.version
         update = GraphUpdate(upserted=len(files), nodes=held.graph.number_of_nodes(),
                              built=True, rows=rows, graph_ms=1000 * (built - started),
                              write_ms=1000 * (time.perf_counter() - built))
@@ -364,6 +388,7 @@ class GraphKeeper:
         """:func:`magma.edge_table.write_rows` with the fingerprint held, then the seal."""
         written = write_rows(self._store, rows, nodes, _stamp(self._mix), self._snippet_version)
         tables = self._store._t
+        self._edges_at = tables.edges.version
         self._seal.set({"files": tables.files.version, "edges": tables.edges.version,
                         "snippets": self._snippet_version})
         return written

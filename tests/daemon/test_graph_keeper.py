@@ -126,3 +126,33 @@ def test_the_graph_takes_the_rows_a_batch_wrote_and_reads_back_what_changed_afte
     assert _shape(graph) == _shape(_fresh(app))
     assert any(d["relation"] == "links_to" for u, v, d in graph.edges(data=True)
                if u == "note:Notes/a-kiln.md" and v == "note:Notes/b-kiln.md")
+
+
+def test_a_note_another_process_indexed_and_this_one_deleted_leaves_the_edges_table(
+    vault: Path, make_app: Builder
+) -> None:
+    """Two processes on one store without a daemon (an MCP server that holds its graph, and a
+    one-shot command): the one-shot indexes a note (its keeper writes the note's edges), the
+    long-lived one deletes it. The ``edges`` table (what ``dreamd graph`` and a process
+    without a graph read) holds no row of the deleted note, also after a restart; and a note
+    the one-shot changed that the long-lived one writes back as it knew it holds its edges of
+    now, not the one-shot's."""
+    long_lived, _ = make_app(vault)
+    long_lived.sync()
+    long_lived.indexing.graph_keeper.graph()
+    one_shot, _ = make_app(vault)  # a separate store handle and graph keeper, as a process
+    (vault / "Kiln plan.md").write_text("# Kiln plan\n\nSee [[Welcome]].\n", encoding="utf-8")
+    welcome = (vault / "Welcome.md").read_bytes()
+    (vault / "Welcome.md").write_text("# Welcome\n\nSee [[Kiln plan]].\n", encoding="utf-8")
+    assert one_shot.indexing.index_now(["Kiln plan.md", "Welcome.md"])
+
+    (vault / "Kiln plan.md").unlink()
+    (vault / "Welcome.md").write_bytes(welcome)  # back to what the long-lived one knew
+    assert long_lived.indexing.index_now(["Kiln plan.md", "Welcome.md"])
+    assert _shape(long_lived.indexing.graph_keeper.graph()) == _shape(_fresh(long_lived))
+    table = read_graph(long_lived.store)
+    assert "note:Kiln plan.md" not in table
+    assert _shape(table) == _shape(_fresh(long_lived))
+    restarted, _ = make_app(vault)
+    restarted.sync()
+    assert _shape(read_graph(restarted.store)) == _shape(_fresh(restarted))
