@@ -43,7 +43,7 @@ from ccb.names import nfc_key
 from ccb.owner import Owner, parse_owner
 from ccb.parse import detect_conflict_copy, parse_note
 from ccb.writer import NoteWriter, WriteOutcome
-from config.errors import DreamdError, InvalidOwnerError, MemoryNotFoundError
+from config.errors import DreamdError, InvalidOwnerError, MemoryNotFoundError, StoreError
 from config.settings import MEMORY_MAX_CHARS
 from consistency.duplicates import (
     Duplicate,
@@ -233,9 +233,9 @@ class MemoryService:
             now = self._clock()  # (after the wait: a supersession is never dated before it)
             draft = replace(draft, written=now.date())
             result, changed = self._decide_and_write(draft, now, pinned, source)
-            paths = [] if result.action == "duplicate" else list(dict.fromkeys(
-                _file_of(p) for p in [result.path, *([result.superseded] if result.superseded
-                                                     else []), *changed]))
+            paths = _unindexed(self.store, self.writer.root, _file_of(result.path)) \
+                if result.action == "duplicate" else list(dict.fromkeys(_file_of(p) for p in [
+                    result.path, *([result.superseded] if result.superseded else []), *changed]))
             rebuilt = self._rebuilt(paths, recheck=True) if paths else []  # (lock held)
         if paths:
             self._index([*paths, *rebuilt])
@@ -564,6 +564,24 @@ class MemoryService:
         except (DreamdError, OSError) as error:
             log.warning("memory_index.not_rebuilt", path=self.index_path, error=str(error))
             return []
+
+
+def _unindexed(store: MagmaStore | None, root: Path, path: str) -> list[str]:
+    """``[path]`` when ``store`` does not hold the file ``root/path`` as it is on disk (no
+    file row, or another size or mtime), else ``[]`` (also without a store, or one that
+    cannot be read). A ``remember`` killed after its write and before its indexing, said
+    again, finds its memory "already known": it is indexed then, not left unsearchable until
+    the next sync."""
+    if store is None:
+        return []
+    try:
+        known = store.file_index().get(path)
+        stat = (root / path).stat()
+    except (StoreError, OSError):
+        return []
+    if known is not None and (known.size, known.mtime_ns) == (stat.st_size, stat.st_mtime_ns):
+        return []
+    return [path]
 
 
 def _first_chunk(draft: MemoryDraft, memory_folder: str, max_chars: int) -> Chunk | None:

@@ -575,3 +575,56 @@ def test_a_new_memory_appends_its_file_row_and_a_changed_one_upserts_it(
     assert made.path in merged
     paths = app.store._t.read(app.store._t.files, ["path"]).column("path").to_pylist()
     assert len(paths) == len(set(paths))
+
+
+_KILLED_REMEMBER = """
+import os, signal, sys
+from fakes import TokenHashEmbedder
+from daemon.app import App, load
+from daemon.indexing import Indexing
+
+def killed(self, paths, purge=False):  # the memory is written, its indexing not begun
+    os.kill(os.getpid(), signal.SIGKILL)
+
+Indexing.index_now = killed
+app = App.create(load(None, None, {"vault.path": sys.argv[1]}), embedder=TokenHashEmbedder())
+app.memories().remember(sys.argv[2], type="project")
+"""
+
+
+def test_a_remember_killed_before_its_indexing_said_again_indexes_its_memory(
+    vault: Path, make_app: Builder
+) -> None:
+    """``dreamd remember`` killed (SIGKILL, a real process) after it wrote the memory file and
+    before it indexed it; the user says it again: "already known", and the memory is in the
+    index as it is on disk and found by a search, not only after the next sync."""
+    import os
+    import subprocess
+    import sys
+
+    app, _ = make_app(vault)
+    app.sync()
+    text = "The glaze kiln in the back room fires at cone six on Thursdays."
+    support = Path(__file__).resolve().parents[1] / "support"
+    repo = support.parents[1]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(repo), str(support)])}
+    killed = subprocess.run([sys.executable, "-c", _KILLED_REMEMBER, str(vault), text],
+                            env=env, cwd=repo, capture_output=True, timeout=300)
+    assert killed.returncode == -9, killed.stderr.decode(errors="replace")[-2000:]
+    written = [p for p in (vault / "Memory").glob("*.md")
+               if p.name != "MEMORY.md" and "cone six" in p.read_text("utf-8")]
+    assert len(written) == 1
+    path = f"Memory/{written[0].name}"
+
+    again, _ = make_app(vault)  # a new process
+    assert path not in again.store.file_index()
+    said = again.memories().remember(text, type="project")
+    assert (said.action, said.path) == ("duplicate", path)
+    known = again.store.file_index()[path]
+    stat = (vault / path).stat()
+    assert (known.size, known.mtime_ns) == (stat.st_size, stat.st_mtime_ns)
+    hits = again.search("glaze kiln back room cone six Thursdays", limit=3)
+    assert hits and hits[0].path == path
+    unchanged = again.store.versions()
+    assert again.memories().remember(text, type="project").action == "duplicate"
+    assert again.store.versions() == unchanged  # indexed already: nothing written again
