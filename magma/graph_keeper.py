@@ -221,11 +221,11 @@ class GraphKeeper:
         """The vault graph as the index holds it now (built on first use; the ``edges``
         table is rewritten only when it is not in step). Raises :class:`StoreError`."""
         with self._lock:
+            if self._held is not None:
+                self.follow()  # (which lets the graph go when another process wrote the table)
             if self._held is None:
                 hashes = self._index()
                 self._build(hashes, in_step=self._in_step(hashes))
-            else:
-                self.follow()
             assert self._held is not None
             return self._held.graph
 

@@ -145,6 +145,8 @@ def test_a_note_another_process_indexed_and_this_one_deleted_leaves_the_edges_ta
     welcome = (vault / "Welcome.md").read_bytes()
     (vault / "Welcome.md").write_text("# Welcome\n\nSee [[Kiln plan]].\n", encoding="utf-8")
     assert one_shot.indexing.index_now(["Kiln plan.md", "Welcome.md"])
+    long_lived.store.refresh()  # a search there sees the one-shot's note
+    assert _shape(long_lived.indexing.graph_keeper.graph()) == _shape(_fresh(long_lived))
 
     (vault / "Kiln plan.md").unlink()
     (vault / "Welcome.md").write_bytes(welcome)  # back to what the long-lived one knew
