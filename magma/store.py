@@ -611,7 +611,7 @@ class MagmaStore:
             # Chunks and links first, the file rows last: a file row (with its content hash)
             # is the mark that a note is fully indexed, so a crash in between is healed by
             # the next reconcile re-indexing that note.
-            changed_paths = after ^ before
+            changed_paths = (after ^ before) | (deleted - before)  # (orphans deleted too)
             resolver = self._link_resolver(before)
             for path in changed_paths:
                 if path in after:
@@ -749,20 +749,23 @@ def _all_new(kept: tuple[int, dict[str, Any]] | None, version: int | None,
 
 
 def orphaned_paths(tables: StoreTables) -> set[str]:
-    """Paths that have chunk or link rows but no file row.
+    """Paths that have chunk or link rows, or that a link resolves to, but no file row.
 
-    A crash between the chunk and file commits of a *new* note leaves such rows; if the
-    note is then deleted before the next start, no reconcile would ever name the path.
-    The full reconcile removes them, unless the tables are sealed (:mod:`magma.store_seal`).
-    One column read per table (every chunk's path). Raises ``StoreError``.
+    A crash between the chunk and file commits of a *new* note leaves such rows (and other
+    notes' links resolved to it); if the note is then deleted before the next start, no
+    reconcile would ever name the path. The full reconcile removes them (a delete of a path
+    without a file row resolves the links to it again, :meth:`MagmaStore.apply`), unless the
+    tables are sealed (:mod:`magma.store_seal`). One column read per table (every chunk's
+    path; the links' sources and resolutions). Raises ``StoreError``.
     """
     try:
         files = set(tables.read(tables.files, ["path"]).column("path").to_pylist())
         chunks = set(tables.read(tables.chunks, ["path"]).column("path").to_pylist())
-        links = set(tables.read(tables.links, ["src"]).column("src").to_pylist())
+        links = tables.read(tables.links, ["src", "resolved"])
     except Exception as exc:
         raise StoreError(f"magma: read {tables.uri}: {exc}") from exc
-    return (chunks | links) - files
+    named = set(links.column("src").to_pylist()) | set(links.column("resolved").to_pylist())
+    return (chunks | named) - files - {None}
 
 
 def _write_links(tables: StoreTables, upserts: Sequence[NoteRecord], deleted: set[str],

@@ -530,3 +530,37 @@ def test_a_problem_file_stays_listed_until_it_is_fixed(vault: Path, make_app: Bu
     assert "Notes/broken front.md" not in {p["path"] for p in app.status().problems}
     app.sync()
     assert listed - {"Notes/broken front.md"} <= {p["path"] for p in app.status().problems}
+
+
+def test_links_resolved_to_a_note_a_crash_left_without_a_file_row_are_resolved_again(
+    vault: Path, make_app: Builder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A crash between the link and file commits of a batch that adds ``Ghost.md`` leaves
+    another note's ``[[Ghost]]`` resolved to it; the note is deleted before the next start.
+    The start's sweep resolves that link again: a broken link, as a fresh index has it, and
+    ``dreamd check`` lists it (not a link to a note that is not there)."""
+    from magma.store import MagmaStore
+
+    app, _ = make_app(vault)
+    app.sync()
+    (vault / "Haunted.md").write_text("# Haunted\n\nSee [[Ghost]].\n", encoding="utf-8")
+    assert app.indexing.index_now(["Haunted.md"])
+    ghost = vault / "Ghost.md"
+    ghost.write_text("# Ghost\n\nthe ghost note of a crashed write\n", encoding="utf-8")
+
+    def crash(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt  # the process dies between the commits
+
+    with monkeypatch.context() as patched:
+        patched.setattr(MagmaStore, "_write_files", crash)
+        with pytest.raises(KeyboardInterrupt):
+            app.make_syncer().sync_paths({"Ghost.md"})
+    assert app.store.link_pairs(["Haunted.md"]).column("resolved").to_pylist() == ["Ghost.md"]
+    ghost.unlink()
+
+    fresh, _ = make_app(vault)
+    fresh.sync()
+    assert fresh.store.link_pairs(["Haunted.md"]).num_rows == 0  # resolves to no file
+    assert fresh.store.orphaned_paths() == set()
+    assert [(link.src, link.target) for link in fresh.store.unresolved_links(["Haunted.md"])] \
+        == [("Haunted.md", "Ghost")]
