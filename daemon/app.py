@@ -476,8 +476,8 @@ class App:
         return MemoryService(
             clock=clock or self.clock,
             writer=self.writer, pool=self.memory_pool, memory_index=self.memory_index,
-            store=self.store, embedder=lambda: self.embedder, index=self.indexing.index_now,
-            owner=owner, forget_history=self._forget_history,
+            store=self.store, embedder=lambda: self.indexing_embedder,
+            index=self.indexing.index_now, owner=owner, forget_history=self._forget_history,
             max_memory_chars=self.settings.memory.max_chars)
 
     @cached_property

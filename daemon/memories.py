@@ -315,7 +315,8 @@ class MemoryService:
     def _draft_embedding(self, draft: MemoryDraft) -> np.ndarray | None:
         """The embedding of the draft's first chunk as the memory file will be indexed (the
         same text as the stored memories' vectors), ``None`` before the first sync; the store
-        keeps it for indexing that chunk (:func:`_first_chunk`)."""
+        keeps it for indexing that chunk (:func:`_first_chunk`), and an embedder of indexing
+        (the app's) the user's embedding cache under the chunk's hash."""
         chunk = _first_chunk(draft, self.memory_folder, self.chunk_max_chars) \
             if self.store is not None else None
         if self.store is None or chunk is None:
