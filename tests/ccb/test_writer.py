@@ -445,6 +445,14 @@ def test_bytes_of_another_process_batch_are_named_once_the_batch_is_over(
     assert daemon_side.origin_of(sha256_hex(b"someone else's bytes")) is None
 
 
+def _each_once(writer: NoteWriter, lines: tuple[bytes, ...]) -> None:
+    """Each of ``lines`` is in ``Memory/log.md`` once: nothing lost, nothing twice."""
+    text = writer.read("Memory/log.md")
+    assert text is not None
+    for line in lines:
+        assert text.count(line) == 1, (line, text)
+
+
 def _stamped_log(tmp_path: Path) -> tuple[Path, Path]:
     """A vault whose ``Memory/log.md`` holds :data:`STAMPED` -> ``(vault, that file)``."""
     vault = tmp_path / "vault"
@@ -479,10 +487,7 @@ def test_an_editor_that_loads_our_raced_write_and_saves_it_later_loses_nothing(
     assert loaded == [ours]
     target.write_bytes(ours + b"- eight\n")  # the editor saves what it loaded, and its line
     writer.heal(["Memory/log.md"])
-    text = writer.read("Memory/log.md")
-    assert text is not None
-    for line in (b"- ours\n", b"- seven\n", b"- eight\n"):
-        assert text.count(line) == 1, (line, text)
+    _each_once(writer, (b"- ours\n", b"- seven\n", b"- eight\n"))
 
 
 def test_a_line_deleted_at_our_swap_stays_deleted_when_an_older_moment_is_saved_back(
@@ -534,10 +539,7 @@ def test_a_save_built_on_our_write_after_a_repair_keeps_what_the_repair_merged(
     assert [o.status for o in writer.heal() or []] == ["healed"]
     target.write_bytes(ours + b"- typed by B\n")  # B's buffer was our write
     writer.heal()
-    text = writer.read("Memory/log.md")
-    assert text is not None
-    for line in (b"- ours\n", b"- typed by A\n", b"- typed by B\n"):
-        assert text.count(line) == 1, (line, text)
+    _each_once(writer, (b"- ours\n", b"- typed by A\n", b"- typed by B\n"))
 
 
 def test_a_buffer_built_on_a_write_a_repair_merged_back_is_still_repaired(
@@ -557,8 +559,5 @@ def test_a_buffer_built_on_a_write_a_repair_merged_back_is_still_repaired(
     writer.heal()
     target.write_bytes(one + b"- typed by B\n")
     writer.heal()
-    text = writer.read("Memory/log.md")
-    assert text is not None
-    for line in (b"- one\n", b"- two\n", b"- typed by A\n", b"- typed by B\n"):
-        assert text.count(line) == 1, (line, text)
+    _each_once(writer, (b"- one\n", b"- two\n", b"- typed by A\n", b"- typed by B\n"))
     assert not list((writer.root / "Memory").glob("*.conflict*"))
