@@ -2471,7 +2471,9 @@ def _other_thing_first(p: _Pair) -> bool:
     """Is the one thing each memory opens with replaced, and all said after it the same
     ("*测试*环境的 Redis 端口是 6380" / "*开发*环境的 …", "The *API* has 3 replicas in
     production" / "The *worker* has …")? The same words said of two things are two facts,
-    however alike they read."""
+    however alike they read (the counterpart of :func:`_leads_to_shared` for words, where
+    that one reads values). Measured on every set of ``bench/write_pairs``: 4 merges of two
+    facts kept apart (blind14, the break-it sets), no duplicate lost."""
     if len(p.subs) != 1:
         return False
     sub = p.subs[0]
