@@ -694,11 +694,15 @@ class RootsSyncer:
     ) -> SyncReport:
         """:meth:`Syncer.reconcile` of every root, one report. Orphans are swept unless the
         store's tables are sealed (:mod:`magma.store_seal`: a start with nothing changed
-        reads no chunk row); a sweep of every root seals them."""
+        reads no chunk row); a sweep also resolves every stored link again
+        (:meth:`magma.store.MagmaStore.relink`), and a sweep of every root seals them."""
         store = self.syncers[0].store
         sweep = not store.seal.holds(store.versions())
         report = self._each(lambda s: s.reconcile(progress=progress, sweep=sweep,
                                                   allow_mass_delete=allow_mass_delete))
+        if sweep and (relinked := store.relink()):
+            # a crash between a batch's link and file commits, then its note put back
+            log.warning("sync.links_resolved_again", sources=len(relinked))
         if sweep and not any(p.kind == "root" for p in report.problems):
             store.seal.set(store.versions())
         return report

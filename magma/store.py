@@ -620,7 +620,8 @@ class MagmaStore:
                     resolver.discard(path)
             # sealed (no orphan): a path without a file row has no chunk or link row to delete
             empty = after - before if self.seal.holds(versions) else set()
-            chunks_written = self._write_chunks(upserts, deleted, empty)
+            chunks_written = _write_chunks(self._t, self.recent_vectors, self.dims, upserts,
+                                           deleted, empty)
             links, others = _write_links(self._t, upserts, deleted, resolver, changed_paths, empty)
             files_written = self._write_files(upserts, attachments, deleted, touches, stamp)
         except Exception as exc:
@@ -645,6 +646,25 @@ class MagmaStore:
     def orphaned_paths(self) -> set[str]:
         """Paths that have chunk or link rows but no file row (:func:`orphaned_paths`)."""
         return orphaned_paths(self._t)
+
+    def relink(self) -> set[str]:
+        """Resolve every stored link again against the file rows and write the rows whose
+        resolution differs, in one commit (:func:`stale_links`: what a crash between a
+        batch's link and file commits can leave; a sweep's work); their sources. Raises
+        :class:`StoreError`."""
+        versions = self.versions()
+        try:
+            rows = stale_links(self._t, LinkResolver(self._known_paths()))
+            if rows:
+                self._t.replace(self._t.links, "link_id", "src",
+                                pa.Table.from_pylist(rows, schema=_links_schema()), [])
+        except Exception as exc:
+            raise StoreError(f"magma: relink {self.uri}: {type(exc).__name__}: {exc}") from exc
+        sources = {row["src"] for row in rows}
+        if sources:
+            self._changes.record(versions, self.versions(), sources, same_paths=True)
+            self.written.after(sources, [])
+        return sources
 
     def refresh(self, *, if_behind: bool = False) -> None:
         """Let a long-lived reader see what the writer process committed since it opened
@@ -718,25 +738,26 @@ class MagmaStore:
             row["path"]: IndexedFile(*(row[c] for c in _INDEX_COLUMNS)) for row in rows}, deleted)
         return len(rows)
 
-    def _write_chunks(self, upserts: Sequence[NoteRecord], deleted: set[str], empty: set[str]
-                      ) -> int:
-        rows, vectors = _chunk_rows(upserts, self.dims)
-        replaced = sorted({r.note.path for r in upserts} | deleted)
-        n = len(rows["chunk_id"])
-        table = self._t.chunks
-        if n:
-            stacked = np.concatenate(vectors, axis=0)
-            matrix = stacked.ravel()
-            rows["vector"] = pa.FixedSizeListArray.from_arrays(pa.array(matrix), self.dims)
-            data = pa.Table.from_pydict(rows, schema=_chunks_schema(self.dims))
-            # a note's own rows: re-indexed whole if a crash falls between the two commits
-            self._t.rewrite_groups(table, "path", data, replaced, empty=empty)
-            self._t.ensure_fts()
-            self.recent_vectors.add(rows["content_hash"][-RECENT_VECTORS:],
-                                     stacked[-RECENT_VECTORS:])
-        elif replaced:
-            self._t.delete_in(table, "path", [p for p in replaced if p not in empty])
-        return n
+
+
+def _write_chunks(tables: StoreTables, recent: RecentVectors, dims: int,
+                  upserts: Sequence[NoteRecord], deleted: set[str], empty: set[str]) -> int:
+    """Replace the chunk rows of ``upserts`` and ``deleted`` (the sources in ``empty`` hold
+    none) and keep the newest vectors in ``recent``; the rows written."""
+    rows, vectors = _chunk_rows(upserts, dims)
+    replaced = sorted({r.note.path for r in upserts} | deleted)
+    n = len(rows["chunk_id"])
+    if n:
+        stacked = np.concatenate(vectors, axis=0)
+        rows["vector"] = pa.FixedSizeListArray.from_arrays(pa.array(stacked.ravel()), dims)
+        data = pa.Table.from_pydict(rows, schema=_chunks_schema(dims))
+        # a note's own rows: re-indexed whole if a crash falls between the two commits
+        tables.rewrite_groups(tables.chunks, "path", data, replaced, empty=empty)
+        tables.ensure_fts()
+        recent.add(rows["content_hash"][-RECENT_VECTORS:], stacked[-RECENT_VECTORS:])
+    elif replaced:
+        tables.delete_in(tables.chunks, "path", [p for p in replaced if p not in empty])
+    return n
 
 
 def _all_new(kept: tuple[int, dict[str, Any]] | None, version: int | None,
@@ -766,6 +787,24 @@ def orphaned_paths(tables: StoreTables) -> set[str]:
         raise StoreError(f"magma: read {tables.uri}: {exc}") from exc
     named = set(links.column("src").to_pylist()) | set(links.column("resolved").to_pylist())
     return (chunks | named) - files - {None}
+
+
+def stale_links(tables: StoreTables, resolver: LinkResolver) -> list[dict[str, Any]]:
+    """The stored link rows whose resolution ``resolver`` (of the file rows' paths) answers
+    otherwise, with the answer. A batch re-resolves the links its paths change in the commit
+    before its file rows (:meth:`MagmaStore.apply`): a crash between the two, then the note
+    put back unchanged (moved out and back, mtime kept), leaves them resolved for a set of
+    paths the file rows do not have. Reads the links' keys, then the changed rows whole."""
+    keys = tables.read(tables.links, ["link_id", "src", "target", "kind", "resolved"])
+    wrong = {link_id for link_id, src, target, kind, resolved in zip(
+        *(keys.column(c).to_pylist() for c in ("link_id", "src", "target", "kind", "resolved")),
+        strict=True) if resolver.resolve(target, src, kind=kind) != resolved}
+    rows = []
+    for part in _slices(sorted(wrong)):
+        for row in tables.read(tables.links, None, _in_list("link_id", part)).to_pylist():
+            row["resolved"] = resolver.resolve(row["target"], row["src"], kind=row["kind"])
+            rows.append(row)
+    return rows
 
 
 def _write_links(tables: StoreTables, upserts: Sequence[NoteRecord], deleted: set[str],

@@ -21,6 +21,7 @@ from config.errors import MassDeleteError
 from daemon.app import App
 from daemon.memory_pool import first_chunk_hash
 from magma.chunking import chunk_note
+from magma.edge_table import read_graph
 
 Builder = Callable[..., tuple[App, object]]
 
@@ -564,3 +565,39 @@ def test_links_resolved_to_a_note_a_crash_left_without_a_file_row_are_resolved_a
     assert fresh.store.orphaned_paths() == set()
     assert [(link.src, link.target) for link in fresh.store.unresolved_links(["Haunted.md"])] \
         == [("Haunted.md", "Ghost")]
+
+
+def test_links_left_unresolved_by_a_crash_are_resolved_again_when_their_note_comes_back(
+    vault: Path, make_app: Builder, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """``P/b.md`` is moved out of the vault and the batch that removes it crashes between
+    its link and file commits: ``[[b]]`` in ``P/a.md`` is written unresolved, ``b``'s file
+    row stays. ``b`` is moved back, its mtime unchanged, so no walk sees a change. The next
+    start's sweep resolves the link again: ``[[b]]`` points at ``P/b.md``, as a fresh index
+    has it, and ``dreamd check`` lists no broken link."""
+    from magma.store import MagmaStore
+
+    app, _ = make_app(vault)
+    app.sync()
+    (vault / "P").mkdir()
+    (vault / "P/a.md").write_text("# a\n\nsee [[b]]\n", encoding="utf-8")
+    (vault / "P/b.md").write_text("# b\n\nhello\n", encoding="utf-8")
+    assert app.indexing.index_now(["P/a.md", "P/b.md"])
+    away = tmp_path / "b.md"
+    (vault / "P/b.md").rename(away)
+
+    def crash(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt  # the process dies between the commits
+
+    with monkeypatch.context() as patched:
+        patched.setattr(MagmaStore, "_write_files", crash)
+        with pytest.raises(KeyboardInterrupt):
+            app.make_syncer().sync_paths({"P/b.md"})
+    away.rename(vault / "P/b.md")
+
+    fresh, _ = make_app(vault)
+    fresh.sync()
+    assert fresh.store.link_pairs(["P/a.md"]).column("resolved").to_pylist() == ["P/b.md"]
+    assert fresh.store.unresolved_links(["P/a.md"]) == []
+    edges = {(u, v, d["relation"]) for u, v, d in read_graph(fresh.store).edges(data=True)}
+    assert ("note:P/a.md", "note:P/b.md", "links_to") in edges  # backlinks, dreamd graph
