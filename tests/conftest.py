@@ -10,8 +10,14 @@ from types import ModuleType
 from typing import Any
 
 import pytest
+from hypothesis import settings
 
 REPO = Path(__file__).resolve().parents[1]
+
+# Properties are about what is kept and decided, never about time: no example fails for
+# being slow on a loaded machine (hypothesis's default deadline is 200 ms an example).
+settings.register_profile("dreamd", deadline=None)
+settings.load_profile("dreamd")
 SHARED = REPO.parent / "shared"
 
 
