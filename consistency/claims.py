@@ -1213,6 +1213,8 @@ _PHRASES = [
     (re.compile(r"\bno longer\b|\bnot any more\b|\bnot anymore\b|\bstop(?:ped|s)?\b"
                 r"|\bused to\b(?= \w)"), " not "),
     (re.compile(r"\binstead of\b|\brather than\b"), " ¬ "),
+    # "用 pnpm 代替 npm", "以 Vite 取代 webpack": the thing named after is not the one used
+    (re.compile(r"(?:代替|替代|取代)(?=\s*[^\s，。,.;；!?！？了的])"), " ¬ "),
     # "would rather get a written update than sit in a meeting": the second is not wanted
     (re.compile(r"\b(?:would\s+)?rather\s+((?:[\w'-]+\s+){1,6}?)than\b"), r" prefer \1 ¬ "),
     # a limit, not a denial ("no more than a few paragraphs" = "a few paragraphs at most")
@@ -1244,7 +1246,8 @@ _PHRASES = [
 #: ``time.perf_counter`` around each pattern's ``sub``).
 _PHRASE_NEEDS: tuple[tuple[str, ...], ...] = (
     ("not", "sick of", "tired of"), ("turn", "switch"), ("turn", "switch"),
-    ("no longer", "not any", "stop", "used to"), ("instead of", "rather than"), ("rather",),
+    ("no longer", "not any", "stop", "used to"), ("instead of", "rather than"),
+    ("代替", "替代", "取代"), ("rather",),
     ("than",), ("than",), ("prefer",), (" over ",), ("free of", "free from", "off-limits", "off limits"),
     ("-free",), ("-free",), ("比起", "相比于", "相比起"), ("begin", "began", "commence"),
     ("every time", "at all times"), ("have to", "has to", "need to", "needs to"),
@@ -1614,6 +1617,14 @@ _PLANNED = re.compile(
     r"(?i)\b(?:plan(?:s|ning)? to|going to|want(?:s)? to|hop(?:e|es|ing) to|thinking (?:about|of)"
     r"|consider(?:s|ing)?|might)\s+(?:\w+\s+){0,2}$"
     r"|(?:打算|计划|准备|想|考虑|可能)(?:在?(?:明年|今年|年底|年初|下半年|下个?月|下周|月底|将来|过几天))?$")
+
+
+def contrast_cue_only(text: str) -> bool:
+    """Is "instead" the only word of ``text`` that says a change ("give a range instead of
+    one number")? It sets one thing against another; whether it tells a change depends on
+    what the other memory said (:func:`consistency.judgement.judge_pair`)."""
+    cues = [found.group(0).lower() for found in _CHANGE_CUES.finditer(text)]
+    return bool(cues) and all(cue == "instead" for cue in cues)
 
 
 def change_cue_at(text: str) -> int | None:

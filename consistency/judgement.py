@@ -702,6 +702,18 @@ def _turned(old: Claim, new: Claim) -> bool:
                for w in (old.asserted & new.negated) | (old.negated & new.asserted))
 
 
+def _denied(text: str, claim: Claim) -> bool:
+    """Is a word of ``text`` (a value, a substitution's units) among what ``claim`` denies?
+    Two memories that each deny something hold a list ("doesn't eat beef" / "doesn't eat
+    pork") only when what differs is what they deny: "Use yarn, not npm" / "Use pnpm, not
+    npm" deny the same thing and change the one they use."""
+    for word in text.lower().split():
+        if word in claim.negated or any(word in token or token in word
+                                        for token in claim.negated if not word.isascii()):
+            return True
+    return False
+
+
 def _negative(claim: Claim) -> int:
     """Negations of a claim, a concept said in its negative form ("forbid", "禁止") included."""
     return claim.negations + sum(1 for signs in claim.concepts.values() if signs == {False})
@@ -1866,7 +1878,9 @@ def _changed_value(p: _Pair) -> _Finding | None:
     if p.cross and all(group in {"id", "place"} for group, _o, _n in p.changes):
         # a name in two scripts ("Beijing" / "北京") cannot be compared by its letters
         return "possible_contradiction", "names in two scripts", labels
-    if words_only and (p.multi or p.both_deny) and not p.changed_cue:
+    if words_only and (p.multi or (p.both_deny and any(
+            _denied(v.text, p.co) or _denied(w.text, p.cn) for _g, olds, news in p.changes
+            for v in olds for w in news))) and not p.changed_cue:
         return "distinct", "several values", labels
     if any((len(olds) > max(1, len(news)) or not _in_clauses_apart(p.cn, news))
            and _in_clauses_apart(p.co, olds) for _g, olds, news in p.changes):
@@ -1884,6 +1898,13 @@ def _changed_value(p: _Pair) -> _Finding | None:
         # schedule of another day; both stay, listed. One day named ("Standup is on Monday
         # at 9am" / "on Tuesday at 10am") is the one thing moved.
         return "possible_contradiction", "another day", labels
+    if p.both_deny and not p.changed_cue and p.co.negated & p.cn.negated and \
+            groups <= {"weekday", "month", "place", "id"}:
+        # what is never done, of one action, on another day or place ("Never deploy on
+        # Fridays" / "… on Mondays"; 不要在周五发布 / 周一): two rules, or the one moved;
+        # both stay, listed (a limit that changed, "no more than 3 retries" / "5", is a
+        # number: the change)
+        return "possible_contradiction", "denied elsewhere", labels
     # across languages with words the lexicon did not read, what the values belong to
     # cannot be compared ("每周例会…十点" / "daily standup at 9:30": two meetings)
     apart = p.cross and not (p.covered or p.same_subject) and len(p.changes) > 1
@@ -2151,7 +2172,9 @@ def _changed_word(p: _Pair) -> _Finding | None:
             [x for x in subs if not x.antonym]) or _antonym_names_thing(p, values)
         return (("possible_contradiction" if beside else "contradiction"), "changed word",
                 tuple(x.label() for x in values if x.antonym)[:3])
-    if subs and (p.multi or p.both_deny) and not p.changed_cue and (
+    if subs and (p.multi or (p.both_deny and any(
+            _denied(" ".join(x.old), p.co) or _denied(" ".join(x.new), p.cn) for x in subs))
+            ) and not p.changed_cue and (
             any(x.where == "value" for x in subs) or _one_thing_for_another(subs)):
         # a relation that holds several values, with one thing in place of another ("会说粤语"
         # / "会说上海话"; "has a cat" / "has a dog"); words rearranged around it are wording

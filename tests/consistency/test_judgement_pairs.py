@@ -482,6 +482,17 @@ def test_categories_cover_the_issue(judged) -> None:
     ("Dark mode is on.", "Light mode is on.", "contradiction"),
     ("深色模式已开启。", "浅色模式已开启。", "contradiction"),
     ("用户习惯早睡。", "用户习惯晚睡。", "contradiction"),
+    # two memories that deny the same thing and use another are the one choice changed,
+    # not a list of things denied; what is denied on another day is perhaps a second rule;
+    # "代替 X" denies X as "instead of X" does
+    ("Use yarn, not npm.", "Use pnpm, not npm.", "listed or changed"),
+    ("用 yarn，不要用 npm", "用 pnpm，不要用 npm", "listed or changed"),
+    ("Doesn't eat beef.", "Doesn't eat pork.", "kept apart"),
+    ("Never deploy on Fridays.", "Never deploy on Mondays.", "kept apart"),
+    ("不要在周五发布", "不要在周一发布", "kept apart"),
+    ("Don't retry more than 3 times.", "Don't retry more than 5 times.", "contradiction"),
+    ("用 pnpm，不要用 npm", "用 pnpm 代替 npm", "duplicate"),
+    ("用 npm", "用 pnpm 代替 npm", "contradiction"),
 ])
 def test_rules_read_from_the_pair_sets(real_embedder, old: str, new: str, verdict: str) -> None:
     """One pair per rule added from what a blind set showed, through the real model."""
@@ -491,6 +502,8 @@ def test_rules_read_from_the_pair_sets(real_embedder, old: str, new: str, verdic
     got = judge_pair(sides[0], sides[1], cosine=float(a @ b)).verdict
     if verdict == "kept apart":
         assert got in {"distinct", "series", "possible_duplicate", "possible_contradiction"}
+    elif verdict == "listed or changed":
+        assert got in {"possible_contradiction", "contradiction"}
     else:
         assert got == verdict
 
@@ -579,5 +592,7 @@ def test_one_fact_written_otherwise(real_embedder, old: str, new: str, subject: 
     got = judge_pair(sides[0], sides[1], cosine=float(a @ b)).verdict
     if verdict == "kept apart":
         assert got in {"distinct", "series", "possible_duplicate", "possible_contradiction"}
+    elif verdict == "listed or changed":
+        assert got in {"possible_contradiction", "contradiction"}
     else:
         assert got == verdict
