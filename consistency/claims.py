@@ -1406,6 +1406,11 @@ _NAMED = frozenset({"name", "id", "code"})
 
 #: Content units after a negation that it covers (the clause ends it sooner).
 NEGATION_WINDOW = 3
+#: Verbs of using or choosing (stems; "用" as read alone) that a denied swap keeps ("don't
+#: use pnpm instead of npm": npm is used); another verb is itself what is denied ("don't
+#: mock the database instead of …").
+_SWAP_VERBS = frozenset({"use", "用", "pick", "choose", "chose", "select", "install", "run",
+                         "prefer"})
 _CLAUSE = re.compile(
     r"[,;:!?()\[\]\n—–]|\s-\s|\.(?!\d)|\bbut\b|\bthough\b|\bhowever\b|但是|但|不过(?![敏期])|而是|可是")
 
@@ -1669,7 +1674,9 @@ def _retracted(clean: str, values: list[tuple[int, Value]]) -> frozenset[Value]:
 class _WordReader:
     """The word-by-word reading of one claim's framed text: its frame and units, the
     concepts with their signs, and which words a negation denies (``pending``: how many
-    words the last negation still reaches, :data:`NEGATION_WINDOW`)."""
+    words the last negation still reaches, :data:`NEGATION_WINDOW`; ``opening``: the length
+    of the frame where this clause began; ``opened_denied``: the clause begins with a
+    denial, before any word it denies)."""
 
     deniable: dict[str, tuple[str, ...]]
     frame: list[str] = field(default_factory=list)
@@ -1683,16 +1690,29 @@ class _WordReader:
     pending: int = 0
     liked: bool = False
     after_han: bool = False
+    opening: int = 0
+    opened_denied: bool = False
 
     def clause(self, clause: str) -> None:
         self.pending, self.liked, self.after_han = 0, False, False
+        self.opening, self.opened_denied = len(self.frame), False
         for word in _WORD.findall(_NOT_ONLY.sub(" ", clause)):
             han_word = _HAN_RE.match(word) is not None
             for piece in _han_units(word) if han_word else [word]:
                 self.piece(piece, clause, han_word)
 
     def piece(self, piece: str, clause: str, han_word: bool) -> None:
-        if piece == "¬" or piece in _NEGATIONS or (piece == "over" and self.liked):
+        contrast = piece == "¬" and not han_word  # "instead of", "rather than", "代替" (_PHRASES)
+        if contrast and self.opened_denied:
+            # "Don't use mocks instead of a real database", "不要用 pnpm 代替 npm": what is
+            # denied is the swap; the thing named after it is the one kept
+            self.negations += 1
+            self.contrasts += 1
+            self.pending = 0
+            self._keep_verb()
+        elif piece == "¬" or piece in _NEGATIONS or (piece == "over" and self.liked):
+            if not contrast and piece != "over" and len(self.frame) == self.opening:
+                self.opened_denied = True
             self.pending = NEGATION_WINDOW
             self.negations += 1
             self.contrasts += piece in {"¬", "over"}
@@ -1713,8 +1733,19 @@ class _WordReader:
             self._word(piece, clause, han_word)
         self.after_han = han_word
 
+    def _keep_verb(self) -> None:
+        """A denied swap ("don't *use* pnpm instead of npm") keeps its verb of using or
+        choosing (:data:`_SWAP_VERBS`): it is said of the thing kept; the thing it was said
+        of before the swap stays denied."""
+        words = [u for u in self.frame[self.opening:] if not u.startswith(("⟪", "⟨"))]
+        if len(words) > 1 and words[0] in _SWAP_VERBS and words[0] in self.negated:
+            self.negated.discard(words[0])
+            self.asserted.add(words[0])
+
     def _concept(self, piece: str) -> None:
         name, sign = _CONCEPT_WORDS[piece]
+        if piece in _DENYING and len(self.frame) == self.opening:
+            self.opened_denied = True
         self.concepts.setdefault(name, set()).add(sign if self.pending == 0 else not sign)
         self.liked = self.liked or name == "like"
         self.frame.append(f"⟪{name}⟫")

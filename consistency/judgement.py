@@ -600,11 +600,12 @@ def _polarity_flips(old: Claim, new: Claim) -> list[str]:
     # "use X" against "never use X": a negation more on one side, over a shared word; with
     # as many negations on each side, only a swap of Latin words ("use pnpm, not npm" /
     # "use npm, not pnpm") — Chinese word order moves a negation around freely
-    if any(old.concepts[c] == new.concepts[c] == frozenset({False})
-           for c in old.concepts.keys() & new.concepts.keys()):
-        return flips  # both say it with one concept ("dislikes" / "别用 … 反感")
     lost = sorted(old.asserted & new.negated)
     gained = sorted(old.negated & new.asserted)
+    if any(old.concepts[c] == new.concepts[c] == frozenset({False})
+           for c in old.concepts.keys() & new.concepts.keys()) and not _denials_traded(
+               old, new, lost, gained):
+        return flips  # both say it with one concept ("dislikes" / "别用 … 反感")
     if (_negative(old) > 0) != (_negative(new) > 0):  # "don't add X" / "no X": both deny
         flips.extend(f"{w} → not {w}" for w in lost)
         flips.extend(f"not {w} → {w}" for w in gained)
@@ -625,6 +626,15 @@ def _polarity_flips(old: Claim, new: Claim) -> list[str]:
             flips.extend(f"{w} → not {w}" for w in latin_lost)
             flips.extend(f"not {w} → {w}" for w in latin_gained)
     return flips
+
+
+def _denials_traded(old: Claim, new: Claim, lost: list[str], gained: list[str]) -> bool:
+    """Do the same words say it, with a thing denied and a thing kept traded places and
+    nothing else turned ("不用 npm 而用 pnpm" / "不用 pnpm 而用 npm": "不用", no need to, read
+    as one concept on each side: what it is said of changed)? ``lost``: what ``old`` says
+    and ``new`` denies; ``gained``: the other way."""
+    return bool(lost and gained) and set(old.tokens) == set(new.tokens) and (
+        old.negated ^ new.negated == {*lost, *gained} == old.asserted ^ new.asserted)
 
 
 def _denied_in_turn(first: Claim, then: Claim, lost: list[str]) -> bool:

@@ -493,6 +493,17 @@ def test_categories_cover_the_issue(judged) -> None:
     ("Don't retry more than 3 times.", "Don't retry more than 5 times.", "contradiction"),
     ("用 pnpm，不要用 npm", "用 pnpm 代替 npm", "duplicate"),
     ("用 npm", "用 pnpm 代替 npm", "contradiction"),
+    # a swap denied ("Don't use X instead of Y", 不要用 X 代替 Y) keeps Y: the rule turned
+    # around, not the same words said again; "不用 X 而用 Y" ("no need for X", one concept on
+    # each side) with the two things traded is the choice changed
+    ("Use mocks instead of a real database in tests.",
+     "Don't use mocks instead of a real database in tests.", "contradiction"),
+    ("Use pnpm instead of npm.", "Don't use pnpm instead of npm.", "contradiction"),
+    ("Don't use npm instead of pnpm.", "Don't use pnpm instead of npm.", "contradiction"),
+    ("Never use npm instead of pnpm.", "Use pnpm, not npm.", "duplicate"),
+    ("不要用 pnpm 代替 npm", "用 pnpm 代替 npm", "contradiction"),
+    ("不要用 pnpm 代替 npm", "继续用 npm", "duplicate"),
+    ("不用 npm 而用 pnpm", "不用 pnpm 而用 npm", "contradiction"),
 ])
 def test_rules_read_from_the_pair_sets(real_embedder, old: str, new: str, verdict: str) -> None:
     """One pair per rule added from what a blind set showed, through the real model."""
