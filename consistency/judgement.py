@@ -2731,8 +2731,9 @@ def _gate(old: MemorySide, new: MemorySide) -> _Finding | None:
         # the lexicon reads as one word, "sister"): two people
         return "distinct", "other person", (
             f"{'/'.join(sorted(ranks_old))} → {'/'.join(sorted(ranks_new))} (birth order)",)
-    if co.key == cn.key and co.key:
-        # the same words, unless two values traded places ("Room 204 is quiet; Room 305 is
+    if co.key == cn.key and co.key and co.retracted == cn.retracted:
+        # the same words (what each says it is not among them: "at 9:30, not 10" / "at 10,
+        # not 9:30" is the time changed), unless two values traded places ("Room 204 is quiet; Room 305 is
         # loud" / "… 204 is loud; … 305 is quiet"): never merged on the words then
         return (*_SAME_WORDS[_traded(co, cn)], ())
     return None

@@ -504,6 +504,17 @@ def test_categories_cover_the_issue(judged) -> None:
     ("不要用 pnpm 代替 npm", "用 pnpm 代替 npm", "contradiction"),
     ("不要用 pnpm 代替 npm", "继续用 npm", "duplicate"),
     ("不用 npm 而用 pnpm", "不用 pnpm 而用 npm", "contradiction"),
+    # a correction turned around ("X, not Y" / "Y, not X") holds the same words and says the
+    # other value; "而不是 Y" says what it is not without a comma before it
+    ("The standup is at 9:30, not 10:00.", "The standup is at 10:00, not 9:30.",
+     "contradiction"),
+    ("The release is on March 3, not March 5.", "The release is on March 5, not March 3.",
+     "contradiction"),
+    ("Rent is 1200 euros, not 1100.", "Rent is 1100 euros, not 1200.", "contradiction"),
+    ("站会在 9:30，不是 10 点", "站会在 10 点，不是 9:30", "contradiction"),
+    ("站会是 9:30 而不是 10 点", "站会是 10 点", "contradiction"),
+    ("The standup is at 9:30, not 10:00.", "The standup is at 9:30, not at 10:00.",
+     "duplicate"),
 ])
 def test_rules_read_from_the_pair_sets(real_embedder, old: str, new: str, verdict: str) -> None:
     """One pair per rule added from what a blind set showed, through the real model."""
