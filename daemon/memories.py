@@ -218,11 +218,11 @@ class MemoryService:
             refuse_secrets(value, where=f"remember: memory {where}")
         if self.owner is not None:  # (written into the memory's file)
             refuse_secrets_in_owner(str(self.owner), where="remember: memory owner")
-        name = (name or derived_name(body)).strip()
-        description = _one_line(description or derived_description(body))
+        name = (_given(name) or derived_name(body)).strip()
+        description = _one_line(_given(description) or derived_description(body))
         now = self._clock()
         draft = MemoryDraft(
-            type=type, subject=subject, name=name, description=description, body=body,
+            type=type, subject=_given(subject), name=name, description=description, body=body,
             content_hash=content_hash_normalised(body), written=now.date(),
             derived_from=tuple(derived_from))
         draft = replace(draft, embedding=self._draft_embedding(draft))
@@ -843,6 +843,12 @@ def _first_words(text: str, limit: int) -> str:
     if space >= limit // 2 and not line[limit - 1].isspace():
         cut = cut[:space]
     return cut.rstrip() + "…"
+
+
+def _given(field: str | None) -> str | None:
+    """A field of ``remember`` as given, ``None`` when it is blank (``--name "  "``): a field
+    given blank is a field not given, as an empty one is."""
+    return field.strip() or None if field is not None else None
 
 
 def _one_line(text: str) -> str:

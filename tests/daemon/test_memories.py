@@ -485,6 +485,18 @@ def test_a_derived_name_never_cuts_a_word_or_a_number_in_two() -> None:
     assert len(chinese) <= NAME_MAX_CHARS and chinese.endswith("…")
 
 
+def test_blank_name_description_and_subject_are_fields_not_given(app: App, vault: Path) -> None:
+    """``--name "   "`` failed with a ValueError traceback (a memory needs a name); a blank
+    description or subject was written as given (``subject: "  "``, an empty MEMORY.md line)."""
+    done = app.memories().remember("Llamas hum when they are content.", type="user",
+                                   name="   ", description=" \n ", subject="  ")
+    memory = parse_note(done.path, (vault / done.path).read_bytes()).memory
+    assert memory is not None and memory.name == "Llamas hum when they are content."
+    assert memory.description == "Llamas hum when they are content."
+    assert memory.subject is None
+    assert "[Llamas hum when they are content.](" in (vault / "Memory/MEMORY.md").read_text()
+
+
 def test_the_memory_remembered_is_indexed_with_its_draft_vector_and_found_at_once(
     vault: Path, make_app: Builder, monkeypatch: pytest.MonkeyPatch
 ) -> None:
