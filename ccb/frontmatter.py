@@ -177,6 +177,8 @@ def _yaml_reason(exc: BaseException) -> str:
 
 
 _CYCLE = object()
+#: Types :func:`_normalise` returns as they are (their subclasses go through its tests).
+_SCALAR_TYPES = frozenset({bool, int, float, str, dt.date, dt.datetime})
 
 
 def _normalise(value: object, memo: dict[int, Any]) -> PropertyValue:
@@ -197,8 +199,9 @@ def _normalise(value: object, memo: dict[int, Any]) -> PropertyValue:
     result: PropertyValue
     if isinstance(value, Mapping):
         mapping: dict[str, PropertyValue] = {}
-        for k, v in value.items():
-            mapping[_key_text(k)] = _normalise(v, memo)
+        for k, v in value.items():  # (a text key or a scalar value as is, without a call)
+            mapping[k if type(k) is str else _key_text(k)] = \
+                v if v is None or type(v) in _SCALAR_TYPES else _normalise(v, memo)
         result = mapping
     elif isinstance(value, list | tuple | set | frozenset):
         items = sorted(value, key=repr) if isinstance(value, set | frozenset) else value
@@ -235,8 +238,9 @@ def _expanded_size(value: object, memo: dict[int, int]) -> int:
     if key in memo:
         return memo[key]
     memo[key] = 1  # a cycle (``x: &r [1, *r]``) counts once; _normalise cuts it to None
-    if isinstance(value, Mapping):
-        size = 1 + sum(_expanded_size(v, memo) for v in value.values()) + len(value)
+    if isinstance(value, Mapping):  # (a scalar value counts 1, without a call)
+        size = 1 + len(value) + sum(1 if v is None or type(v) in _SCALAR_TYPES
+                                    else _expanded_size(v, memo) for v in value.values())
     elif isinstance(value, list):
         size = 1 + sum(_expanded_size(v, memo) for v in value)
     else:
@@ -281,7 +285,8 @@ KEPT_BLOCK_CHARS = 2048
 
 @functools.lru_cache(maxsize=16384)
 def _kept_yaml(raw: str) -> Any:
-    return _HANDLER.load(raw)
+    found = plain_block(raw)
+    return _HANDLER.load(raw) if found is None else found
 
 
 def _yaml_of(raw: str) -> Any:
@@ -290,8 +295,106 @@ def _yaml_of(raw: str) -> Any:
     the block again before the edit (``ccb.frontmatter_edit.set_properties``: 75% of the
     time of planning the edits, measured with cProfile on the planted 2,000-memory set).
     Never changed by its callers: :func:`load_properties` builds new containers from it
-    (:func:`_normalise`), so a kept reading is the reading."""
-    return _kept_yaml(raw) if len(raw) <= KEPT_BLOCK_CHARS else _HANDLER.load(raw)
+    (:func:`_normalise`), so a kept reading is the reading. A block of ``key: value`` lines
+    alone is read by :func:`plain_block` (the same reading, without the YAML parser)."""
+    if len(raw) <= KEPT_BLOCK_CHARS:
+        return _kept_yaml(raw)
+    found = plain_block(raw)
+    return _HANDLER.load(raw) if found is None else found
+
+
+# --------------------------------------------------------------------------- plain blocks
+
+#: Characters that keep a block from :func:`plain_block`: anything but printable ASCII, line
+#: breaks and the printable non-ASCII characters of YAML's reader (YAML 1.1 §5.1, as libyaml
+#: and PyYAML check them), less NEL, the line and paragraph separators (YAML 1.1 line
+#: breaks) and the BOM; a tab (indentation rules) too.
+_NOT_PLAIN_CHAR = re.compile("[^\n\r\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe"
+                             "\uff00-\ufffd\U00010000-\U0010ffff]")
+#: One line :func:`plain_block` reads: a key of letters, digits, ``_`` and ``-`` at column 0,
+#: its colon, then nothing or spaces and a value (group 2; :func:`_plain_line`).
+_PLAIN_LINE = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*):(?: +(.*?))? *")
+#: What a value read plainly never starts with: a YAML indicator (YAML 1.2 §5.3, stricter
+#: than YAML: ``-1``, ``?x`` and ``:x`` are left to the parser too).
+_INDICATORS = frozenset("-?:,[]{}#&*!|>'\"%@`")
+_STR_TAG = "tag:yaml.org,2002:str"
+#: The tags a plain value may resolve to here; any other (``<<``, ``!``) is left to YAML.
+_SCALAR_TAGS = frozenset({_STR_TAG, *(f"tag:yaml.org,2002:{t}" for t in
+                                      ("null", "bool", "int", "float", "timestamp"))})
+_NOT_PLAIN = object()
+#: A loader made once, for its resolver and scalar constructors alone (never parses).
+_SCALARS = ObsidianYAMLLoader("")
+
+
+def _scalar(text: str) -> Any:
+    """The value YAML reads for the plain scalar ``text`` — :class:`ObsidianYAMLLoader`'s
+    own resolver and constructor — or :data:`_NOT_PLAIN` for a tag left to YAML."""
+    tag = _SCALARS.resolve(yaml.ScalarNode, text, (True, False))
+    if tag == _STR_TAG:
+        return text
+    if tag not in _SCALAR_TAGS:
+        return _NOT_PLAIN
+    return _SCALARS.yaml_constructors[tag](_SCALARS, yaml.ScalarNode(tag, text))
+
+
+def _value(text: str) -> Any:
+    """The value after ``key:`` on one line (spaces around it gone): plain (starts with no
+    indicator, holds no ``": "`` nor ``" #"``, does not end in ``:``), or quoted without
+    escapes (``"…"`` with no ``\\`` or ``"`` inside, ``'…'`` with no ``'`` inside: the text
+    between the quotes, never resolved); :data:`_NOT_PLAIN` for anything else."""
+    if not text:
+        return None  # YAML's empty value: null
+    first = text[0]
+    if first == '"' or first == "'":
+        inner = text[1:-1]
+        if len(text) > 1 and text[-1] == first and first not in inner \
+                and (first == "'" or "\\" not in inner):
+            return inner
+        return _NOT_PLAIN
+    if first in _INDICATORS or ": " in text or " #" in text or text[-1] == ":":
+        return _NOT_PLAIN
+    return _scalar(text)
+
+
+@functools.lru_cache(maxsize=4096)
+def _text_key(key: str) -> bool:
+    """Does YAML read the plain key ``key`` as text (not ``true``, ``null``, ``1``)?"""
+    return _scalar(key) is key
+
+
+@functools.lru_cache(maxsize=65536)
+def _plain_line(line: str) -> tuple[str, Any] | None:
+    """``(key, value)`` of one ``key: value`` line :func:`plain_block` reads, else ``None``.
+    Kept for 65,536 lines: a vault's lines repeat (``type: project``, ``pinned: false``,
+    ``valid_to:``), and the values are immutable."""
+    found = _PLAIN_LINE.fullmatch(line)
+    if found is None:
+        return None
+    key, text = found.groups()
+    if not _text_key(key):
+        return None
+    value = _value(text or "")
+    return None if value is _NOT_PLAIN else (key, value)
+
+
+def plain_block(raw: str) -> dict[str, Any] | None:
+    """What :data:`_HANDLER` loads from the frontmatter text ``raw`` when every line of it
+    is blank or a ``key: value`` line of :data:`_PLAIN_LINE` (each key once); ``None`` for
+    any other block, which is left to the YAML parser. The same mapping the parser builds
+    (keys in order, values through the loader's resolver and constructors), several times
+    faster: the parser calls Python for each node and its marks (1.6 s of the 10,000
+    planted memories of ``bench/dream_bench.py``)."""
+    if _NOT_PLAIN_CHAR.search(raw) is not None:
+        return None
+    out: dict[str, Any] = {}
+    for line in raw.splitlines():
+        if not line:
+            continue
+        found = _plain_line(line)
+        if found is None or found[0] in out:
+            return None
+        out[found[0]] = found[1]
+    return out or None
 
 
 def load_properties(

@@ -13,6 +13,7 @@ from ccb.frontmatter import (
     TEMPLATE_PROBLEM,
     ObsidianYAMLHandler,
     load_properties,
+    plain_block,
     split_frontmatter,
 )
 from ccb.parse import parse_note
@@ -295,3 +296,108 @@ def test_a_templates_placeholders_are_read_as_text(corpora_dir: Path) -> None:
     assert load_properties("title: '{{title}}'\n", "T.md") == ({"title": "{{title}}"}, ())
     _props, problems = load_properties("a: {{date}\nb: [unclosed\n", "x.md")
     assert problems and problems[0].kind == "yaml"  # not a template: still reported
+
+
+# --------------------------------------------------------------------------- plain blocks
+
+
+def _same(a: object, b: object) -> bool:
+    """Equal, of the same types all the way down, keys in the same order, same offsets."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict) and isinstance(b, dict):
+        return list(a) == list(b) and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, dt.datetime) and isinstance(b, dt.datetime):
+        return a == b and a.utcoffset() == b.utcoffset()
+    return a == b
+
+
+def _parsed(raw: str) -> object:
+    """The YAML parser's reading of ``raw`` (what the plain reader must equal)."""
+    return ObsidianYAMLHandler().load(raw)
+
+
+def test_plain_blocks_of_the_corpora_read_as_the_yaml_parser_reads_them(
+        corpora_dir: Path) -> None:
+    roots = [corpora_dir, Path(__file__).resolve().parents[2] / "vault_example"]
+    plain = 0
+    for file in (f for root in roots for f in sorted(root.rglob("*.md"))):
+        raw = split_frontmatter(file.read_bytes().decode("utf-8", "replace")).raw
+        found = plain_block(raw) if raw else None
+        if found is not None:
+            plain += 1
+            assert _same(found, _parsed(raw)), file
+    assert plain >= 100  # the quick reader is used, not left out everywhere
+
+
+PLAIN_READS = [
+    "name: A real instance\ntype: feedback\npinned: false\nvalid_to:\n",
+    "created: 2026-10-10T18:53:29Z\nupdated: 2026-10-31 14:59:32+02:00\nday: 2026-10-19\n",
+    "a: yes\nb: NO\nc: 007\nd: 12:30\ne: 2024-03-05 18:45\nf: 2024-02-30\ng: 1.5e3\n",
+    "name: 过敏：花生\ndescription: 用户对花生过敏 (allergy)\nowner: 张伟\n",
+    "n: C# and F#\nm: a:b\nq: \"[[Note]]\"\ns: 'its'\nt: 'x: y # z'\nu: \"a: b\"\n",
+    "a: 1\r\nb: two\r\n\r\nc: true\r\n",
+    "a: 1\rb: 2\r",
+    "x: ~\ny: null\nz: NULL\nw: =\nv: .5\nu: +1\nt: 0x1F\ns: 1_000\n",
+    "a:    spaced value   \nb: text with [brackets] and {braces}, commas\n",
+    "key_with-dash: v\n_under: w\n",
+]
+
+PARSER_ONLY = [
+    "a:\n  - x\n", "a: [x, y]\n", "a: {b: 1}\n", "a: &x v\nb: *x\n", "a: !!str 1\n",
+    "a: b: c\n", "a: b #c\n", "a: 'it''s\n", "a: \"x\\ty\"\n", "a: x\tz\n", "a: x\u2028y\n",
+    "a: x\x85y\n", "a: \ufeffx\n", "true: x\n", "null: x\n", "1: x\n", "a: 1\na: 2\n",
+    "  a: 1\n", "a: 1\n  b\n", "# comment\na: 1\n", "a: 1 # one\n", "a: -1\n", "a: x:\n",
+    "<<: {b: 1}\n", "a: |\n  text\n", "a: >\n  text\n", "a: %x\n", "a: @x\n", "a: `x`\n",
+    "a: \"x\" y\n", "'a': 1\n", "\"a\": 1\n", "a : 1\n", "a:1\n", "a: ?x\n", "a: 1\n \nb: 2\n",
+    "- a\n- b\n", "just text\n", "a: x\x00\n", "a: x\x1b\n",
+]
+
+
+@pytest.mark.parametrize("raw", PLAIN_READS)
+def test_a_block_of_plain_lines_reads_as_the_yaml_parser_reads_it(raw: str) -> None:
+    found = plain_block(raw)
+    assert found is not None, raw
+    assert _same(found, _parsed(raw))
+
+
+@pytest.mark.parametrize("raw", PARSER_ONLY)
+def test_any_other_block_is_left_to_the_yaml_parser(raw: str) -> None:
+    assert plain_block(raw) is None
+
+
+_LINE_PARTS = st.sampled_from(["a", "b", "key", "true", "null", "x", "中文", "2026-10-10",
+                               "T18:53:29Z", " 14:59:32", "+02:00", "1", "0", "007", ".5",
+                               "e3", ":", ": ", " #", "#", "'", '"', "\\", "-", "[", "]", "{",
+                               "}", ",", "&", "*", "!", "|", ">", "?", "~", "=", "<<", " ",
+                               "  ", "\t", "\u2028", "\ufeff", "\x85", "\xa0", "\n", "\r\n",
+                               "\r", "yes", "on", "1.0", "_"])
+
+
+@given(st.lists(_LINE_PARTS, max_size=40).map("".join))
+def test_the_plain_reader_never_reads_a_block_otherwise_than_the_yaml_parser(raw: str
+                                                                              ) -> None:
+    found = plain_block(raw)
+    if found is not None:
+        assert _same(found, _parsed(raw)), raw
+
+
+@given(st.lists(st.tuples(st.sampled_from(["a", "b", "name", "type", "null", "yes"]),
+                          st.lists(_LINE_PARTS, max_size=6).map("".join)), max_size=6))
+def test_the_plain_reader_agrees_on_key_value_lines(pairs: list[tuple[str, str]]) -> None:
+    raw = "".join(f"{key}: {value}\n" for key, value in pairs)
+    found = plain_block(raw)
+    if found is not None:
+        assert _same(found, _parsed(raw)), raw
+
+
+def test_load_properties_reads_a_plain_block_as_before() -> None:
+    raw = "name: x\ncreated: 2026-10-10T18:53:29Z\npinned: false\nvalid_to:\nversion: 2\n"
+    assert plain_block(raw) is not None
+    properties, problems = load_properties(raw, "n.md")
+    assert problems == ()
+    assert _same(properties, {"name": "x", "created": dt.datetime(2026, 10, 10, 18, 53, 29,
+                                                                   tzinfo=dt.UTC),
+                              "pinned": False, "valid_to": None, "version": 2})
