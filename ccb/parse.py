@@ -26,7 +26,16 @@ from ccb.markdown import (
     mask_code_and_comments,
     mask_code_and_html_comments,
 )
-from ccb.model import MEMORY_TYPES, MemoryMeta, MemoryType, Note, Problem, PropertyValue
+from ccb.model import (
+    MEMORY_TYPES,
+    Heading,
+    Link,
+    MemoryMeta,
+    MemoryType,
+    Note,
+    Problem,
+    PropertyValue,
+)
 from ccb.names import nfc_key
 
 __all__ = [
@@ -293,14 +302,16 @@ def detect_conflict_copy(path: str) -> str | None:
 # --------------------------------------------------------------------------- note
 
 
-def parse_note(path: str, data: bytes) -> Note:
+def parse_note(path: str, data: bytes, *, markdown: bool = True) -> Note:
     """Parse the raw bytes of the note at vault-relative POSIX ``path`` into a :class:`Note`.
 
     ``title`` is the file stem in NFC (:func:`ccb.names.nfc_key`: a name a Mac stored
     decomposed reads as typed; ``path`` stays as stored); ``content_hash`` the SHA-256 hex
     digest of ``data``; ``line_ending`` the dominant one of the file; ``body`` has ``\\n``
     line endings. Links come from the body (0-based body lines) and from property values
-    (line -1). Never raises.
+    (line -1). ``markdown=False``: the body's markdown is not read — ``tags``, ``links`` and
+    ``headings`` are empty, all else as with it (a reader of a memory's properties and body
+    alone, such as a dream: a quarter of the time of parsing a memory file). Never raises.
     """
     content_hash = hashlib.sha256(data).hexdigest()
     title = nfc_key(PurePosixPath(path).stem)
@@ -309,9 +320,7 @@ def parse_note(path: str, data: bytes) -> Note:
     properties, property_problems = load_properties(split.raw, path)
     body = _normalise_newlines(split.body)
     memory, memory_problems = memory_meta(properties, title, path)
-    masked = mask_code_and_comments(body)  # a heading in an Obsidian comment is none
-    readable = mask_code_and_html_comments(body)  # a link or tag in one is (ccb.markdown)
-    links = extract_property_links(properties) + extract_links(body, masked=readable)
+    tags, links, headings = _outline(properties, body) if markdown else ((), (), ())
     return Note(
         path=path,
         title=title,
@@ -319,13 +328,23 @@ def parse_note(path: str, data: bytes) -> Note:
         content_hash=content_hash,
         properties=properties,
         frontmatter_raw=split.raw,
-        tags=extract_tags(properties, body, masked=readable),
+        tags=tags,
         aliases=extract_aliases(properties),
         links=links,
-        headings=extract_headings(body, masked=masked),
+        headings=headings,
         memory=memory,
         problems=problems + property_problems + memory_problems,
         has_bom=has_bom,
         line_ending=_dominant_line_ending(text),
         encoding=encoding,
     )
+
+
+def _outline(properties: Mapping[str, PropertyValue], body: str
+             ) -> tuple[tuple[str, ...], tuple[Link, ...], tuple[Heading, ...]]:
+    """The tags, links and headings of a note (:func:`parse_note`)."""
+    masked = mask_code_and_comments(body)  # a heading in an Obsidian comment is none
+    readable = mask_code_and_html_comments(body)  # a link or tag in one is (ccb.markdown)
+    links = extract_property_links(properties) + extract_links(body, masked=readable)
+    return (extract_tags(properties, body, masked=readable), links,
+            extract_headings(body, masked=masked))

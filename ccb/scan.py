@@ -610,10 +610,13 @@ def read_note(root: Path, rel_path: str) -> Note:
     return read_note_bytes(root, rel_path)[0]
 
 
-def read_note_bytes(root: Path, rel_path: str) -> tuple[Note, bytes]:
+def read_note_bytes(root: Path, rel_path: str, *, real_root: str | None = None,
+                    markdown: bool = True) -> tuple[Note, bytes]:
     """:func:`read_note` and the exact bytes it parsed (the version history keeps them).
-    Raises like :func:`read_note`."""
-    real_root = os.path.realpath(root)
+    ``real_root``: ``os.path.realpath(root)`` when the caller has it (one reader of
+    thousands of files resolves the vault once); ``markdown``: as
+    :func:`ccb.parse.parse_note`'s. Raises like :func:`read_note`."""
+    real_root = real_root or os.path.realpath(root)
     target = realpath_under(real_root, rel_path)
     if Path(rel_path).is_absolute() or not _inside(real_root, target) or target == real_root:
         raise VaultError(f"ccb: read {rel_path}: path leaves the vault {root}")
@@ -622,4 +625,4 @@ def read_note_bytes(root: Path, rel_path: str) -> tuple[Note, bytes]:
             data = handle.read()
     except OSError as exc:
         raise NoteParseError(f"ccb: read {rel_path}: {_os_reason(exc)}") from exc
-    return parse_note(rel_path, data), data
+    return parse_note(rel_path, data, markdown=markdown), data

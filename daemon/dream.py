@@ -768,7 +768,7 @@ class DreamRunner:
         self.entries.record()
         memories = {p: r.as_json() for p, r in sorted(records.items())}
         if memories != self._run.loaded_memories:
-            write_json_atomic(self.state_dir / STATE_FILE, {"memories": memories})
+            write_json_atomic(self.state_dir / STATE_FILE, {"memories": memories}, indent=None)
         previous = read_json_object(self.state_dir / LAST_FILE).get("memory_index")
         write_json_atomic(self.state_dir / LAST_FILE, {
             "last_dream": self._clock().isoformat(), "last_id": dream_id,  # not cut to seconds
@@ -783,7 +783,7 @@ class DreamRunner:
             old = previous.get(path)
             record.seen = old.get("seen") if isinstance(old, dict) else None
         write_json_atomic(self.state_dir / STATE_FILE, {
-            "memories": {p: r.as_json() for p, r in sorted(records.items())}})
+            "memories": {p: r.as_json() for p, r in sorted(records.items())}}, indent=None)
 
     def _write_edits(self, plan: DreamPlan, lines: list[str]) -> list[str]:
         """Write the plan's edits, each based on the bytes it was planned from (a file the

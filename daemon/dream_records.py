@@ -127,6 +127,7 @@ def gather(root: Path, memory_folder: str, cached: Mapping[str, Any]
     left_alone: dict[str, MemoryRecord] = {}
     if not folder.is_dir():
         return records, bodies, left_alone
+    real_root = os.path.realpath(root)
     for current, dirs, files in os.walk(folder):
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
         for name in sorted(files):
@@ -152,7 +153,7 @@ def gather(root: Path, memory_folder: str, cached: Mapping[str, Any]
                 except TypeError:
                     pass  # a record of another layout: read the file
             try:
-                note, data = read_note_bytes(root, rel)
+                note, data = read_note_bytes(root, rel, real_root=real_root, markdown=False)
             except DreamdError as error:
                 log.warning("dream.unreadable", path=rel, error=str(error))
                 continue
@@ -172,9 +173,10 @@ def refresh(root: Path, records: Mapping[str, MemoryRecord], written: Sequence[s
             ) -> dict[str, MemoryRecord]:
     """``records`` with the files in ``written`` read again (the others are as read)."""
     fresh = dict(records)
+    real_root = os.path.realpath(root)
     for path in written:
         try:
-            note, data = read_note_bytes(root, path)
+            note, data = read_note_bytes(root, path, real_root=real_root, markdown=False)
             stat = (root / path).lstat()
         except (DreamdError, OSError):
             fresh.pop(path, None)
@@ -192,7 +194,7 @@ def read_body(root: Path, path: str, bodies: dict[str, str]) -> str:
     """The stripped body of the memory at ``path``, read once per dream (``bodies`` keeps
     what was read). Raises DreamdError for a file that does not read."""
     if path not in bodies:
-        note, _ = read_note_bytes(root, path)
+        note, _ = read_note_bytes(root, path, markdown=False)
         bodies[path] = note.body.strip()
     return bodies[path]
 
@@ -210,5 +212,5 @@ def forget_record(state_dir: Path, key: str) -> bool:
                     and memory_key(str(record.get("id") or "") or None, path) == key)}
     if len(kept) == len(records):
         return False
-    write_json_atomic(state_dir / STATE_FILE, {**state, "memories": kept})
+    write_json_atomic(state_dir / STATE_FILE, {**state, "memories": kept}, indent=None)
     return True

@@ -279,7 +279,7 @@ def _spans(compose: object, block: list[str]) -> list[tuple[str, int, int, objec
     original = fe._compose
     fe._compose = compose  # type: ignore[assignment]
     try:
-        spans, _ = fe._locate_keys("x", block)
+        spans, _ = fe._composed_keys("x", block)
     finally:
         fe._compose = original
     return [(s.key, s.start, s.end, s.prefix, s.tail) for s in spans]
@@ -306,3 +306,27 @@ def test_libyaml_and_ruamel_locate_the_same_keys(corpora_dir: Path, cases_dir: P
         assert fast == slow, path
         compared += 1
     assert compared > 1000
+
+
+def test_a_plain_block_has_the_key_spans_its_node_tree_gives(corpora_dir: Path,
+                                                           cases_dir: Path) -> None:
+    """The key spans of a block of ``key: value`` lines, found without composing it, are
+    those its YAML node tree gives, on the corpora, the cases and blocks of every line
+    ending, blank lines and quoted values."""
+    made = ["a: 1\n\nb: x y\n", "a: 1\r\nb: 'q # r'\r\n\r\n", "a:\rb: \"x: y\"\rc: C#",
+            "name: 过敏\ntype: user\nvalid_to:\n\n\n"]
+    blocks = [raw.splitlines(keepends=True) for raw in made]
+    for path in sorted([*corpora_dir.rglob("*.md"), *cases_dir.rglob("*.md")]):
+        text, _, _, problems = decode_note_bytes(path.read_bytes(), path.name)
+        split = split_frontmatter(text) if not problems else None
+        if split is not None and split.raw:
+            blocks.append(split.raw.splitlines(keepends=True))
+    compared = 0
+    for block in blocks:
+        plain = fe._plain_keys(block)
+        if plain is None:
+            continue
+        composed = _spans(lambda raw: yaml.compose(raw, Loader=yaml.CSafeLoader), block)
+        assert [(s.key, s.start, s.end, s.prefix, s.tail) for s in plain] == composed, block
+        compared += 1
+    assert compared > 100

@@ -1,0 +1,125 @@
+"""A dream decides alike with and without its quick reading paths: plain frontmatter blocks
+read without the YAML parser (:func:`ccb.frontmatter.plain_block`, and the edits' key spans
+from it), memory files parsed without their markdown outline (``parse_note(markdown=False)``)
+and its records written on one line. Real files, a real store; the token-hash fake embedder
+(the decisions here are by content hash, words, type and subject, not meaning)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+from daemon_harness import snapshot, write_memory
+
+import ccb.frontmatter as frontmatter
+import ccb.frontmatter_edit as frontmatter_edit
+import daemon.dream_records as dream_records
+from daemon.app import App
+from daemon.dream import DIARY_FILE, DreamReport
+from daemon.dream_records import STATE_FILE
+
+Builder = Callable[..., tuple[App, object]]
+CLOCK = datetime(2026, 12, 4, 22, 0, tzinfo=UTC)
+UNREADABLE = (b"---\nname: broken\ntype: user\nsubject: [unclosed\n---\n"
+              b"A memory that does not read.\n")
+
+
+def _odd_vault(vault: Path) -> None:
+    """Duplicates, a supersession and old projects among odd files: a BOM, CRLF line
+    endings, Chinese text, quoted values, a block list, a note without frontmatter and a
+    memory whose frontmatter does not parse."""
+    write_memory(vault, "uses-pnpm", "Use pnpm for installs.", subject="tools.pm", days_old=10)
+    write_memory(vault, "pnpm-again", "use **pnpm** for installs", subject="tools.pm",
+                 days_old=2)
+    write_memory(vault, "api-timeout", "The payments API timeout is 30s.", type="project",
+                 subject="api.timeout", days_old=8)
+    write_memory(vault, "api-timeout-now", "The payments API timeout is 60s.", type="project",
+                 subject="api.timeout", days_old=1)
+    write_memory(vault, "old-launch", "The spring launch plan.", type="project",
+                 subject="launch", days_old=200)
+    write_memory(vault, "过敏", "用户对花生过敏。", subject="健康.过敏", days_old=6)
+    write_memory(vault, "过敏-再次", "用户对花生过敏。", subject="健康.过敏", days_old=3)
+    memory = vault / "Memory"
+    bom = memory / "bom-note.md"
+    write_memory(vault, "bom-note", "Deploys go out on Tuesdays.", type="project",
+                 subject="deploy.day", days_old=300)
+    bom.write_bytes(b"\xef\xbb\xbf" + bom.read_bytes())
+    crlf = memory / "crlf-note.md"
+    write_memory(vault, "crlf-note", "The build runs on CI only.", type="project",
+                 subject="build.where", days_old=250)
+    crlf.write_bytes(crlf.read_bytes().replace(b"\n", b"\r\n"))
+    (memory / "quoted.md").write_bytes(
+        b'---\nname: "Quoted: a name"\ntype: \'project\'\nsubject: "ops # on call"\n'
+        b"created: 2026-01-02T03:04:05Z\nderived_from:\n  - \"[[uses-pnpm]]\"\n---\n"
+        b"The on-call rota is in the wiki.\n")
+    (memory / "plain-note.md").write_bytes(b"Just a note in the memory folder, no properties.\n")
+    (memory / "unreadable.md").write_bytes(UNREADABLE)
+
+
+@pytest.fixture
+def twins(vault: Path, tmp_path: Path) -> Iterator[tuple[Path, Path]]:
+    """The odd vault twice, files and modification times alike."""
+    _odd_vault(vault)
+    other = tmp_path / "twin"
+    shutil.copytree(vault, other, symlinks=True)  # (copy2: the same modification times)
+    yield vault, other
+
+
+def _dream(make_app: Builder, vault: Path) -> tuple[DreamReport, App]:
+    frontmatter._kept_yaml.cache_clear()  # nothing read by the other dream is kept
+    app, _ = make_app(vault)
+    return app.dreamer(index=lambda paths: True, clock=lambda: CLOCK).dream(force=True), app
+
+
+def _without_quick_paths(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every block through the YAML parser, every memory file with its markdown read."""
+    monkeypatch.setattr(frontmatter, "plain_block", lambda raw: None)
+    monkeypatch.setattr(frontmatter_edit, "plain_block", lambda raw: None)
+    read = dream_records.read_note_bytes
+
+    def full(root: Path, rel: str, **kwargs: Any) -> Any:
+        return read(root, rel, **{**kwargs, "markdown": True})
+
+    monkeypatch.setattr(dream_records, "read_note_bytes", full)
+
+
+def _records(app: App) -> dict[str, Any]:
+    """The dream's records, without the modification times of the files it wrote."""
+    state = json.loads((app.state_dir / STATE_FILE).read_text(encoding="utf-8"))
+    return {path: {k: v for k, v in record.items() if k != "mtime_ns"}
+            for path, record in state["memories"].items()}
+
+
+def test_a_dream_decides_alike_with_and_without_its_quick_reading(
+    twins: tuple[Path, Path], make_app: Builder, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    quick_vault, slow_vault = twins
+    quick, quick_app = _dream(make_app, quick_vault)
+    with monkeypatch.context() as patch:
+        _without_quick_paths(patch)
+        slow, slow_app = _dream(make_app, slow_vault)
+    assert quick.plan.changes == slow.plan.changes
+    assert quick.plan.edits == slow.plan.edits
+    assert quick.plan.counts == slow.plan.counts
+    assert quick.written == slow.written
+    diary = f"Memory/{DIARY_FILE}"
+    quick_files, slow_files = snapshot(quick_vault), snapshot(slow_vault)
+    assert {p: d for p, d in quick_files.items() if p != diary} == \
+        {p: d for p, d in slow_files.items() if p != diary}
+    assert _records(quick_app) == _records(slow_app)
+    # what it did: the duplicates merged (the Chinese pair too), the BOM and CRLF files
+    # archived with their BOM and line endings, the unreadable memory left as it was
+    assert quick.plan.counts["merged"] >= 2 and quick.plan.counts["superseded"] >= 1
+    assert quick_files["Memory/bom-note.md"].startswith(b"\xef\xbb\xbf---\n")
+    assert b"status: archived\r\n" in quick_files["Memory/crlf-note.md"]
+    assert b"\n" not in quick_files["Memory/crlf-note.md"].replace(b"\r\n", b"")
+    assert b"status: archived" in quick_files["Memory/过敏-再次.md"]
+    assert quick_files["Memory/unreadable.md"] == UNREADABLE
+    assert "Memory/unreadable.md" not in _records(quick_app)
+    assert quick_files["Memory/plain-note.md"] == \
+        b"Just a note in the memory folder, no properties.\n"
