@@ -149,6 +149,8 @@ def split_frontmatter(text: str) -> FrontmatterSplit:
         text = text[1:]
     if not text.startswith(_OPEN_FENCE):
         return FrontmatterSplit(raw=None, body=text, body_line=0)
+    if text.startswith("---\n") and "\r" not in text:
+        return _split_lf(text)
     lines = _LINE_RE.finditer(text)
     first = next(lines)
     if _strip_end(first.group()) != _OPEN_FENCE:
@@ -159,6 +161,20 @@ def split_frontmatter(text: str) -> FrontmatterSplit:
             raw = text[start : match.start()]
             return FrontmatterSplit(raw=raw, body=text[match.end() :], body_line=index + 1)
     return FrontmatterSplit(raw=None, body=text, body_line=0)
+
+
+def _split_lf(text: str) -> FrontmatterSplit:
+    """:func:`split_frontmatter` of a text that opens with ``---\\n`` and holds no ``\\r``
+    (its only line break is ``\\n``): the closing fence found by searching the text, not
+    line by line (a dream splits every memory file, and every file it edits, twice)."""
+    found = [at for at in (text.find("\n---\n", 3), text.find("\n...\n", 3)) if at >= 0]
+    if not found and text.endswith(("\n---", "\n...")) and len(text) >= 7:
+        found = [len(text) - 4]
+    if not found:
+        return FrontmatterSplit(raw=None, body=text, body_line=0)
+    fence = min(found) + 1  # where the closing line starts
+    return FrontmatterSplit(raw=text[4:fence], body=text[fence + 4:],
+                            body_line=text.count("\n", 0, fence) + 1)
 
 
 def _yaml_reason(exc: BaseException) -> str:

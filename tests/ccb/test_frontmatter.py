@@ -401,3 +401,15 @@ def test_load_properties_reads_a_plain_block_as_before() -> None:
     assert _same(properties, {"name": "x", "created": dt.datetime(2026, 10, 10, 18, 53, 29,
                                                                    tzinfo=dt.UTC),
                               "pinned": False, "valid_to": None, "version": 2})
+
+
+@given(st.lists(st.sampled_from(["---", "...", "\n", "-", ".", "a: 1", " ", "--- ", "----",
+                                 "中文"]), max_size=24).map(lambda parts: "---\n" + "".join(parts)))
+def test_a_text_of_lf_lines_splits_as_its_crlf_twin(text: str) -> None:
+    """The search for the closing fence of a text with ``\\n`` line breaks alone finds the
+    block that reading it line by line finds (its ``\\r\\n`` twin is read line by line)."""
+    quick = split_frontmatter(text)
+    twin = split_frontmatter(text.replace("\n", "\r\n"))
+    assert quick.body_line == twin.body_line
+    assert quick.raw == (None if twin.raw is None else twin.raw.replace("\r\n", "\n"))
+    assert quick.body == twin.body.replace("\r\n", "\n")
