@@ -106,6 +106,7 @@ from daemon.dream_recheck import DerivedRecheck, RecheckPlan
 from daemon.dream_records import (
     STATE_FILE,
     MemoryRecord,
+    Seen,
     gather,
     read_body,
     read_record,
@@ -442,6 +443,17 @@ class _DreamRun:
     #: listed in ``MEMORY.md`` all the same (:func:`daemon.dream_records.gather`).
     left_alone: Mapping[str, MemoryRecord] = field(default_factory=dict)
     recheck: RecheckPlan = field(default_factory=RecheckPlan)  # what the re-check did
+    #: The files this run read, as they were (:data:`daemon.dream_records.Seen`): the
+    #: re-check does not read again one unchanged since that names no lineage.
+    seen: Seen = field(default_factory=dict)
+
+
+def _gathered(run: _DreamRun, root: Path, memory_folder: str, cached: Mapping[str, Any]
+              ) -> tuple[dict[str, MemoryRecord], dict[str, str]]:
+    """:func:`daemon.dream_records.gather` for ``run`` (what it leaves alone and the files
+    it read are kept in it)."""
+    records, bodies, run.left_alone = gather(root, memory_folder, cached, run.seen)
+    return records, bodies
 
 
 def _dream_memories(current: list[MemoryRecord]) -> list[DreamMemory]:
@@ -529,13 +541,12 @@ class DreamRunner:
 
     def _gather(self, cached: Mapping[str, Any]) -> tuple[dict[str, MemoryRecord], dict[str, str]]:
         """:func:`daemon.dream_records.gather`; what it leaves alone is kept for MEMORY.md."""
-        records, bodies, self._run.left_alone = gather(self.root, self.memory_folder, cached)
-        return records, bodies
+        return _gathered(self._run, self.root, self.memory_folder, cached)
 
     def _refresh(self, records: Mapping[str, MemoryRecord], written: Sequence[str]
                  ) -> dict[str, MemoryRecord]:
         """:func:`daemon.dream_records.refresh`."""
-        return refresh(self.root, records, written)
+        return refresh(self.root, records, written, self._run.seen)
 
     # ------------------------------------------------------------------ planning
 
@@ -983,7 +994,8 @@ def with_recheck(plan: DreamPlan, recheck: RecheckPlan, *, lines: bool) -> Dream
 
 def _derived_recheck(runner: DreamRunner) -> DerivedRecheck:
     return DerivedRecheck(writer=runner.writer, memory_folder=runner.memory_folder,
-                          restorer=runner.restorer, clock=runner._clock, llm=runner.llm)
+                          restorer=runner.restorer, clock=runner._clock, llm=runner.llm,
+                          seen=runner._run.seen)
 
 
 def _mtime(record: MemoryRecord) -> datetime:

@@ -43,6 +43,7 @@ from consistency.synthesis import (
 )
 from daemon.dream_deep import diary_link
 from daemon.dream_edits import archived
+from daemon.dream_records import names_lineage
 from daemon.dream_restore import Restorer, unarchived
 from daemon.llm import ChatClient
 from magma.lineage import (
@@ -91,13 +92,18 @@ class DerivedRecheck:
     restorer: Restorer
     clock: Callable[[], datetime]
     llm: ChatClient | None = None
+    #: Files the dream read (:data:`daemon.dream_records.Seen`): one unchanged since, that
+    #: names no lineage, is read only when another file does.
+    seen: Mapping[str, tuple[int, int, bool]] = field(default_factory=dict)
 
     def _read(self, overlay: Mapping[str, bytes]) -> dict[str, tuple[bytes, Note]]:
         """The memory files (subfolders of the memory folder too), parsed; none when no file
         names a ``derived_from`` or counts ``forgotten_sources`` (nothing to re-check: the
-        frontmatter of thousands of memories is not parsed for nothing)."""
+        frontmatter of thousands of memories is not parsed for nothing, and a file the
+        dream read, unchanged since, that names neither is not read again to learn it)."""
         folder = self.writer.root / self.memory_folder
-        raw: dict[str, bytes] = {}
+        paths: list[str] = []
+        raw: dict[str, bytes | None] = {}
         for file in sorted(folder.rglob("*.md")) if folder.is_dir() else ():
             inner = file.relative_to(folder).parts
             if inner in ((MEMORY_INDEX_FILE,), (DIARY_FILE,)) or file.is_symlink() \
@@ -105,18 +111,32 @@ class DerivedRecheck:
                     or not file.is_file():  # a pipe named like a note would block the read
                 continue
             path = file.relative_to(self.writer.root).as_posix()
-            data = overlay[path] if path in overlay else self.writer.read(path)
-            if data is not None:
-                raw[path] = data
-        if not any(b"derived_from" in data or b"forgotten_sources" in data
-                   for data in raw.values()):
+            paths.append(path)
+            if path in overlay or not self._unchanged_without_lineage(path, file):
+                raw[path] = overlay[path] if path in overlay else self.writer.read(path)
+        if not any(data is not None and names_lineage(data) for data in raw.values()):
             return {}
         found: dict[str, tuple[bytes, Note]] = {}
-        for path, data in raw.items():
+        for path in paths:
+            data = raw[path] if path in raw else self.writer.read(path)
+            if data is None:
+                continue
             note = parse_note(path, data)
             if note.memory is not None:
                 found[path] = (data, note)
         return found
+
+    def _unchanged_without_lineage(self, path: str, file: Path) -> bool:
+        """Was ``file`` read by the dream, naming no lineage, and is it unchanged since (its
+        size and modification time)?"""
+        known = self.seen.get(path)
+        if known is None or known[2]:
+            return False
+        try:
+            stat = file.lstat()
+        except OSError:
+            return False
+        return (stat.st_size, stat.st_mtime_ns) == known[:2]
 
     def _checks(self, overlay: Mapping[str, bytes]
                 ) -> tuple[dict[str, tuple[bytes, Note]], list[Recheck]]:

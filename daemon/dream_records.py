@@ -30,8 +30,8 @@ from consistency.lifecycle import MemoryState, has_rule_force, is_current
 from consistency.secrets import redact_secrets
 from magma.lineage import link_stem, link_values
 
-__all__ = ["STATE_FILE", "MemoryRecord", "forget_record", "gather", "read_body", "read_record",
-           "refresh"]
+__all__ = ["STATE_FILE", "MemoryRecord", "Seen", "forget_record", "gather", "names_lineage",
+           "read_body", "read_record", "refresh"]
 
 log = structlog.get_logger("dreamd.dream")
 
@@ -111,7 +111,19 @@ def read_record(path: str, note: Note, data: bytes, stat: os.stat_result, seen: 
     )
 
 
-def gather(root: Path, memory_folder: str, cached: Mapping[str, Any]
+#: What a dream knows of the bytes of a file it read: ``{vault path: (size, mtime_ns,
+#: whether they name a lineage)}`` (:func:`names_lineage`).
+Seen = dict[str, tuple[int, int, bool]]
+
+
+def names_lineage(data: bytes) -> bool:
+    """Do a file's bytes name a lineage (``derived_from``, ``forgotten_sources``)? The
+    derived re-check (:mod:`daemon.dream_recheck`) has nothing to do in a folder where
+    no file does."""
+    return b"derived_from" in data or b"forgotten_sources" in data
+
+
+def gather(root: Path, memory_folder: str, cached: Mapping[str, Any], seen: Seen | None = None
            ) -> tuple[dict[str, MemoryRecord], dict[str, str], dict[str, MemoryRecord]]:
     """Records of every memory file under ``memory_folder`` (unchanged ones, by size and
     mtime, from ``cached``: the last dream's records), the bodies of the files read now, and
@@ -120,7 +132,8 @@ def gather(root: Path, memory_folder: str, cached: Mapping[str, Any]
     that does not read is left alone (sync reports it). A memory file with a problem (a
     property it cannot read, ``ccb.parse``) is left alone too — never planned, never edited
     — but it is a memory all the same: ``MEMORY.md`` lists it when it is current, as
-    ``remember`` and ``check --fix`` do (the third mapping)."""
+    ``remember`` and ``check --fix`` do (the third mapping). ``seen`` gets the
+    :data:`Seen` entry of each file read."""
     folder = root / memory_folder.strip("/")
     records: dict[str, MemoryRecord] = {}
     bodies: dict[str, str] = {}
@@ -145,20 +158,19 @@ def gather(root: Path, memory_folder: str, cached: Mapping[str, Any]
                 log.warning("dream.not_a_file", path=rel)
                 continue
             old = cached.get(rel)
-            if (isinstance(old, dict) and old.get("size") == stat.st_size
-                    and old.get("mtime_ns") == stat.st_mtime_ns):
-                try:
-                    records[rel] = MemoryRecord(**old)
-                    continue
-                except TypeError:
-                    pass  # a record of another layout: read the file
+            kept = _kept_record(old, stat)
+            if kept is not None:
+                records[rel] = kept
+                continue
             try:
                 note, data = read_note_bytes(root, rel, real_root=real_root, markdown=False)
             except DreamdError as error:
                 log.warning("dream.unreadable", path=rel, error=str(error))
                 continue
-            seen = old.get("seen") if isinstance(old, dict) else None
-            record = read_record(rel, note, data, stat, seen)
+            if seen is not None:
+                seen[rel] = (stat.st_size, stat.st_mtime_ns, names_lineage(data))
+            record = read_record(rel, note, data, stat,
+                                 old.get("seen") if isinstance(old, dict) else None)
             if note.problems:  # reported by sync; a file that does not read is left
                 log.warning("dream.left_alone", path=rel, reason=note.problems[0].reason)
                 if record is not None:
@@ -169,18 +181,34 @@ def gather(root: Path, memory_folder: str, cached: Mapping[str, Any]
                 bodies[rel] = note.body.strip()
     return records, bodies, left_alone
 
-def refresh(root: Path, records: Mapping[str, MemoryRecord], written: Sequence[str]
-            ) -> dict[str, MemoryRecord]:
-    """``records`` with the files in ``written`` read again (the others are as read)."""
+def _kept_record(old: object, stat: os.stat_result) -> MemoryRecord | None:
+    """The last dream's record ``old`` of a file whose size and mtime it still has, else
+    ``None`` (a record of another layout too: the file is read)."""
+    if not (isinstance(old, dict) and old.get("size") == stat.st_size
+            and old.get("mtime_ns") == stat.st_mtime_ns):
+        return None
+    try:
+        return MemoryRecord(**old)
+    except TypeError:
+        return None
+
+
+def refresh(root: Path, records: Mapping[str, MemoryRecord], written: Sequence[str],
+            seen: Seen | None = None) -> dict[str, MemoryRecord]:
+    """``records`` with the files in ``written`` read again (the others are as read);
+    ``seen``: as :func:`gather`'s."""
     fresh = dict(records)
     real_root = os.path.realpath(root)
     for path in written:
+        ahead = _stat_of(root / path)  # (a change during the read is not taken as seen)
         try:
             note, data = read_note_bytes(root, path, real_root=real_root, markdown=False)
             stat = (root / path).lstat()
         except (DreamdError, OSError):
             fresh.pop(path, None)
             continue
+        if seen is not None and ahead == (stat.st_size, stat.st_mtime_ns):
+            seen[path] = (stat.st_size, stat.st_mtime_ns, names_lineage(data))
         old = records.get(path)
         record = read_record(path, note, data, stat, old.seen if old else None)
         if record is None:
@@ -188,6 +216,15 @@ def refresh(root: Path, records: Mapping[str, MemoryRecord], written: Sequence[s
         else:
             fresh[path] = record
     return fresh
+
+
+def _stat_of(file: Path) -> tuple[int, int] | None:
+    """``(size, mtime_ns)`` of ``file`` (not followed if a link), ``None`` when it has none."""
+    try:
+        stat = file.lstat()
+    except OSError:
+        return None
+    return stat.st_size, stat.st_mtime_ns
 
 
 def read_body(root: Path, path: str, bodies: dict[str, str]) -> str:

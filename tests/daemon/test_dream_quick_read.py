@@ -1,7 +1,8 @@
 """A dream decides alike with and without its quick reading paths: plain frontmatter blocks
 read without the YAML parser (:func:`ccb.frontmatter.plain_block`, and the edits' key spans
-from it), memory files parsed without their markdown outline (``parse_note(markdown=False)``)
-and its records written on one line. Real files, a real store; the token-hash fake embedder
+from it), memory files parsed without their markdown outline (``parse_note(markdown=False)``),
+its records written on one line, and the derived re-check not reading again a file the dream
+read that names no lineage. Real files, a real store; the token-hash fake embedder
 (the decisions here are by content hash, words, type and subject, not meaning)."""
 
 from __future__ import annotations
@@ -19,9 +20,12 @@ from daemon_harness import snapshot, write_memory
 import ccb.frontmatter as frontmatter
 import ccb.frontmatter_edit as frontmatter_edit
 import daemon.dream_records as dream_records
+from ccb.writer import NoteWriter
 from daemon.app import App
 from daemon.dream import DIARY_FILE, DreamReport
-from daemon.dream_records import STATE_FILE
+from daemon.dream_recheck import DerivedRecheck
+from daemon.dream_records import STATE_FILE, Seen, gather
+from daemon.dream_restore import Restorer
 
 Builder = Callable[..., tuple[App, object]]
 CLOCK = datetime(2026, 12, 4, 22, 0, tzinfo=UTC)
@@ -77,7 +81,8 @@ def _dream(make_app: Builder, vault: Path) -> tuple[DreamReport, App]:
 
 
 def _without_quick_paths(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every block through the YAML parser, every memory file with its markdown read."""
+    """Every block through the YAML parser, every memory file with its markdown read, every
+    file read again by the derived re-check."""
     monkeypatch.setattr(frontmatter, "plain_block", lambda raw: None)
     monkeypatch.setattr(frontmatter_edit, "plain_block", lambda raw: None)
     read = dream_records.read_note_bytes
@@ -86,6 +91,8 @@ def _without_quick_paths(monkeypatch: pytest.MonkeyPatch) -> None:
         return read(root, rel, **{**kwargs, "markdown": True})
 
     monkeypatch.setattr(dream_records, "read_note_bytes", full)
+    monkeypatch.setattr(DerivedRecheck, "_unchanged_without_lineage",
+                        lambda self, path, file: False)
 
 
 def _records(app: App) -> dict[str, Any]:
@@ -123,3 +130,40 @@ def test_a_dream_decides_alike_with_and_without_its_quick_reading(
     assert "Memory/unreadable.md" not in _records(quick_app)
     assert quick_files["Memory/plain-note.md"] == \
         b"Just a note in the memory folder, no properties.\n"
+
+
+def test_the_recheck_reads_again_only_a_file_that_may_name_a_lineage(vault: Path,
+                                                                     tmp_path: Path) -> None:
+    """A file the dream read, unchanged since and naming no lineage, is not read again by
+    the derived re-check unless another file names one; then every file is read, and the
+    re-check sees what it sees without the dream's knowledge."""
+    _odd_vault(vault)
+    (vault / "Memory/quoted.md").unlink()  # (the one file naming a lineage)
+    writer = NoteWriter(vault, tmp_path / "state")
+    restorer = Restorer(writer=writer, memory_folder="Memory", state_dir=tmp_path / "state")
+    seen: Seen = {}
+    gather(writer.root, "Memory", {}, seen)
+    reads: list[str] = []
+    read = writer.read
+
+    def counted(path: str) -> bytes | None:
+        reads.append(path)
+        return read(path)
+
+    writer.read = counted  # type: ignore[method-assign]
+
+    def recheck(known: Seen) -> DerivedRecheck:
+        return DerivedRecheck(writer=writer, memory_folder="Memory", restorer=restorer,
+                              clock=lambda: CLOCK, seen=known)
+
+    assert recheck(seen)._read({}) == {}
+    assert reads == []  # every memory file known, none names a lineage
+    assert recheck({})._read({}) == {}
+    assert reads  # without the dream's knowledge: each file read
+    crlf = vault / "Memory/crlf-note.md"
+    crlf.write_bytes(crlf.read_bytes().replace(b"valid_to:",
+                                               b"derived_from:\r\n  - x\r\nvalid_to:"))
+    reads.clear()
+    found = recheck(seen)._read({})
+    assert "Memory/crlf-note.md" in found and "Memory/uses-pnpm.md" in found
+    assert found == recheck({})._read({})
