@@ -91,9 +91,10 @@ def test_a_dream_reads_each_memory_file_once_and_still_finds_the_entries(
     for module in (records, pool):
         original = module.read_note_bytes
 
-        def counted(root: Path, rel: str, original: Callable[..., Any] = original) -> Any:
+        def counted(root: Path, rel: str, original: Callable[..., Any] = original,
+                    **kwargs: Any) -> Any:
             reads.append(rel)
-            return original(root, rel)
+            return original(root, rel, **kwargs)
 
         monkeypatch.setattr(module, "read_note_bytes", counted)
     plan = app.dreamer(clock=lambda: NOW).plan()
