@@ -75,3 +75,19 @@ def test_no_preview_quotes_more_than_a_secrets_last_four_characters() -> None:
             for value in row["values"]:
                 for i in range(len(value) - 5):
                     assert value[i:i + 6] not in finding.preview, (row["id"], finding.preview)
+
+
+def test_a_short_text_searched_for_any_trigger_first_gives_the_same_findings(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every text of the corpus (filled three ways, cut into short pieces too) has the same
+    findings whether a short text is first searched for any rule's trigger or every rule is
+    asked (``TRIGGER_SEARCH_CHARS`` 0)."""
+    import consistency.secrets as secrets
+
+    texts = [row["text"] for seed in (1234, 7, 2026) for row in _rows(seed)]
+    texts += [text[i:i + 60] for text in texts for i in range(0, len(text), 23)]
+    texts += ["plain words", "Use pnpm.", "a_b", "用户对花生过敏", "", "ＡＫＩＡ", "tok\u200ben"]
+    quick = [find_secrets(text) for text in texts]
+    monkeypatch.setattr(secrets, "TRIGGER_SEARCH_CHARS", 0)
+    assert quick == [find_secrets(text) for text in texts]
+    assert any(quick) and not all(quick)
