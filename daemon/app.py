@@ -41,7 +41,6 @@ from config.settings import LlmRoleSettings, LlmSettings, user_zone
 from consistency.lifecycle import LifecyclePolicy, RecallStats
 from consistency.promotion import PromotionGates
 from consistency.synthesis import ExtractedFact
-from daemon import session_snapshot
 from daemon.check import CheckLimits, ConsistencyService
 from daemon.conflicts import ConflictDesk
 from daemon.derived_marks import ChangedSourceMarks
@@ -349,8 +348,16 @@ class App:
         """The embedder of chunks being indexed: the model behind the user's cache."""
         return CachingEmbedder(self.embedder, self.embedding_cache)
 
-    @cached_property
+    @property
     def store(self) -> MagmaStore:
+        """The index store once this process's pending index writes are in it
+        (:meth:`daemon.indexing.Indexing.settle`)."""
+        self.indexing.settle()
+        return self.open_store
+
+    @cached_property
+    def open_store(self) -> MagmaStore:
+        """The vault's index store as it is now (pending index writes not waited for)."""
         if self._given_store is not None:
             return self._given_store
         return MagmaStore.open(
@@ -446,7 +453,9 @@ class App:
         require_vault_folder(self.vault_root, action)
 
     def close(self) -> None:
-        """Release engines: the search pipeline's stage threads."""
+        """Release engines (the search pipeline's stage threads), once the pending index
+        writes are in the store."""
+        self.indexing.settle()
         if "retriever" in self.__dict__:
             self.retriever.close()
 
@@ -476,8 +485,8 @@ class App:
         return MemoryService(
             clock=clock or self.clock,
             writer=self.writer, pool=self.memory_pool, memory_index=self.memory_index,
-            store=self.store, embedder=lambda: self.indexing_embedder,
-            index=self.indexing.index_now, owner=owner, forget_history=self._forget_history,
+            store=self.open_store, embedder=lambda: self.indexing_embedder,
+            index=self.indexing, owner=owner, forget_history=self._forget_history,
             max_memory_chars=self.settings.memory.max_chars)
 
     @cached_property
@@ -503,18 +512,6 @@ class App:
         count = forget_recorded(self.versions, self.recorder, self.recalls, self.state_dir,
                                 key, stem)
         return count, [p for p in scrubbed if p.endswith(".canvas")]
-
-    def session_start_folders(self) -> list[str]:
-        """The folders a session-start context is read from: the memory folder and every
-        extra root (:mod:`daemon.session_snapshot` marks them)."""
-        folders = [str(self.vault_root / self.settings.vault.memory_folder)]
-        return folders + [str(root.path) for root in self.roots[1:]]
-
-    def keep_session_start(self, text: str, *, budget: int | None, owner: str | None) -> None:
-        """Keep a session start's context for the next one (read with no daemon running)."""
-        session_snapshot.write(self.state_dir, session_snapshot.snapshot_key(budget, owner),
-                               text, self.session_start_folders(),
-                               asked={"budget": budget, "owner": owner})
 
     def consistency(
         self, *, index: Callable[[Collection[str]], bool] | None = None
@@ -595,7 +592,9 @@ class App:
         now: datetime | None = None, layers: Collection[int] | None = None,
         transcripts: bool = False,
     ) -> list[SearchHit]:
-        """:meth:`daemon.search_service.SearchService.search` of this vault."""
+        """:meth:`daemon.search_service.SearchService.search` of this vault (after the
+        pending index writes)."""
+        self.indexing.settle()
         return self.searcher.search(
             query, limit=limit, memory_types=memory_types, path_prefix=path_prefix,
             owner=owner, include_hidden=include_hidden, count_recall=count_recall, as_of=as_of,

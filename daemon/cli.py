@@ -581,7 +581,7 @@ def _context_hook(ctx: typer.Context, budget: int | None, owner: str | None,
     prompt), so every failure is one line on stderr and exit 0."""
     from daemon.active_recall import ActiveRecall, render_raw
     from daemon.app import embedder_in_memory
-    from daemon.context import build_context
+    from daemon.context import build_context, keep_session_start
 
     try:
         text = _stdin_text()
@@ -594,7 +594,7 @@ def _context_hook(ctx: typer.Context, budget: int | None, owner: str | None,
             result = build_context(application, query, budget_tokens=budget,
                                    owner=_owner(owner))
             if not query.strip():  # a session start: kept for the next one (no daemon)
-                application.keep_session_start(result.text, budget=budget, owner=owner)
+                keep_session_start(application, result.text, budget=budget, owner=owner)
             raw = render_raw(ActiveRecall(
                 lambda: application.snippet_recaller.store, application.state_dir,
                 embedder=lambda: embedder_in_memory(application)).recall(query))

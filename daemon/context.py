@@ -55,7 +55,7 @@ if TYPE_CHECKING:
     from daemon.app import App
 
 __all__ = ["FENCE_TAG", "MIN_ENTRY_TOKENS", "Context", "ContextEntry", "build_context",
-           "refresh_session_starts"]
+           "keep_session_start", "refresh_session_starts"]
 
 log = structlog.get_logger("dreamd.context")
 
@@ -483,4 +483,14 @@ def refresh_session_starts(app: App, *, every: bool = False) -> None:
         except DreamdError as error:
             log.warning("session_start.not_rebuilt", error=str(error))
             continue
-        app.keep_session_start(result.text, budget=budget, owner=owner)
+        keep_session_start(app, result.text, budget=budget, owner=owner)
+
+
+def keep_session_start(app: App, text: str, *, budget: int | None, owner: str | None) -> None:
+    """Keep a session start's context for the next one (read with no daemon running), marked
+    with the folders it is read from: the memory folder and every extra root
+    (:mod:`daemon.session_snapshot`)."""
+    folders = [str(app.vault_root / app.settings.vault.memory_folder),
+               *(str(root.path) for root in app.roots[1:])]
+    session_snapshot.write(app.state_dir, session_snapshot.snapshot_key(budget, owner), text,
+                           folders, asked={"budget": budget, "owner": owner})

@@ -108,11 +108,37 @@ class VersionRecorder:
         # The daemon and CLI processes read-modify-write the bases and the gone marks, and
         # decide a version on the bases they read: one at a time (reentrant in a process).
         self._lock = filelock.FileLock(state_dir / "history.lock", timeout=LOCK_TIMEOUT_S)
+        # {key: content hash} recorded by offer_ahead, until the index offers the same bytes
+        self._ahead: dict[str, str] = {}
 
     def offer(self, notes: Sequence[tuple[Note, bytes, str | None]],
               origins: Mapping[str, str] | None = None) -> list[Version]:
+        notes = [n for n in notes if not self._recorded_ahead(n[0])]
+        if not notes:
+            return []
         with self._locked():
             return self._offer(notes, origins or {})
+
+    def offer_ahead(self, notes: Sequence[tuple[Note, bytes]]) -> list[Version]:
+        """:meth:`offer` of memory files as just written, before their index write (which
+        offers the same bytes again and is let through at once: they are recorded). A
+        memory with a history but no base on this device (made on another device) is left
+        to the index write, which knows the index row it replaces."""
+        with self._locked(), self.archive.lease():
+            wanted = [(n, d, None) for n, d in notes if n.memory is not None]
+            known = self.archive.all_versions({note_memory_key(n) for n, _, _ in wanted})
+            bases = self.bases()
+            wanted = [(n, d, h) for n, d, h in wanted
+                      if note_memory_key(n) in bases or not known.get(note_memory_key(n))]
+            made = self._offer_known(wanted, known, {}) if wanted else []
+        self._ahead.update({note_memory_key(n): n.content_hash for n, _, _ in wanted})
+        return made
+
+    def _recorded_ahead(self, note: Note) -> bool:
+        """Did :meth:`offer_ahead` record ``note``'s bytes? (Asked once per key: any later
+        offer of it is decided on the archive again.)"""
+        key = note_memory_key(note) if note.memory is not None else None
+        return key is not None and self._ahead.pop(key, None) == note.content_hash
 
     def _offer(self, notes: Sequence[tuple[Note, bytes, str | None]],
                origins: Mapping[str, str]) -> list[Version]:

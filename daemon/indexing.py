@@ -4,7 +4,7 @@ may write the store, else left to the daemon that holds the vault (the store's o
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from datetime import UTC, datetime, timedelta
 from functools import cached_property
 from typing import TYPE_CHECKING
@@ -13,7 +13,9 @@ import numpy as np
 import structlog
 
 from config.errors import LockError, VaultError
+from consistency.withheld import withhold_credentials
 from daemon.credential_ledger import CredentialLedger
+from daemon.index_writer import BackgroundIndex
 from daemon.lock import DaemonLock, read_holder
 from daemon.status import (
     LAST_SYNC_FILE,
@@ -24,12 +26,14 @@ from daemon.status import (
 )
 from daemon.sync import Progress, RootsSyncer, Syncer, SyncLimits, SyncReport
 from magma.graph_keeper import GraphKeeper
+from magma.inline_data import without_inline_data
 from magma.snippet_store import SnippetStore
 from magma.store import maintenance_due
 from magma.store_seal import GRAPH_SEAL_FILE
 
 if TYPE_CHECKING:
     from daemon.app import App
+    from daemon.memory_pool import StoredMemory
 
 log = structlog.get_logger("dreamd.app")
 
@@ -51,6 +55,42 @@ class Indexing:
         #: Set by the running daemon: ``dreamd sync`` served there reconciles through the
         #: daemon's syncer — ``(progress, allow_mass_delete) -> SyncReport``.
         self.resident_sync: Callable[[Progress | None, bool], SyncReport] | None = None
+        #: A ``remember``'s index write, done right after its answer
+        #: (:mod:`daemon.index_writer`; :meth:`index_soon`, :meth:`settle`).
+        self.background = BackgroundIndex(lambda paths: self.index_now(paths))
+
+    def settle(self) -> None:
+        """Wait for this process's pending index writes (:meth:`index_soon`): every reader
+        of the store passes here first (:attr:`daemon.app.App.store`)."""
+        self.background.settle()
+
+    def asked(self, path: str) -> bool:
+        """Is an index write of ``path`` waiting on the background writer (or under way)?"""
+        return self.background.asked(path)
+
+    def record_versions(self, memories: Iterable[StoredMemory], paths: Collection[str]
+                        ) -> None:
+        """Record the versions of the memory files at ``paths`` (``memories``: as just
+        written, read back) on the background writer, before its next index write
+        (:meth:`daemon.history.VersionRecorder.offer_ahead`): each write is a version,
+        whatever changes the file before that index write. Not in the daemon, which
+        indexes at once."""
+        if self.resident_index is not None:
+            return
+        wanted = set(paths)
+        notes = [(withhold_credentials(without_inline_data(s.note)).note, s.data)
+                 for s in memories if s.path in wanted and s.note.memory is not None]
+        if notes:
+            self.background.submit((), lambda: self._app.recorder.offer_ahead(notes))
+
+    def index_soon(self, paths: Collection[str]) -> bool:
+        """Index these vault paths right after the caller's answer, on this process's
+        background writer (:mod:`daemon.index_writer`); in the daemon, as
+        :meth:`index_now` (its own deferral: :mod:`daemon.client_desk`). Returns True."""
+        if self.resident_index is not None:
+            return self.index_now(paths)
+        self.background.submit(paths)
+        return True
 
     def sync(
         self, *, progress: Progress | None = None, allow_mass_delete: bool = False
@@ -59,10 +99,12 @@ class Indexing:
         self._app.require_vault("sync")
         if self.resident_sync is not None:  # served by the daemon, the store's one writer
             return self.resident_sync(progress, allow_mass_delete)
+        self.settle()
         # One writer per store (DESIGN.md: two LanceDB writers lose rows): a one-shot sync
         # takes the daemon's lock, and refuses while a daemon keeps this vault in step.
         try:
-            with DaemonLock(self._app.state_dir, role="sync", wait_s=STORE_WAIT_S):
+            with DaemonLock(self._app.state_dir, role="sync", wait_s=STORE_WAIT_S), \
+                    self.background.holding():
                 self._app.store.refresh(if_behind=True)  # (see index_now)
                 report = self.make_syncer().reconcile(
                     progress=progress, allow_mass_delete=allow_mass_delete
@@ -165,8 +207,10 @@ class Indexing:
         if self.resident_index is not None:
             self.resident_index(paths, purge)
             return True
+        self.settle()  # (in order: a forget after a remember of the same file)
         try:
-            with DaemonLock(self._app.state_dir, role="index", wait_s=STORE_WAIT_S):
+            with DaemonLock(self._app.state_dir, role="index", wait_s=STORE_WAIT_S), \
+                    self.background.holding():
                 # (what another command committed while this one waited: a write built on
                 # an older version of the tables brings back rows that command replaced)
                 self._app.store.refresh(if_behind=True)

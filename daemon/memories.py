@@ -64,6 +64,7 @@ from consistency.secrets import refuse_secrets
 from daemon.entry_remember import EntryOutcome, entry_pairs, on_entry, settle_entry_pair
 from daemon.forget_links import Unlinked, link_stem, unlink_forgotten
 from daemon.forget_traces import scrub_diary
+from daemon.index_writer import IndexWrites
 from daemon.memory_index_keeper import INDEX_FILE, MemoryIndexKeeper
 from daemon.memory_pool import MemoryPool, StoredMemory
 from daemon.owners import refuse_secrets_in_owner
@@ -121,9 +122,9 @@ class MemoryService:
     ``pool`` holds the memory files (their folder, and how the index cuts them into chunks);
     ``memory_index`` is the one owner of that folder's ``MEMORY.md``.
 
-    ``index(paths, purge=False) -> bool`` re-indexes vault-relative paths after a write (the
-    composition root decides whether this process may write the store — True — or a running
-    daemon will see the files — False); ``purge`` also drops old table versions.
+    ``index`` indexes paths after a write (:class:`IndexWrites`: now, or a ``remember``'s
+    right after its answer; ``store`` is read without waiting for that — files and vectors
+    kept of memories just written suffice to judge — and settled before a table is read).
     ``store`` may be ``None`` before the first sync (no embedding candidates then).
     ``owner`` is who the service acts for: it sees shared memories and that owner's
     (:meth:`ccb.owner.Owner.sees`), and new memories are written with it; ``None`` (the vault's
@@ -140,7 +141,7 @@ class MemoryService:
         memory_index: MemoryIndexKeeper,
         store: MagmaStore | None,
         embedder: Callable[[], Embedder],
-        index: Callable[..., bool],
+        index: IndexWrites,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
         owner: Owner | None = None,
         forget_history: Callable[[str, str], tuple[int, list[str]]] | None = None,
@@ -233,12 +234,13 @@ class MemoryService:
             now = self._clock()  # (after the wait: a supersession is never dated before it)
             draft = replace(draft, written=now.date())
             result, changed = self._decide_and_write(draft, now, pinned, source)
-            paths = _unindexed(self.store, self.writer.root, _file_of(result.path)) \
+            paths = _unindexed(self.store, self.writer.root, _file_of(result.path), self._index) \
                 if result.action == "duplicate" else list(dict.fromkeys(_file_of(p) for p in [
                     result.path, *([result.superseded] if result.superseded else []), *changed]))
             rebuilt = self._rebuilt(paths, recheck=True) if paths else []  # (lock held)
-        if paths:
-            self._index([*paths, *rebuilt])
+        if paths:  # the versions of the bytes written, then the index: after the answer
+            self._index.record_versions(self._pool.memories(recheck=paths), paths)
+            self._index.index_soon([*paths, *rebuilt])
         log.info("memory.remembered", action=result.action, id=result.memory_id,
                  path=result.path, judgement=result.judgement)
         return result
@@ -327,8 +329,7 @@ class MemoryService:
 
     def _facts(self, stored: Sequence[StoredMemory]) -> list[MemoryFacts]:
         embed = (lambda texts: self._embedder().embed(texts)) if self.store is not None else None
-        return self._pool.facts(stored, self.store,
-                                embed=embed)
+        return self._pool.facts(stored, self.store, embed=embed, before_read=self._index.settle)
 
     def _create(
         self, draft: MemoryDraft, now: datetime, pinned: bool, owner: str | None, source: str,
@@ -509,7 +510,7 @@ class MemoryService:
         count, canvases = self._forget_history(key, stem) \
             if self._forget_history is not None else (None, [])
         if canvases:
-            self._index(canvases)  # in step for check, as every file dreamd writes
+            self._index.index_now(canvases)  # in step for check, as every file dreamd writes
         return ForgetReport(memory_id, path, _forget_lines(
             path, unlinked, diary if in_diary else None, count, purged,
             _conflict_copies(self.writer.root, path), canvases),
@@ -555,7 +556,7 @@ class MemoryService:
     def after_change(self, paths: Sequence[str], *, purge: bool = False) -> bool:
         """Rebuild ``MEMORY.md`` and index ``paths`` after memory files changed; returns
         what the indexer returned (False: a running daemon indexes)."""
-        return self._index([*paths, *self._rebuilt(paths)], purge=purge)
+        return self._index.index_now([*paths, *self._rebuilt(paths)], purge=purge)
 
     def _rebuilt(self, paths: Sequence[str], *, recheck: bool = False) -> list[str]:
         """Rebuild ``MEMORY.md`` after ``paths`` changed (:meth:`rebuild_index`): ``[its
@@ -567,14 +568,16 @@ class MemoryService:
             return []
 
 
-def _unindexed(store: MagmaStore | None, root: Path, path: str) -> list[str]:
+def _unindexed(store: MagmaStore | None, root: Path, path: str, index: IndexWrites
+               ) -> list[str]:
     """``[path]`` when ``store`` does not hold the file ``root/path`` as it is on disk (no
     file row, or another size or mtime), else ``[]`` (also without a store, or one that
-    cannot be read). A ``remember`` killed after its write and before its indexing, said
-    again, finds its memory "already known": it is indexed then, not left unsearchable until
-    the next sync."""
-    if store is None:
+    cannot be read, and when ``index`` is about to index it: a memory just written). A
+    ``remember`` killed after its write and before its indexing, said again, finds its
+    memory "already known": it is indexed then, not left unsearchable until the next sync."""
+    if store is None or index.asked(path):
         return []
+    index.settle()
     try:
         known = store.file_index().get(path)
         stat = (root / path).stat()

@@ -202,14 +202,17 @@ class MemoryPool:
         return self._kept(str(path), st, path.is_symlink())
 
     def facts(self, stored: Sequence[StoredMemory], store: MagmaStore | None,
-              *, embed: Callable[[list[str]], np.ndarray] | None = None) -> list[MemoryFacts]:
+              *, embed: Callable[[list[str]], np.ndarray] | None = None,
+              before_read: Callable[[], None] = lambda: None) -> list[MemoryFacts]:
         """What :func:`consistency.duplicates.decide` needs of each memory of ``stored``
         (keyed by :func:`ccb.model.memory_key`: its id, else its path — a memory written by
         hand or by Claude Code has none): its fields, read claim and the embedding of its
         first chunk — the vector the index holds for that chunk's hash (cut as
         :attr:`chunk_max_chars` says), else, for at most :data:`EMBED_UNINDEXED` files not
         indexed yet (a hand edit the index has not seen), one ``embed`` call; ``None``
-        beyond that. Claims are read once per file version; vectors are kept with them."""
+        beyond that. Claims are read once per file version; vectors are kept with them.
+        ``before_read()`` is called before the chunks table is read (vectors the store keeps
+        of chunks written a moment ago are taken without it: :mod:`daemon.index_writer`)."""
         with self._lock:
             entries: list[_Entry] = []
             of_files = {item.stored.path: item for e in self._entries.values()
@@ -232,7 +235,7 @@ class MemoryPool:
                                                              self.chunk_max_chars)
                     waiting.setdefault(entry.first_chunk, []).append(entry)
             if waiting and store is not None:
-                for chunk_hash, vector in store.known_vectors(waiting.keys()).items():
+                for chunk_hash, vector in _known_vectors(store, waiting, before_read).items():
                     for entry in waiting.pop(chunk_hash):
                         assert entry.facts is not None
                         entry.facts = replace(entry.facts, embedding=vector)
@@ -345,6 +348,17 @@ def first_chunk_hash(note: Note, chunk_max_chars: int = DEFAULT_MAX_CHARS) -> st
     """The content hash of ``note``'s first chunk as the index cuts it: the key of its
     vector in the store (:meth:`magma.store.MagmaStore.known_vectors`)."""
     return first_chunk(note, chunk_max_chars).content_hash
+
+
+def _known_vectors(store: MagmaStore, hashes: Collection[str],
+                   before_read: Callable[[], None]) -> dict[str, np.ndarray]:
+    """:meth:`magma.store.MagmaStore.known_vectors` of ``hashes``: those the store keeps in
+    memory at once, ``before_read()`` before the chunks table is read for the others."""
+    found, unread = store.recent_vectors.split(hashes)
+    if unread:
+        before_read()
+        found.update(store.known_vectors(unread))
+    return found
 
 
 def _facts(stored: StoredMemory) -> MemoryFacts:

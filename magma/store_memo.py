@@ -23,6 +23,7 @@ the tables back after its own writes (``dreamd remember`` at 1,000 memories: p50
 
 from __future__ import annotations
 
+import threading
 from collections import OrderedDict, deque
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
@@ -107,29 +108,34 @@ class RecentVectors:
     def __init__(self, size: int = RECENT_VECTORS) -> None:
         self._size = size
         self._vectors: OrderedDict[str, np.ndarray] = OrderedDict()
+        # (a remember adds its draft's while the background index write adds its rows')
+        self._lock = threading.Lock()
 
     def add(self, hashes: Iterable[str], vectors: np.ndarray) -> None:
-        for chash, vector in zip(hashes, vectors, strict=True):
-            self._vectors[chash] = np.array(vector, dtype=np.float32)
-            self._vectors.move_to_end(chash)
-        while len(self._vectors) > self._size:
-            self._vectors.popitem(last=False)
+        with self._lock:
+            for chash, vector in zip(hashes, vectors, strict=True):
+                self._vectors[chash] = np.array(vector, dtype=np.float32)
+                self._vectors.move_to_end(chash)
+            while len(self._vectors) > self._size:
+                self._vectors.popitem(last=False)
 
     def drop(self, hashes: Collection[str]) -> None:
         """Forget the vectors of ``hashes`` (their text was forgotten)."""
-        for chash in hashes:
-            self._vectors.pop(chash, None)
+        with self._lock:
+            for chash in hashes:
+                self._vectors.pop(chash, None)
 
     def split(self, hashes: Collection[str]) -> tuple[dict[str, np.ndarray], list[str]]:
         """``(found, missing)``: copies of the kept vectors, and the sorted hashes to read."""
         found: dict[str, np.ndarray] = {}
         missing: list[str] = []
-        for chash in sorted(set(hashes)):
-            vector = self._vectors.get(chash)
-            if vector is None:
-                missing.append(chash)
-            else:
-                found[chash] = vector.copy()
+        with self._lock:
+            for chash in sorted(set(hashes)):
+                vector = self._vectors.get(chash)
+                if vector is None:
+                    missing.append(chash)
+                else:
+                    found[chash] = vector.copy()
         return found, missing
 
 

@@ -195,6 +195,7 @@ def test_forgotten_text_is_gone_from_the_store_on_disk(app: App) -> None:
     service = app.memories()
     made = service.remember(f"The studio wifi is named {marker}.", type="reference")
     other = service.remember("The kiln shelf is 40 cm wide.", type="reference")
+    app.indexing.settle()  # (the index write follows the answer; the files on disk read)
     store = Path(app.store_uri)
     assert any(marker.encode() in p.read_bytes() for p in store.rglob("*") if p.is_file())
     service.forget(other.memory_id)  # a second forget in a row: the first one's rows too
@@ -283,6 +284,7 @@ def test_forget_takes_the_name_out_of_other_memories_earlier_versions(
                            type="reference", subject="studio.keybox")
     assert new.superseded == old.path
     stem = Path(old.path).stem.encode()
+    app.indexing.settle()  # (its version is recorded right after the answer)
     assert any(stem in v.read_bytes() for v in app.state_dir.rglob("*.md"))  # new's history
     report = service.forget(old.path)
     assert any("other memories' earlier versions" in line for line in report.removed)
@@ -584,6 +586,7 @@ def test_a_new_memory_appends_its_file_row_and_a_changed_one_upserts_it(
     changed = service.remember("The raku kiln needs new fibre blanket before spring, and a "
                                "new thermocouple.", type="project", subject="raku.kiln")
     assert changed.path == made.path and changed.action == "updated"
+    app.indexing.settle()  # (the index write follows the answer)
     assert made.path in merged
     paths = app.store._t.read(app.store._t.files, ["path"]).column("path").to_pylist()
     assert len(paths) == len(set(paths))

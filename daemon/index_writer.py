@@ -1,0 +1,168 @@
+"""The index write of a ``remember``, done right after its answer: one background writer per
+process, and the barrier every reader of the store in that process passes first.
+
+``remember`` returns once its memory file (and ``MEMORY.md``) is durably written and its
+judgement made; the version record of the bytes it wrote, then the LanceDB write of those
+files (chunks, vectors, links, the vault graph's step) follow on a thread of its own, in
+order: each write is one version whatever changes the file before its index write. Index
+writes that pile up meanwhile go in one batch (one commit for several files). A reader of
+the store in the same process — a search, a status, a check, a forget, a rollback, a dream,
+a sync — waits for what is pending first (:meth:`BackgroundIndex.settle`); the next
+``remember`` does not: it sees the memory files themselves, and the vector of each memory
+just written (kept by the store, :class:`magma.store_memo.RecentVectors`), and settles only
+before it reads a table.
+
+The thread is not a daemon thread, and it ends when nothing is left: a process that exits
+(a one-shot ``dreamd remember``) waits for the write. A process killed before the write
+leaves the file on disk and the index behind it; the next reconcile (``dreamd sync``, a
+daemon's start) indexes it, as it indexes any file written while nothing ran.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Collection, Iterable, Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Protocol
+
+import structlog
+
+from config.errors import DreamdError
+
+if TYPE_CHECKING:
+    from daemon.memory_pool import StoredMemory
+
+__all__ = ["BackgroundIndex", "IndexWrites"]
+
+log = structlog.get_logger("dreamd.app")
+
+
+class IndexWrites(Protocol):
+    """How a writer of vault files has them indexed (:class:`daemon.indexing.Indexing`)."""
+
+    def index_now(self, paths: Collection[str], *, purge: bool = False) -> bool:
+        """Index ``paths`` before returning (False: left to a running daemon, or to the
+        next sync); ``purge`` also drops old table versions."""
+        ...
+
+    def index_soon(self, paths: Collection[str]) -> bool:
+        """Index ``paths`` right after the caller's answer."""
+        ...
+
+    def record_versions(self, memories: Iterable[StoredMemory], paths: Collection[str]
+                        ) -> None:
+        """Record the versions of the memory files at ``paths`` (of ``memories``, as just
+        written) before :meth:`index_soon` indexes them (right after the answer too)."""
+        ...
+
+    def settle(self) -> None:
+        """Wait for the index writes asked for by :meth:`index_soon`."""
+        ...
+
+    def asked(self, path: str) -> bool:
+        """Is an index write of ``path`` asked for and not done yet?"""
+        ...
+
+
+class BackgroundIndex:
+    """Index vault paths on one background thread, in the order asked, each ``first`` job
+    (a version record) before the index write that follows it: ``write(paths) -> bool`` is
+    the synchronous index of the caller (it takes the store's lock itself). Thread-safe."""
+
+    def __init__(self, write: Callable[[list[str]], bool]) -> None:
+        self._write = write
+        self._versions: list[Callable[[], object]] = []  # run before the paths are written
+        self._pending: dict[str, None] = {}  # paths, in the order asked, each once
+        self._writing: frozenset[str] = frozenset()  # the batch being written
+        self._worker: threading.Thread | None = None
+        self._changed = threading.Condition()
+        self._here = threading.local()
+
+    def submit(self, paths: Collection[str], first: Callable[[], object] | None = None
+               ) -> None:
+        """Run ``first()`` and index ``paths`` soon, after what is already pending (returns
+        at once)."""
+        with self._changed:
+            if first is not None:
+                self._versions.append(first)
+            self._pending.update(dict.fromkeys(paths))
+            if self._worker is None and (self._pending or self._versions):
+                self._worker = threading.Thread(target=self._drain, name="dreamd-index-write")
+                self._worker.start()
+
+    @property
+    def pending(self) -> bool:
+        """Is an index write asked for and not done yet?"""
+        with self._changed:
+            return self._worker is not None
+
+    def asked(self, path: str) -> bool:
+        """Is ``path`` waiting to be indexed, or being indexed now?"""
+        with self._changed:
+            return path in self._pending or path in self._writing
+
+    def settle(self) -> None:
+        """Wait until every write asked for before this call is in the store. Returns at
+        once on the writer's own thread, and on a thread that holds the store
+        (:meth:`holding`): the pending writes follow its own."""
+        if getattr(self._here, "holding", False):
+            return
+        with self._changed:
+            while self._worker is not None and self._worker is not threading.current_thread():
+                self._changed.wait()
+
+    @contextmanager
+    def holding(self) -> Iterator[None]:
+        """Mark this thread as the store's writer for a while (it holds the store's lock:
+        waiting for the background writer, which needs that lock, would never end)."""
+        before = getattr(self._here, "holding", False)
+        self._here.holding = True
+        try:
+            yield
+        finally:
+            self._here.holding = before
+
+    def _drain(self) -> None:
+        try:
+            while work := self._next():
+                versions, paths = work
+                while versions:  # (also those asked for meanwhile: before the index write
+                    for job in versions:  # reads the files, which may be newer by then)
+                        try:
+                            job()
+                        except (DreamdError, OSError) as error:  # the index write records
+                            log.error("versions.record_failed", error=str(error))
+                    versions = self._take_versions()
+                try:
+                    if paths:
+                        self._write(paths)
+                except (DreamdError, OSError) as error:  # the file is on disk: a sync
+                    log.error("index.write_failed", paths=len(paths), error=str(error),
+                              hint="the next dreamd sync (or the daemon) indexes it")
+        finally:
+            with self._changed:  # (also after an error nobody expected: no reader hangs)
+                if self._worker is threading.current_thread():
+                    self._worker = None
+                    self._pending.clear()
+                    self._versions.clear()
+                    self._writing = frozenset()
+                self._changed.notify_all()
+
+    def _take_versions(self) -> list[Callable[[], object]]:
+        with self._changed:
+            versions, self._versions = self._versions, []
+            return versions
+
+    def _next(self) -> tuple[list[Callable[[], object]], list[str]] | None:
+        """The pending versions and paths, taken; ``None`` ends the thread (no longer the
+        writer)."""
+        with self._changed:
+            versions, paths = self._versions, list(self._pending)
+            self._versions = []
+            self._pending.clear()
+            self._writing = frozenset(paths)
+            if not paths and not versions:
+                self._worker = None
+                self._changed.notify_all()
+                return None
+            return versions, paths

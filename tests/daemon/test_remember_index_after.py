@@ -1,0 +1,203 @@
+"""A ``remember``'s index write follows its answer (:mod:`daemon.index_writer`): a search in
+the same process waits for it, the next ``remember`` judges against the memory just written
+without waiting, a process that exits writes it first, and a process killed before it leaves
+a file on disk that the next reconcile indexes.
+
+The background writer is held back (``_held``) until something waits for it: a reader that
+did not wait would read the store without the memory, and the test would see it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from fakes import TokenHashEmbedder
+
+import daemon.memories as memories_module
+from daemon.app import App, load
+from daemon.index_writer import BackgroundIndex
+
+REPO = Path(__file__).resolve().parents[2]
+SUPPORT = REPO / "tests" / "support"
+Builder = Callable[..., tuple[App, TokenHashEmbedder]]
+
+
+def _held(app: App) -> list[str]:
+    """Hold ``app``'s background index writer until a thread other than the writer waits for
+    it; returns the list that names each such wait (the caller's thread name)."""
+    background: BackgroundIndex = app.indexing.background
+    gate = threading.Event()
+    write, settle = background._write, background.settle
+    waits: list[str] = []
+
+    def held(paths: list[str]) -> bool:
+        assert gate.wait(timeout=60), "nothing waited for the index write"
+        return write(paths)
+
+    def waiting() -> None:
+        if threading.current_thread().name != "dreamd-index-write":
+            waits.append(threading.current_thread().name)
+            gate.set()
+        settle()
+
+    background._write = held  # type: ignore[method-assign]
+    background.settle = waiting  # type: ignore[method-assign]
+    return waits
+
+
+def test_a_search_right_after_remember_finds_the_memory(vault: Path, make_app: Builder) -> None:
+    app, _ = make_app(vault)
+    app.sync()
+    waits = _held(app)
+    made = app.memories().remember("The greenhouse valve code is tamarind-4471.",
+                                   type="reference")
+    assert waits == []  # answered before its index write
+    assert app.indexing.background.pending
+    hits = app.search("greenhouse valve tamarind-4471", limit=5)
+    assert waits and made.path in [hit.path for hit in hits]
+    assert not app.indexing.background.pending
+
+
+def test_the_next_remember_is_judged_against_the_memory_not_indexed_yet(
+        vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The second of two remembers in a row (a paraphrase, ``bench/write_pairs/dev.jsonl``
+    dev-044, judged by the real model's vectors) is the same memory while the first one's
+    index write still waits: the judgement reads the memory file and the vector kept of it,
+    not the index. (An update then waits for that write before it changes the file: its
+    version is recorded first.)"""
+    app = App.create(load(None, None, {"vault.path": str(vault)}))
+    app.sync()
+    waits = _held(app)
+    real_decide = memories_module.decide
+    monkeypatch.setattr(memories_module, "decide", lambda *args, **kwargs: (
+        waits.append("judged"), real_decide(*args, **kwargs))[1])
+    first = app.memories().remember("The team's standup is at 9:30 every weekday.",
+                                    type="project", subject="project.standup.time")
+    second = app.memories().remember("Daily standup: weekdays, 9:30 a.m.", type="project",
+                                     subject="project.standup.time")
+    assert first.action == "created"
+    assert second.action in {"duplicate", "updated"} and second.path == first.path
+    assert second.candidate == first.path and "cosine" in (second.judgement or "")
+    assert waits[:2] == ["judged", "judged"]  # both judged before anything waited
+    app.close()  # the pending write goes in before the engines close
+    assert first.path in app.open_store.file_index()
+
+
+def _child(vault: Path, body: str) -> subprocess.CompletedProcess[str]:
+    """Run ``body`` in a new Python process with ``app`` (fake embedder, ``vault``) built."""
+    script = textwrap.dedent("""\
+        import os, signal, sys
+        sys.path[:0] = [{repo!r}, {support!r}]
+        from fakes import TokenHashEmbedder
+        from daemon.app import App, load
+        app = App.create(load(None, None, {{"vault.path": {vault!r}}}),
+                         embedder=TokenHashEmbedder())
+        """).format(repo=str(REPO), support=str(SUPPORT), vault=str(vault)) + \
+        textwrap.dedent(body)
+    return subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=300, env=os.environ.copy(), cwd=REPO)
+
+
+def _said(stdout: str) -> list[str]:
+    """The words after ``remembered`` on the child's line saying so (its logs around it)."""
+    return next(line.split()[1:] for line in stdout.splitlines()
+                if line.startswith("remembered "))
+
+
+def test_a_process_that_exits_after_remember_writes_the_index_first(
+        vault: Path, make_app: Builder) -> None:
+    """No close, no wait: the interpreter's exit waits for the writer (not a daemon
+    thread)."""
+    app, _ = make_app(vault)
+    app.sync()
+    done = _child(vault, """\
+        made = app.memories().remember("The attic hatch key is marigold-2210.", type="reference")
+        print("remembered", made.path, app.indexing.background.pending, flush=True)
+        """)
+    assert done.returncode == 0, done.stderr[-2000:]
+    path, pending = _said(done.stdout)
+    assert pending == "True"  # it had not been written when remember answered
+    fresh, _ = make_app(vault)
+    assert path in fresh.store.file_index()
+    assert path in [hit.path for hit in fresh.search("attic hatch marigold-2210", limit=5)]
+
+
+def test_the_cli_remember_writes_the_index_before_it_exits(
+        vault: Path, make_app: Builder) -> None:
+    app, _ = make_app(vault)
+    app.sync()
+    boot = ("import sys; sys.path[:0] = [sys.argv[1], sys.argv[2]]\n"
+            "import daemon_harness as module\nsys.exit(module.cli_worker())\n")
+    done = subprocess.run(
+        [sys.executable, "-c", boot, str(SUPPORT), str(REPO)], capture_output=True, text=True,
+        timeout=300, cwd=REPO, env={**os.environ, "NO_COLOR": "1"},
+        input=json.dumps(["remember", "The boat trailer lock is 8143.", "--type", "reference",
+                          "--vault", str(vault), "--json"]) + "\n")
+    assert done.returncode == 0, done.stderr[-2000:]
+    path = json.loads(done.stdout.split("\n", 1)[1])["path"]
+    fresh, _ = make_app(vault)
+    assert path in fresh.store.file_index()
+
+
+def test_a_process_killed_before_the_index_write_leaves_a_file_the_next_sync_indexes(
+        vault: Path, make_app: Builder) -> None:
+    """SIGKILL between the file write and the index write: the memory is on disk, the
+    index does not hold it, and the next reconcile (``dreamd sync``, a daemon's start)
+    indexes it; a search finds it then."""
+    app, _ = make_app(vault)
+    app.sync()
+    done = _child(vault, """\
+        import threading
+        answered = threading.Event()
+        def killed(paths):
+            answered.wait()
+            os.kill(os.getpid(), signal.SIGKILL)
+        app.indexing.background._write = killed
+        made = app.memories().remember("The cellar pump code is juniper-6602.", type="reference")
+        print("remembered", made.path, flush=True)
+        answered.set()
+        signal.pause()
+        """)
+    assert done.returncode == -signal.SIGKILL, done.stderr[-2000:]
+    (path,) = _said(done.stdout)
+    assert b"juniper-6602" in (vault / path).read_bytes()
+    fresh, _ = make_app(vault)
+    assert path not in fresh.store.file_index()  # the kill came first
+    fresh.sync()
+    assert path in fresh.store.file_index()
+    assert path in [hit.path for hit in fresh.search("cellar pump juniper-6602", limit=5)]
+
+
+def test_each_remember_is_a_version_whatever_follows_before_its_index_write(
+        vault: Path, make_app: Builder) -> None:
+    """A memory written, updated by the next remember and edited by hand, all before the
+    first index write: the history holds the memory as written and as updated (the bytes
+    each remember wrote, recorded on the background writer before its index write) and as
+    edited (recorded as that index write reads it)."""
+    app, _ = make_app(vault)
+    app.sync()
+    waits = _held(app)
+    first = app.memories().remember("Always add a 30 s timeout to the billing API client.",
+                                    type="feedback", subject="billing.timeout")
+    update = app.memories().remember("Always add a 30 s timeout to the billing API client. "
+                                     "Log every retry with the request id.",
+                                     type="feedback", subject="billing.timeout")
+    assert update.action == "updated" and update.path == first.path
+    file = vault / first.path
+    file.write_bytes(file.read_bytes().replace(b"request id", b"request id and the status"))
+    assert waits == [] and app.indexing.background.pending
+    app.sync()
+    versions = app.versions.all_versions({first.memory_id})[first.memory_id]
+    assert [(v.n, v.origin) for v in versions] == [(1, "api"), (2, "api"), (3, "user-edit")]
+    assert b"request id" not in app.versions.content(first.memory_id, 1)
+    assert b"request id.\n" in app.versions.content(first.memory_id, 2)
+    assert b"and the status" in app.versions.content(first.memory_id, 3)
