@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 from daemon import client
 
-__all__ = ["ask_daemon", "main", "version_line"]
+__all__ = ["ask_daemon", "exit_on_sigterm", "main", "version_line"]
 
 
 def ask_daemon(argv: Sequence[str]) -> tuple[int | None, str | None]:
@@ -47,6 +47,25 @@ def version_line() -> str:
         return "dreamd (not installed as a distribution)"
 
 
+#: The exit code of a command stopped by SIGTERM (128 + the signal's number, as a shell
+#: reports a process the signal ended).
+SIGTERM_EXIT = 143
+
+
+def exit_on_sigterm() -> None:
+    """Make SIGTERM end this process as ``sys.exit`` does: ``finally`` blocks run and the
+    interpreter waits for its non-daemon threads, so the index write a ``remember`` left for
+    after its answer (:mod:`daemon.index_writer`) goes in first. An MCP client stops its
+    stdio server with SIGTERM; without this the memory stayed out of search until the next
+    sync. ``dreamd run`` puts its own handler in place (:mod:`daemon.runner`)."""
+    import signal
+
+    def stop(signum: int, _frame: object) -> None:
+        sys.exit(SIGTERM_EXIT)
+
+    signal.signal(signal.SIGTERM, stop)
+
+
 def main() -> None:
     """Console-script entry point (``dreamd``)."""
     if sys.argv[1:] == ["--version"]:  # answered before typer loads
@@ -63,4 +82,5 @@ def main() -> None:
         sys.exit(code)
     from daemon.cli import run_here
 
+    exit_on_sigterm()
     run_here(why)

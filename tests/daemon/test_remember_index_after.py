@@ -177,6 +177,37 @@ def test_a_process_killed_before_the_index_write_leaves_a_file_the_next_sync_ind
     assert path in [hit.path for hit in fresh.search("cellar pump juniper-6602", limit=5)]
 
 
+def test_a_process_stopped_by_sigterm_after_remember_writes_the_index_first(
+        vault: Path, make_app: Builder) -> None:
+    """SIGTERM (an MCP client stopping its stdio server) right after remember answered, the
+    index write still pending: the command's handler (:func:`daemon.entry.exit_on_sigterm`)
+    exits as ``sys.exit`` does, and the write goes in before the process ends."""
+    app, _ = make_app(vault)
+    app.sync()
+    done = _child(vault, """\
+        import threading
+        from daemon.entry import SIGTERM_EXIT, exit_on_sigterm
+        exit_on_sigterm()
+        answered = threading.Event()
+        write = app.indexing.background._write
+        def after_the_answer(paths):
+            answered.wait()
+            return write(paths)
+        app.indexing.background._write = after_the_answer
+        made = app.memories().remember("The shed padlock code is tamarind-4417.",
+                                       type="reference")
+        print("remembered", made.path, flush=True)
+        answered.set()
+        os.kill(os.getpid(), signal.SIGTERM)
+        signal.pause()
+        """)
+    assert done.returncode == 143, done.stderr[-2000:]
+    (path,) = _said(done.stdout)
+    fresh, _ = make_app(vault)
+    assert path in fresh.store.file_index()  # no sync needed
+    assert path in [hit.path for hit in fresh.search("shed padlock tamarind-4417", limit=5)]
+
+
 def test_each_remember_is_a_version_whatever_follows_before_its_index_write(
         vault: Path, make_app: Builder) -> None:
     """A memory written, updated by the next remember and edited by hand, all before the
