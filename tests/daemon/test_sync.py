@@ -533,6 +533,20 @@ def test_a_problem_file_stays_listed_until_it_is_fixed(vault: Path, make_app: Bu
     assert listed - {"Notes/broken front.md"} <= {p["path"] for p in app.status().problems}
 
 
+def _crash_between_link_and_file_commits(app: App, monkeypatch: pytest.MonkeyPatch,
+                                         path: str) -> None:
+    """Sync ``path`` and let the process die between the batch's link and file commits."""
+    from magma.store import MagmaStore
+
+    def crash(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    with monkeypatch.context() as patched:
+        patched.setattr(MagmaStore, "_write_files", crash)
+        with pytest.raises(KeyboardInterrupt):
+            app.make_syncer().sync_paths({path})
+
+
 def test_links_resolved_to_a_note_a_crash_left_without_a_file_row_are_resolved_again(
     vault: Path, make_app: Builder, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -540,22 +554,13 @@ def test_links_resolved_to_a_note_a_crash_left_without_a_file_row_are_resolved_a
     another note's ``[[Ghost]]`` resolved to it; the note is deleted before the next start.
     The start's sweep resolves that link again: a broken link, as a fresh index has it, and
     ``dreamd check`` lists it (not a link to a note that is not there)."""
-    from magma.store import MagmaStore
-
     app, _ = make_app(vault)
     app.sync()
     (vault / "Haunted.md").write_text("# Haunted\n\nSee [[Ghost]].\n", encoding="utf-8")
     assert app.indexing.index_now(["Haunted.md"])
     ghost = vault / "Ghost.md"
     ghost.write_text("# Ghost\n\nthe ghost note of a crashed write\n", encoding="utf-8")
-
-    def crash(*args: object, **kwargs: object) -> None:
-        raise KeyboardInterrupt  # the process dies between the commits
-
-    with monkeypatch.context() as patched:
-        patched.setattr(MagmaStore, "_write_files", crash)
-        with pytest.raises(KeyboardInterrupt):
-            app.make_syncer().sync_paths({"Ghost.md"})
+    _crash_between_link_and_file_commits(app, monkeypatch, "Ghost.md")
     assert app.store.link_pairs(["Haunted.md"]).column("resolved").to_pylist() == ["Ghost.md"]
     ghost.unlink()
 
@@ -575,8 +580,6 @@ def test_links_left_unresolved_by_a_crash_are_resolved_again_when_their_note_com
     row stays. ``b`` is moved back, its mtime unchanged, so no walk sees a change. The next
     start's sweep resolves the link again: ``[[b]]`` points at ``P/b.md``, as a fresh index
     has it, and ``dreamd check`` lists no broken link."""
-    from magma.store import MagmaStore
-
     app, _ = make_app(vault)
     app.sync()
     (vault / "P").mkdir()
@@ -585,14 +588,7 @@ def test_links_left_unresolved_by_a_crash_are_resolved_again_when_their_note_com
     assert app.indexing.index_now(["P/a.md", "P/b.md"])
     away = tmp_path / "b.md"
     (vault / "P/b.md").rename(away)
-
-    def crash(*args: object, **kwargs: object) -> None:
-        raise KeyboardInterrupt  # the process dies between the commits
-
-    with monkeypatch.context() as patched:
-        patched.setattr(MagmaStore, "_write_files", crash)
-        with pytest.raises(KeyboardInterrupt):
-            app.make_syncer().sync_paths({"P/b.md"})
+    _crash_between_link_and_file_commits(app, monkeypatch, "P/b.md")
     away.rename(vault / "P/b.md")
 
     fresh, _ = make_app(vault)
