@@ -52,16 +52,27 @@ def version_line() -> str:
 SIGTERM_EXIT = 143
 
 
+#: Seconds a command stopped by SIGTERM waits for its pending index writes (our choice: a
+#: ``remember``'s write takes well under a second; an MCP client gives its server a few
+#: seconds before SIGKILL).
+SIGTERM_FLUSH_S = 5.0
+
+
 def exit_on_sigterm() -> None:
-    """Make SIGTERM end this process as ``sys.exit`` does: ``finally`` blocks run and the
-    interpreter waits for its non-daemon threads, so the index write a ``remember`` left for
-    after its answer (:mod:`daemon.index_writer`) goes in first. An MCP client stops its
-    stdio server with SIGTERM; without this the memory stayed out of search until the next
-    sync. ``dreamd run`` puts its own handler in place (:mod:`daemon.runner`)."""
+    """Make SIGTERM end this process as it did (at once, code 143, no ``finally`` block run:
+    an MCP stdio server blocked on its input would not end otherwise), once the index write
+    a ``remember`` left for after its answer (:mod:`daemon.index_writer`) is in the store,
+    waited for at most :data:`SIGTERM_FLUSH_S`. An MCP client stops its stdio server with
+    SIGTERM; without this the memory stayed out of search until the next sync. ``dreamd
+    run`` puts its own handler in place (:mod:`daemon.runner`)."""
+    import os
     import signal
 
     def stop(signum: int, _frame: object) -> None:
-        sys.exit(SIGTERM_EXIT)
+        writers = sys.modules.get("daemon.index_writer")  # (not imported: nothing pending)
+        if writers is not None:
+            writers.settle_all(SIGTERM_FLUSH_S)
+        os._exit(SIGTERM_EXIT)
 
     signal.signal(signal.SIGTERM, stop)
 

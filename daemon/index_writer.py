@@ -21,6 +21,8 @@ daemon's start) indexes it, as it indexes any file written while nothing ran.
 from __future__ import annotations
 
 import threading
+import time
+import weakref
 from collections.abc import Callable, Collection, Iterable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Protocol
@@ -32,7 +34,7 @@ from config.errors import DreamdError
 if TYPE_CHECKING:
     from daemon.memory_pool import StoredMemory
 
-__all__ = ["BackgroundIndex", "IndexWrites"]
+__all__ = ["BackgroundIndex", "IndexWrites", "settle_all"]
 
 log = structlog.get_logger("dreamd.app")
 
@@ -77,6 +79,7 @@ class BackgroundIndex:
         self._worker: threading.Thread | None = None
         self._changed = threading.Condition()
         self._here = threading.local()
+        _LIVE.add(self)
 
     def submit(self, paths: Collection[str], first: Callable[[], object] | None = None
                ) -> None:
@@ -101,15 +104,20 @@ class BackgroundIndex:
         with self._changed:
             return path in self._pending or path in self._writing
 
-    def settle(self) -> None:
-        """Wait until every write asked for before this call is in the store. Returns at
-        once on the writer's own thread, and on a thread that holds the store
-        (:meth:`holding`): the pending writes follow its own."""
+    def settle(self, timeout_s: float | None = None) -> None:
+        """Wait until every write asked for before this call is in the store (at most
+        ``timeout_s`` seconds; ``None``: as long as it takes). Returns at once on the
+        writer's own thread, and on a thread that holds the store (:meth:`holding`): the
+        pending writes follow its own."""
         if getattr(self._here, "holding", False):
             return
+        deadline = None if timeout_s is None else time.monotonic() + timeout_s
         with self._changed:
             while self._worker is not None and self._worker is not threading.current_thread():
-                self._changed.wait()
+                left = None if deadline is None else deadline - time.monotonic()
+                if left is not None and left <= 0:
+                    return
+                self._changed.wait(left)
 
     @contextmanager
     def holding(self) -> Iterator[None]:
@@ -166,3 +174,15 @@ class BackgroundIndex:
                 self._changed.notify_all()
                 return None
             return versions, paths
+
+
+#: Every writer of this process (:func:`settle_all`).
+_LIVE: weakref.WeakSet[BackgroundIndex] = weakref.WeakSet()
+
+
+def settle_all(timeout_s: float) -> None:
+    """Wait, at most ``timeout_s`` seconds in all, for the pending index writes of every
+    writer of this process (a process about to end: :func:`daemon.entry.exit_on_sigterm`)."""
+    deadline = time.monotonic() + timeout_s
+    for writer in list(_LIVE):
+        writer.settle(max(0.0, deadline - time.monotonic()))

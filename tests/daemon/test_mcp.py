@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 from collections.abc import Callable
@@ -260,6 +261,12 @@ def _raw_lines(vault: Path, messages: list[dict[str, Any]], timeout: float = 240
     """Send ``messages`` to ``dreamd mcp`` as raw JSON lines (``json.dumps`` escapes a lone
     surrogate as ``\\ud800``, as a client written in another language may send it); the
     answers by id, read until every request is answered or ``timeout`` passes."""
+    return _raw_session(vault, messages, timeout)[0]
+
+
+def _raw_session(vault: Path, messages: list[dict[str, Any]], timeout: float = 240,
+                 stop: int = signal.SIGKILL) -> tuple[dict[int, dict[str, Any]], int]:
+    """:func:`_raw_lines`, the server then sent ``stop``: the answers and its exit code."""
     import queue
     import threading
     import time
@@ -285,9 +292,41 @@ def _raw_lines(vault: Path, messages: list[dict[str, Any]], timeout: float = 240
                 continue
             answers[answer.get("id")] = answer
     finally:
-        proc.kill()
-        proc.wait(timeout=30)
-    return answers
+        proc.send_signal(stop)
+        code = proc.wait(timeout=60)
+    return answers, code
+
+
+_HELLO = [{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+    "protocolVersion": "2025-03-26", "capabilities": {},
+    "clientInfo": {"name": "raw", "version": "0"}}},
+    {"jsonrpc": "2.0", "method": "notifications/initialized"}]
+
+
+@pytest.mark.slow
+def test_a_stdio_server_stopped_by_sigterm_after_a_write_leaves_the_memory_searchable(
+    tmp_path: Path,
+) -> None:
+    """An MCP client stops its stdio server with SIGTERM, right after ``memory_write``
+    answered (no daemon runs): the server ends (code 143, its own handler's), once the index
+    write that follows the answer is in, and a plain ``dreamd search`` finds the memory
+    without a sync."""
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "kiln.md").write_text("# Kiln\nThe kiln fires at cone 6.\n", encoding="utf-8")
+    subprocess.run([str(DREAMD), "sync", str(vault)], check=True, capture_output=True,
+                   timeout=300)
+    answers, code = _raw_session(vault, [*_HELLO, {
+        "jsonrpc": "2.0", "method": "tools/call", "id": 2, "params": {
+            "name": "memory_write", "arguments": {
+                "text": "The glaze bucket lid code is saffron-3391.", "type": "reference"}}}],
+        stop=signal.SIGTERM)
+    assert set(answers) == {1, 2} and not answers[2]["result"].get("isError"), answers
+    assert code == 143
+    found = subprocess.run([str(DREAMD), "search", "glaze bucket saffron-3391", "--json",
+                            "--vault", str(vault)], capture_output=True, text=True,
+                           timeout=300, check=True)
+    assert any("saffron" in json.dumps(hit) for hit in json.loads(found.stdout))
 
 
 @pytest.mark.slow

@@ -181,7 +181,7 @@ def test_a_process_stopped_by_sigterm_after_remember_writes_the_index_first(
         vault: Path, make_app: Builder) -> None:
     """SIGTERM (an MCP client stopping its stdio server) right after remember answered, the
     index write still pending: the command's handler (:func:`daemon.entry.exit_on_sigterm`)
-    exits as ``sys.exit`` does, and the write goes in before the process ends."""
+    lets the write go in before the process ends."""
     app, _ = make_app(vault)
     app.sync()
     done = _child(vault, """\
