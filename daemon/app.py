@@ -582,7 +582,7 @@ class App:
         """Counts search hits on diary and transcript snippets (MAGMA's ``snippets``
         tables)."""
         return SnippetRecaller(lambda: SnippetStore.open(
-            self.store_uri, device=self.settings.storage.device),
+            self.store_uri, **_shared_store(self.settings)),
             max_age_days=self.settings.dream.deep.max_age_days)
 
     def search(

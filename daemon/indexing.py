@@ -169,7 +169,8 @@ class Indexing:
         its ``edges`` table after every sync (:class:`magma.graph_keeper.GraphKeeper`)."""
         app = self._app
         return GraphKeeper(app.store, snippets=lambda: SnippetStore.open(
-            app.store_uri, device=app.settings.storage.device),
+            app.store_uri, device=app.settings.storage.device,
+            storage_options=app.settings.storage.options),
             seal=app.state_dir / GRAPH_SEAL_FILE)
 
     def record_sync(self, report: SyncReport) -> None:

@@ -35,6 +35,7 @@ import pyarrow.compute as pc
 from config.errors import StoreError
 from magma import shared_tables
 from magma.recalls import query_hash
+from magma.remote_store import open_failure
 from magma.snippets import Snippet, SnippetOrigin
 
 __all__ = ["SnippetRecalls", "SnippetStore"]
@@ -114,10 +115,12 @@ class SnippetStore:
         self._vectors = vectors
 
     @classmethod
-    def open(cls, uri: str, *, device: str | None = None) -> SnippetStore:
-        """Open (or create) the three tables at the store ``uri``."""
+    def open(cls, uri: str, *, device: str | None = None,
+             storage_options: Mapping[str, str] | None = None) -> SnippetStore:
+        """Open (or create) the three tables at the store ``uri`` (``storage_options``:
+        LanceDB's, for an object store). Raises ``StoreError``."""
         try:
-            db = lancedb.connect(uri)
+            db = lancedb.connect(uri, storage_options=dict(storage_options or {}) or None)
             names = set(db.list_tables().tables)
             tables = [db.open_table(name) if name in names
                       else db.create_table(name, schema=schema, exist_ok=True)
@@ -125,8 +128,8 @@ class SnippetStore:
                                            (_RECALLS, _recall_schema()),
                                            (_VECTORS, _vector_schema()))]
         except Exception as exc:
-            raise StoreError(f"magma: open snippets in {uri}: {type(exc).__name__}: {exc}") \
-                from exc
+            reason = open_failure(exc, uri=uri, options=storage_options or {})
+            raise StoreError(f"magma: open snippets in {uri}: {reason}") from exc
         return cls(tables[0], tables[1], device, tables[2])
 
     # ------------------------------------------------------------------ snippets

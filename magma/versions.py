@@ -794,12 +794,18 @@ def _where_ids(ids: Collection[str] | None) -> str | None:
         if ids else "false"
 
 def _grouped(rows: list[dict[str, Any]]) -> dict[str, list[Version]]:
-    """``{memory id: [Version, …] by number}`` from table rows."""
+    """``{memory id: [Version, …] by number}`` from table rows. A content recorded twice
+    under one number (two devices on object storage in the same moment, module docstring)
+    reads as the earlier row only, as :meth:`VersionArchive.repair` will leave it."""
     found: dict[str, list[Version]] = {}
     for row in rows:
         found.setdefault(row["memory_id"], []).append(_version(row))
-    for versions in found.values():
-        versions.sort(key=lambda v: (v.n, v.created_at))
+    for key, versions in found.items():
+        versions.sort(key=lambda v: (v.n, v.created_at, v.device or ""))
+        once: dict[tuple[int, str], Version] = {}
+        for version in versions:
+            once.setdefault((version.n, version.content_hash), version)
+        found[key] = list(once.values())
     return found
 
 

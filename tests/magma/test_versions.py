@@ -107,6 +107,9 @@ def test_one_number_given_twice_is_renumbered_and_duplicates_dropped(tmp_path: P
                         (b"desktop", 2, "desktop"))
     ]
     archive._add(rows)
+    # before the repair, a content recorded twice under one number reads once
+    assert [(v.n, v.device) for v in archive.history("a")] == [
+        (1, None), (2, "laptop"), (2, "desktop")]
     report = archive.repair()
     assert (report.duplicates_dropped, report.renumbered) == (1, 1)
     versions = archive.history("a")

@@ -64,7 +64,10 @@ def _key(app: App, path: str) -> str:
 
 
 def _carry(source: App, target: App, path: str) -> None:
-    """The vault sync (git, Syncthing) bringing ``path`` from one device's copy to the other's."""
+    """The vault sync (git, Syncthing) bringing ``path`` from one device's copy to the other's,
+    seconds after the write: the index write that follows a ``remember``'s answer on the
+    source device is in the store by then."""
+    source.indexing.settle()
     if (source.vault_root / path).exists():
         (target.vault_root / path).parent.mkdir(parents=True, exist_ok=True)
         (target.vault_root / path).write_bytes((source.vault_root / path).read_bytes())
@@ -83,7 +86,7 @@ def test_both_devices_edit_remember_and_roll_back_and_see_each_others_versions(
     a, b = devices
     assert a.store.counts().files == b.store.counts().files > 0
     keys = set(s3_server.objects(s3_bucket))
-    for table in ("files-a", "chunks-b", "versions"):
+    for table in ("files-a", "chunks-b", "versions", "snippets"):
         assert any(k.startswith(f"dreamd/{table}.lance/") for k in keys), table
     assert any(hit.path == PROJECT for hit in a.search("kiln first firing"))
 
