@@ -95,6 +95,8 @@ class Value:
                 unit, times = next(((u, t) for u, t in units if t.denominator == 1), units[0])
                 return f"{_number_text(float(times))}× per {unit}"
             return f"{count}× per {days} day{'s' if days != '1' else ''}"
+        if self.kind == "time":
+            return self.text
         if self.kind in _NAMED_NUMBERS:  # "周二" / "Tuesday" is 2: shown as a day, not a count
             return _NAMED_NUMBERS[self.kind].get(self.text, self.text)
         return f"{self.text} {self.unit}" if self.unit else self.text
@@ -469,6 +471,13 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
         r"|\b(?P<noon>noon|midday|midnight)\b", re.I | _A)),
     ("time", re.compile(r"\b(?P<h>[01]?\d|2[0-3]):(?P<mi>[0-5]\d)(?:\s*(?P<ap>[ap])\.?m\.?)?\b", re.I | _A)),
     ("time", re.compile(r"\b(?P<h>1[0-2]|0?[1-9])\s*(?P<ap>[ap])\.?m\b\.?", re.I | _A)),
+    # a bare hour after "at" that ends its clause ("the standup is at 10, not 9:30", "at 7
+    # sharp", "at 6 every day"): a clock time, unless what stands before it is an amount
+    # (:data:`_AMOUNT_BEFORE_AT`: "capped at 5.")
+    ("time", re.compile(
+        r"\bat\s+(?P<h>2[0-3]|1\d|0?[1-9])(?:\s+o'?clock)?(?=\s*(?:[,;!?)，。；]|\.(?!\d)|$)"
+        r"|\s+(?:not|instead|sharp|every|each|daily|on|tomorrow|today|tonight|now|and|or|but|"
+        r"rather|from|until|till|then)\b)", re.I | _A)),
     ("time", re.compile(r"(?P<zap>上午|下午|晚上|早上|凌晨|中午|清晨|傍晚)?(?<![早晚快慢多少大小好高低长短有冷热暖凉轻重细粗松紧严宽贵远近深浅强弱亮暗甜咸淡辣软硬干湿胖瘦稳])(?P<h>\d{1,2}|[一二两三四五六七八九十]+)\s*[点點](?P<half>半)?")),
     ("host", re.compile(
         r"\b(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.)+(?:[a-z]{2,}|internal|local|lan|corp|intra)"
@@ -582,8 +591,25 @@ def _date_value(match: re.Match[str], written: date | None) -> str | None:
         return None
 
 
+#: The ``unit`` of a time told by a bare hour ("at 7"): 07:00 as read, or the same hour of the
+#: afternoon (the judgement takes "at 7" and "7 pm" for one time).
+HOUR_OF_EITHER_HALF = "either half of the day"
+
+#: Words before "at" that make the bare number after it an amount, not an hour ("capped at
+#: 5", "priced at 12"): our list, of the verbs and nouns of limits and measures.
+_AMOUNT_BEFORE_AT = re.compile(
+    r"\b(?:capped|limited|priced|pegged|rated|valued|maxed|peaked|topped|bottomed|scored|"
+    r"ranked|level|levels|version|size|number|count|total|score|rank|aged?|age)\s+(?:out\s+)?$"
+    r"|\b(?:limits?|caps?|quotas?|max(?:imum)?|min(?:imum)?|thresholds?|budgets?|prices?|"
+    r"rates?|ratios?|temperature|volume|speed|retries|workers|threads|replicas)\b"
+    r"(?:\s+\w+){0,2}\s+$", re.I)
+
+
 def _time_value(match: re.Match[str]) -> str | None:
     groups = match.groupdict()
+    if match.group(0)[:2].casefold() == "at" and _AMOUNT_BEFORE_AT.search(
+            match.string[max(0, match.start() - 24):match.start()]):
+        return None
     if groups.get("noon"):
         return "00:00" if groups["noon"].lower() == "midnight" else "12:00"
     raw = groups["h"]
@@ -811,7 +837,11 @@ def _date_or_none(match: re.Match[str], written: date | None) -> Value | None:
 
 def _time_or_none(match: re.Match[str]) -> Value | None:
     when = _time_value(match)
-    return None if when is None else Value("time", when)
+    if when is None:
+        return None
+    if match.group(0)[:2].casefold() == "at" and 1 <= int(match.group("h")) <= 12:
+        return Value("time", when, HOUR_OF_EITHER_HALF)  # "at 7": 07:00 or 19:00
+    return Value("time", when)
 
 
 def _read_alone(read: Callable[[re.Match[str]], Value | None], match: re.Match[str],
@@ -916,6 +946,7 @@ _PATTERN_NEEDS: tuple[_Needs | None, ...] = (
     None,  # time: "eleven at night", noon
     _Needs(frozenset(":")),  # time: 14:30
     _DIGIT_NEEDED,  # time: 9am
+    _DIGIT_NEEDED,  # time: at 10
     _Needs(frozenset("点點")),  # time: 下午3点
     _Needs(frozenset(".")),  # host
     _DIGIT_NEEDED,  # port

@@ -80,6 +80,7 @@ from consistency.claims import (
     AMBIGUOUS_UNITS,
     CURRENCIES,
     HAN_NAME,
+    HOUR_OF_EITHER_HALF,
     WEEKEND,
     WHEN_WORDS,
     WORKDAYS,
@@ -321,9 +322,17 @@ def _same_ambiguous(a: Value, b: Value) -> bool:
     return abs(x - y) <= _CONVERTED_TOLERANCE * max(abs(x), abs(y))
 
 
+def _on_a_12_hour_dial(clock: str) -> tuple[int, str]:
+    """``"19:00"`` -> ``(7, "00")``: where a time stands on a 12-hour clock."""
+    hour, minute = clock.split(":", 1)
+    return int(hour) % 12, minute
+
+
 def _same_value(a: Value, b: Value) -> bool:
     if a == b or _same_amount(a, b) or _same_ambiguous(a, b) or _same_ambiguous(b, a):
         return True
+    if a.kind == b.kind == "time" and HOUR_OF_EITHER_HALF in {a.unit, b.unit}:
+        return _on_a_12_hour_dial(a.text) == _on_a_12_hour_dial(b.text)  # "at 7" / "7 pm"
     if {a.kind, b.kind} == {"number", "version"} and not a.unit and not b.unit:
         return a.text == b.text  # "Python version is 3.11" / "uses Python 3.11"
     if {a.kind, b.kind} == {"number", "port"} and not a.unit and not b.unit:

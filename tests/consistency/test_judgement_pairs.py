@@ -515,6 +515,12 @@ def test_categories_cover_the_issue(judged) -> None:
     ("站会是 9:30 而不是 10 点", "站会是 10 点", "contradiction"),
     ("The standup is at 9:30, not 10:00.", "The standup is at 9:30, not at 10:00.",
      "duplicate"),
+    # a bare hour after "at" is a clock time, of either half of the day ("at 7", "7 pm")
+    ("The standup is at 9:30.", "The standup is at 10, not 9:30.", "contradiction"),
+    ("The standup is at 9:30.", "The standup is at 10.", "contradiction"),
+    ("Dinner at 7.", "Dinner at 8.", "contradiction"),
+    ("Family dinner at 7 on Sundays.", "Family dinner is at 7pm on Sundays.", "duplicate"),
+    ("The team call is at 15 every day.", "The team call is at 3 pm every day.", "duplicate"),
 ])
 def test_rules_read_from_the_pair_sets(real_embedder, old: str, new: str, verdict: str) -> None:
     """One pair per rule added from what a blind set showed, through the real model."""

@@ -8,7 +8,7 @@ from datetime import date
 
 import pytest
 
-from consistency.claims import read_claim
+from consistency.claims import HOUR_OF_EITHER_HALF, read_claim
 from consistency.judgement import MemorySide, judge_pair
 
 
@@ -79,6 +79,22 @@ def test_english_counts_in_frequencies(text: str, rate: str) -> None:
 ])
 def test_english_clock_times_told_by_the_part_of_the_day(text: str, clock: str) -> None:
     assert ("time", clock, "") in _values(text)
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("The standup is at 10, not 9:30.", ("time", "10:00", HOUR_OF_EITHER_HALF)),
+    ("Wake up at 6 every day.", ("time", "06:00", HOUR_OF_EITHER_HALF)),
+    ("The call is at 7 sharp.", ("time", "07:00", HOUR_OF_EITHER_HALF)),
+    ("Trains leave at 17.", ("time", "17:00", "")),
+    ("Meet at 8 o'clock.", ("time", "08:00", HOUR_OF_EITHER_HALF)),
+    # an amount after "at", and a number that does not end its clause, stay numbers
+    ("Retries are capped at 5.", ("number", "5", "")),
+    ("The request limit is set at 8.", ("number", "8", "")),
+    ("Stop at 10 items per page.", ("number", "10", "")),
+    ("Churn sits at 2.5 percent.", ("number", "2.5", "%")),
+])
+def test_a_bare_hour_after_at_is_a_clock_time(text: str, value: tuple[str, str, str]) -> None:
+    assert value in _values(text)
 
 
 def test_a_bedtime_in_words_and_in_digits_is_one_time() -> None:
