@@ -444,7 +444,8 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     # a day and a month in numbers before the year ("3/15/2026", "15/03/2026"), read when
     # the order shows (a part above 12, or both alike); "3/4/2026" could be either
     ("date", re.compile(r"(?<![\d/])(?P<sa>\d{1,2})/(?P<sb>\d{1,2})/(?P<y>(?:19|20)\d\d)\b", _A)),
-    ("date", re.compile(r"(?:(?P<y>(?:19|20)\d\d)\s*年\s*)?(?P<m>\d{1,2})\s*月\s*(?P<d>\d{1,2})\s*[日号]")),
+    ("date", re.compile(r"(?:(?P<y>(?:19|20)\d\d)\s*年\s*)?(?P<m>\d{1,2}|十[一二]?|[一二三四五六七八九])\s*月"
+                        r"\s*(?P<d>\d{1,2}|[二三]?十[一二三四五六七八九]?|[一二三四五六七八九])\s*[日号號]")),
     ("date", re.compile(
         rf"\b(?P<mon>{_MONTH_WORDS})\.?\s+(?P<d>\d{{1,2}})(?:st|nd|rd|th)?\b(?:,?\s+(?P<y>(?:19|20)\d\d)\b)?",
         re.I | _A)),
@@ -571,6 +572,15 @@ def _zone_text(spelling: str) -> str:
 _PATH_END = re.compile(r"(?<=[\w@-])\.+$")
 
 
+def _day_or_month(text: str) -> int:
+    """``"3"`` or ``"三"`` -> 3, ``"二十五"`` -> 25 (a Chinese date's month or day). Raises
+    ``ValueError`` when it is neither."""
+    number = int(text) if text.isdigit() else _zh_number(text)
+    if number is None:
+        raise ValueError(text)
+    return number
+
+
 def _date_value(match: re.Match[str], written: date | None) -> str | None:
     groups = match.groupdict()
     if groups.get("sa"):
@@ -580,8 +590,9 @@ def _date_value(match: re.Match[str], written: date | None) -> str | None:
         groups = {"m": str(min(a, b) if max(a, b) > 12 else a),
                   "d": str(max(a, b)), "y": groups["y"]}
     try:
-        month = int(groups["m"]) if groups.get("m") else _MONTHS[groups["mon"].lower().rstrip(".")]
-        day = int(groups["d"])
+        month = _day_or_month(groups["m"]) if groups.get("m") \
+            else _MONTHS[groups["mon"].lower().rstrip(".")]
+        day = _day_or_month(groups["d"])
         year = int(groups["y"]) if groups.get("y") else (written.year if written else None)
         if year is None:
             date(2000, month, day)  # validity only

@@ -521,6 +521,10 @@ def test_categories_cover_the_issue(judged) -> None:
     ("Dinner at 7.", "Dinner at 8.", "contradiction"),
     ("Family dinner at 7 on Sundays.", "Family dinner is at 7pm on Sundays.", "duplicate"),
     ("The team call is at 15 every day.", "The team call is at 3 pm every day.", "duplicate"),
+    # dates in Han numerals are values as dates in digits are
+    ("发布日期是三月三号，不是三月五号", "发布日期是三月五号，不是三月三号", "contradiction"),
+    ("妈妈的生日是五月十号", "妈妈的生日是五月十二号", "contradiction"),
+    ("生日是十二月二十五日", "生日是12月25日", "duplicate"),
 ])
 def test_rules_read_from_the_pair_sets(real_embedder, old: str, new: str, verdict: str) -> None:
     """One pair per rule added from what a blind set showed, through the real model."""

@@ -97,6 +97,17 @@ def test_a_bare_hour_after_at_is_a_clock_time(text: str, value: tuple[str, str, 
     assert value in _values(text)
 
 
+@pytest.mark.parametrize(("text", "day"), [
+    ("发布日期是三月三号", "03-03"),
+    ("生日是十二月二十五日", "12-25"),
+    ("十月十号出发", "10-10"),
+    ("会议定在10月1号", "10-01"),
+    ("2026年十一月三十日截止", "2026-11-30"),
+])
+def test_chinese_dates_in_han_numerals(text: str, day: str) -> None:
+    assert ("date", day, "") in _values(text)
+
+
 def test_a_bedtime_in_words_and_in_digits_is_one_time() -> None:
     assert _verdict("Usually in bed by 11pm.", "Typically turns in by eleven at night.",
                     0.62) != "contradiction"
