@@ -1144,10 +1144,11 @@ _JOINED = re.compile(r";[A-Za-z]")
 _JOINED_BEFORE = re.compile(r"[A-Za-z];\Z")
 
 
-def _names(text: str) -> list[tuple[int, str]]:
+def _names(text: str) -> list[tuple[int, str, str]]:
     """Proper names: runs of capitalised or mixed-case words that do not open a sentence
-    (one that does counts when it is mixed-case, like ``MySQL``), and all-caps words."""
-    out: list[tuple[int, str]] = []
+    (one that does counts when it is mixed-case, like ``MySQL``), and all-caps words, as
+    ``(offset, spelling, name)`` lowercased (the name of "ORMs" is "orm")."""
+    out: list[tuple[int, str, str]] = []
     for match in _NAME_RUN.finditer(text):
         if _JOINED.match(text, match.end()) or _JOINED_BEFORE.search(text, 0, match.start()):
             continue  # a word joined by ";" ("TL;DR"): the lexicon reads it, no name
@@ -1166,9 +1167,13 @@ def _names(text: str) -> list[tuple[int, str]]:
             start = match.start() + len(match.group(0).split()[0]) + 1
             if not words:
                 continue
-        run = " ".join(words)
-        out.append((start, run.lower()))
+        out.append((start, " ".join(words).lower(),
+                    " ".join(_ACRONYM_PLURAL.sub(r"\1", w) for w in words).lower()))
     return out
+
+
+#: An acronym's plural ("ORMs", "APIs", "PRs"): the acronym, as "ORM" names one.
+_ACRONYM_PLURAL = re.compile(r"\A([A-Z]{2,})s\Z")
 
 
 # --------------------------------------------------------------------------- words
@@ -1829,11 +1834,11 @@ class _WordReader:
 def _frame_names(framed: str) -> tuple[str, list[tuple[int, Value]]]:
     """``framed`` with each proper name replaced by its placeholder, and the names read."""
     names = _names(framed)
-    for _offset, name in names:
+    for _offset, spelled, name in names:
         tag = _tag(Value("name", _name_key(name)))
-        framed = re.sub(rf"\b{re.escape(name)}\b", f" ⟨name_{tag}⟩ ", framed, count=1,
+        framed = re.sub(rf"\b{re.escape(spelled)}\b", f" ⟨name_{tag}⟩ ", framed, count=1,
                         flags=re.I | re.A)
-    return framed, [(offset, Value("name", _name_key(name))) for offset, name in names]
+    return framed, [(offset, Value("name", _name_key(name))) for offset, _s, name in names]
 
 
 def _relation(clean: str) -> Literal["exclusive", "multi"] | None:

@@ -70,6 +70,7 @@ import difflib
 import functools
 import re
 from collections import Counter, defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass
 from itertools import combinations
 from typing import Literal
@@ -637,13 +638,22 @@ def _polarity_flips(old: Claim, new: Claim) -> list[str]:
     return flips
 
 
+#: Verbs that say a thing is used when a rule sets it against another ("avoid ORMs; *write*
+#: raw SQL" / "avoid raw SQL; *use* an ORM"), besides the relations of
+#: :data:`_RELATION_UNITS` (our list).
+_DOING = frozenset({"write", "do", "go", "stick", "stay", "try"})
+
+
 def _denials_traded(old: Claim, new: Claim, lost: list[str], gained: list[str]) -> bool:
     """Do the same words say it, with a thing denied and a thing kept traded places and
     nothing else turned ("不用 npm 而用 pnpm" / "不用 pnpm 而用 npm": "不用", no need to, read
     as one concept on each side: what it is said of changed)? ``lost``: what ``old`` says
     and ``new`` denies; ``gained``: the other way."""
-    return bool(lost and gained) and set(old.tokens) == set(new.tokens) and (
-        old.negated ^ new.negated == {*lost, *gained} == old.asserted ^ new.asserted)
+    def said(words: Iterable[str]) -> set[str]:  # "use X" / "write X": one relation
+        return {w for w in words if not _is_relation(w) and w not in _DOING}
+
+    return bool(lost and gained) and said(old.tokens) == said(new.tokens) and (
+        said(old.negated ^ new.negated) == {*lost, *gained} == said(old.asserted ^ new.asserted))
 
 
 def _denied_in_turn(first: Claim, then: Claim, lost: list[str]) -> bool:

@@ -525,6 +525,11 @@ def test_categories_cover_the_issue(judged) -> None:
     ("发布日期是三月三号，不是三月五号", "发布日期是三月五号，不是三月三号", "contradiction"),
     ("妈妈的生日是五月十号", "妈妈的生日是五月十二号", "contradiction"),
     ("生日是十二月二十五日", "生日是12月25日", "duplicate"),
+    # a rule of what to avoid and what to use, turned around ("ORMs" is "ORM" plural)
+    ("Avoid ORMs; write raw SQL.", "Avoid raw SQL; use an ORM.", "contradiction"),
+    ("Avoid ORMs; write raw SQL.", "Write raw SQL; avoid ORMs.", "duplicate"),
+    ("Avoid classes; write plain functions.", "Avoid plain functions; write classes.",
+     "contradiction"),
 ])
 def test_rules_read_from_the_pair_sets(real_embedder, old: str, new: str, verdict: str) -> None:
     """One pair per rule added from what a blind set showed, through the real model."""
