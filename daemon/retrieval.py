@@ -254,7 +254,7 @@ class _Found:
     cosine: dict[str, float] = field(default_factory=dict)
     rows: dict[str, int] = field(default_factory=dict)  # best chunk row, when no text yet
     texts: set[str] = field(default_factory=set)  # paths whose row's chunk text is read
-    kept: dict[str, int] = field(default_factory=dict)  # put back: plain hybrid's rank
+    kept: dict[str, str] = field(default_factory=dict)  # put back, and why ("vector #8")
     lift: dict[str, float] = field(default_factory=dict)  # added to the fused rank score
     confident: bool = False
     vector: np.ndarray | None = None

@@ -96,7 +96,7 @@ def test_two_copies_below_the_limit_do_not_both_come_back() -> None:
     one = _with_hybrid_top(picked, found, scores, {}, 4, 60,
                            lambda p, q: {p, q} == {"x", "x2"})
     assert {p for p, _ in one} == {"a", "b", "c", "x"}
-    assert found.kept == {"x": 2}
+    assert found.kept == {"x": "plain hybrid #2"}
 
 
 def test_the_vector_floor_keeps_only_notes_near_the_vectors_best(
@@ -114,7 +114,7 @@ def test_the_vector_floor_keeps_only_notes_near_the_vectors_best(
     monkeypatch.setattr(rerank, "VECTOR_FLOOR_MARGIN", 0.08)
     out = _with_hybrid_top(picked, found, scores, {}, 7, 60)
     assert {p for p, _ in out} == {*top, "y", "near"}  # near took the last place, far none
-    assert found.kept == {"near": 6}
+    assert found.kept == {"near": "vector #6"}
 
 
 def test_a_walked_note_is_placed_by_the_note_that_links_to_it(
@@ -145,3 +145,17 @@ def test_a_walked_note_is_placed_by_the_note_that_links_to_it(
     assert any(w.startswith("graph walk from Pantry") for w in kiln.why), kiln.why
     assert order.index("Kiln.md") > order.index("Pantry.md"), order
     app.close()
+
+
+def test_in_a_small_vault_the_vectors_whole_top_ten_is_among_ten_hits() -> None:
+    """A note only the vector finds, tenth ("what new kitchen gadget did I invest in" / "my
+    new Instant Pot"), is not pushed out by notes both lists rank lower
+    (:data:`daemon.rerank.VECTOR_FLOOR`)."""
+    by_vector = [f"v{i}" for i in range(1, 11)]
+    words = [*by_vector[:5], *(f"w{i}" for i in range(1, 11))]  # both lists' top five agree
+    found = _Found(lists={"vector": by_vector, "full-text": words})
+    scores = {**{p: 0.5 - i / 100 for i, p in enumerate(by_vector)},
+              **{p: 1.0 - i / 100 for i, p in enumerate(words)}}
+    picked = sorted(scores.items(), key=lambda item: -item[1])[:10]
+    out = {p for p, _ in _with_hybrid_top(picked, found, scores, {}, 10, 60)}
+    assert "v10" in out and found.kept["v10"] == "vector #10"
