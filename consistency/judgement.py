@@ -1699,8 +1699,10 @@ def _verb_in_span(sub: _Substitution) -> bool:
     return any(u in _CHOICE_VERBS for u in sub.old + sub.new)
 
 
-#: Verbs of using or choosing, as the claim reader gives them (用 is read as "use").
-_CHOICE_VERBS = frozenset({"use", "pick", "choose", "chose", "prefer", "选"})
+#: Verbs of using or choosing, as the claim reader gives them (用 is read as "use"; "stick
+#: with", "go with", "opt for").
+_CHOICE_VERBS = frozenset({"use", "pick", "choose", "chose", "prefer", "stick", "go", "opt",
+                           "选"})
 
 
 #: Activities a person does, each a fact of its own: living somewhere and working there,

@@ -530,6 +530,9 @@ def test_categories_cover_the_issue(judged) -> None:
     ("Avoid ORMs; write raw SQL.", "Write raw SQL; avoid ORMs.", "duplicate"),
     ("Avoid classes; write plain functions.", "Avoid plain functions; write classes.",
      "contradiction"),
+    # "stick with", "go with", "opt for" choose as "use" does: not another slot
+    ("Stick with REST; avoid GraphQL.", "Avoid REST; go with GraphQL.", "contradiction"),
+    ("Stick with REST; avoid GraphQL.", "Go with REST, not GraphQL.", "duplicate"),
 ])
 def test_rules_read_from_the_pair_sets(real_embedder, old: str, new: str, verdict: str) -> None:
     """One pair per rule added from what a blind set showed, through the real model."""
