@@ -225,7 +225,7 @@ def _markdown_link(embed: bool, text: str, raw_target: str, line: int) -> Link |
         return None
     return Link(
         target=path,
-        kind="embed" if embed else "markdown",
+        kind="markdown-embed" if embed else "markdown",
         subpath=subpath if hash_ and subpath else None,
         display=text.strip() or None,
         line=line,

@@ -14,10 +14,12 @@ from typing import Literal, TypeAlias
 
 __all__ = [
     "DIARY_FILE",
+    "EMBED_KINDS",
     "GENERATED_FILES",
     "MEMORY_INDEX_FILE",
     "MEMORY_TYPES",
     "PATH_KEY_PREFIX",
+    "PATH_LINK_KINDS",
     "SKIPPED_KINDS",
     "ConflictCopy",
     "FileEntry",
@@ -73,7 +75,13 @@ def memory_key(memory_id: str | None, path: str) -> str:
     not renames)."""
     return memory_id or f"{PATH_KEY_PREFIX}{path}"
 
-LinkKind = Literal["wikilink", "embed", "markdown"]
+#: How a note links: ``[[x]]``, ``![[x]]``, ``[t](x)``, ``![t](x)`` (a markdown target is a
+#: path, relative to the linking note first; a wikilink's is a name or a path from the root).
+LinkKind = Literal["wikilink", "embed", "markdown", "markdown-embed"]
+#: The kinds that embed what they link (Obsidian shows it inline).
+EMBED_KINDS: frozenset[str] = frozenset({"embed", "markdown-embed"})
+#: The kinds whose target is a path read from the linking note's folder first.
+PATH_LINK_KINDS: frozenset[str] = frozenset({"markdown", "markdown-embed"})
 FileKind = Literal["note", "attachment"]
 
 

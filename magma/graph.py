@@ -18,7 +18,7 @@ from collections.abc import Iterable, Iterator
 from typing import Protocol
 from urllib.parse import unquote
 
-from ccb.model import LinkKind
+from ccb.model import PATH_LINK_KINDS, LinkKind
 from ccb.names import nfc_key
 
 __all__ = [
@@ -112,7 +112,8 @@ class LinkResolver:
         """
         # the answer depends on the linking note only for a relative path (and an empty
         # target, the note itself)
-        alone = kind != "markdown" and not target.strip().startswith(".") and "%" not in target
+        alone = kind not in PATH_LINK_KINDS and not target.strip().startswith(".") \
+            and "%" not in target
         if alone and (target, kind) in self._memo:  # most targets are linked many times
             return self._memo[(target, kind)]
         found = self._resolve_target(target, src, kind)
@@ -126,9 +127,10 @@ class LinkResolver:
             return src
         if target.lower().startswith(_URL_SCHEMES):
             return None
-        found = self._resolve(target, src, relative=kind == "markdown")
+        relative = kind in PATH_LINK_KINDS
+        found = self._resolve(target, src, relative=relative)
         if found is None and "%" in target:
-            found = self._resolve(nfc_key(unquote(target)), src, relative=kind == "markdown")
+            found = self._resolve(nfc_key(unquote(target)), src, relative=relative)
         return found
 
     def _resolve(self, target: str, src: str, *, relative: bool) -> str | None:

@@ -35,6 +35,7 @@ import networkx as nx
 
 from ccb.markdown import mask_code
 from ccb.memory_file import normalise_text
+from ccb.model import EMBED_KINDS
 from ccb.names import nfc_key
 from magma.gc_pause import collector_paused
 from magma.graph import GraphLink, LinkResolver, link_key, node_id, path_key
@@ -488,7 +489,7 @@ class VaultGraph:
 
 
 def _relation(link: GraphLink) -> str:
-    return "embeds" if link.kind == "embed" else "links_to"
+    return "embeds" if link.kind in EMBED_KINDS else "links_to"
 
 
 def _node_kind(file: VaultGraphFile | None) -> str:

@@ -20,7 +20,7 @@ from ccb.model import Heading, Link
 
 # --------------------------------------------------------------------------- links
 
-W, E, M = "wikilink", "embed", "markdown"
+W, E, M, ME = "wikilink", "embed", "markdown", "markdown-embed"
 
 LINKS: list[tuple[str, list[tuple[str, str, str | None, str | None]]]] = [
     # body, [(target, kind, subpath, display)]
@@ -50,8 +50,8 @@ LINKS: list[tuple[str, list[tuple[str, str, str | None, str | None]]]] = [
     ("[t](Note.md#Some%20Heading)", [("Note.md", M, "Some Heading", "t")]),
     ("[t](#Local)", [("", M, "Local", "t")]),
     ('[t](note.md "Title")', [("note.md", M, None, "t")]),
-    ("![](img.png)", [("img.png", E, None, None)]),
-    ("![alt text](pics/a%20b.png)", [("pics/a b.png", E, None, "alt text")]),
+    ("![](img.png)", [("img.png", ME, None, None)]),
+    ("![alt text](pics/a%20b.png)", [("pics/a b.png", ME, None, "alt text")]),
     ("[t](https://example.org/a.md)", []),
     ("[t](http://example.org)", []),
     ("[t](mailto:a@example.org)", []),
@@ -133,7 +133,7 @@ def test_link_targets_never_contain_brackets_or_pipes(body: str) -> None:
         assert "|" not in link.target
         assert "\n" not in link.target
         assert link.line >= 0
-        assert link.kind in ("wikilink", "embed", "markdown")
+        assert link.kind in ("wikilink", "embed", "markdown", "markdown-embed")
 
 
 @given(st.text(max_size=300))

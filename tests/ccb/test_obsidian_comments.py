@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import pytest
 
+from ccb.model import EMBED_KINDS
 from ccb.parse import parse_note
 
 #: (note text, expected link targets in order (``!`` marks an embed), expected tags)
@@ -59,7 +60,8 @@ CASES = {
 def test_links_and_tags_are_counted_where_obsidian_counts_them(name: str) -> None:
     text, links, tags = CASES[name]
     note = parse_note("Notes/note.md", text.encode("utf-8"))
-    assert [("!" if link.kind == "embed" else "") + link.target for link in note.links] == links
+    assert [("!" if link.kind in EMBED_KINDS else "") + link.target
+            for link in note.links] == links
     assert list(note.tags) == tags
 
 

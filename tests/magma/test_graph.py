@@ -12,6 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ccb.model import Link, LinkKind, Note
+from ccb.parse import parse_note
 from magma.graph import LinkResolver, link_key, path_key
 from magma.store import MagmaStore, NoteRecord
 from magma.vault_graph import vault_graph
@@ -197,3 +198,14 @@ def test_case_15_links_resolve_to_originals_even_beside_conflict_copies(
     resolver = LinkResolver(paths)  # conflict copies included on purpose: worst case
     assert resolver.resolve("Reading list", "Links here.md") == "Reading list.md"
     assert resolver.resolve("Meeting notes", "Links here.md") == "Meeting notes.md"
+
+
+def test_a_markdown_embed_is_found_beside_the_note_that_embeds_it() -> None:
+    """``![](pic.png)`` in ``Trips/Kyoto.md`` is ``Trips/pic.png``, as ``[t](pic.png)`` is,
+    even where another ``pic.png`` sits higher up; ``![[pic.png]]`` names the shortest path."""
+    resolver = LinkResolver(["pic.png", "Trips/pic.png", "Trips/Kyoto.md"])
+    assert resolver.resolve("pic.png", "Trips/Kyoto.md", kind="markdown-embed") == "Trips/pic.png"
+    assert resolver.resolve("pic.png", "Trips/Kyoto.md", kind="markdown") == "Trips/pic.png"
+    assert resolver.resolve("pic.png", "Trips/Kyoto.md", kind="embed") == "pic.png"
+    note = parse_note("Trips/Kyoto.md", b"![](pic.png) and ![[pic.png]]\n")
+    assert [link.kind for link in note.links] == ["markdown-embed", "embed"]

@@ -171,7 +171,8 @@ def _file(draw: st.DrawFn) -> tuple[GraphFileRow, list[LinkRecord]]:
     tags = tuple(draw(st.lists(st.sampled_from(["kiln", "Kiln", "咖啡"]), max_size=2)))
     links = [LinkRecord(path, draw(st.sampled_from([*_NAMES, "ghost", "Alpha.png",
                                                     "sub/Gamma", ""])),
-                        draw(st.sampled_from(["wikilink", "embed", "markdown"])),
+                        draw(st.sampled_from(["wikilink", "embed", "markdown",
+                                              "markdown-embed"])),
                         draw(st.sampled_from([None, "Intro"])), None, i)
              for i in range(draw(st.integers(0, 3)))]
     row = GraphFileRow(path, "note", name, tags, "project" if memory else None, props)
