@@ -1263,17 +1263,17 @@ _PHRASES = [
     # "用 pnpm 代替 npm", "以 Vite 取代 webpack": the thing named after is not the one used
     (re.compile(r"(?:代替|替代|取代)(?=\s*[^\s，。,.;；!?！？了的])"), " ¬ "),
     # "would rather get a written update than sit in a meeting": the second is not wanted
-    (re.compile(r"\b(?:would\s+)?rather\s+((?:[\w'-]+\s+){1,6}?)than\b"), r" prefer \1 ¬ "),
+    (re.compile(r"\b(?:would\s+)?rather\s+((?:[\w'⟨⟩-]+\s+){1,6}?)than\b"), r" prefer \1 ¬ "),
     # a limit, not a denial ("no more than a few paragraphs" = "a few paragraphs at most")
     (re.compile(r"\b(?:no|not) (?:more|longer|later) than\b"), " atmost "),
     (re.compile(r"\b(?:no|not) (?:less|fewer|earlier) than\b"), " atleast "),
     # "prefers tea to coffee", "prefer tabs over spaces": the second is not the one preferred
-    (re.compile(r"\b(prefer(?:s|red|ring)?\s+(?:[\w'-]+\s+){0,3}?[\w'-]+)\s+(?:to|over)\s+"
+    (re.compile(r"\b(prefer(?:s|red|ring)?\s+(?:[\w'⟨⟩-]+\s+){0,3}?[\w'⟨⟩-]+)\s+(?:to|over)\s+"
                 r"(?!\d)"), r"\1 ¬ "),
     # the comparison said first, the preference after it ("Tabs over spaces is what Ivan
     # prefers", "tea over coffee, he prefers"): the second is not the one preferred either
     # (read in the usual order, "Ivan prefers tabs ¬ spaces")
-    (re.compile(r"^((?:[\w'-]+\s+){0,3}?[\w'-]+)\s+over\s+([\w'-]+(?:\s+[\w'-]+){0,2}?)"
+    (re.compile(r"^((?:[\w'⟨⟩-]+\s+){0,3}?[\w'⟨⟩-]+)\s+over\s+([\w'⟨⟩-]+(?:\s+[\w'⟨⟩-]+){0,2}?)"
                 r"[\s,]+((?:is\s+what\s+)?(?:\S+\s+){0,3}?prefer\w*)"), r"\3 \1 ¬ \2"),
     (re.compile(r"\bfree of\b|\bfree from\b|\boff-limits\b|\boff limits\b"), " without "),
     # "gluten-free": without gluten; "lactose-free milk": milk without lactose

@@ -1233,6 +1233,54 @@ def _traded(old: Claim, new: Claim) -> bool:
     return False
 
 
+#: Words of a text in order for :func:`_spans_swapped`: a Han character, or a run of letters
+#: and digits ("10:30", "v2.1", "don't" are one word each).
+_ORDER_WORD = re.compile(f"[{HAN_RANGES}]|[^\\W{HAN_RANGES}_]+(?:['.:-][^\\W{HAN_RANGES}_]+)*")
+#: What may stand between two things that trade places without changing what is said: a
+#: list's joint ("tea and coffee" / "coffee and tea"; commas are not read) or a copula ("the
+#: admin is Alice" / "Alice is the admin").
+_ORDER_FREE = frozenset({
+    "", "and", "or", "nor", "&", "plus", "and also", "as well as", "vs", "versus", "is", "are",
+    "was", "were", "是", "为", "和", "与", "跟", "及", "以及", "或", "或者", "还有", "、"})
+#: Spans whose place says nothing: articles, pronouns and adverbs of how often ("我周末一般
+#: 去爬山" / "一般周末我去爬山").
+_FILLERS = frozenset({
+    "a", "an", "the", "of", "to", "in", "on", "at", "for", "my", "our", "i", "we", "you", "he",
+    "she", "they", "usually", "often", "always", "generally", "normally", "typically",
+    "sometimes", "also", "now", "的", "了", "在", "我", "你", "他", "她", "们", "一", "般", "通",
+    "常", "经", "总", "是", "平", "时", "也", "都", "会", "就", "现"})
+
+
+def _spans_swapped(old: str, new: str) -> bool:
+    """Do the two texts say the same words but for two spans that traded places across
+    words that order them ("prefer *Python* to *Go*", "*Alice* reports to *Bob*", "*coffee*
+    in the morning, *tea* in the afternoon", "*张三*向*李四*汇报")? Across a list's joint or a
+    copula (:data:`_ORDER_FREE`) the order says nothing, nor does a clause moved whole to the
+    other end ("Before a PR, run lint" / "Run lint before a PR": nothing stands between).
+    """
+    def words(text: str) -> list[str]:
+        return _ORDER_WORD.findall(text.casefold())
+
+    a, b = words(old), words(new)
+    if a == b or len(a) != len(b) or len(a) > 60 or any(
+            b == a[k:] + a[:k] for k in range(1, len(a))):  # a clause moved whole
+        return False
+    start = next(i for i in range(len(a)) if a[i] != b[i])
+    end = len(a) - next(i for i in range(len(a)) if a[-1 - i] != b[-1 - i])
+    a, b = a[start:end], b[start:end]
+
+    def joined(span: list[str]) -> str:
+        return "".join(span) if all(_HAN_CHAR.match(w) for w in span) else " ".join(span)
+
+    for i in range(1, len(a) - 1):
+        for j in range(1, len(a) - i):
+            if a[:i] == b[-i:] and a[-j:] == b[:j] and a[i:-j] == b[j:-i] and \
+                    joined(a[i:-j]) not in _ORDER_FREE and \
+                    not set(a[:i]) <= _FILLERS and not set(a[-j:]) <= _FILLERS:
+                return True
+    return False
+
+
 def _in_value_position(units: tuple[str, ...], index: int) -> bool:
     """Does the unit at ``index`` stand where a slot's value does: after a copula or a
     relation verb (over prepositions and other values: "address: 12 *Oak Lane*")?"""
@@ -1493,6 +1541,10 @@ def _judgement(kind: Verdict, rule: str, changes: tuple[str, ...], co: Claim, cn
         # "iPhone 15" / "iPhone 15 *Pro*", "Google" / "Google *DeepMind*", "York" / "*New*
         # York": another model, place or company, perhaps; merged, one memory would name both
         kind, changes = "possible_duplicate", (extended,)
+    if kind == "duplicate" and _spans_swapped(co.text, cn.text):
+        # "Alice reports to Bob" / "Bob reports to Alice": the same words, two things traded
+        # places; merged, one memory would say both
+        kind, rule, changes = "possible_contradiction", "values traded places", ()
     return PairJudgement(kind, rule, cosine, lexical, slot, _readable(changes, co, cn))
 
 

@@ -533,6 +533,24 @@ def test_categories_cover_the_issue(judged) -> None:
     # "stick with", "go with", "opt for" choose as "use" does: not another slot
     ("Stick with REST; avoid GraphQL.", "Avoid REST; go with GraphQL.", "contradiction"),
     ("Stick with REST; avoid GraphQL.", "Go with REST, not GraphQL.", "duplicate"),
+    # a preference over a named thing ("prefer Python to Go", "rather Vim than Emacs") sets
+    # the second against the first as over a common word
+    ("I prefer Python to Go.", "I prefer Go to Python.", "contradiction"),
+    ("I'd rather use Vim than Emacs.", "I'd rather use Emacs than Vim.", "contradiction"),
+    ("I'd rather use Vim than Emacs.", "I prefer Vim to Emacs.", "duplicate"),
+    # the same words with two things traded across the words that order them: never merged;
+    # across a list's joint or a copula, or a clause moved whole, the same fact
+    ("Alice reports to Bob.", "Bob reports to Alice.", "listed or changed"),
+    ("Deploy staging before prod.", "Deploy prod before staging.", "listed or changed"),
+    ("Coffee in the morning, tea in the afternoon.",
+     "Tea in the morning, coffee in the afternoon.", "listed or changed"),
+    ("早上喝咖啡，下午喝茶。", "早上喝茶，下午喝咖啡。", "listed or changed"),
+    ("张三向李四汇报。", "李四向张三汇报。", "listed or changed"),
+    ("I like tea and coffee.", "I like coffee and tea.", "duplicate"),
+    ("我喜欢茶和咖啡。", "我喜欢咖啡和茶。", "duplicate"),
+    ("The admin is Alice.", "Alice is the admin.", "duplicate"),
+    ("我老婆是上海人，我是成都人。", "我是成都人，我老婆是上海人。", "duplicate"),
+    ("我周末一般去爬山。", "一般周末我去爬山。", "duplicate"),
 ])
 def test_rules_read_from_the_pair_sets(real_embedder, old: str, new: str, verdict: str) -> None:
     """One pair per rule added from what a blind set showed, through the real model."""
