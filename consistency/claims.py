@@ -413,7 +413,7 @@ _FREQUENCY = re.compile(
     r"(?<!\bfor )(?<!\bin )(?<!\bwithin )(?<!\bafter )(?<!\bover )(?:a|an|per|each)\s+"
     r"(?P<p>second|minute|hour|day|night|week|fortnight|month|quarter|year)\b"
     r"(?!\s+(?:ago|later|earlier|old|before|after|from|or\b))"
-    rf"|\bevery\s+(?:(?P<n>other|{_COUNT_WORDS}|\d{{1,2}})\s+)?"
+    rf"|\bevery\s+(?:(?P<n>other|half|{_COUNT_WORDS}|\d{{1,2}})\s+)?"
     r"(?P<p2>hour|day|night|week|fortnight|month|quarter|year)s?\b"
     # "every morning": daily; the word after it stays a word (which part of the day)
     r"|\bevery\s+(?=(?:morning|afternoon|evening)s?\b)(?P<tod>)"
@@ -424,6 +424,19 @@ _FREQUENCY = re.compile(
     r"(?:(?P<zc>[一两二三四五六七八九十]|\d{1,2})次)?"
     r"|(?P<zc1>[一两二三四五六七八九十双]|\d{1,2})?个?(?P<zp1>周|星期|月|年|天)(?P<zc2>[一两二三四五六七八九十]|\d{1,2})次",
     re.I)
+#: Words after which "a day", "an hour" is a span of time, not a rate ("takes an hour",
+#: "for a week", "about a month"): our list, of the verbs of lasting and the words of
+#: measure and limit before an amount.
+_SPAN_BEFORE = ("for", "in", "within", "after", "over", "under", "take", "takes", "took",
+                "taking", "last", "lasts", "lasted", "spend", "spends", "spent", "wait",
+                "waited", "about", "around", "roughly", "nearly", "almost", "than", "least",
+                "most", "only", "just", "approximately")
+_SPAN_UNITS = "minute|hour|day|week|month|year"
+_SPELLED_SPAN = re.compile(
+    rf"(?<!\bevery )\bhalf\s+(?:an?\s+)?(?P<dhalf>{_SPAN_UNITS})\b(?!\s+(?:ago|later|earlier|old)\b)"
+    "|(?:" + "|".join(rf"(?<=\b{w} )" for w in _SPAN_BEFORE) + ")"
+    + rf"(?:an?|one)\s+(?P<dunit>{_SPAN_UNITS})\b(?P<dmore>\s+and\s+a\s+half\b)?"
+    r"(?!\s+(?:ago|later|earlier|old|before|after|from|or)\b)", re.I)
 #: ISO 4217 codes written before an amount ("CHF 24").
 _CURRENCY_CODES = "USD|EUR|GBP|CHF|HKD|JPY|CNY|RMB|CAD|AUD|SGD|NZD|TWD|KRW|INR|MXN|BRL|RUB"
 _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
@@ -482,7 +495,8 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("time", re.compile(r"(?P<zap>上午|下午|晚上|早上|凌晨|中午|清晨|傍晚)?(?<![早晚快慢多少大小好高低长短有冷热暖凉轻重细粗松紧严宽贵远近深浅强弱亮暗甜咸淡辣软硬干湿胖瘦稳])(?P<h>\d{1,2}|[一二两三四五六七八九十]+)\s*[点點](?P<half>半)?")),
     ("host", re.compile(
         r"\b(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.)+(?:[a-z]{2,}|internal|local|lan|corp|intra)"
-        r"(?::(?P<port>\d{1,5}))?(?=[^\w.]|\.(?:\s|$)|$)", re.I | _A)),
+        r"(?::(?P<port>\d{1,5}))?(?P<hpath>(?:/[\w~%@+-]+(?:\.[\w~%@+-]+)*)+/?)?"
+        r"(?=[^\w.]|\.(?:\s|$)|$)", re.I | _A)),
     ("port", re.compile(r"(?:\bports?\s*(?:number\s*)?(?:is\s*|to\s*|=\s*|:\s*)?|端口(?:号)?\s*(?:是|为|改为|改成|设为|换成|改到)?了?\s*|(?<=\s):)(?P<port>\d{2,5})\b", re.I | _A)),
     ("path", re.compile(r"(?<![\w/])(?:~|\.{1,2})?(?:/[\w.@-]+){2,}/?|\b[A-Za-z]:\\[\w\\. -]+", _A)),
     # which sprint, week or quarter a record is about ("sprint 14", "Q2", "第3周"): a label of
@@ -504,6 +518,9 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
                            + r")\b)", _A)),
     ("weekday", re.compile(rf"\b(?P<wd>{_WEEKDAY_WORDS}|weekend|weekday)s?\b|(?<![\d一两二三四五六七八九十]个)(?<![\d一两二三四五六七八九十])工作日(?P<zwork>)|(?:星期|周|礼拜)(?P<zwd>[一二三四五六日天末])(?P<zmore>(?:[、，,和及与]\s*[一二三四五六日天](?![次遍回趟个号]))*)(?![次遍回趟])", re.I | _A)),
     ("month", re.compile(r"\b(?P<mon>january|february|march|april|june|july|august|september|october|november|december)\b|(?:(?<=\bin )|(?<=\bby )|(?<=\bof )|(?<=since )|(?<=until )|(?<=early )|(?<=late )|(?<=\bmid[- ])|(?<=\bnext )|(?<=\blast )|(?<=\bthis ))(?P<may>(?-i:May))\b(?!\s+(?:be|have|not|need|want|also|still)\b)|(?P<zm>十[一二]|[一二三四五六七八九十]|1[0-2]|[1-9])月(?!份?[\d一二三四五六七八九十]+[日号])", re.I)),
+    # a span of time told without digits ("takes *an hour*", "for *a day and a half*", "*half
+    # an hour*"), read before "a day" can be read as a rate ("twice a day")
+    ("number", _SPELLED_SPAN),
     ("frequency", _FREQUENCY),
     # a chat channel ("#pay-alerts"): an identifier
     ("id", re.compile(r"(?<![\w#&/])#[a-z][a-z0-9_-]*-[a-z0-9_-]+", re.I | _A)),
@@ -517,6 +534,9 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     # half an hour, and "一个半小时" (an hour and a half)
     ("number", re.compile(r"(?P<zhalf>(?:(?P<zhn>[一两二三四五六七八九十]|\d{1,2})个)?半个?(?:小时|钟头))")),
     ("number", re.compile(r"(?P<zn>[零〇一二两三四五六七八九十百千万]+)(?P<u>个小时|小时|分钟|毫秒|秒钟|秒|公斤|千克|公里|千米|块钱|块|元|人|次|遍|个月|周|天|年|岁|斤|米|度|倍|%|个|位|名|只|条|辆|台|套|件|张|本|杯|瓶|碗|份|顿|趟|圈|页|篇|首|部|节|双|片|颗|粒|根|支)")),
+    # a floor in Han numerals ("三楼", "十二层"), as "3楼" is read
+    ("number", re.compile(r"(?<![零〇一二两三四五六七八九十百千万第])(?P<zn>[一二两三四五六七八九十]{1,3})"
+                          r"(?=[楼层])")),
     ("number", re.compile(r"百分之(?P<zp>[零〇一二两三四五六七八九十百]+)")),
     # an amount in Han numerals with no unit after it ("房租一个月六千五"); only one with
     # 百 / 千 / 万 after a digit, so words such as 千万 ("by all means") stay words
@@ -655,6 +675,10 @@ def _number_value(match: re.Match[str]) -> Value | None:
             (groups.get("en_scale") or "").lower(), 1)
         unit, factor = _unit((groups.get("u") or "").lower())
         return Value("number", _number_text(words * factor), unit)
+    if groups.get("dhalf") or groups.get("dunit"):  # "half an hour", "a day and a half"
+        span = 0.5 if groups.get("dhalf") else 1.5 if groups.get("dmore") else 1.0
+        unit, factor = _unit((groups.get("dhalf") or groups["dunit"]).lower())
+        return Value("number", _number_text(span * factor), unit)
     if groups.get("zhalf"):
         whole = _zh_number(groups["zhn"]) if groups.get("zhn") and not groups["zhn"].isdigit() \
             else int(groups.get("zhn") or 0)
@@ -728,8 +752,9 @@ def _frequency_value(match: re.Match[str]) -> Value | None:
         rate = Fraction(int(count) * _count(g["cw"])) / _PERIOD_DAYS[period]
     elif g["p"]:
         rate = Fraction(_count(g["c"])) / _PERIOD_DAYS[_folded(g["p"])]
-    elif g["p2"]:
-        rate = Fraction(1) / (_count(g["n"]) * _PERIOD_DAYS[_folded(g["p2"])])
+    elif g["p2"]:  # "every other day": 1/2; "every half hour": 48 a day
+        every = Fraction(1, 2) if _folded(g["n"] or "") == "half" else _count(g["n"])
+        rate = 1 / (every * _PERIOD_DAYS[_folded(g["p2"])])
     elif g["tod"] is not None:
         rate = Fraction(1)
     elif g["zp"]:
@@ -771,10 +796,13 @@ _READERS: dict[str, Callable[[re.Match[str]], Value | None]] = {
 def _host_values(kind: str, match: re.Match[str]) -> list[Value] | None:
     """An IP or host name and its port; ``None`` for a dotted word that names no host."""
     whole, port = match.group(0), match.group("port")
-    name = whole[: -len(port) - 1] if port else whole
+    path = (match.groupdict().get("hpath") or "").rstrip("/")
+    name = whole[: match.start("port") - 1 - match.start()] if port else \
+        whole[: len(whole) - len(match.groupdict().get("hpath") or "")]
     if kind == "host" and not _looks_like_host(name):
         return None
-    return [Value(kind, name.lower())] + ([Value("port", port)] if port else [])
+    # a page of the host ("github.com/acme/api") is the host and its path: one value
+    return [Value(kind, name.lower() + path)] + ([Value("port", port)] if port else [])
 
 
 def _weekday_value(match: re.Match[str]) -> Value | list[Value]:
@@ -968,12 +996,14 @@ _PATTERN_NEEDS: tuple[_Needs | None, ...] = (
     _DIGIT_NEEDED,  # version: "Postgres 15"
     None,  # weekday
     _Needs(words=_MONTH_NEEDS),  # month
+    _Needs(words=("minute", "hour", "day", "week", "month", "year")),  # "takes an hour"
     _Needs(words=_FREQUENCY_NEEDS),  # frequency
     _Needs(frozenset("#")),  # id: "#pay-alerts"
     _DIGIT_NEEDED,  # money
     _DIGIT_NEEDED,  # number
     _Needs(frozenset("半")),  # number: 半小时
     _Needs(frozenset("零〇一二两三四五六七八九十百千万")),  # number: 三公斤
+    _Needs(frozenset("楼层")),  # number: 三楼
     _Needs(frozenset("百")),  # number: 百分之十
     _Needs(frozenset("一二两三四五六七八九")),  # number: 六千五
     None,  # number: "forty-five"

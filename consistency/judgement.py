@@ -336,6 +336,10 @@ def _same_value(a: Value, b: Value) -> bool:
         return _on_a_12_hour_dial(a.text) == _on_a_12_hour_dial(b.text)  # "at 7" / "7 pm"
     if {a.kind, b.kind} == {"number", "version"} and not a.unit and not b.unit:
         return a.text == b.text  # "Python version is 3.11" / "uses Python 3.11"
+    if {a.kind, b.kind} == {"url", "host"}:  # "https://github.com/acme" / "github.com/acme"
+        url, host = (a, b) if a.kind == "url" else (b, a)
+        return re.sub(r"^[a-z]+://(?:www\.)?", "", url.text.casefold()).rstrip("/") == \
+            host.text.casefold().removeprefix("www.")
     if {a.kind, b.kind} == {"number", "port"} and not a.unit and not b.unit:
         return a.text == b.text  # "runs in Docker on 5433" / "listening on port 5433"
     if a.kind == b.kind == "weekday" and {a.text, b.text} & {WEEKEND, WORKDAYS}:

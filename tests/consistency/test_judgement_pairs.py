@@ -551,6 +551,17 @@ def test_categories_cover_the_issue(judged) -> None:
     ("The admin is Alice.", "Alice is the admin.", "duplicate"),
     ("我老婆是上海人，我是成都人。", "我是成都人，我老婆是上海人。", "duplicate"),
     ("我周末一般去爬山。", "一般周末我去爬山。", "duplicate"),
+    # a span of time, a floor and a host's page told another way are values, never merged
+    # with another of their kind
+    ("The build takes an hour.", "The build takes two hours.", "contradiction"),
+    ("Charge the phone for an hour.", "Charge the phone for 2 hours.", "contradiction"),
+    ("The bus comes every hour.", "The bus comes every half hour.", "contradiction"),
+    ("Reply within a day.", "Reply within 24 hours.", "duplicate"),
+    ("办公室在三楼。", "办公室在四楼。", "contradiction"),
+    ("The repo is at github.com/acme/api.", "The repo is at github.com/acme/web.",
+     "contradiction"),
+    ("The repo is at github.com/acme/api.", "The repo is https://github.com/acme/api",
+     "duplicate"),
 ])
 def test_rules_read_from_the_pair_sets(real_embedder, old: str, new: str, verdict: str) -> None:
     """One pair per rule added from what a blind set showed, through the real model."""

@@ -624,3 +624,26 @@ def test_a_word_and_its_inflection_are_one_word_a_longer_word_is_another(
 
     assert _inflected(_Substitution((old,), (new,), "other", False)) is same
     assert _inflected(_Substitution((new,), (old,), "other", False)) is same
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    # a span of time told without digits, after a word of lasting or measure
+    ("The build takes an hour.", ("number", "3600", "s")),
+    ("Charge the phone for a day.", ("number", "86400", "s")),
+    ("I'll be back in half an hour.", ("number", "1800", "s")),
+    ("We lived there for a year and a half.", ("number", "1.5", "year")),
+    # "every half hour" is a rate, twice an hour
+    ("The bus comes every half hour.", ("frequency", "48/1", "")),
+    # a floor in Han numerals is read as one in digits
+    ("办公室在三楼。", ("number", "3", "")),
+    # a host's page is the host and its path
+    ("The repo is at github.com/acme/api.", ("host", "github.com/acme/api", "")),
+])
+def test_spans_floors_and_pages_without_digits_or_scheme(
+        text: str, value: tuple[str, str, str]) -> None:
+    assert value in _values(text)
+
+
+def test_a_rate_stays_a_rate_after_a_spelled_span() -> None:
+    assert ("frequency", "1/1", "") in _values("I take a walk once a day.")
+    assert ("frequency", "1/30", "") in _values("Rent is $1,200 a month.")
