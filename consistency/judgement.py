@@ -1545,6 +1545,10 @@ def _judgement(kind: Verdict, rule: str, changes: tuple[str, ...], co: Claim, cn
         # "iPhone 15" / "iPhone 15 *Pro*", "Google" / "Google *DeepMind*", "York" / "*New*
         # York": another model, place or company, perhaps; merged, one memory would name both
         kind, changes = "possible_duplicate", (extended,)
+    if kind == "duplicate" and _past_beside_present(co, cn):
+        # "I previously worked at Google" / "I work at Google", "我以前住在上海" / "我住在上海":
+        # one tells it ended, the other that it holds; merged, one memory would say both
+        kind, changes = "possible_contradiction", ("one tells of the past",)
     if kind == "duplicate" and _spans_swapped(co.text, cn.text):
         # "Alice reports to Bob" / "Bob reports to Alice": the same words, two things traded
         # places; merged, one memory would say both
@@ -1575,6 +1579,20 @@ _PAST_STATE = re.compile(
 
 def _of_the_past(claim: Claim) -> bool:
     return _PAST_STATE.search(claim.text) is not None
+
+
+def _past_beside_present(old: Claim, new: Claim) -> bool:
+    """Does one side set the fact in the past (:data:`_PAST_STATE`) and the other tell it as
+    it stands? Not when the other tells a past too: in the same English words ("Back then I
+    lived in Rome" / "I lived in Rome"), or with 过 ("我以前学过钢琴" / "我学过钢琴")."""
+    past = [claim for claim in (old, new) if _of_the_past(claim)]
+    if len(past) != 1:
+        return False
+    then, now = past[0], new if past[0] is old else old
+    if "过" in now.text:
+        return False
+    told = _ORDER_WORD.findall(_PAST_STATE.sub(" ", then.text).casefold())
+    return then.language != "en" or told != _ORDER_WORD.findall(now.text.casefold())
 
 
 #: Words that open a case a rule holds in ("when I write in Chinese", "如果下雨").
@@ -2220,7 +2238,7 @@ RESTATED_NEW_SHARE = 0.25
 
 #: Joiners of a list's items ("vim and tmux", "Postgres、Redis", "猫和狗"); a comma or a
 #: slash joins too much else (addresses, URLs, "detailed, long").
-_LIST_ITEMS = re.compile(r"\s*(?:&|\band\b|\bor\b|和|与|及|以及|、|跟)\s*")
+_LIST_ITEMS = re.compile(r"\s*(?:&|\band\b|\bor\b|和|与|及|以及|、|跟|或者|或(?![许是]))\s*")
 
 
 def _list_member_denied(old: Claim, new: Claim) -> bool:
@@ -2231,7 +2249,8 @@ def _list_member_denied(old: Claim, new: Claim) -> bool:
     items = [part for part in _LIST_ITEMS.split(old.text) if part.strip()]
     if len(items) < 2:
         return False
-    said = _named_things(new) | set(new.tokens)
+    # a name alone in its item ("… or Memcached.") is read as a word, stemmed: compared so
+    said = {w for t in _named_things(new) | set(new.tokens) for w in (t, stem(t))}
     named = [_named_things(claim) | {t for t in claim.tokens if ":" in t}
              for claim in map(_statement_claim, items)]
     return any(things & said for things in named) and any(

@@ -562,6 +562,14 @@ def test_categories_cover_the_issue(judged) -> None:
      "contradiction"),
     ("The repo is at github.com/acme/api.", "The repo is https://github.com/acme/api",
      "duplicate"),
+    # one thing of a list joined by "or" / 或 used after all: the other is still denied
+    ("Don't use Redis or Memcached.", "Use Memcached.", "possible_contradiction"),
+    ("不要用 Redis 或 Memcached。", "用 Memcached。", "possible_contradiction"),
+    # the same fact set in the past on one side only: it ended, or holds; never merged
+    ("I previously worked at Google.", "I work at Google.", "listed or changed"),
+    ("我以前住在上海。", "我住在上海。", "listed or changed"),
+    ("Back then I lived in Rome.", "I lived in Rome.", "duplicate"),
+    ("我以前学过钢琴。", "我学过钢琴。", "duplicate"),
 ])
 def test_rules_read_from_the_pair_sets(real_embedder, old: str, new: str, verdict: str) -> None:
     """One pair per rule added from what a blind set showed, through the real model."""
