@@ -1531,7 +1531,14 @@ _FUTURE_OR_VALUE = re.compile(
 _RELATIVE_DAYS = {"today": 0, "yesterday": -1, "this morning": 0, "this afternoon": 0,
                   "this evening": 0, "tonight": 0, "last night": -1, "今天": 0, "今日": 0,
                   "今早": 0, "今晚": 0, "昨天": -1, "昨日": -1, "昨晚": -1, "前天": -2,
-                  "day before yesterday": -2, "大前天": -3}
+                  "day before yesterday": -2, "大前天": -3,
+                  # a week or a month named from the day written: its day, a week or a
+                  # month before ("went hiking last weekend" / "this weekend": two outings)
+                  "this week": 0, "this weekend": 0, "this month": 0, "last week": -7,
+                  "last weekend": -7, "last month": -30, "这周": 0, "本周": 0, "这星期": 0,
+                  "这个星期": 0, "这个月": 0, "本月": 0, "上周": -7, "上星期": -7, "上个星期": -7,
+                  "上礼拜": -7, "上个月": -30, "上月": -30,
+                  "上上周": -14, "上上个月": -60}
 #: The words of :data:`_RELATIVE_DAYS` as one pattern, the longest first ("the day before
 #: yesterday" is not "yesterday", 大前天 is not 前天; 以前天气 "the weather before" is no day).
 _RELATIVE_DAY = re.compile("|".join(
@@ -1574,9 +1581,33 @@ def _relative_day(lowered: str, values: list[tuple[int, Value]], written: date) 
                 _EN_NUMBERS.get(n) or _zh_number(n) or 0)
             return written - timedelta(days=days) if 0 < days <= 999 else None
         word = _RELATIVE_DAY.search(lowered)
-        return None if word is None else written + timedelta(days=_RELATIVE_DAYS[word.group()])
+        if word is not None:
+            return written + timedelta(days=_RELATIVE_DAYS[word.group()])
+        return _past_weekday(lowered, values, written)
     except OverflowError:  # "yesterday", written on date.min
         return None
+
+
+#: A rule that denies ("don't release on Fridays", 不要在周五发布): no event.
+_RULE_DENIED = re.compile(r"\b(?:don't|do not|never|must not|mustn't)\b|不要|别|不能|不准|禁止")
+
+
+def _past_weekday(lowered: str, values: list[tuple[int, Value]], written: date) -> date | None:
+    """The day of one weekday a past event names ("had a 1:1 with Sarah on Monday"): the
+    last such day by ``written``. Never a habit ("on Mondays", 每周一), a plan or a change
+    ("moved the standup to Monday")."""
+    days = [(offset, v) for offset, v in values if v.kind == "weekday"]
+    # a past told by a verb's tense or by 了 / 过 (发布, 上线 name no tense: "A项目周五上线")
+    past = any(m.group().isascii() or m.group() in {"了", "过"} for m in _PAST.finditer(lowered))
+    if len(days) != 1 or not past or _FUTURE_OR_VALUE.search(lowered) or \
+            _CHANGE_CUES.search(lowered) or _RULE_DENIED.search(lowered) or \
+            not days[0][1].text.isdigit():
+        return None
+    offset, day = days[0]
+    number = int(day.text)
+    if not 1 <= number <= 7 or re.match(r"[a-z]+days\b", lowered[offset:]):
+        return None
+    return written - timedelta(days=(written.isoweekday() - number) % 7)
 
 
 def _month_of_record(clean: str, lowered: str, written: date | None) -> date | None:

@@ -570,6 +570,13 @@ def test_categories_cover_the_issue(judged) -> None:
     ("我以前住在上海。", "我住在上海。", "listed or changed"),
     ("Back then I lived in Rome.", "I lived in Rome.", "duplicate"),
     ("我以前学过钢琴。", "我学过钢琴。", "duplicate"),
+    # a past event on a weekday, or in a week named from the day written, is dated: two
+    # such events are a series; a rule or a move to a weekday is no event
+    ("Had a 1:1 with Sarah on Monday.", "Had a 1:1 with Sarah on Thursday.", "series"),
+    ("上周去了医院。", "这周又去了医院。", "series"),
+    ("Went hiking last weekend.", "Went hiking this weekend.", "series"),
+    ("别在周五发版。", "周五别发版。", "duplicate"),
+    ("Moved the standup to Monday.", "Moved the standup to Tuesday.", "contradiction"),
 ])
 def test_rules_read_from_the_pair_sets(real_embedder, old: str, new: str, verdict: str) -> None:
     """One pair per rule added from what a blind set showed, through the real model."""
