@@ -632,7 +632,8 @@ _AMOUNT_BEFORE_AT = re.compile(
     r"\b(?:capped|limited|priced|pegged|rated|valued|maxed|peaked|topped|bottomed|scored|"
     r"ranked|level|levels|version|size|number|count|total|score|rank|aged?|age)\s+(?:out\s+)?$"
     r"|\b(?:limits?|caps?|quotas?|max(?:imum)?|min(?:imum)?|thresholds?|budgets?|prices?|"
-    r"rates?|ratios?|temperature|volume|speed|retries|workers|threads|replicas)\b"
+    r"rates?|ratios?|temperature|volume|speed|retries|workers|threads|replicas|thermostat|"
+    r"heating|heater|battery|humidity|brightness|pressure|weight)\b"
     r"(?:\s+\w+){0,2}\s+$", re.I)
 
 
@@ -1190,7 +1191,8 @@ def _names(text: str) -> list[tuple[int, str, str]]:
         start = match.start()
         raw = text[:start]
         before = raw.rstrip()
-        opens = not before or "\n" in raw[len(before):] or before[-1] in ".!?:;\n-–—•*>(\"'" or before.endswith(("。", "！", "？"))
+        opens = (not before or "\n" in raw[len(before):] or before[-1] in ".!?:;\n-–—•*>(\"'"
+                 or before.endswith(("。", "！", "？"))) and not _TITLE_BEFORE.search(before)
         if opens and words[0] == match.group(0).split()[0] and not any(
                 c.isupper() for c in words[0][1:]):
             words = words[1:]  # the word that opens a sentence is capitalised anyway
@@ -1200,6 +1202,10 @@ def _names(text: str) -> list[tuple[int, str, str]]:
         out.append((start, " ".join(words).lower(),
                     " ".join(_ACRONYM_PLURAL.sub(r"\1", w) for w in words).lower()))
     return out
+
+
+#: A title with its period before a name ("Dr. Lee", "Mrs. Chen"): the period ends no sentence.
+_TITLE_BEFORE = re.compile(r"\b(?:Dr|Mr|Mrs|Ms|Mx|Prof|Sr|Jr|St|Mt|Capt|Rev|Gen|Col|Lt|Sgt)\.$")
 
 
 #: An acronym's plural ("ORMs", "APIs", "PRs"): the acronym, as "ORM" names one.

@@ -1238,8 +1238,9 @@ def _traded(old: Claim, new: Claim) -> bool:
 
 
 #: Words of a text in order for :func:`_spans_swapped`: a Han character, or a run of letters
-#: and digits ("10:30", "v2.1", "don't" are one word each).
-_ORDER_WORD = re.compile(f"[{HAN_RANGES}]|[^\\W{HAN_RANGES}_]+(?:['.:-][^\\W{HAN_RANGES}_]+)*")
+#: and digits ("10:30", "v2.1", "don't" are one word each), or a slash ("5/6" / "6/5": two
+#: days).
+_ORDER_WORD = re.compile(f"[{HAN_RANGES}/]|[^\\W{HAN_RANGES}_]+(?:['.:-][^\\W{HAN_RANGES}_]+)*")
 #: What may stand between two things that trade places without changing what is said: a
 #: list's joint ("tea and coffee" / "coffee and tea"; commas are not read) or a copula ("the
 #: admin is Alice" / "Alice is the admin").
@@ -1272,17 +1273,19 @@ def _spans_swapped(old: str, new: str) -> bool:
     start = next(i for i in range(len(a)) if a[i] != b[i])
     end = len(a) - next(i for i in range(len(a)) if a[-1 - i] != b[-1 - i])
     a, b = a[start:end], b[start:end]
+    return any(a[:i] == b[-i:] and a[-j:] == b[:j] and a[i:-j] == b[j:-i] and _ordered(a, i, j)
+               for i in range(1, len(a) - 1) for j in range(1, len(a) - i))
 
-    def joined(span: list[str]) -> str:
-        return "".join(span) if all(_HAN_CHAR.match(w) for w in span) else " ".join(span)
 
-    for i in range(1, len(a) - 1):
-        for j in range(1, len(a) - i):
-            if a[:i] == b[-i:] and a[-j:] == b[:j] and a[i:-j] == b[j:-i] and \
-                    joined(a[i:-j]) not in _ORDER_FREE and \
-                    not set(a[:i]) <= _FILLERS and not set(a[-j:]) <= _FILLERS:
-                return True
-    return False
+def _ordered(words: list[str], i: int, j: int) -> bool:
+    """Does the order of ``words[:i]`` and ``words[-j:]`` say something: words between them
+    that order them, and each more than a filler (:func:`_spans_swapped`)?"""
+    middle = words[i:-j]
+    joined = "".join(middle) if all(_HAN_CHAR.match(w) for w in middle) else " ".join(middle)
+    # a slash between words is "or" ("tea/coffee"); between numbers a date ("5/6")
+    free = joined in _ORDER_FREE or (joined == "/" and not (
+        words[i - 1].isdigit() and words[-j].isdigit()))
+    return not free and not set(words[:i]) <= _FILLERS and not set(words[-j:]) <= _FILLERS
 
 
 def _in_value_position(units: tuple[str, ...], index: int) -> bool:

@@ -577,6 +577,13 @@ def test_categories_cover_the_issue(judged) -> None:
     ("Went hiking last weekend.", "Went hiking this weekend.", "series"),
     ("别在周五发版。", "周五别发版。", "duplicate"),
     ("Moved the standup to Monday.", "Moved the standup to Tuesday.", "contradiction"),
+    # a name after a title's period ("Dr. Lee") is a name, not a word opening a sentence
+    ("My dentist is Dr. Lee.", "My dentist is Dr. Smith.", "contradiction"),
+    # numbers traded across a slash are two days; words across it, "or"
+    ("Sister's birthday is on 5/6.", "Sister's birthday is on 6/5.", "listed or changed"),
+    ("I like tea/coffee.", "I like coffee/tea.", "duplicate"),
+    # an amount after "at" of a measure ("the thermostat is set at 21") is no clock time
+    ("The thermostat is set at 21.", "The thermostat is set at 21 degrees.", "duplicate"),
 ])
 def test_rules_read_from_the_pair_sets(real_embedder, old: str, new: str, verdict: str) -> None:
     """One pair per rule added from what a blind set showed, through the real model."""
