@@ -694,7 +694,14 @@ def _crossed_antonyms(old: Claim, new: Claim) -> list[_Substitution]:
     weigh it as any antonym (:func:`_changed_word`)."""
     a, b = old.asserted - new.asserted, new.asserted - old.asserted
     return [_Substitution((x,), (y,), "value", True) for x in sorted(a) for y in sorted(b)
-            if x.isascii() and y.isascii() and frozenset((x, y)) in _ANTONYMS]
+            if x.isascii() and y.isascii() and (frozenset((x, y)) in _ANTONYMS or (
+                x in _COLOURS and y in _COLOURS))]
+
+
+#: Colours (:mod:`consistency.lexicon`): one thing has one, so two across languages are as
+#: antonyms ("My car is a *red* Tesla" / "我的车是*蓝色*的特斯拉").
+_COLOURS = frozenset({"red", "blue", "green", "yellow", "black", "white", "grey", "purple",
+                      "pink", "brown"})
 
 
 def _heads(claim: Claim, word: str) -> set[str]:

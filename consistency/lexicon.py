@@ -170,6 +170,16 @@ use | use uses used using utilise utilize employ | 使用 用
 editor | editor editors | 编辑器
 dark | dark | 深色 暗色 暗黑
 light | light | 浅色 亮色
+red | red | 红色
+blue | blue | 蓝色
+green | green | 绿色
+yellow | yellow | 黄色
+black | black | 黑色
+white | white | 白色
+grey | grey gray | 灰色
+purple | purple | 紫色
+pink | pink | 粉色 粉红色
+brown | brown | 棕色 咖啡色
 mode | mode | 模式
 theme | theme themes color-scheme colour-scheme | 主题 配色
 font | font fonts | 字体

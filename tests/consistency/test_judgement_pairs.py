@@ -584,6 +584,10 @@ def test_categories_cover_the_issue(judged) -> None:
     ("I like tea/coffee.", "I like coffee/tea.", "duplicate"),
     # an amount after "at" of a measure ("the thermostat is set at 21") is no clock time
     ("The thermostat is set at 21.", "The thermostat is set at 21 degrees.", "duplicate"),
+    # colours in Chinese are read as in English: the same colour one fact, another never
+    # merged
+    ("My car is red.", "我的车是红色的。", "duplicate"),
+    ("My car is a red Tesla.", "我的车是蓝色的特斯拉。", "listed or changed"),
 ])
 def test_rules_read_from_the_pair_sets(real_embedder, old: str, new: str, verdict: str) -> None:
     """One pair per rule added from what a blind set showed, through the real model."""
