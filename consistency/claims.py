@@ -1303,6 +1303,14 @@ _PHRASES = [
     # a limit, not a denial ("no more than a few paragraphs" = "a few paragraphs at most")
     (re.compile(r"\b(?:no|not) (?:more|longer|later) than\b"), " atmost "),
     (re.compile(r"\b(?:no|not) (?:less|fewer|earlier) than\b"), " atleast "),
+    # "retry up to 3 times": at most (never "up to date", "up to you")
+    (re.compile(r"\bup to\s+(?=⟨|\d|(?:one|two|three|four|five|six|seven|eight|nine|ten)\b)"),
+     " atmost "),
+    # "everything except pork", "any day except Friday": what is excepted is denied
+    (re.compile(r"\bexcept(?: for)?\b"), " ¬ "),
+    # "除了猪肉我什么都吃": all but the thing named (除了 X 还 / 也 … adds X instead)
+    (re.compile(r"除了([^，。,；;都还也]{1,30}?)(?:以外|之外)?(?=\s*(?:[，,]|[我你他她]|什么|都))"
+                r"(?=[^。；;还也]{0,40}都)"), r" ¬ \1; "),
     # "prefers tea to coffee", "prefer tabs over spaces": the second is not the one preferred
     (re.compile(r"\b(prefer(?:s|red|ring)?\s+(?:[\w'⟨⟩-]+\s+){0,3}?[\w'⟨⟩-]+)\s+(?:to|over)\s+"
                 r"(?!\d)"), r"\1 ¬ "),
@@ -1331,7 +1339,7 @@ _PHRASE_NEEDS: tuple[tuple[str, ...], ...] = (
     ("not", "sick of", "tired of"), ("turn", "switch"), ("turn", "switch"),
     ("no longer", "not any", "stop", "used to"), ("instead of", "rather than"),
     ("代替", "替代", "取代"), ("rather",),
-    ("than",), ("than",), ("prefer",), (" over ",), ("free of", "free from", "off-limits", "off limits"),
+    ("than",), ("than",), ("up to",), ("except",), ("除了",), ("prefer",), (" over ",), ("free of", "free from", "off-limits", "off limits"),
     ("-free",), ("-free",), ("比起", "相比于", "相比起"), ("begin", "began", "commence"),
     ("every time", "at all times"), ("have to", "has to", "need to", "needs to"),
     ("is ok to", "it is fine to", "feel free to"),

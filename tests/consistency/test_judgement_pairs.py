@@ -588,6 +588,13 @@ def test_categories_cover_the_issue(judged) -> None:
     # merged
     ("My car is red.", "我的车是红色的。", "duplicate"),
     ("My car is a red Tesla.", "我的车是蓝色的特斯拉。", "listed or changed"),
+    # what is excepted ("everything except pork", 除了猪肉…都) is denied; "up to" a number
+    # is at most
+    ("I eat everything except pork.", "I eat pork.", "contradiction"),
+    ("除了猪肉我什么都吃。", "我吃猪肉。", "contradiction"),
+    ("除了猪肉我还吃牛肉。", "我吃猪肉和牛肉。", "duplicate"),
+    ("Retry up to 3 times.", "Retry at least 3 times.", "kept apart"),
+    ("Retry up to 3 times.", "Retry at most 3 times.", "duplicate"),
 ])
 def test_rules_read_from_the_pair_sets(real_embedder, old: str, new: str, verdict: str) -> None:
     """One pair per rule added from what a blind set showed, through the real model."""
