@@ -393,7 +393,8 @@ _A = re.ASCII  # \b and \w over ASCII only: a Han character beside a value is a 
 #: "every two weeks" → ``1/14``, "每月" → ``1/30``).
 _PERIOD_DAYS = {"second": Fraction(1, 86400), "minute": Fraction(1, 1440), "hour": Fraction(1, 24), "day": Fraction(1), "night": Fraction(1),
                 "week": Fraction(7), "fortnight": Fraction(14), "month": Fraction(30),
-                "quarter": Fraction(91), "year": Fraction(365),
+                "quarter": Fraction(91), "year": Fraction(365), "mo": Fraction(30),
+                "yr": Fraction(365), "wk": Fraction(7), "hr": Fraction(1, 24),
                 "秒": Fraction(1, 86400), "秒钟": Fraction(1, 86400), "分钟": Fraction(1, 1440),
                 "小时": Fraction(1, 24), "天": Fraction(1), "日": Fraction(1), "晚": Fraction(1),
                 "周": Fraction(7), "星期": Fraction(7), "礼拜": Fraction(7), "月": Fraction(30),
@@ -410,8 +411,8 @@ _CLOCK_WORDS = "one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve"
 _COUNTED = r"x|times?|nights?|days?|mornings?|afternoons?|evenings?|sessions?|shifts?|classes"
 _FREQUENCY = re.compile(
     rf"\b(?:(?P<c>once|twice|thrice|(?:{_COUNT_WORDS}|\d{{1,2}})\s*(?:{_COUNTED}))\s+)?"
-    r"(?<!\bfor )(?<!\bin )(?<!\bwithin )(?<!\bafter )(?<!\bover )(?:a|an|per|each)\s+"
-    r"(?P<p>second|minute|hour|day|night|week|fortnight|month|quarter|year)\b"
+    r"(?<!\bfor )(?<!\bin )(?<!\bwithin )(?<!\bafter )(?<!\bover )(?:(?:a|an|per|each)\s+|(?<=[\dkK%万元块])/)"
+    r"(?P<p>second|minute|hour|day|night|week|fortnight|month|quarter|year|mo|yr|wk|hr)\b"
     r"(?!\s+(?:ago|later|earlier|old|before|after|from|or\b))"
     rf"|\bevery\s+(?:(?P<n>other|half|{_COUNT_WORDS}|\d{{1,2}})\s+)?"
     r"(?P<p2>hour|day|night|week|fortnight|month|quarter|year)s?\b"
@@ -525,10 +526,10 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     # a chat channel ("#pay-alerts"): an identifier
     ("id", re.compile(r"(?<![\w#&/])#[a-z][a-z0-9_-]*-[a-z0-9_-]+", re.I | _A)),
     ("money", re.compile(r"(?P<cur>(?<![A-Za-z])(?:HK|US|AU?|CA?|NZ|S|NT|R)\$|[$€£¥￥₹₩₽]|"
-                         rf"\b(?:{_CURRENCY_CODES})(?=\s?\d))\s?(?P<n>\d+(?:[,.]\d+)*)(?P<k>[kKmM万])?",
+                         rf"\b(?:{_CURRENCY_CODES})(?=\s?\d))\s?(?P<n>\d+(?:[,.]\d+)*)(?P<k>[kKmM万]|\s+(?:thousand|million|billion)\b)?",
                          re.I)),
     ("number", re.compile(
-        r"(?<![A-Za-z0-9_.])(?<![A-Za-z]-)(?P<sign>(?<![\w-])[-−](?=\d))?(?P<n>\d+(?:,\d{3})*(?:\.\d+)?)(?P<k>[kKmM](?![a-zA-Z])|万|千)?(?:-(?=[a-z]{3})|\s*)(?P<u>"
+        r"(?<![A-Za-z0-9_.])(?<![A-Za-z]-)(?P<sign>(?<![\w-])[-−](?=\d))?(?P<n>\d+(?:,\d{3})*(?:\.\d+)?)(?P<k>[kKmM](?![a-zA-Z])|万|千|\s+(?:thousand|million|billion)\b)?(?:-(?=[a-z]{3})|\s*)(?P<u>"
         + "|".join(re.escape(u) for u in _UNIT_WORDS)
         + r")?(?![A-Za-z0-9_])", re.I)),
     # half an hour, and "一个半小时" (an hour and a half)
@@ -537,7 +538,7 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     # a floor in Han numerals ("三楼", "十二层"), as "3楼" is read
     ("number", re.compile(r"(?<![零〇一二两三四五六七八九十百千万第])(?P<zn>[一二两三四五六七八九十]{1,3})"
                           r"(?=[楼层])")),
-    ("number", re.compile(r"百分之(?P<zp>[零〇一二两三四五六七八九十百]+)")),
+    ("number", re.compile(r"(?P<zpk>[百千])分之(?P<zp>[零〇一二两三四五六七八九十百]+)")),
     # an amount in Han numerals with no unit after it ("房租一个月六千五"); only one with
     # 百 / 千 / 万 after a digit, so words such as 千万 ("by all means") stay words
     ("number", re.compile(r"(?<![零〇一二两三四五六七八九十百千万])(?P<zn>[一二两三四五六七八九]"
@@ -687,6 +688,8 @@ def _number_value(match: re.Match[str]) -> Value | None:
         return Value("number", _number_text(((whole or 0) + 0.5) * factor), unit)
     if groups.get("zp"):
         percent = _zh_number(groups["zp"])
+        if percent is not None and groups.get("zpk") == "千":  # 千分之二: 0.2%
+            return Value("number", _number_text(percent / 10), "%")
         return None if percent is None else Value("number", str(percent), "%")
     if groups.get("zn"):
         han = _zh_number(groups["zn"])
@@ -701,7 +704,7 @@ def _number_value(match: re.Match[str]) -> Value | None:
         return None
     if groups.get("k") == "m" and not groups.get("u") and not groups.get("sign"):
         return Value("number", _number_text(number), "m")  # "5m": minutes, megabytes, metres?
-    scale = {"k": 1e3, "m": 1e6, "万": 1e4, "千": 1e3}.get((groups.get("k") or "").lower(), 1.0)
+    scale = _SCALES.get((groups.get("k") or "").strip().lower(), 1.0)
     if groups.get("sign"):
         scale = -scale  # "-18 °C" is not "18 °C"
     spelling = (groups.get("u") or "").lower()
@@ -714,11 +717,16 @@ def _number_value(match: re.Match[str]) -> Value | None:
     return Value("number", _number_text(number * scale * factor), unit)
 
 
+#: What a number's scale word multiplies it by ("12k", "1.2M", "1.2 million", "3万").
+_SCALES = {"k": 1e3, "m": 1e6, "万": 1e4, "千": 1e3, "thousand": 1e3, "million": 1e6,
+           "billion": 1e9}
+
+
 def _money_value(match: re.Match[str]) -> Value | None:
     """An amount and its currency; ``None`` when the digits after the sign are no amount
     ("$ 12.5.1a", "€ 3.11.0rc1": a version after a currency sign)."""
     raw = match.group("n").replace(",", "")
-    scale = {"k": 1e3, "m": 1e6, "万": 1e4}.get((match.group("k") or "").lower(), 1.0)
+    scale = _SCALES.get((match.group("k") or "").strip().lower(), 1.0)
     sign = match.group("cur").lower()
     try:
         amount = float(raw)
@@ -960,7 +968,8 @@ _MONTH_NEEDS = ("january", "february", "march", "april", "may", "june", "july", 
 #: "each" ("twice a week", "every day"), "every", an adverb ("daily", "annually": the others
 #: hold their period), 天天, 每…, or …次.
 _FREQUENCY_NEEDS = ("second", "minute", "hour", "day", "night", "week", "month", "quarter",
-                    "year", "every", "daily", "annually", "天", "每", "次")
+                    "year", "every", "daily", "annually", "天", "每", "次", "/mo", "/yr",
+                    "/wk", "/hr")
 
 
 _DIGIT_NEEDED = _Needs(digit=True)
@@ -1005,7 +1014,7 @@ _PATTERN_NEEDS: tuple[_Needs | None, ...] = (
     _Needs(frozenset("半")),  # number: 半小时
     _Needs(frozenset("零〇一二两三四五六七八九十百千万")),  # number: 三公斤
     _Needs(frozenset("楼层")),  # number: 三楼
-    _Needs(frozenset("百")),  # number: 百分之十
+    _Needs(frozenset("百千")),  # number: 百分之十, 千分之二
     _Needs(frozenset("一二两三四五六七八九")),  # number: 六千五
     None,  # number: "forty-five"
     None,  # currency

@@ -595,6 +595,10 @@ def test_categories_cover_the_issue(judged) -> None:
     ("除了猪肉我还吃牛肉。", "我吃猪肉和牛肉。", "duplicate"),
     ("Retry up to 3 times.", "Retry at least 3 times.", "kept apart"),
     ("Retry up to 3 times.", "Retry at most 3 times.", "duplicate"),
+    # a rate after a slash, a scale in words, a rate per thousand are read
+    ("The subscription costs $10/month.", "The subscription costs $10/year.", "contradiction"),
+    ("The house costs 1.2M.", "The house costs 1.2 million.", "duplicate"),
+    ("The fee is 2%.", "手续费是千分之二。", "listed or changed"),
 ])
 def test_rules_read_from_the_pair_sets(real_embedder, old: str, new: str, verdict: str) -> None:
     """One pair per rule added from what a blind set showed, through the real model."""
