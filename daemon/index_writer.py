@@ -8,9 +8,10 @@ order: each write is one version whatever changes the file before its index writ
 writes that pile up meanwhile go in one batch (one commit for several files). A reader of
 the store in the same process — a search, a status, a check, a forget, a rollback, a dream,
 a sync — waits for what is pending first (:meth:`BackgroundIndex.settle`); the next
-``remember`` does not: it sees the memory files themselves, and the vector of each memory
-just written (kept by the store, :class:`magma.store_memo.RecentVectors`), and settles only
-before it reads a table.
+``remember`` does not: it sees the memory files themselves, the vector of each memory
+just written (kept by the store, :class:`magma.store_memo.RecentVectors`) and the rows
+committed so far, and embeds a vector none of them holds
+(:meth:`daemon.memory_pool.MemoryPool.facts`; it waits only when that would be many).
 
 The thread is not a daemon thread, and it ends when nothing is left: a process that exits
 (a one-shot ``dreamd remember``) waits for the write. A process killed before the write

@@ -123,8 +123,8 @@ class MemoryService:
     ``memory_index`` is the one owner of that folder's ``MEMORY.md``.
 
     ``index`` indexes paths after a write (:class:`IndexWrites`: now, or a ``remember``'s
-    right after its answer; ``store`` is read without waiting for that — files and vectors
-    kept of memories just written suffice to judge — and settled before a table is read).
+    right after its answer; ``store`` is read without waiting for that: files, vectors kept
+    of memories just written, committed rows, else embedded, :meth:`MemoryPool.facts`).
     ``store`` may be ``None`` before the first sync (no embedding candidates then).
     ``owner`` is who the service acts for: it sees shared memories and that owner's
     (:meth:`ccb.owner.Owner.sees`), and new memories are written with it; ``None`` (the vault's
@@ -329,7 +329,7 @@ class MemoryService:
 
     def _facts(self, stored: Sequence[StoredMemory]) -> list[MemoryFacts]:
         embed = (lambda texts: self._embedder().embed(texts)) if self.store is not None else None
-        return self._pool.facts(stored, self.store, embed=embed, before_read=self._index.settle)
+        return self._pool.facts(stored, self.store, embed=embed, settle=self._index.settle)
 
     def _create(
         self, draft: MemoryDraft, now: datetime, pinned: bool, owner: str | None, source: str,

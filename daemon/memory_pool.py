@@ -203,7 +203,7 @@ class MemoryPool:
 
     def facts(self, stored: Sequence[StoredMemory], store: MagmaStore | None,
               *, embed: Callable[[list[str]], np.ndarray] | None = None,
-              before_read: Callable[[], None] = lambda: None) -> list[MemoryFacts]:
+              settle: Callable[[], None] | None = None) -> list[MemoryFacts]:
         """What :func:`consistency.duplicates.decide` needs of each memory of ``stored``
         (keyed by :func:`ccb.model.memory_key`: its id, else its path — a memory written by
         hand or by Claude Code has none): its fields, read claim and the embedding of its
@@ -211,8 +211,15 @@ class MemoryPool:
         :attr:`chunk_max_chars` says), else, for at most :data:`EMBED_UNINDEXED` files not
         indexed yet (a hand edit the index has not seen), one ``embed`` call; ``None``
         beyond that. Claims are read once per file version; vectors are kept with them.
-        ``before_read()`` is called before the chunks table is read (vectors the store keeps
-        of chunks written a moment ago are taken without it: :mod:`daemon.index_writer`)."""
+
+        The chunks table is read as committed, without waiting for this process's pending
+        index writes (:mod:`daemon.index_writer`): a vector it lacks for a memory being
+        written (its rows not written yet, or deleted for a moment while they are written
+        again) is the one kept of it (:class:`magma.store_memo.RecentVectors`), or embedded
+        here as an unindexed file's: the same model's vector of the same text. Only when
+        more than :data:`EMBED_UNINDEXED` vectors are still missing (any, without ``embed``)
+        is ``settle()`` called (wait for the pending index writes, when given) and the table
+        read again for those."""
         with self._lock:
             entries: list[_Entry] = []
             of_files = {item.stored.path: item for e in self._entries.values()
@@ -235,20 +242,24 @@ class MemoryPool:
                                                              self.chunk_max_chars)
                     waiting.setdefault(entry.first_chunk, []).append(entry)
             if waiting and store is not None:
-                for chunk_hash, vector in _known_vectors(store, waiting, before_read).items():
-                    for entry in waiting.pop(chunk_hash):
-                        assert entry.facts is not None
-                        entry.facts = replace(entry.facts, embedding=vector)
-            if waiting and embed is not None and len(waiting) <= EMBED_UNINDEXED:
-                hashes = sorted(waiting)
-                notes = [waiting[h][0].stored for h in hashes]
-                texts = [first_chunk(n.note, self.chunk_max_chars).embed_text
-                         for n in notes if n]
-                for chunk_hash, vector in zip(hashes, embed(texts), strict=True):
-                    for entry in waiting[chunk_hash]:
-                        assert entry.facts is not None
-                        entry.facts = replace(entry.facts, embedding=vector)
+                self._vectors(waiting, store, embed, settle)
             return [e.facts for e in entries if e.facts is not None]
+
+    def _vectors(self, waiting: dict[str, list[_Entry]], store: MagmaStore,
+                 embed: Callable[[list[str]], np.ndarray] | None,
+                 settle: Callable[[], None] | None) -> None:
+        """Give the entries of ``waiting`` (by first chunk hash) their vectors (:meth:`facts`
+        says from where); those given are taken out of ``waiting``."""
+        _take(waiting, store.known_vectors(waiting))
+        many = len(waiting) > EMBED_UNINDEXED or (bool(waiting) and embed is None)
+        if many and settle is not None:
+            settle()  # (more than are embedded here: what was written meanwhile is read)
+            _take(waiting, store.known_vectors(waiting))
+        if waiting and embed is not None and len(waiting) <= EMBED_UNINDEXED:
+            hashes = sorted(waiting)
+            notes = [waiting[h][0].stored for h in hashes]
+            texts = [first_chunk(n.note, self.chunk_max_chars).embed_text for n in notes if n]
+            _take(waiting, dict(zip(hashes, embed(texts), strict=True)))
 
     def _walk(self) -> Iterable[tuple[str, _Signature]]:
         folder = self.root / self.memory_folder
@@ -350,15 +361,13 @@ def first_chunk_hash(note: Note, chunk_max_chars: int = DEFAULT_MAX_CHARS) -> st
     return first_chunk(note, chunk_max_chars).content_hash
 
 
-def _known_vectors(store: MagmaStore, hashes: Collection[str],
-                   before_read: Callable[[], None]) -> dict[str, np.ndarray]:
-    """:meth:`magma.store.MagmaStore.known_vectors` of ``hashes``: those the store keeps in
-    memory at once, ``before_read()`` before the chunks table is read for the others."""
-    found, unread = store.recent_vectors.split(hashes)
-    if unread:
-        before_read()
-        found.update(store.known_vectors(unread))
-    return found
+def _take(waiting: dict[str, list[_Entry]], vectors: Mapping[str, np.ndarray]) -> None:
+    """Give each entry of ``waiting`` (by its first chunk's hash) its vector among
+    ``vectors``, and take it out of ``waiting``."""
+    for chunk_hash, vector in vectors.items():
+        for entry in waiting.pop(chunk_hash, ()):
+            assert entry.facts is not None
+            entry.facts = replace(entry.facts, embedding=vector)
 
 
 def _facts(stored: StoredMemory) -> MemoryFacts:

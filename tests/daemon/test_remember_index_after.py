@@ -16,15 +16,20 @@ import subprocess
 import sys
 import textwrap
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from pathlib import Path
+from typing import Any
 
 import pytest
 from fakes import TokenHashEmbedder
 
 import daemon.memories as memories_module
+import daemon.memory_pool as memory_pool
+from ccb.frontmatter_edit import set_properties
 from daemon.app import App, load
 from daemon.index_writer import BackgroundIndex
+from daemon.memory_pool import first_chunk_hash
+from magma.store_tables import StoreTables
 
 REPO = Path(__file__).resolve().parents[2]
 SUPPORT = REPO / "tests" / "support"
@@ -232,3 +237,93 @@ def test_each_remember_is_a_version_whatever_follows_before_its_index_write(
     assert b"request id" not in app.versions.content(first.memory_id, 1)
     assert b"request id.\n" in app.versions.content(first.memory_id, 2)
     assert b"and the status" in app.versions.content(first.memory_id, 3)
+
+
+#: dev-044 of ``bench/write_pairs/dev.jsonl`` (a paraphrase: the same memory).
+STANDUP = "The team's standup is at 9:30 every weekday."
+STANDUP_AGAIN = "Daily standup: weekdays, 9:30 a.m."
+
+
+def _judged_then(app: App, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """:func:`_held`'s list, with ``judged`` added each time ``remember`` judges."""
+    waits = _held(app)
+    real_decide = memories_module.decide
+    monkeypatch.setattr(memories_module, "decide", lambda *args, **kwargs: (
+        waits.append("judged"), real_decide(*args, **kwargs))[1])
+    return waits
+
+
+def test_a_remember_while_a_memory_is_written_again_still_judges_against_it(
+        vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The index write of a memory deletes its chunk rows and appends them again (two
+    commits, :meth:`magma.store_tables.StoreTables.rewrite_groups`). A ``remember`` judged
+    in between reads the table without them, and no vector is kept of the memory: it embeds
+    the memory's first chunk itself and finds it (the paraphrase dev-044, by the real
+    model's vectors), without waiting for that write."""
+    app = App.create(load(None, None, {"vault.path": str(vault)}))
+    app.sync()
+    first = app.memories().remember(STANDUP, type="project", subject="project.standup.time")
+    app.indexing.settle()
+    store = app.open_store
+    store.recent_vectors.drop(set(store.chunk_hashes([first.path]).values()))
+    file = vault / first.path  # its properties edited: its rows written again, same text
+    file.write_bytes(set_properties(file.read_bytes(), {"tags": ["team"]}, path=first.path))
+    between, go_on = threading.Event(), threading.Event()
+    rewrite = StoreTables.rewrite_groups
+
+    def halfway(table: Any, group: str, data: Any, groups: list[str], *,
+                empty: Collection[str] = ()) -> None:
+        if table.name != "chunks":
+            return rewrite(table, group, data, groups, empty=empty)
+        rewrite(table, group, data.slice(0, 0), groups, empty=empty)  # the delete
+        between.set()
+        assert go_on.wait(timeout=60), "the test never let the write go on"
+        table.add(data)
+        return None
+
+    monkeypatch.setattr(StoreTables, "rewrite_groups", staticmethod(halfway))
+    waits: list[str] = []
+    real_decide, settle = memories_module.decide, app.indexing.background.settle
+    monkeypatch.setattr(memories_module, "decide", lambda *args, **kwargs: (
+        waits.append("judged"), real_decide(*args, **kwargs))[1])
+
+    def waiting(timeout_s: float | None = None) -> None:
+        if threading.current_thread().name != "dreamd-index-write":
+            waits.append(threading.current_thread().name)
+            go_on.set()
+        settle(timeout_s)
+
+    app.indexing.background.settle = waiting  # type: ignore[method-assign]
+    app.indexing.index_soon([first.path])
+    assert between.wait(timeout=60)
+    assert not store.chunk_hashes([first.path])  # its rows are gone for a moment
+    second = app.memories().remember(STANDUP_AGAIN, type="project",
+                                     subject="project.standup.time")
+    assert waits[:1] == ["judged"]  # judged before anything waited for the write
+    assert second.candidate == first.path and "cosine" in (second.judgement or "")
+    assert second.action in {"duplicate", "updated"} and second.path == first.path
+    assert first.path in [hit.path for hit in app.search("team standup", limit=5)]
+    assert store.chunk_hashes([first.path])  # the search waited: the rows are back
+    app.close()
+
+
+def test_many_vectors_missing_wait_for_the_pending_write(
+        vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """More vectors missing than a ``remember`` embeds itself
+    (:data:`daemon.memory_pool.EMBED_UNINDEXED`, here 0): it waits for the pending index
+    write, then reads them from the table, and the memory just written is judged by its
+    vector all the same."""
+    monkeypatch.setattr(memory_pool, "EMBED_UNINDEXED", 0)
+    app = App.create(load(None, None, {"vault.path": str(vault)}))
+    app.sync()
+    waits = _judged_then(app, monkeypatch)
+    first = app.memories().remember(STANDUP, type="project", subject="project.standup.time")
+    store = app.open_store
+    kept = first_chunk_hash(app.memories().find(first.memory_id).note)
+    store.recent_vectors.drop([kept])  # not kept: in the table once the write is in
+    assert waits == ["judged"] and app.indexing.background.pending
+    second = app.memories().remember(STANDUP_AGAIN, type="project",
+                                     subject="project.standup.time")
+    assert waits[1:3] == ["MainThread", "judged"]  # waited, then judged
+    assert second.candidate == first.path and "cosine" in (second.judgement or "")
+    app.close()
