@@ -9,6 +9,7 @@ two, load ≈2.4 s, and a usable cross-lingual (zh↔en) signal.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -17,6 +18,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from config.errors import EmbeddingError
+from magma.blas_threads import blas_threads
 
 __all__ = [
     "USE_DIMS",
@@ -36,6 +38,10 @@ USE_DIMS = 512
 #: RECENT_TEXTS in all (512 × 4 bytes each: 0.5 MB).
 RECENT_BATCH = 16
 RECENT_TEXTS = 256
+#: Calls of at most this many texts run the model on one BLAS thread
+#: (:mod:`magma.blas_threads`: on a busy 2-core machine, 16 texts took p50 51-72 ms on one
+#: thread against 252-592 ms on two; our measure, load average 5.8).
+SMALL_CALL = 16
 
 
 @runtime_checkable
@@ -151,7 +157,9 @@ class UniversalSentenceEncoder:
         return out
 
     def _embed_new(self, items: list[str]) -> np.ndarray:
-        with self._lock:
+        # a few texts on one BLAS thread: spinning threads cost more than they split
+        small = blas_threads(1) if len(items) <= SMALL_CALL else contextlib.nullcontext()
+        with self._lock, small:
             model = self._load_locked()
             parts: list[np.ndarray] = []
             try:
