@@ -35,6 +35,7 @@ attempt, and the journal; a user's notes and conflict copies are always written 
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -156,6 +157,9 @@ class NoteWriter:
         self._process_lock = filelock.FileLock(lock_dir / "writer.lock",
                                                timeout=WRITER_LOCK_TIMEOUT_S)
         self._thread_lock = threading.RLock()
+        #: The thread whose :meth:`batch` holds the process lock now (its writes take it
+        #: again for nothing: 0.1 ms each, a tenth of a dream's thousands of writes)
+        self._batch_thread: int | None = None
         self._recent = WriteJournal(self._journal)
         self._lost = LostUpdates(
             self._recent, key=self._journal_key, clock=clock,
@@ -168,6 +172,12 @@ class NoteWriter:
             router=router, on_written=on_written, atomic_writes=atomic_writes, read=self.read,
             note_origin=self._origins.note,
             keep_copy=lambda path, data, current: self._fork(path, data, current).conflict_path)
+
+    def _writer_lock(self) -> contextlib.AbstractContextManager[None]:
+        """The writer lock (:func:`_held`); within this thread's :meth:`batch`, the batch's
+        hold of the process lock stands for it."""
+        within = self._batch_thread == threading.get_ident()
+        return _held(self._thread_lock, None if within else self._process_lock)
 
     def _absolute(self, rel_path: str) -> Path:
         target = Path(realpath_under(str(self.root), rel_path))  # (self.root is real)
@@ -208,7 +218,7 @@ class NoteWriter:
         ``obsidian.fallback.enabled`` is off, ``VaultNotWritableError`` when the folder refuses
         writes, ``OSError`` for other I/O failures (the file is left as it was in each case).
         """
-        with _held(self._thread_lock, self._process_lock):
+        with self._writer_lock():
             self._journal_writes = heal
             try:
                 outcome = self._write_locked(rel_path, data, base=base, tag=(origin, change))
@@ -380,7 +390,7 @@ class NoteWriter:
         :func:`_refuse_link`."""
         _refuse_link(self.root, rel_path)
         target = self._absolute(rel_path)
-        with _held(self._thread_lock, self._process_lock):
+        with self._writer_lock():
             current = self.read(rel_path)
             if current == data:
                 return WriteOutcome(rel_path, "unchanged", sha256_hex(data))
@@ -403,7 +413,7 @@ class NoteWriter:
         """Record ``data`` as what dreamd generated at ``rel_path`` (a check found the file
         equal to what dreamd would write), so the next :meth:`write_generated` does not take
         it for a hand edit."""
-        with _held(self._thread_lock, self._process_lock):
+        with self._writer_lock():
             self._generated.record(rel_path, sha256_hex(data))
 
     def delete(self, rel_path: str, *, expect: bytes) -> int:
@@ -413,7 +423,7 @@ class NoteWriter:
         vault names the file it points to: that file goes, and the link with it. Returns how
         many journal entries went. Raises ``StaleWriteError`` when the file changed."""
         target = self._absolute(rel_path)
-        with _held(self._thread_lock, self._process_lock):
+        with self._writer_lock():
             current = self.read(rel_path)
             if current is not None and current != expect:
                 raise StaleWriteError(
@@ -431,7 +441,7 @@ class NoteWriter:
     def forget_copies(self, markers: Sequence[bytes]) -> int:
         """Drop every journaled copy, of any path (a name before a rename), that holds one
         of ``markers`` (a forgotten memory's id, its name in links); how many went."""
-        with _held(self._thread_lock, self._process_lock):
+        with self._writer_lock():
             return self._recent.drop_holding(markers)
 
     def _journal_key(self, rel_path: str) -> str:
@@ -452,16 +462,18 @@ class NoteWriter:
         (:mod:`ccb.write_records`) and at the end, not by each (n writes cost O(n²)). ``stage``:
         files' new bytes made durable ahead (:func:`_staged`, under the vault folder ``within``;
         not in a batch within a batch)."""
-        with _held(self._thread_lock, self._process_lock):
+        with self._writer_lock():
             if self._recent.held:
                 yield  # already in a batch
                 return
             self._recent.hold()
             self._origins.hold()
+            self._batch_thread = threading.get_ident()
             try:
                 with _staged(self._transport, self._absolute, stage, self.root / within):
                     yield
             finally:
+                self._batch_thread = None
                 self._origins.release()
                 self._recent.release()
 
@@ -479,7 +491,7 @@ class NoteWriter:
     def write_conflict_copy(self, rel_path: str, data: bytes) -> str:
         """Write ``data`` beside ``rel_path`` as a new conflict copy (the arbiter's manual
         review); returns the copy's vault path. Raises like :meth:`write`."""
-        with _held(self._thread_lock, self._process_lock):
+        with self._writer_lock():
             current = self.read(rel_path) or b""
             copy = self._fork(rel_path, data, current).conflict_path
         assert copy is not None
@@ -499,8 +511,10 @@ class NoteWriter:
 
 
 @contextmanager
-def _held(thread_lock: threading.RLock, process_lock: filelock.BaseFileLock) -> Iterator[None]:
-    """The writer lock: this process's threads, then other processes. Raises ``LockError``
+def _held(thread_lock: threading.RLock, process_lock: filelock.BaseFileLock | None
+          ) -> Iterator[None]:
+    """The writer lock: this process's threads, then other processes (``process_lock``;
+    ``None``: held already, by this thread's batch). Raises ``LockError``
     when another process keeps it past :data:`WRITER_LOCK_TIMEOUT_S` (a long dream, a
     stuck process), instead of the lock library's own exception; and, for every write made
     under it, ``VaultNotWritableError`` (:func:`ccb.writable.not_writable`) instead of the
@@ -508,8 +522,10 @@ def _held(thread_lock: threading.RLock, process_lock: filelock.BaseFileLock) -> 
     was)."""
     with thread_lock:
         try:
-            process_lock.acquire()
+            if process_lock is not None:
+                process_lock.acquire()
         except filelock.Timeout:
+            assert process_lock is not None
             raise LockError(
                 f"ccb: another dreamd process has held the writer lock of this vault for over "
                 f"{WRITER_LOCK_TIMEOUT_S:.0f} s ({process_lock.lock_file}); nothing was "
@@ -522,7 +538,8 @@ def _held(thread_lock: threading.RLock, process_lock: filelock.BaseFileLock) -> 
                 raise
             raise refused from error
         finally:
-            process_lock.release()
+            if process_lock is not None:
+                process_lock.release()
 
 
 @contextmanager

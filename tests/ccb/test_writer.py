@@ -415,6 +415,46 @@ def test_a_writer_lock_held_too_long_is_a_clear_error(
     assert waiting.write("Memory/x.md", BASE, base=None).status == "created"
 
 
+def test_a_batchs_writes_keep_the_writer_lock_and_another_thread_waits_for_the_batch(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The writes of a batch do not take the process lock again (the batch holds it): it
+    stays held from the first write to the end of the batch, another process gives up on it
+    meanwhile, and another thread of this process writes only once the batch is over."""
+    import threading
+
+    import ccb.writer as writer_module
+    from config.errors import LockError
+
+    (tmp_path / "vault" / "Memory").mkdir(parents=True)
+    writer = NoteWriter(tmp_path / "vault", tmp_path / "state")
+    monkeypatch.setattr(writer_module, "WRITER_LOCK_TIMEOUT_S", 0.2)
+    other_process = NoteWriter(tmp_path / "vault", tmp_path / "state")  # (its own lock)
+    order: list[str] = []
+    started = threading.Event()
+
+    def other_thread() -> None:
+        started.set()
+        writer.write("Memory/b.md", BASE, base=None)
+        order.append("other thread")
+
+    thread = threading.Thread(target=other_thread)
+    with writer.batch():
+        writer.write("Memory/a.md", BASE, base=None)
+        with pytest.raises(LockError):
+            other_process.write("Memory/c.md", BASE, base=None)
+        writer.write("Memory/a.md", BASE + b"more\n", base=BASE)
+        thread.start()
+        assert started.wait(5)
+        thread.join(0.3)
+        assert thread.is_alive()  # waiting for the batch
+        order.append("batch")
+    thread.join(5)
+    assert order == ["batch", "other thread"]
+    assert other_process.write("Memory/c.md", BASE, base=None).status == "created"
+    assert writer.read("Memory/a.md") == BASE + b"more\n"
+
+
 def test_bytes_of_another_process_batch_are_named_once_the_batch_is_over(
         writer: NoteWriter, tmp_path: Path) -> None:
     """``remember`` through the Obsidian CLI: the bytes are on disk while its batch still
