@@ -106,11 +106,13 @@ from daemon.dream_recheck import DerivedRecheck, RecheckPlan
 from daemon.dream_records import (
     STATE_FILE,
     MemoryRecord,
+    Read,
     Seen,
     gather,
     read_body,
     read_record,
     refresh,
+    unchanged_bytes,
 )
 from daemon.dream_replay import TranscriptReplay
 from daemon.dream_restore import Restorer
@@ -446,13 +448,18 @@ class _DreamRun:
     #: The files this run read, as they were (:data:`daemon.dream_records.Seen`): the
     #: re-check does not read again one unchanged since that names no lineage.
     seen: Seen = field(default_factory=dict)
+    #: The bytes of the files read for the plan (:data:`daemon.dream_records.Read`): its
+    #: edits start from them while the files are unchanged, instead of reading each again
+    #: (:func:`daemon.dream_records.unchanged_bytes`: a plan over 10,000 memories edits
+    #: 3,300 of them, each looked at a few times); ``None`` once the plan is made
+    read: Read | None = field(default_factory=dict)
 
 
 def _gathered(run: _DreamRun, root: Path, memory_folder: str, cached: Mapping[str, Any]
               ) -> tuple[dict[str, MemoryRecord], dict[str, str]]:
     """:func:`daemon.dream_records.gather` for ``run`` (what it leaves alone and the files
     it read are kept in it)."""
-    records, bodies, run.left_alone = gather(root, memory_folder, cached, run.seen)
+    records, bodies, run.left_alone = gather(root, memory_folder, cached, run.seen, run.read)
     return records, bodies
 
 
@@ -598,8 +605,8 @@ class DreamRunner:
         self._run.known = records
         try:
             lines, edits = self._edits(actions, transitions, records, overlay, now)
-        finally:
-            self._run.known = {}
+        finally:  # (the files read for the plan are not kept past it)
+            self._run.known, self._run.read = {}, None
         added = sum(1 for r in records.values() if r.seen is None)
         updated = sum(1 for r in records.values() if r.seen is not None and r.changed)
         live = sum(1 for r in records.values() if not r.hidden(today))
@@ -632,9 +639,10 @@ class DreamRunner:
     # ------------------------------------------------------------------ edits
 
     def _read(self, path: str, overlay: dict[str, bytes]) -> bytes | None:
+        """``overlay``'s bytes, else those read for the plan if unchanged, else the file's."""
         if path in overlay:
             return overlay[path]
-        return self.writer.read(path)
+        return unchanged_bytes(self.root, path, self._run.read) or self.writer.read(path)
 
     def _edits(
         self, actions: Sequence[Consolidation], transitions: Sequence[Transition],

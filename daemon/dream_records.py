@@ -30,8 +30,8 @@ from consistency.lifecycle import MemoryState, has_rule_force, is_current
 from consistency.secrets import redact_secrets
 from magma.lineage import link_stem, link_values
 
-__all__ = ["STATE_FILE", "MemoryRecord", "Seen", "forget_record", "gather", "names_lineage",
-           "read_body", "read_record", "refresh"]
+__all__ = ["STATE_FILE", "MemoryRecord", "Read", "Seen", "forget_record", "gather",
+           "names_lineage", "read_body", "read_record", "refresh", "unchanged_bytes"]
 
 log = structlog.get_logger("dreamd.dream")
 
@@ -123,7 +123,34 @@ def names_lineage(data: bytes) -> bool:
     return b"derived_from" in data or b"forgotten_sources" in data
 
 
-def gather(root: Path, memory_folder: str, cached: Mapping[str, Any], seen: Seen | None = None
+#: The bytes of the files a dream read, by vault path, with the identity of the file they
+#: were read from (:func:`_identity`): :func:`unchanged_bytes` gives them again while the
+#: file keeps it, instead of reading it a second time.
+Read = dict[str, tuple[tuple[int, int, int, int], bytes]]
+
+
+def _identity(stat: os.stat_result) -> tuple[int, int, int, int]:
+    """What tells a file's bytes changed: size, modification and status-change times, inode
+    (a write in place changes the times, a swap the inode; the status-change time is set by
+    the system on every change, never by the writer of the file)."""
+    return stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns, stat.st_ino
+
+
+def unchanged_bytes(root: Path, path: str, read: Read | None) -> bytes | None:
+    """The bytes of ``path`` kept in ``read`` (:func:`gather`), when the file is still the
+    one they were read from (:func:`_identity`, one ``lstat``); else ``None`` (read it)."""
+    kept = read.get(path) if read else None
+    if kept is None:
+        return None
+    try:
+        stat = (root / path).lstat()
+    except OSError:
+        return None
+    return kept[1] if S_ISREG(stat.st_mode) and _identity(stat) == kept[0] else None
+
+
+def gather(root: Path, memory_folder: str, cached: Mapping[str, Any], seen: Seen | None = None,
+           read: Read | None = None,
            ) -> tuple[dict[str, MemoryRecord], dict[str, str], dict[str, MemoryRecord]]:
     """Records of every memory file under ``memory_folder`` (unchanged ones, by size and
     mtime, from ``cached``: the last dream's records), the bodies of the files read now, and
@@ -133,7 +160,7 @@ def gather(root: Path, memory_folder: str, cached: Mapping[str, Any], seen: Seen
     property it cannot read, ``ccb.parse``) is left alone too — never planned, never edited
     — but it is a memory all the same: ``MEMORY.md`` lists it when it is current, as
     ``remember`` and ``check --fix`` do (the third mapping). ``seen`` gets the
-    :data:`Seen` entry of each file read."""
+    :data:`Seen` entry of each file read, ``read`` its bytes (:data:`Read`)."""
     folder = root / memory_folder.strip("/")
     records: dict[str, MemoryRecord] = {}
     bodies: dict[str, str] = {}
@@ -167,8 +194,7 @@ def gather(root: Path, memory_folder: str, cached: Mapping[str, Any], seen: Seen
             except DreamdError as error:
                 log.warning("dream.unreadable", path=rel, error=str(error))
                 continue
-            if seen is not None:
-                seen[rel] = (stat.st_size, stat.st_mtime_ns, names_lineage(data))
+            _keep(rel, stat, data, seen, read)
             record = read_record(rel, note, data, stat,
                                  old.get("seen") if isinstance(old, dict) else None)
             if note.problems:  # reported by sync; a file that does not read is left
@@ -180,6 +206,15 @@ def gather(root: Path, memory_folder: str, cached: Mapping[str, Any], seen: Seen
                 records[rel] = record
                 bodies[rel] = note.body.strip()
     return records, bodies, left_alone
+
+def _keep(path: str, stat: os.stat_result, data: bytes, seen: Seen | None, read: Read | None
+          ) -> None:
+    """Note the file just read in ``seen`` and ``read`` (:func:`gather`)."""
+    if seen is not None:
+        seen[path] = (stat.st_size, stat.st_mtime_ns, names_lineage(data))
+    if read is not None:
+        read[path] = (_identity(stat), data)
+
 
 def _kept_record(old: object, stat: os.stat_result) -> MemoryRecord | None:
     """The last dream's record ``old`` of a file whose size and mtime it still has, else

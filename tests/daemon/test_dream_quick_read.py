@@ -1,14 +1,19 @@
 """A dream decides alike with and without its quick reading paths: plain frontmatter blocks
 read without the YAML parser (:func:`ccb.frontmatter.plain_block`, and the edits' key spans
 from it), memory files parsed without their markdown outline (``parse_note(markdown=False)``),
-its records written on one line, and the derived re-check not reading again a file the dream
-read that names no lineage. Real files, a real store; the token-hash fake embedder
-(the decisions here are by content hash, words, type and subject, not meaning)."""
+its records written on one line, the derived re-check not reading again a file the dream
+read that names no lineage and finding the memory files in one walk
+(:func:`daemon.dream_recheck.memory_files`), and the plan's edits starting from the bytes read
+for it (:func:`daemon.dream_records.unchanged_bytes`). Real files, a real store; the
+token-hash fake embedder (the decisions here are by content hash, words, type and subject,
+not meaning)."""
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import time
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -19,12 +24,14 @@ from daemon_harness import snapshot, write_memory
 
 import ccb.frontmatter as frontmatter
 import ccb.frontmatter_edit as frontmatter_edit
+import daemon.dream as dream
+import daemon.dream_recheck as dream_recheck
 import daemon.dream_records as dream_records
 from ccb.writer import NoteWriter
 from daemon.app import App
 from daemon.dream import DIARY_FILE, DreamReport
-from daemon.dream_recheck import DerivedRecheck
-from daemon.dream_records import STATE_FILE, Seen, gather
+from daemon.dream_recheck import DerivedRecheck, memory_files
+from daemon.dream_records import STATE_FILE, Read, Seen, gather, unchanged_bytes
 from daemon.dream_restore import Restorer
 
 Builder = Callable[..., tuple[App, object]]
@@ -93,6 +100,23 @@ def _without_quick_paths(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(dream_records, "read_note_bytes", full)
     monkeypatch.setattr(DerivedRecheck, "_unchanged_without_lineage",
                         lambda self, path, file: False)
+    monkeypatch.setattr(dream_recheck, "memory_files", _memory_files_through_pathlib)
+    monkeypatch.setattr(dream, "unchanged_bytes", lambda root, path, read: None)
+
+
+def _memory_files_through_pathlib(root: Path, memory_folder: str
+                                  ) -> list[tuple[str, os.stat_result]]:
+    """The memory files as the re-check found them before :func:`memory_files`: sorted
+    ``rglob("*.md")``, then its tests of each path."""
+    folder = root / memory_folder
+    found = []
+    for file in sorted(folder.rglob("*.md")) if folder.is_dir() else ():
+        inner = file.relative_to(folder).parts
+        if inner in (("MEMORY.md",), (DIARY_FILE,)) or file.is_symlink() \
+                or any(p.startswith(".") for p in inner) or not file.is_file():
+            continue
+        found.append((file.relative_to(root).as_posix(), file.lstat()))
+    return found
 
 
 def _records(app: App) -> dict[str, Any]:
@@ -167,3 +191,54 @@ def test_the_recheck_reads_again_only_a_file_that_may_name_a_lineage(vault: Path
     found = recheck(seen)._read({})
     assert "Memory/crlf-note.md" in found and "Memory/uses-pnpm.md" in found
     assert found == recheck({})._read({})
+
+
+def test_the_memory_files_are_those_pathlib_finds_in_its_order(vault: Path) -> None:
+    """Subfolders, dot folders and files, a link to a file and to a folder, a folder named
+    like a note, a pipe, ``MEMORY.md`` and ``DREAMS.md`` at the top and below it, names
+    whose order by path and by string differ (``a-b.md`` / ``a/b.md``), Chinese, a BOM."""
+    _odd_vault(vault)
+    memory = vault / "Memory"
+    for rel in ("a/b.md", "a-b.md", "a/c/MEMORY.md", "a/DREAMS.md", ".hidden/x.md", ".dot.md",
+                "a/.x/y.md", "笔记/过敏.md", "Z.md", "upper.MD", "a b/c.md", "MEMORY.md"):
+        (memory / rel).parent.mkdir(parents=True, exist_ok=True)
+        (memory / rel).write_bytes(b"\xef\xbb\xbf---\nname: x\ntype: user\n---\nbody\r\n")
+    (memory / "folder.md").mkdir()
+    (memory / "folder.md" / "inside.md").write_bytes(b"x")
+    (memory / "link.md").symlink_to(memory / "Z.md")
+    (memory / "linked").symlink_to(memory / "a", target_is_directory=True)
+    os.mkfifo(memory / "pipe.md")
+    root = vault.resolve()
+    quick = memory_files(root, "Memory")
+    slow = _memory_files_through_pathlib(root, "Memory")
+    assert [p for p, _ in quick] == [p for p, _ in slow]
+    assert [s.st_ino for _, s in quick] == [s.st_ino for _, s in slow]
+    paths = [p for p, _ in quick]
+    assert paths.index("Memory/a-b.md") > paths.index("Memory/a/b.md")
+    assert "Memory/a/c/MEMORY.md" in paths and "Memory/笔记/过敏.md" in paths
+    assert memory_files(root, "Nowhere") == []
+
+
+def test_the_bytes_read_for_the_plan_are_given_again_only_while_the_file_is_unchanged(
+        vault: Path) -> None:
+    _odd_vault(vault)
+    root = vault.resolve()
+    read: Read = {}
+    gather(root, "Memory", {}, {}, read)
+    crlf, bom = "Memory/crlf-note.md", "Memory/bom-note.md"
+    assert unchanged_bytes(root, crlf, read) == (root / crlf).read_bytes()
+    assert unchanged_bytes(root, bom, read) == (root / bom).read_bytes()
+    assert unchanged_bytes(root, "Memory/unreadable.md", read) == UNREADABLE
+    assert unchanged_bytes(root, "Memory/nothing.md", read) is None
+    assert unchanged_bytes(root, crlf, None) is None
+    time.sleep(0.05)  # (a later status-change time than the read's)
+    # the same size and modification time, written in place: its status change tells
+    stat = (root / crlf).stat()
+    data = (root / crlf).read_bytes()
+    (root / crlf).write_bytes(data.replace(b"CI only", b"CI ONLY"))
+    os.utime(root / crlf, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert unchanged_bytes(root, crlf, read) is None
+    # swapped in by an editor (a new file, the same bytes): read again
+    (root / "Memory/過.tmp").write_bytes((root / bom).read_bytes())
+    (root / "Memory/過.tmp").replace(root / bom)
+    assert unchanged_bytes(root, bom, read) is None
