@@ -638,8 +638,7 @@ class DreamRunner:
 
     # ------------------------------------------------------------------ edits
 
-    def _read(self, path: str, overlay: dict[str, bytes]) -> bytes | None:
-        """``overlay``'s bytes, else those read for the plan if unchanged, else the file's."""
+    def _read(self, path: str, overlay: dict[str, bytes]) -> bytes | None:  # (_DreamRun.read)
         if path in overlay:
             return overlay[path]
         return unchanged_bytes(self.root, path, self._run.read) or self.writer.read(path)
@@ -713,7 +712,8 @@ class DreamRunner:
             plan = self.plan(consolidate=consolidate)
             timings["plan"] = _ms(started)
             return DreamReport(plan, applied=False, timings_ms=timings)
-        with DreamLock(self.state_dir, self.policy.lock_ttl, self._clock), redactions_kept():
+        with DreamLock(self.state_dir, self.policy.lock_ttl, self._clock), redactions_kept(), \
+                collector_paused():  # (thousands of records kept: magma.gc_pause)
             # a vault that refuses writes stops the dream here, not after half its edits
             require_writable(self.root / self.memory_folder)
             self._run = _DreamRun()
