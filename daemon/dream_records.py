@@ -170,15 +170,15 @@ def gather(root: Path, memory_folder: str, cached: Mapping[str, Any], seen: Seen
     real_root = os.path.realpath(root)
     for current, dirs, files in os.walk(folder):
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        inside = Path(current).relative_to(root).as_posix()  # (once per folder, not per file)
         for name in sorted(files):
             if not name.endswith(".md") or name.startswith(".") or name in GENERATED_FILES:
                 continue
-            full = Path(current) / name
-            rel = full.relative_to(root).as_posix()
+            rel = name if inside == "." else f"{inside}/{name}"
             if detect_conflict_copy(rel) is not None:
                 continue
             try:
-                stat = full.lstat()
+                stat = os.lstat(os.path.join(current, name))  # noqa: PTH118
             except OSError:
                 continue
             if not S_ISREG(stat.st_mode):  # a symlink, a FIFO, a device: never opened
