@@ -96,7 +96,9 @@ def _merge_edits(step: MergeDuplicate, read: Callable[[str], bytes | None],
     if keeper_data is None or dup_data is None:
         return []
     out: list[tuple[str, bytes, str]] = []
-    keeper_note, dup_note = parse_note(keeper, keeper_data), parse_note(dup, dup_data)
+    # (tags, links, headings are never looked at by an edit: not read, markdown=False)
+    keeper_note = parse_note(keeper, keeper_data, markdown=False)
+    dup_note = parse_note(dup, dup_data, markdown=False)
     sources = list(link_values(keeper_note.properties.get("derived_from")))
     gained = [s for s in link_values(dup_note.properties.get("derived_from"))
               if s not in sources and link_stem(s) != link_stem(keeper)]
@@ -138,7 +140,7 @@ def _supersede_edits(step: SupersedeOld, read: Callable[[str], bytes | None],
     if new_data is None or old_data is None:
         return []
     out: list[tuple[str, bytes, str]] = []
-    new_note = parse_note(new, new_data)
+    new_note = parse_note(new, new_data, markdown=False)
     targets = list(new_note.memory.supersedes) if new_note.memory else []
     if Path(old).stem not in {link_stem(t) for t in targets}:
         values: list[PropertyValue] = [f"[[{t}]]" for t in targets]
@@ -205,7 +207,7 @@ def archived(known: Mapping[str, MemoryRecord], path: str, data: bytes, code: st
     if record is not None and record.hash == sha256_hex(data):
         status, has_valid_to = record.status, record.valid_to is not None
     else:
-        note = parse_note(path, data)
+        note = parse_note(path, data, markdown=False)
         status = note.memory.status if note.memory else None
         has_valid_to = bool(note.properties.get("valid_to"))
     if is_archived(status):
@@ -228,7 +230,7 @@ def still_allowed(step: Step, path: str, current: bytes) -> bool:
                   step, "new_path", None)))
     if not closes:
         return True
-    note = parse_note(path, current)
+    note = parse_note(path, current, markdown=False)
     meta = note.memory
     if meta is None:
         return False
