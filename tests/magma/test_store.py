@@ -414,3 +414,39 @@ def test_recent_vectors_answer_without_a_read_and_forget_asks_the_table(
     assert set(store.known_vectors(hashes)) == set(hashes)  # the text's vector all the same
     assert store.stored_hashes(hashes) == set()  # what forget asks: stored now, not known
     assert store.known_vectors(hashes) == {}  # and once asked, no vector of it is kept
+
+
+def test_a_request_for_most_rows_reads_them_all_and_answers_as_the_sliced_queries(
+    store: MagmaStore, note_of: NoteOf, record_of: RecordOf, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Chunk ids, bodies and vectors asked for most of the chunks (``WHOLE_READ_SHARE``) are
+    read from every row, those asked kept: the same answers as the queries in slices, for
+    odd paths (Chinese, spaces, quotes), a duplicate body and paths or hashes not stored."""
+    import magma.store as store_module
+
+    bodies = {f"笔记 {i}.md": f"# Part\nalpha {i} beta" for i in range(6)}
+    bodies |= {"it's \"quoted\".md": "the same text", "copy.md": "the same text",
+               "long.md": "\n\n".join(f"paragraph {i} " + "word " * 200 for i in range(4))}
+    store.apply(upserts=[record_of(note_of(p, b)) for p, b in bodies.items()])
+    store.recent_vectors.drop(set(store.chunk_hashes().values()))  # (all read from the table)
+    every = store.chunk_hashes()
+    hashes = [*sorted(set(every.values()))[:-1], "not-stored"]
+    paths = [*sorted(bodies)[1:], "gone.md"]
+
+    def answers() -> tuple[object, ...]:
+        vectors = store.known_vectors(hashes)
+        return (store.chunk_hashes(paths), store.chunk_bodies(hashes),
+                {h: v.tolist() for h, v in vectors.items()})
+
+    monkeypatch.setattr(store_module, "_IN_SLICE", 2)  # (so that a few rows are "many")
+    monkeypatch.setattr(store_module, "WHOLE_READ_SHARE", 100.0)  # never the whole table
+    sliced = answers()
+    monkeypatch.setattr(store_module, "WHOLE_READ_SHARE", 0.0)  # always
+    calls: list[str | None] = []
+    read = store._t.read
+    monkeypatch.setattr(store._t, "read", lambda t, c, w=None: calls.append(w) or read(t, c, w))
+    whole = answers()
+    assert whole == sliced
+    assert calls == [None, None, None]  # one read of every row each
+    assert whole[0] and "gone.md" not in str(whole[0]) and "not-stored" not in whole[2]
+    assert set(whole[2]) == set(hashes) - {"not-stored"}
