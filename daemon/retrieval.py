@@ -361,15 +361,13 @@ class Retriever:
         being built in the background). The first :meth:`search` calls it; deadlines time
         searching, not loading. Raises :class:`DreamdError` subclasses from the store or
         the model."""
-        # the model first: its load (numpy reading its weights) runs ~8x slower beside the
-        # note-level BM25 build, which holds the interpreter while it tokenizes every note
-        self._embedder.embed(["warm up"])
         snap = self.snapshot()
         if self._settings.retrieval.graph_step == "pagerank":
             graph_of(self._store, snap, self._kept_graph)
         else:
             neighbours_of(self._store, snap)
         _note_index(self._bm25, snap, bm25_wait_s, fresh=True)
+        self._embedder.embed(["warm up"])
         self._store.fulltext_candidates("warm up", limit=1)
         self._recall_stats()
         self._warm = True

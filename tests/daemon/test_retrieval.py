@@ -27,7 +27,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ccb.memory_file import NewMemory, render_memory
-from daemon import retrieval
 from daemon.app import App, load
 from daemon.context import build_context
 
@@ -1062,21 +1061,3 @@ def test_a_shorter_list_is_the_start_of_a_longer_one(
     five = search(app, query, limit=5)
     for n in (1, 2, 3, 4):
         assert search(app, query, limit=n) == five[:n], n
-
-
-def test_warming_loads_the_model_before_the_note_bm25_build_starts(
-        indexed: tuple[App, dict[str, str]], monkeypatch: pytest.MonkeyPatch) -> None:
-    """A cold ``dreamd search`` without a daemon: the model's load ran ~8x slower beside the
-    note-level BM25 build (13 s -> 9-10 s wall on the 7,049-file bench vault when the model
-    comes first)."""
-    app, _ = indexed
-    order: list[str] = []
-    note_index = retrieval._note_index
-    monkeypatch.setattr(retrieval, "_note_index",
-                        lambda *a, **k: order.append("note-bm25") or note_index(*a, **k))
-    embedder = app.retriever._embedder
-    embed = embedder.embed
-    monkeypatch.setattr(embedder, "embed", lambda texts: order.append("model") or embed(texts))
-    app.retriever._warm = False
-    app.retriever.warm()
-    assert order[:2] == ["model", "note-bm25"]
