@@ -88,6 +88,17 @@ def isolated_dreamd(
     return home
 
 
+@pytest.fixture(autouse=True)
+def index_writes_end_with_their_test() -> Iterator[None]:
+    """Wait, after each test, for the index writes its ``remember`` calls left to this
+    process's background writer (:mod:`daemon.index_writer`): a test's LanceDB work never
+    runs on into the next test's."""
+    yield
+    from daemon.index_writer import settle_all
+
+    settle_all(timeout_s=120.0)
+
+
 # --------------------------------------------------------------------------- Obsidian stand-in
 
 
