@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import math
 import re
 import threading
 import time
@@ -43,7 +44,7 @@ from magma.text import CJK_RANGES
 logging.getLogger("bm25s").setLevel(logging.WARNING)
 
 __all__ = ["BM25_WAIT_S", "REBUILD_GAP_FACTOR", "STOP_CHECK_EVERY", "BuildStopped", "NoteBm25",
-           "NoteBm25Builder", "NoteLexicon", "bm25_tokens"]
+           "NoteBm25Builder", "NoteLexicon", "TermCounts", "bm25_tokens"]
 
 log = structlog.get_logger("dreamd.note_bm25")
 
@@ -57,10 +58,11 @@ BM25_STALE_WAIT_S = 0.05
 #: A new snapshot's index is built only once this many times the last build's time has
 #: passed since that build ended; until then the last index answers (its notes no longer in
 #: the snapshot are never returned: the search keeps only the snapshot's notes). A rebuild
-#: reads every note again: 1.7 s of CPU at 6,915 notes (the help vault and 1,000 memories,
-#: ``bench/note_bm25_rebuild.py``), so an assistant searching after every save of a
-#: 100,000-note vault would keep a core busy. At 9 the rebuilds take at most a tenth of one
-#: core (our choice); the vector and full-text lists always see the newest snapshot.
+#: reads every note again: 0.5 s of CPU at 6,914 notes (the help vault and 1,000 memories,
+#: ``bench/note_bm25_rebuild.py``; 1.6 s before it was built from counts), so an assistant
+#: searching after every save of a 100,000-note vault would keep a core busy. At 9 the
+#: rebuilds take at most a tenth of one core (our choice); the vector and full-text lists
+#: always see the newest snapshot.
 REBUILD_GAP_FACTOR = 9.0
 #: Chunks tokenized (or notes assembled) between two looks at whether the build was stopped
 #: (our choice: tokenizing 256 chunks takes well under 0.1 s, so a closed process ends that
@@ -120,6 +122,71 @@ def bm25_tokens(text: str) -> list[str]:
 
 
 @dataclass(frozen=True, slots=True)
+class TermCounts:
+    """One document of a :class:`NoteBm25` index: its distinct token ids (``int32``,
+    ascending), how often each occurs (``int64``, same length) and its length in tokens."""
+
+    ids: np.ndarray
+    counts: np.ndarray
+    length: int
+
+    @classmethod
+    def of(cls, token_ids: Sequence[int] | np.ndarray) -> TermCounts:
+        """The counts of a document given as its token ids, in order."""
+        tokens = np.asarray(token_ids, dtype=np.int32)
+        ids, counts = np.unique(tokens, return_counts=True)
+        return cls(ids.astype(np.int32, copy=False), counts, int(tokens.size))
+
+
+@dataclass(frozen=True, slots=True)
+class _Corpus:
+    """What ``bm25s.BM25.index`` takes as "an object with the ``ids`` and ``vocab``
+    attributes": here each document is a :class:`TermCounts`."""
+
+    ids: list[TermCounts]
+    vocab: dict[str, int]
+
+
+class _CountedBm25(bm25s.BM25):
+    """``bm25s``'s index built from :class:`TermCounts` with a few array operations, through
+    ``build_index_from_ids``, the hook the library documents for building its index another
+    way. Its own build counts each document's tokens in Python (``collections.Counter``) and
+    so needs a Python object per token: 115 s of CPU and ~2.9 GB for the 100,000 notes of
+    ``bench/big_vault.py`` (``bench/note_bm25_rebuild.py``). The score matrix is the same,
+    value for value (the same float64 expression per entry, the same ``math.log`` per
+    document frequency; tested against the library's build); only the library's defaults
+    (Lucene's BM25) are built this way."""
+
+    def build_index_from_ids(self, unique_token_ids: list[int],
+                             corpus_token_ids: Sequence[TermCounts], show_progress: bool = False,
+                             leave_progress: bool = False) -> dict[str, object]:
+        if self.method != "lucene" or self.idf_method != "lucene":
+            raise ValueError(f"only Lucene's BM25 is built from counts, not {self.method}")
+        self.nonoccurrence_array = None  # (as the library's build, for Lucene's BM25)
+        docs = corpus_token_ids
+        n_docs, n_vocab = len(docs), len(unique_token_ids)
+        lengths = np.array([d.length for d in docs])
+        avg_doc_len = lengths.mean()  # (as the library: float64)
+        per_doc = np.array([d.ids.size for d in docs], dtype=np.int64)
+        vocab_idx = np.concatenate([d.ids for d in docs]).astype(self.int_dtype, copy=False)
+        tf = np.concatenate([d.counts for d in docs]).astype(self.dtype)
+        doc_idx = np.repeat(np.arange(n_docs, dtype=self.int_dtype), per_doc)
+        frequencies = np.bincount(vocab_idx, minlength=n_vocab)
+        distinct, inverse = np.unique(frequencies, return_inverse=True)
+        # Lucene's idf, math.log once per distinct document frequency (as the library)
+        idf = np.array([math.log(1 + (n_docs - df + 0.5) / (df + 0.5)) if df else 0.0
+                        for df in distinct.tolist()])[inverse].astype(self.dtype)
+        k1, b = self.k1, self.b
+        tfc = tf / (k1 * ((1 - b) + b * np.repeat(lengths, per_doc) / avg_doc_len) + tf)
+        scores = (idf[vocab_idx] * tfc).astype(self.dtype)
+        del tf, tfc
+        data, indices, indptr = self._np_csc(data=scores, rows=doc_idx, cols=vocab_idx,
+                                             shape=(n_docs, n_vocab))
+        return {"data": data.astype(self.dtype), "indices": indices, "indptr": indptr,
+                "num_docs": n_docs}
+
+
+@dataclass(frozen=True, slots=True)
 class NoteBm25:
     """A BM25 index over ``paths`` (one document per note)."""
 
@@ -135,15 +202,23 @@ class NoteBm25:
         return cls.from_ids(ids, vocabulary)
 
     @classmethod
-    def from_ids(cls, documents: Mapping[str, Sequence[int]], vocabulary: Mapping[str, int]
-                 ) -> NoteBm25:
+    def from_ids(cls, documents: Mapping[str, Sequence[int] | np.ndarray],
+                 vocabulary: Mapping[str, int]) -> NoteBm25:
         """Index ``documents`` (note path -> its tokens as ids of ``vocabulary``, token ->
         id, ids ``0..len(vocabulary)-1``)."""
-        paths = tuple(p for p, tokens in documents.items() if len(tokens))
+        return cls.from_counts({p: TermCounts.of(ids) for p, ids in documents.items()},
+                               vocabulary)
+
+    @classmethod
+    def from_counts(cls, documents: Mapping[str, TermCounts], vocabulary: Mapping[str, int]
+                    ) -> NoteBm25:
+        """Index ``documents`` (note path -> the counts of its tokens, ids of
+        ``vocabulary`` as in :meth:`from_ids`)."""
+        paths = tuple(p for p, counts in documents.items() if counts.length)
         if not paths:
             return cls((), None)
-        index = bm25s.BM25()
-        index.index(([list(documents[p]) for p in paths], dict(vocabulary)),
+        index = _CountedBm25()
+        index.index(_Corpus([documents[p] for p in paths], dict(vocabulary)),
                     create_empty_token=False, show_progress=False)
         return cls(paths, index)
 
@@ -255,16 +330,15 @@ class NoteLexicon:
             if len(self._vocabulary) > VOCABULARY_SLACK * max(self._used(), 1):
                 self._compact()
             self._checked = len(self._vocabulary)
-        documents: dict[str, np.ndarray] = {}
+        documents: dict[str, TermCounts] = {}
         for n, (path, (label, hashes)) in enumerate(notes.items()):
             if n % STOP_CHECK_EVERY == 0 and stop():
                 raise BuildStopped
-            documents[path] = np.concatenate([self._ids(label),
-                                              *(self._by_hash[h] for h in hashes)])
+            documents[path] = TermCounts.of(np.concatenate([self._ids(label),
+                                                            *(self._by_hash[h] for h in hashes)]))
         if stop():
             raise BuildStopped
-        return NoteBm25.from_ids({p: ids.tolist() for p, ids in documents.items()},
-                                 self._vocabulary)
+        return NoteBm25.from_counts(documents, self._vocabulary)
 
     def _used(self) -> int:
         arrays = list(self._by_hash.values())

@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import itertools
+from pathlib import Path
 
+import bm25s
+import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from magma.note_bm25 import NoteBm25, NoteLexicon, bm25_tokens
+from magma.note_bm25 import NoteBm25, NoteLexicon, TermCounts, bm25_tokens
 
 
 @pytest.mark.parametrize(("text", "tokens"), [
@@ -241,3 +246,39 @@ def test_a_closed_builder_lets_its_process_end_before_the_index_is_built() -> No
                           capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 0, done.stderr
     assert done.stdout == "closed\n"
+
+
+def _both_builds(documents: list[list[int]], vocabulary: int) -> tuple[dict, dict]:
+    """The score matrix of ``bm25s``'s own build and of dreamd's build from counts."""
+    vocab = {f"t{i}": i for i in range(vocabulary)}
+    theirs = bm25s.BM25()
+    theirs.index((documents, dict(vocab)), create_empty_token=False, show_progress=False)
+    ours = NoteBm25.from_counts({f"n{i}.md": TermCounts.of(d) for i, d in enumerate(documents)},
+                                vocab)
+    assert ours._index is not None
+    return theirs.scores, ours._index.scores
+
+
+def _same_matrix(theirs: dict, ours: dict) -> None:
+    assert theirs["num_docs"] == ours["num_docs"]
+    for part in ("data", "indices", "indptr"):
+        assert theirs[part].dtype == ours[part].dtype, part
+        assert np.array_equal(theirs[part], ours[part]), part
+
+
+@given(st.lists(st.lists(st.integers(0, 40), min_size=1, max_size=60), min_size=1,
+                max_size=25))
+def test_the_index_built_from_counts_is_the_librarys_value_for_value(
+        documents: list[list[int]]) -> None:
+    _same_matrix(*_both_builds(documents, 41))  # unused token ids included
+
+
+def test_the_index_built_from_counts_of_real_notes_is_the_librarys(corpora_dir: Path) -> None:
+    vocab: dict[str, int] = {}
+    documents = []
+    for path in sorted((corpora_dir / "obsidian-help").rglob("*.md"))[:400]:
+        tokens = bm25_tokens(path.read_text("utf-8", errors="replace"))
+        if tokens:
+            documents.append([vocab.setdefault(t, len(vocab)) for t in tokens])
+    assert len(documents) > 300
+    _same_matrix(*_both_builds(documents, len(vocab)))
