@@ -98,7 +98,8 @@ def build(vectors: list[Path], rows: int, workdir: Path) -> None:
 def snapshot_of(table: Any, form: str) -> Any:
     """The vector part of a snapshot of ``table`` in ``form`` (``before``: read whole, float32),
     searching ``table``'s IVF index."""
-    from magma.catalogue import Snapshot, _with_vectors, matrix_of, trim_heap, vectors_of
+    from magma.catalogue import Snapshot, _with_vectors, matrix_of, vectors_of
+    from magma.gc_pause import trim_heap
     from magma.store import VECTOR_BATCH_ROWS
     from magma.vector_ann import nearest_chunk_ids
     from magma.vector_index import ExactVectors, VectorLimits

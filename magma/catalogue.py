@@ -5,10 +5,7 @@ graph (the daemon's retrieval pipeline reads it once per table version)."""
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import json
-import platform
 import re
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -22,6 +19,7 @@ import pyarrow as pa
 from ccb.dates import day_in
 from ccb.names import nfc_key
 from ccb.templates import has_placeholder, in_locations
+from magma.gc_pause import trim_heap
 from magma.graph_step import NoteGraph
 from magma.layers import (
     L3_FACTS,
@@ -44,21 +42,7 @@ from magma.vector_index import (
     filled,
 )
 
-
-def _glibc() -> Any:
-    """The C library when it is glibc (it has ``malloc_trim``), else ``None``."""
-    if platform.system() != "Linux" or platform.libc_ver()[0] != "glibc":
-        return None
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        return libc if hasattr(libc, "malloc_trim") else None
-    except OSError:
-        return None
-
-
 WORD = re.compile(r"\w+", re.UNICODE)
-#: glibc, for :func:`trim_heap` (``None`` on other C libraries).
-_LIBC = _glibc()
 STOPWORDS = frozenset({
     "a", "an", "and", "are", "as", "at", "be", "by", "can", "do", "does", "did", "for",
     "from", "how", "i", "in", "is", "it", "me", "my", "of", "on", "or", "so", "that", "the",
@@ -215,16 +199,6 @@ def vectors_of(rows: int, batches: Iterable[Any], limits: VectorLimits, indexed:
     vectors = filled(limits.form(rows, indexed), rows, matrices())
     trim_heap()
     return ids, paths, hashes, vectors
-
-
-def trim_heap() -> None:
-    """Give the C heap's free pages back to the system (glibc's ``malloc_trim``; nothing
-    elsewhere). Reading every chunk leaves LanceDB's freed read buffers in the heap, among
-    the live strings of the chunk lists, where the allocator keeps them: after streaming the
-    700,000 chunks of a 100,000-note vault and keeping nothing, RSS stayed at 652 MB, 312 MB
-    once trimmed (a probe of ``to_batches`` on ``bench/vector_daemon_bench.py``'s table)."""
-    if _LIBC is not None:
-        _LIBC.malloc_trim(0)
 
 
 def with_ann(snap: Snapshot, store: MagmaStore) -> Snapshot:

@@ -1,4 +1,6 @@
-"""Python's cyclic garbage collector paused while many long-lived objects are made at once.
+"""Python's cyclic garbage collector paused while many long-lived objects are made at once,
+and the C heap's free pages given back once a big build let its scaffolding go
+(:func:`trim_heap`).
 
 A whole vault graph and the rows it is built from are hundreds of thousands of dicts, sets,
 tuples and records, none of them garbage; every 700 of them set off a young collection, and
@@ -24,11 +26,30 @@ grows with the objects held (≈7× at 100,000 notes).
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import gc
+import platform
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
-__all__ = ["collector_paused", "settle_loaded"]
+__all__ = ["collector_paused", "settle_loaded", "trim_heap"]
+
+
+def _glibc() -> Any:
+    """The C library when it is glibc (it has ``malloc_trim``), else ``None``."""
+    if platform.system() != "Linux" or platform.libc_ver()[0] != "glibc":
+        return None
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        return libc if hasattr(libc, "malloc_trim") else None
+    except OSError:
+        return None
+
+
+#: glibc, for :func:`trim_heap` (``None`` on other C libraries).
+_LIBC = _glibc()
 
 
 @contextmanager
@@ -51,3 +72,13 @@ def settle_loaded() -> None:
     them when they are let go (a snapshot replaced); a cycle among them is kept."""
     gc.collect()
     gc.freeze()
+
+
+def trim_heap() -> None:
+    """Give the C heap's free pages back to the system (glibc's ``malloc_trim``; nothing
+    elsewhere). Reading every chunk leaves LanceDB's freed read buffers in the heap, among
+    the live strings of the chunk lists, where the allocator keeps them: after streaming the
+    700,000 chunks of a 100,000-note vault and keeping nothing, RSS stayed at 652 MB, 312 MB
+    once trimmed (a probe of ``to_batches`` on ``bench/vector_daemon_bench.py``'s table)."""
+    if _LIBC is not None:
+        _LIBC.malloc_trim(0)

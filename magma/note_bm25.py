@@ -37,6 +37,7 @@ from bm25s.stopwords import STOPWORDS_EN
 
 from config.errors import DreamdError
 from magma.chunking import asking_turns
+from magma.gc_pause import trim_heap
 from magma.text import CJK_RANGES
 
 # bm25s sets its logger to debug on import and logs each index it builds; only its
@@ -444,6 +445,9 @@ class NoteBm25Builder:
                 every = len(missing) * 2 > len(hashes)  # one scan beats many IN lists
                 self._lexicon.learn(self._read_bodies(None if every else missing), stop)
             built = self._lexicon.build(notes, stop)
+            # the build's scaffolding (every note's tokens) stays in the C heap otherwise:
+            # 100,000 notes, 4.8 GB of RSS after the build, 2.3 GB once trimmed
+            trim_heap()
         except BuildStopped:
             return None
         except (DreamdError, KeyError) as error:  # a store gone, a chunk changed meanwhile
