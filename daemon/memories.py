@@ -482,10 +482,10 @@ class MemoryService:
 
     def forget(self, id_or_name: str, *, remains: tuple[str, str] | None = None
                ) -> ForgetReport:
-        """Delete a memory for good: its file, then (through ``index``) its rows.
-        ``remains`` (``(history key, vault path)``) forgets a memory whose file is gone
-        already (a forget cut short by a crash, a file deleted by hand): what dreamd still
-        holds of it goes the same way."""
+        """Delete a memory for good: its file, then (through ``index``) its rows. ``remains``
+        (``(history key, vault path)``) forgets a memory whose file is gone already (a forget
+        cut short by a crash, a file deleted by hand): what dreamd holds of it goes too."""
+        self._index.settle()  # the remembers' pending writes first, never amid the forget's
         stored = None if remains else self.find(id_or_name)
         if stored is not None:
             assert stored.note.memory is not None

@@ -48,11 +48,11 @@ def _held(app: App) -> list[str]:
         assert gate.wait(timeout=60), "nothing waited for the index write"
         return write(paths)
 
-    def waiting() -> None:
+    def waiting(timeout_s: float | None = None) -> None:
         if threading.current_thread().name != "dreamd-index-write":
             waits.append(threading.current_thread().name)
             gate.set()
-        settle()
+        settle(timeout_s)
 
     background._write = held  # type: ignore[method-assign]
     background.settle = waiting  # type: ignore[method-assign]
@@ -327,3 +327,35 @@ def test_many_vectors_missing_wait_for_the_pending_write(
     assert waits[1:3] == ["MainThread", "judged"]  # waited, then judged
     assert second.candidate == first.path and "cosine" in (second.judgement or "")
     app.close()
+
+
+def test_a_forget_right_after_two_remembers_leaves_history_and_index_in_step(
+        vault: Path, make_app: Builder) -> None:
+    """A newer memory forgotten while both remembers' version records and index writes
+    still wait: the older one is current again, and ``check`` finds the file, its
+    history and its index row in step (the forget waits for them before it writes)."""
+    app, _ = make_app(vault)
+    app.sync()
+    waits = _held(app)
+    service = app.memories()
+    old = service.remember("The office wifi password rotates every Monday.",
+                           type="project", subject="office.wifi.rotation")
+    new = service.remember("The office wifi password rotates every Friday.",
+                           type="project", subject="office.wifi.rotation")
+    assert new.superseded == old.path and waits == []
+    writer, delete = service.writer, service.writer.delete
+    background = app.indexing.background
+
+    def delete_then_let_the_writer_run(*args: Any, **kwargs: Any) -> Any:
+        done = delete(*args, **kwargs)
+        waits.append("forget")
+        if background.pending:  # the waiting writes run now, amid the forget's own writes
+            threading.Thread(target=background.settle, name="reader").start()
+            background.settle(30.0)
+        return done
+
+    writer.delete = delete_then_let_the_writer_run  # type: ignore[method-assign]
+    service.forget(new.memory_id)
+    assert "forget" in waits
+    report = app.consistency().check()
+    assert report.clean, report.findings
