@@ -76,9 +76,9 @@ _HAN_RUN = re.compile(f"[{_HAN}]+")
 class Value:
     """One value a memory states: ``kind`` (``number``, ``port``, ``version``, ``host``,
     ``ip``, ``url``, ``email``, ``region``, ``path``, ``code``, ``date``, ``time``,
-    ``weekday``, ``month``, ``name``, ``id``), its normalised ``text`` (``"30"``,
-    ``"db1.internal"``, ``"2026-03-14"``) and ``unit`` for numbers (``s``, ``byte``, ``%``,
-    ``kg``, ``usd`` …; ``""`` when none)."""
+    ``weekday``, ``month``, ``name``, ``id``, ``flag`` of a command, ``setting`` of a
+    KEY=value), its normalised ``text`` (``"30"``, ``"db1.internal"``, ``"2026-03-14"``) and
+    ``unit`` for numbers (``s``, ``byte``, ``%``, ``kg``, ``usd`` …; ``""`` when none)."""
 
     kind: str
     text: str
@@ -340,6 +340,7 @@ _EN_NUMBERS = {
     "fifteen": 15, "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19,
     "twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70,
     "eighty": 80, "ninety": 90, "a hundred": 100, "a thousand": 1000,
+    "a dozen": 12, "half a dozen": 6,
 }  # fmt: skip
 #: The parts of a compound number word ("forty-five", "twenty one").
 _EN_TENS = "twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety"
@@ -529,7 +530,7 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
                          rf"\b(?:{_CURRENCY_CODES})(?=\s?\d))\s?(?P<n>\d+(?:[,.]\d+)*)(?P<k>[kKmM万]|\s+(?:thousand|million|billion)\b)?",
                          re.I)),
     ("number", re.compile(
-        r"(?<![A-Za-z0-9_.])(?<![A-Za-z]-)(?P<sign>(?<![\w-])[-−](?=\d))?(?P<n>\d+(?:,\d{3})*(?:\.\d+)?)(?P<k>[kKmM](?![a-zA-Z])|万|千|\s+(?:thousand|million|billion)\b)?(?:-(?=[a-z]{3})|\s*)(?P<u>"
+        r"(?<![A-Za-z0-9_.])(?<![A-Za-z]-)(?P<sign>(?<![\w-])[-−](?=\d))?(?P<n>\d+(?:,\d{3})*(?:\.\d+)?(?:,\d{1,2}(?=\s?(?:[€£]|eur\b|euros?\b)))?)(?P<k>[kKmM](?![a-zA-Z])|万|千|\s+(?:thousand|million|billion)\b)?(?:-(?=[a-z]{3})|\s*)(?P<u>"
         + "|".join(re.escape(u) for u in _UNIT_WORDS)
         + r")?(?![A-Za-z0-9_])", re.I)),
     # half an hour, and "一个半小时" (an hour and a half)
@@ -543,7 +544,7 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     # 百 / 千 / 万 after a digit, so words such as 千万 ("by all means") stay words
     ("number", re.compile(r"(?<![零〇一二两三四五六七八九十百千万])(?P<zn>[一二两三四五六七八九]"
                           r"[百千万][零〇一二两三四五六七八九十百千万]*)(?![零〇一二两三四五六七八九十百千万])")),
-    ("number", re.compile(rf"\b(?P<en>(?:{_EN_TENS})[- ](?:{_EN_ONES})\b|{'|'.join(sorted(_EN_NUMBERS, key=len, reverse=True))})(?:\s+(?P<en_scale>hundred|thousand|million))?\b(?:[\s-]+(?P<u>{'|'.join(re.escape(u) for u in _UNIT_WORDS if len(u) > 2)}))?\b", re.I | _A)),
+    ("number", re.compile(rf"\b(?P<en>(?:{_EN_TENS})[- ](?:{_EN_ONES})\b|{'|'.join(sorted(_EN_NUMBERS, key=len, reverse=True))})(?:\s+(?P<en_scale>hundred|thousand|million|dozen))?\b(?:[\s-]+(?P<u>{'|'.join(re.escape(u) for u in _UNIT_WORDS if len(u) > 2)}))?\b", re.I | _A)),
     # a currency named without an amount ("track my expenses in Singapore dollars", "记账用日元")
     ("currency", re.compile(
         r"\b(?P<cur_en>(?:(?:us|u\.s\.|singapore|hong kong|canadian|australian|new zealand|nt)\s+)?"
@@ -552,6 +553,14 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
         re.I)),
     ("unit", re.compile(r"\b(?P<unit>kilomet(?:re|er)s?|miles?|met(?:re|er)s?|feet|foot|inch(?:es)?|celsius|fahrenheit|milliseconds?|seconds|minutes|hours|kilograms?|pounds|lbs|kgs?|litres?|liters?|gallons?|metric|imperial)\b|(?P<zunit>公里|英里|摄氏度?|华氏度?|毫秒|公斤|磅|英尺|英寸|公制|英制)", re.I | _A)),
     ("code", re.compile(r"`([^`\n]+)`")),
+    # a command-line flag ("pytest *-x*", "git push *--force-with-lease*"), after a space,
+    # a bracket or a quote: which option is given, a value of the command; never a hyphenated
+    # word ("re-run", "上海-Shanghai") or a negative number
+    ("flag", re.compile(r"(?<![^\s(\[`\"'])--?[A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*(?![\w\-])",
+                        _A)),
+    # the value of a setting written KEY=value ("NODE_ENV=*production*"); the key is read as
+    # an identifier after it, so two settings of one key compare by their values
+    ("setting", re.compile(r"(?:(?<=[A-Za-z0-9_]=)|(?<=[A-Za-z0-9_] = ))(?P<setting>[A-Za-z][\w.:/-]*)", _A)),
     # a street after its district or city ("静安区*南京西路*", "杭州*上海路*"): a value of
     # the address, whatever city it is named after
     ("street", re.compile(r"(?<=[区市县镇州京海])[\u4e00-\u9fff]{1,5}?(?:[东西南北中]路|大道|大街"
@@ -673,7 +682,7 @@ def _number_value(match: re.Match[str]) -> Value | None:
         spelled = groups["en"].lower()
         words = float(_EN_NUMBERS.get(spelled) or sum(
             _EN_NUMBERS[part] for part in re.split(r"[- ]", spelled)))  # "forty-five"
-        words *= {"hundred": 100, "thousand": 1000, "million": 1e6}.get(
+        words *= {"hundred": 100, "thousand": 1000, "million": 1e6, "dozen": 12}.get(
             (groups.get("en_scale") or "").lower(), 1)
         unit, factor = _unit((groups.get("u") or "").lower())
         return Value("number", _number_text(words * factor), unit)
@@ -697,7 +706,7 @@ def _number_value(match: re.Match[str]) -> Value | None:
             return None
         unit, factor = _unit((groups.get("u") or "").lower())
         return Value("number", _number_text(han * factor), unit)
-    raw = groups["n"].replace(",", "")
+    raw = _amount_digits(groups["n"])
     try:
         number = float(raw)
     except ValueError:
@@ -722,10 +731,24 @@ _SCALES = {"k": 1e3, "m": 1e6, "万": 1e4, "千": 1e3, "thousand": 1e3, "million
            "billion": 1e9}
 
 
+#: A decimal comma: one or two digits after the last comma, no point after it ("€3,50",
+#: "1.250,5"), never the thousands of "1,000" or "12,500".
+_DECIMAL_COMMA = re.compile(r",(\d{1,2})\Z")
+
+
+def _amount_digits(spelling: str) -> str:
+    """The digits of an amount as ``float`` reads them: "1,000" -> "1000", "3,50" -> "3.50",
+    "1.250,50" -> "1250.50" (a decimal comma, the points before it grouping thousands)."""
+    if _DECIMAL_COMMA.search(spelling):
+        whole, cents = spelling.rsplit(",", 1)
+        return f"{whole.replace('.', '').replace(',', '')}.{cents}"
+    return spelling.replace(",", "")
+
+
 def _money_value(match: re.Match[str]) -> Value | None:
     """An amount and its currency; ``None`` when the digits after the sign are no amount
     ("$ 12.5.1a", "€ 3.11.0rc1": a version after a currency sign)."""
-    raw = match.group("n").replace(",", "")
+    raw = _amount_digits(match.group("n"))
     scale = _SCALES.get((match.group("k") or "").strip().lower(), 1.0)
     sign = match.group("cur").lower()
     try:
@@ -889,7 +912,19 @@ def _time_or_none(match: re.Match[str]) -> Value | None:
         return None
     if match.group(0)[:2].casefold() == "at" and 1 <= int(match.group("h")) <= 12:
         return Value("time", when, HOUR_OF_EITHER_HALF)  # "at 7": 07:00 or 19:00
+    if "zap" in match.re.groupindex and not match.group("zap") and 1 <= int(when[:2]) <= 12:
+        return Value("time", when, HOUR_OF_EITHER_HALF)  # "三点" as "at 3": 03:00 or 15:00
     return Value("time", when)
+
+
+#: A command-line flag alone (:data:`_PATTERNS`): "-x", "--force-with-lease".
+_FLAG = re.compile(r"--?[A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*")
+
+
+def _code_value(match: re.Match[str]) -> Value:
+    """A code span; one holding a flag alone ("`-q`") is the flag, as "-q" written bare."""
+    code = match.group(1).strip()
+    return Value("flag", code) if _FLAG.fullmatch(code) else Value("code", code.lower())
 
 
 def _read_alone(read: Callable[[re.Match[str]], Value | None], match: re.Match[str],
@@ -925,7 +960,9 @@ _KIND_READERS: dict[str, Callable[[re.Match[str], date | None], Value | list[Val
     "street": lambda m, _w: Value("name", m.group(0)),
     "unit": lambda m, _w: _unit_value(m),
     "currency": lambda m, _w: _currency_value(m),
-    "code": lambda m, _w: Value("code", m.group(1).strip().lower()),
+    "flag": lambda m, _w: Value("flag", m.group(0)),
+    "setting": lambda m, _w: Value("setting", m.group("setting").lower()),
+    "code": lambda m, _w: _code_value(m),
     "id": lambda m, _w: Value("id", _name_key(m.group(0))),
 }
 
@@ -1020,6 +1057,8 @@ _PATTERN_NEEDS: tuple[_Needs | None, ...] = (
     None,  # currency
     None,  # unit
     _Needs(frozenset("`")),  # code
+    _Needs(frozenset("-")),  # flag: "-x", "--force"
+    _Needs(frozenset("=")),  # setting: NODE_ENV=production
     _Needs(frozenset("路街巷道")),  # street
     _Needs(frozenset("".join(_ZH_PLACES))),  # place
     _Needs(frozenset("".join(_ZH_LANGUAGES))),  # zhlang

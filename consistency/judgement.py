@@ -72,7 +72,7 @@ import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
-from itertools import combinations
+from itertools import combinations, pairwise
 from typing import Literal
 
 from ccb.memory_file import normalise_text
@@ -334,8 +334,13 @@ def _same_value(a: Value, b: Value) -> bool:
         return True
     if a.kind == b.kind == "time" and HOUR_OF_EITHER_HALF in {a.unit, b.unit}:
         return _on_a_12_hour_dial(a.text) == _on_a_12_hour_dial(b.text)  # "at 7" / "7 pm"
-    if {a.kind, b.kind} == {"number", "version"} and not a.unit and not b.unit:
-        return a.text == b.text  # "Python version is 3.11" / "uses Python 3.11"
+    if {a.kind, b.kind} <= {"number", "version"} and "version" in {a.kind, b.kind} and \
+            not a.unit and not b.unit:
+        # "Python version is 3.11" / "uses Python 3.11"; "Python 3.11" / "Python 3.11.4":
+        # the more precise release of the same version, never another one (3.11 / 3.12);
+        # a major version alone ("Python 3" / "3.12") names a line of releases, no version
+        short, long = sorted((a.text, b.text), key=len)
+        return long == short or ("." in short and long.startswith(short + "."))
     if {a.kind, b.kind} == {"url", "host"}:  # "https://github.com/acme" / "github.com/acme"
         url, host = (a, b) if a.kind == "url" else (b, a)
         return re.sub(r"^[a-z]+://(?:www\.)?", "", url.text.casefold()).rstrip("/") == \
@@ -476,6 +481,7 @@ def _value_changes(old: Claim, new: Claim) -> list[tuple[str, list[Value], list[
     _adopt_units(by_new, by_old, new_values)
     _adopt_versions(by_old, by_new)
     _adopt_versions(by_new, by_old)
+    _glued_labels(by_old, by_new, old, new)
     _other_measures(by_old, by_new)
     _machine_names(by_old, by_new)
     _machine_names(by_new, by_old)
@@ -505,6 +511,37 @@ def _other_measures(by_old: dict[str, list[Value]], by_new: dict[str, list[Value
     if olds and news:
         for mine, groups in ((by_old, olds), (by_new, news)):
             mine[MEASURE_GROUP] = [v for g in groups for v in mine.pop(g)]
+
+
+def _glued_letter(value: Value, claim: Claim) -> str | None:
+    """The one capital letter ``value`` (an amount) is written with, glued to its digits
+    ("4B", "12C"), or ``None``."""
+    if value.kind != "number" or not value.text.isdigit():
+        return None
+    found = re.search(rf"(?<![A-Za-z0-9_.,]){value.text}([A-Z])(?![A-Za-z0-9_])", claim.text)
+    return found.group(1) if found else None
+
+
+def _glued_labels(by_old: dict[str, list[Value]], by_new: dict[str, list[Value]],
+                  old: Claim, new: Claim) -> None:
+    """Amounts each side writes as digits and one capital letter, the letters of two units
+    no conversion relates ("room is *4B*" / "*4C*": 4 bytes / 4 °C as read), are labels (a
+    flat, a seat, a room): one identifier changed, group ``id``, not two measures. The same
+    letter on both sides ("20C" / "25C") stays a measure."""
+    def labels(mine: dict[str, list[Value]], claim: Claim) -> dict[Value, str]:
+        return {v: letter for g, values in mine.items() if g in _MEASURES for v in values
+                if (letter := _glued_letter(v, claim)) is not None}
+
+    olds, news = labels(by_old, old), labels(by_new, new)
+    if not olds or not news or {_group(v) for v in olds} & {_group(v) for v in news}:
+        return
+    for mine, found in ((by_old, olds), (by_new, news)):
+        for group in list(mine):
+            mine[group] = [v for v in mine[group] if v not in found]
+            if not mine[group]:
+                del mine[group]
+        mine["id"] = [*mine.get("id", []),
+                      *(Value("id", f"{v.text}{letter.lower()}") for v, letter in found.items())]
 
 
 #: An identifier written as a machine's name ("build-box-2", "pg-pay-01"): letters, then
@@ -702,6 +739,38 @@ def _crossed_antonyms(old: Claim, new: Claim) -> list[_Substitution]:
 #: antonyms ("My car is a *red* Tesla" / "我的车是*蓝色*的特斯拉").
 _COLOURS = frozenset({"red", "blue", "green", "yellow", "black", "white", "grey", "purple",
                       "pink", "brown"})
+
+
+#: A colour in one Chinese character before a thing ("*白*猫", "*黑*狗"), as the lexicon
+#: reads 白色 / 黑色.
+_ZH_COLOURS = {"白": "white", "黑": "black", "红": "red", "蓝": "blue", "绿": "green",
+               "黄": "yellow", "紫": "purple", "灰": "grey", "粉": "pink", "棕": "brown"}
+
+
+def _coloured_things(claim: Claim) -> dict[str, str]:
+    """``{thing: colour}`` for each colour written right before a thing ("*black* cat", "*白*
+    猫", "黑色的*狗*" as the lexicon reads it); a thing said in two colours is left out."""
+    units = [u for u in claim.units if not u.startswith("⟦")]
+    found: dict[str, set[str]] = defaultdict(set)
+    for unit, thing in pairwise(units):
+        colour = unit if unit in _COLOURS else _ZH_COLOURS.get(unit)
+        if colour and thing.isascii() and thing.isalpha() and thing not in _COLOURS:
+            found[thing].add(colour)
+    return {thing: next(iter(colours)) for thing, colours in found.items()
+            if len(colours) == 1}
+
+
+def _colours_apart(old: Claim, new: Claim) -> str | None:
+    """Do two memories give one thing they both colour two colours ("black cat" / "白猫")?
+    The rule's name ("values traded places" when each colour moved to another thing), or
+    ``None``."""
+    a, b = _coloured_things(old), _coloured_things(new)
+    shared = a.keys() & b.keys()
+    moved = [t for t in shared if a[t] != b[t]]
+    if not moved:
+        return None
+    traded = sorted(a[t] for t in moved) == sorted(b[t] for t in moved)
+    return "values traded places" if traded else "another colour"
 
 
 def _heads(claim: Claim, word: str) -> set[str]:
@@ -1077,6 +1146,27 @@ def _words_replaced_beside(subs: list[_Substitution]) -> bool:
     return False
 
 
+def _activity_replaced(subs: list[_Substitution]) -> bool:
+    """Is a time replaced together with the verb beside it, by other words ("每天早上*7点起床*"
+    / "每天晚上*7点到家*"): another thing done at another time, perhaps, not the time of one
+    thing changed?"""
+    def timed(units: tuple[str, ...]) -> bool:
+        return any(u.startswith(("⟨time_", "⟨weekday_", "⟨date_")) for u in units)
+
+    for sub in subs:
+        if sub.antonym or sub.where not in {"value", "other"} or not (
+                timed(sub.old) and timed(sub.new)):
+            continue
+        old = [u for u in _plain(sub.old) if not u.startswith("⟦") and u not in _CHANGE_WORDS]
+        new = [u for u in _plain(sub.new) if not u.startswith("⟦") and u not in _CHANGE_WORDS]
+        for one, other in ((old, new), (new, old)):
+            verbs = [u for u in one if _is_relation(u) and u not in other]
+            words = [u for u in other if not _is_relation(u) and u not in one]
+            if verbs and words and not any(_is_relation(u) for u in other):
+                return True
+    return False
+
+
 def _names(units: list[str]) -> bool:
     """Do ``units`` name something: an English word of three letters or more, or two
     Chinese characters?"""
@@ -1362,6 +1452,11 @@ def _names_the_thing(changes: list[tuple[str, list[Value], list[Value]]], old: C
                 not _in_value_position(new.units, i) for i in where(new, named_new)):
             return True
     for claim, values in ((old, olds), (new, news)):
+        if claim.language == "zh" and not _ZH_WHEN_OF.search(claim.text):
+            # a time before the verb in Chinese says when it is done, not what it is about
+            # ("我每天早上*7点*起床", "上班时间*九点*到六点"), unless it is said of a noun
+            # ("*9点*的会")
+            values = [v for v in values if v.kind not in _WHEN_KINDS_ZH]
         verb = next((i for i, u in enumerate(claim.units)
                      if u.startswith("⟪") or _is_relation(u)), None)
         if verb is None and claim.language == "zh":
@@ -1374,6 +1469,12 @@ def _names_the_thing(changes: list[tuple[str, list[Value], list[Value]]], old: C
                                    for i in where(claim, values)):
             return False
     return True
+
+
+#: Kinds of value that tell when something is done (:func:`_names_the_thing`).
+_WHEN_KINDS_ZH = frozenset({"time", "weekday", "date", "month"})
+#: A time or day said of a noun in Chinese ("9点*的*会", "周五*的*例会"): it names the thing.
+_ZH_WHEN_OF = re.compile(r"(?:[点點](?:半|\d{1,2}分?)?|[日号]|[周星期拜][一二三四五六日天末])的")
 
 
 def _leads_to_shared(claim: Claim, other: Claim, values: list[Value]) -> bool:
@@ -1474,6 +1575,7 @@ def _qualified(co: Claim, cn: Claim, subs: list[_Substitution],
         _names_the_thing(changes, co, cn) or _other_words_both_sides(subs) or (
             changes and not changed_cue and _verb_replaced(subs)) or (
             not changed_cue and _words_replaced_beside(subs)) or (
+            not changed_cue and _activity_replaced(subs)) or (
             not changed_cue and not two_languages and _narrowed_slot(co, cn))
 
 
@@ -1563,6 +1665,11 @@ def _judgement(kind: Verdict, rule: str, changes: tuple[str, ...], co: Claim, cn
         # "Alice reports to Bob" / "Bob reports to Alice": the same words, two things traded
         # places; merged, one memory would say both
         kind, rule, changes = "possible_contradiction", "values traded places", ()
+    if kind == "duplicate" and co.language != cn.language and (
+            coloured := _colours_apart(co, cn)):
+        # "my *black* cat and *white* dog" / "我的*白*猫和*黑*狗": across languages no word
+        # order lines up, but each thing keeps its colour; merged, one memory would say both
+        kind, rule, changes = "possible_contradiction", coloured, ()
     return PairJudgement(kind, rule, cosine, lexical, slot, _readable(changes, co, cn))
 
 

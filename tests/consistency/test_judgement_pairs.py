@@ -702,3 +702,88 @@ def test_one_fact_written_otherwise(real_embedder, old: str, new: str, subject: 
         assert got in {"possible_contradiction", "contradiction"}
     else:
         assert got == verdict
+
+
+@pytest.mark.parametrize(("old", "new", "verdict"), [
+    # a range of hours is a value: another range supersedes, in English and Chinese, with
+    # and without a subject; 六点 after 九点到 is 18点
+    ("Office hours are 9 to 5", "Office hours are 10 to 6", "contradiction"),
+    ("Office hours are 9 to 5", "Office hours are 9am to 5pm", "duplicate"),
+    ("办公时间是九点到六点", "办公时间是十点到七点", "contradiction"),
+    ("办公时间是九点到六点", "办公时间是9点到18点", "duplicate"),
+    ("上班时间九点到六点", "上班时间十点到七点", "contradiction"),
+    ("我九点到六点上班", "我十点到七点上班", "contradiction"),
+    # the time of a daily habit changed supersedes; a time with another thing done beside
+    # it is listed
+    ("我每天早上7点起床", "我每天早上6点起床", "contradiction"),
+    ("每天10点睡觉", "每天11点睡觉", "contradiction"),
+    ("我每天早上7点起床", "我每天晚上7点到家", "kept apart"),
+    ("我每天早上7点起床", "我每天早上6点出门", "kept apart"),
+    ("每天工作8小时", "每周工作5天", "kept apart"),
+    # colours that traded things across languages are never merged
+    ("My black cat and white dog", "我的白猫和黑狗", "possible_contradiction"),
+    ("I have a black cat and a white dog", "我有一只白色的猫和一只黑色的狗",
+     "possible_contradiction"),
+    ("My black cat and white dog", "我的黑猫和白狗", "duplicate"),
+    ("My black cat and white dog", "My white cat and black dog", "possible_contradiction"),
+    # a setting written KEY=value: another value of the key supersedes; another key is
+    # never a change of this one
+    ("NODE_ENV=production", "NODE_ENV=development", "contradiction"),
+    ("Deploy with NODE_ENV=production", "Deploy with NODE_ENV=development", "contradiction"),
+    ("LOG_LEVEL=debug", "LOG_LEVEL = info", "contradiction"),
+    ("NODE_ENV=production", "NODE_ENV = production", "duplicate"),
+    ("NODE_ENV=production", "DEBUG=production", "kept apart"),
+    # command-line flags are values; a flag added is the rule said with more
+    ("Run pytest with -x", "Run pytest with -q", "contradiction"),
+    ("用 pytest -x 跑测试", "用 pytest -q 跑测试", "contradiction"),
+    ("Use git push --force-with-lease", "Use git push --force", "contradiction"),
+    ("Call ruff with --fix", "Call ruff with --diff", "contradiction"),
+    ("Run pytest with -x", "Run pytest with -x -q", "duplicate"),
+    ("Re-run the tests after a merge", "Run the tests after a merge", "duplicate"),
+    # "at 3" is either half of the day, in English and in Chinese: "at 3am" or 下午三点 is
+    # the same time told more precisely, merged (the merge keeps the newer sentence too, so
+    # the half named is not lost); two halves named, or another hour, supersede
+    ("The meeting is at 3", "The meeting is at 3am", "duplicate"),
+    ("The meeting is at 3", "The meeting is at 3pm", "duplicate"),
+    ("会议在三点", "会议在下午三点", "duplicate"),
+    ("The meeting is at 3pm", "The meeting is at 3am", "contradiction"),
+    ("会议在下午三点", "会议在凌晨三点", "contradiction"),
+    ("The meeting is at 3", "The meeting is at 4", "contradiction"),
+    ("会议在三点", "会议在四点", "contradiction"),
+    # a more precise release of the same version is the same fact; another version, or a
+    # release of a major version alone, supersedes
+    ("We use Python 3.11", "We use Python 3.11.4", "duplicate"),
+    ("We use Python 3.11.4", "We use Python 3.11", "duplicate"),
+    ("我们用 Python 3.11", "我们用 Python 3.11.4", "duplicate"),
+    ("We use Python 3.11", "We use Python 3.12", "contradiction"),
+    ("We use Python 3.11.4", "We use Python 3.11.5", "contradiction"),
+    # number words: a dozen is twelve
+    ("Buy a dozen eggs", "Buy 12 eggs", "duplicate"),
+    ("We keep half a dozen eggs in the fridge", "We keep 6 eggs in the fridge", "duplicate"),
+    ("Buy a dozen eggs", "Buy 13 eggs", "contradiction"),
+    # a decimal comma is a decimal point; a comma before three digits groups thousands
+    ("The coffee costs €3,50", "The coffee costs €3.50", "duplicate"),
+    ("The coffee costs 3,50 €", "The coffee costs €3.50", "duplicate"),
+    ("The coffee costs €3,50", "The coffee costs €4,50", "contradiction"),
+    ("The ticket costs $1,000", "The ticket costs $1000", "duplicate"),
+    ("The ticket costs $1,000", "The ticket costs $1,200", "contradiction"),
+    # a room, seat or flat label of digits and a letter is an identifier
+    ("The meeting is in room 4B", "The meeting is in room 4C", "contradiction"),
+    ("The meeting is in 4B", "The meeting is in 4C", "contradiction"),
+    ("会议在4B会议室", "会议在4C会议室", "contradiction"),
+    ("The meeting is in 4B", "Lunch is in 4C", "kept apart"),
+])
+def test_values_a_break_it_round_read_wrong(real_embedder, old: str, new: str,
+                                            verdict: str) -> None:
+    """Ranges of hours, times of a habit, colours across languages, settings, flags, hours
+    of either half of the day, versions, dozens, decimal commas and room labels: each pair a
+    break-it round found decided wrong, and look-alikes that must stay as they are, through
+    the real model."""
+    a, b = real_embedder.embed([old, new])
+    sides = [MemorySide("user", None, read_claim(text, written=date(2026, 1, day)))
+             for day, text in ((1, old), (20, new))]
+    got = judge_pair(sides[0], sides[1], cosine=float(a @ b)).verdict
+    if verdict == "kept apart":
+        assert got in {"distinct", "series", "possible_duplicate", "possible_contradiction"}
+    else:
+        assert got == verdict

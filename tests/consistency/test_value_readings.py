@@ -647,3 +647,57 @@ def test_spans_floors_and_pages_without_digits_or_scheme(
 def test_a_rate_stays_a_rate_after_a_spelled_span() -> None:
     assert ("frequency", "1/1", "") in _values("I take a walk once a day.")
     assert ("frequency", "1/30", "") in _values("Rent is $1,200 a month.")
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    # a bare hour in Chinese is either half of the day, as "at 3" is; a part of the day
+    # named, or an hour past 12, is one time
+    ("会议在三点。", ("time", "03:00", HOUR_OF_EITHER_HALF)),
+    ("办公时间是九点到六点。", ("time", "06:00", HOUR_OF_EITHER_HALF)),
+    ("会议在下午三点。", ("time", "15:00", "")),
+    ("我每天早上7点起床。", ("time", "07:00", "")),
+    ("办公时间是9点到18点。", ("time", "18:00", "")),
+    # "a dozen" is twelve, "half a dozen" six, "two dozen" twenty-four
+    ("Buy a dozen eggs.", ("number", "12", "")),
+    ("We keep half a dozen eggs.", ("number", "6", "")),
+    ("We keep two dozen eggs.", ("number", "24", "")),
+    # a decimal comma before or after a currency; a comma before three digits groups
+    # thousands
+    ("The coffee costs €3,50.", ("number", "3.5", "eur")),
+    ("The coffee costs 3,50 €.", ("number", "3.5", "eur")),
+    ("Rent is €1.250,50.", ("number", "1250.5", "eur")),
+    ("The ticket costs $1,000.", ("number", "1000", "usd")),
+    ("We sold 12,500 copies.", ("number", "12500", "")),
+    # a command-line flag and a setting's value (its key is an identifier)
+    ("Run pytest with -x.", ("flag", "-x", "")),
+    ("Use git push --force-with-lease.", ("flag", "--force-with-lease", "")),
+    ("用 pytest -q 跑测试", ("flag", "-q", "")),
+    ("Run pytest with `-q`.", ("flag", "-q", "")),
+    ("`git push --force` is off-limits.", ("code", "git push --force", "")),
+    ("NODE_ENV=production", ("setting", "production", "")),
+    ("NODE_ENV=production", ("id", "node_env", "")),
+    ("Set LOG_LEVEL = debug in staging.", ("setting", "debug", "")),
+])
+def test_hours_dozens_decimal_commas_flags_and_settings(
+        text: str, value: tuple[str, str, str]) -> None:
+    assert value in _values(text)
+
+
+@pytest.mark.parametrize("text", ["Re-run the tests after a merge.", "It is -5 outside.",
+                                  "Office hours are 9-5.", "上海-Shanghai 的航班",
+                                  "A well-known issue."])
+def test_a_hyphenated_word_or_a_negative_number_is_no_flag(text: str) -> None:
+    assert not [v for v in read_claim(text).values if v.kind == "flag"]
+
+
+@pytest.mark.parametrize(("old", "new", "verdict"), [
+    # a label of digits and one capital letter ("4B": read as 4 bytes, "4C" as 4 °C) is an
+    # identifier: another room, seat or flat; one letter on both sides stays a measure
+    ("The meeting is in 4B.", "The meeting is in 4C.", "contradiction"),
+    ("会议室是4B。", "会议室是4C。", "contradiction"),
+    ("My seat is 4B.", "My seat is 5C.", "contradiction"),
+    ("It is 20C outside.", "It is 25C outside.", "contradiction"),
+    ("The meeting is in 4B.", "The meeting is in 4B.", "duplicate"),
+])
+def test_a_number_and_one_capital_letter_is_a_label(old: str, new: str, verdict: str) -> None:
+    assert _verdict(old, new, 0.86) == verdict
