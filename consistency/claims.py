@@ -1832,11 +1832,44 @@ def contrast_cue_only(text: str) -> bool:
 
 def change_cue_at(text: str) -> int | None:
     """Where the first words that say a change ("moved to", "改成") start in ``text``
-    (a character offset), or ``None``; a change planned ("打算搬去") is none."""
+    (a character offset), or ``None``; a change planned ("打算搬去") is none, nor is a span
+    of time ("open from 9 to 5", "from Monday to Friday": :func:`_span_of_time`)."""
     for found in _CHANGE_CUES.finditer(text):
-        if not _PLANNED.search(text, 0, found.start()):
+        if not _PLANNED.search(text, 0, found.start()) and not _span_of_time(text, found):
             return found.start()
     return None
+
+
+#: A clock time with its mark or a day of the week: where a span of a day or a week starts
+#: or ends (:func:`_span_of_time`). Years and months are left out: "From 2015 to 2020 I
+#: lived in Berlin" tells a past, read as a change.
+_SPAN_END = re.compile(
+    r"(?:[01]?\d|2[0-3])(?::[0-5]\d)?\s*(?:[ap]\.?m\.?|o'?clock)|(?:[01]?\d|2[0-3]):[0-5]\d"
+    r"|noon|midnight|(?:mon|tues|wednes|thurs|fri|satur|sun)day", re.I)
+_FROM_TO = re.compile(r"from\s+(?P<x>.+?)\s+to\Z", re.I)
+_SPAN_TO = re.compile(r"\s*(?P<y>[\w:.']+(?:\s*[ap]\.?m\.?)?)", re.I)
+
+
+def _span_of_time(text: str, found: re.Match[str]) -> bool:
+    """Is a "from X to Y" cue a span of time, not a change: X and Y each a clock time with
+    its mark or a day ("from 9am to 5pm", "from Monday to Friday"), or two bare hours of a
+    day's span that passes noon ("from 9 to 5")?"""
+    head = _FROM_TO.match(found.group(0))
+    tail = _SPAN_TO.match(text, found.end())
+    if head is None or tail is None:
+        return False
+    x, y = head.group("x").strip(), tail.group("y").strip().rstrip(".")
+    if _SPAN_END.fullmatch(x) and _SPAN_END.fullmatch(y):
+        return True
+    return x.isdigit() and y.isdigit() and 1 <= int(y) < int(x) <= 12 and \
+        _BARE_SPAN_END.match(text, tail.end()) is not None
+
+
+#: What may follow a span of bare hours ("from 9 to 5", "from 9 to 5 on weekdays"): the end
+#: of its clause, or a day or a habit after it, never a unit or a thing counted ("from 9 to
+#: 5 people").
+_BARE_SPAN_END = re.compile(
+    r"\s*(?:[,;!?)]|\.(?!\d)|$|(?:on|every|each|daily|weekdays?|except|and|but)\b)", re.I)
 
 
 # Spans whose values the memory no longer holds: "from X to", "instead of X", "不再 X".
@@ -1852,8 +1885,11 @@ _RETRACTING = re.compile(
 
 def _retracted(clean: str, values: list[tuple[int, Value]]) -> frozenset[Value]:
     spans = []
+    told = change_cue_at(clean) is not None
     for match in _RETRACTING.finditer(clean):
         group = next(i for i in range(1, (match.lastindex or 0) + 1) if match.group(i))
+        if group == 1 and not told:
+            continue  # "open from 9 to 5", "from Monday to Friday": a span, no value left
         spans.append((match.start(group), match.end(group), match.group(group).lower()))
     if not spans:
         return frozenset()

@@ -477,6 +477,8 @@ def _value_changes(old: Claim, new: Claim) -> list[tuple[str, list[Value], list[
         by_old[_group(v)].append(v)
     for v in only_new:
         by_new[_group(v)].append(v)
+    _adopt_hours(by_old, by_new)
+    _adopt_hours(by_new, by_old)
     _adopt_units(by_old, by_new, old_values)
     _adopt_units(by_new, by_old, new_values)
     _adopt_versions(by_old, by_new)
@@ -602,6 +604,25 @@ def _adopt_versions(mine: dict[str, list[Value]], theirs: dict[str, list[Value]]
         if not mine["number:"]:
             del mine["number:"]
         mine["version"] = decimals
+
+
+def _adopt_hours(mine: dict[str, list[Value]], theirs: dict[str, list[Value]]) -> None:
+    """Bare whole numbers up to 24 against clock times on the other side, no bare number
+    there ("Office hours are *9* to *5*" / "办公时间是九点到五点"), are hours: each of 1–12 of
+    either half of the day, as "at 9" is; the hours both sides state are no change."""
+    bare = mine.get("number:")
+    if not bare or "time" not in theirs or "number:" in theirs or not all(
+            v.text.isdigit() and int(v.text) <= 24 for v in bare):
+        return
+    hours = [Value("time", f"{int(v.text) % 24:02d}:00",
+                   HOUR_OF_EITHER_HALF if 1 <= int(v.text) <= 12 else "") for v in bare]
+    del mine["number:"]
+    ours = [h for h in hours if not any(_same_value(h, t) for t in theirs["time"])]
+    theirs["time"] = [t for t in theirs["time"] if not any(_same_value(h, t) for h in hours)]
+    if not theirs["time"]:
+        del theirs["time"]
+    if ours:
+        mine.setdefault("time", []).extend(ours)
 
 
 def _adopt_units(mine: dict[str, list[Value]], theirs: dict[str, list[Value]],
@@ -2545,15 +2566,30 @@ def _in_other_context(p: _Pair) -> _Finding | None:
     repo*" / "Use yarn *in the docs repo*"): a fact of another context; asked before the
     changed values and words. A context replaced alone, or by its antonym ("focused work
     in the *morning*" / "in the *evening*"), is left to them."""
-    context = [x for x in p.subs if x.where == "context"]
+    context = [x for x in p.subs if x.where == "context" and not _values_rewritten(x)]
     if context and not all(x.antonym for x in context) and (
             len(p.subs) > len(context) or p.changes):
         return "distinct", "other context", tuple(x.label() for x in context[:3])
     return None
 
 
+#: Words that join the two ends of a span ("9 *until* 5", "周一*至*周五").
+_SPAN_WORDS = frozenset({"to", "until", "till", "through", "thru", "and", "到", "至"})
+
+
+def _values_rewritten(sub: _Substitution) -> bool:
+    """Is a substitution only values (and the words of a span between them) on both sides
+    ("from *9 to 5*" / "from *9am until 6pm*"): the values written otherwise, compared as
+    values, never another context?"""
+    def values_only(units: tuple[str, ...]) -> bool:
+        return any(u.startswith("⟨") for u in units) and all(
+            u.startswith(("⟨", "⟦")) or u in _SPAN_WORDS for u in units)
+
+    return values_only(sub.old) and values_only(sub.new)
+
+
 def _other_context(p: _Pair) -> _Finding | None:
-    context = [x for x in p.subs if x.where == "context"]
+    context = [x for x in p.subs if x.where == "context" and not _values_rewritten(x)]
     if context:
         return "distinct", "other context", tuple(x.label() for x in context[:3])
     if p.cross and (_negative(p.co) > 0) != (_negative(p.cn) > 0):

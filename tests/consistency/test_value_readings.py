@@ -701,3 +701,21 @@ def test_a_hyphenated_word_or_a_negative_number_is_no_flag(text: str) -> None:
 ])
 def test_a_number_and_one_capital_letter_is_a_label(old: str, new: str, verdict: str) -> None:
     assert _verdict(old, new, 0.86) == verdict
+
+
+@pytest.mark.parametrize(("text", "told"), [
+    # a span of the day or the week is no change told; a change with "from … to" is
+    ("The shop is open from 9 to 5.", False),
+    ("The shop is open from 9 to 5 on weekdays.", False),
+    ("Open from 9am to 5pm.", False),
+    ("The office is open from Monday to Friday.", False),
+    ("Standup moved from 9 to 10.", True),
+    ("Pool size went from 10 to 20.", True),
+    ("The team went from 9 to 5 people.", True),
+    ("From 2015 to 2020 I lived in Berlin.", True),
+    ("We went from MySQL to Postgres.", True),
+])
+def test_a_span_of_the_day_is_no_change_told(text: str, told: bool) -> None:
+    claim = read_claim(text)
+    assert claim.says_changed is told
+    assert bool(claim.retracted) is told
