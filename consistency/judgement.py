@@ -72,7 +72,7 @@ import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
-from itertools import combinations, pairwise
+from itertools import combinations
 from typing import Literal
 
 from ccb.memory_file import normalise_text
@@ -770,14 +770,26 @@ _ZH_COLOURS = {"白": "white", "黑": "black", "红": "red", "蓝": "blue", "绿
 
 def _coloured_things(claim: Claim) -> dict[str, str]:
     """``{thing: colour}`` for each colour written right before a thing ("*black* cat", "*白*
-    猫", "黑色的*狗*" as the lexicon reads it); a thing said in two colours is left out."""
-    units = [u for u in claim.units if not u.startswith("⟦")]
+    猫", "黑色的狗" as the lexicon reads it) or said of it ("the cat is *black*", "猫是*黑色*
+    的"); a thing said in two colours ("black and white") is left out."""
+    units = claim.units
+
+    def colour(i: int) -> str | None:
+        unit = units[i] if 0 <= i < len(units) else ""
+        return unit if unit in _COLOURS else _ZH_COLOURS.get(unit)
+
+    def thing(i: int) -> bool:
+        unit = units[i] if 0 <= i < len(units) else ""
+        return unit.isascii() and unit.isalpha() and unit not in _COLOURS
+
     found: dict[str, set[str]] = defaultdict(set)
-    for unit, thing in pairwise(units):
-        colour = unit if unit in _COLOURS else _ZH_COLOURS.get(unit)
-        if colour and thing.isascii() and thing.isalpha() and thing not in _COLOURS:
-            found[thing].add(colour)
-    return {thing: next(iter(colours)) for thing, colours in found.items()
+    for i in range(len(units)):
+        said = colour(i)
+        if said and thing(i + 1) and (i == 0 or units[i - 1] != "⟦=⟧"):
+            found[units[i + 1]].add(said)  # "a *black* cat"
+        elif said and i >= 2 and units[i - 1] == "⟦=⟧" and thing(i - 2) and not colour(i + 1):
+            found[units[i - 2]].add(said)  # "the cat is *black*"
+    return {name: next(iter(colours)) for name, colours in found.items()
             if len(colours) == 1}
 
 

@@ -738,6 +738,9 @@ def test_one_fact_written_otherwise(real_embedder, old: str, new: str, subject: 
      "possible_contradiction"),
     ("My black cat and white dog", "我的黑猫和白狗", "duplicate"),
     ("My black cat and white dog", "My white cat and black dog", "possible_contradiction"),
+    ("我的猫是黑色的，狗是白色的", "My cat is white and my dog is black", "possible_contradiction"),
+    ("我的猫是黑色的，狗是白色的", "My cat is black and my dog is white", "duplicate"),
+    ("The cat is black and white", "这只猫是黑白的", "duplicate"),
     # a setting written KEY=value: another value of the key supersedes; another key is
     # never a change of this one
     ("NODE_ENV=production", "NODE_ENV=development", "contradiction"),
