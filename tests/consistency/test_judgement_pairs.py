@@ -272,6 +272,22 @@ def test_categories_cover_the_issue(judged) -> None:
         assert kinds[(label, "en")] and kinds[(label, "zh")]
 
 
+def _judged_as(real_embedder, old: str, new: str, subject: str | None, verdict: str) -> None:
+    """``old`` (written on Jan 1) and ``new`` (Jan 20), both under ``subject``, judged
+    through the real model: ``verdict``, or for "kept apart" any outcome that keeps both
+    unmerged, for "listed or changed" a listed or a judged contradiction."""
+    a, b = real_embedder.embed([old, new])
+    sides = [MemorySide("user", subject, read_claim(text, written=date(2026, 1, day)))
+             for day, text in ((1, old), (20, new))]
+    got = judge_pair(sides[0], sides[1], cosine=float(a @ b)).verdict
+    if verdict == "kept apart":
+        assert got in {"distinct", "series", "possible_duplicate", "possible_contradiction"}
+    elif verdict == "listed or changed":
+        assert got in {"possible_contradiction", "contradiction"}
+    else:
+        assert got == verdict
+
+
 @pytest.mark.parametrize(("old", "new", "verdict"), [
     # the newer memory tells the change of what the older is about, in few shared words
     ("Launch date: 2026-03-14.", "Launch slipped to **2026-04-02**.", "contradiction"),
@@ -602,16 +618,7 @@ def test_categories_cover_the_issue(judged) -> None:
 ])
 def test_rules_read_from_the_pair_sets(real_embedder, old: str, new: str, verdict: str) -> None:
     """One pair per rule added from what a blind set showed, through the real model."""
-    a, b = real_embedder.embed([old, new])
-    sides = [MemorySide("user", None, read_claim(text, written=date(2026, 1, day)))
-             for day, text in ((1, old), (20, new))]
-    got = judge_pair(sides[0], sides[1], cosine=float(a @ b)).verdict
-    if verdict == "kept apart":
-        assert got in {"distinct", "series", "possible_duplicate", "possible_contradiction"}
-    elif verdict == "listed or changed":
-        assert got in {"possible_contradiction", "contradiction"}
-    else:
-        assert got == verdict
+    _judged_as(real_embedder, old, new, None, verdict)
 
 
 def test_two_subjects_in_two_languages_for_one_thing_are_one_subject(real_embedder) -> None:
@@ -692,16 +699,7 @@ def test_one_fact_written_otherwise(real_embedder, old: str, new: str, subject: 
                                     verdict: str) -> None:
     """Restatements in other words, numbers, units, times and dates, and the look-alikes
     that must stay apart, through the real model (a subject on both sides when given)."""
-    a, b = real_embedder.embed([old, new])
-    sides = [MemorySide("user", subject, read_claim(text, written=date(2026, 1, day)))
-             for day, text in ((1, old), (20, new))]
-    got = judge_pair(sides[0], sides[1], cosine=float(a @ b)).verdict
-    if verdict == "kept apart":
-        assert got in {"distinct", "series", "possible_duplicate", "possible_contradiction"}
-    elif verdict == "listed or changed":
-        assert got in {"possible_contradiction", "contradiction"}
-    else:
-        assert got == verdict
+    _judged_as(real_embedder, old, new, subject, verdict)
 
 
 @pytest.mark.parametrize(("old", "new", "verdict"), [
@@ -794,13 +792,4 @@ def test_values_a_break_it_round_read_wrong(real_embedder, old: str, new: str,
     of either half of the day, versions, dozens, decimal commas and room labels: each pair a
     break-it round found decided wrong, and look-alikes that must stay as they are, through
     the real model."""
-    a, b = real_embedder.embed([old, new])
-    sides = [MemorySide("user", None, read_claim(text, written=date(2026, 1, day)))
-             for day, text in ((1, old), (20, new))]
-    got = judge_pair(sides[0], sides[1], cosine=float(a @ b)).verdict
-    if verdict == "kept apart":
-        assert got in {"distinct", "series", "possible_duplicate", "possible_contradiction"}
-    elif verdict == "listed or changed":
-        assert got in {"possible_contradiction", "contradiction"}
-    else:
-        assert got == verdict
+    _judged_as(real_embedder, old, new, None, verdict)
