@@ -35,6 +35,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import re
+import string
 import unicodedata
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
@@ -992,6 +993,13 @@ class _Needs:
 _CASE_BLIND = str.maketrans({"ſ": "s", "ı": "i"})
 
 
+def _any_of(strings: Sequence[str]) -> re.Pattern[str]:
+    """One pattern of ``strings`` as literals: its ``search`` finds a match in a text exactly
+    when one of them is a substring of it (``any(s in text for s in strings)``, in one
+    search; an empty string is in every text)."""
+    return re.compile("|".join(map(re.escape, strings)))
+
+
 def _folded(text: str) -> str:
     """``text`` lowered as a case-blind pattern compares it with ASCII letters: every match
     of such a pattern of ASCII words holds its words in this form."""
@@ -1007,6 +1015,29 @@ _MONTH_NEEDS = ("january", "february", "march", "april", "may", "june", "july", 
 _FREQUENCY_NEEDS = ("second", "minute", "hour", "day", "night", "week", "month", "quarter",
                     "year", "every", "daily", "annually", "天", "每", "次", "/mo", "/yr",
                     "/wk", "/hr")
+
+
+#: What every match of the clock-time-in-words pattern holds: its part of the day ("at
+#: night", "tonight" hold "night"; "afternoon" holds "noon"), noon, midday or midnight.
+_TIME_OF_DAY_NEEDS = ("morning", "evening", "night", "noon", "midday")
+#: What every English match of the weekday pattern holds (its Chinese ones hold 工作日,
+#: 星期, 周 or 礼拜).
+_WEEKDAY_NEEDS = ("monday", "tues", "wednesday", "thurs", "friday", "saturday", "sunday",
+                  "weekend", "weekday")
+#: What every match of the English number-word pattern holds: a number word (thirteen holds
+#: "teen", the others of the teens their unit: "fourteen", "sixteen" …; "sixty" holds "six").
+_NUMBER_WORD_NEEDS = ("one", "two", "three", "four", "five", "six", "seven", "eight", "nine",
+                      "ten", "eleven", "twelve", "teen", "twenty", "thirty", "forty", "fifty",
+                      "hundred", "thousand")
+#: What every English match of the currency pattern holds (its Chinese ones hold 币, 元,
+#: 镑, 布, 比 or 郎).
+_CURRENCY_NEEDS = ("dollar", "euro", "yen", "yuan", "rmb", "renminbi", "sterling", "rupee",
+                   "ruble", "rouble", "peso")
+#: What every English match of the unit pattern holds ("met" of kilometre, metre, meter and
+#: metric; its Chinese ones hold 里, 氏, 秒, 斤, 磅, 尺, 寸 or 制).
+_UNIT_NEEDS = ("met", "mile", "feet", "foot", "inch", "celsius", "fahrenheit", "second",
+               "minute", "hour", "kilogram", "pound", "lbs", "kg", "litre", "liter", "gallon",
+               "imperial")
 
 
 _DIGIT_NEEDED = _Needs(digit=True)
@@ -1027,9 +1058,9 @@ _PATTERN_NEEDS: tuple[_Needs | None, ...] = (
     _Needs(frozenset("月")),  # date: 3月5日
     _DIGIT_NEEDED,  # date: May 1
     _DIGIT_NEEDED,  # date: 1 May
-    None,  # zone
+    _Needs(frozenset("T/时")),  # zone: every abbreviation holds T, "Europe/Berlin", 北京时间
     _Needs(words=("past", "quarter")),  # time: half past nine
-    None,  # time: "eleven at night", noon
+    _Needs(words=_TIME_OF_DAY_NEEDS),  # time: "eleven at night", noon
     _Needs(frozenset(":")),  # time: 14:30
     _DIGIT_NEEDED,  # time: 9am
     _DIGIT_NEEDED,  # time: at 10
@@ -1041,7 +1072,7 @@ _PATTERN_NEEDS: tuple[_Needs | None, ...] = (
     _DIGIT_NEEDED,  # premises
     _DIGIT_NEEDED,  # version: v2.3, 1.30.2
     _DIGIT_NEEDED,  # version: "Postgres 15"
-    None,  # weekday
+    _Needs(frozenset("工星周礼"), words=_WEEKDAY_NEEDS),  # weekday: Monday, 工作日, 周三
     _Needs(words=_MONTH_NEEDS),  # month
     _Needs(words=("minute", "hour", "day", "week", "month", "year")),  # "takes an hour"
     _Needs(words=_FREQUENCY_NEEDS),  # frequency
@@ -1053,9 +1084,9 @@ _PATTERN_NEEDS: tuple[_Needs | None, ...] = (
     _Needs(frozenset("楼层")),  # number: 三楼
     _Needs(frozenset("百千")),  # number: 百分之十, 千分之二
     _Needs(frozenset("一二两三四五六七八九")),  # number: 六千五
-    None,  # number: "forty-five"
-    None,  # currency
-    None,  # unit
+    _Needs(words=_NUMBER_WORD_NEEDS),  # number: "forty-five"
+    _Needs(frozenset("币元镑布比郎"), words=_CURRENCY_NEEDS),  # currency: dollars, 日元
+    _Needs(frozenset("里氏秒斤磅尺寸制"), words=_UNIT_NEEDS),  # unit: miles, 公里
     _Needs(frozenset("`")),  # code
     _Needs(frozenset("-")),  # flag: "-x", "--force"
     _Needs(frozenset("=")),  # setting: NODE_ENV=production
@@ -1063,7 +1094,7 @@ _PATTERN_NEEDS: tuple[_Needs | None, ...] = (
     _Needs(frozenset("".join(_ZH_PLACES))),  # place
     _Needs(frozenset("".join(_ZH_LANGUAGES))),  # zhlang
     _Needs(frozenset("叫名")),  # zhname: 叫, 名字是
-    None,  # id
+    _Needs(frozenset("@_." + string.ascii_uppercase), digit=True),  # id: api_key, fooBar, v2x
 )
 assert len(_PATTERN_NEEDS) == len(_PATTERNS)
 
@@ -1077,7 +1108,9 @@ _SCANNED_BY_CHAR: dict[str, frozenset[int]] = {
     char: frozenset(i for i, n in enumerate(_PATTERN_NEEDS) if n is not None and char in n.chars)
     for char in {c for n in _PATTERN_NEEDS if n is not None for c in n.chars}}
 _NEEDED_CHARS = frozenset(_SCANNED_BY_CHAR)
-_SCANNED_BY_WORDS = tuple((i, n.words) for i, n in enumerate(_PATTERN_NEEDS)
+#: (each pattern's words as one alternation of literals: found in a text exactly when one of
+#: them is a substring of it, in one search)
+_SCANNED_BY_WORDS = tuple((i, _any_of(n.words)) for i, n in enumerate(_PATTERN_NEEDS)
                           if n is not None and n.words)
 
 
@@ -1095,7 +1128,7 @@ def _scanned(text: str) -> list[int]:
     for index, words in _SCANNED_BY_WORDS:
         if index not in scanned:
             folded = _folded(text) if folded is None else folded
-            if any(w in folded for w in words):
+            if words.search(folded) is not None:
                 scanned.add(index)
     return sorted(scanned)
 
@@ -1480,16 +1513,36 @@ def _letter_name(piece: str, clause: str) -> bool:
         rf"(?<![a-z0-9]){piece}(?=[{_HAN}])|(?<=[{_HAN}]){piece}(?![a-z0-9])", clause) is not None
 
 
+#: :data:`_CONTRACTION_NEEDS` and :data:`_PHRASE_NEEDS`, each pattern's strings as one
+#: alternation of literals (:func:`_any_of`): one search of the text instead of a Python
+#: loop over its strings (a dream reads some 10,000 texts, 38 patterns each).
+_CONTRACTION_SEARCHES = tuple(_any_of(needs) for needs in _CONTRACTION_NEEDS)
+_PHRASE_SEARCHES = tuple(_any_of(needs) for needs in _PHRASE_NEEDS)
+#: Every string of both, in one search: a text holding none of them is searched for no
+#: contraction and no phrase (three subjects in four of the planted 10,000 memories of
+#: ``bench/dream_bench.py``), and stays as it is until one is replaced.
+_ANY_WORD_NEED = _any_of(sorted({n for needs in (*_CONTRACTION_NEEDS, *_PHRASE_NEEDS)
+                                 for n in needs}))
+
+
 def _prepare_words(text: str) -> str:
     lowered = text.lower()
     # each pattern is searched only where the text as it is now holds what its matches hold
-    for (pattern, replacement), needs in zip(_CONTRACTIONS, _CONTRACTION_NEEDS, strict=True):
-        if any(n in lowered for n in needs):
-            lowered = pattern.sub(replacement, lowered)
-    for (pattern, replacement), needs in zip(_PHRASES, _PHRASE_NEEDS, strict=True):
-        if any(n in lowered for n in needs):
-            lowered = pattern.sub(replacement, lowered)
+    if _ANY_WORD_NEED.search(lowered) is not None:
+        lowered = _replace_words(lowered)
     return _LEXICON_PHRASES.sub(lambda m: f" {EN_PHRASES[m.group(0)]} ", lowered)
+
+
+def _replace_words(lowered: str) -> str:
+    """The contractions and phrases of ``lowered`` replaced, each pattern searched only
+    where the text as it is now holds one of its strings."""
+    for (pattern, replacement), needs in zip(_CONTRACTIONS, _CONTRACTION_SEARCHES, strict=True):
+        if needs.search(lowered) is not None:
+            lowered = pattern.sub(replacement, lowered)
+    for (pattern, replacement), needs in zip(_PHRASES, _PHRASE_SEARCHES, strict=True):
+        if needs.search(lowered) is not None:
+            lowered = pattern.sub(replacement, lowered)
+    return lowered
 
 
 #: Chinese words that hold a negation character without negating anything.

@@ -31,7 +31,14 @@ PIECES = ["2026-03-14", "3月5日", "下午3点", "v2.3", "Postgres 15", "port 8
           "１２", " ", ", ", ". ", "\n", ":", "：", "-", "/", "the ", "is ", "not ", "点", "第",
           "月", "叫", "名", "in March", "by May", "OCTOBER", "五月", "十二月",
           "twice a week", "three times a DAY", "every other day", "every morning", "Daily",
-          "biweekly", "ANNUALLY", "fortnightly", "天天", "每两周", "每天两次", "一周三次"]
+          "biweekly", "ANNUALLY", "fortnightly", "天天", "每两周", "每天两次", "一周三次",
+          # zones, clock times in words, weekdays, number words, currencies, units, ids
+          "CET", "cet", "GMT+2", "Europe/Berlin", "北京时间", "noon", "MIDNIGHT",
+          "ten at night", "7 in the morning", "eleven tonight", "Monday", "WEEKENDS", "thurs",
+          "工作日", "星期三", "周末", "礼拜天", "forty-five", "Twenty one", "a hundred",
+          "thirteen", "dollars", "Singapore dollars", "euro", "日元", "人民币", "瑞郎", "miles",
+          "Kilometres", "metric", "公里", "摄氏度", "英寸", "api_key", "fooBar", "FooBar",
+          "v2x", "node-18", "notes.md", "@acme/web", "T", "时", "teen"]
 
 
 def _extract_every_pattern(text: str, written: date | None) -> tuple[str, list]:
@@ -62,6 +69,32 @@ def _texts() -> list[str]:
 
 def test_the_needs_follow_the_patterns() -> None:
     assert len(claims._PATTERN_NEEDS) == len(claims._PATTERNS)
+
+
+def _corpus_texts(corpora: Path) -> list[str]:
+    """Lines and paragraphs of real notes, English and Chinese: the memory samples and the
+    first notes of the Obsidian help vault in both languages."""
+    texts: list[str] = []
+    files = sorted(p for p in (corpora / "memory-samples").rglob("*") if p.is_file())
+    for lang in ("en", "zh"):
+        files += sorted((corpora / "obsidian-help" / lang).rglob("*.md"))[:40]
+    for path in files:
+        raw = path.read_text(encoding="utf-8", errors="replace")
+        texts += [p for p in raw.split("\n\n") if p.strip()][:30]
+        texts += [line for line in raw.splitlines() if line.strip()][:60]
+    return texts
+
+
+def test_real_notes_read_the_same_values_and_words_with_and_without_the_needs(
+        corpora_dir: Path) -> None:
+    texts = _corpus_texts(corpora_dir)
+    assert len(texts) > 2000
+    for text in texts:
+        clean = claims._clean(claims._cut(text)[0])
+        assert claims._scanned(clean) == _met(clean), text
+        assert claims._extract(clean, date(2026, 1, 1)) == \
+            _extract_every_pattern(clean, date(2026, 1, 1)), text
+        assert claims._prepare_words(clean) == _prepare_every_pattern(clean), text
 
 
 def test_labelled_pairs_read_the_same_values_with_and_without_the_needs() -> None:
@@ -140,13 +173,14 @@ WORD_PIECES = ["can't ", "Can not ", "cannot ", "won't ", "wont ", "shan't ", "i
 
 
 def _prepare_every_pattern(text: str) -> str:
-    saved = claims._CONTRACTION_NEEDS, claims._PHRASE_NEEDS
-    claims._CONTRACTION_NEEDS = (("",),) * len(saved[0])  # "" is in every text
-    claims._PHRASE_NEEDS = (("",),) * len(saved[1])
+    saved = claims._CONTRACTION_SEARCHES, claims._PHRASE_SEARCHES, claims._ANY_WORD_NEED
+    claims._CONTRACTION_SEARCHES = (re.compile(""),) * len(saved[0])  # found in every text
+    claims._PHRASE_SEARCHES = (re.compile(""),) * len(saved[1])
+    claims._ANY_WORD_NEED = re.compile("")
     try:
         return claims._prepare_words(text)
     finally:
-        claims._CONTRACTION_NEEDS, claims._PHRASE_NEEDS = saved
+        claims._CONTRACTION_SEARCHES, claims._PHRASE_SEARCHES, claims._ANY_WORD_NEED = saved
 
 
 def test_labelled_pairs_prepare_the_same_words_with_and_without_the_needs() -> None:
