@@ -284,3 +284,23 @@ def test_comparison_groups_are_the_connected_components(
         expected.setdefault(root[memory.id], []).append(memory)
     assert rules._comparison_groups(memories) == [
         g for _r, g in sorted(expected.items()) if len(g) > 1 and any(m.changed for m in g)]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from("abcdefghij"), min_size=1, max_size=10, unique=True),
+       st.lists(st.tuples(st.integers(0, 9), st.integers(0, 9)), max_size=20))
+def test_id_sets_are_the_sets_networkx_makes_of_the_same_unions(
+        ids: list[str], unions: list[tuple[int, int]]) -> None:
+    """The comparison groups' union-find (``consistency.dream._IdSets``) puts together what
+    ``networkx.utils.UnionFind`` does, and names each set by its smallest id."""
+    from networkx.utils import UnionFind
+
+    from consistency.dream import _IdSets
+
+    ours, theirs = _IdSets([*ids, *ids[:1]]), UnionFind(ids)  # an id given twice is one
+    for a, b in unions:
+        a_id, b_id = ids[a % len(ids)], ids[b % len(ids)]
+        ours.union(a_id, b_id)
+        theirs.union(a_id, b_id)
+    expected = {member: min(group) for group in theirs.to_sets() for member in group}
+    assert ours.smallest() == expected
