@@ -1025,10 +1025,11 @@ _TIME_OF_DAY_NEEDS = ("morning", "evening", "night", "noon", "midday")
 _WEEKDAY_NEEDS = ("monday", "tues", "wednesday", "thurs", "friday", "saturday", "sunday",
                   "weekend", "weekday")
 #: What every match of the English number-word pattern holds: a number word (thirteen holds
-#: "teen", the others of the teens their unit: "fourteen", "sixteen" …; "sixty" holds "six").
+#: "teen", the others of the teens their unit: "fourteen", "sixteen" …; "sixty" holds "six";
+#: "a dozen", "half a dozen" hold "dozen").
 _NUMBER_WORD_NEEDS = ("one", "two", "three", "four", "five", "six", "seven", "eight", "nine",
                       "ten", "eleven", "twelve", "teen", "twenty", "thirty", "forty", "fifty",
-                      "hundred", "thousand")
+                      "hundred", "thousand", "dozen")
 #: What every English match of the currency pattern holds (its Chinese ones hold 币, 元,
 #: 镑, 布, 比 or 郎).
 _CURRENCY_NEEDS = ("dollar", "euro", "yen", "yuan", "rmb", "renminbi", "sterling", "rupee",

@@ -38,7 +38,9 @@ PIECES = ["2026-03-14", "3月5日", "下午3点", "v2.3", "Postgres 15", "port 8
           "工作日", "星期三", "周末", "礼拜天", "forty-five", "Twenty one", "a hundred",
           "thirteen", "dollars", "Singapore dollars", "euro", "日元", "人民币", "瑞郎", "miles",
           "Kilometres", "metric", "公里", "摄氏度", "英寸", "api_key", "fooBar", "FooBar",
-          "v2x", "node-18", "notes.md", "@acme/web", "T", "时", "teen"]
+          "v2x", "node-18", "notes.md", "@acme/web", "T", "时", "teen", "a dozen",
+          "half a dozen", "three dozen", "-x", "--force-with-lease", "NODE_ENV=production",
+          "€3,50", "4B"]
 
 
 def _extract_every_pattern(text: str, written: date | None) -> tuple[str, list]:
@@ -69,6 +71,11 @@ def _texts() -> list[str]:
 
 def test_the_needs_follow_the_patterns() -> None:
     assert len(claims._PATTERN_NEEDS) == len(claims._PATTERNS)
+    # every number word the pattern lists holds one of its needs (a word added to the
+    # pattern without a need would never be searched)
+    words = [*claims._EN_NUMBERS, *claims._EN_TENS.split("|"), *claims._EN_ONES.split("|")]
+    for word in words:
+        assert any(need in word for need in claims._NUMBER_WORD_NEEDS), word
 
 
 def _corpus_texts(corpora: Path) -> list[str]:
@@ -147,7 +154,9 @@ def test_every_match_holds_what_its_pattern_needs(pieces: list[str]) -> None:
         if needs is None:
             continue
         for match in pattern.finditer(text):
-            found = match.group(0)
+            # (with the three characters around it a look-behind or look-ahead asks for:
+            # "NODE_ENV=" before a setting, 楼 after a floor)
+            found = text[max(0, match.start() - 3):match.end() + 3]
             assert needs.met(set(found), re.search(r"\d", found) is not None,
                              lambda found=found: claims._folded(found)), (kind, found)
 
