@@ -874,7 +874,8 @@ def _period_value(match: re.Match[str]) -> Value | None:
     g = match.groupdict()
     if g["q"]:
         return Value("period", f"quarter:{g['q']}")
-    label = (g["pl"] or g["zl"] or "").lower()
+    # (folded as the case-blind pattern matched it: "sprınt 3" with a dotless ı is sprint 3)
+    label = (g["pl"] or g["zl"] or "").lower().translate(_CASE_BLIND)
     number = g["pn"] or g["zn"] or ""
     count = int(number) if number.isdigit() else _zh_number(number)
     return Value("period", f"{_PERIOD_LABELS[label]}:{count}") if count else None

@@ -8,7 +8,7 @@ from datetime import date
 
 import pytest
 
-from consistency.claims import HOUR_OF_EITHER_HALF, read_claim
+from consistency.claims import HOUR_OF_EITHER_HALF, Value, read_claim
 from consistency.judgement import MemorySide, judge_pair
 
 
@@ -719,3 +719,10 @@ def test_a_span_of_the_day_is_no_change_told(text: str, told: bool) -> None:
     claim = read_claim(text)
     assert claim.says_changed is told
     assert bool(claim.retracted) is told
+
+
+@pytest.mark.parametrize("text", ["Sprint 3", "SPRINT 3", "sprınt 3", "ſprint 3"])
+def test_a_label_matched_case_blind_is_read_whatever_its_letters(text: str) -> None:
+    """A case-blind pattern matches the dotless ı and the long ſ as i and s; the value read
+    from the match folds them the same way (it raised ``KeyError`` on "sprınt")."""
+    assert Value("period", "sprint:3") in read_claim(text).values
