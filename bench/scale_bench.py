@@ -51,9 +51,11 @@ Rows (the issue's target table, ``issue 24``), each with what it is compared wit
 * save → searchable: the process first loads what the running daemon loads once it watches
   (the model, the search's snapshot, the vault graph); then ``--edits`` times, a line with a
   new word appended to a note, the note indexed, and a search that finds it; p50/p95
-  (target p95 < 1 s), in two rows: the note indexed alone as the daemon's watcher does
+  (target p95 < 1 s), in three rows: the note indexed alone as the daemon's watcher does
   (``Indexing.index_now``; the running daemon adds its watcher's debounce), and by a full
-  ``dreamd sync`` (``App.sync()``: a walk of the whole vault, ≥ the stat walk);
+  ``dreamd sync`` (``App.sync()``: a walk of the whole vault, ≥ the stat walk), both while
+  the process still builds its first note-level BM25 index (a daemon's first minutes at
+  100,000 notes); then the note indexed alone once that index is built;
 * search warm: ``App.search`` of ``--queries`` LongMemEval questions, p50/p95 (target p95 ≤
   150 ms); recall@10 of the in-memory vector index in the form in use against exact float32
   (target ≥ 0.98), with ``--compact-above`` to force the int8 form on a small index
@@ -420,10 +422,12 @@ def warm_like_the_daemon(app: Any) -> None:
 
 
 def save_to_searchable(table: Table, app: Any, indexed: Path, edits: int) -> None:
-    """Two rows: the daemon's way (the saved note indexed alone, as its watcher does:
+    """Three rows: the daemon's way (the saved note indexed alone, as its watcher does:
     :meth:`daemon.indexing.Indexing.index_now`) and ``dreamd sync``'s (a full reconcile,
     a walk of the whole vault), each ``edits`` saves of other notes, timed from the write to
-    a search that finds it."""
+    a search that finds it, while the warm process still builds its first note-level BM25
+    index in the background (what a daemon does for a while after its start); then the
+    daemon's way again once that index is built (the daemon settled, as it is all day)."""
     warm_like_the_daemon(app)
     notes = sorted(indexed.rglob("*.md"))
     step = max(1, len(notes) // max(edits, 1))
@@ -431,24 +435,39 @@ def save_to_searchable(table: Table, app: Any, indexed: Path, edits: int) -> Non
         ("the saved note indexed", lambda rel: app.indexing.index_now([rel])),
         ("dreamd sync: a full reconcile", lambda _rel: app.sync()),
     ]
+    building = "while the start's note-level BM25 index is built"
     for way, (label, index) in enumerate(ways):
-        times: list[float] = []
-        missed = 0
-        for i in range(edits):
-            note = notes[(i * step + way * (step // 2 or 1)) % len(notes)]
-            rel = note.relative_to(indexed).as_posix()
-            word = f"zqxscale{way}{i:04d}{time.time_ns() % 10**6:06d}marker"
-            started = time.perf_counter()
-            with note.open("a", encoding="utf-8") as handle:
-                handle.write(f"\n{word}\n")
-            index(rel)
-            hits = app.search(word, limit=10, count_recall=False)
-            times.append(time.perf_counter() - started)
-            missed += not any(h.path == rel for h in hits)
-        p50, p95 = percentiles_ms(times)
-        table.add(f"save → searchable ({label}, {edits} edits, in process)",
-                  f"p50 {p50:.0f} ms, p95 {p95:.0f} ms, {missed} not in the top 10",
-                  "target p95 < 1 s")
+        timed_saves(table, app, indexed, [notes[(i * step + way * (step // 2 or 1)) % len(notes)]
+                                          for i in range(edits)], f"{label}, {building}", index)
+    started = time.perf_counter()
+    app.retriever.warm(bm25_wait_s=3600.0)
+    waited_s = time.perf_counter() - started
+    label, index = ways[0]
+    timed_saves(table, app, indexed, [notes[(i * step + 2 * (step // 3 or 1)) % len(notes)]
+                                      for i in range(edits)],
+                f"{label}, settled: that index built {waited_s:.0f} s later", index)
+
+
+def timed_saves(table: Table, app: Any, indexed: Path, notes: list[Path], label: str,
+                index: Callable[[str], object]) -> None:
+    """Append a new word to each of ``notes``, ``index`` it and search for it; one row of
+    the p50 / p95 from the write to the answer, and how many searches missed the note."""
+    times: list[float] = []
+    missed = 0
+    for i, note in enumerate(notes):
+        rel = note.relative_to(indexed).as_posix()
+        word = f"zqxscale{i:04d}{time.time_ns() % 10**9:09d}marker"
+        started = time.perf_counter()
+        with note.open("a", encoding="utf-8") as handle:
+            handle.write(f"\n{word}\n")
+        index(rel)
+        hits = app.search(word, limit=10, count_recall=False)
+        times.append(time.perf_counter() - started)
+        missed += not any(h.path == rel for h in hits)
+    p50, p95 = percentiles_ms(times)
+    table.add(f"save → searchable ({label}; {len(notes)} edits, in process)",
+              f"p50 {p50:.0f} ms, p95 {p95:.0f} ms, {missed} not in the top 10",
+              "target p95 < 1 s")
 
 
 def search_warm(table: Table, app: Any, queries: int) -> None:
