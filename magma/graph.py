@@ -14,6 +14,7 @@ finds ``Café.md`` whose name a Mac stored decomposed; resolution answers the pa
 from __future__ import annotations
 
 import posixpath
+import sys
 from collections.abc import Iterable, Iterator
 from typing import Protocol
 from urllib.parse import unquote
@@ -55,6 +56,10 @@ def _better(candidate: str, current: str | None) -> bool:
     return current is None or (len(candidate), candidate) < (len(current), current)
 
 
+#: The paths of one resolution key: the one path, or the set of them when several share it.
+_Bucket = str | set[str]
+
+
 class LinkResolver:
     """Resolves link targets against a set of vault paths (notes end in ``.md``).
 
@@ -64,15 +69,17 @@ class LinkResolver:
     """
 
     def __init__(self, paths: Iterable[str] = ()) -> None:
-        self._by_path: dict[str, set[str]] = {}
-        self._by_stemless_path: dict[str, set[str]] = {}
-        self._by_name: dict[str, set[str]] = {}
+        # each key holds its one path as a ``str`` (most keys: a set of one is 216 bytes
+        # more, 86 MB over the four keys of 100,000 paths), a ``set`` once it has several
+        self._by_path: dict[str, _Bucket] = {}
+        self._by_stemless_path: dict[str, _Bucket] = {}
+        self._by_name: dict[str, _Bucket] = {}
         #: answers to targets that do not depend on the linking note, until a path changes
         self._memo: dict[tuple[str, str], str | None] = {}
         for path in paths:
             self.add(path)
 
-    def _keys(self, path: str) -> Iterator[tuple[dict[str, set[str]], str]]:
+    def _keys(self, path: str) -> Iterator[tuple[dict[str, _Bucket], str]]:
         lower = nfc_key(path).lower()
         name = posixpath.basename(lower)
         yield self._by_path, lower
@@ -84,25 +91,38 @@ class LinkResolver:
     def add(self, path: str) -> None:
         """Make ``path`` a possible link target."""
         self._memo.clear()
+        path = sys.intern(path)
         for index, key in self._keys(path):
-            index.setdefault(key, set()).add(path)
+            bucket = index.get(key)
+            if bucket is None:
+                index[sys.intern(key)] = path
+            elif isinstance(bucket, str):
+                if bucket != path:
+                    index[key] = {bucket, path}
+            else:
+                bucket.add(path)
 
     def discard(self, path: str) -> None:
         """Forget ``path`` (no error if unknown)."""
         self._memo.clear()
         for index, key in self._keys(path):
             bucket = index.get(key)
-            if bucket is not None:
-                bucket.discard(path)
-                if not bucket:
+            if bucket is None:
+                continue
+            if isinstance(bucket, str):
+                if bucket == path:
                     del index[key]
+                continue
+            bucket.discard(path)
+            if len(bucket) == 1:
+                index[key] = next(iter(bucket))
 
     @staticmethod
-    def _best(paths: set[str] | None) -> str | None:
+    def _best(paths: _Bucket | None) -> str | None:
         if not paths:
             return None
-        if len(paths) == 1:  # most names are unique: no sort key to build
-            return next(iter(paths))
+        if isinstance(paths, str):  # most names are unique: no sort key to build
+            return paths
         return min(paths, key=lambda p: (len(p), p))
 
     def resolve(self, target: str, src: str, *, kind: LinkKind = "wikilink") -> str | None:
@@ -158,7 +178,8 @@ class LinkResolver:
     def _by_suffix(self, key: str) -> str | None:
         name = posixpath.basename(key)
         best: str | None = None
-        for path in self._by_name.get(name, ()):
+        found = self._by_name.get(name, ())
+        for path in (found,) if isinstance(found, str) else found:
             lower = nfc_key(path).lower()
             suffix_match = lower.endswith("/" + key) or _strip_md(lower).endswith("/" + key)
             if suffix_match and _better(path, best):
@@ -182,5 +203,7 @@ class GraphLink(Protocol):
 
 def node_id(kind: str, name: str) -> str:
     """Graph node id: ``"note:<path>"``, ``"attachment:<path>"``, ``"tag:<name>"``,
-    ``"unresolved:<target>"``."""
-    return f"{kind}:{name}"
+    ``"unresolved:<target>"``; interned (:func:`sys.intern`): a graph keys each edge by the
+    id objects it is given, so one object per node instead of one per edge end (at 100,000
+    notes and 382,000 edges, ~75 MB less)."""
+    return sys.intern(f"{kind}:{name}")

@@ -29,6 +29,8 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any, Literal, Protocol
 
 import networkx as nx
@@ -111,6 +113,34 @@ def subject_key(subject: object) -> str | None:
     return " ".join(key.split()) or None
 
 
+@dataclass(frozen=True, slots=True)
+class _Kept:
+    """What the graph keeps of a file that is no memory (:func:`_kept`): its node's facts and
+    the aliases others may mention it by, not the rest of its frontmatter."""
+
+    path: str
+    kind: str
+    title: str
+    tags: tuple[str, ...]
+    memory_type: None
+    properties: Mapping[str, Any]
+
+
+_NO_PROPERTIES: Mapping[str, Any] = MappingProxyType({})
+
+
+def _kept(file: VaultGraphFile) -> VaultGraphFile:
+    """``file`` as the graph keeps it for later changes: a memory whole (its lineage,
+    subject, name and description are read again), any other file with only its
+    ``aliases`` property (what :func:`_labels` reads of it; at 100,000 notes the rest of
+    the frontmatter held ~40 MB for nothing)."""
+    if file.memory_type is not None:
+        return file
+    aliases = file.properties.get("aliases")
+    return _Kept(file.path, file.kind, file.title, file.tags, None,
+                 _NO_PROPERTIES if aliases is None else MappingProxyType({"aliases": aliases}))
+
+
 def _labels(file: VaultGraphFile) -> list[str | None]:
     """A file's names others may mention: title, aliases, memory name."""
     aliases = file.properties.get("aliases")
@@ -189,7 +219,7 @@ class VaultGraph:
             by_src.setdefault(link.src, []).append(link)
         files = list(files)
         for file in files:  # every path first: a link resolves against all of them
-            held._files[file.path] = file
+            held._files[file.path] = _kept(file)
             held._resolver.add(file.path)
             if file.memory_type is not None:
                 held._index_memory(lineage_memory(file.path, file.properties))
@@ -222,7 +252,7 @@ class VaultGraph:
         before = self._memories.get(file.path)
         self._drop_lineage(file.path)
         self._unindex_memory(file.path)
-        self._files[file.path] = file
+        self._files[file.path] = _kept(file)
         if new:
             self._resolver.add(file.path)
         if file.memory_type is not None:
