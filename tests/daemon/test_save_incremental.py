@@ -8,8 +8,10 @@ embedder (nothing here is about meaning)."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -31,10 +33,10 @@ def _append(vault: Path, path: str, line: str) -> None:
 
 
 def _warm(app: App) -> None:
-    """What the running daemon loads once it watches (daemon.client_desk)."""
-    app.search("warm up", limit=10, count_recall=False)
+    """What the running daemon loads once it watches (daemon.client_desk), in its order."""
     app.indexing.graph_keeper.graph()
     app.indexing.graph_keeper.step_graph()
+    app.search("warm up", limit=10, count_recall=False)
 
 
 def _same_view(view: NoteGraph | None, fresh: NoteGraph) -> None:
@@ -108,6 +110,30 @@ def test_the_search_s_graph_view_is_patched_and_equals_a_fresh_one(
         assert app.indexing.index_now(edit())
         _same_view(keeper.step_graph(), step_graph(keeper.graph()))
     assert derived == []  # patched each time, never derived again
+
+
+def test_the_daemon_s_warm_up_gives_search_the_graph_it_holds(
+    vault: Path, make_app: Builder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the daemon's own warm-up (daemon.client_desk): the vault graph is built once, and the
+    # search takes its view from it instead of reading the edges table into a second graph
+    import daemon.graph_stage as graph_stage
+    from daemon.client_desk import ClientDesk
+
+    first, _ = make_app(vault)
+    first.sync()
+    first.close()
+    app, _ = make_app(vault)  # a daemon started on an index in step: nothing to build
+    app.sync()
+    read_whole: list[int] = []
+    real = graph_stage.current_graph
+    monkeypatch.setattr(graph_stage, "current_graph",
+                        lambda store: read_whole.append(1) or real(store))
+    running = SimpleNamespace(app=app, lock=threading.RLock(), stopping=True)
+    ClientDesk(running)._warm_up()  # type: ignore[arg-type]  # (stopping: no API opened)
+    snap = app.retriever.snapshot()
+    assert snap.graph is not None and snap.graph is app.indexing.graph_keeper.step_graph()
+    assert read_whole == []
 
 
 def test_a_save_appends_its_vector_rows_without_copying_the_others(
