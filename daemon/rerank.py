@@ -35,7 +35,7 @@ from magma.intent import Intent
 from magma.layers import L2_RULES, importance
 from magma.search import SearchHit, make_snippet
 from magma.store import MagmaStore
-from magma.text import near_identical
+from magma.text import CopyForm, copy_form, same_copy
 
 if TYPE_CHECKING:
     from daemon.retrieval import _Found
@@ -267,13 +267,22 @@ class Reranker:
                                      strategy)
         fusion = self._settings.fusion
 
+        forms: dict[str, CopyForm | None] = {}
+
+        def form(path: str) -> CopyForm | None:
+            # each candidate's text normalised once a search: copies of one note are asked
+            # about with each other again and again (at 100,000 notes, ~27 pairs a search)
+            if path not in forms:
+                chunk = found.chunks.get(path)
+                forms[path] = None if chunk is None else copy_form(chunk.body or chunk.text)
+            return forms[path]
+
         def is_copy(a: str, b: str) -> bool:
             # one read of every candidate's text at the first pair to compare, not one a
             # pair (translations of one note sit close: dozens of pairs a search)
             self._read_texts(snap, found, paths)
-            first, second = found.chunks.get(a), found.chunks.get(b)
-            return first is not None and second is not None and near_identical(
-                first.body or first.text, second.body or second.text)
+            first, second = form(a), form(b)
+            return first is not None and second is not None and same_copy(first, second)
 
         duplicate_at = (fusion.semantic_similarity_threshold
                         if fusion.enable_semantic_deduplication and not include_hidden

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from dataclasses import dataclass
 
 from ccb.memory_file import normalise_text
 
-__all__ = ["CJK_CHAR", "CJK_RANGES", "HAN_RANGES", "NEAR_IDENTICAL_OVERLAP", "cjk_phrases",
-           "holds_phrases", "near_identical", "text_tokens"]
+__all__ = ["CJK_CHAR", "CJK_RANGES", "HAN_RANGES", "NEAR_IDENTICAL_OVERLAP", "CopyForm",
+           "cjk_phrases", "copy_form", "holds_phrases", "near_identical", "same_copy",
+           "text_tokens"]
 
 #: Han ideographs: CJK Unified Ideographs Extension A (U+3400–4DBF), CJK Unified Ideographs
 #: (U+4E00–9FFF) and CJK Compatibility Ideographs (U+F900–FAFF), as a regex class body.
@@ -59,20 +61,41 @@ def holds_phrases(text: str, phrases: list[str]) -> bool:
     return all(phrase in folded for phrase in phrases)
 
 
+@dataclass(frozen=True, slots=True)
+class CopyForm:
+    """What :func:`near_identical` compares of one text (:func:`copy_form`): its task boxes
+    in order, its tokens that carry a digit (sorted) and its distinct tokens."""
+
+    tasks: tuple[str, ...]
+    values: tuple[str, ...]
+    tokens: frozenset[str]
+
+
+def copy_form(text: str) -> CopyForm:
+    """``text``'s :class:`CopyForm`, in memory files' comparison form
+    (:func:`ccb.memory_file.normalise_text`): worth keeping for a text compared with several
+    others (a search compares each candidate with those picked before it)."""
+    tokens = text_tokens(normalise_text(text))
+    return CopyForm(tuple(_TASK_MARK.findall(text)), tuple(_values(tokens)), frozenset(tokens))
+
+
+def same_copy(a: CopyForm, b: CopyForm, *, overlap: float = NEAR_IDENTICAL_OVERLAP) -> bool:
+    """:func:`near_identical` of the two texts ``a`` and ``b`` are the forms of."""
+    if a.tasks != b.tasks or a.values != b.values:
+        return False  # "- [x] Exercise" / "- [ ] Exercise": a task done one day, not the other
+    if not a.tokens and not b.tokens:
+        return True
+    return len(a.tokens & b.tokens) / len(a.tokens | b.tokens) >= overlap
+
+
 def near_identical(a: str, b: str, *, overlap: float = NEAR_IDENTICAL_OVERLAP) -> bool:
     """Are ``a`` and ``b`` copies of one text, compared in memory files' comparison form
     (:func:`ccb.memory_file.normalise_text`: NFKC, case, quotes, emphasis): the same numbers
     (a changed value is a changed fact, not a copy), the same tasks ticked and at least
     ``overlap`` of their distinct tokens shared (Jaccard)? Two empty texts are copies."""
     if _TASK_MARK.findall(a) != _TASK_MARK.findall(b):
-        return False  # "- [x] Exercise" / "- [ ] Exercise": a task done one day, not the other
-    first, second = text_tokens(normalise_text(a)), text_tokens(normalise_text(b))
-    if _values(first) != _values(second):
-        return False
-    left, right = set(first), set(second)
-    if not left and not right:
-        return True
-    return len(left & right) / len(left | right) >= overlap
+        return False  # (before the normalising: most texts that differ differ here)
+    return same_copy(copy_form(a), copy_form(b), overlap=overlap)
 
 
 def _values(tokens: list[str]) -> list[str]:
