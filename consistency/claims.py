@@ -57,6 +57,7 @@ __all__ = [
     "Language",
     "Value",
     "change_cue_at",
+    "contrast_cue_only",
     "dice",
     "dice_each",
     "language_of",
@@ -561,7 +562,7 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
                         _A)),
     # the value of a setting written KEY=value ("NODE_ENV=*production*"); the key is read as
     # an identifier after it, so two settings of one key compare by their values
-    ("setting", re.compile(r"(?:(?<=[A-Za-z0-9_]=)|(?<=[A-Za-z0-9_] = ))(?P<setting>[A-Za-z][\w.:/-]*)", _A)),
+    ("setting", re.compile(r"(?:(?<=[A-Za-z0-9_]=)|(?<=[A-Za-z0-9_] = ))(?P<setting>[A-Za-z](?:[\w.:/-]*[\w/])?)", _A)),
     # a street after its district or city ("静安区*南京西路*", "杭州*上海路*"): a value of
     # the address, whatever city it is named after
     ("street", re.compile(r"(?<=[区市县镇州京海])[\u4e00-\u9fff]{1,5}?(?:[东西南北中]路|大道|大街"
@@ -719,6 +720,8 @@ def _number_value(match: re.Match[str]) -> Value | None:
         scale = -scale  # "-18 °C" is not "18 °C"
     spelling = (groups.get("u") or "").lower()
     unit, factor = _unit(spelling) if spelling else ("", 1.0)
+    if unit in CURRENCIES and _GROUPING_POINTS.fullmatch(groups["n"]):
+        number = float(_amount_digits(groups["n"], money=True))  # "1.250 €", "1.250欧元"
     if unit == "th" and number > 31:
         unit = "no"  # "南京西路1266号": a house number, no day of the month
     if spelling == "年" and scale == 1.0 and raw.isdigit() and len(raw) == 4 and \
@@ -737,9 +740,18 @@ _SCALES = {"k": 1e3, "m": 1e6, "万": 1e4, "千": 1e3, "thousand": 1e3, "million
 _DECIMAL_COMMA = re.compile(r",(\d{1,2})\Z")
 
 
-def _amount_digits(spelling: str) -> str:
+#: Points that group the thousands of an amount of money ("€1.250", "R$ 2.500"): three
+#: digits after each point. Money is never written with three decimals, so "€1.250" is
+#: 1,250 euros, as "€1.250,50" is 1,250.50; a measure keeps its point ("1.250 kg").
+_GROUPING_POINTS = re.compile(r"\d{1,3}(?:\.\d{3})+")
+
+
+def _amount_digits(spelling: str, *, money: bool = False) -> str:
     """The digits of an amount as ``float`` reads them: "1,000" -> "1000", "3,50" -> "3.50",
-    "1.250,50" -> "1250.50" (a decimal comma, the points before it grouping thousands)."""
+    "1.250,50" -> "1250.50" (a decimal comma, the points before it grouping thousands);
+    of ``money``, "1.250" -> "1250" (:data:`_GROUPING_POINTS`)."""
+    if money and _GROUPING_POINTS.fullmatch(spelling):
+        return spelling.replace(".", "")
     if _DECIMAL_COMMA.search(spelling):
         whole, cents = spelling.rsplit(",", 1)
         return f"{whole.replace('.', '').replace(',', '')}.{cents}"
@@ -749,7 +761,7 @@ def _amount_digits(spelling: str) -> str:
 def _money_value(match: re.Match[str]) -> Value | None:
     """An amount and its currency; ``None`` when the digits after the sign are no amount
     ("$ 12.5.1a", "€ 3.11.0rc1": a version after a currency sign)."""
-    raw = _amount_digits(match.group("n"))
+    raw = _amount_digits(match.group("n"), money=True)
     scale = _SCALES.get((match.group("k") or "").strip().lower(), 1.0)
     sign = match.group("cur").lower()
     try:

@@ -88,6 +88,7 @@ from consistency.claims import (
     Claim,
     Value,
     change_cue_at,
+    contrast_cue_only,
     dice,
     placeholder,
     read_claim,
@@ -479,6 +480,7 @@ def _value_changes(old: Claim, new: Claim) -> list[tuple[str, list[Value], list[
         by_new[_group(v)].append(v)
     _adopt_hours(by_old, by_new)
     _adopt_hours(by_new, by_old)
+    _span_hours(by_old, by_new, old, new)
     _adopt_units(by_old, by_new, old_values)
     _adopt_units(by_new, by_old, new_values)
     _adopt_versions(by_old, by_new)
@@ -623,6 +625,43 @@ def _adopt_hours(mine: dict[str, list[Value]], theirs: dict[str, list[Value]]) -
         del theirs["time"]
     if ours:
         mine.setdefault("time", []).extend(ours)
+
+
+#: A span of bare hours ("9 to 5", "9-17", "from 10 until 18 on weekdays", "9 to 5 Berlin
+#: time"): the end of its clause, a day or a time zone after it, never a unit or a thing
+#: counted ("5 to 17 days", "5 to 7 members").
+_HOUR_SPAN = re.compile(
+    r"(?<![\d.:,/$€£¥-])([01]?\d|2[0-4])\s*(?:to|until|till|-|–|~)\s*([01]?\d|2[0-4])"
+    r"\s*(?:[,;!?)]|\.(?!\d)|$|(?:on|every|each|daily|weekdays?|except|and|but|local|utc|gmt|"
+    r"[a-z]+ time)\b)", re.I)
+
+
+def _hour_span(text: str) -> bool:
+    """Does ``text`` hold a span of bare hours (:data:`_HOUR_SPAN`) of two hours?"""
+    return any(int(x) != int(y) for x, y in _HOUR_SPAN.findall(text))
+
+
+def _span_hours(by_old: dict[str, list[Value]], by_new: dict[str, list[Value]], old: Claim,
+                new: Claim) -> None:
+    """Both sides a span of bare hours ("I work 9 to 5" / "I work 9 to 17"): the numbers
+    each states alone are hours, each of 1–12 of either half of the day ("5" is 17:00 as
+    well as 05:00); the hours both name are no change, another hour is ("9 to 5" / "10 to
+    6")."""
+    mine, theirs = by_old.get("number:"), by_new.get("number:")
+    if not mine or not theirs or not (_hour_span(old.text) and _hour_span(new.text)) or not all(v.text.isdigit() and int(v.text) <= 24
+                                  for v in (*mine, *theirs)):
+        return
+
+    def hour(v: Value) -> Value:
+        return Value("time", f"{int(v.text) % 24:02d}:00",
+                     HOUR_OF_EITHER_HALF if 1 <= int(v.text) <= 12 else "")
+
+    hours_old, hours_new = [hour(v) for v in mine], [hour(v) for v in theirs]
+    del by_old["number:"], by_new["number:"]
+    for side, ours, other in ((by_old, hours_old, hours_new), (by_new, hours_new, hours_old)):
+        kept = [h for h in ours if not any(_same_value(h, t) for t in other)]
+        if kept:
+            side.setdefault("time", []).extend(kept)
 
 
 def _adopt_units(mine: dict[str, list[Value]], theirs: dict[str, list[Value]],
@@ -949,6 +988,22 @@ def _inflected(sub: _Substitution) -> bool:
     if rest[:1] == short[-1] and rest[1:] in INFLECTION_SUFFIXES:  # "planned", "committing"
         rest = rest[1:]
     return rest in INFLECTION_SUFFIXES
+
+
+#: Prefixes that deny the word after them ("unsure", "insecure", "dishonest", "non-smoker").
+_DENYING_PREFIXES = ("un", "in", "im", "dis", "non")
+
+
+def _denied_by_prefix(sub: _Substitution, old: Claim, new: Claim) -> bool:
+    """Is a substitution one word denied by its prefix on one side and the word denied by a
+    negation on the other ("When *unsure*, ask" / "When you're *not sure*, ask", "is
+    *unhappy* with it" / "is *not happy* with it")? The same word, the same polarity. The
+    word without its prefix asserted is a change, and stays one ("unsafe" / "safe")."""
+    if len(sub.old) != 1 or len(sub.new) != 1:
+        return False
+    a, b = sub.old[0], sub.new[0]
+    return any(x == f"{prefix}{y}" and y in claim.negated and len(y) >= 3
+               for x, y, claim in ((a, b, new), (b, a, old)) for prefix in _DENYING_PREFIXES)
 
 
 #: Letters a word and its inflection must share from the start (:func:`_inflected`).
@@ -1806,7 +1861,7 @@ def _pair(co: Claim, cn: Claim, cosine: float | None, lexical: float,
     # a word read through the lexicon is never evidence of another slot: translations do
     # not line up word for word ("VPN 配置说明" / "VPN setup guide")
     subs, aligned_ok = _substitutions(co, cn)
-    subs = [x for x in subs if not _inflected(x)]
+    subs = [x for x in subs if not _inflected(x) and not _denied_by_prefix(x, co, cn)]
     subs = subs or _antonym_swaps(co, cn)
     if two_languages:
         subs, aligned_ok = [], aligned_ok and not cross
@@ -1814,10 +1869,39 @@ def _pair(co: Claim, cn: Claim, cosine: float | None, lexical: float,
             subs = _crossed_antonyms(co, cn)
     return _Pair(
         co, cn, cosine, cos, lexical, same_subject, two_languages, cross, covered,
-        strong, co.says_changed or cn.says_changed, subs, aligned_ok, _value_changes(co, cn),
+        strong, _says_change_against(co, cn) or _says_change_against(cn, co), subs, aligned_ok,
+        _value_changes(co, cn),
         co.relation == "multi" or cn.relation == "multi",
         # what one never does is a list: "doesn't eat beef" and "doesn't eat pork" both hold
         _negative(co) > 0 and _negative(cn) > 0, subject_words if same_subject else frozenset())
+
+
+def _says_change_against(teller: Claim, other: Claim) -> bool:
+    """Does ``teller`` say a change against ``other``? "Instead of" (or "rather than") alone
+    sets one thing against another: beside a memory that denies the thing set aside too
+    ("Use pnpm, *not* npm" / "use pnpm *instead of* npm", "say so instead of guessing" /
+    "别瞎猜") and keeps nothing of it, it is the same preference told again; beside a memory
+    that only states the thing ("Uses 1Password" / "uses Bitwarden instead of 1Password"),
+    or denies another ("Never use tabs" / "use tabs instead of spaces"), it still tells a
+    change."""
+    if not teller.says_changed or not contrast_cue_only(teller.text) or _negative(other) == 0:
+        return teller.says_changed
+    kept, set_aside = ({w for w in words if not _is_relation(w) and w not in _DOING}
+                       for words in (teller.asserted, teller.negated))
+    if _loosely_shared(set_aside, other.asserted):
+        return True  # the other keeps what this one sets aside
+    # the other denies the thing set aside, or denies other words and none this one keeps
+    return not _loosely_shared(set_aside, other.negated) and \
+        _loosely_shared(kept - teller.negated, other.negated)
+
+
+def _loosely_shared(words: Iterable[str], others: Iterable[str]) -> bool:
+    """Is a word of ``words`` among ``others``, or one the prefix of the other from three
+    letters ("tab" / "tabs", "guess" / "guessing")?"""
+    others = set(others)
+    return any(w in others or any(min(len(w), len(o)) >= 3 and (w.startswith(o) or
+                                                               o.startswith(w))
+                                  for o in others) for w in words)
 
 
 def _related(co: Claim, cn: Claim, *, cos: float, lexical: float, same_subject: bool,
@@ -1894,8 +1978,22 @@ def _kin_ranks(claim: Claim) -> frozenset[str]:
                      for m in _KIN_RANK.finditer(claim.text))
 
 
+#: The key of a setting written KEY=value ("NODE_ENV=production", "LOG_LEVEL = info").
+_SETTING_KEY = re.compile(r"(?<![A-Za-z0-9_.-])([A-Za-z_][A-Za-z0-9_.]*)(?:=| = )(?=[A-Za-z0-9])")
+
+
+def _setting_keys(claim: Claim) -> frozenset[str]:
+    return frozenset(k.lower() for k in _SETTING_KEY.findall(claim.text))
+
+
 def _other_slot(p: _Pair) -> _Finding | None:
     # (two children or siblings told apart by their order are read in :func:`_gate`)
+    keys_old, keys_new = _setting_keys(p.co), _setting_keys(p.cn)
+    if keys_old and keys_new and not keys_old & keys_new:
+        # settings of two keys ("NODE_ENV=production" / "DEBUG=production"): the key is
+        # what each is about, whatever the value; another key is never a change of this one
+        return "distinct", "other setting", (
+            f"{'/'.join(sorted(keys_old))} → {'/'.join(sorted(keys_new))}",)
     people_old, people_new = set(p.co.tokens) & PEOPLE, set(p.cn.tokens) & PEOPLE
     if len(people_old) == len(people_new) == 1 and people_old != people_new:
         # each about another person ("我女儿转学到实验小学" / "我儿子转学到实验小学")
@@ -2368,7 +2466,7 @@ def _one_statement_told(old: MemorySide, new: MemorySide,
     if found is not None and (found[0] not in {"distinct", "possible_duplicate"}
                               or found[1] == "other person"):
         return found
-    if not (new.claim.says_changed or _tells_change(new.claim.text)) or \
+    if not (_says_change_against(new.claim, old.claim) or _tells_change(new.claim.text)) or \
             len(_statements(new.claim.text)) != 1:
         return found
     olds = _statements(old.claim.text)

@@ -793,3 +793,92 @@ def test_values_a_break_it_round_read_wrong(real_embedder, old: str, new: str,
     break-it round found decided wrong, and look-alikes that must stay as they are, through
     the real model."""
     _judged_as(real_embedder, old, new, None, verdict)
+
+
+@pytest.mark.parametrize(("old", "new", "subject", "verdict"), [
+    # "instead of" / "rather than" beside a memory that denies the same thing set aside is
+    # the preference told again, in English and Chinese, with and without a subject
+    ("Use pnpm, not npm.", "Use pnpm instead of npm.", None, "duplicate"),
+    ("Use pnpm, not npm.", "Use pnpm instead of npm.", "tooling.package_manager", "duplicate"),
+    ("用 pnpm，不要用 npm。", "用 pnpm 代替 npm。", None, "duplicate"),
+    ("用 pnpm，不要用 npm。", "Use pnpm instead of npm.", None, "duplicate"),
+    ("When you're unsure, say so; don't guess.", "Say you don't know instead of guessing.",
+     None, "duplicate"),
+    ("Don't use tabs.", "Use spaces instead of tabs.", None, "duplicate"),
+    ("Don't write long answers.", "Write short answers instead of long ones.", None,
+     "duplicate"),
+    # ... and a change where the other memory keeps what is set aside, denies what is
+    # kept, or only states the thing
+    ("Uses 1Password.", "Uses Bitwarden instead of 1Password.", None, "contradiction"),
+    ("Uses 1Password.", "Uses Bitwarden instead of 1Password.", "password_manager",
+     "contradiction"),
+    ("Use pnpm, not npm.", "Use npm instead of pnpm.", None, "contradiction"),
+    ("用 pnpm，不要用 npm。", "Use npm instead of pnpm.", None, "contradiction"),
+    ("Never use tabs.", "Use tabs instead of spaces.", None, "contradiction"),
+    ("Never use tabs.", "Use tabs instead of spaces.", "editor.indent", "contradiction"),
+    ("不要用 tab 缩进。", "Use tabs instead of spaces.", None, "contradiction"),
+    ("Don't write short answers.", "Write short answers instead of long ones.", None,
+     "contradiction"),
+    # a word denied by its prefix is the word denied by a negation ("unsure" / "not sure");
+    # the word asserted is a change
+    ("When unsure, ask before acting.", "When you're not sure, ask before acting.", None,
+     "duplicate"),
+    ("When unsure, ask before acting.", "When you're not sure, ask before acting.",
+     "assistant.asking", "duplicate"),
+    ("The old API is unsafe to call from the browser.",
+     "The old API is not safe to call from the browser.", None, "duplicate"),
+    ("The old API is unsafe to call from the browser.",
+     "The old API is safe to call from the browser.", None, "contradiction"),
+    ("The script is unsafe to rerun.", "The script is safe to rerun.", None, "contradiction"),
+    ("Is unhappy with the new office.", "Is happy with the new office.", None,
+     "contradiction"),
+])
+def test_a_contrast_or_a_denying_prefix_said_otherwise(real_embedder, old: str, new: str,
+                                                      subject: str | None,
+                                                      verdict: str) -> None:
+    """"X instead of Y" against "X, not Y", and "unsure" against "not sure": the same
+    preference or state told again; the look-alikes that keep what is set aside, or assert
+    the word the prefix denies, stay changes. Through the real model."""
+    _judged_as(real_embedder, old, new, subject, verdict)
+
+
+@pytest.mark.parametrize(("old", "new", "subject", "verdict"), [
+    # a setting of another key is another fact, in English and Chinese, with and without a
+    # subject; another value of the same key supersedes
+    ("Set NODE_ENV=production.", "Set DEBUG=production.", None, "distinct"),
+    ("NODE_ENV=production", "DEBUG=production", None, "distinct"),
+    ("NODE_ENV=production", "DEBUG=production", "deploy.env", "distinct"),
+    ("部署时设置 NODE_ENV=production。", "部署时设置 DEBUG=production。", None, "distinct"),
+    ("部署时设置 NODE_ENV=production。", "部署时设置 NODE_ENV=development。", None,
+     "contradiction"),
+    ("Set LOG_LEVEL=info in staging.", "Set LOG_LEVEL=debug in staging.", None,
+     "contradiction"),
+    ("Set NODE_ENV=production.", "Set NODE_ENV=production and DEBUG=false.", None,
+     "duplicate"),
+    # points that group the thousands of an amount of money: one amount; another amount,
+    # or a measure with a decimal point, stays a change
+    ("The rent is €1,250 a month.", "The rent is €1.250 a month.", None, "duplicate"),
+    ("The rent is €1,250 a month.", "The rent is 1.250 € a month.", "home.rent", "duplicate"),
+    ("房租每月 €1,250。", "房租每月 €1.250。", None, "duplicate"),
+    ("房租每月1250欧元。", "The rent is €1.250 a month.", None, "duplicate"),
+    ("The rent is €1,250 a month.", "The rent is €1.350 a month.", None, "contradiction"),
+    ("The rent is €1,250 a month.", "The rent is €1.25 a month.", None, "contradiction"),
+    ("The bag weighs 1.250 kg.", "The bag weighs 1250 kg.", None, "contradiction"),
+    # a span of bare hours is read on the dial: "9 to 5" is "9 to 17"; another hour, or a
+    # span of days or of people, stays a change
+    ("I work 9 to 5.", "I work 9 to 17.", None, "duplicate"),
+    ("I work 9 to 5.", "I work from 9 to 17.", None, "duplicate"),
+    ("Office hours are 9-5.", "Office hours are 9-17.", "office.hours", "duplicate"),
+    ("I work 9 to 5 Berlin time.", "I work 9 to 17 Berlin time.", None, "duplicate"),
+    ("I work 9 to 5.", "I work 9 to 18.", None, "contradiction"),
+    ("Office hours are 9-5.", "Office hours are 10-6.", None, "contradiction"),
+    ("The sprint lasts 5 to 7 days.", "The sprint lasts 5 to 19 days.", None,
+     "contradiction"),
+    ("Teams have 5 to 7 members.", "Teams have 5 to 19 members.", None, "contradiction"),
+])
+def test_a_setting_an_amount_or_a_span_of_hours_written_otherwise(
+        real_embedder, old: str, new: str, subject: str | None, verdict: str) -> None:
+    """A setting's key names what it is about ("NODE_ENV=production" / "DEBUG=production");
+    "€1.250" is "€1,250"; "9 to 5" is "9 to 17". Each with its look-alikes, through the
+    real model."""
+    _judged_as(real_embedder, old, new, subject, verdict)
