@@ -546,6 +546,10 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     # 百 / 千 / 万 after a digit, so words such as 千万 ("by all means") stay words
     ("number", re.compile(r"(?<![零〇一二两三四五六七八九十百千万])(?P<zn>[一二两三四五六七八九]"
                           r"[百千万][零〇一二两三四五六七八九十百千万]*)(?![零〇一二两三四五六七八九十百千万])")),
+    # dozens in Chinese ("一打鸡蛋" 12, "两打" 24, "半打啤酒" 6); never 打 as a verb after
+    # 一 ("一打开就…", "一打听", "打电话")
+    ("number", re.compile(r"(?<![零〇一二两三四五六七八九十百千万\d])(?P<zdz>[一两二三四五六七八九十半])打"
+                          r"(?![开听扫算印包电车球卡折工针字架游断乱理扰招闹量过败中死])")),
     ("number", re.compile(rf"\b(?P<en>(?:{_EN_TENS})[- ](?:{_EN_ONES})\b|{'|'.join(sorted(_EN_NUMBERS, key=len, reverse=True))})(?:\s+(?P<en_scale>hundred|thousand|million|dozen))?\b(?:[\s-]+(?P<u>{'|'.join(re.escape(u) for u in _UNIT_WORDS if len(u) > 2)}))?\b", re.I | _A)),
     # a currency named without an amount ("track my expenses in Singapore dollars", "记账用日元")
     ("currency", re.compile(
@@ -678,20 +682,12 @@ def _time_value(match: re.Match[str]) -> str | None:
     return f"{hour:02d}:{minute:02d}"
 
 
-def _number_value(match: re.Match[str]) -> Value | None:
-    groups = match.groupdict()
-    if groups.get("en"):
-        spelled = groups["en"].lower()
-        words = float(_EN_NUMBERS.get(spelled) or sum(
-            _EN_NUMBERS[part] for part in re.split(r"[- ]", spelled)))  # "forty-five"
-        words *= {"hundred": 100, "thousand": 1000, "million": 1e6, "dozen": 12}.get(
-            (groups.get("en_scale") or "").lower(), 1)
-        unit, factor = _unit((groups.get("u") or "").lower())
-        return Value("number", _number_text(words * factor), unit)
-    if groups.get("dhalf") or groups.get("dunit"):  # "half an hour", "a day and a half"
-        span = 0.5 if groups.get("dhalf") else 1.5 if groups.get("dmore") else 1.0
-        unit, factor = _unit((groups.get("dhalf") or groups["dunit"]).lower())
-        return Value("number", _number_text(span * factor), unit)
+def _han_number_value(groups: dict[str, str]) -> Value | None:
+    """A number in Han numerals: dozens (一打 12, 半打 6), half hours (三个半小时), per cent
+    (百分之十) or a count or measure (三公斤)."""
+    if groups.get("zdz"):  # 一打: a dozen; 半打: half a dozen
+        dozens = 0.5 if groups["zdz"] == "半" else _zh_number(groups["zdz"])
+        return None if dozens is None else Value("number", _number_text(dozens * 12), "")
     if groups.get("zhalf"):
         whole = _zh_number(groups["zhn"]) if groups.get("zhn") and not groups["zhn"].isdigit() \
             else int(groups.get("zhn") or 0)
@@ -708,6 +704,25 @@ def _number_value(match: re.Match[str]) -> Value | None:
             return None
         unit, factor = _unit((groups.get("u") or "").lower())
         return Value("number", _number_text(han * factor), unit)
+    return None
+
+
+def _number_value(match: re.Match[str]) -> Value | None:
+    groups = match.groupdict()
+    if groups.get("en"):
+        spelled = groups["en"].lower()
+        words = float(_EN_NUMBERS.get(spelled) or sum(
+            _EN_NUMBERS[part] for part in re.split(r"[- ]", spelled)))  # "forty-five"
+        words *= {"hundred": 100, "thousand": 1000, "million": 1e6, "dozen": 12}.get(
+            (groups.get("en_scale") or "").lower(), 1)
+        unit, factor = _unit((groups.get("u") or "").lower())
+        return Value("number", _number_text(words * factor), unit)
+    if groups.get("dhalf") or groups.get("dunit"):  # "half an hour", "a day and a half"
+        span = 0.5 if groups.get("dhalf") else 1.5 if groups.get("dmore") else 1.0
+        unit, factor = _unit((groups.get("dhalf") or groups["dunit"]).lower())
+        return Value("number", _number_text(span * factor), unit)
+    if any(groups.get(name) for name in ("zdz", "zhalf", "zp", "zn")):
+        return _han_number_value(groups)
     raw = _amount_digits(groups["n"])
     try:
         number = float(raw)
@@ -1098,6 +1113,7 @@ _PATTERN_NEEDS: tuple[_Needs | None, ...] = (
     _Needs(frozenset("楼层")),  # number: 三楼
     _Needs(frozenset("百千")),  # number: 百分之十, 千分之二
     _Needs(frozenset("一二两三四五六七八九")),  # number: 六千五
+    _Needs(frozenset("打")),  # number: 一打, 半打
     _Needs(words=_NUMBER_WORD_NEEDS),  # number: "forty-five"
     _Needs(frozenset("币元镑布比郎"), words=_CURRENCY_NEEDS),  # currency: dollars, 日元
     _Needs(frozenset("里氏秒斤磅尺寸制"), words=_UNIT_NEEDS),  # unit: miles, 公里
@@ -1908,11 +1924,13 @@ def change_cue_at(text: str) -> int | None:
 
 
 #: A clock time with its mark or a day of the week: where a span of a day or a week starts
-#: or ends (:func:`_span_of_time`). Years and months are left out: "From 2015 to 2020 I
-#: lived in Berlin" tells a past, read as a change.
+#: or ends (:func:`_span_of_time`). A span of years is one too ("From 2015 to 2020 I lived
+#: in Berlin": a period that ended, read as the past by the judgement, no change told);
+#: months are left out.
 _SPAN_END = re.compile(
     r"(?:[01]?\d|2[0-3])(?::[0-5]\d)?\s*(?:[ap]\.?m\.?|o'?clock)|(?:[01]?\d|2[0-3]):[0-5]\d"
     r"|noon|midnight|(?:mon|tues|wednes|thurs|fri|satur|sun)day", re.I)
+_YEAR = re.compile(r"(?:19|20)\d\d")
 _FROM_TO = re.compile(r"from\s+(?P<x>.+?)\s+to\Z", re.I)
 _SPAN_TO = re.compile(r"\s*(?P<y>[\w:.']+(?:\s*[ap]\.?m\.?)?)", re.I)
 
@@ -1928,6 +1946,8 @@ def _span_of_time(text: str, found: re.Match[str]) -> bool:
     x, y = head.group("x").strip(), tail.group("y").strip().rstrip(".")
     if _SPAN_END.fullmatch(x) and _SPAN_END.fullmatch(y):
         return True
+    if _YEAR.fullmatch(x) and _YEAR.fullmatch(y) and int(x) < int(y):
+        return True  # "From 2015 to 2020 I lived in Berlin": a period, told as past
     return x.isdigit() and y.isdigit() and 1 <= int(y) < int(x) <= 12 and \
         _BARE_SPAN_END.match(text, tail.end()) is not None
 

@@ -1516,6 +1516,8 @@ def _names_the_thing(changes: list[tuple[str, list[Value], list[Value]]], old: C
     groups = {group for group, _o, _n in changes}
     if len(groups) >= 3:
         return True  # three things changed at once: another fact more likely than an update
+    if groups <= _WHEN_VALUE_KINDS | {"weekday"} and _told_of_another_when(old, new):
+        return True  # "*9点*的会取消了" / "*10点*的会取消了": two meetings
     if _labelled_apart(old, [v for _g, o, _n in changes for v in o]) and _labelled_apart(
             new, [v for _g, _o, n in changes for v in n]) and _after_label(old) == \
             _after_label(new):
@@ -1563,6 +1565,26 @@ def _names_the_thing(changes: list[tuple[str, list[Value], list[Value]]], old: C
 _WHEN_KINDS_ZH = frozenset({"time", "weekday", "date", "month"})
 #: A time or day said of a noun in Chinese ("9点*的*会", "周五*的*例会"): it names the thing.
 _ZH_WHEN_OF = re.compile(r"(?:[点點](?:半|\d{1,2}分?)?|[日号]|[周星期拜][一二三四五六日天末])的")
+
+
+#: A time or day said of the noun after it, in English ("the *9am* meeting", "the *Friday*
+#: call", "*Tuesday's* standup") and in Chinese ("*9点*的会", "*周五*的例会", "*3号*的航班").
+_WHEN_OF_NOUN = re.compile(
+    r"(?i)\bthe\s+(?:\d{1,2}(?::\d{2})?\s*(?:[ap]\.?m\.?|o'?clock)?|(?:mon|tues|wednes|thurs|fri|"
+    r"satur|sun)day|noon|morning|afternoon|evening)\s+(?=[a-z])|\b(?:mon|tues|wednes|thurs|fri|"
+    r"satur|sun)day's\s+"
+    r"|(?:[上下]午|早上|晚上)?(?:\d{1,2}|[一二两三四五六七八九十]{1,3})[点點](?:半|\d{1,2}分?)?的"
+    r"|(?:\d{1,2}|[一二三四五六七八九十]{1,3})[日号]的|[周星期拜][一二三四五六日天末]的")
+
+
+def _told_of_another_when(old: Claim, new: Claim) -> bool:
+    """Does each side say a time or day of the noun after it, and the rest word for word
+    ("*9点*的会取消了" / "*10点*的会取消了", "The *9am* meeting is cancelled" / "The *10am*
+    meeting …")? The time says *which* meeting, not when the one meeting is: two things,
+    never a change of one."""
+    a, b = _WHEN_OF_NOUN.sub("⟨when⟩ ", old.text), _WHEN_OF_NOUN.sub("⟨when⟩ ", new.text)
+    return "⟨when⟩" in a and "⟨when⟩" in b and \
+        normalise_text(a).rstrip(".。") == normalise_text(b).rstrip(".。")
 
 
 def _leads_to_shared(claim: Claim, other: Claim, values: list[Value]) -> bool:
@@ -1782,8 +1804,30 @@ _PAST_STATE = re.compile(
     r"|\bonce was\b|(?:^|[，。,;；\s我他她们])(?:以前|之前|原来|过去|曾经|当年)")
 
 
+#: A closed span of years ("from 2015 to 2020", "2010–2015", "2015年到2020年"): a period.
+_YEAR_SPAN = re.compile(
+    r"(?i)(?<!\d)((?:19|20)\d\d)\s*(?:to|until|till|through|-|–)\s*((?:19|20)\d\d)(?!\d)"
+    r"|(?<!\d)((?:19|20)\d\d)\s*年?\s*(?:到|至)\s*((?:19|20)\d\d)\s*年")
+
+
+def _year_spans(claim: Claim) -> frozenset[tuple[str, str]]:
+    """The closed spans of years ``claim`` names, ``{("2015", "2020")}``, each from an
+    earlier year to a later; none where the claim tells a change ("the launch moved from
+    2025 to 2026": the years are the old and the new value)."""
+    if claim.says_changed:
+        return frozenset()
+    spans = set()
+    for found in _YEAR_SPAN.finditer(claim.text):
+        start, end = found.group(1) or found.group(3), found.group(2) or found.group(4)
+        if int(start) < int(end):
+            spans.add((start, end))
+    return frozenset(spans)
+
+
 def _of_the_past(claim: Claim) -> bool:
-    return _PAST_STATE.search(claim.text) is not None
+    """Does ``claim`` set its fact in the past: "used to", 以前, or a closed span of years
+    ("From 2015 to 2020 I lived in Berlin")?"""
+    return _PAST_STATE.search(claim.text) is not None or bool(_year_spans(claim))
 
 
 def _past_beside_present(old: Claim, new: Claim) -> bool:
@@ -1941,6 +1985,12 @@ def _series(p: _Pair) -> _Finding | None:
     co, cn = p.co, p.cn
     if co.event_day and cn.event_day and co.event_day != cn.event_day:
         return "series", "series", (f"{co.event_day.isoformat()} / {cn.event_day.isoformat()}",)
+    spans_old, spans_new = _year_spans(co), _year_spans(cn)
+    if spans_old and spans_new and not spans_old & spans_new:
+        # two periods ("From 2010 to 2015 I worked at Acme" / "From 2015 to 2020 … at
+        # Globex"): each answers for its own years, both hold
+        return "series", "series", tuple(
+            " / ".join(f"{a}–{b}" for a, b in sorted(spans)) for spans in (spans_old, spans_new))
     periods = [c for c in p.changes if c[0] in _PERIOD_GROUPS]
     if periods and not p.changed_cue and any(
             group.startswith("number:") for group, _o, _n in p.changes):
@@ -2837,7 +2887,7 @@ def _alike(p: _Pair) -> _Finding | None:
             # "My flight to Seoul departs at 8:40am" / "… leaves from Terminal 2", 我的猫叫
             # 年糕 / 我的猫今年三岁: which one on one side, when or how much on the other
             return "possible_duplicate", "other values", _apart_labels(co, cn)
-        if _other_thing_first(p):
+        if _other_thing_first(p) or _other_activity_last(p):
             return "possible_duplicate", "other thing", tuple(x.label() for x in p.subs)
         return "duplicate", "same fact", ()
     if (shared_values(co, cn) or shared_values(cn, co)) and cos >= (
@@ -2875,6 +2925,23 @@ def _other_thing_first(p: _Pair) -> bool:
     a, b = p.co.units, p.cn.units
     n, m = len(sub.old), len(sub.new)
     return a[:n] == sub.old and b[:m] == sub.new and len(a) - n >= 2 and a[n:] == b[m:]
+
+
+def _other_activity_last(p: _Pair) -> bool:
+    """Is the one thing each memory ends with replaced, after the same time or day said
+    word for word ("我每天早上7点*起床*" / "我每天早上7点*出门*", "周五晚上去*游泳*" / "周五晚上去
+    *健身*")? Two things done at one time: never one merged memory (the counterpart of
+    :func:`_other_thing_first` for the thing said last)."""
+    if len(p.subs) != 1:
+        return False
+    sub = p.subs[0]
+    if sub.antonym or not (_naming(sub.old) and _naming(sub.new)) or _inflected(sub):
+        return False
+    a, b = p.co.units, p.cn.units
+    n, m = len(sub.old), len(sub.new)
+    head = a[:len(a) - n]
+    return a[len(a) - n:] == sub.old and b[len(b) - m:] == sub.new and head == b[:len(b) - m] \
+        and len(head) >= 2 and _placeholders(head)
 
 
 def _replaced_below_floor(p: _Pair) -> bool:

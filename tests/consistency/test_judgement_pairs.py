@@ -882,3 +882,51 @@ def test_a_setting_an_amount_or_a_span_of_hours_written_otherwise(
     "€1.250" is "€1,250"; "9 to 5" is "9 to 17". Each with its look-alikes, through the
     real model."""
     _judged_as(real_embedder, old, new, subject, verdict)
+
+
+@pytest.mark.parametrize(("old", "new", "subject", "verdict"), [
+    # 一打 is a dozen, 半打 half of one; 打 as a verb ("一打开就…") is no number
+    ("买了一打鸡蛋。", "买了12个鸡蛋。", None, "duplicate"),
+    ("买了一打鸡蛋。", "Bought a dozen eggs.", None, "duplicate"),
+    ("冰箱里有半打啤酒。", "冰箱里有6瓶啤酒。", None, "duplicate"),
+    ("买了一打鸡蛋。", "买了13个鸡蛋。", None, "contradiction"),
+    ("每周买一打鸡蛋。", "每周买两打鸡蛋。", "groceries.eggs", "contradiction"),
+    ("冰箱里有半打啤酒。", "冰箱里有一打啤酒。", None, "contradiction"),
+    ("门一打开就会响铃。", "门一打开就会亮灯。", None, "kept apart"),
+    # a time or day said of the noun after it names which one ("9点的会", "the 9am
+    # meeting"): two meetings, never one superseded; when a meeting is, supersedes
+    ("9点的会取消了", "10点的会取消了", None, "kept apart"),
+    ("9点的会取消了", "10点的会取消了", "calendar", "kept apart"),
+    ("周五的例会取消了。", "周三的例会取消了。", None, "kept apart"),
+    ("The 9am meeting is cancelled.", "The 10am meeting is cancelled.", None, "kept apart"),
+    ("The Friday call is moved to Zoom.", "The Monday call is moved to Zoom.", None,
+     "kept apart"),
+    ("会议在9点", "会议改到10点", None, "contradiction"),
+    ("周会在周五。", "周会在周三。", None, "contradiction"),
+    ("The weekly call is on Friday.", "The weekly call is on Monday.", None, "contradiction"),
+    ("9点的会改到10点了。", "9点的会改到11点了。", None, "contradiction"),
+    # another thing done at the same time, said last, is another habit: never merged
+    ("我每天早上7点起床", "我每天早上7点出门", None, "kept apart"),
+    ("我每天早上7点起床", "我每天早上7点出门", "routine.morning", "kept apart"),
+    ("Every morning at 7 I get up.", "Every morning at 7 I leave home.", None, "kept apart"),
+    ("我每天早上7点起床", "每天早上七点起床", None, "duplicate"),
+    ("我每天早上7点起床", "我每天早上6点起床", None, "contradiction"),
+    ("每天晚上11点睡觉。", "每天晚上11点上床睡觉。", None, "duplicate"),
+    # a closed span of years is a period of the past, no change told; two periods are a
+    # series; another place in one period, or a change of year told, stays a change
+    ("From 2015 to 2020 I lived in Berlin.", "I live in Berlin.", None, "kept apart"),
+    ("From 2015 to 2020 I lived in Berlin.", "I live in Munich.", None, "kept apart"),
+    ("From 2010 to 2015 I worked at Acme.", "From 2015 to 2020 I worked at Globex.", None,
+     "series"),
+    ("2015年到2020年我住在柏林。", "2020年到2023年我住在慕尼黑。", None, "series"),
+    ("From 2015 to 2020 I lived in Berlin.", "From 2015 to 2020 I lived in Munich.", None,
+     "contradiction"),
+    ("From 2015 to 2020 I lived in Berlin.", "From 2015 to 2020 I lived in Berlin, Germany.",
+     None, "duplicate"),
+])
+def test_dozens_which_meeting_another_habit_and_periods_of_years(
+        real_embedder, old: str, new: str, subject: str | None, verdict: str) -> None:
+    """一打 read as 12; "9点的会" / "10点的会" two meetings; 起床 / 出门 at 7 two habits;
+    "From 2015 to 2020" a period, not a change told. With their look-alikes, through the
+    real model."""
+    _judged_as(real_embedder, old, new, subject, verdict)

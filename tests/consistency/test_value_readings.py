@@ -712,7 +712,10 @@ def test_a_number_and_one_capital_letter_is_a_label(old: str, new: str, verdict:
     ("Standup moved from 9 to 10.", True),
     ("Pool size went from 10 to 20.", True),
     ("The team went from 9 to 5 people.", True),
-    ("From 2015 to 2020 I lived in Berlin.", True),
+    # a span of years is a period (read as the past by the judgement), no change told
+    ("From 2015 to 2020 I lived in Berlin.", False),
+    ("From 2010 to 2015 I worked at Acme.", False),
+    ("The launch moved from 2025 to 2026.", True),
     ("We went from MySQL to Postgres.", True),
 ])
 def test_a_span_of_the_day_is_no_change_told(text: str, told: bool) -> None:
