@@ -410,10 +410,14 @@ _FREQUENCY_WORDS = {"hourly": ("1", "hour"), "daily": ("1", "day"), "nightly": (
 _COUNT_WORDS = "once|twice|thrice|one|two|three|four|five|six|seven|eight|nine|ten"
 #: The hours of a clock written as words ("eleven at night").
 _CLOCK_WORDS = "one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve"
-#: What a count before "a week" may count besides times ("three nights a week": 3/7).
+#: What a count before "a week" may count besides times ("three nights a week": 3/7): times,
+#: days, and occurrences of a thing done ("three gym *sessions* a week", "two piano
+#: *lessons* a month"), one or two words of what is done between the count and them.
 _COUNTED = r"x|times?|nights?|days?|mornings?|afternoons?|evenings?|sessions?|shifts?|classes"
+_OCCURRENCES = r"sessions?|shifts?|classes|class|lessons?|workouts?|visits?|trips?"
 _FREQUENCY = re.compile(
-    rf"\b(?:(?P<c>once|twice|thrice|(?:{_COUNT_WORDS}|\d{{1,2}})\s*(?:{_COUNTED}))\s+)?"
+    rf"\b(?:(?P<c>once|twice|thrice|(?:{_COUNT_WORDS}|\d{{1,2}})\s*(?:{_COUNTED})"
+    rf"|(?:{_COUNT_WORDS}|\d{{1,2}})\s+(?:[a-z]+\s+){{0,2}}(?:{_OCCURRENCES}))\s+)?"
     r"(?<!\bfor )(?<!\bin )(?<!\bwithin )(?<!\bafter )(?<!\bover )(?:(?:a|an|per|each)\s+|(?<=[\dkK%万元块])/)"
     r"(?P<p>second|minute|hour|day|night|week|fortnight|month|quarter|year|mo|yr|wk|hr)\b"
     r"(?!\s+(?:ago|later|earlier|old|before|after|from|or\b))"
@@ -792,7 +796,8 @@ def _count(spelling: str | None) -> int:
     if not spelling:
         return 1
     # "3x" / "3 times" / "three nights": the count without what it counts ("six" keeps its x)
-    word = re.sub(rf"(?:(?<=\d)|\s+)(?:{_COUNTED})$", "", spelling.lower().strip())
+    word = re.sub(rf"(?:(?<=\d)|\s+)(?:{_COUNTED}|{_OCCURRENCES})$", "", spelling.lower().strip())
+    word = word.split()[0] if word else word  # "three gym sessions": three
     for number in ({"once": 1, "twice": 2, "thrice": 3, "other": 2, "双": 2}.get(word),
                    _EN_NUMBERS.get(word), _zh_number(word)):
         if number is not None:

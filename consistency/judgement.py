@@ -2142,7 +2142,15 @@ def _polarity(p: _Pair) -> _Finding | None:
     if flips and _other_person(p.co, p.cn):
         # "I'm gluten-free" / "my wife eats gluten": what someone else does or likes
         return "distinct", "other person", tuple(flips[:2])
-    if flips and _double_denial(p.co if _negative(p.co) > _negative(p.cn) else p.cn):
+    denier = p.co if _negative(p.co) > _negative(p.cn) else p.cn
+    if flips and _double_denial(denier) and _required_first(p.cn if denier is p.co else p.co) \
+            and not p.changes and not p.two_languages and p.cos >= POSSIBLE_COSINE \
+            and len(_statements(denier.text)) == 1:
+        # "Never run migrations without checking with me first" / "Always ask before
+        # running migrations", "没有签字就不能上线" / "上线前必须签字": one rule, said from
+        # the other side
+        return "duplicate", "said with two denials", tuple(flips[:2])
+    if flips and _double_denial(denier):
         # the denying side denies twice, or under a condition ("never run migrations without
         # asking" / "always ask before migrations"; "没有签字就不能上线" / "上线前必须签字"):
         # perhaps the same rule turned around
@@ -2206,6 +2214,7 @@ _DOUBLE_DENIAL = re.compile(
     r"(?i)\b(?:never|not|no|cannot|can't|don't|mustn't|won't)\b[^.;!?\n]{1,60}?"
     r"\b(?:without|unless|until|except)\b"
     r"|(?:没有|没|不|除非)[^，。；！？,;.!?\n]{1,15}?(?:就|便|否则)[^，。；！？]{0,3}?(?:不|别|没)"
+    r"|(?:没有|没)[^，。；！？,;.!?\n不别]{1,10}?(?:不能|不可以|不准|不许|不得|别)"
     r"|只有[^，。；！？,;.!?\n]{1,15}?才")
 
 
@@ -2232,6 +2241,24 @@ def _allergen_avoided(co: Claim, cn: Claim, flips: list[str]) -> bool:
         return False
     denier = co if _negative(co) > _negative(cn) else cn
     return _AVOIDS.search(denier.text) is not None
+
+
+#: A rule said as what must come first or the only way ("always ask *before*", "*must* go
+#: through review", "上线*前必须*", "*只*在工作日发货"), with no exception of its own
+#: (:func:`_required_first`).
+_REQUIRED_FIRST = re.compile(
+    r"(?i)\b(?:always|must|only|first|before|prior to|needs? to|has to|have to|required?)\b"
+    r"|必须|之前|前要|前先|前得|只在|只能|只有|一定要|务必")
+_EXCEPTION = re.compile(r"(?i)\b(?:without|unless|except|never|not|no|don't|doesn't)\b"
+                        r"|除非|不|没|别|否则")
+
+
+def _required_first(claim: Claim) -> bool:
+    """Does ``claim`` say what must come first, or the one way, with no denial of its own
+    ("Always ask before running migrations", "上线前必须经过测试组签字确认")? Against a double
+    denial of the same ("Never run migrations without asking"), the same rule."""
+    return _REQUIRED_FIRST.search(claim.text) is not None and \
+        _EXCEPTION.search(claim.text) is None
 
 
 def _double_denial(claim: Claim) -> bool:

@@ -930,3 +930,40 @@ def test_dozens_which_meeting_another_habit_and_periods_of_years(
     "From 2015 to 2020" a period, not a change told. With their look-alikes, through the
     real model."""
     _judged_as(real_embedder, old, new, subject, verdict)
+
+
+@pytest.mark.parametrize(("old", "new", "subject", "verdict"), [
+    # a rule said as what must come first, and said again as a double denial ("never …
+    # without", "没有…不能"), is one rule; an exception of the positive side's own, another
+    # thing required, or a plain denial stays apart or a change
+    ("Always ask before deleting files.", "Never delete files without asking me.", None,
+     "duplicate"),
+    ("Always ask before deleting files.", "Never delete files without asking me.",
+     "assistant.deleting", "duplicate"),
+    ("合并代码前必须有人评审。", "没有评审不能合并代码。", None, "duplicate"),
+    ("Always run the tests before merging.", "Never merge without running the tests.", None,
+     "duplicate"),
+    ("Always run migrations without asking.", "Never run migrations without asking.", None,
+     "kept apart"),
+    ("Always run the tests before merging.", "Never merge without a code review.", None,
+     "kept apart"),
+    ("合并前必须跑测试。", "没有评审不能合并。", None, "kept apart"),
+    ("Always ask before deleting files.", "Never delete files without a backup.", None,
+     "kept apart"),
+    ("上线前必须经过测试组签字确认。", "上线前不用测试组签字确认。", None, "contradiction"),
+    # a count of sessions, lessons or workouts a week is how often: "three gym sessions a
+    # week" is "three times a week"; another count changes it; cups stay an amount
+    ("I go to the gym three times a week.", "I do 3 workouts per week at the gym.", None,
+     "duplicate"),
+    ("每周去三次健身房。", "I go to the gym three times a week.", None, "duplicate"),
+    ("Has two piano lessons a month.", "Has piano twice a month.", None, "duplicate"),
+    ("Has piano lessons twice a month.", "Has three piano lessons a month.", "kids.piano",
+     "contradiction"),
+    ("I go to the gym three times a week.", "Two gym sessions a week is my routine.", None,
+     "listed or changed"),
+])
+def test_a_rule_said_from_the_other_side_and_occurrences_counted(
+        real_embedder, old: str, new: str, subject: str | None, verdict: str) -> None:
+    """"Always ask before X" / "never X without asking"; "three gym sessions a week" /
+    "three times a week". With their look-alikes, through the real model."""
+    _judged_as(real_embedder, old, new, subject, verdict)
