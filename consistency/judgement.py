@@ -413,7 +413,9 @@ def _abbreviates(short: str, long: str) -> bool:
 
 #: What a name may end in and still be the same name written longer ("Postgres" /
 #: "PostgreSQL", "React" / "ReactJS"), or the word of its people ("Europe" / "European").
-_NAME_ENDINGS = frozenset({"ql", "sql", "js", ".js", "db", "n", "an"})
+_NAME_ENDINGS = frozenset({"ql", "sql", "js", ".js", "db", "n", "an", "os"})
+#: Endings that write out even a three-letter name ("Mac" / "macOS", "iPad" / "iPadOS").
+_SHORT_NAME_ENDINGS = frozenset({"os"})
 
 
 def _unpossessed(text: str) -> str:
@@ -424,8 +426,11 @@ def _unpossessed(text: str) -> str:
 def _spelled_longer(short: str, long: str) -> bool:
     """Is ``long`` the name ``short`` written out further (:data:`_NAME_ENDINGS`), not
     another name that starts with it ("Alien" / "Aliens", "CX-5" / "CX-50", "Java" /
-    "JavaScript")?"""
-    return len(short) >= 4 and long.startswith(short) and long[len(short):] in _NAME_ENDINGS
+    "JavaScript")? An operating system's name is its device's written out ("Mac" /
+    "macOS")."""
+    ending = long[len(short):]
+    return (len(short) >= 4 or (len(short) == 3 and ending in _SHORT_NAME_ENDINGS)) and \
+        long.startswith(short) and ending in _NAME_ENDINGS
 
 
 #: Value kinds written as words: one side may write them as a name, the other in plain text.
@@ -2791,10 +2796,23 @@ def _other_context(p: _Pair) -> _Finding | None:
         # the same frame about another thing ("water the plants" / "take out the recycling
         # every Sunday"; "back up the laptop" / "the phone"): never merged on the frame
         return "possible_duplicate", "other words", tuple(replaced[:2])
-    if p.cross and p.both_deny and p.cos < DENIED_CROSS_LINGUAL_COSINE and not p.covered:
+    if p.cross and p.both_deny and p.cos < DENIED_CROSS_LINGUAL_COSINE and not p.covered \
+            and not (p.cos >= ACROSS_PARAPHRASE_COSINE and _denied_alike(p.co, p.cn)):
         # across languages the denied things cannot be compared word by word
         return "possible_duplicate", "similar", ("denied on both sides",)
     return None
+
+
+def _denied_alike(old: Claim, new: Claim) -> bool:
+    """Across English and Chinese, each side denying something: is half or more of what the
+    English side denies (its words, read through the lexicon, or a Latin word or name) said
+    on the Chinese side ("I don't *drive*" / "我不开车", "Don't use the word '*leverage*'" /
+    "不要出现 leverage 这个词", "Don't use *bullet points*" / "不要用项目符号*列表*")? Then the
+    denied things compare, and the pair is read as one fact told again or not."""
+    english, chinese = (old, new) if old.language == "en" else (new, old)
+    denied = {w for w in _bare(tuple(english.negated)) if not _is_relation(w)}
+    found = denied & _bare(chinese.tokens)
+    return bool(found) and 2 * len(found) >= len(denied)
 
 
 def _reworded_under_subject(p: _Pair) -> bool:

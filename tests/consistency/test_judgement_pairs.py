@@ -967,3 +967,35 @@ def test_a_rule_said_from_the_other_side_and_occurrences_counted(
     """"Always ask before X" / "never X without asking"; "three gym sessions a week" /
     "three times a week". With their look-alikes, through the real model."""
     _judged_as(real_embedder, old, new, subject, verdict)
+
+
+@pytest.mark.parametrize(("old", "new", "subject", "verdict"), [
+    # across English and Chinese, each denying something: when what the English side
+    # denies is said on the Chinese side, the denied things compare; another thing denied,
+    # another value or another person stays apart
+    ("Doesn't drink coffee after 3pm.", "下午三点以后不喝咖啡。", None, "duplicate"),
+    ("Don't use semicolons in JavaScript.", "写 JavaScript 时不要用分号。", None, "duplicate"),
+    ("Never use the word 'synergy' in my emails.", "我的邮件里别出现 synergy 这个词。", None,
+     "duplicate"),
+    ("Never use the word 'synergy' in my emails.", "我的邮件里别出现 synergy 这个词。",
+     "writing.banned_words", "duplicate"),
+    ("Don't eat pork.", "不吃牛肉。", None, "kept apart"),
+    ("No meetings before 10am.", "早上十点前不接电话。", None, "kept apart"),
+    ("I don't drive.", "我不喝酒。", None, "kept apart"),
+    ("Don't use the word 'leverage' in my docs.", "文档里不要用 synergy 这个词。", None,
+     "kept apart"),
+    ("Don't use emojis in commit messages.", "提交信息里不要用缩写。", None, "kept apart"),
+    ("My wife doesn't drive.", "我不开车。", None, "kept apart"),
+    ("Doesn't drink coffee after 3pm.", "下午五点以后不喝咖啡。", None, "contradiction"),
+    # an operating system's name is its device's written out ("Mac" / "macOS"); another
+    # system is a change
+    ("My laptop runs macOS.", "My laptop is a Mac.", None, "duplicate"),
+    ("Uses a Mac at work.", "Uses macOS at work.", "work.computer", "duplicate"),
+    ("I have an iPad.", "My tablet runs iPadOS.", None, "duplicate"),
+    ("Uses a Mac at work.", "Uses Windows at work.", None, "contradiction"),
+])
+def test_denied_things_across_languages_and_a_system_named_by_its_device(
+        real_embedder, old: str, new: str, subject: str | None, verdict: str) -> None:
+    """"I don't drive" / "我不开车": the denied thing read on both sides; "Mac" / "macOS". With
+    their look-alikes, through the real model."""
+    _judged_as(real_embedder, old, new, subject, verdict)
