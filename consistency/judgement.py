@@ -483,8 +483,8 @@ def _value_changes(old: Claim, new: Claim) -> list[tuple[str, list[Value], list[
         by_old[_group(v)].append(v)
     for v in only_new:
         by_new[_group(v)].append(v)
-    _adopt_hours(by_old, by_new)
-    _adopt_hours(by_new, by_old)
+    _adopt_hours(by_old, by_new, old)
+    _adopt_hours(by_new, by_old, new)
     _span_hours(by_old, by_new, old, new)
     _adopt_units(by_old, by_new, old_values)
     _adopt_units(by_new, by_old, new_values)
@@ -613,13 +613,16 @@ def _adopt_versions(mine: dict[str, list[Value]], theirs: dict[str, list[Value]]
         mine["version"] = decimals
 
 
-def _adopt_hours(mine: dict[str, list[Value]], theirs: dict[str, list[Value]]) -> None:
-    """Bare whole numbers up to 24 against clock times on the other side, no bare number
-    there ("Office hours are *9* to *5*" / "办公时间是九点到五点"), are hours: each of 1–12 of
-    either half of the day, as "at 9" is; the hours both sides state are no change."""
+def _adopt_hours(mine: dict[str, list[Value]], theirs: dict[str, list[Value]],
+                 claim: Claim) -> None:
+    """Bare whole numbers up to 24 of ``claim`` against clock times on the other side, no
+    bare number there ("Office hours are *9* to *5*" / "办公时间是九点到五点"), are hours:
+    each of 1–12 of either half of the day, as "at 9" is; the hours both sides state are no
+    change. A number that counts a thing ("more than *10* calls") is no hour."""
     bare = mine.get("number:")
     if not bare or "time" not in theirs or "number:" in theirs or not all(
-            v.text.isdigit() and int(v.text) <= 24 for v in bare):
+            v.text.isdigit() and int(v.text) <= 24 for v in bare) or \
+            set(_counts(claim).values()) & {v.text for v in bare}:
         return
     hours = [Value("time", f"{int(v.text) % 24:02d}:00",
                    HOUR_OF_EITHER_HALF if 1 <= int(v.text) <= 12 else "") for v in bare]
@@ -1350,7 +1353,27 @@ _FIRM_KINDS = frozenset({"host", "ip", "port", "url", "email", "region", "path",
 def _unmatched(claim: Claim, other: Claim, *, kinds: frozenset[str] | None = _FIRM_KINDS
                ) -> list[Value]:
     return [v for v in claim.values - claim.retracted if (kinds is None or v.kind in kinds)
-            and not any(_same_value(v, w) for w in other.values) and not _mentioned(v, other)]
+            and not any(_same_value(v, w) for w in other.values) and not _mentioned(v, other)
+            and not _hour_of(v, claim, other) and not any(_hour_of(w, other, claim) and
+                                                          _same_value(_as_hour(w), v)
+                                                          for w in other.values)]
+
+
+def _as_hour(value: Value) -> Value:
+    return Value("time", f"{int(value.text):02d}:00", HOUR_OF_EITHER_HALF)
+
+
+def _hour_of(value: Value, claim: Claim, other: Claim) -> bool:
+    """Is a bare whole number of ``claim``, up to 12 and counting no thing, the hour of a
+    clock time ``other`` states, with no bare number there ("Mornings before *nine* …" /
+    "… before *9am*"), as :func:`_adopt_hours` reads it? "more than *10* calls" counts
+    calls: no hour."""
+    if value.kind != "number" or value.unit or not value.text.isdigit() or \
+            not 1 <= int(value.text) <= 12 or any(
+                w.kind == "number" and not w.unit for w in other.values) or \
+            value.text in _counts(claim).values():
+        return False
+    return any(w.kind == "time" and _same_value(_as_hour(value), w) for w in other.values)
 
 
 def _said_more(old: Claim, new: Claim, *, of: frozenset[str] = CONCEPTS) -> bool:

@@ -41,25 +41,29 @@ PAIRS = REPO / "bench" / "write_pairs"
 #: that any loss fails.
 BLIND = {
     # name: (duplicate recall, contradiction recall, merges of two facts, wrong supersessions)
+    # raised again after "X instead of Y" beside "X, not Y", a double denial of a rule,
+    # occurrences counted a week, denied things across languages and "Mac" / "macOS" were
+    # read (measured: blind3 0.890, blind6 0.878, blind8 0.811, blind9 0.767, blind10
+    # 0.889, blind11 0.783, blind14 0.786; no merge or supersession added)
     # raised after two attributes of one thing (a name / a time or count), words replaced
     # below the floor cosine, one value said of two things and a verb of using in the slot
     # were read (measured: blind3 no merge, blind4 0.900, blind5 0.856, blind7 no wrong
     # supersession, blind11 2 merges, blind12 0.842 and no merge)
-    "blind3.jsonl": (0.88, 0.94, 0, 0),
+    "blind3.jsonl": (0.89, 0.94, 0, 0),
     "blind4.jsonl": (0.9, 0.98, 0, 0),
     "blind5.jsonl": (0.85, 0.94, 1, 0),
-    "blind6.jsonl": (0.86, 1.0, 0, 0),
+    "blind6.jsonl": (0.87, 1.0, 0, 0),
     "blind7.jsonl": (0.91, 0.88, 1, 0),
-    "blind8.jsonl": (0.77, 0.92, 0, 0),
-    "blind9.jsonl": (0.74, 0.9, 1, 0),
+    "blind8.jsonl": (0.81, 0.92, 0, 0),
+    "blind9.jsonl": (0.76, 0.9, 1, 0),
     # first measured as it came: duplicates 0.80, contradictions 0.80, 9 merges, 2
     # supersessions; then read (currencies, units, "every morning", 每周…三次, gluten-free,
     # a measure of another sprint or month)
-    "blind10.jsonl": (0.87, 0.92, 3, 0),
+    "blind10.jsonl": (0.88, 0.92, 3, 0),
     # first measured as it came: 208 of 300, duplicates 0.67, contradictions 0.54, 7 merges,
     # 8 supersessions; then read (a change told in few shared words, "depends on", 会员,
     # 我爸 / 我妈, a place that names the thing beside an unchanged value)
-    "blind11.jsonl": (0.75, 0.65, 1, 0),
+    "blind11.jsonl": (0.78, 0.65, 1, 0),
     # first measured as it came: 255 of 300, duplicates 0.80, contradictions 0.80, 6 merges,
     # 2 supersessions; then read ("从 X 切到 Y", names in Chinese quotes, "written in" /
     # "deployed on")
@@ -74,7 +78,7 @@ BLIND = {
     # 168, duplicates 0.74, contradictions 0.60, 11 merges, 9 supersessions; then an
     # antonym naming which thing ("left knee" / "right knee") and the same words said after
     # another thing ("The *API* has 3 replicas" / "The *worker* …") were read
-    "blind14.jsonl": (0.75, 0.79, 2, 4),
+    "blind14.jsonl": (0.78, 0.79, 2, 4),
 }
 
 
@@ -998,4 +1002,21 @@ def test_denied_things_across_languages_and_a_system_named_by_its_device(
         real_embedder, old: str, new: str, subject: str | None, verdict: str) -> None:
     """"I don't drive" / "我不开车": the denied thing read on both sides; "Mac" / "macOS". With
     their look-alikes, through the real model."""
+    _judged_as(real_embedder, old, new, subject, verdict)
+
+
+@pytest.mark.parametrize(("old", "new", "subject", "verdict"), [
+    # a bare hour in words or digits against the clock time the other states is that hour
+    # ("before nine" / "before 9am"); another hour, or a number that counts things, is not
+    ("No deploys after 5pm.", "Deploys after five are off-limits.", None, "duplicate"),
+    ("No deploys after 5pm.", "Deploys after five are off-limits.", "release.window",
+     "duplicate"),
+    ("Never schedule calls before 10am.", "Calls before ten are off-limits.", None,
+     "duplicate"),
+    ("No deploys after 5pm.", "Deploys after six are off-limits.", None, "contradiction"),
+    ("No deploys after 5pm.", "No deploys by 5 people.", None, "kept apart"),
+])
+def test_a_bare_hour_against_a_clock_time(real_embedder, old: str, new: str,
+                                          subject: str | None, verdict: str) -> None:
+    """"before nine" / "before 9am": one hour, through the real model."""
     _judged_as(real_embedder, old, new, subject, verdict)
