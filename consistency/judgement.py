@@ -2147,8 +2147,9 @@ def _spelled_words(units: tuple[str, ...], claim: Claim) -> list[str]:
 def _other_activity(p: _Pair) -> _Finding | None:
     """Each side tells of another activity, and neither says it changed ("我住在杭州" /
     "我在杭州工作", "我每周跑步三次" / "我每周游泳三次"): two facts, whatever else they
-    share."""
-    if p.changed_cue or (p.two_languages and not p.covered):
+    share; across English and Chinese too, the activities read through the lexicon: "Lives
+    in New York" / "在纽约工作")."""
+    if p.changed_cue:
         return None
     old, new = set(p.co.tokens) & _ACTIVITIES, set(p.cn.tokens) & _ACTIVITIES
     if old and new and old.isdisjoint(new):

@@ -1020,3 +1020,19 @@ def test_a_bare_hour_against_a_clock_time(real_embedder, old: str, new: str,
                                           subject: str | None, verdict: str) -> None:
     """"before nine" / "before 9am": one hour, through the real model."""
     _judged_as(real_embedder, old, new, subject, verdict)
+
+
+@pytest.mark.parametrize(("old", "new", "subject", "verdict"), [
+    # another activity across English and Chinese, read through the lexicon (住 / live,
+    # 工作 / work, 跑步 / run): two facts, never merged; the same activity stays one fact
+    ("Lives in New York City.", "在纽约工作。", None, "distinct"),
+    ("Lives in New York City.", "在纽约工作。", "user.location", "distinct"),
+    ("I work in Hangzhou.", "我住在杭州。", None, "distinct"),
+    ("Swims three times a week.", "每周跑步三次。", None, "distinct"),
+    ("I work in Hangzhou.", "我在杭州上班。", None, "duplicate"),
+    ("Swims three times a week.", "每周游泳三次。", None, "duplicate"),
+])
+def test_another_activity_across_languages(real_embedder, old: str, new: str,
+                                           subject: str | None, verdict: str) -> None:
+    """"Lives in New York City" / "在纽约工作": two facts, through the real model."""
+    _judged_as(real_embedder, old, new, subject, verdict)
