@@ -546,6 +546,10 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("number", re.compile(r"(?<![零〇一二两三四五六七八九十百千万第])(?P<zn>[一二两三四五六七八九十]{1,3})"
                           r"(?=[楼层])")),
     ("number", re.compile(r"(?P<zpk>[百千])分之(?P<zp>[零〇一二两三四五六七八九十百]+)")),
+    # a share in tenths ("八成" 80%, "九成五" 95%), after a word of amount or before the end
+    # of its clause; never 八成 as "most likely" ("八成是他") nor a word (成为, 完成, 一成不变)
+    ("number", re.compile(r"(?<![零〇一二两三四五六七八九十百千万])(?P<zt>[一二三四五六七八九])成"
+                          r"(?P<zth>[一二三四五六七八九])?(?=[，。；！？,.;!?以左上的]|$)")),
     # an amount in Han numerals with no unit after it ("房租一个月六千五"); only one with
     # 百 / 千 / 万 after a digit, so words such as 千万 ("by all means") stay words
     ("number", re.compile(r"(?<![零〇一二两三四五六七八九十百千万])(?P<zn>[一二两三四五六七八九]"
@@ -689,6 +693,10 @@ def _time_value(match: re.Match[str]) -> str | None:
 def _han_number_value(groups: dict[str, str]) -> Value | None:
     """A number in Han numerals: dozens (一打 12, 半打 6), half hours (三个半小时), per cent
     (百分之十) or a count or measure (三公斤)."""
+    if groups.get("zt"):  # 八成: 80%; 九成五: 95%
+        tenths = (_zh_number(groups["zt"]) or 0) * 10 + (_zh_number(groups.get("zth") or "")
+                                                         or 0)
+        return Value("number", str(tenths), "%")
     if groups.get("zdz"):  # 一打: a dozen; 半打: half a dozen
         dozens = 0.5 if groups["zdz"] == "半" else _zh_number(groups["zdz"])
         return None if dozens is None else Value("number", _number_text(dozens * 12), "")
@@ -725,7 +733,7 @@ def _number_value(match: re.Match[str]) -> Value | None:
         span = 0.5 if groups.get("dhalf") else 1.5 if groups.get("dmore") else 1.0
         unit, factor = _unit((groups.get("dhalf") or groups["dunit"]).lower())
         return Value("number", _number_text(span * factor), unit)
-    if any(groups.get(name) for name in ("zdz", "zhalf", "zp", "zn")):
+    if any(groups.get(name) for name in ("zt", "zdz", "zhalf", "zp", "zn")):
         return _han_number_value(groups)
     raw = _amount_digits(groups["n"])
     try:
@@ -1117,6 +1125,7 @@ _PATTERN_NEEDS: tuple[_Needs | None, ...] = (
     _Needs(frozenset("零〇一二两三四五六七八九十百千万")),  # number: 三公斤
     _Needs(frozenset("楼层")),  # number: 三楼
     _Needs(frozenset("百千")),  # number: 百分之十, 千分之二
+    _Needs(frozenset("成")),  # number: 八成
     _Needs(frozenset("一二两三四五六七八九")),  # number: 六千五
     _Needs(frozenset("打")),  # number: 一打, 半打
     _Needs(words=_NUMBER_WORD_NEEDS),  # number: "forty-five"

@@ -1036,3 +1036,18 @@ def test_another_activity_across_languages(real_embedder, old: str, new: str,
                                            subject: str | None, verdict: str) -> None:
     """"Lives in New York City" / "在纽约工作": two facts, through the real model."""
     _judged_as(real_embedder, old, new, subject, verdict)
+
+
+@pytest.mark.parametrize(("old", "new", "subject", "verdict"), [
+    # a share in tenths (八成 80%, 九成 90%) is a percentage; another share is a change;
+    # 八成 as "most likely" is no number
+    ("Test coverage must be at least 80%.", "测试覆盖率至少要八成。", None, "duplicate"),
+    ("测试覆盖率要求不低于 80%。", "单测覆盖率至少要八成。", None, "duplicate"),
+    ("九成的订单当天发货。", "90% of orders ship the same day.", None, "duplicate"),
+    ("九成的订单当天发货。", "八成的订单当天发货。", "shipping.same_day", "contradiction"),
+    ("测试覆盖率要求不低于 80%。", "单测覆盖率至少要九成。", None, "listed or changed"),
+])
+def test_a_share_in_tenths(real_embedder, old: str, new: str, subject: str | None,
+                           verdict: str) -> None:
+    """八成 / 80%, through the real model."""
+    _judged_as(real_embedder, old, new, subject, verdict)

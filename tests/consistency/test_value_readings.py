@@ -729,3 +729,25 @@ def test_a_label_matched_case_blind_is_read_whatever_its_letters(text: str) -> N
     """A case-blind pattern matches the dotless ı and the long ſ as i and s; the value read
     from the match folds them the same way (it raised ``KeyError`` on "sprınt")."""
     assert Value("period", "sprint:3") in read_claim(text).values
+
+
+@pytest.mark.parametrize(("text", "number"), [
+    # dozens and shares in tenths in Chinese; 打 as a verb and 八成 as "most likely" are
+    # no numbers
+    ("买了一打鸡蛋。", ("12", "")),
+    ("冰箱里有半打啤酒。", ("6", "")),
+    ("两打鸡蛋", ("24", "")),
+    ("门一打开就响", None),
+    ("每天打电话", None),
+    ("单测覆盖率至少得到八成。", ("80", "%")),
+    ("九成五的用户用安卓", ("95", "%")),
+    ("八成是他干的", None),
+    ("一成不变", None),
+    # points that group the thousands of an amount of money; a measure keeps its point
+    ("The rent is €1.250 a month.", ("1250", "eur")),
+    ("The rent is 1.250 € a month.", ("1250", "eur")),
+    ("The bag weighs 1.250 kg.", ("1.25", "kg")),
+])
+def test_dozens_tenths_and_grouping_points(text: str, number: tuple[str, str] | None) -> None:
+    numbers = [(v.text, v.unit) for v in read_claim(text).values if v.kind == "number"]
+    assert numbers == ([number] if number else [])
