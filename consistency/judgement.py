@@ -2939,8 +2939,30 @@ def _narrower_thing(co: Claim, cn: Claim) -> list[str]:
         long.startswith(short) or long.endswith(short)) else []
 
 
+#: Words that tell a thing had, done or subscribed to has ended ("Cancelled Netflix",
+#: "Netflix 已经退订了", "gave up the gym", "戒烟了"); never 戒指 (a ring).
+_ENDED = re.compile(
+    r"(?i)\b(?:cancel(?:l?ed|s|ling)?|unsubscribed|stopped|quit|gave up|given up|no longer|"
+    r"ended|closed|sold|got rid of|dropped|terminated)\b"
+    r"|退订|取消|停了|停掉|不再|戒(?!指)|卖了|卖掉|退了|注销|关掉了|关了")
+
+
+def _ended_on_one_side(p: _Pair) -> Claim | None:
+    """The side that tells the thing ended ("Has a Netflix subscription" / "*Cancelled* the
+    Netflix subscription", "Netflix 已经*退订*了"), when only one does: one merged memory
+    would state both that it holds and that it ended."""
+    old, new = bool(_ENDED.search(p.co.text)), bool(_ENDED.search(p.cn.text))
+    return None if old == new else (p.co if old else p.cn)
+
+
 def _alike(p: _Pair) -> _Finding | None:
     co, cn, cos, measured = p.co, p.cn, p.cos, p.cosine is not None
+    teller = _ended_on_one_side(p)
+    if teller is not None:
+        # the newer tells the end of what the older states: a change; the older telling
+        # it (arrived out of order) or a weak tie: listed
+        return ("contradiction" if teller is cn and p.strong else "possible_contradiction",
+                "told ended", (teller.text[:80],))
     if _someone_elses(co, cn) or _someone_elses(cn, co):
         # the same words of someone else ("I'm allergic to penicillin" / "my mother is
         # allergic to penicillin"): never merged into the user's own fact

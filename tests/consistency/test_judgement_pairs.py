@@ -1051,3 +1051,24 @@ def test_a_share_in_tenths(real_embedder, old: str, new: str, subject: str | Non
                            verdict: str) -> None:
     """八成 / 80%, through the real model."""
     _judged_as(real_embedder, old, new, subject, verdict)
+
+
+@pytest.mark.parametrize(("old", "new", "subject", "verdict"), [
+    # a thing had or subscribed to, and a newer memory that tells it ended: a change, never
+    # one merged memory that states both; the end told on both sides, or a word with 戒 that
+    # is no ending (戒指), stays one fact
+    ("Has a Netflix subscription.", "Cancelled the Netflix subscription.", None,
+     "contradiction"),
+    ("Has a Netflix subscription.", "Stopped paying for Netflix.", None, "contradiction"),
+    ("有 Netflix 会员。", "Netflix 会员停了。", None, "contradiction"),
+    ("有 Netflix 会员。", "Netflix 会员停了。", "subscriptions.netflix", "contradiction"),
+    ("Cancelled Netflix.", "Has a Netflix subscription.", None, "listed or changed"),
+    ("Cancelled the Friday meeting.", "The Friday meeting is cancelled.", None, "duplicate"),
+    ("Bought a ring for her.", "给她买了一枚戒指。", None, "duplicate"),
+    ("Has a Netflix subscription.", "Netflix 会员还在用。", None, "duplicate"),
+])
+def test_a_thing_told_ended(real_embedder, old: str, new: str, subject: str | None,
+                            verdict: str) -> None:
+    """"Has a Netflix subscription" / "Netflix 已经退订了": a change, through the real
+    model."""
+    _judged_as(real_embedder, old, new, subject, verdict)
