@@ -2200,6 +2200,10 @@ def _polarity(p: _Pair) -> _Finding | None:
         # a liking turned, each side of its own thing ("喜欢吃火锅" / "不喜欢吃日料", "likes
         # jazz" / "doesn't like country"): two tastes, both hold
         return "distinct", "other thing", tuple(flips[:2])
+    if flips and not p.two_languages and not p.changes and _rule_over_other_things(p):
+        # "always" turned "never", each side a rule of its own ("Always write book reviews
+        # in the Clippings folder" / "Never publish notes from the Daily folder"): two rules
+        return "distinct", "other thing", tuple(flips[:2])
     if flips:
         kind: Verdict = "contradiction" if p.strong or p.aligned_ok else \
             "possible_contradiction"
@@ -2233,6 +2237,40 @@ def _feeling_over_other_things(old: Claim, new: Claim) -> bool:
     things_old = {t for t in _bare(old.tokens) if not _is_relation(t)}
     things_new = {t for t in _bare(new.tokens) if not _is_relation(t)}
     return bool(things_old) and bool(things_new) and not things_old & things_new
+
+
+def _rule_over_other_things(p: _Pair) -> bool:
+    """Did only a concept of what to do turn (:data:`_PERMISSION`: "always" / "never"; no
+    word one side says is denied on the other), each side holding at least
+    :data:`OWN_WORDS` words the other lacks, and the two no closer than :data:`OTHER_RULE_COSINE`: another action over other things, a word such as
+    "folder" or "notes" in common at most ("Always write book reviews in the Clippings
+    folder" / "Never publish notes from the Daily folder")? Then each is a rule of its own.
+    "Always respond in English" / "Never reply in English" (one word of its own each) and
+    "Always use tabs for indentation" / "Never indent with tabs" stay a change."""
+    old, new = p.co, p.cn
+    if (old.asserted & new.negated) or (old.negated & new.asserted) or \
+            p.cos >= OTHER_RULE_COSINE:
+        return False  # a word one side says the other denies: perhaps the same thing
+    turned = {c for c in old.concepts.keys() & new.concepts.keys()
+              if old.concepts[c] != new.concepts[c]}
+    if not turned or not turned <= _PERMISSION:
+        return False  # a liking turned is a taste, told in words of its own (讨厌 / 喜欢)
+    said_old, said_new = _things(old), _things(new)
+    return len(said_old - said_new) >= OWN_WORDS and len(said_new - said_old) >= OWN_WORDS
+
+
+#: Words of its own each side of a turned rule has when it is another rule
+#: (:func:`_rule_over_other_things`; our choice: one word is a synonym more often than not).
+OWN_WORDS = 2
+#: Cosine from which two rules whose polarity turned are one rule said otherwise, whatever
+#: their words (:func:`_rule_over_other_things`; our choice: the two rules of the trial
+#: input sit at 0.60, "Always use tabs" / "Never indent with tab characters" at 0.8).
+OTHER_RULE_COSINE = 0.7
+
+
+def _things(claim: Claim) -> set[str]:
+    """The words a claim says things with: its tokens, names as words, no value read."""
+    return {t for t in _bare(claim.tokens) if ":" not in t}
 
 
 #: A denial with another denial or a condition in its clause, which together say what must

@@ -1072,3 +1072,28 @@ def test_a_thing_told_ended(real_embedder, old: str, new: str, subject: str | No
     """"Has a Netflix subscription" / "Netflix 已经退订了": a change, through the real
     model."""
     _judged_as(real_embedder, old, new, subject, verdict)
+
+
+@pytest.mark.parametrize(("old", "new", "subject", "verdict"), [
+    # "always" turned "never", each side a rule of its own over other things, a word such as
+    # "folder" in common (a trial of `dreamd remember` superseded the first with the second)
+    ("Always write book reviews in the Clippings folder",
+     "Never publish notes from the Daily folder", None, "kept apart"),
+    ("Always run the tests before pushing.", "Never merge pull requests on Fridays.", None,
+     "kept apart"),
+    ("总是把读书笔记放在 Clippings 文件夹。", "永远不要发布 Daily 文件夹里的笔记。", None,
+     "kept apart"),
+    # ... but one rule turned, in the same words or in a word or two of its own, is a change
+    ("Always publish notes from the Daily folder.",
+     "Never publish notes from the Daily folder.", None, "contradiction"),
+    ("Always write book reviews in the Clippings folder",
+     "Never write book reviews in the Clippings folder", "notes.reviews", "contradiction"),
+    ("Always respond in English.", "Never reply in English.", None, "contradiction"),
+    ("Always use tabs for indentation.", "Never indent with tabs.", None, "contradiction"),
+    ("每次提交前都要跑测试。", "提交前从不跑测试。", None, "contradiction"),
+])
+def test_a_rule_turned_over_another_thing(real_embedder, old: str, new: str,
+                                          subject: str | None, verdict: str) -> None:
+    """Two rules, one "always", one "never", of other actions over other things are two
+    rules; one rule turned is a change, through the real model."""
+    _judged_as(real_embedder, old, new, subject, verdict)
