@@ -1429,7 +1429,7 @@ for _concept, _pos, _neg in (
      "optional 不必 无需 无须 不需要 不用"),
     ("keep",
      "keep keeps include includes add adds 保留 包含 加上",
-     "remove removes drop drops exclude excludes skip skips omit 去掉 删除 删掉 跳过 去除"),
+     "remove removes drop drops exclude excludes skip skips omit omits omitted omitting 去掉 删除 删掉 跳过 去除"),
 ):  # fmt: skip
     for _w in _pos.split():
         _CONCEPT_WORDS[_w] = (_concept, True)
@@ -1437,7 +1437,7 @@ for _concept, _pos, _neg in (
         _CONCEPT_WORDS[_w] = (_concept, False)
 #: Concept words that also deny the words after them.
 _DENYING = frozenset({"never", "avoid", "avoids", "avoided", "forbid", "forbids", "prohibit",
-                      "prohibits", "ban", "bans", "从不", "绝不", "从来不", "永远不", "决不",
+                      "prohibits", "ban", "bans", "omit", "omits", "omitted", "omitting", "从不", "绝不", "从来不", "永远不", "决不",
                       "绝对不", "禁止", "不许", "不准", "不允许", "严禁", "不得", "避免",
                       # "no need to" denies the action it names: "不用再通知测试同学"
                       "不用", "不必", "无需", "无须", "不需要"})
@@ -1482,6 +1482,8 @@ _PHRASES = [
     (re.compile(r"\bevery time\b|\bat all times\b"), " always "),
     (re.compile(r"\bhave to\b|\bhas to\b|\bneed to\b|\bneeds to\b"), " must "),
     (re.compile(r"\bis ok to\b|\bit is fine to\b|\bfeel free to\b"), " allow "),
+    # "tastes like soap", "looks like rain": a likeness, not a liking
+    (re.compile(r"\b(tast|look|sound|smell|feel|seem)(s|es|ed|e)?\s+like\b"), r" \1\2 alike "),
 ]
 #: What every match of each of :data:`_PHRASES` holds (one of the strings, in its order): a
 #: text holding none is not searched for it. The phrases cost 70% of :func:`_prepare_words`
@@ -1495,7 +1497,7 @@ _PHRASE_NEEDS: tuple[tuple[str, ...], ...] = (
     ("than",), ("than",), ("up to",), ("except",), ("除了",), ("prefer",), (" over ",), ("free of", "free from", "off-limits", "off limits"),
     ("-free",), ("-free",), ("比起", "相比于", "相比起"), ("begin", "began", "commence"),
     ("every time", "at all times"), ("have to", "has to", "need to", "needs to"),
-    ("is ok to", "it is fine to", "feel free to"),
+    ("is ok to", "it is fine to", "feel free to"), (" like",),
 )
 assert len(_PHRASE_NEEDS) == len(_PHRASES)
 
@@ -1904,7 +1906,7 @@ _CHANGE_CUES = re.compile(
     r"bumped|bump|raised|lowered|increased|decreased|reduced|extended|shortened|renamed|"
     r"replaced|(?<!right )now|no longer|instead|anymore|any more|from now on|as of|going forward|"
     r"correction|corrected|actually|rescheduled|postponed|delayed|pushed back|pushed out|"
-    r"pushed to|brought forward|"
+    r"pushed to|brought forward|rebooked|cut to|dropped to|went (?:up|down) to|down to|"
     r"slipped|slips|slid|"
     r"from .{1,60}?(?<!prior)(?<!due)(?<!next)(?<!close)(?<!according)(?<!up) to)\b"
     r"|改成|改为|改回|换成|换了|换到|转学|转到|转去|切到|切换到|切成|切换成|搬到|搬去|迁到|迁移到|迁至|升级到|升到|降到|调整为|调整到|调到|调成|"

@@ -70,7 +70,7 @@ import difflib
 import functools
 import re
 from collections import Counter, defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from itertools import combinations
 from typing import Literal
@@ -923,7 +923,10 @@ _ANTONYM_WORDS = (
     ("open", "closed"), ("open", "close"), ("include", "exclude"), ("accept", "reject"),
     ("manual", "automatic"), ("monthly", "weekly"), ("daily", "weekly"), ("daily", "monthly"),
     ("weekly", "biweekly"), ("yearly", "monthly"), ("annual", "monthly"),
-    ("short", "long"), ("short", "detailed"), ("celsius",
+    ("short", "long"), ("short", "detailed"), ("private", "opensource"),
+    ("extrovert", "introvert"),
+    # "verbose" is read as "long": "verbose logging" / "quiet, minimal logging"
+    ("long", "quiet"), ("long", "minimal"), ("detailed", "minimal"), ("celsius",
     "fahrenheit"), ("metric", "imperial"), ("vertical", "horizontal"), ("left", "right"),
     ("top", "bottom"), ("first", "last"), ("big", "small"), ("large", "small"),
     ("high", "low"), ("more", "less"), ("increase", "decrease"), ("on", "off"),
@@ -1162,7 +1165,8 @@ _STRONG_CUES = re.compile(
     r"\b(?:mov(?:ed|ing)|switch(?:ed|ing)|chang(?:ed|ing)|migrat(?:ed|ing)|upgraded|"
     r"downgraded|bump(?:ed)?|raised|lowered|increased|decreased|reduced|extended|shortened|"
     r"renamed|replaced|no longer|anymore|any more|from now on|as of|going forward|"
-    r"correct(?:ed|ion)|rescheduled|postponed|delayed|pushed back|brought forward|slipped|"
+    r"correct(?:ed|ion)|rescheduled|rebooked|cut to|dropped to|postponed|delayed|pushed back|"
+    r"brought forward|slipped|"
     r"slips|slid|from .{1,60}? to)\b|改|换|切到|切换|搬|迁|升|降|不再|变成|变为|更新为|更正|纠正|涨|"
     r"记错|说错|搞错|弄错|写错|"
     r"挪到|移到|提高到|增加到|减少到|缩短到|延长到|推迟|延期|提前到", re.I)
@@ -2654,10 +2658,35 @@ _FACT_BREAK = re.compile(r"[;；。，,!?！？\n]|\.(?=\s|$)|\band\b|\bbut\b|�
 
 
 def _in_clauses_apart(claim: Claim, values: list[Value]) -> bool:
-    """Do ``values`` stand in two or more clauses of ``claim`` (:data:`_FACT_BREAK`)?"""
+    """Do ``values`` stand in two or more clauses of ``claim`` (:data:`_FACT_BREAK`)? A
+    place and the place it lies in, after a comma ("Austin, Texas", "Nanshan, Shenzhen"),
+    are one value."""
+    values = _places_in_places(claim, values)
     clauses = [c.casefold() for c in _FACT_BREAK.split(claim.text)]
     holding = {i for i, c in enumerate(clauses) for v in values if v.text.casefold() in c}
+    if len(holding) < 2 and len(clauses) >= 2:
+        # a value written otherwise than it reads ("May 2" for 2026-05-02, "十一点" for
+        # 23:00): found by reading the clause
+        holding |= {i for i, c in enumerate(clauses) if c.strip() and any(
+            _read_alike(v, x) for v in values for x in _statement_claim(c).values)}
     return len(holding) >= 2
+
+
+def _places_in_places(claim: Claim, values: list[Value]) -> list[Value]:
+    """``values`` without a name written right after another and a comma ("Austin, *Texas*"):
+    the place the first lies in."""
+    text = " ".join(claim.text.casefold().split())
+    return [v for v in values if not any(
+        w is not v and w.kind == v.kind == "name"
+        and f"{w.text.casefold()}, {v.text.casefold()}" in text for w in values)]
+
+
+def _read_alike(value: Value, read: Value) -> bool:
+    """Is ``read`` (a value read from a clause alone, without the day it was written) the
+    same as ``value``: a date without its year ("05-12") the same day of 2026-05-12?"""
+    if value.kind == read.kind == "date" and len(read.text) == 5:
+        return value.text[-5:] == read.text
+    return _same_value(value, read)
 
 
 def _changed_word(p: _Pair) -> _Finding | None:
@@ -3264,6 +3293,370 @@ def _count_changed(p: _Pair) -> _Finding | None:
         tuple(changed[:3])
 
 
+# --------------------------------------------------------------------------- merges refused
+#
+# A duplicate merges two memories into one, and a contradiction hides the older: the two
+# errors that cost most. The checks below read what a merge would put in one memory — two
+# values of one slot, a thing and its antonym, another thing of one kind, another holder,
+# a change told on one side — and keep both memories, listed, instead.
+
+
+def _merge_refused(p: _Pair, found: _Finding | None) -> _Finding | None:
+    """``found`` unless a merge (or a supersession) would join two facts: then the pair is
+    kept apart — listed as possible, or distinct when another person holds the fact."""
+    if found is None or found[0] not in {"duplicate", "contradiction"}:
+        return found
+    holder = _other_holder(p.co, p.cn) or _other_holder(p.cn, p.co) or _kin_apart(p.co, p.cn)
+    if holder:
+        # "不吃香菜" / "*老婆*不吃香菜", "Favorite cuisine is Thai" / "*Partner's* favorite
+        # cuisine is Korean": the fact of someone else, never a copy or a change of the user's
+        return "distinct", "other person", (holder,)
+    places = _home_and_work(p.co, p.cn) or _home_and_work(p.cn, p.co)
+    if places:
+        # "Lives in Suzhou" / "在苏州工业园区上班": where one lives and where one works
+        return "distinct", "other activity", (places,)
+    if found[0] == "contradiction" and _workdays_and_weekend(p):
+        # "I get up at 6am on weekdays" / "… on weekends", 工作日 / 周末: two cases, both
+        # may hold
+        return "possible_contradiction", found[1], (*found[2], "workdays / the weekend")
+    if found[0] == "contradiction":
+        more = _still_told(p.cn, p.co) or _names_of_several(p)
+        # the older tells more than the change replaces: superseded, the rest would leave
+        # the live memories; both stay, listed
+        return ("possible_contradiction", found[1], (*found[2], f"the older says more: {more}")
+                ) if more else found
+    if found[1] == "said with two denials":
+        return found  # one rule said from the other side: its denial is what it means
+    for check, kind in _MERGE_CHECKS:
+        why = check(p)
+        if why:
+            if kind == "contradiction" and not p.strong:
+                kind = "possible_contradiction"
+            return kind, "not one fact", (*found[2], why)
+    return found
+
+
+#: What still holds beside a change ("Cluster moved to eu-central-1; *still* deployed via
+#: ArgoCD", "晚饭*还是*在家吃"): the older memory told more than one fact.
+_STILL = re.compile(r"(?i)\bstill\b|仍然|依然|依旧|照旧|还是")
+
+
+def _still_told(new: Claim, old: Claim) -> str | None:
+    """Does ``new`` say, in a statement of its own, that something still holds, and leave a
+    name of ``old`` unsaid ("… to the *EKS* cluster in eu-west-1" / "Cluster moved to
+    eu-central-1; still deployed via ArgoCD")? A newer that names all the older named
+    restates the rest ("Senior engineer at Atlassian in Sydney" / "Now a staff engineer at
+    Atlassian, still in Sydney")."""
+    clauses = _statements(new.text)
+    if len(clauses) < 2 or not any(_STILL.search(c) for c in clauses):
+        return None
+    unsaid = sorted(v.text for v in old.values if v.kind in _WHICH_KINDS
+                    and not any(_same_value(v, w) for w in new.values) and not _mentioned(v, new))
+    return f"{unsaid[0]}, still" if unsaid else None
+
+
+#: The weekday values of workdays and of the weekend (:mod:`consistency.claims`).
+_WORKDAYS, _WEEKEND = "9", "8"
+
+
+def _workdays_and_weekend(p: _Pair) -> bool:
+    """Is the only change workdays on one side and the weekend on the other, no change told?"""
+    return not p.changed_cue and bool(p.changes) and all(
+        group == "weekday" and {v.text for v in olds} | {v.text for v in news} ==
+        {_WORKDAYS, _WEEKEND} and len(olds) == len(news) == 1 for group, olds, news in p.changes)
+
+
+def _names_of_several(p: _Pair) -> str | None:
+    """Does the older name several things, each with a value of the kind that changed, and
+    the newer only some of them ("Django 4.2 on Python 3.11 with Postgres 14" / "Upgraded
+    Postgres from 14 to 16")?"""
+    def names(claim: Claim) -> set[str]:
+        return {v.text.lower() for v in claim.values if v.kind == "name"}
+
+    old, new = names(p.co), names(p.cn)
+    several = any(len(olds) >= 2 and len(olds) > len(news) and group not in _KIND_GROUP.values()
+                  for group, olds, news in p.changes)
+    return ", ".join(sorted(old - new)) if several and new and new < old else None
+
+
+#: Who holds a fact when it opens with them ("*老婆*不吃香菜", "*Partner's* favorite cuisine",
+#: "*My son* is learning to swim"): family, partners and the people one lives or works with.
+_HOLDERS = (_OTHERS | PEOPLE) - {"team", "customer", "student", "doctor", "dentist", "teacher"}
+
+
+def _other_holder(own: Claim, other: Claim) -> str | None:
+    """Does ``other`` open with another person (:data:`_HOLDERS`) as the holder of its fact,
+    and ``own`` name no one at all (no person, no "his", "their", "Mum's", no name it opens
+    with: "Emma's piano class")? The person, else ``None``."""
+    first = next((u for u in other.units if not _is_marker(u)), None)
+    named = bool(own.units) and own.units[0].startswith("⟨name")
+    if first is None or first not in _HOLDERS or _bare(own.tokens) & (_HOLDERS | _FAMILY) or \
+            named or _THIRD_PERSON.search(own.text) or _USER_TOO.search(other.text):
+        return None  # ("My wife and I moved to Munich": the user's fact too)
+    return first
+
+
+def _kin_apart(old: Claim, new: Claim) -> str | None:
+    """Does each side name a member of the family the other does not, and none in common
+    ("王老师是*女儿*的班主任" / "王老师是*儿子*的钢琴老师")? Two people's facts."""
+    a, b = _bare(old.tokens) & _FAMILY, _bare(new.tokens) & _FAMILY
+    if old.language != new.language or len(a) != 1 or len(b) != 1 or a == b:
+        return None  # ("his wife's mother" / "mother-in-law": one person in two words)
+    return f"{min(a)} / {min(b)}" if min(a).isascii() and min(b).isascii() else None
+
+
+#: Someone named without a word of the lexicon ("their boy", "Mum's", 他, 她).
+_THIRD_PERSON = re.compile(r"(?i)\b(?:he|she|his|her|hers|him|they|their|them|the (?:boy|girl|"
+                           r"kid|baby))\b|\w's\b|[他她]")
+
+
+_HOME = frozenset({"live", "home"})
+_WORKPLACE = frozenset({"work", "company", "office"})
+
+
+def _home_and_work(home: Claim, work: Claim) -> str | None:
+    """Does ``home`` tell where one lives and ``work`` where one works (a place or a value
+    stated on the work side), neither the other?"""
+    a, b = set(home.tokens), set(work.tokens)
+    works = bool(b & _WORKPLACE or _WORKS_ZH.search(work.text))
+    if a & _HOME and not a & _WORKPLACE and not _WORKS_ZH.search(home.text) and works and \
+            not b & _HOME and work.values:
+        return "home / work"
+    return None
+
+
+#: Going to work in Chinese (上班, 办公), which the lexicon leaves as characters.
+_WORKS_ZH = re.compile("上班|办公")
+
+
+def _antonyms_apart(p: _Pair) -> str | None:
+    """A word asserted on one side only whose antonym only the other asserts ("喜欢*详细*的回答"
+    / "回答要*简短*"; "*private*" / "*open source*")."""
+    a, b = p.co.asserted - p.cn.asserted, p.cn.asserted - p.co.asserted
+    pairs = [f"{x} / {y}" for x in sorted(a) for y in sorted(b) if frozenset((x, y)) in _ANTONYMS]
+    return pairs[0] if pairs else None
+
+
+def _antonym_only(p: _Pair) -> str | None:
+    """:func:`_antonyms_apart`, and nothing else said on one side only ("prefers *verbose*
+    logging" / "prefers *quiet* logging"; not "*早上*喝咖啡" / "*晚上*喝茶": two things)."""
+    found = _antonyms_apart(p)
+    if found is None:
+        return None
+    a, b = found.split(" / ")
+    said_a = {t for t in p.co.asserted - p.cn.asserted if not _is_relation(t)} - {a}
+    said_b = {t for t in p.cn.asserted - p.co.asserted if not _is_relation(t)} - {b}
+    return found if not said_a and not said_b else None
+
+
+def _denied_apart(p: _Pair) -> str | None:
+    """A word asserted on one side and denied on the other, or a concept said with two signs
+    on one side and one on the other ("Vegetarian, *doesn't drink* alcohol" / "Started
+    *drinking* coffee again"; "Likes cilantro" / "Can't stand cilantro — tastes like soap")."""
+    turned = sorted((p.co.asserted & p.cn.negated) | (p.co.negated & p.cn.asserted))
+    turned = [w for w in turned if not w.startswith("number:")]
+    if turned and (_negative(p.co) > 0) != (_negative(p.cn) > 0) and not (
+            _allergy_told(p.co, p.cn) or _allergy_told(p.cn, p.co)):
+        # (a denial on both sides reaches over other words in each: "不吃辣" / "辣的东西我吃不了")
+        return f"{turned[0]}: said and denied"
+    for concept in sorted(p.co.concepts.keys() & p.cn.concepts.keys()):
+        a, b = p.co.concepts[concept], p.cn.concepts[concept]
+        if len(a) == len(b) == 1 and a != b:
+            return f"{concept}: {sorted(p.co.concepts[concept])} / {sorted(p.cn.concepts[concept])}"
+    return None
+
+
+def _statement_denied(p: _Pair) -> str | None:
+    """:func:`_denied_apart` of one statement of an older memory of several against the
+    newer ("文章开头不要寒暄，*结尾要有总结*" / "结尾*不用总结*了"): the denial elsewhere in the
+    older hid the turn. (A newer of several statements explains itself: "对猫毛过敏，所以家里
+    不养猫".)"""
+    whole, clauses = p.cn, _statements(p.co.text)
+    if len(clauses) >= 2:
+        for clause in clauses:
+            part = _statement_claim(clause)
+            turned = [w for w in (part.asserted & whole.negated) | (part.negated & whole.asserted)
+                      if not _is_relation(w) and not w.startswith("number:")]
+            if turned and (_negative(part) > 0) != (_negative(whole) > 0) and not (
+                    _allergy_told(part, whole) or _allergy_told(whole, part)):
+                return f"the older says more: {sorted(turned)[0]} said and denied in {clause}"
+    return None
+
+
+def _allergy_told(allergic: Claim, denier: Claim) -> bool:
+    """"儿子对花生过敏" / "我儿子不能吃花生，会过敏": not eating the thing is what the allergy
+    means."""
+    return "allergic" in allergic.tokens and _AVOIDS.search(denier.text) is not None
+
+
+#: Words that tell that something else changed, or that a fact still holds after a change
+#: did ("Luna the cat is *still* around", "drinking coffee *again*", "复查说没事", "还是").
+_CHANGE_BESIDE = re.compile(
+    r"(?i)\b(?:again|anymore|any more|no longer|turned out|misdiagnos\w*|"
+    r"cancell?ed|unsubscribed|passed away|died|stopped|quit|gave up|sold)\b"
+    r"|仍然|依然|依旧|照旧|误诊|退订|取消|不用了|没事|不再|戒了|停了|卖了|去世"
+    r"|(?:现在|已经)(?![\d零一二两三四五六七八九十几多好])[^。，；,;]*了(?:[。！!]|$)")
+
+
+def _change_told_apart(p: _Pair) -> str | None:
+    """One side tells a change (:data:`_CHANGE_BESIDE`, the claim's change cue, a verb of
+    change or ending) and the other does not, and each says content the other lacks: the
+    newer changes one thing of the older; merged, one memory would state both."""
+    def told(claim: Claim) -> bool:
+        return bool(_CHANGE_BESIDE.search(claim.text) or _CHANGE_VERBS.search(claim.text))
+
+    if told(p.co) == told(p.cn):
+        return None
+    teller, other = (p.co, p.cn) if told(p.co) else (p.cn, p.co)
+    said = {t for t in _bare(teller.tokens) if t not in CONCEPTS_OF_CHANGE
+            and t not in _CHANGE_WORDS}
+    return "a change told on one side" if said - _bare(other.tokens) else None
+
+
+#: The words the claims read a verb of change as ("moved" → "move"): told, not said of a
+#: thing ("Yoga class *moved* to Tuesday 18:30" / "Yoga class: Tuesdays, 6:30pm" restates).
+_CHANGE_WORDS = frozenset({"move", "switch", "change", "migrate", "replace", "rename",
+                           "upgrade", "downgrade", "correction", "correct"})
+
+
+def _thing_for_thing(p: _Pair) -> str | None:
+    """The same words said of another thing: one span of things (no verb, relation or
+    value) replaced and every other unit the same ("儿子在学*游泳*" / "儿子在学*围棋*"), or
+    a name or identifier on each side that the other lacks ("Subscribes to *Spotify*
+    Premium" / "… *YouTube* Premium")."""
+    if p.two_languages:
+        return None  # translations do not line up word for word ("setup guide" / "配置指南")
+    if p.co.language == p.cn.language == "en" and _name_words_apart(p.co, p.cn) and \
+            _name_words_apart(p.cn, p.co) and not _one_name_of_words(
+                _name_words(p.co), _name_words(p.cn)):
+        return "a name on each side"
+    a, b = p.co.units, p.cn.units
+    ops = [op for op in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes()
+           if op[0] != "equal"]
+    if len(ops) != 1 or ops[0][0] != "replace" or len(a) - (ops[0][2] - ops[0][1]) < 2:
+        return None
+    _tag, i1, i2, j1, j2 = ops[0]
+    sub = _Substitution(a[i1:i2], b[j1:j2], "other", False)
+    if _inflected(sub) or frozenset((*sub.old, *sub.new)) & CONCEPTS_OF_CHANGE or any(
+            _is_marker(u) or _is_relation(u) for u in sub.old + sub.new) or \
+            _denied_by_prefix(sub, p.co, p.cn):
+        return None  # ("unsafe" / "not safe": one word, denied two ways)
+    if all(u in _HAN_NUMERALS for u in sub.old + sub.new):
+        return f"count {sub.label()}"  # "三室*两*卫" / "三室*一*卫"
+    return sub.label()
+
+
+def _name_words(claim: Claim) -> list[str]:
+    """The words of a claim's names and identifiers, in order."""
+    return [word for v in sorted(claim.values) if v.kind in _WHICH_KINDS
+            for word in re.findall(r"[^\W_]+", v.text.lower())]
+
+
+def _name_words_apart(claim: Claim, other: Claim) -> bool:
+    """Does a word of a name or identifier of ``claim`` (three letters at least) stand
+    nowhere in ``other``'s text ("*Spotify* Premium" / "YouTube Premium")?"""
+    text = other.text.lower()
+    return any(len(word) >= 3 and word not in text for word in _name_words(claim))
+
+
+_HAN_NUMERALS = frozenset("零一二两三四五六七八九十百千万")
+#: Words of a change or a time, not a thing ("now", "recent").
+CONCEPTS_OF_CHANGE = frozenset({"now", "recent", "still", "again"})
+
+
+def _old_value_denied(p: _Pair) -> str | None:
+    """One side states a value in place of the other's, which it denies ("Redis listens on
+    6379" / "… on *6380*, not 6379"): the value changed. A span of hours on both sides
+    ("9 to 5" / "from 9 to 17") sets no hour aside."""
+    if _hour_spans(p):
+        return None
+    for claim, other in ((p.cn, p.co), (p.co, p.cn)):
+        for w in other.values - other.retracted:
+            if any(_same_value(w, x) for x in claim.retracted) and any(
+                    _group(v) == _group(w) for v in _said_apart(claim, other)):
+                return f"{w.label()} denied"
+    return None
+
+
+def _hour_spans(p: _Pair) -> bool:
+    """Is each side a span of bare hours (:func:`_hour_span`: "9 to 5" / "from 9 to 17")?
+    "from" there starts the span; it sets no hour aside."""
+    return _hour_span(p.co.text) and _hour_span(p.cn.text)
+
+
+def _value_said_twice(p: _Pair) -> str | None:
+    """One side states a value of a kind the other states too, beside the other's own, and
+    sets one of them aside ("listens on 5432" / "listens on *5433* (5432 is *taken* …)",
+    "用 5433，5432 被旧版本占用了"): two values of one slot; merged, the memory would state
+    both."""
+    if _hour_spans(p):
+        return None  # ("9 to 5" / "from 9 to 17": one span of hours, nothing set aside)
+    for claim, other in ((p.co, p.cn), (p.cn, p.co)):
+        if not (claim.negations or claim.retracted or _VALUE_SET_ASIDE.search(claim.text)):
+            continue  # (a value added without one set aside is a fact told beside)
+        for v in _said_apart(claim, other):
+            if v.kind in _WHICH_KINDS or v.kind in _LISTED:
+                continue
+            for w in other.values:
+                if any(_same_value(w, x) and _group(x) == _group(v) for x in claim.values) \
+                        and _said_with(claim, w, v):
+                    return f"{v.label()} beside {w.label()}"
+    return None
+
+
+#: Words that set one of two values aside ("5432 is *taken* by the old install", "*instead
+#: of* 8080", "原来的端口被占用").
+_VALUE_SET_ASIDE = re.compile(
+    r"(?i)\b(?:taken|occupied|in use|instead|rather than|old|previous(?:ly)?|former(?:ly)?|"
+    r"used to|was|were|no longer)\b|被占|占用|不是|而非|原来|以前|之前|旧的|改成|换成")
+
+
+def _said_with(claim: Claim, kept: Value, added: Value) -> bool:
+    """Is ``kept`` stated in a statement of ``claim`` (:func:`_statements`) beside ``added``,
+    or in one that sets it aside? In a statement of its own, it is another fact told beside
+    ("十一点前睡，七点起")."""
+    clauses = _statements(claim.text)
+    for clause in clauses if len(clauses) > 1 else [claim.text]:
+        said = _statement_claim(clause)
+        if any(_same_value(kept, x) for x in said.values) and (
+                any(_same_value(added, x) for x in said.values) or said.negations
+                or _VALUE_SET_ASIDE.search(clause)):
+            return True
+    return False
+
+
+#: The checks of a duplicate, in order, and the verdict each leaves when it finds a reason.
+def _only_the_relation_across(p: _Pair) -> str | None:
+    """Across two languages, the only word both read is a relation ("*allergic*"), each
+    side names its own thing, no value is shared, and the model is not sure (below
+    :data:`CROSS_LINGUAL_COSINE`): "对青霉素过敏" / "Allergic to sulfa drugs" may be two
+    things of one kind."""
+    if not p.two_languages or p.cosine is None or p.cos >= CROSS_LINGUAL_COSINE:
+        return None
+    a, b = set(_unnamed(p.co.tokens)), set(_unnamed(p.cn.tokens))
+    shared = a & b
+    own_a = {t for t in a - b if not _is_relation(t)}
+    own_b = {t for t in b - a if not _is_relation(t)}
+    if shared and all(map(_is_relation, shared)) and own_a and own_b:
+        return f"only {', '.join(sorted(shared))} in common"
+    return None
+
+
+#: (A denied value in place of the other's, a value beside the other's set aside, an antonym
+#: of the other's word: a change, when the pair is about one thing — else listed.)
+_MERGE_CHECKS: tuple[tuple[Callable[[_Pair], str | None], Verdict], ...] = (
+    (_old_value_denied, "contradiction"),
+    (_antonym_only, "contradiction"),
+    (_antonyms_apart, "possible_contradiction"),
+    (_denied_apart, "possible_contradiction"),
+    (_statement_denied, "possible_contradiction"),
+    (_value_said_twice, "contradiction"),
+    (_change_told_apart, "possible_contradiction"),
+    (_thing_for_thing, "possible_duplicate"),
+    (_only_the_relation_across, "possible_duplicate"),
+)
+
+
 #: The rules of a related pair, in the order they are asked; the first finding decides.
 _RULES = (_someone_else, _series, _also_another, _other_slot, _value_names_thing,
           _other_activity, _polarity, _in_other_context, _changed_value, _changed_word,
@@ -3317,7 +3710,7 @@ def judge_pair(old: MemorySide, new: MemorySide, *, cosine: float | None) -> Pai
                          _subject_words(ko) if same_subject and ko else frozenset())
             found = _held_apart(pair, next(
                 (f for rule in _RULES if (f := rule(pair)) is not None), None))
-            found = _by_clause(old, new, found)
+            found = _merge_refused(pair, _by_clause(old, new, found))
         else:
             found = _by_clause(old, new, None)
     kind, rule, changes = found or ("distinct", "unrelated", ())

@@ -42,6 +42,10 @@ short | short shorter concise brief briefly terse succinct compact | 简短 简�
 short |  | 精简 简练 简单明了
 long | lengthy verbose wordy long-winded | 冗长 啰嗦 长篇大论
 detailed | detailed thorough in-depth | 详细 详尽
+private | private | 私有
+extrovert | extrovert extroverted extravert outgoing | 外向
+introvert | introvert introverted | 内向
+opensource | open-source open-sourced | 开源
 list | list lists bullet bullets bullet-point bullet-points | 列表 清单 要点 分点
 table | table tables | 表格
 emoji | emoji emojis emoticon emoticons | 表情符号 表情包 表情 颜文字

@@ -63,16 +63,23 @@ BLIND = {
     # first measured as it came: 208 of 300, duplicates 0.67, contradictions 0.54, 7 merges,
     # 8 supersessions; then read (a change told in few shared words, "depends on", 会员,
     # 我爸 / 我妈, a place that names the thing beside an unchanged value)
-    "blind11.jsonl": (0.78, 0.65, 1, 0),
+    # (contradictions 0.65 -> 0.63 once merges of two facts were refused: a change told in
+    # other words is listed, not superseded)
+    "blind11.jsonl": (0.78, 0.63, 1, 0),
     # first measured as it came: 255 of 300, duplicates 0.80, contradictions 0.80, 6 merges,
     # 2 supersessions; then read ("从 X 切到 Y", names in Chinese quotes, "written in" /
     # "deployed on")
-    "blind12.jsonl": (0.84, 0.88, 0, 0),
+    # (contradictions 0.88 -> 0.85 the same way: "已改名为", "My new manager is …" listed)
+    "blind12.jsonl": (0.84, 0.85, 0, 0),
     # memories of several facts and names that extend other names; first measured as it
     # came: 112 of 220, duplicates 0.51, contradictions 0.60, a change of one fact kept as a
     # possible contradiction 8 of 60, 11 merges, 16 supersessions; then read (one statement
     # of several turned, told changed or restated; "Alien" / "Aliens", "Polaris Pro")
-    "blind13.jsonl": (0.67, 0.63, 4, 7),
+    # then merges refused where one memory would state two facts (another holder, home and
+    # work, an antonym, a change told beside, another thing of one kind): no merge; and
+    # supersessions refused where the older tells more (what "still" holds, several things
+    # named, dates in clauses of their own) or two of a family are named: 5
+    "blind13.jsonl": (0.67, 0.63, 0, 5),
     # look-alikes of one subject, counts of several things, paraphrases of the missed kinds;
     # written after reading the kinds of misses, measured before any rule changed: 125 of
     # 168, duplicates 0.74, contradictions 0.60, 11 merges, 9 supersessions; then an
@@ -171,7 +178,7 @@ def test_a_second_break_it_round_stays_where_it_is(judged) -> None:
     merges, supersessions = _wrong(rows)
     assert len(merges) <= 1, merges
     assert len(supersessions) <= 1, supersessions
-    assert _recall(rows, "contradiction") >= 0.94
+    assert _recall(rows, "contradiction") >= 0.93  # 0.94 before merges were refused
     assert _recall(rows, "duplicate") >= 0.96
 
 
@@ -192,7 +199,7 @@ def test_a_change_of_one_fact_of_several_keeps_the_others(judged) -> None:
     superseded, the facts that still hold leave the live memories). Today's figure."""
     rows = [(r, o) for r, o, _ in judged["blind13.jsonl"] if r["label"] == "partial_change"]
     kept = sum(o == "possible contradiction" for _r, o in rows)
-    assert kept / len(rows) >= 0.61, kept
+    assert kept / len(rows) >= 0.66, kept
 
 
 def test_a_third_break_it_round_stays_where_it_is(judged) -> None:
