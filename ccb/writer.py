@@ -187,10 +187,7 @@ class NoteWriter:
 
     def read(self, rel_path: str) -> bytes | None:
         """Current bytes of a vault file; ``None`` when there is none (or its folder is a file)."""
-        try:
-            return self._absolute(rel_path).read_bytes()
-        except (FileNotFoundError, NotADirectoryError):
-            return None
+        return _bytes_at(self._absolute(rel_path))
 
     def write(
         self, rel_path: str, data: bytes, *, base: bytes | None, origin: str = "api",
@@ -234,7 +231,7 @@ class NoteWriter:
         """:meth:`write` with the writer lock held."""
         target = self._absolute(rel_path)
         origin, change = tag
-        current = self.read(rel_path)
+        current = _bytes_at(target)  # (:meth:`read` of the path just resolved)
         if current is None and base is not None:
             raise StaleWriteError(
                 f"ccb: write {rel_path}: the file was deleted since it was read "
@@ -508,6 +505,15 @@ class NoteWriter:
         self._transport.create(self._absolute(copy), copy, data)
         log.warning("write.conflict", path=rel_path, conflict_copy=copy)
         return WriteOutcome(rel_path, "conflict", sha256_hex(current), conflict_path=copy)
+
+
+def _bytes_at(target: Path) -> bytes | None:
+    """The bytes of the vault file at the resolved path ``target``; ``None`` when there is
+    none (or its folder is a file)."""
+    try:
+        return target.read_bytes()
+    except (FileNotFoundError, NotADirectoryError):
+        return None
 
 
 @contextmanager
