@@ -257,6 +257,20 @@ def test_only_dreamds_own_files_may_go_through_the_cli(tmp_path: Path, path: str
     assert _router(tmp_path, "cli").is_memory_path(path) is ours
 
 
+
+def test_the_answer_is_the_routers_own_folder_whichever_router_asked_first(
+        tmp_path: Path) -> None:
+    """The answer is kept by path and folder: a router of another memory folder asked of the
+    same path, before or after, answers for its own folder (English and Chinese names)."""
+    def router(folder: str) -> WriteRouter:
+        return WriteRouter(ObsidianCli(tmp_path), mode="cli", memory_folder=folder)
+    for _ in range(2):
+        assert router("Memory").is_memory_path("Memory/x.md") is True
+        assert router("Notes").is_memory_path("Memory/x.md") is False
+        assert router("记忆").is_memory_path("记忆/咖啡.md") is True
+        assert router("记忆/旧").is_memory_path("记忆/咖啡.md") is False
+        assert router("Memory").is_memory_path("记忆/咖啡.md") is False
+
 def test_mode_reasons_without_probing(tmp_path: Path) -> None:
     assert str(_router(tmp_path, "direct").write_mode()) == "direct: obsidian.mode = direct"
     assert str(_router(tmp_path, "cli").write_mode()) == "cli: obsidian.mode = cli"
