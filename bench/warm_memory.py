@@ -1,0 +1,98 @@
+"""What a warm daemon's process holds in memory on an indexed vault, in the daemon's order.
+
+    DREAMD_STORAGE__DATA_DIR=DATA .venv/bin/python bench/warm_memory.py INDEXED_VAULT [--fake]
+
+In process, what ``dreamd run`` loads once it watches (:mod:`daemon.client_desk`): a sync
+with nothing to do, the vault graph (``GraphKeeper.graph`` and the search's view of it), the
+search's warm-up (``Retriever.warm``: snapshot, model, full-text index), then the first
+note-level BM25 index, waited for. After each step the process's RSS (after a garbage
+collection and glibc's ``malloc_trim``: freed pages count as freed) and, at the end, its CPU
+seconds, the note-level BM25 index's arrays and the token lexicon kept for its rebuilds.
+Linux with glibc only.
+
+``--fake`` uses the tests' token-hash embedder (``tests/support/fakes.py``) instead of the
+model, for an index built by ``bench/scale_bench.py --structure-only``: the model is then
+never loaded (≈0.2–0.3 GB less than the daemon), and its vectors are not the model's; every
+other part is the daemon's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import gc
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "tests" / "support"))
+
+from daemon.app import App, load  # noqa: E402
+from daemon.retrieval import _note_index  # noqa: E402
+
+#: Longest wait for the first note-level BM25 index (s; at 100,000 notes it takes 80-150 s
+#: of one core).
+BM25_WAIT_LIMIT_S = 1800
+
+
+def rss() -> float:
+    """RSS in MB after a collection and ``malloc_trim``."""
+    gc.collect()
+    ctypes.CDLL("libc.so.6").malloc_trim(0)
+    return psutil.Process().memory_info().rss / 2**20
+
+
+def step(name: str, work: Any) -> None:
+    began = time.perf_counter()
+    work()
+    print(f"{name:28s} {time.perf_counter() - began:7.1f} s   RSS {rss():7,.0f} MB", flush=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("vault", type=Path)
+    parser.add_argument("--fake", action="store_true", help="the tests' fake embedder")
+    args = parser.parse_args()
+    loaded = load(None, None, {"vault.path": str(args.vault)})
+    if args.fake:
+        from fakes import TokenHashEmbedder
+
+        app = App.create(loaded, embedder=TokenHashEmbedder())
+    else:
+        app = App.create(loaded)
+    print(f"{'start':28s} {'':9s}   RSS {rss():7,.0f} MB")
+    step("sync (nothing to do)", app.sync)
+    keeper = app.indexing.graph_keeper
+    step("vault graph and its view", lambda: (keeper.graph(), keeper.step_graph()))
+    step("search warm-up", app.retriever.warm)
+
+    def first_bm25() -> None:
+        began = time.perf_counter()
+        snap = app.retriever.snapshot()
+        while not _note_index(app.retriever._bm25, snap, 5.0).paths:
+            if time.perf_counter() - began > BM25_WAIT_LIMIT_S:
+                raise SystemExit("bench: no note-level BM25 index within the wait")
+
+    step("first note-level BM25 index", first_bm25)
+    print(f"CPU {sum(os.times()[:2]):.0f} s; peak RSS "
+          f"{psutil.Process().memory_info().rss / 2**20:,.0f} MB")
+    builder = app.retriever._bm25
+    lexicon = builder._lexicon
+    arrays = sum(a.nbytes for a in lexicon._by_hash.values()) / 2**20
+    print(f"token lexicon: {len(lexicon._by_hash):,} chunks, {arrays:,.0f} MB of arrays, "
+          f"{lexicon.vocabulary_size:,} tokens")
+    index = builder._last._index
+    if index is not None:
+        sizes = {k: f"{v.nbytes / 2**20:,.0f} MB" for k, v in index.scores.items()
+                 if hasattr(v, "nbytes")}
+        print(f"note-level BM25 index: {len(builder._last.paths):,} notes, {sizes}")
+
+
+if __name__ == "__main__":
+    main()
