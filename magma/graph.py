@@ -70,7 +70,8 @@ class LinkResolver:
 
     def __init__(self, paths: Iterable[str] = ()) -> None:
         # each key holds its one path as a ``str`` (most keys: a set of one is 216 bytes
-        # more, 86 MB over the four keys of 100,000 paths), a ``set`` once it has several
+        # more by sys.getsizeof, ~86 MB over the four keys of each of 100,000 paths), a
+        # ``set`` once it has several
         self._by_path: dict[str, _Bucket] = {}
         self._by_stemless_path: dict[str, _Bucket] = {}
         self._by_name: dict[str, _Bucket] = {}
@@ -204,6 +205,6 @@ class GraphLink(Protocol):
 def node_id(kind: str, name: str) -> str:
     """Graph node id: ``"note:<path>"``, ``"attachment:<path>"``, ``"tag:<name>"``,
     ``"unresolved:<target>"``; interned (:func:`sys.intern`): a graph keys each edge by the
-    id objects it is given, so one object per node instead of one per edge end (at 100,000
-    notes and 382,000 edges, ~75 MB less)."""
+    id objects it is given, so it holds one object per node instead of one per edge end
+    (part of what ``bench/graph_memory.py`` measures)."""
     return sys.intern(f"{kind}:{name}")

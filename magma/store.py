@@ -1162,7 +1162,8 @@ def _interned(values: list[Any]) -> list[Any]:
     """``values`` with each string :func:`sys.intern`-ed (``None`` kept): Arrow gives each row
     a string of its own, and the vault graph holds these for the daemon's life — a link's
     source path once per link, its kind, its target and heading repeated across notes (at
-    100,000 notes and 368,000 links, ~150 MB less, ``bench/scale_bench.py``'s index)."""
+    100,000 notes and 368,000 links the rows read take 435 -> 273 MB,
+    ``bench/graph_memory.py``)."""
     intern = sys.intern
     return [intern(v) if v is not None else None for v in values]
 
