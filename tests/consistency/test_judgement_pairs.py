@@ -1097,6 +1097,8 @@ def test_a_thing_told_ended(real_embedder, old: str, new: str, subject: str | No
      "Never write book reviews in the Clippings folder", "notes.reviews", "contradiction"),
     ("Always respond in English.", "Never reply in English.", None, "contradiction"),
     ("Always use tabs for indentation.", "Never indent with tabs.", None, "contradiction"),
+    ("Always use tabs for indentation.", "Never indent with tab characters.", None,
+     "listed or changed"),
     ("每次提交前都要跑测试。", "提交前从不跑测试。", None, "contradiction"),
 ])
 def test_a_rule_turned_over_another_thing(real_embedder, old: str, new: str,
