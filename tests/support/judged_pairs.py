@@ -1,0 +1,29 @@
+"""One memory pair judged through the product's model, as the judgement tables ask it."""
+
+from __future__ import annotations
+
+from datetime import date
+
+from consistency.claims import read_claim
+from consistency.judgement import MemorySide, judge_pair
+from magma.embedder import UniversalSentenceEncoder
+
+#: The outcomes that keep both memories unmerged (the verdict "kept apart" of the tables).
+KEPT_APART = frozenset({"distinct", "series", "possible_duplicate", "possible_contradiction"})
+
+
+def judged_as(real_embedder: UniversalSentenceEncoder, old: str, new: str,
+              subject: str | None, verdict: str) -> None:
+    """``old`` (written on Jan 1) and ``new`` (Jan 20), both under ``subject``, judged
+    through the real model: ``verdict``, or for "kept apart" any outcome that keeps both
+    unmerged, for "listed or changed" a listed or a judged contradiction."""
+    a, b = real_embedder.embed([old, new])
+    sides = [MemorySide("user", subject, read_claim(text, written=date(2026, 1, day)))
+             for day, text in ((1, old), (20, new))]
+    got = judge_pair(sides[0], sides[1], cosine=float(a @ b)).verdict
+    if verdict == "kept apart":
+        assert got in KEPT_APART
+    elif verdict == "listed or changed":
+        assert got in {"possible_contradiction", "contradiction"}
+    else:
+        assert got == verdict
