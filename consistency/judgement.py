@@ -3510,14 +3510,14 @@ def _change_told_apart(p: _Pair) -> str | None:
         return None
     teller, other = (p.co, p.cn) if told(p.co) else (p.cn, p.co)
     said = {t for t in _bare(teller.tokens) if t not in CONCEPTS_OF_CHANGE
-            and t not in _CHANGE_WORDS}
+            and t not in _TOLD_CHANGE_STEMS}
     return "a change told on one side" if said - _bare(other.tokens) else None
 
 
 #: The words the claims read a verb of change as ("moved" → "move"): told, not said of a
 #: thing ("Yoga class *moved* to Tuesday 18:30" / "Yoga class: Tuesdays, 6:30pm" restates).
-_CHANGE_WORDS = frozenset({"move", "switch", "change", "migrate", "replace", "rename",
-                           "upgrade", "downgrade", "correction", "correct"})
+_TOLD_CHANGE_STEMS = frozenset({"move", "switch", "change", "migrate", "replace", "rename",
+                                "upgrade", "downgrade", "correction", "correct"})
 
 
 def _thing_for_thing(p: _Pair) -> str | None:

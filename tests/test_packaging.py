@@ -143,3 +143,23 @@ def test_no_function_grows_past_the_complexity_limit() -> None:
              if value > OVER_TODAY_FUNCTIONS.get(key, MAX_COMPLEXITY)}
     assert grown == {}
     assert sorted(set(OVER_TODAY_FUNCTIONS) - set(found)) == []
+
+
+def test_no_module_constant_is_bound_twice() -> None:
+    """A module-level constant (an upper-case name) assigned a second time replaces the first
+    for every function of the module, also for those written against the first value; ruff
+    does not see it (F811 is for imports and definitions)."""
+    twice: list[str] = []
+    for name in PACKAGES:
+        for path in sorted((ROOT / name).rglob("*.py")):
+            seen: set[str] = set()
+            for node in ast.parse(path.read_text(encoding="utf-8")).body:
+                targets = (node.targets if isinstance(node, ast.Assign)
+                           else [node.target] if isinstance(node, ast.AnnAssign) and node.value
+                           else [])
+                for target in targets:
+                    if isinstance(target, ast.Name) and target.id.lstrip("_").isupper():
+                        if target.id in seen:
+                            twice.append(f"{path.relative_to(ROOT).as_posix()}: {target.id}")
+                        seen.add(target.id)
+    assert twice == []

@@ -64,14 +64,16 @@ BLIND = {
     # first measured as it came: 208 of 300, duplicates 0.67, contradictions 0.54, 7 merges,
     # 8 supersessions; then read (a change told in few shared words, "depends on", 会员,
     # 我爸 / 我妈, a place that names the thing beside an unchanged value)
-    # (contradictions 0.65 -> 0.63 once merges of two facts were refused: a change told in
-    # other words is listed, not superseded)
-    "blind11.jsonl": (0.78, 0.63, 1, 0),
+    # (contradictions 0.65 -> 0.63 once merges of two facts were refused, and back to 0.65
+    # once the words of change a frame is read without were no longer the four stems the
+    # refusal's own check reads: a second module constant of the same name had replaced them)
+    "blind11.jsonl": (0.78, 0.65, 1, 0),
     # first measured as it came: 255 of 300, duplicates 0.80, contradictions 0.80, 6 merges,
     # 2 supersessions; then read ("从 X 切到 Y", names in Chinese quotes, "written in" /
     # "deployed on")
-    # (contradictions 0.88 -> 0.85 the same way: "已改名为", "My new manager is …" listed)
-    "blind12.jsonl": (0.84, 0.85, 0, 0),
+    # (contradictions 0.88 -> 0.85 the same way: "已改名为", "My new manager is …" listed;
+    # back to 0.88 with the words of change restored)
+    "blind12.jsonl": (0.84, 0.88, 0, 0),
     # memories of several facts and names that extend other names; first measured as it
     # came: 112 of 220, duplicates 0.51, contradictions 0.60, a change of one fact kept as a
     # possible contradiction 8 of 60, 11 merges, 16 supersessions; then read (one statement
