@@ -45,6 +45,7 @@ from fractions import Fraction
 from typing import Literal
 
 from consistency.lexicon import EN_PHRASES, EN_WORDS, PLACES_EN, ZH_WORDS
+from magma.intent import first_time_range
 from magma.text import HAN_RANGES
 
 __all__ = [
@@ -1772,9 +1773,25 @@ def _relative_day(lowered: str, values: list[tuple[int, Value]], written: date) 
         word = _RELATIVE_DAY.search(lowered)
         if word is not None:
             return written + timedelta(days=_RELATIVE_DAYS[word.group()])
-        return _past_weekday(lowered, values, written)
+        return _past_weekday(lowered, values, written) or _past_period(lowered, written)
     except OverflowError:  # "yesterday", written on date.min
         return None
+
+
+def _past_period(lowered: str, written: date) -> date | None:
+    """The first day of a period counted back from the day written, as search reads it
+    (:func:`magma.intent.first_time_range`: "two weeks ago", "a month ago", 三周前, 两个月前,
+    "3 years ago"). Only a count back: a month, year or weekday named by itself ("Born in
+    March 1990", "九月发布", "周五下午不上线") is a fact's value or a rule's day, not the day
+    the text was an event on; a span up to the day written ("the past three weeks") neither."""
+    period = first_time_range(lowered, written)
+    if period is None or period.end >= written or not _COUNTED_BACK.search(period.label):
+        return None
+    return period.start
+
+
+#: What a time expression counted back from the day written ends with ("ago", 前 of 三周前).
+_COUNTED_BACK = re.compile(r"\bago$|前$")
 
 
 #: A rule that denies ("don't release on Fridays", 不要在周五发布): no event.

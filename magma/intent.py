@@ -130,6 +130,7 @@ __all__ = [
     "IntentSource",
     "TimeRange",
     "analyze_intent",
+    "first_time_range",
     "llm_messages",
     "parse_llm_intent",
 ]
@@ -868,6 +869,18 @@ def _resolver(rule: _TimeRule, *, ahead: bool, behind: bool) -> _Resolver:
     if behind and not ahead and rule.behind is not None:
         return rule.behind
     return rule.resolve
+
+
+def first_time_range(text: str, today: date) -> TimeRange | None:
+    """The first time expression of ``text`` said on ``today``, resolved as a search reads
+    it (the module docstring: "two weeks ago", 三周前, "last weekend", 上上周, "a month ago"),
+    or ``None``. Pure and total, as :func:`analyze_intent`, which sets its ``time_range``
+    the same way."""
+    hits = _time_hits(_normalize(text), today)
+    if not hits or hits[0].days is None:
+        return None
+    start, end = hits[0].days
+    return TimeRange(start, end, hits[0].text)
 
 
 def analyze_intent(query: str, today: date) -> Intent:

@@ -605,6 +605,23 @@ WRITTEN = date(2026, 12, 5)
     ("I will run 5 km in two days.", None),
     ("两天后跑 5 公里", None),
     ("以前天气很冷", None),
+    # weeks, months and years counted back: the first day of that period, as search reads
+    # it (Saturday 5 December: this ISO week began Monday 30 November, two weeks back is
+    # the week of Monday 16 November)
+    ("Two weeks ago I weighed 80 kg.", date(2026, 11, 16)),
+    ("I weighed 80 kg three weeks ago.", date(2026, 11, 9)),
+    ("三周前体重 80 公斤", date(2026, 11, 9)),
+    ("两个星期以前跑了 10 公里", date(2026, 11, 16)),
+    ("A month ago I paid $40 for the gym.", date(2026, 11, 1)),
+    ("两个月前体重 82 公斤", date(2026, 10, 1)),
+    ("3 years ago I lived in Berlin.", date(2023, 1, 1)),
+    # a month, year or weekday named by itself is a value or a rule's day; a span that runs
+    # up to the day written and a plan name no day either
+    ("Born in March 1990.", None),
+    ("新版本计划九月发布", None),
+    ("周五下午不上线。", None),
+    ("Over the past three weeks I ran 40 km.", None),
+    ("In two weeks I will weigh 78 kg.", None),
 ])
 def test_a_day_counted_back_from_the_day_written_dates_the_event(text: str,
                                                                  day: date | None) -> None:
