@@ -13,7 +13,12 @@ the vault's note titles ("how do I use <title>"), with the note-level list on an
 turns (each query asked both ways, the order alternating): p50 / p95 of each — the list's
 cost on the search path.
 ``--fake-embedder`` opens the index with the tests' token-hash embedder (the builds never
-embed; it only spares loading the model). Nothing is written.
+embed; it only spares loading the model). Nothing is written, but with ``--saved DIR`` (a
+folder of its own, emptied first): the index is then saved there as the daemon saves it
+(:mod:`magma.note_bm25_files`), and the runs are a first build (bodies read, saved), a start
+that reads it back, and ``--repeat`` rebuilds after an edit (one note's title changed each
+time) by a process that started from the saved index: its chunks' tokens read from the
+saved files, the new index saved again.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -65,6 +71,36 @@ def search_latency(app: object, snap: object, count: int) -> None:
               f"p50 {statistics.median(ordered):6.1f} ms  p95 {p95:6.1f} ms")
 
 
+def saved_runs(app: Any, snap: Any, folder: Path, repeat: int) -> None:
+    """First build and save, a start that reads the saved index, rebuilds after edits."""
+    import shutil
+
+    from daemon.retrieval import _note_spec
+    from magma.note_bm25 import NoteBm25Builder
+    from magma.note_bm25_files import NoteBm25Files
+
+    shutil.rmtree(folder, ignore_errors=True)
+    spec = dict(_note_spec(snap))
+    print(f"notes in the snapshot: {len(snap.entries):,}, chunks: {len(snap.chunk_paths):,}")
+
+    def run(name: str, notes: Any) -> None:
+        builder = NoteBm25Builder(app.store.chunk_bodies, NoteBm25Files(folder))
+        wall, cpu = timed(lambda: builder._build(lambda: notes))
+        mapped = builder._saved is not None and builder._last.paths == builder._saved.paths
+        print(f"{name:34s}{wall:7.2f} s wall {cpu:7.2f} s CPU"
+              f"{'  (served mapped)' if mapped else ''}")
+        builder.close()
+
+    run("first build (bodies read, saved)", spec)
+    run("start (saved index read)", spec)
+    edited = sorted(spec)
+    for n in range(1, repeat + 1):
+        path = edited[n * 997 % len(edited)]
+        label, hashes = spec[path]
+        spec[path] = (f"{label} edited {n}", hashes)
+        run(f"rebuild {n} after an edit (saved)", spec)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("vault", type=Path)
@@ -72,6 +108,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--fake-embedder", action="store_true")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--queries", type=int, default=0)
+    parser.add_argument("--saved", type=Path, default=None)
     args = parser.parse_args(argv)
     if args.data_dir is not None:
         os.environ["DREAMD_STORAGE__DATA_DIR"] = str(args.data_dir)
@@ -93,6 +130,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{args.vault} is not indexed under this state folder", file=sys.stderr)
         return 2
     snap = app.retriever.snapshot()
+    if args.saved is not None:
+        saved_runs(app, snap, args.saved, args.repeat)
+        app.close()
+        return 0
     builder = NoteBm25Builder(app.store.chunk_bodies)
 
     def build() -> None:

@@ -7,8 +7,10 @@ with nothing to do, the vault graph (``GraphKeeper.graph`` and the search's view
 search's warm-up (``Retriever.warm``: snapshot, model, full-text index), then the first
 note-level BM25 index, waited for. After each step the process's RSS (after a garbage
 collection and glibc's ``malloc_trim``: freed pages count as freed) and, at the end, its CPU
-seconds, the note-level BM25 index's arrays and the token lexicon kept for its rebuilds.
-Linux with glibc only.
+seconds, the note-level BM25 index's arrays (``mapped``: read from the index saved by an
+earlier run, :mod:`magma.note_bm25_files`, in ``DATA``: remove ``DATA/vaults/*/note-bm25`` to
+time a first start) and the token lexicon kept in the heap for its rebuilds. Linux with glibc
+only.
 
 ``--fake`` uses the tests' token-hash embedder (``tests/support/fakes.py``) instead of the
 model, for an index built by ``bench/scale_bench.py --structure-only``: the model is then
@@ -27,6 +29,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import psutil
 
 REPO = Path(__file__).resolve().parents[1]
@@ -84,15 +87,19 @@ def main() -> None:
           f"{psutil.Process().memory_info().rss / 2**20:,.0f} MB")
     builder = app.retriever._bm25
     lexicon = builder._lexicon
-    arrays = sum(a.nbytes for a in lexicon._by_hash.values()) / 2**20
-    print(f"token lexicon: {len(lexicon._by_hash):,} chunks, {arrays:,.0f} MB of arrays, "
-          f"{lexicon.vocabulary_size:,} tokens")
+    if lexicon is None:
+        print("token lexicon: none in the heap (the saved index's tokens seed the next build)")
+    else:
+        arrays = sum(a.nbytes for a in lexicon.chunks.values()) / 2**20
+        print(f"token lexicon: {len(lexicon.chunks):,} chunks, {arrays:,.0f} MB of arrays, "
+              f"{lexicon.vocabulary_size:,} tokens")
     index = builder._last._index
     if index is not None:
-        sizes = {k: f"{v.nbytes / 2**20:,.0f} MB" for k, v in index.scores.items()
-                 if hasattr(v, "nbytes")}
-        print(f"note-level BM25 index: {len(builder._last.paths):,} notes, {sizes}")
-
+        sizes = {k: f"{v.nbytes / 2**20:,.0f} MB" + (" mapped" if isinstance(v, np.memmap)
+                                                      else "")
+                 for k, v in index.scores.items() if hasattr(v, "nbytes")}
+        print(f"note-level BM25 index: {len(builder._last.paths):,} notes, "
+              f"{len(index.vocab_dict):,} tokens, {sizes}")
 
 if __name__ == "__main__":
     main()

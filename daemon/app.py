@@ -80,6 +80,7 @@ from daemon.vault_status import vault_status
 from daemon.verifier import FusionVerifier
 from magma.embedder import Embedder, UniversalSentenceEncoder
 from magma.embedding_cache import CachingEmbedder, EmbeddingCache
+from magma.note_bm25_files import NOTE_INDEX_FOLDER
 from magma.recalls import RecallLog
 from magma.search import SearchHit
 from magma.snippet_store import SnippetStore
@@ -151,6 +152,13 @@ def _index_store(settings: Settings) -> dict[str, Any]:
     (``retrieval.ann_vectors_above``)."""
     return {**_shared_store(settings),
             "vector_index_above": settings.retrieval.ann_vectors_above}
+
+
+def _index_files(state: Path) -> dict[str, Any]:
+    """The index store's files in the vault's state folder ``state``: its seal
+    (:mod:`magma.store_seal`) and the saved note-level BM25 index
+    (:mod:`magma.note_bm25_files`)."""
+    return {"seal": state / SEAL_FILE, "note_index": state / NOTE_INDEX_FOLDER}
 
 
 def make_embedder(loaded: LoadedSettings) -> Embedder:
@@ -362,7 +370,7 @@ class App:
             return self._given_store
         return MagmaStore.open(
             self.store_uri, vault_path=str(self.vault_root), model_id=self.embedder.model_id,
-            dims=self.embedder.dims, seal=self.state_dir / SEAL_FILE, **_index_store(self.settings),
+            dims=self.embedder.dims, **_index_files(self.state_dir), **_index_store(self.settings),
         )
 
     @cached_property

@@ -13,12 +13,17 @@ overlapping character pairs (the usual unit of Chinese and Japanese retrieval wi
 word segmenter), a lone character as itself.
 
 :class:`NoteLexicon` keeps the tokens of every chunk by its content hash, so a new snapshot
-of the index re-reads and re-tokenizes only the chunks that changed.
+of the index re-reads and re-tokenizes only the chunks that changed. With a folder to keep it
+in (:mod:`magma.note_bm25_files`), the index is saved once built and read back
+memory-mapped at the next start when it indexes the same notes (:func:`spec_fingerprint`);
+the tokens of its chunks, saved beside it, seed the next build instead of staying in the
+heap.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import logging
 import math
 import re
@@ -38,14 +43,16 @@ from bm25s.stopwords import STOPWORDS_EN
 from config.errors import DreamdError
 from magma.chunking import asking_turns
 from magma.gc_pause import trim_heap
+from magma.note_bm25_files import NoteBm25Files, SavedNoteBm25
 from magma.text import CJK_RANGES
 
 # bm25s sets its logger to debug on import and logs each index it builds; only its
 # warnings are news to a user.
 logging.getLogger("bm25s").setLevel(logging.WARNING)
 
-__all__ = ["BM25_WAIT_S", "REBUILD_GAP_FACTOR", "STOP_CHECK_EVERY", "BuildStopped", "NoteBm25",
-           "NoteBm25Builder", "NoteLexicon", "TermCounts", "bm25_tokens"]
+__all__ = ["BM25_WAIT_S", "NOT_SAVED", "REBUILD_GAP_FACTOR", "STOP_CHECK_EVERY", "TOKENS_VERSION",
+           "BuildStopped", "NoteBm25", "NoteBm25Builder", "NoteLexicon", "TermCounts",
+           "bm25_tokens", "spec_fingerprint"]
 
 log = structlog.get_logger("dreamd.note_bm25")
 
@@ -98,6 +105,13 @@ VOCABULARY_SLACK = 2
 #: the content hashes of its chunks).
 NoteSpec = Mapping[str, tuple[str, Sequence[str]]]
 
+#: The generation (:meth:`NoteBm25Builder.generation`) of a build whose index is not saved.
+NOT_SAVED = -1
+
+#: Raised whenever :func:`bm25_tokens` or what a chunk adds to its note's document
+#: (:data:`ASKING_TURN_REPEAT`) gives other tokens: an index saved before is built again.
+TOKENS_VERSION = 1
+
 #: Combining marks that belong inside a word (``\\w`` leaves them out): the combining
 #: diacritics and the Indic, Thai, Lao and Myanmar blocks (Unicode 15.1 ``Blocks.txt``).
 _MARKS = "\u0300-\u036f\u0900-\u0dff\u0e00-\u0eff\u1000-\u109f"
@@ -120,6 +134,17 @@ def bm25_tokens(text: str) -> list[str]:
         elif run not in _STOP:
             out.append(run)
     return out
+
+
+def spec_fingerprint(notes: NoteSpec) -> str:
+    """What an index of ``notes`` is the index of, as a hex SHA-256: every note's path, labels
+    and chunks' content hashes (in path order), :data:`TOKENS_VERSION`,
+    :data:`ASKING_TURN_REPEAT`, the BM25 parameters (Lucene's, k1 1.5, b 0.75: the library's
+    defaults, :class:`_CountedBm25`) and the ``bm25s`` version; fields parted by NUL, notes by
+    newline. 100,000 notes (928,739 chunks, ``bench/big_vault.py``): 0.2 s of CPU."""
+    head = f"{TOKENS_VERSION}\0{ASKING_TURN_REPEAT}\0lucene\0{1.5}\0{0.75}\0{bm25s.__version__}"
+    lines = [head, *("\0".join([path, notes[path][0], *notes[path][1]]) for path in sorted(notes))]
+    return hashlib.sha256("\n".join(lines).encode("utf-8", "surrogatepass")).hexdigest()
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,6 +221,11 @@ class NoteBm25:
     _index: bm25s.BM25 | None
 
     @classmethod
+    def saved(cls, saved: SavedNoteBm25) -> NoteBm25:
+        """The index read back from its folder (:mod:`magma.note_bm25_files`)."""
+        return cls(saved.paths, saved.index if saved.paths else None)
+
+    @classmethod
     def build(cls, documents: Mapping[str, Sequence[str]]) -> NoteBm25:
         """Index ``documents`` (note path -> its tokens, :func:`bm25_tokens`)."""
         vocabulary: dict[str, int] = {}
@@ -233,9 +263,13 @@ class NoteBm25:
         ids = self._index.get_tokens_ids(bm25_tokens(query))
         if not ids:
             return []
-        scores = self._index.get_scores_from_ids(ids)
-        if FEEDBACK_SHARE > 0:
-            scores = scores + FEEDBACK_SHARE * self._feedback(scores, ids)
+        try:
+            scores = self._index.get_scores_from_ids(ids)
+            if FEEDBACK_SHARE > 0:
+                scores = scores + FEEDBACK_SHARE * self._feedback(scores, ids)
+        except (IndexError, ValueError) as error:  # a saved file damaged under the mapping
+            log.warning("search.note_bm25_unreadable", error=str(error)[:300])
+            return []
         order = np.argsort(-scores, kind="stable")
         found: list[tuple[str, float]] = []
         for row in order.tolist():
@@ -288,10 +322,18 @@ class NoteLexicon:
     Thread use: one build at a time (:class:`NoteBm25Builder` has one thread).
     """
 
-    def __init__(self) -> None:
-        self._vocabulary: dict[str, int] = {}
-        self._by_hash: dict[str, np.ndarray] = {}
-        self._checked = 0  # vocabulary size at the last look for unused tokens
+    def __init__(self, vocabulary: Mapping[str, int] | None = None,
+                 chunks: Mapping[str, np.ndarray] | None = None) -> None:
+        """An empty lexicon, or one that knows ``chunks`` (content hash -> token ids of
+        ``vocabulary``, token -> id: a saved index's, :meth:`SavedNoteBm25.chunk_tokens`)."""
+        self._vocabulary: dict[str, int] = dict(vocabulary or {})
+        self._by_hash: dict[str, np.ndarray] = dict(chunks or {})
+        self._checked = len(self._vocabulary)  # vocabulary size at the last look for unused
+
+    @property
+    def chunks(self) -> Mapping[str, np.ndarray]:
+        """The token ids of every chunk known, by content hash (read only)."""
+        return self._by_hash
 
     @property
     def vocabulary_size(self) -> int:
@@ -373,13 +415,25 @@ class NoteBm25Builder:
     while the next is built.
 
     ``read_bodies(hashes)`` gives ``{content_hash: body}`` of those chunks (``None``: every
-    chunk), e.g. :meth:`magma.store.MagmaStore.chunk_bodies`.
+    chunk), e.g. :meth:`magma.store.MagmaStore.chunk_bodies`. With ``files``
+    (:class:`magma.note_bm25_files.NoteBm25Files`) the first build reads the index saved
+    there when it indexes the same notes (:func:`spec_fingerprint`), else builds from the
+    chunk tokens saved with it (only the chunks not among them are read); each index built
+    is saved and served memory-mapped, its lexicon left on disk until the next build.
+    ``current()`` gives the key of the store's snapshot now (its table versions,
+    :meth:`magma.store.MagmaStore.versions`): the index of an older one is not saved, as a
+    forget since may have taken one of its notes.
     """
 
-    def __init__(self, read_bodies: Callable[[Collection[str] | None], Mapping[str, str]]
-                 ) -> None:
+    def __init__(self, read_bodies: Callable[[Collection[str] | None], Mapping[str, str]],
+                 files: NoteBm25Files | None = None,
+                 current: Callable[[], object] | None = None) -> None:
         self._read_bodies = read_bodies
-        self._lexicon = NoteLexicon()
+        self._files = files
+        self._current = current
+        self._saved: SavedNoteBm25 | None = None  # the index on disk this process serves
+        self._looked = files is None  # has the first build looked for a saved index?
+        self._lexicon: NoteLexicon | None = None  # None: seeded from _saved when needed
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dreamd-bm25")
         self._last = NoteBm25((), None)
         self._lock = threading.Lock()
@@ -387,6 +441,11 @@ class NoteBm25Builder:
         self._pending: Future[NoteBm25 | None] | None = None  # the newest build
         self._next_build_at = 0.0  # time.monotonic() from which a rebuild may start
         self._stop = threading.Event()  # set by close(): a build under way gives up
+
+    def generation(self) -> int:
+        """The forgets counted by the saved index's folder
+        (:meth:`magma.note_bm25_files.NoteBm25Files.generation`; 0 without one)."""
+        return self._files.generation() if self._files is not None else 0
 
     def index_for(self, key: object, spec: Callable[[], NoteSpec],
                   wait_s: float = BM25_WAIT_S, *, fresh: bool = False) -> NoteBm25:
@@ -399,17 +458,26 @@ class NoteBm25Builder:
             due = fresh or not self._last.paths or time.monotonic() >= self._next_build_at
             if self._pending is None or _failed(self._pending) or (key != self._key and due):
                 self._key = key
-                self.submit(spec)
+                # the forgets counted, then whether the snapshot is the store's now: a
+                # forget after the count stops the save; one before it was in the snapshot
+                generation = self.generation()
+                current = self._current is None or key == self._current()
+                self.submit(spec, generation if current else NOT_SAVED)
             pending = self._pending
         return self.index(pending, wait_s, fresh=fresh)
 
-    def submit(self, spec: Callable[[], NoteSpec]) -> Future[NoteBm25 | None]:
+    def submit(self, spec: Callable[[], NoteSpec], generation: int | None = None
+               ) -> Future[NoteBm25 | None]:
         """Start a build of the notes ``spec()`` names -> its future (``None`` when the
         bodies could not be read; the failure is logged). A build still waiting for the
-        thread is cancelled: only the newest snapshot is worth indexing."""
+        thread is cancelled: only the newest snapshot is worth indexing. ``generation``: the
+        saved index folder's forgets counted before the snapshot ``spec`` reads was taken
+        (default: now; :data:`NOT_SAVED`: the index is not saved)."""
         if self._pending is not None:
             self._pending.cancel()  # no-op once it runs or ran
-        self._pending = self._pool.submit(self._build, spec)
+        if generation is None:
+            generation = self.generation()
+        self._pending = self._pool.submit(self._build, spec, generation)
         return self._pending
 
     def index(self, pending: Future[NoteBm25 | None] | None,
@@ -435,17 +503,10 @@ class NoteBm25Builder:
         self._stop.set()
         self._pool.shutdown(wait=False, cancel_futures=True)
 
-    def _build(self, spec: Callable[[], NoteSpec]) -> NoteBm25 | None:
+    def _build(self, spec: Callable[[], NoteSpec], generation: int = 0) -> NoteBm25 | None:
         started = time.monotonic()
-        stop = self._stop.is_set
         try:
-            notes = spec()
-            hashes = [h for _, chunk_hashes in notes.values() for h in chunk_hashes]
-            missing = self._lexicon.missing(hashes)
-            if missing:
-                every = len(missing) * 2 > len(hashes)  # one scan beats many IN lists
-                self._lexicon.learn(self._read_bodies(None if every else missing), stop)
-            built = self._lexicon.build(notes, stop)
+            built = self._index_of(spec(), generation)
             # the build's scaffolding (every note's tokens) stays in the C heap otherwise:
             # 100,000 notes, 3.0 GB of RSS after the build, 2.3 GB once trimmed
             trim_heap()
@@ -461,3 +522,46 @@ class NoteBm25Builder:
         self._next_build_at = ended + REBUILD_GAP_FACTOR * (ended - started)
         self._last = built
         return built
+
+    def _index_of(self, notes: NoteSpec, generation: int) -> NoteBm25:
+        """The index of ``notes``: the saved one when it indexes them, else built (and
+        saved)."""
+        stop = self._stop.is_set
+        fingerprint = spec_fingerprint(notes) if self._files is not None else ""
+        if not self._looked:
+            assert self._files is not None
+            self._looked = True
+            self._saved = self._files.load()
+            if self._saved is not None:
+                log.info("search.note_bm25_loaded", notes=len(self._saved.paths),
+                         same=self._saved.fingerprint == fingerprint)
+        if self._saved is not None and self._saved.fingerprint == fingerprint:
+            return NoteBm25.saved(self._saved)
+        if self._lexicon is None:  # (views of the saved file: read, never copied whole)
+            self._lexicon = NoteLexicon(self._saved.index.vocab_dict,
+                                        self._saved.chunk_tokens()) \
+                if self._saved is not None else NoteLexicon()
+        lexicon = self._lexicon
+        hashes = [h for _, chunk_hashes in notes.values() for h in chunk_hashes]
+        missing = lexicon.missing(hashes)
+        if missing:
+            every = len(missing) * 2 > len(hashes)  # one scan beats many IN lists
+            lexicon.learn(self._read_bodies(None if every else missing), stop)
+        built = lexicon.build(notes, stop)
+        if self._files is None:
+            return built
+        if built._index is None:  # no words left: neither may a saved index keep any
+            if self._saved is not None:
+                self._files.discard()
+                self._saved = None
+            return built
+        try:
+            saved = self._files.save(fingerprint, built.paths, built._index, lexicon.chunks,
+                                     generation)
+        except OSError as error:  # a full disk: the index serves from the heap
+            log.warning("search.note_bm25_not_saved", error=str(error))
+            return built
+        if saved is None:
+            return built
+        self._saved, self._lexicon = saved, None  # the heap's copies go
+        return NoteBm25.saved(saved)

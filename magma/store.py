@@ -39,7 +39,7 @@ from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 import pyarrow as pa
@@ -76,6 +76,9 @@ from magma.store_tables import (
     sql_str,
     table_name,
 )
+
+if TYPE_CHECKING:
+    from magma.note_bm25_files import NoteBm25Files
 
 __all__ = [
     "FTS_CONFIG",
@@ -352,6 +355,8 @@ class MagmaStore:
         self.written = WrittenRows()  # (what the graph reads of our batches)
         #: The versions at which no orphan can be there (:mod:`magma.store_seal`).
         self.seal = IndexSeal()
+        #: The saved note-level BM25 index (:mod:`magma.note_bm25_files`), emptied by a purge.
+        self.note_index: NoteBm25Files | None = None
 
     # ------------------------------------------------------------------ open
 
@@ -359,7 +364,7 @@ class MagmaStore:
     def open(
         cls, uri: str, *, vault_path: str, model_id: str, dims: int, device: str | None = None,
         storage_options: Mapping[str, str] | None = None, vector_index_above: int | None = None,
-        seal: Path | None = None,
+        seal: Path | None = None, note_index: Path | None = None,
     ) -> MagmaStore:
         """Open (or create) the store at ``uri`` for ``vault_path`` and embedding ``model_id``.
 
@@ -369,7 +374,8 @@ class MagmaStore:
         (endpoint, region, credentials; ``storage.options``). ``vector_index_above``: chunks
         above which :meth:`maintain` builds the vector index (``retrieval.ann_vectors_above``;
         ``None``: never). ``seal``: the file of the tables' seal (:mod:`magma.store_seal`;
-        ``None``: every full reconcile reads every chunk's path). Raises
+        ``None``: every full reconcile reads every chunk's path). ``note_index``: the folder
+        of the saved note-level BM25 index (:attr:`note_index`; ``None``: none). Raises
         :class:`StoreMismatchError` when the store was built for
         another vault path, model id, vector width or schema version (the message names both
         values), and :class:`StoreError` when the database cannot be opened or created.
@@ -379,6 +385,7 @@ class MagmaStore:
         tables.vector_index_above = vector_index_above
         store = cls(tables, vault_path=vault_path, model_id=model_id, dims=dims)
         store.seal = IndexSeal(seal)
+        store.note_index = _note_index_files(note_index)
         return store
 
     # ------------------------------------------------------------------ reads
@@ -729,6 +736,8 @@ class MagmaStore:
         versions = self.versions()
         self._t.maintain(cleanup_older_than, purge=purge)
         self.seal.carry(versions, self.versions())  # rows moved or purged, none orphaned
+        if purge and self.note_index is not None:  # (its vocabulary holds the words)
+            self.note_index.discard()
         if not purge:  # compaction moves rows, never changes one
             self._changes.record(versions, self.versions(), (), same_paths=True)
 
@@ -1238,3 +1247,12 @@ def _unresolved(tables: StoreTables) -> list[LinkRecord]:
     rows = tables.read(tables.links, ["src", "target", "kind", "subpath", "resolved", "line"],
                        "resolved IS NULL").to_pylist()
     return sorted((LinkRecord(**row) for row in rows), key=lambda r: (r.src, r.line, r.target))
+
+
+def _note_index_files(folder: Path | None) -> NoteBm25Files | None:
+    """The saved note-level BM25 index in ``folder`` (``None``: none kept)."""
+    if folder is None:
+        return None
+    from magma.note_bm25_files import NoteBm25Files  # (bm25s: 0.2 s of import, when used)
+
+    return NoteBm25Files(folder)

@@ -1,0 +1,240 @@
+"""The note-level BM25 index saved beside the store, read back memory-mapped at the next start.
+
+At 100,000 notes (``bench/big_vault.py``) the index of :mod:`magma.note_bm25` takes ~80 s of
+CPU to build and holds a score matrix of 37.7 million entries (144 MB of scores, 144 MB of
+indices); built at every start, search went without it meanwhile and the daemon kept it in
+its heap. :class:`NoteBm25Files` keeps the last index built in ``<state>/note-bm25/`` with the
+tokens of every chunk it was built from (the seed of the next build: only the chunks changed
+since are read and tokenized), under the fingerprint of what it indexes
+(:func:`magma.note_bm25.spec_fingerprint`). The arrays are read with ``bm25s``'s
+``BM25.load(dir, mmap=True)``: they stay in the page cache, out of the heap, and a search
+pages in the columns of its words only.
+
+Layout of ``<state>/note-bm25/`` (``<state>/note-bm25.lock`` is held while an index is put
+in place or the folder emptied)::
+
+    forgets            how many times a forget emptied the folder (:meth:`NoteBm25Files.discard`)
+    index-<fingerprint>/
+        data.csc.index.npy, indices.csc.index.npy, indptr.csc.index.npy,
+        vocab.index.json, params.index.json      (``bm25s.BM25.save``)
+        notes.json         the indexed notes' paths, in the matrix's document order
+        chunk_hashes.npy, chunk_starts.npy, chunk_tokens.npy
+                           every chunk's token ids (``int32``), by content hash
+        manifest.json      format, fingerprint and sizes: written last
+
+An index is written into a temporary folder, fsynced, then renamed into place (one
+``os.replace`` of the folder) and the older ones removed. Its vocabulary holds the words of
+the indexed notes only: a token no note holds any more is left out on saving (the matrix's
+empty columns), so a deleted note's words leave the disk with the next index saved, and a
+forget (:meth:`magma.store.MagmaStore.maintain` with ``purge``) removes every saved index at
+once. A build that read its snapshot before that forget does not save
+(:meth:`NoteBm25Files.save` compares :meth:`NoteBm25Files.generation`).
+
+A saved index that cannot be read (truncated, half-written by a crash before the rename,
+edited by hand) is logged (``search.note_bm25_unreadable``) and removed; the index is built
+again.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import bm25s
+import filelock
+import numpy as np
+import structlog
+
+from ccb.atomic import write_bytes_atomic
+
+__all__ = ["FILES_FORMAT", "LOCK_TIMEOUT_S", "NOTE_INDEX_FOLDER", "NoteBm25Files", "SavedNoteBm25"]
+
+log = structlog.get_logger("dreamd.note_bm25")
+
+#: The folder's name in a vault's state folder (:func:`config.settings.state_dir`).
+NOTE_INDEX_FOLDER = "note-bm25"
+#: Version of the folder's layout (raised when what is saved changes meaning).
+FILES_FORMAT = 1
+#: How long a save or a forget waits for another process's (seconds; our choice: both hold
+#: the lock for a rename or a few removals).
+LOCK_TIMEOUT_S = 30.0
+
+_PREFIX = "index-"
+_SAVING = ".saving-"
+_MANIFEST = "manifest.json"
+_NOTES = "notes.json"
+_HASHES, _STARTS, _TOKENS = "chunk_hashes.npy", "chunk_starts.npy", "chunk_tokens.npy"
+
+
+@dataclass(frozen=True, slots=True)
+class SavedNoteBm25:
+    """A saved index read back: ``index`` (a ``bm25s.BM25`` over memory-mapped arrays, its
+    vocabulary in the heap) over the notes ``paths``, and the token ids of every chunk it was
+    built from (``hashes``: ``bytes[chunks]``, ``starts``: ``int64[chunks + 1]``, ``tokens``:
+    ``int32``, memory-mapped)."""
+
+    fingerprint: str
+    paths: tuple[str, ...]
+    index: bm25s.BM25
+    hashes: np.ndarray
+    starts: np.ndarray
+    tokens: np.ndarray
+
+    def chunk_tokens(self) -> dict[str, np.ndarray]:
+        """``{content hash: token ids}`` (views of the mapped file, no copy)."""
+        starts = self.starts.tolist()
+        return {h.decode("ascii"): self.tokens[starts[i]:starts[i + 1]]
+                for i, h in enumerate(self.hashes.tolist())}
+
+
+class NoteBm25Files:
+    """The saved note-level BM25 index of one store, in ``folder`` (the module docstring)."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self._lock = filelock.FileLock(folder.parent / f"{folder.name}.lock",
+                                       timeout=LOCK_TIMEOUT_S)
+
+    def generation(self) -> int:
+        """How many times a forget emptied the folder (0: never); read before a snapshot,
+        given back to :meth:`save`."""
+        try:
+            return int((self.folder / "forgets").read_text(encoding="ascii").strip() or 0)
+        except (OSError, ValueError):
+            return 0
+
+    def load(self) -> SavedNoteBm25 | None:
+        """The index saved last (``None``: none, or unreadable: logged and removed)."""
+        saved = sorted(self.folder.glob(f"{_PREFIX}*"), key=_written_ns, reverse=True) \
+            if self.folder.is_dir() else []
+        for folder in saved[1:]:  # (a crash between a rename and the removal of the old)
+            shutil.rmtree(folder, ignore_errors=True)
+        if not saved:
+            return None
+        try:
+            return _read(saved[0])
+        except Exception as error:  # whatever a damaged file raises: never a failed search
+            log.warning("search.note_bm25_unreadable", folder=str(saved[0]),
+                        error=f"{type(error).__name__}: {error}"[:300],
+                        hint="the index is built again")
+            shutil.rmtree(saved[0], ignore_errors=True)
+            return None
+
+    def save(self, fingerprint: str, paths: tuple[str, ...], index: bm25s.BM25,
+             chunks: Mapping[str, np.ndarray], generation: int) -> SavedNoteBm25 | None:
+        """Save ``index`` (over ``paths``; its vocabulary ``index.vocab_dict`` is the one of the
+        ``chunks``' token ids) under ``fingerprint`` and read it back memory-mapped -> the
+        saved index (its token ids renumbered: the tokens no note holds are left out).
+        ``None`` when a forget emptied the folder since ``generation`` was read (nothing is
+        saved: the index may hold the forgotten words). Raises ``OSError`` (nothing left
+        behind but a temporary folder the next save removes)."""
+        self.folder.mkdir(parents=True, exist_ok=True)
+        temp = Path(tempfile.mkdtemp(prefix=_SAVING, dir=self.folder))
+        try:
+            _write(temp, fingerprint, paths, index, chunks)
+            with self._locked():
+                if self.generation() != generation:
+                    log.info("search.note_bm25_not_saved", reason="a forget since its snapshot")
+                    return None
+                target = self.folder / f"{_PREFIX}{fingerprint}"
+                if not target.exists():
+                    temp.replace(target)
+                _fsync(self.folder)
+                for old in self.folder.glob(f"{_PREFIX}*"):
+                    if old != target:
+                        shutil.rmtree(old, ignore_errors=True)
+            return _read(target)
+        finally:
+            shutil.rmtree(temp, ignore_errors=True)
+
+    def discard(self) -> None:
+        """Remove every saved index (a forget: none may keep the forgotten words) and count
+        one more forget, so that a build of an older snapshot does not save. Raises
+        ``OSError``."""
+        self.folder.mkdir(parents=True, exist_ok=True)  # (a build under way reads the count)
+        with self._locked():
+            write_bytes_atomic(self.folder / "forgets", f"{self.generation() + 1}\n".encode())
+            for old in self.folder.iterdir():
+                if old.is_dir():
+                    shutil.rmtree(old)
+            _fsync(self.folder)
+
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
+        with self._lock:
+            yield
+
+
+def _write(folder: Path, fingerprint: str, paths: tuple[str, ...], index: bm25s.BM25,
+           chunks: Mapping[str, np.ndarray]) -> None:
+    """Write the index into ``folder``, the tokens no document holds left out."""
+    indptr = np.asarray(index.scores["indptr"])
+    used = np.flatnonzero(np.diff(indptr))  # the tokens some note holds
+    remap = np.full(len(indptr) - 1, -1, dtype=np.int32)
+    remap[used] = np.arange(used.size, dtype=np.int32)
+    kept = copy.copy(index)  # (the serving index is left as it is)
+    kept.scores = {**index.scores, "indptr": np.append(indptr[used], indptr[-1])}
+    kept.vocab_dict = {t: int(remap[i]) for t, i in index.vocab_dict.items() if remap[i] >= 0}
+    kept.save(folder, show_progress=False)
+    hashes = sorted(chunks)
+    lengths = np.fromiter((len(chunks[h]) for h in hashes), dtype=np.int64, count=len(hashes))
+    tokens = remap[np.concatenate([chunks[h] for h in hashes])] if hashes \
+        else np.zeros(0, np.int32)
+    if (tokens < 0).any():
+        raise ValueError("note bm25: a chunk holds a token no note holds")
+    np.save(folder / _HASHES, np.array([h.encode("ascii") for h in hashes], dtype=bytes))
+    np.save(folder / _STARTS, np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64))
+    np.save(folder / _TOKENS, tokens.astype(np.int32, copy=False))
+    (folder / _NOTES).write_text(json.dumps(list(paths), ensure_ascii=False), encoding="utf-8")
+    (folder / _MANIFEST).write_text(json.dumps({
+        "format": FILES_FORMAT, "fingerprint": fingerprint, "notes": len(paths),
+        "chunks": len(hashes), "tokens": len(kept.vocab_dict)}), encoding="utf-8")
+    for path in folder.iterdir():
+        _fsync(path)
+    _fsync(folder)
+
+
+def _read(folder: Path) -> SavedNoteBm25:
+    """The index saved in ``folder``. Raises ``OSError`` or ``ValueError`` (or what a damaged
+    file makes ``numpy`` or ``json`` raise) when it is missing, truncated or inconsistent."""
+    manifest = json.loads((folder / _MANIFEST).read_text(encoding="utf-8"))
+    fingerprint = manifest["fingerprint"]
+    if manifest["format"] != FILES_FORMAT or folder.name != f"{_PREFIX}{fingerprint}":
+        raise ValueError(f"format {manifest['format']}, fingerprint {fingerprint}")
+    paths = tuple(json.loads((folder / _NOTES).read_text(encoding="utf-8")))
+    index = bm25s.BM25.load(folder, mmap=True)
+    index.unique_token_ids_set = set()  # (read by its retrieve() only: ~16 MB at 338,620)
+    data, indices, indptr = (index.scores[k] for k in ("data", "indices", "indptr"))
+    hashes = np.load(folder / _HASHES, mmap_mode="r")
+    starts = np.load(folder / _STARTS, mmap_mode="r")
+    tokens = np.load(folder / _TOKENS, mmap_mode="r")
+    if (index.method != "lucene" or index.scores["num_docs"] != len(paths)
+            or len(paths) != manifest["notes"] or len(index.vocab_dict) + 1 != len(indptr)
+            or int(indptr[0]) != 0 or not int(indptr[-1]) == len(data) == len(indices)
+            or len(hashes) != manifest["chunks"] or len(starts) != len(hashes) + 1
+            or int(starts[0]) != 0 or int(starts[-1]) != len(tokens)):
+        raise ValueError("note bm25: saved arrays of other sizes than the manifest's")
+    return SavedNoteBm25(fingerprint, paths, index, hashes, starts, tokens)
+
+
+def _written_ns(folder: Path) -> int:
+    """When the index in ``folder`` was written (0: its manifest is missing)."""
+    try:
+        return (folder / _MANIFEST).stat().st_mtime_ns
+    except OSError:
+        return 0
+
+
+def _fsync(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

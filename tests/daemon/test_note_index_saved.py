@@ -1,0 +1,110 @@
+"""The note-level BM25 index of a large vault (``rerank.MANY_NOTES``, lowered here) saved in
+the vault's state folder and read back at the next start (:mod:`magma.note_bm25_files`):
+nothing forgotten stays in it, and a damaged file is built again. Real LanceDB and files in
+``tmp_path``; the fake embedder (``make_app``), as the tests are not about meaning."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from structlog.testing import capture_logs
+
+from daemon import rerank
+from daemon.app import App
+from magma.note_bm25_files import NOTE_INDEX_FOLDER
+
+Builder = Callable[..., tuple[App, object]]
+_SECTION = "Filler about the weather and the roads, nothing else of note here. " * 5
+#: Long enough for a build on a busy machine (seconds).
+WAIT_S = 60.0
+
+
+@pytest.fixture(autouse=True)
+def _large(monkeypatch: pytest.MonkeyPatch, vault: Path) -> None:
+    monkeypatch.setattr(rerank, "MANY_NOTES", 1)  # this small vault counts as large
+    (vault / "Trip log.md").write_text(
+        f"# Trip log\n\n## Monday\n\n{_SECTION}\nWe rented a tandem kayak.\n\n"
+        f"## Thursday\n\n{_SECTION}\nThe night train reached Porto at dawn.\n",
+        encoding="utf-8")
+
+
+def files_holding(root: Path, word: str) -> list[Path]:
+    return [p for p in root.rglob("*") if p.is_file() and word.encode() in p.read_bytes()]
+
+
+def bm25_why(app: App, query: str, path: str) -> str:
+    hit = next(h for h in app.search(query, limit=10, count_recall=False) if h.path == path)
+    return "; ".join(hit.why)
+
+
+def test_a_restarted_app_reads_the_saved_index(vault: Path, make_app: Builder) -> None:
+    app, _ = make_app(vault)
+    try:
+        app.sync()
+        app.retriever.warm(bm25_wait_s=WAIT_S)
+        saved = app.state_dir / NOTE_INDEX_FOLDER
+        assert len(list(saved.glob("index-*"))) == 1
+    finally:
+        app.close()
+    app, _ = make_app(vault)
+    try:
+        with capture_logs() as logs:
+            app.retriever.warm(bm25_wait_s=WAIT_S)
+        loaded = [e for e in logs if e["event"] == "search.note_bm25_loaded"]
+        assert loaded and loaded[0]["same"] is True
+        assert "note BM25 #1" in bm25_why(app, "kayak Porto", "Trip log.md")
+    finally:
+        app.close()
+
+
+def test_a_forgotten_memory_leaves_no_word_in_any_file_of_the_data_folder(
+    vault: Path, make_app: Builder,
+) -> None:
+    marker = "quillwort-zephyrine"  # a made-up word, in no other note
+    app, _ = make_app(vault)
+    try:
+        app.sync()
+        service = app.memories()
+        made = service.remember(f"The boathouse key is kept under the {marker} pot.",
+                                type="reference")
+        app.indexing.settle()
+        app.retriever.warm(bm25_wait_s=WAIT_S)
+        data = app.settings.storage.data_dir
+        saved = app.state_dir / NOTE_INDEX_FOLDER
+        assert [p for p in files_holding(data, marker) if saved in p.parents]  # its vocabulary
+        service.forget(made.memory_id)
+        assert files_holding(data, marker) == []
+        # the next index is built and saved without it
+        app.retriever.warm(bm25_wait_s=WAIT_S)
+        assert len(list(saved.glob("index-*"))) == 1
+        assert files_holding(data, marker) == []
+        assert "note BM25 #1" in bm25_why(app, "kayak Porto", "Trip log.md")
+    finally:
+        app.close()
+
+
+@pytest.mark.parametrize("damage", ["data.csc.index.npy", "vocab.index.json",
+                                    "chunk_tokens.npy"])
+def test_a_truncated_saved_index_is_logged_and_built_again(
+    vault: Path, make_app: Builder, damage: str,
+) -> None:
+    app, _ = make_app(vault)
+    try:
+        app.sync()
+        app.retriever.warm(bm25_wait_s=WAIT_S)
+        (saved,) = (app.state_dir / NOTE_INDEX_FOLDER).glob("index-*")
+    finally:
+        app.close()
+    data = (saved / damage).read_bytes()
+    (saved / damage).write_bytes(data[: len(data) * 2 // 3])
+    app, _ = make_app(vault)
+    try:
+        with capture_logs() as logs:
+            app.retriever.warm(bm25_wait_s=WAIT_S)
+        assert [e for e in logs if e["event"] == "search.note_bm25_unreadable"]
+        assert "note BM25 #1" in bm25_why(app, "kayak Porto", "Trip log.md")
+        assert len(list((app.state_dir / NOTE_INDEX_FOLDER).glob("index-*"))) == 1
+    finally:
+        app.close()

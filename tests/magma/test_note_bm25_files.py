@@ -1,0 +1,183 @@
+"""The note-level BM25 index saved in a folder and read back memory-mapped
+(:mod:`magma.note_bm25_files`): a start that finds the index of the same notes reads it
+instead of building it, a changed vault is built from the saved chunk tokens (only the new
+chunks read), a forget empties the folder, and a damaged file is logged and built again.
+Real files in ``tmp_path``; the chunk bodies come from a dict (the store is not the subject:
+``tests/daemon/test_note_index_saved.py`` runs the same with LanceDB)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Collection, Mapping
+from pathlib import Path
+
+import numpy as np
+import pytest
+from structlog.testing import capture_logs
+
+from magma.note_bm25 import NoteBm25, NoteBm25Builder, NoteSpec, spec_fingerprint
+from magma.note_bm25_files import NoteBm25Files
+
+BODIES = {"h1": "sourdough starter feeding schedule", "h2": "rye loaf with caraway",
+          "h3": "kiln firing of stoneware", "h4": "续签护照 at the consulate"}
+NOTES: NoteSpec = {"bread.md": ("Bread", ["h1", "h2"]), "pottery.md": ("Pottery", ["h3"]),
+                   "passport.md": ("Passport 护照", ["h4"])}
+
+
+class Reads:
+    """The chunk bodies of ``BODIES``, counting which were asked for."""
+
+    def __init__(self, bodies: Mapping[str, str] = BODIES) -> None:
+        self.bodies = dict(bodies)
+        self.asked: list[set[str]] = []
+
+    def __call__(self, hashes: Collection[str] | None) -> dict[str, str]:
+        wanted = set(self.bodies) if hashes is None else set(hashes)
+        self.asked.append(wanted)
+        return {h: b for h, b in self.bodies.items() if h in wanted}
+
+
+def built(folder: Path, notes: NoteSpec, reads: Reads | None = None) -> NoteBm25:
+    """The index a process starting on ``folder`` serves for ``notes``."""
+    builder = NoteBm25Builder(reads or Reads(), NoteBm25Files(folder))
+    try:
+        index = builder._build(lambda: notes, builder.generation())
+        assert index is not None
+        return index
+    finally:
+        builder.close()
+
+
+def top(index: NoteBm25, query: str) -> list[str]:
+    return [p for p, _ in index.top(query, 5, lambda _: True)]
+
+
+def every_byte(folder: Path) -> bytes:
+    return b"".join(p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file())
+
+
+def test_a_second_start_reads_the_saved_index_instead_of_building_it(tmp_path: Path) -> None:
+    folder = tmp_path / "note-bm25"
+    first = built(folder, NOTES)
+    assert top(first, "caraway starter") == ["bread.md"]
+    saved = list(folder.glob("index-*"))
+    assert [p.name for p in saved] == [f"index-{spec_fingerprint(NOTES)}"]
+    reads = Reads()
+    with capture_logs() as logs:
+        second = built(folder, NOTES, reads)
+    assert reads.asked == []  # not one chunk read: the saved index serves
+    assert {"event": "search.note_bm25_loaded", "notes": 3, "same": True,
+            "log_level": "info"} in logs
+    assert isinstance(second._index.scores["data"], np.memmap)  # type: ignore[union-attr]
+    for query in ("caraway starter", "stoneware", "护照", "consulate passport"):
+        assert first.top(query, 5, lambda _: True) == second.top(query, 5, lambda _: True)
+
+
+def test_a_changed_vault_reads_only_its_new_chunks_and_replaces_the_saved_index(
+        tmp_path: Path) -> None:
+    folder = tmp_path / "note-bm25"
+    built(folder, NOTES)
+    bodies = {**BODIES, "h5": "glaze recipes: celadon and tenmoku"}
+    reads = Reads(bodies)
+    changed: NoteSpec = {**NOTES, "pottery.md": ("Pottery", ["h3", "h5"])}
+    index = built(folder, changed, reads)
+    assert reads.asked == [{"h5"}]  # the other chunks' tokens came from the saved files
+    assert top(index, "tenmoku stoneware") == ["pottery.md"]
+    assert [p.name for p in folder.glob("index-*")] == [f"index-{spec_fingerprint(changed)}"]
+    # a note deleted: its words leave the disk with the next index saved
+    gone: NoteSpec = {p: v for p, v in changed.items() if p != "passport.md"}
+    assert b"consulate" in every_byte(folder)
+    assert "护照".encode() in every_byte(folder)
+    index = built(folder, gone, Reads(bodies))
+    assert top(index, "consulate") == []
+    assert b"consulate" not in every_byte(folder)
+    assert "护照".encode() not in every_byte(folder)
+    assert top(built(folder, gone, Reads({})), "tenmoku") == ["pottery.md"]
+
+
+def test_a_forget_empties_the_folder_and_an_older_snapshot_is_not_saved(
+        tmp_path: Path) -> None:
+    folder = tmp_path / "note-bm25"
+    files = NoteBm25Files(folder)
+    built(folder, NOTES)
+    assert b"caraway" in every_byte(folder)
+    before = files.generation()
+    files.discard()
+    assert b"caraway" not in every_byte(folder) and files.generation() == before + 1
+    # a build of a snapshot read before the forget serves, but is not saved
+    builder = NoteBm25Builder(Reads(), files)
+    try:
+        stale = builder._build(lambda: NOTES, before)
+        assert stale is not None and top(stale, "caraway") == ["bread.md"]
+    finally:
+        builder.close()
+    assert b"caraway" not in every_byte(folder)
+    assert list(folder.glob("index-*")) == []
+    # a forget before any index was saved still counts: a build under way does not save
+    fresh = NoteBm25Files(tmp_path / "other")
+    fresh.discard()
+    assert fresh.generation() == 1
+
+
+@pytest.mark.parametrize("damage", [
+    "data.csc.index.npy", "indices.csc.index.npy", "indptr.csc.index.npy",
+    "vocab.index.json", "params.index.json", "notes.json", "manifest.json",
+    "chunk_hashes.npy", "chunk_starts.npy", "chunk_tokens.npy"])
+def test_a_truncated_saved_file_is_logged_and_the_index_built_again(
+        tmp_path: Path, damage: str) -> None:
+    folder = tmp_path / "note-bm25"
+    built(folder, NOTES)
+    (saved,) = folder.glob("index-*")
+    data = (saved / damage).read_bytes()
+    (saved / damage).write_bytes(data[: len(data) // 2])
+    reads = Reads()
+    with capture_logs() as logs:
+        index = built(folder, NOTES, reads)
+    assert [e for e in logs if e["event"] == "search.note_bm25_unreadable"]
+    assert reads.asked  # built again, from the bodies
+    assert top(index, "caraway starter") == ["bread.md"]
+    assert top(built(folder, NOTES, Reads({})), "kiln") == ["pottery.md"]  # saved anew
+
+
+def test_a_saved_index_whose_manifest_lies_is_built_again(tmp_path: Path) -> None:
+    folder = tmp_path / "note-bm25"
+    built(folder, NOTES)
+    (saved,) = folder.glob("index-*")
+    manifest = json.loads((saved / "manifest.json").read_text(encoding="utf-8"))
+    (saved / "manifest.json").write_text(json.dumps({**manifest, "notes": 2}),
+                                         encoding="utf-8")
+    (saved / "chunk_tokens.npy").unlink()
+    with capture_logs() as logs:
+        index = built(folder, NOTES)
+    assert [e for e in logs if e["event"] == "search.note_bm25_unreadable"]
+    assert top(index, "stoneware") == ["pottery.md"]
+
+
+def test_a_damaged_mapping_at_search_time_answers_nothing_instead_of_failing(
+        tmp_path: Path) -> None:
+    folder = tmp_path / "note-bm25"
+    built(folder, NOTES)
+    index = built(folder, NOTES)
+    scores = index._index.scores  # type: ignore[union-attr]
+    broken = np.array(scores["indices"])
+    broken[:] = 10**6  # documents that do not exist
+    scores["indices"] = broken
+    with capture_logs() as logs:
+        assert index.top("caraway", 5, lambda _: True) == []
+    assert [e for e in logs if e["event"] == "search.note_bm25_unreadable"]
+
+
+def test_the_index_of_a_snapshot_the_store_has_moved_past_is_not_saved(tmp_path: Path) -> None:
+    """A search holding a snapshot read before a forget asks for its index after it: the
+    index serves that search, but is not saved (it may hold the forgotten note)."""
+    folder = tmp_path / "note-bm25"
+    builder = NoteBm25Builder(Reads(), NoteBm25Files(folder), current=lambda: "v2")
+    try:
+        stale = builder.index_for("v1", lambda: NOTES, 10)
+        assert top(stale, "caraway") == ["bread.md"]
+        assert list(folder.glob("index-*")) == []
+        fresh = builder.index_for("v2", lambda: NOTES, 10, fresh=True)
+        assert top(fresh, "caraway") == ["bread.md"]
+        assert len(list(folder.glob("index-*"))) == 1
+    finally:
+        builder.close()
