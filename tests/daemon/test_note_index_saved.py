@@ -62,7 +62,7 @@ def test_a_restarted_app_reads_the_saved_index(vault: Path, make_app: Builder) -
 def test_a_forgotten_memory_leaves_no_word_in_any_file_of_the_data_folder(
     vault: Path, make_app: Builder,
 ) -> None:
-    marker = "quillwort-zephyrine"  # a made-up word, in no other note
+    marker = "quillwortine"  # a made-up word, in no other note
     app, _ = make_app(vault)
     try:
         app.sync()
@@ -81,6 +81,29 @@ def test_a_forgotten_memory_leaves_no_word_in_any_file_of_the_data_folder(
         assert len(list(saved.glob("index-*"))) == 1
         assert files_holding(data, marker) == []
         assert "note BM25 #1" in bm25_why(app, "kayak Porto", "Trip log.md")
+    finally:
+        app.close()
+
+
+def test_a_deleted_note_leaves_the_saved_index_with_the_next_build(
+    vault: Path, make_app: Builder,
+) -> None:
+    marker = "brackenmoorish"  # a made-up word, in no other note
+    (vault / "Lagoon.md").write_text(
+        f"# Lagoon\n\n## Birds\n\n{_SECTION}\nHerons at the {marker} inlet.\n\n"
+        f"## Boats\n\n{_SECTION}\nTwo skiffs.\n", encoding="utf-8")
+    app, _ = make_app(vault)
+    try:
+        app.sync()
+        app.retriever.warm(bm25_wait_s=WAIT_S)
+        saved = app.state_dir / NOTE_INDEX_FOLDER
+        assert files_holding(saved, marker)
+        (vault / "Lagoon.md").unlink()
+        app.sync()
+        app.retriever.warm(bm25_wait_s=WAIT_S)
+        assert len(list(saved.glob("index-*"))) == 1
+        assert files_holding(saved, marker) == []
+        assert files_holding(saved, "Lagoon") == []  # nor its path
     finally:
         app.close()
 
