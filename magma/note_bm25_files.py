@@ -23,7 +23,8 @@ in place or the folder emptied)::
         manifest.json      format, fingerprint and sizes: written last
 
 An index is written into a temporary folder, fsynced, then renamed into place (one
-``os.replace`` of the folder) and the older ones removed. Its vocabulary holds the words of
+``os.replace`` of the folder) and the older ones removed; a temporary folder a crash left is
+removed at the next start. Its vocabulary holds the words of
 the indexed notes only: a token no note holds any more is left out on saving (the matrix's
 empty columns), so a deleted note's words leave the disk with the next index saved, and a
 forget (:meth:`magma.store.MagmaStore.maintain` with ``purge``) removes every saved index at
@@ -43,6 +44,7 @@ import json
 import os
 import shutil
 import tempfile
+import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -54,7 +56,8 @@ import structlog
 
 from ccb.atomic import write_bytes_atomic
 
-__all__ = ["FILES_FORMAT", "LOCK_TIMEOUT_S", "NOTE_INDEX_FOLDER", "NoteBm25Files", "SavedNoteBm25"]
+__all__ = ["ABANDONED_AFTER_S", "FILES_FORMAT", "LOCK_TIMEOUT_S", "NOTE_INDEX_FOLDER",
+           "NoteBm25Files", "SavedNoteBm25"]
 
 log = structlog.get_logger("dreamd.note_bm25")
 
@@ -65,6 +68,9 @@ FILES_FORMAT = 1
 #: How long a save or a forget waits for another process's (seconds; our choice: both hold
 #: the lock for a rename or a few removals).
 LOCK_TIMEOUT_S = 30.0
+#: A temporary folder of a save older than this was left by a crash (seconds; our choice: a
+#: save of the 100,000-note index writes 392 MB, a few seconds).
+ABANDONED_AFTER_S = 3600.0
 
 _PREFIX = "index-"
 _SAVING = ".saving-"
@@ -116,6 +122,7 @@ class NoteBm25Files:
             if self.folder.is_dir() else []
         for folder in saved[1:]:  # (a crash between a rename and the removal of the old)
             shutil.rmtree(folder, ignore_errors=True)
+        self._remove_abandoned()
         if not saved:
             return None
         try:
@@ -165,6 +172,15 @@ class NoteBm25Files:
                 if old.is_dir():
                     shutil.rmtree(old)
             _fsync(self.folder)
+
+    def _remove_abandoned(self, now: float | None = None) -> None:
+        """Remove the temporary folders of saves a crash cut short (older than
+        :data:`ABANDONED_AFTER_S`: a save under way in another process keeps its own)."""
+        now = time.time() if now is None else now
+        for temp in self.folder.glob(f"{_SAVING}*"):
+            with contextlib.suppress(OSError):
+                if now - temp.stat().st_mtime > ABANDONED_AFTER_S:
+                    shutil.rmtree(temp, ignore_errors=True)
 
     @contextlib.contextmanager
     def _locked(self) -> Iterator[None]:

@@ -8,6 +8,7 @@ Real files in ``tmp_path``; the chunk bodies come from a dict (the store is not 
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Collection, Mapping
 from pathlib import Path
 
@@ -16,7 +17,7 @@ import pytest
 from structlog.testing import capture_logs
 
 from magma.note_bm25 import NoteBm25, NoteBm25Builder, NoteSpec, spec_fingerprint
-from magma.note_bm25_files import NoteBm25Files
+from magma.note_bm25_files import ABANDONED_AFTER_S, NoteBm25Files
 
 BODIES = {"h1": "sourdough starter feeding schedule", "h2": "rye loaf with caraway",
           "h3": "kiln firing of stoneware", "h4": "续签护照 at the consulate"}
@@ -137,6 +138,23 @@ def test_a_truncated_saved_file_is_logged_and_the_index_built_again(
     assert reads.asked  # built again, from the bodies
     assert top(index, "caraway starter") == ["bread.md"]
     assert top(built(folder, NOTES, Reads({})), "kiln") == ["pottery.md"]  # saved anew
+
+
+def test_a_save_cut_short_by_a_crash_leaves_nothing_at_the_next_start(tmp_path: Path) -> None:
+    import os
+
+    folder = tmp_path / "note-bm25"
+    built(folder, NOTES)
+    (saved,) = folder.glob("index-*")
+    crashed = folder / ".saving-crashed"
+    shutil.copytree(saved, crashed)
+    (crashed / "manifest.json").unlink()  # cut short before its manifest
+    under_way = folder / ".saving-under-way"  # another process's save, just begun
+    under_way.mkdir()
+    old = crashed.stat().st_mtime - 2 * ABANDONED_AFTER_S
+    os.utime(crashed, (old, old))
+    assert top(built(folder, NOTES, Reads({})), "kiln") == ["pottery.md"]
+    assert not crashed.exists() and under_way.exists()
 
 
 def test_a_saved_index_whose_manifest_lies_is_built_again(tmp_path: Path) -> None:
