@@ -12,6 +12,9 @@ earlier run, :mod:`magma.note_bm25_files`, in ``DATA``: remove ``DATA/vaults/*/n
 time a first start) and the token lexicon kept in the heap for its rebuilds. Linux with glibc
 only.
 
+``--rebuild`` then times a rebuild of the index as after an edit (one note's title changed),
+in the build thread's own step.
+
 ``--fake`` uses the tests' token-hash embedder (``tests/support/fakes.py``) instead of the
 model, for an index built by ``bench/scale_bench.py --structure-only``: the model is then
 never loaded (≈0.2–0.3 GB less than the daemon), and its vectors are not the model's; every
@@ -61,6 +64,8 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("vault", type=Path)
     parser.add_argument("--fake", action="store_true", help="the tests' fake embedder")
+    parser.add_argument("--rebuild", action="store_true",
+                        help="then a rebuild of the index as after an edit (one title changed)")
     args = parser.parse_args()
     loaded = load(None, None, {"vault.path": str(args.vault)})
     if args.fake:
@@ -83,6 +88,13 @@ def main() -> None:
                 raise SystemExit("bench: no note-level BM25 index within the wait")
 
     step("first note-level BM25 index", first_bm25)
+    if args.rebuild:
+        from daemon.retrieval import _note_spec
+
+        spec = dict(_note_spec(app.retriever.snapshot()))
+        path = sorted(spec)[len(spec) // 2]
+        spec[path] = (f"{spec[path][0]} edited", spec[path][1])
+        step("rebuild after an edit", lambda: app.retriever._bm25._build(lambda: spec))
     print(f"CPU {sum(os.times()[:2]):.0f} s; peak RSS "
           f"{psutil.Process().memory_info().rss / 2**20:,.0f} MB")
     builder = app.retriever._bm25

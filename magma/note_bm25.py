@@ -150,7 +150,7 @@ def spec_fingerprint(notes: NoteSpec) -> str:
 @dataclass(frozen=True, slots=True)
 class TermCounts:
     """One document of a :class:`NoteBm25` index: its distinct token ids (``int32``,
-    ascending), how often each occurs (``int64``, same length) and its length in tokens."""
+    ascending), how often each occurs (``int32``, same length) and its length in tokens."""
 
     ids: np.ndarray
     counts: np.ndarray
@@ -161,7 +161,7 @@ class TermCounts:
         """The counts of a document given as its token ids, in order."""
         tokens = np.asarray(token_ids, dtype=np.int32)
         ids, counts = np.unique(tokens, return_counts=True)
-        return cls(ids.astype(np.int32, copy=False), counts, int(tokens.size))
+        return cls(ids.astype(np.int32, copy=False), counts.astype(np.int32), int(tokens.size))
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,9 +180,11 @@ class _CountedBm25(bm25s.BM25):
     a Python object per token: a rebuild of the 6,914-note bench vault took 1.6 s of CPU,
     0.5 s this way (``bench/note_bm25_rebuild.py``); the first build of the 100,000 notes of
     ``bench/big_vault.py``, tokenizing included, 115 s and +2.9 GB of RSS while it ran, 81 s
-    and +1.0 GB this way. The score matrix is the same, value for value (the same float64
-    expression per entry, the same ``math.log`` per document frequency; tested against the
-    library's build); only the library's defaults (Lucene's BM25) are built this way."""
+    and +1.0 GB this way. Each document's scores are written where they go in the
+    token-major matrix, with no array over every entry but the matrix's own. The score
+    matrix is the same, value for value (the same float64 expression per entry, the same
+    ``math.log`` per document frequency; tested against the library's build); only the
+    library's defaults (Lucene's BM25) are built this way."""
 
     def build_index_from_ids(self, unique_token_ids: list[int],
                              corpus_token_ids: Sequence[TermCounts], show_progress: bool = False,
@@ -194,23 +196,29 @@ class _CountedBm25(bm25s.BM25):
         n_docs, n_vocab = len(docs), len(unique_token_ids)
         lengths = np.array([d.length for d in docs])
         avg_doc_len = lengths.mean()  # (as the library: float64)
-        per_doc = np.array([d.ids.size for d in docs], dtype=np.int64)
-        vocab_idx = np.concatenate([d.ids for d in docs]).astype(self.int_dtype, copy=False)
-        tf = np.concatenate([d.counts for d in docs]).astype(self.dtype)
-        doc_idx = np.repeat(np.arange(n_docs, dtype=self.int_dtype), per_doc)
-        frequencies = np.bincount(vocab_idx, minlength=n_vocab)
+        frequencies = np.zeros(n_vocab, dtype=np.int64)
+        for d in docs:
+            frequencies[d.ids] += 1  # (a document's ids are distinct)
         distinct, inverse = np.unique(frequencies, return_inverse=True)
         # Lucene's idf, math.log once per distinct document frequency (as the library)
         idf = np.array([math.log(1 + (n_docs - df + 0.5) / (df + 0.5)) if df else 0.0
                         for df in distinct.tolist()])[inverse].astype(self.dtype)
         k1, b = self.k1, self.b
-        tfc = tf / (k1 * ((1 - b) + b * np.repeat(lengths, per_doc) / avg_doc_len) + tf)
-        scores = (idf[vocab_idx] * tfc).astype(self.dtype)
-        del tf, tfc
-        data, indices, indptr = self._np_csc(data=scores, rows=doc_idx, cols=vocab_idx,
-                                             shape=(n_docs, n_vocab))
-        return {"data": data.astype(self.dtype), "indices": indices, "indptr": indptr,
-                "num_docs": n_docs}
+        norm = k1 * ((1 - b) + b * lengths / avg_doc_len)  # float64, per document
+        # each document's scores go straight to their places in the token-major matrix:
+        # documents in order, so each token's documents ascend (the library's order)
+        indptr = np.zeros(n_vocab + 1, dtype=np.int64)
+        np.cumsum(frequencies, out=indptr[1:])
+        free = indptr[:-1].copy()
+        data = np.empty(int(indptr[-1]), dtype=self.dtype)
+        indices = np.empty(int(indptr[-1]), dtype=self.int_dtype)
+        for row, d in enumerate(docs):
+            at = free[d.ids]
+            free[d.ids] += 1
+            tf = d.counts.astype(self.dtype).astype(np.float64)
+            data[at] = (idf[d.ids] * (tf / (norm[row] + tf))).astype(self.dtype)
+            indices[at] = row
+        return {"data": data, "indices": indices, "indptr": indptr, "num_docs": n_docs}
 
 
 @dataclass(frozen=True, slots=True)
