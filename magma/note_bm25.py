@@ -566,7 +566,7 @@ class NoteBm25Builder:
         try:
             saved = self._files.save(fingerprint, built.paths, built._index, lexicon.chunks,
                                      generation)
-        except OSError as error:  # a full disk: the index serves from the heap
+        except (OSError, ValueError) as error:  # a full disk: the index serves from the heap
             log.warning("search.note_bm25_not_saved", error=str(error))
             return built
         if saved is None:

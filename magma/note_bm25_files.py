@@ -22,6 +22,10 @@ in place or the folder emptied)::
                            every chunk's token ids (``int32``), by content hash
         manifest.json      format, fingerprint and sizes: written last
 
+At 100,000 notes (928,739 chunks, 338,620 distinct tokens) the folder holds 392 MB, written
+again by each rebuild: 144 MB each of scores and indices, 83 MB of chunk tokens. Read back,
+the index holds ~55 MB of the heap (its vocabulary and the notes' paths).
+
 An index is written into a temporary folder, fsynced, then renamed into place (one
 ``os.replace`` of the folder) and the older ones removed; a temporary folder a crash left is
 removed at the next start. Its vocabulary holds the words of
