@@ -59,6 +59,7 @@ import numpy as np
 import structlog
 
 from ccb.atomic import write_bytes_atomic
+from config.errors import StoreError
 
 __all__ = ["ABANDONED_AFTER_S", "FILES_FORMAT", "LOCK_TIMEOUT_S", "NOTE_INDEX_FOLDER",
            "NoteBm25Files", "SavedNoteBm25"]
@@ -168,14 +169,19 @@ class NoteBm25Files:
     def discard(self) -> None:
         """Remove every saved index (a forget: none may keep the forgotten words) and count
         one more forget, so that a build of an older snapshot does not save. Raises
-        ``OSError``."""
-        self.folder.mkdir(parents=True, exist_ok=True)  # (a build under way reads the count)
-        with self._locked():
-            write_bytes_atomic(self.folder / "forgets", f"{self.generation() + 1}\n".encode())
-            for old in self.folder.iterdir():
-                if old.is_dir():
-                    shutil.rmtree(old)
-            _fsync(self.folder)
+        :class:`StoreError` (the folder named) when it cannot."""
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)  # (a build under way reads it)
+            with self._locked():
+                count = f"{self.generation() + 1}\n".encode()
+                write_bytes_atomic(self.folder / "forgets", count)
+                for old in self.folder.iterdir():
+                    if old.is_dir():
+                        shutil.rmtree(old)
+                _fsync(self.folder)
+        except OSError as error:  # (filelock's Timeout too)
+            raise StoreError(f"magma: remove the saved note index in {self.folder}: "
+                             f"{error}") from error
 
     def _remove_abandoned(self, now: float | None = None) -> None:
         """Remove the temporary folders of saves a crash cut short (older than

@@ -199,3 +199,29 @@ def test_the_index_of_a_snapshot_the_store_has_moved_past_is_not_saved(tmp_path:
         assert len(list(folder.glob("index-*"))) == 1
     finally:
         builder.close()
+
+
+def test_an_index_that_cannot_be_saved_serves_from_the_heap(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(*args: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    files = NoteBm25Files(tmp_path / "note-bm25")
+    monkeypatch.setattr(files, "save", refuse)
+    builder = NoteBm25Builder(Reads(), files)
+    try:
+        with capture_logs() as logs:
+            index = builder._build(lambda: NOTES)
+        assert index is not None and top(index, "kiln") == ["pottery.md"]
+        assert [e for e in logs if e["event"] == "search.note_bm25_not_saved"]
+    finally:
+        builder.close()
+
+
+def test_a_forget_that_cannot_empty_the_folder_fails_naming_it(tmp_path: Path) -> None:
+    from config.errors import StoreError
+
+    blocked = tmp_path / "file"
+    blocked.write_text("not a folder", encoding="utf-8")
+    with pytest.raises(StoreError, match="saved note index"):
+        NoteBm25Files(blocked / "note-bm25").discard()
