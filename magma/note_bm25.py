@@ -23,6 +23,7 @@ heap.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import logging
 import math
@@ -227,11 +228,15 @@ class NoteBm25:
 
     paths: tuple[str, ...]
     _index: bm25s.BM25 | None
+    #: Called when the index's arrays turn out damaged at a search (a saved index's).
+    _broken: Callable[[], None] | None = None
 
     @classmethod
-    def saved(cls, saved: SavedNoteBm25) -> NoteBm25:
-        """The index read back from its folder (:mod:`magma.note_bm25_files`)."""
-        return cls(saved.paths, saved.index if saved.paths else None)
+    def saved(cls, saved: SavedNoteBm25, broken: Callable[[], None] | None = None
+              ) -> NoteBm25:
+        """The index read back from its folder (:mod:`magma.note_bm25_files`);
+        ``broken()`` is called when a search finds its files damaged."""
+        return cls(saved.paths, saved.index if saved.paths else None, broken)
 
     @classmethod
     def build(cls, documents: Mapping[str, Sequence[str]]) -> NoteBm25:
@@ -276,7 +281,10 @@ class NoteBm25:
             if FEEDBACK_SHARE > 0:
                 scores = scores + FEEDBACK_SHARE * self._feedback(scores, ids)
         except (IndexError, ValueError) as error:  # a saved file damaged under the mapping
-            log.warning("search.note_bm25_unreadable", error=str(error)[:300])
+            log.warning("search.note_bm25_unreadable", error=str(error)[:300],
+                        hint="the index is built again")
+            if self._broken is not None:
+                self._broken()
             return []
         order = np.argsort(-scores, kind="stable")
         found: list[tuple[str, float]] = []
@@ -525,6 +533,8 @@ class NoteBm25Builder:
             return None
         except Exception as error:  # an optional list must never fail a search
             log.exception("search.note_bm25_failed", error=repr(error))
+            if self._saved is not None:  # (its files may be what failed: never read again)
+                self._drop_saved(self._saved)
             return None
         ended = time.monotonic()
         self._next_build_at = ended + REBUILD_GAP_FACTOR * (ended - started)
@@ -544,7 +554,7 @@ class NoteBm25Builder:
                 log.info("search.note_bm25_loaded", notes=len(self._saved.paths),
                          same=self._saved.fingerprint == fingerprint)
         if self._saved is not None and self._saved.fingerprint == fingerprint:
-            return NoteBm25.saved(self._saved)
+            return NoteBm25.saved(self._saved, functools.partial(self._drop_saved, self._saved))
         if self._lexicon is None:  # (views of the saved file: read, never copied whole)
             self._lexicon = NoteLexicon(self._saved.index.vocab_dict,
                                         self._saved.chunk_tokens()) \
@@ -572,4 +582,15 @@ class NoteBm25Builder:
         if saved is None:
             return built
         self._saved, self._lexicon = saved, None  # the heap's copies go
-        return NoteBm25.saved(saved)
+        return NoteBm25.saved(saved, functools.partial(self._drop_saved, saved))
+
+    def _drop_saved(self, saved: SavedNoteBm25) -> None:
+        """Remove ``saved`` (damaged: a search or a build failed on its arrays) and build
+        the index again from the chunks' bodies at the next ask."""
+        assert self._files is not None
+        with self._lock:
+            if self._saved is not saved:
+                return  # (dropped already, or replaced by a newer index)
+            self._files.remove(saved.fingerprint)
+            self._saved, self._lexicon = None, None
+            self._last, self._key = NoteBm25((), None), None

@@ -37,7 +37,11 @@ once. A build that read its snapshot before that forget does not save
 
 A saved index that cannot be read (truncated, half-written by a crash before the rename,
 edited by hand) is logged (``search.note_bm25_unreadable``) and removed; the index is built
-again.
+again. Values damaged in place, which no size check sees, are found by the search or the
+build that reads them (:class:`magma.note_bm25.NoteBm25Builder`): logged, removed, built
+again. No file is ever written in place (each save is a new folder), so a mapping never sees
+its file change; one truncated by hand under a running process would end it (``SIGBUS``),
+as with any memory-mapped file.
 """
 
 from __future__ import annotations
@@ -165,6 +169,12 @@ class NoteBm25Files:
             return _read(target)
         finally:
             shutil.rmtree(temp, ignore_errors=True)
+
+    def remove(self, fingerprint: str) -> None:
+        """Remove the index saved under ``fingerprint`` (found damaged); no error when it
+        is gone."""
+        with contextlib.suppress(OSError), self._locked():
+            shutil.rmtree(self.folder / f"{_PREFIX}{fingerprint}", ignore_errors=True)
 
     def discard(self) -> None:
         """Remove every saved index (a forget: none may keep the forgotten words) and count

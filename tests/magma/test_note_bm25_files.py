@@ -171,18 +171,56 @@ def test_a_saved_index_whose_manifest_lies_is_built_again(tmp_path: Path) -> Non
     assert top(index, "stoneware") == ["pottery.md"]
 
 
-def test_a_damaged_mapping_at_search_time_answers_nothing_instead_of_failing(
+def overwrite(path: Path, value: int) -> None:
+    """Every value of the saved array at ``path`` set to ``value``, in place (same size)."""
+    array = np.load(path, mmap_mode="r+")
+    array[:] = value
+    array.flush()
+    del array
+
+
+def test_saved_scores_damaged_in_place_answer_nothing_then_are_built_again(
+        tmp_path: Path) -> None:
+    """Values no size check sees (indices of documents that do not exist): the search that
+    meets them answers nothing from this list, logs it, and the index is built again."""
+    folder = tmp_path / "note-bm25"
+    built(folder, NOTES)
+    (saved,) = folder.glob("index-*")
+    overwrite(saved / "indices.csc.index.npy", 10**6)
+    reads = Reads()
+    builder = NoteBm25Builder(reads, NoteBm25Files(folder))
+    try:
+        damaged = builder.index_for("v1", lambda: NOTES, 10)
+        assert reads.asked == []  # read back, sizes right
+        with capture_logs() as logs:
+            assert damaged.top("caraway", 5, lambda _: True) == []
+        assert [e for e in logs if e["event"] == "search.note_bm25_unreadable"]
+        assert not saved.exists()  # never read again
+        again = builder.index_for("v1", lambda: NOTES, 10)
+        assert reads.asked and top(again, "caraway") == ["bread.md"]
+    finally:
+        builder.close()
+    assert top(built(folder, NOTES, Reads({})), "kiln") == ["pottery.md"]  # saved anew
+
+
+def test_saved_chunk_tokens_damaged_in_place_fail_one_build_then_are_built_again(
         tmp_path: Path) -> None:
     folder = tmp_path / "note-bm25"
     built(folder, NOTES)
-    index = built(folder, NOTES)
-    scores = index._index.scores  # type: ignore[union-attr]
-    broken = np.array(scores["indices"])
-    broken[:] = 10**6  # documents that do not exist
-    scores["indices"] = broken
-    with capture_logs() as logs:
-        assert index.top("caraway", 5, lambda _: True) == []
-    assert [e for e in logs if e["event"] == "search.note_bm25_unreadable"]
+    (saved,) = folder.glob("index-*")
+    overwrite(saved / "chunk_tokens.npy", 10**6)  # ids of no token
+    changed: NoteSpec = {**NOTES, "pottery.md": ("Kilns", ["h3"])}  # a rebuild seeded by them
+    builder = NoteBm25Builder(Reads(), NoteBm25Files(folder))
+    try:
+        with capture_logs() as logs:
+            assert builder._build(lambda: changed) is None
+        assert [e for e in logs if e["event"] == "search.note_bm25_failed"]
+        assert not saved.exists()
+        again = builder._build(lambda: changed)
+        assert again is not None and top(again, "kilns") == ["pottery.md"]
+        assert top(again, "caraway") == ["bread.md"]
+    finally:
+        builder.close()
 
 
 def test_the_index_of_a_snapshot_the_store_has_moved_past_is_not_saved(tmp_path: Path) -> None:
