@@ -66,6 +66,7 @@ from magma.store_seal import IndexSeal
 from magma.store_tables import (
     FTS_CONFIG,
     FTS_INDEX_NAME,
+    MAINTAIN_UNINDEXED_ROWS,
     SCHEMA_VERSION,
     StoreTables,
     _chunks_schema,
@@ -102,6 +103,7 @@ __all__ = [
     "sql_str",
     "stored_problems",
     "table_name",
+    "text_index_behind",
 ]
 
 log = structlog.get_logger("dreamd.store")
@@ -1215,6 +1217,17 @@ def maintenance_due(store: MagmaStore) -> bool:
     """Whether :meth:`MagmaStore.maintain` has work worth its cost now
     (:meth:`StoreTables.maintenance_due`). Raises :class:`StoreError`."""
     return store._t.maintenance_due()
+
+
+def text_index_behind(store: MagmaStore) -> bool:
+    """Whether :data:`magma.store_tables.MAINTAIN_UNINDEXED_ROWS` chunks or more are searched
+    outside the full-text index, which :meth:`MagmaStore.maintain` folds them into. Reads
+    index metadata only. Raises :class:`StoreError`."""
+    try:
+        return store._t.text_rows_unindexed() >= MAINTAIN_UNINDEXED_ROWS
+    except Exception as exc:
+        raise StoreError(f"magma: read the full-text index's stats in {store.uri}: {exc}"
+                         ) from exc
 
 
 def graph_reads(store: MagmaStore) -> tuple[list[GraphFileRow], list[LinkRecord]]:

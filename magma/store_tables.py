@@ -34,9 +34,15 @@ _IN_SLICE = 500
 #: compaction is ≈6.5 s, against the < 1 s a save may take to be searchable).
 MAINTAIN_FRAGMENTS = 16
 #: Chunks searched outside the full-text index (flat, row by row) before a one-shot sync
-#: folds them in (:meth:`StoreTables.maintenance_due`; our choice: a large sync written in a
-#: few batches is folded in at once, a few saves are not).
-MAINTAIN_UNINDEXED_ROWS = 10_000
+#: folds them in (:meth:`StoreTables.maintenance_due`), and a running daemon does at its
+#: next quiet pause (:mod:`daemon.runner`). Each such row costs every full-text search:
+#: measured on the pooled LongMemEval oracle vault (940 notes, 12,713 chunks; a first sync
+#: in batches left 9,141 outside the index, under the 10,000 this was before), 40 questions,
+#: full-text search p50 / p95 2,418 / 4,921 ms with them, 33 / 117 ms once folded in (3.4 s
+#: of maintenance; machine at load ~6, so ~0.25 ms a row there, ~0.1 ms idle). Our choice:
+#: 1,000 rows, ~0.1 s a search at most, what a few hundred notes written at once leave; a
+#: few saves are not folded in one by one.
+MAINTAIN_UNINDEXED_ROWS = 1_000
 
 #: Bumped whenever a table layout changes. A store of an older version has its derived tables
 #: (files, chunks, links) dropped at open and rebuilt by the next sync; a newer one is refused.
@@ -440,10 +446,17 @@ class StoreTables:
             if any(t.stats()["fragment_stats"]["num_fragments"] >= fragments
                    for t in self.derived):
                 return True
-            stats = self.chunks.index_stats(FTS_INDEX_NAME) if chunks else None
-            return stats is not None and stats.num_unindexed_rows >= unindexed
+            return chunks > 0 and self.text_rows_unindexed() >= unindexed
         except Exception as exc:
             raise StoreError(f"magma: read the tables' stats in {self.uri}: {exc}") from exc
+
+    def text_rows_unindexed(self) -> int:
+        """Chunks the full-text search scans row by row, outside its index (0 without the
+        index: there is nothing to search yet). Reads the index's metadata only."""
+        if not self.fts_ready():
+            return 0
+        stats = self.chunks.index_stats(FTS_INDEX_NAME)
+        return stats.num_unindexed_rows if stats is not None else 0
 
     def maintain(self, cleanup_older_than: timedelta, *, purge: bool) -> None:
         """Compact every table, fold new rows into the full-text index (and into the vector

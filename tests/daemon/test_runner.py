@@ -307,3 +307,20 @@ def test_atomic_saves_and_coalesced_batches_end_with_index_equal_to_disk(
     assert "Flicker.md" not in index
     assert any("tick 30" in body for body in h.chunk_bodies(h.fresh_app(vault), "Ticker.md"))
     stop_and_check(daemon, vault)
+
+
+@pytest.mark.parametrize(("pending", "quiet_s", "since_s", "behind", "due"), [
+    (0, 3600.0, 3600.0, False, False),  # nothing written
+    (1, 40.0, 60.0, False, False),  # one save, a minute after the last compaction
+    (1, 40.0, 60.0, True, True),  # one batch left the full-text index behind: at the pause
+    (1, 5.0, 60.0, True, False),  # ... not while the user is still writing
+    (1, 40.0, 700.0, False, True),  # the interval has passed
+    (50, 40.0, 60.0, False, True),  # enough batches
+    (500, 0.0, 0.0, False, True),  # someone who never pauses
+])
+def test_the_store_is_compacted_at_a_pause_once_worth_it(
+        pending: int, quiet_s: float, since_s: float, behind: bool, due: bool) -> None:
+    from daemon.runner import maintain_now
+
+    assert maintain_now(pending=pending, quiet_s=quiet_s, since_maintain_s=since_s,
+                        text_index_behind=behind) is due

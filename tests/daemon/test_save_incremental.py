@@ -21,7 +21,7 @@ from lineage_files import write_memory
 import magma.graph_keeper as graph_keeper
 from daemon.app import App
 from magma.graph_step import NoteGraph, step_graph
-from magma.store_tables import MAINTAIN_FRAGMENTS
+from magma.store_tables import MAINTAIN_FRAGMENTS, MAINTAIN_UNINDEXED_ROWS
 from magma.vector_index import ExactVectors, Float16Vectors, Int8Vectors
 
 Builder = Callable[..., tuple[App, object]]
@@ -189,6 +189,28 @@ def test_a_one_shot_sync_compacts_only_once_enough_writes_wait(
             break
     else:
         pytest.fail("the writes waiting were never compacted")
+
+
+def test_a_first_sync_in_many_batches_leaves_no_chunk_outside_the_full_text_index(
+    tmp_path: Path, make_app: Builder
+) -> None:
+    # the full-text index is made with the first batch; the batches after it append rows
+    # that every full-text search scans one by one until they are folded in (9,141 of them
+    # on a 940-note vault: 2.4 s a search instead of 33 ms)
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    for i in range(60):
+        paragraphs = "\n\n".join(f"Paragraph {n} of this note: tern{i}x{n} plover{i}x{n}."
+                                   for n in range(30))
+        (vault / f"Note {i:02d}.md").write_text(f"# Note {i}\n\n{paragraphs}\n",
+                                                encoding="utf-8")
+    app, _ = make_app(vault, **{"sync.write_batch_files": 5, "sync.chunk_max_chars": 80})
+    app.sync()
+    counts = app.store.counts()
+    assert counts.chunks == 60 * 30 and counts.chunks - 5 * 30 >= MAINTAIN_UNINDEXED_ROWS
+    assert counts.fts_unindexed_rows == 0
+    hits = app.search("plover42x17", count_recall=False)
+    assert [h.path for h in hits][:1] == ["Note 42.md"]
 
 
 def test_appending_writes_into_the_room_of_the_last_index_only() -> None:
