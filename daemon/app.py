@@ -565,13 +565,13 @@ class App:
                     if verifier_chat is not None else None)
 
         def recall_stats() -> Mapping[str, RecallStats]:
-            if read_json(self.state_dir / LAST_SYNC_FILE) is None:
-                return {}
-            return self.recalls.stats()
+            return {} if read_json(self.state_dir / LAST_SYNC_FILE) is None \
+                else self.recalls.stats()
 
         return Retriever(store=self.store, embedder=self.embedder, settings=self.settings,
                          recall_stats=recall_stats, chat=chat, verifier=verifier,
-                         kept_graph=self.indexing.graph_keeper.step_graph)
+                         kept_graph=self.indexing.graph_keeper.step_graph,
+                         vector_folder=self.state_dir)
 
     @cached_property
     def searcher(self) -> SearchService:

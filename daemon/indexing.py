@@ -185,8 +185,9 @@ class Indexing:
 
     def sync_now(self, syncer: RootsSyncer, paths: Collection[str], *, purge: bool) -> None:
         """Index ``paths`` with ``syncer`` (the caller holds the store). ``purge`` (a forget)
-        also drops old table versions and takes the vectors of chunks no note holds any
-        more out of the user's embedding cache."""
+        also drops old table versions, takes the vectors of chunks no note holds any more
+        out of the user's embedding cache and lets go of the search's snapshot (its rows, and
+        the file they may be kept in, hold the forgotten notes')."""
         before = set(self._app.store.chunk_hashes(paths).values()) if purge else set()
         syncer.sync_paths(paths)
         if purge:
@@ -194,6 +195,9 @@ class Indexing:
             gone = before - self._app.store.stored_hashes(before)
             if gone:
                 self._app.embedding_cache.evict(gone)
+            retriever = vars(self._app).get("retriever")  # (made on first use)
+            if retriever is not None:
+                retriever.forget_snapshot()
 
     def index_now(self, paths: Collection[str], *, purge: bool = False) -> bool:
         """Index these vault paths now if this process may write the store.

@@ -60,8 +60,9 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
-from datetime import date, datetime
+from datetime import date, datetime, tzinfo
 from functools import partial
+from pathlib import Path
 
 import numpy as np
 import structlog
@@ -299,8 +300,10 @@ class Retriever:
         chat: ChatClient | None = None, verifier: FusionVerifier | None = None,
         clock: Callable[[], float] = time.monotonic,
         kept_graph: Callable[[], NoteGraph | None] | None = None,
+        vector_folder: Path | None = None,
     ) -> None:
         self._store = store
+        self._vector_folder = vector_folder
         self._kept_graph = kept_graph
         self._embedder = embedder
         self._settings = settings
@@ -377,25 +380,21 @@ class Retriever:
     def snapshot(self) -> Snapshot:
         """The catalogue and memory matrix for the store's current table versions: followed
         from the last one over this process's own batches (a batch of a few notes costs a
-        read of those notes), else read whole (the vault's template settings are read again
-        with them)."""
+        read of those notes), else read whole (:func:`_snapshot_of`)."""
         versions = self._store.versions()
         with self._snapshot_lock:
             snap = self._snapshot
             if snap is None or snap.versions != versions:
-                # this process's own batches since: re-read their paths only
-                delta = None if snap is None else self._store.changes_since(snap.versions)
-                limits = VectorLimits.of(self._settings.retrieval)
-                vault = self._settings.vault
-                templates = template_locations(vault.path, vault.config_folder) \
-                    if vault.path is not None else frozenset()
-                snap = (read_snapshot(self._store, versions, self._zone, limits=limits,
-                                      templates=templates)
-                        if snap is None or delta is None
-                        else follow_snapshot(self._store, snap, delta, versions, self._zone,
-                                             limits=limits, templates=templates))
+                snap = _snapshot_of(self._store, snap, versions, self._zone, self._settings,
+                                    self._vector_folder)
                 self._snapshot = snap
             return snap
+
+    def forget_snapshot(self) -> None:
+        """Let go of the snapshot (a forget: its vector rows hold the forgotten notes', and a
+        file of them, :mod:`magma.vector_file`, goes with it); the next search reads it."""
+        with self._snapshot_lock:
+            self._snapshot = None
 
     def entries(self) -> Mapping[str, CatalogueEntry]:
         """Every indexed note by path (the current snapshot)."""
@@ -736,6 +735,24 @@ class Retriever:
             self._recalls_at = now
         return self._recalls
 
+
+
+def _snapshot_of(store: MagmaStore, snap: Snapshot | None, versions: dict[str, int],
+                 zone: tzinfo, settings: Settings, folder: Path | None) -> Snapshot:
+    """The snapshot of ``store`` at ``versions``: ``snap`` followed over this process's own
+    batches since (their paths re-read only), else read whole, with the vault's template
+    settings read again; the int8 rows beside the store's IVF index kept in a file in
+    ``folder`` (:mod:`magma.vector_file`; ``None``: in the heap). Raises
+    :class:`StoreError`."""
+    delta = None if snap is None else store.changes_since(snap.versions)
+    vault = settings.vault
+    limits = VectorLimits.of(settings.retrieval, folder)
+    templates = template_locations(vault.path, vault.config_folder) \
+        if vault.path is not None else frozenset()
+    if snap is None or delta is None:
+        return read_snapshot(store, versions, zone, limits=limits, templates=templates)
+    return follow_snapshot(store, snap, delta, versions, zone, limits=limits,
+                           templates=templates)
 
 
 def stored_prefix(paths: Iterable[str], prefix: str | None) -> str | None:

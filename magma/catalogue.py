@@ -10,6 +10,7 @@ import re
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime, tzinfo
+from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
@@ -196,7 +197,8 @@ def vectors_of(rows: int, batches: Iterable[Any], limits: VectorLimits, indexed:
             hashes.extend(batch.column("content_hash").to_pylist())
             yield matrix_of(batch)
 
-    vectors = filled(limits.form(rows, indexed), rows, matrices())
+    vectors = filled(limits.form(rows, indexed), rows, matrices(),
+                     limits.file_folder(rows, indexed))
     trim_heap()
     return ids, paths, hashes, vectors
 
@@ -250,13 +252,14 @@ def follow_snapshot(store: MagmaStore, snap: Snapshot, delta: StoreDelta,
     changed = delta.paths
     if not changed:
         rows = snap.chunk_count
-        form = limits.form(rows, _indexed(store, limits, rows))
+        indexed = _indexed(store, limits, rows)
+        form = limits.form(rows, indexed)
         if form == snap.chunk_vectors.form:
             return with_ann(replace(snap, versions=versions, limits=limits), store)
         # the store's index was built (or dropped) since: the rows change form
         return with_ann(_stacked_again(snap, versions, snap.entries, snap.postings, snap.names,
-                                       snap.memory_text, None, frozenset(), form, limits),
-                        store)
+                                       snap.memory_text, None, frozenset(), form, limits,
+                                       indexed), store)
     added = _memory_text(store.memory_chunks(changed))
     memory_text = {p: t for p, t in snap.memory_text.items() if p not in changed}
     memory_text.update(added)
@@ -273,14 +276,15 @@ def follow_snapshot(store: MagmaStore, snap: Snapshot, delta: StoreDelta,
     fresh = store.chunk_vectors(changed)
     left = [r for p in changed for r in snap.rows_by_path.get(p, ())]
     rows = snap.chunk_count - len(left) + fresh.num_rows
-    form = limits.form(rows, _indexed(store, limits, rows))
+    indexed = _indexed(store, limits, rows)
+    form = limits.form(rows, indexed)
     if form == snap.chunk_vectors.form and \
             len(snap.dead) + len(left) <= max(DEAD_ROWS_MIN, int(rows * DEAD_SHARE)):
         out = _appended(snap, versions, entries, postings, names, memory_text, fresh, left,
                         limits)
     else:
         out = _stacked_again(snap, versions, entries, postings, names, memory_text, fresh,
-                             changed, form, limits)
+                             changed, form, limits, indexed)
     if delta.same_paths and snap.neighbours is not None and snap.link_targets is not None:
         out.link_targets, out.neighbours = _follow_links(
             snap.link_targets, snap.neighbours, store.link_pairs(changed), changed, entries)
@@ -334,10 +338,14 @@ def _appended(snap: Snapshot, versions: dict[str, int], entries: dict[str, Catal
 def _stacked_again(snap: Snapshot, versions: dict[str, int],
                    entries: dict[str, CatalogueEntry], postings: dict[str, set[str]],
                    names: dict[str, set[str]], memory_text: dict[str, str], fresh: Any,
-                   changed: Collection[str], form: VectorForm, limits: VectorLimits
-                   ) -> Snapshot:
+                   changed: Collection[str], form: VectorForm, limits: VectorLimits,
+                   indexed: bool) -> Snapshot:
     """``snap``'s living rows of the notes not ``changed`` then the rows of ``fresh``
-    (``None``: none), stacked again in ``form``: no dead row left."""
+    (``None``: none), stacked again in ``form``: no dead row left. Rows of the same form stay
+    where they were kept (a file: a new one; the heap); rows changing form go where
+    ``limits`` puts them (:meth:`VectorLimits.file_folder`, ``indexed`` or not by the
+    store); rows kept in the heap where a file would be (it could not be written) move to
+    one at the next snapshot read whole."""
     keep = [i for i, p in enumerate(snap.chunk_paths) if p and p not in changed]
     fresh_matrix = matrix_of(fresh) if fresh is not None else None
     was = snap.chunk_vectors
@@ -346,7 +354,8 @@ def _stacked_again(snap: Snapshot, versions: dict[str, int],
                                fresh_matrix if fresh_matrix is not None
                                else np.zeros((0, 1), dtype=np.float32))
     else:
-        vectors = _converted(was, keep, fresh_matrix, form)
+        rows = len(keep) + (len(fresh_matrix) if fresh_matrix is not None else 0)
+        vectors = _converted(was, keep, fresh_matrix, form, limits.file_folder(rows, indexed))
 
     def column(name: str) -> list[str]:
         return fresh.column(name).to_pylist() if fresh is not None else []
@@ -505,17 +514,18 @@ def _indexed(store: MagmaStore, limits: VectorLimits, rows: int) -> bool:
 
 
 def _converted(was: ChunkVectors, keep: Sequence[int], fresh: np.ndarray | None,
-               form: VectorForm) -> ChunkVectors:
-    """The rows of ``was`` at ``keep`` then ``fresh`` (``float32[k, dims]``) in ``form``,
-    converted :data:`magma.vector_index.BLOCK_ROWS` rows at a time (no float32 copy of
-    them all)."""
+               form: VectorForm, folder: Path | None = None) -> ChunkVectors:
+    """The rows of ``was`` at ``keep`` then ``fresh`` (``float32[k, dims]``) in ``form``
+    (in a file in ``folder``: :func:`magma.vector_index.filled`), converted
+    :data:`magma.vector_index.BLOCK_ROWS` rows at a time (no float32 copy of them all)."""
     def blocks() -> Iterator[np.ndarray]:
         for start in range(0, len(keep), BLOCK_ROWS):
             yield was.rows(np.asarray(keep[start : start + BLOCK_ROWS], dtype=np.int64))
         if fresh is not None and len(fresh):
             yield fresh
 
-    return filled(form, len(keep) + (len(fresh) if fresh is not None else 0), blocks())
+    return filled(form, len(keep) + (len(fresh) if fresh is not None else 0), blocks(),
+                  folder)
 
 
 def matrix_of(table: Any) -> np.ndarray:

@@ -17,18 +17,21 @@ exact order of candidates, but numpy up-casts it slower still (the figures are g
 :data:`config.settings.ANN_VECTOR_FORM`). Above ``retrieval.ann_vectors_above`` the store's
 IVF index finds the nearest chunks with their exact cosines (:mod:`magma.vector_ann`), and
 the in-memory rows only serve filtered searches of a few rows and the later stages, so they
-are kept compact there (``retrieval.ann_vector_form``).
+are kept compact there (``retrieval.ann_vector_form``), and ``int8`` codes in a file mapped
+read-only instead of the heap (:mod:`magma.vector_file`; :meth:`VectorLimits.file_folder`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal, Protocol
 
 import numpy as np
 
 from config.settings import ANN_VECTOR_FORM, COMPACT_VECTORS_ABOVE, FILTERED_SCAN_ROWS
+from magma.vector_file import RowFile, codes_in_file
 
 __all__ = [
     "BLOCK_ROWS",
@@ -109,7 +112,13 @@ class ChunkVectors(Protocol):
 
     @property
     def nbytes(self) -> int:
-        """Bytes held in memory."""
+        """Bytes of the rows (in the heap, or mapped from a file: :attr:`mapped`)."""
+        ...
+
+    @property
+    def mapped(self) -> bool:
+        """Are the rows mapped from a file (:mod:`magma.vector_file`) instead of held in the
+        heap?"""
         ...
 
     def __len__(self) -> int: ...
@@ -155,6 +164,10 @@ class ExactVectors:
     def nbytes(self) -> int:
         return int(self.matrix.nbytes)
 
+    @property
+    def mapped(self) -> bool:
+        return False
+
     def __len__(self) -> int:
         return len(self.matrix)
 
@@ -195,6 +208,10 @@ class Float16Vectors:
     def nbytes(self) -> int:
         return int(self.half.nbytes)
 
+    @property
+    def mapped(self) -> bool:
+        return False
+
     def __len__(self) -> int:
         return len(self.half)
 
@@ -229,11 +246,32 @@ class Float16Vectors:
 class Int8Vectors:
     """``int8[rows, dims]`` codes and ``float32[rows]`` scales: row ``i`` is
     ``codes[i] * scales[i]`` (each row's largest absolute value maps to 127; the rounding
-    error of a component is at most half a scale step, 1/254 of that value)."""
+    error of a component is at most half a scale step, 1/254 of that value). With ``file``
+    the codes are that file's rows, mapped (:mod:`magma.vector_file`; :meth:`in_file`), the
+    scales in the heap; the rows kept follow in the file: a save's are appended to it, the
+    rows stacked again go to a new one."""
 
     codes: np.ndarray
     scales: np.ndarray
     room: _Room | None = field(default=None, compare=False, repr=False)
+    file: RowFile | None = field(default=None, compare=False, repr=False)
+
+    @classmethod
+    def in_file(cls, folder: Path, matrices: Iterable[np.ndarray]) -> Int8Vectors:
+        """The rows of ``matrices`` (``float32[k, dims]`` each, unit rows) quantised as they
+        come, their codes written into a file in ``folder`` and mapped (in the heap when it
+        cannot be written: :func:`magma.vector_file.codes_in_file`)."""
+        scales: list[np.ndarray] = []
+
+        def parts() -> Iterator[np.ndarray]:
+            for matrix in matrices:
+                part = Int8Vectors.of(matrix)
+                scales.append(part.scales)
+                yield part.codes
+
+        codes, file = codes_in_file(folder, parts())
+        return cls(codes=codes, scales=np.concatenate(scales) if scales
+                   else np.zeros(0, dtype=np.float32), file=file)
 
     @classmethod
     def of(cls, matrix: np.ndarray) -> Int8Vectors:
@@ -257,6 +295,10 @@ class Int8Vectors:
     @property
     def nbytes(self) -> int:
         return int(self.codes.nbytes + self.scales.nbytes)
+
+    @property
+    def mapped(self) -> bool:
+        return self.file is not None
 
     def __len__(self) -> int:
         return len(self.codes)
@@ -282,15 +324,31 @@ class Int8Vectors:
 
     def followed(self, keep: np.ndarray, fresh: np.ndarray) -> ChunkVectors:
         added = Int8Vectors.of(fresh)
-        return Int8Vectors(codes=_stacked(self.codes[keep], added.codes),
-                           scales=np.concatenate([self.scales[keep], added.scales]))
+        scales = np.concatenate([self.scales[keep], added.scales])
+        if self.file is None:
+            return Int8Vectors(codes=_stacked(self.codes[keep], added.codes), scales=scales)
+        keep = np.asarray(keep, dtype=np.int64)
+        # a new file: the one mapped here keeps its bytes while an older index reads them
+        parts = (self.codes[keep[start : start + BLOCK_ROWS]]
+                 for start in range(0, len(keep), BLOCK_ROWS))
+        codes, file = codes_in_file(self.file.folder, (*parts, added.codes))
+        return Int8Vectors(codes=codes, scales=scales, file=file)
 
     def appended(self, fresh: np.ndarray) -> ChunkVectors:
         if len(fresh) == 0:
             return self  # nothing to add (a note deleted): the same rows
-        if len(self.codes) == 0:
-            return self.followed(np.arange(0), fresh)
+        if len(self.codes) == 0 or (self.file is not None and self.file.rows != len(self.codes)):
+            # (an index mapping the file's first rows only: another was appended to it)
+            return self.followed(np.arange(len(self.codes)), fresh)
         added = Int8Vectors.of(fresh)
+        if self.file is not None:
+            (scales,), room = _grown((self.scales,), self.room, (added.scales,))
+            try:
+                self.file.append(added.codes)
+            except OSError:  # (a full disk: stacked again, in a new file or the heap)
+                return self.followed(np.arange(len(self.codes)), fresh)
+            return Int8Vectors(codes=self.file.view(), scales=scales, room=room,
+                               file=self.file)
         (codes, scales), room = _grown((self.codes, self.scales), self.room,
                                        (added.codes, added.scales))
         return Int8Vectors(codes=codes, scales=scales, room=room)
@@ -320,19 +378,30 @@ def _stacked(kept: np.ndarray, fresh: np.ndarray) -> np.ndarray:
 class VectorLimits:
     """Which form the in-memory index takes and how the vector stage searches it: the
     ``retrieval`` settings of these names (``ann_above`` ``None``: the store's IVF index is
-    never asked)."""
+    never asked); ``folder``: where int8 rows beside that index are kept in a file instead of
+    the heap (:mod:`magma.vector_file`; ``None``: in the heap)."""
 
     compact_above: int = DEFAULT_COMPACT_ABOVE
     ann_above: int | None = None
     ann_form: VectorForm = DEFAULT_ANN_FORM
     filtered_scan_rows: int = FILTERED_SCAN_ROWS
+    folder: Path | None = None
 
     @classmethod
-    def of(cls, retrieval: Any) -> VectorLimits:
-        """The limits of a ``config.settings.RetrievalSettings``."""
+    def of(cls, retrieval: Any, folder: Path | None = None) -> VectorLimits:
+        """The limits of a ``config.settings.RetrievalSettings``, rows kept in ``folder``."""
         return cls(compact_above=retrieval.compact_vectors_above,
                    ann_above=retrieval.ann_vectors_above, ann_form=retrieval.ann_vector_form,
-                   filtered_scan_rows=retrieval.filtered_scan_rows)
+                   filtered_scan_rows=retrieval.filtered_scan_rows, folder=folder)
+
+    def file_folder(self, rows: int, indexed: bool = True) -> Path | None:
+        """The folder of the file an index of ``rows`` chunks keeps its rows in: ``folder``
+        when they are ``int8`` and the store's IVF index, built (``indexed``), answers the
+        unfiltered searches (a search then reads few rows); else ``None`` (the heap: every
+        row is scanned)."""
+        if self.folder is None or not self.asks_index(rows) or not indexed:
+            return None
+        return self.folder if self.form(rows, indexed) == "int8" else None
 
     def form(self, rows: int, indexed: bool = True) -> VectorForm:
         """The form of an index of ``rows`` chunks, ``indexed`` or not by the store
@@ -372,11 +441,16 @@ def in_form(matrix: np.ndarray, form: VectorForm) -> ChunkVectors:
     return ExactVectors(np.ascontiguousarray(matrix, dtype=np.float32))
 
 
-def filled(form: VectorForm, rows: int, matrices: Iterable[np.ndarray]) -> ChunkVectors:
+def filled(form: VectorForm, rows: int, matrices: Iterable[np.ndarray],
+           folder: Path | None = None) -> ChunkVectors:
     """An index of ``form`` holding the rows of ``matrices`` (``float32[k, dims]`` each, unit
     rows) one after another, about ``rows`` in all: each matrix is converted as it comes
     into arrays of the final size, so that the float32 rows are never held all at once.
-    More or fewer rows than ``rows`` are taken too (the arrays are then copied once)."""
+    More or fewer rows than ``rows`` are taken too (the arrays are then copied once).
+    ``folder`` (``int8`` only): the codes written into a file there and mapped
+    (:meth:`Int8Vectors.in_file`)."""
+    if folder is not None and form == "int8":
+        return Int8Vectors.in_file(folder, matrices)
     parts: list[ChunkVectors] = []
     whole: ChunkVectors | None = None
     done = 0

@@ -245,5 +245,6 @@ def test_the_rows_stay_exact_until_the_index_is_built(vault: Path, make_app: Bui
     assert app.store.vector_index() == "IvfRq"
     snap = app.retriever.snapshot()
     assert snap.chunk_vectors.form == "int8"
+    assert snap.chunk_vectors.mapped  # (magma.vector_file) converted into a file
     assert [p for p, _, _ in _nearest(snap, vector, 5, lambda _: True, False)] == scanned
     app.close()

@@ -1,0 +1,102 @@
+"""The int8 codes of the in-memory chunk vector index kept in a file instead of the heap, while
+the store's IVF index answers the unfiltered vector searches.
+
+Beside that index (more than ``retrieval.ann_vectors_above`` chunks, once the store has built
+it) a search reads few rows of the in-memory index: the candidates' vectors for re-ranking,
+each candidate note's best chunk, the rows of a filtered search allowing up to
+``retrieval.filtered_scan_rows`` chunks, the memories' rows. Yet the codes of every chunk were
+kept in the process's heap (at 100,000 notes, 928,739 chunks: 453 MB of anonymous memory).
+:class:`RowFile` writes them into a temporary file in the vault's state folder and maps it
+read-only (``numpy.memmap``): only the pages of the rows a search touches are resident, clean
+page cache the kernel takes back under pressure, and the values are the same bytes, so every
+score is the same.
+
+The file has no name: it is created unlinked (``tempfile.TemporaryFile``), so no other
+process sees it, and it is gone, with every vector in it, once the last index mapping it is
+let go, or when the process ends, however it ends (a crash leaves nothing to clean). A save's
+rows are appended to it (the old mappings never see bytes they map change); the rows stacked
+again (:func:`magma.catalogue.follow_snapshot`) go to a new file; a forget lets go of the
+search's snapshot (:meth:`daemon.retrieval.Retriever.forget_snapshot`), so the file holding
+the forgotten notes' rows is gone once no search reads it. A file that cannot be written (a
+full disk, a folder that cannot be made) is logged and the codes kept in the heap: searches
+answer the same.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Iterable
+from pathlib import Path
+from typing import IO
+
+import numpy as np
+import structlog
+
+__all__ = ["RowFile", "codes_in_file"]
+
+log = structlog.get_logger("dreamd.vectors")
+
+
+class RowFile:
+    """``int8[rows, dims]`` codes in an unnamed temporary file in ``folder``, appended to and
+    mapped read-only (the module docstring). Raises :class:`OSError` when the file cannot be
+    made."""
+
+    __slots__ = ("_file", "dims", "folder", "rows")
+
+    def __init__(self, folder: Path, dims: int) -> None:
+        folder.mkdir(parents=True, exist_ok=True)
+        # (kept open as long as the rows are mapped: no context to close it in)
+        self._file: IO[bytes] = tempfile.TemporaryFile(  # noqa: SIM115
+            dir=folder, prefix=".vectors-")
+        self.folder, self.dims = folder, dims
+        self.rows = 0
+
+    def append(self, codes: np.ndarray) -> None:
+        """Write ``codes`` (``int8[k, dims]``) after the rows written. Raises
+        :class:`OSError` (a full disk: the rows written stay as they were)."""
+        data = np.ascontiguousarray(codes, dtype=np.int8)
+        if len(data) == 0:
+            return
+        self._file.seek(self.rows * self.dims)
+        self._file.write(data.data.cast("B"))
+        self._file.flush()
+        self.rows += len(data)
+
+    def view(self) -> np.ndarray:
+        """The rows written, mapped read-only (``int8[rows, dims]``; a plain ``ndarray`` whose
+        base keeps the mapping open)."""
+        if self.rows == 0:
+            return np.zeros((0, self.dims), dtype=np.int8)
+        mapped = np.memmap(self._file, dtype=np.int8, mode="r", shape=(self.rows, self.dims))
+        return mapped.view(np.ndarray)
+
+
+def codes_in_file(folder: Path, parts: Iterable[np.ndarray]) -> tuple[np.ndarray, RowFile | None]:
+    """The codes of ``parts`` (``int8[k, dims]`` each) one after another, written into a
+    :class:`RowFile` in ``folder`` and mapped -> ``(codes, file)``; when the file cannot be
+    made or written (logged: ``search.vectors_in_heap``), the codes in the heap and ``None``
+    (those written so far read back)."""
+    file: RowFile | None = None
+    heap: list[np.ndarray] = []
+    dims = 0
+    for part in parts:
+        if len(part) == 0:
+            continue
+        dims = part.shape[1]
+        if file is not None or not heap:
+            try:
+                file = file if file is not None else RowFile(folder, dims)
+                file.append(part)
+                continue
+            except OSError as error:
+                log.warning("search.vectors_in_heap", folder=str(folder), error=str(error))
+                if file is not None:
+                    heap.append(np.array(file.view()))
+                file = None
+        heap.append(np.asarray(part, dtype=np.int8))
+    if file is not None:
+        return file.view(), file
+    if not heap:
+        return np.zeros((0, dims or 1), dtype=np.int8), None
+    return (heap[0] if len(heap) == 1 else np.concatenate(heap)), None
