@@ -35,6 +35,17 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 
+def written() -> tuple[int, int]:
+    """``(wchar, write_bytes)`` of this process so far (``/proc/self/io``: bytes handed to
+    ``write`` calls, bytes sent to the storage layer); ``(0, 0)`` where there is none."""
+    try:
+        fields = dict(line.split(": ") for line in
+                      Path("/proc/self/io").read_text().splitlines())
+    except OSError:
+        return 0, 0
+    return int(fields["wchar"]), int(fields["write_bytes"])
+
+
 def timed(step: object) -> tuple[float, float]:
     """``(wall s, CPU s)`` of calling ``step``."""
     wall, cpu = time.perf_counter(), time.process_time()
@@ -85,10 +96,21 @@ def saved_runs(app: Any, snap: Any, folder: Path, repeat: int) -> None:
 
     def run(name: str, notes: Any) -> None:
         builder = NoteBm25Builder(app.store.chunk_bodies, NoteBm25Files(folder))
+        before = written()
         wall, cpu = timed(lambda: builder._build(lambda: notes))
+        after = written()
         mapped = builder._saved is not None and builder._last.paths == builder._saved.paths
         print(f"{name:34s}{wall:7.2f} s wall {cpu:7.2f} s CPU"
+              f"  written {(after[0] - before[0]) / 1e6:7.1f} MB"
+              f" (to disk {(after[1] - before[1]) / 1e6:7.1f} MB)"
               f"{'  (served mapped)' if mapped else ''}")
+        if builder._held is not None:  # (held: magma.note_bm25.SAVE_GAP_S) saved as due
+            before = written()
+            wall, cpu = timed(builder._save_held_now)
+            after = written()
+            print(f"{'  then its save':34s}{wall:7.2f} s wall {cpu:7.2f} s CPU"
+                  f"  written {(after[0] - before[0]) / 1e6:7.1f} MB"
+                  f" (to disk {(after[1] - before[1]) / 1e6:7.1f} MB)")
         builder.close()
 
     run("first build (bodies read, saved)", spec)

@@ -14,8 +14,9 @@ word segmenter), a lone character as itself.
 
 :class:`NoteLexicon` keeps the tokens of every chunk by its content hash, so a new snapshot
 of the index re-reads and re-tokenizes only the chunks that changed. With a folder to keep it
-in (:mod:`magma.note_bm25_files`), the index is saved once built and read back
-memory-mapped at the next start when it indexes the same notes (:func:`spec_fingerprint`);
+in (:mod:`magma.note_bm25_files`), the index is saved once built (a rebuild at most every
+:data:`SAVE_GAP_S`, and at the close) and read back memory-mapped at the next start when it
+indexes the same notes (:func:`spec_fingerprint`);
 the tokens of its chunks, saved beside it, seed the next build instead of staying in the
 heap.
 """
@@ -51,7 +52,9 @@ from magma.text import CJK_RANGES
 # warnings are news to a user.
 logging.getLogger("bm25s").setLevel(logging.WARNING)
 
-__all__ = ["BM25_WAIT_S", "NOT_SAVED", "REBUILD_GAP_FACTOR", "STOP_CHECK_EVERY", "TOKENS_VERSION",
+__all__ = ["BM25_WAIT_S", "NOT_SAVED", "REBUILD_GAP_FACTOR", "SAVE_GAP_S", "STOP_CHECK_EVERY",
+           "STOP_SAVE_MAX_S",
+           "TOKENS_VERSION",
            "BuildStopped", "NoteBm25", "NoteBm25Builder", "NoteLexicon", "TermCounts",
            "bm25_tokens", "spec_fingerprint"]
 
@@ -73,6 +76,22 @@ BM25_STALE_WAIT_S = 0.05
 #: rebuilds take at most a tenth of one core (our choice); the vector and full-text lists
 #: always see the newest snapshot.
 REBUILD_GAP_FACTOR = 9.0
+#: A rebuilt index is saved (:mod:`magma.note_bm25_files`) only once this long has passed
+#: since the saved one was written (seconds; our choice), else at the first look after that
+#: (a timer) or when the process stops, whichever comes first. Each save writes the whole
+#: score matrix again (301 MB at 100,000 notes, ``bench/big_vault.py``: every note's scores
+#: move with any note's length and every word's document frequency), and a vault edited
+#: without pause is rebuilt every ~3 minutes there (:data:`REBUILD_GAP_FACTOR`): ~6 GB an
+#: hour of disk writes if each were saved, at most ~0.6 GB so. A saved index older than the
+#: vault costs a start that finds it only a rebuild from its chunk tokens (the changed
+#: chunks read: 14.7 s of CPU at 100,000 notes) instead of reading it (0.7 s), however
+#: old; the rebuilt index meanwhile serves from the heap (its lexicon too: ~0.4 GB more).
+SAVE_GAP_S = 1800.0
+#: The close saves an index held only when the last save took at most this long (seconds;
+#: our choice: a third of the daemon's own wait at exit, ``daemon.runner.EXIT_WAIT_S``). At
+#: 100,000 notes a save writes 317 MB: 14.5-14.8 s of wall time (3.2-3.4 s of CPU) on the
+#: loaded disk it was measured on; a slower save is left to the next start's rebuild.
+STOP_SAVE_MAX_S = 10.0
 #: Chunks tokenized (or notes assembled) between two looks at whether the build was stopped
 #: (our choice: tokenizing 256 chunks takes well under 0.1 s, so a closed process ends that
 #: soon; the look itself is one ``Event.is_set``).
@@ -425,6 +444,16 @@ def _failed(build: Future[NoteBm25 | None]) -> bool:
     return build.done() and not build.cancelled() and build.result() is None
 
 
+@dataclass(frozen=True, slots=True)
+class _Held:
+    """An index built and not saved yet, with what its save needs."""
+
+    fingerprint: str
+    notes: NoteSpec
+    built: NoteBm25
+    generation: int
+
+
 class NoteBm25Builder:
     """Builds :class:`NoteBm25` indexes off the search path, one at a time, in its own
     thread, from a :class:`NoteLexicon` kept across builds; the last index built serves
@@ -434,8 +463,10 @@ class NoteBm25Builder:
     chunk), e.g. :meth:`magma.store.MagmaStore.chunk_bodies`. With ``files``
     (:class:`magma.note_bm25_files.NoteBm25Files`) the first build reads the index saved
     there when it indexes the same notes (:func:`spec_fingerprint`), else builds from the
-    chunk tokens saved with it (only the chunks not among them are read); each index built
-    is saved and served memory-mapped, its lexicon left on disk until the next build.
+    chunk tokens saved with it (only the chunks not among them are read); an index built
+    is saved and served memory-mapped, its lexicon left on disk until the next build, once
+    :data:`SAVE_GAP_S` has passed since the saved one was written (else it serves from the
+    heap and is saved when the gap has passed, or by :meth:`close`).
     ``current()`` gives the key of the store's snapshot now (its table versions,
     :meth:`magma.store.MagmaStore.versions`): the index of an older one is not saved, as a
     forget since may have taken one of its notes.
@@ -457,6 +488,9 @@ class NoteBm25Builder:
         self._pending: Future[NoteBm25 | None] | None = None  # the newest build
         self._next_build_at = 0.0  # time.monotonic() from which a rebuild may start
         self._stop = threading.Event()  # set by close(): a build under way gives up
+        self._work = threading.Lock()  # held by a build or a save (they share the lexicon)
+        self._held: _Held | None = None  # the newest index built and not saved yet
+        self._timer: threading.Timer | None = None  # saves _held once SAVE_GAP_S passed
 
     def generation(self) -> int:
         """The forgets counted by the saved index's folder
@@ -510,16 +544,69 @@ class NoteBm25Builder:
                     return built
         return self._last
 
-    def close(self) -> None:
+    def close(self, *, save: bool = True) -> None:
         """Stop the build thread: a build waiting for it is cancelled, a build under way
         gives up within :data:`STOP_CHECK_EVERY` chunks or notes (or once the store's read
         it is in returns). Python joins the thread when the process exits, so a one-shot
         command that asked for an index it had no time to use (``dreamd search`` in a big
-        vault without the daemon) no longer waits for it to be built before it ends."""
+        vault without the daemon) no longer waits for it to be built before it ends. With
+        ``save``, an index built and not saved yet (:data:`SAVE_GAP_S`) is saved now, unless
+        a build or a save is under way (the close never waits for one) or the last save took
+        longer than :data:`STOP_SAVE_MAX_S`."""
         self._stop.set()
+        if self._timer is not None:
+            self._timer.cancel()
         self._pool.shutdown(wait=False, cancel_futures=True)
+        if not save or self._held is None or self._files is None:
+            return
+        took = self._files.save_seconds()
+        if took is not None and took > STOP_SAVE_MAX_S:
+            log.info("search.note_bm25_not_saved", reason="its last save took too long to "
+                     "wait for at the close", seconds=took)
+        elif self._work.acquire(blocking=False):
+            try:
+                self._save_held()
+            finally:
+                self._work.release()
+
+    def _save_later(self) -> None:
+        """The timer's: save the index held once :data:`SAVE_GAP_S` passed, in the build
+        thread (after a build under way)."""
+        with contextlib.suppress(RuntimeError):  # (closed meanwhile)
+            self._pool.submit(self._save_held_now)
+
+    def _save_held_now(self) -> None:
+        with self._work:
+            self._save_held()
+
+    def _save_held(self) -> None:
+        """Save the index held (the caller holds ``_work``) and serve it mapped."""
+        held, self._held = self._held, None
+        if held is None or self._files is None or self._lexicon is None:
+            return
+        try:
+            chunks = {h: self._lexicon.chunks[h]
+                      for _, hashes in held.notes.values() for h in hashes}
+        except KeyError:  # (a failed build since forgot some: the next build saves)
+            return
+        mapped = self._saved_as(held.fingerprint, held.built, chunks, held.generation)
+        if mapped is None:
+            return
+        with self._lock:
+            if self._last is held.built:
+                self._last = mapped
+            if self._pending is not None and self._pending.done() and \
+                    not self._pending.cancelled() and self._pending.result() is held.built:
+                done: Future[NoteBm25 | None] = Future()
+                done.set_result(mapped)
+                self._pending = done
+        trim_heap()
 
     def _build(self, spec: Callable[[], NoteSpec], generation: int = 0) -> NoteBm25 | None:
+        with self._work:
+            return self._build_now(spec, generation)
+
+    def _build_now(self, spec: Callable[[], NoteSpec], generation: int) -> NoteBm25 | None:
         started = time.monotonic()
         try:
             built = self._index_of(spec(), generation)
@@ -568,19 +655,41 @@ class NoteBm25Builder:
         built = lexicon.build(notes, stop)
         if self._files is None:
             return built
+        self._held = None
         if built._index is None:  # no words left: neither may a saved index keep any
             if self._saved is not None:
                 self._files.discard()
                 self._saved = None
             return built
+        if generation == NOT_SAVED:
+            return built
+        written = self._files.written()  # (None after a forget: saved at once)
+        wait_s = 0.0 if written is None else SAVE_GAP_S - (time.time() - written)
+        if wait_s > 0:  # saved later (a timer, or the close)
+            self._held = _Held(fingerprint, notes, built, generation)
+            if self._timer is None or not self._timer.is_alive():
+                self._timer = threading.Timer(wait_s, self._save_later)
+                self._timer.daemon = True
+                self._timer.start()
+            return built
+        return self._saved_as(fingerprint, built, lexicon.chunks, generation) or built
+
+    def _saved_as(self, fingerprint: str, built: NoteBm25, chunks: Mapping[str, np.ndarray],
+                  generation: int) -> NoteBm25 | None:
+        """Save ``built`` -> it read back mapped (``None``: not saved, it serves from the
+        heap)."""
+        assert self._files is not None and built._index is not None
+        started = time.monotonic()
         try:
-            saved = self._files.save(fingerprint, built.paths, built._index, lexicon.chunks,
+            saved = self._files.save(fingerprint, built.paths, built._index, chunks,
                                      generation)
         except (OSError, ValueError) as error:  # a full disk: the index serves from the heap
             log.warning("search.note_bm25_not_saved", error=str(error))
-            return built
+            return None
         if saved is None:
-            return built
+            return None
+        log.info("search.note_bm25_saved", notes=len(saved.paths),
+                 seconds=round(time.monotonic() - started, 2))
         self._saved, self._lexicon = saved, None  # the heap's copies go
         return NoteBm25.saved(saved, functools.partial(self._drop_saved, saved))
 
@@ -592,5 +701,5 @@ class NoteBm25Builder:
             if self._saved is not saved:
                 return  # (dropped already, or replaced by a newer index)
             self._files.remove(saved.fingerprint)
-            self._saved, self._lexicon = None, None
+            self._saved, self._lexicon, self._held = None, None, None
             self._last, self._key = NoteBm25((), None), None

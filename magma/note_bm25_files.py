@@ -14,23 +14,30 @@ Layout of ``<state>/note-bm25/`` (``<state>/note-bm25.lock`` is held while an in
 in place or the folder emptied)::
 
     forgets            how many times a forget emptied the folder (:meth:`NoteBm25Files.discard`)
+    save-seconds       how long the last save took (:meth:`NoteBm25Files.save_seconds`)
     index-<fingerprint>/
         data.csc.index.npy, indices.csc.index.npy, indptr.csc.index.npy,
         vocab.index.json, params.index.json      (``bm25s.BM25.save``)
         notes.json         the indexed notes' paths, in the matrix's document order
-        chunk_hashes.npy, chunk_starts.npy, chunk_tokens.npy
-                           every chunk's token ids (``int32``), by content hash
-        manifest.json      format, fingerprint and sizes: written last
+        chunks-<digest>.npy, tokens-<digest>.npy
+                           every chunk's token ids (``int32``) in :data:`TOKEN_BUCKETS`
+                           groups by content hash, named by the hash of their contents
+        manifest.json      format, fingerprint, sizes and the groups: written last
 
-At 100,000 notes (928,739 chunks, 338,620 distinct tokens) the folder holds 392 MB, written
-again by each rebuild: 144 MB each of scores and indices, 83 MB of chunk tokens. Read back,
-the index holds ~55 MB of the heap (its vocabulary and the notes' paths).
+At 100,000 notes (928,739 chunks, 338,620 distinct tokens) the folder holds 411 MB: 301 MB
+of scores and indices, written again by each save (every note's scores move with any
+change), 87 MB of chunk tokens, of which a save writes only the groups holding a changed
+chunk and links the others from the index saved before (hard links: no data written). Read
+back, the index holds ~55 MB of the heap (its vocabulary and the notes' paths). How often a
+rebuilt index is saved: :data:`magma.note_bm25.SAVE_GAP_S`.
 
 An index is written into a temporary folder, fsynced, then renamed into place (one
 ``os.replace`` of the folder) and the older ones removed; a temporary folder a crash left is
 removed at the next start. Its vocabulary holds the words of
-the indexed notes only: a token no note holds any more is left out on saving (the matrix's
-empty columns), so a deleted note's words leave the disk with the next index saved, and a
+the indexed notes only: a token no note holds any more is saved as a NUL and its number
+(the matrix's empty columns; the numbers are kept so that the chunk token files stay the
+same; renumbered once they are half of the vocabulary), so a deleted note's words leave the
+disk with the next index saved, and a
 forget (:meth:`magma.store.MagmaStore.maintain` with ``purge``) removes every saved index at
 once. A build that read its snapshot before that forget does not save
 (:meth:`NoteBm25Files.save` compares :meth:`NoteBm25Files.generation`).
@@ -48,11 +55,13 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import hashlib
 import json
 import os
 import shutil
 import tempfile
 import time
+import zlib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -66,14 +75,19 @@ from ccb.atomic import write_bytes_atomic
 from config.errors import StoreError
 
 __all__ = ["ABANDONED_AFTER_S", "FILES_FORMAT", "LOCK_TIMEOUT_S", "NOTE_INDEX_FOLDER",
-           "NoteBm25Files", "SavedNoteBm25"]
+           "TOKEN_BUCKETS", "NoteBm25Files", "SavedNoteBm25"]
 
 log = structlog.get_logger("dreamd.note_bm25")
 
 #: The folder's name in a vault's state folder (:func:`config.settings.state_dir`).
 NOTE_INDEX_FOLDER = "note-bm25"
 #: Version of the folder's layout (raised when what is saved changes meaning).
-FILES_FORMAT = 1
+FILES_FORMAT = 2
+#: Groups the chunks' token ids are saved in, each in files named by the hash of their
+#: contents: a save links the groups no chunk of which changed from the index saved before
+#: instead of writing them again (our choice: an edit of a few notes changes a few dozen
+#: chunks, so at most as many groups of 1/256 of the tokens, ~0.4 MB each at 100,000 notes).
+TOKEN_BUCKETS = 256
 #: How long a save or a forget waits for another process's (seconds; our choice: both hold
 #: the lock for a rename or a few removals).
 LOCK_TIMEOUT_S = 30.0
@@ -84,29 +98,39 @@ ABANDONED_AFTER_S = 3600.0
 _PREFIX = "index-"
 _SAVING = ".saving-"
 _MANIFEST = "manifest.json"
+_SAVE_SECONDS = "save-seconds"
 _NOTES = "notes.json"
-_HASHES, _STARTS, _TOKENS = "chunk_hashes.npy", "chunk_starts.npy", "chunk_tokens.npy"
+_CHUNKS, _TOKENS = "chunks-", "tokens-"
+_BM25S_FILES = ("data.csc.index.npy", "indices.csc.index.npy", "indptr.csc.index.npy",
+                "vocab.index.json", "params.index.json")
+#: The name a word no note holds any more takes in a saved vocabulary (its number kept:
+#: :func:`bm25_tokens` never makes a token with a NUL).
+_UNUSED = "\0"
 
 
 @dataclass(frozen=True, slots=True)
 class SavedNoteBm25:
     """A saved index read back: ``index`` (a ``bm25s.BM25`` over memory-mapped arrays, its
-    vocabulary in the heap) over the notes ``paths``, and the token ids of every chunk it was
-    built from (``hashes``: ``bytes[chunks]``, ``starts``: ``int64[chunks + 1]``, ``tokens``:
-    ``int32``, memory-mapped)."""
+    vocabulary in the heap) over the notes ``paths``, the token ids of every chunk it was
+    built from (``buckets``: per group of chunks, their records (``hash``, ``end``: where
+    their tokens end) and their tokens (``int32``), memory-mapped) and when it was written
+    (``written``: ``time.time()``'s clock)."""
 
     fingerprint: str
     paths: tuple[str, ...]
     index: bm25s.BM25
-    hashes: np.ndarray
-    starts: np.ndarray
-    tokens: np.ndarray
+    buckets: tuple[tuple[np.ndarray, np.ndarray], ...]
+    written: float
 
     def chunk_tokens(self) -> dict[str, np.ndarray]:
-        """``{content hash: token ids}`` (views of the mapped file, no copy)."""
-        starts = self.starts.tolist()
-        return {h.decode("ascii"): self.tokens[starts[i]:starts[i + 1]]
-                for i, h in enumerate(self.hashes.tolist())}
+        """``{content hash: token ids}`` (views of the mapped files, no copy)."""
+        out: dict[str, np.ndarray] = {}
+        for records, tokens in self.buckets:
+            ends = records["end"].tolist()
+            for h, start, end in zip(records["hash"].tolist(), [0, *ends[:-1]], ends,
+                                     strict=True):
+                out[h.decode("ascii")] = tokens[start:end]
+        return out
 
 
 class NoteBm25Files:
@@ -124,6 +148,19 @@ class NoteBm25Files:
             return int((self.folder / "forgets").read_text(encoding="ascii").strip() or 0)
         except (OSError, ValueError):
             return 0
+
+    def written(self) -> float | None:
+        """When the newest saved index was written (``time.time()``'s clock; ``None``: no
+        index is saved)."""
+        newest = max(map(_written_ns, self.folder.glob(f"{_PREFIX}*")), default=0)
+        return newest / 1e9 if newest else None
+
+    def save_seconds(self) -> float | None:
+        """How long the last save took, writing and syncing (``None``: not known)."""
+        try:
+            return float((self.folder / _SAVE_SECONDS).read_text(encoding="ascii"))
+        except (OSError, ValueError):
+            return None
 
     def load(self) -> SavedNoteBm25 | None:
         """The index saved last (``None``: none, or unreadable: logged and removed)."""
@@ -151,10 +188,12 @@ class NoteBm25Files:
         ``None`` when a forget emptied the folder since ``generation`` was read (nothing is
         saved: the index may hold the forgotten words). Raises ``OSError`` (nothing left
         behind but a temporary folder the next save removes)."""
+        started = time.monotonic()
         self.folder.mkdir(parents=True, exist_ok=True)
         temp = Path(tempfile.mkdtemp(prefix=_SAVING, dir=self.folder))
+        previous = max(self.folder.glob(f"{_PREFIX}*"), key=_written_ns, default=None)
         try:
-            _write(temp, fingerprint, paths, index, chunks)
+            _write(temp, fingerprint, paths, index, chunks, previous)
             with self._locked():
                 if self.generation() != generation:
                     log.info("search.note_bm25_not_saved", reason="a forget since its snapshot")
@@ -166,6 +205,9 @@ class NoteBm25Files:
                 for old in self.folder.glob(f"{_PREFIX}*"):
                     if old != target:
                         shutil.rmtree(old, ignore_errors=True)
+            with contextlib.suppress(OSError):
+                write_bytes_atomic(self.folder / _SAVE_SECONDS,
+                                   f"{time.monotonic() - started:.2f}\n".encode())
             return _read(target)
         finally:
             shutil.rmtree(temp, ignore_errors=True)
@@ -209,32 +251,80 @@ class NoteBm25Files:
 
 
 def _write(folder: Path, fingerprint: str, paths: tuple[str, ...], index: bm25s.BM25,
-           chunks: Mapping[str, np.ndarray]) -> None:
-    """Write the index into ``folder``, the tokens no document holds left out."""
+           chunks: Mapping[str, np.ndarray], previous: Path | None = None) -> None:
+    """Write the index into ``folder``, the tokens no document holds left out; the chunk
+    token files of ``previous`` (the index saved before) whose contents are the same are
+    linked there instead of being written again."""
     indptr = np.asarray(index.scores["indptr"])
-    used = np.flatnonzero(np.diff(indptr))  # the tokens some note holds
-    remap = np.full(len(indptr) - 1, -1, dtype=np.int32)
-    remap[used] = np.arange(used.size, dtype=np.int32)
+    held = np.diff(indptr) > 0  # the tokens some note holds
+    used = np.flatnonzero(held)
     kept = copy.copy(index)  # (the serving index is left as it is)
-    kept.scores = {**index.scores, "indptr": np.append(indptr[used], indptr[-1])}
-    kept.vocab_dict = {t: int(remap[i]) for t, i in index.vocab_dict.items() if remap[i] >= 0}
+    if 2 * used.size >= len(held):  # their numbers kept: a word no note holds is renamed
+        remap = None
+        kept.vocab_dict = {t if held[i] else f"{_UNUSED}{i}": i
+                           for t, i in index.vocab_dict.items()}
+    else:  # mostly unused: renumbered (every chunk token file is written again)
+        remap = np.full(len(held), -1, dtype=np.int32)
+        remap[used] = np.arange(used.size, dtype=np.int32)
+        kept.scores = {**index.scores, "indptr": np.append(indptr[used], indptr[-1])}
+        kept.vocab_dict = {t: int(remap[i]) for t, i in index.vocab_dict.items()
+                           if remap[i] >= 0}
     kept.save(folder, show_progress=False)
-    hashes = sorted(chunks)
-    lengths = np.fromiter((len(chunks[h]) for h in hashes), dtype=np.int64, count=len(hashes))
-    tokens = remap[np.concatenate([chunks[h] for h in hashes])] if hashes \
-        else np.zeros(0, np.int32)
-    if (tokens < 0).any():
-        raise ValueError("note bm25: a chunk holds a token no note holds")
-    np.save(folder / _HASHES, np.array([h.encode("ascii") for h in hashes], dtype=bytes))
-    np.save(folder / _STARTS, np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64))
-    np.save(folder / _TOKENS, tokens.astype(np.int32, copy=False))
+    written = [folder / name for name in _BM25S_FILES]
+    buckets: list[str] = []
+    for hashes in _buckets(chunks):
+        lengths = np.fromiter((len(chunks[h]) for h in hashes), dtype=np.int64,
+                              count=len(hashes))
+        tokens = np.concatenate([chunks[h] for h in hashes]).astype(np.int32, copy=False)
+        if (~held[tokens]).any():
+            raise ValueError("note bm25: a chunk holds a token no note holds")
+        if remap is not None:
+            tokens = remap[tokens]
+        records = np.empty(len(hashes), dtype=[("hash", f"S{max(map(len, hashes))}"),
+                                               ("end", "<i8")])
+        records["hash"] = [h.encode("ascii") for h in hashes]
+        records["end"] = np.cumsum(lengths)
+        digest = hashlib.blake2b(records.tobytes(), digest_size=16)
+        digest.update(tokens.tobytes())
+        name = digest.hexdigest()
+        buckets.append(name)
+        pair = (f"{_CHUNKS}{name}.npy", f"{_TOKENS}{name}.npy")
+        if previous is not None and _linked(previous, folder, pair):
+            continue
+        np.save(folder / pair[0], records)
+        np.save(folder / pair[1], tokens)
+        written += [folder / pair[0], folder / pair[1]]
     (folder / _NOTES).write_text(json.dumps(list(paths), ensure_ascii=False), encoding="utf-8")
     (folder / _MANIFEST).write_text(json.dumps({
         "format": FILES_FORMAT, "fingerprint": fingerprint, "notes": len(paths),
-        "chunks": len(hashes), "tokens": len(kept.vocab_dict)}), encoding="utf-8")
-    for path in folder.iterdir():
+        "chunks": len(chunks), "tokens": len(kept.vocab_dict), "buckets": buckets}),
+        encoding="utf-8")
+    for path in [*written, folder / _NOTES, folder / _MANIFEST]:
         _fsync(path)
     _fsync(folder)
+
+
+def _buckets(chunks: Mapping[str, np.ndarray]) -> list[list[str]]:
+    """The content hashes of ``chunks`` in :data:`TOKEN_BUCKETS` groups (by their CRC-32),
+    each sorted; the empty ones left out."""
+    groups: list[list[str]] = [[] for _ in range(TOKEN_BUCKETS)]
+    for content_hash in chunks:
+        groups[zlib.crc32(content_hash.encode("ascii")) % TOKEN_BUCKETS].append(content_hash)
+    return [sorted(group) for group in groups if group]
+
+
+def _linked(previous: Path, folder: Path, names: tuple[str, ...]) -> bool:
+    """Link the files ``names`` of ``previous`` into ``folder`` -> whether all were (not: a
+    file missing, a file system without hard links; nothing is left linked then)."""
+    try:
+        for name in names:
+            os.link(previous / name, folder / name)
+    except OSError:
+        for name in names:
+            with contextlib.suppress(OSError):
+                (folder / name).unlink()
+        return False
+    return True
 
 
 def _read(folder: Path) -> SavedNoteBm25:
@@ -248,16 +338,18 @@ def _read(folder: Path) -> SavedNoteBm25:
     index = bm25s.BM25.load(folder, mmap=True)
     index.unique_token_ids_set = set()  # (read by its retrieve() only: ~16 MB at 338,620)
     data, indices, indptr = (index.scores[k] for k in ("data", "indices", "indptr"))
-    hashes = np.load(folder / _HASHES, mmap_mode="r")
-    starts = np.load(folder / _STARTS, mmap_mode="r")
-    tokens = np.load(folder / _TOKENS, mmap_mode="r")
+    buckets = tuple((np.load(folder / f"{_CHUNKS}{name}.npy", mmap_mode="r"),
+                     np.load(folder / f"{_TOKENS}{name}.npy", mmap_mode="r"))
+                    for name in manifest["buckets"])
     if (index.method != "lucene" or index.scores["num_docs"] != len(paths)
             or len(paths) != manifest["notes"] or len(index.vocab_dict) + 1 != len(indptr)
             or int(indptr[0]) != 0 or not int(indptr[-1]) == len(data) == len(indices)
-            or len(hashes) != manifest["chunks"] or len(starts) != len(hashes) + 1
-            or int(starts[0]) != 0 or int(starts[-1]) != len(tokens)):
+            or sum(len(records) for records, _ in buckets) != manifest["chunks"]
+            or any(not len(records) or int(records["end"][-1]) != len(tokens)
+                   for records, tokens in buckets)):
         raise ValueError("note bm25: saved arrays of other sizes than the manifest's")
-    return SavedNoteBm25(fingerprint, paths, index, hashes, starts, tokens)
+    return SavedNoteBm25(fingerprint, paths, index, buckets,
+                         (folder / _MANIFEST).stat().st_mtime)
 
 
 def _written_ns(folder: Path) -> int:

@@ -85,31 +85,44 @@ def test_a_forgotten_memory_leaves_no_word_in_any_file_of_the_data_folder(
         app.close()
 
 
-def test_a_deleted_note_leaves_the_saved_index_with_the_next_build(
+def test_a_deleted_note_leaves_the_saved_index_when_the_next_one_is_saved(
     vault: Path, make_app: Builder,
 ) -> None:
+    """A rebuild soon after a save serves from the heap and writes nothing; the stop saves
+    it, without the deleted note's words or path, linking the chunk token files that did
+    not change instead of writing them again."""
     marker = "brackenmoorish"  # a made-up word, in no other note
     (vault / "Lagoon.md").write_text(
         f"# Lagoon\n\n## Birds\n\n{_SECTION}\nHerons at the {marker} inlet.\n\n"
         f"## Boats\n\n{_SECTION}\nTwo skiffs.\n", encoding="utf-8")
     app, _ = make_app(vault)
+    saved = app.state_dir / NOTE_INDEX_FOLDER
     try:
         app.sync()
         app.retriever.warm(bm25_wait_s=WAIT_S)
-        saved = app.state_dir / NOTE_INDEX_FOLDER
         assert files_holding(saved, marker)
+        before = {p.name: p.stat() for p in saved.glob("index-*/*")}
         (vault / "Lagoon.md").unlink()
         app.sync()
         app.retriever.warm(bm25_wait_s=WAIT_S)
-        assert len(list(saved.glob("index-*"))) == 1
-        assert files_holding(saved, marker) == []
-        assert files_holding(saved, "Lagoon") == []  # nor its path
+        assert "note BM25 #1" in bm25_why(app, "kayak Porto", "Trip log.md")
+        after = {p.name: p.stat() for p in saved.glob("index-*/*")}
+        assert {n: (s.st_ino, s.st_mtime_ns) for n, s in after.items()} == \
+            {n: (s.st_ino, s.st_mtime_ns) for n, s in before.items()}  # nothing written
     finally:
         app.close()
+    assert len(list(saved.glob("index-*"))) == 1
+    assert files_holding(saved, marker) == []
+    assert files_holding(saved, "Lagoon") == []  # nor its path
+    tokens = {p.name: p.stat().st_ino for p in saved.glob("index-*/tokens-*.npy")}
+    kept = {n for n in tokens if n in before}
+    assert kept and {tokens[n] for n in kept} == {before[n].st_ino for n in kept}
+    assert len(kept) < len(tokens) or len(tokens) < len(
+        [n for n in before if n.startswith("tokens-")])  # the note's own were not kept
 
 
 @pytest.mark.parametrize("damage", ["data.csc.index.npy", "vocab.index.json",
-                                    "chunk_tokens.npy"])
+                                    "tokens-*.npy"])
 def test_a_truncated_saved_index_is_logged_and_built_again(
     vault: Path, make_app: Builder, damage: str,
 ) -> None:
@@ -120,8 +133,9 @@ def test_a_truncated_saved_index_is_logged_and_built_again(
         (saved,) = (app.state_dir / NOTE_INDEX_FOLDER).glob("index-*")
     finally:
         app.close()
-    data = (saved / damage).read_bytes()
-    (saved / damage).write_bytes(data[: len(data) * 2 // 3])
+    damaged = next(saved.glob(damage))
+    data = damaged.read_bytes()
+    damaged.write_bytes(data[: len(data) * 2 // 3])
     app, _ = make_app(vault)
     try:
         with capture_logs() as logs:
@@ -131,3 +145,4 @@ def test_a_truncated_saved_index_is_logged_and_built_again(
         assert len(list((app.state_dir / NOTE_INDEX_FOLDER).glob("index-*"))) == 1
     finally:
         app.close()
+

@@ -123,14 +123,15 @@ def test_a_forget_empties_the_folder_and_an_older_snapshot_is_not_saved(
 @pytest.mark.parametrize("damage", [
     "data.csc.index.npy", "indices.csc.index.npy", "indptr.csc.index.npy",
     "vocab.index.json", "params.index.json", "notes.json", "manifest.json",
-    "chunk_hashes.npy", "chunk_starts.npy", "chunk_tokens.npy"])
+    "chunks-*.npy", "tokens-*.npy"])
 def test_a_truncated_saved_file_is_logged_and_the_index_built_again(
         tmp_path: Path, damage: str) -> None:
     folder = tmp_path / "note-bm25"
     built(folder, NOTES)
     (saved,) = folder.glob("index-*")
-    data = (saved / damage).read_bytes()
-    (saved / damage).write_bytes(data[: len(data) // 2])
+    damaged = next(saved.glob(damage))
+    data = damaged.read_bytes()
+    damaged.write_bytes(data[: len(data) // 2])
     reads = Reads()
     with capture_logs() as logs:
         index = built(folder, NOTES, reads)
@@ -164,7 +165,7 @@ def test_a_saved_index_whose_manifest_lies_is_built_again(tmp_path: Path) -> Non
     manifest = json.loads((saved / "manifest.json").read_text(encoding="utf-8"))
     (saved / "manifest.json").write_text(json.dumps({**manifest, "notes": 2}),
                                          encoding="utf-8")
-    (saved / "chunk_tokens.npy").unlink()
+    next(saved.glob("tokens-*.npy")).unlink()
     with capture_logs() as logs:
         index = built(folder, NOTES)
     assert [e for e in logs if e["event"] == "search.note_bm25_unreadable"]
@@ -208,7 +209,7 @@ def test_saved_chunk_tokens_damaged_in_place_fail_one_build_then_are_built_again
     folder = tmp_path / "note-bm25"
     built(folder, NOTES)
     (saved,) = folder.glob("index-*")
-    overwrite(saved / "chunk_tokens.npy", 10**6)  # ids of no token
+    overwrite(next(saved.glob("tokens-*.npy")), 10**6)  # ids of no token
     changed: NoteSpec = {**NOTES, "pottery.md": ("Kilns", ["h3"])}  # a rebuild seeded by them
     builder = NoteBm25Builder(Reads(), NoteBm25Files(folder))
     try:
@@ -263,3 +264,101 @@ def test_a_forget_that_cannot_empty_the_folder_fails_naming_it(tmp_path: Path) -
     blocked.write_text("not a folder", encoding="utf-8")
     with pytest.raises(StoreError, match="saved note index"):
         NoteBm25Files(blocked / "note-bm25").discard()
+
+
+def stats(folder: Path) -> dict[str, tuple[int, int]]:
+    """``{file name: (inode, mtime ns)}`` of every file of the indexes saved in ``folder``."""
+    return {p.name: (p.stat().st_ino, p.stat().st_mtime_ns) for p in folder.glob("index-*/*")}
+
+
+def test_a_rebuild_soon_after_a_save_writes_nothing_and_the_stop_saves_it_linking_tokens(
+        tmp_path: Path) -> None:
+    """Within SAVE_GAP_S of a save, rebuilds serve from the heap and leave the saved folder
+    as it is (no file written, none replaced); the stop saves the newest, the chunk token
+    files that did not change linked from the index saved before, not written again."""
+    folder = tmp_path / "note-bm25"
+    builder = NoteBm25Builder(Reads(), NoteBm25Files(folder))
+    try:
+        builder._build(lambda: NOTES)
+        first = stats(folder)
+        assert any(name.startswith("tokens-") for name in first)
+        for n in (1, 2):  # two rebuilds after edits, one soon after the other
+            edited: NoteSpec = {**NOTES, "pottery.md": (f"Kilns {n}", ["h3"])}
+            index = builder._build(lambda e=edited: e)  # type: ignore[misc]
+            assert index is not None and top(index, f"kilns {n}") == ["pottery.md"]
+            assert stats(folder) == first
+    finally:
+        builder.close()
+    (saved,) = folder.glob("index-*")
+    assert saved.name == f"index-{spec_fingerprint(edited)}"
+    after = stats(folder)
+    tokens = [name for name in after if name.startswith(("tokens-", "chunks-"))]
+    assert tokens and all(after[name][0] == first[name][0] for name in tokens)  # linked
+    assert after["data.csc.index.npy"] != first["data.csc.index.npy"]  # written anew
+    assert top(built(folder, edited, Reads({})), "kilns 2") == ["pottery.md"]  # read back
+
+
+def test_an_index_held_is_saved_once_the_gap_passed_and_served_mapped(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import time
+
+    from magma import note_bm25
+
+    monkeypatch.setattr(note_bm25, "SAVE_GAP_S", 0.5)
+    folder = tmp_path / "note-bm25"
+    edited: NoteSpec = {**NOTES, "pottery.md": ("Kilns", ["h3"])}
+    builder = NoteBm25Builder(Reads(), NoteBm25Files(folder))
+    try:
+        builder.index_for("v1", lambda: NOTES, 10)
+        held = builder.index_for("v2", lambda: edited, 10, fresh=True)
+        assert held._index is not None and held._broken is None  # from the heap
+        deadline = time.monotonic() + 20
+        while not (folder / f"index-{spec_fingerprint(edited)}").exists():
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        time.sleep(0.2)
+        served = builder.index_for("v2", lambda: edited, 10)
+        assert served._broken is not None  # the saved one, mapped
+        assert top(served, "kilns") == ["pottery.md"]
+        assert len(list(folder.glob("index-*"))) == 1
+    finally:
+        builder.close()
+
+
+def test_a_forget_while_an_index_is_held_leaves_nothing_for_the_stop_to_save(
+        tmp_path: Path) -> None:
+    folder = tmp_path / "note-bm25"
+    files = NoteBm25Files(folder)
+    builder = NoteBm25Builder(Reads(), files)
+    try:
+        builder._build(lambda: NOTES, files.generation())
+        held = builder._build(lambda: {**NOTES, "pottery.md": ("Kilns", ["h3"])},
+                              files.generation())
+        assert held is not None and top(held, "caraway") == ["bread.md"]
+        files.discard()
+    finally:
+        builder.close()
+    assert list(folder.glob("index-*")) == []
+    assert b"caraway" not in every_byte(folder)
+
+
+def test_the_stop_does_not_save_when_the_last_save_took_too_long(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from magma import note_bm25
+
+    folder = tmp_path / "note-bm25"
+    builder = NoteBm25Builder(Reads(), NoteBm25Files(folder))
+    try:
+        builder._build(lambda: NOTES)
+        took = NoteBm25Files(folder).save_seconds()
+        assert took is not None and took >= 0
+        monkeypatch.setattr(note_bm25, "STOP_SAVE_MAX_S", took - 1)
+        builder._build(lambda: {**NOTES, "pottery.md": ("Kilns", ["h3"])})
+        first = stats(folder)
+        with capture_logs() as logs:
+            builder.close()
+    finally:
+        builder.close()
+    assert [e for e in logs if e["event"] == "search.note_bm25_not_saved"]
+    assert stats(folder) == first
+    assert top(built(folder, NOTES, Reads({})), "caraway") == ["bread.md"]  # still read back
