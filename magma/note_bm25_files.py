@@ -74,8 +74,8 @@ import structlog
 from ccb.atomic import write_bytes_atomic
 from config.errors import StoreError
 
-__all__ = ["ABANDONED_AFTER_S", "FILES_FORMAT", "LOCK_TIMEOUT_S", "NOTE_INDEX_FOLDER",
-           "TOKEN_BUCKETS", "NoteBm25Files", "SavedNoteBm25"]
+__all__ = ["ABANDONED_AFTER_S", "BUCKET_CHUNKS", "FILES_FORMAT", "LOCK_TIMEOUT_S",
+           "NOTE_INDEX_FOLDER", "TOKEN_BUCKETS", "NoteBm25Files", "SavedNoteBm25"]
 
 log = structlog.get_logger("dreamd.note_bm25")
 
@@ -88,6 +88,10 @@ FILES_FORMAT = 2
 #: instead of writing them again (our choice: an edit of a few notes changes a few dozen
 #: chunks, so at most as many groups of 1/256 of the tokens, ~0.4 MB each at 100,000 notes).
 TOKEN_BUCKETS = 256
+#: Chunks per group below :data:`TOKEN_BUCKETS` groups: a smaller vault has fewer groups (a
+#: power of two: the groups change only when the chunk count crosses one), so that a save
+#: of a few hundred notes writes and syncs a few files, not hundreds (our choice).
+BUCKET_CHUNKS = 4096
 #: How long a save or a forget waits for another process's (seconds; our choice: both hold
 #: the lock for a rename or a few removals).
 LOCK_TIMEOUT_S = 30.0
@@ -305,11 +309,15 @@ def _write(folder: Path, fingerprint: str, paths: tuple[str, ...], index: bm25s.
 
 
 def _buckets(chunks: Mapping[str, np.ndarray]) -> list[list[str]]:
-    """The content hashes of ``chunks`` in :data:`TOKEN_BUCKETS` groups (by their CRC-32),
-    each sorted; the empty ones left out."""
-    groups: list[list[str]] = [[] for _ in range(TOKEN_BUCKETS)]
+    """The content hashes of ``chunks`` in groups (by their CRC-32; :data:`TOKEN_BUCKETS`,
+    fewer in a vault of fewer than :data:`BUCKET_CHUNKS` chunks per group), each sorted;
+    the empty ones left out."""
+    count = 1
+    while count < TOKEN_BUCKETS and count * BUCKET_CHUNKS < len(chunks):
+        count *= 2
+    groups: list[list[str]] = [[] for _ in range(count)]
     for content_hash in chunks:
-        groups[zlib.crc32(content_hash.encode("ascii")) % TOKEN_BUCKETS].append(content_hash)
+        groups[zlib.crc32(content_hash.encode("ascii")) % count].append(content_hash)
     return [sorted(group) for group in groups if group]
 
 

@@ -13,6 +13,7 @@ from structlog.testing import capture_logs
 
 from daemon import rerank
 from daemon.app import App
+from magma import note_bm25_files
 from magma.note_bm25_files import NOTE_INDEX_FOLDER
 
 Builder = Callable[..., tuple[App, object]]
@@ -86,11 +87,12 @@ def test_a_forgotten_memory_leaves_no_word_in_any_file_of_the_data_folder(
 
 
 def test_a_deleted_note_leaves_the_saved_index_when_the_next_one_is_saved(
-    vault: Path, make_app: Builder,
+    vault: Path, make_app: Builder, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """A rebuild soon after a save serves from the heap and writes nothing; the stop saves
     it, without the deleted note's words or path, linking the chunk token files that did
-    not change instead of writing them again."""
+    not change instead of writing them again (one chunk a group, as in a large vault)."""
+    monkeypatch.setattr(note_bm25_files, "BUCKET_CHUNKS", 1)
     marker = "brackenmoorish"  # a made-up word, in no other note
     (vault / "Lagoon.md").write_text(
         f"# Lagoon\n\n## Birds\n\n{_SECTION}\nHerons at the {marker} inlet.\n\n"
