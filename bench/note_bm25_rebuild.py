@@ -99,7 +99,7 @@ def saved_runs(app: Any, snap: Any, folder: Path, repeat: int) -> None:
         before = written()
         wall, cpu = timed(lambda: builder._build(lambda: notes))
         after = written()
-        mapped = builder._saved is not None and builder._last.paths == builder._saved.paths
+        mapped = builder._saved is not None and builder._last._index is builder._saved.index
         print(f"{name:34s}{wall:7.2f} s wall {cpu:7.2f} s CPU"
               f"  written {(after[0] - before[0]) / 1e6:7.1f} MB"
               f" (to disk {(after[1] - before[1]) / 1e6:7.1f} MB)"

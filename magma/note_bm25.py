@@ -77,15 +77,18 @@ BM25_STALE_WAIT_S = 0.05
 #: always see the newest snapshot.
 REBUILD_GAP_FACTOR = 9.0
 #: A rebuilt index is saved (:mod:`magma.note_bm25_files`) only once this long has passed
-#: since the saved one was written (seconds; our choice), else at the first look after that
-#: (a timer) or when the process stops, whichever comes first. Each save writes the whole
-#: score matrix again (301 MB at 100,000 notes, ``bench/big_vault.py``: every note's scores
-#: move with any note's length and every word's document frequency), and a vault edited
-#: without pause is rebuilt every ~3 minutes there (:data:`REBUILD_GAP_FACTOR`): ~6 GB an
-#: hour of disk writes if each were saved, at most ~0.6 GB so. A saved index older than the
-#: vault costs a start that finds it only a rebuild from its chunk tokens (the changed
-#: chunks read: 14.7 s of CPU at 100,000 notes) instead of reading it (0.7 s), however
-#: old; the rebuilt index meanwhile serves from the heap (its lexicon too: ~0.4 GB more).
+#: since the saved one was written (seconds; our choice); else a timer saves it when that
+#: time comes, or the close does (:data:`STOP_SAVE_MAX_S`), whichever is first. Each save
+#: writes the whole score matrix again (301 MB at 100,000 notes, ``bench/big_vault.py``:
+#: every note's scores move with any note's length and any word's document frequency; 317
+#: MB a save in all, the unchanged chunk tokens linked), and a vault edited without pause
+#: is rebuilt every 2-3 minutes there (:data:`REBUILD_GAP_FACTOR`): up to ~7 GB an hour of
+#: disk writes if each were saved (411 MB each before the links), ~0.65 GB so. A saved
+#: index older than the vault costs a start that finds it only a rebuild from its chunk
+#: tokens (the changed chunks read: 14.7 s of CPU at 100,000 notes) instead of reading it
+#: (0.7 s), however old; the rebuilt index meanwhile serves from the heap, with its lexicon
+#: (at 100,000 notes 288 MB of score matrix and 169 MB of token arrays that a saved index
+#: keeps on disk).
 SAVE_GAP_S = 1800.0
 #: The close saves an index held only when the last save took at most this long (seconds;
 #: our choice: a third of the daemon's own wait at exit, ``daemon.runner.EXIT_WAIT_S``). At
