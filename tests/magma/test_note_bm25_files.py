@@ -362,3 +362,25 @@ def test_the_stop_does_not_save_when_the_last_save_took_too_long(
     assert [e for e in logs if e["event"] == "search.note_bm25_not_saved"]
     assert stats(folder) == first
     assert top(built(folder, NOTES, Reads({})), "caraway") == ["bread.md"]  # still read back
+
+
+def test_a_file_system_without_hard_links_writes_the_token_files(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+
+    from magma import note_bm25
+
+    def refuse(*args: object) -> None:
+        raise OSError(1, "Operation not permitted")
+
+    monkeypatch.setattr(note_bm25, "SAVE_GAP_S", 0.0)  # every build saved
+    folder = tmp_path / "note-bm25"
+    built(folder, NOTES)
+    first = stats(folder)
+    monkeypatch.setattr(os, "link", refuse)
+    edited: NoteSpec = {**NOTES, "pottery.md": ("Kilns", ["h3"])}
+    assert top(built(folder, edited, Reads({})), "kilns") == ["pottery.md"]
+    after = stats(folder)
+    tokens = [name for name in after if name.startswith(("tokens-", "chunks-"))]
+    assert tokens and all(after[name][0] != first[name][0] for name in tokens)  # written
+    assert top(built(folder, edited, Reads({})), "caraway") == ["bread.md"]  # read back
