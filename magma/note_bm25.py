@@ -92,8 +92,9 @@ REBUILD_GAP_FACTOR = 9.0
 SAVE_GAP_S = 1800.0
 #: The close saves an index held only when the last save took at most this long (seconds;
 #: our choice: a third of the daemon's own wait at exit, ``daemon.runner.EXIT_WAIT_S``). At
-#: 100,000 notes a save writes 317 MB: 14.5-14.8 s of wall time (3.2-3.4 s of CPU) on the
-#: loaded disk it was measured on; a slower save is left to the next start's rebuild.
+#: 100,000 notes a save writes 317 MB: 7.3-14.8 s of wall time (3.2-3.6 s of CPU) on the
+#: loaded disk it was measured on (``bench/note_bm25_rebuild.py --saved``); a slower save
+#: is left to the next start's rebuild.
 STOP_SAVE_MAX_S = 10.0
 #: Chunks tokenized (or notes assembled) between two looks at whether the build was stopped
 #: (our choice: tokenizing 256 chunks takes well under 0.1 s, so a closed process ends that
