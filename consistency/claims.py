@@ -1789,7 +1789,19 @@ def _past_period(lowered: str, written: date) -> date | None:
     period = first_time_range(lowered, written)
     if period is None or period.end >= written or not _COUNTED_BACK.search(period.label):
         return None
-    return period.start
+    # the period frames the whole text only where it opens it or closes it ("Two weeks ago
+    # I weighed 80 kg", "我三周前体重 80 公斤", "… three weeks ago."); inside, it dates a
+    # thing the text names ("roll back to the release from two weeks ago if …", "the
+    # project started 3 years ago and I am its lead"), not the memory's event
+    at = lowered.find(period.label)
+    if at < 0:
+        return None
+    before, after = lowered[:at].strip(), lowered[at + len(period.label):].strip(_CLOSING)
+    return period.start if before in ("", "我") or not after else None
+
+
+#: What may close a text after a period counted back ("… three weeks ago.").
+_CLOSING = " .。!！?？"
 
 
 #: What a time expression counted back from the day written ends with ("ago", 前 of 三周前).

@@ -381,7 +381,10 @@ def _facts(stored: StoredMemory) -> MemoryFacts:
         written=_day(meta.valid_from) or _day(meta.created),
         subject_inferred=stored.note.properties.get("subject_inferred") is True,
     )
-    return replace(facts, claim=read_claim(claim_text(facts), written=facts.written))
+    # the text counts days back ("two weeks ago") from the day it was written, not from the
+    # day of the event it already dated (valid_from): that would count them twice
+    return replace(facts, claim=read_claim(claim_text(facts),
+                                           written=_day(meta.created) or facts.written))
 
 
 def _day(value: date | datetime | None) -> date | None:

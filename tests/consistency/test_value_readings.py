@@ -622,6 +622,11 @@ WRITTEN = date(2026, 12, 5)
     ("周五下午不上线。", None),
     ("Over the past three weeks I ran 40 km.", None),
     ("In two weeks I will weigh 78 kg.", None),
+    # inside the text a period dates a thing the text names, not the memory's event
+    ("我三周前体重 80 公斤", date(2026, 11, 9)),
+    ("Roll back to the release from two weeks ago if the build fails.", None),
+    ("The project started 3 years ago and I am its lead.", None),
+    ("我三年前开始学钢琴，现在每天练一小时", None),
 ])
 def test_a_day_counted_back_from_the_day_written_dates_the_event(text: str,
                                                                  day: date | None) -> None:

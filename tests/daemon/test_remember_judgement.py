@@ -94,6 +94,21 @@ def test_a_dated_event_is_valid_from_its_day_and_two_form_a_series(
                 and first.path in getattr(f.drift, "paths", ())]
 
 
+def test_a_stored_event_counted_back_is_dated_once_not_again_from_its_own_day(
+        real_app: tuple[App, Path]) -> None:
+    # "a week ago" is counted from the day the memory was written; read back to judge the
+    # next memory, it must not be counted again from the event's own day (valid_from)
+    app, vault = real_app
+    now = datetime(2026, 12, 7, 9, 0, tzinfo=UTC)  # a Monday
+    service = app.memories(parse_owner("case-counted-back"), clock=lambda: now)
+    first = service.remember("A week ago my resting heart rate was 58 bpm.", type="user")
+    second = service.remember("Ten days ago my resting heart rate was 64 bpm.", type="user")
+    note = parse_note(first.path, (vault / first.path).read_bytes())
+    assert note.memory and str(note.memory.valid_from) == "2026-11-30"
+    assert second.verdict == "series", second.judgement
+    assert "2026-11-30 / 2026-11-27" in str(second.judgement), second.judgement
+
+
 def test_an_unsure_pair_is_linked_both_ways_and_listed_by_check(
         real_app: tuple[App, Path]) -> None:
     app, vault = real_app
