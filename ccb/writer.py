@@ -359,8 +359,13 @@ class NoteWriter:
         ``wait=False`` returns ``None`` at once when another process is writing: call again
         soon. Raises ``OSError`` for I/O failures of the vault."""
         wanted = None if rel_paths is None else _keys_in(self._journal_key, rel_paths)
-        if wanted is not None and not any(p in self._recent.load() for p in wanted):
-            return []  # the common case, without taking the lock
+        if wanted is not None:
+            # only a path dreamd wrote lately has an update to lose: a folder the watcher
+            # reports beside it ("Memory" made by the first remember) is no file to read
+            recent = self._recent.load()
+            wanted = [p for p in wanted if p in recent]
+            if not wanted:
+                return []  # the common case, without taking the lock
         try:
             self._process_lock.acquire(timeout=WRITER_LOCK_TIMEOUT_S if wait else 0)
         except filelock.Timeout:

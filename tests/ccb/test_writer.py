@@ -169,6 +169,18 @@ def test_an_editor_saving_over_our_write_is_healed(writer: NoteWriter) -> None:
     assert writer.heal() == []  # healed once; the result is ours now
 
 
+def test_a_folder_reported_beside_a_written_file_does_not_stop_its_repair(
+        writer: NoteWriter) -> None:
+    # the watcher reports the folder the first remember made ("Memory") in the same batch
+    # as the file: reading the folder failed, and the daemon dropped every repair it waited
+    writer.write("Memory/log.md", STAMPED, base=None)
+    ours = _ours(STAMPED, "2026-11-30T10:00:05.123456Z", "ours")
+    writer.write("Memory/log.md", ours, base=STAMPED)
+    (writer.root / "Memory/log.md").write_bytes(STAMPED + b"- typed in obsidian\n")
+    healed = writer.heal(["Memory", "Memory/log.md"], wait=False)
+    assert healed is not None and [o.status for o in healed] == ["healed"]
+
+
 def test_a_user_edit_built_on_our_write_is_left_alone(writer: NoteWriter) -> None:
     writer.write("Memory/log.md", STAMPED, base=None)
     ours = _ours(STAMPED, "2026-11-30T10:00:05.123456Z", "ours wrong")
