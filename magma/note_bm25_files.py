@@ -44,11 +44,14 @@ once. A build that read its snapshot before that forget does not save
 
 A saved index that cannot be read (truncated, half-written by a crash before the rename,
 edited by hand) is logged (``search.note_bm25_unreadable``) and removed; the index is built
-again. Values damaged in place, which no size check sees, are found by the search or the
-build that reads them (:class:`magma.note_bm25.NoteBm25Builder`): logged, removed, built
-again. No file is ever written in place (each save is a new folder), so a mapping never sees
-its file change; one truncated by hand under a running process would end it (``SIGBUS``),
-as with any memory-mapped file.
+again. Values damaged in place that break the index's bounds (an index past the
+vocabulary, a pointer out of order), which no size check sees, are found by the search or
+the build that reads them (:class:`magma.note_bm25.NoteBm25Builder`): logged, removed, built
+again. Values changed within their bounds (a score, the order of ``notes.json``) are not
+checked: they change rankings until the next save. The folder is dreamd's own state,
+written once and never edited by it. No file is ever written in place (each save is a new
+folder), so a mapping never sees its file change; one truncated by hand under a running
+process would end it (``SIGBUS``), as with any memory-mapped file.
 """
 
 from __future__ import annotations
