@@ -1366,6 +1366,7 @@ def run(
     Stop with Ctrl-C or SIGTERM (the current batch finishes first); SIGHUP reloads the config.
     """
     from daemon.runner import Daemon
+    from daemon.status import known_vaults
 
     vault = _one_vault(vault, vault_option)
     opts = _options(ctx)
@@ -1373,7 +1374,12 @@ def run(
     loaded = load(opts.config_path, opts.env_name, overrides)
     configure_logging(level=loaded.settings.logging.level, fmt=loaded.settings.logging.format)
     application = App.create(loaded, action="run")
-    _note_daemon_resolution(application, loaded.config_path, given_vault=vault is not None)
+    # a command line that names no vault resolves to this one too when the settings name
+    # none and it is the only vault indexed (or the first, being indexed now): served too
+    bare = vault is None or (
+        load(opts.config_path, opts.env_name, opts.overrides).settings.vault.path is None
+        and set(known_vaults(loaded.settings.storage.data_dir)) <= {application.vault_root})
+    _note_daemon_resolution(application, loaded.config_path, bare=bare)
     daemon = Daemon(application, reload=lambda: load(opts.config_path, opts.env_name, overrides))
     raise typer.Exit(daemon.run())
 
@@ -1387,15 +1393,16 @@ def _one_vault(vault: Path | None, vault_option: Path | None) -> Path | None:
     return vault if vault is not None else vault_option
 
 
-def _note_daemon_resolution(application: App, config_file: Path, *, given_vault: bool) -> None:
+def _note_daemon_resolution(application: App, config_file: Path, *, bare: bool) -> None:
     """Record the daemon's own settings for the command lines that name its vault the way
-    it was started (``--vault <its folder>``, or no vault when it came from the settings),
-    so their first run already asks it."""
+    it was started (``--vault <its folder>``), and for those that name none when they would
+    resolve to it (``bare``: its vault came from the settings, or the settings name none and
+    it is the only vault indexed), so their first run already asks it."""
     global _invocation
     started = _invocation
     if started is None:
         return
-    shapes = [str(application.vault_root)] + ([] if given_vault else [None])
+    shapes = [str(application.vault_root)] + ([None] if bare else [])
     for vault in shapes:
         _invocation = started._replace(command="", args=(), vault=vault)
         _note_resolution(application, config_file)

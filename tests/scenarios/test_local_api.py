@@ -127,6 +127,11 @@ def test_the_daemon_answers_with_the_output_the_cli_gives(reading: Any, tmp_path
     elsewhere = _dreamd(["show", MEMORY, "--vault", str(vault)], here)
     assert elsewhere.returncode == 0 and not _imported(elsewhere, "lancedb")
     assert elsewhere.stdout == first.stdout
+    # it was started with its vault named and is the only vault indexed: a command line
+    # that names no vault resolves to it, and is served from any folder at once too
+    bare = _dreamd(["show", MEMORY], here)
+    assert bare.returncode == 0 and not _imported(bare, "lancedb"), _said(bare)
+    assert bare.stdout == first.stdout
     # a relative --vault recorded in one folder never answers for another folder
     (here / "vault").mkdir()
     other = _dreamd(args, here)
