@@ -37,10 +37,20 @@ def test_public_surface_is_sorted_and_complete() -> None:
         0 if n.isupper() else 1 if n[0].isupper() else 2, n))
     assert set(intent_module.__all__) == {
         "INTENT_PROMPT", "NO_INTENT", "CacheResult", "Intent", "IntentCache", "IntentSource",
-        "TimeRange", "analyze_intent", "llm_messages", "parse_llm_intent",
+        "TimeRange", "analyze_intent", "first_time_range", "llm_messages", "parse_llm_intent",
     }
     for name in intent_module.__all__:
         assert hasattr(intent_module, name)
+
+
+@pytest.mark.parametrize("text", [
+    "what did I do two weeks ago?", "三周前体重 80 公斤", "上上周跑了10公里", "last weekend",
+    "a month ago I weighed 80 kg", "Use pnpm for every project", "",
+])
+def test_the_first_time_range_is_the_one_the_intent_reads(text: str) -> None:
+    today = date(2026, 12, 5)
+    assert intent_module.first_time_range(text, today) == \
+        intent_module.analyze_intent(text, today).time_range
 
 
 # --------------------------------------------------------------------------- categories
