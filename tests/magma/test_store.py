@@ -450,3 +450,19 @@ def test_a_request_for_most_rows_reads_them_all_and_answers_as_the_sliced_querie
     assert calls == [None, None, None]  # one read of every row each
     assert whole[0] and "gone.md" not in str(whole[0]) and "not-stored" not in whole[2]
     assert set(whole[2]) == set(hashes) - {"not-stored"}
+
+
+def test_full_text_gives_chunks_of_one_score_in_path_order(
+    store: MagmaStore, note_of: NoteOf, record_of: RecordOf
+) -> None:
+    """Copies of one text score the same; they come in path order whatever order they were
+    written in (the order they came in was the store's, and changed from one process to the
+    next: the same search found one copy, then the other)."""
+    text = "The harbour swim started at seven; cold water, warm soup after."
+    paths = [f"Sessions/2023-05-{day:02}.md" for day in (28, 11, 20, 3, 16)]
+    for path in paths:  # one batch each: the rows are in this order
+        store.apply(upserts=[record_of(note_of(path, text))])
+    store.apply(upserts=[record_of(note_of("Other.md", "The harbour at dawn."))])
+    store.maintain()
+    found = store.fulltext_candidates("harbour swim soup", limit=10)
+    assert [c.path for c in found] == [*sorted(paths), "Other.md"]
