@@ -171,6 +171,10 @@ MAX_QUERY_CHARS = 2000
 #: Chunks a note needs to be in the note-level BM25 list (our choice, measured: see the
 #: list's weight in :data:`daemon.rerank.LIST_WEIGHTS`).
 NOTE_BM25_MIN_CHUNKS = 2
+#: In a vault with the note-level BM25 list (:func:`daemon.rerank.is_large`), each part of a
+#: question that names events apart (the parts list, :func:`_by_phrases`) is also ranked by
+#: its words over whole notes (1) or by meaning only (0). Under measure.
+PHRASE_WORDS = 1
 #: Stages of each engine (``retrieval.default_strategy`` turns the other engine's off).
 CCB_STAGES = frozenset({"ccb-fast"})
 MAGMA_STAGES = frozenset({"magma-extend", "full-fusion"})
@@ -671,14 +675,20 @@ class Retriever:
         part.vector = vector
         by_vector = _nearest(snap, vector, n, keep, filtered, where)
         by_words = collapse_to_notes(_phrases_first(words_future.result(), text))
-        by_notes = _note_index(self._bm25, snap).top(text, n, _of_chunks(snap, keep))
+        notes_kept = _of_chunks(snap, keep)
+        by_notes = _note_index(self._bm25, snap).top(text, n, notes_kept)
         if by_vector and (by_vector[0][2] >= VECTOR_NOISE_COSINE or not by_words):
             part.lists["vector"] = [path for path, _, _ in by_vector]
         part.lists["full-text"] = [c.path for c in by_words]
         if by_notes:
             part.lists["note-bm25"] = [path for path, _ in by_notes]
         if phrases_future is not None:
-            _add_phrases(part, phrases_future.result())
+            lists = list(phrases_future.result().items())
+            if by_notes and PHRASE_WORDS:  # a large vault: each part by its words too
+                index = _note_index(self._bm25, snap)
+                lists += [(phrase, [path for path, _ in index.top(phrase, n, notes_kept)])
+                          for phrase in phrases]
+            _add_phrases(part, _fuse_phrases(lists, n))
         for rank, (path, score) in enumerate(by_notes, start=1):
             part.why.setdefault(path, []).append(f"note BM25 #{rank} ({score:.1f})")
         for rank, (path, row, sim) in enumerate(by_vector, start=1):
@@ -877,21 +887,26 @@ def _ann_rows(snap: Snapshot, vector: np.ndarray, limit: int, where: str
 
 def _by_phrases(embedder: Embedder, snap: Snapshot, phrases: Sequence[str], n: int,
                 keep: Callable[[str], bool], filtered: bool, where: str = ""
-                ) -> list[tuple[str, str]]:
+                ) -> dict[str, list[str]]:
     """The notes nearest each of ``phrases`` (the events a question names apart,
-    :func:`magma.question_shape.event_phrases`, embedded in one call), fused by reciprocal
-    rank fusion into one list -> ``(path, the phrase it ranks best for)``, best first, at
-    most ``n``. Raises :class:`config.errors.EmbeddingError` when the model fails."""
+    :func:`magma.question_shape.event_phrases`, embedded in one call) -> ``{phrase: paths,
+    nearest first}``, at most ``n`` each. Raises :class:`config.errors.EmbeddingError` when
+    the model fails."""
     vectors = np.asarray(embedder.embed(list(phrases)), dtype=np.float32)
-    lists: dict[str, list[str]] = {}
+    return {phrase: [path for path, _, _ in _nearest(snap, vector, n, keep, filtered, where)]
+            for phrase, vector in zip(phrases, vectors, strict=True)}
+
+
+def _fuse_phrases(lists: Sequence[tuple[str, list[str]]], n: int) -> list[tuple[str, str]]:
+    """Ranked lists of the notes each part of a question finds (``(phrase, paths)``, a
+    phrase may rank several lists: by meaning, by its words) fused by reciprocal rank fusion
+    into one list -> ``(path, the phrase it ranks best for)``, best first, at most ``n``."""
     best: dict[str, tuple[int, str]] = {}
-    for phrase, vector in zip(phrases, vectors, strict=True):
-        near = _nearest(snap, vector, n, keep, filtered, where)
-        lists[phrase] = [path for path, _, _ in near]
-        for rank, path in enumerate(lists[phrase]):
+    for phrase, paths in lists:
+        for rank, path in enumerate(paths):
             if path not in best or rank < best[path][0]:
                 best[path] = (rank, phrase)
-    fused = weighted_rrf(lists, {})
+    fused = weighted_rrf({str(i): paths for i, (_, paths) in enumerate(lists)}, {})
     return [(path, best[path][1]) for path in sorted(fused, key=lambda p: (-fused[p], p))[:n]]
 
 

@@ -106,3 +106,55 @@ def test_the_note_index_is_not_built_in_a_small_vault(
                     if t.name.startswith("dreamd-bm25")]
     finally:
         app.close()
+
+
+def _pottery_vault(vault: Path) -> None:
+    """A journal note naming the pottery workshop in two chunks, and 200 short notes that each
+    name one of its two words: by meaning the short ones are nearer the part."""
+    filler = "The morning was slow and grey, with tea and a long walk by the canal. " * 12
+    (vault / "Journal").mkdir()
+    (vault / "Journal" / "2024-06-02.md").write_text(
+        f"# 2024-06-02\n\n## Morning\n\n{filler}\nI finally tried pottery at the old mill.\n\n"
+        f"## Evening\n\n{filler}\nThe workshop ran late, so I walked home in the rain.\n",
+        encoding="utf-8")
+    (vault / "Journal" / "2024-06-09.md").write_text(
+        f"# 2024-06-09\n\n## Morning\n\n{filler}\nThe harbour swim started at seven.\n\n"
+        f"## Evening\n\n{filler}\nCold water, warm soup after.\n", encoding="utf-8")
+    other = vault / "Other"
+    other.mkdir()
+    for i in range(200):
+        word = ("pottery", "workshop")[i % 2]
+        (other / f"Item {i:03}.md").write_text(
+            f"# Item {i:03}\n\nA {word} note, number {i}, about shelf {i % 7} and tag {i % 11}.\n",
+            encoding="utf-8")
+
+
+@pytest.mark.parametrize("words", [1, 0])
+def test_in_a_large_vault_each_part_of_a_question_is_found_by_its_words_too(
+    vault: Path, make_app: Callable[..., tuple[App, object]], monkeypatch: pytest.MonkeyPatch,
+    words: int,
+) -> None:
+    """A question that names two events ("which first, A or B?") searches for each apart
+    (the parts list). In a large vault each part is also ranked by its words over whole notes:
+    the journal note holding both words of "the pottery workshop", apart, in a long day, is
+    nearer by meaning to none of its parts than 200 short notes naming one word each."""
+    from daemon import retrieval
+
+    monkeypatch.setattr(rerank, "MANY_NOTES", 1)
+    monkeypatch.setattr(retrieval, "PHRASE_WORDS", words)
+    _pottery_vault(vault)
+    app, _ = make_app(vault)
+    try:
+        app.sync()
+        question = "Which did I do first, the pottery workshop or the harbour swim?"
+        for _ in range(100):  # the note index is built in the background
+            hits = app.search(question, limit=50, count_recall=False)
+            if any("note BM25" in "; ".join(h.why) for h in hits):
+                break
+            time.sleep(0.1)
+        why = {h.path: "; ".join(h.why) for h in hits}
+        day = "Journal/2024-06-02.md"
+        found_by_part = "part 'the pottery workshop'" in why.get(day, "")
+        assert found_by_part is bool(words), why.get(day)
+    finally:
+        app.close()
