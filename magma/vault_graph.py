@@ -236,6 +236,10 @@ class VaultGraph:
                 held._mention(file.path)
         return held
 
+    def links_of(self, path: str) -> list[GraphLink]:
+        """The links of ``path`` as last given (target, kind, subpath; none when unknown)."""
+        return list(self._links.get(path, []))
+
     def take_changed(self) -> set[str]:
         """The nodes changed since the last call (added, removed, their attributes or their
         outgoing edges), and forget them."""
