@@ -27,6 +27,7 @@ at most :data:`ITERATIONS` rounds or until the scores move less than :data:`TOLE
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -131,11 +132,13 @@ _INDEX_NAMES = frozenset({MEMORY_INDEX_FILE, DIARY_FILE})
 
 def _step_note(node: str) -> str | None:
     """The path of a vault graph node the walk goes through (a note or memory, not an
-    index file), else ``None``."""
+    index file), else ``None``; interned (:func:`sys.intern`): the view held beside the
+    vault graph holds the one path object the graph keeps of each file, not one of its own
+    (the vault graph interns its paths, :mod:`magma.vault_graph`)."""
     if not node.startswith(_NOTE):
         return None
     path = node[len(_NOTE):]
-    return None if path.rsplit("/", 1)[-1] in _INDEX_NAMES else path
+    return None if path.rsplit("/", 1)[-1] in _INDEX_NAMES else sys.intern(path)
 
 
 def step_graph(graph: nx.MultiDiGraph) -> NoteGraph:

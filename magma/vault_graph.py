@@ -28,9 +28,8 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
-from types import MappingProxyType
 from typing import Any, Literal, Protocol
 
 import networkx as nx
@@ -39,6 +38,7 @@ from ccb.markdown import mask_code
 from ccb.memory_file import normalise_text
 from ccb.model import EMBED_KINDS
 from ccb.names import nfc_key
+from magma.buckets import bucket_add, bucket_discard, members
 from magma.gc_pause import collector_paused
 from magma.graph import GraphLink, LinkResolver, link_key, node_id, path_key
 from magma.graph_mentions import MentionIndex
@@ -113,32 +113,18 @@ def subject_key(subject: object) -> str | None:
     return " ".join(key.split()) or None
 
 
-@dataclass(frozen=True, slots=True)
-class _Kept:
-    """What the graph keeps of a file that is no memory (:func:`_kept`): its node's facts and
-    the aliases others may mention it by, not the rest of its frontmatter."""
-
-    path: str
-    kind: str
-    title: str
-    tags: tuple[str, ...]
-    memory_type: None
-    properties: Mapping[str, Any]
+#: What the graph keeps of a file (:func:`_held_kind`): one of these three strings, shared by
+#: every file (its node's kind and whether it is a memory are all a later change reads; its
+#: title, aliases and properties went into its node and the mention index; at 100,000 notes a
+#: record per file held 16 MB by sys.getsizeof, these 4 MB).
+_NOTE, _ATTACHMENT, _MEMORY = "note", "attachment", "memory"
 
 
-_NO_PROPERTIES: Mapping[str, Any] = MappingProxyType({})
-
-
-def _kept(file: VaultGraphFile) -> VaultGraphFile:
-    """``file`` as the graph keeps it for later changes: a memory whole (its lineage,
-    subject, name and description are read again), any other file with only its
-    ``aliases`` property (what :func:`_labels` reads of it; at 100,000 notes the files
-    held take 79 -> 58 MB, ``bench/graph_memory.py``)."""
-    if file.memory_type is not None:
-        return file
-    aliases = file.properties.get("aliases")
-    return _Kept(file.path, file.kind, file.title, file.tags, None,
-                 _NO_PROPERTIES if aliases is None else MappingProxyType({"aliases": aliases}))
+def _held_kind(file: VaultGraphFile) -> str:
+    """``file`` as the graph keeps it: an attachment, a memory or another note."""
+    if file.kind == "attachment":
+        return _ATTACHMENT
+    return _NOTE if file.memory_type is None else _MEMORY
 
 
 def _labels(file: VaultGraphFile) -> list[str | None]:
@@ -168,6 +154,25 @@ _LINK_RELATIONS = frozenset({"links_to", "embeds", "tagged"})
 #: Edge keys a file's own node writes with its attributes (replaced by :meth:`_place`).
 _OWN_KEYS = frozenset({"tag", "same_subject"})
 
+#: A file's links as the graph keeps them: one flat tuple of ``target, kind, subpath`` for
+#: each link in order, the strings interned (most targets are linked from many notes; at
+#: 100,000 notes a link record each held 41 MB by sys.getsizeof, these 11 MB).
+_Links = tuple[str | None, ...]
+_NO_LINKS: _Links = ()
+
+
+def _held_links(links: Iterable[GraphLink]) -> _Links:
+    held: list[str | None] = []
+    for link in links:
+        held += (sys.intern(link.target), sys.intern(link.kind),
+                 None if link.subpath is None else sys.intern(link.subpath))
+    return tuple(held) if held else _NO_LINKS
+
+
+def _triples(links: _Links) -> Iterable[tuple[str, str, str | None]]:
+    """``(target, kind, subpath)`` of each link of :func:`_held_links`."""
+    return zip(links[0::3], links[1::3], links[2::3], strict=True)  # type: ignore[arg-type]
+
 
 class VaultGraph:
     """The vault graph (module docstring), kept in step one file at a time.
@@ -180,14 +185,20 @@ class VaultGraph:
     (property-tested). Links resolve by :class:`magma.graph.LinkResolver`, as the store does.
     Every node whose attributes or outgoing edges a change touched is kept until
     :meth:`take_changed`: what the edges table (:mod:`magma.edge_table`) rewrites.
+
+    Held compact for a daemon's life: the edges that have no attribute of their own (links,
+    tags, mentions, subjects, snippets: all but the lineage edges, whose ``written_in`` a
+    change rewrites) share one attribute dict per distinct content, so :attr:`graph`'s edge
+    attributes are read, never written, by its users; each file is kept as its kind alone
+    and its links as one flat tuple (:func:`_held_links`).
     """
 
     def __init__(self) -> None:
         self.graph = nx.MultiDiGraph()
         self._resolver = LinkResolver()
-        self._files: dict[str, VaultGraphFile] = {}
-        self._links: dict[str, list[GraphLink]] = {}
-        self._by_key: dict[str, set[str]] = {}  # link key → sources with such a target
+        self._files: dict[str, str] = {}  # path → _NOTE, _ATTACHMENT or _MEMORY
+        self._links: dict[str, _Links] = {}
+        self._by_key: dict[str, str | set[str]] = {}  # link key → sources with such a target
         self._memories: dict[str, LineageMemory] = {}
         self._lineage_resolver = LineageResolver({}, {})  # what a lineage link names
         self._naming: dict[str, set[str]] = {}  # stem → memories whose links name it
@@ -196,6 +207,8 @@ class VaultGraph:
         self._mentions = MentionIndex()
         self._changed: set[str] = set()  # nodes whose own row or out-edges changed
         self._snippets: dict[str, list[str]] = {}  # note path → its snippets' nodes
+        #: the attribute dicts the edges share, by their items
+        self._shared: dict[tuple[tuple[str, str | None], ...], dict[str, str | None]] = {}
 
     @classmethod
     def build(cls, files: Iterable[VaultGraphFile], links: Iterable[GraphLink],
@@ -219,7 +232,7 @@ class VaultGraph:
             by_src.setdefault(link.src, []).append(link)
         files = list(files)
         for file in files:  # every path first: a link resolves against all of them
-            held._files[file.path] = _kept(file)
+            held._files[sys.intern(file.path)] = _held_kind(file)
             held._resolver.add(file.path)
             if file.memory_type is not None:
                 held._index_memory(lineage_memory(file.path, file.properties))
@@ -235,10 +248,6 @@ class VaultGraph:
                 held._mentions.set_text(file.path, _memory_text(file, texts.get(file.path)))
                 held._mention(file.path)
         return held
-
-    def links_of(self, path: str) -> list[GraphLink]:
-        """The links of ``path`` as last given (target, kind, subpath; none when unknown)."""
-        return list(self._links.get(path, []))
 
     def take_changed(self) -> set[str]:
         """The nodes changed since the last call (added, removed, their attributes or their
@@ -256,13 +265,13 @@ class VaultGraph:
         before = self._memories.get(file.path)
         self._drop_lineage(file.path)
         self._unindex_memory(file.path)
-        self._files[file.path] = _kept(file)
+        self._files[sys.intern(file.path)] = _held_kind(file)
         if new:
             self._resolver.add(file.path)
         if file.memory_type is not None:
             self._index_memory(lineage_memory(file.path, file.properties))
         self._place(file)
-        self._link(file.path, list(links))
+        self._link(file.path, _held_links(links))
         self._write_lineage(file.path)
         if new:
             self._reresolve_links(file.path)
@@ -287,8 +296,8 @@ class VaultGraph:
         self._unlink(path)
         affected = self._mentions.set_names(path, frozenset())
         self._mentions.set_text(path, None)
-        file = self._files.pop(path)
-        node = node_id(_node_kind(file), path)
+        node = self._node(path)
+        del self._files[path]
         if node in self.graph:
             self._touched.update(self.graph.successors(node))
             self._changed.update(self.graph.predecessors(node))  # their edges to it go
@@ -322,26 +331,39 @@ class VaultGraph:
 
     # ------------------------------------------------------------------ parts
 
+    def _node(self, path: str) -> str:
+        """The node of known file ``path``."""
+        return node_id(_ATTACHMENT if self._files[path] == _ATTACHMENT else _NOTE, path)
+
+    def _edge(self, src: str, dst: str, key: Any, *items: tuple[str, str | None]) -> None:
+        """Add the edge ``src → dst`` under ``key`` (``None``: the next integer) with the
+        attributes ``items``, in that order, in a dict shared with every edge of the same
+        items (class docstring)."""
+        attrs = self._shared.get(items)
+        if attrs is None:
+            attrs = self._shared[items] = dict(items)
+        key = self.graph.add_edge(src, dst, key)
+        self.graph._adj[src][dst][key] = attrs  # (the one key dict of both directions)
+
     def _tie_snippets(self, path: str) -> None:
         """The ``cut_from`` edges of the snippets of ``path`` to its node, when it has one."""
-        file = self._files.get(path)
-        if file is None:
+        if path not in self._files:
             return
-        source = node_id(_node_kind(file), path)
+        source = self._node(path)
         for node in self._snippets.get(path, ()):
             if not self.graph.has_edge(node, source, key="cut_from"):
-                self.graph.add_edge(node, source, key="cut_from", kind="cut_from",
-                                    relation="cut_from")
+                self._edge(node, source, "cut_from", ("kind", "cut_from"),
+                           ("relation", "cut_from"))
                 self._changed.add(node)
 
     def _place(self, file: VaultGraphFile) -> None:
         """The file's node with fresh attributes (a memory's lineage facts included), its
         tag edges replaced."""
-        kind = _node_kind(file)
-        node = node_id(kind, file.path)
+        node = self._node(file.path)
         memory = self._memories.get(file.path)
         attrs: dict[str, Any] = memory_attrs(memory) if memory is not None else {
-            "kind": kind, "path": file.path, "title": file.title}
+            "kind": _ATTACHMENT if file.kind == "attachment" else _NOTE, "path": file.path,
+            "title": file.title}
         if memory is not None:
             attrs["title"] = file.title
         self._changed.add(node)
@@ -359,45 +381,45 @@ class VaultGraph:
             if tag_node not in self.graph:
                 self.graph.add_node(tag_node, kind="tag", name=tag.lower())
                 self._changed.add(tag_node)
-            self.graph.add_edge(node, tag_node, key="tag", kind="tag", relation="tagged")
+            self._edge(node, tag_node, "tag", ("kind", "tag"), ("relation", "tagged"))
         subject = subject_key(file.properties.get("subject")) if memory is not None else None
         if subject is not None:
             subject_node = node_id("subject", subject)
             if subject_node not in self.graph:
                 self.graph.add_node(subject_node, kind="subject", name=subject)
                 self._changed.add(subject_node)
-            self.graph.add_edge(node, subject_node, key="same_subject", kind="same_subject",
-                                relation="same_subject")
+            self._edge(node, subject_node, "same_subject", ("kind", "same_subject"),
+                       ("relation", "same_subject"))
 
     def _mention(self, path: str) -> None:
         """Rewrite the ``mentions`` edges of memory ``path`` (none when it is no memory)."""
-        file = self._files.get(path)
-        if file is None:
+        if path not in self._files:
             return
-        node = node_id(_node_kind(file), path)
+        node = self._node(path)
         if node not in self.graph:
             return
         stale = [(node, v, k) for _, v, k in self.graph.out_edges(node, keys=True)
                  if k == "mentions"]
-        targets = self._mentions.targets(path) if file.memory_type is not None else []
+        targets = self._mentions.targets(path) if self._files[path] == _MEMORY else []
         if not stale and not targets:
             return
         self.graph.remove_edges_from(stale)
         self._changed.add(node)
         for target in targets:
-            self.graph.add_edge(node, node_id(_node_kind(self._files[target]), target),
-                                key="mentions", kind="mentions", relation="mentions")
+            self._edge(node, self._node(target), "mentions", ("kind", "mentions"),
+                       ("relation", "mentions"))
 
-    def _link(self, src: str, links: list[GraphLink]) -> None:
+    def _link(self, src: str, links: _Links) -> None:
         """Replace the link edges of ``src`` with ``links``, resolved now."""
         self._unlink(src)
-        self._links[src] = links
-        node = node_id(_node_kind(self._files[src]), src)
+        if links:
+            self._links[src] = links
+        node = self._node(src)
         self._changed.add(node)
-        for link in links:
-            self._by_key.setdefault(link_key(link.target), set()).add(src)
-            self.graph.add_edge(node, self._target(link, src), kind=link.kind,
-                                subpath=link.subpath, relation=_relation(link))
+        for target, kind, subpath in _triples(links):
+            bucket_add(self._by_key, link_key(target), src)
+            self._edge(node, self._target(target, kind, src), None, ("kind", kind),
+                       ("subpath", subpath), ("relation", _relation(kind)))
 
     def _link_fresh(self, files: list[VaultGraphFile],
                     by_src: Mapping[str, list[GraphLink]]) -> None:
@@ -407,44 +429,40 @@ class VaultGraph:
         the keys networkx picks itself (no other edge between a file and a link target has
         an integer key)."""
         keys: dict[str, str] = {}
-        add_edge = self.graph.add_edge
         for file in files:
             src = file.path
-            links = self._links[src] = by_src.get(src, [])
-            node = node_id(_node_kind(file), src)
+            links = _held_links(by_src.get(src, ()))
+            if links:
+                self._links[src] = links
+            node = self._node(src)
             self._changed.add(node)
             counts: dict[str, int] = {}
-            for link in links:
-                key = keys.get(link.target)
+            for target, kind, subpath in _triples(links):
+                key = keys.get(target)
                 if key is None:
-                    key = keys[link.target] = link_key(link.target)
-                self._by_key.setdefault(key, set()).add(src)
-                dst = self._target(link, src)
+                    key = keys[target] = sys.intern(link_key(target))
+                bucket_add(self._by_key, key, src)
+                dst = self._target(target, kind, src)
                 count = counts[dst] = counts.get(dst, -1) + 1
-                add_edge(node, dst, count, kind=link.kind, subpath=link.subpath,
-                         relation=_relation(link))
+                self._edge(node, dst, count, ("kind", kind), ("subpath", subpath),
+                           ("relation", _relation(kind)))
 
-    def _target(self, link: GraphLink, src: str) -> str:
-        """The node ``link`` (written in ``src``) points at: a file's, or an unresolved
-        target's (added when new)."""
-        resolved = self._resolver.resolve(link.target, src, kind=link.kind)  # type: ignore[arg-type]
+    def _target(self, target: str, kind: str, src: str) -> str:
+        """The node a link to ``target`` of ``kind`` (written in ``src``) points at: a
+        file's, or an unresolved target's (added when new)."""
+        resolved = self._resolver.resolve(target, src, kind=kind)  # type: ignore[arg-type]
         if resolved is not None and resolved in self._files:
-            return node_id(_node_kind(self._files[resolved]), resolved)
-        dst = node_id("unresolved", nfc_key(link.target).lower())
+            return self._node(resolved)
+        dst = node_id("unresolved", nfc_key(target).lower())
         if dst not in self.graph:
-            self.graph.add_node(dst, kind="unresolved", target=link.target)
+            self.graph.add_node(dst, kind="unresolved", target=target)
             self._changed.add(dst)
         return dst
 
     def _unlink(self, src: str) -> None:
-        for link in self._links.pop(src, []):
-            waiting = self._by_key.get(link_key(link.target))
-            if waiting is not None:
-                waiting.discard(src)
-                if not waiting:
-                    del self._by_key[link_key(link.target)]
-        file = self._files.get(src)
-        node = node_id(_node_kind(file), src) if file is not None else None
+        for target, _, _ in _triples(self._links.pop(src, _NO_LINKS)):
+            bucket_discard(self._by_key, link_key(target), src)
+        node = self._node(src) if src in self._files else None
         if node is not None and node in self.graph:
             stale = [(node, v, k) for _, v, k, d in self.graph.out_edges(node, keys=True,
                                                                         data=True)
@@ -455,9 +473,9 @@ class VaultGraph:
 
     def _reresolve_links(self, path: str) -> None:
         """Links whose target has ``path``'s file name: they may name it now, or named it."""
-        for src in sorted(self._by_key.get(path_key(path), ())):
+        for src in sorted(members(self._by_key.get(path_key(path)))):
             if src != path and src in self._files:
-                self._link(src, self._links.get(src, []))
+                self._link(src, self._links.get(src, _NO_LINKS))
 
     def _reresolve_lineage(self, path: str, names: Iterable[str] = ()) -> None:
         """Lineage links of other memories naming ``path``'s stem, or one of ``names`` (the
@@ -522,12 +540,9 @@ class VaultGraph:
         self._touched.clear()
 
 
-def _relation(link: GraphLink) -> str:
-    return "embeds" if link.kind in EMBED_KINDS else "links_to"
-
-
-def _node_kind(file: VaultGraphFile | None) -> str:
-    return "attachment" if file is not None and file.kind == "attachment" else "note"
+def _relation(kind: str) -> str:
+    """The edge relation of a link of ``kind``."""
+    return "embeds" if kind in EMBED_KINDS else "links_to"
 
 
 #: Characters XML 1.0 cannot hold (C0 controls but tab, newline and carriage return).
