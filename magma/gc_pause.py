@@ -34,6 +34,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+import pyarrow as pa
+
 __all__ = ["collector_paused", "settle_loaded", "trim_heap"]
 
 
@@ -76,9 +78,14 @@ def settle_loaded() -> None:
 
 def trim_heap() -> None:
     """Give the C heap's free pages back to the system (glibc's ``malloc_trim``; nothing
-    elsewhere). Reading every chunk leaves LanceDB's freed read buffers in the heap, among
-    the live strings of the chunk lists, where the allocator keeps them: after streaming the
-    700,000 chunks of a 100,000-note vault and keeping nothing, RSS stayed at 652 MB, 312 MB
-    once trimmed (a probe of ``to_batches`` on ``bench/vector_daemon_bench.py``'s table)."""
+    elsewhere), and the free pages of Arrow's memory pool (``release_unused``). Reading every
+    chunk leaves LanceDB's freed read buffers in the heap, among the live strings of the
+    chunk lists, where the allocator keeps them: after streaming the 700,000 chunks of a
+    100,000-note vault and keeping nothing, RSS stayed at 652 MB, 312 MB once trimmed (a
+    probe of ``to_batches`` on ``bench/vector_daemon_bench.py``'s table). Arrow's pool
+    (mimalloc) keeps what a read let go the same way: the files and links of that vault
+    read for its graph and let go left +165 MB, +69 MB once released
+    (``bench/graph_memory.py``)."""
     if _LIBC is not None:
         _LIBC.malloc_trim(0)
+    pa.default_memory_pool().release_unused()

@@ -54,6 +54,7 @@ from magma.edge_table import (
     read_meta,
     write_rows,
 )
+from magma.gc_pause import trim_heap
 from magma.graph_step import NoteGraph, has_subject, patched_step_graph, step_graph
 from magma.snippet_store import SnippetStore
 from magma.snippets import Snippet
@@ -323,15 +324,18 @@ class GraphKeeper:
         held = VaultGraph.build(files, links, memory_texts(self._store),
                                 [s for found in self._snippets.values() for s in found])
         held.take_changed()
+        count = len(files)
+        del files, links
         self._mix = _mix_of(hashes)
         built = time.perf_counter()
         rows = 0 if in_step else self._write(graph_rows(held.graph), None)
+        trim_heap()  # what the rows read and written left in the heaps (bench/graph_memory.py)
         self._held, self._hashes, self._view = held, hashes, None
         self._edges_at = self._store._t.edges.version
-        update = GraphUpdate(upserted=len(files), nodes=held.graph.number_of_nodes(),
+        update = GraphUpdate(upserted=count, nodes=held.graph.number_of_nodes(),
                              built=True, rows=rows, graph_ms=1000 * (built - started),
                              write_ms=1000 * (time.perf_counter() - built))
-        log.info("graph.built", files=len(files), nodes=update.nodes,
+        log.info("graph.built", files=count, nodes=update.nodes,
                  edges=held.graph.number_of_edges(), duration_ms=round(update.graph_ms))
         return update
 

@@ -16,6 +16,7 @@ memories that held it.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable
 
 from magma.buckets import bucket_add, bucket_discard, members
@@ -50,8 +51,9 @@ class MentionIndex:
     @staticmethod
     def names(labels: Iterable[str | None]) -> frozenset[str]:
         """The names of a file's ``labels`` (title, aliases, memory name) that are looked
-        for, in the index's form."""
-        return frozenset(n for label in labels if label and _looked_for(n := norm(label)))
+        for, in the index's form; interned: files of one name hold one string of it."""
+        return frozenset(sys.intern(n) for label in labels
+                         if label and _looked_for(n := norm(label)))
 
     def set_names(self, path: str, names: frozenset[str]) -> set[str]:
         """``path`` now has ``names`` (empty: it is gone) -> the memories whose mentions may

@@ -417,7 +417,7 @@ class VaultGraph:
         node = self._node(src)
         self._changed.add(node)
         for target, kind, subpath in _triples(links):
-            bucket_add(self._by_key, link_key(target), src)
+            bucket_add(self._by_key, sys.intern(link_key(target)), src)
             self._edge(node, self._target(target, kind, src), None, ("kind", kind),
                        ("subpath", subpath), ("relation", _relation(kind)))
 
