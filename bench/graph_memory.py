@@ -13,11 +13,13 @@ walks of the graph step (``personalized_pagerank`` and the one-hop ``neighbours`
 notes of the view drawn with a fixed seed (p50 / p95 ms), and as many edits (a note's
 links replaced, ``VaultGraph.upsert``, then the view patched, ``patched_step_graph``; p50 /
 p95 ms). Times are CPU times of this process (``time.process_time``: a machine shared with
-other work slows the wall clock, not these). Last, lets each part of the graph go in turn
-(the view, the networkx graph, the mention index, the links, the files, the link resolver)
-and prints what each gave back. Linux with glibc only. The index may be one built with the
-fake embedder (``bench/scale_bench.py --structure-only``): the graph is built from files and
-links only, the same whatever the vectors; the model is never loaded.
+other work slows the wall clock, not these). Then what each part holds by
+``sys.getsizeof`` (an object held by two parts counted with the first), and last, lets each
+part of the graph go in turn (the view, the networkx graph, the mention index, the links,
+the files, the link resolver) and prints what RSS each gave back. Linux with glibc only. The
+index may be one built with the fake embedder (``bench/scale_bench.py --structure-only``):
+the graph is built from files and links only, the same whatever the vectors; the model is
+never loaded.
 """
 import argparse
 import ctypes
@@ -55,6 +57,38 @@ def rss() -> float:
     ctypes.CDLL("libc.so.6").malloc_trim(0)
     pa.default_memory_pool().release_unused()
     return psutil.Process().memory_info().rss / 2**20
+
+
+def _deep(obj: object, seen: set[int]) -> int:
+    """``sys.getsizeof`` of ``obj`` and of everything it holds that ``seen`` does not name
+    yet (then named there): each object counts once, with the first part that holds it."""
+    total, stack = 0, [obj]
+    while stack:
+        item = stack.pop()
+        if id(item) in seen or isinstance(item, type) or callable(item):
+            continue
+        seen.add(id(item))
+        total += sys.getsizeof(item)
+        stack.extend(gc.get_referents(item))
+    return total
+
+
+def _sizes(held: VaultGraph) -> None:
+    """What each part of ``held`` holds by ``sys.getsizeof`` (:func:`_deep`, in this order)."""
+    graph = held.graph
+    seen: set[int] = set()
+    parts = [("node ids", list(graph._node)), ("node attributes", graph._node),
+             ("out-edges", graph._succ), ("in-edges", graph._pred)]
+    parts += [(name.lstrip("_"), getattr(held, name)) for name in
+              ("_resolver", "_mentions", "_files", "_links", "_by_key", "_shared")
+              if hasattr(held, name)]
+    print("held by sys.getsizeof (a part shares what an earlier part holds):")
+    total = 0
+    for name, part in parts:
+        size = _deep(part, seen)
+        total += size
+        print(f"  {name:18s} {size / 2**20:7,.1f} MB")
+    print(f"  {'all of these':18s} {total / 2**20:7,.1f} MB")
 
 
 def _ms(values: list[float]) -> str:
@@ -119,6 +153,7 @@ def main() -> None:
         steps.append(time.process_time() - began)
     print(f"edit (upsert, view patched; {len(edits)} edits): {_ms(steps)}")
     del edits, seeds, rows, its_links, by_src
+    _sizes(held)
     before = rss()
     print(f"the graph and its view held: +{before - start:,.0f} MB; given back as each part"
           " is let go, in this order (a string shared by parts goes with the last):")
