@@ -34,8 +34,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-import pyarrow as pa
-
 __all__ = ["collector_paused", "settle_loaded", "trim_heap"]
 
 
@@ -86,6 +84,8 @@ def trim_heap() -> None:
     (mimalloc) keeps what a read let go the same way: the files and links of that vault
     read for its graph and let go left +165 MB, +69 MB once released
     (``bench/graph_memory.py``)."""
+    import pyarrow  # (here: the collector's helpers are imported where Arrow is not needed)
+
     if _LIBC is not None:
         _LIBC.malloc_trim(0)
-    pa.default_memory_pool().release_unused()
+    pyarrow.default_memory_pool().release_unused()
