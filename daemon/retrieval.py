@@ -690,12 +690,8 @@ class Retriever:
         if by_notes:
             part.lists["note-bm25"] = [path for path, _ in by_notes]
         if phrases_future is not None:
-            lists = list(phrases_future.result().items())
-            if by_notes and PHRASE_WORDS:  # a large vault: each part by its words too
-                index = _note_index(self._bm25, snap)
-                lists += [(phrase, [path for path, _ in index.top(phrase, n, notes_kept)])
-                          for phrase in phrases]
-            _add_phrases(part, _fuse_phrases(lists, n))
+            index = _note_index(self._bm25, snap) if by_notes and PHRASE_WORDS else None
+            _add_phrases(part, _fuse_phrases(phrases_future.result(), index, n, notes_kept))
         for rank, (path, score) in enumerate(by_notes, start=1):
             part.why.setdefault(path, []).append(f"note BM25 #{rank} ({score:.1f})")
         for rank, (path, row, sim) in enumerate(by_vector, start=1):
@@ -904,10 +900,15 @@ def _by_phrases(embedder: Embedder, snap: Snapshot, phrases: Sequence[str], n: i
             for phrase, vector in zip(phrases, vectors, strict=True)}
 
 
-def _fuse_phrases(lists: Sequence[tuple[str, list[str]]], n: int) -> list[tuple[str, str]]:
-    """Ranked lists of the notes each part of a question finds (``(phrase, paths)``, a
-    phrase may rank several lists: by meaning, by its words) fused by reciprocal rank fusion
-    into one list -> ``(path, the phrase it ranks best for)``, best first, at most ``n``."""
+def _fuse_phrases(near: Mapping[str, list[str]], words: NoteBm25 | None, n: int,
+                  keep: Callable[[str], bool]) -> list[tuple[str, str]]:
+    """The notes each part of a question finds (``near``: by meaning, :func:`_by_phrases`;
+    with ``words``, the note-level BM25 index, also by the part's words over the notes
+    ``keep`` allows) fused by reciprocal rank fusion into one list -> ``(path, the phrase it
+    ranks best for)``, best first, at most ``n``."""
+    lists = list(near.items())
+    if words is not None:
+        lists += [(phrase, [path for path, _ in words.top(phrase, n, keep)]) for phrase in near]
     best: dict[str, tuple[int, str]] = {}
     for phrase, paths in lists:
         for rank, path in enumerate(paths):

@@ -542,10 +542,8 @@ class MagmaStore:
         owner: Owner | None = None,
         with_vectors: bool = False,
     ) -> list[ChunkCandidate]:
-        """Best chunks by BM25 on ``text`` (query words OR-ed; no query syntax is parsed, so
-        quotes, colons and operators in ``query_text`` are plain characters); equal scores in
-        path order (LanceDB returns chunks of one score, copies of one text, in an order
-        that changed from one process to the next, and a search with them)."""
+        """Best chunks by BM25 on ``text`` (words OR-ed, no query syntax: quotes, colons and
+        operators are plain characters); equal scores (copies) in path order, not LanceDB's."""
         if not query_text.strip() or not self._t.fts_ready():
             return []
         def query() -> Any:
@@ -554,10 +552,9 @@ class MagmaStore:
                 operator=FullTextOperator.OR, prefix_length=0, document_granularity=None,
             ), query_type="fts")
 
-        found = [_candidate(row, float(row["_score"])) for row in self._candidate_rows(
-            query, "full-text search", limit, with_vectors,
-            search_filter(memory_types, path_prefix, owner))]
-        return sorted(found, key=lambda c: (-c.score, c.path, c.chunk_id))
+        return sorted((_candidate(row, float(row["_score"])) for row in self._candidate_rows(
+            query, "full-text search", limit, with_vectors, search_filter(
+                memory_types, path_prefix, owner))), key=lambda c: (-c.score, c.path, c.chunk_id))
 
     def _candidate_rows(self, build: Callable[[], Any], what: str, limit: int,
                         with_vectors: bool, where: str | None) -> list[dict[str, Any]]:
