@@ -8,7 +8,9 @@ the dream diary and ``dreamd check``.
 The rules, in order (the first that applies decides):
 
 1. **Other type** or **two explicit subjects that differ** → ``distinct``: "Prefers dark mode"
-   for ``editor.theme`` and for ``terminal.theme`` are two facts, whatever the words.
+   for ``editor.theme`` and for ``terminal.theme`` are two facts, whatever the words. So are
+   facts of **two deployment environments** ("The test environment runs Postgres 15" /
+   "生产环境用 Postgres 16"; an environment a setting is set to is a value, not one).
 2. **Same words** (the order-free :attr:`~consistency.claims.Claim.key`: case, punctuation,
    markdown, list markers, contractions, CJK spacing and word order do not count, polarity
    does) → ``duplicate``, unless two values traded the words beside them ("Room 204 is
@@ -19,7 +21,8 @@ The rules, in order (the first that applies decides):
 5. **Polarity**: a concept asserted on one side and denied on the other (love / can't stand,
    allow / forbid, always / never, 喜欢 / 讨厌), or a content word used on one side and negated
    on the other ("use mocks" / "never use mocks", "use pnpm, not npm" / "use npm, not pnpm")
-   → ``contradiction``.
+   → ``contradiction``; the rule turned in another place on each side ("Always use type
+   hints *in library code*" / "Never … *in notebooks*") → ``possible_contradiction``.
 6. **Changed values**: a value of one kind (a number of one unit, a port, a version, a host, a
    region, a URL, a date, a weekday, a name …) that each side states and the other does not
    → ``contradiction``, unless the relation holds several values at once ("allergic to",
@@ -27,7 +30,12 @@ The rules, in order (the first that applies decides):
    changed ("moved to", "switched from X to Y", "改成") and names a value the old one lacks
    is a change too. A changed value beside another thing named in its place ("Gym on
    *Monday*: *legs*" / "on *Thursday*: *upper body*") is only a possible one: two entries of
-   a schedule or a list, unless the new memory says it changed.
+   a schedule or a list, unless the new memory says it changed. Across English and Chinese a
+   name is compared by its letters only where both sides write it in Latin letters and the
+   change is told ("Bugzilla" / "从 Bugzilla 切到了 GitLab Issues"). Below the related
+   cosines, a change told by its verb that replaces a value of one kind of a thing both name
+   ("The gRPC service is exposed on 50051" / "We moved the gRPC listener to 50052") →
+   ``contradiction`` from :data:`TOLD_REPLACED_COSINE`.
 7. **Substituted words** where the two frames align (same words around them): a short span
    replaced on each side. Antonym values (dark / light, tabs / spaces, 深 / 浅) or a span in
    the value position (right after "is", "prefers", "uses", "lives in", 是, 用, 住在)
@@ -2208,6 +2216,14 @@ def _polarity(p: _Pair) -> _Finding | None:
         # "always" turned "never", each side a rule of its own ("Always write book reviews
         # in the Clippings folder" / "Never publish notes from the Daily folder"): two rules
         return "distinct", "other thing", tuple(flips[:2])
+    context = [x for x in p.subs if x.where == "context" and not x.antonym
+               and not _values_rewritten(x)]
+    if flips and context and not p.changed_cue:
+        # the rule turned, each side in a place of its own ("Always use type hints *in
+        # library code*" / "Never … *in notebooks*"; "代码注释里不要用表情" / "聊天回复里可以用"):
+        # perhaps two rules; both kept, listed
+        return "possible_contradiction", "polarity", (
+            *flips[:2], *(f"in {x.label()}" for x in context[:1]))
     if flips:
         kind: Verdict = "contradiction" if p.strong or p.aligned_ok else \
             "possible_contradiction"
@@ -2377,8 +2393,12 @@ def _changed_value(p: _Pair) -> _Finding | None:
         # two measures of the slot ("10 km" / "45 minutes"): another fact or a change
         return "possible_contradiction", "another measure", labels
     words_only = all(group == "id" for group, _o, _n in p.changes)
-    if p.cross and all(group in {"id", "place"} for group, _o, _n in p.changes):
-        # a name in two scripts ("Beijing" / "北京") cannot be compared by its letters
+    if p.cross and all(group in {"id", "place"} for group, _o, _n in p.changes) and not (
+            p.changed_cue and _written_as_read(p)):
+        # a name in two scripts ("Beijing" / "北京") cannot be compared by its letters; a
+        # name written in Latin letters on both sides, with the change told ("We track bugs
+        # in Bugzilla" / "缺陷跟踪已经从 Bugzilla 切到了 GitLab Issues", "My dog is named
+        # Mochi" / "我的狗现在叫 Tofu"), can
         return "possible_contradiction", "names in two scripts", labels
     if words_only and (p.multi or (p.both_deny and any(
             _denied(v.text, p.co) or _denied(w.text, p.cn) for _g, olds, news in p.changes
@@ -2432,6 +2452,39 @@ def _changed_value(p: _Pair) -> _Finding | None:
     return ("contradiction" if sure else "possible_contradiction"), "changed value", labels
 
 
+def _written_as_read(p: _Pair) -> bool:
+    """Is every changed value written in the text of its side as it was read (in Latin
+    letters, "Bugzilla", "West Europe"; not "广州" read as Guangzhou)?"""
+    return all(v.text in _folded_text(claim.text) for _g, olds, news in p.changes
+               for claim, values in ((p.co, olds), (p.cn, news)) for v in values) and not (
+        _words_read_apart(p.co, p.cn) or _another_on_one_side(p.co, p.cn))
+
+
+def _words_read_apart(co: Claim, cn: Claim) -> bool:
+    """Across English and Chinese: does each side hold a word, read through the lexicon, the
+    other never names ("My *dog* is named Mochi" / "我的*猫*现在叫 Tofu")? Another thing,
+    perhaps."""
+    def own(claim: Claim, other: Claim) -> set[str]:
+        return {t for t in claim.tokens if ":" not in t and t.isascii() and t not in WHEN_WORDS
+                and not _is_relation(t)} - _bare(other.tokens)
+
+    return bool(own(co, cn)) and bool(own(cn, co))
+
+
+#: Words that set a thing beside another of its kind ("*another* project", "另一个姐姐").
+_ANOTHER = re.compile(r"(?i)\b(?:another|other|a second)\b|另一|另外|其他|其它")
+
+
+def _another_on_one_side(co: Claim, cn: Claim) -> bool:
+    """Does one side only speak of *another* thing of a kind ("另一个项目的代号改成了
+    Kestrel")?"""
+    return bool(_ANOTHER.search(co.text)) != bool(_ANOTHER.search(cn.text))
+
+
+def _folded_text(text: str) -> str:
+    return " ".join(re.sub(r"[^\w.+#-]+", " ", text.casefold()).split())
+
+
 def _words_apart_beside(co: Claim, cn: Claim) -> bool:
     """Does each side's frame hold a content word (no value, marker, relation or word of
     change) the other's lacks?"""
@@ -2473,7 +2526,8 @@ def _clause_side(side: MemorySide, text: str) -> MemorySide:
     return MemorySide(side.type, None, _statement_claim(text))
 
 
-def _by_clause(old: MemorySide, new: MemorySide, found: _Finding | None) -> _Finding | None:
+def _by_clause(old: MemorySide, new: MemorySide, found: _Finding | None, *,
+               cosine: float | None = None) -> _Finding | None:
     """An older memory of several statements, against a newer of one, statement by statement.
 
     A duplicate that denies one of them ("I don't eat pork; I eat chicken" / "I don't eat
@@ -2482,7 +2536,8 @@ def _by_clause(old: MemorySide, new: MemorySide, found: _Finding | None) -> _Fin
     of the live memories): both stay, listed as a possible contradiction.
     """
     if found is None or found[0] in {"possible_duplicate", "distinct"}:
-        return _one_statement_told(old, new, _one_statement_restated(old, new, found))
+        return _one_statement_told(old, new, _one_statement_restated(old, new, found),
+                                   cosine=cosine)
     if found[0] not in {"duplicate", "contradiction"}:
         return found
     if found[0] == "contradiction" and found[1] in {"polarity", "says it changed",
@@ -2604,17 +2659,23 @@ _TOLD_ENDED = re.compile(
     r"|戒了|戒掉|戒烟|戒酒|停了|不再|离职|辞职|送给|送人|卖了|开始|不怎么|恢复|取消了|去世|分手|退休")
 
 
-def _one_statement_told(old: MemorySide, new: MemorySide,
-                        found: _Finding | None) -> _Finding | None:
+def _one_statement_told(old: MemorySide, new: MemorySide, found: _Finding | None, *,
+                        cosine: float | None = None) -> _Finding | None:
     """Does ``new`` (one statement) tell a change of a thing ``old`` names, in words the
     rules did not line up? Of one statement of several ("Plays badminton on weekends and
     practices calligraphy" / "书法课停了"): perhaps the others still hold. Of the only one
     ("Uses Jenkins for CI" / "Switched CI to GitHub Actions", "Works as a barista at Blue
     Bottle" / "Quit Blue Bottle; now a junior developer"): a change, perhaps. Both stay,
-    listed as a possible contradiction."""
+    listed as a possible contradiction; a value of one kind replaced by a change told by its
+    verb, from :data:`TOLD_REPLACED_COSINE` (:func:`_value_replaced_by_told_change`), is the
+    change."""
     if found is not None and (found[0] not in {"distinct", "possible_duplicate"}
                               or found[1] == "other person"):
         return found
+    if found is None and _told_replaced(new, old, cosine):
+        # the older tells the change the newer only states: they arrived out of order (the
+        # same pair as the other way round, never superseded on it)
+        return "possible_contradiction", "says it changed", ()
     if not (_says_change_against(new.claim, old.claim) or _tells_change(new.claim.text)) or \
             len(_statements(new.claim.text)) != 1:
         return found
@@ -2624,8 +2685,46 @@ def _one_statement_told(old: MemorySide, new: MemorySide,
     if len(olds) >= 2 and named and len(named) < len(olds):
         return "possible_contradiction", "one statement told changed", (named[0],)
     if len(olds) == 1 and named and found is None:
+        if _told_replaced(old, new, cosine):
+            return "contradiction", "says it changed", tuple(
+                f"{', '.join(v.label() for v in o)} → {', '.join(v.label() for v in n)}"
+                for _g, o, n in _value_changes(old.claim, new.claim)[:2])
         return "possible_contradiction", "told changed", ()
     return found
+
+
+def _told_replaced(old: MemorySide, new: MemorySide, cosine: float | None) -> bool:
+    """Does ``new`` (one statement) tell the change of a value of a thing ``old`` (one
+    statement) names (:func:`_value_replaced_by_told_change`), from
+    :data:`TOLD_REPLACED_COSINE`?"""
+    if cosine is None or cosine < TOLD_REPLACED_COSINE or \
+            len(_statements(old.claim.text)) != 1 or len(_statements(new.claim.text)) != 1:
+        return False
+    return bool(_named_things(new.claim) & _named_things(old.claim)) and \
+        _value_replaced_by_told_change(old.claim, new.claim)
+
+
+def _value_replaced_by_told_change(old: Claim, new: Claim) -> bool:
+    """Does ``new`` tell by its verb that something moved or switched ("We *moved* the gRPC
+    listener to 50052", "*Switched* CI to GitHub Actions", "密码管理已经*换成* Bitwarden 了"),
+    and replace a value of one kind ``old`` states (one fact, no list: "Runs 5k and swims"
+    is two)? At the low cosines such pairs sit at (a port or a name weighs more than the
+    words around it), the value replaced of a thing both name is the change."""
+    if not _STRONG_CUES.search(new.text) or _STRONG_CUES.search(old.text) or \
+            len([p for p in _LIST_ITEMS.split(old.text) if p.strip()]) > 1 or \
+            _another_on_one_side(old, new):
+        return False
+    changes = _value_changes(old, new)
+    return bool(changes) and all(group != MEASURE_GROUP for group, _o, _n in changes)
+
+
+#: Cosine from which a change told by its verb, with a value of one kind replaced, of a
+#: thing both memories name, supersedes in words the rules did not line up
+#: (:func:`_value_replaced_by_told_change`; measured on ``bench/write_pairs``: such changes
+#: sit at 0.31-0.44 ("Uses Jenkins for CI" / "Switched CI to GitHub Actions"), a move of
+#: another thing that shares a word at 0.12 ("Our Slack workspace is acme-eng" / "Moved the
+#: design files to Figma team acme-design")).
+TOLD_REPLACED_COSINE = 0.3
 
 
 #: Less than this share of a restatement's words may be missing from the older memory it
@@ -3674,6 +3773,13 @@ def _gate(old: MemorySide, new: MemorySide) -> _Finding | None:
             not new.subject_inferred:
         return "distinct", "two subjects", (f"{old.subject} / {new.subject}",)
     co, cn = old.claim, new.claim
+    envs_old, envs_new = _environments(co), _environments(cn)
+    if envs_old and envs_new and not envs_old & envs_new:
+        # each names a deployment environment the other does not ("The test environment
+        # runs Postgres 15" / "生产环境用 Postgres 16", "开发库 db-dev.internal" / "生产库
+        # db-prod.internal"): two environments' facts, both hold
+        return "distinct", "other environment", (
+            f"{'/'.join(sorted(envs_old))} → {'/'.join(sorted(envs_new))}",)
     ranks_old, ranks_new = _kin_ranks(co), _kin_ranks(cn)
     if ranks_old and ranks_new and not ranks_old & ranks_new:
         # two children or siblings told apart by their order ("我姐姐…" / "我妹妹…", which
@@ -3686,6 +3792,33 @@ def _gate(old: MemorySide, new: MemorySide) -> _Finding | None:
         # loud" / "… 204 is loud; … 305 is quiet"): never merged on the words then
         return (*_SAME_WORDS[_traded(co, cn)], ())
     return None
+
+
+#: The deployment environments a memory names, in English and Chinese (one name each:
+#: "prod" and 生产 / 线上 are production).
+_ENVIRONMENTS = {
+    "production": re.compile(r"(?i)\bprod(?:uction)?\b|生产(?![力率线商者品])|线上环境|正式环境"),
+    "staging": re.compile(r"(?i)\bstaging\b|预发|预生产"),
+    "test": re.compile(r"(?i)\btest(?:ing)?[ -](?:env(?:ironment)?s?|servers?|db|databases?|"
+                       r"clusters?)\b|测试(?:环境|库|服务器|集群)"),
+    "development": re.compile(r"(?i)\bdev(?:elopment)?\b|开发(?:环境|库|服务器|集群)"),
+    "qa": re.compile(r"(?i)\bqa\b"),
+}
+
+
+#: What a setting is set to ("NODE_ENV=*production*", "设成 production"): a value, not the
+#: environment a fact is of.
+_SET_TO = re.compile(r"(?i)[=:：]\s*[\w.-]+|(?:设成|设为|设置为|改成|改为|换成|set to|changed to)\s*[\w.-]+")
+
+
+def _environments(claim: Claim) -> frozenset[str]:
+    """The deployment environments a claim is of (:data:`_ENVIRONMENTS`), named outside its
+    values and what a setting is set to ("NODE_ENV=production" / "=development" is one
+    setting changed)."""
+    text = _SET_TO.sub(" ", claim.text.casefold())
+    for value in claim.values:
+        text = text.replace(value.text.casefold(), " ")
+    return frozenset(name for name, pattern in _ENVIRONMENTS.items() if pattern.search(text))
 
 
 def judge_pair(old: MemorySide, new: MemorySide, *, cosine: float | None) -> PairJudgement:
@@ -3711,9 +3844,9 @@ def judge_pair(old: MemorySide, new: MemorySide, *, cosine: float | None) -> Pai
                          _subject_words(ko) if same_subject and ko else frozenset())
             found = _held_apart(pair, next(
                 (f for rule in _RULES if (f := rule(pair)) is not None), None))
-            found = _merge_refused(pair, _by_clause(old, new, found))
+            found = _merge_refused(pair, _by_clause(old, new, found, cosine=cosine))
         else:
-            found = _by_clause(old, new, None)
+            found = _by_clause(old, new, None, cosine=cosine)
     kind, rule, changes = found or ("distinct", "unrelated", ())
     return _judgement(kind, rule, changes, co, cn, cosine=cosine, lexical=lexical,
                       slot=_slot_of(old, new))

@@ -1090,3 +1090,61 @@ def test_a_rule_turned_over_another_thing(real_embedder, old: str, new: str,
     """Two rules, one "always", one "never", of other actions over other things are two
     rules; one rule turned is a change, through the real model."""
     _judged_as(real_embedder, old, new, subject, verdict)
+
+
+@pytest.mark.parametrize(("old", "new", "subject", "verdict"), [
+    # a rule turned, each side in a place of its own: perhaps two rules, listed; the same
+    # place on both sides is the change
+    ("Always use type hints in library code.", "Never use type hints in notebooks.", None,
+     "kept apart"),
+    ("Don't use emoji in code comments.", "Use emoji in chat replies.", None, "kept apart"),
+    ("代码注释里不要用表情。", "聊天回复里可以用表情。", None, "kept apart"),
+    ("Always use type hints in library code.", "Never use type hints in library code.", None,
+     "contradiction"),
+    ("Don't use emoji in chat replies.", "Use emoji in chat replies.", None, "contradiction"),
+    ("代码注释里不要用表情。", "代码注释里可以用表情。", None, "contradiction"),
+    # a change told by its verb, a value of a thing both name replaced, in few shared words
+    ("The gRPC service is exposed on 50051.",
+     "We moved the gRPC listener to 50052 to avoid a clash with the sidecar.", None,
+     "contradiction"),
+    ("Password manager: 1Password", "密码管理已经换成 Bitwarden 了", None, "contradiction"),
+    ("我爸妈住在鼓楼区湖滨路 12 号。", "我爸妈搬到了仓山区金山大道 5 号。", None, "contradiction"),
+    # ... not a move of another thing, of another one of its kind, of someone else, nor of
+    # one thing of several
+    ("Our Slack workspace is acme-eng.", "Moved the design files to Figma team acme-design.",
+     None, "kept apart"),
+    ("The project codename is Bluebird.", "另一个项目的代号改成了 Kestrel。", None, "kept apart"),
+    ("我爸妈住在鼓楼区湖滨路 12 号。", "我哥搬到了仓山区金山大道 5 号。", None, "kept apart"),
+    ("Runs 5k three times a week and swims on Sundays.", "No more swimming — the pool closed.",
+     None, "possible_contradiction"),
+    # a name written in Latin letters on both sides of an English / Chinese pair, the change
+    # told: compared by its letters
+    ("We track bugs in Bugzilla.", "我们的缺陷跟踪已经从 Bugzilla 切到了 GitLab Issues。", None,
+     "contradiction"),
+    ("My dog is named Mochi.", "我的狗现在叫 Tofu", None, "contradiction"),
+    ("我的狗叫 Mochi。", "My dog is now called Tofu.", None, "contradiction"),
+    # ... not of another animal, nor with no change told, nor of another sister
+    ("My dog is named Mochi.", "我的猫现在叫 Tofu", None, "kept apart"),
+    ("Has a dog named Pepper.", "还养了一只猫，叫 Salt。", None, "kept apart"),
+    ("Sister lives in Vancouver.", "另一个姐姐住在多伦多", None, "kept apart"),
+    # two deployment environments, in English or Chinese: two facts
+    ("The test environment runs Postgres 15.", "生产环境用 Postgres 16", None, "distinct"),
+    ("开发库 db-dev.internal", "生产库 db-prod.internal", None, "distinct"),
+    ("生产环境部署在 us-east-1。", "The staging environment is deployed in us-east-1.", None,
+     "distinct"),
+    # ... one environment's value changed is a change
+    ("测试环境的域名是 test.kuaiyun.cn。", "测试环境的域名换成了 staging.kuaiyun.cn。", None,
+     "contradiction"),
+    ("The staging DB is on port 5432.", "The staging DB moved to port 6432.", None,
+     "contradiction"),
+    ("生产环境用 Postgres 15。", "Production now runs Postgres 16.", None, "contradiction"),
+    ("Staging runs Node 18.", "Staging now runs Node 20.", None, "contradiction"),
+    # ... and an environment a setting is set to is its value
+    ("APP_ENV 设成 production", "APP_ENV 改成 development 了", None, "contradiction"),
+])
+def test_another_place_environment_or_script_and_a_change_told_in_few_words(
+        real_embedder, old: str, new: str, subject: str | None, verdict: str) -> None:
+    """A rule turned in another place, two environments, a name in Latin letters across
+    languages and a change told by its verb at a low cosine, with their look-alikes, through
+    the real model."""
+    _judged_as(real_embedder, old, new, subject, verdict)
