@@ -76,6 +76,7 @@ from daemon.status import (
 )
 from daemon.sync import Progress, RootsSyncer, SyncReport
 from daemon.transcript_hits import TranscriptSearch
+from daemon.vault_choice import VaultChoice, choose_vault
 from daemon.vault_status import vault_status
 from daemon.verifier import FusionVerifier
 from magma.embedder import Embedder, UniversalSentenceEncoder
@@ -89,7 +90,7 @@ from magma.store_seal import SEAL_FILE
 from magma.versions import VersionArchive
 
 __all__ = ["App", "diary_of", "dream_policy", "embedder_in_memory", "load", "make_write_router",
-           "require_vault_folder", "sleep_cycle"]
+           "require_vault_folder", "sleep_cycle", "vault_choice"]
 
 log = structlog.get_logger("dreamd.app")
 
@@ -194,13 +195,13 @@ class App:
     @classmethod
     def create(cls, loaded: LoadedSettings, *, embedder: Embedder | None = None,
                action: str | None = "open") -> App:
-        """Resolve the vault (``vault.path``, else the only vault indexed so far) and build.
+        """Resolve the vault (``vault.path``, else :func:`vault_choice`'s) and build.
 
         Raises ``VaultError`` (:func:`require_vault_folder`, ``action`` naming the command)
         when the vault folder is missing or not a folder, before anything is made: no state
         folder, store or record for a path that is not a vault. ``action=None`` skips that
         check (``service uninstall`` of a vault deleted since)."""
-        root = _resolve_vault(loaded)
+        root, _choice = _resolve_vault(loaded)
         if action is not None:
             require_vault_folder(root, action)
         return cls(loaded, root, embedder=embedder)
@@ -718,19 +719,31 @@ def require_vault_folder(root: Path, action: str) -> None:
                          "holds your notes), not a file in it; nothing was created")
 
 
-def _resolve_vault(loaded: LoadedSettings) -> Path:
+def vault_choice(loaded: LoadedSettings) -> VaultChoice | None:
+    """How :meth:`App.create` chooses the vault of ``loaded`` when the settings name none
+    (``None`` when they name it). Raises like :meth:`App.create`."""
+    return _resolve_vault(loaded)[1]
+
+
+def _resolve_vault(loaded: LoadedSettings) -> tuple[Path, VaultChoice | None]:
+    """The vault folder of ``loaded`` and, when the settings name none, how it was chosen
+    (:func:`daemon.vault_choice.choose_vault`: the indexed vault holding the working folder,
+    else the only one indexed). Raises ``ConfigError`` listing the indexed vaults when
+    neither holds."""
     path = loaded.settings.vault.path
     if path is not None:
         source = loaded.sources.get("vault.path", "")
         if not path.is_absolute() and source.startswith("file:"):
             path = loaded.config_path.parent / path
-        return path.expanduser().resolve()
+        return path.expanduser().resolve(), None
     vaults = known_vaults(loaded.settings.storage.data_dir)
-    if len(vaults) == 1:
-        return vaults[0]
+    choice = choose_vault(vaults, Path.cwd())
+    if choice is not None:
+        return choice.vault, choice
     known = ", ".join(str(v) for v in vaults) or "none yet"
+    where = f", and {Path.cwd()} is in no indexed vault" if vaults else ""
     raise ConfigError(
-        "no vault given: pass the vault folder (e.g. dreamd sync ~/Notes), use --vault, or set "
-        f"vault.path in {loaded.config_path} (dreamd init VAULT writes one); "
-        f"indexed vaults: {known}"
+        f"no vault given{where}: pass the vault folder (e.g. dreamd sync ~/Notes), use "
+        "--vault, run the command inside the vault's folder, or set vault.path in "
+        f"{loaded.config_path} (dreamd init VAULT writes one); indexed vaults: {known}"
     )

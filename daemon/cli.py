@@ -208,7 +208,8 @@ def _global(
 
         _stdout().write(version_line() + "\n")
         raise typer.Exit(0)
-    # Commands print their answer on stdout; logs go to stderr, warnings only unless -v.
+    # Commands print their answer on stdout; logs go to stderr as one plain line each
+    # (never JSON: ``dreamd run`` configures its own), warnings only unless -v.
     if _served.get() is None:  # the daemon keeps its own logging
         configure_logging(level=("warning", "info", "debug")[min(verbose, 2)])
     ctx.obj = _Options(config_path=config, env_name=env, overrides=_parse_set(set_ or []))
@@ -228,12 +229,25 @@ def _app(ctx: typer.Context, **flags: Any) -> Iterator[App]:
     opts = _options(ctx)
     overrides = {**opts.overrides, **{k: v for k, v in flags.items() if v is not None}}
     loaded = load(opts.config_path, opts.env_name, overrides)
-    application = App.create(loaded, action=_command_name(ctx))
+    application = _created(loaded, _command_name(ctx))
     _note_resolution(application, loaded.config_path)
     try:
         yield application
     finally:
         application.close()
+
+
+def _created(loaded: Any, action: str | None) -> App:
+    """:meth:`App.create`, saying on stderr which vault it chose when the choice may surprise
+    (:attr:`daemon.vault_choice.VaultChoice.note`; never in a hook's output)."""
+    from daemon.app import vault_choice
+
+    application = App.create(loaded, action=action)
+    choice = vault_choice(loaded)
+    note = choice.note if choice is not None else None
+    if note and not (_invocation is not None and _invocation.hook):
+        err.print(shown(note), highlight=False)
+    return application
 
 
 def _command_name(ctx: typer.Context) -> str:
@@ -251,16 +265,19 @@ def _command_name(ctx: typer.Context) -> str:
 _invocation: client.Invocation | None = None
 
 
-def _note_resolution(application: App, config_file: Path) -> None:
+def _note_resolution(application: App, config_file: Path, *, implicit: bool = False) -> None:
     """Record where this command line's settings led, so its next run can ask the daemon:
     for every working folder when no path among the settings is relative, else for this
-    folder only."""
-    if _invocation is None or application.settings.vault.path is None:
-        return  # an implicit vault ("the only one indexed") depends on more than the inputs
+    folder only. ``implicit``: neither the command line nor the settings name the vault
+    (the client checks at each run that it still means this one)."""
+    if _invocation is None or (application.settings.vault.path is None
+                               and _invocation.vault is None and not implicit):
+        return  # an implicit vault depends on more than the inputs: only the daemon says so
     try:
         resolution = client.Resolution(
             application.state_dir, application.settings_fingerprint,
-            str(application.vault_root), application.settings.daemon.autostart)
+            str(application.vault_root), application.settings.daemon.autostart,
+            implicit=implicit)
     except DreamdError:
         return  # no vault: nothing a daemon could serve
     settings = application.settings
@@ -1366,20 +1383,18 @@ def run(
     Stop with Ctrl-C or SIGTERM (the current batch finishes first); SIGHUP reloads the config.
     """
     from daemon.runner import Daemon
-    from daemon.status import known_vaults
 
     vault = _one_vault(vault, vault_option)
     opts = _options(ctx)
     overrides = {**opts.overrides, **({"vault.path": vault} if vault is not None else {})}
     loaded = load(opts.config_path, opts.env_name, overrides)
     configure_logging(level=loaded.settings.logging.level, fmt=loaded.settings.logging.format)
-    application = App.create(loaded, action="run")
-    # a command line that names no vault resolves to this one too when the settings name
-    # none and it is the only vault indexed (or the first, being indexed now): served too
-    bare = vault is None or (
-        load(opts.config_path, opts.env_name, opts.overrides).settings.vault.path is None
-        and set(known_vaults(loaded.settings.storage.data_dir)) <= {application.vault_root})
-    _note_daemon_resolution(application, loaded.config_path, bare=bare)
+    application = _created(loaded, "run")
+    # a command line that names no vault may mean this one too when the settings name none
+    # (the client checks the working folder and the vaults indexed at each run): served too
+    implicit = load(opts.config_path, opts.env_name, opts.overrides).settings.vault.path is None
+    _note_daemon_resolution(application, loaded.config_path, bare=vault is None or implicit,
+                            implicit=implicit)
     daemon = Daemon(application, reload=lambda: load(opts.config_path, opts.env_name, overrides))
     raise typer.Exit(daemon.run())
 
@@ -1393,11 +1408,13 @@ def _one_vault(vault: Path | None, vault_option: Path | None) -> Path | None:
     return vault if vault is not None else vault_option
 
 
-def _note_daemon_resolution(application: App, config_file: Path, *, bare: bool) -> None:
+def _note_daemon_resolution(application: App, config_file: Path, *, bare: bool,
+                            implicit: bool) -> None:
     """Record the daemon's own settings for the command lines that name its vault the way
-    it was started (``--vault <its folder>``), and for those that name none when they would
-    resolve to it (``bare``: its vault came from the settings, or the settings name none and
-    it is the only vault indexed), so their first run already asks it."""
+    it was started (``--vault <its folder>``), and for those that name none when they may
+    resolve to it (``bare``: its vault came from the settings, or the settings name none:
+    ``implicit``, which the client checks against the working folder at each run), so their
+    first run already asks it."""
     global _invocation
     started = _invocation
     if started is None:
@@ -1405,7 +1422,7 @@ def _note_daemon_resolution(application: App, config_file: Path, *, bare: bool) 
     shapes = [str(application.vault_root)] + ([None] if bare else [])
     for vault in shapes:
         _invocation = started._replace(command="", args=(), vault=vault)
-        _note_resolution(application, config_file)
+        _note_resolution(application, config_file, implicit=implicit and vault is None)
     _invocation = started
 
 
@@ -1456,7 +1473,7 @@ def _service_plan(ctx: typer.Context, vault: Path | None, *, action: str | None 
     opts = _options(ctx)
     loaded = load(opts.config_path, opts.env_name,
                   {**opts.overrides, **({"vault.path": vault} if vault else {})})
-    application = App.create(loaded, action=action)
+    application = _created(loaded, action)
     return service.plan_service(
         application.vault_root,
         config_path=loaded.config_path if loaded.config_exists else None,
@@ -1486,7 +1503,7 @@ def doctor(
 
     def settings() -> Any:
         loaded = load(opts.config_path, opts.env_name, overrides)
-        application = App.create(loaded, action=None)  # a missing vault is a check that fails
+        application = _created(loaded, None)  # a missing vault is a check that fails
         return application.settings_with_vault
 
     def write_router(resolved: Settings) -> WriteRouter:

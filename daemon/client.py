@@ -51,6 +51,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from daemon.vault_choice import choose_vault, indexed_vaults
+
 __all__ = [
     "API_RECORD",
     "NOTE_VALUE_OPTIONS",
@@ -274,13 +276,16 @@ def option(args: Sequence[str], name: str) -> str | None:
 
 class Resolution(NamedTuple):
     """Where one set of inputs led the last in-process run: the state folder, the
-    fingerprint of the settings that decide answers, the vault folder, and whether a
-    missing daemon is started (``daemon.autostart``)."""
+    fingerprint of the settings that decide answers, the vault folder, whether a
+    missing daemon is started (``daemon.autostart``), and whether neither the command line
+    nor the settings named the vault (``implicit``: it depends on the working folder and
+    the vaults indexed, :func:`daemon.vault_choice.choose_vault`)."""
 
     state_dir: Path
     settings: str
     vault: str = ""
     autostart: bool = False
+    implicit: bool = False
 
 
 def resolution_key(invocation: Invocation, environ: Mapping[str, str], cwd: str | None) -> str:
@@ -326,7 +331,8 @@ def read_resolution(key: str, environ: Mapping[str, str] = os.environ) -> Resolu
         if _file_mark(record["config_file"]) != record["config_mark"]:
             return None
         return Resolution(Path(record["state_dir"]), str(record["settings"]),
-                          str(record.get("vault", "")), record.get("autostart") is True)
+                          str(record.get("vault", "")), record.get("autostart") is True,
+                          record.get("implicit") is True)
     except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError):
         return None
 
@@ -337,7 +343,8 @@ def write_resolution(key: str, resolution: Resolution, config_file: Path,
     folder = _cache_dir(environ)
     record = {"state_dir": str(resolution.state_dir), "settings": resolution.settings,
               "vault": resolution.vault, "autostart": resolution.autostart,
-              "config_file": str(config_file), "config_mark": _file_mark(str(config_file))}
+              "implicit": resolution.implicit, "config_file": str(config_file),
+              "config_mark": _file_mark(str(config_file))}
     from ccb.atomic import write_json_atomic  # here: a client that only reads never loads it
 
     try:
@@ -513,7 +520,8 @@ def run_served(argv: Sequence[str]) -> tuple[int | None, str | None]:
     if invocation.command == "forget" and not {"--yes", "-y"} & set(invocation.args):
         return None, None  # it asks the user first, on this process's terminal
     resolution = find_resolution(invocation)
-    if resolution is None:
+    note = _stderr_first(invocation, resolution) if resolution is not None else None
+    if resolution is None or note is None:
         return None, None
     stdin = _stdin_text(as_bytes=not invocation.hook) if invocation.reads_stdin else None
     global served_stdin
@@ -544,9 +552,24 @@ def run_served(argv: Sequence[str]) -> tuple[int | None, str | None]:
     code = answer.get("exit_code")
     if not isinstance(code, int):
         return None, "the running daemon's answer has no exit code"
+    _write(sys.stderr, note)
     _write(sys.stdout, answer.get("stdout"))
     _write(sys.stderr, answer.get("stderr"))
     return code, None
+
+
+def _stderr_first(invocation: Invocation, resolution: Resolution) -> str | None:
+    """What to say on stderr before the daemon's answer to ``invocation`` (``""``: nothing),
+    or ``None`` when the command line does not mean the daemon's vault. One naming no vault
+    where the settings name none (``implicit``) means the indexed vault holding the working
+    folder, else the only one indexed (:func:`daemon.vault_choice.choose_vault`): the
+    daemon answers only while that is its own."""
+    if not resolution.implicit:
+        return ""
+    choice = choose_vault(indexed_vaults(resolution.state_dir.parent.parent), Path.cwd())
+    if choice is None or str(choice.vault) != resolution.vault:
+        return None
+    return "" if invocation.hook or choice.note is None else choice.note + "\n"
 
 
 #: State-folder file: when a client last started a daemon (``daemon.autostart``).

@@ -15,6 +15,8 @@ from typing import Any
 
 from ccb.atomic import read_json_object, write_json_atomic
 from daemon.sync import SyncReport
+from daemon.vault_choice import VAULT_FILE
+from daemon.vault_choice import indexed_vaults as known_vaults
 
 __all__ = [
     "DAEMON_STATUS_FILE",
@@ -27,7 +29,6 @@ __all__ = [
     "write_last_sync",
 ]
 
-VAULT_FILE = "vault.json"
 DAEMON_STATUS_FILE = "daemon.json"
 LAST_SYNC_FILE = "last_sync.json"
 
@@ -63,19 +64,6 @@ def write_last_sync(state_dir: Path, report: SyncReport, finished_at: str,
                                 for c in report.conflict_copies],
         },
     )
-
-
-def known_vaults(data_dir: Path) -> list[Path]:
-    """Vault folders that have a state dir under ``<data_dir>/vaults/`` (any order of names)."""
-    vaults: list[Path] = []
-    root = data_dir / "vaults"
-    if not root.is_dir():
-        return vaults
-    for state in sorted(root.iterdir()):
-        data = read_json(state / VAULT_FILE)
-        if data and isinstance(data.get("path"), str):
-            vaults.append(Path(data["path"]))
-    return vaults
 
 
 @dataclass(frozen=True, slots=True)

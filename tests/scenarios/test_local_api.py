@@ -146,6 +146,37 @@ def test_the_daemon_answers_with_the_output_the_cli_gives(reading: Any, tmp_path
     assert usage.returncode == 2 and "the query is empty" in _said(usage)
 
 
+def test_a_line_naming_no_vault_is_served_only_where_it_means_the_daemons(
+        served: Any, tmp_path: Path) -> None:
+    vault, _daemon = served
+    outside = tmp_path / "work"
+    outside.mkdir()
+    # the daemon's vault is the only one indexed: served from anywhere, said on stderr
+    # outside it, and silently inside it
+    only = _dreamd(["show", MEMORY], outside)
+    assert only.returncode == 0 and not _imported(only, "lancedb"), _said(only)
+    assert f"using {vault.resolve()}, the only vault indexed" in _said(only)
+    inside = _dreamd(["show", MEMORY], vault / "Memory")
+    assert inside.returncode == 0 and not _imported(inside, "lancedb"), _said(inside)
+    assert _said(inside) == "" and inside.stdout == only.stdout
+    # a second vault indexed: inside it, the line means that vault, never the daemon's
+    other = tmp_path / "other"
+    (other / "Memory").mkdir(parents=True)
+    (other / "Kiln.md").write_text("# Kiln\n\nFirst firing in January.\n", "utf-8")
+    assert _dreamd(["sync", str(other)], outside).returncode == 0
+    theirs = _dreamd(["show", MEMORY], other / "Memory")
+    assert _imported(theirs, "lancedb") and theirs.returncode != 0
+    assert MEMORY not in theirs.stdout
+    # outside both: an error naming both, never the daemon's answer
+    neither = _dreamd(["show", MEMORY], outside)
+    assert neither.returncode == 3 and neither.stdout == ""
+    assert str(vault.resolve()) in _said(neither) and str(other.resolve()) in _said(neither)
+    # inside the daemon's vault: still served
+    again = _dreamd(["show", MEMORY], vault)
+    assert again.returncode == 0 and not _imported(again, "lancedb"), _said(again)
+    assert again.stdout == only.stdout
+
+
 def test_the_socket_is_private_and_gone_after_a_stop(served: Any) -> None:
     _vault, daemon = served
     record = json.loads((daemon.state_dir / client.API_RECORD).read_text("utf-8"))

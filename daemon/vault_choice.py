@@ -1,0 +1,70 @@
+"""Which vault a command line means when neither it nor the settings name one.
+
+The rule (README, "Which vault a command works on"): the indexed vault that holds the working
+folder (the innermost, when one indexed vault lies inside another); else the only vault
+indexed so far, said on stderr; else none, and the error lists the indexed vaults. Pure
+apart from :func:`indexed_vaults`, which reads the state folders' ``vault.json``.
+
+Standard library only: :mod:`daemon.client` checks a daemon's answer against this rule
+before anything heavy is imported.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+__all__ = ["VAULT_FILE", "VaultChoice", "choose_vault", "indexed_vaults"]
+
+#: The file in each state folder naming the vault it belongs to.
+VAULT_FILE = "vault.json"
+
+
+@dataclass(frozen=True, slots=True)
+class VaultChoice:
+    """The vault chosen, and why: ``"cwd"`` (it holds the working folder) or ``"only"``
+    (the only vault indexed, the working folder outside it)."""
+
+    vault: Path
+    why: Literal["cwd", "only"]
+
+    @property
+    def note(self) -> str | None:
+        """One line for stderr when the choice may surprise (``"only"``), else ``None``."""
+        if self.why == "cwd":
+            return None
+        return (f"dreamd: no vault given: using {self.vault}, the only vault indexed "
+                "(--vault VAULT or vault.path chooses another)")
+
+
+def choose_vault(indexed: Sequence[Path], cwd: Path) -> VaultChoice | None:
+    """The vault of ``indexed`` (absolute, resolved folders) that holds ``cwd`` (the
+    innermost), else the only one indexed, else ``None``. Pure."""
+    holding = [vault for vault in indexed if vault == cwd or vault in cwd.parents]
+    if holding:
+        return VaultChoice(max(holding, key=lambda vault: len(vault.parts)), "cwd")
+    if len(indexed) == 1:
+        return VaultChoice(indexed[0], "only")
+    return None
+
+
+def indexed_vaults(data_dir: Path) -> list[Path]:
+    """Vault folders that have a state dir under ``<data_dir>/vaults/`` (in the order of the
+    state folders' names); an unreadable record is skipped."""
+    vaults: list[Path] = []
+    root = data_dir / "vaults"
+    try:
+        states = sorted(root.iterdir()) if root.is_dir() else []
+    except OSError:
+        return vaults
+    for state in states:
+        try:
+            data = json.loads((state / VAULT_FILE).read_text("utf-8"))
+        except (OSError, ValueError):
+            continue
+        if isinstance(data, dict) and isinstance(data.get("path"), str):
+            vaults.append(Path(data["path"]))
+    return vaults

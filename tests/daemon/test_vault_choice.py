@@ -1,0 +1,98 @@
+"""Which vault a command line means when neither it nor the settings name one: the indexed
+vault holding the working folder, else the only one indexed (said on stderr), else an error
+listing them. The rule itself (pure), then the real ``dreamd`` in real working folders."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from daemon.vault_choice import choose_vault, indexed_vaults
+
+DREAMD = Path(sys.executable).with_name("dreamd")
+
+
+def test_the_vault_holding_the_working_folder_wins(tmp_path: Path) -> None:
+    notes, work = tmp_path / "Notes", tmp_path / "Work"
+    for cwd in (notes, notes / "Daily", notes / "a" / "b" / "c"):
+        choice = choose_vault([work, notes], cwd)
+        assert choice is not None and (choice.vault, choice.why) == (notes, "cwd")
+        assert choice.note is None
+    # a vault inside another: the innermost holding the folder, either order
+    inner = notes / "Projects" / "Kiln"
+    for order in ([notes, inner], [inner, notes]):
+        assert choose_vault(order, inner / "Glazes").vault == inner  # type: ignore[union-attr]
+        assert choose_vault(order, notes / "Projects").vault == notes  # type: ignore[union-attr]
+
+
+def test_a_look_alike_folder_is_not_inside_the_vault(tmp_path: Path) -> None:
+    notes = tmp_path / "Notes"
+    # a sibling whose name starts with the vault's, and the vault's parent: not in it
+    for cwd in (tmp_path / "Notes-old", tmp_path / "Notes2" / "x", tmp_path):
+        assert choose_vault([notes, tmp_path / "Other"], cwd) is None
+        only = choose_vault([notes], cwd)
+        assert only is not None and (only.vault, only.why) == (notes, "only")
+        assert only.note is not None and str(notes) in only.note
+    assert choose_vault([], tmp_path) is None
+
+
+def test_indexed_vaults_reads_the_state_folders(tmp_path: Path) -> None:
+    for name, record in [("a", {"path": "/v/笔记"}), ("b", {"path": 3}), ("c", None)]:
+        (tmp_path / "vaults" / name).mkdir(parents=True)
+        if record is not None:
+            (tmp_path / "vaults" / name / "vault.json").write_text(json.dumps(record), "utf-8")
+    (tmp_path / "vaults" / "d").mkdir()
+    (tmp_path / "vaults" / "d" / "vault.json").write_text("{not json", "utf-8")
+    assert indexed_vaults(tmp_path) == [Path("/v/笔记")]
+    assert indexed_vaults(tmp_path / "nowhere") == []
+
+
+def _dreamd(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    done = subprocess.run([str(DREAMD), *args], cwd=cwd, capture_output=True, text=True,
+                          env=os.environ.copy(), timeout=300, check=False)
+    assert "Traceback" not in done.stderr, done.stderr
+    return done
+
+
+def _vault(folder: Path, note: str) -> Path:
+    (folder / "Daily").mkdir(parents=True)
+    (folder / f"{note}.md").write_text(f"# {note}\n\nA note of this vault only.\n", "utf-8")
+    return folder.resolve()
+
+
+@pytest.mark.slow
+def test_a_command_line_naming_no_vault_follows_the_working_folder(tmp_path: Path) -> None:
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    notes = _vault(tmp_path / "Notes", "Kiln")
+    work = _vault(tmp_path / "Work", "Roadmap")
+    assert _dreamd("sync", str(notes), cwd=outside).returncode == 0
+
+    # one vault indexed: used from anywhere, and said on stderr when outside it
+    status = _dreamd("status", "--json", cwd=outside)
+    assert status.returncode == 0 and json.loads(status.stdout)["vault"] == str(notes)
+    assert f"using {notes}, the only vault indexed" in status.stderr
+    inside = _dreamd("status", "--json", cwd=notes / "Daily")
+    assert json.loads(inside.stdout)["vault"] == str(notes)
+    assert "only vault indexed" not in inside.stderr
+
+    assert _dreamd("sync", str(work), cwd=outside).returncode == 0
+    # two vaults indexed: the working folder decides; outside both, an error naming them
+    for cwd, vault in [(work, work), (work / "Daily", work), (notes / "Daily", notes)]:
+        chosen = _dreamd("status", "--json", cwd=cwd)
+        assert chosen.returncode == 0, chosen.stderr
+        assert json.loads(chosen.stdout)["vault"] == str(vault)
+        assert "only vault indexed" not in chosen.stderr
+    refused = _dreamd("status", cwd=outside)
+    assert refused.returncode == 3 and refused.stdout == ""
+    assert "no vault given" in refused.stderr and f"{outside} is in no indexed vault" \
+        in refused.stderr
+    assert str(notes) in refused.stderr and str(work) in refused.stderr
+    # --vault still names any vault from anywhere
+    named = _dreamd("status", "--json", "--vault", str(work), cwd=notes)
+    assert json.loads(named.stdout)["vault"] == str(work)
