@@ -211,7 +211,7 @@ def _global(
     # Commands print their answer on stdout; logs go to stderr as one plain line each
     # (never JSON: ``dreamd run`` configures its own), warnings only unless -v.
     if _served.get() is None:  # the daemon keeps its own logging
-        configure_logging(level=("warning", "info", "debug")[min(verbose, 2)])
+        configure_logging(level=("warning", "info", "debug")[min(verbose, 2)], fmt="human")
     ctx.obj = _Options(config_path=config, env_name=env, overrides=_parse_set(set_ or []))
 
 

@@ -5,6 +5,7 @@ nothing forgotten stays in it, and a damaged file is built again. Real LanceDB a
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -148,3 +149,53 @@ def test_a_truncated_saved_index_is_logged_and_built_again(
     finally:
         app.close()
 
+
+
+#: ``dreamd ARGS`` in a subprocess with this small vault counted as large and the fake
+#: embedder (the test is about what the user reads on stderr, not about meaning).
+_LARGE_CLI = (
+    "import sys; sys.path.insert(0, sys.argv[1])\n"
+    "from daemon import rerank, cli\n"
+    "import daemon.app as app_module\n"
+    "from daemon_harness import load_fake_embedder\n"
+    "rerank.MANY_NOTES = 1\n"
+    "app_module.make_embedder = lambda loaded: load_fake_embedder()  # FAKE: see above\n"
+    "sys.argv = ['dreamd', *sys.argv[2:]]\n"
+    "cli.main()\n"
+)
+
+
+def test_a_damaged_saved_index_is_one_plain_line_on_the_commands_stderr(
+    vault: Path, make_app: Builder,
+) -> None:
+    import subprocess
+    import sys
+
+    app, _ = make_app(vault)
+    try:
+        app.sync()
+        app.retriever.warm(bm25_wait_s=WAIT_S)
+        folder = app.state_dir / NOTE_INDEX_FOLDER
+    finally:
+        app.close()
+    support = Path(__file__).resolve().parents[1] / "support"
+    for verbose in ([], ["-v"]):
+        (saved,) = folder.glob("index-*")  # (the last command built and saved it again)
+        damaged = next(saved.glob("vocab.index.json"))
+        damaged.write_bytes(damaged.read_bytes()[:20])
+        done = subprocess.run(
+            [sys.executable, "-c", _LARGE_CLI, str(support), *verbose, "search",
+             "kayak Porto", "--vault", str(vault)],
+            capture_output=True, text=True, timeout=300, check=False)
+        assert done.returncode == 0, done.stderr
+        assert "Trip log.md" in done.stdout
+        said = [line for line in done.stderr.splitlines()
+                if "note_bm25_unreadable" in line]
+        # one line a person reads: no JSON object, no timestamp, no traceback; what
+        # happened and what dreamd does about it
+        assert len(said) == 1, done.stderr
+        assert said[0].startswith("dreamd: warning: search.note_bm25_unreadable: ")
+        assert said[0].endswith("; the index is built again")
+        assert not any(line.lstrip().startswith("{") for line in done.stderr.splitlines())
+        assert "Traceback" not in done.stderr and "timestamp" not in done.stderr
+        assert not re.search(r"\d{4}-\d\d-\d\dT\d\d:\d\d", done.stderr), done.stderr
