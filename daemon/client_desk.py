@@ -15,6 +15,7 @@ import structlog
 from config.errors import DreamdError
 from daemon.local_api import LocalApi, Service
 from daemon.owners import checked_owner
+from daemon.work_progress import WorkProgress
 from magma.gc_pause import settle_loaded
 
 if TYPE_CHECKING:
@@ -147,8 +148,10 @@ class ClientDesk:
         waited for that allowance watches again. Raises as ``Syncer.reconcile``."""
         daemon = self._daemon
         with daemon.lock:
-            report = daemon.syncer.reconcile(progress=progress,
-                                             allow_mass_delete=allow_mass_delete)
+            with WorkProgress(daemon.state, daemon.write_status, "sync",
+                              also=progress) as tracked:
+                report = daemon.syncer.reconcile(progress=tracked,
+                                                 allow_mass_delete=allow_mass_delete)
             daemon.reconciled(report)
         daemon.write_status()
         return report

@@ -33,6 +33,7 @@ from daemon.retrieval import SearchTrace
 from daemon.status import StatusReport
 from daemon.sync import SyncReport
 from daemon.terminal_text import shown
+from daemon.work_progress import describe_work
 from magma.search import SearchHit
 from magma.versions import Version
 
@@ -398,7 +399,9 @@ def print_status(console: Console, report: StatusReport) -> None:
     if daemon is None:
         table.add_row("daemon", "not running (start it with: dreamd run)")
     else:
-        table.add_row("daemon", shown(f"pid {daemon.get('pid')}, {daemon.get('state')}, "
+        work = daemon.get("work")
+        doing = describe_work(work) if isinstance(work, dict) else daemon.get("state")
+        table.add_row("daemon", shown(f"pid {daemon.get('pid')}, {doing}, "
                                        f"watcher {daemon.get('watcher')}, "
                                        f"queue {daemon.get('queue_depth', 0)}"))
         checked = daemon.get("last_check")

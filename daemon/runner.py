@@ -46,6 +46,7 @@ from daemon.metrics import DaemonMetrics
 from daemon.status import DAEMON_STATUS_FILE
 from daemon.sync import SyncReport
 from daemon.watch import BatchResult, ChangeHandler, WatchFilter, relative_paths
+from daemon.work_progress import WorkProgress
 from magma.store import text_index_behind
 
 __all__ = ["Daemon", "DaemonState", "maintain_now"]
@@ -113,6 +114,8 @@ class DaemonState:
     metrics: dict[str, Any] | None = None
     #: The local API's socket once clients can connect (:mod:`daemon.local_api`).
     api: str | None = None
+    #: The batch, reconcile or client's sync under way (:class:`daemon.work_progress.WorkProgress`).
+    work: dict[str, Any] | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in self.__slots__}
@@ -291,7 +294,8 @@ class Daemon:
         cfg = self.app.settings.sync
         self._next_rescan = time.monotonic() + cfg.rescan_interval_s
         try:
-            report = self.syncer.reconcile()
+            with WorkProgress(self.state, self.write_status, "reconcile") as progress:
+                report = self.syncer.reconcile(progress=progress)
         except MassDeleteError as error:
             self.metrics.error("sync", error)
             self.state.state = DaemonPhase.WAITING
@@ -444,7 +448,8 @@ class Daemon:
     def _apply(self, changes: set[tuple[watchfiles.Change, str]]) -> None:
         self.metrics.changes_seen(relative_paths(self.app.roots, changes), time.monotonic())
         self._heal(relative_paths(self.app.vault_root, changes))
-        result: BatchResult = self.handler.apply_changes(changes)
+        with WorkProgress(self.state, self.write_status, "batch") as progress:
+            result: BatchResult = self.handler.apply_changes(changes, progress=progress)
         if result.paths:
             self._last_batch_at = time.monotonic()
         self.state.batches += 1
@@ -469,22 +474,8 @@ class Daemon:
             _sync_metrics(self.metrics, "batch", result.duration_s, report)
             self._after_write(report.changed_paths or report.deleted)
             self._count()
-            self._note_edits(report.changed_paths)
+            _note_edits(self.app, self.metrics, report.changed_paths)
         self.write_status()
-
-    def _note_edits(self, paths: Collection[str]) -> None:
-        """Count a batch with a user's edit for the dream gate's editing sessions (dreamd's
-        own writes, recognised by their hash, are not the user's)."""
-        writer = self.app.writer
-        for path in paths:
-            data = writer.read(path) if not path.startswith(".") else None
-            if data is not None and writer.origin_of(sha256_hex(data)) is None:
-                try:
-                    self.app.sessions.record("edit")
-                except OSError as error:
-                    self.metrics.error("sessions", error)
-                    log.warning("daemon.session_not_counted", error=str(error))
-                return
 
     def _maybe_dream(self, *, reason: str) -> None:
         """Dream when the gates are open (``auto_dream``); a dream that would change too
@@ -596,6 +587,21 @@ class Daemon:
         self.clients.refresh()  # api.json names the settings clients must match
         self.metrics.configure(fresh.settings.metrics)
         log.info("config.reloaded", config=str(loaded.config_path), profile=loaded.profile)
+
+
+def _note_edits(app: App, metrics: DaemonMetrics, paths: Collection[str]) -> None:
+    """Count a batch with a user's edit for the dream gate's editing sessions (dreamd's own
+    writes, recognised by their hash, are not the user's)."""
+    writer = app.writer
+    for path in paths:
+        data = writer.read(path) if not path.startswith(".") else None
+        if data is not None and writer.origin_of(sha256_hex(data)) is None:
+            try:
+                app.sessions.record("edit")
+            except OSError as error:
+                metrics.error("sessions", error)
+                log.warning("daemon.session_not_counted", error=str(error))
+            return
 
 
 def _read_int(path: Path) -> int | None:

@@ -327,9 +327,11 @@ class Syncer:
                        "vault.memory_folder names another folder (the file is left alone)")
 
     def sync_paths(
-        self, rel_paths: Collection[str], *, allow_mass_delete: bool = False
+        self, rel_paths: Collection[str], *, allow_mass_delete: bool = False,
+        progress: Progress | None = None,
     ) -> SyncReport:
-        """Bring the store in line with some paths only (the watcher's batches).
+        """Bring the store in line with some paths only (the watcher's batches), telling
+        ``progress`` how far it got.
 
         Each vault-relative path is looked at as it is *now*, whatever event announced it: an
         existing file is indexed (``added`` for a known path counts as modified), a folder is
@@ -354,7 +356,7 @@ class Syncer:
             if path in wanted or any(path.startswith(folder + "/") for folder in folders)
         } if folders else {path: index[path] for path in wanted if path in index}
         plan = plan_sync(scan.entries, considered)
-        return self._run(scan, index, plan, started, None, allow_mass_delete, full=False)
+        return self._run(scan, index, plan, started, progress, allow_mass_delete, full=False)
 
     def _run(
         self, scan: ScanResult, index: Mapping[str, IndexedFile], plan: SyncPlan,
@@ -708,13 +710,14 @@ class RootsSyncer:
         return report
 
     def sync_paths(
-        self, rel_paths: Collection[str], *, allow_mass_delete: bool = False
+        self, rel_paths: Collection[str], *, allow_mass_delete: bool = False,
+        progress: Progress | None = None,
     ) -> SyncReport:
         """:meth:`Syncer.sync_paths`: each index path goes to the root that owns it."""
         wanted = set(rel_paths)
         return self._each(
             lambda s: s.sync_paths({p for p in wanted if s.owns(p.strip("/"))},
-                                   allow_mass_delete=allow_mass_delete),
+                                   allow_mass_delete=allow_mass_delete, progress=progress),
             only_if=lambda s: any(s.owns(p.strip("/")) for p in wanted),
         )
 

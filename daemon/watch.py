@@ -22,7 +22,7 @@ from watchfiles import Change
 from ccb.roots import Root
 from ccb.scan import VaultFilter
 from config.errors import DreamdError, MassDeleteError
-from daemon.sync import RootsSyncer, Syncer, SyncReport
+from daemon.sync import Progress, RootsSyncer, Syncer, SyncReport
 
 __all__ = ["BatchResult", "ChangeHandler", "WatchFilter", "relative_paths"]
 
@@ -127,9 +127,11 @@ class ChangeHandler:
         return now - self._applied_at.get(path, float("-inf")) >= self.settle_s
 
     def apply_changes(
-        self, changes: Iterable[tuple[Change, str]], *, now: float | None = None
+        self, changes: Iterable[tuple[Change, str]], *, now: float | None = None,
+        progress: Progress | None = None,
     ) -> BatchResult:
-        """Apply a watchfiles batch (plus pending paths that have settled) to the index."""
+        """Apply a watchfiles batch (plus pending paths that have settled) to the index,
+        telling ``progress`` how far it got (:class:`daemon.sync.Progress`)."""
         started = time.perf_counter()
         clock = time.monotonic() if now is None else now
         paths = relative_paths(self.root, changes) | self.pending
@@ -138,7 +140,7 @@ class ChangeHandler:
         if not ready:
             return BatchResult(frozenset())
         try:
-            report = self.syncer.sync_paths(ready)
+            report = self.syncer.sync_paths(ready, progress=progress)
         except DreamdError as error:
             self.pending |= ready
             event = "batch.refused" if isinstance(error, MassDeleteError) else "batch.failed"

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import random
 import shutil
 import signal
@@ -63,11 +64,26 @@ T = TypeVar("T")
 # ----------------------------------------------------------------------------- launcher
 
 
+#: Environment variable: seconds the fake embedder of a launched daemon spends on each text,
+#: so that a test can watch a large batch while it is under way.
+EMBED_DELAY_VAR = "HARNESS_EMBED_DELAY_S"
+
+
 def load_fake_embedder() -> Any:
-    """A new FAKE ``TokenHashEmbedder`` (``tests/support/fakes.py``)."""
+    """A new FAKE ``TokenHashEmbedder`` (``tests/support/fakes.py``), slowed down by
+    :data:`EMBED_DELAY_VAR` seconds a text when that is set."""
     from fakes import TokenHashEmbedder
 
-    return TokenHashEmbedder()
+    delay_s = float(os.environ.get(EMBED_DELAY_VAR) or 0)
+    if not delay_s:
+        return TokenHashEmbedder()
+
+    class Slowed(TokenHashEmbedder):
+        def embed(self, texts: Sequence[str]) -> Any:
+            time.sleep(delay_s * len(texts))
+            return super().embed(texts)
+
+    return Slowed()
 
 
 def main(argv: Sequence[str]) -> int:

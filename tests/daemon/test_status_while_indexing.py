@@ -1,0 +1,125 @@
+"""``dreamd status`` while the daemon is in the middle of a large batch says what it is doing
+(which phase, how many of how many files, how many to go), not "watching, queue 0"; and the
+words for the status file's ``work`` (pure).
+
+The daemon runs as a subprocess with the FAKE embedder slowed down per text
+(``daemon_harness.EMBED_DELAY_VAR``): the test is about what status says while a batch is
+under way, not about meaning, and the batch has to last long enough to be asked about."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import daemon_harness as harness
+import pytest
+
+from daemon.work_progress import WorkProgress, describe_work
+
+NOTES = 240
+#: ``dreamd ARGS`` as the console script runs it, with the daemon's FAKE embedder (the
+#: store was built with it; see the module docstring).
+_CLI = (
+    "import sys; sys.path.insert(0, sys.argv[1])\n"
+    "import daemon.app as app_module\n"
+    "from daemon_harness import load_fake_embedder\n"
+    "app_module.make_embedder = lambda loaded: load_fake_embedder()  # FAKE\n"
+    "from daemon.cli import main\n"
+    "sys.argv = ['dreamd', *sys.argv[2:]]\n"
+    "main()\n"
+)
+
+
+def _status(vault: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    support = Path(__file__).resolve().parents[1] / "support"
+    env = {k: v for k, v in os.environ.items() if k != harness.EMBED_DELAY_VAR}
+    done = subprocess.run([sys.executable, "-c", _CLI, str(support), "status", "--vault",
+                           str(vault), *args], capture_output=True, text=True, timeout=300,
+                          check=False, env=env)
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    return done
+
+
+def test_status_says_which_batch_is_under_way(
+    vault: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, daemons: list[Any],
+) -> None:
+    monkeypatch.setenv(harness.EMBED_DELAY_VAR, "0.05")  # 240 notes: 12 s of embedding
+    daemon = harness.DaemonProcess.start(vault, tmp_path / "daemon.log")
+    daemons.append(daemon)
+    daemon.wait_state("watching", timeout_s=120)
+    # warmed up (the local API open) and past the watcher's catch-up walk: what comes now
+    # arrives as a watcher batch
+    harness.wait_until(daemon.status, lambda s: bool(s.get("api")) and str(
+        s.get("last_rescan") or "") > str(s.get("ready_at")), timeout_s=120,
+        what="the catch-up walk done")
+    # a folder of notes dropped into the vault (one rename: one batch walks it)
+    folder = tmp_path / "Imported"
+    folder.mkdir()
+    for n in range(NOTES):
+        (folder / f"Clipping {n:03}.md").write_text(
+            f"# Clipping {n}\n\nA page kept for later, number {n} of the pile.\n", "utf-8")
+    folder.rename(vault / "Imported")
+    busy = harness.wait_until(
+        daemon.status, lambda s: bool(s.get("work")) and s["work"]["kind"] == "batch"
+        and s["work"]["done"] < s["work"]["total"], timeout_s=120, what="a batch under way")
+    assert busy["state"] == "watching" and busy["work"]["files"] >= NOTES
+    # the command, as a user types it, while the batch goes on (the daemon is busy: the
+    # command answers from the status file)
+    said = _status(vault).stdout
+    line = next(ln for ln in said.splitlines() if ln.startswith("daemon"))
+    assert f"indexing a batch of {busy['work']['files']} changed files: " in line, said
+    assert " to go (since " in line and "watching" not in line, said
+    report = json.loads(_status(vault, "--json").stdout)
+    assert report["daemon"]["work"] is None or report["daemon"]["work"]["kind"] == "batch"
+    # once it is done: watching again, and no work left in the file
+    done = harness.wait_until(daemon.status, lambda s: s.get("work") is None and
+                              (s.get("last_batch") or {}).get("added", 0) >= NOTES,
+                              timeout_s=300, what="the batch applied")
+    assert done["state"] == "watching"
+    after = _status(vault).stdout
+    assert "indexing a batch" not in after and ", watching, " in after
+
+
+def test_the_status_file_follows_the_work_and_is_cleared_after() -> None:
+    class State:
+        work: dict[str, Any] | None = None
+
+    state, written, now = State(), [], [0.0]
+    with WorkProgress(state, lambda: written.append(dict(state.work or {})), "batch",
+                      clock=lambda: now[0]) as progress:
+        progress.phase("reading", 1)  # a small phase is not written when it starts,
+        progress.advance(1)  # and work that ends within WRITE_EVERY_S writes nothing more
+        assert written == []
+        progress.phase("reading", 480)  # a large one is written at once
+        assert written[-1] == {**written[-1], "phase": "reading", "done": 0, "total": 480}
+        progress.advance(10)
+        assert len(written) == 1
+        now[0] = 0.6
+        progress.advance(110)
+        assert written[-1]["done"] == 120 and written[-1]["phase"] == "reading"
+        progress.phase("embedding", 470)
+        now[0] = 1.2
+        progress.advance(70)
+        assert written[-1] == {**written[-1], "phase": "embedding", "done": 70, "total": 470,
+                               "files": 480, "kind": "batch"}
+    assert state.work is None
+
+
+@pytest.mark.parametrize(("work", "said"), [
+    ({"kind": "batch", "phase": "embedding", "done": 120, "total": 480, "files": 480,
+      "started_at": "2026-12-07T02:01:33+00:00"},
+     "indexing a batch of 480 changed files: 120 of 480 embedded, 360 to go "
+     "(since 02:01:33 UTC)"),
+    ({"kind": "reconcile", "phase": "reading", "done": 7, "total": 7, "files": 7},
+     "reconciling the vault (7 files new or changed): 7 of 7 read"),
+    ({"kind": "sync", "phase": "indexing", "done": 0, "total": 3, "files": 3,
+      "started_at": "bad"},
+     "running dreamd sync (3 files new or changed): 0 of 3 indexed, 3 to go"),
+    ({"kind": "later", "phase": "sorting", "done": "x"}, "working (? files): x of None sorting"),
+])
+def test_the_work_in_words(work: dict[str, Any], said: str) -> None:
+    assert describe_work(work) == said
