@@ -316,3 +316,73 @@ def test_search_prints_control_and_bidi_characters_as_escapes(tmp_path: Path) ->
     kiln = run("search", "kiln", "--vault", str(vault)).stdout
     assert "\u202e" not in kiln and "kiln\\u202egpj.md" in kiln
     assert "two\\x0alines glaze.md" in printed and "two\nlines" not in printed
+
+
+#: Numbers in the README's session that the calendar and the machine change (a sync's
+#: seconds; a hit's score and recency, which count days back from today): any value there.
+_DRIFTING = re.compile(r"(?<=in )\d+\.\d+(?= s:)|(?<=score )\d\.\d{4}|(?<=recency )\d\.\d\d")
+
+
+def _readme_session() -> list[tuple[str, list[str]]]:
+    """The README's "A session (real output, trimmed)" block as ``[(command, shown lines)]``."""
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    block = text.split("A session (real output, trimmed):", 1)[1]
+    block = block.split("```console\n", 1)[1].split("\n```", 1)[0]
+    session: list[tuple[str, list[str]]] = []
+    for line in block.splitlines():
+        if line.startswith("$ "):
+            session.append((line[2:], []))
+        else:
+            session[-1][1].append(line)
+    return session
+
+
+def _shown_in(shown: list[str], printed: list[str]) -> str | None:
+    """``None`` when every line ``shown`` is among ``printed`` in that order (a line ``…``
+    or ``...`` stands for lines left out; one ending in ``…`` for the rest of its line;
+    :data:`_DRIFTING` numbers match any value), else the first line that is not."""
+    pattern: list[re.Pattern[str] | None] = []
+    for line in shown:
+        cut = line.endswith("…") and line.strip() != "…"
+        text = line[:-1].rstrip() if cut else line
+        pattern.append(None if line.strip() in {"…", "..."} else re.compile(
+            "".join(r"[\d.]+" if part is None else re.escape(part) for part in _split(text))
+            + ("" if cut else "$")))
+    at = 0
+    for line, wanted in zip(shown, pattern, strict=True):
+        if wanted is None:
+            continue
+        while at < len(printed) and not wanted.match(printed[at]):
+            at += 1
+        if at == len(printed):
+            return line
+        at += 1
+    return None
+
+
+def _split(line: str) -> list[str | None]:
+    """``line`` cut at its :data:`_DRIFTING` numbers (``None`` where one was)."""
+    parts: list[str | None] = []
+    last = 0
+    for found in _DRIFTING.finditer(line):
+        parts += [line[last:found.start()], None]
+        last = found.end()
+    return [*parts, line[last:]]
+
+
+@pytest.mark.slow
+def test_the_readme_session_prints_what_the_readme_shows(tmp_path: Path) -> None:
+    """Every command of the README's session, run as written on a fresh copy of the demo
+    vault with a fresh state folder, prints every line the README shows for it."""
+    shutil.copytree(REPO / "vault_example", tmp_path / "vault_example", symlinks=True)
+    session = _readme_session()
+    assert [command.split()[1] for command, _ in session] == [
+        "sync", "search", "context", "remember", "remember"]
+    for command, shown in session:
+        argv = shlex.split(command)
+        assert argv[0] == "dreamd"
+        done = run(*argv[1:], cwd=tmp_path)
+        printed = (done.stderr + done.stdout).splitlines()
+        missing = _shown_in(shown, printed)
+        assert missing is None, f"$ {command}\nREADME shows: {missing}\nprinted:\n" + \
+            "\n".join(printed)
