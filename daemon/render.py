@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import asdict
@@ -127,23 +128,29 @@ def sync_report_json(report: SyncReport) -> dict[str, Any]:
 
 def print_sync_report(console: Console, report: SyncReport) -> None:
     console.print(
-        f"synced {report.files_total} files in {report.duration_s:.1f} s: "
+        f"synced {_count(report.files_total, 'file')} in {report.duration_s:.1f} s: "
         f"[green]{report.added} new[/], [yellow]{report.modified} changed[/], "
         f"[red]{report.deleted} deleted[/], {len(report.renamed)} renamed, "
         f"{report.unchanged + report.touched} unchanged; "
-        f"{report.chunks_embedded} chunks embedded, {report.chunks_reused} reused"
+        f"{_count(report.chunks_embedded, 'chunk')} embedded, {report.chunks_reused} reused"
     )
     for old, new in report.renamed[:PROBLEMS_SHOWN]:
         console.print(f"  renamed {shown(old, one_line=True)} → {shown(new, one_line=True)}",
                       highlight=False)
     if report.conflict_copies:
-        console.print(f"{len(report.conflict_copies)} sync-conflict copies left alone "
+        copies = len(report.conflict_copies)
+        console.print(f"{copies} sync-conflict cop{'y' if copies == 1 else 'ies'} left alone "
                       "(not indexed):")
         for copy in report.conflict_copies[:PROBLEMS_SHOWN]:
             console.print(f"  {shown(copy.path, one_line=True)} "
                           f"(copy of {shown(copy.conflict_of, one_line=True)})",
                           highlight=False)
     _print_problems(console, [(p.path, p.kind, p.reason) for p in report.problems])
+
+
+def _count(number: int, noun: str) -> str:
+    """``1 file``, ``0 files``, ``2 files``."""
+    return f"{number} {noun}{'' if number == 1 else 's'}"
 
 
 def _print_problems(console: Console, problems: list[tuple[str, str, str]]) -> None:
@@ -175,7 +182,8 @@ def _print_list(console: Console, problems: list[tuple[str, str, str]], what: st
                 more: str = "dreamd status --json") -> None:
     if not problems:
         return
-    console.print(f"[yellow]{len(problems)} {what}", highlight=False)
+    said = re.sub(r"\bfiles\b", "file", what, count=1) if len(problems) == 1 else what
+    console.print(f"[yellow]{len(problems)} {said}", highlight=False)
     for path, kind, reason in problems[:PROBLEMS_SHOWN]:
         console.print(f"  {shown(path, one_line=True)}: {kind}: {shown(reason)}", highlight=False)
     if len(problems) > PROBLEMS_SHOWN:
