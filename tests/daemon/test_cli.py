@@ -338,9 +338,11 @@ def _readme_session() -> list[tuple[str, list[str]]]:
 
 
 def _shown_in(shown: list[str], printed: list[str]) -> str | None:
-    """``None`` when every line ``shown`` is among ``printed`` in that order (a line ``…``
-    or ``...`` stands for lines left out; one ending in ``…`` for the rest of its line;
-    :data:`_DRIFTING` numbers match any value), else the first line that is not."""
+    """``None`` when every line ``shown`` is among ``printed``, each a line of its own, in
+    any order (hits of about equal relevance trade places as their recency fades with the
+    calendar, and the test runs on the day it runs; a line ``…`` or ``...`` stands for lines
+    left out; one ending in ``…`` for the rest of its line; :data:`_DRIFTING` numbers match
+    any value), else the first line that is not."""
     pattern: list[re.Pattern[str] | None] = []
     for line in shown:
         cut = line.endswith("…") and line.strip() != "…"
@@ -348,15 +350,14 @@ def _shown_in(shown: list[str], printed: list[str]) -> str | None:
         pattern.append(None if line.strip() in {"…", "..."} else re.compile(
             "".join(r"[\d.]+" if part is None else re.escape(part) for part in _split(text))
             + ("" if cut else "$")))
-    at = 0
+    left = list(printed)
     for line, wanted in zip(shown, pattern, strict=True):
         if wanted is None:
             continue
-        while at < len(printed) and not wanted.match(printed[at]):
-            at += 1
-        if at == len(printed):
+        at = next((i for i, out in enumerate(left) if wanted.match(out)), None)
+        if at is None:
             return line
-        at += 1
+        del left[at]
     return None
 
 
