@@ -15,6 +15,13 @@ only.
 ``--rebuild`` then times a rebuild of the index as after an edit (one note's title changed),
 in the build thread's own step.
 
+``--searches N`` then runs N searches as a client asks them (``Retriever.search``: note names
+of the vault as queries, three in five unfiltered, the others in ``help/`` or ``copy-03/``)
+and prints their p50 / p95, then the process's anonymous and file-backed memory
+(``RssAnon``, ``RssFile``: the mapped BM25 index and vector rows are file pages) after the
+5th and the Nth, as they are and once trimmed as the daemon's quiet pause does
+(:func:`daemon.runner.trim_now`), and what LanceDB's caches of the store hold.
+
 ``--fake`` uses the tests' token-hash embedder (``tests/support/fakes.py``) instead of the
 model, for an index built by ``bench/scale_bench.py --structure-only``: the model is then
 never loaded (≈0.2–0.3 GB less than the daemon), and its vectors are not the model's; every
@@ -41,6 +48,8 @@ sys.path.insert(0, str(REPO / "tests" / "support"))
 
 from daemon.app import App, load  # noqa: E402
 from daemon.retrieval import _note_index  # noqa: E402
+from magma.gc_pause import bound_heap  # noqa: E402
+from magma.store import cache_bytes  # noqa: E402
 
 #: Longest wait for the first note-level BM25 index (s; at 100,000 notes it takes 80-150 s
 #: of one core).
@@ -52,6 +61,45 @@ def rss() -> float:
     gc.collect()
     ctypes.CDLL("libc.so.6").malloc_trim(0)
     return psutil.Process().memory_info().rss / 2**20
+
+
+def rss_kinds() -> str:
+    """RssAnon and RssFile in MB, as they are and after a collection and ``malloc_trim``."""
+    def read() -> str:
+        fields = dict(line.split(":", 1) for line in Path("/proc/self/status").read_text()
+                      .splitlines() if line.startswith(("RssAnon", "RssFile")))
+        return " ".join(f"{k} {int(v.split()[0]) / 1024:,.0f}" for k, v in fields.items())
+    before = read()
+    rss()
+    return f"{before} MB; trimmed {read()} MB"
+
+
+def searches(app: Any, vault: Path, count: int) -> None:
+    """``count`` searches of note names (module docstring), timed, with the memory after the
+    5th and the last."""
+    import datetime
+
+    names = sorted(str(p.relative_to(vault)) for p in vault.rglob("*.md"))
+    step_ = max(1, len(names) // 30)
+    asked: list[tuple[str, str | None]] = [(Path(p).stem.replace("-", " "), None)
+                                           for p in names[::step_][:30]]
+    asked += [(Path(p).stem.replace("-", " "), "help/") for p in names[5::step_ * 3][:10]]
+    asked += [(Path(p).stem.replace("-", " "), "copy-03/") for p in names[7::step_ * 3][:10]]
+    now = datetime.datetime(2026, 12, 6, 12, 0, tzinfo=datetime.UTC)
+    app.retriever.search("warm one", limit=10, now=now)
+    times = []
+    for i in range(count):
+        if i == 5:
+            print(f"after 5 searches: {rss_kinds()}; LanceDB caches "
+                  f"{cache_bytes(app.store) / 2**20:,.0f} MB", flush=True)
+        text, prefix = asked[i % len(asked)]
+        began = time.perf_counter()
+        app.retriever.search(text, limit=10, path_prefix=prefix, now=now)
+        times.append((time.perf_counter() - began) * 1000)
+    p50, p95 = np.percentile(times, [50, 95])
+    print(f"{count} searches: p50 {p50:,.0f} ms, p95 {p95:,.0f} ms")
+    print(f"after {count} searches: {rss_kinds()}; LanceDB caches "
+          f"{cache_bytes(app.store) / 2**20:,.0f} MB", flush=True)
 
 
 def step(name: str, work: Any) -> None:
@@ -66,7 +114,10 @@ def main() -> None:
     parser.add_argument("--fake", action="store_true", help="the tests' fake embedder")
     parser.add_argument("--rebuild", action="store_true",
                         help="then a rebuild of the index as after an edit (one title changed)")
+    parser.add_argument("--searches", type=int, default=0, metavar="N",
+                        help="then N searches, timed, and the memory they leave")
     args = parser.parse_args()
+    bound_heap()  # as the daemon's run does
     loaded = load(None, None, {"vault.path": str(args.vault)})
     if args.fake:
         from fakes import TokenHashEmbedder
@@ -112,6 +163,8 @@ def main() -> None:
                  for k, v in index.scores.items() if hasattr(v, "nbytes")}
         print(f"note-level BM25 index: {len(builder._last.paths):,} notes, "
               f"{len(index.vocab_dict):,} tokens, {sizes}")
+    if args.searches:
+        searches(app, args.vault, args.searches)
 
 if __name__ == "__main__":
     main()

@@ -333,6 +333,13 @@ class StorageSettings(_Section):
         "usual AWS_* environment); credentials are never printed.",
     )
 
+    index_cache_mb: PositiveInt = Field(
+        default=64,
+        description="MB of LanceDB's index cache (the full-text posting lists, vector-index "
+        "partitions and key-index pages searches read, kept decoded in the daemon's memory; "
+        "LanceDB's own bound is 6 GiB, which a long-lived daemon grows towards).",
+    )
+
     device: str | None = Field(
         default=None,
         description="This device's name when several devices share one store (storage.uri on a "

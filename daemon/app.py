@@ -150,9 +150,11 @@ def _shared_store(settings: Settings) -> dict[str, Any]:
 def _index_store(settings: Settings) -> dict[str, Any]:
     """What the index store opens with besides its URI and model: :func:`_shared_store` and
     the size above which its maintenance builds the vector index
-    (``retrieval.ann_vectors_above``)."""
+    (``retrieval.ann_vectors_above``) and the bound of LanceDB's index cache
+    (``storage.index_cache_mb``)."""
     return {**_shared_store(settings),
-            "vector_index_above": settings.retrieval.ann_vectors_above}
+            "vector_index_above": settings.retrieval.ann_vectors_above,
+            "index_cache_bytes": settings.storage.index_cache_mb * 2**20}
 
 
 def _index_files(state: Path) -> dict[str, Any]:

@@ -1383,6 +1383,7 @@ def run(
     Stop with Ctrl-C or SIGTERM (the current batch finishes first); SIGHUP reloads the config.
     """
     from daemon.runner import Daemon
+    from magma.gc_pause import bound_heap
 
     vault = _one_vault(vault, vault_option)
     opts = _options(ctx)
@@ -1396,6 +1397,7 @@ def run(
     _note_daemon_resolution(application, loaded.config_path, bare=vault is None or implicit,
                             implicit=implicit)
     daemon = Daemon(application, reload=lambda: load(opts.config_path, opts.env_name, overrides))
+    bound_heap()  # a process of hours: the big blocks it frees go back (magma.gc_pause)
     raise typer.Exit(daemon.run())
 
 

@@ -340,6 +340,7 @@ class Retriever:
         self._recalls: dict[str, RecallStats] = {}
         self._recalls_at: float | None = None
         self._warm = False
+        self.searched_at: float | None = None  # the last answer's clock (runner.trim_now)
         weights = settings.retrieval.weights
         self._reranker = Reranker(
             store=store, settings=settings, weights=Weights(
@@ -504,6 +505,7 @@ class Retriever:
                             strategy=strategy, intent_llm=self._llm_state(llm_future))
         log.debug("search.done", stages=[f"{t.name}:{t.status}" for t in traces],
                   total_ms=round(trace.total_ms, 1), hits=len(hits))
+        self.searched_at = self._clock()
         return SearchResult(hits, trace)
 
     def _gather(self, query: _Query, intent: Intent, depth: int, asked_for: int

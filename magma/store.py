@@ -66,6 +66,7 @@ from magma.store_seal import IndexSeal
 from magma.store_tables import (
     FTS_CONFIG,
     FTS_INDEX_NAME,
+    INDEX_CACHE_BYTES,
     MAINTAIN_UNINDEXED_ROWS,
     SCHEMA_VERSION,
     StoreTables,
@@ -94,6 +95,7 @@ __all__ = [
     "MagmaStore",
     "NoteRecord",
     "StoreCounts",
+    "cache_bytes",
     "chunk_vector_batches",
     "graph_file_rows",
     "graph_reads",
@@ -367,23 +369,24 @@ class MagmaStore:
         cls, uri: str, *, vault_path: str, model_id: str, dims: int, device: str | None = None,
         storage_options: Mapping[str, str] | None = None, vector_index_above: int | None = None,
         seal: Path | None = None, note_index: Path | None = None,
+        index_cache_bytes: int = INDEX_CACHE_BYTES,
     ) -> MagmaStore:
         """Open (or create) the store at ``uri`` for ``vault_path`` and embedding ``model_id``.
 
         ``device`` names this device's tables when several devices share one store
         (``files-<device>`` …; :func:`table_name`); ``None`` uses the plain names.
-        ``storage_options``: LanceDB's storage options for an object-store ``uri``
-        (endpoint, region, credentials; ``storage.options``). ``vector_index_above``: chunks
-        above which :meth:`maintain` builds the vector index (``retrieval.ann_vectors_above``;
-        ``None``: never). ``seal``: the file of the tables' seal (:mod:`magma.store_seal`;
-        ``None``: every full reconcile reads every chunk's path). ``note_index``: the folder
-        of the saved note-level BM25 index (:attr:`note_index`; ``None``: none). Raises
-        :class:`StoreMismatchError` when the store was built for
-        another vault path, model id, vector width or schema version (the message names both
-        values), and :class:`StoreError` when the database cannot be opened or created.
-        """
+        ``storage_options``: LanceDB's storage options for an object-store ``uri`` (endpoint,
+        region, credentials; ``storage.options``). ``vector_index_above``: chunks above which
+        :meth:`maintain` builds the vector index (``retrieval.ann_vectors_above``; ``None``: never).
+        ``seal``: the file of the tables' seal (:mod:`magma.store_seal`; ``None``: every full
+        reconcile reads every chunk's path). ``note_index``: the folder of the saved note-level BM25
+        index (:attr:`note_index`; ``None``: none). ``index_cache_bytes``: LanceDB's index cache
+        bound (``storage.index_cache_mb``). Raises :class:`StoreMismatchError` when the store was
+        built for another vault path, model id, vector width or schema version (the message names
+        both values), and :class:`StoreError` when the database cannot be opened or created."""
         tables = StoreTables.open(uri, vault_path=vault_path, model_id=model_id, dims=dims,
-                                  device=device, storage_options=storage_options)
+                                  device=device, storage_options=storage_options,
+                                  index_cache_bytes=index_cache_bytes)
         tables.vector_index_above = vector_index_above
         store = cls(tables, vault_path=vault_path, model_id=model_id, dims=dims)
         store.seal = IndexSeal(seal)
@@ -531,6 +534,7 @@ class MagmaStore:
     def vector_index(self) -> str | None:
         """:meth:`StoreTables.vector_index`. Raises :class:`StoreError`."""
         return self._t.vector_index()
+
 
     def fulltext_candidates(
         self,
@@ -1217,6 +1221,13 @@ def maintenance_due(store: MagmaStore) -> bool:
     """Whether :meth:`MagmaStore.maintain` has work worth its cost now
     (:meth:`StoreTables.maintenance_due`). Raises :class:`StoreError`."""
     return store._t.maintenance_due()
+
+
+def cache_bytes(store: MagmaStore) -> int:
+    """Bytes LanceDB's caches of ``store``'s connection hold: its index cache, bounded at
+    open (``index_cache_bytes``), and its metadata cache."""
+    session = store._t.session
+    return int(session.size_bytes) if session is not None else 0
 
 
 def text_index_behind(store: MagmaStore) -> bool:

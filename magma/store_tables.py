@@ -19,8 +19,8 @@ from config.errors import StoreError, StoreMismatchError
 from magma.remote_store import open_failure
 from magma.vector_ann import ensure_vector_index, nearest_chunk_ids, vector_index_type
 
-__all__ = ["FTS_CONFIG", "KEY_COLUMNS", "SCHEMA_VERSION", "StoreTables", "sql_str",
-           "table_name"]
+__all__ = ["FTS_CONFIG", "INDEX_CACHE_BYTES", "KEY_COLUMNS", "SCHEMA_VERSION", "StoreTables",
+           "sql_str", "table_name"]
 
 log = structlog.get_logger("dreamd.store")
 
@@ -57,6 +57,17 @@ SCHEMA_VERSION = 3
 #: with the ICU tokenizer it applies every language's list: "dog", "cat", "die" were never
 #: found. English stemming stays on ("running" finds "run").
 FTS_CONFIG = FTS(base_tokenizer="icu/split", remove_stop_words=False)
+
+#: Bytes of LanceDB's index cache of the store's connection (``storage.index_cache_mb``): the
+#: full-text posting lists, vector-index partitions and key-index pages searches have read,
+#: kept decoded in the heap. LanceDB's own bound is 6 GiB, so a daemon's cache grows towards
+#: every index it holds: on the 100,000-note bench index (``bench/warm_memory.py --searches``,
+#: the tests' 64-dimension fake vectors) the connection's caches held 63 MB once warm, 201 MB
+#: after 50 searches and 235 MB after 50 more of other words, and the process's anonymous
+#: memory grew 1,414 -> 1,607 -> 1,639 MB (after ``malloc_trim``). Bounded at 64 MB (the
+#: connection's caches then hold 116-118 MB with LanceDB's metadata), RssAnon 1,346 -> 1,435
+#: -> 1,438 MB (with :func:`magma.gc_pause.bound_heap`).
+INDEX_CACHE_BYTES = 64 * 2**20
 
 FTS_INDEX_NAME = "text_idx"
 
@@ -238,15 +249,22 @@ class StoreTables:
         self.edges = edges
         self.has_fts: bool | None = None
         self.vector_index_above: int | None = None
+        #: LanceDB's caches of the connection (``size_bytes``: what its index and metadata
+        #: caches hold; ``None``: a connection made without one).
+        self.session: Any = None
 
     @classmethod
     def open(cls, uri: str, *, vault_path: str, model_id: str, dims: int,
              device: str | None, storage_options: Mapping[str, str] | None = None,
-             ) -> StoreTables:
+             index_cache_bytes: int = INDEX_CACHE_BYTES) -> StoreTables:
         """Open (or create) the tables at ``uri`` (``storage_options``: LanceDB's, for an
-        object store); see :meth:`magma.store.MagmaStore.open` for the errors raised."""
+        object store; ``index_cache_bytes``: the bound of LanceDB's index cache,
+        :data:`INDEX_CACHE_BYTES`); see :meth:`magma.store.MagmaStore.open` for the errors
+        raised."""
         try:
-            db = lancedb.connect(uri, storage_options=dict(storage_options or {}) or None)
+            session = lancedb.Session(index_cache_size_bytes=index_cache_bytes)
+            db = lancedb.connect(uri, storage_options=dict(storage_options or {}) or None,
+                                 session=session)
             existing = set(db.list_tables().tables)
         except Exception as exc:
             reason = open_failure(exc, uri=uri, options=storage_options or {})
@@ -288,6 +306,7 @@ class StoreTables:
                 links=table("links", _links_schema()),
                 edges=table("edges", _edges_schema()),
             )
+            tables.session = session
         except StoreMismatchError:
             raise
         except Exception as exc:

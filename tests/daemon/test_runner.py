@@ -324,3 +324,20 @@ def test_the_store_is_compacted_at_a_pause_once_worth_it(
 
     assert maintain_now(pending=pending, quiet_s=quiet_s, since_maintain_s=since_s,
                         text_index_behind=behind) is due
+
+
+@pytest.mark.parametrize(("worked_at", "trimmed_at", "now", "due"), [
+    (None, 0.0, 3600.0, False),  # no search, no batch
+    (100.0, 0.0, 104.0, False),  # a search 4 s ago: more may follow
+    (100.0, 0.0, 105.0, True),  # quiet for TRIM_QUIET_S since the last one
+    (100.0, 0.0, 5000.0, True),  # ... or much longer
+    (100.0, 106.0, 5000.0, False),  # trimmed since: nothing more to give back
+    (107.0, 106.0, 112.5, True),  # a search after that trim, then quiet again
+    (107.0, 106.0, 111.0, False),  # ... not yet quiet long enough
+])
+def test_the_heap_is_trimmed_once_searches_and_batches_pause(
+        worked_at: float | None, trimmed_at: float, now: float, due: bool) -> None:
+    from daemon.runner import TRIM_QUIET_S, trim_now
+
+    assert TRIM_QUIET_S == 5.0
+    assert trim_now(worked_at=worked_at, trimmed_at=trimmed_at, now=now) is due

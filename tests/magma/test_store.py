@@ -466,3 +466,31 @@ def test_full_text_gives_chunks_of_one_score_in_path_order(
     store.maintain()
     found = store.fulltext_candidates("harbour swim soup", limit=10)
     assert [c.path for c in found] == [*sorted(paths), "Other.md"]
+
+
+def test_the_index_cache_of_the_store_holds_no_more_than_its_bound(
+    store: MagmaStore, note_of: NoteOf, record_of: RecordOf
+) -> None:
+    from magma.store import cache_bytes
+    from magma.store_tables import INDEX_CACHE_BYTES
+
+    def opened(**bound: int) -> MagmaStore:
+        return MagmaStore.open(store.uri, vault_path=store.vault_path,
+                               model_id=store.model_id, dims=store.dims, **bound)
+
+    words = [f"kiln{i:03d}" for i in range(60)]
+    store.apply(upserts=[record_of(note_of(f"Notes/{w}.md", f"{w} glaze firing"))
+                         for w in words])
+    store.maintain()  # the full-text index whose posting lists searches read
+
+    def held_after_searches(reader: MagmaStore) -> int:
+        for word in words:
+            assert [c.path for c in reader.fulltext_candidates(word, limit=5)] \
+                == [f"Notes/{word}.md"]
+        return cache_bytes(reader)
+
+    assert INDEX_CACHE_BYTES == 64 * 2**20
+    default, none, small = (held_after_searches(opened(**bound)) for bound in
+                            ({}, {"index_cache_bytes": 0}, {"index_cache_bytes": 2**20}))
+    assert 0 < none < default  # with no index cache only the metadata is kept
+    assert small == default  # a bound above what these searches read keeps all of it
