@@ -1061,3 +1061,44 @@ def test_a_shorter_list_is_the_start_of_a_longer_one(
     five = search(app, query, limit=5)
     for n in (1, 2, 3, 4):
         assert search(app, query, limit=n) == five[:n], n
+
+
+_NAME_PATHS = ["a.md", "b.md", "Notes/a.md", "日记/睡眠.md", "日记/睡眠 2.md", "z/ä.md", "Z.md"]
+_NAME_WORDS = ["sleep", "睡眠", "2023", "help", "canvas", "missing"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(postings=st.dictionaries(st.sampled_from(_NAME_WORDS[:-1]),
+                                st.sets(st.sampled_from(_NAME_PATHS), max_size=7)),
+       words=st.sets(st.sampled_from(_NAME_WORDS), min_size=1),
+       exact=st.sets(st.sampled_from(_NAME_PATHS), max_size=2),
+       dropped=st.sets(st.sampled_from(_NAME_PATHS), max_size=3),
+       want=st.integers(min_value=1, max_value=8))
+def test_names_by_words_are_the_notes_holding_half_the_words_most_first_then_by_path(
+        postings: dict[str, set[str]], words: set[str], exact: set[str], dropped: set[str],
+        want: int) -> None:
+    """ccb-fast's word matching (``_by_words``) against its definition: a note holding at
+    least half of the distinct words (odd and even counts, words no note holds), scored by
+    that share, ties by path (Chinese and accented paths), ``keep`` and ``exact`` left out,
+    the first ``want``."""
+    from types import SimpleNamespace
+    from typing import cast
+
+    from daemon.retrieval import _by_words
+    from magma.catalogue import Snapshot
+
+    asked: list[str] = []
+
+    def keep(path: str) -> bool:
+        asked.append(path)
+        return path not in dropped
+
+    shares: dict[str, float] = {}
+    for path in _NAME_PATHS:
+        held = sum(path in postings.get(word, set()) for word in words)
+        if held / len(words) >= 0.5 and path not in exact and path not in dropped:
+            shares[path] = held / len(words)
+    expected = sorted(shares, key=lambda p: (-shares[p], p))[:want]
+    snap = cast(Snapshot, SimpleNamespace(postings=postings))
+    assert _by_words(snap, words, exact, want, keep) == expected
+    assert len(asked) <= len(expected) + len(dropped)  # keep asked only until want are kept
