@@ -686,8 +686,7 @@ class Retriever:
         part.vector = vector
         by_vector = _nearest(snap, vector, n, keep, filtered, where)
         by_words = collapse_to_notes(_phrases_first(words_future.result(), text))
-        notes_kept = _of_chunks(snap, keep)
-        by_notes = _note_index(self._bm25, snap).top(text, n, notes_kept)
+        by_notes = _note_index(self._bm25, snap).top(text, n, notes_kept := _of_chunks(snap, keep))
         if by_vector and (by_vector[0][2] >= VECTOR_NOISE_COSINE or not by_words):
             part.lists["vector"] = [path for path, _, _ in by_vector]
         part.lists["full-text"] = [c.path for c in by_words]
