@@ -76,7 +76,7 @@ from daemon.status import (
 )
 from daemon.sync import Progress, RootsSyncer, SyncReport
 from daemon.transcript_hits import TranscriptSearch
-from daemon.vault_choice import VaultChoice, choose_vault
+from daemon.vault_choice import VaultChoice, choose_vault, working_folder
 from daemon.vault_status import vault_status
 from daemon.verifier import FusionVerifier
 from magma.embedder import Embedder, UniversalSentenceEncoder
@@ -739,11 +739,13 @@ def _resolve_vault(loaded: LoadedSettings) -> tuple[Path, VaultChoice | None]:
             path = loaded.config_path.parent / path
         return path.expanduser().resolve(), None
     vaults = known_vaults(loaded.settings.storage.data_dir)
-    choice = choose_vault(vaults, Path.cwd())
+    cwd = working_folder()
+    choice = choose_vault(vaults, cwd)
     if choice is not None:
         return choice.vault, choice
     known = ", ".join(str(v) for v in vaults) or "none yet"
-    where = f", and {Path.cwd()} is in no indexed vault" if vaults else ""
+    where = "" if not vaults else (", and the working folder no longer exists" if cwd is None
+                                   else f", and {cwd} is in no indexed vault")
     raise ConfigError(
         f"no vault given{where}: pass the vault folder (e.g. dreamd sync ~/Notes), use "
         "--vault, run the command inside the vault's folder, or set vault.path in "

@@ -51,7 +51,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from daemon.vault_choice import choose_vault, indexed_vaults
+from daemon.vault_choice import choose_vault, indexed_vaults, working_folder
 
 __all__ = [
     "API_RECORD",
@@ -302,9 +302,12 @@ def resolution_key(invocation: Invocation, environ: Mapping[str, str], cwd: str 
 
 def find_resolution(invocation: Invocation) -> Resolution | None:
     """The record of ``invocation``'s inputs: the one any working folder shares (every path
-    among the settings was absolute), else this folder's own."""
-    return read_resolution(resolution_key(invocation, os.environ, None)) or read_resolution(
-        resolution_key(invocation, os.environ, str(Path.cwd())))
+    among the settings was absolute), else this folder's own (none when the working folder
+    is gone)."""
+    cwd = working_folder()
+    return read_resolution(resolution_key(invocation, os.environ, None)) or (
+        None if cwd is None else read_resolution(resolution_key(invocation, os.environ,
+                                                                str(cwd))))
 
 
 def _cache_dir(environ: Mapping[str, str]) -> Path:
@@ -566,7 +569,8 @@ def _stderr_first(invocation: Invocation, resolution: Resolution) -> str | None:
     daemon answers only while that is its own."""
     if not resolution.implicit:
         return ""
-    choice = choose_vault(indexed_vaults(resolution.state_dir.parent.parent), Path.cwd())
+    choice = choose_vault(indexed_vaults(resolution.state_dir.parent.parent),
+                          working_folder())
     if choice is None or str(choice.vault) != resolution.vault:
         return None
     return "" if invocation.hook or choice.note is None else choice.note + "\n"

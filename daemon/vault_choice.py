@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-__all__ = ["VAULT_FILE", "VaultChoice", "choose_vault", "indexed_vaults"]
+__all__ = ["VAULT_FILE", "VaultChoice", "choose_vault", "indexed_vaults", "working_folder"]
 
 #: The file in each state folder naming the vault it belongs to.
 VAULT_FILE = "vault.json"
@@ -40,10 +40,20 @@ class VaultChoice:
                 "(--vault VAULT or vault.path chooses another)")
 
 
-def choose_vault(indexed: Sequence[Path], cwd: Path) -> VaultChoice | None:
+def working_folder() -> Path | None:
+    """The working folder, ``None`` when it has none (deleted since the shell entered it)."""
+    try:
+        return Path.cwd()
+    except OSError:
+        return None
+
+
+def choose_vault(indexed: Sequence[Path], cwd: Path | None) -> VaultChoice | None:
     """The vault of ``indexed`` (absolute, resolved folders) that holds ``cwd`` (the
-    innermost), else the only one indexed, else ``None``. Pure."""
-    holding = [vault for vault in indexed if vault == cwd or vault in cwd.parents]
+    innermost; ``None``: no working folder, :func:`working_folder`), else the only one
+    indexed, else ``None``. Pure."""
+    holding = [] if cwd is None else [
+        vault for vault in indexed if vault == cwd or vault in cwd.parents]
     if holding:
         return VaultChoice(max(holding, key=lambda vault: len(vault.parts)), "cwd")
     if len(indexed) == 1:

@@ -96,3 +96,33 @@ def test_a_command_line_naming_no_vault_follows_the_working_folder(tmp_path: Pat
     # --vault still names any vault from anywhere
     named = _dreamd("status", "--json", "--vault", str(work), cwd=notes)
     assert json.loads(named.stdout)["vault"] == str(work)
+
+
+def test_a_working_folder_deleted_since_is_in_no_vault(tmp_path: Path) -> None:
+    notes, work = tmp_path / "Notes", tmp_path / "Work"
+    assert choose_vault([notes, work], None) is None
+    only = choose_vault([notes], None)
+    assert only is not None and (only.vault, only.why) == (notes, "only")
+
+
+def test_a_command_line_in_a_deleted_folder_says_so(tmp_path: Path) -> None:
+    # two vaults indexed (their records), the shell's folder deleted under it: exit 3 naming
+    # them, no traceback, whether a daemon is asked first or not
+    data = Path(os.environ["DREAMD_STORAGE__DATA_DIR"])
+    for name in ("Notes", "工作 笔记"):
+        (tmp_path / name).mkdir()
+        state = data / "vaults" / name
+        state.mkdir(parents=True)
+        (state / "vault.json").write_text(json.dumps({"path": str(tmp_path / name)}), "utf-8")
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    for command in (["status"], ["search", "kiln"]):
+        done = subprocess.run(
+            ["sh", "-c", 'cd "$1" && rmdir "$1" && shift && exec "$@"', "sh", str(gone),
+             str(DREAMD), *command], capture_output=True, text=True, env=os.environ.copy(),
+            timeout=300, check=False)
+        gone.mkdir()
+        assert "Traceback" not in done.stderr and "Errno" not in done.stderr, done.stderr
+        assert done.returncode == 3 and done.stdout == "", done.stderr
+        assert "the working folder no longer exists" in done.stderr
+        assert str(tmp_path / "Notes") in done.stderr and "工作 笔记" in done.stderr
