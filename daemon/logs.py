@@ -19,6 +19,8 @@ from typing import Literal, TextIO
 
 import structlog
 
+from daemon.terminal_text import visible
+
 __all__ = ["configure_logging", "human_line"]
 
 _LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warning": logging.WARNING,
@@ -81,7 +83,8 @@ def configure_logging(
 def human_line(logger: object, method: str, event_dict: structlog.types.EventDict) -> str:
     """One event as one line for the person at the command line: ``dreamd: LEVEL: EVENT:
     ERROR (KEY VALUE, …); HINT``. An exception (``exc_info``) is its type and message only;
-    line breaks in values become spaces, so an event is always one line."""
+    line breaks in values become spaces, so an event is always one line, and control and
+    bidi characters are written as escapes (``\x1b``, ``\u202e``)."""
     event = dict(event_dict)
     level = str(event.pop("level", method))
     name = str(event.pop("event", ""))
@@ -99,7 +102,9 @@ def human_line(logger: object, method: str, event_dict: structlog.types.EventDic
         line += " (" + ", ".join(f"{key} {value}" for key, value in event.items()) + ")"
     if hint:
         line += f"; {hint}"
-    return " ".join(line.split())
+    # a file name or a message may hold an escape sequence (``\x1b[2J``) or a bidi override:
+    # written as escapes, never acted on by the terminal (daemon.terminal_text)
+    return visible(" ".join(line.split()))
 
 
 def _human_traced(logger: object, method: str, event_dict: structlog.types.EventDict) -> str:

@@ -15,7 +15,7 @@ import re
 
 from rich.markup import escape
 
-__all__ = ["shown"]
+__all__ = ["shown", "visible"]
 
 #: What a terminal acts on rather than shows: the C0 controls but newline and tab (rich itself
 #: drops BEL, backspace, CR, VT and FF, not ESC), DEL, the C1 controls (U+009B is a one-byte
@@ -37,3 +37,9 @@ def shown(text: str, *, one_line: bool = False) -> str:
     escapes (``\\x1b``, ``\\u202e``; with ``one_line`` newlines and tabs too: ``\\n``,
     ``\\t`` written as ``\\x0a``, ``\\x09``), then rich markup escaped."""
     return escape((_IN_LINE if one_line else _IN_TEXT).sub(_visible, text))
+
+
+def visible(text: str) -> str:
+    """``text`` with its control and bidi characters written as escapes, as :func:`shown`
+    writes them, for a line written to the terminal without rich (no markup to escape)."""
+    return _IN_TEXT.sub(_visible, text)

@@ -66,3 +66,21 @@ def test_the_daemons_json_lines_keep_every_field() -> None:
     assert unreadable["error"] == "ValueError: bad\nbounds" and unreadable["timestamp"]
     crashed = next(e for e in events if e["event"] == "batch.crashed")
     assert "Traceback" in crashed["exception"]
+
+
+@pytest.mark.parametrize(("value", "written"), [
+    ("Daily/\x1b[2J\x1b]0;owned\x07.md", "Daily/\\x1b[2J\\x1b]0;owned\\x07.md"),
+    ("exe.\u202etxt.md", "exe.\\u202etxt.md"),  # a bidi override shows another order
+    ("会议\u2066记录\u2069.md", "会议\\u2066记录\\u2069.md"),
+    ("\x9b31mred.md", "\\x9b31mred.md"),  # a one-byte CSI
+    ("Notes/plain 笔记 — ok.md", "Notes/plain 笔记 — ok.md"),  # look-alike: nothing to escape
+])
+def test_a_file_name_in_a_warning_is_shown_never_acted_on(value: str, written: str) -> None:
+    stream = io.StringIO()
+    configure_logging(level="warning", fmt="human", stream=stream)
+    log = structlog.get_logger("dreamd.test")
+    log.warning("sync.read_failed", path=value, error=f"cannot read {value}\nat all")
+    assert stream.getvalue() == (f"dreamd: warning: sync.read_failed: cannot read {written} "
+                                 f"at all (path {written})\n")
+    logging.getLogger("lancedb").warning("table %s is behind", value)
+    assert stream.getvalue().splitlines()[-1] == f"dreamd: warning: table {written} is behind"
