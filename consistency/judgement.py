@@ -3811,11 +3811,32 @@ _ENVIRONMENTS = {
 _SET_TO = re.compile(r"(?i)[=:：]\s*[\w.-]+|(?:设成|设为|设置为|改成|改为|换成|set to|changed to)\s*[\w.-]+")
 
 
+#: A deployment thing an environment's name stands before ("a *dev database*", "the
+#: *production cluster*"): an environment, not a line of work.
+_DEPLOYED = (r"(?:env(?:ironment)?s?|servers?|db|databases?|clusters?|instances?|boxe?s?|"
+             r"builds?|branch(?:es)?|configs?|stacks?|sites?|deploy(?:s|ments?)?|hosts?)\b")
+#: The name of an environment that is a line of work or a team ("I'm *a dev* at Acme",
+#: "works *in production* at a TV studio", "*software development*", "moved into
+#: *production support*", "Alice works *in QA*", "*生产部*", "*开发部*的同事"): no environment.
+_AS_WORK = re.compile(
+    r"(?i)\b(?:work(?:s|ed|ing)?|jobs?|careers?|experience|background)\s+(?:\w+\s+)?in\s+"
+    r"(?:(?:software|web|game|app|film|tv|television|music|video|theatre|theater|product|"
+    r"business|drug|post[- ])\s*)?(?:production|development|dev|qa)\b(?!\s+" + _DEPLOYED + r")"
+    r"|\b(?:a|an|lead|senior|junior|staff|principal|software|web|game|app|mobile|front-?end|"
+    r"back-?end|full-?stack|film|tv|television|music|video|theatre|theater|stage|product|"
+    r"business|drug)\s+(?:dev|developer|development|production)\b(?!\s+" + _DEPLOYED + r")"
+    r"|\b(?:production|development|dev|qa)\s+(?:team|support|managers?|department|dept|roles?|"
+    r"jobs?|leads?|staff|company|studios?|house|assistants?|engineers?|engineering|work|"
+    r"background|experience|people|colleagues?)\b"
+    r"|(?:生产|开发|测试)(?:部|组|团队|主管|经理|工程师|同事)")
+
+
 def _environments(claim: Claim) -> frozenset[str]:
     """The deployment environments a claim is of (:data:`_ENVIRONMENTS`), named outside its
-    values and what a setting is set to ("NODE_ENV=production" / "=development" is one
-    setting changed)."""
-    text = _SET_TO.sub(" ", claim.text.casefold())
+    values, what a setting is set to ("NODE_ENV=production" / "=development" is one
+    setting changed) and a line of work (:data:`_AS_WORK`: "I'm a dev at Acme" / "moved
+    into production support" is a change of job)."""
+    text = _AS_WORK.sub(" ", _SET_TO.sub(" ", claim.text.casefold()))
     for value in claim.values:
         text = text.replace(value.text.casefold(), " ")
     return frozenset(name for name, pattern in _ENVIRONMENTS.items() if pattern.search(text))

@@ -1141,10 +1141,30 @@ def test_a_rule_turned_over_another_thing(real_embedder, old: str, new: str,
     ("Staging runs Node 18.", "Staging now runs Node 20.", None, "contradiction"),
     # ... and an environment a setting is set to is its value
     ("APP_ENV 设成 production", "APP_ENV 改成 development 了", None, "contradiction"),
+    # ... nor is a line of work or a team named like an environment: a change of job is
+    # told, not kept apart as two environments' facts
+    ("I'm a dev at Acme.", "I moved into production support at Acme.", None,
+     "listed or changed"),
+    ("Works in film production at Pixar.", "Now works in software development at Google.",
+     None, "not other environment"),
+    ("My sister works in production at a TV studio.",
+     "My sister now works in development at a game studio.", None, "not other environment"),
+    ("Alice works in QA.", "Alice moved to the dev team.", None, "not other environment"),
+    ("我在生产部工作。", "我调到开发部了。", None, "not other environment"),
+    # ... while an environment named before a deployment thing stays one
+    ("We set up a dev database on port 5433.", "The production database is on port 5432.",
+     None, "distinct"),
+    ("The dev server runs Node 18.", "The production server runs Node 20.", None, "distinct"),
 ])
 def test_another_place_environment_or_script_and_a_change_told_in_few_words(
         real_embedder, old: str, new: str, subject: str | None, verdict: str) -> None:
     """A rule turned in another place, two environments, a name in Latin letters across
     languages and a change told by its verb at a low cosine, with their look-alikes, through
     the real model."""
+    if verdict == "not other environment":
+        a, b = real_embedder.embed([old, new])
+        sides = [MemorySide("user", subject, read_claim(text, written=date(2026, 1, day)))
+                 for day, text in ((1, old), (20, new))]
+        assert judge_pair(sides[0], sides[1], cosine=float(a @ b)).rule != "other environment"
+        return
     _judged_as(real_embedder, old, new, subject, verdict)
