@@ -515,9 +515,9 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
         r"(?![A-Za-z0-9_%]|[.,]\d)|(?<![A-Za-z0-9_])[qQ](?P<q>[1-4])(?![A-Za-z0-9_])"
         r"|第\s*(?P<zn>\d{1,3}|[一二三四五六七八九十]+)\s*(?P<zl>周|期|季度|轮|学期|个冲刺)",
         re.I)),
-    # a flat, suite or room number ("Apt 3B", "Unit 7", "Suite 400"): an identifier, never a
-    # size or a count
-    ("premises", re.compile(r"\b(?:apt|apartment|unit|suite|ste|room|rm|flat|terminal|gate|platform|building|bldg|floor|pier|berth|seat|row)\.?\s*#?\s*\d+[a-z]?"
+    # a flat, suite, room or floor number ("Apt 3B", "Unit 7", "Suite 400", "level 3", "bay
+    # 12"): an identifier, never a size, a count or an hour
+    ("premises", re.compile(r"\b(?:apt|apartment|unit|suite|ste|room|rm|flat|terminal|gate|platform|building|bldg|floor|level|lvl|deck|bay|dock|ward|cabin|locker|pier|berth|seat|row)\.?\s*#?\s*\d+[a-z]?"
                       r"(?![\w%.,]\d|[\w%])", re.I | _A)),
     ("version", re.compile(r"\bv(?P<v>\d+(?:\.\d+){0,3}(?:[-+][\w.]+)?)\b|\b(?P<v2>\d+\.\d+(?:\.\d+){1,2}(?:-[\w.]+)?)\b", re.I | _A)),
     # a bare number right after a product's name is its version ("Postgres 15", "Kubernetes

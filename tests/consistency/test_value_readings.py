@@ -773,3 +773,17 @@ def test_a_label_matched_case_blind_is_read_whatever_its_letters(text: str) -> N
 def test_dozens_tenths_and_grouping_points(text: str, number: tuple[str, str] | None) -> None:
     numbers = [(v.text, v.unit) for v in read_claim(text).values if v.kind == "number"]
     assert numbers == ([number] if number else [])
+
+
+@pytest.mark.parametrize("place", ["level 3", "Level 3", "lvl 3", "deck 3", "bay 3", "dock 3",
+                                   "ward 3", "cabin 3", "locker 3"])
+def test_a_level_or_bay_number_is_a_place_never_an_hour(place: str) -> None:
+    # "level 3" beside "7am" took the other side's hours (03:00 → 07:00): the gym's floor
+    # was superseded by its session's time
+    assert {v.kind for v in read_claim(f"The gym is on {place}.").values} == {"id"}
+    assert _verdict(f"The gym is on {place}.", "Moved the gym session to 7am.", 0.41) \
+        != "contradiction"
+    # ... while the place moved is the change, and a plain hour stays an hour
+    assert _verdict(f"The gym is on {place}.", f"The gym moved to {place[:-1]}5.", 0.83) \
+        == "contradiction"
+    assert _verdict("The gym opens at 6.", "The gym now opens at 7am.", 0.85) == "contradiction"
