@@ -95,6 +95,7 @@ from consistency.claims import (
     WORKDAYS,
     Claim,
     Value,
+    _zh_number,
     change_cue_at,
     contrast_cue_only,
     dice,
@@ -630,7 +631,7 @@ def _adopt_hours(mine: dict[str, list[Value]], theirs: dict[str, list[Value]],
     bare = mine.get("number:")
     if not bare or "time" not in theirs or "number:" in theirs or not all(
             v.text.isdigit() and int(v.text) <= 24 for v in bare) or \
-            set(_counts(claim).values()) & {v.text for v in bare}:
+            (set(_counts(claim).values()) | _floors(claim)) & {v.text for v in bare}:
         return
     hours = [Value("time", f"{int(v.text) % 24:02d}:00",
                    HOUR_OF_EITHER_HALF if 1 <= int(v.text) <= 12 else "") for v in bare]
@@ -641,6 +642,16 @@ def _adopt_hours(mine: dict[str, list[Value]], theirs: dict[str, list[Value]],
         del theirs["time"]
     if ours:
         mine.setdefault("time", []).extend(ours)
+
+
+#: A floor or a storey in Chinese ("3 楼", "三楼", "十二层"): a place, never an hour.
+_FLOOR = re.compile(r"(\d{1,3}|[一二两三四五六七八九十]{1,3})\s*[楼层](?![梯])")
+
+
+def _floors(claim: Claim) -> set[str]:
+    """The floors ``claim`` names in Chinese (:data:`_FLOOR`), as bare numbers' text."""
+    return {str(int(m[1]) if m[1].isdigit() else _zh_number(m[1]))
+            for m in _FLOOR.finditer(claim.text)}
 
 
 #: A span of bare hours ("9 to 5", "9-17", "from 10 until 18 on weekdays", "9 to 5 Berlin

@@ -787,3 +787,21 @@ def test_a_level_or_bay_number_is_a_place_never_an_hour(place: str) -> None:
     assert _verdict(f"The gym is on {place}.", f"The gym moved to {place[:-1]}5.", 0.83) \
         == "contradiction"
     assert _verdict("The gym opens at 6.", "The gym now opens at 7am.", 0.85) == "contradiction"
+
+
+@pytest.mark.parametrize(("old", "new", "cosine"), [
+    ("健身房在 3 楼。", "健身课改到早上 7 点了。", 0.48),
+    ("健身房在三楼。", "健身课改到早上七点了。", 0.43),
+    ("会议室在十二层。", "会议改到十点了。", 0.4),
+])
+def test_a_floor_in_chinese_is_no_hour(old: str, new: str, cosine: float) -> None:
+    # "3 楼" beside "早上 7 点" took its hours (03:00 → 07:00): the floor was superseded by a
+    # class's time
+    assert _verdict(old, new, cosine) != "contradiction"
+
+
+def test_a_floor_moved_and_an_hour_moved_are_still_changes() -> None:
+    assert _verdict("健身房在 3 楼。", "健身房搬到 5 楼了。", 0.73) == "contradiction"
+    assert _verdict("会议在 3 点。", "会议改到 5 点了。", 0.65) == "contradiction"
+    assert _verdict("办公时间是九点到五点。", "办公时间改成早上八点到下午四点了。", 0.76) \
+        == "contradiction"
