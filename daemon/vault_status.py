@@ -35,8 +35,14 @@ def vault_status(*, vault: Path, store_uri: str, state_dir: Path, settings: Sett
     only once the vault was synced)."""
     last = read_json(state_dir / LAST_SYNC_FILE)
     daemon = None
-    if current_holder(state_dir) is not None:
-        daemon = read_json(state_dir / DAEMON_STATUS_FILE) or {"state": "starting"}
+    holder = current_holder(state_dir)
+    if holder is not None and (holder.is_daemon or not holder.pid):
+        # the status file of this daemon; a one-shot holder (dreamd sync) is no daemon, and
+        # a file another pid wrote is a daemon's killed before it could clear it (its
+        # "indexing a batch … 120 of 480") while this one starts
+        found = read_json(state_dir / DAEMON_STATUS_FILE)
+        daemon = found if found and (not holder.pid or found.get("pid") == holder.pid) \
+            else {"state": "starting"}
     counted: dict[str, int] = counts() if last is not None else {}
     return StatusReport(
         vault=str(vault),
