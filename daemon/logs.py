@@ -120,7 +120,7 @@ def _human_traced(logger: object, method: str, event_dict: structlog.types.Event
         info = (type(info), info, info.__traceback__)
     if not (isinstance(info, tuple) and info[0] is not None):
         return line
-    return line + "\n" + "".join(traceback.format_exception(*info)).rstrip()
+    return line + "\n" + visible("".join(traceback.format_exception(*info)).rstrip())
 
 
 def _exception_text(exc: object) -> str | None:

@@ -84,3 +84,15 @@ def test_a_file_name_in_a_warning_is_shown_never_acted_on(value: str, written: s
                                  f"at all (path {written})\n")
     logging.getLogger("lancedb").warning("table %s is behind", value)
     assert stream.getvalue().splitlines()[-1] == f"dreamd: warning: table {written} is behind"
+
+
+def test_a_traceback_under_vv_shows_a_file_names_escapes_too() -> None:
+    stream = io.StringIO()
+    configure_logging(level="debug", fmt="human", stream=stream)
+    try:
+        raise ValueError("bad frontmatter in Daily/\x1b[2J.md")
+    except ValueError:
+        structlog.get_logger("dreamd.test").exception("batch.crashed")
+    written = stream.getvalue()
+    assert "\x1b" not in written and "Traceback (most recent call last):" in written
+    assert written.splitlines()[-1] == "ValueError: bad frontmatter in Daily/\\x1b[2J.md"
