@@ -5,12 +5,11 @@ weighted reciprocal rank fusion (:data:`daemon.retrieval.LIST_WEIGHTS`); each ca
 gets the Generative Agents score (Park et al., 2023: relevance, recency by the later of the
 note's date and its last recall, importance from :mod:`magma.layers`), a bonus in the
 layers the query targets, and the lead of the notes of a time when the query names nothing
-else. The hits are the best scores, copies dropped (near-identical text,
-:func:`magma.text.near_identical`, each note's own date left out: a session filed again
-under another day is a copy, :func:`magma.text.copy_form`), and the re-ranking only adds:
-every note plain hybrid search ranks in its top :data:`HYBRID_FLOOR`, and in a vault of
-fewer than :data:`MANY_NOTES` notes the vector its top :data:`VECTOR_FLOOR`, is among them
-(unless the query names only a time).
+else. The hits are the best scores, copies
+dropped (near-identical text, :func:`magma.text.near_identical`), and the re-ranking only
+adds: every note plain hybrid search ranks in its top :data:`HYBRID_FLOOR`, and in a vault
+of fewer than :data:`MANY_NOTES` notes the vector its top :data:`VECTOR_FLOOR`, is among
+them (unless the query names only a time).
 """
 
 from __future__ import annotations
@@ -275,10 +274,7 @@ class Reranker:
             # about with each other again and again (at 100,000 notes, ~27 pairs a search)
             if path not in forms:
                 chunk = found.chunks.get(path)
-                # its own day left out: a session filed again under another day opens with
-                # that day's heading and is still a copy
-                forms[path] = None if chunk is None else copy_form(
-                    chunk.body or chunk.text, own_day=snap.entries[path].dated)
+                forms[path] = None if chunk is None else copy_form(chunk.body or chunk.text)
             return forms[path]
 
         def is_copy(a: str, b: str) -> bool:
