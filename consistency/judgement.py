@@ -2696,8 +2696,10 @@ def _one_statement_told(old: MemorySide, new: MemorySide, found: _Finding | None
     if len(olds) >= 2 and named and len(named) < len(olds):
         return "possible_contradiction", "one statement told changed", (named[0],)
     if len(olds) == 1 and named and found is None:
-        if _told_replaced(old, new, cosine):
-            return "contradiction", "says it changed", tuple(
+        if _told_replaced(old, new, cosine):  # listed with the values: the thing both
+            # name may be who changed something else ("Mom lives in Ohio" / "Mom switched
+            # her phone plan to Verizon")
+            return "possible_contradiction", "says it changed", tuple(
                 f"{', '.join(v.label() for v in o)} → {', '.join(v.label() for v in n)}"
                 for _g, o, n in _value_changes(old.claim, new.claim)[:2])
         return "possible_contradiction", "told changed", ()
