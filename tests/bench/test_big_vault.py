@@ -9,8 +9,8 @@ import big_vault
 import pytest
 
 
-def test_copies_fill_up_to_the_count_byte_for_byte(tmp_path: Path) -> None:
-    root = big_vault.CORPORA / "kepano-obsidian"
+def test_copies_fill_up_to_the_count_byte_for_byte(tmp_path: Path, corpora_dir: Path) -> None:
+    root = corpora_dir / "kepano-obsidian"
     base = big_vault.corpus_notes(root, "kepano", "kepano-obsidian")
     assert len(base) == 103
     counts = big_vault.write(tmp_path / "v", big_vault.plan(base, 250))
@@ -30,8 +30,8 @@ def test_copies_fill_up_to_the_count_byte_for_byte(tmp_path: Path) -> None:
         p.stat().st_size for p in (tmp_path / "v").rglob("*.md"))
 
 
-def test_the_plan_is_the_same_every_run() -> None:
-    root = big_vault.CORPORA / "kepano-obsidian"
+def test_the_plan_is_the_same_every_run(corpora_dir: Path) -> None:
+    root = corpora_dir / "kepano-obsidian"
     first = [p.path for p in big_vault.plan(big_vault.corpus_notes(root, "k", "k"), 300)]
     second = [p.path for p in big_vault.plan(big_vault.corpus_notes(root, "k", "k"), 300)]
     assert first == second and len(set(first)) == 300

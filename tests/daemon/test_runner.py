@@ -271,7 +271,7 @@ def test_deletions_it_waits_for_are_applied_by_dreamd_sync_allow_mass_delete(
             [sys.executable, "-m", "daemon", "sync", "--allow-mass-delete", str(other)],
             capture_output=True, text=True, timeout=300, env=env, check=False)
         assert done.returncode == 0, done.stderr
-        assert "synced 1 files" in done.stdout, done.stdout
+        assert "synced 1 file " in done.stdout, done.stdout
     assert set(h.fresh_app(vault).store.file_index()) == before
     assert set(h.fresh_app(other, fake=False).store.file_index()) == {"Alone.md"}
     settle(vault)
