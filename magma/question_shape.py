@@ -30,10 +30,11 @@ def _normalise(text: str) -> str:
 #: inside a word, "friend's", is no quote: the opening mark follows a space or a line start).
 _QUOTED = re.compile(r"(?:(?<=\s)|^)(?:'([^']{2,80})'|\"([^\"]{2,80})\")(?=[\s,.?!;:)]|$)"
                      r"|[‘“]([^’”]{2,80})[’”]|[《「『]([^》」』]{1,40})[》」』]")
-#: The joints a question names its events at (English words on word boundaries).
+#: The joints a question names its events at (English words on word boundaries; 时候 "at the
+#: time of", never inside 什么时候 "when?", which asks about one event).
 _JOINTS = re.compile(
     r",|;|\?|\b(?:or|and|between|before|after|when|while|since|until|versus|vs)\b"
-    r"|还是|或者|和|与|跟|以及|之前|之后|以前|以后|的时候|时候", re.IGNORECASE)
+    r"|还是|或者|和|与|跟|以及|之前|之后|以前|以后|的时候|(?<!什么)时候", re.IGNORECASE)
 #: Words that name nothing by themselves: function words, the question's own frame.
 _FRAME_WORDS = frozenset({
     "a", "about", "after", "ago", "all", "also", "am", "an", "and", "any", "are", "as", "at",

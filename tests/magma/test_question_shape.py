@@ -44,12 +44,18 @@ def test_an_apostrophe_inside_a_word_is_no_quote() -> None:
 
 def test_chinese_joints_cut_too() -> None:
     assert event_phrases("我先去的北京还是上海？") == ["我先去的北京", "上海"]
+    # "…的时候" (at the time of …) joins two events; "什么时候" (when?) asks about one
+    assert event_phrases("我搬家的时候和换工作的时候哪个先？")[:2] == ["我搬家", "换工作"]
+    assert event_phrases("斑马什么时候过河和大象什么时候喝水") == [
+        "斑马什么时候过河", "大象什么时候喝水"]
 
 
 @pytest.mark.parametrize("question", [
     "What is my latest phone?",
     "How many books did I buy this month?",
     "When and where?",  # frame words only: nothing named
+    "斑马什么时候过河",  # 什么时候 asks when: one event, not "斑马什么" and "过河"
+    "我什么时候开始学吉他的？",
     "",
 ])
 def test_a_question_naming_one_thing_is_not_cut(question: str) -> None:
