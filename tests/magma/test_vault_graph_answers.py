@@ -31,9 +31,8 @@ from pathlib import Path
 from typing import Any
 
 import networkx as nx
+from vault_index import store_folder
 
-from ccb.model import FileEntry
-from ccb.parse import parse_note
 from magma.edge_table import graph_rows
 from magma.graph_keeper import memory_texts
 from magma.graph_step import (
@@ -45,7 +44,6 @@ from magma.graph_step import (
 )
 from magma.snippets import Snippet
 from magma.store import (
-    AttachmentRecord,
     GraphFileRow,
     LinkRecord,
     MagmaStore,
@@ -202,12 +200,7 @@ def test_the_graph_answers_as_recorded_at_build_and_after_each_edit(
     for stem, subject, supersedes, body in _MEMORIES:
         (vault / "Memory" / f"{stem}.md").write_text(
             _memory_file(stem, subject, supersedes, body), encoding="utf-8")
-    files = sorted(p.relative_to(vault).as_posix() for p in vault.rglob("*") if p.is_file())
-    notes = [record_of(parse_note(p, (vault / p).read_bytes())) for p in files
-             if p.endswith(".md")]
-    attachments = [AttachmentRecord(FileEntry(p, (vault / p).stat().st_size, 0, "attachment"),
-                                    f"path:{p}") for p in files if not p.endswith(".md")]
-    store.apply(upserts=notes, attachments=attachments)
+    store_folder(store, vault, record_of)
     rows, links = graph_reads(store)
     texts = memory_texts(store)
     held = VaultGraph.build(rows, links, texts)

@@ -20,11 +20,10 @@ from pathlib import Path
 
 import networkx as nx
 from lineage_files import write_memory
+from vault_index import store_folder
 
-from ccb.model import FileEntry
-from ccb.parse import parse_note
 from magma.graph_keeper import memory_texts
-from magma.store import AttachmentRecord, MagmaStore, NoteRecord, graph_reads
+from magma.store import MagmaStore, NoteRecord, graph_reads
 from magma.vault_graph import VaultGraph
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -57,12 +56,7 @@ def test_a_whole_build_gives_the_recorded_graph(
 ) -> None:
     vault = tmp_path / "vault"
     _vault(vault)
-    files = sorted(p.relative_to(vault).as_posix() for p in vault.rglob("*") if p.is_file())
-    notes = [record_of(parse_note(p, (vault / p).read_bytes())) for p in files
-             if p.endswith(".md")]
-    attachments = [AttachmentRecord(FileEntry(p, (vault / p).stat().st_size, 0, "attachment"),
-                                    f"path:{p}") for p in files if not p.endswith(".md")]
-    store.apply(upserts=notes, attachments=attachments)
+    store_folder(store, vault, record_of)
     rows, links = graph_reads(store)
     got = _recorded_form(VaultGraph.build(rows, links, memory_texts(store)).graph)
     if os.environ.get("RECORD_VAULT_GRAPH"):
