@@ -179,7 +179,7 @@ NOTE_BM25_MIN_CHUNKS = 2
 #: topics a short part ("the pride parade") is near many notes by meaning, and its words
 #: find the one that names it. Measured on the pooled LongMemEval oracle (470 questions, 940
 #: sessions; ``bench/fusion_ablation.py --set oracle``, searches now the same from one run
-#: to the next): recall@5 / @10 / all@10 0.726 / 0.809 / 0.717 at 0, 0.731 / 0.811 / 0.719
+#: to the next): recall@5 / @10 / all@10 0.726 / 0.809 / 0.717 at 0, 0.730 / 0.811 / 0.719
 #: at 1 (knowledge-update @5 0.861 -> 0.868, multi-session all@10 0.537 -> 0.545; plain
 #: hybrid 0.652 / 0.761 / 0.647, BM25 0.656 / 0.748 / 0.660). A LongMemEval_S vault of ~50
 #: sessions and the layer probes are small vaults: unchanged.
