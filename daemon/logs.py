@@ -108,19 +108,12 @@ def human_line(logger: object, method: str, event_dict: structlog.types.EventDic
 
 
 def _human_traced(logger: object, method: str, event_dict: structlog.types.EventDict) -> str:
-    """:func:`human_line`, then the traceback of an exception (``-vv``)."""
-    exc = event_dict.get("exc_info")
+    """:func:`human_line`, then the traceback of an exception (``-vv``), as structlog's
+    ``format_exc_info`` writes it."""
+    traced = structlog.processors.format_exc_info(logger, method, dict(event_dict))
+    trace = traced.get("exception")
     line = human_line(logger, method, event_dict)
-    if not exc:
-        return line
-    import traceback
-
-    info = sys.exc_info() if exc is True else exc
-    if isinstance(info, BaseException):
-        info = (type(info), info, info.__traceback__)
-    if not (isinstance(info, tuple) and info[0] is not None):
-        return line
-    return line + "\n" + visible("".join(traceback.format_exception(*info)).rstrip())
+    return line + "\n" + visible(str(trace).rstrip()) if trace else line
 
 
 def _exception_text(exc: object) -> str | None:
