@@ -326,7 +326,7 @@ _DRIFTING = re.compile(r"(?<=in )\d+\.\d+(?= s:)|(?<=score )\d\.\d{4}|(?<=recenc
 def _readme_session() -> list[tuple[str, list[str]]]:
     """The README's "A session (real output, trimmed)" block as ``[(command, shown lines)]``."""
     text = (REPO / "README.md").read_text(encoding="utf-8")
-    block = text.split("A session (real output, trimmed):", 1)[1]
+    block = text.split("A session (real output, trimmed)", 1)[1]
     block = block.split("```console\n", 1)[1].split("\n```", 1)[0]
     session: list[tuple[str, list[str]]] = []
     for line in block.splitlines():
@@ -371,19 +371,36 @@ def _split(line: str) -> list[str | None]:
     return [*parts, line[last:]]
 
 
+def _files(folder: Path) -> dict[str, bytes]:
+    """Every file under ``folder`` by its relative path, with its bytes."""
+    return {path.relative_to(folder).as_posix(): path.read_bytes()
+            for path in sorted(folder.rglob("*")) if path.is_file()}
+
+
 @pytest.mark.slow
 def test_the_readme_session_prints_what_the_readme_shows(tmp_path: Path) -> None:
-    """Every command of the README's session, run as written on a fresh copy of the demo
-    vault with a fresh state folder, prints every line the README shows for it."""
-    shutil.copytree(REPO / "vault_example", tmp_path / "vault_example", symlinks=True)
+    """Every command of the README's session, run as written by a shell in a fresh copy of
+    the checkout's demo vault with a fresh home and state folder, prints every line the
+    README shows for it; the memories it keeps land in the user's copy, and the checkout's
+    ``vault_example/`` (which the tests read) is left as cloned."""
+    checkout, home = tmp_path / "checkout", tmp_path / "home"
+    shutil.copytree(REPO / "vault_example", checkout / "vault_example", symlinks=True)
+    home.mkdir()
+    cloned = _files(checkout / "vault_example")
+    env = {**os.environ, "HOME": str(home),
+           "PATH": f"{DREAMD.parent}{os.pathsep}{os.environ.get('PATH', '')}"}
     session = _readme_session()
-    assert [command.split()[1] for command, _ in session] == [
-        "sync", "search", "context", "remember", "remember"]
+    assert [command.split()[1] for command, _ in session if command.startswith("dreamd ")] \
+        == ["sync", "search", "context", "remember", "remember"]
     for command, shown in session:
-        argv = shlex.split(command)
-        assert argv[0] == "dreamd"
-        done = run(*argv[1:], cwd=tmp_path)
+        assert command.split()[0] in {"cp", "dreamd"}
+        done = subprocess.run(["sh", "-c", command], cwd=checkout, env=env, capture_output=True,
+                              text=True, timeout=300, check=False)
+        assert done.returncode == 0, f"$ {command}\n{done.stderr}"
         printed = (done.stderr + done.stdout).splitlines()
         missing = _shown_in(shown, printed)
         assert missing is None, f"$ {command}\nREADME shows: {missing}\nprinted:\n" + \
             "\n".join(printed)
+    assert _files(checkout / "vault_example") == cloned
+    kept = home / "dreamd-demo" / "Memory" / "use-npm-not-pnpm-for-every-javascript-project.md"
+    assert kept.is_file()
