@@ -76,7 +76,7 @@ from daemon.status import (
 )
 from daemon.sync import Progress, RootsSyncer, SyncReport
 from daemon.transcript_hits import TranscriptSearch
-from daemon.vault_choice import VaultChoice, choose_vault, working_folder
+from daemon.vault_choice import VaultChoice, choose_vault, obsidian_vault, working_folder
 from daemon.vault_status import vault_status
 from daemon.verifier import FusionVerifier
 from magma.embedder import Embedder, UniversalSentenceEncoder
@@ -729,9 +729,9 @@ def vault_choice(loaded: LoadedSettings) -> VaultChoice | None:
 
 def _resolve_vault(loaded: LoadedSettings) -> tuple[Path, VaultChoice | None]:
     """The vault folder of ``loaded`` and, when the settings name none, how it was chosen
-    (:func:`daemon.vault_choice.choose_vault`: the indexed vault holding the working folder,
-    else the only one indexed). Raises ``ConfigError`` listing the indexed vaults when
-    neither holds."""
+    (:func:`daemon.vault_choice.choose_vault`: the vault holding the working folder, indexed
+    or holding ``.obsidian/``, else the only one indexed). Raises ``ConfigError`` listing the
+    indexed vaults when neither holds."""
     path = loaded.settings.vault.path
     if path is not None:
         source = loaded.sources.get("vault.path", "")
@@ -740,7 +740,7 @@ def _resolve_vault(loaded: LoadedSettings) -> tuple[Path, VaultChoice | None]:
         return path.expanduser().resolve(), None
     vaults = known_vaults(loaded.settings.storage.data_dir)
     cwd = working_folder()
-    choice = choose_vault(vaults, cwd)
+    choice = choose_vault(vaults, cwd, obsidian_vault(cwd))
     if choice is not None:
         return choice.vault, choice
     known = ", ".join(str(v) for v in vaults) or "none yet"

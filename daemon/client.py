@@ -51,7 +51,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from daemon.vault_choice import choose_vault, indexed_vaults, working_folder
+from daemon.vault_choice import choose_vault, indexed_vaults, obsidian_vault, working_folder
 
 __all__ = [
     "API_RECORD",
@@ -564,13 +564,15 @@ def run_served(argv: Sequence[str]) -> tuple[int | None, str | None]:
 def _stderr_first(invocation: Invocation, resolution: Resolution) -> str | None:
     """What to say on stderr before the daemon's answer to ``invocation`` (``""``: nothing),
     or ``None`` when the command line does not mean the daemon's vault. One naming no vault
-    where the settings name none (``implicit``) means the indexed vault holding the working
-    folder, else the only one indexed (:func:`daemon.vault_choice.choose_vault`): the
+    where the settings name none (``implicit``) means the vault holding the working folder
+    (indexed, or holding ``.obsidian/``), else the only one indexed
+    (:func:`daemon.vault_choice.choose_vault`): the
     daemon answers only while that is its own."""
     if not resolution.implicit:
         return ""
-    choice = choose_vault(indexed_vaults(resolution.state_dir.parent.parent),
-                          working_folder())
+    cwd = working_folder()
+    choice = choose_vault(indexed_vaults(resolution.state_dir.parent.parent), cwd,
+                          obsidian_vault(cwd))
     if choice is None or str(choice.vault) != resolution.vault:
         return None
     return "" if invocation.hook or choice.note is None else choice.note + "\n"

@@ -1,9 +1,11 @@
 """Which vault a command line means when neither it nor the settings name one.
 
-The rule (README, "Which vault a command works on"): the indexed vault that holds the working
-folder (the innermost, when one indexed vault lies inside another); else the only vault
+The rule (README, "Which vault a command works on"): the vault that holds the working
+folder, indexed or a folder Obsidian keeps as a vault (it holds ``.obsidian/``) and not
+indexed yet (the innermost, when one vault lies inside another); else the only vault
 indexed so far, said on stderr; else none, and the error lists the indexed vaults. Pure
-apart from :func:`indexed_vaults`, which reads the state folders' ``vault.json``.
+apart from :func:`indexed_vaults`, which reads the state folders' ``vault.json``, and
+:func:`obsidian_vault`, which looks for ``.obsidian/`` from the working folder up.
 
 Standard library only: :mod:`daemon.client` checks a daemon's answer against this rule
 before anything heavy is imported.
@@ -17,16 +19,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-__all__ = ["VAULT_FILE", "VaultChoice", "choose_vault", "indexed_vaults", "working_folder"]
+__all__ = ["OBSIDIAN_FOLDER", "VAULT_FILE", "VaultChoice", "choose_vault", "indexed_vaults",
+           "obsidian_vault", "working_folder"]
 
 #: The file in each state folder naming the vault it belongs to.
 VAULT_FILE = "vault.json"
+#: Obsidian's settings folder: the folder that holds it is a vault, indexed or not.
+OBSIDIAN_FOLDER = ".obsidian"
 
 
 @dataclass(frozen=True, slots=True)
 class VaultChoice:
-    """The vault chosen, and why: ``"cwd"`` (it holds the working folder) or ``"only"``
-    (the only vault indexed, the working folder outside it)."""
+    """The vault chosen, and why: ``"cwd"`` (it holds the working folder: an indexed vault,
+    or a folder holding ``.obsidian/``) or ``"only"`` (the only vault indexed, the working
+    folder outside it and in no folder holding ``.obsidian/``)."""
 
     vault: Path
     why: Literal["cwd", "only"]
@@ -48,12 +54,27 @@ def working_folder() -> Path | None:
         return None
 
 
-def choose_vault(indexed: Sequence[Path], cwd: Path | None) -> VaultChoice | None:
-    """The vault of ``indexed`` (absolute, resolved folders) that holds ``cwd`` (the
+def obsidian_vault(cwd: Path | None) -> Path | None:
+    """The nearest of ``cwd`` and its parents that holds a folder :data:`OBSIDIAN_FOLDER`
+    (a vault Obsidian opened, indexed or not), else ``None``."""
+    for folder in () if cwd is None else (cwd, *cwd.parents):
+        try:
+            if (folder / OBSIDIAN_FOLDER).is_dir():
+                return folder
+        except OSError:
+            continue
+    return None
+
+
+def choose_vault(indexed: Sequence[Path], cwd: Path | None,
+                 opened: Path | None = None) -> VaultChoice | None:
+    """The folder among ``indexed`` (absolute, resolved vault folders) and ``opened`` (a
+    folder holding ``.obsidian/``, :func:`obsidian_vault`) that holds ``cwd`` (the
     innermost; ``None``: no working folder, :func:`working_folder`), else the only one
     indexed, else ``None``. Pure."""
+    candidates = [*indexed, *([] if opened is None else [opened])]
     holding = [] if cwd is None else [
-        vault for vault in indexed if vault == cwd or vault in cwd.parents]
+        vault for vault in candidates if vault == cwd or vault in cwd.parents]
     if holding:
         return VaultChoice(max(holding, key=lambda vault: len(vault.parts)), "cwd")
     if len(indexed) == 1:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from daemon.vault_choice import choose_vault, indexed_vaults
+from daemon.vault_choice import choose_vault, indexed_vaults, obsidian_vault
 
 DREAMD = Path(sys.executable).with_name("dreamd")
 
@@ -39,6 +39,45 @@ def test_a_look_alike_folder_is_not_inside_the_vault(tmp_path: Path) -> None:
         assert only is not None and (only.vault, only.why) == (notes, "only")
         assert only.note is not None and str(notes) in only.note
     assert choose_vault([], tmp_path) is None
+
+
+def test_a_folder_obsidian_keeps_as_a_vault_wins_over_the_only_indexed_one(
+    tmp_path: Path,
+) -> None:
+    notes, fresh = tmp_path / "Notes", tmp_path / "新的 笔记"
+    for cwd in (fresh, fresh / "Daily", fresh / "a" / "b"):
+        choice = choose_vault([notes], cwd, fresh)
+        assert choice is not None and (choice.vault, choice.why) == (fresh, "cwd")
+        assert choice.note is None
+    # the innermost of indexed and opened vaults holding the folder, either way round
+    inner = fresh / "Projects"
+    assert choose_vault([inner], inner / "x", fresh).vault == inner  # type: ignore[union-attr]
+    assert choose_vault([fresh], inner / "x", inner).vault == inner  # type: ignore[union-attr]
+    # an opened folder that does not hold the working folder decides nothing
+    for cwd in (tmp_path / "新的 笔记-old", tmp_path, None):
+        only = choose_vault([notes], cwd, fresh)
+        assert only is not None and (only.vault, only.why) == (notes, "only")
+        assert choose_vault([notes, tmp_path / "Work"], cwd, fresh) is None
+
+
+def test_obsidian_vault_is_the_nearest_folder_holding_dot_obsidian(tmp_path: Path) -> None:
+    outer, inner = tmp_path / "Notes", tmp_path / "Notes" / "Sub vault"
+    (outer / ".obsidian").mkdir(parents=True)
+    (inner / ".obsidian").mkdir(parents=True)
+    (inner / "Daily" / "2026").mkdir(parents=True)
+    (outer / "Daily").mkdir()
+    assert obsidian_vault(inner / "Daily" / "2026") == inner
+    assert obsidian_vault(outer / "Daily") == outer
+    assert obsidian_vault(outer) == outer
+    # look-alikes: a file named .obsidian, a folder named obsidian or .obsidian-old
+    for name, make in [(".obsidian", "file"), ("obsidian", "dir"), (".obsidian-old", "dir"),
+                       (".Obsidian_", "dir")]:
+        folder = tmp_path / f"plain {name}"
+        folder.mkdir()
+        (folder / name).mkdir() if make == "dir" else (folder / name).write_text("{}", "utf-8")
+        assert obsidian_vault(folder) is None, name
+    assert obsidian_vault(tmp_path) is None
+    assert obsidian_vault(None) is None
 
 
 def test_indexed_vaults_reads_the_state_folders(tmp_path: Path) -> None:
@@ -126,3 +165,25 @@ def test_a_command_line_in_a_deleted_folder_says_so(tmp_path: Path) -> None:
         assert done.returncode == 3 and done.stdout == "", done.stderr
         assert "the working folder no longer exists" in done.stderr
         assert str(tmp_path / "Notes") in done.stderr and "工作 笔记" in done.stderr
+
+
+@pytest.mark.slow
+def test_a_command_line_in_a_new_obsidian_vault_works_on_it(tmp_path: Path) -> None:
+    # one vault indexed; the user opens a new vault in Obsidian and runs dreamd sync in it
+    notes = _vault(tmp_path / "Notes", "Kiln")
+    assert _dreamd("sync", str(notes), cwd=tmp_path).returncode == 0
+    fresh = _vault(tmp_path / "新的 vault", "Garden")
+    (fresh / ".obsidian").mkdir()
+    synced = _dreamd("sync", "--json", cwd=fresh / "Daily")
+    assert synced.returncode == 0, synced.stderr
+    assert json.loads(synced.stdout)["added"] == 1
+    assert "only vault indexed" not in synced.stderr
+    status = json.loads(_dreamd("status", "--json", cwd=fresh).stdout)
+    assert status["vault"] == str(fresh) and status["counts"]["notes"] == 1
+    # the first vault is as it was; a folder that only looks like a vault (obsidian/ without
+    # the dot) is in neither of the two vaults now indexed: refused, exit 3
+    kept = json.loads(_dreamd("status", "--json", "--vault", str(notes), cwd=fresh).stdout)
+    assert kept["counts"]["notes"] == 1
+    plain = tmp_path / "plain"
+    (plain / "obsidian").mkdir(parents=True)
+    assert _dreamd("status", cwd=plain).returncode == 3
