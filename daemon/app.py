@@ -76,7 +76,13 @@ from daemon.status import (
 )
 from daemon.sync import Progress, RootsSyncer, SyncReport
 from daemon.transcript_hits import TranscriptSearch
-from daemon.vault_choice import VaultChoice, choose_vault, obsidian_vault, working_folder
+from daemon.vault_choice import (
+    VaultChoice,
+    choose_vault,
+    no_vault_chosen,
+    obsidian_vault,
+    working_folder,
+)
 from daemon.vault_status import vault_status
 from daemon.verifier import FusionVerifier
 from magma.embedder import Embedder, UniversalSentenceEncoder
@@ -743,11 +749,4 @@ def _resolve_vault(loaded: LoadedSettings) -> tuple[Path, VaultChoice | None]:
     choice = choose_vault(vaults, cwd, obsidian_vault(cwd))
     if choice is not None:
         return choice.vault, choice
-    known = ", ".join(str(v) for v in vaults) or "none yet"
-    where = "" if not vaults else (", and the working folder no longer exists" if cwd is None
-                                   else f", and {cwd} is in no indexed vault")
-    raise ConfigError(
-        f"no vault given{where}: pass the vault folder (e.g. dreamd sync ~/Notes), use "
-        "--vault, run the command inside the vault's folder, or set vault.path in "
-        f"{loaded.config_path} (dreamd init VAULT writes one); indexed vaults: {known}"
-    )
+    raise ConfigError(no_vault_chosen(vaults, cwd, loaded.config_path))

@@ -14,13 +14,14 @@ before anything heavy is imported.
 from __future__ import annotations
 
 import json
+import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
 __all__ = ["OBSIDIAN_FOLDER", "VAULT_FILE", "VaultChoice", "choose_vault", "indexed_vaults",
-           "obsidian_vault", "working_folder"]
+           "no_vault_chosen", "obsidian_vault", "working_folder"]
 
 #: The file in each state folder naming the vault it belongs to.
 VAULT_FILE = "vault.json"
@@ -80,6 +81,23 @@ def choose_vault(indexed: Sequence[Path], cwd: Path | None,
     if len(indexed) == 1:
         return VaultChoice(indexed[0], "only")
     return None
+
+
+def no_vault_chosen(indexed: Sequence[Path], cwd: Path | None, config_path: Path) -> str:
+    """The error when :func:`choose_vault` chose none: the indexed vaults as the options that
+    name them (``--vault /home/me/Notes or --vault '/home/me/My Work'``), else how to give
+    the first. Pure."""
+    if not indexed:
+        return ("no vault given, and none is indexed yet: give the vault's folder (dreamd sync "
+                "VAULT, or --vault VAULT with any command), run the command inside a folder "
+                f"Obsidian keeps as a vault, or set vault.path in {config_path} (dreamd init "
+                "VAULT writes one)")
+    where = ("the working folder no longer exists" if cwd is None
+             else f"{cwd} is in no indexed vault")
+    options = " or ".join(f"--vault {shlex.quote(str(vault))}" for vault in indexed)
+    return (f"no vault given, and {where}: choose one of the indexed vaults "
+            f"with {options}, run the command inside its folder, or set vault.path in "
+            f"{config_path} (dreamd init VAULT writes one)")
 
 
 def indexed_vaults(data_dir: Path) -> list[Path]:

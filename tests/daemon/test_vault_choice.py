@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from daemon.vault_choice import choose_vault, indexed_vaults, obsidian_vault
+from daemon.vault_choice import choose_vault, indexed_vaults, no_vault_chosen, obsidian_vault
 
 DREAMD = Path(sys.executable).with_name("dreamd")
 
@@ -80,6 +80,23 @@ def test_obsidian_vault_is_the_nearest_folder_holding_dot_obsidian(tmp_path: Pat
     assert obsidian_vault(None) is None
 
 
+def test_the_error_names_the_indexed_vaults_as_options_to_give(tmp_path: Path) -> None:
+    config = tmp_path / "config.toml"
+    notes, work, chinese = Path("/home/me/Notes"), Path("/home/me/My Work"), Path("/v/工作笔记")
+    said = no_vault_chosen([notes, work, chinese], tmp_path / "elsewhere", config)
+    assert said.startswith(f"no vault given, and {tmp_path / 'elsewhere'} is in no indexed "
+                           "vault: choose one of the indexed vaults with --vault /home/me/Notes "
+                           "or --vault '/home/me/My Work' or --vault '/v/工作笔记', ")
+    assert str(config) in said and "~/Notes" not in said
+    gone = no_vault_chosen([notes, work], None, config)
+    assert "the working folder no longer exists" in gone
+    assert "--vault /home/me/Notes or --vault '/home/me/My Work'," in gone
+    # nothing indexed: nothing to choose from, so how to give a vault
+    none = no_vault_chosen([], tmp_path, config)
+    assert "none is indexed yet" in none and "--vault VAULT" in none
+    assert "~/Notes" not in none
+
+
 def test_indexed_vaults_reads_the_state_folders(tmp_path: Path) -> None:
     for name, record in [("a", {"path": "/v/笔记"}), ("b", {"path": 3}), ("c", None)]:
         (tmp_path / "vaults" / name).mkdir(parents=True)
@@ -131,7 +148,7 @@ def test_a_command_line_naming_no_vault_follows_the_working_folder(tmp_path: Pat
     assert refused.returncode == 3 and refused.stdout == ""
     assert "no vault given" in refused.stderr and f"{outside} is in no indexed vault" \
         in refused.stderr
-    assert str(notes) in refused.stderr and str(work) in refused.stderr
+    assert f"--vault {notes}" in refused.stderr and f"--vault {work}" in refused.stderr
     # --vault still names any vault from anywhere
     named = _dreamd("status", "--json", "--vault", str(work), cwd=notes)
     assert json.loads(named.stdout)["vault"] == str(work)
@@ -164,7 +181,8 @@ def test_a_command_line_in_a_deleted_folder_says_so(tmp_path: Path) -> None:
         assert "Traceback" not in done.stderr and "Errno" not in done.stderr, done.stderr
         assert done.returncode == 3 and done.stdout == "", done.stderr
         assert "the working folder no longer exists" in done.stderr
-        assert str(tmp_path / "Notes") in done.stderr and "工作 笔记" in done.stderr
+        assert f"--vault {tmp_path / 'Notes'}" in done.stderr
+        assert f"--vault '{tmp_path / '工作 笔记'}'" in done.stderr
 
 
 @pytest.mark.slow
