@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import stat
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import asdict
 from datetime import date, datetime, timedelta, tzinfo
@@ -31,7 +30,6 @@ from config import (
     LoadedSettings,
     Settings,
     default_config_path,
-    load_settings,
     render_config,
     state_dir,
     store_uri,
@@ -71,18 +69,11 @@ from daemon.snippet_recall import SnippetRecaller
 from daemon.status import (
     LAST_SYNC_FILE,
     StatusReport,
-    known_vaults,
     read_json,
 )
 from daemon.sync import Progress, RootsSyncer, SyncReport
 from daemon.transcript_hits import TranscriptSearch
-from daemon.vault_choice import (
-    VaultChoice,
-    choose_vault,
-    no_vault_chosen,
-    obsidian_vault,
-    working_folder,
-)
+from daemon.vault_folder import load, require_vault_folder, resolve_vault, vault_choice
 from daemon.vault_status import vault_status
 from daemon.verifier import FusionVerifier
 from magma.embedder import Embedder, UniversalSentenceEncoder
@@ -105,17 +96,6 @@ log = structlog.get_logger("dreamd.app")
 UNANSWERED_SECTIONS = ("logging", "metrics", "mcp", "daemon")
 #: State-dir file: what the last ``MEMORY.md`` build was made from (:func:`index_fingerprint`).
 MEMORY_INDEX_RECORD = "memory-index.json"
-
-
-def load(
-    config_path: Path | None, env_name: str | None, overrides: Mapping[str, object]
-) -> LoadedSettings:
-    """Load settings from every source (defaults < file < ``DREAMD_*`` < ``overrides``)."""
-    cleaned = {
-        key: str(Path(value).expanduser().resolve()) if isinstance(value, Path) else value
-        for key, value in overrides.items()
-    }
-    return load_settings(config_path=config_path, env_name=env_name, overrides=cleaned)
 
 
 def make_write_router(settings: Settings, vault_root: Path) -> WriteRouter:
@@ -209,7 +189,7 @@ class App:
         when the vault folder is missing or not a folder, before anything is made: no state
         folder, store or record for a path that is not a vault. ``action=None`` skips that
         check (``service uninstall`` of a vault deleted since)."""
-        root, _choice = _resolve_vault(loaded)
+        root, _choice = resolve_vault(loaded)
         if action is not None:
             require_vault_folder(root, action)
         return cls(loaded, root, embedder=embedder)
@@ -708,45 +688,3 @@ def sleep_cycle(app: App, clock: Callable[[], datetime] | None = None) -> SleepC
             min_score=deep.min_score, min_recalls=deep.min_recalls,
             min_distinct_queries=deep.min_distinct_queries, max_age_days=deep.max_age_days,
             recency_half_life_days=deep.recency_half_life_days)))
-
-
-def require_vault_folder(root: Path, action: str) -> None:
-    """Raise ``VaultError`` (one line: ``<action> <root>: …`` and what to do) unless ``root``
-    is a folder this process can look into. Reads nothing but the folder's own status."""
-    try:
-        status = root.stat()
-    except FileNotFoundError:
-        raise VaultError(f"{action} {root}: vault folder is missing (no such folder); give the "
-                         "folder that holds your notes, or mount the drive it is on; nothing "
-                         "was created") from None
-    except OSError as error:
-        raise VaultError(f"{action} {root}: the vault folder cannot be read "
-                         f"({error.strerror or error}); give your user access to it") from None
-    if not stat.S_ISDIR(status.st_mode):
-        raise VaultError(f"{action} {root}: not a folder; give the vault's folder (the one that "
-                         "holds your notes), not a file in it; nothing was created")
-
-
-def vault_choice(loaded: LoadedSettings) -> VaultChoice | None:
-    """How :meth:`App.create` chooses the vault of ``loaded`` when the settings name none
-    (``None`` when they name it). Raises like :meth:`App.create`."""
-    return _resolve_vault(loaded)[1]
-
-
-def _resolve_vault(loaded: LoadedSettings) -> tuple[Path, VaultChoice | None]:
-    """The vault folder of ``loaded`` and, when the settings name none, how it was chosen
-    (:func:`daemon.vault_choice.choose_vault`: the vault holding the working folder, indexed
-    or holding ``.obsidian/``, else the only one indexed). Raises ``ConfigError`` listing the
-    indexed vaults when neither holds."""
-    path = loaded.settings.vault.path
-    if path is not None:
-        source = loaded.sources.get("vault.path", "")
-        if not path.is_absolute() and source.startswith("file:"):
-            path = loaded.config_path.parent / path
-        return path.expanduser().resolve(), None
-    vaults = known_vaults(loaded.settings.storage.data_dir)
-    cwd = working_folder()
-    choice = choose_vault(vaults, cwd, obsidian_vault(cwd))
-    if choice is not None:
-        return choice.vault, choice
-    raise ConfigError(no_vault_chosen(vaults, cwd, loaded.config_path))

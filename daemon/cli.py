@@ -46,10 +46,11 @@ from daemon.terminal_text import shown
 if TYPE_CHECKING:
     from daemon import entry_exchange, entry_writes, render
     from daemon import lineage as lineage_views
-    from daemon.app import App, load
+    from daemon.app import App
     from daemon.forget_traces import forget_entry_recorded
     from daemon.history import forget_remains
     from daemon.logs import configure_logging
+    from daemon.vault_folder import load
 else:
     class _Deferred:
         """A module, or one of its names, imported on first use: ``dreamd --help`` and the
@@ -74,7 +75,7 @@ else:
     entry_writes = _Deferred("daemon.entry_writes")
     lineage_views = _Deferred("daemon.lineage")
     App = _Deferred("daemon.app", "App")
-    load = _Deferred("daemon.app", "load")
+    load = _Deferred("daemon.vault_folder", "load")
     forget_remains = _Deferred("daemon.history", "forget_remains")
     forget_entry_recorded = _Deferred("daemon.forget_traces", "forget_entry_recorded")
 
@@ -239,11 +240,14 @@ def _app(ctx: typer.Context, **flags: Any) -> Iterator[App]:
 
 def _created(loaded: Any, action: str | None) -> App:
     """:meth:`App.create`, saying on stderr which vault it chose when the choice may surprise
-    (:attr:`daemon.vault_choice.VaultChoice.note`; never in a hook's output)."""
-    from daemon.app import vault_choice
+    (:attr:`daemon.vault_choice.VaultChoice.note`; never in a hook's output). A vault that is
+    not a folder is refused before the application (LanceDB, numpy, the model) is imported."""
+    from daemon.vault_folder import require_vault_folder, resolve_vault
 
+    root, choice = resolve_vault(loaded)
+    if action is not None:
+        require_vault_folder(root, action)
     application = App.create(loaded, action=action)
-    choice = vault_choice(loaded)
     note = choice.note if choice is not None else None
     if note and not (_invocation is not None and _invocation.hook):
         err.print(shown(note), highlight=False)
@@ -576,12 +580,12 @@ def context(
 ) -> None:
     """Background for an assistant: the user's identity, preferences and rules (always),
     then what the query finds, then a catalogue of how-to notes, within a token budget."""
-    from daemon.context import build_context
-
     if hook:
         _context_hook(ctx, budget, owner, vault)
         return
     with _app(ctx, **{"vault.path": vault}) as application:
+        from daemon.context import build_context
+
         application.require_vault("context")
         result = build_context(application, query or "", budget_tokens=budget,
                                owner=_owner(owner))
@@ -683,7 +687,6 @@ def note(
 ) -> None:
     """Append a line to today's daily note (the diary): a decision, a preference, unfinished
     work, the cause of an incident. Append only: nothing already in the note changes."""
-    from daemon.app import diary_of
     from daemon.diary import section_name
 
     heading = section_name(section)
@@ -693,6 +696,8 @@ def note(
             raise EmptyMemoryError("note -: nothing on stdin; pipe the line in "
                                    "(echo 'the line' | dreamd note -)")
     with _app(ctx, **{"vault.path": vault}) as application:
+        from daemon.app import diary_of
+
         result = diary_of(application).note(text, section=heading)
     if as_json:
         out.print_json(json.dumps(render.note_json(result), ensure_ascii=False))
@@ -1382,15 +1387,15 @@ def run(
 
     Stop with Ctrl-C or SIGTERM (the current batch finishes first); SIGHUP reloads the config.
     """
-    from daemon.runner import Daemon
-    from magma.gc_pause import bound_heap
-
     vault = _one_vault(vault, vault_option)
     opts = _options(ctx)
     overrides = {**opts.overrides, **({"vault.path": vault} if vault is not None else {})}
     loaded = load(opts.config_path, opts.env_name, overrides)
     configure_logging(level=loaded.settings.logging.level, fmt=loaded.settings.logging.format)
     application = _created(loaded, "run")
+    from daemon.runner import Daemon
+    from magma.gc_pause import bound_heap
+
     # a command line that names no vault may mean this one too when the settings name none
     # (the client checks the working folder and the vaults indexed at each run): served too
     implicit = load(opts.config_path, opts.env_name, opts.overrides).settings.vault.path is None

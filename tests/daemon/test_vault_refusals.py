@@ -25,9 +25,10 @@ from daemon.dream_journal import JOURNAL_FILE
 REPO = Path(__file__).resolve().parents[2]
 
 
-def dreamd(*args: str, preexec: Callable[[], None] | None = None,
-           timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "daemon", *args], cwd=REPO,
+def dreamd(*args: str, preexec: Callable[[], None] | None = None, timeout: float = 300,
+           python: tuple[str, ...] = ()) -> subprocess.CompletedProcess[str]:
+    """``python PYTHON -m daemon ARGS``."""
+    return subprocess.run([sys.executable, *python, "-m", "daemon", *args], cwd=REPO,
                           stdin=subprocess.DEVNULL, capture_output=True, text=True,
                           timeout=timeout, check=False, preexec_fn=preexec)
 
@@ -73,6 +74,37 @@ def test_a_path_that_is_not_a_vault_folder_is_refused_at_once(
     assert not (isolated_dreamd / "data" / "vaults").exists()
     assert not list((isolated_dreamd / "xdg-cache").rglob("*.json"))
     assert not missing.exists()
+
+
+#: What a refusal must not wait for: the application, the store and the model's numerics.
+HEAVY = ("daemon.app", "lancedb", "numpy")
+
+
+@pytest.mark.parametrize("args", [
+    ["sync", "{missing}"], ["run", "{file}"], ["search", "kiln", "--vault", "{missing}"],
+    ["context", "--query", "kiln", "--vault", "{missing}"],
+    ["remember", "kiln at 1240 °C", "--vault", "{file}"], ["note", "窑温", "--vault", "{missing}"],
+    ["show", "kiln", "--vault", "{missing}"], ["forget", "kiln", "--yes", "--vault", "{missing}"],
+    ["history", "kiln", "--vault", "{file}"], ["conflicts", "--vault", "{missing}"],
+    ["dream", "--vault", "{missing}"], ["mcp", "--vault", "{missing}"],
+    ["status", "--vault", "{file}"], ["check", "--vault", "{missing}"],
+])
+def test_a_path_that_is_not_a_vault_folder_is_refused_before_the_store_or_model_loads(
+    tmp_path: Path, args: list[str],
+) -> None:
+    # the refusal took 14-16 s on a loaded machine: all of it importing the application
+    missing, file = tmp_path / "不存在", tmp_path / "note.md"
+    file.write_text("# a note, not a vault\n", encoding="utf-8")
+    argv = [arg.format(missing=missing, file=file) for arg in args]
+    done = dreamd(*argv, timeout=60, python=("-X", "importtime"))
+    assert done.returncode == 4, done.stderr
+    imported = [line.rsplit("|", 1)[1].strip() for line in done.stderr.splitlines()
+                if line.startswith("import time:")]
+    assert "daemon.cli" in imported  # (the importtime report is there to read)
+    assert not set(HEAVY) & set(imported), done.stderr[-2000:]
+    said = [line for line in done.stderr.splitlines() if line.startswith("dreamd: ")]
+    assert len(said) == 1 and ("vault folder is missing" in said[0] or
+                               "not a folder" in said[0]), said
 
 
 def test_the_service_of_a_vault_deleted_since_can_still_be_looked_at(tmp_path: Path) -> None:
