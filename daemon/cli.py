@@ -1369,7 +1369,7 @@ def status(
         if as_json:
             out.print_json(json.dumps(render.status_json(report), ensure_ascii=False))
         else:
-            render.print_status(out, report)
+            render.print_status(out, report, application.zone)
 
 
 @app.command()

@@ -7,6 +7,7 @@ import re
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import asdict
+from datetime import tzinfo
 from types import TracebackType
 from typing import Any
 
@@ -393,7 +394,8 @@ def status_json(report: StatusReport) -> dict[str, Any]:
     return report.as_dict()
 
 
-def print_status(console: Console, report: StatusReport) -> None:
+def print_status(console: Console, report: StatusReport, zone: tzinfo) -> None:
+    """``report`` as a table; times of the daemon's work in ``zone`` (the user's)."""
     data = report.as_dict()
     # no_wrap: a store path cut at 80 columns when piped is no use to anyone
     table = Table(show_header=False, box=None)
@@ -408,7 +410,7 @@ def print_status(console: Console, report: StatusReport) -> None:
         table.add_row("daemon", "not running (start it with: dreamd run)")
     else:
         work = daemon.get("work")
-        doing = describe_work(work) if isinstance(work, dict) else daemon.get("state")
+        doing = describe_work(work, zone) if isinstance(work, dict) else daemon.get("state")
         table.add_row("daemon", shown(f"pid {daemon.get('pid')}, {doing}, "
                                        f"watcher {daemon.get('watcher')}, "
                                        f"queue {daemon.get('queue_depth', 0)}"))

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import UTC, datetime, tzinfo
 from types import TracebackType
 from typing import Any, Literal, Protocol
 
@@ -88,16 +88,20 @@ _WHAT = {"batch": "indexing a batch of {files} changed files",
 _DONE = {"reading": "read", "embedding": "embedded", "indexing": "indexed"}
 
 
-def describe_work(work: dict[str, Any]) -> str:
+def describe_work(work: dict[str, Any], zone: tzinfo) -> str:
     """The status file's ``work`` as ``dreamd status`` says it: ``indexing a batch of 480
-    changed files: 120 of 480 embedded, 360 to go (since 02:01:33 UTC)``. Pure."""
+    changed files: 120 of 480 embedded, 360 to go (since 03:01:33 CET)``, the time in
+    ``zone`` (the user's, ``time.zone``; a ``started_at`` without an offset is UTC). Pure."""
     what = _WHAT.get(str(work.get("kind")), "working ({files} files)").format(
         files=work.get("files", "?"))
     done, total, phase = work.get("done"), work.get("total"), str(work.get("phase"))
     line = f"{what}: {done} of {total} {_DONE.get(phase, phase)}"
     if isinstance(done, int) and isinstance(total, int) and total > done:
         line += f", {total - done} to go"
-    started = str(work.get("started_at") or "")
-    if "T" in started:
-        line += f" (since {started.split('T', 1)[1][:8]} UTC)"
-    return line
+    try:
+        started = datetime.fromisoformat(str(work.get("started_at")))
+    except ValueError:
+        return line
+    if started.tzinfo is None:
+        started = started.replace(tzinfo=UTC)
+    return f"{line} (since {started.astimezone(zone):%H:%M:%S %Z})"

@@ -9,6 +9,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+from datetime import UTC
 from pathlib import Path
 
 import pytest
@@ -169,7 +170,7 @@ def test_piped_status_is_one_whole_line_per_row() -> None:
         vault="/v", store=long_store, state_dir="/s", last_sync=None,
         last_sync_duration_s=None, counts={"unresolved_links": 3},
         dream={"last": None, "due": True, "reason": "forced: never dreamed", "auto": True,
-               "sessions": {"mcp": 1, "transcripts": 0, "edit_bursts": 2}}))
+               "sessions": {"mcp": 1, "transcripts": 0, "edit_bursts": 2}}), UTC)
     lines = buffer.getvalue().splitlines()
     assert f"store: {long_store}" in lines
     assert "unresolved_links: 3" in lines

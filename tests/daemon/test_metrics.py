@@ -412,7 +412,8 @@ def test_enabled_metrics_are_served_and_written(
     report = h.fresh_app(vault).status().as_dict()
     assert report["searches"]["searches"] == 2
     out = io.StringIO()
-    render.print_status(Console(file=out, width=200), h.fresh_app(vault).status())
+    fresh = h.fresh_app(vault)
+    render.print_status(Console(file=out, width=200), fresh.status(), fresh.zone)
     text = out.getvalue()
     assert re.search(r"intent cache: (\d+% hits \(semantic \d+%\) over the last 2 searches|"
                      r"no lookups in the last 2 searches)", text), text

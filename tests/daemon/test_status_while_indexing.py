@@ -12,8 +12,10 @@ import json
 import os
 import subprocess
 import sys
+from datetime import datetime
 from pathlib import Path
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import daemon_harness as harness
 import pytest
@@ -34,9 +36,9 @@ _CLI = (
 )
 
 
-def _status(vault: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def _status(vault: Path, *args: str, **env_vars: str) -> subprocess.CompletedProcess[str]:
     support = Path(__file__).resolve().parents[1] / "support"
-    env = {k: v for k, v in os.environ.items() if k != harness.EMBED_DELAY_VAR}
+    env = {k: v for k, v in os.environ.items() if k != harness.EMBED_DELAY_VAR} | env_vars
     done = subprocess.run([sys.executable, "-c", _CLI, str(support), "status", "--vault",
                            str(vault), *args], capture_output=True, text=True, timeout=300,
                           check=False, env=env)
@@ -69,10 +71,12 @@ def test_status_says_which_batch_is_under_way(
     assert busy["state"] == "watching" and busy["work"]["files"] >= NOTES
     # the command, as a user types it, while the batch goes on (the daemon is busy: the
     # command answers from the status file)
-    said = _status(vault).stdout
+    said = _status(vault, DREAMD_TIME__ZONE="Asia/Kolkata").stdout  # the user's, UTC+05:30
     line = next(ln for ln in said.splitlines() if ln.startswith("daemon"))
     assert f"indexing a batch of {busy['work']['files']} changed files: " in line, said
-    assert " to go (since " in line and "watching" not in line, said
+    since = datetime.fromisoformat(busy["work"]["started_at"]).astimezone(
+        ZoneInfo("Asia/Kolkata"))
+    assert f" to go (since {since:%H:%M:%S} IST)" in line and "watching" not in line, said
     report = json.loads(_status(vault, "--json").stdout)
     assert report["daemon"]["work"] is None or report["daemon"]["work"]["kind"] == "batch"
     # once it is done: watching again, and no work left in the file
@@ -109,17 +113,33 @@ def test_the_status_file_follows_the_work_and_is_cleared_after() -> None:
     assert state.work is None
 
 
-@pytest.mark.parametrize(("work", "said"), [
-    ({"kind": "batch", "phase": "embedding", "done": 120, "total": 480, "files": 480,
-      "started_at": "2026-12-07T02:01:33+00:00"},
-     "indexing a batch of 480 changed files: 120 of 480 embedded, 360 to go "
-     "(since 02:01:33 UTC)"),
-    ({"kind": "reconcile", "phase": "reading", "done": 7, "total": 7, "files": 7},
+BATCH = {"kind": "batch", "phase": "embedding", "done": 120, "total": 480, "files": 480}
+SAID = "indexing a batch of 480 changed files: 120 of 480 embedded, 360 to go"
+
+
+@pytest.mark.parametrize(("work", "zone", "said"), [
+    ({**BATCH, "started_at": "2026-12-07T02:01:33+00:00"}, "UTC", f"{SAID} (since 02:01:33 UTC)"),
+    # the user's zone: a day later, a day earlier, a half-hour offset, summer and winter time
+    ({**BATCH, "started_at": "2026-12-07T20:01:33+00:00"}, "Asia/Shanghai",
+     f"{SAID} (since 04:01:33 CST)"),
+    ({**BATCH, "started_at": "2026-12-07T02:01:33+00:00"}, "America/New_York",
+     f"{SAID} (since 21:01:33 EST)"),
+    ({**BATCH, "started_at": "2026-07-07T02:01:33+00:00"}, "America/New_York",
+     f"{SAID} (since 22:01:33 EDT)"),
+    ({**BATCH, "started_at": "2026-12-07T02:01:33+00:00"}, "Asia/Kolkata",
+     f"{SAID} (since 07:31:33 IST)"),
+    # a time written with another offset, or with none (UTC)
+    ({**BATCH, "started_at": "2026-12-07T10:01:33+08:00"}, "Europe/Berlin",
+     f"{SAID} (since 03:01:33 CET)"),
+    ({**BATCH, "started_at": "2026-12-07T02:01:33"}, "Europe/Berlin",
+     f"{SAID} (since 03:01:33 CET)"),
+    ({"kind": "reconcile", "phase": "reading", "done": 7, "total": 7, "files": 7}, "UTC",
      "reconciling the vault (7 files new or changed): 7 of 7 read"),
     ({"kind": "sync", "phase": "indexing", "done": 0, "total": 3, "files": 3,
-      "started_at": "bad"},
+      "started_at": "bad"}, "Asia/Shanghai",
      "running dreamd sync (3 files new or changed): 0 of 3 indexed, 3 to go"),
-    ({"kind": "later", "phase": "sorting", "done": "x"}, "working (? files): x of None sorting"),
+    ({"kind": "later", "phase": "sorting", "done": "x"}, "UTC",
+     "working (? files): x of None sorting"),
 ])
-def test_the_work_in_words(work: dict[str, Any], said: str) -> None:
-    assert describe_work(work) == said
+def test_the_work_in_words(work: dict[str, Any], zone: str, said: str) -> None:
+    assert describe_work(work, ZoneInfo(zone)) == said
