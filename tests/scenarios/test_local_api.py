@@ -159,6 +159,14 @@ def test_a_line_naming_no_vault_is_served_only_where_it_means_the_daemons(
     inside = _dreamd(["show", MEMORY], vault / "Memory")
     assert inside.returncode == 0 and not _imported(inside, "lancedb"), _said(inside)
     assert _said(inside) == "" and inside.stdout == only.stdout
+    # in a vault Obsidian keeps (it holds .obsidian/), not indexed yet: the line means that
+    # vault, never the daemon's
+    fresh = tmp_path / "新 vault"
+    (fresh / ".obsidian").mkdir(parents=True)
+    (fresh / "Daily").mkdir()
+    new = _dreamd(["show", MEMORY], fresh / "Daily")
+    assert _imported(new, "lancedb") and new.returncode != 0, _said(new)
+    assert MEMORY not in new.stdout and "the only vault indexed" not in _said(new)
     # a second vault indexed: inside it, the line means that vault, never the daemon's
     other = tmp_path / "other"
     (other / "Memory").mkdir(parents=True)
