@@ -352,7 +352,7 @@ class MagmaStore:
         self._paths: set[str] | None = None
         self._file_index = FileIndexMemo()
         self._properties = TableMemo()  # memory_properties() of every memory
-        self._unresolved = TableMemo()  # unresolved_links() of every note
+        self._unresolved, self._problems = TableMemo(), TableMemo()  # (of their reads)
         self.recent_vectors = RecentVectors()  # (also a draft's, about to be written)
         self._resolver: LinkResolver | None = None
         self._changes = StoreChanges()
@@ -1106,9 +1106,13 @@ def _attachment_row(record: AttachmentRecord, stamp: datetime) -> dict[str, Any]
 def stored_problems(store: MagmaStore) -> dict[str, tuple[Problem, ...]]:
     """``{path: problems}`` of every indexed note that had problems when it was read (a
     frontmatter that is not YAML, a property that cannot be read …), as sync recorded them:
-    one read of two columns, for ``dreamd check``, which does not read unchanged files.
+    one read of two columns, for ``dreamd check``, which does not read unchanged files; kept
+    while the files table stays at its version (a check where nothing changed reads none).
     Raises :class:`StoreError`."""
-    tables = store._t
+    return dict(store._problems.read(store._files_version(), lambda: _problems(store._t)))
+
+
+def _problems(tables: StoreTables) -> dict[str, tuple[Problem, ...]]:
     data = tables.read(tables.files, ["path", "problems_json"],
                        "problems_json != '[]'").to_pydict()
     return {path: tuple(Problem(**p) for p in json.loads(raw))

@@ -480,3 +480,27 @@ def test_a_link_to_nothing_written_three_times_is_one_finding(app: App, vault: P
     found = [f for f in app.consistency().check().findings if f.kind == "broken_link"]
     assert [(f.drift.path, f.drift.target) for f in found] == [  # type: ignore[attr-defined]
         ("Memory/kiln-log-ref.md", "Kiln log")]
+
+
+def test_the_problem_files_follow_each_sync_seen_by_one_service(app: App, vault: Path) -> None:
+    """The stored problems are kept while the index stays at its version: a sync that reads
+    a note whole again, or one that no longer reads whole, shows in the next check of the
+    same service (the same process)."""
+    service = app.consistency()
+    before = {p.path for p in service.check().problems}
+    notes = {vault / "读书笔记.md":
+             "---\ntags: [reading\n作者: 村上春树\n---\n一本关于跑步的书。\n",
+             vault / "Reading log.md": "---\ntags: [reading\nauthor: Murakami\n---\nRunning.\n"}
+    for note, text in notes.items():
+        note.write_bytes(text.encode())
+    app.sync()
+    expected = before | {"读书笔记.md", "Reading log.md"}
+    assert {p.path for p in service.check().problems} == expected
+    assert {p.path for p in service.check().problems} == expected  # kept, the same
+    (vault / "读书笔记.md").write_bytes("---\ntags: [reading]\n---\n一本关于跑步的书。\n".encode())
+    app.sync()
+    assert {p.path for p in service.check().problems} == before | {"Reading log.md"}
+    (vault / "Reading log.md").write_bytes(b"---\ntags: [reading]\n---\nRunning.\n")
+    app.sync()
+    assert {p.path for p in service.check().problems} == before
+    assert service.check().clean

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import shutil
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -12,7 +14,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from config.errors import VersionNotFoundError
-from magma.versions import NewVersion, Version, VersionArchive, current, is_local_uri, prunable
+from magma.versions import (
+    NewVersion,
+    Version,
+    VersionArchive,
+    VersionFiles,
+    current,
+    is_local_uri,
+    prunable,
+)
 
 T0 = datetime(2026, 11, 1, 9, 0, tzinfo=UTC)
 
@@ -164,3 +174,56 @@ def test_uri_kinds() -> None:
 def test_pruning_never_drops_the_losing_side_of_a_conflict() -> None:
     history = {"a": [_v(1, 0), _v(2, 1, "kept"), _v(3, 2), _v(4, 3)]}
     assert prunable(history, keep_last=1, keep_days=0, now=T0) == {"a": {1, 3}}
+
+
+def _age(folder: Path, seconds: int) -> None:
+    """Set the folder's times ``seconds`` back: a listing of it is then kept."""
+    stamp = T0.timestamp() - seconds
+    os.utime(folder, (stamp, stamp))
+
+
+@pytest.mark.parametrize("change", [
+    "delete a version", "add a version", "put a version aside", "a folder in its place",
+    "remove the folder", "a new folder", "a version renamed", "nothing"])
+def test_a_folder_listing_kept_between_checks_follows_every_change(
+        tmp_path: Path, change: str) -> None:
+    """The archive listing a check compares with the table is kept per memory folder while
+    the folder's inode and time hold: every change of its entries shows in the next check,
+    whether the folder's time had settled (kept) or was fresh (listed again)."""
+    archive = _archive(tmp_path)
+    archive.record([_edit("a", "one"), _edit("b", "uno")], now=T0)
+    archive.record([_edit("a", "two")], now=T0)
+    root = archive.archive_dir
+    for step, settled in enumerate((True, False, True)):
+        if settled:
+            for folder in root.iterdir():
+                _age(folder, 3600 + step)
+        assert not archive.needs_repair()
+        assert archive.needs_repair() is False  # kept listing, same answer
+        folder = root / "a"
+        match change:
+            case "delete a version":
+                (folder / "2.json").unlink()
+            case "add a version":
+                (folder / "9.json").write_text("{}")
+            case "put a version aside":
+                (folder / "1.json").rename(folder / "1.json.unreadable")
+            case "a folder in its place":
+                (folder / "2.json").unlink()
+                (folder / "2.json").mkdir()
+            case "remove the folder":
+                shutil.rmtree(root / "b")
+            case "a new folder":
+                (root / "c").mkdir()
+                (root / "c" / "1.json").write_text("{}")
+            case "a version renamed":
+                (folder / "2.json").rename(folder / "3.json")
+        if settled and change != "nothing":
+            _age(folder, 60 + step)  # (a later time than the kept one: a real change's)
+        fresh = VersionFiles(root).keys()
+        assert archive._files.keys() == fresh
+        assert archive.needs_repair() is (change != "nothing")
+        if change != "nothing":
+            shutil.rmtree(root)
+            archive.repair()  # every file mirrored again from the table
+            assert not archive.needs_repair(), change
