@@ -731,8 +731,11 @@ class RetrievalWeightsSettings(_Section):
     and temporal-reasoning gain most: the session nearer the day asked is the one meant). On
     the 36 knowledge-update LongMemEval_S dev questions 0.05 and 0 gain one evidence session
     at five hits (recall@5 0.972 -> 0.986, plain hybrid 0.986: a four-month-old session both
-    retrievers rank first comes second to a week-old one neither ranks above second), which
-    does not outweigh the pooled loss."""
+    retrievers rank first comes second to a week-old one neither ranks above second, and a
+    second session is passed by one a day newer), which does not outweigh the pooled loss;
+    at 0.2 the re-ranking keeps that second session among the first five instead
+    (``daemon.rerank.AGREED_FLOOR``: a day's recency does not push out a note plain hybrid
+    and the relevance both rank there)."""
 
     relevance: NonNegativeFloat = Field(default=1.0, description="Weight of relevance.")
     recency: NonNegativeFloat = Field(default=0.2, description="Weight of recency.")

@@ -9,7 +9,8 @@ else. The hits are the best scores, copies
 dropped (near-identical text, :func:`magma.text.near_identical`), and the re-ranking only
 adds: every note plain hybrid search ranks in its top :data:`HYBRID_FLOOR`, and in a vault
 of fewer than :data:`MANY_NOTES` notes the vector its top :data:`VECTOR_FLOOR`, is among
-them (unless the query names only a time).
+them (unless the query names only a time), and a note plain hybrid and the relevance both
+rank in their first :data:`AGREED_FLOOR` is not pushed out of them by a day's recency.
 """
 
 from __future__ import annotations
@@ -41,9 +42,9 @@ if TYPE_CHECKING:
     from daemon.retrieval import _Found
     from magma.catalogue import CatalogueEntry, Snapshot
 
-__all__ = ["CCB_LISTS", "DIVERSITY_LAMBDA", "HYBRID_FLOOR", "LEADING_LISTS", "LIST_WEIGHTS",
-           "MAGMA_LISTS", "MANY_NOTES", "RECENCY_OFF_IN_RANGE", "VECTOR_FLOOR", "Reranker",
-           "best_row", "is_large"]
+__all__ = ["AGREED_FLOOR", "CCB_LISTS", "CLEARLY_FRESHER", "DIVERSITY_LAMBDA", "HYBRID_FLOOR",
+           "LEADING_LISTS", "LIST_WEIGHTS", "MAGMA_LISTS", "MANY_NOTES", "RECENCY_OFF_IN_RANGE",
+           "VECTOR_FLOOR", "Reranker", "best_row", "is_large"]
 
 #: The engine behind each ranked list: CCB is the files themselves (names, titles, aliases,
 #: descriptions, tags and dates, read into memory), MAGMA the index (vectors, full text, the
@@ -154,6 +155,38 @@ TIME_CANDIDATES = 20
 #: never removes): recall@10 never falls below plain hybrid's recall@5. Not for a query that
 #: names only a time (``Intent.time_only``): its words match nothing, the time's notes lead.
 HYBRID_FLOOR = 5
+#: A note that plain hybrid search and the relevance (every list fused, and the cosine:
+#: :func:`_relevance`) both rank in their first this many is among the first this many hits,
+#: unless what passes it does so on relevance, on importance or on a clearly fresher date
+#: (:data:`CLEARLY_FRESHER`): recency orders the first five; where both rankings agree it
+#: does not choose them by a day (0: off). Before it, on the LongMemEval_S dev question "How
+#: often do I attend yoga classes to help with my anxiety?", the session that says "three
+#: times a week" (Nov 30: plain hybrid #4, relevance #5) came sixth, behind one of Dec 1
+#: without the answer (plain hybrid #7, relevance #6, recency 0.74 against 0.72; scores
+#: 1.023 and 1.021). Measured against the rule off (``bench/fusion_ablation.py``, deadlines
+#: ×20): the 36 knowledge-update dev questions recall@5 0.972 -> 0.986 (plain hybrid 0.986),
+#: @10 / all@10 1.000 / 1.000 both; the 214 dev questions indexed (``--ids``) 0.961 ->
+#: 0.963 (that question alone moved), 0.988 / 0.977 both; the pooled oracle (``--set
+#: oracle``) 0.730 / 0.811 / 0.719 both, no question's figure moved. Tried and worse,
+#: without the bound on freshness (recency, or any bonus, passing it by however much): the
+#: pooled oracle recall@5 0.730 -> 0.718 (14 questions lost an evidence session, 2 gained:
+#: there the asker's own session, days from the question, was lifted over another user's
+#: that both rankings put first), a multi-session dev question lost one (see
+#: :data:`CLEARLY_FRESHER`), and the layer probes' L2 and L3 search hit@5 fell 9 -> 8 (a
+#: stressed rule in the fifth place gave it up to a garden log); bounded by a score gap
+#: under 0.02 (a near tie, as :data:`PRIORITY_BONUS`) instead of by freshness: pooled 0.727
+#: (3 lost); plain hybrid's whole first five kept against notes neither ranking puts there:
+#: pooled 0.709. The ten hits stay the same ten: the rule only chooses which five lead.
+AGREED_FLOOR = 5
+#: How much fresher (recency from 0 to 1, as ``--explain`` shows it) a note must be to pass
+#: one of :data:`AGREED_FLOOR`'s by recency: a day newer is not newer. 0.05 is two to three
+#: days at the default half-life (30 days) for notes of the last two weeks, four for notes a
+#: month old; our choice, between the yoga question's day (0.74 against 0.72) and the five
+#: days (0.98 against 0.87) by which a multi-session dev question's evidence session ("How
+#: many projects have I led or am currently leading?") passes a session both rankings put
+#: fifth, which it should. Measured: 0.10 the same; 0.15 lost an evidence session on the
+#: pooled oracle (recall@5 0.730 -> 0.728).
+CLEARLY_FRESHER = 0.05
 #: The vector list's top this many are kept the same way: the strongest single list at
 #: ten hits (an evidence session the vector ranks second was pushed out by word matches).
 #: Measured on 111 LongMemEval_S dev questions, vector alone 0.993 / 0.982 (recall@10 /
@@ -263,8 +296,8 @@ class Reranker:
         # fused; its cosines rank nothing either
         query = found.vector if "vector" in found.lists else None
         relevance = _relevance(paths, fused, vectors, query)
-        scores, notes = self._scores(snap, paths, relevance, intent, found, moment, today,
-                                     strategy)
+        scores, notes, recent = self._scores(snap, paths, relevance, intent, found, moment,
+                                             today, strategy)
         fusion = self._settings.fusion
 
         forms: dict[str, CopyForm | None] = {}
@@ -301,6 +334,11 @@ class Reranker:
             picked = _with_hybrid_top(picked, found, scores, dropped, width,
                                       self._settings.retrieval.rrf_k, copies,
                                       large=is_large(snap))
+            picked = _with_agreed_top(picked, found, scores, recent, relevance,
+                                      self._settings.retrieval.rrf_k,
+                                      CLEARLY_FRESHER * self.weights.recency,
+                                      hidden={p for p in paths if _hidden_reason(
+                                          snap.entries[p], today) is not None})
         picked = picked[:limit]
         self._read_texts(snap, found, dict(picked))
         hits = [self._hit(snap, text, found, path, value, notes[path], today, include_hidden)
@@ -310,15 +348,16 @@ class Reranker:
 
     def _scores(self, snap: Snapshot, paths: Sequence[str], relevance: Mapping[str, float],
                 intent: Intent, found: _Found, moment: datetime, today: date, strategy: str,
-                ) -> tuple[dict[str, float], dict[str, list[str]]]:
-        """Each candidate's score (relevance, recency, importance, the bonuses) and the
-        reasons ``--explain`` shows for it."""
+                ) -> tuple[dict[str, float], dict[str, list[str]], dict[str, float]]:
+        """Each candidate's score (relevance, recency, importance, the bonuses), the
+        reasons ``--explain`` shows for it, and the part of the score that is recency."""
         stats = self._recall_stats()
         half_life = self._settings.retrieval.recency_half_life_days
         led = {p for name in LEADING_LISTS.get(strategy, frozenset())
                for p in found.lists.get(name, ())}
         scores: dict[str, float] = {}
         notes: dict[str, list[str]] = {}
+        recent: dict[str, float] = {}
         # a question about a time it names is about that time, not about today
         dated = intent.time_range is not None and not intent.time_only and RECENCY_OFF_IN_RANGE
         for path in paths:
@@ -355,13 +394,15 @@ class Reranker:
             if path in led:
                 score += PRIORITY_BONUS
                 extra.append(f"{strategy.removeprefix('both-priority-')} first")
+            recent[path] = self.weights.recency * fresh
             if entry.memory_type is not None and _hidden_reason(entry, today) is not None:
                 score *= HISTORY_FACTOR  # shown by --all: after what holds now
+                recent[path] *= HISTORY_FACTOR
             scores[path] = score
             notes[path] = [*extra, f"importance {weight:.2f}",
                            "recency: not counted, a time is named" if dated
                            else f"recency {fresh:.2f}"]
-        return scores, notes
+        return scores, notes, recent
 
     def _hit(self, snap: Snapshot, text: str, found: _Found, path: str, value: float,
              notes: list[str], today: date, include_hidden: bool) -> SearchHit:
@@ -510,6 +551,54 @@ def _with_hybrid_top(picked: list[tuple[str, float]], found: _Found, scores: Map
         out.append((path, value))
         found.kept[path] = why[path]
     return sorted(out, key=lambda item: -item[1])
+
+
+def _with_agreed_top(picked: list[tuple[str, float]], found: _Found,
+                     scores: Mapping[str, float], recent: Mapping[str, float],
+                     relevance: Mapping[str, float], rrf_k: int, fresher: float,
+                     hidden: Iterable[str] = ()) -> list[tuple[str, float]]:
+    """``picked`` with every note that plain hybrid search and the relevance
+    (:func:`_relevance`) both rank in their first :data:`AGREED_FLOOR` among its first
+    :data:`AGREED_FLOOR`, unless what is above it is there on relevance, importance or a
+    clearly fresher date. Such a note takes the place of the last of them that the relevance
+    does not rank so high, that is above it by recency alone (without its share of recency,
+    ``recent``, it would score below) and by less than ``fresher`` of it; that note comes
+    next. The first places are in the order of their scores, and each place keeps its value,
+    so the scores shown keep their order. A note shown only as history (``hidden``: its score
+    was halved on purpose) is not kept so."""
+    k = AGREED_FLOOR
+    if k <= 0 or len(picked) <= k:
+        return picked
+    plain = weighted_rrf({name: found.lists.get(name, []) for name in ("vector", "full-text")},
+                         {}, k=rrf_k)
+    by_plain = [p for p in sorted(plain, key=lambda p: (-plain[p], p)) if p in scores][:k]
+    by_relevance = set(sorted(relevance, key=lambda p: (-relevance[p], p))[:k])
+    shown_as_history = set(hidden)
+
+    def passed_by_recency(above: str, path: str) -> bool:
+        return (above not in by_relevance
+                and scores[above] - recent[above] < scores[path] - recent[path]
+                and recent[above] - recent[path] < fresher)
+
+    order = [p for p, _ in picked]
+    pushed: list[str] = []
+    for rank, path in enumerate(by_plain, start=1):
+        if path not in by_relevance or path in shown_as_history or path not in order \
+                or order.index(path) < k:
+            continue
+        out = next((i for i in range(k - 1, -1, -1) if passed_by_recency(order[i], path)),
+                   None)
+        if out is None:
+            continue
+        pushed.append(order[out])
+        order[out] = path
+        found.kept.setdefault(path, f"plain hybrid #{rank} and relevance in the first {k}")
+    if not pushed:
+        return picked
+    head = sorted(order[:k], key=lambda p: -scores[p])
+    after = sorted(pushed, key=lambda p: -scores[p])
+    order = [*head, *after, *(p for p in order[k:] if p not in head)]
+    return list(zip(order, (value for _, value in picked), strict=True))
 
 
 def _cosine(a: np.ndarray, b: np.ndarray) -> float:
