@@ -1728,7 +1728,12 @@ _RELATIVE_DAYS = {"today": 0, "yesterday": -1, "this morning": 0, "this afternoo
                   "last weekend": -7, "last month": -30, "这周": 0, "本周": 0, "这星期": 0,
                   "这个星期": 0, "这个月": 0, "本月": 0, "上周": -7, "上星期": -7, "上个星期": -7,
                   "上礼拜": -7, "上个月": -30, "上月": -30,
-                  "上上周": -14, "上上个月": -60}
+                  "上上周": -14, "上上个月": -60,
+                  # a reading of the span that ends on the day written ("In the past month I
+                  # ran 80 km", "过去一个月跑了 80 公里"): taken that day, as "this week" is
+                  "past week": 0, "past month": 0, "past year": 0, "past 7 days": 0,
+                  "past 30 days": 0, "过去一周": 0, "过去一个月": 0, "过去一年": 0,
+                  "过去7天": 0, "过去30天": 0, "近一周": 0, "近一个月": 0, "近一年": 0}
 #: The words of :data:`_RELATIVE_DAYS` as one pattern, the longest first ("the day before
 #: yesterday" is not "yesterday", 大前天 is not 前天; 以前天气 "the weather before" is no day).
 _RELATIVE_DAY = re.compile("|".join(
@@ -1783,7 +1788,8 @@ def _past_period(lowered: str, written: date) -> date | None:
     (:func:`magma.intent.first_time_range`: "two weeks ago", "a month ago", 三周前, 两个月前,
     "3 years ago"). Only a count back: a month, year or weekday named by itself ("Born in
     March 1990", "九月发布", "周五下午不上线") is a fact's value or a rule's day, not the day
-    the text was an event on; a span up to the day written ("the past three weeks") neither."""
+    the text was an event on; a span up to the day written ("the past three weeks") neither
+    (the past week, month or year are read as "this week" is, :data:`_RELATIVE_DAYS`)."""
     if not _COUNTED_BACK_WORD.search(lowered):
         return None  # (the time expressions' scan costs ~0.3 ms a text)
     period = first_time_range(lowered, written)

@@ -2400,6 +2400,10 @@ def _changed_value(p: _Pair) -> _Finding | None:
     labels = tuple(
         f"{', '.join(v.label() for v in olds)} → {', '.join(v.label() for v in news)}"
         for _group_name, olds, news in p.changes)
+    if any(v.text == "∞" for _g, olds, news in p.changes for v in (*olds, *news)):
+        # a number past a float's range ("1" and 400 zeros, read as ∞): not read exactly, so
+        # no sure change of the number beside it ("Budget is 5"); both stay, listed
+        return "possible_contradiction", "changed value", (*labels, "a number past reading")
     if all(group == MEASURE_GROUP for group, _o, _n in p.changes):
         # two measures of the slot ("10 km" / "45 minutes"): another fact or a change
         return "possible_contradiction", "another measure", labels
@@ -3348,6 +3352,32 @@ def _held_apart(p: _Pair, found: _Finding | None) -> _Finding | None:
         # polarity because "used to" denies it now): both may hold, whichever came first.
         # The same value in the past is a change ("smokes" / "used to smoke").
         return "possible_contradiction", rule, (*changes, "one tells of the past")
+    if rule == "changed value" and _years_of_past_events(p):
+        # "Visited Japan in 2019" / "… in 2023", "I moved to Berlin in 2019" / "I moved to
+        # Munich in 2023": each tells what happened in its own year; both may hold
+        return "possible_contradiction", rule, (*changes, "two years of the past")
+    moved = _things_changed(p.co.text), _things_changed(p.cn.text)
+    if rule == "changed value" and moved[0] and moved[1] and not moved[0] & moved[1]:
+        # each tells a change of another thing ("We moved *the database* to AWS" / "We moved
+        # *the CI* to GitHub Actions", "把*数据库*迁到了 AWS" / "把 *CI* 迁到了 GitHub Actions"):
+        # two changes, both hold
+        return "possible_contradiction", rule, (
+            *changes, f"two things changed: {' '.join(sorted(moved[0]))} / "
+                      f"{' '.join(sorted(moved[1]))}")
+    scopes = _scope(p.co.text), _scope(p.cn.text)
+    if rule in {"changed value", "polarity"} and scopes[0] and scopes[1] and \
+            _scopes_apart(*scopes):
+        # each says what it holds for, and that differs ("… in English for the *OSS repo*" /
+        # "… in Chinese for the *internal repo*", "… changelog entry for *release 4*" / "…
+        # *release 9*"): two rules, both may hold
+        return "possible_contradiction", rule, (
+            *changes, f"for {' '.join(scopes[0])} / for {' '.join(scopes[1])}")
+    other = _other_thing_beside(p, rule) if rule in {"changed value", "polarity"} else None
+    if other:
+        # a value or a sign changed, and beside it the thing it is said of ("服务器有 32 *核*"
+        # / "… 32 GB *内存*", "*Remove* trailing *whitespace*" / "*Keep* trailing *commas*",
+        # "1899 年曾祖*父*出生" / "1901 年曾祖*母*出生"): two facts, perhaps; both stay, listed
+        return "possible_contradiction", rule, (*changes, f"another thing beside it: {other}")
     if p.co.says_changed or p.cn.says_changed or rule == "polarity":
         return found  # "standup moved to 10:00 on Fridays": a change told
     if (_narrower_case(p.co, p.cn) or _narrower_case(p.cn, p.co)) and not any(
@@ -3358,6 +3388,140 @@ def _held_apart(p: _Pair, found: _Finding | None) -> _Finding | None:
         # week, on Mondays")
         return "possible_contradiction", rule, (*changes, "a case only one names")
     return found
+
+
+#: A year named alone ("in 2019", "2019 年"): the number of a year, not an amount.
+_YEAR_NUMBER = re.compile(r"(?:19|20)\d\d")
+#: Words that tell what happened, in the past: English verbs in the past tense and Chinese
+#: 了 / 过 after a verb ("visited", "moved", "去过", "买了").
+_TOLD_PAST = re.compile(
+    r"(?i)\b(?:went|ran|met|paid|took|got|made|gave|came|saw|held|won|lost|wrote|read|spent|"
+    r"bought|sold|left|did|had|\w{3,}ed)\b|[\u4e00-\u9fff][了过]")
+#: What happens once in a life, whatever tense it is told in: two years of it are a change
+#: ("Born in 1990" / "Born in 1991", 1990 年出生 / 1991 年出生).
+_ONCE_IN_A_LIFE = re.compile(r"(?i)\b(?:born|died|passed away)\b|出生|生于|去世|逝世|过世")
+#: Words that correct what was said ("Correction: …", "其实是", "记错了").
+_CORRECTED = re.compile(r"(?i)\b(?:correction|corrected|actually|in fact)\b|其实|记错|说错|更正|纠正")
+
+
+def _years_of_past_events(p: _Pair) -> bool:
+    """Does each side tell what happened in a year of its own, in the past tense, the year
+    among the values that changed ("Visited Japan in 2019" / "in 2023"; "2019年去过日本" /
+    "2023年去了日本")? Then each may be an event of its own, not one fact changed. Not what
+    happens once in a life ("Born in 1990" / "in 1991"), not a correction, and not when only
+    one side tells a change ("The launch moved to 2026")."""
+    years = [(olds, news) for group, olds, news in p.changes if group.startswith("number")
+             and all(not v.unit and _YEAR_NUMBER.fullmatch(v.text) for v in (*olds, *news))]
+    if not years or p.co.says_changed != p.cn.says_changed:
+        return False
+    texts = (p.co.text, p.cn.text)
+    return all(_TOLD_PAST.search(t) and not _ONCE_IN_A_LIFE.search(t)
+               and not _CORRECTED.search(t) for t in texts)
+
+
+#: The thing a told change is of, named between its verb and where it went ("moved *the
+#: database* to AWS", "switched *unit tests* from Jest to Vitest", "把*数据库*迁到 …").
+_THING_CHANGED = re.compile(
+    r"(?i)\b(?:moved|migrated|switched|upgraded|downgraded|changed|replaced|ported|shifted)"
+    r"\s+(?:(?:the|our|my|all|its|their|his|her)\s+)?(?P<what>[\w.+#-]+(?:\s+[\w.+#-]+){0,3}?)"
+    r"\s+(?:over\s+)?(?:to|from|into|onto)\b"
+    r"|把\s*(?P<zh>[^，。,;；\s]{1,12}?)\s*(?:整体|全部|都)?(?:迁|换|改|搬|切|升级|挪|移)")
+
+
+def _things_changed(text: str) -> frozenset[str]:
+    """The words of the thing ``text`` tells a change of (:data:`_THING_CHANGED`), case-folded
+    and lightly stemmed; none when it names none ("Moved to Munich")."""
+    found = _THING_CHANGED.search(text)
+    if found is None:
+        return frozenset()
+    if found["zh"]:
+        return frozenset({found["zh"].casefold()})
+    return frozenset(stem(w) for w in found["what"].casefold().split() if w not in _UNNAMING)
+
+
+#: What a rule or fact holds for, closing its sentence or clause ("… in English *for the OSS
+#: repo*.", "changelog entry *for release 4*"): up to four words after "for".
+_FOR_SCOPE = re.compile(
+    r"(?i)\bfor\s+(?:(?:the|our|my|a|an|all|every|each|any)\s+)?"
+    r"(?P<what>(?:(?!(?:is|are|was|were|be|has|have|will|fits?)\b)[\w#.+-]+\s*){1,4}?)"
+    r"\s*(?=[.,;:!?)]|$)")
+#: Words of a scope that say when, not what ("for *October*", "for *Monday*", "for *now*"):
+#: the value itself, never a scope of its own.
+_WHEN_WORD = re.compile(
+    r"(?i)(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*|(?:mon|tues|wednes|"
+    r"thurs|fri|satur|sun)day|today|tomorrow|tonight|now|weekends?|weekdays?|morning|evening"
+    r"|afternoon|night|week|month|year|\d.*")
+
+
+def _scope(text: str) -> tuple[str, ...]:
+    """The words of what ``text`` holds for (:data:`_FOR_SCOPE`), case-folded and lightly
+    stemmed, in order; ``()`` when it names none."""
+    found = _FOR_SCOPE.search(text)
+    if found is None:
+        return ()
+    words = (w.strip(".-") for w in found["what"].casefold().split())
+    return tuple(stem(w) for w in words if w and w not in _UNNAMING)
+
+
+def _scopes_apart(old: tuple[str, ...], new: tuple[str, ...]) -> bool:
+    """Do two scopes name two things: a word on each side the other lacks ("OSS repo" /
+    "internal repo"), or a number after the same word, which names one of several ("release
+    4" / "release 9"); not a number before it, which counts ("for 2 weeks" / "for 3 weeks":
+    the value changed), nor a scope of numbers alone ("for 9am" / "for 10am")?"""
+    def words(scope: tuple[str, ...]) -> set[str]:
+        return {w for w in scope if not _WHEN_WORD.fullmatch(w)}
+
+    if words(old) != words(new):
+        return bool(words(old) - words(new)) and bool(words(new) - words(old))
+    return len(old) == len(new) >= 2 and old[:-1] == new[:-1] and old[-1] != new[-1] and \
+        old[-1].isdigit() and new[-1].isdigit() and bool(words(old))
+
+
+def _thing_words(units: tuple[str, ...]) -> list[str]:
+    """The words of a replaced span that name a thing: no value, sign or relation, no word
+    that tells a change, no adverb of manner ("socially" / "entirely": how, not what), and no
+    Chinese character that is the leftover of a name beside it ("华*东* 1" / "华*北* 2", "朝阳*区*
+    建国路" / "*海*淀区": the value's own spelling)."""
+    kept = []
+    for i, unit in enumerate(units):
+        if unit.startswith(("⟨", "⟪", "⟦")) or _is_relation(unit) or unit in _CHANGE_WORDS \
+                or unit in CONCEPTS_OF_CHANGE or unit in _HAN_FUNCTION_WORDS:
+            continue
+        if not unit.isascii() and (
+                (i + 1 < len(units) and units[i + 1].startswith("⟨")) or
+                (i > 0 and units[i - 1].startswith("⟨name"))):
+            continue
+        kept.append(unit)
+    if kept and all(u.isascii() and u.endswith("ly") for u in kept):
+        return []
+    return kept
+
+
+#: Chinese characters that name nothing by themselves: particles, modal verbs and adverbs of
+#: degree or time (要 / 不用*再*, 也, 都, 就 …).
+_HAN_FUNCTION_WORDS = frozenset("要再还也都就才会能可得把被让给很太更最又的地着过呢吧吗啊")
+
+
+def _other_thing_beside(p: _Pair, rule: str) -> str | None:
+    """Beside a changed value or sign, is the thing it is said of replaced by another, on
+    both sides, with no word that tells a change ("32 *核*" / "32 GB *内存*"; "*whitespace*" /
+    "*commas*")? A span of at most three words each side, so that a rewording of the whole
+    sentence is not read as one. The span that is itself the change (a changed word:
+    "*window* seats" / "*aisle* seats") is another rule's, and so is an antonym beside a
+    changed sign; an antonym beside a changed value names which thing ("产品*日*活 10万" /
+    "产品*月*活 50万")."""
+    if p.co.says_changed or p.cn.says_changed or p.changed_cue or p.two_languages or any(
+            _STRONG_CUES.search(c.text) or _SWITCHED_TO.search(c.text) for c in (p.co, p.cn)):
+        return None
+    for sub in p.subs:
+        if (sub.antonym and rule != "changed value") or len(_plain(sub.old)) > 3 or \
+                len(_plain(sub.new)) > 3 or any(
+                u.startswith("⟪") for u in sub.old + sub.new):
+            continue  # (a span that holds the sign is the sign changed, in other words)
+        old, new = _thing_words(sub.old), _thing_words(sub.new)
+        if old and new and old != new:
+            return sub.label()
+    return None
 
 
 def _counts(claim: Claim) -> dict[str, str]:
@@ -3659,6 +3823,28 @@ def _thing_for_thing(p: _Pair) -> str | None:
     return sub.label()
 
 
+#: Chinese measure words, each of its own kind of thing: books (本), films (部), articles (篇),
+#: animals (只, 头, 匹), long things (条), people (位), machines (台), vehicles (辆), flat
+#: things (张), garments and matters (件), songs (首), events (场, 次), households (家, 户) …
+_MEASURE_WORDS = "本部篇只头匹条位名台辆架张件首场次家户所间栋套双份杯瓶碗块颗粒棵朵盆枚把支根门节堂"
+
+
+def _counted_apart(p: _Pair) -> str | None:
+    """One number on both sides, each with a Chinese measure word of another kind ("读了 24
+    *本*书" / "看了 24 *部*电影" / "写了 24 *篇*博客"): two things counted the same, never one
+    fact. The same measure word ("读了 24 本书" / "看了 24 本书") names one kind of thing."""
+    def measure(text: str, number: str) -> set[str]:
+        return set(re.findall(rf"(?<![\d.]){re.escape(number)}\s*([{_MEASURE_WORDS}])", text))
+
+    for value in p.co.values:
+        if value.kind != "number" or not any(_same_value(value, w) for w in p.cn.values):
+            continue
+        old, new = measure(p.co.text, value.text), measure(p.cn.text, value.text)
+        if old and new and not old & new:
+            return f"{value.text} {'/'.join(sorted(old))} → {value.text} {'/'.join(sorted(new))}"
+    return None
+
+
 def _name_words(claim: Claim) -> list[str]:
     """The words of a claim's names and identifiers, in order."""
     return [word for v in sorted(claim.values) if v.kind in _WHICH_KINDS
@@ -3766,6 +3952,7 @@ _MERGE_CHECKS: tuple[tuple[Callable[[_Pair], str | None], Verdict], ...] = (
     (_value_said_twice, "contradiction"),
     (_change_told_apart, "possible_contradiction"),
     (_thing_for_thing, "possible_duplicate"),
+    (_counted_apart, "possible_duplicate"),
     (_only_the_relation_across, "possible_duplicate"),
 )
 

@@ -87,8 +87,9 @@ BLIND = {
     # written after reading the kinds of misses, measured before any rule changed: 125 of
     # 168, duplicates 0.74, contradictions 0.60, 11 merges, 9 supersessions; then an
     # antonym naming which thing ("left knee" / "right knee") and the same words said after
-    # another thing ("The *API* has 3 replicas" / "The *worker* …") were read
-    "blind14.jsonl": (0.78, 0.79, 2, 4),
+    # another thing ("The *API* has 3 replicas" / "The *worker* …") were read; 2 once the
+    # thing beside a changed value was read ("服务器有 32 *核*" / "… 32 GB *内存*")
+    "blind14.jsonl": (0.78, 0.79, 2, 2),
 }
 
 
@@ -210,7 +211,9 @@ def test_a_third_break_it_round_stays_where_it_is(judged) -> None:
     # 16 merges before two attributes of one thing and words replaced below the floor
     # cosine were read; measured 14
     assert len(merges) <= 14, merges
-    assert len(supersessions) <= 30, supersessions
+    # 20 before the thing beside a changed value or sign, what the past month counts and a
+    # number past reading were read; measured 13
+    assert len(supersessions) <= 13, supersessions
 
 
 def test_a_fourth_break_it_round_stays_where_it_is(judged) -> None:
@@ -225,15 +228,18 @@ def test_a_fourth_break_it_round_stays_where_it_is(judged) -> None:
     rows = judged["breakit4.jsonl"]
     merges, supersessions = _wrong(rows)
     # 6 before the same words said after another thing were read; measured 5
-    assert len(merges) <= 5, merges
+    # 4 before one number counted of two kinds of thing ("24 本书" / "24 部电影"); measured 2
+    assert len(merges) <= 2, merges
     # 24 before one value said of two things ("The Berlin office opens at 9" / "The Munich
     # office …") was read; measured 21, and 219 right
-    assert len(supersessions) <= 21, supersessions
+    # 10 before two years of the past, a change told of another thing and a rule for
+    # another scope were read; measured 3
+    assert len(supersessions) <= 3, supersessions
     kept = [r["id"] for r, o, _ in rows if r["label"] == "partial_change"
             and o == "possible contradiction"]
     assert len(kept) >= 5, kept
     right = sum(right_outcome(r["label"], o) for r, o, _ in rows)
-    assert right >= 220, right
+    assert right >= 242, right
 
 
 def test_the_order_two_memories_arrive_in_does_not_change_the_pair(judged) -> None:

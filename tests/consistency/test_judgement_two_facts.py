@@ -37,7 +37,7 @@ def test_the_blind15_pairs_stay_where_they_are(real_embedder) -> None:
     supersessions = [r["id"] for r, o in zip(rows, outcomes, strict=True) if o == "contradiction"
                      and r["label"] in {"distinct", "series", "partial_change"}]
     assert len(merges) <= 1, merges
-    assert len(supersessions) <= 2, supersessions
+    assert len(supersessions) <= 1, supersessions  # 2 before "日活" / "月活" was read
 
     def recall(label: str) -> float:
         chosen = [o for r, o in zip(rows, outcomes, strict=True) if r["label"] == label]
