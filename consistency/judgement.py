@@ -2404,6 +2404,12 @@ def _changed_value(p: _Pair) -> _Finding | None:
         # a number past a float's range ("1" and 400 zeros, read as ∞): not read exactly, so
         # no sure change of the number beside it ("Budget is 5"); both stay, listed
         return "possible_contradiction", "changed value", (*labels, "a number past reading")
+    if not p.changed_cue and not (p.co.says_changed or p.cn.says_changed) and all(
+            group == "version" and len(olds) == len(news) == 1 and _said_more_exactly(
+                olds[0].text, news[0].text) for group, olds, news in p.changes):
+        # one version said more exactly ("Uses Python 3" / "Uses Python 3.12", "Node 18" /
+        # "Node 18.19"): the same line, perhaps, or an upgrade within it; both stay, listed
+        return "possible_duplicate", "changed value", (*labels, "one version said more exactly")
     if all(group == MEASURE_GROUP for group, _o, _n in p.changes):
         # two measures of the slot ("10 km" / "45 minutes"): another fact or a change
         return "possible_contradiction", "another measure", labels
@@ -2465,6 +2471,13 @@ def _changed_value(p: _Pair) -> _Finding | None:
         # supersessions of blind3–12 kept, 6 in every set, no contradiction lost
         return "possible_contradiction", "changed value", (*labels, "other words beside it")
     return ("contradiction" if sure else "possible_contradiction"), "changed value", labels
+
+
+def _said_more_exactly(old: str, new: str) -> bool:
+    """Is one version the other with more parts after it ("3" / "3.12", "18.19" / "18")? Not
+    "3.1" / "3.12": another minor version."""
+    short, long = sorted((old, new), key=len)
+    return short != long and long.startswith(short + ".")
 
 
 def _written_as_read(p: _Pair) -> bool:

@@ -137,6 +137,22 @@ def test_one_number_of_two_things_is_never_merged(real_embedder, old: str, new: 
     judged_as(real_embedder, old, new, None, verdict)
 
 
+@pytest.mark.parametrize(("old", "new", "verdict"), [
+    # one version said more exactly: the same line, perhaps; listed, never superseded
+    ("Uses Python 3.", "Uses Python 3.12.", "possible_duplicate"),
+    ("项目用 Python 3。", "项目用 Python 3.12。", "possible_duplicate"),
+    ("Uses Node 18.", "Uses Node 18.19.", "possible_duplicate"),
+    # another minor version, or a change told: the change
+    ("Uses Python 3.1.", "Uses Python 3.12.", "contradiction"),
+    ("Uses Python 3.11.", "Uses Python 3.12.", "contradiction"),
+    ("项目用 Python 3.10。", "项目用 Python 3.12。", "contradiction"),
+    ("Uses Node 18.", "Upgraded to Node 18.19.", "contradiction"),
+])
+def test_a_version_said_more_exactly_is_no_sure_change(real_embedder, old: str, new: str,
+                                                       verdict: str) -> None:
+    judged_as(real_embedder, old, new, None, verdict)
+
+
 def _remembered(app: App, day: datetime, text: str) -> object:
     return app.memories(clock=lambda: day).remember(text, type="user")
 
