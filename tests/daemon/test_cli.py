@@ -393,8 +393,9 @@ def test_the_readme_session_prints_what_the_readme_shows(tmp_path: Path) -> None
     session = _readme_session()
     assert [command.split()[1] for command, _ in session if command.startswith("dreamd ")] \
         == ["sync", "search", "context", "remember", "remember"]
-    for command, shown in session:
-        assert command.split()[0] in {"cp", "dreamd"}
+    assert session[0][0] == ". .venv/bin/activate"  # (PATH above stands for it)
+    for command, shown in session[1:]:
+        assert command.split()[0] in {"mkdir", "dreamd"}
         done = subprocess.run(["sh", "-c", command], cwd=checkout, env=env, capture_output=True,
                               text=True, timeout=300, check=False)
         assert done.returncode == 0, f"$ {command}\n{done.stderr}"
@@ -405,3 +406,9 @@ def test_the_readme_session_prints_what_the_readme_shows(tmp_path: Path) -> None
     assert _files(checkout / "vault_example") == cloned
     kept = home / "dreamd-demo" / "Memory" / "use-npm-not-pnpm-for-every-javascript-project.md"
     assert kept.is_file()
+    # the session run a second time leaves the user's demo as it is (no copy over its
+    # MEMORY.md, no second vault nested in it)
+    demo = _files(home / "dreamd-demo")
+    again = subprocess.run(["sh", "-c", session[1][0]], cwd=checkout, env=env,
+                           capture_output=True, text=True, timeout=60, check=False)
+    assert again.returncode != 0 and _files(home / "dreamd-demo") == demo
