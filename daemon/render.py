@@ -35,7 +35,7 @@ from daemon.retrieval import SearchTrace
 from daemon.status import StatusReport
 from daemon.sync import SyncReport
 from daemon.terminal_text import shown
-from daemon.work_progress import describe_work
+from daemon.work_progress import describe_work, local_stamp
 from magma.search import SearchHit
 from magma.versions import Version
 
@@ -402,7 +402,10 @@ def print_status(console: Console, report: StatusReport, zone: tzinfo) -> None:
     table.add_column(style="bold", no_wrap=True)
     table.add_column(no_wrap=True, overflow="ignore")
     for key in ("vault", "store", "state_dir", "last_sync", "last_sync_duration_s"):
-        table.add_row(key.replace("_", " "), shown(str(data.get(key) or "never")))
+        value = data.get(key)
+        table.add_row(key.replace("_", " "), shown(
+            "never" if not value else local_stamp(value, zone) if key == "last_sync"
+            else str(value)))
     for key, value in _flatten(data.get("counts", {})):
         table.add_row(key, str(value))
     daemon = data.get("daemon")
@@ -419,18 +422,21 @@ def print_status(console: Console, report: StatusReport, zone: tzinfo) -> None:
             drift = ", ".join(f"{k.replace('_', ' ')} {v}"
                               for k, v in (checked.get("drift") or {}).items()) or "clean"
             table.add_row("last check", shown(
-                f"{checked.get('at')}: {drift}; {checked.get('fixed', 0)} repaired"
+                f"{local_stamp(checked.get('at'), zone)}: {drift}; "
+                f"{checked.get('fixed', 0)} repaired"
                 + (f", left for you (dreamd check says how): {', '.join(checked['left'])}"
                    if checked.get("left") else "")))
         batch = daemon.get("last_batch")
         if batch:
             table.add_row("last batch", shown(
-                f"{batch.get('at')}: {batch.get('paths')} paths in {batch.get('duration_ms')} ms"
+                f"{local_stamp(batch.get('at'), zone)}: {batch.get('paths')} paths in "
+                f"{batch.get('duration_ms')} ms"
                 + (f", error: {batch['error']}" if batch.get("error") else "")))
     dream = data.get("dream")
     if dream:
         sessions = dream.get("sessions") or {}
-        table.add_row("last dream", shown(str(dream.get("last") or "never")))
+        table.add_row("last dream", shown(local_stamp(dream["last"], zone) if dream.get("last")
+                                          else "never"))
         table.add_row("next dream", shown(
             ("due" if dream.get("due") else "not due") + f": {dream.get('reason')}"
             + ("" if dream.get("auto") else " (auto_dream.enabled is off: dreamd dream)")

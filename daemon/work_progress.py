@@ -21,7 +21,7 @@ from typing import Any, Literal, Protocol
 
 from daemon.sync import Progress
 
-__all__ = ["WRITE_EVERY_S", "WRITE_FROM_FILES", "WorkProgress", "describe_work"]
+__all__ = ["WRITE_EVERY_S", "WRITE_FROM_FILES", "WorkProgress", "describe_work", "local_stamp"]
 
 #: How often the status file is rewritten while work advances, in s (each write is a temp
 #: file, an fsync and a rename: two a second cost nothing next to embedding a note).
@@ -86,6 +86,19 @@ _WHAT = {"batch": "indexing a batch of {files} changed files",
          "reconcile": "reconciling the vault ({files} files new or changed)",
          "sync": "running dreamd sync ({files} files new or changed)"}
 _DONE = {"reading": "read", "embedding": "embedded", "indexing": "indexed"}
+
+
+def local_stamp(value: object, zone: tzinfo) -> str:
+    """An ISO 8601 time from a status file (``2026-12-07T05:06:06+00:00``) as the user reads
+    it, in ``zone`` (the user's, ``time.zone``; one without an offset is UTC):
+    ``2026-12-07 14:06:06 JST``. A value that is no such time comes back as text. Pure."""
+    try:
+        at = datetime.fromisoformat(str(value))
+    except ValueError:
+        return str(value)
+    if at.tzinfo is None:
+        at = at.replace(tzinfo=UTC)
+    return f"{at.astimezone(zone):%Y-%m-%d %H:%M:%S %Z}"
 
 
 def describe_work(work: dict[str, Any], zone: tzinfo) -> str:

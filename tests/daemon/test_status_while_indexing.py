@@ -20,7 +20,7 @@ from zoneinfo import ZoneInfo
 import daemon_harness as harness
 import pytest
 
-from daemon.work_progress import WorkProgress, describe_work
+from daemon.work_progress import WorkProgress, describe_work, local_stamp
 
 NOTES = 240
 #: ``dreamd ARGS`` as the console script runs it, with the daemon's FAKE embedder (the
@@ -143,3 +143,45 @@ SAID = "indexing a batch of 480 changed files: 120 of 480 embedded, 360 to go"
 ])
 def test_the_work_in_words(work: dict[str, Any], zone: str, said: str) -> None:
     assert describe_work(work, ZoneInfo(zone)) == said
+
+
+@pytest.mark.parametrize(("value", "zone", "said"), [
+    ("2026-12-07T05:06:06+00:00", "Asia/Tokyo", "2026-12-07 14:06:06 JST"),
+    # the day before in the user's zone, summer time, a +05:45 zone, another offset, none
+    ("2026-12-07T02:06:06.123456+00:00", "America/Los_Angeles", "2026-12-06 18:06:06 PST"),
+    ("2026-07-07T02:06:06+00:00", "Europe/Berlin", "2026-07-07 04:06:06 CEST"),
+    ("2026-12-07T02:06:06+00:00", "Asia/Kathmandu", "2026-12-07 07:51:06 +0545"),
+    ("2026-12-07T10:06:06+08:00", "UTC", "2026-12-07 02:06:06 UTC"),
+    ("2026-12-07T02:06:06", "Asia/Shanghai", "2026-12-07 10:06:06 CST"),
+    # not a time: said as it is
+    ("never", "UTC", "never"), ("", "UTC", ""), (None, "UTC", "None"),
+])
+def test_a_status_time_in_the_users_zone(value: object, zone: str, said: str) -> None:
+    assert local_stamp(value, ZoneInfo(zone)) == said
+
+
+def test_status_says_each_time_of_the_daemons_work_in_the_users_zone() -> None:
+    """``dreamd status`` said ``last sync: 2026-12-07T05:06:06+00:00`` (and likewise the last
+    check, batch and dream) in UTC's ISO form while its "since" was in the user's zone."""
+    import io
+
+    from rich.console import Console
+
+    from daemon import render
+    from daemon.status import StatusReport
+
+    buffer = io.StringIO()
+    render.print_status(Console(file=buffer, width=200), StatusReport(
+        vault="/v", store="/s/lancedb", state_dir="/s", last_sync="2026-12-07T05:06:06+00:00",
+        last_sync_duration_s=0.4, counts={},
+        daemon={"pid": 7, "state": "watching", "watcher": "watchfiles", "queue_depth": 0,
+                "last_check": {"at": "2026-12-07T05:10:00+00:00", "drift": {}, "fixed": 0},
+                "last_batch": {"at": "2026-12-07T05:11:00+00:00", "paths": 2,
+                               "duration_ms": 80}},
+        dream={"last": "2026-12-06T18:30:00.250000+00:00", "due": False, "reason": "gates",
+               "auto": True, "sessions": {}}), ZoneInfo("Asia/Tokyo"))
+    lines = buffer.getvalue().splitlines()
+    assert "last sync: 2026-12-07 14:06:06 JST" in lines
+    assert "last check: 2026-12-07 14:10:00 JST: clean; 0 repaired" in lines
+    assert "last batch: 2026-12-07 14:11:00 JST: 2 paths in 80 ms" in lines
+    assert "last dream: 2026-12-07 03:30:00 JST" in lines
