@@ -17,10 +17,16 @@ in the build thread's own step.
 
 ``--searches N`` then runs N searches as a client asks them (``Retriever.search``: note names
 of the vault as queries, three in five unfiltered, the others in ``help/`` or ``copy-03/``)
-and prints their p50 / p95, then the process's anonymous and file-backed memory
+and prints their p50 / p95 (wall, and the process's CPU time: every thread's, LanceDB's
+too), then the process's anonymous and file-backed memory
 (``RssAnon``, ``RssFile``: the mapped BM25 index and vector rows are file pages) after the
 5th and the Nth, as they are and once trimmed as the daemon's quiet pause does
 (:func:`daemon.runner.trim_now`), and what LanceDB's caches of the store hold.
+
+``--hits JSON`` writes each search's hits (path, score, reasons, snippet), and
+``--no-deadlines`` gives every stage a hundred times its deadline, so that they never
+depend on the machine's speed: two trees' files of hits are then the same, or one changed
+what search returns.
 
 ``--fake`` uses the tests' token-hash embedder (``tests/support/fakes.py``) instead of the
 model, for an index built by ``bench/scale_bench.py --structure-only``: the model is then
@@ -33,6 +39,7 @@ from __future__ import annotations
 import argparse
 import ctypes
 import gc
+import json
 import os
 import sys
 import time
@@ -46,6 +53,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "tests" / "support"))
 
+from config.settings import Settings  # noqa: E402
 from daemon.app import App, load  # noqa: E402
 from daemon.retrieval import _note_index  # noqa: E402
 from magma.gc_pause import bound_heap  # noqa: E402
@@ -74,7 +82,7 @@ def rss_kinds() -> str:
     return f"{before} MB; trimmed {read()} MB"
 
 
-def searches(app: Any, vault: Path, count: int) -> None:
+def searches(app: Any, vault: Path, count: int, hits_file: Path | None = None) -> None:
     """``count`` searches of note names (module docstring), timed, with the memory after the
     5th and the last."""
     import datetime
@@ -87,17 +95,25 @@ def searches(app: Any, vault: Path, count: int) -> None:
     asked += [(Path(p).stem.replace("-", " "), "copy-03/") for p in names[7::step_ * 3][:10]]
     now = datetime.datetime(2026, 12, 6, 12, 0, tzinfo=datetime.UTC)
     app.retriever.search("warm one", limit=10, now=now)
-    times = []
+    times, cpu, answers = [], [], []
     for i in range(count):
         if i == 5:
             print(f"after 5 searches: {rss_kinds()}; LanceDB caches "
                   f"{cache_bytes(app.store) / 2**20:,.0f} MB", flush=True)
         text, prefix = asked[i % len(asked)]
-        began = time.perf_counter()
-        app.retriever.search(text, limit=10, path_prefix=prefix, now=now)
+        began, began_cpu = time.perf_counter(), time.process_time()
+        found = app.retriever.search(text, limit=10, path_prefix=prefix, now=now)
         times.append((time.perf_counter() - began) * 1000)
+        cpu.append((time.process_time() - began_cpu) * 1000)
+        answers.append({"query": text, "folder": prefix, "hits": [
+            [h.path, h.score, list(h.why), h.snippet] for h in found.hits]})
+    if hits_file is not None:
+        hits_file.write_text(json.dumps(answers, ensure_ascii=False, indent=1), encoding="utf-8")
     p50, p95 = np.percentile(times, [50, 95])
-    print(f"{count} searches: p50 {p50:,.0f} ms, p95 {p95:,.0f} ms")
+    c50, c95 = np.percentile(cpu, [50, 95])
+    print(f"{count} searches: p50 {p50:,.0f} ms, p95 {p95:,.0f} ms; CPU of the process "
+          f"(every thread) p50 {c50:,.0f} ms, p95 {c95:,.0f} ms; load "
+          f"{' '.join(f'{x:.1f}' for x in os.getloadavg())}")
     print(f"after {count} searches: {rss_kinds()}; LanceDB caches "
           f"{cache_bytes(app.store) / 2**20:,.0f} MB", flush=True)
 
@@ -116,9 +132,19 @@ def main() -> None:
                         help="then a rebuild of the index as after an edit (one title changed)")
     parser.add_argument("--searches", type=int, default=0, metavar="N",
                         help="then N searches, timed, and the memory they leave")
+    parser.add_argument("--hits", type=Path, metavar="JSON",
+                        help="write each search's hits (path, score, reasons, snippet)")
+    parser.add_argument("--no-deadlines", action="store_true",
+                        help="stage deadlines ×100: the hits then never depend on the "
+                             "machine's speed (compare two trees' --hits)")
     args = parser.parse_args()
     bound_heap()  # as the daemon's run does
-    loaded = load(None, None, {"vault.path": str(args.vault)})
+    overrides: dict[str, Any] = {"vault.path": str(args.vault)}
+    if args.no_deadlines:
+        overrides["retrieval.progressive_search.stages"] = [
+            {"name": s.name, "limit": s.limit, "timeout_ms": s.timeout_ms * 100}
+            for s in Settings().retrieval.progressive_search.stages]
+    loaded = load(None, None, overrides)
     if args.fake:
         from fakes import TokenHashEmbedder
 
@@ -164,7 +190,7 @@ def main() -> None:
         print(f"note-level BM25 index: {len(builder._last.paths):,} notes, "
               f"{len(index.vocab_dict):,} tokens, {sizes}")
     if args.searches:
-        searches(app, args.vault, args.searches)
+        searches(app, args.vault, args.searches, args.hits)
 
 if __name__ == "__main__":
     main()

@@ -131,6 +131,10 @@ class Snapshot:
     #: (:func:`follow_snapshot`): their path, id and hash are ``""``, no note lists them, and
     #: a scan of every row scores them ``-inf`` (:func:`living_scores`)
     dead: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    #: folders searched (a path prefix as typed) -> the prefix as the paths spell it and the
+    #: notes of ``rows_by_path`` in it, in its order (:func:`daemon.retrieval.folder_of`),
+    #: kept for the next search of that folder
+    folders: dict[str, tuple[str, list[str]]] = field(default_factory=dict)
 
     @property
     def chunk_count(self) -> int:

@@ -35,7 +35,7 @@ import unicodedata
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from concurrent.futures import CancelledError, Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import bm25s
 import numpy as np
@@ -120,6 +120,9 @@ ASKING_TURN_REPEAT = 2
 FEEDBACK_SHARE = 0.0
 FEEDBACK_DOCS = 3
 FEEDBACK_TERMS = 10
+#: Folders whose notes :meth:`NoteBm25.top` keeps marked for the next search of that folder
+#: (our choice: a user searches a few folders; a mark costs a byte a note).
+FOLDERS_KEPT = 16
 
 #: The vocabulary is renumbered when it holds this many times the tokens in use (our
 #: choice: a note edited a thousand times with new words must not keep them all).
@@ -253,6 +256,8 @@ class NoteBm25:
     _index: bm25s.BM25 | None
     #: Called when the index's arrays turn out damaged at a search (a saved index's).
     _broken: Callable[[], None] | None = None
+    #: Which of ``paths`` are in each folder searched (:meth:`top`'s ``prefix``), by folder.
+    _folders: dict[str, np.ndarray] = field(default_factory=dict, compare=False)
 
     @classmethod
     def saved(cls, saved: SavedNoteBm25, broken: Callable[[], None] | None = None
@@ -290,10 +295,14 @@ class NoteBm25:
                     create_empty_token=False, show_progress=False)
         return cls(paths, index)
 
-    def top(self, query: str, n: int, keep: Callable[[str], bool]) -> list[tuple[str, float]]:
+    def top(self, query: str, n: int, keep: Callable[[str], bool], prefix: str | None = None
+            ) -> list[tuple[str, float]]:
         """The ``n`` best notes for ``query`` that ``keep`` allows -> ``(path, score)``,
-        best first; notes that share no token with the query (nor, with
-        :data:`FEEDBACK_SHARE`, with its feedback words) are not returned."""
+        best first (equal scores in index order); notes that share no token with the query
+        (nor, with :data:`FEEDBACK_SHARE`, with its feedback words) are not returned.
+        ``prefix``: the folder ``keep`` allows, if it asks one: the notes outside it are
+        left out at once, not each asked of ``keep`` (a folder of a thousand notes among
+        100,000 asked ``keep`` of thousands of notes before it)."""
         if self._index is None or n <= 0:
             return []
         ids = self._index.get_tokens_ids(bm25_tokens(query))
@@ -309,17 +318,29 @@ class NoteBm25:
             if self._broken is not None:
                 self._broken()
             return []
-        order = np.argsort(-scores, kind="stable")
+        rows = np.flatnonzero(scores > 0.0)  # only these are ranked: no sort of the rest
+        if prefix:
+            rows = rows[self._in_folder(prefix)[rows]]
+        order = rows[np.argsort(-scores[rows], kind="stable")]
         found: list[tuple[str, float]] = []
         for row in order.tolist():
-            score = float(scores[row])
-            if score <= 0.0:
-                break
             if keep(self.paths[row]):
-                found.append((self.paths[row], score))
+                found.append((self.paths[row], float(scores[row])))
                 if len(found) >= n:
                     break
         return found
+
+    def _in_folder(self, prefix: str) -> np.ndarray:
+        """``bool[notes]``: which notes' paths start with ``prefix``, kept for the next
+        search of that folder (:data:`FOLDERS_KEPT` folders at most)."""
+        mask = self._folders.get(prefix)
+        if mask is None:
+            if len(self._folders) >= FOLDERS_KEPT:
+                self._folders.clear()
+            mask = np.fromiter((p.startswith(prefix) for p in self.paths), dtype=bool,
+                               count=len(self.paths))
+            self._folders[prefix] = mask
+        return mask
 
 
     def _feedback(self, scores: np.ndarray, asked: Sequence[int]) -> np.ndarray:

@@ -133,3 +133,28 @@ def test_a_folder_filter_typed_composed_keeps_the_folder_stored_decomposed() -> 
     assert stored_prefix(paths, "Recettes/") == "Recettes/"
     assert stored_prefix(paths, "Ailleurs/") == "Ailleurs/"
     assert stored_prefix(paths, None) is None
+
+
+def test_a_folder_searched_lists_its_notes_as_stored_and_keeps_them() -> None:
+    """:func:`folder_of`: the folder as the paths spell it (typed composed, stored
+    decomposed) and the notes in it in the snapshot's order, look-alike folders
+    ("Recettes/Crème 2/", "Recettes/Crèmes.md") left out; kept on the snapshot."""
+    from types import SimpleNamespace
+    from typing import cast
+
+    from daemon.retrieval import folder_of
+    from magma.catalogue import Snapshot
+
+    rows = {nfd("Recettes/Crème/Tarte.md"): [0], "Recettes/Pain.md": [1],
+            nfd("Recettes/Crème 2/Flan.md"): [2], nfd("Recettes/Crèmes.md"): [3],
+            nfd("Recettes/Crème/Anglaise.md"): [4], "日记/睡眠.md": [5]}
+    snap = cast(Snapshot, SimpleNamespace(entries=dict.fromkeys(rows), rows_by_path=rows,
+                                          folders={}))
+    assert folder_of(snap, "Recettes/Crème/") == (
+        nfd("Recettes/Crème/"), [nfd("Recettes/Crème/Tarte.md"),
+                                 nfd("Recettes/Crème/Anglaise.md")])
+    assert folder_of(snap, "日记/") == ("日记/", ["日记/睡眠.md"])
+    assert folder_of(snap, "Ailleurs/") == ("Ailleurs/", [])
+    assert set(snap.folders) == {"Recettes/Crème/", "日记/", "Ailleurs/"}
+    snap.rows_by_path = {}  # a second search of a folder reads what the first listed
+    assert folder_of(snap, "日记/") == ("日记/", ["日记/睡眠.md"])

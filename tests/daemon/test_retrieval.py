@@ -14,10 +14,11 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 import numpy as np
 import pytest
@@ -1067,20 +1068,38 @@ _NAME_PATHS = ["a.md", "b.md", "Notes/a.md", "日记/睡眠.md", "日记/睡眠 
 _NAME_WORDS = ["sleep", "睡眠", "2023", "help", "canvas", "missing"]
 
 
+#: Paths of many notes (a word held by hundreds: the levels too long to sort whole), in an
+#: order that is not path order, with look-alike folders ("日记/" and "日记本/", "a/" and "a.md").
+_MANY_PATHS = [f"{folder}{i:03d}.md" for i in range(97, 0, -3)
+               for folder in ("", "日记/", "日记本/", "a/", "Z/")]
+
+
+def _expected_by_words(paths: list[str], postings: dict[str, set[str]], words: set[str],
+                       exact: set[str], kept: Callable[[str], bool], want: int) -> list[str]:
+    shares: dict[str, float] = {}
+    for path in paths:
+        held = sum(path in postings.get(word, set()) for word in words)
+        if held / len(words) >= 0.5 and path not in exact and kept(path):
+            shares[path] = held / len(words)
+    return sorted(shares, key=lambda p: (-shares[p], p))[:want]
+
+
 @settings(max_examples=300, deadline=None)
 @given(postings=st.dictionaries(st.sampled_from(_NAME_WORDS[:-1]),
                                 st.sets(st.sampled_from(_NAME_PATHS), max_size=7)),
        words=st.sets(st.sampled_from(_NAME_WORDS), min_size=1),
        exact=st.sets(st.sampled_from(_NAME_PATHS), max_size=2),
        dropped=st.sets(st.sampled_from(_NAME_PATHS), max_size=3),
-       want=st.integers(min_value=1, max_value=8))
+       want=st.integers(min_value=1, max_value=8),
+       prefix=st.sampled_from([None, "", "日记/", "日记", "Notes/", "z/"]))
 def test_names_by_words_are_the_notes_holding_half_the_words_most_first_then_by_path(
         postings: dict[str, set[str]], words: set[str], exact: set[str], dropped: set[str],
-        want: int) -> None:
+        want: int, prefix: str | None) -> None:
     """ccb-fast's word matching (``_by_words``) against its definition: a note holding at
     least half of the distinct words (odd and even counts, words no note holds), scored by
     that share, ties by path (Chinese and accented paths), ``keep`` and ``exact`` left out,
-    the first ``want``."""
+    the first ``want``; a folder ``keep`` asks for (``prefix``, or none) leaves the rest
+    out without asking ``keep`` about them."""
     from types import SimpleNamespace
     from typing import cast
 
@@ -1091,14 +1110,42 @@ def test_names_by_words_are_the_notes_holding_half_the_words_most_first_then_by_
 
     def keep(path: str) -> bool:
         asked.append(path)
-        return path not in dropped
+        return path not in dropped and path.startswith(prefix or "")
 
-    shares: dict[str, float] = {}
-    for path in _NAME_PATHS:
-        held = sum(path in postings.get(word, set()) for word in words)
-        if held / len(words) >= 0.5 and path not in exact and path not in dropped:
-            shares[path] = held / len(words)
-    expected = sorted(shares, key=lambda p: (-shares[p], p))[:want]
+    expected = _expected_by_words(_NAME_PATHS, postings, words, exact,
+                                  lambda p: p not in dropped and p.startswith(prefix or ""),
+                                  want)
     snap = cast(Snapshot, SimpleNamespace(postings=postings))
-    assert _by_words(snap, words, exact, want, keep) == expected
+    assert _by_words(snap, words, exact, want, keep, prefix) == expected
     assert len(asked) <= len(expected) + len(dropped)  # keep asked only until want are kept
+    assert all(p.startswith(prefix or "") for p in asked)
+
+
+@settings(max_examples=150, deadline=None)
+@given(postings=st.dictionaries(st.sampled_from(_NAME_WORDS[:-1]),
+                                st.sets(st.sampled_from(_MANY_PATHS), max_size=160)),
+       words=st.sets(st.sampled_from(_NAME_WORDS), min_size=1),
+       exact=st.sets(st.sampled_from(_MANY_PATHS), max_size=12),
+       dropped=st.sets(st.sampled_from(_MANY_PATHS), max_size=40),
+       want=st.integers(min_value=1, max_value=12),
+       prefix=st.sampled_from([None, "日记/", "日记本/", "a/"]))
+def test_names_by_words_of_words_held_by_many_notes_are_the_same(
+        postings: dict[str, set[str]], words: set[str], exact: set[str], dropped: set[str],
+        want: int, prefix: str | None) -> None:
+    """The same definition when words are held by up to 160 notes of 165: the levels of a
+    count are then longer than the few paths first taken of them in path order (many kept
+    notes dropped or named exactly, so the rest of a level is sorted too)."""
+    from types import SimpleNamespace
+    from typing import cast
+
+    from daemon.retrieval import _by_words
+    from magma.catalogue import Snapshot
+
+    def keep(path: str) -> bool:
+        return path not in dropped and path.startswith(prefix or "")
+
+    snap = cast(Snapshot, SimpleNamespace(postings=postings))
+    expected = _expected_by_words(_MANY_PATHS, postings, words, exact, keep, want)
+    for whole in (0, 64):  # the first paths of a level picked apart, or the level sorted
+        with mock.patch("daemon.retrieval.SORTED_WHOLE", whole):
+            assert _by_words(snap, words, exact, want, keep, prefix) == expected

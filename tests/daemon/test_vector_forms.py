@@ -199,6 +199,10 @@ def test_a_filtered_search_beside_the_index_keeps_to_its_filter(
             # a filter the store cannot apply (layers): the index asked for more, then
             # filtered here, or the allowed rows scored
             assert [p for p, _, _ in _nearest(ann_snap, vector, 3, keep, True)] == near
+            # told the folder keep asks for: only its notes asked of keep, the same rows
+            assert _nearest(ann_snap, vector, 3, keep, True, where, folder) == found
+            assert _nearest(exact_snap, vector, 3, keep, True, "", folder) \
+                == _nearest(exact_snap, vector, 3, keep, True)
         hits = exact_app.search(QUERIES[0], limit=5, path_prefix=folder, count_recall=False)
         assert [h.path for h in ann_app.search(QUERIES[0], limit=5, path_prefix=folder,
                                                count_recall=False)] == [h.path for h in hits]

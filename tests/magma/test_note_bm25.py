@@ -62,6 +62,28 @@ def test_keep_filters_and_limits() -> None:
     assert NoteBm25.build({"blank.md": []}).top("kiln", 5, lambda _: True) == []
 
 
+def test_a_folder_asked_of_top_leaves_the_same_notes_as_keep_alone() -> None:
+    """``top`` told the folder ``keep`` allows returns what ``keep`` alone gives: ties (the
+    copies of a note) in index order, look-alike folders ("日记/" and "日记本/", "a/" and
+    "a.md", "A/") kept apart, a folder no note is in, and the folder's notes marked once."""
+    notes = {}
+    for i in range(12):
+        for folder in ("", "a/", "A/", "日记/", "日记本/", "a/b/"):
+            notes[f"{folder}n{i % 5}-{i}.md"] = f"kiln firing log {i % 3} 窑炉 烧制"
+    notes["a.md"] = "kiln kiln kiln"
+    index = _index(notes)
+    for query in ("kiln firing", "log 1", "窑炉", "glaze"):
+        for folder in ("a/", "A/", "日记/", "日记本/", "a/b/", "a", "Z/"):
+            for dropped in (set(), {f"{folder}n0-0.md", f"{folder}n1-6.md"}):
+                def keep(path: str, folder: str = folder, dropped: set[str] = dropped) -> bool:
+                    return path.startswith(folder) and path not in dropped
+
+                for n in (1, 4, 40):
+                    assert index.top(query, n, keep, folder) == index.top(query, n, keep), \
+                        (query, folder, n)
+    assert set(index._folders) == {"a/", "A/", "日记/", "日记本/", "a/b/", "a", "Z/"}
+
+
 def test_the_lexicon_tokenizes_each_chunk_once_and_forgets_what_left() -> None:
     lexicon = NoteLexicon()
     assert lexicon.missing(["h1", "h2"]) == {"h1", "h2"}
