@@ -1021,28 +1021,34 @@ def _by_words(snap: Snapshot, words: Collection[str], exact: Collection[str], wa
     folder ``keep`` allows, if it asks one: the others are never asked about).
 
     A word of many notes (a year, a folder's name) lists tens of thousands at 100,000 notes,
-    so the notes are counted level by level, most words first: a note holding ``c`` of ``k``
+    so the notes are taken level by level, most words first: a note holding ``c`` of ``k``
     words lacks at most ``k - c`` of them, so it is in one of the ``k - c + 1`` shortest
-    postings at least. Their union (set operations, in C) holds every note of ``c`` words or
-    more; each level only counts the notes it adds, and the search stops at the level where
-    ``want`` are kept: a name's words "2023 05 20 ba4db050_1" count the few notes of
-    ``ba4db050_1`` and ``20``, not the 60,000 of ``2023``."""
+    postings at least. Each level meets the notes of one more posting; of those, the notes
+    of ``c`` words are the ones in every longer posting too (a set intersection, in C); the
+    notes met at the levels above are counted (each once) when the search goes below them.
+    It stops at the level where ``want`` are kept: the name "2023 05 20 ba4db050_1" counts
+    the few notes of ``ba4db050_1``, not the 60,000 of ``2023``."""
     lists = sorted((snap.postings.get(word, _NO_PATHS) for word in words), key=len)
     least = (len(lists) + 1) // 2  # n / len(words) >= 0.5
     seen: set[str] = set()
-    by_count: dict[int, list[str]] = {}
+    counted: dict[int, list[str]] = {}
+    newest: set[str] | frozenset[str] = _NO_PATHS
     kept: list[str] = []
     for level in range(len(lists), least - 1, -1):
-        added = lists[len(lists) - level] - seen
-        if added:
-            seen |= added
-            counts = Counter(chain.from_iterable(held & added for held in lists))
-            for path, n in counts.items():
-                by_count.setdefault(n, []).append(path)
-        level_paths = by_count.get(level, ())
+        if newest:  # the notes first met one level up, counted now that it is passed
+            for path, n in Counter(chain.from_iterable(held & newest for held in lists)
+                                   ).items():
+                counted.setdefault(n, []).append(path)
+        first = len(lists) - level  # the posting this level meets
+        newest = lists[first] - seen if seen else lists[first]
+        if level > least:
+            seen |= newest
+        longer = lists[first + 1:]
+        level_paths: Iterable[str] = chain(
+            counted.get(level, ()), newest.intersection(*longer) if longer else newest)
         if prefix:
-            level_paths = [path for path in level_paths if path.startswith(prefix)]
-        for path in _path_order(level_paths, want - len(kept) + len(exact)):
+            level_paths = (path for path in level_paths if path.startswith(prefix))
+        for path in _path_order(list(level_paths), want - len(kept) + len(exact)):
             if path not in exact and keep(path):
                 kept.append(path)
                 if len(kept) == want:

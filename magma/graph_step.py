@@ -311,6 +311,25 @@ def _around(graph: NoteGraph, seeds: Sequence[int], hops: int, max_nodes: int) -
     return chosen
 
 
+def _part_edges(graph: NoteGraph, part: Sequence[int], local: np.ndarray
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The edges among the nodes of ``part`` (``local``: each node's place in ``part``, -1
+    outside it) -> their sources and targets as places in ``part`` and the share of the
+    source's degree each carries, node by node in ``part``'s order, each node's edges in
+    the graph's order: one gather over every edge of the part (a loop over 3,000 nodes
+    cost ~10 ms a search)."""
+    nodes = np.asarray(part, dtype=np.int64)
+    lo = graph.offsets[nodes]
+    counts = graph.offsets[nodes + 1] - lo
+    at = np.arange(int(counts.sum()), dtype=np.int64) \
+        + np.repeat(lo - (np.cumsum(counts) - counts), counts)
+    inside = local[graph.targets[at]]
+    kept = inside >= 0
+    src = np.repeat(np.arange(len(part), dtype=np.int64), counts)[kept]
+    share = graph.weights[at][kept] / np.repeat(graph.degree[nodes], counts)[kept]
+    return src, inside[kept], share
+
+
 def personalized_pagerank(
     graph: NoteGraph, seeds: Mapping[str, float], *, damping: float = DAMPING,
     hops: int = HOPS, max_nodes: int = MAX_NODES, iterations: int = ITERATIONS,
@@ -328,19 +347,7 @@ def personalized_pagerank(
     part = _around(graph, sorted(start, key=lambda i: (-start[i], i)), hops, max_nodes)
     local = np.full(len(graph.nodes), -1, dtype=np.int64)
     local[part] = np.arange(len(part))
-    sources: list[np.ndarray] = []
-    targets: list[np.ndarray] = []
-    shares: list[np.ndarray] = []
-    for i, node in enumerate(part):
-        lo, hi = graph.offsets[node], graph.offsets[node + 1]
-        inside = local[graph.targets[lo:hi]]
-        keep = inside >= 0
-        targets.append(inside[keep])
-        sources.append(np.full(int(keep.sum()), i, dtype=np.int64))
-        shares.append(graph.weights[lo:hi][keep] / graph.degree[node])
-    src = np.concatenate(sources)
-    dst = np.concatenate(targets)
-    share = np.concatenate(shares)
+    src, dst, share = _part_edges(graph, part, local)
     restart = np.zeros(len(part))
     total = sum(start.values())
     for node, w in start.items():
