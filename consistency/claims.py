@@ -2019,8 +2019,9 @@ _RETRACTING = re.compile(
     r"\bfrom\s+(.{1,60}?)\s+(?:to|→|->)\s|\binstead of\s+(.{1,40}?)(?:[,.;]|$)|"
     r"\brather than\s+(.{1,40}?)(?:[,.;]|$)|\bno longer\s+(.{1,40}?)(?:[,.;]|$)|"
     r"\breplaced\s+(.{1,40}?)\s+with\b|从(.{1,40}?)(?:改|换|迁|搬|升|降|调|切)|不再(?:用|使用)?(.{1,20}?)(?:[,，。;；]|$)"
-    # a correction that names what it is not: "September, not August", "二月做，不是四月"
-    r"|[,，;；]\s*(?:not|and not)\s+(.{1,30}?)(?:[,.;!?]|$)"
+    # a correction that names what it is not: "September, not August", "二月做，不是四月",
+    # "on Thursdays, never on Tuesdays"
+    r"|[,，;；]\s*(?:not|never|and not|but not|but never)\s+(.{1,30}?)(?:[,.;!?]|$)"
     r"|(?:[,，;；]\s*(?:不是|而不是|并非)|而不是)(.{1,20}?)(?:[,，。;；!?！？]|$)",
     re.I | re.A)
 
@@ -2053,7 +2054,8 @@ class _WordReader:
     concepts with their signs, and which words a negation denies (``pending``: how many
     words the last negation still reaches, :data:`NEGATION_WINDOW`; ``opening``: the length
     of the frame where this clause began; ``opened_denied``: the clause begins with a
-    denial, before any word it denies)."""
+    denial, before any word it denies; ``denied_at``: how many units were read when the
+    last negation was)."""
 
     deniable: dict[str, tuple[str, ...]]
     frame: list[str] = field(default_factory=list)
@@ -2069,6 +2071,7 @@ class _WordReader:
     after_han: bool = False
     opening: int = 0
     opened_denied: bool = False
+    denied_at: int = -1
 
     def clause(self, clause: str) -> None:
         self.pending, self.liked, self.after_han = 0, False, False
@@ -2091,6 +2094,7 @@ class _WordReader:
             if not contrast and piece != "over" and len(self.frame) == self.opening:
                 self.opened_denied = True
             self.pending = NEGATION_WINDOW
+            self.denied_at = len(self.units)
             self.negations += 1
             self.contrasts += piece in {"¬", "over"}
         elif piece in _CONCEPT_WORDS:
@@ -2129,6 +2133,7 @@ class _WordReader:
         self.units.append(f"⟪{name}⟫")
         # "never X" denies X as "not X" does (counted once, as the concept)
         self.pending = NEGATION_WINDOW if piece in _DENYING else 0
+        self.denied_at = len(self.units)
 
     def _han(self, piece: str) -> None:
         if piece in _ZH_STOP:
@@ -2146,9 +2151,12 @@ class _WordReader:
             marker = _MARKERS.get(piece)
             if marker:
                 self.units.append(marker)
-                if marker == "⟦p⟧" and piece != "of":
+                if marker == "⟦p⟧" and piece != "of" and not (
+                        self.pending and len(self.units) == self.denied_at + 1):
                     # "never mock the DB in tests": the adjunct is not denied ("no end of
-                    # response summaries": "of" binds its noun)
+                    # response summaries": "of" binds its noun); right after the negation,
+                    # the adjunct is what it denies ("in the morning, *never in the
+                    # evening*", "not on weekends", "rather than at night")
                     self.pending = 0
             return
         for part in stem.split():

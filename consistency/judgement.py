@@ -2236,10 +2236,26 @@ def _polarity(p: _Pair) -> _Finding | None:
         return "possible_contradiction", "polarity", (
             *flips[:2], *(f"in {x.label()}" for x in context[:1]))
     if flips:
-        kind: Verdict = "contradiction" if p.strong or p.aligned_ok else \
+        kind: Verdict = "contradiction" if p.strong or p.aligned_ok or (
+            p.cos >= POSSIBLE_COSINE and _denied_for_another(p.co, p.cn)) else \
             "possible_contradiction"
         return kind, "polarity", tuple(flips[:3])
     return None
+
+
+def _denied_for_another(old: Claim, new: Claim) -> bool:
+    """Does the newer memory, telling a change or setting one thing against another ("改成",
+    "no longer", "instead of", "而不是"), deny what the older states, which denies nothing,
+    and state another thing in its place ("我晚上跑步" / "改成早上跑步，不再晚上跑", "I go
+    running in the evening" / "I run in the mornings now, no longer in the evenings")? The
+    value replaced, told with the old one denied: a change, though the words line up
+    poorly ("After June we stop accepting new beta testers" tells no change: it stays
+    listed against "The beta closes to new sign-ups at the end of June")."""
+    def things(words: Iterable[str]) -> set[str]:
+        return {w for w in words if not _is_relation(w) and w not in WHEN_WORDS}
+
+    return (new.says_changed or new.contrasted) and _negative(old) == 0 and bool(
+        things(old.asserted & new.negated)) and bool(things(new.asserted) - set(_bare(old.tokens)))
 
 
 def _verb_over_other_things(old: Claim, new: Claim) -> bool:
@@ -3763,9 +3779,14 @@ def _statement_denied(p: _Pair) -> str | None:
     不养猫".)"""
     whole, clauses = p.cn, _statements(p.co.text)
     if len(clauses) >= 2:
-        for clause in clauses:
-            part = _statement_claim(clause)
-            turned = [w for w in (part.asserted & whole.negated) | (part.negated & whole.asserted)
+        parts = [_statement_claim(clause) for clause in clauses]
+        for clause, part in zip(clauses, parts, strict=True):
+            # what the older states in another of its statements it does not deny here: the
+            # denial is of what stands beside it ("我晚上写日记，不在早上写": writing, not in
+            # the morning)
+            stated = set().union(*(other.asserted for other in parts if other is not part))
+            turned = [w for w in (part.asserted & whole.negated) | (
+                (part.negated - stated) & whole.asserted)
                       if not _is_relation(w) and not w.startswith("number:")]
             if turned and (_negative(part) > 0) != (_negative(whole) > 0) and not (
                     _allergy_told(part, whole) or _allergy_told(whole, part)):

@@ -155,6 +155,8 @@ deploy | deploy deploys deployed deployment deployments | 部署 上线
 release | release releases released | 发布 发版
 database | database databases | 数据库
 server | server servers | 服务器
+memory | memory ram | 内存
+disk | disk disks | 硬盘 磁盘
 production | production prod | 生产环境 生产 线上环境
 environment | environment environments env | 环境
 staging | staging | 预发环境 预发布 预发
