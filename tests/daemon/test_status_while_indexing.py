@@ -49,7 +49,9 @@ def _status(vault: Path, *args: str, **env_vars: str) -> subprocess.CompletedPro
 def test_status_says_which_batch_is_under_way(
     vault: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, daemons: list[Any],
 ) -> None:
-    monkeypatch.setenv(harness.EMBED_DELAY_VAR, "0.05")  # 240 notes: 12 s of embedding
+    # 240 notes: 36 s of embedding, longer than a status command takes to start on two
+    # busy cores (at load 15 one took over 12 s, and the batch was done before it read)
+    monkeypatch.setenv(harness.EMBED_DELAY_VAR, "0.15")
     daemon = harness.DaemonProcess.start(vault, tmp_path / "daemon.log")
     daemons.append(daemon)
     daemon.wait_state("watching", timeout_s=120)
