@@ -295,7 +295,9 @@ class Reranker:
         # a vector list that found nothing (daemon.retrieval.VECTOR_NOISE_COSINE) is not
         # fused; its cosines rank nothing either
         query = found.vector if "vector" in found.lists else None
-        relevance = _relevance(paths, fused, vectors, query)
+        # a note led by a section without words has no cosine of its own to add
+        relevance = _relevance(paths, fused, {p: v for p, v in vectors.items()
+                                              if p not in found.hollow}, query)
         scores, notes, recent = self._scores(snap, paths, relevance, intent, found, moment,
                                              today, strategy)
         fusion = self._settings.fusion
@@ -321,14 +323,27 @@ class Reranker:
                         if fusion.enable_semantic_deduplication and not include_hidden
                         else None)  # --all shows every copy, archived duplicates too
         groups = {p: snap.entries[p].owner or "" for p in paths}  # owners' facts apart
+        # two notes of one chunk each with the same words under two titles (a template and
+        # the note made from it, a note saved twice) are one hit whatever their cosine: each
+        # chunk's vector carries its note's title, and "2023-09-30 > Notes" is far from
+        # "Daily Note Template > Notes". Notes of more chunks can share one ("**User:**
+        # Thanks! **Assistant:** Enjoy." ends many a chat) and say different things.
+        whole = [p for p in paths if len(snap.rows_by_path.get(p, ())) == 1]
+        if duplicate_at is not None:
+            self._read_texts(snap, found, whole)
+        words = {p: _words_of(f) for p in whole if duplicate_at is not None
+                 and (f := form(p)) is not None and f.tokens}
         picked, dropped = mmr(
             paths, scores, vectors, limit=width, lambda_=DIVERSITY_LAMBDA,
-            duplicate_at=duplicate_at, groups=groups, is_copy=is_copy)
+            duplicate_at=duplicate_at, groups=groups, is_copy=is_copy, same_words=words)
 
         def copies(a: str, b: str) -> bool:  # mmr's test of a pair, for notes it never met
-            return duplicate_at is not None and a in vectors and b in vectors \
-                and groups[a] == groups[b] and _cosine(vectors[a], vectors[b]) >= duplicate_at \
-                and is_copy(a, b)
+            if duplicate_at is None or groups[a] != groups[b]:
+                return False
+            if a in words and words.get(a) == words.get(b):
+                return True
+            return a in vectors and b in vectors \
+                and _cosine(vectors[a], vectors[b]) >= duplicate_at and is_copy(a, b)
 
         if not intent.time_only:  # a query of a time alone has no words to match
             picked = _with_hybrid_top(picked, found, scores, dropped, width,
@@ -442,6 +457,11 @@ class Reranker:
         return feedback_priority(memory, moment, self._policy)
 
 
+
+
+def _words_of(form: CopyForm) -> tuple[tuple[str, ...], tuple[str, ...], frozenset[str]]:
+    """What two texts share when they are the same words (:func:`magma.text.copy_form`)."""
+    return form.tasks, form.values, form.tokens
 
 
 def _candidate_vectors(snap: Snapshot, found: _Found, paths: Sequence[str]

@@ -125,7 +125,7 @@ from magma.question_shape import event_phrases
 from magma.recalls import RecallStats
 from magma.search import CANDIDATE_FACTOR, SearchHit, collapse_to_notes
 from magma.store import INDEX_FILE_NAMES, ChunkCandidate, MagmaStore, search_filter
-from magma.text import cjk_phrases, holds_phrases
+from magma.text import cjk_phrases, has_own_words, holds_phrases
 from magma.vector_index import VectorLimits
 
 __all__ = [
@@ -280,6 +280,7 @@ class _Found:
     texts: set[str] = field(default_factory=set)  # paths whose row's chunk text is read
     kept: dict[str, str] = field(default_factory=dict)  # put back, and why ("vector #8")
     lift: dict[str, float] = field(default_factory=dict)  # added to the fused rank score
+    hollow: set[str] = field(default_factory=set)  # led the vector by a section without words
     confident: bool = False
     vector: np.ndarray | None = None
 
@@ -693,7 +694,9 @@ class Retriever:
                                            filtered, where, path_prefix) if phrases else None
         vector = embedding.result() if embedding is not None else self._embed(text)
         part.vector = vector
-        by_vector = _nearest(snap, vector, n, keep, filtered, where, path_prefix)
+        by_vector = _vector_part(self._store, snap, vector,
+                                 _nearest(snap, vector, n, keep, filtered, where, path_prefix),
+                                 part)
         by_words = collapse_to_notes(_phrases_first(words_future.result(), text))
         by_notes = _note_index(self._bm25, snap).top(
             text, n, notes_kept := _of_chunks(snap, keep), path_prefix)
@@ -708,10 +711,6 @@ class Retriever:
                                              path_prefix))
         for rank, (path, score) in enumerate(by_notes, start=1):
             part.why.setdefault(path, []).append(f"note BM25 #{rank} ({score:.1f})")
-        for rank, (path, row, sim) in enumerate(by_vector, start=1):
-            part.rows[path] = row
-            part.cosine[path] = sim
-            part.why.setdefault(path, []).append(f"vector #{rank} (cos {sim:.2f})")
         for rank, cand in enumerate(by_words, start=1):
             part.chunks.setdefault(cand.path, cand)
             part.why.setdefault(cand.path, []).append(f"full-text #{rank}")
@@ -848,6 +847,67 @@ def _nearest(snap: Snapshot, vector: np.ndarray, n: int, keep: Callable[[str], b
             if len(found) >= n:
                 break
     return found
+
+
+def _evidence_first(store: MagmaStore, snap: Snapshot, vector: np.ndarray,
+                    nearest: list[tuple[str, int, float]], part: _Found
+                    ) -> list[tuple[str, int, float]]:
+    """``nearest`` (:func:`_nearest`) with each note ranked by its best chunk that says
+    something of its own (:func:`magma.text.has_own_words`), and the notes with none after
+    all the others, in their order (their paths in ``part.hollow``). The chunks read are
+    kept in ``part`` (a search shows them).
+
+    A section that holds only its heading, an embed or list marks (a template's ``## Notes``
+    and ``-``, a daily note's ``![[Daily.base]]``) is embedded as its title and heading
+    path: close to any question that names "notes", and leading it over every note that
+    answers. A memory, a note with a description and a note whose body is blank (embedded
+    as its title and properties, :func:`magma.chunking.chunk_note`) keep their rank."""
+    if not nearest:
+        return nearest
+    wanted = {snap.chunk_ids[row]: path for path, row, _ in nearest}
+    for chunk in store.chunks_by_id(wanted):
+        part.chunks[wanted[chunk.chunk_id]] = chunk
+        part.texts.add(wanted[chunk.chunk_id])
+
+    def hollow(chunk: ChunkCandidate | None) -> bool:
+        if chunk is None or not chunk.body.strip() or has_own_words(chunk.body):
+            return False
+        entry = snap.entries.get(chunk.path)
+        return entry is None or (entry.memory_type is None and not entry.description
+                                 and not entry.properties.get("description"))
+
+    led = [path for path, _, _ in nearest if hollow(part.chunks.get(path))]
+    if not led:
+        return nearest
+    # a note led by a wordless section is ranked by its other sections that say something
+    better: dict[str, tuple[int, float]] = {}
+    rows = {snap.chunk_ids[row]: row for path in led for row in snap.rows_by_path.get(path, ())}
+    others = [c for c in store.chunks_of(led) if c.chunk_id in rows and not hollow(c)]
+    if others:
+        sims = snap.chunk_vectors.scores_at(
+            np.asarray([rows[c.chunk_id] for c in others], dtype=np.int64),
+            np.asarray(vector, dtype=np.float32))
+        for chunk, sim in zip(others, sims.tolist(), strict=True):
+            if sim > better.get(chunk.path, (0, -np.inf))[1]:
+                better[chunk.path] = (rows[chunk.chunk_id], sim)
+                part.chunks[chunk.path] = chunk
+    kept = [(p, *better[p]) if p in better else (p, row, sim) for p, row, sim in nearest]
+    part.hollow.update(p for p in led if p not in better)
+    return sorted(kept, key=lambda hit: (hit[0] in part.hollow, -hit[2]))
+
+
+def _vector_part(store: MagmaStore, snap: Snapshot, vector: np.ndarray,
+                 nearest: list[tuple[str, int, float]], part: _Found
+                 ) -> list[tuple[str, int, float]]:
+    """``nearest`` by :func:`_evidence_first`, each note's row, cosine and rank kept in
+    ``part``."""
+    ranked = _evidence_first(store, snap, vector, nearest, part)
+    for rank, (path, row, sim) in enumerate(ranked, start=1):
+        part.rows[path] = row
+        part.cosine[path] = sim
+        wordless = " of a section without words" if path in part.hollow else ""
+        part.why.setdefault(path, []).append(f"vector #{rank} (cos {sim:.2f}{wordless})")
+    return ranked
 
 
 def _ranked_rows(snap: Snapshot, vector: np.ndarray, n: int, keep: Callable[[str], bool],
@@ -1099,7 +1159,9 @@ def _merge(into: _Found, part: _Found) -> int:
     for name, ranked in part.lists.items():
         into.lists[name] = ranked
     for path, chunk in part.chunks.items():
-        into.chunks.setdefault(path, chunk)
+        if into.chunks.setdefault(path, chunk) is chunk and path in part.texts:
+            into.texts.add(path)
+    into.hollow |= part.hollow
     for path, sim in part.cosine.items():
         into.cosine.setdefault(path, sim)
     for path, row in part.rows.items():

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -110,6 +110,7 @@ def mmr(
     limit: int, lambda_: float = MMR_LAMBDA, duplicate_at: float | None = 0.85,
     groups: Mapping[str, str] | None = None,
     is_copy: Callable[[str, str], bool] | None = None,
+    same_words: Mapping[str, Hashable] | None = None,
 ) -> tuple[list[tuple[str, float]], dict[str, str]]:
     """Maximal marginal relevance over ``ids`` -> (``[(picked id, its MMR value)]`` in order,
     ``{dropped id: the picked id it duplicates}``). The MMR values never increase down the
@@ -122,7 +123,9 @@ def mmr(
     a duplicate of a picked one (``None``: never). ``groups``: only candidates of the same
     group (e.g. the same owner) can be duplicates of each other. ``is_copy(picked, other)``,
     asked only of pairs past ``duplicate_at``, must also agree (the texts are copies: two
-    notes that say one thing with another value are both kept).
+    notes that say one thing with another value are both kept). ``same_words``: a key of
+    each candidate's words; two of one group with equal keys are duplicates whatever their
+    cosine (``duplicate_at`` not ``None``; an id without a key has no such twin).
     """
     if limit < 1 or not ids:
         return [], {}
@@ -143,6 +146,12 @@ def mmr(
         best = max(left, key=value)
         left.remove(best)
         picked.append((best, value(best)))
+        key = None if same_words is None or duplicate_at is None else same_words.get(best)
+        if key is not None:
+            for other in [o for o in left if same_words.get(o) == key  # type: ignore[union-attr]
+                          and (groups is None or groups.get(o) == groups.get(best))]:
+                left.remove(other)
+                dropped[other] = best
         if best not in units:
             continue
         for other in list(left):

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from ccb.memory_file import normalise_text
 
 __all__ = ["CJK_CHAR", "CJK_RANGES", "HAN_RANGES", "NEAR_IDENTICAL_OVERLAP", "CopyForm",
-           "cjk_phrases", "copy_form", "holds_phrases", "near_identical", "same_copy",
-           "text_tokens"]
+           "cjk_phrases", "copy_form", "has_own_words", "holds_phrases", "near_identical",
+           "same_copy", "text_tokens"]
 
 #: Han ideographs: CJK Unified Ideographs Extension A (U+3400–4DBF), CJK Unified Ideographs
 #: (U+4E00–9FFF) and CJK Compatibility Ideographs (U+F900–FAFF), as a regex class body.
@@ -35,8 +35,32 @@ _CJK_RUN = re.compile(f"[{CJK_RANGES}]{{2,}}")
 #: subject share far less).
 NEAR_IDENTICAL_OVERLAP = 0.8
 
+#: What a section holds that says nothing of its own: its heading lines (the heading path
+#: names them), embeds of other files (``![[Daily.base]]``, ``![alt](cat.png)``), template
+#: placeholders (``{{date}}``, Templater's ``<% … %>``), comments (``%% … %%``, ``<!-- … -->``)
+#: and, once those are gone, any run of marks without a letter, digit or CJK character
+#: (list and task markers, quotes, rules, table pipes).
+_NOT_OWN_WORDS = re.compile(
+    r"^[ \t]{0,3}#{1,6}(?:[ \t][^\n]*)?$|!\[\[[^\]\n]*\]\]|!\[[^\]\n]*\]\([^)\n]*\)"
+    r"|\{\{[^}\n]*\}\}|<%.*?%>|%%.*?%%|<!--.*?-->", re.M | re.S)
+#: A letter, digit or CJK character: what a word is made of.
+_WORD_CHAR = re.compile(r"[^\W_]")
+
 #: A Markdown task's box, ticked or not (``- [x]``, ``* [ ]``; Obsidian's other marks too).
 _TASK_MARK = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+\[(.)\]", re.M)
+
+
+def has_own_words(text: str) -> bool:
+    """Does a section's ``text`` say anything beyond its headings? ``False`` for one that
+    holds only heading lines, embeds of other files, template placeholders, comments and
+    list, task, quote or table marks: ``"## Notes\\n\\n![[Daily.base]]"``, ``"## 笔记\\n- "``,
+    ``"- [ ] {{date}}"``; ``True`` as soon as one word, number or link is left:
+    ``"Use pnpm, not npm"``, ``"## Notes\\n- [[Kiln]]"``, ``"用 pnpm"``, ``"- 42"``.
+
+    A template's empty sections and a note that is only an embedded base or picture have
+    no evidence of their own for a search; their embedding is that of their title and
+    headings, close to any question that names those words."""
+    return _WORD_CHAR.search(_NOT_OWN_WORDS.sub(" ", text)) is not None
 
 
 def text_tokens(text: str) -> list[str]:
