@@ -99,8 +99,20 @@ service_app = typer.Typer(help="Run dreamd as a systemd user service or launchd 
                           no_args_is_help=True)
 app.add_typer(service_app, name="service")
 
+
+def _vault_folder(text: str) -> Path:
+    """A vault folder as typed (``--vault`` or VAULT). An empty or blank one is refused
+    (``VaultError``, exit 4): ``Path("")`` is the working folder, so ``--vault "$VAULT"``
+    with the variable unset indexed and wrote notes into whatever folder the shell was in."""
+    if not text.strip():
+        raise VaultError(f"the vault's folder is empty ({text!r}); give the folder that holds "
+                         "your notes (an unset shell variable?); nothing was created")
+    return Path(text)
+
+
 #: Options many commands share.
-VaultOption = Annotated[Path | None, typer.Option("--vault", help="Vault folder.")]
+VaultOption = Annotated[Path | None, typer.Option("--vault", help="Vault folder.",
+                                                  parser=_vault_folder)]
 OwnerOption = Annotated[
     str | None, typer.Option("--owner", help="Act for this owner (user or user/agent).")
 ]
@@ -314,7 +326,7 @@ def init(
     vault: Annotated[
         Path | None,
         typer.Argument(help="The Obsidian vault folder (default: pick one of the vaults "
-                            "Obsidian knows)."),
+                            "Obsidian knows).", parser=_vault_folder),
     ] = None,
     force: Annotated[bool, typer.Option(help="Overwrite an existing config file.")] = False,
     yes: Annotated[
@@ -451,7 +463,8 @@ def _offer_service(ctx: typer.Context, vault: Path) -> None:
 def sync(
     ctx: typer.Context,
     vault: Annotated[
-        Path | None, typer.Argument(help="Vault folder (default: vault.path).")
+        Path | None, typer.Argument(help="Vault folder (default: vault.path).",
+                                   parser=_vault_folder)
     ] = None,
     allow_mass_delete: Annotated[
         bool,
@@ -460,7 +473,8 @@ def sync(
     ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
     vault_option: Annotated[
-        Path | None, typer.Option("--vault", help="Vault folder (as the other commands take it; "
+        Path | None, typer.Option("--vault", parser=_vault_folder,
+                                 help="Vault folder (as the other commands take it; "
                                                   "the same as VAULT).")
     ] = None,
 ) -> None:
@@ -1376,10 +1390,12 @@ def status(
 def run(
     ctx: typer.Context,
     vault: Annotated[
-        Path | None, typer.Argument(help="Vault folder (default: vault.path).")
+        Path | None, typer.Argument(help="Vault folder (default: vault.path).",
+                                   parser=_vault_folder)
     ] = None,
     vault_option: Annotated[
-        Path | None, typer.Option("--vault", help="Vault folder (as the other commands take it; "
+        Path | None, typer.Option("--vault", parser=_vault_folder,
+                                 help="Vault folder (as the other commands take it; "
                                                   "the same as VAULT).")
     ] = None,
 ) -> None:
@@ -1436,7 +1452,8 @@ def _note_daemon_resolution(application: App, config_file: Path, *, bare: bool,
 @service_app.command("install")
 def service_install(
     ctx: typer.Context,
-    vault: Annotated[Path | None, typer.Argument(help="Vault folder (default: vault.path).")]
+    vault: Annotated[Path | None, typer.Argument(help="Vault folder (default: vault.path).",
+                                   parser=_vault_folder)]
     = None,
     dry_run: Annotated[bool, typer.Option(help="Print the unit and commands only.")] = False,
 ) -> None:
@@ -1450,7 +1467,8 @@ def service_install(
 @service_app.command("uninstall")
 def service_uninstall(
     ctx: typer.Context,
-    vault: Annotated[Path | None, typer.Argument(help="Vault folder (default: vault.path).")]
+    vault: Annotated[Path | None, typer.Argument(help="Vault folder (default: vault.path).",
+                                   parser=_vault_folder)]
     = None,
     dry_run: Annotated[bool, typer.Option(help="Print the commands only.")] = False,
 ) -> None:
@@ -1463,7 +1481,8 @@ def service_uninstall(
 @service_app.command("status")
 def service_status(
     ctx: typer.Context,
-    vault: Annotated[Path | None, typer.Argument(help="Vault folder (default: vault.path).")]
+    vault: Annotated[Path | None, typer.Argument(help="Vault folder (default: vault.path).",
+                                   parser=_vault_folder)]
     = None,
 ) -> None:
     """Whether the service of a vault is installed and running."""

@@ -56,7 +56,8 @@ def read_folder(folder: Path) -> tuple[dict[str, bytes], dict[str, bytes]]:
     ``DREAMS.md``; a note that is neither is left out. Raises ``VaultError`` when ``folder``
     is not a readable folder."""
     if not folder.is_dir():
-        raise VaultError(f"dreamd: {folder} is not a folder")
+        raise VaultError(f"{folder} is not a folder; give a folder of entry or memory "
+                         "files (one dreamd export --to wrote); nothing was written")
     entries: dict[str, bytes] = {}
     memories: dict[str, bytes] = {}
     for dirpath, dirnames, filenames in os.walk(folder):

@@ -8,6 +8,7 @@ read-only, also when the suite runs as root).
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -74,6 +75,32 @@ def test_a_path_that_is_not_a_vault_folder_is_refused_at_once(
     assert not (isolated_dreamd / "data" / "vaults").exists()
     assert not list((isolated_dreamd / "xdg-cache").rglob("*.json"))
     assert not missing.exists()
+
+
+@pytest.mark.parametrize("args", [
+    ["search", "kiln", "--vault", "{empty}"], ["note", "窑温 1240 °C", "--vault", "{empty}"],
+    ["remember", "kiln at 1240 °C", "--vault", "{empty}"], ["sync", "{empty}"],
+    ["sync", "--vault", "{empty}"], ["run", "{empty}"], ["status", "--vault", "{empty}"],
+    ["init", "{empty}"], ["service", "install", "--dry-run", "{empty}"],
+])
+@pytest.mark.parametrize("empty", ["", " ", "\t"])
+def test_an_empty_vault_path_is_refused_not_read_as_the_working_folder(
+    tmp_path: Path, isolated_dreamd: Path, args: list[str], empty: str,
+) -> None:
+    # --vault "$VAULT" with the variable unset: Path("") is ".", and the working folder (not
+    # a vault, not indexed) got the daily note, the memory and an index
+    here = tmp_path / "working folder"
+    here.mkdir()
+    done = subprocess.run([sys.executable, "-m", "daemon",
+                           *(arg.format(empty=empty) for arg in args)], cwd=here,
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60,
+                          check=False, env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert done.returncode == 4, done.stderr
+    assert "the vault's folder is empty" in one_line(done)
+    assert "Traceback" not in done.stderr
+    assert not list(here.iterdir())
+    assert not (isolated_dreamd / "data" / "vaults").exists()
+    assert not (isolated_dreamd / "config.toml").exists()
 
 
 #: What a refusal must not wait for: the application, the store and the model's numerics.
