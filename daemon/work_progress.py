@@ -113,8 +113,9 @@ def describe_work(work: dict[str, Any], zone: tzinfo) -> str:
         line += f", {total - done} to go"
     try:
         started = datetime.fromisoformat(str(work.get("started_at")))
-    except ValueError:
+        if started.tzinfo is None:
+            started = started.replace(tzinfo=UTC)
+        since = started.astimezone(zone)
+    except (ValueError, OverflowError):  # not a time, or one the zone moves off the calendar
         return line
-    if started.tzinfo is None:
-        started = started.replace(tzinfo=UTC)
-    return f"{line} (since {started.astimezone(zone):%H:%M:%S %Z})"
+    return f"{line} (since {since:%H:%M:%S %Z})"

@@ -140,6 +140,17 @@ SAID = "indexing a batch of 480 changed files: 120 of 480 embedded, 360 to go"
     ({"kind": "sync", "phase": "indexing", "done": 0, "total": 3, "files": 3,
       "started_at": "bad"}, "Asia/Shanghai",
      "running dreamd sync (3 files new or changed): 0 of 3 indexed, 3 to go"),
+    # a +05:45 zone, and the hour New York's clocks turn back said twice, told apart
+    ({**BATCH, "started_at": "2026-12-07T02:01:33+00:00"}, "Asia/Kathmandu",
+     f"{SAID} (since 07:46:33 +0545)"),
+    ({**BATCH, "started_at": "2026-11-01T05:30:00+00:00"}, "America/New_York",
+     f"{SAID} (since 01:30:00 EDT)"),
+    ({**BATCH, "started_at": "2026-11-01T06:30:00+00:00"}, "America/New_York",
+     f"{SAID} (since 01:30:00 EST)"),
+    # a status file with a time the zone's offset moves off the calendar: said without it
+    ({**BATCH, "started_at": "0001-01-01T00:00:00"}, "America/New_York", SAID),
+    ({**BATCH, "started_at": "9999-12-31T23:59:59+00:00"}, "Asia/Kathmandu", SAID),
+    ({**BATCH, "started_at": 1765072893}, "UTC", SAID),
     ({"kind": "later", "phase": "sorting", "done": "x"}, "UTC",
      "working (? files): x of None sorting"),
 ])
