@@ -84,9 +84,11 @@ _LEASE_FILE = "versions.lease"
 _SAFE_ID = re.compile(r"[A-Za-z0-9_-]{1,80}")
 #: How old a folder's modification time must be before its listing is kept
 #: (:meth:`VersionFiles.keys`), nanoseconds: file systems stamp times from a clock that moves
-#: in ticks of up to ~10 ms, so an entry added in the tick of a listing may leave the folder's
-#: time as it was; a second is far beyond any tick (git's "racily clean" rule, with a margin).
-_SETTLED_NS = 1_000_000_000
+#: in ticks (~4-10 ms on ext4 and NTFS, 1 s on HFS+, 2 s on FAT32), so an entry added in the
+#: tick of a listing leaves the folder's time as it was. A listing is kept only once the
+#: folder's time is older than the start of the tick the listing ran in, whatever the tick up
+#: to 2 s: every later entry then stamps a later time (git's "racily clean" rule).
+_SETTLED_NS = 2_000_000_000
 _COLUMNS = ["memory_id", "n", "kind", "path", "content_hash", "created_at", "origin",
             "change_log", "prev", "device", "memory_type", "name"]
 

@@ -6,6 +6,7 @@ import hashlib
 import json
 import os
 import shutil
+import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from config.errors import VersionNotFoundError
+from magma import versions as versions_module
 from magma.versions import (
     NewVersion,
     Version,
@@ -227,3 +229,24 @@ def test_a_folder_listing_kept_between_checks_follows_every_change(
             shutil.rmtree(root)
             archive.repair()  # every file mirrored again from the table
             assert not archive.needs_repair(), change
+
+
+@pytest.mark.parametrize("tick_s", [0.004, 1, 2])  # ext4, HFS+, FAT32
+@pytest.mark.parametrize("into_tick", [0.1, 0.5, 0.9])  # how far the tick had run, in ticks
+def test_a_version_added_in_the_tick_of_a_listing_shows_in_the_next_check(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tick_s: float, into_tick: float) -> None:
+    """A file system with a coarse clock stamps the folder with the start of its tick: an
+    entry added in the same tick as a listing leaves the folder's time (and inode) as they
+    were. The listing is kept only when no later entry can stamp the same time."""
+    archive = _archive(tmp_path)
+    archive.record([_edit("a", "one")], now=T0)
+    folder = archive.archive_dir / "a"
+    now_ns = time.time_ns()
+    tick_start_ns = now_ns - int(into_tick * tick_s * 1_000_000_000)
+    os.utime(folder, ns=(tick_start_ns, tick_start_ns))
+    monkeypatch.setattr(versions_module.time, "time_ns", lambda: now_ns)
+    assert archive._files.keys() == {("a", 1)}
+    (folder / "2.json").write_text("{}")
+    os.utime(folder, ns=(tick_start_ns, tick_start_ns))  # (the same tick: the same time)
+    now_ns += 2_000_000_000  # the next check, seconds later
+    assert archive._files.keys() == {("a", 1), ("a", 2)}
