@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-__all__ = ["OBSIDIAN_FOLDER", "VAULT_FILE", "VaultChoice", "choose_vault", "indexed_vaults",
-           "no_vault_chosen", "obsidian_vault", "working_folder"]
+__all__ = ["OBSIDIAN_FOLDER", "VAULT_FILE", "VaultChoice", "choose_vault", "home_folder",
+           "indexed_vaults", "no_vault_chosen", "obsidian_vault", "working_folder"]
 
 #: The file in each state folder naming the vault it belongs to.
 VAULT_FILE = "vault.json"
@@ -55,10 +55,25 @@ def working_folder() -> Path | None:
         return None
 
 
-def obsidian_vault(cwd: Path | None) -> Path | None:
+def home_folder() -> Path | None:
+    """The user's home folder, resolved (``HOME``; the working folder is a resolved path),
+    ``None`` when there is none."""
+    try:
+        return Path.home().resolve()
+    except (RuntimeError, OSError):
+        return None
+
+
+def obsidian_vault(cwd: Path | None, home: Path | None = None) -> Path | None:
     """The nearest of ``cwd`` and its parents that holds a folder :data:`OBSIDIAN_FOLDER`
-    (a vault Obsidian opened, indexed or not), else ``None``."""
+    (a vault Obsidian opened, indexed or not), else ``None``. The home folder (``home``,
+    :func:`home_folder` when not given) and the root are passed over: they hold every
+    folder, so a ``.obsidian/`` there would take every command run anywhere below, where
+    the only vault indexed was meant (``dreamd sync ~`` or ``--vault ~`` still chooses it)."""
+    outer = {home if home is not None else home_folder()}
     for folder in () if cwd is None else (cwd, *cwd.parents):
+        if folder in outer or folder.parent == folder:
+            continue
         try:
             if (folder / OBSIDIAN_FOLDER).is_dir():
                 return folder

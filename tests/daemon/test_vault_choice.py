@@ -80,6 +80,52 @@ def test_obsidian_vault_is_the_nearest_folder_holding_dot_obsidian(tmp_path: Pat
     assert obsidian_vault(None) is None
 
 
+def test_the_home_folder_and_the_root_are_no_vault_for_holding_dot_obsidian(
+    tmp_path: Path,
+) -> None:
+    # a .obsidian/ in the home folder would take every command run anywhere below it
+    home = tmp_path / "home" / "me"
+    (home / ".obsidian").mkdir(parents=True)
+    (home / "code" / "kiln").mkdir(parents=True)
+    for cwd in (home, home / "code", home / "code" / "kiln"):
+        assert obsidian_vault(cwd, home) is None
+    notes = home / "Notes"
+    only = choose_vault([notes], home / "code", obsidian_vault(home / "code", home))
+    assert only is not None and (only.vault, only.why) == (notes, "only")
+    # a vault below the home folder is still one; look-alikes of the home folder are vaults
+    (notes / ".obsidian").mkdir(parents=True)
+    (notes / "Daily").mkdir()
+    assert obsidian_vault(notes / "Daily", home) == notes
+    for other in (tmp_path / "home" / "me2", tmp_path / "home" / "me" / "me", tmp_path / "home"):
+        (other / ".obsidian").mkdir(parents=True, exist_ok=True)
+        assert obsidian_vault(other, home) == other
+    # indexed, the home folder is chosen like any vault (dreamd sync ~ said so)
+    assert choose_vault([home], home / "code", None).vault == home  # type: ignore[union-attr]
+    # the root: passed over whatever it holds (it is never written to here)
+    root = Path(tmp_path.anchor)
+    assert root.parent == root and obsidian_vault(root, home) is None
+
+
+def test_a_command_line_under_a_home_folder_holding_dot_obsidian_uses_the_indexed_vault(
+    tmp_path: Path,
+) -> None:
+    home = tmp_path / "home"
+    (home / ".obsidian").mkdir(parents=True)
+    (home / "code" / "kiln").mkdir(parents=True)
+    notes = home / "Notes 笔记"
+    (notes / ".obsidian").mkdir(parents=True)
+    state = Path(os.environ["DREAMD_STORAGE__DATA_DIR"]) / "vaults" / "notes"
+    state.mkdir(parents=True)
+    (state / "vault.json").write_text(json.dumps({"path": str(notes)}), "utf-8")
+    done = subprocess.run([str(DREAMD), "status", "--json"], cwd=home / "code" / "kiln",
+                          capture_output=True, text=True, env={**os.environ, "HOME": str(home)},
+                          timeout=300, check=False)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["vault"] == str(notes)
+    assert f"using {notes}, the only vault indexed" in done.stderr
+    assert not (home / "Daily").exists()
+
+
 def test_the_error_names_the_indexed_vaults_as_options_to_give(tmp_path: Path) -> None:
     config = tmp_path / "config.toml"
     notes, work, chinese = Path("/home/me/Notes"), Path("/home/me/My Work"), Path("/v/工作笔记")
