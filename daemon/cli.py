@@ -453,7 +453,7 @@ def _offer_service(ctx: typer.Context, vault: Path) -> None:
         try:
             _print_lines(service.install(_service_plan(ctx, vault), dry_run=False).lines())
         except DreamdError as error:
-            err.print(f"dreamd: {shown(str(error))}", highlight=False)
+            err.print(f"dreamd: {shown(str(error), one_line=True)}", highlight=False)
     else:
         out.print("later: [bold]dreamd service install[/], or [bold]dreamd run[/] in a "
                   "terminal")
@@ -1620,7 +1620,7 @@ def run_here(why: str | None = None) -> None:
     try:
         app()  # standalone: typer prints usage errors itself and exits with code 2
     except DreamdError as error:
-        err.print(f"dreamd: {shown(str(error))}", highlight=False)
+        err.print(f"dreamd: {shown(str(error), one_line=True)}", highlight=False)
         sys.exit(exit_code_for(error))
     except KeyboardInterrupt:
         err.print("dreamd: interrupted")
@@ -1715,7 +1715,7 @@ def serve_command(application: App, argv: list[str], stdin: str | None,
         served.err.print("Aborted!", highlight=False)
         code = 1
     except DreamdError as error:
-        served.err.print(f"dreamd: {shown(str(error))}", highlight=False)
+        served.err.print(f"dreamd: {shown(str(error), one_line=True)}", highlight=False)
         code = exit_code_for(error)
     except SystemExit as error:
         code = error.code if isinstance(error.code, int) else 1

@@ -103,6 +103,19 @@ def test_an_empty_vault_path_is_refused_not_read_as_the_working_folder(
     assert not (isolated_dreamd / "config.toml").exists()
 
 
+@pytest.mark.parametrize(("name", "said"), [
+    ("Notes\nold", "Notes\\x0aold"), ("Notes\told", "Notes\\x09old"),
+    ("笔记\r\n", "笔记\\x0d\\x0a"), ("Notes old", "Notes old"),
+])
+def test_a_vault_path_with_a_line_break_is_still_refused_in_one_line(
+    tmp_path: Path, isolated_dreamd: Path, name: str, said: str,
+) -> None:
+    for args in (["status", "--vault", str(tmp_path / name)], ["sync", str(tmp_path / name)]):
+        done = dreamd(*args, timeout=60)
+        assert done.returncode == 4, done.stderr
+        assert f"{tmp_path / said}: vault folder is missing" in one_line(done)
+
+
 #: What a refusal must not wait for: the application, the store and the model's numerics.
 HEAVY = ("daemon.app", "lancedb", "numpy")
 
