@@ -91,14 +91,16 @@ _DONE = {"reading": "read", "embedding": "embedded", "indexing": "indexed"}
 def local_stamp(value: object, zone: tzinfo) -> str:
     """An ISO 8601 time from a status file (``2026-12-07T05:06:06+00:00``) as the user reads
     it, in ``zone`` (the user's, ``time.zone``; one without an offset is UTC):
-    ``2026-12-07 14:06:06 JST``. A value that is no such time comes back as text. Pure."""
+    ``2026-12-07 14:06:06 JST``. A value that is no such time, or one the zone moves off the
+    calendar (``0001-01-01T00:00:00+00:00`` in New York, from a damaged file), comes back as
+    text. Pure."""
     try:
         at = datetime.fromisoformat(str(value))
-    except ValueError:
+        if at.tzinfo is None:
+            at = at.replace(tzinfo=UTC)
+        return f"{at.astimezone(zone):%Y-%m-%d %H:%M:%S %Z}"
+    except (ValueError, OverflowError):
         return str(value)
-    if at.tzinfo is None:
-        at = at.replace(tzinfo=UTC)
-    return f"{at.astimezone(zone):%Y-%m-%d %H:%M:%S %Z}"
 
 
 def describe_work(work: dict[str, Any], zone: tzinfo) -> str:

@@ -168,6 +168,9 @@ def test_the_work_in_words(work: dict[str, Any], zone: str, said: str) -> None:
     ("2026-12-07T02:06:06", "Asia/Shanghai", "2026-12-07 10:06:06 CST"),
     # not a time: said as it is
     ("never", "UTC", "never"), ("", "UTC", ""), (None, "UTC", "None"),
+    # off the calendar in the user's zone (a damaged status file): said as written
+    ("0001-01-01T00:00:00+00:00", "America/New_York", "0001-01-01T00:00:00+00:00"),
+    ("9999-12-31T23:59:59+00:00", "Asia/Kathmandu", "9999-12-31T23:59:59+00:00"),
 ])
 def test_a_status_time_in_the_users_zone(value: object, zone: str, said: str) -> None:
     assert local_stamp(value, ZoneInfo(zone)) == said
