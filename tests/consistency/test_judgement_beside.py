@@ -15,13 +15,11 @@ and Chinese.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from judged_pairs import judged_as
+from judged_pairs import judged_as, remembered_pair
 
-from daemon.app import App, load
 from magma.embedder import UniversalSentenceEncoder
 
 
@@ -153,10 +151,6 @@ def test_a_version_said_more_exactly_is_no_sure_change(real_embedder, old: str, 
     judged_as(real_embedder, old, new, None, verdict)
 
 
-def _remembered(app: App, day: datetime, text: str) -> object:
-    return app.memories(clock=lambda: day).remember(text, type="user")
-
-
 @pytest.mark.parametrize(("old", "new", "kept"), [
     ("服务器有 32 核。", "服务器有 32 GB 内存。", True),
     ("Remove trailing whitespace.", "Keep trailing commas.", True),
@@ -172,20 +166,11 @@ def test_remember_keeps_both_or_supersedes_in_a_real_store(
     """Through ``remember``, the real model and a real store: a pair of the families above
     keeps both memories live (linked or apart, none superseded); its look-alike
     supersedes."""
-    vault = tmp_path / "vault"
-    (vault / "Memory").mkdir(parents=True)
-    app = App.create(load(None, None, {"vault.path": str(vault),
-                                       "storage.data_dir": str(tmp_path / "data")}),
-                     embedder=real_embedder)
-    try:
-        first = _remembered(app, datetime(2026, 6, 1, 9, tzinfo=UTC), old)
-        second = _remembered(app, datetime(2026, 7, 1, 9, tzinfo=UTC), new)
-    finally:
-        app.close()
+    memory, first, second = remembered_pair(real_embedder, tmp_path, old, new)
     assert first.action == "created"
     if kept:
         assert second.action == "created" and second.superseded is None, second
     else:
         assert second.action == "superseded" and second.superseded == first.path, second
     # nothing is ever deleted (MEMORY.md is the index of the memories)
-    assert len([f for f in (vault / "Memory").glob("*.md") if f.name != "MEMORY.md"]) == 2
+    assert len([f for f in memory.glob("*.md") if f.name != "MEMORY.md"]) == 2

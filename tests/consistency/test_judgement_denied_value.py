@@ -13,14 +13,12 @@ notes"), and a changed value of one thing counted in Chinese ("服务器有 32 G
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from judged_pairs import judged_as
+from judged_pairs import judged_as, remembered_pair
 
 from consistency.claims import read_claim
-from daemon.app import App, load
 from magma.embedder import UniversalSentenceEncoder
 
 
@@ -127,20 +125,9 @@ def test_remember_supersedes_a_value_the_newer_denies(
     """Through ``remember``, the real model and a real store: the change supersedes and
     both files stay; the same fact said again is merged into the older, never a memory
     stating two values of one slot."""
-    vault = tmp_path / "vault"
-    (vault / "Memory").mkdir(parents=True)
-    app = App.create(load(None, None, {"vault.path": str(vault),
-                                       "storage.data_dir": str(tmp_path / "data")}),
-                     embedder=real_embedder)
-    try:
-        first = app.memories(clock=lambda: datetime(2026, 6, 1, 9, tzinfo=UTC)).remember(
-            old, type="user", subject=subject)
-        second = app.memories(clock=lambda: datetime(2026, 7, 1, 9, tzinfo=UTC)).remember(
-            new, type="user", subject=subject)
-    finally:
-        app.close()
+    memory, first, second = remembered_pair(real_embedder, tmp_path, old, new, subject)
     assert first.action == "created"
-    files = [f for f in (vault / "Memory").glob("*.md") if f.name != "MEMORY.md"]
+    files = [f for f in memory.glob("*.md") if f.name != "MEMORY.md"]
     if superseded:
         assert second.action == "superseded" and second.superseded == first.path, second
         assert len(files) == 2

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from datetime import date
+from datetime import UTC, date, datetime
+from pathlib import Path
+from typing import Any
 
 from consistency.claims import read_claim
 from consistency.judgement import MemorySide, judge_pair
+from daemon.app import App, load
 from magma.embedder import UniversalSentenceEncoder
 
 #: The outcomes that keep both memories unmerged (the verdict "kept apart" of the tables).
@@ -27,3 +30,22 @@ def judged_as(real_embedder: UniversalSentenceEncoder, old: str, new: str,
         assert got in {"possible_contradiction", "contradiction"}
     else:
         assert got == verdict
+
+
+def remembered_pair(real_embedder: UniversalSentenceEncoder, tmp_path: Path, old: str,
+                    new: str, subject: str | None = None) -> tuple[Path, Any, Any]:
+    """``old`` (remembered on Jun 1) then ``new`` (Jul 1), type ``user`` under ``subject``,
+    through ``remember`` with the real model into a real store in a new vault under
+    ``tmp_path``: ``(the vault's Memory folder, the first result, the second)``."""
+    vault = tmp_path / "vault"
+    (vault / "Memory").mkdir(parents=True)
+    app = App.create(load(None, None, {"vault.path": str(vault),
+                                       "storage.data_dir": str(tmp_path / "data")}),
+                     embedder=real_embedder)
+    try:
+        first, second = (app.memories(clock=lambda m=month: datetime(2026, m, 1, 9, tzinfo=UTC))
+                         .remember(text, type="user", subject=subject)
+                         for month, text in ((6, old), (7, new)))
+    finally:
+        app.close()
+    return vault / "Memory", first, second
