@@ -94,6 +94,7 @@ from daemon.graph_stage import (
     seed_passages,
 )
 from daemon.llm import ChatClient
+from daemon.pool_call import PoolCall
 from daemon.rerank import LIST_WEIGHTS, Reranker, is_large
 from daemon.verifier import FusionVerifier, in_background
 from magma.catalogue import (
@@ -221,7 +222,7 @@ class _Query:
     path_prefix: str | None
     owner: Owner | None
     layered: bool
-    embedding: Future[np.ndarray] | None
+    embedding: PoolCall[np.ndarray] | None
     started: float  # time.perf_counter() when the search began
 
 @dataclass(frozen=True, slots=True)
@@ -472,9 +473,9 @@ class Retriever:
         magma = next((s for s in cfg.stages if s.name == "magma-extend"), None)
         # The query's embedding, started at once in a worker: magma-extend searches with it
         # (within its own deadline), and the intent cache matches queries by meaning with it.
-        embedding: Future[np.ndarray] | None = None
+        embedding: PoolCall[np.ndarray] | None = None
         if strategy != "ccb-only":
-            embedding = self._pool.submit(self._embed, text)
+            embedding = PoolCall(self._pool, partial(self._embed, text))
         wait_s = magma.timeout_ms / 1000 if magma is not None and cfg.enabled else None
         intent, llm_future, cached, cache_it = self._intent(text, moment.date(), embedding,
                                                             wait_s)
@@ -544,7 +545,7 @@ class Retriever:
         return np.asarray(self._embedder.embed([text])[0], dtype=np.float32)
 
     def _intent(
-        self, text: str, today: date, embedding: Future[np.ndarray] | None,
+        self, text: str, today: date, embedding: PoolCall[np.ndarray] | None,
         wait_s: float | None,
     ) -> tuple[Intent, Future[Intent | None] | None, str, bool]:
         """The query's intent, a pending LLM question (or ``None``), how the intent cache
@@ -600,7 +601,7 @@ class Retriever:
             self._llm_calls = [f for f in self._llm_calls if not f.done()]
             return len(self._llm_calls)
 
-    def _ask(self, text: str, today: date, embedding: Future[np.ndarray] | None
+    def _ask(self, text: str, today: date, embedding: PoolCall[np.ndarray] | None
              ) -> Future[Intent | None] | None:
         """Ask the LLM beside the stages, within ``llm.intent.concurrency``; ``None`` when
         the limit is reached (the search goes on with the rules; the question is not
@@ -614,7 +615,7 @@ class Retriever:
             self._llm_calls.append(future)
         return future
 
-    def _ask_llm(self, text: str, today: date, embedding: Future[np.ndarray] | None
+    def _ask_llm(self, text: str, today: date, embedding: PoolCall[np.ndarray] | None
                  ) -> Intent | None:
         assert self._chat is not None
         threshold = self._settings.retrieval.intent_analysis.llm_confidence_threshold
@@ -644,7 +645,7 @@ class Retriever:
         self, name: str, snap: Snapshot, text: str, intent: Intent, want: int, found: _Found,
         memory_types: Collection[str] | None, path_prefix: str | None, owner: Owner | None,
         keep: Callable[[str], bool], layered: bool = False,
-        embedding: Future[np.ndarray] | None = None,
+        embedding: PoolCall[np.ndarray] | None = None,
     ) -> Callable[[], _Found]:
         if name == "ccb-fast":
             return lambda: _ccb_fast(snap, text, intent, want, keep, path_prefix)
@@ -678,20 +679,22 @@ class Retriever:
         self, snap: Snapshot, text: str, intent: Intent, want: int,
         memory_types: Collection[str] | None, path_prefix: str | None, owner: Owner | None,
         keep: Callable[[str], bool], layered: bool = False,
-        embedding: Future[np.ndarray] | None = None,
+        embedding: PoolCall[np.ndarray] | None = None,
     ) -> _Found:
         part = _Found()
         n = want * CANDIDATE_FACTOR
-        words_future = self._pool.submit(
+        # handed to the pool, or run here when no worker is free (:mod:`daemon.pool_call`)
+        words_future = PoolCall(self._pool, partial(
             self._store.fulltext_candidates, text, limit=n, memory_types=memory_types,
-            path_prefix=path_prefix, owner=owner, with_vectors=True)
+            path_prefix=path_prefix, owner=owner, with_vectors=True))
         filtered = (memory_types is not None or bool(path_prefix) or owner is not None
                     or layered)
         where = search_filter(memory_types, path_prefix, owner)
         phrases = event_phrases(text) if LIST_WEIGHTS.get("phrases", 0.0) > 0 else []
         # the parts are embedded and searched beside the full text and the whole question
-        phrases_future = self._pool.submit(_by_phrases, self._embedder, snap, phrases, n, keep,
-                                           filtered, where, path_prefix) if phrases else None
+        phrases_future = PoolCall(self._pool, partial(
+            _by_phrases, self._embedder, snap, phrases, n, keep, filtered, where,
+            path_prefix)) if phrases else None
         vector = embedding.result() if embedding is not None else self._embed(text)
         part.vector = vector
         by_vector = _vector_part(self._store, snap, vector,

@@ -13,6 +13,7 @@ import json
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, date, datetime, timedelta
@@ -304,6 +305,39 @@ def test_a_stage_past_its_deadline_is_skipped_and_the_search_still_answers(
         assert trace.stages[0].found == 0
         assert trace.stages[1].status == "ran late: too little found before it"
     finally:
+        quick.close()
+
+
+def test_a_search_answers_when_stages_of_earlier_searches_hold_the_workers(
+        indexed: tuple[App, dict[str, str]]) -> None:
+    """Stages past their deadline go on in their workers. With three of the four held, the
+    stage of a new search that hands its full text to the pool must not wait for a worker
+    that never frees: it runs the full text itself (four such stages once held every worker
+    of a daemon for good, and no later search found anything)."""
+    app, _ = indexed
+    quick = App.create(load(app.loaded.config_path, None, {
+        "vault.path": str(app.vault_root),
+        "storage.data_dir": str(app.settings.storage.data_dir),
+        "retrieval.progressive_search.stages": [
+            {"name": "ccb-fast", "limit": 5, "timeout_ms": 5000},
+            {"name": "magma-extend", "limit": 10, "timeout_ms": 5000},
+            {"name": "full-fusion", "timeout_ms": 5000}]}))
+    release = threading.Event()
+    try:
+        quick.retriever.warm()
+        pool = quick.retriever._pool
+        held = [pool.submit(release.wait, 60) for _ in range(pool._max_workers - 1)]
+        hits = quick.search("scrape the glaze drips off with a chisel", limit=3,
+                            count_recall=False, now=NOW)
+        trace = quick.last_search_trace
+        assert trace is not None
+        assert [(s.name, s.status) for s in trace.stages][:2] == [
+            ("ccb-fast", "ran"), ("magma-extend", "ran")]
+        assert "Projects/How to clean the kiln shelves.md" in [h.path for h in hits]
+        release.set()
+        assert all(h.result(timeout=10) for h in held)
+    finally:
+        release.set()
         quick.close()
 
 
