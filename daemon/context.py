@@ -304,7 +304,7 @@ def _sections(app: App, paths: list[str]) -> dict[tuple[str, str | None], str]:
     if not paths:
         return bodies
     try:
-        chunks = app.store.chunks_of(paths)
+        chunks = app.store.chunks_of(paths, with_vectors=False)
     except DreamdError:
         return bodies  # the snippets stand in
     for chunk in chunks:

@@ -148,7 +148,7 @@ def seed_passages(store: MagmaStore, snap: Snapshot, seeds: Sequence[str],
         if row is not None and (chunk is None or snap.chunk_ids[row] != chunk.chunk_id):
             wanted[snap.chunk_ids[row]] = seed
     if wanted:
-        for chunk in store.chunks_by_id(wanted):
+        for chunk in store.chunks_by_id(wanted, with_vectors=False):
             passages[wanted[chunk.chunk_id]].append(chunk.body or chunk.text)
     return passages
 

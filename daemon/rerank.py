@@ -442,7 +442,7 @@ class Reranker:
                   if p in found.rows and p not in found.texts}
         if wanted:
             found.texts.update(wanted.values())
-            for chunk in self._store.chunks_by_id(wanted):
+            for chunk in self._store.chunks_by_id(wanted, with_vectors=False):
                 found.chunks[wanted[chunk.chunk_id]] = chunk
 
 

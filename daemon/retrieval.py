@@ -868,7 +868,7 @@ def _evidence_first(store: MagmaStore, snap: Snapshot, vector: np.ndarray,
     if not nearest:
         return nearest
     wanted = {snap.chunk_ids[row]: path for path, row, _ in nearest}
-    for chunk in store.chunks_by_id(wanted):
+    for chunk in store.chunks_by_id(wanted, with_vectors=False):
         part.chunks[wanted[chunk.chunk_id]] = chunk
         part.texts.add(wanted[chunk.chunk_id])
 
@@ -885,7 +885,8 @@ def _evidence_first(store: MagmaStore, snap: Snapshot, vector: np.ndarray,
     # a note led by a wordless section is ranked by its other sections that say something
     better: dict[str, tuple[int, float]] = {}
     rows = {snap.chunk_ids[row]: row for path in led for row in snap.rows_by_path.get(path, ())}
-    others = [c for c in store.chunks_of(led) if c.chunk_id in rows and not hollow(c)]
+    others = [c for c in store.chunks_of(led, with_vectors=False)
+              if c.chunk_id in rows and not hollow(c)]
     if others:
         sims = snap.chunk_vectors.scores_at(
             np.asarray([rows[c.chunk_id] for c in others], dtype=np.int64),

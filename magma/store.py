@@ -605,25 +605,25 @@ class MagmaStore:
         return _read_of(self._t, self._t.chunks, ["chunk_id", "path", "content_hash", "vector"],
                         None, ("path", paths))
 
-    def chunks_by_id(self, chunk_ids: Collection[str]) -> list[ChunkCandidate]:
-        """The chunks with ``chunk_ids`` as candidates with their ``vector`` (``score`` 0).
-        Raises :class:`StoreError`."""
-        found: list[ChunkCandidate] = []
-        for part in _slices(sorted(set(chunk_ids))):
-            rows = self._t.read(self._t.chunks, [*_CANDIDATE_COLUMNS, "vector"],
-                              _in_list("chunk_id", part)).to_pylist()
-            found.extend(_candidate(row, 0.0) for row in rows)
-        return found
+    def chunks_by_id(self, chunk_ids: Collection[str], *, with_vectors: bool = True
+                     ) -> list[ChunkCandidate]:
+        """The chunks with ``chunk_ids`` as candidates (``score`` 0), with their ``vector``
+        unless ``with_vectors`` is false (a search that scores on its in-memory rows reads
+        the texts only: 2 KB of float32 less a chunk read from disk). Raises
+        :class:`StoreError`."""
+        return self._chunks_where("chunk_id", chunk_ids, with_vectors)
 
-    def chunks_of(self, paths: Collection[str]) -> list[ChunkCandidate]:
-        """Every chunk of the notes at ``paths`` as candidates with their ``vector`` (``score``
-        0). Raises :class:`StoreError`."""
-        found: list[ChunkCandidate] = []
-        for part in _slices(sorted(set(paths))):
-            rows = self._t.read(self._t.chunks, [*_CANDIDATE_COLUMNS, "vector"],
-                              _in_list("path", part)).to_pylist()
-            found.extend(_candidate(row, 0.0) for row in rows)
-        return found
+    def chunks_of(self, paths: Collection[str], *, with_vectors: bool = True
+                  ) -> list[ChunkCandidate]:
+        """Every chunk of the notes at ``paths`` as candidates (``score`` 0), with their
+        ``vector`` unless ``with_vectors`` is false. Raises :class:`StoreError`."""
+        return self._chunks_where("path", paths, with_vectors)
+
+    def _chunks_where(self, column: str, values: Collection[str], with_vectors: bool
+                      ) -> list[ChunkCandidate]:
+        columns = [*_CANDIDATE_COLUMNS, *(["vector"] if with_vectors else [])]
+        rows = _read_of(self._t, self._t.chunks, columns, None, (column, values))
+        return [_candidate(row, 0.0) for row in rows.to_pylist()]
 
     # ------------------------------------------------------------------ writes
 
