@@ -6,7 +6,7 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from consistency.dream import (
@@ -284,6 +284,66 @@ def test_comparison_groups_are_the_connected_components(
         expected.setdefault(root[memory.id], []).append(memory)
     assert rules._comparison_groups(memories) == [
         g for _r, g in sorted(expected.items()) if len(g) > 1 and any(m.changed for m in g)]
+
+
+def _nearest_by_full_sort(memories: list[DreamMemory]) -> set[tuple[str, str]]:
+    """The neighbour pairs as a full sort of each changed memory's row of the whole square
+    finds them: its scores at the threshold or more, highest first, ties to the earlier."""
+    import numpy as np
+
+    import consistency.dream as rules
+
+    by_kind: dict[tuple[str, str], list[DreamMemory]] = {}
+    for m in memories:
+        if m.embedding is not None:
+            by_kind.setdefault(((m.owner or "").strip().casefold(), m.type), []).append(m)
+    out: set[tuple[str, str]] = set()
+    for members in by_kind.values():
+        matrix = np.stack([m.embedding for m in members])  # type: ignore[misc]
+        for i, m in enumerate(members):
+            if not m.changed:
+                continue
+            row = matrix[i] @ matrix.T
+            ranked = sorted((-float(v), j) for j, v in enumerate(row.tolist())
+                            if j != i and v >= rules.NEIGHBOUR_COSINE)
+            out |= {(m.id, members[j].id) for _v, j in ranked[:rules.NEIGHBOURS_BY_COSINE]}
+    return out
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 3), st.booleans(), st.sampled_from(["x", "X ", None]),
+                          st.sampled_from(["user", "user", "project"])),
+                min_size=1, max_size=60),
+       st.integers(0, 2**32 - 1), st.integers(1, 200), st.booleans())
+@example(rows=[(0, True, None, "user")] * 20, seed=0, block=60, nan=False)
+@example(rows=[(3, True, None, "user")] * 10 + [(0, True, None, "user")] * 3, seed=0,
+         block=52, nan=True)
+def test_neighbour_pairs_in_blocks_are_those_of_the_whole_square(
+        rows: list[tuple[int, bool, str | None, str]], seed: int, block: int,
+        nan: bool) -> None:
+    """Scored a few changed memories at a time (at most ``block`` scores held), the
+    neighbours are the pairs a full sort of every row of the whole square keeps: ties at
+    the eighth (vectors given twice, scores exact in binary) broken towards the earlier
+    memory, owners and types apart, a vector that is not a number never anyone's neighbour
+    (ten memories of one such vector beside three of another)."""
+    import numpy as np
+    import pytest
+
+    import consistency.dream as rules
+
+    # eighths: every product is exact, so ties are ties whatever the order of the sums
+    vectors = np.random.default_rng(seed).integers(-8, 9, size=(4, 4)).astype(np.float32) / 8
+    vectors[0] = [1, 0, 0, 0]  # (always its own copies' neighbour)
+    if nan:
+        vectors[3, 0] = np.nan
+    memories = [replace(mem(f"m{i:02d}", f"body {i}", changed=changed, type=kind),
+                        owner=owner, embedding=vectors[v])
+                for i, (v, changed, owner, kind) in enumerate(rows)]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(rules, "NEIGHBOUR_SCORES_MAX", block)
+        pairs = rules._neighbour_pairs(memories)
+    assert len(pairs) == len(set(pairs))
+    assert set(pairs) == _nearest_by_full_sort(memories)
 
 
 @settings(max_examples=200, deadline=None)
