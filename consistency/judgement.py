@@ -2007,6 +2007,8 @@ def _related(co: Claim, cn: Claim, *, cos: float, lexical: float, same_subject: 
     return same_subject or max(lexical, dice(set(co.tokens), set(cn.tokens))) >= \
         RELATED_LEXICAL or cos >= RELATED_COSINE or (
         cross and cos >= POSSIBLE_CROSS_LINGUAL_COSINE) or (
+        cross and cos >= TRANSLATED_COSINE and _one_denial_across(co, cn)) or (
+        cos >= HAN_PARAPHRASE_COSINE and len(_read_words_shared(co, cn)) >= 2) or (
         # "住在上海" / "已经搬到深圳住了": a change told, a value of the same kind replaced
         (co.says_changed or cn.says_changed) and cos >= TOLD_CHANGE_COSINE
         and any(group != "number:" for group, _o, _n in _value_changes(co, cn))) or (
@@ -2691,7 +2693,34 @@ def _one_statement_restated(old: MemorySide, new: MemorySide,
     if any(v.verdict == "duplicate" for v in verdicts) and not any(
             v.verdict in {"contradiction", "possible_contradiction"} for v in verdicts):
         return "duplicate", "one statement restated", ()
+    if _said_within_one(shorter.claim, parts, verdicts) and not any(
+            v.verdict in {"contradiction", "possible_contradiction"} for v in verdicts):
+        return "duplicate", "one statement restated", ("said within one statement",)
     return found
+
+
+def _said_within_one(shorter: Claim, parts: list[str], verdicts: list[PairJudgement]) -> bool:
+    """Does one statement of the longer memory say every word the shorter one says (read
+    through the lexicon, relation words aside), with the same sign, and did the words alone
+    find it alike ("Lives in Toronto, *works as a nurse* at SickKids" / "I'm a nurse", "Repo
+    *uses pnpm workspaces* and …" / "We use pnpm")? The shorter restates that statement;
+    merged, nothing is lost. Words spread over two statements ("my lead is Ana; my buddy is
+    Bo" / "my lead is Bo") are not one statement said again."""
+    said = {t for t in _bare(shorter.tokens) if not _is_relation(t)}
+    if not said or any(_EXCEPTION_CLAUSE.search(part) for part in parts):
+        return False  # "…，除非是 hotfix": the other statement narrows the rule
+    for part, verdict in zip(parts, verdicts, strict=True):
+        claim = _statement_claim(part)
+        words = _bare(claim.tokens)
+        if verdict.verdict in {"duplicate", "possible_duplicate"} and said <= words and \
+                not (words - said) & PEOPLE and \
+                (_negative(claim) > 0) == (_negative(shorter) > 0) and \
+                all(claim.concepts.get(name) == signs for name, signs in shorter.concepts.items()):
+            # (a person the statement names, the other does not, narrows it: "Prefers short
+            # replies" / "回复*老板*要简短，回复客户要详细"; a liking the statement does not
+            # tell is not said again: "Likes working with music on" / "… music distracts him")
+            return True
+    return False
 
 
 #: Words that tell a fact began, ended or changed, beyond the change cues every rule reads
@@ -3034,10 +3063,31 @@ def _other_context(p: _Pair) -> _Finding | None:
         # every Sunday"; "back up the laptop" / "the phone"): never merged on the frame
         return "possible_duplicate", "other words", tuple(replaced[:2])
     if p.cross and p.both_deny and p.cos < DENIED_CROSS_LINGUAL_COSINE and not p.covered \
-            and not (p.cos >= ACROSS_PARAPHRASE_COSINE and _denied_alike(p.co, p.cn)):
+            and not (p.cos >= ACROSS_PARAPHRASE_COSINE and _denied_alike(p.co, p.cn)) \
+            and not (p.cos >= TRANSLATED_COSINE and _one_denial_across(p.co, p.cn)):
         # across languages the denied things cannot be compared word by word
         return "possible_duplicate", "similar", ("denied on both sides",)
     return None
+
+
+def _one_denial_across(old: Claim, new: Claim) -> bool:
+    """Across English and Chinese, one rule of what is not done: each side denies, the things
+    the English side denies are said on the Chinese side (:func:`_denied_alike`), and neither
+    side names a person, a name or a value the other lacks ("Never push to main" / "永远不要
+    直接推送到 main 分支", "show a diff instead of the whole file" / "只贴 diff，不要贴整个文
+    件"). Word against word, that holds from the cosine of a translation
+    (:data:`TRANSLATED_COSINE`): a cosine across languages reads short denials low (0.4–0.48
+    on the pair sets). Another thing denied ("Don't eat pork" / "不吃牛肉"), an exception on
+    one side ("…，除非是 hotfix") or another value stays apart."""
+    return _negative(old) > 0 and _negative(new) > 0 and _denied_alike(old, new) \
+        and not _said_more(old, new, of=PEOPLE) and not _value_said_more(old, new) \
+        and not _value_changes(old, new) and not any(
+            _EXCEPTION_CLAUSE.search(c.text) for c in (old, new))
+
+
+#: A clause that makes an exception to a rule ("unless it is a hotfix", "除非是 hotfix"):
+#: the rule said without it is narrower.
+_EXCEPTION_CLAUSE = re.compile(r"(?i)(?:unless|except)|除非|除了")
 
 
 def _denied_alike(old: Claim, new: Claim) -> bool:
@@ -3204,7 +3254,7 @@ def _alike(p: _Pair) -> _Finding | None:
         return "duplicate", "same values", ()
     if _told_across(p):
         return "duplicate", "paraphrase", ("the same fact in two languages",)
-    if _told_again(p):
+    if _told_again(p) or _told_again_in_chinese(p):
         return "duplicate", "paraphrase", ("the same things in other words",)
     if cos >= (POSSIBLE_CROSS_LINGUAL_COSINE if p.cross else POSSIBLE_COSINE) or (
             p.lexical >= RELATED_LEXICAL and (not measured or cos >= FLOOR_COSINE)):
@@ -3300,6 +3350,8 @@ def _told_across(p: _Pair) -> bool:
     "Left-handed" / "左手受伤了", is where a cosine across languages tells least)."""
     co, cn = p.co, p.cn
     english = co if co.language == "en" else cn
+    if p.cross and p.cos >= TRANSLATED_COSINE and not p.changes and _one_denial_across(co, cn):
+        return True
     return p.cross and p.cos >= ACROSS_PARAPHRASE_COSINE and not p.changes \
         and (_negative(co) > 0) == (_negative(cn) > 0) \
         and not _said_more(co, cn, of=PEOPLE) and not _value_said_more(co, cn) \
@@ -3321,6 +3373,45 @@ def _told_again(p: _Pair) -> bool:
         and (_negative(co) > 0) == (_negative(cn) > 0) \
         and not _unmatched(co, cn, kinds=None) and not _unmatched(cn, co, kinds=None) \
         and len(_shared_words(co, cn)) >= PARAPHRASE_SHARED_WORDS
+
+
+def _told_again_in_chinese(p: _Pair) -> bool:
+    """One fact told again in other Chinese words (the counterpart of :func:`_told_again`):
+    a cosine from :data:`HAN_PARAPHRASE_COSINE`, nothing substituted, no value changed nor
+    stated on one side only, no change told, a negation on both sides or on neither, two
+    things or more both name (:func:`_read_words_shared`) and no thing the lexicon knows
+    named on each side only ("不要在代码里写死配置" / "配置别硬编码在代码中", "给我的邮件草稿
+    语气要正式一些" / "帮我写邮件时用偏正式的口吻"). Chinese is read by characters, so only the
+    words read through the lexicon, or written in Latin letters, count: "早上喝咖啡" / "晚上
+    喝茶" share one ("drink") and name two other things on each side."""
+    co, cn = p.co, p.cn
+    if not (co.language == cn.language == "zh" and p.cos >= HAN_PARAPHRASE_COSINE
+            and not p.subs and not p.changes and not p.changed_cue
+            and (_negative(co) > 0) == (_negative(cn) > 0)
+            and not _unmatched(co, cn, kinds=None) and not _unmatched(cn, co, kinds=None)):
+        return False
+    a, b = _read_words(co), _read_words(cn)
+    return len(a & b) >= 2 and not (a - b & CONCEPTS and b - a & CONCEPTS)
+
+
+#: The cosine from which two Chinese memories that name the same things are one fact told
+#: again (:func:`_told_again_in_chinese`): USE reads short Chinese paraphrases lower than
+#: English ones (0.51–0.57 on the pair sets, against :data:`PARAPHRASE_AGAIN_COSINE`).
+HAN_PARAPHRASE_COSINE = 0.5
+
+
+def _read_words(claim: Claim) -> set[str]:
+    """The words of ``claim`` read as words: through the lexicon or in Latin letters (not the
+    character pairs Chinese is otherwise read by), values and relation words aside."""
+    return {t for t in _bare(claim.tokens)
+            if ":" not in t and t.isascii() and not _is_relation(t)}
+
+
+def _read_words_shared(co: Claim, cn: Claim) -> set[str]:
+    """:func:`_read_words` both Chinese memories say (empty for any other pair)."""
+    if not co.language == cn.language == "zh":
+        return set()
+    return _read_words(co) & _read_words(cn)
 
 
 def _shared_words(old: Claim, new: Claim) -> set[str]:

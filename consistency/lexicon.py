@@ -186,7 +186,7 @@ grey | grey gray | 灰色
 purple | purple | 紫色
 pink | pink | 粉色 粉红色
 brown | brown | 棕色 咖啡色
-mode | mode | 模式
+theme | mode modes | 模式
 theme | theme themes color-scheme colour-scheme | 主题 配色
 font | font fonts | 字体
 indentation | indentation indent indents | 缩进
@@ -358,6 +358,15 @@ exclamation | exclamation-mark exclamation-marks exclamation-point exclamation-p
 regex | regex regexes regexp regular-expression regular-expressions | 正则表达式 正则
 passive | passive-voice | 被动语态
 subway | subway metro underground | 地铁
+repeat | repeat repeats repeated repeating restate restates restated restating | 重复 复述
+cook | cook cooks cooked cooking | 做饭 下厨 烹饪 煮饭
+tone | tone | 语气 口吻
+jargon | jargon | 术语 行话
+hardcode | hardcode hardcodes hardcoded hard-code hard-codes hard-coded | 硬编码 写死
+approve | approve approves approved approval approvals sign-off | 审批 批准
+holiday | holiday holidays | 节假日 假日 假期
+nightowl | night-owl night-owls | 夜猫子
+downpayment | down-payment | 首付
 unit | units | 单位
 """
 
