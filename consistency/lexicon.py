@@ -98,7 +98,7 @@ glucose | glucose blood-sugar | 血糖
 eat | eat eats ate eaten eating | 吃
 drink | drink drinks drank drinking | 喝
 smoke | smoke smokes smoked smoking | 抽烟 吸烟
-sleep | sleep sleeps slept sleeping | 睡觉 睡眠
+sleep | sleep sleeps slept sleeping asleep | 睡觉 睡眠 入睡
 wake | wake wakes woke get-up gets-up | 起床
 run | jog jogs jogging jogged running | 跑步
 exercise | exercise exercises workout workouts | 锻炼 运动

@@ -6,10 +6,11 @@ held-out ``blind16`` and ``blind17``) that were listed or kept apart, read by ca
 of what is not done told in English and in Chinese at a low cosine ("Never push to main" /
 "永远不要直接推送到 main 分支"), a Chinese paraphrase naming the same things ("不要在代码里写死
 配置" / "配置别硬编码在代码中"), words the lexicon did not fold ("dark mode" / "dark theme",
-"restate" / "repeat", 做饭 / 下厨, 语气 / 口吻), and one statement of a longer memory said
-again ("Lives in Toronto, works as a nurse at SickKids" / "I'm a nurse"). Each family is a
-table with the look-alikes that must stay apart: another thing denied, an exception, another
-branch, another dish, a person the statement is narrowed to, a liking not said again.
+"restate" / "repeat", "asleep" / "sleeps", 做饭 / 下厨, 语气 / 口吻), and one statement of a
+longer memory said again ("Lives in Toronto, works as a nurse at SickKids" / "I'm a nurse").
+Each family is a table with the look-alikes that must stay apart: another thing denied, an
+exception, another branch, another dish, a person the statement is narrowed to, a liking not
+said again.
 """
 
 from __future__ import annotations
@@ -66,7 +67,13 @@ def test_a_chinese_paraphrase_of_the_same_things(real_embedder, old: str, new: s
     ("Don't add comments that just restate the code.",
      "Skip comments that merely repeat what the code does.", "duplicate"),
     ("周末喜欢自己做饭，尤其是川菜。", "周末喜欢下厨，尤其爱做川菜。", "duplicate"),
-    # the value of the setting changed; another chore
+    # asleep is sleeping: one slot, not two
+    ("Usually goes to bed around 11pm.", "Typically asleep by about eleven at night.",
+     "duplicate"),
+    ("Usually asleep by 11pm.", "Usually sleeps by 11pm.", "duplicate"),
+    # the value of the setting or the hour changed; another chore; waking is not sleeping
+    ("Usually asleep by 11pm.", "Usually asleep by midnight.", "contradiction"),
+    ("Usually asleep by 11pm.", "Usually awake by 6am.", "kept apart"),
     ("Prefers dark mode.", "Prefers light theme.", "contradiction"),
     ("I prefer dark mode in every app.", "I prefer light mode in every app.", "contradiction"),
     ("周末喜欢下厨。", "周末喜欢洗碗。", "kept apart"),
