@@ -62,6 +62,7 @@ __all__ = [
     "dice",
     "dice_each",
     "language_of",
+    "participle_of_a_thing",
     "read_claim",
     "read_tokens",
     "romanised",
@@ -1973,9 +1974,34 @@ def change_cue_at(text: str) -> int | None:
     (a character offset), or ``None``; a change planned ("打算搬去") is none, nor is a span
     of time ("open from 9 to 5", "from Monday to Friday": :func:`_span_of_time`)."""
     for found in _CHANGE_CUES.finditer(text):
-        if not _PLANNED.search(text, 0, found.start()) and not _span_of_time(text, found):
+        if not _PLANNED.search(text, 0, found.start()) and not _span_of_time(text, found) \
+                and not participle_of_a_thing(text, found):
             return found.start()
     return None
+
+
+#: A cue word written as a participle ("changed", "raised", "extended").
+_PARTICIPLE_CUE = re.compile(r"[a-z]+ed", re.I)
+#: What stands before a participle that describes a thing: a number or a determiner ("400
+#: *changed* lines", "three *raised* beds", "the *extended* warranty").
+_COUNT_OR_DETERMINER = re.compile(
+    r"(?i)(?:\b(?:a|an|the|these|those|some|any|no|all|each|every|one|two|three|four|five|six|"
+    r"seven|eight|nine|ten|many|few|several)|\d)\s+\Z")
+#: What follows a participle that tells a change ("raised *to* 5200", "moved *the* CI").
+_AFTER_CHANGE = re.compile(
+    r"(?i)\s*(?:\Z|[^\w\s]|(?:to|from|by|into|onto|in|on|at|off|up|down|over|out|back|the|a|"
+    r"an|my|our|his|her|their|its|it|them|this|that|and|or)\b)")
+
+
+def participle_of_a_thing(text: str, found: re.Match[str]) -> bool:
+    """Is the cue a participle said of the thing after it, after a number or a determiner
+    ("Keep PRs under 400 *changed* lines", "There are 3 *raised* beds in the garden"): a
+    kind of thing, not a change told? "Rent was *raised* to 5200", "We *moved* the CI" and
+    "Keep PRs under 250 lines *from now on*" still tell one."""
+    if not _PARTICIPLE_CUE.fullmatch(found.group(0)):
+        return False
+    return _COUNT_OR_DETERMINER.search(text, 0, found.start()) is not None and \
+        _AFTER_CHANGE.match(text, found.end()) is None
 
 
 #: A clock time with its mark or a day of the week: where a span of a day or a week starts

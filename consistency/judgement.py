@@ -99,6 +99,7 @@ from consistency.claims import (
     change_cue_at,
     contrast_cue_only,
     dice,
+    participle_of_a_thing,
     placeholder,
     read_claim,
     read_tokens,
@@ -1177,6 +1178,12 @@ def _plain(frame: tuple[str, ...]) -> list[str]:
 _CHANGE_VERBS = re.compile(
     r"\b(?:moved|switched|changed|migrated|replaced|renamed|upgraded|downgraded|no longer|"
     r"correction|corrected)\b|改成|改为|换成|切到|切换到|搬到|迁到|迁移到|升级到|不再|更正|纠正", re.I)
+
+def _verb_of_change(text: str) -> bool:
+    """Does ``text`` name a change by its verb (:data:`_CHANGE_VERBS`), not a participle
+    said of a thing ("400 *changed* lines": :func:`consistency.claims.participle_of_a_thing`)?"""
+    return any(not participle_of_a_thing(text, found) for found in _CHANGE_VERBS.finditer(text))
+
 
 #: Cues that name a change by its verb ("moved to", "switched", "换成"), beside the ones
 #: that may only stress how things stand ("now", "现在", "instead of").
@@ -2667,7 +2674,7 @@ def _things_of(tokens: tuple[str, ...], values: bool) -> frozenset[str]:
 @functools.lru_cache(maxsize=16384)
 def _tells_change(text: str) -> bool:
     """Does ``text`` tell a change by its verb (:data:`_TOLD_ENDED`, :data:`_CHANGE_VERBS`)?"""
-    return bool(_TOLD_ENDED.search(text) or _CHANGE_VERBS.search(text))
+    return bool(_TOLD_ENDED.search(text) or _verb_of_change(text))
 
 
 def _one_statement_restated(old: MemorySide, new: MemorySide,
@@ -3905,7 +3912,7 @@ def _change_told_apart(p: _Pair) -> str | None:
     change or ending) and the other does not, and each says content the other lacks: the
     newer changes one thing of the older; merged, one memory would state both."""
     def told(claim: Claim) -> bool:
-        return bool(_CHANGE_BESIDE.search(claim.text) or _CHANGE_VERBS.search(claim.text))
+        return bool(_CHANGE_BESIDE.search(claim.text) or _verb_of_change(claim.text))
 
     if told(p.co) == told(p.cn):
         return None

@@ -7,7 +7,8 @@ of what is not done told in English and in Chinese at a low cosine ("Never push 
 "永远不要直接推送到 main 分支"), a Chinese paraphrase naming the same things ("不要在代码里写死
 配置" / "配置别硬编码在代码中"), words the lexicon did not fold ("dark mode" / "dark theme",
 "restate" / "repeat", "asleep" / "sleeps", 做饭 / 下厨, 语气 / 口吻), and one statement of a
-longer memory said again ("Lives in Toronto, works as a nurse at SickKids" / "I'm a nurse").
+longer memory said again ("Lives in Toronto, works as a nurse at SickKids" / "I'm a nurse");
+a participle said of a thing is no change told ("400 *changed* lines").
 Each family is a table with the look-alikes that must stay apart: another thing denied, an
 exception, another branch, another dish, a person the statement is narrowed to, a liking not
 said again.
@@ -20,6 +21,7 @@ from pathlib import Path
 import pytest
 from judged_pairs import judged_as, remembered_pair
 
+from consistency.claims import change_cue_at
 from magma.embedder import UniversalSentenceEncoder
 
 
@@ -97,6 +99,38 @@ def test_words_of_one_meaning_fold(real_embedder, old: str, new: str, verdict: s
     ("Lives in Toronto, works as a nurse at SickKids.", "I'm a teacher.", "kept apart"),
 ])
 def test_one_statement_said_again(real_embedder, old: str, new: str, verdict: str) -> None:
+    judged_as(real_embedder, old, new, None, verdict)
+
+
+@pytest.mark.parametrize(("text", "told"), [
+    # a participle said of the thing after it, after a number or a determiner: a kind of thing
+    ("PRs should stay below 400 changed lines.", False),
+    ("There are 3 raised beds in the vegetable garden.", False),
+    ("The changed files must be reviewed.", False),
+    ("Two extended family members live here.", False),
+    # the same words telling a change
+    ("Rent was raised to 5200.", True),
+    ("We moved the CI to GitHub Actions.", True),
+    ("Deadline extended.", True),
+    ("Keep pull requests under 250 changed lines from now on.", True),
+])
+def test_a_participle_said_of_a_thing_tells_no_change(text: str, told: bool) -> None:
+    assert (change_cue_at(text) is not None) is told
+
+
+@pytest.mark.parametrize(("old", "new", "verdict"), [
+    ("Keep PRs under 400 lines of diff.", "PRs should stay below 400 changed lines.",
+     "duplicate"),
+    ("Vegetable garden has three raised beds.",
+     "There are 3 raised beds in the vegetable garden.", "duplicate"),
+    ("Keep PRs under 400 changed lines.", "Keep PRs under 250 changed lines from now on.",
+     "contradiction"),
+    ("Rent is 4500 a month.", "Rent was raised to 5200 a month.", "contradiction"),
+    ("Vegetable garden has three raised beds.", "Vegetable garden has five raised beds.",
+     "contradiction"),
+])
+def test_a_thing_described_by_a_participle_is_told_again(real_embedder, old: str, new: str,
+                                                         verdict: str) -> None:
     judged_as(real_embedder, old, new, None, verdict)
 
 
