@@ -1461,6 +1461,9 @@ _PHRASES = [
     # "retry up to 3 times": at most (never "up to date", "up to you")
     (re.compile(r"\bup to\s+(?=⟨|\d|(?:one|two|three|four|five|six|seven|eight|nine|ten)\b)"),
      " atmost "),
+    # "answer in English, except when I write in Chinese": a condition, as "unless" is, of
+    # the rule it follows; nothing denied
+    (re.compile(r"\bexcept (?:when|if|where)\b"), " unless "),
     # "everything except pork", "any day except Friday": what is excepted is denied
     (re.compile(r"\bexcept(?: for)?\b"), " ¬ "),
     # "除了猪肉我什么都吃": all but the thing named (除了 X 还 / 也 … adds X instead)
@@ -1496,7 +1499,7 @@ _PHRASE_NEEDS: tuple[tuple[str, ...], ...] = (
     ("not", "sick of", "tired of"), ("turn", "switch"), ("turn", "switch"),
     ("no longer", "not any", "stop", "used to"), ("instead of", "rather than"),
     ("代替", "替代", "取代"), ("rather",),
-    ("than",), ("than",), ("up to",), ("except",), ("除了",), ("prefer",), (" over ",), ("free of", "free from", "off-limits", "off limits"),
+    ("than",), ("than",), ("up to",), ("except",), ("except",), ("除了",), ("prefer",), (" over ",), ("free of", "free from", "off-limits", "off limits"),
     ("-free",), ("-free",), ("比起", "相比于", "相比起"), ("begin", "began", "commence"),
     ("every time", "at all times"), ("have to", "has to", "need to", "needs to"),
     ("is ok to", "it is fine to", "feel free to"), (" like",),
@@ -1596,7 +1599,9 @@ def _replace_words(lowered: str) -> str:
 #: Chinese words that hold a negation character without negating anything.
 _ZH_NOT_NEGATIONS = ("非常", "不错", "不同", "不断", "不少", "不久", "不仅", "不但", "未来", "没事",
                      "并非", "无论", "不管", "不妨", "别人", "别的", "特别", "区别", "分别",
-                     "类别", "级别", "性别", "告别", "莫名", "离不开", "少不了", "忍不住", "不得不")
+                     "类别", "级别", "性别", "告别", "莫名", "离不开", "少不了", "忍不住", "不得不",
+                     # "除非我用英文提问": a condition ("unless"), not a denial
+                     "除非")
 
 
 def _han_units(run: str) -> list[str]:

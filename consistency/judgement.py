@@ -4090,8 +4090,36 @@ _MERGE_CHECKS: tuple[tuple[Callable[[_Pair], str | None], Verdict], ...] = (
 
 
 #: The rules of a related pair, in the order they are asked; the first finding decides.
+#: The condition a rule holds under ("… *unless I write in English*", "*除非我用英文提问*，否则
+#: …"), to the end of its clause.
+_CONDITION = re.compile(r"(?i)\b(?:unless|except (?:when|if|where))\b([^,;.!?，。；！？]*)"
+                        r"|除非([^，。；,;!?！？]*)")
+
+
+def _condition_values(claim: Claim) -> frozenset[str]:
+    """The values said in ``claim``'s conditions (:data:`_CONDITION`), by group and reading
+    ("english" in "unless I write in English")."""
+    spans = [m.group(1) or m.group(2) or "" for m in _CONDITION.finditer(claim.text)]
+    return frozenset(f"{_group(v)}:{v.text.casefold()}" for span in spans if span.strip()
+                     for v in _statement_claim(span.strip()).values)
+
+
+def _other_condition(p: _Pair) -> _Finding | None:
+    """Both memories say a rule holds unless something, and the values said in the
+    conditions differ ("Reply in Chinese unless I write in *English*" / "除非我用*中文*提问，
+    否则用英文回答": the same two languages, their places traded): another rule, perhaps the
+    one turned; never merged, both kept, listed."""
+    if not (_CONDITION.search(p.co.text) and _CONDITION.search(p.cn.text)):
+        return None
+    old, new = _condition_values(p.co), _condition_values(p.cn)
+    if old != new and (old or new):
+        return "possible_contradiction", "another condition", (
+            f"{', '.join(sorted(old)) or '-'} → {', '.join(sorted(new)) or '-'}",)
+    return None
+
+
 _RULES = (_someone_else, _series, _also_another, _other_slot, _value_names_thing,
-          _other_activity, _polarity, _in_other_context, _changed_value, _changed_word,
+          _other_activity, _other_condition, _polarity, _in_other_context, _changed_value, _changed_word,
           _told_change, _list_changed, _other_context, _count_changed, _alike)
 
 

@@ -8,7 +8,8 @@ of what is not done told in English and in Chinese at a low cosine ("Never push 
 配置" / "配置别硬编码在代码中"), words the lexicon did not fold ("dark mode" / "dark theme",
 "restate" / "repeat", "asleep" / "sleeps", 做饭 / 下厨, 语气 / 口吻), and one statement of a
 longer memory said again ("Lives in Toronto, works as a nurse at SickKids" / "I'm a nurse");
-a participle said of a thing is no change told ("400 *changed* lines").
+a participle said of a thing is no change told ("400 *changed* lines"); a condition
+("unless", "except when", 除非) is no denial, and a condition traded is another rule.
 Each family is a table with the look-alikes that must stay apart: another thing denied, an
 exception, another branch, another dish, a person the statement is narrowed to, a liking not
 said again.
@@ -99,6 +100,28 @@ def test_words_of_one_meaning_fold(real_embedder, old: str, new: str, verdict: s
     ("Lives in Toronto, works as a nurse at SickKids.", "I'm a teacher.", "kept apart"),
 ])
 def test_one_statement_said_again(real_embedder, old: str, new: str, verdict: str) -> None:
+    judged_as(real_embedder, old, new, None, verdict)
+
+
+@pytest.mark.parametrize(("old", "new", "verdict"), [
+    # a rule and the condition it holds under ("unless", "except when", 除非): no denial
+    ("Reply in Chinese unless I write in English.", "除非我用英文提问，否则用中文回答。",
+     "duplicate"),
+    ("Deploy on Fridays unless there is an incident.", "除非有事故，否则周五发布。", "duplicate"),
+    # the languages of the rule and of its condition traded, another condition (never
+    # merged: listed or superseded), another day
+    ("Reply in Chinese unless I write in English.", "除非我用中文提问，否则用英文回答。",
+     "listed or changed"),
+    ("Reply in English unless I write in Chinese.",
+     "Answer in Chinese, except when my message is in English.", "listed or changed"),
+    ("Answer in English, except when my message is in Chinese.",
+     "Answer in English, except when my message is in Japanese.", "listed or changed"),
+    ("Deploy on Fridays unless there is an incident.", "除非有事故，否则周一发布。", "kept apart"),
+    # "except" before a thing still denies it
+    ("Eats everything except pork.", "Eats everything except beef.", "kept apart"),
+    ("Eats everything except pork.", "除了猪肉我什么都吃", "duplicate"),
+])
+def test_a_rule_under_a_condition(real_embedder, old: str, new: str, verdict: str) -> None:
     judged_as(real_embedder, old, new, None, verdict)
 
 
