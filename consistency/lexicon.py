@@ -367,6 +367,9 @@ approve | approve approves approved approval approvals sign-off | 审批 批准
 holiday | holiday holidays | 节假日 假日 假期
 nightowl | night-owl night-owls | 夜猫子
 downpayment | down-payment | 首付
+abbreviation | abbreviation abbreviations abbreviate abbreviated | 缩写 简写
+variable | variable variables | 变量
+guess | guess guesses guessed guessing | 瞎猜 猜测
 unit | units | 单位
 """
 

@@ -6,13 +6,13 @@ held-out ``blind16`` and ``blind17``) that were listed or kept apart, read by ca
 of what is not done told in English and in Chinese at a low cosine ("Never push to main" /
 "永远不要直接推送到 main 分支"), a Chinese paraphrase naming the same things ("不要在代码里写死
 配置" / "配置别硬编码在代码中"), words the lexicon did not fold ("dark mode" / "dark theme",
-"restate" / "repeat", "asleep" / "sleeps", 做饭 / 下厨, 语气 / 口吻), and one statement of a
-longer memory said again ("Lives in Toronto, works as a nurse at SickKids" / "I'm a nurse");
-a participle said of a thing is no change told ("400 *changed* lines"); a condition
-("unless", "except when", 除非) is no denial, and a condition traded is another rule.
-Each family is a table with the look-alikes that must stay apart: another thing denied, an
-exception, another branch, another dish, a person the statement is narrowed to, a liking not
-said again.
+"restate" / "repeat", "asleep" / "sleeps", 做饭 / 下厨, 语气 / 口吻, 缩写, 瞎猜), one statement
+of a longer memory said again ("Lives in Toronto, works as a nurse at SickKids" / "I'm a
+nurse"), a participle said of a thing read as a change told ("400 *changed* lines"), and a
+condition ("unless", "except when", 除非) read as a denial. Each family is a table with the
+look-alikes that must stay apart: another thing denied, an exception, another branch,
+another dish, a person the statement is narrowed to, a liking not said again, a condition
+traded.
 """
 
 from __future__ import annotations
@@ -74,6 +74,14 @@ def test_a_chinese_paraphrase_of_the_same_things(real_embedder, old: str, new: s
     ("Usually goes to bed around 11pm.", "Typically asleep by about eleven at night.",
      "duplicate"),
     ("Usually asleep by 11pm.", "Usually sleeps by 11pm.", "duplicate"),
+    # 缩写 is an abbreviation, 变量 a variable, 瞎猜 guessing
+    ("Don't use abbreviations in commit messages.", "提交信息里不要用缩写。", "duplicate"),
+    ("Don't use abbreviations in variable names.", "变量命名不要用缩写。", "duplicate"),
+    ("When you're unsure, say so instead of guessing.", "不确定的时候直接说不确定，别瞎猜。",
+     "duplicate"),
+    ("Don't use abbreviations in variable names.", "变量命名不要用拼音。", "kept apart"),
+    ("Don't use abbreviations in variable names.", "提交信息里不要用缩写。", "kept apart"),
+    ("Don't guess the user's intent; ask.", "别瞎猜文件路径。", "kept apart"),
     # the value of the setting or the hour changed; another chore; waking is not sleeping
     ("Usually asleep by 11pm.", "Usually asleep by midnight.", "contradiction"),
     ("Usually asleep by 11pm.", "Usually awake by 6am.", "kept apart"),
