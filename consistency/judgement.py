@@ -452,6 +452,8 @@ def _mentioned(value: Value, claim: Claim) -> bool:
     if value.kind not in _WORDLIKE:
         return False
     text = " ".join(claim.text.lower().split())
+    if _named_after(value.text.lower(), text):
+        return False  # "York" is not written in "New York": another place
     if value.text.isascii() and value.text.isalnum() and len(value.text) <= 2:
         # a short word is looked for as a word (or its plural): "gate *a*" is not in
         # "st*a*ff", "PR" is in "PRs"
@@ -472,6 +474,16 @@ def _mentioned(value: Value, claim: Claim) -> bool:
             return True  # ("Polaris" is not written in "Polaris Pro": another model)
     return re.search(rf"(?<![A-Za-z0-9]){re.escape(value.text.upper())}s(?![A-Za-z0-9])",
                      claim.text) is not None
+
+
+def _named_after(name: str, text: str) -> bool:
+    """Does ``name`` stand in ``text`` only after a word that names another place after it
+    (:data:`_NEW_PLACES`: "york" in "lives in new york")?"""
+    if name.split()[0] in _NEW_PLACES:
+        return False
+    found = [m.start() for m in re.finditer(rf"(?<![\w]){re.escape(name)}(?![\w])", text)]
+    return bool(found) and all(
+        any(text[:i].endswith(w + " ") for w in _NEW_PLACES) for i in found)
 
 
 def _value_changes(old: Claim, new: Claim) -> list[tuple[str, list[Value], list[Value]]]:
@@ -3740,6 +3752,188 @@ def _merge_refused(p: _Pair, found: _Finding | None) -> _Finding | None:
     return found
 
 
+# --------------------------------------------------------------------------- supersessions refused
+#
+# A contradiction hides the older memory. The checks below read a change that may be two
+# facts standing side by side — another activity on another day, a time spent per day
+# against days counted per week — and keep both memories, listed, instead.
+
+
+def _supersession_refused(p: _Pair, found: _Finding | None) -> _Finding | None:
+    """``found`` unless it supersedes and a check of :data:`_SUPERSESSION_CHECKS` reads two
+    facts that may both hold: then both memories stay, listed (``possible_contradiction``)."""
+    if found is None or found[0] != "contradiction":
+        return found
+    untold = _statement_left_untold(p)
+    if untold:
+        # the newer changes one of the older's facts and says nothing of another: superseded,
+        # that one would leave the live memories
+        return "possible_contradiction", found[1], (*found[2], f"the older says more: {untold}")
+    if p.co.says_changed or p.cn.says_changed:
+        return found
+    for check in _SUPERSESSION_CHECKS:
+        why = check(p)
+        if why:
+            return "possible_contradiction", found[1], (*found[2], why)
+    return found
+
+
+def _statement_left_untold(p: _Pair) -> str | None:
+    """A statement of the older memory (of two or more) that the newer says nothing of: no
+    word of it, no value ("每天早上跑步，晚上练瑜伽。" / "晚上不练瑜伽了，改成游泳。": the morning
+    run; "我的 manager 是 Kevin，skip-level 是 Linda。" / "Kevin left; my new manager is
+    Priya."): the older told more than the change replaces."""
+    text = p.co.text.replace(",", "，") if _HAN_CHAR.search(p.co.text) else p.co.text
+    statements = [x.strip() for x in _STATEMENT_BREAK.split(text)
+                  if sum(ch.isalnum() for ch in x) >= 2 and not _REASON.match(x)]
+    if len(statements) < 2:
+        return None
+    theirs = _bare(p.cn.tokens)
+    replaced = {v for _g, olds, _n in p.changes for v in olds}
+    replaced_words = {u for x in p.subs for u in x.old}
+    untold, told = [], False
+    for statement in statements:
+        claim = _statement_claim(statement)
+        words = {t for t in _bare(claim.tokens) if not _is_marker(t) and not _is_relation(t)}
+        if words & theirs or any(any(_same_value(v, w) for w in p.cn.values) or
+                                 _mentioned(v, p.cn) for v in claim.values):
+            told = True
+        elif len({t for t in words if ":" not in t and t not in _wordlike_of(claim)}) + \
+                len(claim.values) >= 2 and not words & replaced_words and not any(
+                _same_value(v, w) for v in claim.values for w in replaced):
+            untold.append(statement)
+    return untold[0][:60] if told and untold else None
+
+
+def _wordlike_of(claim: Claim) -> set[str]:
+    """The words of ``claim``'s names and identifiers, as its bare tokens write them (a name
+    and its pinyin: "豆豆", "doudou")."""
+    return {t.split(":", 1)[1] for t in claim.tokens if t.startswith(("name:", "id:"))}
+
+
+#: What ends a statement of its own: a full stop, a semicolon, a comma in Chinese text (an
+#: English comma more often joins a list or an address: "42 Elm Street, Apt 3B"), a full stop after
+#: a word in lower case ("Dr. Patel", "No. 12" go on), a semicolon before a space ("TL;DR").
+#: Not a line break: the line after a rule gives its reason ("Why: mypy runs in CI", read
+#: without its label).
+_STATEMENT_BREAK = re.compile(r"[；。!?！？，]|;(?=\s)|(?<=[a-z]{3})\.(?=[ \t]|$)")
+#: A statement that gives the reason of another ("Why: mypy runs in CI"), not a fact of its
+#: own.
+_REASON = re.compile(r"(?i)^\s*(?:why|because|reason|how to apply)\b|^\s*(?:因为|原因|由于)")
+
+
+def _own_words(claim: Claim, other: Claim) -> set[str]:
+    """Content words of ``claim`` (values, markers and relations aside) that ``other`` does
+    not say, read through the lexicon (a word and its inflection are one: "gym" / "gyms")."""
+    theirs = {t for t in _bare(other.tokens) if not _is_marker(t)}
+    return {t for t in _bare(claim.tokens) if not _is_marker(t) and ":" not in t
+            and not _is_relation(t) and t not in _DOING
+            and not any(min(len(t), len(o)) >= 4 and (t.startswith(o) or o.startswith(t))
+                        for o in theirs) and t not in theirs}
+
+
+#: Value groups that say *when* something is done: another one beside another activity is
+#: another thing done at another time, not the time of one thing changed.
+_WHEN_GROUPS = frozenset({"weekday", "time"})
+
+
+def _other_doing_at_another_time(p: _Pair) -> str | None:
+    """Only a day or a time changed, and each side says words of its own beside it ("Works
+    *remotely* on Fridays" / "Works *in the office* on Mondays", "周五*在家*办公" / "周一*去公司*
+    上班"): two things done at two times, both may hold. Words on one side only ("Gym on
+    Mondays" / "*Goes to* the gym on Tuesdays") restate the thing at a new time."""
+    if not p.changes or not all(group in _WHEN_GROUPS for group, _o, _n in p.changes):
+        return None
+    own_old, own_new = _own_words(p.co, p.cn), _own_words(p.cn, p.co)
+    if own_old and own_new:
+        return f"other words beside it: {' '.join(sorted(own_old))} / {' '.join(sorted(own_new))}"
+    return None
+
+
+def _duration_per_period(claim: Claim) -> bool:
+    """Does ``claim`` state a time spent (an amount in seconds: "8 hours", "8小时") beside a
+    frequency ("a day", "每天"): a duration per period, not a count of times?"""
+    return any(v.kind == "number" and v.unit == "s" for v in claim.values) and any(
+        v.kind == "frequency" for v in claim.values)
+
+
+def _duration_against_count(p: _Pair) -> str | None:
+    """A frequency changed where one side states a time spent per period and the other a
+    count of days or times ("Works 8 hours a day" / "Works 5 days a week", "每天工作8小时" /
+    "每周工作5天"): two measures of one activity, both may hold; "a day" after a duration is
+    no "once a day"."""
+    if not any(group == "frequency" for group, _o, _n in p.changes):
+        return None
+    if _duration_per_period(p.co) != _duration_per_period(p.cn):
+        return "a time per period / a count per period"
+    return None
+
+
+def _longer_name_of(short: str, long: str) -> bool:
+    """Is ``long`` another name made of ``short`` and words put before it ("York" / "New
+    York", "tea" / "milk tea" read as "milktea", "茶" / "奶茶"): a thing named after the other,
+    not the same one? Three letters at least before it in Latin script ("*un*safe" is the
+    word denied), one character in Han, none that denies it."""
+    short, long = short.casefold(), long.casefold()
+    if not short or len(long) <= len(short) or not long.endswith(short):
+        return False
+    front = long[:-len(short)].rstrip(" -")
+    if not front or front[-1].isdigit() or front in _DENYING_FRONTS:
+        return False
+    return len(front) >= 3 or bool(_HAN_CHAR.match(front[-1]))
+
+
+#: What denies the word it is put before ("*dis*like", "*anti*virus", 不, 非; "un" and "in" are
+#: under three letters): the same thing turned, never another thing named after it.
+_DENYING_FRONTS = frozenset({*_DENYING_PREFIXES, "mis", "anti", "不", "非", "无", "没"})
+
+
+def _name_put_before(p: _Pair) -> str | None:
+    """A word or a name replaced by a longer one that ends in it ("每天喝*茶*" / "每天喝*奶茶*",
+    "Drinks tea" / "Drinks milk tea", "Grew up in York" / "Lives in New York"): another
+    thing named after the first, a kind of it or a place named after it; both may hold.
+    "Lives in York" / "Lives in Leeds" is still a change."""
+    pairs = [("".join(u for u in x.old if not _is_marker(u)),
+              "".join(u for u in x.new if not _is_marker(u))) for x in p.subs]
+    pairs += [(a.text, b.text) for _g, olds, news in p.changes for a in olds for b in news
+              if a.kind in _WORDLIKE and b.kind in _WORDLIKE]
+    for a, b in pairs:
+        if _longer_name_of(a, b) or _longer_name_of(b, a):
+            return f"a name put before another: {a} / {b}"
+    return None
+
+
+#: A path or a URL cut into its folder and its last part.
+_LAST_PART = re.compile(r"^(?P<folder>.*/)(?P<last>[^/]+)/?$")
+
+
+def _files_side_by_side(p: _Pair) -> str | None:
+    """One path or URL on each side, in one folder, the last part another word of the same
+    make ("~/.config/app/*dev*.toml" / "…/*prod*.toml", "…/d/*api*-latency" / "…/d/*db*-
+    latency"): two files or pages side by side, both may exist. Another folder or host, or
+    another number ("/v1/api" / "/v2/api"), is the place moved."""
+    for group, olds, news in p.changes:
+        if group not in {"path", "url"} or len(olds) != 1 or len(news) != 1:
+            continue
+        a, b = _LAST_PART.match(olds[0].text), _LAST_PART.match(news[0].text)
+        if a is None or b is None or a["folder"] != b["folder"] or a["folder"].endswith("//"):
+            continue
+        parts_a, parts_b = re.split(r"[-_.]", a["last"]), re.split(r"[-_.]", b["last"])
+        apart = set(parts_a) ^ set(parts_b)
+        if set(parts_a) & set(parts_b) and apart and not any(
+                ch.isdigit() for part in apart for ch in part):
+            return f"two files in {a['folder']}"
+    return None
+
+
+_SUPERSESSION_CHECKS: tuple[Callable[[_Pair], str | None], ...] = (
+    _other_doing_at_another_time,
+    _duration_against_count,
+    _name_put_before,
+    _files_side_by_side,
+)
+
+
 #: What still holds beside a change ("Cluster moved to eu-central-1; *still* deployed via
 #: ArgoCD", "晚饭*还是*在家吃"): the older memory told more than one fact.
 _STILL = re.compile(r"(?i)\bstill\b|仍然|依然|依旧|照旧|还是")
@@ -4225,7 +4419,8 @@ def judge_pair(old: MemorySide, new: MemorySide, *, cosine: float | None) -> Pai
                          _subject_words(ko) if same_subject and ko else frozenset())
             found = _held_apart(pair, next(
                 (f for rule in _RULES if (f := rule(pair)) is not None), None))
-            found = _merge_refused(pair, _by_clause(old, new, found, cosine=cosine))
+            found = _supersession_refused(
+                pair, _merge_refused(pair, _by_clause(old, new, found, cosine=cosine)))
         else:
             found = _by_clause(old, new, None, cosine=cosine)
     kind, rule, changes = found or ("distinct", "unrelated", ())
