@@ -3926,11 +3926,72 @@ def _files_side_by_side(p: _Pair) -> str | None:
     return None
 
 
+#: Value kinds that say when something is done (:func:`_other_doing_at_one_time`).
+_DOING_WHEN_KINDS = frozenset({"weekday", "time", "frequency", "date"})
+
+
+def _other_doing_at_one_time(p: _Pair) -> str | None:
+    """The same time or day said word for word at the start or the end of both memories, the
+    rest another thing done, of two words or more on each side and less than half of them
+    shared ("周一早上 9 点*开周会*" / "周一早上 9 点*交周报*"): two things done at one time, never
+    one merged memory (as :func:`_other_activity_last`, for more than one word replaced).
+    "Goes to *bed* around 11pm" / "Typical *bedtime* is about 23:00" shares the thing."""
+    if p.two_languages or not p.co.values or p.co.values != p.cn.values or any(
+            v.kind not in _DOING_WHEN_KINDS for v in p.co.values):
+        return None
+    a, b = p.co.units, p.cn.units
+    n = 0
+    while n < min(len(a), len(b)) and a[n] == b[n]:
+        n += 1
+    m = 0
+    while m < min(len(a), len(b)) - n and a[-1 - m] == b[-1 - m]:
+        m += 1
+    head, tail = a[:n], a[len(a) - m:]
+    for when, rest_a, rest_b in ((head[::-1], a[n:], b[n:]), (tail, a[:len(a) - m],
+                                                               b[:len(b) - m])):
+        # the time said right beside what is done ("9 点*开周会*", "*Books flights* on Tuesdays")
+        beside = next((u for u in when if not u.startswith("⟦")), "")
+        if not beside.startswith("⟨"):
+            continue
+        doing_a, doing_b = _content(rest_a), _content(rest_b)
+        if min(len(doing_a), len(doing_b)) < 2 or any(
+                u.startswith(("⟨", "⟪")) for u in doing_a + doing_b):
+            continue
+        common = sum(1 for u in doing_a if _loosely_shared([u], doing_b))
+        if 2 * common / (len(doing_a) + len(doing_b)) < 0.5:
+            return f"another thing done at one time: {' '.join(doing_a)} / {' '.join(doing_b)}"
+    return None
+
+
+def _versioned_names(claim: Claim) -> set[str]:
+    """The names ``claim`` writes right before a version ("*Python* 3.11"), as placeholders."""
+    units = claim.units
+    return {units[i - 1] for i, u in enumerate(units)
+            if i > 0 and u.startswith("⟨version_") and units[i - 1].startswith(("⟨name_", "⟨id_"))}
+
+
+def _version_for_another_thing(p: _Pair) -> str | None:
+    """A version changed of a thing both name, and beside it a name changed too, what each
+    runs it for ("Uses Python 3.11 for the *ETL jobs*" / "The *ML service* runs on Python
+    3.12", "*ETL* 任务用 Python 3.11" / "*ML* 服务跑在 Python 3.12 上"): two things on two
+    versions, both may hold, however the scope is written. The version alone changed ("The
+    ETL jobs run on Python 3.12") is an upgrade."""
+    groups = {group: (olds, news) for group, olds, news in p.changes}
+    if "version" not in groups or "id" not in groups or \
+            not _versioned_names(p.co) & _versioned_names(p.cn):
+        return None
+    olds, news = groups["id"]
+    return f"the version of another thing: {', '.join(v.text for v in olds)} / " \
+           f"{', '.join(v.text for v in news)}"
+
+
 _SUPERSESSION_CHECKS: tuple[Callable[[_Pair], str | None], ...] = (
     _other_doing_at_another_time,
     _duration_against_count,
     _name_put_before,
     _files_side_by_side,
+    _other_doing_at_one_time,
+    _version_for_another_thing,
 )
 
 
@@ -4267,6 +4328,38 @@ def _only_the_relation_across(p: _Pair) -> str | None:
     return None
 
 
+def _content_units(claim: Claim) -> list[str]:
+    """``claim``'s units less the relation markers (``⟦=⟧``, ``⟦p⟧``) and one-character Han
+    particles of place ("在 Grafana *上*")."""
+    return [u for u in claim.units if not u.startswith("⟦") and u not in _PLACE_PARTICLES]
+
+
+#: Han characters said after a place, not a word of their own ("在 Grafana *上*", "在家*里*").
+_PLACE_PARTICLES = frozenset({"上", "里", "中", "内"})
+
+
+def _name_told_of(p: _Pair) -> str | None:
+    """A name both memories state, said last by one (what it is about: "最近在备考 *PMP*",
+    "Adopted a dog named *Max*") and first by the other, which tells of it a when or a how
+    much the first does not say ("*PMP* 考试报的是*十二月*那场", "*Max* turns 3 in *May*"): a
+    detail of the thing, another fact, never one merged memory. Without a value of its own
+    the other is the same fact turned about ("生产库只读账号是 *report_ro*" / "*report_ro* 是
+    生产库的只读账号")."""
+    if p.two_languages:
+        return None
+    a, b = _content_units(p.co), _content_units(p.cn)
+    if len(a) < 2 or len(b) < 2:
+        return None
+    names = {placeholder(v): v for v in p.co.values if v.kind in _WORDLIKE}
+    for first, last, teller, other in ((a, b, p.co, p.cn), (b, a, p.cn, p.co)):
+        mark = first[0]
+        if mark in names and last[-1] == mark and first[-1] != mark and last[0] != mark and \
+                any(v.kind not in _WORDLIKE for v in _said_apart(teller, other)) and \
+                _own_words(p.co, p.cn) and _own_words(p.cn, p.co):
+            return f"one tells of {names[mark].text}, the other names it"
+    return None
+
+
 #: (A denied value in place of the other's, a value beside the other's set aside, an antonym
 #: of the other's word: a change, when the pair is about one thing — else listed.)
 _MERGE_CHECKS: tuple[tuple[Callable[[_Pair], str | None], Verdict], ...] = (
@@ -4280,6 +4373,8 @@ _MERGE_CHECKS: tuple[tuple[Callable[[_Pair], str | None], Verdict], ...] = (
     (_thing_for_thing, "possible_duplicate"),
     (_counted_apart, "possible_duplicate"),
     (_only_the_relation_across, "possible_duplicate"),
+    (_name_told_of, "possible_duplicate"),
+    (_other_doing_at_one_time, "possible_duplicate"),
 )
 
 

@@ -6,8 +6,11 @@ the held-out ``blind16`` and ``blind17``), read by family: another activity on a
 ("Works *remotely* on Fridays" / "Works *in the office* on Mondays"), a time spent per day
 against days counted per week ("Works 8 hours a day" / "Works 5 days a week", where "a day"
 is no "once a day"), a name put before another ("茶" / "奶茶", "York" / "New York"), two
-files of one folder ("…/dev.toml" / "…/prod.toml") and an older memory of several statements
-of which the newer changes one ("每天早上跑步，晚上练瑜伽" / "晚上不练瑜伽了"). Each family
+files of one folder ("…/dev.toml" / "…/prod.toml"), a version said of another thing ("Python
+3.11 for the ETL jobs" / "The ML service runs on 3.12") and an older memory of several statements
+of which the newer changes one ("每天早上跑步，晚上练瑜伽" / "晚上不练瑜伽了"); and, of the
+merges of two facts, a name told of with a when of its own ("备考PMP" / "PMP考试报的是十二月那
+场") and another thing done at one time ("周一早上 9 点开周会" / "… 交周报"). Each family
 is a table with the look-alikes that must still supersede, in English and Chinese; the
 right outcome of a pair that may be two facts is "listed" (both kept, linked), never a
 merge.
@@ -123,7 +126,50 @@ def test_a_statement_left_untold_is_a_partial_change(real_embedder, old: str, ne
     judged_as(real_embedder, old, new, None, verdict)
 
 
+@pytest.mark.parametrize(("old", "new", "verdict"), [
+    # a name said last by one memory, first by the other with a when of its own: a detail of
+    # the thing, another fact
+    ("最近在备考PMP。", "PMP考试报的是十二月那场。", "possible_duplicate"),
+    ("在学西班牙语。", "西班牙语考试在三月。", "possible_duplicate"),
+    ("Learning Spanish.", "Spanish exam is in March.", "kept apart"),
+    # the same fact turned about, no value of its own: one fact
+    ("生产数据库只读账号是 report_ro", "report_ro 是生产库的只读账号", "duplicate"),
+    ("Deploys go out through ArgoCD.", "ArgoCD handles deployments for the project.",
+     "duplicate"),
+    # the same time said word for word, another thing done after or before it
+    ("周一早上 9 点开周会", "周一早上 9 点交周报", "possible_duplicate"),
+    ("Monday 9am: team standup.", "Monday 9am: expense reports due.", "possible_contradiction"),
+    ("Every Monday at 9am I join the team sync.",
+     "Every Monday at 9am I submit the weekly report.", "kept apart"),
+    # the same thing done, said in other words or with a word more: one fact
+    ("用户每天早上七点跑步", "每天早上七点，用户会去跑步", "duplicate"),
+    ("每周一早上 9 点开周会", "每周一早上 9 点开部门周会", "duplicate"),
+])
+def test_two_facts_sharing_a_name_or_a_time_are_not_merged(real_embedder, old: str, new: str,
+                                                            verdict: str) -> None:
+    judged_as(real_embedder, old, new, None, verdict)
+
+
+@pytest.mark.parametrize(("old", "new", "verdict"), [
+    # a version changed of a thing both name, and what it runs for named apart
+    ("Uses Python 3.11 for the ETL jobs.", "The ML service runs on Python 3.12.",
+     "possible_contradiction"),
+    ("ETL 任务用 Python 3.11。", "ML 服务跑在 Python 3.12 上。", "possible_contradiction"),
+    ("The ETL jobs run on Python 3.11.", "The ML service runs on Python 3.12.", "kept apart"),
+    # the version alone changed: an upgrade
+    ("The ETL jobs run on Python 3.11.", "The ETL jobs run on Python 3.12.", "contradiction"),
+    ("Uses Python 3.11.", "Uses Python 3.12 now.", "contradiction"),
+    ("ETL 任务用 Python 3.11。", "ETL 任务升级到 Python 3.12 了。", "contradiction"),
+])
+def test_a_version_of_another_thing_is_no_upgrade(real_embedder, old: str, new: str,
+                                                  verdict: str) -> None:
+    judged_as(real_embedder, old, new, None, verdict)
+
+
 @pytest.mark.parametrize(("old", "new", "kept"), [
+    ("最近在备考PMP。", "PMP考试报的是十二月那场。", True),
+    ("周一早上 9 点开周会", "周一早上 9 点交周报", True),
+    ("Uses Python 3.11 for the ETL jobs.", "The ML service runs on Python 3.12.", True),
     ("每天早上跑步，晚上练瑜伽。", "晚上不练瑜伽了，改成游泳。", True),
     ("Works remotely on Fridays.", "Works in the office on Mondays.", True),
     ("每天工作8小时。", "每周工作5天。", True),
@@ -139,6 +185,7 @@ def test_remember_keeps_both_or_supersedes_in_a_real_store(
     keeps both memories live (none superseded, none merged); its look-alike supersedes."""
     memory, first, second = remembered_pair(real_embedder, tmp_path, old, new)
     assert first.action == "created"
+    assert second.action not in {"duplicate", "updated"}, second
     if kept:
         assert second.action == "created" and second.superseded is None, second
     else:
