@@ -3930,12 +3930,13 @@ def _files_side_by_side(p: _Pair) -> str | None:
 _DOING_WHEN_KINDS = frozenset({"weekday", "time", "frequency", "date"})
 
 
-def _other_doing_at_one_time(p: _Pair) -> str | None:
-    """The same time or day said word for word at the start or the end of both memories, the
-    rest another thing done, of two words or more on each side and less than half of them
-    shared ("周一早上 9 点*开周会*" / "周一早上 9 点*交周报*"): two things done at one time, never
-    one merged memory (as :func:`_other_activity_last`, for more than one word replaced).
-    "Goes to *bed* around 11pm" / "Typical *bedtime* is about 23:00" shares the thing."""
+def _other_doing_at_one_time(p: _Pair, *, least: int = 2) -> str | None:
+    """The same time or day said word for word right beside what is done, at the start or
+    the end of both memories, and what is done another thing, of ``least`` words or more on
+    each side and less than half of them shared ("周一早上 9 点*开周会*" / "周一早上 9 点*交周报*"):
+    two things done at one time, never one merged memory (as :func:`_other_activity_last`,
+    for more than one word replaced). "Goes to *bed* around 11pm" / "Typical *bedtime* is
+    about 23:00" shares the thing."""
     if p.two_languages or not p.co.values or p.co.values != p.cn.values or any(
             v.kind not in _DOING_WHEN_KINDS for v in p.co.values):
         return None
@@ -3946,21 +3947,48 @@ def _other_doing_at_one_time(p: _Pair) -> str | None:
     m = 0
     while m < min(len(a), len(b)) - n and a[-1 - m] == b[-1 - m]:
         m += 1
-    head, tail = a[:n], a[len(a) - m:]
-    for when, rest_a, rest_b in ((head[::-1], a[n:], b[n:]), (tail, a[:len(a) - m],
-                                                               b[:len(b) - m])):
-        # the time said right beside what is done ("9 点*开周会*", "*Books flights* on Tuesdays")
-        beside = next((u for u in when if not u.startswith("⟦")), "")
-        if not beside.startswith("⟨"):
-            continue
-        doing_a, doing_b = _content(rest_a), _content(rest_b)
-        if min(len(doing_a), len(doing_b)) < 2 or any(
-                u.startswith(("⟨", "⟪")) for u in doing_a + doing_b):
-            continue
-        common = sum(1 for u in doing_a if _loosely_shared([u], doing_b))
-        if 2 * common / (len(doing_a) + len(doing_b)) < 0.5:
-            return f"another thing done at one time: {' '.join(doing_a)} / {' '.join(doing_b)}"
+    # the time said right beside what is done ("9 点*开周会*", "*Books flights* on Tuesdays")
+    beside = [next((u for u in when if not u.startswith("⟦")), "")
+              for when in (a[:n][::-1], a[len(a) - m:])]
+    if not any(u.startswith("⟨") for u in beside):
+        return None
+    doing_a, doing_b = _content(a[n:len(a) - m]), _content(b[n:len(b) - m])
+    if min(len(doing_a), len(doing_b)) < least or any(
+            u.startswith(("⟨", "⟪")) for u in doing_a + doing_b):
+        return None
+    common = sum(1 for u in doing_a if _loosely_shared([u], doing_b))
+    if 2 * common / (len(doing_a) + len(doing_b)) < 0.5:
+        return f"another thing done at one time: {' '.join(doing_a)} / {' '.join(doing_b)}"
     return None
+
+
+#: A count of times: the span beside it is the period of a frequency ("一周去三次", "twice in
+#: a week"), not how long something lasts.
+_TIMES_COUNTED = re.compile(r"(?i)次|\b(?:times|twice|once)\b")
+
+
+def _how_often_against_how_long(p: _Pair) -> str | None:
+    """One memory says only how often ("Back up the database *daily*", "*每天*备份数据库"), the
+    other only how long ("Database backups are kept *for a week*", "数据库备份保留*一周*"): two
+    attributes of one thing (a schedule, a retention), never one merged memory."""
+    def measures(claim: Claim, other: Claim) -> tuple[bool, bool]:
+        apart = _said_apart(claim, other)
+        return (any(v.kind == "frequency" for v in apart) and not any(
+                    v.kind == "number" and v.unit == "s" for v in claim.values),
+                any(v.kind == "number" and v.unit == "s" for v in apart) and not any(
+                    v.kind == "frequency" for v in claim.values)
+                and not _TIMES_COUNTED.search(claim.text))
+    (often_a, long_a), (often_b, long_b) = measures(p.co, p.cn), measures(p.cn, p.co)
+    if (often_a and long_b) or (long_a and often_b):
+        return "how often on one side, how long on the other"
+    return None
+
+
+def _other_doing_told_at_one_time(p: _Pair) -> str | None:
+    """:func:`_other_doing_at_one_time` of one word or more: a verb replaced beside the same
+    day ("Staging is *wiped* every Sunday" / "… *backed up* every Sunday") is listed, never
+    superseded (merges ask for two words: "Runs on Mondays" / "Jogs on Mondays")."""
+    return _other_doing_at_one_time(p, least=1)
 
 
 def _versioned_names(claim: Claim) -> set[str]:
@@ -3985,13 +4013,25 @@ def _version_for_another_thing(p: _Pair) -> str | None:
            f"{', '.join(v.text for v in news)}"
 
 
+def _another_name_on_one_day(p: _Pair) -> str | None:
+    """Only a name changed, beside a date both state ("Meeting with *Alice* on 2026-03-02" /
+    "Meeting with *Bob* on 2026-03-02"): two events of one day, both may hold. A change told
+    ("moved to Bob") still supersedes."""
+    if not p.changes or any(group != "id" for group, _o, _n in p.changes):
+        return None
+    days = {v for v in p.co.values if v.kind == "date"} & {v for v in p.cn.values
+                                                         if v.kind == "date"}
+    return f"two of one day: {sorted(days)[0].text}" if days else None
+
+
 _SUPERSESSION_CHECKS: tuple[Callable[[_Pair], str | None], ...] = (
     _other_doing_at_another_time,
     _duration_against_count,
     _name_put_before,
     _files_side_by_side,
-    _other_doing_at_one_time,
+    _other_doing_told_at_one_time,
     _version_for_another_thing,
+    _another_name_on_one_day,
 )
 
 
@@ -4375,6 +4415,7 @@ _MERGE_CHECKS: tuple[tuple[Callable[[_Pair], str | None], Verdict], ...] = (
     (_only_the_relation_across, "possible_duplicate"),
     (_name_told_of, "possible_duplicate"),
     (_other_doing_at_one_time, "possible_duplicate"),
+    (_how_often_against_how_long, "possible_duplicate"),
 )
 
 

@@ -166,9 +166,37 @@ def test_a_version_of_another_thing_is_no_upgrade(real_embedder, old: str, new: 
     judged_as(real_embedder, old, new, None, verdict)
 
 
+@pytest.mark.parametrize(("old", "new", "verdict"), [
+    # one verb for another beside the same day: two things done, listed, never superseded
+    ("Staging is wiped every Sunday.", "Staging is backed up every Sunday.",
+     "possible_contradiction"),
+    ("预发环境每周日清空。", "预发环境每周日备份。", "kept apart"),
+    ("Staging is wiped every Sunday.", "Staging is wiped every Saturday now.", "contradiction"),
+    ("Runs on Mondays.", "Jogs on Mondays.", "duplicate"),
+    # how often on one side, how long on the other: a schedule and a retention
+    ("每天备份数据库。", "数据库备份保留一周。", "possible_duplicate"),
+    ("Back up the database daily.", "Database backups are kept for a week.", "kept apart"),
+    # a count of times makes the span a period: one fact
+    ("Back up the database daily.", "Daily database backups.", "duplicate"),
+    ("I go to the gym three times a week.", "我一周去三次健身房。", "duplicate"),
+    ("我每周去三次健身房。", "一周健身三次，都是去健身房练。", "duplicate"),
+    # only a name changed beside a date both state: two events of one day
+    ("Meeting with Alice on 2026-03-02", "Meeting with Bob on 2026-03-02",
+     "possible_contradiction"),
+    ("2026-03-02 和张三开会", "2026-03-02 和李四开会", "kept apart"),
+    ("My manager is Alice.", "My manager is Bob.", "contradiction"),
+    ("Meeting with Alice on 2026-03-02", "Meeting moved to Bob on 2026-03-02", "contradiction"),
+])
+def test_two_things_of_one_time_are_kept(real_embedder, old: str, new: str,
+                                         verdict: str) -> None:
+    judged_as(real_embedder, old, new, None, verdict)
+
+
 @pytest.mark.parametrize(("old", "new", "kept"), [
     ("最近在备考PMP。", "PMP考试报的是十二月那场。", True),
     ("周一早上 9 点开周会", "周一早上 9 点交周报", True),
+    ("每天备份数据库。", "数据库备份保留一周。", True),
+    ("Meeting with Alice on 2026-03-02", "Meeting with Bob on 2026-03-02", True),
     ("Uses Python 3.11 for the ETL jobs.", "The ML service runs on Python 3.12.", True),
     ("每天早上跑步，晚上练瑜伽。", "晚上不练瑜伽了，改成游泳。", True),
     ("Works remotely on Fridays.", "Works in the office on Mondays.", True),
