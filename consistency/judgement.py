@@ -4024,6 +4024,23 @@ def _another_name_on_one_day(p: _Pair) -> str | None:
     return f"two of one day: {sorted(days)[0].text}" if days else None
 
 
+def _two_models_of_one_maker(p: _Pair) -> str | None:
+    """Only a name changed, both of two words or more, the first the same and the rest
+    another ("a *Peloton* Bike" / "a *Peloton* Tread", "*小米* 手环" / "*小米* 手机"): two things
+    of one maker, perhaps both owned; listed. A place named after another ("New York" / "New
+    Jersey") is not a maker."""
+    if len(p.changes) != 1 or p.changes[0][0] != "id":
+        return None
+    _group, olds, news = p.changes[0]
+    if len(olds) != 1 or len(news) != 1:
+        return None
+    a, b = olds[0].text.casefold().split(), news[0].text.casefold().split()
+    if min(len(a), len(b)) >= 2 and a[0] == b[0] and a[0] not in _NEW_PLACES and \
+            not set(a[1:]) & set(b[1:]):
+        return f"two of {a[0]}"
+    return None
+
+
 _SUPERSESSION_CHECKS: tuple[Callable[[_Pair], str | None], ...] = (
     _other_doing_at_another_time,
     _duration_against_count,
@@ -4032,6 +4049,7 @@ _SUPERSESSION_CHECKS: tuple[Callable[[_Pair], str | None], ...] = (
     _other_doing_told_at_one_time,
     _version_for_another_thing,
     _another_name_on_one_day,
+    _two_models_of_one_maker,
 )
 
 

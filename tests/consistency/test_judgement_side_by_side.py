@@ -192,6 +192,22 @@ def test_two_things_of_one_time_are_kept(real_embedder, old: str, new: str,
     judged_as(real_embedder, old, new, None, verdict)
 
 
+@pytest.mark.parametrize(("old", "new", "verdict"), [
+    # only a name changed, the maker the same and the model another: perhaps both owned
+    ("Drives a Honda Civic.", "Drives a Honda Accord.", "possible_contradiction"),
+    ("开一辆 Honda Civic。", "开一辆 Honda Accord。", "possible_contradiction"),
+    ("Works out on a Peloton Bike.", "Bought a Peloton Tread.", "kept apart"),
+    # a change told, another maker, or a place named after another: a change
+    ("Drives a Honda Civic.", "Switched to a Honda Accord.", "contradiction"),
+    ("开一辆 Honda Civic。", "换成了 Honda Accord。", "contradiction"),
+    ("Drives a Honda Civic.", "Drives a Toyota Corolla.", "contradiction"),
+    ("Lives in New York.", "Lives in New Jersey.", "contradiction"),
+])
+def test_two_models_of_one_maker_are_listed(real_embedder, old: str, new: str,
+                                            verdict: str) -> None:
+    judged_as(real_embedder, old, new, None, verdict)
+
+
 @pytest.mark.parametrize(("old", "new", "kept"), [
     ("最近在备考PMP。", "PMP考试报的是十二月那场。", True),
     ("周一早上 9 点开周会", "周一早上 9 点交周报", True),
