@@ -3,17 +3,21 @@ real model and a real store.
 
 The wrong supersessions of the development pair sets (every ``bench/write_pairs`` file but
 the held-out ``blind16`` and ``blind17``), read by family: another activity on another day
-("Works *remotely* on Fridays" / "Works *in the office* on Mondays"), a time spent per day
-against days counted per week ("Works 8 hours a day" / "Works 5 days a week", where "a day"
-is no "once a day"), a name put before another ("茶" / "奶茶", "York" / "New York"), two
-files of one folder ("…/dev.toml" / "…/prod.toml"), a version said of another thing ("Python
-3.11 for the ETL jobs" / "The ML service runs on 3.12") and an older memory of several statements
-of which the newer changes one ("每天早上跑步，晚上练瑜伽" / "晚上不练瑜伽了"); and, of the
-merges of two facts, a name told of with a when of its own ("备考PMP" / "PMP考试报的是十二月那
-场") and another thing done at one time ("周一早上 9 点开周会" / "… 交周报"). Each family
-is a table with the look-alikes that must still supersede, in English and Chinese; the
-right outcome of a pair that may be two facts is "listed" (both kept, linked), never a
-merge.
+("Works *remotely* on Fridays" / "Works *in the office* on Mondays") or another verb on one
+day ("Staging is wiped / backed up every Sunday"), a time spent per day against days counted
+per week ("Works 8 hours a day" / "Works 5 days a week", where "a day" is no "once a day"),
+a name put before another ("茶" / "奶茶", "York" / "New York"), two models of one maker
+("Peloton Bike" / "Peloton Tread"), two files of one folder ("…/dev.toml" / "…/prod.toml"),
+a version said of another thing ("Python 3.11 for the ETL jobs" / "The ML service runs on
+3.12"), a name changed beside a date both state (two meetings of one day), a sign turned
+for another target ("Never commit to main" / "Commit to feature branches") and an older
+memory of several statements of which the newer changes one ("每天早上跑步，晚上练瑜伽" /
+"晚上不练瑜伽了"); and, of the merges of two facts, a name told of with a when of its own
+("备考PMP" / "PMP考试报的是十二月那场"), another thing done at one time ("周一早上 9 点开周会" /
+"… 交周报") and how often against how long ("每天备份数据库" / "数据库备份保留一周"). Each
+family is a table with the look-alikes that must still supersede or merge, in English and
+Chinese; the right outcome of a pair that may be two facts is "listed" (both kept, linked),
+never a merge.
 """
 
 from __future__ import annotations
@@ -208,11 +212,31 @@ def test_two_models_of_one_maker_are_listed(real_embedder, old: str, new: str,
     judged_as(real_embedder, old, new, None, verdict)
 
 
+@pytest.mark.parametrize(("old", "new", "verdict"), [
+    # the sign turned, said of another target on each side: two rules
+    ("Never commit directly to main.", "Commit directly to feature branches.",
+     "possible_contradiction"),
+    ("不要直接提交到 main。", "直接提交到功能分支。", "possible_contradiction"),
+    ("不要把日志发到 Slack。", "把日志发到邮箱。", "possible_contradiction"),
+    ("Never send invoices to clients.", "Send invoices to the finance team.", "kept apart"),
+    # the same target, none on one side, or an infinitive ("used to smoke"): a change
+    ("Never push to main.", "Always push to main.", "contradiction"),
+    ("不要直接提交到 main。", "可以直接提交到 main。", "contradiction"),
+    ("The user smokes.", "The user used to smoke but quit.", "contradiction"),
+    ("Allergic to penicillin.", "Not allergic to penicillin.", "contradiction"),
+    ("Prefer to use tabs.", "Never use tabs.", "contradiction"),
+])
+def test_a_sign_turned_for_another_target_is_listed(real_embedder, old: str, new: str,
+                                                    verdict: str) -> None:
+    judged_as(real_embedder, old, new, None, verdict)
+
+
 @pytest.mark.parametrize(("old", "new", "kept"), [
     ("最近在备考PMP。", "PMP考试报的是十二月那场。", True),
     ("周一早上 9 点开周会", "周一早上 9 点交周报", True),
     ("每天备份数据库。", "数据库备份保留一周。", True),
     ("Meeting with Alice on 2026-03-02", "Meeting with Bob on 2026-03-02", True),
+    ("Never commit directly to main.", "Commit directly to feature branches.", True),
     ("Uses Python 3.11 for the ETL jobs.", "The ML service runs on Python 3.12.", True),
     ("每天早上跑步，晚上练瑜伽。", "晚上不练瑜伽了，改成游泳。", True),
     ("Works remotely on Fridays.", "Works in the office on Mondays.", True),
