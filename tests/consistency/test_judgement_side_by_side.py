@@ -10,7 +10,8 @@ a name put before another ("茶" / "奶茶", "York" / "New York"), two models of
 ("Peloton Bike" / "Peloton Tread"), two files of one folder ("…/dev.toml" / "…/prod.toml"),
 a version said of another thing ("Python 3.11 for the ETL jobs" / "The ML service runs on
 3.12"), a name changed beside a date both state (two meetings of one day), a sign turned
-for another target ("Never commit to main" / "Commit to feature branches") and an older
+for another target ("Never commit to main" / "Commit to feature branches"), where one comes
+from beside where one lives ("Grew up in York" / "Lives in New York now") and an older
 memory of several statements of which the newer changes one ("每天早上跑步，晚上练瑜伽" /
 "晚上不练瑜伽了"); and, of the merges of two facts, a name told of with a when of its own
 ("备考PMP" / "PMP考试报的是十二月那场"), another thing done at one time ("周一早上 9 点开周会" /
@@ -228,6 +229,22 @@ def test_two_models_of_one_maker_are_listed(real_embedder, old: str, new: str,
 ])
 def test_a_sign_turned_for_another_target_is_listed(real_embedder, old: str, new: str,
                                                     verdict: str) -> None:
+    judged_as(real_embedder, old, new, None, verdict)
+
+
+@pytest.mark.parametrize(("old", "new", "verdict"), [
+    # where one comes from beside where one lives: two places, both hold, a move told or not
+    ("Grew up in York, England.", "Lives in New York now.", "possible_contradiction"),
+    ("Born in 1990 in Leeds.", "Moved to London in 2015.", "possible_contradiction"),
+    ("Grew up in Leeds.", "Lives in London.", "kept apart"),
+    ("老家在成都。", "住在深圳。", "kept apart"),
+    # where one lives, or where one grew up, told again another: a change
+    ("Lives in Leeds.", "Lives in London now.", "contradiction"),
+    ("Grew up in Leeds.", "Actually grew up in York.", "contradiction"),
+    ("住在成都。", "搬到深圳了。", "contradiction"),
+])
+def test_where_one_comes_from_is_not_where_one_lives(real_embedder, old: str, new: str,
+                                                     verdict: str) -> None:
     judged_as(real_embedder, old, new, None, verdict)
 
 
