@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from magma.note_bm25 import NoteBm25, NoteLexicon, TermCounts, bm25_tokens
+from magma.note_bm25 import NoteBm25, NoteLexicon, TermCounts, best_rows, bm25_tokens
 
 
 @pytest.mark.parametrize(("text", "tokens"), [
@@ -60,6 +60,40 @@ def test_keep_filters_and_limits() -> None:
     assert index.top("the", 5, lambda _: True) == []  # stop words only
     assert NoteBm25.build({}).top("kiln", 5, lambda _: True) == []
     assert NoteBm25.build({"blank.md": []}).top("kiln", 5, lambda _: True) == []
+
+
+@given(st.lists(st.sampled_from([0.5, 1.0, 1.5, 2.0, 3.25, 7.0]), min_size=0, max_size=60),
+       st.integers(min_value=1, max_value=70), st.integers(min_value=0, max_value=2**16))
+def test_the_best_rows_are_a_full_stable_sort_cut_short(
+        values: list[float], take: int, seed: int) -> None:
+    """``best_rows`` ranks the same first rows as a stable sort of all of them, ties (few
+    score values, so many) in row order, and says when it ranked them all."""
+    rng = np.random.default_rng(seed)
+    scores = np.zeros(len(values) + 5)
+    rows = np.sort(rng.choice(len(scores), size=len(values), replace=False))
+    scores[rows] = values
+    full = rows[np.argsort(-scores[rows], kind="stable")]
+    order, whole = best_rows(rows, scores, take)
+    assert len(order) >= min(take, len(rows))
+    assert order.tolist() == full[: len(order)].tolist()
+    assert whole == (len(order) == len(rows))
+
+
+@given(st.integers(min_value=1, max_value=12), st.integers(min_value=0, max_value=60),
+       st.sets(st.integers(0, 59), max_size=58))
+def test_top_past_many_refused_notes_is_the_full_ranking_filtered(
+        n: int, best_refused: int, refused: set[int]) -> None:
+    """When ``keep`` refuses most of the best notes, ``top`` ranks more of them until it has
+    ``n`` or none is left: the same as filtering a full ranking (scores tie in threes)."""
+    index = _index({f"n{i:02d}.md": "kiln " * (1 + i % 20) + "firing log" for i in range(60)})
+    everything = index.top("kiln firing", 60, lambda _: True)
+    hidden = {f"n{i:02d}.md" for i in refused} | {p for p, _ in everything[:best_refused]}
+
+    def keep(path: str) -> bool:
+        return path not in hidden
+
+    assert index.top("kiln firing", n, keep) == [hit for hit in everything
+                                                 if keep(hit[0])][:n]
 
 
 def test_a_folder_asked_of_top_leaves_the_same_notes_as_keep_alone() -> None:
