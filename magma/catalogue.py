@@ -20,6 +20,15 @@ import pyarrow as pa
 from ccb.dates import day_in
 from ccb.names import nfc_key
 from ccb.templates import has_placeholder, in_locations
+from magma.chunk_columns import (
+    HASH_BYTES,
+    ChunkHashes,
+    ChunkIds,
+    digests_of,
+    ordinals_of,
+    packed_hashes,
+    packed_ids,
+)
 from magma.gc_pause import trim_heap
 from magma.graph_step import NoteGraph
 from magma.layers import (
@@ -114,10 +123,12 @@ class Snapshot:
     memory_paths: list[str]
     memory_matrix: np.ndarray  # float32[n, dims], unit rows
     memory_text: dict[str, str]
-    chunk_ids: list[str]  # "" for a row left by its chunk (``dead``)
+    #: ``""`` for a row left by its chunk (``dead``); packed (:mod:`magma.chunk_columns`)
+    chunk_ids: Sequence[str]
     chunk_paths: list[str]  # "" for a row left by its chunk
     chunk_vectors: ChunkVectors  # one unit row per chunk: the in-memory vector index
-    chunk_hashes: list[str]  # content hash of each row ("" for a row left by its chunk)
+    #: content hash of each row ("" for a row left by its chunk); packed, as ``chunk_ids``
+    chunk_hashes: Sequence[str]
     rows_by_path: dict[str, list[int]]  # the living rows of each note
     neighbours: dict[str, set[str]] | None = None
     graph: NoteGraph | None = None  # the graph step's (magma.graph_step), built on first use
@@ -180,7 +191,7 @@ def read_snapshot(store: MagmaStore, versions: dict[str, int], zone: tzinfo,
 
 
 def vectors_of(rows: int, batches: Iterable[Any], limits: VectorLimits, indexed: bool = True
-               ) -> tuple[list[str], list[str], list[str], ChunkVectors]:
+               ) -> tuple[ChunkIds, list[str], ChunkHashes, ChunkVectors]:
     """The chunk ids, paths, content hashes and in-memory vector index (in the form
     ``limits`` picks for ``rows`` chunks, ``indexed`` by the store or not) of ``batches``
     (record batches of ``chunk_id``, ``path``, ``content_hash`` and ``vector``,
@@ -188,21 +199,31 @@ def vectors_of(rows: int, batches: Iterable[Any], limits: VectorLimits, indexed:
     of a note share one path string (700,000 chunks of 100,000 notes: 600,000 strings
     fewer); the heap trimmed after (:func:`trim_heap`). Raises
     :class:`StoreError` from the batches."""
-    ids: list[str] = []
     paths: list[str] = []
-    hashes: list[str] = []
+    ordinals: list[np.ndarray] = []
+    digests: list[np.ndarray] = []
+    odd_ids: dict[int, str] = {}
+    odd_hashes: dict[int, str] = {}
 
     one: dict[str, str] = {}  # a note's chunks share one path string
 
     def matrices() -> Iterator[np.ndarray]:
         for batch in batches:
-            ids.extend(batch.column("chunk_id").to_pylist())
+            start = len(paths)
             paths.extend(one.setdefault(p, p) for p in batch.column("path").to_pylist())
-            hashes.extend(batch.column("content_hash").to_pylist())
+            part, odd = ordinals_of(batch.column("chunk_id").to_pylist(), paths, start)
+            ordinals.append(part)
+            odd_ids.update(odd)
+            part, odd = digests_of(batch.column("content_hash").to_pylist(), start)
+            digests.append(part)
+            odd_hashes.update(odd)
             yield matrix_of(batch)
 
     vectors = filled(limits.form(rows, indexed), rows, matrices(),
                      limits.file_folder(rows, indexed))
+    ids = ChunkIds(paths, np.concatenate([np.zeros(0, dtype=np.int32), *ordinals]), odd_ids)
+    hashes = ChunkHashes(np.concatenate([np.zeros((0, HASH_BYTES), dtype=np.uint8), *digests]),
+                         odd_hashes)
     trim_heap()
     return ids, paths, hashes, vectors
 
@@ -323,9 +344,9 @@ def _appended(snap: Snapshot, versions: dict[str, int], entries: dict[str, Catal
     """``snap``'s rows with ``left`` dead and the rows of ``fresh`` (the changed notes'
     chunks, :meth:`MagmaStore.chunk_vectors`) appended: the chunk lists copied (pointers),
     the rows of the notes not changed kept where they are."""
-    ids, paths, hashes = list(snap.chunk_ids), list(snap.chunk_paths), list(snap.chunk_hashes)
+    paths = list(snap.chunk_paths)
     for row in left:
-        ids[row] = paths[row] = hashes[row] = ""
+        paths[row] = ""
     rows_by_path = dict(snap.rows_by_path)
     for row in left:
         rows_by_path.pop(snap.chunk_paths[row], None)
@@ -333,9 +354,10 @@ def _appended(snap: Snapshot, versions: dict[str, int], entries: dict[str, Catal
     new_paths = fresh.column("path").to_pylist()
     for offset, path in enumerate(new_paths):
         rows_by_path.setdefault(path, []).append(start + offset)
-    ids += fresh.column("chunk_id").to_pylist()
     paths += new_paths
-    hashes += fresh.column("content_hash").to_pylist()
+    ids = packed_ids(snap.chunk_ids, None, left, fresh.column("chunk_id").to_pylist(), paths)
+    hashes = packed_hashes(snap.chunk_hashes, None, left,
+                           fresh.column("content_hash").to_pylist())
     dead = np.concatenate([snap.dead, np.asarray(left, dtype=np.int64)]) if left else snap.dead
     return _with_vectors(versions, entries, postings, names, memory_text, ids, paths,
                          snap.chunk_vectors.appended(matrix_of(fresh)), hashes, limits,
@@ -367,11 +389,11 @@ def _stacked_again(snap: Snapshot, versions: dict[str, int],
     def column(name: str) -> list[str]:
         return fresh.column(name).to_pylist() if fresh is not None else []
 
+    paths = [snap.chunk_paths[i] for i in keep] + column("path")
     return _with_vectors(
         versions, entries, postings, names, memory_text,
-        [snap.chunk_ids[i] for i in keep] + column("chunk_id"),
-        [snap.chunk_paths[i] for i in keep] + column("path"),
-        vectors, [snap.chunk_hashes[i] for i in keep] + column("content_hash"), limits)
+        packed_ids(snap.chunk_ids, keep, (), column("chunk_id"), paths), paths,
+        vectors, packed_hashes(snap.chunk_hashes, keep, (), column("content_hash")), limits)
 
 
 def _memory_text(chunks: Any) -> dict[str, str]:
@@ -448,8 +470,8 @@ def _add(index: dict[str, set[str]], keys: Iterable[str], path: str) -> None:
 
 def _with_vectors(versions: dict[str, int], entries: dict[str, CatalogueEntry],
                   postings: dict[str, set[str]], names: dict[str, set[str]],
-                  memory_text: dict[str, str], chunk_ids: list[str], chunk_paths: list[str],
-                  vectors: ChunkVectors, chunk_hashes: list[str],
+                  memory_text: dict[str, str], chunk_ids: Sequence[str],
+                  chunk_paths: list[str], vectors: ChunkVectors, chunk_hashes: Sequence[str],
                   limits: VectorLimits, *, rows_by_path: dict[str, list[int]] | None = None,
                   dead: np.ndarray | None = None) -> Snapshot:
     """The snapshot of these parts, with the rows of each path (``rows_by_path``, counted

@@ -1,0 +1,81 @@
+"""The packed chunk ids and content hashes of a snapshot read back the very strings given."""
+
+from __future__ import annotations
+
+import hashlib
+
+import numpy as np
+import pytest
+
+from magma.chunk_columns import (
+    ChunkHashes,
+    ChunkIds,
+    digests_of,
+    ordinals_of,
+    packed_hashes,
+    packed_ids,
+)
+from magma.chunking import chunk_hash as content_hash
+
+PATHS = ["notes/alpha.md", "笔记/会议 记录.md", "a#b/c#1.md", "notes/alpha.md", "", "x.md",
+         "日记/2026-12-07.md", "x.md", "x.md", "x.md", "x.md", "x.md", "x.md", "x.md", "x.md"]
+IDS = ["notes/alpha.md#0", "笔记/会议 记录.md#12", "a#b/c#1.md#3", "notes/alpha.md#1", "",
+       "x.md#2147483647",  # past an int32: kept as it is
+       "日记/2026-12-07.md#0",
+       "x.md#07", "x.md#-1", "x.md#", "x.md", "x.md#٣", "y.md#1", "x.md#1 ", "x.md#1#2"]
+HASHES = [content_hash("one"), content_hash("二"), "", "A" * 32, "0" * 32, "0" * 31 + " ",
+          "zz" * 16, "ab" * 17, hashlib.sha256(b"x").hexdigest()[:32], "00" * 16,
+          "0a" * 15 + "0", "ｆ" * 32, "a b" * 10 + "ab", "ff" * 16, "12" * 16]
+
+
+def test_ids_read_back_as_given_spelled_ones_packed() -> None:
+    ids = ChunkIds.of(IDS, PATHS)
+    assert list(ids) == IDS and ids == IDS and len(ids) == len(IDS)
+    assert ids[-1] == IDS[-1] and ids[1:3] == IDS[1:3]
+    assert sorted(ids._odd) == [5, 7, 8, 9, 10, 11, 12, 13, 14]  # only these as strings
+    with pytest.raises(IndexError):
+        ids[len(IDS)]
+
+
+def test_ids_followed_as_lists_would_be() -> None:
+    ids = ChunkIds.of(IDS, PATHS)
+    paths = [*PATHS, "新.md", "n#.md"]
+    paths[0] = paths[5] = ""
+    more = ["新.md#4", "n#.md#x"]
+    followed = ids.followed(None, [0, 5], more, paths)
+    want = [*IDS, *more]
+    want[0] = want[5] = ""
+    assert list(followed) == want
+    keep = [6, 1, 5, 13]
+    kept = [paths[i] for i in keep] + ["新.md"]
+    assert list(ids.followed(keep, [], ["新.md#0"], kept)) \
+        == [IDS[i] for i in keep] + ["新.md#0"]
+    assert list(ChunkIds.of(IDS, PATHS)) == IDS  # the first left as it was
+    assert list(packed_ids(IDS, keep, [], ["新.md#0"], kept)) \
+        == [IDS[i] for i in keep] + ["新.md#0"]
+
+
+def test_ordinals_start_at_the_row_given() -> None:
+    ordinals, odd = ordinals_of(["b.md#x", "a.md#2"], ["", "", "b.md", "a.md"], 2)
+    assert ordinals.tolist()[1] == 2 and odd == {2: "b.md#x"}
+
+
+def test_hashes_read_back_as_given_hex_ones_packed() -> None:
+    hashes = ChunkHashes.of(HASHES)
+    assert list(hashes) == HASHES and hashes == HASHES
+    assert hashes._digests.shape == (len(HASHES), 16)
+    assert sorted(hashes._odd) == [2, 3, 5, 6, 7, 10, 11, 12]
+    every = [content_hash(str(i)) for i in range(1000)]
+    digests, odd = digests_of(every, 0)  # all hex: one call
+    assert odd == {} and list(ChunkHashes(digests, odd)) == every
+
+
+def test_hashes_followed_as_lists_would_be() -> None:
+    hashes = ChunkHashes.of(HASHES)
+    want = [*HASHES, "ab" * 16, "odd"]
+    want[4] = ""
+    assert list(hashes.followed(None, [4], ["ab" * 16, "odd"])) == want
+    keep = np.asarray([3, 0, 14])
+    assert list(packed_hashes(hashes, keep, [1], [])) == [HASHES[3], "", HASHES[14]]
+    assert list(packed_hashes(HASHES, keep, [], ["cd" * 16])) \
+        == [HASHES[3], HASHES[0], HASHES[14], "cd" * 16]
