@@ -23,7 +23,7 @@ read-only instead of the heap (:mod:`magma.vector_file`; :meth:`VectorLimits.fil
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
@@ -127,7 +127,7 @@ class ChunkVectors(Protocol):
         """Cosine of every row with the unit ``vector`` -> ``float32[rows]``."""
         ...
 
-    def rows(self, index: int | list[int] | np.ndarray) -> np.ndarray:
+    def rows(self, index: int | Sequence[int] | np.ndarray) -> np.ndarray:
         """The vectors at ``index`` -> ``float32[dims]`` for one int, else ``float32[k, dims]``."""
         ...
 
@@ -174,7 +174,7 @@ class ExactVectors:
     def scores(self, vector: np.ndarray) -> np.ndarray:
         return np.asarray(self.matrix @ vector, dtype=np.float32)
 
-    def rows(self, index: int | list[int] | np.ndarray) -> np.ndarray:
+    def rows(self, index: int | Sequence[int] | np.ndarray) -> np.ndarray:
         return np.asarray(self.matrix[index], dtype=np.float32)
 
     def scores_at(self, index: np.ndarray, vector: np.ndarray) -> np.ndarray:
@@ -223,7 +223,7 @@ class Float16Vectors:
             out[start : start + len(block)] = block @ query
         return out
 
-    def rows(self, index: int | list[int] | np.ndarray) -> np.ndarray:
+    def rows(self, index: int | Sequence[int] | np.ndarray) -> np.ndarray:
         return np.asarray(self.half[index], dtype=np.float32)
 
     def scores_at(self, index: np.ndarray, vector: np.ndarray) -> np.ndarray:
@@ -312,7 +312,7 @@ class Int8Vectors:
         out *= self.scales
         return out
 
-    def rows(self, index: int | list[int] | np.ndarray) -> np.ndarray:
+    def rows(self, index: int | Sequence[int] | np.ndarray) -> np.ndarray:
         codes = self.codes[index].astype(np.float32)
         scales = self.scales[index]
         return codes * (scales[..., None] if codes.ndim == 2 else scales)
