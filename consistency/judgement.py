@@ -1767,6 +1767,9 @@ _UNNAMING = frozenset({"the", "a", "an", "our", "my", "we", "i", "you", "your", 
 #: "快递 / 递地 / 地址" against "收件地址", not one of "孩子 / 子游 / 游泳 / 泳课" against
 #: "孩子的钢琴课" (set on the pair sets of ``bench/write_pairs``).
 TOLD_SAME_SHARE = 1 / 3
+#: A host or file name (``nas.local``, ``api.example.com``, ``config.yaml``): letters on both
+#: sides of a dot, so that a version (``3.12``) is not one.
+_DOTTED_NAME = re.compile(r"[a-z0-9-]*[a-z][a-z0-9-]*(?:\.[a-z0-9-]+)*\.[a-z0-9-]*[a-z][a-z0-9-]*")
 
 
 def _told_of_the_same(old_text: str, new_text: str, *, named: bool = False) -> bool:
@@ -1788,6 +1791,10 @@ def _told_of_the_same(old_text: str, new_text: str, *, named: bool = False) -> b
     if not units:
         return not named  # ``named``: the teller must name what changed
     old_words = {stem(w) for w in re.findall(r"[a-z0-9][a-z0-9.+#-]*", lowered)}
+    if any(_DOTTED_NAME.fullmatch(w) and w not in old_words for w in words):
+        # the change is told of a named host or file the older memory never names ("The SSH
+        # port of nas.local is now 2200" / "The dev server runs on port 8080"): another thing
+        return False
     found = sum(1 for u in units if u in old_words or (not u.isascii() and u in old_text))
     return found >= TOLD_SAME_SHARE * len(units)
 

@@ -277,3 +277,25 @@ def test_remember_keeps_both_or_supersedes_in_a_real_store(
         assert second.action == "superseded" and second.superseded == first.path, second
     # nothing is ever deleted (MEMORY.md is the index of the memories)
     assert len([f for f in memory.glob("*.md") if f.name != "MEMORY.md"]) == 2
+
+
+@pytest.mark.parametrize(("old", "new", "verdict"), [
+    # a change told of a named host or file, against a memory of another thing that never
+    # names it (either order): no sure change of the older
+    ("The SSH port of my home server nas.local is now 2200.",
+     "The dev server runs on port 8080.", "kept apart"),
+    ("The dev server runs on port 8080.",
+     "The SSH port of my home server nas.local is now 2200.", "kept apart"),
+    ("Backups of db.internal now run at 02:00.", "The CI runs nightly at 01:00.", "kept apart"),
+    ("The timeout in config.yaml is now 30 seconds.", "Requests to the payments API time out "
+     "after 10 seconds.", "kept apart"),
+    # the same named host on both sides, or no name before the change: a change
+    ("The SSH port of nas.local is 22.", "The SSH port of nas.local is now 2200.",
+     "contradiction"),
+    ("Backups of db.internal run at 01:00.", "Backups of db.internal now run at 02:00.",
+     "contradiction"),
+    ("The v2 launch is on 2026-03-15.", "The launch slipped to 2026-04-02.", "contradiction"),
+])
+def test_a_change_told_of_a_named_host_is_not_told_of_another_thing(
+        real_embedder, old: str, new: str, verdict: str) -> None:
+    judged_as(real_embedder, old, new, None, verdict)
