@@ -113,6 +113,11 @@ def _vault_folder(text: str) -> Path:
 #: Options many commands share.
 VaultOption = Annotated[Path | None, typer.Option("--vault", help="Vault folder.",
                                                   parser=_vault_folder)]
+#: The vault as the command's argument (``dreamd status ~/Notes``), as ``sync`` and ``run``
+#: take it: the same as ``--vault``.
+VaultArgument = Annotated[Path | None, typer.Argument(
+    help="Vault folder (the same as --vault; default: vault.path).", parser=_vault_folder,
+    show_default=False)]
 OwnerOption = Annotated[
     str | None, typer.Option("--owner", help="Act for this owner (user or user/agent).")
 ]
@@ -1052,11 +1057,13 @@ def rollback(
 @app.command()
 def check(
     ctx: typer.Context,
+    vault_argument: VaultArgument = None,
     fix: Annotated[bool, typer.Option("--fix", help="Apply the arbiter's decisions.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
     vault: VaultOption = None,
 ) -> None:
     """Compare the vault, the index and the memories' history; exit 1 when they drifted."""
+    vault = _one_vault(vault_argument, vault)
     with _app(ctx, **{"vault.path": vault}) as application:
         application.indexing.require_indexed("check")
         service = application.consistency()
@@ -1374,10 +1381,12 @@ def mcp(
 @app.command()
 def status(
     ctx: typer.Context,
+    vault_argument: VaultArgument = None,
     vault: VaultOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print status as JSON.")] = False,
 ) -> None:
     """Vault, store location, counts, last sync and problem files."""
+    vault = _one_vault(vault_argument, vault)
     with _app(ctx, **{"vault.path": vault}) as application:
         report = application.status()
         if as_json:
@@ -1423,8 +1432,8 @@ def run(
 
 
 def _one_vault(vault: Path | None, vault_option: Path | None) -> Path | None:
-    """The vault given as VAULT or ``--vault`` (``sync`` and ``run`` take both); two
-    different ones are refused (``typer.BadParameter``)."""
+    """The vault given as VAULT or ``--vault`` (``sync``, ``run``, ``status`` and ``check``
+    take both); two different ones are refused (``typer.BadParameter``)."""
     if vault is not None and vault_option is not None and vault != vault_option:
         raise typer.BadParameter(f"two vaults given: {vault} and --vault {vault_option}",
                                  param_hint="VAULT")

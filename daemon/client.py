@@ -257,7 +257,7 @@ def positionals(args: Sequence[str], value_options: frozenset[str]) -> list[str]
 
 #: Served commands that take the vault as their argument (``dreamd sync VAULT``), not as
 #: ``--vault``: it decides where their settings lead as ``--vault`` does.
-_VAULT_ARGUMENT = frozenset({"sync"})
+_VAULT_ARGUMENT = frozenset({"sync", "status", "check"})
 
 
 def option(args: Sequence[str], name: str) -> str | None:

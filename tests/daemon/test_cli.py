@@ -287,6 +287,22 @@ def test_check_fix_names_a_possible_pair_it_leaves_once_and_does_not_check_again
     assert done.stdout.count("dreamd conflicts resolve") == 1
 
 
+def test_status_and_check_take_the_vault_as_sync_does(demo: Path) -> None:
+    """``dreamd status VAULT`` and ``dreamd check VAULT`` (what a new user types after
+    ``dreamd sync VAULT``) are the same as with ``--vault``; two different vaults are
+    refused without a traceback."""
+    run("sync", str(demo))
+    for command in ("status", "check"):
+        plain = run(command, str(demo), "--json", check=False)
+        named = run(command, "--vault", str(demo), "--json", check=False)
+        assert plain.returncode == named.returncode == 0, (command, plain.stderr)
+        assert json.loads(plain.stdout).keys() == json.loads(named.stdout).keys()
+        refused = run(command, str(demo), "--vault", str(demo.parent), check=False)
+        assert refused.returncode != 0 and "two vaults given" in refused.stderr, command
+        assert "Traceback" not in refused.stderr
+    assert str(demo.resolve()) in run("status", str(demo)).stdout
+
+
 def test_sync_takes_the_vault_as_the_other_commands_do(demo: Path) -> None:
     """``sync --vault PATH`` is ``sync PATH`` (``run`` too); two different vaults are refused,
     nothing synced or started."""
