@@ -399,7 +399,8 @@ class Reranker:
             if intent.time_range is not None and entry.dated is not None \
                     and intent.time_range.start <= entry.dated <= intent.time_range.end:
                 score += TIME_BONUS * (0.5 + rel / 2)
-                extra.append(f"in {intent.time_range.label}")
+                # the expression as the question said it ("in september 2023", "上周")
+                extra.append(f"within the time asked ({intent.time_range.label})")
                 if intent.time_only:
                     score += TIME_ONLY_LEAD
                     extra.append("only a time asked")

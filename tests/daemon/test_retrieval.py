@@ -161,7 +161,12 @@ def test_a_time_expression_brings_the_days_notes(indexed: tuple[App, dict[str, s
     assert trace is not None and trace.intent.time_range is not None
     assert (trace.intent.time_range.start, trace.intent.time_range.end) == (
         date(2026, 11, 23), date(2026, 11, 29))
-    assert all("in last week" in hit.why for hit in hits[:5])
+    assert all("within the time asked (last week)" in hit.why for hit in hits[:5])
+    # an expression that brings its own preposition is said once ("in in november 2026")
+    named = app.search("what did I do in november 2026", limit=5, count_recall=False, now=NOW)
+    reasons = [why for hit in named for why in hit.why]
+    assert "within the time asked (in november 2026)" in reasons
+    assert not any(why.startswith("in in ") for why in reasons)
     days = {h.path for h in hits if h.path.startswith("Daily/")}
     assert days == {"Daily/2026-11-23.md", "Daily/2026-11-24.md", "Daily/2026-11-25.md",
                     "Daily/2026-11-27.md"}
