@@ -1998,15 +1998,29 @@ _AFTER_CHANGE = re.compile(
     r"an|my|our|his|her|their|its|it|them|this|that|and|or)\b)")
 
 
+#: What before a participle makes it the verb of its sentence, though a number or a
+#: determiner stands right before it: a time or an age opening the sentence or a clause ("*In
+#: 2015* moved house", "*Since 2020* switched careers", "*In May 2024* moved abroad", "*At
+#: 30* changed careers", "2024 年…" aside), or a pronoun and its quantifier ("*We all*
+#: moved house", "*They each* changed teams"): the subject, not a thing described.
+_TIME_OR_SUBJECT = re.compile(
+    rf"(?i)(?:(?:\A|[.;:!?,，。；：！？]|\b(?:and|then|but)\b)\s*"
+    rf"(?:in|since|at|by|until|till|after|before|from|around|aged?)\s+"
+    rf"(?:(?:early|mid|late)[\s-]+)?(?:(?:{_MONTH_WORDS})\.?\s+)?\d+(?:s|st|nd|rd|th)?"
+    rf"|\b(?:we|they|you|us|them)\s+(?:all|each))\s+\Z")
+
+
 def participle_of_a_thing(text: str, found: re.Match[str]) -> bool:
     """Is the cue a participle said of the thing after it, after a number or a determiner
     ("Keep PRs under 400 *changed* lines", "There are 3 *raised* beds in the garden"): a
     kind of thing, not a change told? "Rent was *raised* to 5200", "We *moved* the CI" and
-    "Keep PRs under 250 lines *from now on*" still tell one."""
+    "Keep PRs under 250 lines *from now on*" still tell one, as do "In 2015 *moved* house"
+    and "We all *switched* teams" (:data:`_TIME_OR_SUBJECT`)."""
     if not _PARTICIPLE_CUE.fullmatch(found.group(0)):
         return False
     return _COUNT_OR_DETERMINER.search(text, 0, found.start()) is not None and \
-        _AFTER_CHANGE.match(text, found.end()) is None
+        _AFTER_CHANGE.match(text, found.end()) is None and \
+        _TIME_OR_SUBJECT.search(text, 0, found.start()) is None
 
 
 #: A clock time with its mark or a day of the week: where a span of a day or a week starts

@@ -165,6 +165,48 @@ def test_a_thing_described_by_a_participle_is_told_again(real_embedder, old: str
     judged_as(real_embedder, old, new, None, verdict)
 
 
+@pytest.mark.parametrize(("text", "told"), [
+    # a year, a month and year, or an age opening the sentence or a clause: the number is
+    # when, the -ed word the verb
+    ("In 2015 moved house.", True),
+    ("In 2024 moved abroad.", True),
+    ("Since 2020 switched careers.", True),
+    ("In May 2024 moved overseas.", True),
+    ("At 30 changed careers to nursing.", True),
+    ("Lives in York; in 2021 moved offices.", True),
+    # a pronoun and its quantifier: the subject
+    ("We all moved house last year.", True),
+    ("They each switched teams.", True),
+    # a count or a determiner mid-sentence, even after "at" or a year: a kind of thing
+    ("Cap PRs at 400 changed lines.", False),
+    ("At most 400 changed lines per PR.", False),
+    ("Since 2020, PRs stay below 400 changed lines.", False),
+    ("In 2024 the changed files were reviewed weekly.", False),
+    ("Review each changed line.", False),
+    ("They grow tomatoes in 3 raised beds.", False),
+])
+def test_a_time_or_a_subject_before_the_verb_is_no_count(text: str, told: bool) -> None:
+    assert (change_cue_at(text) is not None) is told
+
+
+@pytest.mark.parametrize(("old", "new", "subject", "verdict"), [
+    ("Lives in Leeds.", "We all moved house; lives in York.", None, "contradiction"),
+    ("Lives in Leeds.", "They all moved house; live in York.", None, "contradiction"),
+    ("Lives in Leeds.", "Since 2020 moved abroad.", "home", "contradiction"),
+    ("Lives in Leeds.", "We all moved abroad.", "home", "contradiction"),
+    ("Drives a Honda Civic.", "In 2024 switched cars; drives a Honda Accord.", None,
+     "contradiction"),
+    ("Drives a Honda Civic.", "In 2024 switched cars; drives a Honda Accord.", "car",
+     "contradiction"),
+    # the participle of a thing after a time still tells none
+    ("Keep PRs under 400 lines of diff.", "Cap PRs at 400 changed lines.", None, "duplicate"),
+])
+def test_a_move_told_after_a_year_or_a_subject_supersedes(real_embedder, old: str, new: str,
+                                                          subject: str | None,
+                                                          verdict: str) -> None:
+    judged_as(real_embedder, old, new, subject, verdict)
+
+
 @pytest.mark.parametrize(("old", "new", "merged"), [
     ("Never push to main.", "永远不要直接推送到 main 分支。", True),
     ("不要在代码里写死配置。", "配置别硬编码在代码中。", True),
