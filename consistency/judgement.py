@@ -751,8 +751,11 @@ def _polarity_flips(old: Claim, new: Claim) -> list[str]:
     # "use X" against "never use X": a negation more on one side, over a shared word; with
     # as many negations on each side, only a swap of Latin words ("use pnpm, not npm" /
     # "use npm, not pnpm") — Chinese word order moves a negation around freely
-    lost = sorted(old.asserted & new.negated)
-    gained = sorted(old.negated & new.asserted)
+    # a thing one side names in the condition of its rule ("use tabs *unless editing YAML*")
+    # and the other excepts ("use tabs, *except in YAML files*", "除了 YAML 文件，都用 tab"):
+    # both except it, no sign turned
+    lost = sorted(old.asserted & new.negated - _excepted_in_turn(old, new))
+    gained = sorted(old.negated & new.asserted - _excepted_in_turn(new, old))
     if any(old.concepts[c] == new.concepts[c] == frozenset({False})
            for c in old.concepts.keys() & new.concepts.keys()) and not _denials_traded(
                old, new, lost, gained):
@@ -4231,7 +4234,8 @@ def _denied_apart(p: _Pair) -> str | None:
     """A word asserted on one side and denied on the other, or a concept said with two signs
     on one side and one on the other ("Vegetarian, *doesn't drink* alcohol" / "Started
     *drinking* coffee again"; "Likes cilantro" / "Can't stand cilantro — tastes like soap")."""
-    turned = sorted((p.co.asserted & p.cn.negated) | (p.co.negated & p.cn.asserted))
+    turned = sorted((p.co.asserted & p.cn.negated - _excepted_in_turn(p.co, p.cn))
+                    | (p.co.negated & p.cn.asserted - _excepted_in_turn(p.cn, p.co)))
     turned = [w for w in turned if not w.startswith("number:")]
     if turned and (_negative(p.co) > 0) != (_negative(p.cn) > 0) and not (
             _allergy_told(p.co, p.cn) or _allergy_told(p.cn, p.co)):
@@ -4257,8 +4261,8 @@ def _statement_denied(p: _Pair) -> str | None:
             # denial is of what stands beside it ("我晚上写日记，不在早上写": writing, not in
             # the morning)
             stated = set().union(*(other.asserted for other in parts if other is not part))
-            turned = [w for w in (part.asserted & whole.negated) | (
-                (part.negated - stated) & whole.asserted)
+            turned = [w for w in (part.asserted & whole.negated - _excepted_in_turn(
+                part, whole)) | ((part.negated - stated) & whole.asserted)
                       if not _is_relation(w) and not w.startswith("number:")]
             if turned and (_negative(part) > 0) != (_negative(whole) > 0) and not (
                     _allergy_told(part, whole) or _allergy_told(whole, part)):
@@ -4511,6 +4515,25 @@ def _condition_values(claim: Claim) -> frozenset[str]:
     spans = [m.group(1) or m.group(2) or "" for m in _CONDITION.finditer(claim.text)]
     return frozenset(f"{_group(v)}:{v.text.casefold()}" for span in spans if span.strip()
                      for v in _statement_claim(span.strip()).values)
+
+
+#: A thing excepted from a rule ("everything *except* pork", "*除了* YAML 文件，都…").
+_EXCEPT = re.compile(r"(?i)\bexcept\b|除了")
+
+
+def _excepted_in_turn(conditioned: Claim, excepting: Claim) -> frozenset[str]:
+    """The words ``conditioned`` says only in the conditions of its rules (:data:`_CONDITION`:
+    "unless …", "except when …", "除非 …") when ``excepting`` excepts things ("except …",
+    "除了 …"): what one holds the rule does not apply to, the other excepts — no denial of
+    what the other asserts. Empty when ``excepting`` excepts nothing (a denial in its rule
+    itself, "Never reply in English", still turns "… unless I write in English")."""
+    if not _EXCEPT.search(excepting.text):
+        return frozenset()
+    spans = [m.group(1) or m.group(2) or "" for m in _CONDITION.finditer(conditioned.text)]
+    inside = {w for span in spans if span.strip()
+              for w in _bare(_statement_claim(span.strip()).tokens)}
+    outside = _bare(_statement_claim(_CONDITION.sub(" ", conditioned.text)).tokens)
+    return frozenset(inside - outside)
 
 
 def _other_condition(p: _Pair) -> _Finding | None:

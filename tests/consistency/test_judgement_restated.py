@@ -133,6 +133,33 @@ def test_a_rule_under_a_condition(real_embedder, old: str, new: str, verdict: st
     judged_as(real_embedder, old, new, None, verdict)
 
 
+@pytest.mark.parametrize(("old", "new", "verdict"), [
+    # one exception told as a condition ("unless …", "except when …", 除非) on one side and
+    # as a thing excepted ("except in …", "except for …", 除了) on the other: no sign turned
+    ("Always use tabs except when editing YAML.", "Use tabs, except in YAML files.",
+     "duplicate"),
+    ("Use tabs unless the file is YAML.", "Use tabs, except in YAML files.", "duplicate"),
+    ("Reply in Chinese, except when writing code comments.",
+     "Reply in Chinese, except in code comments.", "duplicate"),
+    ("Write commit messages in English unless the repo is Chinese-only.",
+     "Write commit messages in English, except for Chinese-only repos.", "duplicate"),
+    ("Always use tabs except when editing YAML.", "除了 YAML 文件，都用 tab 缩进。", "kept apart"),
+    ("除非是 YAML 文件，否则都用 tab 缩进。", "除了 YAML 文件，都用 tab 缩进。", "duplicate"),
+    ("除非是 YAML 文件，否则都用 tab 缩进。", "Use tabs, except in YAML files.", "kept apart"),
+    # the rule itself denied, another thing excepted, the value of the rule turned: apart or
+    # a change
+    ("Use tabs unless editing YAML.", "Never use tabs.", "contradiction"),
+    ("Reply in Chinese unless I write in English.", "Never reply in English.", "contradiction"),
+    ("Use tabs, except in YAML files.", "Use tabs, except in Makefiles.", "kept apart"),
+    ("Use tabs unless editing YAML.", "Use tabs, except in Makefiles.", "kept apart"),
+    ("Use tabs unless editing YAML.", "Use spaces, except in YAML files.", "listed or changed"),
+    ("Eats everything except pork.", "Eats everything except beef.", "kept apart"),
+])
+def test_one_exception_told_as_a_condition_or_a_thing_excepted(real_embedder, old: str,
+                                                               new: str, verdict: str) -> None:
+    judged_as(real_embedder, old, new, None, verdict)
+
+
 @pytest.mark.parametrize(("text", "told"), [
     # a participle said of the thing after it, after a number or a determiner: a kind of thing
     ("PRs should stay below 400 changed lines.", False),
