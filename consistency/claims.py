@@ -1197,7 +1197,7 @@ def _extract(text: str, written: date | None) -> tuple[str, list[tuple[int, Valu
                 taken[i] = True
             found.extend((start, end, v) for v in (read if isinstance(read, list) else [read]))
     found.sort(key=lambda item: (item[0], item[2]))
-    found = _joined_counts(found, text)
+    found, repeated = _joined_counts(found, text)
     out: list[str] = []
     last = 0
     placed: set[int] = set()
@@ -1206,10 +1206,14 @@ def _extract(text: str, written: date | None) -> tuple[str, list[tuple[int, Valu
             continue
         placed.add(start)
         out.append(text[last:start])
-        out.append(f" {placeholder(value)} ")
+        # a period and its count written apart ("每周…三次", "每周工作…5天") are one frequency
+        # (:func:`_joined_counts`), said once where the count stands, as in "works 5 days a
+        # week"
+        out.append(" " if start in repeated else f" {placeholder(value)} ")
         last = end
     out.append(text[last:])
-    return "".join(out), [(start, value) for start, _end, value in found]
+    return "".join(out), [(start, value) for start, _end, value in found
+                          if start not in repeated]
 
 
 #: What may stand between "每周" and its count ("每周去健身房三次"): a few characters of
@@ -1222,13 +1226,15 @@ _RATE = re.compile(r"[^\d,.;:!?\n()]{1,30}(?:per|a|an|each) (?:second|minute|hou
 
 
 def _joined_counts(found: list[tuple[int, int, Value]], text: str
-                   ) -> list[tuple[int, int, Value]]:
+                   ) -> tuple[list[tuple[int, int, Value]], set[int]]:
     """"每周去健身房三次": a period ("每周", once a week) and its count ("三次") written apart
     are one frequency (three times a week), as "three times a week" is in English; both
     spans then carry it. So are an amount and a rate's period ("100 requests per minute" is
     144,000 a day; "60 a minute" and "one per second" are one rate), in seconds, minutes or
-    hours only: "two cups a day" keeps its count apart, as "每天两杯" does."""
+    hours only: "two cups a day" keeps its count apart, as "每天两杯" does. -> the values
+    and where each period written apart from its count starts (the count carries it)."""
     joined = list(found)
+    repeated: set[int] = set()
     for i, (start, end, value) in enumerate(joined):
         if value.kind == "frequency" and i > 0 and joined[i - 1][2].kind == "number" \
                 and not joined[i - 1][2].unit and _RATE.fullmatch(text, joined[i - 1][1], end):
@@ -1247,13 +1253,30 @@ def _joined_counts(found: list[tuple[int, int, Value]], text: str
             continue
         for j in range(i + 1, len(joined)):
             s2, e2, count = joined[j]
-            if count.kind == "number" and count.unit == "x" and count.text.isdigit() \
-                    and _COUNT_GAP.fullmatch(text[end:s2]) and int(count.text) > 0:
-                rate = Fraction(int(count.text)) * Fraction(value.text)
+            times = _times_in_period(count, text[s2:e2], Fraction(value.text))
+            if times and _COUNT_GAP.fullmatch(text[end:s2]):
+                rate = Fraction(times) * Fraction(value.text)
                 both = Value("frequency", f"{rate.numerator}/{rate.denominator}")
                 joined[i], joined[j] = (start, end, both), (s2, e2, both)
+                repeated.add(start)
             break
-    return joined
+    return joined, repeated
+
+
+def _times_in_period(count: Value, said: str, period: Fraction) -> int | None:
+    """How many times a period holds by ``count`` (written ``said``) after "每周"/"每月"
+    (``period``: once in so many days): a count ("三次"), or days counted within a week or a
+    month ("每周工作*5天*", "每月休息*2天*": five days a week, as in English, not a time spent of
+    five days); ``None`` for anything else ("每天工作*8小时*": hours spent a day)."""
+    if count.kind != "number" or not count.text.isdigit() or int(count.text) <= 0:
+        return None
+    if count.unit == "x":
+        return int(count.text)
+    days, rest = divmod(int(count.text), 86400)
+    if count.unit == "s" and not rest and said.rstrip().endswith(("天", "日")) \
+            and period.numerator == 1 and period.denominator >= 7 and days <= period.denominator:
+        return days
+    return None
 
 
 def _tag(value: Value) -> str:

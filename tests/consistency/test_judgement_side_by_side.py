@@ -66,6 +66,29 @@ def test_a_time_per_day_is_no_count_of_days(real_embedder, old: str, new: str,
 
 
 @pytest.mark.parametrize(("old", "new", "verdict"), [
+    # days counted within a week or a month ("每周工作5天", "每月休息2天") are a count per
+    # period, as "5 days a week" is in English — not five days spent each week
+    ("Works 5 days a week.", "每周工作4天。", "contradiction"),
+    ("每周工作5天。", "Works 4 days a week.", "contradiction"),
+    ("Works 4 days a week.", "每周工作4天。", "duplicate"),
+    ("Works from home 2 days a week.", "每周在家办公两天。", "duplicate"),
+    ("Works from home 2 days a week.", "每周在家办公三天。", "contradiction"),
+    ("每周工作5天。", "每周工作4天。", "contradiction"),
+    ("每月休息2天。", "每月休息4天。", "contradiction"),
+    ("每周去健身房三次。", "每周去健身房两次。", "contradiction"),
+    # hours spent in a day or a week stay a time spent: against a count of days, listed
+    ("Works 8 hours a day.", "每周工作5天。", "possible_contradiction"),
+    ("每天工作8小时。", "Works 5 days a week.", "possible_contradiction"),
+    ("Works 40 hours a week.", "每周工作5天。", "possible_contradiction"),
+    ("每周工作40小时。", "每周工作5天。", "possible_contradiction"),
+    ("每周工作40小时。", "每周工作35小时。", "contradiction"),
+])
+def test_days_counted_in_a_week_are_read_alike_in_both_languages(
+        real_embedder, old: str, new: str, verdict: str) -> None:
+    judged_as(real_embedder, old, new, None, verdict)
+
+
+@pytest.mark.parametrize(("old", "new", "verdict"), [
     # a name put before another names another thing (a kind of it, a place named after it)
     ("每天喝茶", "每天喝奶茶", "possible_contradiction"),
     ("Drinks tea every day.", "Drinks milk tea every day.", "possible_contradiction"),

@@ -805,3 +805,22 @@ def test_a_floor_moved_and_an_hour_moved_are_still_changes() -> None:
     assert _verdict("会议在 3 点。", "会议改到 5 点了。", 0.65) == "contradiction"
     assert _verdict("办公时间是九点到五点。", "办公时间改成早上八点到下午四点了。", 0.76) \
         == "contradiction"
+
+
+@pytest.mark.parametrize(("text", "frequency", "seconds"), [
+    # days counted within a week or a month: a count per period, said once
+    ("每周工作5天。", "5/7", None),
+    ("每周在家办公两天。", "2/7", None),
+    ("每月休息2天。", "1/15", None),
+    ("每周去健身房三次。", "3/7", None),
+    # a time spent stays one: hours, or days within a day
+    ("每天工作8小时。", "1/1", "28800"),
+    ("每周工作40小时。", "1/7", "144000"),
+    ("每天休息1天", "1/1", "86400"),
+])
+def test_days_counted_in_a_period_are_a_frequency(text: str, frequency: str,
+                                                  seconds: str | None) -> None:
+    values = read_claim(text).values
+    assert [v.text for v in values if v.kind == "frequency"] == [frequency]
+    assert [v.text for v in values if v.kind == "number" and v.unit == "s"] == \
+        ([seconds] if seconds else [])
