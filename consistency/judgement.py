@@ -4100,9 +4100,24 @@ def _two_models_of_one_maker(p: _Pair) -> str | None:
         return None
     a, b = olds[0].text.casefold().split(), news[0].text.casefold().split()
     if min(len(a), len(b)) >= 2 and a[0] == b[0] and a[0] not in _NEW_PLACES and \
-            not set(a[1:]) & set(b[1:]):
+            not set(a[1:]) & set(b[1:]) and _had(p.co.text, olds[0].text) and \
+            _had(p.cn.text, news[0].text):
         return f"two of {a[0]}"
     return None
+
+
+#: What stands before the name of a thing one has, one of perhaps several: an article, a
+#: count or a possessive ("Drives *a* Honda Civic", "*my* Peloton Bike", "开*一辆* Honda
+#: Civic", "买了*两台* …"). A person ("My manager is John Smith"), a team ("Favourite team
+#: is Manchester United") or a street ("Lives on Baker Street") is named without one.
+_HAD_BEFORE = re.compile(r"(?i)(?:\b(?:a|an|one|two|three|my|our|his|her|their|another)"
+                         r"|[一两二三四五六七八九十几]\s*[辆台部个块副双只把款套件]|新|旧)\s*\Z")
+
+
+def _had(text: str, name: str) -> bool:
+    """Is ``name`` said in ``text`` as a thing had (:data:`_HAD_BEFORE` before it)?"""
+    at = text.casefold().find(name.casefold())
+    return at >= 0 and _HAD_BEFORE.search(text, 0, at) is not None
 
 
 _SUPERSESSION_CHECKS: tuple[Callable[[_Pair], str | None], ...] = (

@@ -237,6 +237,30 @@ def test_two_models_of_one_maker_are_listed(real_embedder, old: str, new: str,
 
 
 @pytest.mark.parametrize(("old", "new", "verdict"), [
+    # a name whose first word stays, said of one person, one team, one street: no thing had
+    # with an article or a count before it, no maker — the one value changed
+    ("My manager is John Smith.", "My manager is John Doe.", "contradiction"),
+    ("我的经理是 John Smith。", "我的经理是 John Doe。", "contradiction"),
+    ("Reports to Sarah Lee.", "Reports to Sarah Kim.", "contradiction"),
+    ("Our family doctor is Dr. Sarah Lee.", "Our family doctor is Dr. Sarah Kim.",
+     "contradiction"),
+    ("Partner is Alex Chen.", "Partner is Alex Wong.", "contradiction"),
+    ("Favourite team is Manchester United.", "Favourite team is Manchester City.",
+     "contradiction"),
+    ("Favourite band is Arctic Monkeys.", "Favourite band is Arctic Lake.", "contradiction"),
+    ("Lives on Baker Street.", "Lives on Baker Avenue.", "contradiction"),
+    # a thing had, with an article, a count or a possessive: two of one maker, listed
+    ("Drives a Honda Civic.", "Drives a Honda Accord.", "possible_contradiction"),
+    ("开一辆 Honda Civic。", "开一辆 Honda Accord。", "possible_contradiction"),
+    ("My Honda Civic is blue.", "My Honda Accord is blue.", "possible_contradiction"),
+    ("Has two Honda Civics.", "Has a Honda Accord.", "kept apart"),
+])
+def test_a_person_a_team_or_a_street_is_no_model_of_a_maker(real_embedder, old: str, new: str,
+                                                            verdict: str) -> None:
+    judged_as(real_embedder, old, new, None, verdict)
+
+
+@pytest.mark.parametrize(("old", "new", "verdict"), [
     # the sign turned, said of another target on each side: two rules
     ("Never commit directly to main.", "Commit directly to feature branches.",
      "possible_contradiction"),
