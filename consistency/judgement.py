@@ -3791,7 +3791,7 @@ def _supersession_refused(p: _Pair, found: _Finding | None) -> _Finding | None:
         return found
     if found[1] == "polarity":
         where = _where_to(p.co.text), _where_to(p.cn.text)
-        words = [{w for target in side for w in target.split()} for side in where]
+        words = [_target_words(side) for side in where]
         if words[0] and words[1] and not words[0] & words[1]:
             # "Never commit directly *to main*" / "Commit directly *to feature branches*":
             # the sign turned, said of another target; both may hold
@@ -3849,19 +3849,40 @@ _REASON = re.compile(r"(?i)^\s*(?:why|because|reason|how to apply)\b|^\s*(?:因�
 
 
 #: Where a thing is done to or sent ("commit *to main*", "reply *to Chinese messages*",
-#: "提交*到 main*"): a target.
-_TO_TARGET = re.compile(r"(?i)\bto\s+((?:the\s+)?[\w-]+(?:\s+(?!and\b|or\b|but\b)[\w-]+)?)"
-                        r"|[到给]\s*([\w-]+)")
+#: "提交*到 main*"): a target — Latin words, or a run of Chinese characters, so that "推送到
+#: main分支了" names "main". Found at every "to" (a lookahead), so that "feel free to push to
+#: main" still finds "main" after the infinitive.
+_TO_TARGET = re.compile(
+    r"(?i)(?=\bto\s+((?:the\s+)?[\w-]+(?:\s+(?!and\b|or\b|but\b)[\w-]+)?))"
+    rf"|[到给]\s*([A-Za-z0-9_.-]+|[{HAN_RANGES}]+)")
 
 
 def _where_to(text: str) -> frozenset[str]:
-    """The targets ``text`` names (:data:`_TO_TARGET`), a verb's infinitive ("to use") aside."""
+    """The targets ``text`` names (:data:`_TO_TARGET`), a verb's infinitive aside ("to use",
+    or any verb with "to" after it: "allowed *to push* to main")."""
     found = set()
     for m in _TO_TARGET.finditer(text):
         target = (m.group(1) or m.group(2) or "").casefold().removeprefix("the ")
-        if target and target.split()[0] not in _INFINITIVES:
-            found.add(target)
+        words = target.split()
+        if not words or words[0] in _INFINITIVES or "to" in words[1:]:
+            continue
+        if m.group(1) and re.match(r"\s+to\b", text[m.end(1):], re.I):
+            continue  # "to push to main": the verb; its target follows
+        found.add(target)
     return frozenset(found)
+
+
+def _target_words(targets: Iterable[str]) -> set[str]:
+    """The words of ``targets`` that two targets share when they are one: Latin words, and
+    each two characters of a Chinese run ("主分支" / "主分支了" share 主分, 分支)."""
+    out: set[str] = set()
+    for target in targets:
+        for word in target.split():
+            if _HAN_CHAR.match(word):
+                out.update(word[k:k + 2] for k in range(max(1, len(word) - 1)))
+            else:
+                out.add(word)
+    return out
 
 
 #: Verbs after "to" that make an infinitive, not a target ("prefer *to use* tabs").

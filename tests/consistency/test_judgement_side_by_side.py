@@ -280,6 +280,25 @@ def test_a_sign_turned_for_another_target_is_listed(real_embedder, old: str, new
 
 
 @pytest.mark.parametrize(("old", "new", "verdict"), [
+    # the same target after an infinitive ("allowed *to push* to main") or written against
+    # Chinese ("到main分支了", "到 main 就行"): the sign turned of one rule, a change
+    ("Don't push to main.", "Feel free to push to main.", "contradiction"),
+    ("Don't push to main.", "You're allowed to push to main.", "contradiction"),
+    ("Never commit to main.", "It's fine to commit to main now.", "contradiction"),
+    ("不要直接推送到 main 分支。", "可以直接推送到main分支了。", "contradiction"),
+    ("Never commit directly to main.", "直接提交到 main 就行。", "contradiction"),
+    # another target after the infinitive: still two rules
+    ("Never commit directly to main.", "Feel free to commit directly to feature branches.",
+     "listed or changed"),
+    ("Never send invoices to clients.", "Feel free to send invoices to the finance team.",
+     "kept apart"),
+])
+def test_one_target_after_an_infinitive_or_in_chinese_is_the_rule_turned(
+        real_embedder, old: str, new: str, verdict: str) -> None:
+    judged_as(real_embedder, old, new, None, verdict)
+
+
+@pytest.mark.parametrize(("old", "new", "verdict"), [
     # where one comes from beside where one lives: two places, both hold, a move told or not
     ("Grew up in York, England.", "Lives in New York now.", "possible_contradiction"),
     ("Born in 1990 in Leeds.", "Moved to London in 2015.", "possible_contradiction"),
