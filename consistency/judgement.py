@@ -2715,6 +2715,10 @@ def _one_statement_restated(old: MemorySide, new: MemorySide,
     if shorter.claim.values - longer.claim.values or \
             len(said - known) >= len(said) * RESTATED_NEW_SHARE:
         return found  # it says what the other does not: more than a restatement
+    if _set_in_the_past(shorter.claim) != _set_in_the_past(longer.claim):
+        # "Works as a nurse at SickKids" / "I *was* a nurse", "当过护士": perhaps no longer,
+        # not said again
+        return found
     whole = _clause_side(shorter, shorter.claim.text)
     verdicts = [judge_pair(_clause_side(longer, part), whole, cosine=None) if longer is old
                 else judge_pair(whole, _clause_side(longer, part), cosine=None)
@@ -2726,6 +2730,19 @@ def _one_statement_restated(old: MemorySide, new: MemorySide,
             v.verdict in {"contradiction", "possible_contradiction"} for v in verdicts):
         return "duplicate", "one statement restated", ("said within one statement",)
     return found
+
+
+#: A state told in the past tense by its verb ("I *was* a nurse", "*Worked* as a teacher",
+#: "*Lived* in Toronto", "*当过*护士", "*住过*多伦多").
+_WAS = re.compile(
+    r"(?i)^\W*(?:(?:i|he|she|we|they|you)\s+)?(?:was|were|had been|lived|worked|studied|"
+    r"taught|served|stayed|belonged)\b|(?:当|做|住|干|待|呆|学|教)过")
+
+
+def _set_in_the_past(claim: Claim) -> bool:
+    """Is ``claim`` set in the past, by a word (:func:`_of_the_past`) or by its verb's tense
+    (:data:`_WAS`)?"""
+    return _of_the_past(claim) or _WAS.search(claim.text) is not None
 
 
 def _said_within_one(shorter: Claim, parts: list[str], verdicts: list[PairJudgement]) -> bool:

@@ -112,6 +112,27 @@ def test_one_statement_said_again(real_embedder, old: str, new: str, verdict: st
 
 
 @pytest.mark.parametrize(("old", "new", "verdict"), [
+    # one statement of the longer memory told again in the past tense ("was", "worked",
+    # "lived", 当过) or set in the past (以前, "used to"): perhaps no longer so, not said again
+    ("Lives in Toronto, works as a nurse at SickKids.", "I was a nurse.", "kept apart"),
+    ("Lives in Toronto, works as a nurse at SickKids.", "I worked as a nurse.", "kept apart"),
+    ("Lives in Toronto, works as a nurse at SickKids.", "Lived in Toronto.", "kept apart"),
+    ("Lives in Lisbon, works as a teacher at a primary school.", "Was a teacher.",
+     "kept apart"),
+    ("Follows a plant-based diet, no animal products at all.", "Was vegan.", "kept apart"),
+    ("住在多伦多，在 SickKids 当护士。", "我当过护士。", "kept apart"),
+    ("住在多伦多，在 SickKids 当护士。", "我曾经是护士。", "kept apart"),
+    # the same tense on both sides: said again
+    ("Lived in Toronto, worked as a nurse at SickKids.", "I was a nurse.", "duplicate"),
+    ("Lives in Toronto, works as a nurse at SickKids.", "I'm a nurse.", "duplicate"),
+    ("住在多伦多，在 SickKids 当护士。", "我是护士。", "duplicate"),
+])
+def test_one_statement_told_in_the_past_is_not_said_again(real_embedder, old: str, new: str,
+                                                          verdict: str) -> None:
+    judged_as(real_embedder, old, new, None, verdict)
+
+
+@pytest.mark.parametrize(("old", "new", "verdict"), [
     # a rule and the condition it holds under ("unless", "except when", 除非): no denial
     ("Reply in Chinese unless I write in English.", "除非我用英文提问，否则用中文回答。",
      "duplicate"),
