@@ -328,6 +328,10 @@ def test_where_one_comes_from_is_not_where_one_lives(real_embedder, old: str, ne
     ("Config lives in ~/.config/app/dev.toml.", "Config lives in ~/.config/app/prod.toml.", True),
     ("周五在家办公。", "周一在家办公。", False),
     ("Works 8 hours a day.", "Works 10 hours a day.", False),
+    ("Drives a Honda Civic.", "Drives a Honda Accord.", True),
+    ("My manager is John Smith.", "My manager is John Doe.", False),
+    ("Works 5 days a week.", "每周工作4天。", False),
+    ("Don't push to main.", "Feel free to push to main.", False),
 ])
 def test_remember_keeps_both_or_supersedes_in_a_real_store(
         real_embedder: UniversalSentenceEncoder, tmp_path: Path, old: str, new: str,
