@@ -169,6 +169,13 @@ FILTER_MARGIN = 2
 #: 8 (our choice: a filter allowing fewer rows than ``retrieval.filtered_scan_rows`` scores
 #: its rows itself; past 8× the index's search costs more than that scan).
 FILTER_OVERSAMPLE = 8
+#: How long a search that has found nothing when its budget (the sum of its stages'
+#: deadlines) is spent waits for its late stage, in budgets: 2.5, 3 s with the default
+#: stages, within the 5 s a hook's request is given (:data:`daemon.client.HOOK_TIMEOUT_S`).
+#: An empty answer tells an assistant there is nothing to know; on the 100,000-note bench
+#: index with the real model at load ~7, 28 of 100 questions came back empty at the budget
+#: (``bench/scale_bench.py --rows search``). Our choice, bounded by the hook's timeout.
+EMPTY_WAIT_FACTOR = 2.5
 #: Longest query searched, in characters (our choice: a question is far shorter; a pasted
 #: page would take seconds to embed: 0.3 s per 10,000 characters here).
 MAX_QUERY_CHARS = 2000
@@ -1231,7 +1238,8 @@ def _run_stages(settings: Settings, pool: ThreadPoolExecutor,
         future = pool.submit(stage_fn(name, max(stage.limit or depth, depth)))
         part, status = _await_stage(
             future, name, stage.timeout_ms / 1000 if cfg.enabled else None,
-            total_budget_s + query.started, lambda: _found_fewer(found, query.keep, asked_for))
+            (query.started + total_budget_s, query.started + total_budget_s * EMPTY_WAIT_FACTOR),
+            lambda: _found_count(found, query.keep), asked_for)
         elapsed = (time.perf_counter() - t0) * 1000
         if part is None:
             traces.append(StageTrace(name, status, elapsed))
@@ -1243,31 +1251,38 @@ def _run_stages(settings: Settings, pool: ThreadPoolExecutor,
     return traces
 
 
-def _found_fewer(found: _Found, keep: Callable[[str], bool], limit: int) -> bool:
-    """Have the stages so far found fewer than ``limit`` notes that may be shown?"""
-    return len({p for ranked in found.lists.values() for p in ranked if keep(p)}) < limit
+def _found_count(found: _Found, keep: Callable[[str], bool]) -> int:
+    """Notes the stages so far found that may be shown."""
+    return len({p for ranked in found.lists.values() for p in ranked if keep(p)})
 
 
-def _await_stage(future: Future[_Found], name: str, deadline_s: float | None, until: float,
-                 short: Callable[[], bool]) -> tuple[_Found | None, str]:
+def _await_stage(future: Future[_Found], name: str, deadline_s: float | None,
+                 until: tuple[float, float], shown: Callable[[], int], asked_for: int
+                 ) -> tuple[_Found | None, str]:
     """A stage's part and its trace status. A failing stage (the store mid-compaction, the
     model) is skipped like a late one: the other stages still answer. A late stage is
-    skipped, unless the earlier stages found fewer notes than asked for (``short()``): then
-    a short answer is worse than a late one, and the stage may run on until the whole
-    search's budget (the sum of every stage's deadline: ``until``, on the
-    ``time.perf_counter`` clock) is spent."""
+    skipped, unless the earlier stages found fewer notes than asked for (``shown()`` <
+    ``asked_for``): then a short answer is worse than a late one, and the stage may run on
+    until the whole search's budget (the sum of every stage's deadline: ``until[0]``, on the
+    ``time.perf_counter`` clock) is spent; and when they found none at all, until
+    ``until[1]`` (:data:`EMPTY_WAIT_FACTOR` budgets)."""
     try:
         return future.result(timeout=deadline_s), "ran"
     except DreamdError as error:
         log.warning("search.stage_failed", stage=name, error=str(error))
         return None, "skipped: error"
     except FutureTimeout:
-        left_s = until - time.perf_counter()
-        if short() and left_s > 0:
-            try:
-                return future.result(timeout=left_s), "ran late: too little found before it"
-            except (FutureTimeout, DreamdError):
-                pass
+        count = shown()
+        waits = [(bound, status) for bound, status, wanted in (
+            (until[0], "ran late: too little found before it", count < asked_for),
+            (until[1], "ran late: nothing found before it", count == 0)) if wanted]
+        for bound, status in waits:
+            left_s = bound - time.perf_counter()
+            if left_s > 0:
+                try:
+                    return future.result(timeout=left_s), status
+                except (FutureTimeout, DreamdError):
+                    continue
         log.info("search.stage_skipped", stage=name,
                  deadline_ms=round((deadline_s or 0) * 1000))
         return None, "skipped: deadline"

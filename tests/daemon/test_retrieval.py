@@ -273,10 +273,11 @@ class SlowEmbedder:
         self.model_id = inner.model_id  # type: ignore[attr-defined]
         self.dims = inner.dims  # type: ignore[attr-defined]
         self.slow = False
+        self.pause_s = 0.5
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         if self.slow:
-            time.sleep(0.5)
+            time.sleep(self.pause_s)
         return self.inner.embed(texts)  # type: ignore[attr-defined,no-any-return]
 
 
@@ -309,6 +310,35 @@ def test_a_stage_past_its_deadline_is_skipped_and_the_search_still_answers(
         assert trace is not None and late
         assert trace.stages[0].found == 0
         assert trace.stages[1].status == "ran late: too little found before it"
+    finally:
+        quick.close()
+
+
+def test_a_search_that_found_nothing_by_its_budget_waits_a_little_longer(
+        indexed: tuple[App, dict[str, str]]) -> None:
+    """Past the sum of the stages' deadlines (1 s here) a search that has found nothing
+    still waits for its late stage, up to 2.5 times that: an empty answer would tell the
+    assistant there is nothing to know (a busy machine at 100,000 notes answered a quarter of
+    its questions with nothing)."""
+    app, _ = indexed
+    slow = SlowEmbedder(app.embedder)
+    quick = App.create(load(app.loaded.config_path, None, {
+        "vault.path": str(app.vault_root),
+        "storage.data_dir": str(app.settings.storage.data_dir),
+        "retrieval.progressive_search.stages": [
+            {"name": "ccb-fast", "limit": 5, "timeout_ms": 100},
+            {"name": "magma-extend", "limit": 10, "timeout_ms": 100},
+            {"name": "full-fusion", "timeout_ms": 800}]}), embedder=slow)
+    try:
+        quick.retriever.warm()
+        slow.slow, slow.pause_s = True, 1.2
+        started = time.perf_counter()
+        hits = quick.search("what happens to the crumb as it cools", count_recall=False,
+                            now=NOW)
+        trace = quick.last_search_trace
+        assert trace is not None and trace.stages[0].found == 0
+        assert trace.stages[1].status == "ran late: nothing found before it"
+        assert hits and time.perf_counter() - started < 10
     finally:
         quick.close()
 
