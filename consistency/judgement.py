@@ -4058,8 +4058,11 @@ def _other_doing_at_one_time(p: _Pair, *, least: int = 2) -> str | None:
     if min(len(doing_a), len(doing_b)) < least or any(
             u.startswith(("⟨", "⟪")) for u in doing_a + doing_b):
         return None
-    common = sum(1 for u in doing_a if _loosely_shared([u], doing_b))
-    if 2 * common / (len(doing_a) + len(doing_b)) < 0.5:
+    # each side's words found on the other, counted from both sides: the same share
+    # whichever memory came first
+    common = sum(1 for u in doing_a if _loosely_shared([u], doing_b)) + sum(
+        1 for u in doing_b if _loosely_shared([u], doing_a))
+    if common / (len(doing_a) + len(doing_b)) < 0.5:
         return f"another thing done at one time: {' '.join(doing_a)} / {' '.join(doing_b)}"
     return None
 
