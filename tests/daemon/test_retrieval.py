@@ -31,6 +31,7 @@ from hypothesis import strategies as st
 from ccb.memory_file import NewMemory, render_memory
 from daemon.app import App, load
 from daemon.context import build_context
+from magma.embedder import Embedder
 
 REPO = Path(__file__).resolve().parents[2]
 DREAMD = Path(sys.executable).with_name("dreamd")
@@ -264,6 +265,19 @@ def test_layers_filter_the_hits(indexed: tuple[App, dict[str, str]]) -> None:
     assert all(app.retriever.entries()[p].layer == 2 for p in rules)
 
 
+def with_deadlines(app: App, ccb_ms: int, magma_ms: int, fusion_ms: int,
+                   embedder: Embedder | None = None) -> App:
+    """Another App on ``app``'s vault and store, its search stages given these deadlines
+    (and ``embedder``, when given, instead of the model)."""
+    return App.create(load(app.loaded.config_path, None, {
+        "vault.path": str(app.vault_root),
+        "storage.data_dir": str(app.settings.storage.data_dir),
+        "retrieval.progressive_search.stages": [
+            {"name": "ccb-fast", "limit": 5, "timeout_ms": ccb_ms},
+            {"name": "magma-extend", "limit": 10, "timeout_ms": magma_ms},
+            {"name": "full-fusion", "timeout_ms": fusion_ms}]}), embedder=embedder)
+
+
 class SlowEmbedder:
     """The real model behind a half-second pause on queries: a stand-in for a machine too
     busy to embed a query within magma-extend's deadline (the point is the deadline)."""
@@ -285,13 +299,7 @@ def test_a_stage_past_its_deadline_is_skipped_and_the_search_still_answers(
         indexed: tuple[App, dict[str, str]]) -> None:
     app, _ = indexed
     slow = SlowEmbedder(app.embedder)
-    quick = App.create(load(app.loaded.config_path, None, {
-        "vault.path": str(app.vault_root),
-        "storage.data_dir": str(app.settings.storage.data_dir),
-        "retrieval.progressive_search.stages": [
-            {"name": "ccb-fast", "limit": 5, "timeout_ms": 5000},
-            {"name": "magma-extend", "limit": 10, "timeout_ms": 100},
-            {"name": "full-fusion", "timeout_ms": 800}]}), embedder=slow)
+    quick = with_deadlines(app, 5000, 100, 800, embedder=slow)
     try:
         quick.retriever.warm()
         slow.slow = True
@@ -322,13 +330,7 @@ def test_a_search_that_found_nothing_by_its_budget_waits_a_little_longer(
     its questions with nothing)."""
     app, _ = indexed
     slow = SlowEmbedder(app.embedder)
-    quick = App.create(load(app.loaded.config_path, None, {
-        "vault.path": str(app.vault_root),
-        "storage.data_dir": str(app.settings.storage.data_dir),
-        "retrieval.progressive_search.stages": [
-            {"name": "ccb-fast", "limit": 5, "timeout_ms": 100},
-            {"name": "magma-extend", "limit": 10, "timeout_ms": 100},
-            {"name": "full-fusion", "timeout_ms": 800}]}), embedder=slow)
+    quick = with_deadlines(app, 100, 100, 800, embedder=slow)
     try:
         quick.retriever.warm()
         slow.slow, slow.pause_s = True, 1.2
@@ -350,13 +352,7 @@ def test_a_search_answers_when_stages_of_earlier_searches_hold_the_workers(
     that never frees: it runs the full text itself (four such stages once held every worker
     of a daemon for good, and no later search found anything)."""
     app, _ = indexed
-    quick = App.create(load(app.loaded.config_path, None, {
-        "vault.path": str(app.vault_root),
-        "storage.data_dir": str(app.settings.storage.data_dir),
-        "retrieval.progressive_search.stages": [
-            {"name": "ccb-fast", "limit": 5, "timeout_ms": 5000},
-            {"name": "magma-extend", "limit": 10, "timeout_ms": 5000},
-            {"name": "full-fusion", "timeout_ms": 5000}]}))
+    quick = with_deadlines(app, 5000, 5000, 5000)
     release = threading.Event()
     try:
         quick.retriever.warm()
