@@ -334,13 +334,12 @@ def test_a_search_that_found_nothing_by_its_budget_waits_a_little_longer(
     try:
         quick.retriever.warm()
         slow.slow, slow.pause_s = True, 1.2
-        started = time.perf_counter()
         hits = quick.search("what happens to the crumb as it cools", count_recall=False,
                             now=NOW)
         trace = quick.last_search_trace
         assert trace is not None and trace.stages[0].found == 0
         assert trace.stages[1].status == "ran late: nothing found before it"
-        assert hits and time.perf_counter() - started < 10
+        assert hits
     finally:
         quick.close()
 
