@@ -99,9 +99,10 @@ REBUILD_GAP_FACTOR = 9.0
 #: disk writes if each were saved (411 MB each before the links), ~0.65 GB so. A saved
 #: index older than the vault costs a start that finds it only a rebuild from its chunk
 #: tokens (the changed chunks read: 14.7 s of CPU at 100,000 notes) instead of reading it
-#: (0.7 s), however old; the rebuilt index meanwhile serves from the heap, with its lexicon
-#: (at 100,000 notes 288 MB of score matrix and 169 MB of token arrays that a saved index
-#: keeps on disk).
+#: (0.7 s), however old. The first index a process builds is saved at once, whatever the
+#: gap: held, it would serve from the heap with its lexicon (at 100,000 notes 288 MB of
+#: score matrix and 169 MB of token arrays that a saved index keeps on disk) for up to this
+#: long after a start, and a start writes one save at most.
 SAVE_GAP_S = 1800.0
 #: The close saves an index held only when the last save took at most this long (seconds;
 #: our choice: a third of the daemon's own wait at exit, ``daemon.runner.EXIT_WAIT_S``). At
@@ -512,7 +513,8 @@ class NoteBm25Builder:
     chunk tokens saved with it (only the chunks not among them are read); an index built
     is saved and served memory-mapped, its lexicon left on disk until the next build, once
     :data:`SAVE_GAP_S` has passed since the saved one was written (else it serves from the
-    heap and is saved when the gap has passed, or by :meth:`close`).
+    heap and is saved when the gap has passed, or by :meth:`close`), and at once when this
+    builder has served none from its files yet (a start that found the saved one stale).
     ``current()`` gives the key of the store's snapshot now (its table versions,
     :meth:`magma.store.MagmaStore.versions`): the index of an older one is not saved, as a
     forget since may have taken one of its notes.
@@ -537,6 +539,7 @@ class NoteBm25Builder:
         self._work = threading.Lock()  # held by a build or a save (they share the lexicon)
         self._held: _Held | None = None  # the newest index built and not saved yet
         self._timer: threading.Timer | None = None  # saves _held once SAVE_GAP_S passed
+        self._mapped_once = False  # has this process served an index read from its files?
 
     def generation(self) -> int:
         """The forgets counted by the saved index's folder
@@ -687,6 +690,7 @@ class NoteBm25Builder:
                 log.info("search.note_bm25_loaded", notes=len(self._saved.paths),
                          same=self._saved.fingerprint == fingerprint)
         if self._saved is not None and self._saved.fingerprint == fingerprint:
+            self._mapped_once = True
             return NoteBm25.saved(self._saved, functools.partial(self._drop_saved, self._saved))
         if self._lexicon is None:  # (views of the saved file: read, never copied whole)
             self._lexicon = NoteLexicon(self._saved.index.vocab_dict,
@@ -709,7 +713,10 @@ class NoteBm25Builder:
             return built
         if generation == NOT_SAVED:
             return built
-        written = self._files.written()  # (None after a forget: saved at once)
+        # saved at once after a forget (nothing written), and the first time this process
+        # serves an index: a start that found the saved one stale would otherwise hold the
+        # rebuilt one in the heap for up to SAVE_GAP_S (100,000 notes: ~450 MB of RSS)
+        written = self._files.written() if self._mapped_once else None
         wait_s = 0.0 if written is None else SAVE_GAP_S - (time.time() - written)
         if wait_s > 0:  # saved later (a timer, or the close)
             self._held = _Held(fingerprint, notes, built, generation)
@@ -737,6 +744,7 @@ class NoteBm25Builder:
         log.info("search.note_bm25_saved", notes=len(saved.paths),
                  seconds=round(time.monotonic() - started, 2))
         self._saved, self._lexicon = saved, None  # the heap's copies go
+        self._mapped_once = True
         return NoteBm25.saved(saved, functools.partial(self._drop_saved, saved))
 
     def _drop_saved(self, saved: SavedNoteBm25) -> None:

@@ -384,3 +384,31 @@ def test_a_file_system_without_hard_links_writes_the_token_files(
     tokens = [name for name in after if name.startswith(("tokens-", "chunks-"))]
     assert tokens and all(after[name][0] != first[name][0] for name in tokens)  # written
     assert top(built(folder, edited, Reads({})), "caraway") == ["bread.md"]  # read back
+
+
+def test_a_start_that_finds_the_saved_index_stale_saves_its_rebuild_at_once(
+        tmp_path: Path) -> None:
+    """A start after an edit rebuilds the index: saved at once and served mapped, even
+    within SAVE_GAP_S of the last save (else the rebuilt score matrix and lexicon stay in
+    the heap for up to half an hour); the next rebuild of that process waits for the gap."""
+    folder = tmp_path / "note-bm25"
+    first = NoteBm25Builder(Reads(), NoteBm25Files(folder))
+    try:
+        first._build(lambda: NOTES)  # the last process's save, moments ago
+    finally:
+        first.close()
+    edited: NoteSpec = {**NOTES, "pottery.md": ("Kilns", ["h3"])}
+    again: NoteSpec = {**NOTES, "pottery.md": ("Kilns again", ["h3"])}
+    start = NoteBm25Builder(Reads(), NoteBm25Files(folder))
+    try:
+        served = start._build(lambda: edited)
+        assert served is not None and served._broken is not None  # mapped, not the heap
+        assert top(served, "kilns") == ["pottery.md"]
+        assert [p.name for p in folder.glob("index-*")] == [
+            f"index-{spec_fingerprint(edited)}"]
+        saved = stats(folder)
+        held = start._build(lambda: again)
+        assert held is not None and held._broken is None  # from the heap, saved later
+        assert stats(folder) == saved
+    finally:
+        start.close(save=False)
