@@ -57,7 +57,7 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from magma.vector_ann import ANN_NPROBES_SHARE, ANN_REFINE_FACTOR  # noqa: E402
+from magma.vector_ann import ANN_NPROBES_SHARE  # noqa: E402
 from magma.vector_index import Int8Vectors, in_form  # noqa: E402
 
 #: Rows up-cast at once by the float16 form (32,768 × 512 × 4 bytes = 64 MB of scratch).
@@ -74,7 +74,7 @@ ANN_SETTINGS: dict[str, list[tuple[str, int, int | None, int | None]]] = {
                ("np160 rf5", 160, None, 5)],
     "ivf_rq": [("np40 rf5", 40, None, 5), ("np80 rf5", 80, None, 5),
                ("np160 rf10", 160, None, 10), ("np210 rf10", 210, None, 10),
-               ("dreamd's: a fifth rf10", 0, None, ANN_REFINE_FACTOR)],
+               ("a fifth rf10", 0, None, 10)],
     "ivf_hnsw_sq": [("np20 ef64", 20, 64, None), ("np40 ef128 rf2", 40, 128, 2),
                     ("np80 ef256 rf4", 80, 256, 4)],
     "ivf_pq": [("np40 rf20", 40, None, 20), ("np80 rf20", 80, None, 20),

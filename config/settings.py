@@ -129,21 +129,20 @@ COMPACT_VECTORS_ABOVE = 1_000_000
 #: 300,000 chunks; above it the index answers.
 ANN_VECTORS_ABOVE = 300_000
 #: Form of the in-memory chunk rows while the store's IVF index answers (more chunks than
-#: ``retrieval.ann_vectors_above``; ``retrieval.ann_vector_form``). The index returns its
-#: candidates with their exact cosines (its refine step scores them on the stored float32
-#: vectors: within 1e-7 of ``rows @ q`` at 700,000 chunks), so the rows no longer rank an
-#: unfiltered search; they score the allowed rows of a filtered one (:data:`FILTERED_SCAN_ROWS`)
-#: and the later stages' chunks. ``bench/vector_forms_bench.py --rows 700000 --forms exact
-#: --rescore --limit 320`` (the rows of :data:`ANN_VECTORS_ABOVE`'s figures, 100 LongMemEval
-#: questions, 2 cores shared, load 6–8): int8 holds 361 MB against 717 MB for float16 and
-#: 1,434 MB for float32, scores 100,000 chosen rows in p50 65 ms (float32 63 ms; float16
-#: 245 ms, numpy up-casts it slowly), and ordering the exact top 320 again keeps recall@10
-#: 0.993 (float16, float32 1.0). ``bench/vector_daemon_bench.py`` (the vector stage of a
-#: 700,000-chunk vault as the daemon holds and searches it, 100 questions, load 6–7): RSS
-#: 1,023 MB with int8 rows, 1,368 MB with float16, 2,112 MB as before (the table read whole
-#: into float32 rows; peak 1,373, 1,716 and 3,651 MB; a second run, load 8–9: int8 1,009 MB,
-#: peak 1,249, against 2,150 and 3,704 MB); recall@10 of the notes against exact 0.989
-#: unfiltered in every form (the index's own), 0.991–0.999 filtered. So int8.
+#: ``retrieval.ann_vectors_above``; ``retrieval.ann_vector_form``). The index finds the candidates
+#: of an unfiltered search by its quantised codes, and these rows score them
+#: (:func:`magma.catalogue.ann_rows`), the allowed rows of a filtered one
+#: (:data:`FILTERED_SCAN_ROWS`) and the later stages' chunks. ``bench/vector_forms_bench.py --rows
+#: 700000 --forms exact --rescore --limit 320`` (the rows of :data:`ANN_VECTORS_ABOVE`'s figures,
+#: 100 LongMemEval questions, 2 cores shared, load 6–8): int8 holds 361 MB against 717 MB for
+#: float16 and 1,434 MB for float32, scores 100,000 chosen rows in p50 65 ms (float32 63 ms; float16
+#: 245 ms, numpy up-casts it slowly), and ordering the exact top 320 again keeps recall@10 0.993
+#: (float16, float32 1.0). ``bench/vector_daemon_bench.py`` (the vector stage of a 700,000-chunk
+#: vault as the daemon holds and searches it, 100 questions, load 6–7): RSS 1,023 MB with int8 rows,
+#: 1,368 MB with float16, 2,112 MB as before (the table read whole into float32 rows; peak 1,373,
+#: 1,716 and 3,651 MB; a second run, load 8–9: int8 1,009 MB, peak 1,249, against 2,150 and 3,704
+#: MB); recall@10 of the notes against exact 0.989 unfiltered in every form (the index's own),
+#: 0.991–0.999 filtered. So int8.
 ANN_VECTOR_FORM: Literal["float32", "float16", "int8"] = "int8"
 #: Most allowed chunk rows a filtered vector search (types, folder, owner or layers asked
 #: for) scores itself on the in-memory rows while the store's IVF index answers

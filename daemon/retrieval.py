@@ -167,7 +167,7 @@ FILTER_MARGIN = 2
 #: Most times more rows a filtered search asks the index for when the store cannot apply
 #: its filter (layers only): as many more as the filter's share of the rows is small, up to
 #: 8 (our choice: a filter allowing fewer rows than ``retrieval.filtered_scan_rows`` scores
-#: its rows itself; past 8× the index's refine step costs more than that scan).
+#: its rows itself; past 8× the index's search costs more than that scan).
 FILTER_OVERSAMPLE = 8
 #: How long a search that has found nothing when its budget (the sum of its stages'
 #: deadlines) is spent waits for its late stage, in budgets: 2.5, 3 s with the default
@@ -926,7 +926,7 @@ def _ranked_rows(snap: Snapshot, vector: np.ndarray, n: int, keep: Callable[[str
                  ) -> tuple[np.ndarray, np.ndarray]:
     """Chunk rows best first and their cosines with ``vector`` (``int64[k]``,
     ``float32[k]``): unfiltered, the ``max(8n, 64)`` best, from the store's vector index
-    when the snapshot has one (:func:`magma.catalogue.ann_rows`, its exact cosines; a
+    when the snapshot has one (:func:`magma.catalogue.ann_rows`, scored on its rows; a
     failing index is logged and every row scanned instead), else from a scan of every
     in-memory row (one matrix product, in blocks for compact rows); filtered, the allowed
     rows (:func:`_filtered_rows`). Equal cosines keep row order."""
@@ -983,23 +983,17 @@ def _filtered_rows(snap: Snapshot, vector: np.ndarray, n: int, take: int,
 
 def _ann_rows(snap: Snapshot, vector: np.ndarray, limit: int, where: str
               ) -> tuple[np.ndarray, np.ndarray] | None:
-    """The store's vector index's best ``limit`` rows matching ``where`` and their exact
-    cosines, best first (equal cosines in row order; :func:`magma.catalogue.ann_rows`);
-    ``None`` without an index, or when it fails (logged)."""
+    """The store's vector index's best ``limit`` rows matching ``where`` and their cosines
+    on the snapshot's rows, best first, equal cosines in row order
+    (:func:`magma.catalogue.ann_rows`); ``None`` without an index, or when it fails
+    (logged)."""
     if snap.ann is None:
         return None
     try:
-        near = ann_rows(snap, vector, limit, where or None)
+        return ann_rows(snap, vector, limit, where or None)
     except DreamdError as error:
         log.warning("search.vector_index_failed", error=str(error))
         return None
-    if near is None:
-        return None
-    rows, sims = near
-    by_row = np.argsort(rows, kind="stable")  # equal cosines in row order, as the scan
-    rows, sims = rows[by_row], sims[by_row]
-    order = np.argsort(-sims, kind="stable")
-    return rows[order], sims[order]
 
 
 def _by_phrases(embedder: Embedder, snap: Snapshot, phrases: Sequence[str], n: int,

@@ -245,23 +245,26 @@ def with_ann(snap: Snapshot, store: MagmaStore) -> Snapshot:
 
 def ann_rows(snap: Snapshot, vector: np.ndarray, limit: int, where: str | None = None
              ) -> tuple[np.ndarray, np.ndarray] | None:
-    """The rows of ``snap`` among the ``limit`` chunks the store's vector index finds
-    nearest ``vector`` (of those matching the SQL filter ``where``, when given:
-    :func:`magma.store.search_filter`) and their exact cosines -> ``(int64[≤ limit],
-    float32[≤ limit])`` in its order (a chunk written after ``snap`` is left out); ``None``
-    when ``snap`` scans every row (no index, or too few chunks). Raises
-    :class:`StoreError`."""
+    """The rows of ``snap`` among the ``limit`` chunks nearest ``vector`` by the store's
+    vector index (of those matching the SQL filter ``where``, when given:
+    :func:`magma.store.search_filter`) and their cosines on ``snap``'s rows -> ``(int64[≤
+    limit], float32[≤ limit])``, best first (a chunk written after ``snap`` is left out);
+    ``None`` when ``snap`` scans every row (no index, or too few chunks). The index's
+    candidates (:func:`magma.vector_ann.nearest_chunk_ids`, ranked by quantised cosines) are
+    scored again on the in-memory rows, as a scan of every row scores them: the stored
+    float32 vectors are not read again from disk. Raises :class:`StoreError`."""
     found = snap.ann(vector, limit, where) if snap.ann is not None else None
     if found is None:
         return None
-    rows: list[int] = []
-    sims: list[float] = []
-    for chunk_id, path, cosine in found:
-        for row in snap.rows_by_path.get(path, ()):
-            if snap.chunk_ids[row] == chunk_id:
-                rows.append(row)
-                sims.append(cosine)
-    return np.asarray(rows, dtype=np.int64), np.asarray(sims, dtype=np.float32)
+    wanted: dict[str, set[str]] = {}
+    for chunk_id, path, _quantised in found:
+        wanted.setdefault(path, set()).add(chunk_id)
+    rows = [row for path, ids in wanted.items() for row in snap.rows_by_path.get(path, ())
+            if snap.chunk_ids[row] in ids]
+    index = np.unique(np.asarray(rows, dtype=np.int64))  # in row order: equal cosines too
+    sims = snap.chunk_vectors.scores_at(index, np.asarray(vector, dtype=np.float32))
+    best = np.argsort(-sims, kind="stable")[:limit]
+    return index[best], sims[best]
 
 
 def follow_snapshot(store: MagmaStore, snap: Snapshot, delta: StoreDelta,

@@ -380,10 +380,10 @@ class StoreTables:
 
     def nearest_chunk_ids(self, vector: Any, limit: int, where: str | None = None
                           ) -> list[tuple[str, str, float]] | None:
-        """The ``limit`` chunks nearest the unit ``vector`` by the vector index (matching the
-        SQL filter ``where``, when given) -> ``(chunk_id, path, cosine)``, best first
-        (:func:`magma.vector_ann.nearest_chunk_ids`); ``None`` when there is no vector
-        index. Raises :class:`StoreError`."""
+        """The candidates for the ``limit`` chunks nearest the unit ``vector`` by the vector
+        index (matching the SQL filter ``where``, when given) -> ``(chunk_id, path, quantised
+        cosine)``, best first by it (:func:`magma.vector_ann.nearest_chunk_ids`); ``None``
+        when there is no vector index. Raises :class:`StoreError`."""
         def search() -> list[tuple[str, str, float]] | None:
             if vector_index_type(self.chunks) is None:
                 return None

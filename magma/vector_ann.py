@@ -6,9 +6,9 @@ Below ``retrieval.ann_vectors_above`` chunks the vector stage scans the in-memor
 table's ``vector`` column (:func:`ensure_vector_index`, built by the store's maintenance once
 the table has grown past the threshold; the same maintenance, ``optimize``, folds later rows
 into it, and LanceDB scans rows not folded in yet exactly beside the index), and an unfiltered
-vector stage asks it for its candidate chunks with their exact cosines
-(:func:`nearest_chunk_ids`), a filtered one with the filter (LanceDB's prefilter) when the
-filter allows too many rows to score them in memory.
+vector stage asks it for candidate chunks (:func:`nearest_chunk_ids`), scored again on the
+in-memory rows (:func:`magma.catalogue.ann_rows`), a filtered one with the filter (LanceDB's
+prefilter) when the filter allows too many rows to score them in memory.
 
 The index and its settings are measured by ``bench/vector_forms_bench.py`` on 161,970 real
 USE multilingual v3 chunk vectors (2 shared cores; the figures are given at
@@ -24,11 +24,10 @@ import numpy as np
 from lancedb.index import IvfRq
 
 __all__ = [
+    "ANN_CANDIDATE_FACTOR",
     "ANN_INDEX_NAME",
     "ANN_MIN_NPROBES",
     "ANN_NPROBES_SHARE",
-    "ANN_REFINE_FACTOR",
-    "ANN_REFINE_ROWS",
     "ensure_vector_index",
     "nearest_chunk_ids",
     "vector_index_type",
@@ -38,22 +37,20 @@ __all__ = [
 ANN_INDEX_NAME = "vector_ivf"
 #: Share of the IVF partitions a search scans (``nprobes`` = this × partitions). The index
 #: has √rows partitions (447 at 200,000 chunks, 836 at 700,000): scanning a fifth of them,
-#: the quantised candidates scored again on the stored vectors (:data:`ANN_REFINE_FACTOR`),
-#: found the exact top 10 at recall 0.996 (p95 73 ms) at 700,000 chunks and 0.993 at
-#: 200,000, asked for the 320 rows the vector stage asks for; a tenth with a refine factor
-#: of 5 gave 0.984 and 0.980 (``bench/vector_forms_bench.py``, ``ivf_rq``; the figures are
-#: given at :data:`config.settings.ANN_VECTORS_ABOVE`). A fifth, rounded up.
+#: the quantised candidates scored again on the stored vectors, found the exact top 10
+#: at recall 0.996 (p95 73 ms) at 700,000 chunks and 0.993 at 200,000, asked for the 320 rows
+#: the vector stage asks for; a tenth with a refine factor of 5 gave 0.984 and 0.980
+#: (``bench/vector_forms_bench.py``, ``ivf_rq``; the figures are given at
+#: :data:`config.settings.ANN_VECTORS_ABOVE`). A fifth, rounded up.
 ANN_NPROBES_SHARE = 0.2
-#: Candidates of the quantised scan per chunk asked for that are scored again on the stored
-#: float32 vectors (LanceDB's ``refine_factor``): 10, measured with the share above.
-ANN_REFINE_FACTOR = 10
-#: Fewest candidates scored again when more rows are asked for: the 3,200 of the measured
-#: setting (320 rows × :data:`ANN_REFINE_FACTOR`); a search asking for more rows scores
-#: again at least as many as it asks for, and not ten times as many (at 700,000 chunks the
-#: refine step read from disk dominates: 1,280 rows × 10 p50 228 ms, × 2 62 ms, the same
-#: recall@10 0.978 on 50 questions; LanceDB's search with these settings on the table of
-#: ``bench/vector_daemon_bench.py --build``, load 8).
-ANN_REFINE_ROWS = 3_200
+#: Candidates asked of the index per row a search wants, each scored again on the in-memory
+#: rows (:func:`magma.catalogue.ann_rows`): 2. On the 100,000-note bench index (928,740 real
+#: chunk vectors, 100 LongMemEval questions), recall@10 of notes against an exact scan was
+#: 0.971 asking for the rows alone and 0.993 asking for twice as many (0.993 for four times,
+#: slower), against 1.000 with LanceDB's refine step (the best 10× scored again on the
+#: stored float32 vectors, read from disk), whose query took p50 86-130 ms of wall and 92-103
+#: ms of CPU against 48-59 and 39-45 ms without it (load 8).
+ANN_CANDIDATE_FACTOR = 2
 #: Fewest partitions a search scans: an index the user asked for on a small vault (a low
 #: ``retrieval.ann_vectors_above``) has few partitions, and scanning a quarter of 7 would
 #: scan 2; 16 scans every partition of an index under 289 chunks (our choice).
@@ -94,29 +91,24 @@ def ensure_vector_index(table: Any, above: int) -> bool:
     return True
 
 
-def refine_factor(limit: int) -> int:
-    """LanceDB's ``refine_factor`` for a search asking for ``limit`` rows:
-    :data:`ANN_REFINE_FACTOR`, lowered so that no more than :data:`ANN_REFINE_ROWS` (or
-    ``limit``) candidates are scored again."""
-    return min(ANN_REFINE_FACTOR, max(1, math.ceil(ANN_REFINE_ROWS / max(1, limit))))
-
-
 def nearest_chunk_ids(table: Any, vector: np.ndarray, limit: int,
                       where: str | None = None) -> list[tuple[str, str, float]]:
-    """The ``limit`` chunks nearest ``vector`` (unit ``float32[dims]``) by the IVF index
-    (only rows matching the SQL filter ``where``, when given: LanceDB's prefilter) ->
-    ``(chunk_id, path, cosine)``, best first, scanning :data:`ANN_NPROBES_SHARE` of the
-    partitions (at least :data:`ANN_MIN_NPROBES`), the best ``limit`` ×
-    :func:`refine_factor` of them scored again on the stored vectors: the cosines are the
-    exact ones of the stored float32 vectors. Raises what LanceDB raises."""
+    """The ``limit`` × :data:`ANN_CANDIDATE_FACTOR` chunks nearest ``vector`` (unit
+    ``float32[dims]``) by the IVF index's quantised cosines (only rows matching the SQL
+    filter ``where``, when given: LanceDB's prefilter) -> ``(chunk_id, path, quantised
+    cosine)``, best first by it, scanning :data:`ANN_NPROBES_SHARE` of the partitions (at
+    least :data:`ANN_MIN_NPROBES`). The caller scores them again on its in-memory rows
+    (:func:`magma.catalogue.ann_rows`): the quantised cosines alone rank the notes roughly
+    (recall@10 of notes against an exact scan 0.787 at 681,066 real chunk vectors, asked for
+    320 rows). Raises what LanceDB raises."""
     stats = table.index_stats(ANN_INDEX_NAME)
     indexed = stats.num_indexed_rows if stats is not None else table.count_rows()
     nprobes = max(ANN_MIN_NPROBES, math.ceil(_partitions(indexed) * ANN_NPROBES_SHARE))
     query = (table.search(np.asarray(vector, dtype=np.float32), query_type="vector")
-             .distance_type("cosine").nprobes(nprobes).refine_factor(refine_factor(limit)))
+             .distance_type("cosine").nprobes(nprobes))
     if where:
         query = query.where(where, prefilter=True)
-    rows = query.limit(limit).select(["chunk_id", "path"]).to_arrow()
+    rows = query.limit(limit * ANN_CANDIDATE_FACTOR).select(["chunk_id", "path"]).to_arrow()
     cosines = (1.0 - np.asarray(rows.column("_distance").to_numpy(zero_copy_only=False),
                                 dtype=np.float64)).tolist()
     return list(zip(rows.column("chunk_id").to_pylist(), rows.column("path").to_pylist(),

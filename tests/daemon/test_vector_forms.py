@@ -85,8 +85,11 @@ def test_the_vector_index_finds_the_exact_top_hits(vault: Path, make_app: Builde
         assert found is not None, query
         rows, cosines = found
         assert len(rows) == min(64, len(ann_snap.chunk_paths)), query
-        # the index's cosines are those of the stored float32 vectors, not of int8 rows
-        assert np.allclose(cosines, exact_snap.chunk_vectors.rows(rows) @ vector, atol=1e-5)
+        # the index's candidates are scored on the in-memory rows, as a scan scores them,
+        # within int8's rounding of the stored float32 vectors
+        assert np.allclose(cosines, ann_snap.chunk_vectors.scores_at(rows, vector), atol=1e-6)
+        assert np.allclose(cosines, exact_snap.chunk_vectors.rows(rows) @ vector, atol=0.01)
+        assert list(cosines) == sorted(cosines, reverse=True)
         near = [p for p, _, _ in _nearest(exact_snap, vector, 5, lambda _: True, False)]
         assert [p for p, _, _ in _nearest(ann_snap, vector, 5, lambda _: True, False)] \
             == near, query
