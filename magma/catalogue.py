@@ -29,6 +29,7 @@ from magma.chunk_columns import (
     packed_hashes,
     packed_ids,
 )
+from magma.file_dates import NO_BURSTS, BulkWrites, bulk_writes
 from magma.gc_pause import trim_heap
 from magma.graph_step import NoteGraph
 from magma.layers import (
@@ -178,8 +179,10 @@ def read_snapshot(store: MagmaStore, versions: dict[str, int], zone: tzinfo,
     entries: dict[str, CatalogueEntry] = {}
     postings: dict[str, set[str]] = {}
     names: dict[str, set[str]] = {}
-    for row in store.catalogue_rows().to_pylist():
-        entry = _entry(row, memory_text, zone, templates)
+    catalogue = store.catalogue_rows().to_pylist()
+    bulk = bulk_writes(row["mtime_ns"] for row in catalogue)
+    for row in catalogue:
+        entry = _entry(row, memory_text, zone, templates, bulk)
         entries[entry.path] = entry
         for key in _name_keys(entry):
             names.setdefault(key, set()).add(entry.path)
@@ -302,8 +305,10 @@ def follow_snapshot(store: MagmaStore, snap: Snapshot, delta: StoreDelta,
     for old in (snap.entries[p] for p in changed if p in snap.entries):
         _drop(postings, _posting_tokens(old), old.path)
         _drop(names, _name_keys(old), old.path)
-    for row in store.catalogue_rows(changed).to_pylist():
-        entry = _entry(row, memory_text, zone, templates)
+    catalogue = store.catalogue_rows(changed).to_pylist()
+    bulk = bulk_writes(row["mtime_ns"] for row in catalogue)  # (a pull, a sync: one batch)
+    for row in catalogue:
+        entry = _entry(row, memory_text, zone, templates, bulk)
         entries[entry.path] = entry
         _add(postings, _posting_tokens(entry), entry.path)
         _add(names, _name_keys(entry), entry.path)
@@ -415,8 +420,11 @@ def _memory_text(chunks: Any) -> dict[str, str]:
 
 
 def _entry(row: Mapping[str, Any], memory_text: Mapping[str, str], zone: tzinfo,
-           templates: Collection[str] = ()) -> CatalogueEntry:
-    """One catalogue row (:meth:`MagmaStore.catalogue_rows`) as the pipeline sees it."""
+           templates: Collection[str] = (), bulk: BulkWrites = NO_BURSTS) -> CatalogueEntry:
+    """One catalogue row (:meth:`MagmaStore.catalogue_rows`) as the pipeline sees it: a
+    note without a date of its own is dated by its file, unless the file was written in one
+    of the ``bulk`` writes (:mod:`magma.file_dates`: a copy of the vault says nothing of
+    when the note was written)."""
     props = json.loads(row["properties_json"] or "{}")
     path = row["path"]
     memory_type = row["memory_type"]
@@ -427,7 +435,7 @@ def _entry(row: Mapping[str, Any], memory_text: Mapping[str, str], zone: tzinfo,
     dated = note_date(props, path) if memory_type is None else (
         day_in(props.get("updated"), zone) or day_in(props.get("created"), zone))
     day = dated
-    if day is None and row["mtime_ns"]:
+    if day is None and row["mtime_ns"] and not bulk.holds(row["mtime_ns"]):
         day = datetime.fromtimestamp(row["mtime_ns"] / 1e9, zone).date()
     if memory_type is None and is_template_note(path, row["title"], row["properties_json"] or "",
                                                 templates):
