@@ -177,11 +177,55 @@ def _split_lf(text: str) -> FrontmatterSplit:
                             body_line=text.count("\n", 0, fence) + 1)
 
 
+#: What the YAML parser's messages (libyaml's and PyYAML's wording) mean for the person who
+#: wrote the properties, and what to do about it; the first that appears in a message says
+#: it. A message none matches is given as the parser wrote it.
+_PLAIN_YAML = (
+    ("found unhashable key", "braces ({...} or {{...}}) that YAML cannot read as a value "
+     "or a name: put them in quotes"),
+    ("mapping values are not allowed", "a colon and a space inside a value: put the value "
+     "in quotes"),
+    ("could not find expected ':'", "a line that is not 'name: value' nor a '- item' of a "
+     "list"),
+    ("expected ',' or ']'", "a list opened with [ and not closed"),
+    ("expected ',' or '}'", "a { opened and not closed"),
+    ("while scanning a quoted scalar", "a quote opened and not closed"),
+    ("unknown escape character", "a backslash in double quotes: use single quotes"),
+    ("did not find expected '-' indicator", "a line inside a list that is not a '- item'"),
+    ("did not find expected key", "something where no property can start (a stray "
+     "character, or a line indented unlike the others)"),
+    ("expected <block end>", "something where no property can start (a stray character, "
+     "or a line indented unlike the others)"),
+    ("found undefined alias", "a value starting with * (an alias of nothing): put it in "
+     "quotes"),
+    ("found duplicate anchor", "two values marked with the same &name"),
+    ("cannot start any token", "a character YAML reserves (@, `, a tab) at the start of a "
+     "value or a line: put the value in quotes, indent with spaces"),
+)
+
+
+def _plain_message(message: str) -> str:
+    """The parser's ``message`` said for a person (:data:`_PLAIN_YAML`), else as it is."""
+    return next((plain for found, plain in _PLAIN_YAML if found in message), message)
+
+
+def _template_reason(exc: BaseException) -> str:
+    """Why a template's block (``created: {{date}}``) is read with its placeholders as text,
+    with the file line the parser stopped at (block line + fence)."""
+    mark = (exc.problem_mark or exc.context_mark) if isinstance(exc, yaml.MarkedYAMLError) \
+        else None
+    where = f" (line {mark.line + 2})" if mark is not None else ""
+    return (f"a template: its properties hold placeholders ({{{{date}}}} …){where} that are "
+            "YAML only once a note is made from it; read with the placeholders as text")
+
+
 def _yaml_reason(exc: BaseException) -> str:
-    """One line: parser message plus the 1-based line of the file (block line + fence)."""
+    """One line: what is wrong, in plain words where the parser's message is known
+    (:data:`_PLAIN_YAML`), plus the 1-based line of the file (block line + fence)."""
     if isinstance(exc, yaml.MarkedYAMLError):
         mark = exc.problem_mark or exc.context_mark
         message = " ".join(part for part in (exc.context, exc.problem) if part) or str(exc)
+        message = _plain_message(message)
         if mark is not None:
             where = f"line {mark.line + 2}, column {mark.column + 1}"
             return f"frontmatter is not valid YAML ({where}): {message}"
@@ -437,7 +481,7 @@ def load_properties(
         loaded = None if strict else _template_properties(raw)
         if loaded is None:
             return {}, (Problem(path=path, kind="yaml", reason=_yaml_reason(exc)),)
-        reason = f"{_yaml_reason(exc)}; read with its template placeholders as text"
+        reason = _template_reason(exc)
         template = (Problem(path=path, kind=TEMPLATE_PROBLEM, reason=reason),)
     if loaded is None:
         return {}, ()

@@ -155,8 +155,37 @@ def test_unusable_blocks_are_problems_not_crashes(raw: str, kind: str) -> None:
 def test_yaml_problem_names_the_file_line() -> None:
     _, problems = load_properties("title: ok\ncreated: {[1]: 2}\n", "t.md")
     # Block line 2 is file line 3 (the opening fence is line 1).
-    assert "line 3" in problems[0].reason
-    assert "unhashable" in problems[0].reason
+    assert problems[0].reason == (
+        "frontmatter is not valid YAML (line 3, column 11): braces ({...} or {{...}}) that "
+        "YAML cannot read as a value or a name: put them in quotes")
+
+
+@pytest.mark.parametrize(("raw", "said"), [
+    ("tags: [reading\n作者: 村上春树\n", "(line 3, column 3): a list opened with [ and not "
+     "closed"),
+    ("title: Note: with colon\n", "(line 2, column 12): a colon and a space inside a value: "
+     "put the value in quotes"),
+    ("标题: 读书: 笔记\n", "(line 2, column 7): a colon and a space inside a value"),
+    ('a: "open\n', "(line 3, column 1): a quote opened and not closed"),
+    ("x: {a: 1\n", "(line 3, column 1): a { opened and not closed"),
+    ("a: b\nthis line\nc: d\n", "(line 4, column 1): a line that is not 'name: value'"),
+    ("a:\n  - x\n  y: 2\n", "(line 4, column 3): a line inside a list that is not a '- item'"),
+    ("k: v\n- item\n", "(line 3, column 1): something where no property can start"),
+    ("x: *nope\n", "(line 2, column 4): a value starting with * (an alias of nothing)"),
+    ("a: @x\n", "(line 2, column 4): a character YAML reserves (@, `, a tab)"),
+    ("\tkey: v\n", "(line 2, column 1): a character YAML reserves (@, `, a tab)"),
+    ('a: "\\q"\n', "(line 2, column 5): a backslash in double quotes: use single quotes"),
+])
+def test_a_yaml_problem_is_said_in_plain_words_with_its_line(raw: str, said: str) -> None:
+    """The parser's words ("while parsing a flow sequence did not find expected ',' or
+    ']'", "found unhashable key") mean nothing to a person who typed properties in
+    Obsidian: the reason says what is wrong there, and where."""
+    _, problems = load_properties(raw, "n.md")
+    assert [p.kind for p in problems] == ["yaml"]
+    assert problems[0].reason.startswith(f"frontmatter is not valid YAML {said}"), \
+        problems[0].reason
+    for parser_word in ("scalar", "token", "flow", "unhashable", "indicator", "block"):
+        assert parser_word not in problems[0].reason
 
 
 @pytest.mark.parametrize("raw", [None, "", "\n", "  \n\n", "# only a comment\n", "---\n"])
@@ -285,9 +314,9 @@ def test_a_templates_placeholders_are_read_as_text(corpora_dir: Path) -> None:
     path = corpora_dir / "kepano-obsidian" / "Templates" / "Recipe Template.md"
     note = parse_note("Templates/Recipe Template.md", path.read_bytes())
     assert [(p.kind, p.reason) for p in note.problems] == [(
-        TEMPLATE_PROBLEM, "frontmatter is not valid YAML (line 10, column 11): while "
-        "constructing a mapping found unhashable key; read with its template placeholders "
-        "as text")]
+        TEMPLATE_PROBLEM, "a template: its properties hold placeholders ({{date}} …) (line "
+        "10) that are YAML only once a note is made from it; read with the placeholders as "
+        "text")]
     assert note.properties["created"] == "{{date}}"
     assert note.properties["categories"] == ["[[Recipes]]"]
     props, problems = load_properties("title: <% tp.file.title %>\ntags:\n  - {{tag}}\n", "T.md")
