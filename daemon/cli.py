@@ -40,6 +40,7 @@ from config.errors import (
     exit_code_for,
 )
 from daemon import client
+from daemon.help_text import reflow_help
 from daemon.owners import checked_owner
 from daemon.terminal_text import shown
 
@@ -117,7 +118,7 @@ VaultOption = Annotated[Path | None, typer.Option("--vault", help="Vault folder.
 #: take it: the same as ``--vault``.
 VaultArgument = Annotated[Path | None, typer.Argument(
     help="Vault folder (the same as --vault; default: vault.path).", parser=_vault_folder,
-    show_default=False)]
+    metavar="VAULT", show_default=False)]
 OwnerOption = Annotated[
     str | None, typer.Option("--owner", help="Act for this owner (user or user/agent).")
 ]
@@ -333,7 +334,8 @@ def init(
         typer.Argument(help="The Obsidian vault folder (default: pick one of the vaults "
                             "Obsidian knows).", parser=_vault_folder),
     ] = None,
-    force: Annotated[bool, typer.Option(help="Overwrite an existing config file.")] = False,
+    force: Annotated[bool, typer.Option("--force",
+                                        help="Overwrite an existing config file.")] = False,
     yes: Annotated[
         bool, typer.Option("--yes", "-y", help="Without VAULT: take the only vault Obsidian "
                            "knows without asking.")
@@ -473,7 +475,8 @@ def sync(
     ] = None,
     allow_mass_delete: Annotated[
         bool,
-        typer.Option(help="Apply a sync that would remove more than sync.max_delete_share of "
+        typer.Option("--allow-mass-delete",
+                     help="Apply a sync that would remove more than sync.max_delete_share of "
                           "the index (e.g. after deleting most of a vault on purpose)."),
     ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
@@ -534,13 +537,14 @@ def search(
         typer.Option("--layer", min=1, max=5, help="Only this layer: 1 identity and "
                      "preferences, 2 rules, 3 facts, 4 events, 5 procedures; repeatable."),
     ] = None,
-    explain: Annotated[bool, typer.Option("--explain", help="Also print the query's intent "
-                                          "and each search stage's time.")] = False,
+    explain: Annotated[bool, typer.Option("--explain", help="Also say what the question was "
+                                          "read to ask for, which searches ran and how long "
+                                          "each took.")] = False,
 ) -> None:
-    """Search the indexed vault: intent routing, name match, hybrid search (vector + full
-    text), graph neighbours, ranked by relevance, importance and recency. Statements from
-    assistant sessions that match follow the vault's hits, marked as raw (not memories;
-    retrieval.transcript_hits, 0 for none)."""
+    """Search the indexed vault by names and titles, by meaning and by words, and along the
+    links of the notes found; hits are ranked by relevance, importance and recency.
+    Statements from assistant sessions that match follow the vault's hits, marked as raw
+    (not memories; retrieval.transcript_hits, 0 for none)."""
     if not query.strip():
         raise typer.BadParameter("the query is empty", param_hint="QUERY")
     unknown = sorted(set(type_ or ()) - set(MEMORY_TYPES))
@@ -1735,3 +1739,7 @@ def serve_command(application: App, argv: list[str], stdin: str | None,
     finally:
         _served.reset(token)
     return ServedAnswer(0 if hook else code, out_buffer.getvalue(), err_buffer.getvalue())
+
+
+# every command is registered above: their help as whole paragraphs (daemon.help_text)
+reflow_help(app)

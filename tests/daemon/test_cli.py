@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import re
@@ -11,6 +12,7 @@ import subprocess
 import sys
 from datetime import UTC
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -428,3 +430,72 @@ def test_the_readme_session_prints_what_the_readme_shows(tmp_path: Path) -> None
     again = subprocess.run(["sh", "-c", session[1][0]], cwd=checkout, env=env,
                            capture_output=True, text=True, timeout=60, check=False)
     assert again.returncode != 0 and _files(home / "dreamd-demo") == demo
+
+
+def _help_pages(width: int) -> dict[str, str]:
+    """``dreamd --help`` and every command's and group's ``--help`` at ``width`` columns
+    (typer's rich help sizes itself by ``COLUMNS``), by command path."""
+    import typer
+    from typer.testing import CliRunner
+
+    from daemon.cli import app
+
+    pages: dict[str, str] = {}
+
+    def walk(command: Any, path: tuple[str, ...]) -> None:
+        done = CliRunner().invoke(app, [*path, "--help"], env={"COLUMNS": str(width)})
+        assert done.exit_code == 0, (path, done.output)
+        pages[" ".join(("dreamd", *path))] = done.output
+        # (typer's own click: a group is what has commands)
+        for name, sub in getattr(command, "commands", {}).items():
+            walk(sub, (*path, name))
+
+    walk(typer.main.get_command(app), ())
+    return pages
+
+
+#: Where a cell of a help line starts: after the frame and its padding, or after the two or
+#: more spaces between cells.
+_CELL = re.compile(r"(?:^[│ ]*| {2,})(\S)")
+
+
+def _broken_early(page: str, width: int) -> list[str]:
+    """Lines of a help ``page`` that end a phrase early: the next line goes on with the text
+    of this line's last cell (it starts in that cell's column, blank before it), and its
+    first word would have fitted on this line, so the break is not the terminal's wrapping
+    but a newline of the source."""
+    lines = page.splitlines()
+    early = []
+    for line, after in itertools.pairwise(lines):
+        text = line.rstrip().removesuffix("│").rstrip()
+        starts = [found.start(1) for found in _CELL.finditer(text)]
+        going_on = after.rstrip(" │")
+        if not starts or not going_on:
+            continue
+        column = starts[-1]
+        if len(going_on) - len(going_on.lstrip(" │")) != column:
+            continue  # a new row, a new paragraph
+        word = going_on.lstrip(" │").split()[0]
+        if word.startswith("["):
+            continue  # typer's own line: [required], [default: …]
+        edge = width - 2 if line.startswith("│") else width - 1
+        if len(text) - column + 1 + len(word) < edge - column:
+            early.append(f"{text[column:]!r} / {word!r}")
+    return early
+
+
+@pytest.mark.parametrize("width", [80, 120])
+def test_the_help_reads_as_whole_sentences(width: int) -> None:
+    """A command's help was its docstring's lines as the source wraps them: at 80 columns
+    ``dreamd --help`` broke "hybrid search (vector + full" / "text), graph neighbours"
+    mid-phrase, and an option's name was cut (``--no-allow-mass-del…``). Every page, the
+    list of commands and each command's own, wraps only where the terminal ends."""
+    pages = _help_pages(width)
+    assert {"dreamd", "dreamd search", "dreamd config show", "dreamd service install"} \
+        <= set(pages)
+    for name, page in pages.items():
+        assert not _broken_early(page, width), (name, _broken_early(page, width), page)
+        assert "…" not in page, (name, page)
+    said = " ".join(pages["dreamd"].replace("│", " ").split())
+    assert "search Search the indexed vault by names and titles, by meaning and by words, " \
+           "and along the links of the notes found;" in said
