@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import asdict
@@ -34,7 +33,7 @@ from daemon.memories import RememberResult
 from daemon.retrieval import SearchTrace
 from daemon.status import StatusReport
 from daemon.sync import SyncReport
-from daemon.terminal_text import shown
+from daemon.terminal_text import counted, shown
 from daemon.work_progress import describe_work, local_stamp
 from magma.search import SearchHit
 from magma.versions import Version
@@ -129,19 +128,18 @@ def sync_report_json(report: SyncReport) -> dict[str, Any]:
 
 def print_sync_report(console: Console, report: SyncReport) -> None:
     console.print(
-        f"synced {_count(report.files_total, 'file')} in {report.duration_s:.1f} s: "
+        f"synced {counted(report.files_total, 'file')} in {report.duration_s:.1f} s: "
         f"[green]{report.added} new[/], [yellow]{report.modified} changed[/], "
         f"[red]{report.deleted} deleted[/], {len(report.renamed)} renamed, "
         f"{report.unchanged + report.touched} unchanged; "
-        f"{_count(report.chunks_embedded, 'chunk')} embedded, {report.chunks_reused} reused"
+        f"{counted(report.chunks_embedded, 'chunk')} embedded, {report.chunks_reused} reused"
     )
     for old, new in report.renamed[:PROBLEMS_SHOWN]:
         console.print(f"  renamed {shown(old, one_line=True)} → {shown(new, one_line=True)}",
                       highlight=False)
     if report.conflict_copies:
-        copies = len(report.conflict_copies)
-        console.print(f"{copies} sync-conflict cop{'y' if copies == 1 else 'ies'} left alone "
-                      "(not indexed):")
+        console.print(f"{counted(len(report.conflict_copies), 'sync-conflict copy')} left "
+                      "alone (not indexed):")
         for copy in report.conflict_copies[:PROBLEMS_SHOWN]:
             console.print(f"  {shown(copy.path, one_line=True)} "
                           f"(copy of {shown(copy.conflict_of, one_line=True)})",
@@ -149,41 +147,53 @@ def print_sync_report(console: Console, report: SyncReport) -> None:
     _print_problems(console, [(p.path, p.kind, p.reason) for p in report.problems])
 
 
-def _count(number: int, noun: str) -> str:
-    """``1 file``, ``0 files``, ``2 files``."""
-    return f"{number} {noun}{'' if number == 1 else 's'}"
-
-
 def _print_problems(console: Console, problems: list[tuple[str, str, str]]) -> None:
     """Files skipped by the walk (:data:`ccb.model.SKIPPED_KINDS`), then the other problems;
     templates whose frontmatter is YAML only once filled in are summed up in one line (a
-    stock vault holds dozens; ``dreamd check`` lists each)."""
+    stock vault holds dozens; ``dreamd check --json`` lists each)."""
     _print_skipped(console, [p for p in problems if p[1] in SKIPPED_KINDS])
     _print_list(console, [p for p in problems
                           if p[1] not in SKIPPED_KINDS and p[1] != TEMPLATE_PROBLEM],
-                "problem files[/] (indexed as text where possible, never modified):")
+                ("problem file[/] (indexed as text where possible, never modified):",
+                 "problem files[/] (indexed as text where possible, never modified):"))
+    _print_templates(console, problems, "dreamd check --json lists them")
+
+
+def _print_templates(console: Console, problems: list[tuple[str, str, str]], more: str) -> None:
+    """One line for the templates among ``problems``: forms whose properties hold
+    placeholders (``created: {{date}}``) that are YAML only once a note is made from them.
+    They are no problem of the user's: read with the placeholders as text, never
+    modified."""
     templates = sum(p[1] == TEMPLATE_PROBLEM for p in problems)
     if templates:
-        console.print(f"{templates} template{'s' if templates > 1 else ''} whose frontmatter "
-                      "is YAML only once filled in ({{date}} …): read with the placeholders "
-                      "as text, never modified (dreamd check lists them)", highlight=False)
+        console.print(f"{counted(templates, 'template')} (properties with placeholders such "
+                      "as {{date}}, filled in when a note is made from a template): indexed "
+                      f"with the placeholders as text, never modified ({more})",
+                      highlight=False)
 
 
 def _print_problem_files(console: Console, problems: list[tuple[str, str, str]]) -> None:
-    """Every note that did not read whole, one line each: path, kind, the parser's reason."""
-    _print_list(console, problems, "problem files[/] (indexed as far as they read, never "
-                                   "modified):", more="dreamd check --json")
+    """Every note that did not read whole, one line each: path, kind, the parser's reason;
+    the templates among them in one line (:func:`_print_templates`)."""
+    _print_list(console, [p for p in problems if p[1] != TEMPLATE_PROBLEM],
+                ("problem file[/] (indexed as far as it reads, never modified):",
+                 "problem files[/] (indexed as far as they read, never modified):"),
+                more="dreamd check --json")
+    _print_templates(console, problems, "--json lists them")
 
 
 def _print_skipped(console: Console, skipped: list[tuple[str, str, str]]) -> None:
-    _print_list(console, skipped, "files skipped[/] (not indexed; left as they are):")
+    _print_list(console, skipped, ("file skipped[/] (not indexed; left as it is):",
+                                   "files skipped[/] (not indexed; left as they are):"))
 
 
-def _print_list(console: Console, problems: list[tuple[str, str, str]], what: str,
+def _print_list(console: Console, problems: list[tuple[str, str, str]], what: tuple[str, str],
                 more: str = "dreamd status --json") -> None:
+    """``N what`` (``what``: said of one file, of several), then a line per file (the
+    first :data:`PROBLEMS_SHOWN`)."""
     if not problems:
         return
-    said = re.sub(r"\bfiles\b", "file", what, count=1) if len(problems) == 1 else what
+    said = what[0] if len(problems) == 1 else what[1]
     console.print(f"[yellow]{len(problems)} {said}", highlight=False)
     for path, kind, reason in problems[:PROBLEMS_SHOWN]:
         console.print(f"  {shown(path, one_line=True)}: {kind}: {shown(reason)}", highlight=False)
@@ -377,7 +387,7 @@ def flush_json(report: FlushReport) -> dict[str, Any]:
 def print_flush(console: Console, report: FlushReport) -> None:
     if report.note is None or not report.note.lines:
         present = report.found - report.withheld
-        console.print(f"nothing new to note: {report.found} statement(s) since this "
+        console.print(f"nothing new to note: {counted(report.found, 'statement')} since this "
                       "transcript's last flush"
                       + (f", {report.withheld} withheld for a credential" if report.withheld
                          else "")
@@ -386,7 +396,8 @@ def print_flush(console: Console, report: FlushReport) -> None:
         return
     print_note(console, report.note)
     if report.withheld:
-        console.print(f"{report.withheld} statement(s) left out: they carry a credential",
+        console.print(f"{counted(report.withheld, 'statement')} left out: "
+                      f"{'it carries' if report.withheld == 1 else 'they carry'} a credential",
                       highlight=False)
 
 
@@ -401,13 +412,7 @@ def print_status(console: Console, report: StatusReport, zone: tzinfo) -> None:
     table = Table(show_header=False, box=None)
     table.add_column(style="bold", no_wrap=True)
     table.add_column(no_wrap=True, overflow="ignore")
-    for key in ("vault", "store", "state_dir", "last_sync", "last_sync_duration_s"):
-        value = data.get(key)
-        table.add_row(key.replace("_", " "), shown(
-            "never" if not value else local_stamp(value, zone) if key == "last_sync"
-            else str(value)))
-    for key, value in _flatten(data.get("counts", {})):
-        table.add_row(key, str(value))
+    _add_store_rows(table, data, zone)
     daemon = data.get("daemon")
     if daemon is None:
         table.add_row("daemon", "not running (start it with: dreamd run)")
@@ -429,7 +434,7 @@ def print_status(console: Console, report: StatusReport, zone: tzinfo) -> None:
         batch = daemon.get("last_batch")
         if batch:
             table.add_row("last batch", shown(
-                f"{local_stamp(batch.get('at'), zone)}: {batch.get('paths')} paths in "
+                f"{local_stamp(batch.get('at'), zone)}: {_files(batch.get('paths'))} in "
                 f"{batch.get('duration_ms')} ms"
                 + (f", error: {batch['error']}" if batch.get("error") else "")))
     dream = data.get("dream")
@@ -440,9 +445,9 @@ def print_status(console: Console, report: StatusReport, zone: tzinfo) -> None:
         table.add_row("next dream", shown(
             ("due" if dream.get("due") else "not due") + f": {dream.get('reason')}"
             + ("" if dream.get("auto") else " (auto_dream.enabled is off: dreamd dream)")
-            + f" — sessions since: {sessions.get('mcp', 0)} MCP, "
-            f"{sessions.get('transcripts', 0)} transcripts, "
-            f"{sessions.get('edit_bursts', 0)} editing bursts"))
+            + f" — sessions since: {counted(sessions.get('mcp', 0), 'MCP session')}, "
+            f"{counted(sessions.get('transcripts', 0), 'transcript')}, "
+            f"{counted(sessions.get('edit_bursts', 0), 'editing burst')}"))
         if dream.get("diary"):
             table.add_row("diary", shown(diary_line(dream["diary"])))
     searches = data.get("searches")
@@ -466,6 +471,34 @@ def print_status(console: Console, report: StatusReport, zone: tzinfo) -> None:
     _print_problems(console, [(p["path"], p["kind"], p["reason"]) for p in data["problems"]])
 
 
+def _add_store_rows(table: Table, data: dict[str, Any], zone: tzinfo) -> None:
+    """``dreamd status``'s first rows: the vault, its index and state folder, the last
+    sync, and the index's counts, each named in words (``--json`` keeps the keys)."""
+    for key in ("vault", "store", "state_dir", "last_sync"):
+        value = data.get(key)
+        table.add_row(_STATUS_LABELS.get(key, key), shown(
+            "never" if not value else local_stamp(value, zone) if key == "last_sync"
+            else str(value)))
+    if data.get("last_sync_duration_s") is not None:
+        table.add_row("last sync took", f"{data['last_sync_duration_s']} s")
+    for key, value in _flatten(data.get("counts", {})):
+        if key == "fts_unindexed_rows":
+            if value:  # searchable by their words all the same; the daemon folds them in
+                table.add_row("word index", f"{counted(value, 'chunk')} not folded in yet "
+                                            "(found by their words all the same)")
+            continue
+        table.add_row(key.replace("_", " "), str(value))
+
+
+#: ``dreamd status``'s names of the report's keys that are not words as they are.
+_STATUS_LABELS = {"store": "index", "state_dir": "state folder", "last_sync": "last sync"}
+
+
+def _files(number: object) -> str:
+    """``1 file``, ``2 files``; a value that is not a count (a damaged status file) as is."""
+    return counted(number, "file") if isinstance(number, int) else f"{number} files"
+
+
 def vectors_line(vectors: dict[str, Any]) -> str:
     """``dreamd status``'s line for the in-memory vector index
     (:func:`daemon.vault_status.vectors_status`): ``int8, a byte per dimension (120,000
@@ -483,18 +516,18 @@ _FORM_WORDS = {"int8": "int8, a byte per dimension", "float16": "float16, two by
 
 def _form_text(vectors: dict[str, Any]) -> str:
     limit = f"{vectors.get('compact_above') or 0:,}"
-    chunks = f"{vectors.get('chunks') or 0:,}"
+    chunks = counted(vectors.get('chunks') or 0, "chunk")
     form = vectors.get("form")
     if form is None:
         return f"not built yet (int8 above {limit} chunks: retrieval.compact_vectors_above)"
     words = _FORM_WORDS.get(form, form)
     if form == "int8" and (vectors.get("chunks") or 0) > (vectors.get("compact_above") or 0):
-        return f"{words} ({chunks} chunks; more than {limit}: retrieval.compact_vectors_above)"
+        return f"{words} ({chunks}; more than {limit}: retrieval.compact_vectors_above)"
     ann_above = vectors.get("ann_above")
     if form != "float32" or (ann_above is not None and (vectors.get("chunks") or 0) > ann_above):
-        return (f"{words} ({chunks} chunks; beside the IVF index above {ann_above or 0:,}: "
+        return (f"{words} ({chunks}; beside the IVF index above {ann_above or 0:,}: "
                 "retrieval.ann_vector_form)")
-    return f"{words} ({chunks} chunks; int8 above {limit}: retrieval.compact_vectors_above)"
+    return f"{words} ({chunks}; int8 above {limit}: retrieval.compact_vectors_above)"
 
 
 def _search_text(vectors: dict[str, Any]) -> str:
@@ -688,8 +721,8 @@ _ACTIONS = {
 
 
 def print_check(console: Console, report: CheckReport) -> None:
-    console.print(f"checked {report.files:,} files ({report.read:,} read again), "
-                  f"{report.memories:,} memory histories in "
+    console.print(f"checked {counted(report.files, 'file')} ({report.read:,} read again), "
+                  f"{counted(report.memories, 'memory history')} in "
                   f"{report.duration_s * 1000:,.0f} ms", highlight=False)
     _print_skipped(console, [(p.path, p.kind, p.reason) for p in report.skipped])
     _print_problem_files(console, [(p.path, p.kind, p.reason) for p in report.problems])
@@ -817,8 +850,9 @@ def print_dream(console: Console, report: Any, *, what: str) -> None:
         console.print("no memory to change" if index_note and "rebuilt" in index_note
                       else "nothing to change")
     elif plan.empty and not report.resumed and not kinds:  # only the phases after the plan
-        console.print("done:" if report.applied else "plan:", f"{len(report.written)} files "
-                      "written" if report.applied else "the phases after consolidation",
+        console.print("done:" if report.applied else "plan:",
+                      f"{counted(len(report.written), 'file')} written" if report.applied
+                      else "the phases after consolidation",
                       highlight=False)
     elif not report.applied:
         changed = c.get("changed_memories", 0)
@@ -827,7 +861,7 @@ def print_dream(console: Console, report: Any, *, what: str) -> None:
                       highlight=False)
     else:
         console.print(f"done: {kinds or 'finished an interrupted dream'} — "
-                      f"{len(report.written)} files written", highlight=False)
+                      f"{counted(len(report.written), 'file')} written", highlight=False)
     for line in plan.changes:
         console.print(f"  - {line}", markup=False, highlight=False)
     if report.resumed:

@@ -1,4 +1,5 @@
-"""Text from notes, file names and the store, made safe to print on a terminal.
+"""Text from notes, file names and the store, made safe to print on a terminal; counts said
+with their noun (:func:`counted`: ``1 note``, ``2 notes``).
 
 A note or a file name is the user's (or a web page's, a shared vault's) text, and the CLI
 prints it: an escape sequence in it (``\\x1b[2J`` clears the screen, ``\\x1b[31m`` recolours
@@ -15,7 +16,7 @@ import re
 
 from rich.markup import escape
 
-__all__ = ["shown", "visible"]
+__all__ = ["counted", "shown", "visible"]
 
 #: What a terminal acts on rather than shows: the C0 controls but newline and tab (rich itself
 #: drops BEL, backspace, CR, VT and FF, not ESC), DEL, the C1 controls (U+009B is a one-byte
@@ -43,3 +44,25 @@ def visible(text: str) -> str:
     """``text`` with its control and bidi characters written as escapes, as :func:`shown`
     writes them, for a line written to the terminal without rich (no markup to escape)."""
     return _IN_TEXT.sub(_visible, text)
+
+
+#: Endings whose plural adds ``es`` (``search`` -> ``searches``, ``box`` -> ``boxes``).
+_ES_ENDINGS = ("s", "x", "z", "ch", "sh")
+
+
+def counted(number: int, noun: str, plural: str | None = None) -> str:
+    """``number`` with ``noun`` agreeing: ``1 note``, ``0 notes``, ``2 notes``; ``1,200
+    chunks`` (thousands grouped). ``plural`` for a noun English does not inflect by rule
+    (``counted(2, "person", "people")``); by rule ``memory`` -> ``memories`` (a consonant
+    before ``y``; ``day`` -> ``days``), ``search`` -> ``searches``. Only the last word of a
+    ``noun`` of several words is inflected (``1 problem file``, ``2 problem files``)."""
+    if number == 1 or number == -1:
+        return f"{number:,} {noun}"
+    if plural is None:
+        if noun.endswith("y") and len(noun) > 1 and noun[-2] not in "aeiou":
+            plural = noun[:-1] + "ies"
+        elif noun.endswith(_ES_ENDINGS):
+            plural = noun + "es"
+        else:
+            plural = noun + "s"
+    return f"{number:,} {plural}"

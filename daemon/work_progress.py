@@ -20,6 +20,7 @@ from types import TracebackType
 from typing import Any, Literal, Protocol
 
 from daemon.sync import Progress
+from daemon.terminal_text import counted
 
 __all__ = ["WRITE_EVERY_S", "WRITE_FROM_FILES", "WorkProgress", "describe_work", "local_stamp"]
 
@@ -82,9 +83,9 @@ class WorkProgress:
             self._write()
 
 
-_WHAT = {"batch": "indexing a batch of {files} changed files",
-         "reconcile": "reconciling the vault ({files} files new or changed)",
-         "sync": "running dreamd sync ({files} files new or changed)"}
+_WHAT = {"batch": "indexing a batch of {changed}",
+         "reconcile": "reconciling the vault ({files} new or changed)",
+         "sync": "running dreamd sync ({files} new or changed)"}
 _DONE = {"reading": "read", "embedding": "embedded", "indexing": "indexed"}
 
 
@@ -107,8 +108,11 @@ def describe_work(work: dict[str, Any], zone: tzinfo) -> str:
     """The status file's ``work`` as ``dreamd status`` says it: ``indexing a batch of 480
     changed files: 120 of 480 embedded, 360 to go (since 03:01:33 CET)``, the time in
     ``zone`` (the user's, ``time.zone``; a ``started_at`` without an offset is UTC). Pure."""
-    what = _WHAT.get(str(work.get("kind")), "working ({files} files)").format(
-        files=work.get("files", "?"))
+    files = work.get("files", "?")
+    what = _WHAT.get(str(work.get("kind")), "working ({files})").format(
+        files=counted(files, "file") if isinstance(files, int) else f"{files} files",
+        changed=counted(files, "changed file") if isinstance(files, int)
+        else f"{files} changed files")
     done, total, phase = work.get("done"), work.get("total"), str(work.get("phase"))
     line = f"{what}: {done} of {total} {_DONE.get(phase, phase)}"
     if isinstance(done, int) and isinstance(total, int) and total > done:

@@ -174,8 +174,8 @@ def test_piped_status_is_one_whole_line_per_row() -> None:
         dream={"last": None, "due": True, "reason": "forced: never dreamed", "auto": True,
                "sessions": {"mcp": 1, "transcripts": 0, "edit_bursts": 2}}), UTC)
     lines = buffer.getvalue().splitlines()
-    assert f"store: {long_store}" in lines
-    assert "unresolved_links: 3" in lines
+    assert f"index: {long_store}" in lines
+    assert "unresolved links: 3" in lines
     assert any(line.startswith("next dream: due: forced: never dreamed") for line in lines)
 
 

@@ -6,6 +6,7 @@ no daemon, and a daemon starting since is "starting" until it writes its own."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -72,3 +73,41 @@ def test_a_killed_daemons_batch_is_not_shown_for_another_holder(
         assert (app.state_dir / DAEMON_STATUS_FILE).exists()
     finally:
         app.close()
+
+
+def test_status_says_its_rows_in_words_and_one_of_a_thing_singular(vault: Path) -> None:
+    """``dreamd status`` printed the store's column names (``fts_unindexed_rows 0``,
+    ``unresolved_links 3``, ``state dir``, ``last sync duration s``) and a count of one with
+    a plural (``last batch: …: 1 paths in 80 ms``). The commands, as a user runs them, while
+    a daemon holds the vault; ``--json`` keeps its keys."""
+    from dreamd_cli import DREAMD
+
+    def dreamd(*args: str) -> subprocess.CompletedProcess[str]:
+        done = subprocess.run([str(DREAMD), *args], capture_output=True, text=True,
+                              timeout=300, check=False,
+                              env={**os.environ, "DREAMD_TIME__ZONE": "UTC"})
+        assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+        return done
+
+    dreamd("sync", str(vault))
+    state_dir = Path(json.loads(dreamd("status", str(vault), "--json").stdout)["state_dir"])
+    holder = _held(state_dir, "daemon")
+    try:
+        own = {"pid": holder.pid, "state": "watching", "watcher": "native", "queue_depth": 0,
+               "last_batch": {"at": "2026-12-07T05:11:00+00:00", "paths": 1,
+                              "duration_ms": 80}}
+        (state_dir / DAEMON_STATUS_FILE).write_text(json.dumps(own), "utf-8")
+        said, as_json = (dreamd("status", str(vault), *more) for more in ((), ("--json",)))
+    finally:
+        _released(holder)
+    lines = [" ".join(line.split()) for line in said.stdout.splitlines()]
+    assert "last batch: 2026-12-07 05:11:00 UTC: 1 file in 80 ms" in lines, said.stdout
+    assert any(line.startswith("unresolved links: ") for line in lines), said.stdout
+    assert any(line.startswith("state folder: ") for line in lines), said.stdout
+    assert any(line.startswith("last sync took: ") and line.endswith(" s") for line in lines)
+    for code_word in ("fts_unindexed_rows", "unresolved_links", "state dir", "duration s",
+                      "paths"):
+        assert code_word not in said.stdout, said.stdout
+    report = json.loads(as_json.stdout)
+    assert {"fts_unindexed_rows", "unresolved_links"} <= set(report["counts"])
+    assert report["daemon"]["last_batch"]["paths"] == 1 and "state_dir" in report

@@ -137,6 +137,11 @@ SAID = "indexing a batch of 480 changed files: 120 of 480 embedded, 360 to go"
      f"{SAID} (since 03:01:33 CET)"),
     ({"kind": "reconcile", "phase": "reading", "done": 7, "total": 7, "files": 7}, "UTC",
      "reconciling the vault (7 files new or changed): 7 of 7 read"),
+    # one file is one file
+    ({"kind": "reconcile", "phase": "reading", "done": 0, "total": 1, "files": 1}, "UTC",
+     "reconciling the vault (1 file new or changed): 0 of 1 read, 1 to go"),
+    ({"kind": "batch", "phase": "embedding", "done": 1, "total": 1, "files": 1}, "UTC",
+     "indexing a batch of 1 changed file: 1 of 1 embedded"),
     ({"kind": "sync", "phase": "indexing", "done": 0, "total": 3, "files": 3,
       "started_at": "bad"}, "Asia/Shanghai",
      "running dreamd sync (3 files new or changed): 0 of 3 indexed, 3 to go"),
@@ -199,5 +204,5 @@ def test_status_says_each_time_of_the_daemons_work_in_the_users_zone() -> None:
     lines = buffer.getvalue().splitlines()
     assert "last sync: 2026-12-07 14:06:06 JST" in lines
     assert "last check: 2026-12-07 14:10:00 JST: clean; 0 repaired" in lines
-    assert "last batch: 2026-12-07 14:11:00 JST: 2 paths in 80 ms" in lines
+    assert "last batch: 2026-12-07 14:11:00 JST: 2 files in 80 ms" in lines
     assert "last dream: 2026-12-07 03:30:00 JST" in lines

@@ -38,4 +38,4 @@ def test_counts_agree_with_their_nouns(count: int, files: str, chunks: str,
             assert wanted in said
     # a skipped file says "file" too, and the words the counts stand beside stay as they are
     skipped = _printed(SyncReport(problems=(Problem("link.md", "symlink", "loop"),)))
-    assert "1 file skipped (not indexed; left as they are):" in skipped
+    assert "1 file skipped (not indexed; left as it is):" in skipped

@@ -7,7 +7,7 @@ import io
 import pytest
 from rich.console import Console
 
-from daemon.terminal_text import shown
+from daemon.terminal_text import counted, shown
 
 
 @pytest.mark.parametrize(("text", "seen"), [
@@ -29,3 +29,17 @@ def test_a_terminal_prints_the_characters_and_acts_on_none(text: str, seen: str)
 def test_a_name_is_one_line_and_text_keeps_its_lines() -> None:
     assert shown("two\nlines\t.md", one_line=True) == "two\\x0alines\\x09.md"
     assert shown("two\nlines\t.md") == "two\nlines\t.md"
+
+
+@pytest.mark.parametrize(("number", "noun", "plural", "said"), [
+    (1, "file", None, "1 file"), (0, "file", None, "0 files"), (2, "file", None, "2 files"),
+    (1, "memory", None, "1 memory"), (3, "memory", None, "3 memories"),
+    (2, "memory history", None, "2 memory histories"), (2, "day", None, "2 days"),
+    (2, "key", None, "2 keys"), (2, "search", None, "2 searches"), (2, "box", None, "2 boxes"),
+    (2, "sync-conflict copy", None, "2 sync-conflict copies"),
+    (1, "problem file", None, "1 problem file"), (2, "person", "people", "2 people"),
+    (1_200, "chunk", None, "1,200 chunks"), (-1, "day", None, "-1 day"),
+])
+def test_a_count_agrees_with_its_noun(number: int, noun: str, plural: str | None,
+                                      said: str) -> None:
+    assert counted(number, noun, plural) == said
