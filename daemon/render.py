@@ -34,6 +34,14 @@ from daemon.retrieval import SearchTrace
 from daemon.status import StatusReport
 from daemon.sync import SyncReport
 from daemon.terminal_text import counted, shown
+from daemon.trace_words import (
+    STAGE_WORDS,
+    intent_words,
+    lookup_words,
+    stage_words,
+    strategy_words,
+    summary_words,
+)
 from daemon.work_progress import describe_work, local_stamp
 from magma.search import SearchHit
 from magma.versions import Version
@@ -275,32 +283,24 @@ def trace_json(trace: SearchTrace) -> dict[str, Any]:
 
 
 def print_trace(console: Console, trace: SearchTrace) -> None:
-    intent = trace.intent
-    routed = ", ".join([*sorted(intent.types), *(f"L{n}" for n in sorted(intent.layers))])
-    when = (f"; days {intent.time_range.start}..{intent.time_range.end}"
-            if intent.time_range else "")
-    how = {"rules": "by keyword rules", "llm": "by the LLM", "none": "nothing matched"}
-    console.print(f"[dim]intent: {shown(routed or 'none')}{shown(when)} "
-                  f"({how.get(intent.source, intent.source)}, confidence "
-                  f"{intent.confidence:.2f})[/]", highlight=False)
-    console.print(f"[dim]engines: {shown(trace.strategy)}; intent cache: "
-                  f"{shown(trace.intent_cache)}; intent LLM: {shown(trace.intent_llm)}[/]",
-                  highlight=False)
+    """``--explain``: what the question was read to ask for, which searches ran and how
+    long each took, in plain words (:mod:`daemon.trace_words`; ``--json`` keeps the
+    stages' and settings' names)."""
+    lines = [intent_words(trace.intent), strategy_words(trace.strategy),
+             *lookup_words(trace)]
     for stage in trace.stages:
         if stage.name == "verifier":
-            console.print(f"[dim]verifier: {shown(stage.status)}, {stage.elapsed_ms:.0f} ms, "
-                          f"{trace.verifier_dropped} dropped[/]", highlight=False)
-            for path in trace.verifier_paths:
-                console.print(f"[dim]  dropped as irrelevant: {shown(path, one_line=True)}[/]",
-                              highlight=False)
+            lines.append(f"the {STAGE_WORDS['verifier']}: {stage.status}, "
+                         f"{stage.elapsed_ms:.0f} ms, "
+                         f"{counted(trace.verifier_dropped, 'hit')} dropped as unrelated")
+            lines += [f"  dropped as unrelated: {path}" for path in trace.verifier_paths]
             continue
-        console.print(f"[dim]stage {stage.name}: {shown(stage.status)}, "
-                      f"{stage.elapsed_ms:.0f} ms, {stage.found} found[/]", highlight=False)
+        lines.append(stage_words(stage, trace.strategy))
     if trace.transcripts != "off":
-        console.print(f"[dim]session statements: {shown(trace.transcripts)}[/]",
-                      highlight=False)
-    console.print(f"[dim]{trace.candidates} candidates, {trace.duplicates_dropped} near-"
-                  f"duplicates dropped, {trace.total_ms:.0f} ms in all[/]", highlight=False)
+        lines.append(f"statements of assistant sessions: {trace.transcripts}")
+    lines.append(summary_words(trace))
+    for line in lines:
+        console.print(f"[dim]{shown(line, one_line=True)}[/]", highlight=False)
 
 
 def context_json(context: Context) -> dict[str, Any]:

@@ -33,7 +33,7 @@ from consistency.lifecycle import (
 )
 from magma.fusion import Weights, mmr, recency, weighted_rrf
 from magma.intent import Intent
-from magma.layers import L2_RULES, importance
+from magma.layers import L2_RULES, LAYER_WORDS, importance
 from magma.search import SearchHit, make_snippet
 from magma.store import MagmaStore
 from magma.text import CopyForm, copy_form, same_copy
@@ -406,7 +406,8 @@ class Reranker:
                     extra.append("only a time asked")
             if entry.layer in intent.layers:
                 score += LAYER_BONUS * rel
-                extra.append(f"layer L{entry.layer} asked for")
+                extra.append(f"{LAYER_WORDS.get(entry.layer, entry.layer)}: the kind of note "
+                             "asked for")
             if path in led:
                 score += PRIORITY_BONUS
                 extra.append(f"{strategy.removeprefix('both-priority-')} first")

@@ -38,6 +38,7 @@ __all__ = [
     "L3_FACTS",
     "L4_EVENTS",
     "L5_PROCEDURES",
+    "LAYER_WORDS",
     "RECALL_CAP",
     "RESIDENT_LAYERS",
     "TYPE_PRIORS",
@@ -55,6 +56,11 @@ L2_RULES = 2
 L3_FACTS = 3
 L4_EVENTS = 4
 L5_PROCEDURES = 5
+#: Each layer said by what it holds, for people (``dreamd search`` says why a note of the
+#: layer a question asks for ranks higher; ``--layer``'s help names them alike).
+LAYER_WORDS = {L1_IDENTITY: "who you are and what you prefer", L2_RULES: "rules you set",
+               L3_FACTS: "facts and lessons", L4_EVENTS: "events (daily notes, session logs)",
+               L5_PROCEDURES: "how-to notes"}
 #: Layers every assembled context carries (DESIGN.md).
 RESIDENT_LAYERS = frozenset({L1_IDENTITY, L2_RULES})
 

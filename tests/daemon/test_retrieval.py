@@ -921,6 +921,48 @@ def test_a_hung_intent_model_never_keeps_a_finished_search_alive(
     assert endpoint.calls == 1
 
 
+def test_explain_says_what_each_search_did_in_plain_words(
+        indexed: tuple[App, dict[str, str]]) -> None:
+    """``dreamd search --explain`` said "engines: both-priority-ccb", "stage magma-extend:
+    ran" and, of a daily note, "layer L4 asked for": the code's names. It says what each
+    search does, what the question was read to ask for, and why a note of that kind ranks
+    higher; ``--json`` keeps the names."""
+    app, _ = indexed
+    query = "what did I do on 2026-11-25"
+
+    def dreamd(*args: str, after: tuple[str, ...] = ()) -> str:
+        done = subprocess.run(
+            [str(DREAMD), "--set", f"storage.data_dir={app.settings.storage.data_dir}", *args,
+             "search", query, "--vault", str(app.vault_root), "--explain", *after],
+            capture_output=True, text=True, timeout=240, check=False)
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    said = " ".join(dreamd().split())
+    for plain in (
+        "the question asks for events (daily notes, session logs); the day 2026-11-25 — "
+        "read by keyword rules, sure at 0.90",
+        "every search ran; on a near tie a note found by its name or title comes first "
+        "(retrieval.default_strategy = both-priority-ccb)",
+        "the search of names and titles (names, titles, aliases, descriptions, dates): ",
+        "the search by meaning and by words (the index: meaning, full text, memories): ",
+        "the links from the notes found (notes linked to the best hits): ",
+        "events (daily notes, session logs): the kind of note asked for",
+    ):
+        assert plain in said, said
+    for code_word in ("ccb-fast", "magma-extend", "full-fusion", "L4", "engines:",
+                      "candidates", "stage "):
+        assert code_word not in said, said
+    alone = " ".join(dreamd("--set", "retrieval.default_strategy=ccb-only").split())
+    assert ("the search by meaning and by words (the index: meaning, full text, memories): "
+            "off (retrieval.default_strategy = ccb-only)") in alone, alone
+    payload = json.loads(dreamd(after=("--json",)))
+    assert [s["name"] for s in payload["trace"]["stages"]] == [
+        "ccb-fast", "magma-extend", "full-fusion"]
+    assert payload["trace"]["strategy"] == "both-priority-ccb"
+    assert payload["trace"]["intent"]["layers"] == [4]
+
+
 def test_a_template_is_never_listed_as_a_procedure(tmp_path: Path, corpora_dir: Path) -> None:
     """kepano's vault keeps 50 blank forms in ``Templates/``; "Recipe Template" had been read
     as a recipe (a procedure) and led a how-to question's hits and its context's catalogue."""

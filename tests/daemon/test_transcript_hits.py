@@ -112,7 +112,7 @@ def test_a_statement_is_listed_after_the_vault_hits_as_raw_session_material(
     listed = shown.split("Said in assistant sessions (raw transcripts, unreviewed: not "
                          "memories, not notes):\n", 1)
     assert len(listed) == 2 and f"{transcript.as_posix()}:3 (transcript, key " in listed[1]
-    assert "session statements: 2 statements of sessions, 1 by words" in shown
+    assert "statements of assistant sessions: 2 statements of sessions, 1 by words" in shown
 
     # a filter (types, folder, layers, a past day) asks for the vault only
     for narrowed in ({"memory_types": ["feedback"]}, {"path_prefix": "Notes/"},
