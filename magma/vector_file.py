@@ -20,21 +20,37 @@ search's snapshot (:meth:`daemon.retrieval.Retriever.forget_snapshot`), so the f
 the forgotten notes' rows is gone once no search reads it. A file that cannot be written (a
 full disk, a folder that cannot be made) is logged and the codes kept in the heap: searches
 answer the same.
+
+Beside the codes, the in-memory IVF's partitions (:mod:`magma.vector_ivf`) are kept in a named
+file of the same folder (:data:`PARTITIONS_FILE_NAME`: the centroids, each row's partition, the
+rows they were trained for and the chunks table's version the rows were read at), so that a
+restart reads them instead of training again (:func:`save_partitions`,
+:func:`load_partitions`). They are derived: a lost or damaged file costs a training, never a
+wrong answer; they hold no text, and no chunk's vector (a centroid is the mean of a partition's
+rows).
 """
 
 from __future__ import annotations
 
+import io
 import tempfile
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
 import numpy as np
 import structlog
 
-__all__ = ["RowFile", "codes_in_file"]
+from ccb.atomic import write_bytes_atomic
+
+__all__ = ["PARTITIONS_FILE_NAME", "RowFile", "SavedPartitions", "codes_in_file",
+           "load_partitions", "save_partitions"]
 
 log = structlog.get_logger("dreamd.vectors")
+
+#: The in-memory IVF's partitions in the vault's state folder.
+PARTITIONS_FILE_NAME = "vector-ivf.npz"
 
 
 class RowFile:
@@ -100,3 +116,50 @@ def codes_in_file(folder: Path, parts: Iterable[np.ndarray]) -> tuple[np.ndarray
     if not heap:
         return np.zeros((0, dims or 1), dtype=np.int8), None
     return (heap[0] if len(heap) == 1 else np.concatenate(heap)), None
+
+
+@dataclass(frozen=True, slots=True)
+class SavedPartitions:
+    """The in-memory IVF as last saved: ``centroids`` (``float32[k, dims]``), each row's
+    partition (``parts``, ``int32[rows]``, ``-1`` for a row no chunk held), the rows the
+    centroids were trained for and the chunks table's version the rows were read at."""
+
+    centroids: np.ndarray
+    parts: np.ndarray
+    trained_rows: int
+    chunks_version: int
+
+
+def save_partitions(folder: Path, saved: SavedPartitions) -> bool:
+    """Write ``saved`` into :data:`PARTITIONS_FILE_NAME` in ``folder`` (atomically) ->
+    whether it was written (a failure is logged: ``search.partitions_unsaved``)."""
+    data = io.BytesIO()
+    np.savez(data, centroids=np.asarray(saved.centroids, dtype=np.float32),
+             parts=np.asarray(saved.parts, dtype=np.int32),
+             meta=np.asarray([saved.trained_rows, saved.chunks_version], dtype=np.int64))
+    try:
+        write_bytes_atomic(folder / PARTITIONS_FILE_NAME, data.getvalue(), durable=False)
+    except OSError as error:
+        log.warning("search.partitions_unsaved", folder=str(folder), error=str(error))
+        return False
+    return True
+
+
+def load_partitions(folder: Path) -> SavedPartitions | None:
+    """The partitions :func:`save_partitions` wrote into ``folder``; ``None`` when there are
+    none, or the file cannot be read (logged: ``search.partitions_unread``)."""
+    path = folder / PARTITIONS_FILE_NAME
+    if not path.exists():
+        return None
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            centroids = np.asarray(data["centroids"], dtype=np.float32)
+            parts = np.asarray(data["parts"], dtype=np.int32)
+            trained_rows, version = (int(v) for v in data["meta"][:2])
+    except (OSError, ValueError, KeyError) as error:
+        log.warning("search.partitions_unread", path=str(path), error=str(error))
+        return None
+    if centroids.ndim != 2 or parts.ndim != 1 or len(centroids) == 0:
+        return None
+    return SavedPartitions(centroids=centroids, parts=parts, trained_rows=trained_rows,
+                           chunks_version=version)

@@ -1,0 +1,309 @@
+"""An IVF over the in-memory chunk rows: how a large vault's vector stage finds its nearest
+chunks from the int8 rows the snapshot already holds, without asking the store.
+
+The rows are grouped in partitions around k-means centroids (spherical: cosine on unit rows;
+:func:`train_centroids`, on a sample of the rows). A search scores the query against the
+centroids, gathers the rows of the best share of the partitions and scores them on their
+in-memory rows (:func:`nearest_rows`): for every vector of a question at once (the whole
+question and each part of it, :func:`daemon.retrieval._by_phrases`), one gather and one
+float32 matrix product, no disk read beyond the mapped codes. Each vector ranks only the rows
+of its own partitions, so a batch answers what one call per vector answers.
+
+The figures are measured by ``bench/vector_ivf_bench.py`` on the 100,000-note bench store
+(928,739 real USE multilingual v3 chunk vectors, 2 shared cores).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import structlog
+
+from magma.blas_threads import blas_threads
+from magma.vector_file import SavedPartitions, load_partitions, save_partitions
+from magma.vector_index import ChunkVectors, Int8Vectors
+
+log = structlog.get_logger("dreamd.vectors")
+
+__all__ = [
+    "IVF_GROWTH",
+    "IVF_ITERATIONS",
+    "IVF_MIN_PROBES",
+    "IVF_SAMPLE_PER_PARTITION",
+    "IVF_SHARE",
+    "SCORE_BLOCK_ROWS",
+    "RowPartitions",
+    "assign_rows",
+    "nearest_centroids",
+    "nearest_rows",
+    "partition_count",
+    "partitions_for",
+    "scores_many",
+    "train_centroids",
+    "trained",
+]
+
+#: Share of the partitions a search probes (our choice, measured with the bench).
+IVF_SHARE = 0.05
+#: Fewest partitions a search probes: on a small vault (a low ``retrieval.ann_vectors_above``)
+#: every partition of an IVF over up to 16² = 256 rows, as the store's index does
+#: (:data:`magma.vector_ann.ANN_MIN_NPROBES`).
+IVF_MIN_PROBES = 16
+#: Rows appended since the rows were grouped by partition that a search looks up one by one
+#: before they are grouped again: an eighth of the grouped rows, at least this many (our
+#: choice: grouping 1,000,000 rows again is one sort, ≈ 0.1 s).
+UNGROUPED_ROWS_MIN = 1_024
+#: How far the rows may grow past (or shrink below) the rows the centroids were trained for
+#: before they are trained again: twice (our choice).
+IVF_GROWTH = 2.0
+
+#: Rows of the training sample per partition (our choice, measured with the bench).
+IVF_SAMPLE_PER_PARTITION = 64
+#: Rounds of k-means (our choice, measured with the bench).
+IVF_ITERATIONS = 8
+#: Rows gathered and up-cast to float32 at once when scoring the probed rows: 4,096 × 512 × 4
+#: bytes = 8 MB of scratch, kept in the cache between the gather and the product.
+SCORE_BLOCK_ROWS = 4_096
+#: BLAS threads of a search's products (:mod:`magma.blas_threads`): one. Each product is
+#: small (4,096 rows by a few queries), and OpenBLAS's second thread spins waiting for it: on
+#: this 2-core machine at load 7, 24,000 gathered int8 rows scored against 4 queries took
+#: 9.1 ms of CPU on one thread against 57 ms on two.
+SCORE_BLAS_THREADS = 1
+#: Rows assigned to their nearest centroid at once (16,384 × 1,000 centroids × 4 bytes =
+#: 64 MB of scratch).
+ASSIGN_BLOCK_ROWS = 16_384
+
+
+def partition_count(rows: int) -> int:
+    """Partitions of an IVF over ``rows`` rows: √rows (LanceDB's rule of thumb)."""
+    return max(1, math.isqrt(rows))
+
+
+def _unit(matrix: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    return (matrix / np.where(norms > 0, norms, 1.0)).astype(np.float32)
+
+
+def nearest_centroids(matrix: np.ndarray, centroids: np.ndarray) -> np.ndarray:
+    """The partition of each row of ``matrix`` (``float32[n, dims]``): its centroid of
+    highest dot product -> ``int32[n]`` (the rows need not be unit: a row's positive scale
+    does not change its best centroid)."""
+    out = np.empty(len(matrix), dtype=np.int32)
+    for start in range(0, len(matrix), ASSIGN_BLOCK_ROWS):
+        block = np.asarray(matrix[start : start + ASSIGN_BLOCK_ROWS], dtype=np.float32)
+        out[start : start + len(block)] = np.argmax(block @ centroids.T, axis=1)
+    return out
+
+
+def assign_rows(vectors: ChunkVectors, centroids: np.ndarray, start: int = 0) -> np.ndarray:
+    """The partition of each row of ``vectors`` from ``start`` on -> ``int32[len - start]``
+    (int8 rows are scored on their codes: the row's scale does not change its best
+    centroid)."""
+    out = np.empty(max(0, len(vectors) - start), dtype=np.int32)
+    for begin in range(start, len(vectors), ASSIGN_BLOCK_ROWS):
+        end = min(len(vectors), begin + ASSIGN_BLOCK_ROWS)
+        if isinstance(vectors, Int8Vectors):
+            block = vectors.codes[begin:end].astype(np.float32)
+        else:
+            block = vectors.rows(np.arange(begin, end))
+        out[begin - start : end - start] = np.argmax(block @ centroids.T, axis=1)
+    return out
+
+
+def train_centroids(sample: np.ndarray, partitions: int, iterations: int = IVF_ITERATIONS,
+                    seed: int = 0) -> np.ndarray:
+    """Spherical k-means on ``sample`` (``float32[n, dims]``) -> ``float32[k, dims]`` unit
+    centroids, ``k = min(partitions, n)``: started from ``k`` rows drawn with ``seed``, each
+    round puts each row in its nearest centroid's partition and moves the centroid to the
+    normalised mean of its rows; a partition left empty takes a row drawn again."""
+    rng = np.random.default_rng(seed)
+    rows = _unit(np.asarray(sample, dtype=np.float32))
+    k = max(1, min(partitions, len(rows)))
+    centroids = rows[rng.choice(len(rows), k, replace=False)].copy()
+    for _ in range(iterations):
+        labels = nearest_centroids(rows, centroids)
+        counts = np.bincount(labels, minlength=k)
+        order = np.argsort(labels, kind="stable")
+        filled = np.flatnonzero(counts)
+        sums = np.zeros_like(centroids)
+        sums[filled] = np.add.reduceat(rows[order], (np.cumsum(counts) - counts)[filled])
+        empty = np.flatnonzero(counts == 0)
+        if len(empty):
+            sums[empty] = rows[rng.choice(len(rows), len(empty), replace=False)]
+        centroids = _unit(sums)
+    return centroids
+
+
+@dataclass(frozen=True, slots=True)
+class RowPartitions:
+    """The IVF of a snapshot's rows: ``centroids`` (``float32[k, dims]``), the partition of
+    each row (``parts``, ``int32[rows]``; ``-1`` for a row no chunk holds any more), the
+    first ``grouped`` rows grouped by partition (``order``, the rows of partition ``p`` at
+    ``order[starts[p]:starts[p + 1]]``, the ``-1`` rows left out) and the rows after them
+    (appended since) found by their ``parts``; ``trained_rows``: the rows the centroids were
+    trained for (a vault grown well past them trains again)."""
+
+    centroids: np.ndarray
+    parts: np.ndarray
+    order: np.ndarray
+    starts: np.ndarray
+    trained_rows: int
+    grouped: int
+
+    @classmethod
+    def of(cls, centroids: np.ndarray, parts: np.ndarray, trained_rows: int) -> RowPartitions:
+        """The partitions of rows whose partitions are ``parts`` (``-1``: left out)."""
+        parts = np.asarray(parts, dtype=np.int32)
+        order = np.argsort(parts, kind="stable").astype(np.int32)
+        counts = np.bincount(parts[parts >= 0], minlength=len(centroids))
+        order = order[len(parts) - int(counts.sum()):]  # the -1 rows sort first
+        starts = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+        return cls(centroids=centroids, parts=parts, order=order, starts=starts,
+                   trained_rows=trained_rows, grouped=len(parts))
+
+    def __len__(self) -> int:
+        return len(self.parts)
+
+    def appended(self, fresh: np.ndarray, left: np.ndarray | None = None) -> RowPartitions:
+        """These partitions with rows of partitions ``fresh`` (``int32[k]``) after the rows
+        held, and the rows ``left`` held by no chunk any more (``-1``)."""
+        parts = np.concatenate([self.parts, np.asarray(fresh, dtype=np.int32)])
+        if left is not None and len(left):
+            parts[np.asarray(left, dtype=np.int64)] = -1
+        if len(parts) - self.grouped > max(UNGROUPED_ROWS_MIN, self.grouped // 8):
+            return RowPartitions.of(self.centroids, parts, self.trained_rows)
+        return RowPartitions(centroids=self.centroids, parts=parts, order=self.order,
+                             starts=self.starts, trained_rows=self.trained_rows,
+                             grouped=self.grouped)
+
+    def probed(self, queries: np.ndarray, share: float) -> tuple[np.ndarray, np.ndarray]:
+        """The rows of the ``share`` (0–1] of partitions nearest each query of ``queries``
+        (``float32[q, dims]``; at least :data:`IVF_MIN_PROBES` partitions each) ->
+        ``(rows, member)``: the rows of any query's partitions (``int64[m]``, ascending) and
+        whether each is in each query's own (``bool[m, q]``)."""
+        k = len(self.centroids)
+        probes = min(k, max(IVF_MIN_PROBES, math.ceil(share * k)))
+        near = queries @ self.centroids.T
+        best = np.argpartition(-near, probes - 1, axis=1)[:, :probes]
+        # one row more, never probed: a row of partition -1 (no chunk) looks it up
+        probe = np.zeros((k + 1, len(queries)), dtype=bool)
+        probe[best, np.arange(len(queries))[:, None]] = True
+        wanted = np.flatnonzero(probe[:k].any(axis=1))
+        # (a grouped row left since is in its partition's list still: its part, -1, drops it)
+        pieces = [self.order[self.starts[p] : self.starts[p + 1]] for p in wanted.tolist()]
+        tail = np.arange(self.grouped, len(self.parts), dtype=np.int64)
+        if len(tail):
+            pieces.append(tail[probe[self.parts[tail]].any(axis=1)])
+        rows = np.sort(np.concatenate(pieces).astype(np.int64)) if pieces \
+            else np.zeros(0, dtype=np.int64)
+        return rows, probe[self.parts[rows]]
+
+
+def scores_many(vectors: ChunkVectors, rows: np.ndarray, queries: np.ndarray) -> np.ndarray:
+    """The cosine of each of ``rows`` with each of ``queries`` -> ``float32[rows, q]``,
+    :data:`SCORE_BLOCK_ROWS` rows gathered and up-cast at a time."""
+    out = np.empty((len(rows), len(queries)), dtype=np.float32)
+    q = np.ascontiguousarray(queries.T, dtype=np.float32)
+    for start in range(0, len(rows), SCORE_BLOCK_ROWS):
+        part = rows[start : start + SCORE_BLOCK_ROWS]
+        if isinstance(vectors, Int8Vectors):
+            block = vectors.codes[part].astype(np.float32) @ q
+            block *= vectors.scales[part][:, None]
+        else:
+            block = vectors.rows(part) @ q
+        out[start : start + len(part)] = block
+    return out
+
+
+def nearest_rows(partitions: RowPartitions, vectors: ChunkVectors, queries: np.ndarray,
+                 limit: int, share: float, allowed: np.ndarray | None = None
+                 ) -> list[tuple[np.ndarray, np.ndarray]]:
+    """For each of ``queries`` (``float32[q, dims]``, unit rows), the ``limit`` rows of
+    ``vectors`` nearest it among the rows of its ``share`` of the partitions
+    (:meth:`RowPartitions.probed`; ``allowed``: a ``bool[rows]`` mask of the rows it may
+    return) and their cosines on the in-memory rows -> ``[(int64[≤ limit], float32[≤
+    limit])]`` per query, best first, equal cosines in row order."""
+    queries = np.atleast_2d(np.asarray(queries, dtype=np.float32))
+    with blas_threads(SCORE_BLAS_THREADS):
+        rows, member = partitions.probed(queries, share)
+        if allowed is not None:
+            kept = allowed[rows]
+            rows, member = rows[kept], member[kept]
+        sims = scores_many(vectors, rows, queries)
+    sims[~member] = -np.inf
+    out: list[tuple[np.ndarray, np.ndarray]] = []
+    for column in sims.T:
+        take = min(limit, int(np.count_nonzero(np.isfinite(column))))
+        if take == 0:
+            out.append((np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)))
+            continue
+        top = np.sort(np.argpartition(-column, take - 1)[:take])
+        top = top[np.argsort(-column[top], kind="stable")]
+        out.append((rows[top], column[top]))
+    return out
+
+
+def trained(vectors: ChunkVectors, seed: int = 0) -> RowPartitions:
+    """An IVF of :func:`partition_count` partitions trained on
+    :data:`IVF_SAMPLE_PER_PARTITION` rows of ``vectors`` a partition (drawn with ``seed``),
+    every row assigned (logged: ``search.partitions_trained`` with its times)."""
+    started = time.perf_counter()
+    k = partition_count(len(vectors))
+    rng = np.random.default_rng(seed)
+    take = min(len(vectors), k * IVF_SAMPLE_PER_PARTITION)
+    sample = vectors.rows(np.sort(rng.choice(len(vectors), take, replace=False)))
+    centroids = train_centroids(sample, k, seed=seed)
+    trained_s = time.perf_counter() - started
+    out = RowPartitions.of(centroids, assign_rows(vectors, centroids), len(vectors))
+    log.info("search.partitions_trained", rows=len(vectors), partitions=len(centroids),
+             train_ms=round(trained_s * 1000), assign_ms=round(
+                 (time.perf_counter() - started - trained_s) * 1000))
+    return out
+
+
+def fits(partitions: RowPartitions | SavedPartitions, rows: int, dims: int) -> bool:
+    """Do centroids trained for ``partitions.trained_rows`` rows of ``dims`` still serve
+    ``rows`` rows (within :data:`IVF_GROWTH` of them either way)?"""
+    trained_rows = max(1, partitions.trained_rows)
+    return partitions.centroids.shape[1] == dims \
+        and trained_rows / IVF_GROWTH <= rows <= trained_rows * IVF_GROWTH
+
+
+def partitions_for(vectors: ChunkVectors, folder: Path | None, version: int) -> RowPartitions:
+    """The IVF of ``vectors`` (rows read whole at the chunks table's ``version``): the one
+    saved in ``folder`` when it was saved for the same rows, else its centroids with every
+    row assigned again when they still :func:`fits`, else :func:`trained` anew; saved there
+    when it changed (``None``: never saved)."""
+    dims = vectors.rows(np.arange(min(1, len(vectors)))).shape[-1] if len(vectors) else 0
+    saved = load_partitions(folder) if folder is not None else None
+    if saved is not None and fits(saved, len(vectors), dims):
+        if saved.chunks_version == version and len(saved.parts) == len(vectors):
+            return RowPartitions.of(saved.centroids, saved.parts, saved.trained_rows)
+        out = RowPartitions.of(saved.centroids, assign_rows(vectors, saved.centroids),
+                               saved.trained_rows)
+    else:
+        out = trained(vectors)
+    if folder is not None:
+        save_partitions(folder, SavedPartitions(centroids=out.centroids, parts=out.parts,
+                                                trained_rows=out.trained_rows,
+                                                chunks_version=version))
+    return out
+
+
+def followed(was: RowPartitions, vectors: ChunkVectors, start: int | None = None,
+             left: np.ndarray | None = None) -> RowPartitions | None:
+    """``was`` carried over to ``vectors``: with ``start``, the rows from ``start`` on
+    appended to those ``was`` holds (``left``: rows no chunk holds any more); else every
+    row assigned again. ``None`` when the centroids no longer :func:`fits` the rows
+    (trained again by the caller)."""
+    dims = was.centroids.shape[1]
+    if not fits(was, len(vectors), dims):
+        return None
+    if start is not None:
+        return was.appended(assign_rows(vectors, was.centroids, start), left)
+    return RowPartitions.of(was.centroids, assign_rows(vectors, was.centroids),
+                            was.trained_rows)
