@@ -509,14 +509,16 @@ def search_warm(table: Table, app: Any, queries: int) -> None:
     # a dead row of the snapshot (its chunk rewritten since: catalogue.follow_snapshot) is
     # scored -inf by both; its vector is any other row's
     matrix = matrix_of(every)[[row_of.get(chunk, 0) for chunk in snap.chunk_ids]]
-    exact = dataclasses.replace(snap, chunk_vectors=ExactVectors(matrix), ann=None)
+    exact = dataclasses.replace(snap, chunk_vectors=ExactVectors(matrix), ann=None,
+                                partitions=None)
     shares = []
     for vector in app.embedder.embed(asked):
         got = {p for p, _, _ in _nearest(snap, vector, 10, lambda _: True, False)}
         want = {p for p, _, _ in _nearest(exact, vector, 10, lambda _: True, False)}
         shares.append(len(got & want) / max(len(want), 1))
     form = snap.chunk_vectors.form + (f", {app.store.vector_index()} index"
-                                       if snap.ann is not None else "")
+                                       if snap.ann is not None else "") \
+        + (", in-memory IVF" if snap.partitions is not None else "")
     table.add(f"recall@10 vs exact ({form}, {len(snap.chunk_vectors):,} chunks)",
               f"{np.mean(shares):.4f}", "target ≥ 0.98")
 

@@ -105,7 +105,8 @@ def snapshot_of(table: Any, form: str) -> Any:
     from magma.vector_index import ExactVectors, VectorLimits
 
     columns = ["chunk_id", "path", "content_hash", "vector"]
-    limits = VectorLimits(ann_above=0, ann_form=form if form != "before" else "float32")
+    limits = VectorLimits(ann_above=0, ann_form=form if form != "before" else "float32",
+                          ann_index="store")
     if form == "before":
         every = table.search().select(columns).limit(None).to_arrow()
         ids = every.column("chunk_id").to_pylist()

@@ -192,7 +192,8 @@ def main(argv: list[str] | None = None) -> int:
     for k in args.partitions or [partition_count(len(vectors))]:
         sample_n = min(len(vectors), k * args.sample_per_partition)
         started_cpu, started = time.process_time(), time.perf_counter()
-        sample = vectors.rows(np.sort(rng.choice(len(vectors), sample_n, replace=False)))
+        # the int8 codes as they are (as magma.vector_ivf.trained does)
+        sample = vectors.codes[np.sort(rng.choice(len(vectors), sample_n, replace=False))]
         centroids = train_centroids(sample, k, args.iterations)
         train = (time.perf_counter() - started, time.process_time() - started_cpu)
         started_cpu, started = time.process_time(), time.perf_counter()

@@ -34,6 +34,7 @@ from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, Settings
 from config.errors import ConfigError
 
 __all__ = [
+    "ANN_INDEX",
     "ANN_VECTORS_ABOVE",
     "ANN_VECTOR_FORM",
     "APP_NAME",
@@ -144,6 +145,21 @@ ANN_VECTORS_ABOVE = 300_000
 #: MB); recall@10 of the notes against exact 0.989 unfiltered in every form (the index's own),
 #: 0.991–0.999 filtered. So int8.
 ANN_VECTOR_FORM: Literal["float32", "float16", "int8"] = "int8"
+#: Which IVF index answers the vector stage above ``retrieval.ann_vectors_above``
+#: (``retrieval.ann_index``): ``"memory"``, an IVF over the in-memory rows
+#: (:mod:`magma.vector_ivf`: the rows of the best share of its partitions scored on their
+#: int8 rows, every vector of a question in one pass, no read of the store), or ``"store"``,
+#: LanceDB's IVF_RQ index on the chunks table (:mod:`magma.vector_ann`: its candidates scored
+#: again on the float32 vectors read from disk, one query per vector).
+#: ``bench/vector_ivf_bench.py`` on the 100,000-note bench store (928,740 real USE
+#: multilingual v3 chunk vectors, 100 LongMemEval questions, 2 shared cores, load 4–7, the
+#: two alternated): recall@10 of the notes against exact float32 0.982 for the in-memory IVF
+#: (a twentieth of its partitions, :data:`magma.vector_ivf.IVF_SHARE`) and 1.000 for the
+#: store's; CPU p50 12.9 against 67 ms a vector, 59.8 against 274 ms for 4 questions, 45.7
+#: against 273 ms for a question and its parts. The in-memory IVF is trained once a vault
+#: (92 s of CPU at 928,740 rows; saved in the state folder, again when the vault has grown
+#: twice as large).
+ANN_INDEX: Literal["memory", "store"] = "memory"
 #: Most allowed chunk rows a filtered vector search (types, folder, owner or layers asked
 #: for) scores itself on the in-memory rows while the store's IVF index answers
 #: (``retrieval.filtered_scan_rows``); past it the index is asked with the filter (LanceDB's
@@ -777,6 +793,13 @@ class RetrievalSettings(_Section):
         "this says): int8, a quarter of float32's memory (700,000 chunks: 361 MB against "
         "1.4 GB); float16, half; float32, exact. The index returns exact cosines; the rows "
         "score filtered searches of a few chunks and the later stages' chunks.",
+    )
+    ann_index: Literal["memory", "store"] = Field(
+        default=ANN_INDEX,
+        description="Which IVF index answers the vector search above ann_vectors_above: "
+        "memory, one over the in-memory int8 rows (its partitions kept in the state folder; "
+        "every vector of a question in one pass, nothing read from the store), or store, "
+        "LanceDB's IVF_RQ index on the chunk vectors.",
     )
     filtered_scan_rows: NonNegativeInt = Field(
         default=FILTERED_SCAN_ROWS,

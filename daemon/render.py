@@ -504,9 +504,10 @@ def vectors_line(vectors: dict[str, Any]) -> str:
     (:func:`daemon.vault_status.vectors_status`): ``int8, a byte per dimension (120,000
     chunks; more than 100,000: retrieval.compact_vectors_above)`` (or ``…; beside the IVF
     index above 300,000: retrieval.ann_vector_form``), then how the vector stage searches
-    it: ``; searched through the store's IvfRq index (more than 300,000 chunks:
-    retrieval.ann_vectors_above; filtered searches of more than 100,000 chunks too:
-    retrieval.filtered_scan_rows)`` or ``; every chunk scanned (an index above …)``."""
+    it: ``; searched through the IVF over the in-memory rows (more than 300,000 chunks:
+    retrieval.ann_vectors_above, retrieval.ann_index; filtered searches of more than 100,000
+    chunks too: retrieval.filtered_scan_rows)`` (or ``the store's IvfRq index``) or ``;
+    every chunk scanned (an index above …)``."""
     return _form_text(vectors) + _search_text(vectors)
 
 
@@ -539,8 +540,10 @@ def _search_text(vectors: dict[str, Any]) -> str:
         also = "" if filtered is None else (
             f"; filtered searches of more than {filtered:,} chunks too: "
             "retrieval.filtered_scan_rows")
-        return (f"; searched through the store's {vectors.get('index')} index (more than "
-                f"{above} chunks: retrieval.ann_vectors_above{also})")
+        which = ("the IVF over the in-memory rows" if vectors.get("ann_index") == "memory"
+                 else f"the store's {vectors.get('index')} index")
+        return (f"; searched through {which} (more than {above} chunks: "
+                f"retrieval.ann_vectors_above, retrieval.ann_index{also})")
     return (f"; every chunk scanned (an index above {above} chunks: "
             "retrieval.ann_vectors_above)")
 

@@ -66,6 +66,7 @@ from datetime import date, datetime, tzinfo
 from functools import partial
 from itertools import chain, compress, repeat
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import structlog
@@ -128,6 +129,7 @@ from magma.search import CANDIDATE_FACTOR, SearchHit, collapse_to_notes
 from magma.store import INDEX_FILE_NAMES, ChunkCandidate, MagmaStore, search_filter
 from magma.text import cjk_phrases, has_own_words, holds_phrases
 from magma.vector_index import VectorLimits
+from magma.vector_ivf import IVF_SHARE, nearest_rows, scores_many
 
 __all__ = [
     "CONFIDENT_COSINE",
@@ -698,15 +700,17 @@ class Retriever:
                     or layered)
         where = search_filter(memory_types, path_prefix, owner)
         phrases = event_phrases(text) if LIST_WEIGHTS.get("phrases", 0.0) > 0 else []
-        # the parts are embedded and searched beside the full text and the whole question
+        # the parts are embedded and searched beside the full text and the whole question;
+        # beside the in-memory IVF, searched with the question in one pass
+        batched = snap.partitions is not None
         phrases_future = PoolCall(self._pool, partial(
-            _by_phrases, self._embedder, snap, phrases, n, keep, filtered, where,
-            path_prefix)) if phrases else None
+            _embedded if batched else _by_phrases, self._embedder, snap, phrases, n, keep,
+            filtered, where, path_prefix)) if phrases else None
         vector = embedding.result() if embedding is not None else self._embed(text)
         part.vector = vector
-        by_vector = _vector_part(self._store, snap, vector,
-                                 _nearest(snap, vector, n, keep, filtered, where, path_prefix),
-                                 part)
+        nearest, by_phrases = _nearest_parts(snap, vector, phrases, phrases_future, n, keep,
+                                             filtered, where, path_prefix)
+        by_vector = _vector_part(self._store, snap, vector, nearest, part)
         by_words = collapse_to_notes(_phrases_first(words_future.result(), text))
         by_notes = _note_index(self._bm25, snap).top(
             text, n, notes_kept := _of_chunks(snap, keep), path_prefix)
@@ -715,9 +719,9 @@ class Retriever:
         part.lists["full-text"] = [c.path for c in by_words]
         if by_notes:
             part.lists["note-bm25"] = [path for path, _ in by_notes]
-        if phrases_future is not None:
+        if by_phrases is not None:
             index = _note_index(self._bm25, snap) if by_notes and PHRASE_WORDS else None
-            _add_phrases(part, _fuse_phrases(phrases_future.result(), index, n, notes_kept,
+            _add_phrases(part, _fuse_phrases(by_phrases(), index, n, notes_kept,
                                              path_prefix))
         for rank, (path, score) in enumerate(by_notes, start=1):
             part.why.setdefault(path, []).append(f"note BM25 #{rank} ({score:.1f})")
@@ -845,6 +849,13 @@ def _nearest(snap: Snapshot, vector: np.ndarray, n: int, keep: Callable[[str], b
     if not snap.chunk_count:
         return []
     rows, sims = _ranked_rows(snap, vector, n, keep, filtered, where, prefix)
+    return _notes_of(snap, rows, sims, n, keep, filtered)
+
+
+def _notes_of(snap: Snapshot, rows: np.ndarray, sims: np.ndarray, n: int,
+              keep: Callable[[str], bool], filtered: bool) -> list[tuple[str, int, float]]:
+    """The first ``n`` notes of ranked ``rows`` (their cosines ``sims``) by their best row ->
+    ``(path, row, cosine)``; unfiltered, the notes ``keep`` refuses dropped."""
     found: list[tuple[str, int, float]] = []
     seen: set[str] = set()
     for row, sim in zip(rows.tolist(), sims.tolist(), strict=True):
@@ -930,6 +941,9 @@ def _ranked_rows(snap: Snapshot, vector: np.ndarray, n: int, keep: Callable[[str
     failing index is logged and every row scanned instead), else from a scan of every
     in-memory row (one matrix product, in blocks for compact rows); filtered, the allowed
     rows (:func:`_filtered_rows`). Equal cosines keep row order."""
+    if snap.partitions is not None:
+        return _ranked_many(snap, np.asarray(vector, dtype=np.float32)[None, :], n, keep,
+                            filtered, prefix)[0]
     take = min(snap.chunk_count, max(n * 8, 64))
     if filtered:
         return _filtered_rows(snap, vector, n, take, keep, where, prefix)
@@ -954,21 +968,15 @@ def _filtered_rows(snap: Snapshot, vector: np.ndarray, n: int, take: int,
     allowed row scored on its in-memory row (no scan of the others). ``prefix``: the folder
     ``keep`` allows, if it asks one: the notes outside it are not asked of ``keep`` (100,000
     calls of it cost ~50 ms a filtered search)."""
-    allowed: list[int] = []
-    notes = 0
-    for path in folder_of(snap, prefix)[1] if prefix else snap.rows_by_path:
-        if keep(path):
-            allowed.extend(snap.rows_by_path[path])
-            notes += 1
-    if not allowed:
+    index, notes = _allowed_rows(snap, keep, prefix)
+    if not len(index):
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
-    index = np.asarray(allowed, dtype=np.int64)
     if snap.ann is None:
         sims = snap.chunk_vectors.scores(vector)[index]
     else:
-        if len(allowed) > snap.limits.filtered_scan_rows:
+        if len(index) > snap.limits.filtered_scan_rows:
             more = 1 if where else min(FILTER_OVERSAMPLE,
-                                       -(-snap.chunk_count // len(allowed)))
+                                       -(-snap.chunk_count // len(index)))
             near = _ann_rows(snap, vector, take * FILTER_MARGIN * more, where)
             if near is not None:
                 passed = np.asarray([keep(snap.chunk_paths[r]) for r in near[0].tolist()],
@@ -979,6 +987,84 @@ def _filtered_rows(snap: Snapshot, vector: np.ndarray, n: int, take: int,
         sims = snap.chunk_vectors.scores_at(index, vector)
     order = np.argsort(-sims, kind="stable")
     return index[order], sims[order]
+
+
+def _allowed_rows(snap: Snapshot, keep: Callable[[str], bool], prefix: str | None = None
+                  ) -> tuple[np.ndarray, int]:
+    """The rows of the notes ``keep`` allows (``int64[k]``, note by note) and how many notes
+    they are; ``prefix``: the folder ``keep`` allows, if it asks one (the notes outside it
+    are not asked of ``keep``)."""
+    allowed: list[int] = []
+    notes = 0
+    for path in folder_of(snap, prefix)[1] if prefix else snap.rows_by_path:
+        if keep(path):
+            allowed.extend(snap.rows_by_path[path])
+            notes += 1
+    return np.asarray(allowed, dtype=np.int64), notes
+
+
+def _ranked_many(snap: Snapshot, vectors: np.ndarray, n: int, keep: Callable[[str], bool],
+                 filtered: bool, prefix: str | None = None
+                 ) -> list[tuple[np.ndarray, np.ndarray]]:
+    """:func:`_ranked_rows` of each of ``vectors`` (``float32[q, dims]``) through the IVF
+    over the in-memory rows (``snap.partitions``, :func:`magma.vector_ivf.nearest_rows`),
+    every vector in one pass: unfiltered, each vector's ``max(8n, 64)`` best rows of its
+    :data:`magma.vector_ivf.IVF_SHARE` of the partitions; filtered, the allowed rows of
+    those when the filter allows more than ``limits.filtered_scan_rows`` and they hold
+    ``n`` notes (or every allowed note), else every allowed row scored."""
+    assert snap.partitions is not None
+    take = min(snap.chunk_count, max(n * 8, 64))
+    if not filtered:
+        return nearest_rows(snap.partitions, snap.chunk_vectors, vectors, take, IVF_SHARE)
+    index, notes = _allowed_rows(snap, keep, prefix)
+    if not len(index):
+        empty = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32))
+        return [empty for _ in vectors]
+    found: list[tuple[np.ndarray, np.ndarray] | None] = [None] * len(vectors)
+    if len(index) > snap.limits.filtered_scan_rows:
+        mask = np.zeros(len(snap.chunk_vectors), dtype=bool)
+        mask[index] = True
+        near = nearest_rows(snap.partitions, snap.chunk_vectors, vectors, take, IVF_SHARE,
+                            allowed=mask)
+        enough = min(n, notes)
+        found = [(rows, sims) if len({snap.chunk_paths[r] for r in rows.tolist()}) >= enough
+                 else None for rows, sims in near]
+    lacking = [i for i, hit in enumerate(found) if hit is None]
+    if lacking:
+        scores = scores_many(snap.chunk_vectors, index, vectors[lacking])
+        for i, column in zip(lacking, scores.T, strict=True):
+            order = np.argsort(-column, kind="stable")
+            found[i] = (index[order], column[order])
+    return [hit for hit in found if hit is not None]
+
+
+def _embedded(embedder: Embedder, _snap: Snapshot, phrases: Sequence[str], *_: object
+              ) -> np.ndarray:
+    """The vectors of ``phrases`` (``float32[k, dims]``; :func:`_by_phrases`'s arguments,
+    only the embedder and the phrases used). Raises
+    :class:`config.errors.EmbeddingError`."""
+    return np.asarray(embedder.embed(list(phrases)), dtype=np.float32)
+
+
+def _nearest_parts(snap: Snapshot, vector: np.ndarray, phrases: Sequence[str],
+                   parts: PoolCall[Any] | None, n: int, keep: Callable[[str], bool],
+                   filtered: bool, where: str = "", prefix: str | None = None
+                   ) -> tuple[list[tuple[str, int, float]],
+                              Callable[[], Mapping[str, list[str]]] | None]:
+    """The notes nearest the question's ``vector`` (:func:`_nearest`) and what the parts of
+    the question find, asked for when wanted (``parts``: the call searching them,
+    :func:`_by_phrases`; ``None``: no parts). Beside the IVF over the in-memory rows
+    ``parts`` embeds them only (:func:`_embedded`), and the question and its parts are
+    searched in one pass (:func:`_ranked_many`)."""
+    if parts is None or snap.partitions is None or not snap.chunk_count:
+        return (_nearest(snap, vector, n, keep, filtered, where, prefix),
+                parts.result if parts is not None else None)
+    vectors = np.vstack([np.asarray(vector, dtype=np.float32)[None, :], parts.result()])
+    found = [_notes_of(snap, rows, sims, n, keep, filtered)
+             for rows, sims in _ranked_many(snap, vectors, n, keep, filtered, prefix)]
+    by_phrase = {phrase: [path for path, _, _ in hits]
+                 for phrase, hits in zip(phrases, found[1:], strict=True)}
+    return found[0], lambda: by_phrase
 
 
 def _ann_rows(snap: Snapshot, vector: np.ndarray, limit: int, where: str

@@ -80,8 +80,9 @@ class StatusReport:
     ``"int8"``, ``chunks``, ``compact_above``: the ``retrieval.compact_vectors_above``
     threshold, ``ann_form``: ``retrieval.ann_vector_form``) and how the vector stage searches
     (``search`` ``"ivf index"`` or ``"exact scan"``, ``index``: the store's vector index type
-    or ``None``, ``ann_above``: ``retrieval.ann_vectors_above``, ``filtered_scan_rows``: the
-    setting of that name).
+    or ``None``, ``ann_above``: ``retrieval.ann_vectors_above``, ``filtered_scan_rows`` and
+    ``ann_index``: the settings of those names; ``ann_index`` ``"memory"``: the IVF over the
+    in-memory rows answers, ``"store"``: the store's index).
     """
 
     vault: str

@@ -67,20 +67,22 @@ def vectors_status(chunks: int | None, limits: VectorLimits, index: str | None =
                    ) -> dict[str, object]:
     """The in-memory chunk vector index's form for ``chunks`` chunks (``None`` before the
     first sync: the form the first sync's size will decide) and its thresholds (``limits``:
-    ``compact_above``, ``ann_above``, ``ann_form``, ``filtered_scan_rows``, the
-    ``retrieval`` settings of those names), and how the vector stage searches: ``search``
-    ``"ivf index"`` when the store keeps a vector index (``index``: its type) and there are
-    more than ``ann_above`` chunks, else ``"exact scan"`` (``None`` before the first
-    sync); the rows are exact until that index is built."""
+    ``compact_above``, ``ann_above``, ``ann_form``, ``filtered_scan_rows``, ``ann_index``,
+    the ``retrieval`` settings of those names), and how the vector stage searches:
+    ``search`` ``"ivf index"`` when there are more than ``ann_above`` chunks and the IVF
+    ``ann_index`` names is there (``"memory"``: the in-memory rows' own, always;
+    ``"store"``: when the store keeps one, ``index``: its type), else ``"exact scan"``
+    (``None`` before the first sync); the rows are exact until that index is there."""
     ann_above = limits.ann_above
-    ann = index is not None and chunks is not None and ann_above is not None \
-        and chunks > ann_above
+    memory = chunks is not None and limits.in_memory(chunks)
+    ann = chunks is not None and limits.asks_index(chunks) and (memory or index is not None)
     search = None if chunks is None else "ivf index" if ann else "exact scan"
-    form = limits.form(chunks, indexed=index is not None) if chunks is not None else None
+    form = limits.form(chunks, indexed=memory or index is not None) \
+        if chunks is not None else None
     return {"form": form,
             "chunks": chunks, "compact_above": limits.compact_above, "search": search,
             "index": index, "ann_above": ann_above, "ann_form": limits.ann_form,
-            "filtered_scan_rows": limits.filtered_scan_rows}
+            "filtered_scan_rows": limits.filtered_scan_rows, "ann_index": limits.ann_index}
 
 
 def _dream_status(state_dir: Path, settings: Settings, sessions: SessionCount

@@ -52,6 +52,7 @@ from magma.vector_index import (
     VectorLimits,
     filled,
 )
+from magma.vector_ivf import RowPartitions, followed, partitions_for, trained
 
 WORD = re.compile(r"\w+", re.UNICODE)
 STOPWORDS = frozenset({
@@ -140,6 +141,9 @@ class Snapshot:
     ann: Callable[[np.ndarray, int, str | None], list[tuple[str, str, float]] | None] | None \
         = None
     limits: VectorLimits = DEFAULT_LIMITS  # the index's form and how it is searched
+    #: the IVF over the in-memory rows (:mod:`magma.vector_ivf`) when there are more chunks
+    #: than ``limits.ann_above`` and ``limits.ann_index`` is ``"memory"``, else ``None``
+    partitions: RowPartitions | None = None
     #: rows whose chunk was rewritten or deleted since the rows were last stacked
     #: (:func:`follow_snapshot`): their path, id and hash are ``""``, no note lists them, and
     #: a scan of every row scores them ``-inf`` (:func:`living_scores`)
@@ -237,13 +241,45 @@ def vectors_of(rows: int, batches: Iterable[Any], limits: VectorLimits, indexed:
     return ids, paths, hashes, vectors
 
 
-def with_ann(snap: Snapshot, store: MagmaStore) -> Snapshot:
-    """``snap`` searching ``store``'s vector index (:attr:`Snapshot.ann`) when it has more
-    than ``snap.limits.ann_above`` chunks (``None``: never)."""
-    above = snap.limits.ann_above
-    snap.ann = store.nearest_chunk_ids if above is not None and snap.chunk_count > above \
+def with_ann(snap: Snapshot, store: MagmaStore, before: Snapshot | None = None,
+             left: Sequence[int] | None = None) -> Snapshot:
+    """``snap`` searching an IVF index when it has more than ``snap.limits.ann_above`` chunks
+    (``None``: never): the IVF over its in-memory rows (:attr:`Snapshot.partitions`,
+    :func:`row_partitions`) when ``snap.limits.ann_index`` is ``"memory"``, else
+    ``store``'s (:attr:`Snapshot.ann`). ``before``: the snapshot ``snap`` was followed from
+    (its rows appended to, ``left``: the rows no chunk holds any more; ``None``: stacked
+    again)."""
+    rows = snap.chunk_count
+    memory = snap.limits.in_memory(rows)
+    snap.ann = store.nearest_chunk_ids if snap.limits.asks_index(rows) and not memory \
         else None
+    snap.partitions = row_partitions(snap, before, left) if memory else None
     return snap
+
+
+def row_partitions(snap: Snapshot, before: Snapshot | None = None,
+                   left: Sequence[int] | None = None) -> RowPartitions:
+    """The IVF over ``snap``'s rows (:mod:`magma.vector_ivf`): ``before``'s carried over
+    (the same rows: the same IVF; rows appended: those assigned, ``left`` out; stacked
+    again: every row assigned again), trained again when the rows outgrew it; read whole:
+    the one saved in ``snap.limits.folder`` (:func:`magma.vector_ivf.partitions_for`)."""
+    was = before.partitions if before is not None else None
+    vectors = snap.chunk_vectors
+    if was is not None and before is not None:
+        if vectors is before.chunk_vectors and not left:
+            return was
+        start = len(before.chunk_vectors) if left is not None else None
+        out = followed(was, vectors, start, np.asarray(left or (), dtype=np.int64))
+        if out is None:  # the rows outgrew the centroids
+            out = trained(vectors)
+    else:
+        out = partitions_for(vectors, snap.limits.folder, snap.versions.get("chunks", -1))
+    return followed_dead(out, snap.dead) if len(snap.dead) else out
+
+
+def followed_dead(partitions: RowPartitions, dead: np.ndarray) -> RowPartitions:
+    """``partitions`` with the ``dead`` rows (no chunk holds them) never probed."""
+    return partitions.appended(np.zeros(0, dtype=np.int32), dead)
 
 
 def ann_rows(snap: Snapshot, vector: np.ndarray, limit: int, where: str | None = None
@@ -292,11 +328,11 @@ def follow_snapshot(store: MagmaStore, snap: Snapshot, delta: StoreDelta,
         indexed = _indexed(store, limits, rows)
         form = limits.form(rows, indexed)
         if form == snap.chunk_vectors.form:
-            return with_ann(replace(snap, versions=versions, limits=limits), store)
+            return with_ann(replace(snap, versions=versions, limits=limits), store, snap)
         # the store's index was built (or dropped) since: the rows change form
         return with_ann(_stacked_again(snap, versions, snap.entries, snap.postings, snap.names,
                                        snap.memory_text, None, frozenset(), form, limits,
-                                       indexed), store)
+                                       indexed), store, snap)
     added = _memory_text(store.memory_chunks(changed))
     memory_text = {p: t for p, t in snap.memory_text.items() if p not in changed}
     memory_text.update(added)
@@ -321,13 +357,15 @@ def follow_snapshot(store: MagmaStore, snap: Snapshot, delta: StoreDelta,
             len(snap.dead) + len(left) <= max(DEAD_ROWS_MIN, int(rows * DEAD_SHARE)):
         out = _appended(snap, versions, entries, postings, names, memory_text, fresh, left,
                         limits)
+        appended: list[int] | None = left
     else:
         out = _stacked_again(snap, versions, entries, postings, names, memory_text, fresh,
                              changed, form, limits, indexed)
+        appended = None
     if delta.same_paths and snap.neighbours is not None and snap.link_targets is not None:
         out.link_targets, out.neighbours = _follow_links(
             snap.link_targets, snap.neighbours, store.link_pairs(changed), changed, entries)
-    return with_ann(out, store)
+    return with_ann(out, store, snap, appended)
 
 
 #: Dead rows a followed snapshot keeps before its living rows are stacked again
@@ -564,9 +602,11 @@ def link_written(target: str) -> str:
 
 
 def _indexed(store: MagmaStore, limits: VectorLimits, rows: int) -> bool:
-    """Has ``store`` built the IVF index a vault of ``rows`` chunks searches (asked of the
-    store only when ``limits`` has it search one)? Raises :class:`StoreError`."""
-    return not limits.asks_index(rows) or store.vector_index() is not None
+    """Is the IVF index a vault of ``rows`` chunks searches there (asked of the store only
+    when ``limits`` has it search the store's; the in-memory rows' own always is)? Raises
+    :class:`StoreError`."""
+    return not limits.asks_index(rows) or limits.in_memory(rows) \
+        or store.vector_index() is not None
 
 
 def _converted(was: ChunkVectors, keep: Sequence[int], fresh: np.ndarray | None,

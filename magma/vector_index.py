@@ -30,7 +30,7 @@ from typing import Any, Literal, Protocol
 
 import numpy as np
 
-from config.settings import ANN_VECTOR_FORM, COMPACT_VECTORS_ABOVE, FILTERED_SCAN_ROWS
+from config.settings import ANN_INDEX, ANN_VECTOR_FORM, COMPACT_VECTORS_ABOVE, FILTERED_SCAN_ROWS
 from magma.vector_file import RowFile, codes_in_file
 
 __all__ = [
@@ -38,6 +38,7 @@ __all__ = [
     "DEFAULT_ANN_FORM",
     "DEFAULT_COMPACT_ABOVE",
     "DEFAULT_LIMITS",
+    "AnnIndex",
     "ChunkVectors",
     "ExactVectors",
     "Float16Vectors",
@@ -51,6 +52,8 @@ __all__ = [
 ]
 
 VectorForm = Literal["float32", "float16", "int8"]
+#: Which IVF index answers above ``retrieval.ann_vectors_above`` (``retrieval.ann_index``).
+AnnIndex = Literal["memory", "store"]
 
 #: Chunks above which the index is kept as ``int8`` by default: the setting's default
 #: (:data:`config.settings.COMPACT_VECTORS_ABOVE`, where its measurement is given).
@@ -377,22 +380,26 @@ def _stacked(kept: np.ndarray, fresh: np.ndarray) -> np.ndarray:
 @dataclass(frozen=True, slots=True)
 class VectorLimits:
     """Which form the in-memory index takes and how the vector stage searches it: the
-    ``retrieval`` settings of these names (``ann_above`` ``None``: the store's IVF index is
-    never asked); ``folder``: where int8 rows beside that index are kept in a file instead of
-    the heap (:mod:`magma.vector_file`; ``None``: in the heap)."""
+    ``retrieval`` settings of these names (``ann_above`` ``None``: no IVF index is ever
+    asked; ``ann_index``: which one is, :data:`config.settings.ANN_INDEX`); ``folder``: where
+    int8 rows beside that index are kept in a file instead of the heap
+    (:mod:`magma.vector_file`; ``None``: in the heap), and the in-memory IVF's partitions
+    (:mod:`magma.vector_ivf`)."""
 
     compact_above: int = DEFAULT_COMPACT_ABOVE
     ann_above: int | None = None
     ann_form: VectorForm = DEFAULT_ANN_FORM
     filtered_scan_rows: int = FILTERED_SCAN_ROWS
     folder: Path | None = None
+    ann_index: AnnIndex = ANN_INDEX
 
     @classmethod
     def of(cls, retrieval: Any, folder: Path | None = None) -> VectorLimits:
         """The limits of a ``config.settings.RetrievalSettings``, rows kept in ``folder``."""
         return cls(compact_above=retrieval.compact_vectors_above,
                    ann_above=retrieval.ann_vectors_above, ann_form=retrieval.ann_vector_form,
-                   filtered_scan_rows=retrieval.filtered_scan_rows, folder=folder)
+                   filtered_scan_rows=retrieval.filtered_scan_rows, folder=folder,
+                   ann_index=retrieval.ann_index)
 
     def file_folder(self, rows: int, indexed: bool = True) -> Path | None:
         """The folder of the file an index of ``rows`` chunks keeps its rows in: ``folder``
@@ -409,8 +416,14 @@ class VectorLimits:
         return vector_form(rows, self.compact_above, self.ann_above, self.ann_form, indexed)
 
     def asks_index(self, rows: int) -> bool:
-        """Does a vault of ``rows`` chunks search the store's IVF index (once built)?"""
+        """Does a vault of ``rows`` chunks search an IVF index (the store's once built, or
+        the in-memory rows' own: :meth:`in_memory`)?"""
         return self.ann_above is not None and rows > self.ann_above
+
+    def in_memory(self, rows: int) -> bool:
+        """Does a vault of ``rows`` chunks search the IVF over its in-memory rows
+        (:mod:`magma.vector_ivf`) rather than the store's?"""
+        return self.asks_index(rows) and self.ann_index == "memory"
 
 
 #: The limits of the default settings, but the store's IVF index never asked (as

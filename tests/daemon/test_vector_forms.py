@@ -25,6 +25,10 @@ from magma.vector_index import ChunkVectors
 
 Builder = Callable[..., tuple[App, TokenHashEmbedder]]
 
+#: The store's IVF index answers (``retrieval.ann_index``), not the in-memory rows' own
+#: (tests/daemon/test_vector_ivf.py).
+STORE = {"retrieval.ann_index": "store"}
+
 QUERIES = ["project deadline", "meeting notes", "python testing", "daily review",
            "reading list books", "travel plans"]
 
@@ -56,20 +60,21 @@ def test_status_reports_the_form_and_its_threshold(vault: Path, make_app: Builde
     app, _ = make_app(vault, **{"retrieval.compact_vectors_above": "3"})
     assert app.status().vectors == {"form": None, "chunks": None, "compact_above": 3,
                                     "search": None, "index": None, "ann_above": 300_000,
-                                    "ann_form": "int8", "filtered_scan_rows": 100_000}
+                                    "ann_form": "int8", "filtered_scan_rows": 100_000,
+                                    "ann_index": "memory"}
     app.sync()
     chunks = app.store.counts().chunks
     assert app.status().vectors == {"form": "int8", "chunks": chunks, "compact_above": 3,
                                     "search": "exact scan", "index": None,
                                     "ann_above": 300_000, "ann_form": "int8",
-                                    "filtered_scan_rows": 100_000}
+                                    "filtered_scan_rows": 100_000, "ann_index": "memory"}
     app.close()
 
 
 def test_the_vector_index_finds_the_exact_top_hits(vault: Path, make_app: Builder) -> None:
     # a threshold of 10 chunks: the sync's maintenance builds the store's IVF index, and
     # the vector stage asks it instead of scanning every row
-    ann_app, fake = make_app(vault, **{"retrieval.ann_vectors_above": "10"})
+    ann_app, fake = make_app(vault, **{**STORE, "retrieval.ann_vectors_above": "10"})
     ann_app.sync()
     assert ann_app.store.vector_index() == "IvfRq"
     exact_app, _ = make_app(vault)  # the same store, under the default threshold: a scan
@@ -101,7 +106,7 @@ def test_the_vector_index_finds_the_exact_top_hits(vault: Path, make_app: Builde
 
 def test_a_note_written_after_the_index_is_found_through_it(vault: Path,
                                                             make_app: Builder) -> None:
-    app, fake = make_app(vault, **{"retrieval.ann_vectors_above": "10"})
+    app, fake = make_app(vault, **{**STORE, "retrieval.ann_vectors_above": "10"})
     app.sync()
     assert app.store.vector_index() == "IvfRq"
     (vault / "Zanzibar ferry.md").write_text(
@@ -119,19 +124,19 @@ def test_a_note_written_after_the_index_is_found_through_it(vault: Path,
 
 
 def test_status_reports_how_the_vectors_are_searched(vault: Path, make_app: Builder) -> None:
-    app, _ = make_app(vault, **{"retrieval.ann_vectors_above": "10"})
+    app, _ = make_app(vault, **{**STORE, "retrieval.ann_vectors_above": "10"})
     assert app.status().vectors["search"] is None  # type: ignore[index]
     app.sync()
     chunks = app.store.counts().chunks
     vectors = app.status().vectors
     assert vectors == {"form": "int8", "chunks": chunks, "compact_above": 1_000_000,
                        "search": "ivf index", "index": "IvfRq", "ann_above": 10,
-                       "ann_form": "int8", "filtered_scan_rows": 100_000}
+                       "ann_form": "int8", "filtered_scan_rows": 100_000, "ann_index": "store"}
     assert vectors_line(vectors) == (
         f"int8, a byte per dimension ({chunks:,} chunks; beside the IVF index above 10: "
         "retrieval.ann_vector_form); searched through the store's IvfRq index (more than "
-        "10 chunks: retrieval.ann_vectors_above; filtered searches of more than 100,000 "
-        "chunks too: retrieval.filtered_scan_rows)")
+        "10 chunks: retrieval.ann_vectors_above, retrieval.ann_index; filtered searches of "
+        "more than 100,000 chunks too: retrieval.filtered_scan_rows)")
     app.close()
     scan_app, _ = make_app(vault, **{"retrieval.ann_vectors_above": str(chunks)})
     vectors = scan_app.status().vectors
@@ -142,7 +147,7 @@ def test_status_reports_how_the_vectors_are_searched(vault: Path, make_app: Buil
 
 
 def test_the_form_beside_the_index_is_configurable(vault: Path, make_app: Builder) -> None:
-    app, _ = make_app(vault, **{"retrieval.ann_vectors_above": "10",
+    app, _ = make_app(vault, **{**STORE, "retrieval.ann_vectors_above": "10",
                                 "retrieval.ann_vector_form": "float16"})
     app.sync()
     assert app.retriever.snapshot().chunk_vectors.form == "float16"
@@ -177,7 +182,7 @@ def test_a_filtered_search_beside_the_index_keeps_to_its_filter(
         vault: Path, make_app: Builder, scan_rows: str) -> None:
     # filtered_scan_rows 0: every filtered search asks the index with the filter (LanceDB's
     # prefilter); 100,000: the allowed rows are scored on the in-memory int8 rows
-    ann_app, fake = make_app(vault, **{"retrieval.ann_vectors_above": "10",
+    ann_app, fake = make_app(vault, **{**STORE, "retrieval.ann_vectors_above": "10",
                                        "retrieval.filtered_scan_rows": scan_rows})
     ann_app.sync()
     assert ann_app.store.vector_index() == "IvfRq"
@@ -215,7 +220,7 @@ def test_a_filtered_search_beside_the_index_keeps_to_its_filter(
 
 def test_a_filtered_search_through_the_index_finds_a_note_the_scan_finds(
         vault: Path, make_app: Builder) -> None:
-    app, fake = make_app(vault, **{"retrieval.ann_vectors_above": "10",
+    app, fake = make_app(vault, **{**STORE, "retrieval.ann_vectors_above": "10",
                                    "retrieval.filtered_scan_rows": "0"})
     (vault / "Projects" / "Zanzibar ferry.md").write_text(
         "# Zanzibar ferry\n\nThe zanzibar ferry leaves the harbour at dawn.\n",
@@ -236,7 +241,7 @@ def test_a_filtered_search_through_the_index_finds_a_note_the_scan_finds(
 def test_the_rows_stay_exact_until_the_index_is_built(vault: Path, make_app: Builder) -> None:
     # past ann_vectors_above with no index yet every row is scanned, and float32 rows scan
     # fastest; once the store's maintenance has built the index they turn compact
-    app, fake = make_app(vault, **{"retrieval.ann_vectors_above": "10"})
+    app, fake = make_app(vault, **{**STORE, "retrieval.ann_vectors_above": "10"})
     app.sync()
     assert app.retriever.snapshot().chunk_vectors.form == "int8"
     app.store._t.chunks.drop_index("vector_ivf")

@@ -1,0 +1,171 @@
+"""The IVF over the in-memory rows (``retrieval.ann_index = "memory"``, the default) answering
+the vector stage above ``retrieval.ann_vectors_above`` (lowered to 10): no query of the store,
+the same notes as the exact scan on a vault small enough that every partition is probed, the
+rows of a save followed, filtered searches kept to their filter, a question's parts searched
+in the same pass, and the partitions read back at a restart instead of trained again. Real
+LanceDB in a temp folder; the FAKE token-hash embedder (the meaning of the vectors is not the
+point here: ``tests/magma/test_vector_ivf.py`` measures the IVF on the product's model)."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from functools import partial
+from pathlib import Path
+
+import numpy as np
+import pytest
+from fakes import TokenHashEmbedder
+
+from daemon.app import App
+from daemon.pool_call import PoolCall
+from daemon.render import vectors_line
+from daemon.retrieval import _by_phrases, _embedded, _nearest, _nearest_parts
+from magma import vector_ivf
+from magma.catalogue import Snapshot
+from magma.store import search_filter
+from magma.vector_file import PARTITIONS_FILE_NAME
+
+Builder = Callable[..., tuple[App, TokenHashEmbedder]]
+
+QUERIES = ["project deadline", "meeting notes", "python testing", "daily review",
+           "reading list books", "travel plans", "睡眠 笔记"]
+FOLDERS = ["Daily/", "Memory/", "Projects/"]
+IVF = {"retrieval.ann_vectors_above": "10"}
+ZANZIBAR = "# Zanzibar ferry\n\nThe zanzibar ferry leaves the harbour at dawn.\n"
+
+
+def _scanned(snap: Snapshot) -> Snapshot:
+    """``snap`` scanning every row (no IVF)."""
+    return dataclasses.replace(snap, partitions=None, ann=None)
+
+
+def test_the_in_memory_ivf_answers_without_the_store(vault: Path, make_app: Builder) -> None:
+    app, fake = make_app(vault, **IVF)
+    app.sync()
+    snap = app.retriever.snapshot()
+    assert snap.partitions is not None and snap.ann is None
+    assert len(snap.partitions) == len(snap.chunk_vectors)
+    assert snap.chunk_vectors.form == "int8"
+    # the same int8 rows, every one scanned (47 chunks: 6 partitions, all probed)
+    exact_app, _ = make_app(vault, **{"retrieval.compact_vectors_above": "0"})
+    exact = exact_app.retriever.snapshot()
+    assert exact.partitions is None and exact.chunk_vectors.form == "int8"
+    for query in QUERIES:
+        vector = fake.embed([query])[0]
+        assert _nearest(snap, vector, 5, lambda _: True, False) == \
+            _nearest(exact, vector, 5, lambda _: True, False), query
+        assert [h.path for h in app.search(query, limit=5, count_recall=False)] == \
+            [h.path for h in exact_app.search(query, limit=5, count_recall=False)], query
+    vectors = app.status().vectors
+    assert vectors is not None
+    assert (vectors["search"], vectors["ann_index"]) == ("ivf index", "memory")
+    assert "; searched through the IVF over the in-memory rows (more than 10 chunks: " \
+        "retrieval.ann_vectors_above, retrieval.ann_index;" in vectors_line(vectors)
+    exact_app.close()
+    app.close()
+
+
+def test_a_saved_note_is_found_and_its_old_rows_never(vault: Path, make_app: Builder) -> None:
+    app, fake = make_app(vault, **IVF)
+    app.sync()
+    note = vault / "Projects" / "Zanzibar ferry.md"
+    note.write_text(ZANZIBAR, encoding="utf-8")
+    app.sync()
+    before = app.retriever.snapshot()
+    old = list(before.rows_by_path["Projects/Zanzibar ferry.md"])
+    note.write_text(ZANZIBAR + "\nIt returns at dusk.\n", encoding="utf-8")
+    app.sync()
+    snap = app.retriever.snapshot()
+    assert snap.partitions is not None and len(snap.dead) >= len(old)
+    assert (snap.partitions.parts[old] == -1).all()
+    assert snap.partitions.centroids is before.partitions.centroids  # not trained again
+    vector = fake.embed(["zanzibar ferry harbour dawn dusk"])[0]
+    found = _nearest(snap, vector, 3, lambda _: True, False)
+    assert found[0][0] == "Projects/Zanzibar ferry.md"
+    assert found[0][1] not in old
+    assert [h.path for h in app.search("zanzibar ferry harbour", limit=1,
+                                       count_recall=False)] == ["Projects/Zanzibar ferry.md"]
+    app.close()
+
+
+@pytest.mark.parametrize("scan_rows", ["0", "100000"])
+def test_a_filtered_search_keeps_to_its_filter(vault: Path, make_app: Builder,
+                                               scan_rows: str) -> None:
+    # filtered_scan_rows 0: the IVF's probed rows restricted to the allowed ones (the scan
+    # of the allowed rows when they hold too few notes); 100,000: the allowed rows scored
+    app, fake = make_app(vault, **IVF, **{"retrieval.filtered_scan_rows": scan_rows})
+    app.sync()
+    snap = app.retriever.snapshot()
+    scan = _scanned(snap)
+    for folder in FOLDERS:
+        def keep(path: str, folder: str = folder) -> bool:
+            return path.startswith(folder) and path in snap.entries
+
+        allowed = {p for p in snap.rows_by_path if keep(p)}
+        where = search_filter(None, folder, None)
+        for query in QUERIES:
+            vector = fake.embed([query])[0]
+            found = _nearest(snap, vector, 3, keep, True, where, folder)
+            assert {p for p, _, _ in found} <= allowed, (folder, query)
+            assert found == _nearest(scan, vector, 3, keep, True), (folder, query)
+    app.close()
+
+
+def test_the_parts_of_a_question_are_searched_in_one_pass(vault: Path,
+                                                         make_app: Builder) -> None:
+    app, fake = make_app(vault, **IVF)
+    app.sync()
+    snap = app.retriever.snapshot()
+    phrases = ["the project deadline", "the python testing meeting", "睡眠 笔记"]
+    vector = fake.embed(["when was the deadline and the testing meeting"])[0]
+    with ThreadPoolExecutor(1) as pool:
+        for filtered, keep in ((False, lambda _: True),
+                               (True, lambda p: p.startswith("Projects/"))):
+            call = PoolCall(pool, partial(_embedded, fake, snap, phrases, 40, keep, filtered))
+            nearest, by_phrases = _nearest_parts(snap, vector, phrases, call, 40, keep,
+                                                 filtered)
+            assert by_phrases is not None
+            alone = _nearest(snap, vector, 40, keep, filtered)
+            # (one matrix product for all: the same cosines, to a float32 rounding)
+            assert [(p, r) for p, r, _ in nearest] == [(p, r) for p, r, _ in alone]
+            assert np.allclose([c for _, _, c in nearest], [c for _, _, c in alone],
+                               atol=1e-6)
+            assert by_phrases() == _by_phrases(fake, snap, phrases, 40, keep, filtered)
+            assert by_phrases() == _by_phrases(fake, _scanned(snap), phrases, 40, keep,
+                                               filtered)
+    app.close()
+
+
+def test_a_restart_reads_the_partitions_instead_of_training(
+        vault: Path, make_app: Builder, monkeypatch: pytest.MonkeyPatch) -> None:
+    app, _ = make_app(vault, **IVF)
+    app.sync()
+    first = app.retriever.snapshot().partitions
+    assert first is not None
+    assert (app.state_dir / PARTITIONS_FILE_NAME).exists()
+    app.close()
+
+    def no_training(*_: object, **__: object) -> None:
+        raise AssertionError("trained again")
+
+    monkeypatch.setattr(vector_ivf, "trained", no_training)
+    again, _ = make_app(vault, **IVF)
+    snap = again.retriever.snapshot()
+    assert snap.partitions is not None
+    assert np.array_equal(snap.partitions.parts, first.parts)
+    assert np.array_equal(snap.partitions.centroids, first.centroids)
+    assert again.search(QUERIES[0], limit=3, count_recall=False)
+    again.close()
+
+
+def test_the_store_index_stays_a_setting_away(vault: Path, make_app: Builder) -> None:
+    app, _ = make_app(vault, **IVF, **{"retrieval.ann_index": "store"})
+    app.sync()
+    snap = app.retriever.snapshot()
+    assert snap.partitions is None and snap.ann is not None
+    vectors = app.status().vectors
+    assert vectors is not None and vectors["ann_index"] == "store"
+    assert "the store's IvfRq index" in vectors_line(vectors)
+    app.close()
