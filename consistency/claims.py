@@ -379,6 +379,9 @@ _UNIT_NAMES = {
 
 #: Major cities and regions named in Chinese, kept as names (a home city, an office).
 _ZH_PLACES = ["北京", "上海", "广州", "深圳", "杭州", "南京", "苏州", "成都", "重庆", "武汉", "西安", "天津", "长沙", "郑州", "青岛", "厦门", "宁波", "合肥", "福州", "济南", "大连", "沈阳", "哈尔滨", "长春", "昆明", "贵阳", "南宁", "海口", "三亚", "兰州", "乌鲁木齐", "拉萨", "呼和浩特", "太原", "石家庄", "南昌", "无锡", "东莞", "佛山", "珠海", "香港", "澳门", "台北", "新加坡", "东京", "首尔", "纽约", "伦敦", "巴黎", "柏林", "旧金山", "洛杉矶", "西雅图", "悉尼", "温哥华", "多伦多", "海淀", "朝阳", "浦东", "徐汇", "静安", "黄浦", "南山", "福田", "西湖", "余杭", "滨江", "天河"]
+#: ... and every other place the lexicon spells in English (慕尼黑, 里斯本, 阿姆斯特丹 …): a
+#: place the lexicon folds is read as a place ("我搬到了里斯本" / "I moved to Lisbon").
+_ZH_PLACES += [place for place in PLACES_EN if place not in _ZH_PLACES]
 #: A city's name before 路 / 街 / 大道 … names a street ("广州*北京路*"), not the city.
 _ZH_PLACE_RE = re.compile("(?:" + "|".join(sorted(_ZH_PLACES, key=len, reverse=True))
                           + ")(?![路街巷道]|大道|大街|东路|西路|南路|北路|中路)")
@@ -1697,6 +1700,14 @@ _MOVED_TO = re.compile(
     r"|(?:^|(?<=[。；，,]))(?:用户|我)?(?:已经)?搬(?:到|去)了?\s*(?=⟨name_[0-9a-f]+⟩\s*(?:$|[。，,；;]|了|住))",
     re.I)
 
+#: A new job at a place: the new place is where one works ("started a new job at
+#: ⟨name⟩", "took a job at ⟨name⟩", "入职了⟨name⟩", "跳槽到⟨name⟩").
+_NEW_JOB_AT = re.compile(
+    r"\b(?:(?:started|starting|took|taken|got|accepted|began)\s+(?:a|my|the)\s+(?:new\s+)?"
+    r"(?:job|position|role)|(?:a|my)\s+new\s+(?:job|position|role))\s+(?:at|with)\s+"
+    r"(?=⟨name_[0-9a-f]+⟩)"
+    r"|(?:入职了?|跳槽到了?|跳槽去了?)\s*(?=⟨name_[0-9a-f]+⟩)", re.I)
+
 #: Value kinds a negation covers as it covers a word ("not Black", "不用 Jenkins").
 _NAMED = frozenset({"name", "id", "code"})
 
@@ -1970,15 +1981,15 @@ def _event_day(clean: str, values: list[tuple[int, Value]], written: date | None
 
 # A memory that says it replaces something: "moved to", "switched from X to Y", "改成".
 _CHANGE_CUES = re.compile(
-    r"\b(?:moved|moving|switched|switching|changed|migrated|migrating|upgraded|downgraded|"
-    r"bumped|bump|raised|lowered|increased|decreased|reduced|extended|shortened|renamed|"
+    r"\b(?:moved|moving|relocated|relocating|switched|switching|changed|migrated|migrating|"
+    r"upgraded|downgraded|new job|new position|new role|bumped|bump|raised|lowered|increased|decreased|reduced|extended|shortened|renamed|"
     r"replaced|(?<!right )now|no longer|instead|anymore|any more|from now on|as of|going forward|"
     r"correction|corrected|actually|rescheduled|postponed|delayed|pushed back|pushed out|"
     r"pushed to|brought forward|rebooked|cut to|dropped to|went (?:up|down) to|down to|"
     r"slipped|slips|slid|"
     r"from .{1,60}?(?<!prior)(?<!due)(?<!next)(?<!close)(?<!according)(?<!up) to)\b"
     r"|改成|改为|改回|换成|换了|换到|转学|转到|转去|切到|切换到|切成|切换成|搬到|搬去|迁到|迁移到|迁至|升级到|升到|降到|调整为|调整到|调到|调成|"
-    r"记错|说错|搞错|弄错|写错|"
+    r"入职|跳槽|记错|说错|搞错|弄错|写错|"
     r"改到|现在|如今|不再|改用|变成|变为|更新为|以后|今后|已经改|更正|纠正|其实|涨到|涨了|降了|挪到|移到|"
     r"提高到|增加到|减少到|缩短到|延长到|改期|推迟到|延期到|提前到", re.I | re.A)
 #: Words that make the change after them a plan, not a change told ("planning to move to
@@ -2301,6 +2312,8 @@ def _read_words(text: str, written: date | None) -> tuple[
     framed = re.sub(r"(?<=[^\s:]):(?=\s|[^\x00-\x7f])|(?<=\s):(?=\s)", " is ", framed)
     # "moved to Munich" / "搬到深圳": where one lives now, told as a change
     framed = _MOVED_TO.sub(" live in ", framed)
+    # "started a new job at Stripe" / "入职了字节跳动": where one works now, told as a change
+    framed = _NEW_JOB_AT.sub(" work at ", framed)
     reader = _WordReader({placeholder(v): (v.text,) for _o, v in all_values if v.kind in _NAMED})
     for clause in _CLAUSE.split(_prepare_words(framed)):
         reader.clause(clause)
