@@ -3985,6 +3985,24 @@ def _origin_and_home(origin: Claim, home: Claim) -> str | None:
     return None
 
 
+def _home_beside_origin(p: _Pair) -> str | None:
+    """One memory tells where one lives and, in another clause, where one comes from; the
+    other only where one lives, another place ("Lives in Hangzhou." / "住在上海，老家杭州",
+    "Lives in Austin." / "Lives in Denver; grew up in Austin."): the home changed, the place
+    both name is the origin. Never merged on that place."""
+    for both, home in ((p.cn, p.co), (p.co, p.cn)):
+        if not (_ORIGIN.search(both.text) and _RESIDENCE.search(both.text)) or \
+                not _RESIDENCE.search(home.text) or _ORIGIN.search(home.text):
+            continue
+        lives = [_statement_claim(c) for c in _statements(both.text)
+                 if _RESIDENCE.search(c) and not _ORIGIN.search(c)]
+        places = {v for c in lives for v in c.values if v.kind == "name"}
+        theirs = {v for v in home.values if v.kind == "name"}
+        if places and theirs and not places & theirs:
+            return "where one lives changed, beside where one comes from"
+    return None
+
+
 def _own_words(claim: Claim, other: Claim) -> set[str]:
     """Content words of ``claim`` (values, markers and relations aside) that ``other`` does
     not say, read through the lexicon (a word and its inflection are one: "gym" / "gyms")."""
@@ -4222,6 +4240,79 @@ def _had(text: str, name: str) -> bool:
     return at >= 0 and _HAD_BEFORE.search(text, 0, at) is not None
 
 
+def _one_version_denied(p: _Pair) -> str | None:
+    """A thing named on one side and one version of it on the other, the sign turned ("Uses
+    Python" / "不用 Python 2", "用 Java" / "Don't use Java 8"): the version denied (or used)
+    is one of the thing's, what the other says of the thing may still hold."""
+    if not _polarity_flips(p.co, p.cn):
+        return None
+    for one, other in ((p.co, p.cn), (p.cn, p.co)):
+        versioned = _versioned_names(one)
+        bare = {u for u in other.units if u.startswith(("⟨name_", "⟨id_"))}
+        if versioned & bare and not _versioned_names(other):
+            return "one version of it"
+    return None
+
+
+#: A thing said free of something ("alcohol-free beer", "non-alcoholic", "decaf",
+#: "sugar-free", 无酒精, 无糖, 低因, 脱因, 不含麸质): a denial of what is in the thing, not of
+#: the user's doing.
+_FREE_OF = re.compile(
+    r"(?i)\b(?:[a-z]+-free|non-?(?:alcoholic|dairy|fat|caffeinated)|decaf(?:feinated)?|"
+    r"zero[- ](?:sugar|alcohol|calorie)s?|(?:low|no)-(?:sugar|fat|salt|carb|alcohol|caffeine))\b"
+    r"|(?:无|零|低|脱|去|不含)(?:酒精|糖|咖啡因|因|麸质|乳糖|脂|盐|卡|咖)")
+
+
+def _free_of_it(p: _Pair) -> str | None:
+    """One memory denies a thing and the other uses something free of it ("戒酒了" / "喝无
+    酒精啤酒", "Doesn't drink coffee" / "Drinks decaf", "No sugar" / "Drinks sugar-free
+    cola"): the sign turned only by the word "free"; both may hold."""
+    free = [bool(_FREE_OF.search(c.text)) for c in (p.co, p.cn)]
+    if free[0] == free[1] or not _polarity_flips(p.co, p.cn):
+        return None
+    return "a thing free of it on one side"
+
+
+#: A person named as whose a thing is ("*Alice's* manager", "*张伟*的领导"), a Latin name or a
+#: Chinese one (a common surname and one or two characters, 小 / 老 before a surname).
+_SURNAMES = "王李张刘陈杨黄赵吴周徐孙马朱胡郭何高林罗郑梁谢宋唐许韩冯邓曹彭曾肖田董袁潘于蒋蔡余杜叶程苏魏吕丁任沈姚卢姜崔钟谭陆汪范金石廖贾夏韦付方白邹孟熊秦邱江尹薛闫段雷侯龙史陶黎贺顾毛郝龚邵万钱严覃武戴莫孔向汤"
+_HOLDER = re.compile(rf"\b((?:[A-Z][a-z]+ ){{0,2}}[A-Z][a-z]+)['’]s\b|\b([A-Z][a-z]+)\s*的|((?:[小老][{_SURNAMES}])|"
+                     rf"(?:[{_SURNAMES}][\u4e00-\u9fff]{{1,2}}?))的")
+
+
+#: Who a person's person may be, beside :data:`PEOPLE` and :data:`_OTHERS` (tokens as the
+#: claims read them).
+_ROLES = PEOPLE | _OTHERS | frozenset({"boss", "mentor", "lead", "supervisor", "advisor",
+                                       "coach", "tutor", "buddy", "assistant", "导师", "老板",
+                                       "上司", "领导", "老师", "教练", "助理"})
+
+
+def _holders(text: str) -> set[str]:
+    """The people ``text`` names as whose person it tells ("*Alice's* manager", "*张伟*的直属
+    领导", "*李明*的导师"); a thing after the name ("石头的 S8") is no person's."""
+    return {next(g for g in m.groups() if g) for m in _HOLDER.finditer(text)
+            if set(_statement_claim(text[m.end():m.end() + 12]).tokens) & _ROLES}
+
+
+def _holder_on_one_side(p: _Pair) -> str | None:
+    """A person whose thing one memory tells ("*张伟的*直属领导是王总", "*Alice's* manager is
+    Bob") and whom the other names as the thing itself ("张伟是我的直属领导", "My manager is
+    Alice"): two people's facts, not one."""
+    for one, other in ((p.co, p.cn), (p.cn, p.co)):
+        if not _IS.search(one.text):
+            continue
+        for name in _holders(one.text) - _holders(other.text):
+            said = re.escape(name)
+            if re.search(rf"{said}\s*(?:\bis\b|是)|(?:\bis\b|是)\s*{said}", other.text):
+                # the other says who the person *is* ("张伟是我的直属领导", "My manager is
+                # Alice"), this one what the person's thing is
+                return f"{name}'s on one side"
+    return None
+
+
+_IS = re.compile(r"(?i)\b(?:is|are)\b|是")
+
+
 _SUPERSESSION_CHECKS: tuple[Callable[[_Pair], str | None], ...] = (
     _other_doing_at_another_time,
     _duration_against_count,
@@ -4231,7 +4322,12 @@ _SUPERSESSION_CHECKS: tuple[Callable[[_Pair], str | None], ...] = (
     _version_for_another_thing,
     _another_name_on_one_day,
     _two_models_of_one_maker,
+    _one_version_denied,
+    _free_of_it,
+    _holder_on_one_side,
 )
+
+
 
 
 #: What still holds beside a change ("Cluster moved to eu-central-1; *still* deployed via
@@ -4622,6 +4718,8 @@ _MERGE_CHECKS: tuple[tuple[Callable[[_Pair], str | None], Verdict], ...] = (
     (_name_told_of, "possible_duplicate"),
     (_other_doing_at_one_time, "possible_duplicate"),
     (_how_often_against_how_long, "possible_duplicate"),
+    (_holder_on_one_side, "possible_duplicate"),
+    (_home_beside_origin, "contradiction"),
 )
 
 
