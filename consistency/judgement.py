@@ -4313,6 +4313,60 @@ def _holder_on_one_side(p: _Pair) -> str | None:
 _IS = re.compile(r"(?i)\b(?:is|are)\b|是")
 
 
+#: How often, said before the thing it names ("*Nightly* backup", "the *weekly* sync",
+#: "*周*报", "*每周的*例会"), one spelling each.
+_HOW_OFTEN_NAMED = re.compile(
+    r"(?i)^\W*(?:(?:the|our|my|a|an)\s+)?(?P<en>nightly|daily|weekly|biweekly|fortnightly|"
+    r"monthly|quarterly|yearly|annual|hourly)\s+[a-z]"
+    r"|^\W*(?:(?:我们|我|公司|团队)的?)?(?:(?P<zh>每日|每天|每晚|每周|每月|每季度|每年)的|"
+    r"(?P<zs>[日周月季年])(?=[报会]))")
+_OFTEN = {"nightly": "day", "daily": "day", "每日": "day", "每天": "day", "每晚": "day",
+          "日": "day", "weekly": "week", "每周": "week", "周": "week", "biweekly": "2 weeks",
+          "fortnightly": "2 weeks", "monthly": "month", "每月": "month", "月": "month",
+          "quarterly": "quarter", "每季度": "quarter", "季": "quarter", "yearly": "year",
+          "annual": "year", "每年": "year", "年": "year", "hourly": "hour"}
+
+
+def _often_named(text: str) -> str | None:
+    found = _HOW_OFTEN_NAMED.search(text)
+    if found is None:
+        return None
+    return _OFTEN[(found.group("en") or found.group("zh") or found.group("zs")).lower()]
+
+
+#: What is done when a thing fails, told as a condition ("*if config-center is down*, …",
+#: "*万一*主库*宕机*，…", "`config-center` *挂了的话*，…"): a fallback, another fact than
+#: the usual way.
+_FALLBACK = re.compile(
+    r"(?i)\b(?:if|when|whenever|in case|should)\b[^,.;:!?]{0,60}?\b(?:is down|are down|goes down|"
+    r"go down|went down|fails?|failed|is unavailable|are unavailable|unavailable|unreachable|"
+    r"crash(?:es|ed)?|is out|breaks|broke|times out|timed out|is offline|goes offline)\b"
+    r"|(?:如果|万一|要是|一旦|假如)[^，。；,;]{0,20}?(?:挂了|挂掉|宕机|不可用|出故障|故障|崩了|崩溃|"
+    r"超时|连不上|断了|掉线)"
+    r"|(?:挂了|挂掉|宕机|不可用|出故障|崩了|崩溃|连不上|断了|掉线|出错|报错|失败)"
+    r"(?:的话|的时候|时(?!间)|之后)")
+
+
+def _fallback_on_one_side(p: _Pair) -> str | None:
+    """One memory tells what is done when a thing fails ("`config-center` 挂了的话，服务会用
+    本地缓存的配置启动", "If the VPN is down, use the office hotspot"), the other the usual
+    way ("所有服务都通过 `config-center` 拉配置", "Use the VPN for staging"): two facts, both
+    hold."""
+    told = [bool(_FALLBACK.search(c.text)) for c in (p.co, p.cn)]
+    return "what is done when it fails, on one side" if told[0] != told[1] else None
+
+
+def _named_by_how_often(p: _Pair) -> str | None:
+    """Each memory opens with how often its thing happens, another on each side
+    ("*Nightly* backup at 02:00 UTC" / "*Weekly* backup at 04:00 UTC on Sundays", "日报 18
+    点前发" / "周报周五交"): two things named by how often, both may hold. A change told
+    ("moved the weekly sync to daily") is read by the rules before."""
+    often = _often_named(p.co.text), _often_named(p.cn.text)
+    if None in often or often[0] == often[1]:
+        return None
+    return f"two things named by how often: every {often[0]} / every {often[1]}"
+
+
 _SUPERSESSION_CHECKS: tuple[Callable[[_Pair], str | None], ...] = (
     _other_doing_at_another_time,
     _duration_against_count,
@@ -4325,6 +4379,8 @@ _SUPERSESSION_CHECKS: tuple[Callable[[_Pair], str | None], ...] = (
     _one_version_denied,
     _free_of_it,
     _holder_on_one_side,
+    _named_by_how_often,
+    _fallback_on_one_side,
 )
 
 
@@ -4719,6 +4775,8 @@ _MERGE_CHECKS: tuple[tuple[Callable[[_Pair], str | None], Verdict], ...] = (
     (_other_doing_at_one_time, "possible_duplicate"),
     (_how_often_against_how_long, "possible_duplicate"),
     (_holder_on_one_side, "possible_duplicate"),
+    (_named_by_how_often, "possible_duplicate"),
+    (_fallback_on_one_side, "possible_duplicate"),
     (_home_beside_origin, "contradiction"),
 )
 

@@ -6,8 +6,11 @@ the held-out ``blind16`` and ``blind17``: a person whose person one memory tells
 other names as who they are ("张伟是我的直属领导" / "张伟的直属领导是王总"); one version of a
 thing denied beside the thing used ("Uses Python" / "不用 Python 2"); a thing free of what the
 other denies ("戒酒了" / "喝无酒精啤酒"); where one lives changed, told beside where one comes
-from ("Lives in Hangzhou." / "住在上海，老家杭州"). Each family is a table in English and
-Chinese, with and without a subject, with the look-alikes that keep their verdict
+from ("Lives in Hangzhou." / "住在上海，老家杭州"); two things named by how often they happen
+("Nightly backup at 02:00 UTC." / "Weekly backup at 04:00 UTC on Sundays."); what is done when
+a thing fails against the usual way ("所有服务都通过 `config-center` 拉配置。" / "`config-center`
+挂了的话，服务会用本地缓存的配置启动。"). Each family is a table in English and Chinese,
+with and without a subject, with the look-alikes that keep their verdict
 (``bench/write_pairs/family56.jsonl`` holds them as pairs).
 """
 
@@ -78,4 +81,44 @@ def test_a_thing_free_of_it(real_embedder: UniversalSentenceEncoder, old: str, n
 ])
 def test_home_beside_origin(real_embedder: UniversalSentenceEncoder, old: str, new: str,
                             subject: str | None, verdict: str) -> None:
+    judged_as(real_embedder, old, new, subject, verdict)
+
+
+@pytest.mark.parametrize(("old", "new", "subject", "verdict"), [
+    ("Nightly backup at 02:00 UTC.", "Weekly backup at 04:00 UTC on Sundays.", None,
+     "kept apart"),
+    ("The daily report goes to Alice.", "The weekly report goes to Bob.", None, "kept apart"),
+    ("每天的备份在凌晨两点", "每周的备份在周日凌晨四点", None, "kept apart"),
+    ("Monthly budget for groceries: $600.", "Quarterly budget for groceries: $1500.",
+     "budget.groceries", "kept apart"),
+    # one thing, named by the same how often: a change
+    ("Daily standup is at 9:30 am.", "Daily standup is at 10:00 am.", None, "contradiction"),
+    ("每天的备份在凌晨两点", "每天的备份改到凌晨三点", None, "contradiction"),
+    ("Weekly 1:1 with Dana is on Monday.", "Weekly 1:1 with Dana is on Wednesday.", None,
+     "contradiction"),
+])
+def test_named_by_how_often(real_embedder: UniversalSentenceEncoder, old: str, new: str,
+                            subject: str | None, verdict: str) -> None:
+    judged_as(real_embedder, old, new, subject, verdict)
+
+
+@pytest.mark.parametrize(("old", "new", "subject", "verdict"), [
+    ("所有服务都通过 `config-center` 拉配置。",
+     "`config-center` 挂了的话，服务会用本地缓存的配置启动。", None, "kept apart"),
+    ("All services pull their config from config-center.",
+     "If config-center is down, services start from the locally cached config.", None,
+     "kept apart"),
+    ("Use the VPN to reach staging.", "If the VPN is down, use the office hotspot to reach "
+     "staging.", "network.staging", "kept apart"),
+    ("主库在 db-primary 上。", "万一主库宕机，切到 db-replica。", None, "kept apart"),
+    # the usual way said again (超时时间 is a timeout, not a failure), or changed
+    ("Use the VPN to reach staging.", "连 staging 要走 VPN。", None, "duplicate"),
+    ("所有服务都通过 `config-center` 拉配置。", "服务的配置都从 `config-center` 拉取。", None,
+     "duplicate"),
+    ("支付网关的超时时间设为 30 秒。", "支付网关超时设成 30 秒。", None, "duplicate"),
+    ("API timeout is 30 seconds.", "API 超时时间是 30 秒。", None, "duplicate"),
+    ("Payments go through Stripe.", "Payments now go through Adyen.", None, "contradiction"),
+])
+def test_what_is_done_when_it_fails(real_embedder: UniversalSentenceEncoder, old: str, new: str,
+                                    subject: str | None, verdict: str) -> None:
     judged_as(real_embedder, old, new, subject, verdict)
