@@ -4356,6 +4356,46 @@ def _fallback_on_one_side(p: _Pair) -> str | None:
     return "what is done when it fails, on one side" if told[0] != told[1] else None
 
 
+#: What a tool is for, for the tools memories of a software project name most (the names as
+#: the claims read them): a project uses one of each at once, so a tool of another kind is
+#: no change of the one named ("uses PostgreSQL" / "uses Redis": a database and a cache).
+_TOOL_KINDS = {
+    **dict.fromkeys(("postgres", "mysql", "mariadb", "sqlite", "mongodb", "oracle", "sql server",
+                     "mssql", "dynamodb", "cassandra", "clickhouse", "tidb", "cockroachdb"),
+                    "database"),
+    **dict.fromkeys(("redis", "memcached", "valkey"), "cache"),
+    **dict.fromkeys(("kafka", "rabbitmq", "nats", "sqs", "pulsar", "celery"), "queue"),
+    **dict.fromkeys(("python", "go", "golang", "rust", "java", "kotlin", "swift", "typescript",
+                     "javascript", "ruby", "php", "scala", "elixir", "c#", "c++"), "language"),
+    **dict.fromkeys(("react", "vue", "angular", "svelte", "jetpack compose", "swiftui", "flutter",
+                     "django", "flask", "fastapi", "rails", "spring", "spring boot", "express",
+                     "next.js", "nextjs", "laravel"), "framework"),
+    **dict.fromkeys(("jenkins", "circleci", "travis", "github actions", "gitlab ci", "buildkite",
+                     "drone"), "ci"),
+    **dict.fromkeys(("elasticsearch", "opensearch", "meilisearch", "solr"), "search"),
+    **dict.fromkeys(("kubernetes", "nomad", "docker swarm", "ecs"), "orchestrator"),
+}
+
+
+def _tools_of_two_kinds(p: _Pair) -> str | None:
+    """Only names changed, each a tool of a known kind and of another kind on each side
+    ("Project Falcon uses PostgreSQL" / "… uses Redis", "Our Android app is written in
+    Kotlin" / "… uses Jetpack Compose", "项目用 MySQL" / "项目用 Kafka"): a project uses
+    both, no tool replaced the other. A change told ("moved from Postgres to Redis") is read
+    before this."""
+    kinds: list[set[str]] = []
+    for _group, olds, news in p.changes:
+        for values in (olds, news):
+            kinds.append({_TOOL_KINDS.get(v.text, "") for v in values})
+    if not kinds or any("" in k or len(k) != 1 for k in kinds):
+        return None
+    olds_kinds = set().union(*kinds[0::2])
+    news_kinds = set().union(*kinds[1::2])
+    if olds_kinds & news_kinds:
+        return None
+    return f"tools of two kinds: {'/'.join(sorted(olds_kinds))} / {'/'.join(sorted(news_kinds))}"
+
+
 def _named_by_how_often(p: _Pair) -> str | None:
     """Each memory opens with how often its thing happens, another on each side
     ("*Nightly* backup at 02:00 UTC" / "*Weekly* backup at 04:00 UTC on Sundays", "日报 18
@@ -4381,6 +4421,7 @@ _SUPERSESSION_CHECKS: tuple[Callable[[_Pair], str | None], ...] = (
     _holder_on_one_side,
     _named_by_how_often,
     _fallback_on_one_side,
+    _tools_of_two_kinds,
 )
 
 

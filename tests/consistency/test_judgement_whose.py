@@ -9,8 +9,9 @@ other denies ("戒酒了" / "喝无酒精啤酒"); where one lives changed, told
 from ("Lives in Hangzhou." / "住在上海，老家杭州"); two things named by how often they happen
 ("Nightly backup at 02:00 UTC." / "Weekly backup at 04:00 UTC on Sundays."); what is done when
 a thing fails against the usual way ("所有服务都通过 `config-center` 拉配置。" / "`config-center`
-挂了的话，服务会用本地缓存的配置启动。"). Each family is a table in English and Chinese,
-with and without a subject, with the look-alikes that keep their verdict
+挂了的话，服务会用本地缓存的配置启动。"); tools of two kinds one project uses at once
+("Project Falcon uses PostgreSQL." / "Project Falcon uses Redis."). Each family is a table in
+English and Chinese, with and without a subject, with the look-alikes that keep their verdict
 (``bench/write_pairs/family56.jsonl`` holds them as pairs).
 """
 
@@ -121,4 +122,23 @@ def test_named_by_how_often(real_embedder: UniversalSentenceEncoder, old: str, n
 ])
 def test_what_is_done_when_it_fails(real_embedder: UniversalSentenceEncoder, old: str, new: str,
                                     subject: str | None, verdict: str) -> None:
+    judged_as(real_embedder, old, new, subject, verdict)
+
+
+@pytest.mark.parametrize(("old", "new", "subject", "verdict"), [
+    ("Project Falcon uses PostgreSQL.", "Project Falcon uses Redis.", None, "kept apart"),
+    ("Our Android app is written in Kotlin.", "Our Android app uses Jetpack Compose.",
+     "project.android", "kept apart"),
+    ("我们的后端用 Python 写的", "我们的后端用 Django", None, "kept apart"),
+    ("The backend is written in Go.", "The backend uses PostgreSQL.", None, "kept apart"),
+    # a tool of the same kind, or a change told: the tool replaced
+    ("Project Falcon uses PostgreSQL.", "Project Falcon uses MySQL.", None, "contradiction"),
+    ("The backend is written in Go.", "The backend is written in Rust.", "project.backend",
+     "contradiction"),
+    ("项目用 MySQL 存数据", "项目用 PostgreSQL 存数据", None, "contradiction"),
+    ("Project Falcon uses PostgreSQL.", "Project Falcon moved from PostgreSQL to Redis.", None,
+     "contradiction"),
+])
+def test_tools_of_two_kinds(real_embedder: UniversalSentenceEncoder, old: str, new: str,
+                            subject: str | None, verdict: str) -> None:
     judged_as(real_embedder, old, new, subject, verdict)
