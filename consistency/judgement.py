@@ -4396,6 +4396,26 @@ def _tools_of_two_kinds(p: _Pair) -> str | None:
     return f"tools of two kinds: {'/'.join(sorted(olds_kinds))} / {'/'.join(sorted(news_kinds))}"
 
 
+#: A thing kept beside the one in use ("the *backup* server", "a *spare* key", "*备用*服务器"),
+#: with the word it qualifies (备份 is left out: "照片都*备份*在 NAS 上" is a verb).
+_SPARE = re.compile(r"(?i)\b(?:spare|backup|secondary|standby|fallback|failover|reserve)\s+"
+                    r"(?P<en>[a-z][a-z-]+)|(?:备用|后备)(?P<zh>[\u4e00-\u9fff]{1,3})")
+
+
+def _spare_on_one_side(p: _Pair) -> str | None:
+    """One memory tells of the spare of a thing ("*备用*服务器在上海", "The *backup* DB is in
+    us-west-2"), the other of the thing itself ("Uses the Shanghai server", "The DB is in
+    us-east-1"): two things, both may hold."""
+    for one, other in ((p.co, p.cn), (p.cn, p.co)):
+        if _SPARE.search(other.text):
+            continue
+        for found in _SPARE.finditer(one.text):
+            thing = set(_statement_claim(found.group("en") or found.group("zh")).tokens)
+            if thing & set(other.tokens):
+                return f"a spare on one side: {found.group(0).strip()}"
+    return None
+
+
 def _named_by_how_often(p: _Pair) -> str | None:
     """Each memory opens with how often its thing happens, another on each side
     ("*Nightly* backup at 02:00 UTC" / "*Weekly* backup at 04:00 UTC on Sundays", "日报 18
@@ -4422,6 +4442,7 @@ _SUPERSESSION_CHECKS: tuple[Callable[[_Pair], str | None], ...] = (
     _named_by_how_often,
     _fallback_on_one_side,
     _tools_of_two_kinds,
+    _spare_on_one_side,
 )
 
 
@@ -4818,6 +4839,7 @@ _MERGE_CHECKS: tuple[tuple[Callable[[_Pair], str | None], Verdict], ...] = (
     (_holder_on_one_side, "possible_duplicate"),
     (_named_by_how_often, "possible_duplicate"),
     (_fallback_on_one_side, "possible_duplicate"),
+    (_spare_on_one_side, "possible_duplicate"),
     (_home_beside_origin, "contradiction"),
 )
 

@@ -10,9 +10,10 @@ from ("Lives in Hangzhou." / "住在上海，老家杭州"); two things named by
 ("Nightly backup at 02:00 UTC." / "Weekly backup at 04:00 UTC on Sundays."); what is done when
 a thing fails against the usual way ("所有服务都通过 `config-center` 拉配置。" / "`config-center`
 挂了的话，服务会用本地缓存的配置启动。"); tools of two kinds one project uses at once
-("Project Falcon uses PostgreSQL." / "Project Falcon uses Redis."). Each family is a table in
-English and Chinese, with and without a subject, with the look-alikes that keep their verdict
-(``bench/write_pairs/family56.jsonl`` holds them as pairs).
+("Project Falcon uses PostgreSQL." / "Project Falcon uses Redis."); the spare of a thing
+against the thing itself ("Uses the Shanghai server." / "备用服务器在上海"). Each family is a
+table in English and Chinese, with and without a subject, with the look-alikes that keep their
+verdict (``bench/write_pairs/family56.jsonl`` holds them as pairs).
 """
 
 from __future__ import annotations
@@ -141,4 +142,23 @@ def test_what_is_done_when_it_fails(real_embedder: UniversalSentenceEncoder, old
 ])
 def test_tools_of_two_kinds(real_embedder: UniversalSentenceEncoder, old: str, new: str,
                             subject: str | None, verdict: str) -> None:
+    judged_as(real_embedder, old, new, subject, verdict)
+
+
+@pytest.mark.parametrize(("old", "new", "subject", "verdict"), [
+    ("Uses the Shanghai server.", "备用服务器在上海", None, "kept apart"),
+    ("The database is in us-east-1.", "The backup database is in us-west-2.", None,
+     "kept apart"),
+    ("主数据库在北京机房", "备用数据库在上海机房", None, "kept apart"),
+    ("My phone is an iPhone 15.", "My backup phone is a Pixel 7.", "device.phone",
+     "kept apart"),
+    # the thing itself on both sides, the spare on both sides, 备份 as a verb
+    ("The database is in us-east-1.", "The database is in us-west-2.", None, "contradiction"),
+    ("Uses the Shanghai server.", "服务器在上海", None, "duplicate"),
+    ("备用服务器在上海", "备用服务器在深圳", None, "contradiction"),
+    ("The spare key is with my neighbour.", "My neighbour keeps the spare key.", None,
+     "duplicate"),
+])
+def test_spare_on_one_side(real_embedder: UniversalSentenceEncoder, old: str, new: str,
+                           subject: str | None, verdict: str) -> None:
     judged_as(real_embedder, old, new, subject, verdict)
