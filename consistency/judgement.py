@@ -4416,6 +4416,20 @@ def _spare_on_one_side(p: _Pair) -> str | None:
     return None
 
 
+#: Animals kept as pets, as the lexicon reads them in English and Chinese.
+_PETS = frozenset({"dog", "cat", "fish", "rabbit", "hamster", "parrot", "turtle"})
+
+
+def _another_animal(p: _Pair) -> str | None:
+    """Each memory names an animal the other does not ("My dog is named Mochi." / "我的猫叫
+    Mochi", "Our cat is called Luna." / "我们家的狗叫 Luna"): two pets, whatever name they
+    share; across languages no words line up to tell it otherwise."""
+    old, new = (set(c.tokens) & _PETS for c in (p.co, p.cn))
+    if old - new and new - old:
+        return f"another animal: {', '.join(sorted(old - new))} / {', '.join(sorted(new - old))}"
+    return None
+
+
 def _named_by_how_often(p: _Pair) -> str | None:
     """Each memory opens with how often its thing happens, another on each side
     ("*Nightly* backup at 02:00 UTC" / "*Weekly* backup at 04:00 UTC on Sundays", "日报 18
@@ -4443,6 +4457,7 @@ _SUPERSESSION_CHECKS: tuple[Callable[[_Pair], str | None], ...] = (
     _fallback_on_one_side,
     _tools_of_two_kinds,
     _spare_on_one_side,
+    _another_animal,
 )
 
 
@@ -4840,6 +4855,7 @@ _MERGE_CHECKS: tuple[tuple[Callable[[_Pair], str | None], Verdict], ...] = (
     (_named_by_how_often, "possible_duplicate"),
     (_fallback_on_one_side, "possible_duplicate"),
     (_spare_on_one_side, "possible_duplicate"),
+    (_another_animal, "possible_duplicate"),
     (_home_beside_origin, "contradiction"),
 )
 

@@ -123,6 +123,10 @@ soninlaw | son-in-law | 女婿
 daughterinlaw | daughter-in-law | 儿媳
 dog | dog dogs | 狗
 cat | cat cats | 猫
+rabbit | rabbit rabbits bunny bunnies | 兔子
+hamster | hamster hamsters | 仓鼠
+parrot | parrot parrots | 鹦鹉
+turtle | turtle turtles tortoise tortoises | 乌龟
 pet | pet pets | 宠物
 friend | friend friends | 朋友
 boyfriend | boyfriend | 男朋友 男友

@@ -11,7 +11,8 @@ from ("Lives in Hangzhou." / "住在上海，老家杭州"); two things named by
 a thing fails against the usual way ("所有服务都通过 `config-center` 拉配置。" / "`config-center`
 挂了的话，服务会用本地缓存的配置启动。"); tools of two kinds one project uses at once
 ("Project Falcon uses PostgreSQL." / "Project Falcon uses Redis."); the spare of a thing
-against the thing itself ("Uses the Shanghai server." / "备用服务器在上海"). Each family is a
+against the thing itself ("Uses the Shanghai server." / "备用服务器在上海"); two animals given
+one name across languages ("My dog is named Mochi." / "我的猫叫 Mochi"). Each family is a
 table in English and Chinese, with and without a subject, with the look-alikes that keep their
 verdict (``bench/write_pairs/family56.jsonl`` holds them as pairs).
 """
@@ -161,4 +162,19 @@ def test_tools_of_two_kinds(real_embedder: UniversalSentenceEncoder, old: str, n
 ])
 def test_spare_on_one_side(real_embedder: UniversalSentenceEncoder, old: str, new: str,
                            subject: str | None, verdict: str) -> None:
+    judged_as(real_embedder, old, new, subject, verdict)
+
+
+@pytest.mark.parametrize(("old", "new", "subject", "verdict"), [
+    ("My dog is named Mochi.", "我的猫叫 Mochi", None, "kept apart"),
+    ("Our cat is called Luna.", "我们家的狗叫 Luna", None, "kept apart"),
+    ("My dog is named Mochi.", "My cat is named Mochi.", "pets.name", "kept apart"),
+    ("我的狗叫 Mochi", "我的猫叫 Mochi", None, "kept apart"),
+    # the same animal in the other language, or in other words
+    ("My dog is named Mochi.", "我的狗叫 Mochi", None, "duplicate"),
+    ("My dog is named Mochi.", "My dog is called Mochi.", None, "duplicate"),
+    ("I have a rabbit named Niangao.", "我养了一只兔子叫年糕", None, "duplicate"),
+])
+def test_another_animal(real_embedder: UniversalSentenceEncoder, old: str, new: str,
+                        subject: str | None, verdict: str) -> None:
     judged_as(real_embedder, old, new, subject, verdict)
