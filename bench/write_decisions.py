@@ -32,6 +32,13 @@ measured first at 246 of 300 right (duplicates 0.75, paraphrases 0.55, contradic
 rules of blind15 and of blind3–14's misses (244 right, duplicates 0.73, contradictions
 0.88, 4, 5) and never read pair by pair: the share of what rules fitted to earlier sets
 bring to unseen pairs.
+``family56.jsonl`` (135 pairs) holds, by family, what the rules were changed for after
+blind16: a change told with when it happened ("I moved to Lisbon last month"), the state a
+change leads to said as it stands ("I live in Lisbon now"), a memory that says one fact twice
+after a merge, and the wrong merges and supersessions of the development sets read by cause
+(whose person, one version, a thing free of it, a home beside an origin, two things named by
+how often, a fallback, tools of two kinds, a spare, another animal), each with look-alikes
+that keep their verdict.
 ``breakit3.jsonl`` and ``breakit4.jsonl`` hold two break-it rounds' inputs,
 byte for byte. Each file is also decided, in the same run, by the string rule that decided
 before the pair judgement (``bench/string_rule.py``: bigram overlap, a shared subject,
