@@ -62,6 +62,16 @@ both kept ("Run the unit tests before …" / "Run the linter before …").
 A contradiction found only on weak evidence (low similarity and no shared subject) is
 ``possible_contradiction``: both kept, never superseded on a guess.
 
+When a change happened, told beside it ("I moved to Lisbon *last month*", "我*上个月*搬到了深
+圳"), is left out of the words before any rule reads them (:func:`_when_aside`); the state a
+change leads to, said as it stands ("I moved to Lisbon" / "I live in Lisbon now"), is the same
+fact (:func:`_restated_as_it_stands`); a memory that says one fact twice (a duplicate merged
+into it) is judged as that fact, paragraph by paragraph (:func:`_told_twice`). A merge or a
+supersession is refused — both kept, listed — for two things the words tell apart: whose
+person ("张伟的直属领导"), one version of a thing, a thing free of what the other denies
+("无酒精啤酒"), two things named by how often, what is done when a thing fails, tools of two
+kinds, the spare of a thing, another animal.
+
 Words are compared as :mod:`consistency.claims` reads them, through the lexicon of
 :mod:`consistency.lexicon` (one spelling per concept, English and Chinese): across the two
 languages, a pair whose English words are all found on the Chinese side is the same fact
