@@ -158,7 +158,8 @@ ANN_VECTOR_FORM: Literal["float32", "float16", "int8"] = "int8"
 #: store's; CPU p50 12.9 against 67 ms a vector, 59.8 against 274 ms for 4 questions, 45.7
 #: against 273 ms for a question and its parts. The in-memory IVF is trained once a vault
 #: (92 s of CPU at 928,740 rows; saved in the state folder, again when the vault has grown
-#: twice as large).
+#: twice as large), off the search path (:mod:`magma.ivf_keeper`): the store's index answers
+#: until it is done.
 ANN_INDEX: Literal["memory", "store"] = "memory"
 #: Most allowed chunk rows a filtered vector search (types, folder, owner or layers asked
 #: for) scores itself on the in-memory rows while the store's IVF index answers

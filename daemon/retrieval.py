@@ -121,6 +121,7 @@ from magma.intent import (
     llm_messages,
     parse_llm_intent,
 )
+from magma.ivf_keeper import IvfKeeper
 from magma.layers import L2_RULES
 from magma.note_bm25 import BM25_WAIT_S, NoteBm25, NoteBm25Builder, NoteSpec
 from magma.question_shape import event_phrases
@@ -358,6 +359,7 @@ class Retriever:
         self._llm_error: str | None = None  # the last question's failure, for --explain
         self._snapshot: Snapshot | None = None
         self._snapshot_lock = threading.Lock()
+        self._ivf = IvfKeeper(vector_folder)  # the in-memory IVF's training, off the path
         self._bm25 = NoteBm25Builder(store.chunk_bodies, store.note_index, store.versions)
         self._recalls: dict[str, RecallStats] = {}
         self._recalls_at: float | None = None
@@ -421,8 +423,19 @@ class Retriever:
             if snap is None or snap.versions != versions:
                 snap = _snapshot_of(self._store, snap, versions, self._zone, self._settings,
                                     self._vector_folder)
-                self._snapshot = snap
+            snap = self._ivf.adopt(snap)  # the IVF once trained (the store's index till then)
+            self._snapshot = snap
             return snap
+
+    def wait_for_ivf(self, timeout_s: float) -> bool:
+        """Wait up to ``timeout_s`` seconds for the in-memory IVF's training or row
+        assignment under way (:class:`magma.ivf_keeper.IvfKeeper`) and take it into the
+        snapshot -> whether the snapshot searches it now, or needs none (benches and tests:
+        a search never waits; the store's index answers meanwhile)."""
+        if self.snapshot().ivf_wanted is None:
+            return True
+        self._ivf.wait(timeout_s)
+        return self.snapshot().ivf_wanted is None
 
     def forget_snapshot(self) -> None:
         """Let go of the snapshot (a forget: its vector rows hold the forgotten notes', and a

@@ -32,6 +32,7 @@ from magma.chunk_columns import (
 from magma.file_dates import NO_BURSTS, BulkWrites, bulk_writes
 from magma.gc_pause import trim_heap
 from magma.graph_step import NoteGraph
+from magma.ivf_keeper import IvfWork, saved_partitions
 from magma.layers import (
     L3_FACTS,
     L4_EVENTS,
@@ -52,7 +53,7 @@ from magma.vector_index import (
     VectorLimits,
     filled,
 )
-from magma.vector_ivf import RowPartitions, followed, partitions_for, trained
+from magma.vector_ivf import RowPartitions, fits, followed
 
 WORD = re.compile(r"\w+", re.UNICODE)
 STOPWORDS = frozenset({
@@ -144,6 +145,14 @@ class Snapshot:
     #: the IVF over the in-memory rows (:mod:`magma.vector_ivf`) when there are more chunks
     #: than ``limits.ann_above`` and ``limits.ann_index`` is ``"memory"``, else ``None``
     partitions: RowPartitions | None = None
+    #: what the IVF over the rows needs before it answers (trained, or every row assigned:
+    #: :class:`magma.ivf_keeper.IvfKeeper` does it off the search path; meanwhile ``ann``
+    #: answers), ``None`` when nothing
+    ivf_wanted: IvfWork | None = None
+    #: the rows' identity: the same object while rows are only appended to or left dead, a
+    #: new one when they are read whole or stacked again (an IVF done for some rows serves
+    #: a later snapshot of the same lineage)
+    lineage: object = field(default_factory=object)
     #: rows whose chunk was rewritten or deleted since the rows were last stacked
     #: (:func:`follow_snapshot`): their path, id and hash are ``""``, no note lists them, and
     #: a scan of every row scores them ``-inf`` (:func:`living_scores`)
@@ -251,29 +260,43 @@ def with_ann(snap: Snapshot, store: MagmaStore, before: Snapshot | None = None,
     again)."""
     rows = snap.chunk_count
     memory = snap.limits.in_memory(rows)
-    snap.ann = store.nearest_chunk_ids if snap.limits.asks_index(rows) and not memory \
-        else None
-    snap.partitions = row_partitions(snap, before, left) if memory else None
+    got = row_partitions(snap, before, left) if memory else None
+    snap.partitions = got if isinstance(got, RowPartitions) else None
+    snap.ivf_wanted = got if isinstance(got, IvfWork) else None
+    # the store's index answers while the IVF over the rows is not ready
+    snap.ann = store.nearest_chunk_ids \
+        if snap.limits.asks_index(rows) and snap.partitions is None else None
     return snap
 
 
 def row_partitions(snap: Snapshot, before: Snapshot | None = None,
-                   left: Sequence[int] | None = None) -> RowPartitions:
+                   left: Sequence[int] | None = None) -> RowPartitions | IvfWork:
     """The IVF over ``snap``'s rows (:mod:`magma.vector_ivf`): ``before``'s carried over
-    (the same rows: the same IVF; rows appended: those assigned, ``left`` out; stacked
-    again: every row assigned again), trained again when the rows outgrew it; read whole:
-    the one saved in ``snap.limits.folder`` (:func:`magma.vector_ivf.partitions_for`)."""
+    (the same rows: the same IVF; rows appended: those assigned, ``left`` out); read whole:
+    the one saved in ``snap.limits.folder`` for those rows
+    (:func:`magma.ivf_keeper.saved_partitions`). Else the work it needs, done off the search
+    path: every row assigned again (stacked again, or saved for other rows), or trained
+    (the rows outgrew the centroids, or none fit)."""
     was = before.partitions if before is not None else None
     vectors = snap.chunk_vectors
     if was is not None and before is not None:
         if vectors is before.chunk_vectors and not left:
             return was
-        start = len(before.chunk_vectors) if left is not None else None
-        out = followed(was, vectors, start, np.asarray(left or (), dtype=np.int64))
+        if left is None:  # stacked again: every row moved
+            return IvfWork(was.centroids, was.trained_rows) \
+                if fits(was, len(vectors), was.centroids.shape[1]) else IvfWork()
+        out = followed(was, vectors, len(before.chunk_vectors),
+                       np.asarray(left, dtype=np.int64))
         if out is None:  # the rows outgrew the centroids
-            out = trained(vectors)
+            return IvfWork()
+    elif before is not None and before.ivf_wanted is not None \
+            and before.lineage is snap.lineage:
+        return before.ivf_wanted  # (under way for these rows)
     else:
-        out = partitions_for(vectors, snap.limits.folder, snap.versions.get("chunks", -1))
+        got = saved_partitions(vectors, snap.limits.folder, snap.versions.get("chunks", -1))
+        if isinstance(got, IvfWork):
+            return got
+        out = got
     return followed_dead(out, snap.dead) if len(snap.dead) else out
 
 
@@ -357,6 +380,7 @@ def follow_snapshot(store: MagmaStore, snap: Snapshot, delta: StoreDelta,
             len(snap.dead) + len(left) <= max(DEAD_ROWS_MIN, int(rows * DEAD_SHARE)):
         out = _appended(snap, versions, entries, postings, names, memory_text, fresh, left,
                         limits)
+        out.lineage = snap.lineage  # the same rows, some appended, some left dead
         appended: list[int] | None = left
     else:
         out = _stacked_again(snap, versions, entries, postings, names, memory_text, fresh,

@@ -9,6 +9,7 @@ point here: ``tests/magma/test_vector_ivf.py`` measures the IVF on the product's
 from __future__ import annotations
 
 import dataclasses
+import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
@@ -22,7 +23,7 @@ from daemon.app import App
 from daemon.pool_call import PoolCall
 from daemon.render import vectors_line
 from daemon.retrieval import _by_phrases, _embedded, _nearest, _nearest_parts
-from magma import vector_ivf
+from magma import ivf_keeper
 from magma.catalogue import Snapshot
 from magma.store import search_filter
 from magma.vector_file import PARTITIONS_FILE_NAME
@@ -36,6 +37,12 @@ IVF = {"retrieval.ann_vectors_above": "10"}
 ZANZIBAR = "# Zanzibar ferry\n\nThe zanzibar ferry leaves the harbour at dawn.\n"
 
 
+def _ready(app: App) -> Snapshot:
+    """The snapshot once the IVF's training (off the search path) is done."""
+    assert app.retriever.wait_for_ivf(60)
+    return app.retriever.snapshot()
+
+
 def _scanned(snap: Snapshot) -> Snapshot:
     """``snap`` scanning every row (no IVF)."""
     return dataclasses.replace(snap, partitions=None, ann=None)
@@ -44,7 +51,7 @@ def _scanned(snap: Snapshot) -> Snapshot:
 def test_the_in_memory_ivf_answers_without_the_store(vault: Path, make_app: Builder) -> None:
     app, fake = make_app(vault, **IVF)
     app.sync()
-    snap = app.retriever.snapshot()
+    snap = _ready(app)
     assert snap.partitions is not None and snap.ann is None
     assert len(snap.partitions) == len(snap.chunk_vectors)
     assert snap.chunk_vectors.form == "int8"
@@ -73,7 +80,7 @@ def test_a_saved_note_is_found_and_its_old_rows_never(vault: Path, make_app: Bui
     note = vault / "Projects" / "Zanzibar ferry.md"
     note.write_text(ZANZIBAR, encoding="utf-8")
     app.sync()
-    before = app.retriever.snapshot()
+    before = _ready(app)
     old = list(before.rows_by_path["Projects/Zanzibar ferry.md"])
     note.write_text(ZANZIBAR + "\nIt returns at dusk.\n", encoding="utf-8")
     app.sync()
@@ -97,7 +104,7 @@ def test_a_filtered_search_keeps_to_its_filter(vault: Path, make_app: Builder,
     # of the allowed rows when they hold too few notes); 100,000: the allowed rows scored
     app, fake = make_app(vault, **IVF, **{"retrieval.filtered_scan_rows": scan_rows})
     app.sync()
-    snap = app.retriever.snapshot()
+    snap = _ready(app)
     scan = _scanned(snap)
     for folder in FOLDERS:
         def keep(path: str, folder: str = folder) -> bool:
@@ -117,7 +124,7 @@ def test_the_parts_of_a_question_are_searched_in_one_pass(vault: Path,
                                                          make_app: Builder) -> None:
     app, fake = make_app(vault, **IVF)
     app.sync()
-    snap = app.retriever.snapshot()
+    snap = _ready(app)
     phrases = ["the project deadline", "the python testing meeting", "睡眠 笔记"]
     vector = fake.embed(["when was the deadline and the testing meeting"])[0]
     with ThreadPoolExecutor(1) as pool:
@@ -142,7 +149,7 @@ def test_a_restart_reads_the_partitions_instead_of_training(
         vault: Path, make_app: Builder, monkeypatch: pytest.MonkeyPatch) -> None:
     app, _ = make_app(vault, **IVF)
     app.sync()
-    first = app.retriever.snapshot().partitions
+    first = _ready(app).partitions
     assert first is not None
     assert (app.state_dir / PARTITIONS_FILE_NAME).exists()
     app.close()
@@ -150,7 +157,7 @@ def test_a_restart_reads_the_partitions_instead_of_training(
     def no_training(*_: object, **__: object) -> None:
         raise AssertionError("trained again")
 
-    monkeypatch.setattr(vector_ivf, "trained", no_training)
+    monkeypatch.setattr(ivf_keeper, "trained", no_training)
     again, _ = make_app(vault, **IVF)
     snap = again.retriever.snapshot()
     assert snap.partitions is not None
@@ -168,4 +175,34 @@ def test_the_store_index_stays_a_setting_away(vault: Path, make_app: Builder) ->
     vectors = app.status().vectors
     assert vectors is not None and vectors["ann_index"] == "store"
     assert "the store's IvfRq index" in vectors_line(vectors)
+    app.close()
+
+
+def test_the_store_index_answers_while_the_ivf_trains_then_the_ivf_does(
+        vault: Path, make_app: Builder, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Training (92 s of CPU at 928,740 rows) never holds a search: the store's index
+    answers meanwhile; a note saved during the training is in the IVF once it is taken."""
+    release = threading.Event()
+    real = ivf_keeper.trained
+
+    def slow(vectors: object, seed: int = 0) -> object:
+        assert release.wait(60)
+        return real(vectors, seed)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(ivf_keeper, "trained", slow)
+    app, _ = make_app(vault, **IVF)
+    app.sync()
+    snap = app.retriever.snapshot()
+    assert snap.partitions is None and snap.ivf_wanted is not None and snap.ann is not None
+    assert [h.path for h in app.search("reading list books", limit=3, count_recall=False)]
+    (vault / "Projects" / "Zanzibar ferry.md").write_text(ZANZIBAR, encoding="utf-8")
+    app.sync()  # rows appended while the IVF trains on the rows before them
+    during = app.retriever.snapshot()
+    assert during.partitions is None and during.lineage is snap.lineage
+    release.set()
+    done = _ready(app)
+    assert done.partitions is not None and done.ann is None
+    assert len(done.partitions) == len(done.chunk_vectors)
+    assert [h.path for h in app.search("zanzibar ferry harbour", limit=1,
+                                       count_recall=False)] == ["Projects/Zanzibar ferry.md"]
     app.close()

@@ -1,0 +1,157 @@
+"""The in-memory IVF's training and row assignment, off the search path.
+
+Training the IVF over a large vault's rows (:func:`magma.vector_ivf.trained`) takes minutes of
+CPU (92 s at 928,740 rows) and assigning every row to saved centroids seconds (11 s there):
+the first search past ``retrieval.ann_vectors_above``, or the first after a restart that
+found the vault changed, would wait for them. Instead a snapshot that needs either carries
+what it needs (:class:`IvfWork`) and the store's IVF index answers its vector searches
+(:attr:`magma.catalogue.Snapshot.ann`) while :class:`IvfKeeper` does the work in a thread of
+its own; a later snapshot of the same rows (the same :attr:`~magma.catalogue.Snapshot.lineage`:
+rows appended since, or left dead, never stacked again) takes the result, the rows appended
+meanwhile assigned then. A process that ends first (a one-shot ``dreamd search``) loses the
+work: the thread never holds the exit.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+from concurrent.futures import Future
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+import structlog
+
+from magma.vector_file import SavedPartitions, load_partitions, save_partitions
+from magma.vector_index import ChunkVectors
+from magma.vector_ivf import RowPartitions, assign_rows, fits, followed, trained
+
+if TYPE_CHECKING:
+    from magma.catalogue import Snapshot
+
+__all__ = ["IvfKeeper", "IvfWork", "saved_partitions"]
+
+log = structlog.get_logger("dreamd.ivf")
+
+#: Niceness the keeper's thread asks for (Linux: a thread's own priority): a search shares
+#: the cores with it and should win them (our choice; best effort, ignored where refused).
+KEEPER_NICENESS = 10
+
+
+@dataclass(frozen=True, slots=True)
+class IvfWork:
+    """What a snapshot's IVF needs before it answers: every row assigned to ``centroids``
+    (trained for ``trained_rows`` rows), or, with ``centroids`` ``None``, training anew."""
+
+    centroids: np.ndarray | None = None
+    trained_rows: int = 0
+
+
+def saved_partitions(vectors: ChunkVectors, folder: Path | None, version: int
+                     ) -> RowPartitions | IvfWork:
+    """The IVF of ``vectors`` (rows read whole at the chunks table's ``version``) saved in
+    ``folder`` for those very rows; else the work it needs: its saved centroids' assignment
+    when they still :func:`magma.vector_ivf.fits`, else training."""
+    dims = vectors.rows(np.arange(min(1, len(vectors)))).shape[-1] if len(vectors) else 0
+    saved = load_partitions(folder) if folder is not None else None
+    if saved is None or not fits(saved, len(vectors), dims):
+        return IvfWork()
+    if saved.chunks_version == version and len(saved.parts) == len(vectors):
+        return RowPartitions.of(saved.centroids, saved.parts, saved.trained_rows)
+    return IvfWork(saved.centroids, saved.trained_rows)
+
+
+@dataclass(slots=True)
+class _Job:
+    lineage: object
+    rows: int
+    done: Future[RowPartitions]
+
+
+class IvfKeeper:
+    """Does one snapshot's :class:`IvfWork` at a time in a daemon thread (niced) and hands
+    the result to a later snapshot of the same rows (:meth:`adopt`); saves it in ``folder``
+    (``None``: never) for the next start."""
+
+    def __init__(self, folder: Path | None) -> None:
+        self._folder = folder
+        self._job: _Job | None = None
+        self._lock = threading.Lock()
+
+    def adopt(self, snap: Snapshot) -> Snapshot:
+        """``snap`` searching its IVF when the work it needs is done (a new snapshot, the
+        store's index no longer asked), else ``snap`` itself, the work started if none is
+        under way."""
+        work = snap.ivf_wanted
+        if work is None:
+            return snap
+        with self._lock:
+            job = self._job
+            if job is not None and job.done.done():
+                self._job = None
+                ready = self._ready(job, snap)
+                if isinstance(ready, RowPartitions):
+                    return replace(snap, partitions=ready, ivf_wanted=None, ann=None)
+                work = ready or work
+            if self._job is None:
+                self._job = self._start(snap, work)
+        return snap
+
+    def wait(self, timeout_s: float) -> bool:
+        """Wait up to ``timeout_s`` seconds for the work under way -> whether none is left
+        (benches and tests; a search never waits)."""
+        job = self._job
+        if job is None:
+            return True
+        with contextlib.suppress(Exception):
+            job.done.result(timeout=timeout_s)
+        return job.done.done()
+
+    def _ready(self, job: _Job, snap: Snapshot) -> RowPartitions | IvfWork | None:
+        """``job``'s partitions carried over to ``snap``'s rows; else the work ``snap``
+        still needs (its centroids' assignment when the rows were stacked again since),
+        ``None`` when the job failed."""
+        try:
+            done = job.done.result()
+        except Exception as error:  # the search goes on with the store's index
+            log.warning("search.partitions_failed", error=repr(error))
+            return None
+        rows = len(snap.chunk_vectors)
+        if job.lineage is snap.lineage and rows >= job.rows:
+            carried = done if rows == job.rows else followed(done, snap.chunk_vectors, job.rows)
+            if carried is not None:
+                return carried.appended(np.zeros(0, dtype=np.int32), snap.dead) \
+                    if len(snap.dead) else carried
+        if not fits(done, rows, done.centroids.shape[1]):
+            return IvfWork()  # the rows outgrew the centroids meanwhile
+        return IvfWork(done.centroids, done.trained_rows)
+
+    def _start(self, snap: Snapshot, work: IvfWork) -> _Job:
+        vectors, rows = snap.chunk_vectors, len(snap.chunk_vectors)
+        version = snap.versions.get("chunks", -1)
+        done: Future[RowPartitions] = Future()
+        folder = self._folder
+
+        def run() -> None:
+            with contextlib.suppress(OSError, AttributeError):
+                os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), KEEPER_NICENESS)
+            try:
+                if work.centroids is None:
+                    out = trained(vectors)
+                else:
+                    out = RowPartitions.of(work.centroids, assign_rows(vectors, work.centroids),
+                                           work.trained_rows)
+                if folder is not None:
+                    save_partitions(folder, SavedPartitions(
+                        centroids=out.centroids, parts=out.parts,
+                        trained_rows=out.trained_rows, chunks_version=version))
+            except BaseException as error:  # handed to the search that adopts it
+                done.set_exception(error)
+                return
+            done.set_result(out)
+
+        threading.Thread(target=run, name="dreamd-ivf", daemon=True).start()
+        return _Job(snap.lineage, rows, done)
