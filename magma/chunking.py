@@ -20,10 +20,11 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Collection
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 
 from ccb.model import Note
+from ccb.templates import has_placeholder
 
 __all__ = [
     "DEFAULT_MAX_CHARS",
@@ -34,6 +35,7 @@ __all__ = [
     "asking_turns",
     "chunk_hash",
     "chunk_note",
+    "property_words",
 ]
 
 #: Largest chunk body in characters. ≈1,500 chars is ≈300–400 English tokens, inside the
@@ -53,6 +55,27 @@ HEADING_SEPARATOR = " > "
 #: path is cut at the first literal ``\n`` and to this length; the line itself stays in the
 #: section's text.
 HEADING_MAX_CHARS = 120
+#: Properties a note's first chunk does not carry as words: the ones the summary names
+#: already (aliases, tags, description) and Obsidian's display settings, which say nothing of
+#: the note (``cssclasses``, ``publish``, ``permalink``; ``position`` is a parser's).
+PROPERTIES_NOT_WORDS = frozenset({
+    "aliases", "alias", "tags", "tag", "description", "cssclasses", "cssclass", "publish",
+    "permalink", "position",
+})
+#: Longest value of one property, and longest list of properties, a first chunk carries
+#: (characters; our choice: a reference note's ``author``, ``loc`` and ``type`` fit many
+#: times over, and a pasted paragraph in a property does not crowd out the note's own text).
+PROPERTY_VALUE_MAX_CHARS = 120
+PROPERTIES_MAX_CHARS = 600
+#: A link in a property value, shown as Obsidian shows it: the text after ``|``, else the
+#: linked note's name (``[[Trips/Kyoto#Food|Kyoto]]``, ``[[Kyoto]]`` -> Kyoto), and a markdown
+#: link's text.
+_VALUE_LINK = re.compile(r"!?\[\[([^\]|#]*)(?:#[^\]|]*)?(?:\|([^\]]*))?\]\]"
+                         r"|!?\[([^\]]*)\]\([^)]*\)")
+_NUMBER_LIKE = re.compile(r"[\d\s.,:+\-/]*")
+#: One word holding a digit (an id, a hash, a version, ``sharegpt_rHbSTOz_101``), or a URL:
+#: neither is words a question would hold.
+_NOT_WORDS = re.compile(r"\S*\d\S*|\S*://\S*")
 
 _FENCE_RE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
 #: A speaker's label opening a paragraph: ``**User:**``, ``**Assistant**:``, ``> Alice:``,
@@ -133,9 +156,10 @@ def chunk_note(
     """
     if max_chars < 1:
         raise ValueError(f"magma: chunk {note.path}: max_chars must be >= 1, got {max_chars}")
+    properties = property_words(note)
     if not note.body.strip():
         prefix = _prefix(note, ())
-        summary = _property_summary(note)
+        summary = "\n".join(filter(None, (_property_summary(note), properties)))
         embed_text = prefix + ("\n" + summary if summary else "")
         return [Chunk(note.path, 0, (), "", embed_text, chunk_hash(embed_text))]
 
@@ -149,7 +173,10 @@ def chunk_note(
 
     chunks: list[Chunk] = []
     for ordinal, (heading_path, text) in enumerate(pieces):
-        embed_text = _prefix(note, heading_path) + "\n" + text
+        head = _prefix(note, heading_path)
+        if ordinal == 0 and properties:  # the note's properties head its first chunk
+            head += "\n" + properties
+        embed_text = head + "\n" + text
         chunks.append(
             Chunk(note.path, ordinal, heading_path, text, embed_text, chunk_hash(embed_text))
         )
@@ -178,6 +205,60 @@ def _property_summary(note: Note) -> str:
     if note.tags:
         lines.append("tags: " + " ".join("#" + tag for tag in note.tags))
     return "\n".join(lines)
+
+
+def property_words(note: Note) -> str:
+    """The words of ``note``'s properties as its first chunk carries them, one
+    ``key: value, value`` line each in the file's order -> ``""`` for a memory (its name and
+    description head every chunk) or a note without such properties.
+
+    Obsidian keeps much of a note in its properties (``loc: [[Kyoto]]``, ``author: [[Ursula
+    K. Le Guin]]``, ``type: [[Shrines]]``), and a reference note is often nothing else: those
+    words are searched for and embedded with the note, as Obsidian's own search finds them.
+    Left out: :data:`PROPERTIES_NOT_WORDS`, dates, numbers, booleans, number-like text
+    (coordinates, times), a single word holding a digit (an id, a hash), a URL and a
+    template's placeholder; a value is cut at :data:`PROPERTY_VALUE_MAX_CHARS` and the lines
+    at :data:`PROPERTIES_MAX_CHARS`. The note is the one the index holds: credentials are
+    withheld from its properties before it is chunked."""
+    if note.memory is not None:
+        return ""
+    lines: list[str] = []
+    size = 0
+    for key, value in note.properties.items():
+        if key.casefold() in PROPERTIES_NOT_WORDS:
+            continue
+        words = [w for w in _value_words(value) if w]
+        if not words:
+            continue
+        line = f"{key}: {', '.join(words)}"
+        if size + len(line) > PROPERTIES_MAX_CHARS:
+            break
+        lines.append(line)
+        size += len(line) + 1
+    return "\n".join(lines)
+
+
+def _value_words(value: object) -> Iterator[str]:
+    """The text of one property value, links shown by their names; lists flattened; nested
+    mappings, dates, numbers, booleans and number-like strings give nothing."""
+    if isinstance(value, list):
+        for item in value:
+            yield from _value_words(item)
+    elif isinstance(value, str):
+        if has_placeholder(value):  # a template's {{date}}
+            return
+        text = " ".join(_VALUE_LINK.sub(_link_name, value).split())
+        if text and not _NUMBER_LIKE.fullmatch(text) and not _NOT_WORDS.fullmatch(text):
+            yield text[:PROPERTY_VALUE_MAX_CHARS]
+
+
+def _link_name(match: re.Match[str]) -> str:
+    target, shown, markdown = match.group(1), match.group(2), match.group(3)
+    if markdown is not None:
+        return markdown
+    if shown:
+        return shown
+    return (target or "").rsplit("/", 1)[-1].removesuffix(".md")
 
 
 def _sections(note: Note) -> list[_Section]:

@@ -48,8 +48,10 @@ MAINTAIN_UNINDEXED_ROWS = 1_000
 #: (files, chunks, links) dropped at open and rebuilt by the next sync; a newer one is refused.
 #: 2: ``owner`` on files and chunks. 3: credentials written by hand into a note are withheld
 #: from its chunks, properties and links (an older index may hold them, and a note's unchanged
-#: bytes would never be indexed again).
-SCHEMA_VERSION = 3
+#: bytes would never be indexed again). 4: a note's properties head its first chunk
+#: (:func:`magma.chunking.property_words`; an older index holds notes of properties only as
+#: their titles).
+SCHEMA_VERSION = 4
 
 #: Full-text index configuration, measured with lancedb 0.40.0 (see tests/magma):
 #: ``icu`` segments Chinese ("睡眠" finds 睡眠质量) and English; ``/split`` also splits on

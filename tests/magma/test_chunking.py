@@ -258,3 +258,63 @@ def test_the_asking_sides_turns_are_read_apart() -> None:
     # no speaker labels, or only the answering side's: nothing was asked here
     assert asking_turns("A plain note.\n\nNote: not a speaker.") == ""
     assert asking_turns("1. **The Alice Network** by Kate Quinn.") == ""
+
+
+# --- a note's properties as words of its first chunk (magma.chunking.property_words) -------
+
+# kepano's vault, byte for byte (References/Fushimi Inari.md): a reference note that is only
+# its properties
+FUSHIMI = (b'---\ncategories:\n  - "[[Places]]"\ntype:\n  - "[[Parks]]"\n  - "[[Shrines]]"\n'
+           b'loc:\n  - "[[Kyoto]]"\n  - "[[Japan]]"\nrating: 7\ncreated: 2023-09-12\n'
+           b'coordinates:\n  - "34.9689499"\n  - "135.7692576"\n---\n')
+
+
+def test_a_note_of_properties_only_is_found_by_their_words() -> None:
+    [chunk] = chunk_note(parse_note("References/Fushimi Inari.md", FUSHIMI))
+    assert chunk.text == ""
+    assert chunk.embed_text == ("Fushimi Inari\ncategories: Places\ntype: Parks, Shrines\n"
+                                "loc: Kyoto, Japan")
+
+
+def test_properties_head_the_first_chunk_only_and_the_body_is_kept_whole() -> None:
+    data = ("---\nauthor: \"[[Ursula K. Le Guin]]\"\ngenre: [科幻, anarchism]\n"
+            "status: 在读\n---\n# 一无所有\n\n" + "这本书讲的是两个星球。" * 200).encode()
+    chunks = chunk_note(parse_note("Books/一无所有.md", data))
+    assert len(chunks) > 1
+    head = "一无所有 > 一无所有\nauthor: Ursula K. Le Guin\ngenre: 科幻, anarchism\nstatus: 在读\n"
+    assert chunks[0].embed_text.startswith(head)
+    assert all("Le Guin" not in c.embed_text for c in chunks[1:])
+    body = parse_note("Books/一无所有.md", data).body
+    assert squash("".join(c.text for c in chunks)) == squash(body)
+
+
+def test_what_is_not_words_is_left_out() -> None:
+    data = (b"---\naliases: [Kiln log]\ntags: [kiln]\ndescription: Firing notes\n"
+            b"cssclasses: [wide]\npublish: true\npermalink: kiln\nsession: sharegpt_rHbSTOz_101\n"
+            b"id: 7f3a9c2e\nsource: https://example.com/kilns?id=3\nrating: 4.5\n"
+            b"time: \"12:30\"\ncoords: [\"34.96\", \"135.76\"]\ncreated: 2024-03-01\n"
+            b"done: false\nday: \"{{date:YYYY-MM-DD}}\"\nnested: {a: b}\nempty:\n"
+            b"kind: pottery log\n---\n")
+    [chunk] = chunk_note(parse_note("Kiln.md", data))
+    assert chunk.embed_text == ("Kiln\nFiring notes\naliases: Kiln log\ntags: #kiln\n"
+                                "kind: pottery log")
+
+
+def test_a_memory_carries_no_property_lines(note_of: Callable[..., Note]) -> None:
+    memory = MemoryMeta(type="project", name="Kiln firing", description="Cone 6 on Fridays")
+    note = note_of("Memory/kiln.md", "Fire on Fridays.", memory=memory,
+                   properties={"subject": "kiln.firing", "owner": "mei"})
+    [chunk] = chunk_note(note)
+    assert "kiln.firing" not in chunk.embed_text and "mei" not in chunk.embed_text
+
+
+def test_a_long_property_is_cut_and_the_lines_are_bounded() -> None:
+    from magma.chunking import PROPERTIES_MAX_CHARS, PROPERTY_VALUE_MAX_CHARS
+
+    long_value = "word " * 200
+    props = "".join(f"p{i}: {long_value}\n" for i in range(20))
+    [chunk] = chunk_note(parse_note("Long.md", f"---\n{props}---\n".encode()))
+    lines = chunk.embed_text.split("\n")[1:]
+    assert lines and all(len(line.split(": ", 1)[1]) <= PROPERTY_VALUE_MAX_CHARS
+                         for line in lines)
+    assert sum(len(line) + 1 for line in lines) <= PROPERTIES_MAX_CHARS + 1
