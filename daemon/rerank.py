@@ -15,6 +15,7 @@ rank in their first :data:`AGREED_FLOOR` is not pushed out of them by a day's re
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import date, datetime
 from typing import TYPE_CHECKING
@@ -243,6 +244,14 @@ PRIORITY_BONUS = 0.02
 #: tenth was not enough — a question in the old memory's own words, or in Chinese about an
 #: English pair, scored it first by 0.1–0.3; a half keeps history below what holds now).
 HISTORY_FACTOR = 0.5
+#: Factor of a template's score (:func:`magma.catalogue.is_template_note`) when the question
+#: does not ask for one (:data:`ASKS_TEMPLATE`): a blank form states nothing, yet holds the
+#: words of what it is a form of ("categories: Books", "## Notes"), and a question about the
+#: user's books put kepano's Book Template first. Halved, as a hidden memory is (our choice):
+#: after the notes that answer, before the ones that do not.
+TEMPLATE_FACTOR = 0.5
+#: A question that asks for a template ("my meeting template", "会议模板").
+ASKS_TEMPLATE = re.compile(r"(?i)templates?\b|模板|模版")
 
 #: The lists whose notes get :data:`PRIORITY_BONUS` under each strategy: CCB leads with its
 #: name matches, not with the time range's notes (ranked by date, they are no match).
@@ -299,7 +308,8 @@ class Reranker:
         relevance = _relevance(paths, fused, {p: v for p, v in vectors.items()
                                               if p not in found.hollow}, query)
         scores, notes, recent = self._scores(snap, paths, relevance, intent, found, moment,
-                                             today, strategy)
+                                             today, strategy,
+                                             asks_template=ASKS_TEMPLATE.search(text) is not None)
         fusion = self._settings.fusion
 
         forms: dict[str, CopyForm | None] = {}
@@ -363,9 +373,11 @@ class Reranker:
 
     def _scores(self, snap: Snapshot, paths: Sequence[str], relevance: Mapping[str, float],
                 intent: Intent, found: _Found, moment: datetime, today: date, strategy: str,
+                *, asks_template: bool = False,
                 ) -> tuple[dict[str, float], dict[str, list[str]], dict[str, float]]:
         """Each candidate's score (relevance, recency, importance, the bonuses), the
-        reasons ``--explain`` shows for it, and the part of the score that is recency."""
+        reasons ``--explain`` shows for it, and the part of the score that is recency;
+        ``asks_template``: the question asks for a template (:data:`TEMPLATE_FACTOR`)."""
         stats = self._recall_stats()
         half_life = self._settings.retrieval.recency_half_life_days
         led = {p for name in LEADING_LISTS.get(strategy, frozenset())
@@ -415,6 +427,10 @@ class Reranker:
             if entry.memory_type is not None and _hidden_reason(entry, today) is not None:
                 score *= HISTORY_FACTOR  # shown by --all: after what holds now
                 recent[path] *= HISTORY_FACTOR
+            if entry.template and not asks_template:
+                score *= TEMPLATE_FACTOR
+                recent[path] *= TEMPLATE_FACTOR
+                extra.append("a template, not asked for")
             scores[path] = score
             notes[path] = [*extra, f"importance {weight:.2f}",
                            "recency: not counted, a time is named" if dated

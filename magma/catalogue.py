@@ -93,8 +93,9 @@ class CatalogueEntry:
     expressions match; ``day`` is that, else the file's modification day (for recency: a
     copied or synced vault resets modification times, so they never place a note in a time
     range); ``layer`` 1–5; ``prior`` its importance prior; ``salient``
-    whether its name or description carries a salience word. A template
-    (:func:`is_template_note`) has neither day: it is a blank form, not a note of a day.
+    whether its name or description carries a salience word; ``template`` whether it is a
+    template (:func:`is_template_note`), which has neither day: it is a blank form, not a
+    note of a day.
     """
 
     path: str
@@ -113,6 +114,7 @@ class CatalogueEntry:
     layer: int
     prior: float
     salient: bool
+    template: bool = False
 
 
 @dataclass(slots=True)
@@ -499,8 +501,9 @@ def _entry(row: Mapping[str, Any], memory_text: Mapping[str, str], zone: tzinfo,
     day = dated
     if day is None and row["mtime_ns"] and not bulk.holds(row["mtime_ns"]):
         day = datetime.fromtimestamp(row["mtime_ns"] / 1e9, zone).date()
-    if memory_type is None and is_template_note(path, row["title"], row["properties_json"] or "",
-                                                templates):
+    template = memory_type is None and is_template_note(
+        path, row["title"], row["properties_json"] or "", templates)
+    if template:
         # a blank form: its file dates say when the form was edited, and its date property
         # is a placeholder; it is no event and has no recency
         dated = day = None
@@ -511,7 +514,7 @@ def _entry(row: Mapping[str, Any], memory_text: Mapping[str, str], zone: tzinfo,
         memory_type=memory_type, memory_id=row["memory_id"], name=row["memory_name"],
         description=row["memory_description"], owner=row["owner"], properties=props,
         dated=dated, day=day, layer=layer, prior=type_prior(layer, memory_type, text),
-        salient=is_salient(text))
+        salient=is_salient(text), template=template)
 
 
 def _labels(entry: CatalogueEntry) -> list[str]:
