@@ -18,6 +18,7 @@ Not withheld: the file's name (the note's title and path are its key in every ta
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
 
 from ccb.model import Heading, Link, MemoryMeta, Note, PropertyValue
@@ -53,35 +54,113 @@ class Withheld:
 def withhold_credentials(note: Note) -> Withheld:
     """``note`` with every credential withheld (module docstring) -> :class:`Withheld`.
 
-    One :func:`consistency.secrets.find_secrets` pass over the frontmatter block and one over
-    the body; the other fields are looked at only when one of them found something. Pure;
-    never raises.
+    One :func:`consistency.secrets.find_secrets` pass over the frontmatter block, one over
+    the body and one over the properties read as ``key: value`` lines (a value YAML reads
+    from an alias, a block list or a folded scalar, and a text equal to a withheld value
+    anywhere in the properties, are withheld too); the other fields are looked at only when
+    one of them found something. Pure; never raises.
     """
     head = note.frontmatter_raw or ""
     in_head = find_secrets(head) if head else []
     in_body = find_secrets(note.body)
-    if not in_head and not in_body:
+    # A value as YAML reads it is not always the text written: an alias (``password: *p``),
+    # a block list, a folded or literal scalar, a merge key, an escape. Read as ``key: value``
+    # lines, the properties may hold a credential the block's text does not show.
+    said = _said_credentials(note.properties) if note.properties else []
+    if not in_head and not in_body and not said:
         return Withheld(note, ())
     # The block opens on file line 1 (the fence), so its line n (0-based) is file line n + 2;
     # the body starts after the closing fence.
     body_line = 0 if note.frontmatter_raw is None else head.count("\n") + 2
-    found = tuple(
-        [FoundCredential(head.count("\n", 0, f.start) + 2, f.kind, f.preview) for f in in_head]
+    shown = [FoundCredential(head.count("\n", 0, f.start) + 2, f.kind, f.preview)
+             for f in in_head]
+    lines = {credential.line for credential in shown}
+    hidden = [FoundCredential(line, f.kind, f.preview)
+              for line, f in ((_key_line(head, key), f) for key, _, f in said)
+              if line not in lines]
+    found = tuple(sorted(shown + hidden, key=lambda credential: credential.line)
         + [FoundCredential(body_line + note.body.count("\n", 0, f.start) + 1, f.kind, f.preview)
            for f in in_body])
+    secrets = {value for _, value, _ in said}
+    raw = _redact_keeping_lines(head, in_head)
+    for value in secrets:  # the value's own lines, wherever the block holds them
+        for piece in {line.strip() for line in value.split("\n")}:
+            if len(piece) >= _MIN_PIECE_CHARS:
+                raw = raw.replace(piece, REDACTED)
     withheld = replace(
         note,
         body=_redact_keeping_lines(note.body, in_body),
-        frontmatter_raw=(_redact_keeping_lines(head, in_head) if note.frontmatter_raw is not None
-                         else None),
-        properties={key: _property(key, value) for key, value in note.properties.items()},
-        tags=tuple(redact_secrets(tag) for tag in note.tags),
-        aliases=tuple(redact_secrets(alias) for alias in note.aliases),
+        frontmatter_raw=raw if note.frontmatter_raw is not None else None,
+        properties={key: _without(_property(key, value), secrets)
+                    for key, value in note.properties.items()},
+        tags=tuple(_text_without(redact_secrets(tag), secrets) for tag in note.tags),
+        aliases=tuple(_text_without(redact_secrets(alias), secrets) for alias in note.aliases),
         links=tuple(_link(link) for link in note.links),
         headings=tuple(_heading(heading) for heading in note.headings),
         memory=_memory(note.memory),
     )
     return Withheld(withheld, found)
+
+
+#: Shortest line of a withheld property value taken out of the frontmatter's text as well
+#: (shorter ones, a ``-`` or ``ok``, would cut unrelated words; a credential is longer).
+_MIN_PIECE_CHARS = 4
+
+
+def _said_credentials(
+    properties: Mapping[str, PropertyValue],
+) -> list[tuple[str, str, SecretFinding]]:
+    """``(key, value, finding)`` for each text value of ``properties`` (nested ones under
+    their own key, list items under their list's) that holds a credential read as ``key:
+    value``; one :func:`find_secrets` pass over all the lines in the common case of none."""
+    leaves = list(_leaves(properties))
+    if not leaves:
+        return []
+    lines = [f"{key}: {value}" for key, value in leaves]
+    if not find_secrets("\n".join(lines)):
+        return []
+    return [(key, value, finding) for (key, value), line in zip(leaves, lines, strict=True)
+            for finding in find_secrets(line)[:1]]
+
+
+def _leaves(properties: Mapping[str, PropertyValue]) -> Iterator[tuple[str, str]]:
+    for key, value in properties.items():
+        yield from _leaf(key, value)
+
+
+def _leaf(key: str, value: PropertyValue) -> Iterator[tuple[str, str]]:
+    if isinstance(value, str):
+        yield key, value
+    elif isinstance(value, list):
+        for item in value:
+            yield from _leaf(key, item)
+    elif isinstance(value, dict):
+        yield from _leaves(value)
+
+
+def _without(value: PropertyValue, secrets: set[str]) -> PropertyValue:
+    """``value`` with each text equal to a withheld one withheld too (``x: &p …`` aliased by
+    ``password: *p``: the anchor's own key names no credential)."""
+    if isinstance(value, str):
+        return REDACTED if value in secrets else value
+    if isinstance(value, list):
+        return [_without(item, secrets) for item in value]
+    if isinstance(value, dict):
+        return {k: _without(v, secrets) for k, v in value.items()}
+    return value
+
+
+def _text_without(text: str, secrets: set[str]) -> str:
+    return REDACTED if text in secrets else text
+
+
+def _key_line(head: str, key: str) -> int:
+    """The file line of the first line of the frontmatter block that sets ``key`` (the
+    fence's, 1, when none does as written)."""
+    for number, line in enumerate(head.split("\n")):
+        if line.lstrip(" -").strip("'\"").startswith(key) and ":" in line:
+            return number + 2
+    return 1
 
 
 def _redact_keeping_lines(text: str, findings: list[SecretFinding]) -> str:

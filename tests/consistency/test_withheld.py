@@ -112,3 +112,40 @@ def test_corpus_notes_are_chunked_exactly_as_before(corpora_dir: Path) -> None:
             assert withheld.found == (), (entry.path, withheld.found)
             assert withheld.note is note
             assert chunk_note(withheld.note) == chunk_note(note)
+
+
+@pytest.mark.parametrize(("head", "secret", "line"), [
+    # YAML reads a value the block's text does not show: an alias, a block list, a folded
+    # or literal scalar, an escape; English and Chinese keys
+    ("x: &p Hunter-Moon-22q\npassword: *p\n", "Hunter-Moon-22q", 3),
+    ("password:\n  - correct horse battery staple\n", "correct horse battery staple", 2),
+    ("password: >\n  Zebra-Lion-42x\n", "Zebra-Lion-42x", 2),
+    ("api_key: |\n  zq9Xv2Lm8RtY4wPk7NbC3sDf\n", "zq9Xv2Lm8RtY4wPk7NbC3sDf", 2),
+    ('password: "Zeb\\x72a-Lion-42q"\n', "Zebra-Lion-42q", 2),
+    ("密码:\n  - Abc12345xyz!\n", "Abc12345xyz!", 2),
+    ("登录: &k Abc12345xyz!\nlogin:\n  密码: *k\n", "Abc12345xyz!", 4),
+])
+def test_a_credential_yaml_reads_from_another_line_is_withheld(
+    head: str, secret: str, line: int,
+) -> None:
+    """A property's value as the index holds it (its properties, its first chunk's
+    ``key: value`` lines) is withheld even when the block's text shows no credential."""
+    note = parse_note("Login.md", f"---\n{head}type: \"[[Servers]]\"\n---\n".encode())
+    assert secret in repr(note.properties)
+    withheld = withhold_credentials(note)
+    assert secret not in _everything(withheld.note)
+    assert secret not in (withheld.note.frontmatter_raw or "")
+    assert [f.line for f in withheld.found] == [line]
+    assert "type: Servers" in chunk_note(withheld.note)[0].embed_text
+
+
+@pytest.mark.parametrize("head", [
+    "password_policy:\n  - at least twelve characters\n",
+    "token: &t bucket\nlimiter: *t\n",
+    "密码规则:\n  - 至少十二个字符\n",
+    "secret: >\n  the garden behind the house\n",
+])
+def test_look_alikes_read_through_yaml_stay_as_they_are(head: str) -> None:
+    note = parse_note("Policy.md", f"---\n{head}---\nText.\n".encode())
+    withheld = withhold_credentials(note)
+    assert withheld.note is note and withheld.found == ()
