@@ -82,7 +82,7 @@ from magma.note_bm25_files import NOTE_INDEX_FOLDER
 from magma.recalls import RecallLog
 from magma.search import SearchHit
 from magma.snippet_store import SnippetStore
-from magma.store import MagmaStore
+from magma.store import MagmaStore, index_dropped_at_open
 from magma.store_seal import SEAL_FILE
 from magma.versions import VersionArchive
 
@@ -141,6 +141,15 @@ def _index_store(settings: Settings) -> dict[str, Any]:
     return {**_shared_store(settings),
             "vector_index_above": settings.retrieval.ann_vectors_above,
             "index_cache_bytes": settings.storage.index_cache_mb * 2**20}
+
+
+def _last_sync_kept(store: MagmaStore, state_dir: Path) -> MagmaStore:
+    """``store``, and the record of the last sync taken away when its open dropped an older
+    dreamd's index: until the next sync, the vault is one not indexed yet (search, context
+    and dream say to run a sync, not "no results")."""
+    if index_dropped_at_open(store) is not None:
+        (state_dir / LAST_SYNC_FILE).unlink(missing_ok=True)
+    return store
 
 
 def _index_files(state: Path) -> dict[str, Any]:
@@ -357,10 +366,10 @@ class App:
         """The vault's index store as it is now (pending index writes not waited for)."""
         if self._given_store is not None:
             return self._given_store
-        return MagmaStore.open(
+        return _last_sync_kept(MagmaStore.open(
             self.store_uri, vault_path=str(self.vault_root), model_id=self.embedder.model_id,
             dims=self.embedder.dims, **_index_files(self.state_dir), **_index_store(self.settings),
-        )
+        ), self.state_dir)
 
     @cached_property
     def versions(self) -> VersionArchive:

@@ -253,9 +253,10 @@ class Indexing:
 
     def is_indexed(self) -> bool:
         """Has this vault been indexed at least once (and is its folder there)?"""
-        return self._app.vault_root.is_dir() and (
-            read_json(self._app.state_dir / LAST_SYNC_FILE) is not None
-            or bool(self._app.store.counts().files))
+        if not self._app.vault_root.is_dir():
+            return False
+        files = self._app.store.counts().files  # first: an older store's open drops the record
+        return bool(files) or read_json(self._app.state_dir / LAST_SYNC_FILE) is not None
 
     def require_indexed(self, action: str) -> None:
         """Raise ``VaultError`` (saying to run ``dreamd sync``) when the vault folder is

@@ -99,6 +99,7 @@ __all__ = [
     "chunk_vector_batches",
     "graph_file_rows",
     "graph_reads",
+    "index_dropped_at_open",
     "link_records",
     "maintenance_due",
     "search_filter",
@@ -1225,6 +1226,13 @@ def maintenance_due(store: MagmaStore) -> bool:
     """Whether :meth:`MagmaStore.maintain` has work worth its cost now
     (:meth:`StoreTables.maintenance_due`). Raises :class:`StoreError`."""
     return store._t.maintenance_due()
+
+
+def index_dropped_at_open(store: MagmaStore) -> int | None:
+    """The schema version of the index tables (files, chunks, links, edges) the
+    :meth:`MagmaStore.open` of ``store`` dropped, an older dreamd's (``None``: none dropped;
+    the next sync rebuilds them from the vault)."""
+    return store._t.upgraded_from
 
 
 def cache_bytes(store: MagmaStore) -> int:

@@ -254,6 +254,9 @@ class StoreTables:
         #: LanceDB's caches of the connection (``size_bytes``: what its index and metadata
         #: caches hold; ``None``: a connection made without one).
         self.session: Any = None
+        #: The schema version of the index tables this open dropped (``None``: none dropped;
+        #: the next sync rebuilds them from the vault).
+        self.upgraded_from: int | None = None
 
     @classmethod
     def open(cls, uri: str, *, vault_path: str, model_id: str, dims: int,
@@ -271,6 +274,7 @@ class StoreTables:
         except Exception as exc:
             reason = open_failure(exc, uri=uri, options=storage_options or {})
             raise StoreError(f"magma: open store {uri}: {reason}") from exc
+        upgraded_from: int | None = None
         try:
             meta_name = table_name("meta", device)
             if meta_name in existing:
@@ -279,8 +283,8 @@ class StoreTables:
                 if rows:
                     _check_meta(uri, rows[0], vault_path, model_id, dims)
                     if int(rows[0]["schema_version"]) < SCHEMA_VERSION:
-                        _drop_derived(db, meta, existing, int(rows[0]["schema_version"]),
-                                      device)
+                        upgraded_from = int(rows[0]["schema_version"])
+                        _drop_derived(db, meta, existing, upgraded_from, device)
             else:
                 meta = db.create_table(meta_name, schema=_meta_schema())
             if meta.count_rows() == 0:
@@ -309,6 +313,7 @@ class StoreTables:
                 edges=table("edges", _edges_schema()),
             )
             tables.session = session
+            tables.upgraded_from = upgraded_from
         except StoreMismatchError:
             raise
         except Exception as exc:

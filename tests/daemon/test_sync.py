@@ -597,3 +597,31 @@ def test_links_left_unresolved_by_a_crash_are_resolved_again_when_their_note_com
     assert fresh.store.unresolved_links(["P/a.md"]) == []
     edges = {(u, v, d["relation"]) for u, v, d in read_graph(fresh.store).edges(data=True)}
     assert ("note:P/a.md", "note:P/b.md", "links_to") in edges  # backlinks, dreamd graph
+
+
+def test_an_older_store_says_to_sync_until_a_sync_rebuilds_it(
+    vault: Path, make_app: Callable[..., tuple[App, object]],
+) -> None:
+    """After an upgrade of dreamd, the first open of the store drops its index tables: search
+    says to run a sync (not "no results"), in that process and the next, and the sync that
+    rebuilds the index takes the unchanged chunks' vectors from the embedding cache."""
+    import lancedb
+
+    from config.errors import VaultError
+    from magma.store_tables import SCHEMA_VERSION
+
+    first, _ = make_app(vault)
+    report = first.sync()
+    found = [h.path for h in first.search("kiln", limit=3)]
+    assert found
+    lancedb.connect(first.store_uri).open_table("meta").update(
+        values={"schema_version": SCHEMA_VERSION - 1})
+    for _ in range(2):  # the process that drops the tables, and the next one
+        upgraded, _ = make_app(vault)
+        with pytest.raises(VaultError, match="not been indexed yet; run: dreamd sync"):
+            upgraded.search("kiln", limit=3)
+    again, fake = make_app(vault)
+    rebuilt = again.sync()
+    assert rebuilt.added == report.added
+    assert fake.embedded == 0  # type: ignore[attr-defined]  # every vector from the cache
+    assert [h.path for h in again.search("kiln", limit=3)] == found

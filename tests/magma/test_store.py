@@ -13,7 +13,13 @@ import store_reads
 
 from ccb.model import FileEntry, Link, MemoryMeta, Note, Problem
 from config.errors import StoreError, StoreMismatchError
-from magma.store import ApplyStats, AttachmentRecord, MagmaStore, NoteRecord
+from magma.store import (
+    ApplyStats,
+    AttachmentRecord,
+    MagmaStore,
+    NoteRecord,
+    index_dropped_at_open,
+)
 
 NoteOf = Callable[..., Note]
 RecordOf = Callable[..., NoteRecord]
@@ -312,6 +318,7 @@ def test_older_schema_store_drops_its_index_tables_and_keeps_the_meta(
     lancedb.connect(uri).open_table("meta").update(values={"schema_version": 1})
     reopened = MagmaStore.open(uri, vault_path="/vault", model_id="fake-hash-v1", dims=64)
     assert reopened.counts().files == 0 and reopened.counts().chunks == 0
+    assert index_dropped_at_open(old) is None and index_dropped_at_open(reopened) == 1
     meta = lancedb.connect(uri).open_table("meta").to_arrow().to_pylist()
     assert len(meta) == 1 and meta[0]["schema_version"] == store_module.SCHEMA_VERSION
     reopened.apply(upserts=[record_of(note_of("A.md", "alpha text"))])
