@@ -95,7 +95,8 @@ class CatalogueEntry:
     range); ``layer`` 1–5; ``prior`` its importance prior; ``salient``
     whether its name or description carries a salience word; ``template`` whether it is a
     template (:func:`is_template_note`), which has neither day: it is a blank form, not a
-    note of a day.
+    note of a day; ``mtime_ns`` its file's modification time (0: unknown), which dates it
+    when nothing else does and it was not written in a bulk write (:mod:`magma.file_dates`).
     """
 
     path: str
@@ -115,6 +116,7 @@ class CatalogueEntry:
     prior: float
     salient: bool
     template: bool = False
+    mtime_ns: int = 0
 
 
 @dataclass(slots=True)
@@ -367,7 +369,12 @@ def follow_snapshot(store: MagmaStore, snap: Snapshot, delta: StoreDelta,
         _drop(postings, _posting_tokens(old), old.path)
         _drop(names, _name_keys(old), old.path)
     catalogue = store.catalogue_rows(changed).to_pylist()
-    bulk = bulk_writes(row["mtime_ns"] for row in catalogue)  # (a pull, a sync: one batch)
+    # The bursts of the whole store, as a full read finds them: a rename keeps its file
+    # time, and a copy the watcher splits over batches comes in parts.
+    bulk = bulk_writes([e.mtime_ns for e in entries.values()]
+                       + [row["mtime_ns"] for row in catalogue])
+    if not bulk.same(bulk_writes(e.mtime_ns for e in snap.entries.values())):
+        entries.update(_redated(entries.values(), bulk, zone))
     for row in catalogue:
         entry = _entry(row, memory_text, zone, templates, bulk)
         entries[entry.path] = entry
@@ -514,7 +521,22 @@ def _entry(row: Mapping[str, Any], memory_text: Mapping[str, str], zone: tzinfo,
         memory_type=memory_type, memory_id=row["memory_id"], name=row["memory_name"],
         description=row["memory_description"], owner=row["owner"], properties=props,
         dated=dated, day=day, layer=layer, prior=type_prior(layer, memory_type, text),
-        salient=is_salient(text), template=template)
+        salient=is_salient(text), template=template, mtime_ns=row["mtime_ns"] or 0)
+
+
+def _redated(entries: Iterable[CatalogueEntry], bulk: BulkWrites, zone: tzinfo
+             ) -> dict[str, CatalogueEntry]:
+    """The ``entries`` dated by their file whose day changes with the store's ``bulk``
+    writes (:func:`_entry`), by path, with their new day."""
+    out: dict[str, CatalogueEntry] = {}
+    for entry in entries:
+        if entry.dated is not None or entry.template or not entry.mtime_ns:
+            continue
+        day = None if bulk.holds(entry.mtime_ns) else \
+            datetime.fromtimestamp(entry.mtime_ns / 1e9, zone).date()
+        if day != entry.day:
+            out[entry.path] = replace(entry, day=day)
+    return out
 
 
 def _labels(entry: CatalogueEntry) -> list[str]:

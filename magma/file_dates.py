@@ -45,6 +45,11 @@ class BulkWrites:
         at = int(np.searchsorted(self.starts, mtime_ns, side="right")) - 1
         return at >= 0 and mtime_ns <= int(self.ends[at])
 
+    def same(self, other: BulkWrites) -> bool:
+        """Are these the bursts of ``other``?"""
+        return bool(np.array_equal(self.starts, other.starts)
+                    and np.array_equal(self.ends, other.ends))
+
 
 NO_BURSTS = BulkWrites(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
 

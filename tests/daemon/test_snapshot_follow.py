@@ -169,3 +169,42 @@ def test_another_writer_s_commit_is_read_whole(
     assert_same(app.retriever.snapshot(), app)
     assert _found(app, "zqotherword")[:1] == [rel]
     app.close()
+
+
+def test_a_note_of_a_copied_vault_followed_after_a_rename_is_dated_as_a_full_read_dates_it(
+        vault: Path, make_app: MakeApp) -> None:
+    """A copy of the vault is one bulk write (:mod:`magma.file_dates`): its undated notes have
+    no day. A rename keeps the file time, and a copy the watcher splits over batches comes in
+    parts: followed, each note is dated as a full read of the store dates it."""
+    import os
+    from datetime import datetime
+
+    copied_at = datetime(2026, 3, 2, 9, 30).timestamp()
+    notes = sorted(vault.rglob("*.md"))
+    for i, note in enumerate(notes):
+        os.utime(note, (copied_at + i / 1000, copied_at + i / 1000))
+    app, _ = make_app(vault, **{"retrieval.progressive_search.enabled": False})
+    app.sync()
+    syncer = app.make_syncer()
+    assert app.search("warm up", limit=1, count_recall=False) is not None
+    snap = app.retriever.snapshot()
+    undated = sorted(p for p, e in snap.entries.items() if e.memory_type is None
+                     and e.dated is None and not e.template and "/" not in p)
+    assert undated and all(snap.entries[p].day is None for p in undated)
+
+    # a rename (the file time goes with the file)
+    (vault / undated[0]).rename(vault / f"Renamed {undated[0]}")
+    syncer.sync_paths({undated[0], f"Renamed {undated[0]}"})
+    followed = app.retriever.snapshot()
+    assert followed.entries[f"Renamed {undated[0]}"].day is None
+    assert_same(followed, app)
+
+    # more notes of the same copy, come in a later batch
+    late = [vault / f"Late {i}.md" for i in range(5)]
+    for i, path in enumerate(late):
+        path.write_text(f"Late note {i}.\n", encoding="utf-8")
+        stamp = copied_at + (len(notes) + i) / 1000
+        os.utime(path, (stamp, stamp))
+    syncer.sync_paths({path.name for path in late})
+    assert_same(app.retriever.snapshot(), app)
+    app.close()
