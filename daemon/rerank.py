@@ -250,8 +250,9 @@ HISTORY_FACTOR = 0.5
 #: user's books put kepano's Book Template first. Halved, as a hidden memory is (our choice):
 #: after the notes that answer, before the ones that do not.
 TEMPLATE_FACTOR = 0.5
-#: A question that asks for a template ("my meeting template", "会议模板").
-ASKS_TEMPLATE = re.compile(r"(?i)templates?\b|模板|模版")
+#: A question that asks for a template ("my meeting template", "会议模板", "templating
+#: the weekly review", "my Templater scripts", "会議のテンプレート").
+ASKS_TEMPLATE = re.compile(r"(?i)\btemplat|模板|模版|テンプレ")
 
 #: The lists whose notes get :data:`PRIORITY_BONUS` under each strategy: CCB leads with its
 #: name matches, not with the time range's notes (ranked by date, they are no match).

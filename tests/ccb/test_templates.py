@@ -71,3 +71,21 @@ def test_the_daily_notes_template_and_the_folder_are_the_places(tmp_path: Path) 
 ])
 def test_placeholders(text: str, expected: bool) -> None:
     assert has_placeholder(text) is expected
+
+
+@pytest.mark.parametrize(("content", "places"), [
+    ({"templates_folder": "Meta/Forms", "trigger_on_file_creation": True}, {"Meta/Forms/"}),
+    ({"templates_folder": "/模板库/"}, {"模板库/"}),
+    ({"templates_folder": ""}, set()),  # Templater's default: no folder
+    ({"templates_folder": "../elsewhere"}, set()),
+    ({"folder": "Meta/Forms"}, set()),  # the core plugin's key, not Templater's
+])
+def test_the_templater_plugin_s_folder_is_a_template_place(
+        tmp_path: Path, content: object, places: set[str]) -> None:
+    settings = tmp_path / ".obsidian" / "plugins" / "templater-obsidian" / "data.json"
+    settings.parent.mkdir(parents=True)
+    settings.write_text(json.dumps(content), encoding="utf-8")
+    assert template_locations(tmp_path) == places
+    (tmp_path / ".obsidian" / "templates.json").write_text('{"folder":"Tpl"}',
+                                                          encoding="utf-8")
+    assert template_locations(tmp_path) == places | {"Tpl/"}

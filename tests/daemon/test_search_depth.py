@@ -143,3 +143,57 @@ def test_a_chinese_term_no_note_matches_by_meaning_is_found_by_its_words(
     fused, had ranked that note below four that hold neither word together."""
     hits = help_zh_meaning.search("提交信息", limit=5, count_recall=False, now=NOW)
     assert hits[0].path == "快速入门/同步笔记.md", [h.path for h in hits]
+
+
+@pytest.mark.parametrize(("query", "asks"), [
+    ("my book template", True),
+    ("which templates do I have", True),
+    ("templating the weekly review", True),
+    ("my Templater scripts for meetings", True),
+    ("读书笔记模板", True),
+    ("会议模版", True),
+    ("会議のテンプレート", True),
+    ("which books have I read", False),
+    ("我读过哪些书", False),
+    ("contemplating a move to Kyoto", False),  # a word that holds the letters, not the word
+])
+def test_a_question_asks_for_a_template_in_any_form_of_the_word(query: str, asks: bool) -> None:
+    from daemon.rerank import ASKS_TEMPLATE
+
+    assert (ASKS_TEMPLATE.search(query) is not None) is asks
+
+
+def test_the_templater_folder_holds_templates_and_a_note_about_templates_is_a_note(
+        tmp_path: Path, make_app: Callable[..., tuple[App, TokenHashEmbedder]]) -> None:
+    """Templater's folder (``plugins/templater-obsidian/data.json``) holds templates, which come
+    after the notes unless the question asks for one; a note titled "Template engines
+    compared" is a note. The FAKE embedder: the test is about which notes are templates."""
+    vault = tmp_path / "vault"
+    (vault / "Meta" / "Forms").mkdir(parents=True)
+    (vault / "References").mkdir()
+    (vault / "Notes").mkdir()
+    templater = vault / ".obsidian" / "plugins" / "templater-obsidian" / "data.json"
+    templater.parent.mkdir(parents=True)
+    templater.write_text(json.dumps({"templates_folder": "Meta/Forms"}), encoding="utf-8")
+    (vault / "Meta" / "Forms" / "Book.md").write_text(
+        "---\ncategories:\n  - \"[[Books]]\"\nauthor:\n---\n## Books notes\n", encoding="utf-8")
+    (vault / "References" / "Dune.md").write_text(
+        "---\ncategories:\n  - \"[[Books]]\"\nauthor: \"[[Frank Herbert]]\"\n---\n",
+        encoding="utf-8")
+    (vault / "Notes" / "Template engines compared.md").write_text(
+        "Jinja and Mako templates for books and pages: Jinja wins.\n", encoding="utf-8")
+    app, _ = make_app(vault)
+    try:
+        app.sync()
+        entries = app.retriever.entries()
+        assert entries["Meta/Forms/Book.md"].template
+        assert not entries["Notes/Template engines compared.md"].template
+        assert not entries["References/Dune.md"].template
+        why = {h.path: h.why for h in app.search("books", limit=5, count_recall=False)}
+        assert "a template, not asked for" in why["Meta/Forms/Book.md"]
+        assert "a template, not asked for" not in why["Notes/Template engines compared.md"]
+        asked = {h.path: h.why for h in app.search("templating books", limit=5,
+                                                   count_recall=False)}
+        assert "a template, not asked for" not in asked["Meta/Forms/Book.md"]
+    finally:
+        app.close()
