@@ -514,7 +514,9 @@ class NoteBm25Builder:
     is saved and served memory-mapped, its lexicon left on disk until the next build, once
     :data:`SAVE_GAP_S` has passed since the saved one was written (else it serves from the
     heap and is saved when the gap has passed, or by :meth:`close`), and at once when this
-    builder has served none from its files yet (a start that found the saved one stale).
+    builder has served none from its files yet (a start that found the saved one stale). A
+    save that failed (a full disk, a read-only folder) is tried again once the gap has
+    passed since, not at every build.
     ``current()`` gives the key of the store's snapshot now (its table versions,
     :meth:`magma.store.MagmaStore.versions`): the index of an older one is not saved, as a
     forget since may have taken one of its notes.
@@ -540,6 +542,7 @@ class NoteBm25Builder:
         self._held: _Held | None = None  # the newest index built and not saved yet
         self._timer: threading.Timer | None = None  # saves _held once SAVE_GAP_S passed
         self._mapped_once = False  # has this process served an index read from its files?
+        self._failed_at: float | None = None  # when a save last failed (time.time())
 
     def generation(self) -> int:
         """The forgets counted by the saved index's folder
@@ -717,6 +720,8 @@ class NoteBm25Builder:
         # serves an index: a start that found the saved one stale would otherwise hold the
         # rebuilt one in the heap for up to SAVE_GAP_S (100,000 notes: ~450 MB of RSS)
         written = self._files.written() if self._mapped_once else None
+        if self._failed_at is not None:  # a full disk, a read-only folder: not at every build
+            written = max(written or 0.0, self._failed_at)
         wait_s = 0.0 if written is None else SAVE_GAP_S - (time.time() - written)
         if wait_s > 0:  # saved later (a timer, or the close)
             self._held = _Held(fingerprint, notes, built, generation)
@@ -738,7 +743,9 @@ class NoteBm25Builder:
                                      generation)
         except (OSError, ValueError) as error:  # a full disk: the index serves from the heap
             log.warning("search.note_bm25_not_saved", error=str(error))
+            self._failed_at = time.time()  # tried again once SAVE_GAP_S has passed
             return None
+        self._failed_at = None
         if saved is None:
             return None
         log.info("search.note_bm25_saved", notes=len(saved.paths),

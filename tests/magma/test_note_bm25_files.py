@@ -412,3 +412,35 @@ def test_a_start_that_finds_the_saved_index_stale_saves_its_rebuild_at_once(
         assert stats(folder) == saved
     finally:
         start.close(save=False)
+
+
+def test_a_save_that_fails_is_tried_again_after_the_gap_not_at_every_build(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A full disk or a read-only data folder: the index serves from the heap, and the next
+    builds (each edit) do not write it again (≈400 MB at 100,000 notes) until SAVE_GAP_S has
+    passed since the save that failed."""
+    import errno
+
+    import magma.note_bm25 as note_bm25
+
+    tried: list[str] = []
+
+    def full(self: NoteBm25Files, fingerprint: str, *args: object) -> None:
+        tried.append(fingerprint)
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(NoteBm25Files, "save", full)
+    builder = NoteBm25Builder(Reads(), NoteBm25Files(tmp_path / "note-bm25"))
+    try:
+        with capture_logs() as logs:
+            for n in range(3):  # a start, then two edits
+                notes: NoteSpec = {**NOTES, "pottery.md": (f"Kilns {n}", ["h3"])}
+                served = builder._build(lambda notes=notes: notes)  # type: ignore[misc]
+                assert served is not None and top(served, "kilns") == ["pottery.md"]
+        assert len(tried) == 1
+        assert [e["event"] for e in logs].count("search.note_bm25_not_saved") == 1
+        monkeypatch.setattr(note_bm25.time, "time", lambda: 4e9)  # the gap has passed
+        builder._build(lambda: {**NOTES, "pottery.md": ("Kilns 4", ["h3"])})
+        assert len(tried) == 2
+    finally:
+        builder.close(save=False)
