@@ -255,8 +255,9 @@ class Indexing:
         """Has this vault been indexed at least once (and is its folder there)?"""
         if not self._app.vault_root.is_dir():
             return False
-        files = self._app.store.counts().files  # first: an older store's open drops the record
-        return bool(files) or read_json(self._app.state_dir / LAST_SYNC_FILE) is not None
+        self._app.open_store  # noqa: B018  (first: an older store's open drops the record)
+        return read_json(self._app.state_dir / LAST_SYNC_FILE) is not None \
+            or bool(self._app.store.counts().files)
 
     def require_indexed(self, action: str) -> None:
         """Raise ``VaultError`` (saying to run ``dreamd sync``) when the vault folder is
