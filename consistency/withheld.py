@@ -91,7 +91,7 @@ def withhold_credentials(note: Note) -> Withheld:
         note,
         body=_redact_keeping_lines(note.body, in_body),
         frontmatter_raw=raw if note.frontmatter_raw is not None else None,
-        properties={key: _without(_property(key, value), secrets)
+        properties={redact_secrets(key): _without(_property(key, value), secrets)
                     for key, value in note.properties.items()},
         tags=tuple(_text_without(redact_secrets(tag), secrets) for tag in note.tags),
         aliases=tuple(_text_without(redact_secrets(alias), secrets) for alias in note.aliases),
@@ -188,8 +188,8 @@ def _property(key: str, value: PropertyValue) -> PropertyValue:
             else REDACTED
     if isinstance(value, list):
         return [_property(key, item) for item in value]
-    if isinstance(value, dict):
-        return {k: _property(k, v) for k, v in value.items()}
+    if isinstance(value, dict):  # (a key may be the credential: ``ghp_…: deploy``)
+        return {redact_secrets(k): _property(k, v) for k, v in value.items()}
     return value
 
 

@@ -149,3 +149,16 @@ def test_look_alikes_read_through_yaml_stay_as_they_are(head: str) -> None:
     note = parse_note("Policy.md", f"---\n{head}---\nText.\n".encode())
     withheld = withhold_credentials(note)
     assert withheld.note is note and withheld.found == ()
+
+
+@pytest.mark.parametrize("head", [
+    f"{KEY}: github deploy\n",
+    f"keys:\n  {KEY}: github deploy\n",
+    f"{KEY}:\n  - deploy\n",
+])
+def test_a_credential_written_as_a_property_s_name_is_withheld(head: str) -> None:
+    note = parse_note("Keys.md", f"---\n{head}owner: \"[[Ops]]\"\n---\nBody.\n".encode())
+    withheld = withhold_credentials(note)
+    assert KEY not in _everything(withheld.note)
+    assert KEY not in repr(withheld.note.properties)
+    assert withheld.note.properties["owner"] == "[[Ops]]"
