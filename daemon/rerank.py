@@ -250,6 +250,10 @@ HISTORY_FACTOR = 0.5
 #: user's books put kepano's Book Template first. Halved, as a hidden memory is (our choice):
 #: after the notes that answer, before the ones that do not.
 TEMPLATE_FACTOR = 0.5
+#: What ``--explain`` says of the recency of a note without a known day (no date of its own,
+#: and a file time that says nothing: a template, a file written in a copy of the vault,
+#: :mod:`magma.file_dates`), which ``recency 0.00`` would read as a very old note.
+RECENCY_NONE = "recency: none, no date known"
 #: A question that asks for a template ("my meeting template", "会议模板", "templating
 #: the weekly review", "my Templater scripts", "会議のテンプレート").
 ASKS_TEMPLATE = re.compile(r"(?i)\btemplat|模板|模版|テンプレ")
@@ -435,7 +439,7 @@ class Reranker:
             scores[path] = score
             notes[path] = [*extra, f"importance {weight:.2f}",
                            "recency: not counted, a time is named" if dated
-                           else f"recency {fresh:.2f}"]
+                           else RECENCY_NONE if last is None else f"recency {fresh:.2f}"]
         return scores, notes, recent
 
     def _hit(self, snap: Snapshot, text: str, found: _Found, path: str, value: float,

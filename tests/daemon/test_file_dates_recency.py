@@ -39,5 +39,12 @@ def test_a_copy_dates_no_note_and_an_edit_dates_its_note(vault: Path, make_app: 
         assert date(2026, 3, 2) not in {e.day for e in entries.values()}
         dated = [e for e in entries.values() if e.dated is not None]
         assert dated and all(e.day == e.dated for e in dated)  # their own dates stay
+        # --explain says a copied note has no date, not that it is very old
+        why = {h.path: h.why for h in app.search("reading list books", limit=10,
+                                                 count_recall=False)}
+        assert "recency: none, no date known" not in why["Reading list.md"]
+        copied = [p for p in why if entries[p].day is None]
+        assert copied and all("recency: none, no date known" in why[p] for p in copied)
+        assert all(not w.startswith("recency 0.00") for p in copied for w in why[p])
     finally:
         app.close()

@@ -85,7 +85,7 @@ def test_a_template_has_no_day_and_no_recency(kepano: tuple[App, Path]) -> None:
     hits = app.search("meeting notes", limit=10, count_recall=False, now=NOW)
     for hit in hits:
         if hit.path.startswith("Templates/"):
-            assert "recency 0.00" in hit.why, hit
+            assert "recency: none, no date known" in hit.why, hit
 
 
 def test_the_configured_templates_folder_and_a_placeholder_mark_a_template(
