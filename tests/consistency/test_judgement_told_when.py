@@ -14,14 +14,12 @@ apart: another person, a visit, a plan, another activity, another value.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from judged_pairs import judged_as, remembered_pair
+from judged_pairs import judged_as, remembered, remembered_pair
 
 from ccb.parse import parse_note
-from daemon.app import App, load
 from magma.embedder import UniversalSentenceEncoder
 
 
@@ -98,23 +96,6 @@ def test_a_fact_told_twice_then_changed(real_embedder: UniversalSentenceEncoder,
     judged_as(real_embedder, old, new, None, verdict)
 
 
-def _remembered(real_embedder: UniversalSentenceEncoder, tmp_path: Path,
-                texts: list[str]) -> tuple[Path, list]:
-    """Each of ``texts`` remembered a month apart (type ``user``, no subject) through the
-    real model into a real store: ``(the Memory folder, the results)``."""
-    vault = tmp_path / "vault"
-    (vault / "Memory").mkdir(parents=True)
-    app = App.create(load(None, None, {"vault.path": str(vault),
-                                       "storage.data_dir": str(tmp_path / "data")}),
-                     embedder=real_embedder)
-    try:
-        results = [app.memories(clock=lambda m=month: datetime(2026, m, 1, 9, tzinfo=UTC))
-                   .remember(text, type="user") for month, text in enumerate(texts, start=6)]
-    finally:
-        app.close()
-    return vault / "Memory", results
-
-
 @pytest.mark.parametrize(("first", "again", "change"), [
     ("I live in Berlin.", "I'm based in Berlin.", "I moved to Lisbon."),
     ("我住在上海。", "我家在上海。", "我搬到深圳了。"),
@@ -123,7 +104,7 @@ def _remembered(real_embedder: UniversalSentenceEncoder, tmp_path: Path,
 def test_remember_supersedes_a_merged_fact(real_embedder: UniversalSentenceEncoder,
                                            tmp_path: Path, first: str, again: str,
                                            change: str) -> None:
-    folder, results = _remembered(real_embedder, tmp_path, [first, again, change])
+    folder, results = remembered(real_embedder, tmp_path, [first, again, change])
     assert [r.action for r in results] == ["created", "updated", "superseded"]
     merged = parse_note(results[0].path, (folder.parent / results[0].path).read_bytes())
     assert merged.memory is not None and merged.memory.valid_to is not None

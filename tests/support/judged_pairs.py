@@ -32,20 +32,28 @@ def judged_as(real_embedder: UniversalSentenceEncoder, old: str, new: str,
         assert got == verdict
 
 
-def remembered_pair(real_embedder: UniversalSentenceEncoder, tmp_path: Path, old: str,
-                    new: str, subject: str | None = None) -> tuple[Path, Any, Any]:
-    """``old`` (remembered on Jun 1) then ``new`` (Jul 1), type ``user`` under ``subject``,
-    through ``remember`` with the real model into a real store in a new vault under
-    ``tmp_path``: ``(the vault's Memory folder, the first result, the second)``."""
+def remembered(real_embedder: UniversalSentenceEncoder, tmp_path: Path, texts: list[str],
+               subject: str | None = None) -> tuple[Path, list[Any]]:
+    """Each of ``texts`` remembered a month apart from Jun 1, type ``user`` under
+    ``subject``, through ``remember`` with the real model into a real store in a new vault
+    under ``tmp_path``: ``(the vault's Memory folder, the results)``."""
     vault = tmp_path / "vault"
     (vault / "Memory").mkdir(parents=True)
     app = App.create(load(None, None, {"vault.path": str(vault),
                                        "storage.data_dir": str(tmp_path / "data")}),
                      embedder=real_embedder)
     try:
-        first, second = (app.memories(clock=lambda m=month: datetime(2026, m, 1, 9, tzinfo=UTC))
-                         .remember(text, type="user", subject=subject)
-                         for month, text in ((6, old), (7, new)))
+        results = [app.memories(clock=lambda m=month: datetime(2026, m, 1, 9, tzinfo=UTC))
+                   .remember(text, type="user", subject=subject)
+                   for month, text in enumerate(texts, start=6)]
     finally:
         app.close()
-    return vault / "Memory", first, second
+    return vault / "Memory", results
+
+
+def remembered_pair(real_embedder: UniversalSentenceEncoder, tmp_path: Path, old: str,
+                    new: str, subject: str | None = None) -> tuple[Path, Any, Any]:
+    """``old`` (remembered on Jun 1) then ``new`` (Jul 1), as :func:`remembered`:
+    ``(the vault's Memory folder, the first result, the second)``."""
+    folder, (first, second) = remembered(real_embedder, tmp_path, [old, new], subject)
+    return folder, first, second
