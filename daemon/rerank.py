@@ -318,13 +318,18 @@ class Reranker:
         fusion = self._settings.fusion
 
         forms: dict[str, CopyForm | None] = {}
+        by_text: dict[str, CopyForm] = {}
 
         def form(path: str) -> CopyForm | None:
             # each candidate's text normalised once a search: copies of one note are asked
-            # about with each other again and again (at 100,000 notes, ~27 pairs a search)
+            # about with each other again and again (at 100,000 notes, ~27 pairs a search),
+            # and a text its copies share once (the same object: a copy at once)
             if path not in forms:
                 chunk = found.chunks.get(path)
-                forms[path] = None if chunk is None else copy_form(chunk.body or chunk.text)
+                text = None if chunk is None else chunk.body or chunk.text
+                if text is not None and text not in by_text:
+                    by_text[text] = copy_form(text)
+                forms[path] = None if text is None else by_text[text]
             return forms[path]
 
         def is_copy(a: str, b: str) -> bool:
@@ -332,7 +337,8 @@ class Reranker:
             # pair (translations of one note sit close: dozens of pairs a search)
             self._read_texts(snap, found, paths)
             first, second = form(a), form(b)
-            return first is not None and second is not None and same_copy(first, second)
+            return first is not None and second is not None and (
+                first is second or same_copy(first, second))
 
         duplicate_at = (fusion.semantic_similarity_threshold
                         if fusion.enable_semantic_deduplication and not include_hidden
@@ -489,13 +495,18 @@ def _words_of(form: CopyForm) -> tuple[tuple[str, ...], tuple[str, ...], frozens
 
 def _candidate_vectors(snap: Snapshot, found: _Found, paths: Sequence[str]
                        ) -> dict[str, np.ndarray]:
-    """Every candidate's vector: its chunk's (full text gave one) or, from the in-memory
-    index, its best chunk's by cosine (the text is read for the hits only)."""
+    """Every candidate's vector, from the in-memory index: its row's (the vector list's),
+    its chunk's (the one full text found: its row, else the vector the store gave with it),
+    or its best chunk's by cosine (the text is read for the hits only)."""
     vectors: dict[str, np.ndarray] = {}
     for path in paths:
         chunk = found.chunks.get(path)
-        if path in found.rows:
-            vectors[path] = snap.chunk_vectors.rows(found.rows[path])
+        row = found.rows.get(path)
+        if row is None and chunk is not None:
+            row = next((r for r in snap.rows_by_path.get(path, ())
+                        if snap.chunk_ids[r] == chunk.chunk_id), None)
+        if row is not None:
+            vectors[path] = snap.chunk_vectors.rows(row)
         elif chunk is not None and chunk.vector is not None:
             vectors[path] = np.asarray(chunk.vector, dtype=np.float32)
         else:

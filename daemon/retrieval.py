@@ -708,7 +708,7 @@ class Retriever:
         # handed to the pool, or run here when no worker is free (:mod:`daemon.pool_call`)
         words_future = PoolCall(self._pool, partial(
             self._store.fulltext_candidates, text, limit=n, memory_types=memory_types,
-            path_prefix=path_prefix, owner=owner, with_vectors=True))
+            path_prefix=path_prefix, owner=owner))  # (vectors: the in-memory rows')
         filtered = (memory_types is not None or bool(path_prefix) or owner is not None
                     or layered)
         where = search_filter(memory_types, path_prefix, owner)
