@@ -80,11 +80,13 @@ class IvfKeeper:
         self._folder = folder
         self._job: _Job | None = None
         self._lock = threading.Lock()
+        self._failed: object = None  # the rows whose work failed: not tried again
 
     def adopt(self, snap: Snapshot) -> Snapshot:
         """``snap`` searching its IVF when the work it needs is done (a new snapshot, the
         store's index no longer asked), else ``snap`` itself, the work started if none is
-        under way."""
+        under way (and none failed for these rows: the store's index goes on answering
+        them, and rows read whole or stacked again try once more)."""
         work = snap.ivf_wanted
         if work is None:
             return snap
@@ -95,8 +97,10 @@ class IvfKeeper:
                 ready = self._ready(job, snap)
                 if isinstance(ready, RowPartitions):
                     return replace(snap, partitions=ready, ivf_wanted=None, ann=None)
+                if ready is None:
+                    self._failed = job.lineage
                 work = ready or work
-            if self._job is None:
+            if self._job is None and snap.lineage is not self._failed:
                 self._job = self._start(snap, work)
         return snap
 

@@ -206,3 +206,24 @@ def test_the_store_index_answers_while_the_ivf_trains_then_the_ivf_does(
     assert [h.path for h in app.search("zanzibar ferry harbour", limit=1,
                                        count_recall=False)] == ["Projects/Zanzibar ferry.md"]
     app.close()
+
+
+def test_a_training_that_fails_leaves_the_store_index_answering_and_is_not_retried(
+        vault: Path, make_app: Builder, monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[int] = []
+
+    def broken(vectors: object, seed: int = 0) -> object:
+        calls.append(1)
+        raise MemoryError("no room for the sample")
+
+    monkeypatch.setattr(ivf_keeper, "trained", broken)
+    app, _ = make_app(vault, **IVF)
+    app.sync()
+    assert not app.retriever.wait_for_ivf(30)
+    for _ in range(3):
+        snap = app.retriever.snapshot()
+        assert snap.partitions is None and snap.ann is not None
+        assert app.search("reading list books", limit=3, count_recall=False)
+    assert app.retriever.wait_for_ivf(0) is False
+    assert calls == [1]
+    app.close()
