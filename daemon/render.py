@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import asdict
@@ -476,8 +477,10 @@ def _add_store_rows(table: Table, data: dict[str, Any], zone: tzinfo) -> None:
     sync, and the index's counts, each named in words (``--json`` keeps the keys)."""
     for key in ("vault", "store", "state_dir", "last_sync"):
         value = data.get(key)
+        never = f"never (index it: dreamd sync {shlex.quote(str(data.get('vault')))})" \
+            if key == "last_sync" else "never"
         table.add_row(_STATUS_LABELS.get(key, key), shown(
-            "never" if not value else local_stamp(value, zone) if key == "last_sync"
+            never if not value else local_stamp(value, zone) if key == "last_sync"
             else str(value)))
     if data.get("last_sync_duration_s") is not None:
         table.add_row("last sync took", f"{data['last_sync_duration_s']} s")

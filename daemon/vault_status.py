@@ -33,7 +33,11 @@ def vault_status(*, vault: Path, store_uri: str, state_dir: Path, settings: Sett
     ``memory_index_record`` is the record of ``MEMORY.md``'s last build (what it left out);
     ``vector_index()`` the type of the store's vector index, ``None`` without one (asked
     only once the vault was synced)."""
+    # the counts first: the open of an older dreamd's index drops it and the record of its
+    # last sync, so the status says "never" and counts nothing until a sync rebuilds it
+    counted: dict[str, int] = counts() if (state_dir / LAST_SYNC_FILE).exists() else {}
     last = read_json(state_dir / LAST_SYNC_FILE)
+    counted = counted if last is not None else {}
     daemon = None
     holder = current_holder(state_dir)
     if holder is not None and (holder.is_daemon or not holder.pid):
@@ -43,7 +47,6 @@ def vault_status(*, vault: Path, store_uri: str, state_dir: Path, settings: Sett
         found = read_json(state_dir / DAEMON_STATUS_FILE)
         daemon = found if found and (not holder.pid or found.get("pid") == holder.pid) \
             else {"state": "starting"}
-    counted: dict[str, int] = counts() if last is not None else {}
     return StatusReport(
         vault=str(vault),
         store=store_uri,

@@ -206,3 +206,24 @@ def test_status_says_each_time_of_the_daemons_work_in_the_users_zone() -> None:
     assert "last check: 2026-12-07 14:10:00 JST: clean; 0 repaired" in lines
     assert "last batch: 2026-12-07 14:11:00 JST: 2 files in 80 ms" in lines
     assert "last dream: 2026-12-07 03:30:00 JST" in lines
+
+
+@pytest.mark.parametrize("vault", ["/home/me/notes", "/Users/王/笔记 库"])
+def test_status_of_a_vault_never_synced_says_how_to_index_it(vault: str) -> None:
+    """``last sync: never`` (a new vault, or one whose older index an upgrade of dreamd
+    dropped) said nothing of what to do; it names the command, with the vault's path as a
+    shell reads it (a space in it quoted)."""
+    import io
+    import shlex
+
+    from rich.console import Console
+
+    from daemon import render
+    from daemon.status import StatusReport
+
+    buffer = io.StringIO()
+    render.print_status(Console(file=buffer, width=200), StatusReport(
+        vault=vault, store="/s/lancedb", state_dir="/s", last_sync=None,
+        last_sync_duration_s=None, counts={}), ZoneInfo("UTC"))
+    lines = buffer.getvalue().splitlines()
+    assert f"last sync: never (index it: dreamd sync {shlex.quote(vault)})" in lines

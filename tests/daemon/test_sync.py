@@ -618,6 +618,8 @@ def test_an_older_store_says_to_sync_until_a_sync_rebuilds_it(
         values={"schema_version": SCHEMA_VERSION - 1})
     for _ in range(2):  # the process that drops the tables, and the next one
         upgraded, _ = make_app(vault)
+        status = upgraded.status()  # first: no last sync, nothing counted, no old problems
+        assert (status.last_sync, status.counts, status.problems) == (None, {}, ())
         with pytest.raises(VaultError, match="not been indexed yet; run: dreamd sync"):
             upgraded.search("kiln", limit=3)
     again, fake = make_app(vault)
