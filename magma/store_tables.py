@@ -209,8 +209,13 @@ def _drop_derived(
             db.drop_table(name)
             existing.discard(name)
     meta.update(values={"schema_version": SCHEMA_VERSION})
-    log.warning("store.schema_upgrade", old=old_version, new=SCHEMA_VERSION,
-                action="index tables dropped; the next sync rebuilds them from the vault")
+    log.warning("store.schema_upgrade",
+                error="this dreamd indexes notes differently from the one that built the "
+                "index, so the index was emptied; your notes and memories are untouched",
+                old=old_version, new=SCHEMA_VERSION,
+                hint="run dreamd sync to rebuild it (text indexed before is not embedded "
+                "again while the embedding cache holds it); a running daemon rebuilds it "
+                "by itself")
 
 
 def _check_meta(

@@ -308,7 +308,9 @@ def test_older_schema_store_drops_its_index_tables_and_keeps_the_meta(
     tmp_path: Path, note_of: NoteOf, record_of: RecordOf
 ) -> None:
     import lancedb
+    from structlog.testing import capture_logs
 
+    from daemon.logs import human_line
     from magma import store as store_module
 
     uri = str(tmp_path / "magma")
@@ -316,8 +318,16 @@ def test_older_schema_store_drops_its_index_tables_and_keeps_the_meta(
     old.apply(upserts=[record_of(note_of("A.md", "alpha text"))])
     assert old.counts().files == 1
     lancedb.connect(uri).open_table("meta").update(values={"schema_version": 1})
-    reopened = MagmaStore.open(uri, vault_path="/vault", model_id="fake-hash-v1", dims=64)
+    with capture_logs() as logs:
+        reopened = MagmaStore.open(uri, vault_path="/vault", model_id="fake-hash-v1", dims=64)
     assert reopened.counts().files == 0 and reopened.counts().chunks == 0
+    # what the person at the command line reads: what happened, that nothing of theirs
+    # went, and what to do
+    (upgrade,) = [e for e in logs if e["event"] == "store.schema_upgrade"]
+    line = human_line(None, "warning", {**upgrade, "level": "warning"})
+    assert "the index was emptied; your notes and memories are untouched" in line
+    assert line.endswith("a running daemon rebuilds it by itself")
+    assert "; run dreamd sync to rebuild it" in line
     assert index_dropped_at_open(old) is None and index_dropped_at_open(reopened) == 1
     meta = lancedb.connect(uri).open_table("meta").to_arrow().to_pylist()
     assert len(meta) == 1 and meta[0]["schema_version"] == store_module.SCHEMA_VERSION
