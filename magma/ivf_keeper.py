@@ -135,7 +135,9 @@ class IvfKeeper:
 
     def _start(self, snap: Snapshot, work: IvfWork) -> _Job:
         vectors, rows = snap.chunk_vectors, len(snap.chunk_vectors)
-        version = snap.versions.get("chunks", -1)
+        # saved as the rows of its table version only without rows left dead (those sit
+        # where a read of that version has none): else its centroids serve, not its rows
+        version = snap.versions.get("chunks", -1) if not len(snap.dead) else -1
         done: Future[RowPartitions] = Future()
         folder = self._folder
 
