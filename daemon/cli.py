@@ -1430,7 +1430,11 @@ def run(
     implicit = load(opts.config_path, opts.env_name, opts.overrides).settings.vault.path is None
     _note_daemon_resolution(application, loaded.config_path, bare=vault is None or implicit,
                             implicit=implicit)
-    daemon = Daemon(application, reload=lambda: load(opts.config_path, opts.env_name, overrides))
+    # a person at a terminal gets a plain line beside the log events (a service's log, none)
+    say = (lambda line: print(line, file=sys.stderr, flush=True)) \
+        if sys.stderr.isatty() else None
+    daemon = Daemon(application, reload=lambda: load(opts.config_path, opts.env_name, overrides),
+                    say=say)
     bound_heap()  # a process of hours: the big blocks it frees go back (magma.gc_pause)
     raise typer.Exit(daemon.run())
 

@@ -181,9 +181,13 @@ def _now() -> str:
 class Daemon:
     """One running daemon for one vault. ``reload`` re-reads settings for SIGHUP."""
 
-    def __init__(self, app: App, *, reload: Callable[[], LoadedSettings]) -> None:
+    def __init__(self, app: App, *, reload: Callable[[], LoadedSettings],
+                 say: Callable[[str], None] | None = None) -> None:
         self.app = app
         self._reload = reload
+        #: one plain line for the person who started it at a terminal (``dreamd run``):
+        #: that it watches, and that it stopped; the log events go on beside it
+        self._say = say
         self._terminate = threading.Event()
         self._wake = threading.Event()
         self._reload_requested = False
@@ -283,6 +287,8 @@ class Daemon:
                 self.metrics.set_state(DaemonPhase.STOPPED)
                 self.metrics.stop()
             log.info("daemon.stopped", batches=self.state.batches)
+        if self._say is not None:
+            self._say("dreamd: stopped")
         return 0
 
     def _startup(self) -> None:
@@ -305,6 +311,10 @@ class Daemon:
         self.clients.start()
         self._notify(f"STATUS={self.state.state}")
         log.info("daemon.ready", vault=str(self.app.vault_root), state=self.state.state)
+        if self._say is not None:
+            self._say(f"dreamd: watching {self.app.vault_root}: notes are indexed as they are "
+                      "saved, and searches from the command line and assistants come here; "
+                      "Ctrl-C stops it")
 
     @property
     def stopping(self) -> bool:
