@@ -18,13 +18,12 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 import structlog
 
 from magma.blas_threads import blas_threads
-from magma.vector_file import SavedPartitions, load_partitions, save_partitions
+from magma.vector_file import SavedPartitions
 from magma.vector_index import ChunkVectors, Int8Vectors
 
 log = structlog.get_logger("dreamd.vectors")
@@ -41,7 +40,6 @@ __all__ = [
     "nearest_centroids",
     "nearest_rows",
     "partition_count",
-    "partitions_for",
     "scores_many",
     "train_centroids",
     "trained",
@@ -292,27 +290,6 @@ def fits(partitions: RowPartitions | SavedPartitions, rows: int, dims: int) -> b
     trained_rows = max(1, partitions.trained_rows)
     return partitions.centroids.shape[1] == dims \
         and trained_rows / IVF_GROWTH <= rows <= trained_rows * IVF_GROWTH
-
-
-def partitions_for(vectors: ChunkVectors, folder: Path | None, version: int) -> RowPartitions:
-    """The IVF of ``vectors`` (rows read whole at the chunks table's ``version``): the one
-    saved in ``folder`` when it was saved for the same rows, else its centroids with every
-    row assigned again when they still :func:`fits`, else :func:`trained` anew; saved there
-    when it changed (``None``: never saved)."""
-    dims = vectors.rows(np.arange(min(1, len(vectors)))).shape[-1] if len(vectors) else 0
-    saved = load_partitions(folder) if folder is not None else None
-    if saved is not None and fits(saved, len(vectors), dims):
-        if saved.chunks_version == version and len(saved.parts) == len(vectors):
-            return RowPartitions.of(saved.centroids, saved.parts, saved.trained_rows)
-        out = RowPartitions.of(saved.centroids, assign_rows(vectors, saved.centroids),
-                               saved.trained_rows)
-    else:
-        out = trained(vectors)
-    if folder is not None:
-        save_partitions(folder, SavedPartitions(centroids=out.centroids, parts=out.parts,
-                                                trained_rows=out.trained_rows,
-                                                chunks_version=version))
-    return out
 
 
 def followed(was: RowPartitions, vectors: ChunkVectors, start: int | None = None,

@@ -15,14 +15,19 @@ from hypothesis import strategies as st
 
 from magma import vector_ivf
 from magma.embedder import UniversalSentenceEncoder
-from magma.vector_file import PARTITIONS_FILE_NAME, load_partitions
+from magma.ivf_keeper import IvfWork, saved_partitions
+from magma.vector_file import (
+    PARTITIONS_FILE_NAME,
+    SavedPartitions,
+    load_partitions,
+    save_partitions,
+)
 from magma.vector_index import Int8Vectors
 from magma.vector_ivf import (
     RowPartitions,
     assign_rows,
     followed,
     nearest_rows,
-    partitions_for,
     train_centroids,
     trained,
 )
@@ -189,8 +194,10 @@ def test_saved_partitions_serve_a_restart_without_training(
         real: tuple[Int8Vectors, np.ndarray], tmp_path: Path,
         monkeypatch: pytest.MonkeyPatch) -> None:
     rows, queries = real
-    first = partitions_for(rows, tmp_path, version=7)
-    assert (tmp_path / PARTITIONS_FILE_NAME).exists()
+    first = trained(rows)
+    assert save_partitions(tmp_path, SavedPartitions(
+        centroids=first.centroids, parts=first.parts, trained_rows=first.trained_rows,
+        chunks_version=7))
     saved = load_partitions(tmp_path)
     assert saved is not None and saved.chunks_version == 7
     assert np.array_equal(saved.parts, first.parts)
@@ -200,13 +207,17 @@ def test_saved_partitions_serve_a_restart_without_training(
 
     monkeypatch.setattr(vector_ivf, "trained", no_training)
     monkeypatch.setattr(vector_ivf, "train_centroids", no_training)
-    same = partitions_for(rows, tmp_path, version=7)
+    same = saved_partitions(rows, tmp_path, version=7)
+    assert isinstance(same, RowPartitions)
     assert np.array_equal(same.parts, first.parts)
     assert np.array_equal(same.centroids, first.centroids)
-    # the table moved on: the saved centroids, every row assigned again
+    # the table moved on: the saved centroids, every row to be assigned again
     fewer = Int8Vectors(codes=rows.codes[1:], scales=rows.scales[1:])
-    moved = partitions_for(fewer, tmp_path, version=8)
-    assert np.array_equal(moved.centroids, first.centroids)
+    work = saved_partitions(fewer, tmp_path, version=8)
+    assert isinstance(work, IvfWork) and work.centroids is not None
+    assert np.array_equal(work.centroids, first.centroids)
+    moved = RowPartitions.of(work.centroids, assign_rows(fewer, work.centroids),
+                             work.trained_rows)
     assert np.array_equal(moved.parts, first.parts[1:])
     assert nearest_rows(moved, fewer, queries[:2], 5, 1.0)[1][0].tolist() == \
         _scan(fewer, queries[1], 5)[0].tolist()
@@ -217,6 +228,4 @@ def test_a_damaged_file_is_trained_again(real: tuple[Int8Vectors, np.ndarray],
     rows, _ = real
     (tmp_path / PARTITIONS_FILE_NAME).write_bytes(b"not a numpy file")
     assert load_partitions(tmp_path) is None
-    ivf = partitions_for(rows, tmp_path, version=1)
-    assert len(ivf) == len(rows)
-    assert load_partitions(tmp_path) is not None
+    assert saved_partitions(rows, tmp_path, version=1) == IvfWork()
