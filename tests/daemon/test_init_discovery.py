@@ -10,23 +10,21 @@ from __future__ import annotations
 import json
 import os
 import re
-import select
 import subprocess
 import sys
-import time
 from collections.abc import Iterator, MutableMapping
 from pathlib import Path
 from typing import Any
 
 import pytest
 import structlog
+from terminal import read_until
 from typer.testing import CliRunner
 
 from daemon.cli import app as cli_app
 
 REPO = Path(__file__).resolve().parents[2]
 PTY_TIMEOUT_S = 120.0
-ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 
 
 def obsidian_home(tmp_path: Path, vaults: dict[str, int], missing: tuple[str, ...] = (),
@@ -61,32 +59,17 @@ def run_in_terminal(args: list[str], env: dict[str, str], answer: str,
         stdin=sub_fd, stdout=sub_fd, stderr=sub_fd, close_fds=True,
     )
     os.close(sub_fd)
-    shown = b""
-    answered = False
-    deadline = time.monotonic() + PTY_TIMEOUT_S
     try:
-        while time.monotonic() < deadline:
-            ready, _, _ = select.select([main_fd], [], [], 0.2)
-            if not ready:
-                if process.poll() is not None:
-                    break
-                continue
-            try:
-                chunk = os.read(main_fd, 4096)
-            except OSError:  # EIO: the child closed the terminal
-                break
-            if not chunk:
-                break
-            shown += chunk
-            if not answered and prompt in ANSI.sub("", shown.decode(errors="replace")):
-                os.write(main_fd, answer.encode())
-                answered = True
+        asked = read_until(main_fd, process, prompt, PTY_TIMEOUT_S)
+        answered = prompt in asked
+        if answered:
+            os.write(main_fd, answer.encode())
+        text = asked + read_until(main_fd, process, None, PTY_TIMEOUT_S)
         code = process.wait(timeout=30)
     finally:
         if process.poll() is None:
             process.kill()
         os.close(main_fd)
-    text = ANSI.sub("", shown.decode(errors="replace")).replace("\r\n", "\n")
     assert answered, f"never asked {prompt!r}:\n{text}"
     return code, text
 

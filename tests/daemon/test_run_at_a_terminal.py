@@ -6,8 +6,6 @@ pseudo-terminal, stopped with SIGTERM."""
 from __future__ import annotations
 
 import os
-import re
-import select
 import signal
 import subprocess
 import sys
@@ -15,33 +13,12 @@ import time
 from pathlib import Path
 
 import pytest
+from terminal import read_until
 
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(not hasattr(os, "openpty"), reason="needs a pseudo-terminal")]
 
 REPO = Path(__file__).resolve().parents[2]
-ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
-
-
-def _read_until(fd: int, process: subprocess.Popen[bytes], wanted: str,
-                timeout_s: float) -> str:
-    shown = b""
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline and wanted not in ANSI.sub(
-            "", shown.decode(errors="replace")):
-        ready, _, _ = select.select([fd], [], [], 0.2)
-        if not ready:
-            if process.poll() is not None:
-                break
-            continue
-        try:
-            chunk = os.read(fd, 4096)
-        except OSError:  # EIO: the child closed the terminal
-            break
-        if not chunk:
-            break
-        shown += chunk
-    return ANSI.sub("", shown.decode(errors="replace"))
 
 
 def test_run_says_it_watches_and_that_it_stopped(vault: Path, tmp_path: Path) -> None:
@@ -53,11 +30,11 @@ def test_run_says_it_watches_and_that_it_stopped(vault: Path, tmp_path: Path) ->
                                stderr=sub_fd, close_fds=True)
     os.close(sub_fd)
     try:
-        started = _read_until(main_fd, process, "Ctrl-C stops it", 120)
+        started = read_until(main_fd, process, "Ctrl-C stops it", 120)
         assert f"dreamd: watching {vault.resolve()}: notes are indexed as they are saved" \
             in " ".join(started.split()), started
         process.send_signal(signal.SIGTERM)
-        stopped = _read_until(main_fd, process, "dreamd: stopped", 60)
+        stopped = read_until(main_fd, process, "dreamd: stopped", 60)
         assert "dreamd: stopped" in stopped, stopped
         assert process.wait(timeout=60) == 0
     finally:
