@@ -157,6 +157,9 @@ class Snapshot:
     #: new one when they are read whole or stacked again (an IVF done for some rows serves
     #: a later snapshot of the same lineage)
     lineage: object = field(default_factory=object)
+    #: the bulk writes among the notes' file times (:mod:`magma.file_dates`), kept for the
+    #: next batch to tell whether it makes, grows or ends one
+    bulk: BulkWrites = NO_BURSTS
     #: rows whose chunk was rewritten or deleted since the rows were last stacked
     #: (:func:`follow_snapshot`): their path, id and hash are ``""``, no note lists them, and
     #: a scan of every row scores them ``-inf`` (:func:`living_scores`)
@@ -208,8 +211,10 @@ def read_snapshot(store: MagmaStore, versions: dict[str, int], zone: tzinfo,
     rows, batches = chunk_vector_batches(store)
     ids, paths, hashes, vectors = vectors_of(rows, batches, limits, _indexed(store, limits, rows),
                                              entries)
-    return with_ann(_with_vectors(versions, entries, postings, names, memory_text, ids, paths,
-                                  vectors, hashes, limits), store)
+    snap = _with_vectors(versions, entries, postings, names, memory_text, ids, paths, vectors,
+                         hashes, limits)
+    snap.bulk = bulk
+    return with_ann(snap, store)
 
 
 def vectors_of(rows: int, batches: Iterable[Any], limits: VectorLimits, indexed: bool = True,
@@ -357,9 +362,10 @@ def follow_snapshot(store: MagmaStore, snap: Snapshot, delta: StoreDelta,
         if form == snap.chunk_vectors.form:
             return with_ann(replace(snap, versions=versions, limits=limits), store, snap)
         # the store's index was built (or dropped) since: the rows change form
-        return with_ann(_stacked_again(snap, versions, snap.entries, snap.postings, snap.names,
-                                       snap.memory_text, None, frozenset(), form, limits,
-                                       indexed), store, snap)
+        again = _stacked_again(snap, versions, snap.entries, snap.postings, snap.names,
+                               snap.memory_text, None, frozenset(), form, limits, indexed)
+        again.bulk = snap.bulk
+        return with_ann(again, store, snap)
     added = _memory_text(store.memory_chunks(changed))
     memory_text = {p: t for p, t in snap.memory_text.items() if p not in changed}
     memory_text.update(added)
@@ -370,10 +376,11 @@ def follow_snapshot(store: MagmaStore, snap: Snapshot, delta: StoreDelta,
         _drop(names, _name_keys(old), old.path)
     catalogue = store.catalogue_rows(changed).to_pylist()
     # The bursts of the whole store, as a full read finds them: a rename keeps its file
-    # time, and a copy the watcher splits over batches comes in parts.
+    # time, and a copy the watcher splits over batches comes in parts (the snapshot's own,
+    # found when it was made, tell whether this batch changed them).
     bulk = bulk_writes([e.mtime_ns for e in entries.values()]
                        + [row["mtime_ns"] for row in catalogue])
-    if not bulk.same(bulk_writes(e.mtime_ns for e in snap.entries.values())):
+    if not bulk.same(snap.bulk):
         entries.update(_redated(entries.values(), bulk, zone))
     for row in catalogue:
         entry = _entry(row, memory_text, zone, templates, bulk)
@@ -398,6 +405,7 @@ def follow_snapshot(store: MagmaStore, snap: Snapshot, delta: StoreDelta,
     if delta.same_paths and snap.neighbours is not None and snap.link_targets is not None:
         out.link_targets, out.neighbours = _follow_links(
             snap.link_targets, snap.neighbours, store.link_pairs(changed), changed, entries)
+    out.bulk = bulk
     return with_ann(out, store, snap, appended)
 
 

@@ -57,6 +57,7 @@ def assert_same(followed: Snapshot, app: App) -> None:
     fresh = read_snapshot(app.store, app.store.versions(), followed_zone(app))
     assert followed.versions == fresh.versions
     assert followed.entries == fresh.entries
+    assert followed.bulk.same(fresh.bulk)  # the bulk writes it keeps for the next batch
     assert followed.postings == fresh.postings
     assert followed.names == fresh.names
     assert followed.memory_text == fresh.memory_text
