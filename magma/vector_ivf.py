@@ -24,7 +24,7 @@ import structlog
 
 from magma.blas_threads import blas_threads
 from magma.vector_file import SavedPartitions
-from magma.vector_index import ChunkVectors, Int8Vectors
+from magma.vector_index import ChunkVectors, Int8Vectors, compact_scores
 
 log = structlog.get_logger("dreamd.vectors")
 
@@ -72,8 +72,8 @@ IVF_GROWTH = 2.0
 #: it has grown twice as large).
 IVF_SAMPLE_PER_PARTITION = 256
 IVF_ITERATIONS = 20
-#: Rows gathered and up-cast to float32 at once when scoring the probed rows: 4,096 × 512 × 4
-#: bytes = 8 MB of scratch, kept in the cache between the gather and the product.
+#: Rows gathered at once when scoring probed rows of a form other than ``int8`` (float32 or
+#: float16 rows, read through :meth:`ChunkVectors.rows`): 4,096 × 512 × 4 bytes = 8 MB.
 SCORE_BLOCK_ROWS = 4_096
 #: BLAS threads of a search's products (:mod:`magma.blas_threads`): one. Each product is
 #: small (4,096 rows by a few queries), and OpenBLAS's second thread spins waiting for it: on
@@ -221,18 +221,18 @@ class RowPartitions:
 
 
 def scores_many(vectors: ChunkVectors, rows: np.ndarray, queries: np.ndarray) -> np.ndarray:
-    """The cosine of each of ``rows`` with each of ``queries`` -> ``float32[rows, q]``,
-    :data:`SCORE_BLOCK_ROWS` rows gathered and up-cast at a time."""
-    out = np.empty((len(rows), len(queries)), dtype=np.float32)
+    """The cosine of each of ``rows`` with each of ``queries`` -> ``float32[rows, q]``:
+    ``int8`` rows gathered and up-cast :data:`magma.vector_index.SCRATCH_ROWS` at a time
+    (:func:`magma.vector_index.compact_scores`), other forms :data:`SCORE_BLOCK_ROWS`."""
     q = np.ascontiguousarray(queries.T, dtype=np.float32)
+    if isinstance(vectors, Int8Vectors):
+        out = compact_scores(vectors.codes, q, rows)
+        out *= vectors.scales[rows][:, None]
+        return out
+    out = np.empty((len(rows), len(queries)), dtype=np.float32)
     for start in range(0, len(rows), SCORE_BLOCK_ROWS):
         part = rows[start : start + SCORE_BLOCK_ROWS]
-        if isinstance(vectors, Int8Vectors):
-            block = vectors.codes[part].astype(np.float32) @ q
-            block *= vectors.scales[part][:, None]
-        else:
-            block = vectors.rows(part) @ q
-        out[start : start + len(part)] = block
+        out[start : start + len(part)] = vectors.rows(part) @ q
     return out
 
 

@@ -9,12 +9,14 @@ from magma.catalogue import _converted
 from magma.embedder import normalise_rows
 from magma.vector_index import (
     BLOCK_ROWS,
+    SCRATCH_ROWS,
     ExactVectors,
     Float16Vectors,
     Int8Vectors,
     VectorForm,
     VectorLimits,
     chunk_vectors,
+    compact_scores,
     filled,
     in_form,
     vector_form,
@@ -23,6 +25,25 @@ from magma.vector_index import (
 
 def _rows(n: int, dims: int = 64, seed: int = 3) -> np.ndarray:
     return normalise_rows(np.random.default_rng(seed).normal(size=(n, dims)))
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.float16])
+@pytest.mark.parametrize("count", [0, 1, SCRATCH_ROWS, 3 * SCRATCH_ROWS + 5])
+def test_compact_scores_equal_the_products_of_the_up_cast_rows(dtype: type, count: int) -> None:
+    rng = np.random.default_rng(count)
+    rows = (rng.integers(-127, 128, size=(4 * SCRATCH_ROWS, 64)) if dtype is np.int8
+            else rng.normal(size=(4 * SCRATCH_ROWS, 64))).astype(dtype)
+    one = rng.normal(size=64).astype(np.float32)
+    four = rng.normal(size=(64, 4)).astype(np.float32)
+    index = rng.integers(0, len(rows), size=count)  # any order, repeats allowed
+    wide = rows.astype(np.float64)
+    assert np.allclose(compact_scores(rows, one, index), wide[index] @ one, rtol=1e-4,
+                       atol=1e-3)
+    assert compact_scores(rows, four, index).shape == (count, 4)
+    assert np.allclose(compact_scores(rows, four, index), wide[index] @ four, rtol=1e-4,
+                       atol=1e-3)
+    assert np.allclose(compact_scores(rows[:count], one), wide[:count] @ one, rtol=1e-4,
+                       atol=1e-3)
 
 
 def test_the_form_changes_above_the_threshold_only() -> None:
