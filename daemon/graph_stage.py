@@ -29,7 +29,7 @@ import numpy as np
 
 from ccb.markdown import extract_links
 from daemon.rerank import best_row
-from magma.catalogue import Snapshot, link_written, linked
+from magma.catalogue import Snapshot, chunks_at_rows, link_written, linked
 from magma.graph_keeper import current_graph
 from magma.graph_step import NoteGraph, personalized_pagerank, step_graph
 from magma.store import INDEX_FILE_NAMES, ChunkCandidate, MagmaStore
@@ -146,6 +146,7 @@ def seed_passages(store: MagmaStore, snap: Snapshot, seeds: Sequence[str],
     ``chunks``) -> ``{seed: [body, …]}``. Raises :class:`config.errors.StoreError`."""
     passages: dict[str, list[str]] = {s: [] for s in seeds}
     wanted: dict[str, str] = {}
+    read: list[int] = []
     for seed in seeds:
         chunk = chunks.get(seed)
         if chunk is not None:
@@ -153,8 +154,9 @@ def seed_passages(store: MagmaStore, snap: Snapshot, seeds: Sequence[str],
         row = rows.get(seed)
         if row is not None and (chunk is None or snap.chunk_ids[row] != chunk.chunk_id):
             wanted[snap.chunk_ids[row]] = seed
+            read.append(row)
     if wanted:
-        for chunk in store.chunks_by_id(wanted, with_vectors=False):
+        for chunk in chunks_at_rows(store, snap, read):
             passages[wanted[chunk.chunk_id]].append(chunk.body or chunk.text)
     return passages
 

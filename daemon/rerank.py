@@ -32,6 +32,7 @@ from consistency.lifecycle import (
     feedback_priority,
     is_current,
 )
+from magma.catalogue import chunks_at_rows
 from magma.fusion import Weights, mmr, recency, weighted_rrf
 from magma.intent import Intent
 from magma.layers import L2_RULES, LAYER_WORDS, importance
@@ -467,11 +468,11 @@ class Reranker:
 
     def _read_texts(self, snap: Snapshot, found: _Found, paths: Iterable[str]) -> None:
         """Read the chunk text of each of ``paths`` found by its best chunk's row only."""
-        wanted = {snap.chunk_ids[found.rows[p]]: p for p in paths
-                  if p in found.rows and p not in found.texts}
-        if wanted:
-            found.texts.update(wanted.values())
-            for chunk in self._store.chunks_by_id(wanted, with_vectors=False):
+        rows = {found.rows[p]: p for p in paths if p in found.rows and p not in found.texts}
+        if rows:
+            found.texts.update(rows.values())
+            wanted = {snap.chunk_ids[row]: p for row, p in rows.items()}
+            for chunk in chunks_at_rows(self._store, snap, rows):
                 found.chunks[wanted[chunk.chunk_id]] = chunk
 
 

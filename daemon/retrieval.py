@@ -103,6 +103,7 @@ from magma.catalogue import (
     CatalogueEntry,
     Snapshot,
     ann_rows,
+    chunks_at_rows,
     follow_snapshot,
     living_scores,
     norm,
@@ -899,7 +900,7 @@ def _evidence_first(store: MagmaStore, snap: Snapshot, vector: np.ndarray,
     if not nearest:
         return nearest
     wanted = {snap.chunk_ids[row]: path for path, row, _ in nearest}
-    for chunk in store.chunks_by_id(wanted, with_vectors=False):
+    for chunk in chunks_at_rows(store, snap, (row for _, row, _ in nearest)):
         part.chunks[wanted[chunk.chunk_id]] = chunk
         part.texts.add(wanted[chunk.chunk_id])
 

@@ -9,6 +9,13 @@ the ordinal (4 bytes a row) and spells the id when it is read. A content hash is
 digits (:func:`magma.chunking.chunk_hash`): :class:`ChunkHashes` keeps its 16 bytes. Any
 other value (an id not spelled so, a hash not of that form, ``""`` for a dead row) is kept as
 it is, by row: every row reads back the very string it was given.
+
+:class:`ChunkIds` also keeps where each row's chunk was in the chunks table when the row was
+read (LanceDB's ``_rowid``: the row's address, ``fragment << 32 | offset``, without stable
+row ids), 8 bytes a row, :data:`NO_ADDRESS` when unknown. A search reads a chunk's text by its
+address (:meth:`magma.store.MagmaStore.chunks_by_id`) instead of through the id's index. An
+address goes stale when the table is compacted; the reader checks each chunk it gets back
+is the one asked for.
 """
 
 from __future__ import annotations
@@ -18,13 +25,16 @@ from typing import overload
 
 import numpy as np
 
-__all__ = ["ChunkHashes", "ChunkIds", "digests_of", "ordinals_of",
-           "packed_hashes", "packed_ids"]
+__all__ = ["NO_ADDRESS", "ChunkHashes", "ChunkIds", "addresses_of", "digests_of",
+           "ordinals_of", "packed_hashes", "packed_ids"]
 
 #: An ordinal of :class:`ChunkIds` for a dead row (id ``""``) and for an id kept as it is.
 DEAD, ODD = -1, -2
 #: Bytes of a packed content hash (32 hex digits).
 HASH_BYTES = 16
+#: The address of a row whose place in the chunks table is not known (the largest uint64:
+#: LanceDB gives no row that address).
+NO_ADDRESS = np.uint64(2**64 - 1)
 
 
 class _Column(Sequence[str]):
@@ -71,16 +81,34 @@ class ChunkIds(_Column):
     """The chunk id of each row, ``"<path>#<ordinal>"`` read from the row's path (``paths``,
     the snapshot's ``chunk_paths``, never changed after) and its ordinal."""
 
-    __slots__ = ("_odd", "_ordinals", "_paths")
+    __slots__ = ("_addresses", "_odd", "_ordinals", "_paths")
 
-    def __init__(self, paths: Sequence[str], ordinals: np.ndarray, odd: dict[int, str]) -> None:
+    def __init__(self, paths: Sequence[str], ordinals: np.ndarray, odd: dict[int, str],
+                 addresses: np.ndarray | None = None) -> None:
+        """``addresses``: each row's address in the chunks table (``uint64[rows]``,
+        :data:`NO_ADDRESS` when unknown; ``None``: none known)."""
         self._paths, self._ordinals, self._odd = paths, ordinals, odd
+        self._addresses = addresses_of(addresses, len(ordinals))
 
     @classmethod
     def of(cls, ids: Iterable[str], paths: Sequence[str]) -> ChunkIds:
         """The ids ``ids`` of the rows whose paths are ``paths``."""
         ordinals, odd = ordinals_of(ids, paths, 0)
         return cls(paths, ordinals, odd)
+
+    def with_addresses(self, addresses: np.ndarray) -> ChunkIds:
+        """These ids at ``addresses`` (``uint64[rows]``); ``self`` is unchanged."""
+        return ChunkIds(self._paths, self._ordinals, self._odd, addresses)
+
+    def addresses(self, rows: Iterable[int]) -> dict[str, int]:
+        """``{chunk id: address in the chunks table}`` of the living ``rows`` whose address
+        is known."""
+        found: dict[str, int] = {}
+        for row in rows:
+            address = self._addresses[row]
+            if address != NO_ADDRESS and self._ordinals[row] != DEAD:
+                found[self._at(row)] = int(address)
+        return found
 
     def __len__(self) -> int:
         return len(self._ordinals)
@@ -92,22 +120,37 @@ class ChunkIds(_Column):
         return "" if ordinal == DEAD else self._odd[row]
 
     def followed(self, keep: Sequence[int] | None, dead: Iterable[int], ids: Iterable[str],
-                 paths: Sequence[str]) -> ChunkIds:
+                 paths: Sequence[str], addresses: np.ndarray | None = None) -> ChunkIds:
         """These rows (those of ``keep`` in its order, all for ``None``), ``dead`` ones (of
-        the rows kept) read ``""``, then ``ids`` appended; ``paths``: every row's path."""
+        the rows kept) read ``""``, then ``ids`` appended at ``addresses`` (``uint64``, one
+        an id; ``None``: unknown); ``paths``: every row's path."""
         if keep is None:
             ordinals, odd = self._ordinals.copy(), dict(self._odd)
+            kept = self._addresses
         else:
             at = np.asarray(keep, dtype=np.int64)
             ordinals = self._ordinals[at]
             odd = {new: self._odd[old] for new, old in enumerate(at.tolist())
                    if ordinals[new] == ODD}
+            kept = self._addresses[at]
         for row in dead:
             ordinals[row] = DEAD
             odd.pop(row, None)
         more, more_odd = ordinals_of(ids, paths, len(ordinals))
         odd.update(more_odd)
-        return ChunkIds(paths, np.concatenate([ordinals, more]), odd)
+        return ChunkIds(paths, np.concatenate([ordinals, more]), odd,
+                        np.concatenate([kept, addresses_of(addresses, len(more))]))
+
+
+def addresses_of(addresses: np.ndarray | Sequence[int] | None, rows: int) -> np.ndarray:
+    """``addresses`` as ``uint64[rows]``; :data:`NO_ADDRESS` for each row when ``None``.
+    Raises ``ValueError`` when they are not ``rows`` addresses."""
+    if addresses is None:
+        return np.full(rows, NO_ADDRESS, dtype=np.uint64)
+    out = np.asarray(addresses, dtype=np.uint64)
+    if out.shape != (rows,):
+        raise ValueError(f"{out.shape} addresses for {rows} rows")
+    return out
 
 
 def ordinals_of(ids: Iterable[str], paths: Sequence[str], start: int
@@ -200,13 +243,15 @@ def digests_of(hashes: Sequence[str], start: int) -> tuple[np.ndarray, dict[int,
 
 
 def packed_ids(ids: Sequence[str], keep: Sequence[int] | None, dead: Iterable[int],
-               more: Iterable[str], paths: Sequence[str]) -> ChunkIds:
-    """:meth:`ChunkIds.followed` of ``ids`` (a plain sequence is packed first)."""
+               more: Iterable[str], paths: Sequence[str], addresses: np.ndarray | None = None
+               ) -> ChunkIds:
+    """:meth:`ChunkIds.followed` of ``ids`` (a plain sequence is packed first, its rows'
+    addresses unknown)."""
     if not isinstance(ids, ChunkIds):
         kept = list(ids) if keep is None else [ids[i] for i in keep]
         ids = ChunkIds.of(kept, paths[:len(kept)])
         keep = None
-    return ids.followed(keep, dead, more, paths)
+    return ids.followed(keep, dead, more, paths, addresses)
 
 
 def packed_hashes(hashes: Sequence[str], keep: Sequence[int] | None, dead: Iterable[int],

@@ -129,17 +129,18 @@ _INDEX_COLUMNS = ("path", "kind", "size", "mtime_ns", "content_hash", "note_id",
 
 
 def _read_of(tables: StoreTables, table: Any, columns: list[str], where: str | None,
-             only: tuple[str, Collection[str] | None]) -> pa.Table:
-    """The rows of ``table`` matching ``where`` with ``columns``; only those whose column
-    ``only[0]`` is in ``only[1]`` when that is not ``None`` (read in slices, in the table's
-    order within each slice). Raises :class:`StoreError`."""
+             only: tuple[str, Collection[str] | None], with_row_id: bool = False) -> pa.Table:
+    """The rows of ``table`` matching ``where`` with ``columns`` (and ``_rowid`` when
+    ``with_row_id``); only those whose column ``only[0]`` is in ``only[1]`` when that is not
+    ``None`` (read in slices, in the table's order within each slice). Raises
+    :class:`StoreError`."""
     column, values = only
     if values is None:
-        return tables.read(table, columns, where)
+        return tables.read(table, columns, where, with_row_id)
     parts = [tables.read(table, columns, " AND ".join(filter(None, [where, _in_list(
-        column, part)]))) for part in _slices(sorted(set(values)))]
+        column, part)])), with_row_id) for part in _slices(sorted(set(values)))]
     if not parts:
-        return tables.read(table, columns, "false")
+        return tables.read(table, columns, "false", with_row_id)
     return pa.concat_tables(parts) if len(parts) > 1 else parts[0]
 
 
@@ -601,30 +602,29 @@ class MagmaStore:
 
     def chunk_vectors(self, paths: Collection[str] | None = None) -> pa.Table:
         """Every chunk's (of ``paths`` only, when given) ``chunk_id``, ``path``,
-        ``content_hash`` and ``vector`` (``float32[dims]``): what an in-memory vector search
-        needs. Raises :class:`StoreError`."""
+        ``content_hash``, ``vector`` (``float32[dims]``) and ``_rowid`` (its address in the
+        table): what an in-memory vector search needs. Raises :class:`StoreError`."""
         return _read_of(self._t, self._t.chunks, ["chunk_id", "path", "content_hash", "vector"],
-                        None, ("path", paths))
+                        None, ("path", paths), with_row_id=True)
 
-    def chunks_by_id(self, chunk_ids: Collection[str], *, with_vectors: bool = True
-                     ) -> list[ChunkCandidate]:
+    def chunks_by_id(self, chunk_ids: Collection[str], *, with_vectors: bool = True,
+                     addresses: Mapping[str, int] | None = None) -> list[ChunkCandidate]:
         """The chunks with ``chunk_ids`` as candidates (``score`` 0), with their ``vector``
         unless ``with_vectors`` is false (a search that scores on its in-memory rows reads
-        the texts only: 2 KB of float32 less a chunk read from disk). Raises
+        the texts only: 2 KB of float32 less a chunk read from disk). ``addresses``: where
+        some of them were in the table (:func:`chunks_at`), taken there and each checked to
+        be the chunk asked for; the rest, and any an address no longer finds, by id. Raises
         :class:`StoreError`."""
-        return self._chunks_where("chunk_id", chunk_ids, with_vectors)
+        wanted = set(chunk_ids)
+        found = _chunks_at_known(self, wanted, with_vectors, addresses or {})
+        wanted -= {c.chunk_id for c in found}
+        return found + (_chunks_where(self, "chunk_id", wanted, with_vectors) if wanted else [])
 
     def chunks_of(self, paths: Collection[str], *, with_vectors: bool = True
                   ) -> list[ChunkCandidate]:
         """Every chunk of the notes at ``paths`` as candidates (``score`` 0), with their
         ``vector`` unless ``with_vectors`` is false. Raises :class:`StoreError`."""
-        return self._chunks_where("path", paths, with_vectors)
-
-    def _chunks_where(self, column: str, values: Collection[str], with_vectors: bool
-                      ) -> list[ChunkCandidate]:
-        columns = [*_CANDIDATE_COLUMNS, *(["vector"] if with_vectors else [])]
-        rows = _read_of(self._t, self._t.chunks, columns, None, (column, values))
-        return [_candidate(row, 0.0) for row in rows.to_pylist()]
+        return _chunks_where(self, "path", paths, with_vectors)
 
     # ------------------------------------------------------------------ writes
 
@@ -1200,16 +1200,17 @@ def link_records(table: pa.Table) -> list[LinkRecord]:
 
 def chunk_vector_batches(store: MagmaStore, batch_rows: int = VECTOR_BATCH_ROWS
                          ) -> tuple[int, Iterator[pa.RecordBatch]]:
-    """The number of chunk rows and every chunk's ``chunk_id``, ``path``, ``content_hash``
-    and ``vector`` (``float32[dims]``) in batches of at most ``batch_rows``, from one version
-    of the chunks table: what the in-memory vector index is built from without holding every
-    float32 vector at once. Raises :class:`StoreError` (also while the batches are read)."""
+    """The number of chunk rows and every chunk's ``chunk_id``, ``path``, ``content_hash``,
+    ``vector`` (``float32[dims]``) and ``_rowid`` (its address in the table) in batches of at
+    most ``batch_rows``, from one version of the chunks table: what the in-memory vector
+    index is built from without holding every float32 vector at once. Raises
+    :class:`StoreError` (also while the batches are read)."""
     table = store._t.chunks
     columns = ["chunk_id", "path", "content_hash", "vector"]
     try:
         rows = store._t.retrying(table.count_rows)
-        reader = store._t.retrying(lambda: table.search().select(columns).limit(None)
-                                   .to_batches(batch_rows))
+        reader = store._t.retrying(lambda: table.search().select(columns).with_row_id(True)
+                                   .limit(None).to_batches(batch_rows))
     except Exception as exc:
         raise StoreError(f"magma: read chunks in {store.uri}: {exc}") from exc
 
@@ -1220,6 +1221,46 @@ def chunk_vector_batches(store: MagmaStore, batch_rows: int = VECTOR_BATCH_ROWS
             raise StoreError(f"magma: read chunks in {store.uri}: {exc}") from exc
 
     return int(rows), batches()
+
+
+def chunks_at(store: MagmaStore, addresses: Sequence[int], with_vectors: bool = False
+              ) -> list[ChunkCandidate]:
+    """The chunks still at ``addresses`` (LanceDB ``_rowid``s, :func:`chunk_addresses`) as
+    candidates (``score`` 0): 40 chunks of the 928,740 of ``bench/scale_bench.py``'s store in
+    8.2 ms of CPU against 17.8 ms through the id's index, 10 in 3.4 against 10.3
+    (``bench/chunk_reads_bench.py``, this 2-core machine at load 5.3). An
+    address the table no longer has (its row deleted, the table compacted since) gives
+    nothing, and so does a table that cannot be read so (the caller reads by id)."""
+    columns = [*_CANDIDATE_COLUMNS, *(["vector"] if with_vectors else [])]
+    try:
+        rows = store._t.chunks.take_row_ids(list(addresses)).select(columns).to_arrow()
+    except Exception as exc:  # (a store that cannot take rows so: read by id)
+        log.debug("store.take_by_address_failed", error=str(exc)[:200])
+        return []
+    return [_candidate(row, 0.0) for row in rows.to_pylist()]
+
+
+def _chunks_where(store: MagmaStore, column: str, values: Collection[str], with_vectors: bool
+                  ) -> list[ChunkCandidate]:
+    """The chunks whose ``column`` is one of ``values``, as candidates (``score`` 0)."""
+    columns = [*_CANDIDATE_COLUMNS, *(["vector"] if with_vectors else [])]
+    rows = _read_of(store._t, store._t.chunks, columns, None, (column, values))
+    return [_candidate(row, 0.0) for row in rows.to_pylist()]
+
+
+def _chunks_at_known(store: MagmaStore, wanted: Collection[str], with_vectors: bool,
+                     addresses: Mapping[str, int]) -> list[ChunkCandidate]:
+    """The chunks of ``wanted`` whose ``addresses`` still find them (:func:`chunks_at`)."""
+    known = sorted({addresses[c] for c in wanted if c in addresses})
+    return [c for c in chunks_at(store, known, with_vectors) if c.chunk_id in wanted] \
+        if known else []
+
+
+def chunk_addresses(store: MagmaStore) -> pa.Table:
+    """Every chunk's ``chunk_id`` and ``_rowid``, its address in the chunks table (the row's
+    fragment and offset; it changes when the table is compacted). Raises
+    :class:`StoreError`."""
+    return store._t.read(store._t.chunks, ["chunk_id"], None, with_row_id=True)
 
 
 def maintenance_due(store: MagmaStore) -> bool:

@@ -331,15 +331,18 @@ class StoreTables:
         ``edges``."""
         return self.files, self.chunks, self.links, self.edges
 
-    def read(self, table: Any, columns: list[str] | None, where: str | None = None) -> pa.Table:
-        """Every row of ``table`` (matching ``where``) with ``columns`` (``None``: all).
-        Raises :class:`StoreError`."""
+    def read(self, table: Any, columns: list[str] | None, where: str | None = None,
+             with_row_id: bool = False) -> pa.Table:
+        """Every row of ``table`` (matching ``where``) with ``columns`` (``None``: all), and
+        LanceDB's ``_rowid`` of each when ``with_row_id``. Raises :class:`StoreError`."""
         def rows() -> pa.Table:
             query = table.search()
             if columns is not None:
                 query = query.select(columns)
             if where:
                 query = query.where(where)
+            if with_row_id:
+                query = query.with_row_id(True)
             return query.limit(None).to_arrow()
 
         try:

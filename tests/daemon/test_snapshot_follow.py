@@ -20,7 +20,8 @@ from fakes import TokenHashEmbedder
 import daemon.retrieval as retrieval
 from daemon.app import App
 from daemon.graph_stage import graph_of, neighbours_of
-from magma.catalogue import Snapshot, read_snapshot
+from magma.catalogue import Snapshot, chunks_at_rows, read_snapshot
+from magma.store import chunks_at
 
 MakeApp = Callable[..., tuple[App, TokenHashEmbedder]]
 
@@ -69,6 +70,14 @@ def assert_same(followed: Snapshot, app: App) -> None:
     assert {followed.chunk_paths[r] for r in dead} | {followed.chunk_ids[r] for r in dead} \
         <= {""}
     assert len(followed.chunk_ids) == fresh.chunk_count + len(dead)
+    # each living row knows where its chunk is in the table, and that address finds it
+    living = [r for rows in followed.rows_by_path.values() for r in rows]
+    known = followed.chunk_ids.addresses(living)
+    assert set(known) == {followed.chunk_ids[r] for r in living}
+    assert {c.chunk_id: c.path for c in chunks_at_rows(app.store, followed, living)} \
+        == {followed.chunk_ids[r]: followed.chunk_paths[r] for r in living}
+    assert {c.chunk_id for c in chunks_at(app.store, sorted(known.values()))} \
+        == set(known)
     if followed.neighbours is not None:
         neighbours_of(app.store, fresh)
         assert followed.link_targets == fresh.link_targets

@@ -8,8 +8,10 @@ import numpy as np
 import pytest
 
 from magma.chunk_columns import (
+    NO_ADDRESS,
     ChunkHashes,
     ChunkIds,
+    addresses_of,
     digests_of,
     ordinals_of,
     packed_hashes,
@@ -53,6 +55,27 @@ def test_ids_followed_as_lists_would_be() -> None:
     assert list(ChunkIds.of(IDS, PATHS)) == IDS  # the first left as it was
     assert list(packed_ids(IDS, keep, [], ["新.md#0"], kept)) \
         == [IDS[i] for i in keep] + ["新.md#0"]
+
+
+def test_addresses_follow_their_rows_and_dead_or_unknown_ones_are_not_given() -> None:
+    ids = ChunkIds(PATHS, ordinals_of(IDS, PATHS, 0)[0], ordinals_of(IDS, PATHS, 0)[1],
+                   np.arange(100, 100 + len(IDS), dtype=np.uint64))
+    assert ids.addresses([0, 1, 4]) == {IDS[0]: 100, IDS[1]: 101}  # row 4 is dead ("")
+    assert ChunkIds.of(IDS, PATHS).addresses(range(len(IDS))) == {}  # none known
+    paths = [*PATHS, "新.md", "n.md"]
+    paths[0] = ""
+    followed = ids.followed(None, [0], ["新.md#4", "n.md#0"], paths,
+                            np.asarray([7, NO_ADDRESS], dtype=np.uint64))
+    assert followed.addresses([0, 1, len(IDS), len(IDS) + 1]) == {IDS[1]: 101, "新.md#4": 7}
+    keep = [6, 1]
+    kept = ids.followed(keep, [], ["新.md#0"], [paths[6], paths[1], "新.md"])
+    assert kept.addresses([0, 1, 2]) == {IDS[6]: 106, IDS[1]: 101}  # the new one unknown
+    assert ids.with_addresses(np.zeros(len(IDS), dtype=np.uint64)).addresses([1]) \
+        == {IDS[1]: 0} and ids.addresses([1]) == {IDS[1]: 101}  # the first unchanged
+    assert packed_ids(IDS, None, [], ["z.md#0"], [*PATHS, "z.md"],
+                      np.asarray([3], dtype=np.uint64)).addresses([len(IDS)]) == {"z.md#0": 3}
+    with pytest.raises(ValueError, match="addresses for"):
+        addresses_of([1, 2], 3)
 
 
 def test_ordinals_start_at_the_row_given() -> None:

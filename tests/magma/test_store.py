@@ -18,6 +18,8 @@ from magma.store import (
     AttachmentRecord,
     MagmaStore,
     NoteRecord,
+    chunk_addresses,
+    chunks_at,
     index_dropped_at_open,
 )
 
@@ -467,6 +469,35 @@ def test_a_request_for_most_rows_reads_them_all_and_answers_as_the_sliced_querie
     assert calls == [None, None, None]  # one read of every row each
     assert whole[0] and "gone.md" not in str(whole[0]) and "not-stored" not in whole[2]
     assert set(whole[2]) == set(hashes) - {"not-stored"}
+
+
+def test_chunks_read_by_address_are_the_ones_asked_for_even_once_the_rows_moved(
+    store: MagmaStore, note_of: NoteOf, record_of: RecordOf
+) -> None:
+    notes = [note_of(f"n{i}.md", f"# Part\nbody {i}\n\n# Other\nmore {i}\n") for i in range(6)]
+    store.apply(upserts=[record_of(n) for n in notes])
+    store.apply(upserts=[record_of(note_of("n0.md", "# Part\nbody zero again\n"))])
+    table = chunk_addresses(store)
+    at = dict(zip(table.column("chunk_id").to_pylist(), table.column("_rowid").to_pylist(),
+                  strict=True))
+    wanted = sorted(at)[:5]
+
+    def read(addresses: dict[str, int] | None) -> dict[str, str]:
+        return {c.chunk_id: c.body for c in store.chunks_by_id(
+            wanted, with_vectors=False, addresses=addresses)}
+
+    by_id = read(None)
+    assert len(by_id) == 5 and read({c: at[c] for c in wanted}) == by_id
+    assert read({c: at[c] for c in wanted[:2]}) == by_id  # some known, the rest by id
+    # an address of another chunk: that chunk is not taken for the one asked
+    swapped = {wanted[0]: at[wanted[1]], wanted[1]: at[wanted[0]]}
+    assert read(swapped) == by_id
+    assert read({wanted[0]: at[sorted(at)[-1]]}) == by_id  # a chunk not asked for at all
+    assert read({wanted[0]: 2**63}) == by_id  # an address no row has
+    store.maintain()  # compaction moves every row
+    assert chunks_at(store, [at[c] for c in wanted]) == [] or \
+        {c.chunk_id for c in chunks_at(store, [at[c] for c in wanted])} <= set(wanted)
+    assert read({c: at[c] for c in wanted}) == by_id
 
 
 def test_full_text_gives_chunks_of_one_score_in_path_order(
