@@ -16,7 +16,7 @@ rank in their first :data:`AGREED_FLOOR` is not pushed out of them by a day's re
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from datetime import date, datetime
 from typing import TYPE_CHECKING
 
@@ -376,7 +376,7 @@ class Reranker:
                                       CLEARLY_FRESHER * self.weights.recency,
                                       hidden={p for p in paths if _hidden_reason(
                                           snap.entries[p], today) is not None})
-        picked = picked[:limit]
+        picked = _with_named_first(picked, found, paths, dropped)[:limit]
         self._read_texts(snap, found, dict(picked))
         hits = [self._hit(snap, text, found, path, value, notes[path], today, include_hidden)
                 for path, value in picked if path in found.chunks]
@@ -654,6 +654,28 @@ def _with_agreed_top(picked: list[tuple[str, float]], found: _Found,
     after = sorted(pushed, key=lambda p: -scores[p])
     order = [*head, *after, *(p for p in order[k:] if p not in head)]
     return list(zip(order, (value for _, value in picked), strict=True))
+
+
+def _with_named_first(picked: list[tuple[str, float]], found: _Found,
+                      candidates: Collection[str], dropped: Mapping[str, str]
+                      ) -> list[tuple[str, float]]:
+    """``picked`` with the one note the query names exactly (``found.named``: its name,
+    title or alias, :func:`daemon.retrieval._ccb_fast`) in first place, the others after it
+    in their order; each place keeps its value, so the scores shown keep their order. A
+    search that stops at that note (``-n 1``) and one that goes on (``-n 10``) start alike:
+    "Kevin Kelly" in kepano's vault ranked "Well Made 145 Kevin Kelly" above the note of that
+    name once the search went on. When the named note was left out as a copy of another
+    (``dropped``: copy -> the note kept), it stands in that note's stead. A named note no
+    longer a candidate (not shown to this search) changes nothing."""
+    named = found.named
+    if named is None or named not in candidates or (picked and picked[0][0] == named):
+        return picked
+    copy_of = dropped.get(named)
+    order = [named, *(p for p, _ in picked if p not in (named, copy_of))]
+    values = [value for _, value in picked]
+    if len(order) > len(values):  # it came in from below the places picked
+        values.append(values[-1] if values else 0.0)
+    return list(zip(order, values, strict=False))
 
 
 def _cosine(a: np.ndarray, b: np.ndarray) -> float:

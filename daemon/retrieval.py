@@ -15,14 +15,17 @@ DESIGN.md § Retrieval. One search runs:
 
    - *ccb-fast* (in memory): note titles, aliases, memory names and descriptions, tags — the
      query's words and whole names; plus, for a time expression, the notes dated in that
-     range. It stops the search when the query *is* a note's name, title or alias.
+     range. When the query *is* one note's name, title or alias, that note leads the hits,
+     and the search stops there when one hit is asked for (``-n 1``; ``-n 10`` goes on for
+     the notes about it, unless the names found a whole ranking already).
    - *magma-extend*: LanceDB vector and full-text search, plus the memories of the types the
      intent targets and the L2 rules, ranked by cosine over an in-memory matrix of memory
      embeddings; for a question that names several events or things apart ("which came
      first, the A or the B?", :func:`magma.question_shape.event_phrases`), the notes nearest
      each part, fused by reciprocal rank into one list (``phrases``). It stops the search
      when both retrievers put the same note first with a cosine of at least
-     :data:`CONFIDENT_COSINE`.
+     :data:`CONFIDENT_COSINE` and the stages found a whole ranking (or the one hit asked
+     for).
    - *full-fusion*: the graph step (``retrieval.graph_step``, :mod:`daemon.graph_stage`):
      by default a personalized PageRank walk from the best notes so far and the notes
      their matched passages link to, over links either way, mentions and shared subjects,
@@ -294,6 +297,7 @@ class _Found:
     lift: dict[str, float] = field(default_factory=dict)  # added to the fused rank score
     hollow: set[str] = field(default_factory=set)  # led the vector by a section without words
     confident: bool = False
+    named: str | None = None  # the one note the query names exactly (it leads the hits)
     vector: np.ndarray | None = None
 
 
@@ -1175,6 +1179,7 @@ def _ccb_fast(snap: Snapshot, text: str, intent: Intent, want: int,
             part.why.setdefault(e.path, []).append(f"dated {e.dated}")
     # one note of that exact name answers; several (translations, namesakes) do not
     part.confident = len(exact) == 1
+    part.named = next(iter(exact)) if part.confident else None
     return part
 
 
@@ -1278,6 +1283,7 @@ def _merge(into: _Found, part: _Found) -> int:
     if part.vector is not None:
         into.vector = part.vector
     into.confident = into.confident or part.confident
+    into.named = into.named or part.named
     after = {p for ranked in into.lists.values() for p in ranked}
     return len(after - before)
 
@@ -1301,8 +1307,13 @@ def _graph_part(hits: Sequence[GraphHit], name: str = "graph") -> _Found:
 
 
 def _skip_reason(name: str, configured: bool, strategy: str, progressive: bool,
-                 found: _Found, graph_step: str = "pagerank") -> str | None:
-    """Why stage ``name`` does not run (its trace status), or ``None``: it runs."""
+                 found: _Found, graph_step: str = "pagerank", enough: bool = True
+                 ) -> str | None:
+    """Why stage ``name`` does not run (its trace status), or ``None``: it runs.
+    ``enough``: the stages before it found as many notes as the caller needs
+    (:func:`_enough`); an earlier stage sure of its answer ends the search only then
+    (``dreamd search Kyoto -n 10`` lists the notes about Kyoto after the one named so, ``-n
+    1`` stops at it)."""
     if not configured:
         return "off"
     if name == "full-fusion" and graph_step == "off":
@@ -1310,7 +1321,7 @@ def _skip_reason(name: str, configured: bool, strategy: str, progressive: bool,
     if (strategy == "ccb-only" and name in MAGMA_STAGES) or \
             (strategy == "magma-only" and name in CCB_STAGES):
         return f"off: {strategy}"
-    if progressive and found.confident:
+    if progressive and found.confident and enough:
         return "skipped: confident"
     if name == "full-fusion" and found.vector is None:
         return "skipped: no query vector"
@@ -1330,7 +1341,9 @@ def _run_stages(settings: Settings, pool: ThreadPoolExecutor,
     for name in ("ccb-fast", "magma-extend", "full-fusion"):
         stage = stages.get(name)
         skip = _skip_reason(name, stage is not None, strategy, cfg.enabled, found,
-                            settings.retrieval.graph_step)
+                            settings.retrieval.graph_step,
+                            enough=not found.confident
+                            or _found_count(found, query.keep) >= _enough(asked_for, depth))
         if skip is not None or stage is None:
             traces.append(StageTrace(name, skip or "off", 0.0))
             continue
@@ -1345,10 +1358,20 @@ def _run_stages(settings: Settings, pool: ThreadPoolExecutor,
             traces.append(StageTrace(name, status, elapsed))
             continue
         if name in CCB_STAGES and strategy == "both-priority-magma":
-            part.confident = False  # MAGMA leads: an exact name does not end the search
+            # MAGMA leads: an exact name neither ends the search nor leads the hits
+            part.confident, part.named = False, None
         added = _merge(found, part)
         traces.append(StageTrace(name, status, elapsed, added))
     return traces
+
+
+def _enough(asked_for: int, depth: int) -> int:
+    """Notes the stages before a stage must have found for an earlier stage's sure answer
+    to end the search: the one hit asked for (``-n 1``: the note named leads every longer
+    list too, :func:`daemon.rerank._with_named_first`), else a whole ranking ``depth`` deep,
+    so that a list of 3 is the start of a list of 10 (a stage skipped for one and run for
+    the other would rank the places after the first apart)."""
+    return 1 if asked_for == 1 else depth
 
 
 def _found_count(found: _Found, keep: Callable[[str], bool]) -> int:

@@ -214,11 +214,16 @@ def test_a_files_modification_time_never_places_it_in_a_time_range(
 
 def test_an_exact_name_ends_the_search_early(indexed: tuple[App, dict[str, str]]) -> None:
     app, _ = indexed
-    found = search(app, "Rye loaf")
-    assert found[0] == "Baking/Rye loaf.md"
+    found = search(app, "Rye loaf", limit=1)
+    assert found == ["Baking/Rye loaf.md"]
     trace = app.last_search_trace
     assert trace is not None
     assert [s.status for s in trace.stages][1:] == ["skipped: confident"] * 2
+    # more hits asked for: the note named leads, the notes about it follow
+    found = search(app, "Rye loaf", limit=10)
+    assert found[0] == "Baking/Rye loaf.md" and "Daily/2026-11-25.md" in found, found
+    trace = app.last_search_trace
+    assert trace is not None and trace.stages[1].status == "ran"
 
 
 def test_near_identical_notes_come_back_once(indexed: tuple[App, dict[str, str]]) -> None:
@@ -868,11 +873,11 @@ def test_each_seed_profile_override_takes_effect(
                 assert trace is not None
                 assert (trace.intent_cache == "off") == (profile == "development")
                 assert endpoint.calls - calls == (2 if profile == "development" else 1)
-                engine.search("Sourdough starter", count_recall=False, now=NOW)
+                engine.search("Sourdough starter", limit=1, count_recall=False, now=NOW)
                 trace = engine.last_search_trace
                 assert trace is not None
-                # retrieval.progressiveSearch.enabled: with it, an exact name ends the search
-                # after ccb-fast; without, every stage runs to the end
+                # retrieval.progressiveSearch.enabled: with it, an exact name ends a search
+                # for one hit after ccb-fast; without, every stage runs to the end
                 statuses = [s.status for s in trace.stages]
                 if profile == "development":
                     assert statuses == ["ran", "ran", "ran"]
