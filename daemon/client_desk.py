@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import io
 import threading
+import time
 from collections.abc import Collection
 from typing import TYPE_CHECKING, Any
 
 import structlog
 
-from config.errors import DreamdError
-from daemon.local_api import LocalApi, Service
+from config.errors import DreamdError, StoreError, exit_code_for
+from daemon.local_api import LocalApi, Service, Stopping
 from daemon.owners import checked_owner
 from daemon.work_progress import WorkProgress
 from magma.gc_pause import settle_loaded
@@ -23,6 +24,9 @@ if TYPE_CHECKING:
     from daemon.sync import Progress, SyncReport
 
 log = structlog.get_logger("dreamd.daemon")
+
+#: The exit code of a command the store failed (5).
+STORE_EXIT = exit_code_for(StoreError(""))
 
 
 class ClientDesk:
@@ -121,9 +125,15 @@ class ClientDesk:
 
         self._answering = True
         try:
-            return serve_command(self._daemon.app, argv, stdin, terminal)
+            answer = serve_command(self._daemon.app, argv, stdin, terminal)
         finally:
             self._answering = False
+        # a store error may be the store changed under the daemon: then it stops, and the
+        # client answers in-process (a newer client reads the upgraded store)
+        if answer is not None and answer.exit_code == STORE_EXIT and \
+                (why := self._daemon.guard.changed(time.monotonic(), failed=answer.stderr)):
+            raise Stopping(why)
+        return answer
 
     def _index_deferred(self) -> None:
         """Index what the last client's command wrote (the API still holds the lock)."""

@@ -54,8 +54,11 @@ from daemon.client import (
 
 #: JSON-RPC error: the request's deadline passed before the daemon could start on it.
 EXPIRED = -32005
+#: JSON-RPC error: the daemon is stopping (its store changed under it); the client answers
+#: the command in-process.
+STOPPING = -32006
 
-__all__ = ["SOCKET_NAME", "LocalApi", "Service", "socket_path"]
+__all__ = ["SOCKET_NAME", "LocalApi", "Service", "Stopping", "socket_path"]
 
 log = structlog.get_logger("dreamd.api")
 
@@ -64,6 +67,11 @@ SOCKET_NAME = "dreamd.sock"
 #: Longest socket path used as is, in bytes: ``sun_path`` holds 108 on Linux and 104 on
 #: macOS and the BSDs, with the terminating NUL.
 MAX_SOCKET_PATH = 100
+
+
+class Stopping(Exception):
+    """Raised by :attr:`Service.run_command` when the daemon stops instead of answering
+    (the message says why); the client runs the command in-process."""
 
 
 @dataclass(slots=True)
@@ -233,9 +241,12 @@ class _Handler(socketserver.StreamRequestHandler):
             if isinstance(deadline, int | float) and time.time() > deadline:
                 # the client gave up and answered in-process: never run it a second time
                 raise _Refused(EXPIRED, "the client stopped waiting for this answer")
-            answer = service.run_command(
-                argv, stdin if isinstance(stdin, str) else None,
-                terminal if isinstance(terminal, dict) else {})
+            try:
+                answer = service.run_command(
+                    argv, stdin if isinstance(stdin, str) else None,
+                    terminal if isinstance(terminal, dict) else {})
+            except Stopping as stopping:
+                raise _Refused(STOPPING, f"the daemon is stopping: {stopping}") from None
             if answer is None:
                 raise _Refused(USAGE, "usage error")
             self._send({"jsonrpc": "2.0", "id": ident, "result": {

@@ -44,6 +44,7 @@ from daemon.client_desk import ClientDesk
 from daemon.lock import DaemonLock
 from daemon.metrics import DaemonMetrics
 from daemon.status import DAEMON_STATUS_FILE
+from daemon.store_guard import StoreGuard
 from daemon.sync import SyncReport
 from daemon.watch import BatchResult, ChangeHandler, WatchFilter, relative_paths
 from daemon.work_progress import WorkProgress
@@ -200,6 +201,9 @@ class Daemon:
         self.lock = threading.RLock()
         #: Clients: the engines' warm-up, the local API and the index work of their writes.
         self.clients = ClientDesk(self)
+        #: Stops the daemon when another process changes its store under it.
+        self.guard = StoreGuard(lambda: self.app.store, stop=(self._terminate, self._wake),
+                                say=say)
 
     # ------------------------------------------------------------------ wiring
 
@@ -289,7 +293,7 @@ class Daemon:
             log.info("daemon.stopped", batches=self.state.batches)
         if self._say is not None:
             self._say("dreamd: stopped")
-        return 0
+        return self.guard.exit_code
 
     def _startup(self) -> None:
         self.state.state = DaemonPhase.RECONCILING
@@ -363,7 +367,7 @@ class Daemon:
         self.state.problems = [
             {"path": p.path, "kind": p.kind, "reason": p.reason} for p in report.problems
         ]
-        self._count()
+        _count(self)
         self._after_write(report.changed_paths or report.deleted)
 
     def _maintain(self) -> None:
@@ -405,12 +409,6 @@ class Daemon:
             log.warning("daemon.drift_left", kinds=sorted({f.kind for f in left}),
                         hint="run dreamd check: it lists what is left and how to settle each")
         self.write_status()
-
-    def _count(self) -> None:
-        counts = self.app.store.counts()
-        self.state.counts = {"files": counts.files, "notes": counts.notes,
-                             "chunks": counts.chunks, "memories": counts.memories}
-        self.metrics.set_index(self.state.counts)
 
     def _open_conflicts(self) -> int:
         """Open conflicts (``dreamd conflicts``), for the metrics (0 before the first build)."""
@@ -511,7 +509,7 @@ class Daemon:
             self.metrics.changes_indexed(result.paths, time.monotonic())
             _sync_metrics(self.metrics, "batch", result.duration_s, report)
             self._after_write(report.changed_paths or report.deleted)
-            self._count()
+            _count(self)
             _note_edits(self.app, self.metrics, report.changed_paths)
         self.write_status()
 
@@ -589,6 +587,8 @@ class Daemon:
     def _tick(self) -> None:
         now = time.monotonic()
         self._notify("WATCHDOG=1")
+        if self.guard.changed(now, failed=self.state.last_error):
+            return
         if now >= self._next_rescan:
             self._rescan(reason="periodic")
             self.write_status()
@@ -626,6 +626,14 @@ class Daemon:
         self.clients.refresh()  # api.json names the settings clients must match
         self.metrics.configure(fresh.settings.metrics)
         log.info("config.reloaded", config=str(loaded.config_path), profile=loaded.profile)
+
+
+def _count(daemon: Daemon) -> None:
+    """The index's row counts into the daemon's status and metrics."""
+    counts = daemon.app.store.counts()
+    daemon.state.counts = {"files": counts.files, "notes": counts.notes,
+                           "chunks": counts.chunks, "memories": counts.memories}
+    daemon.metrics.set_index(daemon.state.counts)
 
 
 def _note_edits(app: App, metrics: DaemonMetrics, paths: Collection[str]) -> None:

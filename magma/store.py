@@ -104,6 +104,7 @@ __all__ = [
     "maintenance_due",
     "search_filter",
     "sql_str",
+    "store_changed_under",
     "stored_problems",
     "table_name",
     "text_index_behind",
@@ -1274,6 +1275,13 @@ def index_dropped_at_open(store: MagmaStore) -> int | None:
     :meth:`MagmaStore.open` of ``store`` dropped, an older dreamd's (``None``: none dropped;
     the next sync rebuilds them from the vault)."""
     return store._t.upgraded_from
+
+
+def store_changed_under(store: MagmaStore) -> str | None:
+    """Why the store ``store`` opened changed under this process, in words for the user
+    (a newer dreamd upgraded it, or its tables were removed), or ``None``
+    (:meth:`StoreTables.changed_under`). Never raises."""
+    return store._t.changed_under()
 
 
 def cache_bytes(store: MagmaStore) -> int:

@@ -214,8 +214,8 @@ def _drop_derived(
                 "index, so the index was emptied; your notes and memories are untouched",
                 old=old_version, new=SCHEMA_VERSION,
                 hint="run dreamd sync to rebuild it (text indexed before is not embedded "
-                "again while the embedding cache holds it); a running daemon rebuilds it "
-                "by itself")
+                "again while the embedding cache holds it); dreamd run rebuilds it by "
+                "itself, and a daemon of an older dreamd running now stops: start it again")
 
 
 def _check_meta(
@@ -349,6 +349,29 @@ class StoreTables:
             return self.retrying(rows)
         except Exception as exc:
             raise StoreError(f"magma: read {table.name} in {self.uri}: {exc}") from exc
+
+    def changed_under(self) -> str | None:
+        """Why the store at :attr:`uri` is no longer the one these handles opened, in words
+        for the user, or ``None``: another process upgraded it (its meta row names a newer
+        schema than :data:`SCHEMA_VERSION`: a newer dreamd dropped the index tables and
+        made them anew, in a layout this one cannot read or write), or removed its tables
+        (the meta table or an index table is gone). A store that cannot be read right now
+        says nothing: a passing failure is no change. One listing of the tables and one
+        read of the one-row meta table: about a millisecond on a local disk."""
+        try:
+            existing = set(self.db.list_tables().tables)
+            rows = (self.db.open_table(self.meta.name).to_arrow().to_pylist()
+                    if self.meta.name in existing else [])
+        except Exception:
+            return None
+        newer = int(rows[0]["schema_version"]) if rows else None
+        if newer is not None and newer > SCHEMA_VERSION:
+            return (f"a newer dreamd upgraded the index (index schema {newer}; this dreamd "
+                    f"reads {SCHEMA_VERSION})")
+        gone = [t.name for t in (self.meta, *self.derived) if t.name not in existing]
+        if gone:
+            return f"another process removed the index tables ({', '.join(gone)})"
+        return None
 
     def behind(self) -> bool:
         """Has another process committed to a table since these handles read it? (Opens

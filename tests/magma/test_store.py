@@ -328,7 +328,8 @@ def test_older_schema_store_drops_its_index_tables_and_keeps_the_meta(
     (upgrade,) = [e for e in logs if e["event"] == "store.schema_upgrade"]
     line = human_line(None, "warning", {**upgrade, "level": "warning"})
     assert "the index was emptied; your notes and memories are untouched" in line
-    assert line.endswith("a running daemon rebuilds it by itself")
+    assert line.endswith("dreamd run rebuilds it by itself, and a daemon of an older dreamd "
+                         "running now stops: start it again")
     assert "; run dreamd sync to rebuild it" in line
     assert index_dropped_at_open(old) is None and index_dropped_at_open(reopened) == 1
     meta = lancedb.connect(uri).open_table("meta").to_arrow().to_pylist()
@@ -339,6 +340,40 @@ def test_older_schema_store_drops_its_index_tables_and_keeps_the_meta(
         values={"schema_version": store_module.SCHEMA_VERSION + 1})
     with pytest.raises(StoreMismatchError, match="newer"):
         MagmaStore.open(uri, vault_path="/vault", model_id="fake-hash-v1", dims=64)
+
+
+def test_a_store_says_when_a_newer_dreamd_upgraded_it_or_its_tables_went_under_it(
+    tmp_path: Path, note_of: NoteOf, record_of: RecordOf, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What a running daemon asks of its open store (:mod:`daemon.store_guard`): a newer
+    dreamd's open of the store (a schema one above) dropped and made anew its index tables,
+    in a layout this one cannot read; a table removed under it is said too; an untouched
+    store, and one another process of this dreamd wrote to, say nothing."""
+    import lancedb
+
+    from magma import store_tables
+    from magma.store import store_changed_under
+
+    uri = str(tmp_path / "magma")
+    opened = dict(vault_path="/vault", model_id="fake-hash-v1", dims=64)
+    mine = MagmaStore.open(uri, **opened)  # type: ignore[arg-type]
+    mine.apply(upserts=[record_of(note_of("A.md", "alpha text"))])
+    assert store_changed_under(mine) is None
+    other = MagmaStore.open(uri, **opened)  # type: ignore[arg-type]
+    other.apply(upserts=[record_of(note_of("B.md", "beta text"))])
+    assert store_changed_under(mine) is None
+    with monkeypatch.context() as newer:
+        newer.setattr(store_tables, "SCHEMA_VERSION", store_tables.SCHEMA_VERSION + 1)
+        assert MagmaStore.open(uri, **opened).counts().files == 0  # type: ignore[arg-type]
+    why = store_changed_under(mine)
+    assert why == (f"a newer dreamd upgraded the index (index schema "
+                   f"{store_tables.SCHEMA_VERSION + 1}; this dreamd reads "
+                   f"{store_tables.SCHEMA_VERSION})")
+    # tables dropped under a store of this dreamd's own schema
+    uri = str(tmp_path / "other")
+    mine = MagmaStore.open(uri, **opened)  # type: ignore[arg-type]
+    lancedb.connect(uri).drop_table("chunks")
+    assert store_changed_under(mine) == "another process removed the index tables (chunks)"
 
 
 def test_owner_filter_runs_inside_the_vector_and_full_text_queries(
