@@ -126,6 +126,7 @@ def sync_report_json(report: SyncReport) -> dict[str, Any]:
         "touched": report.touched,
         "chunks_embedded": report.chunks_embedded,
         "chunks_reused": report.chunks_reused,
+        "chunks_cached": report.chunks_cached,
         "files_total": report.files_total,
         "duration_s": round(report.duration_s, 3),
         "problems": [{"path": p.path, "kind": p.kind, "reason": p.reason}
@@ -141,7 +142,9 @@ def print_sync_report(console: Console, report: SyncReport) -> None:
         f"[green]{report.added} new[/], [yellow]{report.modified} changed[/], "
         f"[red]{report.deleted} deleted[/], {len(report.renamed)} renamed, "
         f"{report.unchanged + report.touched} unchanged; "
-        f"{counted(report.chunks_embedded, 'chunk')} embedded, {report.chunks_reused} reused"
+        f"{counted(report.chunks_embedded, 'chunk')} embedded, "
+        + (f"{report.chunks_cached} from the embedding cache, " if report.chunks_cached else "")
+        + f"{report.chunks_reused} reused"
     )
     for old, new in report.renamed[:PROBLEMS_SHOWN]:
         console.print(f"  renamed {shown(old, one_line=True)} → {shown(new, one_line=True)}",

@@ -495,6 +495,7 @@ class Daemon:
             "duration_ms": round(result.duration_s * 1000), "error": result.error,
             **({"added": report.added, "modified": report.modified, "deleted": report.deleted,
                 "renamed": len(report.renamed), "chunks_embedded": report.chunks_embedded,
+                "chunks_cached": report.chunks_cached,
                 "problems": [p.path for p in report.problems]} if report else {}),
         }
         if result.failure is not None:

@@ -58,6 +58,7 @@ def write_last_sync(state_dir: Path, report: SyncReport, finished_at: str,
             "deleted": report.deleted,
             "renamed": len(report.renamed),
             "chunks_embedded": report.chunks_embedded,
+            "chunks_cached": report.chunks_cached,
             "problems": [{"path": p.path, "kind": p.kind, "reason": p.reason}
                          for p in report.problems] + kept,
             "conflict_copies": [{"path": c.path, "conflict_of": c.conflict_of}

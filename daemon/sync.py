@@ -46,6 +46,7 @@ from daemon.history import VersionRecorder, note_memory_key
 from daemon.read_ahead import read_ahead
 from magma.chunking import Chunk, chunk_note
 from magma.embedder import Embedder
+from magma.embedding_cache import CachingEmbedder
 from magma.gc_pause import collector_paused
 from magma.inline_data import without_inline_data
 from magma.store import AttachmentRecord, IndexedFile, MagmaStore, NoteRecord
@@ -166,8 +167,9 @@ class SyncReport:
     renamed: tuple[tuple[str, str], ...] = ()
     unchanged: int = 0
     touched: int = 0
-    chunks_embedded: int = 0
-    chunks_reused: int = 0
+    chunks_embedded: int = 0  # by the model
+    chunks_reused: int = 0  # vectors the index held
+    chunks_cached: int = 0  # vectors the embedding cache held (magma.embedding_cache)
     problems: tuple[Problem, ...] = ()
     conflict_copies: tuple[ConflictCopy, ...] = ()
     duration_s: float = 0.0
@@ -278,10 +280,10 @@ class Syncer:
             return scan
         return _prefixed(scan, self.prefix, self.owns)
 
-    def _embed(self, texts: Sequence[str]) -> np.ndarray:
+    def _embed(self, texts: Sequence[str]) -> tuple[np.ndarray, int]:
         if self._embedder is None:
             self._embedder = self._embedder_factory()
-        return self._embedder.embed(texts)
+        return _embed_counted(self._embedder, texts)
 
     # ------------------------------------------------------------------ reconcile
 
@@ -388,6 +390,7 @@ class Syncer:
             added=report.added, modified=report.modified, deleted=report.deleted,
             renamed=len(report.renamed), unchanged=report.unchanged, touched=report.touched,
             chunks_embedded=report.chunks_embedded, chunks_reused=report.chunks_reused,
+            chunks_cached=report.chunks_cached,
             problems=len(report.problems), duration_ms=round(duration * 1000),
         )
         return report
@@ -487,7 +490,7 @@ class Syncer:
 
         stale = stale_entry_paths(index, plan.deleted, work.entry_files,
                                   {e.path for e in to_read})
-        embedded, reused = self._write(
+        embedded, reused, cached = self._write(
             work, [*deleted, *(old for old, _ in renames), *orphans, *stale], bar, index
         )
         touched_paths = {e.path for e in work.touches}
@@ -508,6 +511,7 @@ class Syncer:
             touched=len(work.touches),
             chunks_embedded=embedded,
             chunks_reused=reused,
+            chunks_cached=cached,
             problems=tuple(work.problems),
             changed_paths=tuple(sorted(written)),
         )
@@ -585,9 +589,10 @@ class Syncer:
     def _write(
         self, work: _Work, deletes: Sequence[str], bar: Progress,
         index: Mapping[str, IndexedFile],
-    ) -> tuple[int, int]:
-        """Chunk, embed what is new, and commit in batches. Returns (embedded, reused)."""
-        embedded = reused = 0
+    ) -> tuple[int, int, int]:
+        """Chunk, embed what is new, and commit in batches. Returns the chunks (embedded by
+        the model, reused from the index, taken from the embedding cache)."""
+        embedded = reused = cached = 0
         gone_memories = _gone_memories(self.recorder, self.prefix, deletes, work, index)
         forgotten = self.recorder.archive.forgotten({k for k, _ in gone_memories}) \
             if self.recorder is not None and gone_memories else set()
@@ -596,24 +601,13 @@ class Syncer:
         for number, batch in enumerate(batches):
             chunked = [(entry, note, note_id, chunk_note(note, max_chars=self.chunk_max_chars))
                        for entry, note, note_id in batch]
-            hashes = {c.content_hash for *_, chunks in chunked for c in chunks}
-            known = self.store.known_vectors(hashes) if hashes else {}
-            missing = sorted(hashes - known.keys())
-            fresh: dict[str, np.ndarray] = {}
-            if missing:
-                texts = _texts_by_hash(chunked)
-                vectors = self._embed([texts[h] for h in missing])
-                fresh = dict(zip(missing, vectors, strict=True))
-            embedded += len(missing)
-            reused += sum(len(c) for *_, c in chunked) - sum(
-                1 for *_, chunks in chunked for c in chunks if c.content_hash in fresh
-            )
+            vectors, (model, kept, held) = _batch_vectors(chunked, self.store.known_vectors,
+                                                           self._embed)
+            embedded, reused, cached = embedded + model, reused + kept, cached + held
             records = [
                 NoteRecord(
                     note=note, note_id=note_id, size=entry.size, mtime_ns=entry.mtime_ns,
-                    chunks=chunks,
-                    vectors=_stack([known.get(c.content_hash, fresh.get(c.content_hash))
-                                    for c in chunks]),
+                    chunks=chunks, vectors=_stack([vectors[c.content_hash] for c in chunks]),
                 )
                 for entry, note, note_id, chunks in chunked
             ]
@@ -652,7 +646,7 @@ class Syncer:
             log.info("sync.forgotten_purged", memories=len(forgotten))
         # Otherwise compaction is the caller's schedule (one-shot sync: after the run; daemon:
         # every N batches), never per batch: it costs more than the write it follows.
-        return embedded, reused
+        return embedded, reused, cached
 
     def _record_credentials(
         self, indexed: Mapping[str, CredentialRecord | None], gone: Collection[str],
@@ -783,6 +777,7 @@ def _merge(reports: Sequence[SyncReport]) -> SyncReport:
         touched=sum(r.touched for r in reports),
         chunks_embedded=sum(r.chunks_embedded for r in reports),
         chunks_reused=sum(r.chunks_reused for r in reports),
+        chunks_cached=sum(r.chunks_cached for r in reports),
         problems=tuple(x for r in reports for x in r.problems),
         conflict_copies=tuple(x for r in reports for x in r.conflict_copies),
         duration_s=sum(r.duration_s for r in reports),
@@ -876,6 +871,37 @@ def _same_bytes(candidates: Sequence[str], taken: Collection[str], new: str) -> 
     name = PurePosixPath(new).name
     return next((path for path in free if PurePosixPath(path).name == name),
                 free[0] if free else None)
+
+
+def _embed_counted(embedder: Embedder, texts: Sequence[str]) -> tuple[np.ndarray, int]:
+    """The vectors of ``texts`` and how many of them the embedding cache held (the model
+    embedded the others; none held without a cache)."""
+    if isinstance(embedder, CachingEmbedder):
+        return embedder.embed_counted(texts)
+    return embedder.embed(texts), 0
+
+
+def _batch_vectors(
+    chunked: Sequence[tuple[FileEntry, Note, str, list[Chunk]]],
+    known_vectors: Callable[[Collection[str]], Mapping[str, np.ndarray]],
+    embed: Callable[[Sequence[str]], tuple[np.ndarray, int]],
+) -> tuple[dict[str, np.ndarray], tuple[int, int, int]]:
+    """The vector of each chunk of a batch by content hash: the index's (``known_vectors``)
+    or embedded (``embed``: the vectors, and how many of them the embedding cache held) ->
+    the vectors, and the chunks (embedded by the model, reused from the index, taken from
+    the embedding cache). After a schema upgrade emptied the index the cache holds them all,
+    and the model embeds none."""
+    hashes = {c.content_hash for *_, chunks in chunked for c in chunks}
+    vectors = dict(known_vectors(hashes)) if hashes else {}
+    missing = sorted(hashes - vectors.keys())
+    held = 0
+    if missing:
+        texts = _texts_by_hash(chunked)
+        fresh, held = embed([texts[h] for h in missing])
+        vectors.update(zip(missing, fresh, strict=True))
+    new = set(missing)
+    reused = sum(1 for *_, chunks in chunked for c in chunks if c.content_hash not in new)
+    return vectors, (len(missing) - held, reused, held)
 
 
 def _texts_by_hash(chunked: Sequence[tuple[FileEntry, Note, str, list[Chunk]]]) -> dict[str, str]:

@@ -232,9 +232,14 @@ class CachingEmbedder:
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """Like the inner model's ``embed``; rows held by the cache are not embedded again."""
+        return self.embed_counted(texts)[0]
+
+    def embed_counted(self, texts: Sequence[str]) -> tuple[np.ndarray, int]:
+        """:meth:`embed`, and how many of the rows the cache held (the model embedded the
+        others): a sync reports the model's work apart from the cache's."""
         items = list(texts)
         if not items or not self.cache.enabled:
-            return self.inner.embed(items)
+            return self.inner.embed(items), 0
         keys = [chunk_hash(text) for text in items]
         held = self.cache.get(keys)
         missing = [i for i, key in enumerate(keys) if key not in held]
@@ -246,4 +251,4 @@ class CachingEmbedder:
         for i, key in enumerate(keys):
             if key in held:
                 out[i] = held[key]
-        return out
+        return out, len(items) - len(missing)

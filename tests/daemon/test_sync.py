@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import io
 import os
 import random
 import shutil
@@ -15,11 +16,14 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from rich.console import Console
+from structlog.testing import capture_logs
 
 from ccb.scan import read_note
 from config.errors import MassDeleteError
 from daemon.app import App
 from daemon.memory_pool import first_chunk_hash
+from daemon.render import print_sync_report
 from magma.chunking import chunk_note
 from magma.edge_table import read_graph
 
@@ -623,7 +627,16 @@ def test_an_older_store_says_to_sync_until_a_sync_rebuilds_it(
         with pytest.raises(VaultError, match="not been indexed yet; run: dreamd sync"):
             upgraded.search("kiln", limit=3)
     again, fake = make_app(vault)
-    rebuilt = again.sync()
+    with capture_logs() as logs:
+        rebuilt = again.sync()
     assert rebuilt.added == report.added
     assert fake.embedded == 0  # type: ignore[attr-defined]  # every vector from the cache
     assert [h.path for h in again.search("kiln", limit=3)] == found
+    # and the sync says so: it had said "47 chunks embedded, 0 reused"
+    assert (rebuilt.chunks_embedded, rebuilt.chunks_cached) == (0, report.chunks_embedded)
+    (applied,) = [e for e in logs if e["event"] == "sync.applied"]
+    assert (applied["chunks_embedded"], applied["chunks_cached"]) == (0, rebuilt.chunks_cached)
+    line = io.StringIO()
+    print_sync_report(Console(file=line, width=400), rebuilt)
+    assert f"; 0 chunks embedded, {rebuilt.chunks_cached} from the embedding cache, 0 reused" \
+        in line.getvalue()

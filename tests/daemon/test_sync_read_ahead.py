@@ -87,7 +87,9 @@ def _rows(app: App) -> dict[str, Any]:
 def _report(report: SyncReport) -> dict[str, Any]:
     return {"added": report.added, "modified": report.modified, "deleted": report.deleted,
             "renamed": report.renamed, "unchanged": report.unchanged,
-            "touched": report.touched, "embedded": report.chunks_embedded,
+            "touched": report.touched,
+            # new to the index: the second vault's from the embedding cache the first filled
+            "embedded": report.chunks_embedded + report.chunks_cached,
             "reused": report.chunks_reused, "problems": report.problems,
             "changed": report.changed_paths, "files": report.files_total}
 
