@@ -256,6 +256,6 @@ def pagerank_walk(snap: Snapshot, graph: NoteGraph, seeds: Mapping[str, float],
         if row is not None:
             hits.append(GraphHit(
                 path, row, sim,
-                f"graph walk from {_title(snap, lead)} (PageRank {scores[path]:.3f})",
+                f"along the links from {_title(snap, lead)} (link score {scores[path]:.3f})",
                 lift=max(0.0, NEAR_CAP * seeds[lead] - fused.get(path, 0.0))))
     return hits

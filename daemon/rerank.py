@@ -45,8 +45,8 @@ if TYPE_CHECKING:
     from magma.catalogue import CatalogueEntry, Snapshot
 
 __all__ = ["AGREED_FLOOR", "CCB_LISTS", "CLEARLY_FRESHER", "DIVERSITY_LAMBDA", "HYBRID_FLOOR",
-           "LEADING_LISTS", "LIST_WEIGHTS", "MAGMA_LISTS", "MANY_NOTES", "RECENCY_OFF_IN_RANGE",
-           "VECTOR_FLOOR", "Reranker", "best_row", "is_large"]
+           "LEADING_LISTS", "LEAD_WORDS", "LIST_WEIGHTS", "MAGMA_LISTS", "MANY_NOTES",
+           "RECENCY_OFF_IN_RANGE", "VECTOR_FLOOR", "Reranker", "best_row", "is_large"]
 
 #: The engine behind each ranked list: CCB is the files themselves (names, titles, aliases,
 #: descriptions, tags and dates, read into memory), MAGMA the index (vectors, full text, the
@@ -262,6 +262,11 @@ ASKS_TEMPLATE = re.compile(r"(?i)\btemplat|模板|模版|テンプレ")
 #: The lists whose notes get :data:`PRIORITY_BONUS` under each strategy: CCB leads with its
 #: name matches, not with the time range's notes (ranked by date, they are no match).
 LEADING_LISTS = {"both-priority-ccb": CCB_LISTS - {"time"}, "both-priority-magma": MAGMA_LISTS}
+#: What a hit's ``why`` says of :data:`PRIORITY_BONUS`, by strategy.
+LEAD_WORDS = {"both-priority-ccb": "found by its name or title: first on a near tie",
+              "both-priority-magma": "found by meaning or words: first on a near tie"}
+#: A list of plain hybrid search by what it ranks (a hit's ``why``).
+_BY = {"vector": "by meaning", "full-text": "by your words"}
 
 
 
@@ -434,7 +439,7 @@ class Reranker:
                              "asked for")
             if path in led:
                 score += PRIORITY_BONUS
-                extra.append(f"{strategy.removeprefix('both-priority-')} first")
+                extra.append(LEAD_WORDS[strategy])
             recent[path] = self.weights.recency * fresh
             if entry.memory_type is not None and _hidden_reason(entry, today) is not None:
                 score *= HISTORY_FACTOR  # shown by --all: after what holds now
@@ -444,9 +449,9 @@ class Reranker:
                 recent[path] *= TEMPLATE_FACTOR
                 extra.append("a template, not asked for")
             scores[path] = score
-            notes[path] = [*extra, f"importance {weight:.2f}",
+            notes[path] = [*extra, f"importance {weight:.2f} of 1",
                            "recency: not counted, a time is named" if dated
-                           else RECENCY_NONE if last is None else f"recency {fresh:.2f}"]
+                           else RECENCY_NONE if last is None else f"recency {fresh:.2f} of 1"]
         return scores, notes, recent
 
     def _hit(self, snap: Snapshot, text: str, found: _Found, path: str, value: float,
@@ -454,7 +459,7 @@ class Reranker:
         chunk = found.chunks[path]
         why = [*found.why.get(path, []), *notes]
         if path in found.kept:
-            why.append(f"kept: {found.kept[path]}")
+            why.append(f"kept near the top: {found.kept[path]}")
         if include_hidden:
             reason = _hidden_reason(snap.entries[path], today)
             if reason:
@@ -582,11 +587,11 @@ def _with_hybrid_top(picked: list[tuple[str, float]], found: _Found, scores: Map
     why: dict[str, str] = {}  # what each protected note is kept for, first reason first
     for name, path in zip(("vector", "full-text"), firsts, strict=True):
         if path is not None:
-            why.setdefault(path, f"{name} #1")
+            why.setdefault(path, f"#1 {_BY[name]}")
     for rank, path in enumerate(ranked[:HYBRID_FLOOR], start=1):
-        why.setdefault(path, f"plain hybrid #{rank}")
+        why.setdefault(path, f"#{rank} by meaning and words together")
     for rank, path in enumerate(by_vector[:0 if large else VECTOR_FLOOR], start=1):
-        why.setdefault(path, f"vector #{rank}")
+        why.setdefault(path, f"#{rank} by meaning")
     top = list(why)[:max(limit, 1)]
     chosen = {p for p, _ in picked}
     missing = [p for p in top if p not in chosen and p not in dropped]
@@ -647,7 +652,8 @@ def _with_agreed_top(picked: list[tuple[str, float]], found: _Found,
             continue
         pushed.append(order[out])
         order[out] = path
-        found.kept.setdefault(path, f"plain hybrid #{rank} and relevance in the first {k}")
+        found.kept.setdefault(path, f"#{rank} by meaning and words together, and in the "
+                                    f"first {k} by relevance")
     if not pushed:
         return picked
     head = sorted(order[:k], key=lambda p: -scores[p])

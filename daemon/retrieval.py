@@ -139,6 +139,7 @@ from magma.vector_ivf import IVF_SHARE, nearest_rows, scores_many
 __all__ = [
     "CONFIDENT_COSINE",
     "LIST_WEIGHTS",
+    "NAMED",
     "RANK_DEPTH",
     "VECTOR_NOISE_COSINE",
     "CatalogueEntry",
@@ -215,6 +216,8 @@ SORTED_WHOLE = 64
 #: Folders whose notes a snapshot keeps listed (:func:`folder_of`; our choice: a user
 #: searches a few folders).
 FOLDERS_KEPT = 16
+#: Why a note the query names exactly was found (``--explain``, a hit's ``why``).
+NAMED = "the note of that name"
 #: A word no note holds.
 _NO_PATHS: frozenset[str] = frozenset()
 #: Hits ranked the same whatever the number asked for: the stages and the fusion always
@@ -293,7 +296,7 @@ class _Found:
     cosine: dict[str, float] = field(default_factory=dict)
     rows: dict[str, int] = field(default_factory=dict)  # best chunk row, when no text yet
     texts: set[str] = field(default_factory=set)  # paths whose row's chunk text is read
-    kept: dict[str, str] = field(default_factory=dict)  # put back, and why ("vector #8")
+    kept: dict[str, str] = field(default_factory=dict)  # put back, and why ("#8 by meaning")
     lift: dict[str, float] = field(default_factory=dict)  # added to the fused rank score
     hollow: set[str] = field(default_factory=set)  # led the vector by a section without words
     confident: bool = False
@@ -742,10 +745,11 @@ class Retriever:
             _add_phrases(part, _fuse_phrases(by_phrases(), index, n, notes_kept,
                                              path_prefix))
         for rank, (path, score) in enumerate(by_notes, start=1):
-            part.why.setdefault(path, []).append(f"note BM25 #{rank} ({score:.1f})")
+            part.why.setdefault(path, []).append(
+                f"#{rank} by your words across the whole note ({score:.1f})")
         for rank, cand in enumerate(by_words, start=1):
             part.chunks.setdefault(cand.path, cand)
-            part.why.setdefault(cand.path, []).append(f"full-text #{rank}")
+            part.why.setdefault(cand.path, []).append(f"#{rank} by your words")
         _add_memories(part, snap, vector, intent, want, keep)
         if by_vector and by_words and by_vector[0][0] == by_words[0].path \
                 and by_vector[0][2] >= CONFIDENT_COSINE:
@@ -798,8 +802,10 @@ def _add_memories(part: _Found, snap: Snapshot, vector: np.ndarray, intent: Inte
             part.lists[name] = paths
             for p in paths:
                 part.cosine.setdefault(p, best[p])
-                label = "intent" if name == "routed" else "rule"
-                part.why.setdefault(p, []).append(f"{label} (cos {best[p]:.2f})")
+                label = "the kind of memory asked for" if name == "routed" \
+                    else "a rule you set"
+                part.why.setdefault(p, []).append(
+                    f"{label}, near in meaning (similarity {best[p]:.2f})")
 
 
 def _snapshot_of(store: MagmaStore, snap: Snapshot | None, versions: dict[str, int],
@@ -945,8 +951,9 @@ def _vector_part(store: MagmaStore, snap: Snapshot, vector: np.ndarray,
     for rank, (path, row, sim) in enumerate(ranked, start=1):
         part.rows[path] = row
         part.cosine[path] = sim
-        wordless = " of a section without words" if path in part.hollow else ""
-        part.why.setdefault(path, []).append(f"vector #{rank} (cos {sim:.2f}{wordless})")
+        wordless = ", a section without words" if path in part.hollow else ""
+        part.why.setdefault(path, []).append(
+            f"#{rank} by meaning (similarity {sim:.2f}{wordless})")
     return ranked
 
 
@@ -1138,7 +1145,7 @@ def _add_phrases(part: _Found, by_phrase: Sequence[tuple[str, str]]) -> None:
     reason."""
     part.lists["phrases"] = [path for path, _ in by_phrase]
     for path, phrase in by_phrase:
-        part.why.setdefault(path, []).append(f"part {phrase!r}")
+        part.why.setdefault(path, []).append(f"part of the question: {phrase!r}")
 
 
 def _phrases_first(chunks: Sequence[ChunkCandidate], text: str) -> list[ChunkCandidate]:
@@ -1167,7 +1174,8 @@ def _ccb_fast(snap: Snapshot, text: str, intent: Intent, want: int,
     if ranked:
         part.lists["names"] = ranked
         for path in ranked:
-            part.why[path] = ["name" if path in exact else "title/description words"]
+            part.why[path] = [NAMED if path in exact else "your words in its title, aliases "
+                              "or description"]
     if intent.time_range is not None:
         start, end = intent.time_range.start, intent.time_range.end
         dated = [e for e in snap.entries.values()

@@ -60,7 +60,7 @@ def test_sync_then_search_finds_english_and_chinese_notes(demo: Path) -> None:
                           "--vault", str(demo)).stdout)
     # cross-lingual: only the vector side can find it; it must be the vector's first pick
     chinese = next(h for h in hits if h["path"] == "关于睡眠的笔记.md")
-    assert any(why.startswith("vector #1") for why in chinese["why"])
+    assert any(why.startswith("#1 by meaning") for why in chinese["why"])
 
     # the only indexed vault is found without naming it
     hits = json.loads(run("search", "feedback", "--type", "feedback", "--json").stdout)

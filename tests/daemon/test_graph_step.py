@@ -61,7 +61,7 @@ def test_the_note_a_matched_passage_links_to_comes_in_under_pagerank_only(
     if step == "pagerank":
         hit = next(h for h in app.search(QUESTION, limit=10, count_recall=False)
                    if h.path == "Flour blends.md")
-        assert any(why.startswith("graph walk from Bread notes") for why in hit.why)
+        assert any(why.startswith("along the links from Bread notes") for why in hit.why)
     app.close()
 
 
@@ -96,7 +96,7 @@ def test_two_copies_below_the_limit_do_not_both_come_back() -> None:
     one = _with_hybrid_top(picked, found, scores, {}, 4, 60,
                            lambda p, q: {p, q} == {"x", "x2"})
     assert {p for p, _ in one} == {"a", "b", "c", "x"}
-    assert found.kept == {"x": "plain hybrid #2"}
+    assert found.kept == {"x": "#2 by meaning and words together"}
 
 
 def test_the_vector_floor_keeps_only_notes_near_the_vectors_best(
@@ -114,7 +114,7 @@ def test_the_vector_floor_keeps_only_notes_near_the_vectors_best(
     monkeypatch.setattr(rerank, "VECTOR_FLOOR_MARGIN", 0.08)
     out = _with_hybrid_top(picked, found, scores, {}, 7, 60)
     assert {p for p, _ in out} == {*top, "y", "near"}  # near took the last place, far none
-    assert found.kept == {"near": "vector #6"}
+    assert found.kept == {"near": "#6 by meaning"}
 
 
 def test_a_walked_note_is_placed_by_the_note_that_links_to_it(
@@ -142,7 +142,7 @@ def test_a_walked_note_is_placed_by_the_note_that_links_to_it(
                       count_recall=False)
     order = [h.path for h in hits]
     kiln = next(h for h in hits if h.path == "Kiln.md")
-    assert any(w.startswith("graph walk from Pantry") for w in kiln.why), kiln.why
+    assert any(w.startswith("along the links from Pantry") for w in kiln.why), kiln.why
     assert order.index("Kiln.md") > order.index("Pantry.md"), order
     app.close()
 
@@ -158,4 +158,4 @@ def test_in_a_small_vault_the_vectors_whole_top_ten_is_among_ten_hits() -> None:
               **{p: 1.0 - i / 100 for i, p in enumerate(words)}}
     picked = sorted(scores.items(), key=lambda item: -item[1])[:10]
     out = {p for p, _ in _with_hybrid_top(picked, found, scores, {}, 10, 60)}
-    assert "v10" in out and found.kept["v10"] == "vector #10"
+    assert "v10" in out and found.kept["v10"] == "#10 by meaning"

@@ -17,6 +17,9 @@ from daemon.app import App
 from magma import note_bm25_files
 from magma.note_bm25_files import NOTE_INDEX_FOLDER
 
+#: What a hit found by its words across the whole note says (its ``why``).
+WHOLE_NOTE = "by your words across the whole note"
+
 Builder = Callable[..., tuple[App, object]]
 _SECTION = "Filler about the weather and the roads, nothing else of note here. " * 5
 #: Long enough for a build on a busy machine (seconds).
@@ -56,7 +59,7 @@ def test_a_restarted_app_reads_the_saved_index(vault: Path, make_app: Builder) -
             app.retriever.warm(bm25_wait_s=WAIT_S)
         loaded = [e for e in logs if e["event"] == "search.note_bm25_loaded"]
         assert loaded and loaded[0]["same"] is True
-        assert "note BM25 #1" in bm25_why(app, "kayak Porto", "Trip log.md")
+        assert f"#1 {WHOLE_NOTE}" in bm25_why(app, "kayak Porto", "Trip log.md")
     finally:
         app.close()
 
@@ -82,7 +85,7 @@ def test_a_forgotten_memory_leaves_no_word_in_any_file_of_the_data_folder(
         app.retriever.warm(bm25_wait_s=WAIT_S)
         assert len(list(saved.glob("index-*"))) == 1
         assert files_holding(data, marker) == []
-        assert "note BM25 #1" in bm25_why(app, "kayak Porto", "Trip log.md")
+        assert f"#1 {WHOLE_NOTE}" in bm25_why(app, "kayak Porto", "Trip log.md")
     finally:
         app.close()
 
@@ -108,7 +111,7 @@ def test_a_deleted_note_leaves_the_saved_index_when_the_next_one_is_saved(
         (vault / "Lagoon.md").unlink()
         app.sync()
         app.retriever.warm(bm25_wait_s=WAIT_S)
-        assert "note BM25 #1" in bm25_why(app, "kayak Porto", "Trip log.md")
+        assert f"#1 {WHOLE_NOTE}" in bm25_why(app, "kayak Porto", "Trip log.md")
         after = {p.name: p.stat() for p in saved.glob("index-*/*")}
         assert {n: (s.st_ino, s.st_mtime_ns) for n, s in after.items()} == \
             {n: (s.st_ino, s.st_mtime_ns) for n, s in before.items()}  # nothing written
@@ -144,7 +147,7 @@ def test_a_truncated_saved_index_is_logged_and_built_again(
         with capture_logs() as logs:
             app.retriever.warm(bm25_wait_s=WAIT_S)
         assert [e for e in logs if e["event"] == "search.note_bm25_unreadable"]
-        assert "note BM25 #1" in bm25_why(app, "kayak Porto", "Trip log.md")
+        assert f"#1 {WHOLE_NOTE}" in bm25_why(app, "kayak Porto", "Trip log.md")
         assert len(list((app.state_dir / NOTE_INDEX_FOLDER).glob("index-*"))) == 1
     finally:
         app.close()

@@ -14,6 +14,9 @@ import pytest
 from daemon import rerank
 from daemon.app import App
 
+#: What a hit found by its words across the whole note says (its ``why``).
+WHOLE_NOTE = "by your words across the whole note"
+
 _SECTION = "Filler about the weather and the roads, nothing else of note here. " * 5
 
 
@@ -36,10 +39,11 @@ def test_search_finds_a_note_by_words_in_two_of_its_chunks(
         assert len(app.store.chunks_of(["Trip log.md"])) >= 2  # the words are in two chunks
         hits = app.search("kayak Porto", limit=10, count_recall=False)
         trip = next(h for h in hits if h.path == "Trip log.md")
-        assert "note BM25 #1" in "; ".join(trip.why)
+        assert f"#1 {WHOLE_NOTE}" in "; ".join(trip.why)
         # a note of one chunk is left to the chunk full text
         boats = next(h for h in hits if h.path == "Boats.md")
-        assert "full-text" in "; ".join(boats.why) and "note BM25" not in "; ".join(boats.why)
+        said = "; ".join(boats.why)
+        assert "by your words" in said and WHOLE_NOTE not in said
         # the index follows an edit
         (vault / "Ferry.md").write_text(
             f"# Ferry\n\n## Out\n\n{_SECTION}\nThe quayside at dawn.\n\n"
@@ -48,10 +52,10 @@ def test_search_finds_a_note_by_words_in_two_of_its_chunks(
         for _ in range(100):  # built in the background: found within moments, not at once
             hits = app.search("quayside Vigo", limit=10, count_recall=False)
             ferry = next(h for h in hits if h.path == "Ferry.md")
-            if "note BM25" in "; ".join(ferry.why):
+            if WHOLE_NOTE in "; ".join(ferry.why):
                 break
             time.sleep(0.1)
-        assert "note BM25 #1" in "; ".join(ferry.why)
+        assert f"#1 {WHOLE_NOTE}" in "; ".join(ferry.why)
 
     finally:
         app.close()
@@ -84,7 +88,7 @@ def test_in_a_chat_what_the_user_said_leads_what_the_assistant_said(
         assert len(app.store.chunks_of(["Sessions/2024-05-02.md"])) >= 2
         hits = app.search("the kayak and Porto", limit=10, count_recall=False)
         said = next(h for h in hits if h.path == "Sessions/2024-05-02.md")
-        assert "note BM25 #1" in "; ".join(said.why)
+        assert f"#1 {WHOLE_NOTE}" in "; ".join(said.why)
         paths = [h.path for h in hits]
         assert paths.index("Sessions/2024-05-02.md") < paths.index("Sessions/2024-05-09.md")
     finally:
@@ -100,7 +104,7 @@ def test_the_note_index_is_not_built_in_a_small_vault(
     try:
         app.sync()
         hits = app.search("sourdough starter", limit=10, count_recall=False)
-        assert hits and all("note BM25" not in "; ".join(h.why) for h in hits)
+        assert hits and all(WHOLE_NOTE not in "; ".join(h.why) for h in hits)
         # nothing was built: the build thread never started
         assert not [t for t in set(threading.enumerate()) - before
                     if t.name.startswith("dreamd-bm25")]
@@ -149,12 +153,12 @@ def test_in_a_large_vault_each_part_of_a_question_is_found_by_its_words_too(
         question = "Which did I do first, the pottery workshop or the harbour swim?"
         for _ in range(100):  # the note index is built in the background
             hits = app.search(question, limit=50, count_recall=False)
-            if any("note BM25" in "; ".join(h.why) for h in hits):
+            if any(WHOLE_NOTE in "; ".join(h.why) for h in hits):
                 break
             time.sleep(0.1)
         why = {h.path: "; ".join(h.why) for h in hits}
         day = "Journal/2024-06-02.md"
-        found_by_part = "part 'the pottery workshop'" in why.get(day, "")
+        found_by_part = "part of the question: 'the pottery workshop'" in why.get(day, "")
         assert found_by_part is bool(words), why.get(day)
     finally:
         app.close()

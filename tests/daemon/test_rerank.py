@@ -168,7 +168,7 @@ def test_a_note_both_rankings_put_first_is_not_pushed_out_of_the_first_five_by_a
     order, values, kept = _agreed(_PICKED)
     assert order == ["a", "b", "c", "d", "e", "fresh", "f", "g"]
     assert values == sorted(values, reverse=True)  # each place keeps its value
-    assert kept == {"e": "plain hybrid #5 and relevance in the first 5"}
+    assert kept == {"e": "#5 by meaning and words together, and in the first 5 by relevance"}
 
 
 @pytest.mark.parametrize(("relevance", "plain", "hidden", "recent", "lift"), [

@@ -31,6 +31,7 @@ from hypothesis import strategies as st
 from ccb.memory_file import NewMemory, render_memory
 from daemon.app import App, load
 from daemon.context import build_context
+from daemon.rerank import LEAD_WORDS
 from magma.embedder import Embedder
 
 REPO = Path(__file__).resolve().parents[2]
@@ -181,8 +182,8 @@ def test_a_question_naming_two_events_searches_for_each(
     found = {h.path for h in hits}
     assert found & {"Projects/Kiln wiring.md", "Projects/Kiln wiring (copy).md"}
     assert "Projects/How to clean the kiln shelves.md" in found
-    parts = {w for h in hits for w in h.why if w.startswith("part ")}
-    assert "part 'the kiln circuit wiring'" in parts
+    parts = {w for h in hits for w in h.why if w.startswith("part of the question: ")}
+    assert "part of the question: 'the kiln circuit wiring'" in parts
 
 
 @pytest.mark.parametrize("query", ["What did I get done last Tuesday?", "上周二做了什么"])
@@ -812,9 +813,8 @@ def test_the_default_strategy_chooses_the_engines(indexed: tuple[App, dict[str, 
             # the leading engine's finds carry their (small) tie-breaking bonus
             whys = [w for h in engine.search("Sourdough starter", count_recall=False, now=NOW)
                     for w in h.why]
-            lead = {"both-priority-ccb": "ccb first", "both-priority-magma": "magma first"}
-            assert (lead.get(strategy) in whys) if strategy in lead else \
-                not any(w.endswith(" first") for w in whys)
+            assert (LEAD_WORDS[strategy] in whys) if strategy in LEAD_WORDS else \
+                not any(w.endswith("first on a near tie") for w in whys)
         finally:
             engine.close()
     assert by_strategy["ccb-only"][0] == []  # the files alone cannot see meaning
