@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import io
 import tempfile
+import zipfile
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -147,7 +148,8 @@ def save_partitions(folder: Path, saved: SavedPartitions) -> bool:
 
 def load_partitions(folder: Path) -> SavedPartitions | None:
     """The partitions :func:`save_partitions` wrote into ``folder``; ``None`` when there are
-    none, or the file cannot be read (logged: ``search.partitions_unread``)."""
+    none, or the file cannot be read or does not hold together (a partition no centroid has,
+    a centroid not finite; logged: ``search.partitions_unread``)."""
     path = folder / PARTITIONS_FILE_NAME
     if not path.exists():
         return None
@@ -156,10 +158,15 @@ def load_partitions(folder: Path) -> SavedPartitions | None:
             centroids = np.asarray(data["centroids"], dtype=np.float32)
             parts = np.asarray(data["parts"], dtype=np.int32)
             trained_rows, version = (int(v) for v in data["meta"][:2])
-    except (OSError, ValueError, KeyError) as error:
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as error:
+        # (a file cut short or empty, as a crash leaves a rename not yet on the disk)
         log.warning("search.partitions_unread", path=str(path), error=str(error))
         return None
-    if centroids.ndim != 2 or parts.ndim != 1 or len(centroids) == 0:
+    if centroids.ndim != 2 or parts.ndim != 1 or len(centroids) == 0 \
+            or not np.isfinite(centroids).all() \
+            or (len(parts) and not -1 <= int(parts.min()) <= int(parts.max()) < len(centroids)):
+        # (a row of a partition no centroid has would never be probed: never found)
+        log.warning("search.partitions_unread", path=str(path), error="partitions out of range")
         return None
     return SavedPartitions(centroids=centroids, parts=parts, trained_rows=trained_rows,
                            chunks_version=version)

@@ -227,3 +227,24 @@ def test_a_training_that_fails_leaves_the_store_index_answering_and_is_not_retri
     assert app.retriever.wait_for_ivf(0) is False
     assert calls == [1]
     app.close()
+
+
+@pytest.mark.parametrize("cut", [0, 1, 0.5])
+def test_a_partitions_file_cut_short_costs_a_training_not_the_search(
+        vault: Path, make_app: Builder, cut: float) -> None:
+    # (a rename not yet on the disk when the machine stopped leaves an empty file)
+    app, _ = make_app(vault, **IVF)
+    app.sync()
+    first = _ready(app).partitions
+    assert first is not None
+    path = app.state_dir / PARTITIONS_FILE_NAME
+    app.close()
+    data = path.read_bytes()
+    path.write_bytes(data[: int(len(data) * cut)] if cut < 1 else data[:-1])
+    again, _ = make_app(vault, **IVF)
+    assert [h.path for h in again.search(QUERIES[0], limit=3, count_recall=False)]
+    snap = _ready(again)
+    assert snap.partitions is not None
+    assert np.array_equal(snap.partitions.parts, first.parts)  # trained again alike
+    assert path.read_bytes() == data
+    again.close()

@@ -108,3 +108,39 @@ def test_a_file_that_fills_up_leaves_the_rows_in_the_heap(tmp_path: Path,
     grown = mapped.appended(_rows(9, seed=8))  # the save's rows cannot be written
     assert isinstance(grown, Int8Vectors) and not grown.mapped
     _same(grown, Int8Vectors.of(np.concatenate([matrix, _rows(9, seed=8)])))
+
+
+def _damaged(good: bytes) -> dict[str, bytes]:
+    """A saved partitions file cut or changed as a crash, a full disk or a bad sector leave
+    it: empty (renamed before its bytes reached the disk), cut short at several places, one
+    byte flipped in its data, text in its place."""
+    return {"empty": b"", "first byte": good[:1], "half": good[: len(good) // 2],
+            "last byte gone": good[:-1], "flipped": good[:300] + bytes([good[300] ^ 0xFF])
+            + good[301:], "text": b"not a numpy file"}
+
+
+def test_a_damaged_partitions_file_reads_as_none(tmp_path: Path) -> None:
+    saved = vector_file.SavedPartitions(centroids=_rows(4), parts=np.arange(100) % 4,
+                                        trained_rows=100, chunks_version=3)
+    assert vector_file.save_partitions(tmp_path, saved)
+    path = tmp_path / vector_file.PARTITIONS_FILE_NAME
+    good = path.read_bytes()
+    read = vector_file.load_partitions(tmp_path)
+    assert read is not None and np.array_equal(read.parts, saved.parts)
+    for name, data in _damaged(good).items():
+        path.write_bytes(data)
+        assert vector_file.load_partitions(tmp_path) is None, name
+
+
+@pytest.mark.parametrize(("parts", "centroids"), [
+    (np.arange(100) % 5, _rows(4)),  # a partition past the centroids
+    (np.arange(100) % 4 - 2, _rows(4)),  # below -1
+    (np.arange(100) % 4, np.full((4, 48), np.nan, dtype=np.float32)),
+    (np.arange(100) % 4, np.vstack([_rows(3), np.full((1, 48), np.inf)]).astype(np.float32)),
+])
+def test_partitions_that_do_not_hold_together_read_as_none(
+        tmp_path: Path, parts: np.ndarray, centroids: np.ndarray) -> None:
+    # (a row of a partition no centroid has would never be probed: never found)
+    assert vector_file.save_partitions(tmp_path, vector_file.SavedPartitions(
+        centroids=centroids, parts=parts, trained_rows=100, chunks_version=3))
+    assert vector_file.load_partitions(tmp_path) is None
