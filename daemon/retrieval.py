@@ -367,7 +367,8 @@ class Retriever:
         self._llm_error: str | None = None  # the last question's failure, for --explain
         self._snapshot: Snapshot | None = None
         self._snapshot_lock = threading.Lock()
-        self._ivf = IvfKeeper(vector_folder)  # the in-memory IVF's training, off the path
+        # the in-memory IVF's training, off the search path
+        self._ivf = IvfKeeper(vector_folder, store.model_id)
         self._bm25 = NoteBm25Builder(store.chunk_bodies, store.note_index, store.versions)
         self._recalls: dict[str, RecallStats] = {}
         self._recalls_at: float | None = None

@@ -35,7 +35,7 @@ from magma.chunk_columns import (
 from magma.file_dates import NO_BURSTS, BulkWrites, bulk_writes
 from magma.gc_pause import trim_heap
 from magma.graph_step import NoteGraph
-from magma.ivf_keeper import IvfWork, saved_partitions
+from magma.ivf_keeper import IvfWork, rows_key, saved_partitions
 from magma.layers import (
     L3_FACTS,
     L4_EVENTS,
@@ -284,7 +284,7 @@ def with_ann(snap: Snapshot, store: MagmaStore, before: Snapshot | None = None,
     again)."""
     rows = snap.chunk_count
     memory = snap.limits.in_memory(rows)
-    got = row_partitions(snap, before, left) if memory else None
+    got = row_partitions(snap, before, left, store.model_id) if memory else None
     snap.partitions = got if isinstance(got, RowPartitions) else None
     snap.ivf_wanted = got if isinstance(got, IvfWork) else None
     # the store's index answers while the IVF over the rows is not ready
@@ -294,10 +294,11 @@ def with_ann(snap: Snapshot, store: MagmaStore, before: Snapshot | None = None,
 
 
 def row_partitions(snap: Snapshot, before: Snapshot | None = None,
-                   left: Sequence[int] | None = None) -> RowPartitions | IvfWork:
+                   left: Sequence[int] | None = None, model: str = ""
+                   ) -> RowPartitions | IvfWork:
     """The IVF over ``snap``'s rows (:mod:`magma.vector_ivf`): ``before``'s carried over
     (the same rows: the same IVF; rows appended: those assigned, ``left`` out); read whole:
-    the one saved in ``snap.limits.folder`` for those rows
+    the one saved in ``snap.limits.folder`` for those rows, embedded by ``model``
     (:func:`magma.ivf_keeper.saved_partitions`). Else the work it needs, done off the search
     path: every row assigned again (stacked again, or saved for other rows), or trained
     (the rows outgrew the centroids, or none fit)."""
@@ -317,7 +318,7 @@ def row_partitions(snap: Snapshot, before: Snapshot | None = None,
             and before.lineage is snap.lineage:
         return before.ivf_wanted  # (under way for these rows)
     else:
-        got = saved_partitions(vectors, snap.limits.folder, snap.versions.get("chunks", -1))
+        got = saved_partitions(vectors, snap.limits.folder, rows_key(snap.chunk_hashes), model)
         if isinstance(got, IvfWork):
             return got
         out = got

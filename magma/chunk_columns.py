@@ -20,6 +20,7 @@ is the one asked for.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable, Iterator, Sequence
 from typing import overload
 
@@ -191,6 +192,18 @@ class ChunkHashes(_Column):
     def _at(self, row: int) -> str:
         text = self._odd.get(row)
         return text if text is not None else self._digests[row].tobytes().hex()
+
+    def digest(self) -> str:
+        """A digest of every row's hash in row order (32 hex digits; a dead row's ``""``
+        counts): equal for equal rows, however they were packed."""
+        packed = self._digests
+        if self._odd:  # (a row kept as it is: its bytes, zeros or left from before, unread)
+            packed = packed.copy()
+            packed[list(self._odd)] = 0
+        out = hashlib.blake2b(np.ascontiguousarray(packed).data, digest_size=16)
+        for row, text in sorted(self._odd.items()):
+            out.update(f"\0{row}\0{text}".encode())
+        return out.hexdigest()
 
     def followed(self, keep: Sequence[int] | None, dead: Iterable[int], hashes: Sequence[str]
                  ) -> ChunkHashes:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
+from collections.abc import Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -25,6 +26,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import structlog
 
+from magma.chunk_columns import ChunkHashes
 from magma.vector_file import SavedPartitions, load_partitions, save_partitions
 from magma.vector_index import ChunkVectors
 from magma.vector_ivf import RowPartitions, assign_rows, fits, followed, trained
@@ -32,7 +34,7 @@ from magma.vector_ivf import RowPartitions, assign_rows, fits, followed, trained
 if TYPE_CHECKING:
     from magma.catalogue import Snapshot
 
-__all__ = ["IvfKeeper", "IvfWork", "saved_partitions"]
+__all__ = ["IvfKeeper", "IvfWork", "rows_key", "saved_partitions"]
 
 log = structlog.get_logger("dreamd.ivf")
 
@@ -50,16 +52,27 @@ class IvfWork:
     trained_rows: int = 0
 
 
-def saved_partitions(vectors: ChunkVectors, folder: Path | None, version: int
+def rows_key(hashes: Sequence[str]) -> str:
+    """Which rows a snapshot holds, in their order: a digest of their content hashes
+    (:meth:`magma.chunk_columns.ChunkHashes.digest`). A store indexed again (its table
+    versions counted from the start) holds other rows under the same version."""
+    packed = hashes if isinstance(hashes, ChunkHashes) else ChunkHashes.of(list(hashes))
+    return packed.digest()
+
+
+def saved_partitions(vectors: ChunkVectors, folder: Path | None, key: str, model: str
                      ) -> RowPartitions | IvfWork:
-    """The IVF of ``vectors`` (rows read whole at the chunks table's ``version``) saved in
-    ``folder`` for those very rows; else the work it needs: its saved centroids' assignment
-    when they still :func:`magma.vector_ivf.fits`, else training."""
+    """The IVF of ``vectors`` (the rows :func:`rows_key` names ``key``, embedded by
+    ``model``) saved in ``folder`` for those very rows; else the work it needs: its saved
+    centroids' assignment when they still :func:`magma.vector_ivf.fits` and are of
+    ``model`` (or of a model not recorded), else training (another model's centroids
+    would group the rows by chance)."""
     dims = vectors.rows(np.arange(min(1, len(vectors)))).shape[-1] if len(vectors) else 0
     saved = load_partitions(folder) if folder is not None else None
-    if saved is None or not fits(saved, len(vectors), dims):
+    if saved is None or not fits(saved, len(vectors), dims) \
+            or saved.model not in ("", model):
         return IvfWork()
-    if saved.chunks_version == version and len(saved.parts) == len(vectors):
+    if saved.rows_key == key and len(saved.parts) == len(vectors):
         return RowPartitions.of(saved.centroids, saved.parts, saved.trained_rows)
     return IvfWork(saved.centroids, saved.trained_rows)
 
@@ -74,10 +87,10 @@ class _Job:
 class IvfKeeper:
     """Does one snapshot's :class:`IvfWork` at a time in a daemon thread (niced) and hands
     the result to a later snapshot of the same rows (:meth:`adopt`); saves it in ``folder``
-    (``None``: never) for the next start."""
+    (``None``: never) for the next start, with the embedding ``model`` its rows are of."""
 
-    def __init__(self, folder: Path | None) -> None:
-        self._folder = folder
+    def __init__(self, folder: Path | None, model: str = "") -> None:
+        self._folder, self._model = folder, model
         self._job: _Job | None = None
         self._lock = threading.Lock()
         self._failed: object = None  # the rows whose work failed: not tried again
@@ -134,12 +147,9 @@ class IvfKeeper:
         return IvfWork(done.centroids, done.trained_rows)
 
     def _start(self, snap: Snapshot, work: IvfWork) -> _Job:
-        vectors, rows = snap.chunk_vectors, len(snap.chunk_vectors)
-        # saved as the rows of its table version only without rows left dead (those sit
-        # where a read of that version has none): else its centroids serve, not its rows
-        version = snap.versions.get("chunks", -1) if not len(snap.dead) else -1
+        vectors, rows, hashes = snap.chunk_vectors, len(snap.chunk_vectors), snap.chunk_hashes
         done: Future[RowPartitions] = Future()
-        folder = self._folder
+        folder, model = self._folder, self._model
 
         def run() -> None:
             with contextlib.suppress(OSError, AttributeError):
@@ -151,9 +161,12 @@ class IvfKeeper:
                     out = RowPartitions.of(work.centroids, assign_rows(vectors, work.centroids),
                                            work.trained_rows)
                 if folder is not None:
+                    # (rows left dead count in the key: a read of the table has none
+                    # there, so its centroids serve it, not its rows)
                     save_partitions(folder, SavedPartitions(
                         centroids=out.centroids, parts=out.parts,
-                        trained_rows=out.trained_rows, chunks_version=version))
+                        trained_rows=out.trained_rows, rows_key=rows_key(hashes),
+                        model=model))
             except BaseException as error:  # handed to the search that adopts it
                 done.set_exception(error)
                 return

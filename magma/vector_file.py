@@ -23,8 +23,8 @@ answer the same.
 
 Beside the codes, the in-memory IVF's partitions (:mod:`magma.vector_ivf`) are kept in a named
 file of the same folder (:data:`PARTITIONS_FILE_NAME`: the centroids, each row's partition, the
-rows they were trained for and the chunks table's version the rows were read at), so that a
-restart reads them instead of training again (:func:`save_partitions`,
+rows they were trained for, a digest of the rows' content hashes in row order and the
+embedding model), so that a restart reads them instead of training again (:func:`save_partitions`,
 :func:`load_partitions`). They are derived: a lost or damaged file costs a training, never a
 wrong answer; they hold no text, and no chunk's vector (a centroid is the mean of a partition's
 rows).
@@ -123,12 +123,15 @@ def codes_in_file(folder: Path, parts: Iterable[np.ndarray]) -> tuple[np.ndarray
 class SavedPartitions:
     """The in-memory IVF as last saved: ``centroids`` (``float32[k, dims]``), each row's
     partition (``parts``, ``int32[rows]``, ``-1`` for a row no chunk held), the rows the
-    centroids were trained for and the chunks table's version the rows were read at."""
+    centroids were trained for, which rows they are (``rows_key``: a digest of the rows'
+    content hashes in row order, :func:`magma.ivf_keeper.rows_key`; ``""``: unknown) and the
+    embedding model whose vectors they are (``model``; ``""``: unknown)."""
 
     centroids: np.ndarray
     parts: np.ndarray
     trained_rows: int
-    chunks_version: int
+    rows_key: str = ""
+    model: str = ""
 
 
 def save_partitions(folder: Path, saved: SavedPartitions) -> bool:
@@ -137,7 +140,8 @@ def save_partitions(folder: Path, saved: SavedPartitions) -> bool:
     data = io.BytesIO()
     np.savez(data, centroids=np.asarray(saved.centroids, dtype=np.float32),
              parts=np.asarray(saved.parts, dtype=np.int32),
-             meta=np.asarray([saved.trained_rows, saved.chunks_version], dtype=np.int64))
+             meta=np.asarray([saved.trained_rows, -1], dtype=np.int64),
+             rows_key=np.asarray(saved.rows_key), model=np.asarray(saved.model))
     try:
         write_bytes_atomic(folder / PARTITIONS_FILE_NAME, data.getvalue(), durable=False)
     except OSError as error:
@@ -157,7 +161,10 @@ def load_partitions(folder: Path) -> SavedPartitions | None:
         with np.load(path, allow_pickle=False) as data:
             centroids = np.asarray(data["centroids"], dtype=np.float32)
             parts = np.asarray(data["parts"], dtype=np.int32)
-            trained_rows, version = (int(v) for v in data["meta"][:2])
+            trained_rows = int(data["meta"][0])
+            # (a file saved before these were: other rows, any model's centroids)
+            rows_key = str(data["rows_key"]) if "rows_key" in data.files else ""
+            model = str(data["model"]) if "model" in data.files else ""
     except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as error:
         # (a file cut short or empty, as a crash leaves a rename not yet on the disk)
         log.warning("search.partitions_unread", path=str(path), error=str(error))
@@ -169,4 +176,4 @@ def load_partitions(folder: Path) -> SavedPartitions | None:
         log.warning("search.partitions_unread", path=str(path), error="partitions out of range")
         return None
     return SavedPartitions(centroids=centroids, parts=parts, trained_rows=trained_rows,
-                           chunks_version=version)
+                           rows_key=rows_key, model=model)

@@ -9,8 +9,9 @@ point here: ``tests/magma/test_vector_ivf.py`` measures the IVF on the product's
 from __future__ import annotations
 
 import dataclasses
+import shutil
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from pathlib import Path
@@ -19,14 +20,16 @@ import numpy as np
 import pytest
 from fakes import TokenHashEmbedder
 
-from daemon.app import App
+from daemon.app import App, load
 from daemon.pool_call import PoolCall
 from daemon.render import vectors_line
 from daemon.retrieval import _by_phrases, _embedded, _nearest, _nearest_parts
 from magma import ivf_keeper
 from magma.catalogue import Snapshot
+from magma.ivf_keeper import IvfWork
 from magma.store import search_filter
 from magma.vector_file import PARTITIONS_FILE_NAME
+from magma.vector_ivf import assign_rows
 
 Builder = Callable[..., tuple[App, TokenHashEmbedder]]
 
@@ -247,4 +250,68 @@ def test_a_partitions_file_cut_short_costs_a_training_not_the_search(
     assert snap.partitions is not None
     assert np.array_equal(snap.partitions.parts, first.parts)  # trained again alike
     assert path.read_bytes() == data
+    again.close()
+
+
+class _OtherModel(TokenHashEmbedder):
+    """Another model of the same dimensions: the same texts, other vectors."""
+
+    model_id = "test-token-hash-reversed"
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        return np.ascontiguousarray(super().embed(texts)[:, ::-1])
+
+
+def _rebuilt(app: App) -> Path:
+    """The vault's state folder once ``app`` is closed and its store removed (as a model
+    change or a damaged index asks: the next sync indexes the vault again)."""
+    state = app.state_dir
+    app.close()
+    shutil.rmtree(state / "lancedb")
+    return state
+
+
+def _assigned(snap: Snapshot) -> bool:
+    """Is every living row of ``snap`` in the partition of its nearest centroid?"""
+    assert snap.partitions is not None
+    living = snap.partitions.parts >= 0
+    nearest = assign_rows(snap.chunk_vectors, snap.partitions.centroids)
+    return bool(np.array_equal(nearest[living], snap.partitions.parts[living]))
+
+
+@pytest.mark.parametrize("moved", ["Welcome.md", "周末计划.md"])
+def test_a_store_indexed_again_in_another_order_assigns_its_rows_again(
+        vault: Path, make_app: Builder, moved: str) -> None:
+    # the same chunks, the same table version and as many rows: other rows all the same
+    app, _ = make_app(vault, **IVF)
+    app.sync()
+    first = _ready(app)
+    _rebuilt(app)
+    (vault / moved).rename(vault / "Baking" / f"0 {moved}")
+    again, _ = make_app(vault, **IVF)
+    again.sync()
+    snap = again.retriever.snapshot()
+    assert snap.versions["chunks"] == first.versions["chunks"]
+    assert len(snap.chunk_vectors) == len(first.chunk_vectors)
+    assert snap.partitions is None or _assigned(snap)
+    assert _assigned(_ready(again))
+    again.close()
+
+
+def test_a_store_indexed_again_by_another_model_trains_again(vault: Path,
+                                                            make_app: Builder) -> None:
+    app, _ = make_app(vault, **IVF)
+    app.sync()
+    first = _ready(app).partitions
+    assert first is not None
+    _rebuilt(app)
+    other = _OtherModel()
+    again = App.create(load(None, None, {"vault.path": str(vault), **IVF}), embedder=other)
+    again.sync()
+    snap = again.retriever.snapshot()
+    # (the old model's centroids would group the new model's rows by chance)
+    assert snap.partitions is None and snap.ivf_wanted == IvfWork()
+    done = _ready(again).partitions
+    assert done is not None and _assigned(_ready(again))
+    assert not np.array_equal(done.centroids, first.centroids)
     again.close()

@@ -102,3 +102,17 @@ def test_hashes_followed_as_lists_would_be() -> None:
     assert list(packed_hashes(hashes, keep, [1], [])) == [HASHES[3], "", HASHES[14]]
     assert list(packed_hashes(HASHES, keep, [], ["cd" * 16])) \
         == [HASHES[3], HASHES[0], HASHES[14], "cd" * 16]
+
+
+def test_the_digest_of_the_rows_names_them_in_order_however_packed() -> None:
+    # (the saved IVF's partitions are taken for the rows of this digest only)
+    whole = ChunkHashes.of(HASHES)
+    followed = ChunkHashes.of(HASHES[:5]).followed(None, (), HASHES[5:])
+    assert whole.digest() == followed.digest() == packed_hashes(HASHES, None, (), ()).digest()
+    swapped = [HASHES[1], HASHES[0], *HASHES[2:]]
+    dead = ChunkHashes.of(HASHES).followed(None, [3], ())
+    others = {ChunkHashes.of(swapped).digest(), ChunkHashes.of(HASHES[:-1]).digest(),
+              ChunkHashes.of([*HASHES, ""]).digest(), dead.digest(),
+              ChunkHashes.of([h.upper() for h in HASHES]).digest()}
+    assert whole.digest() not in others and len(others) == 5
+    assert dead.digest() == ChunkHashes.of([*HASHES[:3], "", *HASHES[4:]]).digest()

@@ -121,7 +121,7 @@ def _damaged(good: bytes) -> dict[str, bytes]:
 
 def test_a_damaged_partitions_file_reads_as_none(tmp_path: Path) -> None:
     saved = vector_file.SavedPartitions(centroids=_rows(4), parts=np.arange(100) % 4,
-                                        trained_rows=100, chunks_version=3)
+                                        trained_rows=100, rows_key="rows")
     assert vector_file.save_partitions(tmp_path, saved)
     path = tmp_path / vector_file.PARTITIONS_FILE_NAME
     good = path.read_bytes()
@@ -142,5 +142,5 @@ def test_partitions_that_do_not_hold_together_read_as_none(
         tmp_path: Path, parts: np.ndarray, centroids: np.ndarray) -> None:
     # (a row of a partition no centroid has would never be probed: never found)
     assert vector_file.save_partitions(tmp_path, vector_file.SavedPartitions(
-        centroids=centroids, parts=parts, trained_rows=100, chunks_version=3))
+        centroids=centroids, parts=parts, trained_rows=100, rows_key="rows"))
     assert vector_file.load_partitions(tmp_path) is None
