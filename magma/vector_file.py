@@ -165,7 +165,7 @@ def load_partitions(folder: Path) -> SavedPartitions | None:
             # (a file saved before these were: other rows, any model's centroids)
             rows_key = str(data["rows_key"]) if "rows_key" in data.files else ""
             model = str(data["model"]) if "model" in data.files else ""
-    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as error:
+    except (OSError, ValueError, KeyError, IndexError, EOFError, zipfile.BadZipFile) as error:
         # (a file cut short or empty, as a crash leaves a rename not yet on the disk)
         log.warning("search.partitions_unread", path=str(path), error=str(error))
         return None

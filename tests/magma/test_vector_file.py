@@ -144,3 +144,20 @@ def test_partitions_that_do_not_hold_together_read_as_none(
     assert vector_file.save_partitions(tmp_path, vector_file.SavedPartitions(
         centroids=centroids, parts=parts, trained_rows=100, rows_key="rows"))
     assert vector_file.load_partitions(tmp_path) is None
+
+
+@pytest.mark.parametrize("arrays", [
+    {"meta": np.zeros(0, dtype=np.int64)},
+    {"meta": np.zeros((0, 2), dtype=np.int64)},
+    {"centroids": _rows(4)[0]},
+    {"centroids": _rows(4)[None]},
+    {"centroids": np.asarray(["a", "b"])},
+    {"parts": (np.arange(100) % 4).reshape(10, 10)},
+])
+def test_partitions_of_another_shape_read_as_none(tmp_path: Path,
+                                                   arrays: dict[str, np.ndarray]) -> None:
+    whole = {"centroids": _rows(4), "parts": np.arange(100) % 4,
+             "meta": np.asarray([100, -1]), "rows_key": np.asarray("rows"),
+             "model": np.asarray("model")}
+    np.savez(tmp_path / vector_file.PARTITIONS_FILE_NAME, **{**whole, **arrays})
+    assert vector_file.load_partitions(tmp_path) is None
