@@ -35,7 +35,7 @@ from magma.chunk_columns import (
 from magma.file_dates import NO_BURSTS, BulkWrites, bulk_writes
 from magma.gc_pause import trim_heap
 from magma.graph_step import NoteGraph
-from magma.ivf_keeper import IvfWork, rows_key, saved_partitions
+from magma.ivf_keeper import IvfWork, saved_partitions
 from magma.layers import (
     L3_FACTS,
     L4_EVENTS,
@@ -318,7 +318,7 @@ def row_partitions(snap: Snapshot, before: Snapshot | None = None,
             and before.lineage is snap.lineage:
         return before.ivf_wanted  # (under way for these rows)
     else:
-        got = saved_partitions(vectors, snap.limits.folder, rows_key(snap.chunk_hashes), model)
+        got = saved_partitions(vectors, snap.limits.folder, snap.chunk_hashes, model)
         if isinstance(got, IvfWork):
             return got
         out = got

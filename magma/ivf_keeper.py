@@ -60,10 +60,10 @@ def rows_key(hashes: Sequence[str]) -> str:
     return packed.digest()
 
 
-def saved_partitions(vectors: ChunkVectors, folder: Path | None, key: str, model: str
-                     ) -> RowPartitions | IvfWork:
-    """The IVF of ``vectors`` (the rows :func:`rows_key` names ``key``, embedded by
-    ``model``) saved in ``folder`` for those very rows; else the work it needs: its saved
+def saved_partitions(vectors: ChunkVectors, folder: Path | None, hashes: Sequence[str],
+                     model: str) -> RowPartitions | IvfWork:
+    """The IVF of ``vectors`` (the rows of content ``hashes``, embedded by ``model``) saved
+    in ``folder`` for those very rows (:func:`rows_key`); else the work it needs: its saved
     centroids' assignment when they still :func:`magma.vector_ivf.fits` and are of
     ``model`` (or of a model not recorded), else training (another model's centroids
     would group the rows by chance)."""
@@ -72,7 +72,7 @@ def saved_partitions(vectors: ChunkVectors, folder: Path | None, key: str, model
     if saved is None or not fits(saved, len(vectors), dims) \
             or saved.model not in ("", model):
         return IvfWork()
-    if saved.rows_key == key and len(saved.parts) == len(vectors):
+    if len(saved.parts) == len(vectors) and saved.rows_key == rows_key(hashes):
         return RowPartitions.of(saved.centroids, saved.parts, saved.trained_rows)
     return IvfWork(saved.centroids, saved.trained_rows)
 

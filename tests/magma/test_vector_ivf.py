@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from magma import vector_ivf
 from magma.embedder import UniversalSentenceEncoder
-from magma.ivf_keeper import IvfWork, saved_partitions
+from magma.ivf_keeper import IvfWork, rows_key, saved_partitions
 from magma.vector_file import (
     PARTITIONS_FILE_NAME,
     SavedPartitions,
@@ -194,12 +194,13 @@ def test_saved_partitions_serve_a_restart_without_training(
         real: tuple[Int8Vectors, np.ndarray], tmp_path: Path,
         monkeypatch: pytest.MonkeyPatch) -> None:
     rows, queries = real
+    hashes = [f"{row:032x}" for row in range(len(rows))]  # (the rows' content hashes)
     first = trained(rows)
     assert save_partitions(tmp_path, SavedPartitions(
         centroids=first.centroids, parts=first.parts, trained_rows=first.trained_rows,
-        rows_key="rows-7", model="use"))
+        rows_key=rows_key(hashes), model="use"))
     saved = load_partitions(tmp_path)
-    assert saved is not None and (saved.rows_key, saved.model) == ("rows-7", "use")
+    assert saved is not None and (saved.rows_key, saved.model) == (rows_key(hashes), "use")
     assert np.array_equal(saved.parts, first.parts)
 
     def no_training(*_: object, **__: object) -> None:
@@ -207,13 +208,16 @@ def test_saved_partitions_serve_a_restart_without_training(
 
     monkeypatch.setattr(vector_ivf, "trained", no_training)
     monkeypatch.setattr(vector_ivf, "train_centroids", no_training)
-    same = saved_partitions(rows, tmp_path, "rows-7", "use")
+    same = saved_partitions(rows, tmp_path, hashes, "use")
     assert isinstance(same, RowPartitions)
     assert np.array_equal(same.parts, first.parts)
     assert np.array_equal(same.centroids, first.centroids)
+    # as many rows in another order (a store indexed again): its centroids, not its rows
+    reordered = saved_partitions(rows, tmp_path, [*hashes[1:], hashes[0]], "use")
+    assert isinstance(reordered, IvfWork) and reordered.centroids is not None
     # other rows: the saved centroids, every row to be assigned again
     fewer = Int8Vectors(codes=rows.codes[1:], scales=rows.scales[1:])
-    work = saved_partitions(fewer, tmp_path, "rows-8", "use")
+    work = saved_partitions(fewer, tmp_path, hashes[1:], "use")
     assert isinstance(work, IvfWork) and work.centroids is not None
     assert np.array_equal(work.centroids, first.centroids)
     moved = RowPartitions.of(work.centroids, assign_rows(fewer, work.centroids),
@@ -222,11 +226,11 @@ def test_saved_partitions_serve_a_restart_without_training(
     assert nearest_rows(moved, fewer, queries[:2], 5, 1.0)[1][0].tolist() == \
         _scan(fewer, queries[1], 5)[0].tolist()
     # the same rows of another model: its centroids would group them by chance
-    assert saved_partitions(rows, tmp_path, "rows-7", "other model") == IvfWork()
+    assert saved_partitions(rows, tmp_path, hashes, "other model") == IvfWork()
     # a file saved before the rows and the model were: its centroids serve, not its rows
     np.savez(tmp_path / PARTITIONS_FILE_NAME, centroids=first.centroids, parts=first.parts,
              meta=np.asarray([first.trained_rows, 7]))
-    old = saved_partitions(rows, tmp_path, "rows-7", "use")
+    old = saved_partitions(rows, tmp_path, hashes, "use")
     assert isinstance(old, IvfWork) and old.centroids is not None
     assert old.trained_rows == first.trained_rows
 
@@ -236,4 +240,4 @@ def test_a_damaged_file_is_trained_again(real: tuple[Int8Vectors, np.ndarray],
     rows, _ = real
     (tmp_path / PARTITIONS_FILE_NAME).write_bytes(b"not a numpy file")
     assert load_partitions(tmp_path) is None
-    assert saved_partitions(rows, tmp_path, "rows-1", "use") == IvfWork()
+    assert saved_partitions(rows, tmp_path, [], "use") == IvfWork()
