@@ -30,6 +30,7 @@ from magma.inline_data import without_inline_data
 from magma.snippet_store import SnippetStore
 from magma.store import maintenance_due
 from magma.store_seal import GRAPH_SEAL_FILE
+from magma.vector_file import drop_partitions
 
 if TYPE_CHECKING:
     from daemon.app import App
@@ -198,6 +199,8 @@ class Indexing:
             retriever = vars(self._app).get("retriever")  # (made on first use)
             if retriever is not None:
                 retriever.forget_snapshot()
+            else:  # (the IVF's centroids saved by another process: means of the rows)
+                drop_partitions(self._app.state_dir)
 
     def index_now(self, paths: Collection[str], *, purge: bool = False) -> bool:
         """Index these vault paths now if this process may write the store.

@@ -367,8 +367,7 @@ class Retriever:
         self._llm_error: str | None = None  # the last question's failure, for --explain
         self._snapshot: Snapshot | None = None
         self._snapshot_lock = threading.Lock()
-        # the in-memory IVF's training, off the search path
-        self._ivf = IvfKeeper(vector_folder, store.model_id)
+        self._ivf = IvfKeeper(vector_folder, store.model_id)  # its training, off the path
         self._bm25 = NoteBm25Builder(store.chunk_bodies, store.note_index, store.versions)
         self._recalls: dict[str, RecallStats] = {}
         self._recalls_at: float | None = None
@@ -448,9 +447,11 @@ class Retriever:
 
     def forget_snapshot(self) -> None:
         """Let go of the snapshot (a forget: its vector rows hold the forgotten notes', and a
-        file of them, :mod:`magma.vector_file`, goes with it); the next search reads it."""
+        file of them, :mod:`magma.vector_file`, goes with it) and of the IVF's centroids, means
+        of those rows (:meth:`magma.ivf_keeper.IvfKeeper.forget`); the next search reads it."""
         with self._snapshot_lock:
             self._snapshot = None
+            self._ivf.forget()
 
     def entries(self) -> Mapping[str, CatalogueEntry]:
         """Every indexed note by path (the current snapshot)."""

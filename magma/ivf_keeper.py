@@ -27,7 +27,12 @@ import numpy as np
 import structlog
 
 from magma.chunk_columns import ChunkHashes
-from magma.vector_file import SavedPartitions, load_partitions, save_partitions
+from magma.vector_file import (
+    SavedPartitions,
+    drop_partitions,
+    load_partitions,
+    save_partitions,
+)
 from magma.vector_index import ChunkVectors
 from magma.vector_ivf import RowPartitions, assign_rows, fits, followed, trained
 
@@ -82,6 +87,8 @@ class _Job:
     lineage: object
     rows: int
     done: Future[RowPartitions]
+    #: set by a forget: the work's result is never saved (nor taken: the job is let go)
+    dropped: threading.Event
 
 
 class IvfKeeper:
@@ -117,6 +124,18 @@ class IvfKeeper:
                 self._job = self._start(snap, work)
         return snap
 
+    def forget(self) -> None:
+        """Let go of the IVF's centroids (a forget: a centroid is the mean of its partition's
+        rows, of one row that row's vector): the work under way is dropped, never saved nor
+        taken, and the saved partitions are deleted, so that the next snapshot read whole
+        trains anew on the rows left."""
+        with self._lock:
+            if self._job is not None:
+                self._job.dropped.set()
+            self._job, self._failed = None, None
+            if self._folder is not None:
+                drop_partitions(self._folder)
+
     def wait(self, timeout_s: float) -> bool:
         """Wait up to ``timeout_s`` seconds for the work under way -> whether none is left
         (benches and tests; a search never waits)."""
@@ -149,7 +168,8 @@ class IvfKeeper:
     def _start(self, snap: Snapshot, work: IvfWork) -> _Job:
         vectors, rows, hashes = snap.chunk_vectors, len(snap.chunk_vectors), snap.chunk_hashes
         done: Future[RowPartitions] = Future()
-        folder, model = self._folder, self._model
+        dropped = threading.Event()
+        folder, model, lock = self._folder, self._model, self._lock
 
         def run() -> None:
             with contextlib.suppress(OSError, AttributeError):
@@ -163,14 +183,17 @@ class IvfKeeper:
                 if folder is not None:
                     # (rows left dead count in the key: a read of the table has none
                     # there, so its centroids serve it, not its rows)
-                    save_partitions(folder, SavedPartitions(
+                    saved = SavedPartitions(
                         centroids=out.centroids, parts=out.parts,
                         trained_rows=out.trained_rows, rows_key=rows_key(hashes),
-                        model=model))
+                        model=model)
+                    with lock:  # (never after a forget deleted them)
+                        if not dropped.is_set():
+                            save_partitions(folder, saved)
             except BaseException as error:  # handed to the search that adopts it
                 done.set_exception(error)
                 return
             done.set_result(out)
 
         threading.Thread(target=run, name="dreamd-ivf", daemon=True).start()
-        return _Job(snap.lineage, rows, done)
+        return _Job(snap.lineage, rows, done, dropped)

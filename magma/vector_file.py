@@ -26,8 +26,9 @@ file of the same folder (:data:`PARTITIONS_FILE_NAME`: the centroids, each row's
 rows they were trained for, a digest of the rows' content hashes in row order and the
 embedding model), so that a restart reads them instead of training again (:func:`save_partitions`,
 :func:`load_partitions`). They are derived: a lost or damaged file costs a training, never a
-wrong answer; they hold no text, and no chunk's vector (a centroid is the mean of a partition's
-rows).
+wrong answer; they hold no text, but a centroid is the mean of a partition's rows (of a
+partition of one row, that chunk's vector), so a forget deletes them (:func:`drop_partitions`)
+and the IVF is trained again on the rows left.
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ import structlog
 from ccb.atomic import write_bytes_atomic
 
 __all__ = ["PARTITIONS_FILE_NAME", "RowFile", "SavedPartitions", "codes_in_file",
-           "load_partitions", "save_partitions"]
+           "drop_partitions", "load_partitions", "save_partitions"]
 
 log = structlog.get_logger("dreamd.vectors")
 
@@ -148,6 +149,16 @@ def save_partitions(folder: Path, saved: SavedPartitions) -> bool:
         log.warning("search.partitions_unsaved", folder=str(folder), error=str(error))
         return False
     return True
+
+
+def drop_partitions(folder: Path) -> None:
+    """Delete the partitions saved in ``folder`` (a forget: a centroid is the mean of its
+    partition's rows, of a partition of one row that row's vector; a failure is logged:
+    ``search.partitions_kept``)."""
+    try:
+        (folder / PARTITIONS_FILE_NAME).unlink(missing_ok=True)
+    except OSError as error:
+        log.warning("search.partitions_kept", folder=str(folder), error=str(error))
 
 
 def load_partitions(folder: Path) -> SavedPartitions | None:

@@ -24,11 +24,11 @@ from daemon.app import App, load
 from daemon.pool_call import PoolCall
 from daemon.render import vectors_line
 from daemon.retrieval import _by_phrases, _embedded, _nearest, _nearest_parts
-from magma import ivf_keeper
+from magma import ivf_keeper, vector_ivf
 from magma.catalogue import Snapshot
 from magma.ivf_keeper import IvfWork
 from magma.store import search_filter
-from magma.vector_file import PARTITIONS_FILE_NAME
+from magma.vector_file import PARTITIONS_FILE_NAME, load_partitions
 from magma.vector_ivf import assign_rows
 
 Builder = Callable[..., tuple[App, TokenHashEmbedder]]
@@ -315,3 +315,63 @@ def test_a_store_indexed_again_by_another_model_trains_again(vault: Path,
     assert done is not None and _assigned(_ready(again))
     assert not np.array_equal(done.centroids, first.centroids)
     again.close()
+
+
+def test_a_forget_trains_the_ivf_again_on_the_rows_left(vault: Path, make_app: Builder) -> None:
+    # (a centroid is the mean of its partition's rows: of one row, that row's vector; the
+    # centroids kept after a forget would keep the forgotten notes' vectors in them)
+    app, _ = make_app(vault, **IVF)
+    app.sync()
+    before = _ready(app)
+    assert before.partitions is not None
+    app.memories().forget("kiln-first-firing-in-january")
+    snap = _ready(app)
+    assert snap.partitions is not None
+    assert "Memory/kiln-first-firing-in-january.md" not in snap.rows_by_path
+    assert not len(snap.dead)  # (read again whole: only the rows left)
+    again = vector_ivf.trained(snap.chunk_vectors)
+    assert np.array_equal(snap.partitions.centroids, again.centroids)
+    assert np.array_equal(snap.partitions.parts, again.parts)
+    saved = load_partitions(app.state_dir)
+    assert saved is not None and np.array_equal(saved.centroids, again.centroids)
+    app.close()
+
+
+def test_a_forget_by_a_process_that_never_searched_deletes_the_saved_partitions(
+        vault: Path, make_app: Builder) -> None:
+    app, _ = make_app(vault, **IVF)
+    app.sync()
+    _ready(app)
+    path = app.state_dir / PARTITIONS_FILE_NAME
+    assert path.exists()
+    app.close()
+    once, _ = make_app(vault, **IVF)  # (a one-shot dreamd forget)
+    once.memories().forget("kiln-first-firing-in-january")
+    assert not path.exists()
+    once.close()
+
+
+def test_a_training_under_way_at_a_forget_is_never_saved_nor_taken(
+        vault: Path, make_app: Builder, monkeypatch: pytest.MonkeyPatch) -> None:
+    release = threading.Event()
+    real = ivf_keeper.trained
+    seen: list[int] = []
+
+    def slow(vectors: object, seed: int = 0) -> object:
+        seen.append(len(vectors))  # type: ignore[arg-type]
+        if len(seen) == 1:
+            assert release.wait(60)
+        return real(vectors, seed)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(ivf_keeper, "trained", slow)
+    app, _ = make_app(vault, **IVF)
+    app.sync()
+    assert app.retriever.snapshot().ivf_wanted is not None  # the first training under way
+    app.memories().forget("kiln-first-firing-in-january")
+    release.set()
+    snap = _ready(app)
+    assert snap.partitions is not None and seen[1] == len(snap.chunk_vectors) < seen[0]
+    assert snap.partitions.trained_rows == len(snap.chunk_vectors)
+    saved = load_partitions(app.state_dir)
+    assert saved is not None and saved.trained_rows == len(snap.chunk_vectors)
+    app.close()
