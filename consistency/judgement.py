@@ -116,6 +116,7 @@ from consistency.claims import (
     romanised,
     stem,
 )
+from consistency.kinds import products
 from consistency.lexicon import CONCEPTS, PEOPLE
 from magma.text import HAN_RANGES
 
@@ -5106,6 +5107,53 @@ def _told_twice(text: str) -> tuple[str, ...]:
     return tuple(parts)
 
 
+#: Tells which one is in use now: a change by its verb (:func:`_tells_change`), "now",
+#: "these days", a new one got or bought ("Got a new Pixel 8"), 现在, 换, 改用, 新买.
+_IN_USE_NOW = re.compile(r"(?i)\b(?:now|these days|nowadays|currently|new)\b"
+                         r"|现在|目前|如今|换|改用|改成|迁到|新买|新入")
+
+#: One of two things of a kind held at once ("my *work* phone", "私人手机", "the *test*
+#: browser"): both hold, neither replaces the other.
+_ONE_OF_TWO = re.compile(r"(?i)\b(?:work|personal|private|second|spare|backup|secondary|"
+                         r"test|testing)\b|工作|私人|备用|测试|公司的")
+
+
+def _one_of_a_kind(co: Claim, cn: Claim, found: _Finding | None) -> _Finding | None:
+    """Each memory names one thing of a kind a user keeps one of at a time, another on each
+    side (:func:`consistency.kinds.products`: an editor, a phone, a browser, CI), and the
+    newer tells it is the one in use now ("My editor is Neovim" / "VS Code now", "Our CI runs
+    on Jenkins" / "Switched CI to GitHub Actions last week", "我的手机是华为" / "换成苹果手机
+    了"): a change, at the cosines such pairs sit at (0.1–0.4), whatever the words. The older
+    telling it and not the newer (out of order): listed. Neither telling it: never one
+    merged memory that names both. Someone else's, "also", one of two held at once ("work
+    phone" / "personal phone") or of two kinds: left to the other rules."""
+    if found is not None and found[0] in {"contradiction", "series"}:
+        return found
+    a, b = products(co.text, cn.text), products(cn.text, co.text)
+    if len(a) != 1 or len(b) != 1 or a == b:
+        return found
+    (kind, was), (kind_new, now) = next(iter(a)), next(iter(b))
+    if kind != kind_new or any(_ONE_OF_TWO.search(c.text) or (
+            _ALSO.search(c.text) and not c.says_changed) for c in (co, cn)) or \
+            _other_person(co, cn) or _someone_elses(co, cn, _OTHERS) or \
+            _someone_elses(cn, co, _OTHERS):
+        return found
+    told_old, told_new = (bool(_IN_USE_NOW.search(c.text)) or c.says_changed
+                          or _tells_change(c.text) for c in (co, cn))
+    changes = (f"{kind}: {was} → {now}",)
+    if told_new and (len(_statements(co.text)) > 1 or len(
+            [part for part in _LIST_ITEMS.split(co.text) if part.strip()]) > 1):
+        # the older says more than the one replaced ("用 iPhone 15 和 MacBook Air" / "手机换成
+        # 了华为"): the rest still holds, so it is listed, never superseded
+        return "possible_contradiction", "one of a kind replaced", (*changes,
+                                                                    "the older says more")
+    if told_new:
+        return "contradiction", "one of a kind replaced", changes
+    if told_old or (found is not None and found[0] == "duplicate"):
+        return "possible_contradiction", "one of a kind replaced", changes
+    return found
+
+
 def _judge_whole(old: MemorySide, new: MemorySide, *, cosine: float | None) -> PairJudgement:
     """:func:`judge_pair` of the two memories read whole."""
     co, cn = old.claim, new.claim
@@ -5128,6 +5176,7 @@ def _judge_whole(old: MemorySide, new: MemorySide, *, cosine: float | None) -> P
                 pair, _merge_refused(pair, _by_clause(old, new, found, cosine=cosine)))
         else:
             found = _by_clause(old, new, None, cosine=cosine)
+        found = _one_of_a_kind(co, cn, found)
     kind, rule, changes = found or ("distinct", "unrelated", ())
     return _judgement(kind, rule, changes, co, cn, cosine=cosine, lexical=lexical,
                       slot=_slot_of(old, new))
