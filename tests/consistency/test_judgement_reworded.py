@@ -37,3 +37,23 @@ def test_a_relation_of_several_values_reworded(real_embedder: UniversalSentenceE
                                                old: str, new: str, subject: str | None,
                                                verdict: str) -> None:
     judged_as(real_embedder, old, new, subject, verdict)
+
+
+@pytest.mark.parametrize(("old", "new", "subject", "verdict"), [
+    # "also" said of a thing the memory names itself, both named by the other: one fact
+    ("Owns a cat and a dog.", "Has a dog and also a cat at home.", None, "duplicate"),
+    ("会说粤语，也会一点日语。", "粤语很流利，日语会一点。", None, "duplicate"),
+    ("家里养了一只猫和一只狗。", "家里有狗也有猫，各一只。", None, "duplicate"),
+    # "also" of a thing the other memory does not name: one more fact beside it
+    ("Owns a cat.", "Also has a dog at home.", None, "kept apart"),
+    ("I'm allergic to peanuts.", "I'm also allergic to shellfish.", None, "kept apart"),
+    ("Never deploy on Fridays.", "Never deploy on Mondays either.", None, "kept apart"),
+    ("我周二有空。", "我周四也有空。", None, "kept apart"),
+    ("用户中心的负责人是老周。", "消息中心的负责人也是老周。", None, "kept apart"),
+    ("The iOS app's crash reports go to Sentry.", "安卓 App 的崩溃报告也接到了 Sentry。", None,
+     "kept apart"),
+    ("家里养了一只猫。", "家里也有一只狗。", None, "kept apart"),
+])
+def test_also_said_within_one_memory(real_embedder: UniversalSentenceEncoder, old: str,
+                                     new: str, subject: str | None, verdict: str) -> None:
+    judged_as(real_embedder, old, new, subject, verdict)
