@@ -44,8 +44,9 @@ measured before and after: one thing of a kind a user keeps one of (an editor, a
 browser, CI) replaced by another, told as an event, with "now" or as a new one got ("My
 editor is Neovim" / "VS Code now", "我的手机是华为" / "换成苹果手机了"), a count of one on
 one side only ("step by step" / "one step at a time"), and relations of several values told
-again in other words ("Owns a cat and a dog" / "Has a dog and also a cat at home"), each
-with look-alikes.
+again in other words ("Owns a cat and a dog" / "Has a dog and also a cat at home"), and one
+record of one day told again with another amount ("October: 3 releases" / "October: 4
+releases"), each with look-alikes.
 ``breakit3.jsonl`` and ``breakit4.jsonl`` hold two break-it rounds' inputs,
 byte for byte. Each file is also decided, in the same run, by the string rule that decided
 before the pair judgement (``bench/string_rule.py``: bigram overlap, a shared subject,

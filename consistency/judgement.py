@@ -2074,6 +2074,22 @@ def _names_in_common(co: Claim, cn: Claim) -> bool:
 _PERIOD_GROUPS = frozenset({"month", "period"})
 
 
+#: A number that names which one ("bug *#123*", "issue No. 42", "第 3 号"), not how much.
+_NUMBERED = re.compile(r"(?i)(?:#|\bno\.\s?|\bnumber\s)(?P<n>\d+)|第\s?(?P<z>\d+)\s?号")
+
+
+def _one_measure_told_again(p: _Pair) -> bool:
+    """Is every change of a pair told of one day a measure (a number, an amount: "2026年第一
+    季度预算 *50万*" / "*60万*", "October: *3* releases" / "*4* releases"), with no word
+    replaced ("一共*跑*了 800 公里" / "一共*骑*了 950 公里": two things done) and no number
+    that names which one ("Fixed bug *#123*" / "*#456*")? One record of one day with two
+    amounts is that record changed, not two events of the day."""
+    numbered = {m.group("n") or m.group("z") for c in (p.co, p.cn)
+                for m in _NUMBERED.finditer(c.text)}
+    return not p.subs and all(group.startswith("number:") and not any(
+        v.text in numbered for v in (*olds, *news)) for group, olds, news in p.changes)
+
+
 def _series(p: _Pair) -> _Finding | None:
     co, cn = p.co, p.cn
     if co.event_day and cn.event_day and co.event_day != cn.event_day:
@@ -2093,8 +2109,9 @@ def _series(p: _Pair) -> _Finding | None:
             f"{', '.join(v.label() for v in olds)} / {', '.join(v.label() for v in news)}"
             for _g, olds, news in periods)
     if co.event_day and co.event_day == cn.event_day and not p.changed_cue and (
-            p.changes or _replaced_spans(co, cn)):
-        # two things that happened on one day ("fixed bug #123" / "fixed bug #456")
+            _replaced_spans(co, cn) or (p.changes and not _one_measure_told_again(p))):
+        # two things that happened on one day ("fixed bug #123" / "fixed bug #456"); one
+        # amount of one record told again otherwise is that record changed
         return "series", "series", (f"both {co.event_day.isoformat()}",)
     return None
 
