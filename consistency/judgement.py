@@ -5170,6 +5170,27 @@ def _told_twice(text: str) -> tuple[str, ...]:
 _IN_USE_NOW = re.compile(r"(?i)\b(?:now|these days|nowadays|currently|new)\b"
                          r"|现在|目前|如今|换|改用|改成|迁到|新买|新入")
 
+#: Words that tell a memory is of the user's own use: the user or the user's team, a verb of
+#: using, running, switching or getting one ("*Switched* CI to …", "*Got* a new Pixel 8",
+#: "*I* browse with Firefox", 我, 用, 换, 迁, 买, 入手).
+_OWN_USE = re.compile(r"(?i)\b(?:i|i'm|i've|my|me|we|we're|we've|our|us|use[sd]?|using|"
+                      r"switch(?:ed|ing)?|mov(?:e|ed|ing)|migrat\w*|replac\w*|got|get|"
+                      r"bought|went with|browse|runs? on|running on)\b"
+                      r"|我|咱|用|换|改|迁|买|入手")
+
+
+def _own_use(text: str) -> bool:
+    """Does ``text`` tell of the user's own use ( :data:`_OWN_USE`), or say nothing but a
+    product and "now" ("VS Code now.")? News of a product ("Firefox now supports vertical
+    tabs", "The new Pixel 9 launches in August", "小米新出的手机现在卖得很火") is not."""
+    if _OWN_USE.search(text):
+        return True
+    rest = _IN_USE_NOW.sub(" ", text)
+    for _kind, product in products(text):
+        rest = re.sub(re.escape(product), " ", rest, flags=re.I)
+    return not re.search(rf"[A-Za-z{HAN_RANGES}]", rest)
+
+
 #: One of two things of a kind held at once ("my *work* phone", "私人手机", "the *test*
 #: browser"): both hold, neither replaces the other.
 _ONE_OF_TWO = re.compile(r"(?i)\b(?:work|personal|private|second|spare|backup|secondary|"
@@ -5184,20 +5205,30 @@ def _one_of_a_kind(co: Claim, cn: Claim, found: _Finding | None) -> _Finding | N
     了"): a change, at the cosines such pairs sit at (0.1–0.4), whatever the words. The older
     telling it and not the newer (out of order): listed. Neither telling it: never one
     merged memory that names both. Someone else's, "also", one of two held at once ("work
-    phone" / "personal phone") or of two kinds: left to the other rules."""
-    if found is not None and found[0] in {"contradiction", "series"}:
+    phone" / "personal phone") or of two kinds: left to the other rules. News of another
+    product told with "now" or "new" and no use of the user's own (:func:`_own_use`:
+    "Firefox now supports vertical tabs") changes nothing: a change another rule read in
+    it is only listed."""
+    if found is not None and (found[0] == "series" or (
+            found[0] == "contradiction" and found[1] != "says it changed")):
         return found
     a, b = products(co.text, cn.text), products(cn.text, co.text)
     if len(a) != 1 or len(b) != 1 or a == b:
         return found
     (kind, was), (kind_new, now) = next(iter(a)), next(iter(b))
+    if found is not None and found[0] == "contradiction":
+        # "now" told of another product of the kind, not of the user's own use ("Chrome is
+        # my browser" / "Firefox now supports vertical tabs"): news, never a change of it
+        return found if kind != kind_new or _own_use(cn.text) else (
+            "possible_contradiction", found[1], found[2])
     if kind != kind_new or any(_ONE_OF_TWO.search(c.text) or (
             _ALSO.search(c.text) and not c.says_changed) for c in (co, cn)) or \
             _other_person(co, cn) or _someone_elses(co, cn, _OTHERS) or \
             _someone_elses(cn, co, _OTHERS):
         return found
-    told_old, told_new = (bool(_IN_USE_NOW.search(c.text)) or c.says_changed
-                          or _tells_change(c.text) for c in (co, cn))
+    told_old, told_new = ((bool(_IN_USE_NOW.search(c.text)) or c.says_changed
+                           or _tells_change(c.text)) and _own_use(c.text)
+                          for c in (co, cn))
     changes = (f"{kind}: {was} → {now}",)
     if told_new and (len(_statements(co.text)) > 1 or len(
             [part for part in _LIST_ITEMS.split(co.text) if part.strip()]) > 1):

@@ -8,7 +8,8 @@ product names share no word and the cosine of such pairs sits at 0.1–0.4
 (``bench/write_pairs/family57.jsonl`` holds the family as pairs). Each table is in English
 and Chinese, with and without a subject, with the look-alikes that must stay apart: two of
 a kind held at once, someone else's, "also", a thing of another kind, a try with no change,
-an older memory that names more than the one replaced.
+an older memory that names more than the one replaced, news of another product ("Firefox
+now supports vertical tabs").
 """
 
 from __future__ import annotations
@@ -76,6 +77,17 @@ def test_products_a_memory_names(text: str, beside: str, named: set[tuple[str, s
     ("我用小米手机。", "我老婆现在用华为手机。", None, "kept apart"),
     ("我的手机是华为。", "家里的平板是小米的。", None, "kept apart"),
     ("浏览器一直用 Chrome。", "测试时也会用 Firefox 看兼容性。", None, "kept apart"),
+    # news of another product of the kind, with "now" or "new": the user's own still holds
+    ("I use Neovim.", "New VS Code release adds Copilot chat.", None, "kept apart"),
+    ("Chrome is my browser.", "Firefox now supports vertical tabs.", None, "kept apart"),
+    ("Chrome is my browser.", "Firefox now supports vertical tabs.", "browser", "kept apart"),
+    ("My phone is an iPhone 12.", "The new Pixel 9 launches in August.", None, "kept apart"),
+    ("Our CI runs on Jenkins.", "GitHub Actions now offers ARM runners.", None, "kept apart"),
+    ("我的手机是华为。", "小米新出的手机现在卖得很火。", None, "kept apart"),
+    ("编辑器用的是 Vim。", "VS Code 新版本现在自带 AI 补全。", None, "kept apart"),
+    # the user's own switch, in the first person or by a verb of use: a change
+    ("My phone is an iPhone 12.", "I'm on a Pixel 8 now.", None, "contradiction"),
+    ("我用华为手机。", "入手了小米手机，现在天天用。", None, "contradiction"),
     # the same one said again: one memory
     ("My editor is Neovim.", "I use Neovim as my editor.", None, "duplicate"),
     ("Our CI runs on Jenkins.", "Jenkins is our CI.", None, "duplicate"),
