@@ -46,7 +46,9 @@ editor is Neovim" / "VS Code now", "我的手机是华为" / "换成苹果手机
 one side only ("step by step" / "one step at a time"), and relations of several values told
 again in other words ("Owns a cat and a dog" / "Has a dog and also a cat at home"), and one
 record of one day told again with another amount ("October: 3 releases" / "October: 4
-releases"), each with look-alikes.
+releases"), news of another product ("Firefox now supports vertical tabs"), and the user
+ending a thing the older memory names ("I work at Stripe" / "Left Stripe last month"), each
+with look-alikes.
 ``breakit3.jsonl`` and ``breakit4.jsonl`` hold two break-it rounds' inputs,
 byte for byte. Each file is also decided, in the same run, by the string rule that decided
 before the pair judgement (``bench/string_rule.py``: bigram overlap, a shared subject,

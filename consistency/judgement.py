@@ -5243,6 +5243,49 @@ def _one_of_a_kind(co: Claim, cn: Claim, found: _Finding | None) -> _Finding | N
     return found
 
 
+#: The user ending a thing named right after ("*Left* Stripe", "*stopped using* Concur",
+#: "*Sold* the Civic", "*不再用*钉钉").
+_ENDS = re.compile(r"(?i)\b(?:left|quit|stopped using|no longer use|sold|cancell?ed|dropped)"
+                   r"\s+(?:the\s+|my\s+|our\s+)?(?P<en>[A-Za-z][\w.+-]*(?:\s+[A-Z][\w.+-]*)*)"
+                   r"|(?:离开|不再用|不用|卖掉|退订|注销)(?P<zh>[^\s，。,.;；]{2,8})")
+
+
+def _named_ended(co: Claim, cn: Claim, found: _Finding | None) -> _Finding | None:
+    """Does the newer tell that the user ended a thing the older names by its name, and the
+    older states only that ("I work at Stripe" / "*Left Stripe* last month, joining Figma",
+    "Expense reports go through Concur" / "We *stopped using Concur*")? A change, at the
+    cosines such pairs sit at (0.3–0.5). Told of the user: the name right after the verb
+    that ends it, or the user named ("钉钉*我们*不再用了"); the thing itself ending something
+    ("*Stripe* closed its Dublin office", "钉钉取消了免费版") is news of it. An older memory
+    of several statements is listed."""
+    if found is not None and (found[0] in {"contradiction", "series", "duplicate"}
+                              or found[1] in {"other person", "another thing, also"}):
+        return found
+    if not (_ENDED.search(cn.text) or re.search(r"(?i)\bleft\b|离职|辞职|离开", cn.text)) or \
+            _ENDED.search(co.text) or _tells_change(co.text):
+        return found
+    names = {v.text for v in co.values if v.kind in _WORDLIKE}
+    # in Chinese, a name both write: two characters of the older found in the newer (腾讯,
+    # 钉钉), the people's own words aside (我们, 他们)
+    names |= {co.text[i:i + 2] for i in range(len(co.text) - 1)
+              if re.fullmatch(rf"[{HAN_RANGES}]{{2}}", co.text[i:i + 2])
+              and not re.search("[我你他她们咱]", co.text[i:i + 2])}
+    shared = {n for n in names if n and (n in cn.text.casefold() or n in cn.text)}
+    if not shared:
+        return found
+    ended = {(m.group("en") or m.group("zh") or "").casefold() for m in _ENDS.finditer(cn.text)}
+    # in Chinese the user is named (我, 我们), or the end is one only a person tells (离职)
+    by_user = any(n in e or e in n for n in shared for e in ended if e) or (
+        bool(re.search(r"我|咱|离职|辞职", cn.text)) and bool(re.search(rf"[{HAN_RANGES}]", cn.text)))
+    if not by_user or _other_person(co, cn) or _someone_elses(co, cn, _OTHERS) or \
+            _someone_elses(cn, co, _OTHERS) or _ALSO.search(cn.text):
+        return found
+    if len(_statements(co.text)) > 1 or len(
+            [part for part in _LIST_ITEMS.split(co.text) if part.strip()]) > 1:
+        return "possible_contradiction", "told ended", (*sorted(shared)[:2], "the older says more")
+    return "contradiction", "told ended", tuple(sorted(shared)[:2])
+
+
 def _judge_whole(old: MemorySide, new: MemorySide, *, cosine: float | None) -> PairJudgement:
     """:func:`judge_pair` of the two memories read whole."""
     co, cn = old.claim, new.claim
@@ -5265,7 +5308,7 @@ def _judge_whole(old: MemorySide, new: MemorySide, *, cosine: float | None) -> P
                 pair, _merge_refused(pair, _by_clause(old, new, found, cosine=cosine)))
         else:
             found = _by_clause(old, new, None, cosine=cosine)
-        found = _one_of_a_kind(co, cn, found)
+        found = _named_ended(co, cn, _one_of_a_kind(co, cn, found))
     kind, rule, changes = found or ("distinct", "unrelated", ())
     return _judgement(kind, rule, changes, co, cn, cosine=cosine, lexical=lexical,
                       slot=_slot_of(old, new))
