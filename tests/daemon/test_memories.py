@@ -511,10 +511,11 @@ def test_the_memory_remembered_is_indexed_with_its_draft_vector_and_found_at_onc
     looked_up: list[set[str]] = []
     real_read = app.store._t.read
 
-    def read(table: object, columns: object = None, where: str | None = None) -> object:
+    def read(table: object, columns: object = None, where: str | None = None,
+             with_row_id: bool = False) -> object:
         if table is app.store._t.chunks and columns == ["content_hash", "vector"]:
             looked_up.append({where or ""})
-        return real_read(table, columns, where)  # type: ignore[arg-type]
+        return real_read(table, columns, where, with_row_id)  # type: ignore[arg-type]
 
     monkeypatch.setattr(app.store._t, "read", read)
     embedded = fake.embedded  # type: ignore[attr-defined]
