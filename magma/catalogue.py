@@ -49,7 +49,6 @@ from magma.store import (
     INDEX_FILE_NAMES,
     ChunkCandidate,
     MagmaStore,
-    chunk_addresses,
     chunk_vector_batches,
     chunks_at,
 )
@@ -423,14 +422,18 @@ def follow_snapshot(store: MagmaStore, snap: Snapshot, delta: StoreDelta,
         out.link_targets, out.neighbours = _follow_links(
             snap.link_targets, snap.neighbours, store.link_pairs(changed), changed, entries)
     out.bulk = bulk
-    return with_ann(_addressed(store, out, changed), store, snap, appended)
+    return with_ann(_addressed(store, out, changed, fresh.num_rows), store, snap,
+                    appended)
 
 
-def _addressed(store: MagmaStore, snap: Snapshot, changed: Collection[str] = ()) -> Snapshot:
-    """``snap`` with its rows' addresses in the chunks table read again when the rows it
-    kept have moved (the table compacted since they were read: one kept row, taken at its
-    address, is not there). Reads two columns of every chunk then (928,740 chunks: ≈1 s),
-    once a compaction; the rows appended since were read with their addresses."""
+def _addressed(store: MagmaStore, snap: Snapshot, changed: Collection[str] = (),
+               fresh: int = 0) -> Snapshot:
+    """``snap`` with the addresses of the rows it kept forgotten when they have moved (the
+    table compacted since they were read: one kept row, taken at its address, is not
+    there); the last ``fresh`` rows, read with this batch, keep theirs. Those rows are then
+    read by id, as before addresses were kept, until the snapshot is read whole again.
+    Reading every address again instead (:func:`magma.store.chunk_addresses` mapped by id)
+    took 1.6 s of CPU and 334 MB more at 928,740 chunks, on the search path."""
     ids = snap.chunk_ids
     if not isinstance(ids, ChunkIds):
         return snap
@@ -439,13 +442,13 @@ def _addressed(store: MagmaStore, snap: Snapshot, changed: Collection[str] = ())
     known = ids.addresses([kept]) if kept is not None else {}
     if not known or any(c.chunk_id in known for c in chunks_at(store, list(known.values()))):
         return snap
-    table = chunk_addresses(store)
-    where = dict(zip(table.column("chunk_id").to_pylist(),
-                     table.column("_rowid").to_pylist(), strict=True))
-    snap.chunk_ids = ids.with_addresses(np.fromiter(
-        (where.get(chunk_id, NO_ADDRESS) if chunk_id else NO_ADDRESS for chunk_id in ids),
-        dtype=np.uint64, count=len(ids)))
-    log.info("search.chunk_addresses_read", rows=len(ids))
+    addresses = np.full(len(ids), NO_ADDRESS, dtype=np.uint64)
+    if fresh:
+        addresses[-fresh:] = ids.address_array()[-fresh:]
+    snap.chunk_ids = ids.with_addresses(addresses)
+    log.info("search.chunk_addresses_moved", rows=len(ids) - fresh,
+             hint="the table was compacted: these chunks are read by id until the next "
+                  "full read")
     return snap
 
 

@@ -97,6 +97,12 @@ class ChunkIds(_Column):
         ordinals, odd = ordinals_of(ids, paths, 0)
         return cls(paths, ordinals, odd)
 
+    def address_array(self) -> np.ndarray:
+        """Each row's address (``uint64[rows]``, :data:`NO_ADDRESS` when unknown; read only)."""
+        view = self._addresses.view()
+        view.flags.writeable = False
+        return view
+
     def with_addresses(self, addresses: np.ndarray) -> ChunkIds:
         """These ids at ``addresses`` (``uint64[rows]``); ``self`` is unchanged."""
         return ChunkIds(self._paths, self._ordinals, self._odd, addresses)
