@@ -565,7 +565,7 @@ def search(
                 payload = {"hits": payload, "trace": render.trace_json(trace)}
             out.print_json(json.dumps(payload, ensure_ascii=False))
         else:
-            render.print_hits(out, query, hits)
+            render.print_hits(out, query, hits, trace)
             if explain and trace is not None:
                 render.print_trace(out, trace)
             elif trace is not None and trace.verifier_dropped:

@@ -238,8 +238,23 @@ def hit_json(hit: SearchHit) -> dict[str, Any]:
     }
 
 
-def print_hits(console: Console, query: str, hits: list[SearchHit]) -> None:
+def out_of_time(trace: Any) -> list[str]:
+    """The names of the stages of a search's ``trace`` (:class:`daemon.retrieval.SearchTrace`)
+    given up at their deadline: a search that found nothing for want of time says so
+    instead of "no results" (the vault may well hold the answer)."""
+    return [stage.name for stage in getattr(trace, "stages", ())
+            if stage.status == "skipped: deadline"]
+
+
+def print_hits(console: Console, query: str, hits: list[SearchHit], trace: Any = None
+               ) -> None:
     if not hits:
+        late = out_of_time(trace)
+        if late:
+            console.print(f"no results for {shown(query, one_line=True)} within the time "
+                          f"limit: {', '.join(late)} ran out of time (the machine is busy, "
+                          "or the daemon is still indexing); ask again, or add --explain")
+            return
         console.print(f"no results for {shown(query, one_line=True)}")
         return
     vault = [h for h in hits if h.origin != "transcript"]

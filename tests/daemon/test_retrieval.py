@@ -9,6 +9,7 @@ memory, an expired one, near-duplicate notes, a how-to note). "Now" is fixed at
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import shutil
 import subprocess
@@ -27,8 +28,10 @@ from daemon_harness import ChatEndpoint
 from fakes import TokenHashEmbedder
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from rich.console import Console
 
 from ccb.memory_file import NewMemory, render_memory
+from daemon import render
 from daemon.app import App, load
 from daemon.context import build_context
 from daemon.rerank import LEAD_WORDS
@@ -326,6 +329,32 @@ def test_a_stage_past_its_deadline_is_skipped_and_the_search_still_answers(
         assert trace.stages[1].status == "ran late: too little found before it"
     finally:
         quick.close()
+
+def test_a_search_that_found_nothing_in_its_time_says_so_not_no_results(
+        indexed: tuple[App, dict[str, str]]) -> None:
+    app, _ = indexed
+    slow = SlowEmbedder(app.embedder)
+    quick = with_deadlines(app, 300, 100, 300, embedder=slow)
+    try:
+        quick.retriever.warm()
+        slow.slow, slow.pause_s = True, 3.0  # past what a search with nothing waits for
+        question = "zqplugh xyzzyquux"  # no name nor title of the vault holds these words
+        hits = quick.search(question, count_recall=False, now=NOW)
+        trace = quick.last_search_trace
+        assert trace is not None, trace
+        assert hits == []
+        assert ("magma-extend", "skipped: deadline") in [(s.name, s.status)
+                                                         for s in trace.stages]
+        console = Console(file=io.StringIO(), width=300, color_system=None)
+        render.print_hits(console, question, hits, trace)
+        said = console.file.getvalue()  # type: ignore[attr-defined]
+        assert "within the time limit: magma-extend ran out of time" in said
+        console = Console(file=io.StringIO(), width=300, color_system=None)
+        render.print_hits(console, "zzqq nothing", [], None)  # no trace: nothing known
+        assert console.file.getvalue() == "no results for zzqq nothing\n"  # type: ignore[attr-defined]
+    finally:
+        quick.close()
+
 
 
 def test_a_search_that_found_nothing_by_its_budget_waits_a_little_longer(
