@@ -62,9 +62,10 @@ DEFAULT_COMPACT_ABOVE = COMPACT_VECTORS_ABOVE
 #: Form of the rows while the store's IVF index answers: the setting's default
 #: (:data:`config.settings.ANN_VECTOR_FORM`, where its measurement is given).
 DEFAULT_ANN_FORM: VectorForm = ANN_VECTOR_FORM
-#: Rows up-cast to float32 at once when scoring ``int8`` rows: 32,768 × 512 × 4 bytes = 64 MB
-#: of scratch, small against the 700,000-row index it scores (358 MB) and large enough that
-#: numpy's per-call overhead is negligible.
+#: Rows taken at once when rows are quantised, converted between forms or gathered from the
+#: exact form: 32,768 × 512 × 4 bytes = 64 MB of float32, small against a 700,000-row index
+#: (358 MB in int8) and large enough that numpy's per-call overhead is negligible. A search
+#: scores compact rows in :data:`SCRATCH_ROWS` instead.
 BLOCK_ROWS = 32_768
 #: Rows up-cast to float32 at once when a search scores compact rows: 256 × 512 × 4 bytes =
 #: 512 KB of scratch, written once a call and kept in a core's 1 MB L2 cache between the
@@ -144,7 +145,7 @@ class ChunkVectors(Protocol):
 
     def scores_at(self, index: np.ndarray, vector: np.ndarray) -> np.ndarray:
         """Cosine of the rows at ``index`` (``int64[k]``) with the unit ``vector`` ->
-        ``float32[k]``, up-cast :data:`BLOCK_ROWS` rows at a time."""
+        ``float32[k]`` (compact rows up-cast :data:`SCRATCH_ROWS` at a time)."""
         ...
 
     def followed(self, keep: np.ndarray, fresh: np.ndarray) -> ChunkVectors:
