@@ -345,6 +345,11 @@ def _private_key(match: re.Match[str]) -> str | None:
     return f"-----BEGIN {match.group(1)}PRIVATE KEY-----…"
 
 
+#: After a value: more words of the same line (a possessive or contraction's ending, then a
+#: space and two words of letters).
+_SENTENCE_GOES_ON = re.compile(r"(?:['’][a-z]{1,2})?[ \t]+[A-Za-z]+[ \t]+[A-Za-z]+")
+
+
 def _password(match: re.Match[str]) -> str | None:
     key = match.group("key")
     if not _KEY_NAME.search(key):
@@ -353,6 +358,10 @@ def _password(match: re.Match[str]) -> str | None:
     if value is None or len(value) < MIN_PASSWORD_CHARS or _is_placeholder(value) or \
             _prose(value):
         return None
+    if match.group("qvalue") is None and value.isalpha() and \
+            _SENTENCE_GOES_ON.match(match.string, match.end()):
+        return None  # a label heading a sentence ("1Password: Another password manager
+        # that offers …"): one word of letters, more words after it on the line
     if value.isdigit() or value.casefold() == key.casefold():
         return None
     if _char_classes(value) < 2 and len(value) < 12:
@@ -528,6 +537,9 @@ def _values_after(rest: str, *, chinese: bool, may_to: bool = False
 def _accepted(kind: ValueKind, keyword: str, value: str, tail: str, *,
               explicit: bool | str) -> str | None:
     value = value.rstrip(".!?)\"'")
+    if _CLAUSE_WORD.fullmatch(value):
+        return None  # a word ending its clause ("password are usually:") or a possessive or
+        # contraction ("kasserine pass: rommel's forces"): words of the sentence
     folded = value.casefold()
     after = tail[len(value):len(value) + 1]
     if after.isalpha() and not after.isascii() and not _CJK.match(after):
@@ -551,6 +563,13 @@ def _accepted(kind: ValueKind, keyword: str, value: str, tail: str, *,
     return _told_password(value, keyword, kind, quoted=tail[:1] in "\"'“‘「",
                           explicit=bool(explicit), last=explicit == "label" or not tail[
                               len(value):].strip(" \t.!?。！？)\"'”’"))
+
+
+#: A word of a sentence where a told value would stand: letters then the clause's colon,
+#: semicolon or comma ("usually:"), or an English possessive or contraction ("rommel's",
+#: "don't", "they're"). A password holds such a mark amid other characters, not so.
+_CLAUSE_WORD = re.compile(r"[A-Za-z]+[:;,：；，]|[A-Za-z]+['’](?:s|t|re|ve|ll|d|m)",
+                          re.IGNORECASE)
 
 
 def _told_key(value: str, keyword: str) -> str | None:

@@ -245,6 +245,50 @@ def test_talk_about_locks_products_and_flags_is_no_secret(text: str) -> None:
     assert find_secrets(text) == [], text
 
 
+SESSIONS = Path(__file__).parent / "data" / "chat_sessions"
+
+
+@pytest.mark.parametrize(("name", "line"), [
+    # lines of LongMemEval chat sessions (tests/consistency/data/chat_sessions, byte for byte)
+    ("2023-05-24-ultrachat_298180.md", "the battle of kasserine pass: rommel's forces"),
+    ("2023-05-25-86e069f0.md", "1Password: Another password manager"),
+    ("2023-05-25-6a7e3aec.md", "The default username and password are usually:"),
+])
+def test_words_of_a_chat_about_passwords_are_no_credential(name: str, line: str) -> None:
+    text = (SESSIONS / name).read_text(encoding="utf-8")
+    at = text.index(line)
+    assert not [f for f in find_secrets(text) if f.start < at + len(line) and f.end > at]
+
+
+@pytest.mark.parametrize("text", [
+    "the battle of kasserine pass: rommel's forces inflicted a defeat",
+    "Mountain pass: Hannibal's army crossed it in winter.",
+    "My password? Don't ask: it's somewhere in the vault.",
+    "The default username and password are usually:",
+    "The password is usually: printed on the router's label",
+    "* 1Password: Another password manager that offers a travel mode.",
+    "* Dashlane Password: Another option for families and teams",
+    "访问密码：见共享文档",
+])
+def test_a_possessive_a_clause_end_or_a_label_heading_a_sentence_is_no_secret(
+        text: str) -> None:
+    assert find_secrets(text) == [], text
+
+
+@pytest.mark.parametrize("text", [
+    "wifi pass: bl4ckC4t's",                     # a mark amid other characters
+    "password: hunter2 for the router",          # digits: a value, whatever follows
+    "password: Tr0ub4dor&3 is the one",
+    "db_password: s3cr3tPass and the user is app",
+    "The router password is Xq7tRm2k:",
+    "PASSWORD=Sunshine42 then restart",
+    "password: sunshine",                        # the last word told
+    "网盘的密码：Xy!cd2027ab",
+])
+def test_a_value_beside_those_words_is_still_found(text: str) -> None:
+    assert find_secrets(text), text
+
+
 def test_redactions_kept_answer_a_repeat_from_the_first_answer_and_keep_nothing_after() -> None:
     import consistency.secrets as secrets_module
     from consistency.secrets import REDACTED, redact_secrets, redactions_kept
