@@ -150,11 +150,16 @@ class ChunkIds(_Column):
 
 
 def addresses_of(addresses: np.ndarray | Sequence[int] | None, rows: int) -> np.ndarray:
-    """``addresses`` as ``uint64[rows]``; :data:`NO_ADDRESS` for each row when ``None``.
+    """``addresses`` as ``uint64[rows]``, a copy (never a view of them); :data:`NO_ADDRESS` for
+    each row when ``None``.
     Raises ``ValueError`` when they are not ``rows`` addresses."""
     if addresses is None:
         return np.full(rows, NO_ADDRESS, dtype=np.uint64)
-    out = np.asarray(addresses, dtype=np.uint64)
+    # a copy: a view would keep the whole record batch it came from alive (Arrow's buffers
+    # of a LanceDB read; the 928,739 chunks of a 100,000-note vault read whole for a
+    # snapshot (``magma.catalogue.vectors_of``) peaked at 2,942 MB of RSS with views, 1,394 MB
+    # with copies, the rows read alone 865 MB)
+    out = np.array(addresses, dtype=np.uint64)
     if out.shape != (rows,):
         raise ValueError(f"{out.shape} addresses for {rows} rows")
     return out

@@ -116,3 +116,26 @@ def test_the_digest_of_the_rows_names_them_in_order_however_packed() -> None:
               ChunkHashes.of([h.upper() for h in HASHES]).digest()}
     assert whole.digest() not in others and len(others) == 5
     assert dead.digest() == ChunkHashes.of([*HASHES[:3], "", *HASHES[4:]]).digest()
+
+
+def test_addresses_of_a_lancedb_read_hold_none_of_its_batch(tmp_path) -> None:
+    """The addresses kept of a read are a copy: a view of the batch's ``_rowid`` column would
+    keep that whole batch of vectors alive until the snapshot is built (a 100,000-note
+    vault's snapshot read whole peaked at 2.9 GB instead of 1.4)."""
+    import lancedb
+    import pyarrow as pa
+
+    from magma.catalogue import row_addresses
+
+    db = lancedb.connect(tmp_path)
+    vectors = np.arange(64 * 8, dtype=np.float32).reshape(64, 8)
+    table = db.create_table("chunks", pa.table({
+        "chunk_id": [f"n.md#{i}" for i in range(64)],
+        "vector": pa.FixedSizeListArray.from_arrays(pa.array(vectors.ravel()), 8)}))
+    batch = next(iter(table.search().select(["chunk_id", "vector"]).with_row_id(True)
+                      .limit(None).to_batches(64)))
+    column = batch.column("_rowid").to_numpy(zero_copy_only=False)
+    kept = row_addresses(batch)
+    assert kept.tolist() == column.tolist()
+    assert kept.flags.owndata and not np.shares_memory(kept, column)
+    assert addresses_of(column, len(column)).flags.owndata
