@@ -516,7 +516,10 @@ def search(
     ctx: typer.Context,
     query: Annotated[str, typer.Argument(help="What to look for (any language).")],
     limit: Annotated[int, typer.Option("--limit", "-n", min=1, max=200)] = 10,
-    as_json: Annotated[bool, typer.Option("--json", help="Print hits as JSON.")] = False,
+    as_json: Annotated[bool, typer.Option(
+        "--json", help="Print the hits as a JSON list; when nothing was found because "
+                       "searches ran out of time, an object whose hits is that empty list and "
+                       "whose out_of_time names those searches.")] = False,
     type_: Annotated[
         list[str] | None,
         typer.Option("--type", help="Only memories of this type (user, feedback, project, "
@@ -560,10 +563,8 @@ def search(
                                   layers=layer or None, transcripts=True)
         trace = application.last_search_trace
         if as_json:
-            payload: Any = [render.hit_json(h) for h in hits]
-            if explain and trace is not None:
-                payload = {"hits": payload, "trace": render.trace_json(trace)}
-            out.print_json(json.dumps(payload, ensure_ascii=False))
+            out.print_json(json.dumps(render.search_json(hits, trace, explain=explain),
+                                      ensure_ascii=False))
         else:
             render.print_hits(out, query, hits, trace)
             if explain and trace is not None:

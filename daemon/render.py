@@ -74,6 +74,7 @@ __all__ = [
     "print_sync_report",
     "print_trace",
     "remember_json",
+    "search_json",
     "status_json",
     "sync_report_json",
     "trace_json",
@@ -244,6 +245,24 @@ def out_of_time(trace: Any) -> list[str]:
     instead of "no results" (the vault may well hold the answer)."""
     return [stage.name for stage in getattr(trace, "stages", ())
             if stage.status == "skipped: deadline"]
+
+
+def search_json(hits: list[SearchHit], trace: SearchTrace | None, *, explain: bool = False
+                ) -> list[dict[str, Any]] | dict[str, Any]:
+    """``dreamd search --json``: the list of hits (:func:`hit_json`), as ever. Two cases
+    print an object instead, whose ``hits`` is that list: ``--explain`` (``trace``:
+    :func:`trace_json`), and a search that found nothing because stages ran out of time —
+    ``{"hits": [], "out_of_time": ["magma-extend"]}`` — where a bare ``[]`` would say the
+    vault holds nothing (the plain output says it too, :func:`print_hits`). ``out_of_time``
+    names the stages given up at their deadline; ``--explain``'s object always has it
+    (``[]`` when every stage answered in time)."""
+    listed = [hit_json(h) for h in hits]
+    late = out_of_time(trace)
+    if explain and trace is not None:
+        return {"hits": listed, "trace": trace_json(trace), "out_of_time": late}
+    if not hits and late:
+        return {"hits": listed, "out_of_time": late}
+    return listed
 
 
 def print_hits(console: Console, query: str, hits: list[SearchHit], trace: Any = None

@@ -33,6 +33,7 @@ from rich.console import Console
 from ccb.memory_file import NewMemory, render_memory
 from daemon import render
 from daemon.app import App, load
+from daemon.cli import serve_command
 from daemon.context import build_context
 from daemon.rerank import LEAD_WORDS
 from magma.embedder import Embedder
@@ -352,6 +353,33 @@ def test_a_search_that_found_nothing_in_its_time_says_so_not_no_results(
         console = Console(file=io.StringIO(), width=300, color_system=None)
         render.print_hits(console, "zzqq nothing", [], None)  # no trace: nothing known
         assert console.file.getvalue() == "no results for zzqq nothing\n"  # type: ignore[attr-defined]
+    finally:
+        quick.close()
+
+
+def test_search_json_names_the_searches_out_of_time_instead_of_an_empty_list(
+        indexed: tuple[App, dict[str, str]]) -> None:
+    """``dreamd search --json`` printed ``[]`` — "the vault holds nothing" to a script —
+    for a search whose stages ran out of time. It prints an object whose ``hits`` is that
+    empty list and whose ``out_of_time`` names them; a search that answered in time is the
+    list it always was (``test_cli``: with hits), and ``--explain``'s object carries
+    ``out_of_time`` too. Run as the daemon runs a client's command line (a busy daemon is
+    where searches run out of time)."""
+    app, _ = indexed
+    slow = SlowEmbedder(app.embedder)
+    quick = with_deadlines(app, 300, 100, 300, embedder=slow)
+    try:
+        quick.retriever.warm()
+        slow.slow, slow.pause_s = True, 3.0  # past what a search with nothing waits for
+        for flags in (["--json"], ["--json", "--explain"]):
+            late = serve_command(quick, ["search", "zqplugh xyzzyquux", *flags], None, {})
+            assert late is not None and late.exit_code == 0, late
+            said = json.loads(late.stdout)
+            assert isinstance(said, dict) and said["hits"] == [], said
+            assert "magma-extend" in said["out_of_time"], said
+        assert set(said) == {"hits", "trace", "out_of_time"}
+        assert ("magma-extend", "skipped: deadline") in [
+            (s["name"], s["status"]) for s in said["trace"]["stages"]]
     finally:
         quick.close()
 
