@@ -324,7 +324,7 @@ def print_trace(console: Console, trace: SearchTrace) -> None:
     """``--explain``: what the question was read to ask for, which searches ran and how
     long each took, in plain words (:mod:`daemon.trace_words`; ``--json`` keeps the
     stages' and settings' names)."""
-    lines = [intent_words(trace.intent), strategy_words(trace.strategy),
+    lines = [intent_words(trace.intent), strategy_words(trace.strategy, trace.stages),
              *lookup_words(trace)]
     for stage in trace.stages:
         if stage.name == "verifier":

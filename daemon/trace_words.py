@@ -40,14 +40,41 @@ STAGE_WORDS = {
     "full-fusion": "links from the notes found (notes linked to the best hits)",
     "verifier": "LLM's check of the hits",
 }
-#: ``retrieval.default_strategy``: which searches run and which leads on a near tie.
+#: ``retrieval.default_strategy``: which searches run and which leads on a near tie, said
+#: when each ran, and when some did not (``{missed}``: which, and why).
 _STRATEGY_WORDS = {
-    "both-priority-ccb": "every search ran; on a near tie a note found by its name or title "
-                         "comes first",
-    "both-priority-magma": "every search ran; on a near tie a note found by meaning, words "
-                           "or links comes first",
-    "ccb-only": "only names, titles, descriptions and dates were searched, not the meaning",
-    "magma-only": "only the index was searched (meaning, words, links), not the names",
+    "both-priority-ccb": (
+        "every search ran; on a near tie a note found by its name or title comes first",
+        "every search was to run, but {missed}; on a near tie a note found by its name or "
+        "title comes first"),
+    "both-priority-magma": (
+        "every search ran; on a near tie a note found by meaning, words or links comes first",
+        "every search was to run, but {missed}; on a near tie a note found by meaning, words "
+        "or links comes first"),
+    "ccb-only": (
+        "only names, titles, descriptions and dates were searched, not the meaning",
+        "only names, titles, descriptions and dates were to be searched, not the meaning, "
+        "but {missed}"),
+    "magma-only": (
+        "only the index was searched (meaning, words, links), not the names",
+        "only the index was to be searched (meaning, words, links), not the names, but "
+        "{missed}"),
+}
+#: The stages as the strategy's line names one that did not run.
+_STAGE_NAMES = {"ccb-fast": "the search of names and titles",
+                "magma-extend": "the search by meaning and by words",
+                "full-fusion": "the search along the links from the notes found"}
+#: Why a stage the strategy runs did not (:class:`daemon.retrieval.StageTrace` status), said
+#: of one stage and of several.
+_NOT_RUN_WORDS = {
+    "skipped: deadline": ("ran out of time", "ran out of time"),
+    "skipped: error": ("failed", "failed"),
+    "skipped: confident": ("was not needed", "were not needed"),
+    "skipped: no query vector": ("did not run", "did not run"),
+    "off": ("is off (retrieval.progressive_search.stages)",
+            "are off (retrieval.progressive_search.stages)"),
+    "off: retrieval.graph_step": ("is off (retrieval.graph_step)",
+                                  "are off (retrieval.graph_step)"),
 }
 #: A stage's status (:class:`daemon.retrieval.StageTrace`) that is not plain already.
 _STATUS_WORDS = {
@@ -98,10 +125,27 @@ def intent_words(intent: Intent) -> str:
            f"{intent.confidence:.2f}"
 
 
-def strategy_words(strategy: str) -> str:
-    """``retrieval.default_strategy`` said by what it does (the setting's name after it)."""
-    return f"{_STRATEGY_WORDS.get(strategy, strategy)} (retrieval.default_strategy = " \
-           f"{strategy})"
+def strategy_words(strategy: str, stages: tuple[StageTrace, ...] = ()) -> str:
+    """``retrieval.default_strategy`` said by what it does (the setting's name after it),
+    true of the search's ``stages``: ``every search ran; …`` when each stage the strategy
+    runs did, else ``every search was to run, but the search by meaning and by words ran
+    out of time; …`` (the verifier, an LLM's check after the searches, is said apart)."""
+    why: dict[str, list[str]] = {}  # a reason -> the stages it kept from running, in order
+    for stage in stages:
+        if stage.name != "verifier" and stage.status != f"off: {strategy}" \
+                and stage.status.startswith(("skipped", "off")):
+            why.setdefault(stage.status, []).append(_STAGE_NAMES.get(stage.name, stage.name))
+    missed = [f"{_and(names)} "
+              f"{_NOT_RUN_WORDS.get(status, (status, status))[len(names) > 1]}"
+              for status, names in why.items()]
+    ran, some = _STRATEGY_WORDS.get(strategy, (strategy, f"{strategy}, but {{missed}}"))
+    said = some.format(missed=", and ".join(missed)) if missed else ran
+    return f"{said} (retrieval.default_strategy = {strategy})"
+
+
+def _and(items: list[str]) -> str:
+    """``a``, ``a and b``, ``a, b and c``."""
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
 
 
 def lookup_words(trace: SearchTrace) -> list[str]:

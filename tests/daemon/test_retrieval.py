@@ -36,6 +36,8 @@ from daemon.app import App, load
 from daemon.cli import serve_command
 from daemon.context import build_context
 from daemon.rerank import LEAD_WORDS
+from daemon.retrieval import StageTrace
+from daemon.trace_words import strategy_words
 from magma.embedder import Embedder
 
 REPO = Path(__file__).resolve().parents[2]
@@ -382,6 +384,65 @@ def test_search_json_names_the_searches_out_of_time_instead_of_an_empty_list(
             (s["name"], s["status"]) for s in said["trace"]["stages"]]
     finally:
         quick.close()
+
+
+def test_explain_never_says_every_search_ran_when_one_ran_out_of_time(
+        indexed: tuple[App, dict[str, str]]) -> None:
+    """``dreamd search --explain`` said "every search ran" above "the search by meaning and
+    by words: skipped: out of time". The strategy's line says which searches did not run and
+    why, as the daemon answers a client's command line."""
+    app, _ = indexed
+    slow = SlowEmbedder(app.embedder)
+    quick = with_deadlines(app, 300, 100, 300, embedder=slow)
+    try:
+        quick.retriever.warm()
+        slow.slow, slow.pause_s = True, 3.0
+        late = serve_command(quick, ["search", "zqplugh xyzzyquux", "--explain"], None, {})
+        assert late is not None and late.exit_code == 0, late
+        said = " ".join(late.stdout.split())
+        assert "every search ran" not in said, said
+        assert "every search was to run, but the search by meaning and by words ran out of " \
+               "time" in said, said
+        assert "; on a near tie a note found by its name or title comes first " \
+               "(retrieval.default_strategy = both-priority-ccb)" in said, said
+        assert "the search by meaning and by words (the index: meaning, full text, " \
+               "memories): skipped: out of time" in said, said
+    finally:
+        quick.close()
+
+
+@pytest.mark.parametrize(("strategy", "stages", "line"), [
+    ("both-priority-ccb", [("ccb-fast", "ran"), ("magma-extend", "ran"),
+                           ("full-fusion", "ran late: too little found before it")],
+     "every search ran; on a near tie a note found by its name or title comes first"),
+    ("both-priority-magma", [("ccb-fast", "skipped: deadline"), ("magma-extend", "ran"),
+                             ("full-fusion", "ran")],
+     "every search was to run, but the search of names and titles ran out of time; on a "
+     "near tie a note found by meaning, words or links comes first"),
+    ("both-priority-ccb", [("ccb-fast", "ran"), ("magma-extend", "skipped: confident"),
+                           ("full-fusion", "skipped: confident")],
+     "every search was to run, but the search by meaning and by words and the search along "
+     "the links from the notes found were not needed; on a near tie"),
+    ("both-priority-ccb", [("ccb-fast", "skipped: error"), ("magma-extend", "ran"),
+                           ("full-fusion", "off: retrieval.graph_step")],
+     "every search was to run, but the search of names and titles failed, and the search "
+     "along the links from the notes found is off (retrieval.graph_step); on a near tie"),
+    ("ccb-only", [("ccb-fast", "ran"), ("magma-extend", "off: ccb-only"),
+                  ("full-fusion", "off: ccb-only")],
+     "only names, titles, descriptions and dates were searched, not the meaning "
+     "(retrieval.default_strategy = ccb-only)"),
+    ("ccb-only", [("ccb-fast", "skipped: deadline"), ("magma-extend", "off: ccb-only"),
+                  ("full-fusion", "off: ccb-only")],
+     "only names, titles, descriptions and dates were to be searched, not the meaning, but "
+     "the search of names and titles ran out of time (retrieval.default_strategy"),
+    ("magma-only", [("ccb-fast", "off: magma-only"), ("magma-extend", "ran"),
+                    ("full-fusion", "ran"), ("verifier", "skipped: deadline")],
+     "only the index was searched (meaning, words, links), not the names (retrieval."),
+])
+def test_the_strategy_line_is_true_of_the_stages(strategy: str, stages: list[tuple[str, str]],
+                                                 line: str) -> None:
+    said = strategy_words(strategy, tuple(StageTrace(n, s, 12.0) for n, s in stages))
+    assert said.startswith(line), said
 
 
 
