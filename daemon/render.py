@@ -203,15 +203,20 @@ def _print_skipped(console: Console, skipped: list[tuple[str, str, str]]) -> Non
 def _print_list(console: Console, problems: list[tuple[str, str, str]], what: tuple[str, str],
                 more: str = "dreamd status --json") -> None:
     """``N what`` (``what``: said of one file, of several), then a line per file (the
-    first :data:`PROBLEMS_SHOWN`)."""
+    first :data:`PROBLEMS_SHOWN`, and every credential written into a file)."""
     if not problems:
         return
     said = what[0] if len(problems) == 1 else what[1]
     console.print(f"[yellow]{len(problems)} {said}", highlight=False)
-    for path, kind, reason in problems[:PROBLEMS_SHOWN]:
-        console.print(f"  {shown(path, one_line=True)}: {kind}: {shown(reason)}", highlight=False)
-    if len(problems) > PROBLEMS_SHOWN:
-        console.print(f"  … and {len(problems) - PROBLEMS_SHOWN} more ({more})")
+    # every credential written into a file is listed, whatever else there is
+    others = [p for p in problems if p[1] != "credential"]
+    listed = set(others[:PROBLEMS_SHOWN])
+    for path, kind, reason in problems:
+        if kind == "credential" or (path, kind, reason) in listed:
+            console.print(f"  {shown(path, one_line=True)}: {kind}: {shown(reason)}",
+                          highlight=False)
+    if len(others) > PROBLEMS_SHOWN:
+        console.print(f"  … and {len(others) - PROBLEMS_SHOWN} more ({more})")
 
 
 def hit_kind(hit: SearchHit) -> str:
@@ -774,14 +779,23 @@ def print_check(console: Console, report: CheckReport) -> None:
         return
     counts = ", ".join(f"{kind.replace('_', ' ')} {n}" for kind, n in report.counts().items())
     console.print(f"[yellow]drift[/]: {counts}", highlight=False)
-    for listed, finding in enumerate(report.findings):
-        if listed == PROBLEMS_SHOWN:
-            console.print(f"  … and {len(report.findings) - listed} more (--json lists all)")
-            break
-        console.print(f"  {finding.kind.replace('_', ' ')}: {shown(_describe_drift(finding))}",
-                      highlight=False)
+    # a credential written into a file is listed whatever else there is: the first
+    # PROBLEMS_SHOWN findings of the other kinds, then every credential (each line of it)
+    others = [f for f in report.findings if f.kind != "credential"]
+    for finding in others[:PROBLEMS_SHOWN]:
+        _print_finding(console, finding)
+    if len(others) > PROBLEMS_SHOWN:
+        console.print(f"  … and {len(others) - PROBLEMS_SHOWN} more (--json lists all)")
+    for finding in report.findings:
+        if finding.kind == "credential":
+            _print_finding(console, finding)
     if any(f.decision.__class__.__name__ != "Report" for f in report.findings):
         console.print("run [bold]dreamd check --fix[/] to apply the decisions in brackets")
+
+
+def _print_finding(console: Console, finding: Finding) -> None:
+    console.print(f"  {finding.kind.replace('_', ' ')}: {shown(_describe_drift(finding))}",
+                  highlight=False)
 
 
 def print_fix(console: Console, fix: FixReport) -> None:

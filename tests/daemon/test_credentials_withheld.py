@@ -22,6 +22,7 @@ from ccb.parse import parse_note
 from consistency.checker import Credential
 from consistency.secrets import REDACTED
 from daemon.app import App
+from daemon.cli import serve_command
 from daemon.credential_ledger import CREDENTIALS_FILE, read_credentials
 from daemon.doctor_checks import check_credentials
 from daemon.mcp_server import build_server
@@ -205,6 +206,71 @@ def test_check_and_doctor_name_file_and_line_never_the_secret(app: App, vault: P
                               encoding="utf-8")
     app.sync()
     assert not [f for f in app.consistency().check().findings if f.kind == "credential"]
+
+
+#: More credentials, English and Chinese, in notes and memories; one file holds two.
+MORE_SECRETS = ("Relay-7731-kestrel", "Zq8kLm2vP7", "sk-proj-3fA9xQ2mZk7LpR4tY8wB1nC6",
+                "Gx7!pR2qLm")
+MORE_FILES = {
+    "Projects/Mail relay.md": ("# Mail relay\n\nThe relay sends the shop's receipts.\n"
+                               f"smtp password: {MORE_SECRETS[0]}\n", ["line 4 (password=…)"]),
+    "Memory/家里路由器.md": ("---\nname: 家里路由器\ndescription: 家里路由器的设置\n"
+                            "type: user\n---\n路由器在书房。\n"
+                            f"路由器密码：{MORE_SECRETS[1]}\n", ["line 7 (密码 …)"]),
+    "Notes/Keys.md": ("# Keys\n\n"
+                      f"api_key = {MORE_SECRETS[2]}\n\n"
+                      f"the wifi password is {MORE_SECRETS[3]}\n",
+                      ["line 3 (sk-proj-…", "line 5 (password …)"]),
+}
+
+
+def test_check_lists_every_credential_however_much_else_it_finds(
+        vault: Path, make_app: Builder) -> None:
+    """``dreamd check`` listed the first 20 findings and "… and N more": a memory with 25
+    links to notes not written yet hid every credential behind them (and ``dreamd sync``'s
+    list of problem files, behind 22 notes whose properties do not read). The other kinds
+    are still cut at 20; every credential, each line of it, is listed (never its secret)."""
+    links = "\n".join(f"- [[Book not written yet {n:02}]]" for n in range(25))
+    (vault / "Memory" / "reading-list.md").write_text(
+        "---\nname: reading list\ndescription: Books to read next\ntype: user\n---\n"
+        f"{links}\n", encoding="utf-8")
+    (vault / LOGIN).write_text(LOGIN_TEXT, encoding="utf-8")
+    (vault / NOTE).write_text(NOTE_TEXT, encoding="utf-8")
+    for path, (text, _) in MORE_FILES.items():
+        (vault / path).parent.mkdir(parents=True, exist_ok=True)
+        (vault / path).write_text(text, encoding="utf-8")
+    for n in range(22):  # notes whose properties are no YAML: problem files, listed first
+        (vault / "Broken" / f"note {n:02}.md").parent.mkdir(exist_ok=True)
+        (vault / "Broken" / f"note {n:02}.md").write_text(
+            f"---\ntitle: [unclosed {n}\n---\nA note whose properties do not read.\n",
+            encoding="utf-8")
+    app, _ = make_app(vault)
+    synced = serve_command(app, ["sync"], None, {})
+    assert synced is not None and synced.exit_code == 0, synced
+    lines = synced.stdout.splitlines()
+    credentials = [line for line in lines if line.startswith("  ") and ": credential: " in line]
+    assert len(credentials) == 5 and not _secrets_in(synced.stdout), synced.stdout
+    problem_files = int(next(line for line in lines if " problem files " in line).split()[0])
+    assert problem_files >= 5 + 22
+    assert f"  … and {problem_files - 5 - 20} more (" in synced.stdout, synced.stdout
+    answer = serve_command(app, ["check"], None, {})
+    assert answer is not None, answer
+    said = answer.stdout
+    data = serve_command(app, ["check", "--json"], None, {})
+    assert data is not None
+    items = json.loads(data.stdout)["items"]
+    others = [i for i in items if i["kind"] != "credential"]
+    assert sum(i["kind"] == "broken_link" for i in others) == 25
+    assert f"  … and {len(others) - 20} more (--json lists all)" in said, said
+    listed = [line for line in said.splitlines() if line.startswith("  credential: ")]
+    wanted = {LOGIN: ["line 8 (password=…)"], NOTE: ["line 4 (密码 …)"],
+              **{path: lines for path, (_, lines) in MORE_FILES.items()}}
+    assert len(listed) == len(wanted) == 5, said
+    for path, lines in wanted.items():
+        line = next(line for line in listed if line.startswith(f"  credential: {path} — "))
+        assert all(part in line for part in lines), line
+    assert sum(line.startswith("  broken link: ") for line in said.splitlines()) <= 20
+    assert not _secrets_in(said) and not [s for s in MORE_SECRETS if s in said]
 
 
 def test_the_memory_pool_finds_the_stored_vector_of_a_memory_with_a_credential(
