@@ -596,7 +596,7 @@ class App:
         path_prefix: str | None = None, owner: Owner | None = None,
         include_hidden: bool = False, count_recall: bool = True, as_of: date | None = None,
         now: datetime | None = None, layers: Collection[int] | None = None,
-        transcripts: bool = False,
+        transcripts: bool = False, relevance_floor: float = 0.0,
     ) -> list[SearchHit]:
         """:meth:`daemon.search_service.SearchService.search` of this vault (after the
         pending index writes)."""
@@ -604,7 +604,7 @@ class App:
         return self.searcher.search(
             query, limit=limit, memory_types=memory_types, path_prefix=path_prefix,
             owner=owner, include_hidden=include_hidden, count_recall=count_recall, as_of=as_of,
-            now=now, layers=layers, transcripts=transcripts)
+            now=now, layers=layers, transcripts=transcripts, relevance_floor=relevance_floor)
 
     @property
     def last_search_trace(self) -> SearchTrace | None:

@@ -54,8 +54,8 @@ from magma.layers import (
 if TYPE_CHECKING:
     from daemon.app import App
 
-__all__ = ["FENCE_TAG", "MIN_ENTRY_TOKENS", "Context", "ContextEntry", "build_context",
-           "keep_session_start", "refresh_session_starts"]
+__all__ = ["FENCE_TAG", "MIN_ENTRY_TOKENS", "RELEVANCE_FLOOR", "Context", "ContextEntry",
+           "build_context", "keep_session_start", "refresh_session_starts"]
 
 log = structlog.get_logger("dreamd.context")
 
@@ -65,6 +65,11 @@ MIN_ENTRY_TOKENS = 40
 MAX_PROCEDURES = 30
 #: Tokens of a rule's short form at most (our choice: one or two sentences).
 RULE_SHORT_TOKENS = 80
+#: Share of the first hit's score a later hit must reach to be retrieved into a context
+#: (0: every hit of the search's ten). Off until measured: ``bench/context_floor_bench.py``
+#: says, per floor, how many of the places hold evidence and how much evidence is lost on
+#: LongMemEval questions; a floor that loses evidence is not worth the places it frees.
+RELEVANCE_FLOOR = 0.0
 
 Section = Literal["resident", "retrieved", "procedures"]
 
@@ -261,8 +266,8 @@ def _retrieve(app: App, query: str, resident: list[_Item], owner: Owner | None,
     seen = {item.path for item in resident}
     entries = app.retriever.entries()  # one snapshot (each call reads the table versions)
     if query.strip():
-        hits = app.search(query, limit=10, owner=owner, count_recall=count_recall,
-                          now=now)
+        hits = app.search(query, limit=10, owner=owner, count_recall=count_recall, now=now,
+                          relevance_floor=RELEVANCE_FLOOR)
         sections = _sections(app, [h.path for h in hits if h.path not in seen])
         for hit in hits:
             if hit.path in seen:

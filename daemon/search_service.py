@@ -34,7 +34,7 @@ from magma.catalogue import CatalogueEntry
 from magma.recalls import RecallLog
 from magma.search import SearchHit
 
-__all__ = ["SearchService", "withhold_in_hit"]
+__all__ = ["SearchService", "above_floor", "withhold_in_hit"]
 
 log = structlog.get_logger("dreamd.app")
 
@@ -70,7 +70,7 @@ class SearchService:
         path_prefix: str | None = None, owner: Owner | None = None,
         include_hidden: bool = False, count_recall: bool = True, as_of: date | None = None,
         now: datetime | None = None, layers: Collection[int] | None = None,
-        transcripts: bool = False,
+        transcripts: bool = False, relevance_floor: float = 0.0,
     ) -> list[SearchHit]:
         """The retrieval pipeline over the indexed vault (:mod:`daemon.retrieval`: intent,
         progressive stages with deadlines, fusion, MMR); ``layers`` keeps notes of those
@@ -81,8 +81,10 @@ class SearchService:
         the file). With ``transcripts``, the statements of assistant sessions the query
         matches follow the hits (``origin="transcript"``, :mod:`daemon.transcript_hits`;
         never with a filter — types, folder, layers, owner, a past day — since they are none
-        of those), each listed one counted as its recall. The trace is kept in
-        :attr:`last_trace`."""
+        of those), each listed one counted as its recall. ``relevance_floor`` leaves out the
+        hits under that share of the first one's score (:func:`above_floor`; the context's,
+        :data:`daemon.context.RELEVANCE_FLOOR`): no recall is counted for them. The trace is
+        kept in :attr:`last_trace`."""
         self._require_indexed("search")
         retriever = self._retriever()
         try:
@@ -94,8 +96,8 @@ class SearchService:
                 at=datetime.now(UTC).isoformat(timespec="milliseconds"), total_ms=0.0,
                 error=type(error).__name__))
             raise
-        hits = self._marked([withhold_in_hit(hit) for hit in result.hits],
-                            retriever.last_entries())
+        hits = above_floor(self._marked([withhold_in_hit(hit) for hit in result.hits],
+                                        retriever.last_entries()), relevance_floor)
         raw = TranscriptFound()
         if transcripts and result.trace.stages and not (
                 memory_types is not None or path_prefix or layers is not None
@@ -167,6 +169,16 @@ def _derived(entry: CatalogueEntry | None) -> bool:
     """Does the indexed memory name sources of its own (``derived_from``)? A note the
     catalogue does not hold counts as derived: read from its file then."""
     return entry is None or bool(entry.properties.get("derived_from"))
+
+
+def above_floor(hits: list[SearchHit], share: float) -> list[SearchHit]:
+    """``hits`` (best first) without those whose score is under ``share`` times the first
+    one's; the first is always kept, and so is every hit when the first scores 0 or less
+    (``share`` 0: all of them)."""
+    if not hits or share <= 0 or hits[0].score <= 0:
+        return hits
+    least = share * hits[0].score
+    return [hits[0], *(hit for hit in hits[1:] if hit.score >= least)]
 
 
 def withhold_in_hit(hit: SearchHit) -> SearchHit:

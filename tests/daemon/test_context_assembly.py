@@ -181,3 +181,40 @@ def test_the_rules_with_a_rule_word_still_go_in_whatever_the_budget(
         app.close()
     assert all(f"({path})" in context.text for path in rules)
     assert (f"({plain})" in context.text) != (plain in context.feedback_left_out)
+
+
+def test_a_relevance_floor_keeps_the_best_hits_and_counts_no_recall_for_the_rest(
+        vault: Path, make_app: MakeApp) -> None:
+    """``App.search(relevance_floor=…)`` (what ``build_context`` asks with
+    :data:`daemon.context.RELEVANCE_FLOOR`): the hits at least that share of the first one's
+    score, in the same order, the first always; a memory left out counts no recall."""
+    from daemon.context import RELEVANCE_FLOOR
+    from daemon.search_service import above_floor
+    from magma.search import SearchHit
+
+    app, _ = make_app(vault)
+    app.sync()
+    query = "sourdough starter feeding ratio"
+    every = app.search(query, count_recall=False)
+    assert len(every) > 3
+    for share in (0.5, 0.8, 0.95, 2.0):
+        kept = app.search(query, count_recall=False, relevance_floor=share)
+        assert kept[0].path == every[0].path
+        assert [h.path for h in kept] == [h.path for h in every
+                                          if h is every[0] or h.score >= share * every[0].score]
+    assert [h.path for h in app.search(query, count_recall=False, relevance_floor=2.0)] == \
+        [every[0].path]
+    assert 0.0 <= RELEVANCE_FLOOR < 1.0
+
+    def hit(score: float) -> SearchHit:
+        return SearchHit(f"n{score}.md", "n", None, "", score, (), None, f"id{score}")
+
+    assert above_floor([hit(-0.1), hit(-0.5)], 0.9) == [hit(-0.1), hit(-0.5)]
+    assert above_floor([hit(1.0), hit(0.2), hit(0.5)], 0.4) == [hit(1.0), hit(0.5)]
+    assert above_floor([], 0.9) == [] and above_floor([hit(1.0), hit(0.1)], 0.0) == [
+        hit(1.0), hit(0.1)]
+    memories = [h for h in every[1:] if h.memory_type and h.score < 0.99 * every[0].score]
+    if memories:  # a memory below the floor: its recall is not counted
+        before = app.recalls.stats().get(memories[0].note_id)
+        app.search(query, relevance_floor=0.99)
+        assert app.recalls.stats().get(memories[0].note_id) == before
