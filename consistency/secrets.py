@@ -65,7 +65,10 @@ Keeping false positives low (each rule is exercised by the look-alike corpus in 
 - ``password``-style values need at least :data:`MIN_PASSWORD_CHARS` characters and either two
   character classes (lower, upper, digit, symbol) or at least 12 characters; pure numbers,
   booleans and prose after the key word (``the password policy``, ``token bucket``) are not
-  matched;
+  matched, nor a sentence in quotes after it (:func:`_sentence`): a tip announced as a secret
+  (``here is a secret: "grant agency to the people who do the work"``), or, after a password
+  keyword, one saying where the password is or who has it (``password: "ask Maria at the
+  front desk"``, ``密码：“贴在冰箱上的那张纸上”``);
 - connection strings whose password is a placeholder or equals the user name
   (``postgres:postgres@localhost``) are dev defaults, not secrets;
 - UUIDs, git SHAs, ULIDs and base64 blobs match no rule (no pattern is a bare hex or base32 run).
@@ -76,7 +79,8 @@ Measured on a blind corpus of 265 secrets and 308 look-alikes, 43% of them Chine
 
 Known misses: a password told without a keyword or a use ("I went with X for the tax site"),
 a provider key without a documented prefix and no keyword before it, a secret split across
-lines.
+lines, a password that is a sentence saying where a thing is (``password: "meet me at the
+old mill"`` reads as prose).
 """
 
 from __future__ import annotations
@@ -356,8 +360,9 @@ def _password(match: re.Match[str]) -> str | None:
         return None
     value = match.group("qvalue") if match.group("qvalue") is not None else match.group("value")
     if value is None or len(value) < MIN_PASSWORD_CHARS or _is_placeholder(value) or \
-            _prose(value):
-        return None
+            _prose(value) or _sentence(value, pointing=_PASSWORD_KEY.search(key) is not None):
+        return None  # a sentence in quotes after "a secret:", or one saying where the
+        # password is after "password:"
     if match.group("qvalue") is None and value.isalpha() and \
             _SENTENCE_GOES_ON.match(match.string, match.end()):
         return None  # a label heading a sentence ("1Password: Another password manager
@@ -592,6 +597,8 @@ def _told_password(value: str, keyword: str, kind: ValueKind, *, quoted: bool,
     :data:`consistency.secret_patterns.COMMON_VALUE_WORDS`."""
     label = f"{keyword.split()[-1]} …"
     chinese = _CJK.search(keyword) is not None
+    if _sentence(value, pointing=True):
+        return None  # 密码：“贴在冰箱上的那张纸上”, password is "the same as before"
     digits = value.rstrip("#*")
     if keyword.casefold() == "passphrase" and re.fullmatch(r"[a-z]{3,}(?:[-.][a-z]{3,}){2,}",
                                                              value):
@@ -638,6 +645,56 @@ def _prose(value: str) -> bool:
     """Words joined by hyphens that read as a description ("ask-Maria-at-reception")."""
     return _PROSE_VALUE.fullmatch(value) is not None and any(
         w.casefold() in _FUNCTION_WORDS for w in value.split("-"))
+
+
+#: A word of a quoted sentence: letters, maybe a contraction or possessive ("don't", "NAS's"),
+#: maybe with the clause's punctuation around it.
+_SENTENCE_WORD = re.compile(r"[(\"'“‘]*[A-Za-z]+(?:['’][A-Za-z]+)?[,.;:!?)\"'”’]*")
+#: Fewest words of a quoted English sentence: "correct horse battery" stays a passphrase.
+_SENTENCE_WORDS = 4
+#: What only a Chinese sentence holds, never a password of Chinese characters ("芝麻开门"):
+#: particles and pronouns.
+_ZH_SENTENCE = re.compile(r"[的了在和跟与我你他她们这那就都也要会不没别把给被让找问说吗呢吧]|一样")
+#: Words of a sentence that says where a password is, who has it, or that it is another one
+#: ("same as the one for the NAS", "ask Maria at the front desk", "printed on the back of the
+#: router", "I will tell you in person"); a password that is a sentence ("I love my dog Rex")
+#: says none of that.
+_POINTING = frozenset({
+    "same", "as", "like", "ask", "tell", "told", "see", "check", "find", "get", "call", "on",
+    "in", "at", "under", "behind", "inside", "near", "beside", "from", "written", "printed",
+    "stored", "saved", "kept", "taped", "stuck", "sent", "shared", "know", "knows", "before",
+    "usual", "not", "don't", "won't", "never", "one"})
+#: The same in Chinese: where it is, who has it, that it is another one ("贴在冰箱上", "问前台",
+#: "找运维要", "跟上次的一样", "别写在这里").
+_ZH_POINTING = re.compile(r"[在问找贴写存放别不没跟同]|一样|告诉|知道")
+
+
+def _sentence(value: str, *, pointing: bool = False) -> bool:
+    """A value in quotes that is a sentence, not a password: after "here is a secret:",
+    ``"grant agency to the people who do the work"``; after "password:" (``pointing``: a
+    sentence that says where the password is or who has it, as a password that is a sentence
+    does not), ``"same as the one for the NAS"``, ``"贴在冰箱上的那张纸上"``.
+
+    English: :data:`_SENTENCE_WORDS` words or more, only of letters, at least two of them the
+    little words of a sentence (:data:`consistency.secret_patterns.COMMON_VALUE_WORDS`,
+    :data:`consistency.secret_patterns.PHRASE_TALK_WORDS`, as the plain-words passphrase rule
+    :func:`_passphrase_end` reads them: a passphrase of random words holds at most one,
+    "correct horse battery staple"), and with ``pointing`` one of :data:`_POINTING`. Chinese:
+    four Chinese characters or more, no Latin letter or digit, a particle or pronoun
+    (:data:`_ZH_SENTENCE`), and with ``pointing`` one of :data:`_ZH_POINTING`."""
+    if _CJK.search(value):
+        return re.search(r"[A-Za-z0-9]", value) is None and len(_CJK.findall(value)) >= 4 \
+            and _ZH_SENTENCE.search(value) is not None \
+            and (not pointing or _ZH_POINTING.search(value) is not None)
+    words = value.split()
+    if len(words) < _SENTENCE_WORDS or not all(_SENTENCE_WORD.fullmatch(w) for w in words):
+        return False
+    bare = [w.strip("(\"'“‘,.;:!?)”’").casefold().replace("’", "'") for w in words]
+    stems = [re.sub(r"'[a-z]+$", "", w) for w in bare]
+    little = sum(w in COMMON_VALUE_WORDS or w in PHRASE_TALK_WORDS for w in stems)
+    return little >= 2 and (not pointing or any(w in _POINTING for w in (*bare, *stems)))
+
+
 #: A product's name: capitalised words and numbers ("MacBookAir2020", "Win11Pro", "AppleID2").
 _PRODUCT = re.compile(r"(?:[A-Z][a-z]+|\d+|[A-Z]{2,}(?![a-z]))+")
 #: Words joined by hyphens ("end-to-end"), a Chinese, Japanese or Korean character.
@@ -776,6 +833,10 @@ _KEYWORDS = (
 )
 
 _KEY_NAME = re.compile(r"(?:" + _KEYWORDS + r")$", re.IGNORECASE)
+#: A key naming a password (not a secret, token or key): a sentence in quotes after it is
+#: prose only when it says where the password is (:func:`_sentence`).
+_PASSWORD_KEY = re.compile(r"(?:password|passwd|pwd|passphrase|(?<![A-Za-z])pass)$",
+                           re.IGNORECASE)
 
 _RULES: tuple[_Rule, ...] = (
     _Rule("private_key", re.compile(

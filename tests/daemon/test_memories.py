@@ -62,6 +62,23 @@ def test_a_secret_is_refused_and_nothing_is_written(app: App, vault: Path) -> No
     assert sorted(p.name for p in (vault / "Memory").iterdir()) == before
 
 
+def test_a_tip_announced_as_a_secret_is_remembered_a_quoted_password_is_not(
+        app: App, vault: Path) -> None:
+    """The new-user trial's memory was refused as a credential: a sentence announcing a
+    secret, then prose in quotes. It is kept; a password in quotes after the same words is
+    still refused (the families: ``tests/consistency/test_secrets_quoted_prose.py``)."""
+    kept = app.memories().remember(
+        'Management lesson, here is a secret: "grant agency to the people who do the work"',
+        type="feedback")
+    assert kept.action == "created"
+    assert "grant agency" in (vault / kept.path).read_text(encoding="utf-8")
+    before = sorted(p.name for p in (vault / "Memory").iterdir())
+    with pytest.raises(SecretRefusedError, match="credential"):
+        app.memories().remember('The NAS admin, here is a secret: "Zq8kLm2vP7xR"',
+                                type="project")
+    assert sorted(p.name for p in (vault / "Memory").iterdir()) == before
+
+
 #: A GitHub token of the documented shape (``ghp_`` + 36), made up for these tests.
 GITHUB_TOKEN = "ghp_Zq3x9Lk2Vb7Nm4Pc8Rt1Yw6Hs5Jd0Fg2Ae9K"
 
