@@ -30,6 +30,7 @@ from consistency.checker import (
     Divergent,
     Drift,
     DuplicateId,
+    ForgetUnfinished,
     IndexFileOutOfDate,
     JunkLineage,
     MergedIntoCycle,
@@ -47,7 +48,9 @@ from consistency.graph_checks import FORGOTTEN
 __all__ = [
     "FILE_WINS",
     "MAGMA_WINS",
+    "CancelForget",
     "Decision",
+    "FinishForget",
     "KeepFile",
     "ManualReview",
     "NewId",
@@ -143,6 +146,26 @@ class NewId:
 
 
 @dataclass(frozen=True, slots=True)
+class FinishForget:
+    """Do what is left of a ``dreamd forget`` that was cut short: the user asked for it."""
+
+    path: str
+    memory_key: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class CancelForget:
+    """Keep the memory whose forget was cut short and whose file the user edited since: the
+    file stays as it is (re-indexed, recorded as a version) and the forget is dropped; what
+    it had done already stays done."""
+
+    path: str
+    memory_key: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
 class Report:
     """Nothing dreamd should do on its own; ``hint`` says what settles it."""
 
@@ -150,7 +173,7 @@ class Report:
 
 
 Decision = (Reindex | Tombstone | RepairArchive | RebuildMemoryIndex | KeepFile | TakeMagma
-            | ManualReview | NewId | Report)
+            | ManualReview | NewId | FinishForget | CancelForget | Report)
 
 
 def decide(drift: Drift) -> Decision:
@@ -170,6 +193,14 @@ def decide(drift: Drift) -> Decision:
             return RebuildMemoryIndex(path, hand_edited)
         case ArchiveOutOfStep():
             return RepairArchive()
+        case ForgetUnfinished(path=path, memory_key=key, edited=False):
+            return FinishForget(path, key, reason=(
+                f"a `dreamd forget` of it was cut short; what is left of it goes (as with "
+                f"`dreamd forget {path}` run again); nothing of it is brought back"))
+        case ForgetUnfinished(path=path, memory_key=key):
+            return CancelForget(path, key, reason=(
+                f"a `dreamd forget` of it was cut short and its file was edited since: the "
+                f"fix keeps the file as it is; `dreamd forget {path}` forgets it"))
     return _elsewhere_or_asked(drift)
 
 

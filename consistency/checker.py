@@ -67,6 +67,7 @@ __all__ = [
     "Drift",
     "DuplicateId",
     "FileSide",
+    "ForgetUnfinished",
     "HistorySide",
     "IndexFileOutOfDate",
     "IndexSide",
@@ -182,6 +183,9 @@ class Snapshot:
     #: memory files (their ``possible`` are entry paths); their rows and versions follow
     #: their file, which ``files`` holds.
     entries: Mapping[str, FileSide] = field(default_factory=dict)
+    #: The forgets begun and not finished (:mod:`daemon.forget_journal`): each is reported
+    #: instead of the drift its half-erased memory shows (:func:`_forgets_unfinished`).
+    forgets_unfinished: Sequence[ForgetUnfinished] = ()
 
 
 # ---------------------------------------------------------------------------- drift kinds
@@ -331,10 +335,23 @@ class Credential:
     found: tuple[FoundCredential, ...]
 
 
+@dataclass(frozen=True, slots=True)
+class ForgetUnfinished:
+    """A ``dreamd forget`` of the memory was cut short (a kill between its steps): some of it
+    may be left — its file, index rows, versions, links to it. Not another device's memory,
+    nor an orphan to tombstone: ``dreamd forget`` run again, or ``check --fix``, finishes it;
+    ``edited`` when its file is still there and was edited since the forget began (the user
+    may want it back: ``check --fix`` keeps it, ``dreamd forget`` forgets it)."""
+
+    path: str
+    memory_key: str
+    edited: bool = False
+
+
 Drift = (Missing | Stale | Orphaned | Behind | Divergent | NotInVault | DuplicateId
          | Contradiction | PossiblePair | BrokenLink | IndexFileOutOfDate | ArchiveOutOfStep
          | OpenConflict | Credential | SupersedesCycle | MergedIntoCycle | SupersededTwice
-         | DanglingLineage | JunkLineage | ChangedSource)
+         | DanglingLineage | JunkLineage | ChangedSource | ForgetUnfinished)
 
 _KINDS: dict[type, str] = {
     Missing: "missing", Stale: "stale", Orphaned: "orphaned", Behind: "behind",
@@ -345,6 +362,7 @@ _KINDS: dict[type, str] = {
     SupersedesCycle: "supersedes_cycle", MergedIntoCycle: "merged_into_cycle",
     SupersededTwice: "superseded_twice", DanglingLineage: "dangling_lineage",
     JunkLineage: "junk_lineage", ChangedSource: "derived_from_changed_source",
+    ForgetUnfinished: "forget_unfinished",
 }
 
 
@@ -406,7 +424,27 @@ def check(snapshot: Snapshot) -> list[Drift]:
     if snapshot.archive_out_of_step:
         found.append(ArchiveOutOfStep())
     found.extend(Credential(path, where) for path, where in snapshot.credentials.items() if where)
-    return sorted(found, key=_order)
+    return sorted(_forgets_unfinished(found, snapshot.forgets_unfinished), key=_order)
+
+
+def _forgets_unfinished(found: list[Drift], begun: Sequence[ForgetUnfinished]) -> list[Drift]:
+    """``found`` with each forget cut short in place of the drift of its memory (its key): an
+    index row or history with no file, a file with no row, a memory "made on another
+    device"; and of a forget not edited since, the links to the memory that the forget
+    takes out (a broken link, a lineage link to nothing). Other drift stays."""
+    if not begun:
+        return found
+    keys = {b.memory_key for b in begun}
+    stems = {link_stem(b.path) for b in begun if not b.edited}
+
+    def settled_by_forget(drift: Drift) -> bool:
+        if getattr(drift, "memory_key", None) in keys:
+            return True
+        if isinstance(drift, BrokenLink):
+            return link_stem(drift.target) in stems
+        return isinstance(drift, DanglingLineage) and link_stem(drift.target) in stems
+
+    return [d for d in found if not settled_by_forget(d)] + list(begun)
 
 
 def _gone_from_vault(snapshot: Snapshot, seen: set[str]) -> list[Drift]:

@@ -55,7 +55,7 @@ from daemon.dream import (
 from daemon.dream_deep import transcripts_since
 from daemon.dream_profile import profile_distiller
 from daemon.dream_sleep import SleepCycle, SleepPolicy
-from daemon.forget_traces import forget_recorded, scrub_copies
+from daemon.forgetting import Forgetting
 from daemon.history import HistoryService, MemoryLocator, VersionRecorder
 from daemon.indexing import Indexing
 from daemon.llm import ChatClient
@@ -492,7 +492,7 @@ class App:
             clock=clock or self.clock,
             writer=self.writer, pool=self.memory_pool, memory_index=self.memory_index,
             store=self.open_store, embedder=lambda: self.indexing_embedder,
-            index=self.indexing, owner=owner, forget_history=self._forget_history,
+            index=self.indexing, owner=owner, forgetting=Forgetting.of(self),
             max_memory_chars=self.settings.memory.max_chars)
 
     @cached_property
@@ -509,15 +509,6 @@ class App:
         return MemoryPool(self.vault_root, self.settings.vault.memory_folder,
                           chunk_max_chars=self.settings.sync.chunk_max_chars,
                           vfilter=self.vault_filter)
-
-    def _forget_history(self, key: str, stem: str) -> tuple[int, list[str]]:
-        """:func:`daemon.forget_traces.forget_recorded` in this vault's state (the versions
-        forgotten), and the memory out of the copies of ``MEMORY.md`` and the canvases (the
-        canvases written or deleted, vault paths)."""
-        scrubbed = scrub_copies(self.writer, self.memory_index.path, stem)
-        count = forget_recorded(self.versions, self.recorder, self.recalls, self.state_dir,
-                                key, stem)
-        return count, [p for p in scrubbed if p.endswith(".canvas")]
 
     def consistency(
         self, *, index: Callable[[Collection[str]], bool] | None = None

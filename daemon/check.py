@@ -40,7 +40,9 @@ from config.errors import (
     VaultError,
 )
 from consistency.arbiter import (
+    CancelForget,
     Decision,
+    FinishForget,
     KeepFile,
     ManualReview,
     NewId,
@@ -56,6 +58,7 @@ from consistency.arbiter import (
 from consistency.checker import (
     Drift,
     FileSide,
+    ForgetUnfinished,
     HistorySide,
     IndexSide,
     Snapshot,
@@ -71,6 +74,7 @@ from consistency.withheld import FoundCredential
 from daemon.conflicts import CONFLICTS_FILE, ConflictDesk, ConflictRecord, Keep
 from daemon.credential_ledger import read_credentials
 from daemon.entry_versions import entry_of_key
+from daemon.forget_journal import ForgetJournal
 from daemon.forget_links import link_stem
 from daemon.history import note_memory_key
 from daemon.memories import MemoryService
@@ -211,6 +215,7 @@ class ConsistencyService:
         self._lineage: tuple[tuple[LineageMemory, ...], nx.MultiDiGraph] | None = None
         self._lineage_of: dict[str, tuple[Mapping[str, Any], LineageMemory]] = {}
         self._sides: dict[str, _KeptSide] = {}
+        self.forgets = ForgetJournal(desk.state_dir)  # (the state folder of the history)
 
     # ------------------------------------------------------------------ check
 
@@ -328,6 +333,7 @@ class ConsistencyService:
             credentials=self._credentials(file_index),
             lineage=lineage, lineage_junk=junk_lineage(lineage_memories),
             entries={path: _entry_side(s, today) for path, s in entries.items()},
+            forgets_unfinished=_forgets_unfinished(self.forgets, gathered.files),
         )
         return snapshot, gathered
 
@@ -515,6 +521,11 @@ class ConsistencyService:
             case RebuildMemoryIndex():
                 outcome = self._memories().rebuild_index()
                 return f"{outcome.path} {outcome.status}"
+        return self._settle(decision, reindex, offers)
+
+    def _settle(self, decision: Decision, reindex: set[str], offers: list[str]) -> str | None:
+        """:meth:`_apply` of the decisions that write a memory's file, or forget it."""
+        match decision:
             case KeepFile(path=path, memory_key=key, head_n=n, reason=reason):
                 data = self.desk.read(path)
                 merged = self.desk.merge_with(path, key, n, data, reindex) if n else None
@@ -528,6 +539,14 @@ class ConsistencyService:
                 return self.desk.take_magma(path, key, n, keep, reason, reindex)
             case ManualReview(path=path, memory_key=key, head_n=n, reason=reason):
                 return self.desk.manual_review(path, key, n, reason, reindex)
+            case FinishForget(path=path, memory_key=key):
+                self._memories().forget(key)  # (found in the journal by its key)
+                return f"forgotten: what was left of {path} is gone"
+            case CancelForget(path=path, memory_key=key):
+                self.forgets.drop(key)
+                offers.append(path)
+                reindex.add(path)
+                return "kept as it is now; the forget cut short is dropped"
             case NewId(memory_key=key, paths=paths):
                 for path in paths:
                     data = self.desk.read(path)
@@ -576,8 +595,22 @@ class ConsistencyService:
 #: File stems of the index files dreamd generates (not indexed, but real link targets).
 _GENERATED_STEMS = frozenset({"memory", "dreams"})
 
-_APPLY_ORDER: tuple[type, ...] = (RepairArchive, Reindex, Tombstone, KeepFile, TakeMagma,
-                                  ManualReview, NewId, RebuildMemoryIndex, Report)
+_APPLY_ORDER: tuple[type, ...] = (FinishForget, CancelForget, RepairArchive, Reindex, Tombstone,
+                                  KeepFile, TakeMagma, ManualReview, NewId, RebuildMemoryIndex,
+                                  Report)
+
+
+def _forgets_unfinished(journal: ForgetJournal, files: Mapping[str, FileSide]
+                        ) -> tuple[ForgetUnfinished, ...]:
+    """The forgets cut short (:mod:`daemon.forget_journal`), each ``edited`` when its file is
+    still there, still the memory, and not what it held when the forget began."""
+    found = []
+    for begun in journal.pending().values():
+        side = files.get(begun.path)
+        edited = side is not None and side.memory_key == begun.key \
+            and begun.file_hash is not None and side.content_hash != begun.file_hash
+        found.append(ForgetUnfinished(begun.path, begun.key, edited))
+    return tuple(found)
 
 
 def _problem_files(paths: Sequence[str], reread: Mapping[str, tuple[Problem, ...]],

@@ -318,12 +318,16 @@ def forget_remains(memories: MemoryService, history: HistoryService, id_or_name:
                    ) -> tuple[str, str] | None:
     """What ``forget`` is to erase: ``None`` for a memory with a file
     (:meth:`MemoryService.find`), else ``(history key, path)`` of one whose file is gone
-    (:meth:`HistoryService.remains`). Raises the error of ``find`` (no such memory, or
-    several) when neither names one."""
+    (:meth:`HistoryService.remains`), or of one whose forget was cut short (a kill between
+    its steps: :mod:`daemon.forget_journal`; its versions may be gone already). Raises the
+    error of ``find`` (no such memory, or several) when none names one."""
     try:
         memories.find(id_or_name)
         return None
     except MemoryNotFoundError as missing:
+        begun = memories.unfinished_forget(id_or_name)
+        if begun is not None:
+            return begun
         try:
             return history.remains(id_or_name)
         except MemoryNotFoundError:
@@ -495,11 +499,13 @@ class MemoryLocator:
         wanted = id_or_name.strip()
         versions = self.archive.history(wanted) or self.archive.history(memory_key(None, wanted))
         if not versions:
-            # by name, or by the path of a memory without an id, compared in NFC
+            # by name, by the path of a memory without an id, or by the path a memory with
+            # an id was last at (its file deleted by hand), compared in NFC
             folded, path_key = nfc_key(wanted).casefold(), nfc_key(memory_key(None, wanted))
             for key, history in self.archive.all_versions().items():
                 if nfc_key(key) == path_key or any(
-                        nfc_key(v.name or "").casefold() == folded for v in history):
+                        nfc_key(v.name or "").casefold() == folded for v in history) or (
+                        history and nfc_key(history[-1].path) == nfc_key(wanted)):
                     versions = history
                     break
         if not versions or not self._sees_history(versions):

@@ -38,10 +38,10 @@ from ccb.memory_file import (
     slugify,
 )
 from ccb.memory_text import checked_field, checked_memory_text
-from ccb.model import DIARY_FILE, PATH_KEY_PREFIX, MemoryMeta, MemoryType, PropertyValue, memory_key
+from ccb.model import MemoryMeta, MemoryType, PropertyValue, memory_key
 from ccb.names import nfc_key
 from ccb.owner import Owner, parse_owner
-from ccb.parse import detect_conflict_copy, parse_note
+from ccb.parse import parse_note
 from ccb.writer import NoteWriter, WriteOutcome
 from config.errors import DreamdError, InvalidOwnerError, MemoryNotFoundError, StoreError
 from config.settings import MEMORY_MAX_CHARS
@@ -62,10 +62,10 @@ from consistency.lifecycle import MemoryState, is_current
 from consistency.profile import PROFILE_SUBJECT
 from consistency.secrets import refuse_secrets
 from daemon.entry_remember import EntryOutcome, entry_pairs, on_entry, settle_entry_pair
-from daemon.forget_links import Unlinked, link_stem, unlink_forgotten
-from daemon.forget_traces import scrub_diary
+from daemon.forget_links import link_stem
+from daemon.forgetting import ForgetReport, Forgetting, forget_memory, unfinished_forget
 from daemon.index_writer import IndexWrites
-from daemon.memory_index_keeper import INDEX_FILE, MemoryIndexKeeper
+from daemon.memory_index_keeper import MemoryIndexKeeper
 from daemon.memory_pool import MemoryPool, StoredMemory
 from daemon.owners import refuse_secrets_in_owner
 from magma.chunking import Chunk, chunk_note
@@ -106,16 +106,6 @@ class RememberResult:
     linked_as: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class ForgetReport:
-    """What ``forget`` removed, for the user to read."""
-
-    memory_id: str
-    path: str
-    removed: tuple[str, ...]
-    name: str = ""  # its ``name`` ("" when its file was gone already)
-
-
 class MemoryService:
     """Remember, show and forget memories of one vault (plain constructor arguments).
 
@@ -144,12 +134,12 @@ class MemoryService:
         index: IndexWrites,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
         owner: Owner | None = None,
-        forget_history: Callable[[str, str], tuple[int, list[str]]] | None = None,
+        forgetting: Forgetting | None = None,
         max_memory_chars: int = MEMORY_MAX_CHARS,
     ) -> None:
         self.origin = "api"
         self.max_memory_chars = max_memory_chars
-        self._forget_history = forget_history
+        self._forgetting = forgetting
         self.writer = writer
         self.memory_index = memory_index
         self.owner = owner
@@ -482,39 +472,14 @@ class MemoryService:
 
     def forget(self, id_or_name: str, *, remains: tuple[str, str] | None = None
                ) -> ForgetReport:
-        """Delete a memory for good: its file, then (through ``index``) its rows. ``remains``
-        (``(history key, vault path)``) forgets a memory whose file is gone already (a forget
-        cut short by a crash, a file deleted by hand): what dreamd holds of it goes too."""
-        self._index.settle()  # the remembers' pending writes first, never amid the forget's
-        stored = None if remains else self.find(id_or_name)
-        if stored is not None:
-            assert stored.note.memory is not None
-            remains = memory_key(stored.note.memory.id, stored.path), stored.path
-        assert remains is not None
-        key, path = remains
-        memory_id = "" if key.startswith(PATH_KEY_PREFIX) else key
-        stem = Path(path).stem  # as stored, and as a link would spell it
-        with self.writer.batch():  # (no remember decides on a half-forgotten memory)
-            if stored is not None:
-                self.writer.delete(path, expect=stored.data)
-            unlinked = unlink_forgotten(
-                self.writer, [s for s in self._all_memories() if s.path != path], stem,
-                origin=self.origin, forgotten=stored)
-            diary = f"{self.memory_folder}/{DIARY_FILE}"
-            in_diary = scrub_diary(self.writer, diary, stem, self._clock().date(),
-                                   origin=self.origin)
-            self.writer.forget_copies([*{f"[[{stem}".encode(), f"[[{nfc_key(stem)}".encode()},
-                                       *([memory_id.encode()] if memory_id else [])])
-        purged = self.after_change([path, *unlinked.edited, *([diary] * in_diary)],
-                                   purge=True)
-        count, canvases = self._forget_history(key, stem) \
-            if self._forget_history is not None else (None, [])
-        if canvases:
-            self._index.index_now(canvases)  # in step for check, as every file dreamd writes
-        return ForgetReport(memory_id, path, _forget_lines(
-            path, unlinked, diary if in_diary else None, count, purged,
-            _conflict_copies(self.writer.root, path), canvases),
-            stored.note.memory.name or "" if stored and stored.note.memory else "")
+        """Delete a memory for good (:func:`daemon.forgetting.forget_memory`: also one whose
+        file is gone, ``remains`` = ``(history key, vault path)``, or whose forget was cut
+        short)."""
+        return forget_memory(self, self._forgetting, id_or_name, remains=remains)
+
+    def unfinished_forget(self, id_or_name: str) -> tuple[str, str] | None:
+        """``(history key, path)`` of a forget cut short that ``id_or_name`` names."""
+        return unfinished_forget(self, self._forgetting, id_or_name)
 
     # ------------------------------------------------------------------ MEMORY.md
 
@@ -633,12 +598,6 @@ def _one_found(candidates: list[StoredMemory], id_or_name: str) -> StoredMemory:
 _PAIR_KINDS = ("possible_duplicate", "possible_contradiction")
 
 
-def _conflict_copies(root: Path, path: str) -> list[str]:
-    """Vault paths of the conflict copies kept beside the memory at ``path``."""
-    return sorted(p.relative_to(root).as_posix() for p in (root / path).parent.iterdir()
-                  if detect_conflict_copy(p.relative_to(root).as_posix()) == path)
-
-
 #: Where a memory's text is cut into sentences for :func:`_said_besides`.
 _SENTENCE_CUT = re.compile(r"(?<=[.!?;。！？；])\s*|\n+")
 
@@ -670,48 +629,6 @@ def _word_set(text: str) -> set[str]:
         else:
             out.add(word)
     return out
-
-
-def _forget_lines(path: str, unlinked: Unlinked, diary: str | None, versions: int | None,
-                  purged: bool, copies: list[str], canvases: list[str]) -> tuple[str, ...]:
-    """``forget``'s report: what went (``canvases``: those it was taken out of), and what
-    stayed for the user to decide."""
-    removed = [f"file {path}", f"its line in {INDEX_FILE}",
-               "dreamd's recent copies of it (kept to repair lost updates)",
-               *_unlinked_lines(unlinked),
-               *([f"its name in the dream diary {diary} (now 'a memory was forgotten')"]
-                 if diary else [])]
-    if versions is not None:
-        removed.append(f"its version history ({versions} version(s), store and state folder),"
-                       " its name in other memories' earlier versions, its dream record")
-    if purged:
-        removed.append("its chunks, vectors, full-text rows and links in the index, "
-                       "and the old index versions that still held its text")
-    else:
-        removed.append("its rows in the index: the running daemon removes them as it sees "
-                       "the file go; old index versions are dropped at its next compaction")
-    if canvases:
-        removed.append(f"its cards in the canvases: {', '.join(canvases)}")
-    if copies:
-        removed.append("NOT removed: conflict copies that hold versions of it (delete them "
-                       "yourself if they should go too): " + ", ".join(copies))
-    return tuple(removed)
-
-
-def _unlinked_lines(unlinked: Unlinked) -> list[str]:
-    """``forget``'s report of the other memories that named the forgotten one."""
-    lines = []
-    if unlinked.edited:
-        lines.append("its name in the links of other memories (supersedes, superseded_by, "
-                     "possible pairs): " + ", ".join(unlinked.edited))
-    lines.extend(f"NOTE: {path} is current again: the forgotten memory had superseded it "
-                 "(forget it too if it no longer holds)" for path in unlinked.current_again)
-    lines.extend(f"NOTE: {path} stays superseded, now by [[{successor}]]"
-                 for path, successor in unlinked.relinked)
-    if unlinked.named_by_user:
-        lines.append("NOT removed: its name in text you wrote in " +
-                     ", ".join(unlinked.named_by_user))
-    return lines
 
 
 def _link_properties(links: Mapping[str, Sequence[StoredMemory]]) -> dict[str, PropertyValue]:

@@ -764,7 +764,8 @@ _ACTIONS = {
     "Reindex": "re-index", "Tombstone": "tombstone", "RepairArchive": "repair archive",
     "RebuildMemoryIndex": "rebuild", "KeepFile": "keep the file",
     "TakeMagma": "take the store's version",
-    "ManualReview": "conflict copy", "NewId": "new id",
+    "ManualReview": "conflict copy", "NewId": "new id", "FinishForget": "finish the forget",
+    "CancelForget": "keep the file",
 }
 
 

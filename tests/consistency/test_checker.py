@@ -9,6 +9,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from consistency.arbiter import (
+    CancelForget,
+    FinishForget,
     KeepFile,
     ManualReview,
     NewId,
@@ -30,6 +32,7 @@ from consistency.checker import (
     Divergent,
     DuplicateId,
     FileSide,
+    ForgetUnfinished,
     HistorySide,
     IndexFileOutOfDate,
     IndexSide,
@@ -117,6 +120,36 @@ def test_a_memory_another_device_made_is_not_in_this_vault() -> None:
     drift = check(_snap([], [], [_head("x", 3)]))
     assert drift == [NotInVault("K", P, 3)]
     assert isinstance(decide(drift[0]), Report)
+
+
+@pytest.mark.parametrize(("files", "rows", "pending_gone"), [
+    ([], [], {}),  # rows purged, versions not yet: would be "made on another device"
+    ([], [IndexSide(P, "x", "K")], {}),  # the file gone, its row not
+    ([], [], {"K": NOW - timedelta(hours=1)}),  # seen go by a sync: would be tombstoned
+    ([_memory("x")], [IndexSide(P, "x", "K")], {}),  # killed before the file went
+])
+def test_a_forget_cut_short_is_reported_as_such_and_finished_by_the_fix(
+        files: list[FileSide], rows: list[IndexSide],
+        pending_gone: dict[str, datetime]) -> None:
+    begun = ForgetUnfinished(P, "K")
+    other = _memory("o", path="Memory/other.md", key="O")
+    others_head = HistorySide("O", 1, "o", "edit", other.path, "feedback", frozenset({"o"}))
+    drift = check(_snap([*files, other], [*rows, IndexSide(other.path, "o", "O")],
+                        [_head("x", 3), others_head], pending_gone=pending_gone,
+                        forgets_unfinished=[begun],
+                        broken_links=[(other.path, "[[tests]]")]))
+    assert drift == [begun]  # no orphan, no other device's memory, no link to settle
+    decision = decide(drift[0])
+    assert isinstance(decision, FinishForget) and decision.memory_key == "K"
+    assert not is_automatic(decision)  # check --fix, never the daemon on its own
+
+
+def test_a_forget_cut_short_whose_file_was_edited_since_is_kept_by_the_fix() -> None:
+    edited = ForgetUnfinished(P, "K", edited=True)
+    drift = check(_snap([_memory("y")], [IndexSide(P, "x", "K")], [_head("x", 3)],
+                        forgets_unfinished=[edited]))
+    assert drift == [edited]
+    assert isinstance(decide(edited), CancelForget)
 
 
 def test_a_renamed_memory_is_not_orphaned() -> None:

@@ -99,7 +99,10 @@ def session_worker() -> int:
     runs one request per line of stdin: ``{"env": {...}, "argv": [...]}`` runs ``dreamd ARGV``
     through the console-script entry (same code, output and exit codes) and prints
     ``@@soak-exit <code>`` on a line of its own after its output; ``{"env": {...}, "daemon":
-    VAULT}`` becomes ``dreamd run VAULT`` (``daemon_harness.main``) for good."""
+    VAULT}`` becomes ``dreamd run VAULT`` (``daemon_harness.main``) for good. A request with
+    ``"kill_at": ["module:Qual.name", "before" | "after"]`` SIGKILLs the worker when the
+    command first calls that function (before it runs, or once it returned): a kill at one
+    step of a command, not at a moment (:func:`_kill_at`)."""
     import daemon.app as app_module
     import daemon.check
     import daemon.dream
@@ -117,6 +120,8 @@ def session_worker() -> int:
     for line in sys.stdin:
         request = json.loads(line)
         os.environ.update(request["env"])
+        if "kill_at" in request:
+            _kill_at(*request["kill_at"])
         if "daemon" in request:
             return h.main([request["daemon"]])
         sys.argv = ["dreamd", *request["argv"]]
@@ -127,6 +132,30 @@ def session_worker() -> int:
             code = stop.code if isinstance(stop.code, int) else (0 if stop.code is None else 1)
         print(f"\n{_END} {code}", flush=True)
     return 0
+
+
+def _kill_at(target: str, when: str) -> None:
+    """Replace the function ``module:Qual.name`` (a module's function, or a class's method,
+    in the namespace the caller looks it up in) with one that SIGKILLs this process ``when``
+    (``"before"`` it runs, or ``"after"`` it returned)."""
+    import importlib
+    import signal
+
+    module, _, qualname = target.partition(":")
+    holder: Any = importlib.import_module(module)
+    *outer, name = qualname.split(".")
+    for part in outer:
+        holder = getattr(holder, part)
+    original = getattr(holder, name)
+
+    def killing(*args: Any, **kwargs: Any) -> Any:
+        if when == "before":
+            os.kill(os.getpid(), signal.SIGKILL)
+        result = original(*args, **kwargs)
+        os.kill(os.getpid(), signal.SIGKILL)
+        return result
+
+    setattr(holder, name, killing)
 
 
 class SessionWorker(h._CliWorker):
