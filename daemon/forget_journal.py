@@ -30,7 +30,7 @@ from pathlib import Path
 
 import filelock
 
-from ccb.atomic import read_json_object, write_bytes_atomic
+from ccb.atomic import TEMP_SUFFIX, read_json_object, write_bytes_atomic
 from ccb.memory_file import slugify
 from ccb.names import nfc_key
 from config.errors import LockError
@@ -127,13 +127,13 @@ class ForgetJournal:
             return made
 
     def drop(self, key: str) -> None:
-        """The forget of ``key`` is done (or the user kept the memory): its entry goes."""
-        if not self.path.exists():
-            return
+        """The forget of ``key`` is done (or the user kept the memory): its entry goes, and
+        the temp files of writes of the journal that a kill cut short (they hold paths)."""
         with self._locked():
-            entries = read_json_object(self.path)
+            entries = read_json_object(self.path) if self.path.exists() else {}
             if entries.pop(key, None) is not None:
                 self._save(entries)
+            self._sweep()
 
     def _save(self, entries: dict[str, object]) -> None:
         if not entries:
@@ -141,6 +141,12 @@ class ForgetJournal:
             return
         text = json.dumps(entries, ensure_ascii=False, indent=1) + "\n"
         write_bytes_atomic(self.path, text.encode("utf-8"), mode=0o600)
+
+    def _sweep(self) -> None:
+        """Delete the journal's temp files (``.forgets-pending.json.<random>.dreamd-tmp``):
+        under the lock every one is a write a kill cut short."""
+        for temp in self.path.parent.glob(f".{self.path.name}.*{TEMP_SUFFIX}"):
+            temp.unlink(missing_ok=True)
 
     @contextlib.contextmanager
     def _locked(self) -> Iterator[None]:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from ccb.atomic import TEMP_SUFFIX
 from daemon.forget_journal import PENDING_FORGETS_FILE, ForgetJournal
 
 #: (history key, path, names that name it, names that do not)
@@ -56,6 +57,20 @@ def test_a_forget_begun_again_keeps_what_the_first_knew(tmp_path: Path) -> None:
     journal.begin("L", "Memory/b.md", owner=None, file_hash=None, chunks=["c2"])
     journal.drop("K")
     assert set(journal.pending()) == {"L"}
+
+
+def test_the_temp_file_of_a_write_a_kill_cut_short_goes_with_the_forget(tmp_path: Path) -> None:
+    """A kill amid the journal's atomic write leaves its temp file, which holds the path
+    (found by ``bench/soak.py --seed 1 --trials 20 --operations forget``, seed 16)."""
+    journal = ForgetJournal(tmp_path)
+    journal.begin("K", "Memory/locker-hint-fgq.md", owner=None, file_hash=None, chunks=[])
+    left = tmp_path / f".{PENDING_FORGETS_FILE}.k1ll3d{TEMP_SUFFIX}"
+    left.write_bytes((tmp_path / PENDING_FORGETS_FILE).read_bytes())
+    other = tmp_path / f".history-bases.json.k1ll3d{TEMP_SUFFIX}"  # not the journal's
+    other.write_bytes(b"{}")
+    journal.drop("K")
+    assert not left.exists() and other.exists()
+    assert not any(b"fgq" in p.read_bytes() for p in tmp_path.iterdir() if p.is_file())
 
 
 def test_a_damaged_record_reads_as_no_forget_begun(tmp_path: Path) -> None:
