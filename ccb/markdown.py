@@ -21,7 +21,7 @@ masked: in real vaults 4-space indents are mostly nested list content.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from urllib.parse import unquote
 
 from ccb.model import Heading, Link, PropertyValue
@@ -107,6 +107,7 @@ def _mask_inline(text: str, opener: re.Pattern[str] = _INLINE_OPEN_RE) -> str:
     done = 0  # text[:done] is already in pieces
     pos = 0
     length = len(text)
+    stops = _SpanStops(text)
     while pos < length:
         match = opener.search(text, pos)
         if match is None:
@@ -114,7 +115,7 @@ def _mask_inline(text: str, opener: re.Pattern[str] = _INLINE_OPEN_RE) -> str:
         token = match.group()
         start = match.start()
         if token[0] == "`":
-            close = _find_backtick_run(text, match.end(), len(token))
+            close = _find_backtick_run(text, match.end(), len(token), stops)
             if close is None:
                 pos = match.end()
                 continue
@@ -130,15 +131,49 @@ def _mask_inline(text: str, opener: re.Pattern[str] = _INLINE_OPEN_RE) -> str:
     return "".join(pieces)
 
 
-def _find_backtick_run(text: str, start: int, run: int) -> int | None:
+class _SpanStops:
+    """Where a code span opened at a position must close by: the end of its paragraph (a
+    blank line) or the next line that starts another block, whichever comes first. One pass
+    asks for positions left to right, so each is found once and kept while the positions
+    asked stay before it: a paragraph of many code spans (a pasted log of 50 MB, a command
+    in backticks on each line and no blank line) is read once, not once per span (hours)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self._paragraph = (-1, 0)  # (asked from, found at: -1 none) of the last search
+        self._block = (-1, 0)  # (asked from, found at: -1 none)
+
+    def limit(self, start: int) -> int:
+        """The first offset at or after ``start`` a code span opened before it cannot
+        cross (``len(text)``: none)."""
+        paragraph = self._found(start, self._paragraph,
+                                lambda at: self.text.find("\n\n", at))
+        self._paragraph = (start, paragraph)
+        block = self._found(start, self._block, self._block_start)
+        self._block = (start, block)
+        ends = [at for at in (paragraph, block) if at >= 0]
+        return min(ends) if ends else len(self.text)
+
+    @staticmethod
+    def _found(start: int, last: tuple[int, int], search: Callable[[int], int]) -> int:
+        """The first match at or after ``start``: the last one when it was asked from before
+        ``start`` and found none, or one at or after ``start``; else searched again."""
+        asked, found = last
+        if 0 <= asked <= start and (found < 0 or found >= start):
+            return found
+        return search(start)
+
+    def _block_start(self, at: int) -> int:
+        match = _SPAN_STOP_RE.search(self.text, at)
+        return -1 if match is None else match.start()
+
+
+def _find_backtick_run(text: str, start: int, run: int, stops: _SpanStops | None = None
+                       ) -> int | None:
     """Start of the next run of exactly ``run`` backticks, within the same paragraph: before a
     blank line, and before a line that starts another block (a list item, a heading, a quote)
-    — CommonMark code spans never cross blocks."""
-    paragraph_end = text.find("\n\n", start)
-    limit = len(text) if paragraph_end < 0 else paragraph_end
-    block = _SPAN_STOP_RE.search(text, start, limit)
-    if block is not None:
-        limit = block.start()
+    — CommonMark code spans never cross blocks. ``stops``: the text's, kept over one pass."""
+    limit = (stops or _SpanStops(text)).limit(start)
     for match in _BACKTICKS_RE.finditer(text, start, limit):
         if len(match.group()) == run:
             return match.start()
