@@ -7,6 +7,7 @@ vault?"; the scan uses it, and the watcher reuses it on event paths. The walk it
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
@@ -620,9 +621,39 @@ def read_note_bytes(root: Path, rel_path: str, *, real_root: str | None = None,
     target = realpath_under(real_root, rel_path)
     if Path(rel_path).is_absolute() or not _inside(real_root, target) or target == real_root:
         raise VaultError(f"ccb: read {rel_path}: path leaves the vault {root}")
+    data = _read_regular(target, rel_path)
+    return parse_note(rel_path, data, markdown=markdown), data
+
+
+#: Flags of the open of a note (:func:`_read_regular`); 0 where the platform has none.
+_READ_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) \
+    | getattr(os, "O_BINARY", 0)
+
+
+def _read_regular(target: str, rel_path: str) -> bytes:
+    """The bytes of the regular file at ``target`` (``os.path.realpath`` of the vault path
+    ``rel_path``). The file may have changed since the walk listed it (a cold index reads a
+    note up to an hour after the walk): one replaced by a symlink after ``target`` was
+    resolved is not followed (it may point out of the vault), and one replaced by a FIFO,
+    socket or device is not read (a FIFO would block the read, and the sync, until some
+    process writes to it). Raises :class:`NoteParseError` for those and any ``OSError``."""
     try:
-        with open(target, "rb") as handle:
-            data = handle.read()
+        fd = os.open(target, _READ_FLAGS)
+    except OSError as exc:
+        reason = "a symlink now (put there while it was read): never followed" \
+            if exc.errno == errno.ELOOP and Path(target).is_symlink() else _os_reason(exc)
+        raise NoteParseError(f"ccb: read {rel_path}: {reason}") from exc
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise NoteParseError(f"ccb: read {rel_path}: {os.strerror(errno.EISDIR)}")
+        if not stat.S_ISREG(mode):
+            raise NoteParseError(f"ccb: read {rel_path}: {special_file_reason(mode)}")
+        with os.fdopen(fd, "rb") as handle:
+            fd = -1  # (closed with the handle)
+            return handle.read()
     except OSError as exc:
         raise NoteParseError(f"ccb: read {rel_path}: {_os_reason(exc)}") from exc
-    return parse_note(rel_path, data, markdown=markdown), data
+    finally:
+        if fd >= 0:
+            os.close(fd)

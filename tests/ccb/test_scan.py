@@ -387,6 +387,57 @@ def test_read_note_os_error_is_note_parse_error(tmp_path: Path) -> None:
         read_note(tmp_path, "dir.md")
 
 
+def test_a_note_replaced_by_a_fifo_after_the_walk_is_not_read(tmp_path: Path) -> None:
+    """A cold index reads a note up to an hour after the walk listed it: a FIFO put in its
+    place since would block the read (and the sync holding the vault) until some process
+    wrote to it."""
+    import threading
+
+    (tmp_path / "Log.md").write_text("# Log\n", encoding="utf-8")
+    assert [e.path for e in scan_vault(tmp_path, VaultFilter()).entries] == ["Log.md"]
+    (tmp_path / "Log.md").unlink()
+    os.mkfifo(tmp_path / "Log.md")
+    errors: list[str] = []
+
+    def read() -> None:
+        try:
+            read_note(tmp_path, "Log.md")
+        except NoteParseError as error:
+            errors.append(str(error))
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    reader.join(10)
+    if reader.is_alive():  # (a writer's open lets the blocked read end)
+        os.close(os.open(tmp_path / "Log.md", os.O_WRONLY | os.O_NONBLOCK))
+        reader.join(10)
+        pytest.fail("the read of a note replaced by a FIFO blocked")
+    assert errors == ["ccb: read Log.md: a FIFO (named pipe), not a regular file: never opened"]
+
+
+def test_a_note_replaced_by_a_symlink_as_it_is_read_is_not_followed(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The note becomes a symlink out of the vault between the check of its real path and
+    its open: the open does not follow it."""
+    import ccb.scan as scan
+
+    vault, outside = tmp_path / "vault", tmp_path / "secret.md"
+    vault.mkdir()
+    (vault / "Note.md").write_text("# Note\n", encoding="utf-8")
+    outside.write_text("outside the vault\n", encoding="utf-8")
+    resolved = scan.realpath_under
+
+    def swapped(real_root: str, rel_path: str) -> str:
+        target = resolved(real_root, rel_path)
+        (vault / "Note.md").unlink()
+        (vault / "Note.md").symlink_to(outside)
+        return target
+
+    monkeypatch.setattr(scan, "realpath_under", swapped)
+    with pytest.raises(NoteParseError, match=r"Note\.md: a symlink now .*never followed"):
+        read_note(vault, "Note.md")
+
+
 def test_a_file_name_that_is_not_utf8_is_reported_and_left_alone(tmp_path: Path) -> None:
     # names in another encoding come from old archives and other systems' copies
     (tmp_path / "ok.md").write_text("# ok\n", "utf-8")
