@@ -415,9 +415,12 @@ class Syncer:
             self._deleted_lately.popleft()
         lately = sum(count for _at, count in self._deleted_lately)
         # the share of what was indexed when the window opened: this batch and the lately
-        # applied ones together
+        # applied ones together; a whole walk counts the files it found new too (a cold
+        # index resumed after the user deleted some of the few notes it had indexed: the
+        # vault is there, an unmounted drive shows no file, or none new)
         indexed = sum(1 for p in index if "#" not in p)
-        share = (len(gone) + lately) / (max(indexed, 1) + lately)
+        found = len(plan.new) - len(moved) if full else 0
+        share = (len(gone) + lately) / (max(indexed, 1) + lately + found)
         small = indexed + lately < MASS_DELETE_MIN_FILES
         # An empty full walk is refused whatever the size: it is what an unmounted drive looks
         # like. (A watcher batch that finds none of its paths is ordinary.)
@@ -427,7 +430,8 @@ class Syncer:
             why = ("the vault folder holds no file at all (an unmounted drive looks like "
                    "this)" if full and not scan.entries else
                    f"{len(gone)} of {indexed} indexed files{within} "
-                   f"({share:.0%}) are gone from the vault, more than sync.max_delete_share "
+                   f"({share:.0%}{f' of those and the {found} found new' if found else ''})"
+                   " are gone from the vault, more than sync.max_delete_share "
                    f"({self.max_delete_share:.0%})")
             raise MassDeleteError(
                 f"sync {self.root}: {why}; the index is kept. If the vault is mounted and "

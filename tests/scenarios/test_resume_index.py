@@ -19,6 +19,7 @@ also finds a batch read and not yet embedded.
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -28,6 +29,7 @@ from pathlib import Path
 import pytest
 from fakes import TokenHashEmbedder
 
+from config.errors import MassDeleteError
 from daemon.app import App, load
 
 pytestmark = pytest.mark.scenario
@@ -124,4 +126,52 @@ def test_a_killed_cold_index_resumes_without_embedding_a_chunk_twice(
     indexed = {p for p, f in app.store.file_index().items() if f.kind == "note"}
     assert indexed == {f"note {n:03d}.md" for n in range(NOTES)}
     assert sum(1 for _ in app.store.chunk_hashes()) == len(set(app.store.chunk_hashes()))
+    app.close()
+
+
+def test_a_resumed_cold_index_applies_deletions_made_while_it_was_stopped(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The index goes in path order: killed after its first batches, it holds the notes of
+    the first folder only. The user deletes that folder (an old archive) before the index
+    is run again: most of what is indexed is gone, but the walk finds every other note of
+    the vault there, which an unmounted drive never shows. The resumed index applies the
+    deletions and indexes the rest; it is not refused as a mass delete (before: "40 of 40
+    indexed files (100%) are gone from the vault", asking for --allow-mass-delete)."""
+    vault = _vault(tmp_path / "vault")
+    archive = vault / "Archive"
+    archive.mkdir()
+    for n in range(40):  # first in path order: "Archive/…" < "note …"
+        (vault / f"note {n:03d}.md").rename(archive / f"note {n:03d}.md")
+    log = tmp_path / "embedded.log"
+    script = tmp_path / "index.py"
+    script.write_text(CHILD.format(repo=str(REPO), support=str(REPO / "tests" / "support"),
+                                   log=str(log), vault=str(vault), batch=BATCH_FILES),
+                      encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DREAMD_")}
+    env.update({"DREAMD_STORAGE__DATA_DIR": str(tmp_path / "data"),
+                "DREAMD_CONFIG": str(tmp_path / "config.toml"), "LANCEDB_LOG": "error"})
+    first = _run(script, env, 3)  # two batches in: the 40 notes of Archive/
+    out, _ = first.communicate(timeout=600)
+    assert first.returncode == -signal.SIGKILL, f"the index was not stopped part-way:\n{out}"
+    shutil.rmtree(archive)
+
+    second = _run(script, env, 0)
+    out, _ = second.communicate(timeout=600)
+    assert second.returncode == 0, out
+    for key, value in env.items():
+        if key.startswith("DREAMD_"):
+            monkeypatch.setenv(key, value)
+    app = App.create(load(None, None, {"vault.path": str(vault)}),
+                     embedder=TokenHashEmbedder())
+    indexed = {p for p, f in app.store.file_index().items() if f.kind == "note"}
+    assert indexed == {f"note {n:03d}.md" for n in range(40, NOTES)}
+    app.close()
+
+    # deletions with nothing new found are still refused (what an unmounting drive shows)
+    for n in range(100, NOTES):
+        (vault / f"note {n:03d}.md").unlink()
+    app = App.create(load(None, None, {"vault.path": str(vault)}),
+                     embedder=TokenHashEmbedder())
+    with pytest.raises(MassDeleteError, match="140 of 200 indexed files"):
+        app.sync()
     app.close()
