@@ -114,7 +114,8 @@ def plan_sync(entries: Iterable[FileEntry], index: Mapping[str, IndexedFile]) ->
     Pure. Returns new paths, paths whose stat changed (they may still hash the same), paths in
     the index but not on disk, and the count of untouched files. Entry rows
     (``file.md#key``, :mod:`ccb.entry_notes`) are not files: they follow their file
-    (:func:`stale_entry_paths`).
+    (:func:`stale_entry_paths`); a file named so (``scan.md#0123abcd``, an attachment) is
+    a file.
     """
     new: list[FileEntry] = []
     changed: list[FileEntry] = []
@@ -131,7 +132,8 @@ def plan_sync(entries: Iterable[FileEntry], index: Mapping[str, IndexedFile]) ->
             changed.append(entry)
         else:
             unchanged += 1
-    deleted = tuple(sorted(p for p in index.keys() - seen if not is_entry_path(p)))
+    deleted = tuple(sorted(p for p in index.keys() - seen  # (an attachment may be named so)
+                           if not (is_entry_path(p) and index[p].kind == "note")))
     return SyncPlan(tuple(new), tuple(changed), deleted, unchanged)
 
 

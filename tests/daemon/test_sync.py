@@ -640,3 +640,23 @@ def test_an_older_store_says_to_sync_until_a_sync_rebuilds_it(
     print_sync_report(Console(file=line, width=400), rebuilt)
     assert f"; 0 chunks embedded, {rebuilt.chunks_cached} from the embedding cache, 0 reused" \
         in line.getvalue()
+
+
+def test_an_attachment_named_like_an_entry_line_leaves_the_index_when_deleted(
+        tmp_path: Path, make_app: Builder) -> None:
+    """An entry line's row is ``file.md#key`` (eight hex digits) and follows its file; a file
+    of the vault may be named so too (``scan.md#0123abcd``: no note, an attachment). Deleted,
+    it stayed in the index through every sync."""
+    root = tmp_path / "vault"
+    root.mkdir()
+    (root / "Note.md").write_text("# Note\n\nbody\n", encoding="utf-8")
+    for name in ("scan.md#0123abcd", "log.md#deadbeef-2"):
+        (root / name).write_bytes(b"\x89PNG odd name")
+    app, _ = make_app(root)
+    app.sync()
+    assert {"scan.md#0123abcd", "log.md#deadbeef-2"} <= app.store.file_index().keys()
+    for name in ("scan.md#0123abcd", "log.md#deadbeef-2"):
+        (root / name).unlink()
+    assert app.sync().deleted == 2
+    assert set(app.store.file_index()) == {"Note.md"}
+    app.close()
