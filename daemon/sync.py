@@ -488,8 +488,9 @@ class Syncer:
     ) -> SyncReport:
         to_read = [*plan.new, *plan.changed]
         new_paths = {e.path for e in plan.new}
-        deleted = [p for p in plan.deleted if p not in {old for old, _ in renames}]
         renamed_from = {new: old for old, new in renames}
+        moved = set(renamed_from.values())  # (once, not once a path: 28 s at 20,000 renames)
+        deleted = [p for p in plan.deleted if p not in moved]
         written = set(work.positions) | {a.entry.path for a in work.attachments}
         for old, new in renames:
             _assign(work, new, index[old].note_id)

@@ -12,7 +12,7 @@ import io
 import os
 import random
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
@@ -660,3 +660,45 @@ def test_an_attachment_named_like_an_entry_line_leaves_the_index_when_deleted(
     assert app.sync().deleted == 2
     assert set(app.store.file_index()) == {"Note.md"}
     app.close()
+
+
+def test_a_folder_of_many_notes_moved_is_paired_in_time_linear_in_its_notes(
+        tmp_path: Path, make_app: Builder) -> None:
+    """20,000 notes in one folder, the folder renamed: each deleted path was looked up in a
+    set of every rename, made again for each path (quadratic: 28 s of CPU at 20,000 notes).
+    12,000 renames here, the store's writes left out: 6.2 s of CPU before, 2 ms now."""
+    import time
+
+    from daemon.sync import Syncer, SyncPlan, _NoProgress, _Work
+    from magma.store import IndexedFile
+
+    root = tmp_path / "vault"
+    (root / "Inbox").mkdir(parents=True)
+    for n in range(3):
+        (root / "Inbox" / f"n{n}.md").write_text(f"# n{n}\n\nbody {n}\n", encoding="utf-8")
+    app, _ = make_app(root)
+    app.sync()
+    (root / "Inbox").rename(root / "Moved")
+    assert len(app.make_syncer().sync_paths({"Inbox", "Moved"}).renamed) == 3
+    app.close()
+
+    old = [f"Inbox/n{n:05d}.md" for n in range(12_000)]
+    index = {p: IndexedFile(p, "note", 10, 1, f"{n:032x}", f"id{n}", None)
+             for n, p in enumerate(old)}
+    written: list[list[str]] = []
+
+    class Pairing(Syncer):  # the pairing only: the writes of the store left out
+        def __init__(self) -> None:
+            self.recorder = None
+
+        def _write(self, work: _Work, deletes: Sequence[str], bar: object,
+                   index: object) -> tuple[int, int, int]:
+            written.append(list(deletes))
+            return 0, 0, 0
+
+    started = time.process_time()
+    Pairing()._execute(SyncPlan((), (), tuple(old), 0), index, _Work(),
+                       [(p, p.replace("Inbox/", "Moved/")) for p in old], _NoProgress())
+    spent = time.process_time() - started
+    assert sorted(written[0]) == old  # the old paths' rows go, as renames
+    assert spent < 1.5, f"{spent:.1f} s of CPU to pair 12,000 renames"
