@@ -68,6 +68,7 @@ __all__ = [
     "Resolution",
     "call",
     "connect",
+    "daemon_starting",
     "find_resolution",
     "hook_prompt",
     "option",
@@ -372,11 +373,42 @@ def pid_alive(pid: object) -> bool:
     return True
 
 
+#: The running daemon's status file (``daemon.status.DAEMON_STATUS_FILE``, named here: this
+#: module imports no more than it must).
+_DAEMON_STATUS = "daemon.json"
+_DONE = {"reading": "read", "embedding": "embedded", "indexing": "indexed"}
+
+
+def daemon_starting(state_dir: Path) -> str | None:
+    """What the daemon of ``state_dir`` is doing when it runs but opens its socket only
+    once its start-up reconcile is done (a first index of a large vault takes most of an
+    hour), as one line for stderr; ``None`` when no daemon is starting."""
+    try:
+        status = json.loads((state_dir / _DAEMON_STATUS).read_text("utf-8"))
+    except (OSError, ValueError, RecursionError):
+        return None
+    if not isinstance(status, dict) or status.get("state") not in {"starting", "reconciling"} \
+            or not pid_alive(status.get("pid")):
+        return None
+    work = status.get("work")
+    doing = "reconciling the vault with its index"
+    if isinstance(work, dict) and isinstance(work.get("done"), int) \
+            and isinstance(work.get("total"), int):
+        phase = str(work.get("phase"))
+        doing = f"indexing the vault ({work['done']:,} of {work['total']:,} files " \
+            f"{_DONE.get(phase, phase)})"
+    return (f"the daemon (pid {status.get('pid')}) is {doing} and answers once that is "
+            "done; notes saved meanwhile are indexed as they are saved")
+
+
 def api_socket(state_dir: Path) -> str:
     """The socket of the daemon serving ``state_dir``; raises DaemonUnavailable."""
     try:
         record = json.loads((state_dir / API_RECORD).read_text("utf-8"))
     except FileNotFoundError:
+        starting = daemon_starting(state_dir)
+        if starting is not None:  # (not NoDaemon: no second daemon is started for it)
+            raise DaemonUnavailable(starting) from None
         raise NoDaemon("no daemon is running for this vault (start one: dreamd run)") from None
     except (OSError, ValueError, RecursionError) as error:
         raise DaemonUnavailable(f"the daemon's record {state_dir / API_RECORD} is "

@@ -154,14 +154,20 @@ class ClientDesk:
 
     def resident_sync(self, progress: Progress | None, allow_mass_delete: bool) -> SyncReport:
         """``dreamd sync`` asked of the running daemon: one reconcile by its own syncer (the
-        store's one writer), with the mass-delete allowance the user gave; a daemon that
-        waited for that allowance watches again. Raises as ``Syncer.reconcile``."""
+        store's one writer), with the mass-delete allowance the user gave, the watcher's
+        batches let in between its commits; a daemon that waited for that allowance watches
+        again. Raises as ``Syncer.reconcile``."""
+        from daemon.runner import BetweenBatches
+
         daemon = self._daemon
         with daemon.lock:
+            # the user's saves meanwhile are indexed between its commits (daemon.interleave)
+            between = BetweenBatches(daemon, stoppable=False)
             with WorkProgress(daemon.state, daemon.write_status, "sync",
                               also=progress) as tracked:
                 report = daemon.syncer.reconcile(progress=tracked,
-                                                 allow_mass_delete=allow_mass_delete)
-            daemon.reconciled(report)
+                                                 allow_mass_delete=allow_mass_delete,
+                                                 interleave=between.interleave)
+            daemon.reconciled(report, between)
         daemon.write_status()
         return report

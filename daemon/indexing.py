@@ -263,10 +263,17 @@ class Indexing:
             or bool(self._app.store.counts().files)
 
     def require_indexed(self, action: str) -> None:
-        """Raise ``VaultError`` (saying to run ``dreamd sync``) when the vault folder is
-        missing or has never been indexed."""
+        """Raise ``VaultError`` (saying to run ``dreamd sync``, or that the running daemon
+        is at its first index and how far it got) when the vault folder is missing or has
+        never been indexed."""
         self._app.require_vault(action)
         if not self.is_indexed():
+            from daemon.client import daemon_starting
+
+            starting = daemon_starting(self._app.state_dir)
+            if starting is not None:  # its first index: nothing committed yet
+                raise VaultError(f"{action} {self._app.vault_root}: not indexed yet: "
+                                 f"{starting}; try again in a moment")
             raise VaultError(
                 f"{action} {self._app.vault_root}: this vault has not been indexed yet; "
                 f"run: dreamd sync {self._app.vault_root}"

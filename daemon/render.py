@@ -517,10 +517,12 @@ def print_status(console: Console, report: StatusReport, zone: tzinfo) -> None:
 def _add_store_rows(table: Table, data: dict[str, Any], zone: tzinfo) -> None:
     """``dreamd status``'s first rows: the vault, its index and state folder, the last
     sync, and the index's counts, each named in words (``--json`` keeps the keys)."""
+    indexing = (data.get("daemon") or {}).get("state") in {"starting", "reconciling"}
     for key in ("vault", "store", "state_dir", "last_sync"):
         value = data.get(key)
-        never = f"never (index it: dreamd sync {shlex.quote(str(data.get('vault')))})" \
-            if key == "last_sync" else "never"
+        never = "never" if key != "last_sync" else \
+            "never: the daemon is indexing the vault now (see daemon)" if indexing else \
+            f"never (index it: dreamd sync {shlex.quote(str(data.get('vault')))})"
         table.add_row(_STATUS_LABELS.get(key, key), shown(
             never if not value else local_stamp(value, zone) if key == "last_sync"
             else str(value)))

@@ -1,13 +1,18 @@
 """``dreamd run``: the foreground daemon that keeps MAGMA in step with the vault.
 
-Start-up: take the per-vault lock, tell systemd we are up, reconcile (a stat walk when
-nothing changed). Then watch the vault with watchfiles (short debounce, batches handled by
-:class:`daemon.watch.ChangeHandler`), rescan periodically to catch missed events, compact the
-store now and then, and keep a status file current. SIGTERM/SIGINT finish the current batch
-and exit 0; SIGHUP reloads the configuration (an invalid one is logged and the old one kept).
+Start-up: take the per-vault lock, tell systemd we are up, start watching the vault
+(watchfiles on a thread of its own, :class:`daemon.watch_feed.WatchFeed`), reconcile (a stat
+walk when nothing changed). A reconcile lets the watcher's batches in between its commits
+(:mod:`daemon.interleave`): a note saved while a large vault is still being indexed is
+searchable within seconds, not once the whole vault is. Then apply the watcher's batches
+(short debounce, :class:`daemon.watch.ChangeHandler`), rescan periodically to catch missed
+events, compact the store now and then, and keep a status file current. SIGTERM/SIGINT finish
+the current batch (a reconcile stops between two commits) and exit 0; SIGHUP reloads the
+configuration (an invalid one is logged and the old one kept).
 
-The loop sleeps inside watchfiles' Rust core between events, so an idle daemon uses almost no
-CPU: one wake-up per ``step`` to look at the stop flag, one per second to tick timers.
+The watcher sleeps inside watchfiles' Rust core between events and the loop on an event, so
+an idle daemon uses almost no CPU: one wake-up per ``step`` in Rust to look at the stop flag,
+one per second to tick timers.
 """
 
 from __future__ import annotations
@@ -26,7 +31,6 @@ from typing import Any
 
 import sdnotify
 import structlog
-import watchfiles
 
 from ccb.atomic import write_json_atomic
 from ccb.writer import sha256_hex
@@ -41,13 +45,15 @@ from config.errors import (
 )
 from daemon.app import App
 from daemon.client_desk import ClientDesk
+from daemon.interleave import Interleave
 from daemon.lock import DaemonLock
 from daemon.metrics import DaemonMetrics
 from daemon.status import DAEMON_STATUS_FILE
 from daemon.store_guard import StoreGuard
 from daemon.sync import SyncReport
 from daemon.watch import BatchResult, ChangeHandler, WatchFilter, relative_paths
-from daemon.work_progress import WorkProgress
+from daemon.watch_feed import Changes, WatchFeed
+from daemon.work_progress import WorkProgress, describe_work
 from magma.gc_pause import trim_heap
 from magma.store import text_index_behind
 
@@ -88,6 +94,24 @@ TRIM_QUIET_S = 5.0
 EXIT_WAIT_S = 30.0
 #: While waiting (vault unreadable, mass delete refused), look again this often, in s.
 WAITING_RETRY_S = 30.0
+#: How long the watch loop waits for the watches to be in place before its catch-up walk, in
+#: s: a change after they are is an event, one before is seen by the walk. (The start-up
+#: reconcile does not wait: it begins as the watches are set up, and the catch-up walk
+#: after it sees what changed before they were.)
+FEED_READY_WAIT_S = 30.0
+#: While a reconcile runs, the index's counts in the status file are this old at most, in s
+#: (:func:`_count` reads eight row counts: tens of ms at 100,000 notes).
+COUNT_EVERY_S = 10.0
+#: While the start-up reconcile runs, ``dreamd run`` at a terminal says how far it got this
+#: often, in s (a first index of a large vault takes most of an hour).
+SAY_EVERY_S = 60.0
+#: ... once it has this many files to index (a start with a few changes says nothing more).
+SAY_FROM_FILES = 500
+
+
+class ReconcileStopped(Exception):
+    """SIGTERM/SIGINT came during a reconcile: it ends between two commits, and the next
+    start goes on from there (each commit is whole: :mod:`daemon.sync`)."""
 
 
 class DaemonPhase(StrEnum):
@@ -188,12 +212,14 @@ class Daemon:
         self._reload = reload
         #: one plain line for the person who started it at a terminal (``dreamd run``):
         #: that it watches, and that it stopped; the log events go on beside it
-        self._say = say
+        self.say = say
         self._terminate = threading.Event()
         self._wake = threading.Event()
         self._reload_requested = False
         self._notifier = sdnotify.SystemdNotifier()
         self._polling = False
+        #: The vault's watcher (``None`` before the start, or while it is started again).
+        self.feed: WatchFeed | None = None
         self.state = DaemonState(pid=os.getpid(), vault=str(app.vault_root), started_at=_now())
         self.metrics = DaemonMetrics(app.state_dir, conflicts=self._open_conflicts)
         #: The engines' lock: the watch loop holds it while it applies a batch, rescans,
@@ -271,17 +297,20 @@ class Daemon:
                 self.write_status()
                 self._notify("READY=1")
                 self._notify("STATUS=reconciling the vault with the index")
+                self._start_feed()  # saves made during the reconcile are indexed within it
                 with self.lock:
                     self._startup()
                 while not self._terminate.is_set():
                     self._watch()
                     if self._reload_requested:
+                        self._stop_feed()  # the roots and the debounce may change
                         with self.lock:
                             self._do_reload()
                 self._notify("STOPPING=1")
                 self.state.state = DaemonPhase.STOPPED
                 self.write_status()
             finally:
+                self._stop_feed()
                 # no thread may be inside LanceDB or the model while the interpreter exits
                 # (a native library aborts the process then): the warm-up ends, and a client's
                 # command in flight finishes; later ones find the engines taken and go
@@ -291,17 +320,19 @@ class Daemon:
                 self.metrics.set_state(DaemonPhase.STOPPED)
                 self.metrics.stop()
             log.info("daemon.stopped", batches=self.state.batches)
-        if self._say is not None:
-            self._say("dreamd: stopped")
+        if self.say is not None:
+            self.say("dreamd: stopped")
         return self.guard.exit_code
 
     def _startup(self) -> None:
         self.state.state = DaemonPhase.RECONCILING
         self.write_status()
         self._rescan(reason="startup")
+        if self.stopping:  # stopped within the reconcile: the next start goes on from there
+            return
         if self.state.state != DaemonPhase.WAITING:
             self._check(reason="startup")
-            self._maybe_dream(reason="startup")  # catch up on a dream missed while off
+            _maybe_dream(self, reason="startup")  # catch up on a dream missed while off
         if self._batches_since_maintain:  # a restart with nothing changed costs a stat walk
             self._maintain()
         if self.state.state != DaemonPhase.WAITING:
@@ -315,10 +346,10 @@ class Daemon:
         self.clients.start()
         self._notify(f"STATUS={self.state.state}")
         log.info("daemon.ready", vault=str(self.app.vault_root), state=self.state.state)
-        if self._say is not None:
-            self._say(f"dreamd: watching {self.app.vault_root}: notes are indexed as they are "
-                      "saved, and searches from the command line and assistants come here; "
-                      "Ctrl-C stops it")
+        if self.say is not None:
+            self.say(f"dreamd: watching {self.app.vault_root}: notes are indexed as they are "
+                     "saved, and searches from the command line and assistants come here; "
+                     "Ctrl-C stops it")
 
     @property
     def stopping(self) -> bool:
@@ -332,12 +363,19 @@ class Daemon:
             self._after_write(True)
 
     def _rescan(self, *, reason: str) -> None:
-        """Full reconcile; a refused mass delete puts the daemon in ``waiting``, index kept."""
+        """Full reconcile, the watcher's batches let in between its commits; a refused mass
+        delete puts the daemon in ``waiting``, index kept. SIGTERM ends it between two
+        commits."""
         cfg = self.app.settings.sync
         self._next_rescan = time.monotonic() + cfg.rescan_interval_s
+        between = BetweenBatches(self, stoppable=True, say=reason == "startup")
         try:
             with WorkProgress(self.state, self.write_status, "reconcile") as progress:
-                report = self.syncer.reconcile(progress=progress)
+                report = self.syncer.reconcile(progress=progress, interleave=between.interleave)
+        except ReconcileStopped:
+            log.info("daemon.reconcile_stopped", reason=reason,
+                     hint="the next start goes on from the last commit")
+            return
         except MassDeleteError as error:
             self.metrics.error("sync", error)
             self.state.state = DaemonPhase.WAITING
@@ -350,14 +388,17 @@ class Daemon:
             self.state.state = DaemonPhase.WAITING
             log.error("daemon.rescan_failed", reason=reason, error=str(error))
             return
-        self.reconciled(report)
+        self.reconciled(report, between)
 
-    def reconciled(self, report: SyncReport) -> None:
-        """A full reconcile is done (periodic, or a client's sync): record it, watch again."""
+    def reconciled(self, report: SyncReport, between: BetweenBatches | None = None) -> None:
+        """A full reconcile is done (periodic, or a client's sync): record it, watch again.
+        The paths waiting to be applied are dropped (the walk read them after their change)
+        but for those the watcher reported while it ran (``between``): the walk may have
+        read them before."""
         self.metrics.changes_indexed(None, time.monotonic())  # the walk indexed them all
         _sync_metrics(self.metrics, "reconcile", report.duration_s, report)
         self.app.indexing.record_sync(report)
-        self.handler.pending.clear()
+        self.handler.pending &= between.seen if between is not None else set()
         if self.state.state == DaemonPhase.WAITING:
             self.state.state = DaemonPhase.WATCHING
         self.state.last_error = None  # the whole vault is indexed: no earlier error holds
@@ -368,7 +409,8 @@ class Daemon:
             {"path": p.path, "kind": p.kind, "reason": p.reason} for p in report.problems
         ]
         _count(self)
-        self._after_write(report.changed_paths or report.deleted)
+        self._after_write(report.changed_paths or report.deleted
+                          or (between is not None and between.synced))
 
     def _maintain(self) -> None:
         """Compact the index tables and the version table (each write is one append)."""
@@ -427,65 +469,64 @@ class Daemon:
                             reason="folder missing")
         return paths
 
-    def _watch(self) -> None:
+    def _start_feed(self) -> WatchFeed:
+        """Start watching the vault and its extra roots (the watches are set up on the
+        watcher's thread: :attr:`WatchFeed.ready`)."""
         cfg = self.app.settings.sync
-        self._wake.clear()
-        catch_up = True
-        try:
-            for changes in watchfiles.watch(
-                *self._watched(),
-                watch_filter=WatchFilter(self.app.roots),
-                debounce=cfg.debounce_ms, step=STEP_MS, stop_event=self._wake,
-                rust_timeout=TICK_MS, yield_on_timeout=True, raise_interrupt=False,
-                force_polling=self._polling or None, ignore_permission_denied=True,
-            ):
-                with self.lock:
-                    if catch_up:
-                        # The watcher is up now: one stat walk catches what changed between
-                        # the last reconcile and this moment (events before the watch are
-                        # never seen).
-                        catch_up = False
-                        self._rescan(reason="catch-up")
-                        self.write_status()
-                    if changes:
-                        self._apply(changes)
-                    self._tick()
-                if self._wake.is_set():
-                    return
-        except OSError as error:
-            self._watch_failed(error)
-        except RuntimeError as error:
-            # watchfiles' own error for an event it cannot hand over ("Unable to decode
-            # path": a file name that is not UTF-8): a stat walk reports the file, and
-            # watching starts again
-            self.metrics.error("watch", error)
-            log.error("watch.event_failed", error=str(error)[:300],
-                      hint="the file is reported by dreamd status and left alone")
-            self._terminate.wait(1.0)
-            with self.lock:
-                self._rescan(reason="watch error")
-                self.write_status()
+        self.feed = WatchFeed(
+            self._watched(), watch_filter=WatchFilter(self.app.roots),
+            debounce_ms=cfg.debounce_ms, step_ms=STEP_MS, polling=self._polling,
+            wake=self._wake).start()
+        return self.feed
 
-    def _watch_failed(self, error: OSError) -> None:
-        self.metrics.error("watch", error)
-        if self._polling:
-            log.error("watch.failed", error=str(error))
-            self._terminate.wait(5.0)
+    def _stop_feed(self) -> None:
+        if self.feed is not None:
+            self.feed.stop()
+            self.feed = None
+
+    def _watch(self) -> None:
+        """Apply the watcher's batches and tick the timers until a stop, a reload or a
+        failed watcher. The loop sleeps on ``_wake`` (set by the watcher, a signal or the
+        store guard), once a second to tick; a watcher (re)started here is followed by a
+        catch-up walk (events before the watches were in place are never seen)."""
+        if self.feed is not None and not self.feed.alive and not self.stopping:
+            _feed_failed(self, self.feed)  # (the start's, during the reconcile)
             return
-        self._polling = True
-        self.state.watcher = "polling"
-        limit = _read_int(Path("/proc/sys/fs/inotify/max_user_watches"))
-        log.error(
-            "watch.limit_reached", error=str(error), max_user_watches=limit,
-            hint="raise it: sudo sysctl fs.inotify.max_user_watches=524288 (and add it to "
-                 "/etc/sysctl.d/ to keep it); dreamd falls back to polling meanwhile",
-        )
+        feed = self.feed if self.feed is not None else self._start_feed()
+        deadline = time.monotonic() + FEED_READY_WAIT_S
+        while not feed.ready.wait(0.1) and not self.stopping and time.monotonic() < deadline:
+            pass  # (the catch-up walk once the watches are in place; a signal seen at once)
+        catch_up = True
+        while True:
+            if not catch_up:
+                self._wake.wait(TICK_MS / 1000)
+            self._wake.clear()  # (before the take: changes arriving after it wake it again)
+            with self.lock:
+                if catch_up:
+                    catch_up = False
+                    self._rescan(reason="catch-up")
+                    self.write_status()
+                changes = feed.take()
+                if changes:
+                    self.apply(changes)
+                self._tick()
+            if not feed.alive and not self.stopping:
+                _feed_failed(self, feed)
+                return
+            if self.stopping or self._reload_requested:
+                return
 
-    def _apply(self, changes: set[tuple[watchfiles.Change, str]]) -> None:
+    def apply(self, changes: Changes, *, within: bool = False) -> frozenset[str]:
+        """Apply a watcher batch (and the paths waiting that have settled) -> the index paths
+        synced. ``within``: between two commits of a reconcile, whose progress and phase
+        the status keeps; the graph, the counts and the session starts follow at its end."""
         self.metrics.changes_seen(relative_paths(self.app.roots, changes), time.monotonic())
         self._heal(relative_paths(self.app.vault_root, changes))
-        with WorkProgress(self.state, self.write_status, "batch") as progress:
-            result: BatchResult = self.handler.apply_changes(changes, progress=progress)
+        if within:
+            result: BatchResult = self.handler.apply_changes(changes)
+        else:
+            with WorkProgress(self.state, self.write_status, "batch") as progress:
+                result = self.handler.apply_changes(changes, progress=progress)
         if result.paths:
             self._last_batch_at = time.monotonic()
         self.state.batches += 1
@@ -501,7 +542,8 @@ class Daemon:
         if result.failure is not None:
             self.metrics.error("sync", result.failure)
             self.state.last_error = result.error
-            self.state.state = DaemonPhase.WAITING
+            if not within:  # (the paths wait; the loop retries them after the reconcile)
+                self.state.state = DaemonPhase.WAITING
         elif (report is not None and self.state.state == DaemonPhase.WAITING
               and not self.handler.pending):
             self.state.state = DaemonPhase.WATCHING
@@ -509,55 +551,12 @@ class Daemon:
         if report is not None:
             self.metrics.changes_indexed(result.paths, time.monotonic())
             _sync_metrics(self.metrics, "batch", result.duration_s, report)
-            self._after_write(report.changed_paths or report.deleted)
-            _count(self)
+            if not within:
+                self._after_write(report.changed_paths or report.deleted)
+                _count(self)
             _note_edits(self.app, self.metrics, report.changed_paths)
         self.write_status()
-
-    def _maybe_dream(self, *, reason: str) -> None:
-        """Dream when the gates are open (``auto_dream``); a dream that would change too
-        much waits for ``dreamd dream --force`` and is asked about again after the time gate."""
-        cfg = self.app.settings.auto_dream
-        self._next_dream_scan = time.monotonic() + self._dream_scan_s
-        if not cfg.enabled:
-            return
-        try:
-            dreamer = self.app.dreamer(index=self._index_paths)
-            sessions = self.app.session_count()
-            gate = dreamer.gate(sessions=sessions,
-                                min_hours=cfg.time_gate.min_hours_between_dream,
-                                max_hours=cfg.time_gate.max_hours_between_dream,
-                                min_sessions=cfg.session_gate.min_sessions_for_dream)
-            self.state.dream = {"checked_at": _now(), "due": gate.due, "reason": gate.reason,
-                                "sessions": sessions.total,
-                                **({"last": self.state.dream.get("last")}
-                                   if self.state.dream and self.state.dream.get("last") else {})}
-            if not gate.due:
-                self.write_status()
-                return
-            log.info("dream.starting", reason=reason, gate=gate.reason)
-            report = dreamer.dream()
-            self.state.dream["last"] = {"at": _now(), "outcome": "done",
-                                        "changed": report.plan.counts.get("changed_memories", 0),
-                                        "duration_ms": report.timings_ms.get("total")}
-            self.metrics.refresh()  # counts the finished dream (dream-last.json)
-        except DreamGuardError as error:
-            self.metrics.dream_outcome("refused")
-            log.warning("dream.refused", reason=str(error))
-            self._next_dream_scan = time.monotonic() + max(
-                self._dream_scan_s, cfg.time_gate.min_hours_between_dream * 3600)
-            if self.state.dream is not None:
-                self.state.dream["last"] = {"at": _now(), "outcome": "asks", "error": str(error)}
-        except LockError as error:
-            self.metrics.dream_outcome("locked")
-            log.info("dream.skipped", reason=str(error))
-        except (DreamdError, OSError) as error:
-            self.metrics.dream_outcome("failed")
-            self.metrics.error("dream", error)
-            log.error("dream.failed", reason=reason, error=str(error))
-            if self.state.dream is not None:
-                self.state.dream["last"] = {"at": _now(), "outcome": "failed", "error": str(error)}
-        self.write_status()
+        return result.paths
 
     def _heal(self, paths: set[str]) -> None:
         """An editor's save over one of dreamd's writes: merge our edit back (ccb.writer).
@@ -596,13 +595,13 @@ class Daemon:
         elif now >= self._next_check and self.state.state != DaemonPhase.WAITING:
             self._check(reason="periodic")
         elif now >= self._next_dream_scan and self.state.state != DaemonPhase.WAITING:
-            self._maybe_dream(reason="scan")
+            _maybe_dream(self, reason="scan")
         elif self.state.state == DaemonPhase.WAITING and now >= self._next_retry:
             self._next_retry = now + WAITING_RETRY_S
             self._rescan(reason="retry")
             self.write_status()
         elif self.handler.pending and self.handler.due(now):
-            self._apply(set())
+            self.apply(set())
         elif self._heal_pending:
             self._heal(set())
         if maintain_now(pending=self._batches_since_maintain,
@@ -627,6 +626,147 @@ class Daemon:
         self.clients.refresh()  # api.json names the settings clients must match
         self.metrics.configure(fresh.settings.metrics)
         log.info("config.reloaded", config=str(loaded.config_path), profile=loaded.profile)
+
+
+class BetweenBatches:
+    """The daemon's side of one reconcile's :class:`daemon.interleave.Interleave`: called
+    between its commits (the engines' lock held), it applies what the watcher reported
+    since, keeps the status file's counts current, and says at a terminal how far a long
+    start-up got. ``stoppable``: SIGTERM ends the reconcile there (:class:`ReconcileStopped`);
+    ``say``: the start-up's, told at a terminal."""
+
+    def __init__(self, daemon: Daemon, *, stoppable: bool, say: bool = False) -> None:
+        self._daemon = daemon
+        self._stoppable = stoppable
+        self.say = daemon.say if say else None
+        self.interleave = Interleave(self)
+        #: Index paths the watcher reported, or a batch synced, during the reconcile: the
+        #: ones still waiting after it stay waiting (:meth:`Daemon.reconciled`).
+        self.seen: set[str] = set()
+        #: Whether a watcher batch wrote to the index during the reconcile.
+        self.synced = False
+        self._counted_at = self._said_at = time.monotonic()
+        self._announced = False
+
+    def __call__(self) -> frozenset[str]:
+        daemon = self._daemon
+        if self._stoppable and daemon.stopping:
+            raise ReconcileStopped
+        now = time.monotonic()
+        self._tell(now)
+        changes = daemon.feed.take() if daemon.feed is not None else set()
+        if changes:
+            self.seen |= relative_paths(daemon.app.roots, changes)
+        elif not (daemon.handler.pending and daemon.handler.due(now)):
+            return frozenset()
+        synced = daemon.apply(changes, within=True)
+        self.synced = self.synced or bool(synced)
+        self.seen |= synced  # (a batch that failed waits in pending: kept after the reconcile)
+        return synced
+
+    def _tell(self, now: float) -> None:
+        """The counts into the status file every :data:`COUNT_EVERY_S`; at a terminal, that
+        a long start-up indexes and watches, then how far it got every :data:`SAY_EVERY_S`."""
+        daemon = self._daemon
+        if now - self._counted_at >= COUNT_EVERY_S:
+            self._counted_at = now
+            try:
+                _count(daemon)
+            except StoreError as error:  # (the counts are a hint; the reconcile goes on)
+                log.warning("store.counts_failed", error=str(error))
+            daemon.write_status()
+        work = daemon.state.work
+        if self.say is None or not work or work.get("files", 0) < SAY_FROM_FILES:
+            return
+        if not self._announced:
+            self._announced, self._said_at = True, now
+            self.say(f"dreamd: indexing {daemon.app.vault_root} "
+                     f"({work['files']:,} new or changed files); notes saved meanwhile are "
+                     "indexed as they are saved, and dreamd status tells how far it got")
+        elif now - self._said_at >= SAY_EVERY_S:
+            self._said_at = now
+            self.say(f"dreamd: {describe_work(work, daemon.app.zone)}")
+
+
+def _feed_failed(daemon: Daemon, feed: WatchFeed) -> None:
+    """The watcher stopped: the watch limit (fall back to polling), an event it cannot
+    hand over (a stat walk reports the file), or anything else; it starts again."""
+    error, daemon.feed = feed.failure, None
+    if isinstance(error, OSError):
+        _watch_failed(daemon, error)
+        return
+    daemon.metrics.error("watch", error or RuntimeError("the watcher stopped"))
+    # watchfiles' own error for an event it cannot hand over ("Unable to decode path": a
+    # file name that is not UTF-8): a stat walk reports the file, and watching starts again
+    log.error("watch.event_failed", error=str(error)[:300],
+              hint="the file is reported by dreamd status and left alone")
+    daemon._terminate.wait(1.0)
+    with daemon.lock:
+        daemon._rescan(reason="watch error")
+        daemon.write_status()
+
+
+def _watch_failed(daemon: Daemon, error: OSError) -> None:
+    daemon.metrics.error("watch", error)
+    if daemon._polling:
+        log.error("watch.failed", error=str(error))
+        daemon._terminate.wait(5.0)
+        return
+    daemon._polling = True
+    daemon.state.watcher = "polling"
+    limit = _read_int(Path("/proc/sys/fs/inotify/max_user_watches"))
+    log.error(
+        "watch.limit_reached", error=str(error), max_user_watches=limit,
+        hint="raise it: sudo sysctl fs.inotify.max_user_watches=524288 (and add it to "
+             "/etc/sysctl.d/ to keep it); dreamd falls back to polling meanwhile",
+    )
+
+
+def _maybe_dream(daemon: Daemon, *, reason: str) -> None:
+    """Dream when the gates are open (``auto_dream``); a dream that would change too
+    much waits for ``dreamd dream --force`` and is asked about again after the time gate."""
+    cfg = daemon.app.settings.auto_dream
+    daemon._next_dream_scan = time.monotonic() + daemon._dream_scan_s
+    if not cfg.enabled:
+        return
+    try:
+        dreamer = daemon.app.dreamer(index=daemon._index_paths)
+        sessions = daemon.app.session_count()
+        gate = dreamer.gate(sessions=sessions,
+                            min_hours=cfg.time_gate.min_hours_between_dream,
+                            max_hours=cfg.time_gate.max_hours_between_dream,
+                            min_sessions=cfg.session_gate.min_sessions_for_dream)
+        earlier = daemon.state.dream.get("last") if daemon.state.dream else None
+        daemon.state.dream = {"checked_at": _now(), "due": gate.due, "reason": gate.reason,
+                              "sessions": sessions.total,
+                              **({"last": earlier} if earlier else {})}
+        if not gate.due:
+            daemon.write_status()
+            return
+        log.info("dream.starting", reason=reason, gate=gate.reason)
+        report = dreamer.dream()
+        daemon.state.dream["last"] = {"at": _now(), "outcome": "done",
+                                      "changed": report.plan.counts.get("changed_memories", 0),
+                                      "duration_ms": report.timings_ms.get("total")}
+        daemon.metrics.refresh()  # counts the finished dream (dream-last.json)
+    except DreamGuardError as error:
+        daemon.metrics.dream_outcome("refused")
+        log.warning("dream.refused", reason=str(error))
+        daemon._next_dream_scan = time.monotonic() + max(
+            daemon._dream_scan_s, cfg.time_gate.min_hours_between_dream * 3600)
+        if daemon.state.dream is not None:
+            daemon.state.dream["last"] = {"at": _now(), "outcome": "asks", "error": str(error)}
+    except LockError as error:
+        daemon.metrics.dream_outcome("locked")
+        log.info("dream.skipped", reason=str(error))
+    except (DreamdError, OSError) as error:
+        daemon.metrics.dream_outcome("failed")
+        daemon.metrics.error("dream", error)
+        log.error("dream.failed", reason=reason, error=str(error))
+        if daemon.state.dream is not None:
+            daemon.state.dream["last"] = {"at": _now(), "outcome": "failed",
+                                          "error": str(error)}
+    daemon.write_status()
 
 
 def _count(daemon: Daemon) -> None:

@@ -43,6 +43,7 @@ from consistency.withheld import withhold_credentials
 from daemon.credential_ledger import CredentialLedger, CredentialRecord
 from daemon.entry_versions import entry_lines, origins_of, version_note
 from daemon.history import VersionRecorder, note_memory_key
+from daemon.interleave import Interleave, Overtaken
 from daemon.read_ahead import read_ahead
 from magma.chunking import Chunk, chunk_note
 from magma.embedder import Embedder
@@ -78,6 +79,12 @@ MASS_DELETE_MIN_FILES = 20
 #: unmount or cloud-sync eviction the watcher reports in pieces, shorter than a working
 #: session of ordinary deletions).
 MASS_DELETE_WINDOW_S = 600.0
+#: Texts embedded at a time within a batch: between two slices the progress moves on and a
+#: reconcile lets the user's saves in (:mod:`daemon.interleave`). 128: two of the model's
+#: own batches (``magma.embedder``, 64 texts), about a second of embedding on one core
+#: (DESIGN.md: ≈100 chunks a second), where a whole batch of ``sync.write_batch_files``
+#: notes took 5-10 s.
+EMBED_SLICE_TEXTS = 128
 
 
 class Progress(Protocol):
@@ -96,6 +103,29 @@ class _NoProgress:
 
     def advance(self, units: int = 1) -> None:
         return None
+
+
+class _Within:
+    """The progress of one part of a phase: the part's own units (its phase's ``total``,
+    then :meth:`advance`; or a share given to :meth:`to`) move ``bar`` on by the part's
+    share of ``units``, never past them."""
+
+    def __init__(self, bar: Progress, units: int) -> None:
+        self._bar, self._units = bar, units
+        self._total = self._done = self._given = 0
+
+    def phase(self, name: str, total: int) -> None:
+        self._total, self._done = total, 0
+
+    def advance(self, units: int = 1) -> None:
+        self._done += units
+        self.to(self._done / self._total if self._total else 1.0)
+
+    def to(self, share: float) -> None:
+        target = min(self._units, int(self._units * share))
+        if target > self._given:
+            self._bar.advance(target - self._given)
+            self._given = target
 
 
 @dataclass(frozen=True, slots=True)
@@ -259,6 +289,8 @@ class Syncer:
         self.max_note_chars = limits.max_note_chars
         #: ``(time.monotonic(), files deleted)`` of the deletions applied lately.
         self._deleted_lately: deque[tuple[float, int]] = deque()
+        #: The watcher's batches let in while a reconcile runs (:mod:`daemon.interleave`).
+        self._interleave: Interleave | None = None
 
     def owns(self, path: str) -> bool:
         """True when index path ``path`` belongs to this syncer's root (its prefix, and no
@@ -291,11 +323,13 @@ class Syncer:
 
     def reconcile(
         self, *, progress: Progress | None = None, allow_mass_delete: bool = False,
-        sweep: bool = True,
+        sweep: bool = True, interleave: Interleave | None = None,
     ) -> SyncReport:
         """Walk the vault and bring the store in line with it; ``sweep``: remove the rows of
         paths without a file row too (:meth:`magma.store.MagmaStore.orphaned_paths`, every
-        chunk's path read; :class:`RootsSyncer` skips it on sealed tables).
+        chunk's path read; :class:`RootsSyncer` skips it on sealed tables). ``interleave``
+        is called between commits, while reading, and between slices of embedding: the
+        paths it syncs are left as it left them (:mod:`daemon.interleave`).
 
         Raises ``VaultError`` when the root is unreadable and ``MassDeleteError`` (the index is
         kept untouched) when the walk would remove more than ``max_delete_share`` of it.
@@ -310,25 +344,31 @@ class Syncer:
                                if self.owns(p))) if sweep else ()
         if orphans:
             log.warning("sync.orphans_removed", paths=len(orphans))
-        report = self._run(scan, index, plan, started, progress, allow_mass_delete, full=True,
-                           orphans=orphans)
-        self._record_credentials({}, (), keep=lambda p: not self.owns(p) or p in on_disk)
-        blocked = self._memory_folder_blocked()
-        return report if blocked is None else replace(
-            report, problems=(*report.problems, blocked))
+        self._interleave = interleave
+        try:
+            report = self._run(scan, index, plan, started, progress, allow_mass_delete,
+                               full=True, orphans=orphans)
+            self._between()  # what came during the last commit
+        finally:
+            self._interleave = None
+        left = interleave.overtaken if interleave is not None else Overtaken()
+        self._record_credentials({}, (), keep=lambda p: not self.owns(p) or p in on_disk
+                                 or p in left)
+        blocked = _memory_folder_blocked(self.root, self.entry_folder)
+        return replace(report, problems=tuple(
+            p for p in (*report.problems, *([blocked] if blocked else [])) if p.path not in left))
 
-    def _memory_folder_blocked(self) -> Problem | None:
-        """A file where the memory folder (``entry_folder``) or a folder above it should be:
-        the vault is indexed, but remember and dream cannot write (the file is left alone)."""
-        if not self.entry_folder:
-            return None
-        blocking = file_in_the_way(self.root / self.entry_folder)
-        if blocking is None:
-            return None
-        return Problem(blocking.relative_to(self.root).as_posix(), "memory",
-                       f"a file where the memory folder {self.entry_folder}/ should be: "
-                       "remember and dream refuse to write until it is renamed or moved, or "
-                       "vault.memory_folder names another folder (the file is left alone)")
+    def _between(self) -> None:
+        """Let the watcher's batches in, when a reconcile runs (:mod:`daemon.interleave`)."""
+        if self._interleave is not None:
+            self._interleave()
+
+    def _left(self, path: str) -> bool:
+        """Whether the reconcile under way leaves ``path`` as a watcher batch synced it (never
+        within that batch's own work)."""
+        interleave = self._interleave
+        return interleave is not None and not interleave.running \
+            and path in interleave.overtaken
 
     def sync_paths(
         self, rel_paths: Collection[str], *, allow_mass_delete: bool = False,
@@ -373,13 +413,13 @@ class Syncer:
         if not plan.deleted and not orphans \
                 and len(plan.new) + len(plan.changed) > self.batch_files:
             # nothing leaves the index (no rename to pair, nothing to guard): read ahead
-            self._guard_mass_delete(plan, index, scan, allow_mass_delete, full=full)
+            _guard_mass_delete(self, plan, index, scan, allow_mass_delete, full=full)
             report = self._read_and_write(plan, index, bar)
         else:
             work, renames = self._read_plan(plan, index, bar)
             moved = _moved_paths(plan, index, renames)
-            self._guard_mass_delete(plan, index, scan, allow_mass_delete, full=full,
-                                    moved=moved)
+            _guard_mass_delete(self, plan, index, scan, allow_mass_delete, full=full,
+                               moved=moved)
             report = self._execute(plan, index, work, renames, bar, orphans)
         # an attachment moved is removed and added again: not a deletion for the guard's window
         gone = report.deleted - len(moved) + len(renames)
@@ -396,50 +436,6 @@ class Syncer:
             problems=len(report.problems), duration_ms=round(duration * 1000),
         )
         return report
-
-    def _guard_mass_delete(
-        self, plan: SyncPlan, index: Mapping[str, IndexedFile], scan: ScanResult, allowed: bool,
-        *, full: bool, moved: Collection[str] = (),
-    ) -> None:
-        # Rows of an extra root that is no longer configured (``name:…``) leave the index
-        # with the root; they are not vault files gone missing. A path in ``moved`` is at a
-        # new path in this same plan (a folder moved or renamed): not gone either.
-        gone = [p for p in plan.deleted if not (not self.prefix and _ROOT_ROW.match(p))
-                and "#" not in p  # files: an entry line (file.md#key) goes with its file
-                and p not in moved]
-        if allowed:
-            self._deleted_lately.clear()  # the user's word covers what came before
-            return
-        if not gone:
-            return
-        now = time.monotonic()
-        while self._deleted_lately and now - self._deleted_lately[0][0] > MASS_DELETE_WINDOW_S:
-            self._deleted_lately.popleft()
-        lately = sum(count for _at, count in self._deleted_lately)
-        # the share of what was indexed when the window opened: this batch and the lately
-        # applied ones together; a whole walk counts the files it found new too (a cold
-        # index resumed after the user deleted some of the few notes it had indexed: the
-        # vault is there, an unmounted drive shows no file, or none new)
-        indexed = sum(1 for p in index if "#" not in p)
-        found = len(plan.new) - len(moved) if full else 0
-        share = (len(gone) + lately) / (max(indexed, 1) + lately + found)
-        small = indexed + lately < MASS_DELETE_MIN_FILES
-        # An empty full walk is refused whatever the size: it is what an unmounted drive looks
-        # like. (A watcher batch that finds none of its paths is ordinary.)
-        if (full and not scan.entries) or (not small and share > self.max_delete_share):
-            within = f", with {lately} deleted in the last {MASS_DELETE_WINDOW_S / 60:.0f} " \
-                "minutes" if lately else ""
-            why = ("the vault folder holds no file at all (an unmounted drive looks like "
-                   "this)" if full and not scan.entries else
-                   f"{len(gone)} of {indexed} indexed files{within} "
-                   f"({share:.0%}{f' of those and the {found} found new' if found else ''})"
-                   " are gone from the vault, more than sync.max_delete_share "
-                   f"({self.max_delete_share:.0%})")
-            raise MassDeleteError(
-                f"sync {self.root}: {why}; the index is kept. If the vault is mounted and "
-                "the deletions are real, run: dreamd sync --allow-mass-delete (a running daemon "
-                "applies them)"
-            )
 
     def _read_plan(
         self, plan: SyncPlan, index: Mapping[str, IndexedFile], bar: Progress
@@ -467,19 +463,23 @@ class Syncer:
             for files, work in batches:
                 part = SyncPlan(tuple(e for e in files if e.path in new),
                                 tuple(e for e in files if e.path not in new), (), 0)
-                reports.append(self._execute(part, index, work, [], _NoProgress()))
-                bar.advance(len(files))
+                within = _Within(bar, len(files))  # moves on as the batch is embedded
+                reports.append(self._execute(part, index, work, [], within))
+                within.to(1.0)
         report = _merge(reports)
         return replace(report, unchanged=plan.unchanged,
                        changed_paths=tuple(sorted(report.changed_paths)))
 
     def _read_files(self, files: Sequence[FileEntry], index: Mapping[str, IndexedFile],
                     bar: Progress | None = None) -> _Work:
+        """Read ``files``; with ``bar`` (on the thread that writes the store, never the
+        read-ahead's), tell it of each file and let the watcher's batches in between."""
         work = _Work()
         for entry in files:
             self._read_one(entry, index, work)
             if bar is not None:
                 bar.advance()
+                self._between()
         return work
 
     def _execute(
@@ -491,7 +491,6 @@ class Syncer:
         renamed_from = {new: old for old, new in renames}
         moved = set(renamed_from.values())  # (once, not once a path: 28 s at 20,000 renames)
         deleted = [p for p in plan.deleted if p not in moved]
-        written = set(work.positions) | {a.entry.path for a in work.attachments}
         for old, new in renames:
             _assign(work, new, index[old].note_id)
 
@@ -500,6 +499,8 @@ class Syncer:
         embedded, reused, cached = self._write(
             work, [*deleted, *(old for old, _ in renames), *orphans, *stale], bar, index
         )
+        written = {p for p in (*work.positions, *(a.entry.path for a in work.attachments))
+                   if not self._left(p)}  # (a watcher batch synced the others meanwhile)
         touched_paths = {e.path for e in work.touches}
         added = sum(
             1 for e in to_read
@@ -524,6 +525,8 @@ class Syncer:
         )
 
     def _read_one(self, entry: FileEntry, index: Mapping[str, IndexedFile], work: _Work) -> None:
+        if self._left(entry.path):  # a watcher batch synced it during this reconcile
+            return
         known = index.get(entry.path)
         if entry.kind == "attachment":
             work.attachments.append(
@@ -598,54 +601,50 @@ class Syncer:
         index: Mapping[str, IndexedFile],
     ) -> tuple[int, int, int]:
         """Chunk, embed what is new, and commit in batches. Returns the chunks (embedded by
-        the model, reused from the index, taken from the embedding cache)."""
+        the model, reused from the index, taken from the embedding cache). A path a watcher
+        batch synced while this reconcile ran (:meth:`_left`) is left as that batch wrote it:
+        the batch read the file later, or saw it gone."""
         embedded = reused = cached = 0
-        gone_memories = _gone_memories(self.recorder, self.prefix, deletes, work, index)
-        forgotten = self.recorder.archive.forgotten({k for k, _ in gone_memories}) \
-            if self.recorder is not None and gone_memories else set()
+        forgotten: set[str] = set()
         bar.phase("embedding", sum(1 for _ in work.notes))
         batches = list(_batched(work.notes, self.batch_files)) or [[]]
         for number, batch in enumerate(batches):
+            part = _Within(bar, len(batch))
             chunked = [(entry, note, note_id, chunk_note(note, max_chars=self.chunk_max_chars))
                        for entry, note, note_id in batch]
-            vectors, (model, kept, held) = _batch_vectors(chunked, self.store.known_vectors,
-                                                           self._embed)
+
+            def between(share: float, part: _Within = part) -> None:
+                part.to(share)
+                self._between()
+
+            vectors, (model, kept, held) = _batch_vectors(
+                chunked, self.store.known_vectors, self._embed, between=between)
             embedded, reused, cached = embedded + model, reused + kept, cached + held
-            records = [
-                NoteRecord(
-                    note=note, note_id=note_id, size=entry.size, mtime_ns=entry.mtime_ns,
-                    chunks=chunks, vectors=_stack([vectors[c.content_hash] for c in chunks]),
-                )
-                for entry, note, note_id, chunks in chunked
-            ]
+            chunked = [c for c in chunked if not self._left(c[0].path)]
             first = number == 0
-            if self.recorder is not None:
-                # Versions before the index: a crash in between leaves the file newer than
-                # its index row (re-indexed next time), never the history behind the index.
-                self.recorder.offer([
-                    (note, work.memory_bytes[entry.path],
-                     index[entry.path].content_hash if entry.path in index else None)
-                    if entry.path not in work.entry_origins else  # a line (entry_versions)
-                    (version_note(note, work.memory_bytes[entry.path]),
-                     work.memory_bytes[entry.path], None)
-                    for entry, note, _ in batch if entry.path in work.memory_bytes],
-                    origins_of({p: work.entry_origins[p] for entry, _, _ in batch
-                                if (p := entry.path) in work.entry_origins}))
-                if first:
-                    self.recorder.gone(gone_memories)
+            if first:
+                deletes = [path for path in deletes if not self._left(path)]
+                gone_memories = _gone_memories(self.recorder, self.prefix, deletes, work, index)
+                forgotten = self.recorder.archive.forgotten({k for k, _ in gone_memories}) \
+                    if self.recorder is not None and gone_memories else set()
+            self._offer_versions(chunked, work, index)
+            if first and self.recorder is not None:
+                self.recorder.gone(gone_memories)
             # Before the index too: a crash in between leaves a record of content the index
             # does not hold yet (not reported; the file is indexed again), never an index
             # without its record.
             self._record_credentials(
-                {entry.path: work.credentials.get(entry.path) for entry, _, _ in batch},
+                {entry.path: work.credentials.get(entry.path) for entry, *_ in chunked},
                 deletes if first else ())
             self.store.apply(
-                upserts=records,
-                attachments=work.attachments if first else (),
+                upserts=_records(chunked, vectors),
+                attachments=[a for a in work.attachments if not self._left(a.entry.path)]
+                if first else (),
                 deletes=deletes if first else (),
-                touches=work.touches if first else (),
+                touches=[t for t in work.touches if not self._left(t.path)] if first else (),
             )
-            bar.advance(len(batch))
+            part.to(1.0)
+            self._between()
         if forgotten:
             # Forgotten on another device sharing the store, gone here with the vault sync:
             # a delete only marks its rows, so the text would stay in this device's tables.
@@ -654,6 +653,23 @@ class Syncer:
         # Otherwise compaction is the caller's schedule (one-shot sync: after the run; daemon:
         # every N batches), never per batch: it costs more than the write it follows.
         return embedded, reused, cached
+
+    def _offer_versions(self, chunked: Sequence[tuple[FileEntry, Note, str, list[Chunk]]],
+                        work: _Work, index: Mapping[str, IndexedFile]) -> None:
+        """The versions of the memories (and entry lines) of a batch about to be committed.
+        Versions before the index: a crash in between leaves the file newer than its index
+        row (re-indexed next time), never the history behind the index."""
+        if self.recorder is None:
+            return
+        self.recorder.offer([
+            (note, work.memory_bytes[entry.path],
+             index[entry.path].content_hash if entry.path in index else None)
+            if entry.path not in work.entry_origins else  # a line (entry_versions)
+            (version_note(note, work.memory_bytes[entry.path]),
+             work.memory_bytes[entry.path], None)
+            for entry, note, _, _ in chunked if entry.path in work.memory_bytes],
+            origins_of({p: work.entry_origins[p] for entry, *_ in chunked
+                        if (p := entry.path) in work.entry_origins}))
 
     def _record_credentials(
         self, indexed: Mapping[str, CredentialRecord | None], gone: Collection[str],
@@ -685,24 +701,30 @@ class RootsSyncer:
             raise ValueError("the vault's syncer comes first")
         self.syncers = tuple(syncers)
         #: Called after every reconcile and batch, once the store holds it (the vault
-        #: graph follows the index: :class:`magma.graph_keeper.GraphKeeper`).
+        #: graph follows the index: :class:`magma.graph_keeper.GraphKeeper`); a batch let in
+        #: by a reconcile (:mod:`daemon.interleave`) leaves it to the reconcile's end, which
+        #: follows both at once (a graph not held yet would be built again at each batch).
         self.after = after
+        self._depth = 0
 
     @property
     def root(self) -> Path:
         return self.syncers[0].root
 
     def reconcile(
-        self, *, progress: Progress | None = None, allow_mass_delete: bool = False
+        self, *, progress: Progress | None = None, allow_mass_delete: bool = False,
+        interleave: Interleave | None = None,
     ) -> SyncReport:
-        """:meth:`Syncer.reconcile` of every root, one report. Orphans are swept unless the
-        store's tables are sealed (:mod:`magma.store_seal`: a start with nothing changed
+        """:meth:`Syncer.reconcile` of every root, one report (``interleave``: the watcher's
+        batches let in between commits, :mod:`daemon.interleave`). Orphans are swept unless
+        the store's tables are sealed (:mod:`magma.store_seal`: a start with nothing changed
         reads no chunk row); a sweep also resolves every stored link again
         (:meth:`magma.store.MagmaStore.relink`), and a sweep of every root seals them."""
         store = self.syncers[0].store
         sweep = not store.seal.holds(store.versions())
         report = self._each(lambda s: s.reconcile(progress=progress, sweep=sweep,
-                                                  allow_mass_delete=allow_mass_delete))
+                                                  allow_mass_delete=allow_mass_delete,
+                                                  interleave=interleave))
         if sweep and (relinked := store.relink()):
             # a crash between a batch's link and file commits, then its note put back
             log.warning("sync.links_resolved_again", sources=len(relinked))
@@ -727,20 +749,87 @@ class RootsSyncer:
         only_if: Callable[[Syncer], bool] = lambda _: True,
     ) -> SyncReport:
         vault, *extras = self.syncers
-        reports = [run(vault)] if only_if(vault) or not extras else []
-        for extra in extras:
-            if not only_if(extra):
-                continue
-            try:
-                reports.append(run(extra))
-            except DreamdError as error:
-                log.warning("sync.root_skipped", root=str(extra.root), error=str(error))
-                reports.append(SyncReport(problems=(
-                    Problem(extra.prefix, "root", f"{extra.root}: {error}; its index is kept"),
-                )))
-        if self.after is not None:
+        self._depth += 1
+        try:
+            reports = [run(vault)] if only_if(vault) or not extras else []
+            for extra in extras:
+                if not only_if(extra):
+                    continue
+                try:
+                    reports.append(run(extra))
+                except DreamdError as error:
+                    log.warning("sync.root_skipped", root=str(extra.root), error=str(error))
+                    reports.append(SyncReport(problems=(
+                        Problem(extra.prefix, "root",
+                                f"{extra.root}: {error}; its index is kept"),
+                    )))
+        finally:
+            self._depth -= 1
+        if self.after is not None and not self._depth:  # (a batch within a reconcile: later)
             self.after()
         return _merge(reports)
+
+
+def _guard_mass_delete(
+    self: Syncer, plan: SyncPlan, index: Mapping[str, IndexedFile], scan: ScanResult,
+    allowed: bool, *, full: bool, moved: Collection[str] = (),
+) -> None:
+    """Raise ``MassDeleteError`` when ``plan`` would remove more of ``self``'s index than
+    ``sync.max_delete_share`` (with what it deleted in the last
+    :data:`MASS_DELETE_WINDOW_S`), or when a full walk (``full``) found no file at all."""
+    # Rows of an extra root that is no longer configured (``name:…``) leave the index
+    # with the root; they are not vault files gone missing. A path in ``moved`` is at a
+    # new path in this same plan (a folder moved or renamed): not gone either.
+    gone = [p for p in plan.deleted if not (not self.prefix and _ROOT_ROW.match(p))
+            and "#" not in p  # files: an entry line (file.md#key) goes with its file
+            and p not in moved]
+    if allowed:
+        self._deleted_lately.clear()  # the user's word covers what came before
+        return
+    if not gone:
+        return
+    now = time.monotonic()
+    while self._deleted_lately and now - self._deleted_lately[0][0] > MASS_DELETE_WINDOW_S:
+        self._deleted_lately.popleft()
+    lately = sum(count for _at, count in self._deleted_lately)
+    # the share of what was indexed when the window opened: this batch and the lately
+    # applied ones together; a whole walk counts the files it found new too (a cold
+    # index resumed after the user deleted some of the few notes it had indexed: the
+    # vault is there, an unmounted drive shows no file, or none new)
+    indexed = sum(1 for p in index if "#" not in p)
+    found = len(plan.new) - len(moved) if full else 0
+    share = (len(gone) + lately) / (max(indexed, 1) + lately + found)
+    small = indexed + lately < MASS_DELETE_MIN_FILES
+    # An empty full walk is refused whatever the size: it is what an unmounted drive looks
+    # like. (A watcher batch that finds none of its paths is ordinary.)
+    if (full and not scan.entries) or (not small and share > self.max_delete_share):
+        within = f", with {lately} deleted in the last {MASS_DELETE_WINDOW_S / 60:.0f} " \
+            "minutes" if lately else ""
+        why = ("the vault folder holds no file at all (an unmounted drive looks like "
+               "this)" if full and not scan.entries else
+               f"{len(gone)} of {indexed} indexed files{within} "
+               f"({share:.0%}{f' of those and the {found} found new' if found else ''})"
+               " are gone from the vault, more than sync.max_delete_share "
+               f"({self.max_delete_share:.0%})")
+        raise MassDeleteError(
+            f"sync {self.root}: {why}; the index is kept. If the vault is mounted and "
+            "the deletions are real, run: dreamd sync --allow-mass-delete (a running daemon "
+            "applies them)"
+        )
+
+
+def _memory_folder_blocked(root: Path, entry_folder: str | None) -> Problem | None:
+    """A file where the memory folder (``entry_folder``) or a folder above it should be:
+    the vault is indexed, but remember and dream cannot write (the file is left alone)."""
+    if not entry_folder:
+        return None
+    blocking = file_in_the_way(root / entry_folder)
+    if blocking is None:
+        return None
+    return Problem(blocking.relative_to(root).as_posix(), "memory",
+                   f"a file where the memory folder {entry_folder}/ should be: "
+                   "remember and dream refuse to write until it is renamed or moved, or "
+                   "vault.memory_folder names another folder (the file is left alone)")
 
 
 def _gone_memories(
@@ -892,23 +981,42 @@ def _batch_vectors(
     chunked: Sequence[tuple[FileEntry, Note, str, list[Chunk]]],
     known_vectors: Callable[[Collection[str]], Mapping[str, np.ndarray]],
     embed: Callable[[Sequence[str]], tuple[np.ndarray, int]],
+    between: Callable[[float], object] | None = None,
 ) -> tuple[dict[str, np.ndarray], tuple[int, int, int]]:
     """The vector of each chunk of a batch by content hash: the index's (``known_vectors``)
     or embedded (``embed``: the vectors, and how many of them the embedding cache held) ->
     the vectors, and the chunks (embedded by the model, reused from the index, taken from
     the embedding cache). After a schema upgrade emptied the index the cache holds them all,
-    and the model embeds none."""
+    and the model embeds none. The texts are embedded :data:`EMBED_SLICE_TEXTS` at a time,
+    ``between(share)`` told after each slice what share of them is done."""
     hashes = {c.content_hash for *_, chunks in chunked for c in chunks}
     vectors = dict(known_vectors(hashes)) if hashes else {}
     missing = sorted(hashes - vectors.keys())
     held = 0
     if missing:
         texts = _texts_by_hash(chunked)
-        fresh, held = embed([texts[h] for h in missing])
-        vectors.update(zip(missing, fresh, strict=True))
+        for start in range(0, len(missing), EMBED_SLICE_TEXTS):
+            hashed = missing[start:start + EMBED_SLICE_TEXTS]
+            fresh, cached = embed([texts[h] for h in hashed])
+            held += cached
+            vectors.update(zip(hashed, fresh, strict=True))
+            if between is not None:
+                between((start + len(hashed)) / len(missing))
     new = set(missing)
     reused = sum(1 for *_, chunks in chunked for c in chunks if c.content_hash not in new)
     return vectors, (len(missing) - held, reused, held)
+
+
+def _records(chunked: Sequence[tuple[FileEntry, Note, str, list[Chunk]]],
+             vectors: Mapping[str, np.ndarray]) -> list[NoteRecord]:
+    """The rows of a batch's notes, with the vector of each chunk."""
+    return [
+        NoteRecord(
+            note=note, note_id=note_id, size=entry.size, mtime_ns=entry.mtime_ns,
+            chunks=chunks, vectors=_stack([vectors[c.content_hash] for c in chunks]),
+        )
+        for entry, note, note_id, chunks in chunked
+    ]
 
 
 def _texts_by_hash(chunked: Sequence[tuple[FileEntry, Note, str, list[Chunk]]]) -> dict[str, str]:

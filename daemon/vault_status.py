@@ -47,6 +47,11 @@ def vault_status(*, vault: Path, store_uri: str, state_dir: Path, settings: Sett
         found = read_json(state_dir / DAEMON_STATUS_FILE)
         daemon = found if found and (not holder.pid or found.get("pid") == holder.pid) \
             else {"state": "starting"}
+        indexed = daemon.get("counts")
+        if last is None and isinstance(indexed, dict):
+            # its first index under way: what it has indexed so far (kept current by the
+            # daemon while it reconciles, daemon.runner.COUNT_EVERY_S)
+            counted = {k: v for k, v in indexed.items() if isinstance(v, int)}
     return StatusReport(
         vault=str(vault),
         store=store_uri,
