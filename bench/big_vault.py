@@ -62,7 +62,8 @@ def corpus_notes(root: Path, folder: str, source: str) -> list[Planned]:
     """Every ``.md`` file under ``root`` -> ``Planned`` under ``folder/``, sorted by path.
     Raises ``SystemExit`` when ``root`` is not a folder."""
     if not root.is_dir():
-        raise SystemExit(f"big_vault: corpus {root} not found")
+        raise SystemExit(f"big_vault: corpus {root} not found (a checkout outside the one "
+                         "beside ../shared: pass --corpora DIR, the folder of the corpora)")
     found = sorted(p.relative_to(root).as_posix() for p in root.rglob("*.md") if p.is_file())
     return [Planned(f"{folder}/{rel}", source, origin=root / rel) for rel in found]
 
