@@ -15,6 +15,9 @@
 
 Timings are medians over ``--repeat`` runs, each from the pristine copy.
 
+``--subjectless N`` takes the subject out of every N-th background memory before indexing
+(as an assistant writes memories over MCP): their groups are joined by meaning.
+
 ``--dump OUT`` runs one dream instead, at a fixed clock (:data:`DUMP_CLOCK`) and without
 re-indexing, and writes to ``OUT`` all it did: every action, transition and diary line, each
 edited file's new bytes, the SHA-256 of every file of the vault afterwards (the dream's id
@@ -89,8 +92,28 @@ def app_for(vault: Path) -> App:
     return App.create(load(None, None, {"vault.path": str(vault)}))
 
 
-def prepare(workdir: Path, count: int, seed: int) -> None:
-    """Generate and index the set once (``<workdir>/pristine``)."""
+def without_subjects(memory_set: Any, every: int) -> int:
+    """Take the ``subject`` out of every ``every``-th background memory (by path), as an
+    assistant writes a memory over MCP; returns how many. The planted pairs keep theirs
+    (their right answers rest on them)."""
+    import re
+
+    planted = {p for item in memory_set.planted for p in item.paths}
+    background = [p for p in memory_set.paths if p not in planted]
+    taken = 0
+    for path in background[::every]:
+        file = memory_set.root / path
+        data = file.read_bytes()
+        bare = re.sub(rb"(?m)^subject: .*\n", b"", data, count=1)
+        if bare != data:
+            file.write_bytes(bare)
+            taken += 1
+    return taken
+
+
+def prepare(workdir: Path, count: int, seed: int, subjectless: int = 0) -> None:
+    """Generate and index the set once (``<workdir>/pristine``); ``subjectless``: every
+    that many-th background memory without its subject (:func:`without_subjects`)."""
     pristine = workdir / "pristine"
     marker = pristine / "done.json"
     run = workdir / "run"
@@ -99,7 +122,8 @@ def prepare(workdir: Path, count: int, seed: int) -> None:
     where = str((run / "vault").resolve())
     if marker.exists():
         done = json.loads(marker.read_text())
-        if done.get("count") == count and done.get("vault") == where:
+        if done.get("count") == count and done.get("vault") == where and \
+                done.get("subjectless", 0) == subjectless:
             return
         if done.get("count") == count:
             print(f"{workdir} was prepared at another path: its index is not found here; "
@@ -109,12 +133,14 @@ def prepare(workdir: Path, count: int, seed: int) -> None:
     started = time.perf_counter()
     memory_set = generate(run / "vault", count=count, seed=seed)
     write_truth(memory_set, run / "truth.json")
+    bare = without_subjects(memory_set, subjectless) if subjectless else 0
     generated = time.perf_counter() - started
     started = time.perf_counter()
     report = app_for(run / "vault").sync()
     indexed = time.perf_counter() - started
     shutil.copytree(run, pristine)
     marker.write_text(json.dumps({"count": count, "seed": seed, "vault": where,
+                                  "subjectless": subjectless, "without_subject": bare,
                                   "generate_s": generated,
                                   "index_s": indexed, "chunks": report.chunks_embedded}))
     print(f"prepared {count} memories: generated in {generated:.1f} s, indexed "
@@ -193,6 +219,9 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--workdir", type=Path, default=None)
+    parser.add_argument("--subjectless", type=int, default=0, metavar="N",
+                        help="every N-th background memory without a subject (as memories "
+                        "written over MCP are); a workdir of its own")
     parser.add_argument("--consolidation-only", action="store_true",
                         help="Lifecycle thresholds out of reach (nothing archived for age): "
                         "time the merging and superseding alone.")
@@ -209,7 +238,7 @@ def main() -> int:
         os.environ["DREAMD_LIFECYCLE__PROJECT_INACTIVE_DAYS"] = "100000"
         os.environ["DREAMD_LIFECYCLE__REFERENCE_UNUSED_DAYS"] = "100000"
     configure_logging("warning", "console")
-    prepare(workdir, args.count, args.seed)
+    prepare(workdir, args.count, args.seed, args.subjectless)
     if args.dump is not None:
         print(json.dumps(dump_run(workdir, args.dump), indent=2, default=str))
         return 0
@@ -222,6 +251,7 @@ def main() -> int:
     outcome = last["outcome"]
     result = {
         "count": args.count, "repeat": args.repeat, "cpus": os.cpu_count(),
+        "subjectless": args.subjectless,
         "consolidation_only": args.consolidation_only,
         "baseline_read_all_s": median("baseline_read_all_s"),
         "first_dream_s": median("first_dream_s"),

@@ -59,7 +59,8 @@ before the pair judgement (``bench/string_rule.py``: bigram overlap, a shared su
 the new one on its day, through the real store and model; the outcome is what the files say
 (merged, superseded, linked as a possible pair, or two memories). ``--dream`` writes both
 memories of every pair as files (no subject unless the pair has one), indexes the vault and
-runs one dream over it, and reads the outcome from the files the same way.
+runs one dream over it, and reads the outcome from the files the same way. Both given:
+``remember`` then the dream, each file in turn.
 
 ``--cache FILE`` keeps the vectors in an SQLite file, keyed by the model and a SHA-256 of
 the text embedded: a rerun after a change of the rules embeds nothing again (the model runs
@@ -168,11 +169,13 @@ def main() -> int:
         return _latency(args.latency)
     if args.remember or args.dream:
         for path in args.files:
-            rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()
-                    if line.strip()]
-            outcomes = _through_product(rows, dream=args.dream)
-            _report(f"{path.name} ({'dream' if args.dream else 'remember'})", rows,
-                    outcomes, args.show)
+            rows = _writable([json.loads(line) for line in
+                              path.read_text(encoding="utf-8").splitlines() if line.strip()],
+                             path.name)
+            for dream in [False] * args.remember + [True] * args.dream:
+                outcomes = _through_product(rows, dream=dream)
+                _report(f"{path.name} ({'dream' if dream else 'remember'})", rows,
+                        outcomes, args.show)
         return 0
     embedder = UniversalSentenceEncoder(threads=2)
     for path in args.files:
@@ -314,6 +317,29 @@ def _report(title: str, rows: list[dict], outcomes: list[str], show: bool,
           f"still holds: {wrong_supersessions}")
     if show:
         print("\n".join("  " + m for m in misses))
+
+
+def _writable(rows: list[dict], name: str) -> list[dict]:
+    """The pairs whose two texts ``remember`` takes (:func:`ccb.memory_text.
+    checked_memory_text`: one of only emoji is refused, nothing written); the others are
+    left out of both ``--remember`` and ``--dream`` and counted on stderr."""
+    from ccb.memory_text import checked_memory_text
+    from config.errors import MemoryTextError
+    from config.settings import MEMORY_MAX_CHARS
+
+    kept, refused = [], []
+    for row in rows:
+        try:
+            for side in ("old", "new"):
+                checked_memory_text(str(row[side]["text"]), max_chars=MEMORY_MAX_CHARS)
+        except MemoryTextError:
+            refused.append(row["id"])
+            continue
+        kept.append(row)
+    if refused:
+        print(f"{name}: {len(refused)} pairs refused by remember (not judged): "
+              f"{', '.join(refused)}", file=sys.stderr)
+    return kept
 
 
 def _isolated(prefix: str) -> Path:

@@ -16,9 +16,10 @@ superseded or expired), grouped by owner and type — one person's fact never cl
    oldest (``created``, then id)
    is kept; each other one is archived with ``merged_into`` the keeper. Nothing of it is lost:
    its text equals the keeper's up to case, spacing and emphasis.
-2. *Near-duplicates*: within the same type and subject, each memory is decided against the
-   older current ones by the write path's rules (:func:`consistency.duplicates.decide`:
-   bigram Dice ≥ 0.65 or cosine ≥ 0.9, confirmed by type and subject). ``Update`` → merged:
+2. *Near-duplicates*: within the same type, each memory is decided against the older
+   current ones of its subject and those ``remember`` would judge it against by meaning
+   (its nearest by cosine, with or without a subject: :func:`_comparison_groups`) by the
+   write path's rules (:func:`consistency.duplicates.decide`). ``Update`` → merged:
    the keeper (the older) gets the sentences only the newer has
    (:func:`consistency.duplicates.merge_bodies`), the newer is archived with ``merged_into``.
    ``Supersede`` (a changed value or a negation) → the newer supersedes the older; both are
@@ -59,7 +60,7 @@ from consistency.duplicates import (
     merge_bodies,
     normalise_text,
 )
-from consistency.judgement import RELATED_COSINE, PairJudgement, subject_class, subject_key
+from consistency.judgement import PairJudgement, subject_class, subject_key
 from consistency.pair_candidates import GroupScores
 from magma.lineage import link_stem, name_key
 
@@ -212,20 +213,19 @@ def _groups(memories: Iterable[DreamMemory]) -> tuple[
     return by_hash, by_subject
 
 
-#: A changed memory is compared with this many nearest memories of its owner and type by
-#: cosine (as ``remember`` judges, :data:`consistency.duplicates.CANDIDATES_BY_COSINE`) …
+#: A changed memory is compared with the memories ``remember`` would judge it against by
+#: meaning (:func:`consistency.duplicates.decide`: the
+#: :data:`~consistency.duplicates.CANDIDATES_BY_COSINE` nearest by cosine, however far).
 NEIGHBOURS_BY_COSINE = CANDIDATES_BY_COSINE
-#: … those at least this similar (below it a pair is unrelated,
-#: :data:`consistency.judgement.RELATED_COSINE`).
-NEIGHBOUR_COSINE = RELATED_COSINE
 
 
 def _comparison_groups(memories: Sequence[DreamMemory]) -> list[list[DreamMemory]]:
     """Groups of memories to judge against one another, where at least one changed: those of
-    one owner, type and subject, joined with each changed memory's nearest neighbours by
-    meaning of the same owner and type (no subject needed; embeddings where known). Groups
-    that share a memory are one group (connected components), ordered by their smallest id,
-    members in the order given."""
+    one owner, type and subject, joined with the memories each changed memory would be
+    judged against by ``remember`` (:func:`_meaning_pairs`: its nearest by meaning of the
+    same owner and type, no subject needed; embeddings where known). Groups that share a
+    memory are one group (connected components), ordered by their smallest id, members in
+    the order given."""
     sets = _IdSets(m.id for m in memories)
     _, by_subject = _groups(memories)
     for group in by_subject.values():
@@ -233,7 +233,7 @@ def _comparison_groups(memories: Sequence[DreamMemory]) -> list[list[DreamMemory
             first = group[0].id
             for member in group[1:]:
                 sets.union(first, member.id)
-    for a, b in _neighbour_pairs(memories):
+    for a, b in _meaning_pairs(memories):
         sets.union(a, b)
     smallest = sets.smallest()
     components: dict[str, list[DreamMemory]] = defaultdict(list)
@@ -279,60 +279,74 @@ class _IdSets:
         return {member: least[root] for member, root in roots.items()}
 
 
-#: At most this many scores held at once by :func:`_neighbour_pairs` (128 MB of float32):
-#: a group of owner and type scores as many of its changed memories at a time as fit. The
-#: largest group of the planted 10,000 memories of ``bench/dream_bench.py`` (4,460: 20
-#: million scores) is one product, as before; a group of 45,000 is scored 745 rows at a
-#: time instead of in one square of 8 GB. (Smaller blocks cost CPU: the other side of the
-#: product is packed again for each; 512 rows at a time took 0.82 s of CPU over the
-#: planted 10,000 instead of 0.70 s, best of 5.)
-NEIGHBOUR_SCORES_MAX = 32 * 1024 * 1024
+def _meaning_pairs(memories: Sequence[DreamMemory]) -> list[tuple[str, str]]:
+    """``(id, id)`` of each changed memory and each memory of its owner and type that
+    :func:`consistency.duplicates.decide` would judge it against by meaning, as ``remember``
+    does: its :data:`NEIGHBOURS_BY_COSINE` nearest by cosine among the older memories,
+    however far (:class:`consistency.pair_candidates.GroupScores`, the same candidates as
+    the plan's), and its nearest among the newer unchanged ones (a memory edited since the
+    last dream is a candidate of the memories written after it; the newer changed ones are
+    judged against it themselves). Memories with a vector only.
 
-
-def _neighbour_pairs(memories: Sequence[DreamMemory]) -> list[tuple[str, str]]:
-    """``(id, id)`` of each changed memory and its :data:`NEIGHBOURS_BY_COSINE` nearest of
-    the same owner and type at :data:`NEIGHBOUR_COSINE` or more (one matrix product per
-    owner and type, in blocks of changed memories of at most :data:`NEIGHBOUR_SCORES_MAX`
-    scores)."""
+    A pair of two explicit subjects that read as two subjects is left out: ``decide``
+    judges it apart before reading a word (the gate of
+    :func:`consistency.judgement.judge_pair`; a dream's subjects are never inferred), so it
+    never changes a decision and would only join groups (the planted 10,000 memories of
+    ``bench/dream_bench.py``, every one with a subject of its own, are then never joined
+    by meaning at all). A cutoff by cosine instead (0.55 before) kept apart the
+    contradictions ``remember`` finds without a subject ("My editor is Neovim." / "VS Code
+    now."): 17 of 40 of ``bench/write_pairs/family57.jsonl`` found by the dream, 39 by
+    ``remember``."""
     by_kind: dict[tuple[str, str], list[DreamMemory]] = defaultdict(list)
     for memory in memories:
-        if memory.embedding is not None:
+        if _usable(memory.embedding):
             by_kind[(_owner_key(memory.owner), memory.type)].append(memory)
     pairs: list[tuple[str, str]] = []
     for members in by_kind.values():
-        changed = [i for i, m in enumerate(members) if m.changed]
-        if len(members) < 2 or not changed:
-            continue
-        matrix = np.stack([m.embedding for m in members])  # type: ignore[misc]
-        step = max(1, NEIGHBOUR_SCORES_MAX // len(members))
-        for start in range(0, len(changed), step):
-            block = changed[start:start + step]
-            scores = matrix[block] @ matrix.T
-            scores[np.arange(len(block)), block] = -1.0
-            # Only the pairs at NEIGHBOUR_COSINE or more count: the first NEIGHBOURS_BY_COSINE
-            # of those, most similar first (ties: the earlier member), are the nearest ones a
-            # full sort of each row would keep — without sorting every row.
-            rows, columns = np.nonzero(scores >= NEIGHBOUR_COSINE)
-            pairs.extend(_nearest_pairs(members, block, rows, columns,
-                                        scores[rows, columns]))
+        if len(members) > 1 and any(m.changed for m in members):
+            pairs.extend(_kind_pairs(sorted(members, key=_created_key)))
     return pairs
 
 
-def _nearest_pairs(members: Sequence[DreamMemory], changed: Sequence[int], rows: np.ndarray,
-                   columns: np.ndarray, values: np.ndarray) -> list[tuple[str, str]]:
-    """``(id, id)`` of each changed member (``changed[row]``) and its first
-    :data:`NEIGHBOURS_BY_COSINE` of ``columns`` by ``values`` (highest first, ties: the
-    earlier member), rows in the order of their first pair: one sort of all pairs (row, then
-    value descending, then column) instead of one Python sort per row, the same order."""
-    if len(rows) == 0:
+def _usable(vector: np.ndarray | None) -> bool:
+    """A vector with a direction: neither missing, nor zero, nor holding a NaN."""
+    if vector is None:
+        return False
+    norm = float(np.linalg.norm(vector))
+    return norm > 0.0 and np.isfinite(norm)
+
+
+def _no_tokens(_member_id: str) -> tuple[str, ...]:
+    return ()  # pairs by meaning: the words are compared within the groups
+
+
+def _kind_pairs(members: Sequence[DreamMemory]) -> list[tuple[str, str]]:
+    """:func:`_meaning_pairs` of the members of one owner and type, oldest first."""
+    classes = [None if (key := subject_key(m.subject)) is None else subject_class(key)
+               for m in members]
+    spellings: dict[frozenset[str] | str, set[str | None]] = defaultdict(set)
+    for memory, kind in zip(members, classes, strict=True):
+        if kind is not None:
+            spellings[kind].add(_subject_key(memory.subject))
+    subjectless = None in classes
+    # A member with a subject of its own, in a kind where every member has one, can only
+    # be judged together with the members of its subject (joined by subject already).
+    drafts = [i for i, kind in enumerate(classes) if members[i].changed and (
+        subjectless or (kind is not None and len(spellings[kind]) > 1))]
+    if not drafts:
         return []
-    order = np.lexsort((columns, -values, rows))
-    rows, columns = rows[order], columns[order]
-    starts = np.flatnonzero(np.r_[True, rows[1:] != rows[:-1]])
-    rank = np.arange(len(rows)) - np.repeat(starts, np.diff(np.r_[starts, len(rows)]))
-    keep = rank < NEIGHBOURS_BY_COSINE
-    return [(members[changed[row]].id, members[column].id)
-            for row, column in zip(rows[keep].tolist(), columns[keep].tolist(), strict=True)]
+    scores = GroupScores(members, _no_tokens)
+    if not scores.exact:
+        return []  # vectors of two models: never compared
+    unchanged = np.flatnonzero(~np.array([m.changed for m in members]))
+    pairs: list[tuple[str, str]] = []
+    for row in drafts:
+        kind = classes[row]
+        found = scores.candidates(row, np.arange(row, dtype=np.int64)) + \
+            scores.candidates(row, unchanged[unchanged > row])
+        pairs.extend((members[row].id, members[other].id) for other in found
+                     if kind is None or classes[other] is None or classes[other] == kind)
+    return pairs
 
 
 def groups_to_compare(memories: Sequence[DreamMemory]) -> set[str]:

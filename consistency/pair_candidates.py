@@ -167,8 +167,9 @@ class GroupScores:
             self._block_start = start
         if int(rows.max()) < self._block.shape[1]:
             return self._block[row - start][rows]
-        # a later member (never asked by a dream, which decides in order): one product
-        return np.einsum("ij,j->i", self._unit, self._unit[row])[rows]
+        # later members (a dream asks for them to join its groups,
+        # :func:`consistency.dream._meaning_pairs`): one product of those rows
+        return self._unit[rows] @ self._unit[row]
 
     def _exact_cosine(self, row: int, other: int) -> float:
         """The cosine ``decide`` orders by (an unknown one counts 0.0)."""

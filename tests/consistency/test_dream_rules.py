@@ -124,12 +124,13 @@ def test_a_change_between_memories_written_at_one_moment_supersedes_neither() ->
         ("deploys-on-fridays", "deploys-on-tuesdays")]
 
 
-def _planted(root: Path, count: int) -> list[DreamMemory]:
+def _planted(root: Path, count: int, *, subjectless: int = 0) -> list[DreamMemory]:
     """The dream bench's planted memory set (``bench/memory_set.py``: duplicates,
     near-duplicates, contradictions, look-alikes, background) as the dream reads it, with
     vectors of the token-hash FAKE embedder (near in words is near in vector: the groups
     join by meaning as with the real model); every eighth memory unchanged since the last
-    dream, every thirteenth without a vector."""
+    dream, every thirteenth without a vector, every ``subjectless``-th without its subject
+    (none when 0: what an assistant writes over MCP)."""
     from fakes import TokenHashEmbedder
     from memory_set import generate
 
@@ -146,7 +147,8 @@ def _planted(root: Path, count: int) -> list[DreamMemory]:
         vector = TokenHashEmbedder().embed([f"{meta.name}\n{body}"])[0]
         out.append(DreamMemory(
             id=rel, path=rel, type=meta.type, name=meta.name, description=meta.description,
-            subject=meta.subject, owner=meta.owner, content_hash=normalised_hash(body),
+            subject=None if subjectless and i % subjectless == 2 else meta.subject,
+            owner=meta.owner, content_hash=normalised_hash(body),
             created=meta.created, changed=i % 8 != 5, body=body,
             embedding=None if i % 13 == 0 else vector))
     return out
@@ -182,10 +184,11 @@ def test_a_large_group_is_planned_as_if_every_member_were_judged(tmp_path: Path)
     """Above BULK_GROUP members, each decide sees only the superset of its candidates the
     group's bulk scores give (consistency.pair_candidates), or, for a memory whose subject
     no other reads as the same, the older memories of its subject: the plan is the one
-    judging every member gives."""
+    judging every member gives. (Every sixth memory without a subject: each joins its
+    nearest by meaning, however far, into one group.)"""
     import consistency.dream as rules
 
-    memories = _planted(tmp_path, 400)
+    memories = _planted(tmp_path, 400, subjectless=6)
     assert max(len(g) for g in rules._comparison_groups(memories)) > 4 * rules.BULK_GROUP
     whole = _planned_whole(memories)
     assert plan_consolidation(memories) == whole
@@ -277,7 +280,7 @@ def test_comparison_groups_are_the_connected_components(
     for group in by_subject.values():
         if len(group) > 1 and any(g.changed for g in group):
             graph.add_edges_from((group[0].id, m.id) for m in group[1:])
-    graph.add_edges_from(rules._neighbour_pairs(memories))
+    graph.add_edges_from(rules._meaning_pairs(memories))
     root = {i: min(ids) for ids in nx.connected_components(graph) for i in ids}
     expected: dict[str, list[DreamMemory]] = {}
     for memory in memories:
@@ -286,48 +289,73 @@ def test_comparison_groups_are_the_connected_components(
         g for _r, g in sorted(expected.items()) if len(g) > 1 and any(m.changed for m in g)]
 
 
-def _nearest_by_full_sort(memories: list[DreamMemory]) -> set[tuple[str, str]]:
-    """The neighbour pairs as a full sort of each changed memory's row of the whole square
-    finds them: its scores at the threshold or more, highest first, ties to the earlier."""
+def _judged_by_meaning(memories: list[DreamMemory]) -> set[tuple[str, str]]:
+    """The pairs ``decide`` judges by meaning, each changed memory as the draft against the
+    older memories of its owner and type (and against the newer unchanged ones), as a full
+    sort of each finds them: its eight nearest by cosine (ties at the eighth kept, as the
+    bulk scores keep them), every one of its subject and of its normalised text; memories
+    with a usable vector only, pairs of two subjects that read as two left out."""
     import numpy as np
 
     import consistency.dream as rules
+    from consistency.judgement import subject_class, subject_key
+
+    def usable(vector: np.ndarray | None) -> bool:
+        return vector is not None and bool(np.isfinite(vector).all()) and bool(vector.any())
+
+    def reading(memory: DreamMemory) -> object:
+        key = subject_key(memory.subject)
+        return None if key is None else subject_class(key)
 
     by_kind: dict[tuple[str, str], list[DreamMemory]] = {}
     for m in memories:
-        if m.embedding is not None:
+        if usable(m.embedding):
             by_kind.setdefault(((m.owner or "").strip().casefold(), m.type), []).append(m)
     out: set[tuple[str, str]] = set()
     for members in by_kind.values():
-        matrix = np.stack([m.embedding for m in members])  # type: ignore[misc]
+        members = sorted(members, key=rules._created_key)
+        unit = [m.embedding / np.linalg.norm(m.embedding) for m in members]  # type: ignore[operator]
         for i, m in enumerate(members):
             if not m.changed:
                 continue
-            row = matrix[i] @ matrix.T
-            ranked = sorted((-float(v), j) for j, v in enumerate(row.tolist())
-                            if j != i and v >= rules.NEIGHBOUR_COSINE)
-            out |= {(m.id, members[j].id) for _v, j in ranked[:rules.NEIGHBOURS_BY_COSINE]}
+            for rows in (list(range(i)), [j for j in range(i + 1, len(members))
+                                          if not members[j].changed]):
+                cosines = {j: float(unit[i] @ unit[j]) for j in rows}
+                ranked = sorted(rows, key=lambda j: (-cosines[j], members[j].id))
+                chosen = set(ranked[:rules.NEIGHBOURS_BY_COSINE])
+                if len(ranked) > rules.NEIGHBOURS_BY_COSINE:
+                    last = cosines[ranked[rules.NEIGHBOURS_BY_COSINE - 1]]
+                    chosen |= {j for j in rows if abs(cosines[j] - last) <= 1e-9}
+                chosen |= {j for j in rows if members[j].content_hash == m.content_hash or (
+                    subject_key(m.subject) is not None
+                    and subject_key(members[j].subject) == subject_key(m.subject))}
+                out |= {(m.id, members[j].id) for j in chosen
+                        if None in (reading(m), reading(members[j]))
+                        or reading(m) == reading(members[j])}
     return out
 
 
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.tuples(st.integers(0, 3), st.booleans(), st.sampled_from(["x", "X ", None]),
-                          st.sampled_from(["user", "user", "project"])),
+                          st.sampled_from(["user", "user", "project"]),
+                          st.sampled_from([None, None, "s", "S.", "t", "allergy", "过敏"]),
+                          st.integers(1, 4)),
                 min_size=1, max_size=60),
-       st.integers(0, 2**32 - 1), st.integers(1, 200), st.booleans())
-@example(rows=[(0, True, None, "user")] * 20, seed=0, block=60, nan=False)
-@example(rows=[(3, True, None, "user")] * 10 + [(0, True, None, "user")] * 3, seed=0,
-         block=52, nan=True)
-def test_neighbour_pairs_in_blocks_are_those_of_the_whole_square(
-        rows: list[tuple[int, bool, str | None, str]], seed: int, block: int,
+       st.integers(0, 2**32 - 1), st.booleans())
+@example(rows=[(0, True, None, "user", None, 1)] * 20, seed=0, nan=False)
+@example(rows=[(3, True, None, "user", None, 2)] * 10 + [(0, True, None, "user", "s", 1)] * 3,
+         seed=0, nan=True)
+def test_groups_join_what_decide_would_judge_by_meaning(
+        rows: list[tuple[int, bool, str | None, str, str | None, int]], seed: int,
         nan: bool) -> None:
-    """Scored a few changed memories at a time (at most ``block`` scores held), the
-    neighbours are the pairs a full sort of every row of the whole square keeps: ties at
-    the eighth (vectors given twice, scores exact in binary) broken towards the earlier
-    memory, owners and types apart, a vector that is not a number never anyone's neighbour
-    (ten memories of one such vector beside three of another)."""
+    """The comparison groups are the connected components of the pairs of one subject and
+    of the pairs ``decide`` would judge by meaning, however far apart (a full sort of
+    every changed memory's older and newer unchanged ones: ties at the eighth kept, owners
+    and types apart, two subjects that read as two never joined by meaning, a vector that
+    is not a number never anyone's neighbour — ten memories of one such vector beside
+    three of another)."""
+    import networkx as nx
     import numpy as np
-    import pytest
 
     import consistency.dream as rules
 
@@ -336,14 +364,23 @@ def test_neighbour_pairs_in_blocks_are_those_of_the_whole_square(
     vectors[0] = [1, 0, 0, 0]  # (always its own copies' neighbour)
     if nan:
         vectors[3, 0] = np.nan
-    memories = [replace(mem(f"m{i:02d}", f"body {i}", changed=changed, type=kind),
+    memories = [replace(mem(f"m{i:02d}", f"body {i % 5}", changed=changed, type=kind,
+                            subject=subject, day=day),
                         owner=owner, embedding=vectors[v])
-                for i, (v, changed, owner, kind) in enumerate(rows)]
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(rules, "NEIGHBOUR_SCORES_MAX", block)
-        pairs = rules._neighbour_pairs(memories)
-    assert len(pairs) == len(set(pairs))
-    assert set(pairs) == _nearest_by_full_sort(memories)
+                for i, (v, changed, owner, kind, subject, day) in enumerate(rows)]
+    graph = nx.Graph()
+    graph.add_nodes_from(m.id for m in memories)
+    _, by_subject = rules._groups(memories)
+    for group in by_subject.values():
+        if len(group) > 1 and any(g.changed for g in group):
+            graph.add_edges_from((group[0].id, m.id) for m in group[1:])
+    graph.add_edges_from(_judged_by_meaning(memories))
+    root = {i: min(ids) for ids in nx.connected_components(graph) for i in ids}
+    expected: dict[str, list[DreamMemory]] = {}
+    for memory in memories:
+        expected.setdefault(root[memory.id], []).append(memory)
+    assert rules._comparison_groups(memories) == [
+        g for _r, g in sorted(expected.items()) if len(g) > 1 and any(m.changed for m in g)]
 
 
 @settings(max_examples=200, deadline=None)
