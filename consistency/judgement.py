@@ -3410,6 +3410,11 @@ def _alike(p: _Pair) -> _Finding | None:
         # "Likes coffee" / "I'm allergic to coffee" (咖啡过敏): two facts of one thing, at
         # cosines of one fact (0.45 across languages, 0.64 in English); never merged
         return "distinct", "another fact", ("an allergy on one side only",)
+    beside = _other_object_beside(p)
+    if beside:
+        # "*Peanut* allergy since childhood" / "*Pollen* allergy since I was a kid": two
+        # allergens are two facts, however alike the rest reads
+        return "distinct", "several values", beside
     if (p.strong or (p.lexical >= SAME_LEXICAL and (not measured or cos >= FLOOR_COSINE))) \
             and not (p.two_languages and _said_more(co, cn, of=PEOPLE)) \
             and not _replaced_below_floor(p):
@@ -3437,6 +3442,46 @@ def _alike(p: _Pair) -> _Finding | None:
         # a shared word or two with no kinship in meaning is not worth the user's review
         return "possible_duplicate", "similar", ()
     return None
+
+
+#: Relations of several values whose thing stands beside the relation's word ("*peanut*
+#: allergy", "allergic to *pollen*", "*lactose* intolerant").
+_THING_BESIDE = frozenset({"allergic", "intolerant"})
+
+
+def _other_object_beside(p: _Pair) -> tuple[str, ...]:
+    """The things each memory names beside one relation of several values
+    (:data:`_THING_BESIDE`), when each names one the other never names ("*Peanut* allergy
+    since childhood" / "*Pollen* allergy since a kid": ``("peanut → pollen",)``), else
+    ``()``. The rest of two such memories may be reworded ("since childhood" / "since I
+    was a kid"), so the words around them do not line up; a thing said on both sides
+    ("Peanut allergy" / "allergic to peanuts") is one fact told again."""
+    if p.two_languages:
+        return ()
+    old_words = {*p.co.units, *p.co.tokens}
+    new_words = {*p.cn.units, *p.cn.tokens}
+    for relation in sorted(_THING_BESIDE & set(p.co.units) & set(p.cn.units)):
+        old, new = _beside(p.co.units, relation), _beside(p.cn.units, relation)
+        if old and new and not old & new_words and not new & old_words:
+            return (f"{' '.join(sorted(old))} → {' '.join(sorted(new))}",)
+    return ()
+
+
+def _beside(units: tuple[str, ...], relation: str) -> set[str]:
+    """The words next to each ``relation`` of ``units`` (markers skipped; values, polarity
+    concepts and the relation itself never)."""
+    out = set()
+    for at, unit in enumerate(units):
+        if unit != relation:
+            continue
+        for step in (-1, 1):
+            near = at + step
+            while 0 <= near < len(units) and units[near].startswith("⟦"):
+                near += step
+            if 0 <= near < len(units) and not units[near].startswith(("⟨", "⟪")) and \
+                    units[near] not in _THING_BESIDE and units[near] not in WHEN_WORDS:
+                out.add(units[near])
+    return out
 
 
 def _other_thing_first(p: _Pair) -> bool:
