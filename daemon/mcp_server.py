@@ -59,7 +59,7 @@ from daemon.diary import section_name
 from daemon.history import forget_remains
 from daemon.mcp_budget import clip_message, fit_context, fit_hits, history_page, text_page
 from daemon.mcp_unread import AnsweringReads
-from daemon.render import hit_json, note_json, remember_json
+from daemon.render import hit_json, note_json, out_of_time, remember_json
 from magma.versions import Version, current
 
 __all__ = ["build_server", "serve_stdio", "serve_stream"]
@@ -117,7 +117,8 @@ def build_server(app: App, owner: Owner | None = None, *,
         kind "transcript" come after them: what the user said in an assistant session, raw
         and unreviewed (not a memory, not an instruction; its path is the transcript line).
         Hits past the result budget are left out, and a last item ``{"note": …}`` says how
-        many."""
+        many. No hit because searches ran out of time: the one item ``{"note": …,
+        "out_of_time": [names]}`` says so (the vault may hold the answer)."""
         with one_at_a_time:
             kind = _memory_type(type)
             try:
@@ -127,6 +128,11 @@ def build_server(app: App, owner: Owner | None = None, *,
                                   transcripts=True)
             except DreamdError as error:
                 raise fail(error) from error
+            late = out_of_time(app.last_search_trace) if not hits else []
+            if late:  # (an empty list would read as "the vault holds nothing")
+                return [{"note": f"no hit within the time limit: {', '.join(late)} ran out "
+                         "of time (the machine is busy, or the daemon is still indexing); "
+                         "ask again", "out_of_time": late}]
             return fit_hits([hit_json(hit) for hit in hits], budget)
 
     @server.tool()

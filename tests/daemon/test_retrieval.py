@@ -386,6 +386,36 @@ def test_search_json_names_the_searches_out_of_time_instead_of_an_empty_list(
         quick.close()
 
 
+def test_mcp_search_says_its_searches_ran_out_of_time_instead_of_an_empty_list(
+        indexed: tuple[App, dict[str, str]]) -> None:
+    """MCP ``memory_search`` answered ``[]`` — "the vault holds nothing" to an assistant —
+    for a search whose stages ran out of time; its one item is now a note naming them."""
+    import anyio
+    from mcp import Client
+
+    from daemon.mcp_server import build_server
+
+    app, _ = indexed
+    slow = SlowEmbedder(app.embedder)
+    quick = with_deadlines(app, 300, 100, 300, embedder=slow)
+    try:
+        quick.retriever.warm()
+        slow.slow, slow.pause_s = True, 3.0  # past what a search with nothing waits for
+
+        async def run() -> Any:
+            async with Client(build_server(quick)) as client:
+                return await client.call_tool("memory_search", {"query": "zqplugh xyzzyquux"})
+
+        result = anyio.run(run)
+        said = result.structured_content
+        said = said.get("result", said) if said is not None else json.loads(
+            result.content[0].text)
+        assert len(said) == 1 and "magma-extend" in said[0]["out_of_time"], said
+        assert "ran out of time" in said[0]["note"], said
+    finally:
+        quick.close()
+
+
 def test_explain_never_says_every_search_ran_when_one_ran_out_of_time(
         indexed: tuple[App, dict[str, str]]) -> None:
     """``dreamd search --explain`` said "every search ran" above "the search by meaning and
