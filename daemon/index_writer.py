@@ -139,14 +139,20 @@ class BackgroundIndex:
                     for job in versions:  # reads the files, which may be newer by then)
                         try:
                             job()
-                        except (DreamdError, OSError) as error:  # the index write records
-                            log.error("versions.record_failed", error=str(error))
+                        except Exception as error:  # (any: the index write still goes in,
+                            # and the next write of the file records its version)
+                            log.error("versions.record_failed", error=str(error),
+                                      kind=type(error).__name__,
+                                      exc_info=not isinstance(error, DreamdError | OSError))
                     versions = self._take_versions()
                 try:
                     if paths:
                         self._write(paths)
-                except (DreamdError, OSError) as error:  # the file is on disk: a sync
+                except Exception as error:  # (any: the file is on disk; the writes asked
+                    # for after these still go in)
                     log.error("index.write_failed", paths=len(paths), error=str(error),
+                              kind=type(error).__name__,
+                              exc_info=not isinstance(error, DreamdError | OSError),
                               hint="the next dreamd sync (or the daemon) indexes it")
         finally:
             with self._changed:  # (also after an error nobody expected: no reader hangs)

@@ -132,8 +132,34 @@ def test_a_process_that_exits_after_remember_writes_the_index_first(
     path, pending = _said(done.stdout)
     assert pending == "True"  # it had not been written when remember answered
     fresh, _ = make_app(vault)
-    assert path in fresh.store.file_index()
+    assert path in fresh.store.file_index(), done.stderr[-4000:]
     assert path in [hit.path for hit in fresh.search("attic hatch marigold-2210", limit=5)]
+
+
+def test_a_version_record_that_fails_unexpectedly_leaves_the_index_write_to_go_in(
+        vault: Path, make_app: Builder) -> None:
+    """Whatever a version record raises (here a RuntimeError, as a LanceDB error may be), the
+    index write after it still goes in, and so do the writes asked for after that one."""
+    app, _ = make_app(vault)
+    app.sync()
+    background: BackgroundIndex = app.indexing.background
+    gate = threading.Event()
+
+    def broken() -> None:
+        gate.wait(timeout=60)
+        raise RuntimeError("commit conflict")
+
+    background.submit((), broken)
+    made = app.memories().remember("The boathouse padlock code is quince-5183.",
+                                   type="reference")
+    gate.set()
+    app.indexing.settle()
+    assert made.path in app.store.file_index()
+    background.submit((), broken)
+    later = app.memories().remember("The shed's spare fuse is a 13 amp one.", type="reference")
+    gate.set()
+    app.indexing.settle()
+    assert later.path in app.store.file_index()
 
 
 def test_the_cli_remember_writes_the_index_before_it_exits(
