@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Collection, Iterator
+from collections.abc import Collection
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -33,7 +33,7 @@ import filelock
 from ccb.atomic import TEMP_SUFFIX, read_json_object, write_bytes_atomic
 from ccb.memory_file import slugify
 from ccb.names import nfc_key
-from config.errors import LockError
+from daemon.lock import held
 
 __all__ = ["PENDING_FORGETS_FILE", "ForgetJournal", "PendingForget"]
 
@@ -148,11 +148,5 @@ class ForgetJournal:
         for temp in self.path.parent.glob(f".{self.path.name}.*{TEMP_SUFFIX}"):
             temp.unlink(missing_ok=True)
 
-    @contextlib.contextmanager
-    def _locked(self) -> Iterator[None]:
-        try:
-            with self._lock:
-                yield
-        except filelock.Timeout as exc:
-            raise LockError(f"forget: {exc.lock_file} held by another dreamd process for "
-                            f"{_LOCK_TIMEOUT_S:.0f} s") from exc
+    def _locked(self) -> contextlib.AbstractContextManager[None]:
+        return held(self._lock, "forget", _LOCK_TIMEOUT_S)

@@ -20,7 +20,7 @@ from __future__ import annotations
 import contextlib
 import difflib
 import json
-from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -36,7 +36,7 @@ from ccb.owner import Owner
 from ccb.parse import parse_note
 from ccb.scan import read_note_bytes
 from ccb.writer import NoteWriter, WriteOutcome
-from config.errors import DreamdError, LockError, MemoryNotFoundError, VersionNotFoundError
+from config.errors import DreamdError, MemoryNotFoundError, VersionNotFoundError
 from consistency.arbiter import KeepFile, ManualReview, TakeMagma, decide
 from consistency.checker import Divergent
 from daemon.entry_versions import (
@@ -46,6 +46,7 @@ from daemon.entry_versions import (
     origins_of,
     write_entry_line,
 )
+from daemon.lock import held
 from magma.store import MagmaStore
 from magma.versions import NewVersion, Version, VersionArchive, VersionKind, current
 
@@ -274,14 +275,8 @@ class VersionRecorder:
         self._clear_pending(set(keys))
         return made
 
-    @contextlib.contextmanager
-    def _locked(self) -> Iterator[None]:
-        try:
-            with self._lock:
-                yield
-        except filelock.Timeout as exc:
-            raise LockError(f"history: {exc.lock_file} held by another dreamd process for "
-                            f"{LOCK_TIMEOUT_S:.0f} s") from exc
+    def _locked(self) -> contextlib.AbstractContextManager[None]:
+        return held(self._lock, "history", LOCK_TIMEOUT_S)
 
     def forget(self, key: str) -> None:
         """Drop what this device keeps about a forgotten memory (its base, a gone mark: the

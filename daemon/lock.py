@@ -21,11 +21,13 @@ that another process may have just opened lets two processes "hold" two differen
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
 import sys
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -43,6 +45,7 @@ __all__ = [
     "DaemonLock",
     "LockHolder",
     "current_holder",
+    "held",
     "read_holder",
 ]
 
@@ -121,6 +124,20 @@ def _file_lock(state_dir: Path) -> filelock.BaseFileLock:
     return filelock.FileLock(
         state_dir / LOCK_FILE_NAME, timeout=0, thread_local=False, preserve_lock_file=True
     )
+
+
+@contextlib.contextmanager
+def held(lock: filelock.BaseFileLock, what: str, timeout_s: float) -> Iterator[None]:
+    """Hold ``lock`` (made with ``timeout=timeout_s``, seconds) for the ``with`` body.
+
+    Raises LockError, naming ``what`` (``"history"``, ``"forget"``) and the lock file, when
+    another process held it all that time."""
+    try:
+        with lock:
+            yield
+    except filelock.Timeout as exc:
+        raise LockError(f"{what}: {exc.lock_file} held by another dreamd process for "
+                        f"{timeout_s:.0f} s") from exc
 
 
 def current_holder(state_dir: Path) -> LockHolder | None:

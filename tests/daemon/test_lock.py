@@ -11,6 +11,7 @@ import textwrap
 from collections.abc import Iterator
 from pathlib import Path
 
+import filelock
 import pytest
 
 from config.errors import LockError
@@ -20,6 +21,7 @@ from daemon.lock import (
     DaemonLock,
     LockHolder,
     current_holder,
+    held,
     read_holder,
 )
 
@@ -137,3 +139,17 @@ def test_unreadable_side_file_reads_as_none(tmp_path: Path) -> None:
     (tmp_path / HOLDER_FILE_NAME).write_text("{not json", encoding="utf-8")
     assert read_holder(tmp_path) is None
     assert read_holder(tmp_path / "missing") is None
+
+
+def test_a_state_file_lock_held_elsewhere_all_the_time_says_which_and_for_how_long(
+        tmp_path: Path) -> None:
+    """The history's and the forget journal's locks (:func:`daemon.lock.held`): a holder
+    that keeps the lock past the wait gives a LockError naming what waited and the file."""
+    path = tmp_path / "history.lock"
+    other = filelock.FileLock(path)  # (another open of the file: another holder)
+    said = r"^history: .*history\.lock held by another dreamd process for 0 s"
+    with other, pytest.raises(LockError, match=said), \
+            held(filelock.FileLock(path, timeout=0.05), "history", 0.05):
+        pytest.fail("held while another holder had it")
+    with held(filelock.FileLock(path, timeout=0.05), "forget", 0.05):
+        assert path.exists()
