@@ -334,60 +334,59 @@ def test_a_stage_past_its_deadline_is_skipped_and_the_search_still_answers(
         quick.close()
 
 
-def test_a_search_that_found_nothing_in_its_time_says_so_not_no_results(
-        indexed: tuple[App, dict[str, str]]) -> None:
+@pytest.fixture
+def slow_app(indexed: tuple[App, dict[str, str]]) -> Iterator[App]:
+    """The indexed app, warm, whose embedder then takes 3 s a call: past what a search with
+    nothing found waits for, so its search by meaning runs out of time."""
     app, _ = indexed
     slow = SlowEmbedder(app.embedder)
     quick = with_deadlines(app, 300, 100, 300, embedder=slow)
     try:
         quick.retriever.warm()
-        slow.slow, slow.pause_s = True, 3.0  # past what a search with nothing waits for
-        question = "zqplugh xyzzyquux"  # no name nor title of the vault holds these words
-        hits = quick.search(question, count_recall=False, now=NOW)
-        trace = quick.last_search_trace
-        assert trace is not None and hits == []
-        assert ("magma-extend", "skipped: deadline") in [(s.name, s.status)
-                                                         for s in trace.stages]
-        console = Console(file=io.StringIO(), width=300, color_system=None)
-        render.print_hits(console, question, hits, trace)
-        said = console.file.getvalue()  # type: ignore[attr-defined]
-        assert "within the time limit: magma-extend ran out of time" in said
-        console = Console(file=io.StringIO(), width=300, color_system=None)
-        render.print_hits(console, "zzqq nothing", [], None)  # no trace: nothing known
-        assert console.file.getvalue() == "no results for zzqq nothing\n"  # type: ignore[attr-defined]
+        slow.slow, slow.pause_s = True, 3.0
+        yield quick
     finally:
         quick.close()
 
 
+def test_a_search_that_found_nothing_in_its_time_says_so_not_no_results(
+        slow_app: App) -> None:
+    question = "zqplugh xyzzyquux"  # no name nor title of the vault holds these words
+    hits = slow_app.search(question, count_recall=False, now=NOW)
+    trace = slow_app.last_search_trace
+    assert trace is not None and hits == []
+    assert ("magma-extend", "skipped: deadline") in [(s.name, s.status)
+                                                     for s in trace.stages]
+    console = Console(file=io.StringIO(), width=300, color_system=None)
+    render.print_hits(console, question, hits, trace)
+    said = console.file.getvalue()  # type: ignore[attr-defined]
+    assert "within the time limit: magma-extend ran out of time" in said
+    console = Console(file=io.StringIO(), width=300, color_system=None)
+    render.print_hits(console, "zzqq nothing", [], None)  # no trace: nothing known
+    assert console.file.getvalue() == "no results for zzqq nothing\n"  # type: ignore[attr-defined]
+
+
 def test_search_json_names_the_searches_out_of_time_instead_of_an_empty_list(
-        indexed: tuple[App, dict[str, str]]) -> None:
+        slow_app: App) -> None:
     """``dreamd search --json`` printed ``[]`` — "the vault holds nothing" to a script —
     for a search whose stages ran out of time. It prints an object whose ``hits`` is that
     empty list and whose ``out_of_time`` names them; a search that answered in time is the
     list it always was (``test_cli``: with hits), and ``--explain``'s object carries
     ``out_of_time`` too. Run as the daemon runs a client's command line (a busy daemon is
     where searches run out of time)."""
-    app, _ = indexed
-    slow = SlowEmbedder(app.embedder)
-    quick = with_deadlines(app, 300, 100, 300, embedder=slow)
-    try:
-        quick.retriever.warm()
-        slow.slow, slow.pause_s = True, 3.0  # past what a search with nothing waits for
-        for flags in (["--json"], ["--json", "--explain"]):
-            late = serve_command(quick, ["search", "zqplugh xyzzyquux", *flags], None, {})
-            assert late is not None and late.exit_code == 0, late
-            said = json.loads(late.stdout)
-            assert isinstance(said, dict) and said["hits"] == [], said
-            assert "magma-extend" in said["out_of_time"], said
-        assert set(said) == {"hits", "trace", "out_of_time"}
-        assert ("magma-extend", "skipped: deadline") in [
-            (s["name"], s["status"]) for s in said["trace"]["stages"]]
-    finally:
-        quick.close()
+    for flags in (["--json"], ["--json", "--explain"]):
+        late = serve_command(slow_app, ["search", "zqplugh xyzzyquux", *flags], None, {})
+        assert late is not None and late.exit_code == 0, late
+        said = json.loads(late.stdout)
+        assert isinstance(said, dict) and said["hits"] == [], said
+        assert "magma-extend" in said["out_of_time"], said
+    assert set(said) == {"hits", "trace", "out_of_time"}
+    assert ("magma-extend", "skipped: deadline") in [
+        (s["name"], s["status"]) for s in said["trace"]["stages"]]
 
 
 def test_mcp_search_says_its_searches_ran_out_of_time_instead_of_an_empty_list(
-        indexed: tuple[App, dict[str, str]]) -> None:
+        slow_app: App) -> None:
     """MCP ``memory_search`` answered ``[]`` — "the vault holds nothing" to an assistant —
     for a search whose stages ran out of time; its one item is now a note naming them."""
     import anyio
@@ -395,50 +394,34 @@ def test_mcp_search_says_its_searches_ran_out_of_time_instead_of_an_empty_list(
 
     from daemon.mcp_server import build_server
 
-    app, _ = indexed
-    slow = SlowEmbedder(app.embedder)
-    quick = with_deadlines(app, 300, 100, 300, embedder=slow)
-    try:
-        quick.retriever.warm()
-        slow.slow, slow.pause_s = True, 3.0  # past what a search with nothing waits for
 
-        async def run() -> Any:
-            async with Client(build_server(quick)) as client:
-                return await client.call_tool("memory_search", {"query": "zqplugh xyzzyquux"})
+    async def run() -> Any:
+        async with Client(build_server(slow_app)) as client:
+            return await client.call_tool("memory_search", {"query": "zqplugh xyzzyquux"})
 
-        result = anyio.run(run)
-        said = result.structured_content
-        said = said.get("result", said) if said is not None else json.loads(
-            result.content[0].text)
-        assert len(said) == 1 and "magma-extend" in said[0]["out_of_time"], said
-        assert "ran out of time" in said[0]["note"], said
-    finally:
-        quick.close()
+    result = anyio.run(run)
+    said = result.structured_content
+    said = said.get("result", said) if said is not None else json.loads(
+        result.content[0].text)
+    assert len(said) == 1 and "magma-extend" in said[0]["out_of_time"], said
+    assert "ran out of time" in said[0]["note"], said
 
 
 def test_explain_never_says_every_search_ran_when_one_ran_out_of_time(
-        indexed: tuple[App, dict[str, str]]) -> None:
+        slow_app: App) -> None:
     """``dreamd search --explain`` said "every search ran" above "the search by meaning and
     by words: skipped: out of time". The strategy's line says which searches did not run and
     why, as the daemon answers a client's command line."""
-    app, _ = indexed
-    slow = SlowEmbedder(app.embedder)
-    quick = with_deadlines(app, 300, 100, 300, embedder=slow)
-    try:
-        quick.retriever.warm()
-        slow.slow, slow.pause_s = True, 3.0
-        late = serve_command(quick, ["search", "zqplugh xyzzyquux", "--explain"], None, {})
-        assert late is not None and late.exit_code == 0, late
-        said = " ".join(late.stdout.split())
-        assert "every search ran" not in said, said
-        assert "every search was to run, but the search by meaning and by words ran out of " \
-               "time" in said, said
-        assert "; on a near tie a note found by its name or title comes first " \
-               "(retrieval.default_strategy = both-priority-ccb)" in said, said
-        assert "the search by meaning and by words (the index: meaning, full text, " \
-               "memories): skipped: out of time" in said, said
-    finally:
-        quick.close()
+    late = serve_command(slow_app, ["search", "zqplugh xyzzyquux", "--explain"], None, {})
+    assert late is not None and late.exit_code == 0, late
+    said = " ".join(late.stdout.split())
+    assert "every search ran" not in said, said
+    assert "every search was to run, but the search by meaning and by words ran out of " \
+           "time" in said, said
+    assert "; on a near tie a note found by its name or title comes first " \
+           "(retrieval.default_strategy = both-priority-ccb)" in said, said
+    assert "the search by meaning and by words (the index: meaning, full text, " \
+           "memories): skipped: out of time" in said, said
 
 
 @pytest.mark.parametrize(("strategy", "stages", "line"), [
