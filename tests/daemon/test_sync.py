@@ -19,6 +19,7 @@ import pytest
 from rich.console import Console
 from structlog.testing import capture_logs
 
+from ccb.parse import parse_note
 from ccb.scan import read_note
 from config.errors import MassDeleteError
 from daemon.app import App
@@ -476,6 +477,30 @@ def test_a_very_long_note_is_cut_reported_and_untouched(vault: Path, make_app: B
     assert 1 <= len(chunks) <= 6  # 5,000 characters at 1,500 per chunk, not 48,000
     assert huge.read_bytes() == raw
 
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n"])
+def test_the_links_past_where_a_long_note_is_cut_are_left_out_with_its_text(
+        vault: Path, make_app: Builder, newline: str) -> None:
+    """A note past ``sync.max_note_chars`` is indexed up to the cut, its links too: a 50 MB
+    log with a link on each line stored 735,294 link rows (124 s of sync, 1.4 GB). The links
+    of its properties and of the line cut through stay; the file is never changed."""
+    huge = vault / "Link log.md"
+    lines = [f"- {i:05d} seen by [[Early person {i}]] at the desk" for i in range(100)]
+    lines += [f"- {i:05d} seen by [[Late person {i}]] at the desk" for i in range(100, 3000)]
+    raw = newline.join(["---", 'related: "[[Property target]]"', "---", "# Link log", "",
+                        *lines, ""]).encode()
+    huge.write_bytes(raw)
+    body = parse_note("Link log.md", raw).body  # (as the index reads it)
+    cut = body.index("[[Late person 100]]") + 4  # (inside the first late link)
+    app, _ = make_app(vault, **{"sync.max_note_chars": cut})
+    report = app.sync()
+    assert any(p.path == "Link log.md" and p.kind == "size" for p in report.problems)
+    targets = {link.target for link in app.store.unresolved_links(["Link log.md"])}
+    assert {f"Early person {i}" for i in range(100)} <= targets
+    assert "Property target" in targets and "Late person 100" in targets  # (line cut through)
+    assert not {t for t in targets if t.startswith("Late person") and t != "Late person 100"}
+    assert huge.read_bytes() == raw
 
 def test_a_clipped_page_with_an_inline_image_is_indexed_as_its_text(
         vault: Path, make_app: Builder) -> None:
