@@ -2500,6 +2500,13 @@ def _changed_value(p: _Pair) -> _Finding | None:
             _denied(v.text, p.co) or _denied(w.text, p.cn) for _g, olds, news in p.changes
             for v in olds for w in news))) and not p.changed_cue:
         return "distinct", "several values", labels
+    if words_only and not p.changed_cue and _companions_only(p) and all(
+            _RECURRING_DAY.search(c.text) for c in (p.co, p.cn)):
+        # whom a thing is done with every such day, another on each side ("Lunch with *Tom*
+        # on Fridays" / "Lunch with *Sarah* on Fridays"): two entries of a schedule as often
+        # as one whose partner changed; both stay, listed, unless the new memory says it
+        # changed. A tool is no companion of a schedule ("Deploy with Terraform" / "Pulumi")
+        return "possible_contradiction", "another companion", labels
     if any((len(olds) > max(1, len(news)) or not _in_clauses_apart(p.cn, news))
            and _in_clauses_apart(p.co, olds) for _g, olds, news in p.changes):
         # the older tells more facts than the change replaces, in clauses of their own ("I
@@ -2546,6 +2553,19 @@ def _changed_value(p: _Pair) -> _Finding | None:
         # supersessions of blind3–12 kept, 6 in every set, no contradiction lost
         return "possible_contradiction", "changed value", (*labels, "other words beside it")
     return ("contradiction" if sure else "possible_contradiction"), "changed value", labels
+
+
+def _companions_only(p: _Pair) -> bool:
+    """Is every changed value, on both sides, the one a thing is done with: a name right
+    after "with" ("Tennis with *Mark*", "Dinner with *Mom*")?"""
+    return bool(p.changes) and all(
+        _with_companion(value.text).search(claim.text) is not None
+        for _g, olds, news in p.changes
+        for claim, values in ((p.co, olds), (p.cn, news)) for value in values)
+
+
+def _with_companion(value: str) -> re.Pattern[str]:
+    return re.compile(rf"(?i)\bwith\s+(?:my\s+|our\s+)?{re.escape(value)}(?!\w)")
 
 
 def _said_more_exactly(old: str, new: str) -> bool:
