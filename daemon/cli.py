@@ -1440,6 +1440,32 @@ def run(
     raise typer.Exit(daemon.run())
 
 
+@app.command()
+def stop(
+    ctx: typer.Context,
+    vault_argument: VaultArgument = None,
+    vault: VaultOption = None,
+    wait: Annotated[float, typer.Option(
+        "--wait", min=0.0, help="Seconds to wait for the daemon to exit.")] = 60.0,
+) -> None:
+    """Stop the daemon of a vault, as Ctrl-C in its terminal does (it finishes the commit it
+    is writing first). Exit 0 when no daemon runs for the vault afterwards."""
+    from config.settings import state_dir
+    from daemon.stopping import stop_daemon
+    from daemon.vault_folder import resolve_vault
+
+    vault = _one_vault(vault_argument, vault)
+    opts = _options(ctx)
+    loaded = load(opts.config_path, opts.env_name,
+                  {**opts.overrides, **({"vault.path": vault} if vault is not None else {})})
+    root, _ = resolve_vault(loaded)
+    settings = loaded.settings.model_copy(
+        update={"vault": loaded.settings.vault.model_copy(update={"path": root})})
+    outcome = stop_daemon(state_dir(settings), wait_s=wait)
+    (out if outcome.exit_code == 0 else err).print(shown(outcome.line(root)), highlight=False)
+    raise typer.Exit(outcome.exit_code)
+
+
 def _one_vault(vault: Path | None, vault_option: Path | None) -> Path | None:
     """The vault given as VAULT or ``--vault`` (``sync``, ``run``, ``status`` and ``check``
     take both); two different ones are refused (``typer.BadParameter``)."""

@@ -40,6 +40,7 @@ from ccb.atomic import write_json_atomic
 from config.errors import LockError
 
 __all__ = [
+    "DAEMON_ROLE",
     "HOLDER_FILE_NAME",
     "LOCK_FILE_NAME",
     "DaemonLock",
