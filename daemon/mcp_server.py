@@ -38,9 +38,11 @@ its connection to the local API, with the daemon's engine lock as the one-at-a-t
 
 from __future__ import annotations
 
+import inspect
 import io
 import threading
-from typing import Annotated, Any
+from collections.abc import Callable
+from typing import Annotated, Any, Literal
 
 import anyio
 from mcp.server.mcpserver import MCPServer
@@ -63,6 +65,14 @@ from daemon.render import hit_json, note_json, out_of_time, remember_json
 from magma.versions import Version, current
 
 __all__ = ["build_server", "serve_stdio", "serve_stream"]
+
+def tool_description(doc: str) -> str:
+    """A tool's docstring as an assistant reads it: indentation gone, each paragraph on one
+    line, blank lines between them, ``literal`` as `literal` (markdown, not reST)."""
+    paragraphs = inspect.cleandoc(doc).split("\n\n")
+    text = "\n\n".join(" ".join(p.split()) for p in paragraphs if p.strip())
+    return text.replace("``", "`")
+
 
 def _memory_type(value: str | None) -> MemoryType | None:
     if value is None or value == "":
@@ -107,11 +117,12 @@ def build_server(app: App, owner: Owner | None = None, *,
 
     fail = _tool_error
     one_at_a_time = lock if lock is not None else threading.Lock()
+    tool = _described(server)
     budget = app.settings.mcp.max_result_tokens
 
-    @server.tool()
+    @tool
     def memory_search(query: str, limit: Annotated[int, Field(ge=1)] = 10,
-                      type: str | None = None) -> list[dict[str, Any]]:
+                      type: MemoryType | Literal[""] | None = None) -> list[dict[str, Any]]:
         """Search the vault's notes and memories (hybrid: meaning and exact words), at most
         ``limit`` hits (1 or more, as ``dreamd search -n``; above 50 reads as 50). Hits of
         kind "transcript" come after them: what the user said in an assistant session, raw
@@ -135,9 +146,9 @@ def build_server(app: App, owner: Owner | None = None, *,
                          "ask again", "out_of_time": late}]
             return fit_hits([hit_json(hit) for hit in hits], budget)
 
-    @server.tool()
+    @tool
     def memory_write(
-        text: str, type: str = "project", name: str | None = None,
+        text: str, type: MemoryType = "project", name: str | None = None,
         description: str | None = None, subject: str | None = None, pinned: bool = False,
     ) -> dict[str, Any]:
         """Keep a memory: a fact (project), a rule (feedback), a preference (user) or a pointer
@@ -159,7 +170,7 @@ def build_server(app: App, owner: Owner | None = None, *,
                 raise fail(error) from error
             return remember_json(result)
 
-    @server.tool()
+    @tool
     def memory_read(memory: str, offset: int = 0) -> dict[str, Any]:
         """One memory file as it is on disk (a credential in it withheld), by id, name or file
         name: ``path`` and ``content``. A file longer than the result budget comes in pages:
@@ -175,7 +186,7 @@ def build_server(app: App, owner: Owner | None = None, *,
             return text_page(content, offset, budget, tool="memory_read",
                              answer=lambda chunk: {"path": stored.path, "content": chunk})
 
-    @server.tool()
+    @tool
     def memory_forget(memory: str) -> dict[str, Any]:
         """Delete a memory for good (the file and its index rows), by id, name or file name."""
         with one_at_a_time:
@@ -216,7 +227,7 @@ def _diary_tool(server: MCPServer, app: App, owner: Owner | None,
     for an owner names it as the source of its lines (``(source: alice/claude-code)``)."""
     fail = _tool_error
 
-    @server.tool(description=NOTE_TOOL_DESCRIPTION)
+    @server.tool(description=tool_description(NOTE_TOOL_DESCRIPTION))
     def memory_note(text: str, section: str | None = None) -> dict[str, Any]:
         try:  # refused at once, without waiting for another tool call to finish
             heading = section_name(section)
@@ -233,6 +244,14 @@ def _diary_tool(server: MCPServer, app: App, owner: Owner | None,
             return note_json(result)
 
 
+def _described(server: MCPServer) -> Callable[[Callable[..., Any]], Any]:
+    """``@tool``: ``server.tool()`` with the function's docstring as an assistant reads it
+    (:func:`tool_description`)."""
+    def tool(fn: Callable[..., Any]) -> Any:
+        return server.tool(description=tool_description(fn.__doc__ or ""))(fn)
+    return tool
+
+
 def _tool_error(error: DreamdError) -> ToolError:
     return ToolError(clip_message(str(error)))
 
@@ -243,8 +262,9 @@ def _history_and_context_tools(server: MCPServer, app: App, owner: Owner | None,
     """Register ``memory_history``, ``memory_rollback`` and ``build_context`` on ``server``
     (see :func:`build_server`); ``budget`` is the most tokens of one answer."""
     fail = _tool_error
+    tool = _described(server)
 
-    @server.tool()
+    @tool
     def memory_history(
         memory: str, diff_from: int | None = None, diff_to: int | None = None,
         offset: int = 0,
@@ -283,7 +303,7 @@ def _history_and_context_tools(server: MCPServer, app: App, owner: Owner | None,
             return history_page(answer, [_version_json(v) for v in versions],
                                 None if diff is None else redact_secrets(diff), offset, budget)
 
-    @server.tool()
+    @tool
     def memory_rollback(memory: str, version: int) -> dict[str, Any]:
         """Restore version ``version`` of a memory (numbers from ``memory_history``): its
         exact content is written back as a new version, so nothing is lost and the rollback
@@ -300,7 +320,7 @@ def _history_and_context_tools(server: MCPServer, app: App, owner: Owner | None,
                     "restored": result.restored, "status": result.status,
                     "conflict_path": result.conflict_path}
 
-    @server.tool()
+    @tool
     def build_context(query: str = "", budget_tokens: int = 4000) -> str:
         """Background for the current task: who the user is and the rules they set (always),
         memories and notes relevant to ``query``, and a list of how-to notes, each with its

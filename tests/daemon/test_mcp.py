@@ -256,6 +256,35 @@ def test_a_search_for_no_hits_is_refused_as_the_cli_refuses_it(app: App, limit: 
     assert "Input should be greater than or equal to 1" in result.content[0].text
 
 
+
+def test_the_tools_read_as_plain_text_and_name_the_memory_types(app: App) -> None:
+    """An assistant reads each tool's description and schema: no docstring indentation nor
+    reST quoting (``limit`` read "at most         ``limit`` hits"), and the memory types
+    as an enum of the schema, so that "preference" is never tried."""
+    async def run() -> list[Any]:
+        async with Client(build_server(app)) as client:
+            return list((await client.list_tools()).tools)
+
+    tools = {tool.name: tool for tool in anyio.run(run)}
+    assert {"memory_search", "memory_write", "memory_note", "build_context"} <= set(tools)
+    for tool in tools.values():
+        said = tool.description or ""
+        assert said and "``" not in said and "  " not in said and "\n\n\n" not in said, said
+        assert all(line == line.strip() for line in said.splitlines()), said
+    types = ["user", "feedback", "project", "reference"]
+    assert tools["memory_write"].input_schema["properties"]["type"]["enum"] == types
+    searched = tools["memory_search"].input_schema["properties"]["type"]["anyOf"]
+    assert types[0] in searched[0]["enum"] and set(types) <= set(searched[0]["enum"])
+    refused, kept, filtered = _in_process(app, [
+        ("memory_write", {"text": "I like my tea without sugar.", "type": "preference"}),
+        ("memory_write", {"text": "I like my tea without sugar.", "type": "user"}),
+        ("memory_search", {"query": "tea sugar", "type": ""}),  # (no filter, as before)
+    ])
+    assert refused.is_error and "'user', 'feedback', 'project' or 'reference'" in \
+        refused.content[0].text
+    assert _data(kept)["action"] == "created"
+    assert not filtered.is_error
+
 def _raw_lines(vault: Path, messages: list[dict[str, Any]], timeout: float = 240
                ) -> dict[int, dict[str, Any]]:
     """Send ``messages`` to ``dreamd mcp`` as raw JSON lines (``json.dumps`` escapes a lone
