@@ -14,7 +14,7 @@ import io
 import json
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -241,13 +241,28 @@ def _options(ctx: typer.Context) -> _Options:
 
 @contextmanager
 def _app(ctx: typer.Context, **flags: Any) -> Iterator[App]:
+    """The application of the command's vault (the daemon's own when it serves the command),
+    ``flags`` overriding its settings."""
+    with _checked_app(ctx, None, flags) as application:
+        yield application
+
+
+@contextmanager
+def _checked_app(ctx: typer.Context, _first: Callable[[Any], object] | None,
+                 flags: dict[str, Any]) -> Iterator[App]:
+    """:func:`_app`, ``_first(settings)`` run before the application is built (a check that
+    needs no index nor model: a refusal comes before LanceDB and numpy are imported)."""
     served = _served.get()
     if served is not None:  # the daemon's own application, warm and shared
+        if _first is not None:
+            _first(served.app.settings)
         yield served.app
         return
     opts = _options(ctx)
     overrides = {**opts.overrides, **{k: v for k, v in flags.items() if v is not None}}
     loaded = load(opts.config_path, opts.env_name, overrides)
+    if _first is not None:
+        _first(loaded.settings)
     application = _created(loaded, _command_name(ctx))
     _note_resolution(application, loaded.config_path)
     try:
@@ -679,9 +694,10 @@ def remember(
         if not text.strip():
             raise EmptyMemoryError("remember -: nothing on stdin; pipe the memory's text in "
                                    "(echo 'the fact' | dreamd remember -)")
-    with _app(ctx, **{"vault.path": vault}) as application:
-        # refused before the store is opened or the model loaded
-        checked_memory_text(text, max_chars=application.settings.memory.max_chars)
+    def checked(settings: Any) -> None:  # (refused before the index or the model is loaded)
+        checked_memory_text(text, max_chars=settings.memory.max_chars)
+
+    with _checked_app(ctx, checked, {"vault.path": vault}) as application:
         result = application.memories(_owner(owner)).remember(
             text, type=type_, name=name, description=description, subject=subject, pinned=pin,
             source="user",

@@ -119,6 +119,22 @@ def test_bad_memory_text_is_one_line_exit_2_and_nothing_written(
     assert not (small_vault / "Memory" / "MEMORY.md").exists()
 
 
+@pytest.mark.parametrize("text", ["The glaze log. " * 100, "釉料记录。" * 300, "🎉 🎉\n"])
+def test_a_memory_text_refused_is_refused_before_the_index_is_opened(
+        small_vault: Path, text: str) -> None:
+    """Refused before LanceDB or numpy is imported, let alone the model loaded (it took 9 s
+    on a busy machine, where "before it is embedded" reads as at once)."""
+    script = ("import sys\nfrom daemon.cli import main\ntry:\n    main()\n"
+              "except SystemExit as stop:\n    code = stop.code\n"
+              "print(code, 'lancedb' in sys.modules, 'numpy' in sys.modules)\n")
+    done = subprocess.run(
+        [sys.executable, "-c", script, "--set", "memory.max_chars=1000", "remember", "-",
+         "--vault", str(small_vault)], input=text,
+        capture_output=True, text=True, timeout=120, cwd=Path(__file__).parents[2])
+    assert done.stdout.split() == ["2", "False", "False"], (done.stdout, done.stderr)
+    assert "nothing was written" in done.stderr and memory_bodies(small_vault) == []
+
+
 def test_chinese_and_japanese_memories_have_words(small_vault: Path) -> None:
     for text in ("用户住在杭州。", "東京に住んでいる。"):
         done = dreamd("remember", text, "--vault", str(small_vault))
