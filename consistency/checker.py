@@ -536,7 +536,8 @@ def _possible_pairs(files: Mapping[str, FileSide],
                 continue  # settled: one of them was superseded, archived or forgotten
             a, b = sorted((file.path, other))
             if (a, b) not in pairs and kind in {"possible_duplicate", "possible_contradiction"}:
-                pairs[(a, b)] = PossiblePair(kind, (a, b), None)  # type: ignore[arg-type]
+                evidence = (judged or {}).get((a, b), ("", ""))[1] or None
+                pairs[(a, b)] = PossiblePair(kind, (a, b), evidence)  # type: ignore[arg-type]
     if judged:
         for (a, b), (verdict, evidence) in judged.items():
             if verdict in {"possible_duplicate", "possible_contradiction"} and (a, b) not in pairs:

@@ -23,7 +23,11 @@ superseded or expired), grouped by owner and type — one person's fact never cl
    the keeper (the older) gets the sentences only the newer has
    (:func:`consistency.duplicates.merge_bodies`), the newer is archived with ``merged_into``.
    ``Supersede`` (a changed value or a negation) → the newer supersedes the older; both are
-   kept.
+   kept. ``Possible`` (unsure) → both kept, live, and linked both ways
+   (:class:`LinkPossible`: ``possible_duplicate`` / ``possible_contradiction``), as
+   ``remember`` links them: ``dreamd check`` lists the pair, ``dreamd conflicts resolve``
+   settles it; so are the other memories a superseding one may also contradict
+   (:attr:`consistency.duplicates.Supersede.also_contradicts`).
 3. *Incremental*: a group is looked at only when one of its members changed since the last
    dream (``changed``); two unchanged memories are never compared again — the last dream
    already did.
@@ -51,6 +55,7 @@ from consistency.duplicates import (
     Duplicate,
     MemoryDraft,
     MemoryFacts,
+    New,
     Possible,
     Supersede,
     Update,
@@ -68,6 +73,7 @@ __all__ = [
     "Consolidation",
     "DreamMemory",
     "Gate",
+    "LinkPossible",
     "MergeDuplicate",
     "Settle",
     "SupersedeOld",
@@ -169,8 +175,23 @@ class SupersedeOld:
     reason: str
 
 
+@dataclass(frozen=True, slots=True)
+class LinkPossible:
+    """The rules were unsure whether ``new`` says the same as ``old`` (``kind``
+    ``"duplicate"``) or changes it (``"contradiction"``): both stay live and each names the
+    other under ``possible_<kind>``, as ``remember`` links such a pair. ``evidence`` is the
+    judgement in one line (:meth:`consistency.judgement.PairJudgement.explain`)."""
+
+    old_id: str
+    old_path: str
+    new_id: str
+    new_path: str
+    kind: Literal["duplicate", "contradiction"]
+    evidence: str = ""
+
+
 #: The closed set of consolidation actions.
-Consolidation: TypeAlias = MergeDuplicate | SupersedeOld
+Consolidation: TypeAlias = MergeDuplicate | SupersedeOld | LinkPossible
 
 
 def _created_key(memory: DreamMemory) -> tuple[float, int, str]:
@@ -408,7 +429,8 @@ def plan_consolidation(memories: Sequence[DreamMemory], *,
 
     ``settle`` is asked about each pair :func:`consistency.duplicates.decide` was unsure of
     (the ``llm.judge`` role); its ``"duplicate"`` merges, its ``"contradiction"`` supersedes
-    (both files stay), anything else leaves the pair apart.
+    (both files stay), its ``"distinct"`` leaves the pair apart; without an answer (or
+    without ``settle``) the pair is linked as a possible one (:class:`LinkPossible`).
 
     Deterministic (groups and members in a fixed order). Every id in the answer is an id of
     the input; a memory is archived by at most one action and never both kept and archived.
@@ -642,7 +664,8 @@ def _derived_pair(a: DreamMemory, b: DreamMemory) -> bool:
 
 def _settled(decision: Possible, memory: DreamMemory, others: Sequence[DreamMemory],
              bodies: Mapping[str, str], settle: Settle) -> Decision:
-    """An uncertain pair as the judge role settles it: merged, superseded, or left as it is."""
+    """An uncertain pair as the judge role settles it: merged, superseded, two facts, or
+    left as it is (linked as a possible pair)."""
     old = next(m for m in others if m.id == decision.existing_id)
     answer = settle(replace(old, body=bodies[old.id]), replace(memory, body=bodies[memory.id]),
                     decision.why)
@@ -652,6 +675,8 @@ def _settled(decision: Possible, memory: DreamMemory, others: Sequence[DreamMemo
         reason = "judged changed by llm.judge" + (
             f" ({decision.why.reason()})" if decision.why else "")
         return Supersede(old.id, reason, decision.why)
+    if answer == "distinct":  # two facts: nothing to link
+        return New(decision.why, decision.existing_id)
     return decision
 
 
@@ -709,8 +734,30 @@ def _plan_group(group: Sequence[DreamMemory], settle: Settle | None = None
             case Supersede(existing_id=existing, reason=reason):
                 old = next(m for m in others if m.id == existing)
                 actions.append(SupersedeOld(old.id, old.path, memory.id, memory.path, reason))
+                actions.extend(_possible_links(decision, memory, others))
                 alive.remove(old)
                 alive.append(memory)
             case _:
+                actions.extend(_possible_links(decision, memory, others))
                 alive.append(memory)
     return actions
+
+
+def _possible_links(decision: Decision, memory: DreamMemory, others: Sequence[DreamMemory]
+                    ) -> list[LinkPossible]:
+    """The pairs ``remember`` would link for ``decision`` about ``memory`` (both kept):
+    an unsure pair (:class:`~consistency.duplicates.Possible`), and the other older memories
+    a superseding memory may also contradict (one statement of several they hold), each as
+    a possible contradiction. Never a memory and one of its own sources."""
+    by_id = {m.id: m for m in others}
+    match decision:
+        case Possible(existing_id=existing, kind=kind, why=why):
+            pairs = [(by_id[existing], kind, why)]
+        case Supersede(also_contradicts=also, why=why):
+            pairs = [(by_id[i], "contradiction", why) for i in also if i in by_id]
+        case _:
+            return []
+    return [LinkPossible(old.id, old.path, memory.id, memory.path, kind,
+                         why.explain() if why is not None and old.id == getattr(
+                             decision, "existing_id", None) else "")
+            for old, kind, why in pairs if not _derived_pair(memory, old)]

@@ -385,10 +385,12 @@ class ConsistencyService:
     ) -> dict[tuple[str, str], tuple[str, str]]:
         """The write-time judgement of every pair of live memories — memory files and
         ``entries`` (read already) — that share owner, type and subject (few: only those
-        files are read), with their first chunks' vectors from the store when indexed."""
+        files are read), and of every pair linked as a possible one (its evidence), with
+        their first chunks' vectors from the store when indexed."""
         today = self._clock().date()
-        groups = subject_groups([*files.values(),
-                                 *(_entry_side(s, today) for s in entries.values())])
+        groups = {**subject_groups([*files.values(),
+                                    *(_entry_side(s, today) for s in entries.values())]),
+                  **_linked_pairs(files)}
         paths = sorted({p for members in groups.values() for p in members})
         if not paths:
             return {}
@@ -673,6 +675,19 @@ def _link_possible_pairs(files: dict[str, FileSide], props: Mapping[str, Mapping
                     found.append((kind, other))
         if found:
             files[path] = replace(side, possible=tuple(found))
+
+
+def _linked_pairs(files: Mapping[str, FileSide]) -> dict[tuple[str, str, str], list[str]]:
+    """The live pairs of memory files linked as possible ones (:attr:`FileSide.possible`),
+    as groups of two (paths sorted) to judge for their evidence."""
+    pairs: dict[tuple[str, str, str], list[str]] = {}
+    for path, side in files.items():
+        for _kind, other in side.possible if side.live else ():
+            twin = files.get(other)
+            if twin is not None and twin.live and other != path:
+                a, b = sorted((path, other))
+                pairs[("", "possible pair", f"{a}\n{b}")] = [a, b]
+    return pairs
 
 
 def _text(value: object) -> str | None:

@@ -71,6 +71,7 @@ from consistency.dream import (
     Consolidation,
     DreamMemory,
     Gate,
+    LinkPossible,
     MergeDuplicate,
     Settle,
     SupersedeOld,
@@ -616,14 +617,14 @@ class DreamRunner:
             lines, edits = self._edits(actions, transitions, records, overlay, now)
         finally:  # (the files read for the plan are not kept past it)
             self._run.known, self._run.read = {}, None
+        actions = _changing(actions, edits)
         added = sum(1 for r in records.values() if r.seen is None)
         updated = sum(1 for r in records.values() if r.seen is not None and r.changed)
         live = sum(1 for r in records.values() if not r.hidden(today))
         counts = {
             "memories": len(records), "live": live, "skipped": len(records) - added - updated,
             "updated": updated, "added": added, "changed_memories": len(edits),
-            "merged": sum(1 for a in actions if isinstance(a, MergeDuplicate)),
-            "superseded": sum(1 for a in actions if isinstance(a, SupersedeOld)),
+            **_consolidation_counts(actions),
             "archived": sum(1 for t in transitions if isinstance(t, Archive)),
             "broken_links": sum(1 for t in transitions if isinstance(t, MarkBroken)),
             "promoted": sum(1 for t in transitions if isinstance(t, Promote)),
@@ -978,6 +979,21 @@ def _consolidation(memories: Sequence[DreamMemory], settle: Settle | None
         return mergeable(plan_consolidation(memories, settle=settle))
 
 
+def _changing(actions: Sequence[Consolidation], edits: Mapping[str, Any]
+              ) -> list[Consolidation]:
+    """``actions`` without the links that change no file (a pair linked already, or one
+    the user settled as two facts: :func:`daemon.dream_edits.step_edits`)."""
+    return [a for a in actions if not isinstance(a, LinkPossible)
+            or a.old_path in edits or a.new_path in edits]
+
+
+def _consolidation_counts(actions: Sequence[Consolidation]) -> dict[str, int]:
+    """How many duplicates the plan merges, memories it supersedes and pairs it links."""
+    return {"merged": sum(1 for a in actions if isinstance(a, MergeDuplicate)),
+            "superseded": sum(1 for a in actions if isinstance(a, SupersedeOld)),
+            "linked": sum(1 for a in actions if isinstance(a, LinkPossible))}
+
+
 def _rechecked(runner: DreamRunner, records: Mapping[str, MemoryRecord],
                bodies: dict[str, str], consolidate: bool) -> DreamPlan:
     """The dream's plan of ``records`` with what the derived re-check would do after it (a
@@ -1038,7 +1054,7 @@ def _step_paths(step: Step) -> str:
     match step:
         case MergeDuplicate(keeper_path=keeper, duplicate_path=dup):
             return f"{diary_link(keeper)} and {diary_link(dup)}"
-        case SupersedeOld(old_path=old, new_path=new):
+        case SupersedeOld(old_path=old, new_path=new) | LinkPossible(old_path=old, new_path=new):
             return f"{diary_link(old)} and {diary_link(new)}"
         case Synthesise(sources=sources):
             return ", ".join(diary_link(p) for p in sources)
@@ -1048,6 +1064,7 @@ def _step_paths(step: Step) -> str:
 
 def _change_kind(step: Step) -> str:
     return {MergeDuplicate: "dream: merged a duplicate", SupersedeOld: "dream: superseded",
+            LinkPossible: "dream: linked a possible pair",
             Archive: "dream: archived", MarkBroken: "dream: link check",
             Promote: "dream: promoted",
             Demote: "dream: demoted", Synthesise: "dream: synthesised"}[type(step)]

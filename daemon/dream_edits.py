@@ -17,7 +17,7 @@ from ccb.frontmatter_edit import replace_body, set_properties
 from ccb.model import PropertyValue
 from ccb.parse import parse_note
 from ccb.writer import sha256_hex
-from consistency.dream import Consolidation, MergeDuplicate, SupersedeOld
+from consistency.dream import Consolidation, LinkPossible, MergeDuplicate, SupersedeOld
 from consistency.duplicates import merge_bodies
 from consistency.lifecycle import (
     ARCHIVED,
@@ -30,6 +30,7 @@ from consistency.lifecycle import (
     is_archived,
 )
 from daemon.dream_deep import Synthesise, diary_link
+from daemon.pair_links import linked_kind, settled_apart, with_link
 from magma.lineage import link_stem, link_values
 
 if TYPE_CHECKING:
@@ -73,6 +74,8 @@ def step_edits(step: Step, read: Callable[[str], bytes | None],
             return _merge_edits(step, read, known, now)
         case SupersedeOld():
             return _supersede_edits(step, read, known, today)
+        case LinkPossible():
+            return _link_edits(step, read)
         case Synthesise(new_path=new_path, data=text, sources=sources):
             out: list[tuple[str, bytes, str]] = [(new_path, text.encode("utf-8"), "")]
             for source in sources:
@@ -156,6 +159,33 @@ def _supersede_edits(step: SupersedeOld, read: Callable[[str], bytes | None],
                               closed=min(began, today) if began else None),
                 f"{diary_link(old)} superseded by {diary_link(new)}: {reason}; "
                 "archived"))
+    return out
+
+
+def _link_edits(step: LinkPossible, read: Callable[[str], bytes | None]
+                ) -> list[tuple[str, bytes, str]]:
+    """A pair the rules were unsure of: each memory names the other under
+    ``possible_<kind>`` (:func:`daemon.pair_links.with_link`, as ``remember`` links such a
+    pair), both stay live. A pair linked already under either kind keeps that kind (only a
+    missing side is written); one the user settled as two facts is left as it is."""
+    old, new = step.old_path, step.new_path
+    old_data, new_data = read(old), read(new)
+    if old_data is None or new_data is None:
+        return []
+    old_props = parse_note(old, old_data, markdown=False).properties
+    new_props = parse_note(new, new_data, markdown=False).properties
+    if settled_apart(old_props, new) or settled_apart(new_props, old):
+        return []
+    key = linked_kind(old_props, new) or linked_kind(new_props, old) or f"possible_{step.kind}"
+    out: list[tuple[str, bytes, str]] = []
+    line = (f"Linked {diary_link(new)} and {diary_link(old)} as a "
+            f"{key.replace('_', ' ')}" + (f": {step.evidence}" if step.evidence else "")
+            + "; both kept (`dreamd conflicts resolve` settles it)")
+    for path, data, props, other in ((new, new_data, new_props, old),
+                                     (old, old_data, old_props, new)):
+        edited = with_link(data, props, key, other, path=path)
+        if edited != data:
+            out.append((path, edited, "" if out else line))
     return out
 
 

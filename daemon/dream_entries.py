@@ -30,7 +30,13 @@ from ccb.atomic import read_json_object, write_json_atomic
 from ccb.entries import format_entry_file, parse_entry_file, reparse, set_entry_fields
 from ccb.entry_notes import is_entry_path, split_entry_path
 from ccb.memory_file import content_hash_normalised
-from consistency.dream import Consolidation, DreamMemory, MergeDuplicate, SupersedeOld
+from consistency.dream import (
+    Consolidation,
+    DreamMemory,
+    LinkPossible,
+    MergeDuplicate,
+    SupersedeOld,
+)
 from consistency.lifecycle import MemoryState, is_current
 from daemon.dream_deep import diary_link
 from daemon.dream_edits import Step, archived, step_edits, wikilink
@@ -117,6 +123,8 @@ def dream_step_edits(step: Step, read: Callable[[str], bytes | None],
             return _merge(step, read, known, now.date())
         case SupersedeOld(old_path=old, new_path=new) if is_entry_path(old) or is_entry_path(new):
             return _supersede(step, read, known, now.date())
+        case LinkPossible(old_path=old, new_path=new) if is_entry_path(old) or is_entry_path(new):
+            return []  # an entry's pairs live in its line (daemon.entry_remember): left out
     return step_edits(step, read, known, now)
 
 

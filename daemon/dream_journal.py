@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ccb.atomic import read_json_object, write_json_atomic
-from consistency.dream import MergeDuplicate, SupersedeOld
+from consistency.dream import LinkPossible, MergeDuplicate, SupersedeOld
 from consistency.lifecycle import Archive, Demote, MarkBroken, Promote
 from daemon.dream_deep import Synthesise
 from daemon.dream_edits import Step
@@ -67,7 +67,7 @@ def steps_of(journal: Mapping[str, Any]) -> list[Step]:
 
 
 _ACTION_TYPES: dict[str, type] = {cls.__name__: cls for cls in (
-    MergeDuplicate, SupersedeOld, Archive, MarkBroken, Promote, Demote,
+    MergeDuplicate, SupersedeOld, LinkPossible, Archive, MarkBroken, Promote, Demote,
     Synthesise)}
 
 

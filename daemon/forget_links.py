@@ -3,12 +3,12 @@ one, taken out, and a memory it had superseded made current again; a memory deri
 keeps only a count of its forgotten sources.
 
 dreamd writes a memory's name into other memories' frontmatter when it supersedes, merges,
-archives or links a possible pair (:data:`LINK_KEYS`). After ``forget`` that name would
-stay in the vault — it is often the memory's text, slugged — and a memory it superseded
-would stay closed by a memory that no longer exists (hidden from context and search, and a
-broken link for ``dreamd check``). Each such memory gets one minimal frontmatter edit through
-the one writer. Links a user wrote themselves (in the body, or in other properties) are theirs:
-they are listed, never edited.
+archives, links a possible pair or keeps one apart (:data:`LINK_KEYS`). After ``forget``
+that name would stay in the vault — it is often the memory's text, slugged — and a memory
+it superseded would stay closed by a memory that no longer exists (hidden from context and
+search, and a broken link for ``dreamd check``). Each such memory gets one minimal frontmatter
+edit through the one writer. Links a user wrote themselves (in the body, or in other
+properties) are theirs: they are listed, never edited.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ __all__ = ["FORGOTTEN_SOURCES_KEY", "LINK_KEYS", "Names", "Unlinked", "by_stem",
 
 #: Frontmatter properties in which dreamd writes another memory's name.
 LINK_KEYS = ("supersedes", "superseded_by", "merged_into", "possible_duplicate",
-             "possible_contradiction", "derived_from")
+             "possible_contradiction", "distinct_from", "derived_from")
 #: Counts, in a memory derived from others (``derived_from``), the sources forgotten since:
 #: the forgotten name leaves the file, the fact that a source changed stays for ``dreamd
 #: check`` (``consistency.graph_checks``).

@@ -68,6 +68,7 @@ from daemon.index_writer import IndexWrites
 from daemon.memory_index_keeper import MemoryIndexKeeper
 from daemon.memory_pool import MemoryPool, StoredMemory
 from daemon.owners import refuse_secrets_in_owner
+from daemon.pair_links import SETTLED_APART_KEY, with_link
 from magma.chunking import Chunk, chunk_note
 from magma.embedder import Embedder
 from magma.inline_data import without_inline_data
@@ -384,9 +385,11 @@ class MemoryService:
         ``possible_contradiction`` links): ``same`` merges the newer into the older (every
         sentence kept; the newer archived with ``merged_into``), ``changed`` lets the newer
         supersede the older (both stay; the older gets ``valid_to``), ``different`` keeps
-        both as two facts. The links go either way. Minimal frontmatter edits through the
-        one writer; returns a line for the user. Raises ``MemoryNotFoundError`` when the
-        memory has no such pair (or several and ``other`` names none of them)."""
+        both as two facts (each names the other in ``distinct_from``: a dream unsure of them
+        again does not link them again, :mod:`daemon.pair_links`). The links go either way.
+        Minimal frontmatter edits through the one writer; returns a line for the user.
+        Raises ``MemoryNotFoundError`` when the memory has no such pair (or several and
+        ``other`` names none of them)."""
         if is_entry_path(id_or_name):  # two lines of an entry file (daemon.entry_remember)
             message = settle_entry_pair(
                 self.writer, self._pool.entries(), id_or_name, answer, owner=self.owner,
@@ -437,6 +440,10 @@ class MemoryService:
             if status:
                 updates["status_before"] = status
             edits[newer.path] = set_properties(edits[newer.path], updates, path=newer.path)
+        else:  # two facts: a dream unsure of them again links them no more
+            for stored, partner in ((older, newer), (newer, older)):
+                edits[stored.path] = with_link(edits[stored.path], stored.note.properties,
+                                               SETTLED_APART_KEY, partner.path, path=stored.path)
         for stored in (older, newer):
             if edits[stored.path] != stored.data:
                 self.writer.write(stored.path, edits[stored.path], base=stored.data,
@@ -649,12 +656,8 @@ def _memory_files(ids: Sequence[str], by_id: Mapping[str, StoredMemory]) -> list
 def _link(writer: NoteWriter, stored: StoredMemory, key: str, other: str, origin: str) -> str:
     """Add ``[[other]]`` to ``stored``'s list property ``key`` (a minimal frontmatter
     edit; the rest of the file is kept byte for byte); returns its path."""
-    current = stored.note.properties.get(key)
-    links = [str(v) for v in current] if isinstance(current, list) else (
-        [str(current)] if current else [])
-    link = f"[[{Path(other).stem}]]"
-    if link not in links:
-        data = set_properties(stored.data, {key: [*links, link]}, path=stored.path)
+    data = with_link(stored.data, stored.note.properties, key, other, path=stored.path)
+    if data != stored.data:
         writer.write(stored.path, data, base=stored.data, origin=origin)
     return stored.path
 

@@ -903,7 +903,7 @@ def print_dream(console: Console, report: Any, *, what: str) -> None:
         f"since the last dream, {c.get('updated', 0):,} updated, {c.get('added', 0):,} added",
         highlight=False)
     kinds = ", ".join(f"{c[k]} {k.replace('_', ' ')}" for k in (
-        "merged", "superseded", "archived", "broken_links", "promoted", "demoted")
+        "merged", "superseded", "linked", "archived", "broken_links", "promoted", "demoted")
         if c.get(k))
     index_note = plan.memory_index[1] if plan.memory_index else None
     if plan.empty and not report.resumed and not plan.changes:

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from consistency.dream import (
     DreamMemory,
+    LinkPossible,
     MergeDuplicate,
     SupersedeOld,
     dream_due,
@@ -95,6 +96,8 @@ def test_plan_names_only_inputs_and_never_archives_twice(
         if isinstance(action, MergeDuplicate):
             assert {action.keeper_id, action.duplicate_id} <= ids
             closed.append(action.duplicate_id)
+        elif isinstance(action, LinkPossible):  # both kept: nothing closed
+            assert {action.old_id, action.new_id} <= ids and action.old_id != action.new_id
         else:
             assert {action.old_id, action.new_id} <= ids
             closed.append(action.old_id)
@@ -195,7 +198,8 @@ def test_a_large_group_is_planned_as_if_every_member_were_judged(tmp_path: Path)
     assert _planned_in_bulk(memories) == whole
     kinds = {type(a).__name__ + (a.kind if isinstance(a, MergeDuplicate) else "")
              for a in whole}
-    assert kinds == {"MergeDuplicateexact", "MergeDuplicatenear", "SupersedeOld"}
+    assert kinds == {"MergeDuplicateexact", "MergeDuplicatenear", "SupersedeOld",
+                     "LinkPossible"}
 
 
 def test_subjects_read_as_one_or_missing_are_planned_as_if_every_member_were_judged(
