@@ -49,6 +49,7 @@ from typing import Literal, TypeAlias
 import numpy as np
 
 from ccb.model import MemoryType
+from consistency.claims import read_tokens
 from consistency.duplicates import (
     CANDIDATES_BY_COSINE,
     Decision,
@@ -302,12 +303,15 @@ class _IdSets:
 
 def _meaning_pairs(memories: Sequence[DreamMemory]) -> list[tuple[str, str]]:
     """``(id, id)`` of each changed memory and each memory of its owner and type that
-    :func:`consistency.duplicates.decide` would judge it against by meaning, as ``remember``
-    does: its :data:`NEIGHBOURS_BY_COSINE` nearest by cosine among the older memories,
-    however far (:class:`consistency.pair_candidates.GroupScores`, the same candidates as
-    the plan's), and its nearest among the newer unchanged ones (a memory edited since the
-    last dream is a candidate of the memories written after it; the newer changed ones are
-    judged against it themselves). Memories with a vector only.
+    :func:`consistency.duplicates.decide` would judge it against, as ``remember`` does: its
+    :data:`NEIGHBOURS_BY_COSINE` nearest by cosine among the older memories, however far
+    (:class:`consistency.pair_candidates.GroupScores`, the same candidates as the plan's),
+    those that share its words (Dice of the normalised, order-free tokens ≥
+    :data:`~consistency.duplicates.CANDIDATE_LEXICAL`: :func:`_lexical_tokens`), and the same
+    among the newer unchanged ones (a memory edited since the last dream is a candidate of
+    the memories written after it; the newer changed ones are judged against it
+    themselves). By cosine: memories with a vector only; by words: every memory, a vector
+    or not.
 
     A pair of two explicit subjects that read as two subjects is left out: ``decide``
     judges it apart before reading a word (the gate of
@@ -320,8 +324,7 @@ def _meaning_pairs(memories: Sequence[DreamMemory]) -> list[tuple[str, str]]:
     ``remember``."""
     by_kind: dict[tuple[str, str], list[DreamMemory]] = defaultdict(list)
     for memory in memories:
-        if _usable(memory.embedding):
-            by_kind[(_owner_key(memory.owner), memory.type)].append(memory)
+        by_kind[(_owner_key(memory.owner), memory.type)].append(memory)
     pairs: list[tuple[str, str]] = []
     for members in by_kind.values():
         if len(members) > 1 and any(m.changed for m in members):
@@ -337,8 +340,23 @@ def _usable(vector: np.ndarray | None) -> bool:
     return norm > 0.0 and np.isfinite(norm)
 
 
-def _no_tokens(_member_id: str) -> tuple[str, ...]:
-    return ()  # pairs by meaning: the words are compared within the groups
+def _lexical_tokens(memory: DreamMemory) -> tuple[str, ...]:
+    """The tokens a memory's words are compared by when groups are joined
+    (:func:`consistency.claims.read_tokens`: case, punctuation, markdown emphasis, list
+    markers, contractions, CJK spacing and word order normalised away): those of its
+    description, read from what every memory's record holds — the groups decide which
+    bodies a dream reads, so they are found without one. ``remember``'s description is the
+    body's first sentence (Claude Code's, a one-line hook); :func:`_plan_group` then compares
+    the bodies themselves. None for a memory without a description (its name is a title:
+    ``decide`` never reads it, and memories named alike would all be joined)."""
+    created = memory.created
+    written = created.date() if isinstance(created, datetime) else created
+    return _read_lexical(memory.description.strip(), written)
+
+
+@functools.lru_cache(maxsize=16384)
+def _read_lexical(text: str, written: date | None) -> tuple[str, ...]:
+    return read_tokens(text, written=written) if text else ()
 
 
 def _kind_pairs(members: Sequence[DreamMemory]) -> list[tuple[str, str]]:
@@ -356,16 +374,21 @@ def _kind_pairs(members: Sequence[DreamMemory]) -> list[tuple[str, str]]:
         subjectless or (kind is not None and len(spellings[kind]) > 1))]
     if not drafts:
         return []
-    scores = GroupScores(members, _no_tokens)
+    by_id = {m.id: m for m in members}
+    scores = GroupScores(members, lambda mid: _lexical_tokens(by_id[mid]))
     if not scores.exact:
         return []  # vectors of two models: never compared
+    usable = np.array([_usable(m.embedding) for m in members], dtype=bool)
     unchanged = np.flatnonzero(~np.array([m.changed for m in members]))
     pairs: list[tuple[str, str]] = []
     for row in drafts:
         kind = classes[row]
-        found = scores.candidates(row, np.arange(row, dtype=np.int64)) + \
-            scores.candidates(row, unchanged[unchanged > row])
-        pairs.extend((members[row].id, members[other].id) for other in found
+        found: set[int] = set()
+        for rows in (np.arange(row, dtype=np.int64), unchanged[unchanged > row]):
+            if usable[row]:
+                found.update(scores.candidates(row, rows[usable[rows]]))
+            found.update(scores.lexical(row, rows))
+        pairs.extend((members[row].id, members[other].id) for other in sorted(found)
                      if kind is None or classes[other] is None or classes[other] == kind)
     return pairs
 

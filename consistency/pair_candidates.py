@@ -183,6 +183,13 @@ class GroupScores:
             self._arrays[key] = array
         return array
 
+    def lexical(self, row: int, rows: np.ndarray) -> set[int]:
+        """The rows among ``rows`` (int64) whose tokens share most with ``row``'s (Dice ≥
+        :data:`~consistency.duplicates.CANDIDATE_LEXICAL`, at most
+        :data:`~consistency.duplicates.CANDIDATES_BY_WORDS` and the ties beside the last):
+        ``decide``'s candidates by words, vectors or not."""
+        return self._lexical(row, rows) if len(rows) else set()
+
     def _lexical(self, row: int, rows: np.ndarray) -> set[int]:
         size = self._sizes[row]
         if size == 0:

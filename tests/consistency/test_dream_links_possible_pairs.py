@@ -11,6 +11,9 @@ places ("Room 204 is quiet and Room 305 is loud." / the rooms swapped), or where
 a memory of several changed ("Staging uses port 5432 and production uses port 6432." /
 "Production uses port 7432."); and, beside them, pairs the rules are sure of (merged,
 superseded, two facts), which get no link. Each pair is one owner's, so pairs never meet.
+
+Last, a dream judges a changed memory with the memories that share its words, as
+``remember`` does, not only with its eight nearest by meaning (:data:`BY_WORDS`).
 """
 
 from __future__ import annotations
@@ -270,3 +273,101 @@ def test_conflicts_resolve_settles_a_pair_the_dream_linked(
     finally:
         app.close()
 
+
+# --------------------------------------------------------------------------- by words
+
+#: (new memory and its subject, the older memory that says it again in other forms —
+#: no subject, list markers, emphasis, arrows, word order, CJK spacing —, the memories of
+#: the same owner nearer to the new one by meaning, each of its own subject: other
+#: environments, two facts for the rules, more than the eight ``decide`` judges by cosine).
+_ENVS_EN = ["production", "test", "dev", "QA", "local", "sandbox", "demo", "preview", "UAT",
+            "CI", "DR"]
+_ENVS_ZH = [("生产", "production"), ("测试", "test"), ("开发", "dev"), ("本地", "local"),
+            ("沙箱", "sandbox"), ("演示", "demo"), ("预览", "preview"), ("验收", "uat"),
+            ("灾备", "dr"), ("集成", "ci"), ("性能", "perf")]
+BY_WORDS: list[tuple[tuple[str, str], str, list[tuple[str, str]]]] = [
+    (("The staging database listens on port 6543.", "staging database"),
+     "- staging DB → port **6543**",
+     [(f"The {env} database listens on port {5432 + i}.", f"{env.lower()} database")
+      for i, env in enumerate(_ENVS_EN)]),
+    (("The staging database listens on port 6543.", "staging database"),
+     "**6543** is the port the staging DB listens on.",
+     [(f"The {env} database listens on port {5432 + i}.", f"{env.lower()} database")
+      for i, env in enumerate(_ENVS_EN)]),
+    (("预发布数据库监听6543端口。", "staging database"), "- **预发布** 数据库：6543",
+     [(f"{zh}数据库监听{5432 + i}端口。", f"{en} database")
+      for i, (zh, en) in enumerate(_ENVS_ZH)]),
+]
+START = datetime(2026, 3, 1, 9, tzinfo=UTC)
+
+
+def _by_words_vault(root: Path, embedder: UniversalSentenceEncoder
+                    ) -> tuple[Path, App, list[str]]:
+    vault = root / "vault"
+    (vault / "Memory").mkdir(parents=True)
+    app = App.create(load(None, None, {"vault.path": str(vault),
+                                       "storage.data_dir": str(root / "data")}),
+                     embedder=embedder)
+    return vault, app, [f"words{n}" for n in range(len(BY_WORDS))]
+
+
+def _write(vault: Path, rel: str, text: str, subject: str | None, owner: str, day: int) -> None:
+    when = START + timedelta(days=day)
+    (vault / rel).write_bytes(render_memory(NewMemory(
+        name=derived_name(text), description=derived_description(text), type="user",
+        id=str(ULID()), created=when, updated=when, body=text + "\n", subject=subject,
+        owner=owner)))
+
+
+def test_a_dream_judges_a_memory_with_those_that_share_its_words_as_remember_does(
+        real_embedder: UniversalSentenceEncoder, tmp_path: Path) -> None:
+    """The older memory that says the same is farther by meaning than eight others of the
+    owner: ``remember`` finds it by its words and merges; so does the dream (it judged the
+    nearest eight by meaning only, and kept both)."""
+    import numpy as np
+
+    vault, app, owners = _by_words_vault(tmp_path / "dream", real_embedder)
+    try:
+        for owner, ((_new, _subject), old, others) in zip(owners, BY_WORDS, strict=True):
+            _write(vault, f"Memory/{owner}-old.md", old, None, owner, 0)
+            for i, (text, subject) in enumerate(others):
+                _write(vault, f"Memory/{owner}-f{i:02d}.md", text, subject, owner, 1 + i)
+        app.sync()
+        app.dreamer().dream(force=True)
+        for owner, ((new, subject), _old, _others) in zip(owners, BY_WORDS, strict=True):
+            _write(vault, f"Memory/{owner}-new.md", new, subject, owner, 40)
+        app.sync()
+        for owner, (_new, _old, others) in zip(owners, BY_WORDS, strict=True):
+            paths = [f"Memory/{owner}-{s}.md" for s in
+                     ("new", "old", *(f"f{i:02d}" for i in range(len(others))))]
+            vectors = app.indexing.first_chunk_vectors(paths)
+            unit = {p: v / np.linalg.norm(v) for p, v in vectors.items()}
+            cosines = [float(unit[paths[0]] @ unit[p]) for p in paths[1:]]
+            nearer = sum(c > cosines[0] for c in cosines[1:])
+            assert nearer >= 8, f"{owner}: the older memory is among the 8 nearest ({nearer})"
+        app.dreamer().dream(force=True)
+        dreamt = []
+        for owner in owners:
+            note = parse_note(f"Memory/{owner}-new.md",
+                              (vault / "Memory" / f"{owner}-new.md").read_bytes())
+            merged = note.properties.get("merged_into")
+            dreamt.append(link_stem(str(merged)) if merged else None)
+    finally:
+        app.close()
+    vault, app, owners = _by_words_vault(tmp_path / "remember", real_embedder)
+    try:
+        app.sync()
+        remembered = []
+        for owner, ((new, subject), old, others) in zip(owners, BY_WORDS, strict=True):
+            def service(day: int, owner: str = owner):
+                return app.memories(parse_owner(owner),
+                                    clock=lambda: START + timedelta(days=day))
+            first = service(0).remember(old, type="user")
+            for i, (text, other_subject) in enumerate(others):
+                service(1 + i).remember(text, type="user", subject=other_subject)
+            result = service(40).remember(new, type="user", subject=subject)
+            remembered.append(result.action == "updated" and result.path == first.path)
+    finally:
+        app.close()
+    assert remembered == [True] * len(BY_WORDS)
+    assert dreamt == [f"{owner}-old" for owner in owners], dreamt

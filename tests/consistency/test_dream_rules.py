@@ -294,14 +294,18 @@ def test_comparison_groups_are_the_connected_components(
 
 
 def _judged_by_meaning(memories: list[DreamMemory]) -> set[tuple[str, str]]:
-    """The pairs ``decide`` judges by meaning, each changed memory as the draft against the
-    older memories of its owner and type (and against the newer unchanged ones), as a full
-    sort of each finds them: its eight nearest by cosine (ties at the eighth kept, as the
-    bulk scores keep them), every one of its subject and of its normalised text; memories
-    with a usable vector only, pairs of two subjects that read as two left out."""
+    """The pairs ``decide`` judges by meaning or by words, each changed memory as the draft
+    against the older memories of its owner and type (and against the newer unchanged
+    ones), as a full sort of each finds them: its eight nearest by cosine (ties at the
+    eighth kept, as the bulk scores keep them), every one of its subject and of its
+    normalised text (memories with a usable vector only), and those whose descriptions
+    share its words (Dice ≥ 0.3, the sixteen most alike and the ties beside the last; a
+    vector or not); pairs of two subjects that read as two left out."""
     import numpy as np
 
     import consistency.dream as rules
+    from consistency.claims import dice, read_tokens
+    from consistency.duplicates import CANDIDATE_LEXICAL, CANDIDATES_BY_WORDS
     from consistency.judgement import subject_class, subject_key
 
     def usable(vector: np.ndarray | None) -> bool:
@@ -311,28 +315,41 @@ def _judged_by_meaning(memories: list[DreamMemory]) -> set[tuple[str, str]]:
         key = subject_key(memory.subject)
         return None if key is None else subject_class(key)
 
+    def tokens(memory: DreamMemory) -> tuple[str, ...]:
+        day = memory.created.date() if isinstance(memory.created, datetime) else None
+        return read_tokens(memory.description, written=day) if memory.description else ()
+
     by_kind: dict[tuple[str, str], list[DreamMemory]] = {}
     for m in memories:
-        if usable(m.embedding):
-            by_kind.setdefault(((m.owner or "").strip().casefold(), m.type), []).append(m)
+        by_kind.setdefault(((m.owner or "").strip().casefold(), m.type), []).append(m)
     out: set[tuple[str, str]] = set()
     for members in by_kind.values():
         members = sorted(members, key=rules._created_key)
-        unit = [m.embedding / np.linalg.norm(m.embedding) for m in members]  # type: ignore[operator]
+        unit = [m.embedding / np.linalg.norm(m.embedding) if usable(m.embedding) else None
+                for m in members]  # type: ignore[operator]
         for i, m in enumerate(members):
             if not m.changed:
                 continue
             for rows in (list(range(i)), [j for j in range(i + 1, len(members))
                                           if not members[j].changed]):
-                cosines = {j: float(unit[i] @ unit[j]) for j in rows}
-                ranked = sorted(rows, key=lambda j: (-cosines[j], members[j].id))
-                chosen = set(ranked[:rules.NEIGHBOURS_BY_COSINE])
-                if len(ranked) > rules.NEIGHBOURS_BY_COSINE:
-                    last = cosines[ranked[rules.NEIGHBOURS_BY_COSINE - 1]]
-                    chosen |= {j for j in rows if abs(cosines[j] - last) <= 1e-9}
-                chosen |= {j for j in rows if members[j].content_hash == m.content_hash or (
-                    subject_key(m.subject) is not None
-                    and subject_key(members[j].subject) == subject_key(m.subject))}
+                chosen: set[int] = set()
+                near = [j for j in rows if unit[j] is not None]
+                if unit[i] is not None:
+                    cosines = {j: float(unit[i] @ unit[j]) for j in near}  # type: ignore[operator]
+                    ranked = sorted(near, key=lambda j: (-cosines[j], members[j].id))
+                    chosen = set(ranked[:rules.NEIGHBOURS_BY_COSINE])
+                    if len(ranked) > rules.NEIGHBOURS_BY_COSINE:
+                        last = cosines[ranked[rules.NEIGHBOURS_BY_COSINE - 1]]
+                        chosen |= {j for j in near if abs(cosines[j] - last) <= 1e-9}
+                    chosen |= {j for j in near if members[j].content_hash == m.content_hash or (
+                        subject_key(m.subject) is not None
+                        and subject_key(members[j].subject) == subject_key(m.subject))}
+                alike = {j: dice(tokens(m), tokens(members[j])) for j in rows}
+                alike = {j: d for j, d in alike.items() if d >= CANDIDATE_LEXICAL - 1e-12}
+                if len(alike) > CANDIDATES_BY_WORDS:
+                    last = sorted(alike.values(), reverse=True)[CANDIDATES_BY_WORDS - 1]
+                    alike = {j: d for j, d in alike.items() if d >= last - 1e-12}
+                chosen |= set(alike)
                 out |= {(m.id, members[j].id) for j in chosen
                         if None in (reading(m), reading(members[j]))
                         or reading(m) == reading(members[j])}
@@ -353,9 +370,9 @@ def test_groups_join_what_decide_would_judge_by_meaning(
         rows: list[tuple[int, bool, str | None, str, str | None, int]], seed: int,
         nan: bool) -> None:
     """The comparison groups are the connected components of the pairs of one subject and
-    of the pairs ``decide`` would judge by meaning, however far apart (a full sort of
-    every changed memory's older and newer unchanged ones: ties at the eighth kept, owners
-    and types apart, two subjects that read as two never joined by meaning, a vector that
+    of the pairs ``decide`` would judge by meaning or by words, however far apart (a full
+    sort of every changed memory's older and newer unchanged ones: ties at the eighth kept,
+    owners and types apart, two subjects that read as two never joined by meaning, a vector that
     is not a number never anyone's neighbour — ten memories of one such vector beside
     three of another)."""
     import networkx as nx
@@ -368,9 +385,13 @@ def test_groups_join_what_decide_would_judge_by_meaning(
     vectors[0] = [1, 0, 0, 0]  # (always its own copies' neighbour)
     if nan:
         vectors[3, 0] = np.nan
+    # descriptions that share words or not (a normalised restatement, another fact, none)
+    descriptions = ["Use pnpm for installs.", "- use **pnpm** for installs!",
+                    "Deploy on Fridays.", ""]
     memories = [replace(mem(f"m{i:02d}", f"body {i % 5}", changed=changed, type=kind,
                             subject=subject, day=day),
-                        owner=owner, embedding=vectors[v])
+                        owner=owner, embedding=vectors[v],
+                        description=descriptions[(v + day) % len(descriptions)])
                 for i, (v, changed, owner, kind, subject, day) in enumerate(rows)]
     graph = nx.Graph()
     graph.add_nodes_from(m.id for m in memories)
