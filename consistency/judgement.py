@@ -5081,12 +5081,18 @@ def _gate(old: MemorySide, new: MemorySide) -> _Finding | None:
 #: The deployment environments a memory names, in English and Chinese (one name each:
 #: "prod" and 生产 / 线上 are production).
 _ENVIRONMENTS = {
-    "production": re.compile(r"(?i)\bprod(?:uction)?\b|生产(?![力率线商者品])|线上环境|正式环境"),
-    "staging": re.compile(r"(?i)\bstaging\b|预发|预生产"),
+    "production": re.compile(r"(?i)(?<!pre-)(?<!pre)\bprod(?:uction)?\b|生产(?![力率线商者品])|"
+                             r"线上环境|正式环境"),
+    "staging": re.compile(r"(?i)\bstaging\b|\bpre-?prod(?:uction)?\b|预发|预生产"),
     "test": re.compile(r"(?i)\btest(?:ing)?[ -](?:env(?:ironment)?s?|servers?|db|databases?|"
                        r"clusters?)\b|测试(?:环境|库|服务器|集群)"),
     "development": re.compile(r"(?i)\bdev(?:elopment)?\b|开发(?:环境|库|服务器|集群)"),
     "qa": re.compile(r"(?i)\bqa\b"),
+    "acceptance": re.compile(r"(?i)\buat\b|用户验收环境|验收环境"),
+    "sandbox": re.compile(r"(?i)\bsandbox\b|沙箱环境|沙盒环境"),
+    "disaster recovery": re.compile(r"(?i)\bdr\b(?=\s+(?:site|region|env(?:ironment)?|"
+                                    r"databases?|db|clusters?|servers?|copy|replica))|"
+                                    r"\bdisaster[ -]recovery\b|灾备|容灾"),
 }
 
 
@@ -5121,8 +5127,9 @@ def _environments(claim: Claim) -> frozenset[str]:
     setting changed) and a line of work (:data:`_AS_WORK`: "I'm a dev at Acme" / "moved
     into production support" is a change of job)."""
     text = _AS_WORK.sub(" ", _SET_TO.sub(" ", claim.text.casefold()))
-    for value in claim.values:
-        text = text.replace(value.text.casefold(), " ")
+    for value in claim.values:  # (not a value that is an environment's name: "the *QA* db")
+        if not any(p.fullmatch(value.text.casefold()) for p in _ENVIRONMENTS.values()):
+            text = text.replace(value.text.casefold(), " ")
     return frozenset(name for name, pattern in _ENVIRONMENTS.items() if pattern.search(text))
 
 

@@ -1141,6 +1141,23 @@ def test_a_rule_turned_over_another_thing(real_embedder, old: str, new: str,
     ("开发库 db-dev.internal", "生产库 db-prod.internal", None, "distinct"),
     ("生产环境部署在 us-east-1。", "The staging environment is deployed in us-east-1.", None,
      "distinct"),
+    # ... also when the environment reads as a name (QA, UAT), or is a DR site or a sandbox
+    ("The staging database listens on port 6543.", "The QA database listens on port 6544.",
+     None, "distinct"),
+    ("The staging database listens on port 6543.", "The UAT database listens on port 6544.",
+     None, "distinct"),
+    ("The primary cluster is in Frankfurt.", "The DR cluster is in Dublin.", None, "kept apart"),
+    ("预发环境数据库端口是 6543。", "灾备环境数据库端口是 6544。", None, "distinct"),
+    ("Payments use the Stripe sandbox key from Vault.", "Payments in production use the live "
+     "Stripe key from Vault.", None, "kept apart"),
+    ("The production database listens on port 6543.",
+     "The pre-prod database listens on port 6544.", None, "distinct"),
+    # ... while one environment's value changed is a change, and a doctor is no DR site
+    ("The QA database listens on port 6543.", "The QA database listens on port 6544 now.",
+     None, "contradiction"),
+    ("The UAT cluster runs Kubernetes 1.28.", "The UAT cluster runs Kubernetes 1.29.", None,
+     "contradiction"),
+    ("Dr Chen is my dentist.", "Dr Wang is my dentist now.", None, "contradiction"),
     # ... one environment's value changed is a change
     ("测试环境的域名是 test.kuaiyun.cn。", "测试环境的域名换成了 staging.kuaiyun.cn。", None,
      "contradiction"),
