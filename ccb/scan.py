@@ -12,7 +12,7 @@ import json
 import os
 import re
 import stat
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from operator import attrgetter
 from pathlib import Path
@@ -612,16 +612,21 @@ def read_note(root: Path, rel_path: str) -> Note:
 
 
 def read_note_bytes(root: Path, rel_path: str, *, real_root: str | None = None,
-                    markdown: bool = True) -> tuple[Note, bytes]:
+                    markdown: bool = True,
+                    parse: Callable[[str, bytes], Note] | None = None) -> tuple[Note, bytes]:
     """:func:`read_note` and the exact bytes it parsed (the version history keeps them).
     ``real_root``: ``os.path.realpath(root)`` when the caller has it (one reader of
     thousands of files resolves the vault once); ``markdown``: as
-    :func:`ccb.parse.parse_note`'s. Raises like :func:`read_note`."""
+    :func:`ccb.parse.parse_note`'s; ``parse``: what parses ``(rel_path, bytes)`` instead of
+    :func:`ccb.parse.parse_note` (a reader that has parsed the same bytes before).
+    Raises like :func:`read_note`."""
     real_root = real_root or os.path.realpath(root)
     target = realpath_under(real_root, rel_path)
     if Path(rel_path).is_absolute() or not _inside(real_root, target) or target == real_root:
         raise VaultError(f"ccb: read {rel_path}: path leaves the vault {root}")
     data = _read_regular(target, rel_path)
+    if parse is not None:
+        return parse(rel_path, data), data
     return parse_note(rel_path, data, markdown=markdown), data
 
 

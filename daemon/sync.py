@@ -36,20 +36,27 @@ from ulid import ULID
 
 from ccb.entry_notes import entry_notes, is_entry_note, is_entry_path, split_entry_path
 from ccb.model import ConflictCopy, FileEntry, Note, Problem, ScanResult, memory_key
-from ccb.scan import VaultFilter, read_note_bytes, scan_paths, scan_vault
+from ccb.scan import VaultFilter, scan_paths, scan_vault
 from ccb.writable import file_in_the_way
 from config.errors import DreamdError, MassDeleteError
-from consistency.withheld import withhold_credentials
 from daemon.credential_ledger import CredentialLedger, CredentialRecord
 from daemon.entry_versions import entry_lines, origins_of, version_note
 from daemon.history import VersionRecorder, note_memory_key
 from daemon.interleave import Interleave, Overtaken
 from daemon.read_ahead import read_ahead
-from magma.chunking import Chunk, chunk_note
+from daemon.sync_memo import (
+    RUN_VECTORS,
+    ContentMemo,
+    chunks_of,
+    copies_together,
+    read_indexed_note,
+    run_vectors,
+    withheld_of,
+)
+from magma.chunking import Chunk
 from magma.embedder import Embedder
 from magma.embedding_cache import CachingEmbedder
 from magma.gc_pause import collector_paused
-from magma.inline_data import without_inline_data
 from magma.store import AttachmentRecord, IndexedFile, MagmaStore, NoteRecord
 
 __all__ = [
@@ -304,6 +311,8 @@ class Syncer:
         self._deleted_lately: deque[tuple[float, int]] = deque()
         #: The watcher's batches let in while a reconcile runs (:mod:`daemon.interleave`).
         self._interleave: Interleave | None = None
+        #: What a reconcile that reads ahead knows of the contents read (:mod:`daemon.sync_memo`).
+        self._memo: ContentMemo | None = None
 
     def owns(self, path: str) -> bool:
         """True when index path ``path`` belongs to this syncer's root (its prefix, and no
@@ -467,18 +476,23 @@ class Syncer:
         the next batch read on a thread while this one is embedded and written
         (:func:`daemon.read_ahead.read_ahead`). The same rows as :meth:`_read_plan` then
         :meth:`_execute`; a file's entry rows it no longer has go in its own batch's commit."""
-        to_read = [*plan.new, *plan.changed]
+        to_read = copies_together([*plan.new, *plan.changed])  # (daemon.sync_memo)
         new = {e.path for e in plan.new}
         bar.phase("indexing", len(to_read))
         reports = []
-        with read_ahead(_batched(to_read, self.batch_files),
-                        lambda files: self._read_files(files, index)) as batches:
-            for files, work in batches:
-                part = SyncPlan(tuple(e for e in files if e.path in new),
-                                tuple(e for e in files if e.path not in new), (), 0)
-                within = _Within(bar, len(files))  # moves on as the batch is embedded
-                reports.append(self._execute(part, index, work, [], within))
-                within.to(1.0)
+        with self.store.recent_vectors.widened(RUN_VECTORS) as written:
+            self._memo = ContentMemo(self.root, run_vectors(self.store, written))
+            try:
+                with read_ahead(_batched(to_read, self.batch_files),
+                                lambda files: self._read_files(files, index)) as batches:
+                    for files, work in batches:
+                        part = SyncPlan(tuple(e for e in files if e.path in new),
+                                        tuple(e for e in files if e.path not in new), (), 0)
+                        within = _Within(bar, len(files))  # moves on as it is embedded
+                        reports.append(self._execute(part, index, work, [], within))
+                        within.to(1.0)
+            finally:
+                self._memo = None
         report = _merge(reports)
         return replace(report, unchanged=plan.unchanged,
                        changed_paths=tuple(sorted(report.changed_paths)))
@@ -546,8 +560,8 @@ class Syncer:
                 AttachmentRecord(entry, known.note_id if known else str(ULID()))
             )
             return
-        try:
-            note, data = read_note_bytes(self.root, entry.path[len(self.prefix):])
+        try:  # (inline data dropped: a clipped page's base64 images are not text)
+            note, data = read_indexed_note(self.root, entry.path[len(self.prefix):], self._memo)
             if self.prefix:
                 note = replace(note, path=entry.path, problems=tuple(
                     replace(p, path=self.prefix + p.path) for p in note.problems))
@@ -555,7 +569,6 @@ class Syncer:
             work.problems.append(Problem(entry.path, "read", str(error)))
             log.warning("sync.read_failed", path=entry.path, error=str(error))
             return
-        note = without_inline_data(note)  # a clipped page's base64 images are not text
         if len(note.body) > self.max_note_chars:
             note = cut_body(note, self.max_note_chars)
             work.problems.append(Problem(
@@ -591,7 +604,7 @@ class Syncer:
             if data is not None:
                 work.touches.append(entry)
             return
-        withheld = withhold_credentials(note)
+        withheld = withheld_of(note, self._memo)
         note = withheld.note
         work.credentials[entry.path] = None
         if withheld.found:
@@ -623,7 +636,7 @@ class Syncer:
         batches = list(_batched(work.notes, self.batch_files)) or [[]]
         for number, batch in enumerate(batches):
             part = _Within(bar, len(batch))
-            chunked = [(entry, note, note_id, chunk_note(note, max_chars=self.chunk_max_chars))
+            chunked = [(entry, note, note_id, chunks_of(note, self.chunk_max_chars, self._memo))
                        for entry, note, note_id in batch]
 
             def between(share: float, part: _Within = part) -> None:
@@ -631,7 +644,8 @@ class Syncer:
                 self._between()
 
             vectors, (model, kept, held) = _batch_vectors(
-                chunked, self.store.known_vectors, self._embed, between=between)
+                chunked, self._memo.vectors if self._memo else self.store.known_vectors,
+                self._embed, between=between)
             embedded, reused, cached = embedded + model, reused + kept, cached + held
             chunked = [c for c in chunked if not self._left(c[0].path)]
             first = number == 0

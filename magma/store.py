@@ -53,7 +53,6 @@ from magma.chunking import HEADING_SEPARATOR, Chunk
 from magma.gc_pause import collector_paused
 from magma.graph import LinkResolver, link_key, path_key
 from magma.store_memo import (
-    RECENT_VECTORS,
     FileIndexMemo,
     RecentVectors,
     StoreChanges,
@@ -100,11 +99,13 @@ __all__ = [
     "graph_file_rows",
     "graph_reads",
     "index_dropped_at_open",
+    "known_vectors_among",
     "link_records",
     "maintenance_due",
     "search_filter",
     "sql_str",
     "store_changed_under",
+    "stored_content_hashes",
     "stored_problems",
     "table_name",
     "text_index_behind",
@@ -182,6 +183,29 @@ def _stored_vectors(tables: StoreTables, wanted: Sequence[str], dims: int
         for i, chash in enumerate(table.column("content_hash").to_pylist()):
             if keep is None or chash in keep:
                 found.setdefault(chash, matrix[i].copy())
+    return found
+
+
+def stored_content_hashes(store: MagmaStore) -> set[str]:
+    """Every content hash the chunks table holds: one read of that column (none of an
+    empty table). Raises :class:`StoreError`."""
+    tables = store._t
+    if not tables.retrying(tables.chunks.count_rows):
+        return set()
+    return set(tables.read(tables.chunks, ["content_hash"]).column("content_hash").to_pylist())
+
+
+def known_vectors_among(store: MagmaStore, hashes: Collection[str],
+                        stored: Callable[[str], bool]) -> dict[str, np.ndarray]:
+    """:meth:`MagmaStore.known_vectors` of ``hashes``, the table read only for those that
+    ``stored`` says it may hold (a large reconcile knows what the table held when it began
+    and what was written since: a cold index reads no vector back). Raises
+    :class:`StoreError`."""
+    found, wanted = store.recent_vectors.split(hashes)
+    wanted = [chash for chash in wanted if stored(chash)]
+    if wanted:
+        for chash, vector in _stored_vectors(store._t, wanted, store.dims).items():
+            found.setdefault(chash, vector)
     return found
 
 
@@ -810,7 +834,7 @@ def _write_chunks(tables: StoreTables, recent: RecentVectors, dims: int,
         # a note's own rows: re-indexed whole if a crash falls between the two commits
         tables.rewrite_groups(tables.chunks, "path", data, replaced, empty=empty)
         tables.ensure_fts()
-        recent.add(rows["content_hash"][-RECENT_VECTORS:], stacked[-RECENT_VECTORS:])
+        recent.add(rows["content_hash"], stacked)  # (the last recent.size of them kept)
     elif replaced:
         tables.delete_in(tables.chunks, "path", [p for p in replaced if p not in empty])
     return n

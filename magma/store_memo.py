@@ -25,7 +25,8 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict, deque
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -103,21 +104,54 @@ class TableMemo:
 
 class RecentVectors:
     """The last :data:`RECENT_VECTORS` chunk vectors written (or about to be: a ``remember``'s
-    draft, :meth:`daemon.memories.MemoryService.remember`), by content hash."""
+    draft, :meth:`daemon.memories.MemoryService.remember`), by content hash; more while a
+    large reconcile runs (:meth:`widened`)."""
 
     def __init__(self, size: int = RECENT_VECTORS) -> None:
-        self._size = size
+        self._base = self._size = size
         self._vectors: OrderedDict[str, np.ndarray] = OrderedDict()
         # (a remember adds its draft's while the background index write adds its rows')
         self._lock = threading.Lock()
+        #: Each :meth:`widened` block running: its size, and the hashes added since it began.
+        self._widened: list[tuple[int, set[str]]] = []
 
-    def add(self, hashes: Iterable[str], vectors: np.ndarray) -> None:
+    @property
+    def size(self) -> int:
+        return self._size
+
+    def add(self, hashes: Sequence[str], vectors: np.ndarray) -> None:
+        """Keep the vectors of ``hashes`` (the last :attr:`size` of them), the oldest
+        kept let go beyond :attr:`size`."""
         with self._lock:
-            for chash, vector in zip(hashes, vectors, strict=True):
+            for _, added in self._widened:
+                added.update(hashes)
+            start = max(0, len(hashes) - self._size)
+            for chash, vector in zip(hashes[start:], vectors[start:], strict=True):
                 self._vectors[chash] = np.array(vector, dtype=np.float32)
                 self._vectors.move_to_end(chash)
-            while len(self._vectors) > self._size:
-                self._vectors.popitem(last=False)
+            self._trim()
+
+    def _trim(self) -> None:
+        while len(self._vectors) > self._size:
+            self._vectors.popitem(last=False)
+
+    @contextmanager
+    def widened(self, size: int) -> Iterator[set[str]]:
+        """Keep up to ``size`` vectors while the block runs (a large reconcile: the chunks
+        it meets again, a copy's, come back without a read), and yield the set of every
+        hash added meanwhile (by anyone: what the tables may hold that they did not
+        before), filled as they come."""
+        block: tuple[int, set[str]] = (size, set())
+        with self._lock:
+            self._widened.append(block)
+            self._size = max([self._base, *(wide for wide, _ in self._widened)])
+        try:
+            yield block[1]
+        finally:
+            with self._lock:
+                self._widened = [kept for kept in self._widened if kept is not block]
+                self._size = max([self._base, *(wide for wide, _ in self._widened)])
+                self._trim()
 
     def drop(self, hashes: Collection[str]) -> None:
         """Forget the vectors of ``hashes`` (their text was forgotten)."""
