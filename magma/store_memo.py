@@ -73,14 +73,16 @@ class FileIndexMemo:
 
     def follow(self, kept: tuple[int, dict[str, Any]] | None, before: int | None,
                after: int | None, written: Mapping[str, Any], deleted: Collection[str]) -> None:
-        """Carry ``kept`` (as read at ``before``) over one commit of ``written`` (``{path:
-        IndexedFile}``) and ``deleted`` that moved the table to ``after``; else keep
-        nothing."""
+        """Carry ``kept`` (as read at ``before``, and taken by :meth:`writing`) over one
+        commit of ``written`` (``{path: IndexedFile}``) and ``deleted`` that moved the table
+        to ``after``; else keep nothing."""
         commits = 1 if written or deleted else 0
         if kept is None or before is None or after is None or kept[0] != before or (
                 after != before + commits):
             return
-        index = {path: known for path, known in kept[1].items() if path not in deleted}
+        index = kept[1]  # (this memo's own dict, taken by writing(): changed in place, not
+        for path in deleted:  # copied at each batch of a cold index of 100,000 notes)
+            index.pop(path, None)
         index.update(written)
         self._kept = (after, index)
 
@@ -126,9 +128,11 @@ class RecentVectors:
             for _, added in self._widened:
                 added.update(hashes)
             start = max(0, len(hashes) - self._size)
-            for chash, vector in zip(hashes[start:], vectors[start:], strict=True):
-                self._vectors[chash] = np.array(vector, dtype=np.float32)
-                self._vectors.move_to_end(chash)
+            block = np.array(vectors[start:], dtype=np.float32)  # (one copy; rows are views)
+            kept = self._vectors
+            for chash, vector in zip(hashes[start:], block, strict=True):
+                kept.pop(chash, None)
+                kept[chash] = vector
             self._trim()
 
     def _trim(self) -> None:
