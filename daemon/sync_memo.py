@@ -46,6 +46,7 @@ from magma.inline_data import without_inline_data
 from magma.store import MagmaStore, known_vectors_among, stored_content_hashes
 
 __all__ = [
+    "CHUNKED_CHARS_KEPT",
     "CHUNKED_KEPT",
     "CLEAN_KEPT",
     "PARSED_BYTES_KEPT",
@@ -66,8 +67,10 @@ PARSED_KEPT = 512
 PARSED_BYTES_KEPT = 32 * 1024 * 1024
 #: Contents kept as holding no credential (a key of a few hashes each).
 CLEAN_KEPT = 8192
-#: Notes whose chunks are kept (their texts: about twice the note's).
+#: Notes whose chunks are kept, and their texts' characters at most (a chunk holds its text
+#: twice: as cut, and after its title and headings).
 CHUNKED_KEPT = 512
+CHUNKED_CHARS_KEPT = 16 * 1024 * 1024
 #: Chunk vectors kept in memory while a large reconcile runs (16 MB at 512 dims): the chunks
 #: of the copies of a note, read one after the other, and of the batches just before.
 RUN_VECTORS = 8192
@@ -129,7 +132,7 @@ class ContentMemo:
         self.vectors = vectors
         self._parsed = _Kept(PARSED_KEPT, PARSED_BYTES_KEPT)
         self._clean = _Kept(CLEAN_KEPT)
-        self._chunked = _Kept(CHUNKED_KEPT)
+        self._chunked = _Kept(CHUNKED_KEPT, CHUNKED_CHARS_KEPT)
 
     def parse(self, path: str, data: bytes) -> Note:
         """:func:`ccb.parse.parse_note` of ``data`` at ``path``, inline data dropped
@@ -163,7 +166,8 @@ class ContentMemo:
         if kept is None:
             chunks = chunk_note(note, max_chars=max_chars)
             if key is not None:
-                self._chunked.put(key, chunks)
+                self._chunked.put(key, chunks, sum(len(c.text) + len(c.embed_text)
+                                                   for c in chunks))
             return chunks
         return [Chunk(note.path, c.ordinal, c.heading_path, c.text, c.embed_text,
                       c.content_hash) for c in kept]

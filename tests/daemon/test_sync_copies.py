@@ -29,7 +29,8 @@ import magma.store
 from ccb.model import FileEntry
 from daemon.app import App
 from daemon.credential_ledger import read_credentials
-from daemon.sync_memo import copies_together
+from daemon.sync_memo import _Kept, copies_together
+from magma.store_memo import RecentVectors
 
 Builder = Callable[..., tuple[App, Any]]
 SMALL_BATCH = 5
@@ -206,3 +207,28 @@ def test_copies_together_keeps_path_order_when_no_two_files_share_name_and_size(
              entry("b/two.md", 21), entry("c/two.md", 20)]
     assert [e.path for e in copies_together(mixed)] == [
         "a/one.md", "b/one.md", "a/two.md", "c/two.md", "b/two.md"]
+
+
+def test_a_widened_recent_vectors_keeps_more_while_it_runs_and_names_what_was_added() -> None:
+    recent = RecentVectors(size=2)
+    vectors = np.arange(12, dtype=np.float32).reshape(6, 2)
+    recent.add(["a", "b", "c"], vectors[:3])
+    assert recent.split(["a", "b", "c"])[1] == ["a"]  # the last two kept
+    with recent.widened(4) as added, recent.widened(3) as inner:
+        recent.add(["d", "e", "f"], vectors[3:])
+        found, missing = recent.split(["c", "d", "e", "f"])  # four kept
+        assert missing == [] and found["f"].tolist() == [10.0, 11.0]
+        assert added == inner == {"d", "e", "f"}
+    assert recent.size == 2 and recent.split(["e", "f"])[1] == []
+    assert recent.split(["d"])[1] == ["d"]
+    vectors[5] = 0.0  # the caller's array is not what is kept
+    assert recent.split(["f"])[0]["f"].tolist() == [10.0, 11.0]
+
+
+def test_the_memory_of_a_run_is_bounded_by_count_and_weight() -> None:
+    kept = _Kept(3, size=10)
+    for n in range(5):
+        kept.put(n, f"value {n}", weight=2)
+    assert [kept.get(n) for n in range(5)] == [None, None, "value 2", "value 3", "value 4"]
+    kept.put("big", "big", weight=9)  # the others let go to make room
+    assert kept.get("big") == "big" and kept.get(4) is None
