@@ -4,16 +4,35 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ccb.model import Link
-from ccb.parse import detect_conflict_copy, memory_meta, parse_note
+from ccb.parse import _posix_stem, detect_conflict_copy, memory_meta, parse_note
 
 # --------------------------------------------------------------------------- basics
+
+
+@pytest.mark.parametrize("path", [
+    "Memory/a-real-instance.md", "a.md", "Memory/sub/日本語 ノート.md", "Memory/.hidden.md",
+    "Memory/x.", "Memory/x.tar.gz", "Memory/./a.md", "Memory/a.md/", "Memory//a.md", "/a.md",
+    "//a.md", "", ".", "..", "Memory/..", "Memory/.", "/", "a/.md", "a/b..md", " .md",
+])
+def test_a_title_is_the_stem_pathlib_gives(path: str) -> None:
+    """The title's stem is read off the string, as ``PurePosixPath(path).stem`` reads it."""
+    assert _posix_stem(path) == PurePosixPath(path).stem
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.sampled_from(["a", "b.md", ".", "..", "", ".md", "x.", " ", "日本", "é.txt"]),
+                max_size=6).map("/".join))
+def test_every_path_has_the_stem_pathlib_gives(path: str) -> None:
+    assert _posix_stem(path) == PurePosixPath(path).stem
+    assert _posix_stem("/" + path) == PurePosixPath("/" + path).stem
+
 
 
 def test_title_hash_and_body() -> None:
