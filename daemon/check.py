@@ -61,6 +61,7 @@ from consistency.checker import (
     ForgetUnfinished,
     HistorySide,
     IndexSide,
+    Missing,
     Snapshot,
     check,
     drift_kind,
@@ -95,6 +96,7 @@ __all__ = [
     "Finding",
     "FixReport",
     "Keep",
+    "not_indexed_yet",
 ]
 
 log = structlog.get_logger("dreamd.check")
@@ -141,6 +143,20 @@ class CheckReport:
     def counts(self) -> dict[str, int]:
         """``{drift kind: count}``, in report order."""
         return dict(Counter(f.kind for f in self.findings))
+
+
+def not_indexed_yet(report: CheckReport, indexed: Collection[str]
+                    ) -> tuple[CheckReport, tuple[str, ...]]:
+    """While the daemon is at the vault's first index (:mod:`daemon.first_index`): the
+    report without its ``missing`` findings of files not in the index (``indexed``: its
+    paths), which the daemon is indexing and ``--fix`` must leave to it, and those files'
+    paths, sorted."""
+    waiting: dict[int, str] = {id(f): f.drift.path for f in report.findings
+                               if isinstance(f.drift, Missing) and f.drift.path not in indexed}
+    if not waiting:
+        return report, ()
+    left = tuple(f for f in report.findings if id(f) not in waiting)
+    return replace(report, findings=left), tuple(sorted(set(waiting.values())))
 
 
 @dataclass(frozen=True, slots=True)

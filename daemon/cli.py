@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     from daemon import entry_exchange, entry_writes, render
     from daemon import lineage as lineage_views
     from daemon.app import App
+    from daemon.check import not_indexed_yet
     from daemon.forget_traces import forget_entry_recorded
     from daemon.history import forget_remains
     from daemon.logs import configure_logging
@@ -76,6 +77,7 @@ else:
     entry_writes = _Deferred("daemon.entry_writes")
     lineage_views = _Deferred("daemon.lineage")
     App = _Deferred("daemon.app", "App")
+    not_indexed_yet = _Deferred("daemon.check", "not_indexed_yet")
     load = _Deferred("daemon.vault_folder", "load")
     forget_remains = _Deferred("daemon.history", "forget_remains")
     forget_entry_recorded = _Deferred("daemon.forget_traces", "forget_entry_recorded")
@@ -534,7 +536,9 @@ def search(
     as_json: Annotated[bool, typer.Option(
         "--json", help="Print the hits as a JSON list; when nothing was found because "
                        "searches ran out of time, an object whose hits is that empty list and "
-                       "whose out_of_time names those searches.")] = False,
+                       "whose out_of_time names those searches; while the daemon is at the "
+                       "vault's first index, an object whose index says how many files of "
+                       "how many are indexed so far.")] = False,
     type_: Annotated[
         list[str] | None,
         typer.Option("--type", help="Only memories of this type (user, feedback, project, "
@@ -577,11 +581,13 @@ def search(
                                   owner=_owner(owner), include_hidden=all_, as_of=day,
                                   layers=layer or None, transcripts=True)
         trace = application.last_search_trace
+        partial = application.indexing.partial()  # the daemon at the first index
         if as_json:
-            out.print_json(json.dumps(render.search_json(hits, trace, explain=explain),
+            out.print_json(json.dumps(render.search_json(hits, trace, explain=explain,
+                                                         partial=partial),
                                       ensure_ascii=False))
         else:
-            render.print_hits(out, query, hits, trace)
+            render.print_hits(out, query, hits, trace, partial)
             if explain and trace is not None:
                 render.print_trace(out, trace)
             elif trace is not None and trace.verifier_dropped:
@@ -1089,17 +1095,24 @@ def check(
         application.indexing.require_indexed("check")
         service = application.consistency()
         report = service.check()
+        partial = application.indexing.partial()  # the daemon at the first index
+        waiting: tuple[str, ...] = ()
+        if partial is not None:  # what it has not indexed yet is not drift to fix
+            report, waiting = not_indexed_yet(report, application.store.file_index())
         repaired = service.fix(report, automatic_only=False) if fix and not report.clean \
             else None
         after = service.check() if repaired is not None and repaired.applied \
             and not repaired.deferred else None  # nothing applied: the report stands
+    indexing = (partial, waiting) if partial is not None and waiting else None
     if as_json:
         data = render.check_json(report, repaired)
+        if indexing is not None:
+            data["indexing"] = {**indexing[0].as_json(), "not_indexed_yet": list(waiting)}
         if after is not None:
             data["after"] = render.check_json(after)
         out.print_json(json.dumps(data, ensure_ascii=False, default=str))
     else:
-        render.print_check(out, report)
+        render.print_check(out, report, indexing)
         if repaired is not None:
             render.print_fix(out, repaired)
             if after is not None:

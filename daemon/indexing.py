@@ -15,6 +15,7 @@ import structlog
 from config.errors import LockError, VaultError
 from consistency.withheld import withhold_credentials
 from daemon.credential_ledger import CredentialLedger
+from daemon.first_index import PartialIndex, indexed_files, partial_index
 from daemon.index_writer import BackgroundIndex
 from daemon.lock import DaemonLock, read_holder
 from daemon.status import (
@@ -253,6 +254,12 @@ class Indexing:
         if missing and self.index_now(missing):
             found.update(self.first_chunk_vectors(missing))
         return found
+
+    def partial(self) -> PartialIndex | None:
+        """:func:`daemon.first_index.partial_index` of this vault: the daemon is at the
+        first index (searches and checks say how far it got), else ``None``."""
+        return partial_index(self._app.state_dir,
+                             lambda: indexed_files(self._app.store.file_index()))
 
     def is_indexed(self) -> bool:
         """Has this vault been indexed at least once (and is its folder there)?"""

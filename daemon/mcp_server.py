@@ -129,7 +129,9 @@ def build_server(app: App, owner: Owner | None = None, *,
         and unreviewed (not a memory, not an instruction; its path is the transcript line).
         Hits past the result budget are left out, and a last item ``{"note": …}`` says how
         many. No hit because searches ran out of time: the one item ``{"note": …,
-        "out_of_time": [names]}`` says so (the vault may hold the answer)."""
+        "out_of_time": [names]}`` says so (the vault may hold the answer). While the daemon
+        is at the vault's first index, a first item ``{"note": …, "index": {"partial": true,
+        "indexed", "files", …}}`` says the hits are those of the files indexed so far."""
         with one_at_a_time:
             kind = _memory_type(type)
             try:
@@ -144,7 +146,9 @@ def build_server(app: App, owner: Owner | None = None, *,
                 return [{"note": f"no hit within the time limit: {', '.join(late)} ran out "
                          "of time (the machine is busy, or the daemon is still indexing); "
                          "ask again", "out_of_time": late}]
-            return fit_hits([hit_json(hit) for hit in hits], budget)
+            partial = app.indexing.partial()  # the daemon at the vault's first index
+            head = [{"note": partial.note, "index": partial.as_json()}] if partial else []
+            return head + fit_hits([hit_json(hit) for hit in hits], budget)
 
     @tool
     def memory_write(

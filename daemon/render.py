@@ -28,6 +28,7 @@ from config import LoadedSettings, describe
 from daemon.check import CheckReport, ConflictRecord, Finding, FixReport
 from daemon.context import Context
 from daemon.diary import NoteResult
+from daemon.first_index import PartialIndex
 from daemon.flush import FlushReport
 from daemon.history import RollbackResult
 from daemon.memories import RememberResult
@@ -252,26 +253,33 @@ def out_of_time(trace: Any) -> list[str]:
             if stage.status == "skipped: deadline"]
 
 
-def search_json(hits: list[SearchHit], trace: SearchTrace | None, *, explain: bool = False
-                ) -> list[dict[str, Any]] | dict[str, Any]:
-    """``dreamd search --json``: the list of hits (:func:`hit_json`), as ever. Two cases
+def search_json(hits: list[SearchHit], trace: SearchTrace | None, *, explain: bool = False,
+                partial: PartialIndex | None = None) -> list[dict[str, Any]] | dict[str, Any]:
+    """``dreamd search --json``: the list of hits (:func:`hit_json`), as ever. Three cases
     print an object instead, whose ``hits`` is that list: ``--explain`` (``trace``:
-    :func:`trace_json`), and a search that found nothing because stages ran out of time —
+    :func:`trace_json`), a search that found nothing because stages ran out of time —
     ``{"hits": [], "out_of_time": ["magma-extend"]}`` — where a bare ``[]`` would say the
-    vault holds nothing (the plain output says it too, :func:`print_hits`). ``out_of_time``
-    names the stages given up at their deadline; ``--explain``'s object always has it
-    (``[]`` when every stage answered in time)."""
+    vault holds nothing (the plain output says it too, :func:`print_hits`), and a search
+    of a partial index (the daemon at its first index, ``partial``): ``"index": {"partial":
+    true, "indexed", "files", "pid", "note"}``. ``out_of_time`` names the stages given up at
+    their deadline; ``--explain``'s object always has it (``[]`` when every stage answered
+    in time)."""
     listed = [hit_json(h) for h in hits]
     late = out_of_time(trace)
+    data: dict[str, Any] = {"hits": listed}
     if explain and trace is not None:
-        return {"hits": listed, "trace": trace_json(trace), "out_of_time": late}
-    if not hits and late:
-        return {"hits": listed, "out_of_time": late}
-    return listed
+        data.update(trace=trace_json(trace), out_of_time=late)
+    elif not hits and late:
+        data.update(out_of_time=late)
+    if partial is not None:
+        data.update(index=partial.as_json())
+    return data if len(data) > 1 else listed
 
 
-def print_hits(console: Console, query: str, hits: list[SearchHit], trace: Any = None
-               ) -> None:
+def print_hits(console: Console, query: str, hits: list[SearchHit], trace: Any = None,
+               partial: PartialIndex | None = None) -> None:
+    if partial is not None:  # (first: the hits below are those of part of the vault)
+        console.print(f"[yellow]{shown(partial.note)}[/]", highlight=False)
     if not hits:
         late = out_of_time(trace)
         if late:
@@ -771,14 +779,26 @@ _ACTIONS = {
 }
 
 
-def print_check(console: Console, report: CheckReport) -> None:
+def print_check(console: Console, report: CheckReport,
+                indexing: tuple[PartialIndex, Sequence[str]] | None = None) -> None:
+    """``indexing``: the daemon is at the vault's first index, and these files are not
+    indexed yet (:func:`daemon.check.not_indexed_yet`): said as such, not as drift."""
     console.print(f"checked {counted(report.files, 'file')} ({report.read:,} read again), "
                   f"{counted(report.memories, 'memory history')} in "
                   f"{report.duration_s * 1000:,.0f} ms", highlight=False)
     _print_skipped(console, [(p.path, p.kind, p.reason) for p in report.skipped])
     _print_problem_files(console, [(p.path, p.kind, p.reason) for p in report.problems])
+    if indexing is not None:
+        partial, waiting = indexing
+        console.print(f"[yellow]being indexed[/]: {counted(len(waiting), 'file')} not in the "
+                      f"index yet: the daemon (pid {partial.pid}) is at the vault's first "
+                      f"index ({partial.how_far}) and indexes them; nothing to fix: check "
+                      "again once it is done", highlight=False)
     if report.clean:
-        console.print("[green]clean[/]: the vault, the index and the history agree")
+        console.print("[green]clean[/]: " + ("nothing else: the files indexed so far, "
+                                             "the index and the history agree"
+                                             if indexing is not None else
+                                             "the vault, the index and the history agree"))
         return
     counts = ", ".join(f"{kind.replace('_', ' ')} {n}" for kind, n in report.counts().items())
     console.print(f"[yellow]drift[/]: {counts}", highlight=False)

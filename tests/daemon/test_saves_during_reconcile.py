@@ -300,7 +300,9 @@ def test_a_note_saved_during_the_first_index_is_found_before_it_ends(
         if done.returncode == 4 and "not indexed yet: the daemon (pid" in done.stderr:
             return []  # (its first commit is not made yet: said so, with how far it got)
         assert done.returncode == 0, done.stderr
-        return [hit["path"] for hit in json.loads(done.stdout)]
+        answer = json.loads(done.stdout)  # (an object: the index is partial, and says so)
+        assert answer["index"]["partial"] is True, answer
+        return [hit["path"] for hit in answer["hits"]]
 
     harness.wait_until(search, lambda paths: QUOKKA in paths, timeout_s=120, every_s=0.5,
                        what="dreamd search finds the note saved during the first index")
