@@ -60,6 +60,7 @@ from daemon.history import HistoryService, MemoryLocator, VersionRecorder
 from daemon.indexing import Indexing
 from daemon.llm import ChatClient
 from daemon.memories import MemoryService
+from daemon.memory_counts import memory_counts
 from daemon.memory_index_keeper import INDEX_FILE, MemoryIndexKeeper
 from daemon.memory_pool import MemoryPool
 from daemon.pair_judge import PairJudge
@@ -608,9 +609,17 @@ class App:
         self.require_vault("status")
         return vault_status(
             vault=self.vault_root, store_uri=self.store_uri, state_dir=self.state_dir,
-            settings=self.settings, counts=lambda: dict(asdict(self.store.counts())),
+            settings=self.settings, counts=self.status_counts,
             sessions=self.session_count, vector_index=lambda: self.store.vector_index(),
             memory_index_record=self.state_dir / MEMORY_INDEX_RECORD)
+
+    def status_counts(self) -> dict[str, int]:
+        """The index's row counts, ``memories`` as a user counts them
+        (:func:`daemon.memory_counts.memory_counts`)."""
+        counts: dict[str, int] = dict(asdict(self.store.counts()))
+        counts.update(memory_counts(self.store.memory_properties(),
+                                    self.settings.vault.memory_folder, self.clock().date()))
+        return counts
 
 def diary_of(app: App, *, clock: Callable[[], datetime] | None = None) -> Diary:
     """The vault's diary (:class:`daemon.diary.Diary`): the Daily notes settings as they are

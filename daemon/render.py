@@ -542,6 +542,8 @@ def _add_store_rows(table: Table, data: dict[str, Any], zone: tzinfo) -> None:
                 table.add_row("word index", f"{counted(value, 'chunk')} not folded in yet "
                                             "(found by their words all the same)")
             continue
+        if key in _SAID_WHEN_SOME and not value:
+            continue
         table.add_row(key.replace("_", " "), str(value))
 
 
@@ -657,6 +659,11 @@ def metrics_line(metrics: dict[str, Any]) -> str:
     if metrics.get("error"):
         said += f"; not working: {metrics['error']}"
     return said
+
+
+#: Counts of :func:`daemon.memory_counts.memory_counts` beside ``memories``, shown when not 0.
+_SAID_WHEN_SOME = frozenset({"memories_superseded_or_archived", "memory_entries",
+                             "memory_typed_notes_elsewhere"})
 
 
 def _flatten(counts: dict[str, Any]) -> Iterator[tuple[str, Any]]:

@@ -771,9 +771,9 @@ def _maybe_dream(daemon: Daemon, *, reason: str) -> None:
 
 def _count(daemon: Daemon) -> None:
     """The index's row counts into the daemon's status and metrics."""
-    counts = daemon.app.store.counts()
-    daemon.state.counts = {"files": counts.files, "notes": counts.notes,
-                           "chunks": counts.chunks, "memories": counts.memories}
+    counts = daemon.app.status_counts()  # (memories as dreamd status counts them)
+    daemon.state.counts = {name: counts[name] for name in ("files", "notes", "chunks",
+                                                           "memories")}
     daemon.metrics.set_index(daemon.state.counts)
 
 

@@ -8,6 +8,7 @@ is about meaning); ``dreamd status`` runs as the user runs it, a subprocess.
 
 from __future__ import annotations
 
+import io
 import json
 import re
 import subprocess
@@ -15,9 +16,12 @@ import sys
 import urllib.parse
 from collections.abc import Callable
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 from fakes import TokenHashEmbedder
+from rich.console import Console
 
+from daemon import render
 from daemon.app import MEMORY_INDEX_RECORD, App
 
 DREAMD = Path(sys.executable).with_name("dreamd")
@@ -98,3 +102,45 @@ def test_a_memory_md_of_an_earlier_build_is_still_counted(vault: Path, make_app:
                                          "last wrote it)")
     mine.unlink()
     assert index_listing(vault, "Memory", record) is None
+
+
+SUPERSEDED = ("---\nname: Prefers imperial units\ndescription: Used cups and ounces until the "
+              "move to Berlin\ntype: user\nid: 01M83T8CHRJ08VQRXNY5QM93AA\n"
+              "valid_to: 2026-01-10\nstatus: superseded\n---\nCups and ounces.\n")
+ARCHIVED = ("---\nname: 旧的烤箱温度\ndescription: 旧烤箱偏高十度\ntype: project\n"
+            "status: archived\n---\n旧烤箱偏高十度。\n")
+ENTRIES = ("# 关于我\n\n- 我在余杭区工作 <!--m:subj=所在地;vf=2026-05-02;conf=0.90;hc=2-->\n"
+           "- Drinks oolong tea every afternoon\n")
+
+
+def test_status_counts_the_memories_memory_md_lists(vault: Path, make_app: MakeApp) -> None:
+    """``memories: 5`` where ``MEMORY.md`` listed 4 on the demo vault: a note outside the
+    memory folder with ``type: feedback`` was counted; so were a superseded or archived
+    memory, kept for its history, and the entries of an entry file. ``memories`` is what
+    ``MEMORY.md`` lists (and what the memory service calls live); the others are counted
+    apart, by name."""
+    for extra in ({}, {"Memory/prefers-imperial-units.md": SUPERSEDED,
+                       "Memory/旧的烤箱温度.md": ARCHIVED, "Memory/facts.md": ENTRIES}):
+        for path, text in extra.items():
+            (vault / path).write_text(text, encoding="utf-8")
+        app, _ = make_app(vault)
+        try:
+            app.sync()
+            app.memories().rebuild_index()
+            live = {s.path for s in app.memories().memories()
+                    if s.note.memory and s.note.memory.status not in {"superseded", "archived"}}
+            report = app.status()  # (``dreamd status`` of this store: its embedder is FAKE)
+        finally:
+            app.close()
+        text = (vault / "Memory" / "MEMORY.md").read_text(encoding="utf-8")
+        listed = re.findall(r"^- \[.*\]\(([^)\s]+)\)", text, re.MULTILINE)
+        counts = render.status_json(report)["counts"]
+        assert counts["memories"] == len(listed) == len(live) == 4, (counts, listed)
+        assert counts["memory_typed_notes_elsewhere"] == 1  # edge-cases/…/memory/feedback_split
+        assert counts["memories_superseded_or_archived"] == (2 if extra else 0), counts
+        shown = io.StringIO()
+        render.print_status(Console(file=shown, width=200), report, ZoneInfo("UTC"))
+        lines = shown.getvalue().splitlines()
+        assert "memories: 4" in lines and "memory typed notes elsewhere: 1" in lines, lines
+        assert ("memories superseded or archived: 2" in lines) is bool(extra), lines
+    assert counts["memory_entries"] == 2, counts
