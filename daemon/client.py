@@ -380,9 +380,9 @@ _DONE = {"reading": "read", "embedding": "embedded", "indexing": "indexed"}
 
 
 def daemon_starting(state_dir: Path) -> str | None:
-    """What the daemon of ``state_dir`` is doing when it runs but opens its socket only
-    once its start-up reconcile is done (a first index of a large vault takes most of an
-    hour), as one line for stderr; ``None`` when no daemon is starting."""
+    """What the daemon of ``state_dir`` is doing when it starts (its socket not open yet)
+    or reconciles (a first index of a large vault takes most of an hour; nothing committed
+    yet), as one line for stderr; ``None`` when no daemon is starting."""
     try:
         status = json.loads((state_dir / _DAEMON_STATUS).read_text("utf-8"))
     except (OSError, ValueError, RecursionError):
@@ -397,8 +397,8 @@ def daemon_starting(state_dir: Path) -> str | None:
         phase = str(work.get("phase"))
         doing = f"indexing the vault ({work['done']:,} of {work['total']:,} files " \
             f"{_DONE.get(phase, phase)})"
-    return (f"the daemon (pid {status.get('pid')}) is {doing} and answers once that is "
-            "done; notes saved meanwhile are indexed as they are saved")
+    return (f"the daemon (pid {status.get('pid')}) is {doing}; notes saved meanwhile are "
+            "indexed as they are saved")
 
 
 def api_socket(state_dir: Path) -> str:

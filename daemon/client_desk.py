@@ -1,5 +1,6 @@
-"""The running daemon's side of its clients: the engines warmed in the background, the local
-API (:mod:`daemon.local_api`) opened once they are warm, commands and MCP sessions answered in
+"""The running daemon's side of its clients: the local API (:mod:`daemon.local_api`) opened
+from the daemon's start (answered in a reconcile's turns, :mod:`daemon.turns`), the engines
+warmed in the background after the start-up reconcile, commands and MCP sessions answered in
 the warm process, and the index work a client's write leaves, done after the answer went out.
 """
 
@@ -39,10 +40,15 @@ class ClientDesk:
         self._deferred: list[tuple[list[str], bool]] = []
         self._warm_thread: threading.Thread | None = None
 
+    def open(self) -> None:
+        """Open the local API, from the daemon's start: while the start-up reconcile runs,
+        clients are answered in its turns (:mod:`daemon.turns`)."""
+        self._open_api()
+
     def start(self) -> None:
-        """Load the embedding model, the search index and the vault graph in the background,
-        then open the local API: the first edit and the first client do not wait for them
-        (≈2 s)."""
+        """Load the embedding model, the search index and the vault graph in the background
+        (after the start-up reconcile): the first edit and the first client do not wait for
+        them (≈2 s)."""
         self._warm_thread = threading.Thread(target=self._warm_up, name="dreamd-model-warm-up",
                                              daemon=True)
         self._warm_thread.start()
@@ -84,8 +90,6 @@ class ClientDesk:
         except DreamdError as error:
             log.error("search.warm_up_failed", error=str(error))
         settle_loaded()  # held for the daemon's life: out of each full collection
-        if not daemon.stopping:
-            self._open_api()
 
     def _open_api(self) -> None:
         """Open the local API; without it clients answer in-process, so a failure here is
@@ -98,11 +102,11 @@ class ClientDesk:
                     owner: str | None) -> None:
             daemon.app.sessions.record("mcp")  # the dream gate counts client sessions
             server = build_server(daemon.app, checked_owner(owner) if owner else None,
-                                  lock=daemon.lock)
+                                  lock=daemon.turns)
             serve_stream(server, reader, writer)
 
         service = Service(
-            fingerprint=lambda: daemon.app.settings_fingerprint, lock=daemon.lock,
+            fingerprint=lambda: daemon.app.settings_fingerprint, turns=daemon.turns,
             vault=str(daemon.app.vault_root),
             run_command=self._serve_command, run_mcp=run_mcp, after_answer=self._index_deferred)
         api = LocalApi(daemon.app.state_dir, service)
@@ -151,6 +155,7 @@ class ClientDesk:
             self._deferred.append((list(paths), purge))
             return
         self._daemon.index_write(paths, purge=purge)
+        self._daemon.turns.note_indexed(paths)  # (in a reconcile's turn: it leaves them)
 
     def resident_sync(self, progress: Progress | None, allow_mass_delete: bool) -> SyncReport:
         """``dreamd sync`` asked of the running daemon: one reconcile by its own syncer (the
@@ -160,8 +165,9 @@ class ClientDesk:
         from daemon.runner import BetweenBatches
 
         daemon = self._daemon
-        with daemon.lock:
-            # the user's saves meanwhile are indexed between its commits (daemon.interleave)
+        with daemon.lock, daemon.turns.reconcile():
+            # the user's saves meanwhile are indexed between its commits (daemon.interleave),
+            # and other clients answered there (daemon.turns)
             between = BetweenBatches(daemon, stoppable=False)
             with WorkProgress(daemon.state, daemon.write_status, "sync",
                               also=progress) as tracked:

@@ -64,11 +64,15 @@ def indexed_files(paths: Iterable[str]) -> int:
 
 
 def _files(indexed: int, work: object) -> int | None:
-    """The vault's files by the daemon's ``work`` (:mod:`daemon.work_progress`): those
-    indexed and those the reconcile has still to write."""
+    """The vault's files by the daemon's ``work`` (:mod:`daemon.work_progress`): those the
+    index held at the reconcile's start (``indexed_before``, :func:`daemon.runner`'s) and
+    those it takes on; from a daemon that does not say the first, those ``indexed`` and
+    those the reconcile has still to write."""
     if not isinstance(work, Mapping) or work.get("kind") != "reconcile":
         return None
-    done, total = work.get("done"), work.get("total")
+    done, total, before = work.get("done"), work.get("total"), work.get("indexed_before")
+    if type(total) is int and type(before) is int:
+        return max(before + total, indexed)  # (what the index held, and what it takes on)
     if type(done) is not int or type(total) is not int:
         return None
     if work.get("phase") in _WRITING:

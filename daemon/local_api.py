@@ -51,6 +51,7 @@ from daemon.client import (
     SERVED_COMMANDS,
     USAGE,
 )
+from daemon.turns import NotNow, Turns
 
 #: JSON-RPC error: the request's deadline passed before the daemon could start on it.
 EXPIRED = -32005
@@ -77,12 +78,13 @@ class Stopping(Exception):
 @dataclass(slots=True)
 class Service:
     """What the API serves, from the daemon: the settings fingerprint clients must match
-    (read per request: a reload changes it), the lock of the engines, and the two ways of
-    answering — a command line (``daemon.cli.serve_command``) and an MCP session over a
+    (read per request: a reload changes it), the lock of the engines taken in turns with a
+    reconcile (:class:`daemon.turns.Turns`), and the two ways of answering — a command line
+    (``daemon.cli.serve_command``) and an MCP session over a
     stream (``daemon.mcp_server.serve_stream``)."""
 
     fingerprint: Callable[[], str]
-    lock: threading.RLock
+    turns: Turns
     vault: str
     run_command: Callable[[list[str], str | None, dict[str, Any]], Any]
     run_mcp: Callable[[io.BufferedIOBase, io.BufferedIOBase, str | None], None]
@@ -130,6 +132,16 @@ def _peer_uid(sock: socket.socket) -> int | None:
     return None
 
 
+def _check_turn(turns: Turns, command: str) -> None:
+    """Refuse (:data:`BUSY`: the client answers in-process) a command that waits for the end
+    of the reconcile under way (:data:`daemon.turns.IN_A_RECONCILE`)."""
+    try:
+        turns.check(command)
+    except NotNow:
+        raise _Refused(BUSY, f"the daemon is reconciling the vault with its index and runs "
+                             f"{command} once that is done") from None
+
+
 class _Refused(Exception):
     """A request answered with a JSON-RPC error."""
 
@@ -138,6 +150,9 @@ class _Refused(Exception):
         self.code = code
 
 
+#: Seconds kept, of the client's deadline, for the answer to reach it (a client waiting for
+#: a reconcile's turn).
+TURN_MARGIN_S = 1.0
 #: Seconds a connection may stay silent between requests, and a client may take to read an
 #: answer, before the daemon closes it (a stalled client never holds the engines; an MCP
 #: session has no such limit).
@@ -235,12 +250,19 @@ class _Handler(socketserver.StreamRequestHandler):
         if any(a in ("--help", "-h") for a in argv):
             raise _Refused(USAGE, "help is printed by the client's own CLI")
         deadline = params.get("deadline")
-        if not service.lock.acquire(timeout=BUSY_WAIT_S):
-            raise _Refused(BUSY, f"busy indexing for over {BUSY_WAIT_S:g} s")
+        turns = service.turns
+        wait_s = BUSY_WAIT_S
+        if turns.reconciling:  # its next interleave lets the client in: wait for it
+            _check_turn(turns, argv[0])
+            if isinstance(deadline, int | float):
+                wait_s = max(BUSY_WAIT_S, deadline - time.time() - TURN_MARGIN_S)
+        if not turns.take(wait_s):
+            raise _Refused(BUSY, f"busy indexing for over {wait_s:g} s")
         try:
             if isinstance(deadline, int | float) and time.time() > deadline:
                 # the client gave up and answered in-process: never run it a second time
                 raise _Refused(EXPIRED, "the client stopped waiting for this answer")
+            _check_turn(turns, argv[0])  # (let in by a reconcile begun meanwhile)
             try:
                 answer = service.run_command(
                     argv, stdin if isinstance(stdin, str) else None,
@@ -256,7 +278,7 @@ class _Handler(socketserver.StreamRequestHandler):
             try:
                 service.after_answer()
             finally:
-                service.lock.release()
+                turns.lock.release()
 
     def _mcp(self, params: dict[str, Any]) -> None:
         owner = params.get("owner")

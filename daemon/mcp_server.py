@@ -42,6 +42,7 @@ import inspect
 import io
 import threading
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from typing import Annotated, Any, Literal
 
 import anyio
@@ -98,7 +99,7 @@ def _version() -> str:
 
 
 def build_server(app: App, owner: Owner | None = None, *,
-                 lock: threading.Lock | threading.RLock | None = None) -> MCPServer:
+                 lock: AbstractContextManager[Any] | None = None) -> MCPServer:
     """An MCP server bound to one vault's :class:`App` (tools as in the module docstring),
     acting for ``owner``: its searches and context never show another owner's memories, its
     writes are that owner's, and it can read, forget, or see and roll back the history of only
@@ -116,7 +117,7 @@ def build_server(app: App, owner: Owner | None = None, *,
     )
 
     fail = _tool_error
-    one_at_a_time = lock if lock is not None else threading.Lock()
+    one_at_a_time: AbstractContextManager[Any] = lock if lock is not None else threading.Lock()
     tool = _described(server)
     budget = app.settings.mcp.max_result_tokens
 
@@ -226,7 +227,7 @@ logs, and never a password, key or token (refused)."""
 
 
 def _diary_tool(server: MCPServer, app: App, owner: Owner | None,
-                one_at_a_time: threading.Lock | threading.RLock) -> None:
+                one_at_a_time: AbstractContextManager[Any]) -> None:
     """Register ``memory_note`` on ``server`` (see :func:`build_server`): a server acting
     for an owner names it as the source of its lines (``(source: alice/claude-code)``)."""
     fail = _tool_error
@@ -261,7 +262,7 @@ def _tool_error(error: DreamdError) -> ToolError:
 
 
 def _history_and_context_tools(server: MCPServer, app: App, owner: Owner | None,
-                               one_at_a_time: threading.Lock | threading.RLock,
+                               one_at_a_time: AbstractContextManager[Any],
                                budget: int) -> None:
     """Register ``memory_history``, ``memory_rollback`` and ``build_context`` on ``server``
     (see :func:`build_server`); ``budget`` is the most tokens of one answer."""

@@ -45,12 +45,14 @@ from config.errors import (
 )
 from daemon.app import App
 from daemon.client_desk import ClientDesk
+from daemon.first_index import indexed_files
 from daemon.interleave import Interleave
 from daemon.lock import DaemonLock
 from daemon.metrics import DaemonMetrics
-from daemon.status import DAEMON_STATUS_FILE
+from daemon.status import DAEMON_STATUS_FILE, LAST_SYNC_FILE
 from daemon.store_guard import StoreGuard
 from daemon.sync import SyncReport
+from daemon.turns import Turns
 from daemon.watch import BatchResult, ChangeHandler, WatchFilter, relative_paths
 from daemon.watch_feed import Changes, WatchFeed
 from daemon.work_progress import WorkProgress, describe_work
@@ -225,6 +227,9 @@ class Daemon:
         #: The engines' lock: the watch loop holds it while it applies a batch, rescans,
         #: checks, dreams or reloads; the local API while it answers a client.
         self.lock = threading.RLock()
+        #: The lock taken in turns: a reconcile lets the clients waiting for it in between
+        #: its commits (:mod:`daemon.turns`).
+        self.turns = Turns(self.lock)
         #: Clients: the engines' warm-up, the local API and the index work of their writes.
         self.clients = ClientDesk(self)
         #: Stops the daemon when another process changes its store under it.
@@ -298,6 +303,7 @@ class Daemon:
                 self._notify("READY=1")
                 self._notify("STATUS=reconciling the vault with the index")
                 self._start_feed()  # saves made during the reconcile are indexed within it
+                self.clients.open()  # clients are answered in the reconcile's turns
                 with self.lock:
                     self._startup()
                 while not self._terminate.is_set():
@@ -370,7 +376,9 @@ class Daemon:
         self._next_rescan = time.monotonic() + cfg.rescan_interval_s
         between = BetweenBatches(self, stoppable=True, say=reason == "startup")
         try:
-            with WorkProgress(self.state, self.write_status, "reconcile") as progress:
+            with WorkProgress(self.state, self.write_status, "reconcile",
+                              extra=_first_index(self.app)) as progress, \
+                    self.turns.reconcile():
                 report = self.syncer.reconcile(progress=progress, interleave=between.interleave)
         except ReconcileStopped:
             log.info("daemon.reconcile_stopped", reason=reason,
@@ -654,15 +662,19 @@ class BetweenBatches:
             raise ReconcileStopped
         now = time.monotonic()
         self._tell(now)
+        daemon.turns.let_in()  # the clients waiting (daemon.turns)
+        turned = daemon.turns.indexed()  # what their writes indexed
+        self.seen |= turned
+        self.synced = self.synced or bool(turned)
         changes = daemon.feed.take() if daemon.feed is not None else set()
         if changes:
             self.seen |= relative_paths(daemon.app.roots, changes)
         elif not (daemon.handler.pending and daemon.handler.due(now)):
-            return frozenset()
+            return turned
         synced = daemon.apply(changes, within=True)
         self.synced = self.synced or bool(synced)
         self.seen |= synced  # (a batch that failed waits in pending: kept after the reconcile)
-        return synced
+        return synced | turned
 
     def _tell(self, now: float) -> None:
         """The counts into the status file every :data:`COUNT_EVERY_S`; at a terminal, that
@@ -767,6 +779,19 @@ def _maybe_dream(daemon: Daemon, *, reason: str) -> None:
             daemon.state.dream["last"] = {"at": _now(), "outcome": "failed",
                                           "error": str(error)}
     daemon.write_status()
+
+
+def _first_index(app: App) -> dict[str, int]:
+    """For a first index (no reconcile ever finished here): ``{"indexed_before": n}``, the
+    files the index held at its start, from which searches say how many files of how many
+    are indexed (:mod:`daemon.first_index`); else ``{}``."""
+    if (app.state_dir / LAST_SYNC_FILE).exists():
+        return {}
+    try:
+        return {"indexed_before": indexed_files(app.store.file_index())}
+    except StoreError as error:  # (a hint only: the searches say less)
+        log.warning("store.counts_failed", error=str(error))
+        return {}
 
 
 def _count(daemon: Daemon) -> None:

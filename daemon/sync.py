@@ -87,11 +87,12 @@ MASS_DELETE_MIN_FILES = 20
 #: session of ordinary deletions).
 MASS_DELETE_WINDOW_S = 600.0
 #: Texts embedded at a time within a batch: between two slices the progress moves on and a
-#: reconcile lets the user's saves in (:mod:`daemon.interleave`). 128: two of the model's
-#: own batches (``magma.embedder``, 64 texts), about a second of embedding on one core
-#: (DESIGN.md: ≈100 chunks a second), where a whole batch of ``sync.write_batch_files``
-#: notes took 5-10 s.
-EMBED_SLICE_TEXTS = 128
+#: reconcile lets the user's saves and the clients waiting in (:mod:`daemon.interleave`,
+#: :mod:`daemon.turns`). 64: one of the model's own batches (``magma.embedder``), about
+#: half a second of embedding on one core (DESIGN.md: ≈100 chunks a second), where a whole
+#: batch of ``sync.write_batch_files`` notes took 5-10 s; on a machine at load 9 on 2 cores
+#: a slice of 128 took 8-10 s, what a client waited for its turn.
+EMBED_SLICE_TEXTS = 64
 
 
 class Progress(Protocol):

@@ -14,7 +14,7 @@ writes nothing more than before.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime, tzinfo
 from types import TracebackType
 from typing import Any, Literal, Protocol
@@ -42,14 +42,17 @@ class _HasWork(Protocol):
 class WorkProgress:
     """Progress of one unit of work (``kind``), kept in ``state.work`` as ``{"kind",
     "phase", "done", "total", "files", "started_at"}`` (``files``: the largest phase's
-    total so far, the files the work took on) and written by ``write()``; ``also`` is told
+    total so far, the files the work took on; and ``extra``'s items) and written by
+    ``write()``; ``also`` is told
     the same (a client's progress bar). Used as a context manager: ``state.work`` is
     ``None`` again on exit, and the caller writes the status once more."""
 
     def __init__(self, state: _HasWork, write: Callable[[], None], kind: Kind, *,
                  also: Progress | None = None,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic,
+                 extra: Mapping[str, int] | None = None) -> None:
         self._state, self._write, self._kind, self._also = state, write, kind, also
+        self._extra = dict(extra or {})
         self._clock = clock
         self._written = clock()  # (work that ends within WRITE_EVERY_S is never written)
         self._started_at = datetime.now(UTC).isoformat(timespec="seconds")
@@ -66,7 +69,7 @@ class WorkProgress:
             self._also.phase(name, total)
         files = max(total, self._state.work["files"] if self._state.work else 0)
         self._state.work = {"kind": self._kind, "phase": name, "done": 0, "total": total,
-                            "files": files, "started_at": self._started_at}
+                            "files": files, "started_at": self._started_at, **self._extra}
         self._flush(force=total >= WRITE_FROM_FILES)
 
     def advance(self, units: int = 1) -> None:

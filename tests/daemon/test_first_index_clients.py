@@ -6,6 +6,8 @@ Obsidian help vault), its FAKE embedder slowed down so that the first index last
 more (the embedder of both the daemon and the in-process CLI is the token-hash fake: these
 tests are about who answers and what they say, not about meaning). While it runs:
 
+- its local API socket is open and answers ``status``, ``search`` and ``remember`` over the
+  real socket (it was closed until the end of the index: every command went in-process);
 - ``dreamd search`` (plain and ``--json``) says the index is partial and how far it got;
 - ``dreamd check`` says the files not indexed yet are being indexed, not drift to ``--fix``;
 - MCP ``memory_search`` says it too (in-process, the daemon's status file as it writes it).
@@ -73,6 +75,58 @@ def _still_indexing(daemon: harness.DaemonProcess) -> None:
     now = daemon.status()
     assert now.get("state") == "reconciling" and now["work"]["done"] < now["work"]["total"], \
         ("the first index ended before the test did: slow the embedder down more", now)
+
+
+def _served(daemon: harness.DaemonProcess, *argv: str, stdin: str | None = None
+            ) -> dict[str, Any]:
+    """``argv`` asked of the daemon over its socket, as a client asks it."""
+    from daemon import client
+
+    record = json.loads((daemon.state_dir / client.API_RECORD).read_text("utf-8"))
+    return client.call(daemon.state_dir, "cli", {
+        "argv": list(argv), "settings": record["settings"], "stdin": stdin,
+        "terminal": {"tty": False, "columns": 200, "vars": {}}}, timeout=60)
+
+
+def test_the_socket_answers_while_the_first_index_runs(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, daemons: list[Any],
+        corpora_dir: Path) -> None:
+    """The local API was opened once the start-up reconcile was done: during a first index
+    every client answered in-process (loading the model). Now it is open from the start,
+    and the reconcile lets the clients in between its commits: ``status``, ``search`` (of
+    the partial index, said so) and ``remember`` (indexed at once, and kept by the
+    reconcile as it wrote it) are answered by the daemon while it indexes."""
+    vault, daemon = _indexing(tmp_path, monkeypatch, daemons, corpora_dir)
+    where = str(vault)
+    status = _served(daemon, "status", "--json", "--vault", where)
+    assert status["exit_code"] == 0, status
+    assert json.loads(status["stdout"])["daemon"]["state"] == "reconciling"
+
+    kept = _served(daemon, "remember", "--vault", where, "--type", "user",
+                   "The quokka lighthouse keeper counts marmalade jars at dawn")
+    assert kept["exit_code"] == 0, kept
+    found = _served(daemon, "search", "--json", "--vault", where, "quokka lighthouse marmalade")
+    assert found["exit_code"] == 0, found
+    answer = json.loads(found["stdout"])
+    assert answer["index"]["partial"] is True, answer
+    assert answer["index"]["pid"] == daemon.pid
+    assert 0 < answer["index"]["indexed"] < answer["index"]["files"], answer
+    memory = next(h["path"] for h in answer["hits"] if h["path"].startswith("Memory/"))
+    assert (vault / memory).is_file()
+    _still_indexing(daemon)
+    # a pass of its own over the vault waits for the end of the reconcile (in-process)
+    with pytest.raises(Exception, match="once that is done"):
+        _served(daemon, "sync", "--vault", where)
+    assert not [e for e in daemon.events() if e.get("event") == "api.failed"]
+
+    assert daemon.stop(timeout_s=60) == 0
+    monkeypatch.delenv(harness.EMBED_DELAY_VAR)
+    again = harness.DaemonProcess.start(vault, tmp_path / "daemon-again.log")
+    daemons.append(again)
+    again.wait_state("watching", timeout_s=300)
+    harness.wait_until(lambda: harness.index_vs_disk(harness.fresh_app(vault)), lambda p: not p,
+                       timeout_s=120, what="index == disk", every_s=0.5)
+    assert again.stop() == 0
 
 
 def test_search_during_the_first_index_says_the_index_is_partial(
@@ -149,11 +203,13 @@ def test_mcp_search_says_the_index_is_partial(vault: Path, make_app: Any) -> Non
             return said.get("result", said) if said is not None else json.loads(
                 result.content[0].text)
 
-        for phase, done, total, files in [("indexing", 40, 5914, 5914 - 40 + 40),
-                                          ("reading", 0, 120, 40 + 120)]:
-            status.write_text(json.dumps({"pid": os.getpid(), "state": "reconciling", "work": {
-                "kind": "reconcile", "phase": phase, "done": done, "total": total,
-                "files": total}}), encoding="utf-8")
+        for phase, done, total, before, files in [
+                ("indexing", 40, 5914, None, 5914 - 40 + 40), ("reading", 0, 120, None, 40 + 120),
+                ("indexing", 10, 5900, 30, 30 + 5900), ("indexing", 10, 10, 30, 40)]:
+            work = {"kind": "reconcile", "phase": phase, "done": done, "total": total,
+                    "files": total, **({"indexed_before": before} if before is not None else {})}
+            status.write_text(json.dumps({"pid": os.getpid(), "state": "reconciling",
+                                          "work": work}), encoding="utf-8")
             first, *hits = search()
             assert first["index"] == {"partial": True, "indexed": 40, "files": files,
                                       "pid": os.getpid(), "note": first["note"]}, first

@@ -340,7 +340,7 @@ def test_a_client_is_told_the_daemon_is_still_indexing_not_that_there_is_none(
     for state, work, said in [
         ("reconciling", {"kind": "reconcile", "phase": "indexing", "done": 1024,
                          "total": 5914, "files": 5914},
-         "is indexing the vault (1,024 of 5,914 files indexed) and answers once that is done"),
+         "is indexing the vault (1,024 of 5,914 files indexed); notes saved meanwhile"),
         ("reconciling", None, "is reconciling the vault with its index"),
         ("starting", None, "is reconciling the vault with its index"),
     ]:
