@@ -75,6 +75,7 @@ from consistency.withheld import FoundCredential
 from daemon.conflicts import CONFLICTS_FILE, ConflictDesk, ConflictRecord, Keep
 from daemon.credential_ledger import read_credentials
 from daemon.entry_versions import entry_of_key
+from daemon.forget_entry import forget_entry
 from daemon.forget_journal import ForgetJournal
 from daemon.forget_links import link_stem
 from daemon.history import note_memory_key
@@ -558,7 +559,11 @@ class ConsistencyService:
             case ManualReview(path=path, memory_key=key, head_n=n, reason=reason):
                 return self.desk.manual_review(path, key, n, reason, reindex)
             case FinishForget(path=path, memory_key=key):
-                self._memories().forget(key)  # (found in the journal by its key)
+                if is_entry_path(path):  # one entry of an entry file (daemon.forget_entry)
+                    forget_entry(self._memories(), self.forgets, self.archive, self.recorder,
+                                 path)
+                else:
+                    self._memories().forget(key)  # (found in the journal by its key)
                 return f"forgotten: what was left of {path} is gone"
             case CancelForget(path=path, memory_key=key):
                 self.forgets.drop(key)

@@ -28,7 +28,7 @@ from rich.table import Table
 
 from ccb.entry_notes import is_entry_path
 from ccb.memory_text import checked_memory_text
-from ccb.model import MEMORY_TYPES, memory_key
+from ccb.model import MEMORY_TYPES
 from ccb.owner import Owner
 from config.errors import (
     DreamdError,
@@ -49,7 +49,8 @@ if TYPE_CHECKING:
     from daemon import lineage as lineage_views
     from daemon.app import App
     from daemon.check import not_indexed_yet
-    from daemon.forget_traces import forget_entry_recorded
+    from daemon.forget_entry import forget_entry
+    from daemon.forget_journal import ForgetJournal
     from daemon.history import forget_remains
     from daemon.logs import configure_logging
     from daemon.vault_folder import load
@@ -80,7 +81,8 @@ else:
     not_indexed_yet = _Deferred("daemon.check", "not_indexed_yet")
     load = _Deferred("daemon.vault_folder", "load")
     forget_remains = _Deferred("daemon.history", "forget_remains")
-    forget_entry_recorded = _Deferred("daemon.forget_traces", "forget_entry_recorded")
+    forget_entry = _Deferred("daemon.forget_entry", "forget_entry")
+    ForgetJournal = _Deferred("daemon.forget_journal", "ForgetJournal")
 
     def configure_logging(**kwargs: Any) -> None:
         from daemon.logs import configure_logging as configure
@@ -926,14 +928,15 @@ def _forget_entry(ctx: typer.Context, ref: str, *, yes: bool, owner: str | None,
         err.print(f"dreamd: {ref} is not forgotten (--yes forgets without asking)")
         raise typer.Exit(1)
     with _app(ctx, **{"vault.path": vault}) as application:
-        done = entry_writes.forget_entry_at(application.writer, ref, owner=_owner(owner))
-        application.indexing.index_now([ref.rsplit("#", 1)[0]])
-        versions = forget_entry_recorded(application.versions, application.recorder,
-                                         memory_key(None, ref))
-    out.print(f"forgot {shown(done.entry)}: its line is gone from "
-              f"{shown(done.outcome.path)}" + (f" and its {versions} versions from the "
-                                                "history" if versions else ""),
-              highlight=False)
+        # written down first: a forget cut short is finished by the same command again
+        done = forget_entry(application.memories(_owner(owner)),
+                            ForgetJournal(application.state_dir), application.versions,
+                            application.recorder, ref, owner=_owner(owner))
+    line = "its line is gone from" if done.write is not None else \
+        "finished the forget cut short: its line was gone already from"
+    out.print(f"forgot {shown(done.ref)}: {line} {shown(done.file_path)}"
+              + (f" and its {done.versions} versions from the history" if done.versions
+                 else ""), highlight=False)
 
 
 def _confirmed(question: str) -> bool:

@@ -36,7 +36,7 @@ from ccb.writer import NoteWriter, WriteOutcome
 from config.errors import EntryEditError, MemoryNotFoundError
 from consistency.secrets import refuse_secrets
 
-__all__ = ["EntryWrite", "add_entry_at", "forget_entry_at", "supersede_entry_at"]
+__all__ = ["EntryWrite", "add_entry_at", "entry_at", "forget_entry_at", "supersede_entry_at"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,6 +98,18 @@ def add_entry_at(writer: NoteWriter, file_path: str, text: str,
     outcome = writer.write(file_path, format_entry_file(changed), base=data, origin=origin,
                            change=f"entry #{new.key} added")
     return EntryWrite(outcome, entry_path(file_path, new.key))
+
+
+def entry_at(writer: NoteWriter, ref: str, *, owner: Owner | None = None) -> bool:
+    """Whether the entry file of ``ref`` holds the entry: the checks of
+    :func:`forget_entry_at` without the write. Raises ``EntryEditError`` (bad path, not
+    UTF-8) and ``MemoryNotFoundError`` (no file, or not visible to ``owner``)."""
+    file_path, key = _split(ref, "forget")
+    entry_file, data = _load(writer, file_path, "forget")
+    file_owner = parse_note(file_path, data).properties.get("owner")
+    if owner is not None and not owner.sees(file_owner if isinstance(file_owner, str) else None):
+        raise MemoryNotFoundError(f"ccb: forget {ref}: no such entry file")
+    return entry_file.entry(key) is not None
 
 
 def forget_entry_at(writer: NoteWriter, ref: str, *, origin: str = "api",
