@@ -395,6 +395,8 @@ def _webhook(match: re.Match[str]) -> str | None:
 #: copula, a colon, an arrow or a dash ("password for the router *is* …", "门禁密码*是*…").
 _SEPARATOR = re.compile(r"\s*(?:\b(?:is|was|are|were|to|now)\b|=|:|：|是|为|為|→|->|—|–"
                         r"|\s-(?=\s))\s*")
+#: Opening quotes around a value told (:data:`_VALUE`'s ``qv``).
+_OPEN_QUOTES = "\"'“‘「"
 #: A value: a quoted phrase, or printable ASCII up to a space, a comma, a semicolon or a
 #: Chinese character (a sentence's last full stop left out).
 _VALUE = re.compile(r"[\"'“‘「](?P<qv>[^\"'”’」\n]{4,80})[\"'”’」]"
@@ -460,7 +462,8 @@ def _told(match: re.Match[str]) -> tuple[str, int, int] | None:
                                              may_to=_SETTING.search(match.string[max(
                                                  0, match.start() - 30):match.start()]) is not
                                              None):
-        preview = _accepted(kind, keyword, value, rest[at:], explicit=explicit)
+        preview = _accepted(kind, keyword, value, rest[at:], explicit=explicit,
+                            quoted=at > 0 and rest[at - 1] in _OPEN_QUOTES)
         if preview is not None:
             return preview, match.start(), base + at + len(value)
     end = _passphrase_end(rest) if kind == "password" and _PHRASE_KEYWORD.search(keyword) \
@@ -540,7 +543,10 @@ def _values_after(rest: str, *, chinese: bool, may_to: bool = False
 
 
 def _accepted(kind: ValueKind, keyword: str, value: str, tail: str, *,
-              explicit: bool | str) -> str | None:
+              explicit: bool | str, quoted: bool = False) -> str | None:
+    """The preview of ``value``, told after ``keyword`` (``tail``: the rest of the line from
+    the value on; ``quoted``: the value stood in quotes, ``password: "correct horse"``), or
+    ``None`` when it is no secret of ``kind``."""
     value = value.rstrip(".!?)\"'")
     if _CLAUSE_WORD.fullmatch(value):
         return None  # a word ending its clause ("password are usually:") or a possessive or
@@ -565,7 +571,7 @@ def _accepted(kind: ValueKind, keyword: str, value: str, tail: str, *,
             else None
     if kind == "key":
         return _told_key(value, keyword)
-    return _told_password(value, keyword, kind, quoted=tail[:1] in "\"'“‘「",
+    return _told_password(value, keyword, kind, quoted=quoted,
                           explicit=bool(explicit), last=explicit == "label" or not tail[
                               len(value):].strip(" \t.!?。！？)\"'”’"))
 
@@ -603,10 +609,10 @@ def _told_password(value: str, keyword: str, kind: ValueKind, *, quoted: bool,
     if keyword.casefold() == "passphrase" and re.fullmatch(r"[a-z]{3,}(?:[-.][a-z]{3,}){2,}",
                                                              value):
         return label  # words joined by dashes: "pbayak-iwoqmqe-zvvlq-sagcyb"
-    if quoted:
-        words = value.casefold().split()
-        return label if len(value) >= 6 and not all(w in COMMON_VALUE_WORDS for w in words) \
-            else None
+    if quoted and kind == "password" and len(value) >= 6 and not all(
+            w in COMMON_VALUE_WORDS for w in value.casefold().split()):
+        return label  # a phrase in quotes; a short one, or a code's, is judged as any value
+        # ("1234"; a PIN is digits: PIN: "the usual" is none)
     if digits.isdigit():
         return label if 4 <= len(digits) <= 12 and (explicit or kind == "code") else None
     if kind == "code" and (len(value) < 6 or keyword.casefold().startswith(("pin", "puk"))

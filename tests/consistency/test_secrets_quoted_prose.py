@@ -80,3 +80,52 @@ def test_prose_in_quotes_after_a_secret_word_is_no_credential(text: str) -> None
 def test_a_credential_in_quotes_after_the_same_words_is_found(text: str) -> None:
     found = find_secrets(text)
     assert found and found[0].kind == "password", text
+
+
+#: Credentials as people write them after a password word, each followed by nothing (the
+#: end of the text), by its closing quote, and by prose: whether the value stood in quotes
+#: is read from the quote before it (``consistency.secrets._accepted`` looked at the value's
+#: own first character, and an empty rest counted as a quote).
+TOLD = ["hunter2!x", "Tr0ub4dor&3", "719962", "p@ssw0rd", "Zq8-vK2m"]
+AFTER_KEYWORD = ["password: {v}", "my password is {v}", "wifi password = {v}", "密码：{v}",
+                 "银行卡密码是{v}", "PIN: {v}"]
+ENDINGS = ["", ".", " and that is all I remember", "，别告诉别人", " (changed in May)"]
+
+
+@pytest.mark.parametrize("value", TOLD)
+@pytest.mark.parametrize("form", AFTER_KEYWORD)
+def test_a_credential_is_found_followed_by_nothing_by_quotes_or_by_prose(
+        form: str, value: str) -> None:
+    if form.startswith("PIN") and not value.isdigit():
+        return  # (a PIN is digits)
+    for open_, close in (("", ""), ('"', '"'), ("“", "”"), ("'", "'"), ("「", "」")):
+        for ending in ENDINGS:
+            text = form.format(v=f"{open_}{value}{close}") + ending
+            assert find_secrets(text), text
+
+
+@pytest.mark.parametrize("text", [
+    "password:", "the password is", "密码：", "password: \"\"", "password: ''",
+    "password: \"abc\"", "密码：“”", "password: \"", "password: “", "PIN: \"12\"",
+])
+def test_a_password_word_followed_by_nothing_or_empty_quotes_is_no_credential(
+        text: str) -> None:
+    assert not find_secrets(text), text
+
+
+@pytest.mark.parametrize("text", [
+    'password: "dragon"', "my password is 'qwerty'", "密码：“monkey”", 'wifi password: "abcdef"',
+    'password: "我的狗叫旺财"', "密码是「我的狗叫旺财」",
+])
+def test_a_weak_password_in_quotes_is_a_credential(text: str) -> None:
+    """In quotes after a password word, a weak word or a sentence of its own is told as the
+    password: the quotes say so (they went unseen: the value's first letter was taken for
+    its opening quote, and nothing was found)."""
+    assert find_secrets(text), text
+
+
+@pytest.mark.parametrize("text", ['PIN: "the usual"', 'PIN: "mango tree"', 'passcode: "see"',
+                                  "PIN码：“问前台”"])
+def test_words_in_quotes_after_a_pin_word_are_no_credential(text: str) -> None:
+    """A PIN or code is digits: words in quotes after its word are not one."""
+    assert not find_secrets(text), text
