@@ -54,6 +54,7 @@ from daemon.dream import (
 )
 from daemon.dream_deep import transcripts_since
 from daemon.dream_profile import profile_distiller
+from daemon.dream_restore import Restorer
 from daemon.dream_sleep import SleepCycle, SleepPolicy
 from daemon.forgetting import Forgetting
 from daemon.history import HistoryService, MemoryLocator, VersionRecorder
@@ -538,9 +539,11 @@ class App:
         self.require_vault("history")
         service = self.memories(owner)
         where = MemoryLocator(service, self.versions, self.store, self.vault_root, owner)
+        restorer = Restorer(writer=self.writer, memory_folder=self.settings.vault.memory_folder,
+                            state_dir=self.state_dir, clock=self.clock)
         return HistoryService(self.versions, self.writer, self.recorder, where.locate,
                               where.resolve, lambda paths: service.after_change(list(paths)),
-                              where.visible)
+                              where.visible, restorer)
 
     @cached_property
     def retriever(self) -> Retriever:

@@ -1275,7 +1275,8 @@ def restore(
     with _app(ctx, **{"vault.path": vault}) as application:
         service = application.memories(_owner(owner))
         stored = service.find(memory)
-        if not application.dreamer().restore(stored.path):
+        taken = application.dreamer().restore(stored.path)
+        if taken is None:
             meta = stored.note.memory
             why = ""
             if meta is not None and meta.expires is not None:
@@ -1283,9 +1284,15 @@ def restore(
                        "edit or remove `expires` to bring it back)")
             out.print(f"{shown(stored.path)} is not archived; nothing to restore{shown(why)}")
             return
-        service.after_change([stored.path])
+        service.after_change([stored.path, *(edit[0] for edit in taken.edits)])
     out.print(f"restored {shown(stored.path)}: it is live again "
               f"(dreamd history {shown(stored.path)} shows every version)")
+    for path in taken.superseded:
+        out.print(f"it is the current memory again: it supersedes {shown(path)} in turn "
+                  "(valid_to today, every version kept; a dream archives that one as "
+                  "superseded and leaves this one as restored)")
+    for path in taken.unlinked:
+        out.print(f"{shown(path)} (superseded itself) no longer names it in supersedes")
 
 
 conflicts_app = typer.Typer(help="Conflicts the arbiter left for you to settle.",

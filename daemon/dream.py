@@ -116,7 +116,7 @@ from daemon.dream_records import (
     unchanged_bytes,
 )
 from daemon.dream_replay import TranscriptReplay
-from daemon.dream_restore import Restorer
+from daemon.dream_restore import Restorer, TakenBack
 from daemon.dream_sleep import SleepCycle
 from daemon.link_check import check_links
 from daemon.llm import ChatClient
@@ -524,7 +524,7 @@ class DreamRunner:
         self._remember = remember
         self._roles = roles or DreamRoles()
         self.restorer = Restorer(writer=writer, memory_folder=self.memory_folder,
-                                 state_dir=state_dir)
+                                 state_dir=state_dir, clock=clock)
         self.journal = DreamJournal(state_dir)
         self.entries = DreamEntries(MemoryPool(self.root, self.memory_folder), state_dir)
         self._run = _DreamRun()  # what the dream under way has learnt; new for each
@@ -939,7 +939,7 @@ class DreamRunner:
 
     # ------------------------------------------------------------------ restore
 
-    def restore(self, stored_path: str) -> bool:  # :meth:`daemon.dream_restore.Restorer.restore`
+    def restore(self, stored_path: str) -> TakenBack | None:  # :meth:`Restorer.restore`
         return self.restorer.restore(stored_path)
 
 def _llm_phases(runner: DreamRunner, records: dict[str, MemoryRecord], dream_id: str,

@@ -39,6 +39,7 @@ from ccb.writer import NoteWriter, WriteOutcome
 from config.errors import DreamdError, MemoryNotFoundError, VersionNotFoundError
 from consistency.arbiter import KeepFile, ManualReview, TakeMagma, decide
 from consistency.checker import Divergent
+from daemon.dream_restore import Restorer, TakenBack
 from daemon.entry_versions import (
     current_entry_note,
     entry_of_key,
@@ -307,6 +308,11 @@ class RollbackResult:
     restored: int
     status: str
     conflict_path: str | None = None
+    #: Memories that had superseded it, superseded by it in turn (the user's restore is
+    #: the word that the old fact holds again: :meth:`daemon.dream_restore.Restorer.take_back`).
+    superseded: tuple[str, ...] = ()
+    #: Memories, superseded themselves, that only stopped naming it in ``supersedes``.
+    unlinked: tuple[str, ...] = ()
 
 
 def forget_remains(memories: MemoryService, history: HistoryService, id_or_name: str
@@ -336,7 +342,9 @@ class HistoryService:
     none in the vault); ``index(paths) -> bool`` rebuilds ``MEMORY.md`` and re-indexes after a
     write (:meth:`daemon.memories.MemoryService.after_change`), which records the rollback
     as a version; ``visible(content) -> bool`` says whether the caller may see a version
-    (its owner then), so an owner never reads what another owner's version said.
+    (its owner then), so an owner never reads what another owner's version said;
+    ``restorer`` takes a restored memory back from those that had superseded it
+    (:meth:`daemon.dream_restore.Restorer.take_back`; ``None``: the file alone is written).
     """
 
     def __init__(
@@ -345,8 +353,10 @@ class HistoryService:
         resolve: Callable[[str], str],
         index: Callable[[Collection[str]], bool],
         visible: Callable[[bytes], bool] = lambda data: True,
+        restorer: Restorer | None = None,
     ) -> None:
         self._visible = visible
+        self.restorer = restorer
         self.archive = archive
         self.writer = writer
         self.recorder = recorder
@@ -399,7 +409,11 @@ class HistoryService:
 
     def rollback(self, id_or_name: str, n: int) -> RollbackResult:
         """Write version ``n``'s exact bytes back as the memory's file, recorded as a new
-        version (origin ``rollback``). Unrecorded current content is archived first.
+        version (origin ``rollback``). Unrecorded current content is archived first. A
+        version from before the memory was superseded is the user's word that it holds
+        again: the memories that had superseded it are superseded by it in turn, its
+        ``supersedes`` names them (the one line that differs from version ``n``), and the
+        dream leaves it as restored (:meth:`daemon.dream_restore.Restorer.take_back`).
         Raises ``VersionNotFoundError`` (also for a tombstone or a number it never had)."""
         key = self.key(id_or_name)
         self._content(key, n)  # VersionNotFoundError for one the caller may not see
@@ -420,12 +434,21 @@ class HistoryService:
         else:
             path, now_bytes = version.path, None
         head = current(self.archive.history(key))
+        taken = self.restorer.take_back(path, data) if self.restorer else TakenBack(data)
         outcome: WriteOutcome = self.writer.write(
-            path, data, base=now_bytes, origin="rollback", restores=True,
-            change=f"rollback to version {n}" + (f" (from {head.n})" if head else ""))
-        self._index([path])
-        log.info("memory.rolled_back", memory_id=key, to=n, path=path, status=outcome.status)
-        return RollbackResult(key, path, n, outcome.status, outcome.conflict_path)
+            path, taken.data, base=now_bytes, origin="rollback", restores=True,
+            change=f"rollback to version {n}" + (f" (from {head.n})" if head else "")
+            + "".join(f"; supersedes {Path(p).stem} in turn" for p in taken.superseded))
+        if self.restorer is not None and outcome.conflict_path is None and (
+                taken.edits or self.restorer.set_aside(path, now_bytes)):
+            self.restorer.after_restore(path, taken, outcome)
+        else:
+            taken = TakenBack(data)
+        self._index([path, *(edit[0] for edit in taken.edits)])
+        log.info("memory.rolled_back", memory_id=key, to=n, path=path, status=outcome.status,
+                 superseded=list(taken.superseded))
+        return RollbackResult(key, path, n, outcome.status, outcome.conflict_path,
+                              taken.superseded, taken.unlinked)
 
     def _rollback_line(self, key: str, n: int, data: bytes) -> RollbackResult:
         """Rollback of an entry: its line now is recorded, then version ``n``'s line is

@@ -315,7 +315,11 @@ def _history_and_context_tools(server: MCPServer, app: App, owner: Owner | None,
         can itself be rolled back (content not yet recorded is kept as a version first).
         Returns the ``path`` written, the ``restored`` version number and ``status``
         (``unchanged`` when the file already held it; ``conflict_path`` when the file
-        changed meanwhile and the restored content went to a conflict copy)."""
+        changed meanwhile and the restored content went to a conflict copy). A version from
+        before the memory was superseded makes it the current one again: ``superseded``
+        lists the memories that had superseded it, now superseded by it in turn (kept, with
+        every version); ``no_longer_supersedes`` those, superseded themselves, that only
+        stopped naming it; a dream leaves the restored memory as it is."""
         with one_at_a_time:
             try:
                 result = app.history(owner).rollback(memory, version)
@@ -323,7 +327,9 @@ def _history_and_context_tools(server: MCPServer, app: App, owner: Owner | None,
                 raise fail(error) from error
             return {"memory_id": result.memory_id, "path": result.path,
                     "restored": result.restored, "status": result.status,
-                    "conflict_path": result.conflict_path}
+                    "conflict_path": result.conflict_path,
+                    "superseded": list(result.superseded),
+                    "no_longer_supersedes": list(result.unlinked)}
 
     @tool
     def build_context(query: str = "", budget_tokens: int = 4000) -> str:

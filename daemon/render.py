@@ -719,6 +719,15 @@ def print_rollback(console: Console, result: RollbackResult) -> None:
         console.print(shown(f"{result.path}: version {result.restored} restored as a new "
                              "version (dreamd history shows it; it can be rolled back too)"),
                       highlight=False)
+    for path in result.superseded:
+        console.print(shown(f"it is the current memory again: it supersedes {path} in turn "
+                             "(valid_to today, every version kept; a dream archives that one "
+                             f"as superseded and leaves this one as restored; dreamd restore "
+                             f"{path} brings that one back)"),
+                      highlight=False)
+    for path in result.unlinked:
+        console.print(shown(f"{path} (superseded itself) no longer names it in supersedes"),
+                      highlight=False)
     if result.conflict_path:
         console.print(shown(f"the file changed meanwhile: the restored version is in "
                              f"{result.conflict_path}"), highlight=False)
