@@ -5,9 +5,13 @@ dream's lifecycle step, ``dreamd expire``) carries them out as minimal frontmatt
 the one writer. Nothing here deletes: archive is a status (``status: archived``), undone by
 ``dreamd restore``. The rules (DESIGN.md "Expiration and lifecycle", the dreaming issue):
 
-- ``user`` memories, pinned memories and L2 rules (feedback with rule force,
-  :func:`has_rule_force`) are never touched.
-- A superseded memory (``valid_to`` on or before today) is archived.
+- Pinned memories are never touched. ``user`` memories and L2 rules (feedback with rule
+  force, :func:`has_rule_force`) never expire, decay, get promoted or demoted.
+- A superseded memory (``valid_to`` on or before today) is archived — a ``user`` memory and
+  an L2 rule too: "never touched" (DESIGN.md) keeps a preference or a rule from ageing out,
+  but one superseded was replaced by the user's own newer word; it is hidden already, and
+  its archive (a status, undone by ``dreamd restore``) is what the dream's diary reports for
+  every other type (left out, a superseded preference stayed unarchived and unreported).
 - ``project``: archived when ``status: done``, or when neither edited nor recalled for
   :attr:`LifecyclePolicy.project_inactive_days`.
 - ``reference``: its links are checked by the caller (vault paths and wikilinks always, URLs
@@ -30,8 +34,8 @@ Whether a memory is *current* on a day is decided here once, by :func:`is_curren
 dream alike: a memory with a ``valid_to`` still ahead is current everywhere until that day.
 
 Properties (tested with hypothesis): every transition names a memory of the input; a type
-without a policy (``user``) never gets one; the set of archived memories only grows with
-``now``.
+without a policy (``user``) never gets one but the archive of a supersession, a pinned memory
+none; the set of archived memories only grows with ``now``.
 """
 
 from __future__ import annotations
@@ -281,14 +285,16 @@ def _untouchable(memory: LifecycleMemory) -> bool:
 
 def _transitions(memory: LifecycleMemory, now: datetime, policy: LifecyclePolicy
                  ) -> Iterable[Transition]:
-    if _untouchable(memory) or is_archived(memory.status):
+    if memory.pinned or is_archived(memory.status):
         return
     today = now.date()  # the day in the zone ``now`` carries: the user's (App.clock)
-    idle = _idle_days(memory, now)
     if memory.valid_to is not None and _day(memory.valid_to) <= today:
         yield Archive(memory.id, memory.path, f"superseded on {_day(memory.valid_to)}",
-                      "superseded")
+                      "superseded")  # a preference or a rule too (module docstring)
         return
+    if _untouchable(memory):
+        return
+    idle = _idle_days(memory, now)
     if memory.type == "project":
         if (memory.status or "").strip().casefold() == "done":
             yield Archive(memory.id, memory.path, "project done", "project done")

@@ -47,11 +47,29 @@ def test_project_done_or_inactive_is_archived_and_an_active_one_is_not() -> None
 def test_user_pinned_and_rules_are_never_touched() -> None:
     ancient = days_ago(5000)
     untouchable = [
-        memory("u", "user", updated=ancient, valid_to=date(2020, 1, 1)),
+        memory("u", "user", updated=ancient),
         memory("p", "project", pinned=True, status="done", updated=ancient),
+        memory("pu", "user", pinned=True, updated=ancient, valid_to=date(2020, 1, 1)),
         memory("r", "feedback", rule=True, updated=ancient),
     ]
     assert plan_lifecycle(untouchable, NOW) == []
+
+
+@pytest.mark.parametrize(("kind", "rule"), [("user", False), ("feedback", True),
+                                             ("project", False), ("feedback", False)])
+@pytest.mark.parametrize("age", [0, 1, 5000])
+def test_a_superseded_preference_or_rule_is_archived_as_any_other(
+    kind: str, rule: bool, age: int,
+) -> None:
+    """A ``user`` memory and an L2 rule never expire, but one the user superseded is
+    archived like a project or a feedback memory (recoverable: a status)."""
+    gone = memory("old", kind, rule=rule, updated=days_ago(age),
+                  valid_to=days_ago(age).date())
+    ahead = memory("ahead", kind, rule=rule, updated=days_ago(0),
+                   valid_to=(NOW + timedelta(days=3)).date())  # superseded from a later day
+    assert plan_lifecycle([gone, ahead], NOW) == [
+        Archive("old", "Memory/old.md", f"superseded on {days_ago(age).date()}",
+                "superseded")]
 
 
 def test_feedback_priority_decays_per_period_and_feedback_never_expires() -> None:
@@ -186,9 +204,11 @@ def test_properties_subset_user_untouched_archive_monotonic(
     plan2 = plan_lifecycle(batch, now2)
     ids = {m.id for m in batch}
     assert {t.id for t in plan1} <= ids  # result ⊆ input
-    untouchable = {m.id for m in batch if m.type == "user" or m.pinned
-                   or (m.type == "feedback" and m.rule)}
-    assert not untouchable & {t.id for t in plan1 + plan2}  # no policy, no transition
+    untouchable = {m.id for m in batch if m.pinned}
+    assert not untouchable & {t.id for t in plan1 + plan2}  # a pin: no transition
+    no_policy = {m.id for m in batch if m.type == "user" or (m.type == "feedback" and m.rule)}
+    assert all(isinstance(t, Archive) and t.code == "superseded"
+               for t in plan1 + plan2 if t.id in no_policy)  # only a supersession
     archived1 = {t.id for t in plan1 if isinstance(t, Archive)}
     archived2 = {t.id for t in plan2 if isinstance(t, Archive)}
     assert archived1 <= archived2  # monotonic in now
