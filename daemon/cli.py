@@ -47,6 +47,7 @@ from daemon.terminal_text import shown
 if TYPE_CHECKING:
     from daemon import entry_exchange, entry_writes, render
     from daemon import lineage as lineage_views
+    from daemon import status as status_files
     from daemon.app import App
     from daemon.check import not_indexed_yet
     from daemon.forget_entry import forget_entry
@@ -74,6 +75,7 @@ else:
             return self._target()(*args, **kwargs)
 
     render = _Deferred("daemon.render")
+    status_files = _Deferred("daemon.status")
     entry_exchange = _Deferred("daemon.entry_exchange")
     entry_writes = _Deferred("daemon.entry_writes")
     lineage_views = _Deferred("daemon.lineage")
@@ -1124,6 +1126,13 @@ def check(
     final = after if after is not None else report
     if repaired is not None and repaired.deferred:
         final = report if repaired.left else final
+    # what `dreamd status` says of the last check: this one (contradictions are the
+    # dream's to settle, as for the daemon's own checks)
+    done = [f for f, _ in repaired.applied] if repaired is not None and final is report else []
+    status_files.write_last_check(application.state_dir, status_files.check_record(
+        reason="dreamd check", drift=report.counts(),
+        fixed=len(repaired.applied) if repaired is not None else 0,
+        left=[f.kind for f in final.findings if f not in done and f.kind != "contradiction"]))
     if not final.clean and (repaired is None or repaired.left or after is not None):
         raise typer.Exit(1)
 

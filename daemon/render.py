@@ -456,6 +456,21 @@ def status_json(report: StatusReport) -> dict[str, Any]:
     return report.as_dict()
 
 
+def _add_check_row(table: Table, checked: dict[str, Any] | None, zone: tzinfo) -> None:
+    """The ``last check`` row: what the last check found (``dreamd check``'s or the
+    daemon's, whichever ran last), what it repaired, what it left."""
+    if not checked:
+        return
+    drift = ", ".join(f"{k.replace('_', ' ')} {v}"
+                      for k, v in (checked.get("drift") or {}).items()) or "clean"
+    by = " (dreamd check)" if checked.get("reason") == "dreamd check" else ""
+    table.add_row("last check", shown(
+        f"{local_stamp(checked.get('at'), zone)}{by}: {drift}; "
+        f"{checked.get('fixed', 0)} repaired"
+        + (f", left for you (dreamd check says how): {', '.join(checked['left'])}"
+           if checked.get("left") else "")))
+
+
 def print_status(console: Console, report: StatusReport, zone: tzinfo) -> None:
     """``report`` as a table; times of the daemon's work in ``zone`` (the user's)."""
     data = report.as_dict()
@@ -465,23 +480,17 @@ def print_status(console: Console, report: StatusReport, zone: tzinfo) -> None:
     table.add_column(no_wrap=True, overflow="ignore")
     _add_store_rows(table, data, zone)
     daemon = data.get("daemon")
+    checked = data.get("last_check") or (daemon or {}).get("last_check")
     if daemon is None:
         table.add_row("daemon", "not running (start it with: dreamd run)")
+        _add_check_row(table, checked, zone)
     else:
         work = daemon.get("work")
         doing = describe_work(work, zone) if isinstance(work, dict) else daemon.get("state")
         table.add_row("daemon", shown(f"pid {daemon.get('pid')}, {doing}, "
                                        f"watcher {daemon.get('watcher')}, "
                                        f"queue {daemon.get('queue_depth', 0)}"))
-        checked = daemon.get("last_check")
-        if checked:
-            drift = ", ".join(f"{k.replace('_', ' ')} {v}"
-                              for k, v in (checked.get("drift") or {}).items()) or "clean"
-            table.add_row("last check", shown(
-                f"{local_stamp(checked.get('at'), zone)}: {drift}; "
-                f"{checked.get('fixed', 0)} repaired"
-                + (f", left for you (dreamd check says how): {', '.join(checked['left'])}"
-                   if checked.get("left") else "")))
+        _add_check_row(table, checked, zone)
         batch = daemon.get("last_batch")
         if batch:
             table.add_row("last batch", shown(

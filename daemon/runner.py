@@ -49,7 +49,7 @@ from daemon.first_index import indexed_files
 from daemon.interleave import Interleave
 from daemon.lock import DaemonLock
 from daemon.metrics import DaemonMetrics
-from daemon.status import DAEMON_STATUS_FILE, LAST_SYNC_FILE
+from daemon.status import DAEMON_STATUS_FILE, LAST_SYNC_FILE, check_record, write_last_check
 from daemon.store_guard import StoreGuard
 from daemon.sync import SyncReport
 from daemon.turns import Turns
@@ -450,11 +450,11 @@ class Daemon:
             return
         # Contradictions are the dream's to settle (merge or supersede), not check --fix's.
         left = [f for f in (fixed.left if fixed is not None else ()) if f.kind != "contradiction"]
-        self.state.last_check = {
-            "at": _now(), "reason": reason, "drift": report.counts(),
-            "fixed": len(fixed.applied) if fixed is not None else 0,
-            "left": [f.kind for f in left], "versions_pruned": pruned,
-        }
+        self.state.last_check = check_record(
+            reason=reason, drift=report.counts(),
+            fixed=len(fixed.applied) if fixed is not None else 0,
+            left=[f.kind for f in left], versions_pruned=pruned)
+        write_last_check(self.app.state_dir, self.state.last_check)
         if left:
             log.warning("daemon.drift_left", kinds=sorted({f.kind for f in left}),
                         hint="run dreamd check: it lists what is left and how to settle each")

@@ -1,15 +1,17 @@
 """State files in the state dir (outside the vault) and the ``dreamd status`` report.
 
 ``vault.json`` records which vault a state dir belongs to (so ``dreamd search`` can find the
-only vault indexed so far); ``last_sync.json`` records the last reconcile. Both are replaced
-atomically (temp file in the same folder, fsync, ``os.replace``), so a reader never sees half
-a file.
+only vault indexed so far); ``last_sync.json`` records the last reconcile; ``last_check.json``
+the last consistency check, by ``dreamd check`` or by the daemon (:func:`write_last_check`).
+They are replaced atomically (temp file in the same folder, fsync, ``os.replace``), so a
+reader never sees half a file.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -20,17 +22,22 @@ from daemon.vault_choice import indexed_vaults as known_vaults
 
 __all__ = [
     "DAEMON_STATUS_FILE",
+    "LAST_CHECK_FILE",
     "LAST_SYNC_FILE",
     "VAULT_FILE",
     "StatusReport",
+    "check_record",
     "known_vaults",
+    "newest_check",
     "read_json",
     "write_json_atomic",
+    "write_last_check",
     "write_last_sync",
 ]
 
 DAEMON_STATUS_FILE = "daemon.json"
 LAST_SYNC_FILE = "last_sync.json"
+LAST_CHECK_FILE = "last_check.json"
 
 
 def read_json(path: Path) -> dict[str, Any] | None:
@@ -67,6 +74,36 @@ def write_last_sync(state_dir: Path, report: SyncReport, finished_at: str,
     )
 
 
+def check_record(*, reason: str, drift: dict[str, int], fixed: int, left: Sequence[str],
+                 **extra: object) -> dict[str, Any]:
+    """What ``dreamd status`` shows of a check: when (``at``, UTC ISO 8601), who asked
+    (``reason``: ``dreamd check``, or the daemon's ``interval`` / ``start`` …), the drift it
+    found (``{kind: count}``, empty: clean), how many findings it repaired and the kinds it
+    left for the user."""
+    return {"at": datetime.now(UTC).isoformat(timespec="milliseconds"), "reason": reason,
+            "drift": dict(drift), "fixed": fixed, "left": list(left), **extra}
+
+
+def write_last_check(state_dir: Path, record: dict[str, Any]) -> None:
+    """Record the last check (:func:`check_record`) for ``dreamd status``, whoever ran it."""
+    write_json_atomic(state_dir / LAST_CHECK_FILE, record)
+
+
+def newest_check(*records: object) -> dict[str, Any] | None:
+    """The latest of the check records given (``None`` and malformed ones skipped): the
+    daemon's own last check and the one ``last_check.json`` holds, so that a ``dreamd
+    check`` run after the daemon's is the one ``dreamd status`` reports."""
+    def when(record: dict[str, Any]) -> datetime:
+        try:
+            at = datetime.fromisoformat(str(record.get("at")))
+        except ValueError:
+            return datetime.min.replace(tzinfo=UTC)
+        return at if at.tzinfo is not None else at.replace(tzinfo=UTC)
+
+    found = [r for r in records if isinstance(r, dict) and r.get("at")]
+    return max(found, key=when) if found else None
+
+
 @dataclass(frozen=True, slots=True)
 class StatusReport:
     """What ``dreamd status`` shows. ``counts`` maps a name to a number of rows or files.
@@ -100,6 +137,8 @@ class StatusReport:
     metrics: dict[str, Any] | None = None
     memory_index: dict[str, Any] | None = None
     vectors: dict[str, Any] | None = None
+    #: The last consistency check, ``dreamd check``'s or the daemon's (:func:`newest_check`).
+    last_check: dict[str, Any] | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -114,6 +153,7 @@ class StatusReport:
             "state_dir": self.state_dir,
             "last_sync": self.last_sync,
             "last_sync_duration_s": self.last_sync_duration_s,
+            "last_check": self.last_check,
             "counts": dict(self.counts),
             "problems": list(self.problems),
             "conflict_copies": list(self.conflict_copies),

@@ -18,7 +18,14 @@ from daemon.dream_sleep import diary_status
 from daemon.lock import current_holder
 from daemon.memory_index_keeper import index_listing
 from daemon.metrics import metrics_status, read_searches, search_summary
-from daemon.status import DAEMON_STATUS_FILE, LAST_SYNC_FILE, StatusReport, read_json
+from daemon.status import (
+    DAEMON_STATUS_FILE,
+    LAST_CHECK_FILE,
+    LAST_SYNC_FILE,
+    StatusReport,
+    newest_check,
+    read_json,
+)
 from magma.vector_index import VectorLimits
 
 __all__ = ["vault_status"]
@@ -68,6 +75,8 @@ def vault_status(*, vault: Path, store_uri: str, state_dir: Path, settings: Sett
         memory_index=index_listing(vault, settings.vault.memory_folder, memory_index_record),
         vectors=vectors_status(counted.get("chunks"), VectorLimits.of(settings.retrieval),
                                vector_index() if last is not None else None),
+        last_check=newest_check(daemon.get("last_check") if daemon else None,
+                                read_json(state_dir / LAST_CHECK_FILE)),
     )
 
 
