@@ -390,3 +390,26 @@ def test_a_lone_surrogate_in_a_tool_call_is_answered_and_the_session_goes_on(
     found = answers[5]["result"]
     assert not found.get("isError") and "kiln.md" in json.dumps(found)
     assert sorted(p.name for p in vault.iterdir()) == ["kiln.md"]  # nothing was written
+
+
+@pytest.mark.parametrize(("old_text", "new_text"), [
+    ("Deploy to eu-west-1", "Deploy to us-east-1"),
+    ("部署到 eu-west-1 区域", "部署到 us-east-1 区域"),
+])
+def test_an_assistants_rollback_of_a_superseded_memory_says_what_it_superseded(
+    app: App, vault: Path, old_text: str, new_text: str,
+) -> None:
+    """``memory_rollback`` to a version from before a supersession makes the memory the
+    current one again and says which memory it superseded in turn; the next dream leaves
+    it as it is (:mod:`daemon.dream_restore`)."""
+    service = app.memories()
+    old = service.remember(old_text, type="project", subject="deploy.region")
+    new = service.remember(new_text, type="project", subject="deploy.region")
+    assert new.superseded == old.path
+    back, = _in_process(app, [("memory_rollback", {"memory": old.path, "version": 1})])
+    answer = _data(back)
+    assert answer["restored"] == 1 and answer["superseded"] == [new.path]
+    assert answer["no_longer_supersedes"] == []
+    kept = (vault / old.path).read_bytes()
+    app.dreamer().dream(force=True)
+    assert (vault / old.path).read_bytes() == kept
