@@ -89,7 +89,7 @@ from magma.store_seal import SEAL_FILE
 from magma.versions import VersionArchive
 
 __all__ = ["App", "diary_of", "dream_policy", "embedder_in_memory", "load", "make_write_router",
-           "require_vault_folder", "sleep_cycle", "vault_choice"]
+           "require_vault_folder", "sleep_cycle", "status_counts", "vault_choice"]
 
 log = structlog.get_logger("dreamd.app")
 
@@ -612,17 +612,20 @@ class App:
         self.require_vault("status")
         return vault_status(
             vault=self.vault_root, store_uri=self.store_uri, state_dir=self.state_dir,
-            settings=self.settings, counts=self.status_counts,
+            settings=self.settings, counts=lambda: status_counts(self),
             sessions=self.session_count, vector_index=lambda: self.store.vector_index(),
             memory_index_record=self.state_dir / MEMORY_INDEX_RECORD)
 
-    def status_counts(self) -> dict[str, int]:
-        """The index's row counts, ``memories`` as a user counts them
-        (:func:`daemon.memory_counts.memory_counts`)."""
-        counts: dict[str, int] = dict(asdict(self.store.counts()))
-        counts.update(memory_counts(self.store.memory_properties(),
-                                    self.settings.vault.memory_folder, self.clock().date()))
-        return counts
+
+
+def status_counts(app: App) -> dict[str, int]:
+    """``app``'s index row counts, ``memories`` as a user counts them
+    (:func:`daemon.memory_counts.memory_counts`)."""
+    counts: dict[str, int] = dict(asdict(app.store.counts()))
+    counts.update(memory_counts(app.store.memory_properties(),
+                                app.settings.vault.memory_folder, app.clock().date()))
+    return counts
+
 
 def diary_of(app: App, *, clock: Callable[[], datetime] | None = None) -> Diary:
     """The vault's diary (:class:`daemon.diary.Diary`): the Daily notes settings as they are

@@ -43,7 +43,7 @@ from config.errors import (
     MassDeleteError,
     StoreError,
 )
-from daemon.app import App
+from daemon.app import App, status_counts
 from daemon.client_desk import ClientDesk
 from daemon.first_index import indexed_files
 from daemon.interleave import Interleave
@@ -796,7 +796,7 @@ def _first_index(app: App) -> dict[str, int]:
 
 def _count(daemon: Daemon) -> None:
     """The index's row counts into the daemon's status and metrics."""
-    counts = daemon.app.status_counts()  # (memories as dreamd status counts them)
+    counts = status_counts(daemon.app)  # (memories as dreamd status counts them)
     daemon.state.counts = {name: counts[name] for name in ("files", "notes", "chunks",
                                                            "memories")}
     daemon.metrics.set_index(daemon.state.counts)
