@@ -458,6 +458,12 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("url", re.compile(rf"\b(?:https?|ftp|ssh|git|s3|postgres(?:ql)?|mysql|redis|mongodb)://[^\s<>\"'`，。）){HAN_RANGES}]+", re.I | _A)),
     ("email", re.compile(r"\b[\w.+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+\b", _A)),
     ("ip", re.compile(r"\b(?:\d{1,3}\.){3}\d{1,3}(?::(?P<port>\d{1,5}))?\b", _A)),
+    # a commit SHA, a digest or a UUID ("commit 8d2e1f0a9b", "sha256:4c5e…", "9b1deb4d-3b7d-
+    # 4bad-9bdd-2b0d7b3dcb6d"): one identifier, compared whole, case aside; never words
+    ("hexid", re.compile(
+        r"(?<![\w./-])(?:[0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12}"
+        r"|(?=[0-9a-f]{0,63}[a-f])(?=[0-9a-f]{0,63}[0-9])[0-9a-f]{7,64})(?![\w-])",
+        re.I | _A)),
     ("region", re.compile(
         r"\b(?:(?:us|eu|ap|sa|ca|me|af|il|cn|mx)-(?:gov-)?(?:north|south|east|west|central|"
         r"northeast|southeast|northwest|southwest)-\d|(?:us|europe|asia|australia|"
@@ -483,6 +489,9 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
         r"\b(?:UTC|GMT)(?:\s*[+\-−]\s*\d{1,2}(?::?[0-5]\d)?)?(?![\w+])"
         r"|\b(?:CET|CEST|EET|EEST|WET|WEST|BST|IST|JST|KST|HKT|SGT|AWST|ACST|AEST|AEDT|NZST|"
         r"NZDT|PST|PDT|MST|MDT|CST|CDT|EST|EDT|AKST|AKDT|HST)\b"
+        # the US zones without their season ("9:30 PT", "3pm ET"), only right after a clock
+        # time: alone, "PT" is part-time or physiotherapy
+        r"|(?:(?<=\d)|(?<=\d )|(?<=[ap]m )|(?<=[AP]M ))(?:PT|ET|CT|MT)\b"
         r"|\b(?:Africa|America|Asia|Atlantic|Australia|Europe|Pacific|Indian)/[A-Z][A-Za-z_]+"
         r"(?:/[A-Z][A-Za-z_]+)?\b|(?:北京|东京|纽约|伦敦|太平洋|美东|美西|格林尼治)时间", _A)),
     # a clock time told in words: "half past nine", "quarter past ten", "quarter to eight"
@@ -618,7 +627,7 @@ def _zone_text(spelling: str) -> str:
     return _ZONE_OFFSETS.get(text, text)
 
 
-_PATH_END = re.compile(r"(?<=[\w@-])\.+$")
+_PATH_END = re.compile(r"(?<=[\w@/-])\.+$")
 
 
 def _day_or_month(text: str) -> int:
@@ -985,14 +994,17 @@ _KIND_READERS: dict[str, Callable[[re.Match[str], date | None], Value | list[Val
     "url": lambda m, _w: Value("url", m.group(0).rstrip(".,;:!?)/").lower()),
     "email": lambda m, _w: Value("email", m.group(0).lower()),
     "ip": lambda m, _w: _host_values("ip", m),
+    "hexid": lambda m, _w: Value("id", m.group(0).lower()),
     "host": lambda m, _w: _host_values("host", m),
     "region": lambda m, _w: Value("region", m.group(0).lower()),
     "date": _date_or_none,
     "time": lambda m, _w: _time_or_none(m),
     "port": lambda m, _w: Value("port", m.group("port")),
     "zone": lambda m, _w: Value("zone", _zone_text(m.group(0))),
-    # a full stop after a path ends the sentence ("the docs are at /docs/web.")
-    "path": lambda m, _w: Value("path", _PATH_END.sub("", m.group(0).rstrip("/")).lower()),
+    # a full stop after a path ends the sentence ("the docs are at /docs/web.", "written to
+    # /var/log/ingest/."), and a final slash is no part of it either
+    "path": lambda m, _w: Value("path", _PATH_END.sub("", m.group(0)).rstrip("/").lower()
+                                or "/"),
     "version": lambda m, _w: _version_value(m),
     "weekday": lambda m, _w: _weekday_value(m),
     "month": lambda m, _w: _month_value(m),
@@ -1099,6 +1111,7 @@ _PATTERN_NEEDS: tuple[_Needs | None, ...] = (
     _Needs(frozenset(":")),  # url: "://"
     _Needs(frozenset("@")),  # email
     _DIGIT_NEEDED,  # ip
+    _DIGIT_NEEDED,  # hexid: a SHA or a UUID holds a digit
     _Needs(frozenset("-")),  # region: "us-east-1", "cn-hangzhou"
     _DIGIT_NEEDED,  # date: 2026-03-14
     _Needs(frozenset("/")),  # date: 3/15/2026
@@ -1420,7 +1433,10 @@ _CONTRACTION_NEEDS: tuple[tuple[str, ...], ...] = (
 assert len(_CONTRACTION_NEEDS) == len(_CONTRACTIONS)
 
 _STOPWORDS = frozenset(
-    ["a", "an", "the", "to", "of", "in", "on", "at", "for", "with", "by", "and", "or", "is", "are", "be", "been", "being", "was", "were", "am", "it", "its", "this", "that", "these", "those", "do", "does", "did", "done", "i", "we", "you", "they", "he", "she", "me", "us", "him", "them", "my", "our", "your", "their", "his", "her", "as", "from", "into", "than", "then", "so", "also", "just", "very", "really", "please", "all", "every", "any", "some", "each", "will", "would", "shall", "can", "could", "may", "might", "should", "must", "have", "has", "had", "there", "here", "about", "over", "up", "out", "if", "when", "while", "which", "who", "whom", "what", "where", "how", "why", "because", "since", "via", "per", "only", "too", "more", "most", "much", "many", "one", "ones", "user"]
+    ["a", "an", "the", "to", "of", "in", "on", "at", "for", "with", "by", "and", "or", "is", "are", "be", "been", "being", "was", "were", "am", "it", "its", "this", "that", "these", "those", "do", "does", "did", "done", "i", "we", "you", "they", "he", "she", "me", "us", "him", "them", "my", "our", "your", "their", "his", "her", "as", "from", "into", "than", "then", "so", "also", "just", "very", "really", "please", "all", "every", "any", "some", "each", "will", "would", "shall", "can", "could", "may", "might", "should", "must", "have", "has", "had", "there", "here", "about", "over", "up", "out", "if", "when", "while", "which", "who", "whom", "what", "where", "how", "why", "because", "since", "via", "per", "only", "too", "more", "most", "much", "many", "one", "ones", "user",
+     # hedges: how firmly a fact is held, not what it is ("*mostly* prefers tabs" / "prefers
+     # spaces now"; "generally" and its kin the lexicon reads as "usually")
+     "mostly", "mainly", "largely", "basically"]
 )
 # Kept apart from the stopwords: they carry polarity, even though they say little else.
 _NEGATIONS = frozenset(
@@ -1455,6 +1471,11 @@ for _concept, _pos, _neg in (
     ("require",
      "must required require requires mandatory need needs 必须 务必 一定要 需要 得",
      "optional 不必 无需 无须 不需要 不用"),
+    # how often: "rarely uses the mouse" / "uses the mouse all the time" (a concept on one
+    # side only turns nothing; "usually", 一般, 通常 are a hedge the lexicon reads as one word)
+    ("often",
+     "often frequently regularly constantly 经常 常常 老是",
+     "rarely seldom hardly barely 很少 难得 极少"),
     ("keep",
      "keep keeps include includes add adds 保留 包含 加上",
      "remove removes drop drops exclude excludes skip skips omit omits omitted omitting 去掉 删除 删掉 跳过 去除"),
@@ -1474,6 +1495,20 @@ _PHRASES = [
      " hate "),
     (re.compile(r"\bturn(?:ed|s)? on\b|\bswitch(?:ed|es)? on\b"), " enable "),
     (re.compile(r"\bturn(?:ed|s)? off\b|\bswitch(?:ed|es)? off\b"), " disable "),
+    # a setting said to be on or off, as the predicate of its clause ("Dark mode is on",
+    # "the NEW_CHECKOUT flag is off in staging", "autosave: off"): enabled / disabled ("on"
+    # is a stopword, "off" a word, and the two were read as one fact with a word more)
+    (re.compile(r"(?:\b(is|are|was|were|be|been|stays?|stayed|remains?|left|kept|now|set to"
+                r"|defaults? to)\s+|\s*[:=]\s*)on\b(?=\s*(?:$|[.,;!?)]|\b(?:in|for|by|everywhere"
+                r"|globally|across|again|until|now)\b))"), r" \1 enable "),
+    (re.compile(r"(?:\b(is|are|was|were|be|been|stays?|stayed|remains?|left|kept|now|set to"
+                r"|defaults? to)\s+|\s*[:=]\s*)off\b(?=\s*(?:$|[.,;!?)]|\b(?:in|for|by|everywhere"
+                r"|globally|across|again|until|now)\b))"), r" \1 disable "),
+    # "don't only test on Chrome" (a verb denied, with no "but also" after it): the "only"
+    # is denied, and so is what it restricted ("only test on Chrome" turned); "uses not only
+    # X but also Y", even read a clause at a time, states both (:data:`_NOT_ONLY`)
+    (re.compile(r"\b(do|does|did|should|must|will|would|can)\s+not\s+(?:only|just|merely"
+                r"|solely)\b(?![^.;!?]*\b(?:but|also|as well|too|plus)\b)"), r" \1 not "),
     (re.compile(r"\bno longer\b|\bnot any more\b|\bnot anymore\b|\bstop(?:ped|s)?\b"
                 r"|\bused to\b(?= \w)"), " not "),
     (re.compile(r"\binstead of\b|\brather than\b"), " ¬ "),
@@ -1511,6 +1546,8 @@ _PHRASES = [
     (re.compile(r"(?:比起|相比于|相比起)([^，。,；;更]{1,12})更"), r" ¬ \1; 更"),
     (re.compile(r"\bbegin(?:s|ning)?\b|\bbegan\b|\bcommences?\b"), " start "),
     (re.compile(r"\bevery time\b|\bat all times\b"), " always "),
+    (re.compile(r"\ball the time\b|\bmost of the time\b|\bmore often than not\b"), " often "),
+    (re.compile(r"\bhardly ever\b|\balmost never\b|\bonce in a blue moon\b"), " rarely "),
     (re.compile(r"\bhave to\b|\bhas to\b|\bneed to\b|\bneeds to\b"), " must "),
     (re.compile(r"\bis ok to\b|\bit is fine to\b|\bfeel free to\b"), " allow "),
     # "tastes like soap", "looks like rain": a likeness, not a liking
@@ -1523,11 +1560,14 @@ _PHRASES = [
 #: ``time.perf_counter`` around each pattern's ``sub``).
 _PHRASE_NEEDS: tuple[tuple[str, ...], ...] = (
     ("not", "sick of", "tired of"), ("turn", "switch"), ("turn", "switch"),
+    (" on", ":on", "=on"), (" off", ":off", "=off"), ("not only", "not just", "not merely",
+                                                      "not solely"),
     ("no longer", "not any", "stop", "used to"), ("instead of", "rather than"),
     ("代替", "替代", "取代"), ("rather",),
     ("than",), ("than",), ("up to",), ("except",), ("except",), ("除了",), ("prefer",), (" over ",), ("free of", "free from", "off-limits", "off limits"),
     ("-free",), ("-free",), ("比起", "相比于", "相比起"), ("begin", "began", "commence"),
-    ("every time", "at all times"), ("have to", "has to", "need to", "needs to"),
+    ("every time", "at all times"), ("all the time", "most of the time", "more often than not"),
+    ("hardly ever", "almost never", "once in a blue moon"), ("have to", "has to", "need to", "needs to"),
     ("is ok to", "it is fine to", "feel free to"), (" like",),
 )
 assert len(_PHRASE_NEEDS) == len(_PHRASES)
@@ -1568,8 +1608,13 @@ def _light_stem(word: str) -> str:
 
 
 #: A stem of a lexicon spelling the table does not list ("answering" → "answer" → "reply").
-_EN_STEMS = {_light_stem(w): c for w, c in EN_WORDS.items() if _light_stem(w) not in EN_WORDS
-             or EN_WORDS[_light_stem(w)] == c}
+#: Light stems of lexicon spellings that are English words of their own, never read as the
+#: spelling ("*even* for docs-only changes" is no evening, "near the *park*" no parking, a
+#: "*scar*" nobody scared): every stem of five letters or fewer the table held, read by hand.
+_STEMS_THAT_ARE_WORDS = frozenset({"even", "park", "scar"})
+_EN_STEMS = {_light_stem(w): c for w, c in EN_WORDS.items() if (
+    _light_stem(w) not in EN_WORDS or EN_WORDS[_light_stem(w)] == c)
+    and _light_stem(w) not in _STEMS_THAT_ARE_WORDS}
 #: Lexicon phrases ("bullet points", "dark mode", "teetotal"), longest first, read as their
 #: canonical tokens before the words are cut.
 _LEXICON_PHRASES = re.compile(
@@ -1602,11 +1647,27 @@ _ANY_WORD_NEED = _any_of(sorted({n for needs in (*_CONTRACTION_NEEDS, *_PHRASE_N
                                  for n in needs}))
 
 
+#: A word joined by a hyphen to another ("skip-level", "always-on", "no-op", "must-have").
+_HYPHENED = re.compile(r"(?<![\w-])([a-z]+)-([a-z]+)(?![\w-])")
+
+
+def _compound(found: re.Match[str]) -> str:
+    """A hyphened word one of whose parts is a polarity concept or a negation, read as one
+    word: "my *skip-level* manager" names a role, it skips nothing; "an *always-on* VPN"
+    says no "always" of a rule. Other compounds stay as they are."""
+    parts = found.group(1), found.group(2)
+    if any(part in _CONCEPT_WORDS or part in _NEGATIONS for part in parts):
+        return "".join(parts)
+    return found.group(0)
+
+
 def _prepare_words(text: str) -> str:
     lowered = text.lower()
     # each pattern is searched only where the text as it is now holds what its matches hold
     if _ANY_WORD_NEED.search(lowered) is not None:
         lowered = _replace_words(lowered)
+    if "-" in lowered:
+        lowered = _HYPHENED.sub(_compound, lowered)
     return _LEXICON_PHRASES.sub(lambda m: f" {EN_PHRASES[m.group(0)]} ", lowered)
 
 
@@ -1734,7 +1795,9 @@ _EXCLUSIVE_CUES = re.compile(
 _MULTI_CUES = re.compile(
     r"\b(?:allergic|allergy|allergies|intolerant|speaks?|fluent|knows?|familiar with|"
     r"has an? |have an? |owns?|plays?|collects?|visited|been to|likes?|loves?|enjoys?|"
-    r"reads?|watches|follows?|interested in|hobby|hobbies|also|another|too|as well|"
+    # what one reads, as a hobby; never a setting read from somewhere ("is read from
+    # DATABASE_URL")
+    r"(?<!is )(?<!are )(?<!be )reads?(?!\s+(?:[\w-]+\s+){0,2}?(?:from|by|into|out of)\b)|watches|follows?|interested in|hobby|hobbies|also|another|too|as well|"
     r"can|subscrib(?:e|es|ed|ing) to|member of|certified|comfortable|proficient|experienced|skilled|"
     r"good at|fluent in|worked with|supports?|compatible with|depends? on|integrates? with|"
     r"auch|aussi|también|además|anche)\b"

@@ -1862,7 +1862,7 @@ def _judgement(kind: Verdict, rule: str, changes: tuple[str, ...], co: Claim, cn
         # "I previously worked at Google" / "I work at Google", "我以前住在上海" / "我住在上海":
         # one tells it ended, the other that it holds; merged, one memory would say both
         kind, changes = "possible_contradiction", ("one tells of the past",)
-    if kind == "duplicate" and _spans_swapped(co.text, cn.text):
+    if kind == "duplicate" and rule != "same list" and _spans_swapped(co.text, cn.text):
         # "Alice reports to Bob" / "Bob reports to Alice": the same words, two things traded
         # places; merged, one memory would say both
         kind, rule, changes = "possible_contradiction", "values traded places", ()
@@ -2254,7 +2254,20 @@ def _polarity(p: _Pair) -> _Finding | None:
         # "I'm gluten-free" / "my wife eats gluten": what someone else does or likes
         return "distinct", "other person", tuple(flips[:2])
     denier = p.co if _negative(p.co) > _negative(p.cn) else p.cn
-    if flips and _double_denial(denier) and _required_first(p.cn if denier is p.co else p.co) \
+    if _negative(p.co) == _negative(p.cn) and _double_denial(p.co) and not _double_denial(p.cn):
+        # as many denials each side ("Never skip X unless Y" / "Y may skip X"): the side
+        # that denies twice is the denier, whichever came first (the pair decides the same
+        # in either order)
+        denier = p.co
+    other = p.cn if denier is p.co else p.co
+    if flips and _double_denial(denier) and _UNLESS.search(denier.text) and \
+            _EVEN.search(other.text):
+        # the one case the rule let pass, the other rule takes in ("Never skip the tests
+        # unless the change is docs-only" / "Always run the tests, even for docs-only
+        # changes", "除非是周末，否则不要加班" / "即使是周末也要加班"): the rule changed
+        return ("contradiction" if p.strong else "possible_contradiction", "polarity",
+                (*flips[:2], "its exception overruled"))
+    if flips and _double_denial(denier) and _required_first(other) \
             and not p.changes and not p.two_languages and p.cos >= POSSIBLE_COSINE \
             and len(_statements(denier.text)) == 1:
         # "Never run migrations without checking with me first" / "Always ask before
@@ -2423,6 +2436,11 @@ def _allergen_avoided(co: Claim, cn: Claim, flips: list[str]) -> bool:
 _REQUIRED_FIRST = re.compile(
     r"(?i)\b(?:always|must|only|first|before|prior to|needs? to|has to|have to|required?)\b"
     r"|必须|之前|前要|前先|前得|只在|只能|只有|一定要|务必")
+#: An exception a rule makes ("unless the change is docs-only", "除非是热修复").
+_UNLESS = re.compile(r"(?i)\b(?:unless|except)\b|除非")
+#: A case taken into a rule that another excepted ("even for docs-only changes", "即使是周末").
+_EVEN = re.compile(r"(?i)\beven\s+(?:for|when|if|on|in|with|during|though|at)\b"
+                   r"|即使|哪怕|就算|即便")
 _EXCEPTION = re.compile(r"(?i)\b(?:without|unless|except|never|not|no|don't|doesn't)\b"
                         r"|除非|不|没|别|否则")
 
@@ -3681,10 +3699,79 @@ def _value_said_more(old: Claim, new: Claim) -> bool:
 _LISTED = frozenset({"weekday"})
 
 
+#: Joints of a written list: commas, 、, "and", "&", 和 / 及 / 与 / 以及 ("or" lists choices;
+#: a Chinese "，" or a ";" joins clauses).
+_LIST_JOINT = re.compile(r"\s*(?:,|、)\s*(?:and\s+|&\s*)?|\s+(?:and|&)\s+|以及|和|及|与")
+#: What a list item may be at most: a few words ("the type checker", "Mandarin Chinese").
+_LIST_ITEM_WORDS = 4
+
+
+def _written_list(text: str) -> tuple[str, frozenset[str]] | None:
+    """``(what the list is of, its items)`` when ``text`` is one written list of at least
+    two short items after the same words ("Supported browsers: Chrome, Firefox, Safari" →
+    ``("supported browsers", {chrome, firefox, safari})``; "We deploy to us-east-1 and
+    eu-west-1" → ``("we deploy to", {…})``), casefolded, markdown and the final stop left
+    out; ``None`` for a text that is no such list. An unlabelled list's first item is the
+    last word before the first joint."""
+    body = re.sub(r"[*_`]+", "", text).strip().rstrip(".。!！").strip().casefold()
+    body = re.sub(r"^(?:[-+•]|\d+[.)])\s+", "", body)  # a list marker
+    if "\n" in body or not body or re.search(r"[;；，]", body):
+        return None
+    labelled = _LABEL.match(body)
+    head, rest = (labelled["label"], labelled["rest"]) if labelled else ("", body)
+    parts = [part.strip() for part in _LIST_JOINT.split(rest)]
+    if len(parts) < 2 or any(not part for part in parts):
+        return None
+    if not labelled:
+        first = parts[0].rsplit(" ", 1)
+        if len(first) != 2:
+            return None
+        head, parts[0] = first
+    items = frozenset(_list_item(part) for part in parts)
+    if len(items) < 2 or any(len(item.split()) > _LIST_ITEM_WORDS or len(item) > 24
+                             for item in items):
+        return None
+    return " ".join(head.split()), items
+
+
+def _list_item(part: str) -> str:
+    """One item as it is compared: no article, no ``@``, no space beside a Han character."""
+    item = re.sub(r"^(?:the|a|an)\s+", "", part).lstrip("@")
+    return re.sub(f"\\s+(?=[{HAN_RANGES}])|(?<=[{HAN_RANGES}])\\s+", "", item)
+
+
+def _counted_again(lost: frozenset[str], gained: frozenset[str]) -> bool:
+    """Is an item lost the same thing as one gained, counted again ("2 bathrooms" / "3
+    bathrooms", "a dog" / "two dogs")? A count changed, read by the rules of counts."""
+    def thing(item: str) -> str:
+        return stem(item.split()[-1]) if item.split() else item
+
+    return bool({thing(i) for i in lost} & {thing(i) for i in gained})
+
+
+def _written_lists(p: _Pair) -> _Finding | None:
+    """Two written lists of the same thing (:func:`_written_list`), told in the same words
+    before them, whose items differ, one or more the same ("Supported browsers: Chrome,
+    Firefox, Safari" / "… Chrome, Firefox"; "Code owners: @ana and @ben" / "… @ana and
+    @carol"): the list changed, never one memory stating both. A labelled list is the whole
+    of what its label names: the newer supersedes; else listed."""
+    a, b = _written_list(p.co.text), _written_list(p.cn.text)
+    if a is None or b is None or a[0] != b[0] or a[1] == b[1] or not a[1] & b[1] or \
+            _counted_again(a[1] - b[1], b[1] - a[1]):
+        return None
+    label = f"{', '.join(sorted(a[1] - b[1])) or '—'} → {', '.join(sorted(b[1] - a[1])) or '—'}"
+    labelled = bool(_LABEL.match(p.co.text)) and bool(_LABEL.match(p.cn.text))
+    return ("contradiction" if labelled and p.strong else "possible_contradiction",
+            "list changed", (label,))
+
+
 def _list_changed(p: _Pair) -> _Finding | None:
     """One side lists every value of a kind the other states, and more ("gym on Monday,
     Wednesday and Friday" / "on Monday and Wednesday"): a member added or dropped, or a
     narrower statement; never merged into one memory that says both."""
+    written = _written_lists(p)
+    if written is not None:
+        return written
     for kind in sorted(_LISTED):
         olds = [v for v in p.co.values - p.co.retracted if _group(v) == kind]
         news = [v for v in p.cn.values - p.cn.retracted if _group(v) == kind]
@@ -3733,6 +3820,8 @@ def _held_apart(p: _Pair, found: _Finding | None) -> _Finding | None:
         # *release 9*"): two rules, both may hold
         return "possible_contradiction", rule, (
             *changes, f"for {' '.join(scopes[0])} / for {' '.join(scopes[1])}")
+    if "its exception overruled" in changes:
+        return found  # what stands beside the sign is the case excepted, then taken in
     other = _other_thing_beside(p, rule) if rule in {"changed value", "polarity"} else None
     if other:
         # a value or a sign changed, and beside it the thing it is said of ("服务器有 32 *核*"
@@ -4969,6 +5058,34 @@ def _name_told_of(p: _Pair) -> str | None:
     return None
 
 
+def _slot_narrowed(p: _Pair) -> str | None:
+    """The same words and value but for one word more before the relation, on one side ("My
+    manager is Li Wei" / "My *skip-level* manager is Li Wei", "The request timeout is 30 s" /
+    "The *upload* request timeout is 30 s"): perhaps two slots that hold the same value,
+    never merged. Only a word found nowhere on the other side and naming something (three
+    letters or more; no relation, no word of change, no adverb) counts."""
+    if p.two_languages or p.changes:
+        return None
+    for short, long in ((p.co, p.cn), (p.cn, p.co)):
+        if "⟦=⟧" not in short.units or "⟦=⟧" not in long.units:
+            continue  # the slot is what stands before "is" / ":" on both sides
+        a = [u for u in short.units if not u.startswith("⟦")]
+        b = [u for u in long.units if not u.startswith("⟦")]
+        if len(b) != len(a) + 1:
+            continue
+        for i, word in enumerate(b[:-1]):
+            head = b[i + 1]
+            if b[:i] + b[i + 1:] != a or head.startswith(("⟨", "⟪")) or _is_relation(head) \
+                    or head in _VALUE_KIND_WORDS:
+                continue  # the word must name a kind of the thing named after it
+            if word.isascii() and len(word) >= 3 and word.isalpha() and \
+                    word not in short.tokens and not _is_relation(word) and \
+                    word not in _CHANGE_WORDS and not word.endswith("ly") and not any(
+                        u.startswith(("⟨", "⟪")) or _is_relation(u) for u in b[:i]):
+                return f"one names its slot with a word more: {word}"
+    return None
+
+
 #: (A denied value in place of the other's, a value beside the other's set aside, an antonym
 #: of the other's word: a change, when the pair is about one thing — else listed.)
 _MERGE_CHECKS: tuple[tuple[Callable[[_Pair], str | None], Verdict], ...] = (
@@ -4983,6 +5100,7 @@ _MERGE_CHECKS: tuple[tuple[Callable[[_Pair], str | None], Verdict], ...] = (
     (_counted_apart, "possible_duplicate"),
     (_only_the_relation_across, "possible_duplicate"),
     (_name_told_of, "possible_duplicate"),
+    (_slot_narrowed, "possible_duplicate"),
     (_other_doing_at_one_time, "possible_duplicate"),
     (_how_often_against_how_long, "possible_duplicate"),
     (_holder_on_one_side, "possible_duplicate"),
@@ -5070,6 +5188,11 @@ def _gate(old: MemorySide, new: MemorySide) -> _Finding | None:
         # the lexicon reads as one word, "sister"): two people
         return "distinct", "other person", (
             f"{'/'.join(sorted(ranks_old))} → {'/'.join(sorted(ranks_new))} (birth order)",)
+    listed = _written_list(co.text)
+    if listed is not None and listed == _written_list(cn.text) and co.retracted == cn.retracted:
+        # one written list, its items in another order ("支持的语言：中文、英文、日文" / "…日文、
+        # 中文、英文"; "Reviewers: Kim, Lee, Park" / "Park, Kim, Lee"): the same list
+        return "duplicate", "same list", ()
     if co.key == cn.key and co.key and co.retracted == cn.retracted:
         # the same words (what each says it is not among them: "at 9:30, not 10" / "at 10,
         # not 9:30" is the time changed), unless two values traded places ("Room 204 is quiet; Room 305 is
