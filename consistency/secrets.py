@@ -17,6 +17,8 @@ What is found (kind → form):
   ``huggingface_token`` (``hf_``), ``npm_token`` (``npm_`` + 36), ``twilio_api_key``
   (``SK`` + 32 hex), ``sendgrid_api_key`` (``SG.`` + 22 + ``.`` + 43);
 - ``bearer_token``: ``Bearer <token>`` (e.g. in ``Authorization: Bearer …``);
+- ``password``: ``Basic <base64>`` that decodes to ``user:password`` (``Authorization: Basic
+  …``: the password only encoded);
 - ``jwt``: three base64url parts whose first decodes to a JSON object with ``"alg"``;
 - ``private_key``: a ``-----BEGIN … PRIVATE KEY-----`` block with a key body;
 - ``password``: ``key = value`` / ``key: value`` / ``"key": "value"`` where the key ends in
@@ -337,6 +339,22 @@ def _jwt(match: re.Match[str]) -> str | None:
 def _bearer(match: re.Match[str]) -> str | None:
     token = match.group(2)
     if _is_placeholder(token) or not _random_looking(token):
+        return None
+    return f"{match.group(1)} …{_tail4(token)}"
+
+
+def _basic_auth(match: re.Match[str]) -> str | None:
+    """``Basic <base64>`` whose base64 reads as ``user:password`` (an HTTP ``Authorization``
+    header: the password is sent in it, only encoded); a word after "basic" that decodes to
+    no such pair ("basic auth is enabled", "Basic plan") is not one."""
+    token = match.group(2)
+    try:
+        decoded = base64.b64decode(token + "=" * (-len(token) % 4), validate=True).decode()
+    except (binascii.Error, UnicodeDecodeError, ValueError):
+        return None
+    user, colon, password = decoded.partition(":")
+    if not colon or not password or not decoded.isprintable() or _is_placeholder(password) \
+            or password == user:
         return None
     return f"{match.group(1)} …{_tail4(token)}"
 
@@ -896,6 +914,9 @@ _RULES: tuple[_Rule, ...] = (
         r"|mongodb(?:\+srv)?|rediss?|amqps?|https?|ftp|smtp)(?:\+[a-z0-9]+)?://"
         r"(?P<user>[^\s:/@]*):(?P<password>[^\s@/]+)@(?P<host>[^\s/:?#@]+)"), 60, _connection,
         cased=("://",)),
+    _Rule("password", re.compile(
+        r"(?i:\b(basic))\s+([A-Za-z0-9+/]{8,}={0,2})(?![A-Za-z0-9+/=])"), 50,
+        _basic_auth, ("basic",)),
     _Rule("bearer_token", re.compile(
         r"(?i:\b(bearer))\s+([A-Za-z0-9\-._~+/]{16,}=*)(?![A-Za-z0-9\-._~+/=])"), 50,
         _bearer, ("bearer",)),
