@@ -4664,7 +4664,34 @@ def _named_by_how_often(p: _Pair) -> str | None:
     return f"two things named by how often: every {often[0]} / every {often[1]}"
 
 
+def _another_subject_in_one_frame(p: _Pair) -> str | None:
+    """The same words after two subjects that share no word ("The *API* listens on port
+    8443" / "The *metrics endpoint* listens on port 9464"): two things, each with its value,
+    perhaps; never superseded on that evidence. Values are compared by kind in the frame;
+    a pair under one explicit subject is left to it."""
+    if p.same_subject or p.two_languages:
+        return None
+
+    def kinds(claim: Claim) -> list[str]:
+        return [u.split("_", 1)[0] + "⟩" if u.startswith("⟨") else u for u in claim.units]
+
+    a, b = kinds(p.co), kinds(p.cn)
+    shared = 0
+    while shared < min(len(a), len(b)) and a[-1 - shared] == b[-1 - shared]:
+        shared += 1
+    head_a, head_b = p.co.units[:len(a) - shared], p.cn.units[:len(b) - shared]
+    tail = a[len(a) - shared:]
+    if not head_a or not head_b or set(head_a) & set(head_b) or not any(
+            u.startswith("⟨") for u in tail) or not any(
+            not u.startswith(("⟨", "⟦", "⟪")) for u in tail):
+        return None
+    if any(u.startswith(("⟦", "⟪")) or _is_relation(u) for u in (*head_a, *head_b)):
+        return None  # what stands first is no subject of the clause
+    return "another subject before the same words"
+
+
 _SUPERSESSION_CHECKS: tuple[Callable[[_Pair], str | None], ...] = (
+    _another_subject_in_one_frame,
     _other_doing_at_another_time,
     _duration_against_count,
     _name_put_before,

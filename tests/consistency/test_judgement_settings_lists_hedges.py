@@ -23,6 +23,8 @@ import pytest
 from judged_pairs import judged_as, remembered_pair
 
 from ccb.parse import parse_note
+from consistency.claims import read_claim
+from consistency.judgement import MemorySide, judge_pair
 from magma.embedder import UniversalSentenceEncoder
 
 
@@ -209,6 +211,22 @@ def test_a_hedge(real_embedder: UniversalSentenceEncoder, old: str, new: str,
 def test_an_identifier_of_hex_digits(real_embedder: UniversalSentenceEncoder, old: str,
                                      new: str, subject: str | None, verdict: str) -> None:
     judged_as(real_embedder, old, new, subject, verdict)
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    ("The API listens on port 8443.", "The metrics endpoint listens on port 9464."),
+    ("Grafana runs on port 3000.", "The admin console runs on port 3001."),
+    ("订单服务监听 8080 端口。", "支付网关监听 8081 端口。"),
+])
+def test_another_subject_before_the_same_words_supersedes_nothing(
+        real_embedder: UniversalSentenceEncoder, old: str, new: str) -> None:
+    """Two services, each with its port: never superseded, at the model's cosine or at one
+    of the same thing (the dream's embedding of a whole file read 0.6 and more for the
+    first)."""
+    judged_as(real_embedder, old, new, None, "kept apart")
+    sides = [MemorySide("project", None, read_claim(text)) for text in (old, new)]
+    for cosine in (0.6, 0.75, 0.9):
+        assert judge_pair(sides[0], sides[1], cosine=cosine).verdict != "contradiction"
 
 
 def test_remember_supersedes_a_flag_turned_off(real_embedder: UniversalSentenceEncoder,
