@@ -483,15 +483,20 @@ clause_words = st.sampled_from(
        st.floats(min_value=0.0, max_value=1.0))
 # the words shared by what is done beside one day, with repeats, counted from one side only
 @example("agreement client agreement client 周二", "agreement agreement agreement 周二", 0.0)
+# one side sets one thing against another ("prefers X *over* Y"), as a change is told: the
+# newer side doing so is a change, the older one only perhaps (``_denied_for_another``)
+@example("the client", "contract prefers over client client", 0.625)
 def test_words_replaced_between_two_memories_are_found_in_either_order(
         a: str, b: str, cosine: float) -> None:
     """The spans one memory replaces in the other do not depend on which came first (the
-    alignment is made in one order): what differs may only be which side says it changed."""
+    alignment is made in one order): what differs may only be which side says it changed,
+    or sets one thing against another ("instead of", "over", "而不是")."""
     ca, cb = read_claim(a), read_claim(b)
     forward = judge_pair(MemorySide("user", None, ca), MemorySide("user", None, cb), cosine=cosine)
     backward = judge_pair(MemorySide("user", None, cb), MemorySide("user", None, ca),
                           cosine=cosine)
-    if not (ca.says_changed or cb.says_changed or ca.event_day or cb.event_day):
+    if not (ca.says_changed or cb.says_changed or ca.contrasted or cb.contrasted
+            or ca.event_day or cb.event_day):
         assert forward.verdict == backward.verdict, (forward.explain(), backward.explain())
 
 
