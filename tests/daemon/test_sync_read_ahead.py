@@ -184,3 +184,25 @@ def test_a_read_error_reaches_the_caller_and_a_caller_error_stops_the_reading() 
                 raise RuntimeError("the store refused the write")
     # the batch after the failed one at most (unless it was not started yet), nothing further
     assert read[:4] == [0, 1, 2, 3] and len(read) <= 5
+
+
+def test_switches_are_short_while_a_batch_is_read_ahead_and_as_before_after() -> None:
+    """The embedder's thread gets the GIL back within :data:`READ_AHEAD_SWITCH_S` while the
+    reader's pure Python runs; the interval is the process's own again afterwards, also
+    after an error, and two read-aheads at once restore it only when both are done."""
+    import sys
+
+    from daemon.read_ahead import READ_AHEAD_SWITCH_S
+
+    before = sys.getswitchinterval()
+    seen: list[float] = []
+    with read_ahead([1, 2], lambda n: (seen.append(sys.getswitchinterval()), n)[1]) as pairs:
+        assert [n for n, _ in pairs] == [1, 2]
+        with read_ahead([3], lambda n: n) as inner:
+            assert [n for n, _ in inner] == [3]
+        assert sys.getswitchinterval() == pytest.approx(READ_AHEAD_SWITCH_S)
+    assert seen == [pytest.approx(READ_AHEAD_SWITCH_S)] * 2
+    assert sys.getswitchinterval() == pytest.approx(before)
+    with pytest.raises(ValueError), read_ahead([1], lambda n: n) as pairs:
+        raise ValueError("the caller's error")
+    assert sys.getswitchinterval() == pytest.approx(before)
