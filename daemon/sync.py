@@ -482,7 +482,8 @@ class Syncer:
         bar.phase("indexing", len(to_read))
         reports = []
         with self.store.recent_vectors.widened(RUN_VECTORS) as written:
-            self._memo = ContentMemo(self.root, run_vectors(self.store, written))
+            self._memo = ContentMemo(self.root, run_vectors(self.store, written),
+                                     self.store.recent_vectors)
             try:
                 with read_ahead(_batched(to_read, self.batch_files),
                                 lambda files: self._read_files(files, index)) as batches:

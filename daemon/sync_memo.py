@@ -44,6 +44,7 @@ from consistency.withheld import Withheld, withhold_credentials
 from magma.chunking import Chunk, chunk_note
 from magma.inline_data import without_inline_data
 from magma.store import MagmaStore, known_vectors_among, stored_content_hashes
+from magma.store_memo import RecentVectors
 
 __all__ = [
     "CHUNKED_CHARS_KEPT",
@@ -94,6 +95,11 @@ class _Kept:
             self._values.move_to_end(key)
             return found[0]
 
+    def clear(self) -> None:
+        with self._lock:
+            self._values.clear()
+            self._weight = 0
+
     def put(self, key: Hashable, value: Any, weight: int = 0) -> None:
         with self._lock:
             old = self._values.pop(key, None)
@@ -125,7 +131,8 @@ class ContentMemo:
     large reconcile (module docstring), each bounded."""
 
     def __init__(self, root: Path,
-                 vectors: Callable[[Collection[str]], Mapping[str, np.ndarray]]) -> None:
+                 vectors: Callable[[Collection[str]], Mapping[str, np.ndarray]],
+                 recent: RecentVectors | None = None) -> None:
         #: The vault folder resolved once (each read checks its file is under it).
         self.real_root = os.path.realpath(root)
         #: The vectors of chunk hashes the run has or the store holds (:func:`run_vectors`).
@@ -133,12 +140,25 @@ class ContentMemo:
         self._parsed = _Kept(PARSED_KEPT, PARSED_BYTES_KEPT)
         self._clean = _Kept(CLEAN_KEPT)
         self._chunked = _Kept(CHUNKED_KEPT, CHUNKED_CHARS_KEPT)
+        #: The store's recent vectors: a forget let in during the run drops some (a client
+        #: between two commits), and everything kept here goes with them (:meth:`_after_forgets`).
+        self._recent = recent
+        self._forgets = recent.forgets if recent is not None else 0
+
+    def _after_forgets(self) -> None:
+        """Let go of every text kept when a text was forgotten since (its bytes, parse and
+        chunks must not outlive the forget; what is still in the vault is read again)."""
+        if self._recent is not None and self._recent.forgets != self._forgets:
+            self._forgets = self._recent.forgets
+            for kept in (self._parsed, self._clean, self._chunked):
+                kept.clear()
 
     def parse(self, path: str, data: bytes) -> Note:
         """:func:`ccb.parse.parse_note` of ``data`` at ``path``, inline data dropped
         (:func:`magma.inline_data.without_inline_data`): the note parsed from the same bytes
         at another path of the same name (the same title), at ``path``, when its parse
         found no problem (a problem names the path it was found at)."""
+        self._after_forgets()
         kept: Note | None = self._parsed.get(data)
         if kept is not None and kept.title == nfc_key(PurePosixPath(path).stem):
             return replace(kept, path=path)
@@ -150,6 +170,7 @@ class ContentMemo:
     def withheld(self, note: Note) -> Withheld:
         """:func:`consistency.withheld.withhold_credentials` of ``note``: nothing to look
         for in a content found clean before."""
+        self._after_forgets()
         key = _content_key(note)
         if key is not None and self._clean.get(key) is not None:
             return Withheld(note, ())
@@ -161,6 +182,7 @@ class ContentMemo:
     def chunks(self, note: Note, max_chars: int) -> list[Chunk]:
         """:func:`magma.chunking.chunk_note` of ``note``: the chunks of a note of the same
         content, title, memory, tags and aliases cut before, at ``note``'s path."""
+        self._after_forgets()
         key = _content_key(note, note.title, note.memory, note.tags, note.aliases, max_chars)
         kept: list[Chunk] | None = self._chunked.get(key) if key is not None else None
         if kept is None:

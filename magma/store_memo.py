@@ -116,6 +116,9 @@ class RecentVectors:
         self._lock = threading.Lock()
         #: Each :meth:`widened` block running: its size, and the hashes added since it began.
         self._widened: list[tuple[int, set[str]]] = []
+        #: How many :meth:`drop` of some text forgotten there were (a memory of the texts
+        #: read, :class:`daemon.sync_memo.ContentMemo`, lets go of them all then).
+        self.forgets = 0
 
     @property
     def size(self) -> int:
@@ -160,6 +163,7 @@ class RecentVectors:
     def drop(self, hashes: Collection[str]) -> None:
         """Forget the vectors of ``hashes`` (their text was forgotten)."""
         with self._lock:
+            self.forgets += 1 if hashes else 0
             for chash in hashes:
                 self._vectors.pop(chash, None)
 

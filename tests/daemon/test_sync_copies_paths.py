@@ -15,12 +15,14 @@ from __future__ import annotations
 import os
 import unicodedata
 from collections.abc import Callable
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 
+import daemon.sync
 import daemon.sync_memo
 from daemon.app import App
 from daemon.credential_ledger import read_credentials
@@ -205,3 +207,65 @@ def test_a_copy_changed_after_its_first_copy_was_read_is_indexed_as_read(
     for table in ("files", "chunks", "links", "credentials"):
         assert raced[table] == expected[table], table
 
+
+SECRET_PLAN = ("---\ntype: project\ndescription: 秘密计划 secret plan\n---\n"
+               "The launch moves to March; 发布推迟到三月。\n")
+
+
+@pytest.mark.parametrize("copy", [None, "Zed/Secret plan.md", "Zed/秘密/Secret plan.md"])
+def test_a_memory_forgotten_during_a_large_reconcile_leaves_no_vector_behind(
+        tmp_path: Path, make_app: Builder, monkeypatch: pytest.MonkeyPatch,
+        copy: str | None) -> None:
+    """A forget let in between two commits of a cold index (as the daemon lets its clients
+    in; here its index steps, the App's lock being held by the sync): the run's vector
+    memory no longer holds the forgotten chunks, and a copy read later in the same run has
+    them embedded again, not taken from that memory."""
+    vault = tmp_path / "vault"
+    files = {"Memory/Secret plan.md": SECRET_PLAN, "Notes/Other.md": "Another note.\n"}
+    if copy is not None:
+        files[copy] = SECRET_PLAN
+    _write(vault, files)
+    app, fake = make_app(vault, **{"sync.write_batch_files": 1, **NO_CACHE})
+    texts: list[str] = []
+    embed = fake.embed
+
+    def recorded(batch: Any) -> Any:
+        texts.extend(batch)
+        return embed(batch)
+
+    monkeypatch.setattr(fake, "embed", recorded)
+    store = app.store
+    forgotten: list[str] = []
+    memos: list[Any] = []  # the run's memory of contents (daemon.sync_memo.ContentMemo)
+    between = daemon.sync.Syncer._between
+
+    def forget_once(syncer: Any) -> None:
+        between(syncer)
+        if not forgotten and "Memory/Secret plan.md" in store.file_index():
+            hashes = [row["content_hash"] for row in store._t.read(
+                store._t.chunks, ["path", "content_hash"]).to_pylist()
+                if row["path"] == "Memory/Secret plan.md"]
+            forgotten.extend(hashes)
+            # the index steps of a forget (daemon.indexing, sync_now with purge):
+            # the file goes, its rows go, old versions are purged, its vectors dropped
+            (vault / "Memory/Secret plan.md").unlink()
+            store.apply(upserts=[], deletes=["Memory/Secret plan.md"])
+            store.maintain(cleanup_older_than=timedelta(0), purge=True)
+            store.stored_hashes(hashes)
+            memos.append(syncer._memo)
+
+    monkeypatch.setattr(daemon.sync.Syncer, "_between", forget_once)
+    app.sync()
+    assert forgotten
+    found, _ = store.recent_vectors.split(forgotten)
+    chunks = store._t.read(store._t.chunks, ["path", "content_hash"]).to_pylist()
+    assert not any(row["path"] == "Memory/Secret plan.md" for row in chunks)
+    if copy is None:  # nothing of the forgotten note is kept: vector, bytes, parse, chunks
+        assert found == {}
+        kept = [value for memo in memos for part in (memo._parsed, memo._chunked)
+                for value in part._values.values()]
+        assert kept and not any("March" in repr(value) for value in kept)
+    else:  # the copy is indexed, its chunks embedded again after the forget
+        assert {row["content_hash"] for row in chunks if row["path"] == copy} == set(forgotten)
+        assert sum(1 for text in texts if "March" in text) == 2
+    app.close()
