@@ -19,13 +19,12 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pytest
+from store_reads import index_rows
 
 import daemon.sync
 import daemon.sync_memo
 from daemon.app import App
-from daemon.credential_ledger import read_credentials
 
 Builder = Callable[..., tuple[App, Any]]
 NO_CACHE = {"embedding.cache_mb": 0}
@@ -125,23 +124,7 @@ def _vault(base: Path) -> tuple[Path, Path]:
 
 
 def _rows(app: App) -> dict[str, Any]:
-    """The files, chunks and links tables sorted by key, each new note's random id replaced
-    by its path, and the credential ledger."""
-    tables = app.store._t  # (the test reads the tables whole)
-    files = sorted(tables.read(tables.files, None).to_pylist(), key=lambda r: r["path"])
-    ids = {row["note_id"]: row["path"] for row in files if row["memory_id"] is None}
-    found: dict[str, Any] = {}
-    for name, key in (("files", "path"), ("chunks", "chunk_id"), ("links", "link_id")):
-        rows = sorted(tables.read(getattr(tables, name), None).to_pylist(), key=lambda r: r[key])
-        for row in rows:
-            row.pop("indexed_at", None)
-            if "note_id" in row:
-                row["note_id"] = ids.get(row["note_id"], row["note_id"])
-            if row.get("vector") is not None:
-                row["vector"] = np.asarray(row["vector"], dtype=np.float32).tobytes()
-        found[name] = rows
-    found["credentials"] = read_credentials(app.state_dir)
-    return found
+    return index_rows(app.store, app.state_dir)
 
 
 def _indexed(base: Path, make_app: Builder, batch: int) -> dict[str, Any]:
