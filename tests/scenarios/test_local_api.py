@@ -318,7 +318,8 @@ def test_remember_reads_its_text_from_stdin_through_the_daemon(
         assert refused.returncode == 2 and not _imported(refused, "lancedb"), _said(refused)
         assert said in _said(refused) and len(_said(refused).splitlines()) == 1
     huge = _dreamd(["remember", "-", "--vault", str(vault)], here, stdin="x" * 9_000_000)
-    assert huge.returncode == 2 and _imported(huge, "lancedb")  # answered in-process
+    # answered in-process (the CLI imported), and refused there before the index is opened
+    assert huge.returncode == 2 and _imported(huge, "typer") and not _imported(huge, "lancedb")
     assert _said(huge).splitlines() == [
         "dreamd: remember: the memory text: 9,000,000 characters, more than memory.max_chars "
         "(65,536); nothing was written — shorten it, split it into several memories, or raise "
