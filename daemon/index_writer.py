@@ -13,14 +13,17 @@ just written (kept by the store, :class:`magma.store_memo.RecentVectors`) and th
 committed so far, and embeds a vector none of them holds
 (:meth:`daemon.memory_pool.MemoryPool.facts`; it waits only when that would be many).
 
-The thread is not a daemon thread, and it ends when nothing is left: a process that exits
-(a one-shot ``dreamd remember``) waits for the write. A process killed before the write
-leaves the file on disk and the index behind it; the next reconcile (``dreamd sync``, a
-daemon's start) indexes it, as it indexes any file written while nothing ran.
+A process that exits (a one-shot ``dreamd remember``, a script's last call) waits for the
+write first: when its main thread ends, before the interpreter shuts the thread pools down
+(:func:`_settle_at_exit`). A process killed before the write leaves the file on disk and the
+index behind it; the next reconcile (``dreamd sync``, a daemon's start) indexes it, as it
+indexes any file written while nothing ran.
 """
 
 from __future__ import annotations
 
+import atexit
+import concurrent.futures.thread  # noqa: F401  (its exit hook first: see _settle_at_exit)
 import threading
 import time
 import weakref
@@ -91,6 +94,7 @@ class BackgroundIndex:
                 self._versions.append(first)
             self._pending.update(dict.fromkeys(paths))
             if self._worker is None and (self._pending or self._versions):
+                _settle_at_exit()
                 self._worker = threading.Thread(target=self._drain, name="dreamd-index-write")
                 self._worker.start()
 
@@ -193,3 +197,37 @@ def settle_all(timeout_s: float) -> None:
     deadline = time.monotonic() + timeout_s
     for writer in list(_LIVE):
         writer.settle(max(0.0, deadline - time.monotonic()))
+
+
+#: The longest a process's exit waits for its pending index writes, in s (those of a
+#: ``remember`` take well under one; the store's lock is waited for up to
+#: :data:`daemon.indexing.STORE_WAIT_S`, 120 s, behind another command).
+EXIT_WAIT_S = 180.0
+_exit_hooked = False
+
+
+def _settle_at_exit() -> None:
+    """Have this process's exit wait for its pending index writes before the interpreter
+    shuts the thread pools down (once per process).
+
+    When the main thread ends, Python first runs the hooks of ``threading._register_atexit``
+    (last registered first), then joins the other threads, then runs :mod:`atexit`.
+    ``concurrent.futures`` registers one that refuses every later ``submit`` ("cannot
+    schedule new futures after interpreter shutdown"), and LanceDB (0.41) hands each write to
+    a pool: a writer still at work then lost the write. This hook, registered after that one
+    (its module is imported above), runs before it. ``threading._register_atexit`` is
+    private, as the one ``concurrent.futures`` uses; where it is missing, :mod:`atexit`
+    (too late for LanceDB 0.41, in time for older ones).
+    """
+    global _exit_hooked
+    if _exit_hooked:
+        return
+    _exit_hooked = True
+    register = getattr(threading, "_register_atexit", None)
+    try:
+        if register is not None:
+            register(settle_all, EXIT_WAIT_S)
+        else:  # pragma: no cover  (every CPython from 3.9 has it)
+            atexit.register(settle_all, EXIT_WAIT_S)
+    except RuntimeError:  # (the interpreter is shutting down already: the join waits)
+        pass

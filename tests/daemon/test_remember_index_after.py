@@ -132,8 +132,39 @@ def test_a_process_that_exits_after_remember_writes_the_index_first(
     path, pending = _said(done.stdout)
     assert pending == "True"  # it had not been written when remember answered
     fresh, _ = make_app(vault)
-    assert path in fresh.store.file_index(), done.stderr[-4000:]
+    # (the child's log is on its stdout: what its writer did, or the error it logged)
+    assert path in fresh.store.file_index(), done.stdout[-6000:] + done.stderr[-2000:]
     assert path in [hit.path for hit in fresh.search("attic hatch marigold-2210", limit=5)]
+
+
+def test_an_exit_waits_for_a_write_that_uses_a_thread_pool(
+        vault: Path, make_app: Builder) -> None:
+    """LanceDB 0.41 hands each write to a ``concurrent.futures`` pool, and the interpreter's
+    exit refuses new work to every pool before it joins the threads: the writer, still at
+    work when the main thread ended, lost the memory's index write. The exit now waits for
+    the writer first. Here the writer reaches a pool of its own 0.5 s after the end."""
+    app, _ = make_app(vault)
+    app.sync()
+    done = _child(vault, """\
+        import time
+        from concurrent.futures import ThreadPoolExecutor
+        pool = ThreadPoolExecutor(max_workers=1)
+        background = app.indexing.background
+        write = background._write
+        def late(paths):
+            time.sleep(0.5)  # the main thread has ended by now
+            pool.submit(lambda: None).result()
+            return write(paths)
+        background._write = late
+        made = app.memories().remember("The cellar lamp switch is behind the cider rack.",
+                                       type="reference")
+        print("remembered", made.path, background.pending, flush=True)
+        """)
+    assert done.returncode == 0, done.stderr[-2000:]
+    path, pending = _said(done.stdout)
+    assert pending == "True"
+    fresh, _ = make_app(vault)
+    assert path in fresh.store.file_index(), done.stdout[-6000:] + done.stderr[-2000:]
 
 
 def test_a_version_record_that_fails_unexpectedly_leaves_the_index_write_to_go_in(

@@ -35,9 +35,16 @@ def start(daemons: list[Any], vault: Path, tmp_path: Path, *, fake: bool = True)
     return process
 
 
-def settle(vault: Path, *, fake: bool = True, timeout_s: float = 60.0) -> None:
-    h.wait_until(lambda: h.index_vs_disk(h.fresh_app(vault, fake=fake)), lambda p: not p,
-                 timeout_s=timeout_s, what="index == disk", every_s=0.3)
+def settle(vault: Path, *, fake: bool = True, timeout_s: float = 60.0,
+           daemon: Any = None) -> None:
+    """Wait until the index matches the disk; on a time-out, say so with ``daemon``'s log."""
+    try:
+        h.wait_until(lambda: h.index_vs_disk(h.fresh_app(vault, fake=fake)), lambda p: not p,
+                     timeout_s=timeout_s, what="index == disk", every_s=0.3)
+    except AssertionError as error:
+        if daemon is None:
+            raise
+        raise AssertionError(f"{error}\n--- the daemon's log:\n{daemon.log_tail(80)}") from None
 
 
 def stop_and_check(process: Any, vault: Path, *, fake: bool = True) -> None:
@@ -221,10 +228,10 @@ def test_folders_moved_inside_the_vault_are_followed_not_refused(
     (vault / "Notes").mkdir()
     for child in children:  # one tight loop: the watcher sees one batch
         child.rename(vault / "Notes" / child.name)
-    settle(vault)
+    settle(vault, daemon=daemon)
     (vault / "Notes" / "Topic 0" / "note 0.md").write_text("# Edited after the move\n",
                                                           encoding="utf-8")
-    settle(vault)
+    settle(vault, daemon=daemon)
     status = daemon.status()
     assert status.get("state") == "watching" and not status.get("last_error"), status
     assert not [e for e in daemon.events() if e.get("event") == "batch.refused"]
