@@ -412,6 +412,7 @@ def _through_product(rows: list[dict], *, dream: bool) -> list[str]:
             else:
                 paths.append((first.path, second.path))
     outcomes = [_outcome_of_files(vault, old, new) for old, new in paths]
+    app.close()  # (the index writes after the last answers go in before the folder goes)
     shutil.rmtree(base, ignore_errors=True)
     return outcomes
 
@@ -547,6 +548,7 @@ def _latency(count: int) -> int:
         print(f"  through the running daemon     p50 {statistics.median(served):7.1f} ms   "
               f"p95 {pct(served, 0.95):7.1f} ms (the local API's round trip, one every "
               "0.5 s; the index write follows the answer)")
+    app.close()
     shutil.rmtree(base, ignore_errors=True)
     return 0
 
