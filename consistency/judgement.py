@@ -118,6 +118,7 @@ from consistency.claims import (
 )
 from consistency.kinds import products
 from consistency.lexicon import CONCEPTS, PEOPLE
+from consistency.roles import role_held, same_holder
 from magma.text import HAN_RANGES
 
 __all__ = [
@@ -325,6 +326,34 @@ def _same_amount(a: Value, b: Value) -> bool:
     return abs(x - y) <= _CONVERTED_TOLERANCE * max(abs(x), abs(y), 1e-9)
 
 
+def _as_written(value: Value) -> tuple[float, int] | None:
+    """A size in bytes as it was most likely written: ``(number, power of 1024)`` for the
+    largest power that leaves a number of 1 or more with at most two decimals
+    (1610612736 -> ``(1.5, 3)``, "1.5 GB"; 1572864000 -> ``(1500, 2)``, "1500 MB")."""
+    try:
+        size = float(value.text)
+    except ValueError:
+        return None
+    for power in range(4, 0, -1):
+        shown = size / 1024.0**power
+        if shown >= 1 and abs(shown * 100 - round(shown * 100)) < 1e-6:
+            return shown, power
+    return None
+
+
+def _same_size(a: Value, b: Value) -> bool:
+    """"1.5 GB" / "1500 MB", "1 GB" / "1000 MB", "2 TB" / "2000 GB": one size written in two
+    units of a thousand, as people count them (the reader counts sizes in units of 1,024:
+    "1 GB" / "1024 MB" is equal there already). "500 MB" / "512 MB" stay two sizes."""
+    if a.kind != "number" or b.kind != "number" or a.unit != "byte" or b.unit != "byte":
+        return False
+    wa, wb = _as_written(a), _as_written(b)
+    if wa is None or wb is None or wa[1] == wb[1]:
+        return False
+    (x, px), (y, py) = sorted((wa, wb), key=lambda w: w[1])
+    return abs(x - y * 1000.0 ** (py - px)) <= 1e-6 * x
+
+
 def _group(value: Value) -> str:
     kind = _KIND_GROUP.get(value.kind, value.kind)
     return f"number:{_DIMENSION.get(value.unit, value.unit)}" if kind == "number" else kind
@@ -352,7 +381,8 @@ def _on_a_12_hour_dial(clock: str) -> tuple[int, str]:
 
 
 def _same_value(a: Value, b: Value) -> bool:
-    if a == b or _same_amount(a, b) or _same_ambiguous(a, b) or _same_ambiguous(b, a):
+    if a == b or _same_amount(a, b) or _same_size(a, b) or _same_ambiguous(a, b) or \
+            _same_ambiguous(b, a):
         return True
     if a.kind == b.kind == "time" and HOUR_OF_EITHER_HALF in {a.unit, b.unit}:
         return _on_a_12_hour_dial(a.text) == _on_a_12_hour_dial(b.text)  # "at 7" / "7 pm"
@@ -3460,7 +3490,7 @@ def _alike(p: _Pair) -> _Finding | None:
             # "My flight to Seoul departs at 8:40am" / "… leaves from Terminal 2", 我的猫叫
             # 年糕 / 我的猫今年三岁: which one on one side, when or how much on the other
             return "possible_duplicate", "other values", _apart_labels(co, cn)
-        if _other_thing_first(p) or _other_activity_last(p):
+        if _other_thing_first(p) or _other_activity_last(p) or _thing_replaced(p):
             return "possible_duplicate", "other thing", tuple(x.label() for x in p.subs)
         return "duplicate", "same fact", ()
     if (shared_values(co, cn) or shared_values(cn, co)) and cos >= (
@@ -3470,6 +3500,10 @@ def _alike(p: _Pair) -> _Finding | None:
             # the same thing, and the newer says it changed ("NAS 现在挪到阳台"): what
             # changed is in words no value covers; never merged on the values
             return "possible_contradiction", "says it changed", ()
+        if _other_thing_first(p) or _other_activity_last(p) or _thing_replaced(p):
+            # the same value said of two things ("The *API* listens on 8080" / "The *admin
+            # dashboard* listens on 8080"): never merged on the value
+            return "possible_duplicate", "other thing", tuple(x.label() for x in p.subs)
         return "duplicate", "same values", ()
     if _told_across(p):
         return "duplicate", "paraphrase", ("the same fact in two languages",)
@@ -3555,6 +3589,40 @@ def _other_activity_last(p: _Pair) -> bool:
     head = a[:len(a) - n]
     return a[len(a) - n:] == sub.old and b[len(b) - m:] == sub.new and head == b[:len(b) - m] \
         and len(head) >= 2 and _placeholders(head)
+
+
+def _thing_replaced(p: _Pair) -> bool:
+    """Is the one thing each memory ends with replaced, a word each, after the same words
+    ("Run the tests before every *push*" / "Run the smoke tests before every *deploy*",
+    "Back up the database after each *release*" / "… after each *migration*"), at a cosine
+    below :data:`PARAPHRASE_COSINE`? Two rules for two occasions, however alike they read:
+    listed, never one merged memory (the counterpart of :func:`_other_activity_last` where
+    no time or value comes first). A word for its synonym sits above that cosine, or is
+    read to one word by the lexicon already."""
+    if p.two_languages or p.cos >= PARAPHRASE_COSINE or len(p.subs) != 1:
+        return False
+    sub = p.subs[0]
+    if len(sub.old) != 1 or len(sub.new) != 1 or sub.antonym or _inflected(sub) or \
+            _verb_in_span(sub) or sub.where not in {"other", "context"}:
+        return False
+    if not (_thing_named(sub.old, relations=True) and _thing_named(sub.new, relations=True)
+            and (_thing_named(sub.old) or _thing_named(sub.new))):
+        return False
+    a, b = p.co.units, p.cn.units
+    return len(a) >= 3 and len(b) >= 3 and a[-1] == sub.old[0] and b[-1] == sub.new[0] and \
+        a[-2] == b[-2] and a[0] == b[0]
+
+
+def _thing_named(units: tuple[str, ...], *, relations: bool = False) -> bool:
+    """Do ``units`` name a thing: a name read as a value, a content word of three letters or
+    more that is no relation (any, with ``relations``: "before every *deploy*"), or two
+    Chinese characters or more?"""
+    if any(u.startswith(("⟨name_", "⟨id_")) for u in units):
+        return True
+    words = [u for u in _plain(units) if (relations or not _is_relation(u))
+             and u not in WHEN_WORDS and u not in _VALUE_KIND_WORDS]
+    return any(w.isascii() and len(w) >= 3 for w in words) or sum(
+        not w.isascii() for w in words) >= 2
 
 
 def _replaced_below_floor(p: _Pair) -> bool:
@@ -5508,6 +5576,33 @@ def _named_ended(co: Claim, cn: Claim, found: _Finding | None) -> _Finding | Non
     return "contradiction", "told ended", tuple(sorted(shared)[:2])
 
 
+def _role_holders(co: Claim, cn: Claim) -> _Finding | None:
+    """Two memories that each say only who holds a role of the user's
+    (:func:`consistency.roles.role_held`, either way round: "Anna is my manager" / "My
+    manager is Ben", "李娜是我的经理" / "我的经理现在是王强"): one role a user has one holder
+    of, another holder → the holder changed; another person's role ("Anna is Ben's
+    manager") or two roles → two facts, whoever holds them
+    ("Priya is my manager" / "Priya is my skip-level"); a role of several holders (a sister,
+    a friend), another holder → two facts. The same holder of one role is left to the rules
+    (a duplicate). Read before the cosine is asked: across English and Chinese such pairs
+    sit at 0.4–0.5."""
+    a, b = role_held(co.text), role_held(cn.text)
+    if a is None or b is None:
+        return None
+    (role_old, who_old, one, whose_old), (role_new, who_new, _one, whose_new) = a, b
+    if not (whose_old == whose_new or (whose_old and whose_new and
+                                       same_holder(whose_old, whose_new))):
+        # "Anna is my manager" / "Anna is Ben's manager": two people's roles
+        return "distinct", "other person", (f"{whose_old or 'user'} / {whose_new or 'user'}",)
+    if role_old != role_new:
+        return "distinct", "other role", (f"{role_old} → {role_new}",)
+    if same_holder(who_old, who_new):
+        return None
+    if one:
+        return "contradiction", "one holder replaced", (f"{role_old}: {who_old} → {who_new}",)
+    return "distinct", "several holders", (f"{role_old}: {who_old} / {who_new}",)
+
+
 def _judge_whole(old: MemorySide, new: MemorySide, *, cosine: float | None) -> PairJudgement:
     """:func:`judge_pair` of the two memories read whole."""
     co, cn = old.claim, new.claim
@@ -5515,7 +5610,7 @@ def _judge_whole(old: MemorySide, new: MemorySide, *, cosine: float | None) -> P
         cosine = None  # symbols only ("🎉🚀"): the model reads nothing there; words decide
     # a word written as a name on one side only is the same word ("Node version" / "用 Node")
     lexical = dice(_unnamed(co.tokens), _unnamed(cn.tokens))
-    found = _gate(old, new)
+    found = _gate(old, new) or _role_holders(co, cn)
     if found is None:
         ko, kn = subject_key(old.subject), subject_key(new.subject)
         same_subject = bool(ko and kn and _same_subject(ko, kn))

@@ -195,3 +195,79 @@ def test_a_supersession_never_hides_a_fact_that_holds(real_embedder, old: str, n
 def test_a_place_in_a_place_is_one_value(real_embedder, old: str, new: str,
                                          verdict: str) -> None:
     _judged_as(real_embedder, old, new, "home.city", verdict)
+
+
+@pytest.mark.parametrize(("old", "new", "verdict"), [
+    # one size in two units of a thousand, as people count them: the same value, not a change
+    ("The container memory limit is 1.5 GB.", "Container memory limit: 1500 MB.", "duplicate"),
+    ("Max upload size is 1 GB.", "Max upload size is 1000 MB.", "duplicate"),
+    ("磁盘配额是 2 TB。", "磁盘配额是 2000 GB。", "duplicate"),
+    ("Max upload size is 1 GB.", "Uploads are capped at 1024 MB.", "duplicate"),
+    # another size stays a change, in one unit or two; "512 MB" is not "500 MB"
+    ("Max upload size is 1.5 GB.", "Max upload size is 1600 MB.", "contradiction"),
+    ("Max upload size is 500 MB.", "Max upload size is 512 MB.", "contradiction"),
+    ("磁盘配额是 2 TB。", "磁盘配额是 3000 GB。", "contradiction"),
+    ("Artifacts may be up to 1.5 GB.", "Artifacts may be up to 1.5 MB.", "contradiction"),
+])
+def test_one_size_in_two_units_is_one_value(real_embedder, old: str, new: str,
+                                            verdict: str) -> None:
+    """blind18: "1.5 GB" / "1500 MB" was superseded as a change (the reader counts sizes in
+    units of 1,024, people in thousands)."""
+    _judged_as(real_embedder, old, new, None, verdict)
+
+
+@pytest.mark.parametrize(("old", "new", "verdict"), [
+    # a role a user has one holder of: another holder is a change, whichever way round
+    ("Anna is my manager.", "Ben is my manager.", "contradiction"),
+    ("Anna is my manager.", "My manager is Ben now.", "contradiction"),
+    ("My manager is Anna.", "Ben is my manager.", "contradiction"),
+    ("Marta is our tech lead.", "Joon is our tech lead.", "contradiction"),
+    ("Dr. Okafor is my dentist.", "Dr. Schmidt is my dentist.", "contradiction"),
+    ("李娜是我的经理。", "王强是我的经理。", "contradiction"),
+    ("李娜是我的经理。", "我的经理现在是王强。", "contradiction"),
+    ("我的导师是王老师。", "我的导师换成了李老师。", "contradiction"),
+    ("我老公是张伟。", "我老公是李强。", "contradiction"),
+    ("My manager is Chen Jing.", "我的经理现在是周敏。", "contradiction"),
+    # the same holder told again, a title or a script aside
+    ("Dr. Okafor is my dentist.", "Okafor is my dentist.", "duplicate"),
+    ("My manager is Chen Jing.", "我的经理是陈静。", "duplicate"),
+    ("Marta is our tech lead.", "Marta is the tech lead of our team.", "duplicate"),
+    # one holder, two roles; a role of several holders; another person's role: two facts
+    ("Priya is my manager.", "Priya is my skip-level.", "distinct"),
+    ("My manager is Priya.", "My skip-level is Priya.", "distinct"),
+    ("张伟是我的经理。", "张伟是我的邻居。", "distinct"),
+    ("Alice is my sister.", "Jane is my sister.", "distinct"),
+    ("Tom is my friend.", "Sam is my friend.", "distinct"),
+    ("Anna is my manager.", "Anna is Ben's manager.", "distinct"),
+    ("李娜是我的经理。", "李娜是王强的经理。", "distinct"),
+    # what someone is, not who holds a role
+    ("我老公是程序员。", "我老公是湖南人。", "kept apart"),
+])
+def test_one_holder_of_a_role(real_embedder, old: str, new: str, verdict: str) -> None:
+    """blind18: "X is my manager" / "Y is my manager" was read as two facts (the holder
+    stands where a slot stands in "my manager is X"), and "Priya is my manager" / "Priya is
+    my skip-level" as a change."""
+    _judged_as(real_embedder, old, new, None, verdict)
+
+
+@pytest.mark.parametrize(("old", "new", "verdict"), [
+    # the same rule for another occasion, another thing at one time, one value of two things
+    ("Run the tests before every push.", "Run the smoke tests before every deploy.",
+     "kept apart"),
+    ("Back up the database after each release.", "Back up the database after each migration.",
+     "kept apart"),
+    ("周一早上开站会。", "周一早上交周报。", "kept apart"),
+    ("The API listens on port 8080.", "The admin dashboard listens on port 8080.", "kept apart"),
+    # the same rule or value told again
+    ("Run the tests before every push.", "Always run the test suite prior to pushing.",
+     "duplicate"),
+    ("Run the tests before every push.", "Run the tests before each push.", "duplicate"),
+    ("The API listens on port 8080.", "The API server listens on port 8080.", "duplicate"),
+    ("周一早上开站会。", "每周一早上开站会。", "duplicate"),
+])
+def test_a_rule_for_another_occasion_is_never_merged(real_embedder, old: str, new: str,
+                                                     verdict: str) -> None:
+    """blind18: "Run the tests before every push" / "Run the smoke tests before every
+    deploy" and "The API listens on port 8080" / "The admin dashboard listens on port 8080"
+    were merged into one memory."""
+    _judged_as(real_embedder, old, new, None, verdict)
