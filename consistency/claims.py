@@ -1800,8 +1800,9 @@ _MULTI_CUES = re.compile(
     r"(?<!is )(?<!are )(?<!be )reads?(?!\s+(?:[\w-]+\s+){0,2}?(?:from|by|into|out of)\b)|watches|follows?|interested in|hobby|hobbies|also|another|too|as well|"
     r"can|subscrib(?:e|es|ed|ing) to|member of|certified|comfortable|proficient|experienced|skilled|"
     r"good at|fluent in|worked with|supports?|compatible with|depends? on|integrates? with|"
+    r"includes?|including|"
     r"auch|aussi|también|además|anche)\b"
-    r"|过敏|会说|会讲|养了|养着|有一[只条个]|喜欢|爱好|兴趣|也|还|另外|会用|收藏|关注|订阅|支持|依赖|兼容|"
+    r"|过敏|会说|会讲|养了|养着|有一[只条个]|喜欢|爱好|兴趣|也|还|另外|会用|收藏|关注|订阅|支持|依赖|兼容|包括|"
     r"会员",
     re.I)
 _MOST = re.compile(r"\b(?:most|best|favou?rite|only|prefer\w*|main|primary)\b|最|首选|只", re.I)

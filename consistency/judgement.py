@@ -795,8 +795,14 @@ def _polarity_flips(old: Claim, new: Claim) -> list[str]:
     # a thing one side names in the condition of its rule ("use tabs *unless editing YAML*")
     # and the other excepts ("use tabs, *except in YAML files*", "除了 YAML 文件，都用 tab"):
     # both except it, no sign turned
-    lost = sorted(old.asserted & new.negated - _excepted_in_turn(old, new))
-    gained = sorted(old.negated & new.asserted - _excepted_in_turn(new, old))
+    fold = _stem_folding(old, new)
+    old_asserted, old_negated, new_asserted, new_negated = (
+        frozenset(fold.get(w, w) for w in words)
+        for words in (old.asserted, old.negated, new.asserted, new.negated))
+    lost = sorted(old_asserted & new_negated - {
+        fold.get(w, w) for w in _excepted_in_turn(old, new)})
+    gained = sorted(old_negated & new_asserted - {
+        fold.get(w, w) for w in _excepted_in_turn(new, old)})
     if any(old.concepts[c] == new.concepts[c] == frozenset({False})
            for c in old.concepts.keys() & new.concepts.keys()) and not _denials_traded(
                old, new, lost, gained):
@@ -805,7 +811,7 @@ def _polarity_flips(old: Claim, new: Claim) -> list[str]:
         flips.extend(f"{w} → not {w}" for w in lost)
         flips.extend(f"not {w} → {w}" for w in gained)
     elif lost and gained and old.contrasted and new.contrasted and \
-            set(old.negated ^ new.negated) == {*lost, *gained}:
+            set(old_negated ^ new_negated) == {*lost, *gained}:
         # the thing set against another traded places with it, and nothing else did ("比起
         # 咖啡更喜欢茶" / "比起茶更喜欢咖啡"; "prefers tea to coffee" / "coffee to tea")
         flips.extend(f"{w} → not {w}" for w in lost)
@@ -821,6 +827,21 @@ def _polarity_flips(old: Claim, new: Claim) -> list[str]:
             flips.extend(f"{w} → not {w}" for w in latin_lost)
             flips.extend(f"not {w} → {w}" for w in latin_gained)
     return flips
+
+
+def _stem_folding(old: Claim, new: Claim) -> dict[str, str]:
+    """Each English word the two claims assert or deny, folded to a shorter one of them it
+    starts with (four letters at least): "rebase" / "rebas" (of "rebasing") are one word
+    when a thing set against another trades places ("Prefers rebase over merge commits" /
+    "Prefers merge commits over rebasing")."""
+    words = {w for w in (*old.asserted, *old.negated, *new.asserted, *new.negated)
+             if w.isascii() and w.isalpha() and len(w) >= 4}
+    fold: dict[str, str] = {}
+    for word in words:
+        shorter = [w for w in words if w != word and word.startswith(w)]
+        if shorter:
+            fold[word] = min(shorter, key=len)
+    return fold
 
 
 #: Verbs that say a thing is used when a rule sets it against another ("avoid ORMs; *write*
@@ -3249,6 +3270,37 @@ def _in_other_context(p: _Pair) -> _Finding | None:
     return None
 
 
+def _value_in_other_scope(p: _Pair) -> _Finding | None:
+    """Is the one value changed a name each memory ends with, after a preposition, the same
+    words before it stating what is used or preferred ("Prefers tabs *in Go*" / "Prefers
+    tabs *in Makefiles*", "Use single quotes in *Python*" / "in *TypeScript*")? The name
+    may be where the rule holds (a language, a repo) or the thing it is set to ("Store
+    backups in *S3*" / "in *GCS*"): listed, never superseded on a guess. A change told
+    ("moved backups to GCS") and a relation with nothing between it and the preposition
+    ("Lives in Berlin" / "in Munich") are left to the changed values."""
+    if p.changed_cue or p.two_languages or len(p.changes) != 1:
+        return None
+    _group, olds, news = p.changes[0]
+    if len(olds) != 1 or len(news) != 1 or not {olds[0].kind, news[0].kind} <= _WHICH_KINDS:
+        return None
+    a, b = p.co.units, p.cn.units
+    if len(a) != len(b) or len(a) < 4 or a[:-1] != b[:-1] or a[-2] != "⟦p⟧" or \
+            not a[-1].startswith("⟨") or not b[-1].startswith("⟨"):
+        return None
+    head = a[:-2]
+    first = next((i for i, u in enumerate(head) if _is_relation(u)), None)
+    if first is None or not (head[first] in _SCOPED_CHOICES or head[first].startswith("pref")) \
+            or not any(not _is_marker(u) and not _is_relation(u) for u in head[first + 1:]):
+        return None
+    return "possible_contradiction", "other scope", (
+        f"{olds[0].label()} → {news[0].label()}",)
+
+
+#: Relations of a choice that a scope may follow ("*prefers* tabs in Go", "*use* single
+#: quotes in Python"); "is written in Go", "is read from DATABASE_URL" name no scope.
+_SCOPED_CHOICES = frozenset({"use", "prefer", "⟪like⟫", "pick", "choose", "want", "用"})
+
+
 #: Words that join the two ends of a span ("9 *until* 5", "周一*至*周五").
 _SPAN_WORDS = frozenset({"to", "until", "till", "through", "thru", "and", "到", "至"})
 
@@ -5256,7 +5308,8 @@ def _other_condition(p: _Pair) -> _Finding | None:
 
 
 _RULES = (_someone_else, _series, _also_another, _other_slot, _value_names_thing,
-          _other_activity, _other_condition, _polarity, _in_other_context, _changed_value, _changed_word,
+          _other_activity, _other_condition, _polarity, _in_other_context,
+          _value_in_other_scope, _changed_value, _changed_word,
           _told_change, _list_changed, _other_context, _count_changed, _alike)
 
 

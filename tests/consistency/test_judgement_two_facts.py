@@ -271,3 +271,47 @@ def test_a_rule_for_another_occasion_is_never_merged(real_embedder, old: str, ne
     deploy" and "The API listens on port 8080" / "The admin dashboard listens on port 8080"
     were merged into one memory."""
     _judged_as(real_embedder, old, new, None, verdict)
+
+
+@pytest.mark.parametrize(("old", "new", "verdict"), [
+    # the same choice where another language or file holds it: listed, never superseded
+    ("Prefers tabs in Go.", "Prefers tabs in Makefiles.", "kept apart"),
+    ("Use single quotes in Python.", "Use single quotes in TypeScript.", "kept apart"),
+    ("Use 2-space indentation in JavaScript.", "Use 2-space indentation in Python.",
+     "kept apart"),
+    ("Python 里用单引号。", "TypeScript 里用单引号。", "kept apart"),
+    # the choice itself changed in one place, or a thing written in another language
+    ("Prefers tabs in Go.", "Prefers spaces in Go.", "contradiction"),
+    ("Use 2-space indentation in JavaScript.", "Use 4-space indentation in JavaScript.",
+     "contradiction"),
+    ("The backend is written in Go.", "The backend is written in Rust.", "contradiction"),
+    ("Lives in Berlin.", "Lives in Munich.", "contradiction"),
+    # a list a thing includes holds several values; "the default" holds one
+    ("Supported browsers include Firefox.", "Supported browsers include Safari.", "distinct"),
+    ("支持的浏览器包括 Firefox。", "支持的浏览器包括 Safari。", "distinct"),
+    ("The default browser is Firefox.", "The default browser is Safari.", "contradiction"),
+])
+def test_a_choice_in_another_scope_is_never_superseded(real_embedder, old: str, new: str,
+                                                       verdict: str) -> None:
+    """blind18 / blind16: "Prefers tabs in Go" / "Prefers tabs in Makefiles" and "Supported
+    browsers include Firefox" / "… include Safari" superseded a fact that still holds."""
+    _judged_as(real_embedder, old, new, None, verdict)
+
+
+@pytest.mark.parametrize(("old", "new", "verdict"), [
+    # a thing preferred over another, the two traded, one of them inflected on one side
+    ("Prefers rebase over merge commits.", "Prefers merge commits over rebasing.",
+     "contradiction"),
+    ("Prefers squash merges over rebasing.", "Prefers rebasing over squash merges.",
+     "contradiction"),
+    ("Prefers tabs over spaces.", "Prefers spaces over tabs.", "contradiction"),
+    ("比起咖啡更喜欢喝茶。", "比起茶更喜欢喝咖啡。", "contradiction"),
+    # the same preference told again
+    ("Prefers tea to coffee.", "Would rather drink tea than coffee.", "duplicate"),
+    ("Prefers rebase over merge commits.", "Prefers rebase over merge commits!", "duplicate"),
+])
+def test_a_preference_traded_with_its_rival_is_a_change(real_embedder, old: str, new: str,
+                                                        verdict: str) -> None:
+    """blind16: "Prefers rebase over merge commits" / "Prefers merge commits over rebasing"
+    was merged into one memory stating both ("rebase" and "rebasing" read apart)."""
+    _judged_as(real_embedder, old, new, None, verdict)
