@@ -539,7 +539,7 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
                            + "|".join(re.escape(u) for u in _UNIT_WORDS if u.isascii() and len(u) > 1)
                            + r")\b)", _A)),
     ("weekday", re.compile(rf"\b(?P<wd>{_WEEKDAY_WORDS}|weekend|weekday)s?\b|(?<![\d一两二三四五六七八九十]个)(?<![\d一两二三四五六七八九十])工作日(?P<zwork>)|(?:星期|周|礼拜)(?P<zwd>[一二三四五六日天末])(?P<zmore>(?:[、，,和及与]\s*[一二三四五六日天](?![次遍回趟个号]))*)(?![次遍回趟])", re.I | _A)),
-    ("month", re.compile(r"\b(?P<mon>january|february|march|april|june|july|august|september|october|november|december)\b|(?:(?<=\bin )|(?<=\bby )|(?<=\bof )|(?<=since )|(?<=until )|(?<=early )|(?<=late )|(?<=\bmid[- ])|(?<=\bnext )|(?<=\blast )|(?<=\bthis ))(?P<may>(?-i:May))\b(?!\s+(?:be|have|not|need|want|also|still)\b)|(?P<zm>十[一二]|[一二三四五六七八九十]|1[0-2]|[1-9])月(?!份?[\d一二三四五六七八九十]+[日号])", re.I)),
+    ("month", re.compile(r"\b(?P<mon>january|february|march|april|june|july|august|september|october|november|december)\b|(?:(?<=\bin )|(?<=\bby )|(?<=\bof )|(?<=\bfor )|(?<=\bduring )|(?<=\bthe )|(?<=since )|(?<=until )|(?<=early )|(?<=late )|(?<=\bmid[- ])|(?<=\bnext )|(?<=\blast )|(?<=\bthis ))(?P<may>(?-i:May))\b(?!\s+(?:be|have|not|need|want|also|still)\b)|(?P<zm>十[一二]|[一二三四五六七八九十]|1[0-2]|[1-9])月(?!份?[\d一二三四五六七八九十]+[日号])", re.I)),
     # a span of time told without digits ("takes *an hour*", "for *a day and a half*", "*half
     # an hour*"), read before "a day" can be read as a rate ("twice a day")
     ("number", _SPELLED_SPAN),
@@ -1803,6 +1803,7 @@ _MULTI_CUES = re.compile(
     r"includes?|including|"
     r"auch|aussi|también|además|anche)\b"
     r"|过敏|会说|会讲|养了|养着|有一[只条个]|喜欢|爱好|兴趣|也|还|另外|会用|收藏|关注|订阅|支持|依赖|兼容|包括|"
+    r"去过|到过|"
     r"会员",
     re.I)
 _MOST = re.compile(r"\b(?:most|best|favou?rite|only|prefer\w*|main|primary)\b|最|首选|只", re.I)
@@ -2364,6 +2365,19 @@ def read_tokens(text: str, *, written: date | None = None) -> tuple[str, ...]:
     return tuple(_read_words(text, written)[-1])
 
 
+#: "user" / 用户 before a thing of a system ("the *user* service", "the *users* table", "*用户*
+#: 中心", "*用户*数据"): a word of that thing's name, read as ``enduser``, never the user a
+#: memory is about (a stopword: "The user prefers dark mode" / "Prefers dark mode"), so that
+#: "用户服务的数据库是 MySQL" and "订单服务的数据库是 MySQL" name two services.
+_USER_AS_THING = re.compile(
+    r"(?i)\busers?(?=[ -](?:services?|tables?|data|databases?|db|cent(?:er|re)|modules?|apis?|"
+    r"endpoints?|models?|profiles?|accounts?|base|growth|retention|counts?|interface|ui|"
+    r"experience|research|stor(?:y|ies)|guides?|manual|docs|management|auth|sessions?|"
+    r"groups?|records?|info|information|system|portal|dashboard)\b)"
+    r"|用户(?=服务|表|数据|中心|模块|接口|体系|画像|端|量|数|增长|留存|系统|管理|信息|库|体验|研究|"
+    r"手册|文档|权限|登录|注册|账号|账户|名)")
+
+
 def _read_words(text: str, written: date | None) -> tuple[
         str, str, list[tuple[int, Value]], list[tuple[int, Value]], _WordReader, list[str]]:
     """``(tail, clean text, values, values and names, the words read, tokens)`` of
@@ -2373,6 +2387,8 @@ def _read_words(text: str, written: date | None) -> tuple[
     framed, values = _extract(clean, written)
     framed, name_values = _frame_names(framed)
     all_values = values + name_values
+    # "the *user* service", "*用户*表": a thing of a system named for its users, not the user
+    framed = _USER_AS_THING.sub(" enduser ", framed)
     framed = re.sub(r"(?<=[^\s:]):(?=\s|[^\x00-\x7f])|(?<=\s):(?=\s)", " is ", framed)
     # "moved to Munich" / "搬到深圳": where one lives now, told as a change
     framed = _MOVED_TO.sub(" live in ", framed)

@@ -315,3 +315,46 @@ def test_a_preference_traded_with_its_rival_is_a_change(real_embedder, old: str,
     """blind16: "Prefers rebase over merge commits" / "Prefers merge commits over rebasing"
     was merged into one memory stating both ("rebase" and "rebasing" read apart)."""
     _judged_as(real_embedder, old, new, None, verdict)
+
+
+@pytest.mark.parametrize(("old", "new", "verdict"), [
+    # "user" / 用户 naming a thing of a system: two services, tables, data sets
+    ("订单服务的数据库是 MySQL。", "用户服务的数据库是 MySQL。", "kept apart"),
+    ("用户表按 user_id 分 16 个库。", "订单表按 user_id 分 16 个库。", "kept apart"),
+    ("用户中心用 Java 写的。", "订单中心用 Java 写的。", "kept apart"),
+    ("用户数据每天备份。", "订单数据每天备份。", "kept apart"),
+    ("The user service uses MySQL.", "The order service uses MySQL.", "kept apart"),
+    ("The users table is sharded by user_id.", "The orders table is sharded by user_id.",
+     "kept apart"),
+    # the user a memory is about, said or left out: one fact
+    ("用户喜欢用 Vim。", "喜欢用 Vim。", "duplicate"),
+    ("用户住在杭州。", "住在杭州。", "duplicate"),
+    ("The user prefers dark mode.", "Prefers dark mode.", "duplicate"),
+    ("The user service uses MySQL.", "The user service runs on MySQL.", "duplicate"),
+])
+def test_a_thing_named_for_its_users_is_not_the_user(real_embedder, old: str, new: str,
+                                                     verdict: str) -> None:
+    """blind15 / blind16: "用户表" / "订单表" and "用户服务" / "订单服务" were merged: 用户 was
+    read as the user a memory is about and left out, leaving "表" / "订单表"."""
+    _judged_as(real_embedder, old, new, None, verdict)
+
+
+@pytest.mark.parametrize(("old", "new", "verdict"), [
+    # May after "for" or "the" is a month: two records of two months
+    ("AWS bill for May: $6,840.", "AWS bill for June: $7,210.", "series"),
+    ("AWS bill for March: $6,840.", "AWS bill for April: $7,210.", "series"),
+    ("The May release is frozen.", "The June release is frozen.", "kept apart"),
+    ("Ask for help when you may be wrong.", "Ask for help when you might be wrong.",
+     "duplicate"),
+    # places one has been to are several
+    ("去年去过成都出差。", "去年去过重庆出差。", "distinct"),
+    ("去过日本旅游。", "去过泰国旅游。", "distinct"),
+    ("Has been to Chengdu for work.", "Has been to Chongqing for work.", "distinct"),
+    ("去年去过成都出差。", "去年到过成都出差。", "duplicate"),
+    ("住在成都。", "搬到重庆了。", "contradiction"),
+])
+def test_months_and_places_been_to_are_several(real_embedder, old: str, new: str,
+                                               verdict: str) -> None:
+    """blind16 / family58: "AWS bill for May" / "for June" and "去过成都" / "去过重庆" were
+    superseded as changes of one value."""
+    _judged_as(real_embedder, old, new, None, verdict)
