@@ -9,7 +9,8 @@ role at a time (a manager, a dentist, a tech lead, a spouse) or several (a siste
 colleague). The pair judgement (:mod:`consistency.judgement`) reads two such memories:
 
 - one role, one holder at a time, another holder on each side → the holder changed ("Anna is
-  my manager" / "Ben is my manager"), whichever way round each is written;
+  my manager" / "Ben is my manager"), whichever way round each is written, with or without
+  whose ("Manager is Zhang Wei", "直属领导是张伟");
 - one holder, two roles ("Priya is my manager" / "Priya is my skip-level") → two facts;
 - a role of several holders, another holder on each side ("Alice is my sister" / "Jane is my
   sister") → two facts.
@@ -34,7 +35,8 @@ ROLES: dict[str, tuple[tuple[str, ...], bool]] = {
     "skip-level": (("skip-level", "skip level", "skip-level manager", "skip level manager",
                     "隔级领导", "隔级经理"), True),
     "engineering manager": (("engineering manager", "em", "研发经理"), True),
-    "team lead": (("team lead", "team leader", "lead", "组长", "小组长"), True),
+    "team lead": (("team lead", "team leader", "lead", "组长", "小组长", "团队负责人",
+                   "团队的负责人", "团队leader"), True),
     "tech lead": (("tech lead", "technical lead", "tl", "技术负责人", "技术主管",
                    "技术组长"), True),
     "product manager": (("product manager", "pm", "product owner", "po", "产品经理"), True),
@@ -55,7 +57,9 @@ ROLES: dict[str, tuple[tuple[str, ...], bool]] = {
     "boyfriend": (("boyfriend", "男朋友", "男友"), True),
     "girlfriend": (("girlfriend", "女朋友", "女友"), True),
     "fiance": (("fiance", "fiancé", "fiancee", "fiancée", "未婚夫", "未婚妻"), True),
-    "recruiter": (("recruiter", "招聘专员", "hr"), True),
+    "recruiter": (("recruiter", "招聘专员"), True),
+    "hr contact": (("hr contact", "hr", "hrbp", "hr partner", "人事", "人事对接人", "hr对接人",
+                    "hrbp对接人"), True),
     "scrum master": (("scrum master",), True),
     "on-call buddy": (("onboarding buddy", "buddy", "入职导师"), False),
     "sister": (("sister", "姐姐", "妹妹"), False),
@@ -89,25 +93,26 @@ _WHO_ZH = (rf"(?:[小老阿][{_SURNAMES}]|[{_SURNAMES}](?:老师|医生|律师|�
 
 
 def _whose(n: int) -> str:
-    return rf"(?:(?i:my|our|the user's|the team's|their|his|her)|(?P<owner{n}>{_WHO})'s)"
+    return rf"(?:(?i:my|our|the user's|the team's|their|his|her|the)|(?P<owner{n}>{_WHO})'s)"
 
 
 def _whose_zh(n: int) -> str:
-    return rf"(?:我|我们|用户|团队|(?P<owner{n}>{_WHO_ZH}))(?:的)?"
+    return rf"(?:我|我们|用户|(?P<owner{n}>{_WHO_ZH}))(?:的)?"
 
 
 _NOW = r"(?i:\s+(?:now|these days|at the moment|currently))?"
 _EN = (
-    rf"(?:{_whose(1)}\s+(?i:new\s+|current\s+)?(?P<role1>(?i:{_ROLE}))\s+(?i:is|was)\s+"
+    rf"(?:(?:{_whose(1)}\s+)?(?i:new\s+|current\s+)?(?P<role1>(?i:{_ROLE}))\s+(?i:is|was)\s+"
     rf"(?i:now\s+)?(?P<who1>{_WHO})"
     rf"|(?P<who2>{_WHO})\s+(?i:is|'s)\s+(?i:now\s+)?{_whose(2)}\s+(?i:new\s+|current\s+)?"
     rf"(?P<role2>(?i:{_ROLE}))){_NOW}"
 )
+_ROLE_ANY = rf"(?i:{_ROLE_ZH}|{_ROLE})"
 _ZH = (
-    rf"(?:现在)?{_whose_zh(3)}(?:新|现在的)?(?P<role3>{_ROLE_ZH})"
-    rf"(?:现在|已经)?(?:是|换成了?|变成了?)(?P<who3>{_WHO_ZH})"
-    rf"|(?:现在)?(?P<who4>{_WHO_ZH})(?:现在)?是{_whose_zh(4)}(?:新|现在的)?"
-    rf"(?P<role4>{_ROLE_ZH})(?:了)?"
+    rf"(?:现在)?(?:{_whose_zh(3)})?\s*(?:新|现在的)?(?P<role3>{_ROLE_ANY})"
+    rf"\s*(?:现在|已经)?(?:是|换成了?|变成了?)\s*(?P<who3>{_WHO_ZH})"
+    rf"|(?:现在)?(?P<who4>{_WHO_ZH})\s*(?:现在)?是\s*(?:{_whose_zh(4)})?\s*(?:新|现在的)?"
+    rf"(?P<role4>{_ROLE_ANY})(?:了)?"
 )
 _WHOLE = re.compile(rf"^\s*(?:{_EN}|{_ZH})\s*[.!。！]?\s*$")
 #: Words that look like a name at the start of a sentence but are not one.
