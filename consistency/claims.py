@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import math
 import re
 import string
 import unicodedata
@@ -87,6 +88,10 @@ class Value:
     kind: str
     text: str
     unit: str = ""
+    #: A size's unit as written, as a power of 1,024 ("1024 MB": 2, "1 GB": 3; ``-1`` when
+    #: not a size or not known): what :mod:`consistency.judgement` reads a size of units of a
+    #: thousand by. Not part of the value: "1 GB" and "1024 MB" are one value.
+    written_power: int = field(default=-1, compare=False)
 
     def label(self) -> str:
         """Readable form for explanations: ``30 s``, ``db1.internal``, ``2× per 7 days``."""
@@ -768,7 +773,9 @@ def _number_value(match: re.Match[str]) -> Value | None:
     if spelling == "年" and scale == 1.0 and raw.isdigit() and len(raw) == 4 and \
             1900 <= number < 2100:
         return Value("number", raw, "")  # "2019年搬到上海": the year, as "in 2019" reads
-    return Value("number", _number_text(number * scale * factor), unit)
+    power = round(math.log(factor, 1024)) if unit == "byte" and scale == 1.0 else -1
+    return Value("number", _number_text(number * scale * factor), unit,
+                 power if power >= 0 and 1024.0**power == factor else -1)
 
 
 #: What a number's scale word multiplies it by ("12k", "1.2M", "1.2 million", "3万").
@@ -1388,14 +1395,20 @@ def _names(text: str) -> list[tuple[int, str, str]]:
         opens = (not before or "\n" in raw[len(before):] or before[-1] in ".!?:;\n-–—•*>(\"'"
                  or before.endswith(("。", "！", "？"))) and not _TITLE_BEFORE.search(before)
         if opens and words[0] == match.group(0).split()[0] and not any(
-                c.isupper() for c in words[0][1:]):
-            words = words[1:]  # the word that opens a sentence is capitalised anyway
+                c.isupper() for c in words[0][1:]) and not _HAN_AFTER.match(text, match.end()):
+            # the word that opens a sentence is capitalised anyway, unless Chinese follows
+            # it: Chinese has no capitals ("Go 代码里用 tab", "Python 项目用 ruff": names)
+            words = words[1:]
             start = match.start() + len(match.group(0).split()[0]) + 1
             if not words:
                 continue
         out.append((start, " ".join(words).lower(),
                     " ".join(_ACRONYM_PLURAL.sub(r"\1", w) for w in words).lower()))
     return out
+
+
+#: Chinese right after a word, a space or none between ("Go 代码", "Python里").
+_HAN_AFTER = re.compile(f" ?[{_HAN}]")
 
 
 #: A title with its period before a name ("Dr. Lee", "Mrs. Chen"): the period ends no sentence.

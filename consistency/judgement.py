@@ -334,6 +334,8 @@ def _as_written(value: Value) -> tuple[float, int] | None:
         size = float(value.text)
     except ValueError:
         return None
+    if value.written_power > 0:  # "1024 MB" is written in MB, not read back as "1 GB"
+        return size / 1024.0**value.written_power, value.written_power
     for power in range(4, 0, -1):
         shown = size / 1024.0**power
         if shown >= 1 and abs(shown * 100 - round(shown * 100)) < 1e-6:

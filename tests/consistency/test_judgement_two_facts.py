@@ -208,6 +208,14 @@ def test_a_place_in_a_place_is_one_value(real_embedder, old: str, new: str,
     ("Max upload size is 500 MB.", "Max upload size is 512 MB.", "contradiction"),
     ("磁盘配额是 2 TB。", "磁盘配额是 3000 GB。", "contradiction"),
     ("Artifacts may be up to 1.5 GB.", "Artifacts may be up to 1.5 MB.", "contradiction"),
+    # two sizes written in one unit, one of them a round number of the next unit up: a change
+    # ("1024 MB" read back as "1 GB" made "1000 MB" / "1024 MB" one value, and merged them)
+    ("Upload limit is 1000 MB.", "Upload limit is 1024 MB.", "contradiction"),
+    ("上传上限是 1000 MB。", "上传上限是 1024 MB。", "contradiction"),
+    ("Disk quota is 2048 GB.", "Disk quota is 2000 GB.", "contradiction"),
+    ("磁盘配额是 2000 GB。", "磁盘配额现在是 2048 GB。", "contradiction"),
+    ("Upload limit is 2 GB.", "Upload limit is 2048 MB.", "duplicate"),
+    ("上传上限是 2 GB。", "上传上限是 2000 MB。", "duplicate"),
 ])
 def test_one_size_in_two_units_is_one_value(real_embedder, old: str, new: str,
                                             verdict: str) -> None:
@@ -280,6 +288,13 @@ def test_a_rule_for_another_occasion_is_never_merged(real_embedder, old: str, ne
     ("Use 2-space indentation in JavaScript.", "Use 2-space indentation in Python.",
      "kept apart"),
     ("Python 里用单引号。", "TypeScript 里用单引号。", "kept apart"),
+    # a language named first in a Chinese sentence is a name all the same (no capitals in
+    # Chinese to tell it): "Go 代码里" / "Python 代码里" was merged, or superseded
+    ("Go 代码里用 tab 缩进。", "Python 代码里用 tab 缩进。", "kept apart"),
+    ("Go 代码里用 tab 缩进。", "Python 代码里用四个空格缩进。", "kept apart"),
+    ("Go 代码用 gofmt 格式化。", "Python 代码用 black 格式化。", "kept apart"),
+    ("Go 代码里用 tab 缩进。", "Go 代码里用四个空格缩进。", "contradiction"),
+    ("Python 代码用 4 个空格缩进。", "Python 代码用 2 个空格缩进。", "contradiction"),
     # the choice itself changed in one place, or a thing written in another language
     ("Prefers tabs in Go.", "Prefers spaces in Go.", "contradiction"),
     ("Use 2-space indentation in JavaScript.", "Use 4-space indentation in JavaScript.",
